@@ -1,0 +1,21 @@
+package dev.weir.core.limiter;
+
+import java.util.List;
+
+/**
+ * A node's health as {@code HealthCheck} reports it.
+ *
+ * @param healthy whether the node and its peers answer
+ * @param message why the node is unhealthy; empty when healthy
+ * @param peerCount the number of peers, this node included
+ * @param advertiseAddress this node's advertised gRPC address
+ * @param peers the advertised gRPC addresses of all peers
+ */
+public record HealthStatus(
+    boolean healthy, String message, int peerCount, String advertiseAddress, List<String> peers) {
+
+  /** Creates a status, copying {@code peers}. */
+  public HealthStatus {
+    peers = List.copyOf(peers);
+  }
+}

@@ -1,0 +1,151 @@
+package dev.weir.core.model;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One rate-limit check: the bucket it names ({@code name} + {@code uniqueKey}), the hits to take and the
+ * bucket's configuration, which travels with every request.
+ *
+ * @param name the limit's namespace, e.g. {@code requests_per_second}
+ * @param uniqueKey the bucket within the namespace, e.g. {@code account:1234}
+ * @param hits tokens to take; 0 queries, negative gives tokens back
+ * @param limit tokens per window (or per {@code duration} for the leaky bucket)
+ * @param duration window length in milliseconds, or a {@link GregorianInterval} code
+ * @param algorithm the wire number of the {@link Algorithm}; unknown numbers are a per-item error
+ * @param behavior OR-ed {@link Behavior} flags
+ * @param burst leaky bucket capacity; 0 means {@code limit}
+ * @param createdAt epoch milliseconds of the request, the clock of the algorithms; 0 means unset
+ * @param metadata free-form key/value pairs carried with the request (trace context)
+ */
+public record RateLimitRequest(
+    String name,
+    String uniqueKey,
+    long hits,
+    long limit,
+    long duration,
+    int algorithm,
+    int behavior,
+    long burst,
+    long createdAt,
+    Map<String, String> metadata) {
+
+  /** Creates a request, copying {@code metadata}. */
+  public RateLimitRequest {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(uniqueKey, "uniqueKey");
+    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+  }
+
+  /** Returns the key that identifies this request's bucket in the store and on the ring. */
+  public String hashKey() {
+    return name + "_" + uniqueKey;
+  }
+
+  /** Returns whether {@code flag} is among this request's behaviors. */
+  public boolean has(int flag) {
+    return Behavior.has(behavior, flag);
+  }
+
+  /** Returns a copy with {@code createdAt} replaced. */
+  public RateLimitRequest withCreatedAt(long newCreatedAt) {
+    return new RateLimitRequest(
+        name, uniqueKey, hits, limit, duration, algorithm, behavior, burst, newCreatedAt, metadata);
+  }
+
+  /** Returns a copy with {@code behavior} replaced. */
+  public RateLimitRequest withBehavior(int newBehavior) {
+    return new RateLimitRequest(
+        name, uniqueKey, hits, limit, duration, algorithm, newBehavior, burst, createdAt, metadata);
+  }
+
+  /** Returns a copy with {@code hits} replaced. */
+  public RateLimitRequest withHits(long newHits) {
+    return new RateLimitRequest(
+        name, uniqueKey, newHits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+  }
+
+  /** Returns a builder with defaults: 1 hit, token bucket, no behaviors. */
+  public static Builder builder(String name, String uniqueKey) {
+    return new Builder(name, uniqueKey);
+  }
+
+  /** A builder of {@link RateLimitRequest}, for tests and library callers. */
+  public static final class Builder {
+    private final String name;
+    private final String uniqueKey;
+    private long hits = 1;
+    private long limit;
+    private long duration;
+    private int algorithm = Algorithm.TOKEN_BUCKET.number();
+    private int behavior;
+    private long burst;
+    private long createdAt;
+    private Map<String, String> metadata = Map.of();
+
+    private Builder(String name, String uniqueKey) {
+      this.name = name;
+      this.uniqueKey = uniqueKey;
+    }
+
+    /** Sets the hits to take. */
+    public Builder hits(long value) {
+      this.hits = value;
+      return this;
+    }
+
+    /** Sets the limit. */
+    public Builder limit(long value) {
+      this.limit = value;
+      return this;
+    }
+
+    /** Sets the duration in milliseconds (or a Gregorian code). */
+    public Builder duration(long value) {
+      this.duration = value;
+      return this;
+    }
+
+    /** Sets the algorithm. */
+    public Builder algorithm(Algorithm value) {
+      this.algorithm = value.number();
+      return this;
+    }
+
+    /** Sets the algorithm by wire number, which may be invalid. */
+    public Builder algorithmNumber(int value) {
+      this.algorithm = value;
+      return this;
+    }
+
+    /** Sets the behavior flags. */
+    public Builder behavior(int value) {
+      this.behavior = value;
+      return this;
+    }
+
+    /** Sets the burst. */
+    public Builder burst(long value) {
+      this.burst = value;
+      return this;
+    }
+
+    /** Sets the creation time in epoch milliseconds. */
+    public Builder createdAt(long value) {
+      this.createdAt = value;
+      return this;
+    }
+
+    /** Sets the metadata. */
+    public Builder metadata(Map<String, String> value) {
+      this.metadata = value;
+      return this;
+    }
+
+    /** Returns the request. */
+    public RateLimitRequest build() {
+      return new RateLimitRequest(
+          name, uniqueKey, hits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package dev.weir.core.store;
+
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.Decision;
+import dev.weir.core.model.RateLimitResponse;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * A bounded, in-memory map from hash key to {@link BucketState} with per-key atomic updates. States
+ * are dropped once their {@link BucketState#expireAt()} passes, and the least-used ones when the store
+ * is full.
+ */
+public interface BucketStore {
+
+  /**
+   * Atomically replaces the live state under {@code key} (absent when none or expired) with the
+   * decision's next state, removing the key when it is {@code null}, and returns the decision's
+   * response. No other update of {@code key} interleaves.
+   */
+  RateLimitResponse update(String key, Function<BucketState, Decision> update);
+
+  /** Returns the live state under {@code key}. */
+  Optional<BucketState> get(String key);
+
+  /** Stores {@code state} under {@code key}, replacing what was there. */
+  void put(String key, BucketState state);
+
+  /** Removes {@code key}. */
+  void remove(String key);
+
+  /** Calls {@code action} with each live entry, a weakly consistent view. */
+  void forEach(BiConsumer<String, BucketState> action);
+
+  /** Returns an estimate of the number of live entries. */
+  long size();
+}
