@@ -84,10 +84,15 @@ class KubernetesDiscoveryTest {
     assertThat(discovery.selfAddress()).isEqualTo("10.0.0.1:1051");
   }
 
-  private RecordingListener start(KubernetesSettings settings) {
+  /**
+   * Starts discovery and waits until its informer watches: the mock API server keeps no history, so
+   * (unlike a real one) it cannot replay what changed between the informer's list and its watch.
+   */
+  private RecordingListener start(KubernetesSettings settings) throws InterruptedException {
     discovery = new KubernetesDiscovery(client, false, settings, "ignored:1");
     RecordingListener peers = new RecordingListener();
     discovery.start(peers);
+    assertThat(eventually(WAIT, () -> discovery.problem().isEmpty())).isTrue();
     return peers;
   }
 
