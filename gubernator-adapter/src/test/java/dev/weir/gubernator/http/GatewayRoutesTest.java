@@ -54,7 +54,7 @@ class GatewayRoutesTest {
   @AfterEach
   void stop() {
     if (listener != null) {
-      listener.stop(0);
+      listener.close();
     }
   }
 

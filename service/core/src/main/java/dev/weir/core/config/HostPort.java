@@ -1,5 +1,6 @@
 package dev.weir.core.config;
 
+import java.net.InetSocketAddress;
 import java.util.Objects;
 
 /**
@@ -54,6 +55,14 @@ public record HostPort(String host, int port) {
   /** Returns whether the host means every interface ({@code 0.0.0.0}, {@code ::} or empty). */
   public boolean isWildcard() {
     return host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.equals("0:0:0:0:0:0:0:0");
+  }
+
+  /**
+   * Returns the socket address to bind: every interface for a wildcard host, else the host resolved
+   * (names are looked up now).
+   */
+  public InetSocketAddress toBindAddress() {
+    return isWildcard() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
   }
 
   /** Returns a copy with {@code newPort}. */

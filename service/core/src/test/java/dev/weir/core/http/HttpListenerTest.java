@@ -3,13 +3,19 @@ package dev.weir.core.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.ConnectException;
 import java.net.InetAddress;
+import java.net.Socket;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +42,7 @@ class HttpListenerTest {
 
   @AfterEach
   void stop() {
-    listener.stop(0);
+    listener.close();
   }
 
   private HttpResponse<String> call(String method, String path) throws Exception {
@@ -82,6 +88,40 @@ class HttpListenerTest {
     assertThat(response.statusCode()).isEqualTo(500);
     assertThat(response.body()).contains("\"code\":13").contains("kaput");
     assertThat(call("GET", "/hello").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void stop_exchangeInFlight_waitsForItThenCloses() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    HttpListener slow =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(
+                HttpRoute.get(
+                    "/slow",
+                    ex -> {
+                      entered.countDown();
+                      try {
+                        release.await();
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      HttpResponses.sendJson(ex, 200, "{}");
+                    })));
+    CompletableFuture<HttpResponse<String>> inFlight =
+        client.sendAsync(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + slow.port() + "/slow")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    entered.await();
+    CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> slow.stop(Duration.ofSeconds(30)));
+
+    release.countDown();
+
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    stopped.get(10, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> new Socket("127.0.0.1", slow.port()).close())
+        .isInstanceOf(ConnectException.class);
   }
 
   @Test
