@@ -49,7 +49,7 @@ public record DiscoverySettings(
    * Reads {@code WEIR_PEER_DISCOVERY_TYPE} (default {@code static}) and the selected mechanism's
    * variables; {@code advertiseAddress} is this node's gRPC address (for default ports).
    *
-   * @throws IllegalArgumentException naming the variable, the value and what is allowed
+   * @throws dev.weir.core.config.ConfigException naming the variable, the value and what is allowed
    */
   public static DiscoverySettings fromEnv(Map<String, String> env, String advertiseAddress) {
     DiscoveryEnv reader = new DiscoveryEnv(env);

@@ -3,6 +3,7 @@ package dev.weir.core.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.etcd.EtcdDiscovery;
 import dev.weir.core.discovery.k8s.KubernetesDiscovery;
@@ -95,8 +96,8 @@ class DiscoveryFactoryTest {
   @Test
   void fromEnv_unknownType_oneLineNamingVariableValueAndAllowed() {
     assertThatThrownBy(() -> DiscoverySettings.fromEnv(Map.of("GUBER_PEER_DISCOVERY_TYPE", "member-list"), "a:1"))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("GUBER_PEER_DISCOVERY_TYPE='member-list' is invalid: expected one of static, etcd, k8s, dns");
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("GUBER_PEER_DISCOVERY_TYPE='member-list' is not valid: expected one of static, etcd, k8s, dns");
   }
 
   @Test

@@ -30,6 +30,6 @@ public record DnsSettings(List<String> fqdns, Duration pollInterval) {
       throw env.invalid("DNS_FQDN", env.string("DNS_FQDN", ""),
           "a host name such as weir-peers.weir.svc.cluster.local when WEIR_PEER_DISCOVERY_TYPE=dns");
     }
-    return new DnsSettings(fqdns, env.duration("DNS_POLL_INTERVAL", DEFAULT_POLL_INTERVAL));
+    return new DnsSettings(fqdns, env.duration("DNS_POLL_INTERVAL", DEFAULT_POLL_INTERVAL, Duration.ofMillis(100)));
   }
 }

@@ -64,10 +64,7 @@ public record EtcdSettings(
     if (endpoints.isEmpty()) {
       throw env.invalid("ETCD_ENDPOINTS", env.string("ETCD_ENDPOINTS", ""), "a comma-separated list of host:port or URLs");
     }
-    Duration leaseTtl = env.duration("ETCD_LEASE_TTL", Duration.ofSeconds(30));
-    if (leaseTtl.toSeconds() < 1) {
-      throw env.invalid("ETCD_LEASE_TTL", env.string("ETCD_LEASE_TTL", ""), "a duration of at least 1s");
-    }
+    Duration leaseTtl = env.duration("ETCD_LEASE_TTL", Duration.ofSeconds(30), Duration.ofSeconds(1));
     Optional<Path> ca = file(env, "ETCD_TLS_CA");
     Optional<Path> cert = file(env, "ETCD_TLS_CERT");
     Optional<Path> key = file(env, "ETCD_TLS_KEY");
@@ -84,7 +81,7 @@ public record EtcdSettings(
     return new EtcdSettings(
         endpoints,
         env.string("ETCD_KEY_PREFIX", DEFAULT_KEY_PREFIX),
-        env.duration("ETCD_DIAL_TIMEOUT", Duration.ofSeconds(5)),
+        env.duration("ETCD_DIAL_TIMEOUT", Duration.ofSeconds(5), Duration.ofMillis(1)),
         leaseTtl,
         env.string("ETCD_USER", ""),
         env.string("ETCD_PASSWORD", ""),

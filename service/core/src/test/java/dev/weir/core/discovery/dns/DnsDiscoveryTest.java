@@ -106,7 +106,7 @@ class DnsDiscoveryTest {
     assertThat(s.pollInterval()).isEqualTo(Duration.ofSeconds(5));
 
     assertThatThrownBy(() -> DnsSettings.fromEnv(new DiscoveryEnv(Map.of())))
-        .hasMessageStartingWith("WEIR_DNS_FQDN='' is invalid: expected a host name");
+        .hasMessageStartingWith("WEIR_DNS_FQDN='' is not valid: expected a host name");
   }
 
   private static InetAddress ip(String literal) throws UnknownHostException {

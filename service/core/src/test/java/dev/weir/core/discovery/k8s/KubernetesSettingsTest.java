@@ -43,13 +43,13 @@ class KubernetesSettingsTest {
   void fromEnv_podsWithoutSelector_rejectedNamingVariable() {
     assertThatThrownBy(
             () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "pods")), "a:1"))
-        .hasMessage("WEIR_K8S_SELECTOR='' is invalid: expected a label selector such as app=weir when WEIR_K8S_WATCH_MECHANISM=pods");
+        .hasMessage("WEIR_K8S_SELECTOR='' is not valid: expected a label selector such as app=weir when WEIR_K8S_WATCH_MECHANISM=pods");
   }
 
   @Test
   void fromEnv_unknownMechanism_listsAllowed() {
     assertThatThrownBy(
             () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "nodes")), "a:1"))
-        .hasMessage("WEIR_K8S_WATCH_MECHANISM='nodes' is invalid: expected one of endpointslices, endpoints, pods");
+        .hasMessage("WEIR_K8S_WATCH_MECHANISM='nodes' is not valid: expected one of endpointslices, endpoints, pods");
   }
 }
