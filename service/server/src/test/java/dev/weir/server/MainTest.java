@@ -48,7 +48,8 @@ class MainTest {
     int status = run(List.of("--config", file.toString()), Map.of());
 
     assertThat(status).isEqualTo(2);
-    assertThat(stderr()).startsWith("GUBER_GRPC_ADDRESS='nowhere' is not valid: expected host:port");
+    assertThat(stderr())
+        .startsWith("GUBER_GRPC_ADDRESS='nowhere' is not valid: expected host:port");
   }
 
   @Test
