@@ -19,6 +19,32 @@ import java.util.Optional;
 public record DiscoverySettings(
     Type type, Optional<EtcdSettings> etcd, Optional<KubernetesSettings> kubernetes, Optional<DnsSettings> dns) {
 
+  /** Every variable discovery reads (each also accepted with the {@code GUBER_} prefix). */
+  public static final List<String> VARIABLES =
+      List.of(
+          "WEIR_PEER_DISCOVERY_TYPE",
+          "WEIR_ETCD_ENDPOINTS",
+          "WEIR_ETCD_KEY_PREFIX",
+          "WEIR_ETCD_DIAL_TIMEOUT",
+          "WEIR_ETCD_LEASE_TTL",
+          "WEIR_ETCD_USER",
+          "WEIR_ETCD_PASSWORD",
+          "WEIR_ETCD_TLS_ENABLE",
+          "WEIR_ETCD_TLS_CA",
+          "WEIR_ETCD_TLS_CERT",
+          "WEIR_ETCD_TLS_KEY",
+          "WEIR_ETCD_TLS_SKIP_VERIFY",
+          "WEIR_ETCD_DATA_CENTER",
+          "WEIR_ETCD_ADVERTISE_ADDRESS",
+          "WEIR_K8S_NAMESPACE",
+          "WEIR_K8S_WATCH_MECHANISM",
+          "WEIR_K8S_SERVICE_NAME",
+          "WEIR_K8S_SELECTOR",
+          "WEIR_K8S_POD_IP",
+          "WEIR_K8S_POD_PORT",
+          "WEIR_DNS_FQDN",
+          "WEIR_DNS_POLL_INTERVAL");
+
   /** A membership mechanism. */
   public enum Type {
     /** A fixed list of peers ({@code WEIR_STATIC_PEERS}, the cluster module's StaticDiscovery). */
