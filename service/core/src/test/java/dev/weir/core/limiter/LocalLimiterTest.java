@@ -67,7 +67,7 @@ class LocalLimiterTest {
   }
 
   @Test
-  void apply_windowEnded_newBucket() {
+  void apply_pastResetTime_newBucket() {
     RateLimitRequest onePerSecond = request().limit(1).build();
     long resetTime = limiter.apply(onePerSecond).resetTime();
     assertThat(limiter.apply(onePerSecond).status()).isEqualTo(Status.OVER_LIMIT);
