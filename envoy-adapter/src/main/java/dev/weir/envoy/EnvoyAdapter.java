@@ -1,6 +1,7 @@
 package dev.weir.envoy;
 
 import com.sun.net.httpserver.HttpHandler;
+import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigException;
@@ -14,6 +15,7 @@ import dev.weir.envoy.service.ShouldRateLimitHandler;
 import io.grpc.BindableService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -79,6 +81,11 @@ public final class EnvoyAdapter implements AutoCloseable {
   /** Returns the {@code POST /json} handler, to mount on the HTTP listener. */
   public HttpHandler jsonHandler() {
     return jsonHandler;
+  }
+
+  /** Returns the adapter's HTTP routes: {@code POST /json}. */
+  public List<HttpRoute> httpRoutes() {
+    return List.of(HttpRoute.post("/json", jsonHandler));
   }
 
   /** Stops watching the config path. */

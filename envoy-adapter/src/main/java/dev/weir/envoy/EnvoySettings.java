@@ -1,9 +1,13 @@
 package dev.weir.envoy;
 
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -39,9 +43,6 @@ public record EnvoySettings(
     double nearLimitRatio,
     Duration reloadInterval) {
 
-  /** The settings when no variable is set. */
-  public static final EnvoySettings DEFAULTS = fromEnvironment(Map.of());
-
   /** Creates settings. */
   public EnvoySettings {
     Objects.requireNonNull(config, "config");
@@ -52,25 +53,66 @@ public record EnvoySettings(
     Objects.requireNonNull(reloadInterval, "reloadInterval");
   }
 
+  /** {@code WEIR_ENVOY_CONFIG}. */
+  public static final EnvVar CONFIG = EnvVar.of("WEIR_ENVOY_CONFIG");
+  /** {@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}. */
+  public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of("WEIR_ENVOY_MERGE_DOMAIN_CONFIG");
+  /** {@code WEIR_ENVOY_DEFAULT_ALGORITHM}. */
+  public static final EnvVar DEFAULT_ALGORITHM = EnvVar.of("WEIR_ENVOY_DEFAULT_ALGORITHM");
+  /** {@code WEIR_ENVOY_SHADOW_MODE}. */
+  public static final EnvVar SHADOW_MODE = EnvVar.of("WEIR_ENVOY_SHADOW_MODE");
+  /** {@code WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED}. */
+  public static final EnvVar LIMIT_RESPONSE_HEADERS_ENABLED =
+      EnvVar.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED");
+  /** {@code WEIR_ENVOY_LIMIT_LIMIT_HEADER}. */
+  public static final EnvVar LIMIT_LIMIT_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_LIMIT_HEADER");
+  /** {@code WEIR_ENVOY_LIMIT_REMAINING_HEADER}. */
+  public static final EnvVar LIMIT_REMAINING_HEADER =
+      EnvVar.of("WEIR_ENVOY_LIMIT_REMAINING_HEADER");
+  /** {@code WEIR_ENVOY_LIMIT_RESET_HEADER}. */
+  public static final EnvVar LIMIT_RESET_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_RESET_HEADER");
+  /** {@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}. */
+  public static final EnvVar STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT =
+      EnvVar.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT");
+  /** {@code WEIR_ENVOY_NEAR_LIMIT_RATIO}. */
+  public static final EnvVar NEAR_LIMIT_RATIO = EnvVar.of("WEIR_ENVOY_NEAR_LIMIT_RATIO");
+  /** {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}. */
+  public static final EnvVar CONFIG_RELOAD_INTERVAL = EnvVar.of("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL");
+
+  private static final List<String> ALGORITHMS =
+      List.of("fixed_window", "token_bucket", "leaky_bucket", "sliding_window");
+
+  /** The settings when no variable is set. */
+  public static final EnvoySettings DEFAULTS = fromEnvironment(Map.of());
+
   /**
-   * Reads the settings from {@code env}; a bad value throws {@link IllegalArgumentException} naming the
+   * Reads the settings from {@code env}; a bad value throws {@link ConfigException} naming the
    * variable, the value and what is allowed.
    */
   public static EnvoySettings fromEnvironment(Map<String, String> env) {
-    Optional<Path> config =
-        Optional.ofNullable(env.get("WEIR_ENVOY_CONFIG")).filter(s -> !s.isBlank()).map(Path::of);
+    return from(new EnvReader(env));
+  }
+
+  /** Reads the settings through {@code reader}; a bad value throws {@link ConfigException}. */
+  public static EnvoySettings from(EnvReader reader) {
+    Optional<Path> config = reader.lookup(CONFIG).map(s -> Path.of(s.value()));
     return new EnvoySettings(
         config,
-        bool(env, "WEIR_ENVOY_MERGE_DOMAIN_CONFIG", false),
-        algorithm(env, "WEIR_ENVOY_DEFAULT_ALGORITHM"),
-        bool(env, "WEIR_ENVOY_SHADOW_MODE", false),
-        bool(env, "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", false),
-        header(env, "WEIR_ENVOY_LIMIT_LIMIT_HEADER", "RateLimit-Limit"),
-        header(env, "WEIR_ENVOY_LIMIT_REMAINING_HEADER", "RateLimit-Remaining"),
-        header(env, "WEIR_ENVOY_LIMIT_RESET_HEADER", "RateLimit-Reset"),
-        bool(env, "WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", false),
-        ratio(env, "WEIR_ENVOY_NEAR_LIMIT_RATIO", 0.8),
-        duration(env, "WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", Duration.ofSeconds(1)));
+        reader.bool(MERGE_DOMAIN_CONFIG, false),
+        Algorithm.valueOf(
+            reader.oneOf(DEFAULT_ALGORITHM, "fixed_window", ALGORITHMS).toUpperCase(Locale.ROOT)),
+        reader.bool(SHADOW_MODE, false),
+        reader.bool(LIMIT_RESPONSE_HEADERS_ENABLED, false),
+        header(reader, LIMIT_LIMIT_HEADER, "RateLimit-Limit"),
+        header(reader, LIMIT_REMAINING_HEADER, "RateLimit-Remaining"),
+        header(reader, LIMIT_RESET_HEADER, "RateLimit-Reset"),
+        reader.bool(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, false),
+        ratio(reader, NEAR_LIMIT_RATIO, 0.8),
+        reader.duration(
+            CONFIG_RELOAD_INTERVAL,
+            Duration.ofSeconds(1),
+            Duration.ofMillis(10),
+            Duration.ofHours(1)));
   }
 
   /** Returns the options descriptor files are compiled with. */
@@ -78,88 +120,36 @@ public record EnvoySettings(
     return new ConfigLoadOptions(mergeDomainConfig, defaultAlgorithm);
   }
 
-  private static Optional<String> value(Map<String, String> env, String name) {
-    return Optional.ofNullable(env.get(name)).map(String::strip).filter(s -> !s.isEmpty());
-  }
-
-  private static boolean bool(Map<String, String> env, String name, boolean fallback) {
-    Optional<String> v = value(env, name);
-    if (v.isEmpty()) {
+  private static String header(EnvReader reader, EnvVar var, String fallback) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
       return fallback;
     }
-    return switch (v.get()) {
-      case "1", "t", "T", "true", "TRUE", "True" -> true;
-      case "0", "f", "F", "false", "FALSE", "False" -> false;
-      default -> throw bad(name, v.get(), "true or false");
-    };
+    String v = setting.get().value();
+    if (!v.chars().allMatch(c -> c > 32 && c < 127 && c != ':')) {
+      throw invalid(setting.get(), "an HTTP header name (printable ASCII without spaces or ':')");
+    }
+    return v;
   }
 
-  private static Algorithm algorithm(Map<String, String> env, String name) {
-    Optional<String> v = value(env, name);
-    if (v.isEmpty()) {
-      return Algorithm.FIXED_WINDOW;
-    }
-    String upper = v.get().toUpperCase(Locale.ROOT);
-    for (Algorithm a : Algorithm.values()) {
-      if (a.name().equals(upper)) {
-        return a;
-      }
-    }
-    throw bad(name, v.get(), "fixed_window, token_bucket, leaky_bucket or sliding_window");
-  }
-
-  private static String header(Map<String, String> env, String name, String fallback) {
-    Optional<String> v = value(env, name);
-    if (v.isEmpty()) {
-      return fallback;
-    }
-    if (!v.get().chars().allMatch(c -> c > 32 && c < 127 && c != ':')) {
-      throw bad(name, v.get(), "an HTTP header name (printable ASCII, no spaces or colons)");
-    }
-    return v.get();
-  }
-
-  private static double ratio(Map<String, String> env, String name, double fallback) {
-    Optional<String> v = value(env, name);
-    if (v.isEmpty()) {
+  private static double ratio(EnvReader reader, EnvVar var, double fallback) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
       return fallback;
     }
     try {
-      double d = Double.parseDouble(v.get());
+      double d = Double.parseDouble(setting.get().value());
       if (d >= 0 && d <= 1) {
         return d;
       }
     } catch (NumberFormatException e) {
-      // reported below
+      throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
     }
-    throw bad(name, v.get(), "a number from 0 to 1");
+    throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
   }
 
-  private static Duration duration(Map<String, String> env, String name, Duration fallback) {
-    Optional<String> v = value(env, name);
-    if (v.isEmpty()) {
-      return fallback;
-    }
-    String t = v.get();
-    long[] unitsNanos = {1_000L, 1_000_000L, 1_000_000_000L, 60_000_000_000L};
-    String[] suffixes = {"us", "ms", "s", "m"};
-    for (int i = 0; i < suffixes.length; i++) {
-      if (t.endsWith(suffixes[i]) && !(suffixes[i].equals("s") && (t.endsWith("ms") || t.endsWith("us")))) {
-        try {
-          long n = Long.parseLong(t.substring(0, t.length() - suffixes[i].length()));
-          if (n > 0) {
-            return Duration.ofNanos(Math.multiplyExact(n, unitsNanos[i]));
-          }
-        } catch (NumberFormatException | ArithmeticException e) {
-          // reported below
-        }
-      }
-    }
-    throw bad(name, t, "a positive duration such as 500ms, 1s or 1m");
-  }
-
-  private static IllegalArgumentException bad(String name, String value, String allowed) {
-    return new IllegalArgumentException(
-        name + ": invalid value '" + value + "': allowed values are " + allowed);
+  private static ConfigException invalid(EnvReader.Setting setting, String expected) {
+    return new ConfigException(
+        setting.variable() + "='" + setting.value() + "' is not valid: expected " + expected);
   }
 }

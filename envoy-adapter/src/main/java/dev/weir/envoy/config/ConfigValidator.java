@@ -52,7 +52,7 @@ public final class ConfigValidator {
     ConfigLoadOptions options;
     try {
       options = dev.weir.envoy.EnvoySettings.fromEnvironment(System.getenv()).loadOptions();
-    } catch (IllegalArgumentException e) {
+    } catch (dev.weir.core.config.ConfigException e) {
       System.err.println(e.getMessage());
       System.exit(2);
       return;

@@ -4,13 +4,13 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import dev.weir.core.http.HttpResponses;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletionException;
 
@@ -85,37 +85,13 @@ public final class JsonHandler implements HttpHandler {
 
   private static void sendError(HttpExchange exchange, int status, Status.Code code, String message)
       throws IOException {
-    send(
+    HttpResponses.sendJson(
         exchange,
         status,
-        "{\"code\":" + code.value() + ",\"message\":" + jsonString(message) + "}");
+        "{\"code\":" + code.value() + ",\"message\":" + HttpResponses.jsonString(message) + "}");
   }
 
   private static void send(HttpExchange exchange, int status, String json) throws IOException {
-    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(bytes);
-    }
-  }
-
-  private static String jsonString(String text) {
-    StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        default -> {
-          if (c < 0x20) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-        }
-      }
-    }
-    return out.append('"').toString();
+    HttpResponses.sendJson(exchange, status, json);
   }
 }
