@@ -74,7 +74,7 @@ class EnvoyRateLimitGrpcServiceTest {
       """;
 
   private final FakeClock clock = new FakeClock();
-  private final FakeRateLimitService core = new FakeRateLimitService();
+  private final RecordingRateLimitService core = new RecordingRateLimitService(clock);
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final ConfigHolder config = new ConfigHolder();
   private Server server;
