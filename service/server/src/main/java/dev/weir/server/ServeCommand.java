@@ -6,6 +6,7 @@ import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.envoy.EnvoySettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -32,8 +33,11 @@ final class ServeCommand implements Command {
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
     WeirConfig config;
+    EnvoySettings envoy;
     try {
-      config = WeirConfig.from(new EnvReader(environment(args, env)), HostAddressResolver.system());
+      EnvReader reader = new EnvReader(environment(args, env));
+      config = WeirConfig.from(reader, HostAddressResolver.system());
+      envoy = EnvoySettings.from(reader);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -41,7 +45,10 @@ final class ServeCommand implements Command {
     setRootLogLevel(config.logLevel());
     WeirNode node;
     try {
-      node = WeirNode.start(config);
+      node = WeirNode.start(config, envoy);
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      e.errors().forEach(err::println);
+      return EXIT_CONFIG;
     } catch (IOException e) {
       err.println("cannot start: " + e);
       return EXIT_START_FAILED;

@@ -13,6 +13,8 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
+import dev.weir.envoy.EnvoyAdapter;
+import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
@@ -21,6 +23,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -56,6 +59,7 @@ public final class WeirNode implements AutoCloseable {
   private final HealthStatusManager grpcHealth;
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
+  private final EnvoyAdapter envoyAdapter;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -63,8 +67,10 @@ public final class WeirNode implements AutoCloseable {
       Server grpc,
       HttpListener http,
       HealthStatusManager grpcHealth,
-      HostPort advertiseAddress) {
+      HostPort advertiseAddress,
+      EnvoyAdapter envoyAdapter) {
     this.service = service;
+    this.envoyAdapter = envoyAdapter;
     this.grpc = grpc;
     this.http = http;
     this.grpcHealth = grpcHealth;
@@ -82,13 +88,46 @@ public final class WeirNode implements AutoCloseable {
    * Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets.
    */
   public static WeirNode start(WeirConfig config) throws IOException {
+    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS));
+  }
+
+  /**
+   * Starts a node on the system clock with a Caffeine store, serving Envoy's RateLimitService when
+   * {@code envoy} names a descriptor config; an invalid descriptor config throws.
+   */
+  public static WeirNode start(WeirConfig config, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     Clock clock = SystemClock.INSTANCE;
-    return start(config, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+    return start(config, envoy, clock, new CaffeineBucketStore(clock, config.cacheSize()));
   }
 
   /** Starts a node deciding at {@code clock}'s time over {@code store}. */
   public static WeirNode start(WeirConfig config, Clock clock, BucketStore store)
       throws IOException {
+    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS, clock, store));
+  }
+
+  /** A start that cannot load a descriptor config. */
+  private interface Start {
+    WeirNode run() throws IOException, dev.weir.envoy.config.ConfigException;
+  }
+
+  private static WeirNode withoutEnvoyConfig(Start start) throws IOException {
+    try {
+      return start.run();
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      throw new IllegalStateException("no descriptor config was given, yet one failed", e);
+    }
+  }
+
+  /**
+   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter ({@code
+   * ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
+   * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
+   */
+  public static WeirNode start(
+      WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
       grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
@@ -100,22 +139,35 @@ public final class WeirNode implements AutoCloseable {
     LocalLimiter limiter =
         new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
     RateLimitService service = new LocalRateLimitService(limiter, advertise.toString());
+    EnvoyAdapter envoyAdapter = null;
+    if (envoy.config().isPresent()) {
+      envoyAdapter =
+          EnvoyAdapter.start(
+              envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
+    }
     HealthStatusManager grpcHealth = new HealthStatusManager();
-    Server grpc =
+    NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .addService(new V1Service(service))
             .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
-            .build()
-            .start();
+            .addService(ProtoReflectionServiceV1.newInstance());
+    List<HttpRoute> routes = httpRoutes(service);
+    if (envoyAdapter != null) {
+      grpcBuilder.addService(envoyAdapter.grpcService());
+      routes.addAll(envoyAdapter.httpRoutes());
+    }
+    Server grpc = grpcBuilder.build().start();
     HttpListener http;
     try {
-      http = HttpListener.start(config.httpAddress().toBindAddress(), httpRoutes(service));
+      http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
     } catch (IOException | RuntimeException e) {
       grpc.shutdownNow();
       throw e;
     }
-    WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise);
+    WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise, envoyAdapter);
+    if (envoyAdapter != null) {
+      envoyAdapter.watch(node.healthRefresher);
+    }
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
         node::refreshHealthQuietly,
@@ -188,6 +240,9 @@ public final class WeirNode implements AutoCloseable {
       return;
     }
     healthRefresher.shutdownNow();
+    if (envoyAdapter != null) {
+      envoyAdapter.close();
+    }
     grpcHealth.enterTerminalState();
     http.stop(HTTP_GRACE);
     grpc.shutdown();
