@@ -1,7 +1,7 @@
 package dev.weir.server;
 
-import ch.qos.logback.classic.Level;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
@@ -34,15 +34,19 @@ final class ServeCommand implements Command {
       throws InterruptedException {
     WeirConfig config;
     EnvoySettings envoy;
+    LogSetup.Format logFormat;
+    Map<String, String> settings;
     try {
-      EnvReader reader = new EnvReader(environment(args, env));
+      settings = environment(args, env);
+      EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
+      logFormat = LogSetup.format(reader);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    setRootLogLevel(config.logLevel());
+    LogSetup.apply(config.logLevel(), logFormat);
     WeirNode node;
     try {
       node = WeirNode.start(config, envoy);
@@ -63,10 +67,11 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={}",
+        "Weir node started: {} grpc_port={} http_port={} settings: {}",
         config.describe(),
         node.grpcPort(),
-        node.httpPort());
+        node.httpPort(),
+        EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;
   }
@@ -91,12 +96,5 @@ final class ServeCommand implements Command {
       }
     }
     return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);
-  }
-
-  private static void setRootLogLevel(String level) {
-    org.slf4j.Logger root = LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    if (root instanceof ch.qos.logback.classic.Logger logback) {
-      logback.setLevel(Level.toLevel(level, Level.INFO));
-    }
   }
 }
