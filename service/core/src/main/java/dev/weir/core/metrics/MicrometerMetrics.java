@@ -74,9 +74,6 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** Discovery failures, by {@code mechanism}. */
   public static final String DISCOVERY_ERRORS = "weir.discovery.errors";
 
-  /** Configuration reloads, by {@code component} and {@code outcome}. */
-  public static final String CONFIG_RELOADS = "weir.config.reloads";
-
   private static final Duration[] LATENCY_BUCKETS = {
     Duration.ofNanos(500_000),
     Duration.ofMillis(1),
@@ -212,16 +209,6 @@ public final class MicrometerMetrics implements WeirMetrics {
     Counter.builder(DISCOVERY_ERRORS)
         .description("Peer discovery failures")
         .tag("mechanism", mechanism)
-        .register(registry)
-        .increment();
-  }
-
-  @Override
-  public void configReload(String component, boolean ok) {
-    Counter.builder(CONFIG_RELOADS)
-        .description("Configuration reloads")
-        .tag("component", component)
-        .tag("outcome", outcome(ok))
         .register(registry)
         .increment();
   }

@@ -60,7 +60,4 @@ public interface WeirMetrics {
 
   /** Counts one discovery failure of {@code mechanism} ({@code dns}, {@code etcd}, {@code k8s}). */
   default void discoveryError(String mechanism) {}
-
-  /** Counts one reload of {@code component}'s configuration that succeeded or failed. */
-  default void configReload(String component, boolean ok) {}
 }
