@@ -35,6 +35,7 @@ final class ServeCommand implements Command {
     WeirConfig config;
     EnvoySettings envoy;
     LogSetup.Format logFormat;
+    OpsSettings ops;
     Map<String, String> settings;
     try {
       settings = environment(args, env);
@@ -42,6 +43,7 @@ final class ServeCommand implements Command {
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
       logFormat = LogSetup.format(reader);
+      ops = OpsSettings.from(reader);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -49,7 +51,7 @@ final class ServeCommand implements Command {
     LogSetup.apply(config.logLevel(), logFormat);
     WeirNode node;
     try {
-      node = WeirNode.start(config, envoy);
+      node = WeirNode.start(config, envoy, ops);
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;

@@ -3,12 +3,21 @@ package dev.weir.server;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.CacheStatistics;
+import dev.weir.core.metrics.GrpcServerMetrics;
+import dev.weir.core.metrics.HttpMetrics;
+import dev.weir.core.metrics.JvmMetrics;
+import dev.weir.core.metrics.MeteredRateLimitService;
+import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
@@ -23,7 +32,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -50,8 +59,6 @@ public final class WeirNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
   private static final long HEALTH_REFRESH_MILLIS = 1000;
-  private static final long GRPC_GRACE_SECONDS = 5;
-  private static final Duration HTTP_GRACE = Duration.ofSeconds(1);
 
   private final RateLimitService service;
   private final Server grpc;
@@ -60,6 +67,10 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
+  private final DrainableService drainable;
+  private final OpsSettings ops;
+  private final PrometheusMeterRegistry registry;
+  private final JvmMetrics jvmMetrics;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -68,8 +79,15 @@ public final class WeirNode implements AutoCloseable {
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
-      EnvoyAdapter envoyAdapter) {
+      EnvoyAdapter envoyAdapter,
+      DrainableService drainable,
+      OpsSettings ops,
+      PrometheusMeterRegistry registry) {
     this.service = service;
+    this.drainable = drainable;
+    this.ops = ops;
+    this.registry = registry;
+    this.jvmMetrics = new JvmMetrics(registry);
     this.envoyAdapter = envoyAdapter;
     this.grpc = grpc;
     this.http = http;
@@ -128,6 +146,24 @@ public final class WeirNode implements AutoCloseable {
   public static WeirNode start(
       WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, envoy, OpsSettings.DEFAULTS, clock, store);
+  }
+
+  /** Starts a node on the system clock with a Caffeine store and the given operational settings. */
+  static WeirNode start(WeirConfig config, EnvoySettings envoy, OpsSettings ops)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    Clock clock = SystemClock.INSTANCE;
+    return start(config, envoy, ops, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+  }
+
+  /**
+   * Starts a node as {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)} does, with
+   * {@code ops}'s input limits and shutdown timing. Every front door is counted in the node's
+   * Prometheus registry, served at {@code GET /metrics}.
+   */
+  static WeirNode start(
+      WeirConfig config, EnvoySettings envoy, OpsSettings ops, Clock clock, BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
       grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
@@ -136,26 +172,40 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
+    PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    MicrometerMetrics metrics = new MicrometerMetrics(registry);
+    if (store instanceof CacheStatistics cache) {
+      metrics.watchCache(cache);
+    }
     LocalLimiter limiter =
         new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    RateLimitService service = new LocalRateLimitService(limiter, advertise.toString());
+    DrainableService drainable =
+        new DrainableService(new LocalRateLimitService(limiter, advertise.toString()));
+    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
+    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
     EnvoyAdapter envoyAdapter = null;
     if (envoy.config().isPresent()) {
       envoyAdapter =
           EnvoyAdapter.start(
-              envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
+              envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
     }
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
+            .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
+            .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(new V1Service(service))
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
     List<HttpRoute> routes = httpRoutes(service);
+    routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
     }
+    routes =
+        HttpMetrics.instrument(
+            BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     Server grpc = grpcBuilder.build().start();
     HttpListener http;
     try {
@@ -164,7 +214,9 @@ public final class WeirNode implements AutoCloseable {
       grpc.shutdownNow();
       throw e;
     }
-    WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise, envoyAdapter);
+    WeirNode node =
+        new WeirNode(
+            service, grpc, http, grpcHealth, advertise, envoyAdapter, drainable, ops, registry);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
@@ -230,9 +282,17 @@ public final class WeirNode implements AutoCloseable {
     grpc.awaitTermination();
   }
 
+  /** Returns the node's Prometheus registry, for components that add meters. */
+  PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
   /**
-   * Stops the node: reports NOT_SERVING, stops the HTTP listener (up to 1 s for exchanges in
-   * flight), then the gRPC listener (up to 5 s for calls in flight). Calling it again does nothing.
+   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
+   * answers unhealthy ("shutting down") while calls are still answered for {@code
+   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then both listeners stop taking new calls and wait up to
+   * {@code WEIR_DRAIN_TIMEOUT} for the calls in flight, after which the rest are cancelled. Calling
+   * it again does nothing.
    */
   @Override
   public void close() {
@@ -243,16 +303,27 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
+    drainable.startDraining();
     grpcHealth.enterTerminalState();
-    http.stop(HTTP_GRACE);
-    grpc.shutdown();
     try {
-      if (!grpc.awaitTermination(GRPC_GRACE_SECONDS, TimeUnit.SECONDS)) {
+      if (!ops.gracefulTerminationDelay().isZero()) {
+        LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
+        Thread.sleep(ops.gracefulTerminationDelay().toMillis());
+      }
+      long deadline = System.nanoTime() + ops.drainTimeout().toNanos();
+      grpc.shutdown();
+      http.stop(ops.drainTimeout());
+      long left = Math.max(0, deadline - System.nanoTime());
+      if (!grpc.awaitTermination(left, TimeUnit.NANOSECONDS)) {
+        LOG.warn("calls still in flight after {}; cancelling them", ops.drainTimeout());
         grpc.shutdownNow();
       }
     } catch (InterruptedException e) {
+      http.stop(Duration.ZERO);
       grpc.shutdownNow();
       Thread.currentThread().interrupt();
+    } finally {
+      jvmMetrics.close();
     }
   }
 }
