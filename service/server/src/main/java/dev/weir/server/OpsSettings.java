@@ -3,6 +3,7 @@ package dev.weir.server;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.tls.TlsSettings;
 import java.time.Duration;
 
 /**
@@ -13,8 +14,15 @@ import java.time.Duration;
  *     so load balancers stop sending to it first ({@code WEIR_GRACEFUL_TERMINATION_DELAY})
  * @param drainTimeout the most a stopping node waits for calls in flight ({@code
  *     WEIR_DRAIN_TIMEOUT})
+ * @param tls the TLS settings of both listeners and of calls to peers
  */
-record OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout) {
+record OpsSettings(
+    InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+
+  /** Settings without TLS. */
+  OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout) {
+    this(limits, gracefulTerminationDelay, drainTimeout, TlsSettings.DISABLED);
+  }
 
   /** {@code WEIR_GRACEFUL_TERMINATION_DELAY}: a duration such as {@code 5s}. */
   static final EnvVar GRACEFUL_TERMINATION_DELAY = EnvVar.of("WEIR_GRACEFUL_TERMINATION_DELAY");
@@ -37,6 +45,6 @@ record OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Durati
     delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
-    return new OpsSettings(InputLimits.from(env), delay, drain);
+    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env));
   }
 }

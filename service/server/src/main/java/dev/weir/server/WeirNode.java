@@ -20,7 +20,9 @@ import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.time.Clock;
+import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.time.SystemClock;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
@@ -34,12 +36,14 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.security.GeneralSecurityException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -71,6 +75,9 @@ public final class WeirNode implements AutoCloseable {
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
+  private final TlsIdentity tls;
+  private final RateLimitedLogger tlsWarnings =
+      new RateLimitedLogger(LOG, SystemClock.INSTANCE, Duration.ofMinutes(1));
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -82,8 +89,10 @@ public final class WeirNode implements AutoCloseable {
       EnvoyAdapter envoyAdapter,
       DrainableService drainable,
       OpsSettings ops,
-      PrometheusMeterRegistry registry) {
+      PrometheusMeterRegistry registry,
+      TlsIdentity tls) {
     this.service = service;
+    this.tls = tls;
     this.drainable = drainable;
     this.ops = ops;
     this.registry = registry;
@@ -189,6 +198,14 @@ public final class WeirNode implements AutoCloseable {
           EnvoyAdapter.start(
               envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
     }
+    TlsIdentity tls = null;
+    if (ops.tls().enabled()) {
+      try {
+        tls = TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
+      } catch (GeneralSecurityException e) {
+        throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
+      }
+    }
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
@@ -199,6 +216,9 @@ public final class WeirNode implements AutoCloseable {
             .addService(ProtoReflectionServiceV1.newInstance());
     List<HttpRoute> routes = httpRoutes(service);
     routes.add(new PrometheusEndpoint(registry).route());
+    if (tls != null) {
+      grpcBuilder.sslContext(tls.grpcServerContext());
+    }
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
@@ -209,16 +229,28 @@ public final class WeirNode implements AutoCloseable {
     Server grpc = grpcBuilder.build().start();
     HttpListener http;
     try {
-      http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
+      http =
+          HttpListener.start(
+              config.httpAddress().toBindAddress(),
+              routes,
+              tls == null ? null : tls.httpsConfigurator());
+    } catch (GeneralSecurityException e) {
+      grpc.shutdownNow();
+      throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
     } catch (IOException | RuntimeException e) {
       grpc.shutdownNow();
       throw e;
     }
     WeirNode node =
         new WeirNode(
-            service, grpc, http, grpcHealth, advertise, envoyAdapter, drainable, ops, registry);
+            service, grpc, http, grpcHealth, advertise, envoyAdapter, drainable, ops, registry, tls);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
+    }
+    if (tls != null) {
+      long every = ops.tls().reloadInterval().toMillis();
+      node.healthRefresher.scheduleWithFixedDelay(
+          node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
     }
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
@@ -255,6 +287,29 @@ public final class WeirNode implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("health refresh failed", e);
     }
+  }
+
+  /** Re-reads the TLS certificate and key if their files changed; logs the outcome. */
+  void reloadTls() throws IOException, GeneralSecurityException {
+    if (tls != null && tls.reloadIfChanged()) {
+      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+    }
+  }
+
+  private void reloadTlsQuietly() {
+    try {
+      reloadTls();
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
+      tlsWarnings.warn("tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
+    }
+  }
+
+  /**
+   * Returns the node's TLS identity when TLS is on: the same certificate as client, for calls to
+   * peers ({@link TlsIdentity#peerCredentials()}).
+   */
+  public Optional<TlsIdentity> tlsIdentity() {
+    return Optional.ofNullable(tls);
   }
 
   /** Returns the port the gRPC listener is bound to. */

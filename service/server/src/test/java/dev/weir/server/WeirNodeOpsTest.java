@@ -8,7 +8,13 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.tls.ClientAuth;
+import dev.weir.core.tls.Pem;
+import dev.weir.core.tls.TlsIdentity;
+import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoySettings;
+import io.grpc.Grpc;
+import io.grpc.TlsChannelCredentials;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.Status;
@@ -24,6 +30,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -173,5 +180,48 @@ class WeirNodeOpsTest {
     assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
         .isEqualTo(Status.UNDER_LIMIT);
     closing.get(20, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void tls_autoMutual_grpcWithPeerIdentityAndHttpsMetrics() throws Exception {
+    TlsSettings tls =
+        new TlsSettings(
+            Optional.empty(), Optional.empty(), Optional.empty(), ClientAuth.REQUIRE_AND_VERIFY,
+            "TLSv1.3", true, Duration.ofSeconds(10));
+    node =
+        WeirNode.start(
+            CONFIG,
+            EnvoySettings.DEFAULTS,
+            new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls),
+            clock,
+            new CaffeineBucketStore(clock, 1000, Runnable::run));
+    TlsIdentity identity = node.tlsIdentity().orElseThrow();
+    channel =
+        Grpc.newChannelBuilderForAddress("localhost", node.grpcPort(), identity.peerCredentials())
+            .build();
+    ManagedChannel anonymous =
+        Grpc.newChannelBuilderForAddress(
+                "localhost",
+                node.grpcPort(),
+                TlsChannelCredentials.newBuilder()
+                    .trustManager(
+                        new java.io.ByteArrayInputStream(
+                            Pem.encode(identity.chain()[identity.chain().length - 1])
+                                .getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+                    .build())
+            .build();
+    HttpClient https = HttpClient.newBuilder().sslContext(identity.sslContext()).build();
+
+    assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
+        .isEqualTo(Status.UNDER_LIMIT);
+    assertThatThrownBy(() -> V1Grpc.newBlockingStub(anonymous).getRateLimits(request("k")))
+        .hasMessageStartingWith("UNAVAILABLE");
+    anonymous.shutdownNow();
+    HttpResponse<String> metrics =
+        https.send(
+            HttpRequest.newBuilder(URI.create("https://localhost:" + node.httpPort() + "/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body()).contains("weir_checks_total");
   }
 }
