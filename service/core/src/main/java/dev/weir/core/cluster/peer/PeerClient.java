@@ -17,6 +17,7 @@ import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -96,8 +97,10 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
     batchesSent.incrementAndGet();
     itemsSent.addAndGet(requests.size());
-    stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        .getPeerRateLimits(req.build(), observer(call));
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .getPeerRateLimits(req.build(), observer(call)));
     return wrap(call, what)
         .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
   }
@@ -105,8 +108,11 @@ public final class PeerClient implements AutoCloseable {
   /** Sends one {@code UpdatePeerGlobals} with {@code globals}, deadline {@code timeout}. */
   public CompletableFuture<Void> updatePeerGlobals(List<UpdatePeerGlobal> globals, Duration timeout) {
     CompletableFuture<UpdatePeerGlobalsResp> call = new CompletableFuture<>();
-    stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        .updatePeerGlobals(UpdatePeerGlobalsReq.newBuilder().addAllGlobals(globals).build(), observer(call));
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .updatePeerGlobals(
+                    UpdatePeerGlobalsReq.newBuilder().addAllGlobals(globals).build(), observer(call)));
     return wrap(call, "broadcasting globals to").thenApply(r -> null);
   }
 
@@ -114,17 +120,24 @@ public final class PeerClient implements AutoCloseable {
   public CompletableFuture<Integer> transferBuckets(
       List<BucketSnapshot> buckets, String from, Duration timeout) {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
-    stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        .transferBuckets(
-            TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(), observer(call));
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .transferBuckets(
+                    TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
+                    observer(call)));
     return wrap(call, "handing buckets to").thenApply(TransferBucketsResp::getAccepted);
   }
 
   /** Tells the peer that {@code self} is leaving ({@code true}) or back ({@code false}). */
   public CompletableFuture<Void> announce(String self, boolean leaving, Duration timeout) {
     CompletableFuture<AnnounceResp> call = new CompletableFuture<>();
-    stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-        .announce(AnnounceReq.newBuilder().setAddress(self).setLeaving(leaving).build(), observer(call));
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .announce(
+                    AnnounceReq.newBuilder().setAddress(self).setLeaving(leaving).build(),
+                    observer(call)));
     return wrap(call, "announcing to").thenApply(r -> null);
   }
 
@@ -170,6 +183,11 @@ public final class PeerClient implements AutoCloseable {
           out.completeExceptionally(new PeerException(address, message, error));
         });
     return out;
+  }
+
+  // Calls made while serving a peer's call must outlive it: they must not inherit its cancellation.
+  private static void detached(Runnable start) {
+    Context.ROOT.run(start);
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
