@@ -6,6 +6,8 @@ import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RequestFields;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.Behavior;
@@ -35,9 +37,6 @@ public final class ClusterRateLimitService implements RateLimitService {
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
 
-  /** The message of a call with more than {@link #MAX_BATCH_SIZE} items, as Gubernator words it. */
-  public static final String TOO_LARGE =
-      "Requests.RateLimits list too large; max size is '" + MAX_BATCH_SIZE + "'";
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -78,7 +77,8 @@ public final class ClusterRateLimitService implements RateLimitService {
   @Override
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
     if (requests.size() > MAX_BATCH_SIZE) {
-      throw new RequestTooLargeException(TOO_LARGE);
+      return CompletableFuture.failedFuture(
+          new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
     }
     List<CompletableFuture<RateLimitResponse>> answers = new ArrayList<>(requests.size());
     for (RateLimitRequest r : requests) {
@@ -191,14 +191,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     return r.createdAt() == 0 ? r.withCreatedAt(clock.wallMillis()) : r;
   }
 
-  /** Returns the per-item error of a request that cannot be routed, or null; Gubernator's wording. */
-  static String validate(RateLimitRequest r) {
-    if (r.uniqueKey().isEmpty()) {
-      return "field 'unique_key' cannot be empty";
-    }
-    if (r.name().isEmpty()) {
-      return "field 'namespace' cannot be empty";
-    }
-    return null;
+  private static String validate(RateLimitRequest r) {
+    return RequestFields.missingField(r).orElse(null);
   }
 }

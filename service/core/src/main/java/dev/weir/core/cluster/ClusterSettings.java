@@ -2,13 +2,11 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The cluster's settings, read from {@code WEIR_*} variables (or their Gubernator {@code GUBER_*}
@@ -99,143 +97,66 @@ public record ClusterSettings(
         globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff);
   }
 
+  /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
+  public static final EnvVar REPLICAS =
+      EnvVar.of("WEIR_REPLICATED_HASH_REPLICAS", "GUBER_REPLICATED_HASH_REPLICAS");
+  /** {@code WEIR_PEER_PICKER_HASH}, alias {@code GUBER_PEER_PICKER_HASH}. */
+  public static final EnvVar PICKER_HASH = EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+  /** {@code WEIR_BATCH_LIMIT}, alias {@code GUBER_BATCH_LIMIT}. */
+  public static final EnvVar BATCH_LIMIT = EnvVar.of("WEIR_BATCH_LIMIT", "GUBER_BATCH_LIMIT");
+  /** {@code WEIR_BATCH_WAIT}, alias {@code GUBER_BATCH_WAIT}. */
+  public static final EnvVar BATCH_WAIT = EnvVar.of("WEIR_BATCH_WAIT", "GUBER_BATCH_WAIT");
+  /** {@code WEIR_BATCH_TIMEOUT}, alias {@code GUBER_BATCH_TIMEOUT}. */
+  public static final EnvVar BATCH_TIMEOUT = EnvVar.of("WEIR_BATCH_TIMEOUT", "GUBER_BATCH_TIMEOUT");
+  /** {@code WEIR_DISABLE_BATCHING}, alias {@code GUBER_DISABLE_BATCHING}. */
+  public static final EnvVar DISABLE_BATCHING =
+      EnvVar.of("WEIR_DISABLE_BATCHING", "GUBER_DISABLE_BATCHING");
+  /** {@code WEIR_GLOBAL_SYNC_WAIT}, alias {@code GUBER_GLOBAL_SYNC_WAIT}. */
+  public static final EnvVar GLOBAL_SYNC_WAIT =
+      EnvVar.of("WEIR_GLOBAL_SYNC_WAIT", "GUBER_GLOBAL_SYNC_WAIT");
+  /** {@code WEIR_GLOBAL_BATCH_LIMIT}, alias {@code GUBER_GLOBAL_BATCH_LIMIT}. */
+  public static final EnvVar GLOBAL_BATCH_LIMIT =
+      EnvVar.of("WEIR_GLOBAL_BATCH_LIMIT", "GUBER_GLOBAL_BATCH_LIMIT");
+  /** {@code WEIR_GLOBAL_TIMEOUT}, alias {@code GUBER_GLOBAL_TIMEOUT}. */
+  public static final EnvVar GLOBAL_TIMEOUT = EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+  /** {@code WEIR_PEER_DISCOVERY_TYPE}, alias {@code GUBER_PEER_DISCOVERY_TYPE}. */
+  public static final EnvVar DISCOVERY_TYPE =
+      EnvVar.of("WEIR_PEER_DISCOVERY_TYPE", "GUBER_PEER_DISCOVERY_TYPE");
+  /** {@code WEIR_STATIC_PEERS} (Gubernator has no static discovery, hence no alias). */
+  public static final EnvVar STATIC_PEERS = EnvVar.of("WEIR_STATIC_PEERS");
+  /** {@code WEIR_HANDOFF} (Weir only). */
+  public static final EnvVar HANDOFF = EnvVar.of("WEIR_HANDOFF");
+
+  private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
+  private static final Duration MAX_WAIT = Duration.ofMinutes(1);
+
   /**
-   * Reads the settings from {@code env}; unset variables keep their defaults.
+   * Reads the settings from {@code env}; unset variables keep their defaults. {@code discoveryTypes}
+   * lists the discovery types this build offers (the first is the default).
    *
-   * @throws IllegalArgumentException with one line naming the variable, its value and what is allowed
+   * @throws dev.weir.core.config.ConfigException naming the variable, its value and what is allowed
    */
-  public static ClusterSettings fromEnv(Map<String, String> env) {
+  public static ClusterSettings from(EnvReader env, List<String> discoveryTypes) {
     ClusterSettings d = defaults();
-    Reader r = new Reader(env);
-    String discovery = r.string("PEER_DISCOVERY_TYPE", d.discoveryType).toLowerCase(Locale.ROOT);
-    if (!discovery.equals("static")) {
-      throw new IllegalArgumentException(
-          r.nameOf("PEER_DISCOVERY_TYPE") + "='" + discovery + "' is not supported; allowed: static");
-    }
-    String peers = r.string("STATIC_PEERS", "");
-    List<String> peerList =
-        Arrays.stream(peers.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    String hashName =
+        env.oneOf(PICKER_HASH, "fnv1a", List.of("fnv1a", "fnv1"));
+    List<String> peers =
+        Arrays.stream(env.string(STATIC_PEERS, "").split(","))
+            .map(String::trim)
+            .filter(p -> !p.isEmpty())
+            .toList();
     return new ClusterSettings(
-        r.intIn("REPLICATED_HASH_REPLICAS", d.replicas, 1, 1 << 16),
-        r.hash("PEER_PICKER_HASH", d.hash),
-        r.intIn("BATCH_LIMIT", d.batchLimit, 1, 1000),
-        r.duration("BATCH_WAIT", d.batchWait),
-        r.duration("BATCH_TIMEOUT", d.batchTimeout),
-        r.bool("DISABLE_BATCHING", d.disableBatching),
-        r.duration("GLOBAL_SYNC_WAIT", d.globalSyncWait),
-        r.intIn("GLOBAL_BATCH_LIMIT", d.globalBatchLimit, 1, 1000),
-        r.duration("GLOBAL_TIMEOUT", d.globalTimeout),
-        discovery,
-        peerList,
-        r.bool("HANDOFF", d.handoff));
-  }
-
-  /** Reads {@code WEIR_<name>}, falling back to {@code GUBER_<name>}. */
-  private static final class Reader {
-    private static final Pattern DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ns|us|µs|ms|s|m|h)");
-
-    private final Map<String, String> env;
-
-    Reader(Map<String, String> env) {
-      this.env = env;
-    }
-
-    String nameOf(String name) {
-      return env.containsKey("WEIR_" + name) || !env.containsKey("GUBER_" + name)
-          ? "WEIR_" + name
-          : "GUBER_" + name;
-    }
-
-    String string(String name, String fallback) {
-      String v = env.get("WEIR_" + name);
-      if (v == null) {
-        v = env.get("GUBER_" + name);
-      }
-      return v == null || v.isBlank() ? fallback : v.trim();
-    }
-
-    int intIn(String name, int fallback, int min, int max) {
-      String v = string(name, null);
-      if (v == null) {
-        return fallback;
-      }
-      try {
-        int i = Integer.parseInt(v);
-        if (i >= min && i <= max) {
-          return i;
-        }
-      } catch (NumberFormatException e) {
-        // reported below
-      }
-      throw bad(name, v, "an integer within " + min + ".." + max);
-    }
-
-    boolean bool(String name, boolean fallback) {
-      String v = string(name, null);
-      if (v == null) {
-        return fallback;
-      }
-      switch (v.toLowerCase(Locale.ROOT)) {
-        case "true", "1", "yes", "on":
-          return true;
-        case "false", "0", "no", "off":
-          return false;
-        default:
-          throw bad(name, v, "true or false");
-      }
-    }
-
-    PeerHash hash(String name, PeerHash fallback) {
-      String v = string(name, null);
-      if (v == null) {
-        return fallback;
-      }
-      try {
-        return PeerHash.parse(v);
-      } catch (IllegalArgumentException e) {
-        throw bad(name, v, "fnv1a, fnv1");
-      }
-    }
-
-    Duration duration(String name, Duration fallback) {
-      String v = string(name, null);
-      if (v == null) {
-        return fallback;
-      }
-      Matcher m = DURATION_PART.matcher(v);
-      long nanos = 0;
-      int end = 0;
-      while (m.find() && m.start() == end) {
-        double amount = Double.parseDouble(m.group(1));
-        nanos += (long) (amount * unitNanos(m.group(2)));
-        end = m.end();
-      }
-      if (end != v.length() || end == 0 || nanos <= 0) {
-        throw bad(name, v, "a positive duration such as 500us, 100ms, 5s");
-      }
-      return Duration.ofNanos(nanos);
-    }
-
-    private static long unitNanos(String unit) {
-      switch (unit) {
-        case "ns":
-          return 1L;
-        case "us", "µs":
-          return 1_000L;
-        case "ms":
-          return 1_000_000L;
-        case "s":
-          return 1_000_000_000L;
-        case "m":
-          return 60_000_000_000L;
-        default:
-          return 3_600_000_000_000L;
-      }
-    }
-
-    private IllegalArgumentException bad(String name, String value, String allowed) {
-      return new IllegalArgumentException(
-          nameOf(name) + "='" + value + "' is invalid; allowed: " + allowed);
-    }
+        env.intInRange(REPLICAS, d.replicas, 1, 65_536),
+        PeerHash.parse(hashName),
+        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, 1000),
+        env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
+        env.duration(BATCH_TIMEOUT, d.batchTimeout, Duration.ofMillis(1), MAX_WAIT),
+        env.bool(DISABLE_BATCHING, d.disableBatching),
+        env.duration(GLOBAL_SYNC_WAIT, d.globalSyncWait, MIN_WAIT, MAX_WAIT),
+        env.intInRange(GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, 1000),
+        env.duration(GLOBAL_TIMEOUT, d.globalTimeout, Duration.ofMillis(1), MAX_WAIT),
+        env.oneOf(DISCOVERY_TYPE, discoveryTypes.get(0), discoveryTypes),
+        peers,
+        env.bool(HANDOFF, d.handoff));
   }
 }

@@ -232,8 +232,9 @@ class ClusterForwardingTest {
   void check_moreThan1000Items_refusedWithGubernatorMessage() {
     cluster = LocalCluster.start(1, SETTINGS);
     List<RateLimitRequest> requests = Collections.nCopies(1001, req("k", 1, 5));
-    assertThatThrownBy(() -> cluster.node(0).service().check(requests))
-        .isInstanceOf(RequestTooLargeException.class)
+    assertThatThrownBy(() -> cluster.node(0).service().check(requests).join())
+        .hasCauseInstanceOf(RequestTooLargeException.class)
+        .cause()
         .hasMessage("Requests.RateLimits list too large; max size is '1000'");
   }
 

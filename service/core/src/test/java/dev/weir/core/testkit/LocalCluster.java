@@ -4,7 +4,6 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.LocalCheck;
-import dev.weir.core.cluster.StoreLocalCheck;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
@@ -58,16 +57,22 @@ public final class LocalCluster implements AutoCloseable {
     this.localCheck = localCheck;
   }
 
-  /** Starts {@code n} nodes with {@code settings} on the system clock, deciding with a window counter. */
+  /**
+   * Starts {@code n} nodes with {@code settings} on the system clock, deciding with a {@link
+   * WindowCounterCheck}.
+   */
   public static LocalCluster start(int n, ClusterSettings settings) {
     return start(
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new StoreLocalCheck(store, new WindowCounterDecider(), SystemClock.INSTANCE));
+        WindowCounterCheck::new);
   }
 
-  /** Starts {@code n} nodes that evaluate locally with {@code localCheck} over each node's store. */
+  /**
+   * Starts {@code n} nodes that evaluate locally with {@code localCheck} over each node's store, for
+   * example {@code store -> new LocalLimiter(engine, store, clock)::apply}.
+   */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
     LocalCluster c = new LocalCluster(settings, clock, localCheck);
@@ -166,7 +171,7 @@ public final class LocalCluster implements AutoCloseable {
     Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     Node node = new Node(handler, calls);
     node.startServer(port);
-    BucketStore store = new ExpiringMapStore(clock);
+    BucketStore store = new InMemoryBucketStore(clock);
     ClusterNode cluster =
         new ClusterNode(
             node.address(), settings, store, localCheck.apply(store), scheduler, clock, null);

@@ -1,6 +1,6 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.cluster.BucketDecider;
+import dev.weir.core.cluster.LocalCheck;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.TokenBucketState;
@@ -8,17 +8,30 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.store.BucketStore;
 
 /**
- * A minimal token-bucket {@link BucketDecider} for cluster tests, which test where a bucket lives, not
- * how it decides: a window of {@code duration} from the first hit; hits over {@code remaining} are
- * refused without consuming (emptying with DRAIN_OVER_LIMIT); RESET_REMAINING removes the bucket.
+ * A minimal token-bucket {@link LocalCheck} over a store, for cluster tests, which test where a bucket
+ * lives and how it travels, not how it decides: a window of {@code duration} from the first hit; hits
+ * over {@code remaining} are refused without consuming (emptying with DRAIN_OVER_LIMIT);
+ * RESET_REMAINING removes the bucket. The request's {@code created_at} is its clock.
  */
-public final class WindowCounterDecider implements BucketDecider {
+public final class WindowCounterCheck implements LocalCheck {
+
+  private final BucketStore store;
+
+  /** Creates a check over {@code store}. */
+  public WindowCounterCheck(BucketStore store) {
+    this.store = store;
+  }
 
   @Override
-  public Decision apply(BucketState prior, RateLimitRequest r, long now) {
-    long at = r.createdAt() == 0 ? now : r.createdAt();
+  public RateLimitResponse check(RateLimitRequest r) {
+    return store.update(r.hashKey(), prior -> decide(prior, r));
+  }
+
+  private static Decision decide(BucketState prior, RateLimitRequest r) {
+    long at = r.createdAt();
     if (r.has(Behavior.RESET_REMAINING)) {
       return new Decision(null, RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit(), 0));
     }
