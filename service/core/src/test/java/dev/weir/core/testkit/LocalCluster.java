@@ -8,6 +8,8 @@ import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
@@ -27,6 +29,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,15 +61,16 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * Starts {@code n} nodes with {@code settings} on the system clock, deciding with a {@link
-   * WindowCounterCheck}.
+   * Starts {@code n} nodes with {@code settings} on the system clock, each deciding with the real
+   * engine through a {@link LocalLimiter} over an {@link InMemoryBucketStore}.
    */
   public static LocalCluster start(int n, ClusterSettings settings) {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     return start(
         n,
         settings,
         SystemClock.INSTANCE,
-        WindowCounterCheck::new);
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply);
   }
 
   /**
