@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import ch.qos.logback.classic.Level;
+import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
@@ -26,14 +27,20 @@ final class ServeCommand implements Command {
   /** The exit status of a node that could not start (for example a port in use). */
   static final int EXIT_START_FAILED = 1;
 
+  /** The peer discovery types this build offers; the first is the default. */
+  static final List<String> DISCOVERY_TYPES = List.of("static");
+
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
     WeirConfig config;
+    ClusterSettings cluster;
     try {
-      config = WeirConfig.from(new EnvReader(environment(args, env)), HostAddressResolver.system());
+      EnvReader reader = new EnvReader(environment(args, env));
+      config = WeirConfig.from(reader, HostAddressResolver.system());
+      cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -41,7 +48,7 @@ final class ServeCommand implements Command {
     setRootLogLevel(config.logLevel());
     WeirNode node;
     try {
-      node = WeirNode.start(config);
+      node = WeirNode.start(config, cluster);
     } catch (IOException e) {
       err.println("cannot start: " + e);
       return EXIT_START_FAILED;
@@ -56,10 +63,12 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={}",
+        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={}",
         config.describe(),
         node.grpcPort(),
-        node.httpPort());
+        node.httpPort(),
+        node.cluster().membership().ring().peers(),
+        cluster.handoff());
     node.awaitTermination();
     return 0;
   }

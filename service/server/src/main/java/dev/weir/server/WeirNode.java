@@ -1,13 +1,16 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
@@ -49,8 +52,11 @@ public final class WeirNode implements AutoCloseable {
   private static final long HEALTH_REFRESH_MILLIS = 1000;
   private static final long GRPC_GRACE_SECONDS = 5;
   private static final Duration HTTP_GRACE = Duration.ofSeconds(1);
+  private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
+  private final ClusterNode cluster;
+  private final ExecutorScheduler scheduler;
   private final Server grpc;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
@@ -59,12 +65,15 @@ public final class WeirNode implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
-      RateLimitService service,
+      ClusterNode cluster,
+      ExecutorScheduler scheduler,
       Server grpc,
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress) {
-    this.service = service;
+    this.cluster = cluster;
+    this.scheduler = scheduler;
+    this.service = cluster.service();
     this.grpc = grpc;
     this.http = http;
     this.grpcHealth = grpcHealth;
@@ -99,23 +108,39 @@ public final class WeirNode implements AutoCloseable {
     }
     LocalLimiter limiter =
         new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    RateLimitService service = new LocalRateLimitService(limiter, advertise.toString());
+    ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
+    StaticDiscovery discovery =
+        new StaticDiscovery(advertise.toString(), clusterSettings.staticPeers());
+    ClusterNode cluster =
+        new ClusterNode(
+            advertise.toString(), clusterSettings, store, limiter::apply, scheduler, clock, discovery);
+    RateLimitService service = cluster.service();
     HealthStatusManager grpcHealth = new HealthStatusManager();
     Server grpc =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .addService(new V1Service(service))
+            .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
             .build()
             .start();
+    try {
+      cluster.join(discovery);
+    } catch (Exception e) {
+      grpc.shutdownNow();
+      scheduler.close();
+      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
+    }
     HttpListener http;
     try {
       http = HttpListener.start(config.httpAddress().toBindAddress(), httpRoutes(service));
     } catch (IOException | RuntimeException e) {
+      cluster.close();
       grpc.shutdownNow();
+      scheduler.close();
       throw e;
     }
-    WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise);
+    WeirNode node = new WeirNode(cluster, scheduler, grpc, http, grpcHealth, advertise);
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
         node::refreshHealthQuietly,
@@ -178,9 +203,16 @@ public final class WeirNode implements AutoCloseable {
     grpc.awaitTermination();
   }
 
+  /** Returns the node's cluster member. */
+  public ClusterNode cluster() {
+    return cluster;
+  }
+
   /**
-   * Stops the node: reports NOT_SERVING, stops the HTTP listener (up to 1 s for exchanges in
-   * flight), then the gRPC listener (up to 5 s for calls in flight). Calling it again does nothing.
+   * Stops the node: reports NOT_SERVING, leaves the cluster (with hand-off on, peers are told and
+   * every bucket goes to its next owner while both listeners still answer), stops the HTTP listener
+   * (up to 1 s for exchanges in flight), then the gRPC listener (up to 5 s for calls in flight).
+   * Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -189,6 +221,9 @@ public final class WeirNode implements AutoCloseable {
     }
     healthRefresher.shutdownNow();
     grpcHealth.enterTerminalState();
+    cluster.leave(LEAVE_WAIT);
+    LOG.info(
+        "left the cluster: handed {} buckets to their next owners", cluster.handOff().sentCount());
     http.stop(HTTP_GRACE);
     grpc.shutdown();
     try {
@@ -199,5 +234,6 @@ public final class WeirNode implements AutoCloseable {
       grpc.shutdownNow();
       Thread.currentThread().interrupt();
     }
+    scheduler.close();
   }
 }

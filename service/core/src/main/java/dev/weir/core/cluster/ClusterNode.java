@@ -147,6 +147,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return n;
   }
 
+  /**
+   * Takes {@code address} off the ring ({@code leaving}) or puts it back, and answers once the buckets
+   * that moved because of it have been handed over, so a returning node has its counts back before
+   * its {@link #join} completes.
+   */
   @Override
   public void announce(String address, boolean leaving) {
     if (leaving) {
@@ -154,6 +159,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     } else {
       membership.returned(address);
     }
+    await(handOff.pending(), settings.batchTimeout().multipliedBy(4), "hand-off to " + address);
   }
 
   /**
