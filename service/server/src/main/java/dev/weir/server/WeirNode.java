@@ -221,6 +221,7 @@ public final class WeirNode implements AutoCloseable {
     }
     healthRefresher.shutdownNow();
     grpcHealth.enterTerminalState();
+    LOG.info("peer forwarding: {}", cluster.batchStats());
     cluster.leave(LEAVE_WAIT);
     LOG.info(
         "left the cluster: handed {} buckets to their next owners", cluster.handOff().sentCount());

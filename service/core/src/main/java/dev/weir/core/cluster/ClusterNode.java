@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
+import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
@@ -128,6 +129,25 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the peer clients (their counters show batch sizes). */
   public PeerClientPool peers() {
     return peers;
+  }
+
+  /** Returns, per peer, how many forwarding calls this node sent and how many items they carried. */
+  public String batchStats() {
+    StringBuilder out = new StringBuilder();
+    for (PeerClient c : peers.clients()) {
+      long batches = c.batchesSent();
+      long items = c.itemsSent();
+      out.append(out.length() == 0 ? "" : ", ")
+          .append(c.address())
+          .append(": ")
+          .append(batches)
+          .append(" calls, ")
+          .append(items)
+          .append(" items, ")
+          .append(batches == 0 ? "0" : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
+          .append(" items/call");
+    }
+    return out.toString();
   }
 
   @Override

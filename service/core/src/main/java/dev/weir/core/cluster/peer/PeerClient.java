@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The client side of {@code PeersV1} for one peer: one channel, one batching queue for forwarded
- * requests, and a memory of the last failed call (kept {@link #ERROR_MEMORY}) for health.
+ * requests, and a memory of the last failed call (kept {@link #ERROR_MEMORY}) for health. Failed
+ * membership announcements are not remembered.
  */
 public final class PeerClient implements AutoCloseable {
 
@@ -138,7 +139,7 @@ public final class PeerClient implements AutoCloseable {
                 .announce(
                     AnnounceReq.newBuilder().setAddress(self).setLeaving(leaving).build(),
                     observer(call)));
-    return wrap(call, "announcing to").thenApply(r -> null);
+    return wrap(call, "announcing to", false).thenApply(r -> null);
   }
 
   /** Returns the last failure's message if it happened within {@link #ERROR_MEMORY}, else empty. */
@@ -168,6 +169,11 @@ public final class PeerClient implements AutoCloseable {
   }
 
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
+    return wrap(call, what, true);
+  }
+
+  // Announcements are best effort (peers starting together miss each other): not a health problem.
+  private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what, boolean remember) {
     CompletableFuture<T> out = new CompletableFuture<>();
     call.whenComplete(
         (value, error) -> {
@@ -179,7 +185,9 @@ public final class PeerClient implements AutoCloseable {
           String detail =
               s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
           String message = "error while " + what + " peer '" + address + "': " + detail;
-          lastError.set(new RecentError(message, clock.monotonicNanos()));
+          if (remember) {
+            lastError.set(new RecentError(message, clock.monotonicNanos()));
+          }
           out.completeExceptionally(new PeerException(address, message, error));
         });
     return out;
