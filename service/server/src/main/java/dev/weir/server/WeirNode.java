@@ -91,12 +91,30 @@ public final class WeirNode implements AutoCloseable {
    * Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets.
    */
   public static WeirNode start(WeirConfig config) throws IOException {
-    Clock clock = SystemClock.INSTANCE;
-    return start(config, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+    return start(config, ClusterSettings.defaults());
   }
 
-  /** Starts a node deciding at {@code clock}'s time over {@code store}. */
+  /** Starts a cluster member with {@code clusterSettings} (static peers) and a Caffeine store. */
+  public static WeirNode start(WeirConfig config, ClusterSettings clusterSettings)
+      throws IOException {
+    Clock clock = SystemClock.INSTANCE;
+    return start(
+        config, clusterSettings, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+  }
+
+  /** Starts a single node deciding at {@code clock}'s time over {@code store}. */
   public static WeirNode start(WeirConfig config, Clock clock, BucketStore store)
+      throws IOException {
+    return start(config, ClusterSettings.defaults(), clock, store);
+  }
+
+  /**
+   * Starts a cluster member deciding at {@code clock}'s time over {@code store}: it serves {@code
+   * PeersV1} next to {@code V1} on the gRPC port, joins the peers of {@code clusterSettings}, then
+   * opens the HTTP listener.
+   */
+  public static WeirNode start(
+      WeirConfig config, ClusterSettings clusterSettings, Clock clock, BucketStore store)
       throws IOException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
@@ -113,7 +131,13 @@ public final class WeirNode implements AutoCloseable {
         new StaticDiscovery(advertise.toString(), clusterSettings.staticPeers());
     ClusterNode cluster =
         new ClusterNode(
-            advertise.toString(), clusterSettings, store, limiter::apply, scheduler, clock, discovery);
+            advertise.toString(),
+            clusterSettings,
+            store,
+            limiter::apply,
+            scheduler,
+            clock,
+            discovery);
     RateLimitService service = cluster.service();
     HealthStatusManager grpcHealth = new HealthStatusManager();
     Server grpc =
