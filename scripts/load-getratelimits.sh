@@ -4,7 +4,7 @@
 #
 # Usage: scripts/load-getratelimits.sh
 #   WEIR_TARGET=127.0.0.1:1051  use a running node's gRPC address instead of starting weir.jar
-#   N=200000 C=16 M=32          requests, connections, concurrent streams per connection
+#   N=200000 C=4 M=16           requests, connections, concurrent streams per connection
 #   ITEMS=1                     rate-limit items per GetRateLimits call
 #   KEY=hot                     unique_key (ITEMS>1: KEY-0 .. KEY-<ITEMS-1>)
 #   WARMUP=50000                requests sent before the measured run (JIT warm-up)
@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${N:-200000}
-C=${C:-16}
-M=${M:-32}
+C=${C:-4}
+M=${M:-16}
 ITEMS=${ITEMS:-1}
 KEY=${KEY:-hot}
 WARMUP=${WARMUP:-50000}

@@ -19,6 +19,7 @@ public final class Main {
   private static Map<String, Command> commands() {
     Map<String, Command> commands = new LinkedHashMap<>();
     commands.put("serve", new ServeCommand());
+    commands.put("validate-config", new ValidateConfigCommand());
     return commands;
   }
 

@@ -3,10 +3,12 @@ package dev.weir.server;
 import ch.qos.logback.classic.Level;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.envoy.EnvoySettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -28,7 +30,7 @@ final class ServeCommand implements Command {
   static final int EXIT_START_FAILED = 1;
 
   /** The peer discovery types this build offers; the first is the default. */
-  static final List<String> DISCOVERY_TYPES = List.of("static");
+  static final List<String> DISCOVERY_TYPES = List.of("static", "etcd", "k8s", "dns");
 
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
@@ -36,11 +38,16 @@ final class ServeCommand implements Command {
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
     WeirConfig config;
+    EnvoySettings envoy;
     ClusterSettings cluster;
+    DiscoverySettings discovery;
     try {
-      EnvReader reader = new EnvReader(environment(args, env));
+      Map<String, String> merged = environment(args, env);
+      EnvReader reader = new EnvReader(merged);
       config = WeirConfig.from(reader, HostAddressResolver.system());
+      envoy = EnvoySettings.from(reader);
       cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
+      discovery = DiscoverySettings.fromEnv(merged, config.advertiseAddress().toString());
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -48,7 +55,10 @@ final class ServeCommand implements Command {
     setRootLogLevel(config.logLevel());
     WeirNode node;
     try {
-      node = WeirNode.start(config, cluster);
+      node = WeirNode.start(config, cluster, discovery, envoy);
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      e.errors().forEach(err::println);
+      return EXIT_CONFIG;
     } catch (IOException e) {
       err.println("cannot start: " + e);
       return EXIT_START_FAILED;

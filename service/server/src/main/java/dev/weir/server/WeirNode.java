@@ -4,6 +4,9 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.DiscoveryFactory;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.RateLimitEngine;
@@ -16,6 +19,8 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
+import dev.weir.envoy.EnvoyAdapter;
+import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
@@ -24,6 +29,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -56,24 +62,27 @@ public final class WeirNode implements AutoCloseable {
 
   private final RateLimitService service;
   private final ClusterNode cluster;
-  private final ExecutorScheduler scheduler;
+  private final ClusterResources clusterResources;
   private final Server grpc;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
+  private final EnvoyAdapter envoyAdapter;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
       ClusterNode cluster,
-      ExecutorScheduler scheduler,
+      ClusterResources clusterResources,
       Server grpc,
       HttpListener http,
       HealthStatusManager grpcHealth,
-      HostPort advertiseAddress) {
+      HostPort advertiseAddress,
+      EnvoyAdapter envoyAdapter) {
     this.cluster = cluster;
-    this.scheduler = scheduler;
+    this.clusterResources = clusterResources;
     this.service = cluster.service();
+    this.envoyAdapter = envoyAdapter;
     this.grpc = grpc;
     this.http = http;
     this.grpcHealth = grpcHealth;
@@ -91,31 +100,90 @@ public final class WeirNode implements AutoCloseable {
    * Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets.
    */
   public static WeirNode start(WeirConfig config) throws IOException {
-    return start(config, ClusterSettings.defaults());
+    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS));
   }
 
-  /** Starts a cluster member with {@code clusterSettings} (static peers) and a Caffeine store. */
-  public static WeirNode start(WeirConfig config, ClusterSettings clusterSettings)
-      throws IOException {
+  /**
+   * Starts a node on the system clock with a Caffeine store, serving Envoy's RateLimitService when
+   * {@code envoy} names a descriptor config; an invalid descriptor config throws.
+   */
+  public static WeirNode start(WeirConfig config, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, ClusterSettings.defaults(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store: its peers come from {@code
+   * cluster} (static discovery), and Envoy's RateLimitService is served when {@code envoy} names a
+   * descriptor config.
+   */
+  public static WeirNode start(WeirConfig config, ClusterSettings cluster, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, cluster, DiscoverySettings.staticPeers(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store, finding its peers as {@code
+   * discovery} says ({@code static} takes them from {@code cluster}).
+   */
+  public static WeirNode start(
+      WeirConfig config, ClusterSettings cluster, DiscoverySettings discovery, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     Clock clock = SystemClock.INSTANCE;
     return start(
-        config, clusterSettings, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+        config,
+        cluster,
+        discovery,
+        envoy,
+        clock,
+        new CaffeineBucketStore(clock, config.cacheSize()));
   }
 
-  /** Starts a single node deciding at {@code clock}'s time over {@code store}. */
+  /** Starts a node deciding at {@code clock}'s time over {@code store}. */
   public static WeirNode start(WeirConfig config, Clock clock, BucketStore store)
       throws IOException {
-    return start(config, ClusterSettings.defaults(), clock, store);
+    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS, clock, store));
+  }
+
+  /** A start that cannot load a descriptor config. */
+  private interface Start {
+    WeirNode run() throws IOException, dev.weir.envoy.config.ConfigException;
+  }
+
+  private static WeirNode withoutEnvoyConfig(Start start) throws IOException {
+    try {
+      return start.run();
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      throw new IllegalStateException("no descriptor config was given, yet one failed", e);
+    }
+  }
+
+  /**
+   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter ({@code
+   * ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
+   * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
+   */
+  public static WeirNode start(
+      WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(
+        config, ClusterSettings.defaults(), DiscoverySettings.staticPeers(), envoy, clock, store);
   }
 
   /**
    * Starts a cluster member deciding at {@code clock}'s time over {@code store}: it serves {@code
-   * PeersV1} next to {@code V1} on the gRPC port, joins the peers of {@code clusterSettings}, then
-   * opens the HTTP listener.
+   * PeersV1} next to {@code V1} on the gRPC port, joins the peers {@code discoverySettings} finds
+   * (static: those of {@code clusterSettings}), then opens the HTTP listener; the Envoy adapter is
+   * added as for {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)}.
    */
   public static WeirNode start(
-      WeirConfig config, ClusterSettings clusterSettings, Clock clock, BucketStore store)
-      throws IOException {
+      WeirConfig config,
+      ClusterSettings clusterSettings,
+      DiscoverySettings discoverySettings,
+      EnvoySettings envoy,
+      Clock clock,
+      BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
       grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
@@ -127,11 +195,29 @@ public final class WeirNode implements AutoCloseable {
     LocalLimiter limiter =
         new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
     ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
-    StaticDiscovery discovery =
-        new StaticDiscovery(advertise.toString(), clusterSettings.staticPeers());
+    ScheduledExecutorService discoveryScheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "weir-discovery");
+              thread.setDaemon(true);
+              return thread;
+            });
+    String self = discoverySettings.advertiseAddress(advertise.toString());
+    PeerDiscovery discovery;
+    try {
+      discovery =
+          new DiscoveryFactory(
+                  address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
+                  discoveryScheduler)
+              .create(discoverySettings, advertise.toString());
+    } catch (Exception e) {
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
+    }
     ClusterNode cluster =
         new ClusterNode(
-            advertise.toString(),
+            self,
             clusterSettings,
             store,
             limiter::apply,
@@ -139,32 +225,55 @@ public final class WeirNode implements AutoCloseable {
             clock,
             discovery);
     RateLimitService service = cluster.service();
+    EnvoyAdapter envoyAdapter = null;
+    if (envoy.config().isPresent()) {
+      envoyAdapter =
+          EnvoyAdapter.start(
+              envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
+    }
     HealthStatusManager grpcHealth = new HealthStatusManager();
-    Server grpc =
+    NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .addService(new V1Service(service))
             .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
-            .build()
-            .start();
+            .addService(ProtoReflectionServiceV1.newInstance());
+    List<HttpRoute> routes = httpRoutes(service);
+    if (envoyAdapter != null) {
+      grpcBuilder.addService(envoyAdapter.grpcService());
+      routes.addAll(envoyAdapter.httpRoutes());
+    }
+    Server grpc = grpcBuilder.build().start();
     try {
       cluster.join(discovery);
     } catch (Exception e) {
       grpc.shutdownNow();
       scheduler.close();
+      discoveryScheduler.shutdownNow();
       throw new IOException("cannot join the cluster: " + e.getMessage(), e);
     }
     HttpListener http;
     try {
-      http = HttpListener.start(config.httpAddress().toBindAddress(), httpRoutes(service));
+      http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
     } catch (IOException | RuntimeException e) {
       cluster.close();
       grpc.shutdownNow();
       scheduler.close();
+      discoveryScheduler.shutdownNow();
       throw e;
     }
-    WeirNode node = new WeirNode(cluster, scheduler, grpc, http, grpcHealth, advertise);
+    WeirNode node =
+        new WeirNode(
+            cluster,
+            new ClusterResources(scheduler, discovery, discoveryScheduler),
+            grpc,
+            http,
+            grpcHealth,
+            advertise,
+            envoyAdapter);
+    if (envoyAdapter != null) {
+      envoyAdapter.watch(node.healthRefresher);
+    }
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
         node::refreshHealthQuietly,
@@ -244,11 +353,15 @@ public final class WeirNode implements AutoCloseable {
       return;
     }
     healthRefresher.shutdownNow();
+    if (envoyAdapter != null) {
+      envoyAdapter.close();
+    }
     grpcHealth.enterTerminalState();
     LOG.info("peer forwarding: {}", cluster.batchStats());
     cluster.leave(LEAVE_WAIT);
     LOG.info(
         "left the cluster: handed {} buckets to their next owners", cluster.handOff().sentCount());
+    clusterResources.closeDiscovery();
     http.stop(HTTP_GRACE);
     grpc.shutdown();
     try {
@@ -259,6 +372,22 @@ public final class WeirNode implements AutoCloseable {
       grpc.shutdownNow();
       Thread.currentThread().interrupt();
     }
-    scheduler.close();
+    clusterResources.scheduler().close();
+  }
+
+  /** What a cluster member runs on besides its listeners: timers and the peer discovery. */
+  private record ClusterResources(
+      ExecutorScheduler scheduler,
+      PeerDiscovery discovery,
+      ScheduledExecutorService discoveryScheduler) {
+
+    void closeDiscovery() {
+      try {
+        discovery.close();
+      } catch (Exception e) {
+        LOG.warn("closing peer discovery failed: {}", e.toString());
+      }
+      discoveryScheduler.shutdownNow();
+    }
   }
 }

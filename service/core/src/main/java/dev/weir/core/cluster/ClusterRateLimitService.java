@@ -5,9 +5,9 @@ import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalRateLimitService;
-import dev.weir.core.limiter.RequestFields;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.Behavior;
@@ -192,6 +192,6 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   private static String validate(RateLimitRequest r) {
-    return RequestFields.missingField(r).orElse(null);
+    return RequestValidator.validate(r).orElse(null);
   }
 }

@@ -70,7 +70,7 @@ final class LeakyBucket {
     if (elapsed > 0 && limit > 0 && period > 0) {
       leaked = SaturatingMath.mulDivFloor(elapsed, limit, period);
       if (leaked > 0) {
-        long g = SaturatingMath.gcd(period, limit);
+        long g = period % limit == 0 ? limit : SaturatingMath.gcd(period, limit);
         long periodMillis = period / g;
         tokensPerPeriod = limit / g;
         periods = elapsed / periodMillis;
@@ -87,14 +87,14 @@ final class LeakyBucket {
       }
     }
 
-    long resetTime = resetTime(now, limit, period, available);
     Status status = Status.UNDER_LIMIT;
     long after = available;
+    long resetFrom = available;
     if (available == 0 && hits > 0) {
       status = Status.OVER_LIMIT;
     } else if (available == hits) {
       after = 0;
-      resetTime = resetTime(now, limit, period, 0);
+      resetFrom = 0;
     } else if (hits > available) {
       status = Status.OVER_LIMIT;
       if (r.has(Behavior.DRAIN_OVER_LIMIT)) {
@@ -102,8 +102,9 @@ final class LeakyBucket {
       }
     } else if (hits != 0) {
       after = sub(available, hits);
-      resetTime = resetTime(now, limit, period, after);
+      resetFrom = after;
     }
+    long resetTime = resetTime(now, limit, period, resetFrom);
     LeakyBucketState next =
         new LeakyBucketState(limit, r.duration(), burst, sub(after, pending), anchor, expireAt);
     return new Decision(next, RateLimitResponse.of(status, limit, after, resetTime));

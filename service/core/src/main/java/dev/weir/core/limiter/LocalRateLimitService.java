@@ -1,5 +1,6 @@
 package dev.weir.core.limiter;
 
+import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import java.util.ArrayList;
@@ -37,10 +38,10 @@ public final class LocalRateLimitService implements RateLimitService {
     }
     List<RateLimitResponse> responses = new ArrayList<>(requests.size());
     for (RateLimitRequest request : requests) {
-      Optional<String> fieldError = RequestFields.missingField(request);
+      Optional<String> itemError = RequestValidator.validate(request);
       responses.add(
-          fieldError.isPresent()
-              ? RateLimitResponse.error(fieldError.get())
+          itemError.isPresent()
+              ? RateLimitResponse.error(itemError.get())
               : limiter.apply(request));
     }
     return CompletableFuture.completedFuture(responses);

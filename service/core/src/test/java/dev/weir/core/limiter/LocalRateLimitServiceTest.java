@@ -3,6 +3,7 @@ package dev.weir.core.limiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -96,10 +97,33 @@ class LocalRateLimitServiceTest {
     RateLimitRequest badAlgorithm =
         RateLimitRequest.builder("n", "k").limit(1).duration(1000).algorithmNumber(99).build();
 
-    List<RateLimitResponse> responses = service.check(List.of(badAlgorithm, item("n", "x"))).join();
+    List<RateLimitResponse> responses =
+        service.check(List.of(badAlgorithm, item("n", "x"))).join();
 
-    assertThat(responses.get(0).isError()).isTrue();
+    assertThat(responses.get(0).error()).isEqualTo("Invalid rate limit algorithm '99'");
     assertThat(responses.get(1).isError()).isFalse();
+  }
+
+  @Test
+  void check_negativeLimit_itemErrorNamesField() {
+    RateLimitRequest negative = RateLimitRequest.builder("n", "k").limit(-1).duration(1000).build();
+
+    assertThat(service.check(List.of(negative)).join().get(0).error())
+        .isEqualTo("field 'limit' cannot be negative, got -1");
+  }
+
+  @Test
+  void check_invalidGregorianCode_itemError() {
+    RateLimitRequest gregorian =
+        RateLimitRequest.builder("n", "k")
+            .limit(1)
+            .duration(9)
+            .behavior(Behavior.DURATION_IS_GREGORIAN)
+            .build();
+
+    assertThat(service.check(List.of(gregorian)).join().get(0).error())
+        .isEqualTo(
+            "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian interval");
   }
 
   @Test
