@@ -133,7 +133,8 @@ class EnvoyRateLimitGrpcServiceTest {
     return stub.shouldRateLimit(request(descriptors));
   }
 
-  private static DescriptorStatus limited(Code code, int rpu, Unit unit, String name, int remaining, long resetSeconds) {
+  private static DescriptorStatus limited(
+      Code code, int rpu, Unit unit, String name, int remaining, long resetSeconds) {
     return DescriptorStatus.newBuilder()
         .setCode(code)
         .setCurrentLimit(
@@ -147,7 +148,12 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   private double counter(String name, String rule) {
-    var c = registry.find("weir.envoy.rate_limit." + name).tag("domain", "shop").tag("rule", rule).counter();
+    var c =
+        registry
+            .find("weir.envoy.rate_limit." + name)
+            .tag("domain", "shop")
+            .tag("rule", rule)
+            .counter();
     return c == null ? 0 : c.count();
   }
 
@@ -258,8 +264,10 @@ class EnvoyRateLimitGrpcServiceTest {
     startWithConfig(Map.of());
     RateLimitDescriptor admin = descriptor("path", "/admin");
 
-    RateLimitResponse zero = stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(0).build());
-    RateLimitResponse three = stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(3).build());
+    RateLimitResponse zero =
+        stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(0).build());
+    RateLimitResponse three =
+        stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(3).build());
     RateLimitResponse overridden =
         stub.shouldRateLimit(
             request(admin.toBuilder().setHitsAddend(UInt64Value.of(1)).build()).toBuilder()
@@ -312,8 +320,7 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
-  void shouldRateLimit_limitOverrideWithoutUnit_isInvalidArgumentNamingTheField()
-      throws Exception {
+  void shouldRateLimit_limitOverrideWithoutUnit_isInvalidArgumentNamingTheField() throws Exception {
     startWithConfig(Map.of());
     RateLimitDescriptor override =
         descriptor("k", "v").toBuilder()
@@ -336,8 +343,7 @@ class EnvoyRateLimitGrpcServiceTest {
   void shouldRateLimit_unlimitedAndNoMatch_okWithoutCurrentLimit() throws Exception {
     startWithConfig(Map.of());
 
-    RateLimitResponse response =
-        call(descriptor("internal", "svc"), descriptor("nothing", "here"));
+    RateLimitResponse response = call(descriptor("internal", "svc"), descriptor("nothing", "here"));
 
     assertThat(response.getOverallCode()).isEqualTo(Code.OK);
     assertThat(response.getStatusesList())
@@ -428,8 +434,7 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
-  void shouldRateLimit_everyQuotaModeRuleOver_overallOverLimit()
-      throws Exception {
+  void shouldRateLimit_everyQuotaModeRuleOver_overallOverLimit() throws Exception {
     startWithConfig(Map.of());
     call(descriptor("soft", "s"));
 
@@ -506,7 +511,8 @@ class EnvoyRateLimitGrpcServiceTest {
     startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
     call(descriptor("images", "a.png"));
 
-    RateLimitResponse over = call(descriptor("remote_address", "10.0.0.1"), descriptor("images", "a.png"));
+    RateLimitResponse over =
+        call(descriptor("remote_address", "10.0.0.1"), descriptor("images", "a.png"));
     RateLimitResponse after = call(descriptor("remote_address", "10.0.0.1"));
 
     assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
