@@ -71,6 +71,10 @@ class EnvoyRateLimitGrpcServiceTest {
         - key: soft
           quota_mode: true
           rate_limit: {unit: minute, requests_per_unit: 1}
+        - key: blocked
+          rate_limit: {unit: second, requests_per_unit: 0}
+        - key: bucket
+          rate_limit: {unit: minute, requests_per_unit: 2, algorithm: token_bucket}
       """;
 
   private final FakeClock clock = new FakeClock();
@@ -535,5 +539,31 @@ class EnvoyRateLimitGrpcServiceTest {
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple(2L, 60_000L),
             org.assertj.core.groups.Tuple.tuple(5L, 1_000L));
+  }
+
+  @Test
+  void shouldRateLimit_zeroRequestsPerUnit_alwaysOverLimit() throws Exception {
+    startWithConfig(Map.of());
+
+    RateLimitResponse response = call(descriptor("blocked", "x"));
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isZero();
+  }
+
+  @Test
+  void shouldRateLimit_tokenBucketRule_windowStartsAtFirstHit() throws Exception {
+    startWithConfig(Map.of());
+    clock.advance(Duration.ofSeconds(30));
+    call(descriptor("bucket", "b"));
+    call(descriptor("bucket", "b"));
+    clock.advance(Duration.ofSeconds(45));
+
+    RateLimitResponse stillInWindow = call(descriptor("bucket", "b"));
+
+    assertThat(stillInWindow.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(stillInWindow.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(15);
+    assertThat(core.calls().get(0).get(0).algorithm())
+        .isEqualTo(dev.weir.core.model.Algorithm.TOKEN_BUCKET.number());
   }
 }
