@@ -1,0 +1,274 @@
+package dev.weir.e2e.manifests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.util.JsonFormat;
+import dev.weir.e2e.manifests.Manifests.Document;
+import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.fabric8.istio.api.networking.v1alpha3.EnvoyFilter;
+import io.fabric8.istio.api.api.networking.v1alpha3.EnvoyFilterEnvoyConfigObjectPatch;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Static checks of {@code manifests/} against fabric8's Kubernetes and Istio models and Envoy's protos. */
+@EnableKubernetesMockClient(crud = true)
+class ManifestsTest {
+  private static final Path BASE = Manifests.ROOT.resolve("base");
+  private static final Pattern WEIR_LITERAL = Pattern.compile("\"(WEIR_[A-Z0-9_]+)\"");
+  private static final Pattern DOC_ROW = Pattern.compile("(?m)^\\|\\s*`(WEIR_[A-Z0-9_]+)`");
+
+  KubernetesClient client;
+
+  @Test
+  void everyDocument_loadsIntoTypedModel_withoutUnknownFields() throws IOException {
+    List<String> problems = new ArrayList<>();
+    int count = 0;
+    for (Path file : Manifests.resourceFiles()) {
+      for (Document doc : Manifests.documents(file)) {
+        count++;
+        if (doc.object() instanceof GenericKubernetesResource) {
+          problems.add(file + ": kind " + doc.object().getKind() + " has no typed model");
+        }
+        Manifests.unknownFields(doc.object()).forEach(u -> problems.add(file + ": unknown field " + u));
+      }
+    }
+    assertThat(count).isGreaterThanOrEqualTo(12);
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void unknownFields_misspelledField_isFound() {
+    HasMetadata svc = Serialization.unmarshal(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: [{port: 1, targetPrt: 2}]}\n",
+        HasMetadata.class);
+
+    assertThat(Manifests.unknownFields(svc)).containsExactly("Service.Spec.Ports[0]: [targetPrt]");
+  }
+
+  @Test
+  void kustomizations_resourcesResolve_andEveryFileIsUsed() throws IOException {
+    Set<Path> used = new TreeSet<>();
+    for (Path k : Manifests.kustomizations()) {
+      for (Object entry : Manifests.resources(k)) {
+        Path target = k.getParent().resolve(entry.toString()).normalize();
+        assertThat(Files.isRegularFile(target) || Files.isRegularFile(target.resolve("kustomization.yaml")))
+            .as("%s references %s", k, entry)
+            .isTrue();
+        used.add(target);
+      }
+    }
+    assertThat(used).containsAll(Manifests.resourceFiles());
+  }
+
+  @Test
+  void deployment_setsOnlyVariablesTheServerReads() throws IOException {
+    Set<String> known = knownVariables();
+    Container weir = deployment().getSpec().getTemplate().getSpec().getContainers().get(0);
+    List<String> set = weir.getEnv().stream().map(EnvVar::getName).filter(n -> n.startsWith("WEIR_")).toList();
+
+    assertThat(set).contains("WEIR_PEER_DISCOVERY_TYPE", "WEIR_K8S_POD_IP", "WEIR_ENVOY_CONFIG");
+    assertThat(known).containsAll(set);
+  }
+
+  @Test
+  void deployment_probesPortsAndConfigMountMatchTheServer() throws IOException {
+    Deployment d = deployment();
+    Container weir = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Map<String, String> env = new HashMap<>();
+    weir.getEnv().stream().filter(e -> e.getValue() != null).forEach(e -> env.put(e.getName(), e.getValue()));
+
+    assertThat(d.getSpec().getReplicas()).isEqualTo(3);
+    assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
+    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v1/HealthCheck");
+    assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
+    assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(env).containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051").containsEntry("WEIR_HTTP_ADDRESS", "0.0.0.0:1050");
+    assertThat(weir.getPorts()).anyMatch(p -> p.getName().equals("grpc") && p.getContainerPort() == 1051);
+    assertThat(weir.getPorts()).anyMatch(p -> p.getName().equals("http") && p.getContainerPort() == 1050);
+    assertThat(weir.getVolumeMounts())
+        .anyMatch(m -> m.getMountPath().equals(env.get("WEIR_ENVOY_CONFIG")) && m.getSubPath() == null);
+    EnvVar podIp = weir.getEnv().stream().filter(e -> e.getName().equals("WEIR_K8S_POD_IP")).findFirst().orElseThrow();
+    assertThat(podIp.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
+  }
+
+  @Test
+  void role_grantsExactlyWhatKubernetesDiscoveryCalls_toTheDeploymentsAccount() throws IOException {
+    Role role = only(Role.class);
+    Map<String, Set<String>> grants = new HashMap<>();
+    for (PolicyRule rule : role.getRules()) {
+      for (String group : rule.getApiGroups()) {
+        for (String resource : rule.getResources()) {
+          grants.computeIfAbsent(group + "/" + resource, k -> new TreeSet<>()).addAll(rule.getVerbs());
+        }
+      }
+    }
+    RoleBinding binding = only(RoleBinding.class);
+
+    assertThat(grants)
+        .isEqualTo(Map.of("discovery.k8s.io/endpointslices", Set.of("list", "watch"), "/pods", Set.of("list", "watch")));
+    assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+    assertThat(binding.getSubjects().get(0).getName())
+        .isEqualTo(deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
+  }
+
+  @Test
+  void services_peersHeadlessAndRlsPortsNamedForIstio() throws IOException {
+    Map<String, Service> services =
+        Manifests.build(BASE).stream()
+            .filter(d -> d.object() instanceof Service)
+            .map(d -> (Service) d.object())
+            .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
+    Service peers = services.get("weir-peers");
+    Service weir = services.get("weir");
+    ServicePort rls = weir.getSpec().getPorts().stream().filter(p -> p.getName().equals("grpc-rls")).findFirst().orElseThrow();
+    ServicePort http = weir.getSpec().getPorts().stream().filter(p -> p.getName().equals("http")).findFirst().orElseThrow();
+
+    assertThat(peers.getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(rls.getPort()).isEqualTo(8081);
+    assertThat(rls.getAppProtocol()).isEqualTo("grpc");
+    assertThat(rls.getTargetPort().getStrVal()).isEqualTo("grpc");
+    assertThat(http.getPort()).isEqualTo(8080);
+    assertThat(http.getTargetPort().getStrVal()).isEqualTo("http");
+    String serviceName =
+        deployment().getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+            .filter(e -> e.getName().equals("WEIR_K8S_SERVICE_NAME")).findFirst().orElseThrow().getValue();
+    assertThat(serviceName).isEqualTo(peers.getMetadata().getName());
+  }
+
+  @Test
+  void configMap_holdsARatelimitDomainConfig() throws IOException {
+    ConfigMap config = only(ConfigMap.class);
+    Map<?, ?> yaml = Serialization.unmarshal(config.getData().get("config.yaml"), Map.class);
+
+    assertThat(yaml.get("domain")).isEqualTo("ratelimit");
+    assertThat((List<?>) yaml.get("descriptors")).hasSize(3);
+  }
+
+  @Test
+  void envoyFilters_parseIntoEnvoysProtos_andCallWeirsRlsPort() throws Exception {
+    JsonFormat.TypeRegistry types = JsonFormat.TypeRegistry.newBuilder().add(RateLimit.getDescriptor()).build();
+    JsonFormat.Parser parser = JsonFormat.parser().usingTypeRegistry(types);
+    int filters = 0;
+    int vhosts = 0;
+    List<Document> docs = new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("overlays/istio")));
+    docs.addAll(Manifests.build(Manifests.ROOT.resolve("overlays/istio/sidecar")));
+    for (Document doc : docs) {
+      if (!(doc.object() instanceof EnvoyFilter ef)) {
+        continue;
+      }
+      for (EnvoyFilterEnvoyConfigObjectPatch patch : ef.getSpec().getConfigPatches()) {
+        String json = Serialization.asJson(patch.getPatch().getValue());
+        switch (patch.getApplyTo().name()) {
+          case "HTTP_FILTER" -> {
+            HttpFilter.Builder filter = HttpFilter.newBuilder();
+            parser.merge(json, filter);
+            RateLimit rl = filter.getTypedConfig().unpack(RateLimit.class);
+            assertThat(filter.getName()).isEqualTo("envoy.filters.http.ratelimit");
+            assertThat(rl.getDomain()).isEqualTo("ratelimit");
+            assertThat(rl.getRateLimitService().getGrpcService().getEnvoyGrpc().getClusterName())
+                .isEqualTo("outbound|8081||weir.weir.svc.cluster.local");
+            filters++;
+          }
+          case "VIRTUAL_HOST" -> {
+            VirtualHost.Builder vhost = VirtualHost.newBuilder();
+            parser.merge(json, vhost);
+            assertThat(vhost.getRateLimitsList()).isNotEmpty();
+            vhosts++;
+          }
+          default -> throw new AssertionError("unexpected patch " + patch.getApplyTo());
+        }
+      }
+    }
+    assertThat(filters).isEqualTo(2);
+    assertThat(vhosts).isEqualTo(2);
+  }
+
+  @Test
+  void base_appliesToApiServer() throws IOException {
+    for (Document doc : Manifests.build(BASE)) {
+      client.resource(doc.object()).create();
+    }
+
+    assertThat(client.apps().deployments().inNamespace("weir").withName("weir").get()).isNotNull();
+    assertThat(client.services().inNamespace("weir").list().getItems()).hasSize(2);
+    assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get()).isNotNull();
+    assertThat(client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get()).isNotNull();
+    assertThat(client.configMaps().inNamespace("weir").withName("weir-config").get()).isNotNull();
+  }
+
+  private static Deployment deployment() throws IOException {
+    return only(Deployment.class);
+  }
+
+  private static <T extends HasMetadata> T only(Class<T> type) throws IOException {
+    List<T> found =
+        Manifests.build(BASE).stream().map(Document::object).filter(type::isInstance).map(type::cast).toList();
+    assertThat(found).hasSize(1);
+    return found.get(0);
+  }
+
+  /**
+   * Returns every {@code WEIR_*} variable the server reads: string literals in the main sources of
+   * core, the adapters and the server, and the rows of the documentation's variable tables.
+   */
+  private static Set<String> knownVariables() throws IOException {
+    Path repo = Manifests.ROOT.getParent();
+    Set<String> known = new TreeSet<>();
+    List<Path> roots =
+        Stream.of("service/core", "service/server", "gubernator-adapter", "envoy-adapter")
+            .map(m -> repo.resolve(m).resolve("src/main/java"))
+            .filter(Files::isDirectory)
+            .toList();
+    for (Path root : roots) {
+      try (Stream<Path> files = Files.walk(root)) {
+        for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+          Matcher m = WEIR_LITERAL.matcher(Files.readString(f));
+          while (m.find()) {
+            known.add(m.group(1));
+          }
+        }
+      }
+    }
+    List<Path> docs = new ArrayList<>();
+    if (Files.isDirectory(repo.resolve("docs"))) {
+      try (Stream<Path> files = Files.list(repo.resolve("docs"))) {
+        docs.addAll(files.filter(p -> p.toString().endsWith(".md")).toList());
+      }
+    }
+    for (Path doc : docs) {
+      Matcher m = DOC_ROW.matcher(Files.readString(doc));
+      while (m.find()) {
+        known.add(m.group(1));
+      }
+    }
+    return known;
+  }
+}

@@ -1,0 +1,96 @@
+package dev.weir.envoy;
+
+import com.sun.net.httpserver.HttpHandler;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.time.Clock;
+import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.http.JsonHandler;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.reload.ConfigReloader;
+import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
+import dev.weir.envoy.service.ShouldRateLimitHandler;
+import io.grpc.BindableService;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * The Envoy adapter assembled for a server: the loaded descriptor config kept fresh by a {@link
+ * ConfigReloader}, the {@code ShouldRateLimit} gRPC service and the {@code POST /json} handler, all
+ * answering through one core {@link RateLimitService}.
+ */
+public final class EnvoyAdapter implements AutoCloseable {
+
+  private final EnvoySettings settings;
+  private final ConfigReloader reloader;
+  private final EnvoyRateLimitGrpcService grpcService;
+  private final JsonHandler jsonHandler;
+
+  private EnvoyAdapter(
+      EnvoySettings settings,
+      ConfigReloader reloader,
+      EnvoyRateLimitGrpcService grpcService,
+      JsonHandler jsonHandler) {
+    this.settings = settings;
+    this.reloader = reloader;
+    this.grpcService = grpcService;
+    this.jsonHandler = jsonHandler;
+  }
+
+  /**
+   * Loads the descriptor config at {@code configPath} and assembles the adapter; an invalid config
+   * throws, which should stop the server with the errors.
+   */
+  public static EnvoyAdapter start(
+      Path configPath,
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      MeterRegistry registry)
+      throws ConfigException {
+    EnvoyMetrics metrics = new EnvoyMetrics(registry);
+    ConfigHolder holder = new ConfigHolder();
+    ConfigReloader reloader =
+        new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);
+    reloader.loadInitial();
+    ShouldRateLimitHandler handler =
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics);
+    return new EnvoyAdapter(
+        settings, reloader, new EnvoyRateLimitGrpcService(handler), new JsonHandler(handler));
+  }
+
+  /** Starts checking the config path for changes every {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}. */
+  public void watch(ScheduledExecutorService scheduler) {
+    reloader.start(scheduler, settings.reloadInterval());
+  }
+
+  /** Returns the reloader, to trigger a check explicitly. */
+  public ConfigReloader reloader() {
+    return reloader;
+  }
+
+  /** Returns {@code envoy.service.ratelimit.v3.RateLimitService}, to add to the gRPC server. */
+  public BindableService grpcService() {
+    return grpcService;
+  }
+
+  /** Returns the {@code POST /json} handler, to mount on the HTTP listener. */
+  public HttpHandler jsonHandler() {
+    return jsonHandler;
+  }
+
+  /** Returns the adapter's HTTP routes: {@code POST /json}. */
+  public List<HttpRoute> httpRoutes() {
+    return List.of(HttpRoute.post("/json", jsonHandler));
+  }
+
+  /** Stops watching the config path. */
+  @Override
+  public void close() {
+    reloader.close();
+  }
+}

@@ -1,0 +1,155 @@
+package dev.weir.envoy;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import dev.weir.core.model.Algorithm;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The Envoy adapter's settings, read from {@code WEIR_ENVOY_*} environment variables; each
+ * envoyproxy/ratelimit setting that changes decisions or responses keeps its own name after the prefix.
+ *
+ * @param config the descriptor file or directory; empty disables the adapter
+ * @param mergeDomainConfig whether several files may declare the same domain
+ * @param defaultAlgorithm the algorithm of rules that name none
+ * @param shadowMode whether an OVER_LIMIT overall answer is turned into OK
+ * @param responseHeadersEnabled whether the RateLimit-* response headers are added
+ * @param limitHeader the name of the limit header
+ * @param remainingHeader the name of the remaining header
+ * @param resetHeader the name of the reset header
+ * @param stopCacheKeyIncrementWhenOverlimit whether a request over any limit leaves its other counters
+ *     untouched
+ * @param nearLimitRatio the fraction of a limit above which hits count as near the limit
+ * @param reloadInterval how often the config path is checked for changes
+ */
+public record EnvoySettings(
+    Optional<Path> config,
+    boolean mergeDomainConfig,
+    Algorithm defaultAlgorithm,
+    boolean shadowMode,
+    boolean responseHeadersEnabled,
+    String limitHeader,
+    String remainingHeader,
+    String resetHeader,
+    boolean stopCacheKeyIncrementWhenOverlimit,
+    double nearLimitRatio,
+    Duration reloadInterval) {
+
+  /** Creates settings. */
+  public EnvoySettings {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
+    Objects.requireNonNull(limitHeader, "limitHeader");
+    Objects.requireNonNull(remainingHeader, "remainingHeader");
+    Objects.requireNonNull(resetHeader, "resetHeader");
+    Objects.requireNonNull(reloadInterval, "reloadInterval");
+  }
+
+  /** {@code WEIR_ENVOY_CONFIG}. */
+  public static final EnvVar CONFIG = EnvVar.of("WEIR_ENVOY_CONFIG");
+  /** {@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}. */
+  public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of("WEIR_ENVOY_MERGE_DOMAIN_CONFIG");
+  /** {@code WEIR_ENVOY_DEFAULT_ALGORITHM}. */
+  public static final EnvVar DEFAULT_ALGORITHM = EnvVar.of("WEIR_ENVOY_DEFAULT_ALGORITHM");
+  /** {@code WEIR_ENVOY_SHADOW_MODE}. */
+  public static final EnvVar SHADOW_MODE = EnvVar.of("WEIR_ENVOY_SHADOW_MODE");
+  /** {@code WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED}. */
+  public static final EnvVar LIMIT_RESPONSE_HEADERS_ENABLED =
+      EnvVar.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED");
+  /** {@code WEIR_ENVOY_LIMIT_LIMIT_HEADER}. */
+  public static final EnvVar LIMIT_LIMIT_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_LIMIT_HEADER");
+  /** {@code WEIR_ENVOY_LIMIT_REMAINING_HEADER}. */
+  public static final EnvVar LIMIT_REMAINING_HEADER =
+      EnvVar.of("WEIR_ENVOY_LIMIT_REMAINING_HEADER");
+  /** {@code WEIR_ENVOY_LIMIT_RESET_HEADER}. */
+  public static final EnvVar LIMIT_RESET_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_RESET_HEADER");
+  /** {@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}. */
+  public static final EnvVar STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT =
+      EnvVar.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT");
+  /** {@code WEIR_ENVOY_NEAR_LIMIT_RATIO}. */
+  public static final EnvVar NEAR_LIMIT_RATIO = EnvVar.of("WEIR_ENVOY_NEAR_LIMIT_RATIO");
+  /** {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}. */
+  public static final EnvVar CONFIG_RELOAD_INTERVAL = EnvVar.of("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL");
+
+  private static final List<String> ALGORITHMS =
+      List.of("fixed_window", "token_bucket", "leaky_bucket", "sliding_window");
+
+  /** The settings when no variable is set. */
+  public static final EnvoySettings DEFAULTS = fromEnvironment(Map.of());
+
+  /**
+   * Reads the settings from {@code env}; a bad value throws {@link ConfigException} naming the
+   * variable, the value and what is allowed.
+   */
+  public static EnvoySettings fromEnvironment(Map<String, String> env) {
+    return from(new EnvReader(env));
+  }
+
+  /** Reads the settings through {@code reader}; a bad value throws {@link ConfigException}. */
+  public static EnvoySettings from(EnvReader reader) {
+    Optional<Path> config = reader.lookup(CONFIG).map(s -> Path.of(s.value()));
+    return new EnvoySettings(
+        config,
+        reader.bool(MERGE_DOMAIN_CONFIG, false),
+        Algorithm.valueOf(
+            reader.oneOf(DEFAULT_ALGORITHM, "fixed_window", ALGORITHMS).toUpperCase(Locale.ROOT)),
+        reader.bool(SHADOW_MODE, false),
+        reader.bool(LIMIT_RESPONSE_HEADERS_ENABLED, false),
+        header(reader, LIMIT_LIMIT_HEADER, "RateLimit-Limit"),
+        header(reader, LIMIT_REMAINING_HEADER, "RateLimit-Remaining"),
+        header(reader, LIMIT_RESET_HEADER, "RateLimit-Reset"),
+        reader.bool(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, false),
+        ratio(reader, NEAR_LIMIT_RATIO, 0.8),
+        reader.duration(
+            CONFIG_RELOAD_INTERVAL,
+            Duration.ofSeconds(1),
+            Duration.ofMillis(10),
+            Duration.ofHours(1)));
+  }
+
+  /** Returns the options descriptor files are compiled with. */
+  public ConfigLoadOptions loadOptions() {
+    return new ConfigLoadOptions(mergeDomainConfig, defaultAlgorithm);
+  }
+
+  private static String header(EnvReader reader, EnvVar var, String fallback) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
+      return fallback;
+    }
+    String v = setting.get().value();
+    if (!v.chars().allMatch(c -> c > 32 && c < 127 && c != ':')) {
+      throw invalid(setting.get(), "an HTTP header name (printable ASCII without spaces or ':')");
+    }
+    return v;
+  }
+
+  private static double ratio(EnvReader reader, EnvVar var, double fallback) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
+      return fallback;
+    }
+    try {
+      double d = Double.parseDouble(setting.get().value());
+      if (d >= 0 && d <= 1) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
+    }
+    throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
+  }
+
+  private static ConfigException invalid(EnvReader.Setting setting, String expected) {
+    return new ConfigException(
+        setting.variable() + "='" + setting.value() + "' is not valid: expected " + expected);
+  }
+}

@@ -1,0 +1,303 @@
+package dev.weir.envoy.config;
+
+import dev.weir.core.model.Algorithm;
+import dev.weir.core.model.Behavior;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Checks decoded files and compiles them into one {@link EnvoyConfig}, in the order and with the words
+ * of envoyproxy/ratelimit; files are added one at a time and a file that fails leaves the compiler as
+ * it was.
+ */
+final class ConfigCompiler {
+
+  private static final String ALGORITHMS =
+      "fixed_window, token_bucket, leaky_bucket, sliding_window";
+  private static final String BEHAVIORS = "global, no_batching, drain_over_limit";
+  private static final long UINT32_MAX = 0xFFFF_FFFFL;
+
+  private final ConfigLoadOptions options;
+  private final Map<String, List<DescriptorNode>> domains = new LinkedHashMap<>();
+
+  ConfigCompiler(ConfigLoadOptions options) {
+    this.options = options;
+  }
+
+  /** Checks {@code file} against itself and the files added before it, then adds it. */
+  void add(ParsedFile file) throws ConfigException {
+    String domain = file.domain();
+    if (domain.isEmpty()) {
+      throw error(file, "config file cannot have empty domain");
+    }
+    List<DescriptorNode> existing = domains.get(domain);
+    if (existing != null && !options.mergeDomainConfig()) {
+      throw error(file, "duplicate domain '" + domain + "' in config file");
+    }
+    Set<List<String>> seen = new HashSet<>();
+    if (existing != null) {
+      for (DescriptorNode node : existing) {
+        seen.add(List.of(node.key(), node.value()));
+      }
+    }
+    List<DescriptorNode> nodes = level(file, domain + ".", "", file.descriptors(), seen);
+    domains.computeIfAbsent(domain, d -> new ArrayList<>()).addAll(nodes);
+  }
+
+  /** Returns the compiled configuration of every file added. */
+  EnvoyConfig build() {
+    Map<String, DomainConfig> out = new LinkedHashMap<>();
+    domains.forEach((name, nodes) -> out.put(name, new DomainConfig(name, new DescriptorLevel(nodes))));
+    return new EnvoyConfig(out);
+  }
+
+  private List<DescriptorNode> level(
+      ParsedFile file,
+      String compositePrefix,
+      String pathPrefix,
+      List<RawDescriptor> raws,
+      Set<List<String>> seen)
+      throws ConfigException {
+    List<DescriptorNode> nodes = new ArrayList<>();
+    for (RawDescriptor raw : raws) {
+      if (raw.key().isEmpty()) {
+        throw error(file, "descriptor has empty key");
+      }
+      String finalKey = raw.value().isEmpty() ? raw.key() : raw.key() + "_" + raw.value();
+      String composite = compositePrefix + finalKey;
+      if (!seen.add(List.of(raw.key(), raw.value()))) {
+        throw error(file, "duplicate descriptor composite key '" + composite + "'");
+      }
+      Optional<RateLimitRule> rule = Optional.empty();
+      if (raw.rateLimit().isPresent()) {
+        rule = Optional.of(rule(file, composite, raw.rateLimit().get()));
+      }
+      if (raw.shareThreshold() && raw.value().indexOf('*') < 0) {
+        throw error(
+            file,
+            "share_threshold can only be used with wildcard values (containing '*'), but found key '"
+                + finalKey
+                + "'");
+      }
+      Map<String, Object> metadata = raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
+      String path = pathPrefix + finalKey;
+      List<DescriptorNode> children =
+          level(file, composite + ".", path + ".", raw.descriptors(), new HashSet<>());
+      nodes.add(
+          new DescriptorNode(
+              raw.key(),
+              raw.value(),
+              path,
+              rule,
+              raw.shadowMode(),
+              raw.quotaMode(),
+              raw.detailedMetric(),
+              raw.valueToMetric(),
+              raw.shareThreshold(),
+              metadata,
+              new DescriptorLevel(children)));
+    }
+    return nodes;
+  }
+
+  private RateLimitRule rule(ParsedFile file, String composite, RawRateLimit raw)
+      throws ConfigException {
+    Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit =
+        Units.parse(raw.unit());
+    if (raw.unlimited()) {
+      if (unit.isPresent()) {
+        throw error(file, "should not specify rate limit unit when unlimited");
+      }
+    } else if (unit.isEmpty()) {
+      throw error(file, "invalid rate limit unit '" + raw.unit() + "'");
+    }
+    for (String replaced : raw.replaces()) {
+      if (replaced.isEmpty()) {
+        throw error(file, "should not have an empty replaces entry");
+      }
+      if (replaced.equals(raw.name())) {
+        throw error(file, "replaces should not contain name of same descriptor");
+      }
+    }
+    Algorithm algorithm = algorithm(file, composite, raw.algorithm());
+    long burst = burst(file, composite, raw.burst());
+    int behavior = behavior(file, composite, raw.behavior());
+    return new RateLimitRule(
+        raw.requestsPerUnit(),
+        unit.orElse(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit.UNKNOWN),
+        raw.unlimited(),
+        raw.name(),
+        raw.replaces(),
+        algorithm,
+        burst,
+        behavior);
+  }
+
+  private Algorithm algorithm(ParsedFile file, String composite, Node node) throws ConfigException {
+    if (node == null || isNull(node)) {
+      return options.defaultAlgorithm();
+    }
+    if (node instanceof ScalarNode s) {
+      Optional<Algorithm> parsed = parseAlgorithm(s.getValue());
+      if (parsed.isPresent()) {
+        return parsed.get();
+      }
+    }
+    throw error(
+        file,
+        "invalid algorithm '"
+            + YamlConfigParser.render(node)
+            + "' in rate_limit of '"
+            + composite
+            + "': allowed values are "
+            + ALGORITHMS);
+  }
+
+  /** Returns the algorithm named {@code text} (case-insensitive, e.g. {@code token_bucket}). */
+  static Optional<Algorithm> parseAlgorithm(String text) {
+    String upper = text.toUpperCase(Locale.ROOT);
+    for (Algorithm a : Algorithm.values()) {
+      if (a.name().equals(upper)) {
+        return Optional.of(a);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private long burst(ParsedFile file, String composite, Node node) throws ConfigException {
+    if (node == null || isNull(node)) {
+      return 0;
+    }
+    if (node instanceof ScalarNode s && s.getTag().equals(Tag.INT)) {
+      BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
+      if (v != null && v.signum() >= 0 && v.compareTo(BigInteger.valueOf(UINT32_MAX)) <= 0) {
+        return v.longValue();
+      }
+    }
+    throw error(
+        file,
+        "invalid burst '"
+            + YamlConfigParser.render(node)
+            + "' in rate_limit of '"
+            + composite
+            + "': allowed values are integers from 0 to "
+            + UINT32_MAX);
+  }
+
+  private int behavior(ParsedFile file, String composite, Node node) throws ConfigException {
+    if (node == null || isNull(node)) {
+      return Behavior.BATCHING;
+    }
+    if (!(node instanceof SequenceNode seq)) {
+      throw error(
+          file,
+          "invalid behavior '"
+              + YamlConfigParser.render(node)
+              + "' in rate_limit of '"
+              + composite
+              + "': must be a list of "
+              + BEHAVIORS);
+    }
+    int flags = Behavior.BATCHING;
+    for (Node item : seq.getValue()) {
+      String text = item instanceof ScalarNode s ? s.getValue().toLowerCase(Locale.ROOT) : "";
+      int flag =
+          switch (text) {
+            case "global" -> Behavior.GLOBAL;
+            case "no_batching" -> Behavior.NO_BATCHING;
+            case "drain_over_limit" -> Behavior.DRAIN_OVER_LIMIT;
+            default -> -1;
+          };
+      if (flag < 0) {
+        throw error(
+            file,
+            "invalid behavior '"
+                + YamlConfigParser.render(item)
+                + "' in rate_limit of '"
+                + composite
+                + "': allowed values are "
+                + BEHAVIORS);
+      }
+      flags |= flag;
+    }
+    return flags;
+  }
+
+  private Map<String, Object> metadata(ParsedFile file, Node node) throws ConfigException {
+    if (isNull(node)) {
+      return Map.of();
+    }
+    if (!(node instanceof MappingNode)) {
+      throw error(
+          file, "error parsing metadata: metadata must be a map, found " + YamlConfigParser.render(node));
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> map = (Map<String, Object>) plain(file, node);
+    return map;
+  }
+
+  private Object plain(ParsedFile file, Node node) throws ConfigException {
+    if (node instanceof MappingNode m) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      for (NodeTuple t : m.getValue()) {
+        Node k = t.getKeyNode();
+        if (!(k instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
+          throw error(
+              file, "error parsing metadata: key is not of type string: " + YamlConfigParser.render(k));
+        }
+        out.put(ks.getValue(), plain(file, t.getValueNode()));
+      }
+      return Collections.unmodifiableMap(out);
+    }
+    if (node instanceof SequenceNode seq) {
+      List<Object> out = new ArrayList<>();
+      for (Node item : seq.getValue()) {
+        out.add(plain(file, item));
+      }
+      return Collections.unmodifiableList(out);
+    }
+    ScalarNode s = (ScalarNode) node;
+    Tag tag = s.getTag();
+    if (tag.equals(Tag.NULL)) {
+      return null;
+    }
+    if (tag.equals(Tag.BOOL)) {
+      String v = s.getValue().toLowerCase(Locale.ROOT);
+      return v.equals("true") || v.equals("yes") || v.equals("on");
+    }
+    if (tag.equals(Tag.INT)) {
+      BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
+      return v == null ? s.getValue() : v.doubleValue();
+    }
+    if (tag.equals(Tag.FLOAT)) {
+      try {
+        return Double.parseDouble(s.getValue().replace("_", ""));
+      } catch (NumberFormatException e) {
+        throw error(file, "error parsing metadata: invalid number " + s.getValue());
+      }
+    }
+    return s.getValue();
+  }
+
+  private static boolean isNull(Node node) {
+    return node instanceof ScalarNode s && s.getTag().equals(Tag.NULL);
+  }
+
+  private static ConfigException error(ParsedFile file, String text) {
+    return new ConfigException(file.fileName() + ": " + text);
+  }
+}

@@ -1,0 +1,37 @@
+package dev.weir.envoy.config;
+
+import dev.weir.core.model.Algorithm;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The {@code rate_limit} block of one descriptor rule, with Weir's extensions.
+ *
+ * @param requestsPerUnit the limit per window, a uint32 (0 blocks every request)
+ * @param unit the window unit; {@code UNKNOWN} when {@code unlimited}
+ * @param unlimited whether the rule never limits
+ * @param name the rule's name, echoed in {@code current_limit.name} and the target of {@code replaces}
+ * @param replaces names of other matched rules this rule drops
+ * @param algorithm the counting algorithm (Weir extension)
+ * @param burst the leaky bucket capacity; 0 means {@code requestsPerUnit} (Weir extension)
+ * @param behavior OR-ed {@link dev.weir.core.model.Behavior} flags (Weir extension)
+ */
+public record RateLimitRule(
+    long requestsPerUnit,
+    Unit unit,
+    boolean unlimited,
+    String name,
+    List<String> replaces,
+    Algorithm algorithm,
+    long burst,
+    int behavior) {
+
+  /** Creates a rule, copying {@code replaces}. */
+  public RateLimitRule {
+    Objects.requireNonNull(unit, "unit");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(algorithm, "algorithm");
+    replaces = List.copyOf(replaces);
+  }
+}

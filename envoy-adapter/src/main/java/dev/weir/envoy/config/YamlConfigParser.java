@@ -1,0 +1,351 @@
+package dev.weir.envoy.config;
+
+import java.io.StringReader;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then a key
+ * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys at an
+ * unexpected level are ignored.
+ *
+ * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name.
+ */
+final class YamlConfigParser {
+
+  /** Keys envoyproxy/ratelimit accepts anywhere in a file. */
+  static final Set<String> REFERENCE_KEYS =
+      Set.of(
+          "domain",
+          "key",
+          "value",
+          "descriptors",
+          "rate_limit",
+          "unit",
+          "requests_per_unit",
+          "unlimited",
+          "shadow_mode",
+          "quota_mode",
+          "name",
+          "replaces",
+          "detailed_metric",
+          "value_to_metric",
+          "share_threshold",
+          "metadata");
+
+  /** Weir's extension keys, valid inside {@code rate_limit}. */
+  static final Set<String> WEIR_KEYS = Set.of("algorithm", "burst", "behavior");
+
+  private static final long UINT32_MAX = 0xFFFF_FFFFL;
+
+  private final String fileName;
+
+  private YamlConfigParser(String fileName) {
+    this.fileName = fileName;
+  }
+
+  /** Decodes {@code text}, the content of the file called {@code fileName}. */
+  static ParsedFile parse(String fileName, String text) throws ConfigException {
+    return new YamlConfigParser(fileName).parse(text);
+  }
+
+  private ParsedFile parse(String text) throws ConfigException {
+    Node root;
+    try {
+      root = new Yaml(new LoaderOptions()).compose(new StringReader(text));
+    } catch (YAMLException e) {
+      throw error("error loading config file: " + oneLine(e.getMessage()));
+    }
+    if (root == null) {
+      return new ParsedFile(fileName, "", List.of());
+    }
+    if (!(root instanceof MappingNode map)) {
+      throw unmarshal(root, "map");
+    }
+    validateKeys(map);
+    String domain = "";
+    List<RawDescriptor> descriptors = List.of();
+    for (NodeTuple t : map.getValue()) {
+      switch (keyOf(t)) {
+        case "domain" -> domain = string(t.getValueNode());
+        case "descriptors" -> descriptors = descriptors(t.getValueNode());
+        default -> {}
+      }
+    }
+    return new ParsedFile(fileName, domain, descriptors);
+  }
+
+  private void validateKeys(MappingNode map) throws ConfigException {
+    Set<String> seen = new HashSet<>();
+    for (NodeTuple t : map.getValue()) {
+      Node keyNode = t.getKeyNode();
+      if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
+        throw error("config error, key is not of type string: " + render(keyNode));
+      }
+      String key = ks.getValue();
+      if (!REFERENCE_KEYS.contains(key) && !WEIR_KEYS.contains(key)) {
+        throw error("config error, unknown key '" + key + "'");
+      }
+      if (!seen.add(key)) {
+        throw error(
+            "error loading config file: yaml: line "
+                + line(keyNode)
+                + ": key \""
+                + key
+                + "\" already set in map");
+      }
+      if (key.equals("metadata") || key.equals("behavior")) {
+        continue;
+      }
+      Node value = t.getValueNode();
+      if (value instanceof SequenceNode seq) {
+        for (Node item : seq.getValue()) {
+          if (!(item instanceof MappingNode itemMap)) {
+            throw error(
+                "config error, yaml file contains list of type other than map: " + render(item));
+          }
+          validateKeys(itemMap);
+        }
+      } else if (value instanceof MappingNode nested) {
+        validateKeys(nested);
+      } else if (value instanceof ScalarNode scalar && !isLeaf(scalar.getTag())) {
+        throw error("error checking config");
+      }
+    }
+  }
+
+  private static boolean isLeaf(Tag tag) {
+    return tag.equals(Tag.STR)
+        || tag.equals(Tag.INT)
+        || tag.equals(Tag.BOOL)
+        || tag.equals(Tag.NULL)
+        || tag.equals(Tag.TIMESTAMP);
+  }
+
+  private List<RawDescriptor> descriptors(Node node) throws ConfigException {
+    List<RawDescriptor> out = new ArrayList<>();
+    for (MappingNode item : mappings(node, "[]config.YamlDescriptor")) {
+      out.add(descriptor(item));
+    }
+    return out;
+  }
+
+  private RawDescriptor descriptor(MappingNode map) throws ConfigException {
+    String key = "";
+    String value = "";
+    Optional<RawRateLimit> rateLimit = Optional.empty();
+    List<RawDescriptor> children = List.of();
+    boolean shadow = false;
+    boolean quota = false;
+    boolean detailed = false;
+    boolean valueToMetric = false;
+    boolean share = false;
+    Node metadata = null;
+    for (NodeTuple t : map.getValue()) {
+      Node v = t.getValueNode();
+      switch (keyOf(t)) {
+        case "key" -> key = string(v);
+        case "value" -> value = string(v);
+        case "rate_limit" -> rateLimit = rateLimit(v);
+        case "descriptors" -> children = descriptors(v);
+        case "shadow_mode" -> shadow = bool(v);
+        case "quota_mode" -> quota = bool(v);
+        case "detailed_metric" -> detailed = bool(v);
+        case "value_to_metric" -> valueToMetric = bool(v);
+        case "share_threshold" -> share = bool(v);
+        case "metadata" -> metadata = v;
+        default -> {}
+      }
+    }
+    return new RawDescriptor(
+        key, value, rateLimit, children, shadow, quota, detailed, valueToMetric, share, metadata);
+  }
+
+  private Optional<RawRateLimit> rateLimit(Node node) throws ConfigException {
+    if (isNull(node)) {
+      return Optional.empty();
+    }
+    if (!(node instanceof MappingNode map)) {
+      throw unmarshal(node, "config.YamlRateLimit");
+    }
+    long rpu = 0;
+    String unit = "";
+    boolean unlimited = false;
+    String name = "";
+    List<String> replaces = new ArrayList<>();
+    Node algorithm = null;
+    Node burst = null;
+    Node behavior = null;
+    for (NodeTuple t : map.getValue()) {
+      Node v = t.getValueNode();
+      switch (keyOf(t)) {
+        case "requests_per_unit" -> rpu = uint32(v);
+        case "unit" -> unit = string(v);
+        case "unlimited" -> unlimited = bool(v);
+        case "name" -> name = string(v);
+        case "replaces" -> {
+          for (MappingNode r : mappings(v, "[]config.yamlReplaces")) {
+            String replaced = "";
+            for (NodeTuple rt : r.getValue()) {
+              if (keyOf(rt).equals("name")) {
+                replaced = string(rt.getValueNode());
+              }
+            }
+            replaces.add(replaced);
+          }
+        }
+        case "algorithm" -> algorithm = v;
+        case "burst" -> burst = v;
+        case "behavior" -> behavior = v;
+        default -> {}
+      }
+    }
+    return Optional.of(
+        new RawRateLimit(rpu, unit, unlimited, name, replaces, algorithm, burst, behavior));
+  }
+
+  private List<MappingNode> mappings(Node node, String target) throws ConfigException {
+    if (isNull(node)) {
+      return List.of();
+    }
+    if (!(node instanceof SequenceNode seq)) {
+      throw unmarshal(node, target);
+    }
+    List<MappingNode> out = new ArrayList<>();
+    for (Node item : seq.getValue()) {
+      if (!(item instanceof MappingNode m)) {
+        throw unmarshal(item, target.substring(2));
+      }
+      out.add(m);
+    }
+    return out;
+  }
+
+  private String string(Node node) throws ConfigException {
+    if (isNull(node)) {
+      return "";
+    }
+    if (node instanceof ScalarNode s) {
+      return s.getValue();
+    }
+    throw unmarshal(node, "string");
+  }
+
+  private boolean bool(Node node) throws ConfigException {
+    if (isNull(node)) {
+      return false;
+    }
+    if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
+      String v = s.getValue().toLowerCase(Locale.ROOT);
+      return v.equals("true") || v.equals("yes") || v.equals("on");
+    }
+    throw unmarshal(node, "bool");
+  }
+
+  private long uint32(Node node) throws ConfigException {
+    if (isNull(node)) {
+      return 0;
+    }
+    if (node instanceof ScalarNode s && s.getTag().equals(Tag.INT)) {
+      BigInteger v = parseYamlInt(s.getValue());
+      if (v != null && v.signum() >= 0 && v.compareTo(BigInteger.valueOf(UINT32_MAX)) <= 0) {
+        return v.longValue();
+      }
+    }
+    throw unmarshal(node, "uint32");
+  }
+
+  /** Parses a YAML 1.1 integer (sign, underscores, 0x, 0b, 0o and leading-0 octal); null if malformed. */
+  static BigInteger parseYamlInt(String text) {
+    String t = text.replace("_", "");
+    boolean negative = false;
+    if (t.startsWith("-") || t.startsWith("+")) {
+      negative = t.startsWith("-");
+      t = t.substring(1);
+    }
+    try {
+      BigInteger v;
+      if (t.startsWith("0x")) {
+        v = new BigInteger(t.substring(2), 16);
+      } else if (t.startsWith("0b")) {
+        v = new BigInteger(t.substring(2), 2);
+      } else if (t.startsWith("0o")) {
+        v = new BigInteger(t.substring(2), 8);
+      } else if (t.length() > 1 && t.startsWith("0")) {
+        v = new BigInteger(t.substring(1), 8);
+      } else {
+        v = new BigInteger(t);
+      }
+      return negative ? v.negate() : v;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static boolean isNull(Node node) {
+    return node instanceof ScalarNode s && s.getTag().equals(Tag.NULL);
+  }
+
+  private static String keyOf(NodeTuple t) {
+    return ((ScalarNode) t.getKeyNode()).getValue();
+  }
+
+  private ConfigException unmarshal(Node node, String target) {
+    String shown =
+        node instanceof ScalarNode s
+            ? "!!" + s.getTag().getValue().substring(Tag.PREFIX.length()) + " `" + s.getValue() + "`"
+            : "!!" + node.getTag().getValue().substring(Tag.PREFIX.length());
+    return error(
+        "error loading config file: yaml: unmarshal errors: line "
+            + line(node)
+            + ": cannot unmarshal "
+            + shown
+            + " into "
+            + target);
+  }
+
+  private static int line(Node node) {
+    return node.getStartMark().getLine() + 1;
+  }
+
+  /** Renders a node the way Go's {@code %v} prints the decoded value. */
+  static String render(Node node) {
+    if (node instanceof ScalarNode s) {
+      return s.getTag().equals(Tag.NULL) ? "<nil>" : s.getValue();
+    }
+    if (node instanceof SequenceNode seq) {
+      List<String> items = new ArrayList<>();
+      for (Node item : seq.getValue()) {
+        items.add(render(item));
+      }
+      return "[" + String.join(" ", items) + "]";
+    }
+    List<String> entries = new ArrayList<>();
+    for (NodeTuple t : ((MappingNode) node).getValue()) {
+      entries.add(render(t.getKeyNode()) + ":" + render(t.getValueNode()));
+    }
+    return "map[" + String.join(" ", entries) + "]";
+  }
+
+  private static String oneLine(String message) {
+    return message == null ? "" : message.strip().replaceAll("\\s*\\n\\s*", " ");
+  }
+
+  private ConfigException error(String text) {
+    return new ConfigException(fileName + ": " + text);
+  }
+}

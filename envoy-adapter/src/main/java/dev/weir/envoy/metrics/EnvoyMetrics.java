@@ -1,0 +1,74 @@
+package dev.weir.envoy.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The Envoy adapter's Micrometer meters: per-rule hit counters tagged by {@code domain} and {@code rule}
+ * (the rule path, see {@link dev.weir.envoy.service.StatsKeys}), and service-level counters.
+ */
+public final class EnvoyMetrics {
+
+  /** The prefix of every meter name. */
+  public static final String PREFIX = "weir.envoy.";
+
+  private final MeterRegistry registry;
+  private final Map<List<String>, RuleCounters> rules = new ConcurrentHashMap<>();
+  private final Counter configLoadSuccess;
+  private final Counter configLoadError;
+  private final Counter globalShadowMode;
+  private final Counter serviceError;
+
+  /** Creates the meters in {@code registry}. */
+  public EnvoyMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    this.configLoadSuccess = registry.counter(PREFIX + "config_load_success");
+    this.configLoadError = registry.counter(PREFIX + "config_load_error");
+    this.globalShadowMode = registry.counter(PREFIX + "global_shadow_mode");
+    this.serviceError = registry.counter(PREFIX + "service_error");
+  }
+
+  /** Returns the counters of {@code rule} in {@code domain}, creating them on first use. */
+  public RuleCounters rule(String domain, String rule) {
+    return rules.computeIfAbsent(List.of(domain, rule), k -> create(domain, rule));
+  }
+
+  private RuleCounters create(String domain, String rule) {
+    return new RuleCounters(
+        counter("total_hits", domain, rule),
+        counter("over_limit", domain, rule),
+        counter("near_limit", domain, rule),
+        counter("within_limit", domain, rule),
+        counter("shadow_mode", domain, rule));
+  }
+
+  private Counter counter(String name, String domain, String rule) {
+    return Counter.builder(PREFIX + "rate_limit." + name)
+        .tag("domain", domain)
+        .tag("rule", rule)
+        .register(registry);
+  }
+
+  /** Counts a configuration that loaded. */
+  public void configLoadSuccess() {
+    configLoadSuccess.increment();
+  }
+
+  /** Counts a configuration that failed to load. */
+  public void configLoadError() {
+    configLoadError.increment();
+  }
+
+  /** Counts an OVER_LIMIT answer turned into OK by {@code WEIR_ENVOY_SHADOW_MODE}. */
+  public void globalShadowMode() {
+    globalShadowMode.increment();
+  }
+
+  /** Counts a call answered with a gRPC error. */
+  public void serviceError() {
+    serviceError.increment();
+  }
+}

@@ -1,0 +1,166 @@
+package dev.weir.envoy.service;
+
+import com.google.protobuf.Duration;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.metrics.RuleCounters;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
+ * does: per-rule shadow and quota mode, the overall code, global shadow mode, the RateLimit-* headers,
+ * and the per-rule hit counters.
+ */
+final class ResponseBuilder {
+
+  /** {@code limit_remaining} of an unlimited descriptor: the largest uint32. */
+  static final int UNLIMITED_REMAINING = (int) 0xFFFF_FFFFL;
+
+  private final EnvoySettings settings;
+  private final EnvoyMetrics metrics;
+
+  ResponseBuilder(EnvoySettings settings, EnvoyMetrics metrics) {
+    this.settings = settings;
+    this.metrics = metrics;
+  }
+
+  /**
+   * Returns the response for {@code plans}, where {@code answers} holds the core's answers to the
+   * {@link DescriptorPlan.Limited} plans in order and {@code now} is the request's time.
+   */
+  RateLimitResponse build(
+      List<DescriptorPlan> plans, List<dev.weir.core.model.RateLimitResponse> answers, long now) {
+    List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
+    List<Boolean> quota = new ArrayList<>(plans.size());
+    int next = 0;
+    for (DescriptorPlan plan : plans) {
+      if (plan instanceof DescriptorPlan.Limited limited) {
+        statuses.add(status(limited, answers.get(next++), now));
+        quota.add(limited.quotaMode());
+      } else if (plan instanceof DescriptorPlan.Unlimited) {
+        statuses.add(
+            DescriptorStatus.newBuilder()
+                .setCode(Code.OK)
+                .setLimitRemaining(UNLIMITED_REMAINING)
+                .build());
+        quota.add(false);
+      } else {
+        statuses.add(DescriptorStatus.newBuilder().setCode(Code.OK).build());
+        quota.add(false);
+      }
+    }
+    boolean over = false;
+    int quotaCount = 0;
+    int quotaOver = 0;
+    for (int i = 0; i < statuses.size(); i++) {
+      boolean statusOver = statuses.get(i).getCode() == Code.OVER_LIMIT;
+      if (quota.get(i)) {
+        quotaCount++;
+        quotaOver += statusOver ? 1 : 0;
+      } else {
+        over |= statusOver;
+      }
+    }
+    over |= quotaCount > 0 && quotaOver == quotaCount;
+    if (over && settings.shadowMode()) {
+      metrics.globalShadowMode();
+      over = false;
+    }
+    RateLimitResponse.Builder response =
+        RateLimitResponse.newBuilder()
+            .setOverallCode(over ? Code.OVER_LIMIT : Code.OK)
+            .addAllStatuses(statuses);
+    if (settings.responseHeadersEnabled()) {
+      addHeaders(response, statuses, quota);
+    }
+    return response.build();
+  }
+
+  private DescriptorStatus status(
+      DescriptorPlan.Limited plan, dev.weir.core.model.RateLimitResponse answer, long now) {
+    boolean over = answer.status() == dev.weir.core.model.Status.OVER_LIMIT;
+    long remaining = Math.max(0, Math.min(answer.remaining(), 0xFFFF_FFFFL));
+    long untilReset = Math.max(0, answer.resetTime() - now);
+    count(plan, over, remaining);
+    Code code = over && !plan.shadowMode() ? Code.OVER_LIMIT : Code.OK;
+    return DescriptorStatus.newBuilder()
+        .setCode(code)
+        .setCurrentLimit(
+            RateLimitResponse.RateLimit.newBuilder()
+                .setRequestsPerUnit((int) plan.requestsPerUnit())
+                .setUnit(plan.unit())
+                .setName(plan.ruleName()))
+        .setLimitRemaining((int) (over ? 0 : remaining))
+        .setDurationUntilReset(
+            Duration.newBuilder()
+                .setSeconds(untilReset / 1000)
+                .setNanos((int) (untilReset % 1000) * 1_000_000))
+        .build();
+  }
+
+  private void count(DescriptorPlan.Limited plan, boolean over, long remaining) {
+    long hits = plan.request().hits();
+    if (hits == 0) {
+      return;
+    }
+    RuleCounters counters = metrics.rule(plan.domain(), plan.statsRule());
+    counters.totalHits().increment(hits);
+    if (over) {
+      counters.overLimit().increment(hits);
+      if (plan.shadowMode()) {
+        counters.shadowMode().increment(hits);
+      }
+      return;
+    }
+    counters.withinLimit().increment(hits);
+    long limit = plan.requestsPerUnit();
+    long after = limit - remaining;
+    long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());
+    if (after > nearThreshold) {
+      long before = after - hits;
+      counters.nearLimit().increment(after - Math.max(before, nearThreshold));
+    }
+  }
+
+  private void addHeaders(
+      RateLimitResponse.Builder response, List<DescriptorStatus> statuses, List<Boolean> quota) {
+    DescriptorStatus chosen = null;
+    for (int i = 0; i < statuses.size(); i++) {
+      DescriptorStatus s = statuses.get(i);
+      if (!s.hasCurrentLimit()) {
+        continue;
+      }
+      if (s.getCode() == Code.OVER_LIMIT && !quota.get(i)) {
+        chosen = s;
+        break;
+      }
+      if (chosen == null
+          || Integer.toUnsignedLong(s.getLimitRemaining())
+              < Integer.toUnsignedLong(chosen.getLimitRemaining())) {
+        chosen = s;
+      }
+    }
+    if (chosen == null) {
+      return;
+    }
+    Duration reset = chosen.getDurationUntilReset();
+    long resetSeconds = reset.getSeconds() + (reset.getNanos() > 0 ? 1 : 0);
+    response
+        .addResponseHeadersToAdd(
+            header(
+                settings.limitHeader(),
+                Integer.toUnsignedString(chosen.getCurrentLimit().getRequestsPerUnit())))
+        .addResponseHeadersToAdd(
+            header(settings.remainingHeader(), Integer.toUnsignedString(chosen.getLimitRemaining())))
+        .addResponseHeadersToAdd(header(settings.resetHeader(), Long.toString(resetSeconds)));
+  }
+
+  private static HeaderValue header(String key, String value) {
+    return HeaderValue.newBuilder().setKey(key).setValue(value).build();
+  }
+}

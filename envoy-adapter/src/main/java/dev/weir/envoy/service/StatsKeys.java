@@ -1,0 +1,55 @@
+package dev.weir.envoy.service;
+
+import dev.weir.envoy.match.Entry;
+import dev.weir.envoy.match.Match;
+import dev.weir.envoy.match.MatchedLevel;
+import java.util.List;
+
+/**
+ * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level {@code
+ * key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key} for a key-only
+ * match; actual values appear only where {@code value_to_metric} is set, or at every level when the
+ * matched rule has {@code detailed_metric}.
+ */
+public final class StatsKeys {
+
+  private StatsKeys() {}
+
+  /** Returns the rule label of {@code match}. */
+  public static String rule(Match match) {
+    boolean detailed = match.node().detailedMetric();
+    StringBuilder out = new StringBuilder();
+    for (MatchedLevel level : match.levels()) {
+      if (out.length() > 0) {
+        out.append('.');
+      }
+      Entry entry = level.entry();
+      if (detailed || level.node().valueToMetric()) {
+        out.append(join(entry.key(), entry.value()));
+      } else {
+        switch (level.kind()) {
+          case EXACT -> out.append(join(entry.key(), entry.value()));
+          case WILDCARD -> out.append(join(level.node().key(), level.node().value()));
+          case KEY_ONLY -> out.append(entry.key());
+        }
+      }
+    }
+    return out.toString();
+  }
+
+  /** Returns the rule label of a limit override: every entry with its value. */
+  public static String override(List<Entry> entries) {
+    StringBuilder out = new StringBuilder();
+    for (Entry entry : entries) {
+      if (out.length() > 0) {
+        out.append('.');
+      }
+      out.append(join(entry.key(), entry.value()));
+    }
+    return out.toString();
+  }
+
+  private static String join(String key, String value) {
+    return value.isEmpty() ? key : key + "_" + value;
+  }
+}

@@ -1,0 +1,134 @@
+package dev.weir.envoy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.model.Algorithm;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+class ConfigLoadErrorTest {
+
+  static Stream<Arguments> fileErrors() {
+    return Stream.of(
+        Arguments.of("empty-domain.yaml", "config file cannot have empty domain"),
+        Arguments.of("empty-key.yaml", "descriptor has empty key"),
+        Arguments.of(
+            "duplicate-key.yaml",
+            "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
+        Arguments.of("bad-unit.yaml", "invalid rate limit unit 'fortnight'"),
+        Arguments.of("missing-unit.yaml", "invalid rate limit unit ''"),
+        Arguments.of(
+            "unlimited-with-unit.yaml", "should not specify rate limit unit when unlimited"),
+        Arguments.of("empty-replaces.yaml", "should not have an empty replaces entry"),
+        Arguments.of("self-replaces.yaml", "replaces should not contain name of same descriptor"),
+        Arguments.of(
+            "share-threshold-without-wildcard.yaml",
+            "share_threshold can only be used with wildcard values (containing '*'), but found key"
+                + " 'files_report'"),
+        Arguments.of("unknown-key.yaml", "config error, unknown key 'ratelimit'"),
+        Arguments.of("non-string-key.yaml", "config error, key is not of type string: 123"),
+        Arguments.of(
+            "list-of-non-map.yaml",
+            "config error, yaml file contains list of type other than map: other"),
+        Arguments.of("float-leaf.yaml", "error checking config"),
+        Arguments.of(
+            "bad-metadata.yaml", "error parsing metadata: metadata must be a map, found [one two]"),
+        Arguments.of(
+            "negative-requests-per-unit.yaml",
+            "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!int `-1`"
+                + " into uint32"),
+        Arguments.of(
+            "requests-per-unit-over-uint32.yaml",
+            "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!int"
+                + " `4294967296` into uint32"),
+        Arguments.of(
+            "bool-as-string.yaml",
+            "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!str"
+                + " `sometimes` into bool"),
+        Arguments.of(
+            "duplicate-map-key.yaml",
+            "error loading config file: yaml: line 2: key \"domain\" already set in map"),
+        Arguments.of(
+            "bad-algorithm.yaml",
+            "invalid algorithm 'gcra' in rate_limit of 'shop.a': allowed values are fixed_window,"
+                + " token_bucket, leaky_bucket, sliding_window"),
+        Arguments.of(
+            "bad-burst.yaml",
+            "invalid burst 'lots' in rate_limit of 'shop.a': allowed values are integers from 0 to"
+                + " 4294967295"),
+        Arguments.of(
+            "bad-behavior.yaml",
+            "invalid behavior 'reset_remaining' in rate_limit of 'shop.a': allowed values are"
+                + " global, no_batching, drain_over_limit"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("fileErrors")
+  void load_badFile_failsWithReferenceWordingPrefixedByFileName(String file, String text) {
+    Path path = Fixtures.path("errors/" + file);
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+  }
+
+  @Test
+  void load_unparseableYaml_failsWithLoadingErrorAndParserMessage() {
+    Path path = Fixtures.path("errors/unparseable.yaml");
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement()
+                    .asString()
+                    .startsWith(path + ": error loading config file: ")
+                    .doesNotContain("\n"));
+  }
+
+  @Test
+  void load_sameDomainInTwoFiles_failsOnTheSecondFile() {
+    Path dir = Fixtures.path("errors/duplicate-domain");
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(dir))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        dir.resolve("b.yaml") + ": duplicate domain 'shop' in config file"));
+  }
+
+  @Test
+  void load_sameDomainInTwoFilesWithMerge_mergesTopLevelRules() throws ConfigException {
+    Path dir = Fixtures.path("errors/duplicate-domain");
+
+    EnvoyConfig config =
+        new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)).load(dir);
+
+    assertThat(config.domain("shop").orElseThrow().root().nodes())
+        .extracting(DescriptorNode::key)
+        .containsExactly("a", "b");
+  }
+
+  @Test
+  void load_sameRuleInTwoMergedFiles_failsWithDuplicateCompositeKey() {
+    Path dir = Fixtures.path("errors/merge-duplicate-key");
+
+    assertThatThrownBy(
+            () -> new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)).load(dir))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        dir.resolve("b.yaml") + ": duplicate descriptor composite key 'shop.a'"));
+  }
+}

@@ -1,0 +1,172 @@
+package dev.weir.envoy.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.service.ShouldRateLimitHandler;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class JsonHandlerTest {
+
+  /** Admits the first hit of every request and refuses every later one. */
+  private static final class FirstHitOnly implements RateLimitService {
+    private int calls;
+
+    @Override
+    public synchronized CompletableFuture<List<RateLimitResponse>> check(
+        List<RateLimitRequest> requests) {
+      List<RateLimitResponse> out = new ArrayList<>();
+      for (RateLimitRequest r : requests) {
+        boolean over = calls++ > 0;
+        out.add(
+            RateLimitResponse.of(
+                over ? Status.OVER_LIMIT : Status.UNDER_LIMIT, r.limit(), over ? 0 : 0, r.createdAt() + 1000));
+      }
+      return CompletableFuture.completedFuture(out);
+    }
+
+    @Override
+    public HealthStatus health() {
+      return new HealthStatus(true, "", 1, "fake", List.of("fake"));
+    }
+  }
+
+  private final ConfigHolder config = new ConfigHolder();
+  private HttpServer server;
+  private final HttpClient client = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void start() throws Exception {
+    ShouldRateLimitHandler handler =
+        new ShouldRateLimitHandler(
+            config,
+            new FirstHitOnly(),
+            new FakeClock(),
+            EnvoySettings.DEFAULTS,
+            new EnvoyMetrics(new SimpleMeterRegistry()));
+    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext("/json", new JsonHandler(handler));
+    server.start();
+  }
+
+  @AfterEach
+  void stop() {
+    server.stop(0);
+  }
+
+  private void loadConfig() throws Exception {
+    config.set(
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(
+                List.of(
+                    new ConfigFile(
+                        "c.yaml",
+                        "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second,"
+                            + " requests_per_unit: 1}\n"))));
+  }
+
+  private HttpResponse<String> post(String body) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/json"))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static final String REQUEST =
+      "{\"domain\":\"d\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}]}],"
+          + "\"unknown_field\":1}";
+
+  @Test
+  void post_withinLimit_200WithProtojsonResponse() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post(REQUEST);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":"
+                + "{\"requestsPerUnit\":1,\"unit\":\"SECOND\"},\"durationUntilReset\":\"1s\"}]}");
+  }
+
+  @Test
+  void post_overLimit_429() throws Exception {
+    loadConfig();
+    post(REQUEST);
+
+    HttpResponse<String> response = post(REQUEST);
+
+    assertThat(response.statusCode()).isEqualTo(429);
+    assertThat(response.body()).startsWith("{\"overallCode\":\"OVER_LIMIT\"");
+  }
+
+  @Test
+  void post_malformedBody_400WithMessage() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post("{\"domain\": ");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).startsWith("{\"code\":3,\"message\":\"invalid request body: ");
+  }
+
+  @Test
+  void post_emptyDomain_400NamingTheField() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post("{\"descriptors\":[{\"entries\":[{\"key\":\"k\"}]}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo("{\"code\":3,\"message\":\"rate limit domain must not be empty\"}");
+  }
+
+  @Test
+  void post_noConfigLoaded_503() throws Exception {
+    HttpResponse<String> response = post(REQUEST);
+
+    assertThat(response.statusCode()).isEqualTo(503);
+    assertThat(response.body())
+        .isEqualTo("{\"code\":14,\"message\":\"no rate limit configuration loaded\"}");
+  }
+
+  @Test
+  void get_405() throws Exception {
+    HttpResponse<String> response =
+        client.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/json"))
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    assertThat(response.statusCode()).isEqualTo(405);
+  }
+}

@@ -1,0 +1,56 @@
+package dev.weir.core.discovery;
+
+import dev.weir.core.discovery.dns.DnsDiscovery;
+import dev.weir.core.discovery.dns.Resolver;
+import dev.weir.core.discovery.etcd.EtcdDiscovery;
+import dev.weir.core.discovery.k8s.KubernetesDiscovery;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Function;
+
+/**
+ * Builds the configured {@link PeerDiscovery}, wrapped so that every mechanism's updates are
+ * coalesced before they reach the ring.
+ */
+public final class DiscoveryFactory {
+  private final Function<String, PeerDiscovery> staticDiscovery;
+  private final ScheduledExecutorService scheduler;
+  private final Resolver resolver;
+  private final Duration window;
+
+  /**
+   * Creates a factory. {@code staticDiscovery} builds the static mechanism for an advertise address
+   * (the cluster module owns it); {@code scheduler} runs DNS polls and coalescing windows.
+   */
+  public DiscoveryFactory(Function<String, PeerDiscovery> staticDiscovery, ScheduledExecutorService scheduler) {
+    this(staticDiscovery, scheduler, Resolver.SYSTEM, CoalescingListener.DEFAULT_WINDOW);
+  }
+
+  /** Creates a factory with a given DNS resolver and coalescing window. */
+  public DiscoveryFactory(
+      Function<String, PeerDiscovery> staticDiscovery,
+      ScheduledExecutorService scheduler,
+      Resolver resolver,
+      Duration window) {
+    this.staticDiscovery = staticDiscovery;
+    this.scheduler = scheduler;
+    this.resolver = resolver;
+    this.window = window;
+  }
+
+  /**
+   * Returns the discovery {@code settings} select for the node whose configured advertise address is
+   * {@code configuredAdvertise} (adjusted by {@link DiscoverySettings#advertiseAddress}).
+   */
+  public CoalescedDiscovery create(DiscoverySettings settings, String configuredAdvertise) throws Exception {
+    String self = settings.advertiseAddress(configuredAdvertise);
+    PeerDiscovery mechanism =
+        switch (settings.type()) {
+          case STATIC -> staticDiscovery.apply(self);
+          case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self);
+          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self);
+          case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler);
+        };
+    return new CoalescedDiscovery(mechanism, scheduler, window);
+  }
+}

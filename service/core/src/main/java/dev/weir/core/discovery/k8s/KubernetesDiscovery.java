@@ -1,0 +1,177 @@
+package dev.weir.core.discovery.k8s;
+
+import dev.weir.core.discovery.PeerDiscovery;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Membership from the Kubernetes API: an informer over the peers' EndpointSlices (default) or pods,
+ * recomputing the whole peer set from the informer's cache on every event, with this node always
+ * included.
+ *
+ * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
+ * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
+ * and {@link #problem()} says why.
+ */
+public final class KubernetesDiscovery implements PeerDiscovery {
+  /** The label EndpointSlices carry with the name of their Service. */
+  public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+  private static final Logger log = LoggerFactory.getLogger(KubernetesDiscovery.class);
+  private static final Duration RESYNC = Duration.ofMinutes(5);
+
+  private final KubernetesClient client;
+  private final boolean ownsClient;
+  private final KubernetesSettings settings;
+  private final String self;
+  private final String namespace;
+
+  private Consumer<Set<String>> listener = peers -> {};
+  private Set<String> delivered = Set.of();
+  private SharedIndexInformer<? extends HasMetadata> informer;
+  private volatile String lastError = "";
+
+  /**
+   * Creates discovery over {@code client}; {@code ownsClient} says whether {@link #close()} closes it.
+   * {@code advertiseAddress} is this node's address when {@code settings} has no pod IP.
+   */
+  public KubernetesDiscovery(
+      KubernetesClient client, boolean ownsClient, KubernetesSettings settings, String advertiseAddress) {
+    this.client = client;
+    this.ownsClient = ownsClient;
+    this.settings = settings;
+    this.self = settings.selfAddress(advertiseAddress);
+    this.namespace = settings.namespace().orElseGet(() -> orDefault(client.getNamespace()));
+  }
+
+  /** Creates discovery with a client configured from the environment (in-cluster service account). */
+  public static KubernetesDiscovery create(KubernetesSettings settings, String advertiseAddress) {
+    return new KubernetesDiscovery(new KubernetesClientBuilder().build(), true, settings, advertiseAddress);
+  }
+
+  /** Returns this node's peer address. */
+  public String selfAddress() {
+    return self;
+  }
+
+  /** Delivers this node alone at once, then starts the informer without waiting for its first list. */
+  @Override
+  public synchronized void start(Consumer<Set<String>> listener) {
+    this.listener = listener;
+    deliver(Set.of());
+    if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
+      SharedIndexInformer<Pod> pods =
+          client.pods().inNamespace(namespace).withLabelSelector(settings.selector()).runnableInformer(RESYNC.toMillis());
+      informer = watch(pods, all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()));
+    } else {
+      SharedIndexInformer<EndpointSlice> slices =
+          client
+              .discovery()
+              .v1()
+              .endpointSlices()
+              .inNamespace(namespace)
+              .withLabel(SERVICE_NAME_LABEL, settings.serviceName())
+              .runnableInformer(RESYNC.toMillis());
+      informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort()));
+    }
+  }
+
+  private <T extends HasMetadata> SharedIndexInformer<T> watch(
+      SharedIndexInformer<T> inf, Function<List<T>, Set<String>> select) {
+    Runnable refresh = () -> deliver(select.apply(inf.getStore().list()));
+    inf.addEventHandler(
+        new ResourceEventHandler<T>() {
+          @Override
+          public void onAdd(T obj) {
+            refresh.run();
+          }
+
+          @Override
+          public void onUpdate(T oldObj, T newObj) {
+            refresh.run();
+          }
+
+          @Override
+          public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+            refresh.run();
+          }
+        });
+    inf.exceptionHandler(
+        (started, error) -> {
+          lastError = error.getClass().getSimpleName() + ": " + error.getMessage();
+          log.warn("kubernetes {} watch failed, retrying: {}", what(), lastError);
+          return true;
+        });
+    inf.start()
+        .whenComplete(
+            (ok, error) -> {
+              if (error == null) {
+                lastError = "";
+                refresh.run();
+              }
+            });
+    return inf;
+  }
+
+  @Override
+  public String problem() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    if (inf == null || inf.isWatching()) {
+      return "";
+    }
+    String why = lastError.isEmpty() ? "not established yet" : lastError;
+    return "kubernetes " + what() + " watch is down (" + why + "); keeping the last "
+        + delivered.size() + " known peers";
+  }
+
+  @Override
+  public void close() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+      informer = null;
+      listener = peers -> {};
+    }
+    if (inf != null) {
+      inf.close();
+    }
+    if (ownsClient) {
+      client.close();
+    }
+  }
+
+  private synchronized void deliver(Set<String> peers) {
+    Set<String> all = new TreeSet<>(peers);
+    all.add(self);
+    if (!all.equals(delivered)) {
+      delivered = Set.copyOf(all);
+      listener.accept(delivered);
+    }
+  }
+
+  private String what() {
+    return settings.mechanism() == KubernetesSettings.Mechanism.PODS
+        ? "pods (" + settings.selector() + ") in namespace " + namespace
+        : "endpointslices of service " + settings.serviceName() + " in namespace " + namespace;
+  }
+
+  private static String orDefault(String ns) {
+    return ns == null || ns.isBlank() ? "default" : ns;
+  }
+}

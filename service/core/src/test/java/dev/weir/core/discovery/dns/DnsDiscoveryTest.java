@@ -1,0 +1,115 @@
+package dev.weir.core.discovery.dns;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.discovery.DiscoveryEnv;
+import dev.weir.core.discovery.ManualScheduler;
+import dev.weir.core.discovery.RecordingListener;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class DnsDiscoveryTest {
+  private static final Duration POLL = Duration.ofSeconds(5);
+
+  private final Map<String, List<InetAddress>> records = new HashMap<>();
+  private final Resolver fake =
+      host -> {
+        List<InetAddress> found = records.get(host);
+        if (found == null) {
+          throw new UnknownHostException(host + ": Name or service not known");
+        }
+        return found;
+      };
+  private final ManualScheduler scheduler = new ManualScheduler();
+  private final RecordingListener peers = new RecordingListener();
+  private final DnsDiscovery discovery =
+      new DnsDiscovery(new DnsSettings(List.of("weir-peers.weir.svc"), POLL), "10.0.0.1:1051", fake, scheduler);
+
+  @Test
+  void start_resolvesAtOnce_peersAreAddressesWithOwnPortPlusSelf() throws Exception {
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2"), ip("fd00::3")));
+
+    discovery.start(peers);
+
+    assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "[fd00:0:0:0:0:0:0:3]:1051"));
+    assertThat(discovery.problem()).isEmpty();
+  }
+
+  @Test
+  void poll_recordsChange_deliveredOnNextPollOnly() throws Exception {
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.1"), ip("10.0.0.2")));
+    discovery.start(peers);
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.1"), ip("10.0.0.3")));
+
+    scheduler.advance(POLL.minusMillis(1));
+    assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.2:1051"));
+
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.3:1051"));
+    assertThat(peers.received()).hasSize(2);
+  }
+
+  @Test
+  void poll_lookupFailsOrEmpty_keepsLastPeersAndReportsThenRecovers() throws Exception {
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2")));
+    discovery.start(peers);
+
+    records.remove("weir-peers.weir.svc");
+    scheduler.advance(POLL);
+
+    assertThat(peers.received()).hasSize(1);
+    assertThat(discovery.problem())
+        .isEqualTo("DNS lookup of weir-peers.weir.svc failed (UnknownHostException: weir-peers.weir.svc: "
+            + "Name or service not known); keeping the last 2 known peers");
+
+    records.put("weir-peers.weir.svc", List.of());
+    scheduler.advance(POLL);
+    assertThat(discovery.problem()).contains("no A or AAAA records");
+    assertThat(peers.received()).hasSize(1);
+
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.4")));
+    scheduler.advance(POLL);
+    assertThat(discovery.problem()).isEmpty();
+    assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.4:1051"));
+  }
+
+  @Test
+  void start_firstLookupFails_deliversSelfAlone() {
+    discovery.start(peers);
+
+    assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051"));
+    assertThat(discovery.problem()).startsWith("DNS lookup of weir-peers.weir.svc failed");
+  }
+
+  @Test
+  void close_stopsPolling() throws Exception {
+    discovery.start(peers);
+    discovery.close();
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2")));
+    scheduler.advance(POLL.multipliedBy(3));
+
+    assertThat(peers.received()).hasSize(1);
+    assertThat(scheduler.pending()).isZero();
+  }
+
+  @Test
+  void settings_fromEnv_defaultsAndErrors() {
+    DnsSettings s = DnsSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_DNS_FQDN", "a.svc,b.svc")));
+    assertThat(s.fqdns()).containsExactly("a.svc", "b.svc");
+    assertThat(s.pollInterval()).isEqualTo(Duration.ofSeconds(5));
+
+    assertThatThrownBy(() -> DnsSettings.fromEnv(new DiscoveryEnv(Map.of())))
+        .hasMessageStartingWith("WEIR_DNS_FQDN='' is not valid: expected a host name");
+  }
+
+  private static InetAddress ip(String literal) throws UnknownHostException {
+    return InetAddress.getByName(literal);
+  }
+}

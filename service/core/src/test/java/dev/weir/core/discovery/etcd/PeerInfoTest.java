@@ -1,0 +1,28 @@
+package dev.weir.core.discovery.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class PeerInfoTest {
+
+  @Test
+  void toJson_thenParse_roundTrips() {
+    PeerInfo info = new PeerInfo("[fd00::1]:1051", "dc \"east\"\\1");
+
+    assertThat(PeerInfo.parse(info.toJson())).isEqualTo(info);
+  }
+
+  @Test
+  void parse_whitespaceAndUnknownFields_keepsAddress() {
+    assertThat(PeerInfo.parse(" { \"x\" : \"y\" , \"grpc_address\" : \"10.0.0.1:1051\" } "))
+        .isEqualTo(new PeerInfo("10.0.0.1:1051", ""));
+  }
+
+  @Test
+  void parse_notJsonOrNoAddress_returnsNull() {
+    assertThat(PeerInfo.parse("10.0.0.1:1051")).isNull();
+    assertThat(PeerInfo.parse("{\"data_center\":\"a\"}")).isNull();
+    assertThat(PeerInfo.parse("{\"grpc_address\":\"\\uZZZZ\"}")).isNull();
+  }
+}

@@ -1,0 +1,34 @@
+package dev.weir.server;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.ConfigValidator;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would load
+ * it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} apply) and exits 0,
+ * or 1 after printing every error, or 2 on a usage error.
+ */
+final class ValidateConfigCommand implements Command {
+
+  @Override
+  public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+    if (args.size() != 1) {
+      err.println("usage: java -jar weir.jar validate-config PATH");
+      return 2;
+    }
+    EnvoySettings settings;
+    try {
+      settings = EnvoySettings.from(new EnvReader(env));
+    } catch (ConfigException e) {
+      err.println(e.getMessage());
+      return 2;
+    }
+    return new ConfigValidator(settings.loadOptions()).run(Path.of(args.get(0)), out, err);
+  }
+}

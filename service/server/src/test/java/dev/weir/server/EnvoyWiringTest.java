@@ -1,0 +1,186 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.envoy.EnvoySettings;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EnvoyWiringTest {
+
+  private static final String YAML =
+      """
+      domain: shop
+      descriptors:
+        - key: remote_address
+          rate_limit: {unit: minute, requests_per_unit: 2, name: per-ip}
+      """;
+
+  @TempDir Path dir;
+  private final FakeClock clock = new FakeClock();
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+  private WeirNode node;
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  private WeirNode startNode(Path config) throws Exception {
+    WeirConfig weir =
+        new WeirConfig(
+            new HostPort("127.0.0.1", 0),
+            new HostPort("127.0.0.1", 0),
+            new HostPort("127.0.0.1", 0),
+            1000,
+            "info");
+    EnvoySettings envoy =
+        EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString()));
+    node = WeirNode.start(weir, envoy, clock, new InMemoryBucketStore(clock));
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+    return node;
+  }
+
+  private static RateLimitRequest request(String key, String value) {
+    return RateLimitRequest.newBuilder()
+        .setDomain("shop")
+        .addDescriptors(
+            RateLimitDescriptor.newBuilder()
+                .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(key).setValue(value)))
+        .build();
+  }
+
+  private int run(String... args) throws Exception {
+    return run(Map.of(), args);
+  }
+
+  private int run(Map<String, String> env, String... args) throws Exception {
+    return Main.run(
+        List.of(args),
+        env,
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void shouldRateLimit_onTheGrpcPort_countsThroughTheNodesService() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    startNode(dir);
+    clock.advance(Duration.ofSeconds(15));
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub stub =
+        RateLimitServiceGrpc.newBlockingStub(channel);
+
+    RateLimitResponse first = stub.shouldRateLimit(request("remote_address", "10.0.0.1"));
+    stub.shouldRateLimit(request("remote_address", "10.0.0.1"));
+    RateLimitResponse third = stub.shouldRateLimit(request("remote_address", "10.0.0.1"));
+
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(first.getStatuses(0).getLimitRemaining()).isEqualTo(1);
+    assertThat(first.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(45);
+    assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void shouldRateLimit_unmatchedDescriptor_okOverGrpcAndJson() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    startNode(dir);
+
+    RateLimitResponse grpc =
+        RateLimitServiceGrpc.newBlockingStub(channel).shouldRateLimit(request("path", "/"));
+    HttpResponse<String> json =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + node.httpPort() + "/json"))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"path\","
+                                + "\"value\":\"/\"}]}]}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+    assertThat(grpc.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(grpc.getStatuses(0).hasCurrentLimit()).isFalse();
+    assertThat(json.statusCode()).isEqualTo(200);
+    assertThat(json.body()).isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\"}]}");
+  }
+
+  @Test
+  void serve_invalidDescriptorConfig_exit2WithTheLoadError() throws Exception {
+    Path file = dir.resolve("bad.yaml");
+    Files.writeString(file, "domain: shop\nbogus: 1\n");
+
+    int status =
+        run(
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
+                "WEIR_HTTP_ADDRESS", "127.0.0.1:0",
+                "WEIR_ENVOY_CONFIG", file.toString()),
+            "serve");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(file + ": config error, unknown key 'bogus'" + System.lineSeparator());
+  }
+
+  @Test
+  void validateConfig_validDirectory_exit0() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    assertThat(run("validate-config", dir.toString())).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("OK " + dir + System.lineSeparator());
+  }
+
+  @Test
+  void validateConfig_invalidFiles_exit1PrintingEveryError() throws Exception {
+    Files.writeString(dir.resolve("a.yaml"), "descriptors: []\n");
+    Files.writeString(dir.resolve("b.yaml"), "domain: shop\ndescriptors:\n  - key: k\n");
+    Files.writeString(dir.resolve("c.yaml"), "domain: shop\n");
+
+    int status = run("validate-config", dir.toString());
+
+    assertThat(status).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8).lines())
+        .containsExactly(
+            dir.resolve("a.yaml") + ": config file cannot have empty domain",
+            dir.resolve("c.yaml") + ": duplicate domain 'shop' in config file");
+  }
+
+  @Test
+  void validateConfig_withoutPath_usageExit2() throws Exception {
+    assertThat(run("validate-config")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("usage:");
+  }
+}
