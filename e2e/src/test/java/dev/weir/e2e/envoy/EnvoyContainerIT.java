@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -56,14 +57,15 @@ class EnvoyContainerIT {
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).version(HttpClient.Version.HTTP_1_1).build();
 
+  private static String dockerUnavailable;
+
   @BeforeAll
   static void start() throws IOException {
-    String unavailable = dockerUnavailableReason();
-    if (unavailable != null) {
-      System.out.println("EnvoyContainerIT SKIPPED: Docker is not available: " + unavailable);
+    dockerUnavailable = dockerUnavailableReason();
+    if (dockerUnavailable != null) {
+      System.out.println("EnvoyContainerIT: every test is SKIPPED, Docker is not available: " + dockerUnavailable);
+      return;
     }
-    assumeTrue(unavailable == null, () -> "Docker is not available: " + unavailable);
-
     echo = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     echo.createContext(
         "/",
@@ -103,6 +105,11 @@ class EnvoyContainerIT {
             .waitingFor(Wait.forHttp("/ready").forPort(ADMIN_PORT).forStatusCode(200))
             .withStartupTimeout(Duration.ofMinutes(3));
     envoy.start();
+  }
+
+  @BeforeEach
+  void requireDocker() {
+    assumeTrue(dockerUnavailable == null, () -> "Docker is not available: " + dockerUnavailable);
   }
 
   @AfterAll
@@ -219,13 +226,16 @@ class EnvoyContainerIT {
   /** Returns why no Docker engine can be used, or null when one can. */
   private static String dockerUnavailableReason() {
     try {
-      if (DockerClientFactory.instance().isDockerAvailable()) {
-        return null;
-      }
       DockerClientFactory.instance().client();
-      return "Testcontainers found no working Docker environment";
+      return null;
     } catch (RuntimeException e) {
-      return e.getMessage();
+      String dockerHost = System.getenv("DOCKER_HOST");
+      return "Testcontainers found no Docker engine (DOCKER_HOST "
+          + (dockerHost == null ? "unset" : "= " + dockerHost)
+          + ", /var/run/docker.sock "
+          + (Files.exists(Path.of("/var/run/docker.sock")) ? "present" : "absent")
+          + "): "
+          + e.getMessage();
     }
   }
 }
