@@ -1,0 +1,137 @@
+package dev.weir.e2e;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@code weir.jar} process started by a test on loopback ports the test chose, with its stdout and
+ * stderr captured to files.
+ */
+final class NodeProcess implements AutoCloseable {
+
+  /** How long a node may take to answer its first health check. */
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  final int grpcPort;
+  final int httpPort;
+  private final Process process;
+  private final Path stdout;
+  private final Path stderr;
+
+  private NodeProcess(int grpcPort, int httpPort, Process process, Path stdout, Path stderr) {
+    this.grpcPort = grpcPort;
+    this.httpPort = httpPort;
+    this.process = process;
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+
+  /** Returns the built jar, from the {@code weir.jar} system property that e2e/pom.xml sets. */
+  static Path jar() {
+    String path = System.getProperty("weir.jar");
+    if (path == null) {
+      throw new IllegalStateException("system property weir.jar is not set; run through failsafe");
+    }
+    return Path.of(path);
+  }
+
+  /** Starts {@code java -jar weir.jar args} with free loopback ports and {@code env} added. */
+  static NodeProcess start(Map<String, String> env, String... args) throws IOException {
+    int grpcPort = freePort();
+    int httpPort = freePort();
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-jar");
+    command.add(jar().toString());
+    command.addAll(List.of(args));
+    Path dir = Files.createTempDirectory("weir-node");
+    Path out = dir.resolve("stdout.log");
+    Path err = dir.resolve("stderr.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().keySet().removeIf(name -> name.startsWith("WEIR_") || name.startsWith("GUBER_"));
+    builder.environment().put("WEIR_GRPC_ADDRESS", "127.0.0.1:" + grpcPort);
+    builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
+    builder.environment().putAll(env);
+    return new NodeProcess(grpcPort, httpPort, builder.start(), out, err);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  /** Polls {@code GET /v1/HealthCheck} until it answers 200; fails if the process exits first. */
+  void awaitHealthy(HttpClient client) throws Exception {
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    HttpRequest request = HttpRequest.newBuilder(httpUri("/v1/HealthCheck")).build();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(
+            "node exited with " + process.exitValue() + ": " + stderr() + stdout());
+      }
+      try {
+        if (client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+          return;
+        }
+      } catch (IOException notYetListening) {
+        // the listener is not up yet
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("node not healthy within " + START_TIMEOUT + ": " + stdout());
+  }
+
+  /** Returns {@code http://127.0.0.1:<httpPort><path>}. */
+  URI httpUri(String path) {
+    return URI.create("http://127.0.0.1:" + httpPort + path);
+  }
+
+  /** Sends SIGTERM and returns the exit status, waiting up to {@code timeout}. */
+  int terminate(Duration timeout) throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException("node did not exit within " + timeout + " of SIGTERM");
+    }
+    return process.exitValue();
+  }
+
+  /** Waits for the process to exit on its own and returns its status. */
+  int awaitExit(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException("node did not exit within " + timeout);
+    }
+    return process.exitValue();
+  }
+
+  /** Returns what the process wrote to stdout so far. */
+  String stdout() throws IOException {
+    return Files.readString(stdout, StandardCharsets.UTF_8);
+  }
+
+  /** Returns what the process wrote to stderr so far. */
+  String stderr() throws IOException {
+    return Files.readString(stderr, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public void close() {
+    process.destroyForcibly();
+  }
+}

@@ -1,0 +1,122 @@
+package dev.weir.gubernator.http;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageOrBuilder;
+import com.google.protobuf.util.JsonFormat;
+import com.sun.net.httpserver.HttpExchange;
+import dev.weir.core.http.HttpResponses;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.gubernator.GrpcErrors;
+import dev.weir.gubernator.ProtoMapping;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.LiveCheckResp;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Gubernator's HTTP/JSON gateway as {@link HttpRoute}s: {@code POST /v1/GetRateLimits}, {@code GET
+ * /v1/HealthCheck} and {@code GET /v1/LiveCheck}, speaking protojson as grpc-gateway does.
+ *
+ * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers, and
+ * ignore unknown fields; an empty body is an empty request. Responses use proto field names
+ * ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
+ * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code.
+ */
+public final class GatewayRoutes {
+
+  /** The largest request body accepted; larger bodies get 413. */
+  public static final int MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+  private static final JsonFormat.Parser PARSER = JsonFormat.parser().ignoringUnknownFields();
+  private static final JsonFormat.Printer PRINTER =
+      JsonFormat.printer()
+          .preservingProtoFieldNames()
+          .alwaysPrintFieldsWithNoPresence()
+          .omittingInsignificantWhitespace();
+
+  private final RateLimitService service;
+
+  /** Creates the gateway answering from {@code service}. */
+  public GatewayRoutes(RateLimitService service) {
+    this.service = Objects.requireNonNull(service, "service");
+  }
+
+  /** Returns the gateway's routes, to mount on the node's HTTP listener. */
+  public List<HttpRoute> routes() {
+    return List.of(
+        HttpRoute.post("/v1/GetRateLimits", this::getRateLimits),
+        HttpRoute.get("/v1/HealthCheck", this::healthCheck),
+        HttpRoute.get("/v1/LiveCheck", this::liveCheck));
+  }
+
+  private void getRateLimits(HttpExchange exchange) throws IOException {
+    byte[] body;
+    try (InputStream in = exchange.getRequestBody()) {
+      body = in.readNBytes(MAX_BODY_BYTES + 1);
+    }
+    if (body.length > MAX_BODY_BYTES) {
+      HttpResponses.sendError(
+          exchange,
+          413,
+          Status.Code.RESOURCE_EXHAUSTED.value(),
+          "request body is larger than the " + MAX_BODY_BYTES + " bytes allowed");
+      return;
+    }
+    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+    String json = new String(body, StandardCharsets.UTF_8);
+    if (!json.isBlank()) {
+      try {
+        PARSER.merge(json, request);
+      } catch (InvalidProtocolBufferException | RuntimeException e) {
+        HttpResponses.sendError(
+            exchange, 400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()));
+        return;
+      }
+    }
+    List<RateLimitResponse> responses;
+    try {
+      responses = service.check(ProtoMapping.toModel(request.build())).join();
+    } catch (RuntimeException e) {
+      sendStatus(exchange, GrpcErrors.toStatus(e));
+      return;
+    }
+    sendMessage(exchange, ProtoMapping.toProto(responses));
+  }
+
+  private void healthCheck(HttpExchange exchange) throws IOException {
+    HealthStatus health;
+    try {
+      health = service.health();
+    } catch (RuntimeException e) {
+      sendStatus(exchange, GrpcErrors.toStatus(e));
+      return;
+    }
+    if (!health.healthy()) {
+      String message = health.message().isEmpty() ? ProtoMapping.UNHEALTHY : health.message();
+      sendStatus(exchange, Status.UNAVAILABLE.withDescription(message));
+      return;
+    }
+    sendMessage(exchange, ProtoMapping.toProto(health));
+  }
+
+  private void liveCheck(HttpExchange exchange) throws IOException {
+    sendMessage(exchange, LiveCheckResp.getDefaultInstance());
+  }
+
+  private static void sendMessage(HttpExchange exchange, MessageOrBuilder message)
+      throws IOException {
+    HttpResponses.sendJson(exchange, 200, PRINTER.print(message));
+  }
+
+  private static void sendStatus(HttpExchange exchange, Status status) throws IOException {
+    String message = status.getDescription() == null ? status.getCode().name() : status.getDescription();
+    HttpResponses.sendError(exchange, GrpcHttpStatus.of(status.getCode()), status.getCode().value(), message);
+  }
+}

@@ -1,0 +1,312 @@
+package dev.weir.gubernator.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.http.HttpListener;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.gubernator.FakeRateLimitService;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitResp;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class GatewayRoutesTest {
+
+  private static final String README_EXAMPLE =
+      "{\"requests\":[{\"name\":\"requests_per_sec\",\"uniqueKey\":\"account:12345\","
+          + "\"hits\":\"1\",\"limit\":\"10\",\"duration\":\"1000\"}]}";
+
+  private final HttpClient client = HttpClient.newHttpClient();
+  private final FakeClock clock = new FakeClock();
+  private HttpListener listener;
+
+  private void serve(RateLimitService service) throws Exception {
+    listener =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            new GatewayRoutes(service).routes());
+  }
+
+  private void serveLocal() throws Exception {
+    serve(
+        new LocalRateLimitService(
+            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
+            "127.0.0.1:1051"));
+  }
+
+  @AfterEach
+  void stop() {
+    if (listener != null) {
+      listener.close();
+    }
+  }
+
+  private HttpResponse<String> post(String path, String body) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(uri(path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return client.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + listener.port() + path);
+  }
+
+  private static String items(int count, String item) {
+    StringBuilder json = new StringBuilder("{\"requests\":[");
+    for (int i = 0; i < count; i++) {
+      json.append(i == 0 ? "" : ",").append(item);
+    }
+    return json.append("]}").toString();
+  }
+
+  @Test
+  void getRateLimits_readmeExample_snakeCaseResponse() throws Exception {
+    serveLocal();
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", README_EXAMPLE);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("content-type")).contains("application/json");
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"responses\":[{\"status\":\"UNDER_LIMIT\",\"limit\":\"10\",\"remaining\":\"9\","
+                + "\"reset_time\":\""
+                + (clock.wallMillis() + 1000)
+                + "\",\"error\":\"\",\"metadata\":{}}]}");
+  }
+
+  @Test
+  void getRateLimits_limitTwo_underUnderOver() throws Exception {
+    serveLocal();
+    String body =
+        "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"k\",\"hits\":1,\"limit\":2,\"duration\":60000}]}";
+
+    assertThat(post("/v1/GetRateLimits", body).body()).contains("\"status\":\"UNDER_LIMIT\"");
+    assertThat(post("/v1/GetRateLimits", body).body()).contains("\"status\":\"UNDER_LIMIT\"");
+    assertThat(post("/v1/GetRateLimits", body).body()).contains("\"status\":\"OVER_LIMIT\"");
+  }
+
+  @Test
+  void getRateLimits_1001Items_400OutOfRange() throws Exception {
+    serveLocal();
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", items(1001, "{\"name\":\"n\",\"unique_key\":\"k\"}"));
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":11,\"message\":\"Requests.RateLimits list too large; max size is '1000'\","
+                + "\"details\":[]}");
+  }
+
+  @Test
+  void getRateLimits_emptyUniqueKeyAmongValid_itemErrorOthersAnswered() throws Exception {
+    serveLocal();
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"n\",\"unique_key\":\"a\",\"hits\":1,\"limit\":5,\"duration\":1000},"
+            + "{\"name\":\"n\",\"unique_key\":\"\",\"hits\":1,\"limit\":5,\"duration\":1000},"
+            + "{\"name\":\"n\",\"unique_key\":\"b\",\"hits\":1,\"limit\":5,\"duration\":1000}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    GetRateLimitsResp parsed = parse(response.body());
+    assertThat(parsed.getResponsesList())
+        .extracting(RateLimitResp::getError)
+        .containsExactly("", "field 'unique_key' cannot be empty", "");
+    assertThat(parsed.getResponsesList())
+        .extracting(RateLimitResp::getRemaining)
+        .containsExactly(4L, 0L, 4L);
+    assertThat(response.body()).contains("\"reset_time\":\"0\"");
+  }
+
+  private static GetRateLimitsResp parse(String json) throws Exception {
+    GetRateLimitsResp.Builder builder = GetRateLimitsResp.newBuilder();
+    JsonFormat.parser().merge(json, builder);
+    return builder.build();
+  }
+
+  @Test
+  void getRateLimits_malformedJson_400WithParserMessage() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", "{\"requests\":[{\"name\":");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).startsWith("{\"code\":3,\"message\":\"").endsWith(",\"details\":[]}");
+    assertThat(response.body()).doesNotContain("\"message\":\"\"");
+  }
+
+  @Test
+  void getRateLimits_wrongFieldType_400() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", "{\"requests\":[{\"hits\":\"many\"}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).contains("\"code\":3").contains("many");
+  }
+
+  @Test
+  void getRateLimits_bothNameStylesEnumsAndUnknownFields_parsed() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"a\",\"uniqueKey\":\"k1\",\"algorithm\":\"LEAKY_BUCKET\",\"behavior\":34,"
+            + "\"createdAt\":\"123\",\"burst\":7,\"future\":true},"
+            + "{\"name\":\"b\",\"unique_key\":\"k2\",\"algorithm\":3,\"behavior\":\"GLOBAL\","
+            + "\"created_at\":456,\"metadata\":{\"traceparent\":\"t\"}}],\"extra\":1}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    List<RateLimitRequest> items = service.calls.get(0);
+    assertThat(items.get(0))
+        .isEqualTo(
+            RateLimitRequest.builder("a", "k1")
+                .hits(0)
+                .algorithmNumber(1)
+                .behavior(34)
+                .createdAt(123)
+                .burst(7)
+                .build());
+    assertThat(items.get(1))
+        .isEqualTo(
+            RateLimitRequest.builder("b", "k2")
+                .hits(0)
+                .algorithmNumber(3)
+                .behavior(2)
+                .createdAt(456)
+                .metadata(java.util.Map.of("traceparent", "t"))
+                .build());
+  }
+
+  @Test
+  void getRateLimits_emptyBody_emptyResponses() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", "");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("{\"responses\":[]}");
+  }
+
+  @Test
+  void getRateLimits_bodyOverCap_413() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body = "{\"requests\":[],\"pad\":\"" + "x".repeat(GatewayRoutes.MAX_BODY_BYTES) + "\"}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(response.body()).contains("\"code\":8");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_wrongMethod_405() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response = get("/v1/GetRateLimits");
+
+    assertThat(response.statusCode()).isEqualTo(405);
+    assertThat(response.headers().firstValue("allow")).contains("POST");
+    assertThat(response.body()).contains("\"code\":12");
+  }
+
+  @Test
+  void unknownPath_404() throws Exception {
+    serve(new FakeRateLimitService());
+
+    assertThat(get("/v1/Nope").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void getRateLimits_unexpectedFailure_500Internal() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    service.answer = items -> CompletableFuture.failedFuture(new IllegalStateException("kaput"));
+    serve(service);
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", README_EXAMPLE);
+
+    assertThat(response.statusCode()).isEqualTo(500);
+    assertThat(response.body()).contains("\"code\":13").contains("kaput");
+  }
+
+  @Test
+  void healthCheck_healthy_200SnakeCase() throws Exception {
+    serveLocal();
+
+    HttpResponse<String> response = get("/v1/HealthCheck");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"status\":\"healthy\",\"message\":\"\",\"peer_count\":1,"
+                + "\"advertise_address\":\"127.0.0.1:1051\","
+                + "\"local_peers\":[{\"grpc_address\":\"127.0.0.1:1051\",\"data_center\":\"\"}],"
+                + "\"region_peers\":[]}");
+  }
+
+  @Test
+  void healthCheck_unhealthy_503WithMessage() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    service.health = new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));
+    serve(service);
+
+    HttpResponse<String> response = get("/v1/HealthCheck");
+
+    assertThat(response.statusCode()).isEqualTo(503);
+    assertThat(response.body())
+        .isEqualTo("{\"code\":14,\"message\":\"peer b:1 unreachable\",\"details\":[]}");
+  }
+
+  @Test
+  void liveCheck_running_200EmptyObject() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response = get("/v1/LiveCheck");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("{}");
+  }
+
+  @Test
+  void grpcHttpStatus_gatewayTable() {
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.OUT_OF_RANGE)).isEqualTo(400);
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.INVALID_ARGUMENT)).isEqualTo(400);
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.UNAVAILABLE)).isEqualTo(503);
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.INTERNAL)).isEqualTo(500);
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.NOT_FOUND)).isEqualTo(404);
+    assertThat(GrpcHttpStatus.of(io.grpc.Status.Code.DEADLINE_EXCEEDED)).isEqualTo(504);
+  }
+}

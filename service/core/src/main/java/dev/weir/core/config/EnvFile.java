@@ -1,0 +1,64 @@
+package dev.weir.core.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}; blank lines and lines starting with
+ * {@code #} are skipped; key and value are trimmed. Values from the file sit under the real
+ * environment: a variable set in both takes the environment's value.
+ */
+public final class EnvFile {
+
+  private EnvFile() {}
+
+  /** Reads {@code file}; throws {@link ConfigException} when it cannot be read or a line is malformed. */
+  public static Map<String, String> read(Path file) {
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new ConfigException(
+          "--config '" + file + "' cannot be read: " + e.getClass().getSimpleName());
+    }
+    return parse(file.toString(), lines);
+  }
+
+  /** Parses {@code lines} read from {@code source}, which names the file in error messages. */
+  public static Map<String, String> parse(String source, List<String> lines) {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i).trim();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      int equals = line.indexOf('=');
+      if (equals <= 0) {
+        throw new ConfigException(
+            "--config '"
+                + source
+                + "' line "
+                + (i + 1)
+                + "='"
+                + line
+                + "' is not valid: expected KEY=VALUE");
+      }
+      values.put(line.substring(0, equals).trim(), line.substring(equals + 1).trim());
+    }
+    return values;
+  }
+
+  /** Returns {@code fileValues} overlaid with {@code environment}, whose values win. */
+  public static Map<String, String> mergeUnder(
+      Map<String, String> fileValues, Map<String, String> environment) {
+    Map<String, String> merged = new HashMap<>(fileValues);
+    merged.putAll(environment);
+    return merged;
+  }
+}

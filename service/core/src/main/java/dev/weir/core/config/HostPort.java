@@ -1,0 +1,83 @@
+package dev.weir.core.config;
+
+import java.net.InetSocketAddress;
+import java.util.Objects;
+
+/**
+ * A listen or peer address: a host (name, IPv4 or IPv6 literal, or empty for every interface) and a
+ * port. Written {@code host:port}, or {@code [v6]:port} for IPv6 literals.
+ *
+ * @param host the host, without brackets; empty means every interface
+ * @param port the port, 0 to 65535 (0 = any free port)
+ */
+public record HostPort(String host, int port) {
+
+  /** Creates an address. */
+  public HostPort {
+    Objects.requireNonNull(host, "host");
+    if (port < 0 || port > 65_535) {
+      throw new IllegalArgumentException("port out of range: " + port);
+    }
+  }
+
+  /**
+   * Parses {@code host:port}, {@code [v6]:port} or {@code :port}; throws {@link
+   * IllegalArgumentException} naming what is wrong.
+   */
+  public static HostPort parse(String text) {
+    String s = text.trim();
+    int colon = s.lastIndexOf(':');
+    if (colon < 0) {
+      throw new IllegalArgumentException("missing ':port'");
+    }
+    String host = s.substring(0, colon);
+    String port = s.substring(colon + 1);
+    if (host.startsWith("[")) {
+      if (!host.endsWith("]") || host.length() < 3) {
+        throw new IllegalArgumentException("unbalanced brackets around the IPv6 host");
+      }
+      host = host.substring(1, host.length() - 1);
+    } else if (host.contains(":")) {
+      throw new IllegalArgumentException("an IPv6 host must be written in brackets, e.g. [::1]:1051");
+    }
+    int number;
+    try {
+      number = Integer.parseInt(port);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("port '" + port + "' is not a number");
+    }
+    if (number < 0 || number > 65_535) {
+      throw new IllegalArgumentException("port " + number + " is outside 0-65535");
+    }
+    return new HostPort(host, number);
+  }
+
+  /** Returns whether the host means every interface ({@code 0.0.0.0}, {@code ::} or empty). */
+  public boolean isWildcard() {
+    return host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.equals("0:0:0:0:0:0:0:0");
+  }
+
+  /**
+   * Returns the socket address to bind: every interface for a wildcard host, else the host resolved
+   * (names are looked up now).
+   */
+  public InetSocketAddress toBindAddress() {
+    return isWildcard() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+  }
+
+  /** Returns a copy with {@code newPort}. */
+  public HostPort withPort(int newPort) {
+    return new HostPort(host, newPort);
+  }
+
+  /** Returns a copy with {@code newHost}. */
+  public HostPort withHost(String newHost) {
+    return new HostPort(newHost, port);
+  }
+
+  /** Returns {@code host:port}, bracketing IPv6 literals. */
+  @Override
+  public String toString() {
+    return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+  }
+}

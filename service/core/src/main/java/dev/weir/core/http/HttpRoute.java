@@ -1,0 +1,37 @@
+package dev.weir.core.http;
+
+import com.sun.net.httpserver.HttpHandler;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One endpoint of the HTTP listener: requests with exactly this method and path go to the handler.
+ * Components contribute routes (the Gubernator gateway, the Envoy JSON endpoint, metrics) and the
+ * server mounts them all on one {@link HttpRouter}.
+ *
+ * @param method the HTTP method, upper case, e.g. {@code POST}
+ * @param path the exact request path, e.g. {@code /v1/GetRateLimits}; query strings are ignored
+ * @param handler answers the request and closes the exchange
+ */
+public record HttpRoute(String method, String path, HttpHandler handler) {
+
+  /** Creates a route, upper-casing {@code method}. */
+  public HttpRoute {
+    method = Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT);
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(handler, "handler");
+    if (!path.startsWith("/")) {
+      throw new IllegalArgumentException("path must start with '/': " + path);
+    }
+  }
+
+  /** Returns a {@code GET} route. */
+  public static HttpRoute get(String path, HttpHandler handler) {
+    return new HttpRoute("GET", path, handler);
+  }
+
+  /** Returns a {@code POST} route. */
+  public static HttpRoute post(String path, HttpHandler handler) {
+    return new HttpRoute("POST", path, handler);
+  }
+}

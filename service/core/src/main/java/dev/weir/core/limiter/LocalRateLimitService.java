@@ -1,0 +1,51 @@
+package dev.weir.core.limiter;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The {@link RateLimitService} of a node that is its own cluster: every bucket lives here, every item
+ * is answered by the {@link LocalLimiter} on the caller's thread.
+ */
+public final class LocalRateLimitService implements RateLimitService {
+
+  /** The message of a call with more than {@link #MAX_BATCH_SIZE} items, as Gubernator words it. */
+  public static final String TOO_LARGE_MESSAGE =
+      "Requests.RateLimits list too large; max size is '" + MAX_BATCH_SIZE + "'";
+
+  private final LocalLimiter limiter;
+  private final String advertiseAddress;
+
+  /** Creates the service answering with {@code limiter}; {@code advertiseAddress} is reported by health. */
+  public LocalRateLimitService(LocalLimiter limiter, String advertiseAddress) {
+    this.limiter = Objects.requireNonNull(limiter, "limiter");
+    this.advertiseAddress = Objects.requireNonNull(advertiseAddress, "advertiseAddress");
+  }
+
+  @Override
+  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+    if (requests.size() > MAX_BATCH_SIZE) {
+      return CompletableFuture.failedFuture(new RequestTooLargeException(TOO_LARGE_MESSAGE));
+    }
+    List<RateLimitResponse> responses = new ArrayList<>(requests.size());
+    for (RateLimitRequest request : requests) {
+      Optional<String> fieldError = RequestFields.missingField(request);
+      responses.add(
+          fieldError.isPresent()
+              ? RateLimitResponse.error(fieldError.get())
+              : limiter.apply(request));
+    }
+    return CompletableFuture.completedFuture(responses);
+  }
+
+  /** Returns healthy with a peer count of 1: this node, at its advertised address. */
+  @Override
+  public HealthStatus health() {
+    return new HealthStatus(true, "", 1, advertiseAddress, List.of(advertiseAddress));
+  }
+}

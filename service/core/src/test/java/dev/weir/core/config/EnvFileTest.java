@@ -1,0 +1,49 @@
+package dev.weir.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EnvFileTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void read_keyValueLines_skipsCommentsAndBlanks() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.write(
+        file,
+        List.of("# comment", "", "GUBER_CACHE_SIZE = 100", "WEIR_HTTP_ADDRESS=0.0.0.0:80", "X=a=b"));
+    assertThat(EnvFile.read(file))
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("GUBER_CACHE_SIZE", "100", "WEIR_HTTP_ADDRESS", "0.0.0.0:80", "X", "a=b"));
+  }
+
+  @Test
+  void parse_lineWithoutEquals_namesFileAndLine() {
+    assertThatThrownBy(() -> EnvFile.parse("weir.conf", List.of("A=1", "oops")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("--config 'weir.conf' line 2='oops' is not valid: expected KEY=VALUE");
+  }
+
+  @Test
+  void read_missingFile_namesFile() {
+    Path missing = dir.resolve("nope.conf");
+    assertThatThrownBy(() -> EnvFile.read(missing))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("--config '" + missing + "' cannot be read: NoSuchFileException");
+  }
+
+  @Test
+  void mergeUnder_sameKey_environmentWins() {
+    Map<String, String> merged =
+        EnvFile.mergeUnder(Map.of("A", "file", "B", "file"), Map.of("A", "env"));
+    assertThat(merged).containsExactlyInAnyOrderEntriesOf(Map.of("A", "env", "B", "file"));
+  }
+}

@@ -1,0 +1,51 @@
+package dev.weir.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class HostPortTest {
+
+  @ParameterizedTest
+  @CsvSource({
+    "localhost:1051, localhost, 1051",
+    "0.0.0.0:80, 0.0.0.0, 80",
+    ":1050, '', 1050",
+    "[::1]:1051, ::1, 1051",
+    "[::]:0, ::, 0",
+  })
+  void parse_validAddress_splitsHostAndPort(String text, String host, int port) {
+    assertThat(HostPort.parse(text)).isEqualTo(new HostPort(host, port));
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "localhost, missing ':port'",
+    "localhost:http, port 'http' is not a number",
+    "localhost:65536, port 65536 is outside 0-65535",
+    "::1:1051, an IPv6 host must be written in brackets",
+    "[::1:1051, unbalanced brackets",
+  })
+  void parse_invalidAddress_namesProblem(String text, String problem) {
+    assertThatThrownBy(() -> HostPort.parse(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(problem);
+  }
+
+  @Test
+  void toString_ipv6Host_bracketed() {
+    assertThat(new HostPort("::1", 5).toString()).isEqualTo("[::1]:5");
+    assertThat(new HostPort("10.0.0.1", 5).toString()).isEqualTo("10.0.0.1:5");
+  }
+
+  @Test
+  void isWildcard_anyInterfaceHosts_true() {
+    assertThat(HostPort.parse("0.0.0.0:1").isWildcard()).isTrue();
+    assertThat(HostPort.parse("[::]:1").isWildcard()).isTrue();
+    assertThat(HostPort.parse(":1").isWildcard()).isTrue();
+    assertThat(HostPort.parse("localhost:1").isWildcard()).isFalse();
+  }
+}

@@ -1,0 +1,111 @@
+package dev.weir.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class WeirConfigTest {
+
+  private static final HostAddressResolver HOST = () -> "10.1.2.3";
+
+  private static WeirConfig load(Map<String, String> env) {
+    return WeirConfig.from(new EnvReader(env), HOST);
+  }
+
+  @Test
+  void from_emptyEnv_gubernatorDefaults() {
+    WeirConfig config = load(Map.of());
+    assertThat(config.grpcAddress()).isEqualTo(new HostPort("localhost", 1051));
+    assertThat(config.httpAddress()).isEqualTo(new HostPort("localhost", 1050));
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("localhost", 1051));
+    assertThat(config.cacheSize()).isEqualTo(50_000);
+    assertThat(config.logLevel()).isEqualTo("info");
+  }
+
+  @Test
+  void from_gubernatorEnv_aliasesAccepted() {
+    WeirConfig config =
+        load(
+            Map.of(
+                "GUBER_GRPC_ADDRESS", "127.0.0.1:81",
+                "GUBER_HTTP_ADDRESS", "127.0.0.1:80",
+                "GUBER_ADVERTISE_ADDRESS", "node-1:81",
+                "GUBER_CACHE_SIZE", "10",
+                "GUBER_LOG_LEVEL", "debug"));
+    assertThat(config)
+        .isEqualTo(
+            new WeirConfig(
+                new HostPort("127.0.0.1", 81),
+                new HostPort("127.0.0.1", 80),
+                new HostPort("node-1", 81),
+                10,
+                "debug"));
+  }
+
+  @Test
+  void from_weirAndGuberSet_weirWins() {
+    WeirConfig config = load(Map.of("GUBER_CACHE_SIZE", "10", "WEIR_CACHE_SIZE", "20"));
+    assertThat(config.cacheSize()).isEqualTo(20);
+  }
+
+  @Test
+  void from_wildcardGrpcAddress_advertisesHostAddress() {
+    WeirConfig config = load(Map.of("WEIR_GRPC_ADDRESS", "0.0.0.0:1051"));
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("10.1.2.3", 1051));
+  }
+
+  @Test
+  void from_wildcardAdvertiseAddress_hostReplaced() {
+    WeirConfig config = load(Map.of("WEIR_ADVERTISE_ADDRESS", "[::]:9"));
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("10.1.2.3", 9));
+  }
+
+  @Test
+  void from_badCacheSize_oneLineError() {
+    assertThatThrownBy(() -> load(Map.of("WEIR_CACHE_SIZE", "abc")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("WEIR_CACHE_SIZE='abc' is not valid: expected a whole number from 1 to 2147483647");
+  }
+
+  @Test
+  void from_zeroCacheSize_oneLineError() {
+    assertThatThrownBy(() -> load(Map.of("GUBER_CACHE_SIZE", "0")))
+        .hasMessage("GUBER_CACHE_SIZE='0' is not valid: expected a whole number from 1 to 2147483647");
+  }
+
+  @Test
+  void from_badGrpcAddress_oneLineError() {
+    assertThatThrownBy(() -> load(Map.of("WEIR_GRPC_ADDRESS", "1051")))
+        .hasMessageStartingWith("WEIR_GRPC_ADDRESS='1051' is not valid: expected host:port");
+  }
+
+  @Test
+  void from_badLogLevel_oneLineError() {
+    assertThatThrownBy(() -> load(Map.of("WEIR_LOG_LEVEL", "loud")))
+        .hasMessage(
+            "WEIR_LOG_LEVEL='loud' is not valid: expected one of trace, debug, info, warn, warning,"
+                + " error, fatal, panic");
+  }
+
+  @Test
+  void from_logrusLevels_mappedToLogback() {
+    assertThat(load(Map.of("WEIR_LOG_LEVEL", "WARNING")).logLevel()).isEqualTo("warn");
+    assertThat(load(Map.of("WEIR_LOG_LEVEL", "fatal")).logLevel()).isEqualTo("error");
+    assertThat(load(Map.of("WEIR_LOG_LEVEL", "panic")).logLevel()).isEqualTo("error");
+  }
+
+  @Test
+  void describe_defaults_oneLine() {
+    assertThat(load(Map.of()).describe())
+        .isEqualTo(
+            "grpc_address=localhost:1051 http_address=localhost:1050 advertise_address=localhost:1051"
+                + " cache_size=50000 log_level=info");
+  }
+
+  @Test
+  void systemResolver_returnsSomeAddress() {
+    assertThat(HostAddressResolver.system().resolve()).isNotBlank();
+  }
+}

@@ -1,0 +1,143 @@
+package dev.weir.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class HttpListenerTest {
+
+  private final HttpClient client = HttpClient.newHttpClient();
+  private HttpListener listener;
+
+  @BeforeEach
+  void start() throws Exception {
+    listener =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(
+                HttpRoute.get("/hello", ex -> HttpResponses.sendJson(ex, 200, "{\"hi\":1}")),
+                HttpRoute.post("/hello", ex -> HttpResponses.sendJson(ex, 201, "{}")),
+                HttpRoute.get(
+                    "/boom",
+                    ex -> {
+                      throw new IllegalStateException("kaput");
+                    })));
+  }
+
+  @AfterEach
+  void stop() {
+    listener.close();
+  }
+
+  private HttpResponse<String> call(String method, String path) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listener.port() + path))
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build();
+    return client.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void route_matchingMethodAndPath_handled() throws Exception {
+    HttpResponse<String> response = call("GET", "/hello?x=1");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("{\"hi\":1}");
+    assertThat(response.headers().firstValue("content-type")).contains("application/json");
+    assertThat(call("POST", "/hello").statusCode()).isEqualTo(201);
+  }
+
+  @Test
+  void route_unknownPath_404GatewayError() throws Exception {
+    HttpResponse<String> response = call("GET", "/nope");
+
+    assertThat(response.statusCode()).isEqualTo(404);
+    assertThat(response.body()).isEqualTo("{\"code\":5,\"message\":\"Not Found\",\"details\":[]}");
+  }
+
+  @Test
+  void route_wrongMethod_405WithAllow() throws Exception {
+    HttpResponse<String> response = call("DELETE", "/hello");
+
+    assertThat(response.statusCode()).isEqualTo(405);
+    assertThat(response.headers().firstValue("allow")).contains("GET, POST");
+    assertThat(response.body())
+        .isEqualTo("{\"code\":12,\"message\":\"Method Not Allowed\",\"details\":[]}");
+  }
+
+  @Test
+  void route_handlerThrows_500AndListenerKeepsServing() throws Exception {
+    HttpResponse<String> response = call("GET", "/boom");
+
+    assertThat(response.statusCode()).isEqualTo(500);
+    assertThat(response.body()).contains("\"code\":13").contains("kaput");
+    assertThat(call("GET", "/hello").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void stop_exchangeInFlight_waitsForItThenCloses() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    HttpListener slow =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(
+                HttpRoute.get(
+                    "/slow",
+                    ex -> {
+                      entered.countDown();
+                      try {
+                        release.await();
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      HttpResponses.sendJson(ex, 200, "{}");
+                    })));
+    CompletableFuture<HttpResponse<String>> inFlight =
+        client.sendAsync(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + slow.port() + "/slow")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    entered.await();
+    CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> slow.stop(Duration.ofSeconds(30)));
+
+    release.countDown();
+
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    stopped.get(10, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> new Socket("127.0.0.1", slow.port()).close())
+        .isInstanceOf(ConnectException.class);
+  }
+
+  @Test
+  void router_duplicateRoute_rejected() {
+    assertThatThrownBy(
+            () ->
+                new HttpRouter(
+                    List.of(
+                        HttpRoute.get("/a", ex -> {}), HttpRoute.get("/a", ex -> {}))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("duplicate route GET /a");
+  }
+
+  @Test
+  void errorBody_specialCharacters_escaped() {
+    assertThat(HttpResponses.errorBody(3, "bad \"x\"\n\\"))
+        .isEqualTo("{\"code\":3,\"message\":\"bad \\\"x\\\"\\n\\\\\",\"details\":[]}");
+  }
+}

@@ -1,0 +1,79 @@
+package dev.weir.core.limiter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+
+class LocalLimiterTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
+  private final LocalLimiter limiter =
+      new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock);
+
+  private static RateLimitRequest.Builder request() {
+    return RateLimitRequest.builder("requests_per_sec", "account:1").limit(10).duration(1000);
+  }
+
+  @Test
+  void stamp_createdAtUnset_clockWallTime() {
+    assertThat(limiter.stamp(request().build()).createdAt()).isEqualTo(clock.wallMillis());
+  }
+
+  @Test
+  void stamp_createdAtSet_unchanged() {
+    assertThat(limiter.stamp(request().createdAt(42).build()).createdAt()).isEqualTo(42);
+  }
+
+  @Test
+  void apply_createdAtUnset_windowStartsAtNodeClock() {
+    RateLimitResponse response = limiter.apply(request().build());
+
+    assertThat(response.status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(response.remaining()).isEqualTo(9);
+    assertThat(response.resetTime()).isEqualTo(clock.wallMillis() + 1000);
+  }
+
+  @Test
+  void apply_createdAtSet_windowStartsAtCreatedAt() {
+    long createdAt = clock.wallMillis() - 300;
+
+    RateLimitResponse response = limiter.apply(request().createdAt(createdAt).build());
+
+    assertThat(response.resetTime()).isEqualTo(createdAt + 1000);
+  }
+
+  @Test
+  void apply_firstHit_bucketStoredUnderHashKey() {
+    limiter.apply(request().build());
+
+    assertThat(store.get("requests_per_sec_account:1")).isPresent();
+  }
+
+  @Test
+  void apply_repeatedHits_countDownThenOverLimit() {
+    RateLimitRequest twoPerSecond = request().limit(2).build();
+
+    assertThat(limiter.apply(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(limiter.apply(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(limiter.apply(twoPerSecond).status()).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void apply_windowEnded_newBucket() {
+    RateLimitRequest onePerSecond = request().limit(1).build();
+    limiter.apply(onePerSecond);
+    assertThat(limiter.apply(onePerSecond).status()).isEqualTo(Status.OVER_LIMIT);
+
+    clock.advanceMillis(1000);
+
+    assertThat(limiter.apply(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+  }
+}

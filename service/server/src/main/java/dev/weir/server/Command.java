@@ -1,0 +1,17 @@
+package dev.weir.server;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Map;
+
+/** A subcommand of {@code weir.jar}, such as serving (the default). */
+@FunctionalInterface
+public interface Command {
+
+  /**
+   * Runs with the arguments after the subcommand's name, the environment and the output streams;
+   * returns the process exit status.
+   */
+  int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
+      throws Exception;
+}

@@ -1,0 +1,89 @@
+package dev.weir.server;
+
+import ch.qos.logback.classic.Level;
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvFile;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.HostAddressResolver;
+import dev.weir.core.config.WeirConfig;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a node until the process is told to stop: {@code [--config FILE]}. A bad setting prints its
+ * one-line error to stderr and exits with {@value #EXIT_CONFIG}.
+ */
+final class ServeCommand implements Command {
+
+  /** The exit status of a start-up refused for bad configuration or arguments. */
+  static final int EXIT_CONFIG = 2;
+  /** The exit status of a node that could not start (for example a port in use). */
+  static final int EXIT_START_FAILED = 1;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+
+  @Override
+  public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
+      throws InterruptedException {
+    WeirConfig config;
+    try {
+      config = WeirConfig.from(new EnvReader(environment(args, env)), HostAddressResolver.system());
+    } catch (ConfigException e) {
+      err.println(e.getMessage());
+      return EXIT_CONFIG;
+    }
+    setRootLogLevel(config.logLevel());
+    WeirNode node;
+    try {
+      node = WeirNode.start(config);
+    } catch (IOException e) {
+      err.println("cannot start: " + e);
+      return EXIT_START_FAILED;
+    }
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  LOG.info("Weir node stopping");
+                  node.close();
+                  LOG.info("Weir node stopped");
+                },
+                "weir-shutdown"));
+    LOG.info(
+        "Weir node started: {} grpc_port={} http_port={}",
+        config.describe(),
+        node.grpcPort(),
+        node.httpPort());
+    node.awaitTermination();
+    return 0;
+  }
+
+  /** Returns the environment, with the {@code --config} file's values under it when one is given. */
+  static Map<String, String> environment(List<String> args, Map<String, String> env) {
+    Path file = null;
+    for (int i = 0; i < args.size(); i++) {
+      String arg = args.get(i);
+      if (arg.equals("--config") && i + 1 < args.size()) {
+        file = Path.of(args.get(++i));
+      } else if (arg.startsWith("--config=")) {
+        file = Path.of(arg.substring("--config=".length()));
+      } else {
+        throw new ConfigException(
+            "argument '" + arg + "' is not valid: expected --config FILE or a subcommand of " + Main.COMMANDS.keySet());
+      }
+    }
+    return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);
+  }
+
+  private static void setRootLogLevel(String level) {
+    org.slf4j.Logger root = LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    if (root instanceof ch.qos.logback.classic.Logger logback) {
+      logback.setLevel(Level.toLevel(level, Level.INFO));
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MainTest {
+
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(List<String> args, Map<String, String> env) throws Exception {
+    return Main.run(
+        args,
+        env,
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  private String stderr() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void run_badCacheSize_exit2WithOneLine() throws Exception {
+    int status = run(List.of(), Map.of("WEIR_CACHE_SIZE", "abc"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_CACHE_SIZE='abc' is not valid: expected a whole number from 1 to 2147483647"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void run_badValueInConfigFile_exit2NamingVariable(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.writeString(file, "GUBER_GRPC_ADDRESS=nowhere\n");
+
+    int status = run(List.of("--config", file.toString()), Map.of());
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).startsWith("GUBER_GRPC_ADDRESS='nowhere' is not valid: expected host:port");
+  }
+
+  @Test
+  void run_environmentOverridesConfigFile_envValueValidated(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.writeString(file, "WEIR_CACHE_SIZE=10\n");
+
+    int status = run(List.of("serve", "--config=" + file), Map.of("WEIR_CACHE_SIZE", "-1"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).startsWith("WEIR_CACHE_SIZE='-1' is not valid");
+  }
+
+  @Test
+  void run_unknownArgument_exit2() throws Exception {
+    int status = run(List.of("--bogus"), Map.of());
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).startsWith("argument '--bogus' is not valid: expected --config FILE");
+  }
+
+  @Test
+  void run_missingConfigFile_exit2() throws Exception {
+    int status = run(List.of("--config", "/nonexistent/weir.conf"), Map.of());
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).startsWith("--config '/nonexistent/weir.conf' cannot be read");
+  }
+}
