@@ -4,11 +4,13 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.RateLimitServiceBlockingStub;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,9 +27,11 @@ public final class WeirCluster implements AutoCloseable {
 
   private final List<WeirNode> nodes;
   private final List<ManagedChannel> channels;
+  private final List<String> envoyConfigs;
 
-  private WeirCluster(List<WeirNode> nodes) {
+  private WeirCluster(List<WeirNode> nodes, List<String> envoyConfigs) {
     this.nodes = nodes;
+    this.envoyConfigs = envoyConfigs;
     this.channels = new ArrayList<>();
     for (WeirNode node : nodes) {
       channels.add(NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build());
@@ -51,7 +55,7 @@ public final class WeirCluster implements AutoCloseable {
       env.put("WEIR_ENVOY_CONFIG", envoyConfig.toString());
       nodes.add(WeirNode.start("weir-" + (i + 1), ports.get(i)[0], ports.get(i)[1], env, logDir));
     }
-    return new WeirCluster(nodes);
+    return new WeirCluster(nodes, Collections.nCopies(size, envoyConfig.toString()));
   }
 
   /** Returns the nodes, in start order. */
@@ -83,6 +87,11 @@ public final class WeirCluster implements AutoCloseable {
               .shouldRateLimit(probe);
           break;
         } catch (StatusRuntimeException e) {
+          if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+            throw new IllegalStateException(
+                nodes.get(i).name() + " is up but does not serve " + RateLimitServiceGrpc.SERVICE_NAME
+                    + " (WEIR_ENVOY_CONFIG=" + envoyConfigOf(i) + ")\n" + logs(), e);
+          }
           last = e;
         }
         if (System.nanoTime() > deadline) {
@@ -92,6 +101,10 @@ public final class WeirCluster implements AutoCloseable {
         sleep(POLL_MILLIS);
       }
     }
+  }
+
+  private String envoyConfigOf(int index) {
+    return envoyConfigs.get(index);
   }
 
   /** Returns the tails of every node's log. */

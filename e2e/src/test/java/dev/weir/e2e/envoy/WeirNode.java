@@ -56,8 +56,8 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node on the given loopback ports. {@code env} adds to (or overrides) the listen and advertise
-   * addresses this method sets: {@code WEIR_GRPC_ADDRESS}, {@code WEIR_HTTP_ADDRESS},
+   * Starts a node on the given loopback ports, with no {@code WEIR_*}/{@code GUBER_*} variable inherited from the
+   * test's environment. {@code env} adds to (or overrides) the listen and advertise addresses this method sets: {@code WEIR_GRPC_ADDRESS}, {@code WEIR_HTTP_ADDRESS},
    * {@code WEIR_ADVERTISE_ADDRESS}.
    */
   public static WeirNode start(String name, int grpcPort, int httpPort, Map<String, String> env, Path logDir) {
@@ -70,6 +70,7 @@ public final class WeirNode implements AutoCloseable {
       command.add("-jar");
       command.add(jar().toString());
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+      builder.environment().keySet().removeIf(var -> var.startsWith("WEIR_") || var.startsWith("GUBER_"));
       builder.environment().put("WEIR_GRPC_ADDRESS", "127.0.0.1:" + grpcPort);
       builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
       builder.environment().put("WEIR_ADVERTISE_ADDRESS", "127.0.0.1:" + grpcPort);
