@@ -94,9 +94,11 @@ class EnvoyConfigSchemaTest {
         for (int p = 0; p < patches.size(); p++) {
           Map<?, ?> patch = (Map<?, ?>) patches.get(p);
           String applyTo = (String) patch.get("applyTo");
-          Object value = ((Map<?, ?>) patch.get("patch")).get("value");
+          Map<?, ?> operation = (Map<?, ?>) patch.get("patch");
+          Object value = operation.get("value");
+          boolean complete = !"MERGE".equals(operation.get("operation"));
           String name = RepoFiles.root().relativize(file) + " doc " + d + " patch " + p + " (" + applyTo + ")";
-          tests.add(DynamicTest.dynamicTest(name, () -> checkEnvoyFilterPatch(applyTo, value)));
+          tests.add(DynamicTest.dynamicTest(name, () -> checkEnvoyFilterPatch(applyTo, value, complete)));
         }
       }
     }
@@ -219,7 +221,26 @@ class EnvoyConfigSchemaTest {
         .hasMessageContaining("RateLimitz");
   }
 
+  @Test
+  void constraints_rateLimitFilterWithoutDomainOrService_areReported() {
+    Object filter =
+        Map.of(
+            "name", "envoy.filters.http.ratelimit",
+            "typed_config",
+                Map.of(
+                    "@type", "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit",
+                    "stage", 11));
+
+    List<String> violations = EnvoyConstraints.violations(EnvoyYaml.parse(filter, HttpFilter.newBuilder()));
+
+    assertThat(violations)
+        .anySatisfy(v -> assertThat(v).contains("<RateLimit>.domain").contains("at least 1 character"))
+        .anySatisfy(v -> assertThat(v).contains("<RateLimit>.rate_limit_service").contains("required"))
+        .anySatisfy(v -> assertThat(v).contains("<RateLimit>.stage").contains("must be <= 10"));
+  }
+
   private static void checkBootstrap(Path file, Bootstrap bootstrap) {
+    assertThat(EnvoyConstraints.violations(bootstrap)).as(file + ": constraints Envoy enforces on load").isEmpty();
     List<RateLimitFilterModel> listeners = RateLimitFilterModel.all(bootstrap);
     assertThat(listeners).as(file + ": listeners with " + RateLimitFilterModel.RATE_LIMIT_FILTER).isNotEmpty();
     for (RateLimitFilterModel listener : listeners) {
@@ -276,7 +297,8 @@ class EnvoyConfigSchemaTest {
     }
   }
 
-  private static void checkEnvoyFilterPatch(String applyTo, Object value) {
+  /** A MERGE patch is a fragment, so only fields and types are checked; other patches must be complete. */
+  private static void checkEnvoyFilterPatch(String applyTo, Object value, boolean complete) {
     Message.Builder target =
         switch (applyTo) {
           case "HTTP_FILTER" -> HttpFilter.newBuilder();
@@ -290,6 +312,9 @@ class EnvoyConfigSchemaTest {
           default -> throw new AssertionError("EnvoyFilter applyTo " + applyTo + " is not checked");
         };
     Message message = EnvoyYaml.parse(value, target);
+    if (complete) {
+      assertThat(EnvoyConstraints.violations(message)).as("constraints Envoy enforces on load").isEmpty();
+    }
     if (message instanceof HttpFilter filter && filter.getName().equals(RateLimitFilterModel.RATE_LIMIT_FILTER)) {
       RateLimit config = RateLimitFilterModel.unpack(filter.getTypedConfig(), RateLimit.class);
       assertThat(config.getDomain()).as("EnvoyFilter rate-limit domain").isNotEmpty();
