@@ -44,9 +44,12 @@ class NodeJarIT {
                         .setDuration(60_000))
                 .build();
 
-        assertThat(stub.getRateLimits(req).getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
-        assertThat(stub.getRateLimits(req).getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
-        assertThat(stub.getRateLimits(req).getResponses(0).getStatus()).isEqualTo(Status.OVER_LIMIT);
+        assertThat(stub.getRateLimits(req).getResponses(0).getStatus())
+            .isEqualTo(Status.UNDER_LIMIT);
+        assertThat(stub.getRateLimits(req).getResponses(0).getStatus())
+            .isEqualTo(Status.UNDER_LIMIT);
+        assertThat(stub.getRateLimits(req).getResponses(0).getStatus())
+            .isEqualTo(Status.OVER_LIMIT);
         assertThat(stub.healthCheck(HealthCheckReq.getDefaultInstance()).getAdvertiseAddress())
             .isEqualTo("127.0.0.1:" + node.grpcPort);
       } finally {
@@ -56,13 +59,16 @@ class NodeJarIT {
       String body =
           "{\"requests\":[{\"name\":\"e2e\",\"uniqueKey\":\"http\",\"hits\":\"1\",\"limit\":\"2\","
               + "\"duration\":\"60000\"}]}";
-      assertThat(postGetRateLimits(node, body).body()).contains("\"status\":\"UNDER_LIMIT\"", "\"remaining\":\"1\"");
-      assertThat(postGetRateLimits(node, body).body()).contains("\"status\":\"UNDER_LIMIT\"", "\"remaining\":\"0\"");
+      assertThat(postGetRateLimits(node, body).body())
+          .contains("\"status\":\"UNDER_LIMIT\"", "\"remaining\":\"1\"");
+      assertThat(postGetRateLimits(node, body).body())
+          .contains("\"status\":\"UNDER_LIMIT\"", "\"remaining\":\"0\"");
       HttpResponse<String> third = postGetRateLimits(node, body);
       assertThat(third.statusCode()).isEqualTo(200);
       assertThat(third.body()).contains("\"status\":\"OVER_LIMIT\"", "\"reset_time\":\"");
 
-      assertThat(node.stdout()).contains("Weir node started: grpc_address=127.0.0.1:" + node.grpcPort);
+      assertThat(node.stdout())
+          .contains("Weir node started: grpc_address=127.0.0.1:" + node.grpcPort);
 
       int status = node.terminate(Duration.ofSeconds(30));
 

@@ -17,8 +17,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@code weir.jar} process started by a test on loopback ports the test chose, with its stdout and
- * stderr captured to files.
+ * A {@code weir.jar} process started by a test on loopback ports the test chose, with its stdout
+ * and stderr captured to files.
  */
 final class NodeProcess implements AutoCloseable {
 
@@ -62,7 +62,10 @@ final class NodeProcess implements AutoCloseable {
     Path err = dir.resolve("stderr.log");
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
-    builder.environment().keySet().removeIf(name -> name.startsWith("WEIR_") || name.startsWith("GUBER_"));
+    builder
+        .environment()
+        .keySet()
+        .removeIf(name -> name.startsWith("WEIR_") || name.startsWith("GUBER_"));
     builder.environment().put("WEIR_GRPC_ADDRESS", "127.0.0.1:" + grpcPort);
     builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
     builder.environment().putAll(env);

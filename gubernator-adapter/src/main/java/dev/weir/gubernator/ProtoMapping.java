@@ -15,13 +15,14 @@ import java.util.List;
 
 /**
  * Translates between {@code pb.gubernator} messages and the core model. Enum numbers pass through
- * unchanged (an unknown algorithm number reaches the engine, which reports it per item), and an absent
- * {@code created_at} becomes 0, which the limiter replaces with the node's clock.
+ * unchanged (an unknown algorithm number reaches the engine, which reports it per item), and an
+ * absent {@code created_at} becomes 0, which the limiter replaces with the node's clock.
  */
 public final class ProtoMapping {
 
   /** The {@code status} of a healthy {@code HealthCheckResp}. */
   public static final String HEALTHY = "healthy";
+
   /** The {@code status} of an unhealthy {@code HealthCheckResp}. */
   public static final String UNHEALTHY = "unhealthy";
 

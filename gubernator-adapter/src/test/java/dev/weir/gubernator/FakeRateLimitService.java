@@ -20,11 +20,14 @@ public final class FakeRateLimitService implements RateLimitService {
 
   /** Every call's items, in order. */
   public final List<List<RateLimitRequest>> calls = new ArrayList<>();
+
   /** The answer to a call; replace to simulate failures. */
   public Function<List<RateLimitRequest>, CompletableFuture<List<RateLimitResponse>>> answer =
       FakeRateLimitService::echo;
+
   /** The health to report. */
-  public HealthStatus health = new HealthStatus(true, "", 1, "127.0.0.1:1051", List.of("127.0.0.1:1051"));
+  public HealthStatus health =
+      new HealthStatus(true, "", 1, "127.0.0.1:1051", List.of("127.0.0.1:1051"));
 
   @Override
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
@@ -42,7 +45,12 @@ public final class FakeRateLimitService implements RateLimitService {
     for (RateLimitRequest r : requests) {
       responses.add(
           new RateLimitResponse(
-              Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), r.createdAt(), "", Map.copyOf(r.metadata())));
+              Status.UNDER_LIMIT,
+              r.limit(),
+              r.limit() - r.hits(),
+              r.createdAt(),
+              "",
+              Map.copyOf(r.metadata())));
     }
     return CompletableFuture.completedFuture(responses);
   }

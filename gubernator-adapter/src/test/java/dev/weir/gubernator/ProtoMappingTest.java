@@ -31,10 +31,12 @@ class ProtoMappingTest {
 
   @Test
   void toModel_allFields_copied() {
-    RateLimitRequest model = ProtoMapping.toModel(req().setBehaviorValue(34).setCreatedAt(99).build());
+    RateLimitRequest model =
+        ProtoMapping.toModel(req().setBehaviorValue(34).setCreatedAt(99).build());
 
     assertThat(model)
-        .isEqualTo(new RateLimitRequest("n", "k", 2, 10, 1000, 1, 34, 20, 99, Map.of("traceparent", "x")));
+        .isEqualTo(
+            new RateLimitRequest("n", "k", 2, 10, 1000, 1, 34, 20, 99, Map.of("traceparent", "x")));
   }
 
   @Test

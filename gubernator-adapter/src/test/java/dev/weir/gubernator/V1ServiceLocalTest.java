@@ -37,7 +37,8 @@ class V1ServiceLocalTest {
   void start() throws Exception {
     LocalRateLimitService service =
         new LocalRateLimitService(
-            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
+            new LocalLimiter(
+                new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
             "127.0.0.1:1051");
     String name = InProcessServerBuilder.generateName();
     server =
@@ -67,7 +68,8 @@ class V1ServiceLocalTest {
   }
 
   private RateLimitResp checkOne(RateLimitReq item) {
-    return stub.getRateLimits(GetRateLimitsReq.newBuilder().addRequests(item).build()).getResponses(0);
+    return stub.getRateLimits(GetRateLimitsReq.newBuilder().addRequests(item).build())
+        .getResponses(0);
   }
 
   @Test
@@ -85,7 +87,9 @@ class V1ServiceLocalTest {
   @Test
   void getRateLimits_1001Items_outOfRange() {
     GetRateLimitsReq req =
-        GetRateLimitsReq.newBuilder().addAllRequests(Collections.nCopies(1001, item("k", 10))).build();
+        GetRateLimitsReq.newBuilder()
+            .addAllRequests(Collections.nCopies(1001, item("k", 10)))
+            .build();
 
     assertThatThrownBy(() -> stub.getRateLimits(req))
         .isInstanceOfSatisfying(

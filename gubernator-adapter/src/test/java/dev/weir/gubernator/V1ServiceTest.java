@@ -72,8 +72,12 @@ class V1ServiceTest {
                 .build());
 
     assertThat(service.calls).hasSize(1);
-    assertThat(service.calls.get(0)).extracting(RateLimitRequest::uniqueKey).containsExactly("a", "b");
-    assertThat(service.calls.get(0)).extracting(RateLimitRequest::createdAt).containsExactly(0L, 77L);
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::uniqueKey)
+        .containsExactly("a", "b");
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::createdAt)
+        .containsExactly(0L, 77L);
     assertThat(resp.getResponsesList()).hasSize(2);
     assertThat(resp.getResponses(1).getRemaining()).isEqualTo(7);
     assertThat(resp.getResponses(1).getResetTime()).isEqualTo(77);
@@ -84,7 +88,8 @@ class V1ServiceTest {
     service.answer =
         items ->
             CompletableFuture.failedFuture(
-                new RequestTooLargeException("Requests.RateLimits list too large; max size is '1000'"));
+                new RequestTooLargeException(
+                    "Requests.RateLimits list too large; max size is '1000'"));
 
     assertThatThrownBy(() -> stub.getRateLimits(GetRateLimitsReq.getDefaultInstance()))
         .isInstanceOfSatisfying(
@@ -110,7 +115,8 @@ class V1ServiceTest {
               assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
               assertThat(e.getStatus().getDescription()).contains("kaput");
             });
-    assertThat(stub.liveCheck(LiveCheckReq.getDefaultInstance())).isEqualTo(LiveCheckResp.getDefaultInstance());
+    assertThat(stub.liveCheck(LiveCheckReq.getDefaultInstance()))
+        .isEqualTo(LiveCheckResp.getDefaultInstance());
   }
 
   @Test
@@ -138,7 +144,8 @@ class V1ServiceTest {
 
   @Test
   void healthCheck_unhealthy_unavailableWithMessage() {
-    service.health = new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));
+    service.health =
+        new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));
 
     assertThatThrownBy(() -> stub.healthCheck(HealthCheckReq.getDefaultInstance()))
         .isInstanceOfSatisfying(
@@ -151,6 +158,7 @@ class V1ServiceTest {
 
   @Test
   void liveCheck_running_empty() {
-    assertThat(stub.liveCheck(LiveCheckReq.getDefaultInstance())).isEqualTo(LiveCheckResp.getDefaultInstance());
+    assertThat(stub.liveCheck(LiveCheckReq.getDefaultInstance()))
+        .isEqualTo(LiveCheckResp.getDefaultInstance());
   }
 }

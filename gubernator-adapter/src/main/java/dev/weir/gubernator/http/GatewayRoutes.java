@@ -24,8 +24,8 @@ import java.util.Objects;
  * Gubernator's HTTP/JSON gateway as {@link HttpRoute}s: {@code POST /v1/GetRateLimits}, {@code GET
  * /v1/HealthCheck} and {@code GET /v1/LiveCheck}, speaking protojson as grpc-gateway does.
  *
- * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers, and
- * ignore unknown fields; an empty body is an empty request. Responses use proto field names
+ * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
+ * and ignore unknown fields; an empty body is an empty request. Responses use proto field names
  * ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
  * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code.
  */
@@ -116,7 +116,9 @@ public final class GatewayRoutes {
   }
 
   private static void sendStatus(HttpExchange exchange, Status status) throws IOException {
-    String message = status.getDescription() == null ? status.getCode().name() : status.getDescription();
-    HttpResponses.sendError(exchange, GrpcHttpStatus.of(status.getCode()), status.getCode().value(), message);
+    String message =
+        status.getDescription() == null ? status.getCode().name() : status.getDescription();
+    HttpResponses.sendError(
+        exchange, GrpcHttpStatus.of(status.getCode()), status.getCode().value(), message);
   }
 }

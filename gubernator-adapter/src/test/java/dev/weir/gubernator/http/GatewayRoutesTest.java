@@ -47,7 +47,8 @@ class GatewayRoutesTest {
   private void serveLocal() throws Exception {
     serve(
         new LocalRateLimitService(
-            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
+            new LocalLimiter(
+                new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
             "127.0.0.1:1051"));
   }
 
@@ -68,7 +69,8 @@ class GatewayRoutesTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return client.send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    return client.send(
+        HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private URI uri(String path) {
@@ -159,7 +161,9 @@ class GatewayRoutesTest {
     HttpResponse<String> response = post("/v1/GetRateLimits", "{\"requests\":[{\"name\":");
 
     assertThat(response.statusCode()).isEqualTo(400);
-    assertThat(response.body()).startsWith("{\"code\":3,\"message\":\"").endsWith(",\"details\":[]}");
+    assertThat(response.body())
+        .startsWith("{\"code\":3,\"message\":\"")
+        .endsWith(",\"details\":[]}");
     assertThat(response.body()).doesNotContain("\"message\":\"\"");
   }
 
@@ -280,7 +284,8 @@ class GatewayRoutesTest {
   @Test
   void healthCheck_unhealthy_503WithMessage() throws Exception {
     FakeRateLimitService service = new FakeRateLimitService();
-    service.health = new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));
+    service.health =
+        new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));
     serve(service);
 
     HttpResponse<String> response = get("/v1/HealthCheck");

@@ -30,7 +30,9 @@ public final class Main {
     }
   }
 
-  /** Runs the subcommand named by {@code args} (default {@code serve}) and returns its exit status. */
+  /**
+   * Runs the subcommand named by {@code args} (default {@code serve}) and returns its exit status.
+   */
   static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws Exception {
     String name = "serve";

@@ -22,6 +22,7 @@ final class ServeCommand implements Command {
 
   /** The exit status of a start-up refused for bad configuration or arguments. */
   static final int EXIT_CONFIG = 2;
+
   /** The exit status of a node that could not start (for example a port in use). */
   static final int EXIT_START_FAILED = 1;
 
@@ -63,7 +64,9 @@ final class ServeCommand implements Command {
     return 0;
   }
 
-  /** Returns the environment, with the {@code --config} file's values under it when one is given. */
+  /**
+   * Returns the environment, with the {@code --config} file's values under it when one is given.
+   */
   static Map<String, String> environment(List<String> args, Map<String, String> env) {
     Path file = null;
     for (int i = 0; i < args.size(); i++) {
@@ -74,7 +77,10 @@ final class ServeCommand implements Command {
         file = Path.of(arg.substring("--config=".length()));
       } else {
         throw new ConfigException(
-            "argument '" + arg + "' is not valid: expected --config FILE or a subcommand of " + Main.COMMANDS.keySet());
+            "argument '"
+                + arg
+                + "' is not valid: expected --config FILE or a subcommand of "
+                + Main.COMMANDS.keySet());
       }
     }
     return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);

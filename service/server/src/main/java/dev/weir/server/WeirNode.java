@@ -36,9 +36,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1}, {@code
- * grpc.health.v1}, server reflection) and its HTTP listener (the JSON gateway). Start it with {@link
- * #start}; {@link #close} stops both listeners gracefully.
+ * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
+ * {@code grpc.health.v1}, server reflection) and its HTTP listener (the JSON gateway). Start it
+ * with {@link #start}; {@link #close} stops both listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -78,7 +78,9 @@ public final class WeirNode implements AutoCloseable {
             });
   }
 
-  /** Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets. */
+  /**
+   * Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets.
+   */
   public static WeirNode start(WeirConfig config) throws IOException {
     Clock clock = SystemClock.INSTANCE;
     return start(config, clock, new CaffeineBucketStore(clock, config.cacheSize()));
@@ -116,7 +118,10 @@ public final class WeirNode implements AutoCloseable {
     WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise);
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
-        node::refreshHealthQuietly, HEALTH_REFRESH_MILLIS, HEALTH_REFRESH_MILLIS, TimeUnit.MILLISECONDS);
+        node::refreshHealthQuietly,
+        HEALTH_REFRESH_MILLIS,
+        HEALTH_REFRESH_MILLIS,
+        TimeUnit.MILLISECONDS);
     return node;
   }
 
@@ -130,7 +135,9 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health. */
+  /**
+   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health.
+   */
   void refreshHealth() {
     HealthStatus health = service.health();
     ServingStatus status = health.healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
@@ -172,8 +179,8 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node: reports NOT_SERVING, stops the HTTP listener (up to 1 s for exchanges in flight),
-   * then the gRPC listener (up to 5 s for calls in flight). Calling it again does nothing.
+   * Stops the node: reports NOT_SERVING, stops the HTTP listener (up to 1 s for exchanges in
+   * flight), then the gRPC listener (up to 5 s for calls in flight). Calling it again does nothing.
    */
   @Override
   public void close() {

@@ -1,12 +1,16 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -48,7 +52,8 @@ class MainTest {
     int status = run(List.of("--config", file.toString()), Map.of());
 
     assertThat(status).isEqualTo(2);
-    assertThat(stderr()).startsWith("GUBER_GRPC_ADDRESS='nowhere' is not valid: expected host:port");
+    assertThat(stderr())
+        .startsWith("GUBER_GRPC_ADDRESS='nowhere' is not valid: expected host:port");
   }
 
   @Test
@@ -60,6 +65,21 @@ class MainTest {
 
     assertThat(status).isEqualTo(2);
     assertThat(stderr()).startsWith("WEIR_CACHE_SIZE='-1' is not valid");
+  }
+
+  @Test
+  void run_grpcPortInUse_exit1NamingCause() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Map<String, String> env =
+          Map.of(
+              "WEIR_GRPC_ADDRESS", "127.0.0.1:" + taken.getLocalPort(),
+              "WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+
+      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+      assertThat(status).isEqualTo(1);
+      assertThat(stderr()).startsWith("cannot start: ");
+    }
   }
 
   @Test

@@ -87,7 +87,10 @@ class WeirNodeTest {
 
   @Test
   void healthCheck_overGrpc_advertisesItself() {
-    assertThat(V1Grpc.newBlockingStub(channel).healthCheck(HealthCheckReq.getDefaultInstance()).getAdvertiseAddress())
+    assertThat(
+            V1Grpc.newBlockingStub(channel)
+                .healthCheck(HealthCheckReq.getDefaultInstance())
+                .getAdvertiseAddress())
         .isEqualTo("127.0.0.1:" + node.grpcPort());
   }
 
@@ -97,7 +100,10 @@ class WeirNodeTest {
 
     assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
         .isEqualTo(ServingStatus.SERVING);
-    assertThat(health.check(HealthCheckRequest.newBuilder().setService("pb.gubernator.V1").build()).getStatus())
+    assertThat(
+            health
+                .check(HealthCheckRequest.newBuilder().setService("pb.gubernator.V1").build())
+                .getStatus())
         .isEqualTo(ServingStatus.SERVING);
   }
 
@@ -151,7 +157,9 @@ class WeirNodeTest {
     node.close();
     node.close();
 
-    assertThatThrownBy(() -> new Socket("127.0.0.1", httpPort).close()).isInstanceOf(ConnectException.class);
-    assertThatThrownBy(() -> new Socket("127.0.0.1", grpcPort).close()).isInstanceOf(ConnectException.class);
+    assertThatThrownBy(() -> new Socket("127.0.0.1", httpPort).close())
+        .isInstanceOf(ConnectException.class);
+    assertThatThrownBy(() -> new Socket("127.0.0.1", grpcPort).close())
+        .isInstanceOf(ConnectException.class);
   }
 }

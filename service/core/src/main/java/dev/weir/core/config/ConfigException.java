@@ -12,7 +12,9 @@ public final class ConfigException extends RuntimeException {
     super(message);
   }
 
-  /** Returns the message for {@code variable} set to {@code value}, which is not {@code expected}. */
+  /**
+   * Returns the message for {@code variable} set to {@code value}, which is not {@code expected}.
+   */
   static ConfigException invalid(String variable, String value, String expected) {
     return new ConfigException(variable + "='" + value + "' is not valid: expected " + expected);
   }

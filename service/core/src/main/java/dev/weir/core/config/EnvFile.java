@@ -10,15 +10,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}; blank lines and lines starting with
- * {@code #} are skipped; key and value are trimmed. Values from the file sit under the real
+ * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}; blank lines and lines starting
+ * with {@code #} are skipped; key and value are trimmed. Values from the file sit under the real
  * environment: a variable set in both takes the environment's value.
  */
 public final class EnvFile {
 
   private EnvFile() {}
 
-  /** Reads {@code file}; throws {@link ConfigException} when it cannot be read or a line is malformed. */
+  /**
+   * Reads {@code file}; throws {@link ConfigException} when it cannot be read or a line is
+   * malformed.
+   */
   public static Map<String, String> read(Path file) {
     List<String> lines;
     try {

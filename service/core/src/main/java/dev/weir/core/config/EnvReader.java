@@ -11,9 +11,9 @@ import java.util.Optional;
  * Typed access to settings held in environment variables, for every component that adds a setting.
  *
  * <p>A setting is read from its {@code WEIR_*} variable, else from its Gubernator {@code GUBER_*}
- * alias, else it takes its default; a variable set to blank counts as unset (as in Gubernator). A value
- * that cannot be used throws a {@link ConfigException} whose one-line message names the variable that
- * held it, the value and what is allowed.
+ * alias, else it takes its default; a variable set to blank counts as unset (as in Gubernator). A
+ * value that cannot be used throws a {@link ConfigException} whose one-line message names the
+ * variable that held it, the value and what is allowed.
  */
 public final class EnvReader {
 

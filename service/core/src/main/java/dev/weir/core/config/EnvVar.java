@@ -4,8 +4,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The name of one setting: its {@code WEIR_*} variable and, optionally, the Gubernator {@code GUBER_*}
- * alias accepted for the same setting. When both are set, the {@code WEIR_*} one wins.
+ * The name of one setting: its {@code WEIR_*} variable and, optionally, the Gubernator {@code
+ * GUBER_*} alias accepted for the same setting. When both are set, the {@code WEIR_*} one wins.
  *
  * @param name the {@code WEIR_*} variable
  * @param alias the Gubernator variable, or {@code null} when there is none

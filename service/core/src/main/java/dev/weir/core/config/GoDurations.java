@@ -7,8 +7,8 @@ import java.util.Map;
 /**
  * Go's duration syntax ({@code time.ParseDuration}), which Gubernator's settings use: a sequence of
  * decimal numbers, each with an optional fraction and a unit, e.g. {@code 500us}, {@code 1.5s},
- * {@code 1h30m}; units {@code ns}, {@code us}, {@code µs}, {@code μs}, {@code ms}, {@code s}, {@code m},
- * {@code h}; an optional leading sign; {@code 0} alone needs no unit.
+ * {@code 1h30m}; units {@code ns}, {@code us}, {@code µs}, {@code μs}, {@code ms}, {@code s},
+ * {@code m}, {@code h}; an optional leading sign; {@code 0} alone needs no unit.
  */
 public final class GoDurations {
 
@@ -50,8 +50,11 @@ public final class GoDurations {
         i++;
       }
       String number = s.substring(numberStart, i);
-      if (number.isEmpty() || number.equals(".") || number.indexOf('.') != number.lastIndexOf('.')) {
-        throw new IllegalArgumentException("expected a number at '" + s.substring(numberStart) + "'");
+      if (number.isEmpty()
+          || number.equals(".")
+          || number.indexOf('.') != number.lastIndexOf('.')) {
+        throw new IllegalArgumentException(
+            "expected a number at '" + s.substring(numberStart) + "'");
       }
       int unitStart = i;
       while (i < s.length() && !Character.isDigit(s.charAt(i)) && s.charAt(i) != '.') {
@@ -72,7 +75,9 @@ public final class GoDurations {
     return Duration.ofNanos(negative ? -nanos : nanos);
   }
 
-  /** Formats {@code duration} in the largest unit that represents it exactly, e.g. {@code 500us}. */
+  /**
+   * Formats {@code duration} in the largest unit that represents it exactly, e.g. {@code 500us}.
+   */
   public static String format(Duration duration) {
     long nanos = duration.toNanos();
     if (nanos == 0) {

@@ -38,7 +38,8 @@ public record HostPort(String host, int port) {
       }
       host = host.substring(1, host.length() - 1);
     } else if (host.contains(":")) {
-      throw new IllegalArgumentException("an IPv6 host must be written in brackets, e.g. [::1]:1051");
+      throw new IllegalArgumentException(
+          "an IPv6 host must be written in brackets, e.g. [::1]:1051");
     }
     int number;
     try {
@@ -54,7 +55,10 @@ public record HostPort(String host, int port) {
 
   /** Returns whether the host means every interface ({@code 0.0.0.0}, {@code ::} or empty). */
   public boolean isWildcard() {
-    return host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.equals("0:0:0:0:0:0:0:0");
+    return host.isEmpty()
+        || host.equals("0.0.0.0")
+        || host.equals("::")
+        || host.equals("0:0:0:0:0:0:0:0");
   }
 
   /**

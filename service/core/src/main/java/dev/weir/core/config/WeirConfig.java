@@ -3,8 +3,8 @@ package dev.weir.core.config;
 import java.util.List;
 
 /**
- * The settings of one node, read once at start-up. Other areas (cluster, discovery, Envoy) read their
- * own records from the same {@link EnvReader}.
+ * The settings of one node, read once at start-up. Other areas (cluster, discovery, Envoy) read
+ * their own records from the same {@link EnvReader}.
  *
  * @param grpcAddress where the gRPC listener binds ({@code WEIR_GRPC_ADDRESS})
  * @param httpAddress where the HTTP listener binds ({@code WEIR_HTTP_ADDRESS})
@@ -22,20 +22,26 @@ public record WeirConfig(
 
   /** {@code WEIR_GRPC_ADDRESS}, alias {@code GUBER_GRPC_ADDRESS}. */
   public static final EnvVar GRPC_ADDRESS = EnvVar.of("WEIR_GRPC_ADDRESS", "GUBER_GRPC_ADDRESS");
+
   /** {@code WEIR_HTTP_ADDRESS}, alias {@code GUBER_HTTP_ADDRESS}. */
   public static final EnvVar HTTP_ADDRESS = EnvVar.of("WEIR_HTTP_ADDRESS", "GUBER_HTTP_ADDRESS");
+
   /** {@code WEIR_ADVERTISE_ADDRESS}, alias {@code GUBER_ADVERTISE_ADDRESS}. */
   public static final EnvVar ADVERTISE_ADDRESS =
       EnvVar.of("WEIR_ADVERTISE_ADDRESS", "GUBER_ADVERTISE_ADDRESS");
+
   /** {@code WEIR_CACHE_SIZE}, alias {@code GUBER_CACHE_SIZE}. */
   public static final EnvVar CACHE_SIZE = EnvVar.of("WEIR_CACHE_SIZE", "GUBER_CACHE_SIZE");
+
   /** {@code WEIR_LOG_LEVEL}, alias {@code GUBER_LOG_LEVEL}. */
   public static final EnvVar LOG_LEVEL = EnvVar.of("WEIR_LOG_LEVEL", "GUBER_LOG_LEVEL");
 
   /** Gubernator's default gRPC address. */
   public static final HostPort DEFAULT_GRPC_ADDRESS = new HostPort("localhost", 1051);
+
   /** Gubernator's default HTTP address. */
   public static final HostPort DEFAULT_HTTP_ADDRESS = new HostPort("localhost", 1050);
+
   /** Gubernator's default cache size. */
   public static final int DEFAULT_CACHE_SIZE = 50_000;
 
@@ -43,9 +49,9 @@ public record WeirConfig(
       List.of("trace", "debug", "info", "warn", "warning", "error", "fatal", "panic");
 
   /**
-   * Reads the node's settings from {@code env}. When the advertise address (given, or defaulted to the
-   * gRPC address) has a wildcard host ({@code 0.0.0.0}, {@code ::} or empty), the host is replaced by
-   * {@code hostAddress}, as Gubernator does.
+   * Reads the node's settings from {@code env}. When the advertise address (given, or defaulted to
+   * the gRPC address) has a wildcard host ({@code 0.0.0.0}, {@code ::} or empty), the host is
+   * replaced by {@code hostAddress}, as Gubernator does.
    */
   public static WeirConfig from(EnvReader env, HostAddressResolver hostAddress) {
     HostPort grpc = env.hostPort(GRPC_ADDRESS, DEFAULT_GRPC_ADDRESS);

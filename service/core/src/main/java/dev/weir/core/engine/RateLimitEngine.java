@@ -1,26 +1,81 @@
 package dev.weir.core.engine;
 
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import java.time.ZoneId;
 
 /**
- * The pure rate-limit engine: given a bucket's prior state, a request and the time, decides the answer
- * and the next state. No I/O, no clock reads.
+ * The pure rate-limit engine: given a bucket's prior state, a request and the time, decides the
+ * answer and the next state. No I/O, no clock reads.
+ *
+ * <p>A prior state is live while {@code now < prior.expireAt()}; an expired prior counts as absent.
+ * A live prior of another algorithm is discarded and a new bucket created, as Gubernator does when
+ * a client switches algorithms. A request whose configuration is invalid (see {@link
+ * RequestValidator#validateConfig}) gets a per-item error and leaves the prior state as it was. The
+ * algorithms are described in docs/engine.md. Instances are immutable and thread-safe.
  */
 public final class RateLimitEngine {
 
   private final ZoneId zone;
+  private final TokenBucket tokenBucket;
+  private final LeakyBucket leakyBucket;
+  private final FixedWindow fixedWindow;
+  private final SlidingWindow slidingWindow;
 
   /** Creates an engine whose Gregorian intervals follow {@code zone}. */
   public RateLimitEngine(ZoneId zone) {
     this.zone = zone;
+    GregorianCalendarMath calendar = new GregorianCalendarMath(zone);
+    this.tokenBucket = new TokenBucket(calendar);
+    this.leakyBucket = new LeakyBucket(calendar);
+    this.fixedWindow = new FixedWindow(calendar);
+    this.slidingWindow = new SlidingWindow(calendar);
+  }
+
+  /** Returns the zone of this engine's Gregorian intervals. */
+  public ZoneId zone() {
+    return zone;
   }
 
   /**
-   * Applies {@code request} to {@code prior} (null when the bucket does not exist) at epoch millisecond
-   * {@code now}.
+   * Applies {@code request} to {@code prior} (null when the bucket does not exist) at epoch
+   * millisecond {@code now}, the request's {@code created_at} as resolved by the caller.
    */
   public Decision apply(BucketState prior, RateLimitRequest request, long now) {
-    throw new UnsupportedOperationException("engine not implemented yet: " + zone);
+    String error = RequestValidator.configError(request);
+    if (error != null) {
+      return new Decision(prior, RateLimitResponse.error(error));
+    }
+    BucketState live = isLive(prior, now) ? prior : null;
+    Algorithm algorithm = RequestValidator.algorithmOf(request.algorithm());
+    return switch (algorithm) {
+      case TOKEN_BUCKET -> tokenBucket.apply(live, request, now);
+      case LEAKY_BUCKET -> leakyBucket.apply(live, request, now);
+      case FIXED_WINDOW -> fixedWindow.apply(live, request, now);
+      case SLIDING_WINDOW -> slidingWindow.apply(live, request, now);
+    };
+  }
+
+  /** Returns whether {@code state} is non-null and has not expired at {@code now}. */
+  public static boolean isLive(BucketState state, long now) {
+    return state != null && now < state.expireAt();
+  }
+
+  /**
+   * Returns the {@code reset_time} that Gubernator reports for a token bucket whose state is {@code
+   * state}: the last millisecond of its window, one before {@link TokenBucketState#expireAt()}.
+   */
+  public static long tokenBucketResetTime(TokenBucketState state) {
+    return TokenBucket.resetTime(state);
+  }
+
+  /**
+   * Returns the {@link TokenBucketState#expireAt()} of a token bucket whose reported {@code
+   * reset_time} is {@code resetTime}, for rebuilding a state from a Gubernator {@code
+   * UpdatePeerGlobal}.
+   */
+  public static long tokenBucketExpireAt(long resetTime) {
+    return TokenBucket.expireAt(resetTime);
   }
 }

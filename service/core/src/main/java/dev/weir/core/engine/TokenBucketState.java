@@ -11,7 +11,9 @@ import dev.weir.core.model.Status;
  * @param duration the duration of the last request (milliseconds or Gregorian code)
  * @param remaining tokens left in this window
  * @param createdAt epoch millisecond at which the window started
- * @param expireAt epoch millisecond at which the window ends
+ * @param expireAt epoch millisecond from which the window is over: one after Gubernator's {@code
+ *     expire_at}, which the engine reports as {@code reset_time} (see {@link
+ *     RateLimitEngine#tokenBucketResetTime})
  */
 public record TokenBucketState(
     Status status, long limit, long duration, long remaining, long createdAt, long expireAt)

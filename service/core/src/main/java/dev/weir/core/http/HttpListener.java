@@ -14,10 +14,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The node's HTTP listener: a JDK {@link HttpServer} serving an {@link HttpRouter} on a thread pool.
+ * The node's HTTP listener: a JDK {@link HttpServer} serving an {@link HttpRouter} on a thread
+ * pool.
  *
- * <p>It counts exchanges in flight itself so that {@link #stop(Duration)} returns as soon as they are
- * done (the JDK 17 server's own {@code stop(delay)} always waits the full delay).
+ * <p>It counts exchanges in flight itself so that {@link #stop(Duration)} returns as soon as they
+ * are done (the JDK 17 server's own {@code stop(delay)} always waits the full delay).
  */
 public final class HttpListener implements AutoCloseable {
 
@@ -85,8 +86,8 @@ public final class HttpListener implements AutoCloseable {
   }
 
   /**
-   * Refuses new requests with 503, waits up to {@code grace} for the exchanges in flight, then closes
-   * the listening socket and every connection.
+   * Refuses new requests with 503, waits up to {@code grace} for the exchanges in flight, then
+   * closes the listening socket and every connection.
    */
   public void stop(Duration grace) {
     stopping.set(true);

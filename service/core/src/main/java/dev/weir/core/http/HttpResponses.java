@@ -6,8 +6,8 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Writes HTTP answers, including errors in grpc-gateway's shape: {@code
- * {"code":<gRPC code>,"message":"...","details":[]}}.
+ * Writes HTTP answers, including errors in grpc-gateway's shape: {@code {"code":<gRPC
+ * code>,"message":"...","details":[]}}.
  */
 public final class HttpResponses {
 
@@ -35,7 +35,10 @@ public final class HttpResponses {
     send(exchange, status, JSON, json.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** Sends a grpc-gateway error body with HTTP {@code status}, gRPC {@code code} and {@code message}. */
+  /**
+   * Sends a grpc-gateway error body with HTTP {@code status}, gRPC {@code code} and {@code
+   * message}.
+   */
   public static void sendError(HttpExchange exchange, int status, int code, String message)
       throws IOException {
     sendJson(exchange, status, errorBody(code, message));

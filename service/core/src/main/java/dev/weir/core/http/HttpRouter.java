@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Dispatches requests to {@link HttpRoute}s by exact path and method. An unknown path gets 404 and a
- * known path with another method 405 (with {@code Allow}), both as grpc-gateway error bodies; a
+ * Dispatches requests to {@link HttpRoute}s by exact path and method. An unknown path gets 404 and
+ * a known path with another method 405 (with {@code Allow}), both as grpc-gateway error bodies; a
  * handler that throws gets 500 instead of a dropped connection.
  */
 public final class HttpRouter implements HttpHandler {
@@ -21,20 +21,27 @@ public final class HttpRouter implements HttpHandler {
 
   /** gRPC {@code NOT_FOUND}. */
   private static final int NOT_FOUND = 5;
+
   /** gRPC {@code UNIMPLEMENTED}, which grpc-gateway reports for a wrong method. */
   private static final int UNIMPLEMENTED = 12;
+
   /** gRPC {@code INTERNAL}. */
   private static final int INTERNAL = 13;
 
   private final Map<String, Map<String, HttpHandler>> byPath = new LinkedHashMap<>();
 
-  /** Creates a router over {@code routes}; two routes with the same method and path are an error. */
+  /**
+   * Creates a router over {@code routes}; two routes with the same method and path are an error.
+   */
   public HttpRouter(List<HttpRoute> routes) {
     for (HttpRoute route : routes) {
       HttpHandler previous =
-          byPath.computeIfAbsent(route.path(), p -> new TreeMap<>()).put(route.method(), route.handler());
+          byPath
+              .computeIfAbsent(route.path(), p -> new TreeMap<>())
+              .put(route.method(), route.handler());
       if (previous != null) {
-        throw new IllegalArgumentException("duplicate route " + route.method() + " " + route.path());
+        throw new IllegalArgumentException(
+            "duplicate route " + route.method() + " " + route.path());
       }
     }
   }

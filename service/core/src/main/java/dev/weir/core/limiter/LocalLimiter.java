@@ -22,7 +22,10 @@ public final class LocalLimiter {
   private final BucketStore store;
   private final Clock clock;
 
-  /** Creates a limiter deciding with {@code engine} over {@code store}, stamping times from {@code clock}. */
+  /**
+   * Creates a limiter deciding with {@code engine} over {@code store}, stamping times from {@code
+   * clock}.
+   */
   public LocalLimiter(RateLimitEngine engine, BucketStore store, Clock clock) {
     this.engine = Objects.requireNonNull(engine, "engine");
     this.store = Objects.requireNonNull(store, "store");
@@ -30,17 +33,17 @@ public final class LocalLimiter {
   }
 
   /**
-   * Returns {@code request} with its {@code created_at} resolved: unchanged when set, this node's wall
-   * clock when 0 (unset), as Gubernator does.
+   * Returns {@code request} with its {@code created_at} resolved: unchanged when set, this node's
+   * wall clock when 0 (unset), as Gubernator does.
    */
   public RateLimitRequest stamp(RateLimitRequest request) {
     return request.createdAt() == 0 ? request.withCreatedAt(clock.wallMillis()) : request;
   }
 
   /**
-   * Applies {@code request} to its bucket (keyed by {@link RateLimitRequest#hashKey()}) at its {@code
-   * created_at} and returns the answer. An unexpected failure of the engine becomes the item's error
-   * rather than failing the call.
+   * Applies {@code request} to its bucket (keyed by {@link RateLimitRequest#hashKey()}) at its
+   * {@code created_at} and returns the answer. An unexpected failure of the engine becomes the
+   * item's error rather than failing the call.
    */
   public RateLimitResponse apply(RateLimitRequest request) {
     RateLimitRequest stamped = stamp(request);

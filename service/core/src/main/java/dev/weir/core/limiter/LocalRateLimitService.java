@@ -9,8 +9,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The {@link RateLimitService} of a node that is its own cluster: every bucket lives here, every item
- * is answered by the {@link LocalLimiter} on the caller's thread.
+ * The {@link RateLimitService} of a node that is its own cluster: every bucket lives here, every
+ * item is answered by the {@link LocalLimiter} on the caller's thread.
  */
 public final class LocalRateLimitService implements RateLimitService {
 
@@ -21,7 +21,10 @@ public final class LocalRateLimitService implements RateLimitService {
   private final LocalLimiter limiter;
   private final String advertiseAddress;
 
-  /** Creates the service answering with {@code limiter}; {@code advertiseAddress} is reported by health. */
+  /**
+   * Creates the service answering with {@code limiter}; {@code advertiseAddress} is reported by
+   * health.
+   */
   public LocalRateLimitService(LocalLimiter limiter, String advertiseAddress) {
     this.limiter = Objects.requireNonNull(limiter, "limiter");
     this.advertiseAddress = Objects.requireNonNull(advertiseAddress, "advertiseAddress");

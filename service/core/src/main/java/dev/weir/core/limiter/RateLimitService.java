@@ -15,9 +15,9 @@ public interface RateLimitService {
   int MAX_BATCH_SIZE = 1000;
 
   /**
-   * Checks {@code requests} and completes with one response per request, in the same order. Bad items
-   * get a per-item error; a call with more than {@link #MAX_BATCH_SIZE} items fails with {@link
-   * RequestTooLargeException}.
+   * Checks {@code requests} and completes with one response per request, in the same order. Bad
+   * items get a per-item error; a call with more than {@link #MAX_BATCH_SIZE} items fails with
+   * {@link RequestTooLargeException}.
    */
   CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests);
 

@@ -19,7 +19,8 @@ class EnvFileTest {
     Path file = dir.resolve("weir.conf");
     Files.write(
         file,
-        List.of("# comment", "", "GUBER_CACHE_SIZE = 100", "WEIR_HTTP_ADDRESS=0.0.0.0:80", "X=a=b"));
+        List.of(
+            "# comment", "", "GUBER_CACHE_SIZE = 100", "WEIR_HTTP_ADDRESS=0.0.0.0:80", "X=a=b"));
     assertThat(EnvFile.read(file))
         .containsExactlyInAnyOrderEntriesOf(
             Map.of("GUBER_CACHE_SIZE", "100", "WEIR_HTTP_ADDRESS", "0.0.0.0:80", "X", "a=b"));

@@ -49,8 +49,7 @@ class EnvReaderTest {
 
   @Test
   void lookup_aliasSet_namesAliasVariable() {
-    assertThat(env("GUBER_X", "g").lookup(VAR))
-        .contains(new EnvReader.Setting("GUBER_X", "g"));
+    assertThat(env("GUBER_X", "g").lookup(VAR)).contains(new EnvReader.Setting("GUBER_X", "g"));
   }
 
   @Test
@@ -105,7 +104,8 @@ class EnvReaderTest {
 
   @Test
   void hostPort_valid_parsed() {
-    assertThat(env("WEIR_X", "0.0.0.0:9").hostPort(VAR, null)).isEqualTo(new HostPort("0.0.0.0", 9));
+    assertThat(env("WEIR_X", "0.0.0.0:9").hostPort(VAR, null))
+        .isEqualTo(new HostPort("0.0.0.0", 9));
   }
 
   @Test
@@ -118,7 +118,8 @@ class EnvReaderTest {
 
   @Test
   void duration_valid_parsed() {
-    assertThat(env("WEIR_X", "500us").duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))
+    assertThat(
+            env("WEIR_X", "500us").duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))
         .isEqualTo(Duration.ofNanos(500_000));
     assertThat(env().duration(VAR, Duration.ofSeconds(5), Duration.ZERO, Duration.ofHours(1)))
         .isEqualTo(Duration.ofSeconds(5));
@@ -128,17 +129,20 @@ class EnvReaderTest {
   @ValueSource(strings = {"5", "5 sec", "2h", "-1s"})
   void duration_invalidOrOutOfRange_oneLineMessage(String value) {
     assertThatThrownBy(
-            () -> env("WEIR_X", value).duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))
+            () ->
+                env("WEIR_X", value)
+                    .duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))
         .hasMessage(
             "WEIR_X='"
                 + value
-                + "' is not valid: expected a duration from 0s to 1h such as 500us, 100ms, 5s or 1h30m"
-                + " (units ns, us, \u00b5s, ms, s, m, h)");
+                + "' is not valid: expected a duration from 0s to 1h such as 500us, 100ms, 5s or"
+                + " 1h30m (units ns, us, \u00b5s, ms, s, m, h)");
   }
 
   @Test
   void oneOf_anyCase_returnsListedSpelling() {
-    assertThat(env("WEIR_X", "DEBUG").oneOf(VAR, "info", List.of("debug", "info"))).isEqualTo("debug");
+    assertThat(env("WEIR_X", "DEBUG").oneOf(VAR, "info", List.of("debug", "info")))
+        .isEqualTo("debug");
   }
 
   @Test

@@ -66,13 +66,15 @@ class WeirConfigTest {
   void from_badCacheSize_oneLineError() {
     assertThatThrownBy(() -> load(Map.of("WEIR_CACHE_SIZE", "abc")))
         .isInstanceOf(ConfigException.class)
-        .hasMessage("WEIR_CACHE_SIZE='abc' is not valid: expected a whole number from 1 to 2147483647");
+        .hasMessage(
+            "WEIR_CACHE_SIZE='abc' is not valid: expected a whole number from 1 to 2147483647");
   }
 
   @Test
   void from_zeroCacheSize_oneLineError() {
     assertThatThrownBy(() -> load(Map.of("GUBER_CACHE_SIZE", "0")))
-        .hasMessage("GUBER_CACHE_SIZE='0' is not valid: expected a whole number from 1 to 2147483647");
+        .hasMessage(
+            "GUBER_CACHE_SIZE='0' is not valid: expected a whole number from 1 to 2147483647");
   }
 
   @Test
@@ -100,8 +102,8 @@ class WeirConfigTest {
   void describe_defaults_oneLine() {
     assertThat(load(Map.of()).describe())
         .isEqualTo(
-            "grpc_address=localhost:1051 http_address=localhost:1050 advertise_address=localhost:1051"
-                + " cache_size=50000 log_level=info");
+            "grpc_address=localhost:1051 http_address=localhost:1050"
+                + " advertise_address=localhost:1051 cache_size=50000 log_level=info");
   }
 
   @Test

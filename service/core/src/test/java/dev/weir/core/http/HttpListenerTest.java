@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.ConnectException;
 import java.net.InetAddress;
-import java.net.Socket;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -114,7 +114,8 @@ class HttpListenerTest {
             HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + slow.port() + "/slow")).build(),
             HttpResponse.BodyHandlers.ofString());
     entered.await();
-    CompletableFuture<Void> stopped = CompletableFuture.runAsync(() -> slow.stop(Duration.ofSeconds(30)));
+    CompletableFuture<Void> stopped =
+        CompletableFuture.runAsync(() -> slow.stop(Duration.ofSeconds(30)));
 
     release.countDown();
 
@@ -129,8 +130,7 @@ class HttpListenerTest {
     assertThatThrownBy(
             () ->
                 new HttpRouter(
-                    List.of(
-                        HttpRoute.get("/a", ex -> {}), HttpRoute.get("/a", ex -> {}))))
+                    List.of(HttpRoute.get("/a", ex -> {}), HttpRoute.get("/a", ex -> {}))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("duplicate route GET /a");
   }

@@ -18,7 +18,8 @@ class LocalRateLimitServiceTest {
   private final FakeClock clock = new FakeClock();
   private final LocalRateLimitService service =
       new LocalRateLimitService(
-          new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
+          new LocalLimiter(
+              new RateLimitEngine(ZoneOffset.UTC), new InMemoryBucketStore(clock), clock),
           "10.0.0.1:1051");
 
   private static RateLimitRequest item(String name, String key) {
@@ -57,7 +58,8 @@ class LocalRateLimitServiceTest {
     List<RateLimitResponse> responses =
         service.check(List.of(item("n", "a"), item("n", ""), item("n", "b"))).join();
 
-    assertThat(responses).extracting(RateLimitResponse::error)
+    assertThat(responses)
+        .extracting(RateLimitResponse::error)
         .containsExactly("", "field 'unique_key' cannot be empty", "");
     assertThat(responses.get(0).remaining()).isEqualTo(9);
     assertThat(responses.get(2).remaining()).isEqualTo(9);
@@ -84,7 +86,8 @@ class LocalRateLimitServiceTest {
 
     List<RateLimitResponse> responses = service.check(List.of(a, b, a)).join();
 
-    assertThat(responses).extracting(RateLimitResponse::status)
+    assertThat(responses)
+        .extracting(RateLimitResponse::status)
         .containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
   }
 

@@ -1,0 +1,145 @@
+package dev.weir.core.engine;
+
+import static dev.weir.core.engine.SaturatingMath.add;
+import static dev.weir.core.engine.SaturatingMath.sub;
+
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+
+/**
+ * Gubernator's leaky bucket: {@code limit} tokens leak back per {@code duration}, up to {@code
+ * burst} (0 means {@code limit}); an idle bucket is dropped {@code duration} after its last
+ * non-zero hit.
+ *
+ * <p>Design: Gubernator keeps {@code remaining} as a float and divides elapsed time by a float
+ * rate. Weir keeps whole numbers only. Tokens leak on a grid anchored at {@code updatedAt}: at time
+ * {@code t} the bucket holds {@code remaining + floor((t - updatedAt) * limit / duration)} tokens
+ * (capped at {@code burst}). {@code updatedAt} moves forward only by whole leak periods, {@code
+ * duration / gcd(duration, limit)} ms, in which exactly {@code limit / gcd} tokens leak, so no
+ * fraction of a token is ever rounded away or invented, however often the bucket is read. The
+ * tokens leaked after {@code updatedAt} are subtracted from the stored {@code remaining}, which is
+ * therefore "tokens available at {@code updatedAt}"; with a whole number of ms per token (the usual
+ * configuration) the period is one token and the stored {@code remaining} is exactly what the last
+ * answer reported. A bucket that reaches {@code burst} restarts its grid at {@code now}, as
+ * Gubernator resets {@code updated_at} and drops the fraction.
+ */
+final class LeakyBucket {
+
+  private final GregorianCalendarMath calendar;
+
+  LeakyBucket(GregorianCalendarMath calendar) {
+    this.calendar = calendar;
+  }
+
+  /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
+  Decision apply(BucketState live, RateLimitRequest r, long now) {
+    long limit = r.limit();
+    long burst = r.burst() == 0 ? limit : r.burst();
+    long hits = r.hits();
+    long period;
+    long lifetimeEnd;
+    if (r.has(Behavior.DURATION_IS_GREGORIAN)) {
+      GregorianInterval interval = RequestValidator.intervalOf(r.duration());
+      period = calendar.length(interval, now);
+      lifetimeEnd = calendar.end(interval, now);
+    } else {
+      period = r.duration();
+      lifetimeEnd = add(add(now, period), 1);
+    }
+    if (!(live instanceof LeakyBucketState b)) {
+      return create(r, now, burst, period, lifetimeEnd);
+    }
+
+    long remaining = b.remaining();
+    if (r.has(Behavior.RESET_REMAINING)) {
+      remaining = burst;
+    }
+    if (b.burst() != burst && burst > remaining) {
+      remaining = burst;
+    }
+    long expireAt = hits != 0 ? lifetimeEnd : b.expireAt();
+
+    long anchor = b.updatedAt();
+    long elapsed = sub(now, anchor);
+    long leaked = 0;
+    long periods = 0;
+    long tokensPerPeriod = 0;
+    if (elapsed > 0 && limit > 0 && period > 0) {
+      leaked = SaturatingMath.mulDivFloor(elapsed, limit, period);
+      if (leaked > 0) {
+        long g = SaturatingMath.gcd(period, limit);
+        long periodMillis = period / g;
+        tokensPerPeriod = limit / g;
+        periods = elapsed / periodMillis;
+        anchor = add(anchor, periods * periodMillis);
+      }
+    }
+    long available = add(remaining, leaked);
+    long pending = sub(leaked, SaturatingMath.mul(periods, tokensPerPeriod));
+    if (available > burst) {
+      available = burst;
+      if (leaked > 0) {
+        anchor = now;
+        pending = 0;
+      }
+    }
+
+    long resetTime = resetTime(now, limit, period, available);
+    Status status = Status.UNDER_LIMIT;
+    long after = available;
+    if (available == 0 && hits > 0) {
+      status = Status.OVER_LIMIT;
+    } else if (available == hits) {
+      after = 0;
+      resetTime = resetTime(now, limit, period, 0);
+    } else if (hits > available) {
+      status = Status.OVER_LIMIT;
+      if (r.has(Behavior.DRAIN_OVER_LIMIT)) {
+        after = 0;
+      }
+    } else if (hits != 0) {
+      after = sub(available, hits);
+      resetTime = resetTime(now, limit, period, after);
+    }
+    LeakyBucketState next =
+        new LeakyBucketState(limit, r.duration(), burst, sub(after, pending), anchor, expireAt);
+    return new Decision(next, RateLimitResponse.of(status, limit, after, resetTime));
+  }
+
+  private static Decision create(
+      RateLimitRequest r, long now, long burst, long period, long lifetimeEnd) {
+    long limit = r.limit();
+    Status status = Status.UNDER_LIMIT;
+    long remaining = sub(burst, r.hits());
+    if (r.hits() > burst) {
+      status = Status.OVER_LIMIT;
+      remaining = 0;
+    }
+    LeakyBucketState next =
+        new LeakyBucketState(limit, r.duration(), burst, remaining, now, lifetimeEnd);
+    return new Decision(
+        next,
+        RateLimitResponse.of(status, limit, remaining, resetTime(now, limit, period, remaining)));
+  }
+
+  /**
+   * Returns when {@code remaining} would be back to {@code limit}: Gubernator's {@code now + (limit
+   * - remaining) * trunc(period / limit)} while a token takes at least 1 ms, otherwise the exact
+   * time rounded up (Gubernator answers {@code now} there); never before {@code now} (Gubernator
+   * answers a time in the past when {@code remaining > limit}).
+   */
+  static long resetTime(long now, long limit, long period, long remaining) {
+    long missing = sub(limit, remaining);
+    if (missing <= 0 || limit == 0) {
+      return now;
+    }
+    long msPerToken = period / limit;
+    if (msPerToken > 0) {
+      return add(now, SaturatingMath.mul(missing, msPerToken));
+    }
+    return add(now, SaturatingMath.mulDivCeil(missing, period, limit));
+  }
+}

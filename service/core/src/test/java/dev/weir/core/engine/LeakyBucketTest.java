@@ -1,0 +1,156 @@
+package dev.weir.core.engine;
+
+import static dev.weir.core.engine.Requests.NOW;
+import static dev.weir.core.engine.Requests.leaky;
+import static dev.weir.core.engine.Step.at;
+import static dev.weir.core.model.Status.OVER_LIMIT;
+import static dev.weir.core.model.Status.UNDER_LIMIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
+
+import dev.weir.core.model.Behavior;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class LeakyBucketTest {
+
+  private static final int DRAIN = Behavior.DRAIN_OVER_LIMIT;
+  private static final int RESET = Behavior.RESET_REMAINING;
+
+  static Stream<Arguments> table() {
+    return Stream.of(
+        arguments(
+            "new bucket starts at burst; reset_time is when remaining is back to limit",
+            List.of(
+                at(0, leaky(10, 1000, 1), UNDER_LIMIT, 9, 100),
+                at(0, leaky(10, 1000, 4), UNDER_LIMIT, 5, 500),
+                at(250, leaky(10, 1000, 0), UNDER_LIMIT, 7, 550))),
+        arguments(
+            "hits above burst on a new bucket: OVER, and the bucket starts empty",
+            List.of(
+                at(0, leaky(10, 1000, 11), OVER_LIMIT, 0, 1000),
+                at(100, leaky(10, 1000, 1), UNDER_LIMIT, 0, 1100))),
+        arguments(
+            "limit 10 burst 20 (Gubernator's burst case), reset_time never in the past",
+            List.of(
+                at(0, leaky(10, 30_000, 20, 1, 0), UNDER_LIMIT, 19, 0),
+                at(0, leaky(10, 30_000, 20, 19, 0), UNDER_LIMIT, 0, 30_000),
+                at(3000, leaky(10, 30_000, 20, 0, 0), UNDER_LIMIT, 1, 30_000),
+                at(3000, leaky(10, 30_000, 20, 2, 0), OVER_LIMIT, 1, 30_000))),
+        arguments(
+            "RESET_REMAINING refills to burst and then applies the hits",
+            List.of(
+                at(0, leaky(10, 1000, 7), UNDER_LIMIT, 3, 700),
+                at(1, leaky(10, 1000, 0, 2, RESET), UNDER_LIMIT, 8, 201))),
+        arguments(
+            "a raised burst refills the bucket, a lowered one caps it",
+            List.of(
+                at(0, leaky(10, 1000, 7), UNDER_LIMIT, 3, 700),
+                at(1, leaky(10, 1000, 20, 0, 0), UNDER_LIMIT, 20, 1),
+                at(2, leaky(10, 1000, 5, 0, 0), UNDER_LIMIT, 5, 502))),
+        arguments(
+            "tokens leak one per 100 ms; the part of a token already leaked is kept",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(150, leaky(10, 1000, 0), UNDER_LIMIT, 1, 1050),
+                at(200, leaky(10, 1000, 0), UNDER_LIMIT, 2, 1000),
+                at(250, leaky(10, 1000, 2), UNDER_LIMIT, 0, 1250))),
+        arguments(
+            "a query of an empty bucket is UNDER; a hit is OVER",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(1, leaky(10, 1000, 0), UNDER_LIMIT, 0, 1001),
+                at(2, leaky(10, 1000, 1), OVER_LIMIT, 0, 1002))),
+        arguments(
+            "DRAIN_OVER_LIMIT empties the bucket, which then refills by leaking",
+            List.of(
+                at(0, leaky(10, 1000, 5), UNDER_LIMIT, 5, 500),
+                at(1, leaky(10, 1000, 0, 6, DRAIN), OVER_LIMIT, 0, 501),
+                at(101, leaky(10, 1000, 0), UNDER_LIMIT, 1, 1001))),
+        arguments(
+            "a refused request without DRAIN consumes nothing",
+            List.of(
+                at(0, leaky(10, 1000, 5), UNDER_LIMIT, 5, 500),
+                at(1, leaky(10, 1000, 6), OVER_LIMIT, 5, 501),
+                at(2, leaky(10, 1000, 5), UNDER_LIMIT, 0, 1002))),
+        arguments(
+            "negative hits add tokens above burst until the next request caps them",
+            List.of(
+                at(0, leaky(10, 1000, 2), UNDER_LIMIT, 8, 200),
+                at(1, leaky(10, 1000, -5), UNDER_LIMIT, 13, 1),
+                at(2, leaky(10, 1000, 0), UNDER_LIMIT, 10, 2))),
+        arguments(
+            "3 per second leaks exactly 3 tokens a second, however often it is read",
+            List.of(
+                at(0, leaky(3, 1000, 3), UNDER_LIMIT, 0, 999),
+                at(500, leaky(3, 1000, 0), UNDER_LIMIT, 1, 1166),
+                at(1000, leaky(3, 1000, 0), UNDER_LIMIT, 3, 1000))),
+        arguments(
+            "2000 per second (half a millisecond a token): exact leak and reset_time",
+            List.of(
+                at(0, leaky(2000, 1000, 2000), UNDER_LIMIT, 0, 1000),
+                at(1, leaky(2000, 1000, 0), UNDER_LIMIT, 2, 1000))),
+        arguments(
+            "1500 per second: floor(elapsed * 1.5) tokens at every read",
+            List.of(
+                at(0, leaky(1500, 1000, 1500), UNDER_LIMIT, 0, 1000),
+                at(1, leaky(1500, 1000, 0), UNDER_LIMIT, 1, 1001),
+                at(2, leaky(1500, 1000, 0), UNDER_LIMIT, 3, 1000),
+                at(3, leaky(1500, 1000, 0), UNDER_LIMIT, 4, 1001),
+                at(3, leaky(1500, 1000, 4), UNDER_LIMIT, 0, 1003),
+                at(5, leaky(1500, 1000, 0), UNDER_LIMIT, 3, 1003))),
+        arguments(
+            "limit 0 never leaks; with burst 0 every hit is OVER",
+            List.of(
+                at(0, leaky(0, 1000, 1), OVER_LIMIT, 0, 0),
+                at(500, leaky(0, 1000, 0), UNDER_LIMIT, 0, 500))));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("table")
+  void apply_table_matchesGubernator(String name, List<Step> steps) {
+    Step.run(new Scenario(), steps);
+  }
+
+  @Test
+  void apply_nonZeroHits_slideExpiryButQueriesDoNot() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 1), NOW);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 1001);
+    s.send(leaky(10, 1000, 1), NOW + 900);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 1901);
+    s.send(leaky(10, 1000, 0), NOW + 1500);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 1901);
+    s.send(leaky(10, 1000, -1), NOW + 1600);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 2601);
+  }
+
+  @Test
+  void apply_idleBucket_isNewAfterExpiry() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 20, 20, 0), NOW);
+    assertThat(s.send(leaky(10, 1000, 20, 0, 0), NOW + 1000).remaining()).isEqualTo(10);
+    assertThat(s.send(leaky(10, 1000, 20, 0, 0), NOW + 1001).remaining()).isEqualTo(20);
+  }
+
+  @Test
+  void apply_integralRate_storesTheReportedRemaining() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 10), NOW);
+    s.send(leaky(10, 1000, 1), NOW + 250);
+    assertThat(s.state()).isEqualTo(new LeakyBucketState(10, 1000, 10, 1, NOW + 200, NOW + 1251));
+  }
+
+  @Test
+  void apply_fullBucket_restartsLeakGridAtNow() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 1), NOW);
+    s.send(leaky(10, 1000, 0), NOW + 250);
+    assertThat(((LeakyBucketState) s.state()).updatedAt()).isEqualTo(NOW + 250);
+    assertThat(((LeakyBucketState) s.state()).remaining()).isEqualTo(10);
+  }
+}
