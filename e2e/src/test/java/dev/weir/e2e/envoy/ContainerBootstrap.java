@@ -9,18 +9,21 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * The shipped front-proxy bootstrap adapted to run in a container whose upstreams are processes on the test's host:
- * the {@code weir_ratelimit} and {@code echo} clusters point at {@code host:port} pairs given by the test and resolve
- * names through the system resolver (so {@code /etc/hosts} entries such as Testcontainers'
- * {@code host.testcontainers.internal} work), and the rate-limit call gets a longer timeout so a cold JVM on a busy
- * CI machine does not turn the first calls into failure-mode answers. Everything else (listeners, routes, filters,
- * failure modes) is the shipped configuration unchanged.
+ * The shipped front-proxy bootstrap adapted to run in a container whose upstreams are processes on
+ * the test's host: the {@code weir_ratelimit} and {@code echo} clusters point at {@code host:port}
+ * pairs given by the test and resolve names through the system resolver (so {@code /etc/hosts}
+ * entries such as Testcontainers' {@code host.testcontainers.internal} work), and the rate-limit
+ * call gets a longer timeout so a cold JVM on a busy CI machine does not turn the first calls into
+ * failure-mode answers. Everything else (listeners, routes, filters, failure modes) is the shipped
+ * configuration unchanged.
  */
 public final class ContainerBootstrap {
   /** The rate-limit cluster's name in the shipped bootstrap. */
   public static final String RATE_LIMIT_CLUSTER = "weir_ratelimit";
+
   /** The upstream cluster's name in the shipped bootstrap. */
   public static final String ECHO_CLUSTER = "echo";
+
   /** The rate-limit call timeout used in the container. */
   public static final String RATE_LIMIT_TIMEOUT = "2s";
 
@@ -32,7 +35,8 @@ public final class ContainerBootstrap {
 
   /** Returns an adapted deep copy of the bootstrap tree; the input is not modified. */
   @SuppressWarnings("unchecked")
-  public static Map<String, Object> adapt(Object bootstrap, String host, int weirPort, int echoPort) {
+  public static Map<String, Object> adapt(
+      Object bootstrap, String host, int weirPort, int echoPort) {
     Map<String, Object> copy = (Map<String, Object>) deepCopy(bootstrap);
     Map<String, Object> resources = (Map<String, Object>) copy.get("static_resources");
     List<Object> clusters = (List<Object>) resources.get("clusters");
@@ -51,7 +55,8 @@ public final class ContainerBootstrap {
     List<Map<String, Object>> found = new ArrayList<>();
     for (Object chain : (List<Object>) listener.get("filter_chains")) {
       for (Object network : (List<Object>) ((Map<String, Object>) chain).get("filters")) {
-        Map<String, Object> hcm = (Map<String, Object>) ((Map<String, Object>) network).get("typed_config");
+        Map<String, Object> hcm =
+            (Map<String, Object>) ((Map<String, Object>) network).get("typed_config");
         for (Object http : (List<Object>) hcm.getOrDefault("http_filters", List.of())) {
           Map<String, Object> filter = (Map<String, Object>) http;
           if (RateLimitFilterModel.RATE_LIMIT_FILTER.equals(filter.get("name"))) {

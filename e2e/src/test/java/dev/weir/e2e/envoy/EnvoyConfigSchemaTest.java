@@ -3,6 +3,8 @@ package dev.weir.e2e.envoy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.Any;
+import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
@@ -16,8 +18,6 @@ import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
-import com.google.protobuf.Any;
-import com.google.protobuf.Message;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,14 +29,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Checks the shipped Envoy configuration against Envoy's own API: every Envoy YAML under {@code envoy-config/} parses
- * into {@code Bootstrap} (and every Istio {@code EnvoyFilter} patch under {@code manifests/} into the message its
- * {@code applyTo} names) with unknown fields and unknown {@code typed_config} types rejected; the rate-limit
- * cluster a filter names exists and speaks HTTP/2 over the v3 API; rate-limit features sit where Envoy honors them;
- * and the front proxy's routes produce exactly the calls {@link EnvoyFlowIT} sends.
+ * Checks the shipped Envoy configuration against Envoy's own API: every Envoy YAML under {@code
+ * envoy-config/} parses into {@code Bootstrap} (and every Istio {@code EnvoyFilter} patch under
+ * {@code manifests/} into the message its {@code applyTo} names) with unknown fields and unknown
+ * {@code typed_config} types rejected; the rate-limit cluster a filter names exists and speaks
+ * HTTP/2 over the v3 API; rate-limit features sit where Envoy honors them; and the front proxy's
+ * routes produce exactly the calls {@link EnvoyFlowIT} sends.
  */
 class EnvoyConfigSchemaTest {
-  private static final String HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
+  private static final String HTTP_PROTOCOL_OPTIONS =
+      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
   /** What a YAML file under envoy-config/ is, told by its top-level keys. */
   enum Kind {
@@ -56,7 +58,8 @@ class EnvoyConfigSchemaTest {
           return DOCKER_COMPOSE;
         }
       }
-      throw new AssertionError(file + " is neither an Envoy bootstrap, a Weir descriptor config nor a compose file");
+      throw new AssertionError(
+          file + " is neither an Envoy bootstrap, a Weir descriptor config nor a compose file");
     }
   }
 
@@ -72,10 +75,12 @@ class EnvoyConfigSchemaTest {
                     () -> {
                       Object document = EnvoyYaml.load(file);
                       switch (Kind.of(file, document)) {
-                        case ENVOY_BOOTSTRAP -> checkBootstrap(file, EnvoyYaml.parse(document, Bootstrap.newBuilder()));
-                        case WEIR_DESCRIPTORS -> assertThat(((Map<?, ?>) document).get("domain"))
-                            .as(file + " domain")
-                            .isInstanceOf(String.class);
+                        case ENVOY_BOOTSTRAP ->
+                            checkBootstrap(file, EnvoyYaml.parse(document, Bootstrap.newBuilder()));
+                        case WEIR_DESCRIPTORS ->
+                            assertThat(((Map<?, ?>) document).get("domain"))
+                                .as(file + " domain")
+                                .isInstanceOf(String.class);
                         case DOCKER_COMPOSE -> checkCompose(file, (Map<?, ?>) document);
                       }
                     }));
@@ -87,7 +92,8 @@ class EnvoyConfigSchemaTest {
     for (Path file : RepoFiles.yamlFilesUnder("manifests")) {
       List<Object> documents = EnvoyYaml.loadAll(file);
       for (int d = 0; d < documents.size(); d++) {
-        if (!(documents.get(d) instanceof Map<?, ?> document) || !"EnvoyFilter".equals(document.get("kind"))) {
+        if (!(documents.get(d) instanceof Map<?, ?> document)
+            || !"EnvoyFilter".equals(document.get("kind"))) {
           continue;
         }
         List<?> patches = (List<?>) ((Map<?, ?>) document.get("spec")).get("configPatches");
@@ -97,8 +103,17 @@ class EnvoyConfigSchemaTest {
           Map<?, ?> operation = (Map<?, ?>) patch.get("patch");
           Object value = operation.get("value");
           boolean complete = !"MERGE".equals(operation.get("operation"));
-          String name = RepoFiles.root().relativize(file) + " doc " + d + " patch " + p + " (" + applyTo + ")";
-          tests.add(DynamicTest.dynamicTest(name, () -> checkEnvoyFilterPatch(applyTo, value, complete)));
+          String name =
+              RepoFiles.root().relativize(file)
+                  + " doc "
+                  + d
+                  + " patch "
+                  + p
+                  + " ("
+                  + applyTo
+                  + ")";
+          tests.add(
+              DynamicTest.dynamicTest(name, () -> checkEnvoyFilterPatch(applyTo, value, complete)));
         }
       }
     }
@@ -113,11 +128,14 @@ class EnvoyConfigSchemaTest {
 
     assertThat(open.getFailureModeDeny()).isFalse();
     assertThat(closed.getFailureModeDeny()).isTrue();
-    assertThat(listener(bootstrap, "fail_open").getAddress().getSocketAddress().getPortValue()).isEqualTo(10000);
-    assertThat(listener(bootstrap, "fail_closed").getAddress().getSocketAddress().getPortValue()).isEqualTo(10001);
+    assertThat(listener(bootstrap, "fail_open").getAddress().getSocketAddress().getPortValue())
+        .isEqualTo(10000);
+    assertThat(listener(bootstrap, "fail_closed").getAddress().getSocketAddress().getPortValue())
+        .isEqualTo(10001);
     for (RateLimit filter : List.of(open, closed)) {
       assertThat(filter.getDomain()).isEqualTo(EnvoyFlowIT.DOMAIN);
-      assertThat(filter.getEnableXRatelimitHeaders()).isEqualTo(RateLimit.XRateLimitHeadersRFCVersion.DRAFT_VERSION_03);
+      assertThat(filter.getEnableXRatelimitHeaders())
+          .isEqualTo(RateLimit.XRateLimitHeadersRFCVersion.DRAFT_VERSION_03);
       assertThat(filter.getTimeout().getNanos()).isEqualTo(100_000_000);
       assertThat(filter.getRateLimitedAsResourceExhausted()).isTrue();
     }
@@ -167,20 +185,25 @@ class EnvoyConfigSchemaTest {
   void containerBootstrap_adaptedFrontProxy_staysValidAndOnlyMovesUpstreamsAndTimeout() {
     Object shipped = EnvoyYaml.load(RepoFiles.frontProxyBootstrap());
     Bootstrap adapted =
-        EnvoyYaml.parse(ContainerBootstrap.adapt(shipped, "host.testcontainers.internal", 41051, 48080),
+        EnvoyYaml.parse(
+            ContainerBootstrap.adapt(shipped, "host.testcontainers.internal", 41051, 48080),
             Bootstrap.newBuilder());
     Bootstrap original = EnvoyYaml.parse(shipped, Bootstrap.newBuilder());
 
     assertThat(endpoint(cluster(adapted, "weir_ratelimit").orElseThrow()))
         .isEqualTo("host.testcontainers.internal:41051");
-    assertThat(endpoint(cluster(adapted, "echo").orElseThrow())).isEqualTo("host.testcontainers.internal:48080");
+    assertThat(endpoint(cluster(adapted, "echo").orElseThrow()))
+        .isEqualTo("host.testcontainers.internal:48080");
     assertThat(speaksHttp2(cluster(adapted, "weir_ratelimit").orElseThrow())).isTrue();
     for (RateLimitFilterModel listener : RateLimitFilterModel.all(adapted)) {
       RateLimit config = listener.filterConfig();
       assertThat(config.getTimeout().getSeconds()).isEqualTo(2);
-      RateLimit shippedConfig = RateLimitFilterModel.of(original, listener.listenerName()).filterConfig();
-      assertThat(config.toBuilder().setTimeout(shippedConfig.getTimeout()).build()).isEqualTo(shippedConfig);
-      assertThat(listener.routes()).isEqualTo(RateLimitFilterModel.of(original, listener.listenerName()).routes());
+      RateLimit shippedConfig =
+          RateLimitFilterModel.of(original, listener.listenerName()).filterConfig();
+      assertThat(config.toBuilder().setTimeout(shippedConfig.getTimeout()).build())
+          .isEqualTo(shippedConfig);
+      assertThat(listener.routes())
+          .isEqualTo(RateLimitFilterModel.of(original, listener.listenerName()).routes());
     }
   }
 
@@ -197,12 +220,13 @@ class EnvoyConfigSchemaTest {
   void parse_unknownFieldInsideTypedConfig_isRejectedWithItsName() {
     Object filter =
         Map.of(
-            "name", "envoy.filters.http.ratelimit",
+            "name",
+            "envoy.filters.http.ratelimit",
             "typed_config",
-                Map.of(
-                    "@type", "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit",
-                    "domain", "weir-demo",
-                    "failure_mode_denied", true));
+            Map.of(
+                "@type", "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit",
+                "domain", "weir-demo",
+                "failure_mode_denied", true));
 
     assertThatThrownBy(() -> EnvoyYaml.parse(filter, HttpFilter.newBuilder()))
         .isInstanceOf(IllegalArgumentException.class)
@@ -213,8 +237,12 @@ class EnvoyConfigSchemaTest {
   void parse_typedConfigOfNoApiType_isRejectedWithTheUrl() {
     Object filter =
         Map.of(
-            "name", "envoy.filters.http.ratelimit",
-            "typed_config", Map.of("@type", "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitz"));
+            "name",
+            "envoy.filters.http.ratelimit",
+            "typed_config",
+            Map.of(
+                "@type",
+                "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitz"));
 
     assertThatThrownBy(() -> EnvoyYaml.parse(filter, HttpFilter.newBuilder()))
         .isInstanceOf(IllegalArgumentException.class)
@@ -225,24 +253,34 @@ class EnvoyConfigSchemaTest {
   void constraints_rateLimitFilterWithoutDomainOrService_areReported() {
     Object filter =
         Map.of(
-            "name", "envoy.filters.http.ratelimit",
+            "name",
+            "envoy.filters.http.ratelimit",
             "typed_config",
-                Map.of(
-                    "@type", "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit",
-                    "stage", 11));
+            Map.of(
+                "@type",
+                "type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit",
+                "stage",
+                11));
 
-    List<String> violations = EnvoyConstraints.violations(EnvoyYaml.parse(filter, HttpFilter.newBuilder()));
+    List<String> violations =
+        EnvoyConstraints.violations(EnvoyYaml.parse(filter, HttpFilter.newBuilder()));
 
     assertThat(violations)
-        .anySatisfy(v -> assertThat(v).contains("<RateLimit>.domain").contains("at least 1 character"))
-        .anySatisfy(v -> assertThat(v).contains("<RateLimit>.rate_limit_service").contains("required"))
+        .anySatisfy(
+            v -> assertThat(v).contains("<RateLimit>.domain").contains("at least 1 character"))
+        .anySatisfy(
+            v -> assertThat(v).contains("<RateLimit>.rate_limit_service").contains("required"))
         .anySatisfy(v -> assertThat(v).contains("<RateLimit>.stage").contains("must be <= 10"));
   }
 
   private static void checkBootstrap(Path file, Bootstrap bootstrap) {
-    assertThat(EnvoyConstraints.violations(bootstrap)).as(file + ": constraints Envoy enforces on load").isEmpty();
+    assertThat(EnvoyConstraints.violations(bootstrap))
+        .as(file + ": constraints Envoy enforces on load")
+        .isEmpty();
     List<RateLimitFilterModel> listeners = RateLimitFilterModel.all(bootstrap);
-    assertThat(listeners).as(file + ": listeners with " + RateLimitFilterModel.RATE_LIMIT_FILTER).isNotEmpty();
+    assertThat(listeners)
+        .as(file + ": listeners with " + RateLimitFilterModel.RATE_LIMIT_FILTER)
+        .isNotEmpty();
     for (RateLimitFilterModel listener : listeners) {
       String where = file.getFileName() + " listener " + listener.listenerName();
       RateLimit filter = listener.filterConfig();
@@ -258,10 +296,15 @@ class EnvoyConfigSchemaTest {
     assertThat(filter.getRateLimitService().getTransportApiVersion())
         .as(where + ": rate_limit_service.transport_api_version")
         .isEqualTo(ApiVersion.V3);
-    String clusterName = filter.getRateLimitService().getGrpcService().getEnvoyGrpc().getClusterName();
-    assertThat(clusterName).as(where + ": rate_limit_service.grpc_service.envoy_grpc.cluster_name").isNotEmpty();
+    String clusterName =
+        filter.getRateLimitService().getGrpcService().getEnvoyGrpc().getClusterName();
+    assertThat(clusterName)
+        .as(where + ": rate_limit_service.grpc_service.envoy_grpc.cluster_name")
+        .isNotEmpty();
     Optional<Cluster> cluster = cluster(bootstrap, clusterName);
-    assertThat(cluster).as(where + ": cluster '" + clusterName + "' named by the rate-limit filter").isPresent();
+    assertThat(cluster)
+        .as(where + ": cluster '" + clusterName + "' named by the rate-limit filter")
+        .isPresent();
     assertThat(speaksHttp2(cluster.get()))
         .as(where + ": cluster '" + clusterName + "' must speak HTTP/2 (gRPC)")
         .isTrue();
@@ -271,12 +314,20 @@ class EnvoyConfigSchemaTest {
   private static void checkPlacement(String where, RateLimitFilterModel.RouteLimits limits) {
     for (io.envoyproxy.envoy.config.route.v3.RateLimit limit : limits.limits()) {
       if (limits.perFilterConfig()) {
-        assertThat(limit.hasLimit()).as(where + ": limit override is ignored in RateLimitPerRoute").isFalse();
-        assertThat(limit.hasStage()).as(where + ": stage is ignored in RateLimitPerRoute").isFalse();
-        assertThat(limit.getDisableKey()).as(where + ": disable_key is ignored in RateLimitPerRoute").isEmpty();
+        assertThat(limit.hasLimit())
+            .as(where + ": limit override is ignored in RateLimitPerRoute")
+            .isFalse();
+        assertThat(limit.hasStage())
+            .as(where + ": stage is ignored in RateLimitPerRoute")
+            .isFalse();
+        assertThat(limit.getDisableKey())
+            .as(where + ": disable_key is ignored in RateLimitPerRoute")
+            .isEmpty();
       } else {
         assertThat(limit.hasHitsAddend())
-            .as(where + ": hits_addend is only honored in typed_per_filter_config RateLimitPerRoute")
+            .as(
+                where
+                    + ": hits_addend is only honored in typed_per_filter_config RateLimitPerRoute")
             .isFalse();
       }
     }
@@ -284,20 +335,27 @@ class EnvoyConfigSchemaTest {
 
   private static void checkCompose(Path file, Map<?, ?> compose) {
     Map<?, ?> services = (Map<?, ?>) compose.get("services");
-    assertThat(services.keySet().stream().map(Object::toString).toList()).as(file + " services").contains("envoy", "weir-1", "weir-2", "weir-3", "echo");
+    assertThat(services.keySet().stream().map(Object::toString).toList())
+        .as(file + " services")
+        .contains("envoy", "weir-1", "weir-2", "weir-3", "echo");
     assertThat(((Map<?, ?>) services.get("envoy")).get("image"))
         .as(file + ": envoy image, the release EnvoyContainerIT tests")
         .isEqualTo(EnvoyImage.NAME);
     for (Map.Entry<?, ?> service : services.entrySet()) {
       Object image = ((Map<?, ?>) service.getValue()).get("image");
       if (image != null) {
-        assertThat((String) image).as(file + ": image of " + service.getKey() + " is pinned").contains(":")
+        assertThat((String) image)
+            .as(file + ": image of " + service.getKey() + " is pinned")
+            .contains(":")
             .doesNotEndWith(":latest");
       }
     }
   }
 
-  /** A MERGE patch is a fragment, so only fields and types are checked; other patches must be complete. */
+  /**
+   * A MERGE patch is a fragment, so only fields and types are checked; other patches must be
+   * complete.
+   */
   private static void checkEnvoyFilterPatch(String applyTo, Object value, boolean complete) {
     Message.Builder target =
         switch (applyTo) {
@@ -313,15 +371,20 @@ class EnvoyConfigSchemaTest {
         };
     Message message = EnvoyYaml.parse(value, target);
     if (complete) {
-      assertThat(EnvoyConstraints.violations(message)).as("constraints Envoy enforces on load").isEmpty();
+      assertThat(EnvoyConstraints.violations(message))
+          .as("constraints Envoy enforces on load")
+          .isEmpty();
     }
-    if (message instanceof HttpFilter filter && filter.getName().equals(RateLimitFilterModel.RATE_LIMIT_FILTER)) {
+    if (message instanceof HttpFilter filter
+        && filter.getName().equals(RateLimitFilterModel.RATE_LIMIT_FILTER)) {
       RateLimit config = RateLimitFilterModel.unpack(filter.getTypedConfig(), RateLimit.class);
       assertThat(config.getDomain()).as("EnvoyFilter rate-limit domain").isNotEmpty();
       assertThat(config.getRateLimitService().getTransportApiVersion()).isEqualTo(ApiVersion.V3);
     }
     if (message instanceof Cluster cluster) {
-      assertThat(speaksHttp2(cluster)).as("EnvoyFilter cluster " + cluster.getName() + " speaks HTTP/2").isTrue();
+      assertThat(speaksHttp2(cluster))
+          .as("EnvoyFilter cluster " + cluster.getName() + " speaks HTTP/2")
+          .isTrue();
     }
   }
 
@@ -353,7 +416,10 @@ class EnvoyConfigSchemaTest {
   }
 
   private static String endpoint(Cluster cluster) {
-    var address = cluster.getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress();
-    return address.getSocketAddress().getAddress() + ":" + address.getSocketAddress().getPortValue();
+    var address =
+        cluster.getLoadAssignment().getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress();
+    return address.getSocketAddress().getAddress()
+        + ":"
+        + address.getSocketAddress().getPortValue();
   }
 }

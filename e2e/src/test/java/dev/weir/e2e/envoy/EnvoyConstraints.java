@@ -15,16 +15,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Checks the constraints Envoy's API declares with protoc-gen-validate annotations ({@code validate.rules},
- * {@code validate.required}) and Envoy enforces when it loads a configuration: required messages and oneofs,
- * string lengths and prefixes, list sizes, defined enum values and numeric bounds. Typed configs ({@code Any}) are
- * checked as the type they carry. Rules not listed here (patterns, well-known string formats, durations, maps) are
- * not checked.
+ * Checks the constraints Envoy's API declares with protoc-gen-validate annotations ({@code
+ * validate.rules}, {@code validate.required}) and Envoy enforces when it loads a configuration:
+ * required messages and oneofs, string lengths and prefixes, list sizes, defined enum values and
+ * numeric bounds. Typed configs ({@code Any}) are checked as the type they carry. Rules not listed
+ * here (patterns, well-known string formats, durations, maps) are not checked.
  */
 public final class EnvoyConstraints {
   private EnvoyConstraints() {}
 
-  /** Returns every violated constraint in {@code message}, each naming the field path and the rule. */
+  /**
+   * Returns every violated constraint in {@code message}, each naming the field path and the rule.
+   */
   public static List<String> violations(Message message) {
     List<String> violations = new ArrayList<>();
     check(message, message.getDescriptorForType().getName(), violations);
@@ -55,10 +57,12 @@ public final class EnvoyConstraints {
         if (rules.hasRepeated()) {
           Validate.RepeatedRules repeated = rules.getRepeated();
           if (repeated.hasMinItems() && count < repeated.getMinItems()) {
-            violations.add(at + ": at least " + repeated.getMinItems() + " item(s) required, found " + count);
+            violations.add(
+                at + ": at least " + repeated.getMinItems() + " item(s) required, found " + count);
           }
           if (repeated.hasMaxItems() && count > repeated.getMaxItems()) {
-            violations.add(at + ": at most " + repeated.getMaxItems() + " item(s) allowed, found " + count);
+            violations.add(
+                at + ": at most " + repeated.getMaxItems() + " item(s) allowed, found " + count);
           }
         }
         if (field.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
@@ -84,7 +88,8 @@ public final class EnvoyConstraints {
         }
         case STRING -> checkString(rules, (String) value, at, violations);
         case ENUM -> {
-          if (rules.hasEnum() && rules.getEnum().getDefinedOnly()
+          if (rules.hasEnum()
+              && rules.getEnum().getDefinedOnly()
               && ((EnumValueDescriptor) value).getIndex() < 0) {
             violations.add(at + ": " + value + " is not a defined value");
           }
@@ -95,7 +100,8 @@ public final class EnvoyConstraints {
     }
   }
 
-  private static void checkAny(String typeUrl, ByteString bytes, String path, List<String> violations) {
+  private static void checkAny(
+      String typeUrl, ByteString bytes, String path, List<String> violations) {
     Descriptor type;
     try {
       type = EnvoyYaml.descriptorOf(typeUrl);
@@ -110,7 +116,8 @@ public final class EnvoyConstraints {
     }
   }
 
-  private static void checkString(FieldRules rules, String value, String at, List<String> violations) {
+  private static void checkString(
+      FieldRules rules, String value, String at, List<String> violations) {
     if (!rules.hasString()) {
       return;
     }
@@ -119,7 +126,13 @@ public final class EnvoyConstraints {
       return;
     }
     if (string.hasMinLen() && value.length() < string.getMinLen()) {
-      violations.add(at + ": at least " + string.getMinLen() + " character(s) required, found '" + value + "'");
+      violations.add(
+          at
+              + ": at least "
+              + string.getMinLen()
+              + " character(s) required, found '"
+              + value
+              + "'");
     }
     if (string.hasMaxLen() && value.length() > string.getMaxLen()) {
       violations.add(at + ": at most " + string.getMaxLen() + " character(s) allowed");
@@ -135,16 +148,21 @@ public final class EnvoyConstraints {
     }
   }
 
-  /** Numeric rules on a wrapper field (UInt32Value, UInt64Value, ...) apply to its {@code value}. */
-  private static void checkWrapper(FieldRules rules, Message wrapper, String at, List<String> violations) {
+  /**
+   * Numeric rules on a wrapper field (UInt32Value, UInt64Value, ...) apply to its {@code value}.
+   */
+  private static void checkWrapper(
+      FieldRules rules, Message wrapper, String at, List<String> violations) {
     FieldDescriptor value = wrapper.getDescriptorForType().findFieldByName("value");
-    if (value != null && wrapper.getDescriptorForType().getFile().getPackage().equals("google.protobuf")
+    if (value != null
+        && wrapper.getDescriptorForType().getFile().getPackage().equals("google.protobuf")
         && wrapper.getField(value) instanceof Number number) {
       checkNumber(rules, number.longValue(), at, violations);
     }
   }
 
-  private static void checkNumber(FieldRules rules, long value, String at, List<String> violations) {
+  private static void checkNumber(
+      FieldRules rules, long value, String at, List<String> violations) {
     Long lte = null;
     Long lt = null;
     Long gte = null;

@@ -33,15 +33,16 @@ import org.testcontainers.utility.DockerImageName;
 import org.testcontainers.utility.MountableFile;
 
 /**
- * The shipped front proxy in a real Envoy ({@link EnvoyImage#NAME}) in front of a real Weir: HTTP requests through
- * Envoy get 200 until a limit is reached, then 429 with {@code x-envoy-ratelimited} and {@code x-ratelimit-*};
- * with Weir stopped, the fail-open listener (:10000) lets requests through and the fail-closed one (:10001) answers
- * 500.
+ * The shipped front proxy in a real Envoy ({@link EnvoyImage#NAME}) in front of a real Weir: HTTP
+ * requests through Envoy get 200 until a limit is reached, then 429 with {@code
+ * x-envoy-ratelimited} and {@code x-ratelimit-*}; with Weir stopped, the fail-open listener
+ * (:10000) lets requests through and the fail-closed one (:10001) answers 500.
  *
- * <p>Weir (from {@code weir.jar}) and a small echo upstream run on this host and are exposed to the container with
- * {@link Testcontainers#exposeHostPorts}; Envoy runs {@code envoy-config/front-proxy/envoy.yaml} adapted only in
- * its upstream addresses and rate-limit timeout ({@link ContainerBootstrap}). Needs a Docker engine: without one
- * every test is reported skipped and the reason is printed.
+ * <p>Weir (from {@code weir.jar}) and a small echo upstream run on this host and are exposed to the
+ * container with {@link Testcontainers#exposeHostPorts}; Envoy runs {@code
+ * envoy-config/front-proxy/envoy.yaml} adapted only in its upstream addresses and rate-limit
+ * timeout ({@link ContainerBootstrap}). Needs a Docker engine: without one every test is reported
+ * skipped and the reason is printed.
  */
 @TestMethodOrder(OrderAnnotation.class)
 class EnvoyContainerIT {
@@ -49,13 +50,17 @@ class EnvoyContainerIT {
   private static final int FAIL_CLOSED_PORT = 10001;
   private static final int ADMIN_PORT = 9901;
   private static final String HOST_FROM_CONTAINER = "host.testcontainers.internal";
-  private static final String API_KEY_POLICY = "5, 5;w=60;name=\"per-api-key\", 60;w=60;name=\"per-client\"";
+  private static final String API_KEY_POLICY =
+      "5, 5;w=60;name=\"per-api-key\", 60;w=60;name=\"per-client\"";
 
   private static HttpServer echo;
   private static WeirCluster weir;
   private static GenericContainer<?> envoy;
   private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).version(HttpClient.Version.HTTP_1_1).build();
+      HttpClient.newBuilder()
+          .connectTimeout(Duration.ofSeconds(5))
+          .version(HttpClient.Version.HTTP_1_1)
+          .build();
 
   private static String dockerUnavailable;
 
@@ -63,7 +68,8 @@ class EnvoyContainerIT {
   static void start() throws IOException {
     dockerUnavailable = dockerUnavailableReason();
     if (dockerUnavailable != null) {
-      System.out.println("EnvoyContainerIT: every test is SKIPPED, Docker is not available: " + dockerUnavailable);
+      System.out.println(
+          "EnvoyContainerIT: every test is SKIPPED, Docker is not available: " + dockerUnavailable);
       return;
     }
     echo = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
@@ -95,10 +101,14 @@ class EnvoyContainerIT {
         config,
         EnvoyYaml.toJson(
             ContainerBootstrap.adapt(
-                EnvoyYaml.load(RepoFiles.frontProxyBootstrap()), HOST_FROM_CONTAINER, weirPort, echoPort)));
+                EnvoyYaml.load(RepoFiles.frontProxyBootstrap()),
+                HOST_FROM_CONTAINER,
+                weirPort,
+                echoPort)));
     envoy =
         new GenericContainer<>(DockerImageName.parse(EnvoyImage.NAME))
-            .withCopyFileToContainer(MountableFile.forHostPath(config, 0644), "/etc/envoy/envoy.json")
+            .withCopyFileToContainer(
+                MountableFile.forHostPath(config, 0644), "/etc/envoy/envoy.json")
             .withCommand("envoy", "-c", "/etc/envoy/envoy.json", "--log-level", "warn")
             .withExposedPorts(FAIL_OPEN_PORT, FAIL_CLOSED_PORT, ADMIN_PORT)
             .withLogConsumer(frame -> System.out.print("[envoy] " + frame.getUtf8String()))
@@ -150,7 +160,9 @@ class EnvoyContainerIT {
     assertThat(header(limited, "ratelimit-limit")).isEqualTo("5");
 
     HttpResponse<String> otherListener = get(FAIL_CLOSED_PORT, "/api/orders", "x-api-key", key);
-    assertThat(otherListener.statusCode()).as("same counters behind the fail_closed listener").isEqualTo(429);
+    assertThat(otherListener.statusCode())
+        .as("same counters behind the fail_closed listener")
+        .isEqualTo(429);
   }
 
   @Test
@@ -165,7 +177,8 @@ class EnvoyContainerIT {
     HttpResponse<String> limited = get(FAIL_OPEN_PORT, "/search?q=weir");
     assertThat(limited.statusCode()).isEqualTo(429);
     assertThat(header(limited, "x-envoy-ratelimited")).isEqualTo("true");
-    assertThat(header(limited, "x-ratelimit-limit")).isEqualTo("20, 20;w=60;name=\"search-budget\"");
+    assertThat(header(limited, "x-ratelimit-limit"))
+        .isEqualTo("20, 20;w=60;name=\"search-budget\"");
   }
 
   @Test
@@ -207,9 +220,11 @@ class EnvoyContainerIT {
     assertThat(closed.headers().firstValue("x-envoy-ratelimited")).isEmpty();
   }
 
-  private static HttpResponse<String> get(int port, String path, String... headers) throws Exception {
+  private static HttpResponse<String> get(int port, String path, String... headers)
+      throws Exception {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create("http://" + envoy.getHost() + ":" + envoy.getMappedPort(port) + path))
+        HttpRequest.newBuilder(
+                URI.create("http://" + envoy.getHost() + ":" + envoy.getMappedPort(port) + path))
             .timeout(Duration.ofSeconds(10))
             .GET();
     for (int i = 0; i < headers.length; i += 2) {
@@ -219,8 +234,18 @@ class EnvoyContainerIT {
   }
 
   private static String header(HttpResponse<?> response, String name) {
-    return response.headers().firstValue(name).orElseThrow(
-        () -> new AssertionError("no " + name + " header in " + response.statusCode() + " " + response.headers().map()));
+    return response
+        .headers()
+        .firstValue(name)
+        .orElseThrow(
+            () ->
+                new AssertionError(
+                    "no "
+                        + name
+                        + " header in "
+                        + response.statusCode()
+                        + " "
+                        + response.headers().map()));
   }
 
   /** Returns why no Docker engine can be used, or null when one can. */

@@ -26,15 +26,17 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * Reads Envoy configuration written in YAML into Envoy's own protobuf messages, the way Envoy does: YAML is turned
- * into JSON and parsed with protobuf's JSON mapping, so a misspelled or misplaced field is an error, and every
- * {@code typed_config} ({@code "@type"}) must name a message of Envoy's API.
+ * Reads Envoy configuration written in YAML into Envoy's own protobuf messages, the way Envoy does:
+ * YAML is turned into JSON and parsed with protobuf's JSON mapping, so a misspelled or misplaced
+ * field is an error, and every {@code typed_config} ({@code "@type"}) must name a message of
+ * Envoy's API.
  *
- * <p>The {@link JsonFormat.TypeRegistry} is built from the {@code "@type"} URLs found in the document: Envoy's API
- * is generated with {@code java_package = "io.envoyproxy." + proto package} and {@code java_multiple_files}, so the
- * type {@code envoy.extensions.filters.http.router.v3.Router} is the class
- * {@code io.envoyproxy.envoy.extensions.filters.http.router.v3.Router}. A URL naming no class of the API fails the
- * parse with the URL in the message.
+ * <p>The {@link JsonFormat.TypeRegistry} is built from the {@code "@type"} URLs found in the
+ * document: Envoy's API is generated with {@code java_package = "io.envoyproxy." + proto package}
+ * and {@code java_multiple_files}, so the type {@code
+ * envoy.extensions.filters.http.router.v3.Router} is the class {@code
+ * io.envoyproxy.envoy.extensions.filters.http.router.v3.Router}. A URL naming no class of the API
+ * fails the parse with the URL in the message.
  */
 public final class EnvoyYaml {
   private static final String TYPE_URL_PREFIX = "type.googleapis.com/";
@@ -61,19 +63,22 @@ public final class EnvoyYaml {
   public static Object load(Path file) {
     List<Object> documents = loadAll(file);
     if (documents.size() != 1) {
-      throw new IllegalArgumentException(file + ": expected one YAML document, found " + documents.size());
+      throw new IllegalArgumentException(
+          file + ": expected one YAML document, found " + documents.size());
     }
     return documents.get(0);
   }
 
   /**
-   * Parses a YAML tree into {@code builder}'s message type and returns the message; unknown fields, wrong types
-   * and unresolvable {@code typed_config} types are errors naming what is wrong.
+   * Parses a YAML tree into {@code builder}'s message type and returns the message; unknown fields,
+   * wrong types and unresolvable {@code typed_config} types are errors naming what is wrong.
    */
   @SuppressWarnings("unchecked")
   public static <T extends Message> T parse(Object yamlTree, Message.Builder builder) {
     try {
-      JsonFormat.parser().usingTypeRegistry(typeRegistryFor(yamlTree)).merge(toJson(yamlTree), builder);
+      JsonFormat.parser()
+          .usingTypeRegistry(typeRegistryFor(yamlTree))
+          .merge(toJson(yamlTree), builder);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalArgumentException(
           "not a valid " + builder.getDescriptorForType().getFullName() + ": " + e.getMessage(), e);
@@ -81,7 +86,9 @@ public final class EnvoyYaml {
     return (T) builder.build();
   }
 
-  /** Returns the JSON text of a YAML tree made of maps, lists, strings, numbers, booleans and nulls. */
+  /**
+   * Returns the JSON text of a YAML tree made of maps, lists, strings, numbers, booleans and nulls.
+   */
   public static String toJson(Object yamlTree) {
     return GSON.toJson(toJsonElement(yamlTree, "$"));
   }
@@ -102,7 +109,9 @@ public final class EnvoyYaml {
     return urls;
   }
 
-  /** Returns the descriptor of the Envoy API message named by a {@code type.googleapis.com/...} URL. */
+  /**
+   * Returns the descriptor of the Envoy API message named by a {@code type.googleapis.com/...} URL.
+   */
   public static Descriptor descriptorOf(String typeUrl) {
     if (!typeUrl.startsWith(TYPE_URL_PREFIX)) {
       throw new IllegalArgumentException(
@@ -115,7 +124,8 @@ public final class EnvoyYaml {
       return (Descriptor) type.getMethod("getDescriptor").invoke(null);
     } catch (ReflectiveOperationException e) {
       throw new IllegalArgumentException(
-          "@type '" + typeUrl + "' is not a message of Envoy's API (no class " + className + ")", e);
+          "@type '" + typeUrl + "' is not a message of Envoy's API (no class " + className + ")",
+          e);
     }
   }
 
@@ -177,7 +187,11 @@ public final class EnvoyYaml {
       return new JsonPrimitive(bool);
     }
     throw new IllegalArgumentException(
-        path + ": value " + node + " of type " + node.getClass().getSimpleName()
+        path
+            + ": value "
+            + node
+            + " of type "
+            + node.getClass().getSimpleName()
             + " is not allowed; quote it to make it a string");
   }
 

@@ -5,8 +5,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * An HTTP request as Envoy's rate-limit filter sees it: method, path, headers (names lower-cased, as Envoy stores
- * them) and the downstream address the {@code remote_address} action reports.
+ * An HTTP request as Envoy's rate-limit filter sees it: method, path, headers (names lower-cased,
+ * as Envoy stores them) and the downstream address the {@code remote_address} action reports.
  */
 public record HttpRequestSample(
     String method, String path, Map<String, String> headers, String remoteAddress) {
@@ -38,7 +38,10 @@ public record HttpRequestSample(
     return new HttpRequestSample(method, path, headers, address);
   }
 
-  /** Returns the value of a header or pseudo-header ({@code :method}, {@code :path}), or null when absent. */
+  /**
+   * Returns the value of a header or pseudo-header ({@code :method}, {@code :path}), or null when
+   * absent.
+   */
   public String headerValue(String name) {
     return switch (name.toLowerCase(Locale.ROOT)) {
       case ":method" -> method;
@@ -57,7 +60,8 @@ public record HttpRequestSample(
   @Override
   public String toString() {
     StringBuilder text = new StringBuilder(method).append(' ').append(path);
-    headers.forEach((name, value) -> text.append(" ").append(name).append(": ").append(value).append(';'));
+    headers.forEach(
+        (name, value) -> text.append(" ").append(name).append(": ").append(value).append(';'));
     return text.append(" from ").append(remoteAddress).toString();
   }
 }

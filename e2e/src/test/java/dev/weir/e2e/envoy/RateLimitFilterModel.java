@@ -38,17 +38,19 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Envoy's HTTP rate-limit filter ({@code envoy.filters.http.ratelimit}) on one listener of a bootstrap, reduced to
- * what it sends: for a request, the {@code ShouldRateLimit} call (domain and descriptors) it makes, if any.
+ * Envoy's HTTP rate-limit filter ({@code envoy.filters.http.ratelimit}) on one listener of a
+ * bootstrap, reduced to what it sends: for a request, the {@code ShouldRateLimit} call (domain and
+ * descriptors) it makes, if any.
  *
- * <p>Follows Envoy's filter: the most specific {@code RateLimitPerRoute} with {@code rate_limits} replaces the
- * route's and the virtual host's; otherwise the route's {@code rate_limits} apply and the virtual host's are added
- * per {@code vh_rate_limits} (OVERRIDE: only when the route has none). Each {@code RateLimit} yields one descriptor
- * whose entries its actions append in order; an action that cannot produce its entry drops the descriptor unless it
- * may skip itself. A {@code limit} override is read from dynamic metadata (written here by
- * {@code envoy.filters.http.set_metadata}) and only on the route/virtual-host path; a per-descriptor
- * {@code hits_addend} only on the per-filter-config path, where Envoy honors each. Configuration this model does not
- * cover (actions, matchers or route features it does not know) is an error, never silently ignored.
+ * <p>Follows Envoy's filter: the most specific {@code RateLimitPerRoute} with {@code rate_limits}
+ * replaces the route's and the virtual host's; otherwise the route's {@code rate_limits} apply and
+ * the virtual host's are added per {@code vh_rate_limits} (OVERRIDE: only when the route has none).
+ * Each {@code RateLimit} yields one descriptor whose entries its actions append in order; an action
+ * that cannot produce its entry drops the descriptor unless it may skip itself. A {@code limit}
+ * override is read from dynamic metadata (written here by {@code envoy.filters.http.set_metadata})
+ * and only on the route/virtual-host path; a per-descriptor {@code hits_addend} only on the
+ * per-filter-config path, where Envoy honors each. Configuration this model does not cover
+ * (actions, matchers or route features it does not know) is an error, never silently ignored.
  */
 public final class RateLimitFilterModel {
   /** The filter name Envoy registers the HTTP rate-limit filter under. */
@@ -79,12 +81,16 @@ public final class RateLimitFilterModel {
     this.dynamicMetadata = dynamicMetadata;
   }
 
-  /** Returns one model per listener of the bootstrap whose HTTP connection manager runs the rate-limit filter. */
+  /**
+   * Returns one model per listener of the bootstrap whose HTTP connection manager runs the
+   * rate-limit filter.
+   */
   public static List<RateLimitFilterModel> all(Bootstrap bootstrap) {
     List<RateLimitFilterModel> models = new ArrayList<>();
     for (Listener listener : bootstrap.getStaticResources().getListenersList()) {
       Optional<HttpConnectionManager> hcm = httpConnectionManager(listener);
-      if (hcm.isPresent() && hcm.get().getHttpFiltersList().stream().anyMatch(RateLimitFilterModel::isRateLimit)) {
+      if (hcm.isPresent()
+          && hcm.get().getHttpFiltersList().stream().anyMatch(RateLimitFilterModel::isRateLimit)) {
         models.add(of(bootstrap, listener.getName()));
       }
     }
@@ -97,14 +103,19 @@ public final class RateLimitFilterModel {
         bootstrap.getStaticResources().getListenersList().stream()
             .filter(candidate -> candidate.getName().equals(listenerName))
             .findFirst()
-            .orElseThrow(() -> new IllegalArgumentException("no listener named '" + listenerName + "'"));
+            .orElseThrow(
+                () -> new IllegalArgumentException("no listener named '" + listenerName + "'"));
     HttpConnectionManager hcm =
         httpConnectionManager(listener)
             .orElseThrow(
-                () -> new IllegalArgumentException("listener '" + listenerName + "' has no " + HCM_FILTER));
+                () ->
+                    new IllegalArgumentException(
+                        "listener '" + listenerName + "' has no " + HCM_FILTER));
     if (!hcm.hasRouteConfig()) {
       throw new UnsupportedOperationException(
-          "listener '" + listenerName + "': only an inline route_config is modeled (found rds or scoped routes)");
+          "listener '"
+              + listenerName
+              + "': only an inline route_config is modeled (found rds or scoped routes)");
     }
     String filterName = null;
     RateLimit filterConfig = null;
@@ -118,10 +129,16 @@ public final class RateLimitFilterModel {
       }
     }
     if (filterConfig == null) {
-      throw new IllegalArgumentException("listener '" + listenerName + "' has no " + RATE_LIMIT_FILTER + " filter");
+      throw new IllegalArgumentException(
+          "listener '" + listenerName + "' has no " + RATE_LIMIT_FILTER + " filter");
     }
     return new RateLimitFilterModel(
-        bootstrap, listenerName, hcm.getRouteConfig(), filterName, filterConfig, Map.copyOf(metadata));
+        bootstrap,
+        listenerName,
+        hcm.getRouteConfig(),
+        filterName,
+        filterConfig,
+        Map.copyOf(metadata));
   }
 
   /** Returns the HTTP connection manager of the listener's first filter chain that has one. */
@@ -129,7 +146,10 @@ public final class RateLimitFilterModel {
     for (FilterChain chain : listener.getFilterChainsList()) {
       for (Filter filter : chain.getFiltersList()) {
         if (filter.getName().equals(HCM_FILTER)
-            || filter.getTypedConfig().getTypeUrl().endsWith("/" + HttpConnectionManager.getDescriptor().getFullName())) {
+            || filter
+                .getTypedConfig()
+                .getTypeUrl()
+                .endsWith("/" + HttpConnectionManager.getDescriptor().getFullName())) {
           return Optional.of(unpack(filter.getTypedConfig(), HttpConnectionManager.class));
         }
       }
@@ -153,8 +173,8 @@ public final class RateLimitFilterModel {
   }
 
   /**
-   * Returns the {@code ShouldRateLimit} request Envoy sends for {@code request}, or empty when the request produces
-   * no descriptor (then Envoy makes no call).
+   * Returns the {@code ShouldRateLimit} request Envoy sends for {@code request}, or empty when the
+   * request produces no descriptor (then Envoy makes no call).
    */
   public Optional<RateLimitRequest> requestFor(HttpRequestSample request) {
     VirtualHost virtualHost = virtualHostFor(request);
@@ -187,10 +207,11 @@ public final class RateLimitFilterModel {
   }
 
   /**
-   * Returns the descriptors one route's rate limits can produce, with representative values where Envoy would take
-   * them from the request: {@code sample-<header>} for request headers, {@link #SAMPLE_CLIENT} for the client
-   * address. A limit with actions that may skip themselves yields the descriptor with and without those entries.
-   * Descriptors that only exist when a header matcher matches ({@code header_value_match}) are included.
+   * Returns the descriptors one route's rate limits can produce, with representative values where
+   * Envoy would take them from the request: {@code sample-<header>} for request headers, {@link
+   * #SAMPLE_CLIENT} for the client address. A limit with actions that may skip themselves yields
+   * the descriptor with and without those entries. Descriptors that only exist when a header
+   * matcher matches ({@code header_value_match}) are included.
    */
   public List<RateLimitDescriptor> representativeDescriptors(RouteLimits limits) {
     List<RateLimitDescriptor> descriptors = new ArrayList<>();
@@ -205,7 +226,8 @@ public final class RateLimitFilterModel {
         }
       }
       descriptors.add(all.build());
-      if (withoutSkippable.getEntriesCount() != all.getEntriesCount() && withoutSkippable.getEntriesCount() > 0) {
+      if (withoutSkippable.getEntriesCount() != all.getEntriesCount()
+          && withoutSkippable.getEntriesCount() > 0) {
         descriptors.add(withoutSkippable.build());
       }
     }
@@ -230,7 +252,8 @@ public final class RateLimitFilterModel {
       }
       default ->
           entryFor(action, route, anyRequest)
-              .orElseThrow(() -> new IllegalStateException("no representative entry for " + action));
+              .orElseThrow(
+                  () -> new IllegalStateException("no representative entry for " + action));
     };
   }
 
@@ -253,14 +276,18 @@ public final class RateLimitFilterModel {
   private RouteLimits limitsOf(VirtualHost virtualHost, Route route) {
     Optional<RateLimitPerRoute> perRoute = perRouteConfig(virtualHost, route);
     String domain =
-        perRoute.map(RateLimitPerRoute::getDomain).filter(d -> !d.isEmpty()).orElse(filterConfig.getDomain());
+        perRoute
+            .map(RateLimitPerRoute::getDomain)
+            .filter(d -> !d.isEmpty())
+            .orElse(filterConfig.getDomain());
     if (perRoute.isPresent() && perRoute.get().getRateLimitsCount() > 0) {
       return new RouteLimits(
           virtualHost.getName(), route, domain, perRoute.get().getRateLimitsList(), true);
     }
     List<io.envoyproxy.envoy.config.route.v3.RateLimit> routeLimits =
         route.hasRoute() ? route.getRoute().getRateLimitsList() : List.of();
-    List<io.envoyproxy.envoy.config.route.v3.RateLimit> applied = new ArrayList<>(ofStage(routeLimits));
+    List<io.envoyproxy.envoy.config.route.v3.RateLimit> applied =
+        new ArrayList<>(ofStage(routeLimits));
     boolean includeVirtualHost =
         switch (virtualHostOption(route, perRoute)) {
           case INCLUDE -> true;
@@ -274,8 +301,10 @@ public final class RateLimitFilterModel {
   }
 
   @SuppressWarnings("deprecation")
-  private static VhRateLimitsOptions virtualHostOption(Route route, Optional<RateLimitPerRoute> perRoute) {
-    if (route.hasRoute() && route.getRoute().hasIncludeVhRateLimits()
+  private static VhRateLimitsOptions virtualHostOption(
+      Route route, Optional<RateLimitPerRoute> perRoute) {
+    if (route.hasRoute()
+        && route.getRoute().hasIncludeVhRateLimits()
         && route.getRoute().getIncludeVhRateLimits().getValue()) {
       return VhRateLimitsOptions.INCLUDE;
     }
@@ -285,7 +314,9 @@ public final class RateLimitFilterModel {
   private List<io.envoyproxy.envoy.config.route.v3.RateLimit> ofStage(
       List<io.envoyproxy.envoy.config.route.v3.RateLimit> limits) {
     return limits.stream()
-        .filter(limit -> (limit.hasStage() ? limit.getStage().getValue() : 0) == filterConfig.getStage())
+        .filter(
+            limit ->
+                (limit.hasStage() ? limit.getStage().getValue() : 0) == filterConfig.getStage())
         .toList();
   }
 
@@ -295,7 +326,9 @@ public final class RateLimitFilterModel {
       return Optional.of(unpack(routeConfig, RateLimitPerRoute.class));
     }
     Any hostConfig = virtualHost.getTypedPerFilterConfigMap().get(filterName);
-    return hostConfig == null ? Optional.empty() : Optional.of(unpack(hostConfig, RateLimitPerRoute.class));
+    return hostConfig == null
+        ? Optional.empty()
+        : Optional.of(unpack(hostConfig, RateLimitPerRoute.class));
   }
 
   private Optional<RateLimitDescriptor> descriptorFor(
@@ -304,7 +337,8 @@ public final class RateLimitFilterModel {
       HttpRequestSample request,
       boolean perFilterConfig) {
     if (limit.getApplyOnStreamDone()) {
-      throw new UnsupportedOperationException("apply_on_stream_done descriptors are sent after the response");
+      throw new UnsupportedOperationException(
+          "apply_on_stream_done descriptors are sent after the response");
     }
     RateLimitDescriptor.Builder descriptor = RateLimitDescriptor.newBuilder();
     for (Action action : limit.getActionsList()) {
@@ -330,7 +364,8 @@ public final class RateLimitFilterModel {
     return Optional.of(descriptor.build());
   }
 
-  private Optional<RateLimitDescriptor.Entry> entryFor(Action action, Route route, HttpRequestSample request) {
+  private Optional<RateLimitDescriptor.Entry> entryFor(
+      Action action, Route route, HttpRequestSample request) {
     return switch (action.getActionSpecifierCase()) {
       case SOURCE_CLUSTER -> Optional.of(entry("source_cluster", bootstrap.getNode().getCluster()));
       case DESTINATION_CLUSTER -> Optional.of(entry("destination_cluster", routedCluster(route)));
@@ -344,14 +379,18 @@ public final class RateLimitFilterModel {
       case GENERIC_KEY -> {
         String key = action.getGenericKey().getDescriptorKey();
         yield Optional.of(
-            entry(key.isEmpty() ? "generic_key" : key, action.getGenericKey().getDescriptorValue()));
+            entry(
+                key.isEmpty() ? "generic_key" : key, action.getGenericKey().getDescriptorValue()));
       }
       case HEADER_VALUE_MATCH -> {
         var match = action.getHeaderValueMatch();
         boolean expected = !match.hasExpectMatch() || match.getExpectMatch().getValue();
-        boolean matched = match.getHeadersList().stream().allMatch(header -> matches(header, request));
+        boolean matched =
+            match.getHeadersList().stream().allMatch(header -> matches(header, request));
         String key = match.getDescriptorKey().isEmpty() ? "header_match" : match.getDescriptorKey();
-        yield matched == expected ? Optional.of(entry(key, match.getDescriptorValue())) : Optional.empty();
+        yield matched == expected
+            ? Optional.of(entry(key, match.getDescriptorValue()))
+            : Optional.empty();
       }
       default ->
           throw new UnsupportedOperationException(
@@ -367,12 +406,15 @@ public final class RateLimitFilterModel {
   public static String routedCluster(Route route) {
     if (!route.hasRoute() || route.getRoute().getCluster().isEmpty()) {
       throw new UnsupportedOperationException(
-          "route '" + route.getName() + "': destination_cluster is only modeled for a route with a fixed cluster");
+          "route '"
+              + route.getName()
+              + "': destination_cluster is only modeled for a route with a fixed cluster");
     }
     return route.getRoute().getCluster();
   }
 
-  private Optional<RateLimitOverride> limitOverride(io.envoyproxy.envoy.config.route.v3.RateLimit.Override limit) {
+  private Optional<RateLimitOverride> limitOverride(
+      io.envoyproxy.envoy.config.route.v3.RateLimit.Override limit) {
     MetadataKey key = limit.getDynamicMetadata().getMetadataKey();
     Struct namespace = dynamicMetadata.get(key.getKey());
     if (namespace == null) {
@@ -388,7 +430,8 @@ public final class RateLimitFilterModel {
     if (!value.hasStructValue()) {
       return Optional.empty();
     }
-    Value requests = value.getStructValue().getFieldsOrDefault("requests_per_unit", Value.getDefaultInstance());
+    Value requests =
+        value.getStructValue().getFieldsOrDefault("requests_per_unit", Value.getDefaultInstance());
     Value unit = value.getStructValue().getFieldsOrDefault("unit", Value.getDefaultInstance());
     if (!requests.hasNumberValue() || !unit.hasStringValue()) {
       return Optional.empty();
@@ -415,7 +458,8 @@ public final class RateLimitFilterModel {
         }
       }
     }
-    throw new IllegalArgumentException("listener '" + listenerName + "': no virtual host for " + request);
+    throw new IllegalArgumentException(
+        "listener '" + listenerName + "': no virtual host for " + request);
   }
 
   private static Route routeFor(VirtualHost virtualHost, HttpRequestSample request) {
@@ -424,11 +468,14 @@ public final class RateLimitFilterModel {
         return route;
       }
     }
-    throw new IllegalArgumentException("virtual host '" + virtualHost.getName() + "': no route for " + request);
+    throw new IllegalArgumentException(
+        "virtual host '" + virtualHost.getName() + "': no route for " + request);
   }
 
   private static boolean matches(RouteMatch match, HttpRequestSample request) {
-    if (match.getQueryParametersCount() > 0 || match.hasRuntimeFraction() || match.hasGrpc()
+    if (match.getQueryParametersCount() > 0
+        || match.hasRuntimeFraction()
+        || match.hasGrpc()
         || match.getDynamicMetadataCount() > 0) {
       throw new UnsupportedOperationException("route match " + match + " is not modeled");
     }
@@ -436,16 +483,21 @@ public final class RateLimitFilterModel {
     String path = request.pathWithoutQuery();
     boolean pathMatches =
         switch (match.getPathSpecifierCase()) {
-          case PREFIX -> caseSensitive
-              ? path.startsWith(match.getPrefix())
-              : path.toLowerCase(Locale.ROOT).startsWith(match.getPrefix().toLowerCase(Locale.ROOT));
-          case PATH -> caseSensitive ? path.equals(match.getPath()) : path.equalsIgnoreCase(match.getPath());
-          case SAFE_REGEX -> Pattern.compile(match.getSafeRegex().getRegex()).matcher(path).matches();
+          case PREFIX ->
+              caseSensitive
+                  ? path.startsWith(match.getPrefix())
+                  : path.toLowerCase(Locale.ROOT)
+                      .startsWith(match.getPrefix().toLowerCase(Locale.ROOT));
+          case PATH ->
+              caseSensitive ? path.equals(match.getPath()) : path.equalsIgnoreCase(match.getPath());
+          case SAFE_REGEX ->
+              Pattern.compile(match.getSafeRegex().getRegex()).matcher(path).matches();
           default ->
               throw new UnsupportedOperationException(
                   "route path match " + match.getPathSpecifierCase() + " is not modeled");
         };
-    return pathMatches && match.getHeadersList().stream().allMatch(header -> matches(header, request));
+    return pathMatches
+        && match.getHeadersList().stream().allMatch(header -> matches(header, request));
   }
 
   @SuppressWarnings("deprecation")
@@ -455,7 +507,8 @@ public final class RateLimitFilterModel {
       value = "";
     }
     boolean result;
-    if (matcher.getHeaderMatchSpecifierCase() == HeaderMatcher.HeaderMatchSpecifierCase.PRESENT_MATCH) {
+    if (matcher.getHeaderMatchSpecifierCase()
+        == HeaderMatcher.HeaderMatchSpecifierCase.PRESENT_MATCH) {
       result = (value != null) == matcher.getPresentMatch();
     } else if (value == null) {
       return false;
@@ -466,7 +519,8 @@ public final class RateLimitFilterModel {
             case PREFIX_MATCH -> value.startsWith(matcher.getPrefixMatch());
             case SUFFIX_MATCH -> value.endsWith(matcher.getSuffixMatch());
             case CONTAINS_MATCH -> value.contains(matcher.getContainsMatch());
-            case SAFE_REGEX_MATCH -> Pattern.compile(matcher.getSafeRegexMatch().getRegex()).matcher(value).matches();
+            case SAFE_REGEX_MATCH ->
+                Pattern.compile(matcher.getSafeRegexMatch().getRegex()).matcher(value).matches();
             case STRING_MATCH -> matches(matcher.getStringMatch(), value);
             case HEADERMATCHSPECIFIER_NOT_SET -> true;
             default ->
@@ -485,9 +539,11 @@ public final class RateLimitFilterModel {
       case PREFIX -> subject.startsWith(fold(matcher.getPrefix(), ignoreCase));
       case SUFFIX -> subject.endsWith(fold(matcher.getSuffix(), ignoreCase));
       case CONTAINS -> subject.contains(fold(matcher.getContains(), ignoreCase));
-      case SAFE_REGEX -> Pattern.compile(matcher.getSafeRegex().getRegex()).matcher(value).matches();
+      case SAFE_REGEX ->
+          Pattern.compile(matcher.getSafeRegex().getRegex()).matcher(value).matches();
       default ->
-          throw new UnsupportedOperationException("string match " + matcher.getMatchPatternCase() + " is not modeled");
+          throw new UnsupportedOperationException(
+              "string match " + matcher.getMatchPatternCase() + " is not modeled");
     };
   }
 
@@ -497,7 +553,8 @@ public final class RateLimitFilterModel {
 
   private static void applySetMetadata(Config config, Map<String, Struct> metadata) {
     if (config.getMetadataCount() == 0 && !config.getMetadataNamespace().isEmpty()) {
-      throw new UnsupportedOperationException("set_metadata's deprecated metadata_namespace/value are not modeled");
+      throw new UnsupportedOperationException(
+          "set_metadata's deprecated metadata_namespace/value are not modeled");
     }
     for (Metadata entry : config.getMetadataList()) {
       if (entry.hasTypedValue()) {
@@ -507,18 +564,26 @@ public final class RateLimitFilterModel {
       if (existing == null) {
         metadata.put(entry.getMetadataNamespace(), entry.getValue());
       } else if (entry.getAllowOverwrite()) {
-        metadata.put(entry.getMetadataNamespace(), existing.toBuilder().putAllFields(entry.getValue().getFieldsMap()).build());
+        metadata.put(
+            entry.getMetadataNamespace(),
+            existing.toBuilder().putAllFields(entry.getValue().getFieldsMap()).build());
       }
     }
   }
 
   private static boolean isRateLimit(HttpFilter filter) {
-    return filter.getTypedConfig().getTypeUrl().endsWith("/" + RateLimit.getDescriptor().getFullName());
+    return filter
+        .getTypedConfig()
+        .getTypeUrl()
+        .endsWith("/" + RateLimit.getDescriptor().getFullName());
   }
 
   private static boolean isSetMetadata(HttpFilter filter) {
     return filter.getName().equals(SET_METADATA_FILTER)
-        || filter.getTypedConfig().getTypeUrl().endsWith("/" + Config.getDescriptor().getFullName());
+        || filter
+            .getTypedConfig()
+            .getTypeUrl()
+            .endsWith("/" + Config.getDescriptor().getFullName());
   }
 
   private static RateLimitDescriptor.Entry entry(String key, String value) {
@@ -530,7 +595,8 @@ public final class RateLimitFilterModel {
     try {
       return any.unpack(type);
     } catch (InvalidProtocolBufferException e) {
-      throw new IllegalArgumentException("typed_config " + any.getTypeUrl() + " is not a " + type.getName(), e);
+      throw new IllegalArgumentException(
+          "typed_config " + any.getTypeUrl() + " is not a " + type.getName(), e);
     }
   }
 }

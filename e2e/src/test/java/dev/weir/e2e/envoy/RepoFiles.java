@@ -11,7 +11,10 @@ import java.util.stream.Stream;
 public final class RepoFiles {
   private RepoFiles() {}
 
-  /** Returns the repository root: the nearest directory at or above the working directory holding mvnw and e2e/. */
+  /**
+   * Returns the repository root: the nearest directory at or above the working directory holding
+   * mvnw and e2e/.
+   */
   public static Path root() {
     Path dir = Path.of("").toAbsolutePath();
     while (dir != null) {
@@ -21,7 +24,8 @@ public final class RepoFiles {
       dir = dir.getParent();
     }
     throw new IllegalStateException(
-        "no repository root (a directory with mvnw and e2e/) at or above " + Path.of("").toAbsolutePath());
+        "no repository root (a directory with mvnw and e2e/) at or above "
+            + Path.of("").toAbsolutePath());
   }
 
   /** Returns the shipped Envoy front-proxy bootstrap. */
@@ -34,7 +38,10 @@ public final class RepoFiles {
     return root().resolve("envoy-config/front-proxy/weir-ratelimit.yaml");
   }
 
-  /** Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it is absent. */
+  /**
+   * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it
+   * is absent.
+   */
   public static List<Path> yamlFilesUnder(String relativeDir) {
     Path dir = root().resolve(relativeDir);
     if (!Files.isDirectory(dir)) {

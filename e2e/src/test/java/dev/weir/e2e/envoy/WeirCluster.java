@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Weir server processes forming one cluster through static peers ({@code WEIR_STATIC_PEERS}), each with an
- * Envoy RateLimitService client channel.
+ * Weir server processes forming one cluster through static peers ({@code WEIR_STATIC_PEERS}), each
+ * with an Envoy RateLimitService client channel.
  */
 public final class WeirCluster implements AutoCloseable {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
@@ -34,15 +34,18 @@ public final class WeirCluster implements AutoCloseable {
     this.envoyConfigs = envoyConfigs;
     this.channels = new ArrayList<>();
     for (WeirNode node : nodes) {
-      channels.add(NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build());
+      channels.add(
+          NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build());
     }
   }
 
   /**
-   * Starts {@code size} nodes on free loopback ports, each knowing all of them as static peers and serving the
-   * Envoy descriptor config at {@code envoyConfig}; {@code extraEnv} is added to every node's environment.
+   * Starts {@code size} nodes on free loopback ports, each knowing all of them as static peers and
+   * serving the Envoy descriptor config at {@code envoyConfig}; {@code extraEnv} is added to every
+   * node's environment.
    */
-  public static WeirCluster start(int size, Path envoyConfig, Map<String, String> extraEnv, Path logDir) {
+  public static WeirCluster start(
+      int size, Path envoyConfig, Map<String, String> extraEnv, Path logDir) {
     List<int[]> ports = new ArrayList<>();
     for (int i = 0; i < size; i++) {
       ports.add(new int[] {WeirNode.freePort(), WeirNode.freePort()});
@@ -65,13 +68,14 @@ public final class WeirCluster implements AutoCloseable {
 
   /** Returns a RateLimitService stub talking to node {@code index} with a 5 s deadline per call. */
   public RateLimitServiceBlockingStub rls(int index) {
-    return RateLimitServiceGrpc.newBlockingStub(channels.get(index)).withDeadlineAfter(5, TimeUnit.SECONDS);
+    return RateLimitServiceGrpc.newBlockingStub(channels.get(index))
+        .withDeadlineAfter(5, TimeUnit.SECONDS);
   }
 
   /**
-   * Waits until every node answers {@code probe} without a gRPC error, which needs its RateLimitService up and,
-   * for descriptors owned elsewhere, its peers reachable. Fails with the nodes' logs when a node exits or the
-   * cluster is not ready in time.
+   * Waits until every node answers {@code probe} without a gRPC error, which needs its
+   * RateLimitService up and, for descriptors owned elsewhere, its peers reachable. Fails with the
+   * nodes' logs when a node exits or the cluster is not ready in time.
    */
   public void awaitReady(RateLimitRequest probe) {
     long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
@@ -89,14 +93,27 @@ public final class WeirCluster implements AutoCloseable {
         } catch (StatusRuntimeException e) {
           if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
             throw new IllegalStateException(
-                nodes.get(i).name() + " is up but does not serve " + RateLimitServiceGrpc.SERVICE_NAME
-                    + " (WEIR_ENVOY_CONFIG=" + envoyConfigOf(i) + ")\n" + logs(), e);
+                nodes.get(i).name()
+                    + " is up but does not serve "
+                    + RateLimitServiceGrpc.SERVICE_NAME
+                    + " (WEIR_ENVOY_CONFIG="
+                    + envoyConfigOf(i)
+                    + ")\n"
+                    + logs(),
+                e);
           }
           last = e;
         }
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
-              nodes.get(i).name() + " not ready after " + READY_TIMEOUT + ": " + last + "\n" + logs(), last);
+              nodes.get(i).name()
+                  + " not ready after "
+                  + READY_TIMEOUT
+                  + ": "
+                  + last
+                  + "\n"
+                  + logs(),
+              last);
         }
         sleep(POLL_MILLIS);
       }

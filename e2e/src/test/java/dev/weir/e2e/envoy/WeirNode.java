@@ -13,8 +13,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One Weir server process started from the packaged {@code weir.jar} (system property {@code weir.jar}, set by the
- * e2e pom for failsafe), listening on loopback ports chosen at start, with its output in a log file.
+ * One Weir server process started from the packaged {@code weir.jar} (system property {@code
+ * weir.jar}, set by the e2e pom for failsafe), listening on loopback ports chosen at start, with
+ * its output in a log file.
  */
 public final class WeirNode implements AutoCloseable {
   private static final long STOP_GRACE_SECONDS = 20;
@@ -37,11 +38,13 @@ public final class WeirNode implements AutoCloseable {
   public static Path jar() {
     String property = System.getProperty("weir.jar");
     if (property == null || property.isBlank()) {
-      throw new IllegalStateException("system property weir.jar is not set (the e2e pom sets it for failsafe)");
+      throw new IllegalStateException(
+          "system property weir.jar is not set (the e2e pom sets it for failsafe)");
     }
     Path jar = Path.of(property);
     if (!Files.isRegularFile(jar)) {
-      throw new IllegalStateException(jar + " does not exist; build it with ./mvnw -pl e2e -am verify");
+      throw new IllegalStateException(
+          jar + " does not exist; build it with ./mvnw -pl e2e -am verify");
     }
     return jar;
   }
@@ -56,11 +59,13 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node on the given loopback ports, with no {@code WEIR_*}/{@code GUBER_*} variable inherited from the
-   * test's environment. {@code env} adds to (or overrides) the listen and advertise addresses this method sets: {@code WEIR_GRPC_ADDRESS}, {@code WEIR_HTTP_ADDRESS},
+   * Starts a node on the given loopback ports, with no {@code WEIR_*}/{@code GUBER_*} variable
+   * inherited from the test's environment. {@code env} adds to (or overrides) the listen and
+   * advertise addresses this method sets: {@code WEIR_GRPC_ADDRESS}, {@code WEIR_HTTP_ADDRESS},
    * {@code WEIR_ADVERTISE_ADDRESS}.
    */
-  public static WeirNode start(String name, int grpcPort, int httpPort, Map<String, String> env, Path logDir) {
+  public static WeirNode start(
+      String name, int grpcPort, int httpPort, Map<String, String> env, Path logDir) {
     try {
       Files.createDirectories(logDir);
       Path log = logDir.resolve(name + ".log");
@@ -69,8 +74,12 @@ public final class WeirNode implements AutoCloseable {
       command.add("-Xmx256m");
       command.add("-jar");
       command.add(jar().toString());
-      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-      builder.environment().keySet().removeIf(var -> var.startsWith("WEIR_") || var.startsWith("GUBER_"));
+      ProcessBuilder builder =
+          new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+      builder
+          .environment()
+          .keySet()
+          .removeIf(var -> var.startsWith("WEIR_") || var.startsWith("GUBER_"));
       builder.environment().put("WEIR_GRPC_ADDRESS", "127.0.0.1:" + grpcPort);
       builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
       builder.environment().put("WEIR_ADVERTISE_ADDRESS", "127.0.0.1:" + grpcPort);
@@ -110,13 +119,19 @@ public final class WeirNode implements AutoCloseable {
   public String logTail() {
     try {
       List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-      return name + " (" + log + "):\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+      return name
+          + " ("
+          + log
+          + "):\n"
+          + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
     } catch (IOException e) {
       return name + ": log unreadable: " + e;
     }
   }
 
-  /** Stops the process: SIGTERM, then a forced kill if it has not exited within the grace period. */
+  /**
+   * Stops the process: SIGTERM, then a forced kill if it has not exited within the grace period.
+   */
   @Override
   public void close() {
     if (!process.isAlive()) {

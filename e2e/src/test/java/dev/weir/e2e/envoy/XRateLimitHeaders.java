@@ -6,14 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The {@code x-ratelimit-*} headers Envoy's rate-limit filter derives from a {@code ShouldRateLimit} answer when
- * {@code enable_x_ratelimit_headers: DRAFT_VERSION_03} is set (Envoy's {@code ratelimit_headers.cc}).
+ * The {@code x-ratelimit-*} headers Envoy's rate-limit filter derives from a {@code
+ * ShouldRateLimit} answer when {@code enable_x_ratelimit_headers: DRAFT_VERSION_03} is set (Envoy's
+ * {@code ratelimit_headers.cc}).
  *
- * <p>Among the statuses carrying a {@code current_limit}, the first one with the smallest {@code limit_remaining}
- * gives {@code x-ratelimit-remaining}, {@code x-ratelimit-reset} (its {@code duration_until_reset} in whole
- * seconds) and the head of {@code x-ratelimit-limit}; the quota policies of all of them follow as
- * {@code , <limit>;w=<window seconds>[;name="<name>"]}. Units without a window (WEEK in Envoy's table) are left out
- * of the policy list. No status with a {@code current_limit} means no headers.
+ * <p>Among the statuses carrying a {@code current_limit}, the first one with the smallest {@code
+ * limit_remaining} gives {@code x-ratelimit-remaining}, {@code x-ratelimit-reset} (its {@code
+ * duration_until_reset} in whole seconds) and the head of {@code x-ratelimit-limit}; the quota
+ * policies of all of them follow as {@code , <limit>;w=<window seconds>[;name="<name>"]}. Units
+ * without a window (WEEK in Envoy's table) are left out of the policy list. No status with a {@code
+ * current_limit} means no headers.
  */
 public final class XRateLimitHeaders {
   private XRateLimitHeaders() {}
@@ -31,7 +33,11 @@ public final class XRateLimitHeaders {
       }
       long window = windowSeconds(status.getCurrentLimit().getUnit());
       if (window > 0) {
-        policies.append(", ").append(status.getCurrentLimit().getRequestsPerUnit()).append(";w=").append(window);
+        policies
+            .append(", ")
+            .append(status.getCurrentLimit().getRequestsPerUnit())
+            .append(";w=")
+            .append(window);
         if (!status.getCurrentLimit().getName().isEmpty()) {
           policies.append(";name=\"").append(status.getCurrentLimit().getName()).append('"');
         }
@@ -39,9 +45,12 @@ public final class XRateLimitHeaders {
     }
     Map<String, String> headers = new LinkedHashMap<>();
     if (tightest != null) {
-      headers.put("x-ratelimit-limit", tightest.getCurrentLimit().getRequestsPerUnit() + policies.toString());
+      headers.put(
+          "x-ratelimit-limit",
+          tightest.getCurrentLimit().getRequestsPerUnit() + policies.toString());
       headers.put("x-ratelimit-remaining", Integer.toUnsignedString(tightest.getLimitRemaining()));
-      headers.put("x-ratelimit-reset", Long.toString(tightest.getDurationUntilReset().getSeconds()));
+      headers.put(
+          "x-ratelimit-reset", Long.toString(tightest.getDurationUntilReset().getSeconds()));
     }
     return headers;
   }
