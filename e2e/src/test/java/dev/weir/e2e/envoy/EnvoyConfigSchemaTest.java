@@ -5,6 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.Message;
+import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DomainConfig;
+import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.config.RateLimitRule;
+import dev.weir.envoy.match.DescriptorMatcher;
+import dev.weir.envoy.match.Entry;
+import dev.weir.envoy.match.Match;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
@@ -14,6 +23,7 @@ import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
@@ -33,8 +43,9 @@ import org.junit.jupiter.api.TestFactory;
  * envoy-config/} parses into {@code Bootstrap} (and every Istio {@code EnvoyFilter} patch under
  * {@code manifests/} into the message its {@code applyTo} names) with unknown fields and unknown
  * {@code typed_config} types rejected; the rate-limit cluster a filter names exists and speaks
- * HTTP/2 over the v3 API; rate-limit features sit where Envoy honors them; and the front proxy's
- * routes produce exactly the calls {@link EnvoyFlowIT} sends.
+ * HTTP/2 over the v3 API; rate-limit features sit where Envoy honors them; the front proxy's routes
+ * produce exactly the calls {@link EnvoyFlowIT} sends; and every descriptor they can produce is
+ * limited by a rule of the descriptor config beside it, found with Weir's own loader and matcher.
  */
 class EnvoyConfigSchemaTest {
   private static final String HTTP_PROTOCOL_OPTIONS =
@@ -78,9 +89,9 @@ class EnvoyConfigSchemaTest {
                         case ENVOY_BOOTSTRAP ->
                             checkBootstrap(file, EnvoyYaml.parse(document, Bootstrap.newBuilder()));
                         case WEIR_DESCRIPTORS ->
-                            assertThat(((Map<?, ?>) document).get("domain"))
-                                .as(file + " domain")
-                                .isInstanceOf(String.class);
+                            assertThat(weirRules(file).domains())
+                                .as(file + " domains")
+                                .isNotEmpty();
                         case DOCKER_COMPOSE -> checkCompose(file, (Map<?, ?>) document);
                       }
                     }));
@@ -164,6 +175,61 @@ class EnvoyConfigSchemaTest {
         assertThat(produced)
             .as("listener %s, route %s: %s", listener.listenerName(), step.route(), step.request())
             .isEqualTo(Optional.ofNullable(step.sent()));
+      }
+    }
+  }
+
+  @Test
+  void frontProxy_everyDescriptorTheRoutesCanProduce_isLimitedByARuleOfWeirRateLimitYaml() {
+    EnvoyConfig rules = weirRules(RepoFiles.frontProxyDescriptors());
+    List<String> checked = new ArrayList<>();
+    for (RateLimitFilterModel listener : RateLimitFilterModel.all(frontProxy())) {
+      for (RateLimitFilterModel.RouteLimits limits : listener.allRouteLimits()) {
+        for (RateLimitDescriptor descriptor : listener.representativeDescriptors(limits)) {
+          String where =
+              "listener "
+                  + listener.listenerName()
+                  + ", route "
+                  + limits.route().getName()
+                  + ", "
+                  + descriptor.getEntriesList().stream()
+                      .map(e -> e.getKey() + "=" + e.getValue())
+                      .toList();
+          assertThat(limitOf(rules, limits.domain(), descriptor))
+              .as(where + ": matching rule")
+              .isPresent();
+          checked.add(where);
+        }
+      }
+    }
+    assertThat(checked)
+        .as("descriptors the front proxy can produce")
+        .hasSizeGreaterThanOrEqualTo(6);
+  }
+
+  @Test
+  void weirRules_descriptorsOfTheScript_matchTheRulesTheScriptExpects() {
+    EnvoyConfig rules = weirRules(RepoFiles.frontProxyDescriptors());
+    for (EnvoyFlowIT.Step step : EnvoyFlowIT.SCRIPT) {
+      if (step.sent() == null) {
+        continue;
+      }
+      for (int i = 0; i < step.sent().getDescriptorsCount(); i++) {
+        RateLimitDescriptor descriptor = step.sent().getDescriptors(i);
+        EnvoyFlowIT.Expected expected = step.answer().statuses().get(i);
+        if (descriptor.hasLimit()) {
+          assertThat(expected.requestsPerUnit())
+              .isEqualTo(descriptor.getLimit().getRequestsPerUnit());
+          continue;
+        }
+        RateLimitRule rule = limitOf(rules, step.sent().getDomain(), descriptor).orElseThrow();
+        assertThat(rule.name())
+            .as(step.request() + " descriptor " + i + " rule")
+            .isEqualTo(expected.name());
+        assertThat(rule.requestsPerUnit())
+            .as(expected.name() + " requests_per_unit")
+            .isEqualTo(expected.requestsPerUnit());
+        assertThat(rule.unit()).as(expected.name() + " unit").isEqualTo(expected.unit());
       }
     }
   }
@@ -396,6 +462,26 @@ class EnvoyConfigSchemaTest {
       return http.getExplicitHttpConfig().hasHttp2ProtocolOptions();
     }
     return cluster.hasHttp2ProtocolOptions();
+  }
+
+  private static EnvoyConfig weirRules(Path file) {
+    try {
+      return new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(file);
+    } catch (ConfigException e) {
+      throw new AssertionError(
+          file + " is not a valid Weir descriptor config: " + e.getMessage(), e);
+    }
+  }
+
+  private static Optional<RateLimitRule> limitOf(
+      EnvoyConfig rules, String domain, RateLimitDescriptor descriptor) {
+    DomainConfig config =
+        rules
+            .domain(domain)
+            .orElseThrow(() -> new AssertionError("no rules for domain '" + domain + "'"));
+    List<Entry> entries =
+        descriptor.getEntriesList().stream().map(e -> new Entry(e.getKey(), e.getValue())).toList();
+    return DescriptorMatcher.match(config.root(), entries).map(Match::rule);
   }
 
   private static Bootstrap frontProxy() {
