@@ -69,10 +69,10 @@ class LocalLimiterTest {
   @Test
   void apply_windowEnded_newBucket() {
     RateLimitRequest onePerSecond = request().limit(1).build();
-    limiter.apply(onePerSecond);
+    long resetTime = limiter.apply(onePerSecond).resetTime();
     assertThat(limiter.apply(onePerSecond).status()).isEqualTo(Status.OVER_LIMIT);
 
-    clock.advanceMillis(1000);
+    clock.advanceMillis(resetTime - clock.wallMillis() + 1);
 
     assertThat(limiter.apply(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
   }
