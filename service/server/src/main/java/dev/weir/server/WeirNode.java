@@ -159,8 +159,8 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter ({@code
-   * ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
+   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter
+   * ({@code ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
    * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
    */
   public static WeirNode start(
