@@ -1,7 +1,9 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EffectiveSettings;
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
@@ -27,6 +29,9 @@ final class ServeCommand implements Command {
   /** The exit status of a node that could not start (for example a port in use). */
   static final int EXIT_START_FAILED = 1;
 
+  /** The peer discovery types this build offers; the first is the default. */
+  static final List<String> DISCOVERY_TYPES = List.of("static", "etcd", "k8s", "dns");
+
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
   @Override
@@ -37,11 +42,15 @@ final class ServeCommand implements Command {
     LogSetup.Format logFormat;
     OpsSettings ops;
     Map<String, String> settings;
+    ClusterSettings cluster;
+    DiscoverySettings discovery;
     try {
       settings = environment(args, env);
       EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
+      cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
+      discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
     } catch (ConfigException e) {
@@ -51,7 +60,7 @@ final class ServeCommand implements Command {
     LogSetup.apply(config.logLevel(), logFormat);
     WeirNode node;
     try {
-      node = WeirNode.start(config, envoy, ops);
+      node = WeirNode.start(config, cluster, discovery, envoy, ops);
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;
@@ -69,10 +78,12 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={} settings: {}",
+        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={} settings: {}",
         config.describe(),
         node.grpcPort(),
         node.httpPort(),
+        node.cluster().membership().ring().peers(),
+        cluster.handoff(),
         EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;

@@ -1,6 +1,13 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.DiscoveryFactory;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.BodyLimit;
@@ -9,8 +16,8 @@ import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.metrics.HttpMetrics;
@@ -20,10 +27,9 @@ import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
-import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.time.Clock;
-import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.time.SystemClock;
+import dev.weir.core.tls.TlsIdentity;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
@@ -34,6 +40,8 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
@@ -63,8 +71,11 @@ public final class WeirNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
   private static final long HEALTH_REFRESH_MILLIS = 1000;
+  private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
+  private final ClusterNode cluster;
+  private final ClusterResources clusterResources;
   private final Server grpc;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
@@ -81,22 +92,26 @@ public final class WeirNode implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
-      RateLimitService service,
+      ClusterNode cluster,
+      ClusterResources clusterResources,
       Server grpc,
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
+      RateLimitService service,
       DrainableService drainable,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
+    this.cluster = cluster;
+    this.clusterResources = clusterResources;
     this.service = service;
-    this.tls = tls;
     this.drainable = drainable;
     this.ops = ops;
     this.registry = registry;
     this.jvmMetrics = new JvmMetrics(registry);
+    this.tls = tls;
     this.envoyAdapter = envoyAdapter;
     this.grpc = grpc;
     this.http = http;
@@ -124,8 +139,49 @@ public final class WeirNode implements AutoCloseable {
    */
   public static WeirNode start(WeirConfig config, EnvoySettings envoy)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, ClusterSettings.defaults(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store: its peers come from {@code
+   * cluster} (static discovery), and Envoy's RateLimitService is served when {@code envoy} names a
+   * descriptor config.
+   */
+  public static WeirNode start(WeirConfig config, ClusterSettings cluster, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, cluster, DiscoverySettings.staticPeers(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store, finding its peers as {@code
+   * discovery} says ({@code static} takes them from {@code cluster}).
+   */
+  public static WeirNode start(
+      WeirConfig config, ClusterSettings cluster, DiscoverySettings discovery, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, cluster, discovery, envoy, OpsSettings.DEFAULTS);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store and {@code ops}'s input
+   * limits, TLS and shutdown timing.
+   */
+  static WeirNode start(
+      WeirConfig config,
+      ClusterSettings cluster,
+      DiscoverySettings discovery,
+      EnvoySettings envoy,
+      OpsSettings ops)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     Clock clock = SystemClock.INSTANCE;
-    return start(config, envoy, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+    return start(
+        config,
+        cluster,
+        discovery,
+        envoy,
+        ops,
+        clock,
+        new CaffeineBucketStore(clock, config.cacheSize()));
   }
 
   /** Starts a node deciding at {@code clock}'s time over {@code store}. */
@@ -148,8 +204,8 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter ({@code
-   * ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
+   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter
+   * ({@code ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
    * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
    */
   public static WeirNode start(
@@ -158,20 +214,51 @@ public final class WeirNode implements AutoCloseable {
     return start(config, envoy, OpsSettings.DEFAULTS, clock, store);
   }
 
-  /** Starts a node on the system clock with a Caffeine store and the given operational settings. */
-  static WeirNode start(WeirConfig config, EnvoySettings envoy, OpsSettings ops)
+  /** Starts a single node as above with {@code ops}'s input limits, TLS and shutdown timing. */
+  static WeirNode start(
+      WeirConfig config, EnvoySettings envoy, OpsSettings ops, Clock clock, BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
-    Clock clock = SystemClock.INSTANCE;
-    return start(config, envoy, ops, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+    return start(
+        config,
+        ClusterSettings.defaults(),
+        DiscoverySettings.staticPeers(),
+        envoy,
+        ops,
+        clock,
+        store);
   }
 
   /**
-   * Starts a node as {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)} does, with
-   * {@code ops}'s input limits and shutdown timing. Every front door is counted in the node's
-   * Prometheus registry, served at {@code GET /metrics}.
+   * Starts a cluster member deciding at {@code clock}'s time over {@code store}: it serves {@code
+   * PeersV1} next to {@code V1} on the gRPC port, joins the peers {@code discoverySettings} finds
+   * (static: those of {@code clusterSettings}), then opens the HTTP listener; the Envoy adapter is
+   * added as for {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)}.
+   */
+  public static WeirNode start(
+      WeirConfig config,
+      ClusterSettings clusterSettings,
+      DiscoverySettings discoverySettings,
+      EnvoySettings envoy,
+      Clock clock,
+      BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(
+        config, clusterSettings, discoverySettings, envoy, OpsSettings.DEFAULTS, clock, store);
+  }
+
+  /**
+   * Starts a cluster member as above with {@code ops}'s input limits, TLS (listeners and peer
+   * calls) and shutdown timing. Every front door is counted in the node's Prometheus registry,
+   * served at {@code GET /metrics}.
    */
   static WeirNode start(
-      WeirConfig config, EnvoySettings envoy, OpsSettings ops, Clock clock, BucketStore store)
+      WeirConfig config,
+      ClusterSettings clusterSettings,
+      DiscoverySettings discoverySettings,
+      EnvoySettings envoy,
+      OpsSettings ops,
+      Clock clock,
+      BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
@@ -181,23 +268,6 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
-    PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
-    MicrometerMetrics metrics = new MicrometerMetrics(registry);
-    if (store instanceof CacheStatistics cache) {
-      metrics.watchCache(cache);
-    }
-    LocalLimiter limiter =
-        new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    DrainableService drainable =
-        new DrainableService(new LocalRateLimitService(limiter, advertise.toString()));
-    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
-    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
-    EnvoyAdapter envoyAdapter = null;
-    if (envoy.config().isPresent()) {
-      envoyAdapter =
-          EnvoyAdapter.start(
-              envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
-    }
     TlsIdentity tls = null;
     if (ops.tls().enabled()) {
       try {
@@ -206,12 +276,63 @@ public final class WeirNode implements AutoCloseable {
         throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
       }
     }
+    ChannelCredentials peerCredentials =
+        tls == null ? InsecureChannelCredentials.create() : tls.peerCredentials();
+    PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    MicrometerMetrics metrics = new MicrometerMetrics(registry);
+    if (store instanceof CacheStatistics cache) {
+      metrics.watchCache(cache);
+    }
+    LocalLimiter limiter =
+        new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
+    ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
+    ScheduledExecutorService discoveryScheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "weir-discovery");
+              thread.setDaemon(true);
+              return thread;
+            });
+    String self = discoverySettings.advertiseAddress(advertise.toString());
+    PeerDiscovery discovery;
+    try {
+      discovery =
+          new DiscoveryFactory(
+                  address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
+                  discoveryScheduler)
+              .create(discoverySettings, advertise.toString());
+    } catch (Exception e) {
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
+    }
+    ClusterNode cluster =
+        new ClusterNode(
+            self,
+            clusterSettings,
+            store,
+            limiter::apply,
+            scheduler,
+            clock,
+            discovery,
+            peerCredentials);
+    ClusterMetrics.watch(cluster, metrics);
+    DrainableService drainable = new DrainableService(cluster.service());
+    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
+    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
+    EnvoyAdapter envoyAdapter = null;
+    if (envoy.config().isPresent()) {
+      envoyAdapter =
+          EnvoyAdapter.start(
+              envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
+    }
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(new V1Service(service))
+            .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
     List<HttpRoute> routes = httpRoutes(service);
@@ -227,6 +348,14 @@ public final class WeirNode implements AutoCloseable {
         HttpMetrics.instrument(
             BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     Server grpc = grpcBuilder.build().start();
+    try {
+      cluster.join(discovery);
+    } catch (Exception e) {
+      grpc.shutdownNow();
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
+    }
     HttpListener http;
     try {
       http =
@@ -234,16 +363,33 @@ public final class WeirNode implements AutoCloseable {
               config.httpAddress().toBindAddress(),
               routes,
               tls == null ? null : tls.httpsConfigurator());
-    } catch (GeneralSecurityException e) {
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
+      cluster.close();
       grpc.shutdownNow();
-      throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
-    } catch (IOException | RuntimeException e) {
-      grpc.shutdownNow();
-      throw e;
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      if (e instanceof GeneralSecurityException) {
+        throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
+      }
+      if (e instanceof IOException io) {
+        throw io;
+      }
+      throw (RuntimeException) e;
     }
     WeirNode node =
         new WeirNode(
-            service, grpc, http, grpcHealth, advertise, envoyAdapter, drainable, ops, registry, tls);
+            cluster,
+            new ClusterResources(scheduler, discovery, discoveryScheduler),
+            grpc,
+            http,
+            grpcHealth,
+            advertise,
+            envoyAdapter,
+            service,
+            drainable,
+            ops,
+            registry,
+            tls);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
@@ -300,16 +446,21 @@ public final class WeirNode implements AutoCloseable {
     try {
       reloadTls();
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
-      tlsWarnings.warn("tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
+      tlsWarnings.warn(
+          "tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
     }
   }
 
   /**
-   * Returns the node's TLS identity when TLS is on: the same certificate as client, for calls to
-   * peers ({@link TlsIdentity#peerCredentials()}).
+   * Returns the node's TLS identity when TLS is on; peers are called with the same certificate.
    */
   public Optional<TlsIdentity> tlsIdentity() {
     return Optional.ofNullable(tls);
+  }
+
+  /** Returns the node's Prometheus registry, for components that add meters. */
+  PrometheusMeterRegistry registry() {
+    return registry;
   }
 
   /** Returns the port the gRPC listener is bound to. */
@@ -337,17 +488,18 @@ public final class WeirNode implements AutoCloseable {
     grpc.awaitTermination();
   }
 
-  /** Returns the node's Prometheus registry, for components that add meters. */
-  PrometheusMeterRegistry registry() {
-    return registry;
+  /** Returns the node's cluster member. */
+  public ClusterNode cluster() {
+    return cluster;
   }
 
   /**
    * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
    * answers unhealthy ("shutting down") while calls are still answered for {@code
-   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then both listeners stop taking new calls and wait up to
-   * {@code WEIR_DRAIN_TIMEOUT} for the calls in flight, after which the rest are cancelled. Calling
-   * it again does nothing.
+   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with hand-off on, every
+   * bucket goes to its next owner while both listeners still answer), both listeners stop taking
+   * new calls and wait up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight, after which the
+   * rest are cancelled. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -365,6 +517,12 @@ public final class WeirNode implements AutoCloseable {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
         Thread.sleep(ops.gracefulTerminationDelay().toMillis());
       }
+      LOG.info("peer forwarding: {}", cluster.batchStats());
+      cluster.leave(LEAVE_WAIT);
+      LOG.info(
+          "left the cluster: handed {} buckets to their next owners",
+          cluster.handOff().sentCount());
+      clusterResources.closeDiscovery();
       long deadline = System.nanoTime() + ops.drainTimeout().toNanos();
       grpc.shutdown();
       http.stop(ops.drainTimeout());
@@ -378,7 +536,24 @@ public final class WeirNode implements AutoCloseable {
       grpc.shutdownNow();
       Thread.currentThread().interrupt();
     } finally {
+      clusterResources.scheduler().close();
       jvmMetrics.close();
+    }
+  }
+
+  /** What a cluster member runs on besides its listeners: timers and the peer discovery. */
+  private record ClusterResources(
+      ExecutorScheduler scheduler,
+      PeerDiscovery discovery,
+      ScheduledExecutorService discoveryScheduler) {
+
+    void closeDiscovery() {
+      try {
+        discovery.close();
+      } catch (Exception e) {
+        LOG.warn("closing peer discovery failed: {}", e.toString());
+      }
+      discoveryScheduler.shutdownNow();
     }
   }
 }

@@ -65,6 +65,12 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** GLOBAL broadcasts, by {@code outcome}. */
   public static final String GLOBAL_BROADCAST = "weir.global.broadcast";
 
+  /** Forwarding batches sent to a peer, by {@code peer}. */
+  public static final String PEER_BATCHES = "weir.peer.batches";
+
+  /** Items forwarded to a peer, by {@code peer}. */
+  public static final String PEER_BATCH_ITEMS = "weir.peer.batch.items";
+
   /** Buckets handed off, by {@code direction} ({@code sent} or {@code received}). */
   public static final String HANDOFF_BUCKETS = "weir.handoff.buckets";
 
@@ -191,13 +197,26 @@ public final class MicrometerMetrics implements WeirMetrics {
   }
 
   @Override
-  public void handOff(boolean sent, long buckets) {
-    Counter.builder(HANDOFF_BUCKETS)
-        .description("Buckets handed off between nodes")
-        .tag("direction", sent ? "sent" : "received")
-        .register(registry)
-        .increment(buckets);
+  public void watchHandOff(LongSupplier sent, LongSupplier received) {
+    functionCounter(HANDOFF_BUCKETS, "Buckets handed off between nodes", sent, "direction", "sent");
+    functionCounter(
+        HANDOFF_BUCKETS, "Buckets handed off between nodes", received, "direction", "received");
   }
+
+  @Override
+  public void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {
+    functionCounter(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
+    functionCounter(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+  }
+
+  private void functionCounter(
+      String name, String description, LongSupplier value, String... tags) {
+    FunctionCounter.builder(name, value, supplier -> supplier.getAsLong())
+        .description(description)
+        .tags(tags)
+        .register(registry);
+  }
+
 
   @Override
   public void watchPeerCount(LongSupplier peers) {

@@ -52,8 +52,11 @@ public interface WeirMetrics {
   /** Records one broadcast of GLOBAL bucket states to the peers. */
   default void globalBroadcast(long nanos, boolean ok) {}
 
-  /** Counts {@code buckets} handed to ({@code sent}) or received from other nodes. */
-  default void handOff(boolean sent, long buckets) {}
+  /** Reports the buckets handed to and received from other nodes so far, read when scraped. */
+  default void watchHandOff(LongSupplier sent, LongSupplier received) {}
+
+  /** Reports the forwarding batches sent to {@code peer} and the items they carried so far. */
+  default void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {}
 
   /** Reports the number of peers (this node included), read when scraped. */
   default void watchPeerCount(LongSupplier peers) {}

@@ -33,7 +33,8 @@ class MicrometerMetricsTest {
     metrics.watchGlobalQueues(() -> 4, () -> 2);
     metrics.globalSend(1_000_000, false);
     metrics.globalBroadcast(1_000_000, true);
-    metrics.handOff(true, 30);
+    metrics.watchHandOff(() -> 30, () -> 4);
+    metrics.watchPeerBatches("10.0.0.3:1051", () -> 2, () -> 9);
     metrics.watchPeerCount(() -> 3);
     metrics.discoveryError("dns");
 
@@ -58,6 +59,9 @@ class MicrometerMetricsTest {
         .contains("weir_global_send_seconds_count{outcome=\"failure\"} 1")
         .contains("weir_global_broadcast_seconds_count{outcome=\"success\"} 1")
         .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0")
+        .contains("weir_handoff_buckets_total{direction=\"received\"} 4.0")
+        .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 2.0")
+        .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 9.0")
         .contains("weir_peers 3.0")
         .contains("weir_discovery_errors_total{mechanism=\"dns\"} 1.0");
   }
