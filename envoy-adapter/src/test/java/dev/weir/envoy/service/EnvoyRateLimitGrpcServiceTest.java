@@ -301,7 +301,30 @@ class EnvoyRateLimitGrpcServiceTest {
     assertThat(first.getStatusesList())
         .containsExactly(limited(Code.OK, 1, Unit.HOUR, "", 0, 3600));
     assertThat(second.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
-    assertThat(counter("over_limit", "unconfigured_x")).isEqualTo(1);
+    assertThat(counter("over_limit", "limit_override.unconfigured")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRateLimit_limitOverridesWithDifferentValues_shareOneMeterSet() throws Exception {
+    startWithConfig(Map.of());
+    RateLimitDescriptor.RateLimitOverride limit =
+        RateLimitDescriptor.RateLimitOverride.newBuilder()
+            .setRequestsPerUnit(10)
+            .setUnit(RateLimitUnit.HOUR)
+            .build();
+
+    call(descriptor("user", "alice", "path", "/a").toBuilder().setLimit(limit).build());
+    call(descriptor("user", "bob", "path", "/b").toBuilder().setLimit(limit).build());
+
+    assertThat(registry.find("weir.envoy.rate_limit.total_hits").counters())
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.getId().getTag("domain")).isEqualTo("shop");
+              assertThat(c.getId().getTag("rule")).isEqualTo("limit_override.user.path");
+              assertThat(c.count()).isEqualTo(2);
+            });
+    assertThat(registry.getMeters()).noneMatch(m -> m.getId().toString().contains("alice"));
   }
 
   @Test
