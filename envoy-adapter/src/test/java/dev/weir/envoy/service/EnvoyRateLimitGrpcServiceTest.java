@@ -226,6 +226,31 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_midSecond_durationUntilResetRoundsUpToWholeSecondsLikeResetHeader()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", "true"));
+    clock.advance(Duration.ofMillis(10_300));
+
+    RateLimitResponse response = call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(response.getStatuses(0).getDurationUntilReset())
+        .isEqualTo(com.google.protobuf.Duration.newBuilder().setSeconds(50).build());
+    assertThat(response.getResponseHeadersToAddList())
+        .contains(HeaderValue.newBuilder().setKey("RateLimit-Reset").setValue("50").build());
+  }
+
+  @Test
+  void shouldRateLimit_lastSecondOfWindow_durationUntilResetIsOneSecondNotZero() throws Exception {
+    startWithConfig(Map.of());
+    clock.advance(Duration.ofMillis(59_400));
+
+    RateLimitResponse response = call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(response.getStatuses(0).getDurationUntilReset())
+        .isEqualTo(com.google.protobuf.Duration.newBuilder().setSeconds(1).build());
+  }
+
+  @Test
   void shouldRateLimit_headersEnabledAndOverLimit_overLimitStatusWinsWithRenamedHeaders()
       throws Exception {
     startWithConfig(
