@@ -8,8 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToLongFunction;
 
 /**
- * Reports a cluster member's state through {@link WeirMetrics}: the peer count, hand-off totals,
- * and per peer the forwarding batches and items sent. Values are read from the member's own
+ * Reports a cluster member's state through {@link WeirMetrics}: the peer count, GLOBAL queue
+ * lengths and send/broadcast durations, hand-off totals, and per peer the forwarding batches and items sent. Values are read from the member's own
  * counters when scraped; a peer's meters are added when it first joins the ring.
  */
 final class ClusterMetrics {
@@ -19,6 +19,7 @@ final class ClusterMetrics {
   /** Starts reporting {@code cluster} to {@code metrics}. */
   static void watch(ClusterNode cluster, WeirMetrics metrics) {
     metrics.watchPeerCount(() -> cluster.membership().ring().peers().size());
+    cluster.global().reportTo(metrics);
     metrics.watchHandOff(
         () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
     Set<String> watched = ConcurrentHashMap.newKeySet();

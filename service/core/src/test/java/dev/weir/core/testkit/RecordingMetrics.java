@@ -35,4 +35,14 @@ public final class RecordingMetrics implements WeirMetrics {
   public void refused(RefusalReason reason) {
     events.add("refused " + reason.label());
   }
+
+  @Override
+  public void globalSend(long nanos, boolean ok) {
+    events.add("global send " + (ok ? "ok" : "failed"));
+  }
+
+  @Override
+  public void globalBroadcast(long nanos, boolean ok) {
+    events.add("global broadcast " + (ok ? "ok" : "failed"));
+  }
 }
