@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -112,18 +113,11 @@ class EtcdClusterJarIT {
     NodeProcess leaving = nodes.get(ownerIndex);
     assertThat(leaving.terminate(Duration.ofSeconds(30))).isEqualTo(143);
     assertThat(leaving.stdout()).contains("left the cluster: handed 1 buckets");
-    List<NodeProcess> remaining = new ArrayList<>(nodes);
-    remaining.remove(ownerIndex);
+    List<Integer> rest = IntStream.range(0, NODES).filter(i -> i != ownerIndex).boxed().toList();
     assertThat(registered())
         .as("the lease is revoked before exit, not left to expire")
-        .containsExactlyInAnyOrderElementsOf(addresses(remaining));
+        .containsExactlyInAnyOrderElementsOf(addresses(rest.stream().map(nodes::get).toList()));
 
-    List<Integer> rest = new ArrayList<>();
-    for (int i = 0; i < NODES; i++) {
-      if (i != ownerIndex) {
-        rest.add(i);
-      }
-    }
     for (int i : rest) {
       awaitHealth(nodes.get(i), NODES - 1);
     }
