@@ -1,4 +1,4 @@
-package dev.weir.core.discovery.etcd;
+package dev.weir.core.testkit;
 
 import java.io.File;
 import java.io.IOException;
@@ -13,8 +13,11 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** A throwaway etcd server process on free loopback ports, restartable on the same ports and data. */
-final class EtcdProcess implements AutoCloseable {
+/**
+ * A throwaway etcd server process on free loopback ports, restartable on the same ports and data;
+ * shared with other modules' tests through the weir-core test-jar.
+ */
+public final class EtcdProcess implements AutoCloseable {
   private final Path dataDir;
   private final int clientPort;
   private final int peerPort;
@@ -27,26 +30,26 @@ final class EtcdProcess implements AutoCloseable {
   }
 
   /** Returns whether an {@code etcd} executable is on the PATH. */
-  static boolean available() {
+  public static boolean available() {
     String path = System.getenv().getOrDefault("PATH", "");
     return Stream.of(path.split(File.pathSeparator))
         .anyMatch(dir -> Files.isExecutable(Path.of(dir, "etcd")));
   }
 
   /** Starts etcd on free ports with a fresh data directory. */
-  static EtcdProcess start() throws IOException, InterruptedException {
+  public static EtcdProcess start() throws IOException, InterruptedException {
     EtcdProcess etcd = new EtcdProcess(Files.createTempDirectory("weir-etcd"), freePort(), freePort());
     etcd.restart();
     return etcd;
   }
 
   /** Returns the client URL. */
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + clientPort;
   }
 
   /** Stops the process (SIGKILL, as a crash would) and waits for it to exit. */
-  void stop() throws InterruptedException {
+  public void stop() throws InterruptedException {
     if (process != null) {
       process.destroyForcibly();
       process.waitFor(10, TimeUnit.SECONDS);
@@ -55,7 +58,7 @@ final class EtcdProcess implements AutoCloseable {
   }
 
   /** Starts the process again on the same ports and data, and waits until it accepts connections. */
-  void restart() throws IOException, InterruptedException {
+  public void restart() throws IOException, InterruptedException {
     String peerUrl = "http://127.0.0.1:" + peerPort;
     process =
         new ProcessBuilder(
@@ -102,7 +105,8 @@ final class EtcdProcess implements AutoCloseable {
     }
   }
 
-  static int freePort() throws IOException {
+  /** Returns a port that was free a moment ago. */
+  public static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
