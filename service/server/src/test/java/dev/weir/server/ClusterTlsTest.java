@@ -114,6 +114,10 @@ class ClusterTlsTest {
     return stub.withDeadlineAfter(10, TimeUnit.SECONDS).getRateLimits(request.build());
   }
 
+  private static boolean forwarded(WeirNode node) {
+    return node.cluster().peers().clients().stream().anyMatch(c -> c.itemsSent() > 0);
+  }
+
   private static boolean hasErrors(GetRateLimitsResp answer) {
     return answer.getResponsesList().stream().anyMatch(r -> !r.getError().isEmpty());
   }
@@ -125,14 +129,16 @@ class ClusterTlsTest {
     int portA = freePort();
     int portB = freePort();
     List<String> peers = List.of("127.0.0.1:" + portA, "127.0.0.1:" + portB);
-    WeirNode a = node(portA, peers, files("a", ca));
     node(portB, peers, files("b", ca));
+    WeirNode a = node(portA, peers, files("a", ca));
     V1Grpc.V1BlockingStub stub =
         V1Grpc.newBlockingStub(channel(portA, a.tlsIdentity().orElseThrow().peerCredentials()));
-    // A met B's port closed at start; its peer channel reconnects after a back-off.
+    // B is up before A joins; retry while A's ring and its TLS connection to B settle.
     GetRateLimitsResp answer = check(stub, 0);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    for (int attempt = 1; hasErrors(answer) && System.nanoTime() < deadline; attempt++) {
+    for (int attempt = 1;
+        (hasErrors(answer) || !forwarded(a)) && System.nanoTime() < deadline;
+        attempt++) {
       Thread.sleep(100);
       answer = check(stub, attempt);
     }
