@@ -30,7 +30,14 @@ run() { # name port
   h2load -c 4 -m 16 -t 1 -D "$WARMUP" -d "$WORK/request.bin" -H 'content-type: application/grpc' \
     -H 'te: trailers' "http://127.0.0.1:$2$PATH_RLS" >/dev/null
   h2load -c 4 -m 16 -t 1 -D "$DURATION" -d "$WORK/request.bin" -H 'content-type: application/grpc' \
-    -H 'te: trailers' "http://127.0.0.1:$2$PATH_RLS" | tee "$WORK/$1.txt"
+    -H 'te: trailers' --log-file="$WORK/$1-requests.log" "http://127.0.0.1:$2$PATH_RLS" | tee "$WORK/$1.txt" \
+    | grep -E '^(finished in|requests:|status codes:)'
+  python3 - "$WORK/$1-requests.log" <<'PY'
+import sys
+lat = sorted(int(line.split()[2]) for line in open(sys.argv[1]) if line.strip())
+q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] / 1000
+print("latency ms: p50=%.3f p90=%.3f p99=%.3f max=%.3f (n=%d)" % (q(.5), q(.9), q(.99), lat[-1] / 1000, len(lat)))
+PY
 }
 
 NOOP_PORT=$(free_port)
@@ -54,4 +61,3 @@ rps() { awk '/^finished in/ {gsub(",","",$4); print $4}' "$1"; }
 echo "== summary"
 printf 'noop req/s %s\nweir req/s %s\n' "$(rps "$WORK/noop.txt")" "$(rps "$WORK/weir.txt")"
 awk -v a="$(rps "$WORK/noop.txt")" -v b="$(rps "$WORK/weir.txt")" 'BEGIN {printf "ratio %.1f%%\n", 100*b/a}'
-grep -h "succeeded" "$WORK/noop.txt" "$WORK/weir.txt"

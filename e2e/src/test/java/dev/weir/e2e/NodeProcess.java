@@ -50,8 +50,12 @@ final class NodeProcess implements AutoCloseable {
 
   /** Starts {@code java -jar weir.jar args} with free loopback ports and {@code env} added. */
   static NodeProcess start(Map<String, String> env, String... args) throws IOException {
-    int grpcPort = freePort();
-    int httpPort = freePort();
+    return start(freePort(), freePort(), env, args);
+  }
+
+  /** Starts {@code java -jar weir.jar args} on the given loopback ports with {@code env} added. */
+  static NodeProcess start(int grpcPort, int httpPort, Map<String, String> env, String... args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-jar");
@@ -72,7 +76,8 @@ final class NodeProcess implements AutoCloseable {
     return new NodeProcess(grpcPort, httpPort, builder.start(), out, err);
   }
 
-  private static int freePort() throws IOException {
+  /** Returns a loopback port that was free a moment ago. */
+  static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     }

@@ -63,7 +63,9 @@ public final class EnvoyAdapter implements AutoCloseable {
         settings, reloader, new EnvoyRateLimitGrpcService(handler), new JsonHandler(handler));
   }
 
-  /** Starts checking the config path for changes every {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}. */
+  /**
+   * Starts checking the config path for changes every {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}.
+   */
   public void watch(ScheduledExecutorService scheduler) {
     reloader.start(scheduler, settings.reloadInterval());
   }

@@ -15,7 +15,8 @@ import java.util.Optional;
 
 /**
  * The Envoy adapter's settings, read from {@code WEIR_ENVOY_*} environment variables; each
- * envoyproxy/ratelimit setting that changes decisions or responses keeps its own name after the prefix.
+ * envoyproxy/ratelimit setting that changes decisions or responses keeps its own name after the
+ * prefix.
  *
  * @param config the descriptor file or directory; empty disables the adapter
  * @param mergeDomainConfig whether several files may declare the same domain
@@ -25,8 +26,8 @@ import java.util.Optional;
  * @param limitHeader the name of the limit header
  * @param remainingHeader the name of the remaining header
  * @param resetHeader the name of the reset header
- * @param stopCacheKeyIncrementWhenOverlimit whether a request over any limit leaves its other counters
- *     untouched
+ * @param stopCacheKeyIncrementWhenOverlimit whether a request over any limit leaves its other
+ *     counters untouched
  * @param nearLimitRatio the fraction of a limit above which hits count as near the limit
  * @param reloadInterval how often the config path is checked for changes
  */
@@ -55,29 +56,40 @@ public record EnvoySettings(
 
   /** {@code WEIR_ENVOY_CONFIG}. */
   public static final EnvVar CONFIG = EnvVar.of("WEIR_ENVOY_CONFIG");
+
   /** {@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}. */
   public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of("WEIR_ENVOY_MERGE_DOMAIN_CONFIG");
+
   /** {@code WEIR_ENVOY_DEFAULT_ALGORITHM}. */
   public static final EnvVar DEFAULT_ALGORITHM = EnvVar.of("WEIR_ENVOY_DEFAULT_ALGORITHM");
+
   /** {@code WEIR_ENVOY_SHADOW_MODE}. */
   public static final EnvVar SHADOW_MODE = EnvVar.of("WEIR_ENVOY_SHADOW_MODE");
+
   /** {@code WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED}. */
   public static final EnvVar LIMIT_RESPONSE_HEADERS_ENABLED =
       EnvVar.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED");
+
   /** {@code WEIR_ENVOY_LIMIT_LIMIT_HEADER}. */
   public static final EnvVar LIMIT_LIMIT_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_LIMIT_HEADER");
+
   /** {@code WEIR_ENVOY_LIMIT_REMAINING_HEADER}. */
   public static final EnvVar LIMIT_REMAINING_HEADER =
       EnvVar.of("WEIR_ENVOY_LIMIT_REMAINING_HEADER");
+
   /** {@code WEIR_ENVOY_LIMIT_RESET_HEADER}. */
   public static final EnvVar LIMIT_RESET_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_RESET_HEADER");
+
   /** {@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}. */
   public static final EnvVar STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT =
       EnvVar.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT");
+
   /** {@code WEIR_ENVOY_NEAR_LIMIT_RATIO}. */
   public static final EnvVar NEAR_LIMIT_RATIO = EnvVar.of("WEIR_ENVOY_NEAR_LIMIT_RATIO");
+
   /** {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}. */
-  public static final EnvVar CONFIG_RELOAD_INTERVAL = EnvVar.of("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL");
+  public static final EnvVar CONFIG_RELOAD_INTERVAL =
+      EnvVar.of("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL");
 
   private static final List<String> ALGORITHMS =
       List.of("fixed_window", "token_bucket", "leaky_bucket", "sliding_window");

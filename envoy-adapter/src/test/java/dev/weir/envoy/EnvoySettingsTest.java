@@ -86,7 +86,9 @@ class EnvoySettingsTest {
   @Test
   void fromEnvironment_headerNameWithSpace_isRejected() {
     assertThatThrownBy(
-            () -> EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_LIMIT_RESET_HEADER", "Rate Limit")))
+            () ->
+                EnvoySettings.fromEnvironment(
+                    Map.of("WEIR_ENVOY_LIMIT_RESET_HEADER", "Rate Limit")))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("WEIR_ENVOY_LIMIT_RESET_HEADER='Rate Limit' is not valid");
   }

@@ -20,9 +20,9 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Checks decoded files and compiles them into one {@link EnvoyConfig}, in the order and with the words
- * of envoyproxy/ratelimit; files are added one at a time and a file that fails leaves the compiler as
- * it was.
+ * Checks decoded files and compiles them into one {@link EnvoyConfig}, in the order and with the
+ * words of envoyproxy/ratelimit; files are added one at a time and a file that fails leaves the
+ * compiler as it was.
  */
 final class ConfigCompiler {
 
@@ -61,7 +61,8 @@ final class ConfigCompiler {
   /** Returns the compiled configuration of every file added. */
   EnvoyConfig build() {
     Map<String, DomainConfig> out = new LinkedHashMap<>();
-    domains.forEach((name, nodes) -> out.put(name, new DomainConfig(name, new DescriptorLevel(nodes))));
+    domains.forEach(
+        (name, nodes) -> out.put(name, new DomainConfig(name, new DescriptorLevel(nodes))));
     return new EnvoyConfig(out);
   }
 
@@ -89,11 +90,13 @@ final class ConfigCompiler {
       if (raw.shareThreshold() && raw.value().indexOf('*') < 0) {
         throw error(
             file,
-            "share_threshold can only be used with wildcard values (containing '*'), but found key '"
+            "share_threshold can only be used with wildcard values (containing '*'), but found key"
+                + " '"
                 + finalKey
                 + "'");
       }
-      Map<String, Object> metadata = raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
+      Map<String, Object> metadata =
+          raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
       String path = pathPrefix + finalKey;
       List<DescriptorNode> children =
           level(file, composite + ".", path + ".", raw.descriptors(), new HashSet<>());
@@ -138,7 +141,8 @@ final class ConfigCompiler {
     int behavior = behavior(file, composite, raw.behavior());
     return new RateLimitRule(
         raw.requestsPerUnit(),
-        unit.orElse(io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit.UNKNOWN),
+        unit.orElse(
+            io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit.UNKNOWN),
         raw.unlimited(),
         raw.name(),
         raw.replaces(),
@@ -243,7 +247,8 @@ final class ConfigCompiler {
     }
     if (!(node instanceof MappingNode)) {
       throw error(
-          file, "error parsing metadata: metadata must be a map, found " + YamlConfigParser.render(node));
+          file,
+          "error parsing metadata: metadata must be a map, found " + YamlConfigParser.render(node));
     }
     @SuppressWarnings("unchecked")
     Map<String, Object> map = (Map<String, Object>) plain(file, node);
@@ -257,7 +262,8 @@ final class ConfigCompiler {
         Node k = t.getKeyNode();
         if (!(k instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
           throw error(
-              file, "error parsing metadata: key is not of type string: " + YamlConfigParser.render(k));
+              file,
+              "error parsing metadata: key is not of type string: " + YamlConfigParser.render(k));
         }
         out.put(ks.getValue(), plain(file, t.getValueNode()));
       }

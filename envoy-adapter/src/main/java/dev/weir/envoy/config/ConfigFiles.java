@@ -10,18 +10,20 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Reads the descriptor files at a path: the file itself, or every {@code *.yaml} / {@code *.yml} entry
- * of a directory in name order.
+ * Reads the descriptor files at a path: the file itself, or every {@code *.yaml} / {@code *.yml}
+ * entry of a directory in name order.
  *
  * <p>Entries whose names start with a dot are skipped; this skips the {@code ..data} link and the
- * {@code ..<timestamp>} directory of a Kubernetes ConfigMap mount, whose visible names are links through
- * {@code ..data} and are read through it. Subdirectories are not read.
+ * {@code ..<timestamp>} directory of a Kubernetes ConfigMap mount, whose visible names are links
+ * through {@code ..data} and are read through it. Subdirectories are not read.
  */
 public final class ConfigFiles {
 
   private ConfigFiles() {}
 
-  /** Reads every descriptor file at {@code path}; an unreadable path is a {@link ConfigException}. */
+  /**
+   * Reads every descriptor file at {@code path}; an unreadable path is a {@link ConfigException}.
+   */
   public static List<ConfigFile> read(Path path) throws ConfigException {
     if (!Files.exists(path)) {
       throw new ConfigException(path + ": config path does not exist");

@@ -5,7 +5,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The {@code validate-config} command: checks a descriptor file or directory and reports every error.
+ * The {@code validate-config} command: checks a descriptor file or directory and reports every
+ * error.
  */
 public final class ConfigValidator {
 
@@ -26,8 +27,8 @@ public final class ConfigValidator {
   }
 
   /**
-   * Validates {@code path}, printing {@code OK <path>} to {@code out} or every error to {@code err}, and
-   * returns the process exit code: 0 when valid, 1 otherwise.
+   * Validates {@code path}, printing {@code OK <path>} to {@code out} or every error to {@code
+   * err}, and returns the process exit code: 0 when valid, 1 otherwise.
    */
   public int run(Path path, PrintStream out, PrintStream err) {
     List<String> errors = validate(path);
@@ -41,8 +42,8 @@ public final class ConfigValidator {
 
   /**
    * Validates the path given as the only argument with the default options ({@code
-   * WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} from the environment) and
-   * exits with {@link #run}'s code; 2 on a usage error.
+   * WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} from the environment)
+   * and exits with {@link #run}'s code; 2 on a usage error.
    */
   public static void main(String[] args) {
     if (args.length != 1) {

@@ -19,7 +19,9 @@ public final class DescriptorLevel {
   private final List<DescriptorNode> wildcards;
   private final List<DescriptorNode> all;
 
-  /** Creates a level holding {@code nodes} in config order; key and value pairs must be distinct. */
+  /**
+   * Creates a level holding {@code nodes} in config order; key and value pairs must be distinct.
+   */
   public DescriptorLevel(List<DescriptorNode> nodes) {
     Map<String, Map<String, DescriptorNode>> index = new LinkedHashMap<>();
     List<DescriptorNode> patterns = new ArrayList<>();
@@ -35,7 +37,9 @@ public final class DescriptorLevel {
     this.all = List.copyOf(nodes);
   }
 
-  /** Returns the rule for exactly {@code key} and {@code value} ({@code ""} for the key-only rule). */
+  /**
+   * Returns the rule for exactly {@code key} and {@code value} ({@code ""} for the key-only rule).
+   */
   public Optional<DescriptorNode> exact(String key, String value) {
     Map<String, DescriptorNode> values = byKey.get(key);
     return values == null ? Optional.empty() : Optional.ofNullable(values.get(value));

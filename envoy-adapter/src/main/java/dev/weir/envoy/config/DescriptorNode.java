@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One compiled descriptor rule: what it matches ({@code key}, optional {@code value}, possibly a {@code
- * *} pattern), its limit and flags, and the rules nested under it.
+ * One compiled descriptor rule: what it matches ({@code key}, optional {@code value}, possibly a
+ * {@code *} pattern), its limit and flags, and the rules nested under it.
  *
  * @param key the entry key this rule matches
  * @param value the entry value; empty for a key-only (per-value) rule

@@ -11,7 +11,8 @@ import java.util.Objects;
  * @param requestsPerUnit the limit per window, a uint32 (0 blocks every request)
  * @param unit the window unit; {@code UNKNOWN} when {@code unlimited}
  * @param unlimited whether the rule never limits
- * @param name the rule's name, echoed in {@code current_limit.name} and the target of {@code replaces}
+ * @param name the rule's name, echoed in {@code current_limit.name} and the target of {@code
+ *     replaces}
  * @param replaces names of other matched rules this rule drops
  * @param algorithm the counting algorithm (Weir extension)
  * @param burst the leaky bucket capacity; 0 means {@code requestsPerUnit} (Weir extension)

@@ -4,7 +4,9 @@ import java.util.List;
 import java.util.Optional;
 import org.yaml.snakeyaml.nodes.Node;
 
-/** One descriptor as decoded from YAML, before its rules are checked; {@code metadata} may be null. */
+/**
+ * One descriptor as decoded from YAML, before its rules are checked; {@code metadata} may be null.
+ */
 record RawDescriptor(
     String key,
     String value,

@@ -8,16 +8,16 @@ import java.util.Optional;
 /**
  * The time units of envoyproxy/ratelimit: parsing from YAML and their window lengths.
  *
- * <p>Window lengths are envoyproxy/ratelimit's fixed dividers: a MONTH is 30 days and a YEAR 365 days,
- * not calendar months and years, so a YAML file gives the same decisions here as there.
+ * <p>Window lengths are envoyproxy/ratelimit's fixed dividers: a MONTH is 30 days and a YEAR 365
+ * days, not calendar months and years, so a YAML file gives the same decisions here as there.
  */
 public final class Units {
 
   private Units() {}
 
   /**
-   * Returns the unit whose name, upper-cased, is {@code text}, or empty when {@code text} names no unit
-   * or names {@code UNKNOWN}.
+   * Returns the unit whose name, upper-cased, is {@code text}, or empty when {@code text} names no
+   * unit or names {@code UNKNOWN}.
    */
   public static Optional<Unit> parse(String text) {
     String upper = text.toUpperCase(Locale.ROOT);
@@ -44,8 +44,8 @@ public final class Units {
   }
 
   /**
-   * Returns the response unit for a limit override's unit, which uses Envoy's {@code type.v3} numbering
-   * (no WEEK); empty for {@code UNKNOWN} or an unrecognized number.
+   * Returns the response unit for a limit override's unit, which uses Envoy's {@code type.v3}
+   * numbering (no WEEK); empty for {@code UNKNOWN} or an unrecognized number.
    */
   public static Optional<Unit> fromOverride(RateLimitUnit unit) {
     return switch (unit) {

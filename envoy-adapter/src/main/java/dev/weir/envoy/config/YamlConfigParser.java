@@ -20,8 +20,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then a key
- * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys at an
- * unexpected level are ignored.
+ * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys
+ * at an unexpected level are ignored.
  *
  * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name.
  */
@@ -269,7 +269,10 @@ final class YamlConfigParser {
     throw unmarshal(node, "uint32");
   }
 
-  /** Parses a YAML 1.1 integer (sign, underscores, 0x, 0b, 0o and leading-0 octal); null if malformed. */
+  /**
+   * Parses a YAML 1.1 integer (sign, underscores, 0x, 0b, 0o and leading-0 octal); null if
+   * malformed.
+   */
   static BigInteger parseYamlInt(String text) {
     String t = text.replace("_", "");
     boolean negative = false;
@@ -307,7 +310,11 @@ final class YamlConfigParser {
   private ConfigException unmarshal(Node node, String target) {
     String shown =
         node instanceof ScalarNode s
-            ? "!!" + s.getTag().getValue().substring(Tag.PREFIX.length()) + " `" + s.getValue() + "`"
+            ? "!!"
+                + s.getTag().getValue().substring(Tag.PREFIX.length())
+                + " `"
+                + s.getValue()
+                + "`"
             : "!!" + node.getTag().getValue().substring(Tag.PREFIX.length());
     return error(
         "error loading config file: yaml: unmarshal errors: line "

@@ -15,11 +15,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletionException;
 
 /**
- * {@code POST /json}, as envoyproxy/ratelimit serves it: a protojson {@code RateLimitRequest} in, the
- * protojson {@code RateLimitResponse} out, with 200 for OK and 429 for OVER_LIMIT.
+ * {@code POST /json}, as envoyproxy/ratelimit serves it: a protojson {@code RateLimitRequest} in,
+ * the protojson {@code RateLimitResponse} out, with 200 for OK and 429 for OVER_LIMIT.
  *
- * <p>A body that is not a request gets 400; a request the service rejects gets the HTTP status of its
- * gRPC code (400 for INVALID_ARGUMENT, 503 for UNAVAILABLE). Error bodies are {@code
+ * <p>A body that is not a request gets 400; a request the service rejects gets the HTTP status of
+ * its gRPC code (400 for INVALID_ARGUMENT, 503 for UNAVAILABLE). Error bodies are {@code
  * {"code":<gRPC code>,"message":"..."}}.
  */
 public final class JsonHandler implements HttpHandler {
@@ -55,7 +55,8 @@ public final class JsonHandler implements HttpHandler {
       try {
         parser.merge(new String(body, StandardCharsets.UTF_8), request);
       } catch (InvalidProtocolBufferException | RuntimeException e) {
-        sendError(exchange, 400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + e.getMessage());
+        sendError(
+            exchange, 400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + e.getMessage());
         return;
       }
       RateLimitResponse response;

@@ -8,13 +8,13 @@ import java.util.Optional;
 
 /**
  * Finds the rule a request descriptor matches, as envoyproxy/ratelimit does: level by level, the
- * exact {@code key}+{@code value} rule, else the first wildcard rule of that key in config order whose
- * pattern matches the value, else the key-only rule; a limit applies only when the rule matched by the
- * last entry has one, and a level that matched is never revisited (no backtracking).
+ * exact {@code key}+{@code value} rule, else the first wildcard rule of that key in config order
+ * whose pattern matches the value, else the key-only rule; a limit applies only when the rule
+ * matched by the last entry has one, and a level that matched is never revisited (no backtracking).
  *
- * <p>Unlike envoyproxy/ratelimit, a wildcard rule only matches entries of its own key (there the pattern
- * is matched against {@code key_value}, so key {@code a_b} could match key {@code a}'s pattern {@code
- * b*}).
+ * <p>Unlike envoyproxy/ratelimit, a wildcard rule only matches entries of its own key (there the
+ * pattern is matched against {@code key_value}, so key {@code a_b} could match key {@code a}'s
+ * pattern {@code b*}).
  */
 public final class DescriptorMatcher {
 

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The Envoy adapter's Micrometer meters: per-rule hit counters tagged by {@code domain} and {@code rule}
- * (the rule path, see {@link dev.weir.envoy.service.StatsKeys}), and service-level counters.
+ * The Envoy adapter's Micrometer meters: per-rule hit counters tagged by {@code domain} and {@code
+ * rule} (the rule path, see {@link dev.weir.envoy.service.StatsKeys}), and service-level counters.
  */
 public final class EnvoyMetrics {
 

@@ -12,4 +12,8 @@ import io.micrometer.core.instrument.Counter;
  * @param shadowMode over-limit hits admitted because the rule is in shadow mode
  */
 public record RuleCounters(
-    Counter totalHits, Counter overLimit, Counter nearLimit, Counter withinLimit, Counter shadowMode) {}
+    Counter totalHits,
+    Counter overLimit,
+    Counter nearLimit,
+    Counter withinLimit,
+    Counter shadowMode) {}

@@ -23,13 +23,13 @@ import org.slf4j.LoggerFactory;
  * Keeps a {@link ConfigHolder} in step with the descriptor file or directory at a path.
  *
  * <p>Design: the path is polled, not watched. Each check reads every file and compares a SHA-256
- * fingerprint of their names and contents with the last one seen; only a change triggers a compile. A
- * WatchService misses changes behind symbolic links (a single-file mount whose link target changes, or
- * a directory given through a link), and a Kubernetes ConfigMap update is a rename of the {@code ..data}
- * link that some platforms' watchers report late or not at all; reading the content sees every one of
- * those the same way, at the cost of reading a few small files per interval. A reload is
- * all-or-nothing: a config that fails to load leaves the last good one in place, is logged at WARN and
- * counted, and is not retried until the content changes again.
+ * fingerprint of their names and contents with the last one seen; only a change triggers a compile.
+ * A WatchService misses changes behind symbolic links (a single-file mount whose link target
+ * changes, or a directory given through a link), and a Kubernetes ConfigMap update is a rename of
+ * the {@code ..data} link that some platforms' watchers report late or not at all; reading the
+ * content sees every one of those the same way, at the cost of reading a few small files per
+ * interval. A reload is all-or-nothing: a config that fails to load leaves the last good one in
+ * place, is logged at WARN and counted, and is not retried until the content changes again.
  */
 public final class ConfigReloader implements AutoCloseable {
 
@@ -113,9 +113,7 @@ public final class ConfigReloader implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     long nanos = interval.toNanos();
-    task =
-        scheduler.scheduleWithFixedDelay(
-            this::checkQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
+    task = scheduler.scheduleWithFixedDelay(this::checkQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
   }
 
   private void checkQuietly() {

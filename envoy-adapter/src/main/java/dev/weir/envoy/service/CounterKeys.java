@@ -10,9 +10,9 @@ import java.util.List;
 /**
  * The native {@code name} and {@code unique_key} of an Envoy descriptor's counter.
  *
- * <p>Every string is written length-prefixed ({@code <length>:<text>}), so no choice of keys and values
- * can make two different rules, or two different descriptors, share a counter; envoyproxy/ratelimit's
- * {@code _}-joined keys cannot promise that.
+ * <p>Every string is written length-prefixed ({@code <length>:<text>}), so no choice of keys and
+ * values can make two different rules, or two different descriptors, share a counter;
+ * envoyproxy/ratelimit's {@code _}-joined keys cannot promise that.
  */
 public final class CounterKeys {
 
@@ -44,9 +44,9 @@ public final class CounterKeys {
   }
 
   /**
-   * Returns the counter key of a matched descriptor: its entries' keys and actual values, except that
-   * an entry matched by a {@code share_threshold} wildcard contributes the pattern, so all its values
-   * share one counter.
+   * Returns the counter key of a matched descriptor: its entries' keys and actual values, except
+   * that an entry matched by a {@code share_threshold} wildcard contributes the pattern, so all its
+   * values share one counter.
    */
   public static String uniqueKey(Match match) {
     StringBuilder out = new StringBuilder();

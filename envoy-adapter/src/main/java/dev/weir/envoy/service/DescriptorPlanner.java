@@ -17,15 +17,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Turns one Envoy descriptor into a {@link DescriptorPlan}: match it, then build its native request. */
+/**
+ * Turns one Envoy descriptor into a {@link DescriptorPlan}: match it, then build its native
+ * request.
+ */
 final class DescriptorPlanner {
 
   private DescriptorPlanner() {}
 
   /**
-   * Plans descriptor number {@code index} of a request for {@code domainName}, whose config is {@code
-   * domain} (empty when unknown); {@code requestHits} is the request-level hit count and {@code now}
-   * the request's time. An unusable limit override throws {@code INVALID_ARGUMENT}.
+   * Plans descriptor number {@code index} of a request for {@code domainName}, whose config is
+   * {@code domain} (empty when unknown); {@code requestHits} is the request-level hit count and
+   * {@code now} the request's time. An unusable limit override throws {@code INVALID_ARGUMENT}.
    */
   static DescriptorPlan plan(
       String domainName,

@@ -6,7 +6,10 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
-/** {@code envoy.service.ratelimit.v3.RateLimitService} over gRPC, answered by a {@link ShouldRateLimitHandler}. */
+/**
+ * {@code envoy.service.ratelimit.v3.RateLimitService} over gRPC, answered by a {@link
+ * ShouldRateLimitHandler}.
+ */
 public final class EnvoyRateLimitGrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
   private final ShouldRateLimitHandler handler;

@@ -13,8 +13,8 @@ import java.util.List;
 
 /**
  * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
- * does: per-rule shadow and quota mode, the overall code, global shadow mode, the RateLimit-* headers,
- * and the per-rule hit counters.
+ * does: per-rule shadow and quota mode, the overall code, global shadow mode, the RateLimit-*
+ * headers, and the per-rule hit counters.
  */
 final class ResponseBuilder {
 
@@ -156,7 +156,8 @@ final class ResponseBuilder {
                 settings.limitHeader(),
                 Integer.toUnsignedString(chosen.getCurrentLimit().getRequestsPerUnit())))
         .addResponseHeadersToAdd(
-            header(settings.remainingHeader(), Integer.toUnsignedString(chosen.getLimitRemaining())))
+            header(
+                settings.remainingHeader(), Integer.toUnsignedString(chosen.getLimitRemaining())))
         .addResponseHeadersToAdd(header(settings.resetHeader(), Long.toString(resetSeconds)));
   }
 

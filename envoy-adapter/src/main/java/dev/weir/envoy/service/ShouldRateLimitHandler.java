@@ -23,13 +23,13 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
- * Answers {@code ShouldRateLimit}: matches every descriptor, sends all counted ones to the core {@link
- * RateLimitService} in one call (so they follow the cluster's ownership, batching and GLOBAL paths), and
- * builds Envoy's response from the answers.
+ * Answers {@code ShouldRateLimit}: matches every descriptor, sends all counted ones to the core
+ * {@link RateLimitService} in one call (so they follow the cluster's ownership, batching and GLOBAL
+ * paths), and builds Envoy's response from the answers.
  *
- * <p>Failures complete the future with a {@link StatusRuntimeException}: {@code INVALID_ARGUMENT} for a
- * bad request, {@code UNAVAILABLE} when no configuration is loaded or the core cannot answer (so Envoy's
- * {@code failure_mode_deny} applies). The overall code is never {@code UNKNOWN}.
+ * <p>Failures complete the future with a {@link StatusRuntimeException}: {@code INVALID_ARGUMENT}
+ * for a bad request, {@code UNAVAILABLE} when no configuration is loaded or the core cannot answer
+ * (so Envoy's {@code failure_mode_deny} applies). The overall code is never {@code UNKNOWN}.
  */
 public final class ShouldRateLimitHandler {
 
@@ -134,7 +134,8 @@ public final class ShouldRateLimitHandler {
 
   /**
    * Checks first without consuming; if any counter would go over, only the counters going over take
-   * their hits and the others are queried ({@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}).
+   * their hits and the others are queried ({@code
+   * WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}).
    */
   private CompletableFuture<List<RateLimitResponse>> checkStoppingIncrementsWhenOver(
       List<RateLimitRequest> natives) {

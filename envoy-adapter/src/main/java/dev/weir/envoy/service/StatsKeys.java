@@ -6,10 +6,10 @@ import dev.weir.envoy.match.MatchedLevel;
 import java.util.List;
 
 /**
- * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level {@code
- * key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key} for a key-only
- * match; actual values appear only where {@code value_to_metric} is set, or at every level when the
- * matched rule has {@code detailed_metric}.
+ * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level
+ * {@code key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key}
+ * for a key-only match; actual values appear only where {@code value_to_metric} is set, or at every
+ * level when the matched rule has {@code detailed_metric}.
  */
 public final class StatsKeys {
 

@@ -15,12 +15,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Benchmark tooling: a {@code ShouldRateLimit} server that answers OK at once without looking at the
- * request (the baseline of {@code scripts/bench-envoy.sh}), and a writer of the gRPC-framed request
- * body h2load sends.
+ * Benchmark tooling: a {@code ShouldRateLimit} server that answers OK at once without looking at
+ * the request (the baseline of {@code scripts/bench-envoy.sh}), and a writer of the gRPC-framed
+ * request body h2load sends.
  *
- * <p>Usage: {@code serve PORT} runs the server on 127.0.0.1 until killed; {@code request FILE} writes a
- * length-prefixed {@code RateLimitRequest} for domain {@code bench} with two descriptors.
+ * <p>Usage: {@code serve PORT} runs the server on 127.0.0.1 until killed; {@code request FILE}
+ * writes a length-prefixed {@code RateLimitRequest} for domain {@code bench} with two descriptors.
  */
 public final class NoopRateLimitServer {
 
@@ -42,8 +42,10 @@ public final class NoopRateLimitServer {
     RateLimitResponse ok =
         RateLimitResponse.newBuilder()
             .setOverallCode(RateLimitResponse.Code.OK)
-            .addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(RateLimitResponse.Code.OK))
-            .addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(RateLimitResponse.Code.OK))
+            .addStatuses(
+                RateLimitResponse.DescriptorStatus.newBuilder().setCode(RateLimitResponse.Code.OK))
+            .addStatuses(
+                RateLimitResponse.DescriptorStatus.newBuilder().setCode(RateLimitResponse.Code.OK))
             .build();
     Server server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
@@ -63,7 +65,10 @@ public final class NoopRateLimitServer {
     server.awaitTermination();
   }
 
-  /** Returns the benchmark request: domain {@code bench}, descriptors {@code (user)} and {@code (path, user)}. */
+  /**
+   * Returns the benchmark request: domain {@code bench}, descriptors {@code (user)} and {@code
+   * (path, user)}.
+   */
   static RateLimitRequest benchRequest() {
     return RateLimitRequest.newBuilder()
         .setDomain("bench")

@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.model.Algorithm;
 import java.nio.file.Path;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 class ConfigLoadErrorTest {
 
@@ -18,8 +18,7 @@ class ConfigLoadErrorTest {
         Arguments.of("empty-domain.yaml", "config file cannot have empty domain"),
         Arguments.of("empty-key.yaml", "descriptor has empty key"),
         Arguments.of(
-            "duplicate-key.yaml",
-            "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
+            "duplicate-key.yaml", "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
         Arguments.of("bad-unit.yaml", "invalid rate limit unit 'fortnight'"),
         Arguments.of("missing-unit.yaml", "invalid rate limit unit ''"),
         Arguments.of(
@@ -74,8 +73,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
-            ConfigException.class,
-            e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+            ConfigException.class, e -> assertThat(e.errors()).containsExactly(path + ": " + text));
   }
 
   @Test

@@ -62,7 +62,8 @@ class ConfigLoaderTest {
   @Test
   void load_defaultAlgorithmOption_appliesToRulesNamingNone() throws ConfigException {
     EnvoyConfig config =
-        load(Fixtures.path("valid/full.yaml"), new ConfigLoadOptions(false, Algorithm.TOKEN_BUCKET));
+        load(
+            Fixtures.path("valid/full.yaml"), new ConfigLoadOptions(false, Algorithm.TOKEN_BUCKET));
 
     DescriptorLevel root = config.domain("shop").orElseThrow().root();
     assertThat(root.exact("remote_address", "").orElseThrow().rule().orElseThrow().algorithm())
@@ -92,7 +93,9 @@ class ConfigLoaderTest {
     assertThat(config.domains()).containsOnlyKeys("shop");
   }
 
-  /** Lays out a ConfigMap volume the way the kubelet does: a timestamped dir, {@code ..data}, links. */
+  /**
+   * Lays out a ConfigMap volume the way the kubelet does: a timestamped dir, {@code ..data}, links.
+   */
   static void writeConfigMap(Path mount, String version, String content) throws IOException {
     Path versioned = Files.createDirectories(mount.resolve(version));
     Files.writeString(versioned.resolve("config.yaml"), content);
@@ -123,7 +126,9 @@ class ConfigLoaderTest {
 
   @Test
   void validate_validFile_returnsNoError() {
-    assertThat(new ConfigValidator(ConfigLoadOptions.DEFAULTS).validate(Fixtures.path("valid/full.yaml")))
+    assertThat(
+            new ConfigValidator(ConfigLoadOptions.DEFAULTS)
+                .validate(Fixtures.path("valid/full.yaml")))
         .isEmpty();
   }
 
@@ -146,7 +151,9 @@ class ConfigLoaderTest {
             .run(dir, new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
 
     assertThat(code).isEqualTo(1);
-    assertThat(err.toString()).isEqualTo(dir.resolve("a.yaml") + ": config error, unknown key 'bogus'" + System.lineSeparator());
+    assertThat(err.toString())
+        .isEqualTo(
+            dir.resolve("a.yaml") + ": config error, unknown key 'bogus'" + System.lineSeparator());
     assertThat(out.toString()).isEmpty();
   }
 }

@@ -44,7 +44,10 @@ class JsonHandlerTest {
         boolean over = calls++ > 0;
         out.add(
             RateLimitResponse.of(
-                over ? Status.OVER_LIMIT : Status.UNDER_LIMIT, r.limit(), over ? 0 : 0, r.createdAt() + 1000));
+                over ? Status.OVER_LIMIT : Status.UNDER_LIMIT,
+                r.limit(),
+                over ? 0 : 0,
+                r.createdAt() + 1000));
       }
       return CompletableFuture.completedFuture(out);
     }

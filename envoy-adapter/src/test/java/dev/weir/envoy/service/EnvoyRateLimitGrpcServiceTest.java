@@ -71,6 +71,10 @@ class EnvoyRateLimitGrpcServiceTest {
         - key: soft
           quota_mode: true
           rate_limit: {unit: minute, requests_per_unit: 1}
+        - key: blocked
+          rate_limit: {unit: second, requests_per_unit: 0}
+        - key: bucket
+          rate_limit: {unit: minute, requests_per_unit: 2, algorithm: token_bucket}
       """;
 
   private final FakeClock clock = new FakeClock();
@@ -133,7 +137,8 @@ class EnvoyRateLimitGrpcServiceTest {
     return stub.shouldRateLimit(request(descriptors));
   }
 
-  private static DescriptorStatus limited(Code code, int rpu, Unit unit, String name, int remaining, long resetSeconds) {
+  private static DescriptorStatus limited(
+      Code code, int rpu, Unit unit, String name, int remaining, long resetSeconds) {
     return DescriptorStatus.newBuilder()
         .setCode(code)
         .setCurrentLimit(
@@ -147,7 +152,12 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   private double counter(String name, String rule) {
-    var c = registry.find("weir.envoy.rate_limit." + name).tag("domain", "shop").tag("rule", rule).counter();
+    var c =
+        registry
+            .find("weir.envoy.rate_limit." + name)
+            .tag("domain", "shop")
+            .tag("rule", rule)
+            .counter();
     return c == null ? 0 : c.count();
   }
 
@@ -258,8 +268,10 @@ class EnvoyRateLimitGrpcServiceTest {
     startWithConfig(Map.of());
     RateLimitDescriptor admin = descriptor("path", "/admin");
 
-    RateLimitResponse zero = stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(0).build());
-    RateLimitResponse three = stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(3).build());
+    RateLimitResponse zero =
+        stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(0).build());
+    RateLimitResponse three =
+        stub.shouldRateLimit(request(admin).toBuilder().setHitsAddend(3).build());
     RateLimitResponse overridden =
         stub.shouldRateLimit(
             request(admin.toBuilder().setHitsAddend(UInt64Value.of(1)).build()).toBuilder()
@@ -312,8 +324,7 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
-  void shouldRateLimit_limitOverrideWithoutUnit_isInvalidArgumentNamingTheField()
-      throws Exception {
+  void shouldRateLimit_limitOverrideWithoutUnit_isInvalidArgumentNamingTheField() throws Exception {
     startWithConfig(Map.of());
     RateLimitDescriptor override =
         descriptor("k", "v").toBuilder()
@@ -336,8 +347,7 @@ class EnvoyRateLimitGrpcServiceTest {
   void shouldRateLimit_unlimitedAndNoMatch_okWithoutCurrentLimit() throws Exception {
     startWithConfig(Map.of());
 
-    RateLimitResponse response =
-        call(descriptor("internal", "svc"), descriptor("nothing", "here"));
+    RateLimitResponse response = call(descriptor("internal", "svc"), descriptor("nothing", "here"));
 
     assertThat(response.getOverallCode()).isEqualTo(Code.OK);
     assertThat(response.getStatusesList())
@@ -428,8 +438,7 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
-  void shouldRateLimit_everyQuotaModeRuleOver_overallOverLimit()
-      throws Exception {
+  void shouldRateLimit_everyQuotaModeRuleOver_overallOverLimit() throws Exception {
     startWithConfig(Map.of());
     call(descriptor("soft", "s"));
 
@@ -506,7 +515,8 @@ class EnvoyRateLimitGrpcServiceTest {
     startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
     call(descriptor("images", "a.png"));
 
-    RateLimitResponse over = call(descriptor("remote_address", "10.0.0.1"), descriptor("images", "a.png"));
+    RateLimitResponse over =
+        call(descriptor("remote_address", "10.0.0.1"), descriptor("images", "a.png"));
     RateLimitResponse after = call(descriptor("remote_address", "10.0.0.1"));
 
     assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
@@ -529,5 +539,31 @@ class EnvoyRateLimitGrpcServiceTest {
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple(2L, 60_000L),
             org.assertj.core.groups.Tuple.tuple(5L, 1_000L));
+  }
+
+  @Test
+  void shouldRateLimit_zeroRequestsPerUnit_alwaysOverLimit() throws Exception {
+    startWithConfig(Map.of());
+
+    RateLimitResponse response = call(descriptor("blocked", "x"));
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isZero();
+  }
+
+  @Test
+  void shouldRateLimit_tokenBucketRule_windowStartsAtFirstHit() throws Exception {
+    startWithConfig(Map.of());
+    clock.advance(Duration.ofSeconds(30));
+    call(descriptor("bucket", "b"));
+    call(descriptor("bucket", "b"));
+    clock.advance(Duration.ofSeconds(45));
+
+    RateLimitResponse stillInWindow = call(descriptor("bucket", "b"));
+
+    assertThat(stillInWindow.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(stillInWindow.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(15);
+    assertThat(core.calls().get(0).get(0).algorithm())
+        .isEqualTo(dev.weir.core.model.Algorithm.TOKEN_BUCKET.number());
   }
 }

@@ -15,9 +15,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The real single-node {@link LocalRateLimitService} (engine and in-memory store on the given clock),
- * wrapped to record every call and to answer a per-item error when told to, as an unreachable owner
- * would.
+ * The real single-node {@link LocalRateLimitService} (engine and in-memory store on the given
+ * clock), wrapped to record every call and to answer a per-item error when told to, as an
+ * unreachable owner would.
  */
 final class RecordingRateLimitService implements RateLimitService {
 

@@ -1,7 +1,9 @@
 package dev.weir.server;
 
 import ch.qos.logback.classic.Level;
+import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
@@ -27,6 +29,9 @@ final class ServeCommand implements Command {
   /** The exit status of a node that could not start (for example a port in use). */
   static final int EXIT_START_FAILED = 1;
 
+  /** The peer discovery types this build offers; the first is the default. */
+  static final List<String> DISCOVERY_TYPES = List.of("static", "etcd", "k8s", "dns");
+
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
   @Override
@@ -34,10 +39,15 @@ final class ServeCommand implements Command {
       throws InterruptedException {
     WeirConfig config;
     EnvoySettings envoy;
+    ClusterSettings cluster;
+    DiscoverySettings discovery;
     try {
-      EnvReader reader = new EnvReader(environment(args, env));
+      Map<String, String> merged = environment(args, env);
+      EnvReader reader = new EnvReader(merged);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
+      cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
+      discovery = DiscoverySettings.fromEnv(merged, config.advertiseAddress().toString());
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -45,7 +55,7 @@ final class ServeCommand implements Command {
     setRootLogLevel(config.logLevel());
     WeirNode node;
     try {
-      node = WeirNode.start(config, envoy);
+      node = WeirNode.start(config, cluster, discovery, envoy);
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;
@@ -63,10 +73,12 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={}",
+        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={}",
         config.describe(),
         node.grpcPort(),
-        node.httpPort());
+        node.httpPort(),
+        node.cluster().membership().ring().peers(),
+        cluster.handoff());
     node.awaitTermination();
     return 0;
   }

@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would load
- * it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} apply) and exits 0,
- * or 1 after printing every error, or 2 on a usage error.
+ * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would
+ * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} apply)
+ * and exits 0, or 1 after printing every error, or 2 on a usage error.
  */
 final class ValidateConfigCommand implements Command {
 

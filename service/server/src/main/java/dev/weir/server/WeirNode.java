@@ -1,13 +1,19 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.DiscoveryFactory;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
@@ -52,8 +58,11 @@ public final class WeirNode implements AutoCloseable {
   private static final long HEALTH_REFRESH_MILLIS = 1000;
   private static final long GRPC_GRACE_SECONDS = 5;
   private static final Duration HTTP_GRACE = Duration.ofSeconds(1);
+  private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
+  private final ClusterNode cluster;
+  private final ClusterResources clusterResources;
   private final Server grpc;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
@@ -63,13 +72,16 @@ public final class WeirNode implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
-      RateLimitService service,
+      ClusterNode cluster,
+      ClusterResources clusterResources,
       Server grpc,
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter) {
-    this.service = service;
+    this.cluster = cluster;
+    this.clusterResources = clusterResources;
+    this.service = cluster.service();
     this.envoyAdapter = envoyAdapter;
     this.grpc = grpc;
     this.http = http;
@@ -97,8 +109,34 @@ public final class WeirNode implements AutoCloseable {
    */
   public static WeirNode start(WeirConfig config, EnvoySettings envoy)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, ClusterSettings.defaults(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store: its peers come from {@code
+   * cluster} (static discovery), and Envoy's RateLimitService is served when {@code envoy} names a
+   * descriptor config.
+   */
+  public static WeirNode start(WeirConfig config, ClusterSettings cluster, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, cluster, DiscoverySettings.staticPeers(), envoy);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store, finding its peers as {@code
+   * discovery} says ({@code static} takes them from {@code cluster}).
+   */
+  public static WeirNode start(
+      WeirConfig config, ClusterSettings cluster, DiscoverySettings discovery, EnvoySettings envoy)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     Clock clock = SystemClock.INSTANCE;
-    return start(config, envoy, clock, new CaffeineBucketStore(clock, config.cacheSize()));
+    return start(
+        config,
+        cluster,
+        discovery,
+        envoy,
+        clock,
+        new CaffeineBucketStore(clock, config.cacheSize()));
   }
 
   /** Starts a node deciding at {@code clock}'s time over {@code store}. */
@@ -121,12 +159,30 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter ({@code
-   * ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
+   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter
+   * ({@code ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
    * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
    */
   public static WeirNode start(
       WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(
+        config, ClusterSettings.defaults(), DiscoverySettings.staticPeers(), envoy, clock, store);
+  }
+
+  /**
+   * Starts a cluster member deciding at {@code clock}'s time over {@code store}: it serves {@code
+   * PeersV1} next to {@code V1} on the gRPC port, joins the peers {@code discoverySettings} finds
+   * (static: those of {@code clusterSettings}), then opens the HTTP listener; the Envoy adapter is
+   * added as for {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)}.
+   */
+  public static WeirNode start(
+      WeirConfig config,
+      ClusterSettings clusterSettings,
+      DiscoverySettings discoverySettings,
+      EnvoySettings envoy,
+      Clock clock,
+      BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
@@ -138,7 +194,37 @@ public final class WeirNode implements AutoCloseable {
     }
     LocalLimiter limiter =
         new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    RateLimitService service = new LocalRateLimitService(limiter, advertise.toString());
+    ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
+    ScheduledExecutorService discoveryScheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, "weir-discovery");
+              thread.setDaemon(true);
+              return thread;
+            });
+    String self = discoverySettings.advertiseAddress(advertise.toString());
+    PeerDiscovery discovery;
+    try {
+      discovery =
+          new DiscoveryFactory(
+                  address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
+                  discoveryScheduler)
+              .create(discoverySettings, advertise.toString());
+    } catch (Exception e) {
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
+    }
+    ClusterNode cluster =
+        new ClusterNode(
+            self,
+            clusterSettings,
+            store,
+            limiter::apply,
+            scheduler,
+            clock,
+            discovery);
+    RateLimitService service = cluster.service();
     EnvoyAdapter envoyAdapter = null;
     if (envoy.config().isPresent()) {
       envoyAdapter =
@@ -149,6 +235,7 @@ public final class WeirNode implements AutoCloseable {
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .addService(new V1Service(service))
+            .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
     List<HttpRoute> routes = httpRoutes(service);
@@ -157,14 +244,33 @@ public final class WeirNode implements AutoCloseable {
       routes.addAll(envoyAdapter.httpRoutes());
     }
     Server grpc = grpcBuilder.build().start();
+    try {
+      cluster.join(discovery);
+    } catch (Exception e) {
+      grpc.shutdownNow();
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
+      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
+    }
     HttpListener http;
     try {
       http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
     } catch (IOException | RuntimeException e) {
+      cluster.close();
       grpc.shutdownNow();
+      scheduler.close();
+      discoveryScheduler.shutdownNow();
       throw e;
     }
-    WeirNode node = new WeirNode(service, grpc, http, grpcHealth, advertise, envoyAdapter);
+    WeirNode node =
+        new WeirNode(
+            cluster,
+            new ClusterResources(scheduler, discovery, discoveryScheduler),
+            grpc,
+            http,
+            grpcHealth,
+            advertise,
+            envoyAdapter);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
@@ -230,9 +336,16 @@ public final class WeirNode implements AutoCloseable {
     grpc.awaitTermination();
   }
 
+  /** Returns the node's cluster member. */
+  public ClusterNode cluster() {
+    return cluster;
+  }
+
   /**
-   * Stops the node: reports NOT_SERVING, stops the HTTP listener (up to 1 s for exchanges in
-   * flight), then the gRPC listener (up to 5 s for calls in flight). Calling it again does nothing.
+   * Stops the node: reports NOT_SERVING, leaves the cluster (with hand-off on, peers are told and
+   * every bucket goes to its next owner while both listeners still answer), stops the HTTP listener
+   * (up to 1 s for exchanges in flight), then the gRPC listener (up to 5 s for calls in flight).
+   * Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -244,6 +357,11 @@ public final class WeirNode implements AutoCloseable {
       envoyAdapter.close();
     }
     grpcHealth.enterTerminalState();
+    LOG.info("peer forwarding: {}", cluster.batchStats());
+    cluster.leave(LEAVE_WAIT);
+    LOG.info(
+        "left the cluster: handed {} buckets to their next owners", cluster.handOff().sentCount());
+    clusterResources.closeDiscovery();
     http.stop(HTTP_GRACE);
     grpc.shutdown();
     try {
@@ -253,6 +371,23 @@ public final class WeirNode implements AutoCloseable {
     } catch (InterruptedException e) {
       grpc.shutdownNow();
       Thread.currentThread().interrupt();
+    }
+    clusterResources.scheduler().close();
+  }
+
+  /** What a cluster member runs on besides its listeners: timers and the peer discovery. */
+  private record ClusterResources(
+      ExecutorScheduler scheduler,
+      PeerDiscovery discovery,
+      ScheduledExecutorService discoveryScheduler) {
+
+    void closeDiscovery() {
+      try {
+        discovery.close();
+      } catch (Exception e) {
+        LOG.warn("closing peer discovery failed: {}", e.toString());
+      }
+      discoveryScheduler.shutdownNow();
     }
   }
 }

@@ -122,8 +122,7 @@ class EnvoyWiringTest {
     HttpResponse<String> json =
         HttpClient.newHttpClient()
             .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + node.httpPort() + "/json"))
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/json"))
                     .POST(
                         HttpRequest.BodyPublishers.ofString(
                             "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"path\","
@@ -160,7 +159,8 @@ class EnvoyWiringTest {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
 
     assertThat(run("validate-config", dir.toString())).isZero();
-    assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("OK " + dir + System.lineSeparator());
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .isEqualTo("OK " + dir + System.lineSeparator());
   }
 
   @Test

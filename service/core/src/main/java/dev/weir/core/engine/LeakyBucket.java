@@ -30,6 +30,9 @@ final class LeakyBucket {
 
   private final GregorianCalendarMath calendar;
 
+  /** The last rate computed, reused while requests keep the same limit and period. */
+  private Rate lastRate = new Rate(1, 1, 1, 1);
+
   LeakyBucket(GregorianCalendarMath calendar) {
     this.calendar = calendar;
   }
@@ -65,20 +68,19 @@ final class LeakyBucket {
     long anchor = b.updatedAt();
     long elapsed = sub(now, anchor);
     long leaked = 0;
-    long periods = 0;
-    long tokensPerPeriod = 0;
-    if (elapsed > 0 && limit > 0 && period > 0) {
+    long credited = 0;
+    if (elapsed > 0
+        && limit > 0
+        && period > 0
+        && SaturatingMath.productAtLeast(elapsed, limit, period)) {
       leaked = SaturatingMath.mulDivFloor(elapsed, limit, period);
-      if (leaked > 0) {
-        long g = SaturatingMath.gcd(period, limit);
-        long periodMillis = period / g;
-        tokensPerPeriod = limit / g;
-        periods = elapsed / periodMillis;
-        anchor = add(anchor, periods * periodMillis);
-      }
+      Rate rate = rate(limit, period);
+      long periods = elapsed / rate.periodMillis();
+      anchor = add(anchor, periods * rate.periodMillis());
+      credited = SaturatingMath.mul(periods, rate.tokensPerPeriod());
     }
     long available = add(remaining, leaked);
-    long pending = sub(leaked, SaturatingMath.mul(periods, tokensPerPeriod));
+    long pending = sub(leaked, credited);
     if (available > burst) {
       available = burst;
       if (leaked > 0) {
@@ -87,14 +89,14 @@ final class LeakyBucket {
       }
     }
 
-    long resetTime = resetTime(now, limit, period, available);
     Status status = Status.UNDER_LIMIT;
     long after = available;
+    long resetFrom = available;
     if (available == 0 && hits > 0) {
       status = Status.OVER_LIMIT;
     } else if (available == hits) {
       after = 0;
-      resetTime = resetTime(now, limit, period, 0);
+      resetFrom = 0;
     } else if (hits > available) {
       status = Status.OVER_LIMIT;
       if (r.has(Behavior.DRAIN_OVER_LIMIT)) {
@@ -102,8 +104,9 @@ final class LeakyBucket {
       }
     } else if (hits != 0) {
       after = sub(available, hits);
-      resetTime = resetTime(now, limit, period, after);
+      resetFrom = after;
     }
+    long resetTime = resetTime(now, limit, period, resetFrom);
     LeakyBucketState next =
         new LeakyBucketState(limit, r.duration(), burst, sub(after, pending), anchor, expireAt);
     return new Decision(next, RateLimitResponse.of(status, limit, after, resetTime));
@@ -136,10 +139,27 @@ final class LeakyBucket {
     if (missing <= 0 || limit == 0) {
       return now;
     }
-    long msPerToken = period / limit;
+    long msPerToken = period < limit ? 0 : period / limit;
     if (msPerToken > 0) {
       return add(now, SaturatingMath.mul(missing, msPerToken));
     }
     return add(now, SaturatingMath.mulDivCeil(missing, period, limit));
   }
+
+  private Rate rate(long limit, long period) {
+    Rate r = lastRate;
+    if (r.limit() != limit || r.period() != period) {
+      long g = SaturatingMath.gcd(period, limit);
+      r = new Rate(limit, period, period / g, limit / g);
+      lastRate = r;
+    }
+    return r;
+  }
+
+  /**
+   * A leak rate reduced to whole periods: every {@code periodMillis} exactly {@code
+   * tokensPerPeriod} tokens leak. Immutable, so sharing it between threads through a plain field is
+   * safe.
+   */
+  private record Rate(long limit, long period, long periodMillis, long tokensPerPeriod) {}
 }

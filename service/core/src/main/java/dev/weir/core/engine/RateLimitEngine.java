@@ -13,7 +13,8 @@ import java.time.ZoneId;
  * A live prior of another algorithm is discarded and a new bucket created, as Gubernator does when
  * a client switches algorithms. A request whose configuration is invalid (see {@link
  * RequestValidator#validateConfig}) gets a per-item error and leaves the prior state as it was. The
- * algorithms are described in docs/engine.md. Instances are immutable and thread-safe.
+ * algorithms are described in docs/engine.md. Instances are thread-safe; their only mutable field is a
+ * memo of the last leak rate computed, an immutable value.
  */
 public final class RateLimitEngine {
 

@@ -74,6 +74,16 @@ public final class SaturatingMath {
     return clamp(qr[1].signum() == 0 ? qr[0] : qr[0].add(BigInteger.ONE));
   }
 
+  /**
+   * Returns whether {@code a * b >= c}, computed without overflow and without a division; {@code a}
+   * and {@code b} must be non-negative.
+   */
+  public static boolean productAtLeast(long a, long b, long c) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return hi != 0 || lo < 0 || lo >= c;
+  }
+
   /** Returns the greatest common divisor of two non-negative numbers (0 when both are 0). */
   public static long gcd(long a, long b) {
     while (b != 0) {

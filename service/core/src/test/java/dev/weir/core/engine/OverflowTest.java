@@ -28,6 +28,9 @@ class OverflowTest {
     assertThat(SaturatingMath.mulDivCeil(7, 1, 2)).isEqualTo(4);
     assertThat(SaturatingMath.mulDivFloor(MAX_VALUE, MAX_VALUE, 1)).isEqualTo(MAX_VALUE);
     assertThat(SaturatingMath.gcd(1000, 15)).isEqualTo(5);
+    assertThat(SaturatingMath.productAtLeast(MAX_VALUE, 2, MAX_VALUE)).isTrue();
+    assertThat(SaturatingMath.productAtLeast(3, 4, 12)).isTrue();
+    assertThat(SaturatingMath.productAtLeast(3, 4, 13)).isFalse();
   }
 
   @Test

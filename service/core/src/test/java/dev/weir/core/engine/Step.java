@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * One row of an engine table: at {@code Requests.NOW + offset}, {@code request} is answered with
- * {@code status}, {@code remaining} and {@code resetTime} (relative to {@code NOW} when {@code
- * resetRelative}).
+ * {@code status}, {@code remaining} and {@code resetTime} (an epoch millisecond; {@link #at} takes it
+ * relative to {@code NOW}).
  */
 record Step(long offset, RateLimitRequest request, Status status, long remaining, long resetTime) {
 

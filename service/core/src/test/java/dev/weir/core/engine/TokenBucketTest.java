@@ -67,7 +67,7 @@ class TokenBucketTest {
             "RESET_REMAINING removes the bucket; the next request opens a fresh window",
             List.of(
                 at(0, token(10, 1000, 8), UNDER_LIMIT, 2, 1000),
-                at(5, token(10, 1000, 3, RESET), UNDER_LIMIT, 10, -NOW),
+                Step.atAbsolute(5, token(10, 1000, 3, RESET), UNDER_LIMIT, 10, 0),
                 at(6, token(10, 1000, 1), UNDER_LIMIT, 9, 1006))),
         arguments(
             "a raised limit adds the difference to remaining; a lowered one floors at 0",

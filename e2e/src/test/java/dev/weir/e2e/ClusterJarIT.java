@@ -1,0 +1,153 @@
+package dev.weir.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.HealthCheckReq;
+import dev.weir.proto.gubernator.HealthCheckResp;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.Status;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Starts three {@code weir.jar} processes as one static cluster and checks limits hold cluster-wide. */
+class ClusterJarIT {
+
+  private static final int NODES = 3;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<NodeProcess> nodes = new ArrayList<>();
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private final List<V1Grpc.V1BlockingStub> stubs = new ArrayList<>();
+
+  private void startCluster() throws Exception {
+    int[] grpc = new int[NODES];
+    int[] httpPorts = new int[NODES];
+    for (int i = 0; i < NODES; i++) {
+      grpc[i] = NodeProcess.freePort();
+      httpPorts[i] = NodeProcess.freePort();
+    }
+    String peers =
+        java.util.Arrays.stream(grpc).mapToObj(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+    for (int i = 0; i < NODES; i++) {
+      nodes.add(NodeProcess.start(grpc[i], httpPorts[i], Map.of("WEIR_STATIC_PEERS", peers)));
+    }
+    for (NodeProcess n : nodes) {
+      n.awaitHealthy(http);
+      ManagedChannel ch =
+          NettyChannelBuilder.forAddress("127.0.0.1", n.grpcPort).usePlaintext().build();
+      channels.add(ch);
+      stubs.add(V1Grpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS));
+    }
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (ManagedChannel ch : channels) {
+      ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    nodes.forEach(NodeProcess::close);
+  }
+
+  private static GetRateLimitsReq request(String key, long limit) {
+    return GetRateLimitsReq.newBuilder()
+        .addRequests(
+            RateLimitReq.newBuilder()
+                .setName("e2e_cluster")
+                .setUniqueKey(key)
+                .setHits(1)
+                .setLimit(limit)
+                .setDuration(600_000))
+        .build();
+  }
+
+  @Test
+  void cluster_limitHoldsWhicheverNodeIsAsked() throws Exception {
+    startCluster();
+    for (V1Grpc.V1BlockingStub stub : stubs) {
+      HealthCheckResp health = stub.healthCheck(HealthCheckReq.getDefaultInstance());
+      assertThat(health.getStatus()).isEqualTo("healthy");
+      assertThat(health.getPeerCount()).isEqualTo(NODES);
+    }
+
+    int limit = 10;
+    int admitted = 0;
+    Set<String> owners = new HashSet<>();
+    for (int i = 0; i < 3 * limit; i++) {
+      RateLimitResp r = stubs.get(i % NODES).getRateLimits(request("shared", limit)).getResponses(0);
+      assertThat(r.getError()).isEmpty();
+      if (r.getStatus() == Status.UNDER_LIMIT) {
+        admitted++;
+      }
+      owners.add(r.getMetadataOrDefault("owner", "self"));
+    }
+
+    assertThat(admitted).isEqualTo(limit);
+    assertThat(owners).as("two nodes forward, the owner answers itself").hasSize(2).contains("self");
+  }
+
+  @Test
+  void cluster_nodeRestartedWithSigterm_countsHandedOffAndBack() throws Exception {
+    startCluster();
+    int limit = 10;
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      keys.add("restart-" + Integer.toHexString(i * 7919));
+    }
+    for (String key : keys) {
+      for (int h = 0; h < 4; h++) {
+        stubs.get(0).getRateLimits(request(key, limit));
+      }
+    }
+
+    NodeProcess restarted = nodes.get(2);
+    int grpcPort = restarted.grpcPort;
+    int httpPort = restarted.httpPort;
+    String peers = restarted.stdout().lines().filter(l -> l.contains("Weir node started")).findFirst()
+        .orElseThrow();
+    assertThat(peers).contains("handoff=true");
+    assertThat(restarted.terminate(Duration.ofSeconds(30))).isEqualTo(143);
+    assertThat(restarted.stdout()).contains("left the cluster: handed");
+
+    String staticPeers =
+        nodes.stream().map(n -> "127.0.0.1:" + n.grpcPort).collect(Collectors.joining(","));
+    NodeProcess fresh =
+        NodeProcess.start(grpcPort, httpPort, Map.of("WEIR_STATIC_PEERS", staticPeers));
+    nodes.set(2, fresh);
+    fresh.awaitHealthy(http);
+
+    for (String key : keys) {
+      GetRateLimitsReq query =
+          request(key, limit).toBuilder()
+              .setRequests(0, request(key, limit).getRequests(0).toBuilder().setHits(0))
+              .build();
+      RateLimitResp r = pollUntilAnswered(query);
+      assertThat(r.getRemaining()).as(key).isEqualTo(limit - 4);
+    }
+  }
+
+  // The restarted node's peers reconnect to it after their gRPC reconnect backoff.
+  private RateLimitResp pollUntilAnswered(GetRateLimitsReq query) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    RateLimitResp r = stubs.get(0).getRateLimits(query).getResponses(0);
+    while (!r.getError().isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+      r = stubs.get(0).getRateLimits(query).getResponses(0);
+    }
+    assertThat(r.getError()).isEmpty();
+    return r;
+  }
+}

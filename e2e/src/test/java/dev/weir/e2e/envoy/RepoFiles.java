@@ -1,0 +1,60 @@
+package dev.weir.e2e.envoy;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** Locates files of the repository checkout the tests run in. */
+public final class RepoFiles {
+  private RepoFiles() {}
+
+  /**
+   * Returns the repository root: the nearest directory at or above the working directory holding
+   * mvnw and e2e/.
+   */
+  public static Path root() {
+    Path dir = Path.of("").toAbsolutePath();
+    while (dir != null) {
+      if (Files.isRegularFile(dir.resolve("mvnw")) && Files.isDirectory(dir.resolve("e2e"))) {
+        return dir;
+      }
+      dir = dir.getParent();
+    }
+    throw new IllegalStateException(
+        "no repository root (a directory with mvnw and e2e/) at or above "
+            + Path.of("").toAbsolutePath());
+  }
+
+  /** Returns the shipped Envoy front-proxy bootstrap. */
+  public static Path frontProxyBootstrap() {
+    return root().resolve("envoy-config/front-proxy/envoy.yaml");
+  }
+
+  /** Returns the shipped Weir descriptor config matching the front proxy. */
+  public static Path frontProxyDescriptors() {
+    return root().resolve("envoy-config/front-proxy/weir-ratelimit.yaml");
+  }
+
+  /**
+   * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it
+   * is absent.
+   */
+  public static List<Path> yamlFilesUnder(String relativeDir) {
+    Path dir = root().resolve(relativeDir);
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.walk(dir)) {
+      return files
+          .filter(Files::isRegularFile)
+          .filter(file -> file.toString().endsWith(".yaml") || file.toString().endsWith(".yml"))
+          .sorted()
+          .toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+package dev.weir.envoy.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorLevel;
+import dev.weir.envoy.match.DescriptorMatcher;
+import dev.weir.envoy.match.Entry;
+import dev.weir.envoy.match.Match;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CounterKeysTest {
+
+  private static final DescriptorLevel ROOT = load();
+
+  private static DescriptorLevel load() {
+    String yaml =
+        """
+        domain: d
+        descriptors:
+          - key: path
+            value: /api
+            descriptors:
+              - key: user
+                rate_limit: {unit: second, requests_per_unit: 1}
+          - key: files
+            value: "rep*"
+            share_threshold: true
+            rate_limit: {unit: second, requests_per_unit: 1}
+          - key: img
+            value: "*.png"
+            value_to_metric: true
+            rate_limit: {unit: second, requests_per_unit: 1}
+          - key: ip
+            detailed_metric: true
+            rate_limit: {unit: second, requests_per_unit: 1}
+        """;
+    try {
+      return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+          .compile(List.of(new ConfigFile("d.yaml", yaml)))
+          .domain("d")
+          .orElseThrow()
+          .root();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Match match(Entry... entries) {
+    return DescriptorMatcher.match(ROOT, List.of(entries)).orElseThrow();
+  }
+
+  @Test
+  void ruleNameAndUniqueKey_nestedKeyOnly_lengthPrefixedRulePathAndActualValues() {
+    Match m = match(new Entry("path", "/api"), new Entry("user", "alice"));
+
+    assertThat(CounterKeys.ruleName("d", m)).isEqualTo("envoy:1:d/4:path=4:/api/4:user");
+    assertThat(CounterKeys.uniqueKey(m)).isEqualTo("4:path=4:/api,4:user=5:alice");
+    assertThat(StatsKeys.rule(m)).isEqualTo("path_/api.user");
+  }
+
+  @Test
+  void uniqueKey_shareThresholdWildcard_usesThePattern() {
+    Match m = match(new Entry("files", "report-7"));
+
+    assertThat(CounterKeys.uniqueKey(m)).isEqualTo("5:files=4:rep*");
+    assertThat(StatsKeys.rule(m)).isEqualTo("files_rep*");
+  }
+
+  @Test
+  void statsRule_valueToMetricAndDetailedMetric_nameActualValues() {
+    assertThat(StatsKeys.rule(match(new Entry("img", "a.png")))).isEqualTo("img_a.png");
+    assertThat(StatsKeys.rule(match(new Entry("ip", "10.0.0.1")))).isEqualTo("ip_10.0.0.1");
+  }
+
+  @Test
+  void uniqueKey_valuesThatUnderscoreJoinAlike_differ() {
+    assertThat(CounterKeys.uniqueKey(List.of(new Entry("a", "x_b"), new Entry("b", "y"))))
+        .isNotEqualTo(CounterKeys.uniqueKey(List.of(new Entry("a", "x"), new Entry("b", "b_y"))));
+  }
+
+  @Test
+  void overrideName_includesDomainAndUnit() {
+    assertThat(CounterKeys.overrideName("d", Unit.HOUR)).isEqualTo("envoy-override:1:d/HOUR");
+  }
+}

@@ -1,0 +1,244 @@
+package dev.weir.core.cluster;
+
+import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.handoff.HandOff;
+import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.time.Clock;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import io.grpc.BindableService;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One cluster member: the ring, the peer clients, the GLOBAL queues, hand-off and the request path,
+ * wired together over this node's store. The composition root serves {@link #peersService()} on the
+ * gRPC port, hands {@link #service()} to the front doors and feeds discovery's peer sets to {@link
+ * #membership()}.
+ */
+public final class ClusterNode implements PeerHandler, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+
+  private final String self;
+  private final ClusterSettings settings;
+  private final Membership membership;
+  private final PeerClientPool peers;
+  private final GlobalManager global;
+  private final HandOff handOff;
+  private final ClusterRateLimitService service;
+  private final PeersService peersService;
+  private volatile boolean closed;
+
+  /**
+   * Creates the member {@code self} (its advertised gRPC address).
+   *
+   * @param self this node's advertised gRPC address
+   * @param settings the cluster settings
+   * @param store this node's buckets
+   * @param local evaluates requests against {@code store}
+   * @param scheduler runs batching and GLOBAL timers
+   * @param clock the time
+   * @param discovery reports degraded membership in health (may be null)
+   */
+  public ClusterNode(
+      String self,
+      ClusterSettings settings,
+      BucketStore store,
+      LocalCheck local,
+      Scheduler scheduler,
+      Clock clock,
+      PeerDiscovery discovery) {
+    this.self = self;
+    this.settings = settings;
+    this.membership = new Membership(HashRing.of(List.of(), settings.replicas(), settings.hash()));
+    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock);
+    this.global =
+        new GlobalManager(
+            self,
+            membership::ring,
+            peers,
+            local,
+            this::checkAsOwner,
+            store,
+            scheduler,
+            clock,
+            settings.globalSyncWait(),
+            settings.globalBatchLimit(),
+            settings.globalTimeout());
+    this.handOff = new HandOff(self, store, peers, clock, settings.batchTimeout().multipliedBy(4));
+    this.service =
+        new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
+    this.peersService = new PeersService(this);
+    membership.addListener(
+        (before, after) -> {
+          peers.retain(after.peers());
+          peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
+        });
+    if (settings.handoff()) {
+      membership.addListener(handOff::ringChanged);
+    }
+  }
+
+  /** Returns this node's advertised gRPC address. */
+  public String self() {
+    return self;
+  }
+
+  /** Returns the request path every front door calls. */
+  public ClusterRateLimitService service() {
+    return service;
+  }
+
+  /** Returns the {@code PeersV1} service to serve on the gRPC port. */
+  public BindableService peersService() {
+    return peersService;
+  }
+
+  /** Returns the membership that discovery feeds with peer sets. */
+  public Membership membership() {
+    return membership;
+  }
+
+  /** Returns the GLOBAL queues (tests flush them explicitly). */
+  public GlobalManager global() {
+    return global;
+  }
+
+  /** Returns the hand-off (its counters show what moved). */
+  public HandOff handOff() {
+    return handOff;
+  }
+
+  /** Returns the peer clients (their counters show batch sizes). */
+  public PeerClientPool peers() {
+    return peers;
+  }
+
+  /** Returns, per peer, how many forwarding calls this node sent and how many items they carried. */
+  public String batchStats() {
+    StringBuilder out = new StringBuilder();
+    for (PeerClient c : peers.clients()) {
+      long batches = c.batchesSent();
+      long items = c.itemsSent();
+      out.append(out.length() == 0 ? "" : ", ")
+          .append(c.address())
+          .append(": ")
+          .append(batches)
+          .append(" calls, ")
+          .append(items)
+          .append(" items, ")
+          .append(batches == 0 ? "0" : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
+          .append(" items/call");
+    }
+    return out.toString();
+  }
+
+  @Override
+  public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    return service.checkAsOwner(requests);
+  }
+
+  @Override
+  public void applyGlobals(List<UpdatePeerGlobal> globals) {
+    global.apply(globals);
+  }
+
+  @Override
+  public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+    int n = handOff.accept(buckets);
+    LOG.info("accepted {} of {} buckets from {}", n, buckets.size(), from);
+    return n;
+  }
+
+  /**
+   * Takes {@code address} off the ring ({@code leaving}) or puts it back, and answers once the buckets
+   * that moved because of it have been handed over, so a returning node has its counts back before
+   * its {@link #join} completes.
+   */
+  @Override
+  public void announce(String address, boolean leaving) {
+    if (leaving) {
+      membership.departed(address);
+    } else {
+      membership.returned(address);
+    }
+    await(handOff.pending(), settings.batchTimeout().multipliedBy(4), "hand-off to " + address);
+  }
+
+  /**
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, tells
+   * every other peer this node is back so that they return its keys (best effort).
+   */
+  public void join(PeerDiscovery discovery) throws Exception {
+    discovery.start(membership);
+    if (settings.handoff()) {
+      announceToAll(false, settings.batchTimeout());
+    }
+  }
+
+  /**
+   * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, tells every other peer this node
+   * is leaving, then takes itself off its own ring (so its buckets go to their next owners and later
+   * requests are forwarded there), waiting at most {@code wait} for each step; then closes the peer
+   * clients.
+   */
+  public void leave(Duration wait) {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    global.close();
+    if (settings.handoff()) {
+      announceToAll(true, wait);
+      membership.departed(self);
+      await(handOff.pending(), wait, "hand-off on shutdown");
+    }
+    peers.close();
+  }
+
+  private void announceToAll(boolean leaving, Duration wait) {
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (String peer : membership.ring().peers()) {
+      if (!peer.equals(self)) {
+        calls.add(peers.get(peer).announce(self, leaving, wait));
+      }
+    }
+    await(
+        CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0])),
+        wait,
+        leaving ? "leave notice" : "join notice");
+  }
+
+  private static void await(CompletableFuture<?> f, Duration wait, String what) {
+    try {
+      f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.warn("{} did not reach every peer: {}", what, e.toString());
+    }
+  }
+
+  /** Leaves the cluster, waiting up to four batch timeouts for the hand-off. */
+  @Override
+  public void close() {
+    leave(settings.batchTimeout().multipliedBy(4));
+  }
+}

@@ -1,0 +1,197 @@
+package dev.weir.core.cluster;
+
+import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerException;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.engine.RequestValidator;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * The cluster's request path: answers each item where its bucket lives and reassembles the answers in
+ * request order.
+ *
+ * <p>Design: each item is validated, gets {@code created_at} (now, when unset) and reads the ring once.
+ * The owner answers locally; a GLOBAL item on a non-owner is answered at once from the local copy and
+ * its hits are queued for the owner; any other item is forwarded to the owner through its peer client
+ * (batched unless NO_BATCHING or batching is off) and its answer carries {@code metadata.owner}. When a
+ * forward fails and the ring now names another owner (the ring changed while the call was in flight),
+ * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
+ * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
+ */
+public final class ClusterRateLimitService implements RateLimitService {
+
+  /** How many times one item is routed before its error is returned. */
+  public static final int MAX_ATTEMPTS = 3;
+
+
+  private final String self;
+  private final Supplier<HashRing> ring;
+  private final LocalCheck local;
+  private final PeerClientPool peers;
+  private final GlobalManager global;
+  private final Clock clock;
+  private final PeerDiscovery discovery;
+
+  /**
+   * Creates the service of node {@code self}.
+   *
+   * @param self this node's advertised gRPC address
+   * @param ring the current ring
+   * @param local evaluates requests this node answers itself
+   * @param peers clients of the other nodes
+   * @param global the GLOBAL queues
+   * @param clock the source of {@code created_at} when a request has none
+   * @param discovery reports a degraded membership source in health (may be null)
+   */
+  public ClusterRateLimitService(
+      String self,
+      Supplier<HashRing> ring,
+      LocalCheck local,
+      PeerClientPool peers,
+      GlobalManager global,
+      Clock clock,
+      PeerDiscovery discovery) {
+    this.self = self;
+    this.ring = ring;
+    this.local = local;
+    this.peers = peers;
+    this.global = global;
+    this.clock = clock;
+    this.discovery = discovery;
+  }
+
+  @Override
+  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+    if (requests.size() > MAX_BATCH_SIZE) {
+      return CompletableFuture.failedFuture(
+          new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
+    }
+    List<CompletableFuture<RateLimitResponse>> answers = new ArrayList<>(requests.size());
+    for (RateLimitRequest r : requests) {
+      String invalid = validate(r);
+      if (invalid != null) {
+        answers.add(CompletableFuture.completedFuture(RateLimitResponse.error(invalid)));
+      } else {
+        answers.add(route(withCreatedAt(r), 1));
+      }
+    }
+    return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> answers.stream().map(CompletableFuture::join).toList());
+  }
+
+  /**
+   * Evaluates {@code requests} as their owner, as a peer asked: GLOBAL items are hits aggregated by a
+   * non-owner and are applied with DRAIN_OVER_LIMIT, then broadcast.
+   */
+  public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    List<RateLimitResponse> out = new ArrayList<>(requests.size());
+    for (RateLimitRequest r : requests) {
+      String invalid = validate(r);
+      if (invalid != null) {
+        out.add(RateLimitResponse.error(invalid));
+        continue;
+      }
+      RateLimitRequest req = withCreatedAt(r);
+      if (req.has(Behavior.GLOBAL)) {
+        req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
+        out.add(local.check(req));
+        global.queueBroadcast(req);
+      } else {
+        out.add(local.check(req));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public HealthStatus health() {
+    HashRing current = ring.get();
+    List<String> problems = new ArrayList<>();
+    if (!current.contains(self)) {
+      problems.add("this instance is not found in the peer list");
+    }
+    Map<String, String> errors = peers.recentErrors();
+    errors.forEach(
+        (peer, error) -> {
+          if (current.contains(peer)) {
+            problems.add(error);
+          }
+        });
+    if (discovery != null && !discovery.problem().isEmpty()) {
+      problems.add(discovery.problem());
+    }
+    return new HealthStatus(
+        problems.isEmpty(), String.join("|", problems), current.peers().size(), self, current.peers());
+  }
+
+  private CompletableFuture<RateLimitResponse> route(RateLimitRequest r, int attempt) {
+    String owner;
+    try {
+      owner = ring.get().ownerOf(r.hashKey());
+    } catch (IllegalStateException e) {
+      return CompletableFuture.completedFuture(RateLimitResponse.error(e.getMessage()));
+    }
+    if (owner.equals(self)) {
+      RateLimitResponse answer = local.check(r);
+      if (r.has(Behavior.GLOBAL)) {
+        global.queueBroadcast(r);
+      }
+      return CompletableFuture.completedFuture(answer);
+    }
+    Map<String, String> ownerMeta = Map.of("owner", owner);
+    if (r.has(Behavior.GLOBAL)) {
+      RateLimitResponse answer = local.check(r);
+      global.queueHits(r);
+      return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
+    }
+    return peers
+        .get(owner)
+        .forward(r)
+        .handle(
+            (answer, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
+              }
+              String nowOwner = ring.get().isEmpty() ? owner : ring.get().ownerOf(r.hashKey());
+              if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
+                return route(r, attempt + 1);
+              }
+              return CompletableFuture.completedFuture(
+                  RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));
+            })
+        .thenCompose(f -> f);
+  }
+
+  private static String forwardError(String owner, Throwable error) {
+    Throwable root = error;
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof PeerException) {
+        return t.getMessage();
+      }
+      root = t;
+    }
+    return "error while forwarding to peer '" + owner + "': " + root.getMessage();
+  }
+
+  private RateLimitRequest withCreatedAt(RateLimitRequest r) {
+    return r.createdAt() == 0 ? r.withCreatedAt(clock.wallMillis()) : r;
+  }
+
+  private static String validate(RateLimitRequest r) {
+    return RequestValidator.validate(r).orElse(null);
+  }
+}

@@ -1,0 +1,162 @@
+package dev.weir.core.cluster;
+
+import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The cluster's settings, read from {@code WEIR_*} variables (or their Gubernator {@code GUBER_*}
+ * aliases).
+ *
+ * @param replicas virtual nodes per peer on the hash ring
+ * @param hash the ring's hash function
+ * @param batchLimit the most forwarded items per peer call, 1..1000
+ * @param batchWait how long the first queued forwarded item waits for others
+ * @param batchTimeout the deadline of each forwarding call
+ * @param disableBatching send every forwarded item alone at once
+ * @param globalSyncWait how long GLOBAL hits and broadcasts wait before they are sent
+ * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once, 1..1000
+ * @param globalTimeout the deadline of GLOBAL hit and broadcast calls
+ * @param discoveryType how peers are found ({@code static} here)
+ * @param staticPeers the gRPC addresses of all nodes for static discovery; empty means this node alone
+ * @param handoff whether buckets move to their new owner when the ring changes and on shutdown
+ */
+public record ClusterSettings(
+    int replicas,
+    PeerHash hash,
+    int batchLimit,
+    Duration batchWait,
+    Duration batchTimeout,
+    boolean disableBatching,
+    Duration globalSyncWait,
+    int globalBatchLimit,
+    Duration globalTimeout,
+    String discoveryType,
+    List<String> staticPeers,
+    boolean handoff) {
+
+  /** Validates and copies the settings. */
+  public ClusterSettings {
+    if (replicas < 1) {
+      throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
+    }
+    if (batchLimit < 1 || batchLimit > 1000) {
+      throw new IllegalArgumentException("batchLimit must be within 1..1000, got " + batchLimit);
+    }
+    if (globalBatchLimit < 1 || globalBatchLimit > 1000) {
+      throw new IllegalArgumentException(
+          "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
+    }
+    staticPeers = List.copyOf(staticPeers);
+  }
+
+  /** Returns Gubernator's defaults: 512 FNV-1a replicas, 1000 items / 500 µs / 500 ms, 100 ms GLOBAL sync. */
+  public static ClusterSettings defaults() {
+    return new ClusterSettings(
+        512,
+        PeerHash.FNV1A,
+        1000,
+        Duration.ofNanos(500_000),
+        Duration.ofMillis(500),
+        false,
+        Duration.ofMillis(100),
+        1000,
+        Duration.ofMillis(500),
+        "static",
+        List.of(),
+        true);
+  }
+
+  /** Returns the settings the peer clients use. */
+  public PeerClientSettings peerClientSettings() {
+    return new PeerClientSettings(batchLimit, batchWait, batchTimeout, disableBatching);
+  }
+
+  /** Returns a copy with {@code newPeers} as the static peers. */
+  public ClusterSettings withStaticPeers(List<String> newPeers) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff);
+  }
+
+  /** Returns a copy with hand-off turned on or off. */
+  public ClusterSettings withHandoff(boolean enabled) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled);
+  }
+
+  /** Returns a copy with batching turned off or on. */
+  public ClusterSettings withDisableBatching(boolean disabled) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff);
+  }
+
+  /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
+  public static final EnvVar REPLICAS =
+      EnvVar.of("WEIR_REPLICATED_HASH_REPLICAS", "GUBER_REPLICATED_HASH_REPLICAS");
+  /** {@code WEIR_PEER_PICKER_HASH}, alias {@code GUBER_PEER_PICKER_HASH}. */
+  public static final EnvVar PICKER_HASH = EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+  /** {@code WEIR_BATCH_LIMIT}, alias {@code GUBER_BATCH_LIMIT}. */
+  public static final EnvVar BATCH_LIMIT = EnvVar.of("WEIR_BATCH_LIMIT", "GUBER_BATCH_LIMIT");
+  /** {@code WEIR_BATCH_WAIT}, alias {@code GUBER_BATCH_WAIT}. */
+  public static final EnvVar BATCH_WAIT = EnvVar.of("WEIR_BATCH_WAIT", "GUBER_BATCH_WAIT");
+  /** {@code WEIR_BATCH_TIMEOUT}, alias {@code GUBER_BATCH_TIMEOUT}. */
+  public static final EnvVar BATCH_TIMEOUT = EnvVar.of("WEIR_BATCH_TIMEOUT", "GUBER_BATCH_TIMEOUT");
+  /** {@code WEIR_DISABLE_BATCHING}, alias {@code GUBER_DISABLE_BATCHING}. */
+  public static final EnvVar DISABLE_BATCHING =
+      EnvVar.of("WEIR_DISABLE_BATCHING", "GUBER_DISABLE_BATCHING");
+  /** {@code WEIR_GLOBAL_SYNC_WAIT}, alias {@code GUBER_GLOBAL_SYNC_WAIT}. */
+  public static final EnvVar GLOBAL_SYNC_WAIT =
+      EnvVar.of("WEIR_GLOBAL_SYNC_WAIT", "GUBER_GLOBAL_SYNC_WAIT");
+  /** {@code WEIR_GLOBAL_BATCH_LIMIT}, alias {@code GUBER_GLOBAL_BATCH_LIMIT}. */
+  public static final EnvVar GLOBAL_BATCH_LIMIT =
+      EnvVar.of("WEIR_GLOBAL_BATCH_LIMIT", "GUBER_GLOBAL_BATCH_LIMIT");
+  /** {@code WEIR_GLOBAL_TIMEOUT}, alias {@code GUBER_GLOBAL_TIMEOUT}. */
+  public static final EnvVar GLOBAL_TIMEOUT = EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+  /** {@code WEIR_PEER_DISCOVERY_TYPE}, alias {@code GUBER_PEER_DISCOVERY_TYPE}. */
+  public static final EnvVar DISCOVERY_TYPE =
+      EnvVar.of("WEIR_PEER_DISCOVERY_TYPE", "GUBER_PEER_DISCOVERY_TYPE");
+  /** {@code WEIR_STATIC_PEERS} (Gubernator has no static discovery, hence no alias). */
+  public static final EnvVar STATIC_PEERS = EnvVar.of("WEIR_STATIC_PEERS");
+  /** {@code WEIR_HANDOFF} (Weir only). */
+  public static final EnvVar HANDOFF = EnvVar.of("WEIR_HANDOFF");
+
+  private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
+  private static final Duration MAX_WAIT = Duration.ofMinutes(1);
+
+  /**
+   * Reads the settings from {@code env}; unset variables keep their defaults. {@code discoveryTypes}
+   * lists the discovery types this build offers (the first is the default).
+   *
+   * @throws dev.weir.core.config.ConfigException naming the variable, its value and what is allowed
+   */
+  public static ClusterSettings from(EnvReader env, List<String> discoveryTypes) {
+    ClusterSettings d = defaults();
+    String hashName =
+        env.oneOf(PICKER_HASH, "fnv1a", List.of("fnv1a", "fnv1"));
+    List<String> peers =
+        Arrays.stream(env.string(STATIC_PEERS, "").split(","))
+            .map(String::trim)
+            .filter(p -> !p.isEmpty())
+            .toList();
+    return new ClusterSettings(
+        env.intInRange(REPLICAS, d.replicas, 1, 65_536),
+        PeerHash.parse(hashName),
+        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, 1000),
+        env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
+        env.duration(BATCH_TIMEOUT, d.batchTimeout, Duration.ofMillis(1), MAX_WAIT),
+        env.bool(DISABLE_BATCHING, d.disableBatching),
+        env.duration(GLOBAL_SYNC_WAIT, d.globalSyncWait, MIN_WAIT, MAX_WAIT),
+        env.intInRange(GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, 1000),
+        env.duration(GLOBAL_TIMEOUT, d.globalTimeout, Duration.ofMillis(1), MAX_WAIT),
+        env.oneOf(DISCOVERY_TYPE, discoveryTypes.get(0), discoveryTypes),
+        peers,
+        env.bool(HANDOFF, d.handoff));
+  }
+}

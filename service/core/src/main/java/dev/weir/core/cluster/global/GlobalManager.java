@@ -1,0 +1,281 @@
+package dev.weir.core.cluster.global;
+
+import dev.weir.core.cluster.LocalCheck;
+import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.time.Clock;
+import dev.weir.proto.gubernator.Algorithm;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The GLOBAL behavior: non-owners answer from their own copy and send the hits to the owner later; the
+ * owner applies them and broadcasts the resulting state to every other peer.
+ *
+ * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
+ * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue (on
+ * non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's {@code
+ * created_at}; at flush each key goes to its owner on the ring of that moment (this node, if it became
+ * the owner) as a GLOBAL item, which the owner applies with DRAIN_OVER_LIMIT. The broadcast queue (on
+ * the owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
+ * sends one {@code UpdatePeerGlobals} to every other peer. Beyond Gubernator, each update carries the
+ * exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report the same
+ * {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as Gubernator does.
+ */
+public final class GlobalManager implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(GlobalManager.class);
+
+  private final String self;
+  private final Supplier<HashRing> ring;
+  private final PeerClientPool peers;
+  private final LocalCheck local;
+  private final Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck;
+  private final BucketStore store;
+  private final Scheduler scheduler;
+  private final Clock clock;
+  private final Duration syncWait;
+  private final int batchLimit;
+  private final Duration timeout;
+
+  private final Object lock = new Object();
+  private Map<String, RateLimitRequest> hits = new LinkedHashMap<>();
+  private Map<String, RateLimitRequest> broadcasts = new LinkedHashMap<>();
+  private Scheduler.Task hitsTimer;
+  private Scheduler.Task broadcastTimer;
+
+  /**
+   * Creates the manager.
+   *
+   * @param self this node's advertised address
+   * @param ring the current ring
+   * @param peers clients of the other nodes
+   * @param local evaluates a request on this node's copy
+   * @param ownerCheck evaluates requests as their owner (for hits flushed after this node became owner)
+   * @param store this node's buckets, read for broadcasts and overwritten by received ones
+   * @param scheduler runs the sync timers
+   * @param clock the time of received Gubernator-style updates
+   * @param syncWait how long queued hits and broadcasts wait
+   * @param batchLimit the number of queued keys that flushes at once
+   * @param timeout the deadline of each call
+   */
+  public GlobalManager(
+      String self,
+      Supplier<HashRing> ring,
+      PeerClientPool peers,
+      LocalCheck local,
+      Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck,
+      BucketStore store,
+      Scheduler scheduler,
+      Clock clock,
+      Duration syncWait,
+      int batchLimit,
+      Duration timeout) {
+    this.self = self;
+    this.ring = ring;
+    this.peers = peers;
+    this.local = local;
+    this.ownerCheck = ownerCheck;
+    this.store = store;
+    this.scheduler = scheduler;
+    this.clock = clock;
+    this.syncWait = syncWait;
+    this.batchLimit = batchLimit;
+    this.timeout = timeout;
+  }
+
+  /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
+  public void queueHits(RateLimitRequest request) {
+    if (request.hits() == 0 && !request.has(Behavior.RESET_REMAINING)) {
+      return;
+    }
+    boolean flushNow;
+    synchronized (lock) {
+      hits.merge(
+          request.hashKey(),
+          request,
+          (queued, next) ->
+              queued
+                  .withHits(saturatedAdd(queued.hits(), next.hits()))
+                  .withBehavior(
+                      next.behavior() | (queued.behavior() & Behavior.RESET_REMAINING)));
+      flushNow = hits.size() >= batchLimit;
+      if (!flushNow && hitsTimer == null) {
+        hitsTimer = scheduler.schedule(this::flushHits, syncWait);
+      }
+    }
+    if (flushNow) {
+      flushHits();
+    }
+  }
+
+  /** Queues a broadcast of the key of a GLOBAL {@code request} this node owns and just applied. */
+  public void queueBroadcast(RateLimitRequest request) {
+    if (request.hits() == 0 && !request.has(Behavior.RESET_REMAINING)) {
+      return;
+    }
+    boolean flushNow;
+    synchronized (lock) {
+      broadcasts.put(request.hashKey(), request);
+      flushNow = broadcasts.size() >= batchLimit;
+      if (!flushNow && broadcastTimer == null) {
+        broadcastTimer = scheduler.schedule(this::flushBroadcasts, syncWait);
+      }
+    }
+    if (flushNow) {
+      flushBroadcasts();
+    }
+  }
+
+  /** Sends the queued hits to their owners now; completes when every owner answered or failed. */
+  public CompletableFuture<Void> flushHits() {
+    List<RateLimitRequest> out;
+    synchronized (lock) {
+      out = new ArrayList<>(hits.values());
+      hits = new LinkedHashMap<>();
+      cancel(hitsTimer);
+      hitsTimer = null;
+    }
+    if (out.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    HashRing current = ring.get();
+    List<CompletableFuture<?>> calls = new ArrayList<>();
+    Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
+    for (RateLimitRequest r : out) {
+      byOwner.computeIfAbsent(current.ownerOf(r.hashKey()), o -> new ArrayList<>()).add(r);
+    }
+    byOwner.forEach(
+        (owner, requests) -> {
+          if (owner.equals(self)) {
+            ownerCheck.apply(requests);
+            return;
+          }
+          calls.add(
+              logged(peers.get(owner).getPeerRateLimits(requests, timeout, "sending global hits to")));
+        });
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** Sends the queued broadcasts to every other peer now; completes when every peer answered or failed. */
+  public CompletableFuture<Void> flushBroadcasts() {
+    List<RateLimitRequest> out;
+    synchronized (lock) {
+      out = new ArrayList<>(broadcasts.values());
+      broadcasts = new LinkedHashMap<>();
+      cancel(broadcastTimer);
+      broadcastTimer = null;
+    }
+    if (out.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<UpdatePeerGlobal> updates = new ArrayList<>(out.size());
+    for (RateLimitRequest r : out) {
+      RateLimitRequest query =
+          r.withHits(0)
+              .withBehavior(r.behavior() & ~(Behavior.RESET_REMAINING | Behavior.DRAIN_OVER_LIMIT));
+      RateLimitResponse status = local.check(query);
+      UpdatePeerGlobal.Builder u =
+          UpdatePeerGlobal.newBuilder()
+              .setKey(r.hashKey())
+              .setStatus(PeerProtos.toProto(status))
+              .setAlgorithmValue(r.algorithm())
+              .setDuration(r.duration())
+              .setCreatedAt(r.createdAt());
+      store.get(r.hashKey()).ifPresent(s -> u.setWeirState(PeerProtos.toSnapshot(r.hashKey(), s)));
+      updates.add(u.build());
+    }
+    List<CompletableFuture<?>> calls = new ArrayList<>();
+    for (String peer : ring.get().peers()) {
+      if (!peer.equals(self)) {
+        calls.add(logged(peers.get(peer).updatePeerGlobals(updates, timeout)));
+      }
+    }
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /** Overwrites this node's copies with the owner's broadcast {@code globals}. */
+  public void apply(List<UpdatePeerGlobal> globals) {
+    long now = clock.wallMillis();
+    for (UpdatePeerGlobal g : globals) {
+      Optional<BucketState> exact =
+          g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
+      Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
+      state.ifPresent(s -> store.put(g.getKey(), s));
+    }
+  }
+
+  /** Sends what is queued. */
+  @Override
+  public void close() {
+    flushHits();
+    flushBroadcasts();
+  }
+
+  // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit.
+  private static Optional<BucketState> rebuild(UpdatePeerGlobal g, long now) {
+    RateLimitResp s = g.getStatus();
+    if (g.getAlgorithm() == Algorithm.TOKEN_BUCKET) {
+      return Optional.of(
+          new TokenBucketState(
+              s.getStatusValue() == 1
+                  ? dev.weir.core.model.Status.OVER_LIMIT
+                  : dev.weir.core.model.Status.UNDER_LIMIT,
+              s.getLimit(),
+              g.getDuration(),
+              s.getRemaining(),
+              g.getCreatedAt(),
+              s.getResetTime()));
+    }
+    if (g.getAlgorithm() == Algorithm.LEAKY_BUCKET) {
+      return Optional.of(
+          new LeakyBucketState(
+              s.getLimit(), g.getDuration(), s.getLimit(), s.getRemaining(), now, s.getResetTime()));
+    }
+    return Optional.empty();
+  }
+
+  private static CompletableFuture<?> logged(CompletableFuture<?> call) {
+    return call.handle(
+        (r, e) -> {
+          if (e != null) {
+            LOG.warn("{}", e.getMessage());
+          }
+          return null;
+        });
+  }
+
+  private static void cancel(Scheduler.Task task) {
+    if (task != null) {
+      task.cancel();
+    }
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) {
+      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return r;
+  }
+}

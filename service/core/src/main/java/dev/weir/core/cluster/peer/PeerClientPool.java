@@ -1,0 +1,85 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.time.Clock;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/** The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves. */
+public final class PeerClientPool implements AutoCloseable {
+
+  private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
+  private final Function<String, PeerClient> factory;
+
+  /** Creates a pool whose clients open plaintext channels and share {@code scheduler}. */
+  public PeerClientPool(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
+    this(
+        address -> {
+          ManagedChannel channel =
+              Grpc.newChannelBuilder(address, InsecureChannelCredentials.create()).build();
+          return new PeerClient(address, channel, settings, scheduler, clock);
+        });
+  }
+
+  /** Creates a pool that makes clients with {@code factory}. */
+  public PeerClientPool(Function<String, PeerClient> factory) {
+    this.factory = factory;
+  }
+
+  /** Returns the client of {@code address}, creating it if needed. */
+  public PeerClient get(String address) {
+    return clients.computeIfAbsent(address, factory);
+  }
+
+  /** Closes and forgets the clients of peers not in {@code current}; their queued items are sent. */
+  public void retain(Collection<String> current) {
+    List<PeerClient> gone = new ArrayList<>();
+    clients.entrySet()
+        .removeIf(
+            e -> {
+              if (current.contains(e.getKey())) {
+                return false;
+              }
+              gone.add(e.getValue());
+              return true;
+            });
+    gone.forEach(PeerClient::close);
+  }
+
+  /** Opens (and starts connecting) the clients of {@code addresses} that are not open yet. */
+  public void connect(Collection<String> addresses) {
+    addresses.forEach(a -> get(a).connect());
+  }
+
+  /** Returns each known peer's failure within the last five minutes, by address; healthy ones omitted. */
+  public Map<String, String> recentErrors() {
+    Map<String, String> out = new TreeMap<>();
+    clients.forEach(
+        (address, client) -> {
+          String e = client.recentError();
+          if (!e.isEmpty()) {
+            out.put(address, e);
+          }
+        });
+    return out;
+  }
+
+  /** Returns the clients currently open. */
+  public Collection<PeerClient> clients() {
+    return List.copyOf(clients.values());
+  }
+
+  /** Closes every client. */
+  @Override
+  public void close() {
+    retain(List.of());
+  }
+}

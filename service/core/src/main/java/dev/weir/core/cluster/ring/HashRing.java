@@ -1,0 +1,119 @@
+package dev.weir.core.cluster.ring;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * An immutable consistent-hash ring with virtual nodes that maps a hash key to the peer that owns it.
+ *
+ * <p>Design: each peer (identified by its advertised gRPC address) contributes {@code replicas} points;
+ * point {@code i} of a peer is {@code hash(decimal(i) + hex(md5(address)))}, as Gubernator's replicated
+ * hash picker places them, so a Weir node and a Gubernator node given the same peers, replicas and hash
+ * agree on owners. Points are sorted as unsigned 64-bit numbers (ties broken by address), so the ring
+ * is the same whatever order the peers were given in. The owner of a key is the peer of the first point
+ * whose hash is at least the key's hash, wrapping to the first point; the lookup is a binary search.
+ */
+public final class HashRing {
+
+  private final List<String> peers;
+  private final PeerHash hash;
+  private final int replicas;
+  // Point hashes with the sign bit flipped, so that signed order is unsigned order.
+  private final long[] points;
+  private final String[] owners;
+
+  private HashRing(Collection<String> peerAddresses, int replicas, PeerHash hash) {
+    if (replicas < 1) {
+      throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
+    }
+    TreeSet<String> sorted = new TreeSet<>(peerAddresses);
+    this.peers = List.copyOf(sorted);
+    this.hash = hash;
+    this.replicas = replicas;
+    int n = sorted.size() * replicas;
+    long[][] entries = new long[n][];
+    String[] byIndex = sorted.toArray(new String[0]);
+    int k = 0;
+    for (int p = 0; p < byIndex.length; p++) {
+      String md5 = md5Hex(byIndex[p]);
+      for (int i = 0; i < replicas; i++) {
+        entries[k++] = new long[] {hash.hash(i + md5) ^ Long.MIN_VALUE, p};
+      }
+    }
+    Arrays.sort(
+        entries,
+        (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : byIndex[(int) a[1]].compareTo(byIndex[(int) b[1]]));
+    this.points = new long[n];
+    this.owners = new String[n];
+    for (int j = 0; j < n; j++) {
+      points[j] = entries[j][0];
+      owners[j] = byIndex[(int) entries[j][1]];
+    }
+  }
+
+  /** Returns a ring of {@code peers} (duplicates ignored) with {@code replicas} points each. */
+  public static HashRing of(Collection<String> peers, int replicas, PeerHash hash) {
+    return new HashRing(peers, replicas, hash);
+  }
+
+  /** Returns the address of the peer that owns {@code hashKey} ({@code name + "_" + unique_key}). */
+  public String ownerOf(String hashKey) {
+    if (points.length == 0) {
+      throw new IllegalStateException("unable to pick a peer; pool is empty");
+    }
+    long h = hash.hash(hashKey) ^ Long.MIN_VALUE;
+    int i = Arrays.binarySearch(points, h);
+    if (i < 0) {
+      i = -i - 1;
+    } else {
+      while (i > 0 && points[i - 1] == h) {
+        i--;
+      }
+    }
+    return owners[i == points.length ? 0 : i];
+  }
+
+  /** Returns the peers on this ring, sorted. */
+  public List<String> peers() {
+    return peers;
+  }
+
+  /** Returns whether {@code address} is one of this ring's peers. */
+  public boolean contains(String address) {
+    return peers.contains(address);
+  }
+
+  /** Returns whether the ring has no peers. */
+  public boolean isEmpty() {
+    return peers.isEmpty();
+  }
+
+  /** Returns a ring with the same settings and peers {@code newPeers}. */
+  public HashRing withPeers(Collection<String> newPeers) {
+    return new HashRing(newPeers, replicas, hash);
+  }
+
+  /** Returns a ring with the same settings without {@code address}. */
+  public HashRing without(String address) {
+    Set<String> rest = new TreeSet<>(peers);
+    rest.remove(address);
+    return new HashRing(rest, replicas, hash);
+  }
+
+  private static String md5Hex(String address) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("MD5").digest(address.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("MD5 is required of every JVM", e);
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ClusterGlobalTest {
+
+  // Sync timers far away: the tests flush the GLOBAL queues themselves.
+  private static final ClusterSettings SETTINGS =
+      new ClusterSettings(
+          512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
+          Duration.ofSeconds(5), false, Duration.ofHours(1), 1000, Duration.ofSeconds(5),
+          "static", List.of(), true);
+
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static RateLimitRequest global(long hits, long limit) {
+    return RateLimitRequest.builder("g", "acct")
+        .hits(hits)
+        .limit(limit)
+        .duration(60_000)
+        .behavior(Behavior.GLOBAL)
+        .build();
+  }
+
+  private static void sync(Node from, Node owner) {
+    from.cluster().global().flushHits().join();
+    owner.cluster().global().flushBroadcasts().join();
+  }
+
+  @Test
+  void check_globalOnNonOwner_answersFromLocalCopyWithOwnerWithoutCallingOwner() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+
+    RateLimitResponse r = other.check(global(1, 10)).get(0);
+
+    assertThat(r.remaining()).isEqualTo(9);
+    assertThat(r.metadata()).containsEntry("owner", owner.address());
+    assertThat(owner.callsReceived("GetPeerRateLimits")).isZero();
+    assertThat(owner.store().get("g_acct")).isEmpty();
+  }
+
+  @Test
+  void flush_hitsFromTwoNonOwners_ownerSumsAndEveryPeerConvergesWithSameResetTime() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node a = cluster.nonOwnersOf("g_acct").get(0);
+    Node b = cluster.nonOwnersOf("g_acct").get(1);
+
+    a.check(global(2, 10));
+    a.check(global(1, 10));
+    b.check(global(3, 10));
+    a.cluster().global().flushHits().join();
+    b.cluster().global().flushHits().join();
+    owner.cluster().global().flushBroadcasts().join();
+
+    RateLimitResponse atOwner = owner.check(global(0, 10)).get(0);
+    RateLimitResponse atA = a.check(global(0, 10)).get(0);
+    RateLimitResponse atB = b.check(global(0, 10)).get(0);
+    assertThat(atOwner.remaining()).isEqualTo(4);
+    assertThat(atA.remaining()).isEqualTo(4);
+    assertThat(atB.remaining()).isEqualTo(4);
+    assertThat(atA.resetTime()).isEqualTo(atOwner.resetTime());
+    assertThat(atB.resetTime()).isEqualTo(atOwner.resetTime());
+    assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(2);
+    assertThat(a.callsReceived("UpdatePeerGlobals")).isEqualTo(1);
+  }
+
+  @Test
+  void flush_hitsBeyondRemaining_ownerDrainsToZeroAndPeersSeeOverLimit() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    owner.check(global(4, 5));
+    owner.cluster().global().flushBroadcasts().join();
+    assertThat(other.check(global(0, 5)).get(0).remaining()).isEqualTo(1);
+
+    other.check(global(1, 5));
+    other.check(global(1, 5));
+    sync(other, owner);
+
+    assertThat(owner.check(global(0, 5)).get(0).remaining()).isZero();
+    RateLimitResponse r = other.check(global(1, 5)).get(0);
+    assertThat(r.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(r.remaining()).isZero();
+  }
+
+  @Test
+  void queueHits_globalBatchLimitReached_sentWithoutWaitingForTimer() throws Exception {
+    ClusterSettings small =
+        new ClusterSettings(
+            512, SETTINGS.hash(), 1000, SETTINGS.batchWait(), SETTINGS.batchTimeout(), false,
+            Duration.ofHours(1), 2, SETTINGS.globalTimeout(), "static", List.of(), true);
+    cluster = LocalCluster.start(2, small);
+    Node asker = cluster.node(0);
+    Node owner = cluster.node(1);
+    int sent = 0;
+    for (int i = 0; sent < 2; i++) {
+      String key = "k" + i;
+      if (cluster.ownerOf("g_" + key) == owner) {
+        asker.check(
+            RateLimitRequest.builder("g", key).hits(1).limit(5).duration(60_000)
+                .behavior(Behavior.GLOBAL).build());
+        sent++;
+      }
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (owner.callsReceived("GetPeerRateLimits") == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(1);
+  }
+}

@@ -1,0 +1,128 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ClusterHandOffTest {
+
+  private static final int KEYS = 60;
+
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  // Random keys: FNV-1a places keys that differ only in their last characters close together.
+  private static final List<String> KEY_NAMES =
+      new java.util.Random(11).longs(KEYS).mapToObj(Long::toHexString).toList();
+
+  private static RateLimitRequest req(int i, long hits) {
+    return RateLimitRequest.builder("h", KEY_NAMES.get(i)).hits(hits).limit(10).duration(600_000).build();
+  }
+
+  /** Takes 3 hits on each key through node 0; every key then has 7 remaining. */
+  private void consumeThree() {
+    Node asked = cluster.node(0);
+    for (int i = 0; i < KEYS; i++) {
+      asked.check(req(i, 3));
+    }
+  }
+
+  private List<Long> remainingEverywhere(Node asked) {
+    List<Long> out = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      out.add(asked.check(req(i, 0)).get(0).remaining());
+    }
+    return out;
+  }
+
+  private void awaitHandOffs() {
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+  }
+
+  @Test
+  void addNode_handOffOn_countsSurviveOnNewOwner() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+
+    Node joined = cluster.addNode();
+    awaitHandOffs();
+
+    assertThat(joined.cluster().handOff().receivedCount()).isPositive();
+    assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
+    assertThat(remainingEverywhere(joined)).containsOnly(7L);
+  }
+
+  @Test
+  void addNode_handOffOff_movedKeysStartOver() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS.withHandoff(false));
+    consumeThree();
+
+    Node joined = cluster.addNode();
+
+    assertThat(joined.cluster().handOff().receivedCount()).isZero();
+    assertThat(remainingEverywhere(cluster.node(0))).contains(10L, 7L);
+  }
+
+  @Test
+  void removeNode_gracefulLeave_countsSurviveOnNextOwners() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    Node leaving = cluster.node(2);
+
+    cluster.removeNode(leaving);
+    awaitHandOffs();
+
+    assertThat(leaving.cluster().handOff().sentCount()).isPositive();
+    assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
+  }
+
+  @Test
+  void restart_shutdownThenRejoinUnderStaticDiscovery_countsSurviveAndComeBack() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    Node old = cluster.node(1);
+    int ownedBefore = 0;
+    for (int i = 0; i < KEYS; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == old) {
+        ownedBefore++;
+      }
+    }
+    assertThat(ownedBefore).isPositive();
+
+    Node fresh = cluster.restart(old);
+    awaitHandOffs();
+
+    assertThat(fresh.address()).isEqualTo(old.address());
+    assertThat(fresh.cluster().handOff().receivedCount()).isEqualTo(ownedBefore);
+    assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
+    assertThat(remainingEverywhere(fresh)).containsOnly(7L);
+  }
+
+  @Test
+  void leave_thenRequestsAtOthers_forwardedToNextOwnerNotToLeaver() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    Node leaving = cluster.node(2);
+    leaving.cluster().leave(Duration.ofSeconds(5));
+    leaving.server().shutdownNow();
+    awaitHandOffs();
+
+    assertThat(cluster.node(0).cluster().membership().ring().contains(leaving.address())).isFalse();
+    assertThat(remainingEverywhere(cluster.node(0)))
+        .as("no item errors and no lost counts while static discovery still lists the leaver")
+        .containsOnly(7L);
+  }
+}

@@ -1,0 +1,104 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ClusterSettingsTest {
+
+  private static final List<String> TYPES = List.of("static");
+
+  private static ClusterSettings read(Map<String, String> env) {
+    return ClusterSettings.from(new EnvReader(env), TYPES);
+  }
+
+  @Test
+  void from_nothingSet_gubernatorDefaults() {
+    ClusterSettings s = read(Map.of());
+    assertThat(s).isEqualTo(ClusterSettings.defaults());
+    assertThat(s.replicas()).isEqualTo(512);
+    assertThat(s.hash()).isEqualTo(PeerHash.FNV1A);
+    assertThat(s.batchLimit()).isEqualTo(1000);
+    assertThat(s.batchWait()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(s.batchTimeout()).isEqualTo(Duration.ofMillis(500));
+    assertThat(s.globalSyncWait()).isEqualTo(Duration.ofMillis(100));
+    assertThat(s.globalBatchLimit()).isEqualTo(1000);
+    assertThat(s.globalTimeout()).isEqualTo(Duration.ofMillis(500));
+    assertThat(s.staticPeers()).isEmpty();
+    assertThat(s.handoff()).isTrue();
+  }
+
+  @Test
+  void from_everyVariableSet_read() {
+    ClusterSettings s =
+        read(
+            Map.ofEntries(
+                Map.entry("WEIR_REPLICATED_HASH_REPLICAS", "64"),
+                Map.entry("WEIR_PEER_PICKER_HASH", "fnv1"),
+                Map.entry("WEIR_BATCH_LIMIT", "50"),
+                Map.entry("WEIR_BATCH_WAIT", "2ms"),
+                Map.entry("WEIR_BATCH_TIMEOUT", "1s"),
+                Map.entry("WEIR_DISABLE_BATCHING", "true"),
+                Map.entry("WEIR_GLOBAL_SYNC_WAIT", "250ms"),
+                Map.entry("WEIR_GLOBAL_BATCH_LIMIT", "10"),
+                Map.entry("WEIR_GLOBAL_TIMEOUT", "2s"),
+                Map.entry("WEIR_PEER_DISCOVERY_TYPE", "STATIC"),
+                Map.entry("WEIR_STATIC_PEERS", " 10.0.0.1:1051, 10.0.0.2:1051 ,"),
+                Map.entry("WEIR_HANDOFF", "false")));
+    assertThat(s)
+        .isEqualTo(
+            new ClusterSettings(
+                64, PeerHash.FNV1, 50, Duration.ofMillis(2), Duration.ofSeconds(1), true,
+                Duration.ofMillis(250), 10, Duration.ofSeconds(2), "static",
+                List.of("10.0.0.1:1051", "10.0.0.2:1051"), false));
+  }
+
+  @Test
+  void from_guberAliases_read() {
+    ClusterSettings s =
+        read(Map.of("GUBER_BATCH_WAIT", "500us", "GUBER_REPLICATED_HASH_REPLICAS", "128"));
+    assertThat(s.batchWait()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(s.replicas()).isEqualTo(128);
+  }
+
+  @Test
+  void from_batchLimitAbove1000_errorNamesVariableValueAndRange() {
+    assertThatThrownBy(() -> read(Map.of("GUBER_BATCH_LIMIT", "5000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("GUBER_BATCH_LIMIT")
+        .hasMessageContaining("5000")
+        .hasMessageContaining("1 to 1000");
+  }
+
+  @Test
+  void from_unknownHash_errorListsAllowed() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_PEER_PICKER_HASH", "crc32")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_PEER_PICKER_HASH")
+        .hasMessageContaining("crc32")
+        .hasMessageContaining("fnv1a, fnv1");
+  }
+
+  @Test
+  void from_unknownDiscovery_errorListsOffered() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_PEER_DISCOVERY_TYPE", "member-list")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("member-list")
+        .hasMessageContaining("static");
+  }
+
+  @Test
+  void from_badDuration_errorNamesVariable() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_GLOBAL_SYNC_WAIT", "soon")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_GLOBAL_SYNC_WAIT")
+        .hasMessageContaining("soon");
+  }
+}

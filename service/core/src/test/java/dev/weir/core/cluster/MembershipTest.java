@@ -1,0 +1,64 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.discovery.StaticDiscovery;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class MembershipTest {
+
+  private final Membership membership =
+      new Membership(HashRing.of(List.of(), 16, PeerHash.FNV1A));
+  private final List<List<String>> changes = new ArrayList<>();
+
+  {
+    membership.addListener((before, after) -> changes.add(after.peers()));
+  }
+
+  @Test
+  void accept_newSet_ringSwappedAndListenersToldOnce() {
+    membership.accept(Set.of("b:1", "a:1"));
+    membership.accept(Set.of("a:1", "b:1"));
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
+    assertThat(changes).containsExactly(List.of("a:1", "b:1"));
+  }
+
+  @Test
+  void departed_thenReturned_peerLeavesAndComesBack() {
+    membership.accept(Set.of("a:1", "b:1", "c:1"));
+    membership.departed("b:1");
+    assertThat(membership.ring().peers()).containsExactly("a:1", "c:1");
+    membership.accept(Set.of("a:1", "b:1", "c:1", "d:1"));
+    assertThat(membership.ring().peers()).doesNotContain("b:1");
+    membership.returned("b:1");
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1", "c:1", "d:1");
+  }
+
+  @Test
+  void accept_departedPeerNoLongerDiscovered_forgotten() {
+    membership.accept(Set.of("a:1", "b:1"));
+    membership.departed("b:1");
+    membership.accept(Set.of("a:1"));
+    membership.accept(Set.of("a:1", "b:1"));
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
+  }
+
+  @Test
+  void staticDiscovery_emptyList_selfAlone() throws Exception {
+    new StaticDiscovery("me:1051", List.of()).start(membership);
+    assertThat(membership.ring().peers()).containsExactly("me:1051");
+  }
+
+  @Test
+  void staticDiscovery_list_reportedOnStart() throws Exception {
+    StaticDiscovery d = new StaticDiscovery("a:1", List.of("a:1", "b:1", "a:1"));
+    assertThat(d.peers()).containsExactlyInAnyOrder("a:1", "b:1");
+    d.start(membership);
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
+  }
+}

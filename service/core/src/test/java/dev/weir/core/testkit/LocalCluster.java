@@ -1,0 +1,317 @@
+package dev.weir.core.testkit;
+
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.LocalCheck;
+import dev.weir.core.cluster.batch.ExecutorScheduler;
+import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.time.Clock;
+import dev.weir.core.time.SystemClock;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * An in-JVM cluster of nodes on 127.0.0.1, each with a real gRPC server on an ephemeral port serving
+ * {@code PeersV1}, its own store and a {@link ClusterNode}; membership is fed to every node as static
+ * discovery would. Counts the peer calls each node receives per method.
+ */
+public final class LocalCluster implements AutoCloseable {
+
+  private final ClusterSettings settings;
+  private final Clock clock;
+  private final Function<BucketStore, LocalCheck> localCheck;
+  private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
+  private final List<Node> nodes = new ArrayList<>();
+
+  private LocalCluster(
+      ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
+    this.settings = settings;
+    this.clock = clock;
+    this.localCheck = localCheck;
+  }
+
+  /**
+   * Starts {@code n} nodes with {@code settings} on the system clock, each deciding with the real
+   * engine through a {@link LocalLimiter} over an {@link InMemoryBucketStore}.
+   */
+  public static LocalCluster start(int n, ClusterSettings settings) {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    return start(
+        n,
+        settings,
+        SystemClock.INSTANCE,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply);
+  }
+
+  /**
+   * Starts {@code n} nodes that evaluate locally with {@code localCheck} over each node's store, for
+   * example {@code store -> new LocalLimiter(engine, store, clock)::apply}.
+   */
+  public static LocalCluster start(
+      int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
+    LocalCluster c = new LocalCluster(settings, clock, localCheck);
+    for (int i = 0; i < n; i++) {
+      c.nodes.add(c.newNode());
+    }
+    c.publishMembership();
+    return c;
+  }
+
+  /** Returns node {@code i} in start order. */
+  public Node node(int i) {
+    return nodes.get(i);
+  }
+
+  /** Returns the running nodes. */
+  public List<Node> nodes() {
+    return List.copyOf(nodes);
+  }
+
+  /** Returns the running node that owns {@code hashKey} on the current ring. */
+  public Node ownerOf(String hashKey) {
+    String owner = nodes.get(0).cluster().membership().ring().ownerOf(hashKey);
+    return nodes.stream().filter(n -> n.address().equals(owner)).findFirst().orElseThrow();
+  }
+
+  /** Returns the running nodes that do not own {@code hashKey}. */
+  public List<Node> nonOwnersOf(String hashKey) {
+    Node owner = ownerOf(hashKey);
+    return nodes.stream().filter(n -> n != owner).toList();
+  }
+
+  /** Starts one more node and tells every node the new peer set. */
+  public Node addNode() {
+    Node n = newNode();
+    nodes.add(n);
+    publishMembership();
+    return n;
+  }
+
+  /**
+   * Stops {@code node} gracefully (leave notice and hand-off when enabled), tells the others the new
+   * peer set, then stops its server.
+   */
+  public void removeNode(Node node) {
+    node.cluster().leave(Duration.ofSeconds(5));
+    nodes.remove(node);
+    publishMembership();
+    node.server().shutdownNow();
+  }
+
+  /** Stops {@code node}'s server without telling anyone, as a crash would; membership is unchanged. */
+  public void kill(Node node) {
+    node.server().shutdownNow();
+    awaitTermination(node.server());
+  }
+
+  /** Restarts a killed {@code node}'s server on the same port, with the same (surviving) state. */
+  public void revive(Node node) {
+    node.restartServer();
+  }
+
+  /**
+   * Restarts {@code node} as SIGTERM and a new process would: it leaves gracefully, then a fresh member
+   * (empty store) starts on the same address and joins through static discovery of every node.
+   */
+  public Node restart(Node node) {
+    node.cluster().leave(Duration.ofSeconds(5));
+    node.server().shutdownNow();
+    awaitTermination(node.server());
+    int index = nodes.indexOf(node);
+    Node fresh = newNode(node.port);
+    nodes.set(index, fresh);
+    Set<String> peers = new TreeSet<>();
+    nodes.forEach(n -> peers.add(n.address()));
+    try {
+      fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return fresh;
+  }
+
+  private void publishMembership() {
+    Set<String> peers = new TreeSet<>();
+    nodes.forEach(n -> peers.add(n.address()));
+    nodes.forEach(n -> n.cluster().membership().accept(peers));
+  }
+
+  private Node newNode() {
+    return newNode(0);
+  }
+
+  private Node newNode(int port) {
+    DeferredHandler handler = new DeferredHandler();
+    Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+    Node node = new Node(handler, calls);
+    node.startServer(port);
+    BucketStore store = new InMemoryBucketStore(clock);
+    ClusterNode cluster =
+        new ClusterNode(
+            node.address(), settings, store, localCheck.apply(store), scheduler, clock, null);
+    handler.target = cluster;
+    node.cluster = cluster;
+    node.store = store;
+    return node;
+  }
+
+  @Override
+  public void close() {
+    for (Node n : nodes) {
+      n.cluster().peers().close();
+      n.server().shutdownNow();
+    }
+    nodes.clear();
+    scheduler.close();
+  }
+
+  private static void awaitTermination(Server server) {
+    try {
+      server.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** One node of the cluster. */
+  public static final class Node {
+    private final DeferredHandler handler;
+    private final Map<String, AtomicInteger> calls;
+    private Server server;
+    private int port;
+    private ClusterNode cluster;
+    private BucketStore store;
+
+    private Node(DeferredHandler handler, Map<String, AtomicInteger> calls) {
+      this.handler = handler;
+      this.calls = calls;
+    }
+
+    /** Returns the node's advertised gRPC address, {@code 127.0.0.1:port}. */
+    public String address() {
+      return "127.0.0.1:" + port;
+    }
+
+    /** Returns the node's cluster member. */
+    public ClusterNode cluster() {
+      return cluster;
+    }
+
+    /** Returns the node's request path. */
+    public ClusterRateLimitService service() {
+      return cluster.service();
+    }
+
+    /** Returns the node's store. */
+    public BucketStore store() {
+      return store;
+    }
+
+    /** Returns the node's gRPC server. */
+    public Server server() {
+      return server;
+    }
+
+    /** Checks {@code requests} on this node and waits for the answers. */
+    public List<RateLimitResponse> check(RateLimitRequest... requests) {
+      return cluster.service().check(List.of(requests)).join();
+    }
+
+    /** Returns how many calls of {@code method} (e.g. {@code GetPeerRateLimits}) this node received. */
+    public int callsReceived(String method) {
+      AtomicInteger n = calls.get(method);
+      return n == null ? 0 : n.get();
+    }
+
+    /** Runs {@code hook} before this node answers each forwarded batch; a throwing hook fails the call. */
+    public void beforeOwnerCheck(Runnable hook) {
+      handler.beforeOwnerCheck = hook;
+    }
+
+    private void restartServer() {
+      startServer(port);
+    }
+
+    private void startServer(int atPort) {
+      ServerInterceptor counter =
+          new ServerInterceptor() {
+            @Override
+            public <Q, A> ServerCall.Listener<Q> interceptCall(
+                ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
+              calls
+                  .computeIfAbsent(
+                      call.getMethodDescriptor().getBareMethodName(), m -> new AtomicInteger())
+                  .incrementAndGet();
+              return next.startCall(call, headers);
+            }
+          };
+      try {
+        server =
+            NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", atPort))
+                .withOption(ChannelOption.SO_REUSEADDR, true)
+                .addService(ServerInterceptors.intercept(new PeersService(handler), counter))
+                .build()
+                .start();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      port = server.getPort();
+    }
+  }
+
+  private static final class DeferredHandler implements PeerHandler {
+    private volatile ClusterNode target;
+    private volatile Runnable beforeOwnerCheck = () -> {};
+
+    @Override
+    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+      beforeOwnerCheck.run();
+      return target.checkAsOwner(requests);
+    }
+
+    @Override
+    public void applyGlobals(List<UpdatePeerGlobal> globals) {
+      target.applyGlobals(globals);
+    }
+
+    @Override
+    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      return target.acceptBuckets(buckets, from);
+    }
+
+    @Override
+    public void announce(String address, boolean leaving) {
+      target.announce(address, leaving);
+    }
+  }
+}
