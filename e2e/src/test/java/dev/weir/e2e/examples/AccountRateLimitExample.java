@@ -13,6 +13,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A service that allows each account 100 requests per second, whichever of its instances a request
@@ -30,16 +31,15 @@ public final class AccountRateLimitExample implements AutoCloseable {
   private final RateLimiter limiter;
 
   /**
-   * Starts an instance whose member listens on {@code self} and finds the others at {@code
-   * members} (every instance's address, {@code self} included).
+   * Starts an instance whose member listens on {@code self} and finds the others at {@code members}
+   * (every instance's address, {@code self} included).
    */
   public AccountRateLimitExample(String self, List<String> members) throws IOException {
     this(self, members, SystemClock.INSTANCE);
   }
 
   AccountRateLimitExample(String self, List<String> members, Clock clock) throws IOException {
-    this.limiter =
-        Weir.builder().advertiseAddress(self).staticPeers(members).clock(clock).start();
+    this.limiter = Weir.builder().advertiseAddress(self).staticPeers(members).clock(clock).start();
   }
 
   /**
@@ -56,11 +56,32 @@ public final class AccountRateLimitExample implements AutoCloseable {
     return limiter.check(request).thenApply(AccountRateLimitExample::allowed);
   }
 
+  /**
+   * Returns whether this instance's limiter answers for {@code accountId} without error, without
+   * counting a request: a readiness probe. Instances started one after another may need a moment
+   * before every member reaches every other.
+   */
+  public boolean ready(String accountId) {
+    RateLimitRequest probe =
+        RateLimitRequest.builder("requests_per_second", "account:" + accountId)
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .hits(0)
+            .limit(REQUESTS_PER_SECOND)
+            .duration(1000)
+            .build();
+    return !limiter.check(probe).join().isError();
+  }
+
+  // A service could fail open here instead: let the request through when the limiter cannot answer.
   private static boolean allowed(RateLimitResponse response) {
     if (response.isError()) {
       throw new IllegalStateException("rate limit check failed: " + response.error());
     }
     return response.status() == Status.UNDER_LIMIT;
+  }
+
+  RateLimiter limiter() {
+    return limiter;
   }
 
   /** Leaves the cluster, handing this instance's counters to the other instances. */
@@ -76,6 +97,13 @@ public final class AccountRateLimitExample implements AutoCloseable {
     List<String> members = List.of(first, second);
     try (AccountRateLimitExample a = new AccountRateLimitExample(first, members);
         AccountRateLimitExample b = new AccountRateLimitExample(second, members)) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!a.ready("12345") || !b.ready("12345")) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the two instances did not reach each other in 30 s");
+        }
+        Thread.sleep(50);
+      }
       int allowed = 0;
       for (int i = 0; i < 150; i++) {
         AccountRateLimitExample instance = i % 2 == 0 ? a : b;
