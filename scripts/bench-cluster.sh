@@ -5,18 +5,18 @@
 # cut at 30 s.
 #
 # Usage: scripts/bench-cluster.sh            (needs service/server/target/weir.jar)
-#   N=30000 C=6 M=8      requests per setup, connections (split over the nodes), streams per connection
+#   N=10000 C=6 M=8      requests per setup, connections (split over the nodes), streams per connection
 #   ITEMS=10             rate-limit items per call (distinct keys, spread over the owners)
-#   WARMUP=10000         requests per setup before the measured run
+#   WARMUP=3000          requests per setup before the measured run
 #   EXTRA_ENV="WEIR_DISABLE_BATCHING=true"   extra environment for every node
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-N=${N:-30000}
+N=${N:-10000}
 C=${C:-6}
 M=${M:-8}
 ITEMS=${ITEMS:-10}
-WARMUP=${WARMUP:-10000}
+WARMUP=${WARMUP:-3000}
 JAR=service/server/target/weir.jar
 
 command -v h2load >/dev/null || { echo "h2load not found: apt-get install nghttp2-client" >&2; exit 1; }
