@@ -37,7 +37,7 @@ public class WeirException extends RuntimeException {
     }
     Status status = Status.fromThrowable(failure);
     String message =
-        "GetRateLimits to "
+        "call to "
             + target
             + " failed with "
             + status.getCode()

@@ -122,23 +122,6 @@ class WeirTest {
   }
 
   @Test
-  void start_afterAPeerThatDialedItWhileDown_isForwardedToAtOnce() throws Exception {
-    String a = "127.0.0.1:" + freePort();
-    String b = "127.0.0.1:" + freePort();
-    WeirMember first =
-        closeLater(Weir.builder().advertiseAddress(a).staticPeers(List.of(a, b)).start());
-    WeirMember second =
-        closeLater(Weir.builder().advertiseAddress(b).staticPeers(List.of(a, b)).start());
-
-    List<RateLimitRequest> ownedBySecond =
-        keysOwnedBy(second, 10).stream().map(key -> hit(key, 5)).toList();
-    List<RateLimitResponse> responses = first.checkAll(ownedBySecond).join();
-
-    assertThat(responses).noneMatch(RateLimitResponse::isError);
-    assertThat(responses).allMatch(r -> b.equals(r.metadata().get("owner")));
-  }
-
-  @Test
   void checkAll_moreThanOneCallCarries_answersEveryItemInOrder() throws Exception {
     WeirMember member = closeLater(Weir.builder().start());
     List<RateLimitRequest> requests =

@@ -170,15 +170,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Takes {@code address} off the ring ({@code leaving}) or puts it back, and answers once the buckets
    * that moved because of it have been handed over, so a returning node has its counts back before
-   * its {@link #join} completes. A returning node is dialed again at once, cutting short the reconnect
-   * back-off left from calls made while it was down.
+   * its {@link #join} completes.
    */
   @Override
   public void announce(String address, boolean leaving) {
     if (leaving) {
       membership.departed(address);
     } else {
-      peers.get(address).reconnectNow();
       membership.returned(address);
     }
     await(handOff.pending(), settings.batchTimeout().multipliedBy(4), "hand-off to " + address);

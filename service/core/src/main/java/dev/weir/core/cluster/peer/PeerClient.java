@@ -73,11 +73,6 @@ public final class PeerClient implements AutoCloseable {
     channel.getState(true);
   }
 
-  /** Ends the channel's reconnect back-off so that the peer is dialed again at once. */
-  public void reconnectNow() {
-    channel.resetConnectBackoff();
-  }
-
   /** Returns the peer's advertised gRPC address. */
   public String address() {
     return address;
