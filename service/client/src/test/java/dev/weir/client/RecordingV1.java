@@ -16,7 +16,7 @@ import java.util.function.Function;
 /**
  * A {@code V1} server that records each {@code GetRateLimits} call's size and answers every item
  * with {@code remaining = limit - hits} and its {@code unique_key} in metadata, unless told to
- * answer otherwise.
+ * answer otherwise ({@link #failWith} fails every call, health checks included).
  */
 final class RecordingV1 extends V1Grpc.V1ImplBase {
 
@@ -59,6 +59,11 @@ final class RecordingV1 extends V1Grpc.V1ImplBase {
 
   @Override
   public void healthCheck(HealthCheckReq request, StreamObserver<HealthCheckResp> out) {
+    io.grpc.Status status = failure.apply(null);
+    if (status != null) {
+      out.onError(status.asRuntimeException());
+      return;
+    }
     out.onNext(
         HealthCheckResp.newBuilder()
             .setStatus("healthy")

@@ -290,6 +290,18 @@ class WeirClientTest {
   }
 
   @Test
+  void health_nodeFails_failsWithTypedExceptionNamingTheCall() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("draining"));
+    try (WeirClient client = inProcessClient(server).build()) {
+      assertThat(failureOf(client.health()))
+          .isInstanceOf(WeirUnavailableException.class)
+          .hasMessageContaining("call to ")
+          .hasMessageContaining("UNAVAILABLE: draining");
+    }
+  }
+
+  @Test
   void close_sendsQueuedChecksAndStopsTheScheduler() throws Exception {
     RecordingV1 server = new RecordingV1("a");
     WeirClient client = inProcessClient(server).build();

@@ -77,7 +77,8 @@ public final class Weir {
     /**
      * Sets the {@code host:port} the other members reach this member's gRPC server on (default
      * {@code 127.0.0.1:0}). Port 0 takes a free port, unless a {@link #serverBuilder} is given,
-     * which needs the real port.
+     * which needs the real port. The host is advertised as given: name one the other members can
+     * reach, not a wildcard such as {@code 0.0.0.0} (bind that with {@link #listenAddress}).
      */
     public Builder advertiseAddress(String hostPort) {
       this.advertiseAddress = parse("advertiseAddress", hostPort);
