@@ -297,12 +297,12 @@ class EnvoyFlowIT {
           .isEqualTo(want.unit());
       assertThat(got.getLimitRemaining()).as(at + " limit_remaining").isEqualTo(want.remaining());
       long window = XRateLimitHeaders.windowSeconds(want.unit());
-      assertThat(
-              got.getDurationUntilReset().getSeconds() * 1000
-                  + got.getDurationUntilReset().getNanos() / 1_000_000)
-          .as(at + " duration_until_reset (ms)")
-          .isPositive()
-          .isLessThanOrEqualTo(window * 1000);
+      assertThat(got.getDurationUntilReset().getNanos())
+          .as(at + " duration_until_reset.nanos (whole seconds)")
+          .isZero();
+      assertThat(got.getDurationUntilReset().getSeconds())
+          .as(at + " duration_until_reset.seconds (rounded up)")
+          .isBetween(1L, window);
     }
     Map<String, String> xHeaders = XRateLimitHeaders.of(response);
     expected
@@ -343,7 +343,7 @@ class EnvoyFlowIT {
         .isEqualTo(Integer.toString(tightest.remaining()));
     assertThat(Long.parseLong(headers.get("ratelimit-reset")))
         .as(where + ": RateLimit-Reset")
-        .isBetween(0L, XRateLimitHeaders.windowSeconds(tightest.unit()));
+        .isBetween(1L, XRateLimitHeaders.windowSeconds(tightest.unit()));
   }
 
   static RateLimitRequest call(RateLimitDescriptor... descriptors) {

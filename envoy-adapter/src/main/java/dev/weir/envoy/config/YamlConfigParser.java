@@ -21,7 +21,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 /**
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then a key
  * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys
- * at an unexpected level are ignored.
+ * at an unexpected level are ignored. Weir's extension keys are the exception: they are allowed
+ * only directly inside a {@code rate_limit} map and are unknown keys anywhere else.
  *
  * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name.
  */
@@ -47,7 +48,7 @@ final class YamlConfigParser {
           "share_threshold",
           "metadata");
 
-  /** Weir's extension keys, valid inside {@code rate_limit}. */
+  /** Weir's extension keys, valid only directly inside a {@code rate_limit} map. */
   static final Set<String> WEIR_KEYS = Set.of("algorithm", "burst", "behavior");
 
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
@@ -76,7 +77,7 @@ final class YamlConfigParser {
     if (!(root instanceof MappingNode map)) {
       throw unmarshal(root, "map");
     }
-    validateKeys(map);
+    validateKeys(map, false);
     String domain = "";
     List<RawDescriptor> descriptors = List.of();
     for (NodeTuple t : map.getValue()) {
@@ -89,7 +90,11 @@ final class YamlConfigParser {
     return new ParsedFile(fileName, domain, descriptors);
   }
 
-  private void validateKeys(MappingNode map) throws ConfigException {
+  /**
+   * Checks every key of {@code map} and of the maps below it; {@code rateLimit} tells whether
+   * {@code map} is the value of a {@code rate_limit} key, the only place Weir's keys are allowed.
+   */
+  private void validateKeys(MappingNode map, boolean rateLimit) throws ConfigException {
     Set<String> seen = new HashSet<>();
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
@@ -97,7 +102,7 @@ final class YamlConfigParser {
         throw error("config error, key is not of type string: " + render(keyNode));
       }
       String key = ks.getValue();
-      if (!REFERENCE_KEYS.contains(key) && !WEIR_KEYS.contains(key)) {
+      if (!REFERENCE_KEYS.contains(key) && !(rateLimit && WEIR_KEYS.contains(key))) {
         throw error("config error, unknown key '" + key + "'");
       }
       if (!seen.add(key)) {
@@ -118,10 +123,10 @@ final class YamlConfigParser {
             throw error(
                 "config error, yaml file contains list of type other than map: " + render(item));
           }
-          validateKeys(itemMap);
+          validateKeys(itemMap, false);
         }
       } else if (value instanceof MappingNode nested) {
-        validateKeys(nested);
+        validateKeys(nested, key.equals("rate_limit"));
       } else if (value instanceof ScalarNode scalar && !isLeaf(scalar.getTag())) {
         throw error("error checking config");
       }

@@ -85,7 +85,7 @@ final class ResponseBuilder {
       DescriptorPlan.Limited plan, dev.weir.core.model.RateLimitResponse answer, long now) {
     boolean over = answer.status() == dev.weir.core.model.Status.OVER_LIMIT;
     long remaining = Math.max(0, Math.min(answer.remaining(), 0xFFFF_FFFFL));
-    long untilReset = Math.max(0, answer.resetTime() - now);
+    long untilResetSeconds = ceilSeconds(Math.max(0, answer.resetTime() - now));
     count(plan, over, remaining);
     Code code = over && !plan.shadowMode() ? Code.OVER_LIMIT : Code.OK;
     return DescriptorStatus.newBuilder()
@@ -96,11 +96,17 @@ final class ResponseBuilder {
                 .setUnit(plan.unit())
                 .setName(plan.ruleName()))
         .setLimitRemaining((int) (over ? 0 : remaining))
-        .setDurationUntilReset(
-            Duration.newBuilder()
-                .setSeconds(untilReset / 1000)
-                .setNanos((int) (untilReset % 1000) * 1_000_000))
+        .setDurationUntilReset(Duration.newBuilder().setSeconds(untilResetSeconds))
         .build();
+  }
+
+  /**
+   * Returns {@code millis} rounded up to whole seconds, as envoyproxy/ratelimit reports the time
+   * to reset ({@code divider - now % divider} in seconds): Envoy's {@code x-ratelimit-reset} reads
+   * only the seconds, so a fraction would show one second less and 0 during the last second.
+   */
+  static long ceilSeconds(long millis) {
+    return millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
   }
 
   private void count(DescriptorPlan.Limited plan, boolean over, long remaining) {
@@ -148,8 +154,7 @@ final class ResponseBuilder {
     if (chosen == null) {
       return;
     }
-    Duration reset = chosen.getDurationUntilReset();
-    long resetSeconds = reset.getSeconds() + (reset.getNanos() > 0 ? 1 : 0);
+    long resetSeconds = chosen.getDurationUntilReset().getSeconds();
     response
         .addResponseHeadersToAdd(
             header(

@@ -9,7 +9,8 @@ import java.util.List;
  * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level
  * {@code key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key}
  * for a key-only match; actual values appear only where {@code value_to_metric} is set, or at every
- * level when the matched rule has {@code detailed_metric}.
+ * level when the matched rule has {@code detailed_metric}. A limit override is labelled by its keys
+ * only, see {@link #override(List)}.
  */
 public final class StatsKeys {
 
@@ -37,14 +38,18 @@ public final class StatsKeys {
     return out.toString();
   }
 
-  /** Returns the rule label of a limit override: every entry with its value. */
+  /** The first level of every limit override's rule label. */
+  public static final String OVERRIDE_PREFIX = "limit_override";
+
+  /**
+   * Returns the rule label of a limit override: {@code limit_override} followed by the entries'
+   * keys ({@code limit_override.k1.k2}). Values are left out because they come from the request,
+   * so each distinct one would create meters that are never released.
+   */
   public static String override(List<Entry> entries) {
-    StringBuilder out = new StringBuilder();
+    StringBuilder out = new StringBuilder(OVERRIDE_PREFIX);
     for (Entry entry : entries) {
-      if (out.length() > 0) {
-        out.append('.');
-      }
-      out.append(join(entry.key(), entry.value()));
+      out.append('.').append(entry.key());
     }
     return out.toString();
   }

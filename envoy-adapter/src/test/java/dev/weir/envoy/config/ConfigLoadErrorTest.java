@@ -9,6 +9,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class ConfigLoadErrorTest {
@@ -64,6 +65,23 @@ class ConfigLoadErrorTest {
             "bad-behavior.yaml",
             "invalid behavior 'reset_remaining' in rate_limit of 'shop.a': allowed values are"
                 + " global, no_batching, drain_over_limit"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "weir-key-at-descriptor-level.yaml, algorithm",
+    "weir-key-at-top-level.yaml, burst",
+    "weir-key-in-replaces.yaml, behavior"
+  })
+  void load_weirExtensionKeyOutsideRateLimit_failsAsUnknownKeyWithFileName(String file, String key) {
+    Path path = Fixtures.path("errors/" + file);
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(path + ": config error, unknown key '" + key + "'"));
   }
 
   @ParameterizedTest(name = "{0}")

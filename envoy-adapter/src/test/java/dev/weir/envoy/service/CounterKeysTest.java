@@ -87,4 +87,12 @@ class CounterKeysTest {
   void overrideName_includesDomainAndUnit() {
     assertThat(CounterKeys.overrideName("d", Unit.HOUR)).isEqualTo("envoy-override:1:d/HOUR");
   }
+
+  @Test
+  void statsOverride_differentValues_sameKeysOnlyLabel() {
+    String alice = StatsKeys.override(List.of(new Entry("user", "alice"), new Entry("ip", "1")));
+    String bob = StatsKeys.override(List.of(new Entry("user", "bob"), new Entry("ip", "2")));
+
+    assertThat(alice).isEqualTo("limit_override.user.ip").isEqualTo(bob);
+  }
 }

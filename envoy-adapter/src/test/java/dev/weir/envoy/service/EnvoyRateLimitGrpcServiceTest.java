@@ -226,6 +226,31 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_midSecond_durationUntilResetRoundsUpToWholeSecondsLikeResetHeader()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", "true"));
+    clock.advance(Duration.ofMillis(10_300));
+
+    RateLimitResponse response = call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(response.getStatuses(0).getDurationUntilReset())
+        .isEqualTo(com.google.protobuf.Duration.newBuilder().setSeconds(50).build());
+    assertThat(response.getResponseHeadersToAddList())
+        .contains(HeaderValue.newBuilder().setKey("RateLimit-Reset").setValue("50").build());
+  }
+
+  @Test
+  void shouldRateLimit_lastSecondOfWindow_durationUntilResetIsOneSecondNotZero() throws Exception {
+    startWithConfig(Map.of());
+    clock.advance(Duration.ofMillis(59_400));
+
+    RateLimitResponse response = call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(response.getStatuses(0).getDurationUntilReset())
+        .isEqualTo(com.google.protobuf.Duration.newBuilder().setSeconds(1).build());
+  }
+
+  @Test
   void shouldRateLimit_headersEnabledAndOverLimit_overLimitStatusWinsWithRenamedHeaders()
       throws Exception {
     startWithConfig(
@@ -301,7 +326,30 @@ class EnvoyRateLimitGrpcServiceTest {
     assertThat(first.getStatusesList())
         .containsExactly(limited(Code.OK, 1, Unit.HOUR, "", 0, 3600));
     assertThat(second.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
-    assertThat(counter("over_limit", "unconfigured_x")).isEqualTo(1);
+    assertThat(counter("over_limit", "limit_override.unconfigured")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRateLimit_limitOverridesWithDifferentValues_shareOneMeterSet() throws Exception {
+    startWithConfig(Map.of());
+    RateLimitDescriptor.RateLimitOverride limit =
+        RateLimitDescriptor.RateLimitOverride.newBuilder()
+            .setRequestsPerUnit(10)
+            .setUnit(RateLimitUnit.HOUR)
+            .build();
+
+    call(descriptor("user", "alice", "path", "/a").toBuilder().setLimit(limit).build());
+    call(descriptor("user", "bob", "path", "/b").toBuilder().setLimit(limit).build());
+
+    assertThat(registry.find("weir.envoy.rate_limit.total_hits").counters())
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.getId().getTag("domain")).isEqualTo("shop");
+              assertThat(c.getId().getTag("rule")).isEqualTo("limit_override.user.path");
+              assertThat(c.count()).isEqualTo(2);
+            });
+    assertThat(registry.getMeters()).noneMatch(m -> m.getId().toString().contains("alice"));
   }
 
   @Test

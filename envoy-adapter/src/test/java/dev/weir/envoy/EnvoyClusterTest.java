@@ -1,0 +1,186 @@
+package dev.weir.envoy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DomainConfig;
+import dev.weir.envoy.match.DescriptorMatcher;
+import dev.weir.envoy.match.Entry;
+import dev.weir.envoy.match.Match;
+import dev.weir.envoy.service.CounterKeys;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.Builder;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.RateLimitServiceBlockingStub;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Envoy adapter over a real cluster: three nodes on loopback, each adapter answering through its
+ * node's cluster {@code RateLimitService}, so descriptors owned by other nodes are forwarded.
+ */
+class EnvoyClusterTest {
+
+  private static final String YAML =
+      """
+      domain: shop
+      descriptors:
+        - key: user
+          rate_limit: {unit: minute, requests_per_unit: 2}
+      """;
+
+  private static final ClusterSettings SETTINGS =
+      new ClusterSettings(
+          512,
+          ClusterSettings.defaults().hash(),
+          1000,
+          Duration.ofNanos(500_000),
+          Duration.ofSeconds(5),
+          false,
+          Duration.ofMillis(100),
+          1000,
+          Duration.ofSeconds(5),
+          "static",
+          List.of(),
+          false);
+
+  @TempDir Path dir;
+
+  private final FakeClock clock = new FakeClock();
+  private final List<AutoCloseable> open = new ArrayList<>();
+  private LocalCluster cluster;
+  private DomainConfig shop;
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = open.size() - 1; i >= 0; i--) {
+      open.get(i).close();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void shouldRateLimit_descriptorsOwnedByDifferentNodes_answeredInOneCallWithSharedCounters()
+      throws Exception {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::apply);
+    Node a = cluster.node(0);
+    Node b = cluster.node(1);
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    shop =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("shop.yaml", YAML)))
+            .domain("shop")
+            .orElseThrow();
+    String onA = userOwnedBy(a, "a-");
+    String onB = userOwnedBy(b, "b-");
+    RateLimitServiceBlockingStub viaA = adapterOn(a);
+    RateLimitServiceBlockingStub viaB = adapterOn(b);
+
+    RateLimitResponse first = viaA.shouldRateLimit(request(onA, onB));
+    RateLimitResponse second = viaB.shouldRateLimit(request(onA, onB));
+    RateLimitResponse third = viaA.shouldRateLimit(request(onA, onB));
+
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(first.getStatusesList())
+        .extracting(DescriptorStatus::getCode, DescriptorStatus::getLimitRemaining)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(Code.OK, 1),
+            org.assertj.core.groups.Tuple.tuple(Code.OK, 1));
+    assertThat(second.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(second.getStatusesList())
+        .extracting(DescriptorStatus::getCode, DescriptorStatus::getLimitRemaining)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(Code.OK, 0),
+            org.assertj.core.groups.Tuple.tuple(Code.OK, 0));
+    assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(third.getStatusesList())
+        .extracting(DescriptorStatus::getCode)
+        .containsExactly(Code.OVER_LIMIT, Code.OVER_LIMIT);
+    assertThat(a.store().get(hashKey(onA))).isPresent();
+    assertThat(a.store().get(hashKey(onB))).isEmpty();
+    assertThat(b.store().get(hashKey(onB))).isPresent();
+    assertThat(b.store().get(hashKey(onA))).isEmpty();
+    assertThat(a.callsReceived("GetPeerRateLimits")).isPositive();
+    assertThat(b.callsReceived("GetPeerRateLimits")).isPositive();
+  }
+
+  /** Serves an adapter over {@code node}'s cluster service in-process and returns Envoy's stub. */
+  private RateLimitServiceBlockingStub adapterOn(Node node) throws Exception {
+    EnvoyAdapter adapter =
+        EnvoyAdapter.start(
+            dir, EnvoySettings.DEFAULTS, node.service(), clock, new SimpleMeterRegistry());
+    open.add(adapter);
+    String name = InProcessServerBuilder.generateName();
+    Server server =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(adapter.grpcService())
+            .build()
+            .start();
+    open.add(server::shutdownNow);
+    ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    open.add(channel::shutdownNow);
+    return RateLimitServiceGrpc.newBlockingStub(channel);
+  }
+
+  /** Returns a {@code user} value whose counter is owned by {@code owner}. */
+  private String userOwnedBy(Node owner, String prefix) {
+    for (int i = 0; ; i++) {
+      String user = prefix + i;
+      if (cluster.ownerOf(hashKey(user)) == owner) {
+        return user;
+      }
+    }
+  }
+
+  /** Returns the ring key of the counter the adapter derives for descriptor {@code user=value}. */
+  private String hashKey(String user) {
+    Match match =
+        DescriptorMatcher.match(shop.root(), List.of(new Entry("user", user))).orElseThrow();
+    return RateLimitRequest.builder(
+            CounterKeys.ruleName("shop", match), CounterKeys.uniqueKey(match))
+        .build()
+        .hashKey();
+  }
+
+  private static io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request(
+      String... users) {
+    Builder request =
+        io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder().setDomain("shop");
+    for (String user : users) {
+      request.addDescriptors(
+          RateLimitDescriptor.newBuilder()
+              .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(user)));
+    }
+    return request.build();
+  }
+}
