@@ -1,19 +1,18 @@
 package dev.weir.server;
 
+import dev.weir.core.Weir;
+import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
-import dev.weir.core.config.WeirConfig;
-import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
-import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
@@ -24,7 +23,6 @@ import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
-import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -34,7 +32,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -49,6 +46,9 @@ import org.slf4j.LoggerFactory;
  * {@code grpc.health.v1}, server reflection) and its HTTP listener (the JSON gateway). Start it
  * with {@link #start}; {@link #close} stops both listeners gracefully.
  *
+ * <p>The cluster member inside is started through {@link Weir#builder()}, the same entry point an
+ * embedding service uses: the node adds its own services to the gRPC server builder it hands over.
+ *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
  */
@@ -56,14 +56,12 @@ public final class WeirNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
   private static final long HEALTH_REFRESH_MILLIS = 1000;
-  private static final long GRPC_GRACE_SECONDS = 5;
   private static final Duration HTTP_GRACE = Duration.ofSeconds(1);
   private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
-  private final ClusterNode cluster;
-  private final ClusterResources clusterResources;
-  private final Server grpc;
+  private final WeirMember member;
+  private final ScheduledExecutorService discoveryScheduler;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
   private final ScheduledExecutorService healthRefresher;
@@ -72,18 +70,16 @@ public final class WeirNode implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
-      ClusterNode cluster,
-      ClusterResources clusterResources,
-      Server grpc,
+      WeirMember member,
+      ScheduledExecutorService discoveryScheduler,
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter) {
-    this.cluster = cluster;
-    this.clusterResources = clusterResources;
-    this.service = cluster.service();
+    this.member = member;
+    this.discoveryScheduler = discoveryScheduler;
+    this.service = member.service();
     this.envoyAdapter = envoyAdapter;
-    this.grpc = grpc;
     this.http = http;
     this.grpcHealth = grpcHealth;
     this.advertiseAddress = advertiseAddress;
@@ -192,9 +188,6 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
-    LocalLimiter limiter =
-        new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
     ScheduledExecutorService discoveryScheduler =
         Executors.newSingleThreadScheduledExecutor(
             runnable -> {
@@ -211,66 +204,57 @@ public final class WeirNode implements AutoCloseable {
                   discoveryScheduler)
               .create(discoverySettings, advertise.toString());
     } catch (Exception e) {
-      scheduler.close();
       discoveryScheduler.shutdownNow();
       throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
-    }
-    ClusterNode cluster =
-        new ClusterNode(
-            self,
-            clusterSettings,
-            store,
-            limiter::apply,
-            scheduler,
-            clock,
-            discovery);
-    RateLimitService service = cluster.service();
-    EnvoyAdapter envoyAdapter = null;
-    if (envoy.config().isPresent()) {
-      envoyAdapter =
-          EnvoyAdapter.start(
-              envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
     }
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
-            .addService(new V1Service(service))
-            .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
+    WeirMember member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(discovery)
+            .clusterSettings(clusterSettings)
+            .store(store)
+            .clock(clock)
+            .leaveWait(LEAVE_WAIT)
+            .serverBuilder(grpcBuilder)
+            .build();
+    RateLimitService service = member.service();
+    EnvoyAdapter envoyAdapter = null;
+    try {
+      if (envoy.config().isPresent()) {
+        envoyAdapter =
+            EnvoyAdapter.start(
+                envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
+      }
+    } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
+      member.close();
+      discoveryScheduler.shutdownNow();
+      throw e;
+    }
+    grpcBuilder.addService(new V1Service(service));
     List<HttpRoute> routes = httpRoutes(service);
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
     }
-    Server grpc = grpcBuilder.build().start();
-    try {
-      cluster.join(discovery);
-    } catch (Exception e) {
-      grpc.shutdownNow();
-      scheduler.close();
-      discoveryScheduler.shutdownNow();
-      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
-    }
     HttpListener http;
     try {
+      member.start();
       http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
     } catch (IOException | RuntimeException e) {
-      cluster.close();
-      grpc.shutdownNow();
-      scheduler.close();
+      member.close();
       discoveryScheduler.shutdownNow();
+      if (envoyAdapter != null) {
+        envoyAdapter.close();
+      }
       throw e;
     }
     WeirNode node =
-        new WeirNode(
-            cluster,
-            new ClusterResources(scheduler, discovery, discoveryScheduler),
-            grpc,
-            http,
-            grpcHealth,
-            advertise,
-            envoyAdapter);
+        new WeirNode(member, discoveryScheduler, http, grpcHealth, advertise, envoyAdapter);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
@@ -313,7 +297,7 @@ public final class WeirNode implements AutoCloseable {
 
   /** Returns the port the gRPC listener is bound to. */
   public int grpcPort() {
-    return grpc.getPort();
+    return member.grpcPort();
   }
 
   /** Returns the port the HTTP listener is bound to. */
@@ -333,12 +317,12 @@ public final class WeirNode implements AutoCloseable {
 
   /** Blocks until the gRPC listener has terminated. */
   public void awaitTermination() throws InterruptedException {
-    grpc.awaitTermination();
+    member.awaitTermination();
   }
 
   /** Returns the node's cluster member. */
   public ClusterNode cluster() {
-    return cluster;
+    return member.cluster();
   }
 
   /**
@@ -357,37 +341,10 @@ public final class WeirNode implements AutoCloseable {
       envoyAdapter.close();
     }
     grpcHealth.enterTerminalState();
-    LOG.info("peer forwarding: {}", cluster.batchStats());
-    cluster.leave(LEAVE_WAIT);
-    LOG.info(
-        "left the cluster: handed {} buckets to their next owners", cluster.handOff().sentCount());
-    clusterResources.closeDiscovery();
+    LOG.info("peer forwarding: {}", member.cluster().batchStats());
+    member.leave();
     http.stop(HTTP_GRACE);
-    grpc.shutdown();
-    try {
-      if (!grpc.awaitTermination(GRPC_GRACE_SECONDS, TimeUnit.SECONDS)) {
-        grpc.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      grpc.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
-    clusterResources.scheduler().close();
-  }
-
-  /** What a cluster member runs on besides its listeners: timers and the peer discovery. */
-  private record ClusterResources(
-      ExecutorScheduler scheduler,
-      PeerDiscovery discovery,
-      ScheduledExecutorService discoveryScheduler) {
-
-    void closeDiscovery() {
-      try {
-        discovery.close();
-      } catch (Exception e) {
-        LOG.warn("closing peer discovery failed: {}", e.toString());
-      }
-      discoveryScheduler.shutdownNow();
-    }
+    member.close();
+    discoveryScheduler.shutdownNow();
   }
 }
