@@ -8,6 +8,7 @@ import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -108,6 +109,38 @@ class ClusterHandOffTest {
     assertThat(fresh.address()).isEqualTo(old.address());
     assertThat(fresh.cluster().handOff().receivedCount()).isEqualTo(ownedBefore);
     assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
+    assertThat(remainingEverywhere(fresh)).containsOnly(7L);
+  }
+
+  @Test
+  void restart_returnNoticeMissedOnce_retriedUntilPeerPutsNodeBackOnRing() throws Exception {
+    ClusterSettings fast =
+        new ClusterSettings(
+            512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
+            Duration.ofMillis(250), false, Duration.ofMillis(100), 1000, Duration.ofSeconds(5),
+            "static", List.of(), true);
+    cluster = LocalCluster.start(3, fast);
+    consumeThree();
+    Node peer = cluster.node(0);
+    AtomicInteger refused = new AtomicInteger();
+    peer.beforeAnnounce(
+        leaving -> {
+          if (!leaving && refused.getAndIncrement() == 0) {
+            throw new IllegalStateException("return notice lost");
+          }
+        });
+
+    Node fresh = cluster.restart(cluster.node(1));
+
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!peer.cluster().membership().ring().contains(fresh.address())
+        && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(refused.get()).as("the first return notice was refused").isGreaterThanOrEqualTo(1);
+    assertThat(peer.cluster().membership().ring().contains(fresh.address())).isTrue();
+    awaitHandOffs();
+    assertThat(remainingEverywhere(peer)).containsOnly(7L);
     assertThat(remainingEverywhere(fresh)).containsOnly(7L);
   }
 

@@ -258,6 +258,14 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeOwnerCheck = hook;
     }
 
+    /**
+     * Runs {@code hook} with the {@code leaving} flag before this node handles each membership
+     * announcement; a throwing hook fails the call.
+     */
+    public void beforeAnnounce(java.util.function.Consumer<Boolean> hook) {
+      handler.beforeAnnounce = hook;
+    }
+
     private void restartServer() {
       startServer(port);
     }
@@ -292,6 +300,7 @@ public final class LocalCluster implements AutoCloseable {
   private static final class DeferredHandler implements PeerHandler {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
+    private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
     public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
@@ -311,6 +320,7 @@ public final class LocalCluster implements AutoCloseable {
 
     @Override
     public void announce(String address, boolean leaving) {
+      beforeAnnounce.accept(leaving);
       target.announce(address, leaving);
     }
   }
