@@ -145,6 +145,38 @@ class ClusterHandOffTest {
   }
 
   @Test
+  void removeNode_hitsRecordedAfterSnapshot_resentAndCountedByNextOwner() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    Node leaving = cluster.node(2);
+    List<Integer> ownedKeys = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == leaving) {
+        ownedKeys.add(i);
+      }
+    }
+    assertThat(ownedKeys).isNotEmpty();
+    AtomicInteger late = new AtomicInteger();
+    Runnable lateHits =
+        () -> {
+          if (late.getAndIncrement() == 0) {
+            ownedKeys.forEach(i -> leaving.cluster().checkAsOwner(List.of(req(i, 2))));
+          }
+        };
+    cluster.nodes().forEach(n -> n.beforeAcceptBuckets(lateHits));
+
+    cluster.removeNode(leaving);
+    awaitHandOffs();
+
+    List<Long> remaining = remainingEverywhere(cluster.node(0));
+    for (int i = 0; i < KEYS; i++) {
+      assertThat(remaining.get(i))
+          .as("key %d", i)
+          .isEqualTo(ownedKeys.contains(i) ? 5L : 7L);
+    }
+  }
+
+  @Test
   void leave_thenRequestsAtOthers_forwardedToNextOwnerNotToLeaver() {
     cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
     consumeThree();

@@ -266,6 +266,11 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeAnnounce = hook;
     }
 
+    /** Runs {@code hook} before this node merges each batch of handed-over buckets. */
+    public void beforeAcceptBuckets(Runnable hook) {
+      handler.beforeAcceptBuckets = hook;
+    }
+
     private void restartServer() {
       startServer(port);
     }
@@ -300,6 +305,7 @@ public final class LocalCluster implements AutoCloseable {
   private static final class DeferredHandler implements PeerHandler {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
+    private volatile Runnable beforeAcceptBuckets = () -> {};
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
@@ -315,6 +321,7 @@ public final class LocalCluster implements AutoCloseable {
 
     @Override
     public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      beforeAcceptBuckets.run();
       return target.acceptBuckets(buckets, from);
     }
 

@@ -16,7 +16,7 @@ import java.util.function.Function;
  * whose batch already went out by size from sending the next batch early. The sender returns one answer
  * per item in order; a failed send, or an answer list of the wrong length, fails every item of that
  * batch. Each item is in exactly one batch, so each future completes exactly once. {@link #close()}
- * sends what is queued and refuses new items.
+ * sends what is queued and refuses new items; {@link #abandon} fails what is queued instead.
  *
  * @param <T> the item type
  * @param <R> the answer type
@@ -113,6 +113,17 @@ public final class Batcher<T, R> implements AutoCloseable {
       closed = true;
     }
     flush();
+  }
+
+  /** Fails every queued item with {@code reason} without sending it, and refuses items from now on. */
+  public void abandon(RuntimeException reason) {
+    List<CompletableFuture<R>> dropped;
+    synchronized (lock) {
+      closed = true;
+      dropped = futures;
+      takeQueue();
+    }
+    dropped.forEach(f -> f.completeExceptionally(reason));
   }
 
   private void flushGeneration(long gen) {

@@ -39,8 +39,16 @@ public final class PeerClientPool implements AutoCloseable {
     return clients.computeIfAbsent(address, factory);
   }
 
-  /** Closes and forgets the clients of peers not in {@code current}; their queued items are sent. */
+  /**
+   * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
+   * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
+   * that left.
+   */
   public void retain(Collection<String> current) {
+    remove(current).forEach(PeerClient::abandon);
+  }
+
+  private List<PeerClient> remove(Collection<String> current) {
     List<PeerClient> gone = new ArrayList<>();
     clients.entrySet()
         .removeIf(
@@ -51,7 +59,7 @@ public final class PeerClientPool implements AutoCloseable {
               gone.add(e.getValue());
               return true;
             });
-    gone.forEach(PeerClient::close);
+    return gone;
   }
 
   /** Opens (and starts connecting) the clients of {@code addresses} that are not open yet. */
@@ -77,9 +85,9 @@ public final class PeerClientPool implements AutoCloseable {
     return List.copyOf(clients.values());
   }
 
-  /** Closes every client. */
+  /** Closes every client; their queued items are sent. */
   @Override
   public void close() {
-    retain(List.of());
+    remove(List.of()).forEach(PeerClient::close);
   }
 }

@@ -45,6 +45,24 @@ class BatcherTest {
   }
 
   @Test
+  void abandon_queuedItems_failedWithReasonAndNeverSent() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
+    CompletableFuture<String> f1 = b.submit(1);
+    CompletableFuture<String> f2 = b.submit(2);
+    IllegalStateException reason = new IllegalStateException("peer left");
+
+    b.abandon(reason);
+    scheduler.advance(WAIT);
+
+    assertThat(sent).isEmpty();
+    assertThat(f1).isCompletedExceptionally();
+    assertThat(f2).isCompletedExceptionally();
+    assertThatThrownBy(f1::join).hasCause(reason);
+    assertThat(b.submit(3)).isCompletedExceptionally();
+    assertThat(sent).isEmpty();
+  }
+
+  @Test
   void submit_waitElapses_sendsPartialBatch() {
     Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
     CompletableFuture<String> f1 = b.submit(1);
