@@ -271,6 +271,11 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeAcceptBuckets = hook;
     }
 
+    /** Returns how many return notices this node has handled (its hand-off back included). */
+    public int returnNoticesHandled() {
+      return handler.returnNoticesHandled.get();
+    }
+
     private void restartServer() {
       startServer(port);
     }
@@ -306,6 +311,7 @@ public final class LocalCluster implements AutoCloseable {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private final AtomicInteger returnNoticesHandled = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
@@ -329,6 +335,9 @@ public final class LocalCluster implements AutoCloseable {
     public void announce(String address, boolean leaving) {
       beforeAnnounce.accept(leaving);
       target.announce(address, leaving);
+      if (!leaving) {
+        returnNoticesHandled.incrementAndGet();
+      }
     }
   }
 }
