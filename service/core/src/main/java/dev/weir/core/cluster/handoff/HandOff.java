@@ -90,7 +90,7 @@ public final class HandOff {
       BucketState incoming = state.get();
       store.update(
           b.getKey(),
-          prior -> new Decision(BucketMerge.moreConsumed(prior, incoming), MERGED));
+          prior -> new Decision(BucketMerge.moreConsumed(prior, incoming, now), MERGED));
       stored++;
     }
     received.addAndGet(stored);
