@@ -7,6 +7,8 @@ import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -232,7 +234,8 @@ public final class GlobalManager implements AutoCloseable {
     flushBroadcasts();
   }
 
-  // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit.
+  // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit. Expiry
+  // follows the engine's convention: a bucket lives until reset_time + 1.
   private static Optional<BucketState> rebuild(UpdatePeerGlobal g, long now) {
     RateLimitResp s = g.getStatus();
     if (g.getAlgorithm() == Algorithm.TOKEN_BUCKET) {
@@ -245,12 +248,17 @@ public final class GlobalManager implements AutoCloseable {
               g.getDuration(),
               s.getRemaining(),
               g.getCreatedAt(),
-              s.getResetTime()));
+              RateLimitEngine.tokenBucketExpireAt(s.getResetTime())));
     }
     if (g.getAlgorithm() == Algorithm.LEAKY_BUCKET) {
       return Optional.of(
           new LeakyBucketState(
-              s.getLimit(), g.getDuration(), s.getLimit(), s.getRemaining(), now, s.getResetTime()));
+              s.getLimit(),
+              g.getDuration(),
+              s.getLimit(),
+              s.getRemaining(),
+              now,
+              SaturatingMath.add(s.getResetTime(), 1)));
     }
     return Optional.empty();
   }

@@ -9,6 +9,8 @@ import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -165,7 +167,7 @@ class GlobalManagerTest {
   }
 
   @Test
-  void apply_gubernatorStyleTokenUpdate_rebuiltWithResetTimeAsExpiry() {
+  void apply_gubernatorStyleTokenUpdate_rebuiltExpiringOneAfterResetTime() {
     GlobalManager m = manager(ring(SELF, OWNER), 1000);
     long reset = clock.wallMillis() + 30_000;
     m.apply(
@@ -181,6 +183,27 @@ class GlobalManagerTest {
     assertThat(store.get("g_a"))
         .contains(
             new TokenBucketState(
-                Status.UNDER_LIMIT, 10, 60_000, 3, clock.wallMillis() - 30_000, reset));
+                Status.UNDER_LIMIT, 10, 60_000, 3, clock.wallMillis() - 30_000, reset + 1));
+    assertThat(RateLimitEngine.tokenBucketResetTime((TokenBucketState) store.get("g_a").get()))
+        .as("the copy reports the owner's reset_time")
+        .isEqualTo(reset);
+  }
+
+  @Test
+  void apply_gubernatorStyleLeakyUpdate_rebuiltExpiringOneAfterResetTime() {
+    GlobalManager m = manager(ring(SELF, OWNER), 1000);
+    long reset = clock.wallMillis() + 30_000;
+    m.apply(
+        List.of(
+            UpdatePeerGlobal.newBuilder()
+                .setKey("g_a")
+                .setAlgorithm(Algorithm.LEAKY_BUCKET)
+                .setDuration(60_000)
+                .setCreatedAt(clock.wallMillis())
+                .setStatus(
+                    RateLimitResp.newBuilder().setLimit(10).setRemaining(4).setResetTime(reset))
+                .build()));
+    assertThat(store.get("g_a"))
+        .contains(new LeakyBucketState(10, 60_000, 10, 4, clock.wallMillis(), reset + 1));
   }
 }
