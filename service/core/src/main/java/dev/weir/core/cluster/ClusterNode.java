@@ -92,7 +92,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             membership::ring,
             peers,
             local,
-            this::checkAsOwner,
             store,
             scheduler,
             clock,

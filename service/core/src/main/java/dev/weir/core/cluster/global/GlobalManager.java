@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,8 +36,11 @@ import org.slf4j.LoggerFactory;
  * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
  * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue (on
  * non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's {@code
- * created_at}; at flush each key goes to its owner on the ring of that moment (this node, if it became
- * the owner) as a GLOBAL item, which the owner applies with DRAIN_OVER_LIMIT. The broadcast queue (on
+ * created_at}; at flush each key goes to its owner on the ring of that moment as a GLOBAL item, which
+ * the owner applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy
+ * already holds those hits (they were applied to it when answered) and is now the owner's bucket: the
+ * hits are not applied again, only broadcast. A received broadcast for a key this node owns on the
+ * current ring (a late one from the previous owner) is ignored. The broadcast queue (on
  * the owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
  * sends one {@code UpdatePeerGlobals} to every other peer. Beyond Gubernator, each update carries the
  * exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report the same
@@ -52,7 +54,6 @@ public final class GlobalManager implements AutoCloseable {
   private final Supplier<HashRing> ring;
   private final PeerClientPool peers;
   private final LocalCheck local;
-  private final Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck;
   private final BucketStore store;
   private final Scheduler scheduler;
   private final Clock clock;
@@ -73,7 +74,6 @@ public final class GlobalManager implements AutoCloseable {
    * @param ring the current ring
    * @param peers clients of the other nodes
    * @param local evaluates a request on this node's copy
-   * @param ownerCheck evaluates requests as their owner (for hits flushed after this node became owner)
    * @param store this node's buckets, read for broadcasts and overwritten by received ones
    * @param scheduler runs the sync timers
    * @param clock the time of received Gubernator-style updates
@@ -86,7 +86,6 @@ public final class GlobalManager implements AutoCloseable {
       Supplier<HashRing> ring,
       PeerClientPool peers,
       LocalCheck local,
-      Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck,
       BucketStore store,
       Scheduler scheduler,
       Clock clock,
@@ -97,7 +96,6 @@ public final class GlobalManager implements AutoCloseable {
     this.ring = ring;
     this.peers = peers;
     this.local = local;
-    this.ownerCheck = ownerCheck;
     this.store = store;
     this.scheduler = scheduler;
     this.clock = clock;
@@ -170,7 +168,7 @@ public final class GlobalManager implements AutoCloseable {
     byOwner.forEach(
         (owner, requests) -> {
           if (owner.equals(self)) {
-            ownerCheck.apply(requests);
+            requests.forEach(this::queueBroadcast);
             return;
           }
           calls.add(
@@ -216,10 +214,17 @@ public final class GlobalManager implements AutoCloseable {
     return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
   }
 
-  /** Overwrites this node's copies with the owner's broadcast {@code globals}. */
+  /**
+   * Overwrites this node's copies with the owner's broadcast {@code globals}, except keys this node
+   * owns on the current ring: their bucket here is the authoritative one.
+   */
   public void apply(List<UpdatePeerGlobal> globals) {
     long now = clock.wallMillis();
+    HashRing current = ring.get();
     for (UpdatePeerGlobal g : globals) {
+      if (!current.isEmpty() && current.ownerOf(g.getKey()).equals(self)) {
+        continue;
+      }
       Optional<BucketState> exact =
           g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
       Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
