@@ -166,7 +166,8 @@ public final class ClusterRateLimitService implements RateLimitService {
               if (error == null) {
                 return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
               }
-              String nowOwner = ring.get().isEmpty() ? owner : ring.get().ownerOf(r.hashKey());
+              HashRing now = ring.get();
+              String nowOwner = now.isEmpty() ? owner : now.ownerOf(r.hashKey());
               if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
                 return route(r, attempt + 1);
               }
