@@ -57,7 +57,11 @@ public final class Batcher<T, R> implements AutoCloseable {
     this.sender = sender;
   }
 
-  /** Queues {@code item}; the future completes with its answer, or fails with its batch. */
+  /**
+   * Queues {@code item}; the future completes with its answer, or fails with its batch. The first item
+   * of a batch starts its timer before it is queued: if the scheduler refuses (it was shut down), that
+   * item fails with the scheduler's exception and nothing is queued.
+   */
   public CompletableFuture<R> submit(T item) {
     CompletableFuture<R> future = new CompletableFuture<>();
     List<T> fullItems = null;
@@ -67,15 +71,21 @@ public final class Batcher<T, R> implements AutoCloseable {
         future.completeExceptionally(new IllegalStateException("batcher is closed"));
         return future;
       }
+      if (items.isEmpty() && batchLimit > 1) {
+        long gen = generation;
+        try {
+          timer = scheduler.schedule(() -> flushGeneration(gen), batchWait);
+        } catch (RuntimeException e) {
+          future.completeExceptionally(e);
+          return future;
+        }
+      }
       items.add(item);
       futures.add(future);
       if (items.size() >= batchLimit) {
         fullItems = items;
         fullFutures = futures;
         takeQueue();
-      } else if (items.size() == 1) {
-        long gen = generation;
-        timer = scheduler.schedule(() -> flushGeneration(gen), batchWait);
       }
     }
     if (fullItems != null) {
