@@ -227,8 +227,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     return peers
-        .get(peer)
-        .announce(self, false, returnNoticeDeadline())
+        .call(peer, c -> c.announce(self, false, returnNoticeDeadline()))
         .handle(
             (ok, error) -> {
               if (error != null) {
@@ -255,8 +254,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, tells every other peer this node
    * is leaving, then takes itself off its own ring (so its buckets go to their next owners and later
-   * requests are forwarded there), waiting at most {@code wait} for each step; then closes the peer
-   * clients.
+   * requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
+   * hits and broadcasts queued meanwhile (requests keep arriving until the listeners stop) and closes
+   * the peer clients. GLOBAL hits queued after that are dropped with a logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
@@ -269,6 +269,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       membership.departed(self);
       await(handOff.pending(), wait, "hand-off on shutdown");
     }
+    await(global.flush(), wait, "final GLOBAL flush");
     peers.close();
   }
 
@@ -276,7 +277,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (String peer : membership.ring().peers()) {
       if (!peer.equals(self)) {
-        calls.add(peers.get(peer).announce(self, leaving, wait));
+        calls.add(peers.call(peer, c -> c.announce(self, leaving, wait)));
       }
     }
     await(

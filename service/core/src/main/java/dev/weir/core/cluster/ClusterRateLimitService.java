@@ -159,8 +159,7 @@ public final class ClusterRateLimitService implements RateLimitService {
       return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
     }
     return peers
-        .get(owner)
-        .forward(r)
+        .call(owner, c -> c.forward(r))
         .handle(
             (answer, error) -> {
               if (error == null) {

@@ -172,7 +172,10 @@ public final class GlobalManager implements AutoCloseable {
             return;
           }
           calls.add(
-              logged(peers.get(owner).getPeerRateLimits(requests, timeout, "sending global hits to")));
+              logged(
+                  peers.call(
+                      owner,
+                      c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"))));
         });
     return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
   }
@@ -208,7 +211,7 @@ public final class GlobalManager implements AutoCloseable {
     List<CompletableFuture<?>> calls = new ArrayList<>();
     for (String peer : ring.get().peers()) {
       if (!peer.equals(self)) {
-        calls.add(logged(peers.get(peer).updatePeerGlobals(updates, timeout)));
+        calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(updates, timeout))));
       }
     }
     return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
@@ -232,11 +235,15 @@ public final class GlobalManager implements AutoCloseable {
     }
   }
 
+  /** Sends the queued hits and broadcasts now; completes when every call answered or failed. */
+  public CompletableFuture<Void> flush() {
+    return CompletableFuture.allOf(flushHits(), flushBroadcasts());
+  }
+
   /** Sends what is queued. */
   @Override
   public void close() {
-    flushHits();
-    flushBroadcasts();
+    flush();
   }
 
   // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit. Expiry

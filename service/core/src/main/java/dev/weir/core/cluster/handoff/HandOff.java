@@ -134,8 +134,7 @@ public final class HandOff {
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
     List<BucketSnapshot> snapshots = chunk.stream().map(h -> PeerProtos.toSnapshot(h.key, h.state)).toList();
     return peers
-        .get(owner)
-        .transferBuckets(snapshots, self, timeout)
+        .call(owner, c -> c.transferBuckets(snapshots, self, timeout))
         .handle(
             (accepted, error) -> {
               if (error != null) {

@@ -36,7 +36,10 @@ class PeerClientPoolTest {
     servers.forEach(Server::shutdownNow);
   }
 
+  private final AtomicInteger created = new AtomicInteger();
+
   private PeerClient inProcessClient(String address) {
+    created.incrementAndGet();
     PeerHandler handler =
         new PeerHandler() {
           @Override
@@ -102,5 +105,19 @@ class PeerClientPoolTest {
 
     assertThat(queued.join().status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(itemsReceived.get()).isEqualTo(1);
+  }
+
+  @Test
+  void get_afterClose_refusedWithClearErrorAndNoClientCreated() {
+    pool.close();
+
+    assertThatThrownBy(() -> pool.get("b:1"))
+        .isInstanceOf(PeerException.class)
+        .hasMessageContaining("peer 'b:1'")
+        .hasMessageContaining("shutting down");
+    assertThat(pool.call("b:1", c -> c.forward(req()))).isCompletedExceptionally();
+    pool.connect(List.of("c:1"));
+    assertThat(created.get()).isZero();
+    assertThat(pool.clients()).isEmpty();
   }
 }
