@@ -2,7 +2,9 @@ package dev.weir.envoy;
 
 import com.sun.net.httpserver.HttpHandler;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
@@ -52,13 +54,30 @@ public final class EnvoyAdapter implements AutoCloseable {
       Clock clock,
       MeterRegistry registry)
       throws ConfigException {
+    return start(
+        configPath, settings, service, clock, registry, InputLimits.DEFAULTS, WeirMetrics.NOOP);
+  }
+
+  /**
+   * Loads the descriptor config at {@code configPath} and assembles the adapter, refusing requests
+   * over {@code limits} (counted in {@code refusals}); an invalid config throws.
+   */
+  public static EnvoyAdapter start(
+      Path configPath,
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      MeterRegistry registry,
+      InputLimits limits,
+      WeirMetrics refusals)
+      throws ConfigException {
     EnvoyMetrics metrics = new EnvoyMetrics(registry);
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
         new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);
     reloader.loadInitial();
     ShouldRateLimitHandler handler =
-        new ShouldRateLimitHandler(holder, service, clock, settings, metrics);
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, refusals);
     return new EnvoyAdapter(
         settings, reloader, new EnvoyRateLimitGrpcService(handler), new JsonHandler(handler));
   }

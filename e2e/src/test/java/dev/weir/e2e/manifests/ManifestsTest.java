@@ -23,6 +23,12 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
+import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.metrics.PrometheusEndpoint;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -222,6 +228,48 @@ class ManifestsTest {
     assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get()).isNotNull();
     assertThat(client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get()).isNotNull();
     assertThat(client.configMaps().inNamespace("weir").withName("weir-config").get()).isNotNull();
+  }
+
+  @Test
+  void monitoring_serviceAndPodMonitorsScrapeTheHttpPortsMetricsPath() throws IOException {
+    List<Document> docs = new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("monitoring")));
+    docs.addAll(Manifests.build(Manifests.ROOT.resolve("monitoring/podmonitor")));
+    ServiceMonitor serviceMonitor =
+        docs.stream().map(Document::object).filter(ServiceMonitor.class::isInstance)
+            .map(ServiceMonitor.class::cast).findFirst().orElseThrow();
+    PodMonitor podMonitor =
+        docs.stream().map(Document::object).filter(PodMonitor.class::isInstance)
+            .map(PodMonitor.class::cast).findFirst().orElseThrow();
+    Map<String, String> podLabels = deployment().getSpec().getTemplate().getMetadata().getLabels();
+
+    assertThat(serviceMonitor.getSpec().getEndpoints().get(0).getPort()).isEqualTo("http");
+    assertThat(serviceMonitor.getSpec().getEndpoints().get(0).getPath()).isEqualTo(PrometheusEndpoint.PATH);
+    assertThat(podMonitor.getSpec().getPodMetricsEndpoints().get(0).getPort()).isEqualTo("http");
+    assertThat(podMonitor.getSpec().getPodMetricsEndpoints().get(0).getPath()).isEqualTo(PrometheusEndpoint.PATH);
+    assertThat(podLabels).containsAllEntriesOf(podMonitor.getSpec().getSelector().getMatchLabels());
+  }
+
+  @Test
+  void dashboard_isValidJson_andQueriesOnlyMetricsTheServerExports() throws Exception {
+    Path json = Manifests.ROOT.resolve("monitoring/dashboard/weir-dashboard.json");
+    Map<?, ?> dashboard = Serialization.unmarshal(Files.readString(json), Map.class);
+    Set<String> exported = new TreeSet<>();
+    for (Field field : MicrometerMetrics.class.getFields()) {
+      if (Modifier.isStatic(field.getModifiers()) && field.getType() == String.class) {
+        exported.add(((String) field.get(null)).replace('.', '_'));
+      }
+    }
+    Matcher names = Pattern.compile("\\bweir_[a-z_]+").matcher(Files.readString(json));
+    List<String> unknown = new ArrayList<>();
+    while (names.find()) {
+      String name = names.group();
+      if (!name.startsWith("weir_envoy_") && exported.stream().noneMatch(name::startsWith)) {
+        unknown.add(name);
+      }
+    }
+
+    assertThat((List<?>) dashboard.get("panels")).hasSizeGreaterThan(20);
+    assertThat(unknown).isEmpty();
   }
 
   private static Deployment deployment() throws IOException {

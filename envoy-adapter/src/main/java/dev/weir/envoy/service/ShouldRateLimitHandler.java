@@ -1,7 +1,9 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
@@ -39,14 +41,33 @@ public final class ShouldRateLimitHandler {
   private final EnvoySettings settings;
   private final EnvoyMetrics metrics;
   private final ResponseBuilder responses;
+  private final InputLimits limits;
+  private final WeirMetrics refusals;
 
-  /** Creates a handler answering from {@code config} through {@code service}. */
+  /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
       ConfigHolder config,
       RateLimitService service,
       Clock clock,
       EnvoySettings settings,
       EnvoyMetrics metrics) {
+    this(config, service, clock, settings, metrics, InputLimits.DEFAULTS, WeirMetrics.NOOP);
+  }
+
+  /**
+   * Creates a handler answering from {@code config} through {@code service}, refusing requests over
+   * {@code limits} with {@code INVALID_ARGUMENT} and counting them in {@code refusals}.
+   */
+  public ShouldRateLimitHandler(
+      ConfigHolder config,
+      RateLimitService service,
+      Clock clock,
+      EnvoySettings settings,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      WeirMetrics refusals) {
+    this.limits = limits;
+    this.refusals = refusals;
     this.config = config;
     this.service = service;
     this.clock = clock;
@@ -77,6 +98,11 @@ public final class ShouldRateLimitHandler {
     }
     if (request.getDescriptorsCount() == 0) {
       throw invalid("rate limit descriptor list must not be empty");
+    }
+    Optional<DescriptorLimits.Refusal> refusal = DescriptorLimits.check(request, limits);
+    if (refusal.isPresent()) {
+      refusals.refused(refusal.get().reason());
+      throw invalid(refusal.get().message());
     }
     EnvoyConfig current =
         config

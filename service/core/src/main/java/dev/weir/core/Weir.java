@@ -12,6 +12,8 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -71,6 +73,7 @@ public final class Weir {
     private Clock clock = SystemClock.INSTANCE;
     private ZoneId zone = ZoneId.systemDefault();
     private Duration leaveWait = DEFAULT_LEAVE_WAIT;
+    private ChannelCredentials credentials = InsecureChannelCredentials.create();
 
     private Builder() {}
 
@@ -171,6 +174,15 @@ public final class Weir {
     }
 
     /**
+     * Sets the credentials this member calls its peers with (default plaintext); with TLS on, pass
+     * credentials carrying this member's certificate so peers requiring mutual TLS accept it.
+     */
+    public Builder peerCredentials(ChannelCredentials value) {
+      this.credentials = Objects.requireNonNull(value, "peerCredentials");
+      return this;
+    }
+
+    /**
      * Creates the member without starting it (no port is bound yet), so that its {@link
      * WeirMember#service()} can back other services added to the server builder first.
      *
@@ -208,7 +220,8 @@ public final class Weir {
                   self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
       ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
       ClusterNode cluster =
-          new ClusterNode(self, clusterSettings, buckets, limiter::apply, scheduler, clock, peers);
+          new ClusterNode(
+              self, clusterSettings, buckets, limiter::apply, scheduler, clock, peers, credentials);
       return new WeirMember(cluster, scheduler, peers, server, advertise, leaveWait);
     }
 

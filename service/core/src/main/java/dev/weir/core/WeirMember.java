@@ -191,7 +191,15 @@ public final class WeirMember implements RateLimiter {
    * Calling it again does nothing.
    */
   @Override
-  public synchronized void close() {
+  public void close() {
+    close(Duration.ofSeconds(SERVER_GRACE_SECONDS));
+  }
+
+  /**
+   * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
+   * calls in flight before cancelling them.
+   */
+  public synchronized void close(Duration serverGrace) {
     if (state == State.CLOSED) {
       return;
     }
@@ -200,7 +208,7 @@ public final class WeirMember implements RateLimiter {
     if (server != null) {
       server.shutdown();
       try {
-        if (!server.awaitTermination(SERVER_GRACE_SECONDS, TimeUnit.SECONDS)) {
+        if (!server.awaitTermination(serverGrace.toNanos(), TimeUnit.NANOSECONDS)) {
           server.shutdownNow();
         }
       } catch (InterruptedException e) {

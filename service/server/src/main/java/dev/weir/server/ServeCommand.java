@@ -1,8 +1,8 @@
 package dev.weir.server;
 
-import ch.qos.logback.classic.Level;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
@@ -39,23 +39,28 @@ final class ServeCommand implements Command {
       throws InterruptedException {
     WeirConfig config;
     EnvoySettings envoy;
+    LogSetup.Format logFormat;
+    OpsSettings ops;
+    Map<String, String> settings;
     ClusterSettings cluster;
     DiscoverySettings discovery;
     try {
-      Map<String, String> merged = environment(args, env);
-      EnvReader reader = new EnvReader(merged);
+      settings = environment(args, env);
+      EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
       cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
-      discovery = DiscoverySettings.fromEnv(merged, config.advertiseAddress().toString());
+      discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
+      logFormat = LogSetup.format(reader);
+      ops = OpsSettings.from(reader);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    setRootLogLevel(config.logLevel());
+    LogSetup.apply(config.logLevel(), logFormat);
     WeirNode node;
     try {
-      node = WeirNode.start(config, cluster, discovery, envoy);
+      node = WeirNode.start(config, cluster, discovery, envoy, ops);
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;
@@ -73,12 +78,13 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={}",
+        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={} settings: {}",
         config.describe(),
         node.grpcPort(),
         node.httpPort(),
         node.cluster().membership().ring().peers(),
-        cluster.handoff());
+        cluster.handoff(),
+        EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;
   }
@@ -103,12 +109,5 @@ final class ServeCommand implements Command {
       }
     }
     return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);
-  }
-
-  private static void setRootLogLevel(String level) {
-    org.slf4j.Logger root = LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    if (root instanceof ch.qos.logback.classic.Logger logback) {
-      logback.setLevel(Level.toLevel(level, Level.INFO));
-    }
   }
 }

@@ -5,19 +5,30 @@ import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.CacheStatistics;
+import dev.weir.core.metrics.GrpcServerMetrics;
+import dev.weir.core.metrics.HttpMetrics;
+import dev.weir.core.metrics.JvmMetrics;
+import dev.weir.core.metrics.MeteredRateLimitService;
+import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
+import dev.weir.core.tls.TlsIdentity;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
@@ -27,13 +38,17 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.security.GeneralSecurityException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -46,9 +61,6 @@ import org.slf4j.LoggerFactory;
  * {@code grpc.health.v1}, server reflection) and its HTTP listener (the JSON gateway). Start it
  * with {@link #start}; {@link #close} stops both listeners gracefully.
  *
- * <p>The cluster member inside is started through {@link Weir#builder()}, the same entry point an
- * embedding service uses: the node adds its own services to the gRPC server builder it hands over.
- *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
  */
@@ -56,7 +68,6 @@ public final class WeirNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
   private static final long HEALTH_REFRESH_MILLIS = 1000;
-  private static final Duration HTTP_GRACE = Duration.ofSeconds(1);
   private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
@@ -67,6 +78,13 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
+  private final DrainableService drainable;
+  private final OpsSettings ops;
+  private final PrometheusMeterRegistry registry;
+  private final JvmMetrics jvmMetrics;
+  private final TlsIdentity tls;
+  private final RateLimitedLogger tlsWarnings =
+      new RateLimitedLogger(LOG, SystemClock.INSTANCE, Duration.ofMinutes(1));
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -75,10 +93,20 @@ public final class WeirNode implements AutoCloseable {
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
-      EnvoyAdapter envoyAdapter) {
+      EnvoyAdapter envoyAdapter,
+      RateLimitService service,
+      DrainableService drainable,
+      OpsSettings ops,
+      PrometheusMeterRegistry registry,
+      TlsIdentity tls) {
     this.member = member;
     this.discoveryScheduler = discoveryScheduler;
-    this.service = member.service();
+    this.service = service;
+    this.drainable = drainable;
+    this.ops = ops;
+    this.registry = registry;
+    this.jvmMetrics = new JvmMetrics(registry);
+    this.tls = tls;
     this.envoyAdapter = envoyAdapter;
     this.http = http;
     this.grpcHealth = grpcHealth;
@@ -125,12 +153,27 @@ public final class WeirNode implements AutoCloseable {
   public static WeirNode start(
       WeirConfig config, ClusterSettings cluster, DiscoverySettings discovery, EnvoySettings envoy)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, cluster, discovery, envoy, OpsSettings.DEFAULTS);
+  }
+
+  /**
+   * Starts a cluster member on the system clock with a Caffeine store and {@code ops}'s input
+   * limits, TLS and shutdown timing.
+   */
+  static WeirNode start(
+      WeirConfig config,
+      ClusterSettings cluster,
+      DiscoverySettings discovery,
+      EnvoySettings envoy,
+      OpsSettings ops)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     Clock clock = SystemClock.INSTANCE;
     return start(
         config,
         cluster,
         discovery,
         envoy,
+        ops,
         clock,
         new CaffeineBucketStore(clock, config.cacheSize()));
   }
@@ -162,8 +205,21 @@ public final class WeirNode implements AutoCloseable {
   public static WeirNode start(
       WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(config, envoy, OpsSettings.DEFAULTS, clock, store);
+  }
+
+  /** Starts a single node as above with {@code ops}'s input limits, TLS and shutdown timing. */
+  static WeirNode start(
+      WeirConfig config, EnvoySettings envoy, OpsSettings ops, Clock clock, BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     return start(
-        config, ClusterSettings.defaults(), DiscoverySettings.staticPeers(), envoy, clock, store);
+        config,
+        ClusterSettings.defaults(),
+        DiscoverySettings.staticPeers(),
+        envoy,
+        ops,
+        clock,
+        store);
   }
 
   /**
@@ -180,6 +236,24 @@ public final class WeirNode implements AutoCloseable {
       Clock clock,
       BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
+    return start(
+        config, clusterSettings, discoverySettings, envoy, OpsSettings.DEFAULTS, clock, store);
+  }
+
+  /**
+   * Starts a cluster member as above with {@code ops}'s input limits, TLS (listeners and peer
+   * calls) and shutdown timing. Every front door is counted in the node's Prometheus registry,
+   * served at {@code GET /metrics}.
+   */
+  static WeirNode start(
+      WeirConfig config,
+      ClusterSettings clusterSettings,
+      DiscoverySettings discoverySettings,
+      EnvoySettings envoy,
+      OpsSettings ops,
+      Clock clock,
+      BucketStore store)
+      throws IOException, dev.weir.envoy.config.ConfigException {
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
       grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
@@ -187,6 +261,21 @@ public final class WeirNode implements AutoCloseable {
     HostPort advertise = config.advertiseAddress();
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
+    }
+    TlsIdentity tls = null;
+    if (ops.tls().enabled()) {
+      try {
+        tls = TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
+      } catch (GeneralSecurityException e) {
+        throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
+      }
+    }
+    ChannelCredentials peerCredentials =
+        tls == null ? InsecureChannelCredentials.create() : tls.peerCredentials();
+    PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    MicrometerMetrics metrics = new MicrometerMetrics(registry);
+    if (store instanceof CacheStatistics cache) {
+      metrics.watchCache(cache);
     }
     ScheduledExecutorService discoveryScheduler =
         Executors.newSingleThreadScheduledExecutor(
@@ -210,8 +299,13 @@ public final class WeirNode implements AutoCloseable {
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
+            .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
+            .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
+    if (tls != null) {
+      grpcBuilder.sslContext(tls.grpcServerContext());
+    }
     WeirMember member =
         Weir.builder()
             .advertiseAddress(self)
@@ -221,14 +315,18 @@ public final class WeirNode implements AutoCloseable {
             .clock(clock)
             .leaveWait(LEAVE_WAIT)
             .serverBuilder(grpcBuilder)
+            .peerCredentials(peerCredentials)
             .build();
-    RateLimitService service = member.service();
+    ClusterMetrics.watch(member.cluster(), metrics);
+    DrainableService drainable = new DrainableService(member.service());
+    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
+    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
     EnvoyAdapter envoyAdapter = null;
     try {
       if (envoy.config().isPresent()) {
         envoyAdapter =
             EnvoyAdapter.start(
-                envoy.config().get(), envoy, service, clock, new SimpleMeterRegistry());
+                envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
       }
     } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
       member.close();
@@ -237,26 +335,56 @@ public final class WeirNode implements AutoCloseable {
     }
     grpcBuilder.addService(new V1Service(service));
     List<HttpRoute> routes = httpRoutes(service);
+    routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
     }
+    routes =
+        HttpMetrics.instrument(
+            BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     HttpListener http;
     try {
       member.start();
-      http = HttpListener.start(config.httpAddress().toBindAddress(), routes);
-    } catch (IOException | RuntimeException e) {
+      http =
+          HttpListener.start(
+              config.httpAddress().toBindAddress(),
+              routes,
+              tls == null ? null : tls.httpsConfigurator());
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       if (envoyAdapter != null) {
         envoyAdapter.close();
       }
-      throw e;
+      if (e instanceof GeneralSecurityException) {
+        throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
+      }
+      if (e instanceof IOException io) {
+        throw io;
+      }
+      throw (RuntimeException) e;
     }
     WeirNode node =
-        new WeirNode(member, discoveryScheduler, http, grpcHealth, advertise, envoyAdapter);
+        new WeirNode(
+            member,
+            discoveryScheduler,
+            http,
+            grpcHealth,
+            advertise,
+            envoyAdapter,
+            service,
+            drainable,
+            ops,
+            registry,
+            tls);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
+    }
+    if (tls != null) {
+      long every = ops.tls().reloadInterval().toMillis();
+      node.healthRefresher.scheduleWithFixedDelay(
+          node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
     }
     node.refreshHealth();
     node.healthRefresher.scheduleWithFixedDelay(
@@ -295,6 +423,34 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
+  /** Re-reads the TLS certificate and key if their files changed; logs the outcome. */
+  void reloadTls() throws IOException, GeneralSecurityException {
+    if (tls != null && tls.reloadIfChanged()) {
+      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+    }
+  }
+
+  private void reloadTlsQuietly() {
+    try {
+      reloadTls();
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
+      tlsWarnings.warn(
+          "tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
+    }
+  }
+
+  /**
+   * Returns the node's TLS identity when TLS is on; peers are called with the same certificate.
+   */
+  public Optional<TlsIdentity> tlsIdentity() {
+    return Optional.ofNullable(tls);
+  }
+
+  /** Returns the node's Prometheus registry, for components that add meters. */
+  PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
   /** Returns the port the gRPC listener is bound to. */
   public int grpcPort() {
     return member.grpcPort();
@@ -326,10 +482,12 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node: reports NOT_SERVING, leaves the cluster (with hand-off on, peers are told and
-   * every bucket goes to its next owner while both listeners still answer), stops the HTTP listener
-   * (up to 1 s for exchanges in flight), then the gRPC listener (up to 5 s for calls in flight).
-   * Calling it again does nothing.
+   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
+   * answers unhealthy ("shutting down") while calls are still answered for {@code
+   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with hand-off on, every
+   * bucket goes to its next owner while both listeners still answer), both listeners stop taking
+   * new calls and wait up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight, after which the
+   * rest are cancelled. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -340,11 +498,24 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
+    drainable.startDraining();
     grpcHealth.enterTerminalState();
-    LOG.info("peer forwarding: {}", member.cluster().batchStats());
-    member.leave();
-    http.stop(HTTP_GRACE);
-    member.close();
-    discoveryScheduler.shutdownNow();
+    try {
+      if (!ops.gracefulTerminationDelay().isZero()) {
+        LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
+        Thread.sleep(ops.gracefulTerminationDelay().toMillis());
+      }
+      LOG.info("peer forwarding: {}", member.cluster().batchStats());
+      member.leave();
+      http.stop(ops.drainTimeout());
+      member.close(ops.drainTimeout());
+    } catch (InterruptedException e) {
+      http.stop(Duration.ZERO);
+      member.close(Duration.ZERO);
+      Thread.currentThread().interrupt();
+    } finally {
+      discoveryScheduler.shutdownNow();
+      jvmMetrics.close();
+    }
   }
 }

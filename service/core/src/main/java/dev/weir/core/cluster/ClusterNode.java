@@ -16,6 +16,8 @@ import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.BindableService;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,6 +77,22 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery) {
+    this(self, settings, store, local, scheduler, clock, discovery, InsecureChannelCredentials.create());
+  }
+
+  /**
+   * Creates the member {@code self} as above, calling peers with {@code peerCredentials} (TLS with
+   * this node's certificate when TLS is on).
+   */
+  public ClusterNode(
+      String self,
+      ClusterSettings settings,
+      BucketStore store,
+      LocalCheck local,
+      Scheduler scheduler,
+      Clock clock,
+      PeerDiscovery discovery,
+      ChannelCredentials peerCredentials) {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
@@ -85,7 +103,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL);
-    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock);
+    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
     this.global =
         new GlobalManager(
             self,

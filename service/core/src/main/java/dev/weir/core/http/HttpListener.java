@@ -2,6 +2,8 @@ package dev.weir.core.http;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -38,7 +40,24 @@ public final class HttpListener implements AutoCloseable {
   /** Binds {@code address} (port 0 = any free port) and starts serving {@code routes}. */
   public static HttpListener start(InetSocketAddress address, List<HttpRoute> routes)
       throws IOException {
-    HttpServer server = HttpServer.create(address, 0);
+    return start(address, routes, null);
+  }
+
+  /**
+   * Binds {@code address} and starts serving {@code routes} over HTTPS configured by {@code https},
+   * or plain HTTP when it is null.
+   */
+  public static HttpListener start(
+      InetSocketAddress address, List<HttpRoute> routes, HttpsConfigurator https)
+      throws IOException {
+    HttpServer server;
+    if (https == null) {
+      server = HttpServer.create(address, 0);
+    } else {
+      HttpsServer secure = HttpsServer.create(address, 0);
+      secure.setHttpsConfigurator(https);
+      server = secure;
+    }
     int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
     AtomicInteger count = new AtomicInteger();
     ExecutorService executor =

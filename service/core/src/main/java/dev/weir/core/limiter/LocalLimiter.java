@@ -1,6 +1,7 @@
 package dev.weir.core.limiter;
 
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
@@ -21,6 +22,7 @@ public final class LocalLimiter {
   private final RateLimitEngine engine;
   private final BucketStore store;
   private final Clock clock;
+  private final RateLimitedLogger warnings;
 
   /**
    * Creates a limiter deciding with {@code engine} over {@code store}, stamping times from {@code
@@ -30,6 +32,7 @@ public final class LocalLimiter {
     this.engine = Objects.requireNonNull(engine, "engine");
     this.store = Objects.requireNonNull(store, "store");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.warnings = new RateLimitedLogger(LOG, clock, RateLimitedLogger.DEFAULT_INTERVAL);
   }
 
   /**
@@ -51,7 +54,7 @@ public final class LocalLimiter {
     try {
       return store.update(stamped.hashKey(), prior -> engine.apply(prior, stamped, now));
     } catch (RuntimeException e) {
-      LOG.warn("rate limit for '{}' failed", stamped.hashKey(), e);
+      warnings.warn("apply", "rate limit for '{}' failed", stamped.hashKey(), e);
       return RateLimitResponse.error(
           "error while applying rate limit for '" + stamped.hashKey() + "': " + e.getMessage());
     }

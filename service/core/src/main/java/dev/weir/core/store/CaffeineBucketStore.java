@@ -8,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Scheduler;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.SaturatingMath;
+import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.util.Optional;
@@ -32,7 +33,7 @@ import java.util.function.Function;
  * writes (or {@link #cleanUp()}), and maintenance runs on the given executor ({@code Runnable::run}
  * in tests).
  */
-public final class CaffeineBucketStore implements BucketStore {
+public final class CaffeineBucketStore implements BucketStore, CacheStatistics {
 
   private static final long MAX_EXPIRY_NANOS = Long.MAX_VALUE >> 1;
 
@@ -135,16 +136,19 @@ public final class CaffeineBucketStore implements BucketStore {
   }
 
   /** Returns how many reads and updates found a live state. */
+  @Override
   public long hitCount() {
     return hits.sum();
   }
 
   /** Returns how many reads and updates found no live state. */
+  @Override
   public long missCount() {
     return misses.sum();
   }
 
   /** Returns how many unexpired buckets were evicted because the store was full. */
+  @Override
   public long evictionCount() {
     return evictions.sum();
   }

@@ -8,6 +8,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.testkit.RecordingMetrics;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -43,6 +44,27 @@ class ClusterGlobalTest {
   private static void sync(Node from, Node owner) {
     from.cluster().global().flushHits().join();
     owner.cluster().global().flushBroadcasts().join();
+  }
+
+  @Test
+  void reportTo_queuedHitsAndBroadcast_queueLengthsAndFlushesReported() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    RecordingMetrics otherMetrics = new RecordingMetrics();
+    RecordingMetrics ownerMetrics = new RecordingMetrics();
+    other.cluster().global().reportTo(otherMetrics);
+    owner.cluster().global().reportTo(ownerMetrics);
+
+    other.check(global(1, 10));
+    assertThat(other.cluster().global().queuedHits()).isEqualTo(1);
+    other.cluster().global().flushHits().join();
+    assertThat(other.cluster().global().queuedHits()).isZero();
+    assertThat(owner.cluster().global().queuedBroadcasts()).isEqualTo(1);
+    owner.cluster().global().flushBroadcasts().join();
+
+    assertThat(otherMetrics.events()).containsExactly("global send ok");
+    assertThat(ownerMetrics.events()).containsExactly("global broadcast ok");
   }
 
   @Test

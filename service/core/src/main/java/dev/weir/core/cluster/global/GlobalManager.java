@@ -10,6 +10,7 @@ import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -19,6 +20,7 @@ import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,6 +64,7 @@ public final class GlobalManager implements AutoCloseable {
   private final Duration timeout;
 
   private final Object lock = new Object();
+  private volatile WeirMetrics metrics = WeirMetrics.NOOP;
   private Map<String, RateLimitRequest> hits = new LinkedHashMap<>();
   private Map<String, RateLimitRequest> broadcasts = new LinkedHashMap<>();
   private Scheduler.Task hitsTimer;
@@ -102,6 +105,29 @@ public final class GlobalManager implements AutoCloseable {
     this.syncWait = syncWait;
     this.batchLimit = batchLimit;
     this.timeout = timeout;
+  }
+
+  /**
+   * Reports this manager's queue lengths and the duration and outcome of each send and broadcast
+   * to {@code sink}.
+   */
+  public void reportTo(WeirMetrics sink) {
+    this.metrics = sink;
+    sink.watchGlobalQueues(this::queuedHits, this::queuedBroadcasts);
+  }
+
+  /** Returns how many GLOBAL keys have hits waiting for their owners. */
+  public long queuedHits() {
+    synchronized (lock) {
+      return hits.size();
+    }
+  }
+
+  /** Returns how many GLOBAL keys wait to be broadcast. */
+  public long queuedBroadcasts() {
+    synchronized (lock) {
+      return broadcasts.size();
+    }
   }
 
   /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
@@ -159,6 +185,7 @@ public final class GlobalManager implements AutoCloseable {
     if (out.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    long start = clock.monotonicNanos();
     HashRing current = ring.get();
     List<CompletableFuture<?>> calls = new ArrayList<>();
     Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
@@ -177,7 +204,7 @@ public final class GlobalManager implements AutoCloseable {
                       owner,
                       c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"))));
         });
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+    return timed(calls, start, true);
   }
 
   /** Sends the queued broadcasts to every other peer now; completes when every peer answered or failed. */
@@ -192,6 +219,7 @@ public final class GlobalManager implements AutoCloseable {
     if (out.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    long start = clock.monotonicNanos();
     List<UpdatePeerGlobal> updates = new ArrayList<>(out.size());
     for (RateLimitRequest r : out) {
       RateLimitRequest query =
@@ -214,7 +242,7 @@ public final class GlobalManager implements AutoCloseable {
         calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(updates, timeout))));
       }
     }
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+    return timed(calls, start, false);
   }
 
   /**
@@ -273,6 +301,30 @@ public final class GlobalManager implements AutoCloseable {
               SaturatingMath.add(s.getResetTime(), 1)));
     }
     return Optional.empty();
+  }
+
+  /**
+   * Completes when every call did, logging failures, and reports the time since {@code start} as a
+   * hit send or a broadcast, failed when any call failed.
+   */
+  private CompletableFuture<Void> timed(
+      List<CompletableFuture<?>> calls, long start, boolean hitSend) {
+    AtomicBoolean failed = new AtomicBoolean();
+    CompletableFuture<?>[] settled =
+        calls.stream()
+            .map(call -> call.whenComplete((r, e) -> failed.set(failed.get() || e != null)))
+            .map(GlobalManager::logged)
+            .toArray(CompletableFuture<?>[]::new);
+    return CompletableFuture.allOf(settled)
+        .thenRun(
+            () -> {
+              long nanos = clock.monotonicNanos() - start;
+              if (hitSend) {
+                metrics.globalSend(nanos, !failed.get());
+              } else {
+                metrics.globalBroadcast(nanos, !failed.get());
+              }
+            });
   }
 
   private static CompletableFuture<?> logged(CompletableFuture<?> call) {

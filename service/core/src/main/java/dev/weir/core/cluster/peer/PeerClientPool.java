@@ -2,6 +2,7 @@ package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.time.Clock;
+import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -27,10 +28,21 @@ public final class PeerClientPool implements AutoCloseable {
 
   /** Creates a pool whose clients open plaintext channels and share {@code scheduler}. */
   public PeerClientPool(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
+    this(settings, scheduler, clock, InsecureChannelCredentials.create());
+  }
+
+  /**
+   * Creates a pool whose clients open channels with {@code credentials} (TLS with this node's
+   * certificate when TLS is on) and share {@code scheduler}.
+   */
+  public PeerClientPool(
+      PeerClientSettings settings,
+      Scheduler scheduler,
+      Clock clock,
+      ChannelCredentials credentials) {
     this(
         address -> {
-          ManagedChannel channel =
-              Grpc.newChannelBuilder(address, InsecureChannelCredentials.create()).build();
+          ManagedChannel channel = Grpc.newChannelBuilder(address, credentials).build();
           return new PeerClient(address, channel, settings, scheduler, clock);
         });
   }

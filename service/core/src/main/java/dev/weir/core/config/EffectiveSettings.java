@@ -1,0 +1,55 @@
+package dev.weir.core.config;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * The settings a node was started with, as one log line: every {@code WEIR_*} and {@code GUBER_*}
+ * variable that is set, sorted, with the values of secrets replaced by {@value #MASK}.
+ *
+ * <p>A variable is a secret when its name mentions a password, secret, token or credential, or
+ * ends in {@code KEY} (TLS and CA keys); their values never reach the log.
+ */
+public final class EffectiveSettings {
+
+  /** What a secret's value is replaced with. */
+  public static final String MASK = "****";
+
+  private static final Pattern SECRET =
+      Pattern.compile(".*(PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|_KEY$|_KEY_).*");
+
+  private EffectiveSettings() {}
+
+  /** Returns whether the variable {@code name} holds a secret. */
+  public static boolean isSecret(String name) {
+    return SECRET.matcher(name.toUpperCase(Locale.ROOT)).matches();
+  }
+
+  /** Returns {@code WEIR_A=1 WEIR_ETCD_PASSWORD=**** ...} for the set Weir and Gubernator variables. */
+  public static String describe(Map<String, String> env) {
+    Map<String, String> sorted = new TreeMap<>();
+    env.forEach(
+        (name, value) -> {
+          if ((name.startsWith("WEIR_") || name.startsWith("GUBER_"))
+              && value != null
+              && !value.isBlank()) {
+            sorted.put(name, isSecret(name) ? MASK : oneLine(value.trim()));
+          }
+        });
+    StringBuilder line = new StringBuilder();
+    sorted.forEach(
+        (name, value) -> {
+          if (line.length() > 0) {
+            line.append(' ');
+          }
+          line.append(name).append('=').append(value);
+        });
+    return line.toString();
+  }
+
+  private static String oneLine(String value) {
+    return value.replace("\r", "\\r").replace("\n", "\\n");
+  }
+}

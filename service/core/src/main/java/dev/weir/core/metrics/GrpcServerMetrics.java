@@ -1,0 +1,59 @@
+package dev.weir.core.metrics;
+
+import dev.weir.core.time.Clock;
+import io.grpc.Metadata;
+import io.grpc.ServerStreamTracer;
+import io.grpc.Status;
+import java.util.Objects;
+
+/**
+ * Records every gRPC call a server handles: its method, final status code and latency, and a
+ * refusal when the transport rejected a message as too large ({@code RESOURCE_EXHAUSTED}). Install
+ * with {@code ServerBuilder.addStreamTracerFactory}.
+ *
+ * <p>Design: a stream tracer, unlike an interceptor, also sees calls that the transport closes
+ * before any handler runs (an oversized message). The method label is taken from the method the
+ * server resolved, never from the client's path, so an unknown method counts as {@code unknown}
+ * and labels stay bounded.
+ */
+public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
+
+  /** The method label of a call to a method the server does not serve. */
+  public static final String UNKNOWN_METHOD = "unknown";
+
+  private final WeirMetrics metrics;
+  private final Clock clock;
+
+  /** Creates the factory reporting to {@code metrics}, timing with {@code clock}. */
+  public GrpcServerMetrics(WeirMetrics metrics, Clock clock) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  @Override
+  public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+    return new CallTracer(clock.monotonicNanos());
+  }
+
+  private final class CallTracer extends ServerStreamTracer {
+    private final long startNanos;
+    private volatile String method = UNKNOWN_METHOD;
+
+    CallTracer(long startNanos) {
+      this.startNanos = startNanos;
+    }
+
+    @Override
+    public void serverCallStarted(ServerCallInfo<?, ?> callInfo) {
+      method = callInfo.getMethodDescriptor().getFullMethodName();
+    }
+
+    @Override
+    public void streamClosed(Status status) {
+      if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+        metrics.refused(RefusalReason.GRPC_MESSAGE_TOO_LARGE);
+      }
+      metrics.grpcCall(method, status.getCode().name(), clock.monotonicNanos() - startNanos);
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package dev.weir.core.metrics;
+
+import java.util.Locale;
+
+/** Why a request was refused before any bucket was touched. */
+public enum RefusalReason {
+  /** A gRPC message larger than {@code WEIR_GRPC_MAX_MESSAGE_SIZE}. */
+  GRPC_MESSAGE_TOO_LARGE,
+  /** An HTTP body larger than {@code WEIR_HTTP_MAX_BODY_SIZE}. */
+  HTTP_BODY_TOO_LARGE,
+  /** More items in one call than one call may carry. */
+  TOO_MANY_ITEMS,
+  /** A name, key or value longer than allowed. */
+  FIELD_TOO_LONG,
+  /** More descriptor entries than one descriptor may carry. */
+  TOO_MANY_ENTRIES;
+
+  /** Returns the label value, e.g. {@code field_too_long}. */
+  public String label() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+}

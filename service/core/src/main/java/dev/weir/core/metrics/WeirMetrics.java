@@ -1,0 +1,66 @@
+package dev.weir.core.metrics;
+
+import java.util.function.LongSupplier;
+
+/**
+ * The events and gauges a Weir node reports, in domain terms. Every method has a no-op default, so
+ * {@link #NOOP} reports nothing and a component that is not given metrics costs nothing.
+ *
+ * <p>Design: callers describe what happened with enums and a few bounded strings (a gRPC method
+ * the server knows, a matched HTTP route, a peer address); they never pass a rate-limit key, so
+ * label cardinality stays bounded whatever clients send. {@link MicrometerMetrics} turns these
+ * events into Micrometer meters; tests use a recording fake.
+ */
+public interface WeirMetrics {
+
+  /** Metrics that report nothing. */
+  WeirMetrics NOOP = new WeirMetrics() {};
+
+  /**
+   * Records one finished gRPC call of {@code method} (a full method name the server serves, or
+   * {@code unknown}) with status {@code code} after {@code nanos}.
+   */
+  default void grpcCall(String method, String code, long nanos) {}
+
+  /**
+   * Records one HTTP request to {@code route} (a registered route path, or {@code unmatched})
+   * answered with {@code status} after {@code nanos}.
+   */
+  default void httpRequest(String route, int status, long nanos) {}
+
+  /** Counts one rate-limit item answered with {@code result}. */
+  default void checked(CheckResult result) {}
+
+  /** Counts one request refused for {@code reason}. */
+  default void refused(RefusalReason reason) {}
+
+  /** Reports the number of {@code check} calls in flight, read when scraped. */
+  default void watchChecksInFlight(LongSupplier inFlight) {}
+
+  /** Reports the bucket store's size and access statistics, read when scraped. */
+  default void watchCache(CacheStatistics cache) {}
+
+  /** Records one batch of {@code size} items sent to {@code peer} in {@code nanos}. */
+  default void batchSent(String peer, int size, long nanos, boolean ok) {}
+
+  /** Reports the GLOBAL queues: hits waiting for owners and updates waiting for broadcast. */
+  default void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {}
+
+  /** Records one send of queued GLOBAL hits to their owners. */
+  default void globalSend(long nanos, boolean ok) {}
+
+  /** Records one broadcast of GLOBAL bucket states to the peers. */
+  default void globalBroadcast(long nanos, boolean ok) {}
+
+  /** Reports the buckets handed to and received from other nodes so far, read when scraped. */
+  default void watchHandOff(LongSupplier sent, LongSupplier received) {}
+
+  /** Reports the forwarding batches sent to {@code peer} and the items they carried so far. */
+  default void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {}
+
+  /** Reports the number of peers (this node included), read when scraped. */
+  default void watchPeerCount(LongSupplier peers) {}
+
+  /** Counts one discovery failure of {@code mechanism} ({@code dns}, {@code etcd}, {@code k8s}). */
+  default void discoveryError(String mechanism) {}
+}

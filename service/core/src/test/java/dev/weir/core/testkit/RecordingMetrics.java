@@ -1,0 +1,48 @@
+package dev.weir.core.testkit;
+
+import dev.weir.core.metrics.CheckResult;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.metrics.WeirMetrics;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** A {@link WeirMetrics} that keeps every event as a line of text, for tests to assert on. */
+public final class RecordingMetrics implements WeirMetrics {
+
+  private final List<String> events = new CopyOnWriteArrayList<>();
+
+  /** Returns the events so far, e.g. {@code grpc pb.gubernator.V1/GetRateLimits OK 5000}. */
+  public List<String> events() {
+    return List.copyOf(events);
+  }
+
+  @Override
+  public void grpcCall(String method, String code, long nanos) {
+    events.add("grpc " + method + " " + code + " " + nanos);
+  }
+
+  @Override
+  public void httpRequest(String route, int status, long nanos) {
+    events.add("http " + route + " " + status + " " + nanos);
+  }
+
+  @Override
+  public void checked(CheckResult result) {
+    events.add("checked " + result.label());
+  }
+
+  @Override
+  public void refused(RefusalReason reason) {
+    events.add("refused " + reason.label());
+  }
+
+  @Override
+  public void globalSend(long nanos, boolean ok) {
+    events.add("global send " + (ok ? "ok" : "failed"));
+  }
+
+  @Override
+  public void globalBroadcast(long nanos, boolean ok) {
+    events.add("global broadcast " + (ok ? "ok" : "failed"));
+  }
+}

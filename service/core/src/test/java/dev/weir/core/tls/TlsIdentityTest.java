@@ -1,0 +1,246 @@
+package dev.weir.core.tls;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.http.HttpListener;
+import dev.weir.core.http.HttpResponses;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.proto.gubernator.LiveCheckReq;
+import dev.weir.proto.gubernator.LiveCheckResp;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TlsIdentityTest {
+
+  private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
+  private static final Duration YEAR = Duration.ofDays(365);
+
+  @TempDir Path dir;
+  private CertificateAuthority ca;
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @BeforeEach
+  void createCa() throws Exception {
+    ca = CertificateAuthority.create("test-ca", YEAR);
+    Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable resource : resources) {
+      resource.close();
+    }
+  }
+
+  private TlsSettings write(String name, CertificateAuthority issuer, ClientAuth auth)
+      throws Exception {
+    CertificateAuthority.Identity identity = issuer.issue(name, HOSTS, YEAR);
+    Path cert = dir.resolve(name + "-cert.pem");
+    Path key = dir.resolve(name + "-key.pem");
+    Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
+    Files.writeString(key, Pem.encode(identity.key()));
+    return new TlsSettings(
+        Optional.of(cert), Optional.of(key), Optional.of(dir.resolve("ca.pem")), auth, "TLSv1.3",
+        false, Duration.ofSeconds(10));
+  }
+
+  private int grpcServer(TlsIdentity identity) throws Exception {
+    V1Grpc.V1ImplBase service =
+        new V1Grpc.V1ImplBase() {
+          @Override
+          public void liveCheck(LiveCheckReq request, StreamObserver<LiveCheckResp> observer) {
+            observer.onNext(LiveCheckResp.getDefaultInstance());
+            observer.onCompleted();
+          }
+        };
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .sslContext(identity.grpcServerContext())
+            .addService(service)
+            .build()
+            .start();
+    resources.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return server.getPort();
+  }
+
+  private LiveCheckResp liveCheck(int port, ChannelCredentials credentials) {
+    ManagedChannel channel =
+        Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return V1Grpc.newBlockingStub(channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .liveCheck(LiveCheckReq.getDefaultInstance());
+  }
+
+  private ChannelCredentials trustOnly() throws Exception {
+    return TlsChannelCredentials.newBuilder().trustManager(dir.resolve("ca.pem").toFile()).build();
+  }
+
+  @Test
+  void grpc_tlsServer_clientTrustingCaConnects() throws Exception {
+    int port = grpcServer(TlsIdentity.load(write("server", ca, ClientAuth.NONE), HOSTS));
+
+    assertThat(liveCheck(port, trustOnly())).isEqualTo(LiveCheckResp.getDefaultInstance());
+  }
+
+  @Test
+  void grpc_mutualTls_peerWithCertificateFromCaAccepted() throws Exception {
+    int port =
+        grpcServer(TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS));
+    TlsIdentity peer = TlsIdentity.load(write("peer", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+
+    assertThat(liveCheck(port, peer.peerCredentials())).isEqualTo(LiveCheckResp.getDefaultInstance());
+  }
+
+  @Test
+  void grpc_mutualTls_clientWithoutCertificateRefused() throws Exception {
+    int port =
+        grpcServer(TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS));
+
+    assertThatThrownBy(() -> liveCheck(port, trustOnly()))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageStartingWith("UNAVAILABLE");
+  }
+
+  @Test
+  void grpc_mutualTls_certificateFromAnotherCaRefused() throws Exception {
+    int port =
+        grpcServer(TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS));
+    CertificateAuthority rogue = CertificateAuthority.create("rogue", YEAR);
+    TlsSettings rogueSettings = write("rogue", rogue, ClientAuth.NONE);
+    CertificateAuthority.Identity rogueIdentity =
+        new CertificateAuthority.Identity(
+            Pem.privateKey(rogueSettings.key().get()), Pem.certificates(rogueSettings.cert().get()));
+    ChannelCredentials credentials =
+        TlsChannelCredentials.newBuilder()
+            .keyManager(KeyManagers.keyManager(rogueIdentity.key(), rogueIdentity.chain()))
+            .trustManager(dir.resolve("ca.pem").toFile())
+            .build();
+
+    assertThatThrownBy(() -> liveCheck(port, credentials))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageStartingWith("UNAVAILABLE");
+  }
+
+  private HttpListener https(TlsIdentity identity) throws Exception {
+    HttpRoute ok =
+        HttpRoute.get("/ok", exchange -> HttpResponses.sendJson(exchange, 200, "{}"));
+    HttpListener listener =
+        HttpListener.start(
+            new InetSocketAddress("127.0.0.1", 0), List.of(ok), identity.httpsConfigurator());
+    resources.add(() -> listener.stop(Duration.ZERO));
+    return listener;
+  }
+
+  private X509Certificate handshake(int port, SSLContext client) throws Exception {
+    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.startHandshake();
+      socket.getOutputStream().write("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".getBytes());
+      socket.getOutputStream().flush();
+      assertThat(new String(socket.getInputStream().readNBytes(12))).isEqualTo("HTTP/1.1 200");
+      return (X509Certificate) socket.getSession().getPeerCertificates()[0];
+    }
+  }
+
+  private SSLContext trustingCa() throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(
+        null,
+        new javax.net.ssl.TrustManager[] {KeyManagers.trustManager(new X509Certificate[] {ca.certificate()})},
+        null);
+    return context;
+  }
+
+  @Test
+  void https_certificateFilesReplaced_newHandshakesPresentNewCertificate() throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.NONE);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    HttpListener listener = https(identity);
+    X509Certificate before = handshake(listener.port(), trustingCa());
+
+    assertThat(identity.reloadIfChanged()).isFalse();
+    CertificateAuthority.Identity next = ca.issue("server-2", HOSTS, YEAR);
+    Files.writeString(settings.cert().get(), Pem.encode((Object[]) next.chain()));
+    Files.writeString(settings.key().get(), Pem.encode(next.key()));
+    FileTime later = FileTime.from(Instant.now().plusSeconds(10));
+    Files.setLastModifiedTime(settings.cert().get(), later);
+    Files.setLastModifiedTime(settings.key().get(), later);
+    assertThat(identity.reloadIfChanged()).isTrue();
+    X509Certificate after = handshake(listener.port(), trustingCa());
+
+    assertThat(before.getSubjectX500Principal().getName()).isEqualTo("CN=server");
+    assertThat(after.getSubjectX500Principal().getName()).isEqualTo("CN=server-2");
+    assertThat(identity.reloadIfChanged()).isFalse();
+  }
+
+  @Test
+  void https_brokenReplacementFile_previousIdentityKept() throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.NONE);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    HttpListener listener = https(identity);
+    Files.writeString(settings.cert().get(), "not a certificate");
+    Files.setLastModifiedTime(settings.cert().get(), FileTime.from(Instant.now().plusSeconds(10)));
+
+    assertThatThrownBy(identity::reloadIfChanged).hasMessageContaining("no PEM certificate");
+    assertThat(handshake(listener.port(), trustingCa()).getSubjectX500Principal().getName())
+        .isEqualTo("CN=server");
+  }
+
+  @Test
+  void https_requireClientCertificate_clientWithoutOneRefused() throws Exception {
+    HttpListener listener =
+        https(TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS));
+
+    String answer;
+    try (SSLSocket socket =
+        (SSLSocket) trustingCa().getSocketFactory().createSocket("127.0.0.1", listener.port())) {
+      socket.startHandshake();
+      socket.getOutputStream().write("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".getBytes());
+      socket.getOutputStream().flush();
+      answer = new String(socket.getInputStream().readNBytes(12));
+    } catch (SSLException | java.net.SocketException refused) {
+      answer = "";
+    }
+
+    assertThat(answer).as("TLS 1.3 may report the refusal as a closed stream").isEmpty();
+  }
+
+  @Test
+  void auto_generatedIdentity_trustedByItsOwnPeerCredentials() throws Exception {
+    TlsSettings auto =
+        new TlsSettings(
+            Optional.empty(), Optional.empty(), Optional.empty(), ClientAuth.REQUIRE_AND_VERIFY,
+            "TLSv1.3", true, Duration.ofSeconds(10));
+    TlsIdentity identity = TlsIdentity.load(auto, HOSTS);
+    int port = grpcServer(identity);
+
+    assertThat(liveCheck(port, identity.peerCredentials())).isEqualTo(LiveCheckResp.getDefaultInstance());
+    assertThat(identity.reloadIfChanged()).isFalse();
+  }
+}

@@ -1,0 +1,50 @@
+package dev.weir.server;
+
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.metrics.WeirMetrics;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToLongFunction;
+
+/**
+ * Reports a cluster member's state through {@link WeirMetrics}: the peer count, GLOBAL queue
+ * lengths and send/broadcast durations, hand-off totals, and per peer the forwarding batches and items sent. Values are read from the member's own
+ * counters when scraped; a peer's meters are added when it first joins the ring.
+ */
+final class ClusterMetrics {
+
+  private ClusterMetrics() {}
+
+  /** Starts reporting {@code cluster} to {@code metrics}. */
+  static void watch(ClusterNode cluster, WeirMetrics metrics) {
+    metrics.watchPeerCount(() -> cluster.membership().ring().peers().size());
+    cluster.global().reportTo(metrics);
+    metrics.watchHandOff(
+        () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
+    Set<String> watched = ConcurrentHashMap.newKeySet();
+    cluster
+        .membership()
+        .addListener(
+            (before, after) -> {
+              for (String peer : after.peers()) {
+                if (!peer.equals(cluster.self()) && watched.add(peer)) {
+                  metrics.watchPeerBatches(
+                      peer,
+                      () -> sum(cluster, peer, PeerClient::batchesSent),
+                      () -> sum(cluster, peer, PeerClient::itemsSent));
+                }
+              }
+            });
+  }
+
+  private static long sum(ClusterNode cluster, String peer, ToLongFunction<PeerClient> counter) {
+    long total = 0;
+    for (PeerClient client : cluster.peers().clients()) {
+      if (client.address().equals(peer)) {
+        total += counter.applyAsLong(client);
+      }
+    }
+    return total;
+  }
+}

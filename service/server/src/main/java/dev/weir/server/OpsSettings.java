@@ -1,0 +1,50 @@
+package dev.weir.server;
+
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.tls.TlsSettings;
+import java.time.Duration;
+
+/**
+ * The operational settings of a node: limits on what clients may send and how shutdown proceeds.
+ *
+ * @param limits the input limits
+ * @param gracefulTerminationDelay how long a stopping node keeps serving while reporting not ready,
+ *     so load balancers stop sending to it first ({@code WEIR_GRACEFUL_TERMINATION_DELAY})
+ * @param drainTimeout the most a stopping node waits for calls in flight ({@code
+ *     WEIR_DRAIN_TIMEOUT})
+ * @param tls the TLS settings of both listeners and of calls to peers
+ */
+record OpsSettings(
+    InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+
+  /** Settings without TLS. */
+  OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout) {
+    this(limits, gracefulTerminationDelay, drainTimeout, TlsSettings.DISABLED);
+  }
+
+  /** {@code WEIR_GRACEFUL_TERMINATION_DELAY}: a duration such as {@code 5s}. */
+  static final EnvVar GRACEFUL_TERMINATION_DELAY = EnvVar.of("WEIR_GRACEFUL_TERMINATION_DELAY");
+
+  /** Gubernator's {@code GUBER_GRACEFUL_TERMINATION_DELAY_SEC}: whole seconds. */
+  static final EnvVar GRACEFUL_TERMINATION_DELAY_SEC =
+      EnvVar.of("GUBER_GRACEFUL_TERMINATION_DELAY_SEC");
+
+  /** {@code WEIR_DRAIN_TIMEOUT}: a duration such as {@code 10s}. */
+  static final EnvVar DRAIN_TIMEOUT = EnvVar.of("WEIR_DRAIN_TIMEOUT");
+
+  /** The defaults: default limits, no delay, 10 s to drain. */
+  static final OpsSettings DEFAULTS =
+      new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
+
+  /** Reads the settings from {@code env}. */
+  static OpsSettings from(EnvReader env) {
+    Duration delay =
+        Duration.ofSeconds(env.intInRange(GRACEFUL_TERMINATION_DELAY_SEC, 0, 0, 3600));
+    delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
+    Duration drain =
+        env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
+    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env));
+  }
+}

@@ -1,0 +1,168 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.tls.CertificateAuthority;
+import dev.weir.core.tls.ClientAuth;
+import dev.weir.core.tls.Pem;
+import dev.weir.core.tls.TlsSettings;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.TlsChannelCredentials;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two cluster members under mutual TLS: forwarding works between them, a stranger is refused. */
+class ClusterTlsTest {
+
+  private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
+  private static final Duration YEAR = Duration.ofDays(365);
+
+  @TempDir Path dir;
+  private final FakeClock clock = new FakeClock();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  private static int freePort() throws Exception {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private TlsSettings files(String name, CertificateAuthority issuer) throws Exception {
+    CertificateAuthority.Identity identity = issuer.issue(name, HOSTS, YEAR);
+    Path cert = dir.resolve(name + "-cert.pem");
+    Path key = dir.resolve(name + "-key.pem");
+    Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
+    Files.writeString(key, Pem.encode(identity.key()));
+    return new TlsSettings(
+        Optional.of(cert), Optional.of(key), Optional.of(dir.resolve("ca.pem")),
+        ClientAuth.REQUIRE_AND_VERIFY, "TLSv1.3", false, Duration.ofSeconds(10));
+  }
+
+  private WeirNode node(int grpcPort, List<String> peers, TlsSettings tls) throws Exception {
+    WeirConfig config =
+        new WeirConfig(
+            new HostPort("127.0.0.1", grpcPort),
+            new HostPort("127.0.0.1", 0),
+            new HostPort("127.0.0.1", grpcPort),
+            1000,
+            "info");
+    WeirNode node =
+        WeirNode.start(
+            config,
+            ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false),
+            DiscoverySettings.staticPeers(),
+            EnvoySettings.DEFAULTS,
+            new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls),
+            clock,
+            new CaffeineBucketStore(clock, 1000, Runnable::run));
+    resources.add(node);
+    return node;
+  }
+
+  private ManagedChannel channel(int port, ChannelCredentials credentials) {
+    ManagedChannel channel = Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return channel;
+  }
+
+  private static GetRateLimitsResp check(V1Grpc.V1BlockingStub stub, int attempt) {
+    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+    for (int i = 0; i < 20; i++) {
+      request.addRequests(
+          RateLimitReq.newBuilder()
+              .setName("n" + attempt)
+              .setUniqueKey("key-" + i)
+              .setHits(1)
+              .setLimit(5)
+              .setDuration(60_000));
+    }
+    return stub.withDeadlineAfter(10, TimeUnit.SECONDS).getRateLimits(request.build());
+  }
+
+  private static boolean hasErrors(GetRateLimitsResp answer) {
+    return answer.getResponsesList().stream().anyMatch(r -> !r.getError().isEmpty());
+  }
+
+  @Test
+  void mutualTls_membersForwardToEachOther_strangerCannotCallPeersV1() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("cluster-ca", YEAR);
+    Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
+    int portA = freePort();
+    int portB = freePort();
+    List<String> peers = List.of("127.0.0.1:" + portA, "127.0.0.1:" + portB);
+    WeirNode a = node(portA, peers, files("a", ca));
+    node(portB, peers, files("b", ca));
+    V1Grpc.V1BlockingStub stub =
+        V1Grpc.newBlockingStub(channel(portA, a.tlsIdentity().orElseThrow().peerCredentials()));
+    // A met B's port closed at start; its peer channel reconnects after a back-off.
+    GetRateLimitsResp answer = check(stub, 0);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    for (int attempt = 1; hasErrors(answer) && System.nanoTime() < deadline; attempt++) {
+      Thread.sleep(100);
+      answer = check(stub, attempt);
+    }
+
+    assertThat(answer.getResponsesList()).extracting(RateLimitResp::getError).containsOnly("");
+    assertThat(answer.getResponsesList()).extracting(RateLimitResp::getRemaining).containsOnly(4L);
+    assertThat(a.cluster().peers().clients())
+        .anySatisfy(client -> assertThat(client.itemsSent()).isPositive());
+
+    CertificateAuthority rogue = CertificateAuthority.create("rogue-ca", YEAR);
+    CertificateAuthority.Identity stranger = rogue.issue("stranger", HOSTS, YEAR);
+    Path strangerCert = dir.resolve("stranger-cert.pem");
+    Path strangerKey = dir.resolve("stranger-key.pem");
+    Files.writeString(strangerCert, Pem.encode((Object[]) stranger.chain()));
+    Files.writeString(strangerKey, Pem.encode(stranger.key()));
+    ChannelCredentials strangerCredentials =
+        TlsChannelCredentials.newBuilder()
+            .keyManager(strangerCert.toFile(), strangerKey.toFile())
+            .trustManager(dir.resolve("ca.pem").toFile())
+            .build();
+    ChannelCredentials anonymous =
+        TlsChannelCredentials.newBuilder().trustManager(dir.resolve("ca.pem").toFile()).build();
+
+    for (ChannelCredentials refused : List.of(strangerCredentials, anonymous)) {
+      assertThatThrownBy(
+              () ->
+                  PeersV1Grpc.newBlockingStub(channel(portB, refused))
+                      .withDeadlineAfter(10, TimeUnit.SECONDS)
+                      .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+          .hasMessageStartingWith("UNAVAILABLE");
+    }
+  }
+}

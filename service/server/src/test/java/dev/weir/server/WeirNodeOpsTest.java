@@ -1,0 +1,227 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.tls.ClientAuth;
+import dev.weir.core.tls.Pem;
+import dev.weir.core.tls.TlsIdentity;
+import dev.weir.core.tls.TlsSettings;
+import dev.weir.envoy.EnvoySettings;
+import io.grpc.Grpc;
+import io.grpc.TlsChannelCredentials;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.Status;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class WeirNodeOpsTest {
+
+  private static final WeirConfig CONFIG =
+      new WeirConfig(
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          1000,
+          "info");
+
+  private final FakeClock clock = new FakeClock();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private WeirNode node;
+  private ManagedChannel channel;
+
+  private void start(OpsSettings ops) throws Exception {
+    node =
+        WeirNode.start(
+            CONFIG, EnvoySettings.DEFAULTS, ops, clock, new CaffeineBucketStore(clock, 1000, Runnable::run));
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    node.close();
+  }
+
+  private static GetRateLimitsReq request(String key) {
+    return GetRateLimitsReq.newBuilder()
+        .addRequests(
+            RateLimitReq.newBuilder()
+                .setName("n")
+                .setUniqueKey(key)
+                .setHits(1)
+                .setLimit(2)
+                .setDuration(60_000))
+        .build();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> post(String path, String body) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** Scrapes until {@code ready} holds (server-side call accounting ends after the client's). */
+  private String scrapeUntil(Predicate<String> ready) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    String text = get("/metrics").body();
+    while (!ready.test(text) && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+      text = get("/metrics").body();
+    }
+    return text;
+  }
+
+  @Test
+  void metrics_afterTraffic_callsItemsCacheAndJvmReported() throws Exception {
+    start(OpsSettings.DEFAULTS);
+    V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(channel);
+    for (int i = 0; i < 3; i++) {
+      stub.getRateLimits(request("k"));
+    }
+    post("/v1/GetRateLimits", "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"h\",\"hits\":1,\"limit\":5,\"duration\":60000}]}");
+    String grpcCount =
+        "weir_grpc_requests_seconds_count{code=\"OK\",method=\"pb.gubernator.V1/GetRateLimits\"} 3";
+
+    HttpResponse<String> response = get("/metrics");
+    String text = scrapeUntil(t -> t.contains(grpcCount));
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("text/plain; version=0.0.4; charset=utf-8");
+    assertThat(text)
+        .contains(grpcCount)
+        .contains("weir_http_requests_seconds_count{route=\"/v1/GetRateLimits\",status=\"200\"} 1")
+        .contains("weir_checks_total{result=\"under_limit\"} 3.0")
+        .contains("weir_checks_total{result=\"over_limit\"} 1.0")
+        .contains("weir_cache_size 2.0")
+        .contains("weir_cache_access_total{type=\"hit\"} 2.0")
+        .contains("weir_cache_access_total{type=\"miss\"} 2.0")
+        .contains("weir_checks_in_flight 0.0")
+        .contains("jvm_memory_used_bytes")
+        .contains("jvm_gc_")
+        .contains("process_uptime_seconds")
+        .doesNotContain("unique_key");
+  }
+
+  @Test
+  void limits_oversizedInputs_refusedWithClearErrorsAndCounted() throws Exception {
+    start(
+        new OpsSettings(
+            new InputLimits(65_536, 2048, 1024, 1024, 64, 1024), Duration.ZERO, Duration.ofSeconds(5)));
+    V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(channel);
+
+    assertThatThrownBy(() -> stub.getRateLimits(request("k".repeat(70_000))))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageStartingWith("RESOURCE_EXHAUSTED");
+    assertThat(stub.getRateLimits(request("k".repeat(2000))).getResponses(0).getError())
+        .isEqualTo("field 'unique_key' is 2000 bytes long; at most 1024 are allowed (WEIR_MAX_KEY_LENGTH)");
+    HttpResponse<String> tooBig = post("/v1/GetRateLimits", " ".repeat(3000));
+    assertThat(tooBig.statusCode()).isEqualTo(413);
+    assertThat(tooBig.body()).contains("larger than the 2048 bytes allowed (WEIR_HTTP_MAX_BODY_SIZE)");
+
+    String text =
+        scrapeUntil(t -> t.contains("weir_requests_refused_total{reason=\"grpc_message_too_large\"} 1.0"));
+    assertThat(text)
+        .contains("weir_requests_refused_total{reason=\"grpc_message_too_large\"} 1.0")
+        .contains("weir_requests_refused_total{reason=\"field_too_long\"} 1.0")
+        .contains("weir_requests_refused_total{reason=\"http_body_too_large\"} 1.0")
+        .contains("weir_http_requests_seconds_count{route=\"/v1/GetRateLimits\",status=\"413\"} 1");
+  }
+
+  @Test
+  void close_gracefulDelay_readinessFailsFirstWhileCallsStillAnswered() throws Exception {
+    start(new OpsSettings(InputLimits.DEFAULTS, Duration.ofSeconds(2), Duration.ofSeconds(5)));
+    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+    assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+        .isEqualTo(ServingStatus.SERVING);
+
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(node::close);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    while (health.check(HealthCheckRequest.getDefaultInstance()).getStatus() == ServingStatus.SERVING
+        && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+
+    assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+        .isEqualTo(ServingStatus.NOT_SERVING);
+    HttpResponse<String> httpHealth = get("/v1/HealthCheck");
+    assertThat(httpHealth.statusCode()).isEqualTo(503);
+    assertThat(httpHealth.body()).contains("shutting down");
+    assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
+        .isEqualTo(Status.UNDER_LIMIT);
+    closing.get(20, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void tls_autoMutual_grpcWithPeerIdentityAndHttpsMetrics() throws Exception {
+    TlsSettings tls =
+        new TlsSettings(
+            Optional.empty(), Optional.empty(), Optional.empty(), ClientAuth.REQUIRE_AND_VERIFY,
+            "TLSv1.3", true, Duration.ofSeconds(10));
+    node =
+        WeirNode.start(
+            CONFIG,
+            EnvoySettings.DEFAULTS,
+            new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls),
+            clock,
+            new CaffeineBucketStore(clock, 1000, Runnable::run));
+    TlsIdentity identity = node.tlsIdentity().orElseThrow();
+    channel =
+        Grpc.newChannelBuilderForAddress("localhost", node.grpcPort(), identity.peerCredentials())
+            .build();
+    ManagedChannel anonymous =
+        Grpc.newChannelBuilderForAddress(
+                "localhost",
+                node.grpcPort(),
+                TlsChannelCredentials.newBuilder()
+                    .trustManager(
+                        new java.io.ByteArrayInputStream(
+                            Pem.encode(identity.chain()[identity.chain().length - 1])
+                                .getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+                    .build())
+            .build();
+    HttpClient https = HttpClient.newBuilder().sslContext(identity.sslContext()).build();
+
+    assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
+        .isEqualTo(Status.UNDER_LIMIT);
+    assertThatThrownBy(() -> V1Grpc.newBlockingStub(anonymous).getRateLimits(request("k")))
+        .hasMessageStartingWith("UNAVAILABLE");
+    anonymous.shutdownNow();
+    HttpResponse<String> metrics =
+        https.send(
+            HttpRequest.newBuilder(URI.create("https://localhost:" + node.httpPort() + "/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body()).contains("weir_checks_total");
+  }
+}
