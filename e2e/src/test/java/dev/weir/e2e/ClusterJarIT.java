@@ -23,7 +23,10 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Starts three {@code weir.jar} processes as one static cluster and checks limits hold cluster-wide. */
+/**
+ * Starts three {@code weir.jar} processes as one static cluster and checks limits hold
+ * cluster-wide.
+ */
 class ClusterJarIT {
 
   private static final int NODES = 3;
@@ -41,7 +44,9 @@ class ClusterJarIT {
       httpPorts[i] = NodeProcess.freePort();
     }
     String peers =
-        java.util.Arrays.stream(grpc).mapToObj(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+        java.util.Arrays.stream(grpc)
+            .mapToObj(p -> "127.0.0.1:" + p)
+            .collect(Collectors.joining(","));
     for (int i = 0; i < NODES; i++) {
       nodes.add(NodeProcess.start(grpc[i], httpPorts[i], Map.of("WEIR_STATIC_PEERS", peers)));
     }
@@ -87,7 +92,8 @@ class ClusterJarIT {
     int admitted = 0;
     Set<String> owners = new HashSet<>();
     for (int i = 0; i < 3 * limit; i++) {
-      RateLimitResp r = stubs.get(i % NODES).getRateLimits(request("shared", limit)).getResponses(0);
+      RateLimitResp r =
+          stubs.get(i % NODES).getRateLimits(request("shared", limit)).getResponses(0);
       assertThat(r.getError()).isEmpty();
       if (r.getStatus() == Status.UNDER_LIMIT) {
         admitted++;
@@ -96,7 +102,10 @@ class ClusterJarIT {
     }
 
     assertThat(admitted).isEqualTo(limit);
-    assertThat(owners).as("two nodes forward, the owner answers itself").hasSize(2).contains("self");
+    assertThat(owners)
+        .as("two nodes forward, the owner answers itself")
+        .hasSize(2)
+        .contains("self");
   }
 
   @Test
@@ -116,8 +125,13 @@ class ClusterJarIT {
     NodeProcess restarted = nodes.get(2);
     int grpcPort = restarted.grpcPort;
     int httpPort = restarted.httpPort;
-    String peers = restarted.stdout().lines().filter(l -> l.contains("Weir node started")).findFirst()
-        .orElseThrow();
+    String peers =
+        restarted
+            .stdout()
+            .lines()
+            .filter(l -> l.contains("Weir node started"))
+            .findFirst()
+            .orElseThrow();
     assertThat(peers).contains("handoff=true");
     assertThat(restarted.terminate(Duration.ofSeconds(30))).isEqualTo(143);
     assertThat(restarted.stdout()).contains("left the cluster: handed");

@@ -1,21 +1,20 @@
 package dev.weir.server;
 
+import dev.weir.core.Weir;
+import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.InputGuard;
-import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
@@ -35,7 +34,6 @@ import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
-import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -48,7 +46,6 @@ import java.security.GeneralSecurityException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -74,9 +71,8 @@ public final class WeirNode implements AutoCloseable {
   private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   private final RateLimitService service;
-  private final ClusterNode cluster;
-  private final ClusterResources clusterResources;
-  private final Server grpc;
+  private final WeirMember member;
+  private final ScheduledExecutorService discoveryScheduler;
   private final HttpListener http;
   private final HealthStatusManager grpcHealth;
   private final ScheduledExecutorService healthRefresher;
@@ -92,9 +88,8 @@ public final class WeirNode implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
-      ClusterNode cluster,
-      ClusterResources clusterResources,
-      Server grpc,
+      WeirMember member,
+      ScheduledExecutorService discoveryScheduler,
       HttpListener http,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
@@ -104,8 +99,8 @@ public final class WeirNode implements AutoCloseable {
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
-    this.cluster = cluster;
-    this.clusterResources = clusterResources;
+    this.member = member;
+    this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.drainable = drainable;
     this.ops = ops;
@@ -113,7 +108,6 @@ public final class WeirNode implements AutoCloseable {
     this.jvmMetrics = new JvmMetrics(registry);
     this.tls = tls;
     this.envoyAdapter = envoyAdapter;
-    this.grpc = grpc;
     this.http = http;
     this.grpcHealth = grpcHealth;
     this.advertiseAddress = advertiseAddress;
@@ -283,9 +277,6 @@ public final class WeirNode implements AutoCloseable {
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
     }
-    LocalLimiter limiter =
-        new LocalLimiter(new RateLimitEngine(ZoneId.systemDefault()), store, clock);
-    ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
     ScheduledExecutorService discoveryScheduler =
         Executors.newSingleThreadScheduledExecutor(
             runnable -> {
@@ -302,44 +293,49 @@ public final class WeirNode implements AutoCloseable {
                   discoveryScheduler)
               .create(discoverySettings, advertise.toString());
     } catch (Exception e) {
-      scheduler.close();
       discoveryScheduler.shutdownNow();
       throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
-    }
-    ClusterNode cluster =
-        new ClusterNode(
-            self,
-            clusterSettings,
-            store,
-            limiter::apply,
-            scheduler,
-            clock,
-            discovery,
-            peerCredentials);
-    ClusterMetrics.watch(cluster, metrics);
-    DrainableService drainable = new DrainableService(cluster.service());
-    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
-    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
-    EnvoyAdapter envoyAdapter = null;
-    if (envoy.config().isPresent()) {
-      envoyAdapter =
-          EnvoyAdapter.start(
-              envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
     }
     HealthStatusManager grpcHealth = new HealthStatusManager();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
-            .addService(new V1Service(service))
-            .addService(cluster.peersService())
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance());
-    List<HttpRoute> routes = httpRoutes(service);
-    routes.add(new PrometheusEndpoint(registry).route());
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
+    WeirMember member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(discovery)
+            .clusterSettings(clusterSettings)
+            .store(store)
+            .clock(clock)
+            .leaveWait(LEAVE_WAIT)
+            .serverBuilder(grpcBuilder)
+            .peerCredentials(peerCredentials)
+            .build();
+    ClusterMetrics.watch(member.cluster(), metrics);
+    DrainableService drainable = new DrainableService(member.service());
+    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
+    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
+    EnvoyAdapter envoyAdapter = null;
+    try {
+      if (envoy.config().isPresent()) {
+        envoyAdapter =
+            EnvoyAdapter.start(
+                envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
+      }
+    } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
+      member.close();
+      discoveryScheduler.shutdownNow();
+      throw e;
+    }
+    grpcBuilder.addService(new V1Service(service));
+    List<HttpRoute> routes = httpRoutes(service);
+    routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
@@ -347,27 +343,20 @@ public final class WeirNode implements AutoCloseable {
     routes =
         HttpMetrics.instrument(
             BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
-    Server grpc = grpcBuilder.build().start();
-    try {
-      cluster.join(discovery);
-    } catch (Exception e) {
-      grpc.shutdownNow();
-      scheduler.close();
-      discoveryScheduler.shutdownNow();
-      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
-    }
     HttpListener http;
     try {
+      member.start();
       http =
           HttpListener.start(
               config.httpAddress().toBindAddress(),
               routes,
               tls == null ? null : tls.httpsConfigurator());
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
-      cluster.close();
-      grpc.shutdownNow();
-      scheduler.close();
+      member.close();
       discoveryScheduler.shutdownNow();
+      if (envoyAdapter != null) {
+        envoyAdapter.close();
+      }
       if (e instanceof GeneralSecurityException) {
         throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
       }
@@ -378,9 +367,8 @@ public final class WeirNode implements AutoCloseable {
     }
     WeirNode node =
         new WeirNode(
-            cluster,
-            new ClusterResources(scheduler, discovery, discoveryScheduler),
-            grpc,
+            member,
+            discoveryScheduler,
             http,
             grpcHealth,
             advertise,
@@ -465,7 +453,7 @@ public final class WeirNode implements AutoCloseable {
 
   /** Returns the port the gRPC listener is bound to. */
   public int grpcPort() {
-    return grpc.getPort();
+    return member.grpcPort();
   }
 
   /** Returns the port the HTTP listener is bound to. */
@@ -485,12 +473,12 @@ public final class WeirNode implements AutoCloseable {
 
   /** Blocks until the gRPC listener has terminated. */
   public void awaitTermination() throws InterruptedException {
-    grpc.awaitTermination();
+    member.awaitTermination();
   }
 
   /** Returns the node's cluster member. */
   public ClusterNode cluster() {
-    return cluster;
+    return member.cluster();
   }
 
   /**
@@ -517,43 +505,17 @@ public final class WeirNode implements AutoCloseable {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
         Thread.sleep(ops.gracefulTerminationDelay().toMillis());
       }
-      LOG.info("peer forwarding: {}", cluster.batchStats());
-      cluster.leave(LEAVE_WAIT);
-      LOG.info(
-          "left the cluster: handed {} buckets to their next owners",
-          cluster.handOff().sentCount());
-      clusterResources.closeDiscovery();
-      long deadline = System.nanoTime() + ops.drainTimeout().toNanos();
-      grpc.shutdown();
+      LOG.info("peer forwarding: {}", member.cluster().batchStats());
+      member.leave();
       http.stop(ops.drainTimeout());
-      long left = Math.max(0, deadline - System.nanoTime());
-      if (!grpc.awaitTermination(left, TimeUnit.NANOSECONDS)) {
-        LOG.warn("calls still in flight after {}; cancelling them", ops.drainTimeout());
-        grpc.shutdownNow();
-      }
+      member.close(ops.drainTimeout());
     } catch (InterruptedException e) {
       http.stop(Duration.ZERO);
-      grpc.shutdownNow();
+      member.close(Duration.ZERO);
       Thread.currentThread().interrupt();
     } finally {
-      clusterResources.scheduler().close();
-      jvmMetrics.close();
-    }
-  }
-
-  /** What a cluster member runs on besides its listeners: timers and the peer discovery. */
-  private record ClusterResources(
-      ExecutorScheduler scheduler,
-      PeerDiscovery discovery,
-      ScheduledExecutorService discoveryScheduler) {
-
-    void closeDiscovery() {
-      try {
-        discovery.close();
-      } catch (Exception e) {
-        LOG.warn("closing peer discovery failed: {}", e.toString());
-      }
       discoveryScheduler.shutdownNow();
+      jvmMetrics.close();
     }
   }
 }

@@ -38,8 +38,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
 
+  /**
+   * How long another peer stays off this node's ring after it announced it is leaving, unless it
+   * announces its return sooner: a bound, so a missed return notice heals by itself.
+   */
+  public static final Duration DEPARTED_TTL = Duration.ofSeconds(30);
+
+  /** The longest wait between two attempts to announce this node's return to a peer. */
+  public static final Duration MAX_ANNOUNCE_BACKOFF = Duration.ofSeconds(5);
+
   private final String self;
   private final ClusterSettings settings;
+  private final Scheduler scheduler;
   private final Membership membership;
   private final PeerClientPool peers;
   private final GlobalManager global;
@@ -85,23 +95,28 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       ChannelCredentials peerCredentials) {
     this.self = self;
     this.settings = settings;
-    this.membership = new Membership(HashRing.of(List.of(), settings.replicas(), settings.hash()));
-    this.peers =
-        new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
+    this.scheduler = scheduler;
+    this.membership =
+        new Membership(
+            HashRing.of(List.of(), settings.replicas(), settings.hash()),
+            self,
+            clock,
+            scheduler,
+            DEPARTED_TTL);
+    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
     this.global =
         new GlobalManager(
             self,
             membership::ring,
             peers,
             local,
-            this::checkAsOwner,
             store,
             scheduler,
             clock,
             settings.globalSyncWait(),
             settings.globalBatchLimit(),
             settings.globalTimeout());
-    this.handOff = new HandOff(self, store, peers, clock, settings.batchTimeout().multipliedBy(4));
+    this.handOff = new HandOff(self, store, peers, clock, handOffWait());
     this.service =
         new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
     this.peersService = new PeersService(this);
@@ -198,25 +213,68 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     } else {
       membership.returned(address);
     }
-    await(handOff.pending(), settings.batchTimeout().multipliedBy(4), "hand-off to " + address);
+    await(handOff.pending(), handOffWait(), "hand-off to " + address);
   }
 
   /**
    * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, tells
-   * every other peer this node is back so that they return its keys (best effort).
+   * every other peer this node is back so that they return its keys. Each notice has a deadline longer
+   * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
+   * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
+   * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(membership);
     if (settings.handoff()) {
-      announceToAll(false, settings.batchTimeout());
+      List<CompletableFuture<Void>> first = new ArrayList<>();
+      for (String peer : membership.ring().peers()) {
+        if (!peer.equals(self)) {
+          first.add(announceReturn(peer, settings.batchTimeout()));
+        }
+      }
+      await(
+          CompletableFuture.allOf(first.toArray(new CompletableFuture<?>[0])),
+          returnNoticeDeadline(),
+          "join notice");
     }
+  }
+
+  // Completes when this attempt ended; a failed attempt schedules the next one after backoff.
+  private CompletableFuture<Void> announceReturn(String peer, Duration backoff) {
+    if (closed || !membership.ring().contains(peer)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return peers
+        .call(peer, c -> c.announce(self, false, returnNoticeDeadline()))
+        .handle(
+            (ok, error) -> {
+              if (error != null) {
+                Duration next =
+                    backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                        ? MAX_ANNOUNCE_BACKOFF
+                        : backoff.multipliedBy(2);
+                LOG.info("return notice to {} failed, retrying in {}: {}", peer, backoff, error.getMessage());
+                scheduler.schedule(() -> announceReturn(peer, next), backoff);
+              }
+              return null;
+            });
+  }
+
+  // The receiver of an announcement waits up to handOffWait() for its hand-off before answering.
+  private Duration returnNoticeDeadline() {
+    return handOffWait().plus(settings.batchTimeout());
+  }
+
+  private Duration handOffWait() {
+    return settings.batchTimeout().multipliedBy(4);
   }
 
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, tells every other peer this node
    * is leaving, then takes itself off its own ring (so its buckets go to their next owners and later
-   * requests are forwarded there), waiting at most {@code wait} for each step; then closes the peer
-   * clients.
+   * requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
+   * hits and broadcasts queued meanwhile (requests keep arriving until the listeners stop) and closes
+   * the peer clients. GLOBAL hits queued after that are dropped with a logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
@@ -229,6 +287,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       membership.departed(self);
       await(handOff.pending(), wait, "hand-off on shutdown");
     }
+    await(global.flush(), wait, "final GLOBAL flush");
     peers.close();
   }
 
@@ -236,7 +295,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (String peer : membership.ring().peers()) {
       if (!peer.equals(self)) {
-        calls.add(peers.get(peer).announce(self, leaving, wait));
+        calls.add(peers.call(peer, c -> c.announce(self, leaving, wait)));
       }
     }
     await(
@@ -258,6 +317,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Leaves the cluster, waiting up to four batch timeouts for the hand-off. */
   @Override
   public void close() {
-    leave(settings.batchTimeout().multipliedBy(4));
+    leave(handOffWait());
   }
 }

@@ -159,14 +159,14 @@ public final class ClusterRateLimitService implements RateLimitService {
       return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
     }
     return peers
-        .get(owner)
-        .forward(r)
+        .call(owner, c -> c.forward(r))
         .handle(
             (answer, error) -> {
               if (error == null) {
                 return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
               }
-              String nowOwner = ring.get().isEmpty() ? owner : ring.get().ownerOf(r.hashKey());
+              HashRing now = ring.get();
+              String nowOwner = now.isEmpty() ? owner : now.ownerOf(r.hashKey());
               if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
                 return route(r, attempt + 1);
               }

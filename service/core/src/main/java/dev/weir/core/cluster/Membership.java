@@ -1,8 +1,12 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.ring.HashRing;
-import java.util.HashSet;
+import dev.weir.core.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -16,8 +20,11 @@ import org.slf4j.LoggerFactory;
  * change with the ring before and after it.
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
- * they announce they are back, or discovery stops reporting them). With static discovery this is what
- * lets a node's keys move to the next owner while it restarts and come back when it returns.
+ * they announce they are back, discovery stops reporting them, or the departure mark expires). With
+ * static discovery this is what lets a node's keys move to the next owner while it restarts and come
+ * back when it returns. A departure mark of another peer expires {@code departedTtl} after it was set
+ * (measured on the injected clock), so a peer whose return notice never arrived rejoins the ring by
+ * itself; this node's own mark (set on shutdown) never expires.
  */
 public final class Membership implements Consumer<Set<String>> {
 
@@ -33,11 +40,31 @@ public final class Membership implements Consumer<Set<String>> {
   private final List<RingListener> listeners = new CopyOnWriteArrayList<>();
   private volatile HashRing ring;
   private Set<String> discovered = Set.of();
-  private final Set<String> departed = new HashSet<>();
+  private final Map<String, Long> departed = new HashMap<>();
+  private final String self;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  private final Duration departedTtl;
 
-  /** Starts with {@code initial}, usually an empty ring carrying the replica and hash settings. */
+  /**
+   * Starts with {@code initial}, usually an empty ring carrying the replica and hash settings; a
+   * departure mark lasts until the peer returns or discovery drops it.
+   */
   public Membership(HashRing initial) {
+    this(initial, null, null, null, null);
+  }
+
+  /**
+   * Starts with {@code initial}; the departure mark of a peer other than {@code self} expires {@code
+   * departedTtl} after it was set, timed on {@code clock} and {@code scheduler}.
+   */
+  public Membership(
+      HashRing initial, String self, Clock clock, Scheduler scheduler, Duration departedTtl) {
     this.ring = initial;
+    this.self = self;
+    this.clock = clock;
+    this.scheduler = scheduler;
+    this.departedTtl = departedTtl;
   }
 
   /** Returns the current ring. */
@@ -55,15 +82,28 @@ public final class Membership implements Consumer<Set<String>> {
   public void accept(Set<String> peers) {
     synchronized (this) {
       discovered = Set.copyOf(peers);
-      departed.retainAll(discovered);
+      departed.keySet().retainAll(discovered);
     }
     rebuild();
   }
 
-  /** Drops {@code address} from the ring until it announces it is back. */
+  /** Drops {@code address} from the ring until it announces it is back or its mark expires. */
   public void departed(String address) {
+    boolean expires = departedTtl != null && !address.equals(self);
     synchronized (this) {
-      departed.add(address);
+      departed.put(address, expires ? clock.monotonicNanos() + departedTtl.toNanos() : Long.MAX_VALUE);
+    }
+    if (expires) {
+      scheduler.schedule(this::expireDepartures, departedTtl);
+    }
+    rebuild();
+  }
+
+  /** Puts back on the ring every departed peer whose mark has expired. */
+  public void expireDepartures() {
+    synchronized (this) {
+      long now = clock == null ? 0 : clock.monotonicNanos();
+      departed.values().removeIf(until -> until != Long.MAX_VALUE && until - now <= 0);
     }
     rebuild();
   }
@@ -81,7 +121,7 @@ public final class Membership implements Consumer<Set<String>> {
     HashRing after;
     synchronized (this) {
       TreeSet<String> members = new TreeSet<>(discovered);
-      members.removeAll(departed);
+      members.removeAll(departed.keySet());
       before = ring;
       if (before.peers().equals(List.copyOf(members))) {
         return;

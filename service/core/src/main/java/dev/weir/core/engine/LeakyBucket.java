@@ -129,6 +129,24 @@ final class LeakyBucket {
   }
 
   /**
+   * Returns the whole tokens {@code state} holds at {@code now} when {@code period} ms leak {@code
+   * limit} tokens: {@code min(burst, remaining + floor((now - updatedAt) * limit / period))}, the
+   * same arithmetic as {@link #apply}; {@code remaining} itself when {@code now} is not after {@code
+   * updatedAt}.
+   */
+  static long available(LeakyBucketState state, long period, long now) {
+    long elapsed = sub(now, state.updatedAt());
+    long available = state.remaining();
+    if (elapsed > 0
+        && state.limit() > 0
+        && period > 0
+        && SaturatingMath.productAtLeast(elapsed, state.limit(), period)) {
+      available = add(available, SaturatingMath.mulDivFloor(elapsed, state.limit(), period));
+    }
+    return Math.min(available, state.burst());
+  }
+
+  /**
    * Returns when {@code remaining} would be back to {@code limit}: Gubernator's {@code now + (limit
    * - remaining) * trunc(period / limit)} while a token takes at least 1 ms, otherwise the exact
    * time rounded up (Gubernator answers {@code now} there); never before {@code now} (Gubernator

@@ -1,5 +1,6 @@
 package dev.weir.core.engine;
 
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -79,4 +80,21 @@ public final class RateLimitEngine {
   public static long tokenBucketExpireAt(long resetTime) {
     return TokenBucket.expireAt(resetTime);
   }
+
+  /**
+   * Returns the whole tokens a leaky bucket in {@code state} holds at epoch millisecond {@code now}
+   * ({@link LeakyBucketState#remaining()} is the count at {@link LeakyBucketState#updatedAt()}), so
+   * that two states last updated at different times can be compared. A state does not record whether
+   * its duration is a Gregorian interval: a duration of 0 to 5 is taken as the Gregorian code (a
+   * leaky bucket of under 6 ms is meaningless) and leaks over that interval's length at {@code now}
+   * in UTC; any other duration is milliseconds.
+   */
+  public static long leakyBucketAvailable(LeakyBucketState state, long now) {
+    GregorianInterval interval = RequestValidator.intervalOf(state.duration());
+    long period = interval == null ? state.duration() : UTC_CALENDAR.length(interval, now);
+    return LeakyBucket.available(state, period, now);
+  }
+
+  private static final GregorianCalendarMath UTC_CALENDAR =
+      new GregorianCalendarMath(java.time.ZoneOffset.UTC);
 }

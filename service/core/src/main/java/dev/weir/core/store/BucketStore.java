@@ -30,6 +30,25 @@ public interface BucketStore {
   /** Removes {@code key}. */
   void remove(String key);
 
+  /**
+   * Removes {@code key} only if its state still equals {@code expected}, atomically with respect to
+   * {@link #update}; returns whether it was removed. A key that is absent or expired counts as
+   * changed unless {@code expected} is null.
+   */
+  default boolean remove(String key, BucketState expected) {
+    boolean[] removed = {false};
+    update(
+        key,
+        prior -> {
+          if (prior != null && prior.equals(expected)) {
+            removed[0] = true;
+            return new Decision(null, null);
+          }
+          return new Decision(prior, null);
+        });
+    return removed[0];
+  }
+
   /** Calls {@code action} with each live entry, a weakly consistent view. */
   void forEach(BiConsumer<String, BucketState> action);
 

@@ -110,6 +110,11 @@ public final class CaffeineBucketStore implements BucketStore, CacheStatistics {
   }
 
   @Override
+  public boolean remove(String key, BucketState expected) {
+    return map.remove(key, expected);
+  }
+
+  @Override
   public void forEach(BiConsumer<String, BucketState> action) {
     long now = clock.wallMillis();
     map.forEach(

@@ -151,4 +151,25 @@ class ClusterGlobalTest {
     }
     assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(1);
   }
+
+  @Test
+  void leave_globalHitsQueuedDuringShutdown_flushedToOwnerBeforePeerClientsClose() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node leaving = cluster.nonOwnersOf("g_acct").get(0);
+    java.util.concurrent.atomic.AtomicBoolean sent = new java.util.concurrent.atomic.AtomicBoolean();
+    cluster.nodes().forEach(
+        n ->
+            n.beforeAnnounce(
+                isLeaving -> {
+                  if (isLeaving && sent.compareAndSet(false, true)) {
+                    leaving.check(global(2, 10));
+                  }
+                }));
+
+    leaving.cluster().leave(Duration.ofSeconds(5));
+
+    assertThat(sent).isTrue();
+    assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(8);
+  }
 }

@@ -8,6 +8,7 @@ import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -109,6 +110,69 @@ class ClusterHandOffTest {
     assertThat(fresh.cluster().handOff().receivedCount()).isEqualTo(ownedBefore);
     assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
     assertThat(remainingEverywhere(fresh)).containsOnly(7L);
+  }
+
+  @Test
+  void restart_returnNoticeMissedOnce_retriedUntilPeerPutsNodeBackOnRing() throws Exception {
+    ClusterSettings fast =
+        new ClusterSettings(
+            512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
+            Duration.ofMillis(250), false, Duration.ofMillis(100), 1000, Duration.ofSeconds(5),
+            "static", List.of(), true);
+    cluster = LocalCluster.start(3, fast);
+    consumeThree();
+    Node peer = cluster.node(0);
+    AtomicInteger refused = new AtomicInteger();
+    peer.beforeAnnounce(
+        leaving -> {
+          if (!leaving && refused.incrementAndGet() == 1) {
+            throw new IllegalStateException("return notice lost");
+          }
+        });
+
+    Node fresh = cluster.restart(cluster.node(1));
+
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (peer.returnNoticesHandled() == 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(refused.get()).as("the first return notice was refused").isGreaterThanOrEqualTo(1);
+    assertThat(peer.returnNoticesHandled()).as("a later return notice was handled").isEqualTo(1);
+    assertThat(peer.cluster().membership().ring().contains(fresh.address())).isTrue();
+    assertThat(remainingEverywhere(peer)).containsOnly(7L);
+    assertThat(remainingEverywhere(fresh)).containsOnly(7L);
+  }
+
+  @Test
+  void removeNode_hitsRecordedAfterSnapshot_resentAndCountedByNextOwner() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    Node leaving = cluster.node(2);
+    List<Integer> ownedKeys = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == leaving) {
+        ownedKeys.add(i);
+      }
+    }
+    assertThat(ownedKeys).isNotEmpty();
+    AtomicInteger late = new AtomicInteger();
+    Runnable lateHits =
+        () -> {
+          if (late.getAndIncrement() == 0) {
+            ownedKeys.forEach(i -> leaving.cluster().checkAsOwner(List.of(req(i, 2))));
+          }
+        };
+    cluster.nodes().forEach(n -> n.beforeAcceptBuckets(lateHits));
+
+    cluster.removeNode(leaving);
+    awaitHandOffs();
+
+    List<Long> remaining = remainingEverywhere(cluster.node(0));
+    for (int i = 0; i < KEYS; i++) {
+      assertThat(remaining.get(i))
+          .as("key %d", i)
+          .isEqualTo(ownedKeys.contains(i) ? 5L : 7L);
+    }
   }
 
   @Test

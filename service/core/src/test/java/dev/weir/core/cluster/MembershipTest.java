@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -37,6 +40,55 @@ class MembershipTest {
     assertThat(membership.ring().peers()).doesNotContain("b:1");
     membership.returned("b:1");
     assertThat(membership.ring().peers()).containsExactly("a:1", "b:1", "c:1", "d:1");
+  }
+
+  @Test
+  void departed_noReturnWithinTtl_peerBackOnRingByItself() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler scheduler = new FakeScheduler(clock);
+    Membership expiring =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A), "a:1", clock, scheduler, Duration.ofSeconds(30));
+    expiring.accept(Set.of("a:1", "b:1", "c:1"));
+    expiring.departed("b:1");
+
+    scheduler.advance(Duration.ofSeconds(29));
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "c:1");
+    scheduler.advance(Duration.ofSeconds(1));
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+  }
+
+  @Test
+  void departed_markRenewed_expiresFromLatestMark() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler scheduler = new FakeScheduler(clock);
+    Membership expiring =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A), "a:1", clock, scheduler, Duration.ofSeconds(30));
+    expiring.accept(Set.of("a:1", "b:1"));
+    expiring.departed("b:1");
+    scheduler.advance(Duration.ofSeconds(20));
+    expiring.departed("b:1");
+
+    scheduler.advance(Duration.ofSeconds(10));
+    assertThat(expiring.ring().peers()).containsExactly("a:1");
+    scheduler.advance(Duration.ofSeconds(20));
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1");
+  }
+
+  @Test
+  void departed_self_neverExpires() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler scheduler = new FakeScheduler(clock);
+    Membership expiring =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A), "a:1", clock, scheduler, Duration.ofSeconds(30));
+    expiring.accept(Set.of("a:1", "b:1"));
+    expiring.departed("a:1");
+
+    scheduler.advance(Duration.ofMinutes(10));
+    expiring.expireDepartures();
+    assertThat(expiring.ring().peers()).containsExactly("b:1");
   }
 
   @Test

@@ -47,6 +47,18 @@ class CaffeineBucketStoreTest {
   }
 
   @Test
+  void removeIfUnchanged_stateChangedMeanwhile_keptAndReportsFalse() {
+    hit("k", token(1));
+    dev.weir.core.engine.BucketState snapshot = store.get("k").orElseThrow();
+    hit("k", token(1));
+
+    assertThat(store.remove("k", snapshot)).isFalse();
+    assertThat(store.get("k")).isPresent();
+    assertThat(store.remove("k", store.get("k").orElseThrow())).isTrue();
+    assertThat(store.get("k")).isEmpty();
+  }
+
+  @Test
   void update_absentKey_passesNullAndStoresTheNextState() {
     BucketState[] seen = {new FixedWindowState(0, 0, 0, 0, 0)};
     FixedWindowState next = new FixedWindowState(1, 1000, 0, 1, clock.wallMillis() + 1000);

@@ -54,6 +54,11 @@ public final class InMemoryBucketStore implements BucketStore {
   }
 
   @Override
+  public boolean remove(String key, BucketState expected) {
+    return states.remove(key, expected);
+  }
+
+  @Override
   public void forEach(BiConsumer<String, BucketState> action) {
     states.forEach(
         (key, state) -> {

@@ -258,6 +258,24 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeOwnerCheck = hook;
     }
 
+    /**
+     * Runs {@code hook} with the {@code leaving} flag before this node handles each membership
+     * announcement; a throwing hook fails the call.
+     */
+    public void beforeAnnounce(java.util.function.Consumer<Boolean> hook) {
+      handler.beforeAnnounce = hook;
+    }
+
+    /** Runs {@code hook} before this node merges each batch of handed-over buckets. */
+    public void beforeAcceptBuckets(Runnable hook) {
+      handler.beforeAcceptBuckets = hook;
+    }
+
+    /** Returns how many return notices this node has handled (its hand-off back included). */
+    public int returnNoticesHandled() {
+      return handler.returnNoticesHandled.get();
+    }
+
     private void restartServer() {
       startServer(port);
     }
@@ -292,6 +310,9 @@ public final class LocalCluster implements AutoCloseable {
   private static final class DeferredHandler implements PeerHandler {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
+    private volatile Runnable beforeAcceptBuckets = () -> {};
+    private final AtomicInteger returnNoticesHandled = new AtomicInteger();
+    private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
     public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
@@ -306,12 +327,17 @@ public final class LocalCluster implements AutoCloseable {
 
     @Override
     public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      beforeAcceptBuckets.run();
       return target.acceptBuckets(buckets, from);
     }
 
     @Override
     public void announce(String address, boolean leaving) {
+      beforeAnnounce.accept(leaving);
       target.announce(address, leaving);
+      if (!leaving) {
+        returnNoticesHandled.incrementAndGet();
+      }
     }
   }
 }

@@ -16,7 +16,7 @@ import java.util.function.Function;
  * whose batch already went out by size from sending the next batch early. The sender returns one answer
  * per item in order; a failed send, or an answer list of the wrong length, fails every item of that
  * batch. Each item is in exactly one batch, so each future completes exactly once. {@link #close()}
- * sends what is queued and refuses new items.
+ * sends what is queued and refuses new items; {@link #abandon} fails what is queued instead.
  *
  * @param <T> the item type
  * @param <R> the answer type
@@ -57,7 +57,11 @@ public final class Batcher<T, R> implements AutoCloseable {
     this.sender = sender;
   }
 
-  /** Queues {@code item}; the future completes with its answer, or fails with its batch. */
+  /**
+   * Queues {@code item}; the future completes with its answer, or fails with its batch. The first item
+   * of a batch starts its timer before it is queued: if the scheduler refuses (it was shut down), that
+   * item fails with the scheduler's exception and nothing is queued.
+   */
   public CompletableFuture<R> submit(T item) {
     CompletableFuture<R> future = new CompletableFuture<>();
     List<T> fullItems = null;
@@ -67,15 +71,21 @@ public final class Batcher<T, R> implements AutoCloseable {
         future.completeExceptionally(new IllegalStateException("batcher is closed"));
         return future;
       }
+      if (items.isEmpty() && batchLimit > 1) {
+        long gen = generation;
+        try {
+          timer = scheduler.schedule(() -> flushGeneration(gen), batchWait);
+        } catch (RuntimeException e) {
+          future.completeExceptionally(e);
+          return future;
+        }
+      }
       items.add(item);
       futures.add(future);
       if (items.size() >= batchLimit) {
         fullItems = items;
         fullFutures = futures;
         takeQueue();
-      } else if (items.size() == 1) {
-        long gen = generation;
-        timer = scheduler.schedule(() -> flushGeneration(gen), batchWait);
       }
     }
     if (fullItems != null) {
@@ -113,6 +123,17 @@ public final class Batcher<T, R> implements AutoCloseable {
       closed = true;
     }
     flush();
+  }
+
+  /** Fails every queued item with {@code reason} without sending it, and refuses items from now on. */
+  public void abandon(RuntimeException reason) {
+    List<CompletableFuture<R>> dropped;
+    synchronized (lock) {
+      closed = true;
+      dropped = futures;
+      takeQueue();
+    }
+    dropped.forEach(f -> f.completeExceptionally(reason));
   }
 
   private void flushGeneration(long gen) {

@@ -7,6 +7,8 @@ import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
@@ -25,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,8 +38,11 @@ import org.slf4j.LoggerFactory;
  * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
  * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue (on
  * non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's {@code
- * created_at}; at flush each key goes to its owner on the ring of that moment (this node, if it became
- * the owner) as a GLOBAL item, which the owner applies with DRAIN_OVER_LIMIT. The broadcast queue (on
+ * created_at}; at flush each key goes to its owner on the ring of that moment as a GLOBAL item, which
+ * the owner applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy
+ * already holds those hits (they were applied to it when answered) and is now the owner's bucket: the
+ * hits are not applied again, only broadcast. A received broadcast for a key this node owns on the
+ * current ring (a late one from the previous owner) is ignored. The broadcast queue (on
  * the owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
  * sends one {@code UpdatePeerGlobals} to every other peer. Beyond Gubernator, each update carries the
  * exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report the same
@@ -52,7 +56,6 @@ public final class GlobalManager implements AutoCloseable {
   private final Supplier<HashRing> ring;
   private final PeerClientPool peers;
   private final LocalCheck local;
-  private final Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck;
   private final BucketStore store;
   private final Scheduler scheduler;
   private final Clock clock;
@@ -74,7 +77,6 @@ public final class GlobalManager implements AutoCloseable {
    * @param ring the current ring
    * @param peers clients of the other nodes
    * @param local evaluates a request on this node's copy
-   * @param ownerCheck evaluates requests as their owner (for hits flushed after this node became owner)
    * @param store this node's buckets, read for broadcasts and overwritten by received ones
    * @param scheduler runs the sync timers
    * @param clock the time of received Gubernator-style updates
@@ -87,7 +89,6 @@ public final class GlobalManager implements AutoCloseable {
       Supplier<HashRing> ring,
       PeerClientPool peers,
       LocalCheck local,
-      Function<List<RateLimitRequest>, List<RateLimitResponse>> ownerCheck,
       BucketStore store,
       Scheduler scheduler,
       Clock clock,
@@ -98,7 +99,6 @@ public final class GlobalManager implements AutoCloseable {
     this.ring = ring;
     this.peers = peers;
     this.local = local;
-    this.ownerCheck = ownerCheck;
     this.store = store;
     this.scheduler = scheduler;
     this.clock = clock;
@@ -195,10 +195,14 @@ public final class GlobalManager implements AutoCloseable {
     byOwner.forEach(
         (owner, requests) -> {
           if (owner.equals(self)) {
-            ownerCheck.apply(requests);
+            requests.forEach(this::queueBroadcast);
             return;
           }
-          calls.add(peers.get(owner).getPeerRateLimits(requests, timeout, "sending global hits to"));
+          calls.add(
+              logged(
+                  peers.call(
+                      owner,
+                      c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"))));
         });
     return timed(calls, start, true);
   }
@@ -235,16 +239,23 @@ public final class GlobalManager implements AutoCloseable {
     List<CompletableFuture<?>> calls = new ArrayList<>();
     for (String peer : ring.get().peers()) {
       if (!peer.equals(self)) {
-        calls.add(peers.get(peer).updatePeerGlobals(updates, timeout));
+        calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(updates, timeout))));
       }
     }
     return timed(calls, start, false);
   }
 
-  /** Overwrites this node's copies with the owner's broadcast {@code globals}. */
+  /**
+   * Overwrites this node's copies with the owner's broadcast {@code globals}, except keys this node
+   * owns on the current ring: their bucket here is the authoritative one.
+   */
   public void apply(List<UpdatePeerGlobal> globals) {
     long now = clock.wallMillis();
+    HashRing current = ring.get();
     for (UpdatePeerGlobal g : globals) {
+      if (!current.isEmpty() && current.ownerOf(g.getKey()).equals(self)) {
+        continue;
+      }
       Optional<BucketState> exact =
           g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
       Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
@@ -252,14 +263,19 @@ public final class GlobalManager implements AutoCloseable {
     }
   }
 
+  /** Sends the queued hits and broadcasts now; completes when every call answered or failed. */
+  public CompletableFuture<Void> flush() {
+    return CompletableFuture.allOf(flushHits(), flushBroadcasts());
+  }
+
   /** Sends what is queued. */
   @Override
   public void close() {
-    flushHits();
-    flushBroadcasts();
+    flush();
   }
 
-  // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit.
+  // Gubernator's receiver: token copies status, limit, remaining; leaky sets burst = limit. Expiry
+  // follows the engine's convention: a bucket lives until reset_time + 1.
   private static Optional<BucketState> rebuild(UpdatePeerGlobal g, long now) {
     RateLimitResp s = g.getStatus();
     if (g.getAlgorithm() == Algorithm.TOKEN_BUCKET) {
@@ -272,12 +288,17 @@ public final class GlobalManager implements AutoCloseable {
               g.getDuration(),
               s.getRemaining(),
               g.getCreatedAt(),
-              s.getResetTime()));
+              RateLimitEngine.tokenBucketExpireAt(s.getResetTime())));
     }
     if (g.getAlgorithm() == Algorithm.LEAKY_BUCKET) {
       return Optional.of(
           new LeakyBucketState(
-              s.getLimit(), g.getDuration(), s.getLimit(), s.getRemaining(), now, s.getResetTime()));
+              s.getLimit(),
+              g.getDuration(),
+              s.getLimit(),
+              s.getRemaining(),
+              now,
+              SaturatingMath.add(s.getResetTime(), 1)));
     }
     return Optional.empty();
   }

@@ -3,6 +3,7 @@ package dev.weir.core.cluster.handoff;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SlidingWindowState;
 import dev.weir.core.engine.TokenBucketState;
 
@@ -12,7 +13,9 @@ import dev.weir.core.engine.TokenBucketState;
  *
  * <ul>
  *   <li>different algorithms: the receiver's state stays (it reflects the latest requests);
- *   <li>token and leaky bucket: the state with fewer {@code remaining} tokens (ties keep the receiver's);
+ *   <li>token bucket: the state with fewer {@code remaining} tokens (ties keep the receiver's);
+ *   <li>leaky bucket: the state with fewer tokens available at {@code now} (a leaky state's {@code
+ *       remaining} counts tokens at its own {@code updatedAt}); ties keep the receiver's;
  *   <li>fixed window: the later window; in the same window the larger count;
  *   <li>sliding window: the later window; in the same window each count is the larger of the two.
  * </ul>
@@ -21,8 +24,11 @@ public final class BucketMerge {
 
   private BucketMerge() {}
 
-  /** Returns the state to keep when {@code existing} (may be null) meets {@code incoming}. */
-  public static BucketState moreConsumed(BucketState existing, BucketState incoming) {
+  /**
+   * Returns the state to keep when {@code existing} (may be null) meets {@code incoming} at epoch
+   * millisecond {@code now}.
+   */
+  public static BucketState moreConsumed(BucketState existing, BucketState incoming, long now) {
     if (existing == null) {
       return incoming;
     }
@@ -30,7 +36,10 @@ public final class BucketMerge {
       return i.remaining() < e.remaining() ? i : e;
     }
     if (existing instanceof LeakyBucketState e && incoming instanceof LeakyBucketState i) {
-      return i.remaining() < e.remaining() ? i : e;
+      return RateLimitEngine.leakyBucketAvailable(i, now)
+              < RateLimitEngine.leakyBucketAvailable(e, now)
+          ? i
+          : e;
     }
     if (existing instanceof FixedWindowState e && incoming instanceof FixedWindowState i) {
       if (i.windowStart() != e.windowStart()) {

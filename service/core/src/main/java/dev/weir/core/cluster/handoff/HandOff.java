@@ -25,7 +25,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design: after a ring change, every live bucket this node owned on the old ring and does not own on
  * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call) and removed
- * here once the owner acknowledged it; a failed call keeps the buckets here. Shutdown is the ring
+ * here once the owner acknowledged it, but only if unchanged since its snapshot: a bucket that took
+ * hits meanwhile (requests routed on the old ring) is sent again, as it is now, up to {@link
+ * #MAX_ROUNDS} times in all; the receiver's merge keeps the more consumed state. A failed call keeps
+ * the buckets here. Shutdown is the ring
  * change that removes this node, so every bucket it owns goes to its next owner. The receiver merges each bucket with
  * {@link BucketMerge#moreConsumed}; expired buckets are dropped. Copies of GLOBAL buckets this node
  * does not own are never sent: their owner has the authoritative state.
@@ -34,6 +37,9 @@ public final class HandOff {
 
   private static final Logger LOG = LoggerFactory.getLogger(HandOff.class);
   private static final int CHUNK = 1000;
+
+  /** How many times one bucket is sent when the old owner keeps recording hits on it meanwhile. */
+  static final int MAX_ROUNDS = 3;
 
   private final String self;
   private final BucketStore store;
@@ -84,7 +90,7 @@ public final class HandOff {
       BucketState incoming = state.get();
       store.update(
           b.getKey(),
-          prior -> new Decision(BucketMerge.moreConsumed(prior, incoming), MERGED));
+          prior -> new Decision(BucketMerge.moreConsumed(prior, incoming, now), MERGED));
       stored++;
     }
     received.addAndGet(stored);
@@ -102,7 +108,7 @@ public final class HandOff {
   }
 
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
-    Map<String, List<BucketSnapshot>> byOwner = new HashMap<>();
+    Map<String, List<Handed>> byOwner = new HashMap<>();
     long now = clock.wallMillis();
     store.forEach(
         (key, state) -> {
@@ -111,33 +117,51 @@ public final class HandOff {
           }
           String owner = to.ownerOf(key);
           if (!owner.equals(self)) {
-            byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(PeerProtos.toSnapshot(key, state));
+            byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state));
           }
         });
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     byOwner.forEach(
-        (owner, snapshots) -> {
-          for (int i = 0; i < snapshots.size(); i += CHUNK) {
-            List<BucketSnapshot> chunk = snapshots.subList(i, Math.min(snapshots.size(), i + CHUNK));
-            calls.add(
-                peers
-                    .get(owner)
-                    .transferBuckets(chunk, self, timeout)
-                    .handle(
-                        (accepted, error) -> {
-                          if (error != null) {
-                            LOG.warn("hand-off of {} buckets failed: {}", chunk.size(), error.getMessage());
-                            return null;
-                          }
-                          chunk.forEach(s -> store.remove(s.getKey()));
-                          sent.addAndGet(chunk.size());
-                          LOG.info("handed {} buckets to {}", chunk.size(), owner);
-                          return null;
-                        }));
+        (owner, handed) -> {
+          for (int i = 0; i < handed.size(); i += CHUNK) {
+            calls.add(transfer(owner, handed.subList(i, Math.min(handed.size(), i + CHUNK)), 0));
           }
         });
     return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
   }
+
+  // After the ack, drops each bucket only if unchanged since its snapshot; changed ones go again.
+  private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
+    List<BucketSnapshot> snapshots = chunk.stream().map(h -> PeerProtos.toSnapshot(h.key, h.state)).toList();
+    return peers
+        .call(owner, c -> c.transferBuckets(snapshots, self, timeout))
+        .handle(
+            (accepted, error) -> {
+              if (error != null) {
+                LOG.warn("hand-off of {} buckets failed: {}", chunk.size(), error.getMessage());
+                return CompletableFuture.<Void>completedFuture(null);
+              }
+              List<Handed> changed = new ArrayList<>();
+              for (Handed h : chunk) {
+                if (!store.remove(h.key, h.state)) {
+                  store.get(h.key).ifPresent(now -> changed.add(new Handed(h.key, now)));
+                }
+              }
+              sent.addAndGet(chunk.size() - changed.size());
+              LOG.info("handed {} buckets to {}", chunk.size() - changed.size(), owner);
+              if (changed.isEmpty()) {
+                return CompletableFuture.<Void>completedFuture(null);
+              }
+              if (round + 1 >= MAX_ROUNDS) {
+                LOG.warn("{} buckets kept changing during hand-off to {}; kept here", changed.size(), owner);
+                return CompletableFuture.<Void>completedFuture(null);
+              }
+              return transfer(owner, changed, round + 1);
+            })
+        .thenCompose(f -> f);
+  }
+
+  private record Handed(String key, BucketState state) {}
 
   private static final RateLimitResponse MERGED = RateLimitResponse.error("merged by hand-off");
 }

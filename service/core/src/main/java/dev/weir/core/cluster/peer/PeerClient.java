@@ -168,6 +168,20 @@ public final class PeerClient implements AutoCloseable {
     channel.shutdown();
   }
 
+  /**
+   * Closes the client of a peer that left the ring: queued forwarded items are not sent but fail with
+   * a {@link PeerException}, so the request path routes them again on the new ring; calls in flight
+   * finish.
+   */
+  public void abandon() {
+    batcher.abandon(
+        new PeerException(
+            address,
+            "peer '" + address + "' left the ring before the forwarded item was sent",
+            null));
+    channel.shutdown();
+  }
+
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
     return wrap(call, what, true);
   }

@@ -11,14 +11,20 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
-/** The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves. */
+/**
+ * The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves.
+ * Once {@link #close()}d the pool creates no client: {@link #get} fails and {@link #call} returns a
+ * failed future, each with a {@link PeerException} saying this node is shutting down.
+ */
 public final class PeerClientPool implements AutoCloseable {
 
   private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
   private final Function<String, PeerClient> factory;
+  private volatile boolean closed;
 
   /** Creates a pool whose clients open plaintext channels and share {@code scheduler}. */
   public PeerClientPool(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
@@ -46,13 +52,52 @@ public final class PeerClientPool implements AutoCloseable {
     this.factory = factory;
   }
 
-  /** Returns the client of {@code address}, creating it if needed. */
+  /**
+   * Returns the client of {@code address}, creating it if needed.
+   *
+   * @throws PeerException if the pool is closed and has no client of {@code address}
+   */
   public PeerClient get(String address) {
-    return clients.computeIfAbsent(address, factory);
+    PeerClient existing = clients.get(address);
+    if (existing != null) {
+      return existing;
+    }
+    synchronized (this) {
+      if (closed) {
+        throw new PeerException(
+            address,
+            "not calling peer '" + address + "': this node is shutting down (peer clients closed)",
+            null);
+      }
+      return clients.computeIfAbsent(address, factory);
+    }
   }
 
-  /** Closes and forgets the clients of peers not in {@code current}; their queued items are sent. */
+  /**
+   * Applies {@code call} to the client of {@code address}; returns a failed future instead of
+   * throwing when the pool is closed.
+   */
+  public <T> CompletableFuture<T> call(
+      String address, Function<PeerClient, CompletableFuture<T>> call) {
+    PeerClient client;
+    try {
+      client = get(address);
+    } catch (PeerException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return call.apply(client);
+  }
+
+  /**
+   * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
+   * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
+   * that left.
+   */
   public void retain(Collection<String> current) {
+    remove(current).forEach(PeerClient::abandon);
+  }
+
+  private List<PeerClient> remove(Collection<String> current) {
     List<PeerClient> gone = new ArrayList<>();
     clients.entrySet()
         .removeIf(
@@ -63,12 +108,17 @@ public final class PeerClientPool implements AutoCloseable {
               gone.add(e.getValue());
               return true;
             });
-    gone.forEach(PeerClient::close);
+    return gone;
   }
 
   /** Opens (and starts connecting) the clients of {@code addresses} that are not open yet. */
   public void connect(Collection<String> addresses) {
-    addresses.forEach(a -> get(a).connect());
+    if (!closed) {
+      addresses.forEach(a -> call(a, c -> {
+        c.connect();
+        return CompletableFuture.completedFuture(null);
+      }));
+    }
   }
 
   /** Returns each known peer's failure within the last five minutes, by address; healthy ones omitted. */
@@ -89,9 +139,12 @@ public final class PeerClientPool implements AutoCloseable {
     return List.copyOf(clients.values());
   }
 
-  /** Closes every client. */
+  /** Closes every client (their queued items are sent) and refuses to create clients from now on. */
   @Override
   public void close() {
-    retain(List.of());
+    synchronized (this) {
+      closed = true;
+    }
+    remove(List.of()).forEach(PeerClient::close);
   }
 }

@@ -45,6 +45,46 @@ class BatcherTest {
   }
 
   @Test
+  void abandon_queuedItems_failedWithReasonAndNeverSent() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
+    CompletableFuture<String> f1 = b.submit(1);
+    CompletableFuture<String> f2 = b.submit(2);
+    IllegalStateException reason = new IllegalStateException("peer left");
+
+    b.abandon(reason);
+    scheduler.advance(WAIT);
+
+    assertThat(sent).isEmpty();
+    assertThat(f1).isCompletedExceptionally();
+    assertThat(f2).isCompletedExceptionally();
+    assertThatThrownBy(f1::join).hasCause(reason);
+    assertThat(b.submit(3)).isCompletedExceptionally();
+    assertThat(sent).isEmpty();
+  }
+
+  @Test
+  void submit_schedulerRefusesTimer_itemFailsAndLaterItemsStillGetATimer() {
+    AtomicInteger refusals = new AtomicInteger(1);
+    Scheduler refusingOnce =
+        (task, delay) -> {
+          if (refusals.getAndDecrement() > 0) {
+            throw new java.util.concurrent.RejectedExecutionException("scheduler shut down");
+          }
+          return scheduler.schedule(task, delay);
+        };
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, refusingOnce, this::echo);
+
+    CompletableFuture<String> refused = b.submit(1);
+    CompletableFuture<String> later = b.submit(2);
+    scheduler.advance(WAIT);
+
+    assertThat(refused).isCompletedExceptionally();
+    assertThat(b.queued()).isZero();
+    assertThat(sent).containsExactly(List.of(2));
+    assertThat(later.join()).isEqualTo("r2");
+  }
+
+  @Test
   void submit_waitElapses_sendsPartialBatch() {
     Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
     CompletableFuture<String> f1 = b.submit(1);

@@ -9,6 +9,8 @@ import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -95,8 +97,23 @@ class GlobalManagerTest {
 
   private GlobalManager manager(HashRing ring, int batchLimit) {
     return new GlobalManager(
-        SELF, () -> ring, pool, new WindowCounterCheck(store), rs -> List.of(), store, scheduler,
+        SELF, () -> ring, pool, new WindowCounterCheck(store), store, scheduler,
         clock, Duration.ofMillis(100), batchLimit, Duration.ofSeconds(5));
+  }
+
+  private GlobalManager manager(java.util.function.Supplier<HashRing> ring) {
+    return new GlobalManager(
+        SELF, ring, pool, new WindowCounterCheck(store), store, scheduler, clock,
+        Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
+  }
+
+  /** Returns a key whose hash key ({@code g_<key>}) {@code owner} owns on {@code ring}. */
+  private static String keyOwnedBy(HashRing ring, String owner) {
+    for (int i = 0; ; i++) {
+      if (ring.ownerOf("g_k" + i).equals(owner)) {
+        return "k" + i;
+      }
+    }
   }
 
   private static HashRing ring(String... peers) {
@@ -165,22 +182,96 @@ class GlobalManagerTest {
   }
 
   @Test
-  void apply_gubernatorStyleTokenUpdate_rebuiltWithResetTimeAsExpiry() {
+  void apply_gubernatorStyleTokenUpdate_rebuiltExpiringOneAfterResetTime() {
     GlobalManager m = manager(ring(SELF, OWNER), 1000);
+    String key = "g_" + keyOwnedBy(ring(SELF, OWNER), OWNER);
     long reset = clock.wallMillis() + 30_000;
     m.apply(
         List.of(
             UpdatePeerGlobal.newBuilder()
-                .setKey("g_a")
+                .setKey(key)
                 .setAlgorithm(Algorithm.TOKEN_BUCKET)
                 .setDuration(60_000)
                 .setCreatedAt(clock.wallMillis() - 30_000)
                 .setStatus(
                     RateLimitResp.newBuilder().setLimit(10).setRemaining(3).setResetTime(reset))
                 .build()));
-    assertThat(store.get("g_a"))
+    assertThat(store.get(key))
         .contains(
             new TokenBucketState(
-                Status.UNDER_LIMIT, 10, 60_000, 3, clock.wallMillis() - 30_000, reset));
+                Status.UNDER_LIMIT, 10, 60_000, 3, clock.wallMillis() - 30_000, reset + 1));
+    assertThat(RateLimitEngine.tokenBucketResetTime((TokenBucketState) store.get(key).get()))
+        .as("the copy reports the owner's reset_time")
+        .isEqualTo(reset);
+  }
+
+  @Test
+  void apply_gubernatorStyleLeakyUpdate_rebuiltExpiringOneAfterResetTime() {
+    GlobalManager m = manager(ring(SELF, OWNER), 1000);
+    String key = "g_" + keyOwnedBy(ring(SELF, OWNER), OWNER);
+    long reset = clock.wallMillis() + 30_000;
+    m.apply(
+        List.of(
+            UpdatePeerGlobal.newBuilder()
+                .setKey(key)
+                .setAlgorithm(Algorithm.LEAKY_BUCKET)
+                .setDuration(60_000)
+                .setCreatedAt(clock.wallMillis())
+                .setStatus(
+                    RateLimitResp.newBuilder().setLimit(10).setRemaining(4).setResetTime(reset))
+                .build()));
+    assertThat(store.get(key))
+        .contains(new LeakyBucketState(10, 60_000, 10, 4, clock.wallMillis(), reset + 1));
+  }
+
+  @Test
+  void flushHits_thisNodeBecameOwner_hitsNotAppliedAgainButBroadcast() {
+    HashRing before = ring(SELF, OWNER, "third:1");
+    String key = keyOwnedBy(before, OWNER);
+    HashRing after = ring(SELF, "third:1");
+    assertThat(after.ownerOf("g_" + key)).isEqualTo(SELF);
+    java.util.concurrent.atomic.AtomicReference<HashRing> current =
+        new java.util.concurrent.atomic.AtomicReference<>(before);
+    GlobalManager m = manager(current::get);
+    RateLimitRequest r = hit(key, 4, clock.wallMillis());
+    new WindowCounterCheck(store).check(r);
+    m.queueHits(r);
+    current.set(after);
+
+    m.flushHits().join();
+    assertThat(((TokenBucketState) store.get("g_" + key).orElseThrow()).remaining())
+        .as("the 4 hits count once")
+        .isEqualTo(6);
+    assertThat(hitsReceived).isEmpty();
+    scheduler.advance(Duration.ofMillis(100));
+
+    assertThat(globalsReceived).hasSize(1);
+    assertThat(globalsReceived.get(0).get(0).getStatus().getRemaining()).isEqualTo(6);
+  }
+
+  @Test
+  void apply_lateBroadcastForKeyThisNodeNowOwns_ignored() {
+    HashRing now = ring(SELF, "third:1");
+    String key = keyOwnedBy(now, SELF);
+    GlobalManager m = manager(() -> now);
+    RateLimitRequest r = hit(key, 4, clock.wallMillis());
+    new WindowCounterCheck(store).check(r);
+    TokenBucketState mine = (TokenBucketState) store.get("g_" + key).orElseThrow();
+
+    m.apply(
+        List.of(
+            UpdatePeerGlobal.newBuilder()
+                .setKey("g_" + key)
+                .setAlgorithm(Algorithm.TOKEN_BUCKET)
+                .setDuration(60_000)
+                .setCreatedAt(clock.wallMillis())
+                .setStatus(
+                    RateLimitResp.newBuilder()
+                        .setLimit(10)
+                        .setRemaining(9)
+                        .setResetTime(clock.wallMillis() + 60_000))
+                .build()));
+
+    assertThat(store.get("g_" + key)).contains(mine);
   }
 }

@@ -11,54 +11,78 @@ import org.junit.jupiter.api.Test;
 
 class BucketMergeTest {
 
+  private static final long NOW = 500;
+
+  @Test
+  void moreConsumed_leakyBucketsUpdatedAtDifferentTimes_fewerTokensNowWins() {
+    // 10 tokens per 10 s: one token per second.
+    LeakyBucketState drainedLongAgo = new LeakyBucketState(10, 10_000, 10, 0, 0, 20_001);
+    LeakyBucketState drainedJustNow = new LeakyBucketState(10, 10_000, 10, 2, 9_000, 20_001);
+    // At 9 s the first holds 9 tokens, the second 2: the second is more consumed.
+    assertThat(BucketMerge.moreConsumed(drainedJustNow, drainedLongAgo, 9_000))
+        .isSameAs(drainedJustNow);
+    assertThat(BucketMerge.moreConsumed(drainedLongAgo, drainedJustNow, 9_000))
+        .isSameAs(drainedJustNow);
+  }
+
+  @Test
+  void moreConsumed_gregorianLeakyBuckets_leakOverTheIntervalLength() {
+    // Duration code 0 = one minute: 60 tokens per minute, one per second.
+    LeakyBucketState early = new LeakyBucketState(60, 0, 60, 0, 0, 60_000);
+    LeakyBucketState late = new LeakyBucketState(60, 0, 60, 5, 30_000, 60_000);
+    // At 30 s the first holds 30 tokens, the second 5.
+    assertThat(BucketMerge.moreConsumed(late, early, 30_000)).isSameAs(late);
+    assertThat(BucketMerge.moreConsumed(early, late, 30_000)).isSameAs(late);
+  }
+
   @Test
   void moreConsumed_noExisting_incomingKept() {
     TokenBucketState in = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 3, 0, 1000);
-    assertThat(BucketMerge.moreConsumed(null, in)).isSameAs(in);
+    assertThat(BucketMerge.moreConsumed(null, in, NOW)).isSameAs(in);
   }
 
   @Test
   void moreConsumed_tokenBuckets_fewerRemainingWins() {
     TokenBucketState fresh = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 9, 500, 1500);
     TokenBucketState old = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
-    assertThat(BucketMerge.moreConsumed(fresh, old)).isSameAs(old);
-    assertThat(BucketMerge.moreConsumed(old, fresh)).isSameAs(old);
+    assertThat(BucketMerge.moreConsumed(fresh, old, NOW)).isSameAs(old);
+    assertThat(BucketMerge.moreConsumed(old, fresh, NOW)).isSameAs(old);
   }
 
   @Test
   void moreConsumed_tokenBucketsTied_receiverKept() {
     TokenBucketState a = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 4, 0, 1000);
     TokenBucketState b = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 4, 10, 1010);
-    assertThat(BucketMerge.moreConsumed(a, b)).isSameAs(a);
+    assertThat(BucketMerge.moreConsumed(a, b, NOW)).isSameAs(a);
   }
 
   @Test
   void moreConsumed_leakyBuckets_fewerRemainingWins() {
     LeakyBucketState a = new LeakyBucketState(10, 1000, 10, 7, 0, 1000);
     LeakyBucketState b = new LeakyBucketState(10, 1000, 10, 1, 0, 1000);
-    assertThat(BucketMerge.moreConsumed(a, b)).isSameAs(b);
+    assertThat(BucketMerge.moreConsumed(a, b, NOW)).isSameAs(b);
   }
 
   @Test
   void moreConsumed_fixedWindowsSameWindow_largerCountWins() {
     FixedWindowState a = new FixedWindowState(10, 1000, 0, 3, 1000);
     FixedWindowState b = new FixedWindowState(10, 1000, 0, 8, 1000);
-    assertThat(BucketMerge.moreConsumed(a, b)).isSameAs(b);
+    assertThat(BucketMerge.moreConsumed(a, b, NOW)).isSameAs(b);
   }
 
   @Test
   void moreConsumed_fixedWindowsDifferentWindows_laterWindowWins() {
     FixedWindowState older = new FixedWindowState(10, 1000, 0, 9, 1000);
     FixedWindowState newer = new FixedWindowState(10, 1000, 1000, 1, 2000);
-    assertThat(BucketMerge.moreConsumed(newer, older)).isSameAs(newer);
-    assertThat(BucketMerge.moreConsumed(older, newer)).isSameAs(newer);
+    assertThat(BucketMerge.moreConsumed(newer, older, NOW)).isSameAs(newer);
+    assertThat(BucketMerge.moreConsumed(older, newer, NOW)).isSameAs(newer);
   }
 
   @Test
   void moreConsumed_slidingWindowsSameWindow_eachCountIsTheLarger() {
     SlidingWindowState a = new SlidingWindowState(10, 1000, 1000, 5, 1, 3000);
     SlidingWindowState b = new SlidingWindowState(10, 1000, 1000, 2, 4, 3000);
-    assertThat(BucketMerge.moreConsumed(a, b))
+    assertThat(BucketMerge.moreConsumed(a, b, NOW))
         .isEqualTo(new SlidingWindowState(10, 1000, 1000, 5, 4, 3000));
   }
 
@@ -66,13 +90,13 @@ class BucketMergeTest {
   void moreConsumed_slidingWindowsDifferentWindows_laterWindowWins() {
     SlidingWindowState older = new SlidingWindowState(10, 1000, 0, 5, 9, 2000);
     SlidingWindowState newer = new SlidingWindowState(10, 1000, 1000, 9, 0, 3000);
-    assertThat(BucketMerge.moreConsumed(older, newer)).isSameAs(newer);
+    assertThat(BucketMerge.moreConsumed(older, newer, NOW)).isSameAs(newer);
   }
 
   @Test
   void moreConsumed_differentAlgorithms_receiverKept() {
     FixedWindowState mine = new FixedWindowState(10, 1000, 0, 1, 1000);
     TokenBucketState theirs = new TokenBucketState(Status.OVER_LIMIT, 10, 1000, 0, 0, 1000);
-    assertThat(BucketMerge.moreConsumed(mine, theirs)).isSameAs(mine);
+    assertThat(BucketMerge.moreConsumed(mine, theirs, NOW)).isSameAs(mine);
   }
 }

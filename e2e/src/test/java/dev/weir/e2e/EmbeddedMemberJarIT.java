@@ -1,0 +1,140 @@
+package dev.weir.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.client.WeirClient;
+import dev.weir.core.Weir;
+import dev.weir.core.WeirMember;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.AwaitForwarding;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.Status;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A member embedded in this JVM through {@link Weir#builder()} and a {@code weir.jar} process in
+ * one static cluster: they share counters, and the embedded member hands its buckets to the jar
+ * when it closes.
+ */
+class EmbeddedMemberJarIT {
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private WeirMember embedded;
+  private NodeProcess jar;
+  private WeirClient jarClient;
+
+  @BeforeEach
+  void startCluster() throws Exception {
+    String embeddedAddress = "127.0.0.1:" + NodeProcess.freePort();
+    int jarGrpc = NodeProcess.freePort();
+    String jarAddress = "127.0.0.1:" + jarGrpc;
+    List<String> peers = List.of(embeddedAddress, jarAddress);
+    embedded = Weir.builder().advertiseAddress(embeddedAddress).staticPeers(peers).start();
+    jar =
+        NodeProcess.start(
+            jarGrpc, NodeProcess.freePort(), Map.of("WEIR_STATIC_PEERS", String.join(",", peers)));
+    jar.awaitHealthy(http);
+    AwaitForwarding.on(List.of(embedded));
+    jarClient =
+        WeirClient.builder()
+            .target(jarAddress)
+            .batchWindow(Duration.ZERO)
+            .deadline(Duration.ofSeconds(30))
+            .build();
+  }
+
+  @AfterEach
+  void stop() {
+    if (jarClient != null) {
+      jarClient.close();
+    }
+    if (embedded != null) {
+      embedded.close();
+    }
+    if (jar != null) {
+      jar.close();
+    }
+  }
+
+  private static RateLimitRequest embeddedHit(String key, long hits) {
+    return RateLimitRequest.builder("embedded_e2e", key)
+        .hits(hits)
+        .limit(10)
+        .duration(600_000)
+        .build();
+  }
+
+  private static RateLimitReq jarHit(String key, long hits) {
+    return RateLimitReq.newBuilder()
+        .setName("embedded_e2e")
+        .setUniqueKey(key)
+        .setHits(hits)
+        .setLimit(10)
+        .setDuration(600_000)
+        .build();
+  }
+
+  @Test
+  void checks_throughTheEmbeddedMemberAndTheJar_shareOneCounter() {
+    int admitted = 0;
+    for (int i = 0; i < 30; i++) {
+      boolean under;
+      if (i % 2 == 0) {
+        var r = embedded.check(embeddedHit("shared", 1)).join();
+        assertThat(r.error()).isEmpty();
+        under = r.status() == dev.weir.core.model.Status.UNDER_LIMIT;
+      } else {
+        RateLimitResp r = jarClient.check(jarHit("shared", 1)).join();
+        assertThat(r.getError()).isEmpty();
+        under = r.getStatus() == Status.UNDER_LIMIT;
+      }
+      admitted += under ? 1 : 0;
+    }
+
+    assertThat(admitted).isEqualTo(10);
+  }
+
+  @Test
+  void close_embeddedMember_handsItsBucketsToTheJar() {
+    List<String> keys = keysOwnedByEmbedded(10);
+    for (String key : keys) {
+      assertThat(embedded.check(embeddedHit(key, 3)).join().error()).isEmpty();
+    }
+
+    embedded.close();
+
+    assertThat(embedded.cluster().handOff().sentCount()).isGreaterThanOrEqualTo(keys.size());
+    for (String key : keys) {
+      RateLimitResp r = jarClient.check(jarHit(key, 0)).join();
+      assertThat(r.getError()).as(key).isEmpty();
+      assertThat(r.getRemaining()).as(key).isEqualTo(7);
+    }
+  }
+
+  private List<String> keysOwnedByEmbedded(int n) {
+    Random random = new Random(5);
+    List<String> keys = new ArrayList<>();
+    String self = embedded.cluster().self();
+    while (keys.size() < n) {
+      String key = Long.toHexString(random.nextLong());
+      if (embedded
+          .cluster()
+          .membership()
+          .ring()
+          .ownerOf(embeddedHit(key, 1).hashKey())
+          .equals(self)) {
+        keys.add(key);
+      }
+    }
+    return keys;
+  }
+}

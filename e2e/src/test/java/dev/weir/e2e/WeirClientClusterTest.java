@@ -1,0 +1,125 @@
+package dev.weir.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.client.WeirClient;
+import dev.weir.client.WeirUnavailableException;
+import dev.weir.core.Weir;
+import dev.weir.core.WeirMember;
+import dev.weir.core.testkit.AwaitForwarding;
+import dev.weir.gubernator.V1Service;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link WeirClient} against a three-member cluster in this JVM: each member is started through
+ * {@link Weir#builder()}, as the stand-alone node is, and serves {@code pb.gubernator.V1} next to
+ * {@code PeersV1}.
+ */
+class WeirClientClusterTest {
+
+  private static final int MEMBERS = 3;
+
+  private final List<WeirMember> members = new ArrayList<>();
+  private final List<String> addresses = new ArrayList<>();
+
+  @BeforeEach
+  void startCluster() throws Exception {
+    List<Integer> ports = new ArrayList<>();
+    for (int i = 0; i < MEMBERS; i++) {
+      ports.add(NodeProcess.freePort());
+      addresses.add("127.0.0.1:" + ports.get(i));
+    }
+    for (int i = 0; i < MEMBERS; i++) {
+      NettyServerBuilder server =
+          NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", ports.get(i)));
+      WeirMember member =
+          Weir.builder()
+              .advertiseAddress(addresses.get(i))
+              .staticPeers(addresses)
+              .serverBuilder(server)
+              .build();
+      server.addService(new V1Service(member.service()));
+      members.add(member.start());
+    }
+    AwaitForwarding.on(members);
+  }
+
+  @AfterEach
+  void stop() {
+    members.forEach(WeirMember::close);
+  }
+
+  private static RateLimitReq hit(String key, long limit) {
+    return RateLimitReq.newBuilder()
+        .setName("client_e2e")
+        .setUniqueKey(key)
+        .setHits(1)
+        .setLimit(limit)
+        .setDuration(600_000)
+        .build();
+  }
+
+  @Test
+  void check_concurrentChecksOfOneKeyThroughEveryMember_admitExactlyTheLimit() {
+    try (WeirClient client =
+        WeirClient.builder().targets(addresses).deadline(Duration.ofSeconds(30)).build()) {
+      List<CompletableFuture<RateLimitResp>> checks =
+          IntStream.range(0, 30).mapToObj(i -> client.check(hit("account:1", 10))).toList();
+      List<RateLimitResp> responses = checks.stream().map(CompletableFuture::join).toList();
+
+      assertThat(responses).allMatch(r -> r.getError().isEmpty());
+      assertThat(responses).filteredOn(r -> r.getStatus() == Status.UNDER_LIMIT).hasSize(10);
+    }
+  }
+
+  @Test
+  void checkAll_manyKeys_answersInOrderFromEveryOwner() {
+    try (WeirClient client =
+        WeirClient.builder().target(addresses.get(0)).deadline(Duration.ofSeconds(30)).build()) {
+      List<RateLimitReq> requests =
+          IntStream.range(0, 300)
+              .mapToObj(i -> hit(Long.toHexString(i * 0x9E3779B97F4A7C15L), 5 + i))
+              .toList();
+
+      List<RateLimitResp> responses = client.checkAll(requests).join();
+
+      assertThat(responses)
+          .extracting(RateLimitResp::getLimit)
+          .containsExactlyElementsOf(requests.stream().map(RateLimitReq::getLimit).toList());
+      assertThat(responses).allMatch(r -> r.getError().isEmpty());
+      assertThat(responses.stream().map(r -> r.getMetadataOrDefault("owner", "self")).distinct())
+          .containsExactlyInAnyOrder("self", addresses.get(1), addresses.get(2));
+    }
+  }
+
+  @Test
+  void check_memberStopped_failsWithWeirUnavailableException() {
+    WeirMember stopped = members.get(2);
+    stopped.close();
+    try (WeirClient client =
+        WeirClient.builder()
+            .target(addresses.get(2))
+            .batchWindow(Duration.ZERO)
+            .deadline(Duration.ofSeconds(30))
+            .build()) {
+      CompletableFuture<RateLimitResp> check = client.check(hit("account:2", 10));
+
+      assertThat(check)
+          .failsWithin(Duration.ofSeconds(30))
+          .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+          .withCauseInstanceOf(WeirUnavailableException.class);
+    }
+  }
+}

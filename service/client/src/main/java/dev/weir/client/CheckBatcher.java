@@ -1,0 +1,114 @@
+package dev.weir.client;
+
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * Coalesces checks into {@code GetRateLimits} calls.
+ *
+ * <p>The first check queued into an empty batch starts the window; when it ends, everything queued
+ * so far goes out in one call. A batch that reaches {@code maxBatch} items goes out at once without
+ * waiting. A zero window sends each {@link #add} alone, at once. Each call's responses complete the
+ * futures of its items by position; a failed call fails all of them with the same typed exception.
+ */
+final class CheckBatcher {
+
+  /** A queued check and the future its response completes. */
+  record Pending(RateLimitReq request, CompletableFuture<RateLimitResp> response) {}
+
+  /**
+   * Sends one batch: completes with one response per request, in order, or fails with a {@link
+   * WeirException}.
+   */
+  interface Sender extends Function<List<RateLimitReq>, CompletableFuture<List<RateLimitResp>>> {}
+
+  private final Duration window;
+  private final int maxBatch;
+  private final BatchScheduler scheduler;
+  private final Sender sender;
+  private final Object lock = new Object();
+  private List<Pending> pending = new ArrayList<>();
+  private BatchScheduler.Task timer;
+
+  CheckBatcher(Duration window, int maxBatch, BatchScheduler scheduler, Sender sender) {
+    this.window = window;
+    this.maxBatch = maxBatch;
+    this.scheduler = scheduler;
+    this.sender = sender;
+  }
+
+  /**
+   * Queues {@code items}, sending every batch that fills up (and, with a zero window, the rest).
+   */
+  void add(List<Pending> items) {
+    List<List<Pending>> ready = new ArrayList<>();
+    synchronized (lock) {
+      for (Pending item : items) {
+        pending.add(item);
+        if (pending.size() >= maxBatch) {
+          ready.add(takeLocked());
+        }
+      }
+      if (!pending.isEmpty()) {
+        if (window.isZero()) {
+          ready.add(takeLocked());
+        } else if (timer == null) {
+          timer = scheduler.schedule(this::flush, window);
+        }
+      }
+    }
+    ready.forEach(this::send);
+  }
+
+  /** Sends whatever is queued now. */
+  void flush() {
+    List<Pending> batch;
+    synchronized (lock) {
+      if (pending.isEmpty()) {
+        return;
+      }
+      batch = takeLocked();
+    }
+    send(batch);
+  }
+
+  private List<Pending> takeLocked() {
+    List<Pending> batch = pending;
+    pending = new ArrayList<>();
+    if (timer != null) {
+      timer.cancel();
+      timer = null;
+    }
+    return batch;
+  }
+
+  private void send(List<Pending> batch) {
+    List<RateLimitReq> requests = new ArrayList<>(batch.size());
+    for (Pending p : batch) {
+      requests.add(p.request());
+    }
+    CompletableFuture<List<RateLimitResp>> call;
+    try {
+      call = sender.apply(requests);
+    } catch (RuntimeException e) {
+      call = CompletableFuture.failedFuture(e);
+    }
+    call.whenComplete(
+        (responses, failure) -> {
+          if (failure != null) {
+            for (Pending p : batch) {
+              p.response().completeExceptionally(failure);
+            }
+          } else {
+            for (int i = 0; i < batch.size(); i++) {
+              batch.get(i).response().complete(responses.get(i));
+            }
+          }
+        });
+  }
+}

@@ -1,0 +1,53 @@
+package dev.weir.client;
+
+import io.grpc.Status;
+
+/**
+ * A failed call to a Weir (or Gubernator) node: the gRPC status code it ended with and the node it
+ * was sent to. Subclasses name the codes callers usually handle apart.
+ */
+public class WeirException extends RuntimeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final Status.Code code;
+  private final String target;
+
+  /** Creates the exception for a call to {@code target} that ended with {@code code}. */
+  public WeirException(Status.Code code, String target, String message, Throwable cause) {
+    super(message, cause);
+    this.code = code;
+    this.target = target;
+  }
+
+  /** Returns the gRPC status code the call ended with. */
+  public Status.Code code() {
+    return code;
+  }
+
+  /** Returns the address (or channel authority) the call was sent to. */
+  public String target() {
+    return target;
+  }
+
+  /** Returns the typed exception for {@code failure} of a call to {@code target}. */
+  static WeirException of(Throwable failure, String target) {
+    if (failure instanceof WeirException weir) {
+      return weir;
+    }
+    Status status = Status.fromThrowable(failure);
+    String message =
+        "call to "
+            + target
+            + " failed with "
+            + status.getCode()
+            + (status.getDescription() == null ? "" : ": " + status.getDescription());
+    return switch (status.getCode()) {
+      case UNAVAILABLE -> new WeirUnavailableException(target, message, failure);
+      case DEADLINE_EXCEEDED -> new WeirDeadlineExceededException(target, message, failure);
+      case INVALID_ARGUMENT, OUT_OF_RANGE ->
+          new WeirInvalidRequestException(status.getCode(), target, message, failure);
+      default -> new WeirException(status.getCode(), target, message, failure);
+    };
+  }
+}

@@ -1,0 +1,369 @@
+package dev.weir.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class WeirClientTest {
+
+  private final List<Server> servers = new ArrayList<>();
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private static final Duration GENEROUS = Duration.ofSeconds(30);
+
+  private final FakeBatchScheduler scheduler = new FakeBatchScheduler();
+
+  @AfterEach
+  void stop() {
+    channels.forEach(ManagedChannel::shutdownNow);
+    servers.forEach(Server::shutdownNow);
+  }
+
+  private static RateLimitReq item(String key) {
+    return RateLimitReq.newBuilder()
+        .setName("requests_per_sec")
+        .setUniqueKey(key)
+        .setHits(1)
+        .setLimit(10)
+        .setDuration(1000)
+        .build();
+  }
+
+  private ManagedChannel inProcess(RecordingV1 service) throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    servers.add(
+        InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start());
+    ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    channels.add(channel);
+    return channel;
+  }
+
+  private String loopback(RecordingV1 service) throws Exception {
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .addService(service)
+            .build()
+            .start();
+    servers.add(server);
+    return "127.0.0.1:" + server.getPort();
+  }
+
+  private WeirClient.Builder inProcessClient(RecordingV1 service) throws Exception {
+    return WeirClient.builder().channel(inProcess(service)).scheduler(scheduler).deadline(GENEROUS);
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> future) {
+    assertThatThrownBy(future::join).isInstanceOf(CompletionException.class);
+    return future
+        .handle(
+            (value, failure) ->
+                failure instanceof CompletionException ? failure.getCause() : failure)
+        .join();
+  }
+
+  @Test
+  void check_callsWithinTheWindow_areSentAsOneGetRateLimits() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).build()) {
+      CompletableFuture<RateLimitResp> first = client.check(item("k1"));
+      CompletableFuture<RateLimitResp> second = client.check(item("k2"));
+      CompletableFuture<RateLimitResp> third = client.check(item("k3"));
+
+      assertThat(server.callSizes()).isEmpty();
+      assertThat(scheduler.waiting()).containsExactly(WeirClient.DEFAULT_BATCH_WINDOW);
+      scheduler.runDue();
+
+      assertThat(server.callSizes()).containsExactly(3);
+      assertThat(first.join().getMetadataMap()).containsEntry("key", "k1");
+      assertThat(second.join().getMetadataMap()).containsEntry("key", "k2");
+      assertThat(third.join().getMetadataMap()).containsEntry("key", "k3");
+      assertThat(third.join().getRemaining()).isEqualTo(9);
+    }
+  }
+
+  @Test
+  void check_afterAFlush_startsANewWindow() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).batchWindow(Duration.ofMillis(2)).build()) {
+      client.check(item("k1"));
+      scheduler.runDue();
+      CompletableFuture<RateLimitResp> later = client.check(item("k2"));
+
+      assertThat(scheduler.waiting()).containsExactly(Duration.ofMillis(2));
+      scheduler.runDue();
+      assertThat(server.callSizes()).containsExactly(1, 1);
+      assertThat(later.join().getMetadataMap()).containsEntry("key", "k2");
+    }
+  }
+
+  @Test
+  void check_batchReachesMaxBatch_isSentWithoutWaiting() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).maxBatch(2).build()) {
+      CompletableFuture<RateLimitResp> first = client.check(item("k1"));
+      client.check(item("k2"));
+
+      assertThat(server.callSizes()).containsExactly(2);
+      assertThat(first).isCompleted();
+      assertThat(scheduler.waiting()).isEmpty();
+
+      CompletableFuture<RateLimitResp> third = client.check(item("k3"));
+      assertThat(third).isNotDone();
+      scheduler.runDue();
+      assertThat(server.callSizes()).containsExactly(2, 1);
+      assertThat(third.join().getMetadataMap()).containsEntry("key", "k3");
+    }
+  }
+
+  @Test
+  void check_zeroWindow_sendsEachCallAtOnce() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).batchWindow(Duration.ZERO).build()) {
+      client.check(item("k1")).join();
+      client.checkAll(List.of(item("k2"), item("k3"))).join();
+
+      assertThat(server.callSizes()).containsExactly(1, 2);
+      assertThat(scheduler.waiting()).isEmpty();
+    }
+  }
+
+  @Test
+  void checkAll_moreThanMaxBatch_splitsIntoFullCallsAndKeepsOrder() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).build()) {
+      List<RateLimitReq> requests = IntStream.range(0, 2500).mapToObj(i -> item("k" + i)).toList();
+
+      CompletableFuture<List<RateLimitResp>> responses = client.checkAll(requests);
+      assertThat(server.callSizes()).containsExactly(1000, 1000);
+      scheduler.runDue();
+
+      assertThat(server.callSizes()).containsExactly(1000, 1000, 500);
+      assertThat(responses.join())
+          .extracting(r -> r.getMetadataMap().get("key"))
+          .containsExactlyElementsOf(requests.stream().map(RateLimitReq::getUniqueKey).toList());
+    }
+  }
+
+  @Test
+  void checkAll_emptyList_completesEmptyWithoutACall() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).build()) {
+      assertThat(client.checkAll(List.of()).join()).isEmpty();
+      assertThat(scheduler.waiting()).isEmpty();
+      assertThat(server.callSizes()).isEmpty();
+    }
+  }
+
+  @Test
+  void check_nodeNotListening_failsWithWeirUnavailableException() throws Exception {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    try (WeirClient client =
+        WeirClient.builder()
+            .target("127.0.0.1:" + closedPort)
+            .batchWindow(Duration.ZERO)
+            .deadline(GENEROUS)
+            .build()) {
+      Throwable failure = failureOf(client.check(item("k1")));
+
+      assertThat(failure).isInstanceOf(WeirUnavailableException.class);
+      assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+      assertThat(((WeirException) failure).target()).isEqualTo("127.0.0.1:" + closedPort);
+    }
+  }
+
+  @Test
+  void check_failedCall_failsEveryCheckItCarried() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("shutting down"));
+    try (WeirClient client = inProcessClient(server).build()) {
+      CompletableFuture<RateLimitResp> first = client.check(item("k1"));
+      CompletableFuture<RateLimitResp> second = client.check(item("k2"));
+      scheduler.runDue();
+
+      assertThat(failureOf(first))
+          .isInstanceOf(WeirUnavailableException.class)
+          .hasMessageContaining("UNAVAILABLE: shutting down");
+      assertThat(failureOf(second)).isInstanceOf(WeirUnavailableException.class);
+    }
+  }
+
+  @Test
+  void check_nodeSlowerThanTheDeadline_failsWithWeirDeadlineExceededException() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.neverAnswer();
+    try (WeirClient client =
+        WeirClient.builder()
+            .target(loopback(server))
+            .batchWindow(Duration.ZERO)
+            .deadline(Duration.ofMillis(50))
+            .build()) {
+      Throwable failure = failureOf(client.check(item("k1")));
+
+      assertThat(failure).isInstanceOf(WeirDeadlineExceededException.class);
+      assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+    }
+  }
+
+  @Test
+  void check_nodeRejectsTheCall_failsWithWeirInvalidRequestException() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.failWith(io.grpc.Status.OUT_OF_RANGE.withDescription("too many items"));
+    try (WeirClient client = inProcessClient(server).batchWindow(Duration.ZERO).build()) {
+      Throwable failure = failureOf(client.check(item("k1")));
+
+      assertThat(failure)
+          .isInstanceOf(WeirInvalidRequestException.class)
+          .hasMessageContaining("too many items");
+      assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.OUT_OF_RANGE);
+    }
+  }
+
+  @Test
+  void check_otherStatus_failsWithWeirExceptionNamingTheCode() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.failWith(io.grpc.Status.PERMISSION_DENIED);
+    try (WeirClient client = inProcessClient(server).batchWindow(Duration.ZERO).build()) {
+      Throwable failure = failureOf(client.check(item("k1")));
+
+      assertThat(failure).isExactlyInstanceOf(WeirException.class);
+      assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.PERMISSION_DENIED);
+    }
+  }
+
+  @Test
+  void check_nodeAnswersFewerResponses_failsWithInternalWeirException() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.dropOneResponse();
+    try (WeirClient client = inProcessClient(server).batchWindow(Duration.ZERO).build()) {
+      Throwable failure = failureOf(client.checkAll(List.of(item("k1"), item("k2"))));
+
+      assertThat(failure)
+          .isInstanceOf(WeirException.class)
+          .hasMessageContaining("answered 1 responses to 2 requests");
+      assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.INTERNAL);
+    }
+  }
+
+  @Test
+  void check_severalTargets_sendsCallsToEachInTurn() throws Exception {
+    RecordingV1 a = new RecordingV1("a");
+    RecordingV1 b = new RecordingV1("b");
+    try (WeirClient client =
+        WeirClient.builder()
+            .targets(List.of(loopback(a), loopback(b)))
+            .batchWindow(Duration.ZERO)
+            .deadline(GENEROUS)
+            .build()) {
+      String first = client.check(item("k1")).join().getMetadataMap().get("server");
+      String second = client.check(item("k2")).join().getMetadataMap().get("server");
+
+      assertThat(List.of(first, second)).containsExactlyInAnyOrder("a", "b");
+      assertThat(a.callSizes()).containsExactly(1);
+      assertThat(b.callSizes()).containsExactly(1);
+    }
+  }
+
+  @Test
+  void health_answersTheNodesHealth() throws Exception {
+    try (WeirClient client = inProcessClient(new RecordingV1("node-a")).build()) {
+      assertThat(client.health().join().getAdvertiseAddress()).isEqualTo("node-a");
+    }
+  }
+
+  @Test
+  void health_nodeFails_failsWithTypedExceptionNamingTheCall() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("draining"));
+    try (WeirClient client = inProcessClient(server).build()) {
+      assertThat(failureOf(client.health()))
+          .isInstanceOf(WeirUnavailableException.class)
+          .hasMessageContaining("call to ")
+          .hasMessageContaining("UNAVAILABLE: draining");
+    }
+  }
+
+  @Test
+  void close_sendsQueuedChecksAndStopsTheScheduler() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    WeirClient client = inProcessClient(server).build();
+    CompletableFuture<RateLimitResp> queued = client.check(item("k1"));
+
+    client.close();
+
+    assertThat(server.callSizes()).containsExactly(1);
+    assertThat(queued.join().getMetadataMap()).containsEntry("key", "k1");
+    assertThat(scheduler.closed()).isTrue();
+  }
+
+  @Test
+  void close_thenCheck_failsWithIllegalStateException() throws Exception {
+    WeirClient client = inProcessClient(new RecordingV1("a")).build();
+    client.close();
+
+    assertThat(failureOf(client.check(item("k1"))))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+    assertThat(failureOf(client.checkAll(List.of(item("k1")))))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void close_callerProvidedChannel_leavesItOpen() throws Exception {
+    ManagedChannel channel = inProcess(new RecordingV1("a"));
+    WeirClient client = WeirClient.builder().channel(channel).build();
+
+    client.close();
+
+    assertThat(channel.isShutdown()).isFalse();
+  }
+
+  @Test
+  void build_withoutTargetOrChannel_failsNamingWhatIsNeeded() {
+    assertThatThrownBy(() -> WeirClient.builder().build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("target");
+  }
+
+  @Test
+  void build_withTargetAndChannel_fails() throws Exception {
+    ManagedChannel channel = inProcess(new RecordingV1("a"));
+    assertThatThrownBy(() -> WeirClient.builder().target("localhost:1051").channel(channel).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("not both");
+  }
+
+  @Test
+  void builder_outOfRangeSettings_failNamingFieldAndValue() {
+    assertThatThrownBy(() -> WeirClient.builder().maxBatch(1001))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxBatch must be within 1..1000, got 1001");
+    assertThatThrownBy(() -> WeirClient.builder().deadline(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("deadline must be more than zero");
+    assertThatThrownBy(() -> WeirClient.builder().batchWindow(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("batchWindow must be zero or more");
+    assertThatThrownBy(() -> WeirClient.builder().target(" "))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("target");
+  }
+}

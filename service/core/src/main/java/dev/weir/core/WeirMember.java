@@ -1,0 +1,236 @@
+package dev.weir.core;
+
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.batch.ExecutorScheduler;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A full member of a Weir cluster running inside this JVM: it owns a share of the buckets, forwards
+ * the rest to their owners in batches and serves {@code PeersV1} to the other members on its gRPC
+ * server. Made by {@link Weir#builder()}.
+ *
+ * <p>Life cycle: {@link Weir.Builder#build()} creates the member without I/O, so that {@link
+ * #service()} can be handed to other gRPC services before they are added to the server builder;
+ * {@link #start()} builds and starts the gRPC server and joins the cluster; {@link #close()} leaves
+ * it, handing buckets over, and stops the server.
+ */
+public final class WeirMember implements RateLimiter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WeirMember.class);
+  private static final long SERVER_GRACE_SECONDS = 5;
+
+  private enum State {
+    CREATED,
+    STARTED,
+    LEFT,
+    CLOSED
+  }
+
+  private final ClusterNode cluster;
+  private final ExecutorScheduler scheduler;
+  private final PeerDiscovery discovery;
+  private final ServerBuilder<?> serverBuilder;
+  private final HostPort advertiseAddress;
+  private final Duration leaveWait;
+  private Server server;
+  private volatile State state = State.CREATED;
+
+  WeirMember(
+      ClusterNode cluster,
+      ExecutorScheduler scheduler,
+      PeerDiscovery discovery,
+      ServerBuilder<?> serverBuilder,
+      HostPort advertiseAddress,
+      Duration leaveWait) {
+    this.cluster = cluster;
+    this.scheduler = scheduler;
+    this.discovery = discovery;
+    this.serverBuilder = serverBuilder;
+    this.advertiseAddress = advertiseAddress;
+    this.leaveWait = leaveWait;
+  }
+
+  /**
+   * Starts the member: adds {@code PeersV1} to the server builder, builds and starts the server,
+   * and joins the cluster through the discovery. Returns this member.
+   *
+   * @throws IOException when the server cannot bind or the discovery cannot start
+   * @throws IllegalStateException when the member was already started
+   */
+  public synchronized WeirMember start() throws IOException {
+    if (state != State.CREATED) {
+      throw new IllegalStateException("the member is " + state.name().toLowerCase() + ", not new");
+    }
+    serverBuilder.addService(cluster.peersService());
+    try {
+      server = serverBuilder.build().start();
+    } catch (IOException | RuntimeException e) {
+      failed();
+      throw e;
+    }
+    try {
+      cluster.join(discovery);
+    } catch (Exception e) {
+      server.shutdownNow();
+      failed();
+      throw new IOException("cannot join the cluster: " + e.getMessage(), e);
+    }
+    state = State.STARTED;
+    LOG.info("Weir member {} started on port {}", advertiseAddress, server.getPort());
+    return this;
+  }
+
+  @Override
+  public CompletableFuture<RateLimitResponse> check(RateLimitRequest request) {
+    return checkAll(List.of(request)).thenApply(responses -> responses.get(0));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Lists longer than {@link RateLimitService#MAX_BATCH_SIZE} are checked in slices of that
+   * size.
+   */
+  @Override
+  public CompletableFuture<List<RateLimitResponse>> checkAll(List<RateLimitRequest> requests) {
+    if (state != State.STARTED) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException(
+              "the member is " + state.name().toLowerCase() + "; call start() before checking"));
+    }
+    RateLimitService service = cluster.service();
+    if (requests.size() <= RateLimitService.MAX_BATCH_SIZE) {
+      return service.check(requests);
+    }
+    List<CompletableFuture<List<RateLimitResponse>>> slices = new ArrayList<>();
+    for (int from = 0; from < requests.size(); from += RateLimitService.MAX_BATCH_SIZE) {
+      int to = Math.min(requests.size(), from + RateLimitService.MAX_BATCH_SIZE);
+      slices.add(service.check(requests.subList(from, to)));
+    }
+    return CompletableFuture.allOf(slices.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            done -> {
+              List<RateLimitResponse> all = new ArrayList<>(requests.size());
+              slices.forEach(slice -> all.addAll(slice.join()));
+              return all;
+            });
+  }
+
+  @Override
+  public HealthStatus health() {
+    return cluster.service().health();
+  }
+
+  /**
+   * Returns the request path the other front doors of this member call (for example {@code
+   * pb.gubernator.V1} or Envoy's {@code RateLimitService}); usable before {@link #start()}.
+   */
+  public RateLimitService service() {
+    return cluster.service();
+  }
+
+  /** Returns the gRPC address the other members reach this one on. */
+  public HostPort advertiseAddress() {
+    return advertiseAddress;
+  }
+
+  /** Returns the port the gRPC server is bound to. */
+  public int grpcPort() {
+    if (server == null) {
+      throw new IllegalStateException("the member has not started");
+    }
+    return server.getPort();
+  }
+
+  /** Returns the cluster member inside (its ring, peer clients and hand-off counters). */
+  public ClusterNode cluster() {
+    return cluster;
+  }
+
+  /** Blocks until the gRPC server has terminated. */
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /**
+   * Leaves the cluster but keeps the gRPC server up: sends queued GLOBAL hits, tells the other
+   * members this one is leaving and hands every bucket to its next owner, waiting up to the leave
+   * wait for each step. For composition roots that stop other listeners before {@link #close()};
+   * calling it again, or {@code close()} after it, does not leave twice.
+   */
+  public synchronized void leave() {
+    if (state != State.STARTED) {
+      return;
+    }
+    state = State.LEFT;
+    cluster.leave(leaveWait);
+    LOG.info(
+        "Weir member {} left the cluster: handed {} buckets to their next owners",
+        advertiseAddress,
+        cluster.handOff().sentCount());
+  }
+
+  /**
+   * Leaves the cluster (see {@link #leave()}), stops the gRPC server (up to 5 s for calls in
+   * flight), the timers and the discovery. Later checks fail with {@link IllegalStateException}.
+   * Calling it again does nothing.
+   */
+  @Override
+  public void close() {
+    close(Duration.ofSeconds(SERVER_GRACE_SECONDS));
+  }
+
+  /**
+   * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
+   * calls in flight before cancelling them.
+   */
+  public synchronized void close(Duration serverGrace) {
+    if (state == State.CLOSED) {
+      return;
+    }
+    leave();
+    state = State.CLOSED;
+    if (server != null) {
+      server.shutdown();
+      try {
+        if (!server.awaitTermination(serverGrace.toNanos(), TimeUnit.NANOSECONDS)) {
+          server.shutdownNow();
+        }
+      } catch (InterruptedException e) {
+        server.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+    scheduler.close();
+    closeDiscovery();
+  }
+
+  private void failed() {
+    state = State.CLOSED;
+    scheduler.close();
+    closeDiscovery();
+  }
+
+  private void closeDiscovery() {
+    try {
+      discovery.close();
+    } catch (Exception e) {
+      LOG.warn("discovery did not close cleanly: {}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,277 @@
+package dev.weir.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.AwaitForwarding;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.proto.gubernator.HealthCheckReq;
+import dev.weir.proto.gubernator.HealthCheckResp;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletionException;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class WeirTest {
+
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  private <T extends AutoCloseable> T closeLater(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private static RateLimitRequest hit(String key, long limit) {
+    return RateLimitRequest.builder("requests_per_sec", key).limit(limit).duration(600_000).build();
+  }
+
+  /** Starts two members that list each other as static peers, and waits until they forward. */
+  private List<WeirMember> twoMembers() throws Exception {
+    String a = "127.0.0.1:" + freePort();
+    String b = "127.0.0.1:" + freePort();
+    List<WeirMember> members = new ArrayList<>();
+    for (String self : List.of(a, b)) {
+      members.add(
+          closeLater(Weir.builder().advertiseAddress(self).staticPeers(List.of(a, b)).start()));
+    }
+    AwaitForwarding.on(members);
+    return members;
+  }
+
+  /** Returns keys owned by {@code owner}'s ring entry, found among random keys. */
+  private static List<String> keysOwnedBy(WeirMember owner, int n) {
+    Random random = new Random(7);
+    List<String> keys = new ArrayList<>();
+    while (keys.size() < n) {
+      String key = "account:" + Long.toHexString(random.nextLong());
+      String hashKey = hit(key, 1).hashKey();
+      if (owner.cluster().membership().ring().ownerOf(hashKey).equals(owner.cluster().self())) {
+        keys.add(key);
+      }
+    }
+    return keys;
+  }
+
+  @Test
+  void start_aloneWithDefaults_decidesLocally() throws Exception {
+    WeirMember member = closeLater(Weir.builder().start());
+
+    List<Status> statuses = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      statuses.add(member.check(hit("account:1", 2)).join().status());
+    }
+
+    assertThat(statuses).containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
+    assertThat(member.advertiseAddress().port()).isEqualTo(member.grpcPort()).isPositive();
+    assertThat(member.health().peerCount()).isEqualTo(1);
+  }
+
+  @Test
+  void start_withClockAndStore_decidesAtThatTimeOverThatStore() throws Exception {
+    FakeClock clock = new FakeClock();
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    WeirMember member = closeLater(Weir.builder().clock(clock).store(store).start());
+
+    RateLimitResponse response = member.check(hit("account:1", 5)).join();
+
+    assertThat(response.resetTime()).isEqualTo(clock.wallMillis() + 600_000);
+    assertThat(store.size()).isEqualTo(1);
+  }
+
+  @Test
+  void twoMembers_checksOfOneKeyOnBoth_shareOneCounter() throws Exception {
+    List<WeirMember> members = twoMembers();
+
+    List<RateLimitResponse> responses =
+        IntStream.range(0, 20)
+            .mapToObj(i -> members.get(i % 2).check(hit("account:42", 7)).join())
+            .toList();
+
+    assertThat(responses).noneMatch(RateLimitResponse::isError);
+    assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(7);
+    assertThat(members.get(0).health().peerCount()).isEqualTo(2);
+  }
+
+  @Test
+  void checkAll_moreThanOneCallCarries_answersEveryItemInOrder() throws Exception {
+    WeirMember member = closeLater(Weir.builder().start());
+    List<RateLimitRequest> requests =
+        IntStream.range(0, 2500).mapToObj(i -> hit("account:" + i, 1 + i % 3)).toList();
+
+    List<RateLimitResponse> responses = member.checkAll(requests).join();
+
+    assertThat(responses).hasSize(2500);
+    assertThat(responses)
+        .extracting(RateLimitResponse::limit)
+        .containsExactlyElementsOf(requests.stream().map(RateLimitRequest::limit).toList());
+    assertThat(responses).allMatch(r -> r.status() == Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void check_badItem_answersItsErrorWithoutFailing() throws Exception {
+    WeirMember member = closeLater(Weir.builder().start());
+
+    RateLimitResponse response =
+        member
+            .check(RateLimitRequest.builder("", "account:1").limit(1).duration(1000).build())
+            .join();
+
+    assertThat(response.isError()).isTrue();
+    assertThat(response.error()).contains("name");
+  }
+
+  @Test
+  void close_owner_handsItsBucketsToTheOtherMember() throws Exception {
+    List<WeirMember> members = twoMembers();
+    WeirMember owner = members.get(0);
+    WeirMember other = members.get(1);
+    List<String> keys = keysOwnedBy(owner, 5);
+    for (String key : keys) {
+      owner.check(hit(key, 10).withHits(3)).join();
+    }
+
+    owner.close();
+
+    assertThat(owner.cluster().handOff().sentCount()).isGreaterThanOrEqualTo(keys.size());
+    for (String key : keys) {
+      assertThat(other.check(hit(key, 10).withHits(0)).join().remaining()).isEqualTo(7);
+    }
+    assertThat(other.health().peers()).containsExactly(other.advertiseAddress().toString());
+  }
+
+  @Test
+  void close_thenCheck_failsAndCloseAgainDoesNothing() throws Exception {
+    WeirMember member = Weir.builder().start();
+    member.close();
+    member.close();
+
+    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+        .isInstanceOf(CompletionException.class)
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("start()");
+  }
+
+  @Test
+  void check_beforeStart_failsNamingStart() {
+    WeirMember member = Weir.builder().build();
+    closeLater(member);
+
+    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+        .hasCauseInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("call start() before checking");
+  }
+
+  @Test
+  void serverBuilder_given_servesPeersV1NextToTheCallersServices() throws Exception {
+    int port = freePort();
+    String a = "127.0.0.1:" + port;
+    String b = "127.0.0.1:" + freePort();
+    WeirMember onCallersServer =
+        closeLater(
+            Weir.builder()
+                .advertiseAddress(a)
+                .staticPeers(List.of(a, b))
+                .serverBuilder(
+                    NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                        .addService(new CallersService()))
+                .start());
+    WeirMember other =
+        closeLater(Weir.builder().advertiseAddress(b).staticPeers(List.of(a, b)).start());
+    AwaitForwarding.on(List.of(onCallersServer, other));
+    ManagedChannel channel =
+        closeLater(new ClosingChannel(ManagedChannelBuilder.forTarget(a).usePlaintext().build()))
+            .channel();
+
+    HealthCheckResp callers =
+        V1Grpc.newBlockingStub(channel).healthCheck(HealthCheckReq.getDefaultInstance());
+    List<RateLimitResponse> responses =
+        IntStream.range(0, 10)
+            .mapToObj(i -> (i % 2 == 0 ? onCallersServer : other).check(hit("account:7", 4)).join())
+            .toList();
+
+    assertThat(onCallersServer.grpcPort()).isEqualTo(port);
+    assertThat(callers.getMessage()).isEqualTo("the caller's own service");
+    assertThat(responses).noneMatch(RateLimitResponse::isError);
+    assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(4);
+  }
+
+  @Test
+  void serverBuilder_withAdvertisePortZero_failsNamingTheField() {
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .serverBuilder(NettyServerBuilder.forPort(0))
+                    .advertiseAddress("127.0.0.1:0")
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("advertiseAddress must name the port");
+  }
+
+  @Test
+  void build_staticPeersAndDiscovery_failsNamingBoth() {
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .staticPeers(List.of("127.0.0.1:1051"))
+                    .discovery(new StaticDiscovery("127.0.0.1:1051", List.of()))
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("staticPeers or discovery, not both");
+  }
+
+  @Test
+  void builder_badValues_failNamingFieldAndValue() {
+    assertThatThrownBy(() -> Weir.builder().advertiseAddress("no-port"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("advertiseAddress must be host:port, got \"no-port\"");
+    assertThatThrownBy(() -> Weir.builder().cacheSize(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("cacheSize must be at least 1, got 0");
+  }
+
+  /** A service of the caller's, served next to Weir's on one port. */
+  private static final class CallersService extends V1Grpc.V1ImplBase {
+    @Override
+    public void healthCheck(HealthCheckReq request, StreamObserver<HealthCheckResp> out) {
+      out.onNext(HealthCheckResp.newBuilder().setMessage("the caller's own service").build());
+      out.onCompleted();
+    }
+  }
+
+  /** Shuts a channel down when the test ends. */
+  private record ClosingChannel(ManagedChannel channel) implements AutoCloseable {
+    @Override
+    public void close() {
+      channel.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.WindowCounterCheck;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ClusterRateLimitServiceTest {
+
+  private static final String SELF = "self:1";
+  private static final String OWNER = "owner:1";
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
+  // Every peer is unreachable: forwards fail with UNAVAILABLE.
+  private final PeerClientPool pool =
+      new PeerClientPool(
+          address ->
+              new PeerClient(
+                  address,
+                  InProcessChannelBuilder.forName(InProcessServerBuilder.generateName())
+                      .directExecutor()
+                      .build(),
+                  new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                  scheduler,
+                  clock));
+
+  @AfterEach
+  void stop() {
+    pool.close();
+  }
+
+  private ClusterRateLimitService service(Supplier<HashRing> ring) {
+    WindowCounterCheck local = new WindowCounterCheck(store);
+    GlobalManager global =
+        new GlobalManager(
+            SELF, ring, pool, local, store, scheduler, clock, Duration.ofMillis(100), 1000,
+            Duration.ofSeconds(5));
+    return new ClusterRateLimitService(SELF, ring, local, pool, global, clock, null);
+  }
+
+  @Test
+  void check_forwardFailsWhileRingEmptiesBetweenReads_itemErrorNotFailedCall() {
+    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      if (two.ownerOf("n_k" + i).equals(OWNER)) {
+        key = "k" + i;
+      }
+    }
+    HashRing empty = HashRing.of(List.of(), 64, PeerHash.FNV1A);
+    // The route reads the ring once; the failure callback then sees it populated, then empty.
+    Deque<HashRing> readings = new ArrayDeque<>(List.of(two, two));
+    ClusterRateLimitService service =
+        service(() -> readings.isEmpty() ? empty : readings.poll());
+
+    List<RateLimitResponse> answers =
+        service
+            .check(
+                List.of(
+                    RateLimitRequest.builder("n", key).hits(1).limit(10).duration(60_000).build()))
+            .join();
+
+    assertThat(answers).hasSize(1);
+    assertThat(answers.get(0).error()).contains("owner:1");
+  }
+}
