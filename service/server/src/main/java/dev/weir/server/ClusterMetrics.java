@@ -20,6 +20,7 @@ final class ClusterMetrics {
   static void watch(ClusterNode cluster, WeirMetrics metrics) {
     metrics.watchPeerCount(() -> cluster.membership().ring().peers().size());
     cluster.global().reportTo(metrics);
+    cluster.peers().reportTo(metrics);
     metrics.watchHandOff(
         () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
     Set<String> watched = ConcurrentHashMap.newKeySet();

@@ -42,6 +42,11 @@ public final class RecordingMetrics implements WeirMetrics {
   }
 
   @Override
+  public void batchSent(String peer, int size, long nanos, boolean ok) {
+    events.add("batch " + peer + " " + size + " " + (ok ? "ok" : "failed") + " " + nanos);
+  }
+
+  @Override
   public void globalBroadcast(long nanos, boolean ok) {
     events.add("global broadcast " + (ok ? "ok" : "failed"));
   }

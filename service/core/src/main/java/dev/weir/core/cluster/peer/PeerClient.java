@@ -2,6 +2,7 @@ package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -47,6 +48,7 @@ public final class PeerClient implements AutoCloseable {
   private final AtomicReference<RecentError> lastError = new AtomicReference<>();
   private final AtomicLong batchesSent = new AtomicLong();
   private final AtomicLong itemsSent = new AtomicLong();
+  private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
   /** Creates a client of the peer at {@code address} over {@code channel}, which it owns. */
   public PeerClient(
@@ -66,6 +68,11 @@ public final class PeerClient implements AutoCloseable {
             settings.batchWait(),
             scheduler,
             batch -> getPeerRateLimits(batch, settings.batchTimeout(), "forwarding to"));
+  }
+
+  /** Reports every {@code GetPeerRateLimits} call this client sends (size, latency, outcome) to {@code sink}. */
+  public void reportTo(WeirMetrics sink) {
+    this.metrics = sink;
   }
 
   /** Starts connecting now, so that the first forwarded call does not pay for the connection. */
@@ -98,6 +105,12 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
     batchesSent.incrementAndGet();
     itemsSent.addAndGet(requests.size());
+    long start = clock.monotonicNanos();
+    WeirMetrics sink = metrics;
+    call.whenComplete(
+        (resp, error) ->
+            sink.batchSent(
+                address, requests.size(), clock.monotonicNanos() - start, error == null));
     detached(
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)

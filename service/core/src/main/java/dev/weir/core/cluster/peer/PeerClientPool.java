@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer;
 
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.time.Clock;
 import io.grpc.ChannelCredentials;
@@ -25,6 +26,7 @@ public final class PeerClientPool implements AutoCloseable {
   private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
   private final Function<String, PeerClient> factory;
   private volatile boolean closed;
+  private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
   /** Creates a pool whose clients open plaintext channels and share {@code scheduler}. */
   public PeerClientPool(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
@@ -69,8 +71,20 @@ public final class PeerClientPool implements AutoCloseable {
             "not calling peer '" + address + "': this node is shutting down (peer clients closed)",
             null);
       }
-      return clients.computeIfAbsent(address, factory);
+      return clients.computeIfAbsent(
+          address,
+          a -> {
+            PeerClient client = factory.apply(a);
+            client.reportTo(metrics);
+            return client;
+          });
     }
+  }
+
+  /** Reports the calls of every client, present and future, to {@code sink}. */
+  public synchronized void reportTo(WeirMetrics sink) {
+    this.metrics = sink;
+    clients.values().forEach(c -> c.reportTo(sink));
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;
@@ -82,6 +83,23 @@ class PeerClientPoolTest {
 
   private static RateLimitRequest req() {
     return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(60_000).build();
+  }
+
+  @Test
+  void reportTo_batchForwarded_sizeAndOutcomeRecordedForClientsBeforeAndAfter() {
+    RecordingMetrics metrics = new RecordingMetrics();
+    PeerClient before = pool.get("a:1");
+    pool.reportTo(metrics);
+    PeerClient after = pool.get("b:1");
+
+    CompletableFuture<RateLimitResponse> first = before.forward(req());
+    CompletableFuture<RateLimitResponse> second = before.forward(req());
+    after.forward(req());
+    scheduler.advance(Duration.ofMillis(1));
+
+    assertThat(first.join().status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(second.join().status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(metrics.events()).containsExactlyInAnyOrder("batch a:1 2 ok 0", "batch b:1 1 ok 0");
   }
 
   @Test
