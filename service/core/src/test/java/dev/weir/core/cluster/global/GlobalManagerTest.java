@@ -2,11 +2,8 @@ package dev.weir.core.cluster.global;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
-import dev.weir.core.cluster.peer.PeerHandler;
-import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.engine.LeakyBucketState;
@@ -18,17 +15,13 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.WindowCounterCheck;
 import dev.weir.proto.gubernator.Algorithm;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
-import io.grpc.Server;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -41,58 +34,19 @@ class GlobalManagerTest {
   private final FakeClock clock = new FakeClock();
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
-  private final List<List<RateLimitRequest>> hitsReceived = new ArrayList<>();
-  private final List<List<UpdatePeerGlobal>> globalsReceived = new ArrayList<>();
-  private final List<Server> servers = new ArrayList<>();
-  private final PeerClientPool pool = new PeerClientPool(this::inProcessClient);
+  private final InProcessPeers peers =
+      new InProcessPeers(
+          new PeerClientSettings(1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+          scheduler,
+          clock);
+  private final List<List<RateLimitRequest>> hitsReceived = peers.checked();
+  private final List<List<UpdatePeerGlobal>> globalsReceived = peers.globals();
+  private final PeerClientPool pool = new PeerClientPool(peers::client);
 
   @AfterEach
   void stop() {
     pool.close();
-    servers.forEach(Server::shutdownNow);
-  }
-
-  private PeerClient inProcessClient(String address) {
-    PeerHandler handler =
-        new PeerHandler() {
-          @Override
-          public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
-            hitsReceived.add(requests);
-            return requests.stream()
-                .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), 0, 0))
-                .toList();
-          }
-
-          @Override
-          public void applyGlobals(List<UpdatePeerGlobal> globals) {
-            globalsReceived.add(globals);
-          }
-
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            return 0;
-          }
-
-          @Override
-          public void announce(String a, boolean leaving) {}
-        };
-    try {
-      String name = InProcessServerBuilder.generateName();
-      servers.add(
-          InProcessServerBuilder.forName(name)
-              .directExecutor()
-              .addService(new PeersService(handler))
-              .build()
-              .start());
-      return new PeerClient(
-          address,
-          InProcessChannelBuilder.forName(name).directExecutor().build(),
-          new PeerClientSettings(1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-          scheduler,
-          clock);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e);
-    }
+    peers.close();
   }
 
   private GlobalManager manager(HashRing ring, int batchLimit) {

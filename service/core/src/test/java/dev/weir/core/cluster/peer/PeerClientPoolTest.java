@@ -8,15 +8,9 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.RecordingMetrics;
-import dev.weir.proto.gubernator.BucketSnapshot;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
-import io.grpc.Server;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
-import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,58 +21,23 @@ class PeerClientPoolTest {
 
   private final FakeClock clock = new FakeClock();
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final AtomicInteger itemsReceived = new AtomicInteger();
-  private final List<Server> servers = new ArrayList<>();
-  private final PeerClientPool pool = new PeerClientPool(this::inProcessClient);
+  private final InProcessPeers peers =
+      new InProcessPeers(
+          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
+          scheduler,
+          clock);
+  private final AtomicInteger created = new AtomicInteger();
+  private final PeerClientPool pool =
+      new PeerClientPool(
+          address -> {
+            created.incrementAndGet();
+            return peers.client(address);
+          });
 
   @AfterEach
   void stop() {
     pool.close();
-    servers.forEach(Server::shutdownNow);
-  }
-
-  private final AtomicInteger created = new AtomicInteger();
-
-  private PeerClient inProcessClient(String address) {
-    created.incrementAndGet();
-    PeerHandler handler =
-        new PeerHandler() {
-          @Override
-          public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
-            itemsReceived.addAndGet(requests.size());
-            return requests.stream()
-                .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), 0, 0))
-                .toList();
-          }
-
-          @Override
-          public void applyGlobals(List<UpdatePeerGlobal> globals) {}
-
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            return 0;
-          }
-
-          @Override
-          public void announce(String a, boolean leaving) {}
-        };
-    try {
-      String name = InProcessServerBuilder.generateName();
-      servers.add(
-          InProcessServerBuilder.forName(name)
-              .directExecutor()
-              .addService(new PeersService(handler))
-              .build()
-              .start());
-      return new PeerClient(
-          address,
-          InProcessChannelBuilder.forName(name).directExecutor().build(),
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
-          scheduler,
-          clock);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    peers.close();
   }
 
   private static RateLimitRequest req() {
@@ -109,7 +68,7 @@ class PeerClientPoolTest {
     pool.retain(List.of("a:1"));
     scheduler.advance(Duration.ofMillis(1));
 
-    assertThat(itemsReceived.get()).isZero();
+    assertThat(peers.itemsChecked()).isZero();
     assertThatThrownBy(queued::join)
         .hasCauseInstanceOf(PeerException.class)
         .hasMessageContaining("peer 'b:1' left the ring");
@@ -122,7 +81,7 @@ class PeerClientPoolTest {
     pool.close();
 
     assertThat(queued.join().status()).isEqualTo(Status.UNDER_LIMIT);
-    assertThat(itemsReceived.get()).isEqualTo(1);
+    assertThat(peers.itemsChecked()).isEqualTo(1);
   }
 
   @Test

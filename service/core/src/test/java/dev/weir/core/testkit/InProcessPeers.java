@@ -1,0 +1,107 @@
+package dev.weir.core.testkit;
+
+import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.time.Clock;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * In-process {@code PeersV1} servers for tests: each answers every forwarded item UNDER_LIMIT and
+ * records the forwarded batches and GLOBAL broadcasts it receives. {@link #client} starts one and
+ * returns a {@link PeerClient} of it, so a {@code PeerClientPool} can be built on {@code
+ * peers::client}.
+ */
+public final class InProcessPeers implements AutoCloseable {
+
+  private final PeerClientSettings settings;
+  private final Scheduler scheduler;
+  private final Clock clock;
+  private final List<Server> servers = new CopyOnWriteArrayList<>();
+  private final List<List<RateLimitRequest>> checked = new CopyOnWriteArrayList<>();
+  private final List<List<UpdatePeerGlobal>> globals = new CopyOnWriteArrayList<>();
+
+  /** Creates the peers; their clients use {@code settings}, {@code scheduler} and {@code clock}. */
+  public InProcessPeers(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
+    this.settings = settings;
+    this.scheduler = scheduler;
+    this.clock = clock;
+  }
+
+  /** Starts a peer and returns a client of it that reports {@code address} as the peer's address. */
+  public PeerClient client(String address) {
+    try {
+      String name = InProcessServerBuilder.generateName();
+      servers.add(
+          InProcessServerBuilder.forName(name)
+              .directExecutor()
+              .addService(new PeersService(new RecordingHandler()))
+              .build()
+              .start());
+      return new PeerClient(
+          address,
+          InProcessChannelBuilder.forName(name).directExecutor().build(),
+          settings,
+          scheduler,
+          clock);
+    } catch (IOException e) {
+      throw new IllegalStateException("in-process peer did not start", e);
+    }
+  }
+
+  /** Returns the forwarded batches received so far by every peer, a live view. */
+  public List<List<RateLimitRequest>> checked() {
+    return checked;
+  }
+
+  /** Returns the GLOBAL broadcasts received so far by every peer, a live view. */
+  public List<List<UpdatePeerGlobal>> globals() {
+    return globals;
+  }
+
+  /** Returns how many forwarded items every peer received in all. */
+  public int itemsChecked() {
+    return checked.stream().mapToInt(List::size).sum();
+  }
+
+  /** Stops every peer's server. */
+  @Override
+  public void close() {
+    servers.forEach(Server::shutdownNow);
+  }
+
+  private final class RecordingHandler implements PeerHandler {
+    @Override
+    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+      checked.add(requests);
+      return requests.stream()
+          .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), 0, 0))
+          .toList();
+    }
+
+    @Override
+    public void applyGlobals(List<UpdatePeerGlobal> received) {
+      globals.add(received);
+    }
+
+    @Override
+    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      return 0;
+    }
+
+    @Override
+    public void announce(String address, boolean leaving) {}
+  }
+}
