@@ -423,10 +423,13 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Re-reads the TLS certificate and key if their files changed; logs the outcome. */
+  /** Re-reads the TLS certificate, key and CA files if they changed; logs the outcome. */
   void reloadTls() throws IOException, GeneralSecurityException {
     if (tls != null && tls.reloadIfChanged()) {
-      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+      LOG.info(
+          "TLS files reloaded: certificate {}, {} trusted CA certificate(s)",
+          tls.chain()[0].getSubjectX500Principal(),
+          tls.trustedCas().length);
     }
   }
 
@@ -435,7 +438,9 @@ public final class WeirNode implements AutoCloseable {
       reloadTls();
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       tlsWarnings.warn(
-          "tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
+          "tls-reload",
+          "TLS files not reloaded, keeping the current certificate and CAs: {}",
+          e.toString());
     }
   }
 
