@@ -2,12 +2,15 @@ package dev.weir.server;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
- * The operational settings of a node: limits on what clients may send and how shutdown proceeds.
+ * The operational settings of a node: limits on what clients may send, how shutdown proceeds, TLS
+ * and the status listener.
  *
  * @param limits the input limits
  * @param gracefulTerminationDelay how long a stopping node keeps serving while reporting not ready,
@@ -15,9 +18,21 @@ import java.time.Duration;
  * @param drainTimeout the most a stopping node waits for calls in flight ({@code
  *     WEIR_DRAIN_TIMEOUT})
  * @param tls the TLS settings of both listeners and of calls to peers
+ * @param statusAddress where the status listener binds, absent when it is off ({@code
+ *     WEIR_STATUS_HTTP_ADDRESS})
  */
 record OpsSettings(
-    InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+    InputLimits limits,
+    Duration gracefulTerminationDelay,
+    Duration drainTimeout,
+    TlsSettings tls,
+    Optional<HostPort> statusAddress) {
+
+  /** Settings without a status listener. */
+  OpsSettings(
+      InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, Optional.empty());
+  }
 
   /** Settings without TLS. */
   OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout) {
@@ -34,6 +49,10 @@ record OpsSettings(
   /** {@code WEIR_DRAIN_TIMEOUT}: a duration such as {@code 10s}. */
   static final EnvVar DRAIN_TIMEOUT = EnvVar.of("WEIR_DRAIN_TIMEOUT");
 
+  /** {@code WEIR_STATUS_HTTP_ADDRESS}, alias {@code GUBER_STATUS_HTTP_ADDRESS}: a host:port. */
+  static final EnvVar STATUS_HTTP_ADDRESS =
+      EnvVar.of("WEIR_STATUS_HTTP_ADDRESS", "GUBER_STATUS_HTTP_ADDRESS");
+
   /** The defaults: default limits, no delay, 10 s to drain. */
   static final OpsSettings DEFAULTS =
       new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
@@ -45,6 +64,7 @@ record OpsSettings(
     delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
-    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env));
+    Optional<HostPort> status = Optional.ofNullable(env.hostPort(STATUS_HTTP_ADDRESS, null));
+    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env), status);
   }
 }
