@@ -1,6 +1,9 @@
 package dev.weir.core.discovery.k8s;
 
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -24,7 +27,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
  * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
- * and {@link #problem()} says why.
+ * and {@link #problem()} says why. Each failed list-and-watch attempt and each watch that ends with an
+ * error counts one {@code k8s} discovery error; a watch that expires (HTTP 410 Gone) is routine and
+ * is not counted.
  */
 public final class KubernetesDiscovery implements PeerDiscovery {
   /** The label EndpointSlices carry with the name of their Service. */
@@ -32,12 +37,15 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   private static final Logger log = LoggerFactory.getLogger(KubernetesDiscovery.class);
   private static final Duration RESYNC = Duration.ofMinutes(5);
+  private static final String MECHANISM = DiscoverySettings.Type.K8S.label();
 
   private final KubernetesClient client;
   private final boolean ownsClient;
   private final KubernetesSettings settings;
   private final String self;
   private final String namespace;
+  private final WeirMetrics metrics;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
 
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
@@ -50,6 +58,17 @@ public final class KubernetesDiscovery implements PeerDiscovery {
    */
   public KubernetesDiscovery(
       KubernetesClient client, boolean ownsClient, KubernetesSettings settings, String advertiseAddress) {
+    this(client, ownsClient, settings, advertiseAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each list or watch failure in {@code metrics}. */
+  public KubernetesDiscovery(
+      KubernetesClient client,
+      boolean ownsClient,
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics) {
+    this.metrics = metrics;
     this.client = client;
     this.ownsClient = ownsClient;
     this.settings = settings;
@@ -59,7 +78,14 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   /** Creates discovery with a client configured from the environment (in-cluster service account). */
   public static KubernetesDiscovery create(KubernetesSettings settings, String advertiseAddress) {
-    return new KubernetesDiscovery(new KubernetesClientBuilder().build(), true, settings, advertiseAddress);
+    return create(settings, advertiseAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each list or watch failure in {@code metrics}. */
+  public static KubernetesDiscovery create(
+      KubernetesSettings settings, String advertiseAddress, WeirMetrics metrics) {
+    return new KubernetesDiscovery(
+        new KubernetesClientBuilder().build(), true, settings, advertiseAddress, metrics);
   }
 
   /** Returns this node's peer address. */
@@ -112,13 +138,17 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     inf.exceptionHandler(
         (started, error) -> {
           lastError = error.getClass().getSimpleName() + ": " + error.getMessage();
-          log.warn("kubernetes {} watch failed, retrying: {}", what(), lastError);
+          metrics.discoveryError(MECHANISM);
+          warnings.warn("k8s", "kubernetes {} watch failed, retrying: {}", what(), lastError);
           return true;
         });
     inf.start()
         .whenComplete(
             (ok, error) -> {
               if (error == null) {
+                if (!lastError.isEmpty()) {
+                  log.info("kubernetes {} watch established again", what());
+                }
                 lastError = "";
                 refresh.run();
               }
