@@ -73,7 +73,7 @@ public final class DiscoveryFactory {
         switch (settings.type()) {
           case STATIC -> staticDiscovery.apply(self);
           case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self, metrics);
-          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics);
+          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics, scheduler);
           case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
         };
     return new CoalescedDiscovery(mechanism, scheduler, window);

@@ -15,6 +15,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -27,9 +31,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
  * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
- * and {@link #problem()} says why. Each failed list-and-watch attempt and each watch that ends with an
- * error counts one {@code k8s} discovery error; a watch that expires (HTTP 410 Gone) is routine and
- * is not counted.
+ * and {@link #problem()} says why.
+ *
+ * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
+ * error it will not retry itself) to the informer's exception handler, and each counts one {@code
+ * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
+ * any callback, so a check on the discovery scheduler looks at the informer every {@link
+ * #WATCH_CHECK} and counts one error when the watch went down with no failure reported since the
+ * previous check. A watch that expires (HTTP 410 Gone) is relisted at once and is not counted.
  */
 public final class KubernetesDiscovery implements PeerDiscovery {
   /** The label EndpointSlices carry with the name of their Service. */
@@ -39,18 +48,26 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private static final Duration RESYNC = Duration.ofMinutes(5);
   private static final String MECHANISM = DiscoverySettings.Type.K8S.label();
 
+  /** How often the watch state is checked for a dropped connection. */
+  static final Duration WATCH_CHECK = Duration.ofSeconds(1);
+
   private final KubernetesClient client;
   private final boolean ownsClient;
   private final KubernetesSettings settings;
   private final String self;
   private final String namespace;
   private final WeirMetrics metrics;
+  private final ScheduledExecutorService scheduler;
   private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
+  private final AtomicLong failures = new AtomicLong();
 
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
   private SharedIndexInformer<? extends HasMetadata> informer;
   private volatile String lastError = "";
+  private ScheduledFuture<?> watchCheck;
+  private boolean wasWatching;
+  private long failuresAtLastCheck;
 
   /**
    * Creates discovery over {@code client}; {@code ownsClient} says whether {@link #close()} closes it.
@@ -58,17 +75,22 @@ public final class KubernetesDiscovery implements PeerDiscovery {
    */
   public KubernetesDiscovery(
       KubernetesClient client, boolean ownsClient, KubernetesSettings settings, String advertiseAddress) {
-    this(client, ownsClient, settings, advertiseAddress, WeirMetrics.NOOP);
+    this(client, ownsClient, settings, advertiseAddress, WeirMetrics.NOOP, null);
   }
 
-  /** Creates discovery as above that counts each list or watch failure in {@code metrics}. */
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler} (none are counted when it is null).
+   */
   public KubernetesDiscovery(
       KubernetesClient client,
       boolean ownsClient,
       KubernetesSettings settings,
       String advertiseAddress,
-      WeirMetrics metrics) {
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
     this.metrics = metrics;
+    this.scheduler = scheduler;
     this.client = client;
     this.ownsClient = ownsClient;
     this.settings = settings;
@@ -78,14 +100,20 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   /** Creates discovery with a client configured from the environment (in-cluster service account). */
   public static KubernetesDiscovery create(KubernetesSettings settings, String advertiseAddress) {
-    return create(settings, advertiseAddress, WeirMetrics.NOOP);
+    return create(settings, advertiseAddress, WeirMetrics.NOOP, null);
   }
 
-  /** Creates discovery as above that counts each list or watch failure in {@code metrics}. */
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler}.
+   */
   public static KubernetesDiscovery create(
-      KubernetesSettings settings, String advertiseAddress, WeirMetrics metrics) {
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
     return new KubernetesDiscovery(
-        new KubernetesClientBuilder().build(), true, settings, advertiseAddress, metrics);
+        new KubernetesClientBuilder().build(), true, settings, advertiseAddress, metrics, scheduler);
   }
 
   /** Returns this node's peer address. */
@@ -113,6 +141,10 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               .runnableInformer(RESYNC.toMillis());
       informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort()));
     }
+    if (scheduler != null) {
+      long every = WATCH_CHECK.toNanos();
+      watchCheck = scheduler.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.NANOSECONDS);
+    }
   }
 
   private <T extends HasMetadata> SharedIndexInformer<T> watch(
@@ -137,23 +169,43 @@ public final class KubernetesDiscovery implements PeerDiscovery {
         });
     inf.exceptionHandler(
         (started, error) -> {
-          lastError = error.getClass().getSimpleName() + ": " + error.getMessage();
-          metrics.discoveryError(MECHANISM);
-          warnings.warn("k8s", "kubernetes {} watch failed, retrying: {}", what(), lastError);
+          failed(error.getClass().getSimpleName() + ": " + error.getMessage());
           return true;
         });
     inf.start()
         .whenComplete(
             (ok, error) -> {
               if (error == null) {
-                if (!lastError.isEmpty()) {
-                  log.info("kubernetes {} watch established again", what());
-                }
                 lastError = "";
                 refresh.run();
               }
             });
     return inf;
+  }
+
+  private void failed(String why) {
+    lastError = why;
+    failures.incrementAndGet();
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("k8s", "kubernetes {} watch failed, retrying: {}", what(), why);
+  }
+
+  private void checkWatch() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    if (inf == null) {
+      return;
+    }
+    boolean watching = inf.isWatching();
+    if (wasWatching && !watching && failures.get() == failuresAtLastCheck) {
+      failed("watch connection lost, reconnecting");
+    } else if (!wasWatching && watching && failuresAtLastCheck > 0) {
+      log.info("kubernetes {} watch established again", what());
+    }
+    wasWatching = watching;
+    failuresAtLastCheck = failures.get();
   }
 
   @Override
@@ -177,6 +229,10 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       inf = informer;
       informer = null;
       listener = peers -> {};
+      if (watchCheck != null) {
+        watchCheck.cancel(false);
+        watchCheck = null;
+      }
     }
     if (inf != null) {
       inf.close();
