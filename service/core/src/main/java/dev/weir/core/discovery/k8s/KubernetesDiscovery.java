@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  * error it will not retry itself) to the informer's exception handler, and each counts one {@code
  * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
  * any callback, so a check on the discovery scheduler looks at the informer every {@link
- * #WATCH_CHECK} and counts one error when the watch went down with no failure reported since the
- * previous check. A watch that expires (HTTP 410 Gone) is relisted at once and is not counted.
+ * #WATCH_CHECK} and counts one error when a watch that was up is found down at {@link #DOWN_CHECKS}
+ * checks in a row with no failure reported since it was last up. A watch that expires (HTTP 410
+ * Gone) is relisted within milliseconds and so is not counted.
  */
 public final class KubernetesDiscovery implements PeerDiscovery {
   /** The label EndpointSlices carry with the name of their Service. */
@@ -50,6 +51,9 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   /** How often the watch state is checked for a dropped connection. */
   static final Duration WATCH_CHECK = Duration.ofSeconds(1);
+
+  /** Consecutive checks that must find the watch down before a silent drop counts. */
+  static final int DOWN_CHECKS = 2;
 
   private final KubernetesClient client;
   private final boolean ownsClient;
@@ -66,8 +70,8 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private SharedIndexInformer<? extends HasMetadata> informer;
   private volatile String lastError = "";
   private ScheduledFuture<?> watchCheck;
-  private boolean wasWatching;
-  private long failuresAtLastCheck;
+  private int checksDown;
+  private long failuresWhenLastUp = -1;
 
   /**
    * Creates discovery over {@code client}; {@code ownsClient} says whether {@link #close()} closes it.
@@ -198,14 +202,18 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     if (inf == null) {
       return;
     }
-    boolean watching = inf.isWatching();
-    if (wasWatching && !watching && failures.get() == failuresAtLastCheck) {
-      failed("watch connection lost, reconnecting");
-    } else if (!wasWatching && watching && failuresAtLastCheck > 0) {
-      log.info("kubernetes {} watch established again", what());
+    if (inf.isWatching()) {
+      if (checksDown >= DOWN_CHECKS) {
+        log.info("kubernetes {} watch established again", what());
+      }
+      checksDown = 0;
+      failuresWhenLastUp = failures.get();
+      return;
     }
-    wasWatching = watching;
-    failuresAtLastCheck = failures.get();
+    checksDown++;
+    if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
+      failed("watch connection lost, reconnecting");
+    }
   }
 
   @Override

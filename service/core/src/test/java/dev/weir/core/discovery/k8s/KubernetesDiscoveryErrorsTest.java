@@ -92,6 +92,8 @@ class KubernetesDiscoveryErrorsTest {
 
     assertThat(eventually(WAIT, () -> !discovery.problem().isEmpty())).isTrue();
     scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    assertThat(metrics.events()).isEmpty();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
     assertThat(metrics.events()).containsExactly(ERROR);
     assertThat(discovery.problem()).contains("watch is down (watch connection lost, reconnecting)");
 
