@@ -290,7 +290,8 @@ public final class WeirNode implements AutoCloseable {
       discovery =
           new DiscoveryFactory(
                   address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
-                  discoveryScheduler)
+                  discoveryScheduler,
+                  metrics)
               .create(discoverySettings, advertise.toString());
     } catch (Exception e) {
       discoveryScheduler.shutdownNow();
