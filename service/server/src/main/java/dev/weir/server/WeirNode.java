@@ -350,7 +350,9 @@ public final class WeirNode implements AutoCloseable {
           HttpListener.start(
               config.httpAddress().toBindAddress(),
               routes,
-              tls == null ? null : tls.httpsConfigurator());
+              tls == null ? null : tls.httpsConfigurator(),
+              ops.http(),
+              metrics);
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
