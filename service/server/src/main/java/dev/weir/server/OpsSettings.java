@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import java.time.Duration;
@@ -15,9 +16,20 @@ import java.time.Duration;
  * @param drainTimeout the most a stopping node waits for calls in flight ({@code
  *     WEIR_DRAIN_TIMEOUT})
  * @param tls the TLS settings of both listeners and of calls to peers
+ * @param http the HTTP listener's worker threads and queue length
  */
 record OpsSettings(
-    InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+    InputLimits limits,
+    Duration gracefulTerminationDelay,
+    Duration drainTimeout,
+    TlsSettings tls,
+    HttpSettings http) {
+
+  /** Settings with the default HTTP capacity. */
+  OpsSettings(
+      InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults());
+  }
 
   /** Settings without TLS. */
   OpsSettings(InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout) {
@@ -45,6 +57,7 @@ record OpsSettings(
     delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
-    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env));
+    return new OpsSettings(
+        InputLimits.from(env), delay, drain, TlsSettings.from(env), HttpSettings.from(env));
   }
 }

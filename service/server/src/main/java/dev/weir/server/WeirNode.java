@@ -297,7 +297,7 @@ public final class WeirNode implements AutoCloseable {
       discoveryScheduler.shutdownNow();
       throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
     }
-    HealthStatusManager grpcHealth = new HealthStatusManager();
+    HealthStatusManager grpcHealth = notServingHealth();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
@@ -351,7 +351,9 @@ public final class WeirNode implements AutoCloseable {
           HttpListener.start(
               config.httpAddress().toBindAddress(),
               routes,
-              tls == null ? null : tls.httpsConfigurator());
+              tls == null ? null : tls.httpsConfigurator(),
+              ops.http(),
+              metrics);
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
@@ -404,6 +406,18 @@ public final class WeirNode implements AutoCloseable {
     try (ServerSocket socket = new ServerSocket(0, 1, address.getAddress())) {
       return socket.getLocalPort();
     }
+  }
+
+  /**
+   * Returns a {@code grpc.health.v1} service that reports NOT_SERVING for the node and for {@code
+   * pb.gubernator.V1} until {@link #refreshHealth()} first runs (gRPC's own default is SERVING),
+   * so that no probe passes while the node is still joining.
+   */
+  static HealthStatusManager notServingHealth() {
+    HealthStatusManager health = new HealthStatusManager();
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
+    health.setStatus(V1Grpc.SERVICE_NAME, ServingStatus.NOT_SERVING);
+    return health;
   }
 
   /**
