@@ -30,6 +30,8 @@ import org.junit.jupiter.api.Test;
 class ClusterJarIT {
 
   private static final int NODES = 3;
+  /** A forwarding deadline three JVMs on a loaded two-core CI box meet (the default is 500 ms). */
+  private static final String FORWARD_DEADLINE = "5s";
 
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<NodeProcess> nodes = new ArrayList<>();
@@ -48,7 +50,11 @@ class ClusterJarIT {
             .mapToObj(p -> "127.0.0.1:" + p)
             .collect(Collectors.joining(","));
     for (int i = 0; i < NODES; i++) {
-      nodes.add(NodeProcess.start(grpc[i], httpPorts[i], Map.of("WEIR_STATIC_PEERS", peers)));
+      nodes.add(
+          NodeProcess.start(
+              grpc[i],
+              httpPorts[i],
+              Map.of("WEIR_STATIC_PEERS", peers, "WEIR_BATCH_TIMEOUT", FORWARD_DEADLINE)));
     }
     for (NodeProcess n : nodes) {
       n.awaitHealthy(http);
@@ -139,7 +145,10 @@ class ClusterJarIT {
     String staticPeers =
         nodes.stream().map(n -> "127.0.0.1:" + n.grpcPort).collect(Collectors.joining(","));
     NodeProcess fresh =
-        NodeProcess.start(grpcPort, httpPort, Map.of("WEIR_STATIC_PEERS", staticPeers));
+        NodeProcess.start(
+            grpcPort,
+            httpPort,
+            Map.of("WEIR_STATIC_PEERS", staticPeers, "WEIR_BATCH_TIMEOUT", FORWARD_DEADLINE));
     nodes.set(2, fresh);
     fresh.awaitHealthy(http);
 

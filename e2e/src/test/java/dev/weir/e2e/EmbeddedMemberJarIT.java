@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.client.WeirClient;
 import dev.weir.core.Weir;
 import dev.weir.core.WeirMember;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.EnvReader;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.AwaitForwarding;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -13,6 +15,7 @@ import dev.weir.proto.gubernator.Status;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -27,6 +30,9 @@ import org.junit.jupiter.api.Test;
  */
 class EmbeddedMemberJarIT {
 
+  /** A forwarding deadline a loaded two-core CI machine meets (the default is 500 ms). */
+  private static final Map<String, String> SLOW_MACHINE = Map.of("WEIR_BATCH_TIMEOUT", "5s");
+
   private final HttpClient http = HttpClient.newHttpClient();
   private WeirMember embedded;
   private NodeProcess jar;
@@ -38,10 +44,15 @@ class EmbeddedMemberJarIT {
     int jarGrpc = NodeProcess.freePort();
     String jarAddress = "127.0.0.1:" + jarGrpc;
     List<String> peers = List.of(embeddedAddress, jarAddress);
-    embedded = Weir.builder().advertiseAddress(embeddedAddress).staticPeers(peers).start();
-    jar =
-        NodeProcess.start(
-            jarGrpc, NodeProcess.freePort(), Map.of("WEIR_STATIC_PEERS", String.join(",", peers)));
+    embedded =
+        Weir.builder()
+            .advertiseAddress(embeddedAddress)
+            .clusterSettings(ClusterSettings.from(new EnvReader(SLOW_MACHINE), List.of("static")))
+            .staticPeers(peers)
+            .start();
+    Map<String, String> jarEnv = new HashMap<>(SLOW_MACHINE);
+    jarEnv.put("WEIR_STATIC_PEERS", String.join(",", peers));
+    jar = NodeProcess.start(jarGrpc, NodeProcess.freePort(), jarEnv);
     jar.awaitHealthy(http);
     AwaitForwarding.on(List.of(embedded));
     jarClient =

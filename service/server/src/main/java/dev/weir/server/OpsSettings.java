@@ -3,14 +3,15 @@ package dev.weir.server;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The operational settings of a node: limits on what clients may send, how shutdown proceeds, TLS
- * and the status listener.
+ * The operational settings of a node: limits on what clients may send, how shutdown proceeds, TLS,
+ * the HTTP listener's capacity and the status listener.
  *
  * @param limits the input limits
  * @param gracefulTerminationDelay how long a stopping node keeps serving while reporting not ready,
@@ -18,6 +19,7 @@ import java.util.Optional;
  * @param drainTimeout the most a stopping node waits for calls in flight ({@code
  *     WEIR_DRAIN_TIMEOUT})
  * @param tls the TLS settings of both listeners and of calls to peers
+ * @param http the HTTP listener's worker threads and queue length
  * @param statusAddress where the status listener binds, absent when it is off ({@code
  *     WEIR_STATUS_HTTP_ADDRESS})
  */
@@ -26,12 +28,34 @@ record OpsSettings(
     Duration gracefulTerminationDelay,
     Duration drainTimeout,
     TlsSettings tls,
+    HttpSettings http,
     Optional<HostPort> statusAddress) {
+
+  /** Settings with the default HTTP capacity and no status listener. */
+  OpsSettings(
+      InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults());
+  }
 
   /** Settings without a status listener. */
   OpsSettings(
-      InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
-    this(limits, gracefulTerminationDelay, drainTimeout, tls, Optional.empty());
+      InputLimits limits,
+      Duration gracefulTerminationDelay,
+      Duration drainTimeout,
+      TlsSettings tls,
+      HttpSettings http) {
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, http, Optional.empty());
+  }
+
+  /** Settings with the default HTTP capacity and a status listener at {@code statusAddress}. */
+  OpsSettings(
+      InputLimits limits,
+      Duration gracefulTerminationDelay,
+      Duration drainTimeout,
+      TlsSettings tls,
+      Optional<HostPort> statusAddress) {
+    this(
+        limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults(), statusAddress);
   }
 
   /** Settings without TLS. */
@@ -65,6 +89,12 @@ record OpsSettings(
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
     Optional<HostPort> status = Optional.ofNullable(env.hostPort(STATUS_HTTP_ADDRESS, null));
-    return new OpsSettings(InputLimits.from(env), delay, drain, TlsSettings.from(env), status);
+    return new OpsSettings(
+        InputLimits.from(env),
+        delay,
+        drain,
+        TlsSettings.from(env),
+        HttpSettings.from(env),
+        status);
   }
 }

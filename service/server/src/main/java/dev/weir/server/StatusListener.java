@@ -3,8 +3,10 @@ package dev.weir.server;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.PrometheusEndpoint;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -21,9 +23,12 @@ import java.util.List;
  * Kubernetes probes and Prometheus, which cannot present a client certificate under mutual TLS.
  * With TLS on it speaks HTTPS with the node's certificate but never asks for a client
  * certificate; without TLS it speaks plain HTTP. It never serves the rate-limit API or {@code
- * PeersV1}.
+ * PeersV1}. It has its own two workers, so probes are answered while the HTTP port is saturated.
  */
 final class StatusListener implements AutoCloseable {
+
+  /** Two workers, with the default queue for them: probes and scrapes are few and quick. */
+  private static final HttpSettings CAPACITY = HttpSettings.forThreads(2);
 
   private final HttpListener http;
 
@@ -47,7 +52,9 @@ final class StatusListener implements AutoCloseable {
         HttpListener.start(
             address.toBindAddress(),
             routes,
-            tls == null ? null : tls.httpsConfigurator(ClientAuth.NONE)));
+            tls == null ? null : tls.httpsConfigurator(ClientAuth.NONE),
+            CAPACITY,
+            WeirMetrics.NOOP));
   }
 
   /** Returns the bound port. */

@@ -295,13 +295,14 @@ public final class WeirNode implements AutoCloseable {
       discovery =
           new DiscoveryFactory(
                   address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
-                  discoveryScheduler)
+                  discoveryScheduler,
+                  metrics)
               .create(discoverySettings, advertise.toString());
     } catch (Exception e) {
       discoveryScheduler.shutdownNow();
       throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
     }
-    HealthStatusManager grpcHealth = new HealthStatusManager();
+    HealthStatusManager grpcHealth = notServingHealth();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
@@ -356,7 +357,9 @@ public final class WeirNode implements AutoCloseable {
           HttpListener.start(
               config.httpAddress().toBindAddress(),
               routes,
-              tls == null ? null : tls.httpsConfigurator());
+              tls == null ? null : tls.httpsConfigurator(),
+              ops.http(),
+              metrics);
       if (ops.statusAddress().isPresent()) {
         status = StatusListener.start(ops.statusAddress().get(), service, registry, tls);
       }
@@ -416,6 +419,18 @@ public final class WeirNode implements AutoCloseable {
     try (ServerSocket socket = new ServerSocket(0, 1, address.getAddress())) {
       return socket.getLocalPort();
     }
+  }
+
+  /**
+   * Returns a {@code grpc.health.v1} service that reports NOT_SERVING for the node and for {@code
+   * pb.gubernator.V1} until {@link #refreshHealth()} first runs (gRPC's own default is SERVING),
+   * so that no probe passes while the node is still joining.
+   */
+  static HealthStatusManager notServingHealth() {
+    HealthStatusManager health = new HealthStatusManager();
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
+    health.setStatus(V1Grpc.SERVICE_NAME, ServingStatus.NOT_SERVING);
+    return health;
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.LoggingEvent;
 import com.google.protobuf.Struct;
@@ -17,6 +18,21 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 class LogSetupTest {
+
+  @Test
+  void logbackXml_discoveryLibrariesRetryWarningsOff_weirDiscoveryWarningsOn() throws Exception {
+    LoggerContext context = new LoggerContext();
+    JoranConfigurator configurator = new JoranConfigurator();
+    configurator.setContext(context);
+    configurator.doConfigure(LogSetupTest.class.getResource("/logback.xml"));
+
+    assertThat(context.getLogger("io.fabric8.kubernetes.client.informers.impl.cache.Reflector").isWarnEnabled())
+        .isFalse();
+    assertThat(context.getLogger("io.etcd.jetcd.impl.LeaseImpl").isWarnEnabled()).isFalse();
+    assertThat(context.getLogger("io.etcd.jetcd.impl.LeaseImpl").isErrorEnabled()).isTrue();
+    assertThat(context.getLogger("dev.weir.core.discovery.etcd.EtcdDiscovery").isWarnEnabled()).isTrue();
+    context.stop();
+  }
 
   @Test
   void format_unset_text() {

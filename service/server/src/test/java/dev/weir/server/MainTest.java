@@ -45,6 +45,17 @@ class MainTest {
   }
 
   @Test
+  void run_negativeHttpQueue_exit2NamingVariableAndRange() throws Exception {
+    int status = run(List.of(), Map.of("WEIR_HTTP_MAX_QUEUE", "-5"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_HTTP_MAX_QUEUE='-5' is not valid: expected a whole number from 0 to 1000000"
+                + System.lineSeparator());
+  }
+
+  @Test
   void run_badValueInConfigFile_exit2NamingVariable(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("weir.conf");
     Files.writeString(file, "GUBER_GRPC_ADDRESS=nowhere\n");

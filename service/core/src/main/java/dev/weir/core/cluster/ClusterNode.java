@@ -125,6 +125,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           peers.retain(after.peers());
           peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
         });
+    membership.addListener(service::ringChanged);
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
     }

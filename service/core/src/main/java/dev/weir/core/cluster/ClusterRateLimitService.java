@@ -37,6 +37,9 @@ public final class ClusterRateLimitService implements RateLimitService {
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
 
+  /** The health message of a node whose discovery has not yet reported a peer list with it. */
+  public static final String WAITING_FOR_DISCOVERY =
+      "waiting for peer discovery: no peer list including this instance has been applied yet";
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -45,6 +48,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final GlobalManager global;
   private final Clock clock;
   private final PeerDiscovery discovery;
+  private volatile boolean joined;
 
   /**
    * Creates the service of node {@code self}.
@@ -117,11 +121,36 @@ public final class ClusterRateLimitService implements RateLimitService {
     return out;
   }
 
+  /**
+   * Notes that the ring became {@code after}: the first ring that contains this node ends the wait
+   * for peer discovery, so health no longer reports {@link #WAITING_FOR_DISCOVERY}; register it as
+   * a {@link Membership.RingListener}.
+   */
+  public void ringChanged(HashRing before, HashRing after) {
+    if (!joined && after.contains(self)) {
+      joined = true;
+    }
+  }
+
+  /** Returns whether a ring containing this node has been applied. */
+  public boolean joined() {
+    return joined;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Unhealthy, with the problems joined by {@code |}, while no ring containing this node has been
+   * applied yet ({@link #WAITING_FOR_DISCOVERY}), when a later ring lacks this node, when a peer on
+   * the ring failed recently, or when discovery reports a problem.
+   */
   @Override
   public HealthStatus health() {
     HashRing current = ring.get();
     List<String> problems = new ArrayList<>();
-    if (!current.contains(self)) {
+    if (!joined) {
+      problems.add(WAITING_FOR_DISCOVERY);
+    } else if (!current.contains(self)) {
       problems.add("this instance is not found in the peer list");
     }
     Map<String, String> errors = peers.recentErrors();

@@ -4,26 +4,37 @@ import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.Resolver;
 import dev.weir.core.discovery.etcd.EtcdDiscovery;
 import dev.weir.core.discovery.k8s.KubernetesDiscovery;
+import dev.weir.core.metrics.WeirMetrics;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 
 /**
  * Builds the configured {@link PeerDiscovery}, wrapped so that every mechanism's updates are
- * coalesced before they reach the ring.
+ * coalesced before they reach the ring, and reporting each failure of the etcd, Kubernetes and DNS
+ * mechanisms to {@link WeirMetrics#discoveryError}.
  */
 public final class DiscoveryFactory {
   private final Function<String, PeerDiscovery> staticDiscovery;
   private final ScheduledExecutorService scheduler;
   private final Resolver resolver;
   private final Duration window;
+  private final WeirMetrics metrics;
 
   /**
    * Creates a factory. {@code staticDiscovery} builds the static mechanism for an advertise address
    * (the cluster module owns it); {@code scheduler} runs DNS polls and coalescing windows.
    */
   public DiscoveryFactory(Function<String, PeerDiscovery> staticDiscovery, ScheduledExecutorService scheduler) {
-    this(staticDiscovery, scheduler, Resolver.SYSTEM, CoalescingListener.DEFAULT_WINDOW);
+    this(staticDiscovery, scheduler, WeirMetrics.NOOP);
+  }
+
+  /** Creates a factory as above whose mechanisms count their failures in {@code metrics}. */
+  public DiscoveryFactory(
+      Function<String, PeerDiscovery> staticDiscovery,
+      ScheduledExecutorService scheduler,
+      WeirMetrics metrics) {
+    this(staticDiscovery, scheduler, Resolver.SYSTEM, CoalescingListener.DEFAULT_WINDOW, metrics);
   }
 
   /** Creates a factory with a given DNS resolver and coalescing window. */
@@ -32,10 +43,24 @@ public final class DiscoveryFactory {
       ScheduledExecutorService scheduler,
       Resolver resolver,
       Duration window) {
+    this(staticDiscovery, scheduler, resolver, window, WeirMetrics.NOOP);
+  }
+
+  /**
+   * Creates a factory with a given DNS resolver and coalescing window whose mechanisms count their
+   * failures in {@code metrics}.
+   */
+  public DiscoveryFactory(
+      Function<String, PeerDiscovery> staticDiscovery,
+      ScheduledExecutorService scheduler,
+      Resolver resolver,
+      Duration window,
+      WeirMetrics metrics) {
     this.staticDiscovery = staticDiscovery;
     this.scheduler = scheduler;
     this.resolver = resolver;
     this.window = window;
+    this.metrics = metrics;
   }
 
   /**
@@ -47,9 +72,9 @@ public final class DiscoveryFactory {
     PeerDiscovery mechanism =
         switch (settings.type()) {
           case STATIC -> staticDiscovery.apply(self);
-          case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self);
-          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self);
-          case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler);
+          case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self, metrics);
+          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics, scheduler);
+          case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
         };
     return new CoalescedDiscovery(mechanism, scheduler, window);
   }

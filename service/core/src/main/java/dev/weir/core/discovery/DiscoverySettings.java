@@ -54,7 +54,15 @@ public record DiscoverySettings(
     /** EndpointSlices or pods from the Kubernetes API. */
     K8S,
     /** A/AAAA records of a name, typically a headless Service. */
-    DNS
+    DNS;
+
+    /**
+     * Returns the mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code
+     * mechanism} label of the discovery error counter.
+     */
+    public String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
   }
 
   /** Creates settings, requiring the selected mechanism's settings. */

@@ -4,37 +4,41 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.metrics.WeirMetrics;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The node's HTTP listener: a JDK {@link HttpServer} serving an {@link HttpRouter} on a thread
- * pool.
+ * The node's HTTP listener: a JDK {@link HttpServer} serving an {@link HttpRouter} on a bounded
+ * pool of workers ({@link HttpSettings}). A request that finds every worker busy and the queue full
+ * is answered 503 ({@code UNAVAILABLE}) at once instead of waiting without bound.
  *
  * <p>It counts exchanges in flight itself so that {@link #stop(Duration)} returns as soon as they
  * are done (the JDK 17 server's own {@code stop(delay)} always waits the full delay).
  */
 public final class HttpListener implements AutoCloseable {
 
-  /** gRPC {@code UNAVAILABLE}, the code of requests refused while stopping. */
+  /** gRPC {@code UNAVAILABLE}, the code of requests refused while stopping or saturated. */
   private static final int UNAVAILABLE = 14;
 
   private final HttpServer server;
-  private final ExecutorService executor;
+  private final HttpWorkers workers;
+  private final WeirMetrics metrics;
+  private final String saturatedMessage;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicBoolean stopping = new AtomicBoolean();
 
-  private HttpListener(HttpServer server, ExecutorService executor) {
+  private HttpListener(
+      HttpServer server, HttpWorkers workers, WeirMetrics metrics, String saturatedMessage) {
     this.server = server;
-    this.executor = executor;
+    this.workers = workers;
+    this.metrics = metrics;
+    this.saturatedMessage = saturatedMessage;
   }
 
   /** Binds {@code address} (port 0 = any free port) and starts serving {@code routes}. */
@@ -45,10 +49,26 @@ public final class HttpListener implements AutoCloseable {
 
   /**
    * Binds {@code address} and starts serving {@code routes} over HTTPS configured by {@code https},
-   * or plain HTTP when it is null.
+   * or plain HTTP when it is null, with the default capacity and no metrics.
    */
   public static HttpListener start(
       InetSocketAddress address, List<HttpRoute> routes, HttpsConfigurator https)
+      throws IOException {
+    return start(address, routes, https, HttpSettings.defaults(), WeirMetrics.NOOP);
+  }
+
+  /**
+   * Binds {@code address} and starts serving {@code routes} (over HTTPS when {@code https} is not
+   * null) on {@code settings.threads()} workers; a request that finds them all busy and {@code
+   * settings.maxQueue()} requests waiting is answered 503 at once and counted in {@code metrics} as
+   * {@link RefusalReason#HTTP_SATURATED}.
+   */
+  public static HttpListener start(
+      InetSocketAddress address,
+      List<HttpRoute> routes,
+      HttpsConfigurator https,
+      HttpSettings settings,
+      WeirMetrics metrics)
       throws IOException {
     HttpServer server;
     if (https == null) {
@@ -58,29 +78,36 @@ public final class HttpListener implements AutoCloseable {
       secure.setHttpsConfigurator(https);
       server = secure;
     }
-    int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
-    AtomicInteger count = new AtomicInteger();
-    ExecutorService executor =
-        new ThreadPoolExecutor(
-            threads,
-            threads,
-            60,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            runnable -> {
-              Thread thread = new Thread(runnable, "weir-http-" + count.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
-    server.setExecutor(executor);
-    HttpListener listener = new HttpListener(server, executor);
+    HttpWorkers workers = new HttpWorkers(settings);
+    server.setExecutor(workers);
+    HttpListener listener =
+        new HttpListener(server, workers, metrics, saturatedMessage(settings));
+    metrics.watchHttpQueue(workers::queued);
     HttpRouter router = new HttpRouter(routes);
     server.createContext("/", exchange -> listener.handle(router, exchange));
     server.start();
     return listener;
   }
 
+  /** Returns the message of a request refused because the workers are saturated. */
+  static String saturatedMessage(HttpSettings settings) {
+    return "HTTP listener saturated: all "
+        + settings.threads()
+        + " worker threads are busy and "
+        + settings.maxQueue()
+        + " requests are waiting (the most allowed); retry later, or raise "
+        + HttpSettings.MAX_QUEUE.name()
+        + " or "
+        + HttpSettings.THREADS.name();
+  }
+
   private void handle(HttpRouter router, HttpExchange exchange) throws IOException {
+    if (HttpWorkers.isOverflow()) {
+      metrics.refused(RefusalReason.HTTP_SATURATED);
+      exchange.getResponseHeaders().set("Connection", "close");
+      HttpResponses.sendError(exchange, 503, UNAVAILABLE, saturatedMessage);
+      return;
+    }
     inFlight.incrementAndGet();
     try {
       if (stopping.get()) {
@@ -92,6 +119,11 @@ public final class HttpListener implements AutoCloseable {
     } finally {
       inFlight.decrementAndGet();
     }
+  }
+
+  /** Returns the number of requests waiting for a worker. */
+  int queued() {
+    return workers.queued();
   }
 
   /** Returns the bound port. */
@@ -120,7 +152,7 @@ public final class HttpListener implements AutoCloseable {
       }
     }
     server.stop(0);
-    executor.shutdown();
+    workers.shutdown();
   }
 
   /** Stops with one second of grace, see {@link #stop(Duration)}. */

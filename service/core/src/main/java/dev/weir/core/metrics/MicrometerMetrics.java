@@ -29,6 +29,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** HTTP requests by {@code route} and {@code status}. */
   public static final String HTTP_REQUESTS = "weir.http.requests";
 
+  /** HTTP requests waiting for a worker. */
+  public static final String HTTP_QUEUE = "weir.http.queue.length";
+
   /** Rate-limit items answered, by {@code result}. */
   public static final String CHECKS = "weir.checks";
 
@@ -149,6 +152,11 @@ public final class MicrometerMetrics implements WeirMetrics {
   @Override
   public void watchChecksInFlight(LongSupplier inFlight) {
     gauge(CHECKS_IN_FLIGHT, "check calls in flight", inFlight);
+  }
+
+  @Override
+  public void watchHttpQueue(LongSupplier queued) {
+    gauge(HTTP_QUEUE, "HTTP requests waiting for a worker", queued);
   }
 
   @Override

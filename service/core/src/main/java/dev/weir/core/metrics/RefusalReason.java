@@ -13,7 +13,12 @@ public enum RefusalReason {
   /** A name, key or value longer than allowed. */
   FIELD_TOO_LONG,
   /** More descriptor entries than one descriptor may carry. */
-  TOO_MANY_ENTRIES;
+  TOO_MANY_ENTRIES,
+  /**
+   * An HTTP request that found every worker busy and the queue full ({@code WEIR_HTTP_THREADS},
+   * {@code WEIR_HTTP_MAX_QUEUE}).
+   */
+  HTTP_SATURATED;
 
   /** Returns the label value, e.g. {@code field_too_long}. */
   public String label() {

@@ -37,6 +37,9 @@ public interface WeirMetrics {
   /** Reports the number of {@code check} calls in flight, read when scraped. */
   default void watchChecksInFlight(LongSupplier inFlight) {}
 
+  /** Reports the number of HTTP requests waiting for a worker, read when scraped. */
+  default void watchHttpQueue(LongSupplier queued) {}
+
   /** Reports the bucket store's size and access statistics, read when scraped. */
   default void watchCache(CacheStatistics cache) {}
 

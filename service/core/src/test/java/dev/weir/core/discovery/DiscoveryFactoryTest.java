@@ -7,7 +7,9 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.etcd.EtcdDiscovery;
 import dev.weir.core.discovery.k8s.KubernetesDiscovery;
+import dev.weir.core.testkit.RecordingMetrics;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -91,6 +93,37 @@ class DiscoveryFactoryTest {
       dns.start(ring);
       assertThat(ring.last()).isEqualTo(Set.of("a:1051", "10.0.0.7:1051"));
     }
+  }
+
+  @Test
+  void create_withMetrics_mechanismCountsItsFailuresUnderItsLabel() throws Exception {
+    RecordingMetrics metrics = new RecordingMetrics();
+    DiscoveryFactory counting =
+        new DiscoveryFactory(
+            self -> new FakeStatic(Set.of(self)),
+            scheduler,
+            host -> {
+              throw new UnknownHostException(host);
+            },
+            Duration.ofMillis(250),
+            metrics);
+
+    try (CoalescedDiscovery dns =
+        counting.create(
+            DiscoverySettings.fromEnv(Map.of("WEIR_PEER_DISCOVERY_TYPE", "dns", "WEIR_DNS_FQDN", "weir-peers"), "a:1051"),
+            "a:1051")) {
+      dns.start(new RecordingListener());
+      scheduler.advance(Duration.ofSeconds(5));
+    }
+
+    assertThat(metrics.events()).containsExactly("discovery error dns", "discovery error dns");
+  }
+
+  @Test
+  void typeLabel_isTheConfiguredName() {
+    assertThat(DiscoverySettings.Type.ETCD.label()).isEqualTo("etcd");
+    assertThat(DiscoverySettings.Type.K8S.label()).isEqualTo("k8s");
+    assertThat(DiscoverySettings.Type.DNS.label()).isEqualTo("dns");
   }
 
   @Test

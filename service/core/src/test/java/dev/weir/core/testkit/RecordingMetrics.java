@@ -50,4 +50,14 @@ public final class RecordingMetrics implements WeirMetrics {
   public void globalBroadcast(long nanos, boolean ok) {
     events.add("global broadcast " + (ok ? "ok" : "failed"));
   }
+
+  @Override
+  public void discoveryError(String mechanism) {
+    events.add("discovery error " + mechanism);
+  }
+
+  /** Returns how many events equal {@code event}, e.g. {@code count("discovery error dns")}. */
+  public long count(String event) {
+    return events.stream().filter(event::equals).count();
+  }
 }

@@ -1,7 +1,10 @@
 package dev.weir.core.discovery.dns;
 
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
@@ -16,17 +19,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Membership from DNS: every poll resolves the configured names, and the peers are each address with
- * this node's gRPC port, plus this node. A lookup that fails or finds nothing keeps the last peer set
- * and is reported by {@link #problem()}.
+ * this node's gRPC port, plus this node. A lookup that fails or finds nothing keeps the last peer set,
+ * is reported by {@link #problem()} and counts one {@code dns} discovery error per poll.
  */
 public final class DnsDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(DnsDiscovery.class);
+  private static final String MECHANISM = DiscoverySettings.Type.DNS.label();
 
   private final DnsSettings settings;
   private final String self;
   private final int port;
   private final Resolver resolver;
   private final ScheduledExecutorService scheduler;
+  private final WeirMetrics metrics;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(DnsDiscovery.class);
 
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
@@ -39,6 +45,17 @@ public final class DnsDiscovery implements PeerDiscovery {
    */
   public DnsDiscovery(
       DnsSettings settings, String selfAddress, Resolver resolver, ScheduledExecutorService scheduler) {
+    this(settings, selfAddress, resolver, scheduler, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each failed poll in {@code metrics}. */
+  public DnsDiscovery(
+      DnsSettings settings,
+      String selfAddress,
+      Resolver resolver,
+      ScheduledExecutorService scheduler,
+      WeirMetrics metrics) {
+    this.metrics = metrics;
     this.settings = settings;
     this.self = selfAddress;
     this.port = PeerAddress.portOf(selfAddress);
@@ -87,6 +104,9 @@ public final class DnsDiscovery implements PeerDiscovery {
         peers.add(PeerAddress.of(address.getHostAddress(), port));
       }
     }
+    if (!problem.isEmpty()) {
+      log.info("DNS lookup of {} succeeds again", settings.fqdns());
+    }
     problem = "";
     deliver(peers);
   }
@@ -94,7 +114,8 @@ public final class DnsDiscovery implements PeerDiscovery {
   private void fail(String fqdn, String why) {
     problem = "DNS lookup of " + fqdn + " failed (" + why + "); keeping the last "
         + Math.max(1, delivered.size()) + " known peers";
-    log.warn(problem);
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("dns " + fqdn, "{}", problem);
     if (delivered.isEmpty()) {
       deliver(Set.of());
     }

@@ -1,6 +1,9 @@
 package dev.weir.core.discovery.etcd;
 
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -42,12 +45,14 @@ import org.slf4j.LoggerFactory;
  * out, the watch ends, the lease is gone) ends the session: the last known peers stay in place,
  * {@link #problem()} explains, and a new session (with a new lease) starts after a capped exponential
  * backoff. All state lives on one private thread; etcd callbacks hop onto it and carry the session
- * number so stale callbacks are ignored.
+ * number so stale callbacks are ignored. Each ended session (or failed attempt to start one) counts
+ * one {@code etcd} discovery error, however many of its callbacks report the failure.
  */
 public final class EtcdDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(EtcdDiscovery.class);
   private static final long MIN_BACKOFF_MS = 200;
   private static final long MAX_BACKOFF_MS = 5_000;
+  private static final String MECHANISM = DiscoverySettings.Type.ETCD.label();
 
   private final Client client;
   private final EtcdSettings settings;
@@ -57,6 +62,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final ByteSequence value;
   private final ScheduledExecutorService executor;
   private final Duration timeout;
+  private final WeirMetrics metrics;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(EtcdDiscovery.class);
 
   private final Map<String, String> registered = new HashMap<>();
   private Consumer<Set<String>> listener = peers -> {};
@@ -74,6 +81,12 @@ public final class EtcdDiscovery implements PeerDiscovery {
    * it owns and closes.
    */
   public EtcdDiscovery(Client client, EtcdSettings settings, String selfAddress) {
+    this(client, settings, selfAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each failure in {@code metrics}. */
+  public EtcdDiscovery(Client client, EtcdSettings settings, String selfAddress, WeirMetrics metrics) {
+    this.metrics = metrics;
     this.client = client;
     this.settings = settings;
     this.self = settings.advertiseAddress().orElse(selfAddress);
@@ -92,7 +105,13 @@ public final class EtcdDiscovery implements PeerDiscovery {
 
   /** Creates discovery with a client built from {@code settings} (endpoints, credentials, TLS). */
   public static EtcdDiscovery create(EtcdSettings settings, String selfAddress) throws SSLException {
-    return new EtcdDiscovery(buildClient(settings), settings, selfAddress);
+    return create(settings, selfAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each failure in {@code metrics}. */
+  public static EtcdDiscovery create(EtcdSettings settings, String selfAddress, WeirMetrics metrics)
+      throws SSLException {
+    return new EtcdDiscovery(buildClient(settings), settings, selfAddress, metrics);
   }
 
   /** Returns a jetcd client configured from {@code settings}. */
@@ -268,7 +287,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
     problem =
         "etcd discovery degraded (" + settings.endpoints() + "): " + reason + "; keeping the last "
             + delivered.size() + " known peers";
-    log.warn(problem);
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("etcd", "{}", problem);
     long delay = backoffMs;
     backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
     executor.schedule(this::reconnect, delay, TimeUnit.MILLISECONDS);
@@ -298,7 +318,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
     PeerInfo info = PeerInfo.parse(kv.getValue().toString(StandardCharsets.UTF_8));
     String address = info != null ? info.grpcAddress() : k.substring(settings.keyPrefix().length());
     if (address.isEmpty()) {
-      log.warn("ignoring etcd key {} without a peer address", k);
+      warnings.warn("etcd key " + k, "ignoring etcd key {} without a peer address", k);
       return;
     }
     registered.put(k, address);

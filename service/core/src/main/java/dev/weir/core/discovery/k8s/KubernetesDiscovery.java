@@ -1,6 +1,9 @@
 package dev.weir.core.discovery.k8s;
 
+import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -12,6 +15,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -25,6 +32,14 @@ import org.slf4j.LoggerFactory;
  * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
  * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
  * and {@link #problem()} says why.
+ *
+ * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
+ * error it will not retry itself) to the informer's exception handler, and each counts one {@code
+ * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
+ * any callback, so a check on the discovery scheduler looks at the informer every {@link
+ * #WATCH_CHECK} and counts one error when a watch that was up is found down at {@link #DOWN_CHECKS}
+ * checks in a row with no failure reported since it was last up. A watch that expires (HTTP 410
+ * Gone) is relisted within milliseconds and so is not counted.
  */
 public final class KubernetesDiscovery implements PeerDiscovery {
   /** The label EndpointSlices carry with the name of their Service. */
@@ -32,17 +47,31 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   private static final Logger log = LoggerFactory.getLogger(KubernetesDiscovery.class);
   private static final Duration RESYNC = Duration.ofMinutes(5);
+  private static final String MECHANISM = DiscoverySettings.Type.K8S.label();
+
+  /** How often the watch state is checked for a dropped connection. */
+  static final Duration WATCH_CHECK = Duration.ofSeconds(1);
+
+  /** Consecutive checks that must find the watch down before a silent drop counts. */
+  static final int DOWN_CHECKS = 2;
 
   private final KubernetesClient client;
   private final boolean ownsClient;
   private final KubernetesSettings settings;
   private final String self;
   private final String namespace;
+  private final WeirMetrics metrics;
+  private final ScheduledExecutorService scheduler;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
+  private final AtomicLong failures = new AtomicLong();
 
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
   private SharedIndexInformer<? extends HasMetadata> informer;
   private volatile String lastError = "";
+  private ScheduledFuture<?> watchCheck;
+  private int checksDown;
+  private long failuresWhenLastUp = -1;
 
   /**
    * Creates discovery over {@code client}; {@code ownsClient} says whether {@link #close()} closes it.
@@ -50,6 +79,22 @@ public final class KubernetesDiscovery implements PeerDiscovery {
    */
   public KubernetesDiscovery(
       KubernetesClient client, boolean ownsClient, KubernetesSettings settings, String advertiseAddress) {
+    this(client, ownsClient, settings, advertiseAddress, WeirMetrics.NOOP, null);
+  }
+
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler} (none are counted when it is null).
+   */
+  public KubernetesDiscovery(
+      KubernetesClient client,
+      boolean ownsClient,
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
+    this.metrics = metrics;
+    this.scheduler = scheduler;
     this.client = client;
     this.ownsClient = ownsClient;
     this.settings = settings;
@@ -59,7 +104,20 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   /** Creates discovery with a client configured from the environment (in-cluster service account). */
   public static KubernetesDiscovery create(KubernetesSettings settings, String advertiseAddress) {
-    return new KubernetesDiscovery(new KubernetesClientBuilder().build(), true, settings, advertiseAddress);
+    return create(settings, advertiseAddress, WeirMetrics.NOOP, null);
+  }
+
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler}.
+   */
+  public static KubernetesDiscovery create(
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
+    return new KubernetesDiscovery(
+        new KubernetesClientBuilder().build(), true, settings, advertiseAddress, metrics, scheduler);
   }
 
   /** Returns this node's peer address. */
@@ -87,6 +145,10 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               .runnableInformer(RESYNC.toMillis());
       informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort()));
     }
+    if (scheduler != null) {
+      long every = WATCH_CHECK.toNanos();
+      watchCheck = scheduler.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.NANOSECONDS);
+    }
   }
 
   private <T extends HasMetadata> SharedIndexInformer<T> watch(
@@ -111,8 +173,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
         });
     inf.exceptionHandler(
         (started, error) -> {
-          lastError = error.getClass().getSimpleName() + ": " + error.getMessage();
-          log.warn("kubernetes {} watch failed, retrying: {}", what(), lastError);
+          failed(error.getClass().getSimpleName() + ": " + error.getMessage());
           return true;
         });
     inf.start()
@@ -124,6 +185,35 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               }
             });
     return inf;
+  }
+
+  private void failed(String why) {
+    lastError = why;
+    failures.incrementAndGet();
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("k8s", "kubernetes {} watch failed, retrying: {}", what(), why);
+  }
+
+  private void checkWatch() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    if (inf == null) {
+      return;
+    }
+    if (inf.isWatching()) {
+      if (checksDown >= DOWN_CHECKS) {
+        log.info("kubernetes {} watch established again", what());
+      }
+      checksDown = 0;
+      failuresWhenLastUp = failures.get();
+      return;
+    }
+    checksDown++;
+    if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
+      failed("watch connection lost, reconnecting");
+    }
   }
 
   @Override
@@ -147,6 +237,10 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       inf = informer;
       informer = null;
       listener = peers -> {};
+      if (watchCheck != null) {
+        watchCheck.cancel(false);
+        watchCheck = null;
+      }
     }
     if (inf != null) {
       inf.close();

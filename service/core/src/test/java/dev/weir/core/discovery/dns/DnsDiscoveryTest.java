@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.discovery.DiscoveryEnv;
 import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.RecordingListener;
+import dev.weir.core.testkit.RecordingMetrics;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -29,8 +30,10 @@ class DnsDiscoveryTest {
       };
   private final ManualScheduler scheduler = new ManualScheduler();
   private final RecordingListener peers = new RecordingListener();
+  private final RecordingMetrics metrics = new RecordingMetrics();
   private final DnsDiscovery discovery =
-      new DnsDiscovery(new DnsSettings(List.of("weir-peers.weir.svc"), POLL), "10.0.0.1:1051", fake, scheduler);
+      new DnsDiscovery(
+          new DnsSettings(List.of("weir-peers.weir.svc"), POLL), "10.0.0.1:1051", fake, scheduler, metrics);
 
   @Test
   void start_resolvesAtOnce_peersAreAddressesWithOwnPortPlusSelf() throws Exception {
@@ -81,11 +84,77 @@ class DnsDiscoveryTest {
   }
 
   @Test
+  void poll_eachFailedOrEmptyLookup_countsOneDnsErrorAndSuccessCountsNone() throws Exception {
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2")));
+    discovery.start(peers);
+    scheduler.advance(POLL);
+    assertThat(metrics.events()).isEmpty();
+
+    records.remove("weir-peers.weir.svc");
+    scheduler.advance(POLL.multipliedBy(2));
+    assertThat(metrics.events()).containsExactly("discovery error dns", "discovery error dns");
+
+    records.put("weir-peers.weir.svc", List.of());
+    scheduler.advance(POLL);
+    assertThat(metrics.count("discovery error dns")).isEqualTo(3);
+
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.4")));
+    scheduler.advance(POLL.multipliedBy(2));
+    assertThat(metrics.events()).hasSize(3);
+    assertThat(discovery.problem()).isEmpty();
+  }
+
+  @Test
+  void poll_resolverThrowsUnchecked_countedKeepsPeersAndKeepsPolling() throws Exception {
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2")));
+    boolean[] broken = {false};
+    DnsDiscovery d =
+        new DnsDiscovery(
+            new DnsSettings(List.of("weir-peers.weir.svc"), POLL),
+            "10.0.0.1:1051",
+            host -> {
+              if (broken[0]) {
+                throw new IllegalStateException("resolver closed");
+              }
+              return fake.resolve(host);
+            },
+            scheduler,
+            metrics);
+    d.start(peers);
+
+    broken[0] = true;
+    scheduler.advance(POLL);
+
+    assertThat(metrics.events()).containsExactly("discovery error dns");
+    assertThat(d.problem()).contains("IllegalStateException: resolver closed");
+    assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.2:1051"));
+
+    broken[0] = false;
+    scheduler.advance(POLL);
+    assertThat(d.problem()).isEmpty();
+    assertThat(metrics.events()).hasSize(1);
+  }
+
+  @Test
+  void poll_secondOfTwoNamesFails_countsOnePerPoll() throws Exception {
+    records.put("a.svc", List.of(ip("10.0.0.2")));
+    DnsDiscovery d =
+        new DnsDiscovery(new DnsSettings(List.of("a.svc", "b.svc"), POLL), "10.0.0.1:1051", fake, scheduler, metrics);
+
+    d.start(peers);
+    scheduler.advance(POLL);
+
+    assertThat(metrics.events()).containsExactly("discovery error dns", "discovery error dns");
+    assertThat(d.problem()).startsWith("DNS lookup of b.svc failed");
+  }
+
+  @Test
   void start_firstLookupFails_deliversSelfAlone() {
     discovery.start(peers);
 
     assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051"));
     assertThat(discovery.problem()).startsWith("DNS lookup of weir-peers.weir.svc failed");
+    assertThat(metrics.events()).containsExactly("discovery error dns");
   }
 
   @Test

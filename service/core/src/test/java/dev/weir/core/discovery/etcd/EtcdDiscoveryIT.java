@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weir.core.discovery.RecordingListener;
 import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.RecordingMetrics;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
@@ -29,10 +30,12 @@ import org.junit.jupiter.api.Test;
  */
 class EtcdDiscoveryIT {
   private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final String ERROR = "discovery error etcd";
   private static EtcdProcess own;
   private static String endpoint;
 
   private final List<EtcdDiscovery> nodes = new ArrayList<>();
+  private final RecordingMetrics metrics = new RecordingMetrics();
   private final String prefix = "/weir-test-" + UUID.randomUUID() + "/";
 
   @BeforeAll
@@ -119,7 +122,7 @@ class EtcdDiscoveryIT {
   void start_etcdUnreachable_deliversSelfAndReportsProblem() throws Exception {
     String nowhere = "http://127.0.0.1:" + EtcdProcess.freePort();
     EtcdSettings settings = settings(nowhere, Duration.ofSeconds(30)).withDialTimeout(Duration.ofMillis(300));
-    EtcdDiscovery node = EtcdDiscovery.create(settings, "10.0.0.1:1051");
+    EtcdDiscovery node = EtcdDiscovery.create(settings, "10.0.0.1:1051", metrics);
     nodes.add(node);
     RecordingListener listener = new RecordingListener();
 
@@ -130,6 +133,29 @@ class EtcdDiscoveryIT {
         .contains("etcd discovery degraded")
         .contains(nowhere)
         .doesNotContain("maxDuration");
+    assertThat(metrics.events()).isNotEmpty().containsOnly(ERROR);
+    assertThat(eventually(WAIT, () -> metrics.count(ERROR) >= 3)).isTrue();
+    assertThat(metrics.events()).containsOnly(ERROR);
+  }
+
+  @Test
+  void leaseRevokedByAnotherClient_countsOneErrorAndRegistersUnderNewLease() throws Exception {
+    join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(2));
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      long lease = leaseOf(admin, prefix + "10.0.0.1:1051");
+
+      admin.getLeaseClient().revoke(lease).get(5, TimeUnit.SECONDS);
+
+      assertThat(
+              eventually(
+                  WAIT,
+                  () -> metrics.count(ERROR) >= 1
+                      && nodes.get(0).problem().isEmpty()
+                      && leaseOf(admin, prefix + "10.0.0.1:1051") > 0))
+          .isTrue();
+      assertThat(leaseOf(admin, prefix + "10.0.0.1:1051")).isNotEqualTo(lease);
+      assertThat(metrics.events()).containsExactly(ERROR);
+    }
   }
 
   @Test
@@ -144,6 +170,7 @@ class EtcdDiscoveryIT {
       etcd.stop();
 
       assertThat(eventually(WAIT, () -> !nodes.get(0).problem().isEmpty())).isTrue();
+      assertThat(eventually(WAIT, () -> metrics.count(ERROR) >= 2)).isTrue();
       assertThat(nodes.get(0).problem()).contains("keeping the last 2 known peers");
       assertThat(a.last()).isEqualTo(both);
 
@@ -162,7 +189,7 @@ class EtcdDiscoveryIT {
   }
 
   private RecordingListener join(String etcd, String address, Duration ttl) throws Exception {
-    EtcdDiscovery node = EtcdDiscovery.create(settings(etcd, ttl), address);
+    EtcdDiscovery node = EtcdDiscovery.create(settings(etcd, ttl), address, metrics);
     nodes.add(node);
     RecordingListener listener = new RecordingListener();
     node.start(listener);
@@ -172,6 +199,16 @@ class EtcdDiscoveryIT {
   private EtcdSettings settings(String etcd, Duration ttl) {
     return new EtcdSettings(
         List.of(etcd), prefix, Duration.ofSeconds(1), ttl, "", "", Optional.empty(), "dc1", Optional.empty());
+  }
+
+  /** Returns the lease of {@code key}, or 0 when the key is absent or etcd cannot be read. */
+  private static long leaseOf(Client client, String key) {
+    try {
+      var kvs = client.getKVClient().get(bytes(key)).get(5, TimeUnit.SECONDS).getKvs();
+      return kvs.isEmpty() ? 0 : kvs.get(0).getLease();
+    } catch (Exception e) {
+      return 0;
+    }
   }
 
   private static ByteSequence bytes(String s) {

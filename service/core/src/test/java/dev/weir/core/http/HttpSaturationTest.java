@@ -1,0 +1,156 @@
+package dev.weir.core.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.metrics.RefusalReason;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class HttpSaturationTest {
+
+  private static final int THREADS = 2;
+  private static final int QUEUE = 3;
+
+  private final HttpClient client =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final CountDownLatch entered = new CountDownLatch(THREADS);
+  private final CountDownLatch release = new CountDownLatch(1);
+  private HttpListener listener;
+
+  @AfterEach
+  void stop() {
+    release.countDown();
+    if (listener != null) {
+      listener.close();
+    }
+  }
+
+  private void startBlocking(HttpSettings settings) throws Exception {
+    listener =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(
+                HttpRoute.get(
+                    "/block",
+                    ex -> {
+                      entered.countDown();
+                      try {
+                        release.await();
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      HttpResponses.sendJson(ex, 200, "{}");
+                    }),
+                HttpRoute.get("/fast", ex -> HttpResponses.sendJson(ex, 200, "{}"))),
+            null,
+            settings,
+            new MicrometerMetrics(registry));
+  }
+
+  private CompletableFuture<HttpResponse<String>> send(String path) {
+    return client.sendAsync(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listener.port() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private double saturatedCount() {
+    return registry
+        .get(MicrometerMetrics.REQUESTS_REFUSED)
+        .tag("reason", RefusalReason.HTTP_SATURATED.label())
+        .counter()
+        .count();
+  }
+
+  private void awaitQueued(int n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (listener.queued() < n && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+    }
+    assertThat(listener.queued()).isEqualTo(n);
+  }
+
+  @Test
+  void request_threadsAndQueueFull_503WithGatewayBodyThenAdmittedOnesComplete() throws Exception {
+    startBlocking(new HttpSettings(THREADS, QUEUE));
+    List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
+    for (int i = 0; i < THREADS; i++) {
+      admitted.add(send("/block"));
+    }
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+    for (int i = 0; i < QUEUE; i++) {
+      admitted.add(send("/block"));
+    }
+    awaitQueued(QUEUE);
+
+    HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
+
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(refused.headers().firstValue("content-type")).contains("application/json");
+    assertThat(refused.body())
+        .isEqualTo(
+            HttpResponses.errorBody(
+                14,
+                "HTTP listener saturated: all 2 worker threads are busy and 3 requests are waiting"
+                    + " (the most allowed); retry later, or raise WEIR_HTTP_MAX_QUEUE or"
+                    + " WEIR_HTTP_THREADS"));
+    assertThat(saturatedCount()).isEqualTo(1.0);
+    assertThat(admitted).allSatisfy(f -> assertThat(f).isNotDone());
+
+    release.countDown();
+
+    for (CompletableFuture<HttpResponse<String>> f : admitted) {
+      assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+    assertThat(send("/fast").get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(saturatedCount()).isEqualTo(1.0);
+  }
+
+  @Test
+  void request_noQueueAndAllThreadsBusy_503() throws Exception {
+    startBlocking(new HttpSettings(THREADS, 0));
+    List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
+    for (int i = 0; i < THREADS; i++) {
+      admitted.add(send("/block"));
+    }
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
+
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(refused.body()).startsWith("{\"code\":14,").contains("0 requests are waiting");
+    release.countDown();
+    for (CompletableFuture<HttpResponse<String>> f : admitted) {
+      assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void queueGauge_requestsWaiting_reportedWhenScraped() throws Exception {
+    startBlocking(new HttpSettings(1, 4));
+    CompletableFuture<HttpResponse<String>> first = send("/block");
+    CompletableFuture<HttpResponse<String>> second = send("/block");
+    awaitQueued(1);
+
+    assertThat(registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value()).isEqualTo(1.0);
+    release.countDown();
+    assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+}

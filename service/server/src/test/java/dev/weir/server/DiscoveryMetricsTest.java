@@ -1,0 +1,122 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.envoy.EnvoySettings;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The discovery meters of a running node's {@code GET /metrics}: error counter and peer gauge. */
+class DiscoveryMetricsTest {
+
+  private static final WeirConfig CONFIG =
+      new WeirConfig(
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          1000,
+          "info");
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<AutoCloseable> started = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = started.size() - 1; i >= 0; i--) {
+      started.get(i).close();
+    }
+  }
+
+  @Test
+  void etcdUnreachable_errorsCountedUnderEtcdLabelAndNodeAlone() throws Exception {
+    String nowhere = "http://127.0.0.1:" + EtcdProcess.freePort();
+    WeirNode node =
+        start(
+            Map.of(
+                "WEIR_PEER_DISCOVERY_TYPE", "etcd",
+                "WEIR_ETCD_ENDPOINTS", nowhere,
+                "WEIR_ETCD_DIAL_TIMEOUT", "300ms"));
+
+    String text =
+        scrapeUntil(node, t -> t.contains("weir_discovery_errors_total{mechanism=\"etcd\"}"));
+
+    assertThat(text)
+        .contains("# TYPE weir_discovery_errors_total counter")
+        .contains("weir_discovery_errors_total{mechanism=\"etcd\"}")
+        .doesNotContain("weir_discovery_errors_total{mechanism=\"k8s\"}")
+        .contains("weir_peers 1.0");
+  }
+
+  @Test
+  void etcdDiscovery_peerGaugeFollowsMembersJoiningAndLeaving() throws Exception {
+    String endpoint = System.getenv("WEIR_TEST_ETCD");
+    if (endpoint == null || endpoint.isBlank()) {
+      assumeTrue(EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
+      EtcdProcess etcd = EtcdProcess.start();
+      started.add(etcd);
+      endpoint = etcd.endpoint();
+    }
+    Map<String, String> env =
+        Map.of(
+            "WEIR_PEER_DISCOVERY_TYPE", "etcd",
+            "WEIR_ETCD_ENDPOINTS", endpoint,
+            "WEIR_ETCD_KEY_PREFIX", "/weir-test-" + UUID.randomUUID() + "/");
+    WeirNode a = start(env);
+    assertThat(scrapeUntil(a, t -> t.contains("weir_peers 1.0"))).contains("weir_peers 1.0");
+
+    WeirNode b = start(env);
+
+    assertThat(scrapeUntil(a, t -> t.contains("weir_peers 2.0"))).contains("weir_peers 2.0");
+    assertThat(scrapeUntil(b, t -> t.contains("weir_peers 2.0"))).contains("weir_peers 2.0");
+
+    started.remove(b);
+    b.close();
+
+    assertThat(scrapeUntil(a, t -> t.contains("weir_peers 1.0"))).contains("weir_peers 1.0");
+  }
+
+  private WeirNode start(Map<String, String> env) throws Exception {
+    WeirNode node =
+        WeirNode.start(
+            CONFIG,
+            ClusterSettings.defaults(),
+            DiscoverySettings.fromEnv(env, "127.0.0.1:0"),
+            EnvoySettings.DEFAULTS);
+    started.add(node);
+    return node;
+  }
+
+  /** Scrapes {@code node} until {@code ready} holds or ten seconds pass; returns the last scrape. */
+  private String scrapeUntil(WeirNode node, Predicate<String> ready) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    String text = scrape(node);
+    while (!ready.test(text) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+      text = scrape(node);
+    }
+    return text;
+  }
+
+  private String scrape(WeirNode node) throws Exception {
+    return http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+}
