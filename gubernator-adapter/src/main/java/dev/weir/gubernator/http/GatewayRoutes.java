@@ -56,6 +56,16 @@ public final class GatewayRoutes {
         HttpRoute.get("/v1/LiveCheck", this::liveCheck));
   }
 
+  /**
+   * Returns only the probe routes, {@code GET /v1/HealthCheck} and {@code GET /v1/LiveCheck}, for a
+   * listener that must not serve the rate-limit API (the status listener).
+   */
+  public List<HttpRoute> healthRoutes() {
+    return List.of(
+        HttpRoute.get("/v1/HealthCheck", this::healthCheck),
+        HttpRoute.get("/v1/LiveCheck", this::liveCheck));
+  }
+
   private void getRateLimits(HttpExchange exchange) throws IOException {
     byte[] body;
     try (InputStream in = exchange.getRequestBody()) {

@@ -296,6 +296,21 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void healthRoutes_mounted_probesAnsweredAndRateLimitApiNotFound() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    listener =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            new GatewayRoutes(service).healthRoutes());
+
+    assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
+    assertThat(get("/v1/HealthCheck").body()).contains("\"status\":\"healthy\"");
+    assertThat(get("/v1/LiveCheck").statusCode()).isEqualTo(200);
+    assertThat(post("/v1/GetRateLimits", README_EXAMPLE).statusCode()).isEqualTo(404);
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
   void liveCheck_running_200EmptyObject() throws Exception {
     serve(new FakeRateLimitService());
 

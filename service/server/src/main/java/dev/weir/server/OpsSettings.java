@@ -2,13 +2,16 @@ package dev.weir.server;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
- * The operational settings of a node: limits on what clients may send and how shutdown proceeds.
+ * The operational settings of a node: limits on what clients may send, how shutdown proceeds, TLS,
+ * the HTTP listener's capacity and the status listener.
  *
  * @param limits the input limits
  * @param gracefulTerminationDelay how long a stopping node keeps serving while reporting not ready,
@@ -17,18 +20,42 @@ import java.time.Duration;
  *     WEIR_DRAIN_TIMEOUT})
  * @param tls the TLS settings of both listeners and of calls to peers
  * @param http the HTTP listener's worker threads and queue length
+ * @param statusAddress where the status listener binds, absent when it is off ({@code
+ *     WEIR_STATUS_HTTP_ADDRESS})
  */
 record OpsSettings(
     InputLimits limits,
     Duration gracefulTerminationDelay,
     Duration drainTimeout,
     TlsSettings tls,
-    HttpSettings http) {
+    HttpSettings http,
+    Optional<HostPort> statusAddress) {
 
-  /** Settings with the default HTTP capacity. */
+  /** Settings with the default HTTP capacity and no status listener. */
   OpsSettings(
       InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
     this(limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults());
+  }
+
+  /** Settings without a status listener. */
+  OpsSettings(
+      InputLimits limits,
+      Duration gracefulTerminationDelay,
+      Duration drainTimeout,
+      TlsSettings tls,
+      HttpSettings http) {
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, http, Optional.empty());
+  }
+
+  /** Settings with the default HTTP capacity and a status listener at {@code statusAddress}. */
+  OpsSettings(
+      InputLimits limits,
+      Duration gracefulTerminationDelay,
+      Duration drainTimeout,
+      TlsSettings tls,
+      Optional<HostPort> statusAddress) {
+    this(
+        limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults(), statusAddress);
   }
 
   /** Settings without TLS. */
@@ -46,6 +73,10 @@ record OpsSettings(
   /** {@code WEIR_DRAIN_TIMEOUT}: a duration such as {@code 10s}. */
   static final EnvVar DRAIN_TIMEOUT = EnvVar.of("WEIR_DRAIN_TIMEOUT");
 
+  /** {@code WEIR_STATUS_HTTP_ADDRESS}, alias {@code GUBER_STATUS_HTTP_ADDRESS}: a host:port. */
+  static final EnvVar STATUS_HTTP_ADDRESS =
+      EnvVar.of("WEIR_STATUS_HTTP_ADDRESS", "GUBER_STATUS_HTTP_ADDRESS");
+
   /** The defaults: default limits, no delay, 10 s to drain. */
   static final OpsSettings DEFAULTS =
       new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
@@ -57,7 +88,13 @@ record OpsSettings(
     delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
+    Optional<HostPort> status = Optional.ofNullable(env.hostPort(STATUS_HTTP_ADDRESS, null));
     return new OpsSettings(
-        InputLimits.from(env), delay, drain, TlsSettings.from(env), HttpSettings.from(env));
+        InputLimits.from(env),
+        delay,
+        drain,
+        TlsSettings.from(env),
+        HttpSettings.from(env),
+        status);
   }
 }

@@ -78,10 +78,13 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(
-        "Weir node started: {} grpc_port={} http_port={} peers={} handoff={} settings: {}",
+        "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
+            + " peers={} handoff={} settings: {}",
         config.describe(),
+        ops.statusAddress().map(Object::toString).orElse("off"),
         node.grpcPort(),
         node.httpPort(),
+        node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off",
         node.cluster().membership().ring().peers(),
         cluster.handoff(),
         EffectiveSettings.describe(settings));

@@ -49,6 +49,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -58,8 +59,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection) and its HTTP listener (the JSON gateway). Start it
- * with {@link #start}; {@link #close} stops both listeners gracefully.
+ * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway) and, when
+ * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Start it with {@link
+ * #start}; {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -74,6 +76,7 @@ public final class WeirNode implements AutoCloseable {
   private final WeirMember member;
   private final ScheduledExecutorService discoveryScheduler;
   private final HttpListener http;
+  private final StatusListener status;
   private final HealthStatusManager grpcHealth;
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
@@ -91,6 +94,7 @@ public final class WeirNode implements AutoCloseable {
       WeirMember member,
       ScheduledExecutorService discoveryScheduler,
       HttpListener http,
+      StatusListener status,
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
@@ -109,6 +113,7 @@ public final class WeirNode implements AutoCloseable {
     this.tls = tls;
     this.envoyAdapter = envoyAdapter;
     this.http = http;
+    this.status = status;
     this.grpcHealth = grpcHealth;
     this.advertiseAddress = advertiseAddress;
     this.healthRefresher =
@@ -344,7 +349,8 @@ public final class WeirNode implements AutoCloseable {
     routes =
         HttpMetrics.instrument(
             BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
-    HttpListener http;
+    HttpListener http = null;
+    StatusListener status = null;
     try {
       member.start();
       http =
@@ -354,7 +360,13 @@ public final class WeirNode implements AutoCloseable {
               tls == null ? null : tls.httpsConfigurator(),
               ops.http(),
               metrics);
+      if (ops.statusAddress().isPresent()) {
+        status = StatusListener.start(ops.statusAddress().get(), service, registry, tls);
+      }
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
+      if (http != null) {
+        http.stop(Duration.ZERO);
+      }
       member.close();
       discoveryScheduler.shutdownNow();
       if (envoyAdapter != null) {
@@ -373,6 +385,7 @@ public final class WeirNode implements AutoCloseable {
             member,
             discoveryScheduler,
             http,
+            status,
             grpcHealth,
             advertise,
             envoyAdapter,
@@ -438,10 +451,13 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Re-reads the TLS certificate and key if their files changed; logs the outcome. */
+  /** Re-reads the TLS certificate, key and CA files if they changed; logs the outcome. */
   void reloadTls() throws IOException, GeneralSecurityException {
     if (tls != null && tls.reloadIfChanged()) {
-      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+      LOG.info(
+          "TLS files reloaded: certificate {}, {} trusted CA certificate(s)",
+          tls.chain()[0].getSubjectX500Principal(),
+          tls.trustedCas().length);
     }
   }
 
@@ -450,7 +466,9 @@ public final class WeirNode implements AutoCloseable {
       reloadTls();
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       tlsWarnings.warn(
-          "tls-reload", "TLS certificate not reloaded, keeping the current one: {}", e.toString());
+          "tls-reload",
+          "TLS files not reloaded, keeping the current certificate and CAs: {}",
+          e.toString());
     }
   }
 
@@ -476,6 +494,11 @@ public final class WeirNode implements AutoCloseable {
     return http.port();
   }
 
+  /** Returns the port the status listener is bound to, empty when it is off. */
+  public OptionalInt statusPort() {
+    return status == null ? OptionalInt.empty() : OptionalInt.of(status.port());
+  }
+
   /** Returns the gRPC address this node advertises. */
   public HostPort advertiseAddress() {
     return advertiseAddress;
@@ -498,11 +521,11 @@ public final class WeirNode implements AutoCloseable {
 
   /**
    * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
-   * answers unhealthy ("shutting down") while calls are still answered for {@code
-   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with hand-off on, every
-   * bucket goes to its next owner while both listeners still answer), both listeners stop taking
-   * new calls and wait up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight, after which the
-   * rest are cancelled. Calling it again does nothing.
+   * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
+   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
+   * hand-off on, every bucket goes to its next owner while the listeners still answer), the
+   * listeners stop taking new calls and wait up to {@code WEIR_DRAIN_TIMEOUT} for the calls in
+   * flight, after which the rest are cancelled. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -523,14 +546,22 @@ public final class WeirNode implements AutoCloseable {
       LOG.info("peer forwarding: {}", member.cluster().batchStats());
       member.leave();
       http.stop(ops.drainTimeout());
+      stopStatus(ops.drainTimeout());
       member.close(ops.drainTimeout());
     } catch (InterruptedException e) {
       http.stop(Duration.ZERO);
+      stopStatus(Duration.ZERO);
       member.close(Duration.ZERO);
       Thread.currentThread().interrupt();
     } finally {
       discoveryScheduler.shutdownNow();
       jvmMetrics.close();
+    }
+  }
+
+  private void stopStatus(Duration grace) {
+    if (status != null) {
+      status.stop(grace);
     }
   }
 }

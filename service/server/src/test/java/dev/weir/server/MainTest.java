@@ -68,6 +68,18 @@ class MainTest {
   }
 
   @Test
+  void run_badStatusAddress_exit2NamingVariableValueAndForm() throws Exception {
+    int status = run(List.of(), Map.of("WEIR_STATUS_HTTP_ADDRESS", "localhost"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATUS_HTTP_ADDRESS='localhost' is not valid: expected host:port with a port"
+                + " from 0 to 65535, e.g. localhost:1051 or [::1]:1051 (missing ':port')"
+                + System.lineSeparator());
+  }
+
+  @Test
   void run_environmentOverridesConfigFile_envValueValidated(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("weir.conf");
     Files.writeString(file, "WEIR_CACHE_SIZE=10\n");

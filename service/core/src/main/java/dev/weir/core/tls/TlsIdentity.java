@@ -22,61 +22,103 @@ import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * A node's TLS identity and trust, and the server and client contexts built on them: the gRPC
- * listener's Netty context, the HTTP listener's JDK context, and the channel credentials for calls
- * to peers. All share one key manager, so a reloaded certificate is used everywhere at once.
+ * listener's Netty context, the HTTP listeners' JDK contexts, and the channel credentials for calls
+ * to peers. All share one key manager and one trust manager, so a reloaded certificate or CA file
+ * is used everywhere at once.
  */
 public final class TlsIdentity {
 
   private final TlsSettings settings;
   private final X509ExtendedKeyManager keyManager;
   private final X509ExtendedTrustManager trustManager;
-  private final ReloadingKeyManager reloading;
+  private final ReloadingKeyManager reloadingKeys;
+  private final ReloadingTrustManager reloadingTrust;
 
   private TlsIdentity(
       TlsSettings settings,
       X509ExtendedKeyManager keyManager,
       X509ExtendedTrustManager trustManager,
-      ReloadingKeyManager reloading) {
+      ReloadingKeyManager reloadingKeys,
+      ReloadingTrustManager reloadingTrust) {
     this.settings = settings;
     this.keyManager = keyManager;
     this.trustManager = trustManager;
-    this.reloading = reloading;
+    this.reloadingKeys = reloadingKeys;
+    this.reloadingTrust = reloadingTrust;
   }
 
   /**
    * Loads the identity {@code settings} name, or with {@code WEIR_TLS_AUTO} generates a CA and a
-   * certificate for {@code hosts} (valid one year) and trusts that CA.
+   * certificate for {@code hosts} (valid one year) and trusts that CA. The CA file, when given, is
+   * trusted too and reloaded with the certificate; the generated CA stays trusted across reloads.
    */
   public static TlsIdentity load(TlsSettings settings, List<String> hosts)
       throws IOException, GeneralSecurityException {
-    X509Certificate[] cas = null;
-    if (settings.ca().isPresent()) {
-      cas = Pem.certificates(settings.ca().get());
-    }
     if (settings.cert().isPresent()) {
+      ReloadingTrustManager reloadingTrust =
+          settings.ca().isPresent() ? ReloadingTrustManager.load(settings.ca().get()) : null;
       ReloadingKeyManager keys =
           ReloadingKeyManager.load(settings.cert().get(), settings.key().orElseThrow());
-      return new TlsIdentity(settings, keys, KeyManagers.trustManager(cas), keys);
+      X509ExtendedTrustManager trust =
+          reloadingTrust != null ? reloadingTrust : KeyManagers.trustManager(null);
+      return new TlsIdentity(settings, keys, trust, keys, reloadingTrust);
     }
     CertificateAuthority ca = CertificateAuthority.create("weir-auto-ca", Duration.ofDays(365));
     CertificateAuthority.Identity identity = ca.issue("weir", hosts, Duration.ofDays(365));
-    X509Certificate[] trusted = cas != null ? append(cas, ca.certificate()) : new X509Certificate[] {ca.certificate()};
+    ReloadingTrustManager reloadingTrust =
+        settings.ca().isPresent()
+            ? ReloadingTrustManager.load(settings.ca().get(), ca.certificate())
+            : null;
+    X509ExtendedTrustManager trust =
+        reloadingTrust != null
+            ? reloadingTrust
+            : KeyManagers.trustManager(new X509Certificate[] {ca.certificate()});
     return new TlsIdentity(
         settings,
         KeyManagers.keyManager(identity.key(), identity.chain()),
-        KeyManagers.trustManager(trusted),
-        null);
+        trust,
+        null,
+        reloadingTrust);
   }
 
-  private static X509Certificate[] append(X509Certificate[] cas, X509Certificate extra) {
-    X509Certificate[] all = java.util.Arrays.copyOf(cas, cas.length + 1);
-    all[cas.length] = extra;
-    return all;
-  }
-
-  /** Re-reads the certificate and key files if they changed; returns whether they did. */
+  /**
+   * Re-reads the certificate and key files and the CA file if they changed; returns whether any
+   * did. Each is reloaded on its own: a file that cannot be used keeps its previous contents in
+   * use, and its error is thrown once the others were tried.
+   */
   public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
-    return reloading != null && reloading.reloadIfChanged();
+    boolean changed = false;
+    Exception failure = null;
+    if (reloadingKeys != null) {
+      try {
+        changed = reloadingKeys.reloadIfChanged();
+      } catch (IOException | GeneralSecurityException e) {
+        failure = e;
+      }
+    }
+    if (reloadingTrust != null) {
+      try {
+        changed |= reloadingTrust.reloadIfChanged();
+      } catch (IOException | GeneralSecurityException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure instanceof IOException io) {
+      throw io;
+    }
+    if (failure instanceof GeneralSecurityException security) {
+      throw security;
+    }
+    return changed;
+  }
+
+  /** Returns the CA certificates trusted now. */
+  public X509Certificate[] trustedCas() {
+    return trustManager.getAcceptedIssuers();
   }
 
   /** Returns the certificate chain presented now. */
@@ -109,13 +151,23 @@ public final class TlsIdentity {
 
   /** Returns the configurator of the HTTPS listener: protocols and client authentication. */
   public HttpsConfigurator httpsConfigurator() throws GeneralSecurityException {
+    return httpsConfigurator(settings.clientAuth());
+  }
+
+  /**
+   * Returns the configurator of an HTTPS listener with this identity and protocols that asks
+   * clients for certificates as {@code clientAuth} says, whatever {@code WEIR_TLS_CLIENT_AUTH} is:
+   * the status listener uses {@link ClientAuth#NONE}.
+   */
+  public HttpsConfigurator httpsConfigurator(ClientAuth clientAuth)
+      throws GeneralSecurityException {
     SSLContext context = sslContext();
     return new HttpsConfigurator(context) {
       @Override
       public void configure(HttpsParameters params) {
         SSLParameters parameters = context.getDefaultSSLParameters();
         parameters.setProtocols(settings.protocols());
-        switch (settings.clientAuth()) {
+        switch (clientAuth) {
           case NONE -> parameters.setWantClientAuth(false);
           case REQUEST -> parameters.setWantClientAuth(true);
           case REQUIRE_AND_VERIFY -> parameters.setNeedClientAuth(true);

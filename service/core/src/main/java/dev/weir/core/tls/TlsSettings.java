@@ -15,7 +15,7 @@ import java.util.Optional;
  * @param cert PEM certificate chain of this node ({@code WEIR_TLS_CERT})
  * @param key PEM private key of the certificate, PKCS#8 or PKCS#1 ({@code WEIR_TLS_KEY})
  * @param ca PEM CA certificates that client and peer certificates must chain to ({@code
- *     WEIR_TLS_CA}); absent means the JDK's default trust store
+ *     WEIR_TLS_CA}), reloaded when the file changes; absent means the JDK's default trust store
  * @param clientAuth whether clients must present certificates ({@code WEIR_TLS_CLIENT_AUTH})
  * @param minVersion the lowest protocol accepted, {@code TLSv1.2} or {@code TLSv1.3} ({@code
  *     WEIR_TLS_MIN_VERSION})

@@ -243,4 +243,191 @@ class TlsIdentityTest {
     assertThat(liveCheck(port, identity.peerCredentials())).isEqualTo(LiveCheckResp.getDefaultInstance());
     assertThat(identity.reloadIfChanged()).isFalse();
   }
+  private SSLContext clientOf(CertificateAuthority.Identity identity) throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(
+        new javax.net.ssl.KeyManager[] {KeyManagers.keyManager(identity.key(), identity.chain())},
+        new javax.net.ssl.TrustManager[] {
+          KeyManagers.trustManager(new X509Certificate[] {ca.certificate()})
+        },
+        null);
+    return context;
+  }
+
+  /** Returns the status line of {@code GET /ok}, or empty when the handshake was refused. */
+  private String statusLine(int port, SSLContext client) throws Exception {
+    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.startHandshake();
+      socket.getOutputStream().write("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".getBytes());
+      socket.getOutputStream().flush();
+      return new String(socket.getInputStream().readNBytes(12));
+    } catch (SSLException | java.net.SocketException refused) {
+      return "";
+    }
+  }
+
+  private void rewriteCaFile(String pem) throws Exception {
+    Path file = dir.resolve("ca.pem");
+    FileTime before = Files.getLastModifiedTime(file);
+    Files.writeString(file, pem);
+    Files.setLastModifiedTime(file, FileTime.from(before.toInstant().plusSeconds(10)));
+  }
+
+  @Test
+  void https_caFileRewritten_clientOfNewCaRefusedBeforeAndAcceptedAfterReload() throws Exception {
+    TlsIdentity identity =
+        TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+    HttpListener listener = https(identity);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    SSLContext nextClient = clientOf(next.issue("client", HOSTS, YEAR));
+    SSLContext oldClient = clientOf(ca.issue("old-client", HOSTS, YEAR));
+
+    assertThat(statusLine(listener.port(), nextClient)).isEmpty();
+    assertThat(identity.reloadIfChanged()).isFalse();
+    rewriteCaFile(Pem.encode(ca.certificate(), next.certificate()));
+    assertThat(identity.reloadIfChanged()).isTrue();
+
+    assertThat(statusLine(listener.port(), clientOf(next.issue("client", HOSTS, YEAR))))
+        .isEqualTo("HTTP/1.1 200");
+    assertThat(statusLine(listener.port(), oldClient)).isEqualTo("HTTP/1.1 200");
+    assertThat(identity.trustedCas()).contains(ca.certificate(), next.certificate());
+    assertThat(identity.reloadIfChanged()).isFalse();
+  }
+
+  @Test
+  void https_caFileRewrittenWithoutOldCa_clientOfOldCaRefusedAfterReload() throws Exception {
+    TlsIdentity identity =
+        TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+    HttpListener listener = https(identity);
+    assertThat(statusLine(listener.port(), clientOf(ca.issue("old-client", HOSTS, YEAR))))
+        .isEqualTo("HTTP/1.1 200");
+
+    rewriteCaFile(Pem.encode(CertificateAuthority.create("next-ca", YEAR).certificate()));
+    assertThat(identity.reloadIfChanged()).isTrue();
+
+    assertThat(statusLine(listener.port(), clientOf(ca.issue("old-client-2", HOSTS, YEAR))))
+        .isEmpty();
+  }
+
+  @Test
+  void https_invalidCaFile_previousTrustKeptAndErrorReported() throws Exception {
+    TlsIdentity identity =
+        TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+    HttpListener listener = https(identity);
+
+    rewriteCaFile("not a certificate");
+
+    assertThatThrownBy(identity::reloadIfChanged)
+        .isInstanceOf(java.io.IOException.class)
+        .hasMessageContaining("ca.pem")
+        .hasMessageContaining("no PEM certificate");
+    assertThat(statusLine(listener.port(), clientOf(ca.issue("old-client", HOSTS, YEAR))))
+        .isEqualTo("HTTP/1.1 200");
+    assertThat(identity.trustedCas()).containsExactly(ca.certificate());
+  }
+
+  @Test
+  void reload_brokenCertificateAndRewrittenCa_caReloadedAndCertificateErrorReported()
+      throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.REQUIRE_AND_VERIFY);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    Files.writeString(settings.cert().get(), "not a certificate");
+    Files.setLastModifiedTime(settings.cert().get(), FileTime.from(Instant.now().plusSeconds(10)));
+    rewriteCaFile(Pem.encode(next.certificate()));
+
+    assertThatThrownBy(identity::reloadIfChanged).hasMessageContaining("server-cert.pem");
+
+    assertThat(identity.trustedCas()).containsExactly(next.certificate());
+    assertThat(identity.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=server");
+  }
+
+  @Test
+  void grpc_caFileRewritten_peerOfNewCaAcceptedAfterReload() throws Exception {
+    TlsIdentity identity =
+        TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+    int port = grpcServer(identity);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    CertificateAuthority.Identity peer = next.issue("peer", HOSTS, YEAR);
+    ChannelCredentials credentials =
+        TlsChannelCredentials.newBuilder()
+            .keyManager(KeyManagers.keyManager(peer.key(), peer.chain()))
+            .trustManager(dir.resolve("ca.pem").toFile())
+            .build();
+
+    assertThatThrownBy(() -> liveCheck(port, credentials))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageStartingWith("UNAVAILABLE");
+    rewriteCaFile(Pem.encode(ca.certificate(), next.certificate()));
+    assertThat(identity.reloadIfChanged()).isTrue();
+
+    assertThat(liveCheck(port, credentials)).isEqualTo(LiveCheckResp.getDefaultInstance());
+  }
+
+  @Test
+  void peerCredentials_caFileRewritten_serverOfNewCaTrustedAfterReload() throws Exception {
+    TlsIdentity caller = TlsIdentity.load(write("caller", ca, ClientAuth.NONE), HOSTS);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    TlsSettings serverSettings = write("next-server", next, ClientAuth.NONE);
+    int port =
+        grpcServer(
+            TlsIdentity.load(
+                new TlsSettings(
+                    serverSettings.cert(), serverSettings.key(), Optional.empty(),
+                    ClientAuth.NONE, "TLSv1.3", false, Duration.ofSeconds(10)),
+                HOSTS));
+
+    assertThatThrownBy(() -> liveCheck(port, caller.peerCredentials()))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageStartingWith("UNAVAILABLE");
+    rewriteCaFile(Pem.encode(next.certificate()));
+    assertThat(caller.reloadIfChanged()).isTrue();
+
+    assertThat(liveCheck(port, caller.peerCredentials()))
+        .isEqualTo(LiveCheckResp.getDefaultInstance());
+  }
+
+  @Test
+  void auto_withCaFile_generatedCaStaysTrustedAfterCaReload() throws Exception {
+    TlsSettings auto =
+        new TlsSettings(
+            Optional.empty(), Optional.empty(), Optional.of(dir.resolve("ca.pem")),
+            ClientAuth.REQUIRE_AND_VERIFY, "TLSv1.3", true, Duration.ofSeconds(10));
+    TlsIdentity identity = TlsIdentity.load(auto, HOSTS);
+    int port = grpcServer(identity);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    CertificateAuthority.Identity peer = next.issue("peer", HOSTS, YEAR);
+    X509Certificate autoCa = identity.chain()[identity.chain().length - 1];
+    ChannelCredentials nextPeer =
+        TlsChannelCredentials.newBuilder()
+            .keyManager(KeyManagers.keyManager(peer.key(), peer.chain()))
+            .trustManager(KeyManagers.trustManager(new X509Certificate[] {autoCa}))
+            .build();
+
+    rewriteCaFile(Pem.encode(next.certificate()));
+    assertThat(identity.reloadIfChanged()).isTrue();
+
+    assertThat(identity.trustedCas()).containsExactlyInAnyOrder(next.certificate(), autoCa);
+    assertThat(liveCheck(port, identity.peerCredentials()))
+        .isEqualTo(LiveCheckResp.getDefaultInstance());
+    assertThat(liveCheck(port, nextPeer)).isEqualTo(LiveCheckResp.getDefaultInstance());
+  }
+
+  @Test
+  void httpsConfigurator_clientAuthNoneOverride_clientWithoutCertificateServed()
+      throws Exception {
+    TlsIdentity identity =
+        TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
+    HttpRoute ok =
+        HttpRoute.get("/ok", exchange -> HttpResponses.sendJson(exchange, 200, "{}"));
+    HttpListener listener =
+        HttpListener.start(
+            new InetSocketAddress("127.0.0.1", 0),
+            List.of(ok),
+            identity.httpsConfigurator(ClientAuth.NONE));
+    resources.add(() -> listener.stop(Duration.ZERO));
+
+    assertThat(statusLine(listener.port(), trustingCa())).isEqualTo("HTTP/1.1 200");
+    assertThat(statusLine(https(identity).port(), trustingCa())).isEmpty();
+  }
 }

@@ -1,0 +1,78 @@
+package dev.weir.server;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.http.HttpListener;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.PrometheusEndpoint;
+import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.tls.ClientAuth;
+import dev.weir.core.tls.TlsIdentity;
+import dev.weir.gubernator.http.GatewayRoutes;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The status listener, Gubernator's {@code GUBER_STATUS_HTTP_ADDRESS}: an extra HTTP listener that
+ * serves only {@code GET /v1/HealthCheck}, {@code GET /v1/LiveCheck} and {@code GET /metrics}, for
+ * Kubernetes probes and Prometheus, which cannot present a client certificate under mutual TLS.
+ * With TLS on it speaks HTTPS with the node's certificate but never asks for a client
+ * certificate; without TLS it speaks plain HTTP. It never serves the rate-limit API or {@code
+ * PeersV1}. It has its own two workers, so probes are answered while the HTTP port is saturated.
+ */
+final class StatusListener implements AutoCloseable {
+
+  /** Two workers, with the default queue for them: probes and scrapes are few and quick. */
+  private static final HttpSettings CAPACITY = HttpSettings.forThreads(2);
+
+  private final HttpListener http;
+
+  private StatusListener(HttpListener http) {
+    this.http = http;
+  }
+
+  /**
+   * Binds {@code address} (port 0 = any free port) and serves the health routes of {@code service}
+   * and {@code registry}'s metrics, over HTTPS with {@code tls}'s identity when it is not null.
+   */
+  static StatusListener start(
+      HostPort address,
+      RateLimitService service,
+      PrometheusMeterRegistry registry,
+      TlsIdentity tls)
+      throws IOException, GeneralSecurityException {
+    List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(service).healthRoutes());
+    routes.add(new PrometheusEndpoint(registry).route());
+    return new StatusListener(
+        HttpListener.start(
+            address.toBindAddress(),
+            routes,
+            tls == null ? null : tls.httpsConfigurator(ClientAuth.NONE),
+            CAPACITY,
+            WeirMetrics.NOOP));
+  }
+
+  /** Returns the bound port. */
+  int port() {
+    return http.port();
+  }
+
+  /**
+   * Refuses new requests with 503, waits up to {@code grace} for those in flight, then closes the
+   * listening socket.
+   */
+  void stop(Duration grace) {
+    http.stop(grace);
+  }
+
+  /** Stops with one second of grace. */
+  @Override
+  public void close() {
+    http.close();
+  }
+}
