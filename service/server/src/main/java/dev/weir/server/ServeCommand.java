@@ -60,7 +60,13 @@ final class ServeCommand implements Command {
     LogSetup.apply(config.logLevel(), logFormat);
     WeirNode node;
     try {
-      node = WeirNode.start(config, cluster, discovery, envoy, ops);
+      node =
+          WeirNode.builder(config)
+              .cluster(cluster)
+              .discovery(discovery)
+              .envoy(envoy)
+              .ops(ops)
+              .start();
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;

@@ -48,6 +48,7 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
@@ -60,8 +61,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
  * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway) and, when
- * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Start it with {@link
- * #start}; {@link #close} stops the listeners gracefully.
+ * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it
+ * with {@link #builder}; {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -116,149 +117,94 @@ public final class WeirNode implements AutoCloseable {
     this.status = status;
     this.grpcHealth = grpcHealth;
     this.advertiseAddress = advertiseAddress;
-    this.healthRefresher =
-        Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "weir-health");
-              thread.setDaemon(true);
-              return thread;
-            });
+    this.healthRefresher = daemonScheduler("weir-health");
+  }
+
+  /** Returns a builder of a node with {@code config}'s addresses and cache size. */
+  public static Builder builder(WeirConfig config) {
+    return new Builder(config);
   }
 
   /**
-   * Starts a node on the system clock with a Caffeine store of {@code config.cacheSize()} buckets.
+   * A builder of a {@link WeirNode}: what is not set takes its default (a single node found by
+   * static discovery, no Envoy descriptor config, default input limits and no TLS, the system
+   * clock, a Caffeine store of {@code config.cacheSize()} buckets).
    */
-  public static WeirNode start(WeirConfig config) throws IOException {
-    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS));
-  }
+  public static final class Builder {
+    private final WeirConfig config;
+    private ClusterSettings cluster = ClusterSettings.defaults();
+    private DiscoverySettings discovery = DiscoverySettings.staticPeers();
+    private EnvoySettings envoy = EnvoySettings.DEFAULTS;
+    private OpsSettings ops = OpsSettings.DEFAULTS;
+    private Clock clock = SystemClock.INSTANCE;
+    private BucketStore store;
 
-  /**
-   * Starts a node on the system clock with a Caffeine store, serving Envoy's RateLimitService when
-   * {@code envoy} names a descriptor config; an invalid descriptor config throws.
-   */
-  public static WeirNode start(WeirConfig config, EnvoySettings envoy)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(config, ClusterSettings.defaults(), envoy);
-  }
+    private Builder(WeirConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
+    }
 
-  /**
-   * Starts a cluster member on the system clock with a Caffeine store: its peers come from {@code
-   * cluster} (static discovery), and Envoy's RateLimitService is served when {@code envoy} names a
-   * descriptor config.
-   */
-  public static WeirNode start(WeirConfig config, ClusterSettings cluster, EnvoySettings envoy)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(config, cluster, DiscoverySettings.staticPeers(), envoy);
-  }
+    /** Sets the ring, batching, GLOBAL and hand-off settings, and the static peers. */
+    public Builder cluster(ClusterSettings value) {
+      this.cluster = Objects.requireNonNull(value, "cluster");
+      return this;
+    }
 
-  /**
-   * Starts a cluster member on the system clock with a Caffeine store, finding its peers as {@code
-   * discovery} says ({@code static} takes them from {@code cluster}).
-   */
-  public static WeirNode start(
-      WeirConfig config, ClusterSettings cluster, DiscoverySettings discovery, EnvoySettings envoy)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(config, cluster, discovery, envoy, OpsSettings.DEFAULTS);
-  }
+    /** Sets how peers are found ({@code static} takes them from {@link #cluster}). */
+    public Builder discovery(DiscoverySettings value) {
+      this.discovery = Objects.requireNonNull(value, "discovery");
+      return this;
+    }
 
-  /**
-   * Starts a cluster member on the system clock with a Caffeine store and {@code ops}'s input
-   * limits, TLS and shutdown timing.
-   */
-  static WeirNode start(
-      WeirConfig config,
-      ClusterSettings cluster,
-      DiscoverySettings discovery,
-      EnvoySettings envoy,
-      OpsSettings ops)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    Clock clock = SystemClock.INSTANCE;
-    return start(
-        config,
-        cluster,
-        discovery,
-        envoy,
-        ops,
-        clock,
-        new CaffeineBucketStore(clock, config.cacheSize()));
-  }
+    /**
+     * Sets the Envoy adapter's settings: when they name a descriptor config, {@code
+     * ShouldRateLimit} is served on the gRPC port and {@code POST /json} on the HTTP port.
+     */
+    public Builder envoy(EnvoySettings value) {
+      this.envoy = Objects.requireNonNull(value, "envoy");
+      return this;
+    }
 
-  /** Starts a node deciding at {@code clock}'s time over {@code store}. */
-  public static WeirNode start(WeirConfig config, Clock clock, BucketStore store)
-      throws IOException {
-    return withoutEnvoyConfig(() -> start(config, EnvoySettings.DEFAULTS, clock, store));
-  }
+    /** Sets the input limits, TLS, HTTP capacity, status listener and shutdown timing. */
+    Builder ops(OpsSettings value) {
+      this.ops = Objects.requireNonNull(value, "ops");
+      return this;
+    }
 
-  /** A start that cannot load a descriptor config. */
-  private interface Start {
-    WeirNode run() throws IOException, dev.weir.envoy.config.ConfigException;
-  }
+    /** Sets the clock decisions are made at. */
+    public Builder clock(Clock value) {
+      this.clock = Objects.requireNonNull(value, "clock");
+      return this;
+    }
 
-  private static WeirNode withoutEnvoyConfig(Start start) throws IOException {
-    try {
-      return start.run();
-    } catch (dev.weir.envoy.config.ConfigException e) {
-      throw new IllegalStateException("no descriptor config was given, yet one failed", e);
+    /** Sets the bucket store (default: a Caffeine store of {@code config.cacheSize()} buckets). */
+    public Builder store(BucketStore value) {
+      this.store = Objects.requireNonNull(value, "store");
+      return this;
+    }
+
+    /**
+     * Starts the node: it serves {@code PeersV1} next to {@code V1} on the gRPC port, joins the
+     * peers discovery finds, then opens the HTTP listener (and the status listener when
+     * configured). Every front door is counted in the node's Prometheus registry, served at {@code
+     * GET /metrics}.
+     *
+     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before
+     *     any port is bound)
+     */
+    public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
+      return WeirNode.start(
+          this, store != null ? store : new CaffeineBucketStore(clock, config.cacheSize()));
     }
   }
 
-  /**
-   * Starts a node deciding at {@code clock}'s time over {@code store}, with the Envoy adapter
-   * ({@code ShouldRateLimit} on the gRPC port, {@code POST /json} on the HTTP port) when {@code
-   * envoy.config()} is set; an invalid descriptor config throws before any port is bound.
-   */
-  public static WeirNode start(
-      WeirConfig config, EnvoySettings envoy, Clock clock, BucketStore store)
+  private static WeirNode start(Builder builder, BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(config, envoy, OpsSettings.DEFAULTS, clock, store);
-  }
-
-  /** Starts a single node as above with {@code ops}'s input limits, TLS and shutdown timing. */
-  static WeirNode start(
-      WeirConfig config, EnvoySettings envoy, OpsSettings ops, Clock clock, BucketStore store)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(
-        config,
-        ClusterSettings.defaults(),
-        DiscoverySettings.staticPeers(),
-        envoy,
-        ops,
-        clock,
-        store);
-  }
-
-  /**
-   * Starts a cluster member deciding at {@code clock}'s time over {@code store}: it serves {@code
-   * PeersV1} next to {@code V1} on the gRPC port, joins the peers {@code discoverySettings} finds
-   * (static: those of {@code clusterSettings}), then opens the HTTP listener; the Envoy adapter is
-   * added as for {@link #start(WeirConfig, EnvoySettings, Clock, BucketStore)}.
-   */
-  public static WeirNode start(
-      WeirConfig config,
-      ClusterSettings clusterSettings,
-      DiscoverySettings discoverySettings,
-      EnvoySettings envoy,
-      Clock clock,
-      BucketStore store)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    return start(
-        config, clusterSettings, discoverySettings, envoy, OpsSettings.DEFAULTS, clock, store);
-  }
-
-  /**
-   * Starts a cluster member as above with {@code ops}'s input limits, TLS (listeners and peer
-   * calls) and shutdown timing. Every front door is counted in the node's Prometheus registry,
-   * served at {@code GET /metrics}.
-   */
-  static WeirNode start(
-      WeirConfig config,
-      ClusterSettings clusterSettings,
-      DiscoverySettings discoverySettings,
-      EnvoySettings envoy,
-      OpsSettings ops,
-      Clock clock,
-      BucketStore store)
-      throws IOException, dev.weir.envoy.config.ConfigException {
+    WeirConfig config = builder.config;
+    ClusterSettings clusterSettings = builder.cluster;
+    DiscoverySettings discoverySettings = builder.discovery;
+    EnvoySettings envoy = builder.envoy;
+    OpsSettings ops = builder.ops;
+    Clock clock = builder.clock;
     HostPort grpcAddress = config.grpcAddress();
     if (grpcAddress.port() == 0) {
       grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
@@ -267,14 +213,7 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
-    TlsIdentity tls = null;
-    if (ops.tls().enabled()) {
-      try {
-        tls = TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
-      } catch (GeneralSecurityException e) {
-        throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
-      }
-    }
+    TlsIdentity tls = loadTls(ops, advertise);
     ChannelCredentials peerCredentials =
         tls == null ? InsecureChannelCredentials.create() : tls.peerCredentials();
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
@@ -282,13 +221,7 @@ public final class WeirNode implements AutoCloseable {
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
     }
-    ScheduledExecutorService discoveryScheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "weir-discovery");
-              thread.setDaemon(true);
-              return thread;
-            });
+    ScheduledExecutorService discoveryScheduler = daemonScheduler("weir-discovery");
     String self = discoverySettings.advertiseAddress(advertise.toString());
     PeerDiscovery discovery;
     try {
@@ -409,6 +342,27 @@ public final class WeirNode implements AutoCloseable {
         HEALTH_REFRESH_MILLIS,
         TimeUnit.MILLISECONDS);
     return node;
+  }
+
+  /** Returns the node's TLS identity, or null when TLS is off. */
+  private static TlsIdentity loadTls(OpsSettings ops, HostPort advertise) throws IOException {
+    if (!ops.tls().enabled()) {
+      return null;
+    }
+    try {
+      return TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
+    } catch (GeneralSecurityException e) {
+      throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
+    }
+  }
+
+  private static ScheduledExecutorService daemonScheduler(String threadName) {
+    return Executors.newSingleThreadScheduledExecutor(
+        runnable -> {
+          Thread thread = new Thread(runnable, threadName);
+          thread.setDaemon(true);
+          return thread;
+        });
   }
 
   private static List<HttpRoute> httpRoutes(RateLimitService service) {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.FakeClock;
@@ -14,7 +13,6 @@ import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.Pem;
 import dev.weir.core.tls.TlsSettings;
-import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
@@ -82,14 +80,12 @@ class ClusterTlsTest {
             1000,
             "info");
     WeirNode node =
-        WeirNode.start(
-            config,
-            ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false),
-            DiscoverySettings.staticPeers(),
-            EnvoySettings.DEFAULTS,
-            new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls),
-            clock,
-            new CaffeineBucketStore(clock, 1000, Runnable::run));
+        WeirNode.builder(config)
+            .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
+            .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
     resources.add(node);
     return node;
   }

@@ -3,12 +3,10 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.testkit.EtcdProcess;
-import dev.weir.envoy.EnvoySettings;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -93,11 +91,9 @@ class DiscoveryMetricsTest {
 
   private WeirNode start(Map<String, String> env) throws Exception {
     WeirNode node =
-        WeirNode.start(
-            CONFIG,
-            ClusterSettings.defaults(),
-            DiscoverySettings.fromEnv(env, "127.0.0.1:0"),
-            EnvoySettings.DEFAULTS);
+        WeirNode.builder(CONFIG)
+            .discovery(DiscoverySettings.fromEnv(env, "127.0.0.1:0"))
+            .start();
     started.add(node);
     return node;
   }

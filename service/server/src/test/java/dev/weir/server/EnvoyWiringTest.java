@@ -68,7 +68,8 @@ class EnvoyWiringTest {
             "info");
     EnvoySettings envoy =
         EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString()));
-    node = WeirNode.start(weir, envoy, clock, new InMemoryBucketStore(clock));
+    node =
+        WeirNode.builder(weir).envoy(envoy).clock(clock).store(new InMemoryBucketStore(clock)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
     return node;
   }

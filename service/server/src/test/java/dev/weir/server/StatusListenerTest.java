@@ -12,7 +12,6 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.Pem;
 import dev.weir.core.tls.TlsSettings;
-import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.Status;
@@ -71,12 +70,11 @@ class StatusListenerTest {
 
   private void start(OpsSettings ops) throws Exception {
     node =
-        WeirNode.start(
-            CONFIG,
-            EnvoySettings.DEFAULTS,
-            ops,
-            clock,
-            new CaffeineBucketStore(clock, 1000, Runnable::run));
+        WeirNode.builder(CONFIG)
+            .ops(ops)
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
   }
 
   private static HttpResponse<String> send(HttpClient client, HttpRequest request)

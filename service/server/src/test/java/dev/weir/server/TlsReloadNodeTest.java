@@ -10,7 +10,6 @@ import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.Pem;
-import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ChannelCredentials;
@@ -84,18 +83,18 @@ class TlsReloadNodeTest {
     Path[] server = writeIdentity(ca, "server");
     Path[] peer = writeIdentity(next, "peer");
     node =
-        WeirNode.start(
-            CONFIG,
-            EnvoySettings.DEFAULTS,
-            OpsSettings.from(
-                new EnvReader(
-                    Map.of(
-                        "WEIR_TLS_CERT", server[0].toString(),
-                        "WEIR_TLS_KEY", server[1].toString(),
-                        "WEIR_TLS_CA", caFile.toString(),
-                        "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))),
-            clock,
-            new CaffeineBucketStore(clock, 1000, Runnable::run));
+        WeirNode.builder(CONFIG)
+            .ops(
+                OpsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "WEIR_TLS_CERT", server[0].toString(),
+                            "WEIR_TLS_KEY", server[1].toString(),
+                            "WEIR_TLS_CA", caFile.toString(),
+                            "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))))
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
     ChannelCredentials nextPeer =
         TlsChannelCredentials.newBuilder()
             .keyManager(peer[0].toFile(), peer[1].toFile())

@@ -12,7 +12,6 @@ import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.Pem;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsSettings;
-import dev.weir.envoy.EnvoySettings;
 import io.grpc.Grpc;
 import io.grpc.TlsChannelCredentials;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -54,8 +53,11 @@ class WeirNodeOpsTest {
 
   private void start(OpsSettings ops) throws Exception {
     node =
-        WeirNode.start(
-            CONFIG, EnvoySettings.DEFAULTS, ops, clock, new CaffeineBucketStore(clock, 1000, Runnable::run));
+        WeirNode.builder(CONFIG)
+            .ops(ops)
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
   }
 
@@ -189,12 +191,11 @@ class WeirNodeOpsTest {
             Optional.empty(), Optional.empty(), Optional.empty(), ClientAuth.REQUIRE_AND_VERIFY,
             "TLSv1.3", true, Duration.ofSeconds(10));
     node =
-        WeirNode.start(
-            CONFIG,
-            EnvoySettings.DEFAULTS,
-            new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls),
-            clock,
-            new CaffeineBucketStore(clock, 1000, Runnable::run));
+        WeirNode.builder(CONFIG)
+            .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
     TlsIdentity identity = node.tlsIdentity().orElseThrow();
     channel =
         Grpc.newChannelBuilderForAddress("localhost", node.grpcPort(), identity.peerCredentials())

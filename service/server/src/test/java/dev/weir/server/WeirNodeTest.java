@@ -49,7 +49,7 @@ class WeirNodeTest {
             new HostPort("127.0.0.1", 0),
             1000,
             "info");
-    node = WeirNode.start(config, clock, new InMemoryBucketStore(clock));
+    node = WeirNode.builder(config).clock(clock).store(new InMemoryBucketStore(clock)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
   }
 
