@@ -29,6 +29,7 @@ import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
+import dev.weir.core.tls.TlsReload;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.gubernator.V1Service;
@@ -405,24 +406,34 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Re-reads the TLS certificate, key and CA files if they changed; logs the outcome. */
-  void reloadTls() throws IOException, GeneralSecurityException {
-    if (tls != null && tls.reloadIfChanged()) {
-      LOG.info(
-          "TLS files reloaded: certificate {}, {} trusted CA certificate(s)",
-          tls.chain()[0].getSubjectX500Principal(),
-          tls.trustedCas().length);
+  /**
+   * Re-reads the TLS certificate, key and CA files if they changed and logs the outcome: what was
+   * taken up at INFO, each file that could not be used (and keeps its previous contents) at WARN.
+   */
+  void reloadTls() {
+    if (tls == null) {
+      return;
+    }
+    TlsReload reload = tls.reload();
+    if (reload.certificateReloaded()) {
+      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+    }
+    if (reload.casReloaded()) {
+      LOG.info("TLS CA file reloaded: {} trusted CA certificate(s)", tls.trustedCas().length);
+    }
+    if (!reload.failures().isEmpty()) {
+      tlsWarnings.warn(
+          "tls-reload",
+          "TLS files not reloaded, their previous contents stay in use: {}",
+          String.join("; ", reload.failures()));
     }
   }
 
   private void reloadTlsQuietly() {
     try {
       reloadTls();
-    } catch (IOException | GeneralSecurityException | RuntimeException e) {
-      tlsWarnings.warn(
-          "tls-reload",
-          "TLS files not reloaded, keeping the current certificate and CAs: {}",
-          e.toString());
+    } catch (RuntimeException e) {
+      tlsWarnings.warn("tls-reload", "TLS reload failed: {}", e.toString());
     }
   }
 

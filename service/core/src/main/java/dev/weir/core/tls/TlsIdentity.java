@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -87,24 +88,13 @@ public final class TlsIdentity {
    * use, and its error is thrown once the others were tried.
    */
   public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
-    boolean changed = false;
+    Reload reload = reloadEach();
     Exception failure = null;
-    if (reloadingKeys != null) {
-      try {
-        changed = reloadingKeys.reloadIfChanged();
-      } catch (IOException | GeneralSecurityException e) {
+    for (Exception e : reload.errors()) {
+      if (failure == null) {
         failure = e;
-      }
-    }
-    if (reloadingTrust != null) {
-      try {
-        changed |= reloadingTrust.reloadIfChanged();
-      } catch (IOException | GeneralSecurityException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+      } else {
+        failure.addSuppressed(e);
       }
     }
     if (failure instanceof IOException io) {
@@ -113,7 +103,39 @@ public final class TlsIdentity {
     if (failure instanceof GeneralSecurityException security) {
       throw security;
     }
-    return changed;
+    return reload.result().changed();
+  }
+
+  /**
+   * Re-reads the certificate and key files and the CA file if they changed, each on its own, and
+   * returns what was taken up and what could not be used (which keeps its previous contents).
+   */
+  public TlsReload reload() {
+    return reloadEach().result();
+  }
+
+  private record Reload(TlsReload result, List<Exception> errors) {}
+
+  private Reload reloadEach() {
+    boolean certificate = false;
+    boolean cas = false;
+    List<Exception> errors = new ArrayList<>();
+    if (reloadingKeys != null) {
+      try {
+        certificate = reloadingKeys.reloadIfChanged();
+      } catch (IOException | GeneralSecurityException e) {
+        errors.add(e);
+      }
+    }
+    if (reloadingTrust != null) {
+      try {
+        cas = reloadingTrust.reloadIfChanged();
+      } catch (IOException | GeneralSecurityException e) {
+        errors.add(e);
+      }
+    }
+    List<String> failures = errors.stream().map(Exception::getMessage).toList();
+    return new Reload(new TlsReload(certificate, cas, failures), errors);
   }
 
   /** Returns the CA certificates trusted now. */

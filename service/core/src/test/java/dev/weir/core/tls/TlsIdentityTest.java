@@ -343,6 +343,26 @@ class TlsIdentityTest {
   }
 
   @Test
+  void reload_brokenCertificateAndRewrittenCa_reportsCaTakenUpAndCertificateFailure()
+      throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.REQUIRE_AND_VERIFY);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    Files.writeString(settings.cert().get(), "not a certificate");
+    Files.setLastModifiedTime(settings.cert().get(), FileTime.from(Instant.now().plusSeconds(10)));
+    rewriteCaFile(Pem.encode(CertificateAuthority.create("next-ca", YEAR).certificate()));
+
+    TlsReload reload = identity.reload();
+
+    assertThat(reload.casReloaded()).isTrue();
+    assertThat(reload.certificateReloaded()).isFalse();
+    assertThat(reload.changed()).isTrue();
+    assertThat(reload.failures()).singleElement().asString().contains("server-cert.pem");
+    TlsReload again = identity.reload();
+    assertThat(again.changed()).isFalse();
+    assertThat(again.failures()).isEqualTo(reload.failures());
+  }
+
+  @Test
   void grpc_caFileRewritten_peerOfNewCaAcceptedAfterReload() throws Exception {
     TlsIdentity identity =
         TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
