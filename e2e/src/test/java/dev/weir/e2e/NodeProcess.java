@@ -85,8 +85,13 @@ final class NodeProcess implements AutoCloseable {
 
   /** Polls {@code GET /v1/HealthCheck} until it answers 200; fails if the process exits first. */
   void awaitHealthy(HttpClient client) throws Exception {
+    awaitHealthy(client, httpUri("/v1/HealthCheck"));
+  }
+
+  /** Polls {@code GET healthCheck} until it answers 200; fails if the process exits first. */
+  void awaitHealthy(HttpClient client, URI healthCheck) throws Exception {
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    HttpRequest request = HttpRequest.newBuilder(httpUri("/v1/HealthCheck")).build();
+    HttpRequest request = HttpRequest.newBuilder(healthCheck).build();
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
         throw new IllegalStateException(

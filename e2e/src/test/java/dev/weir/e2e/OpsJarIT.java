@@ -1,6 +1,7 @@
 package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
@@ -12,9 +13,13 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,9 +31,16 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 import org.junit.jupiter.api.Test;
 
-/** Operations of the real {@code weir.jar}: draining on SIGTERM, JSON logs, the metrics endpoint. */
+/**
+ * Operations of the real {@code weir.jar}: draining on SIGTERM, JSON logs, the metrics endpoint,
+ * the status listener under mutual TLS.
+ */
 class OpsJarIT {
 
   private static final int SIGTERM_EXIT = 143;
@@ -131,5 +143,78 @@ class OpsJarIT {
       assertThat(metrics.statusCode()).isEqualTo(200);
       assertThat(metrics.body()).contains("weir_checks_total", "jvm_memory_used_bytes");
     }
+  }
+
+  @Test
+  void jar_mutualTlsWithStatusListener_probesAndMetricsNeedNoClientCertificate() throws Exception {
+    int statusPort = NodeProcess.freePort();
+    Map<String, String> env =
+        Map.of(
+            "WEIR_TLS_AUTO", "true",
+            "WEIR_TLS_CLIENT_AUTH", "require-and-verify",
+            "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + statusPort);
+    HttpClient withoutCertificate =
+        HttpClient.newBuilder().sslContext(trustingAnyServer()).build();
+    try (NodeProcess node = NodeProcess.start(env)) {
+      URI status = URI.create("https://127.0.0.1:" + statusPort);
+      node.awaitHealthy(withoutCertificate, status.resolve("/v1/HealthCheck"));
+
+      HttpResponse<String> health = get(withoutCertificate, status.resolve("/v1/HealthCheck"));
+      HttpResponse<String> metrics = get(withoutCertificate, status.resolve("/metrics"));
+      HttpResponse<String> rateLimits =
+          withoutCertificate.send(
+              HttpRequest.newBuilder(status.resolve("/v1/GetRateLimits"))
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"requests\":[]}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+
+      assertThat(health.statusCode()).isEqualTo(200);
+      assertThat(health.body()).contains("\"status\":\"healthy\"");
+      assertThat(metrics.statusCode()).isEqualTo(200);
+      assertThat(metrics.body()).contains("weir_peers");
+      assertThat(rateLimits.statusCode()).isEqualTo(404);
+      assertThatThrownBy(
+              () ->
+                  get(
+                      withoutCertificate,
+                      URI.create("https://127.0.0.1:" + node.httpPort + "/v1/HealthCheck")))
+          .isInstanceOf(IOException.class);
+    }
+  }
+
+  private static HttpResponse<String> get(HttpClient client, URI uri) throws Exception {
+    return client.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A client context that presents no certificate and accepts the node's generated one. */
+  private static SSLContext trustingAnyServer() throws Exception {
+    X509ExtendedTrustManager any =
+        new X509ExtendedTrustManager() {
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType, Socket s) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType, Socket s) {}
+
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String type, SSLEngine e) {}
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String type, SSLEngine e) {}
+
+          @Override
+          public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
+          }
+        };
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, new TrustManager[] {any}, null);
+    return context;
   }
 }
