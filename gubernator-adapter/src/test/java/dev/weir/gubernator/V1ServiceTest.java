@@ -143,6 +143,17 @@ class V1ServiceTest {
   }
 
   @Test
+  void healthCheck_healthyWithDiscoveryProblem_okCarryingTheMessage() {
+    String problem = "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
+    service.health = new HealthStatus(true, problem, 1, "a:1", List.of("a:1"));
+
+    HealthCheckResp resp = stub.healthCheck(HealthCheckReq.getDefaultInstance());
+
+    assertThat(resp.getStatus()).isEqualTo("healthy");
+    assertThat(resp.getMessage()).isEqualTo(problem);
+  }
+
+  @Test
   void healthCheck_unhealthy_unavailableWithMessage() {
     service.health =
         new HealthStatus(false, "peer b:1 unreachable", 2, "a:1", List.of("a:1", "b:1"));

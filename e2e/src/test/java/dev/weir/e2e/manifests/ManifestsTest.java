@@ -170,6 +170,26 @@ class ManifestsTest {
   }
 
   @Test
+  void services_dnsPeersPublishNotReadyPods_kubernetesPeersOnlyReadyOnes() throws IOException {
+    Map<String, Service> services =
+        Manifests.build(BASE).stream()
+            .filter(d -> d.object() instanceof Service)
+            .map(d -> (Service) d.object())
+            .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
+    Service peers = services.get("weir-peers");
+    Service dns = services.get("weir-peers-dns");
+    String fqdn = dns.getMetadata().getName() + "." + dns.getMetadata().getNamespace() + ".svc.cluster.local";
+
+    assertThat(dns.getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(dns.getSpec().getPublishNotReadyAddresses()).isTrue();
+    assertThat(dns.getSpec().getSelector()).isEqualTo(peers.getSpec().getSelector());
+    assertThat(dns.getSpec().getPorts()).isEqualTo(peers.getSpec().getPorts());
+    assertThat(peers.getSpec().getPublishNotReadyAddresses()).isNotEqualTo(Boolean.TRUE);
+    assertThat(Files.readString(Manifests.ROOT.getParent().resolve("docs/discovery.md"))).contains(fqdn);
+    assertThat(Files.readString(Manifests.ROOT.resolve("README.md"))).contains(fqdn);
+  }
+
+  @Test
   void configMap_holdsARatelimitDomainConfig() throws IOException {
     ConfigMap config = only(ConfigMap.class);
     Map<?, ?> yaml = Serialization.unmarshal(config.getData().get("config.yaml"), Map.class);
@@ -224,7 +244,7 @@ class ManifestsTest {
     }
 
     assertThat(client.apps().deployments().inNamespace("weir").withName("weir").get()).isNotNull();
-    assertThat(client.services().inNamespace("weir").list().getItems()).hasSize(2);
+    assertThat(client.services().inNamespace("weir").list().getItems()).hasSize(3);
     assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get()).isNotNull();
     assertThat(client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get()).isNotNull();
     assertThat(client.configMaps().inNamespace("weir").withName("weir-config").get()).isNotNull();

@@ -3,8 +3,14 @@ package dev.weir.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.discovery.dns.DnsDiscovery;
+import dev.weir.core.discovery.dns.DnsSettings;
 import dev.weir.core.limiter.HealthStatus;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
@@ -76,13 +82,40 @@ class JoinHealthTest {
   }
 
   @Test
-  void health_peerSetWithoutSelf_stillWaiting() throws Exception {
+  void health_peerSetWithoutSelf_unhealthyNamingSelfAndThePeers() throws Exception {
     startMember();
 
     discovery.publish(Set.of("127.0.0.1:1"));
 
-    assertThat(member.health().healthy()).isFalse();
-    assertThat(member.health().message()).isEqualTo(ClusterRateLimitService.WAITING_FOR_DISCOVERY);
+    HealthStatus health = member.health();
+    assertThat(health.healthy()).isFalse();
+    assertThat(health.message())
+        .isEqualTo(
+            "this instance (" + self + ") is not in the peer list [127.0.0.1:1]; discovery must"
+                + " report this node's advertise address (WEIR_ADVERTISE_ADDRESS)");
+    assertThat(member.cluster().service().joined()).isFalse();
+  }
+
+  @Test
+  void health_manyPeersWithoutSelf_namesTheFirstThreeAndCountsTheRest() throws Exception {
+    startMember();
+
+    discovery.publish(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
+
+    assertThat(member.health().message())
+        .startsWith(
+            "this instance (" + self + ") is not in the peer list"
+                + " [10.0.0.1:1051, 10.0.0.2:1051, 10.0.0.3:1051, ... and 2 more];");
+  }
+
+  @Test
+  void health_peerSetWithoutSelfThenWithSelf_healthy() throws Exception {
+    startMember();
+    discovery.publish(Set.of("127.0.0.1:1"));
+
+    discovery.publish(Set.of("127.0.0.1:1", self));
+
+    assertThat(member.health().healthy()).isTrue();
   }
 
   @Test
@@ -102,6 +135,52 @@ class JoinHealthTest {
     discovery.publish(Set.of("127.0.0.1:1"));
 
     assertThat(member.health().healthy()).isFalse();
-    assertThat(member.health().message()).isEqualTo("this instance is not found in the peer list");
+    assertThat(member.health().message()).isEqualTo(ClusterRateLimitService.NOT_FOUND_IN_PEER_LIST);
+  }
+
+  @Test
+  void health_joinedWithDiscoveryProblem_healthyAndMessageCarriesTheProblem() throws Exception {
+    startMember();
+    discovery.publish(Set.of(self));
+
+    discovery.problem = "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
+
+    HealthStatus health = member.health();
+    assertThat(health.healthy()).isTrue();
+    assertThat(health.message()).isEqualTo(discovery.problem);
+  }
+
+  @Test
+  void health_droppedWithDiscoveryProblem_unhealthyReportingBoth() throws Exception {
+    startMember();
+    discovery.publish(Set.of(self));
+    discovery.publish(Set.of("127.0.0.1:1"));
+
+    discovery.problem = "etcd discovery degraded";
+
+    assertThat(member.health().healthy()).isFalse();
+    assertThat(member.health().message())
+        .isEqualTo(ClusterRateLimitService.NOT_FOUND_IN_PEER_LIST + "|etcd discovery degraded");
+  }
+
+  @Test
+  void health_dnsNameNeverResolves_nodeJoinsAloneAndIsHealthy() throws Exception {
+    ManualScheduler polls = new ManualScheduler();
+    self = "127.0.0.1:" + WeirTest.freePort();
+    DnsDiscovery dns =
+        new DnsDiscovery(
+            new DnsSettings(List.of("weir-peers.weir.svc"), Duration.ofSeconds(5)),
+            self,
+            host -> {
+              throw new UnknownHostException(host + ": Name or service not known");
+            },
+            polls);
+    member = Weir.builder().advertiseAddress(self).discovery(dns).start();
+    polls.advance(Duration.ofSeconds(30));
+
+    HealthStatus health = member.health();
+    assertThat(health.healthy()).isTrue();
+    assertThat(health.peers()).containsExactly(self);
+    assertThat(health.message()).startsWith("DNS lookup of weir-peers.weir.svc failed");
   }
 }

@@ -20,7 +20,10 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The discovery meters of a running node's {@code GET /metrics}: error counter and peer gauge. */
+/**
+ * The discovery meters of a running node's {@code GET /metrics}: error counter, health gauge and
+ * peer gauge.
+ */
 class DiscoveryMetricsTest {
 
   private static final WeirConfig CONFIG =
@@ -42,7 +45,7 @@ class DiscoveryMetricsTest {
   }
 
   @Test
-  void etcdUnreachable_errorsCountedUnderEtcdLabelAndNodeAlone() throws Exception {
+  void etcdUnreachable_errorsCountedUnhealthyUnderEtcdLabelAndNodeAlone() throws Exception {
     String nowhere = "http://127.0.0.1:" + EtcdProcess.freePort();
     WeirNode node =
         start(
@@ -58,6 +61,9 @@ class DiscoveryMetricsTest {
         .contains("# TYPE weir_discovery_errors_total counter")
         .contains("weir_discovery_errors_total{mechanism=\"etcd\"}")
         .doesNotContain("weir_discovery_errors_total{mechanism=\"k8s\"}")
+        .contains("# TYPE weir_discovery_healthy gauge")
+        .contains("weir_discovery_healthy{mechanism=\"etcd\"} 0.0")
+        .doesNotContain("weir_discovery_healthy{mechanism=\"k8s\"}")
         .contains("weir_peers 1.0");
   }
 
@@ -77,6 +83,8 @@ class DiscoveryMetricsTest {
             "WEIR_ETCD_KEY_PREFIX", "/weir-test-" + UUID.randomUUID() + "/");
     WeirNode a = start(env);
     assertThat(scrapeUntil(a, t -> t.contains("weir_peers 1.0"))).contains("weir_peers 1.0");
+    String healthy = "weir_discovery_healthy{mechanism=\"etcd\"} 1.0";
+    assertThat(scrapeUntil(a, t -> t.contains(healthy))).contains(healthy);
 
     WeirNode b = start(env);
 

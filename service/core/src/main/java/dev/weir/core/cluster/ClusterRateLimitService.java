@@ -41,6 +41,12 @@ public final class ClusterRateLimitService implements RateLimitService {
   public static final String WAITING_FOR_DISCOVERY =
       "waiting for peer discovery: no peer list including this instance has been applied yet";
 
+  /** The health message of a joined node that a later peer list left out, as Gubernator words it. */
+  public static final String NOT_FOUND_IN_PEER_LIST = "this instance is not found in the peer list";
+
+  /** How many peers {@link #notInPeerList} names before it only counts the rest. */
+  static final int PEERS_NAMED = 3;
+
   private final String self;
   private final Supplier<HashRing> ring;
   private final LocalCheck local;
@@ -48,6 +54,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final GlobalManager global;
   private final Clock clock;
   private final PeerDiscovery discovery;
+  private volatile boolean peersApplied;
   private volatile boolean joined;
 
   /**
@@ -122,11 +129,12 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Notes that the ring became {@code after}: the first ring that contains this node ends the wait
-   * for peer discovery, so health no longer reports {@link #WAITING_FOR_DISCOVERY}; register it as
-   * a {@link Membership.RingListener}.
+   * Notes that the ring became {@code after}: any change means discovery applied a peer list, so
+   * health stops reporting {@link #WAITING_FOR_DISCOVERY}, and the first ring that contains this
+   * node joins it; register it as a {@link Membership.RingListener}.
    */
   public void ringChanged(HashRing before, HashRing after) {
+    peersApplied = true;
     if (!joined && after.contains(self)) {
       joined = true;
     }
@@ -140,18 +148,22 @@ public final class ClusterRateLimitService implements RateLimitService {
   /**
    * {@inheritDoc}
    *
-   * <p>Unhealthy, with the problems joined by {@code |}, while no ring containing this node has been
-   * applied yet ({@link #WAITING_FOR_DISCOVERY}), when a later ring lacks this node, when a peer on
-   * the ring failed recently, or when discovery reports a problem.
+   * <p>Unhealthy, with the problems joined by {@code |}, while no peer list has been applied yet
+   * ({@link #WAITING_FOR_DISCOVERY}), while the applied lists lack this node ({@link
+   * #notInPeerList}), when a ring after joining lacks this node ({@link #NOT_FOUND_IN_PEER_LIST}),
+   * or when a peer on the ring failed recently. A discovery problem is appended to the message but
+   * does not make the node unhealthy: discovery keeps the last peers while it is degraded, and a
+   * readiness probe that failed on it could keep every pod of a DNS-discovered cluster unready, and
+   * so unresolvable, for ever.
    */
   @Override
   public HealthStatus health() {
     HashRing current = ring.get();
     List<String> problems = new ArrayList<>();
     if (!joined) {
-      problems.add(WAITING_FOR_DISCOVERY);
+      problems.add(peersApplied ? notInPeerList(self, current.peers()) : WAITING_FOR_DISCOVERY);
     } else if (!current.contains(self)) {
-      problems.add("this instance is not found in the peer list");
+      problems.add(NOT_FOUND_IN_PEER_LIST);
     }
     Map<String, String> errors = peers.recentErrors();
     errors.forEach(
@@ -160,11 +172,29 @@ public final class ClusterRateLimitService implements RateLimitService {
             problems.add(error);
           }
         });
-    if (discovery != null && !discovery.problem().isEmpty()) {
-      problems.add(discovery.problem());
+    boolean healthy = problems.isEmpty();
+    String discoveryProblem = discovery == null ? "" : discovery.problem();
+    if (!discoveryProblem.isEmpty()) {
+      problems.add(discoveryProblem);
     }
     return new HealthStatus(
-        problems.isEmpty(), String.join("|", problems), current.peers().size(), self, current.peers());
+        healthy, String.join("|", problems), current.peers().size(), self, current.peers());
+  }
+
+  /**
+   * Returns the health message of node {@code self} before it joined, when discovery applied the
+   * peer list {@code peers} without it: names this node and the first {@value #PEERS_NAMED} peers.
+   */
+  public static String notInPeerList(String self, List<String> peers) {
+    StringBuilder named = new StringBuilder();
+    for (int i = 0; i < Math.min(PEERS_NAMED, peers.size()); i++) {
+      named.append(i == 0 ? "" : ", ").append(peers.get(i));
+    }
+    if (peers.size() > PEERS_NAMED) {
+      named.append(", ... and ").append(peers.size() - PEERS_NAMED).append(" more");
+    }
+    return "this instance (" + self + ") is not in the peer list [" + named + "]; discovery must"
+        + " report this node's advertise address (WEIR_ADVERTISE_ADDRESS)";
   }
 
   private CompletableFuture<RateLimitResponse> route(RateLimitRequest r, int attempt) {

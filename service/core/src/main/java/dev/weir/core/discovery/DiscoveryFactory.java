@@ -11,8 +11,10 @@ import java.util.function.Function;
 
 /**
  * Builds the configured {@link PeerDiscovery}, wrapped so that every mechanism's updates are
- * coalesced before they reach the ring, and reporting each failure of the etcd, Kubernetes and DNS
- * mechanisms to {@link WeirMetrics#discoveryError}.
+ * coalesced before they reach the ring. The etcd, Kubernetes and DNS mechanisms report each failure
+ * to {@link WeirMetrics#discoveryError} and whether they currently work (their {@link
+ * PeerDiscovery#problem()} is empty) to {@link WeirMetrics#watchDiscoveryHealth}; static discovery
+ * cannot fail and reports neither.
  */
 public final class DiscoveryFactory {
   private final Function<String, PeerDiscovery> staticDiscovery;
@@ -76,6 +78,9 @@ public final class DiscoveryFactory {
           case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics, scheduler);
           case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
         };
+    if (settings.type() != DiscoverySettings.Type.STATIC) {
+      metrics.watchDiscoveryHealth(settings.type().label(), () -> mechanism.problem().isEmpty());
+    }
     return new CoalescedDiscovery(mechanism, scheduler, window);
   }
 }

@@ -6,7 +6,8 @@ import java.util.List;
  * A node's health as {@code HealthCheck} reports it.
  *
  * @param healthy whether the node and its peers answer
- * @param message why the node is unhealthy; empty when healthy
+ * @param message why the node is unhealthy, followed by any discovery problem (which alone does not
+ *     make it unhealthy); empty when all is well
  * @param peerCount the number of peers, this node included
  * @param advertiseAddress this node's advertised gRPC address
  * @param peers the advertised gRPC addresses of all peers

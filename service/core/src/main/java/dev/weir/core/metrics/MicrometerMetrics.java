@@ -11,6 +11,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -82,6 +83,9 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   /** Discovery failures, by {@code mechanism}. */
   public static final String DISCOVERY_ERRORS = "weir.discovery.errors";
+
+  /** 1 while discovery works, 0 while it reports a problem, by {@code mechanism}. */
+  public static final String DISCOVERY_HEALTHY = "weir.discovery.healthy";
 
   private static final Duration[] LATENCY_BUCKETS = {
     Duration.ofNanos(500_000),
@@ -238,6 +242,15 @@ public final class MicrometerMetrics implements WeirMetrics {
         .tag("mechanism", mechanism)
         .register(registry)
         .increment();
+  }
+
+  @Override
+  public void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {
+    Gauge.builder(DISCOVERY_HEALTHY, healthy, supplier -> supplier.getAsBoolean() ? 1 : 0)
+        .description("1 while peer discovery works, 0 while it reports a problem")
+        .tag("mechanism", mechanism)
+        .strongReference(true)
+        .register(registry);
   }
 
   private Timer latency(String name, String description, String... tags) {

@@ -1,5 +1,6 @@
 package dev.weir.core.metrics;
 
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -66,4 +67,11 @@ public interface WeirMetrics {
 
   /** Counts one discovery failure of {@code mechanism} ({@code dns}, {@code etcd}, {@code k8s}). */
   default void discoveryError(String mechanism) {}
+
+  /**
+   * Reports whether discovery of {@code mechanism} ({@code dns}, {@code etcd}, {@code k8s}) is
+   * currently working, read when scraped: {@code healthy} is false while the mechanism reports a
+   * problem, however long it lasts.
+   */
+  default void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {}
 }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -117,6 +118,53 @@ class DiscoveryFactoryTest {
     }
 
     assertThat(metrics.events()).containsExactly("discovery error dns", "discovery error dns");
+  }
+
+  @Test
+  void create_withMetrics_healthGaugeIsZeroWhileTheMechanismReportsAProblem() throws Exception {
+    RecordingMetrics metrics = new RecordingMetrics();
+    AtomicBoolean resolves = new AtomicBoolean(false);
+    DiscoveryFactory watching =
+        new DiscoveryFactory(
+            self -> new FakeStatic(Set.of(self)),
+            scheduler,
+            host -> {
+              if (!resolves.get()) {
+                throw new UnknownHostException(host);
+              }
+              return List.of(InetAddress.getByName("10.0.0.7"));
+            },
+            Duration.ofMillis(250),
+            metrics);
+
+    try (CoalescedDiscovery dns =
+        watching.create(
+            DiscoverySettings.fromEnv(Map.of("WEIR_PEER_DISCOVERY_TYPE", "dns", "WEIR_DNS_FQDN", "weir-peers"), "a:1051"),
+            "a:1051")) {
+      dns.start(new RecordingListener());
+      assertThat(metrics.discoveryHealth("dns")).isEqualTo("0");
+
+      resolves.set(true);
+      scheduler.advance(Duration.ofSeconds(5));
+
+      assertThat(metrics.discoveryHealth("dns")).isEqualTo("1");
+    }
+  }
+
+  @Test
+  void create_staticWithMetrics_noHealthGauge() throws Exception {
+    RecordingMetrics metrics = new RecordingMetrics();
+    DiscoveryFactory watching =
+        new DiscoveryFactory(
+            self -> new FakeStatic(Set.of(self)),
+            scheduler,
+            host -> List.of(),
+            Duration.ofMillis(250),
+            metrics);
+
+    watching.create(DiscoverySettings.staticPeers(), "a:1051");
+
+    assertThat(metrics.discoveryHealth("static")).isEqualTo("unwatched");
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.weir.core.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class MicrometerMetricsTest {
@@ -64,6 +65,25 @@ class MicrometerMetricsTest {
         .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 9.0")
         .contains("weir_peers 3.0")
         .contains("weir_discovery_errors_total{mechanism=\"dns\"} 1.0");
+  }
+
+  @Test
+  void watchDiscoveryHealth_scrape_gaugeFollowsTheSupplierPerMechanism() {
+    AtomicBoolean dnsHealthy = new AtomicBoolean(true);
+    metrics.watchDiscoveryHealth("dns", dnsHealthy::get);
+    metrics.watchDiscoveryHealth("etcd", () -> true);
+
+    String up = registry.scrape();
+    dnsHealthy.set(false);
+    String down = registry.scrape();
+
+    assertThat(up)
+        .contains("# TYPE weir_discovery_healthy gauge")
+        .contains("weir_discovery_healthy{mechanism=\"dns\"} 1.0")
+        .contains("weir_discovery_healthy{mechanism=\"etcd\"} 1.0");
+    assertThat(down)
+        .contains("weir_discovery_healthy{mechanism=\"dns\"} 0.0")
+        .contains("weir_discovery_healthy{mechanism=\"etcd\"} 1.0");
   }
 
   @Test

@@ -4,12 +4,16 @@ import dev.weir.core.metrics.CheckResult;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
 
 /** A {@link WeirMetrics} that keeps every event as a line of text, for tests to assert on. */
 public final class RecordingMetrics implements WeirMetrics {
 
   private final List<String> events = new CopyOnWriteArrayList<>();
+  private final Map<String, BooleanSupplier> discoveryHealth = new ConcurrentHashMap<>();
 
   /** Returns the events so far, e.g. {@code grpc pb.gubernator.V1/GetRateLimits OK 5000}. */
   public List<String> events() {
@@ -54,6 +58,20 @@ public final class RecordingMetrics implements WeirMetrics {
   @Override
   public void discoveryError(String mechanism) {
     events.add("discovery error " + mechanism);
+  }
+
+  @Override
+  public void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {
+    discoveryHealth.put(mechanism, healthy);
+  }
+
+  /**
+   * Returns the watched health of discovery {@code mechanism}, read now: {@code "1"} or {@code "0"}, or
+   * {@code "unwatched"} when nothing registered it.
+   */
+  public String discoveryHealth(String mechanism) {
+    BooleanSupplier healthy = discoveryHealth.get(mechanism);
+    return healthy == null ? "unwatched" : healthy.getAsBoolean() ? "1" : "0";
   }
 
   /** Returns how many events equal {@code event}, e.g. {@code count("discovery error dns")}. */
