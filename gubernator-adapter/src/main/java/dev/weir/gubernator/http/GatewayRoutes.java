@@ -17,6 +17,7 @@ import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -48,22 +49,26 @@ public final class GatewayRoutes {
     this.service = Objects.requireNonNull(service, "service");
   }
 
-  /** Returns the gateway's routes, to mount on the node's HTTP listener. */
+  /**
+   * Returns the gateway's routes, to mount on the node's HTTP listener: {@link #healthRoutes()}
+   * and {@code POST /v1/GetRateLimits}.
+   */
   public List<HttpRoute> routes() {
-    return List.of(
-        HttpRoute.post("/v1/GetRateLimits", this::getRateLimits),
-        HttpRoute.get("/v1/HealthCheck", this::healthCheck),
-        HttpRoute.get("/v1/LiveCheck", this::liveCheck));
+    List<HttpRoute> routes = new ArrayList<>(healthRoutes());
+    routes.add(0, HttpRoute.post("/v1/GetRateLimits", this::getRateLimits));
+    return List.copyOf(routes);
   }
 
   /**
    * Returns only the probe routes, {@code GET /v1/HealthCheck} and {@code GET /v1/LiveCheck}, for a
-   * listener that must not serve the rate-limit API (the status listener).
+   * listener that must not serve the rate-limit API (the status listener). They call no peer, so
+   * they are {@linkplain HttpRoute#servedWhenSaturated() served even while the listener is
+   * saturated}: an overloaded node is not restarted or taken out of service for it.
    */
   public List<HttpRoute> healthRoutes() {
     return List.of(
-        HttpRoute.get("/v1/HealthCheck", this::healthCheck),
-        HttpRoute.get("/v1/LiveCheck", this::liveCheck));
+        HttpRoute.probe("/v1/HealthCheck", this::healthCheck),
+        HttpRoute.probe("/v1/LiveCheck", this::liveCheck));
   }
 
   private void getRateLimits(HttpExchange exchange) throws IOException {

@@ -4,17 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.HttpMetrics;
+import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.gubernator.FakeRateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitResp;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -23,7 +30,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -308,6 +318,79 @@ class GatewayRoutesTest {
     assertThat(get("/v1/LiveCheck").statusCode()).isEqualTo(200);
     assertThat(post("/v1/GetRateLimits", README_EXAMPLE).statusCode()).isEqualTo(404);
     assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void routes_listenerSaturated_probesServedAndGetRateLimits503() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    service.health = new HealthStatus(false, "peer b:1 unreachable", 1, "a:1", List.of("a:1"));
+    CountDownLatch entered = new CountDownLatch(1);
+    CompletableFuture<List<RateLimitResponse>> pending = new CompletableFuture<>();
+    service.answer =
+        requests -> {
+          entered.countDown();
+          return pending;
+        };
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    MicrometerMetrics metrics = new MicrometerMetrics(registry);
+    listener =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            HttpMetrics.instrument(
+                BodyLimit.apply(new GatewayRoutes(service).routes(), 1024, metrics),
+                metrics,
+                clock),
+            null,
+            new HttpSettings(1, 1),
+            metrics);
+    CompletableFuture<HttpResponse<String>> working = postAsync(README_EXAMPLE);
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<HttpResponse<String>> waiting = postAsync(README_EXAMPLE);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value() < 1
+        && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value()).isEqualTo(1.0);
+
+    HttpResponse<String> live = get("/v1/LiveCheck");
+    HttpResponse<String> health = get("/v1/HealthCheck");
+    HttpResponse<String> refused = post("/v1/GetRateLimits", README_EXAMPLE);
+
+    assertThat(live.statusCode()).isEqualTo(200);
+    assertThat(live.body()).isEqualTo("{}");
+    assertThat(health.statusCode()).isEqualTo(503);
+    assertThat(health.body())
+        .isEqualTo("{\"code\":14,\"message\":\"peer b:1 unreachable\",\"details\":[]}");
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(refused.body()).contains("HTTP listener saturated");
+    service.health = new HealthStatus(true, "", 1, "a:1", List.of("a:1"));
+    assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
+    pending.complete(
+        List.of(new RateLimitResponse(Status.UNDER_LIMIT, 10, 9, 0, "", Map.of())));
+    assertThat(working.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(waiting.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void routes_healthRoutesPlusGetRateLimits() {
+    GatewayRoutes gateway = new GatewayRoutes(new FakeRateLimitService());
+
+    assertThat(gateway.routes())
+        .extracting(r -> r.method() + " " + r.path() + " " + r.servedWhenSaturated())
+        .containsExactly(
+            "POST /v1/GetRateLimits false",
+            "GET /v1/HealthCheck true",
+            "GET /v1/LiveCheck true");
+  }
+
+  private CompletableFuture<HttpResponse<String>> postAsync(String body) {
+    return client.sendAsync(
+        HttpRequest.newBuilder(uri("/v1/GetRateLimits"))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

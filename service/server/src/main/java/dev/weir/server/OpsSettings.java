@@ -1,8 +1,10 @@
 package dev.weir.server;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
@@ -80,6 +82,37 @@ record OpsSettings(
   /** The defaults: default limits, no delay, 10 s to drain. */
   static final OpsSettings DEFAULTS =
       new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
+
+  /**
+   * Checks that the status listener does not take the HTTP or gRPC listener's port on the same
+   * host (a wildcard host overlaps every host); port 0 never clashes.
+   *
+   * @throws ConfigException naming both variables and their values
+   */
+  void checkStatusPortFree(WeirConfig config) {
+    if (statusAddress.isEmpty()) {
+      return;
+    }
+    HostPort status = statusAddress.get();
+    clash(status, WeirConfig.HTTP_ADDRESS, config.httpAddress());
+    clash(status, WeirConfig.GRPC_ADDRESS, config.grpcAddress());
+  }
+
+  private static void clash(HostPort status, EnvVar otherVariable, HostPort other) {
+    boolean sameHost =
+        status.isWildcard() || other.isWildcard() || status.host().equalsIgnoreCase(other.host());
+    if (status.port() != 0 && status.port() == other.port() && sameHost) {
+      throw new ConfigException(
+          STATUS_HTTP_ADDRESS.name()
+              + "='"
+              + status
+              + "' is not valid: its port is taken by "
+              + otherVariable.name()
+              + "='"
+              + other
+              + "'; give the status listener a port of its own");
+    }
+  }
 
   /** Reads the settings from {@code env}. */
   static OpsSettings from(EnvReader env) {

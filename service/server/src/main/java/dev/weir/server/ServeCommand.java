@@ -11,6 +11,7 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.envoy.EnvoySettings;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +54,7 @@ final class ServeCommand implements Command {
       discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
+      ops.checkStatusPortFree(config);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -70,6 +72,9 @@ final class ServeCommand implements Command {
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
       return EXIT_CONFIG;
+    } catch (BindException e) {
+      err.println(e.getMessage());
+      return EXIT_START_FAILED;
     } catch (IOException e) {
       err.println("cannot start: " + e);
       return EXIT_START_FAILED;

@@ -44,6 +44,7 @@ import io.grpc.InsecureChannelCredentials;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -73,6 +74,11 @@ public final class WeirNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
   private static final long HEALTH_REFRESH_MILLIS = 1000;
   private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
+
+  /** The most the status listener waits for its requests in flight when stopping. */
+  static final long STATUS_GRACE_MILLIS = 1000;
+
+  private static final Duration STATUS_GRACE = Duration.ofMillis(STATUS_GRACE_MILLIS);
 
   private final RateLimitService service;
   private final WeirMember member;
@@ -286,16 +292,31 @@ public final class WeirNode implements AutoCloseable {
     HttpListener http = null;
     StatusListener status = null;
     try {
-      member.start();
-      http =
-          HttpListener.start(
-              config.httpAddress().toBindAddress(),
-              routes,
-              tls == null ? null : tls.httpsConfigurator(),
-              ops.http(),
-              metrics);
+      try {
+        member.start();
+      } catch (IOException e) {
+        throw BindFailure.isBindFailure(e)
+            ? BindFailure.of("gRPC", WeirConfig.GRPC_ADDRESS, config.grpcAddress(), e)
+            : e;
+      }
+      try {
+        http =
+            HttpListener.start(
+                config.httpAddress().toBindAddress(),
+                routes,
+                tls == null ? null : tls.httpsConfigurator(),
+                ops.http(),
+                metrics);
+      } catch (BindException e) {
+        throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
+      }
       if (ops.statusAddress().isPresent()) {
-        status = StatusListener.start(ops.statusAddress().get(), service, registry, tls);
+        try {
+          status = StatusListener.start(ops.statusAddress().get(), service, registry, tls);
+        } catch (BindException e) {
+          throw BindFailure.of(
+              "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
+        }
       }
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       if (http != null) {
@@ -488,9 +509,12 @@ public final class WeirNode implements AutoCloseable {
    * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
    * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
    * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
-   * hand-off on, every bucket goes to its next owner while the listeners still answer), the
-   * listeners stop taking new calls and wait up to {@code WEIR_DRAIN_TIMEOUT} for the calls in
-   * flight, after which the rest are cancelled. Calling it again does nothing.
+   * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
+   * listeners stop taking new calls at once and wait, side by side, up to {@code
+   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
+   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled. So it takes at
+   * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
+   * cuts every wait short. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -510,23 +534,68 @@ public final class WeirNode implements AutoCloseable {
       }
       LOG.info("peer forwarding: {}", member.cluster().batchStats());
       member.leave();
-      http.stop(ops.drainTimeout());
-      stopStatus(ops.drainTimeout());
-      member.close(ops.drainTimeout());
+      stopListeners(ops.drainTimeout());
     } catch (InterruptedException e) {
-      http.stop(Duration.ZERO);
-      stopStatus(Duration.ZERO);
-      member.close(Duration.ZERO);
       Thread.currentThread().interrupt();
+      stopListeners(Duration.ZERO);
     } finally {
       discoveryScheduler.shutdownNow();
       jvmMetrics.close();
     }
   }
 
-  private void stopStatus(Duration grace) {
-    if (status != null) {
-      status.stop(grace);
+  /**
+   * Stops the HTTP listener, the status listener and the member (with the gRPC listener) in
+   * parallel, each waiting up to {@code grace} (the status listener at most {@value
+   * #STATUS_GRACE_MILLIS} ms) for its calls in flight.
+   */
+  private void stopListeners(Duration grace) {
+    Thread httpStopper = stopper("weir-stop-http", () -> http.stop(grace));
+    Thread statusStopper =
+        status == null
+            ? null
+            : stopper("weir-stop-status", () -> status.stop(min(grace, STATUS_GRACE)));
+    try {
+      member.close(grace);
+    } finally {
+      joinPromptly(httpStopper);
+      if (statusStopper != null) {
+        joinPromptly(statusStopper);
+      }
+    }
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  private static Thread stopper(String name, Runnable stop) {
+    Thread thread = new Thread(stop, name);
+    thread.setDaemon(true);
+    thread.start();
+    return thread;
+  }
+
+  /**
+   * Waits for {@code thread} to end; while the current thread is interrupted, it interrupts {@code
+   * thread} so that its wait is cut short too, and keeps the interrupt status.
+   */
+  private static void joinPromptly(Thread thread) {
+    boolean interrupted = Thread.interrupted();
+    if (interrupted) {
+      thread.interrupt();
+    }
+    while (true) {
+      try {
+        thread.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+        thread.interrupt();
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 }

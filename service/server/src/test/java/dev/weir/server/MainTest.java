@@ -1,8 +1,12 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -13,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,7 +56,7 @@ class MainTest {
     assertThat(status).isEqualTo(2);
     assertThat(stderr())
         .isEqualTo(
-            "WEIR_HTTP_MAX_QUEUE='-5' is not valid: expected a whole number from 0 to 1000000"
+            "WEIR_HTTP_MAX_QUEUE='-5' is not valid: expected a whole number from 1 to 1000000"
                 + System.lineSeparator());
   }
 
@@ -91,7 +96,7 @@ class MainTest {
   }
 
   @Test
-  void run_grpcPortInUse_exit1NamingCause() throws Exception {
+  void run_grpcPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       Map<String, String> env =
           Map.of(
@@ -101,8 +106,125 @@ class MainTest {
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(1);
-      assertThat(stderr()).startsWith("cannot start: ");
+      assertThat(stderr())
+          .isEqualTo(
+              "cannot bind the gRPC listener at WEIR_GRPC_ADDRESS=127.0.0.1:"
+                  + taken.getLocalPort()
+                  + ": Address already in use"
+                  + System.lineSeparator());
     }
+  }
+
+  @Test
+  void run_httpPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Map<String, String> env =
+          Map.of(
+              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
+              "WEIR_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
+
+      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+      assertThat(status).isEqualTo(1);
+      assertThat(stderr())
+          .isEqualTo(
+              "cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=127.0.0.1:"
+                  + taken.getLocalPort()
+                  + ": Address already in use"
+                  + System.lineSeparator());
+    }
+  }
+
+  @Test
+  void run_statusPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Map<String, String> env =
+          Map.of(
+              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
+              "WEIR_HTTP_ADDRESS", "127.0.0.1:0",
+              "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
+
+      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+      assertThat(status).isEqualTo(1);
+      assertThat(stderr())
+          .isEqualTo(
+              "cannot bind the status listener at WEIR_STATUS_HTTP_ADDRESS=127.0.0.1:"
+                  + taken.getLocalPort()
+                  + ": Address already in use"
+                  + System.lineSeparator());
+    }
+  }
+
+  @Test
+  void run_statusPortEqualsHttpPort_exit2NamingBothVariables() throws Exception {
+    int status =
+        run(
+            List.of(),
+            Map.of(
+                "WEIR_HTTP_ADDRESS", "0.0.0.0:18080",
+                "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:18080"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:18080' is not valid: its port is taken by"
+                + " WEIR_HTTP_ADDRESS='0.0.0.0:18080'; give the status listener a port of its own"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void run_statusPortEqualsGrpcPort_exit2NamingBothVariables() throws Exception {
+    int status =
+        run(
+            List.of(),
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:18081",
+                "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:18081"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:18081' is not valid: its port is taken by"
+                + " WEIR_GRPC_ADDRESS='127.0.0.1:18081'; give the status listener a port of its"
+                + " own"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void checkStatusPortFree_portZeroOtherHostOrOtherPort_accepted() {
+    WeirConfig config =
+        new WeirConfig(
+            new HostPort("10.0.0.1", 1051),
+            new HostPort("10.0.0.1", 1050),
+            new HostPort("10.0.0.1", 1051),
+            1000,
+            "info");
+
+    for (String status : List.of("10.0.0.1:0", "10.0.0.2:1050", "0.0.0.0:1052")) {
+      OpsSettings ops =
+          OpsSettings.from(new EnvReader(Map.of("WEIR_STATUS_HTTP_ADDRESS", status)));
+      assertThatCode(() -> ops.checkStatusPortFree(config)).as(status).doesNotThrowAnyException();
+    }
+  }
+
+  @Test
+  void applyHttpServerDefaults_unset_maxReqTime30Seconds() {
+    Properties properties = new Properties();
+
+    Main.applyHttpServerDefaults(properties);
+
+    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("30");
+  }
+
+  @Test
+  void applyHttpServerDefaults_setByUser_kept() {
+    Properties properties = new Properties();
+    properties.setProperty("sun.net.httpserver.maxReqTime", "120");
+
+    Main.applyHttpServerDefaults(properties);
+
+    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("120");
   }
 
   @Test

@@ -20,6 +20,9 @@ import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,7 +35,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -237,32 +239,39 @@ class StatusListenerTest {
   }
 
   @Test
-  void close_gracefulDelay_statusHealthCheckFailsFirstThenListenerCloses() throws Exception {
+  void close_gracefulDelay_statusHealthCheckFailsFirstThenInterruptClosesListener()
+      throws Exception {
     start(
         new OpsSettings(
             InputLimits.DEFAULTS,
-            Duration.ofSeconds(1),
-            Duration.ofSeconds(5),
+            Duration.ofSeconds(60),
+            Duration.ofSeconds(60),
             TlsSettings.DISABLED,
             Optional.of(new HostPort("127.0.0.1", 0))));
     HttpClient http = HttpClient.newHttpClient();
     int status = node.statusPort().orElseThrow();
+    int main = node.httpPort();
     assertThat(send(http, get("http", status, "/v1/HealthCheck")).statusCode()).isEqualTo(200);
 
-    CompletableFuture<Void> closing = CompletableFuture.runAsync(node::close);
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
     HttpResponse<String> draining = send(http, get("http", status, "/v1/HealthCheck"));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (draining.statusCode() == 200 && System.nanoTime() < deadline) {
-      Thread.sleep(5);
       draining = send(http, get("http", status, "/v1/HealthCheck"));
     }
 
     assertThat(draining.statusCode()).isEqualTo(503);
     assertThat(draining.body()).contains("shutting down");
     assertThat(send(http, get("http", status, "/v1/LiveCheck")).statusCode()).isEqualTo(200);
-    closing.get(20, TimeUnit.SECONDS);
-    assertThatThrownBy(() -> send(HttpClient.newHttpClient(), get("http", status, "/v1/HealthCheck")))
-        .isInstanceOf(IOException.class);
+    assertThat(closing.isAlive()).isTrue();
+    closing.interrupt();
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).as("close() still running after the interrupt").isFalse();
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), status).close())
+        .isInstanceOf(ConnectException.class);
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), main).close())
+        .isInstanceOf(ConnectException.class);
   }
 
   @Test

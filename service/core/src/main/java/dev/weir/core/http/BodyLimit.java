@@ -28,7 +28,7 @@ public final class BodyLimit {
     for (HttpRoute route : routes) {
       limited.add(
           route.method().equals("POST")
-              ? new HttpRoute(route.method(), route.path(), capped(route.handler(), maxBytes, metrics))
+              ? route.withHandler(capped(route.handler(), maxBytes, metrics))
               : route);
     }
     return limited;

@@ -16,7 +16,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The node's HTTP listener: a JDK {@link HttpServer} serving an {@link HttpRouter} on a bounded
  * pool of workers ({@link HttpSettings}). A request that finds every worker busy and the queue full
- * is answered 503 ({@code UNAVAILABLE}) at once instead of waiting without bound.
+ * is answered 503 ({@code UNAVAILABLE}) at once by a small separate pool instead of waiting without
+ * bound, unless its route is {@linkplain HttpRoute#servedWhenSaturated() served when saturated}
+ * (the probes), which that pool then serves. When that pool is full as well the connection is
+ * closed without an answer. Every refused request is counted once as {@link
+ * RefusalReason#HTTP_SATURATED}.
  *
  * <p>It counts exchanges in flight itself so that {@link #stop(Duration)} returns as soon as they
  * are done (the JDK 17 server's own {@code stop(delay)} always waits the full delay).
@@ -70,6 +74,26 @@ public final class HttpListener implements AutoCloseable {
       HttpSettings settings,
       WeirMetrics metrics)
       throws IOException {
+    return start(
+        address,
+        routes,
+        https,
+        settings,
+        metrics,
+        HttpWorkers.REFUSAL_THREADS,
+        HttpWorkers.REFUSAL_QUEUE);
+  }
+
+  /** Like the public {@code start} with a refusal pool of the given size. */
+  static HttpListener start(
+      InetSocketAddress address,
+      List<HttpRoute> routes,
+      HttpsConfigurator https,
+      HttpSettings settings,
+      WeirMetrics metrics,
+      int refusalThreads,
+      int refusalQueue)
+      throws IOException {
     HttpServer server;
     if (https == null) {
       server = HttpServer.create(address, 0);
@@ -78,7 +102,12 @@ public final class HttpListener implements AutoCloseable {
       secure.setHttpsConfigurator(https);
       server = secure;
     }
-    HttpWorkers workers = new HttpWorkers(settings);
+    HttpWorkers workers =
+        new HttpWorkers(
+            settings,
+            refusalThreads,
+            refusalQueue,
+            () -> metrics.refused(RefusalReason.HTTP_SATURATED));
     server.setExecutor(workers);
     HttpListener listener =
         new HttpListener(server, workers, metrics, saturatedMessage(settings));
@@ -102,7 +131,7 @@ public final class HttpListener implements AutoCloseable {
   }
 
   private void handle(HttpRouter router, HttpExchange exchange) throws IOException {
-    if (HttpWorkers.isOverflow()) {
+    if (HttpWorkers.isOverflow() && !router.servedWhenSaturated(exchange)) {
       metrics.refused(RefusalReason.HTTP_SATURATED);
       exchange.getResponseHeaders().set("Connection", "close");
       HttpResponses.sendError(exchange, 503, UNAVAILABLE, saturatedMessage);
@@ -126,6 +155,16 @@ public final class HttpListener implements AutoCloseable {
     return workers.queued();
   }
 
+  /** Returns the number of requests being answered while the workers are saturated. */
+  int overflowRunning() {
+    return workers.overflowRunning();
+  }
+
+  /** Returns the number of requests waiting to be answered while the workers are saturated. */
+  int overflowQueued() {
+    return workers.overflowQueued();
+  }
+
   /** Returns the bound port. */
   public int port() {
     return server.getAddress().getPort();
@@ -138,7 +177,8 @@ public final class HttpListener implements AutoCloseable {
 
   /**
    * Refuses new requests with 503, waits up to {@code grace} for the exchanges in flight, then
-   * closes the listening socket and every connection.
+   * closes the listening socket and every connection and ends the threads. An interrupt cuts the
+   * wait short (the interrupt status is kept).
    */
   public void stop(Duration grace) {
     stopping.set(true);

@@ -12,8 +12,12 @@ import java.util.Objects;
  * @param method the HTTP method, upper case, e.g. {@code POST}
  * @param path the exact request path, e.g. {@code /v1/GetRateLimits}; query strings are ignored
  * @param handler answers the request and closes the exchange
+ * @param servedWhenSaturated whether the listener still serves this route when its workers are
+ *     saturated (instead of answering 503); only for cheap routes that call no peer, such as
+ *     Kubernetes probes, so that an overloaded node is not restarted or taken out of service
  */
-public record HttpRoute(String method, String path, HttpHandler handler) {
+public record HttpRoute(
+    String method, String path, HttpHandler handler, boolean servedWhenSaturated) {
 
   /** Creates a route, upper-casing {@code method}. */
   public HttpRoute {
@@ -25,6 +29,11 @@ public record HttpRoute(String method, String path, HttpHandler handler) {
     }
   }
 
+  /** Creates a route that is refused with 503 while the listener is saturated. */
+  public HttpRoute(String method, String path, HttpHandler handler) {
+    this(method, path, handler, false);
+  }
+
   /** Returns a {@code GET} route. */
   public static HttpRoute get(String path, HttpHandler handler) {
     return new HttpRoute("GET", path, handler);
@@ -33,5 +42,18 @@ public record HttpRoute(String method, String path, HttpHandler handler) {
   /** Returns a {@code POST} route. */
   public static HttpRoute post(String path, HttpHandler handler) {
     return new HttpRoute("POST", path, handler);
+  }
+
+  /**
+   * Returns a {@code GET} probe route: cheap, calling no peer, and {@linkplain
+   * #servedWhenSaturated() served even while the listener is saturated}.
+   */
+  public static HttpRoute probe(String path, HttpHandler handler) {
+    return new HttpRoute("GET", path, handler, true);
+  }
+
+  /** Returns this route with {@code replacement} as its handler and everything else kept. */
+  public HttpRoute withHandler(HttpHandler replacement) {
+    return new HttpRoute(method, path, replacement, servedWhenSaturated);
   }
 }

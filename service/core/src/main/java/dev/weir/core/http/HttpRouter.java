@@ -3,9 +3,11 @@ package dev.weir.core.http;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import java.io.IOException;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +31,7 @@ public final class HttpRouter implements HttpHandler {
   private static final int INTERNAL = 13;
 
   private final Map<String, Map<String, HttpHandler>> byPath = new LinkedHashMap<>();
+  private final Set<String> servedWhenSaturated = new HashSet<>();
 
   /**
    * Creates a router over {@code routes}; two routes with the same method and path are an error.
@@ -43,7 +46,19 @@ public final class HttpRouter implements HttpHandler {
         throw new IllegalArgumentException(
             "duplicate route " + route.method() + " " + route.path());
       }
+      if (route.servedWhenSaturated()) {
+        servedWhenSaturated.add(route.method() + " " + route.path());
+      }
     }
+  }
+
+  /**
+   * Returns whether {@code exchange} is for a route {@linkplain HttpRoute#servedWhenSaturated()
+   * served even while the listener is saturated}.
+   */
+  boolean servedWhenSaturated(HttpExchange exchange) {
+    return servedWhenSaturated.contains(
+        exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
   }
 
   @Override

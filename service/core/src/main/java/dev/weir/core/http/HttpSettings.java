@@ -8,8 +8,9 @@ import dev.weir.core.config.EnvVar;
  * wait for a worker. A request arriving when both are used up is answered 503 at once.
  *
  * @param threads worker threads, each answering one request at a time ({@code WEIR_HTTP_THREADS})
- * @param maxQueue requests that may wait for a worker; 0 means none wait ({@code
- *     WEIR_HTTP_MAX_QUEUE})
+ * @param maxQueue requests that may wait for a worker, at least 1 ({@code WEIR_HTTP_MAX_QUEUE}); a
+ *     queue of 0 is not offered because a hand-off queue refuses whenever no idle worker is
+ *     waiting at that instant, answering 503 while capacity is free
  */
 public record HttpSettings(int threads, int maxQueue) {
 
@@ -25,6 +26,9 @@ public record HttpSettings(int threads, int maxQueue) {
   /** The most worker threads allowed. */
   public static final int MAX_THREADS = 1024;
 
+  /** The shortest queue allowed. */
+  public static final int MIN_QUEUE_LENGTH = 1;
+
   /** The longest queue allowed. */
   public static final int MAX_QUEUE_LENGTH = 1_000_000;
 
@@ -34,9 +38,14 @@ public record HttpSettings(int threads, int maxQueue) {
       throw new IllegalArgumentException(
           "threads is " + threads + "; it must be from 1 to " + MAX_THREADS);
     }
-    if (maxQueue < 0 || maxQueue > MAX_QUEUE_LENGTH) {
+    if (maxQueue < MIN_QUEUE_LENGTH || maxQueue > MAX_QUEUE_LENGTH) {
       throw new IllegalArgumentException(
-          "maxQueue is " + maxQueue + "; it must be from 0 to " + MAX_QUEUE_LENGTH);
+          "maxQueue is "
+              + maxQueue
+              + "; it must be from "
+              + MIN_QUEUE_LENGTH
+              + " to "
+              + MAX_QUEUE_LENGTH);
     }
   }
 
@@ -60,7 +69,7 @@ public record HttpSettings(int threads, int maxQueue) {
         env.intInRange(
             MAX_QUEUE,
             Math.min(MAX_QUEUE_LENGTH, threads * QUEUE_PER_THREAD),
-            0,
+            MIN_QUEUE_LENGTH,
             MAX_QUEUE_LENGTH);
     return new HttpSettings(threads, queue);
   }

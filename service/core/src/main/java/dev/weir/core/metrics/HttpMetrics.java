@@ -19,8 +19,7 @@ public final class HttpMetrics {
   public static List<HttpRoute> instrument(List<HttpRoute> routes, WeirMetrics metrics, Clock clock) {
     List<HttpRoute> instrumented = new ArrayList<>(routes.size());
     for (HttpRoute route : routes) {
-      instrumented.add(
-          new HttpRoute(route.method(), route.path(), timed(route, metrics, clock)));
+      instrumented.add(route.withHandler(timed(route, metrics, clock)));
     }
     return instrumented;
   }

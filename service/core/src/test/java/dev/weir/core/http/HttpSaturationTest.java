@@ -5,17 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.RefusalReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,17 +34,26 @@ class HttpSaturationTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final CountDownLatch entered = new CountDownLatch(THREADS);
   private final CountDownLatch release = new CountDownLatch(1);
+  private final List<Socket> sockets = new ArrayList<>();
   private HttpListener listener;
 
   @AfterEach
-  void stop() {
+  void stop() throws IOException {
     release.countDown();
+    for (Socket socket : sockets) {
+      socket.close();
+    }
     if (listener != null) {
       listener.close();
     }
   }
 
   private void startBlocking(HttpSettings settings) throws Exception {
+    startBlocking(settings, HttpWorkers.REFUSAL_THREADS, HttpWorkers.REFUSAL_QUEUE);
+  }
+
+  private void startBlocking(HttpSettings settings, int refusalThreads, int refusalQueue)
+      throws Exception {
     listener =
         HttpListener.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
@@ -55,10 +69,56 @@ class HttpSaturationTest {
                       }
                       HttpResponses.sendJson(ex, 200, "{}");
                     }),
-                HttpRoute.get("/fast", ex -> HttpResponses.sendJson(ex, 200, "{}"))),
+                HttpRoute.get("/fast", ex -> HttpResponses.sendJson(ex, 200, "{}")),
+                HttpRoute.probe("/probe", ex -> HttpResponses.sendJson(ex, 200, "{\"ok\":1}"))),
             null,
             settings,
-            new MicrometerMetrics(registry));
+            new MicrometerMetrics(registry),
+            refusalThreads,
+            refusalQueue);
+  }
+
+  /** Fills every worker and the queue with requests that block until {@link #release}. */
+  private List<CompletableFuture<HttpResponse<String>>> saturate() throws Exception {
+    List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
+    for (int i = 0; i < THREADS; i++) {
+      admitted.add(send("/block"));
+    }
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+    for (int i = 0; i < QUEUE; i++) {
+      admitted.add(send("/block"));
+    }
+    awaitQueued(QUEUE);
+    return admitted;
+  }
+
+  /** Opens a connection that sends part of a request line and then nothing more. */
+  private Socket stalledClient() throws IOException {
+    Socket socket = new Socket(InetAddress.getLoopbackAddress(), listener.port());
+    sockets.add(socket);
+    socket.getOutputStream().write("GET /fa".getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+    return socket;
+  }
+
+  /** Returns whether the server closed {@code socket} before sending a byte. */
+  private static boolean closedWithoutAnswer(Socket socket) throws IOException {
+    try {
+      return socket.getInputStream().read() == -1;
+    } catch (SocketException reset) {
+      return true;
+    }
+  }
+
+  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+    }
+    assertThat(condition.getAsBoolean()).as(what).isTrue();
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) {
@@ -76,28 +136,13 @@ class HttpSaturationTest {
   }
 
   private void awaitQueued(int n) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (listener.queued() < n && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-      if (Thread.interrupted()) {
-        throw new InterruptedException();
-      }
-    }
-    assertThat(listener.queued()).isEqualTo(n);
+    await(() -> listener.queued() == n, n + " requests queued");
   }
 
   @Test
   void request_threadsAndQueueFull_503WithGatewayBodyThenAdmittedOnesComplete() throws Exception {
     startBlocking(new HttpSettings(THREADS, QUEUE));
-    List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
-    for (int i = 0; i < THREADS; i++) {
-      admitted.add(send("/block"));
-    }
-    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-    for (int i = 0; i < QUEUE; i++) {
-      admitted.add(send("/block"));
-    }
-    awaitQueued(QUEUE);
+    List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
 
     HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
 
@@ -123,18 +168,62 @@ class HttpSaturationTest {
   }
 
   @Test
-  void request_noQueueAndAllThreadsBusy_503() throws Exception {
-    startBlocking(new HttpSettings(THREADS, 0));
-    List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
-    for (int i = 0; i < THREADS; i++) {
-      admitted.add(send("/block"));
-    }
-    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+  void request_stalledClientWhileSaturated_otherClientStillGets503() throws Exception {
+    startBlocking(new HttpSettings(THREADS, QUEUE));
+    List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
+    stalledClient();
+    await(() -> listener.overflowRunning() == 1, "the stalled request is being read");
 
     HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
 
     assertThat(refused.statusCode()).isEqualTo(503);
-    assertThat(refused.body()).startsWith("{\"code\":14,").contains("0 requests are waiting");
+    assertThat(refused.body()).startsWith("{\"code\":14,");
+    assertThat(saturatedCount()).isEqualTo(1.0);
+    release.countDown();
+    for (CompletableFuture<HttpResponse<String>> f : admitted) {
+      assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void request_refusalThreadsSaturatedToo_connectionClosedWithoutAnswerAndCountedOnce()
+      throws Exception {
+    startBlocking(new HttpSettings(THREADS, QUEUE), 1, 1);
+    List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
+    stalledClient();
+    await(() -> listener.overflowRunning() == 1, "the first stalled request is being read");
+    stalledClient();
+    await(() -> listener.overflowQueued() == 1, "the second stalled request is waiting");
+
+    try (Socket dropped = new Socket(InetAddress.getLoopbackAddress(), listener.port())) {
+      dropped.setSoTimeout((int) TimeUnit.SECONDS.toMillis(10));
+      dropped
+          .getOutputStream()
+          .write("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      dropped.getOutputStream().flush();
+
+      assertThat(closedWithoutAnswer(dropped)).isTrue();
+    }
+    assertThat(saturatedCount()).isEqualTo(1.0);
+    release.countDown();
+    for (CompletableFuture<HttpResponse<String>> f : admitted) {
+      assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void request_probeRouteWhileSaturated_servedAndOtherRoutes503() throws Exception {
+    startBlocking(new HttpSettings(THREADS, QUEUE));
+    List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
+
+    HttpResponse<String> probe = send("/probe").get(10, TimeUnit.SECONDS);
+    HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
+
+    assertThat(probe.statusCode()).isEqualTo(200);
+    assertThat(probe.body()).isEqualTo("{\"ok\":1}");
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(saturatedCount()).isEqualTo(1.0);
+    assertThat(admitted).allSatisfy(f -> assertThat(f).isNotDone());
     release.countDown();
     for (CompletableFuture<HttpResponse<String>> f : admitted) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);

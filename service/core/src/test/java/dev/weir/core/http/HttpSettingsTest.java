@@ -29,18 +29,23 @@ class HttpSettingsTest {
   void from_both_readsEach() {
     assertThat(
             HttpSettings.from(
-                new EnvReader(Map.of("WEIR_HTTP_THREADS", "16", "WEIR_HTTP_MAX_QUEUE", "0"))))
-        .isEqualTo(new HttpSettings(16, 0));
+                new EnvReader(Map.of("WEIR_HTTP_THREADS", "16", "WEIR_HTTP_MAX_QUEUE", "1"))))
+        .isEqualTo(new HttpSettings(16, 1));
   }
 
   @Test
-  void from_negativeQueue_errorNamesVariableValueAndRange() {
-    assertThatThrownBy(
-            () -> HttpSettings.from(new EnvReader(Map.of("WEIR_HTTP_MAX_QUEUE", "-1"))))
+  void from_zeroQueue_errorNamesVariableValueAndRange() {
+    assertThatThrownBy(() -> HttpSettings.from(new EnvReader(Map.of("WEIR_HTTP_MAX_QUEUE", "0"))))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("WEIR_HTTP_MAX_QUEUE")
-        .hasMessageContaining("-1")
-        .hasMessageContaining("0 to 1000000");
+        .hasMessage(
+            "WEIR_HTTP_MAX_QUEUE='0' is not valid: expected a whole number from 1 to 1000000");
+  }
+
+  @Test
+  void constructor_zeroQueue_rejectedWithRange() {
+    assertThatThrownBy(() -> new HttpSettings(4, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxQueue is 0; it must be from 1 to 1000000");
   }
 
   @Test

@@ -1,0 +1,59 @@
+package dev.weir.server;
+
+import dev.weir.core.config.EnvVar;
+import dev.weir.core.config.HostPort;
+import java.io.IOException;
+import java.net.BindException;
+
+/**
+ * Names the listener and its setting in a failure to bind its address, so that a node with three
+ * listeners reports e.g. {@code cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=0.0.0.0:1050:
+ * Address already in use} instead of a bare {@code BindException}.
+ */
+final class BindFailure {
+
+  private BindFailure() {}
+
+  /**
+   * Returns whether {@code failure} is a failure to bind: a {@link BindException} in its causes, or
+   * gRPC's {@code Failed to bind to address} (whose cause is a native exception under epoll).
+   */
+  static boolean isBindFailure(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof BindException
+          || (t.getMessage() != null && t.getMessage().startsWith("Failed to bind"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Returns a {@link BindException} saying that the {@code listener} listener cannot bind {@code
+   * address}, set by {@code variable}, for the reason given by {@code failure}'s deepest cause.
+   */
+  static BindException of(String listener, EnvVar variable, HostPort address, IOException failure) {
+    BindException named =
+        new BindException(
+            "cannot bind the "
+                + listener
+                + " listener at "
+                + variable.name()
+                + "="
+                + address
+                + ": "
+                + reason(failure));
+    named.initCause(failure);
+    return named;
+  }
+
+  private static String reason(Throwable failure) {
+    Throwable root = failure;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    String message = root.getMessage() == null ? root.toString() : root.getMessage();
+    int colon = message.lastIndexOf(": ");
+    return message.startsWith("bind(") && colon >= 0 ? message.substring(colon + 2) : message;
+  }
+}

@@ -1,0 +1,151 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.Decision;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.tls.TlsSettings;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class WeirNodeShutdownTest {
+
+  private static final WeirConfig CONFIG =
+      new WeirConfig(
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          new HostPort("127.0.0.1", 0),
+          1000,
+          "info");
+
+  private final FakeClock clock = new FakeClock();
+  private final CountDownLatch entered = new CountDownLatch(1);
+  private final CountDownLatch release = new CountDownLatch(1);
+  private WeirNode node;
+
+  @AfterEach
+  void stop() {
+    release.countDown();
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  /** A store whose updates of keys ending in {@code block} wait for {@link #release}. */
+  private final class BlockingStore implements BucketStore {
+    private final InMemoryBucketStore delegate = new InMemoryBucketStore(clock);
+
+    @Override
+    public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+      if (key.endsWith("block")) {
+        entered.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return delegate.update(key, update);
+    }
+
+    @Override
+    public Optional<BucketState> get(String key) {
+      return delegate.get(key);
+    }
+
+    @Override
+    public void put(String key, BucketState state) {
+      delegate.put(key, state);
+    }
+
+    @Override
+    public void remove(String key) {
+      delegate.remove(key);
+    }
+
+    @Override
+    public void forEach(BiConsumer<String, BucketState> action) {
+      delegate.forEach(action);
+    }
+
+    @Override
+    public long size() {
+      return delegate.size();
+    }
+  }
+
+  private static boolean refusesConnections(int port) {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+      return false;
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
+  @Test
+  void close_httpRequestInFlight_statusListenerClosesWithoutWaitingForHttpDrain()
+      throws Exception {
+    node =
+        WeirNode.builder(CONFIG)
+            .ops(
+                new OpsSettings(
+                    InputLimits.DEFAULTS,
+                    Duration.ZERO,
+                    Duration.ofSeconds(60),
+                    TlsSettings.DISABLED,
+                    Optional.of(new HostPort("127.0.0.1", 0))))
+            .clock(clock)
+            .store(new BlockingStore())
+            .start();
+    int status = node.statusPort().orElseThrow();
+    CompletableFuture<HttpResponse<String>> inFlight =
+        HttpClient.newHttpClient()
+            .sendAsync(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/GetRateLimits"))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"block\",\"hits\":1,"
+                                + "\"limit\":5,\"duration\":60000}]}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!refusesConnections(status) && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+
+    assertThat(refusesConnections(status)).isTrue();
+    assertThat(inFlight).isNotDone();
+    assertThat(closing.isAlive()).isTrue();
+    release.countDown();
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).isFalse();
+    assertThat(refusesConnections(node.httpPort())).isTrue();
+  }
+}
