@@ -3,7 +3,6 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.testkit.EtcdProcess;
@@ -26,13 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class DiscoveryMetricsTest {
 
-  private static final WeirConfig CONFIG =
-      new WeirConfig(
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          1000,
-          "info");
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
 
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<AutoCloseable> started = new ArrayList<>();

@@ -2,7 +2,6 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -59,13 +58,7 @@ class EnvoyWiringTest {
   }
 
   private WeirNode startNode(Path config) throws Exception {
-    WeirConfig weir =
-        new WeirConfig(
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", 0),
-            1000,
-            "info");
+    WeirConfig weir = TestConfigs.loopback();
     EnvoySettings envoy =
         EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString()));
     node =

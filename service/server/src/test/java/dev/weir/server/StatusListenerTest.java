@@ -32,7 +32,6 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -45,14 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class StatusListenerTest {
 
-  private static final WeirConfig CONFIG =
-      new WeirConfig(
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          1000,
-          "info");
-  private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
   private static final Duration YEAR = Duration.ofDays(365);
 
   @TempDir Path dir;
@@ -113,16 +105,6 @@ class StatusListenerTest {
       "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"h\",\"hits\":1,\"limit\":5,"
           + "\"duration\":60000}]}";
 
-  /** Writes a certificate and key issued by {@code ca} as {@code name}-cert.pem/-key.pem. */
-  private Path[] writeIdentity(CertificateAuthority ca, String name) throws Exception {
-    CertificateAuthority.Identity identity = ca.issue(name, HOSTS, YEAR);
-    Path cert = dir.resolve(name + "-cert.pem");
-    Path key = dir.resolve(name + "-key.pem");
-    Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
-    Files.writeString(key, Pem.encode(identity.key()));
-    return new Path[] {cert, key};
-  }
-
   private static SSLContext clientContext(Path caFile, Path[] identity) throws Exception {
     KeyStore trust = KeyStore.getInstance("PKCS12");
     trust.load(null, null);
@@ -152,8 +134,8 @@ class StatusListenerTest {
     CertificateAuthority ca = CertificateAuthority.create("test-ca", YEAR);
     Path caFile = dir.resolve("ca.pem");
     Files.writeString(caFile, Pem.encode(ca.certificate()));
-    Path[] server = writeIdentity(ca, "server");
-    Path[] client = writeIdentity(ca, "client");
+    Path[] server = PemFiles.writeIdentity(dir, ca, "server");
+    Path[] client = PemFiles.writeIdentity(dir, ca, "client");
     Map<String, String> env = new HashMap<>();
     env.put("WEIR_TLS_CERT", server[0].toString());
     env.put("WEIR_TLS_KEY", server[1].toString());

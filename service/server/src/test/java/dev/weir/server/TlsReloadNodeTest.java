@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.EnvReader;
-import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.FakeClock;
@@ -31,14 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class TlsReloadNodeTest {
 
-  private static final WeirConfig CONFIG =
-      new WeirConfig(
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          1000,
-          "info");
-  private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
   private static final Duration YEAR = Duration.ofDays(365);
 
   @TempDir Path dir;
@@ -56,15 +48,6 @@ class TlsReloadNodeTest {
     }
   }
 
-  private Path[] writeIdentity(CertificateAuthority ca, String name) throws Exception {
-    CertificateAuthority.Identity identity = ca.issue(name, HOSTS, YEAR);
-    Path cert = dir.resolve(name + "-cert.pem");
-    Path key = dir.resolve(name + "-key.pem");
-    Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
-    Files.writeString(key, Pem.encode(identity.key()));
-    return new Path[] {cert, key};
-  }
-
   private void liveCheck(ChannelCredentials credentials) {
     ManagedChannel channel =
         Grpc.newChannelBuilderForAddress("127.0.0.1", node.grpcPort(), credentials).build();
@@ -80,8 +63,8 @@ class TlsReloadNodeTest {
     CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
     Path caFile = dir.resolve("ca.pem");
     Files.writeString(caFile, Pem.encode(ca.certificate()));
-    Path[] server = writeIdentity(ca, "server");
-    Path[] peer = writeIdentity(next, "peer");
+    Path[] server = PemFiles.writeIdentity(dir, ca, "server");
+    Path[] peer = PemFiles.writeIdentity(dir, next, "peer");
     node =
         WeirNode.builder(CONFIG)
             .ops(

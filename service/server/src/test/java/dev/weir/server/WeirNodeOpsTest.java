@@ -3,7 +3,6 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.CaffeineBucketStore;
@@ -38,13 +37,7 @@ import org.junit.jupiter.api.Test;
 
 class WeirNodeOpsTest {
 
-  private static final WeirConfig CONFIG =
-      new WeirConfig(
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          1000,
-          "info");
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
 
   private final FakeClock clock = new FakeClock();
   private final HttpClient http = HttpClient.newHttpClient();

@@ -31,13 +31,7 @@ import org.junit.jupiter.api.Test;
 
 class WeirNodeShutdownTest {
 
-  private static final WeirConfig CONFIG =
-      new WeirConfig(
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          new HostPort("127.0.0.1", 0),
-          1000,
-          "info");
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
 
   private final FakeClock clock = new FakeClock();
   private final CountDownLatch entered = new CountDownLatch(1);

@@ -42,13 +42,7 @@ class WeirNodeTest {
 
   @BeforeEach
   void start() throws Exception {
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", 0),
-            1000,
-            "info");
+    WeirConfig config = TestConfigs.loopback();
     node = WeirNode.builder(config).clock(clock).store(new InMemoryBucketStore(clock)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
   }
