@@ -8,10 +8,12 @@ import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.DnsSettings;
 import dev.weir.core.limiter.HealthStatus;
+import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -164,23 +166,64 @@ class JoinHealthTest {
   }
 
   @Test
-  void health_dnsNameNeverResolves_nodeJoinsAloneAndIsHealthy() throws Exception {
+  void health_selfAloneWhileDiscoveryFailsSinceStart_unhealthyWaitingForSource() throws Exception {
+    startMember();
+    discovery.problem = "etcd unreachable";
+
+    discovery.publish(Set.of(self));
+
+    HealthStatus health = member.health();
+    assertThat(health.healthy()).isFalse();
+    assertThat(health.message())
+        .isEqualTo(ClusterRateLimitService.WAITING_FOR_SOURCE + "|etcd unreachable");
+  }
+
+  @Test
+  void health_discoveryRecoversWithoutNewPeerSet_joinsAtNextCheck() throws Exception {
+    startMember();
+    discovery.problem = "etcd unreachable";
+    discovery.publish(Set.of(self));
+
+    discovery.problem = "";
+
+    assertThat(member.health().healthy()).isTrue();
+  }
+
+  @Test
+  void health_dnsNameResolvesOnlyLater_unhealthyUntilThenAndHealthyThroughLaterFailures()
+      throws Exception {
     ManualScheduler polls = new ManualScheduler();
     self = "127.0.0.1:" + WeirTest.freePort();
+    AtomicBoolean resolves = new AtomicBoolean();
     DnsDiscovery dns =
         new DnsDiscovery(
             new DnsSettings(List.of("weir-peers.weir.svc"), Duration.ofSeconds(5)),
             self,
             host -> {
-              throw new UnknownHostException(host + ": Name or service not known");
+              if (!resolves.get()) {
+                throw new UnknownHostException(host + ": Name or service not known");
+              }
+              return List.of(InetAddress.getByName("127.0.0.1"));
             },
             polls);
     member = Weir.builder().advertiseAddress(self).discovery(dns).start();
     polls.advance(Duration.ofSeconds(30));
+    HealthStatus beforeResolving = member.health();
 
-    HealthStatus health = member.health();
-    assertThat(health.healthy()).isTrue();
-    assertThat(health.peers()).containsExactly(self);
-    assertThat(health.message()).startsWith("DNS lookup of weir-peers.weir.svc failed");
+    resolves.set(true);
+    polls.advance(Duration.ofSeconds(5));
+    HealthStatus resolved = member.health();
+    resolves.set(false);
+    polls.advance(Duration.ofSeconds(5));
+    HealthStatus failingAgain = member.health();
+
+    assertThat(beforeResolving.healthy()).isFalse();
+    assertThat(beforeResolving.peers()).containsExactly(self);
+    assertThat(beforeResolving.message())
+        .startsWith(ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
+    assertThat(resolved.healthy()).isTrue();
+    assertThat(resolved.message()).isEmpty();
+    assertThat(failingAgain.healthy()).isTrue();
+    assertThat(failingAgain.message()).startsWith("DNS lookup of weir-peers.weir.svc failed");
   }
 }

@@ -41,6 +41,13 @@ public final class ClusterRateLimitService implements RateLimitService {
   public static final String WAITING_FOR_DISCOVERY =
       "waiting for peer discovery: no peer list including this instance has been applied yet";
 
+  /**
+   * The health message of a node whose peer list contains it but whose discovery has not yet
+   * reached its source (so the list is discovery's stand-in: this node alone, or the last peers).
+   */
+  public static final String WAITING_FOR_SOURCE =
+      "waiting for peer discovery: its source has not answered yet";
+
   /** The health message of a joined node that a later peer list left out, as Gubernator words it. */
   public static final String NOT_FOUND_IN_PEER_LIST = "this instance is not found in the peer list";
 
@@ -130,38 +137,57 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Notes that the ring became {@code after}: any change means discovery applied a peer list, so
-   * health stops reporting {@link #WAITING_FOR_DISCOVERY}, and the first ring that contains this
-   * node joins it; register it as a {@link Membership.RingListener}.
+   * health stops reporting {@link #WAITING_FOR_DISCOVERY}, and a ring that contains this node joins
+   * it once discovery reports no problem; register it as a {@link Membership.RingListener}.
    */
   public void ringChanged(HashRing before, HashRing after) {
     peersApplied = true;
-    if (!joined && after.contains(self)) {
+    joinIfReady(after);
+  }
+
+  /**
+   * Returns whether this node has joined: a ring containing it was in place while discovery
+   * reported no problem, so the peers came from discovery's source, not from its stand-in list.
+   */
+  public boolean joined() {
+    return joined;
+  }
+
+  private void joinIfReady(HashRing current) {
+    if (!joined && current.contains(self) && discoveryProblem().isEmpty()) {
       joined = true;
     }
   }
 
-  /** Returns whether a ring containing this node has been applied. */
-  public boolean joined() {
-    return joined;
+  private String discoveryProblem() {
+    return discovery == null ? "" : discovery.problem();
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>Unhealthy, with the problems joined by {@code |}, while no peer list has been applied yet
-   * ({@link #WAITING_FOR_DISCOVERY}), while the applied lists lack this node ({@link
-   * #notInPeerList}), when a ring after joining lacks this node ({@link #NOT_FOUND_IN_PEER_LIST}),
-   * or when a peer on the ring failed recently. A discovery problem is appended to the message but
-   * does not make the node unhealthy: discovery keeps the last peers while it is degraded, and a
-   * readiness probe that failed on it could keep every pod of a DNS-discovered cluster unready, and
-   * so unresolvable, for ever.
+   * <p>Unhealthy, with the problems joined by {@code |}, until the node has {@linkplain #joined()
+   * joined}: while no peer list has been applied yet ({@link #WAITING_FOR_DISCOVERY}), while the
+   * applied lists lack this node ({@link #notInPeerList}), or while discovery has not reached its
+   * source ({@link #WAITING_FOR_SOURCE}: etcd, the API server or DNS failing since start-up, so the
+   * node would otherwise serve alone); after joining, when a ring lacks this node ({@link
+   * #NOT_FOUND_IN_PEER_LIST}); and when a peer on the ring failed recently. After joining, a
+   * discovery problem is appended to the message but does not make the node unhealthy: discovery
+   * keeps the last peers while it is degraded, as Gubernator's health ignores discovery.
    */
   @Override
   public HealthStatus health() {
     HashRing current = ring.get();
+    joinIfReady(current);
     List<String> problems = new ArrayList<>();
     if (!joined) {
-      problems.add(peersApplied ? notInPeerList(self, current.peers()) : WAITING_FOR_DISCOVERY);
+      if (!peersApplied) {
+        problems.add(WAITING_FOR_DISCOVERY);
+      } else if (!current.contains(self)) {
+        problems.add(notInPeerList(self, current.peers()));
+      } else {
+        problems.add(WAITING_FOR_SOURCE);
+      }
     } else if (!current.contains(self)) {
       problems.add(NOT_FOUND_IN_PEER_LIST);
     }
@@ -173,7 +199,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           }
         });
     boolean healthy = problems.isEmpty();
-    String discoveryProblem = discovery == null ? "" : discovery.problem();
+    String discoveryProblem = discoveryProblem();
     if (!discoveryProblem.isEmpty()) {
       problems.add(discoveryProblem);
     }

@@ -243,8 +243,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
       }
       problem = "";
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
-      deliver();
       fail(id, describe(e));
+      deliver();
     }
   }
 

@@ -69,6 +69,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private Set<String> delivered = Set.of();
   private SharedIndexInformer<? extends HasMetadata> informer;
   private volatile String lastError = "";
+  private volatile boolean running;
   private ScheduledFuture<?> watchCheck;
   private int checksDown;
   private long failuresWhenLastUp = -1;
@@ -129,6 +130,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   @Override
   public synchronized void start(Consumer<Set<String>> listener) {
     this.listener = listener;
+    running = true;
     deliver(Set.of());
     if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
       SharedIndexInformer<Pod> pods =
@@ -222,7 +224,10 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     synchronized (this) {
       inf = informer;
     }
-    if (inf == null || inf.isWatching()) {
+    if (inf == null) {
+      return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
+    }
+    if (inf.isWatching()) {
       return "";
     }
     String why = lastError.isEmpty() ? "not established yet" : lastError;
@@ -236,6 +241,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     synchronized (this) {
       inf = informer;
       informer = null;
+      running = false;
       listener = peers -> {};
       if (watchCheck != null) {
         watchCheck.cancel(false);

@@ -19,7 +19,9 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -64,6 +66,23 @@ class KubernetesDiscoveryErrorsTest {
 
     assertThat(dispatcher.served.get()).isEqualTo(2);
     assertThat(metrics.events()).containsExactly(ERROR, ERROR);
+  }
+
+  @Test
+  void start_listFailing_selfAloneDeliveredWhileProblemReported() throws Exception {
+    startServer();
+    dispatcher.failLists.set(Integer.MAX_VALUE);
+    Config config = new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + server.getPort()).build();
+    client = new KubernetesClientBuilder().withConfig(config).build();
+    discovery =
+        new KubernetesDiscovery(
+            client, false, KubernetesDiscoveryTest.slicesSettings(), "x:1", metrics, scheduler);
+    List<String> problemsAtDelivery = new ArrayList<>();
+
+    discovery.start(peers -> problemsAtDelivery.add(discovery.problem()));
+
+    assertThat(problemsAtDelivery).singleElement().asString().contains("watch is starting");
+    assertThat(discovery.problem()).isNotEmpty();
   }
 
   @Test
