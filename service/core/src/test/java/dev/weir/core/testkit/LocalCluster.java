@@ -144,6 +144,14 @@ public final class LocalCluster implements AutoCloseable {
    * (empty store) starts on the same address and joins through static discovery of every node.
    */
   public Node restart(Node node) {
+    return restart(node, fresh -> {});
+  }
+
+  /**
+   * Restarts {@code node} as {@link #restart(Node)} does, running {@code beforeJoin} with the fresh
+   * member after its server started and before it joins (to install hooks on it).
+   */
+  public Node restart(Node node, java.util.function.Consumer<Node> beforeJoin) {
     node.cluster().leave(Duration.ofSeconds(5));
     node.server().shutdownNow();
     awaitTermination(node.server());
@@ -152,6 +160,7 @@ public final class LocalCluster implements AutoCloseable {
     nodes.set(index, fresh);
     Set<String> peers = new TreeSet<>();
     nodes.forEach(n -> peers.add(n.address()));
+    beforeJoin.accept(fresh);
     try {
       fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
     } catch (Exception e) {
@@ -329,6 +338,11 @@ public final class LocalCluster implements AutoCloseable {
     public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
       beforeAcceptBuckets.run();
       return target.acceptBuckets(buckets, from);
+    }
+
+    @Override
+    public void prepareReturn(String address) {
+      target.prepareReturn(address);
     }
 
     @Override
