@@ -142,30 +142,23 @@ public final class LocalCluster implements AutoCloseable {
   /**
    * Restarts {@code node} as SIGTERM and a new process would: it leaves gracefully, then a fresh member
    * (empty store) starts on the same address and joins through static discovery of every node.
+   * {@link #node} returns the old member until the join completed, as the server opens its front
+   * doors only after joining.
    */
   public Node restart(Node node) {
-    return restart(node, fresh -> {});
-  }
-
-  /**
-   * Restarts {@code node} as {@link #restart(Node)} does, running {@code beforeJoin} with the fresh
-   * member after its server started and before it joins (to install hooks on it).
-   */
-  public Node restart(Node node, java.util.function.Consumer<Node> beforeJoin) {
     node.cluster().leave(Duration.ofSeconds(5));
     node.server().shutdownNow();
     awaitTermination(node.server());
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
-    nodes.set(index, fresh);
     Set<String> peers = new TreeSet<>();
     nodes.forEach(n -> peers.add(n.address()));
-    beforeJoin.accept(fresh);
     try {
       fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
+    nodes.set(index, fresh);
     return fresh;
   }
 
