@@ -197,9 +197,22 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   @Override
   public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-    int n = handOff.accept(buckets);
+    int n = handOff.accept(buckets, from);
     LOG.info("accepted {} of {} buckets from {}", n, buckets.size(), from);
     return n;
+  }
+
+  /**
+   * Copies to {@code address}, which is about to announce its return, the buckets it will own once
+   * back on this node's ring, keeping them here; answers once the copies were acknowledged or failed.
+   */
+  @Override
+  public void prepareReturn(String address) {
+    HashRing now = membership.ring();
+    HashRing back = membership.ringWithReturned(address);
+    if (settings.handoff() && !back.peers().equals(now.peers())) {
+      await(handOff.copy(now, back), handOffWait(), "copy to returning " + address);
+    }
   }
 
   /**
@@ -218,8 +231,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, tells
-   * every other peer this node is back so that they return its keys. Each notice has a deadline longer
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, first
+   * asks every other peer to copy it the buckets it will own (so it has the counts before any peer
+   * routes to it), then tells every peer it is back so that they hand its keys over and route to it.
+   * Each notice has a deadline longer
    * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
    * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
    * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
@@ -227,6 +242,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(membership);
     if (settings.handoff()) {
+      List<CompletableFuture<Void>> copies = new ArrayList<>();
+      for (String peer : membership.ring().peers()) {
+        if (!peer.equals(self)) {
+          copies.add(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())));
+        }
+      }
+      await(
+          CompletableFuture.allOf(copies.toArray(new CompletableFuture<?>[0])),
+          returnNoticeDeadline(),
+          "return copy request");
       List<CompletableFuture<Void>> first = new ArrayList<>();
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
@@ -271,9 +296,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, tells every other peer this node
-   * is leaving, then takes itself off its own ring (so its buckets go to their next owners and later
-   * requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
+   * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
+   * next owners (keeping them and answering meanwhile), tells every other peer this node is leaving,
+   * then takes itself off its own ring (so what changed since the copies goes to the next owners and
+   * later requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
    * hits and broadcasts queued meanwhile (requests keep arriving until the listeners stop) and closes
    * the peer clients. GLOBAL hits queued after that are dropped with a logged error.
    */
@@ -284,6 +310,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     closed = true;
     global.close();
     if (settings.handoff()) {
+      HashRing ring = membership.ring();
+      await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       announceToAll(true, wait);
       membership.departed(self);
       await(handOff.pending(), wait, "hand-off on shutdown");

@@ -108,6 +108,21 @@ public final class Membership implements Consumer<Set<String>> {
     rebuild();
   }
 
+  /**
+   * Returns the ring {@link #returned(String) returned(address)} would make, without changing
+   * anything.
+   */
+  public HashRing ringWithReturned(String address) {
+    synchronized (this) {
+      TreeSet<String> members = new TreeSet<>(discovered);
+      members.removeAll(departed.keySet());
+      if (discovered.contains(address)) {
+        members.add(address);
+      }
+      return ring.peers().equals(List.copyOf(members)) ? ring : ring.withPeers(members);
+    }
+  }
+
   /** Puts {@code address} back on the ring if discovery reports it. */
   public void returned(String address) {
     synchronized (this) {

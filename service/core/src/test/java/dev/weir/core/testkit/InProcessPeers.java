@@ -103,5 +103,8 @@ public final class InProcessPeers implements AutoCloseable {
 
     @Override
     public void announce(String address, boolean leaving) {}
+
+    @Override
+    public void prepareReturn(String address) {}
   }
 }

@@ -142,6 +142,8 @@ public final class LocalCluster implements AutoCloseable {
   /**
    * Restarts {@code node} as SIGTERM and a new process would: it leaves gracefully, then a fresh member
    * (empty store) starts on the same address and joins through static discovery of every node.
+   * {@link #node} returns the old member until the join completed, as the server opens its front
+   * doors only after joining.
    */
   public Node restart(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
@@ -149,7 +151,6 @@ public final class LocalCluster implements AutoCloseable {
     awaitTermination(node.server());
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
-    nodes.set(index, fresh);
     Set<String> peers = new TreeSet<>();
     nodes.forEach(n -> peers.add(n.address()));
     try {
@@ -157,6 +158,7 @@ public final class LocalCluster implements AutoCloseable {
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
+    nodes.set(index, fresh);
     return fresh;
   }
 
@@ -329,6 +331,11 @@ public final class LocalCluster implements AutoCloseable {
     public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
       beforeAcceptBuckets.run();
       return target.acceptBuckets(buckets, from);
+    }
+
+    @Override
+    public void prepareReturn(String address) {
+      target.prepareReturn(address);
     }
 
     @Override

@@ -6,10 +6,17 @@ import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SlidingWindowState;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.Status;
 
 /**
- * The rule that joins a handed-over bucket with the receiver's own copy of it: keep the more consumed
- * state, so a hand-off never grants hits that either side had already taken.
+ * The rules that join a handed-over bucket with the receiver's own copy of it.
+ *
+ * <p>{@link #addConsumedSince} applies when the receiver already merged an earlier snapshot of the
+ * same bucket from the same sender: the receiver's state then descends from that snapshot, so it
+ * takes on only the hits the sender recorded since it, and both sides' hits count. Otherwise {@link
+ * #moreConsumed} keeps the more consumed state, so a hand-off never grants hits that either side had
+ * already taken (the receiver's copy may be a GLOBAL copy of the sender's own state, which adding
+ * would count twice):
  *
  * <ul>
  *   <li>different algorithms: the receiver's state stays (it reflects the latest requests);
@@ -60,5 +67,80 @@ public final class BucketMerge {
           Math.max(e.expireAt(), i.expireAt()));
     }
     return existing;
+  }
+
+  /**
+   * Returns {@code existing} with the hits the sender recorded between its snapshots {@code previous}
+   * and {@code incoming} added at epoch millisecond {@code now}, or null when the three states do not
+   * describe the same window of the same algorithm (the caller then falls back to {@link
+   * #moreConsumed}). A null {@code existing} (the receiver's copy expired or was dropped) yields
+   * {@code incoming}. Token bucket: {@code remaining} drops by the sender's drop; leaky bucket: the
+   * tokens available at {@code now} drop by the sender's drop, credited at {@code now}; fixed and
+   * sliding window: each count grows by the sender's growth. Nothing drops below zero.
+   */
+  public static BucketState addConsumedSince(
+      BucketState existing, BucketState previous, BucketState incoming, long now) {
+    if (existing == null) {
+      return incoming;
+    }
+    if (existing instanceof TokenBucketState e
+        && previous instanceof TokenBucketState p
+        && incoming instanceof TokenBucketState i) {
+      if (e.createdAt() != p.createdAt() || i.createdAt() != p.createdAt()) {
+        return null;
+      }
+      long used = Math.max(0, p.remaining() - i.remaining());
+      return new TokenBucketState(
+          i.status() == Status.OVER_LIMIT ? Status.OVER_LIMIT : e.status(),
+          e.limit(),
+          e.duration(),
+          Math.max(0, e.remaining() - used),
+          e.createdAt(),
+          e.expireAt());
+    }
+    if (existing instanceof LeakyBucketState e
+        && previous instanceof LeakyBucketState p
+        && incoming instanceof LeakyBucketState i) {
+      long used =
+          Math.max(
+              0,
+              RateLimitEngine.leakyBucketAvailable(p, now)
+                  - RateLimitEngine.leakyBucketAvailable(i, now));
+      return new LeakyBucketState(
+          e.limit(),
+          e.duration(),
+          e.burst(),
+          Math.max(0, RateLimitEngine.leakyBucketAvailable(e, now) - used),
+          now,
+          Math.max(e.expireAt(), i.expireAt()));
+    }
+    if (existing instanceof FixedWindowState e
+        && previous instanceof FixedWindowState p
+        && incoming instanceof FixedWindowState i) {
+      if (e.windowStart() != p.windowStart() || i.windowStart() != p.windowStart()) {
+        return null;
+      }
+      return new FixedWindowState(
+          e.limit(),
+          e.duration(),
+          e.windowStart(),
+          e.count() + Math.max(0, i.count() - p.count()),
+          e.expireAt());
+    }
+    if (existing instanceof SlidingWindowState e
+        && previous instanceof SlidingWindowState p
+        && incoming instanceof SlidingWindowState i) {
+      if (e.windowStart() != p.windowStart() || i.windowStart() != p.windowStart()) {
+        return null;
+      }
+      return new SlidingWindowState(
+          e.limit(),
+          e.duration(),
+          e.windowStart(),
+          e.previousCount() + Math.max(0, i.previousCount() - p.previousCount()),
+          e.currentCount() + Math.max(0, i.currentCount() - p.currentCount()),
+          Math.max(e.expireAt(), i.expireAt()));
+    }
+    return null;
   }
 }

@@ -1,5 +1,7 @@
 package dev.weir.core.cluster.handoff;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
@@ -27,11 +29,18 @@ import org.slf4j.LoggerFactory;
  * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call) and removed
  * here once the owner acknowledged it, but only if unchanged since its snapshot: a bucket that took
  * hits meanwhile (requests routed on the old ring) is sent again, as it is now, up to {@link
- * #MAX_ROUNDS} times in all; the receiver's merge keeps the more consumed state. A failed call keeps
- * the buckets here. Shutdown is the ring
- * change that removes this node, so every bucket it owns goes to its next owner. The receiver merges each bucket with
- * {@link BucketMerge#moreConsumed}; expired buckets are dropped. Copies of GLOBAL buckets this node
- * does not own are never sent: their owner has the authoritative state.
+ * #MAX_ROUNDS} times in all. A failed call keeps the buckets here. Shutdown is the ring change that
+ * removes this node, so every bucket it owns goes to its next owner. Copies of GLOBAL buckets this
+ * node does not own are never sent: their owner has the authoritative state.
+ *
+ * <p>Before an announced change (this node leaving, or a peer returning) the buckets that will move
+ * are first {@link #copy copied} to their next owner while this node keeps them and keeps answering,
+ * so the next owner has the counts when peers start routing to it; the transfer after the ring change
+ * then carries only what changed since. The receiver remembers, per sender and key, the last snapshot
+ * it merged (for {@link #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} of them): a later snapshot of
+ * the same bucket from the same sender adds only the hits recorded since ({@link
+ * BucketMerge#addConsumedSince}), so hits taken on both sides while the change spreads all count; a
+ * first snapshot is merged with {@link BucketMerge#moreConsumed}. Expired buckets are dropped.
  */
 public final class HandOff {
 
@@ -41,6 +50,12 @@ public final class HandOff {
   /** How many times one bucket is sent when the old owner keeps recording hits on it meanwhile. */
   static final int MAX_ROUNDS = 3;
 
+  /** How long the receiver remembers the last snapshot it merged per sender and key. */
+  public static final Duration LINEAGE_TTL = Duration.ofSeconds(60);
+
+  /** How many (sender, key) snapshots the receiver remembers at most. */
+  public static final long LINEAGE_LIMIT = 100_000;
+
   private final String self;
   private final BucketStore store;
   private final PeerClientPool peers;
@@ -48,6 +63,7 @@ public final class HandOff {
   private final Duration timeout;
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
+  private final Cache<String, BucketState> lineage;
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
 
   /** Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout}. */
@@ -58,6 +74,12 @@ public final class HandOff {
     this.peers = peers;
     this.clock = clock;
     this.timeout = timeout;
+    this.lineage =
+        Caffeine.newBuilder()
+            .ticker(clock::monotonicNanos)
+            .expireAfterWrite(LINEAGE_TTL)
+            .maximumSize(LINEAGE_LIMIT)
+            .build();
   }
 
   /**
@@ -78,8 +100,45 @@ public final class HandOff {
     return pending;
   }
 
-  /** Merges {@code buckets} into the store; returns how many live ones were stored. */
-  public int accept(List<BucketSnapshot> buckets) {
+  /**
+   * Copies to their owner on {@code after} the live buckets this node owns on {@code before} and will
+   * not own on {@code after}, keeping them here; completes when every copy was acknowledged or failed.
+   */
+  public CompletableFuture<Void> copy(HashRing before, HashRing after) {
+    if (!before.contains(self) || after.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    moving(before, after)
+        .forEach(
+            (owner, handed) -> {
+              for (int i = 0; i < handed.size(); i += CHUNK) {
+                List<BucketSnapshot> chunk =
+                    handed.subList(i, Math.min(handed.size(), i + CHUNK)).stream()
+                        .map(h -> PeerProtos.toSnapshot(h.key, h.state))
+                        .toList();
+                calls.add(
+                    peers
+                        .call(owner, c -> c.transferBuckets(chunk, self, timeout))
+                        .handle(
+                            (accepted, error) -> {
+                              if (error != null) {
+                                LOG.warn("copy of {} buckets to {} failed: {}", chunk.size(), owner, error.getMessage());
+                              } else {
+                                LOG.info("copied {} buckets to {}", chunk.size(), owner);
+                              }
+                              return null;
+                            }));
+              }
+            });
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+  }
+
+  /**
+   * Merges {@code buckets} sent by {@code from} into the store; returns how many live ones were
+   * stored.
+   */
+  public int accept(List<BucketSnapshot> buckets, String from) {
     long now = clock.wallMillis();
     int stored = 0;
     for (BucketSnapshot b : buckets) {
@@ -88,9 +147,17 @@ public final class HandOff {
         continue;
       }
       BucketState incoming = state.get();
+      String line = from + "\n" + b.getKey();
       store.update(
           b.getKey(),
-          prior -> new Decision(BucketMerge.moreConsumed(prior, incoming, now), MERGED));
+          prior -> {
+            BucketState previous = lineage.getIfPresent(line);
+            BucketState merged =
+                previous == null ? null : BucketMerge.addConsumedSince(prior, previous, incoming, now);
+            lineage.put(line, incoming);
+            return new Decision(
+                merged != null ? merged : BucketMerge.moreConsumed(prior, incoming, now), MERGED);
+          });
       stored++;
     }
     received.addAndGet(stored);
@@ -108,6 +175,19 @@ public final class HandOff {
   }
 
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    moving(from, to)
+        .forEach(
+            (owner, handed) -> {
+              for (int i = 0; i < handed.size(); i += CHUNK) {
+                calls.add(transfer(owner, handed.subList(i, Math.min(handed.size(), i + CHUNK)), 0));
+              }
+            });
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+  }
+
+  // The live buckets this node owns on from and does not own on to, by their owner on to.
+  private Map<String, List<Handed>> moving(HashRing from, HashRing to) {
     Map<String, List<Handed>> byOwner = new HashMap<>();
     long now = clock.wallMillis();
     store.forEach(
@@ -120,14 +200,7 @@ public final class HandOff {
             byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state));
           }
         });
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
-    byOwner.forEach(
-        (owner, handed) -> {
-          for (int i = 0; i < handed.size(); i += CHUNK) {
-            calls.add(transfer(owner, handed.subList(i, Math.min(handed.size(), i + CHUNK)), 0));
-          }
-        });
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+    return byOwner;
   }
 
   // After the ack, drops each bucket only if unchanged since its snapshot; changed ones go again.

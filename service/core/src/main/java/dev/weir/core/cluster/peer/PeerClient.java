@@ -155,6 +155,21 @@ public final class PeerClient implements AutoCloseable {
     return wrap(call, "announcing to", false).thenApply(r -> null);
   }
 
+  /**
+   * Asks this peer to copy {@code self}, about to announce its return, the buckets it will own
+   * (Weir's {@code Announce} with {@code prepare_return}); completes when the peer answered.
+   */
+  public CompletableFuture<Void> prepareReturn(String self, Duration timeout) {
+    CompletableFuture<AnnounceResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .announce(
+                    AnnounceReq.newBuilder().setAddress(self).setPrepareReturn(true).build(),
+                    observer(call)));
+    return wrap(call, "asking for a copy from", false).thenApply(r -> null);
+  }
+
   /** Returns the last failure's message if it happened within {@link #ERROR_MEMORY}, else empty. */
   public String recentError() {
     RecentError e = lastError.get();

@@ -23,4 +23,10 @@ public interface PeerHandler {
 
   /** Records that the node at {@code address} is leaving ({@code true}) or back ({@code false}). */
   void announce(String address, boolean leaving);
+
+  /**
+   * Copies to the node at {@code address}, which is about to announce its return, the buckets it will
+   * own once back, without changing the ring; returns once the copies were sent.
+   */
+  void prepareReturn(String address);
 }

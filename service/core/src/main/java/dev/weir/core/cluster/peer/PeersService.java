@@ -77,7 +77,11 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   @Override
   public void announce(AnnounceReq request, StreamObserver<AnnounceResp> observer) {
     try {
-      handler.announce(request.getAddress(), request.getLeaving());
+      if (request.getPrepareReturn()) {
+        handler.prepareReturn(request.getAddress());
+      } else {
+        handler.announce(request.getAddress(), request.getLeaving());
+      }
       observer.onNext(AnnounceResp.getDefaultInstance());
       observer.onCompleted();
     } catch (RuntimeException e) {

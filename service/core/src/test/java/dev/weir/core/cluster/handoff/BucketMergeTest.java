@@ -99,4 +99,80 @@ class BucketMergeTest {
     TokenBucketState theirs = new TokenBucketState(Status.OVER_LIMIT, 10, 1000, 0, 0, 1000);
     assertThat(BucketMerge.moreConsumed(mine, theirs, NOW)).isSameAs(mine);
   }
+
+  @Test
+  void addConsumedSince_tokenBucketSameWindow_sendersNewHitsSubtracted() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 7, 0, 1000);
+    TokenBucketState receiverAfterOwnHit = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 6, 0, 1000);
+    TokenBucketState senderAfterTwoHits = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 5, 0, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiverAfterOwnHit, copied, senderAfterTwoHits, NOW))
+        .isEqualTo(new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 4, 0, 1000));
+  }
+
+  @Test
+  void addConsumedSince_tokenBucketSenderDrained_neverBelowZero() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
+    TokenBucketState receiver = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 1, 0, 1000);
+    TokenBucketState sender = new TokenBucketState(Status.OVER_LIMIT, 10, 1000, 0, 0, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW))
+        .isEqualTo(new TokenBucketState(Status.OVER_LIMIT, 10, 1000, 0, 0, 1000));
+  }
+
+  @Test
+  void addConsumedSince_tokenBucketSenderStartedNewWindow_notApplicable() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
+    TokenBucketState receiver = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 1, 0, 1000);
+    TokenBucketState sender = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 9, 1000, 2000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW)).isNull();
+  }
+
+  @Test
+  void addConsumedSince_noExisting_incomingKept() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
+    TokenBucketState sender = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 1, 0, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(null, copied, sender, NOW)).isSameAs(sender);
+  }
+
+  @Test
+  void addConsumedSince_differentAlgorithms_notApplicable() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
+    FixedWindowState receiver = new FixedWindowState(10, 1000, 0, 3, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, copied, NOW)).isNull();
+  }
+
+  @Test
+  void addConsumedSince_fixedWindowSameWindow_countsAdded() {
+    FixedWindowState copied = new FixedWindowState(10, 1000, 0, 3, 1000);
+    FixedWindowState receiver = new FixedWindowState(10, 1000, 0, 4, 1000);
+    FixedWindowState sender = new FixedWindowState(10, 1000, 0, 5, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW))
+        .isEqualTo(new FixedWindowState(10, 1000, 0, 6, 1000));
+  }
+
+  @Test
+  void addConsumedSince_slidingWindowSameWindow_eachCountAdded() {
+    SlidingWindowState copied = new SlidingWindowState(10, 1000, 0, 2, 3, 2000);
+    SlidingWindowState receiver = new SlidingWindowState(10, 1000, 0, 2, 4, 2000);
+    SlidingWindowState sender = new SlidingWindowState(10, 1000, 0, 2, 6, 2000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW))
+        .isEqualTo(new SlidingWindowState(10, 1000, 0, 2, 7, 2000));
+  }
+
+  @Test
+  void addConsumedSince_leakyBucket_sendersDropTakenFromTokensNow() {
+    // 10 tokens per 10 s: one per second; at 1 s each state below has leaked back one token.
+    LeakyBucketState copied = new LeakyBucketState(10, 10_000, 10, 6, 0, 20_001);
+    LeakyBucketState receiver = new LeakyBucketState(10, 10_000, 10, 5, 0, 20_001);
+    LeakyBucketState sender = new LeakyBucketState(10, 10_000, 10, 4, 0, 20_001);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, 1_000))
+        .isEqualTo(new LeakyBucketState(10, 10_000, 10, 4, 1_000, 20_001));
+  }
 }

@@ -56,6 +56,9 @@ class PeersServiceTest {
 
         @Override
         public void announce(String address, boolean leaving) {}
+
+        @Override
+        public void prepareReturn(String address) {}
       };
 
   @BeforeEach
