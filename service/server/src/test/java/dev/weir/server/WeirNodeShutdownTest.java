@@ -9,6 +9,7 @@ import dev.weir.core.engine.Decision;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.tls.TlsSettings;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
 class WeirNodeShutdownTest {
 
   private static final WeirConfig CONFIG = TestConfigs.loopback();
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final FakeClock clock = new FakeClock();
   private final CountDownLatch entered = new CountDownLatch(1);
@@ -128,12 +130,8 @@ class WeirNodeShutdownTest {
 
     Thread closing = new Thread(node::close, "test-close");
     closing.start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!refusesConnections(status) && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    Await.until(WAIT, () -> refusesConnections(status), "the status port refuses connections");
 
-    assertThat(refusesConnections(status)).isTrue();
     assertThat(inFlight).isNotDone();
     assertThat(closing.isAlive()).isTrue();
     release.countDown();
