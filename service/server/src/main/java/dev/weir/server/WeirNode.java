@@ -545,9 +545,10 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the HTTP listener, the status listener and the member (with the gRPC listener) in
-   * parallel, each waiting up to {@code grace} (the status listener at most {@value
-   * #STATUS_GRACE_MILLIS} ms) for its calls in flight.
+   * Stops the HTTP listener, the status listener and the gRPC listener in parallel, each waiting
+   * up to {@code grace} (the status listener at most {@value #STATUS_GRACE_MILLIS} ms) for its
+   * calls in flight, and only then closes the member: an HTTP call still draining needs the
+   * member's timers (GLOBAL checks schedule their broadcasts on them).
    */
   private void stopListeners(Duration grace) {
     Thread httpStopper = stopper("weir-stop-http", () -> http.stop(grace));
@@ -556,12 +557,13 @@ public final class WeirNode implements AutoCloseable {
             ? null
             : stopper("weir-stop-status", () -> status.stop(min(grace, STATUS_GRACE)));
     try {
-      member.close(grace);
+      member.stopServer(grace);
     } finally {
       joinPromptly(httpStopper);
       if (statusStopper != null) {
         joinPromptly(statusStopper);
       }
+      member.close(Duration.ZERO);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.BucketState;
@@ -13,6 +14,8 @@ import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.tls.TlsSettings;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.Status;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -99,9 +102,7 @@ class WeirNodeShutdownTest {
     }
   }
 
-  @Test
-  void close_httpRequestInFlight_statusListenerClosesWithoutWaitingForHttpDrain()
-      throws Exception {
+  private void startNode() throws Exception {
     node =
         WeirNode.builder(CONFIG)
             .ops(
@@ -114,18 +115,30 @@ class WeirNodeShutdownTest {
             .clock(clock)
             .store(new BlockingStore())
             .start();
+  }
+
+  /** Sends a GetRateLimits request for the key {@code block}, which waits for {@link #release}. */
+  private CompletableFuture<HttpResponse<String>> sendBlocked(String behavior) {
+    return HttpClient.newHttpClient()
+        .sendAsync(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/GetRateLimits"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"block\",\"hits\":1,"
+                            + "\"limit\":5,\"duration\":60000,\"behavior\":\""
+                            + behavior
+                            + "\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void close_httpRequestInFlight_statusListenerClosesWithoutWaitingForHttpDrain()
+      throws Exception {
+    startNode();
     int status = node.statusPort().orElseThrow();
-    CompletableFuture<HttpResponse<String>> inFlight =
-        HttpClient.newHttpClient()
-            .sendAsync(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/GetRateLimits"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"block\",\"hits\":1,"
-                                + "\"limit\":5,\"duration\":60000}]}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("BATCHING");
     assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
 
     Thread closing = new Thread(node::close, "test-close");
@@ -139,5 +152,30 @@ class WeirNodeShutdownTest {
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).isFalse();
     assertThat(refusesConnections(node.httpPort())).isTrue();
+  }
+
+  @Test
+  void close_globalHttpRequestInFlight_answeredAfterGrpcListenerStopped() throws Exception {
+    startNode();
+    int grpc = node.grpcPort();
+    CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("GLOBAL");
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    Await.until(
+        WAIT,
+        () -> refusesConnections(grpc) && closing.getState() == Thread.State.WAITING,
+        "the gRPC port refuses connections and close() waits for the listeners to stop");
+    release.countDown();
+
+    HttpResponse<String> answer = inFlight.get(10, TimeUnit.SECONDS);
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    GetRateLimitsResp.Builder parsed = GetRateLimitsResp.newBuilder();
+    JsonFormat.parser().merge(answer.body(), parsed);
+    assertThat(parsed.getResponses(0).getError()).isEmpty();
+    assertThat(parsed.getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).isFalse();
   }
 }
