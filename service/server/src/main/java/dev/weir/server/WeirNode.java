@@ -571,8 +571,20 @@ public final class WeirNode implements AutoCloseable {
     return a.compareTo(b) <= 0 ? a : b;
   }
 
-  private static Thread stopper(String name, Runnable stop) {
-    Thread thread = new Thread(stop, name);
+  /**
+   * Starts a daemon thread named {@code name} that runs {@code stop}, logging a failure as a
+   * warning naming {@code name}.
+   */
+  static Thread stopper(String name, Runnable stop) {
+    Runnable logged =
+        () -> {
+          try {
+            stop.run();
+          } catch (RuntimeException e) {
+            LOG.warn("stopping {} failed", name, e);
+          }
+        };
+    Thread thread = new Thread(logged, name);
     thread.setDaemon(true);
     thread.start();
     return thread;

@@ -2,6 +2,10 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
@@ -32,6 +36,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class WeirNodeShutdownTest {
 
@@ -177,5 +182,28 @@ class WeirNodeShutdownTest {
     assertThat(parsed.getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).isFalse();
+  }
+
+  @Test
+  void stopper_stopThrows_logsWarningNamingIt() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(WeirNode.class);
+    ListAppender<ILoggingEvent> events = new ListAppender<>();
+    events.start();
+    logger.addAppender(events);
+    try {
+      WeirNode.stopper(
+              "weir-stop-test",
+              () -> {
+                throw new IllegalStateException("boom");
+              })
+          .join(TimeUnit.SECONDS.toMillis(10));
+    } finally {
+      logger.detachAppender(events);
+    }
+
+    assertThat(events.list).hasSize(1);
+    assertThat(events.list.get(0).getLevel()).isEqualTo(Level.WARN);
+    assertThat(events.list.get(0).getFormattedMessage()).isEqualTo("stopping weir-stop-test failed");
+    assertThat(events.list.get(0).getThrowableProxy().getMessage()).isEqualTo("boom");
   }
 }
