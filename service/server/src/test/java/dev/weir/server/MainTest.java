@@ -98,61 +98,30 @@ class MainTest {
     assertThat(stderr()).startsWith("WEIR_CACHE_SIZE='-1' is not valid");
   }
 
-  @Test
-  void run_grpcPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
+  @ParameterizedTest
+  @CsvSource({
+    "WEIR_GRPC_ADDRESS, gRPC",
+    "WEIR_HTTP_ADDRESS, HTTP",
+    "WEIR_STATUS_HTTP_ADDRESS, status"
+  })
+  void run_listenerPortInUse_exit1NamingListenerVariableAndCause(String variable, String listener)
+      throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:" + taken.getLocalPort(),
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      Map<String, String> env = new HashMap<>();
+      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      env.put(variable, "127.0.0.1:" + taken.getLocalPort());
 
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(1);
       assertThat(stderr())
           .isEqualTo(
-              "cannot bind the gRPC listener at WEIR_GRPC_ADDRESS=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
-                  + System.lineSeparator());
-    }
-  }
-
-  @Test
-  void run_httpPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
-
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-      assertThat(status).isEqualTo(1);
-      assertThat(stderr())
-          .isEqualTo(
-              "cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
-                  + System.lineSeparator());
-    }
-  }
-
-  @Test
-  void run_statusPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:0",
-              "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
-
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-      assertThat(status).isEqualTo(1);
-      assertThat(stderr())
-          .isEqualTo(
-              "cannot bind the status listener at WEIR_STATUS_HTTP_ADDRESS=127.0.0.1:"
+              "cannot bind the "
+                  + listener
+                  + " listener at "
+                  + variable
+                  + "=127.0.0.1:"
                   + taken.getLocalPort()
                   + ": Address already in use"
                   + System.lineSeparator());
