@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -12,6 +13,7 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.testkit.Await;
@@ -56,8 +58,11 @@ class WeirNodeShutdownTest {
     }
   }
 
-  /** A store whose updates of keys ending in {@code block} wait for {@link #release}. */
-  private final class BlockingStore implements BucketStore {
+  /**
+   * A store that holds requests in flight until {@link #release}: updates of keys ending in {@code
+   * block} wait, and so do scrapes of {@code /metrics}, which read its hit count.
+   */
+  private final class BlockingStore implements BucketStore, CacheStatistics {
     private final InMemoryBucketStore delegate = new InMemoryBucketStore(clock);
 
     @Override
@@ -96,6 +101,27 @@ class WeirNodeShutdownTest {
     @Override
     public long size() {
       return delegate.size();
+    }
+
+    @Override
+    public long hitCount() {
+      entered.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return 0;
+    }
+
+    @Override
+    public long missCount() {
+      return 0;
+    }
+
+    @Override
+    public long evictionCount() {
+      return 0;
     }
   }
 
@@ -182,6 +208,20 @@ class WeirNodeShutdownTest {
     assertThat(parsed.getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).isFalse();
+  }
+
+  @Test
+  void close_statusScrapeNeverCompletes_closesWithinStatusGraceNotDrainTimeout() throws Exception {
+    startNode();
+    HttpClient.newHttpClient()
+        .sendAsync(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + node.statusPort().orElseThrow() + "/metrics"))
+                .build(),
+            HttpResponse.BodyHandlers.discarding());
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    assertTimeoutPreemptively(Duration.ofSeconds(30), node::close);
   }
 
   @Test
