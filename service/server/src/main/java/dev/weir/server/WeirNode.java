@@ -512,7 +512,8 @@ public final class WeirNode implements AutoCloseable {
    * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
    * listeners stop taking new calls at once and wait, side by side, up to {@code
    * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
-   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled. So it takes at
+   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the cluster's
+   * timers and discovery stop only then, so the calls that drain are answered. So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
