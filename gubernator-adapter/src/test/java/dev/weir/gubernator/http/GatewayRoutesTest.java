@@ -16,6 +16,7 @@ import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.gubernator.FakeRateLimitService;
@@ -28,6 +29,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
@@ -346,12 +348,10 @@ class GatewayRoutesTest {
     CompletableFuture<HttpResponse<String>> working = postAsync(README_EXAMPLE);
     assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<HttpResponse<String>> waiting = postAsync(README_EXAMPLE);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value() < 1
-        && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
-    assertThat(registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value()).isEqualTo(1.0);
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value() == 1.0,
+        "the second request is queued");
 
     HttpResponse<String> live = get("/v1/LiveCheck");
     HttpResponse<String> health = get("/v1/HealthCheck");

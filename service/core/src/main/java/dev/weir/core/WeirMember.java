@@ -197,7 +197,8 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
-   * calls in flight before cancelling them.
+   * calls in flight before cancelling them. After {@link #stopServer} it only releases the timers
+   * and the discovery.
    */
   public synchronized void close(Duration serverGrace) {
     if (state == State.CLOSED) {
@@ -206,18 +207,40 @@ public final class WeirMember implements RateLimiter {
     leave();
     state = State.CLOSED;
     if (server != null) {
-      server.shutdown();
-      try {
-        if (!server.awaitTermination(serverGrace.toNanos(), TimeUnit.NANOSECONDS)) {
-          server.shutdownNow();
-        }
-      } catch (InterruptedException e) {
-        server.shutdownNow();
-        Thread.currentThread().interrupt();
-      }
+      stopGracefully(server, serverGrace);
     }
     scheduler.close();
     closeDiscovery();
+  }
+
+  /**
+   * Stops the gRPC server alone, waiting up to {@code grace} for the calls in flight before
+   * cancelling them; the timers and the discovery keep running, so checks that other listeners
+   * still answer through {@link #service()} (GLOBAL ones schedule their broadcasts) keep working
+   * until {@link #close(Duration)}. For composition roots that stop all their listeners side by
+   * side after {@link #leave()}; an interrupt cancels the calls at once and keeps the interrupt
+   * status. Does nothing before {@link #start()} or once the server has stopped.
+   */
+  public void stopServer(Duration grace) {
+    Server started;
+    synchronized (this) {
+      started = server;
+    }
+    if (started != null) {
+      stopGracefully(started, grace);
+    }
+  }
+
+  private static void stopGracefully(Server server, Duration grace) {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+        server.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void failed() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -18,8 +19,11 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -166,6 +170,32 @@ class WeirTest {
       assertThat(other.check(hit(key, 10).withHits(0)).join().remaining()).isEqualTo(7);
     }
     assertThat(other.health().peers()).containsExactly(other.advertiseAddress().toString());
+  }
+
+  @Test
+  void stopServer_thenGlobalCheck_answersUntilClose() throws Exception {
+    WeirMember member = Weir.builder().start();
+    int port = member.grpcPort();
+
+    member.stopServer(Duration.ofSeconds(5));
+    RateLimitResponse afterStop =
+        member
+            .check(
+                RateLimitRequest.builder("requests_per_sec", "account:1")
+                    .limit(5)
+                    .duration(600_000)
+                    .behavior(Behavior.GLOBAL)
+                    .build())
+            .join();
+    member.stopServer(Duration.ofSeconds(5));
+    member.close();
+
+    assertThat(afterStop.error()).isEmpty();
+    assertThat(afterStop.status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), port).close())
+        .isInstanceOf(IOException.class);
+    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+        .hasCauseInstanceOf(IllegalStateException.class);
   }
 
   @Test

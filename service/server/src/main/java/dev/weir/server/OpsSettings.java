@@ -84,33 +84,43 @@ record OpsSettings(
       new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
 
   /**
-   * Checks that the status listener does not take the HTTP or gRPC listener's port on the same
-   * host (a wildcard host overlaps every host); port 0 never clashes.
+   * Checks that no two listeners (HTTP, gRPC and, when set, status) take one port on the same host
+   * (a wildcard host overlaps every host); port 0 never clashes.
    *
    * @throws ConfigException naming both variables and their values
    */
-  void checkStatusPortFree(WeirConfig config) {
-    if (statusAddress.isEmpty()) {
-      return;
+  void checkPortsDistinct(WeirConfig config) {
+    if (statusAddress.isPresent()) {
+      HostPort status = statusAddress.get();
+      clash(STATUS_HTTP_ADDRESS, status, "status", WeirConfig.HTTP_ADDRESS, config.httpAddress());
+      clash(STATUS_HTTP_ADDRESS, status, "status", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
     }
-    HostPort status = statusAddress.get();
-    clash(status, WeirConfig.HTTP_ADDRESS, config.httpAddress());
-    clash(status, WeirConfig.GRPC_ADDRESS, config.grpcAddress());
+    clash(
+        WeirConfig.HTTP_ADDRESS,
+        config.httpAddress(),
+        "HTTP",
+        WeirConfig.GRPC_ADDRESS,
+        config.grpcAddress());
   }
 
-  private static void clash(HostPort status, EnvVar otherVariable, HostPort other) {
+  private static void clash(
+      EnvVar variable, HostPort address, String listener, EnvVar otherVariable, HostPort other) {
     boolean sameHost =
-        status.isWildcard() || other.isWildcard() || status.host().equalsIgnoreCase(other.host());
-    if (status.port() != 0 && status.port() == other.port() && sameHost) {
+        address.isWildcard()
+            || other.isWildcard()
+            || address.host().equalsIgnoreCase(other.host());
+    if (address.port() != 0 && address.port() == other.port() && sameHost) {
       throw new ConfigException(
-          STATUS_HTTP_ADDRESS.name()
+          variable.name()
               + "='"
-              + status
+              + address
               + "' is not valid: its port is taken by "
               + otherVariable.name()
               + "='"
               + other
-              + "'; give the status listener a port of its own");
+              + "'; give the "
+              + listener
+              + " listener a port of its own");
     }
   }
 

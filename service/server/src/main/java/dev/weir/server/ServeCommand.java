@@ -54,7 +54,7 @@ final class ServeCommand implements Command {
       discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
-      ops.checkStatusPortFree(config);
+      ops.checkPortsDistinct(config);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;

@@ -512,7 +512,8 @@ public final class WeirNode implements AutoCloseable {
    * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
    * listeners stop taking new calls at once and wait, side by side, up to {@code
    * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
-   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled. So it takes at
+   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the cluster's
+   * timers and discovery stop only then, so the calls that drain are answered. So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
@@ -545,9 +546,10 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the HTTP listener, the status listener and the member (with the gRPC listener) in
-   * parallel, each waiting up to {@code grace} (the status listener at most {@value
-   * #STATUS_GRACE_MILLIS} ms) for its calls in flight.
+   * Stops the HTTP listener, the status listener and the gRPC listener in parallel, each waiting
+   * up to {@code grace} (the status listener at most {@value #STATUS_GRACE_MILLIS} ms) for its
+   * calls in flight, and only then closes the member: an HTTP call still draining needs the
+   * member's timers (GLOBAL checks schedule their broadcasts on them).
    */
   private void stopListeners(Duration grace) {
     Thread httpStopper = stopper("weir-stop-http", () -> http.stop(grace));
@@ -556,12 +558,13 @@ public final class WeirNode implements AutoCloseable {
             ? null
             : stopper("weir-stop-status", () -> status.stop(min(grace, STATUS_GRACE)));
     try {
-      member.close(grace);
+      member.stopServer(grace);
     } finally {
       joinPromptly(httpStopper);
       if (statusStopper != null) {
         joinPromptly(statusStopper);
       }
+      member.close(Duration.ZERO);
     }
   }
 
@@ -569,8 +572,20 @@ public final class WeirNode implements AutoCloseable {
     return a.compareTo(b) <= 0 ? a : b;
   }
 
-  private static Thread stopper(String name, Runnable stop) {
-    Thread thread = new Thread(stop, name);
+  /**
+   * Starts a daemon thread named {@code name} that runs {@code stop}, logging a failure as a
+   * warning naming {@code name}.
+   */
+  static Thread stopper(String name, Runnable stop) {
+    Runnable logged =
+        () -> {
+          try {
+            stop.run();
+          } catch (RuntimeException e) {
+            LOG.warn("stopping {} failed", name, e);
+          }
+        };
+    Thread thread = new Thread(logged, name);
     thread.setDaemon(true);
     thread.start();
     return thread;

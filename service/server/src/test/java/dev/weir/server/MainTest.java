@@ -15,11 +15,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class MainTest {
 
@@ -95,104 +98,78 @@ class MainTest {
     assertThat(stderr()).startsWith("WEIR_CACHE_SIZE='-1' is not valid");
   }
 
-  @Test
-  void run_grpcPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
+  @ParameterizedTest
+  @CsvSource({
+    "WEIR_GRPC_ADDRESS, gRPC",
+    "WEIR_HTTP_ADDRESS, HTTP",
+    "WEIR_STATUS_HTTP_ADDRESS, status"
+  })
+  void run_listenerPortInUse_exit1NamingListenerVariableAndCause(String variable, String listener)
+      throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:" + taken.getLocalPort(),
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      Map<String, String> env = new HashMap<>();
+      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      env.put(variable, "127.0.0.1:" + taken.getLocalPort());
 
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(1);
       assertThat(stderr())
           .isEqualTo(
-              "cannot bind the gRPC listener at WEIR_GRPC_ADDRESS=127.0.0.1:"
+              "cannot bind the "
+                  + listener
+                  + " listener at "
+                  + variable
+                  + "=127.0.0.1:"
                   + taken.getLocalPort()
                   + ": Address already in use"
                   + System.lineSeparator());
     }
   }
 
-  @Test
-  void run_httpPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
+  @ParameterizedTest
+  @CsvSource({
+    "WEIR_STATUS_HTTP_ADDRESS, 127.0.0.1, status, WEIR_HTTP_ADDRESS, 0.0.0.0",
+    "WEIR_STATUS_HTTP_ADDRESS, 127.0.0.1, status, WEIR_GRPC_ADDRESS, 127.0.0.1",
+    "WEIR_HTTP_ADDRESS, 127.0.0.1, HTTP, WEIR_GRPC_ADDRESS, 0.0.0.0"
+  })
+  void run_twoListenersOnOnePort_exit2NamingBothVariables(
+      String variable, String host, String listener, String otherVariable, String otherHost)
+      throws Exception {
+    try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = held.getLocalPort();
+      Map<String, String> env = new HashMap<>();
+      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      env.put(variable, host + ":" + port);
+      env.put(otherVariable, otherHost + ":" + port);
 
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
-      assertThat(status).isEqualTo(1);
+      assertThat(status).isEqualTo(2);
       assertThat(stderr())
           .isEqualTo(
-              "cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
+              variable
+                  + "='"
+                  + host
+                  + ":"
+                  + port
+                  + "' is not valid: its port is taken by "
+                  + otherVariable
+                  + "='"
+                  + otherHost
+                  + ":"
+                  + port
+                  + "'; give the "
+                  + listener
+                  + " listener a port of its own"
                   + System.lineSeparator());
     }
   }
 
   @Test
-  void run_statusPortInUse_exit1NamingListenerVariableAndCause() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env =
-          Map.of(
-              "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
-              "WEIR_HTTP_ADDRESS", "127.0.0.1:0",
-              "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
-
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-      assertThat(status).isEqualTo(1);
-      assertThat(stderr())
-          .isEqualTo(
-              "cannot bind the status listener at WEIR_STATUS_HTTP_ADDRESS=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
-                  + System.lineSeparator());
-    }
-  }
-
-  @Test
-  void run_statusPortEqualsHttpPort_exit2NamingBothVariables() throws Exception {
-    int status =
-        run(
-            List.of(),
-            Map.of(
-                "WEIR_HTTP_ADDRESS", "0.0.0.0:18080",
-                "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:18080"));
-
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr())
-        .isEqualTo(
-            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:18080' is not valid: its port is taken by"
-                + " WEIR_HTTP_ADDRESS='0.0.0.0:18080'; give the status listener a port of its own"
-                + System.lineSeparator());
-  }
-
-  @Test
-  void run_statusPortEqualsGrpcPort_exit2NamingBothVariables() throws Exception {
-    int status =
-        run(
-            List.of(),
-            Map.of(
-                "WEIR_GRPC_ADDRESS", "127.0.0.1:18081",
-                "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:18081"));
-
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr())
-        .isEqualTo(
-            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:18081' is not valid: its port is taken by"
-                + " WEIR_GRPC_ADDRESS='127.0.0.1:18081'; give the status listener a port of its"
-                + " own"
-                + System.lineSeparator());
-  }
-
-  @Test
-  void checkStatusPortFree_portZeroOtherHostOrOtherPort_accepted() {
+  void checkPortsDistinct_portZeroOtherHostOrOtherPort_accepted() {
     WeirConfig config =
         new WeirConfig(
             new HostPort("10.0.0.1", 1051),
@@ -204,7 +181,31 @@ class MainTest {
     for (String status : List.of("10.0.0.1:0", "10.0.0.2:1050", "0.0.0.0:1052")) {
       OpsSettings ops =
           OpsSettings.from(new EnvReader(Map.of("WEIR_STATUS_HTTP_ADDRESS", status)));
-      assertThatCode(() -> ops.checkStatusPortFree(config)).as(status).doesNotThrowAnyException();
+      assertThatCode(() -> ops.checkPortsDistinct(config)).as(status).doesNotThrowAnyException();
+    }
+  }
+
+  @Test
+  void checkPortsDistinct_httpAndGrpcOnPortZeroOrOtherHosts_accepted() {
+    List<WeirConfig> configs =
+        List.of(
+            new WeirConfig(
+                new HostPort("0.0.0.0", 0),
+                new HostPort("0.0.0.0", 0),
+                new HostPort("10.0.0.1", 1051),
+                1000,
+                "info"),
+            new WeirConfig(
+                new HostPort("10.0.0.1", 1051),
+                new HostPort("10.0.0.2", 1051),
+                new HostPort("10.0.0.1", 1051),
+                1000,
+                "info"));
+
+    for (WeirConfig config : configs) {
+      assertThatCode(() -> OpsSettings.DEFAULTS.checkPortsDistinct(config))
+          .as(config.toString())
+          .doesNotThrowAnyException();
     }
   }
 

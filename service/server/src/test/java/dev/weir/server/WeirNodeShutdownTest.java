@@ -1,17 +1,27 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.tls.TlsSettings;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.Status;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -28,10 +38,12 @@ import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class WeirNodeShutdownTest {
 
   private static final WeirConfig CONFIG = TestConfigs.loopback();
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final FakeClock clock = new FakeClock();
   private final CountDownLatch entered = new CountDownLatch(1);
@@ -46,8 +58,11 @@ class WeirNodeShutdownTest {
     }
   }
 
-  /** A store whose updates of keys ending in {@code block} wait for {@link #release}. */
-  private final class BlockingStore implements BucketStore {
+  /**
+   * A store that holds requests in flight until {@link #release}: updates of keys ending in {@code
+   * block} wait, and so do scrapes of {@code /metrics}, which read its hit count.
+   */
+  private final class BlockingStore implements BucketStore, CacheStatistics {
     private final InMemoryBucketStore delegate = new InMemoryBucketStore(clock);
 
     @Override
@@ -87,6 +102,27 @@ class WeirNodeShutdownTest {
     public long size() {
       return delegate.size();
     }
+
+    @Override
+    public long hitCount() {
+      entered.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return 0;
+    }
+
+    @Override
+    public long missCount() {
+      return 0;
+    }
+
+    @Override
+    public long evictionCount() {
+      return 0;
+    }
   }
 
   private static boolean refusesConnections(int port) {
@@ -97,9 +133,7 @@ class WeirNodeShutdownTest {
     }
   }
 
-  @Test
-  void close_httpRequestInFlight_statusListenerClosesWithoutWaitingForHttpDrain()
-      throws Exception {
+  private void startNode() throws Exception {
     node =
         WeirNode.builder(CONFIG)
             .ops(
@@ -112,28 +146,36 @@ class WeirNodeShutdownTest {
             .clock(clock)
             .store(new BlockingStore())
             .start();
+  }
+
+  /** Sends a GetRateLimits request for the key {@code block}, which waits for {@link #release}. */
+  private CompletableFuture<HttpResponse<String>> sendBlocked(String behavior) {
+    return HttpClient.newHttpClient()
+        .sendAsync(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/GetRateLimits"))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"block\",\"hits\":1,"
+                            + "\"limit\":5,\"duration\":60000,\"behavior\":\""
+                            + behavior
+                            + "\"}]}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void close_httpRequestInFlight_statusListenerClosesWithoutWaitingForHttpDrain()
+      throws Exception {
+    startNode();
     int status = node.statusPort().orElseThrow();
-    CompletableFuture<HttpResponse<String>> inFlight =
-        HttpClient.newHttpClient()
-            .sendAsync(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/GetRateLimits"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"block\",\"hits\":1,"
-                                + "\"limit\":5,\"duration\":60000}]}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("BATCHING");
     assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
 
     Thread closing = new Thread(node::close, "test-close");
     closing.start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!refusesConnections(status) && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
+    Await.until(WAIT, () -> refusesConnections(status), "the status port refuses connections");
 
-    assertThat(refusesConnections(status)).isTrue();
     assertThat(inFlight).isNotDone();
     assertThat(closing.isAlive()).isTrue();
     release.countDown();
@@ -141,5 +183,67 @@ class WeirNodeShutdownTest {
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).isFalse();
     assertThat(refusesConnections(node.httpPort())).isTrue();
+  }
+
+  @Test
+  void close_globalHttpRequestInFlight_answeredAfterGrpcListenerStopped() throws Exception {
+    startNode();
+    int grpc = node.grpcPort();
+    CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("GLOBAL");
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    Await.until(
+        WAIT,
+        () -> refusesConnections(grpc) && closing.getState() == Thread.State.WAITING,
+        "the gRPC port refuses connections and close() waits for the listeners to stop");
+    release.countDown();
+
+    HttpResponse<String> answer = inFlight.get(10, TimeUnit.SECONDS);
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    GetRateLimitsResp.Builder parsed = GetRateLimitsResp.newBuilder();
+    JsonFormat.parser().merge(answer.body(), parsed);
+    assertThat(parsed.getResponses(0).getError()).isEmpty();
+    assertThat(parsed.getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).isFalse();
+  }
+
+  @Test
+  void close_statusScrapeNeverCompletes_closesWithinStatusGraceNotDrainTimeout() throws Exception {
+    startNode();
+    HttpClient.newHttpClient()
+        .sendAsync(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + node.statusPort().orElseThrow() + "/metrics"))
+                .build(),
+            HttpResponse.BodyHandlers.discarding());
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    assertTimeoutPreemptively(Duration.ofSeconds(30), node::close);
+  }
+
+  @Test
+  void stopper_stopThrows_logsWarningNamingIt() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(WeirNode.class);
+    ListAppender<ILoggingEvent> events = new ListAppender<>();
+    events.start();
+    logger.addAppender(events);
+    try {
+      WeirNode.stopper(
+              "weir-stop-test",
+              () -> {
+                throw new IllegalStateException("boom");
+              })
+          .join(TimeUnit.SECONDS.toMillis(10));
+    } finally {
+      logger.detachAppender(events);
+    }
+
+    assertThat(events.list).hasSize(1);
+    assertThat(events.list.get(0).getLevel()).isEqualTo(Level.WARN);
+    assertThat(events.list.get(0).getFormattedMessage()).isEqualTo("stopping weir-stop-test failed");
+    assertThat(events.list.get(0).getThrowableProxy().getMessage()).isEqualTo("boom");
   }
 }

@@ -36,14 +36,11 @@ final class HttpWorkers implements Executor {
   private final AtomicInteger overflowRunning = new AtomicInteger();
 
   /**
-   * Starts no threads yet; they are created as requests arrive, up to {@code settings.threads()};
-   * {@code onDropped} runs for each request closed without an answer.
+   * Creates workers of {@code settings.threads()} threads behind a queue of {@code
+   * settings.maxQueue()}, with a refusal pool of {@code refusalThreads} threads behind a queue of
+   * {@code refusalQueue}. Starts no threads yet; they are created as requests arrive. {@code
+   * onDropped} runs for each request closed without an answer.
    */
-  HttpWorkers(HttpSettings settings, Runnable onDropped) {
-    this(settings, REFUSAL_THREADS, REFUSAL_QUEUE, onDropped);
-  }
-
-  /** Like {@link #HttpWorkers(HttpSettings, Runnable)} with a refusal pool of the given size. */
   HttpWorkers(HttpSettings settings, int refusalThreads, int refusalQueue, Runnable onDropped) {
     this.pool = fixedPool(settings.threads(), settings.maxQueue(), "weir-http-");
     this.refusals = fixedPool(refusalThreads, refusalQueue, "weir-http-refusal-");

@@ -1,5 +1,6 @@
 package dev.weir.core.discovery;
 
+import dev.weir.core.testkit.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,13 +32,6 @@ public final class RecordingListener implements Consumer<Set<String>> {
    * processes, where there is no clock to fake.
    */
   public static boolean eventually(Duration limit, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(20);
-    }
-    return condition.getAsBoolean();
+    return Await.holdsWithin(limit, condition);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.testkit.Await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -15,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,6 +30,7 @@ class HttpSaturationTest {
 
   private static final int THREADS = 2;
   private static final int QUEUE = 3;
+  private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final HttpClient client =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -111,14 +114,7 @@ class HttpSaturationTest {
   }
 
   private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-      if (Thread.interrupted()) {
-        throw new InterruptedException();
-      }
-    }
-    assertThat(condition.getAsBoolean()).as(what).isTrue();
+    Await.until(WAIT, condition, what);
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) {
