@@ -76,7 +76,10 @@ public final class BucketMerge {
    * #moreConsumed}). A null {@code existing} (the receiver's copy expired or was dropped) yields
    * {@code incoming}. Token bucket: {@code remaining} drops by the sender's drop; leaky bucket: the
    * tokens available at {@code now} drop by the sender's drop, credited at {@code now}; fixed and
-   * sliding window: each count grows by the sender's growth. Nothing drops below zero.
+   * sliding window: each count grows by the sender's growth. Nothing drops below zero. The sender's
+   * hits are counted as {@code limit - remaining}, so a limit changed between the snapshots is not
+   * taken for hits; a leaky bucket whose limit, duration or burst differ between the states yields
+   * null.
    */
   public static BucketState addConsumedSince(
       BucketState existing, BucketState previous, BucketState incoming, long now) {
@@ -89,7 +92,7 @@ public final class BucketMerge {
       if (e.createdAt() != p.createdAt() || i.createdAt() != p.createdAt()) {
         return null;
       }
-      long used = Math.max(0, p.remaining() - i.remaining());
+      long used = Math.max(0, (i.limit() - i.remaining()) - (p.limit() - p.remaining()));
       return new TokenBucketState(
           i.status() == Status.OVER_LIMIT ? Status.OVER_LIMIT : e.status(),
           e.limit(),
@@ -101,6 +104,9 @@ public final class BucketMerge {
     if (existing instanceof LeakyBucketState e
         && previous instanceof LeakyBucketState p
         && incoming instanceof LeakyBucketState i) {
+      if (!sameShape(e, p) || !sameShape(i, p)) {
+        return null;
+      }
       long used =
           Math.max(
               0,
@@ -142,5 +148,9 @@ public final class BucketMerge {
           Math.max(e.expireAt(), i.expireAt()));
     }
     return null;
+  }
+
+  private static boolean sameShape(LeakyBucketState a, LeakyBucketState b) {
+    return a.limit() == b.limit() && a.duration() == b.duration() && a.burst() == b.burst();
   }
 }

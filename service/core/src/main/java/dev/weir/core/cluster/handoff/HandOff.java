@@ -36,11 +36,13 @@ import org.slf4j.LoggerFactory;
  * <p>Before an announced change (this node leaving, or a peer returning) the buckets that will move
  * are first {@link #copy copied} to their next owner while this node keeps them and keeps answering,
  * so the next owner has the counts when peers start routing to it; the transfer after the ring change
- * then carries only what changed since. The receiver remembers, per sender and key, the last snapshot
- * it merged (for {@link #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} of them): a later snapshot of
- * the same bucket from the same sender adds only the hits recorded since ({@link
- * BucketMerge#addConsumedSince}), so hits taken on both sides while the change spreads all count; a
- * first snapshot is merged with {@link BucketMerge#moreConsumed}. Expired buckets are dropped.
+ * sends them again in full, and the receiver counts only what changed since the copy. The receiver
+ * remembers, per key, the last snapshot it merged and its sender (for {@link #LINEAGE_TTL}, at most
+ * {@link #LINEAGE_LIMIT} keys; forgotten when this node hands the key away; a late, less consumed
+ * snapshot never replaces it): a later snapshot of the same bucket from the same sender adds only the
+ * hits recorded since ({@link BucketMerge#addConsumedSince}), so hits taken on both sides while the
+ * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed}. Expired
+ * buckets are dropped.
  */
 public final class HandOff {
 
@@ -50,10 +52,14 @@ public final class HandOff {
   /** How many times one bucket is sent when the old owner keeps recording hits on it meanwhile. */
   static final int MAX_ROUNDS = 3;
 
-  /** How long the receiver remembers the last snapshot it merged per sender and key. */
-  public static final Duration LINEAGE_TTL = Duration.ofSeconds(60);
+  /**
+   * How long the receiver remembers the last snapshot it merged per key: long enough for one
+   * announced change (copy, notice, transfer and its resend rounds, each waiting seconds at most),
+   * short enough that a later, unrelated hand-off of the key does not start from an old base.
+   */
+  public static final Duration LINEAGE_TTL = Duration.ofSeconds(30);
 
-  /** How many (sender, key) snapshots the receiver remembers at most. */
+  /** How many keys' last snapshots the receiver remembers at most. */
   public static final long LINEAGE_LIMIT = 100_000;
 
   private final String self;
@@ -63,7 +69,7 @@ public final class HandOff {
   private final Duration timeout;
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
-  private final Cache<String, BucketState> lineage;
+  private final Cache<String, Lineage> lineage;
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
 
   /** Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout}. */
@@ -147,14 +153,18 @@ public final class HandOff {
         continue;
       }
       BucketState incoming = state.get();
-      String line = from + "\n" + b.getKey();
       store.update(
           b.getKey(),
           prior -> {
-            BucketState previous = lineage.getIfPresent(line);
+            Lineage known = lineage.getIfPresent(b.getKey());
+            BucketState previous = known != null && known.sender.equals(from) ? known.state : null;
             BucketState merged =
                 previous == null ? null : BucketMerge.addConsumedSince(prior, previous, incoming, now);
-            lineage.put(line, incoming);
+            lineage.put(
+                b.getKey(),
+                new Lineage(
+                    from,
+                    previous == null ? incoming : BucketMerge.moreConsumed(previous, incoming, now)));
             return new Decision(
                 merged != null ? merged : BucketMerge.moreConsumed(prior, incoming, now), MERGED);
           });
@@ -216,7 +226,9 @@ public final class HandOff {
               }
               List<Handed> changed = new ArrayList<>();
               for (Handed h : chunk) {
-                if (!store.remove(h.key, h.state)) {
+                if (store.remove(h.key, h.state)) {
+                  lineage.invalidate(h.key);
+                } else {
                   store.get(h.key).ifPresent(now -> changed.add(new Handed(h.key, now)));
                 }
               }
@@ -235,6 +247,9 @@ public final class HandOff {
   }
 
   private record Handed(String key, BucketState state) {}
+
+  /** The last snapshot of a key merged here, and who sent it. */
+  private record Lineage(String sender, BucketState state) {}
 
   private static final RateLimitResponse MERGED = RateLimitResponse.error("merged by hand-off");
 }

@@ -175,4 +175,25 @@ class BucketMergeTest {
     assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, 1_000))
         .isEqualTo(new LeakyBucketState(10, 10_000, 10, 4, 1_000, 20_001));
   }
+
+  @Test
+  void addConsumedSince_tokenBucketLimitRaisedBetweenSnapshots_onlyTheSendersHitsCount() {
+    TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 100, 1000, 40, 0, 1000);
+    TokenBucketState receiver = new TokenBucketState(Status.UNDER_LIMIT, 100, 1000, 40, 0, 1000);
+    // The sender saw the limit raised to 150 (remaining +50) and then took 10 hits: 80 left.
+    TokenBucketState sender = new TokenBucketState(Status.UNDER_LIMIT, 150, 1000, 80, 0, 1000);
+
+    TokenBucketState merged =
+        (TokenBucketState) BucketMerge.addConsumedSince(receiver, copied, sender, NOW);
+
+    assertThat(merged.remaining()).isEqualTo(30);
+  }
+
+  @Test
+  void addConsumedSince_leakyBucketBurstChangedBetweenSnapshots_fallsBack() {
+    LeakyBucketState copied = new LeakyBucketState(10, 10_000, 10, 5, 0, 20_000);
+    LeakyBucketState sender = new LeakyBucketState(10, 10_000, 20, 15, 0, 20_000);
+
+    assertThat(BucketMerge.addConsumedSince(copied, copied, sender, NOW)).isNull();
+  }
 }
