@@ -11,6 +11,7 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
 class PeersServiceTest {
 
   private final List<RateLimitRequest> seen = new ArrayList<>();
+  private final List<String> notices = new ArrayList<>();
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
@@ -55,10 +57,14 @@ class PeersServiceTest {
         }
 
         @Override
-        public void announce(String address, boolean leaving) {}
+        public void announce(String address, boolean leaving) {
+          notices.add((leaving ? "leaving " : "back ") + address);
+        }
 
         @Override
-        public void prepareReturn(String address) {}
+        public void prepareReturn(String address) {
+          notices.add("prepare return " + address);
+        }
       };
 
   @BeforeEach
@@ -92,6 +98,15 @@ class PeersServiceTest {
     assertThat(resp.getRateLimitsCount()).isEqualTo(2);
     assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k2");
     assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(4);
+  }
+
+  @Test
+  void announce_eachKind_reachesItsHandlerMethod() {
+    stub.announce(AnnounceReq.newBuilder().setAddress("a:1").setPrepareReturn(true).build());
+    stub.announce(AnnounceReq.newBuilder().setAddress("a:1").build());
+    stub.announce(AnnounceReq.newBuilder().setAddress("a:1").setLeaving(true).build());
+
+    assertThat(notices).containsExactly("prepare return a:1", "back a:1", "leaving a:1");
   }
 
   @Test
