@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,30 +115,21 @@ public final class HandOff {
     if (!before.contains(self) || after.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
-    moving(before, after)
-        .forEach(
-            (owner, handed) -> {
-              for (int i = 0; i < handed.size(); i += CHUNK) {
-                List<BucketSnapshot> chunk =
-                    handed.subList(i, Math.min(handed.size(), i + CHUNK)).stream()
-                        .map(h -> PeerProtos.toSnapshot(h.key, h.state))
-                        .toList();
-                calls.add(
-                    peers
-                        .call(owner, c -> c.transferBuckets(chunk, self, timeout))
-                        .handle(
-                            (accepted, error) -> {
-                              if (error != null) {
-                                LOG.warn("copy of {} buckets to {} failed: {}", chunk.size(), owner, error.getMessage());
-                              } else {
-                                LOG.info("copied {} buckets to {}", chunk.size(), owner);
-                              }
-                              return null;
-                            }));
+    return inChunks(before, after, this::copyChunk);
+  }
+
+  private CompletableFuture<Void> copyChunk(String owner, List<Handed> chunk) {
+    return peers
+        .call(owner, c -> c.transferBuckets(snapshots(chunk), self, timeout))
+        .handle(
+            (accepted, error) -> {
+              if (error != null) {
+                LOG.warn("copy of {} buckets to {} failed: {}", chunk.size(), owner, error.getMessage());
+              } else {
+                LOG.info("copied {} buckets to {}", chunk.size(), owner);
               }
+              return null;
             });
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
   }
 
   /**
@@ -185,15 +177,25 @@ public final class HandOff {
   }
 
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
+    return inChunks(from, to, (owner, chunk) -> transfer(owner, chunk, 0));
+  }
+
+  // Calls call once per owner and chunk of at most CHUNK buckets moving from one ring to the other.
+  private CompletableFuture<Void> inChunks(
+      HashRing from, HashRing to, BiFunction<String, List<Handed>, CompletableFuture<Void>> call) {
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     moving(from, to)
         .forEach(
             (owner, handed) -> {
               for (int i = 0; i < handed.size(); i += CHUNK) {
-                calls.add(transfer(owner, handed.subList(i, Math.min(handed.size(), i + CHUNK)), 0));
+                calls.add(call.apply(owner, handed.subList(i, Math.min(handed.size(), i + CHUNK))));
               }
             });
     return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]));
+  }
+
+  private static List<BucketSnapshot> snapshots(List<Handed> chunk) {
+    return chunk.stream().map(h -> PeerProtos.toSnapshot(h.key, h.state)).toList();
   }
 
   // The live buckets this node owns on from and does not own on to, by their owner on to.
@@ -215,7 +217,7 @@ public final class HandOff {
 
   // After the ack, drops each bucket only if unchanged since its snapshot; changed ones go again.
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
-    List<BucketSnapshot> snapshots = chunk.stream().map(h -> PeerProtos.toSnapshot(h.key, h.state)).toList();
+    List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
         .call(owner, c -> c.transferBuckets(snapshots, self, timeout))
         .handle(
