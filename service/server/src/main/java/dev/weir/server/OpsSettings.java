@@ -36,17 +36,7 @@ record OpsSettings(
   /** Settings with the default HTTP capacity and no status listener. */
   OpsSettings(
       InputLimits limits, Duration gracefulTerminationDelay, Duration drainTimeout, TlsSettings tls) {
-    this(limits, gracefulTerminationDelay, drainTimeout, tls, HttpSettings.defaults());
-  }
-
-  /** Settings without a status listener. */
-  OpsSettings(
-      InputLimits limits,
-      Duration gracefulTerminationDelay,
-      Duration drainTimeout,
-      TlsSettings tls,
-      HttpSettings http) {
-    this(limits, gracefulTerminationDelay, drainTimeout, tls, http, Optional.empty());
+    this(limits, gracefulTerminationDelay, drainTimeout, tls, Optional.empty());
   }
 
   /** Settings with the default HTTP capacity and a status listener at {@code statusAddress}. */
