@@ -6,15 +6,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.testkit.EtcdProcess;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -99,21 +95,7 @@ class DiscoveryMetricsTest {
     return node;
   }
 
-  /** Scrapes {@code node} until {@code ready} holds or ten seconds pass; returns the last scrape. */
   private String scrapeUntil(WeirNode node, Predicate<String> ready) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    String text = scrape(node);
-    while (!ready.test(text) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-      text = scrape(node);
-    }
-    return text;
-  }
-
-  private String scrape(WeirNode node) throws Exception {
-    return http.send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + "/metrics")).build(),
-            HttpResponse.BodyHandlers.ofString())
-        .body();
+    return MetricsScrape.until(http, node.httpPort(), ready);
   }
 }

@@ -8,6 +8,7 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.Pem;
@@ -34,6 +35,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -75,6 +77,14 @@ class StatusListenerTest {
       throws Exception {
     return client.send(request, HttpResponse.BodyHandlers.ofString());
   }
+  private static HttpResponse<String> sendUnchecked(HttpClient client, HttpRequest request) {
+    try {
+      return send(client, request);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
 
   private static HttpRequest get(String scheme, int port, String path) {
     return HttpRequest.newBuilder(URI.create(scheme + "://127.0.0.1:" + port + path))
@@ -237,11 +247,15 @@ class StatusListenerTest {
 
     Thread closing = new Thread(node::close, "test-close");
     closing.start();
-    HttpResponse<String> draining = send(http, get("http", status, "/v1/HealthCheck"));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (draining.statusCode() == 200 && System.nanoTime() < deadline) {
-      draining = send(http, get("http", status, "/v1/HealthCheck"));
-    }
+    AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          last.set(sendUnchecked(http, get("http", status, "/v1/HealthCheck")));
+          return last.get().statusCode() != 200;
+        },
+        "status HealthCheck stops answering 200 after close()");
+    HttpResponse<String> draining = last.get();
 
     assertThat(draining.statusCode()).isEqualTo(503);
     assertThat(draining.body()).contains("shutting down");

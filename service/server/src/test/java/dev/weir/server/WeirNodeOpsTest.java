@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.ClientAuth;
@@ -29,7 +30,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -86,15 +86,8 @@ class WeirNodeOpsTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  /** Scrapes until {@code ready} holds (server-side call accounting ends after the client's). */
   private String scrapeUntil(Predicate<String> ready) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    String text = get("/metrics").body();
-    while (!ready.test(text) && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-      text = get("/metrics").body();
-    }
-    return text;
+    return MetricsScrape.until(http, node.httpPort(), ready);
   }
 
   @Test
@@ -155,26 +148,29 @@ class WeirNodeOpsTest {
 
   @Test
   void close_gracefulDelay_readinessFailsFirstWhileCallsStillAnswered() throws Exception {
-    start(new OpsSettings(InputLimits.DEFAULTS, Duration.ofSeconds(2), Duration.ofSeconds(5)));
+    start(new OpsSettings(InputLimits.DEFAULTS, Duration.ofSeconds(60), Duration.ofSeconds(5)));
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
     assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
         .isEqualTo(ServingStatus.SERVING);
 
-    CompletableFuture<Void> closing = CompletableFuture.runAsync(node::close);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-    while (health.check(HealthCheckRequest.getDefaultInstance()).getStatus() == ServingStatus.SERVING
-        && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    Await.until(
+        Duration.ofSeconds(10),
+        () ->
+            health.check(HealthCheckRequest.getDefaultInstance()).getStatus()
+                == ServingStatus.NOT_SERVING,
+        "gRPC health NOT_SERVING after close()");
 
-    assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
-        .isEqualTo(ServingStatus.NOT_SERVING);
     HttpResponse<String> httpHealth = get("/v1/HealthCheck");
     assertThat(httpHealth.statusCode()).isEqualTo(503);
     assertThat(httpHealth.body()).contains("shutting down");
     assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
         .isEqualTo(Status.UNDER_LIMIT);
-    closing.get(20, TimeUnit.SECONDS);
+    assertThat(closing.isAlive()).isTrue();
+    closing.interrupt();
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).as("close() still running after the interrupt").isFalse();
   }
 
   @Test
