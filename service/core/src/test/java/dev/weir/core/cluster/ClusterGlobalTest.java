@@ -6,6 +6,7 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -145,10 +146,7 @@ class ClusterGlobalTest {
         sent++;
       }
     }
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (owner.callsReceived("GetPeerRateLimits") == 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.holdsWithin(Duration.ofSeconds(10), () -> owner.callsReceived("GetPeerRateLimits") > 0);
     assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(1);
   }
 

@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
@@ -134,10 +135,7 @@ class ClusterHandOffTest {
 
     Node fresh = cluster.restart(cluster.node(1));
 
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (peer.returnNoticesHandled() == 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.holdsWithin(Duration.ofSeconds(20), () -> peer.returnNoticesHandled() > 0);
     assertThat(refused.get()).as("the first return notice was refused").isGreaterThanOrEqualTo(1);
     assertThat(peer.returnNoticesHandled()).as("a later return notice was handled").isEqualTo(1);
     assertThat(peer.cluster().membership().ring().contains(fresh.address())).isTrue();

@@ -3,6 +3,7 @@ package dev.weir.core.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -63,10 +64,7 @@ class GrpcServerMetricsTest {
   }
 
   private List<String> awaitEvents(int count) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (metrics.events().size() < count && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Await.holdsWithin(Duration.ofSeconds(10), () -> metrics.events().size() >= count);
     return metrics.events();
   }
 
