@@ -50,7 +50,7 @@ class WeirClientClusterTest {
               .staticPeers(addresses)
               .serverBuilder(server)
               .build();
-      server.addService(new V1Service(member.service()));
+      server.addService(new V1Service(member.service(), member::health));
       members.add(member.start());
     }
     AwaitForwarding.on(members);

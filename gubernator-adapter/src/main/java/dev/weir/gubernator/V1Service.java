@@ -1,5 +1,6 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -14,17 +15,20 @@ import io.grpc.stub.StreamObserver;
 import java.util.Objects;
 
 /**
- * Gubernator's public gRPC service {@code pb.gubernator.V1} over a {@link RateLimitService}. An
+ * Gubernator's public gRPC service {@code pb.gubernator.V1}: rate limits from a {@link
+ * RateLimitService}, {@code HealthCheck} from a {@link NodeHealth}. An
  * unhealthy node answers {@code HealthCheck} with {@code UNAVAILABLE} (gubernator-io 2.12+), so
  * readiness probes can rely on the status code.
  */
 public final class V1Service extends V1Grpc.V1ImplBase {
 
   private final RateLimitService service;
+  private final NodeHealth health;
 
-  /** Creates the service answering from {@code service}. */
-  public V1Service(RateLimitService service) {
+  /** Creates the service answering from {@code service}, reporting {@code health}. */
+  public V1Service(RateLimitService service, NodeHealth health) {
     this.service = Objects.requireNonNull(service, "service");
+    this.health = Objects.requireNonNull(health, "health");
   }
 
   @Override
@@ -48,19 +52,19 @@ public final class V1Service extends V1Grpc.V1ImplBase {
 
   @Override
   public void healthCheck(HealthCheckReq request, StreamObserver<HealthCheckResp> observer) {
-    HealthStatus health;
+    HealthStatus status;
     try {
-      health = service.health();
+      status = health.health();
     } catch (RuntimeException e) {
       observer.onError(GrpcErrors.toStatus(e).asRuntimeException());
       return;
     }
-    if (!health.healthy()) {
-      String message = health.message().isEmpty() ? ProtoMapping.UNHEALTHY : health.message();
+    if (!status.healthy()) {
+      String message = status.message().isEmpty() ? ProtoMapping.UNHEALTHY : status.message();
       observer.onError(Status.UNAVAILABLE.withDescription(message).asRuntimeException());
       return;
     }
-    observer.onNext(ProtoMapping.toProto(health));
+    observer.onNext(ProtoMapping.toProto(status));
     observer.onCompleted();
   }
 

@@ -1,5 +1,6 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
@@ -16,7 +17,7 @@ import java.util.function.Function;
  * UNDER_LIMIT with {@code remaining = limit - hits}, {@code reset_time = created_at} and the item's
  * metadata echoed.
  */
-public final class FakeRateLimitService implements RateLimitService {
+public final class FakeRateLimitService implements RateLimitService, NodeHealth {
 
   /** Every call's items, in order. */
   public final List<List<RateLimitRequest>> calls = new ArrayList<>();

@@ -44,7 +44,7 @@ class V1ServiceLocalTest {
     server =
         InProcessServerBuilder.forName(name)
             .directExecutor()
-            .addService(new V1Service(service))
+            .addService(new V1Service(service, service))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();

@@ -39,7 +39,7 @@ class V1ServiceTest {
     server =
         InProcessServerBuilder.forName(name)
             .directExecutor()
-            .addService(new V1Service(service))
+            .addService(new V1Service(service, service))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();

@@ -3,7 +3,6 @@ package dev.weir.envoy.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -50,11 +49,6 @@ class JsonHandlerTest {
                 r.createdAt() + 1000));
       }
       return CompletableFuture.completedFuture(out);
-    }
-
-    @Override
-    public HealthStatus health() {
-      return new HealthStatus(true, "", 1, "fake", List.of("fake"));
     }
   }
 

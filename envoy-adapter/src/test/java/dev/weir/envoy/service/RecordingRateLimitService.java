@@ -1,7 +1,6 @@
 package dev.weir.envoy.service;
 
 import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
@@ -46,11 +45,6 @@ final class RecordingRateLimitService implements RateLimitService {
       return CompletableFuture.completedFuture(out);
     }
     return delegate.check(requests);
-  }
-
-  @Override
-  public HealthStatus health() {
-    return delegate.health();
   }
 
   /** Makes every later item answer {@code message} as its error. */

@@ -6,6 +6,7 @@ import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpExchange;
 import dev.weir.core.http.HttpResponses;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitResponse;
@@ -43,10 +44,25 @@ public final class GatewayRoutes {
           .omittingInsignificantWhitespace();
 
   private final RateLimitService service;
+  private final NodeHealth health;
 
-  /** Creates the gateway answering from {@code service}. */
-  public GatewayRoutes(RateLimitService service) {
+  /** Creates the gateway answering rate limits from {@code service} and probes from {@code health}. */
+  public GatewayRoutes(RateLimitService service, NodeHealth health) {
     this.service = Objects.requireNonNull(service, "service");
+    this.health = Objects.requireNonNull(health, "health");
+  }
+
+  /**
+   * Returns only the probe routes of {@code health}, {@code GET /v1/HealthCheck} and {@code GET
+   * /v1/LiveCheck}, for a listener that must not serve the rate-limit API (the status listener).
+   */
+  public static List<HttpRoute> healthRoutes(NodeHealth health) {
+    return new GatewayRoutes(
+            requests -> {
+              throw new IllegalStateException("the probe routes serve no rate limits");
+            },
+            health)
+        .healthRoutes();
   }
 
   /**
@@ -106,19 +122,19 @@ public final class GatewayRoutes {
   }
 
   private void healthCheck(HttpExchange exchange) throws IOException {
-    HealthStatus health;
+    HealthStatus status;
     try {
-      health = service.health();
+      status = health.health();
     } catch (RuntimeException e) {
       sendStatus(exchange, GrpcErrors.toStatus(e));
       return;
     }
-    if (!health.healthy()) {
-      String message = health.message().isEmpty() ? ProtoMapping.UNHEALTHY : health.message();
+    if (!status.healthy()) {
+      String message = status.message().isEmpty() ? ProtoMapping.UNHEALTHY : status.message();
       sendStatus(exchange, Status.UNAVAILABLE.withDescription(message));
       return;
     }
-    sendMessage(exchange, ProtoMapping.toProto(health));
+    sendMessage(exchange, ProtoMapping.toProto(status));
   }
 
   private void liveCheck(HttpExchange exchange) throws IOException {

@@ -7,6 +7,7 @@ import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpSettings;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
@@ -49,11 +50,11 @@ class GatewayRoutesTest {
   private final FakeClock clock = new FakeClock();
   private HttpListener listener;
 
-  private void serve(RateLimitService service) throws Exception {
+  private <S extends RateLimitService & NodeHealth> void serve(S service) throws Exception {
     listener =
         HttpListener.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            new GatewayRoutes(service).routes());
+            new GatewayRoutes(service, service).routes());
   }
 
   private void serveLocal() throws Exception {
@@ -313,7 +314,7 @@ class GatewayRoutesTest {
     listener =
         HttpListener.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            new GatewayRoutes(service).healthRoutes());
+            new GatewayRoutes(service, service).healthRoutes());
 
     assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
     assertThat(get("/v1/HealthCheck").body()).contains("\"status\":\"healthy\"");
@@ -339,7 +340,7 @@ class GatewayRoutesTest {
         HttpListener.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
             HttpMetrics.instrument(
-                BodyLimit.apply(new GatewayRoutes(service).routes(), 1024, metrics),
+                BodyLimit.apply(new GatewayRoutes(service, service).routes(), 1024, metrics),
                 metrics,
                 clock),
             null,
@@ -374,7 +375,7 @@ class GatewayRoutesTest {
 
   @Test
   void routes_healthRoutesPlusGetRateLimits() {
-    GatewayRoutes gateway = new GatewayRoutes(new FakeRateLimitService());
+    GatewayRoutes gateway = new GatewayRoutes(new FakeRateLimitService(), new FakeRateLimitService());
 
     assertThat(gateway.routes())
         .extracting(r -> r.method() + " " + r.path() + " " + r.servedWhenSaturated())

@@ -4,7 +4,7 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
-import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.tls.ClientAuth;
@@ -37,16 +37,16 @@ final class StatusListener implements AutoCloseable {
   }
 
   /**
-   * Binds {@code address} (port 0 = any free port) and serves the health routes of {@code service}
+   * Binds {@code address} (port 0 = any free port) and serves the probes of {@code health}
    * and {@code registry}'s metrics, over HTTPS with {@code tls}'s identity when it is not null.
    */
   static StatusListener start(
       HostPort address,
-      RateLimitService service,
+      NodeHealth health,
       PrometheusMeterRegistry registry,
       TlsIdentity tls)
       throws IOException, GeneralSecurityException {
-    List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(service).healthRoutes());
+    List<HttpRoute> routes = new ArrayList<>(GatewayRoutes.healthRoutes(health));
     routes.add(new PrometheusEndpoint(registry).route());
     return new StatusListener(
         HttpListener.start(

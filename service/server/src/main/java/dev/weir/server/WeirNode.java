@@ -13,7 +13,7 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
@@ -89,7 +89,7 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
-  private final DrainableService drainable;
+  private final DrainingHealth health;
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
@@ -107,14 +107,14 @@ public final class WeirNode implements AutoCloseable {
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
       RateLimitService service,
-      DrainableService drainable,
+      DrainingHealth health,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
     this.member = member;
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
-    this.drainable = drainable;
+    this.health = health;
     this.ops = ops;
     this.registry = registry;
     this.jvmMetrics = new JvmMetrics(registry);
@@ -264,8 +264,8 @@ public final class WeirNode implements AutoCloseable {
             .peerCredentials(peerCredentials)
             .build();
     ClusterMetrics.watch(member.cluster(), metrics);
-    DrainableService drainable = new DrainableService(member.service());
-    RateLimitService metered = new MeteredRateLimitService(drainable, metrics);
+    DrainingHealth health = new DrainingHealth(member.cluster().service());
+    RateLimitService metered = new MeteredRateLimitService(member.service(), metrics);
     RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
     EnvoyAdapter envoyAdapter = null;
     try {
@@ -279,8 +279,8 @@ public final class WeirNode implements AutoCloseable {
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(new V1Service(service));
-    List<HttpRoute> routes = httpRoutes(service);
+    grpcBuilder.addService(new V1Service(service, health));
+    List<HttpRoute> routes = httpRoutes(service, health);
     routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
@@ -312,7 +312,7 @@ public final class WeirNode implements AutoCloseable {
       }
       if (ops.statusAddress().isPresent()) {
         try {
-          status = StatusListener.start(ops.statusAddress().get(), service, registry, tls);
+          status = StatusListener.start(ops.statusAddress().get(), health, registry, tls);
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -345,7 +345,7 @@ public final class WeirNode implements AutoCloseable {
             advertise,
             envoyAdapter,
             service,
-            drainable,
+            health,
             ops,
             registry,
             tls);
@@ -387,8 +387,8 @@ public final class WeirNode implements AutoCloseable {
         });
   }
 
-  private static List<HttpRoute> httpRoutes(RateLimitService service) {
-    return new ArrayList<>(new GatewayRoutes(service).routes());
+  private static List<HttpRoute> httpRoutes(RateLimitService service, NodeHealth health) {
+    return new ArrayList<>(new GatewayRoutes(service, health).routes());
   }
 
   private static int freePort(InetSocketAddress address) throws IOException {
@@ -413,8 +413,8 @@ public final class WeirNode implements AutoCloseable {
    * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health.
    */
   void refreshHealth() {
-    HealthStatus health = service.health();
-    ServingStatus status = health.healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    ServingStatus status =
+        health.health().healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
   }
@@ -526,7 +526,7 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
-    drainable.startDraining();
+    health.startDraining();
     grpcHealth.enterTerminalState();
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {

@@ -6,6 +6,7 @@ import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.engine.RequestValidator;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
@@ -32,7 +33,7 @@ import java.util.function.Supplier;
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
  */
-public final class ClusterRateLimitService implements RateLimitService {
+public final class ClusterRateLimitService implements RateLimitService, NodeHealth {
 
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;

@@ -63,8 +63,4 @@ public final class InputGuard implements RateLimitService {
     return merged;
   }
 
-  @Override
-  public HealthStatus health() {
-    return delegate.health();
-  }
 }

@@ -1,6 +1,7 @@
 package dev.weir.core.limiter;
 
 import dev.weir.core.engine.RequestValidator;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import java.util.ArrayList;
@@ -13,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
  * The {@link RateLimitService} of a node that is its own cluster: every bucket lives here, every
  * item is answered by the {@link LocalLimiter} on the caller's thread.
  */
-public final class LocalRateLimitService implements RateLimitService {
+public final class LocalRateLimitService implements RateLimitService, NodeHealth {
 
   /** The message of a call with more than {@link #MAX_BATCH_SIZE} items, as Gubernator words it. */
   public static final String TOO_LARGE_MESSAGE =

@@ -20,7 +20,4 @@ public interface RateLimitService {
    * {@link RequestTooLargeException}.
    */
   CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests);
-
-  /** Returns this node's view of the cluster's health. */
-  HealthStatus health();
 }

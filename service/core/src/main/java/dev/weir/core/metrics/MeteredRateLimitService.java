@@ -1,6 +1,5 @@
 package dev.weir.core.metrics;
 
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.RateLimitRequest;
@@ -70,10 +69,6 @@ public final class MeteredRateLimitService implements RateLimitService {
     return response.status() == Status.OVER_LIMIT ? CheckResult.OVER_LIMIT : CheckResult.UNDER_LIMIT;
   }
 
-  @Override
-  public HealthStatus health() {
-    return delegate.health();
-  }
 
   /** Returns the wrapped service. */
   public RateLimitService delegate() {

@@ -57,9 +57,4 @@ class MeteredRateLimitServiceTest {
     assertThat(registry.get(MicrometerMetrics.CHECKS).tag("result", "under_limit").counter().count())
         .isEqualTo(1);
   }
-
-  @Test
-  void health_delegates() {
-    assertThat(service.health()).isEqualTo(local.health());
-  }
 }

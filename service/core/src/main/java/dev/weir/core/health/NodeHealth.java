@@ -1,0 +1,15 @@
+package dev.weir.core.health;
+
+import dev.weir.core.limiter.HealthStatus;
+
+/**
+ * A source of this node's health as {@code HealthCheck} and readiness report it, kept apart from the
+ * request path so that no decorator of {@link dev.weir.core.limiter.RateLimitService} has to carry
+ * it.
+ */
+@FunctionalInterface
+public interface NodeHealth {
+
+  /** Returns this node's current view of its own and the cluster's health. */
+  HealthStatus health();
+}
