@@ -87,7 +87,7 @@ class CaffeineBucketStoreTest {
   }
 
   @Test
-  void tokenBucket_expiresAfterItsResetTime() {
+  void tokenBucket_notServedAfterItsResetTime_droppedWithinOneMoreLifetime() {
     hit("k", token(2));
     clock.advanceMillis(1000);
     assertThat(store.get("k")).isPresent();
@@ -95,8 +95,33 @@ class CaffeineBucketStoreTest {
     clock.advanceMillis(1);
     assertThat(store.get("k")).isEmpty();
     store.cleanUp();
+    assertThat(store.size()).isEqualTo(1);
+    clock.advanceMillis(1001);
+    store.cleanUp();
     assertThat(store.size()).isZero();
     assertThat(hit("k", token(1)).remaining()).isEqualTo(1);
+  }
+
+  @Test
+  void armedUntil_expireAtPlusTheRemainingLifetime() {
+    assertThat(CaffeineBucketStore.armedUntil(1_500, 1_000)).isEqualTo(2_000);
+    assertThat(CaffeineBucketStore.armedUntil(1_000, 1_500)).isEqualTo(1_000);
+    assertThat(CaffeineBucketStore.armedUntil(Long.MAX_VALUE, 0)).isEqualTo(Long.MAX_VALUE);
+  }
+
+  @Test
+  void leakyBucket_hitPastItsFirstArming_keptByCaffeineThenDroppedAfterItsLastLifetime() {
+    for (int i = 0; i < 10; i++) {
+      hit("k", leaky(1));
+      clock.advanceMillis(400);
+      store.cleanUp();
+      assertThat(store.get("k")).as("after hit %d", i).isPresent();
+      assertThat(store.size()).isEqualTo(1);
+    }
+    clock.advanceMillis(2000);
+    store.cleanUp();
+    assertThat(store.get("k")).isEmpty();
+    assertThat(store.size()).isZero();
   }
 
   @Test
