@@ -5,41 +5,133 @@ import java.util.Objects;
 
 /**
  * One rate-limit check: the bucket it names ({@code name} + {@code uniqueKey}), the hits to take and the
- * bucket's configuration, which travels with every request.
- *
- * @param name the limit's namespace, e.g. {@code requests_per_second}
- * @param uniqueKey the bucket within the namespace, e.g. {@code account:1234}
- * @param hits tokens to take; 0 queries, negative gives tokens back
- * @param limit tokens per window (or per {@code duration} for the leaky bucket)
- * @param duration window length in milliseconds, or a {@link GregorianInterval} code
- * @param algorithm the wire number of the {@link Algorithm}; unknown numbers are a per-item error
- * @param behavior OR-ed {@link Behavior} flags
- * @param burst leaky bucket capacity; 0 means {@code limit}
- * @param createdAt epoch milliseconds of the request, the clock of the algorithms; 0 means unset
- * @param metadata free-form key/value pairs carried with the request (trace context)
+ * bucket's configuration, which travels with every request. Immutable, with value equality over its
+ * ten components like a record; it is a class only so that it can remember its {@link #hashKey()},
+ * which the ring and the store both read.
  */
-public record RateLimitRequest(
-    String name,
-    String uniqueKey,
-    long hits,
-    long limit,
-    long duration,
-    int algorithm,
-    int behavior,
-    long burst,
-    long createdAt,
-    Map<String, String> metadata) {
+public final class RateLimitRequest {
 
-  /** Creates a request, copying {@code metadata}. */
-  public RateLimitRequest {
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(uniqueKey, "uniqueKey");
-    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+  private final String name;
+  private final String uniqueKey;
+  private final long hits;
+  private final long limit;
+  private final long duration;
+  private final int algorithm;
+  private final int behavior;
+  private final long burst;
+  private final long createdAt;
+  private final Map<String, String> metadata;
+  private String hashKey;
+
+  /**
+   * Creates a request, copying {@code metadata}.
+   *
+   * @param name the limit's namespace, e.g. {@code requests_per_second}
+   * @param uniqueKey the bucket within the namespace, e.g. {@code account:1234}
+   * @param hits tokens to take; 0 queries, negative gives tokens back
+   * @param limit tokens per window (or per {@code duration} for the leaky bucket)
+   * @param duration window length in milliseconds, or a {@link GregorianInterval} code
+   * @param algorithm the wire number of the {@link Algorithm}; unknown numbers are a per-item error
+   * @param behavior OR-ed {@link Behavior} flags
+   * @param burst leaky bucket capacity; 0 means {@code limit}
+   * @param createdAt epoch milliseconds of the request, the clock of the algorithms; 0 means unset
+   * @param metadata free-form key/value pairs carried with the request (trace context)
+   */
+  public RateLimitRequest(
+      String name,
+      String uniqueKey,
+      long hits,
+      long limit,
+      long duration,
+      int algorithm,
+      int behavior,
+      long burst,
+      long createdAt,
+      Map<String, String> metadata) {
+    this.name = Objects.requireNonNull(name, "name");
+    this.uniqueKey = Objects.requireNonNull(uniqueKey, "uniqueKey");
+    this.hits = hits;
+    this.limit = limit;
+    this.duration = duration;
+    this.algorithm = algorithm;
+    this.behavior = behavior;
+    this.burst = burst;
+    this.createdAt = createdAt;
+    this.metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+  }
+
+  private RateLimitRequest(RateLimitRequest from, long hits, int behavior, long createdAt) {
+    this.name = from.name;
+    this.uniqueKey = from.uniqueKey;
+    this.hits = hits;
+    this.limit = from.limit;
+    this.duration = from.duration;
+    this.algorithm = from.algorithm;
+    this.behavior = behavior;
+    this.burst = from.burst;
+    this.createdAt = createdAt;
+    this.metadata = from.metadata;
+    this.hashKey = from.hashKey;
+  }
+
+  /** Returns the limit's namespace. */
+  public String name() {
+    return name;
+  }
+
+  /** Returns the bucket within the namespace. */
+  public String uniqueKey() {
+    return uniqueKey;
+  }
+
+  /** Returns the tokens to take; 0 queries, negative gives tokens back. */
+  public long hits() {
+    return hits;
+  }
+
+  /** Returns the tokens per window (or per {@code duration} for the leaky bucket). */
+  public long limit() {
+    return limit;
+  }
+
+  /** Returns the window length in milliseconds, or a {@link GregorianInterval} code. */
+  public long duration() {
+    return duration;
+  }
+
+  /** Returns the wire number of the {@link Algorithm}. */
+  public int algorithm() {
+    return algorithm;
+  }
+
+  /** Returns the OR-ed {@link Behavior} flags. */
+  public int behavior() {
+    return behavior;
+  }
+
+  /** Returns the leaky bucket capacity; 0 means {@code limit}. */
+  public long burst() {
+    return burst;
+  }
+
+  /** Returns the epoch milliseconds of the request; 0 means unset. */
+  public long createdAt() {
+    return createdAt;
+  }
+
+  /** Returns the metadata carried with the request. */
+  public Map<String, String> metadata() {
+    return metadata;
   }
 
   /** Returns the key that identifies this request's bucket in the store and on the ring. */
   public String hashKey() {
-    return name + "_" + uniqueKey;
+    String key = hashKey;
+    if (key == null) {
+      key = name + "_" + uniqueKey;
+      hashKey = key;
+    }
+    return key;
   }
 
   /** Returns whether {@code flag} is among this request's behaviors. */
@@ -49,20 +141,63 @@ public record RateLimitRequest(
 
   /** Returns a copy with {@code createdAt} replaced. */
   public RateLimitRequest withCreatedAt(long newCreatedAt) {
-    return new RateLimitRequest(
-        name, uniqueKey, hits, limit, duration, algorithm, behavior, burst, newCreatedAt, metadata);
+    return new RateLimitRequest(this, hits, behavior, newCreatedAt);
   }
 
   /** Returns a copy with {@code behavior} replaced. */
   public RateLimitRequest withBehavior(int newBehavior) {
-    return new RateLimitRequest(
-        name, uniqueKey, hits, limit, duration, algorithm, newBehavior, burst, createdAt, metadata);
+    return new RateLimitRequest(this, hits, newBehavior, createdAt);
   }
 
   /** Returns a copy with {@code hits} replaced. */
   public RateLimitRequest withHits(long newHits) {
-    return new RateLimitRequest(
-        name, uniqueKey, newHits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+    return new RateLimitRequest(this, newHits, behavior, createdAt);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RateLimitRequest r
+        && hits == r.hits
+        && limit == r.limit
+        && duration == r.duration
+        && algorithm == r.algorithm
+        && behavior == r.behavior
+        && burst == r.burst
+        && createdAt == r.createdAt
+        && name.equals(r.name)
+        && uniqueKey.equals(r.uniqueKey)
+        && metadata.equals(r.metadata);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        name, uniqueKey, hits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+  }
+
+  @Override
+  public String toString() {
+    return "RateLimitRequest[name="
+        + name
+        + ", uniqueKey="
+        + uniqueKey
+        + ", hits="
+        + hits
+        + ", limit="
+        + limit
+        + ", duration="
+        + duration
+        + ", algorithm="
+        + algorithm
+        + ", behavior="
+        + behavior
+        + ", burst="
+        + burst
+        + ", createdAt="
+        + createdAt
+        + ", metadata="
+        + metadata
+        + "]";
   }
 
   /** Returns a builder with defaults: 1 hit, token bucket, no behaviors. */

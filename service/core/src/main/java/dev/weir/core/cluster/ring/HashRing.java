@@ -68,6 +68,9 @@ public final class HashRing {
     if (points.length == 0) {
       throw new IllegalStateException("unable to pick a peer; pool is empty");
     }
+    if (peers.size() == 1) {
+      return peers.get(0);
+    }
     long h = hash.hash(hashKey) ^ Long.MIN_VALUE;
     int i = Arrays.binarySearch(points, h);
     if (i < 0) {

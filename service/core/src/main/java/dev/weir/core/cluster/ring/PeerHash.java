@@ -16,6 +16,20 @@ public enum PeerHash {
       }
       return h;
     }
+
+    @Override
+    public long hash(String text) {
+      long h = OFFSET_BASIS;
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (c >= 0x80) {
+          return hash(text.getBytes(StandardCharsets.UTF_8));
+        }
+        h ^= c;
+        h *= PRIME;
+      }
+      return h;
+    }
   },
   /** 64-bit FNV-1: multiply, then XOR each byte in. */
   FNV1 {
@@ -28,6 +42,20 @@ public enum PeerHash {
       }
       return h;
     }
+
+    @Override
+    public long hash(String text) {
+      long h = OFFSET_BASIS;
+      for (int i = 0; i < text.length(); i++) {
+        char c = text.charAt(i);
+        if (c >= 0x80) {
+          return hash(text.getBytes(StandardCharsets.UTF_8));
+        }
+        h *= PRIME;
+        h ^= c;
+      }
+      return h;
+    }
   };
 
   private static final long OFFSET_BASIS = 0xcbf29ce484222325L;
@@ -36,10 +64,11 @@ public enum PeerHash {
   /** Returns the 64-bit hash of {@code data}, to be compared as an unsigned number. */
   public abstract long hash(byte[] data);
 
-  /** Returns the hash of the UTF-8 bytes of {@code text}. */
-  public long hash(String text) {
-    return hash(text.getBytes(StandardCharsets.UTF_8));
-  }
+  /**
+   * Returns the hash of the UTF-8 bytes of {@code text}; ASCII text is hashed without encoding it
+   * first.
+   */
+  public abstract long hash(String text);
 
   /**
    * Returns the hash named {@code name} ({@code fnv1a} or {@code fnv1}, any case).
