@@ -16,6 +16,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -93,23 +94,83 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
     this.discovery = discovery;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The future is already complete when every item was answered on this node (owned here, GLOBAL,
+   * or invalid), so a caller can answer on the calling thread.
+   */
   @Override
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
-    if (requests.size() > MAX_BATCH_SIZE) {
+    int n = requests.size();
+    if (n > MAX_BATCH_SIZE) {
       return CompletableFuture.failedFuture(
           new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
     }
-    List<CompletableFuture<RateLimitResponse>> answers = new ArrayList<>(requests.size());
-    for (RateLimitRequest r : requests) {
+    RateLimitResponse[] answers = new RateLimitResponse[n];
+    CompletableFuture<?>[] forwarded = null;
+    HashRing current = ring.get();
+    long now = 0;
+    for (int i = 0; i < n; i++) {
+      RateLimitRequest r = requests.get(i);
       String invalid = validate(r);
       if (invalid != null) {
-        answers.add(CompletableFuture.completedFuture(RateLimitResponse.error(invalid)));
+        answers[i] = RateLimitResponse.error(invalid);
+        continue;
+      }
+      if (r.createdAt() == 0) {
+        now = now == 0 ? clock.wallMillis() : now;
+        r = r.withCreatedAt(now);
+      }
+      RateLimitResponse local = answerHere(current, r);
+      if (local != null) {
+        answers[i] = local;
       } else {
-        answers.add(route(withCreatedAt(r), 1));
+        if (forwarded == null) {
+          forwarded = new CompletableFuture<?>[n];
+        }
+        int index = i;
+        forwarded[i] = route(r, 1).thenAccept(answer -> answers[index] = answer);
       }
     }
-    return CompletableFuture.allOf(answers.toArray(new CompletableFuture<?>[0]))
-        .thenApply(v -> answers.stream().map(CompletableFuture::join).toList());
+    if (forwarded == null) {
+      return CompletableFuture.completedFuture(Arrays.asList(answers));
+    }
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    for (CompletableFuture<?> f : forwarded) {
+      if (f != null) {
+        waits.add(f);
+      }
+    }
+    return CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> Arrays.asList(answers));
+  }
+
+  /**
+   * Returns the answer to {@code r} when this node gives it without a peer call on {@code current}:
+   * it owns the key, the request is GLOBAL, or the ring is empty (the item's error); null when the
+   * owner is another peer.
+   */
+  private RateLimitResponse answerHere(HashRing current, RateLimitRequest r) {
+    String owner;
+    try {
+      owner = current.ownerOf(r.hashKey());
+    } catch (IllegalStateException e) {
+      return RateLimitResponse.error(e.getMessage());
+    }
+    if (owner.equals(self)) {
+      RateLimitResponse answer = local.check(r);
+      if (r.has(Behavior.GLOBAL)) {
+        global.queueBroadcast(r);
+      }
+      return answer;
+    }
+    if (r.has(Behavior.GLOBAL)) {
+      RateLimitResponse answer = local.check(r);
+      global.queueHits(r);
+      return answer.withMetadata(Map.of("owner", owner));
+    }
+    return null;
   }
 
   /**
@@ -225,25 +286,13 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
   }
 
   private CompletableFuture<RateLimitResponse> route(RateLimitRequest r, int attempt) {
-    String owner;
-    try {
-      owner = ring.get().ownerOf(r.hashKey());
-    } catch (IllegalStateException e) {
-      return CompletableFuture.completedFuture(RateLimitResponse.error(e.getMessage()));
+    HashRing current = ring.get();
+    RateLimitResponse here = answerHere(current, r);
+    if (here != null) {
+      return CompletableFuture.completedFuture(here);
     }
-    if (owner.equals(self)) {
-      RateLimitResponse answer = local.check(r);
-      if (r.has(Behavior.GLOBAL)) {
-        global.queueBroadcast(r);
-      }
-      return CompletableFuture.completedFuture(answer);
-    }
+    String owner = current.ownerOf(r.hashKey());
     Map<String, String> ownerMeta = Map.of("owner", owner);
-    if (r.has(Behavior.GLOBAL)) {
-      RateLimitResponse answer = local.check(r);
-      global.queueHits(r);
-      return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
-    }
     return peers
         .call(owner, c -> c.forward(r))
         .handle(

@@ -60,6 +60,21 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_everyItemOwnedHere_futureCompleteOnReturn() {
+    ClusterRateLimitService service =
+        service(() -> HashRing.of(List.of(SELF), 64, PeerHash.FNV1A));
+
+    var answer =
+        service.check(
+            List.of(
+                RateLimitRequest.builder("n", "a").limit(2).duration(1000).build(),
+                RateLimitRequest.builder("n", "b").limit(2).duration(1000).build()));
+
+    assertThat(answer).isDone();
+    assertThat(answer.join()).extracting(RateLimitResponse::remaining).containsExactly(1L, 1L);
+  }
+
+  @Test
   void check_forwardFailsWhileRingEmptiesBetweenReads_itemErrorNotFailedCall() {
     HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
     String key = null;
