@@ -23,6 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -56,6 +59,23 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HandOff handOff;
   private final ClusterRateLimitService service;
   private final PeersService peersService;
+
+  /**
+   * Runs the peers' {@code Announce} calls, which wait for hand-off copies: at most four at once,
+   * on daemon threads that end after 30 s idle, so nothing needs stopping.
+   */
+  private final Executor announcements =
+      new ThreadPoolExecutor(
+          0,
+          4,
+          30,
+          TimeUnit.SECONDS,
+          new SynchronousQueue<>(),
+          runnable -> {
+            Thread thread = new Thread(runnable, "weir-announce");
+            thread.setDaemon(true);
+            return thread;
+          });
   private volatile boolean closed;
 
   /**
@@ -119,7 +139,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.handOff = new HandOff(self, store, peers, clock, handOffWait());
     this.service =
         new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
-    this.peersService = new PeersService(this);
+    this.peersService = new PeersService(this, announcements);
     membership.addListener(
         (before, after) -> {
           peers.retain(after.peers());

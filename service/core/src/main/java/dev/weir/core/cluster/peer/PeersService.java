@@ -15,8 +15,14 @@ import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
-/** The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler}. */
+/**
+ * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler}. Every call
+ * but {@code Announce} is answered on the calling thread without blocking; {@code Announce} waits for
+ * hand-off copies, so it runs on its own executor and never holds a transport thread.
+ */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
   /** The message of the {@code OUT_OF_RANGE} error for a peer call with too many items. */
@@ -24,10 +30,17 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       "'PeerRequest.rate_limits' list too large; max size is '" + RateLimitService.MAX_BATCH_SIZE + "'";
 
   private final PeerHandler handler;
+  private final Executor announcements;
 
-  /** Creates the service over {@code handler}. */
+  /** Creates the service over {@code handler}, answering {@code Announce} on the calling thread. */
   public PeersService(PeerHandler handler) {
+    this(handler, Runnable::run);
+  }
+
+  /** Creates the service over {@code handler}, answering {@code Announce} on {@code announcements}. */
+  public PeersService(PeerHandler handler, Executor announcements) {
     this.handler = handler;
+    this.announcements = announcements;
   }
 
   @Override
@@ -76,6 +89,15 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
   @Override
   public void announce(AnnounceReq request, StreamObserver<AnnounceResp> observer) {
+    try {
+      announcements.execute(() -> handleAnnounce(request, observer));
+    } catch (RejectedExecutionException e) {
+      observer.onError(
+          Status.UNAVAILABLE.withDescription("announce refused: " + e).asRuntimeException());
+    }
+  }
+
+  private void handleAnnounce(AnnounceReq request, StreamObserver<AnnounceResp> observer) {
     try {
       if (request.getPrepareReturn()) {
         handler.prepareReturn(request.getAddress());
