@@ -53,7 +53,7 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
       if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
         metrics.refused(RefusalReason.GRPC_MESSAGE_TOO_LARGE);
       }
-      metrics.grpcCall(method, status.getCode().name(), clock.monotonicNanos() - startNanos);
+      metrics.grpcCall(method, status.getCode(), clock.monotonicNanos() - startNanos);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.core.metrics;
 
+import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -10,6 +11,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -101,7 +103,16 @@ public final class MicrometerMetrics implements WeirMetrics {
     Duration.ofSeconds(1)
   };
 
+  private static final Status.Code[] GRPC_CODES = Status.Code.values();
+
   private final MeterRegistry registry;
+
+  /**
+   * The gRPC call timers by method, each an array by status code filled on first use; methods are
+   * the server's own (or {@code unknown}), so the map stays small. A lost race registers the same
+   * timer twice, which Micrometer answers with the one meter.
+   */
+  private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
 
@@ -132,9 +143,17 @@ public final class MicrometerMetrics implements WeirMetrics {
   }
 
   @Override
-  public void grpcCall(String method, String code, long nanos) {
-    latency(GRPC_REQUESTS, "gRPC calls", "method", method, "code", code)
-        .record(nanos, TimeUnit.NANOSECONDS);
+  public void grpcCall(String method, Status.Code code, long nanos) {
+    Timer[] byCode = grpcTimers.get(method);
+    if (byCode == null) {
+      byCode = grpcTimers.computeIfAbsent(method, m -> new Timer[GRPC_CODES.length]);
+    }
+    Timer timer = byCode[code.ordinal()];
+    if (timer == null) {
+      timer = latency(GRPC_REQUESTS, "gRPC calls", "method", method, "code", code.name());
+      byCode[code.ordinal()] = timer;
+    }
+    timer.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   @Override

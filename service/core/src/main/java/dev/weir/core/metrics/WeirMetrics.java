@@ -1,5 +1,6 @@
 package dev.weir.core.metrics;
 
+import io.grpc.Status;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
@@ -21,7 +22,7 @@ public interface WeirMetrics {
    * Records one finished gRPC call of {@code method} (a full method name the server serves, or
    * {@code unknown}) with status {@code code} after {@code nanos}.
    */
-  default void grpcCall(String method, String code, long nanos) {}
+  default void grpcCall(String method, Status.Code code, long nanos) {}
 
   /**
    * Records one HTTP request to {@code route} (a registered route path, or {@code unmatched})

@@ -25,7 +25,7 @@ class MicrometerMetricsTest {
 
   @Test
   void events_scrape_namesLabelsAndValues() {
-    metrics.grpcCall("pb.gubernator.V1/GetRateLimits", "OK", 2_000_000);
+    metrics.grpcCall("pb.gubernator.V1/GetRateLimits", io.grpc.Status.Code.OK, 2_000_000);
     metrics.httpRequest("/v1/GetRateLimits", 200, 1_000_000);
     metrics.checked(CheckResult.OVER_LIMIT);
     metrics.refused(RefusalReason.HTTP_BODY_TOO_LARGE);

@@ -21,7 +21,7 @@ public final class RecordingMetrics implements WeirMetrics {
   }
 
   @Override
-  public void grpcCall(String method, String code, long nanos) {
+  public void grpcCall(String method, io.grpc.Status.Code code, long nanos) {
     events.add("grpc " + method + " " + code + " " + nanos);
   }
 
