@@ -4,7 +4,7 @@ import com.sun.net.httpserver.HttpHandler;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
@@ -55,12 +55,12 @@ public final class EnvoyAdapter implements AutoCloseable {
       MeterRegistry registry)
       throws ConfigException {
     return start(
-        configPath, settings, service, clock, registry, InputLimits.DEFAULTS, WeirMetrics.NOOP);
+        configPath, settings, service, clock, registry, InputLimits.DEFAULTS, CheckMeter.NOOP);
   }
 
   /**
-   * Loads the descriptor config at {@code configPath} and assembles the adapter, refusing requests
-   * over {@code limits} (counted in {@code refusals}); an invalid config throws.
+   * Loads the descriptor config at {@code configPath} and assembles the adapter, applying {@code
+   * limits} to descriptors and counting calls with {@code meter}; an invalid config throws.
    */
   public static EnvoyAdapter start(
       Path configPath,
@@ -69,7 +69,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       Clock clock,
       MeterRegistry registry,
       InputLimits limits,
-      WeirMetrics refusals)
+      CheckMeter meter)
       throws ConfigException {
     EnvoyMetrics metrics = new EnvoyMetrics(registry);
     ConfigHolder holder = new ConfigHolder();
@@ -77,7 +77,7 @@ public final class EnvoyAdapter implements AutoCloseable {
         new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);
     reloader.loadInitial();
     ShouldRateLimitHandler handler =
-        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, refusals);
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter);
     return new EnvoyAdapter(
         settings, reloader, new EnvoyRateLimitGrpcService(handler), new JsonHandler(handler));
   }

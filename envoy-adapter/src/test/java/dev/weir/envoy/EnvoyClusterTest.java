@@ -9,6 +9,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
@@ -162,12 +163,15 @@ class EnvoyClusterTest {
     }
   }
 
+  private static final CounterKeys KEYS = 
+      new CounterKeys(InputLimits.DEFAULTS.maxDescriptorValueBytes());
+
   /** Returns the ring key of the counter the adapter derives for descriptor {@code user=value}. */
   private String hashKey(String user) {
     Match match =
         DescriptorMatcher.match(shop.root(), List.of(new Entry("user", user))).orElseThrow();
     return RateLimitRequest.builder(
-            CounterKeys.ruleName("shop", match), CounterKeys.uniqueKey(match))
+            CounterKeys.ruleName("shop", match), KEYS.uniqueKey(match))
         .build()
         .hashKey();
   }

@@ -2,6 +2,8 @@ package dev.weir.gubernator;
 
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
@@ -13,6 +15,7 @@ import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Gubernator's public gRPC service {@code pb.gubernator.V1}: rate limits from a {@link
@@ -22,32 +25,46 @@ import java.util.Objects;
  */
 public final class V1Service extends V1Grpc.V1ImplBase {
 
-  private final RateLimitService service;
+  private final NativeCheck check;
   private final NodeHealth health;
 
-  /** Creates the service answering from {@code service}, reporting {@code health}. */
+  /**
+   * Creates the service answering from {@code service} with the default input limits and no
+   * metering, reporting {@code health}.
+   */
   public V1Service(RateLimitService service, NodeHealth health) {
-    this.service = Objects.requireNonNull(service, "service");
+    this(new NativeCheck(service, InputLimits.DEFAULTS, CheckMeter.NOOP), health);
+  }
+
+  /** Creates the service answering through {@code check}, reporting {@code health}. */
+  public V1Service(NativeCheck check, NodeHealth health) {
+    this.check = Objects.requireNonNull(check, "check");
     this.health = Objects.requireNonNull(health, "health");
   }
 
   @Override
   public void getRateLimits(GetRateLimitsReq request, StreamObserver<GetRateLimitsResp> observer) {
+    CompletableFuture<GetRateLimitsResp> answer;
     try {
-      service
-          .check(ProtoMapping.toModel(request))
-          .whenComplete(
-              (responses, failure) -> {
-                if (failure != null) {
-                  observer.onError(GrpcErrors.toStatus(failure).asRuntimeException());
-                } else {
-                  observer.onNext(ProtoMapping.toProto(responses));
-                  observer.onCompleted();
-                }
-              });
+      answer = check.check(request);
     } catch (RuntimeException e) {
       observer.onError(GrpcErrors.toStatus(e).asRuntimeException());
+      return;
     }
+    if (answer.isDone() && !answer.isCompletedExceptionally()) {
+      observer.onNext(answer.join());
+      observer.onCompleted();
+      return;
+    }
+    answer.whenComplete(
+        (response, failure) -> {
+          if (failure != null) {
+            observer.onError(GrpcErrors.toStatus(failure).asRuntimeException());
+          } else {
+            observer.onNext(response);
+            observer.onCompleted();
+          }
+        });
   }
 
   @Override

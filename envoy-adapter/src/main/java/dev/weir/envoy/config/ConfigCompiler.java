@@ -54,7 +54,8 @@ final class ConfigCompiler {
         seen.add(List.of(node.key(), node.value()));
       }
     }
-    List<DescriptorNode> nodes = level(file, domain + ".", "", file.descriptors(), seen);
+    List<DescriptorNode> nodes =
+        level(file, domain + ".", "", CounterNames.domain(domain), file.descriptors(), seen);
     domains.computeIfAbsent(domain, d -> new ArrayList<>()).addAll(nodes);
   }
 
@@ -70,6 +71,7 @@ final class ConfigCompiler {
       ParsedFile file,
       String compositePrefix,
       String pathPrefix,
+      String parentCounterName,
       List<RawDescriptor> raws,
       Set<List<String>> seen)
       throws ConfigException {
@@ -98,13 +100,15 @@ final class ConfigCompiler {
       Map<String, Object> metadata =
           raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
       String path = pathPrefix + finalKey;
+      String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
-          level(file, composite + ".", path + ".", raw.descriptors(), new HashSet<>());
+          level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
       nodes.add(
           new DescriptorNode(
               raw.key(),
               raw.value(),
               path,
+              counterName,
               rule,
               raw.shadowMode(),
               raw.quotaMode(),

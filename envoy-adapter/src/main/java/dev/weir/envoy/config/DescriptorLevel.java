@@ -41,8 +41,16 @@ public final class DescriptorLevel {
    * Returns the rule for exactly {@code key} and {@code value} ({@code ""} for the key-only rule).
    */
   public Optional<DescriptorNode> exact(String key, String value) {
+    return Optional.ofNullable(exactOrNull(key, value));
+  }
+
+  /**
+   * Returns the rule for exactly {@code key} and {@code value} ({@code ""} for the key-only rule),
+   * or null.
+   */
+  public DescriptorNode exactOrNull(String key, String value) {
     Map<String, DescriptorNode> values = byKey.get(key);
-    return values == null ? Optional.empty() : Optional.ofNullable(values.get(value));
+    return values == null ? null : values.get(value);
   }
 
   /** Returns the wildcard rules of this level in config order. */

@@ -11,6 +11,7 @@ import java.util.Optional;
  * @param value the entry value; empty for a key-only (per-value) rule
  * @param path the rule's path from the domain, e.g. {@code key_value.sub}, as envoyproxy/ratelimit
  *     prints it
+ * @param counterName the native {@code name} of the rule's counters, see {@link CounterNames}
  * @param rule the limit; empty when the rule only groups nested rules (or whitelists)
  * @param shadowMode whether over-limit answers are reported as OK
  * @param quotaMode whether the rule is a soft quota (see {@code docs/envoy.md})
@@ -24,6 +25,7 @@ public record DescriptorNode(
     String key,
     String value,
     String path,
+    String counterName,
     Optional<RateLimitRule> rule,
     boolean shadowMode,
     boolean quotaMode,

@@ -2,7 +2,6 @@ package dev.weir.envoy.match;
 
 import dev.weir.envoy.config.DescriptorLevel;
 import dev.weir.envoy.config.DescriptorNode;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,44 +21,50 @@ public final class DescriptorMatcher {
 
   /** Returns the match of {@code entries} under {@code root}, or empty when no limit applies. */
   public static Optional<Match> match(DescriptorLevel root, List<Entry> entries) {
-    if (entries.isEmpty()) {
-      return Optional.empty();
+    return Optional.ofNullable(matchOrNull(root, entries));
+  }
+
+  /** Returns the match of {@code entries} under {@code root}, or null when no limit applies. */
+  public static Match matchOrNull(DescriptorLevel root, List<Entry> entries) {
+    int n = entries.size();
+    if (n == 0) {
+      return null;
     }
-    List<MatchedLevel> levels = new ArrayList<>(entries.size());
+    MatchedLevel[] levels = new MatchedLevel[n];
     DescriptorLevel level = root;
-    for (int i = 0; i < entries.size(); i++) {
-      Entry entry = entries.get(i);
-      Optional<MatchedLevel> matched = matchOne(level, entry);
-      if (matched.isEmpty()) {
-        return Optional.empty();
+    for (int i = 0; i < n; i++) {
+      MatchedLevel matched = matchOne(level, entries.get(i));
+      if (matched == null) {
+        return null;
       }
-      levels.add(matched.get());
-      DescriptorNode node = matched.get().node();
-      if (i == entries.size() - 1) {
-        return node.rule().isPresent() ? Optional.of(new Match(levels)) : Optional.empty();
+      levels[i] = matched;
+      DescriptorNode node = matched.node();
+      if (i == n - 1) {
+        return node.rule().isPresent() ? new Match(List.of(levels)) : null;
       }
       level = node.children();
       if (level.isEmpty()) {
-        return Optional.empty();
+        return null;
       }
     }
-    return Optional.empty();
+    return null;
   }
 
-  private static Optional<MatchedLevel> matchOne(DescriptorLevel level, Entry entry) {
+  private static MatchedLevel matchOne(DescriptorLevel level, Entry entry) {
     if (!entry.value().isEmpty()) {
-      Optional<DescriptorNode> exact = level.exact(entry.key(), entry.value());
-      if (exact.isPresent()) {
-        return Optional.of(new MatchedLevel(entry, exact.get(), MatchKind.EXACT));
+      DescriptorNode exact = level.exactOrNull(entry.key(), entry.value());
+      if (exact != null) {
+        return new MatchedLevel(entry, exact, MatchKind.EXACT);
       }
     }
-    for (DescriptorNode wildcard : level.wildcards()) {
+    List<DescriptorNode> wildcards = level.wildcards();
+    for (int i = 0; i < wildcards.size(); i++) {
+      DescriptorNode wildcard = wildcards.get(i);
       if (wildcard.key().equals(entry.key()) && Wildcard.matches(wildcard.value(), entry.value())) {
-        return Optional.of(new MatchedLevel(entry, wildcard, MatchKind.WILDCARD));
+        return new MatchedLevel(entry, wildcard, MatchKind.WILDCARD);
       }
     }
-    return level
-        .exact(entry.key(), "")
-        .map(node -> new MatchedLevel(entry, node, MatchKind.KEY_ONLY));
+    DescriptorNode keyOnly = level.exactOrNull(entry.key(), "");
+    return keyOnly == null ? null : new MatchedLevel(entry, keyOnly, MatchKind.KEY_ONLY);
   }
 }

@@ -2,7 +2,6 @@ package dev.weir.envoy.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,8 +14,18 @@ public final class EnvoyMetrics {
   /** The prefix of every meter name. */
   public static final String PREFIX = "weir.envoy.";
 
+  /**
+   * The most rule labels counted per domain; later ones share {@link #OTHER_RULES}, so labels built
+   * from request values ({@code detailed_metric}, {@code value_to_metric}, limit overrides) cannot
+   * grow the registry without bound.
+   */
+  public static final int MAX_RULES_PER_DOMAIN = 10_000;
+
+  /** The rule label of every rule beyond {@link #MAX_RULES_PER_DOMAIN} in a domain. */
+  public static final String OTHER_RULES = "_other";
+
   private final MeterRegistry registry;
-  private final Map<List<String>, RuleCounters> rules = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, RuleCounters>> rules = new ConcurrentHashMap<>();
   private final Counter configLoadSuccess;
   private final Counter configLoadError;
   private final Counter globalShadowMode;
@@ -31,9 +40,24 @@ public final class EnvoyMetrics {
     this.serviceError = registry.counter(PREFIX + "service_error");
   }
 
-  /** Returns the counters of {@code rule} in {@code domain}, creating them on first use. */
+  /**
+   * Returns the counters of {@code rule} in {@code domain}, creating them on first use; past {@link
+   * #MAX_RULES_PER_DOMAIN} rules in a domain, those of {@link #OTHER_RULES}.
+   */
   public RuleCounters rule(String domain, String rule) {
-    return rules.computeIfAbsent(List.of(domain, rule), k -> create(domain, rule));
+    Map<String, RuleCounters> byRule = rules.get(domain);
+    if (byRule == null) {
+      byRule = rules.computeIfAbsent(domain, d -> new ConcurrentHashMap<>());
+    }
+    RuleCounters counters = byRule.get(rule);
+    if (counters != null) {
+      return counters;
+    }
+    Map<String, RuleCounters> domainRules = byRule;
+    if (domainRules.size() >= MAX_RULES_PER_DOMAIN) {
+      return domainRules.computeIfAbsent(OTHER_RULES, r -> create(domain, r));
+    }
+    return domainRules.computeIfAbsent(rule, r -> create(domain, r));
   }
 
   private RuleCounters create(String domain, String rule) {

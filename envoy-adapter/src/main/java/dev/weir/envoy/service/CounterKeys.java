@@ -1,10 +1,15 @@
 package dev.weir.envoy.service;
 
+import dev.weir.envoy.config.CounterNames;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
 import dev.weir.envoy.match.MatchKind;
 import dev.weir.envoy.match.MatchedLevel;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.List;
 
 /**
@@ -12,35 +17,44 @@ import java.util.List;
  *
  * <p>Every string is written length-prefixed ({@code <length>:<text>}), so no choice of keys and
  * values can make two different rules, or two different descriptors, share a counter;
- * envoyproxy/ratelimit's {@code _}-joined keys cannot promise that.
+ * envoyproxy/ratelimit's {@code _}-joined keys cannot promise that. A key or value longer than {@code
+ * maxVerbatimBytes} UTF-8 bytes is written as {@code #} and the base64url SHA-256 digest of its UTF-8
+ * bytes instead: it still counts on its own counter (two different long values never share one),
+ * but a counter key stays bounded in size whatever a client sends, and no length prefix starts
+ * with {@code #}, so a digest never equals a short value.
  */
 public final class CounterKeys {
 
-  private CounterKeys() {}
+  private final int maxVerbatimBytes;
+
+  /** Creates the keys writing strings of up to {@code maxVerbatimBytes} UTF-8 bytes verbatim. */
+  public CounterKeys(int maxVerbatimBytes) {
+    if (maxVerbatimBytes < 1) {
+      throw new IllegalArgumentException(
+          "maxVerbatimBytes must be at least 1, got " + maxVerbatimBytes);
+    }
+    this.maxVerbatimBytes = maxVerbatimBytes;
+  }
 
   /**
    * Returns the name of the counter namespace of a matched rule: the domain and the matched rule's
-   * path, each level as its key and, unless key-only, its configured value or pattern.
+   * path, each level as its key and, unless key-only, its configured value or pattern. The compiled
+   * config holds it as {@link dev.weir.envoy.config.DescriptorNode#counterName()}.
    */
   public static String ruleName(String domain, Match match) {
-    StringBuilder out = new StringBuilder("envoy:");
-    lengthPrefixed(out, domain);
+    String name = CounterNames.domain(domain);
     for (MatchedLevel level : match.levels()) {
-      out.append('/');
-      lengthPrefixed(out, level.node().key());
-      if (!level.node().isKeyOnly()) {
-        out.append('=');
-        lengthPrefixed(out, level.node().value());
-      }
+      name = CounterNames.level(name, level.node().key(), level.node().value());
     }
-    return out.toString();
+    return name;
   }
 
   /** Returns the name of the counter namespace of a descriptor carrying a limit override. */
   public static String overrideName(String domain, Unit unit) {
-    StringBuilder out = new StringBuilder("envoy-override:");
-    lengthPrefixed(out, domain);
-    return out.append('/').append(unit.name()).toString();
+    return CounterNames.lengthPrefixed(new StringBuilder("envoy-override:"), domain)
+        .append('/')
+        .append(unit.name())
+        .toString();
   }
 
   /**
@@ -48,9 +62,11 @@ public final class CounterKeys {
    * that an entry matched by a {@code share_threshold} wildcard contributes the pattern, so all its
    * values share one counter.
    */
-  public static String uniqueKey(Match match) {
+  public String uniqueKey(Match match) {
     StringBuilder out = new StringBuilder();
-    for (MatchedLevel level : match.levels()) {
+    List<MatchedLevel> levels = match.levels();
+    for (int i = 0; i < levels.size(); i++) {
+      MatchedLevel level = levels.get(i);
       boolean shared = level.kind() == MatchKind.WILDCARD && level.node().shareThreshold();
       entry(out, level.entry().key(), shared ? level.node().value() : level.entry().value());
     }
@@ -58,24 +74,66 @@ public final class CounterKeys {
   }
 
   /** Returns the counter key of {@code entries} with their actual values. */
-  public static String uniqueKey(List<Entry> entries) {
+  public String uniqueKey(List<Entry> entries) {
     StringBuilder out = new StringBuilder();
-    for (Entry e : entries) {
-      entry(out, e.key(), e.value());
+    for (int i = 0; i < entries.size(); i++) {
+      entry(out, entries.get(i).key(), entries.get(i).value());
     }
     return out.toString();
   }
 
-  private static void entry(StringBuilder out, String key, String value) {
+  /** Returns whether {@code text} is written as its digest rather than verbatim. */
+  public boolean isDigested(String text) {
+    return text.length() > maxVerbatimBytes / 3
+        && (text.length() > maxVerbatimBytes || utf8Length(text) > maxVerbatimBytes);
+  }
+
+  /** Returns {@code text} verbatim, or {@code #} and its digest when it is longer than allowed. */
+  public String bounded(String text) {
+    return isDigested(text) ? digest(text) : text;
+  }
+
+  private void entry(StringBuilder out, String key, String value) {
     if (out.length() > 0) {
       out.append(',');
     }
-    lengthPrefixed(out, key);
+    part(out, key);
     out.append('=');
-    lengthPrefixed(out, value);
+    part(out, value);
   }
 
-  private static void lengthPrefixed(StringBuilder out, String text) {
-    out.append(text.length()).append(':').append(text);
+  private void part(StringBuilder out, String text) {
+    if (isDigested(text)) {
+      out.append(digest(text));
+    } else {
+      CounterNames.lengthPrefixed(out, text);
+    }
+  }
+
+  /** Returns {@code #} and the unpadded base64url SHA-256 digest of {@code text}'s UTF-8 bytes. */
+  static String digest(String text) {
+    try {
+      byte[] hash =
+          MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      return "#" + Base64.getUrlEncoder().withoutPadding().encodeToString(hash);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM provides SHA-256", e);
+    }
+  }
+
+  /** Returns the length of {@code text} in UTF-8 bytes, without encoding it. */
+  static int utf8Length(String text) {
+    int bytes = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x80) {
+        bytes += 1;
+      } else if (c < 0x800 || Character.isSurrogate(c)) {
+        bytes += 2;
+      } else {
+        bytes += 3;
+      }
+    }
+    return bytes;
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import java.util.List;
@@ -22,6 +23,15 @@ sealed interface DescriptorPlan {
 
   /** The matched rule is {@code unlimited}. */
   record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {}
+
+  /**
+   * The descriptor cannot come from a real Envoy (too many entries, a limit override without a
+   * valid unit), so it is answered OVER_LIMIT without touching a counter: an error would make Envoy
+   * fail open.
+   *
+   * @param reason what the metrics count it as
+   */
+  record Refused(RefusalReason reason) implements DescriptorPlan {}
 
   /**
    * The descriptor is counted by one native request.

@@ -1,5 +1,6 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -11,7 +12,6 @@ import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
-import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,74 +19,61 @@ import java.util.Optional;
 
 /**
  * Turns one Envoy descriptor into a {@link DescriptorPlan}: match it, then build its native
- * request.
+ * request. Pure: the request's time comes in as an argument.
  */
 final class DescriptorPlanner {
 
-  private DescriptorPlanner() {}
+  private final CounterKeys keys;
+  private final int maxEntries;
 
   /**
-   * Plans descriptor number {@code index} of a request for {@code domainName}, whose config is
-   * {@code domain} (empty when unknown); {@code requestHits} is the request-level hit count and
-   * {@code now} the request's time. An unusable limit override throws {@code INVALID_ARGUMENT}.
+   * Creates the planner writing counter keys with {@code keys} and refusing descriptors of more
+   * than {@code maxEntries} entries.
    */
-  static DescriptorPlan plan(
+  DescriptorPlanner(CounterKeys keys, int maxEntries) {
+    this.keys = keys;
+    this.maxEntries = maxEntries;
+  }
+
+  /**
+   * Plans a descriptor of a request for {@code domainName}, whose config is {@code domain} (null
+   * when unknown); {@code requestHits} is the request-level hit count and {@code now} the request's
+   * time.
+   */
+  DescriptorPlan plan(
       String domainName,
-      Optional<DomainConfig> domain,
+      DomainConfig domain,
       RateLimitDescriptor descriptor,
-      int index,
       long requestHits,
       long now) {
-    if (domain.isEmpty()) {
+    if (domain == null) {
       return new DescriptorPlan.NoLimit();
     }
-    List<Entry> entries = new ArrayList<>(descriptor.getEntriesCount());
-    for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
+    int n = descriptor.getEntriesCount();
+    if (n > maxEntries) {
+      return new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ENTRIES);
+    }
+    List<Entry> entries = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor.Entry e = descriptor.getEntries(i);
       entries.add(new Entry(e.getKey(), e.getValue()));
     }
     long hits = hits(descriptor, requestHits);
     if (descriptor.hasLimit()) {
-      RateLimitDescriptor.RateLimitOverride override = descriptor.getLimit();
-      Unit unit =
-          Units.fromOverride(override.getUnit())
-              .orElseThrow(
-                  () ->
-                      Status.INVALID_ARGUMENT
-                          .withDescription(
-                              "descriptors["
-                                  + index
-                                  + "].limit.unit: invalid value '"
-                                  + override.getUnitValue()
-                                  + "': allowed values are SECOND, MINUTE, HOUR, DAY, MONTH, YEAR")
-                          .asRuntimeException());
-      long rpu = Integer.toUnsignedLong(override.getRequestsPerUnit());
-      RateLimitRequest request =
-          new RateLimitRequest(
-              CounterKeys.overrideName(domainName, unit),
-              CounterKeys.uniqueKey(entries),
-              hits,
-              rpu,
-              Units.millis(unit),
-              Algorithm.FIXED_WINDOW.number(),
-              Behavior.BATCHING,
-              0,
-              now,
-              Map.of());
-      return new DescriptorPlan.Limited(
-          domainName, StatsKeys.override(entries), "", rpu, unit, false, false, List.of(), request);
+      return override(domainName, descriptor.getLimit(), entries, hits, now);
     }
-    Optional<Match> match = DescriptorMatcher.match(domain.get().root(), entries);
-    if (match.isEmpty()) {
+    Match match = DescriptorMatcher.matchOrNull(domain.root(), entries);
+    if (match == null) {
       return new DescriptorPlan.NoLimit();
     }
-    RateLimitRule rule = match.get().rule();
+    RateLimitRule rule = match.rule();
     if (rule.unlimited()) {
       return new DescriptorPlan.Unlimited(rule.name(), rule.replaces());
     }
     RateLimitRequest request =
         new RateLimitRequest(
-            CounterKeys.ruleName(domainName, match.get()),
-            CounterKeys.uniqueKey(match.get()),
+            match.node().counterName(),
+            keys.uniqueKey(match),
             hits,
             rule.requestsPerUnit(),
             Units.millis(rule.unit()),
@@ -97,13 +84,52 @@ final class DescriptorPlanner {
             Map.of());
     return new DescriptorPlan.Limited(
         domainName,
-        StatsKeys.rule(match.get()),
+        StatsKeys.rule(match, keys),
         rule.name(),
         rule.requestsPerUnit(),
         rule.unit(),
-        match.get().node().shadowMode(),
-        match.get().node().quotaMode(),
+        match.node().shadowMode(),
+        match.node().quotaMode(),
         rule.replaces(),
+        request);
+  }
+
+  /**
+   * Plans a descriptor carrying a limit override: counted per entry set under the override's unit;
+   * an override without a valid unit cannot come from Envoy, which validates it, so it is refused.
+   */
+  private DescriptorPlan override(
+      String domainName,
+      RateLimitDescriptor.RateLimitOverride override,
+      List<Entry> entries,
+      long hits,
+      long now) {
+    Optional<Unit> unit = Units.fromOverride(override.getUnit());
+    if (unit.isEmpty()) {
+      return new DescriptorPlan.Refused(RefusalReason.INVALID_OVERRIDE);
+    }
+    long rpu = Integer.toUnsignedLong(override.getRequestsPerUnit());
+    RateLimitRequest request =
+        new RateLimitRequest(
+            CounterKeys.overrideName(domainName, unit.get()),
+            keys.uniqueKey(entries),
+            hits,
+            rpu,
+            Units.millis(unit.get()),
+            Algorithm.FIXED_WINDOW.number(),
+            Behavior.BATCHING,
+            0,
+            now,
+            Map.of());
+    return new DescriptorPlan.Limited(
+        domainName,
+        StatsKeys.override(entries, keys),
+        "",
+        rpu,
+        unit.get(),
+        false,
+        false,
+        List.of(),
         request);
   }
 

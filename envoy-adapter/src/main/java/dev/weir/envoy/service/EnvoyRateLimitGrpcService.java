@@ -5,10 +5,11 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code envoy.service.ratelimit.v3.RateLimitService} over gRPC, answered by a {@link
- * ShouldRateLimitHandler}.
+ * ShouldRateLimitHandler}: on the calling thread when the handler's answer is already complete.
  */
 public final class EnvoyRateLimitGrpcService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
 
@@ -22,16 +23,20 @@ public final class EnvoyRateLimitGrpcService extends RateLimitServiceGrpc.RateLi
   @Override
   public void shouldRateLimit(
       RateLimitRequest request, StreamObserver<RateLimitResponse> responseObserver) {
-    handler
-        .handle(request)
-        .whenComplete(
-            (response, failure) -> {
-              if (failure != null) {
-                responseObserver.onError(Status.fromThrowable(failure).asRuntimeException());
-              } else {
-                responseObserver.onNext(response);
-                responseObserver.onCompleted();
-              }
-            });
+    CompletableFuture<RateLimitResponse> answer = handler.handle(request);
+    if (answer.isDone() && !answer.isCompletedExceptionally()) {
+      responseObserver.onNext(answer.join());
+      responseObserver.onCompleted();
+      return;
+    }
+    answer.whenComplete(
+        (response, failure) -> {
+          if (failure != null) {
+            responseObserver.onError(Status.fromThrowable(failure).asRuntimeException());
+          } else {
+            responseObserver.onNext(response);
+            responseObserver.onCompleted();
+          }
+        });
   }
 }

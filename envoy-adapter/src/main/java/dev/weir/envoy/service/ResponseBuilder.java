@@ -21,6 +21,13 @@ final class ResponseBuilder {
   /** {@code limit_remaining} of an unlimited descriptor: the largest uint32. */
   static final int UNLIMITED_REMAINING = (int) 0xFFFF_FFFFL;
 
+  private static final DescriptorStatus NO_LIMIT =
+      DescriptorStatus.newBuilder().setCode(Code.OK).build();
+  private static final DescriptorStatus UNLIMITED =
+      DescriptorStatus.newBuilder().setCode(Code.OK).setLimitRemaining(UNLIMITED_REMAINING).build();
+  private static final DescriptorStatus REFUSED =
+      DescriptorStatus.newBuilder().setCode(Code.OVER_LIMIT).build();
+
   private final EnvoySettings settings;
   private final EnvoyMetrics metrics;
 
@@ -43,14 +50,13 @@ final class ResponseBuilder {
         statuses.add(status(limited, answers.get(next++), now));
         quota.add(limited.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
-        statuses.add(
-            DescriptorStatus.newBuilder()
-                .setCode(Code.OK)
-                .setLimitRemaining(UNLIMITED_REMAINING)
-                .build());
+        statuses.add(UNLIMITED);
+        quota.add(false);
+      } else if (plan instanceof DescriptorPlan.Refused) {
+        statuses.add(REFUSED);
         quota.add(false);
       } else {
-        statuses.add(DescriptorStatus.newBuilder().setCode(Code.OK).build());
+        statuses.add(NO_LIMIT);
         quota.add(false);
       }
     }

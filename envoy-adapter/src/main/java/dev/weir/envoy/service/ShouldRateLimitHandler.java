@@ -3,7 +3,8 @@ package dev.weir.envoy.service;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
-import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
@@ -12,13 +13,11 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
-import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -29,9 +28,18 @@ import java.util.concurrent.ExecutionException;
  * {@link RateLimitService} in one call (so they follow the cluster's ownership, batching and GLOBAL
  * paths), and builds Envoy's response from the answers.
  *
- * <p>Failures complete the future with a {@link StatusRuntimeException}: {@code INVALID_ARGUMENT}
- * for a bad request, {@code UNAVAILABLE} when no configuration is loaded or the core cannot answer
- * (so Envoy's {@code failure_mode_deny} applies). The overall code is never {@code UNKNOWN}.
+ * <p>An error makes Envoy fail open (unless {@code failure_mode_deny}), so nothing a client can put
+ * in a descriptor is answered with one: values of any length are counted (long ones under their
+ * digest, see {@link CounterKeys}), and what cannot come from a real Envoy (a descriptor with more
+ * than {@code WEIR_MAX_DESCRIPTOR_ENTRIES} entries or a limit override without a valid unit, more
+ * descriptors than one core call carries) is answered OVER_LIMIT and counted as refused. Failures
+ * complete the future with a {@link StatusRuntimeException}: {@code INVALID_ARGUMENT} for an empty
+ * domain or descriptor list (which Envoy never sends), {@code UNAVAILABLE} when no configuration is
+ * loaded or the core cannot answer (so Envoy's {@code failure_mode_deny} applies). The overall code
+ * is never {@code UNKNOWN}.
+ *
+ * <p>When the core answers every descriptor on this node, the returned future is already complete,
+ * so the transport can answer on its own thread.
  */
 public final class ShouldRateLimitHandler {
 
@@ -41,8 +49,8 @@ public final class ShouldRateLimitHandler {
   private final EnvoySettings settings;
   private final EnvoyMetrics metrics;
   private final ResponseBuilder responses;
-  private final InputLimits limits;
-  private final WeirMetrics refusals;
+  private final DescriptorPlanner planner;
+  private final CheckMeter meter;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -51,12 +59,12 @@ public final class ShouldRateLimitHandler {
       Clock clock,
       EnvoySettings settings,
       EnvoyMetrics metrics) {
-    this(config, service, clock, settings, metrics, InputLimits.DEFAULTS, WeirMetrics.NOOP);
+    this(config, service, clock, settings, metrics, InputLimits.DEFAULTS, CheckMeter.NOOP);
   }
 
   /**
-   * Creates a handler answering from {@code config} through {@code service}, refusing requests over
-   * {@code limits} with {@code INVALID_ARGUMENT} and counting them in {@code refusals}.
+   * Creates a handler answering from {@code config} through {@code service}, writing counter keys
+   * and refusing descriptors as {@code limits} say, and counting calls with {@code meter}.
    */
   public ShouldRateLimitHandler(
       ConfigHolder config,
@@ -65,77 +73,106 @@ public final class ShouldRateLimitHandler {
       EnvoySettings settings,
       EnvoyMetrics metrics,
       InputLimits limits,
-      WeirMetrics refusals) {
-    this.limits = limits;
-    this.refusals = refusals;
+      CheckMeter meter) {
     this.config = config;
     this.service = service;
     this.clock = clock;
     this.settings = settings;
     this.metrics = metrics;
+    this.meter = meter;
     this.responses = new ResponseBuilder(settings, metrics);
+    this.planner =
+        new DescriptorPlanner(
+            new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
   }
 
   /** Answers {@code request}. */
   public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> handle(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request) {
-    CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> answer;
     try {
-      answer = answer(request);
+      return answer(request);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(toStatus(e));
     }
-    return answer.exceptionally(
-        failure -> {
-          throw toStatus(failure);
-        });
   }
 
   private CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> answer(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request) {
-    if (request.getDomain().isEmpty()) {
+    String domainName = request.getDomain();
+    if (domainName.isEmpty()) {
       throw invalid("rate limit domain must not be empty");
     }
-    if (request.getDescriptorsCount() == 0) {
+    int count = request.getDescriptorsCount();
+    if (count == 0) {
       throw invalid("rate limit descriptor list must not be empty");
     }
-    Optional<DescriptorLimits.Refusal> refusal = DescriptorLimits.check(request, limits);
-    if (refusal.isPresent()) {
-      refusals.refused(refusal.get().reason());
-      throw invalid(refusal.get().message());
-    }
-    EnvoyConfig current =
-        config
-            .current()
-            .orElseThrow(
-                () ->
-                    Status.UNAVAILABLE
-                        .withDescription("no rate limit configuration loaded")
-                        .asRuntimeException());
+    EnvoyConfig current = config.current().orElseThrow(ShouldRateLimitHandler::noConfig);
     long now = clock.wallMillis();
     long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
-    Optional<DomainConfig> domain = current.domain(request.getDomain());
-    List<DescriptorPlan> plans = new ArrayList<>(request.getDescriptorsCount());
-    for (int i = 0; i < request.getDescriptorsCount(); i++) {
-      RateLimitDescriptor descriptor = request.getDescriptors(i);
-      plans.add(
-          DescriptorPlanner.plan(request.getDomain(), domain, descriptor, i, requestHits, now));
+    DomainConfig domain = current.domain(domainName).orElse(null);
+    List<DescriptorPlan> plans = new ArrayList<>(count);
+    if (count > RateLimitService.MAX_BATCH_SIZE) {
+      meter.refused(RefusalReason.TOO_MANY_ITEMS);
+      for (int i = 0; i < count; i++) {
+        plans.add(new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
+      }
+      return CompletableFuture.completedFuture(responses.build(plans, List.of(), now));
     }
-    applyReplaces(plans);
-    List<RateLimitRequest> natives = new ArrayList<>();
-    for (DescriptorPlan plan : plans) {
-      if (plan instanceof DescriptorPlan.Limited limited) {
+    List<RateLimitRequest> natives = new ArrayList<>(count);
+    boolean anyReplaces = false;
+    for (int i = 0; i < count; i++) {
+      DescriptorPlan plan =
+          planner.plan(domainName, domain, request.getDescriptors(i), requestHits, now);
+      if (plan instanceof DescriptorPlan.Refused refused) {
+        meter.refused(refused.reason());
+      }
+      anyReplaces |= !plan.replaces().isEmpty();
+      plans.add(plan);
+    }
+    if (anyReplaces) {
+      applyReplaces(plans);
+    }
+    for (int i = 0; i < plans.size(); i++) {
+      if (plans.get(i) instanceof DescriptorPlan.Limited limited) {
         natives.add(limited.request());
       }
     }
     if (natives.isEmpty()) {
       return CompletableFuture.completedFuture(responses.build(plans, List.of(), now));
     }
-    CompletableFuture<List<RateLimitResponse>> answers =
-        settings.stopCacheKeyIncrementWhenOverlimit()
-            ? checkStoppingIncrementsWhenOver(natives)
-            : check(natives);
-    return answers.thenApply(list -> responses.build(plans, list, now));
+    meter.started();
+    CompletableFuture<List<RateLimitResponse>> answers;
+    try {
+      answers =
+          settings.stopCacheKeyIncrementWhenOverlimit()
+              ? checkStoppingIncrementsWhenOver(natives)
+              : service.check(natives);
+    } catch (RuntimeException e) {
+      meter.failed(e);
+      throw e;
+    }
+    if (answers.isDone() && !answers.isCompletedExceptionally()) {
+      return CompletableFuture.completedFuture(respond(plans, answers.join(), now));
+    }
+    return answers.handle(
+        (list, failure) -> {
+          if (failure != null) {
+            meter.failed(failure);
+            throw toStatus(failure);
+          }
+          try {
+            return respond(plans, list, now);
+          } catch (RuntimeException e) {
+            throw toStatus(e);
+          }
+        });
+  }
+
+  private io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse respond(
+      List<DescriptorPlan> plans, List<RateLimitResponse> answers, long now) {
+    meter.answered(answers);
+    requireNoItemError(answers);
+    return responses.build(plans, answers, now);
   }
 
   private static void applyReplaces(List<DescriptorPlan> plans) {
@@ -143,19 +180,12 @@ public final class ShouldRateLimitHandler {
     for (DescriptorPlan plan : plans) {
       replaced.addAll(plan.replaces());
     }
-    if (replaced.isEmpty()) {
-      return;
-    }
     for (int i = 0; i < plans.size(); i++) {
       String name = plans.get(i).ruleName();
       if (!name.isEmpty() && replaced.contains(name)) {
         plans.set(i, new DescriptorPlan.NoLimit());
       }
     }
-  }
-
-  private CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> natives) {
-    return service.check(natives).thenApply(ShouldRateLimitHandler::requireNoItemError);
   }
 
   /**
@@ -169,9 +199,11 @@ public final class ShouldRateLimitHandler {
     for (RateLimitRequest r : natives) {
       probes.add(r.withHits(0));
     }
-    return check(probes)
+    return service
+        .check(probes)
         .thenCompose(
             probed -> {
+              requireNoItemError(probed);
               boolean anyOver = false;
               boolean[] over = new boolean[natives.size()];
               for (int i = 0; i < natives.size(); i++) {
@@ -182,23 +214,23 @@ public final class ShouldRateLimitHandler {
                 anyOver |= over[i];
               }
               if (!anyOver) {
-                return check(natives);
+                return service.check(natives);
               }
               List<RateLimitRequest> second = new ArrayList<>(natives.size());
               for (int i = 0; i < natives.size(); i++) {
                 second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
               }
-              return check(second);
+              return service.check(second);
             });
   }
 
-  private static List<RateLimitResponse> requireNoItemError(List<RateLimitResponse> answers) {
-    for (RateLimitResponse answer : answers) {
+  private static void requireNoItemError(List<RateLimitResponse> answers) {
+    for (int i = 0; i < answers.size(); i++) {
+      RateLimitResponse answer = answers.get(i);
       if (answer.isError()) {
         throw Status.UNAVAILABLE.withDescription(answer.error()).asRuntimeException();
       }
     }
-    return answers;
   }
 
   private StatusRuntimeException toStatus(Throwable failure) {
@@ -217,6 +249,12 @@ public final class ShouldRateLimitHandler {
     return Status.UNAVAILABLE
         .withDescription(String.valueOf(cause.getMessage()))
         .withCause(cause)
+        .asRuntimeException();
+  }
+
+  private static StatusRuntimeException noConfig() {
+    return Status.UNAVAILABLE
+        .withDescription("no rate limit configuration loaded")
         .asRuntimeException();
   }
 

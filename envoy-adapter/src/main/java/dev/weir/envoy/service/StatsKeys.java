@@ -9,24 +9,34 @@ import java.util.List;
  * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level
  * {@code key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key}
  * for a key-only match; actual values appear only where {@code value_to_metric} is set, or at every
- * level when the matched rule has {@code detailed_metric}. A limit override is labelled by its keys
- * only, see {@link #override(List)}.
+ * level when the matched rule has {@code detailed_metric}, each bounded like a counter key's (see
+ * {@link CounterKeys#bounded}). A label without values is the rule's path, which the compiled config
+ * holds. A limit override is labelled by its keys only, see {@link #override(List)}.
  */
 public final class StatsKeys {
 
   private StatsKeys() {}
 
-  /** Returns the rule label of {@code match}. */
+  /** Returns the rule label of {@code match}, with values of any length verbatim. */
   public static String rule(Match match) {
+    return rule(match, new CounterKeys(Integer.MAX_VALUE));
+  }
+
+  /** Returns the rule label of {@code match}, values longer than {@code keys} allows digested. */
+  public static String rule(Match match, CounterKeys keys) {
     boolean detailed = match.node().detailedMetric();
+    List<MatchedLevel> levels = match.levels();
+    if (!detailed && !anyValueToMetric(levels)) {
+      return match.node().path();
+    }
     StringBuilder out = new StringBuilder();
-    for (MatchedLevel level : match.levels()) {
+    for (MatchedLevel level : levels) {
       if (out.length() > 0) {
         out.append('.');
       }
       Entry entry = level.entry();
       if (detailed || level.node().valueToMetric()) {
-        out.append(join(entry.key(), entry.value()));
+        out.append(join(entry.key(), keys.bounded(entry.value())));
       } else {
         switch (level.kind()) {
           case EXACT -> out.append(join(entry.key(), entry.value()));
@@ -47,11 +57,25 @@ public final class StatsKeys {
    * so each distinct one would create meters that are never released.
    */
   public static String override(List<Entry> entries) {
+    return override(entries, new CounterKeys(Integer.MAX_VALUE));
+  }
+
+  /** Returns the rule label of a limit override, keys longer than {@code keys} allows digested. */
+  public static String override(List<Entry> entries, CounterKeys keys) {
     StringBuilder out = new StringBuilder(OVERRIDE_PREFIX);
     for (Entry entry : entries) {
-      out.append('.').append(entry.key());
+      out.append('.').append(keys.bounded(entry.key()));
     }
     return out.toString();
+  }
+
+  private static boolean anyValueToMetric(List<MatchedLevel> levels) {
+    for (int i = 0; i < levels.size(); i++) {
+      if (levels.get(i).node().valueToMetric()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String join(String key, String value) {

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 class CounterKeysTest {
 
   private static final DescriptorLevel ROOT = load();
+  private static final CounterKeys KEYS = new CounterKeys(16);
 
   private static DescriptorLevel load() {
     String yaml =
@@ -59,7 +60,8 @@ class CounterKeysTest {
     Match m = match(new Entry("path", "/api"), new Entry("user", "alice"));
 
     assertThat(CounterKeys.ruleName("d", m)).isEqualTo("envoy:1:d/4:path=4:/api/4:user");
-    assertThat(CounterKeys.uniqueKey(m)).isEqualTo("4:path=4:/api,4:user=5:alice");
+    assertThat(m.node().counterName()).isEqualTo(CounterKeys.ruleName("d", m));
+    assertThat(KEYS.uniqueKey(m)).isEqualTo("4:path=4:/api,4:user=5:alice");
     assertThat(StatsKeys.rule(m)).isEqualTo("path_/api.user");
   }
 
@@ -67,7 +69,7 @@ class CounterKeysTest {
   void uniqueKey_shareThresholdWildcard_usesThePattern() {
     Match m = match(new Entry("files", "report-7"));
 
-    assertThat(CounterKeys.uniqueKey(m)).isEqualTo("5:files=4:rep*");
+    assertThat(KEYS.uniqueKey(m)).isEqualTo("5:files=4:rep*");
     assertThat(StatsKeys.rule(m)).isEqualTo("files_rep*");
   }
 
@@ -79,8 +81,8 @@ class CounterKeysTest {
 
   @Test
   void uniqueKey_valuesThatUnderscoreJoinAlike_differ() {
-    assertThat(CounterKeys.uniqueKey(List.of(new Entry("a", "x_b"), new Entry("b", "y"))))
-        .isNotEqualTo(CounterKeys.uniqueKey(List.of(new Entry("a", "x"), new Entry("b", "b_y"))));
+    assertThat(KEYS.uniqueKey(List.of(new Entry("a", "x_b"), new Entry("b", "y"))))
+        .isNotEqualTo(KEYS.uniqueKey(List.of(new Entry("a", "x"), new Entry("b", "b_y"))));
   }
 
   @Test
@@ -94,5 +96,46 @@ class CounterKeysTest {
     String bob = StatsKeys.override(List.of(new Entry("user", "bob"), new Entry("ip", "2")));
 
     assertThat(alice).isEqualTo("limit_override.user.ip").isEqualTo(bob);
+  }
+
+  @Test
+  void uniqueKey_valueOverTheVerbatimLength_writtenAsItsDigest() {
+    String longValue = "/productpage?" + "a".repeat(1100);
+    Match m = match(new Entry("path", "/api"), new Entry("user", longValue));
+
+    String key = KEYS.uniqueKey(m);
+
+    assertThat(key).isEqualTo("4:path=4:/api,4:user=" + CounterKeys.digest(longValue));
+    assertThat(key).hasSizeLessThan(80).matches(".*=#[A-Za-z0-9_-]{43}$");
+  }
+
+  @Test
+  void uniqueKey_differentLongValues_differentKeys_sameLongValue_sameKey() {
+    String a = "x".repeat(5000) + "a";
+    String b = "x".repeat(5000) + "b";
+
+    assertThat(KEYS.uniqueKey(List.of(new Entry("k", a))))
+        .isNotEqualTo(KEYS.uniqueKey(List.of(new Entry("k", b))))
+        .isEqualTo(KEYS.uniqueKey(List.of(new Entry("k", a))))
+        .isNotEqualTo(KEYS.uniqueKey(List.of(new Entry("k", CounterKeys.digest(a)))));
+  }
+
+  @Test
+  void uniqueKey_verbatimLengthCountsUtf8Bytes() {
+    String sixteenBytes = "\u00e9".repeat(8);
+    String eighteenBytes = "\u00e9".repeat(9);
+
+    assertThat(KEYS.uniqueKey(List.of(new Entry("k", sixteenBytes))))
+        .isEqualTo("1:k=8:" + sixteenBytes);
+    assertThat(KEYS.uniqueKey(List.of(new Entry("k", eighteenBytes))))
+        .isEqualTo("1:k=" + CounterKeys.digest(eighteenBytes));
+  }
+
+  @Test
+  void statsRule_detailedMetricWithLongValue_labelBounded() {
+    String longIp = "1".repeat(100);
+
+    assertThat(StatsKeys.rule(match(new Entry("ip", longIp)), KEYS))
+        .isEqualTo("ip_" + CounterKeys.digest(longIp));
   }
 }

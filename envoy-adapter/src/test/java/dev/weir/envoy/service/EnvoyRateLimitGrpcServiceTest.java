@@ -372,23 +372,22 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
-  void shouldRateLimit_limitOverrideWithoutUnit_isInvalidArgumentNamingTheField() throws Exception {
+  void shouldRateLimit_limitOverrideWithoutUnit_thatDescriptorOverLimitOthersCounted()
+      throws Exception {
     startWithConfig(Map.of());
     RateLimitDescriptor override =
         descriptor("k", "v").toBuilder()
             .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(1))
             .build();
 
-    assertThatThrownBy(() -> call(descriptor("k", "v"), override))
-        .isInstanceOfSatisfying(
-            StatusRuntimeException.class,
-            e -> {
-              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-              assertThat(e.getStatus().getDescription())
-                  .isEqualTo(
-                      "descriptors[1].limit.unit: invalid value '0': allowed values are SECOND,"
-                          + " MINUTE, HOUR, DAY, MONTH, YEAR");
-            });
+    RateLimitResponse response = call(descriptor("remote_address", "10.0.0.1"), override);
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OK);
+    assertThat(response.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(1).hasCurrentLimit()).isFalse();
+    assertThat(core.calls()).hasSize(1);
+    assertThat(core.calls().get(0)).hasSize(1);
   }
 
   @Test

@@ -8,11 +8,14 @@ import dev.weir.core.http.HttpResponses;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.model.RateLimitResponse;
 import dev.weir.gubernator.GrpcErrors;
+import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.ProtoMapping;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.LiveCheckResp;
 import io.grpc.Status;
 import java.io.IOException;
@@ -43,12 +46,20 @@ public final class GatewayRoutes {
           .alwaysPrintFieldsWithNoPresence()
           .omittingInsignificantWhitespace();
 
-  private final RateLimitService service;
+  private final NativeCheck check;
   private final NodeHealth health;
 
-  /** Creates the gateway answering rate limits from {@code service} and probes from {@code health}. */
+  /**
+   * Creates the gateway answering rate limits from {@code service} with the default input limits
+   * and no metering, and probes from {@code health}.
+   */
   public GatewayRoutes(RateLimitService service, NodeHealth health) {
-    this.service = Objects.requireNonNull(service, "service");
+    this(new NativeCheck(service, InputLimits.DEFAULTS, CheckMeter.NOOP), health);
+  }
+
+  /** Creates the gateway answering rate limits through {@code check} and probes from {@code health}. */
+  public GatewayRoutes(NativeCheck check, NodeHealth health) {
+    this.check = Objects.requireNonNull(check, "check");
     this.health = Objects.requireNonNull(health, "health");
   }
 
@@ -111,14 +122,14 @@ public final class GatewayRoutes {
         return;
       }
     }
-    List<RateLimitResponse> responses;
+    GetRateLimitsResp response;
     try {
-      responses = service.check(ProtoMapping.toModel(request.build())).join();
+      response = check.check(request.build()).join();
     } catch (RuntimeException e) {
       sendStatus(exchange, GrpcErrors.toStatus(e));
       return;
     }
-    sendMessage(exchange, ProtoMapping.toProto(responses));
+    sendMessage(exchange, response);
   }
 
   private void healthCheck(HttpExchange exchange) throws IOException {

@@ -14,14 +14,13 @@ import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.metrics.HttpMetrics;
 import dev.weir.core.metrics.JvmMetrics;
-import dev.weir.core.metrics.MeteredRateLimitService;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
@@ -32,6 +31,7 @@ import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsReload;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
@@ -265,22 +265,23 @@ public final class WeirNode implements AutoCloseable {
             .build();
     ClusterMetrics.watch(member.cluster(), metrics);
     DrainingHealth health = new DrainingHealth(member.cluster().service());
-    RateLimitService metered = new MeteredRateLimitService(member.service(), metrics);
-    RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
+    CheckMeter meter = new CheckMeter(metrics);
+    RateLimitService service = member.service();
+    NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
     EnvoyAdapter envoyAdapter = null;
     try {
       if (envoy.config().isPresent()) {
         envoyAdapter =
             EnvoyAdapter.start(
-                envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
+                envoy.config().get(), envoy, service, clock, registry, ops.limits(), meter);
       }
     } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(new V1Service(service, health));
-    List<HttpRoute> routes = httpRoutes(service, health);
+    grpcBuilder.addService(new V1Service(nativeCheck, health));
+    List<HttpRoute> routes = httpRoutes(nativeCheck, health);
     routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
@@ -387,8 +388,8 @@ public final class WeirNode implements AutoCloseable {
         });
   }
 
-  private static List<HttpRoute> httpRoutes(RateLimitService service, NodeHealth health) {
-    return new ArrayList<>(new GatewayRoutes(service, health).routes());
+  private static List<HttpRoute> httpRoutes(NativeCheck check, NodeHealth health) {
+    return new ArrayList<>(new GatewayRoutes(check, health).routes());
   }
 
   private static int freePort(InetSocketAddress address) throws IOException {

@@ -15,10 +15,10 @@ import java.util.Optional;
  * @param maxHttpBodyBytes largest HTTP request body accepted ({@code WEIR_HTTP_MAX_BODY_SIZE})
  * @param maxNameBytes longest {@code name} of a native item ({@code WEIR_MAX_NAME_LENGTH})
  * @param maxKeyBytes longest {@code unique_key} of a native item ({@code WEIR_MAX_KEY_LENGTH})
- * @param maxDescriptorEntries most entries in one Envoy descriptor ({@code
- *     WEIR_MAX_DESCRIPTOR_ENTRIES})
- * @param maxDescriptorValueBytes longest key or value of an Envoy descriptor entry ({@code
- *     WEIR_MAX_DESCRIPTOR_VALUE_LENGTH})
+ * @param maxDescriptorEntries most entries in one Envoy descriptor; one with more is answered
+ *     OVER_LIMIT ({@code WEIR_MAX_DESCRIPTOR_ENTRIES})
+ * @param maxDescriptorValueBytes longest Envoy descriptor key or value written verbatim into a
+ *     counter key; a longer one is written as its digest ({@code WEIR_MAX_DESCRIPTOR_VALUE_LENGTH})
  */
 public record InputLimits(
     int maxGrpcMessageBytes,
@@ -52,7 +52,7 @@ public record InputLimits(
 
   /** The defaults. */
   public static final InputLimits DEFAULTS =
-      new InputLimits(DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, 1024, 1024, 64, 1024);
+      new InputLimits(DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_BYTES, 1024, 1024, 64, 256);
 
   /** Reads the limits from {@code env}, each unset one taking its default. */
   public static InputLimits from(EnvReader env) {

@@ -14,6 +14,8 @@ public enum RefusalReason {
   FIELD_TOO_LONG,
   /** More descriptor entries than one descriptor may carry. */
   TOO_MANY_ENTRIES,
+  /** An Envoy limit override without a valid unit. */
+  INVALID_OVERRIDE,
   /**
    * An HTTP request that found every worker busy and the queue full ({@code WEIR_HTTP_THREADS},
    * {@code WEIR_HTTP_MAX_QUEUE}).

@@ -1,0 +1,85 @@
+package dev.weir.gubernator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.RecordingMetrics;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import java.time.ZoneOffset;
+import java.util.Collections;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+class NativeCheckTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
+  private final RecordingMetrics metrics = new RecordingMetrics();
+  private final NativeCheck check =
+      new NativeCheck(
+          new LocalRateLimitService(
+              new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock), "a:1"),
+          new InputLimits(65_536, 1024, 16, 8, 1, 1),
+          new CheckMeter(metrics));
+
+  private static RateLimitReq item(String key) {
+    return RateLimitReq.newBuilder()
+        .setName("n")
+        .setUniqueKey(key)
+        .setHits(1)
+        .setLimit(5)
+        .setDuration(60_000)
+        .build();
+  }
+
+  private static GetRateLimitsReq call(RateLimitReq... items) {
+    GetRateLimitsReq.Builder b = GetRateLimitsReq.newBuilder();
+    for (RateLimitReq item : items) {
+      b.addRequests(item);
+    }
+    return b.build();
+  }
+
+  @Test
+  void check_overLongKeyAmongValid_itemErrorInPlaceOthersAnsweredAndCounted() {
+    GetRateLimitsResp answer = check.check(call(item("a"), item("k".repeat(9)), item("b"))).join();
+
+    assertThat(answer.getResponsesList())
+        .extracting(RateLimitResp::getRemaining)
+        .containsExactly(4L, 0L, 4L);
+    assertThat(answer.getResponses(1).getError())
+        .isEqualTo("field 'unique_key' is 9 bytes long; at most 8 are allowed (WEIR_MAX_KEY_LENGTH)");
+    assertThat(store.size()).isEqualTo(2);
+    assertThat(metrics.events())
+        .containsExactly("refused field_too_long", "checked under_limit", "checked under_limit");
+  }
+
+  @Test
+  void check_localItems_completeOnTheCallingThread() {
+    CompletableFuture<GetRateLimitsResp> answer = check.check(call(item("a")));
+
+    assertThat(answer).isCompletedWithValueMatching(r -> r.getResponses(0).getRemaining() == 4);
+  }
+
+  @Test
+  void check_tooManyItems_failsWithGubernatorsMessageAndCounts() {
+    GetRateLimitsReq tooMany = call(Collections.nCopies(1001, item("a")).toArray(new RateLimitReq[0]));
+
+    assertThatThrownBy(() -> check.check(tooMany).join())
+        .hasCauseInstanceOf(RequestTooLargeException.class)
+        .hasMessageContaining("max size is '1000'");
+    assertThat(metrics.events()).containsExactly("refused too_many_items");
+    assertThat(store.size()).isZero();
+  }
+}

@@ -1,0 +1,64 @@
+package dev.weir.core.metrics;
+
+import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The counting a front door does around each rate-limit call: the calls in flight, each item's
+ * result (under limit, over limit, error) and calls refused for carrying too many items. Shared by
+ * every front door of a node, so Gubernator and Envoy clients are counted alike.
+ */
+public final class CheckMeter {
+
+  /** A meter that counts nothing. */
+  public static final CheckMeter NOOP = new CheckMeter(WeirMetrics.NOOP);
+
+  private final WeirMetrics metrics;
+  private final AtomicLong inFlight = new AtomicLong();
+
+  /** Creates the meter reporting to {@code metrics}, which reads the calls in flight when scraped. */
+  public CheckMeter(WeirMetrics metrics) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    metrics.watchChecksInFlight(inFlight::get);
+  }
+
+  /** Notes that a call started. */
+  public void started() {
+    inFlight.incrementAndGet();
+  }
+
+  /** Notes that a started call was answered with {@code responses}. */
+  public void answered(List<RateLimitResponse> responses) {
+    inFlight.decrementAndGet();
+    for (int i = 0; i < responses.size(); i++) {
+      metrics.checked(resultOf(responses.get(i)));
+    }
+  }
+
+  /** Notes that a started call failed with {@code failure}. */
+  public void failed(Throwable failure) {
+    inFlight.decrementAndGet();
+    Throwable cause =
+        failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure;
+    if (cause instanceof RequestTooLargeException) {
+      metrics.refused(RefusalReason.TOO_MANY_ITEMS);
+    }
+  }
+
+  /** Counts one refusal for {@code reason}. */
+  public void refused(RefusalReason reason) {
+    metrics.refused(reason);
+  }
+
+  private static CheckResult resultOf(RateLimitResponse response) {
+    if (response.isError()) {
+      return CheckResult.ERROR;
+    }
+    return response.status() == Status.OVER_LIMIT ? CheckResult.OVER_LIMIT : CheckResult.UNDER_LIMIT;
+  }
+}
