@@ -193,7 +193,9 @@ public final class WeirNode implements AutoCloseable {
      * Starts the node: it serves {@code PeersV1} next to {@code V1} on the gRPC port, joins the
      * peers discovery finds, then opens the HTTP listener (and the status listener when
      * configured). Every front door is counted in the node's Prometheus registry, served at {@code
-     * GET /metrics}.
+     * GET /metrics}. gRPC calls run on the transport's event loops ({@code directExecutor}): a
+     * decision answered on this node never changes threads, and nothing a gRPC handler runs may
+     * block (forwarded items complete on the peer clients' threads, {@code Announce} on its own).
      *
      * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before
      *     any port is bound)
@@ -245,6 +247,7 @@ public final class WeirNode implements AutoCloseable {
     HealthStatusManager grpcHealth = notServingHealth();
     NettyServerBuilder grpcBuilder =
         NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
+            .directExecutor()
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(grpcHealth.getHealthService())
