@@ -12,6 +12,7 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.Status;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Translates between {@code pb.gubernator} messages and the core model. Enum numbers pass through
@@ -40,7 +41,7 @@ public final class ProtoMapping {
         req.getBehaviorValue(),
         req.getBurst(),
         req.hasCreatedAt() ? req.getCreatedAt() : 0,
-        req.getMetadataMap());
+        req.getMetadataCount() == 0 ? Map.of() : req.getMetadataMap());
   }
 
   /** Returns the core requests of {@code req}, in order. */
@@ -54,17 +55,22 @@ public final class ProtoMapping {
 
   /** Returns the wire response of {@code response}. */
   public static RateLimitResp toProto(RateLimitResponse response) {
-    return RateLimitResp.newBuilder()
-        .setStatus(
-            response.status() == dev.weir.core.model.Status.OVER_LIMIT
-                ? Status.OVER_LIMIT
-                : Status.UNDER_LIMIT)
-        .setLimit(response.limit())
-        .setRemaining(response.remaining())
-        .setResetTime(response.resetTime())
-        .setError(response.error())
-        .putAllMetadata(response.metadata())
-        .build();
+    RateLimitResp.Builder out =
+        RateLimitResp.newBuilder()
+            .setStatus(
+                response.status() == dev.weir.core.model.Status.OVER_LIMIT
+                    ? Status.OVER_LIMIT
+                    : Status.UNDER_LIMIT)
+            .setLimit(response.limit())
+            .setRemaining(response.remaining())
+            .setResetTime(response.resetTime());
+    if (response.isError()) {
+      out.setError(response.error());
+    }
+    if (!response.metadata().isEmpty()) {
+      out.putAllMetadata(response.metadata());
+    }
+    return out.build();
   }
 
   /** Returns the wire response of {@code responses}, in order. */

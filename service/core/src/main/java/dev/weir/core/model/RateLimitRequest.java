@@ -57,7 +57,7 @@ public final class RateLimitRequest {
     this.behavior = behavior;
     this.burst = burst;
     this.createdAt = createdAt;
-    this.metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+    this.metadata = metadata == null || metadata.isEmpty() ? Map.of() : Map.copyOf(metadata);
   }
 
   private RateLimitRequest(RateLimitRequest from, long hits, int behavior, long createdAt) {

@@ -23,7 +23,7 @@ public record RateLimitResponse(
   /** Creates a response, copying {@code metadata}. */
   public RateLimitResponse {
     error = error == null ? "" : error;
-    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+    metadata = metadata == null || metadata.isEmpty() ? Map.of() : Map.copyOf(metadata);
   }
 
   /** Returns a successful response with no metadata. */
