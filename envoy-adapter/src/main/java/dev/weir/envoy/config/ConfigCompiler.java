@@ -85,10 +85,7 @@ final class ConfigCompiler {
       if (!seen.add(List.of(raw.key(), raw.value()))) {
         throw error(file, "duplicate descriptor composite key '" + composite + "'");
       }
-      Optional<RateLimitRule> rule = Optional.empty();
-      if (raw.rateLimit().isPresent()) {
-        rule = Optional.of(rule(file, composite, raw.rateLimit().get()));
-      }
+      List<RateLimitRule> limits = limits(file, composite, raw);
       if (raw.shareThreshold() && raw.value().indexOf('*') < 0) {
         throw error(
             file,
@@ -109,7 +106,8 @@ final class ConfigCompiler {
               raw.value(),
               path,
               counterName,
-              rule,
+              file.fileName() + ":" + raw.line(),
+              limits,
               raw.shadowMode(),
               raw.quotaMode(),
               raw.detailedMetric(),
@@ -119,6 +117,47 @@ final class ConfigCompiler {
               new DescriptorLevel(children)));
     }
     return nodes;
+  }
+
+  /** Returns the policies of {@code raw}: its {@code rate_limit}, or its {@code rate_limits}. */
+  private List<RateLimitRule> limits(ParsedFile file, String composite, RawDescriptor raw)
+      throws ConfigException {
+    if (raw.rateLimits() == null) {
+      return raw.rateLimit().isPresent()
+          ? List.of(rule(file, composite, raw.rateLimit().get()))
+          : List.of();
+    }
+    if (raw.rateLimit().isPresent()) {
+      throw error(
+          file,
+          "descriptor '"
+              + composite
+              + "' has both rate_limit and rate_limits: use rate_limit for one policy,"
+              + " rate_limits for several");
+    }
+    if (raw.rateLimits().isEmpty()) {
+      throw error(
+          file, "rate_limits of '" + composite + "' is empty: list at least one policy");
+    }
+    List<RateLimitRule> rules = new ArrayList<>();
+    for (RawRateLimit policy : raw.rateLimits()) {
+      if (policy.unlimited()) {
+        throw error(
+            file,
+            "rate_limits of '"
+                + composite
+                + "' has an unlimited entry: an unlimited rule uses rate_limit: {unlimited: true}");
+      }
+      rules.add(rule(file, composite, policy));
+    }
+    for (RateLimitRule rule : rules) {
+      for (RateLimitRule other : rules) {
+        if (!other.name().isEmpty() && rule.replaces().contains(other.name())) {
+          throw error(file, "replaces should not contain name of same descriptor");
+        }
+      }
+    }
+    return rules;
   }
 
   private RateLimitRule rule(ParsedFile file, String composite, RawRateLimit raw)
@@ -143,6 +182,7 @@ final class ConfigCompiler {
     Algorithm algorithm = algorithm(file, composite, raw.algorithm());
     long burst = burst(file, composite, raw.burst());
     int behavior = behavior(file, composite, raw.behavior());
+    long multiplier = unitMultiplier(file, composite, raw.unitMultiplier(), unit);
     return new RateLimitRule(
         raw.requestsPerUnit(),
         unit.orElse(
@@ -152,7 +192,39 @@ final class ConfigCompiler {
         raw.replaces(),
         algorithm,
         burst,
-        behavior);
+        behavior,
+        multiplier);
+  }
+
+  /**
+   * Returns the {@code unit_multiplier} of a rule: a whole number from 1 (the default) up to the
+   * largest that keeps the window, in milliseconds, within a signed 64-bit number.
+   */
+  private long unitMultiplier(
+      ParsedFile file,
+      String composite,
+      Node node,
+      Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit)
+      throws ConfigException {
+    if (node == null || isNull(node)) {
+      return 1;
+    }
+    long unitMillis = unit.map(Units::millis).orElse(1L);
+    long max = Math.min(UINT32_MAX, Long.MAX_VALUE / Math.max(1, unitMillis));
+    if (node instanceof ScalarNode s && s.getTag().equals(Tag.INT)) {
+      BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
+      if (v != null && v.signum() > 0 && v.compareTo(BigInteger.valueOf(max)) <= 0) {
+        return v.longValue();
+      }
+    }
+    throw error(
+        file,
+        "invalid unit_multiplier '"
+            + YamlConfigParser.render(node)
+            + "' in rate_limit of '"
+            + composite
+            + "': allowed values are whole numbers from 1 to "
+            + max);
   }
 
   private Algorithm algorithm(ParsedFile file, String composite, Node node) throws ConfigException {

@@ -1,5 +1,6 @@
 package dev.weir.envoy.config;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -12,7 +13,10 @@ import java.util.Optional;
  * @param path the rule's path from the domain, e.g. {@code key_value.sub}, as envoyproxy/ratelimit
  *     prints it
  * @param counterName the native {@code name} of the rule's counters, see {@link CounterNames}
- * @param rule the limit; empty when the rule only groups nested rules (or whitelists)
+ * @param source where the rule is written, {@code file:line}
+ * @param limits the rule's policies, every one of which must pass: one for {@code rate_limit},
+ *     several for Weir's {@code rate_limits}; empty when the rule only groups nested rules (or
+ *     whitelists)
  * @param shadowMode whether over-limit answers are reported as OK
  * @param quotaMode whether the rule is a soft quota (see {@code docs/envoy.md})
  * @param detailedMetric whether metrics name the request's actual values
@@ -26,7 +30,8 @@ public record DescriptorNode(
     String value,
     String path,
     String counterName,
-    Optional<RateLimitRule> rule,
+    String source,
+    List<RateLimitRule> limits,
     boolean shadowMode,
     boolean quotaMode,
     boolean detailedMetric,
@@ -34,6 +39,29 @@ public record DescriptorNode(
     boolean shareThreshold,
     Map<String, Object> metadata,
     DescriptorLevel children) {
+
+  /** Creates a node, copying {@code limits}. */
+  public DescriptorNode {
+    limits = List.copyOf(limits);
+  }
+
+  /** Returns the rule's first (for {@code rate_limit}, only) policy, empty when it has none. */
+  public Optional<RateLimitRule> rule() {
+    return limits.isEmpty() ? Optional.empty() : Optional.of(limits.get(0));
+  }
+
+  /** Returns whether the rule limits what it matches. */
+  public boolean hasLimit() {
+    return !limits.isEmpty();
+  }
+
+  /**
+   * Returns the native {@code name} of the counter of policy {@code index}: the rule's {@link
+   * #counterName()} for a single policy, followed by {@code |} and the index for several.
+   */
+  public String counterName(int index) {
+    return limits.size() == 1 ? counterName : counterName + "|" + index;
+  }
 
   /** Returns whether this rule's value is a {@code *} pattern. */
   public boolean isWildcard() {

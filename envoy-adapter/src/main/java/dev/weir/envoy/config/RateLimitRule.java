@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The {@code rate_limit} block of one descriptor rule, with Weir's extensions.
+ * The {@code rate_limit} block of one descriptor rule (or one entry of its {@code rate_limits}), with
+ * Weir's extensions.
  *
  * @param requestsPerUnit the limit per window, a uint32 (0 blocks every request)
  * @param unit the window unit; {@code UNKNOWN} when {@code unlimited}
@@ -17,6 +18,7 @@ import java.util.Objects;
  * @param algorithm the counting algorithm (Weir extension)
  * @param burst the leaky bucket capacity; 0 means {@code requestsPerUnit} (Weir extension)
  * @param behavior OR-ed {@link dev.weir.core.model.Behavior} flags (Weir extension)
+ * @param unitMultiplier how many units one window lasts, at least 1 (Weir extension)
  */
 public record RateLimitRule(
     long requestsPerUnit,
@@ -26,7 +28,8 @@ public record RateLimitRule(
     List<String> replaces,
     Algorithm algorithm,
     long burst,
-    int behavior) {
+    int behavior,
+    long unitMultiplier) {
 
   /** Creates a rule, copying {@code replaces}. */
   public RateLimitRule {
@@ -34,5 +37,26 @@ public record RateLimitRule(
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(algorithm, "algorithm");
     replaces = List.copyOf(replaces);
+    if (unitMultiplier < 1) {
+      throw new IllegalArgumentException("unitMultiplier must be at least 1, got " + unitMultiplier);
+    }
+  }
+
+  /** Creates a rule whose window is one {@code unit}. */
+  public RateLimitRule(
+      long requestsPerUnit,
+      Unit unit,
+      boolean unlimited,
+      String name,
+      List<String> replaces,
+      Algorithm algorithm,
+      long burst,
+      int behavior) {
+    this(requestsPerUnit, unit, unlimited, name, replaces, algorithm, burst, behavior, 1);
+  }
+
+  /** Returns the window length in milliseconds: the unit's times {@code unitMultiplier}. */
+  public long windowMillis() {
+    return Units.millis(unit) * unitMultiplier;
   }
 }

@@ -12,4 +12,5 @@ record RawRateLimit(
     List<String> replaces,
     Node algorithm,
     Node burst,
-    Node behavior) {}
+    Node behavior,
+    Node unitMultiplier) {}

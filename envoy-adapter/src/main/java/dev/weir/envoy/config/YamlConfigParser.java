@@ -21,8 +21,9 @@ import org.yaml.snakeyaml.nodes.Tag;
 /**
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then a key
  * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys
- * at an unexpected level are ignored. Weir's extension keys are the exception: they are allowed
- * only directly inside a {@code rate_limit} map and are unknown keys anywhere else.
+ * at an unexpected level are ignored. Weir's extension keys are the exception: {@link #WEIR_KEYS}
+ * are allowed only directly inside a {@code rate_limit} map (or a {@code rate_limits} entry), and
+ * {@code rate_limits} only in a descriptor; anywhere else they are unknown keys.
  *
  * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name.
  */
@@ -49,7 +50,20 @@ final class YamlConfigParser {
           "metadata");
 
   /** Weir's extension keys, valid only directly inside a {@code rate_limit} map. */
-  static final Set<String> WEIR_KEYS = Set.of("algorithm", "burst", "behavior");
+  static final Set<String> WEIR_KEYS = Set.of("algorithm", "burst", "behavior", "unit_multiplier");
+
+  /** Weir's extension key of a descriptor: several policies, every one of which must pass. */
+  static final String RATE_LIMITS = "rate_limits";
+
+  /** Where a map sits in a file, which decides the Weir keys it may hold. */
+  private enum Place {
+    /** A descriptor: {@code rate_limits} is allowed. */
+    DESCRIPTOR,
+    /** A {@code rate_limit} map or a {@code rate_limits} entry: {@link #WEIR_KEYS} are allowed. */
+    RATE_LIMIT,
+    /** Anywhere else. */
+    OTHER
+  }
 
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
 
@@ -77,7 +91,7 @@ final class YamlConfigParser {
     if (!(root instanceof MappingNode map)) {
       throw unmarshal(root, "map");
     }
-    validateKeys(map, false);
+    validateKeys(map, Place.OTHER);
     String domain = "";
     List<RawDescriptor> descriptors = List.of();
     for (NodeTuple t : map.getValue()) {
@@ -91,10 +105,9 @@ final class YamlConfigParser {
   }
 
   /**
-   * Checks every key of {@code map} and of the maps below it; {@code rateLimit} tells whether
-   * {@code map} is the value of a {@code rate_limit} key, the only place Weir's keys are allowed.
+   * Checks every key of {@code map}, which sits at {@code place}, and of the maps below it.
    */
-  private void validateKeys(MappingNode map, boolean rateLimit) throws ConfigException {
+  private void validateKeys(MappingNode map, Place place) throws ConfigException {
     Set<String> seen = new HashSet<>();
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
@@ -102,7 +115,11 @@ final class YamlConfigParser {
         throw error("config error, key is not of type string: " + render(keyNode));
       }
       String key = ks.getValue();
-      if (!REFERENCE_KEYS.contains(key) && !(rateLimit && WEIR_KEYS.contains(key))) {
+      boolean allowed =
+          REFERENCE_KEYS.contains(key)
+              || (place == Place.RATE_LIMIT && WEIR_KEYS.contains(key))
+              || (place == Place.DESCRIPTOR && key.equals(RATE_LIMITS));
+      if (!allowed) {
         throw error("config error, unknown key '" + key + "'");
       }
       if (!seen.add(key)) {
@@ -123,10 +140,16 @@ final class YamlConfigParser {
             throw error(
                 "config error, yaml file contains list of type other than map: " + render(item));
           }
-          validateKeys(itemMap, false);
+          validateKeys(
+              itemMap,
+              switch (key) {
+                case "descriptors" -> Place.DESCRIPTOR;
+                case RATE_LIMITS -> Place.RATE_LIMIT;
+                default -> Place.OTHER;
+              });
         }
       } else if (value instanceof MappingNode nested) {
-        validateKeys(nested, key.equals("rate_limit"));
+        validateKeys(nested, key.equals("rate_limit") ? Place.RATE_LIMIT : Place.OTHER);
       } else if (value instanceof ScalarNode scalar && !isLeaf(scalar.getTag())) {
         throw error("error checking config");
       }
@@ -153,6 +176,7 @@ final class YamlConfigParser {
     String key = "";
     String value = "";
     Optional<RawRateLimit> rateLimit = Optional.empty();
+    List<RawRateLimit> rateLimits = null;
     List<RawDescriptor> children = List.of();
     boolean shadow = false;
     boolean quota = false;
@@ -166,6 +190,7 @@ final class YamlConfigParser {
         case "key" -> key = string(v);
         case "value" -> value = string(v);
         case "rate_limit" -> rateLimit = rateLimit(v);
+        case RATE_LIMITS -> rateLimits = rateLimits(v);
         case "descriptors" -> children = descriptors(v);
         case "shadow_mode" -> shadow = bool(v);
         case "quota_mode" -> quota = bool(v);
@@ -177,7 +202,26 @@ final class YamlConfigParser {
       }
     }
     return new RawDescriptor(
-        key, value, rateLimit, children, shadow, quota, detailed, valueToMetric, share, metadata);
+        key,
+        value,
+        rateLimit,
+        rateLimits,
+        line(map),
+        children,
+        shadow,
+        quota,
+        detailed,
+        valueToMetric,
+        share,
+        metadata);
+  }
+
+  private List<RawRateLimit> rateLimits(Node node) throws ConfigException {
+    List<RawRateLimit> out = new ArrayList<>();
+    for (MappingNode item : mappings(node, "[]config.YamlRateLimit")) {
+      out.add(rateLimit(item).orElseThrow());
+    }
+    return out;
   }
 
   private Optional<RawRateLimit> rateLimit(Node node) throws ConfigException {
@@ -195,6 +239,7 @@ final class YamlConfigParser {
     Node algorithm = null;
     Node burst = null;
     Node behavior = null;
+    Node unitMultiplier = null;
     for (NodeTuple t : map.getValue()) {
       Node v = t.getValueNode();
       switch (keyOf(t)) {
@@ -216,11 +261,13 @@ final class YamlConfigParser {
         case "algorithm" -> algorithm = v;
         case "burst" -> burst = v;
         case "behavior" -> behavior = v;
+        case "unit_multiplier" -> unitMultiplier = v;
         default -> {}
       }
     }
     return Optional.of(
-        new RawRateLimit(rpu, unit, unlimited, name, replaces, algorithm, burst, behavior));
+        new RawRateLimit(
+            rpu, unit, unlimited, name, replaces, algorithm, burst, behavior, unitMultiplier));
   }
 
   private List<MappingNode> mappings(Node node, String target) throws ConfigException {

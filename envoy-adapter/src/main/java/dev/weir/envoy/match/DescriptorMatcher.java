@@ -40,7 +40,7 @@ public final class DescriptorMatcher {
       levels[i] = matched;
       DescriptorNode node = matched.node();
       if (i == n - 1) {
-        return node.rule().isPresent() ? new Match(List.of(levels)) : null;
+        return node.hasLimit() ? new Match(List.of(levels)) : null;
       }
       level = node.children();
       if (level.isEmpty()) {

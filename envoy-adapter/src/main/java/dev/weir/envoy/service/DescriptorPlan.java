@@ -4,25 +4,31 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import java.util.List;
+import java.util.Set;
 
 /** What to do with one request descriptor once matched. */
 sealed interface DescriptorPlan {
 
-  /** Returns the rule name other rules' {@code replaces} refer to; empty when unnamed. */
-  default String ruleName() {
-    return "";
-  }
-
-  /** Returns the rule names this descriptor's rule replaces. */
+  /** Returns the rule names this descriptor's policies replace. */
   default List<String> replaces() {
     return List.of();
+  }
+
+  /** Returns this plan without the policies named in {@code replaced}, as {@code replaces} asks. */
+  default DescriptorPlan without(Set<String> replaced) {
+    return this;
   }
 
   /** No rule limits the descriptor (no match, unknown domain, or dropped by {@code replaces}). */
   record NoLimit() implements DescriptorPlan {}
 
   /** The matched rule is {@code unlimited}. */
-  record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {}
+  record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {
+    @Override
+    public DescriptorPlan without(Set<String> replaced) {
+      return !ruleName.isEmpty() && replaced.contains(ruleName) ? new NoLimit() : this;
+    }
+  }
 
   /**
    * The descriptor cannot come from a real Envoy (too many entries, a limit override without a
@@ -34,27 +40,59 @@ sealed interface DescriptorPlan {
   record Refused(RefusalReason reason) implements DescriptorPlan {}
 
   /**
-   * The descriptor is counted by one native request.
+   * The descriptor is counted by one native request per policy of its rule; it is over the limit
+   * when any policy is.
    *
    * @param domain the request's domain, for metrics
    * @param statsRule the rule label for metrics
-   * @param ruleName the rule's name, also {@code current_limit.name}
-   * @param requestsPerUnit the limit
-   * @param unit the window unit
    * @param shadowMode whether over-limit is reported as OK
    * @param quotaMode whether the rule is a soft quota
-   * @param replaces names of rules this rule drops
-   * @param request the native request
+   * @param policies the rule's policies, at least one, in config order
    */
   record Limited(
       String domain,
       String statsRule,
+      boolean shadowMode,
+      boolean quotaMode,
+      List<Policy> policies)
+      implements DescriptorPlan {
+
+    @Override
+    public List<String> replaces() {
+      if (policies.size() == 1) {
+        return policies.get(0).replaces();
+      }
+      return policies.stream().flatMap(p -> p.replaces().stream()).toList();
+    }
+
+    @Override
+    public DescriptorPlan without(Set<String> replaced) {
+      List<Policy> kept =
+          policies.stream()
+              .filter(p -> p.ruleName().isEmpty() || !replaced.contains(p.ruleName()))
+              .toList();
+      if (kept.size() == policies.size()) {
+        return this;
+      }
+      return kept.isEmpty()
+          ? new NoLimit()
+          : new Limited(domain, statsRule, shadowMode, quotaMode, kept);
+    }
+  }
+
+  /**
+   * One policy of a counted descriptor.
+   *
+   * @param ruleName the policy's name, also {@code current_limit.name}
+   * @param requestsPerUnit the limit
+   * @param unit the window unit (the base unit of a multiplied window)
+   * @param replaces names of rules this policy drops
+   * @param request the native request counting it
+   */
+  record Policy(
       String ruleName,
       long requestsPerUnit,
       Unit unit,
-      boolean shadowMode,
-      boolean quotaMode,
       List<String> replaces,
-      RateLimitRequest request)
-      implements DescriptorPlan {}
+      RateLimitRequest request) {}
 }

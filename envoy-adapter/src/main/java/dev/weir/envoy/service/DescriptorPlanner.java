@@ -4,6 +4,7 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.envoy.config.DescriptorNode;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.config.RateLimitRule;
 import dev.weir.envoy.config.Units;
@@ -66,32 +67,37 @@ final class DescriptorPlanner {
     if (match == null) {
       return new DescriptorPlan.NoLimit();
     }
-    RateLimitRule rule = match.rule();
-    if (rule.unlimited()) {
-      return new DescriptorPlan.Unlimited(rule.name(), rule.replaces());
+    DescriptorNode node = match.node();
+    List<RateLimitRule> limits = node.limits();
+    if (limits.get(0).unlimited()) {
+      return new DescriptorPlan.Unlimited(limits.get(0).name(), limits.get(0).replaces());
     }
-    RateLimitRequest request =
-        new RateLimitRequest(
-            match.node().counterName(),
-            keys.uniqueKey(match),
-            hits,
-            rule.requestsPerUnit(),
-            Units.millis(rule.unit()),
-            rule.algorithm().number(),
-            rule.behavior(),
-            rule.burst(),
-            now,
-            Map.of());
+    String uniqueKey = keys.uniqueKey(match);
+    List<DescriptorPlan.Policy> policies = new ArrayList<>(limits.size());
+    for (int i = 0; i < limits.size(); i++) {
+      RateLimitRule rule = limits.get(i);
+      RateLimitRequest request =
+          new RateLimitRequest(
+              node.counterName(i),
+              uniqueKey,
+              hits,
+              rule.requestsPerUnit(),
+              rule.windowMillis(),
+              rule.algorithm().number(),
+              rule.behavior(),
+              rule.burst(),
+              now,
+              Map.of());
+      policies.add(
+          new DescriptorPlan.Policy(
+              rule.name(), rule.requestsPerUnit(), rule.unit(), rule.replaces(), request));
+    }
     return new DescriptorPlan.Limited(
         domainName,
         StatsKeys.rule(match, keys),
-        rule.name(),
-        rule.requestsPerUnit(),
-        rule.unit(),
-        match.node().shadowMode(),
-        match.node().quotaMode(),
-        rule.replaces(),
-        request);
+        node.shadowMode(),
+        node.quotaMode(),
+        policies);
   }
 
   /**
@@ -124,13 +130,9 @@ final class DescriptorPlanner {
     return new DescriptorPlan.Limited(
         domainName,
         StatsKeys.override(entries, keys),
-        "",
-        rpu,
-        unit.get(),
         false,
         false,
-        List.of(),
-        request);
+        List.of(new DescriptorPlan.Policy("", rpu, unit.get(), List.of(), request)));
   }
 
   /**

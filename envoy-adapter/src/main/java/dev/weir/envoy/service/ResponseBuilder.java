@@ -38,7 +38,8 @@ final class ResponseBuilder {
 
   /**
    * Returns the response for {@code plans}, where {@code answers} holds the core's answers to the
-   * {@link DescriptorPlan.Limited} plans in order and {@code now} is the request's time.
+   * policies of the {@link DescriptorPlan.Limited} plans in order and {@code now} is the request's
+   * time.
    */
   RateLimitResponse build(
       List<DescriptorPlan> plans, List<dev.weir.core.model.RateLimitResponse> answers, long now) {
@@ -47,7 +48,11 @@ final class ResponseBuilder {
     int next = 0;
     for (DescriptorPlan plan : plans) {
       if (plan instanceof DescriptorPlan.Limited limited) {
-        statuses.add(status(limited, answers.get(next++), now));
+        int policies = limited.policies().size();
+        int deciding = deciding(answers, next, policies);
+        statuses.add(
+            status(limited, limited.policies().get(deciding), answers.get(next + deciding), now));
+        next += policies;
         quota.add(limited.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
         statuses.add(UNLIMITED);
@@ -87,20 +92,42 @@ final class ResponseBuilder {
     return response.build();
   }
 
+  /**
+   * Returns the index, among the {@code count} answers from {@code from}, of the policy that
+   * decides a descriptor: the first one over the limit, else the one with the least remaining (the
+   * first of equals).
+   */
+  static int deciding(List<dev.weir.core.model.RateLimitResponse> answers, int from, int count) {
+    int best = 0;
+    for (int i = 0; i < count; i++) {
+      dev.weir.core.model.RateLimitResponse a = answers.get(from + i);
+      if (a.status() == dev.weir.core.model.Status.OVER_LIMIT) {
+        return i;
+      }
+      if (a.remaining() < answers.get(from + best).remaining()) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
   private DescriptorStatus status(
-      DescriptorPlan.Limited plan, dev.weir.core.model.RateLimitResponse answer, long now) {
+      DescriptorPlan.Limited plan,
+      DescriptorPlan.Policy policy,
+      dev.weir.core.model.RateLimitResponse answer,
+      long now) {
     boolean over = answer.status() == dev.weir.core.model.Status.OVER_LIMIT;
     long remaining = Math.max(0, Math.min(answer.remaining(), 0xFFFF_FFFFL));
     long untilResetSeconds = ceilSeconds(Math.max(0, answer.resetTime() - now));
-    count(plan, over, remaining);
+    count(plan, policy, over, remaining);
     Code code = over && !plan.shadowMode() ? Code.OVER_LIMIT : Code.OK;
     return DescriptorStatus.newBuilder()
         .setCode(code)
         .setCurrentLimit(
             RateLimitResponse.RateLimit.newBuilder()
-                .setRequestsPerUnit((int) plan.requestsPerUnit())
-                .setUnit(plan.unit())
-                .setName(plan.ruleName()))
+                .setRequestsPerUnit((int) policy.requestsPerUnit())
+                .setUnit(policy.unit())
+                .setName(policy.ruleName()))
         .setLimitRemaining((int) (over ? 0 : remaining))
         .setDurationUntilReset(Duration.newBuilder().setSeconds(untilResetSeconds))
         .build();
@@ -115,8 +142,9 @@ final class ResponseBuilder {
     return millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
   }
 
-  private void count(DescriptorPlan.Limited plan, boolean over, long remaining) {
-    long hits = plan.request().hits();
+  private void count(
+      DescriptorPlan.Limited plan, DescriptorPlan.Policy policy, boolean over, long remaining) {
+    long hits = policy.request().hits();
     if (hits == 0) {
       return;
     }
@@ -130,7 +158,7 @@ final class ResponseBuilder {
       return;
     }
     counters.withinLimit().increment(hits);
-    long limit = plan.requestsPerUnit();
+    long limit = policy.requestsPerUnit();
     long after = limit - remaining;
     long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());
     if (after > nearThreshold) {

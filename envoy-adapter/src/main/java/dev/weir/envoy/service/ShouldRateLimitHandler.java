@@ -134,7 +134,9 @@ public final class ShouldRateLimitHandler {
     }
     for (int i = 0; i < plans.size(); i++) {
       if (plans.get(i) instanceof DescriptorPlan.Limited limited) {
-        natives.add(limited.request());
+        for (DescriptorPlan.Policy policy : limited.policies()) {
+          natives.add(policy.request());
+        }
       }
     }
     if (natives.isEmpty()) {
@@ -180,12 +182,7 @@ public final class ShouldRateLimitHandler {
     for (DescriptorPlan plan : plans) {
       replaced.addAll(plan.replaces());
     }
-    for (int i = 0; i < plans.size(); i++) {
-      String name = plans.get(i).ruleName();
-      if (!name.isEmpty() && replaced.contains(name)) {
-        plans.set(i, new DescriptorPlan.NoLimit());
-      }
-    }
+    plans.replaceAll(plan -> plan.without(replaced));
   }
 
   /**

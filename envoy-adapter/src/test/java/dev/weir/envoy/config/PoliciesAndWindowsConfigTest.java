@@ -1,0 +1,114 @@
+package dev.weir.envoy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+/** Weir's {@code rate_limits} (several policies on one rule) and {@code unit_multiplier}. */
+class PoliciesAndWindowsConfigTest {
+
+  private static EnvoyConfig compile(String yaml) throws ConfigException {
+    return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+        .compile(List.of(new ConfigFile("acct.yaml", yaml)));
+  }
+
+  private static DescriptorNode node(String yaml, String key) throws ConfigException {
+    return compile(yaml).domain("acct").orElseThrow().root().exact(key, "").orElseThrow();
+  }
+
+  @Test
+  void rateLimits_eachEntryAPolicyInOrder_withItsOwnCounterName() throws ConfigException {
+    DescriptorNode account =
+        node(
+            """
+            domain: acct
+            descriptors:
+              - key: account_id
+                rate_limits:
+                  - unit: second
+                    requests_per_unit: 10
+                  - unit: day
+                    requests_per_unit: 1000
+                    name: daily
+                    algorithm: token_bucket
+            """,
+            "account_id");
+
+    assertThat(account.limits())
+        .extracting(RateLimitRule::unit, RateLimitRule::requestsPerUnit, RateLimitRule::name)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(Unit.SECOND, 10L, ""),
+            org.assertj.core.groups.Tuple.tuple(Unit.DAY, 1000L, "daily"));
+    assertThat(account.limits().get(1).algorithm())
+        .isEqualTo(dev.weir.core.model.Algorithm.TOKEN_BUCKET);
+    assertThat(account.counterName(0)).isEqualTo(account.counterName() + "|0");
+    assertThat(account.counterName(1)).isEqualTo(account.counterName() + "|1");
+    assertThat(account.source()).isEqualTo("acct.yaml:3");
+  }
+
+  @Test
+  void rateLimit_singlePolicy_counterNameUnchanged() throws ConfigException {
+    DescriptorNode user =
+        node(
+            """
+            domain: acct
+            descriptors:
+              - key: user
+                rate_limit: {unit: minute, requests_per_unit: 2}
+            """,
+            "user");
+
+    assertThat(user.counterName(0)).isEqualTo(user.counterName()).isEqualTo("envoy:4:acct/4:user");
+    assertThat(user.limits().get(0).unitMultiplier()).isEqualTo(1);
+    assertThat(user.limits().get(0).windowMillis()).isEqualTo(60_000);
+  }
+
+  @Test
+  void unitMultiplier_multipliesTheWindow_inRateLimitAndRateLimitsEntries() throws ConfigException {
+    DescriptorNode five =
+        node(
+            """
+            domain: acct
+            descriptors:
+              - key: ip
+                rate_limits:
+                  - {unit: minute, unit_multiplier: 5, requests_per_unit: 100}
+                  - {unit: hour, requests_per_unit: 1000}
+              - key: user
+                rate_limit: {unit: second, unit_multiplier: 30, requests_per_unit: 3}
+            """,
+            "ip");
+
+    assertThat(five.limits().get(0).windowMillis()).isEqualTo(300_000);
+    assertThat(five.limits().get(0).unit()).isEqualTo(Unit.MINUTE);
+    assertThat(five.limits().get(1).windowMillis()).isEqualTo(3_600_000);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          both | - key: a\\n    rate_limit: {unit: second, requests_per_unit: 1}\\n    rate_limits: [{unit: day, requests_per_unit: 5}] | acct.yaml: descriptor 'acct.a' has both rate_limit and rate_limits: use rate_limit for one policy, rate_limits for several
+          empty | - key: a\\n    rate_limits: [] | acct.yaml: rate_limits of 'acct.a' is empty: list at least one policy
+          unlimited | - key: a\\n    rate_limits: [{unlimited: true}] | acct.yaml: rate_limits of 'acct.a' has an unlimited entry: an unlimited rule uses rate_limit: {unlimited: true}
+          zero multiplier | - key: a\\n    rate_limit: {unit: minute, unit_multiplier: 0, requests_per_unit: 1} | acct.yaml: invalid unit_multiplier '0' in rate_limit of 'acct.a': allowed values are whole numbers from 1 to 4294967295
+          text multiplier | - key: a\\n    rate_limit: {unit: minute, unit_multiplier: five, requests_per_unit: 1} | acct.yaml: invalid unit_multiplier 'five' in rate_limit of 'acct.a': allowed values are whole numbers from 1 to 4294967295
+          huge multiplier | - key: a\\n    rate_limit: {unit: year, unit_multiplier: 300000000, requests_per_unit: 1} | acct.yaml: invalid unit_multiplier '300000000' in rate_limit of 'acct.a': allowed values are whole numbers from 1 to 292471208
+          policy replaces sibling | - key: a\\n    rate_limits: [{unit: second, requests_per_unit: 1, name: x}, {unit: day, requests_per_unit: 2, replaces: [{name: x}]}] | acct.yaml: replaces should not contain name of same descriptor
+          rate_limits at top level | - key: a\\n    rate_limit:\\n      rate_limits: [] | acct.yaml: config error, unknown key 'rate_limits'
+          multiplier outside rate_limit | - key: a\\n    unit_multiplier: 2 | acct.yaml: config error, unknown key 'unit_multiplier'
+          """)
+  void loadError_namesTheRuleAndWhatIsAllowed(String name, String descriptors, String message) {
+    String yaml = "domain: acct\ndescriptors:\n  " + descriptors.replace("\\n", "\n") + "\n";
+
+    assertThatThrownBy(() -> compile(yaml))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(message);
+  }
+}

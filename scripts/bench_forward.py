@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""CPU cost of a GetRateLimits item answered by the node asked versus one forwarded to its owner.
+
+Starts two weir.jar nodes (A and B, static peers) pinned to one core and h2load pinned to the other,
+finds keys that A owns and keys that B owns (B's answers carry metadata.owner), then drives A with
+calls of ITEMS items on A's keys, then on B's keys. For each run it reads both JVMs' CPU time from
+/proc before and after, so the figures are CPU microseconds per item on each node, not throughput,
+and hold even when other work shares the machine. It also reads the forwarding batches from A's
+/metrics (items per GetPeerRateLimits call). Run once with batching (the default) and once with
+BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
+
+  scripts/bench_forward.py                  # ITEMS=1, 10 s per run after a 10 s warm-up
+  ITEMS=10 scripts/bench_forward.py
+  BATCHING=off scripts/bench_forward.py     # WEIR_DISABLE_BATCHING=true on both nodes
+
+Prints one line per run: items/s, CPU us per item on A (front) and B (owner), mean batch size.
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from grpc_body import field_bytes, field_varint  # noqa: E402
+
+JAR = os.environ.get("JAR", "service/server/target/weir.jar")
+ITEMS = int(os.environ.get("ITEMS", "1"))
+SECONDS = int(os.environ.get("SECONDS", "10"))
+WARMUP = int(os.environ.get("WARMUP", "10"))
+BATCHING = os.environ.get("BATCHING", "on")
+NODE_CPU = os.environ.get("NODE_CPU", "1")
+LOAD_CPU = os.environ.get("LOAD_CPU", "0")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def post(http_port, path, body):
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{http_port}{path}", data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def metric(http_port, name):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=5).read().decode()
+    return sum(float(m.group(1)) for m in re.finditer(r"^" + name + r"\{[^}]*\} (\S+)$", text, re.M))
+
+
+def body(keys):
+    payload = b""
+    for key in keys:
+        item = (field_bytes(1, b"bench_fwd") + field_bytes(2, key.encode()) + field_varint(3, 1)
+                + field_varint(4, 10**12) + field_varint(5, 3_600_000))
+        payload += field_bytes(1, item)
+    return b"\x00" + len(payload).to_bytes(4, "big") + payload
+
+
+def h2load(grpc_port, path, seconds, log=None):
+    out = subprocess.run(
+        ["taskset", "-c", LOAD_CPU, "h2load", "-c4", "-m16", "-t1", "-D", str(seconds), "-d", path,
+         "-H", "content-type: application/grpc", "-H", "te: trailers",
+         f"http://127.0.0.1:{grpc_port}/pb.gubernator.V1/GetRateLimits"],
+        capture_output=True, text=True, check=True).stdout
+    done = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done", out).group(1))
+    failed = int(re.search(r"(\d+) failed", out).group(1))
+    return done, failed
+
+
+def main():
+    work = tempfile.mkdtemp()
+    ga, ha, gb, hb = free_port(), free_port(), free_port(), free_port()
+    peers = f"127.0.0.1:{ga},127.0.0.1:{gb}"
+    env = dict(os.environ, WEIR_STATIC_PEERS=peers, WEIR_LOG_LEVEL="warn")
+    if BATCHING == "off":
+        env["WEIR_DISABLE_BATCHING"] = "true"
+    procs = []
+    try:
+        for g, h, name in ((ga, ha, "a"), (gb, hb, "b")):
+            node_env = dict(env, WEIR_GRPC_ADDRESS=f"127.0.0.1:{g}", WEIR_HTTP_ADDRESS=f"127.0.0.1:{h}")
+            log = open(os.path.join(work, name + ".log"), "w")
+            procs.append(subprocess.Popen(
+                ["taskset", "-c", NODE_CPU, "java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-jar", JAR],
+                env=node_env, stdout=log, stderr=subprocess.STDOUT))
+        for h in (ha, hb):
+            for _ in range(300):
+                try:
+                    health = json.loads(urllib.request.urlopen(
+                        f"http://127.0.0.1:{h}/v1/HealthCheck", timeout=2).read())
+                    if health.get("peer_count") == 2:
+                        break
+                except Exception:
+                    pass
+                time.sleep(0.2)
+            else:
+                sys.exit(f"node on {h} did not see both peers; logs in {work}")
+        local, forwarded = [], []
+        i = 0
+        while len(local) < ITEMS or len(forwarded) < ITEMS:
+            key = f"account:{i}"
+            i += 1
+            answer = post(ha, "/v1/GetRateLimits", {"requests": [
+                {"name": "bench_fwd", "unique_key": key, "hits": "0", "limit": "1000000000000",
+                 "duration": "3600000"}]})["responses"][0]
+            (forwarded if answer.get("metadata", {}).get("owner") else local).append(key)
+        runs = {}
+        for kind, keys in (("local", local[:ITEMS]), ("forwarded", forwarded[:ITEMS])):
+            path = os.path.join(work, kind + ".bin")
+            open(path, "wb").write(body(keys))
+            h2load(ga, path, WARMUP)
+            cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
+            batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
+                ha, "weir_peer_batch_items_total")
+            done, failed = h2load(ga, path, SECONDS)
+            used_a = cpu_seconds(procs[0].pid) - cpu_a
+            used_b = cpu_seconds(procs[1].pid) - cpu_b
+            batches = metric(ha, "weir_peer_batches_total") - batches
+            batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
+            items = done * ITEMS
+            runs[kind] = (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
+                          batch_items / batches if batches else 0.0, failed)
+        for kind, (rate, us_a, us_b, batch, failed) in runs.items():
+            print(f"{kind:9s} items={ITEMS} batching={BATCHING}: {rate:9.0f} items/s, CPU us/item "
+                  f"front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f}, "
+                  f"mean batch {batch:6.1f}, failed calls {failed}")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait()
+
+
+if __name__ == "__main__":
+    main()
