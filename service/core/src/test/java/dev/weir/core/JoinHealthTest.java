@@ -49,7 +49,12 @@ class JoinHealthTest {
 
   private void startMember() throws Exception {
     self = "127.0.0.1:" + WeirTest.freePort();
-    member = Weir.builder().advertiseAddress(self).discovery(discovery).start();
+    member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(discovery)
+            .peerSecret("join-health-test-secret")
+            .start();
   }
 
   @AfterEach
@@ -206,7 +211,12 @@ class JoinHealthTest {
               return List.of(InetAddress.getByName("127.0.0.1"));
             },
             polls);
-    member = Weir.builder().advertiseAddress(self).discovery(dns).start();
+    member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(dns)
+            .peerSecret("join-health-test-secret")
+            .start();
     polls.advance(Duration.ofSeconds(30));
     HealthStatus beforeResolving = member.health();
 

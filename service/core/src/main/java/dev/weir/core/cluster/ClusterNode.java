@@ -6,7 +6,6 @@ import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerHandler;
-import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.model.RateLimitRequest;
@@ -15,9 +14,9 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
-import io.grpc.BindableService;
-import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,14 +24,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One cluster member: the ring, the peer clients, the GLOBAL queues, hand-off and the request path,
- * wired together over this node's store. The composition root serves {@link #peersService()} on the
- * gRPC port, hands {@link #service()} to the front doors and feeds discovery's peer sets to {@link
- * #membership()}.
+ * wired together over this node's store. The composition root serves it (as a {@link PeerHandler})
+ * on the peer listener, hands {@link #service()} to the front doors and feeds discovery's peer sets
+ * to {@link #membership()}.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -55,7 +55,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final GlobalManager global;
   private final HandOff handOff;
   private final ClusterRateLimitService service;
-  private final PeersService peersService;
   private volatile boolean closed;
 
   /**
@@ -77,12 +76,21 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery) {
-    this(self, settings, store, local, scheduler, clock, discovery, InsecureChannelCredentials.create());
+    this(
+        self,
+        settings,
+        store,
+        local,
+        scheduler,
+        clock,
+        discovery,
+        address -> Grpc.newChannelBuilder(address, InsecureChannelCredentials.create()).build());
   }
 
   /**
-   * Creates the member {@code self} as above, calling peers with {@code peerCredentials} (TLS with
-   * this node's certificate when TLS is on).
+   * Creates the member {@code self} as above, calling each peer (by its advertised address) over
+   * the channel {@code peerChannels} opens to it: to its peer listener, with this node's
+   * credentials.
    */
   public ClusterNode(
       String self,
@@ -92,7 +100,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
-      ChannelCredentials peerCredentials) {
+      Function<String, ManagedChannel> peerChannels) {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
@@ -103,7 +111,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL);
-    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
+    this.peers =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    peerChannels.apply(address),
+                    settings.peerClientSettings(),
+                    scheduler,
+                    clock));
     this.global =
         new GlobalManager(
             self,
@@ -119,7 +135,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.handOff = new HandOff(self, store, peers, clock, handOffWait());
     this.service =
         new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
-    this.peersService = new PeersService(this);
     membership.addListener(
         (before, after) -> {
           peers.retain(after.peers());
@@ -139,11 +154,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the request path every front door calls. */
   public ClusterRateLimitService service() {
     return service;
-  }
-
-  /** Returns the {@code PeersV1} service to serve on the gRPC port. */
-  public BindableService peersService() {
-    return peersService;
   }
 
   /** Returns the membership that discovery feeds with peer sets. */
