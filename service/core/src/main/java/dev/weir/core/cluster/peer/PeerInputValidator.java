@@ -4,6 +4,7 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.Algorithm;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -41,6 +42,9 @@ public final class PeerInputValidator {
 
   /** Every behavior flag the protocol defines ({@code pb.gubernator.Behavior}). */
   static final int KNOWN_BEHAVIORS = 63;
+
+  /** The largest Gregorian duration code ({@code YEARS}); a duration up to it may be one. */
+  static final long MAX_GREGORIAN_CODE = GregorianInterval.YEARS.code();
 
   /** The longest window a Gregorian duration code names: a leap year. */
   static final long GREGORIAN_SPAN_MILLIS = Duration.ofDays(366).toMillis();
@@ -286,11 +290,14 @@ public final class PeerInputValidator {
 
   /**
    * Checks the time a bucket ends: not negative and not later than a bucket of {@code duration}
-   * made now could end (two windows for a sliding window, a year for a Gregorian code).
+   * made now could end (two windows for a sliding window; a year for a duration that may be a
+   * Gregorian code).
    */
   private static Optional<String> end(String field, long value, long now, long duration) {
     long lifetime =
-        Math.max(SaturatingMath.add(SaturatingMath.mul(duration, 2), 1), GREGORIAN_SPAN_MILLIS);
+        duration <= MAX_GREGORIAN_CODE
+            ? GREGORIAN_SPAN_MILLIS
+            : SaturatingMath.add(SaturatingMath.mul(duration, 2), 1);
     long high = SaturatingMath.add(SaturatingMath.add(now, SKEW), lifetime);
     if (value < 0 || value > high) {
       return error(
