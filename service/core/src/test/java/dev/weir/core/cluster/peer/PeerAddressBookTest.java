@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 class PeerAddressBookTest {
 
   private final StaticDiscovery discovery =
-      new StaticDiscovery("10.0.0.1:1051", List.of("10.0.0.1:1051", "10.0.0.2:1051@9000", "[fd00::3]:1051"));
+      new StaticDiscovery(
+          "10.0.0.1:1051", List.of("10.0.0.1:1051", "10.0.0.2:1051@9000", "[fd00::3]:1051"));
 
   @Test
   void sharedPort_membersWithoutAPeerPortOfTheirOwn_theirHostAtTheSharedPort() {

@@ -96,6 +96,23 @@ class EtcdDiscoveryIT {
   }
 
   @Test
+  void start_withPeerPorts_eachNodeReportsTheOthersPeerListener() throws Exception {
+    EtcdSettings settings = settings(endpoint, Duration.ofSeconds(30));
+    EtcdDiscovery a = EtcdDiscovery.create(settings, "127.0.0.1:1051", 1052, metrics);
+    EtcdDiscovery b = EtcdDiscovery.create(settings, "127.0.0.1:2051", 2052, metrics);
+    nodes.add(a);
+    nodes.add(b);
+    RecordingListener seenByA = new RecordingListener();
+    a.start(seenByA);
+    b.start(new RecordingListener());
+
+    assertThat(eventually(WAIT, () -> seenByA.last().size() == 2)).isTrue();
+    assertThat(a.peerAddress("127.0.0.1:2051")).hasValue("127.0.0.1:2052");
+    assertThat(b.peerAddress("127.0.0.1:1051")).hasValue("127.0.0.1:1052");
+    assertThat(a.peerAddress("127.0.0.1:3051")).isEmpty();
+  }
+
+  @Test
   void close_revokesLease_peerDisappearsAtOnce() throws Exception {
     RecordingListener a = join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
     join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(30));
