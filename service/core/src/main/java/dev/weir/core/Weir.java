@@ -135,10 +135,15 @@ public final class Weir {
      */
     public Builder peerSecret(String secret) {
       try {
-        this.peerSecret = PeerSecret.of(Objects.requireNonNull(secret, "peerSecret"));
+        return peerSecret(PeerSecret.of(Objects.requireNonNull(secret, "peerSecret")));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("peerSecret: " + e.getMessage(), e);
       }
+    }
+
+    /** Requires every peer call to carry {@code secret}, as {@link #peerSecret(String)} does. */
+    public Builder peerSecret(PeerSecret secret) {
+      this.peerSecret = Objects.requireNonNull(secret, "peerSecret");
       return this;
     }
 
@@ -158,7 +163,12 @@ public final class Weir {
      * label or URI segment) a peer's certificate must carry one of; needs {@link #peerTls}.
      */
     public Builder peerAllowedIdentities(List<String> patterns) {
-      this.peerAllowedIdentities = PeerIdentities.of(patterns);
+      return peerAllowedIdentities(PeerIdentities.of(patterns));
+    }
+
+    /** Sets the identities a peer's certificate must carry one of, as parsed already. */
+    public Builder peerAllowedIdentities(PeerIdentities identities) {
+      this.peerAllowedIdentities = Objects.requireNonNull(identities, "peerAllowedIdentities");
       return this;
     }
 

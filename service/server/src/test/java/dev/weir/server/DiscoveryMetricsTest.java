@@ -90,6 +90,7 @@ class DiscoveryMetricsTest {
     WeirNode node =
         WeirNode.builder(CONFIG)
             .discovery(DiscoverySettings.fromEnv(env, "127.0.0.1:0"))
+            .peers(TestConfigs.peers())
             .start();
     started.add(node);
     return node;

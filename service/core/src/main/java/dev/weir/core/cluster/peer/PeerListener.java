@@ -46,7 +46,7 @@ public final class PeerListener implements AutoCloseable {
    * every call, whose refusals count in {@code metrics}); {@code extra} interceptors run after the
    * check (tests count calls with them).
    *
-   * @throws IOException when the address cannot be bound or the TLS context cannot be built
+   * @throws StartFailure when the address cannot be bound or the TLS context cannot be built
    */
   public static PeerListener start(
       InetSocketAddress address,
@@ -66,9 +66,21 @@ public final class PeerListener implements AutoCloseable {
               .addService(intercepted(peers, security, metrics, extra));
       security.applyTo(builder);
       return new PeerListener(builder.build().start(), executor);
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException e) {
+      executor.shutdownNow();
+      throw new StartFailure(address, e);
+    } catch (RuntimeException e) {
       executor.shutdownNow();
       throw e;
+    }
+  }
+
+  /** The peer listener could not start (its address is taken, its TLS context cannot be built). */
+  public static final class StartFailure extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    StartFailure(InetSocketAddress address, IOException cause) {
+      super("cannot start the peer listener at " + address + ": " + cause.getMessage(), cause);
     }
   }
 
