@@ -134,8 +134,9 @@ class EtcdClusterJarIT {
     for (int i = 0; i < NODES; i++) {
       int grpcPort = NodeProcess.freePort();
       nodes.add(
-          NodeProcess.start(
+          NodeProcess.startMember(
               grpcPort,
+              NodeProcess.freePort(),
               NodeProcess.freePort(),
               Map.of(
                   "WEIR_PEER_DISCOVERY_TYPE", "etcd",
