@@ -11,12 +11,19 @@ import io.fabric8.istio.api.networking.v1alpha3.EnvoyFilter;
 import io.fabric8.istio.api.api.networking.v1alpha3.EnvoyFilterEnvoyConfigObjectPatch;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
@@ -123,6 +130,86 @@ class ManifestsTest {
         .anyMatch(m -> m.getMountPath().equals(env.get("WEIR_ENVOY_CONFIG")) && m.getSubPath() == null);
     EnvVar podIp = weir.getEnv().stream().filter(e -> e.getName().equals("WEIR_K8S_POD_IP")).findFirst().orElseThrow();
     assertThat(podIp.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
+  }
+
+  @Test
+  void deployment_peerListenerOnItsOwnPortWithTheSecretMounted() throws IOException {
+    Deployment d = deployment();
+    Container weir = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Map<String, String> env = new HashMap<>();
+    weir.getEnv().stream().filter(e -> e.getValue() != null).forEach(e -> env.put(e.getName(), e.getValue()));
+    Path secretFile = Path.of(env.get("WEIR_PEER_SECRET_FILE"));
+    VolumeMount mount =
+        weir.getVolumeMounts().stream()
+            .filter(m -> secretFile.getParent().equals(Path.of(m.getMountPath())))
+            .findFirst()
+            .orElseThrow();
+    Volume volume =
+        d.getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals(mount.getName()))
+            .findFirst()
+            .orElseThrow();
+
+    assertThat(env).containsEntry("WEIR_PEER_ADDRESS", "0.0.0.0:1052").doesNotContainKey("WEIR_PEER_INSECURE");
+    assertThat(weir.getPorts()).anyMatch(p -> p.getName().equals("peer") && p.getContainerPort() == 1052);
+    assertThat(volume.getSecret().getSecretName()).isEqualTo("weir-peer-secret");
+    assertThat(volume.getSecret().getItems()).isNullOrEmpty();
+    assertThat(secretFile.getFileName().toString()).isEqualTo("secret");
+    assertThat(Files.readString(Manifests.ROOT.resolve("README.md")))
+        .contains("create secret generic weir-peer-secret --from-literal=secret=");
+  }
+
+  @Test
+  void networkPolicy_onlyWeirPodsReachThePeerPort_anyoneTheClientPorts() throws IOException {
+    NetworkPolicy policy = only(NetworkPolicy.class);
+    Deployment d = deployment();
+    Map<String, String> podLabels = d.getSpec().getTemplate().getMetadata().getLabels();
+    Map<String, Integer> containerPorts =
+        d.getSpec().getTemplate().getSpec().getContainers().get(0).getPorts().stream()
+            .collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
+    Map<String, List<NetworkPolicyPeer>> sourcesByPort = new HashMap<>();
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      for (NetworkPolicyPort port : rule.getPorts()) {
+        assertThat(containerPorts).containsKey(port.getPort().getStrVal());
+        sourcesByPort
+            .computeIfAbsent(port.getPort().getStrVal(), k -> new ArrayList<>())
+            .addAll(rule.getFrom() == null ? List.of() : rule.getFrom());
+      }
+    }
+
+    assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+    assertThat(podLabels).containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+    assertThat(sourcesByPort).containsOnlyKeys("peer", "grpc", "http");
+    assertThat(sourcesByPort.get("grpc")).as("open to every client").isEmpty();
+    assertThat(sourcesByPort.get("http")).as("open to every client").isEmpty();
+    assertThat(sourcesByPort.get("peer"))
+        .singleElement()
+        .satisfies(
+            from -> {
+              assertThat(from.getIpBlock()).isNull();
+              assertThat(from.getNamespaceSelector()).isNull();
+              assertThat(podLabels).containsAllEntriesOf(from.getPodSelector().getMatchLabels());
+            });
+    assertThat(policy.getSpec().getIngress())
+        .filteredOn(rule -> rule.getPorts().stream().anyMatch(p -> p.getPort().getStrVal().equals("peer")))
+        .allSatisfy(rule -> assertThat(rule.getPorts()).hasSize(1));
+  }
+
+  @Test
+  void services_peersPointAtThePeerPort() throws IOException {
+    for (String name : List.of("weir-peers", "weir-peers-dns")) {
+      Service service =
+          Manifests.build(BASE).stream()
+              .map(Document::object)
+              .filter(o -> o instanceof Service && o.getMetadata().getName().equals(name))
+              .map(Service.class::cast)
+              .findFirst()
+              .orElseThrow();
+
+      assertThat(service.getSpec().getPorts())
+          .singleElement()
+          .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo("peer"));
+    }
   }
 
   @Test
@@ -248,6 +335,8 @@ class ManifestsTest {
     assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get()).isNotNull();
     assertThat(client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get()).isNotNull();
     assertThat(client.configMaps().inNamespace("weir").withName("weir-config").get()).isNotNull();
+    assertThat(client.network().v1().networkPolicies().inNamespace("weir").withName("weir").get())
+        .isNotNull();
   }
 
   @Test
