@@ -157,12 +157,12 @@ public final class LocalCluster implements AutoCloseable {
     node.cluster().leave(Duration.ofSeconds(5));
     nodes.remove(node);
     publishMembership();
-    node.server().shutdownNow();
+    node.listener.close();
   }
 
   /** Stops {@code node}'s server without telling anyone, as a crash would; membership is unchanged. */
   public void kill(Node node) {
-    node.server().shutdownNow();
+    node.listener.close();
     awaitTermination(node.server());
   }
 
@@ -179,7 +179,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public Node restart(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
-    node.server().shutdownNow();
+    node.listener.close();
     awaitTermination(node.server());
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
@@ -230,7 +230,7 @@ public final class LocalCluster implements AutoCloseable {
   public void close() {
     for (Node n : nodes) {
       n.cluster().peers().close();
-      n.server().shutdownNow();
+      n.listener.close();
     }
     nodes.clear();
     scheduler.close();
