@@ -139,12 +139,18 @@ class EtcdClusterJarIT {
               NodeProcess.freePort(),
               NodeProcess.freePort(),
               Map.of(
-                  "WEIR_PEER_DISCOVERY_TYPE", "etcd",
-                  "WEIR_ETCD_ENDPOINTS", endpoint,
-                  "WEIR_ETCD_KEY_PREFIX", prefix,
-                  "WEIR_ETCD_LEASE_TTL", "5s",
-                  "WEIR_BATCH_TIMEOUT", "5s",
-                  "WEIR_ADVERTISE_ADDRESS", "127.0.0.1:" + grpcPort)));
+                  "WEIR_PEER_DISCOVERY_TYPE",
+                  "etcd",
+                  "WEIR_ETCD_ENDPOINTS",
+                  endpoint,
+                  "WEIR_ETCD_KEY_PREFIX",
+                  prefix,
+                  "WEIR_ETCD_LEASE_TTL",
+                  "5s",
+                  "WEIR_BATCH_TIMEOUT",
+                  "5s",
+                  "WEIR_ADVERTISE_ADDRESS",
+                  "127.0.0.1:" + grpcPort)));
     }
     for (NodeProcess node : nodes) {
       node.awaitHealthy(http);

@@ -158,6 +158,7 @@ class PeerAuthJarIT {
 
     assertThat(peerCount(0)).isEqualTo(NODES);
     assertThat(admittedOfTwenty(key)).isEqualTo(LIMIT);
-    assertThat(nodes.get(0).stdout()).contains("refused a peer call pb.gubernator.PeersV1/Announce");
+    assertThat(nodes.get(0).stdout())
+        .contains("refused a peer call pb.gubernator.PeersV1/Announce");
   }
 }

@@ -119,10 +119,10 @@ public final class Weir {
 
     /**
      * With a {@link #serverBuilder}: sets the {@code host:port} the peer listener binds (required
-     * when the member may have peers). The other members call it on the advertise address's host
-     * at this port, which all members share unless discovery says otherwise (see {@link
-     * PeerAddressBook}); port 0 takes a free port, which only discovery that reports peer
-     * addresses (static entries with {@code @peerPort}, etcd) can pass on.
+     * when the member may have peers). The other members call it on the advertise address's host at
+     * this port, which all members share unless discovery says otherwise (see {@link
+     * PeerAddressBook}); port 0 takes a free port, which only discovery that reports peer addresses
+     * (static entries with {@code @peerPort}, etcd) can pass on.
      */
     public Builder peerAddress(String hostPort) {
       this.peerAddress = parse("peerAddress", hostPort);
@@ -393,7 +393,9 @@ public final class Weir {
       PeerSecurity security =
           peerTls != null
               ? PeerSecurity.mutualTls(peerTls, peerAllowedIdentities)
-              : peerSecret != null ? PeerSecurity.sharedSecret(peerSecret) : PeerSecurity.insecure();
+              : peerSecret != null
+                  ? PeerSecurity.sharedSecret(peerSecret)
+                  : PeerSecurity.insecure();
       return peerTls != null && peerSecret != null ? security.withSecret(peerSecret) : security;
     }
 

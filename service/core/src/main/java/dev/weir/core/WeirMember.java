@@ -92,8 +92,8 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Starts the member: builds and starts the given server, opens the peer listener (when the
-   * member may have peers), and joins the cluster through the discovery. Returns this member.
+   * Starts the member: builds and starts the given server, opens the peer listener (when the member
+   * may have peers), and joins the cluster through the discovery. Returns this member.
    *
    * @throws IOException when a server cannot bind or the discovery cannot start
    * @throws IllegalStateException when the member was already started
@@ -108,10 +108,7 @@ public final class WeirMember implements RateLimiter {
             PeerListener.start(
                 peerListen.toBindAddress(),
                 new PeersService(
-                    cluster,
-                    new PeerInputValidator(limits, cluster.self()),
-                    clock,
-                    metrics),
+                    cluster, new PeerInputValidator(limits, cluster.self()), clock, metrics),
                 security,
                 metrics,
                 limits.maxGrpcMessageBytes());
@@ -245,10 +242,10 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Leaves the cluster but keeps the servers up: sends queued GLOBAL hits, tells the other
-   * members this one is leaving and hands every bucket to its next owner, waiting up to the leave
-   * wait for each step. For composition roots that stop other listeners before {@link #close()};
-   * calling it again, or {@code close()} after it, does not leave twice.
+   * Leaves the cluster but keeps the servers up: sends queued GLOBAL hits, tells the other members
+   * this one is leaving and hands every bucket to its next owner, waiting up to the leave wait for
+   * each step. For composition roots that stop other listeners before {@link #close()}; calling it
+   * again, or {@code close()} after it, does not leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {

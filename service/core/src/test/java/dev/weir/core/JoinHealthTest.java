@@ -107,7 +107,9 @@ class JoinHealthTest {
   void health_manyPeersWithoutSelf_namesTheFirstThreeAndCountsTheRest() throws Exception {
     startMember();
 
-    discovery.publish(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
+    discovery.publish(
+        Set.of(
+            "10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
 
     assertThat(member.health().message())
         .startsWith(
@@ -150,7 +152,8 @@ class JoinHealthTest {
     startMember();
     discovery.publish(Set.of(self));
 
-    discovery.problem = "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
+    discovery.problem =
+        "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
 
     HealthStatus health = member.health();
     assertThat(health.healthy()).isTrue();
@@ -230,7 +233,8 @@ class JoinHealthTest {
     assertThat(beforeResolving.healthy()).isFalse();
     assertThat(beforeResolving.peers()).containsExactly(self);
     assertThat(beforeResolving.message())
-        .startsWith(ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
+        .startsWith(
+            ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
     assertThat(resolved.healthy()).isTrue();
     assertThat(resolved.message()).isEmpty();
     assertThat(failingAgain.healthy()).isTrue();

@@ -62,9 +62,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway) and, when
- * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it
- * with {@link #builder}; {@link #close} stops the listeners gracefully.
+ * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
+ * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
+ * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
+ * #builder}; {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -153,8 +154,8 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Sets the peer listener's address and authentication (default: the gRPC host at port 1052,
-     * no secret, which a node with peers and without TLS refuses).
+     * Sets the peer listener's address and authentication (default: the gRPC host at port 1052, no
+     * secret, which a node with peers and without TLS refuses).
      */
     public Builder peers(PeerSettings value) {
       this.peers = Objects.requireNonNull(value, "peers");
@@ -203,11 +204,11 @@ public final class WeirNode implements AutoCloseable {
     /**
      * Starts the node: it serves {@code V1} on the gRPC port and {@code PeersV1} on the peer
      * listener (when it may have peers), joins the peers discovery finds, then opens the HTTP
-     * listener (and the status listener when configured). Every front door is counted in the node's Prometheus registry, served at {@code
-     * GET /metrics}.
+     * listener (and the status listener when configured). Every front door is counted in the node's
+     * Prometheus registry, served at {@code GET /metrics}.
      *
-     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before
-     *     any port is bound)
+     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before any
+     *     port is bound)
      */
     public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
       return WeirNode.start(

@@ -41,9 +41,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two cluster members under mutual TLS: forwarding works between them over their peer listeners;
- * a stranger, a client without a certificate and a sidecar whose certificate the cluster's CA
- * signed are refused there, and the client port does not serve the peer protocol at all.
+ * Two cluster members under mutual TLS: forwarding works between them over their peer listeners; a
+ * stranger, a client without a certificate and a sidecar whose certificate the cluster's CA signed
+ * are refused there, and the client port does not serve the peer protocol at all.
  */
 class ClusterTlsTest {
 
@@ -102,7 +102,8 @@ class ClusterTlsTest {
   }
 
   private ManagedChannel channel(int port, ChannelCredentials credentials) {
-    ManagedChannel channel = Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
+    ManagedChannel channel =
+        Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
   }
@@ -129,8 +130,8 @@ class ClusterTlsTest {
     return answer.getResponsesList().stream().anyMatch(r -> !r.getError().isEmpty());
   }
 
-  private ChannelCredentials credentials(String name, CertificateAuthority issuer, List<String> names)
-      throws Exception {
+  private ChannelCredentials credentials(
+      String name, CertificateAuthority issuer, List<String> names) throws Exception {
     CertificateAuthority.Identity identity = issuer.issue(name, names, YEAR);
     Path cert = dir.resolve(name + "-cert.pem");
     Path key = dir.resolve(name + "-key.pem");

@@ -60,7 +60,8 @@ class DiscoveryMetricsTest {
   void etcdDiscovery_peerGaugeFollowsMembersJoiningAndLeaving() throws Exception {
     String endpoint = System.getenv("WEIR_TEST_ETCD");
     if (endpoint == null || endpoint.isBlank()) {
-      assumeTrue(EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
+      assumeTrue(
+          EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
       EtcdProcess etcd = EtcdProcess.start();
       started.add(etcd);
       endpoint = etcd.endpoint();

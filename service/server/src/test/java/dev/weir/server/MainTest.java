@@ -202,19 +202,23 @@ class MainTest {
       value = {
         "WEIR_PEER_SECRET=short | WEIR_PEER_SECRET is not valid: the peer secret must be 16 to"
             + " 4096 characters long, got 5",
-        "WEIR_PEER_SECRET=" + SECRET + ",WEIR_PEER_SECRET_FILE=/x | WEIR_PEER_SECRET and"
+        "WEIR_PEER_SECRET="
+            + SECRET
+            + ",WEIR_PEER_SECRET_FILE=/x | WEIR_PEER_SECRET and"
             + " WEIR_PEER_SECRET_FILE are both set; set one of them",
         "WEIR_PEER_SECRET_FILE=/nonexistent/secret | WEIR_PEER_SECRET_FILE='/nonexistent/secret'"
             + " cannot be read",
-        "WEIR_PEER_ALLOWED_IDENTITIES=*.weir.svc,WEIR_PEER_SECRET=" + SECRET
+        "WEIR_PEER_ALLOWED_IDENTITIES=*.weir.svc,WEIR_PEER_SECRET="
+            + SECRET
             + " | WEIR_PEER_ALLOWED_IDENTITIES needs TLS",
         "WEIR_PEER_ALLOWED_IDENTITIES=we*ir.svc | WEIR_PEER_ALLOWED_IDENTITIES='we*ir.svc' is not"
             + " valid: peer identity pattern 'we*ir.svc': '*' must be a whole DNS label",
-        "WEIR_PEER_INSECURE=true,WEIR_PEER_SECRET=" + SECRET + " | WEIR_PEER_INSECURE=true turns"
+        "WEIR_PEER_INSECURE=true,WEIR_PEER_SECRET="
+            + SECRET
+            + " | WEIR_PEER_INSECURE=true turns"
             + " peer authentication off, but a peer secret is set",
       })
-  void run_badPeerSettings_exit2NamingTheVariable(String settings, String error)
-      throws Exception {
+  void run_badPeerSettings_exit2NamingTheVariable(String settings, String error) throws Exception {
     Map<String, String> env = new HashMap<>();
     env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
     env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:1051");

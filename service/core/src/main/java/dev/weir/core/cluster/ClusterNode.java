@@ -189,7 +189,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           .append(" calls, ")
           .append(items)
           .append(" items, ")
-          .append(batches == 0 ? "0" : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
+          .append(
+              batches == 0
+                  ? "0"
+                  : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
           .append(" items/call");
     }
     return out.toString();
@@ -289,7 +292,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
                         ? MAX_ANNOUNCE_BACKOFF
                         : backoff.multipliedBy(2);
-                LOG.info("return notice to {} failed, retrying in {}: {}", peer, backoff, error.getMessage());
+                LOG.info(
+                    "return notice to {} failed, retrying in {}: {}",
+                    peer,
+                    backoff,
+                    error.getMessage());
                 scheduler.schedule(() -> announceReturn(peer, next), backoff);
               }
               return null;

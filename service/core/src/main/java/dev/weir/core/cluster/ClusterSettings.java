@@ -103,8 +103,11 @@ public record ClusterSettings(
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
   public static final EnvVar REPLICAS =
       EnvVar.of("WEIR_REPLICATED_HASH_REPLICAS", "GUBER_REPLICATED_HASH_REPLICAS");
+
   /** {@code WEIR_PEER_PICKER_HASH}, alias {@code GUBER_PEER_PICKER_HASH}. */
-  public static final EnvVar PICKER_HASH = EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+  public static final EnvVar PICKER_HASH =
+      EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+
   /** {@code WEIR_BATCH_LIMIT}, alias {@code GUBER_BATCH_LIMIT}. */
   public static final EnvVar BATCH_LIMIT = EnvVar.of("WEIR_BATCH_LIMIT", "GUBER_BATCH_LIMIT");
   /** {@code WEIR_BATCH_WAIT}, alias {@code GUBER_BATCH_WAIT}. */
@@ -120,8 +123,11 @@ public record ClusterSettings(
   /** {@code WEIR_GLOBAL_BATCH_LIMIT}, alias {@code GUBER_GLOBAL_BATCH_LIMIT}. */
   public static final EnvVar GLOBAL_BATCH_LIMIT =
       EnvVar.of("WEIR_GLOBAL_BATCH_LIMIT", "GUBER_GLOBAL_BATCH_LIMIT");
+
   /** {@code WEIR_GLOBAL_TIMEOUT}, alias {@code GUBER_GLOBAL_TIMEOUT}. */
-  public static final EnvVar GLOBAL_TIMEOUT = EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+  public static final EnvVar GLOBAL_TIMEOUT =
+      EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+
   /** {@code WEIR_PEER_DISCOVERY_TYPE}, alias {@code GUBER_PEER_DISCOVERY_TYPE}. */
   public static final EnvVar DISCOVERY_TYPE =
       EnvVar.of("WEIR_PEER_DISCOVERY_TYPE", "GUBER_PEER_DISCOVERY_TYPE");
@@ -153,7 +159,10 @@ public record ClusterSettings(
         StaticDiscovery.parse(peer);
       } catch (IllegalArgumentException e) {
         throw new ConfigException(
-            STATIC_PEERS.name() + "='" + env.string(STATIC_PEERS, "") + "' is not valid: "
+            STATIC_PEERS.name()
+                + "='"
+                + env.string(STATIC_PEERS, "")
+                + "' is not valid: "
                 + e.getMessage());
       }
     }

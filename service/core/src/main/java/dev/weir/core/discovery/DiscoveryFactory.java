@@ -84,8 +84,11 @@ public final class DiscoveryFactory {
         switch (settings.type()) {
           case STATIC -> staticDiscovery.apply(self);
           case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self, peerPort, metrics);
-          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics, scheduler);
-          case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
+          case K8S ->
+              KubernetesDiscovery.create(
+                  settings.kubernetes().orElseThrow(), self, metrics, scheduler);
+          case DNS ->
+              new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
         };
     if (settings.type() != DiscoverySettings.Type.STATIC) {
       metrics.watchDiscoveryHealth(settings.type().label(), () -> mechanism.problem().isEmpty());

@@ -9,8 +9,8 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * A fixed peer list ({@code WEIR_PEER_DISCOVERY_TYPE=static}, {@code WEIR_STATIC_PEERS}): the listener
- * receives it once on start. An empty list means this node alone.
+ * A fixed peer list ({@code WEIR_PEER_DISCOVERY_TYPE=static}, {@code WEIR_STATIC_PEERS}): the
+ * listener receives it once on start. An empty list means this node alone.
  *
  * <p>Each entry is a member's advertised gRPC address, {@code host:port}, optionally followed by
  * {@code @peerPort}, the port of its peer listener on the same host ({@code 127.0.0.1:2051@2052}):

@@ -25,8 +25,8 @@ public enum RefusalReason {
    */
   PEER_UNAUTHENTICATED,
   /**
-   * A call to the peer listener with a TLS client certificate the CA signed but whose identities are
-   * not allowed ({@code WEIR_PEER_ALLOWED_IDENTITIES}).
+   * A call to the peer listener with a TLS client certificate the CA signed but whose identities
+   * are not allowed ({@code WEIR_PEER_ALLOWED_IDENTITIES}).
    */
   PEER_NOT_ALLOWED,
   /**

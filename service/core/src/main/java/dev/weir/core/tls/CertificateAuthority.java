@@ -123,7 +123,8 @@ public final class CertificateAuthority {
       throws GeneralSecurityException {
     try {
       return new JcaX509CertificateConverter()
-          .getCertificate(builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer)));
+          .getCertificate(
+              builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer)));
     } catch (OperatorCreationException e) {
       throw new GeneralSecurityException(e);
     }

@@ -33,9 +33,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The attacks of issue 14 against a real three-node cluster on loopback: a stranger who reaches a
- * node's peer port forges a departure notice or floods it with forged state. Without
- * authentication the forged notice splits a limit (reproduced here); with the cluster's defaults it
- * is refused, and forged state from a caller that does hold the secret is refused item by item.
+ * node's peer port forges a departure notice or floods it with forged state. Without authentication
+ * the forged notice splits a limit (reproduced here); with the cluster's defaults it is refused,
+ * and forged state from a caller that does hold the secret is refused item by item.
  */
 class PeerProtocolAttackTest {
 
@@ -91,7 +91,9 @@ class PeerProtocolAttackTest {
     return PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
 
-  /** Sends 20 hits of {@code key} round-robin over the three nodes; returns how many were admitted. */
+  /**
+   * Sends 20 hits of {@code key} round-robin over the three nodes; returns how many were admitted.
+   */
   private long admittedOfTwenty(String key) {
     return IntStream.range(0, 20)
         .mapToObj(i -> cluster.node(i % 3).check(hit(key, 1)).get(0))
@@ -112,7 +114,10 @@ class PeerProtocolAttackTest {
 
     stranger(cluster.node(0))
         .announce(
-            AnnounceReq.newBuilder().setAddress(cluster.node(1).address()).setLeaving(true).build());
+            AnnounceReq.newBuilder()
+                .setAddress(cluster.node(1).address())
+                .setLeaving(true)
+                .build());
 
     assertThat(cluster.node(0).cluster().membership().ring().peers()).hasSize(2);
     assertThat(admittedOfTwenty(key)).isEqualTo(10);
@@ -146,7 +151,9 @@ class PeerProtocolAttackTest {
     PeersV1Grpc.PeersV1BlockingStub stub = stranger(target);
 
     assertRefused(
-        () -> stub.updatePeerGlobals(UpdatePeerGlobalsReq.newBuilder().addGlobals(garbage("k")).build()),
+        () ->
+            stub.updatePeerGlobals(
+                UpdatePeerGlobalsReq.newBuilder().addGlobals(garbage("k")).build()),
         Code.UNAUTHENTICATED);
     assertRefused(
         () ->

@@ -150,8 +150,8 @@ public final class PeerInputValidator {
   }
 
   /**
-   * Checks a membership notice: its {@code address} is a {@code host:port} and not this node's
-   * own (a peer speaks for itself, not for the receiver).
+   * Checks a membership notice: its {@code address} is a {@code host:port} and not this node's own
+   * (a peer speaks for itself, not for the receiver).
    */
   public Optional<String> checkAnnounce(AnnounceReq announce) {
     Optional<String> error = checkAddress("address", announce.getAddress());
@@ -245,7 +245,9 @@ public final class PeerInputValidator {
   private Optional<String> slidingWindow(SlidingWindowSnapshot s, long now) {
     return first(
         config(s.getLimit(), s.getDuration(), 0),
-        s.getPreviousCount() < 0 ? negative("previous_count", s.getPreviousCount()) : Optional.empty(),
+        s.getPreviousCount() < 0
+            ? negative("previous_count", s.getPreviousCount())
+            : Optional.empty(),
         s.getCurrentCount() < 0 ? negative("current_count", s.getCurrentCount()) : Optional.empty(),
         timestamp("window_start", s.getWindowStart(), 0, now),
         end("expire_at", s.getExpireAt(), now, s.getDuration()));
@@ -316,7 +318,14 @@ public final class PeerInputValidator {
   private static Optional<String> within(String field, long value, long low, long high) {
     if (value < low || value > high) {
       return error(
-          "field '" + field + "' is " + value + "; the engine keeps it within " + low + ".." + high);
+          "field '"
+              + field
+              + "' is "
+              + value
+              + "; the engine keeps it within "
+              + low
+              + ".."
+              + high);
     }
     return Optional.empty();
   }

@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The gRPC listener of the peer protocol, apart from the client-facing one: it serves {@code
  * PeersV1} alone, behind the {@link PeerSecurity}'s check, on a pool of its own of {@value
- * #THREADS} threads (a membership notice waits for its hand-off, so handlers may block; calls beyond
- * the pool queue).
+ * #THREADS} threads (a membership notice waits for its hand-off, so handlers may block; calls
+ * beyond the pool queue).
  */
 public final class PeerListener implements AutoCloseable {
 
@@ -85,7 +85,10 @@ public final class PeerListener implements AutoCloseable {
   }
 
   private static ServerServiceDefinition intercepted(
-      BindableService peers, PeerSecurity security, WeirMetrics metrics, ServerInterceptor[] extra) {
+      BindableService peers,
+      PeerSecurity security,
+      WeirMetrics metrics,
+      ServerInterceptor[] extra) {
     List<ServerInterceptor> chain = new ArrayList<>(List.of(extra));
     ServerInterceptor check = security.serverCheck(metrics);
     if (check != null) {
@@ -128,8 +131,8 @@ public final class PeerListener implements AutoCloseable {
   }
 
   /**
-   * Stops taking calls and waits up to {@code grace} for those in flight before cancelling them;
-   * an interrupt cancels them at once and keeps the interrupt status. Then stops the pool.
+   * Stops taking calls and waits up to {@code grace} for those in flight before cancelling them; an
+   * interrupt cancels them at once and keeps the interrupt status. Then stops the pool.
    */
   public void stop(Duration grace) {
     server.shutdown();

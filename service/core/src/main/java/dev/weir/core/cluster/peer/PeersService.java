@@ -16,7 +16,6 @@ import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
 import io.grpc.Status;
@@ -212,10 +211,6 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   }
 
   private static String tooLarge(String field) {
-    return "'"
-        + field
-        + "' list too large; max size is '"
-        + RateLimitService.MAX_BATCH_SIZE
-        + "'";
+    return "'" + field + "' list too large; max size is '" + RateLimitService.MAX_BATCH_SIZE + "'";
   }
 }

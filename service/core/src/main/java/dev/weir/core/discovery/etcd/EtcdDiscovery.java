@@ -106,8 +106,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
     this.self = settings.advertiseAddress().orElse(selfAddress);
     this.prefix = bytes(settings.keyPrefix());
     this.key = bytes(settings.keyPrefix() + self);
-    String selfPeer =
-        peerPort == 0 ? "" : PeerAddress.of(HostPort.parse(self).host(), peerPort);
+    String selfPeer = peerPort == 0 ? "" : PeerAddress.of(HostPort.parse(self).host(), peerPort);
     this.value = bytes(new PeerInfo(self, settings.dataCenter(), selfPeer).toJson());
     this.timeout = settings.dialTimeout();
     this.executor =
@@ -225,9 +224,15 @@ public final class EtcdDiscovery implements PeerDiscovery {
             endSession();
             if (leave && leaseId != 0) {
               try {
-                client.getLeaseClient().revoke(leaseId).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                client
+                    .getLeaseClient()
+                    .revoke(leaseId)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
               } catch (ExecutionException | TimeoutException e) {
-                log.warn("could not revoke etcd lease {} on shutdown: {}", Long.toHexString(leaseId), describe(e));
+                log.warn(
+                    "could not revoke etcd lease {} on shutdown: {}",
+                    Long.toHexString(leaseId),
+                    describe(e));
               }
             }
             client.close();
@@ -270,7 +275,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
       keepAliveTask = executor.scheduleWithFixedDelay(() -> keepAlive(id), every, every, TimeUnit.MILLISECONDS);
       backoffMs = MIN_BACKOFF_MS;
       if (!problem.isEmpty()) {
-        log.info("etcd at {} reachable again; registered {} with a new lease", settings.endpoints(), self);
+        log.info(
+            "etcd at {} reachable again; registered {} with a new lease",
+            settings.endpoints(),
+            self);
       }
       problem = "";
     } catch (ExecutionException | TimeoutException | RuntimeException e) {

@@ -11,10 +11,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.Status;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
-import dev.weir.proto.gubernator.FixedWindowSnapshot;
-import dev.weir.proto.gubernator.LeakyBucketSnapshot;
 import dev.weir.proto.gubernator.RateLimitResp;
-import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.util.Optional;
@@ -99,9 +96,12 @@ class PeerInputValidatorTest {
             "no state",
             BucketSnapshot.newBuilder().setKey("name_key").build(),
             "the bucket carries no state"),
-        Arguments.of("negative limit", token(t -> t.setLimit(-1)), "field 'limit' cannot be negative"),
         Arguments.of(
-            "negative duration", token(t -> t.setDuration(-5)), "field 'duration' cannot be negative"),
+            "negative limit", token(t -> t.setLimit(-1)), "field 'limit' cannot be negative"),
+        Arguments.of(
+            "negative duration",
+            token(t -> t.setDuration(-5)),
+            "field 'duration' cannot be negative"),
         Arguments.of(
             "remaining Long.MAX",
             token(t -> t.setRemaining(Long.MAX_VALUE)),
@@ -129,7 +129,10 @@ class PeerInputValidatorTest {
             "huge duration may end late",
             token(t -> t.setDuration(Long.MAX_VALUE / 2).setExpireAt(Long.MAX_VALUE)),
             null),
-        Arguments.of("valid leaky bucket", snapshot(new LeakyBucketState(10, 1000, 20, 19, NOW, NOW + 1001)), null),
+        Arguments.of(
+            "valid leaky bucket",
+            snapshot(new LeakyBucketState(10, 1000, 20, 19, NOW, NOW + 1001)),
+            null),
         Arguments.of(
             "leaky bucket slightly in debt",
             snapshot(new LeakyBucketState(10, 1000, 20, -3, NOW, NOW + 1001)),
@@ -143,7 +146,9 @@ class PeerInputValidatorTest {
             snapshot(new LeakyBucketState(10, 1000, -1, 0, NOW, NOW + 1001)),
             "field 'burst' cannot be negative"),
         Arguments.of(
-            "valid fixed window", snapshot(new FixedWindowState(10, 1000, NOW, 11, NOW + 1000)), null),
+            "valid fixed window",
+            snapshot(new FixedWindowState(10, 1000, NOW, 11, NOW + 1000)),
+            null),
         Arguments.of(
             "negative count",
             snapshot(new FixedWindowState(10, 1000, NOW, -1, NOW + 1000)),
@@ -254,7 +259,8 @@ class PeerInputValidatorTest {
   @MethodSource("announcements")
   void checkAnnounce_table(String name, String address, String error) {
     assertError(
-        validator.checkAnnounce(AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()),
+        validator.checkAnnounce(
+            AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()),
         error);
   }
 
@@ -262,7 +268,8 @@ class PeerInputValidatorTest {
   void checkRequest_noSelfGiven_anyAddressAnnounceable() {
     PeerInputValidator anonymous = new PeerInputValidator(InputLimits.DEFAULTS, "");
 
-    assertThat(anonymous.checkAnnounce(AnnounceReq.newBuilder().setAddress(SELF).build())).isEmpty();
+    assertThat(anonymous.checkAnnounce(AnnounceReq.newBuilder().setAddress(SELF).build()))
+        .isEmpty();
   }
 
   private static void assertError(Optional<String> actual, String expectedPrefix) {

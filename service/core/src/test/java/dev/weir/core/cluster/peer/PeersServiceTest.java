@@ -57,7 +57,9 @@ class PeersServiceTest {
         public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
           seen.addAll(requests);
           return requests.stream()
-              .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), 42))
+              .map(
+                  r ->
+                      RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), 42))
               .toList();
         }
 
@@ -91,10 +93,7 @@ class PeersServiceTest {
             .directExecutor()
             .addService(
                 new PeersService(
-                    handler,
-                    new PeerInputValidator(InputLimits.DEFAULTS, SELF),
-                    clock,
-                    metrics))
+                    handler, new PeerInputValidator(InputLimits.DEFAULTS, SELF), clock, metrics))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
@@ -108,7 +107,12 @@ class PeersServiceTest {
   }
 
   private static RateLimitReq item(int i) {
-    return RateLimitReq.newBuilder().setName("n").setUniqueKey("k" + i).setHits(1).setLimit(5).build();
+    return RateLimitReq.newBuilder()
+        .setName("n")
+        .setUniqueKey("k" + i)
+        .setHits(1)
+        .setLimit(5)
+        .build();
   }
 
   @Test
@@ -220,7 +224,10 @@ class PeersServiceTest {
     assertThatThrownBy(
             () ->
                 stub.transferBuckets(
-                    TransferBucketsReq.newBuilder().setFrom("").addBuckets(bucket("n_k", 4)).build()))
+                    TransferBucketsReq.newBuilder()
+                        .setFrom("")
+                        .addBuckets(bucket("n_k", 4))
+                        .build()))
         .isInstanceOfSatisfying(
             StatusRuntimeException.class,
             e -> {
@@ -234,10 +241,14 @@ class PeersServiceTest {
   void announce_namingThisNodeOrMalformed_invalidArgumentNoNotice() {
     for (String address : List.of(SELF, "", "no-port", "x".repeat(600) + ":1")) {
       assertThatThrownBy(
-              () -> stub.announce(AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()))
+              () ->
+                  stub.announce(
+                      AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()))
           .isInstanceOfSatisfying(
               StatusRuntimeException.class,
-              e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT));
+              e ->
+                  assertThat(e.getStatus().getCode())
+                      .isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT));
     }
     assertThat(notices).isEmpty();
     assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(4);
@@ -254,7 +265,9 @@ class PeersServiceTest {
                 .setLimit(limit)
                 .setRemaining(limit - 1)
                 .setResetTime(
-                    resetOffset == Long.MAX_VALUE ? Long.MAX_VALUE : clock.wallMillis() + resetOffset))
+                    resetOffset == Long.MAX_VALUE
+                        ? Long.MAX_VALUE
+                        : clock.wallMillis() + resetOffset))
         .build();
   }
 

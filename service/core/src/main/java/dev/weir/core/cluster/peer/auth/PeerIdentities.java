@@ -12,10 +12,10 @@ import java.util.Locale;
  * IDs, IP addresses) a peer's TLS client certificate must carry one of.
  *
  * <p>A pattern is matched whole. In a DNS pattern ({@code *.weir.svc.cluster.local}) a {@code *}
- * label stands for exactly one label and names compare case-insensitively; in a URI pattern
- * ({@code spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one
- * non-empty segment. A {@code *} must be a whole label or segment, and a pattern must name more
- * than a wildcard.
+ * label stands for exactly one label and names compare case-insensitively; in a URI pattern ({@code
+ * spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one non-empty
+ * segment. A {@code *} must be a whole label or segment, and a pattern must name more than a
+ * wildcard.
  */
 public final class PeerIdentities {
 

@@ -10,8 +10,8 @@ import java.security.NoSuchAlgorithmException;
  * {@value #HEADER_NAME}: the proof of membership of a cluster without TLS. It is 16 to 4096
  * printable ASCII characters without surrounding spaces; {@link #toString()} never shows it.
  *
- * <p>Without TLS it crosses the network in clear text: it keeps out whoever can connect to the
- * peer port, not whoever can read the traffic between members.
+ * <p>Without TLS it crosses the network in clear text: it keeps out whoever can connect to the peer
+ * port, not whoever can read the traffic between members.
  */
 public final class PeerSecret {
 

@@ -21,8 +21,7 @@ import java.util.Optional;
  *     {@code WEIR_PEER_SECRET_FILE}), when set
  * @param allowedIdentities the identities a peer's TLS certificate must carry one of ({@code
  *     WEIR_PEER_ALLOWED_IDENTITIES}); empty means those of this node's own certificate
- * @param insecure run a cluster's peer protocol without authentication ({@code
- *     WEIR_PEER_INSECURE})
+ * @param insecure run a cluster's peer protocol without authentication ({@code WEIR_PEER_INSECURE})
  */
 public record PeerSettings(
     HostPort address,
@@ -100,7 +99,8 @@ public record PeerSettings(
     }
     if (insecure && tls) {
       throw new ConfigException(
-          INSECURE.name() + "=true turns peer authentication off, but TLS is on; unset one of them");
+          INSECURE.name()
+              + "=true turns peer authentication off, but TLS is on; unset one of them");
     }
     if (mayHavePeers && !tls && secret.isEmpty() && !insecure) {
       throw new ConfigException(

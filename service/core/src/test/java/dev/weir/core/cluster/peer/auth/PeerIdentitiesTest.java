@@ -39,7 +39,8 @@ class PeerIdentitiesTest {
   @Test
   void allowsAny_oneOfSeveralIdentitiesAllowed_true() {
     PeerIdentities list =
-        PeerIdentities.of(List.of("*.weir.svc.cluster.local", "spiffe://cluster.local/ns/weir/sa/*"));
+        PeerIdentities.of(
+            List.of("*.weir.svc.cluster.local", "spiffe://cluster.local/ns/weir/sa/*"));
 
     assertThat(list.allowsAny(List.of("localhost", "spiffe://cluster.local/ns/weir/sa/weir")))
         .isTrue();

@@ -43,8 +43,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A real peer listener on loopback under each {@link PeerSecurity}: only members get through to
- * the handler, strangers are refused with the right code and counted.
+ * A real peer listener on loopback under each {@link PeerSecurity}: only members get through to the
+ * handler, strangers are refused with the right code and counted.
  */
 class PeerListenerSecurityTest {
 
@@ -219,8 +219,7 @@ class PeerListenerSecurityTest {
   }
 
   @Test
-  void mutualTls_noClientCertificateOrOtherCaOrPlaintext_neverReachesTheHandler()
-      throws Exception {
+  void mutualTls_noClientCertificateOrOtherCaOrPlaintext_neverReachesTheHandler() throws Exception {
     TlsIdentity node = member("node", WEIR_SPIFFE);
     int port = listen(PeerSecurity.mutualTls(node, null));
     ChannelCredentials trustOnly =

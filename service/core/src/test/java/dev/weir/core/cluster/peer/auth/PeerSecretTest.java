@@ -38,8 +38,7 @@ class PeerSecretTest {
 
   @Test
   void of_tooLong_fails() {
-    assertThatThrownBy(() -> PeerSecret.of("x".repeat(4097)))
-        .hasMessageContaining("got 4097");
+    assertThatThrownBy(() -> PeerSecret.of("x".repeat(4097))).hasMessageContaining("got 4097");
   }
 
   @Test
