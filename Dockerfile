@@ -8,7 +8,7 @@ RUN groupadd --system --gid 10001 weir \
 COPY service/server/target/weir.jar /opt/weir/weir.jar
 
 USER 10001:10001
-EXPOSE 1050 1051
+EXPOSE 1050 1051 1052
 
 # Re-resolve DNS after 5 s (WEIR_PEER_DISCOVERY_TYPE=dns); /tmp is the only writable path in the pod.
 ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75 -Dsun.net.inetaddr.ttl=5 -Djava.io.tmpdir=/tmp"

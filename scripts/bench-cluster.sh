@@ -33,9 +33,10 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# start_node NAME GRPC_PORT HTTP_PORT STATIC_PEERS
+# start_node NAME GRPC_PORT HTTP_PORT STATIC_PEERS PEER_PORT
 start_node() {
   env WEIR_GRPC_ADDRESS="127.0.0.1:$2" WEIR_HTTP_ADDRESS="127.0.0.1:$3" WEIR_STATIC_PEERS="$4" \
+    WEIR_PEER_ADDRESS="127.0.0.1:$5" WEIR_PEER_SECRET="bench-cluster-peer-secret" \
     WEIR_LOG_LEVEL=info ${EXTRA_ENV:-} java -jar "$JAR" >"$work/$1.log" 2>&1 &
   pids+=($!)
 }
@@ -122,17 +123,17 @@ PY
 echo "cpus=$(nproc) N=$N C=$C M=$M ITEMS=$ITEMS ${EXTRA_ENV:-}"
 
 single_g=$(free_port); single_h=$(free_port)
-start_node single "$single_g" "$single_h" ""
+start_node single "$single_g" "$single_h" "" "$(free_port)"
 await_healthy "$single_h"
 sanity "$single_g" 20
 drive single "$single_g"
 sanity "$single_g"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true; pids=()
 
-g=(); h=()
-for i in 0 1 2; do g+=("$(free_port)"); h+=("$(free_port)"); done
-peers="127.0.0.1:${g[0]},127.0.0.1:${g[1]},127.0.0.1:${g[2]}"
-for i in 0 1 2; do start_node "node$i" "${g[$i]}" "${h[$i]}" "$peers"; done
+g=(); h=(); p=()
+for i in 0 1 2; do g+=("$(free_port)"); h+=("$(free_port)"); p+=("$(free_port)"); done
+peers="127.0.0.1:${g[0]}@${p[0]},127.0.0.1:${g[1]}@${p[1]},127.0.0.1:${g[2]}@${p[2]}"
+for i in 0 1 2; do start_node "node$i" "${g[$i]}" "${h[$i]}" "$peers" "${p[$i]}"; done
 for i in 0 1 2; do await_healthy "${h[$i]}"; done
 for i in 0 1 2; do sanity "${g[$i]}" 20; done
 drive cluster "${g[0]}" "${g[1]}" "${g[2]}"

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +36,8 @@ class ClusterJarIT {
   private final List<NodeProcess> nodes = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
   private final List<V1Grpc.V1BlockingStub> stubs = new ArrayList<>();
+  private final int[] peerPorts = new int[NODES];
+  private String peers;
 
   private void startCluster() throws Exception {
     int[] grpc = new int[NODES];
@@ -44,16 +45,15 @@ class ClusterJarIT {
     for (int i = 0; i < NODES; i++) {
       grpc[i] = NodeProcess.freePort();
       httpPorts[i] = NodeProcess.freePort();
+      peerPorts[i] = NodeProcess.freePort();
     }
-    String peers =
-        java.util.Arrays.stream(grpc)
-            .mapToObj(p -> "127.0.0.1:" + p)
-            .collect(Collectors.joining(","));
+    peers = NodeProcess.staticPeers(grpc, peerPorts);
     for (int i = 0; i < NODES; i++) {
       nodes.add(
-          NodeProcess.start(
+          NodeProcess.startMember(
               grpc[i],
               httpPorts[i],
+              peerPorts[i],
               Map.of("WEIR_STATIC_PEERS", peers, "WEIR_BATCH_TIMEOUT", FORWARD_DEADLINE)));
     }
     for (NodeProcess n : nodes) {
@@ -131,24 +131,23 @@ class ClusterJarIT {
     NodeProcess restarted = nodes.get(2);
     int grpcPort = restarted.grpcPort;
     int httpPort = restarted.httpPort;
-    String peers =
+    String startedLine =
         restarted
             .stdout()
             .lines()
             .filter(l -> l.contains("Weir node started"))
             .findFirst()
             .orElseThrow();
-    assertThat(peers).contains("handoff=true");
+    assertThat(startedLine).contains("handoff=true");
     assertThat(restarted.terminate(Duration.ofSeconds(30))).isEqualTo(143);
     assertThat(restarted.stdout()).contains("left the cluster: handed");
 
-    String staticPeers =
-        nodes.stream().map(n -> "127.0.0.1:" + n.grpcPort).collect(Collectors.joining(","));
     NodeProcess fresh =
-        NodeProcess.start(
+        NodeProcess.startMember(
             grpcPort,
             httpPort,
-            Map.of("WEIR_STATIC_PEERS", staticPeers, "WEIR_BATCH_TIMEOUT", FORWARD_DEADLINE));
+            peerPorts[2],
+            Map.of("WEIR_STATIC_PEERS", peers, "WEIR_BATCH_TIMEOUT", FORWARD_DEADLINE));
     nodes.set(2, fresh);
     fresh.awaitHealthy(http);
 

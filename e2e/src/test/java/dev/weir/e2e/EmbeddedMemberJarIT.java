@@ -40,19 +40,22 @@ class EmbeddedMemberJarIT {
 
   @BeforeEach
   void startCluster() throws Exception {
-    String embeddedAddress = "127.0.0.1:" + NodeProcess.freePort();
+    int embeddedPort = NodeProcess.freePort();
+    String embeddedAddress = "127.0.0.1:" + embeddedPort;
     int jarGrpc = NodeProcess.freePort();
+    int jarPeer = NodeProcess.freePort();
     String jarAddress = "127.0.0.1:" + jarGrpc;
-    List<String> peers = List.of(embeddedAddress, jarAddress);
+    List<String> peers = List.of(embeddedAddress + "@" + embeddedPort, jarAddress + "@" + jarPeer);
     embedded =
         Weir.builder()
             .advertiseAddress(embeddedAddress)
             .clusterSettings(ClusterSettings.from(new EnvReader(SLOW_MACHINE), List.of("static")))
             .staticPeers(peers)
+            .peerSecret(NodeProcess.PEER_SECRET)
             .start();
     Map<String, String> jarEnv = new HashMap<>(SLOW_MACHINE);
     jarEnv.put("WEIR_STATIC_PEERS", String.join(",", peers));
-    jar = NodeProcess.start(jarGrpc, NodeProcess.freePort(), jarEnv);
+    jar = NodeProcess.startMember(jarGrpc, NodeProcess.freePort(), jarPeer, jarEnv);
     jar.awaitHealthy(http);
     AwaitForwarding.on(List.of(embedded));
     jarClient =

@@ -134,16 +134,23 @@ class EtcdClusterJarIT {
     for (int i = 0; i < NODES; i++) {
       int grpcPort = NodeProcess.freePort();
       nodes.add(
-          NodeProcess.start(
+          NodeProcess.startMember(
               grpcPort,
               NodeProcess.freePort(),
+              NodeProcess.freePort(),
               Map.of(
-                  "WEIR_PEER_DISCOVERY_TYPE", "etcd",
-                  "WEIR_ETCD_ENDPOINTS", endpoint,
-                  "WEIR_ETCD_KEY_PREFIX", prefix,
-                  "WEIR_ETCD_LEASE_TTL", "5s",
-                  "WEIR_BATCH_TIMEOUT", "5s",
-                  "WEIR_ADVERTISE_ADDRESS", "127.0.0.1:" + grpcPort)));
+                  "WEIR_PEER_DISCOVERY_TYPE",
+                  "etcd",
+                  "WEIR_ETCD_ENDPOINTS",
+                  endpoint,
+                  "WEIR_ETCD_KEY_PREFIX",
+                  prefix,
+                  "WEIR_ETCD_LEASE_TTL",
+                  "5s",
+                  "WEIR_BATCH_TIMEOUT",
+                  "5s",
+                  "WEIR_ADVERTISE_ADDRESS",
+                  "127.0.0.1:" + grpcPort)));
     }
     for (NodeProcess node : nodes) {
       node.awaitHealthy(http);

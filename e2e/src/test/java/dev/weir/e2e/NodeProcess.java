@@ -22,6 +22,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class NodeProcess implements AutoCloseable {
 
+  /** The peer secret the test clusters share ({@code WEIR_PEER_SECRET}). */
+  static final String PEER_SECRET = "weir-e2e-cluster-peer-secret";
+
   /** How long a node may take to answer its first health check. */
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
@@ -74,6 +77,32 @@ final class NodeProcess implements AutoCloseable {
     builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
     builder.environment().putAll(env);
     return new NodeProcess(grpcPort, httpPort, builder.start(), out, err);
+  }
+
+  /**
+   * Starts a member of a test cluster on the given loopback ports: {@code WEIR_PEER_ADDRESS} at
+   * {@code peerPort} and the cluster's {@link #PEER_SECRET}, with {@code env} added.
+   */
+  static NodeProcess startMember(
+      int grpcPort, int httpPort, int peerPort, Map<String, String> env, String... args)
+      throws IOException {
+    Map<String, String> member = new java.util.HashMap<>();
+    member.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + peerPort);
+    member.put("WEIR_PEER_SECRET", PEER_SECRET);
+    member.putAll(env);
+    return start(grpcPort, httpPort, member, args);
+  }
+
+  /**
+   * Returns {@code WEIR_STATIC_PEERS} for members on loopback with {@code grpcPorts} and, at the
+   * same index, {@code peerPorts}: {@code 127.0.0.1:grpc@peer,...}.
+   */
+  static String staticPeers(int[] grpcPorts, int[] peerPorts) {
+    List<String> entries = new ArrayList<>();
+    for (int i = 0; i < grpcPorts.length; i++) {
+      entries.add("127.0.0.1:" + grpcPorts[i] + "@" + peerPorts[i]);
+    }
+    return String.join(",", entries);
   }
 
   /** Returns a loopback port that was free a moment ago. */

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link WeirClient} against a three-member cluster in this JVM: each member is started through
- * {@link Weir#builder()}, as the stand-alone node is, and serves {@code pb.gubernator.V1} next to
- * {@code PeersV1}.
+ * {@link Weir#builder()}, as the stand-alone node is, and serves {@code pb.gubernator.V1} on its
+ * server and {@code PeersV1} on its peer listener.
  */
 class WeirClientClusterTest {
 
@@ -36,19 +36,24 @@ class WeirClientClusterTest {
 
   @BeforeEach
   void startCluster() throws Exception {
-    List<Integer> ports = new ArrayList<>();
+    int[] ports = new int[MEMBERS];
+    int[] peerPorts = new int[MEMBERS];
     for (int i = 0; i < MEMBERS; i++) {
-      ports.add(NodeProcess.freePort());
-      addresses.add("127.0.0.1:" + ports.get(i));
+      ports[i] = NodeProcess.freePort();
+      peerPorts[i] = NodeProcess.freePort();
+      addresses.add("127.0.0.1:" + ports[i]);
     }
+    List<String> staticPeers = List.of(NodeProcess.staticPeers(ports, peerPorts).split(","));
     for (int i = 0; i < MEMBERS; i++) {
       NettyServerBuilder server =
-          NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", ports.get(i)));
+          NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", ports[i]));
       WeirMember member =
           Weir.builder()
               .advertiseAddress(addresses.get(i))
-              .staticPeers(addresses)
+              .staticPeers(staticPeers)
               .serverBuilder(server)
+              .peerAddress("127.0.0.1:" + peerPorts[i])
+              .peerSecret(NodeProcess.PEER_SECRET)
               .build();
       server.addService(new V1Service(member.service(), member::health));
       members.add(member.start());

@@ -18,12 +18,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Weir server processes forming one cluster through static peers ({@code WEIR_STATIC_PEERS}), each
- * with an Envoy RateLimitService client channel.
+ * Weir server processes forming one cluster through static peers ({@code WEIR_STATIC_PEERS}, each
+ * with its own peer port and the cluster's {@code WEIR_PEER_SECRET}), each with an Envoy
+ * RateLimitService client channel.
  */
 public final class WeirCluster implements AutoCloseable {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
   private static final long POLL_MILLIS = 200;
+  private static final String PEER_SECRET = "weir-envoy-e2e-peer-secret";
 
   private final List<WeirNode> nodes;
   private final List<ManagedChannel> channels;
@@ -48,13 +50,16 @@ public final class WeirCluster implements AutoCloseable {
       int size, Path envoyConfig, Map<String, String> extraEnv, Path logDir) {
     List<int[]> ports = new ArrayList<>();
     for (int i = 0; i < size; i++) {
-      ports.add(new int[] {WeirNode.freePort(), WeirNode.freePort()});
+      ports.add(new int[] {WeirNode.freePort(), WeirNode.freePort(), WeirNode.freePort()});
     }
-    String peers = ports.stream().map(p -> "127.0.0.1:" + p[0]).collect(Collectors.joining(","));
+    String peers =
+        ports.stream().map(p -> "127.0.0.1:" + p[0] + "@" + p[2]).collect(Collectors.joining(","));
     List<WeirNode> nodes = new ArrayList<>();
     for (int i = 0; i < size; i++) {
       Map<String, String> env = new HashMap<>(extraEnv);
       env.put("WEIR_STATIC_PEERS", peers);
+      env.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + ports.get(i)[2]);
+      env.put("WEIR_PEER_SECRET", PEER_SECRET);
       env.put("WEIR_ENVOY_CONFIG", envoyConfig.toString());
       nodes.add(WeirNode.start("weir-" + (i + 1), ports.get(i)[0], ports.get(i)[1], env, logDir));
     }

@@ -32,14 +32,23 @@ public final class AccountRateLimitExample implements AutoCloseable {
 
   /**
    * Starts an instance whose member listens on {@code self} and finds the others at {@code members}
-   * (every instance's address, {@code self} included).
+   * (every instance's address, {@code self} included); the members prove their membership to each
+   * other with {@code secret}, the same on every instance (16 or more characters).
    */
-  public AccountRateLimitExample(String self, List<String> members) throws IOException {
-    this(self, members, SystemClock.INSTANCE);
+  public AccountRateLimitExample(String self, List<String> members, String secret)
+      throws IOException {
+    this(self, members, secret, SystemClock.INSTANCE);
   }
 
-  AccountRateLimitExample(String self, List<String> members, Clock clock) throws IOException {
-    this.limiter = Weir.builder().advertiseAddress(self).staticPeers(members).clock(clock).start();
+  AccountRateLimitExample(String self, List<String> members, String secret, Clock clock)
+      throws IOException {
+    this.limiter =
+        Weir.builder()
+            .advertiseAddress(self)
+            .staticPeers(members)
+            .peerSecret(secret)
+            .clock(clock)
+            .start();
   }
 
   /**
@@ -95,8 +104,9 @@ public final class AccountRateLimitExample implements AutoCloseable {
     String first = "127.0.0.1:" + freePort();
     String second = "127.0.0.1:" + freePort();
     List<String> members = List.of(first, second);
-    try (AccountRateLimitExample a = new AccountRateLimitExample(first, members);
-        AccountRateLimitExample b = new AccountRateLimitExample(second, members)) {
+    String secret = java.util.UUID.randomUUID().toString();
+    try (AccountRateLimitExample a = new AccountRateLimitExample(first, members, secret);
+        AccountRateLimitExample b = new AccountRateLimitExample(second, members, secret)) {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (!a.ready("12345") || !b.ready("12345")) {
         if (System.nanoTime() > deadline) {

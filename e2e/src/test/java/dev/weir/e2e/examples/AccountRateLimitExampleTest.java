@@ -33,8 +33,8 @@ class AccountRateLimitExampleTest {
   void startTwoInstances() throws Exception {
     String a = freeAddress();
     String b = freeAddress();
-    first = new AccountRateLimitExample(a, List.of(a, b), clock);
-    second = new AccountRateLimitExample(b, List.of(a, b), clock);
+    first = new AccountRateLimitExample(a, List.of(a, b), "example-test-secret", clock);
+    second = new AccountRateLimitExample(b, List.of(a, b), "example-test-secret", clock);
     AwaitForwarding.on(List.of(first.limiter(), second.limiter()));
   }
 

@@ -11,12 +11,19 @@ import io.fabric8.istio.api.networking.v1alpha3.EnvoyFilter;
 import io.fabric8.istio.api.api.networking.v1alpha3.EnvoyFilterEnvoyConfigObjectPatch;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
@@ -63,7 +70,8 @@ class ManifestsTest {
         if (doc.object() instanceof GenericKubernetesResource) {
           problems.add(file + ": kind " + doc.object().getKind() + " has no typed model");
         }
-        Manifests.unknownFields(doc.object()).forEach(u -> problems.add(file + ": unknown field " + u));
+        Manifests.unknownFields(doc.object())
+            .forEach(u -> problems.add(file + ": unknown field " + u));
       }
     }
     assertThat(count).isGreaterThanOrEqualTo(12);
@@ -72,9 +80,13 @@ class ManifestsTest {
 
   @Test
   void unknownFields_misspelledField_isFound() {
-    HasMetadata svc = Serialization.unmarshal(
-        "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: [{port: 1, targetPrt: 2}]}\n",
-        HasMetadata.class);
+    HasMetadata svc =
+        Serialization.unmarshal(
+            "apiVersion: v1\n"
+                + "kind: Service\n"
+                + "metadata: {name: x}\n"
+                + "spec: {ports: [{port: 1, targetPrt: 2}]}\n",
+            HasMetadata.class);
 
     assertThat(Manifests.unknownFields(svc)).containsExactly("Service.Spec.Ports[0]: [targetPrt]");
   }
@@ -85,7 +97,9 @@ class ManifestsTest {
     for (Path k : Manifests.kustomizations()) {
       for (Object entry : Manifests.resources(k)) {
         Path target = k.getParent().resolve(entry.toString()).normalize();
-        assertThat(Files.isRegularFile(target) || Files.isRegularFile(target.resolve("kustomization.yaml")))
+        assertThat(
+                Files.isRegularFile(target)
+                    || Files.isRegularFile(target.resolve("kustomization.yaml")))
             .as("%s references %s", k, entry)
             .isTrue();
         used.add(target);
@@ -98,7 +112,8 @@ class ManifestsTest {
   void deployment_setsOnlyVariablesTheServerReads() throws IOException {
     Set<String> known = knownVariables();
     Container weir = deployment().getSpec().getTemplate().getSpec().getContainers().get(0);
-    List<String> set = weir.getEnv().stream().map(EnvVar::getName).filter(n -> n.startsWith("WEIR_")).toList();
+    List<String> set =
+        weir.getEnv().stream().map(EnvVar::getName).filter(n -> n.startsWith("WEIR_")).toList();
 
     assertThat(set).contains("WEIR_PEER_DISCOVERY_TYPE", "WEIR_K8S_POD_IP", "WEIR_ENVOY_CONFIG");
     assertThat(known).containsAll(set);
@@ -116,13 +131,108 @@ class ManifestsTest {
     assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v1/HealthCheck");
     assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
     assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
-    assertThat(env).containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051").containsEntry("WEIR_HTTP_ADDRESS", "0.0.0.0:1050");
-    assertThat(weir.getPorts()).anyMatch(p -> p.getName().equals("grpc") && p.getContainerPort() == 1051);
-    assertThat(weir.getPorts()).anyMatch(p -> p.getName().equals("http") && p.getContainerPort() == 1050);
+    assertThat(env)
+        .containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051")
+        .containsEntry("WEIR_HTTP_ADDRESS", "0.0.0.0:1050");
+    assertThat(weir.getPorts())
+        .anyMatch(p -> p.getName().equals("grpc") && p.getContainerPort() == 1051);
+    assertThat(weir.getPorts())
+        .anyMatch(p -> p.getName().equals("http") && p.getContainerPort() == 1050);
     assertThat(weir.getVolumeMounts())
-        .anyMatch(m -> m.getMountPath().equals(env.get("WEIR_ENVOY_CONFIG")) && m.getSubPath() == null);
-    EnvVar podIp = weir.getEnv().stream().filter(e -> e.getName().equals("WEIR_K8S_POD_IP")).findFirst().orElseThrow();
+        .anyMatch(
+            m -> m.getMountPath().equals(env.get("WEIR_ENVOY_CONFIG")) && m.getSubPath() == null);
+    EnvVar podIp =
+        weir.getEnv().stream()
+            .filter(e -> e.getName().equals("WEIR_K8S_POD_IP"))
+            .findFirst()
+            .orElseThrow();
     assertThat(podIp.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
+  }
+
+  @Test
+  void deployment_peerListenerOnItsOwnPortWithTheSecretMounted() throws IOException {
+    Deployment d = deployment();
+    Container weir = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Map<String, String> env = new HashMap<>();
+    weir.getEnv().stream()
+        .filter(e -> e.getValue() != null)
+        .forEach(e -> env.put(e.getName(), e.getValue()));
+    Path secretFile = Path.of(env.get("WEIR_PEER_SECRET_FILE"));
+    VolumeMount mount =
+        weir.getVolumeMounts().stream()
+            .filter(m -> secretFile.getParent().equals(Path.of(m.getMountPath())))
+            .findFirst()
+            .orElseThrow();
+    Volume volume =
+        d.getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals(mount.getName()))
+            .findFirst()
+            .orElseThrow();
+
+    assertThat(env)
+        .containsEntry("WEIR_PEER_ADDRESS", "0.0.0.0:1052")
+        .doesNotContainKey("WEIR_PEER_INSECURE");
+    assertThat(weir.getPorts())
+        .anyMatch(p -> p.getName().equals("peer") && p.getContainerPort() == 1052);
+    assertThat(volume.getSecret().getSecretName()).isEqualTo("weir-peer-secret");
+    assertThat(volume.getSecret().getItems()).isNullOrEmpty();
+    assertThat(secretFile.getFileName().toString()).isEqualTo("secret");
+    assertThat(Files.readString(Manifests.ROOT.resolve("README.md")))
+        .contains("create secret generic weir-peer-secret --from-literal=secret=");
+  }
+
+  @Test
+  void networkPolicy_onlyWeirPodsReachThePeerPort_anyoneTheClientPorts() throws IOException {
+    NetworkPolicy policy = only(NetworkPolicy.class);
+    Deployment d = deployment();
+    Map<String, String> podLabels = d.getSpec().getTemplate().getMetadata().getLabels();
+    Map<String, Integer> containerPorts =
+        d.getSpec().getTemplate().getSpec().getContainers().get(0).getPorts().stream()
+            .collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
+    Map<String, List<NetworkPolicyPeer>> sourcesByPort = new HashMap<>();
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      for (NetworkPolicyPort port : rule.getPorts()) {
+        assertThat(containerPorts).containsKey(port.getPort().getStrVal());
+        sourcesByPort
+            .computeIfAbsent(port.getPort().getStrVal(), k -> new ArrayList<>())
+            .addAll(rule.getFrom() == null ? List.of() : rule.getFrom());
+      }
+    }
+
+    assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+    assertThat(podLabels).containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+    assertThat(sourcesByPort).containsOnlyKeys("peer", "grpc", "http");
+    assertThat(sourcesByPort.get("grpc")).as("open to every client").isEmpty();
+    assertThat(sourcesByPort.get("http")).as("open to every client").isEmpty();
+    assertThat(sourcesByPort.get("peer"))
+        .singleElement()
+        .satisfies(
+            from -> {
+              assertThat(from.getIpBlock()).isNull();
+              assertThat(from.getNamespaceSelector()).isNull();
+              assertThat(podLabels).containsAllEntriesOf(from.getPodSelector().getMatchLabels());
+            });
+    assertThat(policy.getSpec().getIngress())
+        .filteredOn(
+            rule -> rule.getPorts().stream().anyMatch(p -> p.getPort().getStrVal().equals("peer")))
+        .allSatisfy(rule -> assertThat(rule.getPorts()).hasSize(1));
+  }
+
+  @Test
+  void services_peersPointAtThePeerPort() throws IOException {
+    for (String name : List.of("weir-peers", "weir-peers-dns")) {
+      Service service =
+          Manifests.build(BASE).stream()
+              .map(Document::object)
+              .filter(o -> o instanceof Service && o.getMetadata().getName().equals(name))
+              .map(Service.class::cast)
+              .findFirst()
+              .orElseThrow();
+
+      assertThat(service.getSpec().getPorts())
+          .singleElement()
+          .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo("peer"));
+    }
   }
 
   @Test
@@ -132,14 +242,21 @@ class ManifestsTest {
     for (PolicyRule rule : role.getRules()) {
       for (String group : rule.getApiGroups()) {
         for (String resource : rule.getResources()) {
-          grants.computeIfAbsent(group + "/" + resource, k -> new TreeSet<>()).addAll(rule.getVerbs());
+          grants
+              .computeIfAbsent(group + "/" + resource, k -> new TreeSet<>())
+              .addAll(rule.getVerbs());
         }
       }
     }
     RoleBinding binding = only(RoleBinding.class);
 
     assertThat(grants)
-        .isEqualTo(Map.of("discovery.k8s.io/endpointslices", Set.of("list", "watch"), "/pods", Set.of("list", "watch")));
+        .isEqualTo(
+            Map.of(
+                "discovery.k8s.io/endpointslices",
+                Set.of("list", "watch"),
+                "/pods",
+                Set.of("list", "watch")));
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects().get(0).getName())
         .isEqualTo(deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
@@ -154,8 +271,16 @@ class ManifestsTest {
             .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
     Service peers = services.get("weir-peers");
     Service weir = services.get("weir");
-    ServicePort rls = weir.getSpec().getPorts().stream().filter(p -> p.getName().equals("grpc-rls")).findFirst().orElseThrow();
-    ServicePort http = weir.getSpec().getPorts().stream().filter(p -> p.getName().equals("http")).findFirst().orElseThrow();
+    ServicePort rls =
+        weir.getSpec().getPorts().stream()
+            .filter(p -> p.getName().equals("grpc-rls"))
+            .findFirst()
+            .orElseThrow();
+    ServicePort http =
+        weir.getSpec().getPorts().stream()
+            .filter(p -> p.getName().equals("http"))
+            .findFirst()
+            .orElseThrow();
 
     assertThat(peers.getSpec().getClusterIP()).isEqualTo("None");
     assertThat(rls.getPort()).isEqualTo(8081);
@@ -165,7 +290,10 @@ class ManifestsTest {
     assertThat(http.getTargetPort().getStrVal()).isEqualTo("http");
     String serviceName =
         deployment().getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
-            .filter(e -> e.getName().equals("WEIR_K8S_SERVICE_NAME")).findFirst().orElseThrow().getValue();
+            .filter(e -> e.getName().equals("WEIR_K8S_SERVICE_NAME"))
+            .findFirst()
+            .orElseThrow()
+            .getValue();
     assertThat(serviceName).isEqualTo(peers.getMetadata().getName());
   }
 
@@ -178,14 +306,16 @@ class ManifestsTest {
             .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
     Service peers = services.get("weir-peers");
     Service dns = services.get("weir-peers-dns");
-    String fqdn = dns.getMetadata().getName() + "." + dns.getMetadata().getNamespace() + ".svc.cluster.local";
+    String fqdn =
+        dns.getMetadata().getName() + "." + dns.getMetadata().getNamespace() + ".svc.cluster.local";
 
     assertThat(dns.getSpec().getClusterIP()).isEqualTo("None");
     assertThat(dns.getSpec().getPublishNotReadyAddresses()).isTrue();
     assertThat(dns.getSpec().getSelector()).isEqualTo(peers.getSpec().getSelector());
     assertThat(dns.getSpec().getPorts()).isEqualTo(peers.getSpec().getPorts());
     assertThat(peers.getSpec().getPublishNotReadyAddresses()).isNotEqualTo(Boolean.TRUE);
-    assertThat(Files.readString(Manifests.ROOT.getParent().resolve("docs/discovery.md"))).contains(fqdn);
+    assertThat(Files.readString(Manifests.ROOT.getParent().resolve("docs/discovery.md")))
+        .contains(fqdn);
     assertThat(Files.readString(Manifests.ROOT.resolve("README.md"))).contains(fqdn);
   }
 
@@ -204,7 +334,8 @@ class ManifestsTest {
     JsonFormat.Parser parser = JsonFormat.parser().usingTypeRegistry(types);
     int filters = 0;
     int vhosts = 0;
-    List<Document> docs = new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("overlays/istio")));
+    List<Document> docs =
+        new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("overlays/istio")));
     docs.addAll(Manifests.build(Manifests.ROOT.resolve("overlays/istio/sidecar")));
     for (Document doc : docs) {
       if (!(doc.object() instanceof EnvoyFilter ef)) {
@@ -245,9 +376,14 @@ class ManifestsTest {
 
     assertThat(client.apps().deployments().inNamespace("weir").withName("weir").get()).isNotNull();
     assertThat(client.services().inNamespace("weir").list().getItems()).hasSize(3);
-    assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get()).isNotNull();
-    assertThat(client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get()).isNotNull();
+    assertThat(client.rbac().roles().inNamespace("weir").withName("weir-discovery").get())
+        .isNotNull();
+    assertThat(
+            client.policy().v1().podDisruptionBudget().inNamespace("weir").withName("weir").get())
+        .isNotNull();
     assertThat(client.configMaps().inNamespace("weir").withName("weir-config").get()).isNotNull();
+    assertThat(client.network().v1().networkPolicies().inNamespace("weir").withName("weir").get())
+        .isNotNull();
   }
 
   @Test

@@ -3,17 +3,23 @@ package dev.weir.core;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
+import dev.weir.core.cluster.peer.PeerAddressBook;
+import dev.weir.core.cluster.peer.auth.PeerIdentities;
+import dev.weir.core.cluster.peer.auth.PeerSecret;
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
-import io.grpc.ChannelCredentials;
-import io.grpc.InsecureChannelCredentials;
+import dev.weir.core.tls.TlsIdentity;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -30,11 +36,16 @@ import java.util.Objects;
  * WeirMember}, a full member of a cluster (the same ownership, batching, GLOBAL behavior and
  * hand-off as a stand-alone node, which is built on this same entry point).
  *
- * <p>A member of a two-member cluster that admits 100 requests per second per account:
+ * <p>A member of a two-member cluster that admits 100 requests per second per account (the members
+ * share {@code secret}, which proves to each that a call comes from the other):
  *
  * <pre>{@code
  * try (RateLimiter limiter =
- *     Weir.builder().advertiseAddress(self).staticPeers(List.of(self, other)).start()) {
+ *     Weir.builder()
+ *         .advertiseAddress(self)
+ *         .staticPeers(List.of(self, other))
+ *         .peerSecret(secret)
+ *         .start()) {
  *   RateLimitRequest request =
  *       RateLimitRequest.builder("requests_per_sec", "account:" + accountId)
  *           .limit(100)
@@ -73,15 +84,23 @@ public final class Weir {
     private Clock clock = SystemClock.INSTANCE;
     private ZoneId zone = ZoneId.systemDefault();
     private Duration leaveWait = DEFAULT_LEAVE_WAIT;
-    private ChannelCredentials credentials = InsecureChannelCredentials.create();
+    private HostPort peerAddress;
+    private PeerSecret peerSecret;
+    private TlsIdentity peerTls;
+    private PeerIdentities peerAllowedIdentities;
+    private boolean insecurePeers;
+    private WeirMetrics metrics = WeirMetrics.NOOP;
+    private InputLimits inputLimits = InputLimits.DEFAULTS;
 
     private Builder() {}
 
     /**
-     * Sets the {@code host:port} the other members reach this member's gRPC server on (default
-     * {@code 127.0.0.1:0}). Port 0 takes a free port, unless a {@link #serverBuilder} is given,
-     * which needs the real port. The host is advertised as given: name one the other members can
-     * reach, not a wildcard such as {@code 0.0.0.0} (bind that with {@link #listenAddress}).
+     * Sets the {@code host:port} this member is known by in the cluster, its key on the ring
+     * (default {@code 127.0.0.1:0}). Without a {@link #serverBuilder} it is also where the other
+     * members call this one: the member's own server, serving the peer protocol only. Port 0 takes
+     * a free port, unless a {@link #serverBuilder} is given, which needs the real port. The host is
+     * advertised as given: name one the other members can reach, not a wildcard such as {@code
+     * 0.0.0.0} (bind that with {@link #listenAddress}).
      */
     public Builder advertiseAddress(String hostPort) {
       this.advertiseAddress = parse("advertiseAddress", hostPort);
@@ -89,11 +108,92 @@ public final class Weir {
     }
 
     /**
-     * Sets the {@code host:port} the member's own gRPC server binds (default: the advertise
-     * address); {@code 0.0.0.0:1051} binds every interface. Ignored with a {@link #serverBuilder}.
+     * Sets the {@code host:port} the member's own server (its peer listener) binds (default: the
+     * advertise address); {@code 0.0.0.0:1051} binds every interface. Ignored with a {@link
+     * #serverBuilder}.
      */
     public Builder listenAddress(String hostPort) {
       this.listenAddress = parse("listenAddress", hostPort);
+      return this;
+    }
+
+    /**
+     * With a {@link #serverBuilder}: sets the {@code host:port} the peer listener binds (required
+     * when the member may have peers). The other members call it on the advertise address's host at
+     * this port, which all members share unless discovery says otherwise (see {@link
+     * PeerAddressBook}); port 0 takes a free port, which only discovery that reports peer addresses
+     * (static entries with {@code @peerPort}, etcd) can pass on.
+     */
+    public Builder peerAddress(String hostPort) {
+      this.peerAddress = parse("peerAddress", hostPort);
+      return this;
+    }
+
+    /**
+     * Requires every peer call to carry {@code secret} (16 to 4096 printable ASCII characters; the
+     * same on every member), and sends it with this member's calls.
+     */
+    public Builder peerSecret(String secret) {
+      try {
+        return peerSecret(PeerSecret.of(Objects.requireNonNull(secret, "peerSecret")));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("peerSecret: " + e.getMessage(), e);
+      }
+    }
+
+    /** Requires every peer call to carry {@code secret}, as {@link #peerSecret(String)} does. */
+    public Builder peerSecret(PeerSecret secret) {
+      this.peerSecret = Objects.requireNonNull(secret, "peerSecret");
+      return this;
+    }
+
+    /**
+     * Runs the peer protocol over mutual TLS with {@code identity}: the peer listener requires a
+     * client certificate its CAs signed and carrying an allowed identity ({@link
+     * #peerAllowedIdentities}, by default those of {@code identity}'s own certificate), and this
+     * member calls its peers with {@code identity}.
+     */
+    public Builder peerTls(TlsIdentity identity) {
+      this.peerTls = Objects.requireNonNull(identity, "peerTls");
+      return this;
+    }
+
+    /**
+     * Sets the identities (DNS names, URIs such as SPIFFE IDs, IP addresses; {@code *} for one DNS
+     * label or URI segment) a peer's certificate must carry one of; needs {@link #peerTls}.
+     */
+    public Builder peerAllowedIdentities(List<String> patterns) {
+      return peerAllowedIdentities(PeerIdentities.of(patterns));
+    }
+
+    /** Sets the identities a peer's certificate must carry one of, as parsed already. */
+    public Builder peerAllowedIdentities(PeerIdentities identities) {
+      this.peerAllowedIdentities = Objects.requireNonNull(identities, "peerAllowedIdentities");
+      return this;
+    }
+
+    /**
+     * Lets a member with peers run the peer protocol without {@link #peerSecret} or {@link
+     * #peerTls}: anyone who reaches its peer listener can then change its membership and counters.
+     * Only for networks where nothing but members can reach it.
+     */
+    public Builder insecurePeers(boolean value) {
+      this.insecurePeers = value;
+      return this;
+    }
+
+    /** Counts refused peer calls and invalid peer input in {@code sink} (default: nowhere). */
+    public Builder metrics(WeirMetrics sink) {
+      this.metrics = Objects.requireNonNull(sink, "metrics");
+      return this;
+    }
+
+    /**
+     * Sets the limits peer input is held to (key lengths, largest message; default {@link
+     * InputLimits#DEFAULTS}).
+     */
+    public Builder inputLimits(InputLimits limits) {
+      this.inputLimits = Objects.requireNonNull(limits, "inputLimits");
       return this;
     }
 
@@ -142,10 +242,11 @@ public final class Weir {
     }
 
     /**
-     * Serves {@code PeersV1} on a server built from {@code builder} (with whatever services the
-     * caller added to it) instead of on a server of the member's own. The member builds and starts
-     * the server on {@link WeirMember#start()} and stops it on {@link WeirMember#close()}; the
-     * {@link #advertiseAddress} must then name the server's real port.
+     * Starts and stops, with the member, a server built from {@code builder} (with whatever
+     * services the caller added to it, such as {@code pb.gubernator.V1} over {@link
+     * WeirMember#service()}), instead of a server of the member's own. The peer protocol is not
+     * served there but on a listener of its own at {@link #peerAddress}; the {@link
+     * #advertiseAddress} must name the given server's real port.
      */
     public Builder serverBuilder(ServerBuilder<?> builder) {
       this.serverBuilder = Objects.requireNonNull(builder, "serverBuilder");
@@ -174,15 +275,6 @@ public final class Weir {
     }
 
     /**
-     * Sets the credentials this member calls its peers with (default plaintext); with TLS on, pass
-     * credentials carrying this member's certificate so peers requiring mutual TLS accept it.
-     */
-    public Builder peerCredentials(ChannelCredentials value) {
-      this.credentials = Objects.requireNonNull(value, "peerCredentials");
-      return this;
-    }
-
-    /**
      * Creates the member without starting it (no port is bound yet), so that its {@link
      * WeirMember#service()} can back other services added to the server builder first.
      *
@@ -193,40 +285,122 @@ public final class Weir {
         throw new IllegalStateException(
             "set staticPeers or discovery, not both; got staticPeers " + staticPeers);
       }
+      if (peerAllowedIdentities != null && peerTls == null) {
+        throw new IllegalStateException("peerAllowedIdentities needs peerTls");
+      }
       HostPort advertise =
           advertiseAddress == null ? new HostPort("127.0.0.1", 0) : advertiseAddress;
-      ServerBuilder<?> server = serverBuilder;
-      if (server == null) {
-        HostPort listen = listenAddress == null ? advertise : listenAddress;
-        if (listen.port() == 0) {
-          listen = listen.withPort(freePort(listen.toBindAddress()));
+      HostPort peerListen;
+      if (serverBuilder == null) {
+        if (peerAddress != null) {
+          throw new IllegalStateException(
+              "peerAddress needs a serverBuilder; without one the member's own server, at"
+                  + " listenAddress, serves the peer protocol");
+        }
+        peerListen = listenAddress == null ? advertise : listenAddress;
+        if (peerListen.port() == 0) {
+          peerListen = peerListen.withPort(freePort(peerListen.toBindAddress()));
         }
         if (advertise.port() == 0) {
-          advertise = advertise.withPort(listen.port());
+          advertise = advertise.withPort(peerListen.port());
         }
-        server = NettyServerBuilder.forAddress(listen.toBindAddress());
-      } else if (advertise.port() == 0) {
-        throw new IllegalStateException(
-            "advertiseAddress must name the port of the given serverBuilder's server, got "
-                + advertise);
+      } else {
+        if (advertise.port() == 0) {
+          throw new IllegalStateException(
+              "advertiseAddress must name the port of the given serverBuilder's server, got "
+                  + advertise);
+        }
+        peerListen = peerAddress;
+        if (peerListen != null && peerListen.port() == 0) {
+          peerListen = peerListen.withPort(freePort(peerListen.toBindAddress()));
+        }
       }
       String self = advertise.toString();
-      BucketStore buckets = store == null ? new CaffeineBucketStore(clock, cacheSize) : store;
-      LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
       PeerDiscovery peers =
           discovery != null
               ? discovery
               : new StaticDiscovery(
                   self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
+      PeerListenerPlan plan = planPeerListener(peers, self, advertise, peerListen);
+      BucketStore buckets = store == null ? new CaffeineBucketStore(clock, cacheSize) : store;
+      LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
       ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
+      PeerSecurity security = plan.security();
+      PeerAddressBook book = plan.book();
       ClusterNode cluster =
           new ClusterNode(
-              self, clusterSettings, buckets, limiter::apply, scheduler, clock, peers, credentials);
-      return new WeirMember(cluster, scheduler, peers, server, advertise, leaveWait);
+              self,
+              clusterSettings,
+              buckets,
+              limiter::apply,
+              scheduler,
+              clock,
+              peers,
+              member -> security.channel(book.peerAddress(member)));
+      return new WeirMember(
+          cluster,
+          scheduler,
+          peers,
+          serverBuilder,
+          plan.listen(),
+          security,
+          metrics,
+          inputLimits,
+          clock,
+          advertise,
+          leaveWait);
+    }
+
+    /** Where the peer listener binds (null: nowhere), how it is secured and how peers are found. */
+    private record PeerListenerPlan(HostPort listen, PeerSecurity security, PeerAddressBook book) {}
+
+    private PeerListenerPlan planPeerListener(
+        PeerDiscovery peers, String self, HostPort advertise, HostPort peerListen) {
+      PeerSecurity security = security();
+      if (peers.onlySelf()) {
+        return new PeerListenerPlan(null, security, PeerAddressBook.sameAddress(peers));
+      }
+      if (!security.authenticated() && !insecurePeers) {
+        throw new IllegalStateException(
+            "a member with peers needs an authenticated peer protocol: set peerSecret or peerTls"
+                + " (or insecurePeers(true) to let anyone who reaches the peer listener change"
+                + " this member's membership and counters)");
+      }
+      if (peerListen == null) {
+        throw new IllegalStateException(
+            "with a serverBuilder and peers, set peerAddress: the host:port of the peer listener");
+      }
+      PeerAddressBook book =
+          serverBuilder == null
+              ? PeerAddressBook.sameAddress(peers)
+              : PeerAddressBook.sharedPort(peers, peerListen.port());
+      String own =
+          serverBuilder == null ? self : PeerAddress.of(advertise.host(), peerListen.port());
+      String listed = book.peerAddress(self);
+      if (!listed.equals(own)) {
+        throw new IllegalStateException(
+            "the peers list this member ("
+                + self
+                + ") with peer listener "
+                + listed
+                + ", but it listens for peers at "
+                + own);
+      }
+      return new PeerListenerPlan(peerListen, security, book);
+    }
+
+    private PeerSecurity security() {
+      PeerSecurity security =
+          peerTls != null
+              ? PeerSecurity.mutualTls(peerTls, peerAllowedIdentities)
+              : peerSecret != null
+                  ? PeerSecurity.sharedSecret(peerSecret)
+                  : PeerSecurity.insecure();
+      return peerTls != null && peerSecret != null ? security.withSecret(peerSecret) : security;
     }
 
     /**
-     * Creates and starts the member: binds its gRPC server and joins the cluster.
+     * Creates and starts the member: binds its servers and joins the cluster.
      *
      * @throws IOException when the server cannot bind or the discovery cannot start
      */

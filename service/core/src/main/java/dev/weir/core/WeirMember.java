@@ -2,18 +2,26 @@ package dev.weir.core;
 
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
+import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.peer.PeerListener;
+import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.time.Clock;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -21,13 +29,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A full member of a Weir cluster running inside this JVM: it owns a share of the buckets, forwards
- * the rest to their owners in batches and serves {@code PeersV1} to the other members on its gRPC
- * server. Made by {@link Weir#builder()}.
+ * the rest to their owners in batches and serves {@code PeersV1} to the other members on its peer
+ * listener, a gRPC server of its own with its own threads, which only members get through (see
+ * {@link PeerSecurity}). A member that cannot have peers (a fixed list of itself) opens no peer
+ * listener. Made by {@link Weir#builder()}.
  *
  * <p>Life cycle: {@link Weir.Builder#build()} creates the member without I/O, so that {@link
  * #service()} can be handed to other gRPC services before they are added to the server builder;
- * {@link #start()} builds and starts the gRPC server and joins the cluster; {@link #close()} leaves
- * it, handing buckets over, and stops the server.
+ * {@link #start()} builds and starts the given server and the peer listener and joins the cluster;
+ * {@link #close()} leaves it, handing buckets over, and stops both.
  */
 public final class WeirMember implements RateLimiter {
 
@@ -45,9 +55,15 @@ public final class WeirMember implements RateLimiter {
   private final ExecutorScheduler scheduler;
   private final PeerDiscovery discovery;
   private final ServerBuilder<?> serverBuilder;
+  private final HostPort peerListen;
+  private final PeerSecurity security;
+  private final WeirMetrics metrics;
+  private final InputLimits limits;
+  private final Clock clock;
   private final HostPort advertiseAddress;
   private final Duration leaveWait;
   private Server server;
+  private PeerListener peerListener;
   private volatile State state = State.CREATED;
 
   WeirMember(
@@ -55,44 +71,80 @@ public final class WeirMember implements RateLimiter {
       ExecutorScheduler scheduler,
       PeerDiscovery discovery,
       ServerBuilder<?> serverBuilder,
+      HostPort peerListen,
+      PeerSecurity security,
+      WeirMetrics metrics,
+      InputLimits limits,
+      Clock clock,
       HostPort advertiseAddress,
       Duration leaveWait) {
     this.cluster = cluster;
     this.scheduler = scheduler;
     this.discovery = discovery;
     this.serverBuilder = serverBuilder;
+    this.peerListen = peerListen;
+    this.security = security;
+    this.metrics = metrics;
+    this.limits = limits;
+    this.clock = clock;
     this.advertiseAddress = advertiseAddress;
     this.leaveWait = leaveWait;
   }
 
   /**
-   * Starts the member: adds {@code PeersV1} to the server builder, builds and starts the server,
-   * and joins the cluster through the discovery. Returns this member.
+   * Starts the member: builds and starts the given server, opens the peer listener (when the member
+   * may have peers), and joins the cluster through the discovery. Returns this member.
    *
-   * @throws IOException when the server cannot bind or the discovery cannot start
+   * @throws IOException when a server cannot bind or the discovery cannot start
    * @throws IllegalStateException when the member was already started
    */
   public synchronized WeirMember start() throws IOException {
     if (state != State.CREATED) {
       throw new IllegalStateException("the member is " + state.name().toLowerCase() + ", not new");
     }
-    serverBuilder.addService(cluster.peersService());
     try {
-      server = serverBuilder.build().start();
+      if (peerListen != null) {
+        peerListener =
+            PeerListener.start(
+                peerListen.toBindAddress(),
+                new PeersService(
+                    cluster, new PeerInputValidator(limits, cluster.self()), clock, metrics),
+                security,
+                metrics,
+                limits.maxGrpcMessageBytes());
+      }
+      if (serverBuilder != null) {
+        server = serverBuilder.build().start();
+      }
     } catch (IOException | RuntimeException e) {
+      stopServers();
       failed();
       throw e;
     }
     try {
       cluster.join(discovery);
     } catch (Exception e) {
-      server.shutdownNow();
+      stopServers();
       failed();
       throw new IOException("cannot join the cluster: " + e.getMessage(), e);
     }
     state = State.STARTED;
-    LOG.info("Weir member {} started on port {}", advertiseAddress, server.getPort());
+    LOG.info(
+        "Weir member {} started; peer listener: {}",
+        advertiseAddress,
+        peerListener == null
+            ? "none (no peers)"
+            : "port " + peerListener.port() + ", security " + security.describe());
     return this;
+  }
+
+  private void stopServers() {
+    if (server != null) {
+      server.shutdownNow();
+    }
+    if (peerListener != null) {
+      peerListener.close();
+    }
   }
 
   @Override
@@ -144,17 +196,35 @@ public final class WeirMember implements RateLimiter {
     return cluster.service();
   }
 
-  /** Returns the gRPC address the other members reach this one on. */
+  /** Returns the address this member is known by in the cluster (its advertised gRPC address). */
   public HostPort advertiseAddress() {
     return advertiseAddress;
   }
 
-  /** Returns the port the gRPC server is bound to. */
+  /**
+   * Returns the port of the gRPC server the member started: the one built from the given server
+   * builder, else its peer listener (the member's own server).
+   *
+   * @throws IllegalStateException before {@link #start()}, or when the member serves nothing (no
+   *     server builder and no peers)
+   */
   public int grpcPort() {
-    if (server == null) {
-      throw new IllegalStateException("the member has not started");
+    if (server != null) {
+      return server.getPort();
     }
-    return server.getPort();
+    if (peerListener != null) {
+      return peerListener.port();
+    }
+    throw new IllegalStateException(
+        state == State.CREATED
+            ? "the member has not started"
+            : "the member serves no gRPC port: it has no server builder and no peers");
+  }
+
+  /** Returns the port of the peer listener, empty before start or when the member has no peers. */
+  public OptionalInt peerPort() {
+    PeerListener listener = peerListener;
+    return listener == null ? OptionalInt.empty() : OptionalInt.of(listener.port());
   }
 
   /** Returns the cluster member inside (its ring, peer clients and hand-off counters). */
@@ -162,16 +232,20 @@ public final class WeirMember implements RateLimiter {
     return cluster;
   }
 
-  /** Blocks until the gRPC server has terminated. */
+  /** Blocks until the gRPC server (else the peer listener) has terminated. */
   public void awaitTermination() throws InterruptedException {
-    server.awaitTermination();
+    if (server != null) {
+      server.awaitTermination();
+    } else if (peerListener != null) {
+      peerListener.awaitTermination();
+    }
   }
 
   /**
-   * Leaves the cluster but keeps the gRPC server up: sends queued GLOBAL hits, tells the other
-   * members this one is leaving and hands every bucket to its next owner, waiting up to the leave
-   * wait for each step. For composition roots that stop other listeners before {@link #close()};
-   * calling it again, or {@code close()} after it, does not leave twice.
+   * Leaves the cluster but keeps the servers up: sends queued GLOBAL hits, tells the other members
+   * this one is leaving and hands every bucket to its next owner, waiting up to the leave wait for
+   * each step. For composition roots that stop other listeners before {@link #close()}; calling it
+   * again, or {@code close()} after it, does not leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {
@@ -186,9 +260,9 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Leaves the cluster (see {@link #leave()}), stops the gRPC server (up to 5 s for calls in
-   * flight), the timers and the discovery. Later checks fail with {@link IllegalStateException}.
-   * Calling it again does nothing.
+   * Leaves the cluster (see {@link #leave()}), stops the servers (up to 5 s for calls in flight),
+   * the timers and the discovery. Later checks fail with {@link IllegalStateException}. Calling it
+   * again does nothing.
    */
   @Override
   public void close() {
@@ -206,28 +280,36 @@ public final class WeirMember implements RateLimiter {
     }
     leave();
     state = State.CLOSED;
-    if (server != null) {
-      stopGracefully(server, serverGrace);
-    }
+    stopServer(serverGrace);
     scheduler.close();
     closeDiscovery();
   }
 
   /**
-   * Stops the gRPC server alone, waiting up to {@code grace} for the calls in flight before
-   * cancelling them; the timers and the discovery keep running, so checks that other listeners
-   * still answer through {@link #service()} (GLOBAL ones schedule their broadcasts) keep working
-   * until {@link #close(Duration)}. For composition roots that stop all their listeners side by
-   * side after {@link #leave()}; an interrupt cancels the calls at once and keeps the interrupt
-   * status. Does nothing before {@link #start()} or once the server has stopped.
+   * Stops the servers alone (the given one and the peer listener, side by side), waiting up to
+   * {@code grace} for the calls in flight before cancelling them; the timers and the discovery keep
+   * running, so checks that other listeners still answer through {@link #service()} (GLOBAL ones
+   * schedule their broadcasts) keep working until {@link #close(Duration)}. For composition roots
+   * that stop all their listeners side by side after {@link #leave()}; an interrupt cancels the
+   * calls at once and keeps the interrupt status. Does nothing before {@link #start()} or once the
+   * servers have stopped.
    */
   public void stopServer(Duration grace) {
     Server started;
+    PeerListener listener;
     synchronized (this) {
       started = server;
+      listener = peerListener;
+    }
+    long deadline = System.nanoTime() + grace.toNanos();
+    if (listener != null) {
+      listener.server().shutdown();
     }
     if (started != null) {
       stopGracefully(started, grace);
+    }
+    if (listener != null) {
+      listener.stop(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
   }
 

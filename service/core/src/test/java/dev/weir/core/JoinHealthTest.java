@@ -49,7 +49,12 @@ class JoinHealthTest {
 
   private void startMember() throws Exception {
     self = "127.0.0.1:" + WeirTest.freePort();
-    member = Weir.builder().advertiseAddress(self).discovery(discovery).start();
+    member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(discovery)
+            .peerSecret("join-health-test-secret")
+            .start();
   }
 
   @AfterEach
@@ -102,7 +107,9 @@ class JoinHealthTest {
   void health_manyPeersWithoutSelf_namesTheFirstThreeAndCountsTheRest() throws Exception {
     startMember();
 
-    discovery.publish(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
+    discovery.publish(
+        Set.of(
+            "10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
 
     assertThat(member.health().message())
         .startsWith(
@@ -145,7 +152,8 @@ class JoinHealthTest {
     startMember();
     discovery.publish(Set.of(self));
 
-    discovery.problem = "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
+    discovery.problem =
+        "DNS lookup of weir-peers failed (no A or AAAA records); keeping the last 1 known peers";
 
     HealthStatus health = member.health();
     assertThat(health.healthy()).isTrue();
@@ -206,7 +214,12 @@ class JoinHealthTest {
               return List.of(InetAddress.getByName("127.0.0.1"));
             },
             polls);
-    member = Weir.builder().advertiseAddress(self).discovery(dns).start();
+    member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(dns)
+            .peerSecret("join-health-test-secret")
+            .start();
     polls.advance(Duration.ofSeconds(30));
     HealthStatus beforeResolving = member.health();
 
@@ -220,7 +233,8 @@ class JoinHealthTest {
     assertThat(beforeResolving.healthy()).isFalse();
     assertThat(beforeResolving.peers()).containsExactly(self);
     assertThat(beforeResolving.message())
-        .startsWith(ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
+        .startsWith(
+            ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
     assertThat(resolved.healthy()).isTrue();
     assertThat(resolved.message()).isEmpty();
     assertThat(failingAgain.healthy()).isTrue();

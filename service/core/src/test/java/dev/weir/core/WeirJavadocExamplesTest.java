@@ -18,9 +18,14 @@ class WeirJavadocExamplesTest {
   void classExample_memberOfTwo_admitsTheRequest() throws Exception {
     String self = "127.0.0.1:" + WeirTest.freePort();
     String other = "127.0.0.1:" + WeirTest.freePort();
+    String secret = "a-secret-of-the-two-members";
     try (WeirMember running =
-        Weir.builder().advertiseAddress(other).staticPeers(List.of(self, other)).start()) {
-      assertThat(classExample(self, other, 12345)).isTrue();
+        Weir.builder()
+            .advertiseAddress(other)
+            .staticPeers(List.of(self, other))
+            .peerSecret(secret)
+            .start()) {
+      assertThat(classExample(self, other, secret, 12345)).isTrue();
     }
   }
 
@@ -31,10 +36,14 @@ class WeirJavadocExamplesTest {
         Path.of("src/test/java/dev/weir/core/WeirJavadocExamplesTest.java"));
   }
 
-  private static boolean classExample(String self, String other, long accountId)
+  private static boolean classExample(String self, String other, String secret, long accountId)
       throws IOException {
     try (RateLimiter limiter =
-        Weir.builder().advertiseAddress(self).staticPeers(List.of(self, other)).start()) {
+        Weir.builder()
+            .advertiseAddress(self)
+            .staticPeers(List.of(self, other))
+            .peerSecret(secret)
+            .start()) {
       RateLimitRequest request =
           RateLimitRequest.builder("requests_per_sec", "account:" + accountId)
               .limit(100)

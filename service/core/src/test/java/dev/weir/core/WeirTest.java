@@ -11,11 +11,15 @@ import dev.weir.core.model.Status;
 import dev.weir.core.testkit.AwaitForwarding;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.HealthCheckReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
+import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status.Code;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -33,6 +37,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class WeirTest {
+
+  private static final String SECRET = "the-members-shared-secret";
 
   private final List<AutoCloseable> resources = new ArrayList<>();
 
@@ -65,7 +71,12 @@ class WeirTest {
     List<WeirMember> members = new ArrayList<>();
     for (String self : List.of(a, b)) {
       members.add(
-          closeLater(Weir.builder().advertiseAddress(self).staticPeers(List.of(a, b)).start()));
+          closeLater(
+              Weir.builder()
+                  .advertiseAddress(self)
+                  .staticPeers(List.of(a, b))
+                  .peerSecret(SECRET)
+                  .start()));
     }
     AwaitForwarding.on(members);
     return members;
@@ -95,7 +106,8 @@ class WeirTest {
     }
 
     assertThat(statuses).containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
-    assertThat(member.advertiseAddress().port()).isEqualTo(member.grpcPort()).isPositive();
+    assertThat(member.advertiseAddress().port()).isPositive();
+    assertThat(member.peerPort()).as("no peers, no peer listener").isEmpty();
     assertThat(member.health().peerCount()).isEqualTo(1);
   }
 
@@ -174,7 +186,7 @@ class WeirTest {
 
   @Test
   void stopServer_thenGlobalCheck_answersUntilClose() throws Exception {
-    WeirMember member = Weir.builder().start();
+    WeirMember member = twoMembers().get(0);
     int port = member.grpcPort();
 
     member.stopServer(Duration.ofSeconds(5));
@@ -221,21 +233,27 @@ class WeirTest {
   }
 
   @Test
-  void serverBuilder_given_servesPeersV1NextToTheCallersServices() throws Exception {
+  void serverBuilder_given_servesCallersServicesThereAndPeersV1OnThePeerListener()
+      throws Exception {
     int port = freePort();
+    int peerPort = freePort();
     String a = "127.0.0.1:" + port;
     String b = "127.0.0.1:" + freePort();
+    List<String> peers = List.of(a + "@" + peerPort, b + "@" + b.substring(b.lastIndexOf(':') + 1));
     WeirMember onCallersServer =
         closeLater(
             Weir.builder()
                 .advertiseAddress(a)
-                .staticPeers(List.of(a, b))
+                .staticPeers(peers)
                 .serverBuilder(
                     NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
                         .addService(new CallersService()))
+                .peerAddress("127.0.0.1:" + peerPort)
+                .peerSecret(SECRET)
                 .start());
     WeirMember other =
-        closeLater(Weir.builder().advertiseAddress(b).staticPeers(List.of(a, b)).start());
+        closeLater(
+            Weir.builder().advertiseAddress(b).staticPeers(peers).peerSecret(SECRET).start());
     AwaitForwarding.on(List.of(onCallersServer, other));
     ManagedChannel channel =
         closeLater(new ClosingChannel(ManagedChannelBuilder.forTarget(a).usePlaintext().build()))
@@ -249,9 +267,84 @@ class WeirTest {
             .toList();
 
     assertThat(onCallersServer.grpcPort()).isEqualTo(port);
+    assertThat(onCallersServer.peerPort()).hasValue(peerPort);
     assertThat(callers.getMessage()).isEqualTo("the caller's own service");
     assertThat(responses).noneMatch(RateLimitResponse::isError);
     assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(4);
+    assertThatThrownBy(
+            () ->
+                PeersV1Grpc.newBlockingStub(channel)
+                    .announce(AnnounceReq.newBuilder().setAddress(b).setLeaving(true).build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Code.UNIMPLEMENTED));
+  }
+
+  @Test
+  void build_peersWithoutSecretOrTls_failsNamingTheSettings() {
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .advertiseAddress("127.0.0.1:1051")
+                    .staticPeers(List.of("127.0.0.1:1051", "127.0.0.1:2051"))
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("set peerSecret or peerTls")
+        .hasMessageContaining("insecurePeers(true)");
+  }
+
+  @Test
+  void build_peersInsecureByChoice_forwardsWithoutCredentials() throws Exception {
+    String a = "127.0.0.1:" + freePort();
+    String b = "127.0.0.1:" + freePort();
+    List<WeirMember> members = new ArrayList<>();
+    for (String self : List.of(a, b)) {
+      members.add(
+          closeLater(
+              Weir.builder()
+                  .advertiseAddress(self)
+                  .staticPeers(List.of(a, b))
+                  .insecurePeers(true)
+                  .start()));
+    }
+    AwaitForwarding.on(members);
+
+    List<RateLimitResponse> responses =
+        IntStream.range(0, 6)
+            .mapToObj(i -> members.get(i % 2).check(hit("account:9", 3)).join())
+            .toList();
+
+    assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(3);
+  }
+
+  @Test
+  void build_serverBuilderWithPeersButNoPeerAddress_failsNamingIt() {
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .advertiseAddress("127.0.0.1:1051")
+                    .staticPeers(List.of("127.0.0.1:1051", "127.0.0.1:2051"))
+                    .serverBuilder(NettyServerBuilder.forPort(1051))
+                    .peerSecret(SECRET)
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("set peerAddress");
+  }
+
+  @Test
+  void build_staticEntryOfSelfDisagreesWithPeerAddress_failsNamingBoth() {
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .advertiseAddress("127.0.0.1:1051")
+                    .staticPeers(List.of("127.0.0.1:1051@1099", "127.0.0.1:2051@2052"))
+                    .serverBuilder(NettyServerBuilder.forPort(1051))
+                    .peerAddress("127.0.0.1:1052")
+                    .peerSecret(SECRET)
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("127.0.0.1:1099")
+        .hasMessageContaining("127.0.0.1:1052");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
@@ -74,12 +75,13 @@ record OpsSettings(
       new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(10));
 
   /**
-   * Checks that no two listeners (HTTP, gRPC and, when set, status) take one port on the same host
-   * (a wildcard host overlaps every host); port 0 never clashes.
+   * Checks that no two listeners (HTTP, gRPC, the peer listener when {@code peerAddress} is given,
+   * and the status listener when set) take one port on the same host (a wildcard host overlaps
+   * every host); port 0 never clashes.
    *
    * @throws ConfigException naming both variables and their values
    */
-  void checkPortsDistinct(WeirConfig config) {
+  void checkPortsDistinct(WeirConfig config, Optional<HostPort> peerAddress) {
     if (statusAddress.isPresent()) {
       HostPort status = statusAddress.get();
       clash(STATUS_HTTP_ADDRESS, status, "status", WeirConfig.HTTP_ADDRESS, config.httpAddress());
@@ -91,6 +93,13 @@ record OpsSettings(
         "HTTP",
         WeirConfig.GRPC_ADDRESS,
         config.grpcAddress());
+    if (peerAddress.isPresent()) {
+      HostPort peer = peerAddress.get();
+      clash(PeerSettings.ADDRESS, peer, "peer", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
+      clash(PeerSettings.ADDRESS, peer, "peer", WeirConfig.HTTP_ADDRESS, config.httpAddress());
+      statusAddress.ifPresent(
+          status -> clash(STATUS_HTTP_ADDRESS, status, "status", PeerSettings.ADDRESS, peer));
+    }
   }
 
   private static void clash(

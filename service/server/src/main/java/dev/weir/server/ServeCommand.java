@@ -1,9 +1,11 @@
 package dev.weir.server;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
@@ -15,6 +17,7 @@ import java.net.BindException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +48,7 @@ final class ServeCommand implements Command {
     Map<String, String> settings;
     ClusterSettings cluster;
     DiscoverySettings discovery;
+    PeerSettings peers;
     try {
       settings = environment(args, env);
       EnvReader reader = new EnvReader(settings);
@@ -54,7 +58,11 @@ final class ServeCommand implements Command {
       discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
-      ops.checkPortsDistinct(config);
+      peers = PeerSettings.from(reader, config.grpcAddress());
+      boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
+      ops.checkPortsDistinct(
+          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
+      peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
@@ -68,6 +76,7 @@ final class ServeCommand implements Command {
               .discovery(discovery)
               .envoy(envoy)
               .ops(ops)
+              .peers(peers)
               .start();
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
@@ -90,17 +99,29 @@ final class ServeCommand implements Command {
                 "weir-shutdown"));
     LOG.info(
         "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
-            + " peers={} handoff={} settings: {}",
+            + " peer_port={} peers={} handoff={} settings: {}",
         config.describe(),
         ops.statusAddress().map(Object::toString).orElse("off"),
         node.grpcPort(),
         node.httpPort(),
         node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off",
+        node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off",
         node.cluster().membership().ring().peers(),
         cluster.handoff(),
         EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;
+  }
+
+  /**
+   * Returns whether the node may have peers: any discovery but a static list of itself alone (which
+   * opens no peer listener).
+   */
+  static boolean mayHavePeers(
+      DiscoverySettings discovery, ClusterSettings cluster, WeirConfig config) {
+    return discovery.type() != DiscoverySettings.Type.STATIC
+        || !new StaticDiscovery(config.advertiseAddress().toString(), cluster.staticPeers())
+            .onlySelf();
   }
 
   /**

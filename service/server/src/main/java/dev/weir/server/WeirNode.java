@@ -4,6 +4,8 @@ import dev.weir.core.Weir;
 import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.PeerListener;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
@@ -39,8 +41,6 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
-import io.grpc.ChannelCredentials;
-import io.grpc.InsecureChannelCredentials;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
@@ -62,9 +62,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway) and, when
- * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it
- * with {@link #builder}; {@link #close} stops the listeners gracefully.
+ * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
+ * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
+ * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
+ * #builder}; {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -143,11 +144,22 @@ public final class WeirNode implements AutoCloseable {
     private DiscoverySettings discovery = DiscoverySettings.staticPeers();
     private EnvoySettings envoy = EnvoySettings.DEFAULTS;
     private OpsSettings ops = OpsSettings.DEFAULTS;
+    private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
+      this.peers = PeerSettings.defaults(config.grpcAddress());
+    }
+
+    /**
+     * Sets the peer listener's address and authentication (default: the gRPC host at port 1052, no
+     * secret, which a node with peers and without TLS refuses).
+     */
+    public Builder peers(PeerSettings value) {
+      this.peers = Objects.requireNonNull(value, "peers");
+      return this;
     }
 
     /** Sets the ring, batching, GLOBAL and hand-off settings, and the static peers. */
@@ -190,15 +202,16 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Starts the node: it serves {@code PeersV1} next to {@code V1} on the gRPC port, joins the
-     * peers discovery finds, then opens the HTTP listener (and the status listener when
-     * configured). Every front door is counted in the node's Prometheus registry, served at {@code
-     * GET /metrics}. gRPC calls run on the transport's event loops ({@code directExecutor}): a
-     * decision answered on this node never changes threads, and nothing a gRPC handler runs may
-     * block (forwarded items complete on the peer clients' threads, {@code Announce} on its own).
+     * Starts the node: it serves {@code V1} on the gRPC port and {@code PeersV1} on the peer
+     * listener (when it may have peers), joins the peers discovery finds, then opens the HTTP
+     * listener (and the status listener when configured). Every front door is counted in the node's
+     * Prometheus registry, served at {@code GET /metrics}. Client gRPC calls run on the transport's
+     * event loops ({@code directExecutor}): a decision answered on this node never changes threads,
+     * and nothing a client-facing gRPC handler runs may block (forwarded items complete on the peer
+     * clients' threads; the peer listener has its own pool).
      *
-     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before
-     *     any port is bound)
+     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before any
+     *     port is bound)
      */
     public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
       return WeirNode.start(
@@ -223,8 +236,11 @@ public final class WeirNode implements AutoCloseable {
       advertise = advertise.withPort(grpcAddress.port());
     }
     TlsIdentity tls = loadTls(ops, advertise);
-    ChannelCredentials peerCredentials =
-        tls == null ? InsecureChannelCredentials.create() : tls.peerCredentials();
+    PeerSettings peers = builder.peers;
+    HostPort peerAddress = peers.address();
+    if (peerAddress.port() == 0) {
+      peerAddress = peerAddress.withPort(freePort(peerAddress.toBindAddress()));
+    }
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     if (store instanceof CacheStatistics cache) {
@@ -239,7 +255,7 @@ public final class WeirNode implements AutoCloseable {
                   address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
                   discoveryScheduler,
                   metrics)
-              .create(discoverySettings, advertise.toString());
+              .create(discoverySettings, advertise.toString(), peerAddress.port());
     } catch (Exception e) {
       discoveryScheduler.shutdownNow();
       throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
@@ -255,7 +271,7 @@ public final class WeirNode implements AutoCloseable {
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
-    WeirMember member =
+    Weir.Builder memberBuilder =
         Weir.builder()
             .advertiseAddress(self)
             .discovery(discovery)
@@ -264,8 +280,23 @@ public final class WeirNode implements AutoCloseable {
             .clock(clock)
             .leaveWait(LEAVE_WAIT)
             .serverBuilder(grpcBuilder)
-            .peerCredentials(peerCredentials)
-            .build();
+            .peerAddress(peerAddress.toString())
+            .insecurePeers(peers.insecure())
+            .metrics(metrics)
+            .inputLimits(ops.limits());
+    peers.secret().ifPresent(memberBuilder::peerSecret);
+    if (tls != null) {
+      memberBuilder.peerTls(tls);
+      peers.allowedIdentities().ifPresent(memberBuilder::peerAllowedIdentities);
+    }
+    WeirMember member;
+    try {
+      member = memberBuilder.build();
+    } catch (RuntimeException e) {
+      discoveryScheduler.shutdownNow();
+      closeQuietly(discovery);
+      throw e;
+    }
     ClusterMetrics.watch(member.cluster(), metrics);
     DrainingHealth health = new DrainingHealth(member.cluster().service());
     CheckMeter meter = new CheckMeter(metrics);
@@ -299,9 +330,7 @@ public final class WeirNode implements AutoCloseable {
       try {
         member.start();
       } catch (IOException e) {
-        throw BindFailure.isBindFailure(e)
-            ? BindFailure.of("gRPC", WeirConfig.GRPC_ADDRESS, config.grpcAddress(), e)
-            : e;
+        throw bindFailure(e, config, peerAddress);
       }
       try {
         http =
@@ -368,6 +397,24 @@ public final class WeirNode implements AutoCloseable {
         HEALTH_REFRESH_MILLIS,
         TimeUnit.MILLISECONDS);
     return node;
+  }
+
+  /** Names the listener whose address was taken, when {@code e} is a bind failure. */
+  private static IOException bindFailure(IOException e, WeirConfig config, HostPort peerAddress) {
+    if (!BindFailure.isBindFailure(e)) {
+      return e;
+    }
+    return e instanceof PeerListener.StartFailure
+        ? BindFailure.of("peer", PeerSettings.ADDRESS, peerAddress, e)
+        : BindFailure.of("gRPC", WeirConfig.GRPC_ADDRESS, config.grpcAddress(), e);
+  }
+
+  private static void closeQuietly(AutoCloseable resource) {
+    try {
+      resource.close();
+    } catch (Exception e) {
+      LOG.warn("could not close {}: {}", resource, e.toString());
+    }
   }
 
   /** Returns the node's TLS identity, or null when TLS is off. */
@@ -477,6 +524,11 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the port the gRPC listener is bound to. */
   public int grpcPort() {
     return member.grpcPort();
+  }
+
+  /** Returns the port the peer listener is bound to, empty when the node has no peers. */
+  public OptionalInt peerPort() {
+    return member.peerPort();
   }
 
   /** Returns the port the HTTP listener is bound to. */

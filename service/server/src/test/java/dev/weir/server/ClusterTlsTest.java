@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
@@ -13,7 +14,7 @@ import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.Pem;
 import dev.weir.core.tls.TlsSettings;
-import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -23,6 +24,8 @@ import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
+import io.grpc.Status.Code;
+import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -37,7 +40,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Two cluster members under mutual TLS: forwarding works between them, a stranger is refused. */
+/**
+ * Two cluster members under mutual TLS: forwarding works between them over their peer listeners; a
+ * stranger, a client without a certificate and a sidecar whose certificate the cluster's CA signed
+ * are refused there, and the client port does not serve the peer protocol at all.
+ */
 class ClusterTlsTest {
 
   private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
@@ -71,7 +78,8 @@ class ClusterTlsTest {
         ClientAuth.REQUIRE_AND_VERIFY, "TLSv1.3", false, Duration.ofSeconds(10));
   }
 
-  private WeirNode node(int grpcPort, List<String> peers, TlsSettings tls) throws Exception {
+  private WeirNode node(int grpcPort, int peerPort, List<String> peers, TlsSettings tls)
+      throws Exception {
     WeirConfig config =
         new WeirConfig(
             new HostPort("127.0.0.1", grpcPort),
@@ -83,6 +91,9 @@ class ClusterTlsTest {
         WeirNode.builder(config)
             .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
+            .peers(
+                new PeerSettings(
+                    new HostPort("127.0.0.1", peerPort), Optional.empty(), Optional.empty(), false))
             .clock(clock)
             .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
             .start();
@@ -91,7 +102,8 @@ class ClusterTlsTest {
   }
 
   private ManagedChannel channel(int port, ChannelCredentials credentials) {
-    ManagedChannel channel = Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
+    ManagedChannel channel =
+        Grpc.newChannelBuilderForAddress("localhost", port, credentials).build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
   }
@@ -118,15 +130,45 @@ class ClusterTlsTest {
     return answer.getResponsesList().stream().anyMatch(r -> !r.getError().isEmpty());
   }
 
+  private ChannelCredentials credentials(
+      String name, CertificateAuthority issuer, List<String> names) throws Exception {
+    CertificateAuthority.Identity identity = issuer.issue(name, names, YEAR);
+    Path cert = dir.resolve(name + "-cert.pem");
+    Path key = dir.resolve(name + "-key.pem");
+    Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
+    Files.writeString(key, Pem.encode(identity.key()));
+    return TlsChannelCredentials.newBuilder()
+        .keyManager(cert.toFile(), key.toFile())
+        .trustManager(dir.resolve("ca.pem").toFile())
+        .build();
+  }
+
+  private static void assertRefused(ThrowingRunnable call, Code code) {
+    assertThatThrownBy(call::run)
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode()).isEqualTo(code));
+  }
+
+  private interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  private static AnnounceReq leaving(int grpcPort) {
+    return AnnounceReq.newBuilder().setAddress("127.0.0.1:" + grpcPort).setLeaving(true).build();
+  }
+
   @Test
-  void mutualTls_membersForwardToEachOther_strangerCannotCallPeersV1() throws Exception {
+  void mutualTls_membersForwardToEachOther_onlyMembersReachThePeerListener() throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("cluster-ca", YEAR);
     Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
     int portA = freePort();
     int portB = freePort();
-    List<String> peers = List.of("127.0.0.1:" + portA, "127.0.0.1:" + portB);
-    node(portB, peers, files("b", ca));
-    WeirNode a = node(portA, peers, files("a", ca));
+    int peerA = freePort();
+    int peerB = freePort();
+    List<String> peers =
+        List.of("127.0.0.1:" + portA + "@" + peerA, "127.0.0.1:" + portB + "@" + peerB);
+    WeirNode b = node(portB, peerB, peers, files("b", ca));
+    WeirNode a = node(portA, peerA, peers, files("a", ca));
     V1Grpc.V1BlockingStub stub =
         V1Grpc.newBlockingStub(channel(portA, a.tlsIdentity().orElseThrow().peerCredentials()));
     // B is up before A joins; retry while A's ring and its TLS connection to B settle.
@@ -143,28 +185,34 @@ class ClusterTlsTest {
     assertThat(answer.getResponsesList()).extracting(RateLimitResp::getRemaining).containsOnly(4L);
     assertThat(a.cluster().peers().clients())
         .anySatisfy(client -> assertThat(client.itemsSent()).isPositive());
+    assertThat(b.peerPort()).hasValue(peerB);
 
-    CertificateAuthority rogue = CertificateAuthority.create("rogue-ca", YEAR);
-    CertificateAuthority.Identity stranger = rogue.issue("stranger", HOSTS, YEAR);
-    Path strangerCert = dir.resolve("stranger-cert.pem");
-    Path strangerKey = dir.resolve("stranger-key.pem");
-    Files.writeString(strangerCert, Pem.encode((Object[]) stranger.chain()));
-    Files.writeString(strangerKey, Pem.encode(stranger.key()));
-    ChannelCredentials strangerCredentials =
-        TlsChannelCredentials.newBuilder()
-            .keyManager(strangerCert.toFile(), strangerKey.toFile())
-            .trustManager(dir.resolve("ca.pem").toFile())
-            .build();
+    ChannelCredentials stranger =
+        credentials("stranger", CertificateAuthority.create("rogue-ca", YEAR), HOSTS);
     ChannelCredentials anonymous =
         TlsChannelCredentials.newBuilder().trustManager(dir.resolve("ca.pem").toFile()).build();
-
-    for (ChannelCredentials refused : List.of(strangerCredentials, anonymous)) {
-      assertThatThrownBy(
-              () ->
-                  PeersV1Grpc.newBlockingStub(channel(portB, refused))
-                      .withDeadlineAfter(10, TimeUnit.SECONDS)
-                      .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
-          .hasMessageStartingWith("UNAVAILABLE");
+    ChannelCredentials sidecar =
+        credentials("envoy", ca, List.of("spiffe://cluster.local/ns/default/sa/envoy"));
+    for (ChannelCredentials refused : List.of(stranger, anonymous)) {
+      assertRefused(
+          () ->
+              PeersV1Grpc.newBlockingStub(channel(peerB, refused))
+                  .withDeadlineAfter(10, TimeUnit.SECONDS)
+                  .announce(leaving(portA)),
+          Code.UNAVAILABLE);
     }
+    assertRefused(
+        () ->
+            PeersV1Grpc.newBlockingStub(channel(peerB, sidecar))
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .announce(leaving(portA)),
+        Code.PERMISSION_DENIED);
+    assertRefused(
+        () ->
+            PeersV1Grpc.newBlockingStub(channel(portB, sidecar))
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .announce(leaving(portA)),
+        Code.UNIMPLEMENTED);
+    assertThat(b.cluster().membership().ring().peers()).hasSize(2);
   }
 }

@@ -60,7 +60,8 @@ class DiscoveryMetricsTest {
   void etcdDiscovery_peerGaugeFollowsMembersJoiningAndLeaving() throws Exception {
     String endpoint = System.getenv("WEIR_TEST_ETCD");
     if (endpoint == null || endpoint.isBlank()) {
-      assumeTrue(EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
+      assumeTrue(
+          EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
       EtcdProcess etcd = EtcdProcess.start();
       started.add(etcd);
       endpoint = etcd.endpoint();
@@ -90,6 +91,7 @@ class DiscoveryMetricsTest {
     WeirNode node =
         WeirNode.builder(CONFIG)
             .discovery(DiscoverySettings.fromEnv(env, "127.0.0.1:0"))
+            .peers(TestConfigs.peers())
             .start();
     started.add(node);
     return node;

@@ -78,6 +78,7 @@ class GrpcHealthBeforeJoinTest {
                         "WEIR_ETCD_ENDPOINTS", nowhere,
                         "WEIR_ETCD_DIAL_TIMEOUT", "300ms"),
                     "127.0.0.1:0"))
+            .peers(TestConfigs.peers())
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
     HttpResponse<String> healthCheck =

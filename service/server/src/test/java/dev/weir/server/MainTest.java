@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class MainTest {
+
+  private static final HostPort PEER = new HostPort("10.0.0.1", 1052);
+  private static final String SECRET = "main-test-peer-secret";
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -132,7 +136,9 @@ class MainTest {
   @CsvSource({
     "WEIR_STATUS_HTTP_ADDRESS, 127.0.0.1, status, WEIR_HTTP_ADDRESS, 0.0.0.0",
     "WEIR_STATUS_HTTP_ADDRESS, 127.0.0.1, status, WEIR_GRPC_ADDRESS, 127.0.0.1",
-    "WEIR_HTTP_ADDRESS, 127.0.0.1, HTTP, WEIR_GRPC_ADDRESS, 0.0.0.0"
+    "WEIR_HTTP_ADDRESS, 127.0.0.1, HTTP, WEIR_GRPC_ADDRESS, 0.0.0.0",
+    "WEIR_PEER_ADDRESS, 127.0.0.1, peer, WEIR_GRPC_ADDRESS, 127.0.0.1",
+    "WEIR_PEER_ADDRESS, 127.0.0.1, peer, WEIR_HTTP_ADDRESS, 0.0.0.0"
   })
   void run_twoListenersOnOnePort_exit2NamingBothVariables(
       String variable, String host, String listener, String otherVariable, String otherHost)
@@ -144,6 +150,8 @@ class MainTest {
       env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
       env.put(variable, host + ":" + port);
       env.put(otherVariable, otherHost + ":" + port);
+      env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
+      env.put("WEIR_PEER_SECRET", SECRET);
 
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
@@ -169,6 +177,86 @@ class MainTest {
   }
 
   @Test
+  void run_peersWithoutSecretOrTls_exit2WithOneLineSayingWhatToSet() throws Exception {
+    int status =
+        run(
+            List.of(),
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:1051",
+                "WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "a cluster of several nodes needs an authenticated peer protocol: set"
+                + " WEIR_PEER_SECRET (or WEIR_PEER_SECRET_FILE) to the same secret on every node,"
+                + " or turn TLS on (WEIR_TLS_CERT); WEIR_PEER_INSECURE=true runs it"
+                + " unauthenticated, letting anyone who reaches the peer port (127.0.0.1:1052)"
+                + " change membership and counters"
+                + System.lineSeparator());
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "WEIR_PEER_SECRET=short | WEIR_PEER_SECRET is not valid: the peer secret must be 16 to"
+            + " 4096 characters long, got 5",
+        "WEIR_PEER_SECRET="
+            + SECRET
+            + ",WEIR_PEER_SECRET_FILE=/x | WEIR_PEER_SECRET and"
+            + " WEIR_PEER_SECRET_FILE are both set; set one of them",
+        "WEIR_PEER_SECRET_FILE=/nonexistent/secret | WEIR_PEER_SECRET_FILE='/nonexistent/secret'"
+            + " cannot be read",
+        "WEIR_PEER_ALLOWED_IDENTITIES=*.weir.svc,WEIR_PEER_SECRET="
+            + SECRET
+            + " | WEIR_PEER_ALLOWED_IDENTITIES needs TLS",
+        "WEIR_PEER_ALLOWED_IDENTITIES=we*ir.svc | WEIR_PEER_ALLOWED_IDENTITIES='we*ir.svc' is not"
+            + " valid: peer identity pattern 'we*ir.svc': '*' must be a whole DNS label",
+        "WEIR_PEER_INSECURE=true,WEIR_PEER_SECRET="
+            + SECRET
+            + " | WEIR_PEER_INSECURE=true turns"
+            + " peer authentication off, but a peer secret is set",
+      })
+  void run_badPeerSettings_exit2NamingTheVariable(String settings, String error) throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:1051");
+    for (String setting : settings.split(",")) {
+      String[] pair = setting.split("=", 2);
+      env.put(pair[0], pair[1]);
+    }
+
+    int status = run(List.of(), env);
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).startsWith(error).doesNotContain(SECRET).hasLineCount(1);
+  }
+
+  @Test
+  void run_peerPortInUse_exit1NamingThePeerListener() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Map<String, String> env = new HashMap<>();
+      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      env.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
+      env.put("WEIR_PEER_DISCOVERY_TYPE", "dns");
+      env.put("WEIR_DNS_FQDN", "localhost");
+      env.put("WEIR_PEER_SECRET", SECRET);
+
+      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+      assertThat(status).isEqualTo(1);
+      assertThat(stderr())
+          .isEqualTo(
+              "cannot bind the peer listener at WEIR_PEER_ADDRESS=127.0.0.1:"
+                  + taken.getLocalPort()
+                  + ": Address already in use"
+                  + System.lineSeparator());
+    }
+  }
+
+  @Test
   void checkPortsDistinct_portZeroOtherHostOrOtherPort_accepted() {
     WeirConfig config =
         new WeirConfig(
@@ -178,10 +266,12 @@ class MainTest {
             1000,
             "info");
 
-    for (String status : List.of("10.0.0.1:0", "10.0.0.2:1050", "0.0.0.0:1052")) {
+    for (String status : List.of("10.0.0.1:0", "10.0.0.2:1050", "0.0.0.0:1053")) {
       OpsSettings ops =
           OpsSettings.from(new EnvReader(Map.of("WEIR_STATUS_HTTP_ADDRESS", status)));
-      assertThatCode(() -> ops.checkPortsDistinct(config)).as(status).doesNotThrowAnyException();
+      assertThatCode(() -> ops.checkPortsDistinct(config, Optional.of(PEER)))
+          .as(status)
+          .doesNotThrowAnyException();
     }
   }
 
@@ -203,7 +293,7 @@ class MainTest {
                 "info"));
 
     for (WeirConfig config : configs) {
-      assertThatCode(() -> OpsSettings.DEFAULTS.checkPortsDistinct(config))
+      assertThatCode(() -> OpsSettings.DEFAULTS.checkPortsDistinct(config, Optional.of(PEER)))
           .as(config.toString())
           .doesNotThrowAnyException();
     }

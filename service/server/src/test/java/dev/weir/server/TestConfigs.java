@@ -1,7 +1,10 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.peer.auth.PeerSecret;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
+import java.util.Optional;
 
 /** Node configurations for tests. */
 final class TestConfigs {
@@ -19,5 +22,14 @@ final class TestConfigs {
         new HostPort("127.0.0.1", 0),
         1000,
         "info");
+  }
+
+  /** Returns a peer listener on a free loopback port, authenticated by a secret the tests share. */
+  static PeerSettings peers() {
+    return new PeerSettings(
+        new HostPort("127.0.0.1", 0),
+        Optional.of(PeerSecret.of("weir-server-tests-peer-secret")),
+        Optional.empty(),
+        false);
   }
 }

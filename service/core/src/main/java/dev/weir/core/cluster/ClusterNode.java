@@ -6,7 +6,6 @@ import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerHandler;
-import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.model.RateLimitRequest;
@@ -15,27 +14,25 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
-import io.grpc.BindableService;
-import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One cluster member: the ring, the peer clients, the GLOBAL queues, hand-off and the request path,
- * wired together over this node's store. The composition root serves {@link #peersService()} on the
- * gRPC port, hands {@link #service()} to the front doors and feeds discovery's peer sets to {@link
- * #membership()}.
+ * wired together over this node's store. The composition root serves it (as a {@link PeerHandler})
+ * on the peer listener, hands {@link #service()} to the front doors and feeds discovery's peer sets
+ * to {@link #membership()}.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -58,24 +55,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final GlobalManager global;
   private final HandOff handOff;
   private final ClusterRateLimitService service;
-  private final PeersService peersService;
-
-  /**
-   * Runs the peers' {@code Announce} calls, which wait for hand-off copies: at most four at once,
-   * on daemon threads that end after 30 s idle, so nothing needs stopping.
-   */
-  private final Executor announcements =
-      new ThreadPoolExecutor(
-          0,
-          4,
-          30,
-          TimeUnit.SECONDS,
-          new SynchronousQueue<>(),
-          runnable -> {
-            Thread thread = new Thread(runnable, "weir-announce");
-            thread.setDaemon(true);
-            return thread;
-          });
   private volatile boolean closed;
 
   /**
@@ -97,12 +76,21 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery) {
-    this(self, settings, store, local, scheduler, clock, discovery, InsecureChannelCredentials.create());
+    this(
+        self,
+        settings,
+        store,
+        local,
+        scheduler,
+        clock,
+        discovery,
+        address -> Grpc.newChannelBuilder(address, InsecureChannelCredentials.create()).build());
   }
 
   /**
-   * Creates the member {@code self} as above, calling peers with {@code peerCredentials} (TLS with
-   * this node's certificate when TLS is on).
+   * Creates the member {@code self} as above, calling each peer (by its advertised address) over
+   * the channel {@code peerChannels} opens to it: to its peer listener, with this node's
+   * credentials.
    */
   public ClusterNode(
       String self,
@@ -112,7 +100,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
-      ChannelCredentials peerCredentials) {
+      Function<String, ManagedChannel> peerChannels) {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
@@ -123,7 +111,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL);
-    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
+    this.peers =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    peerChannels.apply(address),
+                    settings.peerClientSettings(),
+                    scheduler,
+                    clock));
     this.global =
         new GlobalManager(
             self,
@@ -139,7 +135,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.handOff = new HandOff(self, store, peers, clock, handOffWait());
     this.service =
         new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
-    this.peersService = new PeersService(this, announcements);
     membership.addListener(
         (before, after) -> {
           peers.retain(after.peers());
@@ -159,11 +154,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the request path every front door calls. */
   public ClusterRateLimitService service() {
     return service;
-  }
-
-  /** Returns the {@code PeersV1} service to serve on the gRPC port. */
-  public BindableService peersService() {
-    return peersService;
   }
 
   /** Returns the membership that discovery feeds with peer sets. */
@@ -199,7 +189,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           .append(" calls, ")
           .append(items)
           .append(" items, ")
-          .append(batches == 0 ? "0" : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
+          .append(
+              batches == 0
+                  ? "0"
+                  : String.format(java.util.Locale.ROOT, "%.1f", (double) items / batches))
           .append(" items/call");
     }
     return out.toString();
@@ -299,7 +292,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
                         ? MAX_ANNOUNCE_BACKOFF
                         : backoff.multipliedBy(2);
-                LOG.info("return notice to {} failed, retrying in {}: {}", peer, backoff, error.getMessage());
+                LOG.info(
+                    "return notice to {} failed, retrying in {}: {}",
+                    peer,
+                    backoff,
+                    error.getMessage());
                 scheduler.schedule(() -> announceReturn(peer, next), backoff);
               }
               return null;

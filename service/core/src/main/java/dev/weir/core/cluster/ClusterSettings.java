@@ -2,8 +2,10 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import dev.weir.core.discovery.StaticDiscovery;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -22,7 +24,8 @@ import java.util.List;
  * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once, 1..1000
  * @param globalTimeout the deadline of GLOBAL hit and broadcast calls
  * @param discoveryType how peers are found ({@code static} here)
- * @param staticPeers the gRPC addresses of all nodes for static discovery; empty means this node alone
+ * @param staticPeers the gRPC addresses of all nodes for static discovery, each optionally with
+ *     {@code @peerPort} (see {@link StaticDiscovery}); empty means this node alone
  * @param handoff whether buckets move to their new owner when the ring changes and on shutdown
  */
 public record ClusterSettings(
@@ -100,8 +103,11 @@ public record ClusterSettings(
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
   public static final EnvVar REPLICAS =
       EnvVar.of("WEIR_REPLICATED_HASH_REPLICAS", "GUBER_REPLICATED_HASH_REPLICAS");
+
   /** {@code WEIR_PEER_PICKER_HASH}, alias {@code GUBER_PEER_PICKER_HASH}. */
-  public static final EnvVar PICKER_HASH = EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+  public static final EnvVar PICKER_HASH =
+      EnvVar.of("WEIR_PEER_PICKER_HASH", "GUBER_PEER_PICKER_HASH");
+
   /** {@code WEIR_BATCH_LIMIT}, alias {@code GUBER_BATCH_LIMIT}. */
   public static final EnvVar BATCH_LIMIT = EnvVar.of("WEIR_BATCH_LIMIT", "GUBER_BATCH_LIMIT");
   /** {@code WEIR_BATCH_WAIT}, alias {@code GUBER_BATCH_WAIT}. */
@@ -117,8 +123,11 @@ public record ClusterSettings(
   /** {@code WEIR_GLOBAL_BATCH_LIMIT}, alias {@code GUBER_GLOBAL_BATCH_LIMIT}. */
   public static final EnvVar GLOBAL_BATCH_LIMIT =
       EnvVar.of("WEIR_GLOBAL_BATCH_LIMIT", "GUBER_GLOBAL_BATCH_LIMIT");
+
   /** {@code WEIR_GLOBAL_TIMEOUT}, alias {@code GUBER_GLOBAL_TIMEOUT}. */
-  public static final EnvVar GLOBAL_TIMEOUT = EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+  public static final EnvVar GLOBAL_TIMEOUT =
+      EnvVar.of("WEIR_GLOBAL_TIMEOUT", "GUBER_GLOBAL_TIMEOUT");
+
   /** {@code WEIR_PEER_DISCOVERY_TYPE}, alias {@code GUBER_PEER_DISCOVERY_TYPE}. */
   public static final EnvVar DISCOVERY_TYPE =
       EnvVar.of("WEIR_PEER_DISCOVERY_TYPE", "GUBER_PEER_DISCOVERY_TYPE");
@@ -145,6 +154,18 @@ public record ClusterSettings(
             .map(String::trim)
             .filter(p -> !p.isEmpty())
             .toList();
+    for (String peer : peers) {
+      try {
+        StaticDiscovery.parse(peer);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(
+            STATIC_PEERS.name()
+                + "='"
+                + env.string(STATIC_PEERS, "")
+                + "' is not valid: "
+                + e.getMessage());
+      }
+    }
     return new ClusterSettings(
         env.intInRange(REPLICAS, d.replicas, 1, 65_536),
         PeerHash.parse(hashName),

@@ -1,6 +1,7 @@
 package dev.weir.core.discovery;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
@@ -30,6 +31,16 @@ public final class CoalescedDiscovery implements PeerDiscovery {
       coalescer = new CoalescingListener(listener, scheduler, window);
     }
     delegate.start(coalescer);
+  }
+
+  @Override
+  public Optional<String> peerAddress(String member) {
+    return delegate.peerAddress(member);
+  }
+
+  @Override
+  public boolean onlySelf() {
+    return delegate.onlySelf();
   }
 
   @Override

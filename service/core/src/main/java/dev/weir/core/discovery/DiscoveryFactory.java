@@ -70,13 +70,25 @@ public final class DiscoveryFactory {
    * {@code configuredAdvertise} (adjusted by {@link DiscoverySettings#advertiseAddress}).
    */
   public CoalescedDiscovery create(DiscoverySettings settings, String configuredAdvertise) throws Exception {
+    return create(settings, configuredAdvertise, 0);
+  }
+
+  /**
+   * Returns the discovery as above for a node whose peer listener is at {@code peerPort} (0: none)
+   * of its advertised host; mechanisms that carry peer addresses (etcd) register it.
+   */
+  public CoalescedDiscovery create(
+      DiscoverySettings settings, String configuredAdvertise, int peerPort) throws Exception {
     String self = settings.advertiseAddress(configuredAdvertise);
     PeerDiscovery mechanism =
         switch (settings.type()) {
           case STATIC -> staticDiscovery.apply(self);
-          case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self, metrics);
-          case K8S -> KubernetesDiscovery.create(settings.kubernetes().orElseThrow(), self, metrics, scheduler);
-          case DNS -> new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
+          case ETCD -> EtcdDiscovery.create(settings.etcd().orElseThrow(), self, peerPort, metrics);
+          case K8S ->
+              KubernetesDiscovery.create(
+                  settings.kubernetes().orElseThrow(), self, metrics, scheduler);
+          case DNS ->
+              new DnsDiscovery(settings.dns().orElseThrow(), self, resolver, scheduler, metrics);
         };
     if (settings.type() != DiscoverySettings.Type.STATIC) {
       metrics.watchDiscoveryHealth(settings.type().label(), () -> mechanism.problem().isEmpty());

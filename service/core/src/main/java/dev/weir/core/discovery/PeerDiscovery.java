@@ -1,5 +1,6 @@
 package dev.weir.core.discovery;
 
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -11,6 +12,22 @@ public interface PeerDiscovery extends AutoCloseable {
 
   /** Starts discovery; {@code listener} receives every full peer set from now on. */
   void start(Consumer<Set<String>> listener) throws Exception;
+
+  /**
+   * Returns the address of {@code member}'s peer listener when this mechanism learned it (a static
+   * entry with {@code @peerPort}, an etcd registration), else empty.
+   */
+  default Optional<String> peerAddress(String member) {
+    return Optional.empty();
+  }
+
+  /**
+   * Returns whether this mechanism can only ever report this node: a fixed list of itself alone. A
+   * node that cannot have peers opens no peer listener.
+   */
+  default boolean onlySelf() {
+    return false;
+  }
 
   /** Returns an error describing why discovery is currently degraded, or empty when it is not. */
   default String problem() {

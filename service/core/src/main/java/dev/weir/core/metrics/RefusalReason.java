@@ -20,7 +20,23 @@ public enum RefusalReason {
    * An HTTP request that found every worker busy and the queue full ({@code WEIR_HTTP_THREADS},
    * {@code WEIR_HTTP_MAX_QUEUE}).
    */
-  HTTP_SATURATED;
+  HTTP_SATURATED,
+  /**
+   * A call to the peer listener without valid credentials: no or a wrong shared secret ({@code
+   * WEIR_PEER_SECRET}), or no TLS client certificate.
+   */
+  PEER_UNAUTHENTICATED,
+  /**
+   * A call to the peer listener with a TLS client certificate the CA signed but whose identities
+   * are not allowed ({@code WEIR_PEER_ALLOWED_IDENTITIES}).
+   */
+  PEER_NOT_ALLOWED,
+  /**
+   * An item (or a whole call) of the peer protocol outside what a peer can legitimately send: an
+   * empty or over-long key, a timestamp far from this node's clock, an unknown algorithm, a bucket
+   * state the engine cannot produce, a malformed membership notice.
+   */
+  PEER_INVALID_INPUT;
 
   /** Returns the label value, e.g. {@code field_too_long}. */
   public String label() {

@@ -71,8 +71,8 @@ public final class CertificateAuthority {
   }
 
   /**
-   * Issues a certificate for {@code CN=commonName} with {@code hosts} (DNS names or IP addresses)
-   * as subject alternative names, for server and client authentication.
+   * Issues a certificate for {@code CN=commonName} with {@code hosts} (DNS names, IP addresses, or
+   * URIs such as SPIFFE IDs) as subject alternative names, for server and client authentication.
    */
   public Identity issue(String commonName, List<String> hosts, Duration validity)
       throws GeneralSecurityException {
@@ -86,9 +86,11 @@ public final class CertificateAuthority {
         hosts.stream()
             .map(
                 h ->
-                    h.matches("[0-9.]+") || h.contains(":")
-                        ? new GeneralName(GeneralName.iPAddress, h)
-                        : new GeneralName(GeneralName.dNSName, h))
+                    h.contains("://")
+                        ? new GeneralName(GeneralName.uniformResourceIdentifier, h)
+                        : h.matches("[0-9.]+") || h.contains(":")
+                            ? new GeneralName(GeneralName.iPAddress, h)
+                            : new GeneralName(GeneralName.dNSName, h))
             .toArray(GeneralName[]::new);
     try {
       builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
@@ -121,7 +123,8 @@ public final class CertificateAuthority {
       throws GeneralSecurityException {
     try {
       return new JcaX509CertificateConverter()
-          .getCertificate(builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer)));
+          .getCertificate(
+              builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer)));
     } catch (OperatorCreationException e) {
       throw new GeneralSecurityException(e);
     }

@@ -150,12 +150,24 @@ public final class TlsIdentity {
 
   /** Returns the Netty context for the gRPC listener. */
   public SslContext grpcServerContext() throws IOException {
+    return grpcServerContext(settings.clientAuth());
+  }
+
+  /**
+   * Returns the Netty context for the peer listener: mutual TLS, whatever {@code
+   * WEIR_TLS_CLIENT_AUTH} says; every caller must present a certificate the trusted CAs signed.
+   */
+  public SslContext peerServerContext() throws IOException {
+    return grpcServerContext(ClientAuth.REQUIRE_AND_VERIFY);
+  }
+
+  private SslContext grpcServerContext(ClientAuth clientAuth) throws IOException {
     SslContextBuilder builder =
         GrpcSslContexts.configure(SslContextBuilder.forServer(keyManager), SslProvider.JDK)
             .trustManager(trustManager)
             .protocols(settings.protocols())
             .clientAuth(
-                switch (settings.clientAuth()) {
+                switch (clientAuth) {
                   case NONE -> io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth.NONE;
                   case REQUEST -> io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth.OPTIONAL;
                   case REQUIRE_AND_VERIFY ->

@@ -47,7 +47,7 @@ public final class InProcessPeers implements AutoCloseable {
       servers.add(
           InProcessServerBuilder.forName(name)
               .directExecutor()
-              .addService(new PeersService(new RecordingHandler()))
+              .addService(new PeersService(new RecordingHandler(), clock))
               .build()
               .start());
       return new PeerClient(

@@ -6,9 +6,14 @@ import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.LocalCheck;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.cluster.peer.auth.PeerSecret;
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -22,12 +27,11 @@ import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -35,29 +39,39 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * An in-JVM cluster of nodes on 127.0.0.1, each with a real gRPC server on an ephemeral port serving
- * {@code PeersV1}, its own store and a {@link ClusterNode}; membership is fed to every node as static
- * discovery would. Counts the peer calls each node receives per method.
+ * An in-JVM cluster of nodes on 127.0.0.1, each with a real {@link PeerListener} on an ephemeral
+ * port serving {@code PeersV1}, its own store and a {@link ClusterNode}; membership is fed to every
+ * node as static discovery would. The peer protocol is authenticated with a secret made for the
+ * cluster ({@link #secret()}), unless the cluster was started with other {@link PeerSecurity}.
+ * Counts the peer calls each node receives per method (after authentication) and records each
+ * node's refusals ({@link Node#metrics()}).
  */
 public final class LocalCluster implements AutoCloseable {
 
   private final ClusterSettings settings;
   private final Clock clock;
   private final Function<BucketStore, LocalCheck> localCheck;
+  private final PeerSecret secret = PeerSecret.of(UUID.randomUUID().toString());
+  private final PeerSecurity security;
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
   private final List<Node> nodes = new ArrayList<>();
 
   private LocalCluster(
-      ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, LocalCheck> localCheck,
+      PeerSecurity security) {
     this.settings = settings;
     this.clock = clock;
     this.localCheck = localCheck;
+    this.security = security != null ? security : PeerSecurity.sharedSecret(secret);
   }
 
   /**
@@ -79,12 +93,30 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
-    LocalCluster c = new LocalCluster(settings, clock, localCheck);
+    return start(n, settings, clock, localCheck, null);
+  }
+
+  /**
+   * Starts {@code n} nodes as above whose peer protocol runs with {@code security} (null: the
+   * cluster's shared secret), for example {@link PeerSecurity#insecure()}.
+   */
+  public static LocalCluster start(
+      int n,
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, LocalCheck> localCheck,
+      PeerSecurity security) {
+    LocalCluster c = new LocalCluster(settings, clock, localCheck, security);
     for (int i = 0; i < n; i++) {
       c.nodes.add(c.newNode());
     }
     c.publishMembership();
     return c;
+  }
+
+  /** Returns the secret the nodes share (whether or not their security uses it). */
+  public PeerSecret secret() {
+    return secret;
   }
 
   /** Returns node {@code i} in start order. */
@@ -125,12 +157,12 @@ public final class LocalCluster implements AutoCloseable {
     node.cluster().leave(Duration.ofSeconds(5));
     nodes.remove(node);
     publishMembership();
-    node.server().shutdownNow();
+    node.listener.close();
   }
 
   /** Stops {@code node}'s server without telling anyone, as a crash would; membership is unchanged. */
   public void kill(Node node) {
-    node.server().shutdownNow();
+    node.listener.close();
     awaitTermination(node.server());
   }
 
@@ -147,7 +179,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public Node restart(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
-    node.server().shutdownNow();
+    node.listener.close();
     awaitTermination(node.server());
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
@@ -175,12 +207,19 @@ public final class LocalCluster implements AutoCloseable {
   private Node newNode(int port) {
     DeferredHandler handler = new DeferredHandler();
     Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
-    Node node = new Node(handler, calls);
+    Node node = new Node(handler, calls, clock, security);
     node.startServer(port);
     BucketStore store = new InMemoryBucketStore(clock);
     ClusterNode cluster =
         new ClusterNode(
-            node.address(), settings, store, localCheck.apply(store), scheduler, clock, null);
+            node.address(),
+            settings,
+            store,
+            localCheck.apply(store),
+            scheduler,
+            clock,
+            null,
+            security::channel);
     handler.target = cluster;
     node.cluster = cluster;
     node.store = store;
@@ -191,7 +230,7 @@ public final class LocalCluster implements AutoCloseable {
   public void close() {
     for (Node n : nodes) {
       n.cluster().peers().close();
-      n.server().shutdownNow();
+      n.listener.close();
     }
     nodes.clear();
     scheduler.close();
@@ -209,14 +248,23 @@ public final class LocalCluster implements AutoCloseable {
   public static final class Node {
     private final DeferredHandler handler;
     private final Map<String, AtomicInteger> calls;
-    private Server server;
+    private final Clock clock;
+    private final PeerSecurity security;
+    private final RecordingMetrics metrics = new RecordingMetrics();
+    private PeerListener listener;
     private int port;
     private ClusterNode cluster;
     private BucketStore store;
 
-    private Node(DeferredHandler handler, Map<String, AtomicInteger> calls) {
+    private Node(
+        DeferredHandler handler,
+        Map<String, AtomicInteger> calls,
+        Clock clock,
+        PeerSecurity security) {
       this.handler = handler;
       this.calls = calls;
+      this.clock = clock;
+      this.security = security;
     }
 
     /** Returns the node's advertised gRPC address, {@code 127.0.0.1:port}. */
@@ -239,9 +287,14 @@ public final class LocalCluster implements AutoCloseable {
       return store;
     }
 
-    /** Returns the node's gRPC server. */
+    /** Returns the node's peer listener's server. */
     public Server server() {
-      return server;
+      return listener.server();
+    }
+
+    /** Returns the refusals of peer calls and peer input this node counted. */
+    public RecordingMetrics metrics() {
+      return metrics;
     }
 
     /** Checks {@code requests} on this node and waits for the answers. */
@@ -296,16 +349,29 @@ public final class LocalCluster implements AutoCloseable {
             }
           };
       try {
-        server =
-            NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", atPort))
-                .withOption(ChannelOption.SO_REUSEADDR, true)
-                .addService(ServerInterceptors.intercept(new PeersService(handler), counter))
-                .build()
-                .start();
+        int bound = atPort != 0 ? atPort : freePort();
+        listener =
+            PeerListener.start(
+                new InetSocketAddress("127.0.0.1", bound),
+                new PeersService(
+                    handler,
+                    new PeerInputValidator(InputLimits.DEFAULTS, "127.0.0.1:" + bound),
+                    clock,
+                    metrics),
+                security,
+                metrics,
+                InputLimits.DEFAULT_MAX_MESSAGE_BYTES,
+                counter);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      port = server.getPort();
+      port = listener.port();
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
     }
   }
 

@@ -10,6 +10,7 @@ import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -32,21 +33,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The GLOBAL behavior: non-owners answer from their own copy and send the hits to the owner later; the
- * owner applies them and broadcasts the resulting state to every other peer.
+ * The GLOBAL behavior: non-owners answer from their own copy and send the hits to the owner later;
+ * the owner applies them and broadcasts the resulting state to every other peer.
  *
  * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
- * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue (on
- * non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's {@code
- * created_at}; at flush each key goes to its owner on the ring of that moment as a GLOBAL item, which
- * the owner applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy
- * already holds those hits (they were applied to it when answered) and is now the owner's bucket: the
- * hits are not applied again, only broadcast. A received broadcast for a key this node owns on the
- * current ring (a late one from the previous owner) is ignored. The broadcast queue (on
- * the owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
- * sends one {@code UpdatePeerGlobals} to every other peer. Beyond Gubernator, each update carries the
- * exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report the same
- * {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as Gubernator does.
+ * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue
+ * (on non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's
+ * {@code created_at}; at flush each key goes to its owner on the ring of that moment as a GLOBAL
+ * item, which the owner applies with DRAIN_OVER_LIMIT. When this node has become the owner
+ * meanwhile, its copy already holds those hits (they were applied to it when answered) and is now
+ * the owner's bucket: the hits are not applied again, only broadcast. A received broadcast for a
+ * key this node owns on the current ring (a late one from the previous owner) is ignored. The
+ * broadcast queue (on the owner) holds the last request of each key hit; at flush the owner reads
+ * each key with hits 0 and sends {@code UpdatePeerGlobals} to every other peer. Both queues go out
+ * in calls of at most 1000 keys, the most a peer accepts. Beyond Gubernator, each update carries
+ * the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report
+ * the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
+ * Gubernator does.
  */
 public final class GlobalManager implements AutoCloseable {
 
@@ -198,11 +201,13 @@ public final class GlobalManager implements AutoCloseable {
             requests.forEach(this::queueBroadcast);
             return;
           }
-          calls.add(
-              logged(
-                  peers.call(
-                      owner,
-                      c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"))));
+          for (List<RateLimitRequest> chunk : chunks(requests)) {
+            calls.add(
+                logged(
+                    peers.call(
+                        owner,
+                        c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to"))));
+          }
         });
     return timed(calls, start, true);
   }
@@ -239,7 +244,9 @@ public final class GlobalManager implements AutoCloseable {
     List<CompletableFuture<?>> calls = new ArrayList<>();
     for (String peer : ring.get().peers()) {
       if (!peer.equals(self)) {
-        calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(updates, timeout))));
+        for (List<UpdatePeerGlobal> chunk : chunks(updates)) {
+          calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout))));
+        }
       }
     }
     return timed(calls, start, false);
@@ -335,6 +342,18 @@ public final class GlobalManager implements AutoCloseable {
           }
           return null;
         });
+  }
+
+  /**
+   * Splits {@code items} into calls a peer accepts: at most {@value
+   * RateLimitService#MAX_BATCH_SIZE}.
+   */
+  private static <T> List<List<T>> chunks(List<T> items) {
+    List<List<T>> out = new ArrayList<>();
+    for (int from = 0; from < items.size(); from += RateLimitService.MAX_BATCH_SIZE) {
+      out.add(items.subList(from, Math.min(items.size(), from + RateLimitService.MAX_BATCH_SIZE)));
+    }
+    return out;
   }
 
   private static void cancel(Scheduler.Task task) {

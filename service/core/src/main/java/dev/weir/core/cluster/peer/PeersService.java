@@ -1,10 +1,16 @@
 package dev.weir.core.cluster.peer;
 
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
+import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -14,48 +20,91 @@ import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.Optional;
+import java.util.function.BiFunction;
+import org.slf4j.LoggerFactory;
 
 /**
- * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler}. Every call
- * but {@code Announce} is answered on the calling thread without blocking; {@code Announce} waits for
- * hand-off copies, so it runs on its own executor and never holds a transport thread.
+ * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler} what passes
+ * the {@link PeerInputValidator}. A call with more than {@value RateLimitService#MAX_BATCH_SIZE}
+ * items is refused whole ({@code OUT_OF_RANGE}), and so is a malformed membership notice or sender
+ * address ({@code INVALID_ARGUMENT}); an invalid forwarded item is answered with its error, an
+ * invalid GLOBAL update or handed-over bucket is dropped, the others applied. Every refusal counts
+ * as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link RefusalReason#TOO_MANY_ITEMS}) and is
+ * logged at most once per 10 s per method.
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
   /** The message of the {@code OUT_OF_RANGE} error for a peer call with too many items. */
   public static final String TOO_LARGE =
-      "'PeerRequest.rate_limits' list too large; max size is '" + RateLimitService.MAX_BATCH_SIZE + "'";
+      "'PeerRequest.rate_limits' list too large; max size is '"
+          + RateLimitService.MAX_BATCH_SIZE
+          + "'";
 
   private final PeerHandler handler;
-  private final Executor announcements;
+  private final PeerInputValidator validator;
+  private final Clock clock;
+  private final WeirMetrics metrics;
+  private final RateLimitedLogger warnings;
 
-  /** Creates the service over {@code handler}, answering {@code Announce} on the calling thread. */
-  public PeersService(PeerHandler handler) {
-    this(handler, Runnable::run);
+  /**
+   * Creates the service over {@code handler}, checking what peers send with {@code validator} at
+   * {@code clock}'s time and counting refusals in {@code metrics}.
+   */
+  public PeersService(
+      PeerHandler handler, PeerInputValidator validator, Clock clock, WeirMetrics metrics) {
+    this.handler = handler;
+    this.validator = validator;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.warnings =
+        new RateLimitedLogger(
+            LoggerFactory.getLogger(PeersService.class), clock, Duration.ofSeconds(10));
   }
 
-  /** Creates the service over {@code handler}, answering {@code Announce} on {@code announcements}. */
-  public PeersService(PeerHandler handler, Executor announcements) {
-    this.handler = handler;
-    this.announcements = announcements;
+  /**
+   * Creates the service over {@code handler} with the default key lengths, no own address to
+   * protect and no metrics: for tests and in-process peers.
+   */
+  public PeersService(PeerHandler handler, Clock clock) {
+    this(handler, new PeerInputValidator(InputLimits.DEFAULTS, ""), clock, WeirMetrics.NOOP);
   }
 
   @Override
   public void getPeerRateLimits(
       GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
-      observer.onError(Status.OUT_OF_RANGE.withDescription(TOO_LARGE).asRuntimeException());
+      tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
       return;
     }
     try {
-      List<RateLimitRequest> items =
-          request.getRequestsList().stream().map(PeerProtos::fromProto).toList();
-      List<RateLimitResponse> answers = handler.checkAsOwner(items);
+      long now = clock.wallMillis();
+      List<RateLimitRequest> items = new ArrayList<>(request.getRequestsCount());
+      String[] errors = null;
+      for (int i = 0; i < request.getRequestsCount(); i++) {
+        RateLimitRequest item = PeerProtos.fromProto(request.getRequests(i));
+        Optional<String> error = validator.checkRequest(item, now);
+        if (error.isPresent()) {
+          errors = errors == null ? new String[request.getRequestsCount()] : errors;
+          errors[i] = error.get();
+          refusedItem("GetPeerRateLimits", i, error.get());
+        } else {
+          items.add(item);
+        }
+      }
+      List<RateLimitResponse> answers = items.isEmpty() ? List.of() : handler.checkAsOwner(items);
       GetPeerRateLimitsResp.Builder resp = GetPeerRateLimitsResp.newBuilder();
-      answers.forEach(a -> resp.addRateLimits(PeerProtos.toProto(a)));
+      int next = 0;
+      for (int i = 0; i < request.getRequestsCount(); i++) {
+        RateLimitResponse answer =
+            errors != null && errors[i] != null
+                ? RateLimitResponse.error(errors[i])
+                : answers.get(next++);
+        resp.addRateLimits(PeerProtos.toProto(answer));
+      }
       observer.onNext(resp.build());
       observer.onCompleted();
     } catch (RuntimeException e) {
@@ -66,8 +115,13 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   @Override
   public void updatePeerGlobals(
       UpdatePeerGlobalsReq request, StreamObserver<UpdatePeerGlobalsResp> observer) {
+    if (request.getGlobalsCount() > RateLimitService.MAX_BATCH_SIZE) {
+      tooMany("UpdatePeerGlobals", request.getGlobalsCount(), observer, tooLarge("globals"));
+      return;
+    }
     try {
-      handler.applyGlobals(request.getGlobalsList());
+      handler.applyGlobals(
+          valid("UpdatePeerGlobals", request.getGlobalsList(), validator::checkGlobal));
       observer.onNext(UpdatePeerGlobalsResp.getDefaultInstance());
       observer.onCompleted();
     } catch (RuntimeException e) {
@@ -78,8 +132,19 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   @Override
   public void transferBuckets(
       TransferBucketsReq request, StreamObserver<TransferBucketsResp> observer) {
+    if (request.getBucketsCount() > RateLimitService.MAX_BATCH_SIZE) {
+      tooMany("TransferBuckets", request.getBucketsCount(), observer, tooLarge("buckets"));
+      return;
+    }
+    Optional<String> from = validator.checkAddress("from", request.getFrom());
+    if (from.isPresent()) {
+      invalid("TransferBuckets", from.get(), observer);
+      return;
+    }
     try {
-      int accepted = handler.acceptBuckets(request.getBucketsList(), request.getFrom());
+      List<BucketSnapshot> buckets =
+          valid("TransferBuckets", request.getBucketsList(), validator::checkSnapshot);
+      int accepted = buckets.isEmpty() ? 0 : handler.acceptBuckets(buckets, request.getFrom());
       observer.onNext(TransferBucketsResp.newBuilder().setAccepted(accepted).build());
       observer.onCompleted();
     } catch (RuntimeException e) {
@@ -89,15 +154,11 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
   @Override
   public void announce(AnnounceReq request, StreamObserver<AnnounceResp> observer) {
-    try {
-      announcements.execute(() -> handleAnnounce(request, observer));
-    } catch (RejectedExecutionException e) {
-      observer.onError(
-          Status.UNAVAILABLE.withDescription("announce refused: " + e).asRuntimeException());
+    Optional<String> error = validator.checkAnnounce(request);
+    if (error.isPresent()) {
+      invalid("Announce", error.get(), observer);
+      return;
     }
-  }
-
-  private void handleAnnounce(AnnounceReq request, StreamObserver<AnnounceResp> observer) {
     try {
       if (request.getPrepareReturn()) {
         handler.prepareReturn(request.getAddress());
@@ -109,5 +170,47 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
     }
+  }
+
+  /** Returns the items of {@code all} that {@code check} passes, counting and logging the rest. */
+  private <T> List<T> valid(
+      String method, List<T> all, BiFunction<T, Long, Optional<String>> check) {
+    long now = clock.wallMillis();
+    List<T> valid = null;
+    for (int i = 0; i < all.size(); i++) {
+      Optional<String> error = check.apply(all.get(i), now);
+      if (error.isPresent()) {
+        if (valid == null) {
+          valid = new ArrayList<>(all.subList(0, i));
+        }
+        refusedItem(method, i, error.get());
+      } else if (valid != null) {
+        valid.add(all.get(i));
+      }
+    }
+    return valid == null ? all : valid;
+  }
+
+  private void refusedItem(String method, int index, String error) {
+    metrics.refused(RefusalReason.PEER_INVALID_INPUT);
+    warnings.warn(
+        "invalid " + method, "refused item {} of a peer's {} call: {}", index, method, error);
+  }
+
+  private void invalid(String method, String error, StreamObserver<?> observer) {
+    metrics.refused(RefusalReason.PEER_INVALID_INPUT);
+    warnings.warn("invalid " + method, "refused a peer's {} call: {}", method, error);
+    observer.onError(Status.INVALID_ARGUMENT.withDescription(error).asRuntimeException());
+  }
+
+  private void tooMany(String method, int count, StreamObserver<?> observer, String message) {
+    metrics.refused(RefusalReason.TOO_MANY_ITEMS);
+    warnings.warn(
+        "too many " + method, "refused a peer's {} call of {} items: {}", method, count, message);
+    observer.onError(Status.OUT_OF_RANGE.withDescription(message).asRuntimeException());
+  }
+
+  private static String tooLarge(String field) {
+    return "'" + field + "' list too large; max size is '" + RateLimitService.MAX_BATCH_SIZE + "'";
   }
 }

@@ -1,6 +1,8 @@
 package dev.weir.core.discovery.etcd;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
@@ -22,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -65,7 +68,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final WeirMetrics metrics;
   private final RateLimitedLogger warnings = RateLimitedLogger.of(EtcdDiscovery.class);
 
-  private final Map<String, String> registered = new HashMap<>();
+  private final Map<String, PeerInfo> registered = new HashMap<>();
+  private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
   private long session;
@@ -86,13 +90,24 @@ public final class EtcdDiscovery implements PeerDiscovery {
 
   /** Creates discovery as above that counts each failure in {@code metrics}. */
   public EtcdDiscovery(Client client, EtcdSettings settings, String selfAddress, WeirMetrics metrics) {
+    this(client, settings, selfAddress, 0, metrics);
+  }
+
+  /**
+   * Creates discovery as above that also registers this node's peer listener, at {@code peerPort}
+   * (0: none) of the registered address's host, and reports the peer listeners the others
+   * registered.
+   */
+  public EtcdDiscovery(
+      Client client, EtcdSettings settings, String selfAddress, int peerPort, WeirMetrics metrics) {
     this.metrics = metrics;
     this.client = client;
     this.settings = settings;
     this.self = settings.advertiseAddress().orElse(selfAddress);
     this.prefix = bytes(settings.keyPrefix());
     this.key = bytes(settings.keyPrefix() + self);
-    this.value = bytes(new PeerInfo(self, settings.dataCenter()).toJson());
+    String selfPeer = peerPort == 0 ? "" : PeerAddress.of(HostPort.parse(self).host(), peerPort);
+    this.value = bytes(new PeerInfo(self, settings.dataCenter(), selfPeer).toJson());
     this.timeout = settings.dialTimeout();
     this.executor =
         Executors.newSingleThreadScheduledExecutor(
@@ -111,7 +126,22 @@ public final class EtcdDiscovery implements PeerDiscovery {
   /** Creates discovery as above that counts each failure in {@code metrics}. */
   public static EtcdDiscovery create(EtcdSettings settings, String selfAddress, WeirMetrics metrics)
       throws SSLException {
-    return new EtcdDiscovery(buildClient(settings), settings, selfAddress, metrics);
+    return create(settings, selfAddress, 0, metrics);
+  }
+
+  /**
+   * Creates discovery as above that registers this node's peer listener at {@code peerPort} (0:
+   * none) of its host.
+   */
+  public static EtcdDiscovery create(
+      EtcdSettings settings, String selfAddress, int peerPort, WeirMetrics metrics)
+      throws SSLException {
+    return new EtcdDiscovery(buildClient(settings), settings, selfAddress, peerPort, metrics);
+  }
+
+  @Override
+  public Optional<String> peerAddress(String member) {
+    return Optional.ofNullable(peerAddresses.get(member));
   }
 
   /** Returns a jetcd client configured from {@code settings}. */
@@ -194,9 +224,15 @@ public final class EtcdDiscovery implements PeerDiscovery {
             endSession();
             if (leave && leaseId != 0) {
               try {
-                client.getLeaseClient().revoke(leaseId).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                client
+                    .getLeaseClient()
+                    .revoke(leaseId)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
               } catch (ExecutionException | TimeoutException e) {
-                log.warn("could not revoke etcd lease {} on shutdown: {}", Long.toHexString(leaseId), describe(e));
+                log.warn(
+                    "could not revoke etcd lease {} on shutdown: {}",
+                    Long.toHexString(leaseId),
+                    describe(e));
               }
             }
             client.close();
@@ -239,7 +275,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
       keepAliveTask = executor.scheduleWithFixedDelay(() -> keepAlive(id), every, every, TimeUnit.MILLISECONDS);
       backoffMs = MIN_BACKOFF_MS;
       if (!problem.isEmpty()) {
-        log.info("etcd at {} reachable again; registered {} with a new lease", settings.endpoints(), self);
+        log.info(
+            "etcd at {} reachable again; registered {} with a new lease",
+            settings.endpoints(),
+            self);
       }
       problem = "";
     } catch (ExecutionException | TimeoutException | RuntimeException e) {
@@ -321,11 +360,19 @@ public final class EtcdDiscovery implements PeerDiscovery {
       warnings.warn("etcd key " + k, "ignoring etcd key {} without a peer address", k);
       return;
     }
-    registered.put(k, address);
+    registered.put(k, info != null ? info : new PeerInfo(address, ""));
   }
 
   private void deliver() {
-    Set<String> peers = new TreeSet<>(registered.values());
+    Set<String> peers = new TreeSet<>();
+    Map<String, String> listeners = new HashMap<>();
+    for (PeerInfo info : registered.values()) {
+      peers.add(info.grpcAddress());
+      if (!info.peerAddress().isEmpty()) {
+        listeners.put(info.grpcAddress(), info.peerAddress());
+      }
+    }
+    peerAddresses = Map.copyOf(listeners);
     peers.add(self);
     if (!peers.equals(delivered)) {
       delivered = Set.copyOf(peers);

@@ -4,16 +4,29 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The value a node registers under its etcd key: {@code {"grpc_address":"..","data_center":".."}}.
+ * The value a node registers under its etcd key: {@code
+ * {"grpc_address":"..","data_center":"..","peer_address":".."}} (Gubernator's fields, and Weir's
+ * {@code peer_address}, absent from Gubernator's and older Weir registrations).
  *
  * @param grpcAddress the node's advertised gRPC address
  * @param dataCenter the node's data center, possibly empty
+ * @param peerAddress the address of the node's peer listener, empty when not registered
  */
-record PeerInfo(String grpcAddress, String dataCenter) {
+record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
+
+  /** Creates the info of a node that registers no peer listener address. */
+  PeerInfo(String grpcAddress, String dataCenter) {
+    this(grpcAddress, dataCenter, "");
+  }
 
   /** Returns this info as a JSON object. */
   String toJson() {
-    return "{\"grpc_address\":" + quote(grpcAddress) + ",\"data_center\":" + quote(dataCenter) + "}";
+    return "{\"grpc_address\":"
+        + quote(grpcAddress)
+        + ",\"data_center\":"
+        + quote(dataCenter)
+        + (peerAddress.isEmpty() ? "" : ",\"peer_address\":" + quote(peerAddress))
+        + "}";
   }
 
   /**
@@ -56,7 +69,8 @@ record PeerInfo(String grpcAddress, String dataCenter) {
     if (address == null || address.isEmpty()) {
       return null;
     }
-    return new PeerInfo(address, fields.getOrDefault("data_center", ""));
+    return new PeerInfo(
+        address, fields.getOrDefault("data_center", ""), fields.getOrDefault("peer_address", ""));
   }
 
   private static int skip(String s, int at) {

@@ -32,6 +32,7 @@ class GlobalManagerTest {
   private static final String OWNER = "owner:1";
 
   private final FakeClock clock = new FakeClock();
+  private final long t0 = clock.wallMillis();
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
   private final InProcessPeers peers =
@@ -82,9 +83,9 @@ class GlobalManagerTest {
   @Test
   void queueHits_sameKey_summedAndSentOnceAfterSyncWait() {
     GlobalManager m = manager(ring(OWNER), 1000);
-    m.queueHits(hit("a", 2, 1000));
-    m.queueHits(hit("a", 3, 2000));
-    m.queueHits(hit("a", 0, 3000));
+    m.queueHits(hit("a", 2, t0));
+    m.queueHits(hit("a", 3, t0 + 1000));
+    m.queueHits(hit("a", 0, t0 + 2000));
 
     scheduler.advance(Duration.ofMillis(99));
     assertThat(hitsReceived).isEmpty();
@@ -93,15 +94,15 @@ class GlobalManagerTest {
     assertThat(hitsReceived).hasSize(1);
     RateLimitRequest sent = hitsReceived.get(0).get(0);
     assertThat(sent.hits()).isEqualTo(5);
-    assertThat(sent.createdAt()).as("first request's created_at").isEqualTo(1000);
+    assertThat(sent.createdAt()).as("first request's created_at").isEqualTo(t0);
     assertThat(sent.has(Behavior.GLOBAL)).isTrue();
   }
 
   @Test
   void queueHits_resetRemainingAmongHits_orIntoTheSum() {
     GlobalManager m = manager(ring(OWNER), 1000);
-    m.queueHits(hit("a", 1, 1000).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
-    m.queueHits(hit("a", 1, 1000));
+    m.queueHits(hit("a", 1, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+    m.queueHits(hit("a", 1, t0));
     scheduler.advance(Duration.ofMillis(100));
     assertThat(hitsReceived.get(0).get(0).has(Behavior.RESET_REMAINING)).isTrue();
   }
@@ -109,9 +110,9 @@ class GlobalManagerTest {
   @Test
   void queueHits_batchLimitKeys_sentAtOnce() {
     GlobalManager m = manager(ring(OWNER), 2);
-    m.queueHits(hit("a", 1, 1000));
+    m.queueHits(hit("a", 1, t0));
     assertThat(hitsReceived).isEmpty();
-    m.queueHits(hit("b", 1, 1000));
+    m.queueHits(hit("b", 1, t0));
     assertThat(hitsReceived).hasSize(1);
     assertThat(hitsReceived.get(0)).hasSize(2);
     assertThat(scheduler.pending()).isZero();

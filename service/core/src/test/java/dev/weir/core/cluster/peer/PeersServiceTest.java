@@ -7,17 +7,24 @@ import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.SlidingWindowState;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.TokenBucketSnapshot;
+import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
@@ -32,8 +39,14 @@ import org.junit.jupiter.api.Test;
 
 class PeersServiceTest {
 
+  private static final String SELF = "10.0.0.1:1051";
+
+  private final FakeClock clock = new FakeClock();
+  private final RecordingMetrics metrics = new RecordingMetrics();
   private final List<RateLimitRequest> seen = new ArrayList<>();
   private final List<String> notices = new ArrayList<>();
+  private final List<UpdatePeerGlobal> applied = new ArrayList<>();
+  private final List<BucketSnapshot> accepted = new ArrayList<>();
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
@@ -44,15 +57,20 @@ class PeersServiceTest {
         public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
           seen.addAll(requests);
           return requests.stream()
-              .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), 42))
+              .map(
+                  r ->
+                      RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), 42))
               .toList();
         }
 
         @Override
-        public void applyGlobals(List<UpdatePeerGlobal> globals) {}
+        public void applyGlobals(List<UpdatePeerGlobal> globals) {
+          applied.addAll(globals);
+        }
 
         @Override
         public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+          accepted.addAll(buckets);
           return buckets.size();
         }
 
@@ -73,7 +91,9 @@ class PeersServiceTest {
     server =
         InProcessServerBuilder.forName(name)
             .directExecutor()
-            .addService(new PeersService(handler))
+            .addService(
+                new PeersService(
+                    handler, new PeerInputValidator(InputLimits.DEFAULTS, SELF), clock, metrics))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
@@ -87,7 +107,12 @@ class PeersServiceTest {
   }
 
   private static RateLimitReq item(int i) {
-    return RateLimitReq.newBuilder().setName("n").setUniqueKey("k" + i).setHits(1).setLimit(5).build();
+    return RateLimitReq.newBuilder()
+        .setName("n")
+        .setUniqueKey("k" + i)
+        .setHits(1)
+        .setLimit(5)
+        .build();
   }
 
   @Test
@@ -124,6 +149,139 @@ class PeersServiceTest {
                   .isEqualTo("'PeerRequest.rate_limits' list too large; max size is '1000'");
             });
     assertThat(seen).isEmpty();
+  }
+
+  @Test
+  void getPeerRateLimits_invalidItems_answeredWithErrorsOthersChecked() {
+    GetPeerRateLimitsResp resp =
+        stub.getPeerRateLimits(
+            GetPeerRateLimitsReq.newBuilder()
+                .addRequests(item(1))
+                .addRequests(item(2).toBuilder().setCreatedAt(Long.MAX_VALUE))
+                .addRequests(item(3).toBuilder().setUniqueKey("k".repeat(2000)))
+                .addRequests(item(4))
+                .build());
+
+    assertThat(resp.getRateLimitsList())
+        .extracting(RateLimitResp::getError)
+        .satisfiesExactly(
+            e -> assertThat(e).isEmpty(),
+            e -> assertThat(e).startsWith("field 'created_at' is " + Long.MAX_VALUE),
+            e -> assertThat(e).startsWith("field 'unique_key' is 2000 bytes long"),
+            e -> assertThat(e).isEmpty());
+    assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k4");
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(2);
+  }
+
+  @Test
+  void updatePeerGlobals_garbageDroppedValidApplied() {
+    UpdatePeerGlobal valid = global("n_k", 5, 3);
+    stub.updatePeerGlobals(
+        UpdatePeerGlobalsReq.newBuilder()
+            .addGlobals(global("", 5, 3))
+            .addGlobals(valid)
+            .addGlobals(global("n_x", 5, Long.MAX_VALUE))
+            .addGlobals(valid.toBuilder().setAlgorithmValue(99))
+            .build());
+
+    assertThat(applied).containsExactly(valid);
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(3);
+  }
+
+  @Test
+  void updatePeerGlobals_1001Items_outOfRangeNothingApplied() {
+    UpdatePeerGlobalsReq.Builder req = UpdatePeerGlobalsReq.newBuilder();
+    for (int i = 0; i < 1001; i++) {
+      req.addGlobals(global("n_" + i, 5, 3));
+    }
+
+    assertThatThrownBy(() -> stub.updatePeerGlobals(req.build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.OUT_OF_RANGE));
+    assertThat(applied).isEmpty();
+    assertThat(metrics.count("refused too_many_items")).isEqualTo(1);
+  }
+
+  @Test
+  void transferBuckets_garbageDroppedValidAccepted() {
+    BucketSnapshot valid = bucket("n_k", 4);
+    stub.transferBuckets(
+        TransferBucketsReq.newBuilder()
+            .setFrom("10.0.0.2:1051")
+            .addBuckets(valid)
+            .addBuckets(bucket("", 4))
+            .addBuckets(bucket("n_k2", Long.MIN_VALUE))
+            .addBuckets(BucketSnapshot.newBuilder().setKey("n_k3"))
+            .build());
+
+    assertThat(accepted).containsExactly(valid);
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(3);
+  }
+
+  @Test
+  void transferBuckets_senderNotHostPort_invalidArgumentNothingAccepted() {
+    assertThatThrownBy(
+            () ->
+                stub.transferBuckets(
+                    TransferBucketsReq.newBuilder()
+                        .setFrom("")
+                        .addBuckets(bucket("n_k", 4))
+                        .build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription()).isEqualTo("field 'from' cannot be empty");
+            });
+    assertThat(accepted).isEmpty();
+  }
+
+  @Test
+  void announce_namingThisNodeOrMalformed_invalidArgumentNoNotice() {
+    for (String address : List.of(SELF, "", "no-port", "x".repeat(600) + ":1")) {
+      assertThatThrownBy(
+              () ->
+                  stub.announce(
+                      AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()))
+          .isInstanceOfSatisfying(
+              StatusRuntimeException.class,
+              e ->
+                  assertThat(e.getStatus().getCode())
+                      .isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT));
+    }
+    assertThat(notices).isEmpty();
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(4);
+  }
+
+  private UpdatePeerGlobal global(String key, long limit, long resetOffset) {
+    return UpdatePeerGlobal.newBuilder()
+        .setKey(key)
+        .setAlgorithmValue(0)
+        .setDuration(60_000)
+        .setCreatedAt(clock.wallMillis())
+        .setStatus(
+            RateLimitResp.newBuilder()
+                .setLimit(limit)
+                .setRemaining(limit - 1)
+                .setResetTime(
+                    resetOffset == Long.MAX_VALUE
+                        ? Long.MAX_VALUE
+                        : clock.wallMillis() + resetOffset))
+        .build();
+  }
+
+  private BucketSnapshot bucket(String key, long remaining) {
+    return BucketSnapshot.newBuilder()
+        .setKey(key)
+        .setTokenBucket(
+            TokenBucketSnapshot.newBuilder()
+                .setLimit(5)
+                .setDuration(60_000)
+                .setRemaining(remaining)
+                .setCreatedAt(clock.wallMillis())
+                .setExpireAt(clock.wallMillis() + 60_001))
+        .build();
   }
 
   @Test

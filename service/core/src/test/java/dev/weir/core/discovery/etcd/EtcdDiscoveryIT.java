@@ -47,7 +47,10 @@ class EtcdDiscoveryIT {
     }
     assumeTrue(
         EtcdProcess.available(),
-        () -> skipped("WEIR_TEST_ETCD is unset and no etcd binary is on the PATH (apt-get install etcd-server)"));
+        () ->
+            skipped(
+                "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH (apt-get install"
+                    + " etcd-server)"));
     own = EtcdProcess.start();
     endpoint = own.endpoint();
   }
@@ -88,11 +91,29 @@ class EtcdDiscoveryIT {
               .get(5, TimeUnit.SECONDS)
               .getKvs();
       assertThat(kvs).hasSize(1);
-      assertThat(kvs.get(0).getKey().toString(StandardCharsets.UTF_8)).isEqualTo(prefix + "10.0.0.1:1051");
+      assertThat(kvs.get(0).getKey().toString(StandardCharsets.UTF_8))
+          .isEqualTo(prefix + "10.0.0.1:1051");
       assertThat(kvs.get(0).getValue().toString(StandardCharsets.UTF_8))
           .isEqualTo("{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
       assertThat(kvs.get(0).getLease()).isNotZero();
     }
+  }
+
+  @Test
+  void start_withPeerPorts_eachNodeReportsTheOthersPeerListener() throws Exception {
+    EtcdSettings settings = settings(endpoint, Duration.ofSeconds(30));
+    EtcdDiscovery a = EtcdDiscovery.create(settings, "127.0.0.1:1051", 1052, metrics);
+    EtcdDiscovery b = EtcdDiscovery.create(settings, "127.0.0.1:2051", 2052, metrics);
+    nodes.add(a);
+    nodes.add(b);
+    RecordingListener seenByA = new RecordingListener();
+    a.start(seenByA);
+    b.start(new RecordingListener());
+
+    assertThat(eventually(WAIT, () -> seenByA.last().size() == 2)).isTrue();
+    assertThat(a.peerAddress("127.0.0.1:2051")).hasValue("127.0.0.1:2052");
+    assertThat(b.peerAddress("127.0.0.1:1051")).hasValue("127.0.0.1:1052");
+    assertThat(a.peerAddress("127.0.0.1:3051")).isEmpty();
   }
 
   @Test
@@ -103,7 +124,8 @@ class EtcdDiscoveryIT {
 
     nodes.remove(1).close();
 
-    assertThat(eventually(Duration.ofSeconds(5), () -> a.last().equals(Set.of("10.0.0.1:1051")))).isTrue();
+    assertThat(eventually(Duration.ofSeconds(5), () -> a.last().equals(Set.of("10.0.0.1:1051"))))
+        .isTrue();
   }
 
   @Test
@@ -160,7 +182,9 @@ class EtcdDiscoveryIT {
 
   @Test
   void etcdRestart_keepsPeersReportsProblem_thenRecoversAndWatchesAgain() throws Exception {
-    assumeTrue(EtcdProcess.available(), () -> skipped("the restart test needs an etcd binary on the PATH"));
+    assumeTrue(
+        EtcdProcess.available(),
+        () -> skipped("the restart test needs an etcd binary on the PATH"));
     try (EtcdProcess etcd = EtcdProcess.start()) {
       RecordingListener a = join(etcd.endpoint(), "10.0.0.1:1051", Duration.ofSeconds(2));
       join(etcd.endpoint(), "10.0.0.2:1051", Duration.ofSeconds(2));
@@ -198,7 +222,15 @@ class EtcdDiscoveryIT {
 
   private EtcdSettings settings(String etcd, Duration ttl) {
     return new EtcdSettings(
-        List.of(etcd), prefix, Duration.ofSeconds(1), ttl, "", "", Optional.empty(), "dc1", Optional.empty());
+        List.of(etcd),
+        prefix,
+        Duration.ofSeconds(1),
+        ttl,
+        "",
+        "",
+        Optional.empty(),
+        "dc1",
+        Optional.empty());
   }
 
   /** Returns the lease of {@code key}, or 0 when the key is absent or etcd cannot be read. */

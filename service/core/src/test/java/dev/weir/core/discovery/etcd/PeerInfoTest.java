@@ -20,6 +20,22 @@ class PeerInfoTest {
   }
 
   @Test
+  void toJson_withPeerAddress_roundTripsAndWithoutItOmitsTheField() {
+    PeerInfo withPeer = new PeerInfo("10.0.0.1:1051", "", "10.0.0.1:1052");
+
+    assertThat(PeerInfo.parse(withPeer.toJson())).isEqualTo(withPeer);
+    assertThat(withPeer.toJson()).contains("\"peer_address\":\"10.0.0.1:1052\"");
+    assertThat(new PeerInfo("10.0.0.1:1051", "").toJson()).doesNotContain("peer_address");
+  }
+
+  @Test
+  void parse_gubernatorRegistration_noPeerAddress() {
+    String gubernator = "{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"\"}";
+
+    assertThat(PeerInfo.parse(gubernator).peerAddress()).isEmpty();
+  }
+
+  @Test
   void parse_notJsonOrNoAddress_returnsNull() {
     assertThat(PeerInfo.parse("10.0.0.1:1051")).isNull();
     assertThat(PeerInfo.parse("{\"data_center\":\"a\"}")).isNull();

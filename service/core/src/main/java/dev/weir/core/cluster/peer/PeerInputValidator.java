@@ -1,0 +1,356 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.engine.SaturatingMath;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.Algorithm;
+import dev.weir.core.model.GregorianInterval;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.proto.gubernator.AnnounceReq;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.FixedWindowSnapshot;
+import dev.weir.proto.gubernator.LeakyBucketSnapshot;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.SlidingWindowSnapshot;
+import dev.weir.proto.gubernator.TokenBucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The checks of what a peer sends, as strict as those of client input: every key must be one a
+ * client could have made (not empty, within {@code WEIR_MAX_NAME_LENGTH} and {@code
+ * WEIR_MAX_KEY_LENGTH}), every number one the engine can produce, every timestamp within {@link
+ * #MAX_CLOCK_SKEW} of this node's clock (or, for the end of a bucket, within its lifetime after
+ * that), every address a {@code host:port}. Each method returns the first error of one item, or
+ * empty when it is valid.
+ *
+ * <p>Pure: the caller passes the time ({@code now}, epoch milliseconds).
+ */
+public final class PeerInputValidator {
+
+  /**
+   * The most a timestamp a peer sends may lie ahead of (or, for the time a request was made,
+   * behind) this node's clock: 5 minutes, the clock skew Kerberos tolerates.
+   */
+  public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
+
+  /** The longest address (the sender's or a member's {@code host:port}) a peer may send. */
+  public static final int MAX_ADDRESS_LENGTH = 512;
+
+  /** Every behavior flag the protocol defines ({@code pb.gubernator.Behavior}). */
+  static final int KNOWN_BEHAVIORS = 63;
+
+  /** The largest Gregorian duration code ({@code YEARS}); a duration up to it may be one. */
+  static final long MAX_GREGORIAN_CODE = GregorianInterval.YEARS.code();
+
+  /** The longest window a Gregorian duration code names: a leap year. */
+  static final long GREGORIAN_SPAN_MILLIS = Duration.ofDays(366).toMillis();
+
+  private static final long SKEW = MAX_CLOCK_SKEW.toMillis();
+
+  private final InputLimits limits;
+  private final String self;
+
+  /**
+   * Creates the checks with the key lengths of {@code limits}, for the node whose advertised
+   * address is {@code self} (an announcement naming it is refused; empty checks no address).
+   */
+  public PeerInputValidator(InputLimits limits, String self) {
+    this.limits = Objects.requireNonNull(limits, "limits");
+    this.self = Objects.requireNonNull(self, "self");
+  }
+
+  /**
+   * Checks a forwarded item beyond what the engine checks: the lengths of {@code name} and {@code
+   * unique_key}, the behavior flags, and {@code created_at} (0 = unset, or within the skew of
+   * {@code now}).
+   */
+  public Optional<String> checkRequest(RateLimitRequest request, long now) {
+    Optional<String> tooLong = limits.checkItem(request);
+    if (tooLong.isPresent()) {
+      return tooLong;
+    }
+    if ((request.behavior() & ~KNOWN_BEHAVIORS) != 0) {
+      return error(
+          "field 'behavior' has unknown flags "
+              + (request.behavior() & ~KNOWN_BEHAVIORS)
+              + "; the known flags add up to at most "
+              + KNOWN_BEHAVIORS);
+    }
+    if (request.createdAt() != 0) {
+      return timestamp("created_at", request.createdAt(), now, now);
+    }
+    return Optional.empty();
+  }
+
+  /** Checks one GLOBAL broadcast item: key, algorithm, duration, times, status and exact state. */
+  public Optional<String> checkGlobal(UpdatePeerGlobal global, long now) {
+    Optional<String> error = checkKey("key", global.getKey());
+    if (error.isPresent()) {
+      return error;
+    }
+    if (Algorithm.forNumber(global.getAlgorithmValue()).isEmpty()) {
+      return error("field 'algorithm' is " + global.getAlgorithmValue() + "; known are 0 to 3");
+    }
+    if (global.getDuration() < 0) {
+      return negative("duration", global.getDuration());
+    }
+    if (global.getCreatedAt() != 0) {
+      error = timestamp("created_at", global.getCreatedAt(), now, now);
+      if (error.isPresent()) {
+        return error;
+      }
+    }
+    RateLimitResp status = global.getStatus();
+    if (status.getLimit() < 0) {
+      return negative("status.limit", status.getLimit());
+    }
+    if (status.getRemaining() < 0) {
+      return negative("status.remaining", status.getRemaining());
+    }
+    if (status.getStatusValue() != 0 && status.getStatusValue() != 1) {
+      return error("field 'status.status' is " + status.getStatusValue() + "; known are 0 and 1");
+    }
+    error = end("status.reset_time", status.getResetTime(), now, global.getDuration());
+    if (error.isPresent()) {
+      return error;
+    }
+    if (!global.hasWeirState()) {
+      if (status.getRemaining() > status.getLimit()) {
+        return error(
+            "field 'status.remaining' is "
+                + status.getRemaining()
+                + ", more than 'status.limit' "
+                + status.getLimit());
+      }
+      return Optional.empty();
+    }
+    if (!global.getWeirState().getKey().equals(global.getKey())) {
+      return error("field 'weir_state.key' differs from field 'key'");
+    }
+    return checkSnapshot(global.getWeirState(), now).map(e -> "weir_state: " + e);
+  }
+
+  /** Checks one bucket's state as the engine could have left it, and its key. */
+  public Optional<String> checkSnapshot(BucketSnapshot snapshot, long now) {
+    Optional<String> error = checkKey("key", snapshot.getKey());
+    if (error.isPresent()) {
+      return error;
+    }
+    return switch (snapshot.getStateCase()) {
+      case TOKEN_BUCKET -> tokenBucket(snapshot.getTokenBucket(), now);
+      case LEAKY_BUCKET -> leakyBucket(snapshot.getLeakyBucket(), now);
+      case FIXED_WINDOW -> fixedWindow(snapshot.getFixedWindow(), now);
+      case SLIDING_WINDOW -> slidingWindow(snapshot.getSlidingWindow(), now);
+      case STATE_NOT_SET -> error("the bucket carries no state");
+    };
+  }
+
+  /**
+   * Checks a membership notice: its {@code address} is a {@code host:port} and not this node's own
+   * (a peer speaks for itself, not for the receiver).
+   */
+  public Optional<String> checkAnnounce(AnnounceReq announce) {
+    Optional<String> error = checkAddress("address", announce.getAddress());
+    if (error.isPresent()) {
+      return error;
+    }
+    if (announce.getAddress().equals(self)) {
+      return error(
+          "field 'address' names this node ("
+              + self
+              + "); a peer can only announce its own leaving or return");
+    }
+    return Optional.empty();
+  }
+
+  /** Checks that {@code value} of {@code field} is a {@code host:port} of sane length. */
+  public Optional<String> checkAddress(String field, String value) {
+    if (value.isEmpty()) {
+      return error("field '" + field + "' cannot be empty");
+    }
+    if (value.length() > MAX_ADDRESS_LENGTH) {
+      return error(
+          "field '"
+              + field
+              + "' is "
+              + value.length()
+              + " characters long; at most "
+              + MAX_ADDRESS_LENGTH
+              + " are allowed");
+    }
+    try {
+      HostPort.parse(value);
+    } catch (IllegalArgumentException e) {
+      return error("field '" + field + "' is not host:port: " + e.getMessage());
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Checks a bucket key ({@code name + "_" + unique_key}): not empty, and at most as long as the
+   * longest name and key a client may send, joined.
+   */
+  Optional<String> checkKey(String field, String key) {
+    if (key.isEmpty()) {
+      return error("field '" + field + "' cannot be empty");
+    }
+    int max = limits.maxNameBytes() + 1 + limits.maxKeyBytes();
+    if (key.length() > max / 3) {
+      int bytes = key.getBytes(StandardCharsets.UTF_8).length;
+      if (bytes > max) {
+        return error(
+            "field '"
+                + field
+                + "' is "
+                + bytes
+                + " bytes long; at most "
+                + max
+                + " are allowed (WEIR_MAX_NAME_LENGTH + 1 + WEIR_MAX_KEY_LENGTH)");
+      }
+    }
+    return Optional.empty();
+  }
+
+  private Optional<String> tokenBucket(TokenBucketSnapshot t, long now) {
+    return first(
+        config(t.getLimit(), t.getDuration(), 0),
+        t.getStatusValue() == 0 || t.getStatusValue() == 1
+            ? Optional.empty()
+            : error("field 'status' is " + t.getStatusValue() + "; known are 0 and 1"),
+        within("remaining", t.getRemaining(), 0, t.getLimit()),
+        timestamp("created_at", t.getCreatedAt(), 0, now),
+        end("expire_at", t.getExpireAt(), now, t.getDuration()));
+  }
+
+  private Optional<String> leakyBucket(LeakyBucketSnapshot l, long now) {
+    return first(
+        config(l.getLimit(), l.getDuration(), l.getBurst()),
+        within("remaining", l.getRemaining(), -l.getLimit(), Math.max(l.getBurst(), l.getLimit())),
+        timestamp("updated_at", l.getUpdatedAt(), 0, now),
+        end("expire_at", l.getExpireAt(), now, l.getDuration()));
+  }
+
+  private Optional<String> fixedWindow(FixedWindowSnapshot f, long now) {
+    return first(
+        config(f.getLimit(), f.getDuration(), 0),
+        f.getCount() < 0 ? negative("count", f.getCount()) : Optional.empty(),
+        timestamp("window_start", f.getWindowStart(), 0, now),
+        end("expire_at", f.getExpireAt(), now, f.getDuration()));
+  }
+
+  private Optional<String> slidingWindow(SlidingWindowSnapshot s, long now) {
+    return first(
+        config(s.getLimit(), s.getDuration(), 0),
+        s.getPreviousCount() < 0
+            ? negative("previous_count", s.getPreviousCount())
+            : Optional.empty(),
+        s.getCurrentCount() < 0 ? negative("current_count", s.getCurrentCount()) : Optional.empty(),
+        timestamp("window_start", s.getWindowStart(), 0, now),
+        end("expire_at", s.getExpireAt(), now, s.getDuration()));
+  }
+
+  private static Optional<String> config(long limit, long duration, long burst) {
+    if (limit < 0) {
+      return negative("limit", limit);
+    }
+    if (duration < 0) {
+      return negative("duration", duration);
+    }
+    if (burst < 0) {
+      return negative("burst", burst);
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Checks a time something happened: not before {@code earliest} minus the skew (0 = no lower
+   * bound but the epoch) and not after {@code now} plus the skew.
+   */
+  private static Optional<String> timestamp(String field, long value, long earliest, long now) {
+    long low = earliest == 0 ? 0 : SaturatingMath.sub(earliest, SKEW);
+    long high = SaturatingMath.add(now, SKEW);
+    if (value < low || value > high) {
+      return error(
+          "field '"
+              + field
+              + "' is "
+              + value
+              + ", "
+              + describeOffset(value, now)
+              + " this node's clock ("
+              + now
+              + "); peers' clocks may differ by at most "
+              + SKEW
+              + " ms");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Checks the time a bucket ends: not negative and not later than a bucket of {@code duration}
+   * made now could end (two windows for a sliding window; a year for a duration that may be a
+   * Gregorian code).
+   */
+  private static Optional<String> end(String field, long value, long now, long duration) {
+    long lifetime =
+        duration <= MAX_GREGORIAN_CODE
+            ? GREGORIAN_SPAN_MILLIS
+            : SaturatingMath.add(SaturatingMath.mul(duration, 2), 1);
+    long high = SaturatingMath.add(SaturatingMath.add(now, SKEW), lifetime);
+    if (value < 0 || value > high) {
+      return error(
+          "field '"
+              + field
+              + "' is "
+              + value
+              + "; a bucket of duration "
+              + duration
+              + " ends between 0 and "
+              + high);
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<String> within(String field, long value, long low, long high) {
+    if (value < low || value > high) {
+      return error(
+          "field '"
+              + field
+              + "' is "
+              + value
+              + "; the engine keeps it within "
+              + low
+              + ".."
+              + high);
+    }
+    return Optional.empty();
+  }
+
+  private static String describeOffset(long value, long now) {
+    return value < now
+        ? SaturatingMath.sub(now, value) + " ms behind"
+        : SaturatingMath.sub(value, now) + " ms ahead of";
+  }
+
+  @SafeVarargs
+  private static Optional<String> first(Optional<String>... checks) {
+    for (Optional<String> check : checks) {
+      if (check.isPresent()) {
+        return check;
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Optional<String> negative(String field, long value) {
+    return error("field '" + field + "' cannot be negative, got " + value);
+  }
+
+  private static Optional<String> error(String message) {
+    return Optional.of(message);
+  }
+}

@@ -1,0 +1,157 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.metrics.WeirMetrics;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The gRPC listener of the peer protocol, apart from the client-facing one: it serves {@code
+ * PeersV1} alone, behind the {@link PeerSecurity}'s check, on a pool of its own of {@value
+ * #THREADS} threads (a membership notice waits for its hand-off, so handlers may block; calls
+ * beyond the pool queue).
+ */
+public final class PeerListener implements AutoCloseable {
+
+  /** The most threads that run peer calls at once. */
+  public static final int THREADS = 16;
+
+  private static final long IDLE_SECONDS = 60;
+
+  private final Server server;
+  private final ExecutorService executor;
+
+  private PeerListener(Server server, ExecutorService executor) {
+    this.server = server;
+    this.executor = executor;
+  }
+
+  /**
+   * Binds {@code address} and serves {@code peers} with {@code security} (TLS, and the check of
+   * every call, whose refusals count in {@code metrics}); {@code extra} interceptors run after the
+   * check (tests count calls with them).
+   *
+   * @throws StartFailure when the address cannot be bound or the TLS context cannot be built
+   */
+  public static PeerListener start(
+      InetSocketAddress address,
+      BindableService peers,
+      PeerSecurity security,
+      WeirMetrics metrics,
+      int maxMessageBytes,
+      ServerInterceptor... extra)
+      throws IOException {
+    ExecutorService executor = executor();
+    try {
+      NettyServerBuilder builder =
+          NettyServerBuilder.forAddress(address)
+              .withOption(ChannelOption.SO_REUSEADDR, true)
+              .executor(executor)
+              .maxInboundMessageSize(maxMessageBytes)
+              .addService(intercepted(peers, security, metrics, extra));
+      security.applyTo(builder);
+      return new PeerListener(builder.build().start(), executor);
+    } catch (IOException e) {
+      executor.shutdownNow();
+      throw new StartFailure(address, e);
+    } catch (RuntimeException e) {
+      executor.shutdownNow();
+      throw e;
+    }
+  }
+
+  /** The peer listener could not start (its address is taken, its TLS context cannot be built). */
+  public static final class StartFailure extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    StartFailure(InetSocketAddress address, IOException cause) {
+      super("cannot start the peer listener at " + address + ": " + cause.getMessage(), cause);
+    }
+  }
+
+  private static ServerServiceDefinition intercepted(
+      BindableService peers,
+      PeerSecurity security,
+      WeirMetrics metrics,
+      ServerInterceptor[] extra) {
+    List<ServerInterceptor> chain = new ArrayList<>(List.of(extra));
+    ServerInterceptor check = security.serverCheck(metrics);
+    if (check != null) {
+      chain.add(check);
+    }
+    return ServerInterceptors.intercept(peers, chain);
+  }
+
+  private static ExecutorService executor() {
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            THREADS,
+            THREADS,
+            IDLE_SECONDS,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            runnable -> {
+              Thread thread = new Thread(runnable, "weir-peer-" + count.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** Returns the port the listener is bound to. */
+  public int port() {
+    return server.getPort();
+  }
+
+  /** Returns the underlying server. */
+  public Server server() {
+    return server;
+  }
+
+  /** Blocks until the listener has terminated. */
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /**
+   * Stops taking calls and waits up to {@code grace} for those in flight before cancelling them; an
+   * interrupt cancels them at once and keeps the interrupt status. Then stops the pool.
+   */
+  public void stop(Duration grace) {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+        server.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  /** Stops at once, cancelling the calls in flight. */
+  @Override
+  public void close() {
+    server.shutdownNow();
+    executor.shutdown();
+  }
+}

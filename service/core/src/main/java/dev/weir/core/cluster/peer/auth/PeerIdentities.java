@@ -1,0 +1,170 @@
+package dev.weir.core.cluster.peer.auth;
+
+import java.security.cert.CertificateParsingException;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * An allow-list of peer identities: the subject alternative names (DNS names, URIs such as SPIFFE
+ * IDs, IP addresses) a peer's TLS client certificate must carry one of.
+ *
+ * <p>A pattern is matched whole. In a DNS pattern ({@code *.weir.svc.cluster.local}) a {@code *}
+ * label stands for exactly one label and names compare case-insensitively; in a URI pattern ({@code
+ * spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one non-empty
+ * segment. A {@code *} must be a whole label or segment, and a pattern must name more than a
+ * wildcard.
+ */
+public final class PeerIdentities {
+
+  private static final int DNS = 2;
+  private static final int URI = 6;
+  private static final int IP = 7;
+
+  private final List<String> patterns;
+
+  private PeerIdentities(List<String> patterns) {
+    this.patterns = List.copyOf(patterns);
+  }
+
+  /**
+   * Returns the allow-list of {@code patterns}.
+   *
+   * @throws IllegalArgumentException naming the first bad pattern and what is wrong with it
+   */
+  public static PeerIdentities of(Collection<String> patterns) {
+    if (patterns.isEmpty()) {
+      throw new IllegalArgumentException("the allow-list of peer identities is empty");
+    }
+    List<String> checked = new ArrayList<>();
+    for (String pattern : patterns) {
+      checked.add(check(pattern.trim()));
+    }
+    return new PeerIdentities(checked);
+  }
+
+  /**
+   * Returns the allow-list of the identities {@code certificate} carries (its DNS, URI and IP
+   * subject alternative names), exactly: the default, under which members sharing one certificate
+   * (or certificates with the same names) accept each other.
+   *
+   * @throws IllegalArgumentException when the certificate carries no such name
+   */
+  public static PeerIdentities ofCertificate(X509Certificate certificate) {
+    List<String> names = identitiesOf(certificate);
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException(
+          "this node's certificate ("
+              + certificate.getSubjectX500Principal()
+              + ") has no DNS, URI or IP subject alternative name to allow peers by; set"
+              + " WEIR_PEER_ALLOWED_IDENTITIES");
+    }
+    return new PeerIdentities(names);
+  }
+
+  /** Returns the DNS names, URIs and IP addresses among {@code certificate}'s alternative names. */
+  public static List<String> identitiesOf(X509Certificate certificate) {
+    Collection<List<?>> names;
+    try {
+      names = certificate.getSubjectAlternativeNames();
+    } catch (CertificateParsingException e) {
+      return List.of();
+    }
+    if (names == null) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>();
+    for (List<?> name : names) {
+      if (name.size() >= 2
+          && name.get(0) instanceof Integer type
+          && (type == DNS || type == URI || type == IP)
+          && name.get(1) instanceof String value) {
+        out.add(value);
+      }
+    }
+    return out;
+  }
+
+  /** Returns the patterns, as given. */
+  public List<String> patterns() {
+    return patterns;
+  }
+
+  /** Returns whether any of {@code identities} matches a pattern. */
+  public boolean allowsAny(Collection<String> identities) {
+    for (String identity : identities) {
+      for (String pattern : patterns) {
+        if (matches(pattern, identity)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Returns whether {@code identity} matches {@code pattern} under the rules above. */
+  static boolean matches(String pattern, String identity) {
+    if (isUri(pattern) != isUri(identity)) {
+      return false;
+    }
+    if (isUri(pattern)) {
+      return partsMatch(pattern.split("/", -1), identity.split("/", -1), false);
+    }
+    return partsMatch(pattern.split("\\.", -1), identity.split("\\.", -1), true);
+  }
+
+  private static boolean partsMatch(String[] pattern, String[] identity, boolean ignoreCase) {
+    if (pattern.length != identity.length) {
+      return false;
+    }
+    for (int i = 0; i < pattern.length; i++) {
+      if (pattern[i].equals("*")) {
+        if (identity[i].isEmpty()) {
+          return false;
+        }
+      } else if (ignoreCase
+          ? !pattern[i].equalsIgnoreCase(identity[i])
+          : !pattern[i].equals(identity[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String check(String pattern) {
+    if (pattern.isEmpty()) {
+      throw new IllegalArgumentException("a peer identity pattern is empty");
+    }
+    String[] parts = isUri(pattern) ? pattern.split("/", -1) : pattern.split("\\.", -1);
+    boolean named = false;
+    for (String part : parts) {
+      if (part.contains("*") && !part.equals("*")) {
+        throw new IllegalArgumentException(
+            "peer identity pattern '"
+                + pattern
+                + "': '*' must be a whole "
+                + (isUri(pattern) ? "path segment" : "DNS label")
+                + ", got '"
+                + part
+                + "'");
+      }
+      named |= !part.isEmpty() && !part.equals("*") && !part.endsWith(":");
+    }
+    if (!named) {
+      throw new IllegalArgumentException(
+          "peer identity pattern '" + pattern + "' names nothing but wildcards");
+    }
+    return pattern;
+  }
+
+  private static boolean isUri(String s) {
+    return s.toLowerCase(Locale.ROOT).contains("://");
+  }
+
+  @Override
+  public String toString() {
+    return String.join(",", patterns);
+  }
+}

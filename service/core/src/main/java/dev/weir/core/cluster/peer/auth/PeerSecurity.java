@@ -1,0 +1,177 @@
+package dev.weir.core.cluster.peer.auth;
+
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.time.SystemClock;
+import dev.weir.core.tls.TlsIdentity;
+import io.grpc.ChannelCredentials;
+import io.grpc.ClientInterceptor;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.ServerInterceptor;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How members of a cluster prove to each other that they are members, on both ends of the peer
+ * protocol: mutual TLS with an allow-list of identities, a shared secret, both, or (explicitly)
+ * nothing.
+ *
+ * <p>With TLS, the peer listener requires a client certificate signed by a trusted CA ({@code
+ * WEIR_TLS_CA}) whatever {@code WEIR_TLS_CLIENT_AUTH} says, and the certificate must carry an
+ * allowed identity: the given allow-list, or by default the identities of this node's own current
+ * certificate (so members sharing a certificate, or certificates with the same names, accept each
+ * other and nothing else the CA signed). With a secret, every call must carry it. Members call
+ * their peers with the same TLS identity and secret.
+ */
+public final class PeerSecurity {
+
+  private final TlsIdentity tls;
+  private final PeerIdentities allowList;
+  private final PeerSecret secret;
+
+  private PeerSecurity(TlsIdentity tls, PeerIdentities allowList, PeerSecret secret) {
+    this.tls = tls;
+    this.allowList = allowList;
+    this.secret = secret;
+  }
+
+  /** Returns security by {@code secret} alone, over plaintext. */
+  public static PeerSecurity sharedSecret(PeerSecret secret) {
+    return new PeerSecurity(null, null, Objects.requireNonNull(secret, "secret"));
+  }
+
+  /**
+   * Returns mutual TLS with {@code identity}, allowing the identities of {@code allowList} (null:
+   * those of {@code identity}'s own certificate).
+   *
+   * @throws IllegalArgumentException when {@code allowList} is null and the certificate carries no
+   *     DNS, URI or IP name
+   */
+  public static PeerSecurity mutualTls(TlsIdentity identity, PeerIdentities allowList) {
+    Objects.requireNonNull(identity, "identity");
+    if (allowList == null) {
+      PeerIdentities.ofCertificate(identity.chain()[0]);
+    }
+    return new PeerSecurity(identity, allowList, null);
+  }
+
+  /**
+   * Returns no security at all: anyone who reaches the peer listener can change the membership and
+   * the counters. Only for a network where nothing but members can reach it.
+   */
+  public static PeerSecurity insecure() {
+    return new PeerSecurity(null, null, null);
+  }
+
+  /** Returns this security with {@code value} also required of every call. */
+  public PeerSecurity withSecret(PeerSecret value) {
+    return new PeerSecurity(tls, allowList, Objects.requireNonNull(value, "secret"));
+  }
+
+  /** Returns whether callers must prove membership (TLS, a secret or both). */
+  public boolean authenticated() {
+    return tls != null || secret != null;
+  }
+
+  /** Returns whether the peer protocol runs over TLS. */
+  public boolean tls() {
+    return tls != null;
+  }
+
+  /** Describes the security for the start-up log, without the secret. */
+  public String describe() {
+    if (!authenticated()) {
+      return "none (insecure: anyone who reaches the peer port is a member)";
+    }
+    StringBuilder out = new StringBuilder();
+    if (tls != null) {
+      out.append("mutual TLS, allowed identities ")
+          .append(allowList != null ? allowList : "of this node's certificate " + allowed().get());
+    }
+    if (secret != null) {
+      out.append(out.length() == 0 ? "" : " and ").append("shared secret");
+    }
+    return out.toString();
+  }
+
+  /**
+   * Returns the server-side check of every peer call, counting refusals in {@code metrics}; null
+   * when nothing is checked.
+   */
+  public ServerInterceptor serverCheck(WeirMetrics metrics) {
+    if (!authenticated()) {
+      return null;
+    }
+    return new PeerAuthInterceptor(
+        secret,
+        tls == null ? null : allowed(),
+        metrics,
+        new RateLimitedLogger(
+            LoggerFactory.getLogger(PeerAuthInterceptor.class),
+            SystemClock.INSTANCE,
+            Duration.ofSeconds(10)));
+  }
+
+  /** Puts mutual TLS on the peer listener's {@code builder}, when TLS is on. */
+  public void applyTo(NettyServerBuilder builder) throws IOException {
+    if (tls != null) {
+      builder.sslContext(tls.peerServerContext());
+    }
+  }
+
+  /** Opens a channel to the peer listener at {@code target} ({@code host:port}). */
+  public ManagedChannel channel(String target) {
+    ChannelCredentials credentials =
+        tls != null ? tls.peerCredentials() : InsecureChannelCredentials.create();
+    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(target, credentials);
+    if (secret != null) {
+      builder.intercept(secretSender(secret));
+    }
+    return builder.build();
+  }
+
+  /** Returns the client-side attachment of {@code secret} to every call. */
+  static ClientInterceptor secretSender(PeerSecret secret) {
+    Metadata headers = new Metadata();
+    headers.put(PeerSecret.HEADER, secret.value());
+    return MetadataUtils.newAttachHeadersInterceptor(headers);
+  }
+
+  private Supplier<PeerIdentities> allowed() {
+    if (allowList != null) {
+      return () -> allowList;
+    }
+    return new OwnCertificateIdentities(tls);
+  }
+
+  /** The identities of this node's certificate, read again when the certificate was reloaded. */
+  private static final class OwnCertificateIdentities implements Supplier<PeerIdentities> {
+    private final TlsIdentity tls;
+    private volatile X509Certificate seen;
+    private volatile PeerIdentities identities;
+
+    OwnCertificateIdentities(TlsIdentity tls) {
+      this.tls = tls;
+    }
+
+    @Override
+    public PeerIdentities get() {
+      X509Certificate current = tls.chain()[0];
+      if (current != seen) {
+        identities = PeerIdentities.ofCertificate(current);
+        seen = current;
+      }
+      return identities;
+    }
+  }
+}

@@ -1,0 +1,282 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.SlidingWindowState;
+import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.Status;
+import dev.weir.proto.gubernator.AnnounceReq;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.TokenBucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class PeerInputValidatorTest {
+
+  private static final long NOW = 1_767_225_600_000L;
+  private static final long SKEW = PeerInputValidator.MAX_CLOCK_SKEW.toMillis();
+  private static final String SELF = "10.0.0.1:1051";
+
+  private final PeerInputValidator validator =
+      new PeerInputValidator(new InputLimits(4 << 20, 4 << 20, 10, 20, 64, 1024), SELF);
+
+  private static RateLimitRequest request() {
+    return RateLimitRequest.builder("name", "key").limit(5).duration(60_000).createdAt(NOW).build();
+  }
+
+  static Stream<Arguments> requests() {
+    return Stream.of(
+        Arguments.of("valid", request(), null),
+        Arguments.of("created_at unset", request().withCreatedAt(0), null),
+        Arguments.of("created_at at the skew's edge", request().withCreatedAt(NOW - SKEW), null),
+        Arguments.of(
+            "created_at too old",
+            request().withCreatedAt(NOW - SKEW - 1),
+            "field 'created_at' is " + (NOW - SKEW - 1) + ", " + (SKEW + 1) + " ms behind"),
+        Arguments.of(
+            "created_at Long.MAX",
+            request().withCreatedAt(Long.MAX_VALUE),
+            "field 'created_at' is " + Long.MAX_VALUE),
+        Arguments.of("created_at negative", request().withCreatedAt(-1), "field 'created_at'"),
+        Arguments.of(
+            "name too long",
+            RateLimitRequest.builder("n".repeat(11), "k").build(),
+            "field 'name' is 11 bytes long; at most 10"),
+        Arguments.of(
+            "key too long",
+            RateLimitRequest.builder("n", "k".repeat(21)).build(),
+            "field 'unique_key' is 21 bytes long; at most 20"),
+        Arguments.of(
+            "unknown behavior bit",
+            request().withBehavior(64),
+            "field 'behavior' has unknown flags 64"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("requests")
+  void checkRequest_table(String name, RateLimitRequest request, String error) {
+    assertError(validator.checkRequest(request, NOW), error);
+  }
+
+  private static BucketSnapshot token(UnaryOperator<TokenBucketSnapshot.Builder> change) {
+    TokenBucketSnapshot.Builder t =
+        TokenBucketSnapshot.newBuilder()
+            .setLimit(5)
+            .setDuration(60_000)
+            .setRemaining(2)
+            .setCreatedAt(NOW - 1000)
+            .setExpireAt(NOW + 59_001);
+    return BucketSnapshot.newBuilder().setKey("name_key").setTokenBucket(change.apply(t)).build();
+  }
+
+  static Stream<Arguments> snapshots() {
+    long far = NOW + SKEW + 2 * 60_000 + 2;
+    return Stream.of(
+        Arguments.of("valid token bucket", token(t -> t), null),
+        Arguments.of(
+            "empty key",
+            token(t -> t).toBuilder().setKey("").build(),
+            "field 'key' cannot be empty"),
+        Arguments.of(
+            "key longer than name + key",
+            token(t -> t).toBuilder().setKey("k".repeat(32)).build(),
+            "field 'key' is 32 bytes long; at most 31"),
+        Arguments.of(
+            "no state",
+            BucketSnapshot.newBuilder().setKey("name_key").build(),
+            "the bucket carries no state"),
+        Arguments.of(
+            "negative limit", token(t -> t.setLimit(-1)), "field 'limit' cannot be negative"),
+        Arguments.of(
+            "negative duration",
+            token(t -> t.setDuration(-5)),
+            "field 'duration' cannot be negative"),
+        Arguments.of(
+            "remaining Long.MAX",
+            token(t -> t.setRemaining(Long.MAX_VALUE)),
+            "field 'remaining' is " + Long.MAX_VALUE + "; the engine keeps it within 0..5"),
+        Arguments.of(
+            "remaining Long.MIN",
+            token(t -> t.setRemaining(Long.MIN_VALUE)),
+            "field 'remaining' is " + Long.MIN_VALUE),
+        Arguments.of("unknown status", token(t -> t.setStatusValue(7)), "field 'status' is 7"),
+        Arguments.of(
+            "created in the future",
+            token(t -> t.setCreatedAt(NOW + SKEW + 1)),
+            "field 'created_at' is " + (NOW + SKEW + 1) + ", " + (SKEW + 1) + " ms ahead of"),
+        Arguments.of(
+            "expires Long.MAX",
+            token(t -> t.setExpireAt(Long.MAX_VALUE)),
+            "field 'expire_at' is " + Long.MAX_VALUE),
+        Arguments.of(
+            "expires beyond two windows", token(t -> t.setExpireAt(far)), "field 'expire_at' is "),
+        Arguments.of(
+            "Gregorian code duration may last a year",
+            token(t -> t.setDuration(5).setExpireAt(NOW + 300L * 24 * 3600 * 1000)),
+            null),
+        Arguments.of(
+            "huge duration may end late",
+            token(t -> t.setDuration(Long.MAX_VALUE / 2).setExpireAt(Long.MAX_VALUE)),
+            null),
+        Arguments.of(
+            "valid leaky bucket",
+            snapshot(new LeakyBucketState(10, 1000, 20, 19, NOW, NOW + 1001)),
+            null),
+        Arguments.of(
+            "leaky bucket slightly in debt",
+            snapshot(new LeakyBucketState(10, 1000, 20, -3, NOW, NOW + 1001)),
+            null),
+        Arguments.of(
+            "leaky bucket deeper in debt than a limit",
+            snapshot(new LeakyBucketState(10, 1000, 20, -11, NOW, NOW + 1001)),
+            "field 'remaining' is -11; the engine keeps it within -10..20"),
+        Arguments.of(
+            "negative burst",
+            snapshot(new LeakyBucketState(10, 1000, -1, 0, NOW, NOW + 1001)),
+            "field 'burst' cannot be negative"),
+        Arguments.of(
+            "valid fixed window",
+            snapshot(new FixedWindowState(10, 1000, NOW, 11, NOW + 1000)),
+            null),
+        Arguments.of(
+            "negative count",
+            snapshot(new FixedWindowState(10, 1000, NOW, -1, NOW + 1000)),
+            "field 'count' cannot be negative"),
+        Arguments.of(
+            "window starts in the future",
+            snapshot(new FixedWindowState(10, 1000, Long.MAX_VALUE, 1, NOW + 1000)),
+            "field 'window_start' is " + Long.MAX_VALUE),
+        Arguments.of(
+            "valid sliding window",
+            snapshot(new SlidingWindowState(10, 1000, NOW, 4, 5, NOW + 2000)),
+            null),
+        Arguments.of(
+            "negative previous count",
+            snapshot(new SlidingWindowState(10, 1000, NOW, -4, 5, NOW + 2000)),
+            "field 'previous_count' cannot be negative"));
+  }
+
+  private static BucketSnapshot snapshot(dev.weir.core.engine.BucketState state) {
+    return PeerProtos.toSnapshot("name_key", state);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("snapshots")
+  void checkSnapshot_table(String name, BucketSnapshot snapshot, String error) {
+    assertError(validator.checkSnapshot(snapshot, NOW), error);
+  }
+
+  private static UpdatePeerGlobal global(UnaryOperator<UpdatePeerGlobal.Builder> change) {
+    UpdatePeerGlobal.Builder g =
+        UpdatePeerGlobal.newBuilder()
+            .setKey("name_key")
+            .setAlgorithmValue(0)
+            .setDuration(60_000)
+            .setCreatedAt(NOW)
+            .setStatus(
+                RateLimitResp.newBuilder().setLimit(5).setRemaining(4).setResetTime(NOW + 60_000));
+    return change.apply(g).build();
+  }
+
+  static Stream<Arguments> globals() {
+    BucketSnapshot state =
+        PeerProtos.toSnapshot(
+            "name_key", new TokenBucketState(Status.UNDER_LIMIT, 5, 60_000, 4, NOW, NOW + 60_001));
+    return Stream.of(
+        Arguments.of("valid", global(g -> g), null),
+        Arguments.of("valid with exact state", global(g -> g.setWeirState(state)), null),
+        Arguments.of("empty key", global(g -> g.setKey("")), "field 'key' cannot be empty"),
+        Arguments.of(
+            "unknown algorithm",
+            global(g -> g.setAlgorithmValue(9)),
+            "field 'algorithm' is 9; known are 0 to 3"),
+        Arguments.of(
+            "negative duration",
+            global(g -> g.setDuration(Long.MIN_VALUE)),
+            "field 'duration' cannot be negative"),
+        Arguments.of(
+            "created long ago",
+            global(g -> g.setCreatedAt(1)),
+            "field 'created_at' is 1, " + (NOW - 1) + " ms behind"),
+        Arguments.of(
+            "remaining above limit without state",
+            global(g -> g.setStatus(g.getStatus().toBuilder().setRemaining(Long.MAX_VALUE))),
+            "field 'status.remaining' is " + Long.MAX_VALUE + ", more than 'status.limit' 5"),
+        Arguments.of(
+            "negative remaining",
+            global(g -> g.setStatus(g.getStatus().toBuilder().setRemaining(-1))),
+            "field 'status.remaining' cannot be negative"),
+        Arguments.of(
+            "reset time Long.MAX",
+            global(g -> g.setStatus(g.getStatus().toBuilder().setResetTime(Long.MAX_VALUE))),
+            "field 'status.reset_time' is " + Long.MAX_VALUE),
+        Arguments.of(
+            "state of another key",
+            global(g -> g.setWeirState(state.toBuilder().setKey("other"))),
+            "field 'weir_state.key' differs from field 'key'"),
+        Arguments.of(
+            "garbage state",
+            global(
+                g ->
+                    g.setWeirState(
+                        state.toBuilder()
+                            .setTokenBucket(
+                                state.getTokenBucket().toBuilder().setRemaining(Long.MIN_VALUE)))),
+            "weir_state: field 'remaining' is " + Long.MIN_VALUE));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("globals")
+  void checkGlobal_table(String name, UpdatePeerGlobal global, String error) {
+    assertError(validator.checkGlobal(global, NOW), error);
+  }
+
+  static Stream<Arguments> announcements() {
+    return Stream.of(
+        Arguments.of("another member", "10.0.0.2:1051", null),
+        Arguments.of("IPv6 member", "[fd00::2]:1051", null),
+        Arguments.of("this node", SELF, "field 'address' names this node (" + SELF + ")"),
+        Arguments.of("empty", "", "field 'address' cannot be empty"),
+        Arguments.of("no port", "10.0.0.2", "field 'address' is not host:port: missing ':port'"),
+        Arguments.of(
+            "too long",
+            "h".repeat(600) + ":1",
+            "field 'address' is 602 characters long; at most 512"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("announcements")
+  void checkAnnounce_table(String name, String address, String error) {
+    assertError(
+        validator.checkAnnounce(
+            AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()),
+        error);
+  }
+
+  @Test
+  void checkRequest_noSelfGiven_anyAddressAnnounceable() {
+    PeerInputValidator anonymous = new PeerInputValidator(InputLimits.DEFAULTS, "");
+
+    assertThat(anonymous.checkAnnounce(AnnounceReq.newBuilder().setAddress(SELF).build()))
+        .isEmpty();
+  }
+
+  private static void assertError(Optional<String> actual, String expectedPrefix) {
+    if (expectedPrefix == null) {
+      assertThat(actual).isEmpty();
+    } else {
+      assertThat(actual).hasValueSatisfying(e -> assertThat(e).startsWith(expectedPrefix));
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package dev.weir.core.discovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class StaticDiscoveryTest {
+
+  @Test
+  void entriesWithPeerPorts_membersAreTheGrpcAddressesPeerAddressesAsGiven() {
+    StaticDiscovery discovery =
+        new StaticDiscovery(
+            "127.0.0.1:1051",
+            List.of("127.0.0.1:1051@1052", "127.0.0.1:2051@2052", "[::1]:3051@3052", "h:4051"));
+
+    assertThat(discovery.peers())
+        .containsExactlyInAnyOrder("127.0.0.1:1051", "127.0.0.1:2051", "[::1]:3051", "h:4051");
+    assertThat(discovery.peerAddress("127.0.0.1:2051")).hasValue("127.0.0.1:2052");
+    assertThat(discovery.peerAddress("[::1]:3051")).hasValue("[::1]:3052");
+    assertThat(discovery.peerAddress("h:4051")).isEmpty();
+    assertThat(discovery.onlySelf()).isFalse();
+  }
+
+  @Test
+  void emptyListOrSelfAlone_onlySelf() {
+    assertThat(new StaticDiscovery("a:1", List.of()).onlySelf()).isTrue();
+    assertThat(new StaticDiscovery("a:1", List.of("a:1@2")).onlySelf()).isTrue();
+    assertThat(new StaticDiscovery("a:1", List.of()).peers()).isEqualTo(Set.of("a:1"));
+    assertThat(new StaticDiscovery("a:1", List.of("b:1")).onlySelf()).isFalse();
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "'host', is not host:port or host:port@peerPort",
+    "'host:x', is not host:port or host:port@peerPort",
+    "'host:0', has port 0",
+    "'host:1051@', has peer port ''",
+    "'host:1051@abc', has peer port 'abc'",
+    "'host:1051@70000', has peer port '70000'",
+  })
+  void parse_badEntry_failsNamingIt(String entry, String problem) {
+    assertThatThrownBy(() -> StaticDiscovery.parse(entry))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'" + entry + "'")
+        .hasMessageContaining(problem);
+  }
+
+  @Test
+  void parse_goodEntries() {
+    assertThat(StaticDiscovery.parse(" 10.0.0.1:1051@1052 "))
+        .isEqualTo(new StaticDiscovery.Entry("10.0.0.1:1051", Optional.of("10.0.0.1:1052")));
+    assertThat(StaticDiscovery.parse("weir-0.weir:1051"))
+        .isEqualTo(new StaticDiscovery.Entry("weir-0.weir:1051", Optional.empty()));
+  }
+}
