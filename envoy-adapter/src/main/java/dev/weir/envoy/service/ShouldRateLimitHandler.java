@@ -16,9 +16,7 @@ import dev.weir.envoy.metrics.EnvoyMetrics;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -130,7 +128,7 @@ public final class ShouldRateLimitHandler {
       plans.add(plan);
     }
     if (anyReplaces) {
-      applyReplaces(plans);
+      DescriptorPlan.applyReplaces(plans);
     }
     for (int i = 0; i < plans.size(); i++) {
       if (plans.get(i) instanceof DescriptorPlan.Limited limited) {
@@ -175,14 +173,6 @@ public final class ShouldRateLimitHandler {
     meter.answered(answers);
     requireNoItemError(answers);
     return responses.build(plans, answers, now);
-  }
-
-  private static void applyReplaces(List<DescriptorPlan> plans) {
-    Set<String> replaced = new HashSet<>();
-    for (DescriptorPlan plan : plans) {
-      replaced.addAll(plan.replaces());
-    }
-    plans.replaceAll(plan -> plan.without(replaced));
   }
 
   /**
