@@ -43,6 +43,7 @@ public final class ShouldRateLimitHandler {
   private final ResponseBuilder responses;
   private final InputLimits limits;
   private final WeirMetrics refusals;
+  private final UnknownDomains unknownDomains;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -74,6 +75,7 @@ public final class ShouldRateLimitHandler {
     this.settings = settings;
     this.metrics = metrics;
     this.responses = new ResponseBuilder(settings, metrics);
+    this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
   /** Answers {@code request}. */
@@ -115,6 +117,7 @@ public final class ShouldRateLimitHandler {
     long now = clock.wallMillis();
     long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
     Optional<DomainConfig> domain = current.domain(request.getDomain());
+    unknownDomains.recordIfMissing(request.getDomain(), domain);
     List<DescriptorPlan> plans = new ArrayList<>(request.getDescriptorsCount());
     for (int i = 0; i < request.getDescriptorsCount(); i++) {
       RateLimitDescriptor descriptor = request.getDescriptors(i);
