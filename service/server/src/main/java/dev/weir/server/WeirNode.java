@@ -273,6 +273,7 @@ public final class WeirNode implements AutoCloseable {
         envoyAdapter =
             EnvoyAdapter.start(
                 envoy.config().get(), envoy, metered, clock, registry, ops.limits(), metrics);
+        drainable.requireConfig(envoyAdapter::hasDomains);
       }
     } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
       member.close();
