@@ -2,6 +2,7 @@ package dev.weir.envoy.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -20,8 +21,12 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ConfigReloaderTest {
 
@@ -145,21 +150,35 @@ class ConfigReloaderTest {
     assertThat(count("config_load_error")).isEqualTo(1);
   }
 
-  @Test
-  void watch_recursiveAliasThenValidChange_failsOnceAndThenLoadsTheChange() throws Exception {
+  static Stream<Arguments> hostileFiles() {
+    StringBuilder bomb = new StringBuilder("domain: a\ndescriptors:\n  - key: k\n    metadata:\n");
+    bomb.append("      l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for (int i = 1; i <= 24; i++) {
+      bomb.append("      l" + i + ": &l" + i + " [*l" + (i - 1) + ", *l" + (i - 1) + "]\n");
+    }
+    return Stream.of(
+        Arguments.of("recursive alias", "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n"),
+        Arguments.of("alias bomb", bomb.toString()),
+        Arguments.of("oversized file", "domain: a\n#" + "x".repeat(2 * 1024 * 1024)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("hostileFiles")
+  void watch_hostileFileThenValidChange_failsOnceAndThenLoadsTheChange(String kind, String content)
+      throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);
     ConfigReloader reloader = reloader(dir);
     reloader.loadInitial();
     reloader.start(scheduler, INTERVAL);
 
-    Files.writeString(file, "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n");
-    scheduler.advance(INTERVAL);
-    EnvoyConfig afterAlias = current();
+    Files.writeString(file, content);
+    assertTimeoutPreemptively(Duration.ofSeconds(10), () -> scheduler.advance(INTERVAL));
+    EnvoyConfig afterHostile = current();
     Files.writeString(file, GOOD_B);
     scheduler.advance(INTERVAL);
 
-    assertThat(afterAlias.domains()).containsOnlyKeys("a");
+    assertThat(afterHostile.domains()).containsOnlyKeys("a");
     assertThat(count("config_load_error")).isEqualTo(1);
     assertThat(current().domains()).containsOnlyKeys("b");
     assertThat(count("config_load_success")).isEqualTo(2);
