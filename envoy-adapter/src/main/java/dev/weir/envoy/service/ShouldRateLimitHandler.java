@@ -49,6 +49,7 @@ public final class ShouldRateLimitHandler {
   private final ResponseBuilder responses;
   private final DescriptorPlanner planner;
   private final CheckMeter meter;
+  private final UnknownDomains unknownDomains;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -82,6 +83,7 @@ public final class ShouldRateLimitHandler {
     this.planner =
         new DescriptorPlanner(
             new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+    this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
   /** Answers {@code request}. */
@@ -108,6 +110,9 @@ public final class ShouldRateLimitHandler {
     long now = clock.wallMillis();
     long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
     DomainConfig domain = current.domain(domainName).orElse(null);
+    if (domain == null) {
+      unknownDomains.record(domainName);
+    }
     List<DescriptorPlan> plans = new ArrayList<>(count);
     if (count > RateLimitService.MAX_BATCH_SIZE) {
       meter.refused(RefusalReason.TOO_MANY_ITEMS);

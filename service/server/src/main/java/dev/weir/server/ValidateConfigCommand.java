@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would
- * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} apply)
+ * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}, {@code WEIR_ENVOY_DEFAULT_ALGORITHM}, the {@code
+ * WEIR_ENVOY_CONFIG_MAX_*} limits and {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG} apply)
  * and exits 0, or 1 after printing every error, or 2 on a usage error.
  */
 final class ValidateConfigCommand implements Command {
@@ -29,6 +30,7 @@ final class ValidateConfigCommand implements Command {
       err.println(e.getMessage());
       return 2;
     }
-    return new ConfigValidator(settings.loadOptions()).run(Path.of(args.get(0)), out, err);
+    return new ConfigValidator(settings.loadOptions(), settings.forceStartWithoutInitialConfig())
+        .run(Path.of(args.get(0)), out, err);
   }
 }

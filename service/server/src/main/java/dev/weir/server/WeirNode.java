@@ -308,6 +308,7 @@ public final class WeirNode implements AutoCloseable {
         envoyAdapter =
             EnvoyAdapter.start(
                 envoy.config().get(), envoy, service, clock, registry, ops.limits(), meter);
+        health.requireConfig(envoyAdapter::hasDomains);
       }
     } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
       member.close();
@@ -544,6 +545,11 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the gRPC address this node advertises. */
   public HostPort advertiseAddress() {
     return advertiseAddress;
+  }
+
+  /** Returns the node's health, as {@code HealthCheck} and readiness report it. */
+  public NodeHealth health() {
+    return health;
   }
 
   /** Returns the node's rate-limit service. */
