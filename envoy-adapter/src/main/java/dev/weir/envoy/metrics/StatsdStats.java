@@ -1,12 +1,8 @@
 package dev.weir.envoy.metrics;
 
-import io.micrometer.core.instrument.Clock;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.statsd.StatsdConfig;
-import io.micrometer.statsd.StatsdFlavor;
-import io.micrometer.statsd.StatsdMeterRegistry;
-import io.micrometer.statsd.StatsdProtocol;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -25,20 +21,24 @@ import java.util.function.Consumer;
  * <p>Nothing is counted twice and the request path does no StatsD work: every flush interval, what
  * each {@link EnvoyMetrics} counter gained since the last flush is sent as one counter line ({@code
  * name:n|c}), and nothing for a counter that did not move, the way the reference's library
- * (lyft/gostats) flushes. Micrometer's StatsD registry writes the lines and packs them into UDP
- * packets.
+ * (lyft/gostats) flushes. The lines go out in UDP datagrams ({@link StatsdSender}).
  */
 public final class StatsdStats implements EnvoyMetrics.Observer, AutoCloseable {
 
-  private final StatsdMeterRegistry registry;
   private final ReferenceStatNames names;
+  private final Consumer<List<String>> sink;
+  private final AutoCloseable sender;
   private final List<Flushed> counters = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService flusher;
 
   private StatsdStats(
-      StatsdMeterRegistry registry, ReferenceStatNames names, Duration flushInterval) {
-    this.registry = registry;
+      ReferenceStatNames names,
+      Consumer<List<String>> sink,
+      AutoCloseable sender,
+      Duration flushInterval) {
     this.names = names;
+    this.sink = sink;
+    this.sender = sender;
     this.flusher =
         Executors.newSingleThreadScheduledExecutor(
             runnable -> {
@@ -50,86 +50,41 @@ public final class StatsdStats implements EnvoyMetrics.Observer, AutoCloseable {
     flusher.scheduleAtFixedRate(this::flush, every, every, TimeUnit.NANOSECONDS);
   }
 
-  /** A counter sent over StatsD, and its value when last sent. */
-  private static final class Flushed {
-    private final Counter source;
-    private final Counter statsd;
-    private long sent;
-
-    Flushed(Counter source, Counter statsd) {
-      this.source = source;
-      this.statsd = statsd;
-    }
-
-    void flush() {
-      long now = (long) source.count();
-      if (now > sent) {
-        statsd.increment(now - sent);
-        sent = now;
-      }
-    }
-  }
-
   /**
    * Starts sending to {@code host:port} over UDP every {@code flushInterval}, each name followed by
    * {@code extraTags}.
    */
   public static StatsdStats start(
       String host, int port, Duration flushInterval, Map<String, String> extraTags) {
-    return new StatsdStats(
-        StatsdMeterRegistry.builder(config(host, port, flushInterval))
-            .nameMapper((id, convention) -> id.getName())
-            .clock(Clock.SYSTEM)
-            .build(),
-        new ReferenceStatNames(extraTags),
-        flushInterval);
+    StatsdSender sender = new StatsdSender(host, port);
+    return new StatsdStats(new ReferenceStatNames(extraTags), sender, sender, flushInterval);
   }
 
-  /** Like {@link #start} but hands each line to {@code lines} instead of sending it. */
+  /** Like {@link #start} but hands each flush's lines to {@code lines} instead of sending them. */
   static StatsdStats toLines(
-      Duration flushInterval, Map<String, String> extraTags, Consumer<String> lines) {
-    return new StatsdStats(
-        StatsdMeterRegistry.builder(config("localhost", 8125, flushInterval))
-            .nameMapper((id, convention) -> id.getName())
-            .clock(Clock.SYSTEM)
-            .lineSink(lines)
-            .build(),
-        new ReferenceStatNames(extraTags),
-        flushInterval);
+      Duration flushInterval, Map<String, String> extraTags, Consumer<List<String>> lines) {
+    return new StatsdStats(new ReferenceStatNames(extraTags), lines, () -> {}, flushInterval);
   }
 
-  private static StatsdConfig config(String host, int port, Duration flushInterval) {
-    return new StatsdConfig() {
-      @Override
-      public String get(String key) {
-        return null;
-      }
+  /** A counter sent over StatsD under {@code name}, and its value when last sent. */
+  private static final class Flushed {
+    private final String name;
+    private final Counter source;
+    private long sent;
 
-      @Override
-      public StatsdFlavor flavor() {
-        return StatsdFlavor.ETSY;
-      }
+    Flushed(String name, Counter source) {
+      this.name = name;
+      this.source = source;
+    }
 
-      @Override
-      public String host() {
-        return host;
+    /** Adds the line of what the counter gained since the last call, if anything, to {@code out}. */
+    void gain(List<String> out) {
+      long now = (long) source.count();
+      if (now > sent) {
+        out.add(name + ":" + (now - sent) + "|c");
+        sent = now;
       }
-
-      @Override
-      public int port() {
-        return port;
-      }
-
-      @Override
-      public StatsdProtocol protocol() {
-        return StatsdProtocol.UDP;
-      }
-
-      @Override
-      public Duration pollingFrequency() {
-        return flushInterval;
-      }
-    };
+    }
   }
 
   /** Sends the service counters of {@code metrics} too. */
@@ -151,13 +106,17 @@ public final class StatsdStats implements EnvoyMetrics.Observer, AutoCloseable {
   }
 
   private void poll(String name, Counter counter) {
-    counters.add(new Flushed(counter, registry.counter(name)));
+    counters.add(new Flushed(name, counter));
   }
 
   /** Sends what each counter gained since the last flush. */
   synchronized void flush() {
+    List<String> lines = new ArrayList<>();
     for (Flushed counter : counters) {
-      counter.flush();
+      counter.gain(lines);
+    }
+    if (!lines.isEmpty()) {
+      sink.accept(lines);
     }
   }
 
@@ -166,6 +125,10 @@ public final class StatsdStats implements EnvoyMetrics.Observer, AutoCloseable {
   public void close() {
     flusher.shutdownNow();
     flush();
-    registry.close();
+    try {
+      sender.close();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 }

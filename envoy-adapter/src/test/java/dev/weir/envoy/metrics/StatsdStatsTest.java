@@ -19,7 +19,7 @@ class StatsdStatsTest {
 
   private final List<String> lines = new CopyOnWriteArrayList<>();
   private final StatsdStats statsd =
-      StatsdStats.toLines(Duration.ofHours(1), Map.of("env", "prod"), lines::add);
+      StatsdStats.toLines(Duration.ofHours(1), Map.of("env", "prod"), lines::addAll);
   private final EnvoyMetrics metrics = new EnvoyMetrics(new SimpleMeterRegistry(), statsd);
 
   @AfterEach
