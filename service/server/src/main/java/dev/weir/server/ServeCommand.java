@@ -38,55 +38,118 @@ final class ServeCommand implements Command {
 
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
-  @Override
-  public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
-      throws InterruptedException {
-    WeirConfig config;
-    EnvoySettings envoy;
-    LogSetup.Format logFormat;
-    OpsSettings ops;
-    Map<String, String> settings;
-    ClusterSettings cluster;
-    DiscoverySettings discovery;
-    PeerSettings peers;
-    try {
-      settings = environment(args, env);
-      EnvReader reader = new EnvReader(settings);
-      config = WeirConfig.from(reader, HostAddressResolver.system());
-      envoy = EnvoySettings.from(reader);
-      cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
-      discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
-      logFormat = LogSetup.format(reader);
-      ops = OpsSettings.from(reader);
-      peers = PeerSettings.from(reader, config.grpcAddress());
+  /**
+   * Everything a node is started with, read from the environment.
+   *
+   * @param config the node's addresses, cache size and log level
+   * @param envoy the Envoy adapter's settings
+   * @param logFormat the log line format
+   * @param ops limits, TLS, HTTP capacity, status listener, shutdown timing
+   * @param cluster ring, batching, GLOBAL and hand-off settings
+   * @param discovery how peers are found
+   * @param peers the peer listener and its authentication
+   * @param environment the variables read, for the start-up line
+   */
+  record NodeSettings(
+      WeirConfig config,
+      EnvoySettings envoy,
+      LogSetup.Format logFormat,
+      OpsSettings ops,
+      ClusterSettings cluster,
+      DiscoverySettings discovery,
+      PeerSettings peers,
+      Map<String, String> environment) {
+
+    /**
+     * Reads the settings from {@code env} and checks that they fit together (distinct ports, an
+     * authenticated cluster); a bad value throws {@link ConfigException}.
+     */
+    static NodeSettings read(Map<String, String> env) {
+      EnvReader reader = new EnvReader(env);
+      WeirConfig config = WeirConfig.from(reader, HostAddressResolver.system());
+      ClusterSettings cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
+      DiscoverySettings discovery =
+          DiscoverySettings.fromEnv(env, config.advertiseAddress().toString());
+      OpsSettings ops = OpsSettings.from(reader);
+      PeerSettings peers = PeerSettings.from(reader, config.grpcAddress());
+      NodeSettings settings =
+          new NodeSettings(
+              config,
+              EnvoySettings.from(reader),
+              LogSetup.format(reader),
+              ops,
+              cluster,
+              discovery,
+              peers,
+              env);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
+      return settings;
+    }
+
+    /** Returns these settings with {@code value} as the Envoy adapter's. */
+    NodeSettings withEnvoy(EnvoySettings value) {
+      return new NodeSettings(
+          config, value, logFormat, ops, cluster, discovery, peers, environment);
+    }
+
+    /** Returns these settings with {@code value} as the log line format. */
+    NodeSettings withLogFormat(LogSetup.Format value) {
+      return new NodeSettings(config, envoy, value, ops, cluster, discovery, peers, environment);
+    }
+
+    /** Returns a builder of a node with these settings. */
+    WeirNode.Builder builder() {
+      return WeirNode.builder(config)
+          .cluster(cluster)
+          .discovery(discovery)
+          .envoy(envoy)
+          .ops(ops)
+          .peers(peers);
+    }
+  }
+
+  /**
+   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start; returns
+   * the node, or null with the exit status in {@code status[0]}.
+   */
+  static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
+    try {
+      return builder.start();
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      e.errors().forEach(err::println);
+      status[0] = EXIT_CONFIG;
+    } catch (BindException e) {
+      err.println(e.getMessage());
+      status[0] = EXIT_START_FAILED;
+    } catch (IOException e) {
+      err.println("cannot start: " + e);
+      status[0] = EXIT_START_FAILED;
+    }
+    return null;
+  }
+
+  @Override
+  public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
+      throws InterruptedException {
+    NodeSettings read;
+    try {
+      read = NodeSettings.read(environment(args, env));
     } catch (ConfigException e) {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    LogSetup.apply(config.logLevel(), logFormat);
-    WeirNode node;
-    try {
-      node =
-          WeirNode.builder(config)
-              .cluster(cluster)
-              .discovery(discovery)
-              .envoy(envoy)
-              .ops(ops)
-              .peers(peers)
-              .start();
-    } catch (dev.weir.envoy.config.ConfigException e) {
-      e.errors().forEach(err::println);
-      return EXIT_CONFIG;
-    } catch (BindException e) {
-      err.println(e.getMessage());
-      return EXIT_START_FAILED;
-    } catch (IOException e) {
-      err.println("cannot start: " + e);
-      return EXIT_START_FAILED;
+    WeirConfig config = read.config();
+    ClusterSettings cluster = read.cluster();
+    OpsSettings ops = read.ops();
+    Map<String, String> settings = read.environment();
+    LogSetup.apply(config.logLevel(), read.logFormat());
+    int[] status = {0};
+    WeirNode node = start(read.builder(), err, status);
+    if (node == null) {
+      return status[0];
     }
     Runtime.getRuntime()
         .addShutdownHook(
