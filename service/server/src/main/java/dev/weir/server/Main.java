@@ -21,6 +21,7 @@ public final class Main {
     Map<String, Command> commands = new LinkedHashMap<>();
     commands.put("serve", new ServeCommand());
     commands.put("validate-config", new ValidateConfigCommand());
+    commands.put("explain", new ExplainCommand());
     return commands;
   }
 
