@@ -9,9 +9,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -113,6 +115,13 @@ public final class MicrometerMetrics implements WeirMetrics {
    * timer twice, which Micrometer answers with the one meter.
    */
   private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
+
+  /**
+   * The suppliers behind function counters: Micrometer holds a function counter's source weakly (a
+   * gauge can be told otherwise, a function counter cannot), and a lambda nobody else keeps would be
+   * collected, after which the counter reads nothing.
+   */
+  private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
 
@@ -242,6 +251,7 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   private void functionCounter(
       String name, String description, LongSupplier value, String... tags) {
+    functionCounterSources.add(value);
     FunctionCounter.builder(name, value, supplier -> supplier.getAsLong())
         .description(description)
         .tags(tags)

@@ -95,4 +95,22 @@ class MicrometerMetricsTest {
           .contains("process_uptime_seconds");
     }
   }
+
+  @Test
+  void watchPeerBatchesAndHandOff_lambdasKeptByNobodyElse_stillReadAfterGarbageCollection() {
+    long[] batches = {7};
+    metrics.watchPeerBatches("10.0.0.3:1051", () -> batches[0], () -> 70);
+    metrics.watchHandOff(() -> 30, () -> 4);
+    java.lang.ref.WeakReference<Object> probe = new java.lang.ref.WeakReference<>(new Object());
+    for (int i = 0; i < 50 && probe.get() != null; i++) {
+      System.gc();
+    }
+    batches[0] = 8;
+
+    assertThat(probe.get()).as("a collection ran").isNull();
+    assertThat(registry.scrape())
+        .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 8.0")
+        .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 70.0")
+        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0");
+  }
 }
