@@ -10,16 +10,15 @@ import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.metrics.GrpcServerMetrics;
-import dev.weir.core.metrics.HttpMetrics;
 import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MeteredRateLimitService;
 import dev.weir.core.metrics.MicrometerMetrics;
@@ -286,9 +285,6 @@ public final class WeirNode implements AutoCloseable {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
     }
-    routes =
-        HttpMetrics.instrument(
-            BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     HttpListener http = null;
     StatusListener status = null;
     try {
@@ -300,19 +296,14 @@ public final class WeirNode implements AutoCloseable {
             : e;
       }
       try {
-        http =
-            HttpListener.start(
-                config.httpAddress().toBindAddress(),
-                routes,
-                tls == null ? null : tls.httpsConfigurator(),
-                ops.http(),
-                metrics);
+        http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
       } catch (BindException e) {
         throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
       }
       if (ops.statusAddress().isPresent()) {
         try {
-          status = StatusListener.start(ops.statusAddress().get(), health, registry, tls);
+          status =
+              StatusListener.start(ops.statusAddress().get(), health, registry, tls, ops.http());
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -364,6 +355,29 @@ public final class WeirNode implements AutoCloseable {
         HEALTH_REFRESH_MILLIS,
         TimeUnit.MILLISECONDS);
     return node;
+  }
+
+  /**
+   * Starts the HTTP listener at {@code address} serving {@code routes}, over HTTPS with {@code
+   * tls}'s identity and client-auth mode when it is not null, recording to {@code metrics}.
+   */
+  private static HttpListener startHttp(
+      HostPort address,
+      List<HttpRoute> routes,
+      TlsIdentity tls,
+      HttpSettings settings,
+      MicrometerMetrics metrics,
+      Clock clock)
+      throws IOException, GeneralSecurityException {
+    HttpListener.Builder listener =
+        HttpListener.builder(address.toBindAddress())
+            .routes(routes)
+            .settings(settings)
+            .metrics(metrics, clock);
+    if (tls != null) {
+      listener.tls(tls.httpsEngines());
+    }
+    return listener.start();
   }
 
   /** Returns the node's TLS identity, or null when TLS is off. */

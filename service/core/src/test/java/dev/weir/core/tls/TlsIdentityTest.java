@@ -3,8 +3,8 @@ package dev.weir.core.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpAnswer;
+import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.LiveCheckResp;
