@@ -65,10 +65,10 @@ final class ConnectionLimit extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
+    ctx.fireChannelInactive();
     if (counted) {
       counted = false;
       open.decrementAndGet();
     }
-    ctx.fireChannelInactive();
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.core.http;
 
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
@@ -7,6 +8,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
@@ -37,6 +39,7 @@ import org.slf4j.LoggerFactory;
 final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest> {
 
   private static final Logger LOG = LoggerFactory.getLogger(RouteDispatcher.class);
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(RouteDispatcher.class);
 
   private static final int INVALID_ARGUMENT = 3;
   private static final int NOT_FOUND = 5;
@@ -91,6 +94,9 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   }
 
   private void serve(ChannelHandlerContext ctx, Request request) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
     answering = true;
     deadlines.answering();
     ctx.channel().config().setAutoRead(false);
@@ -196,8 +202,10 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       serve(ctx, request);
       return;
     }
-    deadlines.answered();
-    ctx.channel().config().setAutoRead(true);
+    if (ctx.channel().isActive()) {
+      deadlines.answered();
+      ctx.channel().config().setAutoRead(true);
+    }
   }
 
   /** Returns the 400, 414 or 431 answer to a request the decoder could not read. */
@@ -228,12 +236,24 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     ctx.fireChannelInactive();
   }
 
+  /**
+   * Returns whether {@code cause} is the client's doing: a reset or closed connection, a
+   * connection closed mid-request, or a failed TLS handshake.
+   */
+  private static boolean clientGone(Throwable cause) {
+    return cause instanceof IOException
+        || cause instanceof PrematureChannelClosureException
+        || cause instanceof SSLException
+        || cause.getCause() instanceof SSLException;
+  }
+
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    if (cause instanceof IOException || cause.getCause() instanceof SSLException) {
+    if (clientGone(cause)) {
       LOG.debug("HTTP connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
     } else {
-      LOG.warn("HTTP connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+      WARNINGS.warn(
+          "connection", "HTTP connection {} failed: {}", ctx.channel().remoteAddress(), cause);
     }
     ctx.close();
   }

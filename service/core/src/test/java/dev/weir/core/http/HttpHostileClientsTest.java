@@ -137,7 +137,8 @@ class HttpHostileClientsTest {
             e ->
                 e.getLevel().isGreaterOrEqual(Level.ERROR)
                     || (e.getLevel().isGreaterOrEqual(Level.WARN)
-                        && e.getLoggerName().startsWith("io.netty")))
+                        && (e.getLoggerName().startsWith("io.netty")
+                            || e.getLoggerName().startsWith("dev.weir.core.http"))))
         .toList();
   }
 
@@ -257,6 +258,22 @@ class HttpHostileClientsTest {
 
     idle.get(0).close();
     Await.until(WAIT, () -> listener.connectionsOpen() == 4, "a place freed");
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void clientClosesMidHeadOrBody_nothingLoggedOrCounted() throws Exception {
+    start(HttpSettings.defaults());
+    try (Socket head = open();
+        Socket body = open()) {
+      HttpText.send(head, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Le");
+      HttpText.send(body, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{");
+      Await.until(WAIT, () -> listener.connectionsOpen() == 2, "both connections open");
+    }
+
+    Await.until(WAIT, () -> listener.connectionsOpen() == 0, "both connections closed");
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+    assertThat(refused(RefusalReason.HTTP_MALFORMED)).isZero();
     assertThat(get("/fast").statusCode()).isEqualTo(200);
   }
 
