@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Usage: {@code java scripts/SlowClients.java PORT MODE SECONDS [CONNECTIONS]}, MODE one of
  * {@code none}, {@code headers} (each connection sends a request line, then one header line every
- * 5 s and never ends its head) or {@code body} (each sends a whole head announcing a 1 MB body,
- * then one byte every 5 s). A connection the server closes is opened again at the next tick. The
+ * 5 s and never ends its head), {@code body} (each sends a whole head announcing a 1 MB body,
+ * then one byte every 5 s) or {@code idle} (each connects and sends nothing). A connection the server closes is opened again at the next tick. The
  * legitimate client sends 10 requests per second, each on a new connection with a 2 s limit,
  * alternating {@code GET /v1/LiveCheck} and a one-item {@code POST /v1/GetRateLimits}, and prints
  * how many got an answer, the failures by kind, the latency percentiles, and how many attack
@@ -94,10 +94,13 @@ public final class SlowClients {
         SocketChannel channel = SocketChannel.open(new InetSocketAddress(HOST, port));
         channel.configureBlocking(false);
         String head =
-            mode.equals("headers")
-                ? "POST /v1/GetRateLimits HTTP/1.1\r\nHost: weir\r\n"
-                : "POST /v1/GetRateLimits HTTP/1.1\r\nHost: weir\r\nContent-Type: application/json"
-                    + "\r\nContent-Length: 1000000\r\n\r\n{";
+            switch (mode) {
+              case "headers" -> "POST /v1/GetRateLimits HTTP/1.1\r\nHost: weir\r\n";
+              case "body" ->
+                  "POST /v1/GetRateLimits HTTP/1.1\r\nHost: weir\r\nContent-Type: application/json"
+                      + "\r\nContent-Length: 1000000\r\n\r\n{";
+              default -> "";
+            };
         channel.write(ByteBuffer.wrap(head.getBytes(StandardCharsets.US_ASCII)));
         return channel;
       } catch (IOException e) {
@@ -118,7 +121,7 @@ public final class SlowClients {
             int read = channel.read(scratch);
             if (read == -1 || read > 0) {
               alive = false;
-            } else {
+            } else if (!mode.equals("idle")) {
               String more = mode.equals("headers") ? "X-Slow-" + ticks + ": 1\r\n" : " ";
               channel.write(ByteBuffer.wrap(more.getBytes(StandardCharsets.US_ASCII)));
             }

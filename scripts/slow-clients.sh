@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Slow and idle HTTP clients against one node (docs/reliability.md, "Slow and idle HTTP clients"):
-# starts the node from JAR on loopback, then runs scripts/SlowClients.java three times: no attack,
+# starts the node from JAR on loopback, then runs scripts/SlowClients.java four times: no attack,
 # 500 connections trickling header lines (one every 5 s), 500 connections trickling a body (one
-# byte every 5 s); legitimate requests at 10/s throughout. Loopback only; each run is SECONDS long.
+# byte every 5 s), and IDLE_CONNECTIONS connections that send nothing; legitimate requests at 10/s
+# throughout (IDLE_CONNECTIONS needs as many file descriptors: ulimit -n). Loopback only; each run is
+# SECONDS_PER_RUN long.
 #
 # Usage: scripts/slow-clients.sh [JAR]   (default service/server/target/weir.jar)
-#   SECONDS_PER_RUN=30 CONNECTIONS=500   EXTRA_ENV="WEIR_HTTP_HEADER_TIMEOUT=10s"
+#   SECONDS_PER_RUN=30 CONNECTIONS=500 IDLE_CONNECTIONS=12000
+#   EXTRA_ENV="WEIR_HTTP_HEADER_TIMEOUT=10s"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 JAR=${1:-service/server/target/weir.jar}
 RUN=${SECONDS_PER_RUN:-30}
 CONNECTIONS=${CONNECTIONS:-500}
+IDLE_CONNECTIONS=${IDLE_CONNECTIONS:-12000}
 [[ -f "$JAR" ]] || { echo "$JAR missing: run ./mvnw -B -q -DskipTests package" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -36,4 +40,5 @@ for mode in none headers body; do
   java scripts/SlowClients.java "$port" "$mode" "$RUN" "$CONNECTIONS"
   sleep 6
 done
+java scripts/SlowClients.java "$port" idle "$RUN" "$IDLE_CONNECTIONS"
 echo "node log: $(grep -c ERROR "$work/node.log" || true) ERROR lines, $(wc -l <"$work/node.log") lines"

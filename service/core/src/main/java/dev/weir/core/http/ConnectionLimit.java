@@ -16,6 +16,7 @@ final class ConnectionLimit extends ChannelInboundHandlerAdapter {
 
   private final AtomicInteger open;
   private final int max;
+  private final WaitingConnections waiting;
   private final boolean plain;
   private final HttpAnswer refusal;
   private final Runnable onRefused;
@@ -23,13 +24,19 @@ final class ConnectionLimit extends ChannelInboundHandlerAdapter {
   private boolean refused;
 
   /**
-   * Creates the limit of one connection, sharing {@code open} with the listener's others; {@code
-   * onRefused} runs once for each refused connection.
+   * Creates the limit of one connection, sharing {@code open} and {@code waiting} with the
+   * listener's others.
    */
   ConnectionLimit(
-      AtomicInteger open, int max, boolean plain, HttpAnswer refusal, Runnable onRefused) {
+      AtomicInteger open,
+      int max,
+      WaitingConnections waiting,
+      boolean plain,
+      HttpAnswer refusal,
+      Runnable onRefused) {
     this.open = open;
     this.max = max;
+    this.waiting = waiting;
     this.plain = plain;
     this.refusal = refusal;
     this.onRefused = onRefused;
@@ -37,7 +44,10 @@ final class ConnectionLimit extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
-    if (open.incrementAndGet() > max) {
+    boolean full = open.incrementAndGet() > max;
+    if (full && waiting.closeOldest()) {
+      onRefused.run();
+    } else if (full) {
       open.decrementAndGet();
       refused = true;
       onRefused.run();

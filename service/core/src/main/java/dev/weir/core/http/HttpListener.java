@@ -40,8 +40,9 @@ import javax.net.ssl.SSLEngine;
  * limits of its {@link HttpSettings}: a few I/O threads run the routes, whose handlers never block
  * (an answer is written when its stage completes); a request beyond the most allowed in flight is
  * answered 503 ({@code UNAVAILABLE}) at once unless its route is a {@linkplain
- * HttpRoute#servedWhenSaturated() probe}; a connection beyond the most allowed is answered 503 and
- * closed; a request head, body or idle connection that takes too long is cut off ({@link
+ * HttpRoute#servedWhenSaturated() probe}; a connection beyond the most allowed makes room by
+ * closing the one that has waited longest for a request, or is answered 503 and closed when all are
+ * being answered; a request head, body or idle connection that takes too long is cut off ({@link
  * RequestDeadlines}); a body over the limit is answered 413 ({@code RESOURCE_EXHAUSTED}); framing
  * the decoder cannot read is answered 400. Every refusal is counted in its {@link WeirMetrics}.
  *
@@ -165,6 +166,7 @@ public final class HttpListener implements AutoCloseable {
     RouteTable routes = new RouteTable(b.routes);
     InFlight inFlight = new InFlight(settings.maxInFlight());
     AtomicInteger open = new AtomicInteger();
+    WaitingConnections waiting = new WaitingConnections();
     HttpAnswer saturated = HttpAnswer.error(503, UNAVAILABLE, saturatedMessage(settings));
     HttpAnswer tooManyConnections =
         HttpAnswer.error(503, UNAVAILABLE, tooManyConnectionsMessage(settings));
@@ -199,12 +201,13 @@ public final class HttpListener implements AutoCloseable {
                     connections.add(channel);
                     RequestDeadlines deadlines =
                         new RequestDeadlines(
-                            settings, () -> metrics.refused(RefusalReason.HTTP_TIMEOUT));
+                            settings, () -> metrics.refused(RefusalReason.HTTP_TIMEOUT), waiting);
                     ChannelPipeline pipeline = channel.pipeline();
                     pipeline.addLast(
                         new ConnectionLimit(
                             open,
                             settings.maxConnections(),
+                            waiting,
                             tls == null,
                             tooManyConnections,
                             () -> metrics.refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)));
@@ -261,7 +264,7 @@ public final class HttpListener implements AutoCloseable {
   static String tooManyConnectionsMessage(HttpSettings settings) {
     return "HTTP listener has "
         + settings.maxConnections()
-        + " connections open (the most allowed); retry later, or raise "
+        + " connections open, all being answered (the most allowed); retry later, or raise "
         + HttpSettings.MAX_CONNECTIONS.name();
   }
 

@@ -41,15 +41,21 @@ final class RequestDeadlines {
 
   private final HttpSettings settings;
   private final Runnable onTimeout;
+  private final WaitingConnections waiting;
+  private WaitingConnections.Wait wait;
   private ChannelHandlerContext ctx;
   private ScheduledFuture<?> timer;
   private State state = State.HEAD;
   private boolean bytesSeen;
 
-  /** Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off. */
-  RequestDeadlines(HttpSettings settings, Runnable onTimeout) {
+  /**
+   * Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off, and
+   * the connection is in {@code waiting} while it waits for a request.
+   */
+  RequestDeadlines(HttpSettings settings, Runnable onTimeout, WaitingConnections waiting) {
     this.settings = settings;
     this.onTimeout = onTimeout;
+    this.waiting = waiting;
   }
 
   /** Returns the handler to place first, before TLS: it sees each byte as it arrives. */
@@ -87,6 +93,7 @@ final class RequestDeadlines {
       @Override
       public void channelInactive(ChannelHandlerContext context) {
         cancel();
+        stopWaiting();
         context.fireChannelInactive();
       }
     };
@@ -100,6 +107,7 @@ final class RequestDeadlines {
         if (state == State.HEAD || state == State.BODY) {
           if (msg instanceof LastHttpContent) {
             cancel();
+            stopWaiting();
             state = State.ANSWERING;
           } else if (msg instanceof HttpRequest && state == State.HEAD) {
             arm(State.BODY, settings.bodyTimeout());
@@ -113,6 +121,7 @@ final class RequestDeadlines {
   /** Marks the connection as making an answer: no deadline runs until {@link #answered()}. */
   void answering() {
     cancel();
+    stopWaiting();
     state = State.ANSWERING;
   }
 
@@ -124,10 +133,19 @@ final class RequestDeadlines {
 
   private void arm(State next, Duration timeout) {
     cancel();
+    if (next != State.BODY && ctx != null) {
+      stopWaiting();
+      wait = waiting.start(ctx.channel(), System.nanoTime());
+    }
     state = next;
     if (ctx != null) {
       timer = ctx.executor().schedule(() -> expire(next), timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
+  }
+
+  private void stopWaiting() {
+    waiting.end(wait);
+    wait = null;
   }
 
   private void cancel() {
@@ -142,6 +160,7 @@ final class RequestDeadlines {
       return;
     }
     timer = null;
+    stopWaiting();
     state = State.ANSWERING;
     switch (expired) {
       case HEAD -> {

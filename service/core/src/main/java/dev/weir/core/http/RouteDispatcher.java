@@ -237,8 +237,8 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   }
 
   /**
-   * Returns whether {@code cause} is the client's doing: a reset or closed connection, a
-   * connection closed mid-request, or a failed TLS handshake.
+   * Returns whether {@code cause} is the client's doing: a reset or closed connection, a connection
+   * closed mid-request, or a failed TLS handshake.
    */
   private static boolean clientGone(Throwable cause) {
     return cause instanceof IOException

@@ -235,14 +235,44 @@ class HttpHostileClientsTest {
   }
 
   @Test
-  void connectionCap_idleConnectionsBeyondIt_refused503AndClosedThenFreedPlaceServed()
+  void connectionCap_fullOfIdleAndTricklingConnections_oldestClosedToServeNewOne()
       throws Exception {
     start(timeouts(LONG, LONG, LONG).withMaxConnections(5));
-    List<Socket> idle = new ArrayList<>();
+    List<Socket> stalled = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
-      idle.add(open());
+      Socket socket = open();
+      if (i % 2 == 1) {
+        HttpText.send(socket, "GET /fast HTTP/1.1\r\nHost: x\r\n");
+      }
+      stalled.add(socket);
+      int opened = i + 1;
+      Await.until(WAIT, () -> listener.connectionsOpen() == opened, opened + " counted");
     }
-    Await.until(WAIT, () -> listener.connectionsOpen() == 5, "five connections counted");
+
+    HttpResponse<String> fresh = get("/fast");
+
+    assertThat(fresh.statusCode()).isEqualTo(200);
+    assertThat(HttpText.closedByServer(stalled.get(0))).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)).isEqualTo(1.0);
+    Await.until(WAIT, () -> listener.connectionsOpen() <= 5, "the cap holds");
+  }
+
+  @Test
+  void connectionCap_everyConnectionBeingAnswered_newOneRefused503AndClosed() throws Exception {
+    CompletableFuture<HttpAnswer> release = new CompletableFuture<>();
+    listener =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(List.of(HttpRoute.get("/block", call -> release)))
+            .settings(HttpSettings.defaults().withThreads(1).withMaxConnections(5))
+            .metrics(new MicrometerMetrics(registry), new FakeClock())
+            .start();
+    List<Socket> busy = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Socket socket = open();
+      HttpText.send(socket, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n");
+      busy.add(socket);
+    }
+    Await.until(WAIT, () -> listener.inFlight() == 5, "five requests being answered");
 
     Socket refused = open();
     String answer = HttpText.readResponse(refused.getInputStream());
@@ -251,14 +281,16 @@ class HttpHostileClientsTest {
     assertThat(answer).containsIgnoringCase("connection: close");
     assertThat(answer)
         .endsWith(
-            "{\"code\":14,\"message\":\"HTTP listener has 5 connections open (the most allowed);"
-                + " retry later, or raise WEIR_HTTP_MAX_CONNECTIONS\",\"details\":[]}");
+            "{\"code\":14,\"message\":\"HTTP listener has 5 connections open, all being answered"
+                + " (the most allowed); retry later, or raise WEIR_HTTP_MAX_CONNECTIONS\","
+                + "\"details\":[]}");
     assertThat(HttpText.closedByServer(refused)).isTrue();
     assertThat(refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)).isEqualTo(1.0);
-
-    idle.get(0).close();
-    Await.until(WAIT, () -> listener.connectionsOpen() == 4, "a place freed");
-    assertThat(get("/fast").statusCode()).isEqualTo(200);
+    release.complete(HttpAnswer.json(200, "{}"));
+    for (Socket socket : busy) {
+      assertThat(HttpText.readResponse(socket.getInputStream())).startsWith("HTTP/1.1 200 OK");
+    }
+    assertThat(get("/block").statusCode()).isEqualTo(200);
   }
 
   @Test

@@ -155,7 +155,7 @@ class HttpSaturationTest {
     HttpResponse<String> fast = send("/fast").get(10, TimeUnit.SECONDS);
 
     assertThat(fast.statusCode()).isEqualTo(200);
-    assertThat(listener.inFlight()).isEqualTo(20);
+    Await.until(WAIT, () -> listener.inFlight() == 20, "the 20 waiting ones still in flight");
     release.complete(HttpAnswer.json(200, "{}"));
     for (CompletableFuture<HttpResponse<String>> f : waiting) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
