@@ -168,6 +168,59 @@ class HttpListenerTest {
         .isInstanceOf(ConnectException.class);
   }
 
+  @Test
+  void stop_inFlightAndIdleConnections_idleClosedAtOnceNewRefusedInFlightAnsweredWithClose()
+      throws Exception {
+    CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
+    HttpListener draining =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(
+                HttpRoute.get("/later", call -> later),
+                HttpRoute.get("/now", call -> HttpAnswer.json(200, "{}").completed())));
+    try (Socket busy = HttpText.connect(draining.port());
+        Socket idle = HttpText.connect(draining.port())) {
+      HttpText.send(idle, "GET /now HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertThat(HttpText.readResponse(idle.getInputStream())).startsWith("HTTP/1.1 200 OK");
+      HttpText.send(busy, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+      Await.until(Duration.ofSeconds(10), () -> draining.inFlight() == 1, "request in flight");
+
+      CompletableFuture<Void> stopped =
+          CompletableFuture.runAsync(() -> draining.stop(Duration.ofSeconds(30)));
+
+      assertThat(HttpText.closedByServer(idle)).isTrue();
+      assertThatThrownBy(() -> new Socket("127.0.0.1", draining.port()).close())
+          .isInstanceOf(ConnectException.class);
+      assertThat(stopped).isNotDone();
+      later.complete(HttpAnswer.json(200, "{\"late\":true}"));
+      String answer = HttpText.readResponse(busy.getInputStream());
+      assertThat(answer).startsWith("HTTP/1.1 200 OK").containsIgnoringCase("connection: close");
+      stopped.get(10, TimeUnit.SECONDS);
+    } finally {
+      draining.stop(Duration.ZERO);
+    }
+  }
+
+  @Test
+  void stop_inFlightNeverAnswered_returnsAfterGraceAndCutsTheConnection() throws Exception {
+    HttpListener stuck =
+        HttpListener.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            List.of(HttpRoute.get("/never", call -> new CompletableFuture<>())));
+    try (Socket socket = HttpText.connect(stuck.port())) {
+      HttpText.send(socket, "GET /never HTTP/1.1\r\nHost: x\r\n\r\n");
+      Await.until(Duration.ofSeconds(10), () -> stuck.inFlight() == 1, "request in flight");
+      long start = System.nanoTime();
+
+      stuck.stop(Duration.ofMillis(300));
+
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .isGreaterThanOrEqualTo(Duration.ofMillis(300))
+          .isLessThan(Duration.ofSeconds(5));
+      assertThat(HttpText.closedByServer(socket)).isTrue();
+    }
+  }
+
   private static void awaitQuietly(CountDownLatch latch) {
     try {
       latch.await();
