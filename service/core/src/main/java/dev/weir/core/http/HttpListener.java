@@ -27,6 +27,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -34,6 +35,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An HTTP/1.1 listener serving {@link HttpRoute}s on Netty's HTTP codec, with keep-alive and the
@@ -52,6 +55,8 @@ import javax.net.ssl.SSLEngine;
  */
 public final class HttpListener implements AutoCloseable {
 
+  private static final Logger LOG = LoggerFactory.getLogger(HttpListener.class);
+
   /** gRPC {@code UNAVAILABLE}. */
   private static final int UNAVAILABLE = 14;
 
@@ -65,6 +70,7 @@ public final class HttpListener implements AutoCloseable {
   static final int MAX_HEADER_BYTES = 16384;
 
   private final Channel server;
+  private final InetSocketAddress address;
   private final EventLoopGroup acceptor;
   private final EventLoopGroup workers;
   private final ChannelGroup connections;
@@ -80,6 +86,7 @@ public final class HttpListener implements AutoCloseable {
       InFlight inFlight,
       AtomicInteger open) {
     this.server = server;
+    this.address = (InetSocketAddress) server.localAddress();
     this.acceptor = acceptor;
     this.workers = workers;
     this.connections = connections;
@@ -285,7 +292,7 @@ public final class HttpListener implements AutoCloseable {
 
   /** Returns the bound address. */
   public InetSocketAddress address() {
-    return (InetSocketAddress) server.localAddress();
+    return address;
   }
 
   /**
@@ -301,7 +308,7 @@ public final class HttpListener implements AutoCloseable {
     }
     server.close().awaitUninterruptibly();
     try {
-      var drained = inFlight.drain();
+      CompletableFuture<Void> drained = inFlight.drain();
       for (Channel connection : connections) {
         connection.pipeline().fireUserEventTriggered(RequestDeadlines.DRAIN);
       }
@@ -309,7 +316,11 @@ public final class HttpListener implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (TimeoutException | ExecutionException e) {
-      // the grace is over: what is still in flight is cut below
+      LOG.info(
+          "HTTP listener on port {} cuts {} requests still in flight after {} of grace",
+          port(),
+          inFlight.count(),
+          grace);
     } finally {
       connections.close();
       acceptor.shutdownGracefully(0, 0, TimeUnit.SECONDS);
