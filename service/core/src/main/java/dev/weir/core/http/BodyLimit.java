@@ -1,6 +1,5 @@
 package dev.weir.core.http;
 
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpMessage;
@@ -45,7 +44,6 @@ final class BodyLimit extends HttpObjectAggregator {
         oversized instanceof HttpRequest request
             ? refusal.apply(request)
             : HttpAnswer.error(413, 8, "request body too large");
-    ctx.writeAndFlush(NettyAnswers.response(answer, false))
-        .addListener(ChannelFutureListener.CLOSE);
+    LingeringClose.after(ctx.writeAndFlush(NettyAnswers.response(answer, false)));
   }
 }

@@ -1,6 +1,5 @@
 package dev.weir.core.http;
 
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
@@ -51,10 +50,8 @@ final class ConnectionLimit extends ChannelInboundHandlerAdapter {
       open.decrementAndGet();
       refused = true;
       onRefused.run();
-      ctx.channel().config().setAutoRead(false);
       if (plain) {
-        ctx.writeAndFlush(NettyAnswers.rawClosing(refusal))
-            .addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.after(ctx.writeAndFlush(NettyAnswers.rawClosing(refusal)));
       } else {
         ctx.close();
       }

@@ -63,6 +63,13 @@ public final class HttpListener implements AutoCloseable {
   /** gRPC {@code RESOURCE_EXHAUSTED}. */
   private static final int RESOURCE_EXHAUSTED = 8;
 
+  /**
+   * The most time {@link #stop} waits for the accepting thread to end, which is when the listening
+   * socket is really closed (the JDK closes a channel registered with a selector only once it is
+   * deregistered).
+   */
+  private static final long ACCEPTOR_STOP_MILLIS = 5000;
+
   /** The longest request line read, in bytes; longer is answered 414. */
   static final int MAX_INITIAL_LINE_BYTES = 8192;
 
@@ -307,6 +314,9 @@ public final class HttpListener implements AutoCloseable {
       return;
     }
     server.close().awaitUninterruptibly();
+    acceptor
+        .shutdownGracefully(0, 0, TimeUnit.SECONDS)
+        .awaitUninterruptibly(ACCEPTOR_STOP_MILLIS, TimeUnit.MILLISECONDS);
     try {
       CompletableFuture<Void> drained = inFlight.drain();
       for (Channel connection : connections) {
@@ -323,7 +333,6 @@ public final class HttpListener implements AutoCloseable {
           grace);
     } finally {
       connections.close();
-      acceptor.shutdownGracefully(0, 0, TimeUnit.SECONDS);
       workers.shutdownGracefully(0, 0, TimeUnit.SECONDS);
     }
   }

@@ -3,7 +3,6 @@ package dev.weir.core.http;
 import dev.weir.core.config.GoDurations;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpRequest;
@@ -178,9 +177,7 @@ final class RequestDeadlines {
                 "request body not complete within "
                     + GoDurations.format(settings.bodyTimeout())
                     + " of its head (WEIR_HTTP_BODY_TIMEOUT)");
-        ctx.channel()
-            .writeAndFlush(NettyAnswers.response(late, false))
-            .addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.after(ctx.channel().writeAndFlush(NettyAnswers.response(late, false)));
       }
       default -> ctx.close();
     }

@@ -5,6 +5,7 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderResult;
@@ -181,18 +182,21 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   private void write(
       ChannelHandlerContext ctx, HttpAnswer answer, boolean keepAlive, Runnable exit) {
     boolean keep = keepAlive && !inFlight.draining() && ctx.channel().isActive();
-    ctx.writeAndFlush(NettyAnswers.response(answer, keep))
-        .addListener(
-            future -> {
-              if (exit != null) {
-                exit.run();
-              }
-              if (!keep || !future.isSuccess()) {
-                ctx.close();
-              } else {
-                next(ctx);
-              }
-            });
+    ChannelFuture written = ctx.writeAndFlush(NettyAnswers.response(answer, keep));
+    written.addListener(
+        future -> {
+          if (exit != null) {
+            exit.run();
+          }
+          if (!future.isSuccess()) {
+            ctx.close();
+          } else if (keep) {
+            next(ctx);
+          }
+        });
+    if (!keep) {
+      LingeringClose.after(written);
+    }
   }
 
   private void next(ChannelHandlerContext ctx) {
