@@ -1,7 +1,7 @@
 package dev.weir.envoy;
 
-import com.sun.net.httpserver.HttpHandler;
 import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.http.HttpHandler;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;

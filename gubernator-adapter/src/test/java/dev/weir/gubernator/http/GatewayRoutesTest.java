@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.NodeHealth;
@@ -12,7 +11,7 @@ import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.metrics.HttpMetrics;
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -240,12 +239,18 @@ class GatewayRoutesTest {
   void getRateLimits_bodyOverCap_413() throws Exception {
     FakeRateLimitService service = new FakeRateLimitService();
     serve(service);
-    String body = "{\"requests\":[],\"pad\":\"" + "x".repeat(GatewayRoutes.MAX_BODY_BYTES) + "\"}";
+    String body =
+        "{\"requests\":[],\"pad\":\""
+            + "x".repeat(HttpSettings.defaults().maxBodyBytes())
+            + "\"}";
 
     HttpResponse<String> response = post("/v1/GetRateLimits", body);
 
     assertThat(response.statusCode()).isEqualTo(413);
-    assertThat(response.body()).contains("\"code\":8");
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":8,\"message\":\"request body is larger than the 4194304 bytes allowed"
+                + " (WEIR_HTTP_MAX_BODY_SIZE)\",\"details\":[]}");
     assertThat(service.calls).isEmpty();
   }
 
@@ -337,22 +342,18 @@ class GatewayRoutesTest {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            HttpMetrics.instrument(
-                BodyLimit.apply(new GatewayRoutes(service, service).routes(), 1024, metrics),
-                metrics,
-                clock),
-            null,
-            new HttpSettings(1, 1),
-            metrics);
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(new GatewayRoutes(service, service).routes())
+            .settings(HttpSettings.defaults().withThreads(1).withMaxInFlight(2))
+            .metrics(metrics, clock)
+            .start();
     CompletableFuture<HttpResponse<String>> working = postAsync(README_EXAMPLE);
     assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<HttpResponse<String>> waiting = postAsync(README_EXAMPLE);
     Await.until(
         Duration.ofSeconds(10),
-        () -> registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value() == 1.0,
-        "the second request is queued");
+        () -> registry.get(MicrometerMetrics.HTTP_IN_FLIGHT).gauge().value() == 2.0,
+        "the second request is in flight too");
 
     HttpResponse<String> live = get("/v1/LiveCheck");
     HttpResponse<String> health = get("/v1/HealthCheck");
@@ -365,6 +366,13 @@ class GatewayRoutesTest {
         .isEqualTo("{\"code\":14,\"message\":\"peer b:1 unreachable\",\"details\":[]}");
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.body()).contains("HTTP listener saturated");
+    assertThat(
+            registry
+                .get(MicrometerMetrics.REQUESTS_REFUSED)
+                .tag("reason", RefusalReason.HTTP_SATURATED.label())
+                .counter()
+                .count())
+        .isEqualTo(1.0);
     service.health = new HealthStatus(true, "", 1, "a:1", List.of("a:1"));
     assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
     pending.complete(

@@ -12,16 +12,15 @@ import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.GrpcServerMetrics;
-import dev.weir.core.metrics.HttpMetrics;
 import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
@@ -322,9 +321,6 @@ public final class WeirNode implements AutoCloseable {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
     }
-    routes =
-        HttpMetrics.instrument(
-            BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     HttpListener http = null;
     StatusListener status = null;
     try {
@@ -334,19 +330,14 @@ public final class WeirNode implements AutoCloseable {
         throw bindFailure(e, config, peerAddress);
       }
       try {
-        http =
-            HttpListener.start(
-                config.httpAddress().toBindAddress(),
-                routes,
-                tls == null ? null : tls.httpsConfigurator(),
-                ops.http(),
-                metrics);
+        http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
       } catch (BindException e) {
         throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
       }
       if (ops.statusAddress().isPresent()) {
         try {
-          status = StatusListener.start(ops.statusAddress().get(), health, registry, tls);
+          status =
+              StatusListener.start(ops.statusAddress().get(), health, registry, tls, ops.http());
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -416,6 +407,29 @@ public final class WeirNode implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("could not close {}: {}", resource, e.toString());
     }
+  }
+
+  /**
+   * Starts the HTTP listener at {@code address} serving {@code routes}, over HTTPS with {@code
+   * tls}'s identity and client-auth mode when it is not null, recording to {@code metrics}.
+   */
+  private static HttpListener startHttp(
+      HostPort address,
+      List<HttpRoute> routes,
+      TlsIdentity tls,
+      HttpSettings settings,
+      MicrometerMetrics metrics,
+      Clock clock)
+      throws IOException, GeneralSecurityException {
+    HttpListener.Builder listener =
+        HttpListener.builder(address.toBindAddress())
+            .routes(routes)
+            .settings(settings)
+            .metrics(metrics, clock);
+    if (tls != null) {
+      listener.tls(tls.httpsEngines());
+    }
+    return listener.start();
   }
 
   /** Returns the node's TLS identity, or null when TLS is off. */

@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -297,25 +296,6 @@ class MainTest {
           .as(config.toString())
           .doesNotThrowAnyException();
     }
-  }
-
-  @Test
-  void applyHttpServerDefaults_unset_maxReqTime30Seconds() {
-    Properties properties = new Properties();
-
-    Main.applyHttpServerDefaults(properties);
-
-    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("30");
-  }
-
-  @Test
-  void applyHttpServerDefaults_setByUser_kept() {
-    Properties properties = new Properties();
-    properties.setProperty("sun.net.httpserver.maxReqTime", "120");
-
-    Main.applyHttpServerDefaults(properties);
-
-    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("120");
   }
 
   @Test

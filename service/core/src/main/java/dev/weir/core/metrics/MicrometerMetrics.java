@@ -34,8 +34,11 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** HTTP requests by {@code route} and {@code status}. */
   public static final String HTTP_REQUESTS = "weir.http.requests";
 
-  /** HTTP requests waiting for a worker. */
-  public static final String HTTP_QUEUE = "weir.http.queue.length";
+  /** HTTP requests being answered. */
+  public static final String HTTP_IN_FLIGHT = "weir.http.in.flight";
+
+  /** HTTP connections open. */
+  public static final String HTTP_CONNECTIONS = "weir.http.connections";
 
   /** Rate-limit items answered, by {@code result}. */
   public static final String CHECKS = "weir.checks";
@@ -187,8 +190,13 @@ public final class MicrometerMetrics implements WeirMetrics {
   }
 
   @Override
-  public void watchHttpQueue(LongSupplier queued) {
-    gauge(HTTP_QUEUE, "HTTP requests waiting for a worker", queued);
+  public void watchHttpInFlight(LongSupplier inFlight) {
+    gauge(HTTP_IN_FLIGHT, "HTTP requests being answered", inFlight);
+  }
+
+  @Override
+  public void watchHttpConnections(LongSupplier open) {
+    gauge(HTTP_CONNECTIONS, "HTTP connections open", open);
   }
 
   @Override

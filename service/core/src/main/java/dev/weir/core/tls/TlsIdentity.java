@@ -6,16 +6,16 @@ import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedKeyManager;
@@ -183,31 +183,32 @@ public final class TlsIdentity {
     return context;
   }
 
-  /** Returns the configurator of the HTTPS listener: protocols and client authentication. */
-  public HttpsConfigurator httpsConfigurator() throws GeneralSecurityException {
-    return httpsConfigurator(settings.clientAuth());
+  /** Returns the engines of the HTTPS listener: protocols and client authentication as set. */
+  public Supplier<SSLEngine> httpsEngines() throws GeneralSecurityException {
+    return httpsEngines(settings.clientAuth());
   }
 
   /**
-   * Returns the configurator of an HTTPS listener with this identity and protocols that asks
-   * clients for certificates as {@code clientAuth} says, whatever {@code WEIR_TLS_CLIENT_AUTH} is:
-   * the status listener uses {@link ClientAuth#NONE}.
+   * Returns a supplier of server-mode engines with this identity and protocols, one per HTTPS
+   * connection, that ask clients for certificates as {@code clientAuth} says, whatever {@code
+   * WEIR_TLS_CLIENT_AUTH} is: the status listener uses {@link ClientAuth#NONE}. Each engine reads
+   * the certificate and CAs in use when its handshake runs, so a reload reaches new connections.
    */
-  public HttpsConfigurator httpsConfigurator(ClientAuth clientAuth)
-      throws GeneralSecurityException {
+  public Supplier<SSLEngine> httpsEngines(ClientAuth clientAuth) throws GeneralSecurityException {
     SSLContext context = sslContext();
-    return new HttpsConfigurator(context) {
-      @Override
-      public void configure(HttpsParameters params) {
-        SSLParameters parameters = context.getDefaultSSLParameters();
-        parameters.setProtocols(settings.protocols());
-        switch (clientAuth) {
-          case NONE -> parameters.setWantClientAuth(false);
-          case REQUEST -> parameters.setWantClientAuth(true);
-          case REQUIRE_AND_VERIFY -> parameters.setNeedClientAuth(true);
-        }
-        params.setSSLParameters(parameters);
+    String[] protocols = settings.protocols();
+    return () -> {
+      SSLEngine engine = context.createSSLEngine();
+      engine.setUseClientMode(false);
+      SSLParameters parameters = context.getDefaultSSLParameters();
+      parameters.setProtocols(protocols);
+      switch (clientAuth) {
+        case NONE -> parameters.setWantClientAuth(false);
+        case REQUEST -> parameters.setWantClientAuth(true);
+        case REQUIRE_AND_VERIFY -> parameters.setNeedClientAuth(true);
       }
+      engine.setSSLParameters(parameters);
+      return engine;
     };
   }
 
