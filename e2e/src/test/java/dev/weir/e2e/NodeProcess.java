@@ -1,8 +1,7 @@
 package dev.weir.e2e;
 
+import dev.weir.core.testkit.FreePorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,11 +104,9 @@ final class NodeProcess implements AutoCloseable {
     return String.join(",", entries);
   }
 
-  /** Returns a loopback port that was free a moment ago. */
+  /** Returns a loopback port that was free a moment ago; see {@link FreePorts}. */
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
+    return FreePorts.next();
   }
 
   /** Polls {@code GET /v1/HealthCheck} until it answers 200; fails if the process exits first. */
