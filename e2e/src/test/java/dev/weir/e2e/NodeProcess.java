@@ -60,6 +60,7 @@ final class NodeProcess implements AutoCloseable {
       throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(TestJvm.FLAGS);
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));
