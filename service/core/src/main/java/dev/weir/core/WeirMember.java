@@ -133,7 +133,7 @@ public final class WeirMember implements RateLimiter {
 
   @Override
   public HealthStatus health() {
-    return cluster.service().health();
+    return cluster.nodeHealth().health();
   }
 
   /**
@@ -168,10 +168,11 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Leaves the cluster but keeps the gRPC server up: sends queued GLOBAL hits, tells the other
-   * members this one is leaving and hands every bucket to its next owner, waiting up to the leave
-   * wait for each step. For composition roots that stop other listeners before {@link #close()};
-   * calling it again, or {@code close()} after it, does not leave twice.
+   * Leaves the cluster but keeps the gRPC server and the peer clients up: sends queued GLOBAL hits,
+   * tells the other members this one is leaving and hands every bucket to its next owner, waiting up
+   * to the leave wait for each step; calls still arriving are forwarded to the next owners. For
+   * composition roots that stop other listeners before {@link #close()}; calling it again, or {@code
+   * close()} after it, does not leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {
@@ -187,8 +188,8 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Leaves the cluster (see {@link #leave()}), stops the gRPC server (up to 5 s for calls in
-   * flight), the timers and the discovery. Later checks fail with {@link IllegalStateException}.
-   * Calling it again does nothing.
+   * flight), the peer clients, the timers and the discovery. Later checks fail with {@link
+   * IllegalStateException}. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -197,8 +198,8 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
-   * calls in flight before cancelling them. After {@link #stopServer} it only releases the timers
-   * and the discovery.
+   * calls in flight before cancelling them, then closing the peer clients. After {@link
+   * #stopServer} it only releases the peer clients, the timers and the discovery.
    */
   public synchronized void close(Duration serverGrace) {
     if (state == State.CLOSED) {
@@ -209,6 +210,7 @@ public final class WeirMember implements RateLimiter {
     if (server != null) {
       stopGracefully(server, serverGrace);
     }
+    cluster.close();
     scheduler.close();
     closeDiscovery();
   }

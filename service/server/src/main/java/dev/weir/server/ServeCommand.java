@@ -90,7 +90,7 @@ final class ServeCommand implements Command {
                 "weir-shutdown"));
     LOG.info(
         "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
-            + " peers={} handoff={} settings: {}",
+            + " peers={} handoff={} peer_failure_mode={} settings: {}",
         config.describe(),
         ops.statusAddress().map(Object::toString).orElse("off"),
         node.grpcPort(),
@@ -98,6 +98,7 @@ final class ServeCommand implements Command {
         node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off",
         node.cluster().membership().ring().peers(),
         cluster.handoff(),
+        cluster.peerFailureMode().value(),
         EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;

@@ -13,6 +13,9 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.health.ConfigComponent;
+import dev.weir.core.health.DrainingComponent;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputGuard;
 import dev.weir.core.limiter.RateLimitService;
@@ -62,7 +65,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway) and, when
+ * {@code grpc.health.v1}, server reflection), its HTTP listener (the JSON gateway and {@code GET
+ * /readyz}) and, when
  * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it
  * with {@link #builder}; {@link #close} stops the listeners gracefully.
  *
@@ -89,7 +93,9 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
-  private final DrainingHealth health;
+  private final HealthChecker health;
+  private final DrainingComponent draining;
+  private final ConfigComponent config;
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
@@ -107,7 +113,9 @@ public final class WeirNode implements AutoCloseable {
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
       RateLimitService service,
-      DrainingHealth health,
+      HealthChecker health,
+      DrainingComponent draining,
+      ConfigComponent config,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
@@ -115,6 +123,8 @@ public final class WeirNode implements AutoCloseable {
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.health = health;
+    this.draining = draining;
+    this.config = config;
     this.ops = ops;
     this.registry = registry;
     this.jvmMetrics = new JvmMetrics(registry);
@@ -264,7 +274,10 @@ public final class WeirNode implements AutoCloseable {
             .peerCredentials(peerCredentials)
             .build();
     ClusterMetrics.watch(member.cluster(), metrics);
-    DrainingHealth health = new DrainingHealth(member.cluster().service());
+    HealthChecker health = member.cluster().health();
+    DrainingComponent draining = new DrainingComponent();
+    health.add(draining);
+    NodeHealth nodeHealth = member.cluster().nodeHealth();
     RateLimitService metered = new MeteredRateLimitService(member.service(), metrics);
     RateLimitService service = new InputGuard(metered, ops.limits(), metrics);
     EnvoyAdapter envoyAdapter = null;
@@ -279,8 +292,14 @@ public final class WeirNode implements AutoCloseable {
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(new V1Service(service, health));
-    List<HttpRoute> routes = httpRoutes(service, health);
+    ConfigComponent configHealth = null;
+    if (envoyAdapter != null) {
+      configHealth = new ConfigComponent();
+      health.add(configHealth);
+    }
+    grpcBuilder.addService(new V1Service(service, nodeHealth));
+    List<HttpRoute> routes = httpRoutes(service, nodeHealth);
+    routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
@@ -312,7 +331,8 @@ public final class WeirNode implements AutoCloseable {
       }
       if (ops.statusAddress().isPresent()) {
         try {
-          status = StatusListener.start(ops.statusAddress().get(), health, registry, tls);
+          status =
+              StatusListener.start(ops.statusAddress().get(), nodeHealth, health, registry, tls);
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -346,6 +366,8 @@ public final class WeirNode implements AutoCloseable {
             envoyAdapter,
             service,
             health,
+            draining,
+            configHealth,
             ops,
             registry,
             tls);
@@ -410,11 +432,11 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health.
+   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from
+   * readiness: a peer's trouble does not make it {@code NOT_SERVING}.
    */
   void refreshHealth() {
-    ServingStatus status =
-        health.health().healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
   }
@@ -506,14 +528,31 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
-   * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
-   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
-   * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
-   * listeners stop taking new calls at once and wait, side by side, up to {@code
-   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
-   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the cluster's
-   * timers and discovery stop only then, so the calls that drain are answered. So it takes at
+   * Returns the node's health components (discovery, peers, draining and, serving Envoy, config);
+   * readiness is {@link HealthChecker#ready()}.
+   */
+  public HealthChecker health() {
+    return health;
+  }
+
+  /**
+   * Returns the {@code config} health component when the node serves Envoy, so that whatever learns
+   * the descriptor config is gone can fail readiness; empty otherwise.
+   */
+  public Optional<ConfigComponent> configHealth() {
+    return Optional.ofNullable(config);
+  }
+
+  /**
+   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING, {@code GET /readyz}
+   * answers 503 and {@code HealthCheck} (on the HTTP and status listeners) answers unhealthy
+   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}.
+   * Then the node leaves the cluster (with hand-off on, every bucket goes to its next owner while
+   * the listeners still answer), and all listeners stop taking new calls at once and wait, side by
+   * side, up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which
+   * answers only probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are
+   * cancelled; the peer clients, the cluster's timers and discovery stop only then, so the calls
+   * that drain are answered (forwarded to the next owners). So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
@@ -526,7 +565,7 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
-    health.startDraining();
+    draining.start();
     grpcHealth.enterTerminalState();
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {

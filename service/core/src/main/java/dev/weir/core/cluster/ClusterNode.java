@@ -5,10 +5,15 @@ import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeerLiveness;
+import dev.weir.core.cluster.peer.PeerProber;
+import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
@@ -21,6 +26,7 @@ import io.grpc.InsecureChannelCredentials;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -29,10 +35,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One cluster member: the ring, the peer clients, the GLOBAL queues, hand-off and the request path,
- * wired together over this node's store. The composition root serves {@link #peersService()} on the
- * gRPC port, hands {@link #service()} to the front doors and feeds discovery's peer sets to {@link
- * #membership()}.
+ * One cluster member: the ring, the peer clients and their liveness, the GLOBAL queues, hand-off,
+ * the request path and the member's health, wired together over this node's store. The composition
+ * root serves {@link #peersService()} on the gRPC port, hands {@link #service()} to the front doors,
+ * feeds discovery's peer sets to {@link #membership()} and adds its own components (draining,
+ * config) to {@link #health()}.
+ *
+ * <p>A peer found down ({@link PeerLiveness}) leaves the ring with {@link PeerFailureMode#REROUTE}
+ * (its keys go to their next owner, and are handed back when it answers again) or stays on it with
+ * {@link PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -56,6 +67,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HandOff handOff;
   private final ClusterRateLimitService service;
   private final PeersService peersService;
+  private final PeerLiveness liveness;
+  private final PeerProber prober;
+  private final DiscoveryComponent discoveryHealth;
+  private final HealthChecker health;
+  private final ClusterHealth clusterHealth;
   private volatile boolean closed;
 
   /**
@@ -67,7 +83,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * @param local evaluates requests against {@code store}
    * @param scheduler runs batching and GLOBAL timers
    * @param clock the time
-   * @param discovery reports degraded membership in health (may be null)
+   * @param discovery reports a degraded source in health (may be null)
    */
   public ClusterNode(
       String self,
@@ -96,14 +112,34 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
+    this.liveness = new PeerLiveness(clock);
+    boolean reroute = settings.peerFailureMode() == PeerFailureMode.REROUTE;
     this.membership =
         new Membership(
             HashRing.of(List.of(), settings.replicas(), settings.hash()),
             self,
             clock,
             scheduler,
-            DEPARTED_TTL);
-    this.peers = new PeerClientPool(settings.peerClientSettings(), scheduler, clock, peerCredentials);
+            DEPARTED_TTL,
+            reroute ? liveness::down : Set::of);
+    liveness.addListener(new RingRefresh());
+    this.peers =
+        new PeerClientPool(
+            settings.peerClientSettings(),
+            scheduler,
+            clock,
+            peerCredentials,
+            liveness,
+            settings.peerFailureMode());
+    this.prober =
+        new PeerProber(
+            liveness,
+            peers,
+            membership::members,
+            scheduler,
+            PeerProber.INTERVAL,
+            settings.batchTimeout());
+    liveness.addListener(prober);
     this.global =
         new GlobalManager(
             self,
@@ -117,15 +153,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             settings.globalBatchLimit(),
             settings.globalTimeout());
     this.handOff = new HandOff(self, store, peers, clock, handOffWait());
-    this.service =
-        new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
+    this.service = new ClusterRateLimitService(self, membership::ring, local, peers, global, clock);
     this.peersService = new PeersService(this);
+    this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
+    this.health =
+        new HealthChecker()
+            .add(discoveryHealth)
+            .add(new PeersComponent(liveness, membership::members));
+    this.clusterHealth = new ClusterHealth(self, membership, health);
     membership.addListener(
         (before, after) -> {
-          peers.retain(after.peers());
+          peers.retain(membership.members());
           peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
         });
-    membership.addListener(service::ringChanged);
+    membership.addListener(discoveryHealth);
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
     }
@@ -149,6 +190,29 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the membership that discovery feeds with peer sets. */
   public Membership membership() {
     return membership;
+  }
+
+  /**
+   * Returns the member's health components (discovery, peers), to which the composition root adds
+   * its own; readiness and gRPC health read {@link HealthChecker#ready()}.
+   */
+  public HealthChecker health() {
+    return health;
+  }
+
+  /** Returns the member's health as Gubernator's {@code HealthCheck} reports it. */
+  public ClusterHealth nodeHealth() {
+    return clusterHealth;
+  }
+
+  /** Returns the {@code discovery} health component (whether this node has joined). */
+  public DiscoveryComponent discoveryHealth() {
+    return discoveryHealth;
+  }
+
+  /** Returns what this node knows of each peer's liveness. */
+  public PeerLiveness liveness() {
+    return liveness;
   }
 
   /** Returns the GLOBAL queues (tests flush them explicitly). */
@@ -216,15 +280,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Takes {@code address} off the ring ({@code leaving}) or puts it back, and answers once the buckets
-   * that moved because of it have been handed over, so a returning node has its counts back before
-   * its {@link #join} completes.
+   * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again) or puts
+   * it back (its notice is an answer), and answers once the buckets that moved because of it have
+   * been handed over, so a returning node has its counts back before its {@link #join} completes.
    */
   @Override
   public void announce(String address, boolean leaving) {
     if (leaving) {
+      liveness.left(address);
       membership.departed(address);
     } else {
+      liveness.answered(address);
       membership.returned(address);
     }
     await(handOff.pending(), handOffWait(), "hand-off to " + address);
@@ -240,7 +306,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
    */
   public void join(PeerDiscovery discovery) throws Exception {
-    discovery.start(membership);
+    discovery.start(
+        discovered -> {
+          membership.accept(discovered);
+          liveness.retain(discovered);
+        });
     if (settings.handoff()) {
       List<CompletableFuture<Void>> copies = new ArrayList<>();
       for (String peer : membership.ring().peers()) {
@@ -300,8 +370,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * next owners (keeping them and answering meanwhile), tells every other peer this node is leaving,
    * then takes itself off its own ring (so what changed since the copies goes to the next owners and
    * later requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
-   * hits and broadcasts queued meanwhile (requests keep arriving until the listeners stop) and closes
-   * the peer clients. GLOBAL hits queued after that are dropped with a logged error.
+   * hits and broadcasts queued meanwhile. The peer clients stay open, so the calls that keep
+   * arriving until the listeners stop are forwarded to the next owners: {@link #close()} closes them
+   * once the listeners have drained. GLOBAL hits queued after the final flush are dropped with a
+   * logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
@@ -317,7 +389,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       await(handOff.pending(), wait, "hand-off on shutdown");
     }
     await(global.flush(), wait, "final GLOBAL flush");
-    peers.close();
   }
 
   private void announceToAll(boolean leaving, Duration wait) {
@@ -343,9 +414,35 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
   }
 
-  /** Leaves the cluster, waiting up to four batch timeouts for the hand-off. */
+  /**
+   * Leaves the cluster if it has not yet (waiting up to four batch timeouts for the hand-off), stops
+   * probing and closes the peer clients: call it once nothing calls {@link #service()} any more.
+   */
   @Override
   public void close() {
     leave(handOffWait());
+    prober.close();
+    peers.close();
+  }
+
+  /** Rebuilds the ring when a peer goes down or comes back, and logs it. */
+  private final class RingRefresh implements PeerLiveness.Listener {
+    @Override
+    public void peerDown(String peer, String reason) {
+      LOG.warn(
+          "peer {} is down, {}: {}",
+          peer,
+          settings.peerFailureMode() == PeerFailureMode.REROUTE
+              ? "its keys go to their next owner until it answers"
+              : "its keys fail until it answers (WEIR_PEER_FAILURE_MODE=fail)",
+          reason);
+      membership.refresh();
+    }
+
+    @Override
+    public void peerUp(String peer, Duration downFor) {
+      LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
+      membership.refresh();
+    }
   }
 }

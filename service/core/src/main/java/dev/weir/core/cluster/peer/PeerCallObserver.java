@@ -1,0 +1,27 @@
+package dev.weir.core.cluster.peer;
+
+/**
+ * Hears how the calls to a peer end and what its channel's connection does; a {@link PeerClient}
+ * reports to one, {@link PeerLiveness} is the one that decides from it.
+ */
+public interface PeerCallObserver {
+
+  /** An observer that ignores everything. */
+  PeerCallObserver NONE = new PeerCallObserver() {};
+
+  /** A call to {@code peer} succeeded. */
+  default void answered(String peer) {}
+
+  /**
+   * A call to {@code peer} got no answer ({@code UNAVAILABLE} or {@code DEADLINE_EXCEEDED}), with
+   * {@code error} naming the peer and the status; {@code connected} tells whether the channel had
+   * a working connection to it at that moment.
+   */
+  default void notAnswering(String peer, String error, boolean connected) {}
+
+  /** {@code peer} answered a call with an error status, {@code error} naming the peer and the status. */
+  default void answeredWithError(String peer, String error) {}
+
+  /** The channel to {@code peer} failed to connect, {@code reason} saying so. */
+  default void unreachable(String peer, String reason) {}
+}

@@ -1,0 +1,130 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.testkit.FakeClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PeerLivenessTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final PeerLiveness liveness = new PeerLiveness(clock);
+  private final List<String> events = new ArrayList<>();
+
+  {
+    liveness.addListener(
+        new PeerLiveness.Listener() {
+          @Override
+          public void peerDown(String peer, String reason) {
+            events.add("down " + peer + " " + reason + " " + liveness.down());
+          }
+
+          @Override
+          public void peerUp(String peer, Duration downFor) {
+            events.add("up " + peer + " after " + downFor.toMillis() + " ms " + liveness.down());
+          }
+        });
+  }
+
+  @Test
+  void notAnswering_overAWorkingConnection_downOnlyAtTheThirdInARow() {
+    liveness.notAnswering("b:1", "timeout 1", true);
+    liveness.notAnswering("b:1", "timeout 2", true);
+    boolean downAfterTwo = liveness.isDown("b:1");
+
+    liveness.notAnswering("b:1", "timeout 3", true);
+
+    assertThat(downAfterTwo).isFalse();
+    assertThat(liveness.isDown("b:1")).isTrue();
+    assertThat(events).containsExactly("down b:1 timeout 3 [b:1]");
+  }
+
+  @Test
+  void notAnswering_successInBetween_countStartsOver() {
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.answered("b:1");
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", true);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void notAnswering_withoutAConnection_downAtOnce() {
+    liveness.notAnswering("b:1", "UNAVAILABLE: Connection refused", false);
+
+    assertThat(liveness.down()).containsExactly("b:1");
+    assertThat(liveness.downReason("b:1")).isEqualTo("UNAVAILABLE: Connection refused");
+  }
+
+  @Test
+  void answered_downPeer_upWithItsOutageAndErrorCleared() {
+    liveness.unreachable("b:1", "cannot connect");
+    clock.advance(Duration.ofMillis(1500));
+
+    liveness.answered("b:1");
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(liveness.troubled()).isEmpty();
+    assertThat(events).containsExactly("down b:1 cannot connect [b:1]", "up b:1 after 1500 ms []");
+  }
+
+  @Test
+  void answeredWithError_upPeer_staysUpAndReportsTheErrorUntilNextSuccess() {
+    liveness.answeredWithError("b:1", "INTERNAL: boom");
+    List<PeerLiveness.PeerState> withError = liveness.troubled();
+
+    liveness.answered("b:1");
+
+    assertThat(withError)
+        .containsExactly(new PeerLiveness.PeerState("b:1", true, "INTERNAL: boom", Duration.ZERO));
+    assertThat(liveness.troubled()).isEmpty();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void answeredWithError_betweenTimeouts_countStartsOver() {
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.answeredWithError("b:1", "INTERNAL: boom");
+    liveness.notAnswering("b:1", "timeout", true);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+  }
+
+  @Test
+  void troubled_downPeer_reportsHowLongAndWhy() {
+    liveness.left("b:1");
+    clock.advance(Duration.ofSeconds(4));
+
+    assertThat(liveness.troubled())
+        .containsExactly(
+            new PeerLiveness.PeerState("b:1", false, PeerLiveness.LEFT, Duration.ofSeconds(4)));
+  }
+
+  @Test
+  void unreachable_alreadyDown_notToldTwiceAndReasonKept() {
+    liveness.unreachable("b:1", "first");
+    liveness.unreachable("b:1", "second");
+    liveness.notAnswering("b:1", "third", false);
+
+    assertThat(events).hasSize(1);
+    assertThat(liveness.downReason("b:1")).isEqualTo("first");
+  }
+
+  @Test
+  void retain_forgetsPeersDiscoveryDropped() {
+    liveness.unreachable("b:1", "gone");
+    liveness.unreachable("c:1", "gone");
+
+    liveness.retain(Set.of("a:1", "c:1"));
+
+    assertThat(liveness.down()).containsExactly("c:1");
+  }
+}
