@@ -73,6 +73,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
   private volatile boolean closed;
+  private volatile boolean serving;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -287,8 +288,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public void announce(String address, boolean leaving) {
     if (leaving) {
-      liveness.left(address);
       membership.departed(address);
+      liveness.left(address);
     } else {
       liveness.answered(address);
       membership.returned(address);
@@ -304,6 +305,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
    * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
    * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
+   * Only then is it {@linkplain #serving() serving}: a peer that found it down brings it back on its
+   * return notice or on a probe answered from then on, never while it is still copying.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(
@@ -333,6 +336,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           returnNoticeDeadline(),
           "join notice");
     }
+    serving = !closed;
+  }
+
+  /** Returns whether this node has joined and not left: peers' probes are answered only then. */
+  @Override
+  public boolean serving() {
+    return serving;
   }
 
   // Completes when this attempt ended; a failed attempt schedules the next one after backoff.
@@ -380,6 +390,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return;
     }
     closed = true;
+    serving = false;
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();

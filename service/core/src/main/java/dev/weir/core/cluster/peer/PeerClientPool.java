@@ -157,10 +157,16 @@ public final class PeerClientPool implements AutoCloseable {
   /**
    * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
    * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
-   * that left.
+   * that left, and their calls still in flight no longer report to the liveness (a late answer
+   * from a peer that left must not count as its return).
    */
   public void retain(Collection<String> current) {
-    remove(current).forEach(PeerClient::abandon);
+    remove(current)
+        .forEach(
+            client -> {
+              client.observe(PeerCallObserver.NONE);
+              client.abandon();
+            });
   }
 
   private List<PeerClient> remove(Collection<String> current) {

@@ -21,7 +21,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * connection (refused, reset, or not established within the call's deadline) or when its channel
  * reports a failed connection; while the connection is up it goes down after {@link
  * #FAILURES_TO_DOWN} consecutive calls without an answer (a hung process, a long pause), so one slow
- * call alone does not move its keys. A peer that announced it is leaving is down as well, so that it
+ * call alone does not move its keys, except within {@link #PROBATION} of its coming back: a peer
+ * that just returned (a cold JVM still taking its buckets back) goes down again at its first
+ * unanswered call, whose items are then routed to the next owner instead of failing. A peer that
+ * announced it is leaving is down as well, so that it
  * comes back only by answering (its return notice, a call or a probe), never by a timer. Any
  * successful call brings the peer up and clears its error. A call the peer answered with an error
  * status is kept as its error until the next success and changes nothing else. Peers never heard of
@@ -32,6 +35,9 @@ public final class PeerLiveness implements PeerCallObserver {
 
   /** How many consecutive calls over a working connection must go unanswered to take a peer down. */
   public static final int FAILURES_TO_DOWN = 3;
+
+  /** How long after coming back a peer goes down again at its first unanswered call. */
+  public static final Duration PROBATION = Duration.ofSeconds(10);
 
   /** The reason a peer that announced it is leaving is down. */
   public static final String LEFT = "announced it is leaving";
@@ -59,6 +65,7 @@ public final class PeerLiveness implements PeerCallObserver {
 
   private final Clock clock;
   private final Map<String, Entry> peers = new HashMap<>();
+  private final Map<String, Long> cameBack = new HashMap<>();
   private volatile Set<String> down = Set.of();
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
@@ -80,7 +87,9 @@ public final class PeerLiveness implements PeerCallObserver {
       if (e == null || !e.down) {
         return;
       }
-      downFor = Duration.ofNanos(clock.monotonicNanos() - e.downSince);
+      long now = clock.monotonicNanos();
+      downFor = Duration.ofNanos(now - e.downSince);
+      cameBack.put(peer, now);
       publishDown();
     }
     listeners.forEach(l -> l.peerUp(peer, downFor));
@@ -96,7 +105,7 @@ public final class PeerLiveness implements PeerCallObserver {
       }
       e.error = error;
       e.failures++;
-      wentDown = !connected || e.failures >= FAILURES_TO_DOWN;
+      wentDown = !connected || e.failures >= FAILURES_TO_DOWN || onProbation(peer);
       if (wentDown) {
         goDown(e);
       }
@@ -141,7 +150,9 @@ public final class PeerLiveness implements PeerCallObserver {
 
   /** Forgets every peer not in {@code current}: a peer discovery dropped is up if it comes back. */
   public synchronized void retain(Collection<String> current) {
-    if (peers.keySet().retainAll(new HashSet<>(current))) {
+    Set<String> kept = new HashSet<>(current);
+    cameBack.keySet().retainAll(kept);
+    if (peers.keySet().retainAll(kept)) {
       publishDown();
     }
   }
@@ -176,6 +187,12 @@ public final class PeerLiveness implements PeerCallObserver {
                         e.error,
                         e.down ? Duration.ofNanos(now - e.downSince) : Duration.ZERO)));
     return out;
+  }
+
+  // Called under the lock.
+  private boolean onProbation(String peer) {
+    Long back = cameBack.get(peer);
+    return back != null && clock.monotonicNanos() - back < PROBATION.toNanos();
   }
 
   private void goDown(Entry e) {

@@ -16,8 +16,16 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 
-/** The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler}. */
+/**
+ * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler}. An empty
+ * {@code GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
+ * PeerHandler#serving() serving}.
+ */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
+
+  /** The message of the {@code UNAVAILABLE} answer to a probe of a node that is not serving. */
+  public static final String NOT_SERVING =
+      "this node is not serving as a cluster member (joining or leaving)";
 
   /** The message of the {@code OUT_OF_RANGE} error for a peer call with too many items. */
   public static final String TOO_LARGE =
@@ -35,6 +43,10 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
       observer.onError(Status.OUT_OF_RANGE.withDescription(TOO_LARGE).asRuntimeException());
+      return;
+    }
+    if (request.getRequestsCount() == 0 && !handler.serving()) {
+      observer.onError(Status.UNAVAILABLE.withDescription(NOT_SERVING).asRuntimeException());
       return;
     }
     try {

@@ -56,6 +56,29 @@ class PeerLivenessTest {
   }
 
   @Test
+  void notAnswering_soonAfterComingBack_downAtTheFirst() {
+    liveness.unreachable("b:1", "refused");
+    liveness.answered("b:1");
+    clock.advance(PeerLiveness.PROBATION.minusMillis(1));
+
+    liveness.notAnswering("b:1", "timeout", true);
+
+    assertThat(liveness.isDown("b:1")).isTrue();
+  }
+
+  @Test
+  void notAnswering_probationOver_downOnlyAtTheThird() {
+    liveness.unreachable("b:1", "refused");
+    liveness.answered("b:1");
+    clock.advance(PeerLiveness.PROBATION);
+
+    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", true);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+  }
+
+  @Test
   void notAnswering_withoutAConnection_downAtOnce() {
     liveness.notAnswering("b:1", "UNAVAILABLE: Connection refused", false);
 
