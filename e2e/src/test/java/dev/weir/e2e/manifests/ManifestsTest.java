@@ -113,7 +113,7 @@ class ManifestsTest {
 
     assertThat(d.getSpec().getReplicas()).isEqualTo(3);
     assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
-    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v1/HealthCheck");
+    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
     assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
     assertThat(env).containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051").containsEntry("WEIR_HTTP_ADDRESS", "0.0.0.0:1050");
