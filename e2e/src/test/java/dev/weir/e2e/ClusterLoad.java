@@ -98,7 +98,7 @@ final class ClusterLoad implements AutoCloseable {
     }
   }
 
-  /** Sends the limited item of each call from now on to one of {@code keys} keys named {@code prefix}. */
+  /** Sends each call's limited item from now on to one of {@code keys} keys {@code prefix}-n. */
   void limitedKeys(String prefix, int keys, long keyLimit) {
     this.limit = keyLimit;
     this.limitedKeys = keys;
@@ -177,7 +177,7 @@ final class ClusterLoad implements AutoCloseable {
       }
       next = Math.max(next + periodNanos, System.nanoTime() - periodNanos);
       String prefix = limitedPrefix;
-      String limitedKey = prefix + "-" + ThreadLocalRandom.current().nextInt(limitedKeys);
+      String limitedKey = prefix + "-" + spread(ThreadLocalRandom.current().nextInt(limitedKeys));
       send(request(limitedKey, limit), limitedKey);
     }
   }
@@ -237,6 +237,14 @@ final class ClusterLoad implements AutoCloseable {
     outcomes.add(new Outcome(sent, node, ITEMS_PER_CALL - failed, failed));
   }
 
+  /**
+   * Returns a key for number {@code i} that differs from its neighbours in its first characters:
+   * FNV-1a, the ring's hash, puts keys that differ only at the end close together on the ring.
+   */
+  private static String spread(int i) {
+    return Integer.toHexString((i + 1) * 0x9E3779B9) + "-" + i;
+  }
+
   private static GetRateLimitsReq request(String limitedKey, long limit) {
     GetRateLimitsReq.Builder req = GetRateLimitsReq.newBuilder();
     ThreadLocalRandom random = ThreadLocalRandom.current();
@@ -244,7 +252,7 @@ final class ClusterLoad implements AutoCloseable {
       req.addRequests(
           RateLimitReq.newBuilder()
               .setName("load")
-              .setUniqueKey("spread-" + random.nextInt(SPREAD_KEYS))
+              .setUniqueKey(spread(random.nextInt(SPREAD_KEYS)))
               .setHits(1)
               .setLimit(1_000_000)
               .setDuration(60_000));

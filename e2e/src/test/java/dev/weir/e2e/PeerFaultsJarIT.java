@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
 class PeerFaultsJarIT {
 
   private static final int NODES = 3;
-  private static final long LIMIT = 20;
-  private static final int LIMITED_KEYS = 30;
+  private static final long LIMIT = 10;
+  private static final int LIMITED_KEYS = 20;
   private static final Duration GRACE = Duration.ofSeconds(2);
   private static final Duration WARM_UP = Duration.ofSeconds(4);
   private static final Duration OUTAGE = Duration.ofSeconds(4);
@@ -55,6 +55,7 @@ class PeerFaultsJarIT {
   /** What one event did to the decisions, the limits and the other nodes' readiness. */
   private record EventReport(
       String event,
+      double seconds,
       long decisions,
       long failed,
       long afterEvent,
@@ -82,11 +83,14 @@ class PeerFaultsJarIT {
     String line() {
       return String.format(
           Locale.ROOT,
-          "%-22s decisions %6d, failed %4d | from +2s after the event: %6d, failed %4d (%.3f %%)"
+          "%-18s %4.1fs, %4.0f decisions/s, %6d in all, failed %3d"
+              + " | from +2s after the event: %6d, failed %4d (%.3f %%)"
               + " | from +2s after the return (+%.1fs): %6d, failed %4d (%.3f %%) | over-admitted"
               + " %4d, %d of them by the return (limit %d x %d keys) | survivors not ready %d of %d"
               + " checks",
           event,
+          seconds,
+          decisions / seconds,
           decisions,
           failed,
           afterEvent,
@@ -116,7 +120,7 @@ class PeerFaultsJarIT {
   @Test
   void faults_killPauseTerminate_survivorsAnswerAndStayReady() throws Exception {
     startCluster();
-    load = new ClusterLoad(List.of(grpcPorts[0], grpcPorts[1], grpcPorts[2]), 6, 300);
+    load = new ClusterLoad(List.of(grpcPorts[0], grpcPorts[1], grpcPorts[2]), 16, 300);
     load.start();
 
     List<EventReport> reports = new ArrayList<>();
@@ -281,6 +285,7 @@ class PeerFaultsJarIT {
     }
     return new EventReport(
         event,
+        (end - start) / 1e9,
         decisions,
         failed,
         afterEvent,

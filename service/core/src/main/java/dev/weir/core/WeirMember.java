@@ -169,10 +169,10 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Leaves the cluster but keeps the gRPC server and the peer clients up: sends queued GLOBAL hits,
-   * tells the other members this one is leaving and hands every bucket to its next owner, waiting up
-   * to the leave wait for each step; calls still arriving are forwarded to the next owners. For
-   * composition roots that stop other listeners before {@link #close()}; calling it again, or {@code
-   * close()} after it, does not leave twice.
+   * tells the other members this one is leaving and hands every bucket to its next owner, waiting
+   * up to the leave wait for each step; calls still arriving are forwarded to the next owners. For
+   * composition roots that stop other listeners before {@link #close()}; calling it again, or
+   * {@code close()} after it, does not leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {

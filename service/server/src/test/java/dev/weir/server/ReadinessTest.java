@@ -63,7 +63,9 @@ class ReadinessTest {
             "info");
     node =
         WeirNode.builder(config)
-            .cluster(ClusterSettings.defaults().withStaticPeers(List.of("127.0.0.1:" + grpcPort, ghost)))
+            .cluster(
+                ClusterSettings.defaults()
+                    .withStaticPeers(List.of("127.0.0.1:" + grpcPort, ghost)))
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
   }
@@ -72,18 +74,24 @@ class ReadinessTest {
   void peerNeverStarted_readyAndServingWhileHealthCheckReportsThePeer() throws Exception {
     startWithPeerThatNeverStarted();
     Await.until(
-        Duration.ofSeconds(5), () -> node.cluster().liveness().isDown(ghost), "the peer is found down");
+        Duration.ofSeconds(5),
+        () -> node.cluster().liveness().isDown(ghost),
+        "the peer is found down");
     node.refreshHealth();
 
     HttpResponse<String> ready = get("/readyz");
     HttpResponse<String> healthCheck = get("/v1/HealthCheck");
     ServingStatus grpcHealth =
-        HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance()).getStatus();
+        HealthGrpc.newBlockingStub(channel)
+            .check(HealthCheckRequest.getDefaultInstance())
+            .getStatus();
 
     assertThat(ready.statusCode()).isEqualTo(200);
     assertThat(ready.body())
         .startsWith("{\"ready\":true,\"components\":[")
-        .contains("{\"name\":\"discovery\",\"healthy\":true,\"gates_readiness\":true,\"message\":\"\"}")
+        .contains(
+            "{\"name\":\"discovery\",\"healthy\":true,\"gates_readiness\":true,"
+                + "\"message\":\"\"}")
         .contains("{\"name\":\"peers\",\"healthy\":false,\"gates_readiness\":false,")
         .contains("peer '" + ghost + "' is down");
     assertThat(grpcHealth).isEqualTo(ServingStatus.SERVING);
@@ -126,7 +134,9 @@ class ReadinessTest {
 
     assertThat(report)
         .startsWith("{\"ready\":false,")
-        .contains("{\"name\":\"draining\",\"healthy\":false,\"gates_readiness\":true,\"message\":\"shutting down\"}");
+        .contains(
+            "{\"name\":\"draining\",\"healthy\":false,\"gates_readiness\":true,"
+                + "\"message\":\"shutting down\"}");
   }
 
   private HttpResponse<String> get(String path) throws Exception {

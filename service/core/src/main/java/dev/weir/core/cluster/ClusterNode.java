@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One cluster member: the ring, the peer clients and their liveness, the GLOBAL queues, hand-off,
  * the request path and the member's health, wired together over this node's store. The composition
- * root serves {@link #peersService()} on the gRPC port, hands {@link #service()} to the front doors,
- * feeds discovery's peer sets to {@link #membership()} and adds its own components (draining,
- * config) to {@link #health()}.
+ * root serves {@link #peersService()} on the gRPC port, hands {@link #service()} to the front
+ * doors, feeds discovery's peer sets to {@link #membership()} and adds its own components
+ * (draining, config) to {@link #health()}.
  *
  * <p>A peer found down ({@link PeerLiveness}) leaves the ring with {@link PeerFailureMode#REROUTE}
  * (its keys go to their next owner, and are handed back when it answers again) or stays on it with
@@ -131,7 +131,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             peerCredentials,
             liveness,
-            settings.peerFailureMode());
+            reroute
+                ? peer -> false
+                : peer -> liveness.isDown(peer) && membership.members().contains(peer));
     this.prober =
         new PeerProber(
             liveness,
@@ -298,15 +300,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, first
-   * asks every other peer to copy it the buckets it will own (so it has the counts before any peer
-   * routes to it), then tells every peer it is back so that they hand its keys over and route to it.
-   * Each notice has a deadline longer
-   * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
-   * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
-   * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
-   * Only then is it {@linkplain #serving() serving}: a peer that found it down brings it back on its
-   * return notice or on a probe answered from then on, never while it is still copying.
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on,
+   * first asks every other peer to copy it the buckets it will own (so it has the counts before any
+   * peer routes to it), then tells every peer it is back so that they hand its keys over and route
+   * to it. Each notice has a deadline longer than the receiver's hand-off wait; join waits for the
+   * first attempt at each peer, and a peer that did not acknowledge is told again in the
+   * background, with doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF},
+   * until it acknowledges, leaves the ring, or this node leaves. Only then is it {@linkplain
+   * #serving() serving}: a peer that found it down brings it back on its return notice or on a
+   * probe answered from then on, never while it is still copying.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(
@@ -377,13 +379,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
-   * next owners (keeping them and answering meanwhile), tells every other peer this node is leaving,
-   * then takes itself off its own ring (so what changed since the copies goes to the next owners and
-   * later requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
-   * hits and broadcasts queued meanwhile. The peer clients stay open, so the calls that keep
-   * arriving until the listeners stop are forwarded to the next owners: {@link #close()} closes them
-   * once the listeners have drained. GLOBAL hits queued after the final flush are dropped with a
-   * logged error.
+   * next owners (keeping them and answering meanwhile), tells every other peer this node is
+   * leaving, then takes itself off its own ring (so what changed since the copies goes to the next
+   * owners and later requests are forwarded there), waiting at most {@code wait} for each step;
+   * then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay open, so the
+   * calls that keep arriving until the listeners stop are forwarded to the next owners: {@link
+   * #close()} closes them once the listeners have drained. GLOBAL hits queued after the final flush
+   * are dropped with a logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
@@ -426,8 +428,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Leaves the cluster if it has not yet (waiting up to four batch timeouts for the hand-off), stops
-   * probing and closes the peer clients: call it once nothing calls {@link #service()} any more.
+   * Leaves the cluster if it has not yet (waiting up to four batch timeouts for the hand-off),
+   * stops probing and closes the peer clients: call it once nothing calls {@link #service()} any
+   * more.
    */
   @Override
   public void close() {
@@ -453,6 +456,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     @Override
     public void peerUp(String peer, Duration downFor) {
       LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
+      membership.refresh();
+    }
+
+    @Override
+    public void stillDown(String peer) {
       membership.refresh();
     }
   }

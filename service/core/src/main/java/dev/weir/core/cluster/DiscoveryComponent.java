@@ -63,9 +63,9 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   }
 
   /**
-   * Notes that the ring became {@code after}: any change means discovery applied a peer list, so the
-   * component stops reporting {@link #WAITING_FOR_DISCOVERY}, and a ring that contains this node
-   * joins it once discovery reports no problem.
+   * Notes that the ring became {@code after}: any change means discovery applied a peer list, so
+   * the component stops reporting {@link #WAITING_FOR_DISCOVERY}, and a ring that contains this
+   * node joins it once discovery reports no problem.
    */
   @Override
   public void ringChanged(HashRing before, HashRing after) {

@@ -70,8 +70,8 @@ public final class Membership implements Consumer<Set<String>> {
   }
 
   /**
-   * Starts as above; the ring also leaves out the peers in {@code down} (read at each rebuild, never
-   * containing {@code self}): call {@link #refresh()} when it changes.
+   * Starts as above; the ring also leaves out the peers in {@code down} (read at each rebuild,
+   * never containing {@code self}): call {@link #refresh()} when it changes.
    */
   public Membership(
       HashRing initial,

@@ -24,7 +24,10 @@ public interface HealthComponent {
     return true;
   }
 
-  /** Returns a component named {@code name} that gates readiness and reports what {@code check} says. */
+  /**
+   * Returns a component named {@code name} that gates readiness and reports what {@code check}
+   * says.
+   */
   static HealthComponent of(String name, Supplier<ComponentHealth> check) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(check, "check");

@@ -75,7 +75,10 @@ public interface WeirMetrics {
    */
   default void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {}
 
-  /** Reports whether {@code peer} answers ({@code up} false while it is found down), read when scraped. */
+  /**
+   * Reports whether {@code peer} answers ({@code up} false while it is found down), read when
+   * scraped.
+   */
   default void watchPeerUp(String peer, BooleanSupplier up) {}
 
   /** Counts {@code peer} being found down. */

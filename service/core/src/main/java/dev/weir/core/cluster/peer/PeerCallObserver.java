@@ -14,12 +14,16 @@ public interface PeerCallObserver {
 
   /**
    * A call to {@code peer} got no answer ({@code UNAVAILABLE} or {@code DEADLINE_EXCEEDED}), with
-   * {@code error} naming the peer and the status; {@code connected} tells whether the channel had
-   * a working connection to it at that moment.
+   * {@code error} naming the peer and the status; {@code conclusive} tells whether the failure
+   * shows the peer cannot be reached now ({@code UNAVAILABLE}: the connection failed or broke, or
+   * the peer refused; or no working connection at that moment) rather than that it was slow.
    */
-  default void notAnswering(String peer, String error, boolean connected) {}
+  default void notAnswering(String peer, String error, boolean conclusive) {}
 
-  /** {@code peer} answered a call with an error status, {@code error} naming the peer and the status. */
+  /**
+   * {@code peer} answered a call with an error status, {@code error} naming the peer and the
+   * status.
+   */
   default void answeredWithError(String peer, String error) {}
 
   /** The channel to {@code peer} failed to connect, {@code reason} saying so. */

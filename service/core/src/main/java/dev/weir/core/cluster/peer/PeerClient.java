@@ -37,14 +37,17 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Design: calls that carry decisions or state (forwarded items, GLOBAL hits and broadcasts,
  * hand-offs, probes) wait for a connection up to their deadline instead of failing while one is
- * being set up, so a starting cluster does not fail its first forwards. A call without an answer
- * ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}) is reported with whether the connection was up,
- * any other error status as the peer's answer; announcements are best effort (peers starting
- * together miss each other) and only their successes are reported. When the channel fails to
- * connect it is reported unreachable; when a working connection drops it reconnects at once, so a
- * peer that died is noticed without waiting for traffic. {@link #peerDown} cancels the calls in
- * flight (their items are routed again) and drops the connection, which may be half-open; {@link
- * #probe} skips gRPC's reconnect backoff, so a peer that returns is reached within one probe.
+ * being set up, so a starting cluster does not fail its first forwards; while the peer is down
+ * (between {@link #peerDown} and {@link #peerUp}) they do not wait, so one that raced with the
+ * peer going down fails at once and its items are routed again. A call without an answer
+ * ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}) is reported as conclusive when it is {@code
+ * UNAVAILABLE} or no connection was up, any other error status as the peer's answer; announcements
+ * are best effort (peers starting together miss each other) and only their successes are reported.
+ * When the channel fails to connect it is reported unreachable; when a working connection drops it
+ * reconnects at once, so a peer that died is noticed without waiting for traffic. {@link #peerDown}
+ * cancels the calls in flight (their items are routed again) and drops the connection, which may be
+ * half-open; {@link #probe} skips gRPC's reconnect backoff, so a peer that returns is reached
+ * within one probe.
  */
 public final class PeerClient implements AutoCloseable {
 
@@ -60,6 +63,7 @@ public final class PeerClient implements AutoCloseable {
   private final AtomicLong itemsSent = new AtomicLong();
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
   private volatile PeerCallObserver observer = PeerCallObserver.NONE;
+  private volatile boolean down;
 
   /** Creates a client of the peer at {@code address} over {@code channel}, which it owns. */
   public PeerClient(
@@ -130,7 +134,7 @@ public final class PeerClient implements AutoCloseable {
                 address, requests.size(), clock.monotonicNanos() - start, error == null));
     detached(
         () ->
-            stub.withWaitForReady()
+            dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(call)));
     return wrap(call, what)
@@ -142,7 +146,7 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<UpdatePeerGlobalsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            stub.withWaitForReady()
+            dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .updatePeerGlobals(
                     UpdatePeerGlobalsReq.newBuilder().addAllGlobals(globals).build(), observer(call)));
@@ -155,7 +159,7 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            stub.withWaitForReady()
+            dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(
                     TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
@@ -212,6 +216,7 @@ public final class PeerClient implements AutoCloseable {
    * next call or probe connects afresh.
    */
   public void peerDown(String reason) {
+    down = true;
     calls
         .getAndSet(Context.ROOT.withCancellation())
         .cancel(new PeerException(address, "peer '" + address + "' is down: " + reason, null));
@@ -220,6 +225,7 @@ public final class PeerClient implements AutoCloseable {
 
   /** Acts on the peer having answered again: reconnects now instead of after gRPC's backoff. */
   public void peerUp() {
+    down = false;
     channel.resetConnectBackoff();
   }
 
@@ -283,9 +289,10 @@ public final class PeerClient implements AutoCloseable {
   private void reportFailure(Status.Code code, String message) {
     switch (code) {
       case CANCELLED -> {}
-      case UNAVAILABLE, DEADLINE_EXCEEDED ->
+      case UNAVAILABLE -> observer.notAnswering(address, message, true);
+      case DEADLINE_EXCEEDED ->
           observer.notAnswering(
-              address, message, channel.getState(false) == ConnectivityState.READY);
+              address, message, channel.getState(false) != ConnectivityState.READY);
       default -> observer.answeredWithError(address, message);
     }
   }
@@ -301,6 +308,11 @@ public final class PeerClient implements AutoCloseable {
       channel.getState(true);
     }
     channel.notifyWhenStateChanged(now, () -> watchConnection(now));
+  }
+
+  // A call raced with the peer going down (or copies to a returning peer) must fail fast, not wait.
+  private PeersV1Grpc.PeersV1Stub dataStub() {
+    return down ? stub : stub.withWaitForReady();
   }
 
   // Calls made while serving a peer's call must outlive it: they must not inherit its cancellation.

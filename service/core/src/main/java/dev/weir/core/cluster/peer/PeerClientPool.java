@@ -1,13 +1,13 @@
 package dev.weir.core.cluster.peer;
 
-import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
-import java.time.Duration;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -15,28 +15,30 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves,
  * each reporting its calls to the node's {@link PeerLiveness}: a client is told when its peer goes
- * down (it cancels its calls in flight) and when it comes back (it reconnects at once). With {@link
- * PeerFailureMode#FAIL}, {@link #call} fails at once for a peer that is down. Once {@link #close()}d
- * the pool creates no client: {@link #get} fails and {@link #call} returns a failed future, each
- * with a {@link PeerException} saying this node is shutting down.
+ * down (it cancels its calls in flight) and when it comes back (it reconnects at once). {@link
+ * #call} fails at once for the peers the pool is told to fail fast (with {@link
+ * PeerFailureMode#FAIL}, the members that are down). Once {@link #close()}d the pool creates no
+ * client: {@link #get} fails and {@link #call} returns a failed future, each with a {@link
+ * PeerException} saying this node is shutting down.
  */
 public final class PeerClientPool implements AutoCloseable {
 
   private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
   private final Function<String, PeerClient> factory;
   private final PeerLiveness liveness;
-  private final PeerFailureMode mode;
+  private final Predicate<String> failFast;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
   /**
    * Creates a pool whose clients open channels with {@code credentials} (TLS with this node's
-   * certificate when TLS is on), share {@code scheduler} and report to {@code liveness}; {@code
-   * mode} says what calls to a peer that is down get.
+   * certificate when TLS is on), share {@code scheduler} and report to {@code liveness}; a call to
+   * a peer for which {@code failFast} holds fails at once.
    */
   public PeerClientPool(
       PeerClientSettings settings,
@@ -44,22 +46,27 @@ public final class PeerClientPool implements AutoCloseable {
       Clock clock,
       ChannelCredentials credentials,
       PeerLiveness liveness,
-      PeerFailureMode mode) {
+      Predicate<String> failFast) {
     this(
         address -> {
           ManagedChannel channel = Grpc.newChannelBuilder(address, credentials).build();
           return new PeerClient(address, channel, settings, scheduler, clock);
         },
         liveness,
-        mode);
+        failFast);
   }
 
-  /** Creates a pool that makes clients with {@code factory}, reporting to {@code liveness}. */
+  /**
+   * Creates a pool that makes clients with {@code factory}, reporting to {@code liveness}; a call
+   * to a peer for which {@code failFast} holds fails at once.
+   */
   public PeerClientPool(
-      Function<String, PeerClient> factory, PeerLiveness liveness, PeerFailureMode mode) {
+      Function<String, PeerClient> factory,
+      PeerLiveness liveness,
+      Predicate<String> failFast) {
     this.factory = factory;
     this.liveness = liveness;
-    this.mode = mode;
+    this.failFast = failFast;
     liveness.addListener(
         new PeerLiveness.Listener() {
           @Override
@@ -85,7 +92,7 @@ public final class PeerClientPool implements AutoCloseable {
    * timing their outages on the system clock.
    */
   public PeerClientPool(Function<String, PeerClient> factory) {
-    this(factory, new PeerLiveness(SystemClock.INSTANCE), PeerFailureMode.REROUTE);
+    this(factory, new PeerLiveness(SystemClock.INSTANCE), peer -> false);
   }
 
   /** Returns the liveness the clients report to. */
@@ -129,12 +136,12 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Applies {@code call} to the client of {@code address}; returns a failed future instead of
-   * throwing when the pool is closed, or when the peer is down and the failure mode is {@link
-   * PeerFailureMode#FAIL}.
+   * throwing when the pool is closed, or at once when the pool fails calls to this peer fast (a
+   * peer down while the failure mode is {@link PeerFailureMode#FAIL}).
    */
   public <T> CompletableFuture<T> call(
       String address, Function<PeerClient, CompletableFuture<T>> call) {
-    if (mode == PeerFailureMode.FAIL && liveness.isDown(address)) {
+    if (failFast.test(address)) {
       return CompletableFuture.failedFuture(
           new PeerException(
               address,

@@ -17,23 +17,25 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * What this node knows of each peer's liveness: a peer is up until it is found not answering, then
  * down until it answers again.
  *
- * <p>Design: a peer goes down at once when a call gets no answer while its channel has no working
- * connection (refused, reset, or not established within the call's deadline) or when its channel
- * reports a failed connection; while the connection is up it goes down after {@link
- * #FAILURES_TO_DOWN} consecutive calls without an answer (a hung process, a long pause), so one slow
- * call alone does not move its keys, except within {@link #PROBATION} of its coming back: a peer
- * that just returned (a cold JVM still taking its buckets back) goes down again at its first
+ * <p>Design: a peer goes down at once when a call fails conclusively ({@code UNAVAILABLE}: refused,
+ * reset, or no working connection within the call's deadline) or when its channel reports a failed
+ * connection; calls that time out over a working connection take it down after {@link
+ * #FAILURES_TO_DOWN} consecutive calls without an answer (a hung process, a long pause), so one
+ * slow call alone does not move its keys, except within {@link #PROBATION} of its coming back: a
+ * peer that just returned (a cold JVM still taking its buckets back) goes down again at its first
  * unanswered call, whose items are then routed to the next owner instead of failing. A peer that
- * announced it is leaving is down as well, so that it
- * comes back only by answering (its return notice, a call or a probe), never by a timer. Any
- * successful call brings the peer up and clears its error. A call the peer answered with an error
- * status is kept as its error until the next success and changes nothing else. Peers never heard of
- * are up. Listeners hear each change after the state changed, outside the lock, so a listener may
- * read {@link #down()} or call back into this class.
+ * announced it is leaving is down as well, so that it comes back only by answering (its return
+ * notice, a call or a probe), never by a timer. Any successful call brings the peer up and clears
+ * its error. A call the peer answered with an error status is kept as its error until the next
+ * success and changes nothing else. Peers never heard of are up. Listeners hear each change after
+ * the state changed, outside the lock, so a listener may read {@link #down()} or call back into
+ * this class.
  */
 public final class PeerLiveness implements PeerCallObserver {
 
-  /** How many consecutive calls over a working connection must go unanswered to take a peer down. */
+  /**
+   * How many consecutive calls over a working connection must go unanswered to take a peer down.
+   */
   public static final int FAILURES_TO_DOWN = 3;
 
   /** How long after coming back a peer goes down again at its first unanswered call. */
@@ -50,6 +52,13 @@ public final class PeerLiveness implements PeerCallObserver {
 
     /** {@code peer} answered again after being down for {@code downFor}. */
     default void peerUp(String peer, Duration downFor) {}
+
+    /**
+     * A call to {@code peer}, already down, failed: the failing call is about to be retried, so
+     * whatever the peer going down changes must be in place now, even if another thread is still
+     * telling the listeners about it.
+     */
+    default void stillDown(String peer) {}
   }
 
   /**
@@ -96,21 +105,24 @@ public final class PeerLiveness implements PeerCallObserver {
   }
 
   @Override
-  public void notAnswering(String peer, String error, boolean connected) {
-    boolean wentDown;
+  public void notAnswering(String peer, String error, boolean conclusive) {
+    boolean alreadyDown;
+    boolean wentDown = false;
     synchronized (this) {
       Entry e = entry(peer);
-      if (e.down) {
-        return;
-      }
-      e.error = error;
-      e.failures++;
-      wentDown = !connected || e.failures >= FAILURES_TO_DOWN || onProbation(peer);
-      if (wentDown) {
-        goDown(e);
+      alreadyDown = e.down;
+      if (!alreadyDown) {
+        e.error = error;
+        e.failures++;
+        wentDown = conclusive || e.failures >= FAILURES_TO_DOWN || onProbation(peer);
+        if (wentDown) {
+          goDown(e);
+        }
       }
     }
-    if (wentDown) {
+    if (alreadyDown) {
+      listeners.forEach(l -> l.stillDown(peer));
+    } else if (wentDown) {
       notifyDown(peer, error);
     }
   }

@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * <p>Design: while some peer is down, every {@code interval} each down peer that is a member
  * (discovered and not departed: a peer that announced it is leaving is probed only once its
  * departure mark expired) gets one {@link PeerClient#probe} with deadline {@code timeout}, unless
- * its last probe is still in flight. A probe's outcome reaches {@link PeerLiveness} like any call's,
- * which brings the peer up. The timer runs only while some peer is down.
+ * its last probe is still in flight. A probe's outcome reaches {@link PeerLiveness} like any
+ * call's, which brings the peer up. The timer runs only while some peer is down.
  */
 public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
 

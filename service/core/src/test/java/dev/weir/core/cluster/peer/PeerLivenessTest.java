@@ -27,16 +27,21 @@ class PeerLivenessTest {
           public void peerUp(String peer, Duration downFor) {
             events.add("up " + peer + " after " + downFor.toMillis() + " ms " + liveness.down());
           }
+
+          @Override
+          public void stillDown(String peer) {
+            events.add("still down " + peer);
+          }
         });
   }
 
   @Test
-  void notAnswering_overAWorkingConnection_downOnlyAtTheThirdInARow() {
-    liveness.notAnswering("b:1", "timeout 1", true);
-    liveness.notAnswering("b:1", "timeout 2", true);
+  void notAnswering_timeoutsOverAWorkingConnection_downOnlyAtTheThirdInARow() {
+    liveness.notAnswering("b:1", "timeout 1", false);
+    liveness.notAnswering("b:1", "timeout 2", false);
     boolean downAfterTwo = liveness.isDown("b:1");
 
-    liveness.notAnswering("b:1", "timeout 3", true);
+    liveness.notAnswering("b:1", "timeout 3", false);
 
     assertThat(downAfterTwo).isFalse();
     assertThat(liveness.isDown("b:1")).isTrue();
@@ -45,11 +50,11 @@ class PeerLivenessTest {
 
   @Test
   void notAnswering_successInBetween_countStartsOver() {
-    liveness.notAnswering("b:1", "timeout", true);
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
     liveness.answered("b:1");
-    liveness.notAnswering("b:1", "timeout", true);
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
 
     assertThat(liveness.isDown("b:1")).isFalse();
     assertThat(events).isEmpty();
@@ -61,7 +66,7 @@ class PeerLivenessTest {
     liveness.answered("b:1");
     clock.advance(PeerLiveness.PROBATION.minusMillis(1));
 
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
 
     assertThat(liveness.isDown("b:1")).isTrue();
   }
@@ -72,15 +77,15 @@ class PeerLivenessTest {
     liveness.answered("b:1");
     clock.advance(PeerLiveness.PROBATION);
 
-    liveness.notAnswering("b:1", "timeout", true);
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
 
     assertThat(liveness.isDown("b:1")).isFalse();
   }
 
   @Test
-  void notAnswering_withoutAConnection_downAtOnce() {
-    liveness.notAnswering("b:1", "UNAVAILABLE: Connection refused", false);
+  void notAnswering_conclusive_downAtOnce() {
+    liveness.notAnswering("b:1", "UNAVAILABLE: Connection refused", true);
 
     assertThat(liveness.down()).containsExactly("b:1");
     assertThat(liveness.downReason("b:1")).isEqualTo("UNAVAILABLE: Connection refused");
@@ -113,10 +118,10 @@ class PeerLivenessTest {
 
   @Test
   void answeredWithError_betweenTimeouts_countStartsOver() {
-    liveness.notAnswering("b:1", "timeout", true);
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
     liveness.answeredWithError("b:1", "INTERNAL: boom");
-    liveness.notAnswering("b:1", "timeout", true);
+    liveness.notAnswering("b:1", "timeout", false);
 
     assertThat(liveness.isDown("b:1")).isFalse();
   }
@@ -135,9 +140,9 @@ class PeerLivenessTest {
   void unreachable_alreadyDown_notToldTwiceAndReasonKept() {
     liveness.unreachable("b:1", "first");
     liveness.unreachable("b:1", "second");
-    liveness.notAnswering("b:1", "third", false);
+    liveness.notAnswering("b:1", "third", true);
 
-    assertThat(events).hasSize(1);
+    assertThat(events).containsExactly("down b:1 first [b:1]", "still down b:1");
     assertThat(liveness.downReason("b:1")).isEqualTo("first");
   }
 

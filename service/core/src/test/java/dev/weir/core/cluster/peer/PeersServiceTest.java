@@ -108,8 +108,9 @@ class PeersServiceTest {
 
   @Test
   void getPeerRateLimits_probeOfServingNode_answeredEmpty() {
-    assertThat(stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()).getRateLimitsCount())
-        .isZero();
+    GetPeerRateLimitsResp resp = stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance());
+
+    assertThat(resp.getRateLimitsCount()).isZero();
   }
 
   @Test
