@@ -293,7 +293,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       membership.departed(address);
       liveness.left(address);
     } else {
-      liveness.answered(address);
+      liveness.back(address);
       membership.returned(address);
     }
     await(handOff.pending(), handOffWait(), "hand-off to " + address);

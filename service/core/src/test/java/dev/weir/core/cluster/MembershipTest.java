@@ -79,7 +79,7 @@ class MembershipTest {
     scheduler.advance(Duration.ofSeconds(31));
     assertThat(expiring.ring().peers()).containsExactly("a:1", "c:1");
     assertThat(expiring.members()).containsExactly("a:1", "b:1", "c:1");
-    liveness.answered("b:1");
+    liveness.back("b:1");
     expiring.refresh();
     assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1", "c:1");
   }
@@ -101,7 +101,7 @@ class MembershipTest {
     liveness.unreachable("c:1", "refused");
     live.refresh();
     List<String> whileDown = live.ring().peers();
-    liveness.answered("c:1");
+    liveness.back("c:1");
     live.refresh();
 
     assertThat(whileDown).containsExactly("a:1", "b:1");

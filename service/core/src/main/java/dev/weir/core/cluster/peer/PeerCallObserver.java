@@ -12,6 +12,9 @@ public interface PeerCallObserver {
   /** A call to {@code peer} succeeded. */
   default void answered(String peer) {}
 
+  /** {@code peer} answered a probe: it serves as a cluster member. */
+  default void probeAnswered(String peer) {}
+
   /**
    * A call to {@code peer} got no answer ({@code UNAVAILABLE} or {@code DEADLINE_EXCEEDED}), with
    * {@code error} naming the peer and the status; {@code conclusive} tells whether the failure

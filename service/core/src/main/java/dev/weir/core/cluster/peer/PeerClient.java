@@ -176,7 +176,7 @@ public final class PeerClient implements AutoCloseable {
                 .announce(
                     AnnounceReq.newBuilder().setAddress(self).setLeaving(leaving).build(),
                     observer(call)));
-    return wrap(call, "announcing to", false).thenApply(r -> null);
+    return wrap(call, "announcing to", Reporting.NOTICE).thenApply(r -> null);
   }
 
   /**
@@ -191,7 +191,7 @@ public final class PeerClient implements AutoCloseable {
                 .announce(
                     AnnounceReq.newBuilder().setAddress(self).setPrepareReturn(true).build(),
                     observer(call)));
-    return wrap(call, "asking for a copy from", false).thenApply(r -> null);
+    return wrap(call, "asking for a copy from", Reporting.NOTICE).thenApply(r -> null);
   }
 
   /**
@@ -207,7 +207,7 @@ public final class PeerClient implements AutoCloseable {
             stub.withWaitForReady()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance(), observer(call)));
-    return wrap(call, "probing").handle((resp, error) -> null);
+    return wrap(call, "probing", Reporting.PROBE).handle((resp, error) -> null);
   }
 
   /**
@@ -260,17 +260,32 @@ public final class PeerClient implements AutoCloseable {
     channel.shutdown();
   }
 
+  /** What of a call's outcome reaches the observer. */
+  private enum Reporting {
+    /** Successes and failures. */
+    CALL,
+    /** Successes only: announcements are best effort, peers starting together miss each other. */
+    NOTICE,
+    /** A success as a probe's, failures as any call's. */
+    PROBE
+  }
+
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
-    return wrap(call, what, true);
+    return wrap(call, what, Reporting.CALL);
   }
 
   // The observer hears the outcome before the caller does, so a retry sees the ring it changed.
-  private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what, boolean report) {
+  private <T> CompletableFuture<T> wrap(
+      CompletableFuture<T> call, String what, Reporting reporting) {
     CompletableFuture<T> out = new CompletableFuture<>();
     call.whenComplete(
         (value, error) -> {
           if (error == null) {
-            observer.answered(address);
+            if (reporting == Reporting.PROBE) {
+              observer.probeAnswered(address);
+            } else {
+              observer.answered(address);
+            }
             out.complete(value);
             return;
           }
@@ -278,7 +293,7 @@ public final class PeerClient implements AutoCloseable {
           String detail =
               s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
           String message = "error while " + what + " peer '" + address + "': " + detail;
-          if (report) {
+          if (reporting != Reporting.NOTICE) {
             reportFailure(s.getCode(), message);
           }
           out.completeExceptionally(new PeerException(address, message, error));

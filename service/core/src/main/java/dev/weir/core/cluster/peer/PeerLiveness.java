@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What this node knows of each peer's liveness: a peer is up until it is found not answering, then
- * down until it answers again.
+ * down until it is back.
  *
  * <p>Design: a peer goes down at once when a call fails conclusively ({@code UNAVAILABLE}: refused,
  * reset, or no working connection within the call's deadline) or when its channel reports a failed
@@ -24,12 +24,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * slow call alone does not move its keys, except within {@link #PROBATION} of its coming back: a
  * peer that just returned (a cold JVM still taking its buckets back) goes down again at its first
  * unanswered call, whose items are then routed to the next owner instead of failing. A peer that
- * announced it is leaving is down as well, so that it comes back only by answering (its return
- * notice, a call or a probe), never by a timer. Any successful call brings the peer up and clears
- * its error. A call the peer answered with an error status is kept as its error until the next
- * success and changes nothing else. Peers never heard of are up. Listeners hear each change after
- * the state changed, outside the lock, so a listener may read {@link #down()} or call back into
- * this class.
+ * announced it is leaving is down as well. A down peer is back only when it answers a probe (which
+ * a node answers only once it has joined) or announces its return, never by a timer nor by
+ * answering some other call (a node still joining answers the copies it asked for). A successful
+ * call clears an up peer's error and unanswered calls; a call the peer answered with an error
+ * status is kept as its error until then and changes nothing else. Peers never heard of are up.
+ * Listeners hear each change after the state changed, outside the lock, so a listener may read
+ * {@link #down()} or call back into this class.
  */
 public final class PeerLiveness implements PeerCallObserver {
 
@@ -88,8 +89,22 @@ public final class PeerLiveness implements PeerCallObserver {
     listeners.add(listener);
   }
 
+  /** Clears the error and the unanswered calls of {@code peer} if it is up; a down peer stays down. */
   @Override
-  public void answered(String peer) {
+  public synchronized void answered(String peer) {
+    Entry e = peers.get(peer);
+    if (e != null && !e.down) {
+      peers.remove(peer);
+    }
+  }
+
+  @Override
+  public void probeAnswered(String peer) {
+    back(peer);
+  }
+
+  /** Brings {@code peer} back up (it answered a probe or announced its return) and clears its error. */
+  public void back(String peer) {
     Duration downFor;
     synchronized (this) {
       Entry e = peers.remove(peer);

@@ -63,7 +63,7 @@ class PeerLivenessTest {
   @Test
   void notAnswering_soonAfterComingBack_downAtTheFirst() {
     liveness.unreachable("b:1", "refused");
-    liveness.answered("b:1");
+    liveness.back("b:1");
     clock.advance(PeerLiveness.PROBATION.minusMillis(1));
 
     liveness.notAnswering("b:1", "timeout", false);
@@ -74,7 +74,7 @@ class PeerLivenessTest {
   @Test
   void notAnswering_probationOver_downOnlyAtTheThird() {
     liveness.unreachable("b:1", "refused");
-    liveness.answered("b:1");
+    liveness.back("b:1");
     clock.advance(PeerLiveness.PROBATION);
 
     liveness.notAnswering("b:1", "timeout", false);
@@ -92,11 +92,21 @@ class PeerLivenessTest {
   }
 
   @Test
-  void answered_downPeer_upWithItsOutageAndErrorCleared() {
+  void answered_downPeer_staysDownUntilAProbeOrItsReturnNotice() {
+    liveness.unreachable("b:1", "cannot connect");
+
+    liveness.answered("b:1");
+
+    assertThat(liveness.isDown("b:1")).isTrue();
+    assertThat(events).containsExactly("down b:1 cannot connect [b:1]");
+  }
+
+  @Test
+  void probeAnswered_downPeer_upWithItsOutageAndErrorCleared() {
     liveness.unreachable("b:1", "cannot connect");
     clock.advance(Duration.ofMillis(1500));
 
-    liveness.answered("b:1");
+    liveness.probeAnswered("b:1");
 
     assertThat(liveness.isDown("b:1")).isFalse();
     assertThat(liveness.troubled()).isEmpty();
