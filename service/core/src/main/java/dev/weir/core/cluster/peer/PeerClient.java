@@ -57,7 +57,7 @@ public final class PeerClient implements AutoCloseable {
   private final PeerClientSettings settings;
   private final Clock clock;
   private final Batcher<RateLimitRequest, RateLimitResponse> batcher;
-  private final AtomicReference<Context.CancellableContext> calls =
+  private final AtomicReference<Context.CancellableContext> callContext =
       new AtomicReference<>(Context.ROOT.withCancellation());
   private final AtomicLong batchesSent = new AtomicLong();
   private final AtomicLong itemsSent = new AtomicLong();
@@ -196,8 +196,9 @@ public final class PeerClient implements AutoCloseable {
 
   /**
    * Asks the peer whether it answers: skips the channel's reconnect backoff, then sends an empty
-   * {@code GetPeerRateLimits} that waits for a connection up to {@code timeout}. Its outcome is
-   * reported like any call's; the future completes either way.
+   * {@code GetPeerRateLimits} that waits for a connection up to {@code timeout}. A success is
+   * reported as a probe's (the peer serves: it is back), a failure like any call's; the future
+   * completes either way.
    */
   public CompletableFuture<Void> probe(Duration timeout) {
     channel.resetConnectBackoff();
@@ -217,7 +218,7 @@ public final class PeerClient implements AutoCloseable {
    */
   public void peerDown(String reason) {
     down = true;
-    calls
+    callContext
         .getAndSet(Context.ROOT.withCancellation())
         .cancel(new PeerException(address, "peer '" + address + "' is down: " + reason, null));
     channel.enterIdle();
@@ -332,7 +333,7 @@ public final class PeerClient implements AutoCloseable {
 
   // Calls made while serving a peer's call must outlive it: they must not inherit its cancellation.
   private void detached(Runnable start) {
-    calls.get().run(start);
+    callContext.get().run(start);
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
