@@ -29,6 +29,8 @@ import java.util.function.Supplier;
  * forward fails and the ring now names another owner (the ring changed while the call was in flight),
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
+ * The ring holds only the peers this node finds answering ({@link Membership}), so an owner found
+ * down is not chosen and a forward that finds it down is routed again.
  */
 public final class ClusterRateLimitService implements RateLimitService {
 
