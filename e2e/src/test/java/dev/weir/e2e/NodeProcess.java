@@ -136,6 +136,24 @@ final class NodeProcess implements AutoCloseable {
     throw new IllegalStateException("node not healthy within " + START_TIMEOUT + ": " + stdout());
   }
 
+  /** Polls {@code GET /readyz} until it answers 200; fails if the process exits first. */
+  void awaitReady(HttpClient client) throws Exception {
+    awaitHealthy(client, httpUri("/readyz"));
+  }
+
+  /** Sends the signal {@code name} (e.g. {@code STOP}, {@code CONT}) to the process. */
+  void signal(String name) throws IOException, InterruptedException {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+    if (kill.waitFor() != 0) {
+      throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+    }
+  }
+
+  /** Sends SIGKILL and waits for the process to be gone. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor();
+  }
+
   /** Returns {@code http://127.0.0.1:<httpPort><path>}. */
   URI httpUri(String path) {
     return URI.create("http://127.0.0.1:" + httpPort + path);

@@ -99,7 +99,7 @@ final class ServeCommand implements Command {
                 "weir-shutdown"));
     LOG.info(
         "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
-            + " peer_port={} peers={} handoff={} settings: {}",
+            + " peer_port={} peers={} handoff={} peer_failure_mode={} settings: {}",
         config.describe(),
         ops.statusAddress().map(Object::toString).orElse("off"),
         node.grpcPort(),
@@ -108,6 +108,7 @@ final class ServeCommand implements Command {
         node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off",
         node.cluster().membership().ring().peers(),
         cluster.handoff(),
+        cluster.peerFailureMode().value(),
         EffectiveSettings.describe(settings));
     node.awaitTermination();
     return 0;

@@ -15,6 +15,9 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
+import dev.weir.core.health.ConfigComponent;
+import dev.weir.core.health.DrainingComponent;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
@@ -62,9 +65,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
  * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
- * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
- * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
- * #builder}; {@link #close} stops the listeners gracefully.
+ * only when it may have peers), its HTTP listener (the JSON gateway and {@code GET /readyz}) and,
+ * when {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with
+ * {@link #builder}; {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -89,7 +92,8 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
-  private final DrainingHealth health;
+  private final HealthChecker health;
+  private final DrainingComponent draining;
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
@@ -107,7 +111,8 @@ public final class WeirNode implements AutoCloseable {
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
       RateLimitService service,
-      DrainingHealth health,
+      HealthChecker health,
+      DrainingComponent draining,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
@@ -115,6 +120,7 @@ public final class WeirNode implements AutoCloseable {
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.health = health;
+    this.draining = draining;
     this.ops = ops;
     this.registry = registry;
     this.jvmMetrics = new JvmMetrics(registry);
@@ -297,7 +303,10 @@ public final class WeirNode implements AutoCloseable {
       throw e;
     }
     ClusterMetrics.watch(member.cluster(), metrics);
-    DrainingHealth health = new DrainingHealth(member.cluster().service());
+    HealthChecker health = member.cluster().health();
+    DrainingComponent draining = new DrainingComponent();
+    health.add(draining);
+    NodeHealth nodeHealth = member.cluster().nodeHealth();
     CheckMeter meter = new CheckMeter(metrics);
     RateLimitService service = member.service();
     NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
@@ -307,15 +316,18 @@ public final class WeirNode implements AutoCloseable {
         envoyAdapter =
             EnvoyAdapter.start(
                 envoy.config().get(), envoy, service, clock, registry, ops.limits(), meter);
-        health.requireConfig(envoyAdapter::hasDomains);
       }
     } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(new V1Service(nativeCheck, health));
-    List<HttpRoute> routes = httpRoutes(nativeCheck, health);
+    if (envoyAdapter != null) {
+      health.add(new ConfigComponent(envoyAdapter::hasDomains));
+    }
+    grpcBuilder.addService(new V1Service(nativeCheck, nodeHealth));
+    List<HttpRoute> routes = httpRoutes(nativeCheck, nodeHealth);
+    routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
@@ -337,7 +349,8 @@ public final class WeirNode implements AutoCloseable {
       if (ops.statusAddress().isPresent()) {
         try {
           status =
-              StatusListener.start(ops.statusAddress().get(), health, registry, tls, ops.http());
+              StatusListener.start(
+                  ops.statusAddress().get(), nodeHealth, health, registry, tls, ops.http());
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -371,6 +384,7 @@ public final class WeirNode implements AutoCloseable {
             envoyAdapter,
             service,
             health,
+            draining,
             ops,
             registry,
             tls);
@@ -476,11 +490,11 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health.
+   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from
+   * readiness: a peer's trouble does not make it {@code NOT_SERVING}.
    */
   void refreshHealth() {
-    ServingStatus status =
-        health.health().healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
   }
@@ -561,11 +575,6 @@ public final class WeirNode implements AutoCloseable {
     return advertiseAddress;
   }
 
-  /** Returns the node's health, as {@code HealthCheck} and readiness report it. */
-  public NodeHealth health() {
-    return health;
-  }
-
   /** Returns the node's rate-limit service. */
   public RateLimitService service() {
     return service;
@@ -582,14 +591,23 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
-   * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
-   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
-   * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
-   * listeners stop taking new calls at once and wait, side by side, up to {@code
-   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
-   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the cluster's
-   * timers and discovery stop only then, so the calls that drain are answered. So it takes at
+   * Returns the node's health components (discovery, peers, draining and, serving Envoy, config);
+   * readiness is {@link HealthChecker#ready()}.
+   */
+  public HealthChecker health() {
+    return health;
+  }
+
+  /**
+   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING, {@code GET /readyz}
+   * answers 503 and {@code HealthCheck} (on the HTTP and status listeners) answers unhealthy
+   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}.
+   * Then the node leaves the cluster (with hand-off on, every bucket goes to its next owner while
+   * the listeners still answer), and all listeners stop taking new calls at once and wait, side by
+   * side, up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which
+   * answers only probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are
+   * cancelled; the peer clients, the cluster's timers and discovery stop only then, so the calls
+   * that drain are answered (forwarded to the next owners). So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
@@ -602,7 +620,7 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
-    health.startDraining();
+    draining.start();
     grpcHealth.enterTerminalState();
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {

@@ -232,7 +232,7 @@ class EnvoyWiringTest {
             .shouldRateLimit(request("remote_address", "10.0.0.1"));
     Files.writeString(dir.resolve("shop.yaml"), YAML);
     Await.until(
-        Duration.ofSeconds(10), () -> node.health().health().healthy(), "healthy after reload");
+        Duration.ofSeconds(10), () -> node.health().ready(), "healthy after reload");
     node.refreshHealth();
 
     assertThat(before.statusCode()).isEqualTo(503);

@@ -220,6 +220,7 @@ class StatusListenerTest {
     assertThat(health.statusCode()).isEqualTo(200);
     assertThat(health.body()).startsWith("{\"status\":\"healthy\"");
     assertThat(send(http, get("http", status, "/v1/LiveCheck")).statusCode()).isEqualTo(200);
+    assertThat(send(http, get("http", status, "/readyz")).body()).startsWith("{\"ready\":true,");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body()).contains("weir_checks_total{result=\"under_limit\"} 1.0");
     assertThat(api.statusCode()).isEqualTo(404);

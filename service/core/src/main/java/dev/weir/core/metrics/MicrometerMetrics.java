@@ -94,6 +94,12 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** 1 while discovery works, 0 while it reports a problem, by {@code mechanism}. */
   public static final String DISCOVERY_HEALTHY = "weir.discovery.healthy";
 
+  /** Gauge per peer: 1 while it answers, 0 while it is down. */
+  public static final String PEER_UP = "weir.peer.up";
+
+  /** Counter per peer: the times it was found down. */
+  public static final String PEER_DOWN = "weir.peer.down";
+
   private static final Duration[] LATENCY_BUCKETS = {
     Duration.ofNanos(500_000),
     Duration.ofMillis(1),
@@ -288,6 +294,24 @@ public final class MicrometerMetrics implements WeirMetrics {
         .tag("mechanism", mechanism)
         .strongReference(true)
         .register(registry);
+  }
+
+  @Override
+  public void watchPeerUp(String peer, BooleanSupplier up) {
+    Gauge.builder(PEER_UP, up, supplier -> supplier.getAsBoolean() ? 1 : 0)
+        .description("1 while the peer answers, 0 while it is found down")
+        .tag("peer", peer)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public void peerDown(String peer) {
+    Counter.builder(PEER_DOWN)
+        .description("Times the peer was found down")
+        .tag("peer", peer)
+        .register(registry)
+        .increment();
   }
 
   private Timer latency(String name, String description, String... tags) {

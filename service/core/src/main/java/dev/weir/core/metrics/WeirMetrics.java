@@ -78,4 +78,13 @@ public interface WeirMetrics {
    * problem, however long it lasts.
    */
   default void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {}
+
+  /**
+   * Reports whether {@code peer} answers ({@code up} false while it is found down), read when
+   * scraped.
+   */
+  default void watchPeerUp(String peer, BooleanSupplier up) {}
+
+  /** Counts {@code peer} being found down. */
+  default void peerDown(String peer) {}
 }

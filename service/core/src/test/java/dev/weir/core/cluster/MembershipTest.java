@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.discovery.StaticDiscovery;
@@ -56,6 +57,56 @@ class MembershipTest {
     assertThat(expiring.ring().peers()).containsExactly("a:1", "c:1");
     scheduler.advance(Duration.ofSeconds(1));
     assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+  }
+
+  @Test
+  void departed_markExpiresWhileThePeerIsStillDown_staysOffUntilItAnswers() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler scheduler = new FakeScheduler(clock);
+    PeerLiveness liveness = new PeerLiveness(clock);
+    Membership expiring =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A),
+            "a:1",
+            clock,
+            scheduler,
+            Duration.ofSeconds(30),
+            liveness::down);
+    expiring.accept(Set.of("a:1", "b:1", "c:1"));
+    liveness.left("b:1");
+    expiring.departed("b:1");
+
+    scheduler.advance(Duration.ofSeconds(31));
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "c:1");
+    assertThat(expiring.members()).containsExactly("a:1", "b:1", "c:1");
+    liveness.back("b:1");
+    expiring.refresh();
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+  }
+
+  @Test
+  void refresh_peerDownThenUp_offTheRingMeanwhileStillAMember() {
+    FakeClock clock = new FakeClock();
+    PeerLiveness liveness = new PeerLiveness(clock);
+    Membership live =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A),
+            "a:1",
+            clock,
+            new FakeScheduler(clock),
+            Duration.ofSeconds(30),
+            liveness::down);
+    live.accept(Set.of("a:1", "b:1", "c:1"));
+
+    liveness.unreachable("c:1", "refused");
+    live.refresh();
+    List<String> whileDown = live.ring().peers();
+    liveness.back("c:1");
+    live.refresh();
+
+    assertThat(whileDown).containsExactly("a:1", "b:1");
+    assertThat(live.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+    assertThat(live.ringWithReturned("c:1")).isSameAs(live.ring());
   }
 
   @Test

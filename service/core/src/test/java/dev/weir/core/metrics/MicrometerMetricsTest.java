@@ -68,6 +68,22 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void watchPeerUp_peerGoesDown_gaugeFollowsAndDownCounted() {
+    AtomicBoolean up = new AtomicBoolean(true);
+    metrics.watchPeerUp("10.0.0.2:1051", up::get);
+
+    String answering = registry.scrape();
+    up.set(false);
+    metrics.peerDown("10.0.0.2:1051");
+    String down = registry.scrape();
+
+    assertThat(answering).contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 1.0");
+    assertThat(down)
+        .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 0.0")
+        .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0");
+  }
+
+  @Test
   void watchDiscoveryHealth_scrape_gaugeFollowsTheSupplierPerMechanism() {
     AtomicBoolean dnsHealthy = new AtomicBoolean(true);
     metrics.watchDiscoveryHealth("dns", dnsHealthy::get);
