@@ -4,12 +4,14 @@ import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.time.Clock;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -18,7 +20,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The current hash ring, replaced whole (one volatile write) each time the peer set changes. Readers
  * take {@link #ring()} once per decision, so a swap never tears a request; listeners hear of each
- * change with the ring before and after it.
+ * change with the ring before and after it, in order, but never under the membership's lock: a
+ * listener may take its time (hand-off scans the store) or call back into the membership from any
+ * thread. Changes are queued under the lock and delivered by one thread at a time; a thread that
+ * finds another delivering leaves its change to that one.
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
  * they announce they are back, discovery stops reporting them, or the departure mark expires) and
@@ -43,6 +48,8 @@ public final class Membership implements Consumer<Set<String>> {
   private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
 
   private final List<RingListener> listeners = new CopyOnWriteArrayList<>();
+  private final ArrayDeque<HashRing[]> undelivered = new ArrayDeque<>();
+  private final ReentrantLock delivering = new ReentrantLock();
   private volatile HashRing ring;
   private Set<String> discovered = Set.of();
   private final Map<String, Long> departed = new HashMap<>();
@@ -185,7 +192,37 @@ public final class Membership implements Consumer<Set<String>> {
       }
       after = before.withPeers(members);
       ring = after;
-      notifyListeners(before, after);
+      undelivered.add(new HashRing[] {before, after});
+    }
+    deliver();
+  }
+
+  /**
+   * Tells the listeners of every queued change, in order, unless another thread is doing so (it
+   * then delivers this thread's change too); checks again after letting go, so that no change is
+   * left behind.
+   */
+  private void deliver() {
+    while (delivering.tryLock()) {
+      try {
+        while (true) {
+          HashRing[] change;
+          synchronized (this) {
+            change = undelivered.poll();
+          }
+          if (change == null) {
+            break;
+          }
+          notifyListeners(change[0], change[1]);
+        }
+      } finally {
+        delivering.unlock();
+      }
+      synchronized (this) {
+        if (undelivered.isEmpty()) {
+          return;
+        }
+      }
     }
   }
 
@@ -197,7 +234,7 @@ public final class Membership implements Consumer<Set<String>> {
     return members;
   }
 
-  // Called under the lock so that listeners see changes in order.
+  // Called by the delivering thread only, outside the membership's lock.
   private void notifyListeners(HashRing before, HashRing after) {
     LOG.info("peers changed: {} -> {}", before.peers(), after.peers());
     for (RingListener l : listeners) {

@@ -164,4 +164,56 @@ class MembershipTest {
     d.start(membership);
     assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
   }
+
+  @Test
+  void listener_readsTheMembershipFromAnotherThread_notBlockedByTheChangeItHears()
+      throws Exception {
+    java.util.concurrent.ExecutorService other =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    List<Set<String>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    membership.addListener(
+        (before, after) -> {
+          try {
+            seen.add(other.submit(membership::members).get(5, java.util.concurrent.TimeUnit.SECONDS));
+          } catch (Exception e) {
+            throw new IllegalStateException("the other thread could not read the membership", e);
+          }
+        });
+
+    membership.accept(Set.of("a:1", "b:1"));
+    other.shutdownNow();
+
+    assertThat(seen).containsExactly(Set.of("a:1", "b:1"));
+  }
+
+  @Test
+  void changes_fromTwoThreads_deliveredInTheOrderTheyHappened() throws Exception {
+    List<List<String>> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.CountDownLatch inFirst = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    membership.addListener(
+        (before, after) -> {
+          order.add(after.peers());
+          if (after.peers().equals(List.of("a:1"))) {
+            inFirst.countDown();
+            try {
+              release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    Thread first = new Thread(() -> membership.accept(Set.of("a:1")));
+    first.start();
+    assertThat(inFirst.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    membership.accept(Set.of("a:1", "b:1"));
+    List<List<String>> beforeRelease = List.copyOf(order);
+    release.countDown();
+    first.join(5000);
+
+    assertThat(beforeRelease).containsExactly(List.of("a:1"));
+    assertThat(order).containsExactly(List.of("a:1"), List.of("a:1", "b:1"));
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
+  }
 }
