@@ -144,7 +144,7 @@ public final class GlobalManager implements AutoCloseable {
           request,
           (queued, next) ->
               queued
-                  .withHits(saturatedAdd(queued.hits(), next.hits()))
+                  .withHits(SaturatingMath.add(queued.hits(), next.hits()))
                   .withBehavior(
                       next.behavior() | (queued.behavior() & Behavior.RESET_REMAINING)));
       flushNow = hits.size() >= batchLimit;
@@ -355,13 +355,5 @@ public final class GlobalManager implements AutoCloseable {
     if (task != null) {
       task.cancel();
     }
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long r = a + b;
-    if (((a ^ r) & (b ^ r)) < 0) {
-      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return r;
   }
 }
