@@ -48,6 +48,7 @@ class PeerFaultsJarIT {
   private final List<NodeProcess> nodes = new ArrayList<>();
   private final int[] grpcPorts = new int[NODES];
   private final int[] httpPorts = new int[NODES];
+  private final int[] peerPorts = new int[NODES];
   private String staticPeers;
   private ClusterLoad load;
   private long overAdmittedByReturn;
@@ -152,12 +153,9 @@ class PeerFaultsJarIT {
     for (int i = 0; i < NODES; i++) {
       grpcPorts[i] = NodeProcess.freePort();
       httpPorts[i] = NodeProcess.freePort();
+      peerPorts[i] = NodeProcess.freePort();
     }
-    List<String> peers = new ArrayList<>();
-    for (int port : grpcPorts) {
-      peers.add("127.0.0.1:" + port);
-    }
-    staticPeers = String.join(",", peers);
+    staticPeers = NodeProcess.staticPeers(grpcPorts, peerPorts);
     for (int i = 0; i < NODES; i++) {
       nodes.add(startNode(i));
     }
@@ -169,7 +167,7 @@ class PeerFaultsJarIT {
   private NodeProcess startNode(int i) throws Exception {
     Map<String, String> env = new java.util.HashMap<>(ENV);
     env.put("WEIR_STATIC_PEERS", staticPeers);
-    return NodeProcess.start(grpcPorts[i], httpPorts[i], env);
+    return NodeProcess.startMember(grpcPorts[i], httpPorts[i], peerPorts[i], env);
   }
 
   private EventReport killAndRestart(int victim) throws Exception {
