@@ -36,6 +36,7 @@ import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.BindableService;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -61,7 +62,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
+ * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}), its peer listener ({@code pb.gubernator.PeersV1},
  * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
  * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
  * #builder}; {@link #close} stops the listeners gracefully.
@@ -266,7 +267,8 @@ public final class WeirNode implements AutoCloseable {
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance());
+            .addService(ProtoReflectionServiceV1.newInstance())
+            .addService(reflectionV1Alpha());
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
@@ -451,6 +453,15 @@ public final class WeirNode implements AutoCloseable {
           thread.setDaemon(true);
           return thread;
         });
+  }
+
+  /**
+   * Returns server reflection as {@code grpc.reflection.v1alpha}, which older grpcurl, Postman and
+   * grpc-js reflection clients ask for; grpc-java keeps it deprecated in favour of {@code v1}.
+   */
+  @SuppressWarnings("deprecation")
+  private static BindableService reflectionV1Alpha() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
   }
 
   private static List<HttpRoute> httpRoutes(NativeCheck check, NodeHealth health) {
