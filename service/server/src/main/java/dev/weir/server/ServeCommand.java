@@ -38,6 +38,39 @@ final class ServeCommand implements Command {
 
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
+  /** What {@code serve --help} prints. */
+  static final String HELP =
+      """
+      usage: java -jar weir.jar [serve] [--config FILE]
+
+      Runs a node until SIGTERM or Ctrl-C: Gubernator's pb.gubernator.V1 over gRPC and HTTP/JSON,
+      and Envoy's rate-limit service when WEIR_ENVOY_CONFIG is set.
+        --config FILE  also read KEY=VALUE lines from FILE (# starts a comment); the environment
+                       wins over the file
+
+      Settings are environment variables; the first ones to know:
+        WEIR_GRPC_ADDRESS   host:port of the gRPC listener (default localhost:1051)
+        WEIR_HTTP_ADDRESS   host:port of the HTTP/JSON listener (default localhost:1050)
+        WEIR_STATIC_PEERS   every node's gRPC address, this one included: host:port[@peerPort],...
+        WEIR_PEER_SECRET    the secret the nodes of a cluster share (or TLS, WEIR_TLS_*)
+        WEIR_ENVOY_CONFIG   a descriptor YAML file or folder: serves Envoy's ShouldRateLimit
+        WEIR_LOG_LEVEL      trace, debug, info (default), warn or error
+      README.md#configuration lists every variable; docs/weir.env.example is a --config file
+      with each of them commented out.
+
+      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when a
+      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).""";
+
+  @Override
+  public String summary() {
+    return "run a node";
+  }
+
+  @Override
+  public String help() {
+    return HELP;
+  }
+
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
@@ -97,20 +130,36 @@ final class ServeCommand implements Command {
                   LOG.info("Weir node stopped");
                 },
                 "weir-shutdown"));
-    LOG.info(
-        "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
-            + " peer_port={} peers={} handoff={} settings: {}",
-        config.describe(),
-        ops.statusAddress().map(Object::toString).orElse("off"),
-        node.grpcPort(),
-        node.httpPort(),
-        node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off",
-        node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off",
-        node.cluster().membership().ring().peers(),
-        cluster.handoff(),
-        EffectiveSettings.describe(settings));
+    LOG.info(startedLine(config, ops, node, cluster, EffectiveSettings.describe(settings)));
     node.awaitTermination();
     return 0;
+  }
+
+  /**
+   * Returns the start-up line: the version, the addresses and ports, the peers and, when any is
+   * set, the {@code WEIR_*}/{@code GUBER_*} variables with secrets masked.
+   */
+  static String startedLine(
+      WeirConfig config, OpsSettings ops, WeirNode node, ClusterSettings cluster, String settings) {
+    return "Weir node started: version="
+        + BuildInfo.version()
+        + " "
+        + config.describe()
+        + " status_address="
+        + ops.statusAddress().map(Object::toString).orElse("off")
+        + " grpc_port="
+        + node.grpcPort()
+        + " http_port="
+        + node.httpPort()
+        + " status_port="
+        + (node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off")
+        + " peer_port="
+        + (node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off")
+        + " peers="
+        + node.cluster().membership().ring().peers()
+        + " handoff="
+        + cluster.handoff()
+        + (settings.isEmpty() ? "" : " settings: " + settings);
   }
 
   /**
@@ -140,7 +189,8 @@ final class ServeCommand implements Command {
             "argument '"
                 + arg
                 + "' is not valid: expected --config FILE or a subcommand of "
-                + Main.COMMANDS.keySet());
+                + Main.COMMANDS.keySet()
+                + " (java -jar weir.jar --help describes them)");
       }
     }
     return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);

@@ -242,6 +242,7 @@ public final class WeirNode implements AutoCloseable {
       peerAddress = peerAddress.withPort(freePort(peerAddress.toBindAddress()));
     }
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    BuildInfo.register(registry);
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
@@ -319,6 +320,7 @@ public final class WeirNode implements AutoCloseable {
     grpcBuilder.addService(new V1Service(nativeCheck, health));
     List<HttpRoute> routes = httpRoutes(nativeCheck, health);
     routes.add(new PrometheusEndpoint(registry).route());
+    routes.add(BuildInfo.route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
@@ -620,7 +622,10 @@ public final class WeirNode implements AutoCloseable {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
         Thread.sleep(ops.gracefulTerminationDelay().toMillis());
       }
-      LOG.info("peer forwarding: {}", member.cluster().batchStats());
+      String forwarding = member.cluster().batchStats();
+      if (!forwarding.isEmpty()) {
+        LOG.info("peer forwarding: {}", forwarding);
+      }
       member.leave();
       stopListeners(ops.drainTimeout());
     } catch (InterruptedException e) {

@@ -122,6 +122,20 @@ class WeirNodeOpsTest {
   }
 
   @Test
+  void version_getVersionAndBuildInfoGauge_nameThisBuild() throws Exception {
+    start(OpsSettings.DEFAULTS);
+
+    HttpResponse<String> version = get("/version");
+    String metrics = get("/metrics").body();
+
+    assertThat(version.statusCode()).isEqualTo(200);
+    assertThat(version.body()).isEqualTo("{\"version\":\"" + BuildInfo.version() + "\"}");
+    assertThat(metrics)
+        .contains("# HELP weir_build_info Always 1; the version label names this build of Weir")
+        .contains("weir_build_info{version=\"" + BuildInfo.version() + "\"} 1");
+  }
+
+  @Test
   void limits_oversizedInputs_refusedWithClearErrorsAndCounted() throws Exception {
     start(
         new OpsSettings(
