@@ -19,7 +19,9 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -247,60 +249,82 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, first
    * asks every other peer to copy it the buckets it will own (so it has the counts before any peer
    * routes to it), then tells every peer it is back so that they hand its keys over and route to it.
-   * Each notice has a deadline longer
-   * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
-   * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
-   * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
+   * Each notice has a deadline longer than the receiver's hand-off wait; join waits for the first
+   * attempt at each peer, and a peer that did not acknowledge is told again in the background, with
+   * doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF}, until it
+   * acknowledges, leaves the ring, or this node leaves. The peers the first round did not reach are
+   * named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as peers still
+   * starting are, WARN when one refused.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(membership);
     if (settings.handoff()) {
-      List<CompletableFuture<Void>> copies = new ArrayList<>();
+      Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          copies.add(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())));
+          calls.put(
+              peer,
+              new ArrayList<>(
+                  List.of(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())))));
         }
       }
-      await(
-          CompletableFuture.allOf(copies.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "return copy request");
-      List<CompletableFuture<Void>> first = new ArrayList<>();
+      awaitQuietly(calls, returnNoticeDeadline());
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          first.add(announceReturn(peer, settings.batchTimeout()));
+          calls
+              .computeIfAbsent(peer, p -> new ArrayList<>())
+              .add(announceReturn(peer, settings.batchTimeout()));
         }
       }
-      await(
-          CompletableFuture.allOf(first.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "join notice");
+      awaitQuietly(calls, returnNoticeDeadline());
+      JoinReport report = JoinReport.of(calls, returnNoticeDeadline());
+      if (report.complete()) {
+        return;
+      }
+      if (report.expected()) {
+        LOG.info(report.describe());
+      } else {
+        LOG.warn(report.describe());
+      }
     }
   }
 
-  // Completes when this attempt ended; a failed attempt schedules the next one after backoff.
+  // Waits up to wait for every call; what did not end by then is reported by JoinReport.
+  private static void awaitQuietly(Map<String, List<CompletableFuture<?>>> calls, Duration wait) {
+    CompletableFuture<?>[] all =
+        calls.values().stream().flatMap(List::stream).toArray(CompletableFuture<?>[]::new);
+    try {
+      CompletableFuture.allOf(all).get(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // JoinReport names each peer that failed or did not answer
+    }
+  }
+
+  // Completes with this attempt's outcome; a failed attempt schedules the next one after backoff.
   private CompletableFuture<Void> announceReturn(String peer, Duration backoff) {
     if (closed || !membership.ring().contains(peer)) {
       return CompletableFuture.completedFuture(null);
     }
-    return peers
-        .call(peer, c -> c.announce(self, false, returnNoticeDeadline()))
-        .handle(
-            (ok, error) -> {
-              if (error != null) {
-                Duration next =
-                    backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
-                        ? MAX_ANNOUNCE_BACKOFF
-                        : backoff.multipliedBy(2);
-                LOG.info(
-                    "return notice to {} failed, retrying in {}: {}",
-                    peer,
-                    backoff,
-                    error.getMessage());
-                scheduler.schedule(() -> announceReturn(peer, next), backoff);
-              }
-              return null;
-            });
+    CompletableFuture<Void> attempt =
+        peers.call(peer, c -> c.announce(self, false, returnNoticeDeadline()));
+    attempt.whenComplete(
+        (ok, error) -> {
+          if (error != null) {
+            Duration next =
+                backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                    ? MAX_ANNOUNCE_BACKOFF
+                    : backoff.multipliedBy(2);
+            LOG.debug(
+                "return notice to {} failed, retrying in {}: {}",
+                peer,
+                backoff,
+                error.getMessage());
+            scheduler.schedule(() -> announceReturn(peer, next), backoff);
+          }
+        });
+    return attempt;
   }
 
   // The receiver of an announcement waits up to handOffWait() for its hand-off before answering.
