@@ -38,6 +38,9 @@ final class ServeCommand implements Command {
 
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
+  /** How many Envoy domains the start-up line names. */
+  static final int DOMAINS_SHOWN = 20;
+
   /** What {@code serve --help} prints. */
   static final String HELP =
       """
@@ -82,8 +85,13 @@ final class ServeCommand implements Command {
     ClusterSettings cluster;
     DiscoverySettings discovery;
     PeerSettings peers;
+    Optional<Path> autoCaFile;
+    List<String> unknownVariables = List.of();
     try {
-      settings = environment(args, env);
+      Optional<Path> file = configFile(args);
+      Map<String, String> fileValues = file.map(EnvFile::read).orElse(Map.of());
+      unknownVariables = UnknownVariableWarnings.of(env, fileValues, file);
+      settings = EnvFile.mergeUnder(fileValues, env);
       EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
@@ -92,15 +100,18 @@ final class ServeCommand implements Command {
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
       peers = PeerSettings.from(reader, config.grpcAddress());
+      autoCaFile = AutoCaFile.configured(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
     LogSetup.apply(config.logLevel(), logFormat);
+    unknownVariables.forEach(LOG::warn);
     WeirNode node;
     try {
       node =
@@ -110,6 +121,7 @@ final class ServeCommand implements Command {
               .envoy(envoy)
               .ops(ops)
               .peers(peers)
+              .writeAutoCa(autoCaFile)
               .start();
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
@@ -131,8 +143,35 @@ final class ServeCommand implements Command {
                 },
                 "weir-shutdown"));
     LOG.info(startedLine(config, ops, node, cluster, EffectiveSettings.describe(settings)));
+    LOG.info(envoyLine(envoy, node.envoyDomains()));
     node.awaitTermination();
     return 0;
+  }
+
+  /**
+   * Returns the line saying whether Envoy's rate-limit service is on and, when it is, its config
+   * path and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many more).
+   */
+  static String envoyLine(EnvoySettings envoy, Optional<List<String>> domains) {
+    if (domains.isEmpty() || envoy.config().isEmpty()) {
+      return "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
+          + " folder to serve ShouldRateLimit and POST /json)";
+    }
+    List<String> loaded = domains.get();
+    String listed =
+        loaded.isEmpty()
+            ? "no domain yet (" + EnvoySettings.FORCE_START_WITHOUT_INITIAL_CONFIG.name() + ")"
+            : loaded.size() + (loaded.size() == 1 ? " domain: " : " domains: ")
+                + String.join(", ", loaded.subList(0, Math.min(DOMAINS_SHOWN, loaded.size())))
+                + (loaded.size() > DOMAINS_SHOWN
+                    ? " and " + (loaded.size() - DOMAINS_SHOWN) + " more"
+                    : "");
+    return "Envoy rate-limit service: on, "
+        + EnvoySettings.CONFIG.name()
+        + "="
+        + envoy.config().get()
+        + ", "
+        + listed;
   }
 
   /**
@@ -173,10 +212,8 @@ final class ServeCommand implements Command {
             .onlySelf();
   }
 
-  /**
-   * Returns the environment, with the {@code --config} file's values under it when one is given.
-   */
-  static Map<String, String> environment(List<String> args, Map<String, String> env) {
+  /** Returns the {@code --config} file {@code args} name, if any. */
+  static Optional<Path> configFile(List<String> args) {
     Path file = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
@@ -193,6 +230,6 @@ final class ServeCommand implements Command {
                 + " (java -jar weir.jar --help describes them)");
       }
     }
-    return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);
+    return Optional.ofNullable(file);
   }
 }

@@ -47,6 +47,7 @@ import java.security.GeneralSecurityException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,10 +63,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}), its peer listener ({@code pb.gubernator.PeersV1},
- * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
- * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
- * #builder}; {@link #close} stops the listeners gracefully.
+ * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}), its peer listener
+ * ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener (the JSON
+ * gateway, {@code GET /metrics}, {@code GET /version}) and, when {@code WEIR_STATUS_HTTP_ADDRESS}
+ * is set, its {@link StatusListener}. Without {@code WEIR_ENVOY_CONFIG}, Envoy's calls are answered
+ * by {@link EnvoyAdapterOff}. Build and start it with {@link #builder}; {@link #close} stops the
+ * listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -147,6 +150,7 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
+    private Optional<Path> autoCaFile;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -186,6 +190,16 @@ public final class WeirNode implements AutoCloseable {
     /** Sets the input limits, TLS, HTTP capacity, status listener and shutdown timing. */
     Builder ops(OpsSettings value) {
       this.ops = Objects.requireNonNull(value, "ops");
+      return this;
+    }
+
+    /**
+     * Has a node with {@code WEIR_TLS_AUTO} write its generated CA to {@code file}, or when it is
+     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (default:
+     * not written).
+     */
+    Builder writeAutoCa(Optional<Path> file) {
+      this.autoCaFile = Objects.requireNonNull(file, "file");
       return this;
     }
 
@@ -236,6 +250,10 @@ public final class WeirNode implements AutoCloseable {
       advertise = advertise.withPort(grpcAddress.port());
     }
     TlsIdentity tls = loadTls(ops, advertise);
+    if (tls != null && builder.autoCaFile != null) {
+      Path file = builder.autoCaFile.orElse(AutoCaFile.byDefault(grpcAddress.port()));
+      writeAutoCa(tls, file, advertise);
+    }
     PeerSettings peers = builder.peers;
     HostPort peerAddress = peers.address();
     if (peerAddress.port() == 0) {
@@ -324,6 +342,9 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
+    } else {
+      grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
+      routes.add(EnvoyAdapterOff.jsonRoute());
     }
     HttpListener http = null;
     StatusListener status = null;
@@ -434,6 +455,32 @@ public final class WeirNode implements AutoCloseable {
       listener.tls(tls.httpsEngines());
     }
     return listener.start();
+  }
+
+  /**
+   * Writes the CA {@code tls} generated, if it generated one, to {@code file} and logs where it is
+   * and how clients trust it; a file that cannot be written is a warning (the node still serves).
+   */
+  private static void writeAutoCa(TlsIdentity tls, Path file, HostPort advertise) {
+    if (tls.generatedCa().isEmpty()) {
+      return;
+    }
+    try {
+      AutoCaFile.write(file, tls.generatedCa().get());
+      LOG.info(
+          "WEIR_TLS_AUTO: the CA generated for this node is in {}; clients trust it with, e.g.,"
+              + " grpcurl -cacert {} {} list",
+          file,
+          file,
+          advertise);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "WEIR_TLS_AUTO: cannot write the generated CA to {} ({}); clients cannot verify this"
+              + " node: set {} to a writable file",
+          file,
+          e.toString(),
+          AutoCaFile.FILE.name());
+    }
   }
 
   /** Returns the node's TLS identity, or null when TLS is off. */
@@ -567,6 +614,14 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the port the status listener is bound to, empty when it is off. */
   public OptionalInt statusPort() {
     return status == null ? OptionalInt.empty() : OptionalInt.of(status.port());
+  }
+
+  /**
+   * Returns the domains of the loaded Envoy descriptor config, sorted; empty when the Envoy adapter
+   * is off ({@code WEIR_ENVOY_CONFIG} unset).
+   */
+  public Optional<List<String>> envoyDomains() {
+    return envoyAdapter == null ? Optional.empty() : Optional.of(envoyAdapter.domains());
   }
 
   /** Returns the gRPC address this node advertises. */
