@@ -286,6 +286,19 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_undeclaredAlgorithmNumber_parsedAndAnsweredWithTheItemsError() throws Exception {
+    serveLocal();
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5,"
+            + "\"duration\":1000,\"algorithm\":7}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).contains("\"error\":\"Invalid rate limit algorithm \\u00277\\u0027\"");
+  }
+
+  @Test
   void getRateLimits_emptyBody_emptyResponses() throws Exception {
     serve(new FakeRateLimitService());
 

@@ -23,7 +23,7 @@ import java.util.Set;
  * discovery variables ({@link DiscoverySettings#VARIABLES}, each with its {@code GUBER_} alias). A
  * class that declares a new {@code EnvVar} belongs in {@link #DECLARING_CLASSES}.
  */
-final class KnownVariables {
+public final class KnownVariables {
 
   /** The classes whose {@code static final EnvVar} fields are settings. */
   static final List<Class<?>> DECLARING_CLASSES =
@@ -44,7 +44,7 @@ final class KnownVariables {
   private KnownVariables() {}
 
   /** Returns every variable, each once, in the order the classes declare them. */
-  static List<EnvVar> all() {
+  public static List<EnvVar> all() {
     return ALL;
   }
 
