@@ -83,8 +83,9 @@ class HelpAndVersionTest {
     assertThat(status).isEqualTo(2);
     assertThat(stderr())
         .isEqualTo(
-            "help takes one subcommand of [serve, validate-config, explain], got [bogus];"
-                + " java -jar weir.jar --help lists them"
+            "help takes one subcommand of "
+                + Main.COMMANDS.keySet()
+                + ", got [bogus]; java -jar weir.jar --help lists them"
                 + System.lineSeparator());
   }
 
