@@ -73,10 +73,7 @@ class DocumentedVariablesTest {
                 .flatMap(List::stream)
                 .filter(row -> names(row.cell(1)).contains(variable.name()))
                 .toList();
-        softly
-            .assertThat(asAlias)
-            .as("rows naming %s as an alias", variable.name())
-            .hasSize(1);
+        softly.assertThat(asAlias).as("rows naming %s as an alias", variable.name()).hasSize(1);
       }
     }
     softly.assertAll();

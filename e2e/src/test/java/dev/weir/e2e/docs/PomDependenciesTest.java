@@ -18,8 +18,8 @@ import org.w3c.dom.Node;
 import org.w3c.dom.NodeList;
 
 /**
- * No {@code <dependencies>} block of the repository's POMs declares one artifact twice, which
- * makes every build print Maven's "threaten the stability of your build" warning.
+ * No {@code <dependencies>} block of the repository's POMs declares one artifact twice, which makes
+ * every build print Maven's "threaten the stability of your build" warning.
  */
 class PomDependenciesTest {
 

@@ -85,10 +85,11 @@ class ReadmeExamplesIT {
     assertThat(blocks).hasSize(1);
     assertThat(blocks.get(0)).contains("# 200, 200, 429");
 
-    ShellSandbox.Result result =
-        sandbox.run(blocks.get(0) + "\nkill $(jobs -p); wait\n", LIMIT);
+    ShellSandbox.Result result = sandbox.run(blocks.get(0) + "\nkill $(jobs -p); wait\n", LIMIT);
 
-    assertThat(result.stdout()).as(result.stderr()).isEqualTo("OK /tmp/weir-ratelimit.yaml\n200\n200\n429\n");
+    assertThat(result.stdout())
+        .as(result.stderr())
+        .isEqualTo("OK /tmp/weir-ratelimit.yaml\n200\n200\n429\n");
   }
 
   private static String withoutResetTime(String json) {

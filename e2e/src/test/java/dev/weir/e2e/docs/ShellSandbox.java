@@ -15,17 +15,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs a bash script from the repository root as a reader would run a README example, with the
- * fixed ports it names: in a network namespace of its own with a private {@code /tmp} (so it
- * cannot clash with other processes on this machine, and every process it starts ends with it)
- * when {@code unshare} allows one, else directly when all {@link #PORTS} are free; otherwise the
- * test is skipped. {@code WEIR_*}/{@code GUBER_*} variables are removed from its environment and
- * the test's JDK comes first on its {@code PATH}.
+ * fixed ports it names: in a network namespace of its own with a private {@code /tmp} (so it cannot
+ * clash with other processes on this machine, and every process it starts ends with it) when {@code
+ * unshare} allows one, else directly when all {@link #PORTS} are free; otherwise the test is
+ * skipped. {@code WEIR_*}/{@code GUBER_*} variables are removed from its environment and the test's
+ * JDK comes first on its {@code PATH}.
  */
 final class ShellSandbox {
 
   /** The ports the README examples bind. */
-  static final List<Integer> PORTS =
-      List.of(1050, 1051, 1052, 2050, 2051, 2052, 3050, 3051, 3052);
+  static final List<Integer> PORTS = List.of(1050, 1051, 1052, 2050, 2051, 2052, 3050, 3051, 3052);
 
   private static final List<String> NAMESPACE =
       List.of(
@@ -99,7 +98,10 @@ final class ShellSandbox {
     try {
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         throw new IllegalStateException(
-            "script did not end within " + timeout + ": " + Files.readString(out)
+            "script did not end within "
+                + timeout
+                + ": "
+                + Files.readString(out)
                 + Files.readString(err));
       }
     } finally {

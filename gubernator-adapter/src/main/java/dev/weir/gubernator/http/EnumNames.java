@@ -12,10 +12,10 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * Finds an enum field of a protojson request whose value is a name the enum does not declare,
- * such as {@code "algorithm":"LEAKY"} or {@code "behavior":"GLOBAL|DRAIN_OVER_LIMIT"}, which a
- * parser ignoring unknown fields would silently read as the enum's first value. Enum fields hold
- * one name, or a number (also written as a string); numbers are never refused here.
+ * Finds an enum field of a protojson request whose value is a name the enum does not declare, such
+ * as {@code "algorithm":"LEAKY"} or {@code "behavior":"GLOBAL|DRAIN_OVER_LIMIT"}, which a parser
+ * ignoring unknown fields would silently read as the enum's first value. Enum fields hold one name,
+ * or a number (also written as a string); numbers are never refused here.
  */
 final class EnumNames {
 

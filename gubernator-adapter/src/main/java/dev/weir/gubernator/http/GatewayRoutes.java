@@ -31,10 +31,10 @@ import java.util.concurrent.CompletionStage;
  * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
  * and ignore unknown fields; an empty body is an empty request. Unlike grpc-gateway, an enum name
  * the enum does not declare is refused with 400 ({@link RequestParser}). Responses use proto field
- * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are
- * {@code {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC
- * code. The listener caps the body ({@code WEIR_HTTP_MAX_BODY_SIZE}); {@code GetRateLimits} is
- * answered when the service's future completes, without holding a thread meanwhile.
+ * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
+ * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code. The
+ * listener caps the body ({@code WEIR_HTTP_MAX_BODY_SIZE}); {@code GetRateLimits} is answered when
+ * the service's future completes, without holding a thread meanwhile.
  */
 public final class GatewayRoutes {
 

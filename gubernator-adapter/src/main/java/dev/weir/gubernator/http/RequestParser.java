@@ -7,9 +7,9 @@ import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.util.Optional;
 
 /**
- * Reads the protojson body of {@code POST /v1/GetRateLimits} as grpc-gateway does, ignoring
- * unknown fields, but refusing enum names the enums do not declare ({@link EnumNames}), which
- * Gubernator's gateway reads as the enum's first value.
+ * Reads the protojson body of {@code POST /v1/GetRateLimits} as grpc-gateway does, ignoring unknown
+ * fields, but refusing enum names the enums do not declare ({@link EnumNames}), which Gubernator's
+ * gateway reads as the enum's first value.
  *
  * <p>A body without unknown fields is parsed once; only one that the strict parser refuses is read
  * again, as a JSON tree for the enum check and then ignoring unknown fields.

@@ -286,7 +286,8 @@ class GatewayRoutesTest {
   }
 
   @Test
-  void getRateLimits_undeclaredAlgorithmNumber_parsedAndAnsweredWithTheItemsError() throws Exception {
+  void getRateLimits_undeclaredAlgorithmNumber_parsedAndAnsweredWithTheItemsError()
+      throws Exception {
     serveLocal();
     String body =
         "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5,"
@@ -295,7 +296,8 @@ class GatewayRoutesTest {
     HttpResponse<String> response = post("/v1/GetRateLimits", body);
 
     assertThat(response.statusCode()).isEqualTo(200);
-    assertThat(response.body()).contains("\"error\":\"Invalid rate limit algorithm \\u00277\\u0027\"");
+    assertThat(response.body())
+        .contains("\"error\":\"Invalid rate limit algorithm \\u00277\\u0027\"");
   }
 
   @Test

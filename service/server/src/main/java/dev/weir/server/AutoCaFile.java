@@ -49,10 +49,7 @@ final class AutoCaFile {
         Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
       }
       Files.move(
-          temporary,
-          absolute,
-          StandardCopyOption.REPLACE_EXISTING,
-          StandardCopyOption.ATOMIC_MOVE);
+          temporary, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     } finally {
       Files.deleteIfExists(temporary);
     }

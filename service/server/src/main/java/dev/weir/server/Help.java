@@ -34,7 +34,8 @@ final class Help {
     line(text, width, "version", "print the version (also --version)");
     return text.append('\n')
         .append("java -jar weir.jar COMMAND --help describes one command. A node's settings are\n")
-        .append("environment variables (WEIR_*, or Gubernator's GUBER_*): java -jar weir.jar serve\n")
+        .append(
+            "environment variables (WEIR_*, or Gubernator's GUBER_*): java -jar weir.jar serve\n")
         .append("--help names the first ones to know, README.md#configuration lists them all.")
         .toString();
   }

@@ -161,7 +161,8 @@ final class ServeCommand implements Command {
     String listed =
         loaded.isEmpty()
             ? "no domain yet (" + EnvoySettings.FORCE_START_WITHOUT_INITIAL_CONFIG.name() + ")"
-            : loaded.size() + (loaded.size() == 1 ? " domain: " : " domains: ")
+            : loaded.size()
+                + (loaded.size() == 1 ? " domain: " : " domains: ")
                 + String.join(", ", loaded.subList(0, Math.min(DOMAINS_SHOWN, loaded.size())))
                 + (loaded.size() > DOMAINS_SHOWN
                     ? " and " + (loaded.size() - DOMAINS_SHOWN) + " more"

@@ -7,9 +7,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class HelpAndVersionTest {
 
@@ -48,7 +48,8 @@ class HelpAndVersionTest {
         .contains("  help [COMMAND]   print this help")
         .contains("  version          print the version (also --version)");
     Main.COMMANDS.forEach(
-        (name, command) -> assertThat(stdout()).contains("  " + name + " ").contains(command.summary()));
+        (name, command) ->
+            assertThat(stdout()).contains("  " + name + " ").contains(command.summary()));
   }
 
   @ParameterizedTest

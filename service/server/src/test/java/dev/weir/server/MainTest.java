@@ -300,8 +300,7 @@ class MainTest {
 
   @Test
   void run_misspelledVariableAndBadValue_warningBeforeTheError() throws Exception {
-    int status =
-        run(List.of(), Map.of("WEIR_CAHCE_SIZE", "10", "WEIR_GRPC_ADDRESS", "nowhere"));
+    int status = run(List.of(), Map.of("WEIR_CAHCE_SIZE", "10", "WEIR_GRPC_ADDRESS", "nowhere"));
 
     assertThat(status).isEqualTo(2);
     assertThat(stderr().lines())

@@ -30,10 +30,12 @@ class ServeCommandTest {
   @Test
   void startedLine_noVariableSet_endsWithoutASettingsLabel() {
     String line =
-        ServeCommand.startedLine(CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "");
+        ServeCommand.startedLine(
+            CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "");
 
     assertThat(line)
-        .startsWith("Weir node started: version=" + BuildInfo.version() + " grpc_address=127.0.0.1:")
+        .startsWith(
+            "Weir node started: version=" + BuildInfo.version() + " grpc_address=127.0.0.1:")
         .endsWith(" handoff=true")
         .doesNotContain("settings:");
   }

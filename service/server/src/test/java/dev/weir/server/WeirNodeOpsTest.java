@@ -190,8 +190,13 @@ class WeirNodeOpsTest {
   private void startAutoTls(Optional<java.nio.file.Path> caFile) throws Exception {
     TlsSettings tls =
         new TlsSettings(
-            Optional.empty(), Optional.empty(), Optional.empty(), ClientAuth.NONE,
-            "TLSv1.3", true, Duration.ofSeconds(10));
+            Optional.empty(),
+            Optional.empty(),
+            Optional.empty(),
+            ClientAuth.NONE,
+            "TLSv1.3",
+            true,
+            Duration.ofSeconds(10));
     node =
         WeirNode.builder(CONFIG)
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))

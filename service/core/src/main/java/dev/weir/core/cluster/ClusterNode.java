@@ -246,15 +246,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, first
-   * asks every other peer to copy it the buckets it will own (so it has the counts before any peer
-   * routes to it), then tells every peer it is back so that they hand its keys over and route to it.
-   * Each notice has a deadline longer than the receiver's hand-off wait; join waits for the first
-   * attempt at each peer, and a peer that did not acknowledge is told again in the background, with
-   * doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF}, until it
-   * acknowledges, leaves the ring, or this node leaves. The peers the first round did not reach are
-   * named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as peers still
-   * starting are, WARN when one refused.
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on,
+   * first asks every other peer to copy it the buckets it will own (so it has the counts before any
+   * peer routes to it), then tells every peer it is back so that they hand its keys over and route
+   * to it. Each notice has a deadline longer than the receiver's hand-off wait; join waits for the
+   * first attempt at each peer, and a peer that did not acknowledge is told again in the
+   * background, with doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF},
+   * until it acknowledges, leaves the ring, or this node leaves. The peers the first round did not
+   * reach are named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as
+   * peers still starting are, WARN when one refused.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(membership);

@@ -28,8 +28,8 @@ final class JoinReport {
   }
 
   /**
-   * Reads the outcome of the calls made to each peer, by address, once {@code waited} has passed:
-   * a peer is unanswered when any of its calls failed or is still running.
+   * Reads the outcome of the calls made to each peer, by address, once {@code waited} has passed: a
+   * peer is unanswered when any of its calls failed or is still running.
    */
   static JoinReport of(Map<String, List<CompletableFuture<?>>> callsByPeer, Duration waited) {
     JoinReport report = new JoinReport(callsByPeer.size());

@@ -69,8 +69,8 @@ class JoinReportTest {
     assertThat(report.expected()).isTrue();
     assertThat(report.describe())
         .isEqualTo(
-            "joined before 3 of 4 peers answered: 10.0.0.3:1051 (not reachable), 10.0.0.4:1051"
-                + " (no answer within 2500ms), 10.0.0.5:1051 (no answer within 2500ms); expected while"
+            "joined before 3 of 4 peers answered: 10.0.0.3:1051 (not reachable), 10.0.0.4:1051 (no"
+                + " answer within 2500ms), 10.0.0.5:1051 (no answer within 2500ms); expected while"
                 + " they are still starting: this node keeps telling them it is back until they"
                 + " answer, and they hand its keys over then");
   }
