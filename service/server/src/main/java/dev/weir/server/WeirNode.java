@@ -150,7 +150,8 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
-    private Optional<Path> autoCaFile;
+    private boolean writeAutoCa;
+    private Path autoCaFile;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -199,7 +200,8 @@ public final class WeirNode implements AutoCloseable {
      * not written).
      */
     Builder writeAutoCa(Optional<Path> file) {
-      this.autoCaFile = Objects.requireNonNull(file, "file");
+      this.writeAutoCa = true;
+      this.autoCaFile = file.orElse(null);
       return this;
     }
 
@@ -250,8 +252,11 @@ public final class WeirNode implements AutoCloseable {
       advertise = advertise.withPort(grpcAddress.port());
     }
     TlsIdentity tls = loadTls(ops, advertise);
-    if (tls != null && builder.autoCaFile != null) {
-      Path file = builder.autoCaFile.orElse(AutoCaFile.byDefault(grpcAddress.port()));
+    if (tls != null && builder.writeAutoCa) {
+      Path file =
+          builder.autoCaFile != null
+              ? builder.autoCaFile
+              : AutoCaFile.byDefault(grpcAddress.port());
       writeAutoCa(tls, file, advertise);
     }
     PeerSettings peers = builder.peers;
