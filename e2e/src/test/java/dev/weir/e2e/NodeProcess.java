@@ -169,6 +169,16 @@ final class NodeProcess implements AutoCloseable {
     return process.exitValue();
   }
 
+  /** Sends SIGINT, as Ctrl-C does, and returns the exit status, waiting up to {@code timeout}. */
+  int interrupt(Duration timeout) throws IOException, InterruptedException {
+    new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).start().waitFor();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException("node did not exit within " + timeout + " of SIGINT");
+    }
+    return process.exitValue();
+  }
+
   /** Waits for the process to exit on its own and returns its status. */
   int awaitExit(Duration timeout) throws InterruptedException {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {

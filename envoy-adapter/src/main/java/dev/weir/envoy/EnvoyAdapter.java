@@ -119,6 +119,14 @@ public final class EnvoyAdapter implements AutoCloseable {
     return hasDomains(holder);
   }
 
+  /** Returns the domains the loaded config declares, sorted; none before a config loads. */
+  public List<String> domains() {
+    return holder
+        .current()
+        .map(config -> config.domains().keySet().stream().sorted().toList())
+        .orElse(List.of());
+  }
+
   private static boolean hasDomains(ConfigHolder holder) {
     return holder.current().map(config -> !config.domains().isEmpty()).orElse(false);
   }

@@ -29,15 +29,15 @@ import java.util.concurrent.CompletionStage;
  * /v1/HealthCheck} and {@code GET /v1/LiveCheck}, speaking protojson as grpc-gateway does.
  *
  * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
- * and ignore unknown fields; an empty body is an empty request. Responses use proto field names
- * ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
+ * and ignore unknown fields; an empty body is an empty request. Unlike grpc-gateway, an enum name
+ * the enum does not declare is refused with 400 ({@link RequestParser}). Responses use proto field
+ * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
  * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code. The
  * listener caps the body ({@code WEIR_HTTP_MAX_BODY_SIZE}); {@code GetRateLimits} is answered when
  * the service's future completes, without holding a thread meanwhile.
  */
 public final class GatewayRoutes {
 
-  private static final JsonFormat.Parser PARSER = JsonFormat.parser().ignoringUnknownFields();
   private static final JsonFormat.Printer PRINTER =
       JsonFormat.printer()
           .preservingProtoFieldNames()
@@ -97,20 +97,17 @@ public final class GatewayRoutes {
   }
 
   private CompletionStage<HttpAnswer> getRateLimits(HttpCall call) {
-    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-    String json = new String(call.body(), StandardCharsets.UTF_8);
-    if (!json.isBlank()) {
-      try {
-        PARSER.merge(json, request);
-      } catch (InvalidProtocolBufferException | RuntimeException e) {
-        return HttpAnswer.error(
-                400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()))
-            .completed();
-      }
+    GetRateLimitsReq request;
+    try {
+      request = RequestParser.parse(new String(call.body(), StandardCharsets.UTF_8));
+    } catch (InvalidProtocolBufferException | RuntimeException e) {
+      return HttpAnswer.error(
+              400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()))
+          .completed();
     }
     CompletionStage<GetRateLimitsResp> response;
     try {
-      response = check.check(request.build());
+      response = check.check(request);
     } catch (RuntimeException e) {
       return status(GrpcErrors.toStatus(e)).completed();
     }

@@ -226,6 +226,81 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_unknownAlgorithmName_400NamingFieldValueAndAllowedNames() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"algorithm\":\"LEAKY\"}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":\"field 'requests[1].algorithm' has no value named 'LEAKY';"
+                + " pb.gubernator.Algorithm allows one of TOKEN_BUCKET (0), LEAKY_BUCKET (1),"
+                + " FIXED_WINDOW (2), SLIDING_WINDOW (3), by name or number\",\"details\":[]}");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_behaviorFlagsJoinedByBar_400SayingToSendTheSum() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"uniqueKey\":\"k\","
+            + "\"behavior\":\"GLOBAL|DRAIN_OVER_LIMIT\",\"unknown\":1}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .contains(
+            "field 'requests[0].behavior' has no value named 'GLOBAL|DRAIN_OVER_LIMIT';"
+                + " pb.gubernator.Behavior allows one of BATCHING (0), NO_BATCHING (1), GLOBAL (2),"
+                + " DURATION_IS_GREGORIAN (4), RESET_REMAINING (8), MULTI_REGION (16),"
+                + " DRAIN_OVER_LIMIT (32), by name or number; to combine flags, send the sum of"
+                + " their numbers, e.g. \\\"behavior\\\":34 for GLOBAL and DRAIN_OVER_LIMIT");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_enumAsNameNumberOrNumberString_accepted() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"a\",\"unique_key\":\"k\",\"behavior\":\"DRAIN_OVER_LIMIT\"},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"behavior\":34},"
+            + "{\"name\":\"c\",\"unique_key\":\"k\",\"behavior\":\"34\",\"algorithm\":\"1\","
+            + "\"unknown\":{\"algorithm\":\"NOT_CHECKED\"}}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::behavior)
+        .containsExactly(32, 34, 34);
+    assertThat(service.calls.get(0).get(2).algorithm()).isEqualTo(1);
+  }
+
+  @Test
+  void getRateLimits_undeclaredAlgorithmNumber_parsedAndAnsweredWithTheItemsError()
+      throws Exception {
+    serveLocal();
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5,"
+            + "\"duration\":1000,\"algorithm\":7}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body())
+        .contains("\"error\":\"Invalid rate limit algorithm \\u00277\\u0027\"");
+  }
+
+  @Test
   void getRateLimits_emptyBody_emptyResponses() throws Exception {
     serve(new FakeRateLimitService());
 

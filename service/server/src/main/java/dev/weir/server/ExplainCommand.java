@@ -45,6 +45,23 @@ final class ExplainCommand implements Command {
         --node      also ask that node's gRPC port (plaintext) for each counter's remaining count""";
 
   @Override
+  public String summary() {
+    return "show which rule an Envoy descriptor matches, and its counter";
+  }
+
+  @Override
+  public String help() {
+    return USAGE
+        + """
+
+
+        Prints, for each descriptor, the rule it matches in CONFIG (file and line), or where
+        matching stopped and the candidates there, then its counter key and policies.
+
+        Exit status: 0 when CONFIG loads, 1 with its load errors, 2 for a usage error.""";
+  }
+
+  @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     List<String> rest = new ArrayList<>(args);
     String node = null;

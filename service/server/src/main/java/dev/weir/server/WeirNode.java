@@ -39,6 +39,7 @@ import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.BindableService;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -49,6 +50,7 @@ import java.security.GeneralSecurityException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,10 +66,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
- * only when it may have peers), its HTTP listener (the JSON gateway and {@code GET /readyz}) and,
- * when {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with
- * {@link #builder}; {@link #close} stops the listeners gracefully.
+ * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}), its peer listener
+ * ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener (the JSON
+ * gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when {@code
+ * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Without {@code WEIR_ENVOY_CONFIG},
+ * Envoy's calls are answered by {@link EnvoyAdapterOff}. Build and start it with {@link #builder};
+ * {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -152,6 +156,8 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
+    private boolean writeAutoCa;
+    private Path autoCaFile;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -191,6 +197,17 @@ public final class WeirNode implements AutoCloseable {
     /** Sets the input limits, TLS, HTTP capacity, status listener and shutdown timing. */
     Builder ops(OpsSettings value) {
       this.ops = Objects.requireNonNull(value, "ops");
+      return this;
+    }
+
+    /**
+     * Has a node with {@code WEIR_TLS_AUTO} write its generated CA to {@code file}, or when it is
+     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (default:
+     * not written).
+     */
+    Builder writeAutoCa(Optional<Path> file) {
+      this.writeAutoCa = true;
+      this.autoCaFile = file.orElse(null);
       return this;
     }
 
@@ -241,12 +258,20 @@ public final class WeirNode implements AutoCloseable {
       advertise = advertise.withPort(grpcAddress.port());
     }
     TlsIdentity tls = loadTls(ops, advertise);
+    if (tls != null && builder.writeAutoCa) {
+      Path file =
+          builder.autoCaFile != null
+              ? builder.autoCaFile
+              : AutoCaFile.byDefault(grpcAddress.port());
+      writeAutoCa(tls, file, advertise);
+    }
     PeerSettings peers = builder.peers;
     HostPort peerAddress = peers.address();
     if (peerAddress.port() == 0) {
       peerAddress = peerAddress.withPort(freePort(peerAddress.toBindAddress()));
     }
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    BuildInfo.register(registry);
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
@@ -272,7 +297,8 @@ public final class WeirNode implements AutoCloseable {
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance());
+            .addService(ProtoReflectionServiceV1.newInstance())
+            .addService(reflectionV1Alpha());
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
@@ -329,9 +355,13 @@ public final class WeirNode implements AutoCloseable {
     List<HttpRoute> routes = httpRoutes(nativeCheck, nodeHealth);
     routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
+    routes.add(BuildInfo.route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
+    } else {
+      grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
+      routes.add(EnvoyAdapterOff.jsonRoute());
     }
     HttpListener http = null;
     StatusListener status = null;
@@ -446,6 +476,32 @@ public final class WeirNode implements AutoCloseable {
     return listener.start();
   }
 
+  /**
+   * Writes the CA {@code tls} generated, if it generated one, to {@code file} and logs where it is
+   * and how clients trust it; a file that cannot be written is a warning (the node still serves).
+   */
+  private static void writeAutoCa(TlsIdentity tls, Path file, HostPort advertise) {
+    if (tls.generatedCa().isEmpty()) {
+      return;
+    }
+    try {
+      AutoCaFile.write(file, tls.generatedCa().get());
+      LOG.info(
+          "WEIR_TLS_AUTO: the CA generated for this node is in {}; clients trust it with, e.g.,"
+              + " grpcurl -cacert {} {} list",
+          file,
+          file,
+          advertise);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "WEIR_TLS_AUTO: cannot write the generated CA to {} ({}); clients cannot verify this"
+              + " node: set {} to a writable file",
+          file,
+          e.toString(),
+          AutoCaFile.FILE.name());
+    }
+  }
+
   /** Returns the node's TLS identity, or null when TLS is off. */
   private static TlsIdentity loadTls(OpsSettings ops, HostPort advertise) throws IOException {
     if (!ops.tls().enabled()) {
@@ -465,6 +521,15 @@ public final class WeirNode implements AutoCloseable {
           thread.setDaemon(true);
           return thread;
         });
+  }
+
+  /**
+   * Returns server reflection as {@code grpc.reflection.v1alpha}, which older grpcurl, Postman and
+   * grpc-js reflection clients ask for; grpc-java keeps it deprecated in favour of {@code v1}.
+   */
+  @SuppressWarnings("deprecation")
+  private static BindableService reflectionV1Alpha() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
   }
 
   private static List<HttpRoute> httpRoutes(NativeCheck check, NodeHealth health) {
@@ -570,6 +635,14 @@ public final class WeirNode implements AutoCloseable {
     return status == null ? OptionalInt.empty() : OptionalInt.of(status.port());
   }
 
+  /**
+   * Returns the domains of the loaded Envoy descriptor config, sorted; empty when the Envoy adapter
+   * is off ({@code WEIR_ENVOY_CONFIG} unset).
+   */
+  public Optional<List<String>> envoyDomains() {
+    return envoyAdapter == null ? Optional.empty() : Optional.of(envoyAdapter.domains());
+  }
+
   /** Returns the gRPC address this node advertises. */
   public HostPort advertiseAddress() {
     return advertiseAddress;
@@ -627,7 +700,10 @@ public final class WeirNode implements AutoCloseable {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
         Thread.sleep(ops.gracefulTerminationDelay().toMillis());
       }
-      LOG.info("peer forwarding: {}", member.cluster().batchStats());
+      String forwarding = member.cluster().batchStats();
+      if (!forwarding.isEmpty()) {
+        LOG.info("peer forwarding: {}", forwarding);
+      }
       member.leave();
       stopListeners(ops.drainTimeout());
     } catch (InterruptedException e) {

@@ -118,6 +118,16 @@ class EnvoyWiringTest {
   }
 
   @Test
+  void envoyDomains_adapterOn_theLoadedDomains() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    Files.writeString(dir.resolve("api.yaml"), YAML.replace("domain: shop", "domain: api"));
+
+    startNode(dir);
+
+    assertThat(node.envoyDomains()).hasValue(List.of("api", "shop"));
+  }
+
+  @Test
   void shouldRateLimit_unmatchedDescriptor_okOverGrpcAndJson() throws Exception {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
     startNode(dir);

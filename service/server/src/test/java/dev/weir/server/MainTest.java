@@ -299,6 +299,20 @@ class MainTest {
   }
 
   @Test
+  void run_misspelledVariableAndBadValue_warningBeforeTheError() throws Exception {
+    int status = run(List.of(), Map.of("WEIR_CAHCE_SIZE", "10", "WEIR_GRPC_ADDRESS", "nowhere"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr().lines())
+        .hasSize(2)
+        .first()
+        .isEqualTo(
+            "WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is ignored; did you"
+                + " mean WEIR_CACHE_SIZE?");
+    assertThat(stderr().lines().toList().get(1)).startsWith("WEIR_GRPC_ADDRESS='nowhere'");
+  }
+
+  @Test
   void run_unknownArgument_exit2() throws Exception {
     int status = run(List.of("--bogus"), Map.of());
 

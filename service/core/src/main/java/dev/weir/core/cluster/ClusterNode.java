@@ -24,7 +24,9 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -314,9 +316,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * to it. Each notice has a deadline longer than the receiver's hand-off wait; join waits for the
    * first attempt at each peer, and a peer that did not acknowledge is told again in the
    * background, with doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF},
-   * until it acknowledges, leaves the ring, or this node leaves. Only then is it {@linkplain
-   * #serving() serving}: a peer that found it down brings it back on its return notice or on a
-   * probe answered from then on, never while it is still copying.
+   * until it acknowledges, leaves the ring, or this node leaves. The peers the first round did not
+   * reach are named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as
+   * peers still starting are, WARN when one refused. Only then is it {@linkplain #serving()
+   * serving}: a peer that found it down brings it back on its return notice or on a probe answered
+   * from then on, never while it is still copying.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(
@@ -325,26 +329,32 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           liveness.retain(discovered);
         });
     if (settings.handoff()) {
-      List<CompletableFuture<Void>> copies = new ArrayList<>();
+      Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          copies.add(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())));
+          calls.put(
+              peer,
+              new ArrayList<>(
+                  List.of(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())))));
         }
       }
-      await(
-          CompletableFuture.allOf(copies.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "return copy request");
-      List<CompletableFuture<Void>> first = new ArrayList<>();
+      awaitQuietly(calls, returnNoticeDeadline());
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          first.add(announceReturn(peer, settings.batchTimeout()));
+          calls
+              .computeIfAbsent(peer, p -> new ArrayList<>())
+              .add(announceReturn(peer, settings.batchTimeout()));
         }
       }
-      await(
-          CompletableFuture.allOf(first.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "join notice");
+      awaitQuietly(calls, returnNoticeDeadline());
+      JoinReport report = JoinReport.of(calls, returnNoticeDeadline());
+      if (!report.complete()) {
+        if (report.expected()) {
+          LOG.info(report.describe());
+        } else {
+          LOG.warn(report.describe());
+        }
+      }
     }
     serving = !closed;
   }
@@ -355,29 +365,42 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return serving;
   }
 
-  // Completes when this attempt ended; a failed attempt schedules the next one after backoff.
+  // Waits up to wait for every call; what did not end by then is reported by JoinReport.
+  private static void awaitQuietly(Map<String, List<CompletableFuture<?>>> calls, Duration wait) {
+    CompletableFuture<?>[] all =
+        calls.values().stream().flatMap(List::stream).toArray(CompletableFuture<?>[]::new);
+    try {
+      CompletableFuture.allOf(all).get(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // JoinReport names each peer that failed or did not answer
+    }
+  }
+
+  // Completes with this attempt's outcome; a failed attempt schedules the next one after backoff.
   private CompletableFuture<Void> announceReturn(String peer, Duration backoff) {
     if (closed || !membership.ring().contains(peer)) {
       return CompletableFuture.completedFuture(null);
     }
-    return peers
-        .call(peer, c -> c.announce(self, false, returnNoticeDeadline()))
-        .handle(
-            (ok, error) -> {
-              if (error != null) {
-                Duration next =
-                    backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
-                        ? MAX_ANNOUNCE_BACKOFF
-                        : backoff.multipliedBy(2);
-                LOG.info(
-                    "return notice to {} failed, retrying in {}: {}",
-                    peer,
-                    backoff,
-                    error.getMessage());
-                scheduler.schedule(() -> announceReturn(peer, next), backoff);
-              }
-              return null;
-            });
+    CompletableFuture<Void> attempt =
+        peers.call(peer, c -> c.announce(self, false, returnNoticeDeadline()));
+    attempt.whenComplete(
+        (ok, error) -> {
+          if (error != null) {
+            Duration next =
+                backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                    ? MAX_ANNOUNCE_BACKOFF
+                    : backoff.multipliedBy(2);
+            LOG.debug(
+                "return notice to {} failed, retrying in {}: {}",
+                peer,
+                backoff,
+                error.getMessage());
+            scheduler.schedule(() -> announceReturn(peer, next), backoff);
+          }
+        });
+    return attempt;
   }
 
   // The receiver of an announcement waits up to handOffWait() for its hand-off before answering.

@@ -12,6 +12,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -34,18 +35,21 @@ public final class TlsIdentity {
   private final X509ExtendedTrustManager trustManager;
   private final ReloadingKeyManager reloadingKeys;
   private final ReloadingTrustManager reloadingTrust;
+  private final X509Certificate generatedCa;
 
   private TlsIdentity(
       TlsSettings settings,
       X509ExtendedKeyManager keyManager,
       X509ExtendedTrustManager trustManager,
       ReloadingKeyManager reloadingKeys,
-      ReloadingTrustManager reloadingTrust) {
+      ReloadingTrustManager reloadingTrust,
+      X509Certificate generatedCa) {
     this.settings = settings;
     this.keyManager = keyManager;
     this.trustManager = trustManager;
     this.reloadingKeys = reloadingKeys;
     this.reloadingTrust = reloadingTrust;
+    this.generatedCa = generatedCa;
   }
 
   /**
@@ -62,7 +66,7 @@ public final class TlsIdentity {
           ReloadingKeyManager.load(settings.cert().get(), settings.key().orElseThrow());
       X509ExtendedTrustManager trust =
           reloadingTrust != null ? reloadingTrust : KeyManagers.trustManager(null);
-      return new TlsIdentity(settings, keys, trust, keys, reloadingTrust);
+      return new TlsIdentity(settings, keys, trust, keys, reloadingTrust, null);
     }
     CertificateAuthority ca = CertificateAuthority.create("weir-auto-ca", Duration.ofDays(365));
     CertificateAuthority.Identity identity = ca.issue("weir", hosts, Duration.ofDays(365));
@@ -79,7 +83,8 @@ public final class TlsIdentity {
         KeyManagers.keyManager(identity.key(), identity.chain()),
         trust,
         null,
-        reloadingTrust);
+        reloadingTrust,
+        ca.certificate());
   }
 
   /**
@@ -136,6 +141,14 @@ public final class TlsIdentity {
     }
     List<String> failures = errors.stream().map(Exception::getMessage).toList();
     return new Reload(new TlsReload(certificate, cas, failures), errors);
+  }
+
+  /**
+   * Returns the CA certificate generated at start with {@code WEIR_TLS_AUTO}, which signed this
+   * node's certificate; empty when the certificate came from files.
+   */
+  public Optional<X509Certificate> generatedCa() {
+    return Optional.ofNullable(generatedCa);
   }
 
   /** Returns the CA certificates trusted now. */
