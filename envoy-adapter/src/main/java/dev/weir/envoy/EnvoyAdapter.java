@@ -1,7 +1,7 @@
 package dev.weir.envoy;
 
-import com.sun.net.httpserver.HttpHandler;
 import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.http.HttpHandler;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
@@ -186,6 +186,14 @@ public final class EnvoyAdapter implements AutoCloseable {
    */
   public boolean hasDomains() {
     return hasDomains(holder);
+  }
+
+  /** Returns the domains the loaded config declares, sorted; none before a config loads. */
+  public List<String> domains() {
+    return holder
+        .current()
+        .map(config -> config.domains().keySet().stream().sorted().toList())
+        .orElse(List.of());
   }
 
   private static boolean hasDomains(ConfigHolder holder) {

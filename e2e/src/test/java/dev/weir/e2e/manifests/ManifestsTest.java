@@ -132,7 +132,7 @@ class ManifestsTest {
 
     assertThat(d.getSpec().getReplicas()).isEqualTo(3);
     assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
-    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v1/HealthCheck");
+    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
     assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
     assertThat(env)

@@ -10,8 +10,10 @@ import dev.weir.envoy.metrics.StatsdStats;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +31,32 @@ final class RatelimitCommand implements Command {
 
   /** The {@code grpc.health.v1} service name the reference reports its health under. */
   static final String HEALTH_SERVICE_NAME = "ratelimit";
+
+  /** What {@code ratelimit --help} prints. */
+  static final String HELP =
+      """
+      usage: java -jar weir.jar ratelimit   (the container image's /bin/ratelimit)
+
+      Runs a node as a drop-in for envoyproxy/ratelimit: its environment variables with their
+      meanings and defaults (PORT 8080 with /healthcheck and /json, GRPC_PORT 8081, DEBUG_PORT
+      6070 with /rlconfig, RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY or
+      CONFIG_TYPE=GRPC_XDS_SOTW, USE_STATSD with the reference's stat names, ...). REDIS_*,
+      MEMCACHE_* and BACKEND_TYPE are ignored with a notice: counters live in Weir's cluster.
+      Weir's WEIR_* peer and discovery settings still apply.
+      docs/migrating-from-ratelimit.md lists every variable.
+
+      Exit status: 2 for a bad setting (one line on stderr names it), 1 when a listener cannot
+      start.""";
+
+  @Override
+  public String summary() {
+    return "run a node as a drop-in for envoyproxy/ratelimit, from its environment variables";
+  }
+
+  @Override
+  public String help() {
+    return HELP;
+  }
 
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
@@ -91,6 +119,7 @@ final class RatelimitCommand implements Command {
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
+    UnknownVariableWarnings.of(env, Map.of(), Optional.empty()).forEach(LOG::warn);
     return start(compat, settings, err, status);
   }
 
@@ -217,7 +246,7 @@ final class RatelimitCommand implements Command {
 
   /** Checks that no two of the gRPC, HTTP, debug and Prometheus listeners take one port. */
   private static void checkPortsDistinct(RatelimitSettings compat) {
-    Map<String, HostPort> listeners = new java.util.LinkedHashMap<>();
+    Map<String, HostPort> listeners = new LinkedHashMap<>();
     listeners.put("GRPC_PORT", compat.grpcAddress());
     listeners.put("PORT", compat.httpAddress());
     listeners.put("DEBUG_PORT", compat.debugAddress());

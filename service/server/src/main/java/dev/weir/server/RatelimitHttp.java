@@ -1,20 +1,18 @@
 package dev.weir.server;
 
-import com.sun.net.httpserver.HttpExchange;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.health.NodeHealth;
+import dev.weir.core.health.HealthChecker;
+import dev.weir.core.health.HealthReport;
+import dev.weir.core.http.HttpAnswer;
 import dev.weir.core.http.HttpListener;
-import dev.weir.core.http.HttpResponses;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.metrics.PrometheusEndpoint;
-import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.envoy.config.ConfigDump;
 import dev.weir.envoy.config.EnvoyConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -34,27 +32,33 @@ final class RatelimitHttp {
 
   private static final String TEXT = "text/plain; charset=utf-8";
 
-  /** Two workers: debug requests and scrapes are few. */
-  private static final HttpSettings CAPACITY = HttpSettings.forThreads(2);
-
   private RatelimitHttp() {}
 
   /**
    * Returns {@code GET /healthcheck}, answered as the reference answers it: 200 {@code OK} while
-   * {@code health} is healthy, else 500 with the reason (stopping, no config loaded with {@code
-   * HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}, peers not joined).
+   * {@code health} is ready, else 500 naming the unhealthy components (draining, no config loaded
+   * with {@code HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}, not joined).
    */
-  static HttpRoute healthcheck(NodeHealth health) {
+  static HttpRoute healthcheck(HealthChecker health) {
     return HttpRoute.probe(
         HEALTHCHECK,
-        exchange -> {
-          HealthStatus status = health.health();
-          if (status.healthy()) {
-            text(exchange, 200, "OK");
-          } else {
-            text(exchange, 500, status.message());
-          }
+        call -> {
+          HealthReport report = health.check();
+          return (report.ready() ? text(200, "OK") : text(500, unready(report))).completed();
         });
+  }
+
+  private static String unready(HealthReport report) {
+    StringBuilder out = new StringBuilder();
+    for (HealthReport.Entry e : report.components()) {
+      if (e.gatesReadiness() && !e.health().healthy()) {
+        out.append(out.length() == 0 ? "" : "; ")
+            .append(e.name())
+            .append(": ")
+            .append(e.health().message());
+      }
+    }
+    return out.toString();
   }
 
   /**
@@ -67,27 +71,32 @@ final class RatelimitHttp {
         List.of(
             HttpRoute.get(
                 "/",
-                exchange ->
-                    text(exchange, 200, RLCONFIG + ": print out the currently loaded configuration")),
+                call ->
+                    text(200, RLCONFIG + ": print out the currently loaded configuration\n")
+                        .completed()),
             HttpRoute.get(
                 RLCONFIG,
-                exchange -> text(exchange, 200, config.get().map(ConfigDump::of).orElse(""))));
-    return HttpListener.start(address.toBindAddress(), routes, null, CAPACITY, WeirMetrics.NOOP);
+                call -> text(200, config.get().map(ConfigDump::of).orElse("")).completed()));
+    return start(address, routes, "debug");
   }
 
   /** Starts a listener at {@code address} that serves {@code registry}'s meters at {@code path}. */
   static HttpListener prometheus(HostPort address, String path, PrometheusMeterRegistry registry)
       throws IOException {
     HttpRoute scrape = new PrometheusEndpoint(registry).route();
-    return HttpListener.start(
-        address.toBindAddress(),
-        List.of(HttpRoute.get(path, scrape.handler())),
-        null,
-        CAPACITY,
-        WeirMetrics.NOOP);
+    return start(address, List.of(HttpRoute.get(path, scrape.handler())), "prometheus");
   }
 
-  private static void text(HttpExchange exchange, int status, String body) throws IOException {
-    HttpResponses.send(exchange, status, TEXT, body.getBytes(StandardCharsets.UTF_8));
+  private static HttpListener start(HostPort address, List<HttpRoute> routes, String name)
+      throws IOException {
+    return HttpListener.builder(address.toBindAddress())
+        .routes(routes)
+        .settings(HttpSettings.defaults())
+        .threadName(name)
+        .start();
+  }
+
+  private static HttpAnswer text(int status, String body) {
+    return HttpAnswer.of(status, TEXT, body.getBytes(StandardCharsets.UTF_8));
   }
 }

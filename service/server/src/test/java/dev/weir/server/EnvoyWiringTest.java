@@ -118,6 +118,16 @@ class EnvoyWiringTest {
   }
 
   @Test
+  void envoyDomains_adapterOn_theLoadedDomains() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    Files.writeString(dir.resolve("api.yaml"), YAML.replace("domain: shop", "domain: api"));
+
+    startNode(dir);
+
+    assertThat(node.envoyDomains()).hasValue(List.of("api", "shop"));
+  }
+
+  @Test
   void shouldRateLimit_unmatchedDescriptor_okOverGrpcAndJson() throws Exception {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
     startNode(dir);
@@ -232,7 +242,7 @@ class EnvoyWiringTest {
             .shouldRateLimit(request("remote_address", "10.0.0.1"));
     Files.writeString(dir.resolve("shop.yaml"), YAML);
     Await.until(
-        Duration.ofSeconds(10), () -> node.health().health().healthy(), "healthy after reload");
+        Duration.ofSeconds(10), () -> node.health().ready(), "healthy after reload");
     node.refreshHealth();
 
     assertThat(before.statusCode()).isEqualTo(503);
@@ -289,5 +299,56 @@ class EnvoyWiringTest {
         .asString()
         .startsWith(file + ": error loading config file: ")
         .contains("max=16");
+  }
+
+  @Test
+  void explain_withNode_printsTheMatchAndTheCountersRemainingOnTheNode() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    startNode(dir);
+    RateLimitServiceGrpc.newBlockingStub(channel)
+        .shouldRateLimit(request("remote_address", "10.0.0.1"));
+
+    int status =
+        run(
+            "explain",
+            "--node",
+            "127.0.0.1:" + node.grpcPort(),
+            dir.toString(),
+            "shop",
+            "remote_address=10.0.0.1");
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)")
+        .contains("  policy 1: 2 per minute, fixed_window, name \"per-ip\"")
+        .contains("    on 127.0.0.1:" + node.grpcPort() + ": 1 of 2 remaining, UNDER_LIMIT");
+  }
+
+  @Test
+  void explain_invalidConfig_exit1WithTheLoadErrors() throws Exception {
+    Files.writeString(dir.resolve("bad.yaml"), "domain: shop\ndescriptors:\n  - key: ''\n");
+
+    int status = run("explain", dir.toString(), "shop", "a=b");
+
+    assertThat(status).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("descriptor has empty key");
+  }
+
+  @Test
+  void explain_descriptorWithoutEquals_usageExit2() throws Exception {
+    int status = run("explain", dir.toString(), "shop", "remote_address");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("descriptor 'remote_address': every entry must be key=value")
+        .contains("usage: java -jar weir.jar explain");
+  }
+
+  @Test
+  void explainParseDescriptor_escapedCommaAndEquals_keptInTheValue() {
+    assertThat(ExplainCommand.parseDescriptor("path=/a\\,b\\=c,user=x"))
+        .containsExactly(
+            new dev.weir.envoy.match.Entry("path", "/a,b=c"),
+            new dev.weir.envoy.match.Entry("user", "x"));
   }
 }

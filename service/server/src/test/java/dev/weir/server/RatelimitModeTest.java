@@ -219,7 +219,7 @@ class RatelimitModeTest {
     Files.writeString(folder.resolve("config.yaml"), CONFIG);
 
     assertThat(before.statusCode()).isEqualTo(500);
-    assertThat(before.body()).startsWith("no rate limit configuration is loaded");
+    assertThat(before.body()).isEqualTo("config: no rate limit configuration is loaded");
     Await.until(
         WAIT,
         () -> {
