@@ -156,13 +156,14 @@ class XdsAdapterTest {
     management.push("2", perMinute(3));
     Await.until(
         WAIT,
-        () -> adapter.xdsClient().acceptedVersion().orElse("").equals("2"),
-        "version 2 accepted");
+        () ->
+            adapter.xdsClient().acceptedVersion().orElse("").equals("2")
+                && management.lastRequest().getVersionInfo().equals("2"),
+        "version 2 accepted and its ACK received");
     Code third = stub.shouldRateLimit(request).getOverallCode();
 
     assertThat(List.of(first, second, third))
         .containsExactly(Code.OK, Code.OVER_LIMIT, Code.OK);
-    assertThat(management.lastRequest().getVersionInfo()).isEqualTo("2");
     assertThat(management.lastRequest().hasErrorDetail()).isFalse();
   }
 }
