@@ -66,8 +66,7 @@ final class StatsdSender implements Consumer<List<String>>, AutoCloseable {
     } catch (PortUnreachableException nobodyListening) {
       // a connected UDP socket reports an earlier datagram's rejection; StatsD is best effort
     } catch (IOException | RuntimeException e) {
-      warnings.warn(
-          "statsd", "cannot send stats to StatsD at {}:{}: {}", host, port, e.toString());
+      warnings.warn("statsd", "cannot send stats to StatsD at {}:{}: {}", host, port, e.toString());
       close();
     }
     datagram.clear();

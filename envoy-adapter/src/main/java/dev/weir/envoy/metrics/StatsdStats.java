@@ -77,7 +77,9 @@ public final class StatsdStats implements EnvoyMetrics.Observer, AutoCloseable {
       this.source = source;
     }
 
-    /** Adds the line of what the counter gained since the last call, if anything, to {@code out}. */
+    /**
+     * Adds the line of what the counter gained since the last call, if anything, to {@code out}.
+     */
     void gain(List<String> out) {
       long now = (long) source.count();
       if (now > sent) {

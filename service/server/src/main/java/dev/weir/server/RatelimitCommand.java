@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * {@code /bin/ratelimit}), configured by the reference's environment variables with their meanings
  * and defaults ({@link RatelimitSettings}); every reference variable that Weir ignores and that is
  * set is named at start-up ({@link ReferenceEnvironment#notice}). Weir's own {@code WEIR_*}
- * settings for peers, discovery, limits and peer TLS still apply. A bad setting prints its
- * one-line error and exits 2.
+ * settings for peers, discovery, limits and peer TLS still apply. A bad setting prints its one-line
+ * error and exits 2.
  */
 final class RatelimitCommand implements Command {
 
@@ -46,7 +46,8 @@ final class RatelimitCommand implements Command {
       docs/migrating-from-ratelimit.md lists every variable.
 
       Exit status: 2 for a bad setting (one line on stderr names it), 1 when a listener cannot
-      start.""";
+      start.\
+      """;
 
   @Override
   public String summary() {
@@ -154,10 +155,7 @@ final class RatelimitCommand implements Command {
    * cannot start; returns it, or null with the exit status in {@code status[0]}.
    */
   private static Running start(
-      RatelimitSettings compat,
-      ServeCommand.NodeSettings settings,
-      PrintStream err,
-      int[] status) {
+      RatelimitSettings compat, ServeCommand.NodeSettings settings, PrintStream err, int[] status) {
     StatsdStats statsd =
         compat
             .statsd()
@@ -227,8 +225,7 @@ final class RatelimitCommand implements Command {
 
   /** Opens a listener, naming it and its variables when its address is taken. */
   private static HttpListener bind(
-      String listener, String variables, HostPort address, ListenerStart start)
-      throws IOException {
+      String listener, String variables, HostPort address, ListenerStart start) throws IOException {
     try {
       return start.start();
     } catch (IOException e) {
@@ -254,7 +251,8 @@ final class RatelimitCommand implements Command {
     List<Map.Entry<String, HostPort>> all = new ArrayList<>(listeners.entrySet());
     for (int i = 1; i < all.size(); i++) {
       for (int j = 0; j < i; j++) {
-        clash(all.get(i).getKey(), all.get(i).getValue(), all.get(j).getKey(), all.get(j).getValue());
+        clash(
+            all.get(i).getKey(), all.get(i).getValue(), all.get(j).getKey(), all.get(j).getValue());
       }
     }
   }

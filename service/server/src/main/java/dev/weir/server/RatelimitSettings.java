@@ -147,7 +147,9 @@ record RatelimitSettings(
     return out;
   }
 
-  /** Returns where the {@code FILE} source reads: {@code RUNTIME_ROOT/SUBDIRECTORY/APPDIRECTORY}. */
+  /**
+   * Returns where the {@code FILE} source reads: {@code RUNTIME_ROOT/SUBDIRECTORY/APPDIRECTORY}.
+   */
   private static Path runtimePath(EnvReader reader) {
     return Path.of(
         reader.string(EnvVar.of("RUNTIME_ROOT"), "/srv/runtime_data/current"),
@@ -162,17 +164,19 @@ record RatelimitSettings(
   }
 
   /**
-   * Returns TLS of the gRPC listener: {@code GRPC_SERVER_USE_TLS} with {@code
-   * GRPC_SERVER_TLS_CERT} and {@code _KEY}; client certificates are required, and must chain to it,
-   * when a CA is given ({@code GRPC_SERVER_TLS_CA_CERT}, as Envoy Gateway names it, or {@code
-   * GRPC_CLIENT_TLS_CACERT}, as the reference's settings name it).
+   * Returns TLS of the gRPC listener: {@code GRPC_SERVER_USE_TLS} with {@code GRPC_SERVER_TLS_CERT}
+   * and {@code _KEY}; client certificates are required, and must chain to it, when a CA is given
+   * ({@code GRPC_SERVER_TLS_CA_CERT}, as Envoy Gateway names it, or {@code GRPC_CLIENT_TLS_CACERT},
+   * as the reference's settings name it).
    */
   private static TlsSettings grpcTls(EnvReader reader) {
     if (!reader.bool(EnvVar.of("GRPC_SERVER_USE_TLS"), false)) {
       return TlsSettings.DISABLED;
     }
-    Optional<Path> cert = reader.lookup(EnvVar.of("GRPC_SERVER_TLS_CERT")).map(s -> Path.of(s.value()));
-    Optional<Path> key = reader.lookup(EnvVar.of("GRPC_SERVER_TLS_KEY")).map(s -> Path.of(s.value()));
+    Optional<Path> cert =
+        reader.lookup(EnvVar.of("GRPC_SERVER_TLS_CERT")).map(s -> Path.of(s.value()));
+    Optional<Path> key =
+        reader.lookup(EnvVar.of("GRPC_SERVER_TLS_KEY")).map(s -> Path.of(s.value()));
     if (cert.isEmpty() || key.isEmpty()) {
       throw new ConfigException(
           "GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY: "

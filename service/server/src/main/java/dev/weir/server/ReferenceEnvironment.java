@@ -118,7 +118,8 @@ final class ReferenceEnvironment {
           Map.entry(
               "GRPC_CLIENT_TLS_SAN",
               "client certificates are checked against GRPC_SERVER_TLS_CA_CERT, not a name"),
-          Map.entry("CACHE_KEY_PREFIX", "Weir's counters live in its own cluster, not a shared store"),
+          Map.entry(
+              "CACHE_KEY_PREFIX", "Weir's counters live in its own cluster, not a shared store"),
           Map.entry("EXPIRATION_JITTER_MAX_SECONDS", "Weir's counters expire with their window"),
           Map.entry(
               "LOCAL_CACHE_SIZE_IN_BYTES",
@@ -147,8 +148,8 @@ final class ReferenceEnvironment {
   /**
    * Returns the start-up notice for {@code env}: one line naming every ignored variable that is
    * set, with its reason, and one naming every backend variable that is set; empty lines are left
-   * out. {@code RUNTIME_IGNOREDOTFILES=false} is reported because names starting with {@code .}
-   * are skipped anyway.
+   * out. {@code RUNTIME_IGNOREDOTFILES=false} is reported because names starting with {@code .} are
+   * skipped anyway.
    */
   static List<String> notice(Map<String, String> env) {
     Map<String, String> ignored = new LinkedHashMap<>();

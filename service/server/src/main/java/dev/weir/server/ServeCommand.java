@@ -210,7 +210,8 @@ final class ServeCommand implements Command {
 
   /**
    * Returns the line saying whether Envoy's rate-limit service is on and, when it is, its config
-   * path or xDS server and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many more).
+   * path or xDS server and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many
+   * more).
    */
   static String envoyLine(EnvoySettings envoy, Optional<List<String>> domains) {
     if (domains.isEmpty() || !envoy.enabled()) {

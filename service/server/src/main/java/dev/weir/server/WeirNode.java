@@ -6,6 +6,7 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
@@ -33,7 +34,6 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsReload;
-import dev.weir.core.config.EnvVar;
 import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
@@ -252,8 +252,8 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Sets whether the node reports not ready while the Envoy adapter has no domain loaded
-     * (default true; envoyproxy/ratelimit only does so with {@code
+     * Sets whether the node reports not ready while the Envoy adapter has no domain loaded (default
+     * true; envoyproxy/ratelimit only does so with {@code
      * HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}).
      */
     Builder readyNeedsDomain(boolean value) {
@@ -511,8 +511,7 @@ public final class WeirNode implements AutoCloseable {
       envoyAdapter.watch(node.healthRefresher);
     }
     if (tls != null || clientTls != null) {
-      long every =
-          (tls != null ? ops.tls() : builder.clientTls).reloadInterval().toMillis();
+      long every = (tls != null ? ops.tls() : builder.clientTls).reloadInterval().toMillis();
       node.healthRefresher.scheduleWithFixedDelay(
           node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
     }
