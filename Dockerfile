@@ -1,11 +1,37 @@
-# The Weir node image named by manifests/ (weir:0.1.0). Build the jar first, then the image:
-#   ./mvnw -B -q -DskipTests package && docker build -t weir:0.1.0 .
+# The Weir node image, built from source: `docker build -t weir:0.1.0 .` at the repository root.
+# What the image sets and how to run it: README.md, "Docker image".
+
+FROM eclipse-temurin:17-jdk AS build
+WORKDIR /build
+
+# The Maven Wrapper and every module's POM first, so the dependency layer is rebuilt only when one
+# of them changes, not on every source edit.
+COPY mvnw ./
+COPY .mvn/ .mvn/
+COPY pom.xml ./
+COPY proto/pom.xml proto/
+COPY service/client/pom.xml service/client/
+COPY service/core/pom.xml service/core/
+COPY gubernator-adapter/pom.xml gubernator-adapter/
+COPY envoy-adapter/pom.xml envoy-adapter/
+COPY service/server/pom.xml service/server/
+COPY e2e/pom.xml e2e/
+RUN ./mvnw -B -ntp -pl service/server -am dependency:go-offline
+
+# The sources of the modules weir.jar is made of (-am: those service/server depends on).
+COPY proto/src/ proto/src/
+COPY service/core/src/ service/core/src/
+COPY gubernator-adapter/src/ gubernator-adapter/src/
+COPY envoy-adapter/src/ envoy-adapter/src/
+COPY service/server/src/ service/server/src/
+RUN ./mvnw -B -ntp -pl service/server -am -DskipTests package
+
 FROM eclipse-temurin:17-jre
 
 RUN groupadd --system --gid 10001 weir \
  && useradd --system --uid 10001 --gid weir --no-create-home --shell /usr/sbin/nologin weir
 
-COPY service/server/target/weir.jar /opt/weir/weir.jar
+COPY --from=build /build/service/server/target/weir.jar /opt/weir/weir.jar
 
 USER 10001:10001
 EXPOSE 1050 1051 1052
