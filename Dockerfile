@@ -36,6 +36,10 @@ COPY --from=build /build/service/server/target/weir.jar /opt/weir/weir.jar
 USER 10001:10001
 EXPOSE 1050 1051 1052
 
+# Listen on every interface (the jar's defaults are localhost); the peer listener takes the gRPC
+# host, port 1052.
+ENV WEIR_GRPC_ADDRESS=0.0.0.0:1051 \
+    WEIR_HTTP_ADDRESS=0.0.0.0:1050
 # Re-resolve DNS after 5 s (WEIR_PEER_DISCOVERY_TYPE=dns); /tmp is the only writable path in the pod.
 ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75 -Dsun.net.inetaddr.ttl=5 -Djava.io.tmpdir=/tmp"
 ENTRYPOINT ["java", "-jar", "/opt/weir/weir.jar"]
