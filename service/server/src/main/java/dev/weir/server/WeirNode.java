@@ -26,7 +26,6 @@ import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MicrometerMetrics;
-import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.time.Clock;
