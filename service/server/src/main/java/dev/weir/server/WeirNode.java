@@ -7,7 +7,6 @@ import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
