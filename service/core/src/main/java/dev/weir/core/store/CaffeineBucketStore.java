@@ -10,7 +10,6 @@ import com.github.benmanes.caffeine.cache.Scheduler;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.SaturatingMath;
-import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.time.Duration;

@@ -2,6 +2,7 @@ package dev.weir.core.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.store.CacheStatistics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -7,9 +7,9 @@ import java.security.cert.X509Certificate;
 
 /**
  * A member's TLS identity as the peer protocol uses it: the certificate it presents, the context of
- * its peer listener and the credentials of its calls to peers. The {@code weir-tls} module's
- * {@code TlsIdentity} (files with reload, or a generated CA) is one; an embedding application may
- * supply its own.
+ * its peer listener and the credentials of its calls to peers. The {@code weir-tls} module's {@code
+ * TlsIdentity} (files with reload, or a generated CA) is one; an embedding application may supply
+ * its own.
  */
 public interface PeerTls {
 
