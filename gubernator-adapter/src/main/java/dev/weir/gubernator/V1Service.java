@@ -1,10 +1,10 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.HealthCheckReq;

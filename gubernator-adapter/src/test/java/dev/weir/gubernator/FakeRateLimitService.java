@@ -1,7 +1,7 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;

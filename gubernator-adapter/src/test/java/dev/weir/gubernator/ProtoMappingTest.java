@@ -2,7 +2,7 @@ package dev.weir.gubernator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;

@@ -3,7 +3,7 @@ package dev.weir.gubernator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.proto.gubernator.GetRateLimitsReq;

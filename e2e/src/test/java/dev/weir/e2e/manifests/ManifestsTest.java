@@ -33,7 +33,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import dev.weir.core.metrics.MicrometerMetrics;
-import dev.weir.core.metrics.PrometheusEndpoint;
+import dev.weir.server.PrometheusEndpoint;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.EnvoyConfig;

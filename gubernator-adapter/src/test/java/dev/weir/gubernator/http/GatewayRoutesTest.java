@@ -4,15 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.health.HealthStatus;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpSettings;
-import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;

@@ -1,6 +1,6 @@
 package dev.weir.core;
 
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import java.util.List;

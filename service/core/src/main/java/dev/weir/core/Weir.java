@@ -7,6 +7,7 @@ import dev.weir.core.cluster.peer.PeerAddressBook;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.cluster.peer.auth.PeerTls;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -19,7 +20,6 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
-import dev.weir.core.tls.TlsIdentity;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -86,7 +86,7 @@ public final class Weir {
     private Duration leaveWait = DEFAULT_LEAVE_WAIT;
     private HostPort peerAddress;
     private PeerSecret peerSecret;
-    private TlsIdentity peerTls;
+    private PeerTls peerTls;
     private PeerIdentities peerAllowedIdentities;
     private boolean insecurePeers;
     private WeirMetrics metrics = WeirMetrics.NOOP;
@@ -151,9 +151,10 @@ public final class Weir {
      * Runs the peer protocol over mutual TLS with {@code identity}: the peer listener requires a
      * client certificate its CAs signed and carrying an allowed identity ({@link
      * #peerAllowedIdentities}, by default those of {@code identity}'s own certificate), and this
-     * member calls its peers with {@code identity}.
+     * member calls its peers with {@code identity} (such as the {@code weir-tls} module's {@code
+     * TlsIdentity}).
      */
-    public Builder peerTls(TlsIdentity identity) {
+    public Builder peerTls(PeerTls identity) {
       this.peerTls = Objects.requireNonNull(identity, "peerTls");
       return this;
     }

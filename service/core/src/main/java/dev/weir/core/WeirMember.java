@@ -8,7 +8,7 @@ import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerDiscovery;
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.WeirMetrics;

@@ -8,7 +8,7 @@ import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.DnsSettings;
 import dev.weir.core.health.ComponentHealth;
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

@@ -6,7 +6,6 @@ import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.gubernator.http.GatewayRoutes;

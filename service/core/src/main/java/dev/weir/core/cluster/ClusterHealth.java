@@ -2,8 +2,8 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.HealthReport;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.HealthStatus;
 import java.util.List;
 
 /**

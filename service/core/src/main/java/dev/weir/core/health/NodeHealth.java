@@ -1,6 +1,5 @@
 package dev.weir.core.health;
 
-import dev.weir.core.limiter.HealthStatus;
 
 /**
  * A source of this node's health as Gubernator's {@code HealthCheck} reports it, kept apart from

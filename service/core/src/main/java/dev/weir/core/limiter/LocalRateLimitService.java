@@ -1,6 +1,7 @@
 package dev.weir.core.limiter;
 
 import dev.weir.core.engine.RequestValidator;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;

@@ -1,5 +1,6 @@
 package dev.weir.core.metrics;
 
+import dev.weir.core.store.CacheStatistics;
 import io.grpc.Status;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;

@@ -2,7 +2,6 @@ package dev.weir.core.store;
 
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
-import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.util.Optional;

@@ -3,7 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;

@@ -3,6 +3,7 @@ package dev.weir.core.limiter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;

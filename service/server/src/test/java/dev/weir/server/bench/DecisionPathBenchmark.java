@@ -5,7 +5,7 @@ import dev.weir.core.WeirMember;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.MicrometerMetrics;
-import dev.weir.core.metrics.PrometheusEndpoint;
+import dev.weir.server.PrometheusEndpoint;
 import dev.weir.core.time.SystemClock;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;

@@ -3,7 +3,6 @@ package dev.weir.core.cluster.peer.auth;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.SystemClock;
-import dev.weir.core.tls.TlsIdentity;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.Grpc;
@@ -35,11 +34,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class PeerSecurity {
 
-  private final TlsIdentity tls;
+  private final PeerTls tls;
   private final PeerIdentities allowList;
   private final PeerSecret secret;
 
-  private PeerSecurity(TlsIdentity tls, PeerIdentities allowList, PeerSecret secret) {
+  private PeerSecurity(PeerTls tls, PeerIdentities allowList, PeerSecret secret) {
     this.tls = tls;
     this.allowList = allowList;
     this.secret = secret;
@@ -57,7 +56,7 @@ public final class PeerSecurity {
    * @throws IllegalArgumentException when {@code allowList} is null and the certificate carries no
    *     DNS, URI or IP name
    */
-  public static PeerSecurity mutualTls(TlsIdentity identity, PeerIdentities allowList) {
+  public static PeerSecurity mutualTls(PeerTls identity, PeerIdentities allowList) {
     Objects.requireNonNull(identity, "identity");
     if (allowList == null) {
       PeerIdentities.ofCertificate(identity.chain()[0]);
@@ -156,11 +155,11 @@ public final class PeerSecurity {
 
   /** The identities of this node's certificate, read again when the certificate was reloaded. */
   private static final class OwnCertificateIdentities implements Supplier<PeerIdentities> {
-    private final TlsIdentity tls;
+    private final PeerTls tls;
     private volatile X509Certificate seen;
     private volatile PeerIdentities identities;
 
-    OwnCertificateIdentities(TlsIdentity tls) {
+    OwnCertificateIdentities(PeerTls tls) {
       this.tls = tls;
     }
 

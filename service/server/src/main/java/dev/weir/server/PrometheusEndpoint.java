@@ -1,4 +1,4 @@
-package dev.weir.core.metrics;
+package dev.weir.server;
 
 import dev.weir.core.http.HttpAnswer;
 import dev.weir.core.http.HttpCall;

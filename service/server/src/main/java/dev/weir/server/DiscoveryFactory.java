@@ -1,5 +1,9 @@
-package dev.weir.core.discovery;
+package dev.weir.server;
 
+import dev.weir.core.discovery.CoalescedDiscovery;
+import dev.weir.core.discovery.CoalescingListener;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.Resolver;
 import dev.weir.core.discovery.etcd.EtcdDiscovery;

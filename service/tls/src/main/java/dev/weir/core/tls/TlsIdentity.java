@@ -1,5 +1,6 @@
 package dev.weir.core.tls;
 
+import dev.weir.core.cluster.peer.auth.PeerTls;
 import io.grpc.ChannelCredentials;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
@@ -28,7 +29,7 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * to peers. All share one key manager and one trust manager, so a reloaded certificate or CA file
  * is used everywhere at once.
  */
-public final class TlsIdentity {
+public final class TlsIdentity implements PeerTls {
 
   private final TlsSettings settings;
   private final X509ExtendedKeyManager keyManager;
@@ -157,6 +158,7 @@ public final class TlsIdentity {
   }
 
   /** Returns the certificate chain presented now. */
+  @Override
   public X509Certificate[] chain() {
     return keyManager.getCertificateChain("weir");
   }
@@ -170,6 +172,7 @@ public final class TlsIdentity {
    * Returns the Netty context for the peer listener: mutual TLS, whatever {@code
    * WEIR_TLS_CLIENT_AUTH} says; every caller must present a certificate the trusted CAs signed.
    */
+  @Override
   public SslContext peerServerContext() throws IOException {
     return grpcServerContext(ClientAuth.REQUIRE_AND_VERIFY);
   }
@@ -226,6 +229,7 @@ public final class TlsIdentity {
   }
 
   /** Returns the credentials for calling peers: this identity as client, trusting the CA. */
+  @Override
   public ChannelCredentials peerCredentials() {
     return TlsChannelCredentials.newBuilder()
         .keyManager(keyManager)

@@ -1,4 +1,4 @@
-package dev.weir.core.limiter;
+package dev.weir.core.health;
 
 import java.util.List;
 

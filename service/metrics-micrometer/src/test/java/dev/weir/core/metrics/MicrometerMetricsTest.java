@@ -2,13 +2,15 @@ package dev.weir.core.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.store.CacheStatistics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class MicrometerMetricsTest {
 
-  private final PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final MicrometerMetrics metrics = new MicrometerMetrics(registry);
 
   private record Stats(long size, long hitCount, long missCount, long evictionCount)

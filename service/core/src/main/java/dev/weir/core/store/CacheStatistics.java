@@ -1,4 +1,4 @@
-package dev.weir.core.metrics;
+package dev.weir.core.store;
 
 /** Live statistics of a bucket store, read each time metrics are scraped. */
 public interface CacheStatistics {

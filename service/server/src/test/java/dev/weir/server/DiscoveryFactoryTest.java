@@ -1,9 +1,15 @@
-package dev.weir.core.discovery;
+package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.discovery.CoalescedDiscovery;
+import dev.weir.core.discovery.DiscoverySettings;
+import dev.weir.core.discovery.ManualScheduler;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.discovery.RecordingListener;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.etcd.EtcdDiscovery;
 import dev.weir.core.discovery.k8s.KubernetesDiscovery;
