@@ -11,6 +11,9 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -47,6 +50,8 @@ class PeersServiceTest {
   private final List<String> notices = new ArrayList<>();
   private final List<UpdatePeerGlobal> applied = new ArrayList<>();
   private final List<BucketSnapshot> accepted = new ArrayList<>();
+  private final List<QuotaUsage> reported = new ArrayList<>();
+  private final List<QuotaPush> pushed = new ArrayList<>();
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
@@ -82,6 +87,18 @@ class PeersServiceTest {
         @Override
         public void prepareReturn(String address) {
           notices.add("prepare return " + address);
+        }
+
+        @Override
+        public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+          reported.addAll(usages);
+          return usages.stream().map(u -> new QuotaShare(1500, 2, 0, 7, 1, "")).toList();
+        }
+
+        @Override
+        public int deliverQuotaShares(List<QuotaPush> pushes) {
+          pushed.addAll(pushes);
+          return pushes.size();
         }
       };
 

@@ -8,6 +8,9 @@ import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.core.tls.CertificateAuthority;
@@ -94,6 +97,16 @@ class PeerListenerSecurityTest {
 
         @Override
         public void prepareReturn(String address) {}
+
+        @Override
+        public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+          return List.of();
+        }
+
+        @Override
+        public int deliverQuotaShares(List<QuotaPush> pushes) {
+          return 0;
+        }
       };
 
   private int listen(PeerSecurity security) throws Exception {
