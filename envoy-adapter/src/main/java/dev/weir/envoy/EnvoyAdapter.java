@@ -12,6 +12,10 @@ import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.http.JsonHandler;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader;
+import dev.weir.envoy.rlqs.QuotaReports;
+import dev.weir.envoy.rlqs.RlqsMetrics;
+import dev.weir.envoy.rlqs.RlqsService;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import io.grpc.BindableService;
@@ -23,24 +27,37 @@ import java.util.concurrent.ScheduledExecutorService;
 /**
  * The Envoy adapter assembled for a server: the loaded descriptor config kept fresh by a {@link
  * ConfigReloader}, the {@code ShouldRateLimit} gRPC service and the {@code POST /json} handler, all
- * answering through one core {@link RateLimitService}.
+ * answering through one core {@link RateLimitService}, and on request the {@link RlqsService} over
+ * the same config.
  */
 public final class EnvoyAdapter implements AutoCloseable {
 
   private final EnvoySettings settings;
+  private final ConfigHolder holder;
   private final ConfigReloader reloader;
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
+  private final Clock clock;
+  private final MeterRegistry registry;
+  private final InputLimits limits;
 
   private EnvoyAdapter(
       EnvoySettings settings,
+      ConfigHolder holder,
       ConfigReloader reloader,
       EnvoyRateLimitGrpcService grpcService,
-      JsonHandler jsonHandler) {
+      JsonHandler jsonHandler,
+      Clock clock,
+      MeterRegistry registry,
+      InputLimits limits) {
     this.settings = settings;
+    this.holder = holder;
     this.reloader = reloader;
     this.grpcService = grpcService;
     this.jsonHandler = jsonHandler;
+    this.clock = clock;
+    this.registry = registry;
+    this.limits = limits;
   }
 
   /**
@@ -79,7 +96,28 @@ public final class EnvoyAdapter implements AutoCloseable {
     ShouldRateLimitHandler handler =
         new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter);
     return new EnvoyAdapter(
-        settings, reloader, new EnvoyRateLimitGrpcService(handler), new JsonHandler(handler));
+        settings,
+        holder,
+        reloader,
+        new EnvoyRateLimitGrpcService(handler),
+        new JsonHandler(handler),
+        clock,
+        registry,
+        limits);
+  }
+
+  /**
+   * Returns a new {@code RateLimitQuotaService} (RLQS) of the node advertised as {@code node},
+   * answering from this adapter's descriptor config through {@code reports} (the cluster's quota
+   * path), re-planning its streams after every reload; add it to the gRPC server and register it as
+   * the receiver of the shares owners push.
+   */
+  public RlqsService rlqs(QuotaReports reports, String node, RlqsSettings rlqsSettings) {
+    RlqsService service =
+        new RlqsService(
+            holder, reports, node, rlqsSettings, limits, clock, new RlqsMetrics(registry));
+    reloader.onReload(service::configChanged);
+    return service;
   }
 
   /**

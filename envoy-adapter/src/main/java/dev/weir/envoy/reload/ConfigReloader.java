@@ -13,6 +13,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +50,7 @@ public final class ConfigReloader implements AutoCloseable {
   private final ConfigLoader loader;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
+  private final List<Runnable> reloadListeners = new CopyOnWriteArrayList<>();
   private String lastFingerprint = "";
   private ScheduledFuture<?> task;
 
@@ -94,6 +96,13 @@ public final class ConfigReloader implements AutoCloseable {
     lastFingerprint = fingerprint;
     metrics.configLoadSuccess();
     LOG.info("Loaded new rate limit configuration from {}", path);
+    for (Runnable listener : reloadListeners) {
+      try {
+        listener.run();
+      } catch (RuntimeException e) {
+        LOG.warn("A listener of configuration reloads failed", e);
+      }
+    }
     return Outcome.RELOADED;
   }
 
@@ -105,6 +114,11 @@ public final class ConfigReloader implements AutoCloseable {
     metrics.configLoadError();
     LOG.warn("Error loading new configuration, keeping the last good one: {}", e.getMessage());
     return Outcome.FAILED;
+  }
+
+  /** Runs {@code listener} after each reload that put a new configuration in use. */
+  public void onReload(Runnable listener) {
+    reloadListeners.add(listener);
   }
 
   /** Checks for changes every {@code interval} on {@code scheduler} until {@link #close()}. */

@@ -11,6 +11,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
@@ -43,6 +44,7 @@ final class ServeCommand implements Command {
       throws InterruptedException {
     WeirConfig config;
     EnvoySettings envoy;
+    RlqsSettings rlqs;
     LogSetup.Format logFormat;
     OpsSettings ops;
     Map<String, String> settings;
@@ -54,6 +56,7 @@ final class ServeCommand implements Command {
       EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
+      rlqs = RlqsSettings.from(reader);
       cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
       discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
       logFormat = LogSetup.format(reader);
@@ -75,6 +78,7 @@ final class ServeCommand implements Command {
               .cluster(cluster)
               .discovery(discovery)
               .envoy(envoy)
+              .rlqs(rlqs)
               .ops(ops)
               .peers(peers)
               .start();

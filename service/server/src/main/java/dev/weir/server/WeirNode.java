@@ -33,6 +33,8 @@ import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsReload;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.rlqs.RlqsService;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -90,6 +92,7 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
+  private final RlqsService rlqs;
   private final DrainingHealth health;
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
@@ -107,6 +110,7 @@ public final class WeirNode implements AutoCloseable {
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
+      RlqsService rlqs,
       RateLimitService service,
       DrainingHealth health,
       OpsSettings ops,
@@ -121,6 +125,7 @@ public final class WeirNode implements AutoCloseable {
     this.jvmMetrics = new JvmMetrics(registry);
     this.tls = tls;
     this.envoyAdapter = envoyAdapter;
+    this.rlqs = rlqs;
     this.http = http;
     this.status = status;
     this.grpcHealth = grpcHealth;
@@ -143,6 +148,7 @@ public final class WeirNode implements AutoCloseable {
     private ClusterSettings cluster = ClusterSettings.defaults();
     private DiscoverySettings discovery = DiscoverySettings.staticPeers();
     private EnvoySettings envoy = EnvoySettings.DEFAULTS;
+    private RlqsSettings rlqs = RlqsSettings.DEFAULTS;
     private OpsSettings ops = OpsSettings.DEFAULTS;
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
@@ -176,10 +182,20 @@ public final class WeirNode implements AutoCloseable {
 
     /**
      * Sets the Envoy adapter's settings: when they name a descriptor config, {@code
-     * ShouldRateLimit} is served on the gRPC port and {@code POST /json} on the HTTP port.
+     * ShouldRateLimit} and {@code StreamRateLimitQuotas} (RLQS) are served on the gRPC port and
+     * {@code POST /json} on the HTTP port.
      */
     public Builder envoy(EnvoySettings value) {
       this.envoy = Objects.requireNonNull(value, "envoy");
+      return this;
+    }
+
+    /**
+     * Sets the settings of Envoy's rate-limit quota service, served on the gRPC port whenever the
+     * Envoy adapter is on.
+     */
+    public Builder rlqs(RlqsSettings value) {
+      this.rlqs = Objects.requireNonNull(value, "rlqs");
       return this;
     }
 
@@ -225,6 +241,7 @@ public final class WeirNode implements AutoCloseable {
     ClusterSettings clusterSettings = builder.cluster;
     DiscoverySettings discoverySettings = builder.discovery;
     EnvoySettings envoy = builder.envoy;
+    RlqsSettings rlqsSettings = builder.rlqs;
     OpsSettings ops = builder.ops;
     Clock clock = builder.clock;
     HostPort grpcAddress = config.grpcAddress();
@@ -317,9 +334,14 @@ public final class WeirNode implements AutoCloseable {
     grpcBuilder.addService(new V1Service(nativeCheck, health));
     List<HttpRoute> routes = httpRoutes(nativeCheck, health);
     routes.add(new PrometheusEndpoint(registry).route());
+    RlqsService rlqs = null;
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
+      ClusterNode cluster = member.cluster();
+      rlqs = envoyAdapter.rlqs(cluster.quota()::report, cluster.self(), rlqsSettings);
+      cluster.quota().receiveWith(rlqs);
+      grpcBuilder.addService(rlqs);
     }
     routes =
         HttpMetrics.instrument(
@@ -377,6 +399,7 @@ public final class WeirNode implements AutoCloseable {
             grpcHealth,
             advertise,
             envoyAdapter,
+            rlqs,
             service,
             health,
             ops,
@@ -564,7 +587,9 @@ public final class WeirNode implements AutoCloseable {
   /**
    * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
    * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
-   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
+   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}; RLQS streams are ended at once with {@code
+   * UNAVAILABLE} (their proxies keep their assignments and reconnect to another node at their next
+   * report) and new ones are refused. Then the node leaves the cluster (with
    * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
    * listeners stop taking new calls at once and wait, side by side, up to {@code
    * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
@@ -584,6 +609,9 @@ public final class WeirNode implements AutoCloseable {
     }
     health.startDraining();
     grpcHealth.enterTerminalState();
+    if (rlqs != null) {
+      rlqs.drain();
+    }
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
