@@ -61,10 +61,18 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
 
   @Override
   public void onNext(RateLimitQuotaUsageReports reports) {
-    service.reportReceived();
+    try {
+      take(reports);
+    } finally {
+      service.reportReceived();
+    }
+  }
+
+  private void take(RateLimitQuotaUsageReports reports) {
     List<BucketAction> now = new ArrayList<>();
     List<StreamBucket> limited = new ArrayList<>();
     List<Pending> pending = new ArrayList<>();
+    boolean refused = false;
     synchronized (this) {
       if (ended) {
         return;
@@ -72,8 +80,14 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       String error = takeDomain(reports.getDomain());
       if (error != null) {
         endWith(Status.INVALID_ARGUMENT.withDescription(error));
-        return;
+        refused = true;
       }
+    }
+    if (refused) {
+      end();
+      return;
+    }
+    synchronized (this) {
       DomainConfig config = service.domainConfig(domain);
       long nanos = service.clock().monotonicNanos();
       for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
