@@ -249,7 +249,7 @@ class EnvoyContainerIT {
   }
 
   /** Returns why no Docker engine can be used, or null when one can. */
-  private static String dockerUnavailableReason() {
+  static String dockerUnavailableReason() {
     try {
       DockerClientFactory.instance().client();
       return null;

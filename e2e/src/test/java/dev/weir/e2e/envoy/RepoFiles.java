@@ -38,6 +38,16 @@ public final class RepoFiles {
     return root().resolve("envoy-config/front-proxy/weir-ratelimit.yaml");
   }
 
+  /** Returns the shipped Envoy bootstrap that uses Weir as its rate-limit quota service (RLQS). */
+  public static Path rlqsBootstrap() {
+    return root().resolve("envoy-config/rlqs/envoy.yaml");
+  }
+
+  /** Returns the shipped Weir descriptor config matching the RLQS bootstrap's buckets. */
+  public static Path rlqsDescriptors() {
+    return root().resolve("envoy-config/rlqs/weir-rlqs.yaml");
+  }
+
   /**
    * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it
    * is absent.
