@@ -22,7 +22,7 @@ import java.util.Map;
 final class BucketLedger {
 
   /** The shortfall, as a fraction of a reporter's fair share, that lowers the other proxies. */
-  static final double SHORTFALL = 0.1;
+  static final double SHORTFALL = 0.05;
 
   /** The fraction below its fair share at which a constrained proxy is raised. */
   static final double RAISE_BELOW = 0.95;
@@ -123,11 +123,17 @@ final class BucketLedger {
     return sum;
   }
 
-  /** Returns the requests the proxies' token buckets may hold: the sum of their bursts. */
+  /**
+   * Returns the requests the proxies' token buckets may hold now: the burst of every proxy that
+   * asks for less than its rate (its bucket fills up) or whose demand is unknown; a proxy asking
+   * for its rate or more keeps its bucket empty.
+   */
   double bursts() {
     double sum = 0;
     for (Client c : clients.values()) {
-      sum += c.burst;
+      if (Double.isNaN(c.demand) || c.demand < c.milliRate / 1000.0) {
+        sum += c.burst;
+      }
     }
     return sum;
   }

@@ -22,7 +22,7 @@ public final class QuotaAllocator {
   public static final double QUIET_FLOOR = 0.1;
 
   /** How many seconds of its rate a proxy may admit at once. */
-  public static final double BURST_SECONDS = 1.0;
+  public static final double BURST_SECONDS = 5.0;
 
   private QuotaAllocator() {}
 

@@ -37,7 +37,7 @@ class BucketLedgerTest {
     assertThat(pushes).isEmpty();
     QuotaShare share = ledger.share(a, 0);
     assertThat(share.milliRate()).isEqualTo(100_000);
-    assertThat(share.burst()).isEqualTo(100);
+    assertThat(share.burst()).isEqualTo(500);
   }
 
   @Test
@@ -122,6 +122,20 @@ class BucketLedgerTest {
     BucketLedger.Client b = report("n/b", 1, 0, 12_000);
 
     assertThat(ledger.unreported(b, 12_000)).isEqualTo(12.5 * 2);
+  }
+
+  @Test
+  void bursts_countOnlyTheProxiesAskingForLessThanTheirRateOrNotKnownYet() {
+    BucketLedger.Client busy = report("n/busy", 1000, 5000, 10_000);
+    ledger.allocate(busy, 40, 0);
+    BucketLedger.Client quiet = report("n/quiet", 10, 5000, 10_000);
+    ledger.allocate(quiet, 40, 0);
+    BucketLedger.Client fresh = report("n/fresh", 1, 0, 10_000);
+    ledger.allocate(fresh, 40, 0);
+
+    assertThat(busy.demand).isGreaterThan(busy.milliRate / 1000.0);
+    assertThat(quiet.demand).isLessThan(quiet.milliRate / 1000.0);
+    assertThat(ledger.bursts()).isEqualTo(quiet.burst + fresh.burst);
   }
 
   @Test

@@ -79,9 +79,9 @@ class QuotaAllocatorTest {
   }
 
   @Test
-  void burst_isOneSecondOfTheRateRoundedUpAtLeastOne() {
+  void burst_isFiveSecondsOfTheRateRoundedUpAtLeastOne() {
     assertThat(QuotaAllocator.burst(0)).isZero();
     assertThat(QuotaAllocator.burst(17)).isEqualTo(1);
-    assertThat(QuotaAllocator.burst(12_500)).isEqualTo(13);
+    assertThat(QuotaAllocator.burst(12_500)).isEqualTo(63);
   }
 }

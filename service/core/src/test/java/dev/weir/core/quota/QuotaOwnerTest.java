@@ -62,7 +62,7 @@ class QuotaOwnerTest {
 
     assertThat(share.isError()).isFalse();
     assertThat(share.ratePerSecond()).isCloseTo(120, org.assertj.core.api.Assertions.within(0.01));
-    assertThat(share.burst()).isEqualTo(120);
+    assertThat(share.burst()).isEqualTo(600);
   }
 
   @Test
