@@ -39,8 +39,19 @@ class RlqsAccuracyTest {
   static final RlqsSettings SETTINGS = new RlqsSettings(INTERVAL, RlqsSettings.Unmatched.ALLOW_ALL);
 
   static List<ProxyFleet.Window> run(String title, int proxies, IntFunction<Demand> demand) {
+    return run(title, proxies, demand, INTERVAL, RUN);
+  }
+
+  /**
+   * Runs {@code proxies} proxies asking {@code demand} for {@code length} against a three-node
+   * cluster, with proxies and nodes reporting every {@code interval}; prints and returns the
+   * windows.
+   */
+  static List<ProxyFleet.Window> run(
+      String title, int proxies, IntFunction<Demand> demand, Duration interval, Duration length) {
     FakeClock clock = new FakeClock();
-    try (RlqsCluster cluster = RlqsCluster.start(clock, 3, YAML, SETTINGS)) {
+    RlqsSettings settings = new RlqsSettings(interval, RlqsSettings.Unmatched.ALLOW_ALL);
+    try (RlqsCluster cluster = RlqsCluster.start(clock, 3, YAML, settings)) {
       ProxyFleet fleet = new ProxyFleet(clock, BUCKET, LIMIT, Duration.ofMinutes(1));
       for (int i = 0; i < proxies; i++) {
         fleet.add(
@@ -50,13 +61,13 @@ class RlqsAccuracyTest {
                 i,
                 "edge",
                 clock,
-                INTERVAL,
+                interval,
                 SimulatedProxy.allowAll(),
                 null,
                 Duration.ZERO),
             demand.apply(i));
       }
-      for (long t = 0; t < RUN.toMillis(); t += STEP.toMillis()) {
+      for (long t = 0; t < length.toMillis(); t += STEP.toMillis()) {
         cluster.advance(STEP, fleet::reportsSent, fleet::responsesReceived);
         fleet.step();
         cluster.settle(fleet::reportsSent, fleet::responsesReceived);

@@ -8,18 +8,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 
 /**
  * A fleet of {@link SimulatedProxy}s sending requests into one bucket at given rates, and the
  * accounting of what they admitted per window of the bucket's limit.
  *
- * <p>Each proxy has a demand: requests per second, spread evenly, from a start to a stop time
- * (relative to the fleet's start; a proxy stops, closing its stream, at its stop time). {@link
- * #step} moves the fleet by one step of the driver: every running proxy runs its timers, then
- * decides the requests of that step. Windows are aligned to the epoch, as a {@code fixed_window}
- * rule's are. A proxy is <em>within its fair share</em> in a window when it asked for no more than
- * the limit divided by the number of proxies that asked for anything in that window.
+ * <p>Each proxy has a demand: requests per second, evenly spaced or at random, from a start to a
+ * stop time (relative to the fleet's start; a proxy stops, closing its stream, at its stop time).
+ * {@link #step} moves the fleet by one step of the driver: every running proxy runs its timers,
+ * then decides the requests of that step. Windows are aligned to the epoch, as a {@code
+ * fixed_window} rule's are. A proxy is <em>within its fair share</em> in a window when it asked for
+ * no more than the limit divided by the number of proxies that asked for anything in that window.
  */
 public final class ProxyFleet {
 
@@ -29,11 +30,23 @@ public final class ProxyFleet {
    * @param perSecond requests per second
    * @param fromMillis when it starts, after the fleet's start
    * @param toMillis when it stops (closing its stream), after the fleet's start
+   * @param random whether requests arrive at random (a Poisson process) rather than evenly spaced
    */
-  public record Demand(double perSecond, long fromMillis, long toMillis) {
-    /** A demand lasting the whole run. */
+  public record Demand(double perSecond, long fromMillis, long toMillis, boolean random) {
+
+    /** A demand of evenly spaced requests from {@code fromMillis} to {@code toMillis}. */
+    public Demand(double perSecond, long fromMillis, long toMillis) {
+      this(perSecond, fromMillis, toMillis, false);
+    }
+
+    /** An evenly spaced demand lasting the whole run. */
     public static Demand steady(double perSecond) {
-      return new Demand(perSecond, 0, Long.MAX_VALUE);
+      return new Demand(perSecond, 0, Long.MAX_VALUE, false);
+    }
+
+    /** Returns this demand with requests arriving at random, at the same average rate. */
+    public Demand atRandom() {
+      return new Demand(perSecond, fromMillis, toMillis, true);
     }
   }
 
@@ -98,6 +111,7 @@ public final class ProxyFleet {
   private final List<Demand> demands = new ArrayList<>();
   private final List<Double> owed = new ArrayList<>();
   private final Map<Long, long[][]> windows = new TreeMap<>();
+  private final Random random = new Random(42);
   private long startMillis = -1;
   private long lastStepMillis;
 
@@ -156,9 +170,14 @@ public final class ProxyFleet {
         continue;
       }
       proxy.tick();
-      double due = owed.get(i) + d.perSecond() * seconds;
-      long n = (long) Math.floor(due);
-      owed.set(i, due - n);
+      long n;
+      if (d.random()) {
+        n = poisson(d.perSecond() * seconds);
+      } else {
+        double due = owed.get(i) + d.perSecond() * seconds;
+        n = (long) Math.floor(due);
+        owed.set(i, due - n);
+      }
       for (long k = 0; k < n; k++) {
         boolean admitted = proxy.request(bucket);
         long[][] w = windows.computeIfAbsent(windowOf(now), s -> new long[2][proxies.size()]);
@@ -200,6 +219,18 @@ public final class ProxyFleet {
           w.ratio(),
           100 * w.worstDeniedWithinFairShare());
     }
+  }
+
+  // Knuth's method; the fleet's steps keep the mean small.
+  private long poisson(double mean) {
+    double limit = Math.exp(-mean);
+    double product = random.nextDouble();
+    long n = 0;
+    while (product > limit) {
+      product *= random.nextDouble();
+      n++;
+    }
+    return n;
   }
 
   private long windowOf(long millis) {
