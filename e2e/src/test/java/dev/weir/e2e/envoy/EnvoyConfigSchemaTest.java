@@ -217,6 +217,42 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
+  void compose_everyWeirNode_readsTheDescriptorFoldersMountedAsTheyAre() {
+    Path compose = RepoFiles.root().resolve("envoy-config/docker-compose.yaml");
+    Map<?, ?> services = (Map<?, ?>) ((Map<?, ?>) EnvoyYaml.load(compose)).get("services");
+    List<String> checked = new ArrayList<>();
+    for (Map.Entry<?, ?> service : services.entrySet()) {
+      Map<?, ?> definition = (Map<?, ?>) service.getValue();
+      Map<?, ?> env = (Map<?, ?>) definition.get("environment");
+      if (env == null || env.get("WEIR_ENVOY_CONFIG") == null) {
+        continue;
+      }
+      String containerPath = (String) env.get("WEIR_ENVOY_CONFIG");
+      List<?> volumes = (List<?>) definition.get("volumes");
+      List<Path> hostPaths =
+          volumes.stream()
+              .map(v -> ((String) v).split(":"))
+              .filter(
+                  parts ->
+                      parts[1].equals(containerPath) || parts[1].startsWith(containerPath + "/"))
+              .map(parts -> compose.getParent().resolve(parts[0]).normalize())
+              .toList();
+      assertThat(hostPaths)
+          .as(
+              service.getKey()
+                  + ": the volumes mounted at or under WEIR_ENVOY_CONFIG="
+                  + containerPath)
+          .containsExactlyInAnyOrder(
+              RepoFiles.frontProxyDescriptors(), RepoFiles.rlqsDescriptors());
+      checked.add(service.getKey().toString());
+    }
+    assertThat(checked).containsExactlyInAnyOrder("weir-1", "weir-2", "weir-3");
+    assertThat(weirRules(RepoFiles.frontProxyDescriptors()).domains())
+        .containsOnlyKeys("weir-demo");
+    assertThat(weirRules(RepoFiles.rlqsDescriptors()).domains()).containsOnlyKeys("weir-rlqs-demo");
+  }
+
+  @Test
   void weirRules_descriptorsOfTheScript_matchTheRulesTheScriptExpects() {
     EnvoyConfig rules = weirRules(RepoFiles.frontProxyDescriptors());
     for (EnvoyFlowIT.Step step : EnvoyFlowIT.SCRIPT) {

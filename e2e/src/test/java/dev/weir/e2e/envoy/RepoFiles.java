@@ -33,9 +33,12 @@ public final class RepoFiles {
     return root().resolve("envoy-config/front-proxy/envoy.yaml");
   }
 
-  /** Returns the shipped Weir descriptor config matching the front proxy. */
+  /**
+   * Returns the shipped Weir descriptor config matching the front proxy: the folder {@code
+   * WEIR_ENVOY_CONFIG} names in the compose file, holding only descriptor files.
+   */
   public static Path frontProxyDescriptors() {
-    return root().resolve("envoy-config/front-proxy/weir-ratelimit.yaml");
+    return root().resolve("envoy-config/front-proxy/ratelimit");
   }
 
   /** Returns the shipped Envoy bootstrap that uses Weir as its rate-limit quota service (RLQS). */
@@ -43,9 +46,12 @@ public final class RepoFiles {
     return root().resolve("envoy-config/rlqs/envoy.yaml");
   }
 
-  /** Returns the shipped Weir descriptor config matching the RLQS bootstrap's buckets. */
+  /**
+   * Returns the shipped Weir descriptor config matching the RLQS bootstrap's buckets: a folder of
+   * descriptor files only, mounted under {@code WEIR_ENVOY_CONFIG} in the compose file.
+   */
   public static Path rlqsDescriptors() {
-    return root().resolve("envoy-config/rlqs/weir-rlqs.yaml");
+    return root().resolve("envoy-config/rlqs/ratelimit");
   }
 
   /**

@@ -67,6 +67,7 @@ public final class LocalCluster implements AutoCloseable {
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
   private final Scheduler quotaTimers;
   private final List<Node> nodes = new ArrayList<>();
+  private final List<String> ghosts = new ArrayList<>();
 
   private LocalCluster(
       ClusterSettings settings,
@@ -86,12 +87,23 @@ public final class LocalCluster implements AutoCloseable {
    * engine through a {@link LocalLimiter} over an {@link InMemoryBucketStore}.
    */
   public static LocalCluster start(int n, ClusterSettings settings) {
+    return start(n, settings, List.of());
+  }
+
+  /**
+   * Starts {@code n} nodes as {@link #start(int, ClusterSettings)} does, whose discovery also
+   * reports {@code ghosts}: addresses no node listens on, as peers that never started.
+   */
+  public static LocalCluster start(int n, ClusterSettings settings, List<String> ghosts) {
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     return start(
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply);
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
+        null,
+        null,
+        ghosts);
   }
 
   /**
@@ -100,7 +112,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
-    return start(n, settings, clock, localCheck, null);
+    return start(n, settings, clock, localCheck, null, null, List.of());
   }
 
   /**
@@ -113,7 +125,7 @@ public final class LocalCluster implements AutoCloseable {
       Clock clock,
       Function<BucketStore, LocalCheck> localCheck,
       PeerSecurity security) {
-    return start(n, settings, clock, localCheck, security, null);
+    return start(n, settings, clock, localCheck, security, null, List.of());
   }
 
   /**
@@ -128,7 +140,19 @@ public final class LocalCluster implements AutoCloseable {
       Function<BucketStore, LocalCheck> localCheck,
       PeerSecurity security,
       Scheduler quotaTimers) {
+    return start(n, settings, clock, localCheck, security, quotaTimers, List.of());
+  }
+
+  private static LocalCluster start(
+      int n,
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, LocalCheck> localCheck,
+      PeerSecurity security,
+      Scheduler quotaTimers,
+      List<String> ghosts) {
     LocalCluster c = new LocalCluster(settings, clock, localCheck, security, quotaTimers);
+    c.ghosts.addAll(ghosts);
     for (int i = 0; i < n; i++) {
       c.nodes.add(c.newNode());
     }
@@ -173,16 +197,20 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Stops {@code node} gracefully (leave notice and hand-off when enabled), tells the others the new
-   * peer set, then stops its server.
+   * peer set, then stops its server and its peer clients.
    */
   public void removeNode(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
     nodes.remove(node);
     publishMembership();
     node.listener.close();
+    node.cluster().close();
   }
 
-  /** Stops {@code node}'s server without telling anyone, as a crash would; membership is unchanged. */
+  /**
+   * Stops {@code node}'s server without telling anyone, as a crash would; discovery's membership is
+   * unchanged, and the others find it down when they call it or see its connection fail.
+   */
   public void kill(Node node) {
     node.listener.close();
     awaitTermination(node.server());
@@ -203,9 +231,10 @@ public final class LocalCluster implements AutoCloseable {
     node.cluster().leave(Duration.ofSeconds(5));
     node.listener.close();
     awaitTermination(node.server());
+    node.cluster().close();
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
-    Set<String> peers = new TreeSet<>();
+    Set<String> peers = new TreeSet<>(ghosts);
     nodes.forEach(n -> peers.add(n.address()));
     try {
       fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
@@ -217,7 +246,7 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private void publishMembership() {
-    Set<String> peers = new TreeSet<>();
+    Set<String> peers = new TreeSet<>(ghosts);
     nodes.forEach(n -> peers.add(n.address()));
     nodes.forEach(n -> n.cluster().membership().accept(peers));
   }

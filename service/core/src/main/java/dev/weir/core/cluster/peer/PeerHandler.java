@@ -41,4 +41,13 @@ public interface PeerHandler {
 
   /** Hands shares an owner pushed to the streams of their proxies here; returns how many arrived. */
   int deliverQuotaShares(List<QuotaPush> pushes);
+
+  /**
+   * Returns whether this node serves as a cluster member: it has joined and not left. A node that
+   * does not answers a probe (an empty {@code GetPeerRateLimits}) with {@code UNAVAILABLE}, so its
+   * peers keep it off their rings until it has its counts back and announced its return.
+   */
+  default boolean serving() {
+    return true;
+  }
 }

@@ -183,9 +183,7 @@ public final class PeerInputValidator {
     }
     RateLimitRequest rule = PeerProtos.fromProto(usage.getRule());
     Optional<String> error =
-        first(
-            checkRequest(rule, now),
-            RequestValidator.validate(rule).map(e -> "rule: " + e));
+        first(checkRequest(rule, now), RequestValidator.validate(rule).map(e -> "rule: " + e));
     if (error.isPresent()) {
       return error;
     }

@@ -8,9 +8,6 @@ import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.quota.QuotaPush;
-import dev.weir.core.quota.QuotaShare;
-import dev.weir.core.quota.QuotaUsage;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.FixedWindowSnapshot;
 import dev.weir.proto.gubernator.LeakyBucketSnapshot;
@@ -19,8 +16,13 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import java.util.Optional;
+import java.util.Map;
 
-/** Conversions between the core model and the peer protocol's messages. */
+/**
+ * Conversions between the core model and {@code pb.gubernator}'s messages, which Gubernator's public
+ * API ({@code V1}) and its peer protocol ({@code PeersV1}) share: the one mapping both front doors
+ * and the peers use.
+ */
 public final class PeerProtos {
 
   private PeerProtos() {}
@@ -36,8 +38,10 @@ public final class PeerProtos {
             .setDuration(r.duration())
             .setAlgorithmValue(r.algorithm())
             .setBehaviorValue(r.behavior())
-            .setBurst(r.burst())
-            .putAllMetadata(r.metadata());
+            .setBurst(r.burst());
+    if (!r.metadata().isEmpty()) {
+      b.putAllMetadata(r.metadata());
+    }
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());
     }
@@ -56,19 +60,27 @@ public final class PeerProtos {
         r.getBehaviorValue(),
         r.getBurst(),
         r.hasCreatedAt() ? r.getCreatedAt() : 0,
-        r.getMetadataMap());
+        r.getMetadataCount() == 0 ? Map.of() : r.getMetadataMap());
   }
 
-  /** Returns the wire form of {@code r}. */
+  /** Returns the wire form of {@code r}; an empty error and empty metadata are not written. */
   public static RateLimitResp toProto(RateLimitResponse r) {
-    return RateLimitResp.newBuilder()
-        .setStatusValue(r.status().ordinal())
-        .setLimit(r.limit())
-        .setRemaining(r.remaining())
-        .setResetTime(r.resetTime())
-        .setError(r.error())
-        .putAllMetadata(r.metadata())
-        .build();
+    RateLimitResp.Builder b =
+        RateLimitResp.newBuilder()
+            .setStatus(
+                r.status() == Status.OVER_LIMIT
+                    ? dev.weir.proto.gubernator.Status.OVER_LIMIT
+                    : dev.weir.proto.gubernator.Status.UNDER_LIMIT)
+            .setLimit(r.limit())
+            .setRemaining(r.remaining())
+            .setResetTime(r.resetTime());
+    if (r.isError()) {
+      b.setError(r.error());
+    }
+    if (!r.metadata().isEmpty()) {
+      b.putAllMetadata(r.metadata());
+    }
+    return b.build();
   }
 
   /** Returns the model form of {@code r}. */
@@ -165,67 +177,5 @@ public final class PeerProtos {
       default:
         return Optional.empty();
     }
-  }
-
-  /** Returns the wire form of {@code u}. */
-  public static dev.weir.proto.gubernator.QuotaUsage toProto(QuotaUsage u) {
-    return dev.weir.proto.gubernator.QuotaUsage.newBuilder()
-        .setRule(toProto(u.rule().withHits(0).withBehavior(0).withCreatedAt(0)))
-        .setClient(u.client())
-        .setAllowed(u.allowed())
-        .setDenied(u.denied())
-        .setElapsedMs(u.elapsedMillis())
-        .setIntervalMs(u.intervalMillis())
-        .setReleased(u.released())
-        .build();
-  }
-
-  /** Returns the model form of {@code u}. */
-  public static QuotaUsage fromProto(dev.weir.proto.gubernator.QuotaUsage u) {
-    return new QuotaUsage(
-        fromProto(u.getRule()),
-        u.getClient(),
-        u.getAllowed(),
-        u.getDenied(),
-        u.getElapsedMs(),
-        u.getIntervalMs(),
-        u.getReleased());
-  }
-
-  /** Returns the wire form of {@code s}. */
-  public static dev.weir.proto.gubernator.QuotaShare toProto(QuotaShare s) {
-    return dev.weir.proto.gubernator.QuotaShare.newBuilder()
-        .setMillirequestsPerSecond(s.milliRate())
-        .setBurst(s.burst())
-        .setSpentUntil(s.spentUntil())
-        .setEpoch(s.epoch())
-        .setSequence(s.sequence())
-        .setError(s.error())
-        .build();
-  }
-
-  /** Returns the model form of {@code s}. */
-  public static QuotaShare fromProto(dev.weir.proto.gubernator.QuotaShare s) {
-    return new QuotaShare(
-        s.getMillirequestsPerSecond(),
-        s.getBurst(),
-        s.getSpentUntil(),
-        s.getEpoch(),
-        s.getSequence(),
-        s.getError());
-  }
-
-  /** Returns the wire form of {@code p}. */
-  public static dev.weir.proto.gubernator.QuotaPush toProto(QuotaPush p) {
-    return dev.weir.proto.gubernator.QuotaPush.newBuilder()
-        .setKey(p.key())
-        .setClient(p.client())
-        .setShare(toProto(p.share()))
-        .build();
-  }
-
-  /** Returns the model form of {@code p}. */
-  public static QuotaPush fromProto(dev.weir.proto.gubernator.QuotaPush p) {
-    return new QuotaPush(p.getKey(), p.getClient(), fromProto(p.getShare()));
   }
 }

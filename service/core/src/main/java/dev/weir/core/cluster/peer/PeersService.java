@@ -40,11 +40,16 @@ import org.slf4j.LoggerFactory;
  * items is refused whole ({@code OUT_OF_RANGE}), and so is a malformed membership notice or sender
  * address ({@code INVALID_ARGUMENT}); an invalid forwarded item or quota usage is answered with its
  * error, an invalid GLOBAL update, handed-over bucket or pushed quota share is dropped, the others
- * applied. Every refusal counts
- * as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link RefusalReason#TOO_MANY_ITEMS}) and is
- * logged at most once per 10 s per method.
+ * applied. Every refusal counts as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link
+ * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
+ * GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
+ * PeerHandler#serving() serving}.
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
+
+  /** The message of the {@code UNAVAILABLE} answer to a probe of a node that is not serving. */
+  public static final String NOT_SERVING =
+      "this node is not serving as a cluster member (joining or leaving)";
 
   /** The message of the {@code OUT_OF_RANGE} error for a peer call with too many items. */
   public static final String TOO_LARGE =
@@ -86,6 +91,10 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
+      return;
+    }
+    if (request.getRequestsCount() == 0 && !handler.serving()) {
+      observer.onError(Status.UNAVAILABLE.withDescription(NOT_SERVING).asRuntimeException());
       return;
     }
     try {
@@ -199,7 +208,7 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
           errors[i] = error.get();
           refusedItem("ReportQuotaUsage", i, error.get());
         } else {
-          usages.add(PeerProtos.fromProto(request.getUsages(i)));
+          usages.add(QuotaProtos.fromProto(request.getUsages(i)));
         }
       }
       List<QuotaShare> shares = usages.isEmpty() ? List.of() : handler.reportQuota(usages);
@@ -207,10 +216,8 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       int next = 0;
       for (int i = 0; i < n; i++) {
         QuotaShare share =
-            errors != null && errors[i] != null
-                ? QuotaShare.error(errors[i])
-                : shares.get(next++);
-        resp.addShares(PeerProtos.toProto(share));
+            errors != null && errors[i] != null ? QuotaShare.error(errors[i]) : shares.get(next++);
+        resp.addShares(QuotaProtos.toProto(share));
       }
       observer.onNext(resp.build());
       observer.onCompleted();
@@ -229,7 +236,7 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
     try {
       List<QuotaPush> pushes =
           valid("PushQuotaShares", request.getPushesList(), validator::checkQuotaPush).stream()
-              .map(PeerProtos::fromProto)
+              .map(QuotaProtos::fromProto)
               .toList();
       int delivered = pushes.isEmpty() ? 0 : handler.deliverQuotaShares(pushes);
       observer.onNext(PushQuotaSharesResp.newBuilder().setDelivered(delivered).build());

@@ -59,6 +59,7 @@ class PeersServiceTest {
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
+  private volatile boolean serving = true;
 
   private final PeerHandler handler =
       new PeerHandler() {
@@ -103,6 +104,11 @@ class PeersServiceTest {
         public int deliverQuotaShares(List<QuotaPush> pushes) {
           pushed.addAll(pushes);
           return pushes.size();
+          }
+
+          @Override
+        public boolean serving() {
+          return serving;
         }
       };
 
@@ -230,6 +236,30 @@ class PeersServiceTest {
               assertThat(p.share().sequence()).isEqualTo(3);
             });
     assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(2);
+  }
+
+  @Test
+  void getPeerRateLimits_probeOfServingNode_answeredEmpty() {
+    GetPeerRateLimitsResp resp = stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance());
+
+    assertThat(resp.getRateLimitsCount()).isZero();
+  }
+
+  @Test
+  void getPeerRateLimits_probeWhileNotServing_unavailableButItemsStillAnswered() {
+    serving = false;
+
+    assertThatThrownBy(() -> stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+              assertThat(e.getStatus().getDescription()).isEqualTo(PeersService.NOT_SERVING);
+            });
+    assertThat(
+            stub.getPeerRateLimits(GetPeerRateLimitsReq.newBuilder().addRequests(item(1)).build())
+                .getRateLimitsCount())
+        .isEqualTo(1);
   }
 
   @Test
