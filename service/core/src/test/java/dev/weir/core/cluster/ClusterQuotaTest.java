@@ -48,7 +48,7 @@ class ClusterQuotaTest {
     cluster =
         LocalCluster.start(
             nodes,
-            ClusterSettings.defaults(),
+            ClusterForwardingTest.SETTINGS,
             clock,
             store -> new LocalLimiter(engine, store, clock)::apply,
             null,
