@@ -16,7 +16,6 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +61,6 @@ public final class ConfigReloader implements AutoCloseable {
   private final Compiler compiler;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
-  private final List<Runnable> reloadListeners = new CopyOnWriteArrayList<>();
   private String lastFingerprint = "";
   private Scheduler scheduler;
   private Duration interval;
@@ -71,7 +69,11 @@ public final class ConfigReloader implements AutoCloseable {
 
   /** Creates a reloader of {@code path} into {@code holder}. */
   public ConfigReloader(Path path, ConfigLoader loader, ConfigHolder holder, EnvoyMetrics metrics) {
-    this(path, loader, loader::compile, holder, metrics);
+    this(path, loader, files -> loader.compile(files, ConfigReloader::warn), holder, metrics);
+  }
+
+  private static void warn(String warning) {
+    LOG.warn("Rate limit configuration loads with a warning: {}", warning);
   }
 
   ConfigReloader(
@@ -126,13 +128,6 @@ public final class ConfigReloader implements AutoCloseable {
     lastFingerprint = fingerprint;
     metrics.configLoadSuccess();
     LOG.info("Loaded new rate limit configuration from {}", path);
-    for (Runnable listener : reloadListeners) {
-      try {
-        listener.run();
-      } catch (RuntimeException e) {
-        LOG.warn("A listener of configuration reloads failed", e);
-      }
-    }
     return Outcome.RELOADED;
   }
 
@@ -146,11 +141,6 @@ public final class ConfigReloader implements AutoCloseable {
         "Error loading new configuration, keeping the last good one: {}",
         e instanceof ConfigException ? e.getMessage() : e.toString());
     return Outcome.FAILED;
-  }
-
-  /** Runs {@code listener} after each reload that put a new configuration in use. */
-  public void onReload(Runnable listener) {
-    reloadListeners.add(listener);
   }
 
   /** Checks for changes every {@code interval} on {@code scheduler} until {@link #close()}. */

@@ -11,6 +11,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.rlqs.RlqsSettings;
+import dev.weir.envoy.xds.XdsSettings;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -37,6 +38,7 @@ public final class KnownVariables {
           TlsSettings.class,
           EnvoySettings.class,
           RlqsSettings.class,
+          XdsSettings.class,
           OpsSettings.class,
           LogSetup.class,
           AutoCaFile.class);

@@ -6,6 +6,7 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
@@ -33,8 +34,10 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsReload;
+import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
@@ -63,6 +66,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,6 +109,8 @@ public final class WeirNode implements AutoCloseable {
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
   private final TlsIdentity tls;
+  private final TlsIdentity clientTls;
+  private final List<String> healthServiceNames;
   private final RateLimitedLogger tlsWarnings =
       new RateLimitedLogger(LOG, SystemClock.INSTANCE, Duration.ofMinutes(1));
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -123,8 +129,12 @@ public final class WeirNode implements AutoCloseable {
       DrainingComponent draining,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
-      TlsIdentity tls) {
+      TlsIdentity tls,
+      TlsIdentity clientTls,
+      List<String> healthServiceNames) {
     this.member = member;
+    this.clientTls = clientTls;
+    this.healthServiceNames = healthServiceNames;
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.health = health;
@@ -162,6 +172,15 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
+    private TlsSettings clientTls = TlsSettings.DISABLED;
+    private boolean readyNeedsDomain = true;
+    private EnvoyMetrics.Observer envoyObserver = EnvoyMetrics.Observer.NONE;
+    private Function<HealthChecker, List<HttpRoute>> extraRoutes = health -> List.of();
+    private Duration maxConnectionAge;
+    private Duration maxConnectionAgeGrace;
+    private List<String> healthServiceNames = List.of();
+    private EnvVar grpcAddressVariable = WeirConfig.GRPC_ADDRESS;
+    private EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
     private boolean writeAutoCa;
     private Path autoCaFile;
 
@@ -240,6 +259,60 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
+     * Sets TLS for the client-facing gRPC listener alone, replacing the node's TLS there (default
+     * off: the node's TLS, if any); the HTTP and peer listeners keep the node's.
+     */
+    Builder clientTls(TlsSettings value) {
+      this.clientTls = Objects.requireNonNull(value, "clientTls");
+      return this;
+    }
+
+    /**
+     * Sets whether the node reports not ready while the Envoy adapter has no domain loaded (default
+     * true; envoyproxy/ratelimit only does so with {@code
+     * HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}).
+     */
+    Builder readyNeedsDomain(boolean value) {
+      this.readyNeedsDomain = value;
+      return this;
+    }
+
+    /** Sets who is told of each Envoy rule's counters, see {@link EnvoyMetrics.Observer}. */
+    Builder envoyObserver(EnvoyMetrics.Observer value) {
+      this.envoyObserver = Objects.requireNonNull(value, "envoyObserver");
+      return this;
+    }
+
+    /** Adds the routes {@code value} makes from the node's health to the HTTP listener. */
+    Builder extraHttpRoutes(Function<HealthChecker, List<HttpRoute>> value) {
+      this.extraRoutes = Objects.requireNonNull(value, "extraHttpRoutes");
+      return this;
+    }
+
+    /**
+     * Closes client gRPC connections after {@code age}, with {@code grace} for their calls to
+     * finish (default: never), so clients re-resolve and spread over new nodes.
+     */
+    Builder grpcMaxConnectionAge(Duration age, Duration grace) {
+      this.maxConnectionAge = Objects.requireNonNull(age, "age");
+      this.maxConnectionAgeGrace = Objects.requireNonNull(grace, "grace");
+      return this;
+    }
+
+    /** Adds {@code grpc.health.v1} service names that report the node's health. */
+    Builder healthServiceNames(List<String> value) {
+      this.healthServiceNames = List.copyOf(value);
+      return this;
+    }
+
+    /** Sets the variables named when the gRPC or HTTP listener cannot bind its address. */
+    Builder addressVariables(EnvVar grpc, EnvVar http) {
+      this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
+      this.httpAddressVariable = Objects.requireNonNull(http, "http");
+      return this;
+    }
+
+    /**
      * Starts the node: it serves {@code V1} on the gRPC port and {@code PeersV1} on the peer
      * listener (when it may have peers), joins the peers discovery finds, then opens the HTTP
      * listener (and the status listener when configured). Every front door is counted in the node's
@@ -274,7 +347,7 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
-    TlsIdentity tls = loadTls(ops, advertise);
+    TlsIdentity tls = loadTls(ops.tls(), advertise);
     if (tls != null && builder.writeAutoCa) {
       Path file =
           builder.autoCaFile != null
@@ -282,6 +355,7 @@ public final class WeirNode implements AutoCloseable {
               : AutoCaFile.byDefault(grpcAddress.port());
       writeAutoCa(tls, file, advertise);
     }
+    TlsIdentity clientTls = loadTls(builder.clientTls, advertise);
     PeerSettings peers = builder.peers;
     HostPort peerAddress = peers.address();
     if (peerAddress.port() == 0) {
@@ -316,8 +390,15 @@ public final class WeirNode implements AutoCloseable {
             .addService(grpcHealth.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
             .addService(reflectionV1Alpha());
-    if (tls != null) {
+    if (clientTls != null) {
+      grpcBuilder.sslContext(clientTls.grpcServerContext());
+    } else if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
+    }
+    if (builder.maxConnectionAge != null) {
+      grpcBuilder
+          .maxConnectionAge(builder.maxConnectionAge.toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(builder.maxConnectionAgeGrace.toNanos(), TimeUnit.NANOSECONDS);
     }
     Weir.Builder memberBuilder =
         Weir.builder()
@@ -355,17 +436,22 @@ public final class WeirNode implements AutoCloseable {
     NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
     EnvoyAdapter envoyAdapter = null;
     try {
-      if (envoy.config().isPresent()) {
+      if (envoy.enabled()) {
         envoyAdapter =
             EnvoyAdapter.start(
-                envoy.config().get(), envoy, service, clock, registry, ops.limits(), meter);
+                envoy,
+                service,
+                clock,
+                new EnvoyMetrics(registry, builder.envoyObserver),
+                ops.limits(),
+                meter);
       }
-    } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
+    } catch (dev.weir.envoy.config.ConfigException | IOException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    if (envoyAdapter != null) {
+    if (envoyAdapter != null && builder.readyNeedsDomain) {
       health.add(new ConfigComponent(envoyAdapter::hasDomains));
     }
     grpcBuilder.addService(new V1Service(nativeCheck, nodeHealth));
@@ -373,12 +459,15 @@ public final class WeirNode implements AutoCloseable {
     routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
     routes.add(BuildInfo.route());
+    routes.addAll(builder.extraRoutes.apply(health));
     RlqsService rlqs = null;
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
       ClusterNode cluster = member.cluster();
-      rlqs = envoyAdapter.rlqs(cluster.quota()::report, cluster.self(), rlqsSettings);
+      rlqs =
+          envoyAdapter.rlqs(
+              cluster.quota()::report, cluster.self(), rlqsSettings, ops.limits(), clock, registry);
       cluster.quota().receiveWith(rlqs);
       grpcBuilder.addService(rlqs);
     } else {
@@ -391,12 +480,12 @@ public final class WeirNode implements AutoCloseable {
       try {
         member.start();
       } catch (IOException e) {
-        throw bindFailure(e, config, peerAddress);
+        throw bindFailure(e, config, peerAddress, builder.grpcAddressVariable);
       }
       try {
         http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
       } catch (BindException e) {
-        throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
+        throw BindFailure.of("HTTP", builder.httpAddressVariable, config.httpAddress(), e);
       }
       if (ops.statusAddress().isPresent()) {
         try {
@@ -440,12 +529,14 @@ public final class WeirNode implements AutoCloseable {
             draining,
             ops,
             registry,
-            tls);
+            tls,
+            clientTls,
+            builder.healthServiceNames);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
-    if (tls != null) {
-      long every = ops.tls().reloadInterval().toMillis();
+    if (tls != null || clientTls != null) {
+      long every = (tls != null ? ops.tls() : builder.clientTls).reloadInterval().toMillis();
       node.healthRefresher.scheduleWithFixedDelay(
           node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
     }
@@ -459,13 +550,14 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /** Names the listener whose address was taken, when {@code e} is a bind failure. */
-  private static IOException bindFailure(IOException e, WeirConfig config, HostPort peerAddress) {
+  private static IOException bindFailure(
+      IOException e, WeirConfig config, HostPort peerAddress, EnvVar grpcVariable) {
     if (!BindFailure.isBindFailure(e)) {
       return e;
     }
     return e instanceof PeerListener.StartFailure
         ? BindFailure.of("peer", PeerSettings.ADDRESS, peerAddress, e)
-        : BindFailure.of("gRPC", WeirConfig.GRPC_ADDRESS, config.grpcAddress(), e);
+        : BindFailure.of("gRPC", grpcVariable, config.grpcAddress(), e);
   }
 
   private static void closeQuietly(AutoCloseable resource) {
@@ -525,13 +617,13 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Returns the node's TLS identity, or null when TLS is off. */
-  private static TlsIdentity loadTls(OpsSettings ops, HostPort advertise) throws IOException {
-    if (!ops.tls().enabled()) {
+  /** Returns the TLS identity of {@code settings}, or null when they turn TLS off. */
+  private static TlsIdentity loadTls(TlsSettings settings, HostPort advertise) throws IOException {
+    if (!settings.enabled()) {
       return null;
     }
     try {
-      return TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
+      return TlsIdentity.load(settings, List.of(advertise.host(), "localhost", "127.0.0.1"));
     } catch (GeneralSecurityException e) {
       throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
     }
@@ -585,6 +677,9 @@ public final class WeirNode implements AutoCloseable {
     ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
+    for (String name : healthServiceNames) {
+      grpcHealth.setStatus(name, status);
+    }
   }
 
   private void refreshHealthQuietly() {
@@ -600,15 +695,22 @@ public final class WeirNode implements AutoCloseable {
    * taken up at INFO, each file that could not be used (and keeps its previous contents) at WARN.
    */
   void reloadTls() {
-    if (tls == null) {
-      return;
+    if (tls != null) {
+      reloadTls(tls);
     }
-    TlsReload reload = tls.reload();
+    if (clientTls != null) {
+      reloadTls(clientTls);
+    }
+  }
+
+  private void reloadTls(TlsIdentity identity) {
+    TlsReload reload = identity.reload();
     if (reload.certificateReloaded()) {
-      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+      LOG.info("TLS certificate reloaded: {}", identity.chain()[0].getSubjectX500Principal());
     }
     if (reload.casReloaded()) {
-      LOG.info("TLS CA file reloaded: {} trusted CA certificate(s)", tls.trustedCas().length);
+      LOG.info(
+          "TLS CA file reloaded: {} trusted CA certificate(s)", identity.trustedCas().length);
     }
     if (!reload.failures().isEmpty()) {
       tlsWarnings.warn(
@@ -636,6 +738,11 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the node's Prometheus registry, for components that add meters. */
   PrometheusMeterRegistry registry() {
     return registry;
+  }
+
+  /** Returns the Envoy adapter, empty when it is off. */
+  Optional<EnvoyAdapter> envoyAdapter() {
+    return Optional.ofNullable(envoyAdapter);
   }
 
   /** Returns the port the gRPC listener is bound to. */
