@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.weir.e2e.DockerEngine;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -25,7 +26,6 @@ import org.junit.jupiter.api.MethodOrderer.OrderAnnotation;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.Testcontainers;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -66,7 +66,7 @@ class EnvoyContainerIT {
 
   @BeforeAll
   static void start() throws IOException {
-    dockerUnavailable = dockerUnavailableReason();
+    dockerUnavailable = DockerEngine.unavailableReason();
     if (dockerUnavailable != null) {
       System.out.println(
           "EnvoyContainerIT: every test is SKIPPED, Docker is not available: " + dockerUnavailable);
@@ -246,21 +246,5 @@ class EnvoyContainerIT {
                         + response.statusCode()
                         + " "
                         + response.headers().map()));
-  }
-
-  /** Returns why no Docker engine can be used, or null when one can. */
-  static String dockerUnavailableReason() {
-    try {
-      DockerClientFactory.instance().client();
-      return null;
-    } catch (RuntimeException e) {
-      String dockerHost = System.getenv("DOCKER_HOST");
-      return "Testcontainers found no Docker engine (DOCKER_HOST "
-          + (dockerHost == null ? "unset" : "= " + dockerHost)
-          + ", /var/run/docker.sock "
-          + (Files.exists(Path.of("/var/run/docker.sock")) ? "present" : "absent")
-          + "): "
-          + e.getMessage();
-    }
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.weir.e2e.DockerEngine;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import java.io.IOException;
@@ -59,7 +60,7 @@ class EnvoyRlqsContainerIT {
 
   @BeforeAll
   static void start() throws IOException {
-    dockerUnavailable = EnvoyContainerIT.dockerUnavailableReason();
+    dockerUnavailable = DockerEngine.unavailableReason();
     if (dockerUnavailable != null) {
       System.out.println(
           "EnvoyRlqsContainerIT: every test is SKIPPED, Docker is not available: "
