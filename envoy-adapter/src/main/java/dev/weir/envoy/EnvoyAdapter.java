@@ -15,6 +15,10 @@ import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.http.JsonHandler;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader;
+import dev.weir.envoy.rlqs.QuotaReports;
+import dev.weir.envoy.rlqs.RlqsMetrics;
+import dev.weir.envoy.rlqs.RlqsService;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.envoy.xds.XdsChannels;
@@ -37,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * The Envoy adapter assembled for a server: the descriptor config kept fresh by its source (a
  * {@link ConfigReloader} polling files, or an {@link XdsConfigClient} subscribed to a management
  * server), the {@code ShouldRateLimit} gRPC service and the {@code POST /json} handler, all
- * answering through one core {@link RateLimitService}.
+ * answering through one core {@link RateLimitService}, and on request the {@link RlqsService}
+ * over the same config.
  */
 public final class EnvoyAdapter implements AutoCloseable {
 
@@ -177,6 +182,27 @@ public final class EnvoyAdapter implements AutoCloseable {
         null,
         metrics,
         new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
+  }
+
+  /**
+   * Returns a new {@code RateLimitQuotaService} (RLQS) of the node advertised as {@code node},
+   * answering from this adapter's descriptor config through {@code reports} (the cluster's quota
+   * path), applying {@code limits} to buckets and counting in {@code registry}, re-planning its
+   * streams after every config change (files or xDS); add it to the gRPC server and register it as
+   * the receiver of the shares owners push.
+   */
+  public RlqsService rlqs(
+      QuotaReports reports,
+      String node,
+      RlqsSettings rlqsSettings,
+      InputLimits limits,
+      Clock clock,
+      MeterRegistry registry) {
+    RlqsService service =
+        new RlqsService(
+            holder, reports, node, rlqsSettings, limits, clock, new RlqsMetrics(registry));
+    holder.onChange(service::configChanged);
+    return service;
   }
 
   /**

@@ -50,6 +50,20 @@ public final class ContainerBootstrap {
     return copy;
   }
 
+  /**
+   * Returns a deep copy of the bootstrap tree whose clusters named in {@code ports} point at {@code
+   * host} and their port, resolving through the system resolver; nothing else changes.
+   */
+  @SuppressWarnings("unchecked")
+  public static Map<String, Object> adaptUpstreams(
+      Object bootstrap, String host, Map<String, Integer> ports) {
+    Map<String, Object> copy = (Map<String, Object>) deepCopy(bootstrap);
+    Map<String, Object> resources = (Map<String, Object>) copy.get("static_resources");
+    List<Object> clusters = (List<Object>) resources.get("clusters");
+    ports.forEach((name, port) -> pointAt(cluster(clusters, name), host, port));
+    return copy;
+  }
+
   @SuppressWarnings("unchecked")
   private static List<Map<String, Object>> rateLimitFilters(Map<String, Object> listener) {
     List<Map<String, Object>> found = new ArrayList<>();

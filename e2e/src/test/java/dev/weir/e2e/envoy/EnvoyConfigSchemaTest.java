@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.Message;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
@@ -14,6 +15,10 @@ import dev.weir.envoy.config.RateLimitRule;
 import dev.weir.envoy.match.DescriptorMatcher;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
+import dev.weir.envoy.rlqs.BucketPlan;
+import dev.weir.envoy.rlqs.BucketPlanner;
+import dev.weir.envoy.rlqs.RlqsSettings;
+import dev.weir.envoy.service.CounterKeys;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
@@ -24,6 +29,8 @@ import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.extensions.filters.http.rate_limit_quota.v3.RateLimitQuotaBucketSettings;
+import io.envoyproxy.envoy.extensions.filters.http.rate_limit_quota.v3.RateLimitQuotaFilterConfig;
 import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
@@ -44,8 +51,10 @@ import org.junit.jupiter.api.TestFactory;
  * {@code manifests/} into the message its {@code applyTo} names) with unknown fields and unknown
  * {@code typed_config} types rejected; the rate-limit cluster a filter names exists and speaks
  * HTTP/2 over the v3 API; rate-limit features sit where Envoy honors them; the front proxy's routes
- * produce exactly the calls {@link EnvoyFlowIT} sends; and every descriptor they can produce is
- * limited by a rule of the descriptor config beside it, found with Weir's own loader and matcher.
+ * produce exactly the calls {@link EnvoyFlowIT} sends; every descriptor they can produce is limited
+ * by a rule of the descriptor config beside it, found with Weir's own loader and matcher; and every
+ * bucket the RLQS bootstrap's matchers build is limited by a rule of its descriptor config, found
+ * with Weir's own bucket planner.
  */
 class EnvoyConfigSchemaTest {
   private static final String HTTP_PROTOCOL_OPTIONS =
@@ -208,7 +217,7 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
-  void compose_everyWeirNode_readsTheDescriptorFolderMountedAsIs() {
+  void compose_everyWeirNode_readsTheDescriptorFoldersMountedAsTheyAre() {
     Path compose = RepoFiles.root().resolve("envoy-config/docker-compose.yaml");
     Map<?, ?> services = (Map<?, ?>) ((Map<?, ?>) EnvoyYaml.load(compose)).get("services");
     List<String> checked = new ArrayList<>();
@@ -220,20 +229,27 @@ class EnvoyConfigSchemaTest {
       }
       String containerPath = (String) env.get("WEIR_ENVOY_CONFIG");
       List<?> volumes = (List<?>) definition.get("volumes");
-      Optional<Path> hostPath =
+      List<Path> hostPaths =
           volumes.stream()
               .map(v -> ((String) v).split(":"))
-              .filter(parts -> parts[1].equals(containerPath))
+              .filter(
+                  parts ->
+                      parts[1].equals(containerPath) || parts[1].startsWith(containerPath + "/"))
               .map(parts -> compose.getParent().resolve(parts[0]).normalize())
-              .findFirst();
-      assertThat(hostPath)
-          .as(service.getKey() + ": the volume mounted at WEIR_ENVOY_CONFIG=" + containerPath)
-          .contains(RepoFiles.frontProxyDescriptors());
+              .toList();
+      assertThat(hostPaths)
+          .as(
+              service.getKey()
+                  + ": the volumes mounted at or under WEIR_ENVOY_CONFIG="
+                  + containerPath)
+          .containsExactlyInAnyOrder(
+              RepoFiles.frontProxyDescriptors(), RepoFiles.rlqsDescriptors());
       checked.add(service.getKey().toString());
     }
     assertThat(checked).containsExactlyInAnyOrder("weir-1", "weir-2", "weir-3");
     assertThat(weirRules(RepoFiles.frontProxyDescriptors()).domains())
         .containsOnlyKeys("weir-demo");
+    assertThat(weirRules(RepoFiles.rlqsDescriptors()).domains()).containsOnlyKeys("weir-rlqs-demo");
   }
 
   @Test
@@ -300,6 +316,63 @@ class EnvoyConfigSchemaTest {
       assertThat(listener.routes())
           .isEqualTo(RateLimitFilterModel.of(original, listener.listenerName()).routes());
     }
+  }
+
+  @Test
+  void rlqsBootstrap_everyBucketItsMatchersBuild_isLimitedByARuleOfWeirRlqsYaml() {
+    EnvoyConfig rules = weirRules(RepoFiles.rlqsDescriptors());
+    BucketPlanner planner =
+        new BucketPlanner(
+            new CounterKeys(InputLimits.DEFAULTS.maxDescriptorValueBytes()),
+            InputLimits.DEFAULTS.maxDescriptorEntries());
+    List<Map<String, String>> checked = new ArrayList<>();
+    for (RlqsFilterModel quota : RlqsFilterModel.all(rlqsBootstrap())) {
+      DomainConfig domain =
+          rules
+              .domain(quota.config().getDomain())
+              .orElseThrow(() -> new AssertionError("no rules for " + quota.config().getDomain()));
+      for (Map<String, String> bucket : quota.representativeBuckets()) {
+        assertThat(planner.plan(domain, bucket))
+            .as("bucket " + bucket)
+            .isInstanceOf(BucketPlan.Limited.class);
+        checked.add(bucket);
+      }
+    }
+    assertThat(checked)
+        .containsExactlyInAnyOrder(
+            Map.of("api_key", RlqsFilterModel.SAMPLE, "name", "api"), Map.of("name", "anonymous"));
+  }
+
+  @Test
+  void rlqsBootstrap_quotaServerIsStrictDnsToThreeWeirNodesOverHttp2() {
+    Cluster cluster = cluster(rlqsBootstrap(), "weir_rlqs").orElseThrow();
+
+    assertThat(cluster.getType()).isEqualTo(Cluster.DiscoveryType.STRICT_DNS);
+    assertThat(speaksHttp2(cluster)).isTrue();
+    assertThat(cluster.getLoadAssignment().getEndpoints(0).getLbEndpointsList())
+        .extracting(e -> e.getEndpoint().getAddress().getSocketAddress())
+        .extracting(a -> a.getAddress() + ":" + a.getPortValue())
+        .containsExactly("weir-1:1051", "weir-2:1051", "weir-3:1051");
+  }
+
+  @Test
+  void containerBootstrap_adaptedRlqsBootstrap_onlyMovesUpstreams() {
+    Object shipped = EnvoyYaml.load(RepoFiles.rlqsBootstrap());
+    Bootstrap adapted =
+        EnvoyYaml.parse(
+            ContainerBootstrap.adaptUpstreams(
+                shipped,
+                "host.testcontainers.internal",
+                Map.of("weir_rlqs", 41051, ContainerBootstrap.ECHO_CLUSTER, 48080)),
+            Bootstrap.newBuilder());
+    Bootstrap original = EnvoyYaml.parse(shipped, Bootstrap.newBuilder());
+
+    assertThat(endpoint(cluster(adapted, "weir_rlqs").orElseThrow()))
+        .isEqualTo("host.testcontainers.internal:41051");
+    assertThat(endpoint(cluster(adapted, "echo").orElseThrow()))
+        .isEqualTo("host.testcontainers.internal:48080");
+    assertThat(adapted.getStaticResources().getListenersList())
+        .isEqualTo(original.getStaticResources().getListenersList());
   }
 
   @Test
@@ -373,9 +446,18 @@ class EnvoyConfigSchemaTest {
         .as(file + ": constraints Envoy enforces on load")
         .isEmpty();
     List<RateLimitFilterModel> listeners = RateLimitFilterModel.all(bootstrap);
-    assertThat(listeners)
-        .as(file + ": listeners with " + RateLimitFilterModel.RATE_LIMIT_FILTER)
-        .isNotEmpty();
+    List<RlqsFilterModel> quotaFilters = RlqsFilterModel.all(bootstrap);
+    assertThat(listeners.size() + quotaFilters.size())
+        .as(
+            file
+                + ": listeners with "
+                + RateLimitFilterModel.RATE_LIMIT_FILTER
+                + " or "
+                + RlqsFilterModel.RLQS_FILTER)
+        .isPositive();
+    for (RlqsFilterModel quota : quotaFilters) {
+      checkQuotaFilter(file.getFileName() + " listener " + quota.listenerName(), quota, bootstrap);
+    }
     for (RateLimitFilterModel listener : listeners) {
       String where = file.getFileName() + " listener " + listener.listenerName();
       RateLimit filter = listener.filterConfig();
@@ -384,6 +466,33 @@ class EnvoyConfigSchemaTest {
       for (RateLimitFilterModel.RouteLimits limits : listener.allRouteLimits()) {
         checkPlacement(where + " route " + limits.route().getName(), limits);
       }
+    }
+  }
+
+  /**
+   * An RLQS filter: a domain, a server that is an HTTP/2 cluster of the bootstrap, and bucket
+   * settings that build a bucket id and report at Weir's default interval.
+   */
+  private static void checkQuotaFilter(String where, RlqsFilterModel quota, Bootstrap bootstrap) {
+    RateLimitQuotaFilterConfig config = quota.config();
+    assertThat(config.getDomain()).as(where + ": domain").isNotEmpty();
+    String clusterName = config.getRlqsServer().getEnvoyGrpc().getClusterName();
+    Optional<Cluster> cluster = cluster(bootstrap, clusterName);
+    assertThat(cluster).as(where + ": rlqs_server cluster '" + clusterName + "'").isPresent();
+    assertThat(speaksHttp2(cluster.get()))
+        .as(where + ": cluster '" + clusterName + "' must speak HTTP/2 (gRPC)")
+        .isTrue();
+    assertThat(quota.bucketSettings()).as(where + ": bucket settings").isNotEmpty();
+    for (RateLimitQuotaBucketSettings settings : quota.bucketSettings()) {
+      assertThat(settings.getBucketIdBuilder().getBucketIdBuilderCount())
+          .as(where + ": every bucket settings builds a bucket id (else nothing is reported)")
+          .isPositive();
+      assertThat(
+              java.time.Duration.ofSeconds(
+                  settings.getReportingInterval().getSeconds(),
+                  settings.getReportingInterval().getNanos()))
+          .as(where + ": reporting_interval, equal to WEIR_RLQS_REPORT_INTERVAL's default")
+          .isEqualTo(RlqsSettings.DEFAULT_REPORT_INTERVAL);
     }
   }
 
@@ -511,6 +620,10 @@ class EnvoyConfigSchemaTest {
     List<Entry> entries =
         descriptor.getEntriesList().stream().map(e -> new Entry(e.getKey(), e.getValue())).toList();
     return DescriptorMatcher.match(config.root(), entries).map(Match::rule);
+  }
+
+  private static Bootstrap rlqsBootstrap() {
+    return EnvoyYaml.parse(EnvoyYaml.load(RepoFiles.rlqsBootstrap()), Bootstrap.newBuilder());
   }
 
   private static Bootstrap frontProxy() {

@@ -41,6 +41,19 @@ public final class RepoFiles {
     return root().resolve("envoy-config/front-proxy/ratelimit");
   }
 
+  /** Returns the shipped Envoy bootstrap that uses Weir as its rate-limit quota service (RLQS). */
+  public static Path rlqsBootstrap() {
+    return root().resolve("envoy-config/rlqs/envoy.yaml");
+  }
+
+  /**
+   * Returns the shipped Weir descriptor config matching the RLQS bootstrap's buckets: a folder of
+   * descriptor files only, mounted under {@code WEIR_ENVOY_CONFIG} in the compose file.
+   */
+  public static Path rlqsDescriptors() {
+    return root().resolve("envoy-config/rlqs/ratelimit");
+  }
+
   /**
    * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it
    * is absent.

@@ -11,6 +11,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
@@ -79,6 +80,7 @@ final class ServeCommand implements Command {
    *
    * @param config the node's addresses, cache size and log level
    * @param envoy the Envoy adapter's settings
+   * @param rlqs the settings of Envoy's rate-limit quota service (RLQS)
    * @param logFormat the log line format
    * @param ops limits, TLS, HTTP capacity, status listener, shutdown timing
    * @param cluster ring, batching, GLOBAL and hand-off settings
@@ -90,6 +92,7 @@ final class ServeCommand implements Command {
   record NodeSettings(
       WeirConfig config,
       EnvoySettings envoy,
+      RlqsSettings rlqs,
       LogSetup.Format logFormat,
       OpsSettings ops,
       ClusterSettings cluster,
@@ -106,6 +109,7 @@ final class ServeCommand implements Command {
       EnvReader reader = new EnvReader(env);
       WeirConfig config = WeirConfig.from(reader, HostAddressResolver.system());
       EnvoySettings envoy = EnvoySettings.from(reader);
+      RlqsSettings rlqs = RlqsSettings.from(reader);
       ClusterSettings cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
       DiscoverySettings discovery =
           DiscoverySettings.fromEnv(env, config.advertiseAddress().toString());
@@ -118,19 +122,19 @@ final class ServeCommand implements Command {
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       return new NodeSettings(
-          config, envoy, logFormat, ops, cluster, discovery, peers, autoCaFile, env);
+          config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, env);
     }
 
     /** Returns these settings with {@code value} as the Envoy adapter's. */
     NodeSettings withEnvoy(EnvoySettings value) {
       return new NodeSettings(
-          config, value, logFormat, ops, cluster, discovery, peers, autoCaFile, environment);
+          config, value, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, environment);
     }
 
     /** Returns these settings with {@code value} as the log line format. */
     NodeSettings withLogFormat(LogSetup.Format value) {
       return new NodeSettings(
-          config, envoy, value, ops, cluster, discovery, peers, autoCaFile, environment);
+          config, envoy, rlqs, value, ops, cluster, discovery, peers, autoCaFile, environment);
     }
 
     /** Returns a builder of a node with these settings. */
@@ -139,6 +143,7 @@ final class ServeCommand implements Command {
           .cluster(cluster)
           .discovery(discovery)
           .envoy(envoy)
+          .rlqs(rlqs)
           .ops(ops)
           .peers(peers)
           .writeAutoCa(autoCaFile);

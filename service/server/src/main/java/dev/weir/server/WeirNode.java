@@ -36,6 +36,8 @@ import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.rlqs.RlqsService;
+import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -98,6 +100,7 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
+  private final RlqsService rlqs;
   private final HealthChecker health;
   private final DrainingComponent draining;
   private final OpsSettings ops;
@@ -118,6 +121,7 @@ public final class WeirNode implements AutoCloseable {
       HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
+      RlqsService rlqs,
       RateLimitService service,
       HealthChecker health,
       DrainingComponent draining,
@@ -138,6 +142,7 @@ public final class WeirNode implements AutoCloseable {
     this.jvmMetrics = new JvmMetrics(registry);
     this.tls = tls;
     this.envoyAdapter = envoyAdapter;
+    this.rlqs = rlqs;
     this.http = http;
     this.status = status;
     this.grpcHealth = grpcHealth;
@@ -160,6 +165,7 @@ public final class WeirNode implements AutoCloseable {
     private ClusterSettings cluster = ClusterSettings.defaults();
     private DiscoverySettings discovery = DiscoverySettings.staticPeers();
     private EnvoySettings envoy = EnvoySettings.DEFAULTS;
+    private RlqsSettings rlqs = RlqsSettings.DEFAULTS;
     private OpsSettings ops = OpsSettings.DEFAULTS;
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
@@ -204,10 +210,20 @@ public final class WeirNode implements AutoCloseable {
 
     /**
      * Sets the Envoy adapter's settings: when they name a descriptor config, {@code
-     * ShouldRateLimit} is served on the gRPC port and {@code POST /json} on the HTTP port.
+     * ShouldRateLimit} and {@code StreamRateLimitQuotas} (RLQS) are served on the gRPC port and
+     * {@code POST /json} on the HTTP port.
      */
     public Builder envoy(EnvoySettings value) {
       this.envoy = Objects.requireNonNull(value, "envoy");
+      return this;
+    }
+
+    /**
+     * Sets the settings of Envoy's rate-limit quota service, served on the gRPC port whenever the
+     * Envoy adapter is on.
+     */
+    public Builder rlqs(RlqsSettings value) {
+      this.rlqs = Objects.requireNonNull(value, "rlqs");
       return this;
     }
 
@@ -318,6 +334,7 @@ public final class WeirNode implements AutoCloseable {
     ClusterSettings clusterSettings = builder.cluster;
     DiscoverySettings discoverySettings = builder.discovery;
     EnvoySettings envoy = builder.envoy;
+    RlqsSettings rlqsSettings = builder.rlqs;
     OpsSettings ops = builder.ops;
     Clock clock = builder.clock;
     HostPort grpcAddress = config.grpcAddress();
@@ -441,9 +458,16 @@ public final class WeirNode implements AutoCloseable {
     routes.add(new PrometheusEndpoint(registry).route());
     routes.add(BuildInfo.route());
     routes.addAll(builder.extraRoutes.apply(health));
+    RlqsService rlqs = null;
     if (envoyAdapter != null) {
       grpcBuilder.addService(envoyAdapter.grpcService());
       routes.addAll(envoyAdapter.httpRoutes());
+      ClusterNode cluster = member.cluster();
+      rlqs =
+          envoyAdapter.rlqs(
+              cluster.quota()::report, cluster.self(), rlqsSettings, ops.limits(), clock, registry);
+      cluster.quota().receiveWith(rlqs);
+      grpcBuilder.addService(rlqs);
     } else {
       grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
       routes.add(EnvoyAdapterOff.jsonRoute());
@@ -497,6 +521,7 @@ public final class WeirNode implements AutoCloseable {
             grpcHealth,
             advertise,
             envoyAdapter,
+            rlqs,
             service,
             health,
             draining,
@@ -777,13 +802,15 @@ public final class WeirNode implements AutoCloseable {
   /**
    * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING, {@code GET /readyz}
    * answers 503 and {@code HealthCheck} (on the HTTP and status listeners) answers unhealthy
-   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}.
-   * Then the node leaves the cluster (with hand-off on, every bucket goes to its next owner while
-   * the listeners still answer), and all listeners stop taking new calls at once and wait, side by
-   * side, up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which
-   * answers only probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are
-   * cancelled; the peer clients, the cluster's timers and discovery stop only then, so the calls
-   * that drain are answered (forwarded to the next owners). So it takes at
+   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY};
+   * RLQS streams are ended at once with {@code UNAVAILABLE} (their proxies keep their assignments
+   * and reconnect to another node at their next report) and new ones are refused. Then the node
+   * leaves the cluster (with hand-off on, every bucket goes to its next owner while the listeners
+   * still answer), and all listeners stop taking new calls at once and wait, side by side, up to
+   * {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only
+   * probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the peer
+   * clients, the cluster's timers and discovery stop only then, so the calls that drain are
+   * answered (forwarded to the next owners). So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
@@ -798,6 +825,9 @@ public final class WeirNode implements AutoCloseable {
     }
     draining.start();
     grpcHealth.enterTerminalState();
+    if (rlqs != null) {
+      rlqs.drain();
+    }
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());

@@ -9,6 +9,10 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
@@ -18,6 +22,7 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -31,7 +36,9 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,6 +51,8 @@ class EnvoyWiringTest {
       descriptors:
         - key: remote_address
           rate_limit: {unit: minute, requests_per_unit: 2, name: per-ip}
+        - key: client
+          rate_limit: {unit: minute, requests_per_unit: 600}
       """;
 
   @TempDir Path dir;
@@ -73,7 +82,11 @@ class EnvoyWiringTest {
     all.put("WEIR_ENVOY_CONFIG", config.toString());
     EnvoySettings envoy = EnvoySettings.fromEnvironment(all);
     node =
-        WeirNode.builder(weir).envoy(envoy).clock(clock).store(new InMemoryBucketStore(clock)).start();
+        WeirNode.builder(weir)
+            .envoy(envoy)
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
     return node;
   }
@@ -115,6 +128,64 @@ class EnvoyWiringTest {
     assertThat(first.getStatuses(0).getLimitRemaining()).isEqualTo(1);
     assertThat(first.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(45);
     assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void rlqs_onTheGrpcPort_assignsAQuotaCountsTheReportAndEndsTheStreamOnClose() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    startNode(dir);
+    List<RateLimitQuotaResponse> responses = new CopyOnWriteArrayList<>();
+    AtomicReference<Throwable> ended = new AtomicReference<>();
+    StreamObserver<RateLimitQuotaUsageReports> stream =
+        RateLimitQuotaServiceGrpc.newStub(channel)
+            .streamRateLimitQuotas(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(RateLimitQuotaResponse value) {
+                    responses.add(value);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    ended.set(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {}
+                });
+    BucketId bucket = BucketId.newBuilder().putBucket("client", "c1").build();
+
+    stream.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("shop")
+            .addBucketQuotaUsages(
+                RateLimitQuotaUsageReports.BucketQuotaUsage.newBuilder()
+                    .setBucketId(bucket)
+                    .setNumRequestsAllowed(1))
+            .build());
+
+    Await.until(Duration.ofSeconds(10), () -> !responses.isEmpty(), "an RLQS answer");
+    assertThat(responses.get(0).getBucketAction(0).getBucketId()).isEqualTo(bucket);
+    assertThat(
+            responses
+                .get(0)
+                .getBucketAction(0)
+                .getQuotaAssignmentAction()
+                .getRateLimitStrategy()
+                .hasTokenBucket())
+        .isTrue();
+    String metrics =
+        MetricsScrape.until(
+            HttpClient.newHttpClient(),
+            node.httpPort(),
+            text -> text.contains("weir_rlqs_usage_reports_total 1.0"));
+    assertThat(metrics).contains("weir_rlqs_usage_reports_total 1.0", "weir_rlqs_streams 1.0");
+
+    node.close();
+
+    Await.until(Duration.ofSeconds(10), () -> ended.get() != null, "the stream to end");
+    assertThat(io.grpc.Status.fromThrowable(ended.get()).getCode())
+        .isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
   }
 
   @Test

@@ -15,6 +15,10 @@ import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaOwner;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -68,6 +72,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final GlobalManager global;
   private final HandOff handOff;
   private final ClusterRateLimitService service;
+  private final QuotaRouter quota;
+  private final QuotaOwner quotaOwner;
   private final PeerLiveness liveness;
   private final PeerProber prober;
   private final DiscoveryComponent discoveryHealth;
@@ -120,6 +126,23 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Clock clock,
       PeerDiscovery discovery,
       Function<String, ManagedChannel> peerChannels) {
+    this(self, settings, store, local, scheduler, clock, discovery, peerChannels, scheduler);
+  }
+
+  /**
+   * Creates the member {@code self} as above, timing the ends of spent quota windows on {@code
+   * quotaTimers} (tests drive them with a fake scheduler).
+   */
+  public ClusterNode(
+      String self,
+      ClusterSettings settings,
+      BucketStore store,
+      LocalCheck local,
+      Scheduler scheduler,
+      Clock clock,
+      PeerDiscovery discovery,
+      Function<String, ManagedChannel> peerChannels,
+      Scheduler quotaTimers) {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
@@ -176,6 +199,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             .add(discoveryHealth)
             .add(new PeersComponent(liveness, membership::members));
     this.clusterHealth = new ClusterHealth(self, membership, health);
+    this.quota =
+        new QuotaRouter(self, membership::ring, peers, settings.batchTimeout(), clock);
+    this.quotaOwner = new QuotaOwner(store, clock, quotaTimers, quota);
+    quota.ownedBy(quotaOwner);
     membership.addListener(
         (before, after) -> {
           peers.retain(membership.members());
@@ -195,6 +222,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the request path every front door calls. */
   public ClusterRateLimitService service() {
     return service;
+  }
+
+  /** Returns the quota path every RLQS stream reports through. */
+  public QuotaRouter quota() {
+    return quota;
+  }
+
+  /** Returns the owner side of quota sharing (its ledgers of the buckets this node owns). */
+  public QuotaOwner quotaOwner() {
+    return quotaOwner;
   }
 
   /** Returns the membership that discovery feeds with peer sets. */
@@ -265,6 +302,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
     return service.checkAsOwner(requests);
+  }
+
+  @Override
+  public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+    return quotaOwner.report(usages);
+  }
+
+  @Override
+  public int deliverQuotaShares(List<QuotaPush> pushes) {
+    return quota.deliver(pushes);
   }
 
   @Override

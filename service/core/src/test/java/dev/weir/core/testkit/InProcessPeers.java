@@ -7,6 +7,9 @@ import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.model.Status;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -106,5 +109,15 @@ public final class InProcessPeers implements AutoCloseable {
 
     @Override
     public void prepareReturn(String address) {}
+
+    @Override
+    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+      return usages.stream().map(u -> new QuotaShare(0, 0, 0, 0, 0, "")).toList();
+    }
+
+    @Override
+    public int deliverQuotaShares(List<QuotaPush> pushes) {
+      return 0;
+    }
   }
 }

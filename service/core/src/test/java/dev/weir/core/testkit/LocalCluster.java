@@ -5,6 +5,7 @@ import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.LocalCheck;
 import dev.weir.core.cluster.batch.ExecutorScheduler;
+import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerListener;
@@ -17,6 +18,9 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
@@ -61,6 +65,7 @@ public final class LocalCluster implements AutoCloseable {
   private final PeerSecret secret = PeerSecret.of(UUID.randomUUID().toString());
   private final PeerSecurity security;
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
+  private final Scheduler quotaTimers;
   private final List<Node> nodes = new ArrayList<>();
   private final List<String> ghosts = new ArrayList<>();
 
@@ -68,11 +73,13 @@ public final class LocalCluster implements AutoCloseable {
       ClusterSettings settings,
       Clock clock,
       Function<BucketStore, LocalCheck> localCheck,
-      PeerSecurity security) {
+      PeerSecurity security,
+      Scheduler quotaTimers) {
     this.settings = settings;
     this.clock = clock;
     this.localCheck = localCheck;
     this.security = security != null ? security : PeerSecurity.sharedSecret(secret);
+    this.quotaTimers = quotaTimers != null ? quotaTimers : scheduler;
   }
 
   /**
@@ -95,6 +102,7 @@ public final class LocalCluster implements AutoCloseable {
         SystemClock.INSTANCE,
         store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
         null,
+        null,
         ghosts);
   }
 
@@ -104,7 +112,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
-    return start(n, settings, clock, localCheck, null, List.of());
+    return start(n, settings, clock, localCheck, null, null, List.of());
   }
 
   /**
@@ -117,7 +125,22 @@ public final class LocalCluster implements AutoCloseable {
       Clock clock,
       Function<BucketStore, LocalCheck> localCheck,
       PeerSecurity security) {
-    return start(n, settings, clock, localCheck, security, List.of());
+    return start(n, settings, clock, localCheck, security, null, List.of());
+  }
+
+  /**
+   * Starts {@code n} nodes as above whose quota owners time the ends of spent windows on {@code
+   * quotaTimers} (null: the cluster's real scheduler), for example a {@link FakeScheduler} on the
+   * cluster's {@link FakeClock}, so that quota tests run in fake time.
+   */
+  public static LocalCluster start(
+      int n,
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, LocalCheck> localCheck,
+      PeerSecurity security,
+      Scheduler quotaTimers) {
+    return start(n, settings, clock, localCheck, security, quotaTimers, List.of());
   }
 
   private static LocalCluster start(
@@ -126,8 +149,9 @@ public final class LocalCluster implements AutoCloseable {
       Clock clock,
       Function<BucketStore, LocalCheck> localCheck,
       PeerSecurity security,
+      Scheduler quotaTimers,
       List<String> ghosts) {
-    LocalCluster c = new LocalCluster(settings, clock, localCheck, security);
+    LocalCluster c = new LocalCluster(settings, clock, localCheck, security, quotaTimers);
     c.ghosts.addAll(ghosts);
     for (int i = 0; i < n; i++) {
       c.nodes.add(c.newNode());
@@ -246,7 +270,8 @@ public final class LocalCluster implements AutoCloseable {
             scheduler,
             clock,
             null,
-            security::channel);
+            security::channel,
+            quotaTimers);
     handler.target = cluster;
     node.cluster = cluster;
     node.store = store;
@@ -429,6 +454,16 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public void prepareReturn(String address) {
       target.prepareReturn(address);
+    }
+
+    @Override
+    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+      return target.reportQuota(usages);
+    }
+
+    @Override
+    public int deliverQuotaShares(List<QuotaPush> pushes) {
+      return target.deliverQuotaShares(pushes);
     }
 
     @Override

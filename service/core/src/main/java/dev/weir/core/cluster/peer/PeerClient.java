@@ -6,6 +6,9 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
@@ -13,6 +16,10 @@ import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.PushQuotaSharesReq;
+import dev.weir.proto.gubernator.PushQuotaSharesResp;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
@@ -57,6 +64,7 @@ public final class PeerClient implements AutoCloseable {
   private final PeerClientSettings settings;
   private final Clock clock;
   private final Batcher<RateLimitRequest, RateLimitResponse> batcher;
+  private final Batcher<QuotaUsage, QuotaShare> quotaBatcher;
   private final AtomicReference<Context.CancellableContext> callContext =
       new AtomicReference<>(Context.ROOT.withCancellation());
   private final AtomicLong batchesSent = new AtomicLong();
@@ -83,6 +91,12 @@ public final class PeerClient implements AutoCloseable {
             settings.batchWait(),
             scheduler,
             batch -> getPeerRateLimits(batch, settings.batchTimeout(), "forwarding to"));
+    this.quotaBatcher =
+        new Batcher<>(
+            settings.batchLimit(),
+            settings.batchWait(),
+            scheduler,
+            batch -> reportQuotaUsage(batch, settings.batchTimeout()));
     watchConnection(ConnectivityState.IDLE);
   }
 
@@ -139,6 +153,44 @@ public final class PeerClient implements AutoCloseable {
                 .getPeerRateLimits(req.build(), observer(call)));
     return wrap(call, what)
         .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
+  }
+
+  /**
+   * Sends {@code usage} to the peer, the owner of its bucket: queued for the next batch, or sent
+   * alone at once when batching is disabled. Completes with the proxy's share; fails with a {@link
+   * PeerException}.
+   */
+  public CompletableFuture<QuotaShare> reportQuota(QuotaUsage usage) {
+    if (settings.disableBatching()) {
+      return reportQuotaUsage(List.of(usage), settings.batchTimeout()).thenApply(l -> l.get(0));
+    }
+    return quotaBatcher.submit(usage);
+  }
+
+  /** Sends {@code usages} (at most 1000) as one {@code ReportQuotaUsage} with deadline {@code timeout}. */
+  public CompletableFuture<List<QuotaShare>> reportQuotaUsage(
+      List<QuotaUsage> usages, Duration timeout) {
+    ReportQuotaUsageReq.Builder req = ReportQuotaUsageReq.newBuilder();
+    usages.forEach(u -> req.addUsages(QuotaProtos.toProto(u)));
+    CompletableFuture<ReportQuotaUsageResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .reportQuotaUsage(req.build(), observer(call)));
+    return wrap(call, "reporting quota usage to")
+        .thenApply(resp -> resp.getSharesList().stream().map(QuotaProtos::fromProto).toList());
+  }
+
+  /** Sends {@code pushes} to the peer, where their proxies' streams are; completes with how many arrived. */
+  public CompletableFuture<Integer> pushQuotaShares(List<QuotaPush> pushes, Duration timeout) {
+    PushQuotaSharesReq.Builder req = PushQuotaSharesReq.newBuilder();
+    pushes.forEach(p -> req.addPushes(QuotaProtos.toProto(p)));
+    CompletableFuture<PushQuotaSharesResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .pushQuotaShares(req.build(), observer(call)));
+    return wrap(call, "pushing quota shares to").thenApply(PushQuotaSharesResp::getDelivered);
   }
 
   /** Sends one {@code UpdatePeerGlobals} with {@code globals}, deadline {@code timeout}. */
@@ -244,6 +296,7 @@ public final class PeerClient implements AutoCloseable {
   @Override
   public void close() {
     batcher.close();
+    quotaBatcher.close();
     channel.shutdown();
   }
 
@@ -258,6 +311,9 @@ public final class PeerClient implements AutoCloseable {
             address,
             "peer '" + address + "' left the ring before the forwarded item was sent",
             null));
+    quotaBatcher.abandon(
+        new PeerException(
+            address, "peer '" + address + "' left the ring before the quota usage was sent", null));
     channel.shutdown();
   }
 

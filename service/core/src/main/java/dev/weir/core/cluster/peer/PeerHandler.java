@@ -2,6 +2,9 @@ package dev.weir.core.cluster.peer;
 
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.util.List;
@@ -29,6 +32,15 @@ public interface PeerHandler {
    * own once back, without changing the ring; returns once the copies were sent.
    */
   void prepareReturn(String address);
+
+  /**
+   * Takes RLQS usage of quota buckets this node owns, in order, and returns each proxy's share, one
+   * per usage.
+   */
+  List<QuotaShare> reportQuota(List<QuotaUsage> usages);
+
+  /** Hands shares an owner pushed to the streams of their proxies here; returns how many arrived. */
+  int deliverQuotaShares(List<QuotaPush> pushes);
 
   /**
    * Returns whether this node serves as a cluster member: it has joined and not left. A node that

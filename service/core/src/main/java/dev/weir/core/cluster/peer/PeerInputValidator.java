@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.config.HostPort;
+import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.Algorithm;
@@ -10,6 +11,9 @@ import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.FixedWindowSnapshot;
 import dev.weir.proto.gubernator.LeakyBucketSnapshot;
+import dev.weir.proto.gubernator.QuotaPush;
+import dev.weir.proto.gubernator.QuotaShare;
+import dev.weir.proto.gubernator.QuotaUsage;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
@@ -39,6 +43,24 @@ public final class PeerInputValidator {
 
   /** The longest address (the sender's or a member's {@code host:port}) a peer may send. */
   public static final int MAX_ADDRESS_LENGTH = 512;
+
+  /** The longest quota client name (a stream node's address, {@code /} and a stream's name). */
+  public static final int MAX_CLIENT_LENGTH = MAX_ADDRESS_LENGTH + 64;
+
+  /** The most requests one quota usage report may count, allowed or denied: 2^50. */
+  public static final long MAX_REPORTED_REQUESTS = 1L << 50;
+
+  /** The longest time one quota usage report may cover: a day. */
+  public static final long MAX_REPORT_SPAN_MILLIS = Duration.ofDays(1).toMillis();
+
+  /** The shortest report interval a quota usage may name: 100 ms, as Envoy's filter allows. */
+  public static final long MIN_REPORT_INTERVAL_MILLIS = 100;
+
+  /** The longest report interval a quota usage may name: an hour. */
+  public static final long MAX_REPORT_INTERVAL_MILLIS = Duration.ofHours(1).toMillis();
+
+  /** The largest quota share rate a peer may push, in thousandths of a request per second: 2^50. */
+  public static final long MAX_QUOTA_MILLI_RATE = 1L << 50;
 
   /** Every behavior flag the protocol defines ({@code pb.gubernator.Behavior}). */
   static final int KNOWN_BEHAVIORS = 63;
@@ -147,6 +169,85 @@ public final class PeerInputValidator {
       case SLIDING_WINDOW -> slidingWindow(snapshot.getSlidingWindow(), now);
       case STATE_NOT_SET -> error("the bucket carries no state");
     };
+  }
+
+  /**
+   * Checks one quota usage: its rule as a forwarded item (key lengths, behavior flags, and what the
+   * engine requires of limit, duration and algorithm), its client's name, its counts (0 to {@link
+   * #MAX_REPORTED_REQUESTS}), the time it covers (0 to a day) and its report interval (100 ms to an
+   * hour).
+   */
+  public Optional<String> checkQuotaUsage(QuotaUsage usage, long now) {
+    if (!usage.hasRule()) {
+      return error("field 'rule' is required");
+    }
+    RateLimitRequest rule = PeerProtos.fromProto(usage.getRule());
+    Optional<String> error =
+        first(checkRequest(rule, now), RequestValidator.validate(rule).map(e -> "rule: " + e));
+    if (error.isPresent()) {
+      return error;
+    }
+    return first(
+        checkClient(usage.getClient()),
+        within("allowed", usage.getAllowed(), 0, MAX_REPORTED_REQUESTS),
+        within("denied", usage.getDenied(), 0, MAX_REPORTED_REQUESTS),
+        within("elapsed_ms", usage.getElapsedMs(), 0, MAX_REPORT_SPAN_MILLIS),
+        within(
+            "interval_ms",
+            usage.getIntervalMs(),
+            MIN_REPORT_INTERVAL_MILLIS,
+            MAX_REPORT_INTERVAL_MILLIS));
+  }
+
+  /**
+   * Checks one pushed quota share: its bucket key and client as in a usage, and a share the owner
+   * could have made: no error, a rate and burst within bounds, a spent window ending within a year
+   * of now, an epoch not ahead of this node's clock by more than the skew.
+   */
+  public Optional<String> checkQuotaPush(QuotaPush push, long now) {
+    Optional<String> error = first(checkKey("key", push.getKey()), checkClient(push.getClient()));
+    if (error.isPresent()) {
+      return error;
+    }
+    if (!push.hasShare()) {
+      return error("field 'share' is required");
+    }
+    QuotaShare share = push.getShare();
+    if (!share.getError().isEmpty()) {
+      return error("field 'share.error' must be empty in a pushed share");
+    }
+    return first(
+        within(
+            "share.millirequests_per_second",
+            share.getMillirequestsPerSecond(),
+            0,
+            MAX_QUOTA_MILLI_RATE),
+        within("share.burst", share.getBurst(), 0, MAX_QUOTA_MILLI_RATE),
+        within(
+            "share.spent_until",
+            share.getSpentUntil(),
+            0,
+            SaturatingMath.add(SaturatingMath.add(now, SKEW), GREGORIAN_SPAN_MILLIS)),
+        timestamp("share.epoch", share.getEpoch(), 0, now),
+        share.getSequence() < 0
+            ? negative("share.sequence", share.getSequence())
+            : Optional.empty());
+  }
+
+  /** Checks a quota client's name: not empty, at most {@link #MAX_CLIENT_LENGTH} characters. */
+  private static Optional<String> checkClient(String client) {
+    if (client.isEmpty()) {
+      return error("field 'client' cannot be empty");
+    }
+    if (client.length() > MAX_CLIENT_LENGTH) {
+      return error(
+          "field 'client' is "
+              + client.length()
+              + " characters long; at most "
+              + MAX_CLIENT_LENGTH
+              + " are allowed");
+    }
+    return Optional.empty();
   }
 
   /**

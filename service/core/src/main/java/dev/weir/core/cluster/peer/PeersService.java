@@ -7,6 +7,9 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
@@ -14,6 +17,10 @@ import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.PushQuotaSharesReq;
+import dev.weir.proto.gubernator.PushQuotaSharesResp;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
@@ -31,11 +38,12 @@ import org.slf4j.LoggerFactory;
  * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler} what passes
  * the {@link PeerInputValidator}. A call with more than {@value RateLimitService#MAX_BATCH_SIZE}
  * items is refused whole ({@code OUT_OF_RANGE}), and so is a malformed membership notice or sender
- * address ({@code INVALID_ARGUMENT}); an invalid forwarded item is answered with its error, an
- * invalid GLOBAL update or handed-over bucket is dropped, the others applied. Every refusal counts
- * as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link RefusalReason#TOO_MANY_ITEMS}) and is
- * logged at most once per 10 s per method. An empty {@code GetPeerRateLimits} is a peer's probe:
- * answered only while the handler is {@linkplain PeerHandler#serving() serving}.
+ * address ({@code INVALID_ARGUMENT}); an invalid forwarded item or quota usage is answered with its
+ * error, an invalid GLOBAL update, handed-over bucket or pushed quota share is dropped, the others
+ * applied. Every refusal counts as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link
+ * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
+ * GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
+ * PeerHandler#serving() serving}.
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
@@ -175,6 +183,63 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
         handler.announce(request.getAddress(), request.getLeaving());
       }
       observer.onNext(AnnounceResp.getDefaultInstance());
+      observer.onCompleted();
+    } catch (RuntimeException e) {
+      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+    }
+  }
+
+  @Override
+  public void reportQuotaUsage(
+      ReportQuotaUsageReq request, StreamObserver<ReportQuotaUsageResp> observer) {
+    if (request.getUsagesCount() > RateLimitService.MAX_BATCH_SIZE) {
+      tooMany("ReportQuotaUsage", request.getUsagesCount(), observer, tooLarge("usages"));
+      return;
+    }
+    try {
+      long now = clock.wallMillis();
+      int n = request.getUsagesCount();
+      List<QuotaUsage> usages = new ArrayList<>(n);
+      String[] errors = null;
+      for (int i = 0; i < n; i++) {
+        Optional<String> error = validator.checkQuotaUsage(request.getUsages(i), now);
+        if (error.isPresent()) {
+          errors = errors == null ? new String[n] : errors;
+          errors[i] = error.get();
+          refusedItem("ReportQuotaUsage", i, error.get());
+        } else {
+          usages.add(QuotaProtos.fromProto(request.getUsages(i)));
+        }
+      }
+      List<QuotaShare> shares = usages.isEmpty() ? List.of() : handler.reportQuota(usages);
+      ReportQuotaUsageResp.Builder resp = ReportQuotaUsageResp.newBuilder();
+      int next = 0;
+      for (int i = 0; i < n; i++) {
+        QuotaShare share =
+            errors != null && errors[i] != null ? QuotaShare.error(errors[i]) : shares.get(next++);
+        resp.addShares(QuotaProtos.toProto(share));
+      }
+      observer.onNext(resp.build());
+      observer.onCompleted();
+    } catch (RuntimeException e) {
+      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+    }
+  }
+
+  @Override
+  public void pushQuotaShares(
+      PushQuotaSharesReq request, StreamObserver<PushQuotaSharesResp> observer) {
+    if (request.getPushesCount() > RateLimitService.MAX_BATCH_SIZE) {
+      tooMany("PushQuotaShares", request.getPushesCount(), observer, tooLarge("pushes"));
+      return;
+    }
+    try {
+      List<QuotaPush> pushes =
+          valid("PushQuotaShares", request.getPushesList(), validator::checkQuotaPush).stream()
+              .map(QuotaProtos::fromProto)
+              .toList();
+      int delivered = pushes.isEmpty() ? 0 : handler.deliverQuotaShares(pushes);
+      observer.onNext(PushQuotaSharesResp.newBuilder().setDelivered(delivered).build());
       observer.onCompleted();
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());

@@ -6,6 +6,9 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -170,5 +173,15 @@ class PeerClientTest {
 
     @Override
     public void prepareReturn(String address) {}
+
+    @Override
+    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+      return List.of();
+    }
+
+    @Override
+    public int deliverQuotaShares(List<QuotaPush> pushes) {
+      return 0;
+    }
   }
 }

@@ -11,6 +11,10 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.Status;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.QuotaPush;
+import dev.weir.proto.gubernator.QuotaShare;
+import dev.weir.proto.gubernator.QuotaUsage;
+import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
@@ -262,6 +266,110 @@ class PeerInputValidatorTest {
         validator.checkAnnounce(
             AnnounceReq.newBuilder().setAddress(address).setLeaving(true).build()),
         error);
+  }
+
+  private static QuotaUsage usage(UnaryOperator<QuotaUsage.Builder> change) {
+    QuotaUsage.Builder u =
+        QuotaUsage.newBuilder()
+            .setRule(
+                RateLimitReq.newBuilder()
+                    .setName("rlqs/n")
+                    .setUniqueKey("k=v")
+                    .setLimit(600)
+                    .setDuration(60_000)
+                    .setAlgorithmValue(2))
+            .setClient("10.0.0.2:1051/1767225600000.1")
+            .setAllowed(40)
+            .setDenied(2)
+            .setElapsedMs(5000)
+            .setIntervalMs(5000);
+    return change.apply(u).build();
+  }
+
+  static Stream<Arguments> quotaUsages() {
+    return Stream.of(
+        Arguments.of("valid", usage(u -> u), null),
+        Arguments.of("first report", usage(u -> u.setElapsedMs(0)), null),
+        Arguments.of("no rule", usage(QuotaUsage.Builder::clearRule), "field 'rule' is required"),
+        Arguments.of(
+            "rule with an unknown algorithm",
+            usage(u -> u.setRule(u.getRule().toBuilder().setAlgorithmValue(9))),
+            "rule: "),
+        Arguments.of(
+            "rule with an over-long key",
+            usage(u -> u.setRule(u.getRule().toBuilder().setUniqueKey("k".repeat(2000)))),
+            "field 'unique_key' is 2000 bytes long"),
+        Arguments.of("no client", usage(u -> u.setClient("")), "field 'client' cannot be empty"),
+        Arguments.of(
+            "over-long client",
+            usage(u -> u.setClient("c".repeat(600))),
+            "field 'client' is 600 characters long; at most 576"),
+        Arguments.of("negative allowed", usage(u -> u.setAllowed(-1)), "field 'allowed' is -1"),
+        Arguments.of(
+            "absurd denied", usage(u -> u.setDenied(Long.MAX_VALUE)), "field 'denied' is "),
+        Arguments.of(
+            "elapsed over a day", usage(u -> u.setElapsedMs(90_000_000)), "field 'elapsed_ms'"),
+        Arguments.of(
+            "interval under 100 ms", usage(u -> u.setIntervalMs(10)), "field 'interval_ms' is 10"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("quotaUsages")
+  void checkQuotaUsage_table(String name, QuotaUsage usage, String error) {
+    assertError(validator.checkQuotaUsage(usage, NOW), error);
+  }
+
+  private static QuotaPush push(UnaryOperator<QuotaShare.Builder> change) {
+    return QuotaPush.newBuilder()
+        .setKey("rlqs/r_k")
+        .setClient("10.0.0.1:1051/1.1")
+        .setShare(
+            change.apply(
+                QuotaShare.newBuilder()
+                    .setMillirequestsPerSecond(12_500)
+                    .setBurst(13)
+                    .setEpoch(NOW - 1000)
+                    .setSequence(4)))
+        .build();
+  }
+
+  static Stream<Arguments> quotaPushes() {
+    return Stream.of(
+        Arguments.of("valid", push(s -> s), null),
+        Arguments.of(
+            "spent window", push(s -> s.setMillirequestsPerSecond(0).setSpentUntil(NOW + 1)), null),
+        Arguments.of(
+            "with an error", push(s -> s.setError("x")), "field 'share.error' must be empty"),
+        Arguments.of(
+            "negative rate",
+            push(s -> s.setMillirequestsPerSecond(-5)),
+            "field 'share.millirequests_per_second' is -5"),
+        Arguments.of(
+            "epoch from the future",
+            push(s -> s.setEpoch(NOW + 3_600_000)),
+            "field 'share.epoch' is "),
+        Arguments.of(
+            "spent for ten years",
+            push(s -> s.setSpentUntil(NOW + 10L * 365 * 86_400_000)),
+            "field 'share.spent_until' is "),
+        Arguments.of(
+            "negative sequence", push(s -> s.setSequence(-1)), "field 'share.sequence' cannot be"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("quotaPushes")
+  void checkQuotaPush_table(String name, QuotaPush push, String error) {
+    assertError(validator.checkQuotaPush(push, NOW), error);
+  }
+
+  @Test
+  void checkQuotaPush_emptyKeyOrClient_refused() {
+    assertError(
+        validator.checkQuotaPush(push(s -> s).toBuilder().setKey("").build(), NOW),
+        "field 'key' cannot be empty");
+    assertError(
+        validator.checkQuotaPush(push(s -> s).toBuilder().setClient("").build(), NOW),
+        "field 'client' cannot be empty");
   }
 
   @Test

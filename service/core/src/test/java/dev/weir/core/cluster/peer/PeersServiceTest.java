@@ -12,6 +12,9 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.AnnounceReq;
@@ -19,8 +22,12 @@ import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.PushQuotaSharesReq;
+import dev.weir.proto.gubernator.PushQuotaSharesResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
@@ -47,6 +54,8 @@ class PeersServiceTest {
   private final List<String> notices = new ArrayList<>();
   private final List<UpdatePeerGlobal> applied = new ArrayList<>();
   private final List<BucketSnapshot> accepted = new ArrayList<>();
+  private final List<QuotaUsage> reported = new ArrayList<>();
+  private final List<QuotaPush> pushed = new ArrayList<>();
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
@@ -86,6 +95,18 @@ class PeersServiceTest {
         }
 
         @Override
+        public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+          reported.addAll(usages);
+          return usages.stream().map(u -> new QuotaShare(1500, 2, 0, 7, 1, "")).toList();
+        }
+
+        @Override
+        public int deliverQuotaShares(List<QuotaPush> pushes) {
+          pushed.addAll(pushes);
+          return pushes.size();
+          }
+
+          @Override
         public boolean serving() {
           return serving;
         }
@@ -129,6 +150,92 @@ class PeersServiceTest {
     assertThat(resp.getRateLimitsCount()).isEqualTo(2);
     assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k2");
     assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(4);
+  }
+
+  private static dev.weir.proto.gubernator.QuotaUsage usage(String client, long allowed) {
+    return dev.weir.proto.gubernator.QuotaUsage.newBuilder()
+        .setRule(item(1).toBuilder().setHits(0).setLimit(600).setDuration(60_000))
+        .setClient(client)
+        .setAllowed(allowed)
+        .setElapsedMs(5000)
+        .setIntervalMs(5000)
+        .build();
+  }
+
+  @Test
+  void reportQuotaUsage_validAnsweredByHandlerInvalidWithTheirErrors() {
+    ReportQuotaUsageResp resp =
+        stub.reportQuotaUsage(
+            ReportQuotaUsageReq.newBuilder()
+                .addUsages(usage("10.0.0.2:1051/1.1", 40))
+                .addUsages(usage("", 40))
+                .addUsages(usage("10.0.0.2:1051/1.2", -3))
+                .addUsages(usage("10.0.0.2:1051/1.3", 7))
+                .build());
+
+    assertThat(resp.getSharesList())
+        .extracting(dev.weir.proto.gubernator.QuotaShare::getError)
+        .satisfiesExactly(
+            e -> assertThat(e).isEmpty(),
+            e -> assertThat(e).isEqualTo("field 'client' cannot be empty"),
+            e -> assertThat(e).startsWith("field 'allowed' is -3"),
+            e -> assertThat(e).isEmpty());
+    assertThat(resp.getShares(0).getMillirequestsPerSecond()).isEqualTo(1500);
+    assertThat(reported).extracting(QuotaUsage::allowed).containsExactly(40L, 7L);
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(2);
+  }
+
+  @Test
+  void reportQuotaUsage_1001Usages_outOfRangeNothingHandled() {
+    ReportQuotaUsageReq.Builder req = ReportQuotaUsageReq.newBuilder();
+    for (int i = 0; i < 1001; i++) {
+      req.addUsages(usage("10.0.0.2:1051/1." + i, 1));
+    }
+
+    assertThatThrownBy(() -> stub.reportQuotaUsage(req.build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.OUT_OF_RANGE);
+              assertThat(e.getStatus().getDescription()).contains("'usages'", "'1000'");
+            });
+    assertThat(reported).isEmpty();
+  }
+
+  @Test
+  void pushQuotaShares_garbageDroppedValidDelivered() {
+    dev.weir.proto.gubernator.QuotaPush valid =
+        dev.weir.proto.gubernator.QuotaPush.newBuilder()
+            .setKey("n_k1")
+            .setClient("10.0.0.1:1051/1.1")
+            .setShare(
+                dev.weir.proto.gubernator.QuotaShare.newBuilder()
+                    .setMillirequestsPerSecond(2000)
+                    .setBurst(2)
+                    .setEpoch(clock.wallMillis())
+                    .setSequence(3))
+            .build();
+
+    PushQuotaSharesResp resp =
+        stub.pushQuotaShares(
+            PushQuotaSharesReq.newBuilder()
+                .addPushes(valid.toBuilder().setKey(""))
+                .addPushes(valid)
+                .addPushes(
+                    valid.toBuilder()
+                        .setShare(valid.getShare().toBuilder().setMillirequestsPerSecond(-1)))
+                .build());
+
+    assertThat(resp.getDelivered()).isEqualTo(1);
+    assertThat(pushed)
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.key()).isEqualTo("n_k1");
+              assertThat(p.share().milliRate()).isEqualTo(2000);
+              assertThat(p.share().sequence()).isEqualTo(3);
+            });
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(2);
   }
 
   @Test
@@ -318,7 +425,15 @@ class PeersServiceTest {
   void protos_requestRoundTrip_keepsEveryField() {
     RateLimitRequest r =
         new RateLimitRequest(
-            "n", "k", -3, 10, 60_000, 3, Behavior.GLOBAL | Behavior.DRAIN_OVER_LIMIT, 7, 123,
+            "n",
+            "k",
+            -3,
+            10,
+            60_000,
+            3,
+            Behavior.GLOBAL | Behavior.DRAIN_OVER_LIMIT,
+            7,
+            123,
             Map.of("traceparent", "x"));
     assertThat(PeerProtos.fromProto(PeerProtos.toProto(r))).isEqualTo(r);
     RateLimitRequest unset = r.withCreatedAt(0);

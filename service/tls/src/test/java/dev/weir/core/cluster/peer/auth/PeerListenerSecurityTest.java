@@ -8,6 +8,8 @@ import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.core.tls.CertificateAuthority;
@@ -18,6 +20,10 @@ import dev.weir.core.tls.TlsSettings;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.PushQuotaSharesReq;
+import dev.weir.proto.gubernator.QuotaUsage;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
@@ -72,6 +78,8 @@ class PeerListenerSecurityTest {
     }
   }
 
+  private volatile int quotaCalls;
+
   private final PeerHandler handler =
       new PeerHandler() {
         @Override
@@ -94,6 +102,18 @@ class PeerListenerSecurityTest {
 
         @Override
         public void prepareReturn(String address) {}
+
+        @Override
+        public List<QuotaShare> reportQuota(List<dev.weir.core.quota.QuotaUsage> usages) {
+          quotaCalls++;
+          return List.of();
+        }
+
+        @Override
+        public int deliverQuotaShares(List<QuotaPush> pushes) {
+          quotaCalls++;
+          return 0;
+        }
       };
 
   private int listen(PeerSecurity security) throws Exception {
@@ -168,6 +188,37 @@ class PeerListenerSecurityTest {
     announce(port, plaintext, secret(SECRET));
 
     assertThat(notices).containsExactly("10.0.0.2:1051");
+    assertThat(metrics.count("refused peer_unauthenticated")).isEqualTo(2);
+  }
+
+  @Test
+  void sharedSecret_quotaMethodsWithoutIt_unauthenticatedAndNeverHandled() throws Exception {
+    int port = listen(PeerSecurity.sharedSecret(PeerSecret.of(SECRET)));
+    ManagedChannel channel =
+        Grpc.newChannelBuilder("127.0.0.1:" + port, InsecureChannelCredentials.create()).build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    PeersV1Grpc.PeersV1BlockingStub stub =
+        PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+
+    assertRefused(
+        () ->
+            stub.reportQuotaUsage(
+                ReportQuotaUsageReq.newBuilder()
+                    .addUsages(
+                        QuotaUsage.newBuilder()
+                            .setRule(
+                                RateLimitReq.newBuilder()
+                                    .setName("n")
+                                    .setUniqueKey("k")
+                                    .setLimit(1)
+                                    .setDuration(1000))
+                            .setClient("10.0.0.2:1051/1.1")
+                            .setIntervalMs(5000))
+                    .build()),
+        Code.UNAUTHENTICATED);
+    assertRefused(
+        () -> stub.pushQuotaShares(PushQuotaSharesReq.getDefaultInstance()), Code.UNAUTHENTICATED);
+    assertThat(quotaCalls).isZero();
     assertThat(metrics.count("refused peer_unauthenticated")).isEqualTo(2);
   }
 

@@ -1,0 +1,29 @@
+package dev.weir.envoy.rlqs;
+
+import dev.weir.core.model.RateLimitRequest;
+import java.util.List;
+
+/** What the descriptor config says of one RLQS bucket. */
+public sealed interface BucketPlan {
+
+  /** No rule matches the bucket, or its domain is unknown. */
+  record Unmatched() implements BucketPlan {}
+
+  /** The bucket matches an {@code unlimited} rule. */
+  record Unlimited() implements BucketPlan {}
+
+  /** The bucket cannot come from Envoy's configuration (too many or empty entries). */
+  record Refused(String reason) implements BucketPlan {}
+
+  /**
+   * The bucket matches a rule with a limit: one counter per policy of the rule.
+   *
+   * @param policies each policy's counter and rule, as a native request (hits and time unset)
+   */
+  record Limited(List<RateLimitRequest> policies) implements BucketPlan {
+    /** Creates a plan, copying {@code policies}. */
+    public Limited {
+      policies = List.copyOf(policies);
+    }
+  }
+}

@@ -1,0 +1,215 @@
+package dev.weir.envoy.rlqs;
+
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.quota.QuotaClients;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShareReceiver;
+import dev.weir.core.time.Clock;
+import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.DomainConfig;
+import dev.weir.envoy.service.CounterKeys;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas} over the
+ * cluster: one {@link QuotaStream} per proxy stream, reporting through {@link QuotaReports} to the
+ * owners of the buckets' counters; it also takes the shares owners push ({@link
+ * QuotaShareReceiver}), re-plans every stream when the descriptor config reloads and ends every
+ * stream when the node drains, so the proxies reconnect to another node.
+ *
+ * <p>Nothing here blocks: a report is planned on the calling thread and answered when the owners'
+ * shares arrive (at once for buckets this node owns).
+ */
+public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaServiceImplBase
+    implements QuotaShareReceiver {
+
+  /** The description of the status streams end with when the node drains. */
+  public static final String DRAINING = "this node is shutting down; reconnect to another node";
+
+  private final ConfigHolder config;
+  private final QuotaReports reports;
+  private final String node;
+  private final RlqsSettings settings;
+  private final BucketPlanner planner;
+  private final Clock clock;
+  private final RlqsMetrics metrics;
+  private final Duration ttl;
+  private final String incarnation;
+  private final AtomicLong streamNumbers = new AtomicLong();
+  private final Map<String, QuotaStream> streams = new ConcurrentHashMap<>();
+  private final AtomicLong reportsReceived = new AtomicLong();
+  private final AtomicLong responsesSent = new AtomicLong();
+  private final AtomicLong pending = new AtomicLong();
+  private volatile boolean draining;
+
+  /**
+   * Creates the service of the node advertised as {@code node}, answering from {@code config}
+   * through {@code reports}, with keys and bucket sizes bounded by {@code limits}.
+   */
+  public RlqsService(
+      ConfigHolder config,
+      QuotaReports reports,
+      String node,
+      RlqsSettings settings,
+      InputLimits limits,
+      Clock clock,
+      RlqsMetrics metrics) {
+    this.config = config;
+    this.reports = reports;
+    this.node = node;
+    this.settings = settings;
+    this.planner =
+        new BucketPlanner(
+            new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+    this.clock = clock;
+    this.metrics = metrics;
+    this.ttl = settings.assignmentTimeToLive();
+    this.incarnation = Long.toString(clock.wallMillis());
+    metrics.watchStreams(streams::size);
+  }
+
+  @Override
+  public StreamObserver<RateLimitQuotaUsageReports> streamRateLimitQuotas(
+      StreamObserver<RateLimitQuotaResponse> responses) {
+    if (draining) {
+      responses.onError(Status.UNAVAILABLE.withDescription(DRAINING).asRuntimeException());
+      return new Ignored();
+    }
+    String client = QuotaClients.name(node, incarnation + "." + streamNumbers.incrementAndGet());
+    QuotaStream stream = new QuotaStream(this, responses, client);
+    streams.put(client, stream);
+    if (responses instanceof ServerCallStreamObserver<?> call) {
+      call.setOnCancelHandler(stream::end);
+    }
+    return stream;
+  }
+
+  /** Hands each pushed share to its client's stream; returns how many reached a bucket there. */
+  @Override
+  public int deliver(List<QuotaPush> pushes) {
+    Map<String, List<QuotaPush>> byClient = new LinkedHashMap<>();
+    for (QuotaPush p : pushes) {
+      byClient.computeIfAbsent(p.client(), c -> new ArrayList<>()).add(p);
+    }
+    int delivered = 0;
+    for (Map.Entry<String, List<QuotaPush>> e : byClient.entrySet()) {
+      QuotaStream stream = streams.get(e.getKey());
+      if (stream != null) {
+        delivered += stream.deliver(e.getValue());
+      }
+    }
+    return delivered;
+  }
+
+  /** Re-plans every stream's buckets under the config now loaded; call after each reload. */
+  public void configChanged() {
+    for (QuotaStream stream : List.copyOf(streams.values())) {
+      stream.reconfigure();
+    }
+  }
+
+  /**
+   * Ends every stream with {@code UNAVAILABLE} (so the proxies reconnect to another node at their
+   * next report) after releasing their shares, and refuses new streams from now on.
+   */
+  public void drain() {
+    draining = true;
+    for (QuotaStream stream : List.copyOf(streams.values())) {
+      stream.close(Status.UNAVAILABLE.withDescription(DRAINING));
+    }
+  }
+
+  /**
+   * Returns the service's counts: report messages received, response messages sent, reports and
+   * reloads whose shares are still awaited, open streams.
+   */
+  public Stats stats() {
+    return new Stats(reportsReceived.get(), responsesSent.get(), pending.get(), streams.size());
+  }
+
+  /**
+   * The service's counts.
+   *
+   * @param reportsReceived report messages received
+   * @param responsesSent response messages sent
+   * @param pending reports and reloads whose shares are still awaited
+   * @param streams open streams
+   */
+  public record Stats(long reportsReceived, long responsesSent, long pending, int streams) {}
+
+  DomainConfig domainConfig(String domain) {
+    return config.current().flatMap(c -> c.domain(domain)).orElse(null);
+  }
+
+  BucketPlanner planner() {
+    return planner;
+  }
+
+  QuotaReports reports() {
+    return reports;
+  }
+
+  RlqsSettings settings() {
+    return settings;
+  }
+
+  RlqsMetrics metrics() {
+    return metrics;
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  Duration ttl() {
+    return ttl;
+  }
+
+  long intervalMillis() {
+    return settings.reportInterval().toMillis();
+  }
+
+  void unregister(QuotaStream stream) {
+    streams.remove(stream.client(), stream);
+  }
+
+  void reportReceived() {
+    reportsReceived.incrementAndGet();
+  }
+
+  void responseSent() {
+    responsesSent.incrementAndGet();
+  }
+
+  void started() {
+    pending.incrementAndGet();
+  }
+
+  void finished() {
+    pending.decrementAndGet();
+  }
+
+  /** The observer of a stream refused while draining: ignores what the proxy sends. */
+  private static final class Ignored implements StreamObserver<RateLimitQuotaUsageReports> {
+    @Override
+    public void onNext(RateLimitQuotaUsageReports value) {}
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
+  }
+}

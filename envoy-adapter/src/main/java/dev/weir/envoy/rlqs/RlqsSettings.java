@@ -1,0 +1,76 @@
+package dev.weir.envoy.rlqs;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The settings of Envoy's rate-limit quota service (RLQS), read from {@code WEIR_RLQS_*}
+ * environment variables.
+ *
+ * @param reportInterval the interval the proxies report at; shares are planned over it and
+ *     assignments live twice as long
+ * @param unmatched the assignment of buckets no rule matches
+ */
+public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
+
+  /** What a bucket no rule matches is assigned. */
+  public enum Unmatched {
+    /** {@code blanket_rule: ALLOW_ALL}. */
+    ALLOW_ALL,
+    /** {@code blanket_rule: DENY_ALL}. */
+    DENY_ALL
+  }
+
+  /** {@code WEIR_RLQS_REPORT_INTERVAL}. */
+  public static final EnvVar REPORT_INTERVAL = EnvVar.of("WEIR_RLQS_REPORT_INTERVAL");
+
+  /** {@code WEIR_RLQS_UNMATCHED_BUCKETS}. */
+  public static final EnvVar UNMATCHED_BUCKETS = EnvVar.of("WEIR_RLQS_UNMATCHED_BUCKETS");
+
+  /** Envoy's filter reports every 5 s. */
+  public static final Duration DEFAULT_REPORT_INTERVAL = Duration.ofSeconds(5);
+
+  /** The settings when no variable is set. */
+  public static final RlqsSettings DEFAULTS = fromEnvironment(Map.of());
+
+  /** Creates settings. */
+  public RlqsSettings {
+    Objects.requireNonNull(reportInterval, "reportInterval");
+    Objects.requireNonNull(unmatched, "unmatched");
+  }
+
+  /** Reads the settings from {@code env}; a bad value throws {@link ConfigException}. */
+  public static RlqsSettings fromEnvironment(Map<String, String> env) {
+    return from(new EnvReader(env));
+  }
+
+  /**
+   * Reads the settings through {@code reader}; a bad value throws {@link ConfigException} naming
+   * the variable, the value and what is allowed.
+   */
+  public static RlqsSettings from(EnvReader reader) {
+    return new RlqsSettings(
+        reader.duration(
+            REPORT_INTERVAL,
+            DEFAULT_REPORT_INTERVAL,
+            Duration.ofSeconds(1),
+            Duration.ofMinutes(10)),
+        Unmatched.valueOf(
+            reader
+                .oneOf(UNMATCHED_BUCKETS, "allow_all", List.of("allow_all", "deny_all"))
+                .toUpperCase(java.util.Locale.ROOT)));
+  }
+
+  /**
+   * Returns how long an assignment lives: twice the report interval, in whole seconds rounded up.
+   */
+  public Duration assignmentTimeToLive() {
+    long millis = reportInterval.multipliedBy(2).toMillis();
+    return Duration.ofSeconds((millis + 999) / 1000);
+  }
+}

@@ -1,0 +1,27 @@
+package dev.weir.envoy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ConfigHolderTest {
+
+  private static EnvoyConfig config(String domain) throws ConfigException {
+    return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+        .compile(List.of(new ConfigFile(domain + ".yaml", "domain: " + domain + "\n")));
+  }
+
+  @Test
+  void set_runsEveryListenerAfterTheSwap_seeingTheNewConfig() throws ConfigException {
+    ConfigHolder holder = new ConfigHolder(config("before"));
+    List<String> seen = new ArrayList<>();
+    holder.onChange(() -> seen.add("a:" + holder.current().orElseThrow().domains().keySet()));
+    holder.onChange(() -> seen.add("b:" + holder.current().orElseThrow().domains().keySet()));
+
+    holder.set(config("after"));
+
+    assertThat(seen).containsExactly("a:[after]", "b:[after]");
+  }
+}

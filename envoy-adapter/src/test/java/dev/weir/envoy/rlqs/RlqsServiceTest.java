@@ -1,0 +1,301 @@
+package dev.weir.envoy.rlqs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.testkit.FakeClock;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports.BucketQuotaUsage;
+import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The RLQS protocol as one node serves it (a one-node in-JVM cluster, fake time), seen from a raw
+ * stream of Envoy's generated client stub.
+ */
+class RlqsServiceTest {
+
+  private static final String YAML =
+      """
+      domain: edge
+      descriptors:
+        - key: name
+          value: api
+          rate_limit: {unit: minute, requests_per_unit: 600}
+        - key: name
+          value: internal
+          rate_limit: {unlimited: true}
+        - key: name
+          value: tiny
+          rate_limit: {unit: minute, requests_per_unit: 10}
+      """;
+
+  private static final BucketId API = bucket("api");
+  private static final BucketId TINY = bucket("tiny");
+  private static final RlqsSettings SETTINGS =
+      new RlqsSettings(Duration.ofSeconds(5), RlqsSettings.Unmatched.ALLOW_ALL);
+
+  private final FakeClock clock = new FakeClock();
+  private final List<Proxy> proxies = new ArrayList<>();
+  private RlqsCluster cluster;
+
+  private static BucketId bucket(String name) {
+    return BucketId.newBuilder().putBucket("name", name).build();
+  }
+
+  private void start(RlqsSettings settings) {
+    cluster = RlqsCluster.start(clock, 1, YAML, settings);
+  }
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /** A proxy's raw stream: sends the reports a test writes, records what comes back. */
+  private final class Proxy implements StreamObserver<RateLimitQuotaResponse> {
+    final List<RateLimitQuotaResponse> responses = new CopyOnWriteArrayList<>();
+    final StreamObserver<RateLimitQuotaUsageReports> out;
+    volatile Status ended;
+    volatile long sent;
+
+    Proxy(Channel channel) {
+      out = RateLimitQuotaServiceGrpc.newStub(channel).streamRateLimitQuotas(this);
+      proxies.add(this);
+    }
+
+    void report(String domain, BucketId bucket, long allowed, long denied, long seconds) {
+      sent++;
+      out.onNext(
+          RateLimitQuotaUsageReports.newBuilder()
+              .setDomain(domain)
+              .addBucketQuotaUsages(
+                  BucketQuotaUsage.newBuilder()
+                      .setBucketId(bucket)
+                      .setNumRequestsAllowed(allowed)
+                      .setNumRequestsDenied(denied)
+                      .setTimeElapsed(
+                          com.google.protobuf.Duration.newBuilder().setSeconds(seconds)))
+              .build());
+      settle();
+    }
+
+    BucketAction last() {
+      List<BucketAction> actions = responses.get(responses.size() - 1).getBucketActionList();
+      return actions.get(actions.size() - 1);
+    }
+
+    @Override
+    public void onNext(RateLimitQuotaResponse value) {
+      responses.add(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      ended = Status.fromThrowable(t);
+    }
+
+    @Override
+    public void onCompleted() {
+      ended = Status.OK;
+    }
+  }
+
+  private void settle() {
+    cluster.settle(
+        () -> proxies.stream().mapToLong(p -> p.sent).sum(),
+        () -> proxies.stream().mapToLong(p -> p.responses.size()).sum());
+  }
+
+  private void advance(Duration step) {
+    cluster.advance(
+        step,
+        () -> proxies.stream().mapToLong(p -> p.sent).sum(),
+        () -> proxies.stream().mapToLong(p -> p.responses.size()).sum());
+  }
+
+  private static RateLimitStrategy strategy(BucketAction action) {
+    return action.getQuotaAssignmentAction().getRateLimitStrategy();
+  }
+
+  @Test
+  void limitedBucket_firstReport_isAnsweredWithATokenBucketOfTheWindowsPace() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", API, 1, 0, 0);
+
+    BucketAction action = proxy.last();
+    assertThat(action.getBucketId()).isEqualTo(API);
+    assertThat(strategy(action).getTokenBucket().getTokensPerFill().getValue()).isBetween(590, 600);
+    assertThat(strategy(action).getTokenBucket().getFillInterval().getSeconds()).isEqualTo(60);
+    assertThat(action.getQuotaAssignmentAction().getAssignmentTimeToLive().getSeconds())
+        .isEqualTo(10);
+  }
+
+  @Test
+  void unlimitedAndUnmatchedBuckets_areAllowedAll() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("internal"), 1, 0, 0);
+    proxy.report("edge", bucket("nothing"), 1, 0, 0);
+    proxy.report("other-domain", bucket("api"), 1, 0, 0);
+    settleUntilEnded(proxy);
+
+    assertThat(proxy.responses).hasSize(2);
+    assertThat(proxy.responses)
+        .allSatisfy(
+            r ->
+                assertThat(strategy(r.getBucketAction(0)).getBlanketRule())
+                    .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL));
+    assertThat(proxy.ended.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(proxy.ended.getDescription()).contains("'edge'", "'other-domain'");
+  }
+
+  @Test
+  void unmatchedBucket_withDenyAllConfigured_isDeniedAll() {
+    start(new RlqsSettings(Duration.ofSeconds(5), RlqsSettings.Unmatched.DENY_ALL));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("nothing"), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+  }
+
+  @Test
+  void firstReportWithoutDomain_endsTheStreamNamingTheProblem() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("", API, 1, 0, 0);
+    settleUntilEnded(proxy);
+
+    assertThat(proxy.ended.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(proxy.ended.getDescription()).contains("domain");
+    assertThat(cluster.service(0).stats().streams()).isZero();
+  }
+
+  @Test
+  void bucketWithMoreEntriesThanAllowed_isDeniedAll() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId.Builder big = BucketId.newBuilder();
+    for (int i = 0; i < 65; i++) {
+      big.putBucket("k" + i, "v");
+    }
+
+    proxy.report("edge", big.build(), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+  }
+
+  @Test
+  void spentWindow_deniesEveryProxyAtOnceAndSharesAgainWhenItEnds() {
+    start(SETTINGS);
+    Proxy a = new Proxy(cluster.endpoints().get(0));
+    Proxy b = new Proxy(cluster.endpoints().get(0));
+    a.report("edge", TINY, 1, 0, 0);
+    b.report("edge", TINY, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    int bSeen = b.responses.size();
+
+    a.report("edge", TINY, 9, 20, 5);
+
+    assertThat(strategy(a.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(b.responses).hasSize(bSeen + 1);
+    assertThat(strategy(b.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+
+    for (int second = 10; second <= 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      assertThat(strategy(b.last()).hasTokenBucket()).as("at %d s", second).isEqualTo(second == 60);
+      if (second < 60) {
+        a.report("edge", TINY, 0, 10, 5);
+        b.report("edge", TINY, 0, 10, 5);
+      }
+    }
+
+    assertThat(strategy(a.last()).hasTokenBucket()).isTrue();
+    assertThat(strategy(b.last()).hasTokenBucket()).isTrue();
+  }
+
+  @Test
+  void reload_removingTheRule_abandonsTheBucketAndReleasesTheProxysShare() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+
+    cluster.reload(
+        """
+        domain: edge
+        descriptors:
+          - key: name
+            value: tiny
+            rate_limit: {unit: minute, requests_per_unit: 10}
+        """);
+    settle();
+
+    assertThat(proxy.last().hasAbandonAction()).isTrue();
+    assertThat(proxy.last().getBucketId()).isEqualTo(API);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isZero();
+  }
+
+  @Test
+  void reload_raisingTheLimit_pushesALargerShare() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    int before = strategy(proxy.last()).getTokenBucket().getTokensPerFill().getValue();
+
+    cluster.reload(YAML.replace("600}", "1200}"));
+    settle();
+
+    assertThat(strategy(proxy.last()).getTokenBucket().getTokensPerFill().getValue())
+        .isGreaterThan(before * 3 / 2);
+  }
+
+  @Test
+  void drain_endsEveryStreamReleasesItsSharesAndRefusesNewOnes() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+
+    cluster.service(0).drain();
+    settle();
+    settleUntilEnded(proxy);
+
+    assertThat(proxy.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(proxy.ended.getDescription()).isEqualTo(RlqsService.DRAINING);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isZero();
+    Proxy late = new Proxy(cluster.endpoints().get(0));
+    late.out.onNext(RateLimitQuotaUsageReports.getDefaultInstance());
+    late.sent++;
+    settleUntilEnded(late);
+    assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  private static void settleUntilEnded(Proxy proxy) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (proxy.ended == null && System.nanoTime() < deadline) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package dev.weir.core.quota;
+
+import java.util.Arrays;
+
+/**
+ * The arithmetic of quota shares, pure: what a proxy asks for, how a fleet's rate is split among
+ * its proxies, and the burst that goes with a rate.
+ *
+ * <p>A proxy asks for its recent demand times {@link #HEADROOM}, so it can grow between reports; a
+ * proxy whose demand is unknown (its first report) asks for an equal split, and a quiet one for at
+ * least {@link #QUIET_FLOOR} of an equal split, so it can start. The fleet's rate is split max-min
+ * fairly: every proxy asking for less than an equal split of what the others leave gets all it
+ * asks, the busier ones share the rest evenly; what nobody asks for is handed out in proportion to
+ * what each asked, so the shares always add up to the fleet's rate when anyone asks.
+ */
+public final class QuotaAllocator {
+
+  /** The factor a proxy's recent demand is multiplied by to make what it asks for. */
+  public static final double HEADROOM = 1.25;
+
+  /** The fraction of an equal split a quiet proxy (no recent requests) asks for. */
+  public static final double QUIET_FLOOR = 0.1;
+
+  /** How many seconds of its rate a proxy may admit at once. */
+  public static final double BURST_SECONDS = 5.0;
+
+  private QuotaAllocator() {}
+
+  /**
+   * Returns what a proxy asks for, in requests per second: {@code demand × HEADROOM}, at least
+   * {@code QUIET_FLOOR × equalShare}; {@code equalShare} when its demand is unknown (NaN).
+   */
+  public static double want(double demand, double equalShare) {
+    if (Double.isNaN(demand)) {
+      return equalShare;
+    }
+    return Math.max(demand * HEADROOM, QUIET_FLOOR * equalShare);
+  }
+
+  /**
+   * Splits {@code rate} among proxies asking for {@code wants}: max-min fair when they ask for more
+   * than {@code rate} in all, else each gets what it asks plus the unasked rest in proportion to
+   * what it asked (evenly when nobody asks for anything). The result adds up to {@code rate}.
+   */
+  public static double[] split(double rate, double[] wants) {
+    int n = wants.length;
+    double[] shares = new double[n];
+    if (n == 0 || rate <= 0) {
+      return shares;
+    }
+    double asked = 0;
+    for (double w : wants) {
+      asked += Math.max(0, w);
+    }
+    if (asked <= rate) {
+      for (int i = 0; i < n; i++) {
+        double w = Math.max(0, wants[i]);
+        shares[i] = asked == 0 ? rate / n : w + (rate - asked) * w / asked;
+      }
+      return shares;
+    }
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, (a, b) -> Double.compare(wants[a], wants[b]));
+    double left = rate;
+    for (int k = 0; k < n; k++) {
+      int i = order[k];
+      double level = left / (n - k);
+      double w = Math.max(0, wants[i]);
+      if (w <= level) {
+        shares[i] = w;
+        left -= w;
+      } else {
+        for (int j = k; j < n; j++) {
+          shares[order[j]] = level;
+        }
+        return shares;
+      }
+    }
+    return shares;
+  }
+
+  /**
+   * Returns the burst that goes with {@code milliRate} (thousandths of a request per second):
+   * {@link #BURST_SECONDS} of the rate, rounded up, at least 1; 0 for a rate of 0.
+   */
+  public static long burst(long milliRate) {
+    if (milliRate <= 0) {
+      return 0;
+    }
+    return Math.max(1, (long) Math.ceil(milliRate * BURST_SECONDS / 1000.0));
+  }
+}
