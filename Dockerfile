@@ -14,6 +14,11 @@ COPY pom.xml ./
 COPY proto/pom.xml proto/
 COPY service/client/pom.xml service/client/
 COPY service/core/pom.xml service/core/
+COPY service/http/pom.xml service/http/
+COPY service/tls/pom.xml service/tls/
+COPY service/metrics-micrometer/pom.xml service/metrics-micrometer/
+COPY service/discovery-etcd/pom.xml service/discovery-etcd/
+COPY service/discovery-kubernetes/pom.xml service/discovery-kubernetes/
 COPY gubernator-adapter/pom.xml gubernator-adapter/
 COPY envoy-adapter/pom.xml envoy-adapter/
 COPY service/server/pom.xml service/server/
@@ -23,6 +28,11 @@ RUN ./mvnw -B -ntp -pl service/server -am dependency:go-offline
 # The sources of the modules weir.jar is made of (-am: those service/server depends on).
 COPY proto/src/ proto/src/
 COPY service/core/src/ service/core/src/
+COPY service/http/src/ service/http/src/
+COPY service/tls/src/ service/tls/src/
+COPY service/metrics-micrometer/src/ service/metrics-micrometer/src/
+COPY service/discovery-etcd/src/ service/discovery-etcd/src/
+COPY service/discovery-kubernetes/src/ service/discovery-kubernetes/src/
 COPY gubernator-adapter/src/ gubernator-adapter/src/
 COPY envoy-adapter/src/ envoy-adapter/src/
 COPY service/server/src/ service/server/src/
