@@ -1,12 +1,12 @@
 package dev.weir.envoy;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.http.HttpHandler;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;

@@ -64,7 +64,8 @@ class EnvoyConfigSchemaTest {
   enum Kind {
     ENVOY_BOOTSTRAP,
     WEIR_DESCRIPTORS,
-    DOCKER_COMPOSE;
+    DOCKER_COMPOSE,
+    KUBERNETES_RESOURCE;
 
     static Kind of(Path file, Object document) {
       if (document instanceof Map<?, ?> map) {
@@ -77,9 +78,14 @@ class EnvoyConfigSchemaTest {
         if (map.containsKey("services")) {
           return DOCKER_COMPOSE;
         }
+        if (map.containsKey("apiVersion") && map.containsKey("kind")) {
+          return KUBERNETES_RESOURCE;
+        }
       }
       throw new AssertionError(
-          file + " is neither an Envoy bootstrap, a Weir descriptor config nor a compose file");
+          file
+              + " is neither an Envoy bootstrap, a Weir descriptor config, a compose file nor a"
+              + " Kubernetes resource");
     }
   }
 
@@ -102,8 +108,33 @@ class EnvoyConfigSchemaTest {
                                 .as(file + " domains")
                                 .isNotEmpty();
                         case DOCKER_COMPOSE -> checkCompose(file, (Map<?, ?>) document);
+                        case KUBERNETES_RESOURCE ->
+                            checkEnvoyGatewayResource(file, (Map<?, ?>) document);
                       }
                     }));
+  }
+
+  // Envoy Gateway's resources (envoy-config/envoy-gateway/): its configuration runs Weir's image as
+  // the rate-limit Deployment, and the policy asks for a global limit.
+  private static void checkEnvoyGatewayResource(Path file, Map<?, ?> resource) {
+    switch (String.valueOf(resource.get("kind"))) {
+      case "ConfigMap" -> {
+        Object embedded =
+            new org.yaml.snakeyaml.Yaml()
+                .load((String) ((Map<?, ?>) resource.get("data")).get("envoy-gateway.yaml"));
+        Map<?, ?> gateway = (Map<?, ?>) embedded;
+        assertThat(gateway.get("kind")).as(file + " embedded kind").isEqualTo("EnvoyGateway");
+        Map<?, ?> kubernetes = (Map<?, ?>) ((Map<?, ?>) gateway.get("provider")).get("kubernetes");
+        Map<?, ?> container =
+            (Map<?, ?>) ((Map<?, ?>) kubernetes.get("rateLimitDeployment")).get("container");
+        assertThat(container.get("image")).as(file + " rate-limit image").isEqualTo("weir:0.1.0");
+      }
+      case "BackendTrafficPolicy" ->
+          assertThat(((Map<?, ?>) ((Map<?, ?>) resource.get("spec")).get("rateLimit")).get("type"))
+              .as(file + " rate limit type")
+              .isEqualTo("Global");
+      default -> throw new AssertionError(file + ": unexpected kind " + resource.get("kind"));
+    }
   }
 
   @TestFactory

@@ -1,6 +1,6 @@
 package dev.weir.envoy.reload;
 
-import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.time.Scheduler;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;

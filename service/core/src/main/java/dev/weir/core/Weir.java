@@ -2,7 +2,6 @@ package dev.weir.core;
 
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.cluster.peer.PeerAddressBook;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
@@ -19,6 +18,7 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.ExecutorScheduler;
 import dev.weir.core.time.SystemClock;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;

@@ -1,7 +1,6 @@
 package dev.weir.core;
 
 import dev.weir.core.cluster.ClusterNode;
-import dev.weir.core.cluster.batch.ExecutorScheduler;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
@@ -15,6 +14,7 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.ExecutorScheduler;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import java.io.IOException;

@@ -7,7 +7,6 @@ import dev.weir.core.http.HttpAnswer;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
-import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.envoy.config.ConfigDump;
 import dev.weir.envoy.config.EnvoyConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

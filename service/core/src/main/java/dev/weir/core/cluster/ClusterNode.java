@@ -1,6 +1,5 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
@@ -21,6 +20,7 @@ import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Grpc;

@@ -1,8 +1,8 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;

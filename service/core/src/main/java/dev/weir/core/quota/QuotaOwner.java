@@ -1,6 +1,5 @@
 package dev.weir.core.quota;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.RequestValidator;
@@ -10,6 +9,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;

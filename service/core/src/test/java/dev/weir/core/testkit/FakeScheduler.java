@@ -1,6 +1,6 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

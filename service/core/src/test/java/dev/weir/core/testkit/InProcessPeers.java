@@ -1,17 +1,17 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
-import dev.weir.core.model.Status;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;

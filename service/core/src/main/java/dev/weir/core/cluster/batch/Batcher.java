@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.batch;
 
+import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

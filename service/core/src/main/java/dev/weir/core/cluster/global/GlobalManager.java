@@ -1,7 +1,6 @@
 package dev.weir.core.cluster.global;
 
 import dev.weir.core.cluster.LocalCheck;
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
@@ -17,6 +16,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;

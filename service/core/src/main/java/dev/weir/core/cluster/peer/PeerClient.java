@@ -1,7 +1,6 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.batch.Batcher;
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -10,6 +9,7 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;

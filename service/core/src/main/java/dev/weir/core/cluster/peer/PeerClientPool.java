@@ -1,8 +1,8 @@
 package dev.weir.core.cluster.peer;
 
-import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.core.time.SystemClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;

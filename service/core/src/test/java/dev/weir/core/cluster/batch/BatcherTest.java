@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

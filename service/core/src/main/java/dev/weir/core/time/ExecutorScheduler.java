@@ -1,4 +1,4 @@
-package dev.weir.core.cluster.batch;
+package dev.weir.core.time;
 
 import java.time.Duration;
 import java.util.concurrent.Executors;
