@@ -11,6 +11,7 @@ import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
@@ -62,7 +63,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection), its peer listener ({@code pb.gubernator.PeersV1},
+ * {@code grpc.health.v1}, server reflection; a request that cannot be parsed is answered {@code
+ * INVALID_ARGUMENT} by {@link MalformedRequests}), its peer listener ({@code pb.gubernator.PeersV1},
  * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
  * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
  * #builder}; {@link #close} stops the listeners gracefully.
@@ -266,8 +268,8 @@ public final class WeirNode implements AutoCloseable {
             .directExecutor()
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
-            .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance());
+            .addService(MalformedRequests.guard(grpcHealth.getHealthService()))
+            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()));
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
@@ -314,11 +316,11 @@ public final class WeirNode implements AutoCloseable {
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(new V1Service(nativeCheck, health));
+    grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, health)));
     List<HttpRoute> routes = httpRoutes(nativeCheck, health);
     routes.add(new PrometheusEndpoint(registry).route());
     if (envoyAdapter != null) {
-      grpcBuilder.addService(envoyAdapter.grpcService());
+      grpcBuilder.addService(MalformedRequests.guard(envoyAdapter.grpcService()));
       routes.addAll(envoyAdapter.httpRoutes());
     }
     routes =
