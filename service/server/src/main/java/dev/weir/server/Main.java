@@ -33,8 +33,12 @@ public final class Main {
   /** The {@link #MAX_REQ_TIME} used when the user sets none. */
   static final String DEFAULT_MAX_REQ_TIME_SECONDS = "30";
 
-  /** Runs the subcommand named by {@code args} and exits with its status when it fails. */
+  /**
+   * Runs the subcommand named by {@code args} and exits with its status when it fails; what
+   * libraries log through {@code java.util.logging} goes through {@link JulBridge}.
+   */
   public static void main(String[] args) throws Exception {
+    JulBridge.installThrottled();
     applyHttpServerDefaults(System.getProperties());
     int status = run(List.of(args), System.getenv(), System.out, System.err);
     if (status != 0) {
