@@ -5,12 +5,13 @@ Starts two weir.jar nodes (A and B, static peers) pinned to one core and h2load 
 finds keys that A owns and keys that B owns (B's answers carry metadata.owner), then drives A with
 calls of ITEMS items on A's keys, then on B's keys. For each run it reads both JVMs' CPU time from
 /proc before and after, so the figures are CPU microseconds per item on each node, not throughput,
-and hold even when other work shares the machine. It also reads the forwarding batches from A's
+and hold even when other work shares the machine (the JIT compiler threads are left out: their work
+is warm-up, not a per-item cost). It also reads the forwarding batches from A's
 /metrics (items per GetPeerRateLimits call). Run once with batching (the default) and once with
 BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
 
   scripts/bench_forward.py                  # ITEMS=1, 10 s per run after a 10 s warm-up
-  ITEMS=10 scripts/bench_forward.py
+  ITEMS=10 RUN_SECONDS=20 scripts/bench_forward.py
   BATCHING=off scripts/bench_forward.py     # WEIR_DISABLE_BATCHING=true on both nodes
 
 Prints one line per run: items/s, CPU us per item on A (front) and B (owner), mean batch size.
@@ -30,8 +31,8 @@ from grpc_body import field_bytes, field_varint  # noqa: E402
 
 JAR = os.environ.get("JAR", "service/server/target/weir.jar")
 ITEMS = int(os.environ.get("ITEMS", "1"))
-SECONDS = int(os.environ.get("SECONDS", "10"))
-WARMUP = int(os.environ.get("WARMUP", "10"))
+SECONDS = int(os.environ.get("RUN_SECONDS", "10"))
+WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
 NODE_CPU = os.environ.get("NODE_CPU", "1")
 LOAD_CPU = os.environ.get("LOAD_CPU", "0")
@@ -45,8 +46,18 @@ def free_port():
 
 
 def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    """CPU time of the JVM's threads, leaving out the JIT compiler threads (warm-up, not per item)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            if "CompilerThre" in name:
+                continue
+            fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            continue
+    return total / TICKS
 
 
 def post(http_port, path, body):
@@ -83,15 +94,17 @@ def h2load(grpc_port, path, seconds, log=None):
 
 def main():
     work = tempfile.mkdtemp()
-    ga, ha, gb, hb = free_port(), free_port(), free_port(), free_port()
-    peers = f"127.0.0.1:{ga},127.0.0.1:{gb}"
-    env = dict(os.environ, WEIR_STATIC_PEERS=peers, WEIR_LOG_LEVEL="warn")
+    ga, ha, pa, gb, hb, pb = (free_port() for _ in range(6))
+    peers = f"127.0.0.1:{ga}@{pa},127.0.0.1:{gb}@{pb}"
+    env = dict(os.environ, WEIR_STATIC_PEERS=peers, WEIR_LOG_LEVEL="warn",
+               WEIR_PEER_SECRET="bench-forward-secret")
     if BATCHING == "off":
         env["WEIR_DISABLE_BATCHING"] = "true"
     procs = []
     try:
-        for g, h, name in ((ga, ha, "a"), (gb, hb, "b")):
-            node_env = dict(env, WEIR_GRPC_ADDRESS=f"127.0.0.1:{g}", WEIR_HTTP_ADDRESS=f"127.0.0.1:{h}")
+        for g, h, p, name in ((ga, ha, pa, "a"), (gb, hb, pb, "b")):
+            node_env = dict(env, WEIR_GRPC_ADDRESS=f"127.0.0.1:{g}", WEIR_HTTP_ADDRESS=f"127.0.0.1:{h}",
+                            WEIR_PEER_ADDRESS=f"127.0.0.1:{p}")
             log = open(os.path.join(work, name + ".log"), "w")
             procs.append(subprocess.Popen(
                 ["taskset", "-c", NODE_CPU, "java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-jar", JAR],

@@ -68,7 +68,11 @@ class NodeJarIT {
       assertThat(third.body()).contains("\"status\":\"OVER_LIMIT\"", "\"reset_time\":\"");
 
       assertThat(node.stdout())
-          .contains("Weir node started: grpc_address=127.0.0.1:" + node.grpcPort);
+          .contains(
+              "Weir node started: version="
+                  + System.getProperty("weir.version")
+                  + " grpc_address=127.0.0.1:"
+                  + node.grpcPort);
 
       int status = node.terminate(Duration.ofSeconds(30));
 

@@ -1,8 +1,7 @@
 package dev.weir.e2e;
 
+import dev.weir.core.testkit.FreePorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -61,6 +60,7 @@ final class NodeProcess implements AutoCloseable {
       throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(TestJvm.FLAGS);
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));
@@ -105,11 +105,9 @@ final class NodeProcess implements AutoCloseable {
     return String.join(",", entries);
   }
 
-  /** Returns a loopback port that was free a moment ago. */
+  /** Returns a loopback port that was free a moment ago; see {@link FreePorts}. */
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
+    return FreePorts.next();
   }
 
   /** Polls {@code GET /v1/HealthCheck} until it answers 200; fails if the process exits first. */
@@ -138,6 +136,24 @@ final class NodeProcess implements AutoCloseable {
     throw new IllegalStateException("node not healthy within " + START_TIMEOUT + ": " + stdout());
   }
 
+  /** Polls {@code GET /readyz} until it answers 200; fails if the process exits first. */
+  void awaitReady(HttpClient client) throws Exception {
+    awaitHealthy(client, httpUri("/readyz"));
+  }
+
+  /** Sends the signal {@code name} (e.g. {@code STOP}, {@code CONT}) to the process. */
+  void signal(String name) throws IOException, InterruptedException {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+    if (kill.waitFor() != 0) {
+      throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+    }
+  }
+
+  /** Sends SIGKILL and waits for the process to be gone. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor();
+  }
+
   /** Returns {@code http://127.0.0.1:<httpPort><path>}. */
   URI httpUri(String path) {
     return URI.create("http://127.0.0.1:" + httpPort + path);
@@ -149,6 +165,16 @@ final class NodeProcess implements AutoCloseable {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       process.destroyForcibly();
       throw new IllegalStateException("node did not exit within " + timeout + " of SIGTERM");
+    }
+    return process.exitValue();
+  }
+
+  /** Sends SIGINT, as Ctrl-C does, and returns the exit status, waiting up to {@code timeout}. */
+  int interrupt(Duration timeout) throws IOException, InterruptedException {
+    new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).start().waitFor();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException("node did not exit within " + timeout + " of SIGINT");
     }
     return process.exitValue();
   }

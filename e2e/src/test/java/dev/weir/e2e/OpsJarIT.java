@@ -160,6 +160,7 @@ class OpsJarIT {
       node.awaitHealthy(withoutCertificate, status.resolve("/v1/HealthCheck"));
 
       HttpResponse<String> health = get(withoutCertificate, status.resolve("/v1/HealthCheck"));
+      HttpResponse<String> ready = get(withoutCertificate, status.resolve("/readyz"));
       HttpResponse<String> metrics = get(withoutCertificate, status.resolve("/metrics"));
       HttpResponse<String> rateLimits =
           withoutCertificate.send(
@@ -170,6 +171,7 @@ class OpsJarIT {
 
       assertThat(health.statusCode()).isEqualTo(200);
       assertThat(health.body()).contains("\"status\":\"healthy\"");
+      assertThat(ready.statusCode()).isEqualTo(200);
       assertThat(metrics.statusCode()).isEqualTo(200);
       assertThat(metrics.body()).contains("weir_peers");
       assertThat(rateLimits.statusCode()).isEqualTo(404);

@@ -4,7 +4,9 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.model.Algorithm;
+import dev.weir.envoy.config.ConfigLimits;
 import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.NoDomainLoaded;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -30,6 +32,9 @@ import java.util.Optional;
  *     counters untouched
  * @param nearLimitRatio the fraction of a limit above which hits count as near the limit
  * @param reloadInterval how often the config path is checked for changes
+ * @param forceStartWithoutInitialConfig whether a node starts when the config declares no domain
+ *     (it then reports not ready until one loads)
+ * @param configLimits the largest config file and the most bytes of all files together
  */
 public record EnvoySettings(
     Optional<Path> config,
@@ -42,7 +47,9 @@ public record EnvoySettings(
     String resetHeader,
     boolean stopCacheKeyIncrementWhenOverlimit,
     double nearLimitRatio,
-    Duration reloadInterval) {
+    Duration reloadInterval,
+    boolean forceStartWithoutInitialConfig,
+    ConfigLimits configLimits) {
 
   /** Creates settings. */
   public EnvoySettings {
@@ -52,6 +59,7 @@ public record EnvoySettings(
     Objects.requireNonNull(remainingHeader, "remainingHeader");
     Objects.requireNonNull(resetHeader, "resetHeader");
     Objects.requireNonNull(reloadInterval, "reloadInterval");
+    Objects.requireNonNull(configLimits, "configLimits");
   }
 
   /** {@code WEIR_ENVOY_CONFIG}. */
@@ -91,6 +99,20 @@ public record EnvoySettings(
   public static final EnvVar CONFIG_RELOAD_INTERVAL =
       EnvVar.of("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL");
 
+  /** {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG}. */
+  public static final EnvVar FORCE_START_WITHOUT_INITIAL_CONFIG =
+      EnvVar.of(NoDomainLoaded.FORCE_START);
+
+  /** {@code WEIR_ENVOY_CONFIG_MAX_FILE_SIZE}. */
+  public static final EnvVar CONFIG_MAX_FILE_SIZE = EnvVar.of("WEIR_ENVOY_CONFIG_MAX_FILE_SIZE");
+
+  /** {@code WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE}. */
+  public static final EnvVar CONFIG_MAX_TOTAL_SIZE = EnvVar.of("WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE");
+
+  private static final int MIN_CONFIG_BYTES = 1024;
+  private static final int MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+  private static final long MAX_CONFIG_TOTAL_BYTES = 256L * 1024 * 1024;
+
   private static final List<String> ALGORITHMS =
       List.of("fixed_window", "token_bucket", "leaky_bucket", "sliding_window");
 
@@ -124,12 +146,24 @@ public record EnvoySettings(
             CONFIG_RELOAD_INTERVAL,
             Duration.ofSeconds(1),
             Duration.ofMillis(10),
-            Duration.ofHours(1)));
+            Duration.ofHours(1)),
+        reader.bool(FORCE_START_WITHOUT_INITIAL_CONFIG, false),
+        new ConfigLimits(
+            reader.intInRange(
+                CONFIG_MAX_FILE_SIZE,
+                ConfigLimits.DEFAULT_MAX_FILE_BYTES,
+                MIN_CONFIG_BYTES,
+                MAX_CONFIG_FILE_BYTES),
+            reader.longInRange(
+                CONFIG_MAX_TOTAL_SIZE,
+                ConfigLimits.DEFAULT_MAX_TOTAL_BYTES,
+                MIN_CONFIG_BYTES,
+                MAX_CONFIG_TOTAL_BYTES)));
   }
 
   /** Returns the options descriptor files are compiled with. */
   public ConfigLoadOptions loadOptions() {
-    return new ConfigLoadOptions(mergeDomainConfig, defaultAlgorithm);
+    return new ConfigLoadOptions(mergeDomainConfig, defaultAlgorithm, configLimits);
   }
 
   private static String header(EnvReader reader, EnvVar var, String fallback) {

@@ -134,6 +134,66 @@ class EnvoyClusterTest {
     assertThat(b.callsReceived("GetPeerRateLimits")).isPositive();
   }
 
+  @Test
+  void unitMultiplier_fiveMinuteWindow_everyNodeAgreesOnTheEpochAlignedWindow() throws Exception {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::apply);
+    Files.writeString(
+        dir.resolve("shop.yaml"),
+        """
+        domain: shop
+        descriptors:
+          - key: user
+            rate_limit: {unit: minute, unit_multiplier: 5, requests_per_unit: 3}
+          - key: ip
+            rate_limit:
+              unit: minute
+              unit_multiplier: 5
+              requests_per_unit: 100
+              behavior: [global]
+        """);
+    List<RateLimitServiceBlockingStub> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(adapterOn(cluster.node(i)));
+    }
+    clock.advance(Duration.ofSeconds(123));
+
+    List<Long> globalResets = new ArrayList<>();
+    List<Integer> sharedRemaining = new ArrayList<>();
+    for (RateLimitServiceBlockingStub node : nodes) {
+      RateLimitResponse answer =
+          node.shouldRateLimit(
+              io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+                  .setDomain("shop")
+                  .addDescriptors(descriptor("ip", "10.0.0.1"))
+                  .addDescriptors(descriptor("user", "alice"))
+                  .build());
+      globalResets.add(answer.getStatuses(0).getDurationUntilReset().getSeconds());
+      sharedRemaining.add(answer.getStatuses(1).getLimitRemaining());
+    }
+    clock.advance(Duration.ofSeconds(177));
+    RateLimitResponse nextWindow =
+        nodes.get(2)
+            .shouldRateLimit(
+                io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder()
+                    .setDomain("shop")
+                    .addDescriptors(descriptor("user", "alice"))
+                    .build());
+
+    assertThat(globalResets).containsExactly(177L, 177L, 177L);
+    assertThat(sharedRemaining).containsExactly(2, 1, 0);
+    assertThat(nextWindow.getStatuses(0).getLimitRemaining()).isEqualTo(2);
+    assertThat(nextWindow.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(300);
+  }
+
+  private static RateLimitDescriptor descriptor(String key, String value) {
+    return RateLimitDescriptor.newBuilder()
+        .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(key).setValue(value))
+        .build();
+  }
+
   /** Serves an adapter over {@code node}'s cluster service in-process and returns Envoy's stub. */
   private RateLimitServiceBlockingStub adapterOn(Node node) throws Exception {
     EnvoyAdapter adapter =

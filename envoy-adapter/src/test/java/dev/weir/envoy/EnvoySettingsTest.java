@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.model.Algorithm;
+import dev.weir.envoy.config.ConfigLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -28,7 +29,9 @@ class EnvoySettingsTest {
                 "RateLimit-Reset",
                 false,
                 0.8,
-                Duration.ofSeconds(1)));
+                Duration.ofSeconds(1),
+                false,
+                new ConfigLimits(1_048_576, 16_777_216)));
   }
 
   @Test
@@ -46,7 +49,10 @@ class EnvoySettingsTest {
                 Map.entry("WEIR_ENVOY_LIMIT_RESET_HEADER", "X-RateLimit-Reset"),
                 Map.entry("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "TRUE"),
                 Map.entry("WEIR_ENVOY_NEAR_LIMIT_RATIO", "0.5"),
-                Map.entry("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "250ms")));
+                Map.entry("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "250ms"),
+                Map.entry("WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG", "true"),
+                Map.entry("WEIR_ENVOY_CONFIG_MAX_FILE_SIZE", "65536"),
+                Map.entry("WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE", "1048576")));
 
     assertThat(settings)
         .isEqualTo(
@@ -61,7 +67,9 @@ class EnvoySettingsTest {
                 "X-RateLimit-Reset",
                 true,
                 0.5,
-                Duration.ofMillis(250)));
+                Duration.ofMillis(250),
+                true,
+                new ConfigLimits(65_536, 1_048_576)));
   }
 
   @Test
@@ -91,5 +99,15 @@ class EnvoySettingsTest {
                     Map.of("WEIR_ENVOY_LIMIT_RESET_HEADER", "Rate Limit")))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("WEIR_ENVOY_LIMIT_RESET_HEADER='Rate Limit' is not valid");
+  }
+
+  @Test
+  void fromEnvironment_configFileSizeOutOfRange_namesVariableValueAndRange() {
+    assertThatThrownBy(
+            () -> EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG_MAX_FILE_SIZE", "100")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_CONFIG_MAX_FILE_SIZE='100' is not valid: expected a whole number from 1024"
+                + " to 16777216");
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -9,13 +10,12 @@ import dev.weir.proto.gubernator.HealthCheckResp;
 import dev.weir.proto.gubernator.PeerHealthResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
-import dev.weir.proto.gubernator.Status;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
- * Translates between {@code pb.gubernator} messages and the core model. Enum numbers pass through
+ * Translates between {@code pb.gubernator} messages and the core model (requests and responses as
+ * {@link PeerProtos} maps them for the peers too). Enum numbers pass through
  * unchanged (an unknown algorithm number reaches the engine, which reports it per item), and an
  * absent {@code created_at} becomes 0, which the limiter replaces with the node's clock.
  */
@@ -29,19 +29,9 @@ public final class ProtoMapping {
 
   private ProtoMapping() {}
 
-  /** Returns the core request of {@code req}. */
+  /** Returns the core request of {@code req}, as the peer protocol maps it too. */
   public static RateLimitRequest toModel(RateLimitReq req) {
-    return new RateLimitRequest(
-        req.getName(),
-        req.getUniqueKey(),
-        req.getHits(),
-        req.getLimit(),
-        req.getDuration(),
-        req.getAlgorithmValue(),
-        req.getBehaviorValue(),
-        req.getBurst(),
-        req.hasCreatedAt() ? req.getCreatedAt() : 0,
-        req.getMetadataCount() == 0 ? Map.of() : req.getMetadataMap());
+    return PeerProtos.fromProto(req);
   }
 
   /** Returns the core requests of {@code req}, in order. */
@@ -53,24 +43,9 @@ public final class ProtoMapping {
     return items;
   }
 
-  /** Returns the wire response of {@code response}. */
+  /** Returns the wire response of {@code response}, as the peer protocol maps it too. */
   public static RateLimitResp toProto(RateLimitResponse response) {
-    RateLimitResp.Builder out =
-        RateLimitResp.newBuilder()
-            .setStatus(
-                response.status() == dev.weir.core.model.Status.OVER_LIMIT
-                    ? Status.OVER_LIMIT
-                    : Status.UNDER_LIMIT)
-            .setLimit(response.limit())
-            .setRemaining(response.remaining())
-            .setResetTime(response.resetTime());
-    if (response.isError()) {
-      out.setError(response.error());
-    }
-    if (!response.metadata().isEmpty()) {
-      out.putAllMetadata(response.metadata());
-    }
-    return out.build();
+    return PeerProtos.toProto(response);
   }
 
   /** Returns the wire response of {@code responses}, in order. */

@@ -208,6 +208,35 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
+  void compose_everyWeirNode_readsTheDescriptorFolderMountedAsIs() {
+    Path compose = RepoFiles.root().resolve("envoy-config/docker-compose.yaml");
+    Map<?, ?> services = (Map<?, ?>) ((Map<?, ?>) EnvoyYaml.load(compose)).get("services");
+    List<String> checked = new ArrayList<>();
+    for (Map.Entry<?, ?> service : services.entrySet()) {
+      Map<?, ?> definition = (Map<?, ?>) service.getValue();
+      Map<?, ?> env = (Map<?, ?>) definition.get("environment");
+      if (env == null || env.get("WEIR_ENVOY_CONFIG") == null) {
+        continue;
+      }
+      String containerPath = (String) env.get("WEIR_ENVOY_CONFIG");
+      List<?> volumes = (List<?>) definition.get("volumes");
+      Optional<Path> hostPath =
+          volumes.stream()
+              .map(v -> ((String) v).split(":"))
+              .filter(parts -> parts[1].equals(containerPath))
+              .map(parts -> compose.getParent().resolve(parts[0]).normalize())
+              .findFirst();
+      assertThat(hostPath)
+          .as(service.getKey() + ": the volume mounted at WEIR_ENVOY_CONFIG=" + containerPath)
+          .contains(RepoFiles.frontProxyDescriptors());
+      checked.add(service.getKey().toString());
+    }
+    assertThat(checked).containsExactlyInAnyOrder("weir-1", "weir-2", "weir-3");
+    assertThat(weirRules(RepoFiles.frontProxyDescriptors()).domains())
+        .containsOnlyKeys("weir-demo");
+  }
+
+  @Test
   void weirRules_descriptorsOfTheScript_matchTheRulesTheScriptExpects() {
     EnvoyConfig rules = weirRules(RepoFiles.frontProxyDescriptors());
     for (EnvoyFlowIT.Step step : EnvoyFlowIT.SCRIPT) {

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The front proxy's traffic, without Envoy: three Weir processes (static peers, the shipped {@code
- * envoy-config/front-proxy/weir-ratelimit.yaml}) receive exactly the {@code ShouldRateLimit} calls
+ * envoy-config/front-proxy/ratelimit/} folder) receive exactly the {@code ShouldRateLimit} calls
  * Envoy makes for a scripted sequence of HTTP requests under {@code
  * envoy-config/front-proxy/envoy.yaml}, spread over the three nodes as Envoy's round robin would;
  * every answer is checked: decision, per-descriptor statuses, the {@code x-ratelimit-*} headers

@@ -33,9 +33,12 @@ public final class RepoFiles {
     return root().resolve("envoy-config/front-proxy/envoy.yaml");
   }
 
-  /** Returns the shipped Weir descriptor config matching the front proxy. */
+  /**
+   * Returns the shipped Weir descriptor config matching the front proxy: the folder {@code
+   * WEIR_ENVOY_CONFIG} names in the compose file, holding only descriptor files.
+   */
   public static Path frontProxyDescriptors() {
-    return root().resolve("envoy-config/front-proxy/weir-ratelimit.yaml");
+    return root().resolve("envoy-config/front-proxy/ratelimit");
   }
 
   /**

@@ -71,7 +71,7 @@ public final class WeirNode implements AutoCloseable {
       Path log = logDir.resolve(name + ".log");
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-Xmx256m");
+      command.addAll(dev.weir.e2e.TestJvm.FLAGS);
       command.add("-jar");
       command.add(jar().toString());
       ProcessBuilder builder =

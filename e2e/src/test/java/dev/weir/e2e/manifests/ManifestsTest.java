@@ -34,6 +34,9 @@ import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.EnvoyConfig;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.io.IOException;
@@ -50,6 +53,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Static checks of {@code manifests/} against fabric8's Kubernetes and Istio models and Envoy's protos. */
 @EnableKubernetesMockClient(crud = true)
@@ -128,7 +132,7 @@ class ManifestsTest {
 
     assertThat(d.getSpec().getReplicas()).isEqualTo(3);
     assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
-    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v1/HealthCheck");
+    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
     assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
     assertThat(env)
@@ -326,6 +330,21 @@ class ManifestsTest {
 
     assertThat(yaml.get("domain")).isEqualTo("ratelimit");
     assertThat((List<?>) yaml.get("descriptors")).hasSize(3);
+  }
+
+  @Test
+  void configMap_mountedAsTheKubeletMountsIt_loadsWithTheDomainTheEnvoyFiltersAsk(@TempDir Path mount) throws Exception {
+    ConfigMap config = only(ConfigMap.class);
+    Path version = Files.createDirectories(mount.resolve("..2026_11_30_10_00_00.1"));
+    Files.createSymbolicLink(mount.resolve("..data"), version.getFileName());
+    for (Map.Entry<String, String> file : config.getData().entrySet()) {
+      Files.writeString(version.resolve(file.getKey()), file.getValue());
+      Files.createSymbolicLink(mount.resolve(file.getKey()), Path.of("..data", file.getKey()));
+    }
+
+    EnvoyConfig loaded = new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(mount);
+
+    assertThat(loaded.domains()).containsOnlyKeys("ratelimit");
   }
 
   @Test

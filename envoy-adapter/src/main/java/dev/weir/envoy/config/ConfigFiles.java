@@ -1,60 +1,180 @@
 package dev.weir.envoy.config;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
+import java.util.Set;
 
 /**
- * Reads the descriptor files at a path: the file itself, or every {@code *.yaml} / {@code *.yml}
- * entry of a directory in name order.
+ * Finds and reads the descriptor files at a path the way envoyproxy/ratelimit's runtime loader
+ * does: the path itself when it is a file, otherwise every regular file below the directory,
+ * recursively and whatever its extension, each directory's entries in name order.
  *
- * <p>Entries whose names start with a dot are skipped; this skips the {@code ..data} link and the
- * {@code ..<timestamp>} directory of a Kubernetes ConfigMap mount, whose visible names are links
- * through {@code ..data} and are read through it. Subdirectories are not read.
+ * <p>Entries whose names start with a dot are skipped at every depth: that skips the {@code ..data}
+ * link and the {@code ..<timestamp>} directory of a Kubernetes ConfigMap mount, whose visible names
+ * are links through {@code ..data}. Links are followed, to files and to directories; a file reached
+ * twice (a link beside its target, two links to one file) is read once, under the first name in
+ * walk order, and a directory reached twice is walked once. Entries that are neither regular files
+ * nor directories (a link whose target is gone, a socket, a device) are skipped.
  */
 public final class ConfigFiles {
+
+  /** What a walk found: the files to read, in order, and the entries it skipped. */
+  public record Listing(List<Path> files, List<String> skipped) {
+
+    /** Creates a listing, copying both lists. */
+    public Listing {
+      files = List.copyOf(files);
+      skipped = List.copyOf(skipped);
+    }
+  }
 
   private ConfigFiles() {}
 
   /**
-   * Reads every descriptor file at {@code path}; an unreadable path is a {@link ConfigException}.
+   * Returns the files at {@code path} and the skipped entries (named relative to {@code path}); a
+   * missing or unreadable path is a {@link ConfigException}.
    */
-  public static List<ConfigFile> read(Path path) throws ConfigException {
+  public static Listing list(Path path) throws ConfigException {
     if (!Files.exists(path)) {
       throw new ConfigException(path + ": config path does not exist");
     }
-    List<Path> files = new ArrayList<>();
-    if (Files.isDirectory(path)) {
-      try (DirectoryStream<Path> entries = Files.newDirectoryStream(path)) {
-        for (Path entry : entries) {
-          String name = entry.getFileName().toString();
-          String lower = name.toLowerCase(Locale.ROOT);
-          if (!name.startsWith(".")
-              && (lower.endsWith(".yaml") || lower.endsWith(".yml"))
-              && Files.isRegularFile(entry)) {
-            files.add(entry);
-          }
-        }
-      } catch (IOException e) {
-        throw new ConfigException(path + ": error reading config directory: " + e.getMessage());
-      }
-      files.sort(null);
-    } else {
-      files.add(path);
+    if (!Files.isDirectory(path)) {
+      return new Listing(List.of(path), List.of());
     }
+    Walk walk = new Walk(path);
+    walk.directory(path);
+    return new Listing(walk.files, walk.skipped);
+  }
+
+  /**
+   * Reads every descriptor file at {@code path}, refusing a file over {@code limits.maxFileBytes()}
+   * or files over {@code limits.maxTotalBytes()} together before parsing anything; an unreadable
+   * path or file is a {@link ConfigException}.
+   */
+  public static List<ConfigFile> read(Path path, ConfigLimits limits) throws ConfigException {
     List<ConfigFile> out = new ArrayList<>();
-    for (Path file : files) {
-      try {
-        out.add(new ConfigFile(file.toString(), Files.readString(file, StandardCharsets.UTF_8)));
-      } catch (IOException e) {
-        throw new ConfigException(file + ": error reading config file: " + e.getMessage());
+    long total = 0;
+    for (Path file : list(path).files()) {
+      byte[] bytes = readFile(file, limits.maxFileBytes());
+      total += bytes.length;
+      if (total > limits.maxTotalBytes()) {
+        throw new ConfigException(
+            file
+                + ": the config files up to this one hold "
+                + total
+                + " bytes, over the limit of "
+                + limits.maxTotalBytes()
+                + " bytes for all files together (WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE); none was"
+                + " parsed");
       }
+      out.add(new ConfigFile(file.toString(), utf8(file, bytes)));
     }
     return out;
+  }
+
+  /** Reads {@code file}, refusing it unread when its size is over {@code maxBytes}. */
+  private static byte[] readFile(Path file, int maxBytes) throws ConfigException {
+    byte[] bytes;
+    try {
+      long size = Files.size(file);
+      if (size > maxBytes) {
+        throw tooLarge(file, size + " bytes", maxBytes);
+      }
+      try (InputStream in = Files.newInputStream(file)) {
+        bytes = in.readNBytes(maxBytes + 1);
+      }
+    } catch (IOException e) {
+      throw new ConfigException(file + ": error reading config file: " + e.getMessage());
+    }
+    if (bytes.length > maxBytes) {
+      throw tooLarge(file, "more than " + maxBytes + " bytes", maxBytes);
+    }
+    return bytes;
+  }
+
+  private static String utf8(Path file, byte[] bytes) throws ConfigException {
+    try {
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
+    } catch (CharacterCodingException e) {
+      throw new ConfigException(file + ": error reading config file: not valid UTF-8");
+    }
+  }
+
+  private static ConfigException tooLarge(Path file, String size, int maxBytes) {
+    return new ConfigException(
+        file
+            + ": config file is "
+            + size
+            + ", over the limit of "
+            + maxBytes
+            + " bytes per file (WEIR_ENVOY_CONFIG_MAX_FILE_SIZE); it was not parsed");
+  }
+
+  /** One walk of a directory tree, remembering what it has reached. */
+  private static final class Walk {
+    private final Path root;
+    private final List<Path> files = new ArrayList<>();
+    private final List<String> skipped = new ArrayList<>();
+    private final Set<Path> seenFiles = new HashSet<>();
+    private final Set<Path> seenDirectories = new HashSet<>();
+
+    Walk(Path root) {
+      this.root = root;
+    }
+
+    void directory(Path dir) throws ConfigException {
+      Path real = realPath(dir);
+      if (real == null || !seenDirectories.add(real)) {
+        return;
+      }
+      List<Path> entries = new ArrayList<>();
+      try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
+        stream.forEach(entries::add);
+      } catch (IOException e) {
+        throw new ConfigException(dir + ": error reading config directory: " + e.getMessage());
+      }
+      entries.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
+      for (Path entry : entries) {
+        if (entry.getFileName().toString().startsWith(".")) {
+          skipped.add(root.relativize(entry).toString());
+        } else if (Files.isDirectory(entry)) {
+          directory(entry);
+        } else if (Files.isRegularFile(entry)) {
+          Path realFile = realPath(entry);
+          if (realFile != null && seenFiles.add(realFile)) {
+            files.add(entry);
+          }
+        } else {
+          skipped.add(root.relativize(entry).toString());
+        }
+      }
+    }
+
+    /** Returns the real path of {@code entry}, or null when it vanished since it was listed. */
+    private static Path realPath(Path entry) throws ConfigException {
+      try {
+        return entry.toRealPath();
+      } catch (NoSuchFileException e) {
+        return null;
+      } catch (IOException e) {
+        throw new ConfigException(entry + ": error reading config path: " + e.getMessage());
+      }
+    }
   }
 }

@@ -4,20 +4,28 @@ import dev.weir.core.model.Algorithm;
 import java.util.Objects;
 
 /**
- * How descriptor files are compiled.
+ * How descriptor files are read and compiled.
  *
  * @param mergeDomainConfig whether several files may declare the same domain (their top-level rules
  *     are merged)
  * @param defaultAlgorithm the algorithm of a rule that names none
+ * @param limits the most the files may hold
  */
-public record ConfigLoadOptions(boolean mergeDomainConfig, Algorithm defaultAlgorithm) {
+public record ConfigLoadOptions(
+    boolean mergeDomainConfig, Algorithm defaultAlgorithm, ConfigLimits limits) {
 
-  /** Envoyproxy/ratelimit's behavior: no merging, fixed windows. */
+  /** Envoyproxy/ratelimit's behavior: no merging, fixed windows; default limits. */
   public static final ConfigLoadOptions DEFAULTS =
       new ConfigLoadOptions(false, Algorithm.FIXED_WINDOW);
 
   /** Creates options. */
   public ConfigLoadOptions {
     Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /** Creates options with the default limits. */
+  public ConfigLoadOptions(boolean mergeDomainConfig, Algorithm defaultAlgorithm) {
+    this(mergeDomainConfig, defaultAlgorithm, ConfigLimits.DEFAULTS);
   }
 }

@@ -9,21 +9,26 @@ public final class ConfigLoader {
 
   private final ConfigLoadOptions options;
 
-  /** Creates a loader compiling with {@code options}. */
+  /** Creates a loader reading and compiling with {@code options}. */
   public ConfigLoader(ConfigLoadOptions options) {
     this.options = options;
   }
 
+  /** Reads the files at {@code path} (see {@link ConfigFiles}) within the options' limits. */
+  public List<ConfigFile> read(Path path) throws ConfigException {
+    return ConfigFiles.read(path, options.limits());
+  }
+
   /** Reads and compiles the file or directory at {@code path}; throws on the first error. */
   public EnvoyConfig load(Path path) throws ConfigException {
-    return compile(ConfigFiles.read(path));
+    return compile(read(path));
   }
 
   /** Compiles {@code files} in order; throws on the first error. */
   public EnvoyConfig compile(List<ConfigFile> files) throws ConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
-      compiler.add(YamlConfigParser.parse(file.name(), file.text()));
+      compiler.add(parse(file));
     }
     return compiler.build();
   }
@@ -37,11 +42,15 @@ public final class ConfigLoader {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
       try {
-        compiler.add(YamlConfigParser.parse(file.name(), file.text()));
+        compiler.add(parse(file));
       } catch (ConfigException e) {
         errors.addAll(e.errors());
       }
     }
     return errors;
+  }
+
+  private ParsedFile parse(ConfigFile file) throws ConfigException {
+    return YamlConfigParser.parse(file.name(), file.text(), options.limits());
   }
 }

@@ -5,22 +5,37 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The {@code validate-config} command: checks a descriptor file or directory and reports every
- * error.
+ * The {@code validate-config} command: checks a descriptor file or directory as a node would load
+ * it and reports every error.
  */
 public final class ConfigValidator {
 
   private final ConfigLoadOptions options;
+  private final boolean allowNoDomain;
 
-  /** Creates a validator compiling with {@code options}. */
+  /** Creates a validator compiling with {@code options} that refuses a config without a domain. */
   public ConfigValidator(ConfigLoadOptions options) {
+    this(options, false);
+  }
+
+  /**
+   * Creates a validator compiling with {@code options}; {@code allowNoDomain} accepts a config that
+   * declares no domain, as {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true} does.
+   */
+  public ConfigValidator(ConfigLoadOptions options, boolean allowNoDomain) {
     this.options = options;
+    this.allowNoDomain = allowNoDomain;
   }
 
   /** Returns every error of the file or directory at {@code path}; empty when it loads. */
   public List<String> validate(Path path) {
     try {
-      return new ConfigLoader(options).errors(ConfigFiles.read(path));
+      ConfigLoader loader = new ConfigLoader(options);
+      List<ConfigFile> files = loader.read(path);
+      if (files.isEmpty() && !allowNoDomain) {
+        return NoDomainLoaded.at(path).errors();
+      }
+      return loader.errors(files);
     } catch (ConfigException e) {
       return e.errors();
     }
@@ -41,23 +56,24 @@ public final class ConfigValidator {
   }
 
   /**
-   * Validates the path given as the only argument with the default options ({@code
-   * WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} from the environment)
-   * and exits with {@link #run}'s code; 2 on a usage error.
+   * Validates the path given as the only argument with the options of the environment ({@code
+   * WEIR_ENVOY_*}) and exits with {@link #run}'s code; 2 on a usage error.
    */
   public static void main(String[] args) {
     if (args.length != 1) {
       System.err.println("usage: validate-config PATH");
       System.exit(2);
     }
-    ConfigLoadOptions options;
+    dev.weir.envoy.EnvoySettings settings;
     try {
-      options = dev.weir.envoy.EnvoySettings.fromEnvironment(System.getenv()).loadOptions();
+      settings = dev.weir.envoy.EnvoySettings.fromEnvironment(System.getenv());
     } catch (dev.weir.core.config.ConfigException e) {
       System.err.println(e.getMessage());
       System.exit(2);
       return;
     }
-    System.exit(new ConfigValidator(options).run(Path.of(args[0]), System.out, System.err));
+    System.exit(
+        new ConfigValidator(settings.loadOptions(), settings.forceStartWithoutInitialConfig())
+            .run(Path.of(args[0]), System.out, System.err));
   }
 }

@@ -68,25 +68,36 @@ final class YamlConfigParser {
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
 
   private final String fileName;
+  private final ConfigLimits limits;
 
-  private YamlConfigParser(String fileName) {
+  private YamlConfigParser(String fileName, ConfigLimits limits) {
     this.fileName = fileName;
+    this.limits = limits;
   }
 
-  /** Decodes {@code text}, the content of the file called {@code fileName}. */
-  static ParsedFile parse(String fileName, String text) throws ConfigException {
-    return new YamlConfigParser(fileName).parse(text);
+  /**
+   * Decodes {@code text}, the content of the file called {@code fileName}, within {@code limits}
+   * and {@link ConfigLimits}' fixed limits on aliases and nesting.
+   */
+  static ParsedFile parse(String fileName, String text, ConfigLimits limits)
+      throws ConfigException {
+    return new YamlConfigParser(fileName, limits).parse(text);
   }
 
   private ParsedFile parse(String text) throws ConfigException {
     Node root;
     try {
-      root = new Yaml(new LoaderOptions()).compose(new StringReader(text));
+      root = new Yaml(loaderOptions()).compose(new StringReader(text));
     } catch (YAMLException e) {
       throw error("error loading config file: " + oneLine(e.getMessage()));
     }
     if (root == null) {
       return new ParsedFile(fileName, "", List.of());
+    }
+    Optional<String> aliasProblem =
+        AliasCheck.problem(root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES);
+    if (aliasProblem.isPresent()) {
+      throw error("error loading config file: " + aliasProblem.get());
     }
     if (!(root instanceof MappingNode map)) {
       throw unmarshal(root, "map");
@@ -102,6 +113,15 @@ final class YamlConfigParser {
       }
     }
     return new ParsedFile(fileName, domain, descriptors);
+  }
+
+  private LoaderOptions loaderOptions() {
+    LoaderOptions options = new LoaderOptions();
+    options.setMaxAliasesForCollections(ConfigLimits.MAX_COLLECTION_ALIASES);
+    options.setAllowRecursiveKeys(false);
+    options.setNestingDepthLimit(ConfigLimits.MAX_NESTING_DEPTH);
+    options.setCodePointLimit(limits.maxFileBytes());
+    return options;
   }
 
   /**

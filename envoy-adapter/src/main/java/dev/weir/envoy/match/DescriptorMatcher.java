@@ -2,6 +2,7 @@ package dev.weir.envoy.match;
 
 import dev.weir.envoy.config.DescriptorLevel;
 import dev.weir.envoy.config.DescriptorNode;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -48,6 +49,53 @@ public final class DescriptorMatcher {
       }
     }
     return null;
+  }
+
+  /**
+   * Returns how {@code entries} went through the rules under {@code root}: the same walk as {@link
+   * #match}, telling where and why it stopped when no limit applies.
+   */
+  public static MatchTrace trace(DescriptorLevel root, List<Entry> entries) {
+    List<MatchedLevel> matched = new ArrayList<>();
+    if (entries.isEmpty()) {
+      return new MatchTrace(matched, Optional.empty(), 0, "the descriptor has no entries", List.of());
+    }
+    DescriptorLevel level = root;
+    for (int i = 0; i < entries.size(); i++) {
+      MatchedLevel one = matchOne(level, entries.get(i));
+      if (one == null) {
+        return new MatchTrace(
+            matched,
+            Optional.empty(),
+            i,
+            "no rule at this level matches " + entries.get(i).key() + "=" + entries.get(i).value(),
+            level.nodes());
+      }
+      matched.add(one);
+      DescriptorNode node = one.node();
+      if (i == entries.size() - 1) {
+        if (node.hasLimit()) {
+          return new MatchTrace(matched, Optional.of(new Match(matched)), -1, "", List.of());
+        }
+        return new MatchTrace(
+            matched,
+            Optional.empty(),
+            -1,
+            "the rule matched by the last entry has no rate_limit"
+                + (node.children().isEmpty() ? " (a whitelist)" : " (only nested rules do)"),
+            node.children().nodes());
+      }
+      level = node.children();
+      if (level.isEmpty()) {
+        return new MatchTrace(
+            matched,
+            Optional.empty(),
+            i + 1,
+            "the request has more entries than the rules have levels",
+            List.of());
+      }
+    }
+    throw new IllegalStateException("unreachable");
   }
 
   private static MatchedLevel matchOne(DescriptorLevel level, Entry entry) {

@@ -30,6 +30,7 @@ public final class EnvoyMetrics {
   private final Counter configLoadError;
   private final Counter globalShadowMode;
   private final Counter serviceError;
+  private final Counter domainNotFound;
 
   /** Creates the meters in {@code registry}. */
   public EnvoyMetrics(MeterRegistry registry) {
@@ -38,6 +39,7 @@ public final class EnvoyMetrics {
     this.configLoadError = registry.counter(PREFIX + "config_load_error");
     this.globalShadowMode = registry.counter(PREFIX + "global_shadow_mode");
     this.serviceError = registry.counter(PREFIX + "service_error");
+    this.domainNotFound = registry.counter(PREFIX + "domain_not_found");
   }
 
   /**
@@ -94,5 +96,10 @@ public final class EnvoyMetrics {
   /** Counts a call answered with a gRPC error. */
   public void serviceError() {
     serviceError.increment();
+  }
+
+  /** Counts a call for a domain no loaded config declares. */
+  public void domainNotFound() {
+    domainNotFound.increment();
   }
 }

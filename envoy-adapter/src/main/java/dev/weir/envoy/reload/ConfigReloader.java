@@ -1,11 +1,14 @@
 package dev.weir.envoy.reload;
 
+import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
-import dev.weir.envoy.config.ConfigFiles;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -13,9 +16,6 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,8 +28,13 @@ import org.slf4j.LoggerFactory;
  * changes, or a directory given through a link), and a Kubernetes ConfigMap update is a rename of
  * the {@code ..data} link that some platforms' watchers report late or not at all; reading the
  * content sees every one of those the same way, at the cost of reading a few small files per
- * interval. A reload is all-or-nothing: a config that fails to load leaves the last good one in
- * place, is logged at WARN and counted, and is not retried until the content changes again.
+ * interval.
+ *
+ * <p>A reload is all-or-nothing: content that fails to load in any way (a load error, a config
+ * without a domain, or an {@link Error} such as {@link StackOverflowError} thrown while parsing)
+ * leaves the last good configuration in place, is logged at WARN and counted in {@code
+ * config_load_error}, and is not retried until the content changes again. No failure stops later
+ * checks.
  */
 public final class ConfigReloader implements AutoCloseable {
 
@@ -45,27 +50,50 @@ public final class ConfigReloader implements AutoCloseable {
     FAILED
   }
 
+  /** Compiles files read at the path; a seam for tests that make compiling throw. */
+  @FunctionalInterface
+  interface Compiler {
+    EnvoyConfig compile(List<ConfigFile> files) throws ConfigException;
+  }
+
   private final Path path;
   private final ConfigLoader loader;
+  private final Compiler compiler;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
   private String lastFingerprint = "";
-  private ScheduledFuture<?> task;
+  private Scheduler scheduler;
+  private Duration interval;
+  private Scheduler.Task task;
+  private boolean closed;
 
   /** Creates a reloader of {@code path} into {@code holder}. */
   public ConfigReloader(Path path, ConfigLoader loader, ConfigHolder holder, EnvoyMetrics metrics) {
+    this(path, loader, loader::compile, holder, metrics);
+  }
+
+  ConfigReloader(
+      Path path,
+      ConfigLoader loader,
+      Compiler compiler,
+      ConfigHolder holder,
+      EnvoyMetrics metrics) {
     this.path = path;
     this.loader = loader;
+    this.compiler = compiler;
     this.holder = holder;
     this.metrics = metrics;
   }
 
-  /** Loads the configuration for start-up; an invalid one throws, and the caller should stop. */
+  /**
+   * Loads the configuration for start-up; an invalid one throws, and the caller should stop. A
+   * config without a domain loads (the caller decides whether to start with it).
+   */
   public synchronized void loadInitial() throws ConfigException {
     List<ConfigFile> files;
     try {
-      files = ConfigFiles.read(path);
-      holder.set(loader.compile(files));
+      files = loader.read(path);
+      holder.set(compiler.compile(files));
     } catch (ConfigException e) {
       metrics.configLoadError();
       throw e;
@@ -76,20 +104,22 @@ public final class ConfigReloader implements AutoCloseable {
 
   /** Reloads the configuration if the content at the path changed since the last check. */
   public synchronized Outcome reloadIfChanged() {
-    List<ConfigFile> files;
+    String fingerprint = "";
     try {
-      files = ConfigFiles.read(path);
+      List<ConfigFile> files = loader.read(path);
+      fingerprint = fingerprint(files);
+      if (fingerprint.equals(lastFingerprint)) {
+        return Outcome.UNCHANGED;
+      }
+      EnvoyConfig config = compiler.compile(files);
+      if (config.domains().isEmpty()) {
+        throw NoDomainLoaded.at(path);
+      }
+      holder.set(config);
     } catch (ConfigException e) {
-      return failed("unreadable:" + e.getMessage(), e);
-    }
-    String fingerprint = fingerprint(files);
-    if (fingerprint.equals(lastFingerprint)) {
-      return Outcome.UNCHANGED;
-    }
-    try {
-      holder.set(loader.compile(files));
-    } catch (ConfigException e) {
-      return failed(fingerprint, e);
+      return failed(fingerprint.isEmpty() ? "unreadable:" + e.getMessage() : fingerprint, e);
+    } catch (Throwable e) {
+      return failed(fingerprint.isEmpty() ? "thrown:" + e : fingerprint, e);
     }
     lastFingerprint = fingerprint;
     metrics.configLoadSuccess();
@@ -97,38 +127,46 @@ public final class ConfigReloader implements AutoCloseable {
     return Outcome.RELOADED;
   }
 
-  private Outcome failed(String fingerprint, ConfigException e) {
+  private Outcome failed(String fingerprint, Throwable e) {
     if (fingerprint.equals(lastFingerprint)) {
       return Outcome.UNCHANGED;
     }
     lastFingerprint = fingerprint;
     metrics.configLoadError();
-    LOG.warn("Error loading new configuration, keeping the last good one: {}", e.getMessage());
+    LOG.warn(
+        "Error loading new configuration, keeping the last good one: {}",
+        e instanceof ConfigException ? e.getMessage() : e.toString());
     return Outcome.FAILED;
   }
 
   /** Checks for changes every {@code interval} on {@code scheduler} until {@link #close()}. */
-  public synchronized void start(ScheduledExecutorService scheduler, Duration interval) {
-    if (task != null) {
+  public synchronized void start(Scheduler scheduler, Duration interval) {
+    if (this.scheduler != null) {
       throw new IllegalStateException("already started");
     }
-    long nanos = interval.toNanos();
-    task = scheduler.scheduleWithFixedDelay(this::checkQuietly, nanos, nanos, TimeUnit.NANOSECONDS);
+    this.scheduler = scheduler;
+    this.interval = interval;
+    task = scheduler.schedule(this::check, interval);
   }
 
-  private void checkQuietly() {
+  private void check() {
     try {
       reloadIfChanged();
-    } catch (RuntimeException e) {
-      LOG.warn("Checking {} for configuration changes failed", path, e);
+    } finally {
+      synchronized (this) {
+        if (!closed) {
+          task = scheduler.schedule(this::check, interval);
+        }
+      }
     }
   }
 
   /** Stops checking. */
   @Override
   public synchronized void close() {
+    closed = true;
     if (task != null) {
-      task.cancel(false);
+      task.cancel();
     }
   }
 
@@ -142,7 +180,7 @@ public final class ConfigReloader implements AutoCloseable {
     for (ConfigFile file : files) {
       for (String part : List.of(file.name(), file.text())) {
         byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-        digest.update(java.nio.ByteBuffer.allocate(4).putInt(bytes.length).array());
+        digest.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
         digest.update(bytes);
       }
     }

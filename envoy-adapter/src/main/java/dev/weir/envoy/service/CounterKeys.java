@@ -63,7 +63,7 @@ public final class CounterKeys {
    * values share one counter.
    */
   public String uniqueKey(Match match) {
-    StringBuilder out = new StringBuilder();
+    StringBuilder out = new StringBuilder(64);
     List<MatchedLevel> levels = match.levels();
     for (int i = 0; i < levels.size(); i++) {
       MatchedLevel level = levels.get(i);
@@ -75,7 +75,7 @@ public final class CounterKeys {
 
   /** Returns the counter key of {@code entries} with their actual values. */
   public String uniqueKey(List<Entry> entries) {
-    StringBuilder out = new StringBuilder();
+    StringBuilder out = new StringBuilder(64);
     for (int i = 0; i < entries.size(); i++) {
       entry(out, entries.get(i).key(), entries.get(i).value());
     }

@@ -19,6 +19,20 @@ sealed interface DescriptorPlan {
     return this;
   }
 
+  /**
+   * Applies {@code replaces} across the plans of one request, in place: the policies (and
+   * unlimited rules) whose name another matched rule replaces are dropped.
+   */
+  static void applyReplaces(List<DescriptorPlan> plans) {
+    Set<String> replaced = new java.util.HashSet<>();
+    for (DescriptorPlan plan : plans) {
+      replaced.addAll(plan.replaces());
+    }
+    if (!replaced.isEmpty()) {
+      plans.replaceAll(plan -> plan.without(replaced));
+    }
+  }
+
   /** No rule limits the descriptor (no match, unknown domain, or dropped by {@code replaces}). */
   record NoLimit() implements DescriptorPlan {}
 

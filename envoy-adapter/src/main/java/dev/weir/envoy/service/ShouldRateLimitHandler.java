@@ -16,9 +16,7 @@ import dev.weir.envoy.metrics.EnvoyMetrics;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -51,6 +49,7 @@ public final class ShouldRateLimitHandler {
   private final ResponseBuilder responses;
   private final DescriptorPlanner planner;
   private final CheckMeter meter;
+  private final UnknownDomains unknownDomains;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -84,6 +83,7 @@ public final class ShouldRateLimitHandler {
     this.planner =
         new DescriptorPlanner(
             new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+    this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
   /** Answers {@code request}. */
@@ -110,6 +110,9 @@ public final class ShouldRateLimitHandler {
     long now = clock.wallMillis();
     long requestHits = Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
     DomainConfig domain = current.domain(domainName).orElse(null);
+    if (domain == null) {
+      unknownDomains.record(domainName);
+    }
     List<DescriptorPlan> plans = new ArrayList<>(count);
     if (count > RateLimitService.MAX_BATCH_SIZE) {
       meter.refused(RefusalReason.TOO_MANY_ITEMS);
@@ -130,7 +133,7 @@ public final class ShouldRateLimitHandler {
       plans.add(plan);
     }
     if (anyReplaces) {
-      applyReplaces(plans);
+      DescriptorPlan.applyReplaces(plans);
     }
     for (int i = 0; i < plans.size(); i++) {
       if (plans.get(i) instanceof DescriptorPlan.Limited limited) {
@@ -175,14 +178,6 @@ public final class ShouldRateLimitHandler {
     meter.answered(answers);
     requireNoItemError(answers);
     return responses.build(plans, answers, now);
-  }
-
-  private static void applyReplaces(List<DescriptorPlan> plans) {
-    Set<String> replaced = new HashSet<>();
-    for (DescriptorPlan plan : plans) {
-      replaced.addAll(plan.replaces());
-    }
-    plans.replaceAll(plan -> plan.without(replaced));
   }
 
   /**

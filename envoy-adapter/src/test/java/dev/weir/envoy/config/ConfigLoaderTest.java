@@ -1,11 +1,11 @@
 package dev.weir.envoy.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -73,40 +73,42 @@ class ConfigLoaderTest {
   }
 
   @Test
-  void load_directory_readsYamlFilesAndSkipsDotfilesAndOthers() throws Exception {
+  void load_directory_readsEveryFileWhateverItsExtensionAndSkipsDotfiles() throws Exception {
     Files.writeString(dir.resolve("a.yaml"), "domain: one\n");
     Files.writeString(dir.resolve("b.yml"), "domain: two\n");
+    Files.writeString(dir.resolve("ratelimit.conf"), "domain: three\n");
+    Files.createDirectories(dir.resolve("config"));
+    Files.writeString(dir.resolve("config/rules"), "domain: four\n");
     Files.writeString(dir.resolve(".hidden.yaml"), "not: valid\n");
-    Files.writeString(dir.resolve("notes.txt"), "not yaml");
 
     EnvoyConfig config = load(dir, ConfigLoadOptions.DEFAULTS);
 
-    assertThat(config.domains()).containsOnlyKeys("one", "two");
+    assertThat(config.domains()).containsOnlyKeys("one", "two", "three", "four");
+  }
+
+  @Test
+  void load_directoryHoldingAFileThatIsNotADescriptorConfig_failsNamingIt() throws Exception {
+    Files.writeString(dir.resolve("a.yaml"), "domain: one\n");
+    Files.writeString(dir.resolve("notes.txt"), "not yaml");
+
+    assertThatThrownBy(() -> load(dir, ConfigLoadOptions.DEFAULTS))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        dir.resolve("notes.txt")
+                            + ": error loading config file: yaml: unmarshal errors: line 1:"
+                            + " cannot unmarshal !!str `not yaml` into map"));
   }
 
   @Test
   void load_kubernetesConfigMapLayout_readsFilesThroughDataLink() throws Exception {
-    writeConfigMap(dir, "..2026_01_01_00_00_00.1", "domain: shop\n");
+    new ConfigMapVolume(dir).publish(Map.of("config.yaml", "domain: shop\n"));
 
     EnvoyConfig config = load(dir, ConfigLoadOptions.DEFAULTS);
 
     assertThat(config.domains()).containsOnlyKeys("shop");
-  }
-
-  /**
-   * Lays out a ConfigMap volume the way the kubelet does: a timestamped dir, {@code ..data}, links.
-   */
-  static void writeConfigMap(Path mount, String version, String content) throws IOException {
-    Path versioned = Files.createDirectories(mount.resolve(version));
-    Files.writeString(versioned.resolve("config.yaml"), content);
-    Path tmpLink = mount.resolve("..data_tmp");
-    Files.deleteIfExists(tmpLink);
-    Files.createSymbolicLink(tmpLink, Path.of(version));
-    Files.move(tmpLink, mount.resolve("..data"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-    Path visible = mount.resolve("config.yaml");
-    if (!Files.isSymbolicLink(visible)) {
-      Files.createSymbolicLink(visible, Path.of("..data/config.yaml"));
-    }
   }
 
   @Test
@@ -155,5 +157,47 @@ class ConfigLoaderTest {
         .isEqualTo(
             dir.resolve("a.yaml") + ": config error, unknown key 'bogus'" + System.lineSeparator());
     assertThat(out.toString()).isEmpty();
+  }
+
+  @Test
+  void validate_directoryWithNoFile_reportsNoDomainWithWhatItFoundAndTheOptIn() throws Exception {
+    Files.createDirectories(dir.resolve("..2026_11_30_10_00_00.1"));
+    Files.createSymbolicLink(dir.resolve("..data"), Path.of("..2026_11_30_10_00_00.1"));
+
+    assertThat(new ConfigValidator(ConfigLoadOptions.DEFAULTS).validate(dir))
+        .containsExactly(
+            dir
+                + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
+                + " allowed: found no file to load, only skipped entries (..2026_11_30_10_00_00.1,"
+                + " ..data; names starting with '.' and links to nothing are skipped). Add a"
+                + " descriptor file (any name not starting with '.'), or set"
+                + " WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one (the"
+                + " node then reports not ready until a config with a domain loads)");
+  }
+
+  @Test
+  void validate_emptyDirectoryWithForceStart_returnsNoError() {
+    assertThat(new ConfigValidator(ConfigLoadOptions.DEFAULTS, true).validate(dir)).isEmpty();
+  }
+
+  @Test
+  void run_recursiveAlias_printsOneLineAndReturnsOne() throws Exception {
+    Path file = dir.resolve("a.yaml");
+    Files.writeString(file, "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n");
+    var err = new java.io.ByteArrayOutputStream();
+
+    int code =
+        new ConfigValidator(ConfigLoadOptions.DEFAULTS)
+            .run(
+                file,
+                new java.io.PrintStream(new java.io.ByteArrayOutputStream(), true),
+                new java.io.PrintStream(err, true));
+
+    assertThat(code).isEqualTo(1);
+    assertThat(err.toString())
+        .isEqualTo(
+            file
+                + ": error loading config file: recursive alias: the list at line 2 contains itself"
+                + System.lineSeparator());
   }
 }

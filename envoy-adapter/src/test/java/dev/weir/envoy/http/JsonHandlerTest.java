@@ -2,7 +2,9 @@ package dev.weir.envoy.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpServer;
+import dev.weir.core.http.HttpListener;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -22,6 +24,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -52,8 +55,10 @@ class JsonHandlerTest {
     }
   }
 
+  private static final int MAX_BODY_BYTES = 4096;
+
   private final ConfigHolder config = new ConfigHolder();
-  private HttpServer server;
+  private HttpListener server;
   private final HttpClient client = HttpClient.newHttpClient();
 
   @BeforeEach
@@ -65,14 +70,16 @@ class JsonHandlerTest {
             new FakeClock(),
             EnvoySettings.DEFAULTS,
             new EnvoyMetrics(new SimpleMeterRegistry()));
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext("/json", new JsonHandler(handler));
-    server.start();
+    server =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(List.of(HttpRoute.post("/json", new JsonHandler(handler))))
+            .settings(HttpSettings.defaults().withMaxBodyBytes(MAX_BODY_BYTES))
+            .start();
   }
 
   @AfterEach
   void stop() {
-    server.stop(0);
+    server.stop(Duration.ZERO);
   }
 
   private void loadConfig() throws Exception {
@@ -88,8 +95,7 @@ class JsonHandlerTest {
 
   private HttpResponse<String> post(String body) throws Exception {
     return client.send(
-        HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/json"))
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/json"))
             .POST(HttpRequest.BodyPublishers.ofString(body))
             .build(),
         HttpResponse.BodyHandlers.ofString());
@@ -158,12 +164,27 @@ class JsonHandlerTest {
   void get_405() throws Exception {
     HttpResponse<String> response =
         client.send(
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/json"))
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/json"))
                 .GET()
                 .build(),
             HttpResponse.BodyHandlers.ofString());
 
     assertThat(response.statusCode()).isEqualTo(405);
+    assertThat(response.headers().firstValue("Allow")).hasValue("POST");
+    assertThat(response.body())
+        .isEqualTo("{\"code\":12,\"message\":\"Method Not Allowed\",\"details\":[]}");
+  }
+
+  @Test
+  void post_bodyOverListenerLimit_413ResourceExhausted() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post("{\"domain\":\"" + "d".repeat(MAX_BODY_BYTES) + "\"}");
+
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":8,\"message\":\"request body is larger than the 4096 bytes allowed"
+                + " (WEIR_HTTP_MAX_BODY_SIZE)\",\"details\":[]}");
   }
 }

@@ -2,21 +2,31 @@ package dev.weir.envoy.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.ConfigMapVolume;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ConfigReloaderTest {
 
@@ -24,7 +34,10 @@ class ConfigReloaderTest {
   private static final String GOOD_B = "domain: b\n";
   private static final String BAD = "domain: a\nbogus: 1\n";
 
+  private static final Duration INTERVAL = Duration.ofSeconds(1);
+
   @TempDir Path dir;
+  private final FakeScheduler scheduler = new FakeScheduler(new FakeClock());
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final ConfigHolder holder = new ConfigHolder();
 
@@ -88,14 +101,133 @@ class ConfigReloaderTest {
 
   @Test
   void reloadIfChanged_configMapDataLinkSwap_loadsTheNewVersion() throws Exception {
-    writeConfigMap("..2026_01_01_00_00_00.1", GOOD_A);
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("config.yaml", GOOD_A));
     ConfigReloader reloader = reloader(dir);
     reloader.loadInitial();
 
-    writeConfigMap("..2026_01_01_00_01_00.2", GOOD_B);
+    volume.publish(Map.of("config.yaml", GOOD_B));
 
     assertThat(reloader.reloadIfChanged()).isEqualTo(Outcome.RELOADED);
     assertThat(current().domains()).containsOnlyKeys("b");
+    assertThat(reloader.reloadIfChanged()).isEqualTo(Outcome.UNCHANGED);
+  }
+
+  @Test
+  void reloadIfChanged_configMapKeyRenamedMidUpdate_keepsTheLastGoodConfigUntilTheNewLinkAppears()
+      throws Exception {
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("a.yaml", GOOD_A));
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    Path next = Files.createDirectories(dir.resolve("..2026_11_30_11_00_00.1"));
+    Files.writeString(next.resolve("b.yaml"), GOOD_B);
+    Files.createSymbolicLink(dir.resolve("..data_tmp"), next.getFileName());
+    Files.move(dir.resolve("..data_tmp"), dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
+
+    Outcome midUpdate = reloader.reloadIfChanged();
+    EnvoyConfig duringUpdate = current();
+    Files.createSymbolicLink(dir.resolve("b.yaml"), Path.of("..data/b.yaml"));
+    Outcome afterUpdate = reloader.reloadIfChanged();
+
+    assertThat(midUpdate).isEqualTo(Outcome.FAILED);
+    assertThat(duringUpdate.domains()).containsOnlyKeys("a");
+    assertThat(afterUpdate).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domains()).containsOnlyKeys("b");
+  }
+
+  @Test
+  void reloadIfChanged_toNoDomain_failsKeepingTheLastGoodConfig() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+
+    Files.delete(file);
+
+    assertThat(reloader.reloadIfChanged()).isEqualTo(Outcome.FAILED);
+    assertThat(current().domains()).containsOnlyKeys("a");
+    assertThat(count("config_load_error")).isEqualTo(1);
+  }
+
+  static Stream<Arguments> hostileFiles() {
+    StringBuilder bomb = new StringBuilder("domain: a\ndescriptors:\n  - key: k\n    metadata:\n");
+    bomb.append("      l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for (int i = 1; i <= 24; i++) {
+      bomb.append("      l" + i + ": &l" + i + " [*l" + (i - 1) + ", *l" + (i - 1) + "]\n");
+    }
+    return Stream.of(
+        Arguments.of("recursive alias", "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n"),
+        Arguments.of("alias bomb", bomb.toString()),
+        Arguments.of("oversized file", "domain: a\n#" + "x".repeat(2 * 1024 * 1024)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("hostileFiles")
+  void watch_hostileFileThenValidChange_failsOnceAndThenLoadsTheChange(String kind, String content)
+      throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    reloader.start(scheduler, INTERVAL);
+
+    Files.writeString(file, content);
+    assertTimeoutPreemptively(Duration.ofSeconds(10), () -> scheduler.advance(INTERVAL));
+    EnvoyConfig afterHostile = current();
+    Files.writeString(file, GOOD_B);
+    scheduler.advance(INTERVAL);
+
+    assertThat(afterHostile.domains()).containsOnlyKeys("a");
+    assertThat(count("config_load_error")).isEqualTo(1);
+    assertThat(current().domains()).containsOnlyKeys("b");
+    assertThat(count("config_load_success")).isEqualTo(2);
+  }
+
+  @Test
+  void watch_errorThrownWhileCompiling_isCountedAndLaterChangesStillLoad() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
+    AtomicBoolean overflowNext = new AtomicBoolean();
+    ConfigReloader reloader =
+        new ConfigReloader(
+            dir,
+            loader,
+            files -> {
+              if (overflowNext.getAndSet(false)) {
+                throw new StackOverflowError();
+              }
+              return loader.compile(files);
+            },
+            holder,
+            new EnvoyMetrics(registry));
+    reloader.loadInitial();
+    reloader.start(scheduler, INTERVAL);
+
+    overflowNext.set(true);
+    Files.writeString(file, GOOD_B);
+    scheduler.advance(INTERVAL);
+    EnvoyConfig afterError = current();
+    Files.writeString(file, "domain: c\n");
+    scheduler.advance(INTERVAL);
+
+    assertThat(afterError.domains()).containsOnlyKeys("a");
+    assertThat(count("config_load_error")).isEqualTo(1);
+    assertThat(current().domains()).containsOnlyKeys("c");
+  }
+
+  @Test
+  void close_stopsTheChecks() throws Exception {
+    Files.writeString(dir.resolve("config.yaml"), GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    reloader.start(scheduler, INTERVAL);
+    scheduler.advance(INTERVAL);
+
+    reloader.close();
+
+    assertThat(scheduler.pending()).isZero();
   }
 
   @Test
@@ -122,18 +254,5 @@ class ConfigReloaderTest {
         .hasMessage(file + ": config error, unknown key 'bogus'");
     assertThat(holder.current()).isEmpty();
     assertThat(count("config_load_error")).isEqualTo(1);
-  }
-
-  /** Lays out a ConfigMap volume as the kubelet does and swaps {@code ..data} atomically. */
-  private void writeConfigMap(String version, String content) throws IOException {
-    Path versioned = Files.createDirectories(dir.resolve(version));
-    Files.writeString(versioned.resolve("config.yaml"), content);
-    Path tmpLink = dir.resolve("..data_tmp");
-    Files.createSymbolicLink(tmpLink, Path.of(version));
-    Files.move(tmpLink, dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
-    Path visible = dir.resolve("config.yaml");
-    if (!Files.isSymbolicLink(visible)) {
-      Files.createSymbolicLink(visible, Path.of("..data/config.yaml"));
-    }
   }
 }

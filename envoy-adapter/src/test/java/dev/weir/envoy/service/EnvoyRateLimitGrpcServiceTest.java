@@ -372,6 +372,22 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_unknownDomain_okAndCountedInDomainNotFound() throws Exception {
+    startWithConfig(Map.of());
+
+    RateLimitResponse unknown =
+        stub.shouldRateLimit(
+            request(descriptor("remote_address", "10.0.0.1")).toBuilder()
+                .setDomain("shopp")
+                .build());
+    call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(unknown.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(unknown.getStatuses(0).hasCurrentLimit()).isFalse();
+    assertThat(registry.get("weir.envoy.domain_not_found").counter().count()).isEqualTo(1);
+  }
+
+  @Test
   void shouldRateLimit_limitOverrideWithoutUnit_thatDescriptorOverLimitOthersCounted()
       throws Exception {
     startWithConfig(Map.of());

@@ -3,8 +3,8 @@ package dev.weir.gubernator.http;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
-import com.sun.net.httpserver.HttpExchange;
-import dev.weir.core.http.HttpResponses;
+import dev.weir.core.http.HttpAnswer;
+import dev.weir.core.http.HttpCall;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.HealthStatus;
@@ -18,28 +18,26 @@ import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.LiveCheckResp;
 import io.grpc.Status;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Gubernator's HTTP/JSON gateway as {@link HttpRoute}s: {@code POST /v1/GetRateLimits}, {@code GET
  * /v1/HealthCheck} and {@code GET /v1/LiveCheck}, speaking protojson as grpc-gateway does.
  *
  * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
- * and ignore unknown fields; an empty body is an empty request. Responses use proto field names
- * ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
- * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code.
+ * and ignore unknown fields; an empty body is an empty request. Unlike grpc-gateway, an enum name
+ * the enum does not declare is refused with 400 ({@link RequestParser}). Responses use proto field
+ * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
+ * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code. The
+ * listener caps the body ({@code WEIR_HTTP_MAX_BODY_SIZE}); {@code GetRateLimits} is answered when
+ * the service's future completes, without holding a thread meanwhile.
  */
 public final class GatewayRoutes {
 
-  /** The largest request body accepted; larger bodies get 413. */
-  public static final int MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-  private static final JsonFormat.Parser PARSER = JsonFormat.parser().ignoringUnknownFields();
   private static final JsonFormat.Printer PRINTER =
       JsonFormat.printer()
           .preservingProtoFieldNames()
@@ -98,69 +96,55 @@ public final class GatewayRoutes {
         HttpRoute.probe("/v1/LiveCheck", this::liveCheck));
   }
 
-  private void getRateLimits(HttpExchange exchange) throws IOException {
-    byte[] body;
-    try (InputStream in = exchange.getRequestBody()) {
-      body = in.readNBytes(MAX_BODY_BYTES + 1);
-    }
-    if (body.length > MAX_BODY_BYTES) {
-      HttpResponses.sendError(
-          exchange,
-          413,
-          Status.Code.RESOURCE_EXHAUSTED.value(),
-          "request body is larger than the " + MAX_BODY_BYTES + " bytes allowed");
-      return;
-    }
-    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-    String json = new String(body, StandardCharsets.UTF_8);
-    if (!json.isBlank()) {
-      try {
-        PARSER.merge(json, request);
-      } catch (InvalidProtocolBufferException | RuntimeException e) {
-        HttpResponses.sendError(
-            exchange, 400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()));
-        return;
-      }
-    }
-    GetRateLimitsResp response;
+  private CompletionStage<HttpAnswer> getRateLimits(HttpCall call) {
+    GetRateLimitsReq request;
     try {
-      response = check.check(request.build()).join();
-    } catch (RuntimeException e) {
-      sendStatus(exchange, GrpcErrors.toStatus(e));
-      return;
+      request = RequestParser.parse(new String(call.body(), StandardCharsets.UTF_8));
+    } catch (InvalidProtocolBufferException | RuntimeException e) {
+      return HttpAnswer.error(
+              400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()))
+          .completed();
     }
-    sendMessage(exchange, response);
+    CompletionStage<GetRateLimitsResp> response;
+    try {
+      response = check.check(request);
+    } catch (RuntimeException e) {
+      return status(GrpcErrors.toStatus(e)).completed();
+    }
+    return response.handle(
+        (answered, failure) ->
+            failure != null ? status(GrpcErrors.toStatus(failure)) : message(answered));
   }
 
-  private void healthCheck(HttpExchange exchange) throws IOException {
+  private CompletionStage<HttpAnswer> healthCheck(HttpCall call) {
     HealthStatus status;
     try {
       status = health.health();
     } catch (RuntimeException e) {
-      sendStatus(exchange, GrpcErrors.toStatus(e));
-      return;
+      return status(GrpcErrors.toStatus(e)).completed();
     }
     if (!status.healthy()) {
       String message = status.message().isEmpty() ? ProtoMapping.UNHEALTHY : status.message();
-      sendStatus(exchange, Status.UNAVAILABLE.withDescription(message));
-      return;
+      return status(Status.UNAVAILABLE.withDescription(message)).completed();
     }
-    sendMessage(exchange, ProtoMapping.toProto(status));
+    return message(ProtoMapping.toProto(status)).completed();
   }
 
-  private void liveCheck(HttpExchange exchange) throws IOException {
-    sendMessage(exchange, LiveCheckResp.getDefaultInstance());
+  private CompletionStage<HttpAnswer> liveCheck(HttpCall call) {
+    return message(LiveCheckResp.getDefaultInstance()).completed();
   }
 
-  private static void sendMessage(HttpExchange exchange, MessageOrBuilder message)
-      throws IOException {
-    HttpResponses.sendJson(exchange, 200, PRINTER.print(message));
+  private static HttpAnswer message(MessageOrBuilder message) {
+    try {
+      return HttpAnswer.json(200, PRINTER.print(message));
+    } catch (InvalidProtocolBufferException e) {
+      return status(Status.INTERNAL.withDescription("cannot print answer: " + e.getMessage()));
+    }
   }
 
-  private static void sendStatus(HttpExchange exchange, Status status) throws IOException {
+  private static HttpAnswer status(Status status) {
     String message =
         status.getDescription() == null ? status.getCode().name() : status.getDescription();
-    HttpResponses.sendError(
-        exchange, GrpcHttpStatus.of(status.getCode()), status.getCode().value(), message);
+    return HttpAnswer.error(GrpcHttpStatus.of(status.getCode()), status.getCode().value(), message);
   }
 }

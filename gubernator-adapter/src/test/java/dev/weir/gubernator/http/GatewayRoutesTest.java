@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.NodeHealth;
@@ -12,7 +11,7 @@ import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.metrics.HttpMetrics;
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -227,6 +226,81 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_unknownAlgorithmName_400NamingFieldValueAndAllowedNames() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"algorithm\":\"LEAKY\"}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":\"field 'requests[1].algorithm' has no value named 'LEAKY';"
+                + " pb.gubernator.Algorithm allows one of TOKEN_BUCKET (0), LEAKY_BUCKET (1),"
+                + " FIXED_WINDOW (2), SLIDING_WINDOW (3), by name or number\",\"details\":[]}");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_behaviorFlagsJoinedByBar_400SayingToSendTheSum() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"uniqueKey\":\"k\","
+            + "\"behavior\":\"GLOBAL|DRAIN_OVER_LIMIT\",\"unknown\":1}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .contains(
+            "field 'requests[0].behavior' has no value named 'GLOBAL|DRAIN_OVER_LIMIT';"
+                + " pb.gubernator.Behavior allows one of BATCHING (0), NO_BATCHING (1), GLOBAL (2),"
+                + " DURATION_IS_GREGORIAN (4), RESET_REMAINING (8), MULTI_REGION (16),"
+                + " DRAIN_OVER_LIMIT (32), by name or number; to combine flags, send the sum of"
+                + " their numbers, e.g. \\\"behavior\\\":34 for GLOBAL and DRAIN_OVER_LIMIT");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_enumAsNameNumberOrNumberString_accepted() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"a\",\"unique_key\":\"k\",\"behavior\":\"DRAIN_OVER_LIMIT\"},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"behavior\":34},"
+            + "{\"name\":\"c\",\"unique_key\":\"k\",\"behavior\":\"34\",\"algorithm\":\"1\","
+            + "\"unknown\":{\"algorithm\":\"NOT_CHECKED\"}}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::behavior)
+        .containsExactly(32, 34, 34);
+    assertThat(service.calls.get(0).get(2).algorithm()).isEqualTo(1);
+  }
+
+  @Test
+  void getRateLimits_undeclaredAlgorithmNumber_parsedAndAnsweredWithTheItemsError()
+      throws Exception {
+    serveLocal();
+    String body =
+        "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5,"
+            + "\"duration\":1000,\"algorithm\":7}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body())
+        .contains("\"error\":\"Invalid rate limit algorithm \\u00277\\u0027\"");
+  }
+
+  @Test
   void getRateLimits_emptyBody_emptyResponses() throws Exception {
     serve(new FakeRateLimitService());
 
@@ -240,12 +314,18 @@ class GatewayRoutesTest {
   void getRateLimits_bodyOverCap_413() throws Exception {
     FakeRateLimitService service = new FakeRateLimitService();
     serve(service);
-    String body = "{\"requests\":[],\"pad\":\"" + "x".repeat(GatewayRoutes.MAX_BODY_BYTES) + "\"}";
+    String body =
+        "{\"requests\":[],\"pad\":\""
+            + "x".repeat(HttpSettings.defaults().maxBodyBytes())
+            + "\"}";
 
     HttpResponse<String> response = post("/v1/GetRateLimits", body);
 
     assertThat(response.statusCode()).isEqualTo(413);
-    assertThat(response.body()).contains("\"code\":8");
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":8,\"message\":\"request body is larger than the 4194304 bytes allowed"
+                + " (WEIR_HTTP_MAX_BODY_SIZE)\",\"details\":[]}");
     assertThat(service.calls).isEmpty();
   }
 
@@ -337,22 +417,18 @@ class GatewayRoutesTest {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            HttpMetrics.instrument(
-                BodyLimit.apply(new GatewayRoutes(service, service).routes(), 1024, metrics),
-                metrics,
-                clock),
-            null,
-            new HttpSettings(1, 1),
-            metrics);
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(new GatewayRoutes(service, service).routes())
+            .settings(HttpSettings.defaults().withThreads(1).withMaxInFlight(2))
+            .metrics(metrics, clock)
+            .start();
     CompletableFuture<HttpResponse<String>> working = postAsync(README_EXAMPLE);
     assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<HttpResponse<String>> waiting = postAsync(README_EXAMPLE);
     Await.until(
         Duration.ofSeconds(10),
-        () -> registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value() == 1.0,
-        "the second request is queued");
+        () -> registry.get(MicrometerMetrics.HTTP_IN_FLIGHT).gauge().value() == 2.0,
+        "the second request is in flight too");
 
     HttpResponse<String> live = get("/v1/LiveCheck");
     HttpResponse<String> health = get("/v1/HealthCheck");
@@ -365,6 +441,13 @@ class GatewayRoutesTest {
         .isEqualTo("{\"code\":14,\"message\":\"peer b:1 unreachable\",\"details\":[]}");
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.body()).contains("HTTP listener saturated");
+    assertThat(
+            registry
+                .get(MicrometerMetrics.REQUESTS_REFUSED)
+                .tag("reason", RefusalReason.HTTP_SATURATED.label())
+                .counter()
+                .count())
+        .isEqualTo(1.0);
     service.health = new HealthStatus(true, "", 1, "a:1", List.of("a:1"));
     assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
     pending.complete(

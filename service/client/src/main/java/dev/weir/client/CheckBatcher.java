@@ -14,7 +14,8 @@ import java.util.function.Function;
  * <p>The first check queued into an empty batch starts the window; when it ends, everything queued
  * so far goes out in one call. A batch that reaches {@code maxBatch} items goes out at once without
  * waiting. A zero window sends each {@link #add} alone, at once. Each call's responses complete the
- * futures of its items by position; a failed call fails all of them with the same typed exception.
+ * futures of its items by position; a failed call, or one answering a different number of responses,
+ * fails all of them with the same typed exception, so no future is left waiting.
  */
 final class CheckBatcher {
 
@@ -100,12 +101,23 @@ final class CheckBatcher {
     }
     call.whenComplete(
         (responses, failure) -> {
-          if (failure != null) {
-            for (Pending p : batch) {
-              p.response().completeExceptionally(failure);
-            }
-          } else {
-            for (int i = 0; i < batch.size(); i++) {
+          Throwable error = failure;
+          if (error == null && responses.size() != batch.size()) {
+            error =
+                new WeirException(
+                    io.grpc.Status.Code.INTERNAL,
+                    "",
+                    "the node answered "
+                        + responses.size()
+                        + " responses to "
+                        + batch.size()
+                        + " checks; expected one per check",
+                    null);
+          }
+          for (int i = 0; i < batch.size(); i++) {
+            if (error != null) {
+              batch.get(i).response().completeExceptionally(error);
+            } else {
               batch.get(i).response().complete(responses.get(i));
             }
           }

@@ -185,7 +185,7 @@ public final class WeirMember implements RateLimiter {
 
   @Override
   public HealthStatus health() {
-    return cluster.service().health();
+    return cluster.nodeHealth().health();
   }
 
   /**
@@ -242,10 +242,11 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Leaves the cluster but keeps the servers up: sends queued GLOBAL hits, tells the other members
-   * this one is leaving and hands every bucket to its next owner, waiting up to the leave wait for
-   * each step. For composition roots that stop other listeners before {@link #close()}; calling it
-   * again, or {@code close()} after it, does not leave twice.
+   * Leaves the cluster but keeps the servers and the peer clients up: sends queued GLOBAL hits,
+   * tells the other members this one is leaving and hands every bucket to its next owner, waiting
+   * up to the leave wait for each step; calls still arriving are forwarded to the next owners. For
+   * composition roots that stop other listeners before {@link #close()}; calling it again, or
+   * {@code close()} after it, does not leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {
@@ -261,8 +262,8 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Leaves the cluster (see {@link #leave()}), stops the servers (up to 5 s for calls in flight),
-   * the timers and the discovery. Later checks fail with {@link IllegalStateException}. Calling it
-   * again does nothing.
+   * the peer clients, the timers and the discovery. Later checks fail with {@link
+   * IllegalStateException}. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -271,8 +272,8 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
-   * calls in flight before cancelling them. After {@link #stopServer} it only releases the timers
-   * and the discovery.
+   * calls in flight before cancelling them, then closing the peer clients. After {@link
+   * #stopServer} it only releases the peer clients, the timers and the discovery.
    */
   public synchronized void close(Duration serverGrace) {
     if (state == State.CLOSED) {
@@ -281,6 +282,7 @@ public final class WeirMember implements RateLimiter {
     leave();
     state = State.CLOSED;
     stopServer(serverGrace);
+    cluster.close();
     scheduler.close();
     closeDiscovery();
   }

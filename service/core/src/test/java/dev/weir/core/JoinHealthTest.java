@@ -2,11 +2,12 @@ package dev.weir.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.cluster.DiscoveryComponent;
 import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.DnsSettings;
+import dev.weir.core.health.ComponentHealth;
 import dev.weir.core.limiter.HealthStatus;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -57,6 +58,10 @@ class JoinHealthTest {
             .start();
   }
 
+  private ComponentHealth discoveryHealth() {
+    return member.cluster().discoveryHealth().check();
+  }
+
   @AfterEach
   void stop() {
     if (member != null) {
@@ -71,9 +76,9 @@ class JoinHealthTest {
     HealthStatus health = member.health();
 
     assertThat(health.healthy()).isFalse();
-    assertThat(health.message()).isEqualTo(ClusterRateLimitService.WAITING_FOR_DISCOVERY);
+    assertThat(health.message()).isEqualTo(DiscoveryComponent.WAITING_FOR_DISCOVERY);
     assertThat(health.peerCount()).isZero();
-    assertThat(member.cluster().service().joined()).isFalse();
+    assertThat(member.cluster().discoveryHealth().joined()).isFalse();
   }
 
   @Test
@@ -89,42 +94,44 @@ class JoinHealthTest {
   }
 
   @Test
-  void health_peerSetWithoutSelf_unhealthyNamingSelfAndThePeers() throws Exception {
+  void discovery_peerSetWithoutSelf_notReadyNamingSelfAndThePeers() throws Exception {
     startMember();
 
     discovery.publish(Set.of("127.0.0.1:1"));
 
-    HealthStatus health = member.health();
+    ComponentHealth health = discoveryHealth();
+    assertThat(member.cluster().health().ready()).isFalse();
     assertThat(health.healthy()).isFalse();
     assertThat(health.message())
         .isEqualTo(
             "this instance (" + self + ") is not in the peer list [127.0.0.1:1]; discovery must"
                 + " report this node's advertise address (WEIR_ADVERTISE_ADDRESS)");
-    assertThat(member.cluster().service().joined()).isFalse();
+    assertThat(member.cluster().discoveryHealth().joined()).isFalse();
   }
 
   @Test
-  void health_manyPeersWithoutSelf_namesTheFirstThreeAndCountsTheRest() throws Exception {
+  void discovery_manyPeersWithoutSelf_namesTheFirstThreeAndCountsTheRest() throws Exception {
     startMember();
 
     discovery.publish(
         Set.of(
             "10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051", "10.0.0.4:1051", "10.0.0.5:1051"));
 
-    assertThat(member.health().message())
+    assertThat(discoveryHealth().message())
         .startsWith(
             "this instance (" + self + ") is not in the peer list"
                 + " [10.0.0.1:1051, 10.0.0.2:1051, 10.0.0.3:1051, ... and 2 more];");
   }
 
   @Test
-  void health_peerSetWithoutSelfThenWithSelf_healthy() throws Exception {
+  void ready_peerSetWithoutSelfThenWithSelf_readyAlthoughThePeerIsDown() throws Exception {
     startMember();
     discovery.publish(Set.of("127.0.0.1:1"));
 
     discovery.publish(Set.of("127.0.0.1:1", self));
 
-    assertThat(member.health().healthy()).isTrue();
+    assertThat(discoveryHealth()).isEqualTo(ComponentHealth.ok());
+    assertThat(member.cluster().health().ready()).isTrue();
   }
 
   @Test
@@ -133,18 +140,19 @@ class JoinHealthTest {
     discovery.problem = "etcd discovery degraded";
 
     assertThat(member.health().message())
-        .isEqualTo(ClusterRateLimitService.WAITING_FOR_DISCOVERY + "|etcd discovery degraded");
+        .isEqualTo(DiscoveryComponent.WAITING_FOR_DISCOVERY + "|etcd discovery degraded");
   }
 
   @Test
-  void health_joinedThenDroppedFromPeerSet_notFoundInPeerList() throws Exception {
+  void discovery_joinedThenDroppedFromPeerSet_notFoundInPeerList() throws Exception {
     startMember();
     discovery.publish(Set.of(self));
 
     discovery.publish(Set.of("127.0.0.1:1"));
 
-    assertThat(member.health().healthy()).isFalse();
-    assertThat(member.health().message()).isEqualTo(ClusterRateLimitService.NOT_FOUND_IN_PEER_LIST);
+    assertThat(member.cluster().health().ready()).isFalse();
+    assertThat(discoveryHealth())
+        .isEqualTo(ComponentHealth.unhealthy(DiscoveryComponent.NOT_FOUND_IN_PEER_LIST));
   }
 
   @Test
@@ -161,16 +169,17 @@ class JoinHealthTest {
   }
 
   @Test
-  void health_droppedWithDiscoveryProblem_unhealthyReportingBoth() throws Exception {
+  void discovery_droppedWithDiscoveryProblem_unhealthyReportingBoth() throws Exception {
     startMember();
     discovery.publish(Set.of(self));
     discovery.publish(Set.of("127.0.0.1:1"));
 
     discovery.problem = "etcd discovery degraded";
 
-    assertThat(member.health().healthy()).isFalse();
-    assertThat(member.health().message())
-        .isEqualTo(ClusterRateLimitService.NOT_FOUND_IN_PEER_LIST + "|etcd discovery degraded");
+    assertThat(discoveryHealth())
+        .isEqualTo(
+            ComponentHealth.unhealthy(
+                DiscoveryComponent.NOT_FOUND_IN_PEER_LIST + "|etcd discovery degraded"));
   }
 
   @Test
@@ -183,7 +192,7 @@ class JoinHealthTest {
     HealthStatus health = member.health();
     assertThat(health.healthy()).isFalse();
     assertThat(health.message())
-        .isEqualTo(ClusterRateLimitService.WAITING_FOR_SOURCE + "|etcd unreachable");
+        .isEqualTo(DiscoveryComponent.WAITING_FOR_SOURCE + "|etcd unreachable");
   }
 
   @Test
@@ -233,8 +242,7 @@ class JoinHealthTest {
     assertThat(beforeResolving.healthy()).isFalse();
     assertThat(beforeResolving.peers()).containsExactly(self);
     assertThat(beforeResolving.message())
-        .startsWith(
-            ClusterRateLimitService.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
+        .startsWith(DiscoveryComponent.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
     assertThat(resolved.healthy()).isTrue();
     assertThat(resolved.message()).isEmpty();
     assertThat(failingAgain.healthy()).isTrue();

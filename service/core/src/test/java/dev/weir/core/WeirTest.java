@@ -112,6 +112,20 @@ class WeirTest {
   }
 
   @Test
+  void serving_answersPeersProbesOnlyBetweenJoinAndLeave() throws Exception {
+    WeirMember member = closeLater(Weir.builder().build());
+    boolean beforeStart = member.cluster().serving();
+
+    member.start();
+    boolean started = member.cluster().serving();
+    member.leave();
+
+    assertThat(beforeStart).isFalse();
+    assertThat(started).isTrue();
+    assertThat(member.cluster().serving()).isFalse();
+  }
+
+  @Test
   void start_withClockAndStore_decidesAtThatTimeOverThatStore() throws Exception {
     FakeClock clock = new FakeClock();
     InMemoryBucketStore store = new InMemoryBucketStore(clock);

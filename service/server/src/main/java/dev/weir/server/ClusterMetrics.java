@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.metrics.WeirMetrics;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -9,8 +10,9 @@ import java.util.function.ToLongFunction;
 
 /**
  * Reports a cluster member's state through {@link WeirMetrics}: the peer count, GLOBAL queue
- * lengths and send/broadcast durations, hand-off totals, and per peer the forwarding batches and items sent. Values are read from the member's own
- * counters when scraped; a peer's meters are added when it first joins the ring.
+ * lengths and send/broadcast durations, hand-off totals, and per peer the forwarding batches and
+ * items sent, whether it answers and how often it was found down. Values are read from the
+ * member's own counters when scraped; a peer's meters are added when it first becomes a member.
  */
 final class ClusterMetrics {
 
@@ -28,13 +30,23 @@ final class ClusterMetrics {
         .membership()
         .addListener(
             (before, after) -> {
-              for (String peer : after.peers()) {
+              for (String peer : cluster.membership().members()) {
                 if (!peer.equals(cluster.self()) && watched.add(peer)) {
                   metrics.watchPeerBatches(
                       peer,
                       () -> sum(cluster, peer, PeerClient::batchesSent),
                       () -> sum(cluster, peer, PeerClient::itemsSent));
+                  metrics.watchPeerUp(peer, () -> !cluster.liveness().isDown(peer));
                 }
+              }
+            });
+    cluster
+        .liveness()
+        .addListener(
+            new PeerLiveness.Listener() {
+              @Override
+              public void peerDown(String peer, String reason) {
+                metrics.peerDown(peer);
               }
             });
   }

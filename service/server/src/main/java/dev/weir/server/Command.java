@@ -14,4 +14,17 @@ public interface Command {
    */
   int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws Exception;
+
+  /** Returns what the command does in one line, listed by {@code java -jar weir.jar --help}. */
+  default String summary() {
+    return "";
+  }
+
+  /**
+   * Returns the command's help, printed by {@code java -jar weir.jar COMMAND --help}: its usage,
+   * its arguments and its exit statuses.
+   */
+  default String help() {
+    return summary();
+  }
 }

@@ -4,16 +4,25 @@ import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
+import java.util.Set;
 
 /**
  * The entry point of {@code weir.jar}: {@code java -jar weir.jar [SUBCOMMAND] [ARGS]}. Without a
- * subcommand it serves ({@code serve [--config FILE]}); settings come from the environment.
+ * subcommand it serves ({@code serve [--config FILE]}); settings come from the environment. {@code
+ * --help}, {@code -h} or {@code help} print what the jar does and its subcommands ({@code help
+ * COMMAND} or {@code COMMAND --help} one subcommand's help), {@code --version} or {@code version}
+ * the version; each exits 0.
  */
 public final class Main {
 
   /** The subcommands by name; the first is the default. Add new ones here. */
   static final Map<String, Command> COMMANDS = commands();
+
+  /** The arguments that ask for help, first or after a subcommand's name. */
+  static final Set<String> HELP = Set.of("--help", "-h", "help");
+
+  /** The arguments that ask for the version. */
+  static final Set<String> VERSION = Set.of("--version", "version");
 
   private Main() {}
 
@@ -21,17 +30,9 @@ public final class Main {
     Map<String, Command> commands = new LinkedHashMap<>();
     commands.put("serve", new ServeCommand());
     commands.put("validate-config", new ValidateConfigCommand());
+    commands.put("explain", new ExplainCommand());
     return commands;
   }
-
-  /**
-   * The system property holding the JDK HTTP server's limit, in seconds, on reading one request;
-   * the JDK's own default is unlimited, which lets a client that stalls mid-request hold a thread.
-   */
-  static final String MAX_REQ_TIME = "sun.net.httpserver.maxReqTime";
-
-  /** The {@link #MAX_REQ_TIME} used when the user sets none. */
-  static final String DEFAULT_MAX_REQ_TIME_SECONDS = "30";
 
   /**
    * Runs the subcommand named by {@code args} and exits with its status when it fails; what
@@ -39,7 +40,6 @@ public final class Main {
    */
   public static void main(String[] args) throws Exception {
     JulBridge.installThrottled();
-    applyHttpServerDefaults(System.getProperties());
     int status = run(List.of(args), System.getenv(), System.out, System.err);
     if (status != 0) {
       System.exit(status);
@@ -47,25 +47,49 @@ public final class Main {
   }
 
   /**
-   * Sets {@link #MAX_REQ_TIME} in {@code properties} to {@value #DEFAULT_MAX_REQ_TIME_SECONDS}
-   * seconds unless the user set it (e.g. {@code -Dsun.net.httpserver.maxReqTime=60}); the JDK
-   * server reads it once, when its first listener starts.
-   */
-  static void applyHttpServerDefaults(Properties properties) {
-    properties.putIfAbsent(MAX_REQ_TIME, DEFAULT_MAX_REQ_TIME_SECONDS);
-  }
-
-  /**
-   * Runs the subcommand named by {@code args} (default {@code serve}) and returns its exit status.
+   * Runs the subcommand named by {@code args} (default {@code serve}), or prints help or the
+   * version, and returns the exit status.
    */
   static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws Exception {
+    if (!args.isEmpty() && HELP.contains(args.get(0))) {
+      return help(args.subList(1, args.size()), out, err);
+    }
+    if (!args.isEmpty() && VERSION.contains(args.get(0))) {
+      out.println("weir " + BuildInfo.version());
+      return 0;
+    }
     String name = "serve";
     List<String> rest = args;
     if (!args.isEmpty() && COMMANDS.containsKey(args.get(0))) {
       name = args.get(0);
       rest = args.subList(1, args.size());
     }
-    return COMMANDS.get(name).run(rest, env, out, err);
+    Command command = COMMANDS.get(name);
+    if (rest.contains("--help") || rest.contains("-h")) {
+      out.println(command.help());
+      return 0;
+    }
+    return command.run(rest, env, out, err);
+  }
+
+  /** Prints the jar's help, or with one argument naming a subcommand that subcommand's help. */
+  private static int help(List<String> args, PrintStream out, PrintStream err) {
+    if (args.isEmpty()) {
+      out.println(Help.overview(COMMANDS, BuildInfo.version()));
+      return 0;
+    }
+    Command command = COMMANDS.get(args.get(0));
+    if (command == null || args.size() > 1) {
+      err.println(
+          "help takes one subcommand of "
+              + COMMANDS.keySet()
+              + ", got "
+              + args
+              + "; java -jar weir.jar --help lists them");
+      return ServeCommand.EXIT_CONFIG;
+    }
+    out.println(command.help());
+    return 0;
   }
 }

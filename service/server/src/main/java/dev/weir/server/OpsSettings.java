@@ -22,7 +22,8 @@ import java.util.Optional;
  * @param drainTimeout the most a stopping node waits for calls in flight ({@code
  *     WEIR_DRAIN_TIMEOUT})
  * @param tls the TLS settings of both listeners and of calls to peers
- * @param http the HTTP listener's worker threads and queue length
+ * @param http the HTTP listener's threads, limits and timeouts; its body limit is always {@code
+ *     limits.maxHttpBodyBytes()}
  * @param statusAddress where the status listener binds, absent when it is off ({@code
  *     WEIR_STATUS_HTTP_ADDRESS})
  */
@@ -33,6 +34,11 @@ record OpsSettings(
     TlsSettings tls,
     HttpSettings http,
     Optional<HostPort> statusAddress) {
+
+  /** Takes the HTTP body limit from {@code limits}. */
+  OpsSettings {
+    http = http.withMaxBodyBytes(limits.maxHttpBodyBytes());
+  }
 
   /** Settings with the default HTTP capacity and no status listener. */
   OpsSettings(
@@ -131,12 +137,13 @@ record OpsSettings(
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
     Optional<HostPort> status = Optional.ofNullable(env.hostPort(STATUS_HTTP_ADDRESS, null));
+    InputLimits limits = InputLimits.from(env);
     return new OpsSettings(
-        InputLimits.from(env),
+        limits,
         delay,
         drain,
         TlsSettings.from(env),
-        HttpSettings.from(env),
+        HttpSettings.from(env, limits),
         status);
   }
 }

@@ -38,6 +38,42 @@ final class ServeCommand implements Command {
 
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
+  /** How many Envoy domains the start-up line names. */
+  static final int DOMAINS_SHOWN = 20;
+
+  /** What {@code serve --help} prints. */
+  static final String HELP =
+      """
+      usage: java -jar weir.jar [serve] [--config FILE]
+
+      Runs a node until SIGTERM or Ctrl-C: Gubernator's pb.gubernator.V1 over gRPC and HTTP/JSON,
+      and Envoy's rate-limit service when WEIR_ENVOY_CONFIG is set.
+        --config FILE  also read KEY=VALUE lines from FILE (# starts a comment); the environment
+                       wins over the file
+
+      Settings are environment variables; the first ones to know:
+        WEIR_GRPC_ADDRESS   host:port of the gRPC listener (default localhost:1051)
+        WEIR_HTTP_ADDRESS   host:port of the HTTP/JSON listener (default localhost:1050)
+        WEIR_STATIC_PEERS   every node's gRPC address, this one included: host:port[@peerPort],...
+        WEIR_PEER_SECRET    the secret the nodes of a cluster share (or TLS, WEIR_TLS_*)
+        WEIR_ENVOY_CONFIG   a descriptor YAML file or folder: serves Envoy's ShouldRateLimit
+        WEIR_LOG_LEVEL      trace, debug, info (default), warn or error
+      README.md#configuration lists every variable; docs/weir.env.example is a --config file
+      with each of them commented out.
+
+      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when a
+      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).""";
+
+  @Override
+  public String summary() {
+    return "run a node";
+  }
+
+  @Override
+  public String help() {
+    return HELP;
+  }
+
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
@@ -49,8 +85,13 @@ final class ServeCommand implements Command {
     ClusterSettings cluster;
     DiscoverySettings discovery;
     PeerSettings peers;
+    Optional<Path> autoCaFile;
+    List<String> unknownVariables = List.of();
     try {
-      settings = environment(args, env);
+      Optional<Path> file = configFile(args);
+      Map<String, String> fileValues = file.map(EnvFile::read).orElse(Map.of());
+      unknownVariables = UnknownVariableWarnings.of(env, fileValues, file);
+      settings = EnvFile.mergeUnder(fileValues, env);
       EnvReader reader = new EnvReader(settings);
       config = WeirConfig.from(reader, HostAddressResolver.system());
       envoy = EnvoySettings.from(reader);
@@ -59,15 +100,18 @@ final class ServeCommand implements Command {
       logFormat = LogSetup.format(reader);
       ops = OpsSettings.from(reader);
       peers = PeerSettings.from(reader, config.grpcAddress());
+      autoCaFile = AutoCaFile.configured(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
     LogSetup.apply(config.logLevel(), logFormat);
+    unknownVariables.forEach(LOG::warn);
     WeirNode node;
     try {
       node =
@@ -77,6 +121,7 @@ final class ServeCommand implements Command {
               .envoy(envoy)
               .ops(ops)
               .peers(peers)
+              .writeAutoCa(autoCaFile)
               .start();
     } catch (dev.weir.envoy.config.ConfigException e) {
       e.errors().forEach(err::println);
@@ -97,20 +142,66 @@ final class ServeCommand implements Command {
                   LOG.info("Weir node stopped");
                 },
                 "weir-shutdown"));
-    LOG.info(
-        "Weir node started: {} status_address={} grpc_port={} http_port={} status_port={}"
-            + " peer_port={} peers={} handoff={} settings: {}",
-        config.describe(),
-        ops.statusAddress().map(Object::toString).orElse("off"),
-        node.grpcPort(),
-        node.httpPort(),
-        node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off",
-        node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off",
-        node.cluster().membership().ring().peers(),
-        cluster.handoff(),
-        EffectiveSettings.describe(settings));
+    LOG.info(startedLine(config, ops, node, cluster, EffectiveSettings.describe(settings)));
+    LOG.info(envoyLine(envoy, node.envoyDomains()));
     node.awaitTermination();
     return 0;
+  }
+
+  /**
+   * Returns the line saying whether Envoy's rate-limit service is on and, when it is, its config
+   * path and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many more).
+   */
+  static String envoyLine(EnvoySettings envoy, Optional<List<String>> domains) {
+    if (domains.isEmpty() || envoy.config().isEmpty()) {
+      return "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
+          + " folder to serve ShouldRateLimit and POST /json)";
+    }
+    List<String> loaded = domains.get();
+    String listed =
+        loaded.isEmpty()
+            ? "no domain yet (" + EnvoySettings.FORCE_START_WITHOUT_INITIAL_CONFIG.name() + ")"
+            : loaded.size()
+                + (loaded.size() == 1 ? " domain: " : " domains: ")
+                + String.join(", ", loaded.subList(0, Math.min(DOMAINS_SHOWN, loaded.size())))
+                + (loaded.size() > DOMAINS_SHOWN
+                    ? " and " + (loaded.size() - DOMAINS_SHOWN) + " more"
+                    : "");
+    return "Envoy rate-limit service: on, "
+        + EnvoySettings.CONFIG.name()
+        + "="
+        + envoy.config().get()
+        + ", "
+        + listed;
+  }
+
+  /**
+   * Returns the start-up line: the version, the addresses and ports, the peers and, when any is
+   * set, the {@code WEIR_*}/{@code GUBER_*} variables with secrets masked.
+   */
+  static String startedLine(
+      WeirConfig config, OpsSettings ops, WeirNode node, ClusterSettings cluster, String settings) {
+    return "Weir node started: version="
+        + BuildInfo.version()
+        + " "
+        + config.describe()
+        + " status_address="
+        + ops.statusAddress().map(Object::toString).orElse("off")
+        + " grpc_port="
+        + node.grpcPort()
+        + " http_port="
+        + node.httpPort()
+        + " status_port="
+        + (node.statusPort().isPresent() ? node.statusPort().getAsInt() : "off")
+        + " peer_port="
+        + (node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off")
+        + " peers="
+        + node.cluster().membership().ring().peers()
+        + " handoff="
+        + cluster.handoff()
+        + " peer_failure_mode="
+        + cluster.peerFailureMode().value()
+        + (settings.isEmpty() ? "" : " settings: " + settings);
   }
 
   /**
@@ -124,10 +215,8 @@ final class ServeCommand implements Command {
             .onlySelf();
   }
 
-  /**
-   * Returns the environment, with the {@code --config} file's values under it when one is given.
-   */
-  static Map<String, String> environment(List<String> args, Map<String, String> env) {
+  /** Returns the {@code --config} file {@code args} name, if any. */
+  static Optional<Path> configFile(List<String> args) {
     Path file = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
@@ -140,9 +229,10 @@ final class ServeCommand implements Command {
             "argument '"
                 + arg
                 + "' is not valid: expected --config FILE or a subcommand of "
-                + Main.COMMANDS.keySet());
+                + Main.COMMANDS.keySet()
+                + " (java -jar weir.jar --help describes them)");
       }
     }
-    return file == null ? env : EnvFile.mergeUnder(EnvFile.read(file), env);
+    return Optional.ofNullable(file);
   }
 }

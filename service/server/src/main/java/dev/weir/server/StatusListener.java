@@ -4,9 +4,9 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.metrics.PrometheusEndpoint;
-import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -19,16 +19,20 @@ import java.util.List;
 
 /**
  * The status listener, Gubernator's {@code GUBER_STATUS_HTTP_ADDRESS}: an extra HTTP listener that
- * serves only {@code GET /v1/HealthCheck}, {@code GET /v1/LiveCheck} and {@code GET /metrics}, for
- * Kubernetes probes and Prometheus, which cannot present a client certificate under mutual TLS.
- * With TLS on it speaks HTTPS with the node's certificate but never asks for a client
- * certificate; without TLS it speaks plain HTTP. It never serves the rate-limit API or {@code
- * PeersV1}. It has its own two workers, so probes are answered while the HTTP port is saturated.
+ * serves only {@code GET /v1/HealthCheck}, {@code GET /v1/LiveCheck}, {@code GET /readyz} and
+ * {@code GET /metrics}, for Kubernetes probes and Prometheus, which cannot present a client
+ * certificate under mutual TLS. With TLS on it speaks HTTPS with the node's certificate but never
+ * asks for a client certificate; without TLS it speaks plain HTTP. It never serves the rate-limit
+ * API or {@code PeersV1}. It has its own threads, connection cap and deadlines, so probes are
+ * answered while the HTTP port is saturated or held by slow clients.
  */
 final class StatusListener implements AutoCloseable {
 
-  /** Two workers, with the default queue for them: probes and scrapes are few and quick. */
-  private static final HttpSettings CAPACITY = HttpSettings.forThreads(2);
+  /** The status listener's threads: probes and scrapes are few and quick. */
+  static final int THREADS = 2;
+
+  /** The most connections the status listener keeps open. */
+  static final int MAX_CONNECTIONS = 256;
 
   private final HttpListener http;
 
@@ -37,24 +41,31 @@ final class StatusListener implements AutoCloseable {
   }
 
   /**
-   * Binds {@code address} (port 0 = any free port) and serves the probes of {@code health}
-   * and {@code registry}'s metrics, over HTTPS with {@code tls}'s identity when it is not null.
+   * Binds {@code address} (port 0 = any free port) and serves the probes of {@code health}, the
+   * readiness probe of {@code readiness} and {@code registry}'s metrics, over HTTPS with {@code
+   * tls}'s identity when it is not null, with the timeouts and body limit of {@code http} (the HTTP
+   * listener's settings).
    */
   static StatusListener start(
       HostPort address,
       NodeHealth health,
+      HealthChecker readiness,
       PrometheusMeterRegistry registry,
-      TlsIdentity tls)
+      TlsIdentity tls,
+      HttpSettings http)
       throws IOException, GeneralSecurityException {
     List<HttpRoute> routes = new ArrayList<>(GatewayRoutes.healthRoutes(health));
+    routes.add(ReadinessRoute.of(readiness));
     routes.add(new PrometheusEndpoint(registry).route());
-    return new StatusListener(
-        HttpListener.start(
-            address.toBindAddress(),
-            routes,
-            tls == null ? null : tls.httpsConfigurator(ClientAuth.NONE),
-            CAPACITY,
-            WeirMetrics.NOOP));
+    HttpListener.Builder listener =
+        HttpListener.builder(address.toBindAddress())
+            .routes(routes)
+            .settings(http.withThreads(THREADS).withMaxConnections(MAX_CONNECTIONS))
+            .threadName("status");
+    if (tls != null) {
+      listener.tls(tls.httpsEngines(ClientAuth.NONE));
+    }
+    return new StatusListener(listener.start());
   }
 
   /** Returns the bound port. */

@@ -11,10 +11,34 @@ import java.util.Map;
 
 /**
  * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would
- * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG} and {@code WEIR_ENVOY_DEFAULT_ALGORITHM} apply)
+ * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}, {@code WEIR_ENVOY_DEFAULT_ALGORITHM}, the {@code
+ * WEIR_ENVOY_CONFIG_MAX_*} limits and {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG} apply)
  * and exits 0, or 1 after printing every error, or 2 on a usage error.
  */
 final class ValidateConfigCommand implements Command {
+
+  /** What {@code validate-config --help} prints. */
+  static final String HELP =
+      """
+      usage: java -jar weir.jar validate-config PATH
+
+      Checks an Envoy descriptor YAML file, or every file of a folder, as a node with
+      WEIR_ENVOY_CONFIG=PATH would load it; WEIR_ENVOY_MERGE_DOMAIN_CONFIG,
+      WEIR_ENVOY_DEFAULT_ALGORITHM, WEIR_ENVOY_CONFIG_MAX_FILE_SIZE,
+      WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE and WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG apply.
+
+      Exit status: 0 when it loads, 1 when it does not (every error printed on stderr with its
+      file and line), 2 for a usage error or a bad setting.""";
+
+  @Override
+  public String summary() {
+    return "check an Envoy descriptor config file or folder";
+  }
+
+  @Override
+  public String help() {
+    return HELP;
+  }
 
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
@@ -29,6 +53,7 @@ final class ValidateConfigCommand implements Command {
       err.println(e.getMessage());
       return 2;
     }
-    return new ConfigValidator(settings.loadOptions()).run(Path.of(args.get(0)), out, err);
+    return new ConfigValidator(settings.loadOptions(), settings.forceStartWithoutInitialConfig())
+        .run(Path.of(args.get(0)), out, err);
   }
 }

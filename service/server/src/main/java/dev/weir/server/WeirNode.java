@@ -13,16 +13,18 @@ import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.http.BodyLimit;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
+import dev.weir.core.http.HttpSettings;
+import dev.weir.core.health.ConfigComponent;
+import dev.weir.core.health.DrainingComponent;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CacheStatistics;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.GrpcServerMetrics;
-import dev.weir.core.metrics.HttpMetrics;
 import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
@@ -38,6 +40,7 @@ import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.BindableService;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -48,6 +51,7 @@ import java.security.GeneralSecurityException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,11 +67,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection; a request that cannot be parsed is answered {@code
- * INVALID_ARGUMENT} by {@link MalformedRequests}), its peer listener ({@code pb.gubernator.PeersV1},
- * only when it may have peers), its HTTP listener (the JSON gateway) and, when {@code
- * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with {@link
- * #builder}; {@link #close} stops the listeners gracefully.
+ * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}; a request that cannot
+ * be parsed is answered {@code INVALID_ARGUMENT} by {@link MalformedRequests}), its peer listener
+ * ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener (the JSON
+ * gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when {@code
+ * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Without {@code WEIR_ENVOY_CONFIG},
+ * Envoy's calls are answered by {@link EnvoyAdapterOff}. Build and start it with {@link #builder};
+ * {@link #close} stops the listeners gracefully.
  *
  * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
  * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
@@ -92,7 +98,8 @@ public final class WeirNode implements AutoCloseable {
   private final ScheduledExecutorService healthRefresher;
   private final HostPort advertiseAddress;
   private final EnvoyAdapter envoyAdapter;
-  private final DrainingHealth health;
+  private final HealthChecker health;
+  private final DrainingComponent draining;
   private final OpsSettings ops;
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
@@ -110,7 +117,8 @@ public final class WeirNode implements AutoCloseable {
       HostPort advertiseAddress,
       EnvoyAdapter envoyAdapter,
       RateLimitService service,
-      DrainingHealth health,
+      HealthChecker health,
+      DrainingComponent draining,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
       TlsIdentity tls) {
@@ -118,6 +126,7 @@ public final class WeirNode implements AutoCloseable {
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.health = health;
+    this.draining = draining;
     this.ops = ops;
     this.registry = registry;
     this.jvmMetrics = new JvmMetrics(registry);
@@ -149,6 +158,8 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
+    private boolean writeAutoCa;
+    private Path autoCaFile;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -188,6 +199,17 @@ public final class WeirNode implements AutoCloseable {
     /** Sets the input limits, TLS, HTTP capacity, status listener and shutdown timing. */
     Builder ops(OpsSettings value) {
       this.ops = Objects.requireNonNull(value, "ops");
+      return this;
+    }
+
+    /**
+     * Has a node with {@code WEIR_TLS_AUTO} write its generated CA to {@code file}, or when it is
+     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (default:
+     * not written).
+     */
+    Builder writeAutoCa(Optional<Path> file) {
+      this.writeAutoCa = true;
+      this.autoCaFile = file.orElse(null);
       return this;
     }
 
@@ -238,12 +260,20 @@ public final class WeirNode implements AutoCloseable {
       advertise = advertise.withPort(grpcAddress.port());
     }
     TlsIdentity tls = loadTls(ops, advertise);
+    if (tls != null && builder.writeAutoCa) {
+      Path file =
+          builder.autoCaFile != null
+              ? builder.autoCaFile
+              : AutoCaFile.byDefault(grpcAddress.port());
+      writeAutoCa(tls, file, advertise);
+    }
     PeerSettings peers = builder.peers;
     HostPort peerAddress = peers.address();
     if (peerAddress.port() == 0) {
       peerAddress = peerAddress.withPort(freePort(peerAddress.toBindAddress()));
     }
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    BuildInfo.register(registry);
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
@@ -269,7 +299,8 @@ public final class WeirNode implements AutoCloseable {
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
             .addService(MalformedRequests.guard(grpcHealth.getHealthService()))
-            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()));
+            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
+            .addService(MalformedRequests.guard(reflectionV1Alpha()));
     if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
     }
@@ -300,7 +331,10 @@ public final class WeirNode implements AutoCloseable {
       throw e;
     }
     ClusterMetrics.watch(member.cluster(), metrics);
-    DrainingHealth health = new DrainingHealth(member.cluster().service());
+    HealthChecker health = member.cluster().health();
+    DrainingComponent draining = new DrainingComponent();
+    health.add(draining);
+    NodeHealth nodeHealth = member.cluster().nodeHealth();
     CheckMeter meter = new CheckMeter(metrics);
     RateLimitService service = member.service();
     NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
@@ -316,16 +350,21 @@ public final class WeirNode implements AutoCloseable {
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, health)));
-    List<HttpRoute> routes = httpRoutes(nativeCheck, health);
+    if (envoyAdapter != null) {
+      health.add(new ConfigComponent(envoyAdapter::hasDomains));
+    }
+    grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, nodeHealth)));
+    List<HttpRoute> routes = httpRoutes(nativeCheck, nodeHealth);
+    routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
+    routes.add(BuildInfo.route());
     if (envoyAdapter != null) {
       grpcBuilder.addService(MalformedRequests.guard(envoyAdapter.grpcService()));
       routes.addAll(envoyAdapter.httpRoutes());
+    } else {
+      grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
+      routes.add(EnvoyAdapterOff.jsonRoute());
     }
-    routes =
-        HttpMetrics.instrument(
-            BodyLimit.apply(routes, ops.limits().maxHttpBodyBytes(), metrics), metrics, clock);
     HttpListener http = null;
     StatusListener status = null;
     try {
@@ -335,19 +374,15 @@ public final class WeirNode implements AutoCloseable {
         throw bindFailure(e, config, peerAddress);
       }
       try {
-        http =
-            HttpListener.start(
-                config.httpAddress().toBindAddress(),
-                routes,
-                tls == null ? null : tls.httpsConfigurator(),
-                ops.http(),
-                metrics);
+        http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
       } catch (BindException e) {
         throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
       }
       if (ops.statusAddress().isPresent()) {
         try {
-          status = StatusListener.start(ops.statusAddress().get(), health, registry, tls);
+          status =
+              StatusListener.start(
+                  ops.statusAddress().get(), nodeHealth, health, registry, tls, ops.http());
         } catch (BindException e) {
           throw BindFailure.of(
               "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
@@ -381,6 +416,7 @@ public final class WeirNode implements AutoCloseable {
             envoyAdapter,
             service,
             health,
+            draining,
             ops,
             registry,
             tls);
@@ -419,6 +455,55 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts the HTTP listener at {@code address} serving {@code routes}, over HTTPS with {@code
+   * tls}'s identity and client-auth mode when it is not null, recording to {@code metrics}.
+   */
+  private static HttpListener startHttp(
+      HostPort address,
+      List<HttpRoute> routes,
+      TlsIdentity tls,
+      HttpSettings settings,
+      MicrometerMetrics metrics,
+      Clock clock)
+      throws IOException, GeneralSecurityException {
+    HttpListener.Builder listener =
+        HttpListener.builder(address.toBindAddress())
+            .routes(routes)
+            .settings(settings)
+            .metrics(metrics, clock);
+    if (tls != null) {
+      listener.tls(tls.httpsEngines());
+    }
+    return listener.start();
+  }
+
+  /**
+   * Writes the CA {@code tls} generated, if it generated one, to {@code file} and logs where it is
+   * and how clients trust it; a file that cannot be written is a warning (the node still serves).
+   */
+  private static void writeAutoCa(TlsIdentity tls, Path file, HostPort advertise) {
+    if (tls.generatedCa().isEmpty()) {
+      return;
+    }
+    try {
+      AutoCaFile.write(file, tls.generatedCa().get());
+      LOG.info(
+          "WEIR_TLS_AUTO: the CA generated for this node is in {}; clients trust it with, e.g.,"
+              + " grpcurl -cacert {} {} list",
+          file,
+          file,
+          advertise);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "WEIR_TLS_AUTO: cannot write the generated CA to {} ({}); clients cannot verify this"
+              + " node: set {} to a writable file",
+          file,
+          e.toString(),
+          AutoCaFile.FILE.name());
+    }
+  }
+
   /** Returns the node's TLS identity, or null when TLS is off. */
   private static TlsIdentity loadTls(OpsSettings ops, HostPort advertise) throws IOException {
     if (!ops.tls().enabled()) {
@@ -438,6 +523,15 @@ public final class WeirNode implements AutoCloseable {
           thread.setDaemon(true);
           return thread;
         });
+  }
+
+  /**
+   * Returns server reflection as {@code grpc.reflection.v1alpha}, which older grpcurl, Postman and
+   * grpc-js reflection clients ask for; grpc-java keeps it deprecated in favour of {@code v1}.
+   */
+  @SuppressWarnings("deprecation")
+  private static BindableService reflectionV1Alpha() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
   }
 
   private static List<HttpRoute> httpRoutes(NativeCheck check, NodeHealth health) {
@@ -463,11 +557,11 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from health.
+   * Sets the {@code grpc.health.v1} status of the node and of {@code pb.gubernator.V1} from
+   * readiness: a peer's trouble does not make it {@code NOT_SERVING}.
    */
   void refreshHealth() {
-    ServingStatus status =
-        health.health().healthy() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
   }
@@ -543,6 +637,14 @@ public final class WeirNode implements AutoCloseable {
     return status == null ? OptionalInt.empty() : OptionalInt.of(status.port());
   }
 
+  /**
+   * Returns the domains of the loaded Envoy descriptor config, sorted; empty when the Envoy adapter
+   * is off ({@code WEIR_ENVOY_CONFIG} unset).
+   */
+  public Optional<List<String>> envoyDomains() {
+    return envoyAdapter == null ? Optional.empty() : Optional.of(envoyAdapter.domains());
+  }
+
   /** Returns the gRPC address this node advertises. */
   public HostPort advertiseAddress() {
     return advertiseAddress;
@@ -564,14 +666,23 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING and {@code HealthCheck}
-   * (on the HTTP and status listeners) answers unhealthy ("shutting down") while calls are still
-   * answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with
-   * hand-off on, every bucket goes to its next owner while the listeners still answer), and all
-   * listeners stop taking new calls at once and wait, side by side, up to {@code
-   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes,
-   * at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the cluster's
-   * timers and discovery stop only then, so the calls that drain are answered. So it takes at
+   * Returns the node's health components (discovery, peers, draining and, serving Envoy, config);
+   * readiness is {@link HealthChecker#ready()}.
+   */
+  public HealthChecker health() {
+    return health;
+  }
+
+  /**
+   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING, {@code GET /readyz}
+   * answers 503 and {@code HealthCheck} (on the HTTP and status listeners) answers unhealthy
+   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}.
+   * Then the node leaves the cluster (with hand-off on, every bucket goes to its next owner while
+   * the listeners still answer), and all listeners stop taking new calls at once and wait, side by
+   * side, up to {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which
+   * answers only probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are
+   * cancelled; the peer clients, the cluster's timers and discovery stop only then, so the calls
+   * that drain are answered (forwarded to the next owners). So it takes at
    * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
    * cuts every wait short. Calling it again does nothing.
    */
@@ -584,14 +695,17 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null) {
       envoyAdapter.close();
     }
-    health.startDraining();
+    draining.start();
     grpcHealth.enterTerminalState();
     try {
       if (!ops.gracefulTerminationDelay().isZero()) {
         LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
         Thread.sleep(ops.gracefulTerminationDelay().toMillis());
       }
-      LOG.info("peer forwarding: {}", member.cluster().batchStats());
+      String forwarding = member.cluster().batchStats();
+      if (!forwarding.isEmpty()) {
+        LOG.info("peer forwarding: {}", forwarding);
+      }
       member.leave();
       stopListeners(ops.drainTimeout());
     } catch (InterruptedException e) {

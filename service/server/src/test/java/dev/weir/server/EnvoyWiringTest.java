@@ -1,8 +1,10 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
@@ -12,6 +14,9 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -23,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -58,9 +64,14 @@ class EnvoyWiringTest {
   }
 
   private WeirNode startNode(Path config) throws Exception {
+    return startNode(config, Map.of());
+  }
+
+  private WeirNode startNode(Path config, Map<String, String> env) throws Exception {
     WeirConfig weir = TestConfigs.loopback();
-    EnvoySettings envoy =
-        EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString()));
+    Map<String, String> all = new HashMap<>(env);
+    all.put("WEIR_ENVOY_CONFIG", config.toString());
+    EnvoySettings envoy = EnvoySettings.fromEnvironment(all);
     node =
         WeirNode.builder(weir).envoy(envoy).clock(clock).store(new InMemoryBucketStore(clock)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
@@ -104,6 +115,16 @@ class EnvoyWiringTest {
     assertThat(first.getStatuses(0).getLimitRemaining()).isEqualTo(1);
     assertThat(first.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(45);
     assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void envoyDomains_adapterOn_theLoadedDomains() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    Files.writeString(dir.resolve("api.yaml"), YAML.replace("domain: shop", "domain: api"));
+
+    startNode(dir);
+
+    assertThat(node.envoyDomains()).hasValue(List.of("api", "shop"));
   }
 
   @Test
@@ -176,5 +197,158 @@ class EnvoyWiringTest {
   void validateConfig_withoutPath_usageExit2() throws Exception {
     assertThat(run("validate-config")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("usage:");
+  }
+
+  @Test
+  void serve_directoryWithoutDomain_exit2NamingThePathWhatItFoundAndTheOptIn() throws Exception {
+    Files.createDirectories(dir.resolve("..2026_11_30_10_00_00.1"));
+    Files.createSymbolicLink(dir.resolve("..data"), Path.of("..2026_11_30_10_00_00.1"));
+
+    int status =
+        run(
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:0",
+                "WEIR_HTTP_ADDRESS", "127.0.0.1:0",
+                "WEIR_ENVOY_CONFIG", dir.toString()),
+            "serve");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            dir
+                + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
+                + " allowed: found no file to load, only skipped entries (..2026_11_30_10_00_00.1,"
+                + " ..data; names starting with '.' and links to nothing are skipped). Add a"
+                + " descriptor file (any name not starting with '.'), or set"
+                + " WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one (the"
+                + " node then reports not ready until a config with a domain loads)"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void node_forcedStartWithoutDomain_notReadyUntilAReloadBringsOne() throws Exception {
+    startNode(
+        dir,
+        Map.of(
+            "WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG", "true",
+            "WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "10ms"));
+    HealthGrpc.HealthBlockingStub grpcHealth = HealthGrpc.newBlockingStub(channel);
+
+    HttpResponse<String> before = healthCheck();
+    ServingStatus grpcBefore =
+        grpcHealth.check(HealthCheckRequest.getDefaultInstance()).getStatus();
+    RateLimitResponse answer =
+        RateLimitServiceGrpc.newBlockingStub(channel)
+            .shouldRateLimit(request("remote_address", "10.0.0.1"));
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    Await.until(
+        Duration.ofSeconds(10), () -> node.health().ready(), "healthy after reload");
+    node.refreshHealth();
+
+    assertThat(before.statusCode()).isEqualTo(503);
+    assertThat(before.body()).contains("no rate limit configuration is loaded");
+    assertThat(grpcBefore).isEqualTo(ServingStatus.NOT_SERVING);
+    assertThat(answer.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(healthCheck().statusCode()).isEqualTo(200);
+    assertThat(grpcHealth.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+        .isEqualTo(ServingStatus.SERVING);
+  }
+
+  private HttpResponse<String> healthCheck() throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + node.httpPort() + "/v1/HealthCheck"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void validateConfig_recursiveAlias_exit1WithOneLineAndNoStackTrace() throws Exception {
+    Path file = dir.resolve("a.yaml");
+    Files.writeString(file, "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n");
+
+    int status = run("validate-config", file.toString());
+
+    assertThat(status).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            file
+                + ": error loading config file: recursive alias: the list at line 2 contains itself"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void validateConfig_aliasBomb_exit1Quickly() throws Exception {
+    StringBuilder bomb =
+        new StringBuilder("domain: bomb\ndescriptors:\n  - key: k\n    metadata:\n");
+    bomb.append("      l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for (int i = 1; i <= 24; i++) {
+      bomb.append("      l" + i + ": &l" + i + " [*l" + (i - 1) + ", *l" + (i - 1) + "]\n");
+    }
+    Path file = dir.resolve("bomb.yaml");
+    Files.writeString(file, bomb);
+
+    int status =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(10), () -> run("validate-config", file.toString()));
+
+    assertThat(status).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8).lines())
+        .singleElement()
+        .asString()
+        .startsWith(file + ": error loading config file: ")
+        .contains("max=16");
+  }
+
+  @Test
+  void explain_withNode_printsTheMatchAndTheCountersRemainingOnTheNode() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    startNode(dir);
+    RateLimitServiceGrpc.newBlockingStub(channel)
+        .shouldRateLimit(request("remote_address", "10.0.0.1"));
+
+    int status =
+        run(
+            "explain",
+            "--node",
+            "127.0.0.1:" + node.grpcPort(),
+            dir.toString(),
+            "shop",
+            "remote_address=10.0.0.1");
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)")
+        .contains("  policy 1: 2 per minute, fixed_window, name \"per-ip\"")
+        .contains("    on 127.0.0.1:" + node.grpcPort() + ": 1 of 2 remaining, UNDER_LIMIT");
+  }
+
+  @Test
+  void explain_invalidConfig_exit1WithTheLoadErrors() throws Exception {
+    Files.writeString(dir.resolve("bad.yaml"), "domain: shop\ndescriptors:\n  - key: ''\n");
+
+    int status = run("explain", dir.toString(), "shop", "a=b");
+
+    assertThat(status).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("descriptor has empty key");
+  }
+
+  @Test
+  void explain_descriptorWithoutEquals_usageExit2() throws Exception {
+    int status = run("explain", dir.toString(), "shop", "remote_address");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("descriptor 'remote_address': every entry must be key=value")
+        .contains("usage: java -jar weir.jar explain");
+  }
+
+  @Test
+  void explainParseDescriptor_escapedCommaAndEquals_keptInTheValue() {
+    assertThat(ExplainCommand.parseDescriptor("path=/a\\,b\\=c,user=x"))
+        .containsExactly(
+            new dev.weir.envoy.match.Entry("path", "/a,b=c"),
+            new dev.weir.envoy.match.Entry("user", "x"));
   }
 }

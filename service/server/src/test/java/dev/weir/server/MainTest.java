@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -300,22 +299,17 @@ class MainTest {
   }
 
   @Test
-  void applyHttpServerDefaults_unset_maxReqTime30Seconds() {
-    Properties properties = new Properties();
+  void run_misspelledVariableAndBadValue_warningBeforeTheError() throws Exception {
+    int status = run(List.of(), Map.of("WEIR_CAHCE_SIZE", "10", "WEIR_GRPC_ADDRESS", "nowhere"));
 
-    Main.applyHttpServerDefaults(properties);
-
-    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("30");
-  }
-
-  @Test
-  void applyHttpServerDefaults_setByUser_kept() {
-    Properties properties = new Properties();
-    properties.setProperty("sun.net.httpserver.maxReqTime", "120");
-
-    Main.applyHttpServerDefaults(properties);
-
-    assertThat(properties.getProperty("sun.net.httpserver.maxReqTime")).isEqualTo("120");
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr().lines())
+        .hasSize(2)
+        .first()
+        .isEqualTo(
+            "WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is ignored; did you"
+                + " mean WEIR_CACHE_SIZE?");
+    assertThat(stderr().lines().toList().get(1)).startsWith("WEIR_GRPC_ADDRESS='nowhere'");
   }
 
   @Test

@@ -1,11 +1,13 @@
 package dev.weir.server;
 
+import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.CaffeineBucketStore;
 import dev.weir.core.testkit.Await;
@@ -32,7 +34,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -216,11 +220,53 @@ class StatusListenerTest {
     assertThat(health.statusCode()).isEqualTo(200);
     assertThat(health.body()).startsWith("{\"status\":\"healthy\"");
     assertThat(send(http, get("http", status, "/v1/LiveCheck")).statusCode()).isEqualTo(200);
+    assertThat(send(http, get("http", status, "/readyz")).body()).startsWith("{\"ready\":true,");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body()).contains("weir_checks_total{result=\"under_limit\"} 1.0");
     assertThat(api.statusCode()).isEqualTo(404);
     assertThat(api.body()).contains("\"code\":5");
     assertThat(envoy.statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void start_httpPortFullOfStalledClients_requestsAndStatusProbesStillAnswered() throws Exception {
+    start(
+        new OpsSettings(
+            InputLimits.DEFAULTS,
+            Duration.ZERO,
+            Duration.ofSeconds(5),
+            TlsSettings.DISABLED,
+            HttpSettings.defaults().withMaxConnections(20),
+            Optional.of(new HostPort("127.0.0.1", 0))));
+    List<Socket> stalled = new ArrayList<>();
+    try {
+      for (int i = 0; i < 20; i++) {
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), node.httpPort());
+        socket
+            .getOutputStream()
+            .write("POST /v1/GetRateLimits HTTP/1.1\r\nHost: x\r\n".getBytes(US_ASCII));
+        stalled.add(socket);
+      }
+      HttpClient http = HttpClient.newHttpClient();
+      int status = node.statusPort().orElseThrow();
+
+      HttpResponse<String> api =
+          send(http, post("http", node.httpPort(), "/v1/GetRateLimits", GET_RATE_LIMITS));
+      HttpResponse<String> health = send(http, get("http", status, "/v1/HealthCheck"));
+      HttpResponse<String> live = send(http, get("http", status, "/v1/LiveCheck"));
+      HttpResponse<String> metrics = send(http, get("http", status, "/metrics"));
+
+      assertThat(api.statusCode()).isEqualTo(200);
+      assertThat(health.statusCode()).isEqualTo(200);
+      assertThat(live.statusCode()).isEqualTo(200);
+      assertThat(metrics.body())
+          .containsPattern(
+              "weir_requests_refused_total\\{reason=\"http_too_many_connections\"\\} [1-9]");
+    } finally {
+      for (Socket socket : stalled) {
+        socket.close();
+      }
+    }
   }
 
   @Test

@@ -122,6 +122,20 @@ class WeirNodeOpsTest {
   }
 
   @Test
+  void version_getVersionAndBuildInfoGauge_nameThisBuild() throws Exception {
+    start(OpsSettings.DEFAULTS);
+
+    HttpResponse<String> version = get("/version");
+    String metrics = get("/metrics").body();
+
+    assertThat(version.statusCode()).isEqualTo(200);
+    assertThat(version.body()).isEqualTo("{\"version\":\"" + BuildInfo.version() + "\"}");
+    assertThat(metrics)
+        .contains("# HELP weir_build_info Always 1; the version label names this build of Weir")
+        .contains("weir_build_info{version=\"" + BuildInfo.version() + "\"} 1");
+  }
+
+  @Test
   void limits_oversizedInputs_refusedWithClearErrorsAndCounted() throws Exception {
     start(
         new OpsSettings(
@@ -171,6 +185,80 @@ class WeirNodeOpsTest {
     closing.interrupt();
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).as("close() still running after the interrupt").isFalse();
+  }
+
+  private void startAutoTls(Optional<java.nio.file.Path> caFile) throws Exception {
+    TlsSettings tls =
+        new TlsSettings(
+            Optional.empty(),
+            Optional.empty(),
+            Optional.empty(),
+            ClientAuth.NONE,
+            "TLSv1.3",
+            true,
+            Duration.ofSeconds(10));
+    node =
+        WeirNode.builder(CONFIG)
+            .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
+            .writeAutoCa(caFile)
+            .clock(clock)
+            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .start();
+  }
+
+  @Test
+  void tlsAuto_caFile_grpcAndHttpsClientsTrustingOnlyThatFileConnect(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path caFile = dir.resolve("weir-ca.pem");
+    startAutoTls(Optional.of(caFile));
+    channel =
+        Grpc.newChannelBuilderForAddress(
+                "localhost",
+                node.grpcPort(),
+                TlsChannelCredentials.newBuilder().trustManager(caFile.toFile()).build())
+            .build();
+    java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("weir", Pem.certificates(caFile)[0]);
+    javax.net.ssl.TrustManagerFactory factory =
+        javax.net.ssl.TrustManagerFactory.getInstance(
+            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+    factory.init(trust);
+    javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+    context.init(null, factory.getTrustManagers(), null);
+
+    HttpResponse<String> health =
+        HttpClient.newBuilder()
+            .sslContext(context)
+            .build()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("https://localhost:" + node.httpPort() + "/v1/HealthCheck"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+
+    assertThat(Pem.certificates(caFile))
+        .containsExactly(node.tlsIdentity().orElseThrow().generatedCa().orElseThrow());
+    assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0))
+        .extracting(r -> r.getStatus())
+        .isEqualTo(Status.UNDER_LIMIT);
+    assertThat(health.statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void tlsAuto_noFileNamed_writtenToTheTempDirectoryUnderTheGrpcPort() throws Exception {
+    startAutoTls(Optional.empty());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+    java.nio.file.Path expected =
+        java.nio.file.Path.of(
+            System.getProperty("java.io.tmpdir"), "weir-auto-ca-" + node.grpcPort() + ".pem");
+    try {
+      assertThat(AutoCaFile.byDefault(node.grpcPort())).isEqualTo(expected);
+      assertThat(Pem.certificates(expected))
+          .containsExactly(node.tlsIdentity().orElseThrow().generatedCa().orElseThrow());
+    } finally {
+      java.nio.file.Files.deleteIfExists(expected);
+    }
   }
 
   @Test

@@ -130,6 +130,55 @@ class WeirNodeTest {
   }
 
   @Test
+  void reflectionV1Alpha_listServicesAndDescribe_answersLikeV1() throws Exception {
+    io.grpc.reflection.v1alpha.ServerReflectionResponse listed =
+        askV1Alpha(
+            io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
+    io.grpc.reflection.v1alpha.ServerReflectionResponse described =
+        askV1Alpha(
+            io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+                .setFileContainingSymbol("pb.gubernator.V1")
+                .build());
+
+    assertThat(listed.getListServicesResponse().getServiceList())
+        .extracting(io.grpc.reflection.v1alpha.ServiceResponse::getName)
+        .contains(
+            "pb.gubernator.V1",
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection");
+    assertThat(described.getFileDescriptorResponse().getFileDescriptorProtoList()).isNotEmpty();
+  }
+
+  private io.grpc.reflection.v1alpha.ServerReflectionResponse askV1Alpha(
+      io.grpc.reflection.v1alpha.ServerReflectionRequest request) throws Exception {
+    CompletableFuture<io.grpc.reflection.v1alpha.ServerReflectionResponse> answer =
+        new CompletableFuture<>();
+    StreamObserver<io.grpc.reflection.v1alpha.ServerReflectionRequest> requests =
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel)
+            .serverReflectionInfo(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse value) {
+                    answer.complete(value);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    answer.completeExceptionally(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {}
+                });
+    requests.onNext(request);
+    requests.onCompleted();
+    return answer.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
   void httpGateway_healthCheck_200() throws Exception {
     HttpResponse<String> response =
         HttpClient.newHttpClient()

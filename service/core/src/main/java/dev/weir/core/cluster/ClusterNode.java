@@ -5,9 +5,14 @@ import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeerLiveness;
+import dev.weir.core.cluster.peer.PeerProber;
+import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
@@ -19,7 +24,10 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -29,10 +37,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One cluster member: the ring, the peer clients, the GLOBAL queues, hand-off and the request path,
- * wired together over this node's store. The composition root serves it (as a {@link PeerHandler})
- * on the peer listener, hands {@link #service()} to the front doors and feeds discovery's peer sets
- * to {@link #membership()}.
+ * One cluster member: the ring, the peer clients and their liveness, the GLOBAL queues, hand-off,
+ * the request path and the member's health, wired together over this node's store. The composition
+ * root serves it (as a {@link PeerHandler}) on the peer listener, hands {@link #service()} to the
+ * front doors, feeds discovery's peer sets to {@link #membership()} and adds its own components
+ * (draining, config) to {@link #health()}.
+ *
+ * <p>A peer found down ({@link PeerLiveness}) leaves the ring with {@link PeerFailureMode#REROUTE}
+ * (its keys go to their next owner, and are handed back when it answers again) or stays on it with
+ * {@link PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -55,7 +68,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final GlobalManager global;
   private final HandOff handOff;
   private final ClusterRateLimitService service;
+  private final PeerLiveness liveness;
+  private final PeerProber prober;
+  private final DiscoveryComponent discoveryHealth;
+  private final HealthChecker health;
+  private final ClusterHealth clusterHealth;
   private volatile boolean closed;
+  private volatile boolean serving;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -66,7 +85,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * @param local evaluates requests against {@code store}
    * @param scheduler runs batching and GLOBAL timers
    * @param clock the time
-   * @param discovery reports degraded membership in health (may be null)
+   * @param discovery reports a degraded source in health (may be null)
    */
   public ClusterNode(
       String self,
@@ -104,13 +123,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.self = self;
     this.settings = settings;
     this.scheduler = scheduler;
+    this.liveness = new PeerLiveness(clock);
+    boolean reroute = settings.peerFailureMode() == PeerFailureMode.REROUTE;
     this.membership =
         new Membership(
             HashRing.of(List.of(), settings.replicas(), settings.hash()),
             self,
             clock,
             scheduler,
-            DEPARTED_TTL);
+            DEPARTED_TTL,
+            reroute ? liveness::down : Set::of);
+    liveness.addListener(new RingRefresh());
     this.peers =
         new PeerClientPool(
             address ->
@@ -119,7 +142,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     peerChannels.apply(address),
                     settings.peerClientSettings(),
                     scheduler,
-                    clock));
+                    clock),
+            liveness,
+            reroute
+                ? peer -> false
+                : peer -> liveness.isDown(peer) && membership.members().contains(peer));
+    this.prober =
+        new PeerProber(
+            liveness,
+            peers,
+            membership::members,
+            scheduler,
+            PeerProber.INTERVAL,
+            settings.batchTimeout());
+    liveness.addListener(prober);
     this.global =
         new GlobalManager(
             self,
@@ -133,14 +169,19 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             settings.globalBatchLimit(),
             settings.globalTimeout());
     this.handOff = new HandOff(self, store, peers, clock, handOffWait());
-    this.service =
-        new ClusterRateLimitService(self, membership::ring, local, peers, global, clock, discovery);
+    this.service = new ClusterRateLimitService(self, membership::ring, local, peers, global, clock);
+    this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
+    this.health =
+        new HealthChecker()
+            .add(discoveryHealth)
+            .add(new PeersComponent(liveness, membership::members));
+    this.clusterHealth = new ClusterHealth(self, membership, health);
     membership.addListener(
         (before, after) -> {
-          peers.retain(after.peers());
+          peers.retain(membership.members());
           peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
         });
-    membership.addListener(service::ringChanged);
+    membership.addListener(discoveryHealth);
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
     }
@@ -159,6 +200,29 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the membership that discovery feeds with peer sets. */
   public Membership membership() {
     return membership;
+  }
+
+  /**
+   * Returns the member's health components (discovery, peers), to which the composition root adds
+   * its own; readiness and gRPC health read {@link HealthChecker#ready()}.
+   */
+  public HealthChecker health() {
+    return health;
+  }
+
+  /** Returns the member's health as Gubernator's {@code HealthCheck} reports it. */
+  public ClusterHealth nodeHealth() {
+    return clusterHealth;
+  }
+
+  /** Returns the {@code discovery} health component (whether this node has joined). */
+  public DiscoveryComponent discoveryHealth() {
+    return discoveryHealth;
+  }
+
+  /** Returns what this node knows of each peer's liveness. */
+  public PeerLiveness liveness() {
+    return liveness;
   }
 
   /** Returns the GLOBAL queues (tests flush them explicitly). */
@@ -229,78 +293,114 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Takes {@code address} off the ring ({@code leaving}) or puts it back, and answers once the buckets
-   * that moved because of it have been handed over, so a returning node has its counts back before
-   * its {@link #join} completes.
+   * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again) or puts
+   * it back (its notice is an answer), and answers once the buckets that moved because of it have
+   * been handed over, so a returning node has its counts back before its {@link #join} completes.
    */
   @Override
   public void announce(String address, boolean leaving) {
     if (leaving) {
       membership.departed(address);
+      liveness.left(address);
     } else {
+      liveness.back(address);
       membership.returned(address);
     }
     await(handOff.pending(), handOffWait(), "hand-off to " + address);
   }
 
   /**
-   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on, first
-   * asks every other peer to copy it the buckets it will own (so it has the counts before any peer
-   * routes to it), then tells every peer it is back so that they hand its keys over and route to it.
-   * Each notice has a deadline longer
-   * than the receiver's hand-off wait; join waits for the first attempt at each peer, and a peer that
-   * did not acknowledge is told again in the background, with doubling waits from one batch timeout up
-   * to {@link #MAX_ANNOUNCE_BACKOFF}, until it acknowledges, leaves the ring, or this node leaves.
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on,
+   * first asks every other peer to copy it the buckets it will own (so it has the counts before any
+   * peer routes to it), then tells every peer it is back so that they hand its keys over and route
+   * to it. Each notice has a deadline longer than the receiver's hand-off wait; join waits for the
+   * first attempt at each peer, and a peer that did not acknowledge is told again in the
+   * background, with doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF},
+   * until it acknowledges, leaves the ring, or this node leaves. The peers the first round did not
+   * reach are named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as
+   * peers still starting are, WARN when one refused. Only then is it {@linkplain #serving()
+   * serving}: a peer that found it down brings it back on its return notice or on a probe answered
+   * from then on, never while it is still copying.
    */
   public void join(PeerDiscovery discovery) throws Exception {
-    discovery.start(membership);
+    discovery.start(
+        discovered -> {
+          membership.accept(discovered);
+          liveness.retain(discovered);
+        });
     if (settings.handoff()) {
-      List<CompletableFuture<Void>> copies = new ArrayList<>();
+      Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          copies.add(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())));
+          calls.put(
+              peer,
+              new ArrayList<>(
+                  List.of(peers.call(peer, c -> c.prepareReturn(self, returnNoticeDeadline())))));
         }
       }
-      await(
-          CompletableFuture.allOf(copies.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "return copy request");
-      List<CompletableFuture<Void>> first = new ArrayList<>();
+      awaitQuietly(calls, returnNoticeDeadline());
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
-          first.add(announceReturn(peer, settings.batchTimeout()));
+          calls
+              .computeIfAbsent(peer, p -> new ArrayList<>())
+              .add(announceReturn(peer, settings.batchTimeout()));
         }
       }
-      await(
-          CompletableFuture.allOf(first.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
-          "join notice");
+      awaitQuietly(calls, returnNoticeDeadline());
+      JoinReport report = JoinReport.of(calls, returnNoticeDeadline());
+      if (!report.complete()) {
+        if (report.expected()) {
+          LOG.info(report.describe());
+        } else {
+          LOG.warn(report.describe());
+        }
+      }
+    }
+    serving = !closed;
+  }
+
+  /** Returns whether this node has joined and not left: peers' probes are answered only then. */
+  @Override
+  public boolean serving() {
+    return serving;
+  }
+
+  // Waits up to wait for every call; what did not end by then is reported by JoinReport.
+  private static void awaitQuietly(Map<String, List<CompletableFuture<?>>> calls, Duration wait) {
+    CompletableFuture<?>[] all =
+        calls.values().stream().flatMap(List::stream).toArray(CompletableFuture<?>[]::new);
+    try {
+      CompletableFuture.allOf(all).get(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // JoinReport names each peer that failed or did not answer
     }
   }
 
-  // Completes when this attempt ended; a failed attempt schedules the next one after backoff.
+  // Completes with this attempt's outcome; a failed attempt schedules the next one after backoff.
   private CompletableFuture<Void> announceReturn(String peer, Duration backoff) {
     if (closed || !membership.ring().contains(peer)) {
       return CompletableFuture.completedFuture(null);
     }
-    return peers
-        .call(peer, c -> c.announce(self, false, returnNoticeDeadline()))
-        .handle(
-            (ok, error) -> {
-              if (error != null) {
-                Duration next =
-                    backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
-                        ? MAX_ANNOUNCE_BACKOFF
-                        : backoff.multipliedBy(2);
-                LOG.info(
-                    "return notice to {} failed, retrying in {}: {}",
-                    peer,
-                    backoff,
-                    error.getMessage());
-                scheduler.schedule(() -> announceReturn(peer, next), backoff);
-              }
-              return null;
-            });
+    CompletableFuture<Void> attempt =
+        peers.call(peer, c -> c.announce(self, false, returnNoticeDeadline()));
+    attempt.whenComplete(
+        (ok, error) -> {
+          if (error != null) {
+            Duration next =
+                backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                    ? MAX_ANNOUNCE_BACKOFF
+                    : backoff.multipliedBy(2);
+            LOG.debug(
+                "return notice to {} failed, retrying in {}: {}",
+                peer,
+                backoff,
+                error.getMessage());
+            scheduler.schedule(() -> announceReturn(peer, next), backoff);
+          }
+        });
+    return attempt;
   }
 
   // The receiver of an announcement waits up to handOffWait() for its hand-off before answering.
@@ -314,17 +414,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
-   * next owners (keeping them and answering meanwhile), tells every other peer this node is leaving,
-   * then takes itself off its own ring (so what changed since the copies goes to the next owners and
-   * later requests are forwarded there), waiting at most {@code wait} for each step; then sends the GLOBAL
-   * hits and broadcasts queued meanwhile (requests keep arriving until the listeners stop) and closes
-   * the peer clients. GLOBAL hits queued after that are dropped with a logged error.
+   * next owners (keeping them and answering meanwhile), tells every other peer this node is
+   * leaving, then takes itself off its own ring (so what changed since the copies goes to the next
+   * owners and later requests are forwarded there), waiting at most {@code wait} for each step;
+   * then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay open, so the
+   * calls that keep arriving until the listeners stop are forwarded to the next owners: {@link
+   * #close()} closes them once the listeners have drained. GLOBAL hits queued after the final flush
+   * are dropped with a logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
       return;
     }
     closed = true;
+    serving = false;
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();
@@ -334,7 +437,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       await(handOff.pending(), wait, "hand-off on shutdown");
     }
     await(global.flush(), wait, "final GLOBAL flush");
-    peers.close();
   }
 
   private void announceToAll(boolean leaving, Duration wait) {
@@ -360,9 +462,41 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
   }
 
-  /** Leaves the cluster, waiting up to four batch timeouts for the hand-off. */
+  /**
+   * Leaves the cluster if it has not yet (waiting up to four batch timeouts for the hand-off),
+   * stops probing and closes the peer clients: call it once nothing calls {@link #service()} any
+   * more.
+   */
   @Override
   public void close() {
     leave(handOffWait());
+    prober.close();
+    peers.close();
+  }
+
+  /** Rebuilds the ring when a peer goes down or comes back, and logs it. */
+  private final class RingRefresh implements PeerLiveness.Listener {
+    @Override
+    public void peerDown(String peer, String reason) {
+      LOG.warn(
+          "peer {} is down, {}: {}",
+          peer,
+          settings.peerFailureMode() == PeerFailureMode.REROUTE
+              ? "its keys go to their next owner until it answers"
+              : "its keys fail until it answers (WEIR_PEER_FAILURE_MODE=fail)",
+          reason);
+      membership.refresh();
+    }
+
+    @Override
+    public void peerUp(String peer, Duration downFor) {
+      LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
+      membership.refresh();
+    }
+
+    @Override
+    public void stillDown(String peer) {
+      membership.refresh();
+    }
   }
 }

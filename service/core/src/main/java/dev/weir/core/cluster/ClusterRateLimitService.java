@@ -4,10 +4,7 @@ import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.engine.RequestValidator;
-import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.HealthStatus;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
@@ -33,28 +30,13 @@ import java.util.function.Supplier;
  * forward fails and the ring now names another owner (the ring changed while the call was in flight),
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
+ * The ring holds only the peers this node finds answering ({@link Membership}), so an owner found
+ * down is not chosen and a forward that finds it down is routed again.
  */
-public final class ClusterRateLimitService implements RateLimitService, NodeHealth {
+public final class ClusterRateLimitService implements RateLimitService {
 
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
-
-  /** The health message of a node whose discovery has not yet reported a peer list with it. */
-  public static final String WAITING_FOR_DISCOVERY =
-      "waiting for peer discovery: no peer list including this instance has been applied yet";
-
-  /**
-   * The health message of a node whose peer list contains it but whose discovery has not yet
-   * reached its source (so the list is discovery's stand-in: this node alone, or the last peers).
-   */
-  public static final String WAITING_FOR_SOURCE =
-      "waiting for peer discovery: its source has not answered yet";
-
-  /** The health message of a joined node that a later peer list left out, as Gubernator words it. */
-  public static final String NOT_FOUND_IN_PEER_LIST = "this instance is not found in the peer list";
-
-  /** How many peers {@link #notInPeerList} names before it only counts the rest. */
-  static final int PEERS_NAMED = 3;
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -62,9 +44,6 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
   private final PeerClientPool peers;
   private final GlobalManager global;
   private final Clock clock;
-  private final PeerDiscovery discovery;
-  private volatile boolean peersApplied;
-  private volatile boolean joined;
 
   /**
    * Creates the service of node {@code self}.
@@ -75,7 +54,6 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
    * @param peers clients of the other nodes
    * @param global the GLOBAL queues
    * @param clock the source of {@code created_at} when a request has none
-   * @param discovery reports a degraded membership source in health (may be null)
    */
   public ClusterRateLimitService(
       String self,
@@ -83,15 +61,13 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
       LocalCheck local,
       PeerClientPool peers,
       GlobalManager global,
-      Clock clock,
-      PeerDiscovery discovery) {
+      Clock clock) {
     this.self = self;
     this.ring = ring;
     this.local = local;
     this.peers = peers;
     this.global = global;
     this.clock = clock;
-    this.discovery = discovery;
   }
 
   /**
@@ -195,94 +171,6 @@ public final class ClusterRateLimitService implements RateLimitService, NodeHeal
       }
     }
     return out;
-  }
-
-  /**
-   * Notes that the ring became {@code after}: any change means discovery applied a peer list, so
-   * health stops reporting {@link #WAITING_FOR_DISCOVERY}, and a ring that contains this node joins
-   * it once discovery reports no problem; register it as a {@link Membership.RingListener}.
-   */
-  public void ringChanged(HashRing before, HashRing after) {
-    peersApplied = true;
-    joinIfReady(after);
-  }
-
-  /**
-   * Returns whether this node has joined: a ring containing it was in place while discovery
-   * reported no problem, so the peers came from discovery's source, not from its stand-in list.
-   */
-  public boolean joined() {
-    return joined;
-  }
-
-  private void joinIfReady(HashRing current) {
-    if (!joined && current.contains(self) && discoveryProblem().isEmpty()) {
-      joined = true;
-    }
-  }
-
-  private String discoveryProblem() {
-    return discovery == null ? "" : discovery.problem();
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Unhealthy, with the problems joined by {@code |}, until the node has {@linkplain #joined()
-   * joined}: while no peer list has been applied yet ({@link #WAITING_FOR_DISCOVERY}), while the
-   * applied lists lack this node ({@link #notInPeerList}), or while discovery has not reached its
-   * source ({@link #WAITING_FOR_SOURCE}: etcd, the API server or DNS failing since start-up, so the
-   * node would otherwise serve alone); after joining, when a ring lacks this node ({@link
-   * #NOT_FOUND_IN_PEER_LIST}); and when a peer on the ring failed recently. After joining, a
-   * discovery problem is appended to the message but does not make the node unhealthy: discovery
-   * keeps the last peers while it is degraded, as Gubernator's health ignores discovery.
-   */
-  @Override
-  public HealthStatus health() {
-    HashRing current = ring.get();
-    joinIfReady(current);
-    List<String> problems = new ArrayList<>();
-    if (!joined) {
-      if (!peersApplied) {
-        problems.add(WAITING_FOR_DISCOVERY);
-      } else if (!current.contains(self)) {
-        problems.add(notInPeerList(self, current.peers()));
-      } else {
-        problems.add(WAITING_FOR_SOURCE);
-      }
-    } else if (!current.contains(self)) {
-      problems.add(NOT_FOUND_IN_PEER_LIST);
-    }
-    Map<String, String> errors = peers.recentErrors();
-    errors.forEach(
-        (peer, error) -> {
-          if (current.contains(peer)) {
-            problems.add(error);
-          }
-        });
-    boolean healthy = problems.isEmpty();
-    String discoveryProblem = discoveryProblem();
-    if (!discoveryProblem.isEmpty()) {
-      problems.add(discoveryProblem);
-    }
-    return new HealthStatus(
-        healthy, String.join("|", problems), current.peers().size(), self, current.peers());
-  }
-
-  /**
-   * Returns the health message of node {@code self} before it joined, when discovery applied the
-   * peer list {@code peers} without it: names this node and the first {@value #PEERS_NAMED} peers.
-   */
-  public static String notInPeerList(String self, List<String> peers) {
-    StringBuilder named = new StringBuilder();
-    for (int i = 0; i < Math.min(PEERS_NAMED, peers.size()); i++) {
-      named.append(i == 0 ? "" : ", ").append(peers.get(i));
-    }
-    if (peers.size() > PEERS_NAMED) {
-      named.append(", ... and ").append(peers.size() - PEERS_NAMED).append(" more");
-    }
-    return "this instance (" + self + ") is not in the peer list [" + named + "]; discovery must"
-        + " report this node's advertise address (WEIR_ADVERTISE_ADDRESS)";
   }
 
   private CompletableFuture<RateLimitResponse> route(RateLimitRequest r, int attempt) {

@@ -1,6 +1,7 @@
 package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
@@ -9,6 +10,8 @@ import dev.weir.core.discovery.StaticDiscovery;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 
 /**
  * The cluster's settings, read from {@code WEIR_*} variables (or their Gubernator {@code GUBER_*}
@@ -27,6 +30,7 @@ import java.util.List;
  * @param staticPeers the gRPC addresses of all nodes for static discovery, each optionally with
  *     {@code @peerPort} (see {@link StaticDiscovery}); empty means this node alone
  * @param handoff whether buckets move to their new owner when the ring changes and on shutdown
+ * @param peerFailureMode what the keys of a peer found down get while it is down
  */
 public record ClusterSettings(
     int replicas,
@@ -40,10 +44,12 @@ public record ClusterSettings(
     Duration globalTimeout,
     String discoveryType,
     List<String> staticPeers,
-    boolean handoff) {
+    boolean handoff,
+    PeerFailureMode peerFailureMode) {
 
   /** Validates and copies the settings. */
   public ClusterSettings {
+    Objects.requireNonNull(peerFailureMode, "peerFailureMode");
     if (replicas < 1) {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
@@ -55,6 +61,26 @@ public record ClusterSettings(
           "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
     }
     staticPeers = List.copyOf(staticPeers);
+  }
+
+  /** Creates the settings with the default failure mode, {@link PeerFailureMode#REROUTE}. */
+  public ClusterSettings(
+      int replicas,
+      PeerHash hash,
+      int batchLimit,
+      Duration batchWait,
+      Duration batchTimeout,
+      boolean disableBatching,
+      Duration globalSyncWait,
+      int globalBatchLimit,
+      Duration globalTimeout,
+      String discoveryType,
+      List<String> staticPeers,
+      boolean handoff) {
+    this(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff,
+        PeerFailureMode.REROUTE);
   }
 
   /** Returns Gubernator's defaults: 512 FNV-1a replicas, 1000 items / 500 µs / 500 ms, 100 ms GLOBAL sync. */
@@ -83,21 +109,28 @@ public record ClusterSettings(
   public ClusterSettings withStaticPeers(List<String> newPeers) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff);
+        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode);
   }
 
   /** Returns a copy with hand-off turned on or off. */
   public ClusterSettings withHandoff(boolean enabled) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled);
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode);
   }
 
   /** Returns a copy with batching turned off or on. */
   public ClusterSettings withDisableBatching(boolean disabled) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff);
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode);
+  }
+
+  /** Returns a copy with {@code mode} as the peer failure mode. */
+  public ClusterSettings withPeerFailureMode(PeerFailureMode mode) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode);
   }
 
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
@@ -135,6 +168,8 @@ public record ClusterSettings(
   public static final EnvVar STATIC_PEERS = EnvVar.of("WEIR_STATIC_PEERS");
   /** {@code WEIR_HANDOFF} (Weir only). */
   public static final EnvVar HANDOFF = EnvVar.of("WEIR_HANDOFF");
+  /** {@code WEIR_PEER_FAILURE_MODE} (Weir only): {@code reroute} or {@code fail}. */
+  public static final EnvVar PEER_FAILURE_MODE = EnvVar.of("WEIR_PEER_FAILURE_MODE");
 
   private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
@@ -178,6 +213,12 @@ public record ClusterSettings(
         env.duration(GLOBAL_TIMEOUT, d.globalTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.oneOf(DISCOVERY_TYPE, discoveryTypes.get(0), discoveryTypes),
         peers,
-        env.bool(HANDOFF, d.handoff));
+        env.bool(HANDOFF, d.handoff),
+        PeerFailureMode.valueOf(
+            env.oneOf(
+                    PEER_FAILURE_MODE,
+                    d.peerFailureMode.value(),
+                    Arrays.stream(PeerFailureMode.values()).map(PeerFailureMode::value).toList())
+                .toUpperCase(Locale.ROOT)));
   }
 }

@@ -4,27 +4,37 @@ import dev.weir.core.cluster.batch.Scheduler;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.time.Clock;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The current hash ring, replaced whole (one volatile write) each time the peer set changes. Readers
  * take {@link #ring()} once per decision, so a swap never tears a request; listeners hear of each
- * change with the ring before and after it.
+ * change with the ring before and after it, in order, but never under the membership's lock: a
+ * listener may take its time (hand-off scans the store) or call back into the membership from any
+ * thread. Changes are queued under the lock and delivered by one thread at a time; a thread that
+ * finds another delivering leaves its change to that one.
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
- * they announce they are back, discovery stops reporting them, or the departure mark expires). With
- * static discovery this is what lets a node's keys move to the next owner while it restarts and come
- * back when it returns. A departure mark of another peer expires {@code departedTtl} after it was set
- * (measured on the injected clock), so a peer whose return notice never arrived rejoins the ring by
- * itself; this node's own mark (set on shutdown) never expires.
+ * they announce they are back, discovery stops reporting them, or the departure mark expires) and
+ * minus those found down (until they answer again; see {@link
+ * dev.weir.core.cluster.peer.PeerLiveness}). With static discovery this is what lets a node's keys
+ * move to the next owner while it restarts or is down and come back when it returns. A departure
+ * mark of another peer expires {@code departedTtl} after it was set (measured on the injected
+ * clock), so a peer whose return notice never arrived rejoins the ring by itself once it answers;
+ * this node's own mark (set on shutdown) never expires. The {@linkplain #members() members} are the
+ * discovered peers minus the departed ones, down or not: the peers this node keeps clients of and
+ * reports in health.
  */
 public final class Membership implements Consumer<Set<String>> {
 
@@ -38,6 +48,8 @@ public final class Membership implements Consumer<Set<String>> {
   private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
 
   private final List<RingListener> listeners = new CopyOnWriteArrayList<>();
+  private final ArrayDeque<HashRing[]> undelivered = new ArrayDeque<>();
+  private final ReentrantLock delivering = new ReentrantLock();
   private volatile HashRing ring;
   private Set<String> discovered = Set.of();
   private final Map<String, Long> departed = new HashMap<>();
@@ -45,6 +57,7 @@ public final class Membership implements Consumer<Set<String>> {
   private final Clock clock;
   private final Scheduler scheduler;
   private final Duration departedTtl;
+  private final Supplier<Set<String>> down;
 
   /**
    * Starts with {@code initial}, usually an empty ring carrying the replica and hash settings; a
@@ -60,6 +73,21 @@ public final class Membership implements Consumer<Set<String>> {
    */
   public Membership(
       HashRing initial, String self, Clock clock, Scheduler scheduler, Duration departedTtl) {
+    this(initial, self, clock, scheduler, departedTtl, Set::of);
+  }
+
+  /**
+   * Starts as above; the ring also leaves out the peers in {@code down} (read at each rebuild,
+   * never containing {@code self}): call {@link #refresh()} when it changes.
+   */
+  public Membership(
+      HashRing initial,
+      String self,
+      Clock clock,
+      Scheduler scheduler,
+      Duration departedTtl,
+      Supplier<Set<String>> down) {
+    this.down = down;
     this.ring = initial;
     this.self = self;
     this.clock = clock;
@@ -70,6 +98,26 @@ public final class Membership implements Consumer<Set<String>> {
   /** Returns the current ring. */
   public HashRing ring() {
     return ring;
+  }
+
+  /**
+   * Returns the members: the discovered peers minus those that announced they are leaving, whether
+   * they answer or not.
+   */
+  public synchronized Set<String> members() {
+    TreeSet<String> members = new TreeSet<>(discovered);
+    members.removeAll(departed.keySet());
+    return members;
+  }
+
+  /** Returns the peers discovery reported last, departed or not. */
+  public synchronized Set<String> discovered() {
+    return discovered;
+  }
+
+  /** Rebuilds the ring from the current down peers; call it after they changed. */
+  public void refresh() {
+    rebuild();
   }
 
   /** Registers {@code listener} for later changes. */
@@ -109,13 +157,12 @@ public final class Membership implements Consumer<Set<String>> {
   }
 
   /**
-   * Returns the ring {@link #returned(String) returned(address)} would make, without changing
-   * anything.
+   * Returns the ring once {@code address} is back (its departure mark cleared and it answering),
+   * without changing anything.
    */
   public HashRing ringWithReturned(String address) {
     synchronized (this) {
-      TreeSet<String> members = new TreeSet<>(discovered);
-      members.removeAll(departed.keySet());
+      TreeSet<String> members = live();
       if (discovered.contains(address)) {
         members.add(address);
       }
@@ -123,7 +170,10 @@ public final class Membership implements Consumer<Set<String>> {
     }
   }
 
-  /** Puts {@code address} back on the ring if discovery reports it. */
+  /**
+   * Clears {@code address}'s departure mark: it is back on the ring if discovery reports it and it
+   * is not down.
+   */
   public void returned(String address) {
     synchronized (this) {
       departed.remove(address);
@@ -135,19 +185,56 @@ public final class Membership implements Consumer<Set<String>> {
     HashRing before;
     HashRing after;
     synchronized (this) {
-      TreeSet<String> members = new TreeSet<>(discovered);
-      members.removeAll(departed.keySet());
+      TreeSet<String> members = live();
       before = ring;
       if (before.peers().equals(List.copyOf(members))) {
         return;
       }
       after = before.withPeers(members);
       ring = after;
-      notifyListeners(before, after);
+      undelivered.add(new HashRing[] {before, after});
+    }
+    deliver();
+  }
+
+  /**
+   * Tells the listeners of every queued change, in order, unless another thread is doing so (it
+   * then delivers this thread's change too); checks again after letting go, so that no change is
+   * left behind.
+   */
+  private void deliver() {
+    while (delivering.tryLock()) {
+      try {
+        while (true) {
+          HashRing[] change;
+          synchronized (this) {
+            change = undelivered.poll();
+          }
+          if (change == null) {
+            break;
+          }
+          notifyListeners(change[0], change[1]);
+        }
+      } finally {
+        delivering.unlock();
+      }
+      synchronized (this) {
+        if (undelivered.isEmpty()) {
+          return;
+        }
+      }
     }
   }
 
-  // Called under the lock so that listeners see changes in order.
+  // Called under the lock: the discovered peers that are neither departed nor down.
+  private TreeSet<String> live() {
+    TreeSet<String> members = new TreeSet<>(discovered);
+    members.removeAll(departed.keySet());
+    members.removeAll(down.get());
+    return members;
+  }
+
+  // Called by the delivering thread only, outside the membership's lock.
   private void notifyListeners(HashRing before, HashRing after) {
     LOG.info("peers changed: {} -> {}", before.peers(), after.peers());
     for (RingListener l : listeners) {

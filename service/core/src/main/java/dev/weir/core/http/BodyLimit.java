@@ -1,73 +1,49 @@
 package dev.weir.core.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
-import dev.weir.core.metrics.RefusalReason;
-import dev.weir.core.metrics.WeirMetrics;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.ArrayList;
-import java.util.List;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import java.util.function.Function;
 
 /**
- * Caps the request body of {@code POST} routes: a body over the limit (by {@code Content-Length}
- * or as read) is answered 413 with gRPC code {@code RESOURCE_EXHAUSTED} and counted; a body within
- * it is read once and handed to the route as a fresh stream.
+ * Reads each request body whole, up to the listener's one body limit: a body over it, whether its
+ * {@code Content-Length} says so (before any of it is read, also when the client waits for {@code
+ * 100 Continue}) or it grows past the limit as read, is answered with {@code refusal} (413) and the
+ * connection is closed.
  */
-public final class BodyLimit {
+final class BodyLimit extends HttpObjectAggregator {
 
-  /** gRPC {@code RESOURCE_EXHAUSTED}. */
-  private static final int RESOURCE_EXHAUSTED = 8;
+  private final Function<HttpRequest, HttpAnswer> refusal;
 
-  private BodyLimit() {}
-
-  /** Returns {@code routes} with every POST route refusing bodies over {@code maxBytes}. */
-  public static List<HttpRoute> apply(List<HttpRoute> routes, int maxBytes, WeirMetrics metrics) {
-    List<HttpRoute> limited = new ArrayList<>(routes.size());
-    for (HttpRoute route : routes) {
-      limited.add(
-          route.method().equals("POST")
-              ? route.withHandler(capped(route.handler(), maxBytes, metrics))
-              : route);
-    }
-    return limited;
+  /**
+   * Creates the aggregator of one connection; {@code refusal} returns the answer to a request whose
+   * body is too large (and records it).
+   */
+  BodyLimit(int maxBodyBytes, Function<HttpRequest, HttpAnswer> refusal) {
+    super(maxBodyBytes, true);
+    this.refusal = refusal;
   }
 
-  private static HttpHandler capped(HttpHandler handler, int maxBytes, WeirMetrics metrics) {
-    return (HttpExchange exchange) -> {
-      byte[] body = null;
-      if (declaredLength(exchange) <= maxBytes) {
-        try (InputStream in = exchange.getRequestBody()) {
-          body = in.readNBytes(maxBytes + 1);
-        }
-      }
-      if (body == null || body.length > maxBytes) {
-        metrics.refused(RefusalReason.HTTP_BODY_TOO_LARGE);
-        exchange.getResponseHeaders().set("Connection", "close");
-        HttpResponses.sendError(
-            exchange,
-            413,
-            RESOURCE_EXHAUSTED,
-            "request body is larger than the "
-                + maxBytes
-                + " bytes allowed (WEIR_HTTP_MAX_BODY_SIZE)");
-        return;
-      }
-      exchange.setStreams(new ByteArrayInputStream(body), null);
-      handler.handle(exchange);
-    };
+  @Override
+  protected Object newContinueResponse(
+      HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+    if (start instanceof HttpRequest request
+        && HttpUtil.is100ContinueExpected(request)
+        && HttpUtil.getContentLength(request, -1L) > maxContentLength) {
+      return NettyAnswers.response(refusal.apply(request), false);
+    }
+    return super.newContinueResponse(start, maxContentLength, pipeline);
   }
 
-  private static long declaredLength(HttpExchange exchange) {
-    String header = exchange.getRequestHeaders().getFirst("Content-Length");
-    if (header == null) {
-      return -1;
-    }
-    try {
-      return Long.parseLong(header.trim());
-    } catch (NumberFormatException e) {
-      return -1;
-    }
+  @Override
+  protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+    HttpAnswer answer =
+        oversized instanceof HttpRequest request
+            ? refusal.apply(request)
+            : HttpAnswer.error(413, 8, "request body too large");
+    LingeringClose.after(ctx.writeAndFlush(NettyAnswers.response(answer, false)));
   }
 }

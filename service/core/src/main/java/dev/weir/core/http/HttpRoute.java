@@ -1,20 +1,20 @@
 package dev.weir.core.http;
 
-import com.sun.net.httpserver.HttpHandler;
 import java.util.Locale;
 import java.util.Objects;
 
 /**
  * One endpoint of the HTTP listener: requests with exactly this method and path go to the handler.
  * Components contribute routes (the Gubernator gateway, the Envoy JSON endpoint, metrics) and the
- * server mounts them all on one {@link HttpRouter}.
+ * server mounts them all on one {@link HttpListener}.
  *
  * @param method the HTTP method, upper case, e.g. {@code POST}
  * @param path the exact request path, e.g. {@code /v1/GetRateLimits}; query strings are ignored
- * @param handler answers the request and closes the exchange
- * @param servedWhenSaturated whether the listener still serves this route when its workers are
- *     saturated (instead of answering 503); only for cheap routes that call no peer, such as
- *     Kubernetes probes, so that an overloaded node is not restarted or taken out of service
+ * @param handler answers the request
+ * @param servedWhenSaturated whether the listener still serves this route when it already answers
+ *     as many requests as it may at once (instead of answering 503); only for cheap routes that
+ *     call no peer, such as Kubernetes probes, so that an overloaded node is not restarted or taken
+ *     out of service
  */
 public record HttpRoute(
     String method, String path, HttpHandler handler, boolean servedWhenSaturated) {
@@ -50,10 +50,5 @@ public record HttpRoute(
    */
   public static HttpRoute probe(String path, HttpHandler handler) {
     return new HttpRoute("GET", path, handler, true);
-  }
-
-  /** Returns this route with {@code replacement} as its handler and everything else kept. */
-  public HttpRoute withHandler(HttpHandler replacement) {
-    return new HttpRoute(method, path, replacement, servedWhenSaturated);
   }
 }

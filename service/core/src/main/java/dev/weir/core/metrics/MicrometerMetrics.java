@@ -9,9 +9,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -32,8 +34,11 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** HTTP requests by {@code route} and {@code status}. */
   public static final String HTTP_REQUESTS = "weir.http.requests";
 
-  /** HTTP requests waiting for a worker. */
-  public static final String HTTP_QUEUE = "weir.http.queue.length";
+  /** HTTP requests being answered. */
+  public static final String HTTP_IN_FLIGHT = "weir.http.in.flight";
+
+  /** HTTP connections open. */
+  public static final String HTTP_CONNECTIONS = "weir.http.connections";
 
   /** Rate-limit items answered, by {@code result}. */
   public static final String CHECKS = "weir.checks";
@@ -89,6 +94,12 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** 1 while discovery works, 0 while it reports a problem, by {@code mechanism}. */
   public static final String DISCOVERY_HEALTHY = "weir.discovery.healthy";
 
+  /** Gauge per peer: 1 while it answers, 0 while it is down. */
+  public static final String PEER_UP = "weir.peer.up";
+
+  /** Counter per peer: the times it was found down. */
+  public static final String PEER_DOWN = "weir.peer.down";
+
   private static final Duration[] LATENCY_BUCKETS = {
     Duration.ofNanos(500_000),
     Duration.ofMillis(1),
@@ -113,6 +124,13 @@ public final class MicrometerMetrics implements WeirMetrics {
    * timer twice, which Micrometer answers with the one meter.
    */
   private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
+
+  /**
+   * The suppliers behind function counters: Micrometer holds a function counter's source weakly (a
+   * gauge can be told otherwise, a function counter cannot), and a lambda nobody else keeps would be
+   * collected, after which the counter reads nothing.
+   */
+  private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
 
@@ -178,8 +196,13 @@ public final class MicrometerMetrics implements WeirMetrics {
   }
 
   @Override
-  public void watchHttpQueue(LongSupplier queued) {
-    gauge(HTTP_QUEUE, "HTTP requests waiting for a worker", queued);
+  public void watchHttpInFlight(LongSupplier inFlight) {
+    gauge(HTTP_IN_FLIGHT, "HTTP requests being answered", inFlight);
+  }
+
+  @Override
+  public void watchHttpConnections(LongSupplier open) {
+    gauge(HTTP_CONNECTIONS, "HTTP connections open", open);
   }
 
   @Override
@@ -242,6 +265,7 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   private void functionCounter(
       String name, String description, LongSupplier value, String... tags) {
+    functionCounterSources.add(value);
     FunctionCounter.builder(name, value, supplier -> supplier.getAsLong())
         .description(description)
         .tags(tags)
@@ -270,6 +294,24 @@ public final class MicrometerMetrics implements WeirMetrics {
         .tag("mechanism", mechanism)
         .strongReference(true)
         .register(registry);
+  }
+
+  @Override
+  public void watchPeerUp(String peer, BooleanSupplier up) {
+    Gauge.builder(PEER_UP, up, supplier -> supplier.getAsBoolean() ? 1 : 0)
+        .description("1 while the peer answers, 0 while it is found down")
+        .tag("peer", peer)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public void peerDown(String peer) {
+    Counter.builder(PEER_DOWN)
+        .description("Times the peer was found down")
+        .tag("peer", peer)
+        .register(registry)
+        .increment();
   }
 
   private Timer latency(String name, String description, String... tags) {

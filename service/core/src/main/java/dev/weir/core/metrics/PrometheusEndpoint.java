@@ -1,17 +1,17 @@
 package dev.weir.core.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import dev.weir.core.http.HttpResponses;
+import dev.weir.core.http.HttpAnswer;
+import dev.weir.core.http.HttpCall;
 import dev.weir.core.http.HttpRoute;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 
 /**
- * {@code GET /metrics}: the node's meters in the Prometheus text exposition format (version
- * 0.0.4), for Prometheus to scrape on the HTTP port.
+ * {@code GET /metrics}: the node's meters in the Prometheus text exposition format (version 0.0.4),
+ * for Prometheus to scrape on the HTTP port.
  */
 public final class PrometheusEndpoint {
 
@@ -38,8 +38,8 @@ public final class PrometheusEndpoint {
     return HttpRoute.get(PATH, this::scrape);
   }
 
-  private void scrape(HttpExchange exchange) throws IOException {
+  private CompletionStage<HttpAnswer> scrape(HttpCall call) {
     byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-    HttpResponses.send(exchange, 200, CONTENT_TYPE, body);
+    return HttpAnswer.of(200, CONTENT_TYPE, body).completed();
   }
 }

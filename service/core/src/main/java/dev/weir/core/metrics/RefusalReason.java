@@ -17,8 +17,8 @@ public enum RefusalReason {
   /** An Envoy limit override without a valid unit. */
   INVALID_OVERRIDE,
   /**
-   * An HTTP request that found every worker busy and the queue full ({@code WEIR_HTTP_THREADS},
-   * {@code WEIR_HTTP_MAX_QUEUE}).
+   * An HTTP request that found as many requests in flight as allowed ({@code
+   * WEIR_HTTP_MAX_IN_FLIGHT}).
    */
   HTTP_SATURATED,
   /**
@@ -36,7 +36,16 @@ public enum RefusalReason {
    * empty or over-long key, a timestamp far from this node's clock, an unknown algorithm, a bucket
    * state the engine cannot produce, a malformed membership notice.
    */
-  PEER_INVALID_INPUT;
+  PEER_INVALID_INPUT,
+  /** An HTTP connection beyond the most open at once ({@code WEIR_HTTP_MAX_CONNECTIONS}). */
+  HTTP_TOO_MANY_CONNECTIONS,
+  /**
+   * An HTTP request whose head or body did not arrive in time ({@code WEIR_HTTP_HEADER_TIMEOUT},
+   * {@code WEIR_HTTP_BODY_TIMEOUT}).
+   */
+  HTTP_TIMEOUT,
+  /** An HTTP request the decoder could not read: bad framing, a bad chunk size, a head too long. */
+  HTTP_MALFORMED;
 
   /** Returns the label value, e.g. {@code field_too_long}. */
   public String label() {

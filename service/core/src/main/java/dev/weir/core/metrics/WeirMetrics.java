@@ -8,10 +8,10 @@ import java.util.function.LongSupplier;
  * The events and gauges a Weir node reports, in domain terms. Every method has a no-op default, so
  * {@link #NOOP} reports nothing and a component that is not given metrics costs nothing.
  *
- * <p>Design: callers describe what happened with enums and a few bounded strings (a gRPC method
- * the server knows, a matched HTTP route, a peer address); they never pass a rate-limit key, so
- * label cardinality stays bounded whatever clients send. {@link MicrometerMetrics} turns these
- * events into Micrometer meters; tests use a recording fake.
+ * <p>Design: callers describe what happened with enums and a few bounded strings (a gRPC method the
+ * server knows, a matched HTTP route, a peer address); they never pass a rate-limit key, so label
+ * cardinality stays bounded whatever clients send. {@link MicrometerMetrics} turns these events
+ * into Micrometer meters; tests use a recording fake.
  */
 public interface WeirMetrics {
 
@@ -25,8 +25,8 @@ public interface WeirMetrics {
   default void grpcCall(String method, Status.Code code, long nanos) {}
 
   /**
-   * Records one HTTP request to {@code route} (a registered route path, or {@code unmatched})
-   * answered with {@code status} after {@code nanos}.
+   * Records one HTTP request to {@code route} (a registered route path) answered with {@code
+   * status} after {@code nanos}.
    */
   default void httpRequest(String route, int status, long nanos) {}
 
@@ -39,8 +39,11 @@ public interface WeirMetrics {
   /** Reports the number of {@code check} calls in flight, read when scraped. */
   default void watchChecksInFlight(LongSupplier inFlight) {}
 
-  /** Reports the number of HTTP requests waiting for a worker, read when scraped. */
-  default void watchHttpQueue(LongSupplier queued) {}
+  /** Reports the number of HTTP requests being answered, read when scraped. */
+  default void watchHttpInFlight(LongSupplier inFlight) {}
+
+  /** Reports the number of HTTP connections open, read when scraped. */
+  default void watchHttpConnections(LongSupplier open) {}
 
   /** Reports the bucket store's size and access statistics, read when scraped. */
   default void watchCache(CacheStatistics cache) {}
@@ -75,4 +78,13 @@ public interface WeirMetrics {
    * problem, however long it lasts.
    */
   default void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {}
+
+  /**
+   * Reports whether {@code peer} answers ({@code up} false while it is found down), read when
+   * scraped.
+   */
+  default void watchPeerUp(String peer, BooleanSupplier up) {}
+
+  /** Counts {@code peer} being found down. */
+  default void peerDown(String peer) {}
 }

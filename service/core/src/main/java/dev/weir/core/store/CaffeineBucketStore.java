@@ -3,6 +3,7 @@ package dev.weir.core.store;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Policy;
 import com.github.benmanes.caffeine.cache.Policy.VarExpiration;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Scheduler;
@@ -26,9 +27,12 @@ import java.util.function.Function;
  * its state's {@link BucketState#expireAt()}. The only class that imports Caffeine.
  *
  * <p>Design: a Caffeine write (write buffer, timer wheel, maintenance) costs about ten times a read,
- * so a decision on a known key is a read: {@code getIfPresent} finds the key's {@link Cell}, and the
- * state is replaced under the cell's monitor, which makes updates of one key atomic without a
- * Caffeine write. Only two things write: creating a key (the engine then runs inside Caffeine's
+ * so a decision on a known key is a read: a lookup finds the key's {@link Cell}, and the state is
+ * replaced under the cell's monitor, which makes updates of one key atomic without a Caffeine write.
+ * Even a read has a cost (the read buffer, and maintenance each time it fills), so only one
+ * decision in {@value #RECORD_EVERY} per cell is recorded as an access for the eviction policy; the
+ * others look the cell up quietly. Frequencies are then sampled evenly, which keeps W-TinyLFU's
+ * order: a key used fewer times than that looks unused, and those are the ones to evict anyway. Only two things write: creating a key (the engine then runs inside Caffeine's
  * {@code compute}, so two creators of one key cannot both start from nothing) and re-arming the
  * cell's expiry, which happens only when a state's {@code expireAt} passes the time the cell is
  * armed until. A cell is armed until {@code expireAt} plus the state's remaining lifetime, so a
@@ -50,10 +54,14 @@ public final class CaffeineBucketStore implements BucketStore, CacheStatistics {
 
   private static final long MAX_EXPIRY_NANOS = Long.MAX_VALUE >> 1;
 
+  /** One decision in this many per cell is recorded as an access for the eviction policy. */
+  static final int RECORD_EVERY = 8;
+
   private final Clock clock;
   private final Cache<String, Cell> cache;
   private final ConcurrentMap<String, Cell> map;
   private final VarExpiration<String, Cell> expiration;
+  private final Policy<String, Cell> policy;
   private final LongAdder hits = new LongAdder();
   private final LongAdder misses = new LongAdder();
   private final LongAdder evictions = new LongAdder();
@@ -95,13 +103,17 @@ public final class CaffeineBucketStore implements BucketStore, CacheStatistics {
                 })
             .build();
     this.map = cache.asMap();
-    this.expiration = cache.policy().expireVariably().orElseThrow();
+    this.policy = cache.policy();
+    this.expiration = policy.expireVariably().orElseThrow();
   }
 
   @Override
   public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
     while (true) {
-      Cell cell = cache.getIfPresent(key);
+      Cell cell = policy.getIfPresentQuietly(key);
+      if (cell != null && (++cell.decisions & (RECORD_EVERY - 1)) == 0) {
+        cache.getIfPresent(key);
+      }
       if (cell == null) {
         Creation creation = new Creation(update);
         cell = map.compute(key, creation);
@@ -247,6 +259,9 @@ public final class CaffeineBucketStore implements BucketStore, CacheStatistics {
     volatile BucketState state;
     volatile boolean removed;
     long armedUntil;
+
+    /** Decisions on this cell, counted racily: it only spaces out recorded accesses. */
+    byte decisions;
 
     Cell(BucketState state, long armedUntil) {
       this.state = state;

@@ -6,16 +6,17 @@ import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedKeyManager;
@@ -34,18 +35,21 @@ public final class TlsIdentity {
   private final X509ExtendedTrustManager trustManager;
   private final ReloadingKeyManager reloadingKeys;
   private final ReloadingTrustManager reloadingTrust;
+  private final X509Certificate generatedCa;
 
   private TlsIdentity(
       TlsSettings settings,
       X509ExtendedKeyManager keyManager,
       X509ExtendedTrustManager trustManager,
       ReloadingKeyManager reloadingKeys,
-      ReloadingTrustManager reloadingTrust) {
+      ReloadingTrustManager reloadingTrust,
+      X509Certificate generatedCa) {
     this.settings = settings;
     this.keyManager = keyManager;
     this.trustManager = trustManager;
     this.reloadingKeys = reloadingKeys;
     this.reloadingTrust = reloadingTrust;
+    this.generatedCa = generatedCa;
   }
 
   /**
@@ -62,7 +66,7 @@ public final class TlsIdentity {
           ReloadingKeyManager.load(settings.cert().get(), settings.key().orElseThrow());
       X509ExtendedTrustManager trust =
           reloadingTrust != null ? reloadingTrust : KeyManagers.trustManager(null);
-      return new TlsIdentity(settings, keys, trust, keys, reloadingTrust);
+      return new TlsIdentity(settings, keys, trust, keys, reloadingTrust, null);
     }
     CertificateAuthority ca = CertificateAuthority.create("weir-auto-ca", Duration.ofDays(365));
     CertificateAuthority.Identity identity = ca.issue("weir", hosts, Duration.ofDays(365));
@@ -79,7 +83,8 @@ public final class TlsIdentity {
         KeyManagers.keyManager(identity.key(), identity.chain()),
         trust,
         null,
-        reloadingTrust);
+        reloadingTrust,
+        ca.certificate());
   }
 
   /**
@@ -138,6 +143,14 @@ public final class TlsIdentity {
     return new Reload(new TlsReload(certificate, cas, failures), errors);
   }
 
+  /**
+   * Returns the CA certificate generated at start with {@code WEIR_TLS_AUTO}, which signed this
+   * node's certificate; empty when the certificate came from files.
+   */
+  public Optional<X509Certificate> generatedCa() {
+    return Optional.ofNullable(generatedCa);
+  }
+
   /** Returns the CA certificates trusted now. */
   public X509Certificate[] trustedCas() {
     return trustManager.getAcceptedIssuers();
@@ -183,31 +196,32 @@ public final class TlsIdentity {
     return context;
   }
 
-  /** Returns the configurator of the HTTPS listener: protocols and client authentication. */
-  public HttpsConfigurator httpsConfigurator() throws GeneralSecurityException {
-    return httpsConfigurator(settings.clientAuth());
+  /** Returns the engines of the HTTPS listener: protocols and client authentication as set. */
+  public Supplier<SSLEngine> httpsEngines() throws GeneralSecurityException {
+    return httpsEngines(settings.clientAuth());
   }
 
   /**
-   * Returns the configurator of an HTTPS listener with this identity and protocols that asks
-   * clients for certificates as {@code clientAuth} says, whatever {@code WEIR_TLS_CLIENT_AUTH} is:
-   * the status listener uses {@link ClientAuth#NONE}.
+   * Returns a supplier of server-mode engines with this identity and protocols, one per HTTPS
+   * connection, that ask clients for certificates as {@code clientAuth} says, whatever {@code
+   * WEIR_TLS_CLIENT_AUTH} is: the status listener uses {@link ClientAuth#NONE}. Each engine reads
+   * the certificate and CAs in use when its handshake runs, so a reload reaches new connections.
    */
-  public HttpsConfigurator httpsConfigurator(ClientAuth clientAuth)
-      throws GeneralSecurityException {
+  public Supplier<SSLEngine> httpsEngines(ClientAuth clientAuth) throws GeneralSecurityException {
     SSLContext context = sslContext();
-    return new HttpsConfigurator(context) {
-      @Override
-      public void configure(HttpsParameters params) {
-        SSLParameters parameters = context.getDefaultSSLParameters();
-        parameters.setProtocols(settings.protocols());
-        switch (clientAuth) {
-          case NONE -> parameters.setWantClientAuth(false);
-          case REQUEST -> parameters.setWantClientAuth(true);
-          case REQUIRE_AND_VERIFY -> parameters.setNeedClientAuth(true);
-        }
-        params.setSSLParameters(parameters);
+    String[] protocols = settings.protocols();
+    return () -> {
+      SSLEngine engine = context.createSSLEngine();
+      engine.setUseClientMode(false);
+      SSLParameters parameters = context.getDefaultSSLParameters();
+      parameters.setProtocols(protocols);
+      switch (clientAuth) {
+        case NONE -> parameters.setWantClientAuth(false);
+        case REQUEST -> parameters.setWantClientAuth(true);
+        case REQUIRE_AND_VERIFY -> parameters.setNeedClientAuth(true);
       }
+      engine.setSSLParameters(parameters);
+      return engine;
     };
   }
 

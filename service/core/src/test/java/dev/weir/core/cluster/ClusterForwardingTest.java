@@ -156,39 +156,6 @@ class ClusterForwardingTest {
   }
 
   @Test
-  void check_ownerDown_itemErrorNamesPeerOthersAnsweredAndHealthUnhealthy() throws Exception {
-    cluster = LocalCluster.start(3, SETTINGS);
-    Node asked = cluster.node(0);
-    Node down = cluster.node(1);
-    String lostKey = keyOwnedBy(cluster, down, "lost:");
-    String localKey = keyOwnedBy(cluster, asked, "here:");
-    cluster.kill(down);
-
-    List<RateLimitResponse> answers =
-        asked.check(req(lostKey, 1, 5), req(localKey, 1, 5));
-
-    assertThat(answers.get(0).error())
-        .startsWith("error while forwarding to peer '" + down.address() + "': UNAVAILABLE");
-    assertThat(answers.get(1).error()).isEmpty();
-    assertThat(answers.get(1).remaining()).isEqualTo(4);
-    HealthStatus health = asked.service().health();
-    assertThat(health.healthy()).isFalse();
-    assertThat(health.message()).contains(down.address());
-    assertThat(health.peerCount()).isEqualTo(3);
-
-    cluster.revive(down);
-    RateLimitResponse back = asked.check(req(lostKey, 1, 5)).get(0);
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (back.isError() && System.nanoTime() < deadline) {
-      // gRPC waits out its reconnect backoff before it tries the revived peer again.
-      Thread.sleep(100);
-      back = asked.check(req(lostKey, 1, 5)).get(0);
-    }
-    assertThat(back.error()).isEmpty();
-    assertThat(back.metadata()).containsEntry("owner", down.address());
-  }
-
-  @Test
   void check_ownerChangesWhileInFlight_retriedOnNewOwner() {
     cluster = LocalCluster.start(3, SETTINGS);
     Node asked = cluster.node(0);
@@ -241,7 +208,7 @@ class ClusterForwardingTest {
   @Test
   void health_allPeersAnswer_healthyWithPeerCount() {
     cluster = LocalCluster.start(3, SETTINGS);
-    HealthStatus h = cluster.node(2).service().health();
+    HealthStatus h = cluster.node(2).cluster().nodeHealth().health();
     assertThat(h.healthy()).isTrue();
     assertThat(h.message()).isEmpty();
     assertThat(h.peerCount()).isEqualTo(3);
@@ -253,7 +220,7 @@ class ClusterForwardingTest {
     cluster = LocalCluster.start(2, SETTINGS);
     Node n = cluster.node(0);
     n.cluster().membership().accept(java.util.Set.of(cluster.node(1).address()));
-    HealthStatus h = n.service().health();
+    HealthStatus h = n.cluster().nodeHealth().health();
     assertThat(h.healthy()).isFalse();
     assertThat(h.message()).isEqualTo("this instance is not found in the peer list");
     assertThat(h.peerCount()).isEqualTo(1);

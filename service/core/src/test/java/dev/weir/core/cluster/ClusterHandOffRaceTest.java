@@ -113,7 +113,7 @@ class ClusterHandOffRaceTest {
     holder.beforeAnnounce(
         leaving -> {
           if (!leaving) {
-            third.cluster().membership().returned(restarted.address());
+            third.cluster().announce(restarted.address(), false);
             meanwhile.add(third.check(req(key, 1)).get(0));
           }
         });

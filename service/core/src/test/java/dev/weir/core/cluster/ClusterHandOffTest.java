@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
@@ -93,7 +94,17 @@ class ClusterHandOffTest {
 
   @Test
   void restart_shutdownThenRejoinUnderStaticDiscovery_countsSurviveAndComeBack() {
-    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    restartCountsSurviveAndComeBack(ClusterForwardingTest.SETTINGS);
+  }
+
+  @Test
+  void restart_failModeLeaverIsDownUntilItReturns_countsStillCopiedBeforeTheReturn() {
+    restartCountsSurviveAndComeBack(
+        ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+  }
+
+  private void restartCountsSurviveAndComeBack(ClusterSettings settings) {
+    cluster = LocalCluster.start(3, settings);
     consumeThree();
     Node old = cluster.node(1);
     int ownedBefore = 0;

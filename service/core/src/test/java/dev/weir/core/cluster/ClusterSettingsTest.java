@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
@@ -33,6 +34,7 @@ class ClusterSettingsTest {
     assertThat(s.globalTimeout()).isEqualTo(Duration.ofMillis(500));
     assertThat(s.staticPeers()).isEmpty();
     assertThat(s.handoff()).isTrue();
+    assertThat(s.peerFailureMode()).isEqualTo(PeerFailureMode.REROUTE);
   }
 
   @Test
@@ -51,13 +53,14 @@ class ClusterSettingsTest {
                 Map.entry("WEIR_GLOBAL_TIMEOUT", "2s"),
                 Map.entry("WEIR_PEER_DISCOVERY_TYPE", "STATIC"),
                 Map.entry("WEIR_STATIC_PEERS", " 10.0.0.1:1051, 10.0.0.2:1051 ,"),
-                Map.entry("WEIR_HANDOFF", "false")));
+                Map.entry("WEIR_HANDOFF", "false"),
+                Map.entry("WEIR_PEER_FAILURE_MODE", "Fail")));
     assertThat(s)
         .isEqualTo(
             new ClusterSettings(
                 64, PeerHash.FNV1, 50, Duration.ofMillis(2), Duration.ofSeconds(1), true,
                 Duration.ofMillis(250), 10, Duration.ofSeconds(2), "static",
-                List.of("10.0.0.1:1051", "10.0.0.2:1051"), false));
+                List.of("10.0.0.1:1051", "10.0.0.2:1051"), false, PeerFailureMode.FAIL));
   }
 
   @Test
@@ -84,6 +87,15 @@ class ClusterSettingsTest {
         .hasMessageContaining("WEIR_PEER_PICKER_HASH")
         .hasMessageContaining("crc32")
         .hasMessageContaining("fnv1a, fnv1");
+  }
+
+  @Test
+  void from_unknownPeerFailureMode_errorNamesVariableValueAndModes() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_PEER_FAILURE_MODE", "retry")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_PEER_FAILURE_MODE")
+        .hasMessageContaining("retry")
+        .hasMessageContaining("reroute, fail");
   }
 
   @Test

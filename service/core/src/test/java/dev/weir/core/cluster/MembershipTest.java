@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.discovery.StaticDiscovery;
@@ -59,6 +60,56 @@ class MembershipTest {
   }
 
   @Test
+  void departed_markExpiresWhileThePeerIsStillDown_staysOffUntilItAnswers() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler scheduler = new FakeScheduler(clock);
+    PeerLiveness liveness = new PeerLiveness(clock);
+    Membership expiring =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A),
+            "a:1",
+            clock,
+            scheduler,
+            Duration.ofSeconds(30),
+            liveness::down);
+    expiring.accept(Set.of("a:1", "b:1", "c:1"));
+    liveness.left("b:1");
+    expiring.departed("b:1");
+
+    scheduler.advance(Duration.ofSeconds(31));
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "c:1");
+    assertThat(expiring.members()).containsExactly("a:1", "b:1", "c:1");
+    liveness.back("b:1");
+    expiring.refresh();
+    assertThat(expiring.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+  }
+
+  @Test
+  void refresh_peerDownThenUp_offTheRingMeanwhileStillAMember() {
+    FakeClock clock = new FakeClock();
+    PeerLiveness liveness = new PeerLiveness(clock);
+    Membership live =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A),
+            "a:1",
+            clock,
+            new FakeScheduler(clock),
+            Duration.ofSeconds(30),
+            liveness::down);
+    live.accept(Set.of("a:1", "b:1", "c:1"));
+
+    liveness.unreachable("c:1", "refused");
+    live.refresh();
+    List<String> whileDown = live.ring().peers();
+    liveness.back("c:1");
+    live.refresh();
+
+    assertThat(whileDown).containsExactly("a:1", "b:1");
+    assertThat(live.ring().peers()).containsExactly("a:1", "b:1", "c:1");
+    assertThat(live.ringWithReturned("c:1")).isSameAs(live.ring());
+  }
+
+  @Test
   void departed_markRenewed_expiresFromLatestMark() {
     FakeClock clock = new FakeClock();
     FakeScheduler scheduler = new FakeScheduler(clock);
@@ -111,6 +162,58 @@ class MembershipTest {
     StaticDiscovery d = new StaticDiscovery("a:1", List.of("a:1", "b:1", "a:1"));
     assertThat(d.peers()).containsExactlyInAnyOrder("a:1", "b:1");
     d.start(membership);
+    assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
+  }
+
+  @Test
+  void listener_readsTheMembershipFromAnotherThread_notBlockedByTheChangeItHears()
+      throws Exception {
+    java.util.concurrent.ExecutorService other =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    List<Set<String>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    membership.addListener(
+        (before, after) -> {
+          try {
+            seen.add(other.submit(membership::members).get(5, java.util.concurrent.TimeUnit.SECONDS));
+          } catch (Exception e) {
+            throw new IllegalStateException("the other thread could not read the membership", e);
+          }
+        });
+
+    membership.accept(Set.of("a:1", "b:1"));
+    other.shutdownNow();
+
+    assertThat(seen).containsExactly(Set.of("a:1", "b:1"));
+  }
+
+  @Test
+  void changes_fromTwoThreads_deliveredInTheOrderTheyHappened() throws Exception {
+    List<List<String>> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.CountDownLatch inFirst = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    membership.addListener(
+        (before, after) -> {
+          order.add(after.peers());
+          if (after.peers().equals(List.of("a:1"))) {
+            inFirst.countDown();
+            try {
+              release.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    Thread first = new Thread(() -> membership.accept(Set.of("a:1")));
+    first.start();
+    assertThat(inFirst.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    membership.accept(Set.of("a:1", "b:1"));
+    List<List<String>> beforeRelease = List.copyOf(order);
+    release.countDown();
+    first.join(5000);
+
+    assertThat(beforeRelease).containsExactly(List.of("a:1"));
+    assertThat(order).containsExactly(List.of("a:1"), List.of("a:1", "b:1"));
     assertThat(membership.ring().peers()).containsExactly("a:1", "b:1");
   }
 }

@@ -1,17 +1,13 @@
 package dev.weir.core.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.net.httpserver.HttpHandler;
-import dev.weir.core.metrics.HttpMetrics;
-import dev.weir.core.metrics.WeirMetrics;
-import dev.weir.core.testkit.FakeClock;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class HttpRouteTest {
 
-  private static final HttpHandler NOTHING = exchange -> {};
+  private static final HttpHandler NOTHING = call -> HttpAnswer.json(200, "{}").completed();
 
   @Test
   void probe_get_servedWhenSaturated() {
@@ -24,23 +20,25 @@ class HttpRouteTest {
   }
 
   @Test
-  void withHandler_probe_keepsMethodPathAndFlag() {
-    HttpHandler other = exchange -> {};
-
-    HttpRoute replaced = HttpRoute.probe("/p", NOTHING).withHandler(other);
-
-    assertThat(replaced).isEqualTo(new HttpRoute("GET", "/p", other, true));
+  void constructor_lowerCaseMethod_upperCased() {
+    assertThat(new HttpRoute("post", "/p", NOTHING, false).method()).isEqualTo("POST");
   }
 
   @Test
-  void wrappers_probeRoutes_stayServedWhenSaturated() {
-    List<HttpRoute> routes =
-        List.of(HttpRoute.probe("/p", NOTHING), HttpRoute.post("/q", NOTHING));
+  void constructor_relativePath_rejected() {
+    assertThatThrownBy(() -> HttpRoute.get("p", NOTHING))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("path must start with '/': p");
+  }
 
-    List<HttpRoute> wrapped =
-        HttpMetrics.instrument(
-            BodyLimit.apply(routes, 10, WeirMetrics.NOOP), WeirMetrics.NOOP, new FakeClock());
+  @Test
+  void answer_withHeader_keepsTheRest() {
+    HttpAnswer answer = HttpAnswer.error(405, 12, "Method Not Allowed").withHeader("Allow", "GET");
 
-    assertThat(wrapped).extracting(HttpRoute::servedWhenSaturated).containsExactly(true, false);
+    assertThat(answer.status()).isEqualTo(405);
+    assertThat(answer.contentType()).isEqualTo("application/json");
+    assertThat(answer.headers()).containsEntry("Allow", "GET");
+    assertThat(answer.text())
+        .isEqualTo("{\"code\":12,\"message\":\"Method Not Allowed\",\"details\":[]}");
   }
 }

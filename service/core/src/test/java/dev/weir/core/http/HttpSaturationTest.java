@@ -5,44 +5,40 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class HttpSaturationTest {
 
-  private static final int THREADS = 2;
-  private static final int QUEUE = 3;
+  private static final int MAX_IN_FLIGHT = 3;
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final HttpClient client =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private final CountDownLatch entered = new CountDownLatch(THREADS);
-  private final CountDownLatch release = new CountDownLatch(1);
+  private final CompletableFuture<HttpAnswer> release = new CompletableFuture<>();
+  private final AtomicInteger entered = new AtomicInteger();
   private final List<Socket> sockets = new ArrayList<>();
   private HttpListener listener;
 
   @AfterEach
-  void stop() throws IOException {
-    release.countDown();
+  void stop() throws Exception {
+    release.complete(HttpAnswer.json(200, "{}"));
     for (Socket socket : sockets) {
       socket.close();
     }
@@ -52,69 +48,36 @@ class HttpSaturationTest {
   }
 
   private void startBlocking(HttpSettings settings) throws Exception {
-    startBlocking(settings, HttpWorkers.REFUSAL_THREADS, HttpWorkers.REFUSAL_QUEUE);
-  }
-
-  private void startBlocking(HttpSettings settings, int refusalThreads, int refusalQueue)
-      throws Exception {
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            List.of(
-                HttpRoute.get(
-                    "/block",
-                    ex -> {
-                      entered.countDown();
-                      try {
-                        release.await();
-                      } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                      }
-                      HttpResponses.sendJson(ex, 200, "{}");
-                    }),
-                HttpRoute.get("/fast", ex -> HttpResponses.sendJson(ex, 200, "{}")),
-                HttpRoute.probe("/probe", ex -> HttpResponses.sendJson(ex, 200, "{\"ok\":1}"))),
-            null,
-            settings,
-            new MicrometerMetrics(registry),
-            refusalThreads,
-            refusalQueue);
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(
+                List.of(
+                    HttpRoute.get(
+                        "/block",
+                        call -> {
+                          entered.incrementAndGet();
+                          return release;
+                        }),
+                    HttpRoute.get("/fast", call -> HttpAnswer.json(200, "{}").completed()),
+                    HttpRoute.probe(
+                        "/probe", call -> HttpAnswer.json(200, "{\"ok\":1}").completed())))
+            .settings(settings)
+            .metrics(new MicrometerMetrics(registry), new FakeClock())
+            .start();
   }
 
-  /** Fills every worker and the queue with requests that block until {@link #release}. */
+  private static HttpSettings settings(int threads, int maxInFlight) {
+    return HttpSettings.defaults().withThreads(threads).withMaxInFlight(maxInFlight);
+  }
+
+  /** Fills every in-flight place with requests that wait for {@link #release}. */
   private List<CompletableFuture<HttpResponse<String>>> saturate() throws Exception {
     List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
-    for (int i = 0; i < THREADS; i++) {
+    for (int i = 0; i < MAX_IN_FLIGHT; i++) {
       admitted.add(send("/block"));
     }
-    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-    for (int i = 0; i < QUEUE; i++) {
-      admitted.add(send("/block"));
-    }
-    awaitQueued(QUEUE);
+    Await.until(WAIT, () -> entered.get() == MAX_IN_FLIGHT, "every place taken");
     return admitted;
-  }
-
-  /** Opens a connection that sends part of a request line and then nothing more. */
-  private Socket stalledClient() throws IOException {
-    Socket socket = new Socket(InetAddress.getLoopbackAddress(), listener.port());
-    sockets.add(socket);
-    socket.getOutputStream().write("GET /fa".getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
-    return socket;
-  }
-
-  /** Returns whether the server closed {@code socket} before sending a byte. */
-  private static boolean closedWithoutAnswer(Socket socket) throws IOException {
-    try {
-      return socket.getInputStream().read() == -1;
-    } catch (SocketException reset) {
-      return true;
-    }
-  }
-
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    Await.until(WAIT, condition, what);
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) {
@@ -131,30 +94,26 @@ class HttpSaturationTest {
         .count();
   }
 
-  private void awaitQueued(int n) throws InterruptedException {
-    await(() -> listener.queued() == n, n + " requests queued");
-  }
-
   @Test
-  void request_threadsAndQueueFull_503WithGatewayBodyThenAdmittedOnesComplete() throws Exception {
-    startBlocking(new HttpSettings(THREADS, QUEUE));
+  void request_maxInFlightReached_503WithGatewayBodyThenAdmittedOnesComplete() throws Exception {
+    startBlocking(settings(1, MAX_IN_FLIGHT));
     List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
 
     HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
 
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.headers().firstValue("content-type")).contains("application/json");
+    assertThat(refused.headers().firstValue("connection")).contains("close");
     assertThat(refused.body())
         .isEqualTo(
-            HttpResponses.errorBody(
+            HttpAnswer.errorBody(
                 14,
-                "HTTP listener saturated: all 2 worker threads are busy and 3 requests are waiting"
-                    + " (the most allowed); retry later, or raise WEIR_HTTP_MAX_QUEUE or"
-                    + " WEIR_HTTP_THREADS"));
+                "HTTP listener saturated: 3 requests are being answered (the most allowed);"
+                    + " retry later, or raise WEIR_HTTP_MAX_IN_FLIGHT"));
     assertThat(saturatedCount()).isEqualTo(1.0);
     assertThat(admitted).allSatisfy(f -> assertThat(f).isNotDone());
 
-    release.countDown();
+    release.complete(HttpAnswer.json(200, "{}"));
 
     for (CompletableFuture<HttpResponse<String>> f : admitted) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
@@ -164,52 +123,48 @@ class HttpSaturationTest {
   }
 
   @Test
-  void request_stalledClientWhileSaturated_otherClientStillGets503() throws Exception {
-    startBlocking(new HttpSettings(THREADS, QUEUE));
+  void request_stalledClientsWhileSaturated_otherClientStillGets503() throws Exception {
+    startBlocking(settings(1, MAX_IN_FLIGHT));
     List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
-    stalledClient();
-    await(() -> listener.overflowRunning() == 1, "the stalled request is being read");
+    for (int i = 0; i < 50; i++) {
+      Socket stalled = HttpText.connect(listener.port());
+      sockets.add(stalled);
+      HttpText.send(stalled, "GET /fa");
+    }
 
     HttpResponse<String> refused = send("/fast").get(10, TimeUnit.SECONDS);
 
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(refused.body()).startsWith("{\"code\":14,");
     assertThat(saturatedCount()).isEqualTo(1.0);
-    release.countDown();
+    release.complete(HttpAnswer.json(200, "{}"));
     for (CompletableFuture<HttpResponse<String>> f : admitted) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     }
   }
 
   @Test
-  void request_refusalThreadsSaturatedToo_connectionClosedWithoutAnswerAndCountedOnce()
-      throws Exception {
-    startBlocking(new HttpSettings(THREADS, QUEUE), 1, 1);
-    List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
-    stalledClient();
-    await(() -> listener.overflowRunning() == 1, "the first stalled request is being read");
-    stalledClient();
-    await(() -> listener.overflowQueued() == 1, "the second stalled request is waiting");
-
-    try (Socket dropped = new Socket(InetAddress.getLoopbackAddress(), listener.port())) {
-      dropped.setSoTimeout((int) TimeUnit.SECONDS.toMillis(10));
-      dropped
-          .getOutputStream()
-          .write("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-      dropped.getOutputStream().flush();
-
-      assertThat(closedWithoutAnswer(dropped)).isTrue();
+  void request_moreWaitingThanThreads_noneHoldsAThread() throws Exception {
+    startBlocking(settings(1, 100));
+    List<CompletableFuture<HttpResponse<String>>> waiting = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      waiting.add(send("/block"));
     }
-    assertThat(saturatedCount()).isEqualTo(1.0);
-    release.countDown();
-    for (CompletableFuture<HttpResponse<String>> f : admitted) {
+    Await.until(WAIT, () -> entered.get() == 20, "all 20 requests in flight on one thread");
+
+    HttpResponse<String> fast = send("/fast").get(10, TimeUnit.SECONDS);
+
+    assertThat(fast.statusCode()).isEqualTo(200);
+    Await.until(WAIT, () -> listener.inFlight() == 20, "the 20 waiting ones still in flight");
+    release.complete(HttpAnswer.json(200, "{}"));
+    for (CompletableFuture<HttpResponse<String>> f : waiting) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     }
   }
 
   @Test
   void request_probeRouteWhileSaturated_servedAndOtherRoutes503() throws Exception {
-    startBlocking(new HttpSettings(THREADS, QUEUE));
+    startBlocking(settings(1, MAX_IN_FLIGHT));
     List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
 
     HttpResponse<String> probe = send("/probe").get(10, TimeUnit.SECONDS);
@@ -220,22 +175,27 @@ class HttpSaturationTest {
     assertThat(refused.statusCode()).isEqualTo(503);
     assertThat(saturatedCount()).isEqualTo(1.0);
     assertThat(admitted).allSatisfy(f -> assertThat(f).isNotDone());
-    release.countDown();
+    release.complete(HttpAnswer.json(200, "{}"));
     for (CompletableFuture<HttpResponse<String>> f : admitted) {
       assertThat(f.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     }
   }
 
   @Test
-  void queueGauge_requestsWaiting_reportedWhenScraped() throws Exception {
-    startBlocking(new HttpSettings(1, 4));
+  void inFlightGauge_requestsBeingAnswered_reportedWhenScraped() throws Exception {
+    startBlocking(settings(1, 4));
     CompletableFuture<HttpResponse<String>> first = send("/block");
     CompletableFuture<HttpResponse<String>> second = send("/block");
-    awaitQueued(1);
+    Await.until(WAIT, () -> entered.get() == 2, "two requests in flight");
 
-    assertThat(registry.get(MicrometerMetrics.HTTP_QUEUE).gauge().value()).isEqualTo(1.0);
-    release.countDown();
+    assertThat(registry.get(MicrometerMetrics.HTTP_IN_FLIGHT).gauge().value()).isEqualTo(2.0);
+    assertThat(registry.get(MicrometerMetrics.HTTP_CONNECTIONS).gauge().value()).isEqualTo(2.0);
+    release.complete(HttpAnswer.json(200, "{}"));
     assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    Await.until(
+        WAIT,
+        () -> registry.get(MicrometerMetrics.HTTP_IN_FLIGHT).gauge().value() == 0.0,
+        "no request in flight");
   }
 }

@@ -68,6 +68,22 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void watchPeerUp_peerGoesDown_gaugeFollowsAndDownCounted() {
+    AtomicBoolean up = new AtomicBoolean(true);
+    metrics.watchPeerUp("10.0.0.2:1051", up::get);
+
+    String answering = registry.scrape();
+    up.set(false);
+    metrics.peerDown("10.0.0.2:1051");
+    String down = registry.scrape();
+
+    assertThat(answering).contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 1.0");
+    assertThat(down)
+        .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 0.0")
+        .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0");
+  }
+
+  @Test
   void watchDiscoveryHealth_scrape_gaugeFollowsTheSupplierPerMechanism() {
     AtomicBoolean dnsHealthy = new AtomicBoolean(true);
     metrics.watchDiscoveryHealth("dns", dnsHealthy::get);
@@ -94,5 +110,23 @@ class MicrometerMetricsTest {
           .contains("jvm_threads_live_threads")
           .contains("process_uptime_seconds");
     }
+  }
+
+  @Test
+  void watchPeerBatchesAndHandOff_lambdasKeptByNobodyElse_stillReadAfterGarbageCollection() {
+    long[] batches = {7};
+    metrics.watchPeerBatches("10.0.0.3:1051", () -> batches[0], () -> 70);
+    metrics.watchHandOff(() -> 30, () -> 4);
+    java.lang.ref.WeakReference<Object> probe = new java.lang.ref.WeakReference<>(new Object());
+    for (int i = 0; i < 50 && probe.get() != null; i++) {
+      System.gc();
+    }
+    batches[0] = 8;
+
+    assertThat(probe.get()).as("a collection ran").isNull();
+    assertThat(registry.scrape())
+        .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 8.0")
+        .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 70.0")
+        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0");
   }
 }

@@ -62,6 +62,7 @@ public final class LocalCluster implements AutoCloseable {
   private final PeerSecurity security;
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
   private final List<Node> nodes = new ArrayList<>();
+  private final List<String> ghosts = new ArrayList<>();
 
   private LocalCluster(
       ClusterSettings settings,
@@ -79,12 +80,22 @@ public final class LocalCluster implements AutoCloseable {
    * engine through a {@link LocalLimiter} over an {@link InMemoryBucketStore}.
    */
   public static LocalCluster start(int n, ClusterSettings settings) {
+    return start(n, settings, List.of());
+  }
+
+  /**
+   * Starts {@code n} nodes as {@link #start(int, ClusterSettings)} does, whose discovery also
+   * reports {@code ghosts}: addresses no node listens on, as peers that never started.
+   */
+  public static LocalCluster start(int n, ClusterSettings settings, List<String> ghosts) {
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     return start(
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply);
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
+        null,
+        ghosts);
   }
 
   /**
@@ -93,7 +104,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
-    return start(n, settings, clock, localCheck, null);
+    return start(n, settings, clock, localCheck, null, List.of());
   }
 
   /**
@@ -106,7 +117,18 @@ public final class LocalCluster implements AutoCloseable {
       Clock clock,
       Function<BucketStore, LocalCheck> localCheck,
       PeerSecurity security) {
+    return start(n, settings, clock, localCheck, security, List.of());
+  }
+
+  private static LocalCluster start(
+      int n,
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, LocalCheck> localCheck,
+      PeerSecurity security,
+      List<String> ghosts) {
     LocalCluster c = new LocalCluster(settings, clock, localCheck, security);
+    c.ghosts.addAll(ghosts);
     for (int i = 0; i < n; i++) {
       c.nodes.add(c.newNode());
     }
@@ -151,16 +173,20 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Stops {@code node} gracefully (leave notice and hand-off when enabled), tells the others the new
-   * peer set, then stops its server.
+   * peer set, then stops its server and its peer clients.
    */
   public void removeNode(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
     nodes.remove(node);
     publishMembership();
     node.listener.close();
+    node.cluster().close();
   }
 
-  /** Stops {@code node}'s server without telling anyone, as a crash would; membership is unchanged. */
+  /**
+   * Stops {@code node}'s server without telling anyone, as a crash would; discovery's membership is
+   * unchanged, and the others find it down when they call it or see its connection fail.
+   */
   public void kill(Node node) {
     node.listener.close();
     awaitTermination(node.server());
@@ -181,9 +207,10 @@ public final class LocalCluster implements AutoCloseable {
     node.cluster().leave(Duration.ofSeconds(5));
     node.listener.close();
     awaitTermination(node.server());
+    node.cluster().close();
     int index = nodes.indexOf(node);
     Node fresh = newNode(node.port);
-    Set<String> peers = new TreeSet<>();
+    Set<String> peers = new TreeSet<>(ghosts);
     nodes.forEach(n -> peers.add(n.address()));
     try {
       fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
@@ -195,7 +222,7 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private void publishMembership() {
-    Set<String> peers = new TreeSet<>();
+    Set<String> peers = new TreeSet<>(ghosts);
     nodes.forEach(n -> peers.add(n.address()));
     nodes.forEach(n -> n.cluster().membership().accept(peers));
   }

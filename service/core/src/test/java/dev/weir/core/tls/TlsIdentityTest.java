@@ -3,8 +3,8 @@ package dev.weir.core.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.http.HttpAnswer;
 import dev.weir.core.http.HttpListener;
-import dev.weir.core.http.HttpResponses;
 import dev.weir.core.http.HttpRoute;
 import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.LiveCheckResp;
@@ -150,10 +150,12 @@ class TlsIdentityTest {
 
   private HttpListener https(TlsIdentity identity) throws Exception {
     HttpRoute ok =
-        HttpRoute.get("/ok", exchange -> HttpResponses.sendJson(exchange, 200, "{}"));
+        HttpRoute.get("/ok", call -> HttpAnswer.json(200, "{}").completed());
     HttpListener listener =
-        HttpListener.start(
-            new InetSocketAddress("127.0.0.1", 0), List.of(ok), identity.httpsConfigurator());
+        HttpListener.builder(new InetSocketAddress("127.0.0.1", 0))
+            .routes(List.of(ok))
+            .tls(identity.httpsEngines())
+            .start();
     resources.add(() -> listener.stop(Duration.ZERO));
     return listener;
   }
@@ -434,17 +436,17 @@ class TlsIdentityTest {
   }
 
   @Test
-  void httpsConfigurator_clientAuthNoneOverride_clientWithoutCertificateServed()
+  void httpsEngines_clientAuthNoneOverride_clientWithoutCertificateServed()
       throws Exception {
     TlsIdentity identity =
         TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
     HttpRoute ok =
-        HttpRoute.get("/ok", exchange -> HttpResponses.sendJson(exchange, 200, "{}"));
+        HttpRoute.get("/ok", call -> HttpAnswer.json(200, "{}").completed());
     HttpListener listener =
-        HttpListener.start(
-            new InetSocketAddress("127.0.0.1", 0),
-            List.of(ok),
-            identity.httpsConfigurator(ClientAuth.NONE));
+        HttpListener.builder(new InetSocketAddress("127.0.0.1", 0))
+            .routes(List.of(ok))
+            .tls(identity.httpsEngines(ClientAuth.NONE))
+            .start();
     resources.add(() -> listener.stop(Duration.ZERO));
 
     assertThat(statusLine(listener.port(), trustingCa())).isEqualTo("HTTP/1.1 200");

@@ -136,13 +136,22 @@ public final class Batcher<T, R> implements AutoCloseable {
     dropped.forEach(f -> f.completeExceptionally(reason));
   }
 
+  /**
+   * Sends the batch of generation {@code gen}, unless it already went out by size: the check and the
+   * take are one critical section, so a newer batch is never sent by an older batch's timer.
+   */
   private void flushGeneration(long gen) {
+    List<T> out;
+    List<CompletableFuture<R>> outFutures;
     synchronized (lock) {
-      if (gen != generation) {
+      if (gen != generation || items.isEmpty()) {
         return;
       }
+      out = items;
+      outFutures = futures;
+      takeQueue();
     }
-    flush();
+    send(out, outFutures);
   }
 
   // Caller holds the lock.

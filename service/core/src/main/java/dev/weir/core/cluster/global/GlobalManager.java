@@ -21,7 +21,6 @@ import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -145,7 +144,7 @@ public final class GlobalManager implements AutoCloseable {
           request,
           (queued, next) ->
               queued
-                  .withHits(saturatedAdd(queued.hits(), next.hits()))
+                  .withHits(SaturatingMath.add(queued.hits(), next.hits()))
                   .withBehavior(
                       next.behavior() | (queued.behavior() & Behavior.RESET_REMAINING)));
       flushNow = hits.size() >= batchLimit;
@@ -203,10 +202,8 @@ public final class GlobalManager implements AutoCloseable {
           }
           for (List<RateLimitRequest> chunk : chunks(requests)) {
             calls.add(
-                logged(
-                    peers.call(
-                        owner,
-                        c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to"))));
+                peers.call(
+                    owner, c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to")));
           }
         });
     return timed(calls, start, true);
@@ -245,7 +242,7 @@ public final class GlobalManager implements AutoCloseable {
     for (String peer : ring.get().peers()) {
       if (!peer.equals(self)) {
         for (List<UpdatePeerGlobal> chunk : chunks(updates)) {
-          calls.add(logged(peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout))));
+          calls.add(peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout)));
         }
       }
     }
@@ -316,20 +313,18 @@ public final class GlobalManager implements AutoCloseable {
    */
   private CompletableFuture<Void> timed(
       List<CompletableFuture<?>> calls, long start, boolean hitSend) {
-    AtomicBoolean failed = new AtomicBoolean();
+    CompletableFuture<?>[] all = calls.toArray(CompletableFuture<?>[]::new);
     CompletableFuture<?>[] settled =
-        calls.stream()
-            .map(call -> call.whenComplete((r, e) -> failed.set(failed.get() || e != null)))
-            .map(GlobalManager::logged)
-            .toArray(CompletableFuture<?>[]::new);
+        calls.stream().map(GlobalManager::logged).toArray(CompletableFuture<?>[]::new);
     return CompletableFuture.allOf(settled)
         .thenRun(
             () -> {
               long nanos = clock.monotonicNanos() - start;
+              boolean ok = !CompletableFuture.allOf(all).isCompletedExceptionally();
               if (hitSend) {
-                metrics.globalSend(nanos, !failed.get());
+                metrics.globalSend(nanos, ok);
               } else {
-                metrics.globalBroadcast(nanos, !failed.get());
+                metrics.globalBroadcast(nanos, ok);
               }
             });
   }
@@ -360,13 +355,5 @@ public final class GlobalManager implements AutoCloseable {
     if (task != null) {
       task.cancel();
     }
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long r = a + b;
-    if (((a ^ r) & (b ^ r)) < 0) {
-      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return r;
   }
 }

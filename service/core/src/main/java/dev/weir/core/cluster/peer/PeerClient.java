@@ -18,6 +18,7 @@ import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
+import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -31,13 +32,24 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The client side of {@code PeersV1} for one peer: one channel, one batching queue for forwarded
- * requests, and a memory of the last failed call (kept {@link #ERROR_MEMORY}) for health. Failed
- * membership announcements are not remembered.
+ * requests, and a report of every call's outcome and of the channel's connection to a {@link
+ * PeerCallObserver} (the node's {@link PeerLiveness}).
+ *
+ * <p>Design: calls that carry decisions or state (forwarded items, GLOBAL hits and broadcasts,
+ * hand-offs, probes) wait for a connection up to their deadline instead of failing while one is
+ * being set up, so a starting cluster does not fail its first forwards; while the peer is down
+ * (between {@link #peerDown} and {@link #peerUp}) they do not wait, so one that raced with the
+ * peer going down fails at once and its items are routed again. A call without an answer
+ * ({@code UNAVAILABLE}, {@code DEADLINE_EXCEEDED}) is reported as conclusive when it is {@code
+ * UNAVAILABLE} or no connection was up, any other error status as the peer's answer; announcements
+ * are best effort (peers starting together miss each other) and only their successes are reported.
+ * When the channel fails to connect it is reported unreachable; when a working connection drops it
+ * reconnects at once, so a peer that died is noticed without waiting for traffic. {@link #peerDown}
+ * cancels the calls in flight (their items are routed again) and drops the connection, which may be
+ * half-open; {@link #probe} skips gRPC's reconnect backoff, so a peer that returns is reached
+ * within one probe.
  */
 public final class PeerClient implements AutoCloseable {
-
-  /** How long a failed call keeps the peer reported in health, as in Gubernator. */
-  public static final Duration ERROR_MEMORY = Duration.ofMinutes(5);
 
   private final String address;
   private final ManagedChannel channel;
@@ -45,10 +57,13 @@ public final class PeerClient implements AutoCloseable {
   private final PeerClientSettings settings;
   private final Clock clock;
   private final Batcher<RateLimitRequest, RateLimitResponse> batcher;
-  private final AtomicReference<RecentError> lastError = new AtomicReference<>();
+  private final AtomicReference<Context.CancellableContext> callContext =
+      new AtomicReference<>(Context.ROOT.withCancellation());
   private final AtomicLong batchesSent = new AtomicLong();
   private final AtomicLong itemsSent = new AtomicLong();
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private volatile PeerCallObserver observer = PeerCallObserver.NONE;
+  private volatile boolean down;
 
   /** Creates a client of the peer at {@code address} over {@code channel}, which it owns. */
   public PeerClient(
@@ -68,6 +83,12 @@ public final class PeerClient implements AutoCloseable {
             settings.batchWait(),
             scheduler,
             batch -> getPeerRateLimits(batch, settings.batchTimeout(), "forwarding to"));
+    watchConnection(ConnectivityState.IDLE);
+  }
+
+  /** Reports every call's outcome and the channel's failed connections to {@code sink}. */
+  public void observe(PeerCallObserver sink) {
+    this.observer = sink;
   }
 
   /** Reports every {@code GetPeerRateLimits} call this client sends (size, latency, outcome) to {@code sink}. */
@@ -113,7 +134,8 @@ public final class PeerClient implements AutoCloseable {
                 address, requests.size(), clock.monotonicNanos() - start, error == null));
     detached(
         () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            dataStub()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(call)));
     return wrap(call, what)
         .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
@@ -124,7 +146,8 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<UpdatePeerGlobalsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            dataStub()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .updatePeerGlobals(
                     UpdatePeerGlobalsReq.newBuilder().addAllGlobals(globals).build(), observer(call)));
     return wrap(call, "broadcasting globals to").thenApply(r -> null);
@@ -136,7 +159,8 @@ public final class PeerClient implements AutoCloseable {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            dataStub()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(
                     TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
                     observer(call)));
@@ -152,7 +176,7 @@ public final class PeerClient implements AutoCloseable {
                 .announce(
                     AnnounceReq.newBuilder().setAddress(self).setLeaving(leaving).build(),
                     observer(call)));
-    return wrap(call, "announcing to", false).thenApply(r -> null);
+    return wrap(call, "announcing to", Reporting.NOTICE).thenApply(r -> null);
   }
 
   /**
@@ -167,16 +191,43 @@ public final class PeerClient implements AutoCloseable {
                 .announce(
                     AnnounceReq.newBuilder().setAddress(self).setPrepareReturn(true).build(),
                     observer(call)));
-    return wrap(call, "asking for a copy from", false).thenApply(r -> null);
+    return wrap(call, "asking for a copy from", Reporting.NOTICE).thenApply(r -> null);
   }
 
-  /** Returns the last failure's message if it happened within {@link #ERROR_MEMORY}, else empty. */
-  public String recentError() {
-    RecentError e = lastError.get();
-    if (e == null || clock.monotonicNanos() - e.atNanos() > ERROR_MEMORY.toNanos()) {
-      return "";
-    }
-    return e.message();
+  /**
+   * Asks the peer whether it answers: skips the channel's reconnect backoff, then sends an empty
+   * {@code GetPeerRateLimits} that waits for a connection up to {@code timeout}. A success is
+   * reported as a probe's (the peer serves: it is back), a failure like any call's; the future
+   * completes either way.
+   */
+  public CompletableFuture<Void> probe(Duration timeout) {
+    channel.resetConnectBackoff();
+    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withWaitForReady()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance(), observer(call)));
+    return wrap(call, "probing", Reporting.PROBE).handle((resp, error) -> null);
+  }
+
+  /**
+   * Acts on the peer having been found down: cancels the calls in flight to it (their items fail
+   * and are routed again) and drops the channel's connection, which may be half-open, so that the
+   * next call or probe connects afresh.
+   */
+  public void peerDown(String reason) {
+    down = true;
+    callContext
+        .getAndSet(Context.ROOT.withCancellation())
+        .cancel(new PeerException(address, "peer '" + address + "' is down: " + reason, null));
+    channel.enterIdle();
+  }
+
+  /** Acts on the peer having answered again: reconnects now instead of after gRPC's backoff. */
+  public void peerUp() {
+    down = false;
+    channel.resetConnectBackoff();
   }
 
   /** Returns the number of {@code GetPeerRateLimits} calls sent. */
@@ -210,16 +261,32 @@ public final class PeerClient implements AutoCloseable {
     channel.shutdown();
   }
 
-  private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
-    return wrap(call, what, true);
+  /** What of a call's outcome reaches the observer. */
+  private enum Reporting {
+    /** Successes and failures. */
+    CALL,
+    /** Successes only: announcements are best effort, peers starting together miss each other. */
+    NOTICE,
+    /** A success as a probe's, failures as any call's. */
+    PROBE
   }
 
-  // Announcements are best effort (peers starting together miss each other): not a health problem.
-  private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what, boolean remember) {
+  private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
+    return wrap(call, what, Reporting.CALL);
+  }
+
+  // The observer hears the outcome before the caller does, so a retry sees the ring it changed.
+  private <T> CompletableFuture<T> wrap(
+      CompletableFuture<T> call, String what, Reporting reporting) {
     CompletableFuture<T> out = new CompletableFuture<>();
     call.whenComplete(
         (value, error) -> {
           if (error == null) {
+            if (reporting == Reporting.PROBE) {
+              observer.probeAnswered(address);
+            } else {
+              observer.answered(address);
+            }
             out.complete(value);
             return;
           }
@@ -227,17 +294,46 @@ public final class PeerClient implements AutoCloseable {
           String detail =
               s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
           String message = "error while " + what + " peer '" + address + "': " + detail;
-          if (remember) {
-            lastError.set(new RecentError(message, clock.monotonicNanos()));
+          if (reporting != Reporting.NOTICE) {
+            reportFailure(s.getCode(), message);
           }
           out.completeExceptionally(new PeerException(address, message, error));
         });
     return out;
   }
 
+  private void reportFailure(Status.Code code, String message) {
+    switch (code) {
+      case CANCELLED -> {}
+      case UNAVAILABLE -> observer.notAnswering(address, message, true);
+      case DEADLINE_EXCEEDED ->
+          observer.notAnswering(
+              address, message, channel.getState(false) != ConnectivityState.READY);
+      default -> observer.answeredWithError(address, message);
+    }
+  }
+
+  private void watchConnection(ConnectivityState seen) {
+    ConnectivityState now = channel.getState(false);
+    if (now == ConnectivityState.SHUTDOWN) {
+      return;
+    }
+    if (now == ConnectivityState.TRANSIENT_FAILURE) {
+      observer.unreachable(address, "cannot connect to peer '" + address + "'");
+    } else if (now == ConnectivityState.IDLE && seen == ConnectivityState.READY) {
+      channel.getState(true);
+    }
+    channel.notifyWhenStateChanged(now, () -> watchConnection(now));
+  }
+
+  // A call raced with the peer going down (or copies to a returning peer) must fail fast, not wait.
+  private PeersV1Grpc.PeersV1Stub dataStub() {
+    return down ? stub : stub.withWaitForReady();
+  }
+
   // Calls made while serving a peer's call must outlive it: they must not inherit its cancellation.
-  private static void detached(Runnable start) {
-    Context.ROOT.run(start);
+  private void detached(Runnable start) {
+    callContext.get().run(start);
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
@@ -259,6 +355,4 @@ public final class PeerClient implements AutoCloseable {
       }
     };
   }
-
-  private record RecentError(String message, long atNanos) {}
 }

@@ -1,57 +1,103 @@
 package dev.weir.core.cluster.peer;
 
-import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.SystemClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
- * The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves.
- * Once {@link #close()}d the pool creates no client: {@link #get} fails and {@link #call} returns a
- * failed future, each with a {@link PeerException} saying this node is shutting down.
+ * The {@link PeerClient}s of the current peers, created on first use and closed when a peer leaves,
+ * each reporting its calls to the node's {@link PeerLiveness}: a client is told when its peer goes
+ * down (it cancels its calls in flight) and when it comes back (it reconnects at once). {@link
+ * #call} fails at once for the peers the pool is told to fail fast (with {@link
+ * PeerFailureMode#FAIL}, the members that are down). Once {@link #close()}d the pool creates no
+ * client: {@link #get} fails and {@link #call} returns a failed future, each with a {@link
+ * PeerException} saying this node is shutting down.
  */
 public final class PeerClientPool implements AutoCloseable {
 
   private final Map<String, PeerClient> clients = new ConcurrentHashMap<>();
   private final Function<String, PeerClient> factory;
+  private final PeerLiveness liveness;
+  private final Predicate<String> failFast;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
-  /** Creates a pool whose clients open plaintext channels and share {@code scheduler}. */
-  public PeerClientPool(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
-    this(settings, scheduler, clock, InsecureChannelCredentials.create());
-  }
-
   /**
    * Creates a pool whose clients open channels with {@code credentials} (TLS with this node's
-   * certificate when TLS is on) and share {@code scheduler}.
+   * certificate when TLS is on), share {@code scheduler} and report to {@code liveness}; a call to
+   * a peer for which {@code failFast} holds fails at once.
    */
   public PeerClientPool(
       PeerClientSettings settings,
       Scheduler scheduler,
       Clock clock,
-      ChannelCredentials credentials) {
+      ChannelCredentials credentials,
+      PeerLiveness liveness,
+      Predicate<String> failFast) {
     this(
         address -> {
           ManagedChannel channel = Grpc.newChannelBuilder(address, credentials).build();
           return new PeerClient(address, channel, settings, scheduler, clock);
+        },
+        liveness,
+        failFast);
+  }
+
+  /**
+   * Creates a pool that makes clients with {@code factory}, reporting to {@code liveness}; a call
+   * to a peer for which {@code failFast} holds fails at once.
+   */
+  public PeerClientPool(
+      Function<String, PeerClient> factory,
+      PeerLiveness liveness,
+      Predicate<String> failFast) {
+    this.factory = factory;
+    this.liveness = liveness;
+    this.failFast = failFast;
+    liveness.addListener(
+        new PeerLiveness.Listener() {
+          @Override
+          public void peerDown(String peer, String reason) {
+            PeerClient client = clients.get(peer);
+            if (client != null) {
+              client.peerDown(reason);
+            }
+          }
+
+          @Override
+          public void peerUp(String peer, Duration downFor) {
+            PeerClient client = clients.get(peer);
+            if (client != null) {
+              client.peerUp();
+            }
+          }
         });
   }
 
-  /** Creates a pool that makes clients with {@code factory}. */
+  /**
+   * Creates a pool that makes clients with {@code factory} and reroutes around peers that are down,
+   * timing their outages on the system clock.
+   */
   public PeerClientPool(Function<String, PeerClient> factory) {
-    this.factory = factory;
+    this(factory, new PeerLiveness(SystemClock.INSTANCE), peer -> false);
+  }
+
+  /** Returns the liveness the clients report to. */
+  public PeerLiveness liveness() {
+    return liveness;
   }
 
   /**
@@ -76,6 +122,7 @@ public final class PeerClientPool implements AutoCloseable {
           a -> {
             PeerClient client = factory.apply(a);
             client.reportTo(metrics);
+            client.observe(liveness);
             return client;
           });
     }
@@ -89,10 +136,22 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Applies {@code call} to the client of {@code address}; returns a failed future instead of
-   * throwing when the pool is closed.
+   * throwing when the pool is closed, or at once when the pool fails calls to this peer fast (a
+   * peer down while the failure mode is {@link PeerFailureMode#FAIL}).
    */
   public <T> CompletableFuture<T> call(
       String address, Function<PeerClient, CompletableFuture<T>> call) {
+    if (failFast.test(address)) {
+      return CompletableFuture.failedFuture(
+          new PeerException(
+              address,
+              "not calling peer '"
+                  + address
+                  + "': it is down ("
+                  + liveness.downReason(address)
+                  + ") and WEIR_PEER_FAILURE_MODE is fail",
+              null));
+    }
     PeerClient client;
     try {
       client = get(address);
@@ -105,10 +164,16 @@ public final class PeerClientPool implements AutoCloseable {
   /**
    * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
    * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
-   * that left.
+   * that left, and their calls still in flight no longer report to the liveness (a late answer
+   * from a peer that left must not count as its return).
    */
   public void retain(Collection<String> current) {
-    remove(current).forEach(PeerClient::abandon);
+    remove(current)
+        .forEach(
+            client -> {
+              client.observe(PeerCallObserver.NONE);
+              client.abandon();
+            });
   }
 
   private List<PeerClient> remove(Collection<String> current) {
@@ -133,19 +198,6 @@ public final class PeerClientPool implements AutoCloseable {
         return CompletableFuture.completedFuture(null);
       }));
     }
-  }
-
-  /** Returns each known peer's failure within the last five minutes, by address; healthy ones omitted. */
-  public Map<String, String> recentErrors() {
-    Map<String, String> out = new TreeMap<>();
-    clients.forEach(
-        (address, client) -> {
-          String e = client.recentError();
-          if (!e.isEmpty()) {
-            out.put(address, e);
-          }
-        });
-    return out;
   }
 
   /** Returns the clients currently open. */

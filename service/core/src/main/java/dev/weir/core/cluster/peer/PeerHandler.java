@@ -29,4 +29,13 @@ public interface PeerHandler {
    * own once back, without changing the ring; returns once the copies were sent.
    */
   void prepareReturn(String address);
+
+  /**
+   * Returns whether this node serves as a cluster member: it has joined and not left. A node that
+   * does not answers a probe (an empty {@code GetPeerRateLimits}) with {@code UNAVAILABLE}, so its
+   * peers keep it off their rings until it has its counts back and announced its return.
+   */
+  default boolean serving() {
+    return true;
+  }
 }

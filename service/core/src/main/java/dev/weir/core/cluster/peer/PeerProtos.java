@@ -16,8 +16,13 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import java.util.Optional;
+import java.util.Map;
 
-/** Conversions between the core model and the peer protocol's messages. */
+/**
+ * Conversions between the core model and {@code pb.gubernator}'s messages, which Gubernator's public
+ * API ({@code V1}) and its peer protocol ({@code PeersV1}) share: the one mapping both front doors
+ * and the peers use.
+ */
 public final class PeerProtos {
 
   private PeerProtos() {}
@@ -33,8 +38,10 @@ public final class PeerProtos {
             .setDuration(r.duration())
             .setAlgorithmValue(r.algorithm())
             .setBehaviorValue(r.behavior())
-            .setBurst(r.burst())
-            .putAllMetadata(r.metadata());
+            .setBurst(r.burst());
+    if (!r.metadata().isEmpty()) {
+      b.putAllMetadata(r.metadata());
+    }
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());
     }
@@ -53,19 +60,27 @@ public final class PeerProtos {
         r.getBehaviorValue(),
         r.getBurst(),
         r.hasCreatedAt() ? r.getCreatedAt() : 0,
-        r.getMetadataMap());
+        r.getMetadataCount() == 0 ? Map.of() : r.getMetadataMap());
   }
 
-  /** Returns the wire form of {@code r}. */
+  /** Returns the wire form of {@code r}; an empty error and empty metadata are not written. */
   public static RateLimitResp toProto(RateLimitResponse r) {
-    return RateLimitResp.newBuilder()
-        .setStatusValue(r.status().ordinal())
-        .setLimit(r.limit())
-        .setRemaining(r.remaining())
-        .setResetTime(r.resetTime())
-        .setError(r.error())
-        .putAllMetadata(r.metadata())
-        .build();
+    RateLimitResp.Builder b =
+        RateLimitResp.newBuilder()
+            .setStatus(
+                r.status() == Status.OVER_LIMIT
+                    ? dev.weir.proto.gubernator.Status.OVER_LIMIT
+                    : dev.weir.proto.gubernator.Status.UNDER_LIMIT)
+            .setLimit(r.limit())
+            .setRemaining(r.remaining())
+            .setResetTime(r.resetTime());
+    if (r.isError()) {
+      b.setError(r.error());
+    }
+    if (!r.metadata().isEmpty()) {
+      b.putAllMetadata(r.metadata());
+    }
+    return b.build();
   }
 
   /** Returns the model form of {@code r}. */

@@ -34,9 +34,14 @@ import org.slf4j.LoggerFactory;
  * address ({@code INVALID_ARGUMENT}); an invalid forwarded item is answered with its error, an
  * invalid GLOBAL update or handed-over bucket is dropped, the others applied. Every refusal counts
  * as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link RefusalReason#TOO_MANY_ITEMS}) and is
- * logged at most once per 10 s per method.
+ * logged at most once per 10 s per method. An empty {@code GetPeerRateLimits} is a peer's probe:
+ * answered only while the handler is {@linkplain PeerHandler#serving() serving}.
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
+
+  /** The message of the {@code UNAVAILABLE} answer to a probe of a node that is not serving. */
+  public static final String NOT_SERVING =
+      "this node is not serving as a cluster member (joining or leaving)";
 
   /** The message of the {@code OUT_OF_RANGE} error for a peer call with too many items. */
   public static final String TOO_LARGE =
@@ -78,6 +83,10 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
+      return;
+    }
+    if (request.getRequestsCount() == 0 && !handler.serving()) {
+      observer.onError(Status.UNAVAILABLE.withDescription(NOT_SERVING).asRuntimeException());
       return;
     }
     try {

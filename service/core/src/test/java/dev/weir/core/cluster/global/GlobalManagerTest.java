@@ -229,4 +229,38 @@ class GlobalManagerTest {
 
     assertThat(store.get("g_" + key)).contains(mine);
   }
+
+  @Test
+  void flushBroadcasts_onePeerDownOneUp_reportedAsOneFailedBroadcast() {
+    String down = "down:1";
+    PeerClientPool mixed =
+        new PeerClientPool(
+            address ->
+                address.equals(down)
+                    ? new dev.weir.core.cluster.peer.PeerClient(
+                        address,
+                        io.grpc.inprocess.InProcessChannelBuilder.forName(
+                                io.grpc.inprocess.InProcessServerBuilder.generateName())
+                            .directExecutor()
+                            .build(),
+                        new PeerClientSettings(
+                            1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+                        scheduler,
+                        clock)
+                    : peers.client(address));
+    HashRing ring = ring(SELF, OWNER, down);
+    GlobalManager m =
+        new GlobalManager(
+            SELF, () -> ring, mixed, new WindowCounterCheck(store), store, scheduler, clock,
+            Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
+    dev.weir.core.testkit.RecordingMetrics metrics = new dev.weir.core.testkit.RecordingMetrics();
+    m.reportTo(metrics);
+    m.queueBroadcast(hit(keyOwnedBy(ring, SELF), 1, t0));
+
+    m.flushBroadcasts().join();
+
+    assertThat(globalsReceived).hasSize(1);
+    assertThat(metrics.events()).containsExactly("global broadcast failed");
+    mixed.close();
+  }
 }

@@ -50,6 +50,7 @@ class PeersServiceTest {
   private Server server;
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
+  private volatile boolean serving = true;
 
   private final PeerHandler handler =
       new PeerHandler() {
@@ -82,6 +83,11 @@ class PeersServiceTest {
         @Override
         public void prepareReturn(String address) {
           notices.add("prepare return " + address);
+        }
+
+        @Override
+        public boolean serving() {
+          return serving;
         }
       };
 
@@ -123,6 +129,30 @@ class PeersServiceTest {
     assertThat(resp.getRateLimitsCount()).isEqualTo(2);
     assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k2");
     assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(4);
+  }
+
+  @Test
+  void getPeerRateLimits_probeOfServingNode_answeredEmpty() {
+    GetPeerRateLimitsResp resp = stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance());
+
+    assertThat(resp.getRateLimitsCount()).isZero();
+  }
+
+  @Test
+  void getPeerRateLimits_probeWhileNotServing_unavailableButItemsStillAnswered() {
+    serving = false;
+
+    assertThatThrownBy(() -> stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+              assertThat(e.getStatus().getDescription()).isEqualTo(PeersService.NOT_SERVING);
+            });
+    assertThat(
+            stub.getPeerRateLimits(GetPeerRateLimitsReq.newBuilder().addRequests(item(1)).build())
+                .getRateLimitsCount())
+        .isEqualTo(1);
   }
 
   @Test

@@ -1,0 +1,54 @@
+package dev.weir.envoy.config;
+
+/**
+ * The most a descriptor configuration may hold, checked before and while it is parsed so that no
+ * file can exhaust the heap or the stack of a node: a refused file is a load error naming the file
+ * and the limit, and a refused reload keeps the last good configuration.
+ *
+ * @param maxFileBytes the largest file, in bytes ({@code WEIR_ENVOY_CONFIG_MAX_FILE_SIZE}); also
+ *     the most code points the YAML parser reads from one file
+ * @param maxTotalBytes the most bytes all files may hold together ({@code
+ *     WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE})
+ */
+public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
+
+  /** The default largest file: 1 MiB, some 15 000 rules. */
+  public static final int DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+  /** The default most bytes of all files together: 16 MiB. */
+  public static final long DEFAULT_MAX_TOTAL_BYTES = 16L * 1024 * 1024;
+
+  /**
+   * The most aliases ({@code *name}) to a map or a list in one file. envoyproxy/ratelimit's configs
+   * use none; a few let a rule reuse a {@code rate_limit} map, and the cap keeps an alias bomb from
+   * multiplying the document.
+   */
+  public static final int MAX_COLLECTION_ALIASES = 16;
+
+  /**
+   * The most nodes the aliases of one file may add when expanded (each use of an alias counts the
+   * size of what it names); a file without aliases adds none.
+   */
+  public static final int MAX_ALIAS_EXPANSION_NODES = 100_000;
+
+  /**
+   * The deepest nesting of maps and lists in one file: SnakeYAML's default, room for 24 levels of
+   * {@code descriptors}.
+   */
+  public static final int MAX_NESTING_DEPTH = 50;
+
+  /** The default limits. */
+  public static final ConfigLimits DEFAULTS =
+      new ConfigLimits(DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES);
+
+  /** Creates limits; both must be positive. */
+  public ConfigLimits {
+    if (maxFileBytes <= 0 || maxTotalBytes <= 0) {
+      throw new IllegalArgumentException(
+          "limits must be positive: maxFileBytes="
+              + maxFileBytes
+              + " maxTotalBytes="
+              + maxTotalBytes);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+package dev.weir.envoy.config;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The refusal of a descriptor configuration that declares no domain: it would answer OK to every
+ * request, so a node does not start with it unless {@code
+ * WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}, and a reload to it keeps the last good one.
+ */
+public final class NoDomainLoaded {
+
+  /** The variable that lets a node start without a domain. */
+  public static final String FORCE_START = "WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG";
+
+  private static final int MAX_NAMES_SHOWN = 5;
+
+  private NoDomainLoaded() {}
+
+  /**
+   * Returns the error for {@code path}, which loaded no domain: what it holds and how to opt in to
+   * starting without a domain.
+   */
+  public static ConfigException at(Path path) {
+    String found;
+    try {
+      found = found(ConfigFiles.list(path));
+    } catch (ConfigException e) {
+      found = e.getMessage();
+    }
+    return new ConfigException(
+        path
+            + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
+            + " allowed: "
+            + found
+            + ". Add a descriptor file (any name not starting with '.'), or set "
+            + FORCE_START
+            + "=true to start without one (the node then reports not ready until a config with a"
+            + " domain loads)");
+  }
+
+  /** Describes what a walk that read no domain found. */
+  private static String found(ConfigFiles.Listing listing) {
+    if (!listing.files().isEmpty()) {
+      return "found " + listing.files().size() + " file(s)";
+    }
+    List<String> skipped = listing.skipped();
+    if (skipped.isEmpty()) {
+      return "the directory is empty";
+    }
+    String names = String.join(", ", skipped.subList(0, Math.min(MAX_NAMES_SHOWN, skipped.size())));
+    if (skipped.size() > MAX_NAMES_SHOWN) {
+      names += " and " + (skipped.size() - MAX_NAMES_SHOWN) + " more";
+    }
+    return "found no file to load, only skipped entries ("
+        + names
+        + "; names starting with '.' and links to nothing are skipped)";
+  }
+}

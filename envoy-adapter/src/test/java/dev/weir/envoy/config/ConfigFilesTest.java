@@ -1,0 +1,133 @@
+package dev.weir.envoy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigFilesTest {
+
+  @TempDir Path dir;
+
+  private Path write(String name, String content) throws Exception {
+    Path file = dir.resolve(name);
+    Files.createDirectories(file.getParent());
+    return Files.writeString(file, content);
+  }
+
+  private List<String> names(Path root) throws ConfigException {
+    return ConfigFiles.read(root, ConfigLimits.DEFAULTS).stream()
+        .map(f -> root.relativize(Path.of(f.name())).toString())
+        .toList();
+  }
+
+  @Test
+  void read_directory_everyRegularFileRecursivelyWhateverItsExtensionInWalkOrder()
+      throws Exception {
+    write("b.yaml", "domain: b\n");
+    write("a/z.conf", "domain: az\n");
+    write("a.yml", "domain: a\n");
+    write("config/nested/deeper/rules", "domain: deep\n");
+
+    assertThat(names(dir))
+        .containsExactly("a/z.conf", "a.yml", "b.yaml", "config/nested/deeper/rules");
+  }
+
+  @Test
+  void list_namesStartingWithADot_skippedAtEveryDepth() throws Exception {
+    write(".hidden.yaml", "not: valid\n");
+    write(".git/config", "not: valid\n");
+    write("sub/.swp", "not: valid\n");
+    write("sub/rules.yaml", "domain: a\n");
+
+    ConfigFiles.Listing listing = ConfigFiles.list(dir);
+
+    assertThat(listing.files()).containsExactly(dir.resolve("sub/rules.yaml"));
+    assertThat(listing.skipped()).containsExactly(".git", ".hidden.yaml", "sub/.swp");
+  }
+
+  @Test
+  void read_configMapVolume_readsEachFileOnceThroughItsTopLevelLink() throws Exception {
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("shop.yaml", "domain: shop\n", "team/api.yaml", "domain: api\n"));
+
+    assertThat(names(dir)).containsExactly("shop.yaml", "team/api.yaml");
+    assertThat(ConfigFiles.list(dir).skipped())
+        .containsExactly("..2026_11_30_10_01_00.1001", "..data");
+  }
+
+  @Test
+  void read_linkBesideItsTarget_readsTheFileOnceUnderTheFirstName() throws Exception {
+    write("b.yaml", "domain: b\n");
+    Files.createSymbolicLink(dir.resolve("a.yaml"), Path.of("b.yaml"));
+    Files.createDirectories(dir.resolve("sub"));
+    Files.createSymbolicLink(dir.resolve("sub/c.yaml"), Path.of("../b.yaml"));
+
+    assertThat(names(dir)).containsExactly("a.yaml");
+  }
+
+  @Test
+  void read_directoryLinkLoop_walksEachDirectoryOnce() throws Exception {
+    write("sub/rules.yaml", "domain: a\n");
+    Files.createSymbolicLink(dir.resolve("sub/loop"), Path.of(".."));
+    Files.createSymbolicLink(dir.resolve("sub-link"), Path.of("sub"));
+
+    assertThat(names(dir)).containsExactly("sub/rules.yaml");
+  }
+
+  @Test
+  void list_linkToNothing_skippedAndListed() throws Exception {
+    write("a.yaml", "domain: a\n");
+    Files.createSymbolicLink(dir.resolve("gone.yaml"), Path.of("..data/gone.yaml"));
+
+    ConfigFiles.Listing listing = ConfigFiles.list(dir);
+
+    assertThat(listing.files()).containsExactly(dir.resolve("a.yaml"));
+    assertThat(listing.skipped()).containsExactly("gone.yaml");
+  }
+
+  @Test
+  void read_singleFile_readsItWhateverItsName() throws Exception {
+    Path file = write(".rules", "domain: a\n");
+
+    assertThat(ConfigFiles.read(file, ConfigLimits.DEFAULTS))
+        .containsExactly(new ConfigFile(file.toString(), "domain: a\n"));
+  }
+
+  @Test
+  void read_missingPath_failsNamingIt() {
+    Path missing = dir.resolve("missing");
+
+    assertThatThrownBy(() -> ConfigFiles.read(missing, ConfigLimits.DEFAULTS))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e -> assertThat(e.errors()).containsExactly(missing + ": config path does not exist"));
+  }
+
+  @Test
+  void read_fileNotUtf8_failsNamingIt() throws Exception {
+    Path file = dir.resolve("latin1.yaml");
+    Files.write(file, "domain: caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
+
+    assertThatThrownBy(() -> ConfigFiles.read(dir, ConfigLimits.DEFAULTS))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(file + ": error reading config file: not valid UTF-8"));
+  }
+
+  @Test
+  void read_fileOfExactlyTheLimit_isRead() throws Exception {
+    Path file = write("a.yaml", "domain: a\n#" + "x".repeat(1024 - 12) + "\n");
+
+    assertThat(Files.size(file)).isEqualTo(1024);
+    assertThat(ConfigFiles.read(dir, new ConfigLimits(1024, 1024))).hasSize(1);
+  }
+}

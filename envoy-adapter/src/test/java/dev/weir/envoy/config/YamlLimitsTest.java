@@ -1,0 +1,197 @@
+package dev.weir.envoy.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Files built to exhaust a node's stack or heap are refused quickly, with an error naming the file
+ * and the limit, while ordinary files (the reference's use no aliases) keep loading.
+ */
+class YamlLimitsTest {
+
+  private static final Duration QUICKLY = Duration.ofSeconds(10);
+
+  @TempDir Path dir;
+
+  private Path write(String name, String content) throws Exception {
+    return Files.writeString(dir.resolve(name), content);
+  }
+
+  private static ConfigException refusal(Path path) {
+    return assertTimeoutPreemptively(
+        QUICKLY,
+        () -> {
+          try {
+            new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path);
+          } catch (ConfigException e) {
+            return e;
+          }
+          throw new AssertionError(path + " loaded");
+        });
+  }
+
+  /**
+   * A chain of {@code levels} lists, each holding two aliases of the one before: {@code 2 * levels}
+   * aliases, {@code 2^levels} leaves when expanded.
+   */
+  static String doublingBomb(int levels, int baseItems) {
+    StringBuilder yaml =
+        new StringBuilder("domain: bomb\ndescriptors:\n  - key: k\n    metadata:\n");
+    yaml.append("      l0: &l0 [");
+    for (int i = 0; i < baseItems; i++) {
+      yaml.append(i == 0 ? "" : ",").append("x");
+    }
+    yaml.append("]\n");
+    for (int i = 1; i <= levels; i++) {
+      yaml.append("      l").append(i).append(": &l").append(i);
+      yaml.append(" [*l").append(i - 1).append(", *l").append(i - 1).append("]\n");
+    }
+    return yaml.toString();
+  }
+
+  @Test
+  void load_recursiveAlias_refusedNamingFileAndLine() throws Exception {
+    Path file = write("recursive.yaml", "domain: a\ndescriptors: &d [{key: a, descriptors: *d}]\n");
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: recursive alias: the list at line 2 contains"
+                + " itself");
+  }
+
+  @Test
+  void load_recursiveAliasInMetadata_refused() throws Exception {
+    Path file =
+        write(
+            "recursive-metadata.yaml",
+            "domain: a\ndescriptors:\n  - key: k\n    metadata: &m {self: *m}\n");
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: recursive alias: the map at line 4 contains"
+                + " itself");
+  }
+
+  @Test
+  void load_aliasBombOfThreeKilobytes_refusedByTheAliasCount() throws Exception {
+    String bomb = doublingBomb(24, 60);
+    Path file = write("bomb.yaml", bomb);
+
+    assertThat(bomb.length()).isBetween(700, 3 * 1024);
+    assertThat(refusal(file).errors())
+        .singleElement()
+        .asString()
+        .startsWith(file + ": error loading config file: ")
+        .contains("aliases for non-scalar nodes exceeds the specified max=16");
+  }
+
+  @Test
+  void load_aliasBombWithinTheAliasCount_refusedByTheExpansionLimit() throws Exception {
+    Path file = write("bomb.yaml", doublingBomb(8, 1000));
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: aliases expand the document by more than 100000"
+                + " nodes, the limit per file");
+  }
+
+  @Test
+  void load_nestingDeeperThanTheLimit_refused() throws Exception {
+    Path file =
+        write(
+            "deep.yaml",
+            "domain: a\ndescriptors:\n  - key: k\n    metadata: {m: "
+                + "[".repeat(60)
+                + "]".repeat(60)
+                + "}\n");
+
+    assertThat(refusal(file).errors())
+        .singleElement()
+        .asString()
+        .startsWith(file + ": error loading config file: ")
+        .contains("Nesting Depth exceeded max 50");
+  }
+
+  @Test
+  void load_fileOverTheSizeLimit_refusedBeforeParsing() throws Exception {
+    Path file = write("big.yaml", "domain: a\n#" + "x".repeat(ConfigLimits.DEFAULT_MAX_FILE_BYTES));
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": config file is "
+                + Files.size(file)
+                + " bytes, over the limit of 1048576 bytes per file"
+                + " (WEIR_ENVOY_CONFIG_MAX_FILE_SIZE); it was not parsed");
+  }
+
+  @Test
+  void load_filesOverTheTotalLimit_refusedNamingTheFileThatPassedIt() throws Exception {
+    String padding = "#" + "x".repeat(2100) + "\n";
+    Path a = write("a.yaml", "domain: a\n" + padding);
+    Path b = write("b.yaml", "domain: b\n" + padding);
+    long total = Files.size(a) + Files.size(b);
+    ConfigLoadOptions options =
+        new ConfigLoadOptions(
+            false, dev.weir.core.model.Algorithm.FIXED_WINDOW, new ConfigLimits(4096, 4096));
+
+    assertThatThrownBy(() -> new ConfigLoader(options).load(dir))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        b
+                            + ": the config files up to this one hold "
+                            + total
+                            + " bytes, over the limit of"
+                            + " 4096 bytes for all files together"
+                            + " (WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE); none was parsed"));
+  }
+
+  @Test
+  void parse_textOverTheCodePointLimit_refused() {
+    ConfigLimits limits = new ConfigLimits(1024, 1024);
+
+    assertThatThrownBy(
+            () -> YamlConfigParser.parse("f.yaml", "domain: " + "a".repeat(2000), limits))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement()
+                    .asString()
+                    .startsWith("f.yaml: error loading config file: ")
+                    .contains("exceeds the limit: 1024 code points"));
+  }
+
+  @Test
+  void load_aliasReusingARateLimitMap_loads() throws Exception {
+    Path file =
+        write(
+            "reuse.yaml",
+            """
+            domain: shop
+            descriptors:
+              - key: a
+                rate_limit: &per_minute {unit: minute, requests_per_unit: 10}
+              - key: b
+                rate_limit: *per_minute
+            """);
+
+    EnvoyConfig config = new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(file);
+
+    assertThat(config.domain("shop").orElseThrow().root().exact("b", "").orElseThrow().rule())
+        .hasValueSatisfying(rule -> assertThat(rule.requestsPerUnit()).isEqualTo(10));
+  }
+}

@@ -1,0 +1,126 @@
+package dev.weir.envoy.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.match.Entry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class ExplainerTest {
+
+  private static final String YAML =
+      """
+      domain: edge
+      descriptors:
+        - key: remote_address
+          rate_limit: {unit: second, requests_per_unit: 10, name: per-ip}
+        - key: header_match
+          value: api
+          descriptors:
+            - key: path
+              value: "/v1/*"
+              shadow_mode: true
+              rate_limits:
+                - {unit: second, requests_per_unit: 5, name: burst}
+                - {unit: minute, unit_multiplier: 5, requests_per_unit: 100, algorithm: token_bucket}
+            - key: user
+              rate_limit: {unit: minute, requests_per_unit: 2}
+        - key: vip
+          rate_limit: {unit: hour, requests_per_unit: 1, replaces: [{name: per-ip}]}
+      """;
+
+  private final Explainer explainer = new Explainer(InputLimits.DEFAULTS);
+
+  private static EnvoyConfig config() throws Exception {
+    return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+        .compile(List.of(new ConfigFile("edge.yaml", YAML)));
+  }
+
+  private static List<Entry> entries(String... keyValues) {
+    List<Entry> out = new ArrayList<>();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      out.add(new Entry(keyValues[i], keyValues[i + 1]));
+    }
+    return out;
+  }
+
+  @Test
+  void explain_multiPolicyWildcardMatch_namesRuleSourceCounterAndEachPolicy() throws Exception {
+    List<RateLimitRequest> asked = new ArrayList<>();
+
+    List<String> lines =
+        explainer.explain(
+            config(),
+            "edge",
+            List.of(entries("header_match", "api", "path", "/v1/users")),
+            r -> {
+              asked.add(r);
+              return Optional.of("remaining " + r.limit());
+            });
+
+    assertThat(lines)
+        .containsExactly(
+            "descriptor 1: header_match=api, path=/v1/users",
+            "  matched: header_match=api > path=/v1/* (wildcard) (edge.yaml:8)",
+            "  counter: unique_key \"12:header_match=3:api,4:path=9:/v1/users\"",
+            "  shadow_mode: over-limit answers are reported as OK",
+            "  policy 1: 5 per second, fixed_window, name \"burst\", counter name"
+                + " \"envoy:4:edge/12:header_match=3:api/4:path=5:/v1/*|0\"",
+            "    remaining 5",
+            "  policy 2: 100 per 5 minutes, token_bucket, counter name"
+                + " \"envoy:4:edge/12:header_match=3:api/4:path=5:/v1/*|1\"",
+            "    remaining 100");
+    assertThat(asked).extracting(RateLimitRequest::hits).containsExactly(0L, 0L);
+    assertThat(asked).extracting(RateLimitRequest::duration).containsExactly(1000L, 300_000L);
+  }
+
+  @Test
+  void explain_noMatch_showsWhereItStoppedAndTheCandidatesThere() throws Exception {
+    List<String> lines =
+        explainer.explain(
+            config(),
+            "edge",
+            List.of(entries("header_match", "api", "path", "/v2/users")),
+            r -> Optional.empty());
+
+    assertThat(lines)
+        .containsExactly(
+            "descriptor 1: header_match=api, path=/v2/users",
+            "  matched so far: header_match=api",
+            "  no limit: no rule at this level matches path=/v2/users (at entry 2)",
+            "  candidates there: path=/v1/* (edge.yaml:8, wildcard), user (edge.yaml:14, any"
+                + " value)");
+  }
+
+  @Test
+  void explain_replacedPolicy_saysItIsNotCountedAndAsksNothingForIt() throws Exception {
+    List<RateLimitRequest> asked = new ArrayList<>();
+
+    List<String> lines =
+        explainer.explain(
+            config(),
+            "edge",
+            List.of(entries("remote_address", "10.0.0.1"), entries("vip", "yes")),
+            r -> {
+              asked.add(r);
+              return Optional.empty();
+            });
+
+    assertThat(lines).contains("    replaced by another matched rule: not counted");
+    assertThat(asked).extracting(RateLimitRequest::limit).containsExactly(1L);
+  }
+
+  @Test
+  void explain_unknownDomain_saysNothingIsLimitedAndListsTheDomains() throws Exception {
+    assertThat(explainer.explain(config(), "edg", List.of(entries("a", "b")), r -> Optional.empty()))
+        .containsExactly("domain 'edg' is not in the config, so nothing is limited; domains: edge");
+  }
+}

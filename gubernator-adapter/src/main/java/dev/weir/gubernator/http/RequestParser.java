@@ -1,0 +1,58 @@
+package dev.weir.gubernator.http;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Struct;
+import com.google.protobuf.util.JsonFormat;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import java.util.Optional;
+
+/**
+ * Reads the protojson body of {@code POST /v1/GetRateLimits} as grpc-gateway does, ignoring unknown
+ * fields, but refusing enum names the enums do not declare ({@link EnumNames}), which Gubernator's
+ * gateway reads as the enum's first value.
+ *
+ * <p>A body without unknown fields is parsed once; only one that the strict parser refuses is read
+ * again, as a JSON tree for the enum check and then ignoring unknown fields.
+ */
+final class RequestParser {
+
+  private static final JsonFormat.Parser STRICT = JsonFormat.parser();
+  private static final JsonFormat.Parser LENIENT = JsonFormat.parser().ignoringUnknownFields();
+
+  private RequestParser() {}
+
+  /**
+   * Returns the request {@code json} holds (an empty body is an empty request).
+   *
+   * @throws InvalidProtocolBufferException with the parser's message for malformed JSON, or naming
+   *     the field, the unknown enum name and the names allowed
+   */
+  static GetRateLimitsReq parse(String json) throws InvalidProtocolBufferException {
+    if (json.isBlank()) {
+      return GetRateLimitsReq.getDefaultInstance();
+    }
+    GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
+    try {
+      STRICT.merge(json, strict);
+      return strict.build();
+    } catch (InvalidProtocolBufferException | RuntimeException refused) {
+      Optional<String> unknownEnum = unknownEnum(json);
+      if (unknownEnum.isPresent()) {
+        throw new InvalidProtocolBufferException(unknownEnum.get());
+      }
+      GetRateLimitsReq.Builder lenient = GetRateLimitsReq.newBuilder();
+      LENIENT.merge(json, lenient);
+      return lenient.build();
+    }
+  }
+
+  private static Optional<String> unknownEnum(String json) {
+    Struct.Builder tree = Struct.newBuilder();
+    try {
+      LENIENT.merge(json, tree);
+    } catch (InvalidProtocolBufferException | RuntimeException notAnObject) {
+      return Optional.empty();
+    }
+    return EnumNames.firstUnknown(tree.build(), GetRateLimitsReq.getDescriptor());
+  }
+}

@@ -1,0 +1,34 @@
+package dev.weir.core.cluster;
+
+import dev.weir.core.health.HealthChecker;
+import dev.weir.core.health.HealthReport;
+import dev.weir.core.health.NodeHealth;
+import dev.weir.core.limiter.HealthStatus;
+import java.util.List;
+
+/**
+ * A cluster member's health as Gubernator's {@code HealthCheck} reports it: healthy while every
+ * component is (a peer that is down or failing makes it unhealthy, as in Gubernator, although it
+ * does not fail readiness), the components' messages, and the members (discovered, not departed,
+ * down or not) as {@code peer_count} and {@code local_peers}.
+ */
+public final class ClusterHealth implements NodeHealth {
+
+  private final String self;
+  private final Membership membership;
+  private final HealthChecker checker;
+
+  /** Creates the health of member {@code self} of {@code membership}, from {@code checker}. */
+  public ClusterHealth(String self, Membership membership, HealthChecker checker) {
+    this.self = self;
+    this.membership = membership;
+    this.checker = checker;
+  }
+
+  @Override
+  public HealthStatus health() {
+    HealthReport report = checker.check();
+    List<String> members = List.copyOf(membership.members());
+    return new HealthStatus(report.healthy(), report.message(), members.size(), self, members);
+  }
+}

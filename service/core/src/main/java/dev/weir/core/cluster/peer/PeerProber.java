@@ -1,0 +1,97 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.cluster.batch.Scheduler;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Probes the peers that are down until they answer, so a peer that returns is back on the ring
+ * within one interval instead of after gRPC's reconnect backoff (which grows to minutes).
+ *
+ * <p>Design: while some peer is down, every {@code interval} each down peer that is a member
+ * (discovered and not departed: a peer that announced it is leaving is probed only once its
+ * departure mark expired) gets one {@link PeerClient#probe} with deadline {@code timeout}, unless
+ * its last probe is still in flight. A probe's outcome reaches {@link PeerLiveness} like any
+ * call's, which brings the peer up. The timer runs only while some peer is down.
+ */
+public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
+
+  /** How often a peer that is down is probed. */
+  public static final Duration INTERVAL = Duration.ofMillis(500);
+
+  private final PeerLiveness liveness;
+  private final PeerClientPool pool;
+  private final Supplier<? extends Collection<String>> members;
+  private final Scheduler scheduler;
+  private final Duration interval;
+  private final Duration timeout;
+  private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  private boolean scheduled;
+  private boolean closed;
+
+  /**
+   * Creates the prober of {@code liveness}'s down peers among {@code members}, through {@code
+   * pool}'s clients, every {@code interval} on {@code scheduler}, each probe waiting up to {@code
+   * timeout}. Register it as a {@link PeerLiveness.Listener}.
+   */
+  public PeerProber(
+      PeerLiveness liveness,
+      PeerClientPool pool,
+      Supplier<? extends Collection<String>> members,
+      Scheduler scheduler,
+      Duration interval,
+      Duration timeout) {
+    this.liveness = liveness;
+    this.pool = pool;
+    this.members = members;
+    this.scheduler = scheduler;
+    this.interval = interval;
+    this.timeout = timeout;
+  }
+
+  @Override
+  public void peerDown(String peer, String reason) {
+    synchronized (this) {
+      if (scheduled || closed) {
+        return;
+      }
+      scheduled = true;
+    }
+    scheduler.schedule(this::tick, interval);
+  }
+
+  /** Stops probing. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+  }
+
+  private void tick() {
+    Set<String> down;
+    synchronized (this) {
+      down = liveness.down();
+      if (closed || down.isEmpty()) {
+        scheduled = false;
+        return;
+      }
+    }
+    Collection<String> current = members.get();
+    for (String peer : down) {
+      if (current.contains(peer) && inFlight.add(peer)) {
+        probe(peer);
+      }
+    }
+    scheduler.schedule(this::tick, interval);
+  }
+
+  private void probe(String peer) {
+    try {
+      pool.get(peer).probe(timeout).whenComplete((ok, error) -> inFlight.remove(peer));
+    } catch (PeerException closing) {
+      inFlight.remove(peer);
+    }
+  }
+}

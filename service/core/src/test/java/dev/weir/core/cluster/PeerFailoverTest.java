@@ -1,0 +1,187 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.limiter.HealthStatus;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A peer that dies, returns, never starts or leaves, seen from the nodes that keep answering: its
+ * keys go to their next owner (or fail at once in the {@code fail} mode), Gubernator's health
+ * reports it without failing readiness, and it is back on the ring within a probe or two.
+ */
+class PeerFailoverTest {
+
+  private static final Duration DETECTED = Duration.ofSeconds(5);
+
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static RateLimitRequest req(String key) {
+    return RateLimitRequest.builder("test", key).hits(1).limit(5).duration(60_000).build();
+  }
+
+  private static String keyOwnedBy(LocalCluster c, Node node, String prefix) {
+    for (int i = 0; ; i++) {
+      String key = prefix + i;
+      if (c.ownerOf("test_" + key) == node) {
+        return key;
+      }
+    }
+  }
+
+  private static boolean isDownAt(Node at, Node peer) {
+    return at.cluster().liveness().isDown(peer.address());
+  }
+
+  @Test
+  void check_ownerKilled_answeredByNextOwnerWithoutError() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node asked = cluster.node(0);
+    Node down = cluster.node(1);
+    String lostKey = keyOwnedBy(cluster, down, "lost:");
+    String localKey = keyOwnedBy(cluster, asked, "here:");
+    cluster.kill(down);
+
+    List<RateLimitResponse> answers = asked.check(req(lostKey), req(localKey));
+
+    assertThat(answers.get(0).error()).isEmpty();
+    assertThat(answers.get(0).remaining()).isEqualTo(4);
+    assertThat(answers.get(0).metadata().get("owner")).isNotEqualTo(down.address());
+    assertThat(answers.get(1).error()).isEmpty();
+    assertThat(isDownAt(asked, down)).isTrue();
+    assertThat(asked.cluster().membership().ring().contains(down.address())).isFalse();
+  }
+
+  @Test
+  void health_peerKilledWithoutTraffic_healthCheckNamesItAndNodeStaysReady() throws Exception {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node asked = cluster.node(0);
+    Node down = cluster.node(1);
+    asked.check(req(keyOwnedBy(cluster, down, "warm:")));
+
+    cluster.kill(down);
+
+    Await.until(DETECTED, () -> isDownAt(asked, down), "the dropped connection is noticed");
+    HealthStatus health = asked.cluster().nodeHealth().health();
+    assertThat(health.healthy()).isFalse();
+    assertThat(health.message()).contains("peer '" + down.address() + "' is down");
+    assertThat(health.peerCount()).isEqualTo(3);
+    assertThat(asked.cluster().health().ready()).isTrue();
+  }
+
+  @Test
+  void revive_downPeerAnswersAgain_backOnRingAndHealthyWithinAFewProbes() throws Exception {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node asked = cluster.node(0);
+    Node down = cluster.node(1);
+    String lostKey = keyOwnedBy(cluster, down, "lost:");
+    cluster.kill(down);
+    asked.check(req(lostKey));
+    for (Node survivor : List.of(asked, cluster.node(2))) {
+      Await.until(DETECTED, () -> isDownAt(survivor, down), "the owner is found down");
+    }
+
+    cluster.revive(down);
+
+    for (Node survivor : List.of(asked, cluster.node(2))) {
+      Await.until(
+          Duration.ofSeconds(3),
+          () -> survivor.cluster().membership().ring().contains(down.address()),
+          "the revived peer is back on the ring of " + survivor.address());
+      survivor.cluster().handOff().pending().join();
+    }
+    RateLimitResponse back = asked.check(req(lostKey)).get(0);
+    assertThat(back.error()).isEmpty();
+    assertThat(back.metadata()).containsEntry("owner", down.address());
+    assertThat(back.remaining()).as("the count taken meanwhile was handed back").isEqualTo(3);
+    assertThat(asked.cluster().nodeHealth().health().healthy()).isTrue();
+  }
+
+  @Test
+  void check_ownerKilledInFailMode_itemFailsAtOnceNamingThePeer() throws Exception {
+    cluster =
+        LocalCluster.start(
+            3, ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node asked = cluster.node(0);
+    Node down = cluster.node(1);
+    String lostKey = keyOwnedBy(cluster, down, "lost:");
+    asked.check(req(lostKey));
+    cluster.kill(down);
+    Await.until(DETECTED, () -> isDownAt(asked, down), "the dropped connection is noticed");
+
+    long start = System.nanoTime();
+    RateLimitResponse answer = asked.check(req(lostKey)).get(0);
+
+    assertThat(answer.error())
+        .startsWith("not calling peer '" + down.address() + "': it is down")
+        .endsWith("and WEIR_PEER_FAILURE_MODE is fail");
+    assertThat(Duration.ofNanos(System.nanoTime() - start))
+        .as("no wait for the 5 s deadline")
+        .isLessThan(Duration.ofSeconds(4));
+    assertThat(asked.cluster().membership().ring().contains(down.address())).isTrue();
+  }
+
+  @Test
+  void check_peerThatNeverStarted_everyItemAnsweredByTheOthers() throws Exception {
+    String ghost = "127.0.0.1:" + freePort();
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS, List.of(ghost));
+    Node asked = cluster.node(0);
+    List<RateLimitRequest> requests = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      requests.add(req("k" + i));
+    }
+
+    long start = System.nanoTime();
+    List<RateLimitResponse> answers = asked.service().check(requests).join();
+
+    assertThat(answers).allSatisfy(a -> assertThat(a.error()).isEmpty());
+    assertThat(Duration.ofNanos(System.nanoTime() - start))
+        .as("no item waits for the 5 s deadline")
+        .isLessThan(Duration.ofSeconds(4));
+    assertThat(asked.cluster().liveness().isDown(ghost)).isTrue();
+    assertThat(asked.cluster().health().ready()).isTrue();
+  }
+
+  @Test
+  void leave_callsStillArrivingAtTheLeavingNode_forwardedNotRefused() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node leaving = cluster.node(2);
+    List<RateLimitRequest> requests = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      requests.add(req("drain" + i));
+    }
+
+    leaving.cluster().leave(Duration.ofSeconds(5));
+    List<RateLimitResponse> answers = leaving.service().check(requests).join();
+
+    assertThat(answers).allSatisfy(a -> assertThat(a.error()).isEmpty());
+    assertThat(answers)
+        .allSatisfy(a -> assertThat(a.metadata().get("owner")).isNotEqualTo(leaving.address()));
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+}

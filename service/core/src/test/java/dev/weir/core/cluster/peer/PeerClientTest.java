@@ -1,0 +1,174 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One peer client over a real loopback channel: it waits for a peer that is still starting, reports
+ * a failed connection, and gives up its calls in flight when the peer is found down.
+ */
+class PeerClientTest {
+
+  private static final Duration DEADLINE = Duration.ofSeconds(10);
+
+  private final FakeClock clock = new FakeClock();
+  private final List<String> reports = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final CountDownLatch release = new CountDownLatch(1);
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private int port;
+  private ManagedChannel channel;
+  private PeerClient client;
+
+  @AfterEach
+  void stop() throws Exception {
+    release.countDown();
+    for (AutoCloseable r : resources) {
+      r.close();
+    }
+  }
+
+  private void clientOfFreePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort();
+    }
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    client =
+        new PeerClient(
+            "127.0.0.1:" + port,
+            channel,
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
+            new FakeScheduler(clock),
+            clock);
+    client.observe(
+        new PeerCallObserver() {
+          @Override
+          public void answered(String peer) {
+            reports.add("answered");
+          }
+
+          @Override
+          public void unreachable(String peer, String reason) {
+            reports.add("unreachable: " + reason);
+          }
+        });
+  }
+
+  private void startPeer(boolean hangs) throws IOException {
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(new PeersService(new Handler(hangs), dev.weir.core.time.SystemClock.INSTANCE))
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+  }
+
+  private static RateLimitRequest req() {
+    return RateLimitRequest.builder("n", "k")
+        .hits(1)
+        .limit(10)
+        .duration(60_000)
+        .behavior(Behavior.NO_BATCHING)
+        .build();
+  }
+
+  @Test
+  void forward_peerStillStarting_waitsForItsConnectionAndIsAnswered() throws Exception {
+    clientOfFreePort();
+    client.connect();
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE,
+        "the first connection attempt fails");
+
+    CompletableFuture<RateLimitResponse> answer = client.forward(req());
+    startPeer(false);
+
+    assertThat(answer.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).status())
+        .isEqualTo(Status.UNDER_LIMIT);
+    assertThat(reports).contains("unreachable: cannot connect to peer '127.0.0.1:" + port + "'");
+    assertThat(reports).endsWith("answered");
+  }
+
+  @Test
+  void peerDown_callInFlight_failsAtOnceInsteadOfAtItsDeadline() throws Exception {
+    clientOfFreePort();
+    startPeer(true);
+    CompletableFuture<RateLimitResponse> hanging = client.forward(req());
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> channel.getState(false) == ConnectivityState.READY,
+        "the call reached the peer");
+
+    client.peerDown("found down by the test");
+
+    assertThat(hanging)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingRootCause()
+        .withMessageContaining("is down: found down by the test");
+  }
+
+  /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
+  private final class Handler implements PeerHandler {
+    private final boolean hangs;
+
+    private Handler(boolean hangs) {
+      this.hangs = hangs;
+    }
+
+    @Override
+    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+      if (hangs) {
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return requests.stream()
+          .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
+          .toList();
+    }
+
+    @Override
+    public void applyGlobals(List<UpdatePeerGlobal> globals) {}
+
+    @Override
+    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      return 0;
+    }
+
+    @Override
+    public void announce(String address, boolean leaving) {}
+
+    @Override
+    public void prepareReturn(String address) {}
+  }
+}

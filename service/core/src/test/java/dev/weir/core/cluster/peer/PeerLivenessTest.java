@@ -1,0 +1,168 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.testkit.FakeClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PeerLivenessTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final PeerLiveness liveness = new PeerLiveness(clock);
+  private final List<String> events = new ArrayList<>();
+
+  {
+    liveness.addListener(
+        new PeerLiveness.Listener() {
+          @Override
+          public void peerDown(String peer, String reason) {
+            events.add("down " + peer + " " + reason + " " + liveness.down());
+          }
+
+          @Override
+          public void peerUp(String peer, Duration downFor) {
+            events.add("up " + peer + " after " + downFor.toMillis() + " ms " + liveness.down());
+          }
+
+          @Override
+          public void stillDown(String peer) {
+            events.add("still down " + peer);
+          }
+        });
+  }
+
+  @Test
+  void notAnswering_timeoutsOverAWorkingConnection_downOnlyAtTheThirdInARow() {
+    liveness.notAnswering("b:1", "timeout 1", false);
+    liveness.notAnswering("b:1", "timeout 2", false);
+    boolean downAfterTwo = liveness.isDown("b:1");
+
+    liveness.notAnswering("b:1", "timeout 3", false);
+
+    assertThat(downAfterTwo).isFalse();
+    assertThat(liveness.isDown("b:1")).isTrue();
+    assertThat(events).containsExactly("down b:1 timeout 3 [b:1]");
+  }
+
+  @Test
+  void notAnswering_successInBetween_countStartsOver() {
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.answered("b:1");
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void notAnswering_soonAfterComingBack_downAtTheFirst() {
+    liveness.unreachable("b:1", "refused");
+    liveness.back("b:1");
+    clock.advance(PeerLiveness.PROBATION.minusMillis(1));
+
+    liveness.notAnswering("b:1", "timeout", false);
+
+    assertThat(liveness.isDown("b:1")).isTrue();
+  }
+
+  @Test
+  void notAnswering_probationOver_downOnlyAtTheThird() {
+    liveness.unreachable("b:1", "refused");
+    liveness.back("b:1");
+    clock.advance(PeerLiveness.PROBATION);
+
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+  }
+
+  @Test
+  void notAnswering_conclusive_downAtOnce() {
+    liveness.notAnswering("b:1", "UNAVAILABLE: Connection refused", true);
+
+    assertThat(liveness.down()).containsExactly("b:1");
+    assertThat(liveness.downReason("b:1")).isEqualTo("UNAVAILABLE: Connection refused");
+  }
+
+  @Test
+  void answered_downPeer_staysDownUntilAProbeOrItsReturnNotice() {
+    liveness.unreachable("b:1", "cannot connect");
+
+    liveness.answered("b:1");
+
+    assertThat(liveness.isDown("b:1")).isTrue();
+    assertThat(events).containsExactly("down b:1 cannot connect [b:1]");
+  }
+
+  @Test
+  void probeAnswered_downPeer_upWithItsOutageAndErrorCleared() {
+    liveness.unreachable("b:1", "cannot connect");
+    clock.advance(Duration.ofMillis(1500));
+
+    liveness.probeAnswered("b:1");
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(liveness.troubled()).isEmpty();
+    assertThat(events).containsExactly("down b:1 cannot connect [b:1]", "up b:1 after 1500 ms []");
+  }
+
+  @Test
+  void answeredWithError_upPeer_staysUpAndReportsTheErrorUntilNextSuccess() {
+    liveness.answeredWithError("b:1", "INTERNAL: boom");
+    List<PeerLiveness.PeerState> withError = liveness.troubled();
+
+    liveness.answered("b:1");
+
+    assertThat(withError)
+        .containsExactly(new PeerLiveness.PeerState("b:1", true, "INTERNAL: boom", Duration.ZERO));
+    assertThat(liveness.troubled()).isEmpty();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void answeredWithError_betweenTimeouts_countStartsOver() {
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.answeredWithError("b:1", "INTERNAL: boom");
+    liveness.notAnswering("b:1", "timeout", false);
+
+    assertThat(liveness.isDown("b:1")).isFalse();
+  }
+
+  @Test
+  void troubled_downPeer_reportsHowLongAndWhy() {
+    liveness.left("b:1");
+    clock.advance(Duration.ofSeconds(4));
+
+    assertThat(liveness.troubled())
+        .containsExactly(
+            new PeerLiveness.PeerState("b:1", false, PeerLiveness.LEFT, Duration.ofSeconds(4)));
+  }
+
+  @Test
+  void unreachable_alreadyDown_notToldTwiceAndReasonKept() {
+    liveness.unreachable("b:1", "first");
+    liveness.unreachable("b:1", "second");
+    liveness.notAnswering("b:1", "third", true);
+
+    assertThat(events).containsExactly("down b:1 first [b:1]", "still down b:1");
+    assertThat(liveness.downReason("b:1")).isEqualTo("first");
+  }
+
+  @Test
+  void retain_forgetsPeersDiscoveryDropped() {
+    liveness.unreachable("b:1", "gone");
+    liveness.unreachable("c:1", "gone");
+
+    liveness.retain(Set.of("a:1", "c:1"));
+
+    assertThat(liveness.down()).containsExactly("c:1");
+  }
+}

@@ -1,0 +1,57 @@
+package dev.weir.server;
+
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import dev.weir.core.tls.Pem;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.X509Certificate;
+import java.util.Optional;
+
+/**
+ * The file a node started with {@code WEIR_TLS_AUTO=true} writes its generated CA certificate to,
+ * so that gRPC and HTTPS clients can trust the node: {@code WEIR_TLS_AUTO_CA_FILE}, else {@code
+ * weir-auto-ca-<gRPC port>.pem} in the system's temporary directory. It holds the certificate only,
+ * as PEM, readable by every user: it is no secret.
+ */
+final class AutoCaFile {
+
+  /** {@code WEIR_TLS_AUTO_CA_FILE}: where the generated CA is written. */
+  static final EnvVar FILE = EnvVar.of("WEIR_TLS_AUTO_CA_FILE");
+
+  private AutoCaFile() {}
+
+  /** Returns the file {@code env} names, if it names one. */
+  static Optional<Path> configured(EnvReader env) {
+    return env.lookup(FILE).map(setting -> Path.of(setting.value()));
+  }
+
+  /** Returns the default file of a node whose gRPC listener has {@code grpcPort}. */
+  static Path byDefault(int grpcPort) {
+    return Path.of(System.getProperty("java.io.tmpdir"), "weir-auto-ca-" + grpcPort + ".pem");
+  }
+
+  /**
+   * Writes {@code ca} to {@code file} as PEM, replacing what was there in one step, so a client
+   * never reads half a certificate.
+   */
+  static void write(Path file, X509Certificate ca) throws IOException {
+    Path absolute = file.toAbsolutePath();
+    Path temporary =
+        Files.createTempFile(absolute.getParent(), "." + absolute.getFileName(), ".tmp");
+    try {
+      Files.writeString(temporary, Pem.encode(ca), StandardCharsets.US_ASCII);
+      if (Files.getFileStore(temporary).supportsFileAttributeView("posix")) {
+        Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString("rw-r--r--"));
+      }
+      Files.move(
+          temporary, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } finally {
+      Files.deleteIfExists(temporary);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+package dev.weir.server;
+
+import dev.weir.core.http.HttpAnswer;
+import dev.weir.core.http.HttpRoute;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.HandlerRegistry;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.Status;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+
+/**
+ * What a node without {@code WEIR_ENVOY_CONFIG} answers to Envoy's rate-limit calls: {@code POST
+ * /json} gets 404 and {@code ShouldRateLimit} gets {@code UNIMPLEMENTED}, both saying that the
+ * Envoy adapter is off and how to turn it on, instead of a bare "not found".
+ */
+final class EnvoyAdapterOff {
+
+  /** The message of both answers. */
+  static final String MESSAGE =
+      "the Envoy rate-limit service is off on this node: set WEIR_ENVOY_CONFIG to a descriptor"
+          + " YAML file or folder to serve ShouldRateLimit and POST /json"
+          + " (README.md#as-envoys-rate-limit-service)";
+
+  private static final String SERVICE_PREFIX = RateLimitServiceGrpc.SERVICE_NAME + "/";
+
+  private EnvoyAdapterOff() {}
+
+  /** Returns {@code POST /json}, answering 404 with code 5 ({@code NOT_FOUND}) and the message. */
+  static HttpRoute jsonRoute() {
+    HttpAnswer answer = HttpAnswer.error(404, Status.Code.NOT_FOUND.value(), MESSAGE);
+    return HttpRoute.post("/json", call -> answer.completed());
+  }
+
+  /**
+   * Returns the gRPC server's fallback registry: every method of {@code
+   * envoy.service.ratelimit.v3.RateLimitService} is closed with {@code UNIMPLEMENTED} and {@link
+   * #MESSAGE}; other unknown methods get gRPC's own answer.
+   */
+  static HandlerRegistry grpcFallback() {
+    return new HandlerRegistry() {
+      @Override
+      public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
+        if (!methodName.startsWith(SERVICE_PREFIX)) {
+          return null;
+        }
+        MethodDescriptor<InputStream, InputStream> method =
+            MethodDescriptor.<InputStream, InputStream>newBuilder()
+                .setType(MethodDescriptor.MethodType.UNKNOWN)
+                .setFullMethodName(methodName)
+                .setRequestMarshaller(Unread.INSTANCE)
+                .setResponseMarshaller(Unread.INSTANCE)
+                .build();
+        return ServerMethodDefinition.create(method, EnvoyAdapterOff::refuse);
+      }
+    };
+  }
+
+  private static <Q, A> ServerCall.Listener<Q> refuse(ServerCall<Q, A> call, Metadata headers) {
+    call.close(Status.UNIMPLEMENTED.withDescription(MESSAGE), new Metadata());
+    return new ServerCall.Listener<>() {};
+  }
+
+  /** Passes messages through unread: the refused calls never look at them. */
+  private enum Unread implements MethodDescriptor.Marshaller<InputStream> {
+    INSTANCE;
+
+    @Override
+    public InputStream stream(InputStream value) {
+      return value;
+    }
+
+    @Override
+    public InputStream parse(InputStream stream) {
+      return new ByteArrayInputStream(new byte[0]);
+    }
+  }
+}

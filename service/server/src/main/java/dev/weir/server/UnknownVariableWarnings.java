@@ -1,0 +1,46 @@
+package dev.weir.server;
+
+import dev.weir.core.config.UnknownVariables;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The warnings a node starts with for each {@code WEIR_*} or {@code GUBER_*} variable, in the
+ * environment or the {@code --config} file, that no setting reads: where it was set and the known
+ * name closest to it, e.g. {@code WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is
+ * ignored; did you mean WEIR_CACHE_SIZE?}.
+ */
+final class UnknownVariableWarnings {
+
+  private static final UnknownVariables CHECK = new UnknownVariables(KnownVariables.all());
+
+  private UnknownVariableWarnings() {}
+
+  /**
+   * Returns one warning per unknown variable of {@code environment} and of {@code fileValues}, read
+   * from {@code file}, sorted by name.
+   */
+  static List<String> of(
+      Map<String, String> environment, Map<String, String> fileValues, Optional<Path> file) {
+    Set<String> names = new HashSet<>(environment.keySet());
+    names.addAll(fileValues.keySet());
+    return CHECK.find(names).stream()
+        .map(
+            unknown ->
+                unknown.name()
+                    + " ("
+                    + (environment.containsKey(unknown.name())
+                        ? "in the environment"
+                        : "in --config " + file.map(Path::toString).orElse(""))
+                    + ") is not a Weir setting and is ignored; "
+                    + unknown
+                        .closest()
+                        .map(closest -> "did you mean " + closest + "?")
+                        .orElse("README.md#configuration lists every setting"))
+        .toList();
+  }
+}

@@ -1,0 +1,51 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ServeCommandTest {
+
+  private static final WeirConfig CONFIG = TestConfigs.loopback();
+
+  private final FakeClock clock = new FakeClock();
+  private WeirNode node;
+
+  @BeforeEach
+  void start() throws Exception {
+    node = WeirNode.builder(CONFIG).clock(clock).store(new InMemoryBucketStore(clock)).start();
+  }
+
+  @AfterEach
+  void stop() {
+    node.close();
+  }
+
+  @Test
+  void startedLine_noVariableSet_endsWithoutASettingsLabel() {
+    String line =
+        ServeCommand.startedLine(
+            CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "");
+
+    assertThat(line)
+        .startsWith(
+            "Weir node started: version=" + BuildInfo.version() + " grpc_address=127.0.0.1:")
+        .endsWith(" handoff=true peer_failure_mode=reroute")
+        .doesNotContain("settings:");
+  }
+
+  @Test
+  void startedLine_variablesSet_listedAfterSettings() {
+    String line =
+        ServeCommand.startedLine(
+            CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "WEIR_CACHE_SIZE=10");
+
+    assertThat(line).endsWith(" handoff=true peer_failure_mode=reroute settings: WEIR_CACHE_SIZE=10");
+  }
+}
