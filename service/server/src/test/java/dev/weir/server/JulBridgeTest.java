@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.testkit.FakeClock;
@@ -87,13 +88,17 @@ class JulBridgeTest {
   }
 
   @Test
-  void logbackConfig_grpcLevelPropagatedToJul_infoNeverCreated() {
-    LoggerFactory.getILoggerFactory();
+  void logbackXml_grpcLevelPropagatedToJul_infoNeverCreated() throws Exception {
+    LoggerContext context = new LoggerContext();
+    JoranConfigurator configurator = new JoranConfigurator();
+    configurator.setContext(context);
+    configurator.doConfigure(JulBridgeTest.class.getResource("/logback.xml"));
 
     Logger transport =
         Logger.getLogger("io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections");
 
     assertThat(transport.isLoggable(java.util.logging.Level.INFO)).isFalse();
     assertThat(transport.isLoggable(java.util.logging.Level.WARNING)).isTrue();
+    context.stop();
   }
 }
