@@ -16,7 +16,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -45,7 +45,7 @@ class NativeFrontDoorFuzzTest {
   private static final LocalRateLimitService CORE =
       new LocalRateLimitService(
           new LocalLimiter(
-              new RateLimitEngine(ZoneOffset.UTC), new CaffeineBucketStore(CLOCK, 10_000), CLOCK),
+              new RateLimitEngine(ZoneOffset.UTC), new ClockBucketStore(CLOCK, 10_000), CLOCK),
           "127.0.0.1:1051");
   private static final NativeCheck CHECK =
       new NativeCheck(CORE, InputLimits.DEFAULTS, new CheckMeter(new RecordingMetrics()));

@@ -16,7 +16,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.store.BucketStore;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
@@ -322,7 +322,7 @@ public final class Weir {
               : new StaticDiscovery(
                   self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
       PeerListenerPlan plan = planPeerListener(peers, self, advertise, peerListen);
-      BucketStore buckets = store == null ? new CaffeineBucketStore(clock, cacheSize) : store;
+      BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
       LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
       ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
       PeerSecurity security = plan.security();

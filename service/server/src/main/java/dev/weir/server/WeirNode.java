@@ -29,7 +29,7 @@ import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.metrics.PrometheusEndpoint;
 import dev.weir.core.store.BucketStore;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
@@ -239,7 +239,7 @@ public final class WeirNode implements AutoCloseable {
      */
     public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
       return WeirNode.start(
-          this, store != null ? store : new CaffeineBucketStore(clock, config.cacheSize()));
+          this, store != null ? store : new ClockBucketStore(clock, config.cacheSize()));
     }
   }
 

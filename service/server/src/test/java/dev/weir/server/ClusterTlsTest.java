@@ -8,7 +8,7 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.ClientAuth;
@@ -95,7 +95,7 @@ class ClusterTlsTest {
                 new PeerSettings(
                     new HostPort("127.0.0.1", peerPort), Optional.empty(), Optional.empty(), false))
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
     resources.add(node);
     return node;

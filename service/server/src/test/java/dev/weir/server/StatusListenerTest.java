@@ -9,7 +9,7 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
@@ -73,7 +73,7 @@ class StatusListenerTest {
         WeirNode.builder(CONFIG)
             .ops(ops)
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
   }
 

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.Pem;
@@ -76,7 +76,7 @@ class TlsReloadNodeTest {
                             "WEIR_TLS_CA", caFile.toString(),
                             "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))))
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
     ChannelCredentials nextPeer =
         TlsChannelCredentials.newBuilder()

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.testkit.Await;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.ClientAuth;
 import dev.weir.core.tls.Pem;
@@ -49,7 +49,7 @@ class WeirNodeOpsTest {
         WeirNode.builder(CONFIG)
             .ops(ops)
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
   }
@@ -202,7 +202,7 @@ class WeirNodeOpsTest {
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
             .writeAutoCa(caFile)
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
   }
 
@@ -271,7 +271,7 @@ class WeirNodeOpsTest {
         WeirNode.builder(CONFIG)
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
             .clock(clock)
-            .store(new CaffeineBucketStore(clock, 1000, Runnable::run))
+            .store(new ClockBucketStore(clock, 1000))
             .start();
     TlsIdentity identity = node.tlsIdentity().orElseThrow();
     channel =

@@ -3,14 +3,14 @@ package dev.weir.core.bench;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.SystemClock;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.time.ZoneOffset;
 
 /**
- * Measures the heap held per live bucket: fills a {@link CaffeineBucketStore} with N buckets of one
+ * Measures the heap held per live bucket: fills a {@link ClockBucketStore} with N buckets of one
  * algorithm and prints the used-heap difference after full GCs, divided by N. Keys are {@code
  * "requests_per_minute_account:<i>"} (35-40 chars), whose strings are included in the figure.
  *
@@ -33,7 +33,7 @@ public final class BucketMemoryMain {
             .hits(1)
             .build();
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
-    CaffeineBucketStore store = new CaffeineBucketStore(SystemClock.INSTANCE, 2L * count);
+    ClockBucketStore store = new ClockBucketStore(SystemClock.INSTANCE, 2L * count);
     long before = usedAfterGc(memory);
     for (int i = 0; i < count; i++) {
       long now = SystemClock.INSTANCE.wallMillis();

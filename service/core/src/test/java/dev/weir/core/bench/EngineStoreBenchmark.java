@@ -3,7 +3,7 @@ package dev.weir.core.bench;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import java.time.ZoneOffset;
@@ -34,7 +34,7 @@ public class EngineStoreBenchmark {
   public static class Shared {
     final Clock clock = SystemClock.INSTANCE;
     final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
-    final CaffeineBucketStore store = new CaffeineBucketStore(clock, 2 * DISTINCT_KEYS);
+    final ClockBucketStore store = new ClockBucketStore(clock, 2 * DISTINCT_KEYS);
     final RateLimitRequest request =
         RateLimitRequest.builder("requests_per_minute", "account")
             .limit(1_000_000)

@@ -13,7 +13,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.store.CaffeineBucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -53,7 +53,7 @@ class PeersServiceFuzzTest {
   private static final String SELF = "127.0.0.1:1051";
   private static final String OTHER = "127.0.0.2:1051";
   private static final FakeClock CLOCK = new FakeClock(1_767_225_600_000L);
-  private static final CaffeineBucketStore STORE = new CaffeineBucketStore(CLOCK, 10_000);
+  private static final ClockBucketStore STORE = new ClockBucketStore(CLOCK, 10_000);
   private static final PeerInputValidator VALIDATOR =
       new PeerInputValidator(InputLimits.DEFAULTS, SELF);
   private static final ClusterNode NODE = node();

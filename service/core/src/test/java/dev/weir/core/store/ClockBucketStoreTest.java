@@ -13,8 +13,12 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,11 +26,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-class CaffeineBucketStoreTest {
+class ClockBucketStoreTest {
 
   private final FakeClock clock = new FakeClock();
   private final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
-  private final CaffeineBucketStore store = new CaffeineBucketStore(clock, 1000, Runnable::run);
+  private final ClockBucketStore store = new ClockBucketStore(clock, 1000);
 
   private RateLimitResponse hit(String key, RateLimitRequest request) {
     long now = clock.wallMillis();
@@ -87,30 +91,21 @@ class CaffeineBucketStoreTest {
   }
 
   @Test
-  void tokenBucket_notServedAfterItsResetTime_droppedWithinOneMoreLifetime() {
+  void tokenBucket_notServedAfterItsResetTime_removedByCleanUp() {
     hit("k", token(2));
     clock.advanceMillis(1000);
     assertThat(store.get("k")).isPresent();
     assertThat(hit("k", token(1)).status()).isEqualTo(Status.OVER_LIMIT);
     clock.advanceMillis(1);
     assertThat(store.get("k")).isEmpty();
-    store.cleanUp();
     assertThat(store.size()).isEqualTo(1);
-    clock.advanceMillis(1001);
     store.cleanUp();
     assertThat(store.size()).isZero();
     assertThat(hit("k", token(1)).remaining()).isEqualTo(1);
   }
 
   @Test
-  void armedUntil_expireAtPlusTheRemainingLifetime() {
-    assertThat(CaffeineBucketStore.armedUntil(1_500, 1_000)).isEqualTo(2_000);
-    assertThat(CaffeineBucketStore.armedUntil(1_000, 1_500)).isEqualTo(1_000);
-    assertThat(CaffeineBucketStore.armedUntil(Long.MAX_VALUE, 0)).isEqualTo(Long.MAX_VALUE);
-  }
-
-  @Test
-  void leakyBucket_hitPastItsFirstArming_keptByCaffeineThenDroppedAfterItsLastLifetime() {
+  void leakyBucket_keptWhileHitThenDroppedAfterItsLastLifetime() {
     for (int i = 0; i < 10; i++) {
       hit("k", leaky(1));
       clock.advanceMillis(400);
@@ -181,7 +176,7 @@ class CaffeineBucketStoreTest {
 
   @Test
   void update_whenFull_evictsDownToTheMaximumSize() {
-    CaffeineBucketStore small = new CaffeineBucketStore(clock, 10, Runnable::run);
+    ClockBucketStore small = new ClockBucketStore(clock, 10);
     for (int i = 0; i < 100; i++) {
       long now = clock.wallMillis();
       small.update("key" + i, prior -> engine.apply(prior, token(1), now));
@@ -193,7 +188,7 @@ class CaffeineBucketStoreTest {
 
   @Test
   void update_frequentlyUsedKey_survivesAScanOfNewKeys() {
-    CaffeineBucketStore small = new CaffeineBucketStore(clock, 10, Runnable::run);
+    ClockBucketStore small = new ClockBucketStore(clock, 10);
     long now = clock.wallMillis();
     RateLimitRequest big =
         RateLimitRequest.builder("n", "k").limit(1_000_000).duration(1000).build();
@@ -248,8 +243,118 @@ class CaffeineBucketStoreTest {
   }
 
   @Test
+  void update_whenFull_evictsExpiredBucketsFirstWithoutCountingThem() {
+    ClockBucketStore small = new ClockBucketStore(clock, 10);
+    for (int i = 0; i < 10; i++) {
+      small.put("old" + i, new FixedWindowState(1, 1000, 0, 1, clock.wallMillis() + 5));
+    }
+    clock.advanceMillis(5);
+    for (int i = 0; i < 10; i++) {
+      long now = clock.wallMillis();
+      small.update("new" + i, prior -> engine.apply(prior, token(1), now));
+    }
+    assertThat(small.size()).isEqualTo(10);
+    assertThat(small.evictionCount()).isZero();
+    for (int i = 0; i < 10; i++) {
+      assertThat(small.get("new" + i)).as("new%d", i).isPresent();
+    }
+  }
+
+  @Test
+  void update_newKeys_sweepExpiredBucketsWithoutSizePressure() {
+    ClockBucketStore oneSegment = new ClockBucketStore(clock, 100);
+    for (int i = 0; i < 10; i++) {
+      oneSegment.put("old" + i, new FixedWindowState(1, 1000, 0, 1, clock.wallMillis() + 5));
+    }
+    clock.advanceMillis(5);
+    for (int i = 0; i < 20; i++) {
+      long now = clock.wallMillis();
+      oneSegment.update("new" + i, prior -> engine.apply(prior, token(1), now));
+    }
+    assertThat(oneSegment.size()).isEqualTo(20);
+    assertThat(oneSegment.evictionCount()).isZero();
+  }
+
+  @Test
+  void size_manySegmentsFilled_sumsToTheMaximumSizeExactly() {
+    ClockBucketStore split = new ClockBucketStore(clock, 1000);
+    assertThat(split.segmentCount()).isEqualTo(8);
+    long now = clock.wallMillis();
+    for (int i = 0; i < 20_000; i++) {
+      split.update("key" + i, prior -> engine.apply(prior, token(1), now));
+    }
+    assertThat(split.size()).isEqualTo(1000);
+    assertThat(split.evictionCount()).isEqualTo(19_000);
+  }
+
+  @Test
+  void operations_randomMixAgainstAMap_agreeAfterEveryStep() {
+    Random random = new Random(42);
+    Map<String, BucketState> model = new HashMap<>();
+    long expireAt = clock.wallMillis() + 60_000;
+    for (int step = 0; step < 200_000; step++) {
+      String key = "k" + random.nextInt(300);
+      switch (random.nextInt(4)) {
+        case 0 -> {
+          BucketState state = new FixedWindowState(1, 1000, 0, step, expireAt);
+          store.put(key, state);
+          model.put(key, state);
+        }
+        case 1 -> {
+          store.remove(key);
+          model.remove(key);
+        }
+        case 2 -> {
+          BucketState state = new FixedWindowState(1, 1000, 0, step, expireAt);
+          store.update(key, prior -> new Decision(state, null));
+          model.put(key, state);
+        }
+        default -> {
+          store.update(key, prior -> new Decision(null, null));
+          model.remove(key);
+        }
+      }
+      assertThat(store.get(key)).as("step %d", step).isEqualTo(Optional.ofNullable(model.get(key)));
+    }
+    Map<String, BucketState> seen = new HashMap<>();
+    store.forEach(seen::put);
+    assertThat(seen).isEqualTo(model);
+    assertThat(store.size()).isEqualTo(model.size());
+  }
+
+  @Test
+  void update_threadsOnDistinctKeysOfAFullStore_keepTheBound() throws Exception {
+    ClockBucketStore small = new ClockBucketStore(clock, 500);
+    long now = clock.wallMillis();
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<?>> work = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        int thread = t;
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < 50_000; i++) {
+                    small.update(
+                        thread + ":" + (i % 2_000), prior -> engine.apply(prior, token(1), now));
+                  }
+                }));
+      }
+      for (Future<?> f : work) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(small.size()).isEqualTo(500);
+    Map<String, BucketState> seen = new HashMap<>();
+    small.forEach(seen::put);
+    assertThat(seen).hasSize(500);
+  }
+
+  @Test
   void constructor_negativeSize_isRefusedWithTheValue() {
-    assertThatThrownBy(() -> new CaffeineBucketStore(clock, -1))
+    assertThatThrownBy(() -> new ClockBucketStore(clock, -1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maximumSize must be 0 or more, got -1");
   }

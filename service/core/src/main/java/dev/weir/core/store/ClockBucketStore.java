@@ -1,0 +1,411 @@
+package dev.weir.core.store;
+
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.Decision;
+import dev.weir.core.metrics.CacheStatistics;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.time.Clock;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * A {@link BucketStore} of at most {@code maximumSize} buckets in segments of open-addressed hash
+ * tables, evicting with the CLOCK algorithm (an approximation of least recently used, like
+ * Gubernator's LRU cache) when a segment is full.
+ *
+ * <p>Design: a key hashes to one of up to {@value #MAX_SEGMENTS} segments, each a linear-probing
+ * table of {@link Entry} references guarded by the segment's monitor, so one decision is a lock, a
+ * probe and the engine's function, and decisions on keys in different segments run in parallel.
+ * An entry holds its key, hash, state and a referenced bit; there is no per-entry node, list link,
+ * timer or frequency counter, which keeps a live bucket's cost to its key, its state, one entry and
+ * a table slot. The referenced bit is set by every use; when a full segment needs room its clock
+ * hand walks the table, evicting the first entry that is expired or was not used since the hand
+ * last passed it and clearing the bit of those that were. A new entry starts unreferenced, so a
+ * scan of keys used once evicts its own kind before the keys in steady use.
+ *
+ * <p>Expiry is read, never scheduled: a state whose {@code expireAt} has passed on the injected
+ * wall clock is never handed out, and its entry is removed when it is next touched, when the clock
+ * hand or each insertion's two-slot sweep reaches it, or by {@link #cleanUp()}. The segment count
+ * and each segment's share of {@code maximumSize} are fixed at construction; the sum of the shares
+ * is exactly {@code maximumSize}. The update functions run under the segment's monitor and must
+ * not call back into the store.
+ */
+public final class ClockBucketStore implements BucketStore, CacheStatistics {
+
+  /** The most segments a store is split into. */
+  static final int MAX_SEGMENTS = 64;
+
+  /** The fewest buckets per segment before a store is split further. */
+  static final int MIN_SEGMENT_SIZE = 64;
+
+  private final Clock clock;
+  private final Segment[] segments;
+  private final int segmentShift;
+
+  /**
+   * Creates a store of at most {@code maximumSize} buckets (values above {@link Integer#MAX_VALUE}
+   * count as that).
+   *
+   * @throws IllegalArgumentException if {@code maximumSize} is negative
+   */
+  public ClockBucketStore(Clock clock, long maximumSize) {
+    if (maximumSize < 0) {
+      throw new IllegalArgumentException("maximumSize must be 0 or more, got " + maximumSize);
+    }
+    this.clock = clock;
+    int max = (int) Math.min(Integer.MAX_VALUE, maximumSize);
+    int count = Integer.highestOneBit(Math.max(1, Math.min(MAX_SEGMENTS, max / MIN_SEGMENT_SIZE)));
+    this.segments = new Segment[count];
+    for (int i = 0; i < count; i++) {
+      segments[i] = new Segment(max / count + (i < max % count ? 1 : 0));
+    }
+    this.segmentShift = 32 - Integer.numberOfTrailingZeros(count);
+  }
+
+  @Override
+  public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+    int hash = hash(key);
+    return segmentFor(hash).update(key, hash, update, clock.wallMillis());
+  }
+
+  @Override
+  public Optional<BucketState> get(String key) {
+    int hash = hash(key);
+    return Optional.ofNullable(segmentFor(hash).get(key, hash, clock.wallMillis()));
+  }
+
+  @Override
+  public void put(String key, BucketState state) {
+    int hash = hash(key);
+    segmentFor(hash).put(key, hash, state, clock.wallMillis());
+  }
+
+  @Override
+  public void remove(String key) {
+    int hash = hash(key);
+    segmentFor(hash).remove(key, hash, null);
+  }
+
+  @Override
+  public boolean remove(String key, BucketState expected) {
+    int hash = hash(key);
+    return segmentFor(hash).remove(key, hash, expected);
+  }
+
+  /**
+   * Calls {@code action} with every live bucket; each segment's live entries are copied under its
+   * monitor and the action runs outside it.
+   */
+  @Override
+  public void forEach(BiConsumer<String, BucketState> action) {
+    long now = clock.wallMillis();
+    for (Segment segment : segments) {
+      Object[] live = segment.live(now);
+      for (int i = 0; i < live.length; i += 2) {
+        action.accept((String) live[i], (BucketState) live[i + 1]);
+      }
+    }
+  }
+
+  /** Returns how many entries are held, expired ones not yet removed included. */
+  @Override
+  public long size() {
+    long size = 0;
+    for (Segment segment : segments) {
+      size += segment.size;
+    }
+    return size;
+  }
+
+  /** Removes every expired entry now. */
+  public void cleanUp() {
+    long now = clock.wallMillis();
+    for (Segment segment : segments) {
+      segment.removeExpired(now);
+    }
+  }
+
+  /** Returns how many reads and updates found a live state. */
+  @Override
+  public long hitCount() {
+    long sum = 0;
+    for (Segment segment : segments) {
+      sum += segment.hits();
+    }
+    return sum;
+  }
+
+  /** Returns how many reads and updates found no live state. */
+  @Override
+  public long missCount() {
+    long sum = 0;
+    for (Segment segment : segments) {
+      sum += segment.misses();
+    }
+    return sum;
+  }
+
+  /** Returns how many unexpired buckets were evicted because their segment was full. */
+  @Override
+  public long evictionCount() {
+    long sum = 0;
+    for (Segment segment : segments) {
+      sum += segment.evictions();
+    }
+    return sum;
+  }
+
+  /** Returns how many segments the store is split into. */
+  int segmentCount() {
+    return segments.length;
+  }
+
+  // Fibonacci hashing spreads the key's hash into the high bits (which pick the segment), and the
+  // xor-shift folds them back into the low bits (which pick the table slot).
+  private static int hash(String key) {
+    int h = key.hashCode() * 0x9E3779B9;
+    return h ^ (h >>> 16);
+  }
+
+  private Segment segmentFor(int hash) {
+    return segmentShift == 32 ? segments[0] : segments[hash >>> segmentShift];
+  }
+
+  /** One key's bucket: its key, hash, current state and whether it was used since the hand passed. */
+  private static final class Entry {
+    final String key;
+    final int hash;
+    BucketState state;
+    boolean referenced;
+
+    Entry(String key, int hash, BucketState state) {
+      this.key = key;
+      this.hash = hash;
+      this.state = state;
+    }
+  }
+
+  /**
+   * A linear-probing table of at most {@code capacity} entries with its clock hand, sweep cursor
+   * and counters, all guarded by its monitor except {@link #size}, which readers see unlocked.
+   */
+  private static final class Segment {
+    private static final int INITIAL_TABLE = 16;
+
+    private final int capacity;
+    private Entry[] table = new Entry[INITIAL_TABLE];
+    private volatile int size;
+    private int hand;
+    private int sweeper;
+    private long hits;
+    private long misses;
+    private long evictions;
+
+    Segment(int capacity) {
+      this.capacity = capacity;
+    }
+
+    synchronized RateLimitResponse update(
+        String key, int hash, Function<BucketState, Decision> update, long now) {
+      int i = indexOf(key, hash);
+      Entry entry = i < 0 ? null : table[i];
+      BucketState live = entry != null && now < entry.state.expireAt() ? entry.state : null;
+      if (live == null) {
+        misses++;
+      } else {
+        hits++;
+      }
+      Decision decision = update.apply(live);
+      BucketState next = decision.next();
+      if (entry == null) {
+        if (next != null) {
+          insert(key, hash, next, now);
+        }
+      } else if (next == null) {
+        removeAt(i);
+      } else {
+        entry.state = next;
+        if (!entry.referenced) {
+          entry.referenced = true;
+        }
+      }
+      return decision.response();
+    }
+
+    synchronized BucketState get(String key, int hash, long now) {
+      int i = indexOf(key, hash);
+      if (i < 0 || now >= table[i].state.expireAt()) {
+        misses++;
+        return null;
+      }
+      hits++;
+      Entry entry = table[i];
+      entry.referenced = true;
+      return entry.state;
+    }
+
+    synchronized void put(String key, int hash, BucketState state, long now) {
+      int i = indexOf(key, hash);
+      if (now >= state.expireAt()) {
+        if (i >= 0) {
+          removeAt(i);
+        }
+      } else if (i >= 0) {
+        table[i].state = state;
+      } else {
+        insert(key, hash, state, now);
+      }
+    }
+
+    // Removes the key when expected is null or equals its live state.
+    synchronized boolean remove(String key, int hash, BucketState expected) {
+      int i = indexOf(key, hash);
+      if (i < 0 || (expected != null && !expected.equals(table[i].state))) {
+        return false;
+      }
+      removeAt(i);
+      return true;
+    }
+
+    synchronized Object[] live(long now) {
+      Object[] out = new Object[2 * size];
+      int n = 0;
+      for (Entry entry : table) {
+        if (entry != null && now < entry.state.expireAt()) {
+          out[n++] = entry.key;
+          out[n++] = entry.state;
+        }
+      }
+      return n == out.length ? out : java.util.Arrays.copyOf(out, n);
+    }
+
+    synchronized void removeExpired(long now) {
+      int i = 0;
+      while (i < table.length) {
+        Entry entry = table[i];
+        if (entry != null && now >= entry.state.expireAt()) {
+          removeAt(i);
+        } else {
+          i++;
+        }
+      }
+    }
+
+    synchronized long hits() {
+      return hits;
+    }
+
+    synchronized long misses() {
+      return misses;
+    }
+
+    synchronized long evictions() {
+      return evictions;
+    }
+
+    private int indexOf(String key, int hash) {
+      Entry[] t = table;
+      int mask = t.length - 1;
+      for (int i = hash & mask; ; i = (i + 1) & mask) {
+        Entry entry = t[i];
+        if (entry == null) {
+          return -1;
+        }
+        if (entry.hash == hash && (entry.key == key || entry.key.equals(key))) {
+          return i;
+        }
+      }
+    }
+
+    private void insert(String key, int hash, BucketState state, long now) {
+      if (capacity == 0) {
+        return;
+      }
+      sweep(now);
+      while (size >= capacity) {
+        evictOne(now);
+      }
+      if ((size + 1) * 4L > table.length * 3L) {
+        resize();
+      }
+      place(table, new Entry(key, hash, state));
+      size++;
+    }
+
+    // Removes up to two expired entries at the sweep cursor, so expired buckets leave without size
+    // pressure at the pace keys are created.
+    private void sweep(long now) {
+      for (int step = 0; step < 2 && size > 0; step++) {
+        sweeper &= table.length - 1;
+        Entry entry = table[sweeper];
+        if (entry != null && now >= entry.state.expireAt()) {
+          removeAt(sweeper);
+        } else {
+          sweeper++;
+        }
+      }
+    }
+
+    private void evictOne(long now) {
+      int mask = table.length - 1;
+      while (true) {
+        hand &= mask;
+        Entry entry = table[hand];
+        if (entry != null) {
+          if (now >= entry.state.expireAt()) {
+            removeAt(hand);
+            return;
+          }
+          if (!entry.referenced) {
+            removeAt(hand);
+            evictions++;
+            return;
+          }
+          entry.referenced = false;
+        }
+        hand++;
+      }
+    }
+
+    private void resize() {
+      Entry[] old = table;
+      Entry[] grown = new Entry[old.length * 2];
+      for (Entry entry : old) {
+        if (entry != null) {
+          place(grown, entry);
+        }
+      }
+      table = grown;
+      hand = 0;
+      sweeper = 0;
+    }
+
+    private static void place(Entry[] t, Entry entry) {
+      int mask = t.length - 1;
+      int i = entry.hash & mask;
+      while (t[i] != null) {
+        i = (i + 1) & mask;
+      }
+      t[i] = entry;
+    }
+
+    // Knuth's deletion for linear probing: later entries of the probe run move back into the hole
+    // unless their home slot lies cyclically after it.
+    private void removeAt(int hole) {
+      Entry[] t = table;
+      int mask = t.length - 1;
+      t[hole] = null;
+      size--;
+      for (int j = (hole + 1) & mask; t[j] != null; j = (j + 1) & mask) {
+        int home = t[j].hash & mask;
+        boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+        if (!stays) {
+          t[hole] = t[j];
+          t[j] = null;
+          hole = j;
+        }
+      }
+    }
+  }
+}
