@@ -34,7 +34,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -42,11 +41,11 @@ import org.slf4j.LoggerFactory;
  * picks {@code GetPeerRateLimits}, {@code UpdatePeerGlobals}, {@code TransferBuckets} or {@code
  * Announce}, the rest is parsed as its request and handled by {@link PeersService} over a real
  * {@link ClusterNode} (engine, store, GLOBAL manager, hand-off; its one other member is reached
- * through an in-process channel that answers nothing). The call ends with a response or one of the
- * documented refusals ({@code INVALID_ARGUMENT}, {@code OUT_OF_RANGE}), every forwarded item is
- * answered, the node still decides its own keys, and every bucket a peer's state was stored under
- * passes the same checks as a snapshot a peer sends. Seeds: {@code
- * PeersServiceFuzzTestInputs/peerCall} in the test resources.
+ * through an in-process channel that answers nothing; the node has joined, so it answers probes).
+ * The call ends with a response or one of the documented refusals ({@code INVALID_ARGUMENT}, {@code
+ * OUT_OF_RANGE}), every forwarded item is answered, the node still decides its own keys, and every
+ * bucket a peer's state was stored under passes the same checks as a snapshot a peer sends. Seeds:
+ * {@code PeersServiceFuzzTestInputs/peerCall} in the test resources.
  */
 class PeersServiceFuzzTest {
 
@@ -63,6 +62,7 @@ class PeersServiceFuzzTest {
   private static ClusterNode node() {
     ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(ClusterNode.class))
         .setLevel(Level.WARN);
+    StaticDiscovery discovery = new StaticDiscovery(SELF, List.of(SELF, OTHER));
     ClusterNode node =
         new ClusterNode(
             SELF,
@@ -71,9 +71,13 @@ class PeersServiceFuzzTest {
             new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::apply,
             new FakeScheduler(CLOCK),
             CLOCK,
-            new StaticDiscovery(SELF, List.of(SELF, OTHER)),
+            discovery,
             address -> InProcessChannelBuilder.forName("nobody-at-" + address).build());
-    node.membership().accept(Set.of(SELF, OTHER));
+    try {
+      node.join(discovery);
+    } catch (Exception e) {
+      throw new IllegalStateException("the fuzzed node did not join", e);
+    }
     return node;
   }
 
