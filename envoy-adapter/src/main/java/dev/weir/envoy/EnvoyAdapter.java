@@ -10,25 +10,33 @@ import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.http.JsonHandler;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader;
 import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.envoy.xds.XdsChannels;
+import dev.weir.envoy.xds.XdsConfigClient;
 import io.grpc.BindableService;
+import io.grpc.ManagedChannel;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Envoy adapter assembled for a server: the loaded descriptor config kept fresh by a {@link
- * ConfigReloader}, the {@code ShouldRateLimit} gRPC service and the {@code POST /json} handler, all
+ * The Envoy adapter assembled for a server: the descriptor config kept fresh by its source (a
+ * {@link ConfigReloader} polling files, or an {@link XdsConfigClient} subscribed to a management
+ * server), the {@code ShouldRateLimit} gRPC service and the {@code POST /json} handler, all
  * answering through one core {@link RateLimitService}.
  */
 public final class EnvoyAdapter implements AutoCloseable {
@@ -38,6 +46,9 @@ public final class EnvoyAdapter implements AutoCloseable {
   private final EnvoySettings settings;
   private final ConfigHolder holder;
   private final ConfigReloader reloader;
+  private final XdsConfigClient xds;
+  private final ManagedChannel xdsChannel;
+  private final EnvoyMetrics metrics;
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
 
@@ -45,13 +56,18 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoySettings settings,
       ConfigHolder holder,
       ConfigReloader reloader,
-      EnvoyRateLimitGrpcService grpcService,
-      JsonHandler jsonHandler) {
+      XdsConfigClient xds,
+      ManagedChannel xdsChannel,
+      EnvoyMetrics metrics,
+      ShouldRateLimitHandler handler) {
     this.settings = settings;
     this.holder = holder;
     this.reloader = reloader;
-    this.grpcService = grpcService;
-    this.jsonHandler = jsonHandler;
+    this.xds = xds;
+    this.xdsChannel = xdsChannel;
+    this.metrics = metrics;
+    this.grpcService = new EnvoyRateLimitGrpcService(handler);
+    this.jsonHandler = new JsonHandler(handler);
   }
 
   /**
@@ -85,7 +101,60 @@ public final class EnvoyAdapter implements AutoCloseable {
       InputLimits limits,
       CheckMeter meter)
       throws ConfigException {
-    EnvoyMetrics metrics = new EnvoyMetrics(registry);
+    return startFiles(
+        configPath, settings, service, clock, new EnvoyMetrics(registry), limits, meter);
+  }
+
+  /**
+   * Assembles the adapter from {@code settings}' source: the files at {@code settings.config()},
+   * loaded now (throwing as {@link #start(Path, EnvoySettings, RateLimitService, Clock,
+   * MeterRegistry, InputLimits, CheckMeter)} does), or the xDS server, whose channel is opened now
+   * and whose first config arrives after {@link #watch}; counts in {@code metrics}.
+   *
+   * @throws IOException if the xDS client's TLS files cannot be read
+   */
+  public static EnvoyAdapter start(
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter)
+      throws ConfigException, IOException {
+    if (settings.source() == EnvoySettings.Source.FILE) {
+      return startFiles(
+          settings.config().orElseThrow(), settings, service, clock, metrics, limits, meter);
+    }
+    ConfigHolder holder = new ConfigHolder();
+    ManagedChannel channel = XdsChannels.open(settings.xds());
+    XdsConfigClient client =
+        new XdsConfigClient(
+            settings.xds(),
+            channel,
+            new ConfigLoader(settings.loadOptions()),
+            holder,
+            metrics,
+            clock,
+            () -> ThreadLocalRandom.current().nextDouble());
+    return new EnvoyAdapter(
+        settings,
+        holder,
+        null,
+        client,
+        channel,
+        metrics,
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
+  }
+
+  private static EnvoyAdapter startFiles(
+      Path configPath,
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter)
+      throws ConfigException {
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
         new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);
@@ -100,20 +169,20 @@ public final class EnvoyAdapter implements AutoCloseable {
           NoDomainLoaded.FORCE_START,
           configPath);
     }
-    ShouldRateLimitHandler handler =
-        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter);
     return new EnvoyAdapter(
         settings,
         holder,
         reloader,
-        new EnvoyRateLimitGrpcService(handler),
-        new JsonHandler(handler));
+        null,
+        null,
+        metrics,
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
   }
 
   /**
-   * Returns whether a config declaring at least one domain is loaded: false only after a start
-   * without one ({@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}) until a reload brings
-   * a domain. A node is not ready while this is false.
+   * Returns whether a config declaring at least one domain is loaded: false until the first one
+   * loads (after a start without one, or before the xDS server's first answer), and while the xDS
+   * server serves none.
    */
   public boolean hasDomains() {
     return hasDomains(holder);
@@ -131,9 +200,14 @@ public final class EnvoyAdapter implements AutoCloseable {
     return holder.current().map(config -> !config.domains().isEmpty()).orElse(false);
   }
 
+  /** Returns the config requests are answered with, empty before one loaded. */
+  public Optional<EnvoyConfig> config() {
+    return holder.current();
+  }
+
   /**
-   * Starts checking the config path for changes every {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}, on
-   * {@code executor}.
+   * Starts keeping the config fresh on {@code executor}: the files are checked every {@code
+   * WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}; the xDS stream is opened, and reopened after failures.
    */
   public void watch(ScheduledExecutorService executor) {
     watch(
@@ -144,17 +218,28 @@ public final class EnvoyAdapter implements AutoCloseable {
         });
   }
 
-  /**
-   * Starts checking the config path for changes every {@code WEIR_ENVOY_CONFIG_RELOAD_INTERVAL}, on
-   * {@code scheduler}.
-   */
+  /** Starts keeping the config fresh on {@code scheduler}, see {@link #watch(ScheduledExecutorService)}. */
   public void watch(Scheduler scheduler) {
-    reloader.start(scheduler, settings.reloadInterval());
+    if (reloader != null) {
+      reloader.start(scheduler, settings.reloadInterval());
+    } else {
+      xds.start(scheduler);
+    }
   }
 
-  /** Returns the reloader, to trigger a check explicitly. */
+  /** Returns the file reloader, to trigger a check explicitly; null with the xDS source. */
   public ConfigReloader reloader() {
     return reloader;
+  }
+
+  /** Returns the xDS client; null with the file source. */
+  public XdsConfigClient xdsClient() {
+    return xds;
+  }
+
+  /** Returns the adapter's meters. */
+  public EnvoyMetrics metrics() {
+    return metrics;
   }
 
   /** Returns {@code envoy.service.ratelimit.v3.RateLimitService}, to add to the gRPC server. */
@@ -172,9 +257,15 @@ public final class EnvoyAdapter implements AutoCloseable {
     return List.of(HttpRoute.post("/json", jsonHandler));
   }
 
-  /** Stops watching the config path. */
+  /** Stops watching the files, or closes the xDS stream and channel. */
   @Override
   public void close() {
-    reloader.close();
+    if (reloader != null) {
+      reloader.close();
+    }
+    if (xds != null) {
+      xds.close();
+      xdsChannel.shutdownNow();
+    }
   }
 }

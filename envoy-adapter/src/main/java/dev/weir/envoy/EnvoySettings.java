@@ -7,6 +7,7 @@ import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigLimits;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.NoDomainLoaded;
+import dev.weir.envoy.xds.XdsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -14,13 +15,18 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * The Envoy adapter's settings, read from {@code WEIR_ENVOY_*} environment variables; each
  * envoyproxy/ratelimit setting that changes decisions or responses keeps its own name after the
  * prefix.
  *
- * @param config the descriptor file or directory; empty disables the adapter
+ * @param source where the descriptor config comes from: the files at {@code config}, or an xDS
+ *     management server
+ * @param config the descriptor file or directory of the {@code FILE} source; empty (with that
+ *     source) disables the adapter
+ * @param xds how the {@code XDS} source reaches its server
  * @param mergeDomainConfig whether several files may declare the same domain
  * @param defaultAlgorithm the algorithm of rules that name none
  * @param shadowMode whether an OVER_LIMIT overall answer is turned into OK
@@ -35,9 +41,14 @@ import java.util.Optional;
  * @param forceStartWithoutInitialConfig whether a node starts when the config declares no domain
  *     (it then reports not ready until one loads)
  * @param configLimits the largest config file and the most bytes of all files together
+ * @param quotaMode whether every rule is a soft quota, as with {@code quota_mode: true} on each
+ * @param responseDynamicMetadata whether responses carry dynamic metadata (the request's
+ *     descriptors and the passing rules' {@code metadata})
  */
 public record EnvoySettings(
+    Source source,
     Optional<Path> config,
+    XdsSettings xds,
     boolean mergeDomainConfig,
     Algorithm defaultAlgorithm,
     boolean shadowMode,
@@ -49,11 +60,23 @@ public record EnvoySettings(
     double nearLimitRatio,
     Duration reloadInterval,
     boolean forceStartWithoutInitialConfig,
-    ConfigLimits configLimits) {
+    ConfigLimits configLimits,
+    boolean quotaMode,
+    boolean responseDynamicMetadata) {
+
+  /** Where the descriptor config comes from. */
+  public enum Source {
+    /** A descriptor file or directory, polled for changes. */
+    FILE,
+    /** An xDS management server, over an ADS state-of-the-world stream. */
+    XDS
+  }
 
   /** Creates settings. */
   public EnvoySettings {
+    Objects.requireNonNull(source, "source");
     Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(xds, "xds");
     Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
     Objects.requireNonNull(limitHeader, "limitHeader");
     Objects.requireNonNull(remainingHeader, "remainingHeader");
@@ -64,6 +87,16 @@ public record EnvoySettings(
 
   /** {@code WEIR_ENVOY_CONFIG}. */
   public static final EnvVar CONFIG = EnvVar.of("WEIR_ENVOY_CONFIG");
+
+  /** {@code WEIR_ENVOY_CONFIG_SOURCE}: {@code file} (default) or {@code xds}. */
+  public static final EnvVar CONFIG_SOURCE = EnvVar.of("WEIR_ENVOY_CONFIG_SOURCE");
+
+  /** {@code WEIR_ENVOY_QUOTA_MODE}. */
+  public static final EnvVar QUOTA_MODE = EnvVar.of("WEIR_ENVOY_QUOTA_MODE");
+
+  /** {@code WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA}. */
+  public static final EnvVar RESPONSE_DYNAMIC_METADATA =
+      EnvVar.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA");
 
   /** {@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}. */
   public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of("WEIR_ENVOY_MERGE_DOMAIN_CONFIG");
@@ -129,36 +162,83 @@ public record EnvoySettings(
 
   /** Reads the settings through {@code reader}; a bad value throws {@link ConfigException}. */
   public static EnvoySettings from(EnvReader reader) {
-    Optional<Path> config = reader.lookup(CONFIG).map(s -> Path.of(s.value()));
+    return from(reader, UnaryOperator.identity());
+  }
+
+  /**
+   * Reads the settings through {@code reader}, each variable under the name {@code names} gives it
+   * (envoyproxy/ratelimit's names in its compatibility mode); a bad value throws {@link
+   * ConfigException} naming the variable as set.
+   */
+  public static EnvoySettings from(EnvReader reader, UnaryOperator<EnvVar> names) {
+    Optional<Path> config = reader.lookup(names.apply(CONFIG)).map(s -> Path.of(s.value()));
+    String source =
+        reader.oneOf(names.apply(CONFIG_SOURCE), "file", List.of("file", "xds", "GRPC_XDS_SOTW"));
     return new EnvoySettings(
+        source.equals("file") ? Source.FILE : Source.XDS,
         config,
-        reader.bool(MERGE_DOMAIN_CONFIG, false),
+        XdsSettings.from(reader, names),
+        reader.bool(names.apply(MERGE_DOMAIN_CONFIG), false),
         Algorithm.valueOf(
-            reader.oneOf(DEFAULT_ALGORITHM, "fixed_window", ALGORITHMS).toUpperCase(Locale.ROOT)),
-        reader.bool(SHADOW_MODE, false),
-        reader.bool(LIMIT_RESPONSE_HEADERS_ENABLED, false),
-        header(reader, LIMIT_LIMIT_HEADER, "RateLimit-Limit"),
-        header(reader, LIMIT_REMAINING_HEADER, "RateLimit-Remaining"),
-        header(reader, LIMIT_RESET_HEADER, "RateLimit-Reset"),
-        reader.bool(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, false),
-        ratio(reader, NEAR_LIMIT_RATIO, 0.8),
+            reader
+                .oneOf(names.apply(DEFAULT_ALGORITHM), "fixed_window", ALGORITHMS)
+                .toUpperCase(Locale.ROOT)),
+        reader.bool(names.apply(SHADOW_MODE), false),
+        reader.bool(names.apply(LIMIT_RESPONSE_HEADERS_ENABLED), false),
+        header(reader, names.apply(LIMIT_LIMIT_HEADER), "RateLimit-Limit"),
+        header(reader, names.apply(LIMIT_REMAINING_HEADER), "RateLimit-Remaining"),
+        header(reader, names.apply(LIMIT_RESET_HEADER), "RateLimit-Reset"),
+        reader.bool(names.apply(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT), false),
+        ratio(reader, names.apply(NEAR_LIMIT_RATIO), 0.8),
         reader.duration(
-            CONFIG_RELOAD_INTERVAL,
+            names.apply(CONFIG_RELOAD_INTERVAL),
             Duration.ofSeconds(1),
             Duration.ofMillis(10),
             Duration.ofHours(1)),
-        reader.bool(FORCE_START_WITHOUT_INITIAL_CONFIG, false),
+        reader.bool(names.apply(FORCE_START_WITHOUT_INITIAL_CONFIG), false),
         new ConfigLimits(
             reader.intInRange(
-                CONFIG_MAX_FILE_SIZE,
+                names.apply(CONFIG_MAX_FILE_SIZE),
                 ConfigLimits.DEFAULT_MAX_FILE_BYTES,
                 MIN_CONFIG_BYTES,
                 MAX_CONFIG_FILE_BYTES),
             reader.longInRange(
-                CONFIG_MAX_TOTAL_SIZE,
+                names.apply(CONFIG_MAX_TOTAL_SIZE),
                 ConfigLimits.DEFAULT_MAX_TOTAL_BYTES,
                 MIN_CONFIG_BYTES,
-                MAX_CONFIG_TOTAL_BYTES)));
+                MAX_CONFIG_TOTAL_BYTES)),
+        reader.bool(names.apply(QUOTA_MODE), false),
+        reader.bool(names.apply(RESPONSE_DYNAMIC_METADATA), false));
+  }
+
+  /**
+   * Returns whether the adapter runs: with the {@code XDS} source, or with the {@code FILE}
+   * source and a config path.
+   */
+  public boolean enabled() {
+    return source == Source.XDS || config.isPresent();
+  }
+
+  /** Returns these settings with the {@code FILE} source reading {@code path}. */
+  public EnvoySettings withConfig(Path path) {
+    return new EnvoySettings(
+        Source.FILE,
+        Optional.of(path),
+        xds,
+        mergeDomainConfig,
+        defaultAlgorithm,
+        shadowMode,
+        responseHeadersEnabled,
+        limitHeader,
+        remainingHeader,
+        resetHeader,
+        stopCacheKeyIncrementWhenOverlimit,
+        nearLimitRatio,
+        reloadInterval,
+        forceStartWithoutInitialConfig,
+        configLimits,
+        quotaMode,
+        responseDynamicMetadata);
   }
 
   /** Returns the options descriptor files are compiled with. */

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigLimits;
+import dev.weir.envoy.xds.XdsSettings;
+import dev.weir.envoy.xds.XdsSettings.Backoff;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -19,7 +21,9 @@ class EnvoySettingsTest {
     assertThat(EnvoySettings.fromEnvironment(Map.of()))
         .isEqualTo(
             new EnvoySettings(
+                EnvoySettings.Source.FILE,
                 Optional.empty(),
+                XdsSettings.DEFAULTS,
                 false,
                 Algorithm.FIXED_WINDOW,
                 false,
@@ -31,7 +35,9 @@ class EnvoySettingsTest {
                 0.8,
                 Duration.ofSeconds(1),
                 false,
-                new ConfigLimits(1_048_576, 16_777_216)));
+                new ConfigLimits(1_048_576, 16_777_216),
+                false,
+                false));
   }
 
   @Test
@@ -52,12 +58,16 @@ class EnvoySettingsTest {
                 Map.entry("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "250ms"),
                 Map.entry("WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG", "true"),
                 Map.entry("WEIR_ENVOY_CONFIG_MAX_FILE_SIZE", "65536"),
-                Map.entry("WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE", "1048576")));
+                Map.entry("WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE", "1048576"),
+                Map.entry("WEIR_ENVOY_QUOTA_MODE", "true"),
+                Map.entry("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true")));
 
     assertThat(settings)
         .isEqualTo(
             new EnvoySettings(
+                EnvoySettings.Source.FILE,
                 Optional.of(Path.of("/etc/weir/envoy")),
+                XdsSettings.DEFAULTS,
                 true,
                 Algorithm.TOKEN_BUCKET,
                 true,
@@ -69,7 +79,9 @@ class EnvoySettingsTest {
                 0.5,
                 Duration.ofMillis(250),
                 true,
-                new ConfigLimits(65_536, 1_048_576)));
+                new ConfigLimits(65_536, 1_048_576),
+                true,
+                true));
   }
 
   @Test
@@ -109,5 +121,64 @@ class EnvoySettingsTest {
         .hasMessage(
             "WEIR_ENVOY_CONFIG_MAX_FILE_SIZE='100' is not valid: expected a whole number from 1024"
                 + " to 16777216");
+  }
+
+  @Test
+  void fromEnvironment_xdsSource_readsTheServerNodeTlsHeadersAndRetries() {
+    EnvoySettings settings =
+        EnvoySettings.fromEnvironment(
+            Map.ofEntries(
+                Map.entry("WEIR_ENVOY_CONFIG_SOURCE", "xds"),
+                Map.entry("WEIR_ENVOY_XDS_SERVER_URL", "envoy-gateway:18001"),
+                Map.entry("WEIR_ENVOY_XDS_NODE_ID", "envoy-ratelimit"),
+                Map.entry("WEIR_ENVOY_XDS_NODE_METADATA", "a=1,ignored,b=x=y"),
+                Map.entry("WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS", "authorization:Bearer t"),
+                Map.entry("WEIR_ENVOY_XDS_SERVER_USE_TLS", "true"),
+                Map.entry("WEIR_ENVOY_XDS_CLIENT_TLS_CERT", "/certs/tls.crt"),
+                Map.entry("WEIR_ENVOY_XDS_CLIENT_TLS_KEY", "/certs/tls.key"),
+                Map.entry("WEIR_ENVOY_XDS_SERVER_TLS_CACERT", "/certs/ca.crt"),
+                Map.entry("WEIR_ENVOY_XDS_SERVER_TLS_SAN", "envoy-gateway"),
+                Map.entry("WEIR_ENVOY_XDS_SERVER_CONNECT_RETRY_INTERVAL", "1s"),
+                Map.entry("WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL", "30s"),
+                Map.entry("WEIR_ENVOY_XDS_BACKOFF_JITTER", "false")));
+
+    assertThat(settings.source()).isEqualTo(EnvoySettings.Source.XDS);
+    assertThat(settings.enabled()).isTrue();
+    XdsSettings xds = settings.xds();
+    assertThat(xds.serverAddress()).hasToString("envoy-gateway:18001");
+    assertThat(xds.nodeId()).isEqualTo("envoy-ratelimit");
+    assertThat(xds.nodeMetadata()).isEqualTo(Map.of("a", "1", "b", "x=y"));
+    assertThat(xds.headers()).isEqualTo(Map.of("authorization", "Bearer t"));
+    assertThat(xds.useTls()).isTrue();
+    assertThat(xds.clientCert()).contains(Path.of("/certs/tls.crt"));
+    assertThat(xds.clientKey()).contains(Path.of("/certs/tls.key"));
+    assertThat(xds.caCert()).contains(Path.of("/certs/ca.crt"));
+    assertThat(xds.serverName()).contains("envoy-gateway");
+    assertThat(xds.retry()).isEqualTo(new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), 0));
+  }
+
+  @Test
+  void fromEnvironment_xdsClientCertWithoutKey_namesBoth() {
+    assertThatThrownBy(
+            () ->
+                EnvoySettings.fromEnvironment(
+                    Map.of("WEIR_ENVOY_XDS_CLIENT_TLS_CERT", "/certs/tls.crt")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_CLIENT_TLS_CERT and WEIR_ENVOY_XDS_CLIENT_TLS_KEY must be set together:"
+                + " only WEIR_ENVOY_XDS_CLIENT_TLS_CERT is set");
+  }
+
+  @Test
+  void backoff_doublesUpToTheMaximum_spreadByTheRandomFactor() {
+    Backoff backoff = new Backoff(Duration.ofSeconds(3), Duration.ofSeconds(60), 0.5);
+
+    assertThat(backoff.delay(0, 0.5)).isEqualTo(Duration.ofSeconds(3));
+    assertThat(backoff.delay(1, 0.5)).isEqualTo(Duration.ofSeconds(6));
+    assertThat(backoff.delay(4, 0.5)).isEqualTo(Duration.ofSeconds(48));
+    assertThat(backoff.delay(5, 0.5)).isEqualTo(Duration.ofSeconds(60));
+    assertThat(backoff.delay(50, 0.5)).isEqualTo(Duration.ofSeconds(60));
+    assertThat(backoff.delay(0, 0.0)).isEqualTo(Duration.ofMillis(1500));
+    assertThat(backoff.delay(0, 1.0)).isEqualTo(Duration.ofMillis(4500));
   }
 }

@@ -3,6 +3,7 @@ package dev.weir.envoy.config;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /** Loads descriptor files into an {@link EnvoyConfig}: all of them or nothing. */
 public final class ConfigLoader {
@@ -26,11 +27,55 @@ public final class ConfigLoader {
 
   /** Compiles {@code files} in order; throws on the first error. */
   public EnvoyConfig compile(List<ConfigFile> files) throws ConfigException {
+    return compile(files, warning -> {});
+  }
+
+  /**
+   * Compiles {@code files} in order, passing what loads but is likely a mistake (a key written
+   * twice in one map) to {@code warnings}; throws on the first error.
+   */
+  public EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
+      throws ConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
-      compiler.add(parse(file));
+      ParsedFile parsed = parse(file);
+      compiler.add(parsed);
+      parsed.warnings().forEach(warnings);
     }
     return compiler.build();
+  }
+
+  /**
+   * What checking files found: every error (the first of each file that fails) and every warning
+   * (each {@code <file>: <text>}).
+   */
+  public record Report(List<String> errors, List<String> warnings) {
+
+    /** Creates a report, copying both lists. */
+    public Report {
+      errors = List.copyOf(errors);
+      warnings = List.copyOf(warnings);
+    }
+  }
+
+  /**
+   * Compiles {@code files} in order and returns every error (the first of each file that fails, a
+   * failing file being left out of the files after it) and the warnings of the files that parse.
+   */
+  public Report check(List<ConfigFile> files) {
+    List<String> errors = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
+    ConfigCompiler compiler = new ConfigCompiler(options);
+    for (ConfigFile file : files) {
+      try {
+        ParsedFile parsed = parse(file);
+        warnings.addAll(parsed.warnings());
+        compiler.add(parsed);
+      } catch (ConfigException e) {
+        errors.addAll(e.errors());
+      }
+    }
+    return new Report(errors, warnings);
   }
 
   /**
@@ -38,16 +83,7 @@ public final class ConfigLoader {
    * failing file being left out of the files after it.
    */
   public List<String> errors(List<ConfigFile> files) {
-    List<String> errors = new ArrayList<>();
-    ConfigCompiler compiler = new ConfigCompiler(options);
-    for (ConfigFile file : files) {
-      try {
-        compiler.add(parse(file));
-      } catch (ConfigException e) {
-        errors.addAll(e.errors());
-      }
-    }
-    return errors;
+    return check(files).errors();
   }
 
   private ParsedFile parse(ConfigFile file) throws ConfigException {

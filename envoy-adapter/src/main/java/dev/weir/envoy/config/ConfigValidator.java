@@ -6,12 +6,15 @@ import java.util.List;
 
 /**
  * The {@code validate-config} command: checks a descriptor file or directory as a node would load
- * it and reports every error.
+ * it and reports every error; in strict mode also what loads but is likely a mistake (a key written
+ * twice in one map, whose last value is used as envoyproxy/ratelimit uses it), as warnings that
+ * fail the check.
  */
 public final class ConfigValidator {
 
   private final ConfigLoadOptions options;
   private final boolean allowNoDomain;
+  private final boolean strict;
 
   /** Creates a validator compiling with {@code options} that refuses a config without a domain. */
   public ConfigValidator(ConfigLoadOptions options) {
@@ -23,45 +26,64 @@ public final class ConfigValidator {
    * declares no domain, as {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true} does.
    */
   public ConfigValidator(ConfigLoadOptions options, boolean allowNoDomain) {
+    this(options, allowNoDomain, false);
+  }
+
+  /**
+   * Creates a validator compiling with {@code options}; {@code allowNoDomain} accepts a config that
+   * declares no domain, and {@code strict} makes warnings fail the check.
+   */
+  public ConfigValidator(ConfigLoadOptions options, boolean allowNoDomain, boolean strict) {
     this.options = options;
     this.allowNoDomain = allowNoDomain;
+    this.strict = strict;
   }
 
   /** Returns every error of the file or directory at {@code path}; empty when it loads. */
   public List<String> validate(Path path) {
+    return check(path).errors();
+  }
+
+  /** Returns every error and warning of the file or directory at {@code path}. */
+  public ConfigLoader.Report check(Path path) {
     try {
       ConfigLoader loader = new ConfigLoader(options);
       List<ConfigFile> files = loader.read(path);
       if (files.isEmpty() && !allowNoDomain) {
-        return NoDomainLoaded.at(path).errors();
+        return new ConfigLoader.Report(NoDomainLoaded.at(path).errors(), List.of());
       }
-      return loader.errors(files);
+      return loader.check(files);
     } catch (ConfigException e) {
-      return e.errors();
+      return new ConfigLoader.Report(e.errors(), List.of());
     }
   }
 
   /**
    * Validates {@code path}, printing {@code OK <path>} to {@code out} or every error to {@code
-   * err}, and returns the process exit code: 0 when valid, 1 otherwise.
+   * err} (in strict mode every warning too, each {@code warning: <file>: <text>}), and returns the
+   * process exit code: 0 when valid, 1 otherwise (in strict mode also when there is a warning).
    */
   public int run(Path path, PrintStream out, PrintStream err) {
-    List<String> errors = validate(path);
-    if (errors.isEmpty()) {
-      out.println("OK " + path);
-      return 0;
+    ConfigLoader.Report report = check(path);
+    report.errors().forEach(err::println);
+    if (strict) {
+      report.warnings().forEach(warning -> err.println("warning: " + warning));
     }
-    errors.forEach(err::println);
-    return 1;
+    if (!report.errors().isEmpty() || (strict && !report.warnings().isEmpty())) {
+      return 1;
+    }
+    out.println("OK " + path);
+    return 0;
   }
 
   /**
-   * Validates the path given as the only argument with the options of the environment ({@code
-   * WEIR_ENVOY_*}) and exits with {@link #run}'s code; 2 on a usage error.
+   * Validates the path given as the last argument ({@code [--strict] PATH}) with the options of the
+   * environment ({@code WEIR_ENVOY_*}) and exits with {@link #run}'s code; 2 on a usage error.
    */
   public static void main(String[] args) {
-    if (args.length != 1) {
-      System.err.println("usage: validate-config PATH");
+    boolean strictArg = args.length == 2 && args[0].equals("--strict");
+    if (args.length != 1 && !strictArg) {
+      System.err.println("usage: validate-config [--strict] PATH");
       System.exit(2);
     }
     dev.weir.envoy.EnvoySettings settings;
@@ -73,7 +95,8 @@ public final class ConfigValidator {
       return;
     }
     System.exit(
-        new ConfigValidator(settings.loadOptions(), settings.forceStartWithoutInitialConfig())
-            .run(Path.of(args[0]), System.out, System.err));
+        new ConfigValidator(
+                settings.loadOptions(), settings.forceStartWithoutInitialConfig(), strictArg)
+            .run(Path.of(args[args.length - 1]), System.out, System.err));
   }
 }

@@ -3,7 +3,6 @@ package dev.weir.envoy.config;
 import java.io.StringReader;
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -19,9 +18,10 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then a key
- * check of the whole tree against one flat set of allowed keys, then a typed decode in which keys
- * at an unexpected level are ignored. Weir's extension keys are the exception: {@link #WEIR_KEYS}
+ * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then the
+ * maps resolved as its YAML library resolves them (merge keys applied, a repeated key's last value
+ * used, see {@link YamlMaps}), then a key check of the whole tree against one flat set of allowed
+ * keys, then a typed decode in which keys at an unexpected level are ignored. Weir's extension keys are the exception: {@link #WEIR_KEYS}
  * are allowed only directly inside a {@code rate_limit} map (or a {@code rate_limits} entry), and
  * {@code rate_limits} only in a descriptor; anywhere else they are unknown keys.
  *
@@ -92,15 +92,25 @@ final class YamlConfigParser {
       throw error("error loading config file: " + oneLine(e.getMessage()));
     }
     if (root == null) {
-      return new ParsedFile(fileName, "", List.of());
+      return new ParsedFile(fileName, "", List.of(), List.of());
     }
     Optional<String> aliasProblem =
         AliasCheck.problem(root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES);
     if (aliasProblem.isPresent()) {
       throw error("error loading config file: " + aliasProblem.get());
     }
-    if (!(root instanceof MappingNode map)) {
-      throw unmarshal(root, "map");
+    YamlMaps.Result maps;
+    try {
+      maps = YamlMaps.resolve(root);
+    } catch (YamlMaps.MergeError e) {
+      throw error("error loading config file: " + e.getMessage());
+    }
+    List<String> warnings = new ArrayList<>();
+    for (String warning : maps.warnings()) {
+      warnings.add(fileName + ": " + warning);
+    }
+    if (!(maps.root() instanceof MappingNode map)) {
+      throw unmarshal(maps.root(), "map");
     }
     validateKeys(map, Place.OTHER);
     String domain = "";
@@ -112,7 +122,7 @@ final class YamlConfigParser {
         default -> {}
       }
     }
-    return new ParsedFile(fileName, domain, descriptors);
+    return new ParsedFile(fileName, domain, descriptors, warnings);
   }
 
   private LoaderOptions loaderOptions() {
@@ -128,7 +138,6 @@ final class YamlConfigParser {
    * Checks every key of {@code map}, which sits at {@code place}, and of the maps below it.
    */
   private void validateKeys(MappingNode map, Place place) throws ConfigException {
-    Set<String> seen = new HashSet<>();
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
       if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
@@ -141,14 +150,6 @@ final class YamlConfigParser {
               || (place == Place.DESCRIPTOR && key.equals(RATE_LIMITS));
       if (!allowed) {
         throw error("config error, unknown key '" + key + "'");
-      }
-      if (!seen.add(key)) {
-        throw error(
-            "error loading config file: yaml: line "
-                + line(keyNode)
-                + ": key \""
-                + key
-                + "\" already set in map");
       }
       if (key.equals("metadata") || key.equals("behavior")) {
         continue;

@@ -8,8 +8,38 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The Envoy adapter's Micrometer meters: per-rule hit counters tagged by {@code domain} and {@code
  * rule} (the rule path, see {@link dev.weir.envoy.service.StatsKeys}), and service-level counters.
+ * An {@link Observer} is told of each rule's counters once, when they are created, so that other
+ * outputs (envoyproxy/ratelimit's stat names over StatsD) read the same counters instead of
+ * counting again.
  */
 public final class EnvoyMetrics {
+
+  /** Told of each rule's counters when they are created; called once per domain and rule. */
+  @FunctionalInterface
+  public interface Observer {
+
+    /** An observer that does nothing. */
+    Observer NONE = (domain, rule, counters) -> {};
+
+    /** Takes note of the counters of {@code rule} in {@code domain}. */
+    void ruleCounters(String domain, String rule, RuleCounters counters);
+  }
+
+  /**
+   * The service-level counters.
+   *
+   * @param configLoadSuccess configurations that loaded
+   * @param configLoadError configurations that failed to load
+   * @param globalShadowMode OVER_LIMIT answers turned into OK by the global shadow mode
+   * @param serviceError calls answered with a gRPC error
+   * @param domainNotFound calls for a domain no loaded config declares
+   */
+  public record ServiceCounters(
+      Counter configLoadSuccess,
+      Counter configLoadError,
+      Counter globalShadowMode,
+      Counter serviceError,
+      Counter domainNotFound) {}
 
   /** The prefix of every meter name. */
   public static final String PREFIX = "weir.envoy.";
@@ -25,6 +55,7 @@ public final class EnvoyMetrics {
   public static final String OTHER_RULES = "_other";
 
   private final MeterRegistry registry;
+  private final Observer observer;
   private final Map<String, Map<String, RuleCounters>> rules = new ConcurrentHashMap<>();
   private final Counter configLoadSuccess;
   private final Counter configLoadError;
@@ -34,7 +65,13 @@ public final class EnvoyMetrics {
 
   /** Creates the meters in {@code registry}. */
   public EnvoyMetrics(MeterRegistry registry) {
+    this(registry, Observer.NONE);
+  }
+
+  /** Creates the meters in {@code registry}, telling {@code observer} of each rule's counters. */
+  public EnvoyMetrics(MeterRegistry registry, Observer observer) {
     this.registry = registry;
+    this.observer = observer;
     this.configLoadSuccess = registry.counter(PREFIX + "config_load_success");
     this.configLoadError = registry.counter(PREFIX + "config_load_error");
     this.globalShadowMode = registry.counter(PREFIX + "global_shadow_mode");
@@ -63,12 +100,21 @@ public final class EnvoyMetrics {
   }
 
   private RuleCounters create(String domain, String rule) {
-    return new RuleCounters(
-        counter("total_hits", domain, rule),
-        counter("over_limit", domain, rule),
-        counter("near_limit", domain, rule),
-        counter("within_limit", domain, rule),
-        counter("shadow_mode", domain, rule));
+    RuleCounters counters =
+        new RuleCounters(
+            counter("total_hits", domain, rule),
+            counter("over_limit", domain, rule),
+            counter("near_limit", domain, rule),
+            counter("within_limit", domain, rule),
+            counter("shadow_mode", domain, rule));
+    observer.ruleCounters(domain, rule, counters);
+    return counters;
+  }
+
+  /** Returns the service-level counters. */
+  public ServiceCounters service() {
+    return new ServiceCounters(
+        configLoadSuccess, configLoadError, globalShadowMode, serviceError, domainNotFound);
   }
 
   private Counter counter(String name, String domain, String rule) {

@@ -69,7 +69,11 @@ public final class ConfigReloader implements AutoCloseable {
 
   /** Creates a reloader of {@code path} into {@code holder}. */
   public ConfigReloader(Path path, ConfigLoader loader, ConfigHolder holder, EnvoyMetrics metrics) {
-    this(path, loader, loader::compile, holder, metrics);
+    this(path, loader, files -> loader.compile(files, ConfigReloader::warn), holder, metrics);
+  }
+
+  private static void warn(String warning) {
+    LOG.warn("Rate limit configuration loads with a warning: {}", warning);
   }
 
   ConfigReloader(

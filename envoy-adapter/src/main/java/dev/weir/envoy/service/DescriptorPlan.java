@@ -4,6 +4,7 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** What to do with one request descriptor once matched. */
@@ -20,8 +21,9 @@ sealed interface DescriptorPlan {
   }
 
   /**
-   * Applies {@code replaces} across the plans of one request, in place: the policies (and
-   * unlimited rules) whose name another matched rule replaces are dropped.
+   * Applies {@code replaces} across the plans of one request, in place: the policies whose name
+   * another matched rule replaces are dropped. An unlimited rule stays unlimited even when named,
+   * as envoyproxy/ratelimit reports it.
    */
   static void applyReplaces(List<DescriptorPlan> plans) {
     Set<String> replaced = new java.util.HashSet<>();
@@ -36,13 +38,11 @@ sealed interface DescriptorPlan {
   /** No rule limits the descriptor (no match, unknown domain, or dropped by {@code replaces}). */
   record NoLimit() implements DescriptorPlan {}
 
-  /** The matched rule is {@code unlimited}. */
-  record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {
-    @Override
-    public DescriptorPlan without(Set<String> replaced) {
-      return !ruleName.isEmpty() && replaced.contains(ruleName) ? new NoLimit() : this;
-    }
-  }
+  /**
+   * The matched rule is {@code unlimited}: it is not counted, and {@code replaces} does not drop
+   * it (envoyproxy/ratelimit reports it unlimited whichever rule names it).
+   */
+  record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {}
 
   /**
    * The descriptor cannot come from a real Envoy (too many entries, a limit override without a
@@ -62,13 +62,15 @@ sealed interface DescriptorPlan {
    * @param shadowMode whether over-limit is reported as OK
    * @param quotaMode whether the rule is a soft quota
    * @param policies the rule's policies, at least one, in config order
+   * @param metadata the matched rule's {@code metadata}, empty for a limit override
    */
   record Limited(
       String domain,
       String statsRule,
       boolean shadowMode,
       boolean quotaMode,
-      List<Policy> policies)
+      List<Policy> policies,
+      Map<String, Object> metadata)
       implements DescriptorPlan {
 
     @Override
@@ -90,7 +92,7 @@ sealed interface DescriptorPlan {
       }
       return kept.isEmpty()
           ? new NoLimit()
-          : new Limited(domain, statsRule, shadowMode, quotaMode, kept);
+          : new Limited(domain, statsRule, shadowMode, quotaMode, kept, metadata);
     }
   }
 

@@ -97,7 +97,8 @@ final class DescriptorPlanner {
         StatsKeys.rule(match, keys),
         node.shadowMode(),
         node.quotaMode(),
-        policies);
+        policies,
+        node.metadata());
   }
 
   /**
@@ -133,7 +134,8 @@ final class DescriptorPlanner {
         StatsKeys.override(entries, keys),
         false,
         false,
-        List.of(new DescriptorPlan.Policy("", rpu, unit.get(), List.of(), request)));
+        List.of(new DescriptorPlan.Policy("", rpu, unit.get(), List.of(), request)),
+        Map.of());
   }
 
   /**

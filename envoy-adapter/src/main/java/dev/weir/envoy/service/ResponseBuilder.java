@@ -13,8 +13,8 @@ import java.util.List;
 
 /**
  * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
- * does: per-rule shadow and quota mode, the overall code, global shadow mode, the RateLimit-*
- * headers, and the per-rule hit counters.
+ * does: per-rule shadow and quota mode (and global quota mode), the overall code, global shadow
+ * mode, the RateLimit-* headers, the dynamic metadata, and the per-rule hit counters.
  */
 final class ResponseBuilder {
 
@@ -37,12 +37,15 @@ final class ResponseBuilder {
   }
 
   /**
-   * Returns the response for {@code plans}, where {@code answers} holds the core's answers to the
-   * policies of the {@link DescriptorPlan.Limited} plans in order and {@code now} is the request's
-   * time.
+   * Returns the response to {@code request} for {@code plans}, where {@code answers} holds the
+   * core's answers to the policies of the {@link DescriptorPlan.Limited} plans in order and {@code
+   * now} is the request's time.
    */
   RateLimitResponse build(
-      List<DescriptorPlan> plans, List<dev.weir.core.model.RateLimitResponse> answers, long now) {
+      io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
+      List<DescriptorPlan> plans,
+      List<dev.weir.core.model.RateLimitResponse> answers,
+      long now) {
     List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
     List<Boolean> quota = new ArrayList<>(plans.size());
     int next = 0;
@@ -53,7 +56,7 @@ final class ResponseBuilder {
         statuses.add(
             status(limited, limited.policies().get(deciding), answers.get(next + deciding), now));
         next += policies;
-        quota.add(limited.quotaMode());
+        quota.add(limited.quotaMode() || settings.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
         statuses.add(UNLIMITED);
         quota.add(false);
@@ -88,6 +91,9 @@ final class ResponseBuilder {
             .addAllStatuses(statuses);
     if (settings.responseHeadersEnabled()) {
       addHeaders(response, statuses, quota);
+    }
+    if (settings.responseDynamicMetadata()) {
+      response.setDynamicMetadata(DynamicMetadata.of(request, plans, statuses));
     }
     return response.build();
   }
@@ -142,6 +148,15 @@ final class ResponseBuilder {
     return millis / 1000 + (millis % 1000 == 0 ? 0 : 1);
   }
 
+  /**
+   * Counts {@code policy}'s hits as envoyproxy/ratelimit does: every hit in {@code total_hits};
+   * admitted hits in {@code within_limit} and, those above the near-limit threshold ({@code
+   * floor(limit * NEAR_LIMIT_RATIO)}), in {@code near_limit}; of refused hits, those beyond what
+   * remained in {@code over_limit} (all of them when nothing remained) and those within it but above
+   * the threshold in {@code near_limit}; refused hits of a shadow-mode rule in {@code shadow_mode}
+   * too. {@code remaining} is what the answer says is left: after the hits when admitted, before
+   * them when refused (0 for a fixed window, which counts refused hits: they are then all over).
+   */
   private void count(
       DescriptorPlan.Limited plan, DescriptorPlan.Policy policy, boolean over, long remaining) {
     long hits = policy.request().hits();
@@ -150,26 +165,35 @@ final class ResponseBuilder {
     }
     RuleCounters counters = metrics.rule(plan.domain(), plan.statsRule());
     counters.totalHits().increment(hits);
+    long limit = policy.requestsPerUnit();
+    long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());
     if (over) {
-      counters.overLimit().increment(hits);
       if (plan.shadowMode()) {
         counters.shadowMode().increment(hits);
+      }
+      long left = Math.min(remaining, hits);
+      counters.overLimit().increment(hits - left);
+      if (left > 0) {
+        counters.nearLimit().increment(Math.min(limit - nearThreshold, left));
       }
       return;
     }
     counters.withinLimit().increment(hits);
-    long limit = policy.requestsPerUnit();
     long after = limit - remaining;
-    long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());
     if (after > nearThreshold) {
       long before = after - hits;
       counters.nearLimit().increment(after - Math.max(before, nearThreshold));
     }
   }
 
+  /**
+   * Adds the RateLimit-* headers of the status envoyproxy/ratelimit picks: the last one over the
+   * limit (quota-mode ones aside), else the first with the least remaining.
+   */
   private void addHeaders(
       RateLimitResponse.Builder response, List<DescriptorStatus> statuses, List<Boolean> quota) {
     DescriptorStatus chosen = null;
+    boolean chosenOver = false;
     for (int i = 0; i < statuses.size(); i++) {
       DescriptorStatus s = statuses.get(i);
       if (!s.hasCurrentLimit()) {
@@ -177,11 +201,11 @@ final class ResponseBuilder {
       }
       if (s.getCode() == Code.OVER_LIMIT && !quota.get(i)) {
         chosen = s;
-        break;
-      }
-      if (chosen == null
-          || Integer.toUnsignedLong(s.getLimitRemaining())
-              < Integer.toUnsignedLong(chosen.getLimitRemaining())) {
+        chosenOver = true;
+      } else if (!chosenOver
+          && (chosen == null
+              || Integer.toUnsignedLong(s.getLimitRemaining())
+                  < Integer.toUnsignedLong(chosen.getLimitRemaining()))) {
         chosen = s;
       }
     }

@@ -119,7 +119,7 @@ public final class ShouldRateLimitHandler {
       for (int i = 0; i < count; i++) {
         plans.add(new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
       }
-      return CompletableFuture.completedFuture(responses.build(plans, List.of(), now));
+      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
     }
     List<RateLimitRequest> natives = new ArrayList<>(count);
     boolean anyReplaces = false;
@@ -143,7 +143,7 @@ public final class ShouldRateLimitHandler {
       }
     }
     if (natives.isEmpty()) {
-      return CompletableFuture.completedFuture(responses.build(plans, List.of(), now));
+      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
     }
     meter.started();
     CompletableFuture<List<RateLimitResponse>> answers;
@@ -157,7 +157,7 @@ public final class ShouldRateLimitHandler {
       throw e;
     }
     if (answers.isDone() && !answers.isCompletedExceptionally()) {
-      return CompletableFuture.completedFuture(respond(plans, answers.join(), now));
+      return CompletableFuture.completedFuture(respond(request, plans, answers.join(), now));
     }
     return answers.handle(
         (list, failure) -> {
@@ -166,7 +166,7 @@ public final class ShouldRateLimitHandler {
             throw toStatus(failure);
           }
           try {
-            return respond(plans, list, now);
+            return respond(request, plans, list, now);
           } catch (RuntimeException e) {
             throw toStatus(e);
           }
@@ -174,10 +174,13 @@ public final class ShouldRateLimitHandler {
   }
 
   private io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse respond(
-      List<DescriptorPlan> plans, List<RateLimitResponse> answers, long now) {
+      io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
+      List<DescriptorPlan> plans,
+      List<RateLimitResponse> answers,
+      long now) {
     meter.answered(answers);
     requireNoItemError(answers);
-    return responses.build(plans, answers, now);
+    return responses.build(request, plans, answers, now);
   }
 
   /**

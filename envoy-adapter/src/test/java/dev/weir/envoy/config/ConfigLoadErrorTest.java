@@ -51,9 +51,6 @@ class ConfigLoadErrorTest {
             "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!str"
                 + " `sometimes` into bool"),
         Arguments.of(
-            "duplicate-map-key.yaml",
-            "error loading config file: yaml: line 2: key \"domain\" already set in map"),
-        Arguments.of(
             "bad-algorithm.yaml",
             "invalid algorithm 'gcra' in rate_limit of 'shop.a': allowed values are fixed_window,"
                 + " token_bucket, leaky_bucket, sliding_window"),

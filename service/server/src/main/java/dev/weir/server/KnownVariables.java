@@ -10,6 +10,7 @@ import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.xds.XdsSettings;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -35,6 +36,7 @@ public final class KnownVariables {
           InputLimits.class,
           TlsSettings.class,
           EnvoySettings.class,
+          XdsSettings.class,
           OpsSettings.class,
           LogSetup.class,
           AutoCaFile.class);

@@ -31,6 +31,7 @@ public final class Main {
     commands.put("serve", new ServeCommand());
     commands.put("validate-config", new ValidateConfigCommand());
     commands.put("explain", new ExplainCommand());
+    commands.put("ratelimit", new RatelimitCommand());
     return commands;
   }
 

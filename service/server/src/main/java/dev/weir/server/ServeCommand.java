@@ -74,64 +74,118 @@ final class ServeCommand implements Command {
     return HELP;
   }
 
+  /**
+   * Everything a node is started with, read from the environment.
+   *
+   * @param config the node's addresses, cache size and log level
+   * @param envoy the Envoy adapter's settings
+   * @param logFormat the log line format
+   * @param ops limits, TLS, HTTP capacity, status listener, shutdown timing
+   * @param cluster ring, batching, GLOBAL and hand-off settings
+   * @param discovery how peers are found
+   * @param peers the peer listener and its authentication
+   * @param autoCaFile where the generated cluster CA is written, if anywhere
+   * @param environment the variables read, for the start-up line
+   */
+  record NodeSettings(
+      WeirConfig config,
+      EnvoySettings envoy,
+      LogSetup.Format logFormat,
+      OpsSettings ops,
+      ClusterSettings cluster,
+      DiscoverySettings discovery,
+      PeerSettings peers,
+      Optional<Path> autoCaFile,
+      Map<String, String> environment) {
+
+    /**
+     * Reads the settings from {@code env} and checks that they fit together (distinct ports, an
+     * authenticated cluster); a bad value throws {@link ConfigException}.
+     */
+    static NodeSettings read(Map<String, String> env) {
+      EnvReader reader = new EnvReader(env);
+      WeirConfig config = WeirConfig.from(reader, HostAddressResolver.system());
+      EnvoySettings envoy = EnvoySettings.from(reader);
+      ClusterSettings cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
+      DiscoverySettings discovery =
+          DiscoverySettings.fromEnv(env, config.advertiseAddress().toString());
+      LogSetup.Format logFormat = LogSetup.format(reader);
+      OpsSettings ops = OpsSettings.from(reader);
+      PeerSettings peers = PeerSettings.from(reader, config.grpcAddress());
+      Optional<Path> autoCaFile = AutoCaFile.configured(reader);
+      boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
+      ops.checkPortsDistinct(
+          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
+      peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
+      return new NodeSettings(
+          config, envoy, logFormat, ops, cluster, discovery, peers, autoCaFile, env);
+    }
+
+    /** Returns these settings with {@code value} as the Envoy adapter's. */
+    NodeSettings withEnvoy(EnvoySettings value) {
+      return new NodeSettings(
+          config, value, logFormat, ops, cluster, discovery, peers, autoCaFile, environment);
+    }
+
+    /** Returns these settings with {@code value} as the log line format. */
+    NodeSettings withLogFormat(LogSetup.Format value) {
+      return new NodeSettings(
+          config, envoy, value, ops, cluster, discovery, peers, autoCaFile, environment);
+    }
+
+    /** Returns a builder of a node with these settings. */
+    WeirNode.Builder builder() {
+      return WeirNode.builder(config)
+          .cluster(cluster)
+          .discovery(discovery)
+          .envoy(envoy)
+          .ops(ops)
+          .peers(peers)
+          .writeAutoCa(autoCaFile);
+    }
+  }
+
+  /**
+   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start; returns
+   * the node, or null with the exit status in {@code status[0]}.
+   */
+  static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
+    try {
+      return builder.start();
+    } catch (dev.weir.envoy.config.ConfigException e) {
+      e.errors().forEach(err::println);
+      status[0] = EXIT_CONFIG;
+    } catch (BindException e) {
+      err.println(e.getMessage());
+      status[0] = EXIT_START_FAILED;
+    } catch (IOException e) {
+      err.println("cannot start: " + e);
+      status[0] = EXIT_START_FAILED;
+    }
+    return null;
+  }
+
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
-    WeirConfig config;
-    EnvoySettings envoy;
-    LogSetup.Format logFormat;
-    OpsSettings ops;
-    Map<String, String> settings;
-    ClusterSettings cluster;
-    DiscoverySettings discovery;
-    PeerSettings peers;
-    Optional<Path> autoCaFile;
+    NodeSettings read;
     List<String> unknownVariables = List.of();
     try {
       Optional<Path> file = configFile(args);
       Map<String, String> fileValues = file.map(EnvFile::read).orElse(Map.of());
       unknownVariables = UnknownVariableWarnings.of(env, fileValues, file);
-      settings = EnvFile.mergeUnder(fileValues, env);
-      EnvReader reader = new EnvReader(settings);
-      config = WeirConfig.from(reader, HostAddressResolver.system());
-      envoy = EnvoySettings.from(reader);
-      cluster = ClusterSettings.from(reader, DISCOVERY_TYPES);
-      discovery = DiscoverySettings.fromEnv(settings, config.advertiseAddress().toString());
-      logFormat = LogSetup.format(reader);
-      ops = OpsSettings.from(reader);
-      peers = PeerSettings.from(reader, config.grpcAddress());
-      autoCaFile = AutoCaFile.configured(reader);
-      boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
-      ops.checkPortsDistinct(
-          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
-      peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
+      read = NodeSettings.read(EnvFile.mergeUnder(fileValues, env));
     } catch (ConfigException e) {
       unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    LogSetup.apply(config.logLevel(), logFormat);
+    LogSetup.apply(read.config().logLevel(), read.logFormat());
     unknownVariables.forEach(LOG::warn);
-    WeirNode node;
-    try {
-      node =
-          WeirNode.builder(config)
-              .cluster(cluster)
-              .discovery(discovery)
-              .envoy(envoy)
-              .ops(ops)
-              .peers(peers)
-              .writeAutoCa(autoCaFile)
-              .start();
-    } catch (dev.weir.envoy.config.ConfigException e) {
-      e.errors().forEach(err::println);
-      return EXIT_CONFIG;
-    } catch (BindException e) {
-      err.println(e.getMessage());
-      return EXIT_START_FAILED;
-    } catch (IOException e) {
-      err.println("cannot start: " + e);
-      return EXIT_START_FAILED;
+    int[] status = {0};
+    WeirNode node = start(read.builder(), err, status);
+    if (node == null) {
+      return status[0];
     }
     Runtime.getRuntime()
         .addShutdownHook(
@@ -142,18 +196,25 @@ final class ServeCommand implements Command {
                   LOG.info("Weir node stopped");
                 },
                 "weir-shutdown"));
-    LOG.info(startedLine(config, ops, node, cluster, EffectiveSettings.describe(settings)));
-    LOG.info(envoyLine(envoy, node.envoyDomains()));
+    LOG.info(
+        startedLine(
+            read.config(),
+            read.ops(),
+            node,
+            read.cluster(),
+            EffectiveSettings.describe(read.environment())));
+    LOG.info(envoyLine(read.envoy(), node.envoyDomains()));
     node.awaitTermination();
     return 0;
   }
 
   /**
    * Returns the line saying whether Envoy's rate-limit service is on and, when it is, its config
-   * path and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many more).
+   * path or xDS server and the domains loaded (the first {@value #DOMAINS_SHOWN}, then how many
+   * more).
    */
   static String envoyLine(EnvoySettings envoy, Optional<List<String>> domains) {
-    if (domains.isEmpty() || envoy.config().isEmpty()) {
+    if (domains.isEmpty() || !envoy.enabled()) {
       return "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
           + " folder to serve ShouldRateLimit and POST /json)";
     }
@@ -167,12 +228,15 @@ final class ServeCommand implements Command {
                 + (loaded.size() > DOMAINS_SHOWN
                     ? " and " + (loaded.size() - DOMAINS_SHOWN) + " more"
                     : "");
-    return "Envoy rate-limit service: on, "
-        + EnvoySettings.CONFIG.name()
-        + "="
-        + envoy.config().get()
-        + ", "
-        + listed;
+    String source =
+        envoy.source() == EnvoySettings.Source.XDS
+            ? EnvoySettings.CONFIG_SOURCE.name()
+                + "=xds from "
+                + envoy.xds().serverAddress()
+                + " as node "
+                + envoy.xds().nodeId()
+            : EnvoySettings.CONFIG.name() + "=" + envoy.config().get();
+    return "Envoy rate-limit service: on, " + source + ", " + listed;
   }
 
   /**

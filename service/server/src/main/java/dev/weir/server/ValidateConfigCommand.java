@@ -10,10 +10,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code validate-config PATH}: checks an Envoy descriptor file or directory as the server would
- * load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}, {@code WEIR_ENVOY_DEFAULT_ALGORITHM}, the {@code
- * WEIR_ENVOY_CONFIG_MAX_*} limits and {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG} apply)
- * and exits 0, or 1 after printing every error, or 2 on a usage error.
+ * {@code validate-config [--strict] PATH}: checks an Envoy descriptor file or directory as the
+ * server would load it ({@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}, {@code WEIR_ENVOY_DEFAULT_ALGORITHM},
+ * the {@code WEIR_ENVOY_CONFIG_MAX_*} limits and {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG}
+ * apply) and exits 0, or 1 after printing every error, or 2 on a usage error. {@code --strict} also
+ * prints what loads but is likely a mistake (a key written twice in one map) as warnings, and exits
+ * 1 when there is any.
  */
 final class ValidateConfigCommand implements Command {
 
@@ -42,8 +44,9 @@ final class ValidateConfigCommand implements Command {
 
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
-    if (args.size() != 1) {
-      err.println("usage: java -jar weir.jar validate-config PATH");
+    boolean strict = args.size() == 2 && args.get(0).equals("--strict");
+    if (args.size() != 1 && !strict) {
+      err.println("usage: java -jar weir.jar validate-config [--strict] PATH");
       return 2;
     }
     EnvoySettings settings;
@@ -53,7 +56,8 @@ final class ValidateConfigCommand implements Command {
       err.println(e.getMessage());
       return 2;
     }
-    return new ConfigValidator(settings.loadOptions(), settings.forceStartWithoutInitialConfig())
-        .run(Path.of(args.get(0)), out, err);
+    return new ConfigValidator(
+            settings.loadOptions(), settings.forceStartWithoutInitialConfig(), strict)
+        .run(Path.of(args.get(args.size() - 1)), out, err);
   }
 }

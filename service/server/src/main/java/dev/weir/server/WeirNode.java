@@ -6,6 +6,7 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryFactory;
 import dev.weir.core.discovery.DiscoverySettings;
@@ -34,8 +35,10 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
 import dev.weir.core.tls.TlsReload;
+import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -62,6 +65,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,6 +108,8 @@ public final class WeirNode implements AutoCloseable {
   private final PrometheusMeterRegistry registry;
   private final JvmMetrics jvmMetrics;
   private final TlsIdentity tls;
+  private final TlsIdentity clientTls;
+  private final List<String> healthServiceNames;
   private final RateLimitedLogger tlsWarnings =
       new RateLimitedLogger(LOG, SystemClock.INSTANCE, Duration.ofMinutes(1));
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -121,8 +127,12 @@ public final class WeirNode implements AutoCloseable {
       DrainingComponent draining,
       OpsSettings ops,
       PrometheusMeterRegistry registry,
-      TlsIdentity tls) {
+      TlsIdentity tls,
+      TlsIdentity clientTls,
+      List<String> healthServiceNames) {
     this.member = member;
+    this.clientTls = clientTls;
+    this.healthServiceNames = healthServiceNames;
     this.discoveryScheduler = discoveryScheduler;
     this.service = service;
     this.health = health;
@@ -158,6 +168,15 @@ public final class WeirNode implements AutoCloseable {
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
+    private TlsSettings clientTls = TlsSettings.DISABLED;
+    private boolean readyNeedsDomain = true;
+    private EnvoyMetrics.Observer envoyObserver = EnvoyMetrics.Observer.NONE;
+    private Function<HealthChecker, List<HttpRoute>> extraRoutes = health -> List.of();
+    private Duration maxConnectionAge;
+    private Duration maxConnectionAgeGrace;
+    private List<String> healthServiceNames = List.of();
+    private EnvVar grpcAddressVariable = WeirConfig.GRPC_ADDRESS;
+    private EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
     private boolean writeAutoCa;
     private Path autoCaFile;
 
@@ -226,6 +245,60 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
+     * Sets TLS for the client-facing gRPC listener alone, replacing the node's TLS there (default
+     * off: the node's TLS, if any); the HTTP and peer listeners keep the node's.
+     */
+    Builder clientTls(TlsSettings value) {
+      this.clientTls = Objects.requireNonNull(value, "clientTls");
+      return this;
+    }
+
+    /**
+     * Sets whether the node reports not ready while the Envoy adapter has no domain loaded (default
+     * true; envoyproxy/ratelimit only does so with {@code
+     * HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED}).
+     */
+    Builder readyNeedsDomain(boolean value) {
+      this.readyNeedsDomain = value;
+      return this;
+    }
+
+    /** Sets who is told of each Envoy rule's counters, see {@link EnvoyMetrics.Observer}. */
+    Builder envoyObserver(EnvoyMetrics.Observer value) {
+      this.envoyObserver = Objects.requireNonNull(value, "envoyObserver");
+      return this;
+    }
+
+    /** Adds the routes {@code value} makes from the node's health to the HTTP listener. */
+    Builder extraHttpRoutes(Function<HealthChecker, List<HttpRoute>> value) {
+      this.extraRoutes = Objects.requireNonNull(value, "extraHttpRoutes");
+      return this;
+    }
+
+    /**
+     * Closes client gRPC connections after {@code age}, with {@code grace} for their calls to
+     * finish (default: never), so clients re-resolve and spread over new nodes.
+     */
+    Builder grpcMaxConnectionAge(Duration age, Duration grace) {
+      this.maxConnectionAge = Objects.requireNonNull(age, "age");
+      this.maxConnectionAgeGrace = Objects.requireNonNull(grace, "grace");
+      return this;
+    }
+
+    /** Adds {@code grpc.health.v1} service names that report the node's health. */
+    Builder healthServiceNames(List<String> value) {
+      this.healthServiceNames = List.copyOf(value);
+      return this;
+    }
+
+    /** Sets the variables named when the gRPC or HTTP listener cannot bind its address. */
+    Builder addressVariables(EnvVar grpc, EnvVar http) {
+      this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
+      this.httpAddressVariable = Objects.requireNonNull(http, "http");
+      return this;
+    }
+
+    /**
      * Starts the node: it serves {@code V1} on the gRPC port and {@code PeersV1} on the peer
      * listener (when it may have peers), joins the peers discovery finds, then opens the HTTP
      * listener (and the status listener when configured). Every front door is counted in the node's
@@ -259,7 +332,7 @@ public final class WeirNode implements AutoCloseable {
     if (advertise.port() == 0) {
       advertise = advertise.withPort(grpcAddress.port());
     }
-    TlsIdentity tls = loadTls(ops, advertise);
+    TlsIdentity tls = loadTls(ops.tls(), advertise);
     if (tls != null && builder.writeAutoCa) {
       Path file =
           builder.autoCaFile != null
@@ -267,6 +340,7 @@ public final class WeirNode implements AutoCloseable {
               : AutoCaFile.byDefault(grpcAddress.port());
       writeAutoCa(tls, file, advertise);
     }
+    TlsIdentity clientTls = loadTls(builder.clientTls, advertise);
     PeerSettings peers = builder.peers;
     HostPort peerAddress = peers.address();
     if (peerAddress.port() == 0) {
@@ -301,8 +375,15 @@ public final class WeirNode implements AutoCloseable {
             .addService(MalformedRequests.guard(grpcHealth.getHealthService()))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
             .addService(MalformedRequests.guard(reflectionV1Alpha()));
-    if (tls != null) {
+    if (clientTls != null) {
+      grpcBuilder.sslContext(clientTls.grpcServerContext());
+    } else if (tls != null) {
       grpcBuilder.sslContext(tls.grpcServerContext());
+    }
+    if (builder.maxConnectionAge != null) {
+      grpcBuilder
+          .maxConnectionAge(builder.maxConnectionAge.toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(builder.maxConnectionAgeGrace.toNanos(), TimeUnit.NANOSECONDS);
     }
     Weir.Builder memberBuilder =
         Weir.builder()
@@ -340,17 +421,22 @@ public final class WeirNode implements AutoCloseable {
     NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
     EnvoyAdapter envoyAdapter = null;
     try {
-      if (envoy.config().isPresent()) {
+      if (envoy.enabled()) {
         envoyAdapter =
             EnvoyAdapter.start(
-                envoy.config().get(), envoy, service, clock, registry, ops.limits(), meter);
+                envoy,
+                service,
+                clock,
+                new EnvoyMetrics(registry, builder.envoyObserver),
+                ops.limits(),
+                meter);
       }
-    } catch (dev.weir.envoy.config.ConfigException | RuntimeException e) {
+    } catch (dev.weir.envoy.config.ConfigException | IOException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       throw e;
     }
-    if (envoyAdapter != null) {
+    if (envoyAdapter != null && builder.readyNeedsDomain) {
       health.add(new ConfigComponent(envoyAdapter::hasDomains));
     }
     grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, nodeHealth)));
@@ -358,6 +444,7 @@ public final class WeirNode implements AutoCloseable {
     routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
     routes.add(BuildInfo.route());
+    routes.addAll(builder.extraRoutes.apply(health));
     if (envoyAdapter != null) {
       grpcBuilder.addService(MalformedRequests.guard(envoyAdapter.grpcService()));
       routes.addAll(envoyAdapter.httpRoutes());
@@ -371,12 +458,12 @@ public final class WeirNode implements AutoCloseable {
       try {
         member.start();
       } catch (IOException e) {
-        throw bindFailure(e, config, peerAddress);
+        throw bindFailure(e, config, peerAddress, builder.grpcAddressVariable);
       }
       try {
         http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
       } catch (BindException e) {
-        throw BindFailure.of("HTTP", WeirConfig.HTTP_ADDRESS, config.httpAddress(), e);
+        throw BindFailure.of("HTTP", builder.httpAddressVariable, config.httpAddress(), e);
       }
       if (ops.statusAddress().isPresent()) {
         try {
@@ -419,12 +506,14 @@ public final class WeirNode implements AutoCloseable {
             draining,
             ops,
             registry,
-            tls);
+            tls,
+            clientTls,
+            builder.healthServiceNames);
     if (envoyAdapter != null) {
       envoyAdapter.watch(node.healthRefresher);
     }
-    if (tls != null) {
-      long every = ops.tls().reloadInterval().toMillis();
+    if (tls != null || clientTls != null) {
+      long every = (tls != null ? ops.tls() : builder.clientTls).reloadInterval().toMillis();
       node.healthRefresher.scheduleWithFixedDelay(
           node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
     }
@@ -438,13 +527,14 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /** Names the listener whose address was taken, when {@code e} is a bind failure. */
-  private static IOException bindFailure(IOException e, WeirConfig config, HostPort peerAddress) {
+  private static IOException bindFailure(
+      IOException e, WeirConfig config, HostPort peerAddress, EnvVar grpcVariable) {
     if (!BindFailure.isBindFailure(e)) {
       return e;
     }
     return e instanceof PeerListener.StartFailure
         ? BindFailure.of("peer", PeerSettings.ADDRESS, peerAddress, e)
-        : BindFailure.of("gRPC", WeirConfig.GRPC_ADDRESS, config.grpcAddress(), e);
+        : BindFailure.of("gRPC", grpcVariable, config.grpcAddress(), e);
   }
 
   private static void closeQuietly(AutoCloseable resource) {
@@ -504,13 +594,13 @@ public final class WeirNode implements AutoCloseable {
     }
   }
 
-  /** Returns the node's TLS identity, or null when TLS is off. */
-  private static TlsIdentity loadTls(OpsSettings ops, HostPort advertise) throws IOException {
-    if (!ops.tls().enabled()) {
+  /** Returns the TLS identity of {@code settings}, or null when they turn TLS off. */
+  private static TlsIdentity loadTls(TlsSettings settings, HostPort advertise) throws IOException {
+    if (!settings.enabled()) {
       return null;
     }
     try {
-      return TlsIdentity.load(ops.tls(), List.of(advertise.host(), "localhost", "127.0.0.1"));
+      return TlsIdentity.load(settings, List.of(advertise.host(), "localhost", "127.0.0.1"));
     } catch (GeneralSecurityException e) {
       throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
     }
@@ -564,6 +654,9 @@ public final class WeirNode implements AutoCloseable {
     ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
     grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
     grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
+    for (String name : healthServiceNames) {
+      grpcHealth.setStatus(name, status);
+    }
   }
 
   private void refreshHealthQuietly() {
@@ -579,15 +672,22 @@ public final class WeirNode implements AutoCloseable {
    * taken up at INFO, each file that could not be used (and keeps its previous contents) at WARN.
    */
   void reloadTls() {
-    if (tls == null) {
-      return;
+    if (tls != null) {
+      reloadTls(tls);
     }
-    TlsReload reload = tls.reload();
+    if (clientTls != null) {
+      reloadTls(clientTls);
+    }
+  }
+
+  private void reloadTls(TlsIdentity identity) {
+    TlsReload reload = identity.reload();
     if (reload.certificateReloaded()) {
-      LOG.info("TLS certificate reloaded: {}", tls.chain()[0].getSubjectX500Principal());
+      LOG.info("TLS certificate reloaded: {}", identity.chain()[0].getSubjectX500Principal());
     }
     if (reload.casReloaded()) {
-      LOG.info("TLS CA file reloaded: {} trusted CA certificate(s)", tls.trustedCas().length);
+      LOG.info(
+          "TLS CA file reloaded: {} trusted CA certificate(s)", identity.trustedCas().length);
     }
     if (!reload.failures().isEmpty()) {
       tlsWarnings.warn(
@@ -615,6 +715,11 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the node's Prometheus registry, for components that add meters. */
   PrometheusMeterRegistry registry() {
     return registry;
+  }
+
+  /** Returns the Envoy adapter, empty when it is off. */
+  Optional<EnvoyAdapter> envoyAdapter() {
+    return Optional.ofNullable(envoyAdapter);
   }
 
   /** Returns the port the gRPC listener is bound to. */

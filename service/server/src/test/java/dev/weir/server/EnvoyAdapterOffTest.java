@@ -125,6 +125,16 @@ class EnvoyAdapterOffTest {
             "Envoy rate-limit service: on, WEIR_ENVOY_CONFIG=/etc/weir/ratelimit, 1 domain: demo");
     assertThat(ServeCommand.envoyLine(on, Optional.of(List.of())))
         .endsWith(", no domain yet (WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG)");
+    EnvoySettings xds =
+        EnvoySettings.fromEnvironment(
+            Map.of(
+                "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+                "WEIR_ENVOY_XDS_SERVER_URL", "control-plane:18000",
+                "WEIR_ENVOY_XDS_NODE_ID", "weir-1"));
+    assertThat(ServeCommand.envoyLine(xds, Optional.of(List.of("demo"))))
+        .isEqualTo(
+            "Envoy rate-limit service: on, WEIR_ENVOY_CONFIG_SOURCE=xds from control-plane:18000"
+                + " as node weir-1, 1 domain: demo");
     List<String> many = IntStream.range(0, 25).mapToObj(i -> "d" + (char) ('a' + i)).toList();
     assertThat(ServeCommand.envoyLine(on, Optional.of(many)))
         .endsWith(

@@ -1,0 +1,256 @@
+package dev.weir.envoy.xds;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import dev.weir.core.cluster.batch.Scheduler;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.time.Clock;
+import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The xDS config source: an ADS state-of-the-world stream that subscribes to {@value #TYPE_URL}
+ * (one resource per domain, as Envoy Gateway serves them) and keeps a {@link ConfigHolder} at the
+ * last set of resources that loaded.
+ *
+ * <p>Each response carries every resource; they are written as descriptor YAML (see {@link
+ * RateLimitConfigYaml}) and compiled like files, all or nothing. A set that loads replaces the
+ * config, counts {@code config_load_success} and is ACKed (its version and nonce echoed); one that
+ * does not keeps the last good config, counts {@code config_load_error} and is NACKed with the
+ * errors as {@code error_detail} (the last accepted version echoed). An empty set is a state like
+ * any other: it loads a config without domains. When the stream ends or fails, a new one is opened
+ * after a backoff ({@link XdsSettings.Backoff}) on the scheduler; the last good config keeps
+ * answering meanwhile. The gRPC channel reconnects on its own underneath.
+ */
+public final class XdsConfigClient implements AutoCloseable {
+
+  /** The resource type subscribed to. */
+  public static final String TYPE_URL =
+      "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
+
+  /** gRPC {@code INVALID_ARGUMENT}, the code of a NACK's error detail. */
+  private static final int INVALID_ARGUMENT = 3;
+
+  private static final Logger LOG = LoggerFactory.getLogger(XdsConfigClient.class);
+
+  private final XdsSettings settings;
+  private final Channel channel;
+  private final ConfigLoader loader;
+  private final ConfigHolder holder;
+  private final EnvoyMetrics metrics;
+  private final DoubleSupplier random;
+  private final RateLimitedLogger streamWarnings;
+  private final Node node;
+  private Scheduler scheduler;
+  private StreamObserver<DiscoveryRequest> requests;
+  private int stream;
+  private int failures;
+  private String acceptedVersion = "";
+  private boolean closed;
+  private Scheduler.Task retry;
+
+  /**
+   * Creates a client that subscribes over {@code channel} as {@code settings} say, compiles with
+   * {@code loader} into {@code holder}, counts loads in {@code metrics}, spreads its retries with
+   * {@code random} (uniform in [0, 1)) and rate-limits its warnings on {@code clock}.
+   */
+  public XdsConfigClient(
+      XdsSettings settings,
+      Channel channel,
+      ConfigLoader loader,
+      ConfigHolder holder,
+      EnvoyMetrics metrics,
+      Clock clock,
+      DoubleSupplier random) {
+    this.settings = settings;
+    this.channel = channel;
+    this.loader = loader;
+    this.holder = holder;
+    this.metrics = metrics;
+    this.random = random;
+    this.streamWarnings = new RateLimitedLogger(LOG, clock, Duration.ofMinutes(1));
+    this.node = node(settings);
+  }
+
+  private static Node node(XdsSettings settings) {
+    Struct.Builder metadata = Struct.newBuilder();
+    settings
+        .nodeMetadata()
+        .forEach((k, v) -> metadata.putFields(k, Value.newBuilder().setStringValue(v).build()));
+    return Node.newBuilder()
+        .setId(settings.nodeId())
+        .setMetadata(metadata)
+        .setUserAgentName("weir")
+        .build();
+  }
+
+  /** Opens the stream; later ones are opened on {@code scheduler}. */
+  public synchronized void start(Scheduler scheduler) {
+    if (this.scheduler != null) {
+      throw new IllegalStateException("already started");
+    }
+    this.scheduler = scheduler;
+    LOG.info(
+        "Subscribing to rate limit configuration at {} as node '{}' ({})",
+        settings.serverAddress(),
+        settings.nodeId(),
+        TYPE_URL);
+    open();
+  }
+
+  /** Returns the version of the last set of resources that loaded, empty before one did. */
+  public synchronized Optional<String> acceptedVersion() {
+    return acceptedVersion.isEmpty() ? Optional.empty() : Optional.of(acceptedVersion);
+  }
+
+  private synchronized void open() {
+    if (closed) {
+      return;
+    }
+    int id = ++stream;
+    requests =
+        AggregatedDiscoveryServiceGrpc.newStub(channel)
+            .streamAggregatedResources(new Responses(id));
+    requests.onNext(
+        DiscoveryRequest.newBuilder()
+            .setNode(node)
+            .setTypeUrl(TYPE_URL)
+            .setVersionInfo(acceptedVersion)
+            .build());
+  }
+
+  private synchronized void onResponse(int id, DiscoveryResponse response) {
+    if (id != stream || closed) {
+      return;
+    }
+    failures = 0;
+    if (!response.getTypeUrl().equals(TYPE_URL)) {
+      LOG.debug("ignoring xDS resources of type {}", response.getTypeUrl());
+      return;
+    }
+    DiscoveryRequest.Builder reply =
+        DiscoveryRequest.newBuilder()
+            .setNode(node)
+            .setTypeUrl(TYPE_URL)
+            .setResponseNonce(response.getNonce());
+    try {
+      EnvoyConfig config = load(response.getResourcesList());
+      holder.set(config);
+      acceptedVersion = response.getVersionInfo();
+      metrics.configLoadSuccess();
+      LOG.info(
+          "Loaded rate limit configuration version '{}' from xDS: domains {}",
+          acceptedVersion,
+          new TreeSet<>(config.domains().keySet()));
+    } catch (ConfigException | RuntimeException e) {
+      metrics.configLoadError();
+      String detail = e.getMessage();
+      LOG.warn(
+          "Error loading new configuration version '{}' from xDS, keeping version '{}': {}",
+          response.getVersionInfo(),
+          acceptedVersion,
+          detail);
+      reply.setErrorDetail(
+          com.google.rpc.Status.newBuilder().setCode(INVALID_ARGUMENT).setMessage(detail));
+    }
+    requests.onNext(reply.setVersionInfo(acceptedVersion).build());
+  }
+
+  private EnvoyConfig load(List<Any> resources) throws ConfigException {
+    List<ConfigFile> files = new ArrayList<>(resources.size());
+    for (int i = 0; i < resources.size(); i++) {
+      Any any = resources.get(i);
+      if (!any.getTypeUrl().equals(TYPE_URL)) {
+        throw new ConfigException(
+            "xDS resource " + i + ": type " + any.getTypeUrl() + " is not " + TYPE_URL);
+      }
+      RateLimitConfig config;
+      try {
+        config = RateLimitConfig.parseFrom(any.getValue());
+      } catch (InvalidProtocolBufferException e) {
+        throw new ConfigException("xDS resource " + i + ": not a RateLimitConfig: " + e.getMessage());
+      }
+      String name = config.getName().isEmpty() ? "xDS resource " + i : config.getName();
+      files.add(new ConfigFile(name, RateLimitConfigYaml.of(config)));
+    }
+    return loader.compile(files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
+  }
+
+  private synchronized void onEnd(int id, Throwable failure) {
+    if (id != stream || closed) {
+      return;
+    }
+    requests = null;
+    Duration delay = settings.retry().delay(failures++, random.getAsDouble());
+    streamWarnings.warn(
+        "xds-stream",
+        "xDS stream to {} ended ({}); keeping configuration version '{}', reconnecting in {} ms",
+        settings.serverAddress(),
+        failure == null ? "closed by the server" : Status.fromThrowable(failure),
+        acceptedVersion,
+        delay.toMillis());
+    retry = scheduler.schedule(this::open, delay);
+  }
+
+  /** Closes the stream and stops reconnecting; the config last loaded stays in the holder. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (retry != null) {
+      retry.cancel();
+    }
+    if (requests != null) {
+      requests.onCompleted();
+      requests = null;
+    }
+  }
+
+  /** The responses of one stream. */
+  private final class Responses implements StreamObserver<DiscoveryResponse> {
+    private final int id;
+
+    Responses(int id) {
+      this.id = id;
+    }
+
+    @Override
+    public void onNext(DiscoveryResponse response) {
+      onResponse(id, response);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      onEnd(id, t);
+    }
+
+    @Override
+    public void onCompleted() {
+      onEnd(id, null);
+    }
+  }
+}

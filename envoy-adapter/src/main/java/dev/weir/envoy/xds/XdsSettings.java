@@ -1,0 +1,217 @@
+package dev.weir.envoy.xds;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import dev.weir.core.config.HostPort;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+/**
+ * How the xDS config source reaches its management server: envoyproxy/ratelimit's {@code
+ * CONFIG_GRPC_XDS_*} settings, read in Weir mode as {@code WEIR_ENVOY_XDS_*}.
+ *
+ * @param serverAddress the ADS server, {@code host:port}
+ * @param nodeId the node id sent with every request
+ * @param nodeMetadata the node's metadata, string values
+ * @param headers gRPC metadata added to the stream
+ * @param useTls whether the connection uses TLS
+ * @param clientCert the client certificate chain presented to the server, PEM
+ * @param clientKey the client certificate's private key, PEM
+ * @param caCert the CAs the server certificate must chain to, PEM; empty means the JVM's
+ * @param serverName the name the server certificate must carry, instead of the address's host
+ * @param retry how long to wait before connecting again after the stream ends
+ * @param maxMessageBytes the largest response accepted
+ */
+public record XdsSettings(
+    HostPort serverAddress,
+    String nodeId,
+    Map<String, String> nodeMetadata,
+    Map<String, String> headers,
+    boolean useTls,
+    Optional<Path> clientCert,
+    Optional<Path> clientKey,
+    Optional<Path> caCert,
+    Optional<String> serverName,
+    Backoff retry,
+    int maxMessageBytes) {
+
+  /** Creates settings, copying the maps. */
+  public XdsSettings {
+    Objects.requireNonNull(serverAddress, "serverAddress");
+    Objects.requireNonNull(nodeId, "nodeId");
+    nodeMetadata = Map.copyOf(nodeMetadata);
+    headers = Map.copyOf(headers);
+    Objects.requireNonNull(retry, "retry");
+  }
+
+  /** {@code WEIR_ENVOY_XDS_SERVER_URL}: the ADS server's {@code host:port}. */
+  public static final EnvVar SERVER_URL = EnvVar.of("WEIR_ENVOY_XDS_SERVER_URL");
+
+  /** {@code WEIR_ENVOY_XDS_NODE_ID}. */
+  public static final EnvVar NODE_ID = EnvVar.of("WEIR_ENVOY_XDS_NODE_ID");
+
+  /** {@code WEIR_ENVOY_XDS_NODE_METADATA}: {@code key=value} pairs separated by commas. */
+  public static final EnvVar NODE_METADATA = EnvVar.of("WEIR_ENVOY_XDS_NODE_METADATA");
+
+  /** {@code WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS}: {@code key:value} pairs, commas between. */
+  public static final EnvVar ADDITIONAL_HEADERS =
+      EnvVar.of("WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS");
+
+  /** {@code WEIR_ENVOY_XDS_SERVER_CONNECT_RETRY_INTERVAL}: the first wait before reconnecting. */
+  public static final EnvVar CONNECT_RETRY_INTERVAL =
+      EnvVar.of("WEIR_ENVOY_XDS_SERVER_CONNECT_RETRY_INTERVAL");
+
+  /** {@code WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL}: the longest wait before reconnecting. */
+  public static final EnvVar BACKOFF_MAX_INTERVAL = EnvVar.of("WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL");
+
+  /** {@code WEIR_ENVOY_XDS_BACKOFF_RANDOM_FACTOR}: how far each wait is spread (0 to 1). */
+  public static final EnvVar BACKOFF_RANDOM_FACTOR =
+      EnvVar.of("WEIR_ENVOY_XDS_BACKOFF_RANDOM_FACTOR");
+
+  /** {@code WEIR_ENVOY_XDS_BACKOFF_JITTER}: whether the waits are spread at all. */
+  public static final EnvVar BACKOFF_JITTER = EnvVar.of("WEIR_ENVOY_XDS_BACKOFF_JITTER");
+
+  /** {@code WEIR_ENVOY_XDS_MAX_MSG_SIZE_IN_BYTES}. */
+  public static final EnvVar MAX_MSG_SIZE = EnvVar.of("WEIR_ENVOY_XDS_MAX_MSG_SIZE_IN_BYTES");
+
+  /** {@code WEIR_ENVOY_XDS_SERVER_USE_TLS}. */
+  public static final EnvVar SERVER_USE_TLS = EnvVar.of("WEIR_ENVOY_XDS_SERVER_USE_TLS");
+
+  /** {@code WEIR_ENVOY_XDS_CLIENT_TLS_CERT}. */
+  public static final EnvVar CLIENT_TLS_CERT = EnvVar.of("WEIR_ENVOY_XDS_CLIENT_TLS_CERT");
+
+  /** {@code WEIR_ENVOY_XDS_CLIENT_TLS_KEY}. */
+  public static final EnvVar CLIENT_TLS_KEY = EnvVar.of("WEIR_ENVOY_XDS_CLIENT_TLS_KEY");
+
+  /** {@code WEIR_ENVOY_XDS_SERVER_TLS_CACERT}. */
+  public static final EnvVar SERVER_TLS_CACERT = EnvVar.of("WEIR_ENVOY_XDS_SERVER_TLS_CACERT");
+
+  /** {@code WEIR_ENVOY_XDS_SERVER_TLS_SAN}. */
+  public static final EnvVar SERVER_TLS_SAN = EnvVar.of("WEIR_ENVOY_XDS_SERVER_TLS_SAN");
+
+  /** envoyproxy/ratelimit's default server, {@code localhost:18000}. */
+  public static final HostPort DEFAULT_SERVER = new HostPort("localhost", 18000);
+
+  private static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+  /** The settings when no variable is set. */
+  public static final XdsSettings DEFAULTS = from(new EnvReader(Map.of()), UnaryOperator.identity());
+
+  /**
+   * Reads the settings through {@code reader}, each variable under the name {@code names} gives
+   * it (the identity for the {@code WEIR_ENVOY_XDS_*} names); a bad value throws {@link
+   * ConfigException} naming the variable, the value and what is allowed.
+   */
+  public static XdsSettings from(EnvReader reader, UnaryOperator<EnvVar> names) {
+    EnvVar metadataVar = names.apply(NODE_METADATA);
+    EnvVar headersVar = names.apply(ADDITIONAL_HEADERS);
+    EnvVar certVar = names.apply(CLIENT_TLS_CERT);
+    EnvVar keyVar = names.apply(CLIENT_TLS_KEY);
+    Optional<Path> cert = reader.lookup(certVar).map(s -> Path.of(s.value()));
+    Optional<Path> key = reader.lookup(keyVar).map(s -> Path.of(s.value()));
+    if (cert.isPresent() != key.isPresent()) {
+      throw new ConfigException(
+          certVar.name()
+              + " and "
+              + keyVar.name()
+              + " must be set together: only "
+              + (cert.isPresent() ? certVar.name() : keyVar.name())
+              + " is set");
+    }
+    Duration initial =
+        reader.duration(
+            names.apply(CONNECT_RETRY_INTERVAL),
+            Duration.ofSeconds(3),
+            Duration.ofMillis(10),
+            Duration.ofHours(1));
+    Duration max =
+        reader.duration(
+            names.apply(BACKOFF_MAX_INTERVAL),
+            Duration.ofSeconds(60),
+            Duration.ofMillis(10),
+            Duration.ofHours(1));
+    double factor = ratio(reader, names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
+    boolean jitter = reader.bool(names.apply(BACKOFF_JITTER), true);
+    return new XdsSettings(
+        reader.hostPort(names.apply(SERVER_URL), DEFAULT_SERVER),
+        reader.string(names.apply(NODE_ID), "default"),
+        pairs(reader, metadataVar, '=', "key=value pairs separated by commas, e.g. a=1,b=2"),
+        pairs(reader, headersVar, ':', "key:value pairs separated by commas, e.g. a:1,b:2"),
+        reader.bool(names.apply(SERVER_USE_TLS), false),
+        cert,
+        key,
+        reader.lookup(names.apply(SERVER_TLS_CACERT)).map(s -> Path.of(s.value())),
+        reader.lookup(names.apply(SERVER_TLS_SAN)).map(EnvReader.Setting::value),
+        new Backoff(initial, max.compareTo(initial) < 0 ? initial : max, jitter ? factor : 0),
+        reader.intInRange(
+            names.apply(MAX_MSG_SIZE), DEFAULT_MAX_MESSAGE_BYTES, 65_536, 256 * 1024 * 1024));
+  }
+
+  /**
+   * Parses {@code key<sep>value} pairs separated by commas; an entry without the separator is
+   * skipped, as envoyproxy/ratelimit skips it.
+   */
+  private static Map<String, String> pairs(
+      EnvReader reader, EnvVar var, char separator, String expected) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String entry : setting.get().value().split(",")) {
+      int at = entry.indexOf(separator);
+      if (at > 0) {
+        out.put(entry.substring(0, at).trim(), entry.substring(at + 1).trim());
+      } else if (!entry.isBlank() && separator == ':') {
+        throw new ConfigException(
+            var.name() + "='" + setting.get().value() + "' is not valid: expected " + expected);
+      }
+    }
+    return out;
+  }
+
+  private static double ratio(EnvReader reader, EnvVar var, double fallback) {
+    Optional<EnvReader.Setting> setting = reader.lookup(var);
+    if (setting.isEmpty()) {
+      return fallback;
+    }
+    try {
+      double d = Double.parseDouble(setting.get().value());
+      if (d >= 0 && d <= 1) {
+        return d;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new ConfigException(
+        var.name()
+            + "='"
+            + setting.get().value()
+            + "' is not valid: expected a number from 0 to 1, such as 0.5");
+  }
+
+  /**
+   * The waits before reconnecting: {@code initial} after the first failure, doubling up to {@code
+   * max}, each spread at random by up to {@code randomFactor} of itself either way; back to {@code
+   * initial} once a response arrives.
+   */
+  public record Backoff(Duration initial, Duration max, double randomFactor) {
+
+    /** Returns the wait before attempt {@code attempt} (0 for the first), for {@code random}. */
+    public Duration delay(int attempt, double random) {
+      long base = initial.toNanos();
+      for (int i = 0; i < attempt && base < max.toNanos(); i++) {
+        base *= 2;
+      }
+      base = Math.min(base, max.toNanos());
+      double spread = 1 + randomFactor * (2 * random - 1);
+      return Duration.ofNanos((long) (base * spread));
+    }
+  }
+}

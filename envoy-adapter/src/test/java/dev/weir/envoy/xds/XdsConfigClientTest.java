@@ -1,0 +1,243 @@
+package dev.weir.envoy.xds;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Value;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.ConfigLoadOptions;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DomainConfig;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
+import dev.weir.proto.ratelimit.config.v3.RateLimitDescriptor;
+import dev.weir.proto.ratelimit.config.v3.RateLimitPolicy;
+import dev.weir.proto.ratelimit.config.v3.RateLimitUnit;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The xDS config source against a real ADS server on an in-process transport: what it subscribes
+ * to, ACK and NACK, and reconnecting after the server goes away, with retries on a fake scheduler.
+ */
+class XdsConfigClientTest {
+
+  private final String name = InProcessServerBuilder.generateName();
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final ConfigHolder holder = new ConfigHolder();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final XdsSettings settings =
+      XdsSettings.from(
+          new EnvReader(
+              Map.of(
+                  "WEIR_ENVOY_XDS_NODE_ID", "envoy-ratelimit",
+                  "WEIR_ENVOY_XDS_NODE_METADATA", "zone=a,cluster=eg",
+                  "WEIR_ENVOY_XDS_SERVER_CONNECT_RETRY_INTERVAL", "2s")),
+          UnaryOperator.identity());
+  private RateLimitConfigServer management = new RateLimitConfigServer();
+  private Server server;
+  private ManagedChannel channel;
+  private XdsConfigClient client;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = serve(management);
+    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    client =
+        new XdsConfigClient(
+            settings,
+            channel,
+            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+  }
+
+  private Server serve(RateLimitConfigServer service) throws Exception {
+    return InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start();
+  }
+
+  @AfterEach
+  void stop() {
+    client.close();
+    channel.shutdownNow();
+    server.shutdownNow();
+  }
+
+  static RateLimitConfig perMinute(String domain, String key, int requests) {
+    return RateLimitConfig.newBuilder()
+        .setName(domain)
+        .setDomain(domain)
+        .addDescriptors(
+            RateLimitDescriptor.newBuilder()
+                .setKey(key)
+                .setRateLimit(
+                    RateLimitPolicy.newBuilder()
+                        .setUnit(RateLimitUnit.MINUTE)
+                        .setRequestsPerUnit(requests)))
+        .build();
+  }
+
+  private long limitOf(String domain, String key) {
+    DomainConfig config = holder.current().orElseThrow().domain(domain).orElseThrow();
+    return config.root().exact(key, "").orElseThrow().rule().orElseThrow().requestsPerUnit();
+  }
+
+  private double counter(String counter) {
+    return registry.counter("weir.envoy." + counter).count();
+  }
+
+  @Test
+  void start_subscribesAsTheNodeToTheRateLimitConfigType() {
+    client.start(scheduler);
+
+    DiscoveryRequest first = management.requests().get(0);
+    assertThat(first.getTypeUrl())
+        .isEqualTo("type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig");
+    assertThat(first.getNode().getId()).isEqualTo("envoy-ratelimit");
+    assertThat(first.getNode().getMetadata().getFieldsMap())
+        .containsEntry("zone", Value.newBuilder().setStringValue("a").build())
+        .containsEntry("cluster", Value.newBuilder().setStringValue("eg").build());
+    assertThat(first.getResponseNonce()).isEmpty();
+    assertThat(holder.current()).isEmpty();
+  }
+
+  @Test
+  void firstConfig_loadsAndIsAcked() {
+    management.push("v1", perMinute("shop", "user", 2), perMinute("api", "key", 7));
+
+    client.start(scheduler);
+
+    assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("shop", "api");
+    assertThat(limitOf("api", "key")).isEqualTo(7);
+    DiscoveryRequest ack = management.lastRequest();
+    assertThat(ack.getVersionInfo()).isEqualTo("v1");
+    assertThat(ack.getResponseNonce()).isEqualTo("nonce-1");
+    assertThat(ack.hasErrorDetail()).isFalse();
+    assertThat(client.acceptedVersion()).contains("v1");
+    assertThat(counter("config_load_success")).isEqualTo(1);
+  }
+
+  @Test
+  void update_replacesTheConfigAndIsAcked() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+
+    management.push("v2", perMinute("shop", "user", 50));
+
+    assertThat(limitOf("shop", "user")).isEqualTo(50);
+    assertThat(management.lastRequest().getVersionInfo()).isEqualTo("v2");
+    assertThat(management.lastRequest().getResponseNonce()).isEqualTo("nonce-2");
+    assertThat(counter("config_load_success")).isEqualTo(2);
+  }
+
+  @Test
+  void badConfig_isNackedWithTheErrorAndTheLastGoodConfigStays() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    RateLimitConfig noUnit =
+        RateLimitConfig.newBuilder()
+            .setName("shop-config")
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("user")
+                    .setRateLimit(RateLimitPolicy.newBuilder().setRequestsPerUnit(9)))
+            .build();
+
+    management.push("v2", noUnit);
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getVersionInfo()).isEqualTo("v1");
+    assertThat(nack.getResponseNonce()).isEqualTo("nonce-2");
+    assertThat(nack.getErrorDetail().getCode()).isEqualTo(3);
+    assertThat(nack.getErrorDetail().getMessage())
+        .isEqualTo("shop-config: invalid rate limit unit 'UNKNOWN'");
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+    assertThat(client.acceptedVersion()).contains("v1");
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
+  void duplicateDomains_areNackedUnlessMerged() {
+    management.push("v1", perMinute("shop", "a", 1), perMinute("shop", "b", 1));
+
+    client.start(scheduler);
+
+    assertThat(management.lastRequest().getErrorDetail().getMessage())
+        .isEqualTo("shop: duplicate domain 'shop' in config file");
+    assertThat(holder.current()).isEmpty();
+  }
+
+  @Test
+  void emptySet_loadsAConfigWithoutDomains() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+
+    management.push("v2");
+
+    assertThat(holder.current().orElseThrow().domains()).isEmpty();
+    assertThat(management.lastRequest().hasErrorDetail()).isFalse();
+  }
+
+  @Test
+  void serverRestart_reconnectsAfterTheBackoffAndLoadsTheNewState() throws Exception {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    server.shutdownNow().awaitTermination();
+    assertThat(scheduler.pending()).isEqualTo(1);
+    management = new RateLimitConfigServer();
+    management.push("v2", perMinute("shop", "user", 9));
+    server = serve(management);
+
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.requests()).isEmpty();
+    scheduler.advance(Duration.ofMillis(1));
+
+    DiscoveryRequest resubscribe = management.requests().get(0);
+    assertThat(resubscribe.getVersionInfo()).isEqualTo("v1");
+    assertThat(resubscribe.getResponseNonce()).isEmpty();
+    assertThat(limitOf("shop", "user")).isEqualTo(9);
+    assertThat(management.lastRequest().getVersionInfo()).isEqualTo("v2");
+  }
+
+  @Test
+  void failedReconnects_backOffExponentially_andKeepTheLastConfig() throws Exception {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    server.shutdownNow().awaitTermination();
+
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(scheduler.pending()).isEqualTo(1);
+    scheduler.advance(Duration.ofMillis(3999));
+    assertThat(scheduler.pending()).isEqualTo(1);
+    scheduler.advance(Duration.ofMillis(1));
+
+    assertThat(scheduler.pending()).isEqualTo(1);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+  }
+
+  @Test
+  void close_stopsReconnecting() throws Exception {
+    client.start(scheduler);
+    server.shutdownNow().awaitTermination();
+
+    client.close();
+
+    assertThat(scheduler.pending()).isZero();
+  }
+}

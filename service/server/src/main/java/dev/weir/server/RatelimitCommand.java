@@ -1,0 +1,275 @@
+package dev.weir.server;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.http.HttpListener;
+import dev.weir.envoy.EnvoyAdapter;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.metrics.StatsdStats;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code ratelimit}: runs a node as a drop-in for envoyproxy/ratelimit (the container image's
+ * {@code /bin/ratelimit}), configured by the reference's environment variables with their meanings
+ * and defaults ({@link RatelimitSettings}); every reference variable that Weir ignores and that is
+ * set is named at start-up ({@link ReferenceEnvironment#notice}). Weir's own {@code WEIR_*}
+ * settings for peers, discovery, limits and peer TLS still apply. A bad setting prints its one-line
+ * error and exits 2.
+ */
+final class RatelimitCommand implements Command {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RatelimitCommand.class);
+
+  /** The {@code grpc.health.v1} service name the reference reports its health under. */
+  static final String HEALTH_SERVICE_NAME = "ratelimit";
+
+  /** What {@code ratelimit --help} prints. */
+  static final String HELP =
+      """
+      usage: java -jar weir.jar ratelimit   (the container image's /bin/ratelimit)
+
+      Runs a node as a drop-in for envoyproxy/ratelimit: its environment variables with their
+      meanings and defaults (PORT 8080 with /healthcheck and /json, GRPC_PORT 8081, DEBUG_PORT
+      6070 with /rlconfig, RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY or
+      CONFIG_TYPE=GRPC_XDS_SOTW, USE_STATSD with the reference's stat names, ...). REDIS_*,
+      MEMCACHE_* and BACKEND_TYPE are ignored with a notice: counters live in Weir's cluster.
+      Weir's WEIR_* peer and discovery settings still apply.
+      docs/migrating-from-ratelimit.md lists every variable.
+
+      Exit status: 2 for a bad setting (one line on stderr names it), 1 when a listener cannot
+      start.\
+      """;
+
+  @Override
+  public String summary() {
+    return "run a node as a drop-in for envoyproxy/ratelimit, from its environment variables";
+  }
+
+  @Override
+  public String help() {
+    return HELP;
+  }
+
+  @Override
+  public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
+      throws InterruptedException {
+    if (!args.isEmpty()) {
+      err.println(
+          "usage: java -jar weir.jar ratelimit (settings come from envoyproxy/ratelimit's"
+              + " environment variables; see docs/migrating-from-ratelimit.md)");
+      return ServeCommand.EXIT_CONFIG;
+    }
+    int[] status = {0};
+    Running running = start(env, err, status);
+    if (running == null) {
+      return status[0];
+    }
+    RatelimitSettings compat = running.settings();
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  LOG.warn("Weir (ratelimit compatibility mode) stopping");
+                  running.close();
+                  LOG.warn("Weir (ratelimit compatibility mode) stopped");
+                },
+                "weir-shutdown"));
+    LOG.warn(
+        "Weir started in envoyproxy/ratelimit compatibility mode: grpc={}{} http={} debug={}"
+            + " config={} statsd={} prometheus={} peers={}",
+        compat.grpcAddress(),
+        compat.grpcTls().enabled() ? " (TLS)" : "",
+        compat.httpAddress(),
+        compat.debugAddress(),
+        describe(compat.envoy()),
+        compat.statsd().map(s -> s.host() + ":" + s.port()).orElse("off"),
+        compat.prometheus().map(p -> p.address() + p.path()).orElse("off"),
+        running.node().cluster().membership().ring().peers());
+    running.node().awaitTermination();
+    return 0;
+  }
+
+  /**
+   * Reads {@code env}, applies its log settings, logs the notice of ignored settings and starts a
+   * node; returns it, or null after printing why to {@code err}, with the exit status in {@code
+   * status[0]}.
+   */
+  static Running start(Map<String, String> env, PrintStream err, int[] status) {
+    RatelimitSettings compat;
+    ServeCommand.NodeSettings settings;
+    try {
+      compat = RatelimitSettings.from(env);
+      settings =
+          ServeCommand.NodeSettings.read(compat.nodeEnvironment(env))
+              .withEnvoy(compat.envoy())
+              .withLogFormat(compat.logFormat());
+      checkPortsDistinct(compat);
+    } catch (ConfigException e) {
+      err.println(e.getMessage());
+      status[0] = ServeCommand.EXIT_CONFIG;
+      return null;
+    }
+    LogSetup.apply(settings.config().logLevel(), settings.logFormat());
+    ReferenceEnvironment.notice(env).forEach(LOG::warn);
+    UnknownVariableWarnings.of(env, Map.of(), Optional.empty()).forEach(LOG::warn);
+    return start(compat, settings, err, status);
+  }
+
+  /**
+   * A node running in the compatibility mode as {@code settings} ask, with its debug listener, its
+   * Prometheus listener (null when off) and its StatsD sender (null when off).
+   */
+  record Running(
+      RatelimitSettings settings,
+      WeirNode node,
+      HttpListener debug,
+      HttpListener prometheus,
+      StatsdStats statsd)
+      implements AutoCloseable {
+
+    /** Stops the node (draining as it does), then the extra listeners and StatsD. */
+    @Override
+    public void close() {
+      node.close();
+      debug.close();
+      if (prometheus != null) {
+        prometheus.close();
+      }
+      if (statsd != null) {
+        statsd.close();
+      }
+    }
+  }
+
+  /**
+   * Starts a node with {@code settings} as {@code compat} asks, printing why to {@code err} when it
+   * cannot start; returns it, or null with the exit status in {@code status[0]}.
+   */
+  private static Running start(
+      RatelimitSettings compat, ServeCommand.NodeSettings settings, PrintStream err, int[] status) {
+    StatsdStats statsd =
+        compat
+            .statsd()
+            .map(s -> StatsdStats.start(s.host(), s.port(), s.flushInterval(), s.extraTags()))
+            .orElse(null);
+    WeirNode.Builder builder =
+        settings
+            .builder()
+            .clientTls(compat.grpcTls())
+            .readyNeedsDomain(compat.healthyOnlyWithConfig())
+            .envoyObserver(statsd == null ? EnvoyMetrics.Observer.NONE : statsd)
+            .extraHttpRoutes(health -> List.of(RatelimitHttp.healthcheck(health)))
+            .grpcMaxConnectionAge(compat.maxConnectionAge(), compat.maxConnectionAgeGrace())
+            .healthServiceNames(List.of(HEALTH_SERVICE_NAME))
+            .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS);
+    WeirNode node = ServeCommand.start(builder, err, status);
+    if (node == null) {
+      if (statsd != null) {
+        statsd.close();
+      }
+      return null;
+    }
+    if (statsd != null) {
+      node.envoyAdapter().ifPresent(adapter -> statsd.watch(adapter.metrics()));
+    }
+    HttpListener debug = null;
+    HttpListener prometheus = null;
+    try {
+      debug =
+          bind(
+              "debug",
+              "DEBUG_HOST/DEBUG_PORT",
+              compat.debugAddress(),
+              () ->
+                  RatelimitHttp.debug(
+                      compat.debugAddress(),
+                      () -> node.envoyAdapter().flatMap(EnvoyAdapter::config)));
+      if (compat.prometheus().isPresent()) {
+        RatelimitSettings.Prometheus p = compat.prometheus().get();
+        prometheus =
+            bind(
+                "Prometheus",
+                "PROMETHEUS_ADDR",
+                p.address(),
+                () -> RatelimitHttp.prometheus(p.address(), p.path(), node.registry()));
+      }
+    } catch (IOException e) {
+      err.println(e.getMessage());
+      if (debug != null) {
+        debug.close();
+      }
+      node.close();
+      if (statsd != null) {
+        statsd.close();
+      }
+      status[0] = ServeCommand.EXIT_START_FAILED;
+      return null;
+    }
+    return new Running(compat, node, debug, prometheus, statsd);
+  }
+
+  private static String describe(EnvoySettings envoy) {
+    return envoy.source() == EnvoySettings.Source.XDS
+        ? "xds://" + envoy.xds().serverAddress() + " node " + envoy.xds().nodeId()
+        : envoy.config().map(Object::toString).orElse("none");
+  }
+
+  /** Opens a listener, naming it and its variables when its address is taken. */
+  private static HttpListener bind(
+      String listener, String variables, HostPort address, ListenerStart start) throws IOException {
+    try {
+      return start.start();
+    } catch (IOException e) {
+      throw new IOException(
+          "cannot bind the " + listener + " listener at " + variables + "=" + address + ": " + e,
+          e);
+    }
+  }
+
+  /** Opens a listener. */
+  @FunctionalInterface
+  private interface ListenerStart {
+    HttpListener start() throws IOException;
+  }
+
+  /** Checks that no two of the gRPC, HTTP, debug and Prometheus listeners take one port. */
+  private static void checkPortsDistinct(RatelimitSettings compat) {
+    Map<String, HostPort> listeners = new LinkedHashMap<>();
+    listeners.put("GRPC_PORT", compat.grpcAddress());
+    listeners.put("PORT", compat.httpAddress());
+    listeners.put("DEBUG_PORT", compat.debugAddress());
+    compat.prometheus().ifPresent(p -> listeners.put("PROMETHEUS_ADDR", p.address()));
+    List<Map.Entry<String, HostPort>> all = new ArrayList<>(listeners.entrySet());
+    for (int i = 1; i < all.size(); i++) {
+      for (int j = 0; j < i; j++) {
+        clash(
+            all.get(i).getKey(), all.get(i).getValue(), all.get(j).getKey(), all.get(j).getValue());
+      }
+    }
+  }
+
+  private static void clash(String name, HostPort address, String otherName, HostPort other) {
+    boolean sameHost =
+        address.isWildcard() || other.isWildcard() || address.host().equalsIgnoreCase(other.host());
+    if (address.port() != 0 && address.port() == other.port() && sameHost) {
+      throw new ConfigException(
+          name
+              + "="
+              + address.port()
+              + " is not valid: the port is taken by "
+              + otherName
+              + "="
+              + other.port()
+              + "; give each listener a port of its own");
+    }
+  }
+}

@@ -1,0 +1,253 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.testkit.Await;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code weir.jar ratelimit} in this JVM: envoyproxy/ratelimit's variables pick the ports, the
+ * config folder and the stats; its endpoints answer as the reference's do.
+ */
+class RatelimitModeTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(20);
+  private static final String CONFIG =
+      """
+      domain: demo
+      descriptors:
+        - key: user
+          rate_limit: {unit: minute, requests_per_unit: 1}
+      """;
+
+  @TempDir Path dir;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+  private RatelimitCommand.Running running;
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    if (running != null) {
+      running.close();
+    }
+  }
+
+  private Map<String, String> env(Map<String, String> extra) {
+    Map<String, String> env = new HashMap<>();
+    env.put("HOST", "127.0.0.1");
+    env.put("PORT", "0");
+    env.put("GRPC_HOST", "127.0.0.1");
+    env.put("GRPC_PORT", "0");
+    env.put("DEBUG_HOST", "127.0.0.1");
+    env.put("DEBUG_PORT", "0");
+    env.put("RUNTIME_ROOT", dir.toString());
+    env.put("RUNTIME_SUBDIRECTORY", "ratelimit");
+    env.put("USE_STATSD", "false");
+    env.put("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "50ms");
+    env.putAll(extra);
+    return env;
+  }
+
+  private void start(Map<String, String> env) {
+    int[] status = {0};
+    running =
+        RatelimitCommand.start(env, new PrintStream(err, true, StandardCharsets.UTF_8), status);
+    assertThat(running).as(err.toString(StandardCharsets.UTF_8)).isNotNull();
+  }
+
+  private Path configFolder() throws Exception {
+    return Files.createDirectories(dir.resolve("ratelimit").resolve("config"));
+  }
+
+  private HttpResponse<String> get(int port, String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private int postJson(String body) throws Exception {
+    return http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + running.node().httpPort() + "/json"))
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .statusCode();
+  }
+
+  @Test
+  void fileSource_answersOnTheReferenceEndpointsAndSendsTheReferenceStats() throws Exception {
+    Files.writeString(configFolder().resolve("config.yaml"), CONFIG);
+    try (DatagramSocket statsd = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+      statsd.setSoTimeout(50);
+      start(
+          env(
+              Map.of(
+                  "USE_STATSD", "true",
+                  "STATSD_HOST", "127.0.0.1",
+                  "STATSD_PORT", String.valueOf(statsd.getLocalPort()),
+                  "STATS_FLUSH_INTERVAL", "50ms",
+                  "REDIS_URL", "redis:6379")));
+      String request = "{\"domain\":\"demo\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"alice\"}]}]}";
+
+      HttpResponse<String> health = get(running.node().httpPort(), "/healthcheck");
+      int first = postJson(request);
+      int second = postJson(request);
+      HttpResponse<String> rlconfig = get(running.debug().port(), "/rlconfig");
+      channel =
+          ManagedChannelBuilder.forAddress("127.0.0.1", running.node().grpcPort())
+              .usePlaintext()
+              .build();
+      RateLimitResponse third =
+          RateLimitServiceGrpc.newBlockingStub(channel)
+              .shouldRateLimit(
+                  RateLimitRequest.newBuilder()
+                      .setDomain("demo")
+                      .addDescriptors(
+                          RateLimitDescriptor.newBuilder()
+                              .addEntries(
+                                  RateLimitDescriptor.Entry.newBuilder()
+                                      .setKey("user")
+                                      .setValue("alice")))
+                      .build());
+      ServingStatus grpcHealth =
+          HealthGrpc.newBlockingStub(channel)
+              .check(HealthCheckRequest.newBuilder().setService("ratelimit").build())
+              .getStatus();
+
+      assertThat(health.statusCode()).isEqualTo(200);
+      assertThat(health.body()).isEqualTo("OK");
+      assertThat(first).isEqualTo(200);
+      assertThat(second).isEqualTo(429);
+      assertThat(third.getOverallCode()).isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
+      assertThat(grpcHealth).isEqualTo(ServingStatus.SERVING);
+      assertThat(rlconfig.body())
+          .isEqualTo("demo.user: unit=MINUTE requests_per_unit=1, shadow_mode: false\n");
+      Map<String, Long> expected =
+          Map.of(
+              "ratelimit.service.rate_limit.demo.user.total_hits", 3L,
+              "ratelimit.service.rate_limit.demo.user.within_limit", 1L,
+              "ratelimit.service.rate_limit.demo.user.over_limit", 2L,
+              "ratelimit.service.config_load_success", 1L);
+      Map<String, Long> counted = new ConcurrentHashMap<>();
+      Await.until(
+          WAIT,
+          () -> {
+            receive(statsd, counted);
+            return counted.entrySet().containsAll(expected.entrySet());
+          },
+          "the reference's stats over UDP: " + expected + ", so far " + counted);
+    }
+  }
+
+  /** Adds the counter lines of the datagrams waiting on {@code socket} to {@code counted}. */
+  static void receive(DatagramSocket socket, Map<String, Long> counted) {
+    byte[] buffer = new byte[65_536];
+    try {
+      while (true) {
+        DatagramPacket packet = new DatagramPacket(buffer, buffer.length);
+        socket.receive(packet);
+        String text = new String(packet.getData(), 0, packet.getLength(), StandardCharsets.UTF_8);
+        for (String line : text.split("\n")) {
+          int colon = line.lastIndexOf(':');
+          if (colon > 0 && line.endsWith("|c")) {
+            counted.merge(
+                line.substring(0, colon),
+                Long.parseLong(line.substring(colon + 1, line.length() - 2)),
+                Long::sum);
+          }
+        }
+      }
+    } catch (SocketTimeoutException drained) {
+      // nothing more waiting
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void withoutConfig_forcedStart_healthyLikeTheReference() throws Exception {
+    configFolder();
+
+    start(env(Map.of("FORCE_START_WITHOUT_INITIAL_CONFIG", "true")));
+
+    assertThat(get(running.node().httpPort(), "/healthcheck").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void healthyWithAtLeastOneConfigLoaded_unhealthyUntilADomainLoads() throws Exception {
+    Path folder = configFolder();
+    start(
+        env(
+            Map.of(
+                "FORCE_START_WITHOUT_INITIAL_CONFIG", "true",
+                "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED", "true")));
+    HttpResponse<String> before = get(running.node().httpPort(), "/healthcheck");
+
+    Files.writeString(folder.resolve("config.yaml"), CONFIG);
+
+    assertThat(before.statusCode()).isEqualTo(500);
+    assertThat(before.body()).isEqualTo("config: no rate limit configuration is loaded");
+    Await.until(
+        WAIT,
+        () -> {
+          try {
+            return get(running.node().httpPort(), "/healthcheck").statusCode() == 200;
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        "healthy once the config loads");
+  }
+
+  @Test
+  void portTakenTwice_refusedNamingBothReferenceVariables() {
+    int[] status = {0};
+
+    RatelimitCommand.Running none =
+        RatelimitCommand.start(
+            Map.of("PORT", "7000", "DEBUG_PORT", "7000"),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            status);
+
+    assertThat(none).isNull();
+    assertThat(status[0]).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            "DEBUG_PORT=7000 is not valid: the port is taken by PORT=7000; give each listener a"
+                + " port of its own"
+                + System.lineSeparator());
+  }
+}
