@@ -380,15 +380,17 @@ final class YamlConfigParser {
     return ((ScalarNode) t.getKeyNode()).getValue();
   }
 
+  /** Returns {@code tag} as yaml.v2 writes it: {@code !!str} for YAML's own, a local one as is. */
+  private static String shortTag(Tag tag) {
+    String value = tag.getValue();
+    return value.startsWith(Tag.PREFIX) ? "!!" + value.substring(Tag.PREFIX.length()) : value;
+  }
+
   private ConfigException unmarshal(Node node, String target) {
     String shown =
         node instanceof ScalarNode s
-            ? "!!"
-                + s.getTag().getValue().substring(Tag.PREFIX.length())
-                + " `"
-                + s.getValue()
-                + "`"
-            : "!!" + node.getTag().getValue().substring(Tag.PREFIX.length());
+            ? shortTag(s.getTag()) + " `" + s.getValue() + "`"
+            : shortTag(node.getTag());
     return error(
         "error loading config file: yaml: unmarshal errors: line "
             + line(node)

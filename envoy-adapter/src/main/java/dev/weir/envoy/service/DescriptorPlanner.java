@@ -103,7 +103,8 @@ final class DescriptorPlanner {
 
   /**
    * Plans a descriptor carrying a limit override: counted per entry set under the override's unit;
-   * an override without a valid unit cannot come from Envoy, which validates it, so it is refused.
+   * an override without a valid unit or on a descriptor without entries cannot come from Envoy,
+   * which validates both, so it is refused.
    */
   private DescriptorPlan override(
       String domainName,
@@ -112,7 +113,7 @@ final class DescriptorPlanner {
       long hits,
       long now) {
     Optional<Unit> unit = Units.fromOverride(override.getUnit());
-    if (unit.isEmpty()) {
+    if (unit.isEmpty() || entries.isEmpty()) {
       return new DescriptorPlan.Refused(RefusalReason.INVALID_OVERRIDE);
     }
     long rpu = Integer.toUnsignedLong(override.getRequestsPerUnit());

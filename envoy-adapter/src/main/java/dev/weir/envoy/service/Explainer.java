@@ -194,7 +194,7 @@ public final class Explainer {
   private static String refusal(DescriptorPlan.Refused refused) {
     return switch (refused.reason()) {
       case TOO_MANY_ENTRIES -> "more entries than WEIR_MAX_DESCRIPTOR_ENTRIES allows";
-      case INVALID_OVERRIDE -> "a limit override without a valid unit";
+      case INVALID_OVERRIDE -> "a limit override without a valid unit or without entries";
       default -> refused.reason().label();
     };
   }

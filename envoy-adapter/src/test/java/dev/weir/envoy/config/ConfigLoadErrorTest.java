@@ -1,11 +1,14 @@
 package dev.weir.envoy.config;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.model.Algorithm;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.stream.Stream;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -89,6 +92,22 @@ class ConfigLoadErrorTest {
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+  }
+
+  /** Found by {@code ConfigLoaderFuzzTest}: a local tag made the message StringIndexOutOfBounds. */
+  @Test
+  void compile_localTag_unmarshalErrorNamingTheTagAsYamlV2Does() {
+    ConfigFile file = new ConfigFile("local-tag.yaml", "!b ");
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).compile(List.of(file)))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement(as(InstanceOfAssertFactories.STRING))
+                    .startsWith(
+                        "local-tag.yaml: error loading config file: yaml: unmarshal errors: line 1:"
+                            + " cannot unmarshal !b ``"));
   }
 
   @Test

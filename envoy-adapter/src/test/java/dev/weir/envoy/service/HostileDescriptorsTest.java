@@ -144,4 +144,23 @@ class HostileDescriptorsTest {
     assertThat(store.size()).isZero();
     assertThat(metrics.events()).containsExactly("refused too_many_items");
   }
+
+  /** Found by {@code EnvoyFrontDoorFuzzTest#shouldRateLimit}: the call was answered UNAVAILABLE. */
+  @Test
+  void limitOverrideOnADescriptorWithoutEntries_thatDescriptorOverLimitAndCountedAsRefused() {
+    RateLimitDescriptor noEntries =
+        RateLimitDescriptor.newBuilder()
+            .setLimit(
+                RateLimitDescriptor.RateLimitOverride.newBuilder()
+                    .setRequestsPerUnit(7)
+                    .setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.MINUTE))
+            .build();
+
+    RateLimitResponse response = call(noEntries, descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(1).getCode()).isEqualTo(Code.OK);
+    assertThat(metrics.events()).contains("refused invalid_override");
+  }
 }

@@ -35,8 +35,12 @@ public final class Main {
     return commands;
   }
 
-  /** Runs the subcommand named by {@code args} and exits with its status when it fails. */
+  /**
+   * Runs the subcommand named by {@code args} and exits with its status when it fails; what
+   * libraries log through {@code java.util.logging} goes through {@link JulBridge}.
+   */
   public static void main(String[] args) throws Exception {
+    JulBridge.installThrottled();
     int status = run(List.of(args), System.getenv(), System.out, System.err);
     if (status != 0) {
       System.exit(status);

@@ -12,6 +12,7 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.health.ConfigComponent;
 import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
@@ -70,7 +71,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}), its peer listener
+ * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}; a request that cannot
+ * be parsed is answered {@code INVALID_ARGUMENT} by {@link MalformedRequests}), its peer listener
  * ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener (the JSON
  * gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when {@code
  * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Without {@code WEIR_ENVOY_CONFIG},
@@ -385,9 +387,9 @@ public final class WeirNode implements AutoCloseable {
             .directExecutor()
             .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
             .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
-            .addService(grpcHealth.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
-            .addService(reflectionV1Alpha());
+            .addService(MalformedRequests.guard(grpcHealth.getHealthService()))
+            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
+            .addService(MalformedRequests.guard(reflectionV1Alpha()));
     if (clientTls != null) {
       grpcBuilder.sslContext(clientTls.grpcServerContext());
     } else if (tls != null) {
@@ -452,7 +454,7 @@ public final class WeirNode implements AutoCloseable {
     if (envoyAdapter != null && builder.readyNeedsDomain) {
       health.add(new ConfigComponent(envoyAdapter::hasDomains));
     }
-    grpcBuilder.addService(new V1Service(nativeCheck, nodeHealth));
+    grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, nodeHealth)));
     List<HttpRoute> routes = httpRoutes(nativeCheck, nodeHealth);
     routes.add(ReadinessRoute.of(health));
     routes.add(new PrometheusEndpoint(registry).route());
@@ -460,14 +462,14 @@ public final class WeirNode implements AutoCloseable {
     routes.addAll(builder.extraRoutes.apply(health));
     RlqsService rlqs = null;
     if (envoyAdapter != null) {
-      grpcBuilder.addService(envoyAdapter.grpcService());
+      grpcBuilder.addService(MalformedRequests.guard(envoyAdapter.grpcService()));
       routes.addAll(envoyAdapter.httpRoutes());
       ClusterNode cluster = member.cluster();
       rlqs =
           envoyAdapter.rlqs(
               cluster.quota()::report, cluster.self(), rlqsSettings, ops.limits(), clock, registry);
       cluster.quota().receiveWith(rlqs);
-      grpcBuilder.addService(rlqs);
+      grpcBuilder.addService(MalformedRequests.guard(rlqs));
     } else {
       grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
       routes.add(EnvoyAdapterOff.jsonRoute());

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.config.GoDurations;
 import io.grpc.Status;
 import java.time.Duration;
@@ -56,7 +57,7 @@ final class JoinReport {
     Throwable error = failure(call);
     Status status = Status.fromThrowable(error);
     return Optional.of(
-        switch (status.getCode()) {
+        switch (foundDown(status) ? Status.Code.UNAVAILABLE : status.getCode()) {
           case UNAVAILABLE -> "not reachable";
           case DEADLINE_EXCEEDED -> "no answer within " + GoDurations.format(waited);
           default -> {
@@ -68,6 +69,15 @@ final class JoinReport {
                         + (status.getDescription() == null ? "" : ": " + status.getDescription()));
           }
         });
+  }
+
+  /**
+   * Returns whether a call ended because its peer was found down while it was in flight: the peer
+   * client then cancels its calls' context with a {@link PeerException}, which gRPC reports as
+   * {@code CANCELLED: Context cancelled}.
+   */
+  private static boolean foundDown(Status status) {
+    return status.getCode() == Status.Code.CANCELLED && status.getCause() instanceof PeerException;
   }
 
   private static Throwable failure(CompletableFuture<?> call) {

@@ -3,9 +3,7 @@ package dev.weir.core.logging;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,27 +11,21 @@ import org.slf4j.LoggerFactory;
  * Logs a repeated warning at most once per key per interval, reporting how many were suppressed
  * in between: {@code "peer 10.0.0.2:1051 failed (suppressed 41 similar warnings)"}.
  *
- * <p>Keys name a kind of failure (a peer address, a component), never a client's rate-limit key,
- * and at most {@value #MAX_KEYS} keys are tracked; beyond that the oldest state is dropped, which
- * at worst lets one extra line through.
+ * <p>Keys name a kind of failure (a peer address, a component), never a client's rate-limit key;
+ * see {@link LogThrottle} for how many are tracked.
  */
 public final class RateLimitedLogger {
 
   /** The default interval between two lines with the same key. */
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
 
-  static final int MAX_KEYS = 1024;
-
   private final Logger log;
-  private final Clock clock;
-  private final long intervalNanos;
-  private final Map<String, Window> windows = new ConcurrentHashMap<>();
+  private final LogThrottle throttle;
 
   /** Creates a logger writing to {@code log} at most once per {@code interval} per key. */
   public RateLimitedLogger(Logger log, Clock clock, Duration interval) {
     this.log = Objects.requireNonNull(log, "log");
-    this.clock = Objects.requireNonNull(clock, "clock");
-    this.intervalNanos = interval.toNanos();
+    this.throttle = new LogThrottle(clock, interval);
   }
 
   /** Returns a logger for {@code type} on the system clock with the default interval. */
@@ -50,38 +42,15 @@ public final class RateLimitedLogger {
     if (!log.isWarnEnabled()) {
       return false;
     }
-    long now = clock.monotonicNanos();
-    if (windows.size() >= MAX_KEYS && !windows.containsKey(key)) {
-      windows.clear();
-    }
-    long[] suppressed = {-1};
-    windows.compute(
-        key,
-        (k, window) -> {
-          if (window != null && now - window.loggedAt < intervalNanos) {
-            window.suppressed++;
-            return window;
-          }
-          suppressed[0] = window == null ? 0 : window.suppressed;
-          return new Window(now);
-        });
-    if (suppressed[0] < 0) {
+    long suppressed = throttle.admit(key);
+    if (suppressed == LogThrottle.SUPPRESSED) {
       return false;
     }
-    if (suppressed[0] == 0) {
+    if (suppressed == 0) {
       log.warn(format, args);
     } else {
-      log.warn(format + " (suppressed " + suppressed[0] + " similar warnings)", args);
+      log.warn(format + " (suppressed " + suppressed + " similar warnings)", args);
     }
     return true;
-  }
-
-  private static final class Window {
-    final long loggedAt;
-    long suppressed;
-
-    Window(long loggedAt) {
-      this.loggedAt = loggedAt;
-    }
   }
 }

@@ -14,7 +14,7 @@ public enum RefusalReason {
   FIELD_TOO_LONG,
   /** More descriptor entries than one descriptor may carry. */
   TOO_MANY_ENTRIES,
-  /** An Envoy limit override without a valid unit. */
+  /** An Envoy limit override without a valid unit, or on a descriptor without entries. */
   INVALID_OVERRIDE,
   /**
    * An HTTP request that found as many requests in flight as allowed ({@code

@@ -54,6 +54,19 @@ class JoinReportTest {
   }
 
   @Test
+  void describe_callCancelledBecauseThePeerWasFoundDown_notReachableAndExpected() {
+    Status cancelled =
+        Status.CANCELLED
+            .withDescription("Context cancelled")
+            .withCause(new PeerException("p", "peer 'p' is down: cannot connect", null));
+
+    JoinReport report = report(Map.of("10.0.0.2:1051", List.of(failed(cancelled))));
+
+    assertThat(report.expected()).isTrue();
+    assertThat(report.describe()).contains("10.0.0.2:1051 (not reachable)");
+  }
+
+  @Test
   void describe_unreachableAndSlowPeers_expectedNamingEachInWords() {
     Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
     calls.put("10.0.0.2:1051", List.of(CompletableFuture.completedFuture(null)));

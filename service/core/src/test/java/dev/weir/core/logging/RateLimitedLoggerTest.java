@@ -70,10 +70,10 @@ class RateLimitedLoggerTest {
 
   @Test
   void warn_manyKeys_stateBounded() {
-    for (int i = 0; i <= RateLimitedLogger.MAX_KEYS; i++) {
+    for (int i = 0; i <= LogThrottle.MAX_KEYS; i++) {
       logger.warn("k" + i, "x");
     }
 
-    assertThat(lines()).hasSize(RateLimitedLogger.MAX_KEYS + 1);
+    assertThat(lines()).hasSize(LogThrottle.MAX_KEYS + 1);
   }
 }

@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.metrics.WeirMetrics;
 import io.grpc.BindableService;
 import io.grpc.Server;
@@ -24,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The gRPC listener of the peer protocol, apart from the client-facing one: it serves {@code
  * PeersV1} alone, behind the {@link PeerSecurity}'s check, on a pool of its own of {@value
  * #THREADS} threads (a membership notice waits for its hand-off, so handlers may block; calls
- * beyond the pool queue).
+ * beyond the pool queue). An authenticated call whose message cannot be parsed is answered {@code
+ * INVALID_ARGUMENT} ({@link MalformedRequests}).
  */
 public final class PeerListener implements AutoCloseable {
 
@@ -94,7 +96,7 @@ public final class PeerListener implements AutoCloseable {
     if (check != null) {
       chain.add(check);
     }
-    return ServerInterceptors.intercept(peers, chain);
+    return MalformedRequests.guard(ServerInterceptors.intercept(peers, chain));
   }
 
   private static ExecutorService executor() {

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer.auth;
 
+import static io.grpc.MethodDescriptor.MethodType.UNARY;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,6 +12,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.RawGrpc;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.ClientAuth;
@@ -220,6 +222,32 @@ class PeerListenerSecurityTest {
         () -> stub.pushQuotaShares(PushQuotaSharesReq.getDefaultInstance()), Code.UNAUTHENTICATED);
     assertThat(quotaCalls).isZero();
     assertThat(metrics.count("refused peer_unauthenticated")).isEqualTo(2);
+  }
+
+  @Test
+  void sharedSecret_unparseableMessages_invalidArgumentForMembersUnauthenticatedForStrangers()
+      throws Exception {
+    int port = listen(PeerSecurity.sharedSecret(PeerSecret.of(SECRET)));
+    ManagedChannel channel =
+        Grpc.newChannelBuilderForAddress("localhost", port, InsecureChannelCredentials.create())
+            .build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    byte[] truncated = {0x0a, 0x7f, 'x'};
+
+    for (String method :
+        List.of("GetPeerRateLimits", "UpdatePeerGlobals", "TransferBuckets", "Announce")) {
+      String name = PeersV1Grpc.SERVICE_NAME + "/" + method;
+      io.grpc.Status member = RawGrpc.call(channel, name, UNARY, truncated, secret(SECRET));
+      io.grpc.Status stranger = RawGrpc.call(channel, name, UNARY, truncated, secret(null));
+
+      assertThat(member.getCode()).as(method).isEqualTo(Code.INVALID_ARGUMENT);
+      assertThat(member.getDescription())
+          .as(method)
+          .startsWith("request is not a valid pb.gubernator.")
+          .contains("input ended unexpectedly");
+      assertThat(stranger.getCode()).as(method).isEqualTo(Code.UNAUTHENTICATED);
+    }
+    assertThat(notices).isEmpty();
   }
 
   @Test

@@ -1,0 +1,166 @@
+package dev.weir.gubernator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.code_intelligence.jazzer.junit.DictionaryEntries;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.health.NodeHealth;
+import dev.weir.core.http.HttpAnswer;
+import dev.weir.core.http.HttpCall;
+import dev.weir.core.http.HttpHandler;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.store.ClockBucketStore;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.RecordingMetrics;
+import dev.weir.gubernator.http.GatewayRoutes;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.Status;
+import io.grpc.stub.StreamObserver;
+import java.nio.charset.StandardCharsets;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Coverage-guided fuzzing of the native front door over the real local engine: any bytes parsed as
+ * a {@code GetRateLimitsReq} through {@link V1Service} (the gRPC handler, on {@link NativeCheck}),
+ * and any {@code POST /v1/GetRateLimits} body through {@link GatewayRoutes}' handler. Every item
+ * gets an answer or its own error, the call is never failed with {@code UNKNOWN} or {@code
+ * INTERNAL}, and a body that is not a request is a 400 with a message. Seeds: {@code
+ * NativeFrontDoorFuzzTestInputs/<method>} in the test resources.
+ */
+class NativeFrontDoorFuzzTest {
+
+  private static final FakeClock CLOCK = new FakeClock(1_767_225_600_000L);
+  private static final LocalRateLimitService CORE =
+      new LocalRateLimitService(
+          new LocalLimiter(
+              new RateLimitEngine(ZoneOffset.UTC), new ClockBucketStore(CLOCK, 10_000), CLOCK),
+          "127.0.0.1:1051");
+  private static final NativeCheck CHECK =
+      new NativeCheck(CORE, InputLimits.DEFAULTS, new CheckMeter(new RecordingMetrics()));
+  private static final NodeHealth HEALTH = CORE::health;
+  private static final V1Service V1 = new V1Service(CHECK, HEALTH);
+  private static final HttpHandler GATEWAY =
+      new GatewayRoutes(CHECK, HEALTH)
+          .routes().stream()
+              .filter(route -> route.path().equals("/v1/GetRateLimits"))
+              .map(HttpRoute::handler)
+              .findFirst()
+              .orElseThrow();
+
+  @FuzzTest(maxDuration = "10s")
+  void getRateLimits(byte[] bytes) {
+    GetRateLimitsReq request;
+    try {
+      request = GetRateLimitsReq.parseFrom(bytes);
+    } catch (InvalidProtocolBufferException notAMessage) {
+      return;
+    }
+    Recorded<GetRateLimitsResp> answer = new Recorded<>();
+    V1.getRateLimits(request, answer);
+
+    assertThat(answer.completed).as("answered on the calling thread").isTrue();
+    if (answer.error != null) {
+      assertThat(io.grpc.Status.fromThrowable(answer.error).getCode())
+          .isEqualTo(io.grpc.Status.Code.OUT_OF_RANGE);
+      assertThat(request.getRequestsCount()).isGreaterThan(1000);
+    } else {
+      assertThat(answer.values).hasSize(1);
+      assertEveryItemAnswered(request, answer.values.get(0));
+    }
+    assertThat(CORE.health().healthy()).isTrue();
+  }
+
+  @FuzzTest(maxDuration = "10s")
+  @DictionaryEntries({
+    "{\"requests\":[",
+    "\"name\":",
+    "\"uniqueKey\":",
+    "\"unique_key\":",
+    "\"hits\":",
+    "\"limit\":",
+    "\"duration\":",
+    "\"algorithm\":",
+    "\"behavior\":",
+    "\"burst\":",
+    "\"metadata\":",
+    "\"createdAt\":",
+    "\"LEAKY_BUCKET\"",
+    "\"GLOBAL\"",
+    "\"DURATION_IS_GREGORIAN\"",
+    "\"RESET_REMAINING\"",
+    "\"9223372036854775807\"",
+    "\"-1\""
+  })
+  void gatewayBody(byte[] body) throws Exception {
+    CompletionStage<HttpAnswer> answer =
+        GATEWAY.handle(new HttpCall("POST", "/v1/GetRateLimits", body));
+
+    assertThat(answer).isDone();
+    HttpAnswer reply = answer.toCompletableFuture().join();
+    assertThat(reply.status()).isIn(200, 400);
+    if (reply.status() == 400) {
+      assertThat(reply.text())
+          .matches("(?s)\\{\"code\":(3|11),\"message\":\"[^\"].*\",\"details\":\\[]}");
+    } else {
+      GetRateLimitsResp.Builder response = GetRateLimitsResp.newBuilder();
+      JsonFormat.parser().merge(reply.text(), response);
+      assertEveryItemAnswered(accepted(body), response.build());
+    }
+    assertThat(CORE.health().healthy()).isTrue();
+  }
+
+  /** Returns the request the gateway read from {@code body}, which it accepted. */
+  private static GetRateLimitsReq accepted(byte[] body) throws InvalidProtocolBufferException {
+    String json = new String(body, StandardCharsets.UTF_8);
+    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+    if (!json.isBlank()) {
+      JsonFormat.parser().ignoringUnknownFields().merge(json, request);
+    }
+    return request.build();
+  }
+
+  private static void assertEveryItemAnswered(
+      GetRateLimitsReq request, GetRateLimitsResp response) {
+    assertThat(response.getResponsesCount()).isEqualTo(request.getRequestsCount());
+    for (RateLimitResp item : response.getResponsesList()) {
+      if (item.getError().isEmpty()) {
+        assertThat(item.getStatus()).isIn(Status.UNDER_LIMIT, Status.OVER_LIMIT);
+      }
+    }
+  }
+
+  /** Records what a handler sends. */
+  private static final class Recorded<T> implements StreamObserver<T> {
+    final List<T> values = new ArrayList<>();
+    Throwable error;
+    boolean completed;
+
+    @Override
+    public void onNext(T value) {
+      values.add(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      error = t;
+      completed = true;
+    }
+
+    @Override
+    public void onCompleted() {
+      completed = true;
+    }
+  }
+}

@@ -1,0 +1,290 @@
+package dev.weir.core.grpc;
+
+import com.google.protobuf.Message;
+import io.grpc.Attributes;
+import io.grpc.BindableService;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.SecurityLevel;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Wraps a gRPC service so that a request message that cannot be parsed is answered {@code
+ * INVALID_ARGUMENT} with a one-line description naming the message type, instead of grpc-java's
+ * {@code UNKNOWN: Application error processing RPC} and a SEVERE stack trace per call.
+ *
+ * <p>grpc-java parses a request with the method's marshaller inside its own call machinery, before
+ * any interceptor or handler sees it, and turns whatever the marshaller throws into {@code UNKNOWN}.
+ * So each method is re-bound with a marshaller that keeps a parse failure as a value, and a handler
+ * that closes the call with it; the service's name, methods and schema descriptors (which server
+ * reflection reads) stay as they were. Nothing blocks: the wrapped service may run on the
+ * transport's threads. Interceptors applied before wrapping (an authentication check) still run
+ * first, so an unauthenticated caller is refused as such whatever it sends.
+ */
+public final class MalformedRequests {
+
+  /** The most characters of the parser's reason a description carries. */
+  static final int MAX_REASON_LENGTH = 160;
+
+  private MalformedRequests() {}
+
+  /** Returns {@code service} bound and wrapped by {@link #guard(ServerServiceDefinition)}. */
+  public static ServerServiceDefinition guard(BindableService service) {
+    return guard(service.bindService());
+  }
+
+  /**
+   * Returns {@code service} with every method answering an unparseable request with {@code
+   * INVALID_ARGUMENT}; parseable requests reach the same handlers as before.
+   */
+  public static ServerServiceDefinition guard(ServerServiceDefinition service) {
+    ServiceDescriptor original = service.getServiceDescriptor();
+    ServiceDescriptor.Builder descriptor =
+        ServiceDescriptor.newBuilder(original.getName())
+            .setSchemaDescriptor(original.getSchemaDescriptor());
+    List<ServerMethodDefinition<?, ?>> methods = new ArrayList<>();
+    for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
+      ServerMethodDefinition<?, ?> guarded = guardMethod(method);
+      descriptor.addMethod(guarded.getMethodDescriptor());
+      methods.add(guarded);
+    }
+    ServerServiceDefinition.Builder out = ServerServiceDefinition.builder(descriptor.build());
+    methods.forEach(out::addMethod);
+    return out.build();
+  }
+
+  private static <ReqT, RespT> ServerMethodDefinition<Parsed<ReqT>, RespT> guardMethod(
+      ServerMethodDefinition<ReqT, RespT> definition) {
+    MethodDescriptor<ReqT, RespT> method = definition.getMethodDescriptor();
+    MethodDescriptor<Parsed<ReqT>, RespT> lenient =
+        method
+            .toBuilder(new LenientMarshaller<>(method), method.getResponseMarshaller())
+            .build();
+    return ServerMethodDefinition.create(
+        lenient, new GuardedHandler<>(definition.getServerCallHandler(), method));
+  }
+
+  /**
+   * Returns the description of a request to {@code method} that failed to parse with {@code
+   * failure}: {@code "request is not a valid <type>: <the parser's first sentence>"}.
+   */
+  static String describe(MethodDescriptor<?, ?> method, Throwable failure) {
+    Throwable cause = failure;
+    while (cause.getCause() != null && cause.getCause() != cause) {
+      cause = cause.getCause();
+    }
+    String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    int sentence = reason.indexOf(". ");
+    if (sentence > 0) {
+      reason = reason.substring(0, sentence);
+    }
+    if (reason.endsWith(".")) {
+      reason = reason.substring(0, reason.length() - 1);
+    }
+    if (reason.length() > MAX_REASON_LENGTH) {
+      reason = reason.substring(0, MAX_REASON_LENGTH) + "...";
+    }
+    return "request is not a valid " + requestType(method) + ": " + reason;
+  }
+
+  private static String requestType(MethodDescriptor<?, ?> method) {
+    if (method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> typed
+        && typed.getMessagePrototype() instanceof Message message) {
+      return message.getDescriptorForType().getFullName();
+    }
+    return "request message of " + method.getFullMethodName();
+  }
+
+  /** A request as the lenient marshaller read it: the message, or why it could not be parsed. */
+  private record Parsed<T>(T message, String error) {}
+
+  /** Parses with the method's own marshaller and keeps a failure as a {@link Parsed} value. */
+  private static final class LenientMarshaller<T> implements MethodDescriptor.Marshaller<Parsed<T>> {
+    private final MethodDescriptor<T, ?> method;
+
+    LenientMarshaller(MethodDescriptor<T, ?> method) {
+      this.method = method;
+    }
+
+    @Override
+    public InputStream stream(Parsed<T> value) {
+      return method.streamRequest(value.message());
+    }
+
+    @Override
+    public Parsed<T> parse(InputStream stream) {
+      try {
+        return new Parsed<>(method.parseRequest(stream), null);
+      } catch (RuntimeException e) {
+        return new Parsed<>(null, describe(method, e));
+      }
+    }
+  }
+
+  /** Starts the original handler on an unwrapped call and answers a parse failure itself. */
+  private static final class GuardedHandler<ReqT, RespT>
+      implements ServerCallHandler<Parsed<ReqT>, RespT> {
+    private final ServerCallHandler<ReqT, RespT> delegate;
+    private final MethodDescriptor<ReqT, RespT> method;
+
+    GuardedHandler(ServerCallHandler<ReqT, RespT> delegate, MethodDescriptor<ReqT, RespT> method) {
+      this.delegate = delegate;
+      this.method = method;
+    }
+
+    @Override
+    public ServerCall.Listener<Parsed<ReqT>> startCall(
+        ServerCall<Parsed<ReqT>, RespT> call, Metadata headers) {
+      UnwrappedCall<ReqT, RespT> unwrapped = new UnwrappedCall<>(call, method);
+      return new GuardedListener<>(delegate.startCall(unwrapped, headers), unwrapped);
+    }
+  }
+
+  /**
+   * Passes parsed messages on; on the first unparseable one it closes the call with {@code
+   * INVALID_ARGUMENT} (unless the handler already closed it) and passes nothing more but the end of
+   * the call.
+   */
+  private static final class GuardedListener<ReqT> extends ServerCall.Listener<Parsed<ReqT>> {
+    private final ServerCall.Listener<ReqT> delegate;
+    private final UnwrappedCall<ReqT, ?> call;
+    private boolean refused;
+
+    GuardedListener(ServerCall.Listener<ReqT> delegate, UnwrappedCall<ReqT, ?> call) {
+      this.delegate = delegate;
+      this.call = call;
+    }
+
+    @Override
+    public void onMessage(Parsed<ReqT> message) {
+      if (refused) {
+        return;
+      }
+      if (message.error() == null) {
+        delegate.onMessage(message.message());
+        return;
+      }
+      refused = true;
+      call.closeIfOpen(Status.INVALID_ARGUMENT.withDescription(message.error()));
+    }
+
+    @Override
+    public void onHalfClose() {
+      if (!refused) {
+        delegate.onHalfClose();
+      }
+    }
+
+    @Override
+    public void onReady() {
+      if (!refused) {
+        delegate.onReady();
+      }
+    }
+
+    @Override
+    public void onCancel() {
+      delegate.onCancel();
+    }
+
+    @Override
+    public void onComplete() {
+      delegate.onComplete();
+    }
+  }
+
+  /**
+   * The call as the original handler sees it: its own method descriptor, everything else passed
+   * to the transport's call; remembers whether it was closed.
+   */
+  private static final class UnwrappedCall<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+    private final ServerCall<Parsed<ReqT>, RespT> delegate;
+    private final MethodDescriptor<ReqT, RespT> method;
+    private boolean closed;
+
+    UnwrappedCall(ServerCall<Parsed<ReqT>, RespT> delegate, MethodDescriptor<ReqT, RespT> method) {
+      this.delegate = delegate;
+      this.method = method;
+    }
+
+    synchronized void closeIfOpen(Status status) {
+      if (!closed) {
+        close(status, new Metadata());
+      }
+    }
+
+    @Override
+    public synchronized void close(Status status, Metadata trailers) {
+      closed = true;
+      delegate.close(status, trailers);
+    }
+
+    @Override
+    public void request(int numMessages) {
+      delegate.request(numMessages);
+    }
+
+    @Override
+    public void sendHeaders(Metadata headers) {
+      delegate.sendHeaders(headers);
+    }
+
+    @Override
+    public void sendMessage(RespT message) {
+      delegate.sendMessage(message);
+    }
+
+    @Override
+    public void setOnReadyThreshold(int numBytes) {
+      delegate.setOnReadyThreshold(numBytes);
+    }
+
+    @Override
+    public boolean isReady() {
+      return delegate.isReady();
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return delegate.isCancelled();
+    }
+
+    @Override
+    public void setMessageCompression(boolean enabled) {
+      delegate.setMessageCompression(enabled);
+    }
+
+    @Override
+    public void setCompression(String compressor) {
+      delegate.setCompression(compressor);
+    }
+
+    @Override
+    public SecurityLevel getSecurityLevel() {
+      return delegate.getSecurityLevel();
+    }
+
+    @Override
+    public Attributes getAttributes() {
+      return delegate.getAttributes();
+    }
+
+    @Override
+    public String getAuthority() {
+      return delegate.getAuthority();
+    }
+
+    @Override
+    public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
+      return method;
+    }
+  }
+}

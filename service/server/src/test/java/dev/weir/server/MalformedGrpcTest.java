@@ -1,0 +1,107 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.RawGrpc;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor.MethodType;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Every service on a node's client gRPC port answers a message that is not its request type with
+ * {@code INVALID_ARGUMENT} naming the type, and keeps answering well-formed calls.
+ */
+class MalformedGrpcTest {
+
+  @TempDir static Path dir;
+  private final FakeClock clock = new FakeClock();
+  private WeirNode node;
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  private void start() throws Exception {
+    Path config = Files.writeString(dir.resolve("config.yaml"), "domain: shop\n");
+    node =
+        WeirNode.builder(TestConfigs.loopback())
+            .envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString())))
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "pb.gubernator.V1/GetRateLimits, UNARY, pb.gubernator.GetRateLimitsReq",
+    "pb.gubernator.V1/HealthCheck, UNARY, pb.gubernator.HealthCheckReq",
+    "pb.gubernator.V1/LiveCheck, UNARY, pb.gubernator.LiveCheckReq",
+    "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit, UNARY,"
+        + " envoy.service.ratelimit.v3.RateLimitRequest",
+    "grpc.health.v1.Health/Check, UNARY, grpc.health.v1.HealthCheckRequest",
+    "grpc.reflection.v1.ServerReflection/ServerReflectionInfo, BIDI_STREAMING,"
+        + " grpc.reflection.v1.ServerReflectionRequest"
+  })
+  void unparseableMessage_invalidArgumentNamingTheType(
+      String method, MethodType type, String requestType) throws Exception {
+    start();
+
+    Status status = RawGrpc.call(channel, method, type, new byte[] {0x0a, 0x7f, 'x'}, new Metadata());
+
+    assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(status.getDescription())
+        .isEqualTo(
+            "request is not a valid "
+                + requestType
+                + ": While parsing a protocol message, the input ended unexpectedly in the middle"
+                + " of a field");
+  }
+
+  @Test
+  void afterMalformedCalls_wellFormedCallsAnswered() throws Exception {
+    start();
+    for (int i = 0; i < 20; i++) {
+      RawGrpc.unary(channel, V1Grpc.SERVICE_NAME + "/GetRateLimits", new byte[] {(byte) i});
+    }
+
+    var response =
+        V1Grpc.newBlockingStub(channel)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("n")
+                            .setUniqueKey("k")
+                            .setHits(1)
+                            .setLimit(5)
+                            .setDuration(60_000))
+                    .build());
+
+    assertThat(response.getResponses(0).getRemaining()).isEqualTo(4);
+  }
+}
