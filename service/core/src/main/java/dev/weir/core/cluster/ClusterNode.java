@@ -377,7 +377,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         });
     if (settings.handoff()) {
       Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
-      for (String peer : membership.ring().peers()) {
+      // Members, not the ring: a peer already found down is asked too, so the report names it.
+      for (String peer : membership.members()) {
         if (!peer.equals(self)) {
           calls.put(
               peer,
