@@ -9,6 +9,7 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.ClockBucketStore;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.CertificateAuthority;
 import dev.weir.core.tls.ClientAuth;
@@ -186,6 +187,11 @@ class ClusterTlsTest {
     assertThat(a.cluster().peers().clients())
         .anySatisfy(client -> assertThat(client.itemsSent()).isPositive());
     assertThat(b.peerPort()).hasValue(peerB);
+    // B found A down while A was still starting; A's return notice or B's next probe brings it back.
+    Await.until(
+        Duration.ofSeconds(20),
+        () -> b.cluster().membership().ring().peers().size() == 2,
+        "A back on B's ring");
 
     ChannelCredentials stranger =
         credentials("stranger", CertificateAuthority.create("rogue-ca", YEAR), HOSTS);

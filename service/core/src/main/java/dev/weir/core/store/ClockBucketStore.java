@@ -83,13 +83,13 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   @Override
   public void remove(String key) {
     int hash = hash(key);
-    segmentFor(hash).remove(key, hash, null);
+    segmentFor(hash).remove(key, hash);
   }
 
   @Override
   public boolean remove(String key, BucketState expected) {
     int hash = hash(key);
-    return segmentFor(hash).remove(key, hash, expected);
+    return segmentFor(hash).removeIfLive(key, hash, expected, clock.wallMillis());
   }
 
   /**
@@ -257,10 +257,18 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       }
     }
 
-    // Removes the key when expected is null or equals its live state.
-    synchronized boolean remove(String key, int hash, BucketState expected) {
+    synchronized void remove(String key, int hash) {
       int i = indexOf(key, hash);
-      if (i < 0 || (expected != null && !expected.equals(table[i].state))) {
+      if (i >= 0) {
+        removeAt(i);
+      }
+    }
+
+    // Removes the key only while its state is live and equals expected; an expired state counts as
+    // changed.
+    synchronized boolean removeIfLive(String key, int hash, BucketState expected, long now) {
+      int i = indexOf(key, hash);
+      if (i < 0 || now >= table[i].state.expireAt() || !table[i].state.equals(expected)) {
         return false;
       }
       removeAt(i);

@@ -353,6 +353,16 @@ class ClockBucketStoreTest {
   }
 
   @Test
+  void removeIfUnchanged_nullOrExpiredExpectation_keepsTheKeyAndReportsFalse() {
+    FixedWindowState state = new FixedWindowState(1, 1000, 0, 1, clock.wallMillis() + 10);
+    store.put("k", state);
+    assertThat(store.remove("k", null)).isFalse();
+    assertThat(store.get("k")).contains(state);
+    clock.advanceMillis(10);
+    assertThat(store.remove("k", state)).isFalse();
+  }
+
+  @Test
   void constructor_negativeSize_isRefusedWithTheValue() {
     assertThatThrownBy(() -> new ClockBucketStore(clock, -1))
         .isInstanceOf(IllegalArgumentException.class)
