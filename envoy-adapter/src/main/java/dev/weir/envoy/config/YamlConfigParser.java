@@ -90,6 +90,10 @@ final class YamlConfigParser {
       root = new Yaml(loaderOptions()).compose(new StringReader(text));
     } catch (YAMLException e) {
       throw error("error loading config file: " + oneLine(e.getMessage()));
+    } catch (RuntimeException e) {
+      // SnakeYAML refuses some malformed input outside YAMLException (a tag whose %-escape decodes
+      // to a space throws IllegalArgumentException); any of it is this file's load error.
+      throw error("error loading config file: " + oneLine(String.valueOf(e.getMessage())));
     }
     if (root == null) {
       return new ParsedFile(fileName, "", List.of(), List.of());

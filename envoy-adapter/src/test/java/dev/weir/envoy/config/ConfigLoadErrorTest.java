@@ -110,6 +110,20 @@ class ConfigLoadErrorTest {
                             + " cannot unmarshal !b ``"));
   }
 
+  /** Found by {@code ConfigLoaderFuzzTest}: SnakeYAML refused the tag with IllegalArgumentException. */
+  @Test
+  void compile_escapedTagDecodingToASpace_loadErrorNamingTheFile() {
+    ConfigFile file = new ConfigFile("escaped-tag.yaml", "!%b");
+
+    assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).compile(List.of(file)))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement(as(InstanceOfAssertFactories.STRING))
+                    .startsWith("escaped-tag.yaml: error loading config file: "));
+  }
+
   @Test
   void load_unparseableYaml_failsWithLoadingErrorAndParserMessage() {
     Path path = Fixtures.path("errors/unparseable.yaml");
