@@ -129,6 +129,15 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       answer(now, List.of());
       return;
     }
+    reportThenAnswer(pending, now, limited);
+  }
+
+  /**
+   * Reports each of {@code pending}'s usages to its owner, takes the shares answered into their
+   * buckets, and then sends {@code actions} with the current actions of {@code limited}.
+   */
+  private void reportThenAnswer(
+      List<Pending> pending, List<BucketAction> actions, List<StreamBucket> limited) {
     service.started();
     CompletableFuture<?>[] shares = new CompletableFuture<?>[pending.size()];
     for (int i = 0; i < pending.size(); i++) {
@@ -148,7 +157,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         .whenComplete(
             (done, failure) -> {
               try {
-                answer(now, limited);
+                answer(actions, limited);
               } finally {
                 service.finished();
               }
@@ -238,30 +247,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     if (asks.isEmpty()) {
       return;
     }
-    service.started();
-    CompletableFuture<?>[] shares = new CompletableFuture<?>[asks.size()];
-    for (int i = 0; i < asks.size(); i++) {
-      Pending p = asks.get(i);
-      shares[i] =
-          service
-              .reports()
-              .report(p.usage())
-              .thenAccept(
-                  share -> {
-                    synchronized (this) {
-                      p.bucket().accept(p.index(), share, true);
-                    }
-                  });
-    }
-    CompletableFuture.allOf(shares)
-        .whenComplete(
-            (done, failure) -> {
-              try {
-                answer(List.of(), asked);
-              } finally {
-                service.finished();
-              }
-            });
+    reportThenAnswer(asks, List.of(), asked);
   }
 
   @Override
