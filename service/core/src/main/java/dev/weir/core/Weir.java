@@ -20,16 +20,17 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.ExecutorScheduler;
 import dev.weir.core.time.SystemClock;
+import dev.weir.core.cluster.peer.PeerListener;
+import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
  * The entry point for running Weir inside a JVM service: {@link #builder()} makes a {@link
@@ -77,10 +78,12 @@ public final class Weir {
     private HostPort listenAddress;
     private List<String> staticPeers;
     private PeerDiscovery discovery;
+    private IntFunction<PeerDiscovery> discoveryForPeerPort;
     private long cacheSize = DEFAULT_CACHE_SIZE;
     private BucketStore store;
     private ClusterSettings clusterSettings = ClusterSettings.defaults();
     private ServerBuilder<?> serverBuilder;
+    private Server server;
     private Clock clock = SystemClock.INSTANCE;
     private ZoneId zone = ZoneId.systemDefault();
     private Duration leaveWait = DEFAULT_LEAVE_WAIT;
@@ -217,6 +220,17 @@ public final class Weir {
       return this;
     }
 
+    /**
+     * Finds the members with the discovery {@code forPeerPort} makes for this member's peer
+     * listener port (0: no listener), for mechanisms that register it (etcd) when that port is 0
+     * and so known only once {@link #build()} has bound it. As {@link #discovery(PeerDiscovery)}
+     * otherwise; what {@code forPeerPort} throws fails {@code build()}.
+     */
+    public Builder discoveryForPeerPort(IntFunction<PeerDiscovery> forPeerPort) {
+      this.discoveryForPeerPort = Objects.requireNonNull(forPeerPort, "discoveryForPeerPort");
+      return this;
+    }
+
     /** Sets the most buckets kept in memory, at least 1 (default 50,000). */
     public Builder cacheSize(long value) {
       if (value < 1) {
@@ -254,6 +268,17 @@ public final class Weir {
       return this;
     }
 
+    /**
+     * Stops with the member {@code started}, a gRPC server already listening, as {@link
+     * #serverBuilder} does with the one it builds; an {@link #advertiseAddress} with port 0
+     * advertises its port. Lets a server bind its port before the member that serves on it exists
+     * (see {@code dev.weir.core.grpc.LateBoundService}).
+     */
+    public Builder server(Server started) {
+      this.server = Objects.requireNonNull(started, "server");
+      return this;
+    }
+
     /** Sets the time the member decides at (default the system clock). */
     public Builder clock(Clock value) {
       this.clock = Objects.requireNonNull(value, "clock");
@@ -276,53 +301,75 @@ public final class Weir {
     }
 
     /**
-     * Creates the member without starting it (no port is bound yet), so that its {@link
-     * WeirMember#service()} can back other services added to the server builder first.
+     * Creates the member without starting it, so that its {@link WeirMember#service()} can back
+     * other services added to the server builder first. No port is bound yet, except a peer
+     * listener at port 0: it is bound here, answering {@code UNAVAILABLE} until {@link
+     * WeirMember#start()}, so that the member advertises the port it holds rather than one probed
+     * free and bound later; {@link WeirMember#close()} releases it.
      *
      * @throws IllegalStateException when settings contradict each other
+     * @throws java.io.UncheckedIOException when a peer listener at port 0 cannot be bound
      */
     public WeirMember build() {
-      if (staticPeers != null && discovery != null) {
+      if (staticPeers != null && (discovery != null || discoveryForPeerPort != null)) {
         throw new IllegalStateException(
             "set staticPeers or discovery, not both; got staticPeers " + staticPeers);
+      }
+      if (discovery != null && discoveryForPeerPort != null) {
+        throw new IllegalStateException("set discovery or discoveryForPeerPort, not both");
+      }
+      if (serverBuilder != null && server != null) {
+        throw new IllegalStateException("set serverBuilder or server, not both");
       }
       if (peerAllowedIdentities != null && peerTls == null) {
         throw new IllegalStateException("peerAllowedIdentities needs peerTls");
       }
-      HostPort advertise =
-          advertiseAddress == null ? new HostPort("127.0.0.1", 0) : advertiseAddress;
-      HostPort peerListen;
-      if (serverBuilder == null) {
-        if (peerAddress != null) {
-          throw new IllegalStateException(
-              "peerAddress needs a serverBuilder; without one the member's own server, at"
-                  + " listenAddress, serves the peer protocol");
+      PeerListener bound = null;
+      try {
+        HostPort advertise =
+            advertiseAddress == null ? new HostPort("127.0.0.1", 0) : advertiseAddress;
+        HostPort peerListen;
+        if (ownServer()) {
+          if (peerAddress != null) {
+            throw new IllegalStateException(
+                "peerAddress needs a serverBuilder; without one the member's own server, at"
+                    + " listenAddress, serves the peer protocol");
+          }
+          peerListen = listenAddress == null ? advertise : listenAddress;
+        } else {
+          if (server != null && advertise.port() == 0) {
+            advertise = advertise.withPort(server.getPort());
+          }
+          if (advertise.port() == 0) {
+            throw new IllegalStateException(
+                "advertiseAddress must name the port of the given serverBuilder's server, got "
+                    + advertise);
+          }
+          peerListen = peerAddress;
         }
-        peerListen = listenAddress == null ? advertise : listenAddress;
-        if (peerListen.port() == 0) {
-          peerListen = peerListen.withPort(freePort(peerListen.toBindAddress()));
+        if (peerListen != null && peerListen.port() == 0) {
+          bound = bindPeerListener(peerListen);
+          peerListen = peerListen.withPort(bound.port());
         }
         if (advertise.port() == 0) {
           advertise = advertise.withPort(peerListen.port());
         }
-      } else {
-        if (advertise.port() == 0) {
-          throw new IllegalStateException(
-              "advertiseAddress must name the port of the given serverBuilder's server, got "
-                  + advertise);
+        return build(advertise, peerListen, bound);
+      } catch (RuntimeException e) {
+        if (bound != null) {
+          bound.close();
         }
-        peerListen = peerAddress;
-        if (peerListen != null && peerListen.port() == 0) {
-          peerListen = peerListen.withPort(freePort(peerListen.toBindAddress()));
-        }
+        throw e;
       }
+    }
+
+    private WeirMember build(HostPort advertise, HostPort peerListen, PeerListener bound) {
       String self = advertise.toString();
-      PeerDiscovery peers =
-          discovery != null
-              ? discovery
-              : new StaticDiscovery(
-                  self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
+      PeerDiscovery peers = discovery(self, peerListen);
       PeerListenerPlan plan = planPeerListener(peers, self, advertise, peerListen);
+      if (plan.listen() == null && bound != null) {
+        bound.close();
+      }
       BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
       LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
       ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
@@ -343,13 +390,36 @@ public final class Weir {
           scheduler,
           peers,
           serverBuilder,
+          server,
           plan.listen(),
+          plan.listen() == null ? null : bound,
           security,
           metrics,
           inputLimits,
           clock,
           advertise,
           leaveWait);
+    }
+
+    private PeerDiscovery discovery(String self, HostPort peerListen) {
+      if (discovery != null) {
+        return discovery;
+      }
+      if (discoveryForPeerPort != null) {
+        return discoveryForPeerPort.apply(peerListen == null ? 0 : peerListen.port());
+      }
+      return new StaticDiscovery(
+          self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
+    }
+
+    /** Binds the peer listener at {@code address}, whose port is 0, to learn its port. */
+    private PeerListener bindPeerListener(HostPort address) {
+      try {
+        return PeerListener.bind(
+            address.toBindAddress(), security(), metrics, inputLimits.maxGrpcMessageBytes());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e.getMessage(), e);
+      }
     }
 
     /** Where the peer listener binds (null: nowhere), how it is secured and how peers are found. */
@@ -372,11 +442,11 @@ public final class Weir {
             "with a serverBuilder and peers, set peerAddress: the host:port of the peer listener");
       }
       PeerAddressBook book =
-          serverBuilder == null
+          ownServer()
               ? PeerAddressBook.sameAddress(peers)
               : PeerAddressBook.sharedPort(peers, peerListen.port());
       String own =
-          serverBuilder == null ? self : PeerAddress.of(advertise.host(), peerListen.port());
+          ownServer() ? self : PeerAddress.of(advertise.host(), peerListen.port());
       String listed = book.peerAddress(self);
       if (!listed.equals(own)) {
         throw new IllegalStateException(
@@ -388,6 +458,11 @@ public final class Weir {
                 + own);
       }
       return new PeerListenerPlan(peerListen, security, book);
+    }
+
+    /** Whether the member's own server, its peer listener, is the one it is called on. */
+    private boolean ownServer() {
+      return serverBuilder == null && server == null;
     }
 
     private PeerSecurity security() {
@@ -415,14 +490,6 @@ public final class Weir {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
             field + " must be host:port, got \"" + hostPort + "\": " + e.getMessage(), e);
-      }
-    }
-
-    private static int freePort(InetSocketAddress address) {
-      try (ServerSocket socket = new ServerSocket(0, 1, address.getAddress())) {
-        return socket.getLocalPort();
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot find a free port on " + address, e);
       }
     }
   }

@@ -34,10 +34,11 @@ import org.slf4j.LoggerFactory;
  * {@link PeerSecurity}). A member that cannot have peers (a fixed list of itself) opens no peer
  * listener. Made by {@link Weir#builder()}.
  *
- * <p>Life cycle: {@link Weir.Builder#build()} creates the member without I/O, so that {@link
- * #service()} can be handed to other gRPC services before they are added to the server builder;
- * {@link #start()} builds and starts the given server and the peer listener and joins the cluster;
- * {@link #close()} leaves it, handing buckets over, and stops both.
+ * <p>Life cycle: {@link Weir.Builder#build()} creates the member (binding only a peer listener at
+ * port 0, to learn its port), so that {@link #service()} can be handed to other gRPC services
+ * before they are added to the server builder; {@link #start()} builds and starts the given server
+ * and the peer listener and joins the cluster; {@link #close()} leaves it, handing buckets over,
+ * and stops both.
  */
 public final class WeirMember implements RateLimiter {
 
@@ -71,7 +72,9 @@ public final class WeirMember implements RateLimiter {
       ExecutorScheduler scheduler,
       PeerDiscovery discovery,
       ServerBuilder<?> serverBuilder,
+      Server server,
       HostPort peerListen,
+      PeerListener peerListener,
       PeerSecurity security,
       WeirMetrics metrics,
       InputLimits limits,
@@ -82,7 +85,9 @@ public final class WeirMember implements RateLimiter {
     this.scheduler = scheduler;
     this.discovery = discovery;
     this.serverBuilder = serverBuilder;
+    this.server = server;
     this.peerListen = peerListen;
+    this.peerListener = peerListener;
     this.security = security;
     this.metrics = metrics;
     this.limits = limits;
@@ -104,14 +109,14 @@ public final class WeirMember implements RateLimiter {
     }
     try {
       if (peerListen != null) {
-        peerListener =
-            PeerListener.start(
-                peerListen.toBindAddress(),
-                new PeersService(
-                    cluster, new PeerInputValidator(limits, cluster.self()), clock, metrics),
-                security,
-                metrics,
-                limits.maxGrpcMessageBytes());
+        if (peerListener == null) {
+          peerListener =
+              PeerListener.bind(
+                  peerListen.toBindAddress(), security, metrics, limits.maxGrpcMessageBytes());
+        }
+        peerListener.serve(
+            new PeersService(
+                cluster, new PeerInputValidator(limits, cluster.self()), clock, metrics));
       }
       if (serverBuilder != null) {
         server = serverBuilder.build().start();

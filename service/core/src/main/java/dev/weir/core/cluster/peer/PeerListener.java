@@ -1,8 +1,10 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.grpc.LateBoundService;
 import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.proto.gubernator.PeersV1Grpc;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
@@ -37,10 +39,12 @@ public final class PeerListener implements AutoCloseable {
 
   private final Server server;
   private final ExecutorService executor;
+  private final LateBoundService peers;
 
-  private PeerListener(Server server, ExecutorService executor) {
+  private PeerListener(Server server, ExecutorService executor, LateBoundService peers) {
     this.server = server;
     this.executor = executor;
+    this.peers = peers;
   }
 
   /**
@@ -58,16 +62,36 @@ public final class PeerListener implements AutoCloseable {
       int maxMessageBytes,
       ServerInterceptor... extra)
       throws IOException {
+    PeerListener listener = bind(address, security, metrics, maxMessageBytes, extra);
+    listener.serve(peers);
+    return listener;
+  }
+
+  /**
+   * Binds {@code address} (port 0: a free port, read back with {@link #port()}) with {@code
+   * security}, answering {@code UNAVAILABLE} until {@link #serve} names the service, so that a
+   * member knows its peer port before it is built.
+   *
+   * @throws StartFailure when the address cannot be bound or the TLS context cannot be built
+   */
+  public static PeerListener bind(
+      InetSocketAddress address,
+      PeerSecurity security,
+      WeirMetrics metrics,
+      int maxMessageBytes,
+      ServerInterceptor... extra)
+      throws IOException {
     ExecutorService executor = executor();
+    LateBoundService peers = LateBoundService.of(PeersV1Grpc.getServiceDescriptor());
     try {
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(address)
               .withOption(ChannelOption.SO_REUSEADDR, true)
               .executor(executor)
               .maxInboundMessageSize(maxMessageBytes)
-              .addService(intercepted(peers, security, metrics, extra));
+              .addService(intercepted(peers.definition(), security, metrics, extra));
       security.applyTo(builder);
-      return new PeerListener(builder.build().start(), executor);
+      return new PeerListener(builder.build().start(), executor, peers);
     } catch (IOException e) {
       executor.shutdownNow();
       throw new StartFailure(address, e);
@@ -75,6 +99,11 @@ public final class PeerListener implements AutoCloseable {
       executor.shutdownNow();
       throw e;
     }
+  }
+
+  /** Serves {@code peers} (a {@code PeersV1} implementation) from now on. */
+  public void serve(BindableService peers) {
+    this.peers.bind(peers);
   }
 
   /** The peer listener could not start (its address is taken, its TLS context cannot be built). */
@@ -87,7 +116,7 @@ public final class PeerListener implements AutoCloseable {
   }
 
   private static ServerServiceDefinition intercepted(
-      BindableService peers,
+      ServerServiceDefinition peers,
       PeerSecurity security,
       WeirMetrics metrics,
       ServerInterceptor[] extra) {
