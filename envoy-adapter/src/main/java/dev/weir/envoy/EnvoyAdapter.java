@@ -76,46 +76,14 @@ public final class EnvoyAdapter implements AutoCloseable {
   }
 
   /**
-   * Loads the descriptor config at {@code configPath} and assembles the adapter; an invalid config,
-   * or one that declares no domain without {@code
-   * WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}, throws, which should stop the server with
-   * the errors.
-   */
-  public static EnvoyAdapter start(
-      Path configPath,
-      EnvoySettings settings,
-      RateLimitService service,
-      Clock clock,
-      MeterRegistry registry)
-      throws ConfigException {
-    return start(
-        configPath, settings, service, clock, registry, InputLimits.DEFAULTS, CheckMeter.NOOP);
-  }
-
-  /**
-   * Loads the descriptor config at {@code configPath} and assembles the adapter, applying {@code
-   * limits} to descriptors and counting calls with {@code meter}; an invalid config, or one that
-   * declares no domain without {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}, throws.
-   */
-  public static EnvoyAdapter start(
-      Path configPath,
-      EnvoySettings settings,
-      RateLimitService service,
-      Clock clock,
-      MeterRegistry registry,
-      InputLimits limits,
-      CheckMeter meter)
-      throws ConfigException {
-    return startFiles(
-        configPath, settings, service, clock, new EnvoyMetrics(registry), limits, meter);
-  }
-
-  /**
    * Assembles the adapter from {@code settings}' source: the files at {@code settings.config()},
-   * loaded now (throwing as {@link #start(Path, EnvoySettings, RateLimitService, Clock,
-   * MeterRegistry, InputLimits, CheckMeter)} does), or the xDS server, whose channel is opened now
-   * and whose first config arrives after {@link #watch}; counts in {@code metrics}.
+   * loaded now, or the xDS server, whose channel is opened now and whose first config arrives
+   * after {@link #watch}; applies {@code limits} to descriptors, counts calls with {@code meter}
+   * and the rest in {@code metrics}.
    *
+   * @throws ConfigException if the files hold an invalid config, or one that declares no domain
+   *     without {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true} (which should stop the
+   *     server with the errors)
    * @throws IOException if the xDS client's TLS files cannot be read
    */
   public static EnvoyAdapter start(

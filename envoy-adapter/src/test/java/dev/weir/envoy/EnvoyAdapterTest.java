@@ -3,15 +3,19 @@ package dev.weir.envoy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -23,13 +27,16 @@ class EnvoyAdapterTest {
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
 
-  private EnvoyAdapter start(Map<String, String> env) throws ConfigException {
+  private EnvoyAdapter start(Map<String, String> env) throws Exception {
+    Map<String, String> withConfig = new HashMap<>(env);
+    withConfig.put(EnvoySettings.CONFIG.name(), dir.toString());
     return EnvoyAdapter.start(
-        dir,
-        EnvoySettings.fromEnvironment(env),
+        EnvoySettings.fromEnvironment(withConfig),
         new UnusedService(),
         clock,
-        new SimpleMeterRegistry());
+        new EnvoyMetrics(new SimpleMeterRegistry()),
+        InputLimits.DEFAULTS,
+        CheckMeter.NOOP);
   }
 
   @Test

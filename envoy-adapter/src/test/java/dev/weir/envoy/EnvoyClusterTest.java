@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
-import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.testkit.LocalCluster;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
@@ -17,14 +18,15 @@ import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.match.DescriptorMatcher;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.CounterKeys;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.Builder;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.RateLimitServiceBlockingStub;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -36,6 +38,7 @@ import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -198,7 +201,12 @@ class EnvoyClusterTest {
   private RateLimitServiceBlockingStub adapterOn(Node node) throws Exception {
     EnvoyAdapter adapter =
         EnvoyAdapter.start(
-            dir, EnvoySettings.DEFAULTS, node.service(), clock, new SimpleMeterRegistry());
+            EnvoySettings.fromEnvironment(Map.of(EnvoySettings.CONFIG.name(), dir.toString())),
+            node.service(),
+            clock,
+            new EnvoyMetrics(new SimpleMeterRegistry()),
+            InputLimits.DEFAULTS,
+            CheckMeter.NOOP);
     open.add(adapter);
     String name = InProcessServerBuilder.generateName();
     Server server =

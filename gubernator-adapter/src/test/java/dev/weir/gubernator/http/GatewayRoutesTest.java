@@ -7,6 +7,7 @@ import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.http.HttpListener;
+import dev.weir.core.http.HttpRoute;
 import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
@@ -23,6 +24,7 @@ import dev.weir.gubernator.FakeRateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitResp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -51,9 +53,7 @@ class GatewayRoutesTest {
 
   private <S extends RateLimitService & NodeHealth> void serve(S service) throws Exception {
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            new GatewayRoutes(service, service).routes());
+        listen(new GatewayRoutes(service, service).routes());
   }
 
   private void serveLocal() throws Exception {
@@ -95,6 +95,13 @@ class GatewayRoutesTest {
       json.append(i == 0 ? "" : ",").append(item);
     }
     return json.append("]}").toString();
+  }
+
+  /** Starts a listener on a free loopback port serving {@code routes}. */
+  private static HttpListener listen(List<HttpRoute> routes) throws IOException {
+    return HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+        .routes(routes)
+        .start();
   }
 
   @Test
@@ -392,9 +399,7 @@ class GatewayRoutesTest {
   void healthRoutes_mounted_probesAnsweredAndRateLimitApiNotFound() throws Exception {
     FakeRateLimitService service = new FakeRateLimitService();
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            new GatewayRoutes(service, service).healthRoutes());
+        listen(new GatewayRoutes(service, service).healthRoutes());
 
     assertThat(get("/v1/HealthCheck").statusCode()).isEqualTo(200);
     assertThat(get("/v1/HealthCheck").body()).contains("\"status\":\"healthy\"");

@@ -106,12 +106,6 @@ public final class HttpListener implements AutoCloseable {
     return new Builder(address);
   }
 
-  /** Binds {@code address} and serves {@code routes} over plain HTTP with the default settings. */
-  public static HttpListener start(InetSocketAddress address, List<HttpRoute> routes)
-      throws IOException {
-    return builder(address).routes(routes).start();
-  }
-
   /** A builder of an {@link HttpListener}; everything but the address has a default. */
   public static final class Builder {
     private final InetSocketAddress address;
@@ -170,11 +164,11 @@ public final class HttpListener implements AutoCloseable {
      * @throws IOException when it cannot be bound otherwise
      */
     public HttpListener start() throws IOException {
-      return HttpListener.start(this);
+      return HttpListener.bind(this);
     }
   }
 
-  private static HttpListener start(Builder b) throws IOException {
+  private static HttpListener bind(Builder b) throws IOException {
     HttpSettings settings = b.settings;
     WeirMetrics metrics = b.metrics;
     RouteTable routes = new RouteTable(b.routes);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.testkit.Await;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -31,8 +32,7 @@ class HttpListenerTest {
   @BeforeEach
   void start() throws Exception {
     listener =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        listen(
             List.of(
                 HttpRoute.get("/hello", call -> HttpAnswer.json(200, "{\"hi\":1}").completed()),
                 HttpRoute.post("/hello", call -> HttpAnswer.json(201, "{}").completed()),
@@ -57,6 +57,13 @@ class HttpListenerTest {
             .method(method, HttpRequest.BodyPublishers.noBody())
             .build();
     return client.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** Starts a listener on a free loopback port serving {@code routes}. */
+  private static HttpListener listen(List<HttpRoute> routes) throws IOException {
+    return HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+        .routes(routes)
+        .start();
   }
 
   @Test
@@ -111,8 +118,7 @@ class HttpListenerTest {
   void route_answerCompletesLater_writtenThenConnectionKeptAlive() throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
     HttpListener deferred =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        listen(
             List.of(HttpRoute.get("/later", call -> later)));
     try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), deferred.port())) {
       socket.setSoTimeout(10_000);
@@ -139,8 +145,7 @@ class HttpListenerTest {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     HttpListener slow =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        listen(
             List.of(
                 HttpRoute.get(
                     "/slow",
@@ -173,8 +178,7 @@ class HttpListenerTest {
       throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
     HttpListener draining =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        listen(
             List.of(
                 HttpRoute.get("/later", call -> later),
                 HttpRoute.get("/now", call -> HttpAnswer.json(200, "{}").completed())));
@@ -204,8 +208,7 @@ class HttpListenerTest {
   @Test
   void stop_inFlightNeverAnswered_returnsAfterGraceAndCutsTheConnection() throws Exception {
     HttpListener stuck =
-        HttpListener.start(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        listen(
             List.of(HttpRoute.get("/never", call -> new CompletableFuture<>())));
     try (Socket socket = HttpText.connect(stuck.port())) {
       HttpText.send(socket, "GET /never HTTP/1.1\r\nHost: x\r\n\r\n");
