@@ -1,29 +1,20 @@
 package dev.weir.server;
 
-import dev.weir.core.Weir;
 import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoverySettings;
-import dev.weir.core.discovery.PeerDiscovery;
-import dev.weir.core.discovery.StaticDiscovery;
-import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.health.ConfigComponent;
 import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
-import dev.weir.core.health.NodeHealth;
 import dev.weir.core.http.HttpListener;
 import dev.weir.core.http.HttpRoute;
-import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.RateLimitService;
-import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.metrics.JvmMetrics;
 import dev.weir.core.metrics.MicrometerMetrics;
 import dev.weir.core.store.BucketStore;
@@ -32,35 +23,23 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tls.TlsIdentity;
-import dev.weir.core.tls.TlsReload;
 import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
-import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
-import dev.weir.gubernator.NativeCheck;
-import dev.weir.gubernator.V1Service;
-import dev.weir.gubernator.http.GatewayRoutes;
-import dev.weir.proto.gubernator.V1Grpc;
-import io.grpc.BindableService;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.BindException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -70,86 +49,56 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Weir node: the rate-limit service, its gRPC listener ({@code pb.gubernator.V1},
- * {@code grpc.health.v1}, server reflection {@code v1} and {@code v1alpha}; a request that cannot
- * be parsed is answered {@code INVALID_ARGUMENT} by {@link MalformedRequests}), its peer listener
- * ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener (the JSON
- * gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when {@code
- * WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Without {@code WEIR_ENVOY_CONFIG},
- * Envoy's calls are answered by {@link EnvoyAdapterOff}. Build and start it with {@link #builder};
- * {@link #close} stops the listeners gracefully.
+ * One running Weir node: the rate-limit service, its gRPC listener ({@link ClientGrpcListener}),
+ * its peer listener ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener
+ * (the JSON gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when
+ * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with
+ * {@link #builder}; {@link #close} stops it gracefully.
  *
- * <p>A configured port of 0 takes a free port; read it back with {@link #grpcPort()} and {@link
- * #httpPort()}. An advertised address with port 0 advertises the gRPC port actually used.
+ * <p>The node is a list of components started in order by {@link #start(Builder, BucketStore,
+ * Lifecycle)} and stopped in the reverse order by its {@link Lifecycle}. A configured port of 0 is
+ * bound first and its port read back ({@link #grpcPort()}, {@link #httpPort()}); an advertised
+ * address with port 0 advertises the gRPC port bound.
  */
 public final class WeirNode implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
-  private static final long HEALTH_REFRESH_MILLIS = 1000;
-  private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
 
   /** The most the status listener waits for its requests in flight when stopping. */
   static final long STATUS_GRACE_MILLIS = 1000;
 
   private static final Duration STATUS_GRACE = Duration.ofMillis(STATUS_GRACE_MILLIS);
 
-  private final RateLimitService service;
+  private final Lifecycle components;
   private final WeirMember member;
-  private final ScheduledExecutorService discoveryScheduler;
+  private final HostPort advertiseAddress;
+  private final NodeTls tls;
+  private final GrpcHealth grpcHealth;
+  private final PrometheusMeterRegistry registry;
+  private final EnvoyAdapter envoyAdapter;
   private final HttpListener http;
   private final StatusListener status;
-  private final HealthStatusManager grpcHealth;
-  private final ScheduledExecutorService healthRefresher;
-  private final HostPort advertiseAddress;
-  private final EnvoyAdapter envoyAdapter;
-  private final RlqsService rlqs;
-  private final HealthChecker health;
-  private final DrainingComponent draining;
-  private final OpsSettings ops;
-  private final PrometheusMeterRegistry registry;
-  private final JvmMetrics jvmMetrics;
-  private final TlsIdentity tls;
-  private final TlsIdentity clientTls;
-  private final List<String> healthServiceNames;
-  private final RateLimitedLogger tlsWarnings =
-      new RateLimitedLogger(LOG, SystemClock.INSTANCE, Duration.ofMinutes(1));
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
+      Lifecycle components,
       WeirMember member,
-      ScheduledExecutorService discoveryScheduler,
-      HttpListener http,
-      StatusListener status,
-      HealthStatusManager grpcHealth,
       HostPort advertiseAddress,
-      EnvoyAdapter envoyAdapter,
-      RlqsService rlqs,
-      RateLimitService service,
-      HealthChecker health,
-      DrainingComponent draining,
-      OpsSettings ops,
+      NodeTls tls,
+      GrpcHealth grpcHealth,
       PrometheusMeterRegistry registry,
-      TlsIdentity tls,
-      TlsIdentity clientTls,
-      List<String> healthServiceNames) {
+      EnvoyAdapter envoyAdapter,
+      HttpListener http,
+      StatusListener status) {
+    this.components = components;
     this.member = member;
-    this.clientTls = clientTls;
-    this.healthServiceNames = healthServiceNames;
-    this.discoveryScheduler = discoveryScheduler;
-    this.service = service;
-    this.health = health;
-    this.draining = draining;
-    this.ops = ops;
-    this.registry = registry;
-    this.jvmMetrics = new JvmMetrics(registry);
+    this.advertiseAddress = advertiseAddress;
     this.tls = tls;
+    this.grpcHealth = grpcHealth;
+    this.registry = registry;
     this.envoyAdapter = envoyAdapter;
-    this.rlqs = rlqs;
     this.http = http;
     this.status = status;
-    this.grpcHealth = grpcHealth;
-    this.advertiseAddress = advertiseAddress;
-    this.healthRefresher = daemonScheduler("weir-health");
   }
 
   /** Returns a builder of a node with {@code config}'s addresses and cache size. */
@@ -183,6 +132,7 @@ public final class WeirNode implements AutoCloseable {
     private EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
     private boolean writeAutoCa;
     private Path autoCaFile;
+    private Sleeper sleeper = Sleeper.SYSTEM;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -305,11 +255,28 @@ public final class WeirNode implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets what waits out {@code WEIR_GRACEFUL_TERMINATION_DELAY} when the node stops (default: the
+     * thread's own timer).
+     */
+    Builder sleeper(Sleeper value) {
+      this.sleeper = Objects.requireNonNull(value, "sleeper");
+      return this;
+    }
+
     /** Sets the variables named when the gRPC or HTTP listener cannot bind its address. */
     Builder addressVariables(EnvVar grpc, EnvVar http) {
       this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
       this.httpAddressVariable = Objects.requireNonNull(http, "http");
       return this;
+    }
+
+    private NodeMember.Settings member(BucketStore store) {
+      return new NodeMember.Settings(cluster, discovery, peers, store, ops.limits(), clock);
+    }
+
+    private FrontDoors.Settings frontDoors(CheckMeter meter, PrometheusMeterRegistry registry) {
+      return new FrontDoors.Settings(ops.limits(), rlqs, clock, meter, registry, extraRoutes);
     }
 
     /**
@@ -321,8 +288,8 @@ public final class WeirNode implements AutoCloseable {
      * and nothing a client-facing gRPC handler runs may block (forwarded items complete on the peer
      * clients' threads; the peer listener has its own pool).
      *
-     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before any
-     *     port is bound)
+     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before the
+     *     node serves a rate-limit call; the ports bound so far are released)
      */
     public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
       return WeirNode.start(
@@ -332,301 +299,202 @@ public final class WeirNode implements AutoCloseable {
 
   private static WeirNode start(Builder builder, BucketStore store)
       throws IOException, dev.weir.envoy.config.ConfigException {
-    WeirConfig config = builder.config;
-    ClusterSettings clusterSettings = builder.cluster;
-    DiscoverySettings discoverySettings = builder.discovery;
-    EnvoySettings envoy = builder.envoy;
-    RlqsSettings rlqsSettings = builder.rlqs;
-    OpsSettings ops = builder.ops;
-    Clock clock = builder.clock;
-    HostPort grpcAddress = config.grpcAddress();
-    if (grpcAddress.port() == 0) {
-      grpcAddress = grpcAddress.withPort(freePort(grpcAddress.toBindAddress()));
+    Lifecycle components = new Lifecycle();
+    try {
+      return start(builder, store, components);
+    } catch (Exception e) {
+      components.close();
+      throw startFailure(e);
     }
-    HostPort advertise = config.advertiseAddress();
-    if (advertise.port() == 0) {
-      advertise = advertise.withPort(grpcAddress.port());
-    }
-    TlsIdentity tls = loadTls(ops.tls(), advertise);
-    if (tls != null && builder.writeAutoCa) {
-      Path file =
-          builder.autoCaFile != null
-              ? builder.autoCaFile
-              : AutoCaFile.byDefault(grpcAddress.port());
-      writeAutoCa(tls, file, advertise);
-    }
-    TlsIdentity clientTls = loadTls(builder.clientTls, advertise);
-    PeerSettings peers = builder.peers;
-    HostPort peerAddress = peers.address();
-    if (peerAddress.port() == 0) {
-      peerAddress = peerAddress.withPort(freePort(peerAddress.toBindAddress()));
-    }
+  }
+
+  /**
+   * The composition root: starts the node's components in order, each recorded in {@code
+   * components} with what stops it, so that a failure or {@link #close()} stops those started in
+   * the reverse order.
+   */
+  private static WeirNode start(Builder b, BucketStore store, Lifecycle components)
+      throws Exception {
+    OpsSettings ops = b.ops;
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+    MicrometerMetrics metrics = metrics(registry, store);
+    CheckMeter meter = new CheckMeter(metrics);
+    components.start("JVM metrics", () -> new JvmMetrics(registry), JvmMetrics::close);
+    NodeTls tls = NodeTls.load(ops.tls(), b.clientTls, b.config.advertiseAddress());
+    GrpcHealth grpcHealth = new GrpcHealth(b.healthServiceNames);
+    ClientGrpcListener grpc =
+        components.start(
+            "gRPC listener",
+            () -> startGrpc(b, tls, grpcHealth, metrics),
+            listener -> listener.server().shutdownNow());
+    HostPort advertise = advertised(b.config, grpc.server().getPort());
+    if (b.writeAutoCa) {
+      tls.writeAutoCa(
+          b.autoCaFile != null ? b.autoCaFile : AutoCaFile.byDefault(grpc.server().getPort()),
+          advertise);
+    }
+    ScheduledExecutorService discoveryTimers =
+        components.start(
+            "discovery timers",
+            () -> daemonScheduler("weir-discovery"),
+            ExecutorService::shutdownNow);
+    WeirMember member =
+        components.start(
+            "cluster member",
+            () -> NodeMember.build(b.member(store), advertise, grpc, tls, discoveryTimers, metrics),
+            started -> started.close(Duration.ZERO));
+    ClusterMetrics.watch(member.cluster(), metrics);
+    HealthChecker health = member.cluster().health();
+    DrainingComponent draining = new DrainingComponent();
+    health.add(draining);
+    EnvoyAdapter envoy =
+        b.envoy.enabled()
+            ? components.start(
+                "Envoy adapter", () -> envoy(b, member, registry, meter), EnvoyAdapter::close)
+            : null;
+    if (envoy != null && b.readyNeedsDomain) {
+      health.add(new ConfigComponent(envoy::hasDomains));
+    }
+    FrontDoors doors = FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry));
+    Listeners listeners =
+        components.start("listeners", Listeners::new, all -> all.stop(ops.drainTimeout()));
+    listeners.add("grpc", member::stopServer);
+    components.start(
+        "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
+    HttpListener http =
+        listeners.open("http", () -> http(b, doors.routes(), tls, metrics), HttpListener::stop);
+    StatusListener status =
+        ops.statusAddress().isEmpty()
+            ? null
+            : listeners.open(
+                "status",
+                () -> startStatus(ops, member, tls, registry),
+                StatusListener::stop,
+                STATUS_GRACE);
+    ScheduledExecutorService timers =
+        components.start(
+            "health and reload timers",
+            () -> daemonScheduler("weir-health"),
+            ExecutorService::shutdownNow);
+    grpcHealth.follow(health);
+    grpcHealth.refresh();
+    every(timers, Duration.ofMillis(GrpcHealth.REFRESH_MILLIS), grpcHealth::refreshQuietly);
+    if (tls.any()) {
+      every(timers, tls.reloadInterval(), tls::reload);
+    }
+    if (envoy != null) {
+      envoy.watch(timers);
+    }
+    components.onStop(
+        "graceful termination delay", () -> waitOut(ops.gracefulTerminationDelay(), b.sleeper));
+    components.onStop(
+        "readiness",
+        () -> {
+          draining.start();
+          grpcHealth.stopServing();
+          doors.drainStreams();
+        });
+    return new WeirNode(
+        components, member, advertise, tls, grpcHealth, registry, envoy, http, status);
+  }
+
+  /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */
+  private static MicrometerMetrics metrics(PrometheusMeterRegistry registry, BucketStore store) {
     BuildInfo.register(registry);
     MicrometerMetrics metrics = new MicrometerMetrics(registry);
     if (store instanceof CacheStatistics cache) {
       metrics.watchCache(cache);
     }
-    ScheduledExecutorService discoveryScheduler = daemonScheduler("weir-discovery");
-    String self = discoverySettings.advertiseAddress(advertise.toString());
-    PeerDiscovery discovery;
-    try {
-      discovery =
-          new DiscoveryFactory(
-                  address -> new StaticDiscovery(address, clusterSettings.staticPeers()),
-                  discoveryScheduler,
-                  metrics)
-              .create(discoverySettings, advertise.toString(), peerAddress.port());
-    } catch (Exception e) {
-      discoveryScheduler.shutdownNow();
-      throw new IOException("cannot start peer discovery: " + e.getMessage(), e);
-    }
-    HealthStatusManager grpcHealth = notServingHealth();
-    NettyServerBuilder grpcBuilder =
-        NettyServerBuilder.forAddress(grpcAddress.toBindAddress())
-            .directExecutor()
-            .maxInboundMessageSize(ops.limits().maxGrpcMessageBytes())
-            .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
-            .addService(MalformedRequests.guard(grpcHealth.getHealthService()))
-            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
-            .addService(MalformedRequests.guard(reflectionV1Alpha()));
-    if (clientTls != null) {
-      grpcBuilder.sslContext(clientTls.grpcServerContext());
-    } else if (tls != null) {
-      grpcBuilder.sslContext(tls.grpcServerContext());
-    }
-    if (builder.maxConnectionAge != null) {
-      grpcBuilder
-          .maxConnectionAge(builder.maxConnectionAge.toNanos(), TimeUnit.NANOSECONDS)
-          .maxConnectionAgeGrace(builder.maxConnectionAgeGrace.toNanos(), TimeUnit.NANOSECONDS);
-    }
-    Weir.Builder memberBuilder =
-        Weir.builder()
-            .advertiseAddress(self)
-            .discovery(discovery)
-            .clusterSettings(clusterSettings)
-            .store(store)
-            .clock(clock)
-            .leaveWait(LEAVE_WAIT)
-            .serverBuilder(grpcBuilder)
-            .peerAddress(peerAddress.toString())
-            .insecurePeers(peers.insecure())
-            .metrics(metrics)
-            .inputLimits(ops.limits());
-    peers.secret().ifPresent(memberBuilder::peerSecret);
-    if (tls != null) {
-      memberBuilder.peerTls(tls);
-      peers.allowedIdentities().ifPresent(memberBuilder::peerAllowedIdentities);
-    }
-    WeirMember member;
-    try {
-      member = memberBuilder.build();
-    } catch (RuntimeException e) {
-      discoveryScheduler.shutdownNow();
-      closeQuietly(discovery);
-      throw e;
-    }
-    ClusterMetrics.watch(member.cluster(), metrics);
-    HealthChecker health = member.cluster().health();
-    DrainingComponent draining = new DrainingComponent();
-    health.add(draining);
-    NodeHealth nodeHealth = member.cluster().nodeHealth();
-    CheckMeter meter = new CheckMeter(metrics);
-    RateLimitService service = member.service();
-    NativeCheck nativeCheck = new NativeCheck(service, ops.limits(), meter);
-    EnvoyAdapter envoyAdapter = null;
-    try {
-      if (envoy.enabled()) {
-        envoyAdapter =
-            EnvoyAdapter.start(
-                envoy,
-                service,
-                clock,
-                new EnvoyMetrics(registry, builder.envoyObserver),
-                ops.limits(),
-                meter);
-      }
-    } catch (dev.weir.envoy.config.ConfigException | IOException | RuntimeException e) {
-      member.close();
-      discoveryScheduler.shutdownNow();
-      throw e;
-    }
-    if (envoyAdapter != null && builder.readyNeedsDomain) {
-      health.add(new ConfigComponent(envoyAdapter::hasDomains));
-    }
-    grpcBuilder.addService(MalformedRequests.guard(new V1Service(nativeCheck, nodeHealth)));
-    List<HttpRoute> routes = httpRoutes(nativeCheck, nodeHealth);
-    routes.add(ReadinessRoute.of(health));
-    routes.add(new PrometheusEndpoint(registry).route());
-    routes.add(BuildInfo.route());
-    routes.addAll(builder.extraRoutes.apply(health));
-    RlqsService rlqs = null;
-    if (envoyAdapter != null) {
-      grpcBuilder.addService(MalformedRequests.guard(envoyAdapter.grpcService()));
-      routes.addAll(envoyAdapter.httpRoutes());
-      ClusterNode cluster = member.cluster();
-      rlqs =
-          envoyAdapter.rlqs(
-              cluster.quota()::report, cluster.self(), rlqsSettings, ops.limits(), clock, registry);
-      cluster.quota().receiveWith(rlqs);
-      grpcBuilder.addService(MalformedRequests.guard(rlqs));
-    } else {
-      grpcBuilder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
-      routes.add(EnvoyAdapterOff.jsonRoute());
-    }
-    HttpListener http = null;
-    StatusListener status = null;
-    try {
-      try {
-        member.start();
-      } catch (IOException e) {
-        throw bindFailure(e, config, peerAddress, builder.grpcAddressVariable);
-      }
-      try {
-        http = startHttp(config.httpAddress(), routes, tls, ops.http(), metrics, clock);
-      } catch (BindException e) {
-        throw BindFailure.of("HTTP", builder.httpAddressVariable, config.httpAddress(), e);
-      }
-      if (ops.statusAddress().isPresent()) {
-        try {
-          status =
-              StatusListener.start(
-                  ops.statusAddress().get(), nodeHealth, health, registry, tls, ops.http());
-        } catch (BindException e) {
-          throw BindFailure.of(
-              "status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get(), e);
-        }
-      }
-    } catch (IOException | GeneralSecurityException | RuntimeException e) {
-      if (http != null) {
-        http.stop(Duration.ZERO);
-      }
-      member.close();
-      discoveryScheduler.shutdownNow();
-      if (envoyAdapter != null) {
-        envoyAdapter.close();
-      }
-      if (e instanceof GeneralSecurityException) {
-        throw new IOException("TLS context cannot be built: " + e.getMessage(), e);
-      }
-      if (e instanceof IOException io) {
-        throw io;
-      }
-      throw (RuntimeException) e;
-    }
-    WeirNode node =
-        new WeirNode(
-            member,
-            discoveryScheduler,
-            http,
-            status,
-            grpcHealth,
-            advertise,
-            envoyAdapter,
-            rlqs,
-            service,
-            health,
-            draining,
-            ops,
-            registry,
-            tls,
-            clientTls,
-            builder.healthServiceNames);
-    if (envoyAdapter != null) {
-      envoyAdapter.watch(node.healthRefresher);
-    }
-    if (tls != null || clientTls != null) {
-      long every = (tls != null ? ops.tls() : builder.clientTls).reloadInterval().toMillis();
-      node.healthRefresher.scheduleWithFixedDelay(
-          node::reloadTlsQuietly, every, every, TimeUnit.MILLISECONDS);
-    }
-    node.refreshHealth();
-    node.healthRefresher.scheduleWithFixedDelay(
-        node::refreshHealthQuietly,
-        HEALTH_REFRESH_MILLIS,
-        HEALTH_REFRESH_MILLIS,
-        TimeUnit.MILLISECONDS);
-    return node;
+    return metrics;
   }
 
-  /** Names the listener whose address was taken, when {@code e} is a bind failure. */
-  private static IOException bindFailure(
-      IOException e, WeirConfig config, HostPort peerAddress, EnvVar grpcVariable) {
-    if (!BindFailure.isBindFailure(e)) {
-      return e;
+  private static ClientGrpcListener startGrpc(
+      Builder b, NodeTls tls, GrpcHealth health, MicrometerMetrics metrics) throws IOException {
+    ClientGrpcListener.Settings settings =
+        new ClientGrpcListener.Settings(
+            b.config.grpcAddress().toBindAddress(),
+            b.ops.limits().maxGrpcMessageBytes(),
+            tls.grpc(),
+            b.envoy.enabled(),
+            b.maxConnectionAge,
+            b.maxConnectionAgeGrace);
+    try {
+      return ClientGrpcListener.start(settings, health.service(), metrics, b.clock);
+    } catch (IOException e) {
+      throw BindFailure.isBindFailure(e)
+          ? BindFailure.of("gRPC", b.grpcAddressVariable, b.config.grpcAddress(), e)
+          : e;
     }
-    return e instanceof PeerListener.StartFailure
-        ? BindFailure.of("peer", PeerSettings.ADDRESS, peerAddress, e)
-        : BindFailure.of("gRPC", grpcVariable, config.grpcAddress(), e);
   }
 
-  private static void closeQuietly(AutoCloseable resource) {
-    try {
-      resource.close();
-    } catch (Exception e) {
-      LOG.warn("could not close {}: {}", resource, e.toString());
-    }
+  /** Returns the configured advertise address, at {@code grpcPort} when its port is 0. */
+  private static HostPort advertised(WeirConfig config, int grpcPort) {
+    HostPort advertise = config.advertiseAddress();
+    return advertise.port() == 0 ? advertise.withPort(grpcPort) : advertise;
+  }
+
+  private static EnvoyAdapter envoy(
+      Builder b, WeirMember member, PrometheusMeterRegistry registry, CheckMeter meter)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    return EnvoyAdapter.start(
+        b.envoy,
+        member.service(),
+        b.clock,
+        new EnvoyMetrics(registry, b.envoyObserver),
+        b.ops.limits(),
+        meter);
   }
 
   /**
-   * Starts the HTTP listener at {@code address} serving {@code routes}, over HTTPS with {@code
-   * tls}'s identity and client-auth mode when it is not null, recording to {@code metrics}.
+   * Starts the HTTP listener serving {@code routes}, over HTTPS with the node's identity and
+   * client-auth mode when TLS is on.
    */
-  private static HttpListener startHttp(
-      HostPort address,
-      List<HttpRoute> routes,
-      TlsIdentity tls,
-      HttpSettings settings,
-      MicrometerMetrics metrics,
-      Clock clock)
+  private static HttpListener http(
+      Builder b, List<HttpRoute> routes, NodeTls tls, MicrometerMetrics metrics)
       throws IOException, GeneralSecurityException {
     HttpListener.Builder listener =
-        HttpListener.builder(address.toBindAddress())
+        HttpListener.builder(b.config.httpAddress().toBindAddress())
             .routes(routes)
-            .settings(settings)
-            .metrics(metrics, clock);
-    if (tls != null) {
-      listener.tls(tls.httpsEngines());
-    }
-    return listener.start();
-  }
-
-  /**
-   * Writes the CA {@code tls} generated, if it generated one, to {@code file} and logs where it is
-   * and how clients trust it; a file that cannot be written is a warning (the node still serves).
-   */
-  private static void writeAutoCa(TlsIdentity tls, Path file, HostPort advertise) {
-    if (tls.generatedCa().isEmpty()) {
-      return;
+            .settings(b.ops.http())
+            .metrics(metrics, b.clock);
+    if (tls.node().isPresent()) {
+      listener.tls(tls.node().get().httpsEngines());
     }
     try {
-      AutoCaFile.write(file, tls.generatedCa().get());
-      LOG.info(
-          "WEIR_TLS_AUTO: the CA generated for this node is in {}; clients trust it with, e.g.,"
-              + " grpcurl -cacert {} {} list",
-          file,
-          file,
-          advertise);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn(
-          "WEIR_TLS_AUTO: cannot write the generated CA to {} ({}); clients cannot verify this"
-              + " node: set {} to a writable file",
-          file,
-          e.toString(),
-          AutoCaFile.FILE.name());
+      return listener.start();
+    } catch (BindException e) {
+      throw BindFailure.of("HTTP", b.httpAddressVariable, b.config.httpAddress(), e);
     }
   }
 
-  /** Returns the TLS identity of {@code settings}, or null when they turn TLS off. */
-  private static TlsIdentity loadTls(TlsSettings settings, HostPort advertise) throws IOException {
-    if (!settings.enabled()) {
-      return null;
-    }
+  private static StatusListener startStatus(
+      OpsSettings ops, WeirMember member, NodeTls tls, PrometheusMeterRegistry registry)
+      throws IOException, GeneralSecurityException {
+    HostPort address = ops.statusAddress().orElseThrow();
     try {
-      return TlsIdentity.load(settings, List.of(advertise.host(), "localhost", "127.0.0.1"));
-    } catch (GeneralSecurityException e) {
-      throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
+      return StatusListener.start(
+          address,
+          member.cluster().nodeHealth(),
+          member.cluster().health(),
+          registry,
+          tls.node().orElse(null),
+          ops.http());
+    } catch (BindException e) {
+      throw BindFailure.of("status", OpsSettings.STATUS_HTTP_ADDRESS, address, e);
     }
+  }
+
+  /** Keeps serving, not ready, for {@code delay}, which load balancers take to deregister. */
+  private static void waitOut(Duration delay, Sleeper sleeper) throws InterruptedException {
+    if (!delay.isZero()) {
+      LOG.info("not ready; serving for {} before stopping", delay);
+      sleeper.sleep(delay);
+    }
+  }
+
+  private static void every(ScheduledExecutorService timers, Duration period, Runnable task) {
+    long millis = period.toMillis();
+    timers.scheduleWithFixedDelay(task, millis, millis, TimeUnit.MILLISECONDS);
   }
 
   private static ScheduledExecutorService daemonScheduler(String threadName) {
@@ -638,35 +506,25 @@ public final class WeirNode implements AutoCloseable {
         });
   }
 
-  /**
-   * Returns server reflection as {@code grpc.reflection.v1alpha}, which older grpcurl, Postman and
-   * grpc-js reflection clients ask for; grpc-java keeps it deprecated in favour of {@code v1}.
-   */
-  @SuppressWarnings("deprecation")
-  private static BindableService reflectionV1Alpha() {
-    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
-  }
-
-  private static List<HttpRoute> httpRoutes(NativeCheck check, NodeHealth health) {
-    return new ArrayList<>(new GatewayRoutes(check, health).routes());
-  }
-
-  private static int freePort(InetSocketAddress address) throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, address.getAddress())) {
-      return socket.getLocalPort();
+  /** Returns what {@link Builder#start()} throws for the failure {@code e} of a component. */
+  private static IOException startFailure(Exception e)
+      throws IOException, dev.weir.envoy.config.ConfigException {
+    if (e instanceof dev.weir.envoy.config.ConfigException config) {
+      throw config;
     }
-  }
-
-  /**
-   * Returns a {@code grpc.health.v1} service that reports NOT_SERVING for the node and for {@code
-   * pb.gubernator.V1} until {@link #refreshHealth()} first runs (gRPC's own default is SERVING),
-   * so that no probe passes while the node is still joining.
-   */
-  static HealthStatusManager notServingHealth() {
-    HealthStatusManager health = new HealthStatusManager();
-    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
-    health.setStatus(V1Grpc.SERVICE_NAME, ServingStatus.NOT_SERVING);
-    return health;
+    if (e instanceof NodeMember.DiscoveryFailure discovery) {
+      return new IOException(discovery.getMessage(), discovery.getCause());
+    }
+    if (e instanceof UncheckedIOException unchecked) {
+      return unchecked.getCause();
+    }
+    if (e instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (e instanceof GeneralSecurityException) {
+      return new IOException("TLS context cannot be built: " + e.getMessage(), e);
+    }
+    return e instanceof IOException io ? io : new IOException(e.getMessage(), e);
   }
 
   /**
@@ -674,20 +532,7 @@ public final class WeirNode implements AutoCloseable {
    * readiness: a peer's trouble does not make it {@code NOT_SERVING}.
    */
   void refreshHealth() {
-    ServingStatus status = health.ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
-    grpcHealth.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
-    grpcHealth.setStatus(V1Grpc.SERVICE_NAME, status);
-    for (String name : healthServiceNames) {
-      grpcHealth.setStatus(name, status);
-    }
-  }
-
-  private void refreshHealthQuietly() {
-    try {
-      refreshHealth();
-    } catch (RuntimeException e) {
-      LOG.warn("health refresh failed", e);
-    }
+    grpcHealth.refresh();
   }
 
   /**
@@ -695,44 +540,14 @@ public final class WeirNode implements AutoCloseable {
    * taken up at INFO, each file that could not be used (and keeps its previous contents) at WARN.
    */
   void reloadTls() {
-    if (tls != null) {
-      reloadTls(tls);
-    }
-    if (clientTls != null) {
-      reloadTls(clientTls);
-    }
-  }
-
-  private void reloadTls(TlsIdentity identity) {
-    TlsReload reload = identity.reload();
-    if (reload.certificateReloaded()) {
-      LOG.info("TLS certificate reloaded: {}", identity.chain()[0].getSubjectX500Principal());
-    }
-    if (reload.casReloaded()) {
-      LOG.info(
-          "TLS CA file reloaded: {} trusted CA certificate(s)", identity.trustedCas().length);
-    }
-    if (!reload.failures().isEmpty()) {
-      tlsWarnings.warn(
-          "tls-reload",
-          "TLS files not reloaded, their previous contents stay in use: {}",
-          String.join("; ", reload.failures()));
-    }
-  }
-
-  private void reloadTlsQuietly() {
-    try {
-      reloadTls();
-    } catch (RuntimeException e) {
-      tlsWarnings.warn("tls-reload", "TLS reload failed: {}", e.toString());
-    }
+    tls.reload();
   }
 
   /**
    * Returns the node's TLS identity when TLS is on; peers are called with the same certificate.
    */
   public Optional<TlsIdentity> tlsIdentity() {
-    return Optional.ofNullable(tls);
+    return tls.node();
   }
 
   /** Returns the node's Prometheus registry, for components that add meters. */
@@ -780,7 +595,7 @@ public final class WeirNode implements AutoCloseable {
 
   /** Returns the node's rate-limit service. */
   public RateLimitService service() {
-    return service;
+    return member.service();
   }
 
   /** Blocks until the gRPC listener has terminated. */
@@ -798,124 +613,29 @@ public final class WeirNode implements AutoCloseable {
    * readiness is {@link HealthChecker#ready()}.
    */
   public HealthChecker health() {
-    return health;
+    return member.cluster().health();
   }
 
   /**
-   * Stops the node. Readiness fails first: gRPC health reports NOT_SERVING, {@code GET /readyz}
-   * answers 503 and {@code HealthCheck} (on the HTTP and status listeners) answers unhealthy
-   * ("shutting down") while calls are still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY};
-   * RLQS streams are ended at once with {@code UNAVAILABLE} (their proxies keep their assignments
-   * and reconnect to another node at their next report) and new ones are refused. Then the node
-   * leaves the cluster (with hand-off on, every bucket goes to its next owner while the listeners
-   * still answer), and all listeners stop taking new calls at once and wait, side by side, up to
-   * {@code WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only
-   * probes, at most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the peer
-   * clients, the cluster's timers and discovery stop only then, so the calls that drain are
-   * answered (forwarded to the next owners). So it takes at
-   * most the delay + the hand-off + the drain timeout + the time to close the sockets. An interrupt
-   * cuts every wait short. Calling it again does nothing.
+   * Stops the node, its components in the reverse of the order they started. Readiness fails
+   * first: gRPC health reports NOT_SERVING, {@code GET /readyz} answers 503 and {@code
+   * HealthCheck} (on the HTTP and status listeners) answers unhealthy ("shutting down"), and RLQS
+   * streams are ended at once with {@code UNAVAILABLE} (their proxies keep their assignments and
+   * reconnect to another node at their next report) and new ones are refused, while calls are
+   * still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster
+   * (with hand-off on, every bucket goes to its next owner while the listeners still answer), and
+   * all listeners stop taking new calls at once and wait, side by side, up to {@code
+   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes, at
+   * most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the Envoy adapter,
+   * the peer clients, the cluster's timers and discovery stop only then, so the calls that drain
+   * are answered (forwarded to the next owners). So it takes at most the delay + the hand-off + the
+   * drain timeout + the time to close the sockets. An interrupt cuts every wait short. Calling it
+   * again does nothing.
    */
   @Override
   public void close() {
-    if (!closed.compareAndSet(false, true)) {
-      return;
-    }
-    healthRefresher.shutdownNow();
-    if (envoyAdapter != null) {
-      envoyAdapter.close();
-    }
-    draining.start();
-    grpcHealth.enterTerminalState();
-    if (rlqs != null) {
-      rlqs.drain();
-    }
-    try {
-      if (!ops.gracefulTerminationDelay().isZero()) {
-        LOG.info("not ready; serving for {} before stopping", ops.gracefulTerminationDelay());
-        Thread.sleep(ops.gracefulTerminationDelay().toMillis());
-      }
-      String forwarding = member.cluster().batchStats();
-      if (!forwarding.isEmpty()) {
-        LOG.info("peer forwarding: {}", forwarding);
-      }
-      member.leave();
-      stopListeners(ops.drainTimeout());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stopListeners(Duration.ZERO);
-    } finally {
-      discoveryScheduler.shutdownNow();
-      jvmMetrics.close();
-    }
-  }
-
-  /**
-   * Stops the HTTP listener, the status listener and the gRPC listener in parallel, each waiting
-   * up to {@code grace} (the status listener at most {@value #STATUS_GRACE_MILLIS} ms) for its
-   * calls in flight, and only then closes the member: an HTTP call still draining needs the
-   * member's timers (GLOBAL checks schedule their broadcasts on them).
-   */
-  private void stopListeners(Duration grace) {
-    Thread httpStopper = stopper("weir-stop-http", () -> http.stop(grace));
-    Thread statusStopper =
-        status == null
-            ? null
-            : stopper("weir-stop-status", () -> status.stop(min(grace, STATUS_GRACE)));
-    try {
-      member.stopServer(grace);
-    } finally {
-      joinPromptly(httpStopper);
-      if (statusStopper != null) {
-        joinPromptly(statusStopper);
-      }
-      member.close(Duration.ZERO);
-    }
-  }
-
-  private static Duration min(Duration a, Duration b) {
-    return a.compareTo(b) <= 0 ? a : b;
-  }
-
-  /**
-   * Starts a daemon thread named {@code name} that runs {@code stop}, logging a failure as a
-   * warning naming {@code name}.
-   */
-  static Thread stopper(String name, Runnable stop) {
-    Runnable logged =
-        () -> {
-          try {
-            stop.run();
-          } catch (RuntimeException e) {
-            LOG.warn("stopping {} failed", name, e);
-          }
-        };
-    Thread thread = new Thread(logged, name);
-    thread.setDaemon(true);
-    thread.start();
-    return thread;
-  }
-
-  /**
-   * Waits for {@code thread} to end; while the current thread is interrupted, it interrupts {@code
-   * thread} so that its wait is cut short too, and keeps the interrupt status.
-   */
-  private static void joinPromptly(Thread thread) {
-    boolean interrupted = Thread.interrupted();
-    if (interrupted) {
-      thread.interrupt();
-    }
-    while (true) {
-      try {
-        thread.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-        thread.interrupt();
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
+    if (closed.compareAndSet(false, true)) {
+      components.close();
     }
   }
 }

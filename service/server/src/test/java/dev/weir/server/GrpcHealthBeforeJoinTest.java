@@ -55,7 +55,7 @@ class GrpcHealthBeforeJoinTest {
 
   @Test
   void notServingHealth_beforeFirstRefresh_nodeAndV1NotServing() throws Exception {
-    HealthGrpc.HealthBlockingStub health = serve(WeirNode.notServingHealth());
+    HealthGrpc.HealthBlockingStub health = serve(GrpcHealth.notServing());
 
     assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
         .isEqualTo(ServingStatus.NOT_SERVING);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.core.testkit.Await;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.tls.ClientAuth;
@@ -25,6 +24,9 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.net.URI;
+import java.net.Socket;
+import java.net.InetAddress;
+import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -44,10 +46,13 @@ class WeirNodeOpsTest {
   private WeirNode node;
   private ManagedChannel channel;
 
+  private final HeldSleeper sleeper = new HeldSleeper();
+
   private void start(OpsSettings ops) throws Exception {
     node =
         WeirNode.builder(CONFIG)
             .ops(ops)
+            .sleeper(sleeper)
             .clock(clock)
             .store(new ClockBucketStore(clock, 1000))
             .start();
@@ -161,30 +166,46 @@ class WeirNodeOpsTest {
   }
 
   @Test
-  void close_gracefulDelay_readinessFailsFirstWhileCallsStillAnswered() throws Exception {
+  void close_gracefulDelay_readinessFailsFirstWhileCallsStillAnsweredThenStops() throws Exception {
     start(new OpsSettings(InputLimits.DEFAULTS, Duration.ofSeconds(60), Duration.ofSeconds(5)));
     HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
     assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
         .isEqualTo(ServingStatus.SERVING);
+    int grpc = node.grpcPort();
 
     Thread closing = new Thread(node::close, "test-close");
     closing.start();
-    Await.until(
-        Duration.ofSeconds(10),
-        () ->
-            health.check(HealthCheckRequest.getDefaultInstance()).getStatus()
-                == ServingStatus.NOT_SERVING,
-        "gRPC health NOT_SERVING after close()");
 
+    assertThat(sleeper.awaitSleeping()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+        .isEqualTo(ServingStatus.NOT_SERVING);
     HttpResponse<String> httpHealth = get("/v1/HealthCheck");
     assertThat(httpHealth.statusCode()).isEqualTo(503);
     assertThat(httpHealth.body()).contains("shutting down");
     assertThat(V1Grpc.newBlockingStub(channel).getRateLimits(request("k")).getResponses(0).getStatus())
         .isEqualTo(Status.UNDER_LIMIT);
     assertThat(closing.isAlive()).isTrue();
+    sleeper.release();
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).as("close() still running after the delay").isFalse();
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), grpc).close())
+        .isInstanceOf(ConnectException.class);
+  }
+
+  @Test
+  void close_interruptedDuringGracefulDelay_stopsPromptly() throws Exception {
+    start(new OpsSettings(InputLimits.DEFAULTS, Duration.ofSeconds(60), Duration.ofSeconds(60)));
+    int http = node.httpPort();
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    assertThat(sleeper.awaitSleeping()).isEqualTo(Duration.ofSeconds(60));
+
     closing.interrupt();
     closing.join(TimeUnit.SECONDS.toMillis(20));
+
     assertThat(closing.isAlive()).as("close() still running after the interrupt").isFalse();
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), http).close())
+        .isInstanceOf(ConnectException.class);
   }
 
   private void startAutoTls(Optional<java.nio.file.Path> caFile) throws Exception {

@@ -226,12 +226,12 @@ class WeirNodeShutdownTest {
 
   @Test
   void stopper_stopThrows_logsWarningNamingIt() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(WeirNode.class);
+    Logger logger = (Logger) LoggerFactory.getLogger(Listeners.class);
     ListAppender<ILoggingEvent> events = new ListAppender<>();
     events.start();
     logger.addAppender(events);
     try {
-      WeirNode.stopper(
+      Listeners.stopper(
               "weir-stop-test",
               () -> {
                 throw new IllegalStateException("boom");

@@ -1,0 +1,120 @@
+package dev.weir.server;
+
+import dev.weir.core.grpc.LateBoundService;
+import dev.weir.core.grpc.MalformedRequests;
+import dev.weir.core.metrics.GrpcServerMetrics;
+import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.core.time.Clock;
+import dev.weir.core.tls.TlsIdentity;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client-facing gRPC listener, bound before the cluster member exists so that a configured
+ * port of 0 is the port the node then advertises: it serves {@code grpc.health.v1} and server
+ * reflection ({@code v1} and {@code v1alpha}) at once, and {@code pb.gubernator.V1} and, with the
+ * Envoy adapter on, Envoy's {@code RateLimitService} and {@code RateLimitQuotaService} from when
+ * {@link #serve} names them (calls before are answered {@code UNAVAILABLE}); with the adapter off,
+ * Envoy's calls are answered by {@link EnvoyAdapterOff}. Calls run on the transport's event loops
+ * ({@code directExecutor}); a request that cannot be parsed is answered {@code INVALID_ARGUMENT}
+ * ({@link MalformedRequests}).
+ */
+final class ClientGrpcListener {
+
+  /** What the listener is built with. */
+  record Settings(
+      InetSocketAddress address,
+      int maxMessageBytes,
+      Optional<TlsIdentity> tls,
+      boolean envoy,
+      Duration maxConnectionAge,
+      Duration maxConnectionAgeGrace) {}
+
+  private final Server server;
+  private final LateBoundService v1 = LateBoundService.of(V1Grpc.getServiceDescriptor());
+  private final LateBoundService rateLimit =
+      LateBoundService.of(RateLimitServiceGrpc.getServiceDescriptor());
+  private final LateBoundService quota =
+      LateBoundService.of(RateLimitQuotaServiceGrpc.getServiceDescriptor());
+
+  private ClientGrpcListener(
+      Settings settings, BindableService health, MicrometerMetrics metrics, Clock clock)
+      throws IOException {
+    NettyServerBuilder builder =
+        NettyServerBuilder.forAddress(settings.address())
+            .directExecutor()
+            .maxInboundMessageSize(settings.maxMessageBytes())
+            .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
+            .addService(MalformedRequests.guard(health))
+            .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
+            .addService(MalformedRequests.guard(reflectionV1Alpha()))
+            .addService(MalformedRequests.guard(v1.definition()));
+    if (settings.envoy()) {
+      builder
+          .addService(MalformedRequests.guard(rateLimit.definition()))
+          .addService(MalformedRequests.guard(quota.definition()));
+    } else {
+      builder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
+    }
+    if (settings.tls().isPresent()) {
+      builder.sslContext(settings.tls().get().grpcServerContext());
+    }
+    if (settings.maxConnectionAge() != null) {
+      builder
+          .maxConnectionAge(settings.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(
+              settings.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
+    }
+    this.server = builder.build().start();
+  }
+
+  /**
+   * Binds {@code settings.address()} and starts serving {@code health} and reflection, counting
+   * every call in {@code metrics}.
+   *
+   * @throws IOException when the address cannot be bound or the TLS context cannot be built
+   */
+  static ClientGrpcListener start(
+      Settings settings, BindableService health, MicrometerMetrics metrics, Clock clock)
+      throws IOException {
+    return new ClientGrpcListener(settings, health, metrics, clock);
+  }
+
+  /** Returns the started server, whose port is the one bound. */
+  Server server() {
+    return server;
+  }
+
+  /** Serves {@code pb.gubernator.V1} with {@code service} from now on. */
+  void serve(BindableService service) {
+    v1.bind(service);
+  }
+
+  /**
+   * Serves Envoy's {@code RateLimitService} with {@code rateLimitService} and {@code
+   * RateLimitQuotaService} with {@code quotaService} from now on.
+   */
+  void serveEnvoy(BindableService rateLimitService, BindableService quotaService) {
+    rateLimit.bind(rateLimitService);
+    quota.bind(quotaService);
+  }
+
+  /**
+   * Returns server reflection as {@code grpc.reflection.v1alpha}, which older grpcurl, Postman and
+   * grpc-js reflection clients ask for; grpc-java keeps it deprecated in favour of {@code v1}.
+   */
+  @SuppressWarnings("deprecation")
+  private static BindableService reflectionV1Alpha() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
+  }
+}

@@ -1,0 +1,84 @@
+package dev.weir.server;
+
+import dev.weir.core.WeirMember;
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.health.HealthChecker;
+import dev.weir.core.health.NodeHealth;
+import dev.weir.core.http.HttpRoute;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.time.Clock;
+import dev.weir.envoy.EnvoyAdapter;
+import dev.weir.envoy.rlqs.RlqsService;
+import dev.weir.envoy.rlqs.RlqsSettings;
+import dev.weir.gubernator.NativeCheck;
+import dev.weir.gubernator.V1Service;
+import dev.weir.gubernator.http.GatewayRoutes;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * A node's front doors on the request path of its cluster member: {@code pb.gubernator.V1} and,
+ * with the Envoy adapter on, Envoy's services on the client gRPC listener, and the routes of the
+ * HTTP listener.
+ *
+ * @param routes the JSON gateway, readiness, metrics, the build, the extra routes and Envoy's
+ *     {@code POST /json} (answered by {@link EnvoyAdapterOff} when the adapter is off)
+ * @param rlqs Envoy's quota service, null when the adapter is off
+ */
+record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
+
+  /** What the front doors check requests against and count them in. */
+  record Settings(
+      InputLimits limits,
+      RlqsSettings rlqs,
+      Clock clock,
+      CheckMeter meter,
+      PrometheusMeterRegistry registry,
+      Function<HealthChecker, List<HttpRoute>> extraRoutes) {}
+
+  /**
+   * Serves {@code member}'s request path on {@code grpc} and returns the front doors; with {@code
+   * envoy} not null, registers its quota service as the receiver of the shares owners push.
+   */
+  static FrontDoors serve(
+      WeirMember member, EnvoyAdapter envoy, ClientGrpcListener grpc, Settings settings) {
+    ClusterNode cluster = member.cluster();
+    NodeHealth nodeHealth = cluster.nodeHealth();
+    NativeCheck check = new NativeCheck(member.service(), settings.limits(), settings.meter());
+    grpc.serve(new V1Service(check, nodeHealth));
+    List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(check, nodeHealth).routes());
+    routes.add(ReadinessRoute.of(cluster.health()));
+    routes.add(new PrometheusEndpoint(settings.registry()).route());
+    routes.add(BuildInfo.route());
+    routes.addAll(settings.extraRoutes().apply(cluster.health()));
+    if (envoy == null) {
+      routes.add(EnvoyAdapterOff.jsonRoute());
+      return new FrontDoors(routes, null);
+    }
+    RlqsService rlqs =
+        envoy.rlqs(
+            cluster.quota()::report,
+            cluster.self(),
+            settings.rlqs(),
+            settings.limits(),
+            settings.clock(),
+            settings.registry());
+    cluster.quota().receiveWith(rlqs);
+    grpc.serveEnvoy(envoy.grpcService(), rlqs);
+    routes.addAll(envoy.httpRoutes());
+    return new FrontDoors(routes, rlqs);
+  }
+
+  /**
+   * Ends the RLQS streams with {@code UNAVAILABLE} and refuses new ones: their proxies keep their
+   * assignments and reconnect to another node at their next report.
+   */
+  void drainStreams() {
+    if (rlqs != null) {
+      rlqs.drain();
+    }
+  }
+}
