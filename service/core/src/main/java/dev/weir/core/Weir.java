@@ -101,7 +101,8 @@ public final class Weir {
      * Sets the {@code host:port} this member is known by in the cluster, its key on the ring
      * (default {@code 127.0.0.1:0}). Without a {@link #serverBuilder} it is also where the other
      * members call this one: the member's own server, serving the peer protocol only. Port 0 takes
-     * a free port, unless a {@link #serverBuilder} is given, which needs the real port. The host is
+     * the port that server binds, or with a started {@link #server} its port; a {@link
+     * #serverBuilder} needs the real port. The host is
      * advertised as given: name one the other members can reach, not a wildcard such as {@code
      * 0.0.0.0} (bind that with {@link #listenAddress}).
      */
@@ -366,7 +367,15 @@ public final class Weir {
     private WeirMember build(HostPort advertise, HostPort peerListen, PeerListener bound) {
       String self = advertise.toString();
       PeerDiscovery peers = discovery(self, peerListen);
-      PeerListenerPlan plan = planPeerListener(peers, self, advertise, peerListen);
+      PeerListenerPlan plan;
+      try {
+        plan = planPeerListener(peers, self, advertise, peerListen);
+      } catch (RuntimeException e) {
+        if (discoveryForPeerPort != null) {
+          closeMadeDiscovery(peers, e);
+        }
+        throw e;
+      }
       if (plan.listen() == null && bound != null) {
         bound.close();
       }
@@ -410,6 +419,15 @@ public final class Weir {
       }
       return new StaticDiscovery(
           self, staticPeers != null ? staticPeers : clusterSettings.staticPeers());
+    }
+
+    /** Closes {@code made}, the discovery made for this member, after {@code failure}. */
+    private static void closeMadeDiscovery(PeerDiscovery made, RuntimeException failure) {
+      try {
+        made.close();
+      } catch (Exception e) {
+        failure.addSuppressed(e);
+      }
     }
 
     /** Binds the peer listener at {@code address}, whose port is 0, to learn its port. */

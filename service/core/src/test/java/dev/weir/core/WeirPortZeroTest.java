@@ -1,6 +1,7 @@
 package dev.weir.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.discovery.PeerDiscovery;
 import io.grpc.Server;
@@ -49,14 +50,23 @@ class WeirPortZeroTest {
   }
 
   /** A discovery that reports only {@code self} but may grow, so the member opens its listener. */
-  private record MayGrow(String self) implements PeerDiscovery {
+  private static class MayGrow implements PeerDiscovery {
+    private final String self;
+    boolean closed;
+
+    MayGrow(String self) {
+      this.self = self;
+    }
+
     @Override
     public void start(Consumer<Set<String>> listener) {
       listener.accept(Set.of(self));
     }
 
     @Override
-    public void close() {}
+    public void close() {
+      closed = true;
+    }
   }
 
   @Test
@@ -123,6 +133,30 @@ class WeirPortZeroTest {
 
     member.close();
 
+    intrude(peerPorts.get(0));
+    assertThat(takenByIntruder).containsExactly(peerPorts.get(0));
+  }
+
+  @Test
+  void build_peersWithoutSecret_failsClosingTheDiscoveryMadeAndReleasingThePort() {
+    List<MayGrow> made = new ArrayList<>();
+    List<Integer> peerPorts = new ArrayList<>();
+
+    assertThatThrownBy(
+            () ->
+                Weir.builder()
+                    .advertiseAddress("127.0.0.1:0")
+                    .discoveryForPeerPort(
+                        port -> {
+                          peerPorts.add(port);
+                          made.add(new MayGrow("127.0.0.1:" + port));
+                          return made.get(0);
+                        })
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith("a member with peers needs an authenticated peer protocol");
+
+    assertThat(made.get(0).closed).isTrue();
     intrude(peerPorts.get(0));
     assertThat(takenByIntruder).containsExactly(peerPorts.get(0));
   }
