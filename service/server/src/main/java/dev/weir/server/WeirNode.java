@@ -362,7 +362,8 @@ public final class WeirNode implements AutoCloseable {
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
     HttpListener http =
-        listeners.open("http", () -> http(b, doors.routes(), tls, metrics), HttpListener::stop);
+        listeners.open(
+            "http", () -> startHttp(b, doors.routes(), tls, metrics), HttpListener::stop);
     StatusListener status =
         ops.statusAddress().isEmpty()
             ? null
@@ -449,7 +450,7 @@ public final class WeirNode implements AutoCloseable {
    * Starts the HTTP listener serving {@code routes}, over HTTPS with the node's identity and
    * client-auth mode when TLS is on.
    */
-  private static HttpListener http(
+  private static HttpListener startHttp(
       Builder b, List<HttpRoute> routes, NodeTls tls, MicrometerMetrics metrics)
       throws IOException, GeneralSecurityException {
     HttpListener.Builder listener =
