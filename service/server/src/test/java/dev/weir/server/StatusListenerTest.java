@@ -58,6 +58,7 @@ class StatusListenerTest {
 
   @AfterEach
   void stop() throws Exception {
+    sleeper.release();
     if (channel != null) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }

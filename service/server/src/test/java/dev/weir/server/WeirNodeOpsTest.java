@@ -61,6 +61,7 @@ class WeirNodeOpsTest {
 
   @AfterEach
   void stop() throws Exception {
+    sleeper.release();
     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     node.close();
   }
