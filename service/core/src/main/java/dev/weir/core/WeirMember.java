@@ -97,8 +97,10 @@ public final class WeirMember implements RateLimiter {
   }
 
   /**
-   * Starts the member: builds and starts the given server, opens the peer listener (when the member
-   * may have peers), and joins the cluster through the discovery. Returns this member.
+   * Starts the member: builds and starts the server of the given server builder (a given started
+   * server already serves), opens the peer listener (when the member may have peers; one bound for
+   * port 0 by {@link Weir.Builder#build()} starts serving {@code PeersV1}), and joins the cluster
+   * through the discovery. Returns this member.
    *
    * @throws IOException when a server cannot bind or the discovery cannot start
    * @throws IllegalStateException when the member was already started
