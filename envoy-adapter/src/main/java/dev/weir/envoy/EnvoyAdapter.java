@@ -1,7 +1,5 @@
 package dev.weir.envoy;
 
-import dev.weir.core.http.HttpHandler;
-import dev.weir.core.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
@@ -23,6 +21,8 @@ import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.envoy.xds.XdsChannels;
 import dev.weir.envoy.xds.XdsConfigClient;
+import dev.weir.http.HttpHandler;
+import dev.weir.http.HttpRoute;
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
 import io.micrometer.core.instrument.MeterRegistry;
