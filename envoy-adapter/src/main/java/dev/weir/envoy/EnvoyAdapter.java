@@ -5,9 +5,9 @@ import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.http.JsonHandler;
@@ -87,7 +87,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       RateLimitService service,
       Clock clock,
       MeterRegistry registry)
-      throws ConfigException {
+      throws DescriptorConfigException {
     return start(
         configPath, settings, service, clock, registry, InputLimits.DEFAULTS, CheckMeter.NOOP);
   }
@@ -105,7 +105,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       MeterRegistry registry,
       InputLimits limits,
       CheckMeter meter)
-      throws ConfigException {
+      throws DescriptorConfigException {
     return startFiles(
         configPath, settings, service, clock, new EnvoyMetrics(registry), limits, meter);
   }
@@ -125,7 +125,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter)
-      throws ConfigException, IOException {
+      throws DescriptorConfigException, IOException {
     if (settings.source() == EnvoySettings.Source.FILE) {
       return startFiles(
           settings.config().orElseThrow(), settings, service, clock, metrics, limits, meter);
@@ -159,7 +159,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter)
-      throws ConfigException {
+      throws DescriptorConfigException {
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
         new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);

@@ -7,7 +7,7 @@ import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.reload.ConfigReloader.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
@@ -23,7 +23,7 @@ class EnvoyAdapterTest {
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
 
-  private EnvoyAdapter start(Map<String, String> env) throws ConfigException {
+  private EnvoyAdapter start(Map<String, String> env) throws DescriptorConfigException {
     return EnvoyAdapter.start(
         dir,
         EnvoySettings.fromEnvironment(env),
@@ -36,7 +36,7 @@ class EnvoyAdapterTest {
   void start_directoryWithoutDomain_refusedNamingThePathWhatItFoundAndTheOptIn() {
     assertThatThrownBy(() -> start(Map.of()))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement()

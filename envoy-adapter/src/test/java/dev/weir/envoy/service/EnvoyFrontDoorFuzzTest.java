@@ -15,10 +15,10 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.envoy.EnvoySettings;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.http.JsonHandler;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.http.HttpAnswer;
@@ -97,7 +97,7 @@ class EnvoyFrontDoorFuzzTest {
       config.set(
           new ConfigLoader(settings.loadOptions())
               .compile(List.of(new ConfigFile("shop.yaml", YAML))));
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       throw new IllegalStateException(e);
     }
     return new ShouldRateLimitHandler(

@@ -320,17 +320,17 @@ public final class WeirNode implements AutoCloseable {
      * and nothing a client-facing gRPC handler runs may block (forwarded items complete on the peer
      * clients' threads; the peer listener has its own pool).
      *
-     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before any
+     * @throws dev.weir.envoy.config.DescriptorConfigException if the descriptor config is invalid (before any
      *     port is bound)
      */
-    public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
+    public WeirNode start() throws IOException, dev.weir.envoy.config.DescriptorConfigException {
       return WeirNode.start(
           this, store != null ? store : new ClockBucketStore(clock, config.cacheSize()));
     }
   }
 
   private static WeirNode start(Builder builder, BucketStore store)
-      throws IOException, dev.weir.envoy.config.ConfigException {
+      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
     WeirConfig config = builder.config;
     ClusterSettings clusterSettings = builder.cluster;
     DiscoverySettings discoverySettings = builder.discovery;
@@ -445,7 +445,7 @@ public final class WeirNode implements AutoCloseable {
                 ops.limits(),
                 meter);
       }
-    } catch (dev.weir.envoy.config.ConfigException | IOException | RuntimeException e) {
+    } catch (dev.weir.envoy.config.DescriptorConfigException | IOException | RuntimeException e) {
       member.close();
       discoveryScheduler.shutdownNow();
       throw e;
