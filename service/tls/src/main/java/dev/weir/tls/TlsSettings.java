@@ -84,9 +84,7 @@ public record TlsSettings(
    * {@code require-and-verify} mean {@code require-and-verify}.
    */
   public static TlsSettings from(EnvReader env) {
-    Optional<Path> cert = env.lookup(CERT).map(s -> Path.of(s.value()));
-    Optional<Path> key = env.lookup(KEY).map(s -> Path.of(s.value()));
-    Optional<Path> ca = env.lookup(CA).map(s -> Path.of(s.value()));
+    PemFiles files = PemFiles.read(env, CERT, KEY, CA);
     String auth =
         env.oneOf(
             CLIENT_AUTH,
@@ -108,16 +106,13 @@ public record TlsSettings(
     boolean auto = env.bool(AUTO, false);
     Duration reload =
         env.duration(RELOAD_INTERVAL, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofHours(24));
-    if (cert.isPresent() != key.isPresent()) {
+    if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty() && !auto) {
       throw new ConfigException(
-          "WEIR_TLS_CERT and WEIR_TLS_KEY must be set together: only "
-              + (cert.isPresent() ? "WEIR_TLS_CERT" : "WEIR_TLS_KEY")
-              + " is set");
+          "WEIR_TLS_CLIENT_AUTH="
+              + auth
+              + " needs WEIR_TLS_CA, the CA client certificates chain to");
     }
-    if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && ca.isEmpty() && !auto) {
-      throw new ConfigException(
-          "WEIR_TLS_CLIENT_AUTH=" + auth + " needs WEIR_TLS_CA, the CA client certificates chain to");
-    }
-    return new TlsSettings(cert, key, ca, clientAuth, "TLSv" + version, auto, reload);
+    return new TlsSettings(
+        files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);
   }
 }
