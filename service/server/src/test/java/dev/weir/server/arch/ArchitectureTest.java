@@ -13,6 +13,7 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.weir.core.model.Status;
 import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
@@ -123,6 +124,14 @@ class ArchitectureTest {
           .callMethod(java.time.ZonedDateTime.class, "now")
           .orShould()
           .callMethod(java.time.LocalDateTime.class, "now");
+
+  /**
+   * The model's {@link Status} crosses the wire by name ({@code PeerProtos.toProto} and {@code
+   * statusOf}), never by its declaration order: nothing calls its {@code ordinal()}.
+   */
+  @ArchTest
+  static final ArchRule statusNeverMappedByOrdinal =
+      noClasses().should().callMethod(Status.class, "ordinal");
 
   /** The core's request path knows no discovery backend. */
   @ArchTest
