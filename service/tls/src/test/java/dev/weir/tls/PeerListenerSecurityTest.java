@@ -41,6 +41,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -96,12 +97,15 @@ class PeerListenerSecurityTest {
         }
 
         @Override
-        public void announce(String address, boolean leaving) {
+        public CompletableFuture<Void> announce(String address, boolean leaving) {
           notices.add(address);
+          return CompletableFuture.completedFuture(null);
         }
 
         @Override
-        public void prepareReturn(String address) {}
+        public CompletableFuture<Void> prepareReturn(String address) {
+          return CompletableFuture.completedFuture(null);
+        }
 
         @Override
         public List<QuotaShare> reportQuota(List<dev.weir.core.quota.QuotaUsage> usages) {

@@ -44,6 +44,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -452,8 +453,8 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
-    public void prepareReturn(String address) {
-      target.prepareReturn(address);
+    public CompletableFuture<Void> prepareReturn(String address) {
+      return target.prepareReturn(address);
     }
 
     @Override
@@ -467,12 +468,16 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
-    public void announce(String address, boolean leaving) {
+    public CompletableFuture<Void> announce(String address, boolean leaving) {
       beforeAnnounce.accept(leaving);
-      target.announce(address, leaving);
-      if (!leaving) {
-        returnNoticesHandled.incrementAndGet();
-      }
+      return target
+          .announce(address, leaving)
+          .thenRun(
+              () -> {
+                if (!leaving) {
+                  returnNoticesHandled.incrementAndGet();
+                }
+              });
     }
   }
 }
