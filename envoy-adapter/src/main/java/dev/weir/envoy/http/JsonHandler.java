@@ -43,7 +43,7 @@ public final class JsonHandler implements HttpHandler {
           .completed();
     }
     return handler
-        .handle(request.build())
+        .check(request.build())
         .handle(
             (response, failure) -> {
               if (failure != null) {

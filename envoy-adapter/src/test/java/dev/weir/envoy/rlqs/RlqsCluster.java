@@ -57,7 +57,7 @@ final class RlqsCluster implements AutoCloseable {
             n,
             ClusterSettings.defaults(),
             clock,
-            store -> new LocalLimiter(engine, store, clock)::apply,
+            store -> new LocalLimiter(engine, store, clock)::check,
             null,
             timers);
     for (LocalCluster.Node node : cluster.nodes()) {

@@ -118,7 +118,7 @@ class EnvoyFrontDoorFuzzTest {
     } catch (InvalidProtocolBufferException notAMessage) {
       return;
     }
-    CompletableFuture<RateLimitResponse> answer = HANDLER.handle(request);
+    CompletableFuture<RateLimitResponse> answer = HANDLER.check(request);
 
     assertThat(answer).isDone();
     try {

@@ -101,7 +101,7 @@ public final class LocalCluster implements AutoCloseable {
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::check,
         null,
         null,
         ghosts);
@@ -109,7 +109,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Starts {@code n} nodes that evaluate locally with {@code localCheck} over each node's store, for
-   * example {@code store -> new LocalLimiter(engine, store, clock)::apply}.
+   * example {@code store -> new LocalLimiter(engine, store, clock)::check}.
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {

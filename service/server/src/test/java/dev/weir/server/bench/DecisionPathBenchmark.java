@@ -127,7 +127,7 @@ public class DecisionPathBenchmark {
   /** One {@code ShouldRateLimit} with two descriptors. */
   @Benchmark
   public RateLimitResponse shouldRateLimit() {
-    return envoy.handle(rls).join();
+    return envoy.check(rls).join();
   }
 
   /** One {@code GetRateLimits} with one item. */
