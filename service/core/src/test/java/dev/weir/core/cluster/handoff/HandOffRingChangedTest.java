@@ -5,19 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.engine.BucketState;
-import dev.weir.core.engine.Decision;
-import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.store.BucketStore;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -52,27 +48,9 @@ class HandOffRingChangedTest {
   }
 
   /** An empty store whose {@code forEach} waits until the test releases it. */
-  private final class ScanBlockingStore implements BucketStore {
-    private final InMemoryBucketStore delegate = new InMemoryBucketStore(clock);
-
-    @Override
-    public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
-      return delegate.update(key, update);
-    }
-
-    @Override
-    public Optional<BucketState> get(String key) {
-      return delegate.get(key);
-    }
-
-    @Override
-    public void put(String key, BucketState state) {
-      delegate.put(key, state);
-    }
-
-    @Override
-    public void remove(String key) {
-      delegate.remove(key);
+  private final class ScanBlockingStore extends ForwardingBucketStore {
+    ScanBlockingStore() {
+      super(new InMemoryBucketStore(clock));
     }
 
     @Override
@@ -83,12 +61,7 @@ class HandOffRingChangedTest {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      delegate.forEach(action);
-    }
-
-    @Override
-    public long size() {
-      return delegate.size();
+      super.forEach(action);
     }
   }
 }
