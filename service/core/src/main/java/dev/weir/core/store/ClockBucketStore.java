@@ -2,7 +2,12 @@ package dev.weir.core.store;
 
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
+import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.engine.LeakyBucketState;
+import dev.weir.core.engine.SlidingWindowState;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
 import dev.weir.core.time.Clock;
 import java.util.Optional;
 import java.util.function.BiConsumer;
@@ -16,9 +21,11 @@ import java.util.function.Function;
  * <p>Design: a key hashes to one of up to {@value #MAX_SEGMENTS} segments, each a linear-probing
  * table of {@link Entry} references guarded by the segment's monitor, so one decision is a lock, a
  * probe and the engine's function, and decisions on keys in different segments run in parallel.
- * An entry holds its key, hash, state and a referenced bit; there is no per-entry node, list link,
- * timer or frequency counter, which keeps a live bucket's cost to its key, its state, one entry and
- * a table slot. The referenced bit is set by every use; when a full segment needs room its clock
+ * An entry holds its key, hash, a referenced bit and its state's fields inline (the engine's
+ * immutable state is rebuilt for each decision and its result written back in place); there is no
+ * per-entry node, list link, timer or frequency counter, which keeps a live bucket's cost to its
+ * key, one entry and a table slot, and a decision to two dependent reads (slot, entry) besides the
+ * key. The referenced bit is set by every use; when a full segment needs room its clock
  * hand walks the table, evicting the first entry that is expired or was not used since the hand
  * last passed it and clearing the bit of those that were. A new entry starts unreferenced, so a
  * scan of keys used once evicts its own kind before the keys in steady use.
@@ -171,17 +178,78 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     return segmentShift == 32 ? segments[0] : segments[hash >>> segmentShift];
   }
 
-  /** One key's bucket: its key, hash, current state and whether it was used since the hand passed. */
+  /**
+   * One key's bucket: its key, hash, whether it was used since the hand passed, and its state's
+   * fields held inline, so a decision reads and writes the bucket without a second object.
+   *
+   * <p>Every {@link BucketState} is at most six longs and, for a token bucket, a status; {@link
+   * #kind} says which record the fields belong to and {@link #expireAt} is always the state's
+   * {@code expireAt}. Fields are written in place, so a decision leaves no state object behind for
+   * the collector to copy.
+   */
   private static final class Entry {
+    private static final byte TOKEN_UNDER = 0;
+    private static final byte TOKEN_OVER = 1;
+    private static final byte LEAKY = 2;
+    private static final byte FIXED = 3;
+    private static final byte SLIDING = 4;
+
     final String key;
     final int hash;
-    BucketState state;
+    byte kind;
     boolean referenced;
+    long a;
+    long b;
+    long c;
+    long d;
+    long e;
+    long expireAt;
 
     Entry(String key, int hash, BucketState state) {
       this.key = key;
       this.hash = hash;
-      this.state = state;
+      write(state);
+    }
+
+    boolean liveAt(long now) {
+      return now < expireAt;
+    }
+
+    void write(BucketState state) {
+      if (state instanceof TokenBucketState t) {
+        kind = t.status() == Status.OVER_LIMIT ? TOKEN_OVER : TOKEN_UNDER;
+        set(t.limit(), t.duration(), t.remaining(), t.createdAt(), 0, t.expireAt());
+      } else if (state instanceof LeakyBucketState l) {
+        kind = LEAKY;
+        set(l.limit(), l.duration(), l.burst(), l.remaining(), l.updatedAt(), l.expireAt());
+      } else if (state instanceof FixedWindowState f) {
+        kind = FIXED;
+        set(f.limit(), f.duration(), f.windowStart(), f.count(), 0, f.expireAt());
+      } else {
+        SlidingWindowState w = (SlidingWindowState) state;
+        kind = SLIDING;
+        set(w.limit(), w.duration(), w.windowStart(), w.previousCount(), w.currentCount(),
+            w.expireAt());
+      }
+    }
+
+    private void set(long a, long b, long c, long d, long e, long expireAt) {
+      this.a = a;
+      this.b = b;
+      this.c = c;
+      this.d = d;
+      this.e = e;
+      this.expireAt = expireAt;
+    }
+
+    BucketState state() {
+      return switch (kind) {
+        case TOKEN_UNDER -> new TokenBucketState(Status.UNDER_LIMIT, a, b, c, d, expireAt);
+        case TOKEN_OVER -> new TokenBucketState(Status.OVER_LIMIT, a, b, c, d, expireAt);
+        case LEAKY -> new LeakyBucketState(a, b, c, d, e, expireAt);
+        case FIXED -> new FixedWindowState(a, b, c, d, expireAt);
+        default -> new SlidingWindowState(a, b, c, d, e, expireAt);
+      };
     }
   }
 
@@ -209,7 +277,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
         String key, int hash, Function<BucketState, Decision> update, long now) {
       int i = indexOf(key, hash);
       Entry entry = i < 0 ? null : table[i];
-      BucketState live = entry != null && now < entry.state.expireAt() ? entry.state : null;
+      BucketState live = entry != null && entry.liveAt(now) ? entry.state() : null;
       if (live == null) {
         misses++;
       } else {
@@ -224,7 +292,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       } else if (next == null) {
         removeAt(i);
       } else {
-        entry.state = next;
+        entry.write(next);
         if (!entry.referenced) {
           entry.referenced = true;
         }
@@ -234,14 +302,14 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
 
     synchronized BucketState get(String key, int hash, long now) {
       int i = indexOf(key, hash);
-      if (i < 0 || now >= table[i].state.expireAt()) {
+      if (i < 0 || !table[i].liveAt(now)) {
         misses++;
         return null;
       }
       hits++;
       Entry entry = table[i];
       entry.referenced = true;
-      return entry.state;
+      return entry.state();
     }
 
     synchronized void put(String key, int hash, BucketState state, long now) {
@@ -251,7 +319,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
           removeAt(i);
         }
       } else if (i >= 0) {
-        table[i].state = state;
+        table[i].write(state);
       } else {
         insert(key, hash, state, now);
       }
@@ -268,7 +336,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     // changed.
     synchronized boolean removeIfLive(String key, int hash, BucketState expected, long now) {
       int i = indexOf(key, hash);
-      if (i < 0 || now >= table[i].state.expireAt() || !table[i].state.equals(expected)) {
+      if (i < 0 || !table[i].liveAt(now) || !table[i].state().equals(expected)) {
         return false;
       }
       removeAt(i);
@@ -279,9 +347,9 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       Object[] out = new Object[2 * size];
       int n = 0;
       for (Entry entry : table) {
-        if (entry != null && now < entry.state.expireAt()) {
+        if (entry != null && entry.liveAt(now)) {
           out[n++] = entry.key;
-          out[n++] = entry.state;
+          out[n++] = entry.state();
         }
       }
       return n == out.length ? out : java.util.Arrays.copyOf(out, n);
@@ -291,7 +359,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       int i = 0;
       while (i < table.length) {
         Entry entry = table[i];
-        if (entry != null && now >= entry.state.expireAt()) {
+        if (entry != null && !entry.liveAt(now)) {
           removeAt(i);
         } else {
           i++;
@@ -346,7 +414,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       for (int step = 0; step < 2 && size > 0; step++) {
         sweeper &= table.length - 1;
         Entry entry = table[sweeper];
-        if (entry != null && now >= entry.state.expireAt()) {
+        if (entry != null && !entry.liveAt(now)) {
           removeAt(sweeper);
         } else {
           sweeper++;
@@ -360,7 +428,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
         hand &= mask;
         Entry entry = table[hand];
         if (entry != null) {
-          if (now >= entry.state.expireAt()) {
+          if (!entry.liveAt(now)) {
             removeAt(hand);
             return;
           }

@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.engine.SlidingWindowState;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -48,6 +51,27 @@ class ClockBucketStoreTest {
         .duration(1000)
         .hits(hits)
         .build();
+  }
+
+  @Test
+  void putGetAndUpdate_everyKindOfState_comesBackFieldForField() {
+    long expireAt = clock.wallMillis() + 1000;
+    List<BucketState> states =
+        List.of(
+            new TokenBucketState(Status.UNDER_LIMIT, 11, 12, 13, 14, expireAt),
+            new TokenBucketState(Status.OVER_LIMIT, 21, 22, 23, 24, expireAt + 1),
+            new LeakyBucketState(31, 32, 33, 34, 35, expireAt + 2),
+            new FixedWindowState(41, 42, 43, 44, expireAt + 3),
+            new SlidingWindowState(51, 52, 53, 54, 55, expireAt + 4));
+    for (BucketState state : states) {
+      store.put("put", state);
+      assertThat(store.get("put")).contains(state);
+      store.update("updated", prior -> new Decision(state, RateLimitResponse.error("x")));
+      assertThat(store.get("updated")).contains(state);
+    }
+    Map<String, BucketState> visited = new HashMap<>();
+    store.forEach(visited::put);
+    assertThat(visited).containsEntry("put", states.get(4)).containsEntry("updated", states.get(4));
   }
 
   @Test
