@@ -3,13 +3,13 @@ package dev.weir.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.testkit.Await;
-import dev.weir.core.tls.CertificateAuthority;
-import dev.weir.core.tls.Pem;
 import dev.weir.envoy.xds.RateLimitConfigServer;
 import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
 import dev.weir.proto.ratelimit.config.v3.RateLimitDescriptor;
 import dev.weir.proto.ratelimit.config.v3.RateLimitPolicy;
 import dev.weir.proto.ratelimit.config.v3.RateLimitUnit;
+import dev.weir.tls.CertificateAuthority;
+import dev.weir.tls.Pem;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.Entry;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;

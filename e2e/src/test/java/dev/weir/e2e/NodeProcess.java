@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A {@code weir.jar} process started by a test on loopback ports the test chose, with its stdout
- * and stderr captured to files.
+ * and stderr captured to files and no {@code WEIR_*}/{@code GUBER_*} variable inherited from the
+ * test's environment.
  */
-final class NodeProcess implements AutoCloseable {
+public final class NodeProcess implements AutoCloseable {
 
   /** The peer secret the test clusters share ({@code WEIR_PEER_SECRET}). */
   static final String PEER_SECRET = "weir-e2e-cluster-peer-secret";
@@ -58,13 +59,23 @@ final class NodeProcess implements AutoCloseable {
   /** Starts {@code java -jar weir.jar args} on the given loopback ports with {@code env} added. */
   static NodeProcess start(int grpcPort, int httpPort, Map<String, String> env, String... args)
       throws IOException {
+    return startIn(Files.createTempDirectory("weir-node"), grpcPort, httpPort, env, args);
+  }
+
+  /**
+   * Starts {@code java -jar weir.jar args} on the given loopback ports with {@code env} added,
+   * writing {@code stdout.log} and {@code stderr.log} in {@code dir} (created if missing).
+   */
+  public static NodeProcess startIn(
+      Path dir, int grpcPort, int httpPort, Map<String, String> env, String... args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(TestJvm.FLAGS);
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));
-    Path dir = Files.createTempDirectory("weir-node");
+    Files.createDirectories(dir);
     Path out = dir.resolve("stdout.log");
     Path err = dir.resolve("stderr.log");
     ProcessBuilder builder =
@@ -105,8 +116,55 @@ final class NodeProcess implements AutoCloseable {
     return String.join(",", entries);
   }
 
+  /** Returns the gRPC port. */
+  public int grpcPort() {
+    return grpcPort;
+  }
+
+  /** Returns the HTTP port. */
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /** Returns whether the process is still running. */
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** Returns the last lines of the process's stdout and stderr, for failure messages. */
+  public String logTail() {
+    return tail(stdout) + "\n" + tail(stderr);
+  }
+
+  private static String tail(Path file) {
+    try {
+      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      return file
+          + ":\n"
+          + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (IOException e) {
+      return file + ": unreadable: " + e;
+    }
+  }
+
+  /**
+   * Stops the process: SIGTERM, then SIGKILL if it has not exited within {@code grace}; does
+   * nothing when it has exited already.
+   */
+  public void stop(Duration grace) {
+    process.destroy();
+    try {
+      if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly().waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** Returns a loopback port that was free a moment ago; see {@link FreePorts}. */
-  static int freePort() throws IOException {
+  public static int freePort() throws IOException {
     return FreePorts.next();
   }
 

@@ -1,13 +1,13 @@
 package dev.weir.envoy;
 
-import dev.weir.core.http.HttpHandler;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpHandler;
+import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
-import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.EnvoyConfig;
@@ -81,7 +81,7 @@ public final class EnvoyAdapter implements AutoCloseable {
    * after {@link #watch}; applies {@code limits} to descriptors, counts calls with {@code meter}
    * and the rest in {@code metrics}.
    *
-   * @throws ConfigException if the files hold an invalid config, or one that declares no domain
+   * @throws DescriptorConfigException if the files hold an invalid config, or one that declares no domain
    *     without {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true} (which should stop the
    *     server with the errors)
    * @throws IOException if the xDS client's TLS files cannot be read
@@ -93,7 +93,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter)
-      throws ConfigException, IOException {
+      throws DescriptorConfigException, IOException {
     if (settings.source() == EnvoySettings.Source.FILE) {
       return startFiles(
           settings.config().orElseThrow(), settings, service, clock, metrics, limits, meter);
@@ -127,7 +127,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter)
-      throws ConfigException {
+      throws DescriptorConfigException {
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
         new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);

@@ -171,7 +171,7 @@ public record EnvoySettings(
    * ConfigException} naming the variable as set.
    */
   public static EnvoySettings from(EnvReader reader, UnaryOperator<EnvVar> names) {
-    Optional<Path> config = reader.lookup(names.apply(CONFIG)).map(s -> Path.of(s.value()));
+    Optional<Path> config = reader.path(names.apply(CONFIG));
     String source =
         reader.oneOf(names.apply(CONFIG_SOURCE), "file", List.of("file", "xds", "GRPC_XDS_SOTW"));
     return new EnvoySettings(
@@ -189,7 +189,7 @@ public record EnvoySettings(
         header(reader, names.apply(LIMIT_REMAINING_HEADER), "RateLimit-Remaining"),
         header(reader, names.apply(LIMIT_RESET_HEADER), "RateLimit-Reset"),
         reader.bool(names.apply(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT), false),
-        ratio(reader, names.apply(NEAR_LIMIT_RATIO), 0.8),
+        reader.ratio(names.apply(NEAR_LIMIT_RATIO), 0.8),
         reader.duration(
             names.apply(CONFIG_RELOAD_INTERVAL),
             Duration.ofSeconds(1),
@@ -258,24 +258,7 @@ public record EnvoySettings(
     return v;
   }
 
-  private static double ratio(EnvReader reader, EnvVar var, double fallback) {
-    Optional<EnvReader.Setting> setting = reader.lookup(var);
-    if (setting.isEmpty()) {
-      return fallback;
-    }
-    try {
-      double d = Double.parseDouble(setting.get().value());
-      if (d >= 0 && d <= 1) {
-        return d;
-      }
-    } catch (NumberFormatException e) {
-      throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
-    }
-    throw invalid(setting.get(), "a number from 0 to 1, such as 0.8");
-  }
-
   private static ConfigException invalid(EnvReader.Setting setting, String expected) {
-    return new ConfigException(
-        setting.variable() + "='" + setting.value() + "' is not valid: expected " + expected);
+    return ConfigException.invalid(setting.variable(), setting.value(), expected);
   }
 }

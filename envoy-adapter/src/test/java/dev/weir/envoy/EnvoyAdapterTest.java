@@ -9,7 +9,7 @@ import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.envoy.config.ConfigException;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader.Outcome;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -43,7 +43,7 @@ class EnvoyAdapterTest {
   void start_directoryWithoutDomain_refusedNamingThePathWhatItFoundAndTheOptIn() {
     assertThatThrownBy(() -> start(Map.of()))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement()

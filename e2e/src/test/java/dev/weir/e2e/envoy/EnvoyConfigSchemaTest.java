@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.protobuf.Any;
 import com.google.protobuf.Message;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.config.RateLimitRule;
@@ -636,7 +636,7 @@ class EnvoyConfigSchemaTest {
   private static EnvoyConfig weirRules(Path file) {
     try {
       return new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(file);
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       throw new AssertionError(
           file + " is not a valid Weir descriptor config: " + e.getMessage(), e);
     }

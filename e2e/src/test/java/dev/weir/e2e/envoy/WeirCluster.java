@@ -1,5 +1,6 @@
 package dev.weir.e2e.envoy;
 
+import dev.weir.e2e.NodeProcess;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc.RateLimitServiceBlockingStub;
@@ -7,6 +8,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,15 +30,17 @@ public final class WeirCluster implements AutoCloseable {
   private static final long POLL_MILLIS = 200;
   private static final String PEER_SECRET = "weir-envoy-e2e-peer-secret";
 
-  private final List<WeirNode> nodes;
+  private static final Duration STOP_GRACE = Duration.ofSeconds(20);
+
+  private final List<NodeProcess> nodes;
   private final List<ManagedChannel> channels;
   private final List<String> envoyConfigs;
 
-  private WeirCluster(List<WeirNode> nodes, List<String> envoyConfigs) {
+  private WeirCluster(List<NodeProcess> nodes, List<String> envoyConfigs) {
     this.nodes = nodes;
     this.envoyConfigs = envoyConfigs;
     this.channels = new ArrayList<>();
-    for (WeirNode node : nodes) {
+    for (NodeProcess node : nodes) {
       channels.add(
           NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build());
     }
@@ -48,26 +53,41 @@ public final class WeirCluster implements AutoCloseable {
    */
   public static WeirCluster start(
       int size, Path envoyConfig, Map<String, String> extraEnv, Path logDir) {
-    List<int[]> ports = new ArrayList<>();
-    for (int i = 0; i < size; i++) {
-      ports.add(new int[] {WeirNode.freePort(), WeirNode.freePort(), WeirNode.freePort()});
+    try {
+      List<int[]> ports = new ArrayList<>();
+      for (int i = 0; i < size; i++) {
+        ports.add(
+            new int[] {NodeProcess.freePort(), NodeProcess.freePort(), NodeProcess.freePort()});
+      }
+      String peers =
+          ports.stream()
+              .map(p -> "127.0.0.1:" + p[0] + "@" + p[2])
+              .collect(Collectors.joining(","));
+      List<NodeProcess> nodes = new ArrayList<>();
+      for (int i = 0; i < size; i++) {
+        Map<String, String> env = new HashMap<>();
+        env.put("WEIR_ADVERTISE_ADDRESS", "127.0.0.1:" + ports.get(i)[0]);
+        env.putAll(extraEnv);
+        env.put("WEIR_STATIC_PEERS", peers);
+        env.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + ports.get(i)[2]);
+        env.put("WEIR_PEER_SECRET", PEER_SECRET);
+        env.put("WEIR_ENVOY_CONFIG", envoyConfig.toString());
+        nodes.add(
+            NodeProcess.startIn(logDir.resolve(name(i)), ports.get(i)[0], ports.get(i)[1], env));
+      }
+      return new WeirCluster(nodes, Collections.nCopies(size, envoyConfig.toString()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
-    String peers =
-        ports.stream().map(p -> "127.0.0.1:" + p[0] + "@" + p[2]).collect(Collectors.joining(","));
-    List<WeirNode> nodes = new ArrayList<>();
-    for (int i = 0; i < size; i++) {
-      Map<String, String> env = new HashMap<>(extraEnv);
-      env.put("WEIR_STATIC_PEERS", peers);
-      env.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + ports.get(i)[2]);
-      env.put("WEIR_PEER_SECRET", PEER_SECRET);
-      env.put("WEIR_ENVOY_CONFIG", envoyConfig.toString());
-      nodes.add(WeirNode.start("weir-" + (i + 1), ports.get(i)[0], ports.get(i)[1], env, logDir));
-    }
-    return new WeirCluster(nodes, Collections.nCopies(size, envoyConfig.toString()));
+  }
+
+  /** Returns the name of node {@code index} in messages and its log directory's name. */
+  private static String name(int index) {
+    return "weir-" + (index + 1);
   }
 
   /** Returns the nodes, in start order. */
-  public List<WeirNode> nodes() {
+  public List<NodeProcess> nodes() {
     return nodes;
   }
 
@@ -88,7 +108,7 @@ public final class WeirCluster implements AutoCloseable {
       StatusRuntimeException last = null;
       while (true) {
         if (!nodes.get(i).isAlive()) {
-          throw new IllegalStateException(nodes.get(i).name() + " exited\n" + logs());
+          throw new IllegalStateException(name(i) + " exited\n" + logs());
         }
         try {
           RateLimitServiceGrpc.newBlockingStub(channels.get(i))
@@ -98,7 +118,7 @@ public final class WeirCluster implements AutoCloseable {
         } catch (StatusRuntimeException e) {
           if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
             throw new IllegalStateException(
-                nodes.get(i).name()
+                name(i)
                     + " is up but does not serve "
                     + RateLimitServiceGrpc.SERVICE_NAME
                     + " (WEIR_ENVOY_CONFIG="
@@ -111,14 +131,7 @@ public final class WeirCluster implements AutoCloseable {
         }
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
-              nodes.get(i).name()
-                  + " not ready after "
-                  + READY_TIMEOUT
-                  + ": "
-                  + last
-                  + "\n"
-                  + logs(),
-              last);
+              name(i) + " not ready after " + READY_TIMEOUT + ": " + last + "\n" + logs(), last);
         }
         sleep(POLL_MILLIS);
       }
@@ -131,13 +144,17 @@ public final class WeirCluster implements AutoCloseable {
 
   /** Returns the tails of every node's log. */
   public String logs() {
-    return nodes.stream().map(WeirNode::logTail).collect(Collectors.joining("\n\n"));
+    List<String> tails = new ArrayList<>();
+    for (int i = 0; i < nodes.size(); i++) {
+      tails.add(name(i) + ": " + nodes.get(i).logTail());
+    }
+    return String.join("\n\n", tails);
   }
 
   @Override
   public void close() {
     channels.forEach(ManagedChannel::shutdownNow);
-    nodes.forEach(WeirNode::close);
+    nodes.forEach(node -> node.stop(STOP_GRACE));
   }
 
   private static void sleep(long millis) {

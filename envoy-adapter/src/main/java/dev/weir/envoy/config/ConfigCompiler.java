@@ -39,7 +39,7 @@ final class ConfigCompiler {
   }
 
   /** Checks {@code file} against itself and the files added before it, then adds it. */
-  void add(ParsedFile file) throws ConfigException {
+  void add(ParsedFile file) throws DescriptorConfigException {
     String domain = file.domain();
     if (domain.isEmpty()) {
       throw error(file, "config file cannot have empty domain");
@@ -74,7 +74,7 @@ final class ConfigCompiler {
       String parentCounterName,
       List<RawDescriptor> raws,
       Set<List<String>> seen)
-      throws ConfigException {
+      throws DescriptorConfigException {
     List<DescriptorNode> nodes = new ArrayList<>();
     for (RawDescriptor raw : raws) {
       if (raw.key().isEmpty()) {
@@ -121,7 +121,7 @@ final class ConfigCompiler {
 
   /** Returns the policies of {@code raw}: its {@code rate_limit}, or its {@code rate_limits}. */
   private List<RateLimitRule> limits(ParsedFile file, String composite, RawDescriptor raw)
-      throws ConfigException {
+      throws DescriptorConfigException {
     if (raw.rateLimits() == null) {
       return raw.rateLimit().isPresent()
           ? List.of(rule(file, composite, raw.rateLimit().get()))
@@ -161,7 +161,7 @@ final class ConfigCompiler {
   }
 
   private RateLimitRule rule(ParsedFile file, String composite, RawRateLimit raw)
-      throws ConfigException {
+      throws DescriptorConfigException {
     Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit =
         Units.parse(raw.unit());
     if (raw.unlimited()) {
@@ -205,7 +205,7 @@ final class ConfigCompiler {
       String composite,
       Node node,
       Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit)
-      throws ConfigException {
+      throws DescriptorConfigException {
     if (node == null || isNull(node)) {
       return 1;
     }
@@ -227,7 +227,8 @@ final class ConfigCompiler {
             + max);
   }
 
-  private Algorithm algorithm(ParsedFile file, String composite, Node node) throws ConfigException {
+  private Algorithm algorithm(ParsedFile file, String composite, Node node)
+      throws DescriptorConfigException {
     if (node == null || isNull(node)) {
       return options.defaultAlgorithm();
     }
@@ -258,7 +259,8 @@ final class ConfigCompiler {
     return Optional.empty();
   }
 
-  private long burst(ParsedFile file, String composite, Node node) throws ConfigException {
+  private long burst(ParsedFile file, String composite, Node node)
+      throws DescriptorConfigException {
     if (node == null || isNull(node)) {
       return 0;
     }
@@ -278,7 +280,8 @@ final class ConfigCompiler {
             + UINT32_MAX);
   }
 
-  private int behavior(ParsedFile file, String composite, Node node) throws ConfigException {
+  private int behavior(ParsedFile file, String composite, Node node)
+      throws DescriptorConfigException {
     if (node == null || isNull(node)) {
       return Behavior.BATCHING;
     }
@@ -317,7 +320,8 @@ final class ConfigCompiler {
     return flags;
   }
 
-  private Map<String, Object> metadata(ParsedFile file, Node node) throws ConfigException {
+  private Map<String, Object> metadata(ParsedFile file, Node node)
+      throws DescriptorConfigException {
     if (isNull(node)) {
       return Map.of();
     }
@@ -331,7 +335,7 @@ final class ConfigCompiler {
     return map;
   }
 
-  private Object plain(ParsedFile file, Node node) throws ConfigException {
+  private Object plain(ParsedFile file, Node node) throws DescriptorConfigException {
     if (node instanceof MappingNode m) {
       Map<String, Object> out = new LinkedHashMap<>();
       for (NodeTuple t : m.getValue()) {
@@ -379,7 +383,7 @@ final class ConfigCompiler {
     return node instanceof ScalarNode s && s.getTag().equals(Tag.NULL);
   }
 
-  private static ConfigException error(ParsedFile file, String text) {
-    return new ConfigException(file.fileName() + ": " + text);
+  private static DescriptorConfigException error(ParsedFile file, String text) {
+    return new DescriptorConfigException(file.fileName() + ": " + text);
   }
 }

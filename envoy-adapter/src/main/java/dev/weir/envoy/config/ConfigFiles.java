@@ -43,11 +43,11 @@ public final class ConfigFiles {
 
   /**
    * Returns the files at {@code path} and the skipped entries (named relative to {@code path}); a
-   * missing or unreadable path is a {@link ConfigException}.
+   * missing or unreadable path is a {@link DescriptorConfigException}.
    */
-  public static Listing list(Path path) throws ConfigException {
+  public static Listing list(Path path) throws DescriptorConfigException {
     if (!Files.exists(path)) {
-      throw new ConfigException(path + ": config path does not exist");
+      throw new DescriptorConfigException(path + ": config path does not exist");
     }
     if (!Files.isDirectory(path)) {
       return new Listing(List.of(path), List.of());
@@ -60,16 +60,17 @@ public final class ConfigFiles {
   /**
    * Reads every descriptor file at {@code path}, refusing a file over {@code limits.maxFileBytes()}
    * or files over {@code limits.maxTotalBytes()} together before parsing anything; an unreadable
-   * path or file is a {@link ConfigException}.
+   * path or file is a {@link DescriptorConfigException}.
    */
-  public static List<ConfigFile> read(Path path, ConfigLimits limits) throws ConfigException {
+  public static List<ConfigFile> read(Path path, ConfigLimits limits)
+      throws DescriptorConfigException {
     List<ConfigFile> out = new ArrayList<>();
     long total = 0;
     for (Path file : list(path).files()) {
       byte[] bytes = readFile(file, limits.maxFileBytes());
       total += bytes.length;
       if (total > limits.maxTotalBytes()) {
-        throw new ConfigException(
+        throw new DescriptorConfigException(
             file
                 + ": the config files up to this one hold "
                 + total
@@ -84,7 +85,7 @@ public final class ConfigFiles {
   }
 
   /** Reads {@code file}, refusing it unread when its size is over {@code maxBytes}. */
-  private static byte[] readFile(Path file, int maxBytes) throws ConfigException {
+  private static byte[] readFile(Path file, int maxBytes) throws DescriptorConfigException {
     byte[] bytes;
     try {
       long size = Files.size(file);
@@ -95,7 +96,7 @@ public final class ConfigFiles {
         bytes = in.readNBytes(maxBytes + 1);
       }
     } catch (IOException e) {
-      throw new ConfigException(file + ": error reading config file: " + e.getMessage());
+      throw new DescriptorConfigException(file + ": error reading config file: " + e.getMessage());
     }
     if (bytes.length > maxBytes) {
       throw tooLarge(file, "more than " + maxBytes + " bytes", maxBytes);
@@ -103,7 +104,7 @@ public final class ConfigFiles {
     return bytes;
   }
 
-  private static String utf8(Path file, byte[] bytes) throws ConfigException {
+  private static String utf8(Path file, byte[] bytes) throws DescriptorConfigException {
     try {
       return StandardCharsets.UTF_8
           .newDecoder()
@@ -112,12 +113,12 @@ public final class ConfigFiles {
           .decode(ByteBuffer.wrap(bytes))
           .toString();
     } catch (CharacterCodingException e) {
-      throw new ConfigException(file + ": error reading config file: not valid UTF-8");
+      throw new DescriptorConfigException(file + ": error reading config file: not valid UTF-8");
     }
   }
 
-  private static ConfigException tooLarge(Path file, String size, int maxBytes) {
-    return new ConfigException(
+  private static DescriptorConfigException tooLarge(Path file, String size, int maxBytes) {
+    return new DescriptorConfigException(
         file
             + ": config file is "
             + size
@@ -138,7 +139,7 @@ public final class ConfigFiles {
       this.root = root;
     }
 
-    void directory(Path dir) throws ConfigException {
+    void directory(Path dir) throws DescriptorConfigException {
       Path real = realPath(dir);
       if (real == null || !seenDirectories.add(real)) {
         return;
@@ -147,7 +148,8 @@ public final class ConfigFiles {
       try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
         stream.forEach(entries::add);
       } catch (IOException e) {
-        throw new ConfigException(dir + ": error reading config directory: " + e.getMessage());
+        throw new DescriptorConfigException(
+            dir + ": error reading config directory: " + e.getMessage());
       }
       entries.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
       for (Path entry : entries) {
@@ -167,13 +169,14 @@ public final class ConfigFiles {
     }
 
     /** Returns the real path of {@code entry}, or null when it vanished since it was listed. */
-    private static Path realPath(Path entry) throws ConfigException {
+    private static Path realPath(Path entry) throws DescriptorConfigException {
       try {
         return entry.toRealPath();
       } catch (NoSuchFileException e) {
         return null;
       } catch (IOException e) {
-        throw new ConfigException(entry + ": error reading config path: " + e.getMessage());
+        throw new DescriptorConfigException(
+            entry + ": error reading config path: " + e.getMessage());
       }
     }
   }

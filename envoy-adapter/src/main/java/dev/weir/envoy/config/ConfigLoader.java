@@ -16,17 +16,17 @@ public final class ConfigLoader {
   }
 
   /** Reads the files at {@code path} (see {@link ConfigFiles}) within the options' limits. */
-  public List<ConfigFile> read(Path path) throws ConfigException {
+  public List<ConfigFile> read(Path path) throws DescriptorConfigException {
     return ConfigFiles.read(path, options.limits());
   }
 
   /** Reads and compiles the file or directory at {@code path}; throws on the first error. */
-  public EnvoyConfig load(Path path) throws ConfigException {
+  public EnvoyConfig load(Path path) throws DescriptorConfigException {
     return compile(read(path));
   }
 
   /** Compiles {@code files} in order; throws on the first error. */
-  public EnvoyConfig compile(List<ConfigFile> files) throws ConfigException {
+  public EnvoyConfig compile(List<ConfigFile> files) throws DescriptorConfigException {
     return compile(files, warning -> {});
   }
 
@@ -35,7 +35,7 @@ public final class ConfigLoader {
    * twice in one map) to {@code warnings}; throws on the first error.
    */
   public EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
-      throws ConfigException {
+      throws DescriptorConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
       ParsedFile parsed = parse(file);
@@ -71,7 +71,7 @@ public final class ConfigLoader {
         ParsedFile parsed = parse(file);
         warnings.addAll(parsed.warnings());
         compiler.add(parsed);
-      } catch (ConfigException e) {
+      } catch (DescriptorConfigException e) {
         errors.addAll(e.errors());
       }
     }
@@ -86,7 +86,7 @@ public final class ConfigLoader {
     return check(files).errors();
   }
 
-  private ParsedFile parse(ConfigFile file) throws ConfigException {
+  private ParsedFile parse(ConfigFile file) throws DescriptorConfigException {
     return YamlConfigParser.parse(file.name(), file.text(), options.limits());
   }
 }

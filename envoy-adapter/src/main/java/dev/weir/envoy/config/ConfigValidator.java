@@ -1,5 +1,6 @@
 package dev.weir.envoy.config;
 
+import dev.weir.core.config.ConfigException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
@@ -53,7 +54,7 @@ public final class ConfigValidator {
         return new ConfigLoader.Report(NoDomainLoaded.at(path).errors(), List.of());
       }
       return loader.check(files);
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       return new ConfigLoader.Report(e.errors(), List.of());
     }
   }
@@ -89,7 +90,7 @@ public final class ConfigValidator {
     dev.weir.envoy.EnvoySettings settings;
     try {
       settings = dev.weir.envoy.EnvoySettings.fromEnvironment(System.getenv());
-    } catch (dev.weir.core.config.ConfigException e) {
+    } catch (ConfigException e) {
       System.err.println(e.getMessage());
       System.exit(2);
       return;

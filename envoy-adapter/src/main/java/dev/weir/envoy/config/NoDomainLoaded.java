@@ -21,14 +21,14 @@ public final class NoDomainLoaded {
    * Returns the error for {@code path}, which loaded no domain: what it holds and how to opt in to
    * starting without a domain.
    */
-  public static ConfigException at(Path path) {
+  public static DescriptorConfigException at(Path path) {
     String found;
     try {
       found = found(ConfigFiles.list(path));
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       found = e.getMessage();
     }
-    return new ConfigException(
+    return new DescriptorConfigException(
         path
             + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
             + " allowed: "

@@ -80,11 +80,11 @@ final class YamlConfigParser {
    * and {@link ConfigLimits}' fixed limits on aliases and nesting.
    */
   static ParsedFile parse(String fileName, String text, ConfigLimits limits)
-      throws ConfigException {
+      throws DescriptorConfigException {
     return new YamlConfigParser(fileName, limits).parse(text);
   }
 
-  private ParsedFile parse(String text) throws ConfigException {
+  private ParsedFile parse(String text) throws DescriptorConfigException {
     Node root;
     try {
       root = new Yaml(loaderOptions()).compose(new StringReader(text));
@@ -138,10 +138,8 @@ final class YamlConfigParser {
     return options;
   }
 
-  /**
-   * Checks every key of {@code map}, which sits at {@code place}, and of the maps below it.
-   */
-  private void validateKeys(MappingNode map, Place place) throws ConfigException {
+  /** Checks every key of {@code map}, which sits at {@code place}, and of the maps below it. */
+  private void validateKeys(MappingNode map, Place place) throws DescriptorConfigException {
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
       if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
@@ -189,7 +187,7 @@ final class YamlConfigParser {
         || tag.equals(Tag.TIMESTAMP);
   }
 
-  private List<RawDescriptor> descriptors(Node node) throws ConfigException {
+  private List<RawDescriptor> descriptors(Node node) throws DescriptorConfigException {
     List<RawDescriptor> out = new ArrayList<>();
     for (MappingNode item : mappings(node, "[]config.YamlDescriptor")) {
       out.add(descriptor(item));
@@ -197,7 +195,7 @@ final class YamlConfigParser {
     return out;
   }
 
-  private RawDescriptor descriptor(MappingNode map) throws ConfigException {
+  private RawDescriptor descriptor(MappingNode map) throws DescriptorConfigException {
     String key = "";
     String value = "";
     Optional<RawRateLimit> rateLimit = Optional.empty();
@@ -241,7 +239,7 @@ final class YamlConfigParser {
         metadata);
   }
 
-  private List<RawRateLimit> rateLimits(Node node) throws ConfigException {
+  private List<RawRateLimit> rateLimits(Node node) throws DescriptorConfigException {
     List<RawRateLimit> out = new ArrayList<>();
     for (MappingNode item : mappings(node, "[]config.YamlRateLimit")) {
       out.add(rateLimit(item).orElseThrow());
@@ -249,7 +247,7 @@ final class YamlConfigParser {
     return out;
   }
 
-  private Optional<RawRateLimit> rateLimit(Node node) throws ConfigException {
+  private Optional<RawRateLimit> rateLimit(Node node) throws DescriptorConfigException {
     if (isNull(node)) {
       return Optional.empty();
     }
@@ -295,7 +293,7 @@ final class YamlConfigParser {
             rpu, unit, unlimited, name, replaces, algorithm, burst, behavior, unitMultiplier));
   }
 
-  private List<MappingNode> mappings(Node node, String target) throws ConfigException {
+  private List<MappingNode> mappings(Node node, String target) throws DescriptorConfigException {
     if (isNull(node)) {
       return List.of();
     }
@@ -312,7 +310,7 @@ final class YamlConfigParser {
     return out;
   }
 
-  private String string(Node node) throws ConfigException {
+  private String string(Node node) throws DescriptorConfigException {
     if (isNull(node)) {
       return "";
     }
@@ -322,7 +320,7 @@ final class YamlConfigParser {
     throw unmarshal(node, "string");
   }
 
-  private boolean bool(Node node) throws ConfigException {
+  private boolean bool(Node node) throws DescriptorConfigException {
     if (isNull(node)) {
       return false;
     }
@@ -333,7 +331,7 @@ final class YamlConfigParser {
     throw unmarshal(node, "bool");
   }
 
-  private long uint32(Node node) throws ConfigException {
+  private long uint32(Node node) throws DescriptorConfigException {
     if (isNull(node)) {
       return 0;
     }
@@ -390,7 +388,7 @@ final class YamlConfigParser {
     return value.startsWith(Tag.PREFIX) ? "!!" + value.substring(Tag.PREFIX.length()) : value;
   }
 
-  private ConfigException unmarshal(Node node, String target) {
+  private DescriptorConfigException unmarshal(Node node, String target) {
     String shown =
         node instanceof ScalarNode s
             ? shortTag(s.getTag()) + " `" + s.getValue() + "`"
@@ -431,7 +429,7 @@ final class YamlConfigParser {
     return message == null ? "" : message.strip().replaceAll("\\s*\\n\\s*", " ");
   }
 
-  private ConfigException error(String text) {
-    return new ConfigException(fileName + ": " + text);
+  private DescriptorConfigException error(String text) {
+    return new DescriptorConfigException(fileName + ": " + text);
   }
 }

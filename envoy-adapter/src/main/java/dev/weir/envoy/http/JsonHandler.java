@@ -2,10 +2,10 @@ package dev.weir.envoy.http;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpCall;
-import dev.weir.core.http.HttpHandler;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpCall;
+import dev.weir.http.HttpHandler;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
@@ -43,7 +43,7 @@ public final class JsonHandler implements HttpHandler {
           .completed();
     }
     return handler
-        .handle(request.build())
+        .check(request.build())
         .handle(
             (response, failure) -> {
               if (failure != null) {

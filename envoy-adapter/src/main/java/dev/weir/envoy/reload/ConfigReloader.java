@@ -1,10 +1,10 @@
 package dev.weir.envoy.reload;
 
 import dev.weir.core.time.Scheduler;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.metrics.EnvoyMetrics;
@@ -53,7 +53,7 @@ public final class ConfigReloader implements AutoCloseable {
   /** Compiles files read at the path; a seam for tests that make compiling throw. */
   @FunctionalInterface
   interface Compiler {
-    EnvoyConfig compile(List<ConfigFile> files) throws ConfigException;
+    EnvoyConfig compile(List<ConfigFile> files) throws DescriptorConfigException;
   }
 
   private final Path path;
@@ -93,12 +93,12 @@ public final class ConfigReloader implements AutoCloseable {
    * Loads the configuration for start-up; an invalid one throws, and the caller should stop. A
    * config without a domain loads (the caller decides whether to start with it).
    */
-  public synchronized void loadInitial() throws ConfigException {
+  public synchronized void loadInitial() throws DescriptorConfigException {
     List<ConfigFile> files;
     try {
       files = loader.read(path);
       holder.set(compiler.compile(files));
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       metrics.configLoadError();
       throw e;
     }
@@ -120,7 +120,7 @@ public final class ConfigReloader implements AutoCloseable {
         throw NoDomainLoaded.at(path);
       }
       holder.set(config);
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       return failed(fingerprint.isEmpty() ? "unreadable:" + e.getMessage() : fingerprint, e);
     } catch (Throwable e) {
       return failed(fingerprint.isEmpty() ? "thrown:" + e : fingerprint, e);
@@ -139,7 +139,7 @@ public final class ConfigReloader implements AutoCloseable {
     metrics.configLoadError();
     LOG.warn(
         "Error loading new configuration, keeping the last good one: {}",
-        e instanceof ConfigException ? e.getMessage() : e.toString());
+        e instanceof DescriptorConfigException ? e.getMessage() : e.toString());
     return Outcome.FAILED;
   }
 

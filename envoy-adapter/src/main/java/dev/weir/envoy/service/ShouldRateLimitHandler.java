@@ -86,8 +86,8 @@ public final class ShouldRateLimitHandler {
     this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
-  /** Answers {@code request}. */
-  public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> handle(
+  /** Checks {@code request}'s descriptors against their limits and answers it. */
+  public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> check(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request) {
     try {
       return answer(request);

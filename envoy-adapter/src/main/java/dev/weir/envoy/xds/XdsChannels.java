@@ -1,6 +1,6 @@
 package dev.weir.envoy.xds;
 
-import dev.weir.core.tls.Pem;
+import dev.weir.tls.Pem;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;

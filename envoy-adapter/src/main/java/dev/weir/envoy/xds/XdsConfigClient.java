@@ -7,10 +7,10 @@ import com.google.protobuf.Value;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
@@ -164,7 +164,7 @@ public final class XdsConfigClient implements AutoCloseable {
           "Loaded rate limit configuration version '{}' from xDS: domains {}",
           acceptedVersion,
           new TreeSet<>(config.domains().keySet()));
-    } catch (ConfigException | RuntimeException e) {
+    } catch (DescriptorConfigException | RuntimeException e) {
       metrics.configLoadError();
       String detail = e.getMessage();
       LOG.warn(
@@ -178,24 +178,26 @@ public final class XdsConfigClient implements AutoCloseable {
     requests.onNext(reply.setVersionInfo(acceptedVersion).build());
   }
 
-  private EnvoyConfig load(List<Any> resources) throws ConfigException {
+  private EnvoyConfig load(List<Any> resources) throws DescriptorConfigException {
     List<ConfigFile> files = new ArrayList<>(resources.size());
     for (int i = 0; i < resources.size(); i++) {
       Any any = resources.get(i);
       if (!any.getTypeUrl().equals(TYPE_URL)) {
-        throw new ConfigException(
+        throw new DescriptorConfigException(
             "xDS resource " + i + ": type " + any.getTypeUrl() + " is not " + TYPE_URL);
       }
       RateLimitConfig config;
       try {
         config = RateLimitConfig.parseFrom(any.getValue());
       } catch (InvalidProtocolBufferException e) {
-        throw new ConfigException("xDS resource " + i + ": not a RateLimitConfig: " + e.getMessage());
+        throw new DescriptorConfigException(
+            "xDS resource " + i + ": not a RateLimitConfig: " + e.getMessage());
       }
       String name = config.getName().isEmpty() ? "xDS resource " + i : config.getName();
       files.add(new ConfigFile(name, RateLimitConfigYaml.of(config)));
     }
-    return loader.compile(files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
+    return loader.compile(
+        files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
   }
 
   private synchronized void onEnd(int id, Throwable failure) {

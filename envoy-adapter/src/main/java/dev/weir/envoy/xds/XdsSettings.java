@@ -4,6 +4,7 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
+import dev.weir.tls.PemFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -68,7 +69,8 @@ public record XdsSettings(
       EnvVar.of("WEIR_ENVOY_XDS_SERVER_CONNECT_RETRY_INTERVAL");
 
   /** {@code WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL}: the longest wait before reconnecting. */
-  public static final EnvVar BACKOFF_MAX_INTERVAL = EnvVar.of("WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL");
+  public static final EnvVar BACKOFF_MAX_INTERVAL =
+      EnvVar.of("WEIR_ENVOY_XDS_BACKOFF_MAX_INTERVAL");
 
   /** {@code WEIR_ENVOY_XDS_BACKOFF_RANDOM_FACTOR}: how far each wait is spread (0 to 1). */
   public static final EnvVar BACKOFF_RANDOM_FACTOR =
@@ -111,19 +113,12 @@ public record XdsSettings(
   public static XdsSettings from(EnvReader reader, UnaryOperator<EnvVar> names) {
     EnvVar metadataVar = names.apply(NODE_METADATA);
     EnvVar headersVar = names.apply(ADDITIONAL_HEADERS);
-    EnvVar certVar = names.apply(CLIENT_TLS_CERT);
-    EnvVar keyVar = names.apply(CLIENT_TLS_KEY);
-    Optional<Path> cert = reader.lookup(certVar).map(s -> Path.of(s.value()));
-    Optional<Path> key = reader.lookup(keyVar).map(s -> Path.of(s.value()));
-    if (cert.isPresent() != key.isPresent()) {
-      throw new ConfigException(
-          certVar.name()
-              + " and "
-              + keyVar.name()
-              + " must be set together: only "
-              + (cert.isPresent() ? certVar.name() : keyVar.name())
-              + " is set");
-    }
+    PemFiles tls =
+        PemFiles.read(
+            reader,
+            names.apply(CLIENT_TLS_CERT),
+            names.apply(CLIENT_TLS_KEY),
+            names.apply(SERVER_TLS_CACERT));
     Duration initial =
         reader.duration(
             names.apply(CONNECT_RETRY_INTERVAL),
@@ -136,7 +131,7 @@ public record XdsSettings(
             Duration.ofSeconds(60),
             Duration.ofMillis(10),
             Duration.ofHours(1));
-    double factor = ratio(reader, names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
+    double factor = reader.ratio(names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
     boolean jitter = reader.bool(names.apply(BACKOFF_JITTER), true);
     return new XdsSettings(
         reader.hostPort(names.apply(SERVER_URL), DEFAULT_SERVER),
@@ -144,9 +139,9 @@ public record XdsSettings(
         pairs(reader, metadataVar, '=', "key=value pairs separated by commas, e.g. a=1,b=2"),
         pairs(reader, headersVar, ':', "key:value pairs separated by commas, e.g. a:1,b:2"),
         reader.bool(names.apply(SERVER_USE_TLS), false),
-        cert,
-        key,
-        reader.lookup(names.apply(SERVER_TLS_CACERT)).map(s -> Path.of(s.value())),
+        tls.cert(),
+        tls.key(),
+        tls.ca(),
         reader.lookup(names.apply(SERVER_TLS_SAN)).map(EnvReader.Setting::value),
         new Backoff(initial, max.compareTo(initial) < 0 ? initial : max, jitter ? factor : 0),
         reader.intInRange(
@@ -169,31 +164,10 @@ public record XdsSettings(
       if (at > 0) {
         out.put(entry.substring(0, at).trim(), entry.substring(at + 1).trim());
       } else if (!entry.isBlank() && separator == ':') {
-        throw new ConfigException(
-            var.name() + "='" + setting.get().value() + "' is not valid: expected " + expected);
+        throw ConfigException.invalid(var.name(), setting.get().value(), expected);
       }
     }
     return out;
-  }
-
-  private static double ratio(EnvReader reader, EnvVar var, double fallback) {
-    Optional<EnvReader.Setting> setting = reader.lookup(var);
-    if (setting.isEmpty()) {
-      return fallback;
-    }
-    try {
-      double d = Double.parseDouble(setting.get().value());
-      if (d >= 0 && d <= 1) {
-        return d;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new ConfigException(
-        var.name()
-            + "='"
-            + setting.get().value()
-            + "' is not valid: expected a number from 0 to 1, such as 0.5");
   }
 
   /**

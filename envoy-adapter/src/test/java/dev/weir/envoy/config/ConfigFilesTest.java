@@ -21,7 +21,7 @@ class ConfigFilesTest {
     return Files.writeString(file, content);
   }
 
-  private List<String> names(Path root) throws ConfigException {
+  private List<String> names(Path root) throws DescriptorConfigException {
     return ConfigFiles.read(root, ConfigLimits.DEFAULTS).stream()
         .map(f -> root.relativize(Path.of(f.name())).toString())
         .toList();
@@ -106,7 +106,7 @@ class ConfigFilesTest {
 
     assertThatThrownBy(() -> ConfigFiles.read(missing, ConfigLimits.DEFAULTS))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e -> assertThat(e.errors()).containsExactly(missing + ": config path does not exist"));
   }
 
@@ -117,7 +117,7 @@ class ConfigFilesTest {
 
     assertThatThrownBy(() -> ConfigFiles.read(dir, ConfigLimits.DEFAULTS))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(file + ": error reading config file: not valid UTF-8"));

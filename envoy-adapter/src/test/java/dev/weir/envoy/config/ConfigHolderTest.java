@@ -8,13 +8,13 @@ import org.junit.jupiter.api.Test;
 
 class ConfigHolderTest {
 
-  private static EnvoyConfig config(String domain) throws ConfigException {
+  private static EnvoyConfig config(String domain) throws DescriptorConfigException {
     return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
         .compile(List.of(new ConfigFile(domain + ".yaml", "domain: " + domain + "\n")));
   }
 
   @Test
-  void set_runsEveryListenerAfterTheSwap_seeingTheNewConfig() throws ConfigException {
+  void set_runsEveryListenerAfterTheSwap_seeingTheNewConfig() throws DescriptorConfigException {
     ConfigHolder holder = new ConfigHolder(config("before"));
     List<String> seen = new ArrayList<>();
     holder.onChange(() -> seen.add("a:" + holder.current().orElseThrow().domains().keySet()));

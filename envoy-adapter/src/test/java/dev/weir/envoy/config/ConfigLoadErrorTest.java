@@ -78,7 +78,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(path + ": config error, unknown key '" + key + "'"));
@@ -91,7 +91,8 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
-            ConfigException.class, e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+            DescriptorConfigException.class,
+            e -> assertThat(e.errors()).containsExactly(path + ": " + text));
   }
 
   /** Found by {@code ConfigLoaderFuzzTest}: a local tag made the message StringIndexOutOfBounds. */
@@ -101,7 +102,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).compile(List.of(file)))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement(as(InstanceOfAssertFactories.STRING))
@@ -117,7 +118,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).compile(List.of(file)))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement(as(InstanceOfAssertFactories.STRING))
@@ -130,7 +131,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement()
@@ -145,7 +146,7 @@ class ConfigLoadErrorTest {
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(dir))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(
@@ -153,7 +154,7 @@ class ConfigLoadErrorTest {
   }
 
   @Test
-  void load_sameDomainInTwoFilesWithMerge_mergesTopLevelRules() throws ConfigException {
+  void load_sameDomainInTwoFilesWithMerge_mergesTopLevelRules() throws DescriptorConfigException {
     Path dir = Fixtures.path("errors/duplicate-domain");
 
     EnvoyConfig config =
@@ -171,7 +172,7 @@ class ConfigLoadErrorTest {
     assertThatThrownBy(
             () -> new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)).load(dir))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(

@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * Coverage-guided fuzzing of the descriptor YAML loader: any text compiles or is refused with a
- * {@link ConfigException} whose every error names the file; no other exception or error escapes.
- * Seeds: {@code ConfigLoaderFuzzTestInputs/compile} in the test resources.
+ * {@link DescriptorConfigException} whose every error names the file; no other exception or error
+ * escapes. Seeds: {@code ConfigLoaderFuzzTestInputs/compile} in the test resources.
  */
 class ConfigLoaderFuzzTest {
 
@@ -55,7 +55,7 @@ class ConfigLoaderFuzzTest {
     String text = new String(input, StandardCharsets.UTF_8);
     try {
       LOADER.compile(List.of(new ConfigFile(FILE, text)));
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       assertThat(e.errors()).allSatisfy(error -> assertThat(error).startsWith(FILE + ": "));
     }
   }

@@ -17,12 +17,13 @@ class ConfigLoaderTest {
 
   @TempDir Path dir;
 
-  private static EnvoyConfig load(Path path, ConfigLoadOptions options) throws ConfigException {
+  private static EnvoyConfig load(Path path, ConfigLoadOptions options)
+      throws DescriptorConfigException {
     return new ConfigLoader(options).load(path);
   }
 
   @Test
-  void load_fullFile_compilesEveryField() throws ConfigException {
+  void load_fullFile_compilesEveryField() throws DescriptorConfigException {
     EnvoyConfig config = load(Fixtures.path("valid/full.yaml"), ConfigLoadOptions.DEFAULTS);
 
     DescriptorLevel root = config.domain("shop").orElseThrow().root();
@@ -60,7 +61,7 @@ class ConfigLoaderTest {
   }
 
   @Test
-  void load_defaultAlgorithmOption_appliesToRulesNamingNone() throws ConfigException {
+  void load_defaultAlgorithmOption_appliesToRulesNamingNone() throws DescriptorConfigException {
     EnvoyConfig config =
         load(
             Fixtures.path("valid/full.yaml"), new ConfigLoadOptions(false, Algorithm.TOKEN_BUCKET));
@@ -93,7 +94,7 @@ class ConfigLoaderTest {
 
     assertThatThrownBy(() -> load(dir, ConfigLoadOptions.DEFAULTS))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(

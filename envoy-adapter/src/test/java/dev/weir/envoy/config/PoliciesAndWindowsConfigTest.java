@@ -5,24 +5,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /** Weir's {@code rate_limits} (several policies on one rule) and {@code unit_multiplier}. */
 class PoliciesAndWindowsConfigTest {
 
-  private static EnvoyConfig compile(String yaml) throws ConfigException {
+  private static EnvoyConfig compile(String yaml) throws DescriptorConfigException {
     return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
         .compile(List.of(new ConfigFile("acct.yaml", yaml)));
   }
 
-  private static DescriptorNode node(String yaml, String key) throws ConfigException {
+  private static DescriptorNode node(String yaml, String key) throws DescriptorConfigException {
     return compile(yaml).domain("acct").orElseThrow().root().exact(key, "").orElseThrow();
   }
 
   @Test
-  void rateLimits_eachEntryAPolicyInOrder_withItsOwnCounterName() throws ConfigException {
+  void rateLimits_eachEntryAPolicyInOrder_withItsOwnCounterName() throws DescriptorConfigException {
     DescriptorNode account =
         node(
             """
@@ -52,7 +52,7 @@ class PoliciesAndWindowsConfigTest {
   }
 
   @Test
-  void rateLimit_singlePolicy_counterNameUnchanged() throws ConfigException {
+  void rateLimit_singlePolicy_counterNameUnchanged() throws DescriptorConfigException {
     DescriptorNode user =
         node(
             """
@@ -69,7 +69,8 @@ class PoliciesAndWindowsConfigTest {
   }
 
   @Test
-  void unitMultiplier_multipliesTheWindow_inRateLimitAndRateLimitsEntries() throws ConfigException {
+  void unitMultiplier_multipliesTheWindow_inRateLimitAndRateLimitsEntries()
+      throws DescriptorConfigException {
     DescriptorNode five =
         node(
             """
@@ -108,7 +109,7 @@ class PoliciesAndWindowsConfigTest {
     String yaml = "domain: acct\ndescriptors:\n  " + descriptors.replace("\\n", "\n") + "\n";
 
     assertThatThrownBy(() -> compile(yaml))
-        .isInstanceOf(ConfigException.class)
+        .isInstanceOf(DescriptorConfigException.class)
         .hasMessage(message);
   }
 }

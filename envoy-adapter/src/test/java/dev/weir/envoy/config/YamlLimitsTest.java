@@ -24,13 +24,13 @@ class YamlLimitsTest {
     return Files.writeString(dir.resolve(name), content);
   }
 
-  private static ConfigException refusal(Path path) {
+  private static DescriptorConfigException refusal(Path path) {
     return assertTimeoutPreemptively(
         QUICKLY,
         () -> {
           try {
             new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path);
-          } catch (ConfigException e) {
+          } catch (DescriptorConfigException e) {
             return e;
           }
           throw new AssertionError(path + " loaded");
@@ -147,7 +147,7 @@ class YamlLimitsTest {
 
     assertThatThrownBy(() -> new ConfigLoader(options).load(dir))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(
@@ -166,7 +166,7 @@ class YamlLimitsTest {
     assertThatThrownBy(
             () -> YamlConfigParser.parse("f.yaml", "domain: " + "a".repeat(2000), limits))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement()

@@ -28,7 +28,7 @@ class YamlMapsTest {
     return Files.writeString(dir.resolve(name), content);
   }
 
-  private static EnvoyConfig load(Path path) throws ConfigException {
+  private static EnvoyConfig load(Path path) throws DescriptorConfigException {
     return new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path);
   }
 
@@ -153,7 +153,7 @@ class YamlMapsTest {
 
     assertThatThrownBy(() -> load(file))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .containsExactly(
@@ -171,7 +171,7 @@ class YamlMapsTest {
 
     assertThatThrownBy(() -> load(file))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e -> assertThat(e.errors()).containsExactly(file + ": config error, unknown key 'x'"));
   }
 
@@ -188,7 +188,7 @@ class YamlMapsTest {
 
     assertThatThrownBy(() -> load(file))
         .isInstanceOfSatisfying(
-            ConfigException.class,
+            DescriptorConfigException.class,
             e ->
                 assertThat(e.errors())
                     .singleElement()

@@ -2,9 +2,6 @@ package dev.weir.envoy.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.http.HttpListener;
-import dev.weir.core.http.HttpRoute;
-import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -17,6 +14,9 @@ import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.http.HttpListener;
+import dev.weir.http.HttpRoute;
+import dev.weir.http.HttpSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

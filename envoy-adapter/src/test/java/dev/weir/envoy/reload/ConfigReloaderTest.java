@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.ConfigMapVolume;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.reload.ConfigReloader.Outcome;
@@ -250,7 +250,7 @@ class ConfigReloaderTest {
     ConfigReloader reloader = reloader(file);
 
     assertThatThrownBy(reloader::loadInitial)
-        .isInstanceOf(ConfigException.class)
+        .isInstanceOf(DescriptorConfigException.class)
         .hasMessage(file + ": config error, unknown key 'bogus'");
     assertThat(holder.current()).isEmpty();
     assertThat(count("config_load_error")).isEqualTo(1);

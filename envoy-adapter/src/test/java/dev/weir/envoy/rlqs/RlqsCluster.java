@@ -11,6 +11,7 @@ import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -56,7 +57,7 @@ final class RlqsCluster implements AutoCloseable {
             n,
             ClusterSettings.defaults(),
             clock,
-            store -> new LocalLimiter(engine, store, clock)::apply,
+            store -> new LocalLimiter(engine, store, clock)::check,
             null,
             timers);
     for (LocalCluster.Node node : cluster.nodes()) {
@@ -98,7 +99,7 @@ final class RlqsCluster implements AutoCloseable {
       config.set(
           new ConfigLoader(ConfigLoadOptions.DEFAULTS)
               .compile(List.of(new ConfigFile("rlqs.yaml", yaml))));
-    } catch (dev.weir.envoy.config.ConfigException e) {
+    } catch (DescriptorConfigException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }
     services.forEach(RlqsService::configChanged);

@@ -7,8 +7,6 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpCall;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
@@ -17,12 +15,14 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.envoy.EnvoySettings;
-import dev.weir.envoy.config.ConfigException;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.http.JsonHandler;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpCall;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
@@ -97,7 +97,7 @@ class EnvoyFrontDoorFuzzTest {
       config.set(
           new ConfigLoader(settings.loadOptions())
               .compile(List.of(new ConfigFile("shop.yaml", YAML))));
-    } catch (ConfigException e) {
+    } catch (DescriptorConfigException e) {
       throw new IllegalStateException(e);
     }
     return new ShouldRateLimitHandler(
@@ -118,7 +118,7 @@ class EnvoyFrontDoorFuzzTest {
     } catch (InvalidProtocolBufferException notAMessage) {
       return;
     }
-    CompletableFuture<RateLimitResponse> answer = HANDLER.handle(request);
+    CompletableFuture<RateLimitResponse> answer = HANDLER.check(request);
 
     assertThat(answer).isDone();
     try {

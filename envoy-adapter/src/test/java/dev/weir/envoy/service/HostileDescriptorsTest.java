@@ -80,7 +80,7 @@ class HostileDescriptorsTest {
 
   private RateLimitResponse call(RateLimitDescriptor... descriptors) {
     return handler
-        .handle(
+        .check(
             RateLimitRequest.newBuilder()
                 .setDomain("edge")
                 .addAllDescriptors(List.of(descriptors))

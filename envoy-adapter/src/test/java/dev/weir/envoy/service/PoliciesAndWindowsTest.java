@@ -84,7 +84,7 @@ class PoliciesAndWindowsTest {
 
   private RateLimitResponse call(RateLimitDescriptor... descriptors) {
     return handler
-        .handle(
+        .check(
             RateLimitRequest.newBuilder()
                 .setDomain("acct")
                 .addAllDescriptors(List.of(descriptors))

@@ -87,7 +87,7 @@ class ReferenceParityTest {
 
   private RateLimitResponse call(int hits, RateLimitDescriptor... descriptors) {
     return handler
-        .handle(
+        .check(
             RateLimitRequest.newBuilder()
                 .setDomain("shop")
                 .setHitsAddend(hits)

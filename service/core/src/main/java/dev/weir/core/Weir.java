@@ -389,7 +389,7 @@ public final class Weir {
               self,
               clusterSettings,
               buckets,
-              limiter::apply,
+              limiter::check,
               scheduler,
               clock,
               peers,

@@ -2,7 +2,7 @@ package dev.weir.server;
 
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
-import dev.weir.core.tls.Pem;
+import dev.weir.tls.Pem;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package dev.weir.server;
 
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpRoute;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;

@@ -2,13 +2,12 @@ package dev.weir.server;
 
 import dev.weir.core.discovery.CoalescedDiscovery;
 import dev.weir.core.discovery.CoalescingListener;
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.Resolver;
-import dev.weir.core.discovery.etcd.EtcdDiscovery;
-import dev.weir.core.discovery.k8s.KubernetesDiscovery;
 import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.discovery.etcd.EtcdDiscovery;
+import dev.weir.discovery.kubernetes.KubernetesDiscovery;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;

@@ -1,7 +1,7 @@
 package dev.weir.server;
 
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpRoute;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.HandlerRegistry;
 import io.grpc.Metadata;

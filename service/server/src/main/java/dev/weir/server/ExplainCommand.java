@@ -7,6 +7,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.service.Explainer;
@@ -42,7 +43,8 @@ final class ExplainCommand implements Command {
         DOMAIN      the domain Envoy sends
         DESCRIPTOR  one Envoy descriptor: key=value[,key=value...]; write \\, and \\= for a comma or an
                     equals sign inside a value
-        --node      also ask that node's gRPC port (plaintext) for each counter's remaining count""";
+        --node      also ask that node's gRPC port (plaintext) for each counter's remaining count\
+      """;
 
   @Override
   public String summary() {
@@ -58,7 +60,8 @@ final class ExplainCommand implements Command {
         Prints, for each descriptor, the rule it matches in CONFIG (file and line), or where
         matching stopped and the candidates there, then its counter key and policies.
 
-        Exit status: 0 when CONFIG loads, 1 with its load errors, 2 for a usage error.""";
+        Exit status: 0 when CONFIG loads, 1 with its load errors, 2 for a usage error.\
+        """;
   }
 
   @Override
@@ -99,7 +102,7 @@ final class ExplainCommand implements Command {
     EnvoyConfig config;
     try {
       config = new ConfigLoader(settings.loadOptions()).load(Path.of(rest.get(0)));
-    } catch (dev.weir.envoy.config.ConfigException e) {
+    } catch (DescriptorConfigException e) {
       e.errors().forEach(err::println);
       return 1;
     }

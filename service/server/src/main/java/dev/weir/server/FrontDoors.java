@@ -4,7 +4,7 @@ import dev.weir.core.WeirMember;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;

@@ -6,9 +6,9 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.http.HttpSettings;
 import dev.weir.core.limiter.InputLimits;
-import dev.weir.core.tls.TlsSettings;
+import dev.weir.http.HttpSettings;
+import dev.weir.tls.TlsSettings;
 import java.time.Duration;
 import java.util.Optional;
 

@@ -1,8 +1,8 @@
 package dev.weir.server;
 
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpCall;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpCall;
+import dev.weir.http.HttpRoute;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;

@@ -2,11 +2,11 @@ package dev.weir.server;
 
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.http.HttpListener;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.metrics.StatsdStats;
+import dev.weir.http.HttpListener;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;

@@ -4,9 +4,9 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.tls.ClientAuth;
-import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.tls.ClientAuth;
+import dev.weir.tls.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -173,20 +173,15 @@ record RatelimitSettings(
     if (!reader.bool(EnvVar.of("GRPC_SERVER_USE_TLS"), false)) {
       return TlsSettings.DISABLED;
     }
-    Optional<Path> cert =
-        reader.lookup(EnvVar.of("GRPC_SERVER_TLS_CERT")).map(s -> Path.of(s.value()));
-    Optional<Path> key =
-        reader.lookup(EnvVar.of("GRPC_SERVER_TLS_KEY")).map(s -> Path.of(s.value()));
+    Optional<Path> cert = reader.path(EnvVar.of("GRPC_SERVER_TLS_CERT"));
+    Optional<Path> key = reader.path(EnvVar.of("GRPC_SERVER_TLS_KEY"));
     if (cert.isEmpty() || key.isEmpty()) {
       throw new ConfigException(
           "GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY: "
               + (cert.isEmpty() ? "GRPC_SERVER_TLS_CERT" : "GRPC_SERVER_TLS_KEY")
               + " is not set");
     }
-    Optional<Path> ca =
-        reader
-            .lookup(EnvVar.of("GRPC_SERVER_TLS_CA_CERT", "GRPC_CLIENT_TLS_CACERT"))
-            .map(s -> Path.of(s.value()));
+    Optional<Path> ca = reader.path(EnvVar.of("GRPC_SERVER_TLS_CA_CERT", "GRPC_CLIENT_TLS_CACERT"));
     return new TlsSettings(
         cert,
         key,
@@ -207,11 +202,10 @@ record RatelimitSettings(
     for (String pair : setting.get().value().split(",")) {
       int colon = pair.indexOf(':');
       if (colon <= 0) {
-        throw new ConfigException(
-            "EXTRA_TAGS='"
-                + setting.get().value()
-                + "' is not valid: expected key:value pairs separated by commas, e.g."
-                + " env:prod,zone:a");
+        throw ConfigException.invalid(
+            "EXTRA_TAGS",
+            setting.get().value(),
+            "key:value pairs separated by commas, e.g. env:prod,zone:a");
       }
       tags.put(pair.substring(0, colon).trim(), pair.substring(colon + 1).trim());
     }
@@ -221,8 +215,7 @@ record RatelimitSettings(
   private static String path(EnvReader reader, EnvVar var, String fallback) {
     String path = reader.string(var, fallback);
     if (!path.startsWith("/")) {
-      throw new ConfigException(
-          var.name() + "='" + path + "' is not valid: expected a path starting with '/'");
+      throw ConfigException.invalid(var.name(), path, "a path starting with '/'");
     }
     return path;
   }

@@ -2,8 +2,8 @@ package dev.weir.server;
 
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.HealthReport;
-import dev.weir.core.http.HttpAnswer;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpRoute;
 
 /**
  * The readiness probe, {@code GET /readyz}: 200 while the node can answer (joined the ring, not

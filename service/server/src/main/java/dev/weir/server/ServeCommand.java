@@ -4,13 +4,13 @@ import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EffectiveSettings;
-import dev.weir.core.discovery.DiscoverySettings;
-import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.rlqs.RlqsSettings;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -63,7 +63,8 @@ final class ServeCommand implements Command {
       with each of them commented out.
 
       Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when a
-      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).""";
+      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).\
+      """;
 
   @Override
   public String summary() {
@@ -157,7 +158,7 @@ final class ServeCommand implements Command {
   static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
     try {
       return builder.start();
-    } catch (dev.weir.envoy.config.ConfigException e) {
+    } catch (DescriptorConfigException e) {
       e.errors().forEach(err::println);
       status[0] = EXIT_CONFIG;
     } catch (BindException e) {

@@ -1,14 +1,14 @@
 package dev.weir.server;
 
 import dev.weir.core.config.HostPort;
-import dev.weir.core.http.HttpListener;
-import dev.weir.core.http.HttpRoute;
-import dev.weir.core.http.HttpSettings;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.tls.ClientAuth;
-import dev.weir.core.tls.TlsIdentity;
 import dev.weir.gubernator.http.GatewayRoutes;
+import dev.weir.http.HttpListener;
+import dev.weir.http.HttpRoute;
+import dev.weir.http.HttpSettings;
+import dev.weir.tls.ClientAuth;
+import dev.weir.tls.TlsIdentity;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.security.GeneralSecurityException;

@@ -7,23 +7,22 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.health.ConfigComponent;
 import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
-import dev.weir.core.http.HttpListener;
-import dev.weir.core.http.HttpRoute;
+import dev.weir.http.HttpListener;
+import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.core.metrics.JvmMetrics;
-import dev.weir.core.metrics.MicrometerMetrics;
+import dev.weir.metrics.micrometer.JvmMetrics;
+import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CacheStatistics;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
-import dev.weir.core.tls.TlsIdentity;
-import dev.weir.core.tls.TlsSettings;
+import dev.weir.tls.TlsIdentity;
+import dev.weir.tls.TlsSettings;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
@@ -288,17 +287,17 @@ public final class WeirNode implements AutoCloseable {
      * and nothing a client-facing gRPC handler runs may block (forwarded items complete on the peer
      * clients' threads; the peer listener has its own pool).
      *
-     * @throws dev.weir.envoy.config.ConfigException if the descriptor config is invalid (before the
+     * @throws dev.weir.envoy.config.DescriptorConfigException if the descriptor config is invalid (before the
      *     node serves a rate-limit call; the ports bound so far are released)
      */
-    public WeirNode start() throws IOException, dev.weir.envoy.config.ConfigException {
+    public WeirNode start() throws IOException, dev.weir.envoy.config.DescriptorConfigException {
       return WeirNode.start(
           this, store != null ? store : new ClockBucketStore(clock, config.cacheSize()));
     }
   }
 
   private static WeirNode start(Builder builder, BucketStore store)
-      throws IOException, dev.weir.envoy.config.ConfigException {
+      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
     Lifecycle components = new Lifecycle();
     try {
       return start(builder, store, components);
@@ -436,7 +435,7 @@ public final class WeirNode implements AutoCloseable {
 
   private static EnvoyAdapter envoy(
       Builder b, WeirMember member, PrometheusMeterRegistry registry, CheckMeter meter)
-      throws IOException, dev.weir.envoy.config.ConfigException {
+      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
     return EnvoyAdapter.start(
         b.envoy,
         member.service(),
@@ -509,8 +508,8 @@ public final class WeirNode implements AutoCloseable {
 
   /** Returns what {@link Builder#start()} throws for the failure {@code e} of a component. */
   private static IOException startFailure(Exception e)
-      throws IOException, dev.weir.envoy.config.ConfigException {
-    if (e instanceof dev.weir.envoy.config.ConfigException config) {
+      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
+    if (e instanceof dev.weir.envoy.config.DescriptorConfigException config) {
       throw config;
     }
     if (e instanceof NodeMember.DiscoveryFailure discovery) {

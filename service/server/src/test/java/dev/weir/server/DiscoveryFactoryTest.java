@@ -5,15 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.discovery.CoalescedDiscovery;
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.RecordingListener;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
-import dev.weir.core.discovery.etcd.EtcdDiscovery;
-import dev.weir.core.discovery.k8s.KubernetesDiscovery;
 import dev.weir.core.testkit.RecordingMetrics;
+import dev.weir.discovery.etcd.EtcdDiscovery;
+import dev.weir.discovery.kubernetes.KubernetesDiscovery;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -174,10 +173,10 @@ class DiscoveryFactoryTest {
   }
 
   @Test
-  void typeLabel_isTheConfiguredName() {
-    assertThat(DiscoverySettings.Type.ETCD.label()).isEqualTo("etcd");
-    assertThat(DiscoverySettings.Type.K8S.label()).isEqualTo("k8s");
-    assertThat(DiscoverySettings.Type.DNS.label()).isEqualTo("dns");
+  void typeLabel_isTheConfiguredNameAndTheBackendsErrorLabel() {
+    assertThat(DiscoverySettings.Type.ETCD.label()).isEqualTo("etcd").isEqualTo(EtcdDiscovery.MECHANISM);
+    assertThat(DiscoverySettings.Type.K8S.label()).isEqualTo("k8s").isEqualTo(KubernetesDiscovery.MECHANISM);
+    assertThat(DiscoverySettings.Type.DNS.label()).isEqualTo("dns").isEqualTo(DnsDiscovery.MECHANISM);
   }
 
   @Test

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.testkit.EtcdProcess;
 import java.net.http.HttpClient;
 import java.util.ArrayList;

@@ -2,7 +2,6 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.testkit.EtcdProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
 import ch.qos.logback.classic.spi.LoggingEvent;
 import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
@@ -30,7 +30,7 @@ class LogSetupTest {
         .isFalse();
     assertThat(context.getLogger("io.etcd.jetcd.impl.LeaseImpl").isWarnEnabled()).isFalse();
     assertThat(context.getLogger("io.etcd.jetcd.impl.LeaseImpl").isErrorEnabled()).isTrue();
-    assertThat(context.getLogger("dev.weir.core.discovery.etcd.EtcdDiscovery").isWarnEnabled()).isTrue();
+    assertThat(context.getLogger("dev.weir.discovery.etcd.EtcdDiscovery").isWarnEnabled()).isTrue();
     context.stop();
   }
 

@@ -1,7 +1,7 @@
 package dev.weir.server;
 
-import dev.weir.core.tls.CertificateAuthority;
-import dev.weir.core.tls.Pem;
+import dev.weir.tls.CertificateAuthority;
+import dev.weir.tls.Pem;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

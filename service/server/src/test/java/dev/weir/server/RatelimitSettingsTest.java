@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
-import dev.weir.core.tls.ClientAuth;
-import dev.weir.core.tls.TlsSettings;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.tls.ClientAuth;
+import dev.weir.tls.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;

@@ -14,14 +14,14 @@ import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.store.BucketStore;
 import dev.weir.core.store.CacheStatistics;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
-import dev.weir.core.tls.TlsSettings;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.Status;
+import dev.weir.tls.TlsSettings;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -34,7 +34,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -62,8 +61,10 @@ class WeirNodeShutdownTest {
    * A store that holds requests in flight until {@link #release}: updates of keys ending in {@code
    * block} wait, and so do scrapes of {@code /metrics}, which read its hit count.
    */
-  private final class BlockingStore implements BucketStore, CacheStatistics {
-    private final InMemoryBucketStore delegate = new InMemoryBucketStore(clock);
+  private final class BlockingStore extends ForwardingBucketStore implements CacheStatistics {
+    BlockingStore() {
+      super(new InMemoryBucketStore(clock));
+    }
 
     @Override
     public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
@@ -75,32 +76,7 @@ class WeirNodeShutdownTest {
           Thread.currentThread().interrupt();
         }
       }
-      return delegate.update(key, update);
-    }
-
-    @Override
-    public Optional<BucketState> get(String key) {
-      return delegate.get(key);
-    }
-
-    @Override
-    public void put(String key, BucketState state) {
-      delegate.put(key, state);
-    }
-
-    @Override
-    public void remove(String key) {
-      delegate.remove(key);
-    }
-
-    @Override
-    public void forEach(BiConsumer<String, BucketState> action) {
-      delegate.forEach(action);
-    }
-
-    @Override
-    public long size() {
-      return delegate.size();
+      return super.update(key, update);
     }
 
     @Override

@@ -328,15 +328,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Copies to {@code address}, which is about to announce its return, the buckets it will own once
-   * back on this node's ring, keeping them here; answers once the copies were acknowledged or failed.
+   * back on this node's ring, keeping them here; answers once the copies were acknowledged or
+   * failed.
    */
   @Override
-  public void prepareReturn(String address) {
+  public CompletableFuture<Void> prepareReturn(String address) {
     HashRing now = membership.ring();
     HashRing back = membership.ringWithReturned(address);
     if (settings.handoff() && !back.peers().equals(now.peers())) {
-      await(handOff.copy(now, back), handOffWait(), "copy to returning " + address);
+      return withinHandOffWait(handOff.copy(now, back), "copy to returning " + address);
     }
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -345,7 +347,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * been handed over, so a returning node has its counts back before its {@link #join} completes.
    */
   @Override
-  public void announce(String address, boolean leaving) {
+  public CompletableFuture<Void> announce(String address, boolean leaving) {
     if (leaving) {
       membership.departed(address);
       liveness.left(address);
@@ -353,7 +355,35 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       liveness.back(address);
       membership.returned(address);
     }
-    await(handOff.pending(), handOffWait(), "hand-off to " + address);
+    return withinHandOffWait(handOff.pending(), "hand-off to " + address);
+  }
+
+  /**
+   * Returns a future that completes when {@code work} does or {@link #handOffWait()} has passed on
+   * the scheduler, whichever is first; a failure or the timeout is logged, not passed on.
+   */
+  private CompletableFuture<Void> withinHandOffWait(CompletableFuture<?> work, String what) {
+    if (work.isDone() && !work.isCompletedExceptionally()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> answered = new CompletableFuture<>();
+    Scheduler.Task timer =
+        scheduler.schedule(
+            () -> {
+              if (answered.complete(null)) {
+                LOG.warn("{} did not reach every peer within {}", what, handOffWait());
+              }
+            },
+            handOffWait());
+    work.whenComplete(
+        (ok, error) -> {
+          timer.cancel();
+          if (error != null) {
+            LOG.warn("{} did not reach every peer: {}", what, error.toString());
+          }
+          answered.complete(null);
+        });
+    return answered;
   }
 
   /**

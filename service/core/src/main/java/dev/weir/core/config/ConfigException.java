@@ -15,7 +15,7 @@ public final class ConfigException extends RuntimeException {
   /**
    * Returns the message for {@code variable} set to {@code value}, which is not {@code expected}.
    */
-  static ConfigException invalid(String variable, String value, String expected) {
+  public static ConfigException invalid(String variable, String value, String expected) {
     return new ConfigException(variable + "='" + value + "' is not valid: expected " + expected);
   }
 }

@@ -1,5 +1,6 @@
 package dev.weir.core.config;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +56,29 @@ public final class EnvReader {
   /** Returns the string value of {@code var}, or {@code fallback} when unset. */
   public String string(EnvVar var, String fallback) {
     return lookup(var).map(Setting::value).orElse(fallback);
+  }
+
+  /** Returns the file {@code var} names, or empty when unset; whether it exists is not checked. */
+  public Optional<Path> path(EnvVar var) {
+    return lookup(var).map(setting -> Path.of(setting.value()));
+  }
+
+  /** Returns {@code var} as a number within {@code [0, 1]}, or {@code fallback} when unset. */
+  public double ratio(EnvVar var, double fallback) {
+    Optional<Setting> setting = lookup(var);
+    if (setting.isEmpty()) {
+      return fallback;
+    }
+    double number;
+    try {
+      number = Double.parseDouble(setting.get().value());
+    } catch (NumberFormatException e) {
+      number = Double.NaN;
+    }
+    if (!(number >= 0 && number <= 1)) {
+      throw invalid(setting.get(), "a number from 0 to 1, such as " + fallback);
+    }
+    return number;
   }
 
   /** Returns {@code var} as an int within {@code [min, max]}, or {@code fallback} when unset. */

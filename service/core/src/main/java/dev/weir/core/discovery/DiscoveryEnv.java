@@ -76,7 +76,8 @@ public final class DiscoveryEnv {
 
   /** Returns the error for a bad value of {@code suffix}, naming the variable, the value and what is allowed. */
   public ConfigException invalid(String suffix, String value, String allowed) {
-    String variable = reader.lookup(var(suffix)).map(EnvReader.Setting::variable).orElse("WEIR_" + suffix);
-    return new ConfigException(variable + "='" + value + "' is not valid: expected " + allowed);
+    String variable =
+        reader.lookup(var(suffix)).map(EnvReader.Setting::variable).orElse("WEIR_" + suffix);
+    return ConfigException.invalid(variable, value, allowed);
   }
 }

@@ -44,11 +44,11 @@ public final class LocalLimiter {
   }
 
   /**
-   * Applies {@code request} to its bucket (keyed by {@link RateLimitRequest#hashKey()}) at its
+   * Checks {@code request} against its bucket (keyed by {@link RateLimitRequest#hashKey()}) at its
    * {@code created_at} and returns the answer. An unexpected failure of the engine becomes the
    * item's error rather than failing the call.
    */
-  public RateLimitResponse apply(RateLimitRequest request) {
+  public RateLimitResponse check(RateLimitRequest request) {
     RateLimitRequest stamped = stamp(request);
     long now = stamped.createdAt();
     try {

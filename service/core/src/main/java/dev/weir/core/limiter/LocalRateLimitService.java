@@ -44,7 +44,7 @@ public final class LocalRateLimitService implements RateLimitService, NodeHealth
       responses.add(
           itemError.isPresent()
               ? RateLimitResponse.error(itemError.get())
-              : limiter.apply(request));
+              : limiter.check(request));
     }
     return CompletableFuture.completedFuture(responses);
   }

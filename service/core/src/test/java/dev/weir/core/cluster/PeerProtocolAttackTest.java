@@ -65,7 +65,7 @@ class PeerProtocolAttackTest {
         3,
         ClusterForwardingTest.SETTINGS,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::check,
         security);
   }
 

@@ -3,6 +3,7 @@ package dev.weir.core.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -155,5 +156,34 @@ class EnvReaderTest {
   void invalidValue_withNewline_messageStaysOneLine() {
     assertThatThrownBy(() -> env("WEIR_X", "a\nb").intInRange(VAR, 1, 1, 2))
         .hasMessage("WEIR_X='a\\nb' is not valid: expected a whole number from 1 to 2");
+  }
+
+  @Test
+  void path_setOrAliasOrUnset() {
+    EnvVar var = EnvVar.of("WEIR_FILE", "GUBER_FILE");
+
+    assertThat(new EnvReader(Map.of("GUBER_FILE", "/etc/a.pem")).path(var))
+        .contains(Path.of("/etc/a.pem"));
+    assertThat(new EnvReader(Map.of("WEIR_FILE", " ")).path(var)).isEmpty();
+  }
+
+  @Test
+  void ratio_withinZeroAndOne_orFallback() {
+    EnvVar var = EnvVar.of("WEIR_RATIO");
+
+    assertThat(new EnvReader(Map.of("WEIR_RATIO", "0.25")).ratio(var, 0.8)).isEqualTo(0.25);
+    assertThat(new EnvReader(Map.of("WEIR_RATIO", "1")).ratio(var, 0.8)).isEqualTo(1.0);
+    assertThat(new EnvReader(Map.of()).ratio(var, 0.8)).isEqualTo(0.8);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"1.5", "-0.1", "NaN", "half"})
+  void ratio_outsideZeroAndOne_namesVariableValueAndRange(String value) {
+    EnvReader reader = new EnvReader(Map.of("WEIR_RATIO", value));
+
+    assertThatThrownBy(() -> reader.ratio(EnvVar.of("WEIR_RATIO"), 0.5))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_RATIO='" + value + "' is not valid: expected a number from 0 to 1, such as 0.5");
   }
 }

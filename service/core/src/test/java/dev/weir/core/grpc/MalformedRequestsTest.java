@@ -30,6 +30,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -58,12 +59,15 @@ class MalformedRequestsTest {
         }
 
         @Override
-        public void announce(String address, boolean leaving) {
+        public CompletableFuture<Void> announce(String address, boolean leaving) {
           notices.add(address);
+          return CompletableFuture.completedFuture(null);
         }
 
         @Override
-        public void prepareReturn(String address) {}
+        public CompletableFuture<Void> prepareReturn(String address) {
+          return CompletableFuture.completedFuture(null);
+        }
 
         @Override
         public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
@@ -196,7 +200,8 @@ class MalformedRequestsTest {
             .setType(MethodDescriptor.MethodType.UNARY)
             .build();
 
-    assertThat(MalformedRequests.describe(method, new IllegalArgumentException("not text. Really.")))
+    assertThat(
+            MalformedRequests.describe(method, new IllegalArgumentException("not text. Really.")))
         .isEqualTo("request is not a valid request message of test.Text/Echo: not text");
     assertThat(MalformedRequests.describe(method, new IllegalStateException()))
         .isEqualTo(

@@ -19,6 +19,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -105,10 +106,14 @@ public final class InProcessPeers implements AutoCloseable {
     }
 
     @Override
-    public void announce(String address, boolean leaving) {}
+    public CompletableFuture<Void> announce(String address, boolean leaving) {
+      return CompletableFuture.completedFuture(null);
+    }
 
     @Override
-    public void prepareReturn(String address) {}
+    public CompletableFuture<Void> prepareReturn(String address) {
+      return CompletableFuture.completedFuture(null);
+    }
 
     @Override
     public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {

@@ -44,6 +44,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -100,7 +101,7 @@ public final class LocalCluster implements AutoCloseable {
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::apply,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::check,
         null,
         null,
         ghosts);
@@ -108,7 +109,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Starts {@code n} nodes that evaluate locally with {@code localCheck} over each node's store, for
-   * example {@code store -> new LocalLimiter(engine, store, clock)::apply}.
+   * example {@code store -> new LocalLimiter(engine, store, clock)::check}.
    */
   public static LocalCluster start(
       int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
@@ -452,8 +453,8 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
-    public void prepareReturn(String address) {
-      target.prepareReturn(address);
+    public CompletableFuture<Void> prepareReturn(String address) {
+      return target.prepareReturn(address);
     }
 
     @Override
@@ -467,12 +468,16 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
-    public void announce(String address, boolean leaving) {
+    public CompletableFuture<Void> announce(String address, boolean leaving) {
       beforeAnnounce.accept(leaving);
-      target.announce(address, leaving);
-      if (!leaving) {
-        returnNoticesHandled.incrementAndGet();
-      }
+      return target
+          .announce(address, leaving)
+          .thenRun(
+              () -> {
+                if (!leaving) {
+                  returnNoticesHandled.incrementAndGet();
+                }
+              });
     }
   }
 }

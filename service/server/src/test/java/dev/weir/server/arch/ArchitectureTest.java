@@ -1,25 +1,30 @@
 package dev.weir.server.arch;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
-import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.weir.core.model.Status;
+import java.util.Collection;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The dependency rules of the code base, checked on the compiled classes of every module the server
  * puts together (tests and test jars left out): pure logic without I/O, threads or clocks, and
  * dependencies that point one way, proto ← core ← backends (discovery, TLS, metrics, HTTP) ←
- * adapters ← server.
- *
- * <p>The backend modules keep the core's package names ({@code dev.weir.core.discovery.etcd},
- * {@code dev.weir.core.http}, ...), so the rules about the core module find its classes by where
- * they were loaded from, not by package.
+ * adapters ← server. Every module has packages of its own ({@code dev.weir.core..} is the core
+ * module, {@code dev.weir.discovery.etcd} the etcd backend, {@code dev.weir.http} the HTTP front
+ * door, ...), so the rules name packages, and one rule keeps it so.
  */
 @AnalyzeClasses(
     packages = "dev.weir",
@@ -28,8 +33,6 @@ import com.tngtech.archunit.lang.ArchRule;
       ArchitectureTest.DoNotIncludeTestJars.class
     })
 class ArchitectureTest {
-
-  private static final DescribedPredicate<JavaClass> IN_CORE_MODULE = inModule("core");
 
   /**
    * The parts of each module form no cycle. A slice is a package two levels below {@code dev.weir}
@@ -42,17 +45,37 @@ class ArchitectureTest {
       slices().matching("dev.weir.(*).(*)..").should().beFreeOfCycles();
 
   /**
+   * The top-level packages ({@code core}, {@code http}, {@code tls}, {@code discovery}, {@code
+   * metrics}, {@code envoy}, {@code gubernator}, {@code server}, ...) form no cycle.
+   */
+  @ArchTest
+  static final ArchRule noCyclesBetweenTopLevelPackages =
+      slices().matching("dev.weir.(*)..").should().beFreeOfCycles();
+
+  /**
+   * A package lives in exactly one module (no split package, as the module system requires), so a
+   * class's package names the module it comes from.
+   */
+  @ArchTest
+  static final ArchRule everyPackageInOneModule = classes().should(new StayInOneModulePerPackage());
+
+  /**
    * The core module (the embeddable member) runs on gRPC, protobuf, Caffeine and SLF4J alone: it
    * knows no discovery backend, TLS, metrics or HTTP module, no Micrometer, BouncyCastle, etcd or
    * Kubernetes client and no unshaded Netty (so no Netty HTTP codec), no adapter and no server.
    */
   @ArchTest
-  static final ArchRule coreModuleImportsNoBackendAdapterOrServer =
+  static final ArchRule coreImportsNoBackendAdapterOrServer =
       noClasses()
-          .that(IN_CORE_MODULE)
+          .that()
+          .resideInAPackage("dev.weir.core..")
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(
+              "dev.weir.discovery..",
+              "dev.weir.tls..",
+              "dev.weir.metrics..",
+              "dev.weir.http..",
               "dev.weir.envoy..",
               "dev.weir.gubernator..",
               "dev.weir.server..",
@@ -60,14 +83,7 @@ class ArchitectureTest {
               "io.fabric8..",
               "io.micrometer..",
               "org.bouncycastle..",
-              "io.netty..")
-          .orShould()
-          .dependOnClassesThat(
-              inModule("discovery-etcd")
-                  .or(inModule("discovery-kubernetes"))
-                  .or(inModule("tls"))
-                  .or(inModule("metrics-micrometer"))
-                  .or(inModule("http")));
+              "io.netty..");
 
   /**
    * The engine, the ring and descriptor matching are functions of their inputs: no I/O, no threads,
@@ -109,15 +125,13 @@ class ArchitectureTest {
           .orShould()
           .callMethod(java.time.LocalDateTime.class, "now");
 
-  /** The core knows neither front door, nor the server. */
+  /**
+   * The model's {@link Status} crosses the wire by name ({@code PeerProtos.toProto} and {@code
+   * statusOf}), never by its declaration order: nothing calls its {@code ordinal()}.
+   */
   @ArchTest
-  static final ArchRule coreImportsNoAdapterOrServer =
-      noClasses()
-          .that()
-          .resideInAPackage("dev.weir.core..")
-          .should()
-          .dependOnClassesThat()
-          .resideInAnyPackage("dev.weir.envoy..", "dev.weir.gubernator..", "dev.weir.server..");
+  static final ArchRule statusNeverMappedByOrdinal =
+      noClasses().should().callMethod(Status.class, "ordinal");
 
   /** The core's request path knows no discovery backend. */
   @ArchTest
@@ -132,8 +146,8 @@ class ArchitectureTest {
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(
-              "dev.weir.core.discovery.etcd..",
-              "dev.weir.core.discovery.k8s..",
+              "dev.weir.discovery.etcd..",
+              "dev.weir.discovery.kubernetes..",
               "dev.weir.core.discovery.dns..",
               "io.etcd..",
               "io.fabric8..");
@@ -159,21 +173,48 @@ class ArchitectureTest {
           .resideInAnyPackage("dev.weir.envoy..", "dev.weir.server..");
 
   /**
-   * Selects the classes of the module in {@code service/<name>}: loaded from its build output in
-   * the reactor, or from its jar {@code weir-<name>-<version>.jar}.
+   * The condition that no two classes of one package come from different class path roots (a
+   * module's {@code target/classes} or its jar).
    */
-  private static DescribedPredicate<JavaClass> inModule(String name) {
-    String directory = "/service/" + name + "/target/classes/";
-    String jar = "/weir-" + name + "-";
-    return DescribedPredicate.describe(
-        "in module service/" + name,
-        type ->
-            type.getSource()
-                .map(source -> source.getUri().toString())
-                .map(
-                    uri ->
-                        uri.contains(directory) || uri.contains(jar) && !uri.contains("-tests.jar"))
-                .orElse(false));
+  static final class StayInOneModulePerPackage extends ArchCondition<JavaClass> {
+    private final Map<String, Map<String, JavaClass>> rootsByPackage = new TreeMap<>();
+
+    StayInOneModulePerPackage() {
+      super("stay in one module per package");
+    }
+
+    @Override
+    public void init(Collection<JavaClass> allClasses) {
+      rootsByPackage.clear();
+    }
+
+    @Override
+    public void check(JavaClass type, ConditionEvents events) {
+      type.getSource()
+          .ifPresent(
+              source ->
+                  rootsByPackage
+                      .computeIfAbsent(type.getPackageName(), p -> new TreeMap<>())
+                      .putIfAbsent(rootOf(type, source.getUri().toString()), type));
+    }
+
+    @Override
+    public void finish(ConditionEvents events) {
+      rootsByPackage.forEach(
+          (pkg, roots) -> {
+            if (roots.size() > 1) {
+              events.add(
+                  SimpleConditionEvent.violated(
+                      pkg, "package " + pkg + " is in several modules: " + roots.keySet()));
+            }
+          });
+    }
+
+    /** Returns the class path root a class file was loaded from. */
+    static String rootOf(JavaClass type, String uri) {
+      String relative = type.getName().replace('.', '/') + ".class";
+      return uri.endsWith(relative) ? uri.substring(0, uri.length() - relative.length()) : uri;
+    }
   }
 
   /** Leaves out the test jars of other modules (the core's test kit), as tests are left out. */

@@ -4,8 +4,6 @@ import dev.weir.core.Weir;
 import dev.weir.core.WeirMember;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.core.metrics.MicrometerMetrics;
-import dev.weir.server.PrometheusEndpoint;
 import dev.weir.core.time.SystemClock;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
@@ -14,9 +12,11 @@ import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.gubernator.NativeCheck;
+import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.server.PrometheusEndpoint;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -127,7 +127,7 @@ public class DecisionPathBenchmark {
   /** One {@code ShouldRateLimit} with two descriptors. */
   @Benchmark
   public RateLimitResponse shouldRateLimit() {
-    return envoy.handle(rls).join();
+    return envoy.check(rls).join();
   }
 
   /** One {@code GetRateLimits} with one item. */

@@ -285,9 +285,7 @@ public final class GlobalManager implements AutoCloseable {
     if (g.getAlgorithm() == Algorithm.TOKEN_BUCKET) {
       return Optional.of(
           new TokenBucketState(
-              s.getStatusValue() == 1
-                  ? dev.weir.core.model.Status.OVER_LIMIT
-                  : dev.weir.core.model.Status.UNDER_LIMIT,
+              PeerProtos.statusOf(s.getStatusValue()),
               s.getLimit(),
               g.getDuration(),
               s.getRemaining(),

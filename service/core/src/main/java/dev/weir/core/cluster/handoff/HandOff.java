@@ -91,14 +91,23 @@ public final class HandOff {
 
   /**
    * Sends the buckets that moved away from this node between {@code before} and {@code after}: on a
-   * ring change, and on shutdown, where {@code after} is the ring without this node.
+   * ring change, and on shutdown, where {@code after} is the ring without this node. The hand-off
+   * joins {@link #pending()} before the store is scanned, and the scan holds no lock.
    */
-  public synchronized CompletableFuture<Void> ringChanged(HashRing before, HashRing after) {
+  public CompletableFuture<Void> ringChanged(HashRing before, HashRing after) {
     if (!before.contains(self) || after.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<Void> sending = send(before, after);
-    pending = CompletableFuture.allOf(pending, sending);
+    CompletableFuture<Void> sending = new CompletableFuture<>();
+    synchronized (this) {
+      pending = CompletableFuture.allOf(pending, sending);
+    }
+    try {
+      send(before, after).whenComplete((ok, error) -> sending.complete(null));
+    } catch (RuntimeException e) {
+      sending.complete(null);
+      throw e;
+    }
     return sending;
   }
 
@@ -124,7 +133,8 @@ public final class HandOff {
         .handle(
             (accepted, error) -> {
               if (error != null) {
-                LOG.warn("copy of {} buckets to {} failed: {}", chunk.size(), owner, error.getMessage());
+                LOG.warn(
+                    "copy of {} buckets to {} failed: {}", chunk.size(), owner, error.getMessage());
               } else {
                 LOG.info("copied {} buckets to {}", chunk.size(), owner);
               }
@@ -240,7 +250,10 @@ public final class HandOff {
                 return CompletableFuture.<Void>completedFuture(null);
               }
               if (round + 1 >= MAX_ROUNDS) {
-                LOG.warn("{} buckets kept changing during hand-off to {}; kept here", changed.size(), owner);
+                LOG.warn(
+                    "{} buckets kept changing during hand-off to {}; kept here",
+                    changed.size(),
+                    owner);
                 return CompletableFuture.<Void>completedFuture(null);
               }
               return transfer(owner, changed, round + 1);

@@ -8,6 +8,7 @@ import dev.weir.core.quota.QuotaUsage;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** What a node does with the calls its peers make to it. */
 public interface PeerHandler {
@@ -24,14 +25,19 @@ public interface PeerHandler {
   /** Merges buckets handed over by {@code from}; returns how many were stored. */
   int acceptBuckets(List<BucketSnapshot> buckets, String from);
 
-  /** Records that the node at {@code address} is leaving ({@code true}) or back ({@code false}). */
-  void announce(String address, boolean leaving);
+  /**
+   * Records that the node at {@code address} is leaving ({@code true}) or back ({@code false});
+   * returns at once, with a future that completes once the buckets that moved because of it have
+   * been handed over (or the node stopped waiting for them). The caller's thread never waits.
+   */
+  CompletableFuture<Void> announce(String address, boolean leaving);
 
   /**
-   * Copies to the node at {@code address}, which is about to announce its return, the buckets it will
-   * own once back, without changing the ring; returns once the copies were sent.
+   * Copies to the node at {@code address}, which is about to announce its return, the buckets it
+   * will own once back, without changing the ring; returns at once, with a future that completes
+   * once the copies were sent (or the node stopped waiting for them).
    */
-  void prepareReturn(String address);
+  CompletableFuture<Void> prepareReturn(String address);
 
   /**
    * Takes RLQS usage of quota buckets this node owns, in order, and returns each proxy's share, one

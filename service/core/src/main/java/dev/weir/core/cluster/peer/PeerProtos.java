@@ -15,8 +15,8 @@ import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
-import java.util.Optional;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Conversions between the core model and {@code pb.gubernator}'s messages, which Gubernator's public
@@ -67,10 +67,7 @@ public final class PeerProtos {
   public static RateLimitResp toProto(RateLimitResponse r) {
     RateLimitResp.Builder b =
         RateLimitResp.newBuilder()
-            .setStatus(
-                r.status() == Status.OVER_LIMIT
-                    ? dev.weir.proto.gubernator.Status.OVER_LIMIT
-                    : dev.weir.proto.gubernator.Status.UNDER_LIMIT)
+            .setStatus(toProto(r.status()))
             .setLimit(r.limit())
             .setRemaining(r.remaining())
             .setResetTime(r.resetTime());
@@ -86,12 +83,30 @@ public final class PeerProtos {
   /** Returns the model form of {@code r}. */
   public static RateLimitResponse fromProto(RateLimitResp r) {
     return new RateLimitResponse(
-        r.getStatusValue() == 1 ? Status.OVER_LIMIT : Status.UNDER_LIMIT,
+        statusOf(r.getStatusValue()),
         r.getLimit(),
         r.getRemaining(),
         r.getResetTime(),
         r.getError(),
         r.getMetadataMap());
+  }
+
+  /** Returns the wire status of {@code status}, matched by name. */
+  public static dev.weir.proto.gubernator.Status toProto(Status status) {
+    return status == Status.OVER_LIMIT
+        ? dev.weir.proto.gubernator.Status.OVER_LIMIT
+        : dev.weir.proto.gubernator.Status.UNDER_LIMIT;
+  }
+
+  /**
+   * Returns the model status of the wire status number {@code value}: {@code OVER_LIMIT} for its
+   * number, {@code UNDER_LIMIT} for any other (the peer validator refuses numbers it does not
+   * know).
+   */
+  public static Status statusOf(int value) {
+    return value == dev.weir.proto.gubernator.Status.OVER_LIMIT_VALUE
+        ? Status.OVER_LIMIT
+        : Status.UNDER_LIMIT;
   }
 
   /** Returns the snapshot of {@code state} under {@code key}. */
@@ -100,7 +115,7 @@ public final class PeerProtos {
     if (state instanceof TokenBucketState t) {
       b.setTokenBucket(
           TokenBucketSnapshot.newBuilder()
-              .setStatusValue(t.status().ordinal())
+              .setStatus(toProto(t.status()))
               .setLimit(t.limit())
               .setDuration(t.duration())
               .setRemaining(t.remaining())
@@ -143,7 +158,7 @@ public final class PeerProtos {
         TokenBucketSnapshot t = s.getTokenBucket();
         return Optional.of(
             new TokenBucketState(
-                t.getStatusValue() == 1 ? Status.OVER_LIMIT : Status.UNDER_LIMIT,
+                statusOf(t.getStatusValue()),
                 t.getLimit(),
                 t.getDuration(),
                 t.getRemaining(),

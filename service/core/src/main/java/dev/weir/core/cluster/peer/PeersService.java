@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import org.slf4j.LoggerFactory;
 
@@ -176,17 +177,25 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       invalid("Announce", error.get(), observer);
       return;
     }
+    CompletableFuture<Void> handled;
     try {
-      if (request.getPrepareReturn()) {
-        handler.prepareReturn(request.getAddress());
-      } else {
-        handler.announce(request.getAddress(), request.getLeaving());
-      }
-      observer.onNext(AnnounceResp.getDefaultInstance());
-      observer.onCompleted();
+      handled =
+          request.getPrepareReturn()
+              ? handler.prepareReturn(request.getAddress())
+              : handler.announce(request.getAddress(), request.getLeaving());
     } catch (RuntimeException e) {
-      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+      handled = CompletableFuture.failedFuture(e);
     }
+    handled.whenComplete(
+        (ok, failure) -> {
+          if (failure == null) {
+            observer.onNext(AnnounceResp.getDefaultInstance());
+            observer.onCompleted();
+          } else {
+            observer.onError(
+                Status.INTERNAL.withDescription(failure.toString()).asRuntimeException());
+          }
+        });
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.weir.core.discovery.dns;
 
-import dev.weir.core.discovery.DiscoverySettings;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.logging.RateLimitedLogger;
@@ -24,7 +23,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class DnsDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(DnsDiscovery.class);
-  private static final String MECHANISM = DiscoverySettings.Type.DNS.label();
+  /**
+   * The mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code mechanism}
+   * label of the discovery error counter.
+   */
+  public static final String MECHANISM = "dns";
 
   private final DnsSettings settings;
   private final String self;

@@ -114,6 +114,25 @@ class BatcherTest {
   }
 
   @Test
+  void staleTimer_firesAfterItsBatchWentOutBySize_nextBatchStillWaitsItsFullWait() {
+    Scheduler cancelTooLate =
+        (task, delay) -> {
+          scheduler.schedule(task, delay);
+          return () -> {};
+        };
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, cancelTooLate, this::echo);
+    b.submit(1);
+    b.submit(2);
+    scheduler.advance(Duration.ofNanos(400_000));
+    b.submit(3);
+
+    scheduler.advance(Duration.ofNanos(100_000));
+    assertThat(sent).as("the first batch's timer fired").containsExactly(List.of(1, 2));
+    scheduler.advance(Duration.ofNanos(400_000));
+    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
+  }
+
+  @Test
   void close_itemsQueued_sendsThemAndRefusesNewOnes() {
     Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
     CompletableFuture<String> f1 = b.submit(1);

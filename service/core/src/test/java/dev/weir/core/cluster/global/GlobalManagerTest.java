@@ -99,6 +99,21 @@ class GlobalManagerTest {
   }
 
   @Test
+  void queueHits_sumBeyondLongRange_saturatesInsteadOfWrapping() {
+    GlobalManager m = manager(ring(OWNER), 1000);
+    m.queueHits(hit("a", Long.MAX_VALUE - 1, t0));
+    m.queueHits(hit("a", 5, t0));
+    m.queueHits(hit("b", Long.MIN_VALUE + 1, t0));
+    m.queueHits(hit("b", -5, t0));
+
+    scheduler.advance(Duration.ofMillis(100));
+
+    assertThat(hitsReceived.get(0))
+        .extracting(RateLimitRequest::hits)
+        .containsExactlyInAnyOrder(Long.MAX_VALUE, Long.MIN_VALUE);
+  }
+
+  @Test
   void queueHits_resetRemainingAmongHits_orIntoTheSum() {
     GlobalManager m = manager(ring(OWNER), 1000);
     m.queueHits(hit("a", 1, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));

@@ -169,10 +169,14 @@ class PeerClientTest {
     }
 
     @Override
-    public void announce(String address, boolean leaving) {}
+    public CompletableFuture<Void> announce(String address, boolean leaving) {
+      return CompletableFuture.completedFuture(null);
+    }
 
     @Override
-    public void prepareReturn(String address) {}
+    public CompletableFuture<Void> prepareReturn(String address) {
+      return CompletableFuture.completedFuture(null);
+    }
 
     @Override
     public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {

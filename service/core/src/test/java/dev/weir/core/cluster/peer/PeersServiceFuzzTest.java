@@ -68,7 +68,7 @@ class PeersServiceFuzzTest {
             SELF,
             ClusterSettings.defaults(),
             STORE,
-            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::apply,
+            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::check,
             new FakeScheduler(CLOCK),
             CLOCK,
             discovery,

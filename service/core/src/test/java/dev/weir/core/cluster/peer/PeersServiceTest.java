@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.common.util.concurrent.ListenableFuture;
 import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.SlidingWindowState;
@@ -18,6 +19,7 @@ import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.AnnounceReq;
+import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
@@ -40,6 +42,8 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,6 +64,7 @@ class PeersServiceTest {
   private ManagedChannel channel;
   private PeersV1Grpc.PeersV1BlockingStub stub;
   private volatile boolean serving = true;
+  private CompletableFuture<Void> announced = CompletableFuture.completedFuture(null);
 
   private final PeerHandler handler =
       new PeerHandler() {
@@ -85,13 +90,15 @@ class PeersServiceTest {
         }
 
         @Override
-        public void announce(String address, boolean leaving) {
+        public CompletableFuture<Void> announce(String address, boolean leaving) {
           notices.add((leaving ? "leaving " : "back ") + address);
+          return announced;
         }
 
         @Override
-        public void prepareReturn(String address) {
+        public CompletableFuture<Void> prepareReturn(String address) {
           notices.add("prepare return " + address);
+          return CompletableFuture.completedFuture(null);
         }
 
         @Override
@@ -104,9 +111,9 @@ class PeersServiceTest {
         public int deliverQuotaShares(List<QuotaPush> pushes) {
           pushed.addAll(pushes);
           return pushes.size();
-          }
+        }
 
-          @Override
+        @Override
         public boolean serving() {
           return serving;
         }
@@ -269,6 +276,32 @@ class PeersServiceTest {
     stub.announce(AnnounceReq.newBuilder().setAddress("a:1").setLeaving(true).build());
 
     assertThat(notices).containsExactly("prepare return a:1", "back a:1", "leaving a:1");
+  }
+
+  @Test
+  void announce_handlerStillHandingOff_callReturnsAndIsAnsweredWhenItCompletes() throws Exception {
+    announced = new CompletableFuture<>();
+
+    ListenableFuture<AnnounceResp> answer =
+        PeersV1Grpc.newFutureStub(channel)
+            .announce(AnnounceReq.newBuilder().setAddress("a:1").setLeaving(true).build());
+
+    assertThat(notices).containsExactly("leaving a:1");
+    assertThat(answer.isDone()).isFalse();
+    announced.complete(null);
+    assertThat(answer.get(5, TimeUnit.SECONDS)).isEqualTo(AnnounceResp.getDefaultInstance());
+  }
+
+  @Test
+  void announce_handOffFails_internalNamingTheFailure() {
+    announced = CompletableFuture.failedFuture(new IllegalStateException("store closed"));
+
+    assertThatThrownBy(
+            () ->
+                stub.announce(AnnounceReq.newBuilder().setAddress("a:1").setLeaving(true).build()))
+        .isInstanceOf(StatusRuntimeException.class)
+        .hasMessageContaining("INTERNAL")
+        .hasMessageContaining("store closed");
   }
 
   @Test

@@ -1,0 +1,67 @@
+package dev.weir.core.cluster.handoff;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.ForwardingBucketStore;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A ring change's store scan ({@link HandOff#ringChanged}) holds no lock others wait on. */
+class HandOffRingChangedTest {
+
+  private final FakeClock clock = new FakeClock(1_000);
+  private final CountDownLatch scanning = new CountDownLatch(1);
+  private final CountDownLatch release = new CountDownLatch(1);
+  private final HandOff handOff =
+      new HandOff("a:1", new ScanBlockingStore(), null, clock, Duration.ofSeconds(2));
+
+  @AfterEach
+  void releaseScan() {
+    release.countDown();
+  }
+
+  @Test
+  void pending_duringAScan_answersAtOnceWithAFutureThatWaitsForIt() throws Exception {
+    HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
+    CompletableFuture<CompletableFuture<Void>> change =
+        CompletableFuture.supplyAsync(() -> handOff.ringChanged(both, both.without("a:1")));
+    assertThat(scanning.await(5, TimeUnit.SECONDS)).isTrue();
+
+    CompletableFuture<Void> pending =
+        CompletableFuture.supplyAsync(handOff::pending).get(2, TimeUnit.SECONDS);
+
+    assertThat(pending).as("the scan still runs").isNotDone();
+    release.countDown();
+    change.get(5, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+    pending.get(5, TimeUnit.SECONDS);
+  }
+
+  /** An empty store whose {@code forEach} waits until the test releases it. */
+  private final class ScanBlockingStore extends ForwardingBucketStore {
+    ScanBlockingStore() {
+      super(new InMemoryBucketStore(clock));
+    }
+
+    @Override
+    public void forEach(BiConsumer<String, BucketState> action) {
+      scanning.countDown();
+      try {
+        release.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      super.forEach(action);
+    }
+  }
+}

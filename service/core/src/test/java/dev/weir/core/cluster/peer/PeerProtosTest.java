@@ -1,0 +1,45 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.RateLimitResp;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class PeerProtosTest {
+
+  @ParameterizedTest
+  @EnumSource(Status.class)
+  void response_statusCrossesTheWireByName(Status status) {
+    RateLimitResp wire =
+        PeerProtos.toProto(new RateLimitResponse(status, 10, 3, 1_000, "", Map.of()));
+
+    assertThat(wire.getStatus().name()).isEqualTo(status.name());
+    assertThat(PeerProtos.fromProto(wire).status()).isEqualTo(status);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Status.class)
+  void tokenBucketSnapshot_statusCrossesTheWireByName(Status status) {
+    BucketSnapshot wire =
+        PeerProtos.toSnapshot("k", new TokenBucketState(status, 10, 1_000, 3, 5, 1_005));
+
+    assertThat(wire.getTokenBucket().getStatus().name()).isEqualTo(status.name());
+    assertThat(PeerProtos.fromSnapshot(wire).orElseThrow())
+        .isEqualTo(new TokenBucketState(status, 10, 1_000, 3, 5, 1_005));
+  }
+
+  @ParameterizedTest
+  @EnumSource(dev.weir.proto.gubernator.Status.class)
+  void statusOf_everyWireStatus_theModelStatusOfThatName(dev.weir.proto.gubernator.Status wire) {
+    if (wire != dev.weir.proto.gubernator.Status.UNRECOGNIZED) {
+      assertThat(PeerProtos.statusOf(wire.getNumber()).name()).isEqualTo(wire.name());
+      assertThat(PeerProtos.toProto(PeerProtos.statusOf(wire.getNumber()))).isEqualTo(wire);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package dev.weir.core.cluster.peer.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class PeerIdentitiesTest {
+
+  @ParameterizedTest(name = "{0} ~ {1}: {2}")
+  @CsvSource({
+    "weir.weir.svc.cluster.local, weir.weir.svc.cluster.local, true",
+    "weir.weir.svc.cluster.local, WEIR.weir.svc.cluster.local, true",
+    "weir.weir.svc.cluster.local, envoy.weir.svc.cluster.local, false",
+    "*.weir.svc.cluster.local, weir-0.weir.svc.cluster.local, true",
+    "*.weir.svc.cluster.local, a.b.weir.svc.cluster.local, false",
+    "*.weir.svc.cluster.local, weir.svc.cluster.local, false",
+    "*.weir.svc.cluster.local, .weir.svc.cluster.local, false",
+    "spiffe://cluster.local/ns/weir/sa/*, spiffe://cluster.local/ns/weir/sa/weir, true",
+    "spiffe://cluster.local/ns/weir/sa/*, spiffe://cluster.local/ns/default/sa/weir, false",
+    "spiffe://cluster.local/ns/weir/sa/*, spiffe://cluster.local/ns/weir/sa/, false",
+    "spiffe://cluster.local/ns/weir/sa/*, spiffe://cluster.local/ns/weir/sa/a/b, false",
+    "spiffe://cluster.local/ns/weir/sa/weir, spiffe://cluster.local/ns/weir/sa/weir, true",
+    "spiffe://cluster.local/ns/weir/sa/weir, spiffe://cluster.local/ns/weir/sa/WEIR, false",
+    "spiffe://*/ns/weir/sa/weir, spiffe://other.domain/ns/weir/sa/weir, true",
+    "weir.example, spiffe://weir.example, false",
+    "127.0.0.1, 127.0.0.1, true",
+    "127.0.0.1, 127.0.0.2, false",
+  })
+  void matches_table(String pattern, String identity, boolean expected) {
+    assertThat(PeerIdentities.matches(pattern, identity)).isEqualTo(expected);
+  }
+
+  @Test
+  void allowsAny_oneOfSeveralIdentitiesAllowed_true() {
+    PeerIdentities list =
+        PeerIdentities.of(
+            List.of("*.weir.svc.cluster.local", "spiffe://cluster.local/ns/weir/sa/*"));
+
+    assertThat(list.allowsAny(List.of("localhost", "spiffe://cluster.local/ns/weir/sa/weir")))
+        .isTrue();
+    assertThat(list.allowsAny(List.of("localhost", "spiffe://cluster.local/ns/default/sa/envoy")))
+        .isFalse();
+    assertThat(list.allowsAny(List.of())).isFalse();
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "'we*ir.svc', '*' must be a whole DNS label, got 'we*ir'",
+    "'spiffe://cluster.local/ns/weir/sa/weir-*', '*' must be a whole path segment",
+    "'*', names nothing but wildcards",
+    "'*.*', names nothing but wildcards",
+    "'spiffe://*/*', names nothing but wildcards",
+    "' ', is empty",
+  })
+  void of_badPattern_failsNamingIt(String pattern, String problem) {
+    assertThatThrownBy(() -> PeerIdentities.of(List.of(pattern)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(problem);
+  }
+
+  @Test
+  void of_emptyList_fails() {
+    assertThatThrownBy(() -> PeerIdentities.of(List.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("empty");
+  }
+}

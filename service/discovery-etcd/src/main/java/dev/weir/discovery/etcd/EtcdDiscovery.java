@@ -1,0 +1,429 @@
+package dev.weir.discovery.etcd;
+
+import dev.weir.core.config.HostPort;
+import dev.weir.core.discovery.PeerAddress;
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Membership through etcd: this node registers {@code <prefix><advertise address>} under a lease it
+ * keeps alive, and the peer set is every key under the prefix.
+ *
+ * <p>Design: one session = grant a lease, put our key, read the prefix, watch from the next revision,
+ * and refresh the lease every third of its TTL with a single keep-alive call. Any failure (a call times
+ * out, the watch ends, the lease is gone) ends the session: the last known peers stay in place,
+ * {@link #problem()} explains, and a new session (with a new lease) starts after a capped exponential
+ * backoff. All state lives on one private thread; etcd callbacks hop onto it and carry the session
+ * number so stale callbacks are ignored. Each ended session (or failed attempt to start one) counts
+ * one {@code etcd} discovery error, however many of its callbacks report the failure.
+ */
+public final class EtcdDiscovery implements PeerDiscovery {
+  private static final Logger log = LoggerFactory.getLogger(EtcdDiscovery.class);
+  private static final long MIN_BACKOFF_MS = 200;
+  private static final long MAX_BACKOFF_MS = 5_000;
+  /**
+   * The mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code mechanism}
+   * label of the discovery error counter.
+   */
+  public static final String MECHANISM = "etcd";
+
+  private final Client client;
+  private final EtcdSettings settings;
+  private final String self;
+  private final ByteSequence prefix;
+  private final ByteSequence key;
+  private final ByteSequence value;
+  private final ScheduledExecutorService executor;
+  private final Duration timeout;
+  private final WeirMetrics metrics;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(EtcdDiscovery.class);
+
+  private final Map<String, PeerInfo> registered = new HashMap<>();
+  private volatile Map<String, String> peerAddresses = Map.of();
+  private Consumer<Set<String>> listener = peers -> {};
+  private Set<String> delivered = Set.of();
+  private long session;
+  private long leaseId;
+  private Watch.Watcher watcher;
+  private ScheduledFuture<?> keepAliveTask;
+  private long backoffMs = MIN_BACKOFF_MS;
+  private boolean closed;
+  private volatile String problem = "";
+
+  /**
+   * Creates discovery that registers {@code selfAddress} and talks to etcd through {@code client}, which
+   * it owns and closes.
+   */
+  public EtcdDiscovery(Client client, EtcdSettings settings, String selfAddress) {
+    this(client, settings, selfAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each failure in {@code metrics}. */
+  public EtcdDiscovery(Client client, EtcdSettings settings, String selfAddress, WeirMetrics metrics) {
+    this(client, settings, selfAddress, 0, metrics);
+  }
+
+  /**
+   * Creates discovery as above that also registers this node's peer listener, at {@code peerPort}
+   * (0: none) of the registered address's host, and reports the peer listeners the others
+   * registered.
+   */
+  public EtcdDiscovery(
+      Client client, EtcdSettings settings, String selfAddress, int peerPort, WeirMetrics metrics) {
+    this.metrics = metrics;
+    this.client = client;
+    this.settings = settings;
+    this.self = settings.advertiseAddress().orElse(selfAddress);
+    this.prefix = bytes(settings.keyPrefix());
+    this.key = bytes(settings.keyPrefix() + self);
+    String selfPeer = peerPort == 0 ? "" : PeerAddress.of(HostPort.parse(self).host(), peerPort);
+    this.value = bytes(new PeerInfo(self, settings.dataCenter(), selfPeer).toJson());
+    this.timeout = settings.dialTimeout();
+    this.executor =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "weir-etcd-discovery");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /** Creates discovery with a client built from {@code settings} (endpoints, credentials, TLS). */
+  public static EtcdDiscovery create(EtcdSettings settings, String selfAddress) throws SSLException {
+    return create(settings, selfAddress, WeirMetrics.NOOP);
+  }
+
+  /** Creates discovery as above that counts each failure in {@code metrics}. */
+  public static EtcdDiscovery create(EtcdSettings settings, String selfAddress, WeirMetrics metrics)
+      throws SSLException {
+    return create(settings, selfAddress, 0, metrics);
+  }
+
+  /**
+   * Creates discovery as above that registers this node's peer listener at {@code peerPort} (0:
+   * none) of its host.
+   */
+  public static EtcdDiscovery create(
+      EtcdSettings settings, String selfAddress, int peerPort, WeirMetrics metrics)
+      throws SSLException {
+    return new EtcdDiscovery(buildClient(settings), settings, selfAddress, peerPort, metrics);
+  }
+
+  @Override
+  public Optional<String> peerAddress(String member) {
+    return Optional.ofNullable(peerAddresses.get(member));
+  }
+
+  /** Returns a jetcd client configured from {@code settings}. */
+  static Client buildClient(EtcdSettings settings) throws SSLException {
+    long dialMs = settings.dialTimeout().toMillis();
+    long retryDelayMs = Math.max(10, Math.min(500, dialMs / 5));
+    ClientBuilder builder =
+        Client.builder()
+            .endpoints(settings.endpoints().stream().map(URI::create).toList())
+            .connectTimeout(settings.dialTimeout())
+            .waitForReady(false)
+            .retryDelay(retryDelayMs)
+            .retryMaxDelay(Math.max(retryDelayMs, Math.min(2_500, dialMs)))
+            .retryMaxDuration(Duration.ofMillis(Math.max(dialMs, retryDelayMs + 1)));
+    if (!settings.user().isEmpty()) {
+      builder.user(bytes(settings.user())).password(bytes(settings.password()));
+    }
+    if (settings.tls().isPresent()) {
+      EtcdSettings.Tls tls = settings.tls().get();
+      builder.sslContext(
+          ssl -> {
+            if (tls.skipVerify()) {
+              ssl.trustManager(InsecureTrustManagerFactory.INSTANCE);
+            } else {
+              tls.caFile().ifPresent(ca -> ssl.trustManager(ca.toFile()));
+            }
+            if (tls.certFile().isPresent() && tls.keyFile().isPresent()) {
+              ssl.keyManager(tls.certFile().get().toFile(), tls.keyFile().get().toFile());
+            }
+          });
+    }
+    return builder.build();
+  }
+
+  /** Returns the address this node registers. */
+  public String selfAddress() {
+    return self;
+  }
+
+  /**
+   * Registers this node and starts watching; returns after the first attempt, having delivered either
+   * etcd's peer set or, if etcd could not be reached, this node alone (retrying in the background).
+   */
+  @Override
+  public void start(Consumer<Set<String>> listener) throws Exception {
+    onExecutor(
+        () -> {
+          this.listener = listener;
+          connect();
+        });
+  }
+
+  @Override
+  public String problem() {
+    return problem;
+  }
+
+  /** Stops watching, revokes the lease (so peers drop this node at once) and closes the client. */
+  @Override
+  public void close() throws Exception {
+    stop(true);
+  }
+
+  /** Stops without revoking the lease, as a crashed process would; the key expires with the lease. */
+  void halt() throws Exception {
+    stop(false);
+  }
+
+  private void stop(boolean leave) throws Exception {
+    if (executor.isShutdown()) {
+      return;
+    }
+    try {
+      onExecutor(
+          () -> {
+            if (closed) {
+              return;
+            }
+            closed = true;
+            endSession();
+            if (leave && leaseId != 0) {
+              try {
+                client
+                    .getLeaseClient()
+                    .revoke(leaseId)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (ExecutionException | TimeoutException e) {
+                log.warn(
+                    "could not revoke etcd lease {} on shutdown: {}",
+                    Long.toHexString(leaseId),
+                    describe(e));
+              }
+            }
+            client.close();
+          });
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  private void connect() throws InterruptedException {
+    if (closed) {
+      return;
+    }
+    long id = ++session;
+    try {
+      long lease = await(client.getLeaseClient().grant(settings.leaseTtl().toSeconds())).getID();
+      await(client.getKVClient().put(key, value, PutOption.builder().withLeaseId(lease).build()));
+      GetResponse snapshot =
+          await(client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
+      leaseId = lease;
+      registered.clear();
+      for (KeyValue kv : snapshot.getKvs()) {
+        put(kv);
+      }
+      deliver();
+      watcher =
+          client
+              .getWatchClient()
+              .watch(
+                  prefix,
+                  WatchOption.builder()
+                      .isPrefix(true)
+                      .withRevision(snapshot.getHeader().getRevision() + 1)
+                      .build(),
+                  Watch.listener(
+                      response -> executor.execute(() -> onWatch(id, response)),
+                      error -> executor.execute(() -> fail(id, "watch failed: " + describe(error))),
+                      () -> executor.execute(() -> fail(id, "watch ended"))));
+      long every = Math.max(100, settings.leaseTtl().toMillis() / 3);
+      keepAliveTask = executor.scheduleWithFixedDelay(() -> keepAlive(id), every, every, TimeUnit.MILLISECONDS);
+      backoffMs = MIN_BACKOFF_MS;
+      if (!problem.isEmpty()) {
+        log.info(
+            "etcd at {} reachable again; registered {} with a new lease",
+            settings.endpoints(),
+            self);
+      }
+      problem = "";
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      fail(id, describe(e));
+      deliver();
+    }
+  }
+
+  private void keepAlive(long id) {
+    if (id != session || closed) {
+      return;
+    }
+    try {
+      LeaseKeepAliveResponse response = await(client.getLeaseClient().keepAliveOnce(leaseId));
+      if (response.getTTL() <= 0) {
+        fail(id, "lease " + Long.toHexString(leaseId) + " expired");
+      }
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      fail(id, "lease keep-alive failed: " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void onWatch(long id, WatchResponse response) {
+    if (id != session || closed) {
+      return;
+    }
+    for (WatchEvent event : response.getEvents()) {
+      switch (event.getEventType()) {
+        case PUT -> put(event.getKeyValue());
+        case DELETE -> registered.remove(event.getKeyValue().getKey().toString(StandardCharsets.UTF_8));
+        default -> {}
+      }
+    }
+    deliver();
+  }
+
+  private void fail(long id, String reason) {
+    if (id != session || closed) {
+      return;
+    }
+    endSession();
+    session++;
+    problem =
+        "etcd discovery degraded (" + settings.endpoints() + "): " + reason + "; keeping the last "
+            + delivered.size() + " known peers";
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("etcd", "{}", problem);
+    long delay = backoffMs;
+    backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+    executor.schedule(this::reconnect, delay, TimeUnit.MILLISECONDS);
+  }
+
+  private void reconnect() {
+    try {
+      connect();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void endSession() {
+    if (keepAliveTask != null) {
+      keepAliveTask.cancel(false);
+      keepAliveTask = null;
+    }
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+  }
+
+  private void put(KeyValue kv) {
+    String k = kv.getKey().toString(StandardCharsets.UTF_8);
+    PeerInfo info = PeerInfo.parse(kv.getValue().toString(StandardCharsets.UTF_8));
+    String address = info != null ? info.grpcAddress() : k.substring(settings.keyPrefix().length());
+    if (address.isEmpty()) {
+      warnings.warn("etcd key " + k, "ignoring etcd key {} without a peer address", k);
+      return;
+    }
+    registered.put(k, info != null ? info : new PeerInfo(address, ""));
+  }
+
+  private void deliver() {
+    Set<String> peers = new TreeSet<>();
+    Map<String, String> listeners = new HashMap<>();
+    for (PeerInfo info : registered.values()) {
+      peers.add(info.grpcAddress());
+      if (!info.peerAddress().isEmpty()) {
+        listeners.put(info.grpcAddress(), info.peerAddress());
+      }
+    }
+    peerAddresses = Map.copyOf(listeners);
+    peers.add(self);
+    if (!peers.equals(delivered)) {
+      delivered = Set.copyOf(peers);
+      listener.accept(delivered);
+    }
+  }
+
+  private <T> T await(CompletableFuture<T> future)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    try {
+      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } finally {
+      future.cancel(true);
+    }
+  }
+
+  private void onExecutor(Task task) throws Exception {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    executor.execute(
+        () -> {
+          try {
+            task.run();
+            done.complete(null);
+          } catch (Exception | Error e) {
+            done.completeExceptionally(e);
+          }
+        });
+    try {
+      done.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof Exception cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+
+  private static String describe(Throwable e) {
+    Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    String message = cause.getMessage();
+    return cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+
+  private interface Task {
+    void run() throws Exception;
+  }
+}

@@ -1,0 +1,133 @@
+package dev.weir.discovery.etcd;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The value a node registers under its etcd key: {@code
+ * {"grpc_address":"..","data_center":"..","peer_address":".."}} (Gubernator's fields, and Weir's
+ * {@code peer_address}, absent from Gubernator's and older Weir registrations).
+ *
+ * @param grpcAddress the node's advertised gRPC address
+ * @param dataCenter the node's data center, possibly empty
+ * @param peerAddress the address of the node's peer listener, empty when not registered
+ */
+record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
+
+  /** Creates the info of a node that registers no peer listener address. */
+  PeerInfo(String grpcAddress, String dataCenter) {
+    this(grpcAddress, dataCenter, "");
+  }
+
+  /** Returns this info as a JSON object. */
+  String toJson() {
+    return "{\"grpc_address\":"
+        + quote(grpcAddress)
+        + ",\"data_center\":"
+        + quote(dataCenter)
+        + (peerAddress.isEmpty() ? "" : ",\"peer_address\":" + quote(peerAddress))
+        + "}";
+  }
+
+  /**
+   * Parses a flat JSON object of string fields; returns {@code null} when {@code json} is not one or
+   * has no {@code grpc_address}.
+   */
+  static PeerInfo parse(String json) {
+    try {
+      return parseObject(json);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private static PeerInfo parseObject(String json) {
+    Map<String, String> fields = new HashMap<>();
+    int[] at = {skip(json, 0)};
+    if (at[0] >= json.length() || json.charAt(at[0]) != '{') {
+      return null;
+    }
+    at[0] = skip(json, at[0] + 1);
+    while (at[0] < json.length() && json.charAt(at[0]) != '}') {
+      String name = string(json, at);
+      at[0] = skip(json, at[0]);
+      if (name == null || at[0] >= json.length() || json.charAt(at[0]) != ':') {
+        return null;
+      }
+      at[0] = skip(json, at[0] + 1);
+      String value = string(json, at);
+      if (value == null) {
+        return null;
+      }
+      fields.put(name, value);
+      at[0] = skip(json, at[0]);
+      if (at[0] < json.length() && json.charAt(at[0]) == ',') {
+        at[0] = skip(json, at[0] + 1);
+      }
+    }
+    String address = fields.get("grpc_address");
+    if (address == null || address.isEmpty()) {
+      return null;
+    }
+    return new PeerInfo(
+        address, fields.getOrDefault("data_center", ""), fields.getOrDefault("peer_address", ""));
+  }
+
+  private static int skip(String s, int at) {
+    while (at < s.length() && Character.isWhitespace(s.charAt(at))) {
+      at++;
+    }
+    return at;
+  }
+
+  private static String string(String s, int[] at) {
+    if (at[0] >= s.length() || s.charAt(at[0]) != '"') {
+      return null;
+    }
+    StringBuilder out = new StringBuilder();
+    int i = at[0] + 1;
+    while (i < s.length()) {
+      char c = s.charAt(i);
+      if (c == '"') {
+        at[0] = i + 1;
+        return out.toString();
+      }
+      if (c == '\\' && i + 1 < s.length()) {
+        char e = s.charAt(++i);
+        switch (e) {
+          case 'n' -> out.append('\n');
+          case 't' -> out.append('\t');
+          case 'r' -> out.append('\r');
+          case 'b' -> out.append('\b');
+          case 'f' -> out.append('\f');
+          case 'u' -> {
+            if (i + 4 >= s.length()) {
+              return null;
+            }
+            out.append((char) Integer.parseInt(s.substring(i + 1, i + 5), 16));
+            i += 4;
+          }
+          default -> out.append(e);
+        }
+      } else {
+        out.append(c);
+      }
+      i++;
+    }
+    return null;
+  }
+
+  private static String quote(String s) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        out.append('\\').append(c);
+      } else if (c < 0x20) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.append('"').toString();
+  }
+}

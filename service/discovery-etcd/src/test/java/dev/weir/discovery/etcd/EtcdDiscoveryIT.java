@@ -1,0 +1,254 @@
+package dev.weir.discovery.etcd;
+
+import static dev.weir.core.discovery.RecordingListener.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.weir.core.discovery.RecordingListener;
+import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.RecordingMetrics;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Etcd discovery against a real etcd: {@code WEIR_TEST_ETCD} when set (as {@code .ci/run} does),
+ * otherwise an etcd process started here when the binary is on the PATH; skipped with the reason
+ * otherwise. The restart test always needs its own process.
+ */
+class EtcdDiscoveryIT {
+  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static final String ERROR = "discovery error etcd";
+  private static EtcdProcess own;
+  private static String endpoint;
+
+  private final List<EtcdDiscovery> nodes = new ArrayList<>();
+  private final RecordingMetrics metrics = new RecordingMetrics();
+  private final String prefix = "/weir-test-" + UUID.randomUUID() + "/";
+
+  @BeforeAll
+  static void etcd() throws Exception {
+    String shared = System.getenv("WEIR_TEST_ETCD");
+    if (shared != null && !shared.isBlank()) {
+      endpoint = shared;
+      return;
+    }
+    assumeTrue(
+        EtcdProcess.available(),
+        () ->
+            skipped(
+                "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH (apt-get install"
+                    + " etcd-server)"));
+    own = EtcdProcess.start();
+    endpoint = own.endpoint();
+  }
+
+  @AfterAll
+  static void stopEtcd() throws Exception {
+    if (own != null) {
+      own.close();
+    }
+  }
+
+  @AfterEach
+  void closeNodes() throws Exception {
+    for (EtcdDiscovery node : nodes) {
+      node.close();
+    }
+  }
+
+  @Test
+  void start_threeNodes_everyNodeSeesAll() throws Exception {
+    RecordingListener a = join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
+    RecordingListener b = join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(30));
+    RecordingListener c = join(endpoint, "10.0.0.3:1051", Duration.ofSeconds(30));
+
+    Set<String> all = Set.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051");
+    assertThat(eventually(WAIT, () -> a.last().equals(all) && b.last().equals(all))).isTrue();
+    assertThat(c.last()).isEqualTo(all);
+    assertThat(nodes.get(0).problem()).isEmpty();
+  }
+
+  @Test
+  void start_registersPeerInfoJsonUnderPrefix() throws Exception {
+    join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
+    try (Client client = Client.builder().endpoints(endpoint).build()) {
+      var kvs =
+          client.getKVClient()
+              .get(bytes(prefix), GetOption.builder().isPrefix(true).build())
+              .get(5, TimeUnit.SECONDS)
+              .getKvs();
+      assertThat(kvs).hasSize(1);
+      assertThat(kvs.get(0).getKey().toString(StandardCharsets.UTF_8))
+          .isEqualTo(prefix + "10.0.0.1:1051");
+      assertThat(kvs.get(0).getValue().toString(StandardCharsets.UTF_8))
+          .isEqualTo("{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
+      assertThat(kvs.get(0).getLease()).isNotZero();
+    }
+  }
+
+  @Test
+  void start_withPeerPorts_eachNodeReportsTheOthersPeerListener() throws Exception {
+    EtcdSettings settings = settings(endpoint, Duration.ofSeconds(30));
+    EtcdDiscovery a = EtcdDiscovery.create(settings, "127.0.0.1:1051", 1052, metrics);
+    EtcdDiscovery b = EtcdDiscovery.create(settings, "127.0.0.1:2051", 2052, metrics);
+    nodes.add(a);
+    nodes.add(b);
+    RecordingListener seenByA = new RecordingListener();
+    a.start(seenByA);
+    b.start(new RecordingListener());
+
+    assertThat(eventually(WAIT, () -> seenByA.last().size() == 2)).isTrue();
+    assertThat(a.peerAddress("127.0.0.1:2051")).hasValue("127.0.0.1:2052");
+    assertThat(b.peerAddress("127.0.0.1:1051")).hasValue("127.0.0.1:1052");
+    assertThat(a.peerAddress("127.0.0.1:3051")).isEmpty();
+  }
+
+  @Test
+  void close_revokesLease_peerDisappearsAtOnce() throws Exception {
+    RecordingListener a = join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
+    join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(30));
+    assertThat(eventually(WAIT, () -> a.last().size() == 2)).isTrue();
+
+    nodes.remove(1).close();
+
+    assertThat(eventually(Duration.ofSeconds(5), () -> a.last().equals(Set.of("10.0.0.1:1051"))))
+        .isTrue();
+  }
+
+  @Test
+  void halt_withoutRevoke_peerDisappearsWhenLeaseExpires() throws Exception {
+    RecordingListener a = join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(2));
+    join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(2));
+    assertThat(eventually(WAIT, () -> a.last().size() == 2)).isTrue();
+
+    nodes.remove(1).halt();
+
+    assertThat(a.last()).hasSize(2);
+    assertThat(eventually(WAIT, () -> a.last().equals(Set.of("10.0.0.1:1051")))).isTrue();
+  }
+
+  @Test
+  void start_etcdUnreachable_deliversSelfAndReportsProblem() throws Exception {
+    String nowhere = "http://127.0.0.1:" + EtcdProcess.freePort();
+    EtcdSettings settings = settings(nowhere, Duration.ofSeconds(30)).withDialTimeout(Duration.ofMillis(300));
+    EtcdDiscovery node = EtcdDiscovery.create(settings, "10.0.0.1:1051", metrics);
+    nodes.add(node);
+    RecordingListener listener = new RecordingListener();
+
+    node.start(listener);
+
+    assertThat(listener.received()).containsExactly(Set.of("10.0.0.1:1051"));
+    assertThat(node.problem())
+        .contains("etcd discovery degraded")
+        .contains(nowhere)
+        .doesNotContain("maxDuration");
+    assertThat(metrics.events()).isNotEmpty().containsOnly(ERROR);
+    assertThat(eventually(WAIT, () -> metrics.count(ERROR) >= 3)).isTrue();
+    assertThat(metrics.events()).containsOnly(ERROR);
+  }
+
+  @Test
+  void leaseRevokedByAnotherClient_countsOneErrorAndRegistersUnderNewLease() throws Exception {
+    join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(2));
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      long lease = leaseOf(admin, prefix + "10.0.0.1:1051");
+
+      admin.getLeaseClient().revoke(lease).get(5, TimeUnit.SECONDS);
+
+      assertThat(
+              eventually(
+                  WAIT,
+                  () -> metrics.count(ERROR) >= 1
+                      && nodes.get(0).problem().isEmpty()
+                      && leaseOf(admin, prefix + "10.0.0.1:1051") > 0))
+          .isTrue();
+      assertThat(leaseOf(admin, prefix + "10.0.0.1:1051")).isNotEqualTo(lease);
+      assertThat(metrics.events()).containsExactly(ERROR);
+    }
+  }
+
+  @Test
+  void etcdRestart_keepsPeersReportsProblem_thenRecoversAndWatchesAgain() throws Exception {
+    assumeTrue(
+        EtcdProcess.available(),
+        () -> skipped("the restart test needs an etcd binary on the PATH"));
+    try (EtcdProcess etcd = EtcdProcess.start()) {
+      RecordingListener a = join(etcd.endpoint(), "10.0.0.1:1051", Duration.ofSeconds(2));
+      join(etcd.endpoint(), "10.0.0.2:1051", Duration.ofSeconds(2));
+      Set<String> both = Set.of("10.0.0.1:1051", "10.0.0.2:1051");
+      assertThat(eventually(WAIT, () -> a.last().equals(both))).isTrue();
+
+      etcd.stop();
+
+      assertThat(eventually(WAIT, () -> !nodes.get(0).problem().isEmpty())).isTrue();
+      assertThat(eventually(WAIT, () -> metrics.count(ERROR) >= 2)).isTrue();
+      assertThat(nodes.get(0).problem()).contains("keeping the last 2 known peers");
+      assertThat(a.last()).isEqualTo(both);
+
+      etcd.restart();
+
+      assertThat(eventually(WAIT, () -> nodes.get(0).problem().isEmpty())).isTrue();
+      assertThat(eventually(WAIT, () -> nodes.get(1).problem().isEmpty())).isTrue();
+      assertThat(a.last()).isEqualTo(both);
+      join(etcd.endpoint(), "10.0.0.3:1051", Duration.ofSeconds(2));
+      assertThat(eventually(WAIT, () -> a.last().size() == 3)).isTrue();
+      for (EtcdDiscovery node : nodes) {
+        node.close();
+      }
+      nodes.clear();
+    }
+  }
+
+  private RecordingListener join(String etcd, String address, Duration ttl) throws Exception {
+    EtcdDiscovery node = EtcdDiscovery.create(settings(etcd, ttl), address, metrics);
+    nodes.add(node);
+    RecordingListener listener = new RecordingListener();
+    node.start(listener);
+    return listener;
+  }
+
+  private EtcdSettings settings(String etcd, Duration ttl) {
+    return new EtcdSettings(
+        List.of(etcd),
+        prefix,
+        Duration.ofSeconds(1),
+        ttl,
+        "",
+        "",
+        Optional.empty(),
+        "dc1",
+        Optional.empty());
+  }
+
+  /** Returns the lease of {@code key}, or 0 when the key is absent or etcd cannot be read. */
+  private static long leaseOf(Client client, String key) {
+    try {
+      var kvs = client.getKVClient().get(bytes(key)).get(5, TimeUnit.SECONDS).getKvs();
+      return kvs.isEmpty() ? 0 : kvs.get(0).getLease();
+    } catch (Exception e) {
+      return 0;
+    }
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+
+  private static String skipped(String reason) {
+    System.err.println("EtcdDiscoveryIT skipped: " + reason);
+    return reason;
+  }
+}

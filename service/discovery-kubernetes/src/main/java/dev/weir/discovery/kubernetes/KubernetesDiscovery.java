@@ -1,0 +1,280 @@
+package dev.weir.discovery.kubernetes;
+
+import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.WeirMetrics;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Membership from the Kubernetes API: an informer over the peers' EndpointSlices (default) or pods,
+ * recomputing the whole peer set from the informer's cache on every event, with this node always
+ * included.
+ *
+ * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
+ * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
+ * and {@link #problem()} says why.
+ *
+ * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
+ * error it will not retry itself) to the informer's exception handler, and each counts one {@code
+ * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
+ * any callback, so a check on the discovery scheduler looks at the informer every {@link
+ * #WATCH_CHECK} and counts one error when a watch that was up is found down at {@link #DOWN_CHECKS}
+ * checks in a row with no failure reported since it was last up. A watch that expires (HTTP 410
+ * Gone) is relisted within milliseconds and so is not counted.
+ */
+public final class KubernetesDiscovery implements PeerDiscovery {
+  /** The label EndpointSlices carry with the name of their Service. */
+  public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+  private static final Logger log = LoggerFactory.getLogger(KubernetesDiscovery.class);
+  private static final Duration RESYNC = Duration.ofMinutes(5);
+  /**
+   * The mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code mechanism}
+   * label of the discovery error counter.
+   */
+  public static final String MECHANISM = "k8s";
+
+  /** How often the watch state is checked for a dropped connection. */
+  static final Duration WATCH_CHECK = Duration.ofSeconds(1);
+
+  /** Consecutive checks that must find the watch down before a silent drop counts. */
+  static final int DOWN_CHECKS = 2;
+
+  private final KubernetesClient client;
+  private final boolean ownsClient;
+  private final KubernetesSettings settings;
+  private final String self;
+  private final String namespace;
+  private final WeirMetrics metrics;
+  private final ScheduledExecutorService scheduler;
+  private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
+  private final AtomicLong failures = new AtomicLong();
+
+  private Consumer<Set<String>> listener = peers -> {};
+  private Set<String> delivered = Set.of();
+  private SharedIndexInformer<? extends HasMetadata> informer;
+  private volatile String lastError = "";
+  private volatile boolean running;
+  private ScheduledFuture<?> watchCheck;
+  private int checksDown;
+  private long failuresWhenLastUp = -1;
+
+  /**
+   * Creates discovery over {@code client}; {@code ownsClient} says whether {@link #close()} closes it.
+   * {@code advertiseAddress} is this node's address when {@code settings} has no pod IP.
+   */
+  public KubernetesDiscovery(
+      KubernetesClient client, boolean ownsClient, KubernetesSettings settings, String advertiseAddress) {
+    this(client, ownsClient, settings, advertiseAddress, WeirMetrics.NOOP, null);
+  }
+
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler} (none are counted when it is null).
+   */
+  public KubernetesDiscovery(
+      KubernetesClient client,
+      boolean ownsClient,
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
+    this.metrics = metrics;
+    this.scheduler = scheduler;
+    this.client = client;
+    this.ownsClient = ownsClient;
+    this.settings = settings;
+    this.self = settings.selfAddress(advertiseAddress);
+    this.namespace = settings.namespace().orElseGet(() -> orDefault(client.getNamespace()));
+  }
+
+  /** Creates discovery with a client configured from the environment (in-cluster service account). */
+  public static KubernetesDiscovery create(KubernetesSettings settings, String advertiseAddress) {
+    return create(settings, advertiseAddress, WeirMetrics.NOOP, null);
+  }
+
+  /**
+   * Creates discovery as above that counts each list or watch failure in {@code metrics}, checking
+   * for dropped watches on {@code scheduler}.
+   */
+  public static KubernetesDiscovery create(
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler) {
+    return new KubernetesDiscovery(
+        new KubernetesClientBuilder().build(), true, settings, advertiseAddress, metrics, scheduler);
+  }
+
+  /** Returns this node's peer address. */
+  public String selfAddress() {
+    return self;
+  }
+
+  /** Delivers this node alone at once, then starts the informer without waiting for its first list. */
+  @Override
+  public synchronized void start(Consumer<Set<String>> listener) {
+    this.listener = listener;
+    running = true;
+    deliver(Set.of());
+    if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
+      SharedIndexInformer<Pod> pods =
+          client.pods().inNamespace(namespace).withLabelSelector(settings.selector()).runnableInformer(RESYNC.toMillis());
+      informer = watch(pods, all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()));
+    } else {
+      SharedIndexInformer<EndpointSlice> slices =
+          client
+              .discovery()
+              .v1()
+              .endpointSlices()
+              .inNamespace(namespace)
+              .withLabel(SERVICE_NAME_LABEL, settings.serviceName())
+              .runnableInformer(RESYNC.toMillis());
+      informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort()));
+    }
+    if (scheduler != null) {
+      long every = WATCH_CHECK.toNanos();
+      watchCheck = scheduler.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private <T extends HasMetadata> SharedIndexInformer<T> watch(
+      SharedIndexInformer<T> inf, Function<List<T>, Set<String>> select) {
+    Runnable refresh = () -> deliver(select.apply(inf.getStore().list()));
+    inf.addEventHandler(
+        new ResourceEventHandler<T>() {
+          @Override
+          public void onAdd(T obj) {
+            refresh.run();
+          }
+
+          @Override
+          public void onUpdate(T oldObj, T newObj) {
+            refresh.run();
+          }
+
+          @Override
+          public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+            refresh.run();
+          }
+        });
+    inf.exceptionHandler(
+        (started, error) -> {
+          failed(error.getClass().getSimpleName() + ": " + error.getMessage());
+          return true;
+        });
+    inf.start()
+        .whenComplete(
+            (ok, error) -> {
+              if (error == null) {
+                lastError = "";
+                refresh.run();
+              }
+            });
+    return inf;
+  }
+
+  private void failed(String why) {
+    lastError = why;
+    failures.incrementAndGet();
+    metrics.discoveryError(MECHANISM);
+    warnings.warn("k8s", "kubernetes {} watch failed, retrying: {}", what(), why);
+  }
+
+  private void checkWatch() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    if (inf == null) {
+      return;
+    }
+    if (inf.isWatching()) {
+      if (checksDown >= DOWN_CHECKS) {
+        log.info("kubernetes {} watch established again", what());
+      }
+      checksDown = 0;
+      failuresWhenLastUp = failures.get();
+      return;
+    }
+    checksDown++;
+    if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
+      failed("watch connection lost, reconnecting");
+    }
+  }
+
+  @Override
+  public String problem() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    if (inf == null) {
+      return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
+    }
+    if (inf.isWatching()) {
+      return "";
+    }
+    String why = lastError.isEmpty() ? "not established yet" : lastError;
+    return "kubernetes " + what() + " watch is down (" + why + "); keeping the last "
+        + delivered.size() + " known peers";
+  }
+
+  @Override
+  public void close() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+      informer = null;
+      running = false;
+      listener = peers -> {};
+      if (watchCheck != null) {
+        watchCheck.cancel(false);
+        watchCheck = null;
+      }
+    }
+    if (inf != null) {
+      inf.close();
+    }
+    if (ownsClient) {
+      client.close();
+    }
+  }
+
+  private synchronized void deliver(Set<String> peers) {
+    Set<String> all = new TreeSet<>(peers);
+    all.add(self);
+    if (!all.equals(delivered)) {
+      delivered = Set.copyOf(all);
+      listener.accept(delivered);
+    }
+  }
+
+  private String what() {
+    return settings.mechanism() == KubernetesSettings.Mechanism.PODS
+        ? "pods (" + settings.selector() + ") in namespace " + namespace
+        : "endpointslices of service " + settings.serviceName() + " in namespace " + namespace;
+  }
+
+  private static String orDefault(String ns) {
+    return ns == null || ns.isBlank() ? "default" : ns;
+  }
+}

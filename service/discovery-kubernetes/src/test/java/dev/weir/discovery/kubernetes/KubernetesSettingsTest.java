@@ -1,0 +1,55 @@
+package dev.weir.discovery.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.discovery.DiscoveryEnv;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class KubernetesSettingsTest {
+
+  @Test
+  void fromEnv_nothingSet_endpointSlicesOfWeirPeersOnAdvertisedPort() {
+    KubernetesSettings s = KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of()), "10.0.0.1:1051");
+
+    assertThat(s.mechanism()).isEqualTo(KubernetesSettings.Mechanism.ENDPOINT_SLICES);
+    assertThat(s.serviceName()).isEqualTo("weir-peers");
+    assertThat(s.namespace()).isEmpty();
+    assertThat(s.podPort()).isEqualTo(1051);
+    assertThat(s.selfAddress("10.0.0.1:1051")).isEqualTo("10.0.0.1:1051");
+  }
+
+  @Test
+  void fromEnv_gubernatorDeploymentEnv_readThroughAliases() {
+    KubernetesSettings s =
+        KubernetesSettings.fromEnv(
+            new DiscoveryEnv(
+                Map.of(
+                    "GUBER_K8S_NAMESPACE", "rl",
+                    "GUBER_K8S_POD_IP", "fd00::5",
+                    "GUBER_K8S_POD_PORT", "81",
+                    "GUBER_K8S_SERVICE_NAME", "gubernator",
+                    "GUBER_K8S_WATCH_MECHANISM", "endpoints")),
+            "0.0.0.0:1051");
+
+    assertThat(s.namespace()).contains("rl");
+    assertThat(s.mechanism()).isEqualTo(KubernetesSettings.Mechanism.ENDPOINT_SLICES);
+    assertThat(s.serviceName()).isEqualTo("gubernator");
+    assertThat(s.selfAddress("0.0.0.0:1051")).isEqualTo("[fd00::5]:81");
+  }
+
+  @Test
+  void fromEnv_podsWithoutSelector_rejectedNamingVariable() {
+    assertThatThrownBy(
+            () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "pods")), "a:1"))
+        .hasMessage("WEIR_K8S_SELECTOR='' is not valid: expected a label selector such as app=weir when WEIR_K8S_WATCH_MECHANISM=pods");
+  }
+
+  @Test
+  void fromEnv_unknownMechanism_listsAllowed() {
+    assertThatThrownBy(
+            () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "nodes")), "a:1"))
+        .hasMessage("WEIR_K8S_WATCH_MECHANISM='nodes' is not valid: expected one of endpointslices, endpoints, pods");
+  }
+}

@@ -1,0 +1,36 @@
+package dev.weir.discovery.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class PeerSelectionTest {
+
+  @Test
+  void fromEndpointSlices_unsetReadyCountsReady_fqdnSlicesSkipped_ipv6Bracketed() {
+    var v6 = new EndpointSliceBuilder().withAddressType("IPv6").addNewEndpoint().withAddresses("fd00::2").endEndpoint().build();
+    var fqdn = new EndpointSliceBuilder().withAddressType("FQDN").addNewEndpoint().withAddresses("a.example").endEndpoint().build();
+    var empty = new EndpointSliceBuilder().withAddressType("IPv4").build();
+
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v6, fqdn, empty), 1051)).containsExactly("[fd00::2]:1051");
+  }
+
+  @Test
+  void fromPods_pendingOrNotRunningOrNoIp_skipped() {
+    Pod pending = new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("10.0.0.2").endStatus().build();
+    Pod waiting =
+        new PodBuilder().withNewStatus().withPhase("Running").withPodIP("10.0.0.3")
+            .addNewContainerStatus().withReady(true).withNewState().withNewWaiting().endWaiting().endState().endContainerStatus()
+            .endStatus().build();
+    Pod noIp = new PodBuilder().withNewStatus().withPhase("Running").endStatus().build();
+    Pod selfPending = new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("10.0.0.1").endStatus().build();
+
+    assertThat(PeerSelection.fromPods(List.of(pending, waiting, noIp, selfPending), 1051, Optional.of("10.0.0.1")))
+        .containsExactly("10.0.0.1:1051");
+  }
+}

@@ -1,0 +1,264 @@
+package dev.weir.http;
+
+import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.time.Clock;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.PrematureChannelClosureException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The last handler of a connection: answers each whole request from its {@link HttpRoute}, one at a
+ * time and in order. It refuses malformed requests (400, 414 or 431, then closes), answers an
+ * unknown path 404 and a known path with another method 405 with {@code Allow}, admits a request
+ * only while the listener is not saturated or draining (else 503), and runs the route's handler on
+ * the connection's event loop, writing its answer when the handler's stage completes. A handler
+ * that throws or fails is answered 500. Every answer from a route, and every 413, is recorded by
+ * route and status.
+ */
+final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RouteDispatcher.class);
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(RouteDispatcher.class);
+
+  private static final int INVALID_ARGUMENT = 3;
+  private static final int NOT_FOUND = 5;
+  private static final int RESOURCE_EXHAUSTED = 8;
+  private static final int UNIMPLEMENTED = 12;
+  private static final int INTERNAL = 13;
+  private static final int UNAVAILABLE = 14;
+
+  /** What a route's handler is asked, and when. */
+  private record Request(
+      String method, String uri, boolean keepAlive, DecoderResult result, byte[] body) {}
+
+  private final RouteTable routes;
+  private final InFlight inFlight;
+  private final RequestDeadlines deadlines;
+  private final WeirMetrics metrics;
+  private final Clock clock;
+  private final HttpAnswer saturated;
+  private final Queue<Request> waiting = new ArrayDeque<>();
+  private boolean answering;
+
+  /** Creates the dispatcher of one connection. */
+  RouteDispatcher(
+      RouteTable routes,
+      InFlight inFlight,
+      RequestDeadlines deadlines,
+      WeirMetrics metrics,
+      Clock clock,
+      HttpAnswer saturated) {
+    this.routes = routes;
+    this.inFlight = inFlight;
+    this.deadlines = deadlines;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.saturated = saturated;
+  }
+
+  @Override
+  protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest message) {
+    Request request =
+        new Request(
+            message.method().name(),
+            message.uri(),
+            HttpUtil.isKeepAlive(message),
+            message.decoderResult(),
+            ByteBufUtil.getBytes(message.content()));
+    if (answering) {
+      waiting.add(request);
+      return;
+    }
+    serve(ctx, request);
+  }
+
+  private void serve(ChannelHandlerContext ctx, Request request) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    answering = true;
+    deadlines.answering();
+    ctx.channel().config().setAutoRead(false);
+    if (request.result().isFailure()) {
+      metrics.refused(RefusalReason.HTTP_MALFORMED);
+      write(ctx, malformed(request.result().cause()), false, null);
+      return;
+    }
+    String path = pathOf(request.uri());
+    if (path == null) {
+      metrics.refused(RefusalReason.HTTP_MALFORMED);
+      write(
+          ctx,
+          HttpAnswer.error(400, INVALID_ARGUMENT, "malformed HTTP request: bad request target"),
+          false,
+          null);
+      return;
+    }
+    HttpRoute route = routes.find(request.method(), path);
+    switch (inFlight.enter(route != null && route.servedWhenSaturated())) {
+      case SATURATED -> {
+        metrics.refused(RefusalReason.HTTP_SATURATED);
+        write(ctx, saturated, false, null);
+        return;
+      }
+      case DRAINING -> {
+        write(ctx, HttpAnswer.error(503, UNAVAILABLE, "server is shutting down"), false, null);
+        return;
+      }
+      case ADMITTED -> {}
+    }
+    Runnable exit = inFlight::exit;
+    if (route == null) {
+      write(ctx, unrouted(path), request.keepAlive(), exit);
+      return;
+    }
+    long start = clock.monotonicNanos();
+    CompletionStage<HttpAnswer> stage;
+    try {
+      stage = route.handler().handle(new HttpCall(request.method(), path, request.body()));
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    if (stage == null) {
+      stage = CompletableFuture.failedFuture(new NullPointerException("handler returned null"));
+    }
+    stage.whenComplete(
+        (answer, failure) -> {
+          HttpAnswer result =
+              failure != null
+                  ? internalError(path, failure)
+                  : answer != null
+                      ? answer
+                      : internalError(path, new NullPointerException("handler answered null"));
+          metrics.httpRequest(route.path(), result.status(), clock.monotonicNanos() - start);
+          if (ctx.executor().inEventLoop()) {
+            write(ctx, result, request.keepAlive(), exit);
+          } else {
+            ctx.executor().execute(() -> write(ctx, result, request.keepAlive(), exit));
+          }
+        });
+  }
+
+  private HttpAnswer unrouted(String path) {
+    Map<String, HttpRoute> methods = routes.methods(path);
+    if (methods == null) {
+      return HttpAnswer.error(404, NOT_FOUND, "Not Found");
+    }
+    return HttpAnswer.error(405, UNIMPLEMENTED, "Method Not Allowed")
+        .withHeader("Allow", String.join(", ", methods.keySet()));
+  }
+
+  private static HttpAnswer internalError(String path, Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    LOG.error("HTTP handler for {} failed", path, cause);
+    return HttpAnswer.error(500, INTERNAL, "internal error: " + cause);
+  }
+
+  private void write(
+      ChannelHandlerContext ctx, HttpAnswer answer, boolean keepAlive, Runnable exit) {
+    boolean keep = keepAlive && !inFlight.draining() && ctx.channel().isActive();
+    ChannelFuture written = ctx.writeAndFlush(NettyAnswers.response(answer, keep));
+    written.addListener(
+        future -> {
+          if (exit != null) {
+            exit.run();
+          }
+          if (!future.isSuccess()) {
+            ctx.close();
+          } else if (keep) {
+            next(ctx);
+          }
+        });
+    if (!keep) {
+      LingeringClose.after(written);
+    }
+  }
+
+  private void next(ChannelHandlerContext ctx) {
+    answering = false;
+    Request request = waiting.poll();
+    if (request != null) {
+      serve(ctx, request);
+      return;
+    }
+    if (ctx.channel().isActive()) {
+      deadlines.answered();
+      ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  /** Returns the 400, 414 or 431 answer to a request the decoder could not read. */
+  private static HttpAnswer malformed(Throwable cause) {
+    if (cause instanceof TooLongHttpLineException) {
+      return HttpAnswer.error(414, RESOURCE_EXHAUSTED, "request line is too long");
+    }
+    if (cause instanceof TooLongHttpHeaderException || cause instanceof TooLongFrameException) {
+      return HttpAnswer.error(431, RESOURCE_EXHAUSTED, "request header fields are too large");
+    }
+    return HttpAnswer.error(
+        400, INVALID_ARGUMENT, "malformed HTTP request: " + String.valueOf(cause.getMessage()));
+  }
+
+  /** Returns the decoded path of a request target, or null when it is not a valid URI. */
+  static String pathOf(String target) {
+    try {
+      String path = new URI(target).getPath();
+      return path == null || !path.startsWith("/") ? null : path;
+    } catch (URISyntaxException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    waiting.clear();
+    ctx.fireChannelInactive();
+  }
+
+  /**
+   * Returns whether {@code cause} is the client's doing: a reset or closed connection, a connection
+   * closed mid-request, or a failed TLS handshake.
+   */
+  private static boolean clientGone(Throwable cause) {
+    return cause instanceof IOException
+        || cause instanceof PrematureChannelClosureException
+        || cause instanceof SSLException
+        || cause.getCause() instanceof SSLException;
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (clientGone(cause)) {
+      LOG.debug("HTTP connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+    } else {
+      WARNINGS.warn(
+          "connection", "HTTP connection {} failed: {}", ctx.channel().remoteAddress(), cause);
+    }
+    ctx.close();
+  }
+}

@@ -1,0 +1,446 @@
+package dev.weir.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.metrics.micrometer.MicrometerMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.slf4j.LoggerFactory;
+
+/** Slow, idle and malformed clients on real loopback sockets. */
+class HttpHostileClientsTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Duration SHORT = Duration.ofMillis(800);
+  private static final Duration LONG = Duration.ofMinutes(5);
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final HttpClient client =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
+  private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  private final ScheduledExecutorService trickle = Executors.newScheduledThreadPool(2);
+  private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+  private final Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+  private HttpListener listener;
+
+  @BeforeEach
+  void watchLogs() {
+    logs.start();
+    root.addAppender(logs);
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    root.detachAppender(logs);
+    trickle.shutdownNow();
+    for (Socket socket : sockets) {
+      socket.close();
+    }
+    if (listener != null) {
+      listener.stop(Duration.ZERO);
+    }
+  }
+
+  private void start(HttpSettings settings) throws IOException {
+    listener =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(
+                List.of(
+                    HttpRoute.get("/fast", call -> HttpAnswer.json(200, "{}").completed()),
+                    HttpRoute.post(
+                        "/echo",
+                        call ->
+                            HttpAnswer.json(200, "{\"bytes\":" + call.body().length + "}")
+                                .completed()),
+                    HttpRoute.probe(
+                        "/probe", call -> HttpAnswer.json(200, "{\"ok\":1}").completed())))
+            .settings(settings)
+            .metrics(new MicrometerMetrics(registry), new FakeClock())
+            .start();
+  }
+
+  private static HttpSettings timeouts(Duration header, Duration body, Duration idle) {
+    return HttpSettings.defaults().withThreads(1).withTimeouts(header, body, idle);
+  }
+
+  private Socket open() throws IOException {
+    Socket socket = HttpText.connect(listener.port());
+    sockets.add(socket);
+    return socket;
+  }
+
+  /** Writes {@code line} to {@code socket} every 100 ms until the socket fails. */
+  private void trickle(Socket socket, String line) {
+    trickle.scheduleAtFixedRate(
+        () -> {
+          try {
+            HttpText.send(socket, line);
+          } catch (IOException closed) {
+            throw new IllegalStateException("closed", closed);
+          }
+        },
+        100,
+        100,
+        TimeUnit.MILLISECONDS);
+  }
+
+  private double refused(RefusalReason reason) {
+    Counter counter =
+        registry.find(MicrometerMetrics.REQUESTS_REFUSED).tag("reason", reason.label()).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return client
+        .sendAsync(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + listener.port() + path))
+                .timeout(WAIT)
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .get(WAIT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  private List<ILoggingEvent> errorsAndNettyWarnings() {
+    return logs.list.stream()
+        .filter(
+            e ->
+                e.getLevel().isGreaterOrEqual(Level.ERROR)
+                    || (e.getLevel().isGreaterOrEqual(Level.WARN)
+                        && (e.getLoggerName().startsWith("io.netty")
+                            || e.getLoggerName().startsWith("dev.weir.http"))))
+        .toList();
+  }
+
+  @Test
+  void headerTimeout_clientTricklesHeaderLines_closedAtTimeoutFromConnectionStart()
+      throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket slow = open();
+    long started = System.nanoTime();
+    HttpText.send(slow, "GET /fast HTTP/1.1\r\nHost: x\r\n");
+    trickle(slow, "X-Slow: 1\r\n");
+
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - started))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
+        .isLessThan(Duration.ofSeconds(5));
+    Await.until(WAIT, () -> refused(RefusalReason.HTTP_TIMEOUT) == 1.0, "the timeout counted");
+  }
+
+  @Test
+  void headerTimeout_connectionSendsNothing_closedWithoutCounting() throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket silent = open();
+
+    assertThat(HttpText.closedByServer(silent)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
+  @Test
+  void bodyTimeout_clientTricklesBody_answered408ThenClosed() throws Exception {
+    start(timeouts(LONG, SHORT, LONG));
+    Socket slow = open();
+    HttpText.send(slow, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{");
+    trickle(slow, " ");
+
+    String answer = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(answer).startsWith("HTTP/1.1 408 Request Timeout\r\n");
+    assertThat(answer)
+        .endsWith(
+            "{\"code\":4,\"message\":\"request body not complete within 800ms of its head"
+                + " (WEIR_HTTP_BODY_TIMEOUT)\",\"details\":[]}");
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  @Test
+  void idleTimeout_keptAliveConnectionWaits_closedAfterIt() throws Exception {
+    start(timeouts(LONG, LONG, SHORT));
+    Socket kept = open();
+    HttpText.send(kept, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertThat(HttpText.readResponse(kept.getInputStream())).startsWith("HTTP/1.1 200 OK");
+    long answered = System.nanoTime();
+
+    assertThat(HttpText.closedByServer(kept)).isTrue();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - answered))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50));
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
+  @Test
+  void slowClients_manyTricklingHeadsAndBodies_legitimateRequestsAndProbesAnswered()
+      throws Exception {
+    start(timeouts(LONG, LONG, LONG));
+    for (int i = 0; i < 100; i++) {
+      Socket head = open();
+      HttpText.send(head, "POST /echo HTTP/1.1\r\nHost: x\r\n");
+      trickle(head, "X-Slow: " + i + "\r\n");
+      Socket body = open();
+      HttpText.send(body, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{");
+      trickle(body, " ");
+    }
+
+    List<CompletableFuture<Integer>> legitimate = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      String path = i % 2 == 0 ? "/fast" : "/probe";
+      legitimate.add(CompletableFuture.supplyAsync(() -> statusOf(path)));
+    }
+
+    for (CompletableFuture<Integer> status : legitimate) {
+      assertThat(status.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(200);
+    }
+    assertThat(listener.connectionsOpen()).isGreaterThanOrEqualTo(200);
+  }
+
+  private int statusOf(String path) {
+    try {
+      return get(path).statusCode();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void connectionCap_fullOfIdleAndTricklingConnections_oldestClosedToServeNewOne()
+      throws Exception {
+    start(timeouts(LONG, LONG, LONG).withMaxConnections(5));
+    List<Socket> stalled = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Socket socket = open();
+      if (i % 2 == 1) {
+        HttpText.send(socket, "GET /fast HTTP/1.1\r\nHost: x\r\n");
+      }
+      stalled.add(socket);
+      int opened = i + 1;
+      Await.until(WAIT, () -> listener.connectionsOpen() == opened, opened + " counted");
+    }
+
+    HttpResponse<String> fresh = get("/fast");
+
+    assertThat(fresh.statusCode()).isEqualTo(200);
+    assertThat(HttpText.closedByServer(stalled.get(0))).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)).isEqualTo(1.0);
+    Await.until(WAIT, () -> listener.connectionsOpen() <= 5, "the cap holds");
+  }
+
+  @Test
+  void connectionCap_everyConnectionBeingAnswered_newOneRefused503AndClosed() throws Exception {
+    CompletableFuture<HttpAnswer> release = new CompletableFuture<>();
+    listener =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(List.of(HttpRoute.get("/block", call -> release)))
+            .settings(HttpSettings.defaults().withThreads(1).withMaxConnections(5))
+            .metrics(new MicrometerMetrics(registry), new FakeClock())
+            .start();
+    List<Socket> busy = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Socket socket = open();
+      HttpText.send(socket, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n");
+      busy.add(socket);
+    }
+    Await.until(WAIT, () -> listener.inFlight() == 5, "five requests being answered");
+
+    Socket refused = open();
+    String answer = HttpText.readResponse(refused.getInputStream());
+
+    assertThat(answer).startsWith("HTTP/1.1 503 Service Unavailable\r\n");
+    assertThat(answer).containsIgnoringCase("connection: close");
+    assertThat(answer)
+        .endsWith(
+            "{\"code\":14,\"message\":\"HTTP listener has 5 connections open, all being answered"
+                + " (the most allowed); retry later, or raise WEIR_HTTP_MAX_CONNECTIONS\","
+                + "\"details\":[]}");
+    assertThat(HttpText.closedByServer(refused)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)).isEqualTo(1.0);
+    release.complete(HttpAnswer.json(200, "{}"));
+    for (Socket socket : busy) {
+      assertThat(HttpText.readResponse(socket.getInputStream())).startsWith("HTTP/1.1 200 OK");
+    }
+    assertThat(get("/block").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void clientClosesMidHeadOrBody_nothingLoggedOrCounted() throws Exception {
+    start(HttpSettings.defaults());
+    try (Socket head = open();
+        Socket body = open()) {
+      HttpText.send(head, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Le");
+      HttpText.send(body, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{");
+      Await.until(WAIT, () -> listener.connectionsOpen() == 2, "both connections open");
+    }
+
+    Await.until(WAIT, () -> listener.connectionsOpen() == 0, "both connections closed");
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+    assertThat(refused(RefusalReason.HTTP_MALFORMED)).isZero();
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void chunkSizeOf2To48_400AndNoErrorLogged() throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(
+        socket,
+        "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + Long.toHexString(1L << 48)
+            + "\r\nabc\r\n");
+    String answer = HttpText.readResponse(socket.getInputStream());
+
+    assertThat(answer).startsWith("HTTP/1.1 400 Bad Request\r\n");
+    assertThat(answer).contains("{\"code\":3,\"message\":\"malformed HTTP request: ");
+    assertThat(HttpText.closedByServer(socket)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_MALFORMED)).isEqualTo(1.0);
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "bad chunk size|POST /echo HTTP/1.1\\r"
+            + "\\n"
+            + "Host: x\\r"
+            + "\\n"
+            + "Transfer-Encoding: chunked\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "zz\\r"
+            + "\\n"
+            + "|400",
+        "negative chunk size|POST /echo HTTP/1.1\\r"
+            + "\\n"
+            + "Host: x\\r"
+            + "\\n"
+            + "Transfer-Encoding: chunked\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "-5\\r"
+            + "\\n"
+            + "|400",
+        "bad content length|POST /echo HTTP/1.1\\r"
+            + "\\n"
+            + "Host: x\\r"
+            + "\\n"
+            + "Content-Length: abc\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "|400",
+        "two content lengths|POST /echo HTTP/1.1\\r"
+            + "\\n"
+            + "Host: x\\r"
+            + "\\n"
+            + "Content-Length: 1\\r"
+            + "\\n"
+            + "Content-Length: 2\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "ab|400",
+        "length and chunked|POST /echo HTTP/1.1\\r"
+            + "\\n"
+            + "Host: x\\r"
+            + "\\n"
+            + "Content-Length: 3\\r"
+            + "\\n"
+            + "Transfer-Encoding: chunked\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "0\\r"
+            + "\\n"
+            + "\\r"
+            + "\\n"
+            + "|400",
+        "header without colon|GET /fast HTTP/1.1\\r\\nHost x\\r\\n\\r\\n|400",
+        "garbage request line|\\u0001\\u0002 nonsense\\r\\n\\r\\n|400",
+        "bad request target|GET fast HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n|400",
+      })
+  void malformedFraming_answeredWithClientErrorAndNoErrorLogged(
+      String name, String request, int status) throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(socket, unescape(request));
+    String answer = HttpText.readResponse(socket.getInputStream());
+
+    assertThat(answer).as(name).startsWith("HTTP/1.1 " + status + " ");
+    assertThat(answer).as(name).contains("\"details\":[]}");
+    assertThat(HttpText.closedByServer(socket)).as(name).isTrue();
+    assertThat(errorsAndNettyWarnings()).as(name).isEmpty();
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void requestLineTooLong_414() throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(socket, "GET /" + "a".repeat(20_000) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+
+    assertThat(HttpText.readResponse(socket.getInputStream()))
+        .startsWith("HTTP/1.1 414 Request-URI Too Long\r\n")
+        .endsWith("{\"code\":8,\"message\":\"request line is too long\",\"details\":[]}");
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+  }
+
+  @Test
+  void headerFieldsTooLarge_431() throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(
+        socket, "GET /fast HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(40_000) + "\r\n\r\n");
+
+    assertThat(HttpText.readResponse(socket.getInputStream()))
+        .startsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        .endsWith(
+            "{\"code\":8,\"message\":\"request header fields are too large\",\"details\":[]}");
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+  }
+
+  private static String unescape(String text) {
+    return text.replace("\\r", "\r")
+        .replace("\\n", "\n")
+        .replace("\\u0001", "\u0001")
+        .replace("\\u0002", "\u0002");
+  }
+}

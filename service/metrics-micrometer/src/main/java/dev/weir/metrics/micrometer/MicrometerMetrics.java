@@ -1,0 +1,339 @@
+package dev.weir.metrics.micrometer;
+
+import dev.weir.core.metrics.CheckResult;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.store.CacheStatistics;
+import io.grpc.Status;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * {@link WeirMetrics} as Micrometer meters in one {@link MeterRegistry}. Meter names are listed as
+ * constants; in Prometheus they appear with dots as underscores, counters with {@code _total} and
+ * timers with {@code _seconds_*}, e.g. {@code weir_grpc_requests_seconds_count}.
+ *
+ * <p>Timers publish fixed latency buckets (0.5 ms to 1 s) so dashboards can compute percentiles
+ * across nodes with {@code histogram_quantile}.
+ */
+public final class MicrometerMetrics implements WeirMetrics {
+
+  /** gRPC calls by {@code method} and {@code code}. */
+  public static final String GRPC_REQUESTS = "weir.grpc.requests";
+
+  /** HTTP requests by {@code route} and {@code status}. */
+  public static final String HTTP_REQUESTS = "weir.http.requests";
+
+  /** HTTP requests being answered. */
+  public static final String HTTP_IN_FLIGHT = "weir.http.in.flight";
+
+  /** HTTP connections open. */
+  public static final String HTTP_CONNECTIONS = "weir.http.connections";
+
+  /** Rate-limit items answered, by {@code result}. */
+  public static final String CHECKS = "weir.checks";
+
+  /** {@code check} calls in flight. */
+  public static final String CHECKS_IN_FLIGHT = "weir.checks.in.flight";
+
+  /** Requests refused, by {@code reason}. */
+  public static final String REQUESTS_REFUSED = "weir.requests.refused";
+
+  /** Buckets held in memory. */
+  public static final String CACHE_SIZE = "weir.cache.size";
+
+  /** Bucket store reads and updates, by {@code type} ({@code hit} or {@code miss}). */
+  public static final String CACHE_ACCESS = "weir.cache.access";
+
+  /** Unexpired buckets evicted because the store was full. */
+  public static final String CACHE_UNEXPIRED_EVICTIONS = "weir.cache.unexpired.evictions";
+
+  /** Items per batch sent to a peer, by {@code peer}. */
+  public static final String BATCH_SIZE = "weir.batch.size";
+
+  /** Batch send latency, by {@code peer} and {@code outcome}. */
+  public static final String BATCH_SEND = "weir.batch.send";
+
+  /** GLOBAL hits waiting to be sent to their owners. */
+  public static final String GLOBAL_SEND_QUEUE = "weir.global.send.queue.length";
+
+  /** GLOBAL bucket states waiting to be broadcast. */
+  public static final String GLOBAL_BROADCAST_QUEUE = "weir.global.broadcast.queue.length";
+
+  /** GLOBAL hit sends to owners, by {@code outcome}. */
+  public static final String GLOBAL_SEND = "weir.global.send";
+
+  /** GLOBAL broadcasts, by {@code outcome}. */
+  public static final String GLOBAL_BROADCAST = "weir.global.broadcast";
+
+  /** Forwarding batches sent to a peer, by {@code peer}. */
+  public static final String PEER_BATCHES = "weir.peer.batches";
+
+  /** Items forwarded to a peer, by {@code peer}. */
+  public static final String PEER_BATCH_ITEMS = "weir.peer.batch.items";
+
+  /** Buckets handed off, by {@code direction} ({@code sent} or {@code received}). */
+  public static final String HANDOFF_BUCKETS = "weir.handoff.buckets";
+
+  /** Peers in the cluster, this node included. */
+  public static final String PEERS = "weir.peers";
+
+  /** Discovery failures, by {@code mechanism}. */
+  public static final String DISCOVERY_ERRORS = "weir.discovery.errors";
+
+  /** 1 while discovery works, 0 while it reports a problem, by {@code mechanism}. */
+  public static final String DISCOVERY_HEALTHY = "weir.discovery.healthy";
+
+  /** Gauge per peer: 1 while it answers, 0 while it is down. */
+  public static final String PEER_UP = "weir.peer.up";
+
+  /** Counter per peer: the times it was found down. */
+  public static final String PEER_DOWN = "weir.peer.down";
+
+  private static final Duration[] LATENCY_BUCKETS = {
+    Duration.ofNanos(500_000),
+    Duration.ofMillis(1),
+    Duration.ofNanos(2_500_000),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1)
+  };
+
+  private static final Status.Code[] GRPC_CODES = Status.Code.values();
+
+  private final MeterRegistry registry;
+
+  /**
+   * The gRPC call timers by method, each an array by status code filled on first use; methods are
+   * the server's own (or {@code unknown}), so the map stays small. A lost race registers the same
+   * timer twice, which Micrometer answers with the one meter.
+   */
+  private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
+
+  /**
+   * The suppliers behind function counters: Micrometer holds a function counter's source weakly (a
+   * gauge can be told otherwise, a function counter cannot), and a lambda nobody else keeps would be
+   * collected, after which the counter reads nothing.
+   */
+  private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
+  private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
+  private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
+
+  /** Creates the metrics in {@code registry}, registering the fixed counters at zero. */
+  public MicrometerMetrics(MeterRegistry registry) {
+    this.registry = Objects.requireNonNull(registry, "registry");
+    for (CheckResult result : CheckResult.values()) {
+      checks.put(
+          result,
+          Counter.builder(CHECKS)
+              .description("Rate-limit items answered")
+              .tag("result", result.label())
+              .register(registry));
+    }
+    for (RefusalReason reason : RefusalReason.values()) {
+      refusals.put(
+          reason,
+          Counter.builder(REQUESTS_REFUSED)
+              .description("Requests refused before any bucket was touched")
+              .tag("reason", reason.label())
+              .register(registry));
+    }
+  }
+
+  /** Returns the registry, for components that add meters of their own. */
+  public MeterRegistry registry() {
+    return registry;
+  }
+
+  @Override
+  public void grpcCall(String method, Status.Code code, long nanos) {
+    Timer[] byCode = grpcTimers.get(method);
+    if (byCode == null) {
+      byCode = grpcTimers.computeIfAbsent(method, m -> new Timer[GRPC_CODES.length]);
+    }
+    Timer timer = byCode[code.ordinal()];
+    if (timer == null) {
+      timer = latency(GRPC_REQUESTS, "gRPC calls", "method", method, "code", code.name());
+      byCode[code.ordinal()] = timer;
+    }
+    timer.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void httpRequest(String route, int status, long nanos) {
+    latency(HTTP_REQUESTS, "HTTP requests", "route", route, "status", Integer.toString(status))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void checked(CheckResult result) {
+    checks.get(result).increment();
+  }
+
+  @Override
+  public void refused(RefusalReason reason) {
+    refusals.get(reason).increment();
+  }
+
+  @Override
+  public void watchChecksInFlight(LongSupplier inFlight) {
+    gauge(CHECKS_IN_FLIGHT, "check calls in flight", inFlight);
+  }
+
+  @Override
+  public void watchHttpInFlight(LongSupplier inFlight) {
+    gauge(HTTP_IN_FLIGHT, "HTTP requests being answered", inFlight);
+  }
+
+  @Override
+  public void watchHttpConnections(LongSupplier open) {
+    gauge(HTTP_CONNECTIONS, "HTTP connections open", open);
+  }
+
+  @Override
+  public void watchCache(CacheStatistics cache) {
+    gauge(CACHE_SIZE, "Buckets held in memory", cache::size);
+    FunctionCounter.builder(CACHE_ACCESS, cache, CacheStatistics::hitCount)
+        .description("Bucket store reads and updates")
+        .tag("type", "hit")
+        .register(registry);
+    FunctionCounter.builder(CACHE_ACCESS, cache, CacheStatistics::missCount)
+        .description("Bucket store reads and updates")
+        .tag("type", "miss")
+        .register(registry);
+    FunctionCounter.builder(CACHE_UNEXPIRED_EVICTIONS, cache, CacheStatistics::evictionCount)
+        .description("Unexpired buckets evicted because the store was full")
+        .register(registry);
+  }
+
+  @Override
+  public void batchSent(String peer, int size, long nanos, boolean ok) {
+    DistributionSummary.builder(BATCH_SIZE)
+        .description("Items per batch sent to a peer")
+        .tag("peer", peer)
+        .register(registry)
+        .record(size);
+    latency(BATCH_SEND, "Batch sends to a peer", "peer", peer, "outcome", outcome(ok))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {
+    gauge(GLOBAL_SEND_QUEUE, "GLOBAL hits waiting for their owners", hitsQueued);
+    gauge(GLOBAL_BROADCAST_QUEUE, "GLOBAL states waiting for broadcast", broadcastsQueued);
+  }
+
+  @Override
+  public void globalSend(long nanos, boolean ok) {
+    latency(GLOBAL_SEND, "GLOBAL hit sends to owners", "outcome", outcome(ok))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void globalBroadcast(long nanos, boolean ok) {
+    latency(GLOBAL_BROADCAST, "GLOBAL broadcasts to peers", "outcome", outcome(ok))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void watchHandOff(LongSupplier sent, LongSupplier received) {
+    functionCounter(HANDOFF_BUCKETS, "Buckets handed off between nodes", sent, "direction", "sent");
+    functionCounter(
+        HANDOFF_BUCKETS, "Buckets handed off between nodes", received, "direction", "received");
+  }
+
+  @Override
+  public void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {
+    functionCounter(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
+    functionCounter(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+  }
+
+  private void functionCounter(
+      String name, String description, LongSupplier value, String... tags) {
+    functionCounterSources.add(value);
+    FunctionCounter.builder(name, value, supplier -> supplier.getAsLong())
+        .description(description)
+        .tags(tags)
+        .register(registry);
+  }
+
+
+  @Override
+  public void watchPeerCount(LongSupplier peers) {
+    gauge(PEERS, "Peers in the cluster, this node included", peers);
+  }
+
+  @Override
+  public void discoveryError(String mechanism) {
+    Counter.builder(DISCOVERY_ERRORS)
+        .description("Peer discovery failures")
+        .tag("mechanism", mechanism)
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void watchDiscoveryHealth(String mechanism, BooleanSupplier healthy) {
+    Gauge.builder(DISCOVERY_HEALTHY, healthy, supplier -> supplier.getAsBoolean() ? 1 : 0)
+        .description("1 while peer discovery works, 0 while it reports a problem")
+        .tag("mechanism", mechanism)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public void watchPeerUp(String peer, BooleanSupplier up) {
+    Gauge.builder(PEER_UP, up, supplier -> supplier.getAsBoolean() ? 1 : 0)
+        .description("1 while the peer answers, 0 while it is found down")
+        .tag("peer", peer)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  @Override
+  public void peerDown(String peer) {
+    Counter.builder(PEER_DOWN)
+        .description("Times the peer was found down")
+        .tag("peer", peer)
+        .register(registry)
+        .increment();
+  }
+
+  private Timer latency(String name, String description, String... tags) {
+    return Timer.builder(name)
+        .description(description)
+        .tags(tags)
+        .serviceLevelObjectives(LATENCY_BUCKETS)
+        .register(registry);
+  }
+
+  private void gauge(String name, String description, LongSupplier value) {
+    Gauge.builder(name, value, supplier -> supplier.getAsLong())
+        .description(description)
+        .strongReference(true)
+        .register(registry);
+  }
+
+  private static String outcome(boolean ok) {
+    return ok ? "success" : "failure";
+  }
+}

@@ -1,0 +1,136 @@
+package dev.weir.metrics.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.metrics.CheckResult;
+import dev.weir.core.metrics.RefusalReason;
+import dev.weir.core.store.CacheStatistics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class MicrometerMetricsTest {
+
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final MicrometerMetrics metrics = new MicrometerMetrics(registry);
+
+  private record Stats(long size, long hitCount, long missCount, long evictionCount)
+      implements CacheStatistics {}
+
+  @Test
+  void newMetrics_fixedCountersExposedAtZero() {
+    String text = registry.scrape();
+
+    assertThat(text)
+        .contains("weir_checks_total{result=\"over_limit\"} 0.0")
+        .contains("weir_requests_refused_total{reason=\"field_too_long\"} 0.0");
+  }
+
+  @Test
+  void events_scrape_namesLabelsAndValues() {
+    metrics.grpcCall("pb.gubernator.V1/GetRateLimits", io.grpc.Status.Code.OK, 2_000_000);
+    metrics.httpRequest("/v1/GetRateLimits", 200, 1_000_000);
+    metrics.checked(CheckResult.OVER_LIMIT);
+    metrics.refused(RefusalReason.HTTP_BODY_TOO_LARGE);
+    metrics.watchCache(new Stats(7, 5, 3, 1));
+    metrics.batchSent("10.0.0.2:1051", 12, 3_000_000, true);
+    metrics.watchGlobalQueues(() -> 4, () -> 2);
+    metrics.globalSend(1_000_000, false);
+    metrics.globalBroadcast(1_000_000, true);
+    metrics.watchHandOff(() -> 30, () -> 4);
+    metrics.watchPeerBatches("10.0.0.3:1051", () -> 2, () -> 9);
+    metrics.watchPeerCount(() -> 3);
+    metrics.discoveryError("dns");
+
+    String text = registry.scrape();
+
+    assertThat(text)
+        .contains(
+            "weir_grpc_requests_seconds_count{code=\"OK\",method=\"pb.gubernator.V1/GetRateLimits\"} 1")
+        .contains(
+            "weir_grpc_requests_seconds_bucket{code=\"OK\",method=\"pb.gubernator.V1/GetRateLimits\",le=\"0.0025\"} 1")
+        .contains("weir_http_requests_seconds_count{route=\"/v1/GetRateLimits\",status=\"200\"} 1")
+        .contains("weir_checks_total{result=\"over_limit\"} 1.0")
+        .contains("weir_requests_refused_total{reason=\"http_body_too_large\"} 1.0")
+        .contains("weir_cache_size 7.0")
+        .contains("weir_cache_access_total{type=\"hit\"} 5.0")
+        .contains("weir_cache_access_total{type=\"miss\"} 3.0")
+        .contains("weir_cache_unexpired_evictions_total 1.0")
+        .contains("weir_batch_size_sum{peer=\"10.0.0.2:1051\"} 12.0")
+        .contains("weir_batch_send_seconds_count{outcome=\"success\",peer=\"10.0.0.2:1051\"} 1")
+        .contains("weir_global_send_queue_length 4.0")
+        .contains("weir_global_broadcast_queue_length 2.0")
+        .contains("weir_global_send_seconds_count{outcome=\"failure\"} 1")
+        .contains("weir_global_broadcast_seconds_count{outcome=\"success\"} 1")
+        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0")
+        .contains("weir_handoff_buckets_total{direction=\"received\"} 4.0")
+        .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 2.0")
+        .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 9.0")
+        .contains("weir_peers 3.0")
+        .contains("weir_discovery_errors_total{mechanism=\"dns\"} 1.0");
+  }
+
+  @Test
+  void watchPeerUp_peerGoesDown_gaugeFollowsAndDownCounted() {
+    AtomicBoolean up = new AtomicBoolean(true);
+    metrics.watchPeerUp("10.0.0.2:1051", up::get);
+
+    String answering = registry.scrape();
+    up.set(false);
+    metrics.peerDown("10.0.0.2:1051");
+    String down = registry.scrape();
+
+    assertThat(answering).contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 1.0");
+    assertThat(down)
+        .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 0.0")
+        .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0");
+  }
+
+  @Test
+  void watchDiscoveryHealth_scrape_gaugeFollowsTheSupplierPerMechanism() {
+    AtomicBoolean dnsHealthy = new AtomicBoolean(true);
+    metrics.watchDiscoveryHealth("dns", dnsHealthy::get);
+    metrics.watchDiscoveryHealth("etcd", () -> true);
+
+    String up = registry.scrape();
+    dnsHealthy.set(false);
+    String down = registry.scrape();
+
+    assertThat(up)
+        .contains("# TYPE weir_discovery_healthy gauge")
+        .contains("weir_discovery_healthy{mechanism=\"dns\"} 1.0")
+        .contains("weir_discovery_healthy{mechanism=\"etcd\"} 1.0");
+    assertThat(down)
+        .contains("weir_discovery_healthy{mechanism=\"dns\"} 0.0")
+        .contains("weir_discovery_healthy{mechanism=\"etcd\"} 1.0");
+  }
+
+  @Test
+  void jvmMetrics_bound_memoryAndUptimeExposed() {
+    try (JvmMetrics jvm = new JvmMetrics(registry)) {
+      assertThat(registry.scrape())
+          .contains("jvm_memory_used_bytes")
+          .contains("jvm_threads_live_threads")
+          .contains("process_uptime_seconds");
+    }
+  }
+
+  @Test
+  void watchPeerBatchesAndHandOff_lambdasKeptByNobodyElse_stillReadAfterGarbageCollection() {
+    long[] batches = {7};
+    metrics.watchPeerBatches("10.0.0.3:1051", () -> batches[0], () -> 70);
+    metrics.watchHandOff(() -> 30, () -> 4);
+    java.lang.ref.WeakReference<Object> probe = new java.lang.ref.WeakReference<>(new Object());
+    for (int i = 0; i < 50 && probe.get() != null; i++) {
+      System.gc();
+    }
+    batches[0] = 8;
+
+    assertThat(probe.get()).as("a collection ran").isNull();
+    assertThat(registry.scrape())
+        .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 8.0")
+        .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 70.0")
+        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0");
+  }
+}

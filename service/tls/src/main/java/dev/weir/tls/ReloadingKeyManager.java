@@ -1,0 +1,111 @@
+package dev.weir.tls;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.GeneralSecurityException;
+import java.security.Principal;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.util.Objects;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedKeyManager;
+
+/**
+ * A key manager that presents the certificate and key currently in two PEM files. {@link
+ * #reloadIfChanged()}, called on a schedule, re-reads them when either file's modification time
+ * changed; new handshakes then use the new identity, established connections keep theirs. A file
+ * that cannot be read keeps the previous identity in use and the error is reported to the caller.
+ */
+public final class ReloadingKeyManager extends X509ExtendedKeyManager {
+
+  private final Path certFile;
+  private final Path keyFile;
+  private volatile X509ExtendedKeyManager delegate;
+  private volatile FileTime certTime;
+  private volatile FileTime keyTime;
+
+  private ReloadingKeyManager(Path certFile, Path keyFile) {
+    this.certFile = Objects.requireNonNull(certFile, "certFile");
+    this.keyFile = Objects.requireNonNull(keyFile, "keyFile");
+  }
+
+  /** Loads {@code certFile} and {@code keyFile}; fails if they cannot be used. */
+  public static ReloadingKeyManager load(Path certFile, Path keyFile)
+      throws IOException, GeneralSecurityException {
+    ReloadingKeyManager manager = new ReloadingKeyManager(certFile, keyFile);
+    manager.reload();
+    return manager;
+  }
+
+  /**
+   * Re-reads the files if either changed since the last load and returns whether it did.
+   *
+   * @throws IOException if a changed file cannot be read (the previous identity stays in use)
+   */
+  public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
+    if (Files.getLastModifiedTime(certFile).equals(certTime)
+        && Files.getLastModifiedTime(keyFile).equals(keyTime)) {
+      return false;
+    }
+    reload();
+    return true;
+  }
+
+  private synchronized void reload() throws IOException, GeneralSecurityException {
+    FileTime newCertTime = Files.getLastModifiedTime(certFile);
+    FileTime newKeyTime = Files.getLastModifiedTime(keyFile);
+    X509Certificate[] chain = Pem.certificates(certFile);
+    PrivateKey key = Pem.privateKey(keyFile);
+    delegate = KeyManagers.keyManager(key, chain);
+    certTime = newCertTime;
+    keyTime = newKeyTime;
+  }
+
+  /** Returns the certificate chain presented now. */
+  public X509Certificate[] currentChain() {
+    return delegate.getCertificateChain("weir");
+  }
+
+  @Override
+  public String[] getClientAliases(String keyType, Principal[] issuers) {
+    return delegate.getClientAliases(keyType, issuers);
+  }
+
+  @Override
+  public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
+    return delegate.chooseClientAlias(keyType, issuers, socket);
+  }
+
+  @Override
+  public String[] getServerAliases(String keyType, Principal[] issuers) {
+    return delegate.getServerAliases(keyType, issuers);
+  }
+
+  @Override
+  public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
+    return delegate.chooseServerAlias(keyType, issuers, socket);
+  }
+
+  @Override
+  public X509Certificate[] getCertificateChain(String alias) {
+    return delegate.getCertificateChain(alias);
+  }
+
+  @Override
+  public PrivateKey getPrivateKey(String alias) {
+    return delegate.getPrivateKey(alias);
+  }
+
+  @Override
+  public String chooseEngineClientAlias(String[] keyType, Principal[] issuers, SSLEngine engine) {
+    return delegate.chooseEngineClientAlias(keyType, issuers, engine);
+  }
+
+  @Override
+  public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
+    return delegate.chooseEngineServerAlias(keyType, issuers, engine);
+  }
+}

@@ -1,0 +1,110 @@
+package dev.weir.tls;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.GeneralSecurityException;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.util.Arrays;
+import java.util.Objects;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedTrustManager;
+
+/**
+ * A trust manager that trusts the CA certificates currently in a PEM file, plus a fixed set of
+ * extra CAs (the generated CA of {@code WEIR_TLS_AUTO}). {@link #reloadIfChanged()}, called on a
+ * schedule, re-reads the file when its modification time changed and swaps the trust atomically;
+ * new handshakes then verify against the new CAs, established connections are not re-checked. A
+ * file that cannot be read or holds no certificate keeps the previous trust in use and the error
+ * is reported to the caller.
+ */
+public final class ReloadingTrustManager extends X509ExtendedTrustManager {
+
+  private final Path caFile;
+  private final X509Certificate[] extra;
+  private volatile X509ExtendedTrustManager delegate;
+  private volatile FileTime caTime;
+
+  private ReloadingTrustManager(Path caFile, X509Certificate[] extra) {
+    this.caFile = Objects.requireNonNull(caFile, "caFile");
+    this.extra = extra.clone();
+  }
+
+  /**
+   * Loads {@code caFile} and trusts its certificates and {@code extra}; fails if the file cannot be
+   * used.
+   */
+  public static ReloadingTrustManager load(Path caFile, X509Certificate... extra)
+      throws IOException, GeneralSecurityException {
+    ReloadingTrustManager manager = new ReloadingTrustManager(caFile, extra);
+    manager.reload();
+    return manager;
+  }
+
+  /**
+   * Re-reads the CA file if it changed since the last load and returns whether it did.
+   *
+   * @throws IOException if the changed file cannot be read or holds no certificate (the previous
+   *     trust stays in use)
+   */
+  public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
+    if (Files.getLastModifiedTime(caFile).equals(caTime)) {
+      return false;
+    }
+    reload();
+    return true;
+  }
+
+  private synchronized void reload() throws IOException, GeneralSecurityException {
+    FileTime newTime = Files.getLastModifiedTime(caFile);
+    X509Certificate[] cas = Pem.certificates(caFile);
+    X509Certificate[] all = Arrays.copyOf(cas, cas.length + extra.length);
+    System.arraycopy(extra, 0, all, cas.length, extra.length);
+    delegate = KeyManagers.trustManager(all);
+    caTime = newTime;
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
+    delegate.checkClientTrusted(chain, authType);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
+    delegate.checkServerTrusted(chain, authType);
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+      throws CertificateException {
+    delegate.checkClientTrusted(chain, authType, socket);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+      throws CertificateException {
+    delegate.checkServerTrusted(chain, authType, socket);
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+      throws CertificateException {
+    delegate.checkClientTrusted(chain, authType, engine);
+  }
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+      throws CertificateException {
+    delegate.checkServerTrusted(chain, authType, engine);
+  }
+
+  @Override
+  public X509Certificate[] getAcceptedIssuers() {
+    return delegate.getAcceptedIssuers();
+  }
+}

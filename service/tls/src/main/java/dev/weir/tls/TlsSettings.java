@@ -1,0 +1,118 @@
+package dev.weir.tls;
+
+import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The TLS settings of a node. TLS is on when a certificate is given or {@code WEIR_TLS_AUTO} is
+ * true; it then covers the gRPC listener, the HTTP listener and calls to peers.
+ *
+ * @param cert PEM certificate chain of this node ({@code WEIR_TLS_CERT})
+ * @param key PEM private key of the certificate, PKCS#8 or PKCS#1 ({@code WEIR_TLS_KEY})
+ * @param ca PEM CA certificates that client and peer certificates must chain to ({@code
+ *     WEIR_TLS_CA}), reloaded when the file changes; absent means the JDK's default trust store
+ * @param clientAuth whether clients must present certificates ({@code WEIR_TLS_CLIENT_AUTH})
+ * @param minVersion the lowest protocol accepted, {@code TLSv1.2} or {@code TLSv1.3} ({@code
+ *     WEIR_TLS_MIN_VERSION})
+ * @param auto generate a self-signed CA and certificate at start ({@code WEIR_TLS_AUTO})
+ * @param reloadInterval how often the files are checked for changes ({@code
+ *     WEIR_TLS_RELOAD_INTERVAL})
+ */
+public record TlsSettings(
+    Optional<Path> cert,
+    Optional<Path> key,
+    Optional<Path> ca,
+    ClientAuth clientAuth,
+    String minVersion,
+    boolean auto,
+    Duration reloadInterval) {
+
+  /** {@code WEIR_TLS_CERT}, alias {@code GUBER_TLS_CERT}. */
+  public static final EnvVar CERT = EnvVar.of("WEIR_TLS_CERT", "GUBER_TLS_CERT");
+
+  /** {@code WEIR_TLS_KEY}, alias {@code GUBER_TLS_KEY}. */
+  public static final EnvVar KEY = EnvVar.of("WEIR_TLS_KEY", "GUBER_TLS_KEY");
+
+  /** {@code WEIR_TLS_CA}, alias {@code GUBER_TLS_CA}. */
+  public static final EnvVar CA = EnvVar.of("WEIR_TLS_CA", "GUBER_TLS_CA");
+
+  /** {@code WEIR_TLS_CLIENT_AUTH}, alias {@code GUBER_TLS_CLIENT_AUTH}. */
+  public static final EnvVar CLIENT_AUTH =
+      EnvVar.of("WEIR_TLS_CLIENT_AUTH", "GUBER_TLS_CLIENT_AUTH");
+
+  /** {@code WEIR_TLS_MIN_VERSION}, alias {@code GUBER_TLS_MIN_VERSION}. */
+  public static final EnvVar MIN_VERSION =
+      EnvVar.of("WEIR_TLS_MIN_VERSION", "GUBER_TLS_MIN_VERSION");
+
+  /** {@code WEIR_TLS_AUTO}, alias {@code GUBER_TLS_AUTO}. */
+  public static final EnvVar AUTO = EnvVar.of("WEIR_TLS_AUTO", "GUBER_TLS_AUTO");
+
+  /** {@code WEIR_TLS_RELOAD_INTERVAL}. */
+  public static final EnvVar RELOAD_INTERVAL = EnvVar.of("WEIR_TLS_RELOAD_INTERVAL");
+
+  /** TLS off. */
+  public static final TlsSettings DISABLED =
+      new TlsSettings(
+          Optional.empty(),
+          Optional.empty(),
+          Optional.empty(),
+          ClientAuth.NONE,
+          "TLSv1.3",
+          false,
+          Duration.ofSeconds(10));
+
+  /** Returns whether TLS is on. */
+  public boolean enabled() {
+    return cert.isPresent() || auto;
+  }
+
+  /** Returns the protocols accepted: from the minimum version up. */
+  public String[] protocols() {
+    return minVersion.equals("TLSv1.2")
+        ? new String[] {"TLSv1.3", "TLSv1.2"}
+        : new String[] {"TLSv1.3"};
+  }
+
+  /**
+   * Reads the settings from {@code env}. Gubernator's client-auth words are accepted too: {@code
+   * request-cert} and {@code verify-cert} mean {@code request}, {@code require-any-cert} and
+   * {@code require-and-verify} mean {@code require-and-verify}.
+   */
+  public static TlsSettings from(EnvReader env) {
+    PemFiles files = PemFiles.read(env, CERT, KEY, CA);
+    String auth =
+        env.oneOf(
+            CLIENT_AUTH,
+            "none",
+            List.of(
+                "none",
+                "request",
+                "request-cert",
+                "verify-cert",
+                "require-and-verify",
+                "require-any-cert"));
+    ClientAuth clientAuth =
+        switch (auth) {
+          case "none" -> ClientAuth.NONE;
+          case "request", "request-cert", "verify-cert" -> ClientAuth.REQUEST;
+          default -> ClientAuth.REQUIRE_AND_VERIFY;
+        };
+    String version = env.oneOf(MIN_VERSION, "1.3", List.of("1.2", "1.3"));
+    boolean auto = env.bool(AUTO, false);
+    Duration reload =
+        env.duration(RELOAD_INTERVAL, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofHours(24));
+    if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty() && !auto) {
+      throw new ConfigException(
+          "WEIR_TLS_CLIENT_AUTH="
+              + auth
+              + " needs WEIR_TLS_CA, the CA client certificates chain to");
+    }
+    return new TlsSettings(
+        files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);
+  }
+}

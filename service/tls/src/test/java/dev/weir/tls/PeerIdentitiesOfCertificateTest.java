@@ -1,0 +1,41 @@
+package dev.weir.tls;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.cluster.peer.auth.PeerIdentities;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@link PeerIdentities#ofCertificate} on certificates the {@link CertificateAuthority} issues. */
+class PeerIdentitiesOfCertificateTest {
+
+  @Test
+  void ofCertificate_allowsExactlyItsNames() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node =
+        ca.issue(
+            "weir",
+            List.of("weir.weir.svc", "spiffe://cluster.local/ns/weir/sa/weir", "10.0.0.7"),
+            Duration.ofDays(1));
+
+    PeerIdentities own = PeerIdentities.ofCertificate(node.chain()[0]);
+
+    assertThat(own.patterns())
+        .containsExactlyInAnyOrder(
+            "weir.weir.svc", "spiffe://cluster.local/ns/weir/sa/weir", "10.0.0.7");
+    assertThat(own.allowsAny(List.of("spiffe://cluster.local/ns/weir/sa/weir"))).isTrue();
+    assertThat(own.allowsAny(List.of("spiffe://cluster.local/ns/weir/sa/other"))).isFalse();
+  }
+
+  @Test
+  void ofCertificate_withoutAlternativeNames_failsNamingTheVariable() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity bare = ca.issue("bare", List.of(), Duration.ofDays(1));
+
+    assertThatThrownBy(() -> PeerIdentities.ofCertificate(bare.chain()[0]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("WEIR_PEER_ALLOWED_IDENTITIES");
+  }
+}
