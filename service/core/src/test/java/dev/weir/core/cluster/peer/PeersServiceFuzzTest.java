@@ -55,6 +55,7 @@ class PeersServiceFuzzTest {
   private static final ClockBucketStore STORE = new ClockBucketStore(CLOCK, 10_000);
   private static final PeerInputValidator VALIDATOR =
       new PeerInputValidator(InputLimits.DEFAULTS, SELF);
+  private static final FakeScheduler SCHEDULER = new FakeScheduler(CLOCK);
   private static final ClusterNode NODE = node();
   private static final PeersService SERVICE =
       new PeersService(NODE, VALIDATOR, CLOCK, new RecordingMetrics());
@@ -69,7 +70,7 @@ class PeersServiceFuzzTest {
             ClusterSettings.defaults(),
             STORE,
             new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::check,
-            new FakeScheduler(CLOCK),
+            SCHEDULER,
             CLOCK,
             discovery,
             address -> InProcessChannelBuilder.forName("nobody-at-" + address).build());
@@ -117,6 +118,9 @@ class PeersServiceFuzzTest {
         default -> {
           Recorded<AnnounceResp> announced = new Recorded<>();
           SERVICE.announce(AnnounceReq.parseFrom(message), announced);
+          if (!announced.completed) {
+            SCHEDULER.advance(ClusterSettings.defaults().batchTimeout().multipliedBy(4));
+          }
           answer = announced;
         }
       }
