@@ -19,8 +19,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Threads;
 
 /**
- * The engine through the Caffeine store, as the local limiter runs it: read the wall clock, then
- * one atomic {@code compute} per decision. Token bucket, 1 000 000 per minute; a hot key shared by
+ * The engine through {@link ClockBucketStore}, as the local limiter runs it: read the wall clock,
+ * then one locked update per decision. Token bucket, 1 000 000 per minute; a hot key shared by
  * every thread, or 1 M distinct keys (store bound 2 M, so nothing is evicted).
  */
 @BenchmarkMode(Mode.Throughput)
