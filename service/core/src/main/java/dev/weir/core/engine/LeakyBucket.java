@@ -12,7 +12,7 @@ import dev.weir.core.model.Status;
 /**
  * Gubernator's leaky bucket: {@code limit} tokens leak back per {@code duration}, up to {@code
  * burst} (0 means {@code limit}); an idle bucket is dropped {@code duration} after its last
- * non-zero hit.
+ * non-zero hit, and no later than {@code duration} after a query that changed the duration.
  *
  * <p>Design: Gubernator keeps {@code remaining} as a float and divides elapsed time by a float
  * rate. Weir keeps whole numbers only. Tokens leak on a grid anchored at {@code updatedAt}: at time
@@ -63,7 +63,8 @@ final class LeakyBucket {
     if (b.burst() != burst && burst > remaining) {
       remaining = burst;
     }
-    long expireAt = hits != 0 ? lifetimeEnd : b.expireAt();
+    // A query keeps the bucket's end but never past the end of a bucket of the requested duration.
+    long expireAt = hits != 0 ? lifetimeEnd : Math.min(b.expireAt(), lifetimeEnd);
 
     long anchor = b.updatedAt();
     long elapsed = sub(now, anchor);

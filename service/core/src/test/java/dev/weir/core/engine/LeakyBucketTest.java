@@ -130,6 +130,22 @@ class LeakyBucketTest {
   }
 
   @Test
+  void apply_queryWithShorterDuration_endsTheBucketWithinTheNewDuration() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 1), NOW);
+    s.send(leaky(10, 100, 0), NOW + 10);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 111);
+  }
+
+  @Test
+  void apply_queryAfterGregorianWeek_endsTheBucketWithinTheNewDuration() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 3, 0, 1, Behavior.DURATION_IS_GREGORIAN), NOW);
+    s.send(leaky(10, 60_000, 0), NOW);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 60_001);
+  }
+
+  @Test
   void apply_idleBucket_isNewAfterExpiry() {
     Scenario s = new Scenario();
     s.send(leaky(10, 1000, 20, 20, 0), NOW);
