@@ -19,13 +19,13 @@ import java.util.function.Function;
  * Gubernator's LRU cache) when a segment is full.
  *
  * <p>Design: a key hashes to one of up to {@value #MAX_SEGMENTS} segments, each a linear-probing
- * table of {@link Entry} references guarded by the segment's monitor, so one decision is a lock, a
- * probe and the engine's function, and decisions on keys in different segments run in parallel.
- * An entry holds its key, hash, a referenced bit and its state's fields inline (the engine's
- * immutable state is rebuilt for each decision and its result written back in place); there is no
- * per-entry node, list link, timer or frequency counter, which keeps a live bucket's cost to its
- * key, one entry and a table slot, and a decision to two dependent reads (slot, entry) besides the
- * key. The referenced bit is set by every use; when a full segment needs room its clock
+ * table of {@link Entry} references and their keys' hashes guarded by the segment's monitor, so
+ * one decision is a lock, a probe and the engine's function, and decisions on keys in different
+ * segments run in parallel. An entry holds its key, a referenced bit and its state's fields inline
+ * (the engine's immutable state is rebuilt for each decision and its result written back in
+ * place); there is no per-entry node, list link, timer or frequency counter, which keeps a live
+ * bucket's cost to its key, one entry and a table slot with its hash, and a decision to two
+ * dependent reads (slot and hash side by side, then the one matching entry) besides the key. The referenced bit is set by every use; when a full segment needs room its clock
  * hand walks the table, evicting the first entry that is expired or was not used since the hand
  * last passed it and clearing the bit of those that were. A new entry starts unreferenced, so a
  * scan of keys used once evicts its own kind before the keys in steady use.
@@ -179,7 +179,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   }
 
   /**
-   * One key's bucket: its key, hash, whether it was used since the hand passed, and its state's
+   * One key's bucket: its key, whether it was used since the hand passed, and its state's
    * fields held inline, so a decision reads and writes the bucket without a second object.
    *
    * <p>Every {@link BucketState} is at most six longs and, for a token bucket, a status; {@link
@@ -195,7 +195,6 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     private static final byte SLIDING = 4;
 
     final String key;
-    final int hash;
     byte kind;
     boolean referenced;
     long a;
@@ -205,9 +204,8 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     long e;
     long expireAt;
 
-    Entry(String key, int hash, BucketState state) {
+    Entry(String key, BucketState state) {
       this.key = key;
-      this.hash = hash;
       write(state);
     }
 
@@ -256,12 +254,17 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   /**
    * A linear-probing table of at most {@code capacity} entries with its clock hand, sweep cursor
    * and counters, all guarded by its monitor except {@link #size}, which readers see unlocked.
+   *
+   * <p>Each slot's hash is kept in {@link #hashes}, beside {@link #table}, so a probe compares
+   * hashes in one array and dereferences only the entry whose hash matches: with linear probing a
+   * lookup passes over other keys' slots, and each of those entries would otherwise be a cache miss.
    */
   private static final class Segment {
     private static final int INITIAL_TABLE = 16;
 
     private final int capacity;
     private Entry[] table = new Entry[INITIAL_TABLE];
+    private int[] hashes = new int[INITIAL_TABLE];
     private volatile int size;
     private int hand;
     private int sweeper;
@@ -381,13 +384,14 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
 
     private int indexOf(String key, int hash) {
       Entry[] t = table;
+      int[] h = hashes;
       int mask = t.length - 1;
       for (int i = hash & mask; ; i = (i + 1) & mask) {
         Entry entry = t[i];
         if (entry == null) {
           return -1;
         }
-        if (entry.hash == hash && (entry.key == key || entry.key.equals(key))) {
+        if (h[i] == hash && (entry.key == key || entry.key.equals(key))) {
           return i;
         }
       }
@@ -404,7 +408,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       if ((size + 1) * 4L > table.length * 3L) {
         resize();
       }
-      place(table, new Entry(key, hash, state));
+      place(table, hashes, new Entry(key, state), hash);
       size++;
     }
 
@@ -445,38 +449,44 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
 
     private void resize() {
       Entry[] old = table;
+      int[] oldHashes = hashes;
       Entry[] grown = new Entry[old.length * 2];
-      for (Entry entry : old) {
-        if (entry != null) {
-          place(grown, entry);
+      int[] grownHashes = new int[grown.length];
+      for (int i = 0; i < old.length; i++) {
+        if (old[i] != null) {
+          place(grown, grownHashes, old[i], oldHashes[i]);
         }
       }
       table = grown;
+      hashes = grownHashes;
       hand = 0;
       sweeper = 0;
     }
 
-    private static void place(Entry[] t, Entry entry) {
+    private static void place(Entry[] t, int[] h, Entry entry, int hash) {
       int mask = t.length - 1;
-      int i = entry.hash & mask;
+      int i = hash & mask;
       while (t[i] != null) {
         i = (i + 1) & mask;
       }
       t[i] = entry;
+      h[i] = hash;
     }
 
     // Knuth's deletion for linear probing: later entries of the probe run move back into the hole
     // unless their home slot lies cyclically after it.
     private void removeAt(int hole) {
       Entry[] t = table;
+      int[] h = hashes;
       int mask = t.length - 1;
       t[hole] = null;
       size--;
       for (int j = (hole + 1) & mask; t[j] != null; j = (j + 1) & mask) {
-        int home = t[j].hash & mask;
+        int home = h[j] & mask;
         boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
         if (!stays) {
           t[hole] = t[j];
+          h[hole] = h[j];
           t[j] = null;
           hole = j;
         }
