@@ -393,13 +393,13 @@ public final class PeerInputValidator {
 
   /**
    * Checks the time a bucket ends: not negative and not later than a bucket of {@code duration}
-   * made now could end (two windows for a sliding window; a year for a duration that may be a
-   * Gregorian code).
+   * made now could end (two windows for a sliding window, so two leap years for a duration that may
+   * be a Gregorian code).
    */
   private static Optional<String> end(String field, long value, long now, long duration) {
     long lifetime =
         duration <= MAX_GREGORIAN_CODE
-            ? GREGORIAN_SPAN_MILLIS
+            ? 2 * GREGORIAN_SPAN_MILLIS
             : SaturatingMath.add(SaturatingMath.mul(duration, 2), 1);
     long high = SaturatingMath.add(SaturatingMath.add(now, SKEW), lifetime);
     if (value < 0 || value > high) {

@@ -166,6 +166,11 @@ class PeerInputValidatorTest {
             snapshot(new SlidingWindowState(10, 1000, NOW, 4, 5, NOW + 2000)),
             null),
         Arguments.of(
+            "yearly sliding window kept to the end of next year",
+            snapshot(
+                new SlidingWindowState(10, 5, NOW, 4, 5, NOW + 2 * 365L * 24 * 3600 * 1000)),
+            null),
+        Arguments.of(
             "negative previous count",
             snapshot(new SlidingWindowState(10, 1000, NOW, -4, 5, NOW + 2000)),
             "field 'previous_count' cannot be negative"));
