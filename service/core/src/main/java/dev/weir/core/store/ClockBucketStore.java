@@ -25,10 +25,11 @@ import java.util.function.Function;
  * (the engine's immutable state is rebuilt for each decision and its result written back in
  * place); there is no per-entry node, list link, timer or frequency counter, which keeps a live
  * bucket's cost to its key, one entry and a table slot with its hash, and a decision to two
- * dependent reads (slot and hash side by side, then the one matching entry) besides the key. The referenced bit is set by every use; when a full segment needs room its clock
- * hand walks the table, evicting the first entry that is expired or was not used since the hand
- * last passed it and clearing the bit of those that were. A new entry starts unreferenced, so a
- * scan of keys used once evicts its own kind before the keys in steady use.
+ * dependent reads besides the key: the slot and its hash (two independent reads), then the one
+ * entry whose hash matches. The referenced bit is set by every use; when a full segment needs
+ * room its clock hand walks the table, evicting the first entry that is expired or was not used
+ * since the hand last passed it and clearing the bit of those that were. A new entry starts
+ * unreferenced, so a scan of keys used once evicts its own kind before the keys in steady use.
  *
  * <p>Expiry is read, never scheduled: a state whose {@code expireAt} has passed on the injected
  * wall clock is never handed out, and its entry is removed when it is next touched, when the clock
@@ -257,7 +258,8 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
    *
    * <p>Each slot's hash is kept in {@link #hashes}, beside {@link #table}, so a probe compares
    * hashes in one array and dereferences only the entry whose hash matches: with linear probing a
-   * lookup passes over other keys' slots, and each of those entries would otherwise be a cache miss.
+   * lookup passes over other keys' slots, and each of those entries would otherwise be a cache
+   * miss.
    */
   private static final class Segment {
     private static final int INITIAL_TABLE = 16;
