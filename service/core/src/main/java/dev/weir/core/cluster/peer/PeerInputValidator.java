@@ -351,7 +351,7 @@ public final class PeerInputValidator {
             : Optional.empty(),
         s.getCurrentCount() < 0 ? negative("current_count", s.getCurrentCount()) : Optional.empty(),
         timestamp("window_start", s.getWindowStart(), 0, now),
-        end("expire_at", s.getExpireAt(), now, s.getDuration()));
+        end("expire_at", s.getExpireAt(), now, s.getDuration(), 2));
   }
 
   private static Optional<String> config(long limit, long duration, long burst) {
@@ -393,13 +393,18 @@ public final class PeerInputValidator {
 
   /**
    * Checks the time a bucket ends: not negative and not later than a bucket of {@code duration}
-   * made now could end (two windows for a sliding window, so two leap years for a duration that may
-   * be a Gregorian code).
+   * made now could end (two windows; for a duration that may be a Gregorian code, a leap year, or
+   * two for a sliding window, which keeps its previous window).
    */
   private static Optional<String> end(String field, long value, long now, long duration) {
+    return end(field, value, now, duration, 1);
+  }
+
+  private static Optional<String> end(
+      String field, long value, long now, long duration, int gregorianWindows) {
     long lifetime =
         duration <= MAX_GREGORIAN_CODE
-            ? 2 * GREGORIAN_SPAN_MILLIS
+            ? gregorianWindows * GREGORIAN_SPAN_MILLIS
             : SaturatingMath.add(SaturatingMath.mul(duration, 2), 1);
     long high = SaturatingMath.add(SaturatingMath.add(now, SKEW), lifetime);
     if (value < 0 || value > high) {

@@ -30,6 +30,7 @@ class PeerInputValidatorTest {
 
   private static final long NOW = 1_767_225_600_000L;
   private static final long SKEW = PeerInputValidator.MAX_CLOCK_SKEW.toMillis();
+  private static final long YEAR = PeerInputValidator.GREGORIAN_SPAN_MILLIS;
   private static final String SELF = "10.0.0.1:1051";
 
   private final PeerInputValidator validator =
@@ -170,6 +171,14 @@ class PeerInputValidatorTest {
             snapshot(
                 new SlidingWindowState(10, 5, NOW, 4, 5, NOW + 2 * 365L * 24 * 3600 * 1000)),
             null),
+        Arguments.of(
+            "sliding window ending past two leap years",
+            snapshot(new SlidingWindowState(10, 5, NOW, 4, 5, NOW + SKEW + 2 * YEAR + 1)),
+            "field 'expire_at' is "),
+        Arguments.of(
+            "yearly fixed window ending past one leap year",
+            snapshot(new FixedWindowState(10, 5, NOW, 4, NOW + SKEW + YEAR + 1)),
+            "field 'expire_at' is "),
         Arguments.of(
             "negative previous count",
             snapshot(new SlidingWindowState(10, 1000, NOW, -4, 5, NOW + 2000)),

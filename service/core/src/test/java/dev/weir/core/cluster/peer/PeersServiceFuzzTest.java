@@ -155,7 +155,7 @@ class PeersServiceFuzzTest {
         .isEqualTo(dev.weir.core.model.Status.UNDER_LIMIT);
   }
 
-  /** Records the state each of {@code keys} has before the call, so only what it stored is checked. */
+  /** Records each of {@code keys}' state before the call, so only what the call stored is checked. */
   private static void remember(List<String> keys, Map<String, Optional<BucketState>> before) {
     keys.forEach(key -> before.put(key, STORE.get(key)));
   }
