@@ -35,24 +35,37 @@ public final class NativeCheck {
   }
 
   /**
-   * Answers {@code request}. The future is already complete when the core answered every item on
-   * this node; it fails with {@link RequestTooLargeException} for more than {@link
-   * RateLimitService#MAX_BATCH_SIZE} items.
+   * Answers {@code request}, as {@link #check(List)} answers its items. The future is already
+   * complete when the core answered every item on this node; it fails with {@link
+   * RequestTooLargeException} for more than {@link RateLimitService#MAX_BATCH_SIZE} items.
    */
   public CompletableFuture<GetRateLimitsResp> check(GetRateLimitsReq request) {
-    int n = request.getRequestsCount();
-    if (n > RateLimitService.MAX_BATCH_SIZE) {
-      meter.refused(RefusalReason.TOO_MANY_ITEMS);
-      return CompletableFuture.failedFuture(
-          new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
+    if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
+      return tooLarge();
     }
-    List<RateLimitRequest> accepted = new ArrayList<>(n);
+    CompletableFuture<List<RateLimitResponse>> answers = check(ProtoMapping.toModel(request));
+    if (answers.isDone() && !answers.isCompletedExceptionally()) {
+      return CompletableFuture.completedFuture(ProtoMapping.toProto(answers.join()));
+    }
+    return answers.thenApply(ProtoMapping::toProto);
+  }
+
+  /**
+   * Answers {@code items} in order: an item whose {@code name} or {@code unique_key} is over the
+   * input limits gets its error, the others the core's answer. The future is already complete
+   * when the core answered every item on this node; it fails with {@link
+   * RequestTooLargeException} for more than {@link RateLimitService#MAX_BATCH_SIZE} items.
+   */
+  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> items) {
+    int n = items.size();
+    if (n > RateLimitService.MAX_BATCH_SIZE) {
+      return tooLarge();
+    }
+    List<RateLimitRequest> accepted = items;
     String[] errors = null;
     for (int i = 0; i < n; i++) {
-      RateLimitRequest item = ProtoMapping.toModel(request.getRequests(i));
-      String error = limits.checkItem(item).orElse(null);
+      String error = limits.checkItem(items.get(i)).orElse(null);
       if (error == null) {
-        accepted.add(item);
         continue;
       }
       if (errors == null) {
@@ -60,6 +73,14 @@ public final class NativeCheck {
       }
       errors[i] = error;
       meter.refused(RefusalReason.FIELD_TOO_LONG);
+    }
+    if (errors != null) {
+      accepted = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        if (errors[i] == null) {
+          accepted.add(items.get(i));
+        }
+      }
     }
     meter.started();
     CompletableFuture<List<RateLimitResponse>> answers;
@@ -83,18 +104,22 @@ public final class NativeCheck {
         });
   }
 
-  private GetRateLimitsResp respond(String[] errors, List<RateLimitResponse> answers) {
+  private <T> CompletableFuture<T> tooLarge() {
+    meter.refused(RefusalReason.TOO_MANY_ITEMS);
+    return CompletableFuture.failedFuture(
+        new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
+  }
+
+  private List<RateLimitResponse> respond(String[] errors, List<RateLimitResponse> answers) {
     meter.answered(answers);
-    GetRateLimitsResp.Builder out = GetRateLimitsResp.newBuilder();
-    int next = 0;
-    int n = errors == null ? answers.size() : errors.length;
-    for (int i = 0; i < n; i++) {
-      if (errors != null && errors[i] != null) {
-        out.addResponses(ProtoMapping.toProto(RateLimitResponse.error(errors[i])));
-      } else {
-        out.addResponses(ProtoMapping.toProto(answers.get(next++)));
-      }
+    if (errors == null) {
+      return answers;
     }
-    return out.build();
+    List<RateLimitResponse> out = new ArrayList<>(errors.length);
+    int next = 0;
+    for (String error : errors) {
+      out.add(error != null ? RateLimitResponse.error(error) : answers.get(next++));
+    }
+    return out;
   }
 }

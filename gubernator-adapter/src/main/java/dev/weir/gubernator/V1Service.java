@@ -5,15 +5,19 @@ import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.proto.gubernator.GetRateLimitsReq;
-import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.proto.gubernator.HealthCheckReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
 import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.LiveCheckResp;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.BindableService;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -21,9 +25,11 @@ import java.util.concurrent.CompletableFuture;
  * Gubernator's public gRPC service {@code pb.gubernator.V1}: rate limits from a {@link
  * RateLimitService}, {@code HealthCheck} from a {@link NodeHealth}. An
  * unhealthy node answers {@code HealthCheck} with {@code UNAVAILABLE} (gubernator-io 2.12+), so
- * readiness probes can rely on the status code.
+ * readiness probes can rely on the status code. {@code GetRateLimits} is bound as {@link
+ * V1Methods#GET_RATE_LIMITS}: the request arrives as core requests and the answers leave as they
+ * are, without protobuf messages in between.
  */
-public final class V1Service extends V1Grpc.V1ImplBase {
+public final class V1Service implements BindableService {
 
   private final NativeCheck check;
   private final NodeHealth health;
@@ -42,9 +48,20 @@ public final class V1Service extends V1Grpc.V1ImplBase {
     this.health = Objects.requireNonNull(health, "health");
   }
 
+  /** Returns the service bound to {@link V1Methods#SERVICE}'s methods. */
   @Override
-  public void getRateLimits(GetRateLimitsReq request, StreamObserver<GetRateLimitsResp> observer) {
-    CompletableFuture<GetRateLimitsResp> answer;
+  public ServerServiceDefinition bindService() {
+    return ServerServiceDefinition.builder(V1Methods.SERVICE)
+        .addMethod(V1Methods.GET_RATE_LIMITS, ServerCalls.asyncUnaryCall(this::getRateLimits))
+        .addMethod(V1Grpc.getHealthCheckMethod(), ServerCalls.asyncUnaryCall(this::healthCheck))
+        .addMethod(V1Grpc.getLiveCheckMethod(), ServerCalls.asyncUnaryCall(this::liveCheck))
+        .build();
+  }
+
+  /** Answers the items of one {@code GetRateLimits} call on {@code observer}. */
+  public void getRateLimits(
+      List<RateLimitRequest> request, StreamObserver<List<RateLimitResponse>> observer) {
+    CompletableFuture<List<RateLimitResponse>> answer;
     try {
       answer = check.check(request);
     } catch (RuntimeException e) {
@@ -67,7 +84,7 @@ public final class V1Service extends V1Grpc.V1ImplBase {
         });
   }
 
-  @Override
+  /** Answers {@code HealthCheck}: the node's health, or {@code UNAVAILABLE} when unhealthy. */
   public void healthCheck(HealthCheckReq request, StreamObserver<HealthCheckResp> observer) {
     HealthStatus status;
     try {
@@ -85,7 +102,7 @@ public final class V1Service extends V1Grpc.V1ImplBase {
     observer.onCompleted();
   }
 
-  @Override
+  /** Answers {@code LiveCheck}: always, while the process serves. */
   public void liveCheck(LiveCheckReq request, StreamObserver<LiveCheckResp> observer) {
     observer.onNext(LiveCheckResp.getDefaultInstance());
     observer.onCompleted();

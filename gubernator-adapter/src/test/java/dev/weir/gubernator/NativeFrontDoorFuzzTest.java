@@ -1,6 +1,7 @@
 package dev.weir.gubernator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
@@ -12,6 +13,8 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -24,7 +27,10 @@ import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.Status;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -32,9 +38,11 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Coverage-guided fuzzing of the native front door over the real local engine: any bytes parsed as
- * a {@code GetRateLimitsReq} through {@link V1Service} (the gRPC handler, on {@link NativeCheck}),
- * and any {@code POST /v1/GetRateLimits} body through {@link GatewayRoutes}' handler. Every item
+ * Coverage-guided fuzzing of the native front door over the real local engine: any bytes as a
+ * {@code GetRateLimits} request through {@link V1Methods#GET_RATE_LIMITS}' marshallers (which must
+ * read and write exactly what protobuf-java's generated classes read and write) and {@link
+ * V1Service} (the gRPC handler, on {@link NativeCheck}), and any {@code POST /v1/GetRateLimits}
+ * body through {@link GatewayRoutes}' handler. Every item
  * gets an answer or its own error, the call is never failed with {@code UNKNOWN} or {@code
  * INTERNAL}, and a body that is not a request is a 400 with a message. Seeds: {@code
  * NativeFrontDoorFuzzTestInputs/<method>} in the test resources.
@@ -51,6 +59,8 @@ class NativeFrontDoorFuzzTest {
       new NativeCheck(CORE, InputLimits.DEFAULTS, new CheckMeter(new RecordingMetrics()));
   private static final NodeHealth HEALTH = CORE::health;
   private static final V1Service V1 = new V1Service(CHECK, HEALTH);
+  private static final MethodDescriptor<List<RateLimitRequest>, List<RateLimitResponse>>
+      METHOD = V1Methods.GET_RATE_LIMITS;
   private static final HttpHandler GATEWAY =
       new GatewayRoutes(CHECK, HEALTH)
           .routes().stream()
@@ -65,10 +75,18 @@ class NativeFrontDoorFuzzTest {
     try {
       request = GetRateLimitsReq.parseFrom(bytes);
     } catch (InvalidProtocolBufferException notAMessage) {
+      assertThatThrownBy(() -> METHOD.parseRequest(new ByteArrayInputStream(bytes)))
+          .as("the front door refuses what protobuf-java refuses")
+          .isInstanceOf(StatusRuntimeException.class)
+          .hasCauseInstanceOf(InvalidProtocolBufferException.class);
       return;
     }
-    Recorded<GetRateLimitsResp> answer = new Recorded<>();
-    V1.getRateLimits(request, answer);
+    List<RateLimitRequest> items = METHOD.parseRequest(new ByteArrayInputStream(bytes));
+    assertThat(items)
+        .as("the front door reads what protobuf-java reads")
+        .isEqualTo(ProtoMapping.toModel(request));
+    Recorded<List<RateLimitResponse>> answer = new Recorded<>();
+    V1.getRateLimits(items, answer);
 
     assertThat(answer.completed).as("answered on the calling thread").isTrue();
     if (answer.error != null) {
@@ -77,7 +95,11 @@ class NativeFrontDoorFuzzTest {
       assertThat(request.getRequestsCount()).isGreaterThan(1000);
     } else {
       assertThat(answer.values).hasSize(1);
-      assertEveryItemAnswered(request, answer.values.get(0));
+      GetRateLimitsResp response = ProtoMapping.toProto(answer.values.get(0));
+      assertThat(METHOD.streamResponse(answer.values.get(0)))
+          .as("the front door writes what protobuf-java writes")
+          .hasBinaryContent(response.toByteArray());
+      assertEveryItemAnswered(request, response);
     }
     assertThat(CORE.health().healthy()).isTrue();
   }

@@ -5,8 +5,8 @@ import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.time.Clock;
+import dev.weir.gubernator.V1Methods;
 import dev.weir.tls.TlsIdentity;
-import dev.weir.proto.gubernator.V1Grpc;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.BindableService;
@@ -41,7 +41,7 @@ final class ClientGrpcListener {
       Duration maxConnectionAgeGrace) {}
 
   private final Server server;
-  private final LateBoundService v1 = LateBoundService.of(V1Grpc.getServiceDescriptor());
+  private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
   private final LateBoundService rateLimit =
       LateBoundService.of(RateLimitServiceGrpc.getServiceDescriptor());
   private final LateBoundService quota =

@@ -12,6 +12,7 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
+import io.grpc.protobuf.ProtoMethodDescriptorSupplier;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -99,6 +100,9 @@ public final class MalformedRequests {
     if (method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> typed
         && typed.getMessagePrototype() instanceof Message message) {
       return message.getDescriptorForType().getFullName();
+    }
+    if (method.getSchemaDescriptor() instanceof ProtoMethodDescriptorSupplier schema) {
+      return schema.getMethodDescriptor().getInputType().getFullName();
     }
     return "request message of " + method.getFullMethodName();
   }
