@@ -3,6 +3,7 @@ package dev.weir.gubernator;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -14,8 +15,8 @@ import java.util.Map;
 
 /**
  * The wire format of {@code GetRateLimits} read straight into core requests and written straight
- * from core responses, without protobuf message objects in between: the native front door's
- * parse and serialise cost a third of a 10-item call's CPU through the generated classes.
+ * from core responses, without protobuf message objects in between (docs/benchmarks.md shows what
+ * the generated classes cost on this path).
  *
  * <p>{@link #decode} reads the fields a Gubernator client sends (1–8 and 10 of {@code
  * RateLimitReq}, each with its declared wire type) with protobuf's own {@link CodedInputStream}; a
@@ -24,19 +25,20 @@ import java.util.Map;
  * to protobuf-java and a malformed one fails with protobuf-java's error. {@link #encode} writes the
  * bytes the generated {@code GetRateLimitsResp} would write for the same answers.
  */
-public final class GetRateLimitsCodec {
+final class GetRateLimitsCodec {
 
-  // Tags: field number << 3 | wire type (0 varint, 2 length-delimited).
-  private static final int REQUESTS = 1 << 3 | 2;
-  private static final int NAME = 1 << 3 | 2;
-  private static final int UNIQUE_KEY = 2 << 3 | 2;
-  private static final int HITS = 3 << 3 | 0;
-  private static final int LIMIT = 4 << 3 | 0;
-  private static final int DURATION = 5 << 3 | 0;
-  private static final int ALGORITHM = 6 << 3 | 0;
-  private static final int BEHAVIOR = 7 << 3 | 0;
-  private static final int BURST = 8 << 3 | 0;
-  private static final int CREATED_AT = 10 << 3 | 0;
+  // Tags (field number << 3 | wire type: 0 varint, 2 length-delimited): GetRateLimitsReq's
+  // requests, then RateLimitReq's fields.
+  private static final int REQUESTS_TAG = 1 << 3 | 2;
+  private static final int NAME_TAG = 1 << 3 | 2;
+  private static final int UNIQUE_KEY_TAG = 2 << 3 | 2;
+  private static final int HITS_TAG = 3 << 3 | 0;
+  private static final int LIMIT_TAG = 4 << 3 | 0;
+  private static final int DURATION_TAG = 5 << 3 | 0;
+  private static final int ALGORITHM_TAG = 6 << 3 | 0;
+  private static final int BEHAVIOR_TAG = 7 << 3 | 0;
+  private static final int BURST_TAG = 8 << 3 | 0;
+  private static final int CREATED_AT_TAG = 10 << 3 | 0;
 
   private static final int RESPONSES_FIELD = 1;
   private static final int STATUS_FIELD = 1;
@@ -47,7 +49,7 @@ public final class GetRateLimitsCodec {
   private static final int METADATA_FIELD = 6;
   private static final int ENTRY_KEY_FIELD = 1;
   private static final int ENTRY_VALUE_FIELD = 2;
-  private static final int OVER_LIMIT = dev.weir.proto.gubernator.Status.OVER_LIMIT_VALUE;
+  private static final int OVER_LIMIT_VALUE = dev.weir.proto.gubernator.Status.OVER_LIMIT_VALUE;
 
   private GetRateLimitsCodec() {}
 
@@ -58,7 +60,7 @@ public final class GetRateLimitsCodec {
    *
    * @throws InvalidProtocolBufferException when {@code bytes} is not a {@code GetRateLimitsReq}
    */
-  public static List<RateLimitRequest> decode(byte[] bytes) throws InvalidProtocolBufferException {
+  static List<RateLimitRequest> decode(byte[] bytes) throws InvalidProtocolBufferException {
     List<RateLimitRequest> items = null;
     try {
       items = decodeCommon(bytes);
@@ -68,12 +70,16 @@ public final class GetRateLimitsCodec {
     return items != null ? items : ProtoMapping.toModel(GetRateLimitsReq.parseFrom(bytes));
   }
 
-  /** Returns the requests when {@code bytes} holds only the fields read here, or null. */
+  /**
+   * Returns the requests when {@code bytes} holds only the fields read here, or null.
+   *
+   * @throws IOException when {@code bytes} is malformed where this method reads it
+   */
   static List<RateLimitRequest> decodeCommon(byte[] bytes) throws IOException {
     CodedInputStream in = CodedInputStream.newInstance(bytes);
     List<RateLimitRequest> items = new ArrayList<>();
     for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-      if (tag != REQUESTS) {
+      if (tag != REQUESTS_TAG) {
         return null;
       }
       int outer = in.pushLimit(in.readRawVarint32());
@@ -100,15 +106,15 @@ public final class GetRateLimitsCodec {
     long createdAt = 0;
     for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
       switch (tag) {
-        case NAME -> name = in.readStringRequireUtf8();
-        case UNIQUE_KEY -> uniqueKey = in.readStringRequireUtf8();
-        case HITS -> hits = in.readInt64();
-        case LIMIT -> limit = in.readInt64();
-        case DURATION -> duration = in.readInt64();
-        case ALGORITHM -> algorithm = in.readEnum();
-        case BEHAVIOR -> behavior = in.readEnum();
-        case BURST -> burst = in.readInt64();
-        case CREATED_AT -> createdAt = in.readInt64();
+        case NAME_TAG -> name = in.readStringRequireUtf8();
+        case UNIQUE_KEY_TAG -> uniqueKey = in.readStringRequireUtf8();
+        case HITS_TAG -> hits = in.readInt64();
+        case LIMIT_TAG -> limit = in.readInt64();
+        case DURATION_TAG -> duration = in.readInt64();
+        case ALGORITHM_TAG -> algorithm = in.readEnum();
+        case BEHAVIOR_TAG -> behavior = in.readEnum();
+        case BURST_TAG -> burst = in.readInt64();
+        case CREATED_AT_TAG -> createdAt = in.readInt64();
         default -> {
           return null;
         }
@@ -119,7 +125,7 @@ public final class GetRateLimitsCodec {
   }
 
   /** Returns the serialized {@code GetRateLimitsResp} holding {@code answers}, in order. */
-  public static byte[] encode(List<RateLimitResponse> answers) {
+  static byte[] encode(List<RateLimitResponse> answers) {
     int n = answers.size();
     int[] sizes = new int[n];
     int total = 0;
@@ -134,7 +140,7 @@ public final class GetRateLimitsCodec {
     CodedOutputStream out = CodedOutputStream.newInstance(bytes);
     try {
       for (int i = 0; i < n; i++) {
-        out.writeTag(RESPONSES_FIELD, 2);
+        out.writeTag(RESPONSES_FIELD, WireFormat.WIRETYPE_LENGTH_DELIMITED);
         out.writeUInt32NoTag(sizes[i]);
         writeItem(out, answers.get(i));
       }
@@ -148,7 +154,7 @@ public final class GetRateLimitsCodec {
   private static int itemSize(RateLimitResponse r) {
     int size = 0;
     if (r.status() == Status.OVER_LIMIT) {
-      size += CodedOutputStream.computeEnumSize(STATUS_FIELD, OVER_LIMIT);
+      size += CodedOutputStream.computeEnumSize(STATUS_FIELD, OVER_LIMIT_VALUE);
     }
     if (r.limit() != 0) {
       size += CodedOutputStream.computeInt64Size(LIMIT_FIELD, r.limit());
@@ -179,7 +185,7 @@ public final class GetRateLimitsCodec {
 
   private static void writeItem(CodedOutputStream out, RateLimitResponse r) throws IOException {
     if (r.status() == Status.OVER_LIMIT) {
-      out.writeEnum(STATUS_FIELD, OVER_LIMIT);
+      out.writeEnum(STATUS_FIELD, OVER_LIMIT_VALUE);
     }
     if (r.limit() != 0) {
       out.writeInt64(LIMIT_FIELD, r.limit());
@@ -194,7 +200,7 @@ public final class GetRateLimitsCodec {
       out.writeString(ERROR_FIELD, r.error());
     }
     for (Map.Entry<String, String> entry : r.metadata().entrySet()) {
-      out.writeTag(METADATA_FIELD, 2);
+      out.writeTag(METADATA_FIELD, WireFormat.WIRETYPE_LENGTH_DELIMITED);
       out.writeUInt32NoTag(entrySize(entry));
       out.writeString(ENTRY_KEY_FIELD, entry.getKey());
       out.writeString(ENTRY_VALUE_FIELD, entry.getValue());

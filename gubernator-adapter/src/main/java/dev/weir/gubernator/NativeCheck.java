@@ -14,12 +14,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
- * The native front door's request path, shared by gRPC {@code GetRateLimits} and the HTTP gateway:
- * turns the wire request into core requests, answers items whose {@code name} or {@code unique_key}
- * is over the input limits with their error (the other items still go on), sends the rest to the
- * core service in one call, and counts the call with the node's {@link CheckMeter}.
+ * The native front door's request path, shared by gRPC {@code GetRateLimits} (which arrives as core
+ * requests) and the HTTP gateway (whose message it maps to them): answers items whose {@code name}
+ * or {@code unique_key} is over the input limits with their error (the other items still go on),
+ * sends the rest to the core service in one call, and counts the call with the node's {@link
+ * CheckMeter}.
  */
 public final class NativeCheck {
 
@@ -44,17 +46,22 @@ public final class NativeCheck {
       return tooLarge();
     }
     CompletableFuture<List<RateLimitResponse>> answers = check(ProtoMapping.toModel(request));
-    if (answers.isDone() && !answers.isCompletedExceptionally()) {
-      return CompletableFuture.completedFuture(ProtoMapping.toProto(answers.join()));
+    if (!answers.isDone()) {
+      return answers.thenApply(ProtoMapping::toProto);
     }
-    return answers.thenApply(ProtoMapping::toProto);
+    try {
+      return CompletableFuture.completedFuture(ProtoMapping.toProto(answers.join()));
+    } catch (CompletionException failed) {
+      return CompletableFuture.failedFuture(failed.getCause());
+    }
   }
 
   /**
    * Answers {@code items} in order: an item whose {@code name} or {@code unique_key} is over the
-   * input limits gets its error, the others the core's answer. The future is already complete
-   * when the core answered every item on this node; it fails with {@link
-   * RequestTooLargeException} for more than {@link RateLimitService#MAX_BATCH_SIZE} items.
+   * input limits gets its error, the others the core's answer. {@code items} must not change until
+   * the future completes. The future is already complete when the core answered every item on
+   * this node; it fails with {@link RequestTooLargeException} for more than {@link
+   * RateLimitService#MAX_BATCH_SIZE} items.
    */
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> items) {
     int n = items.size();

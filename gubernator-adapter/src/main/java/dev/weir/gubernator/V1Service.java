@@ -60,10 +60,10 @@ public final class V1Service implements BindableService {
 
   /** Answers the items of one {@code GetRateLimits} call on {@code observer}. */
   public void getRateLimits(
-      List<RateLimitRequest> request, StreamObserver<List<RateLimitResponse>> observer) {
+      List<RateLimitRequest> items, StreamObserver<List<RateLimitResponse>> observer) {
     CompletableFuture<List<RateLimitResponse>> answer;
     try {
-      answer = check.check(request);
+      answer = check.check(items);
     } catch (RuntimeException e) {
       observer.onError(GrpcErrors.toStatus(e).asRuntimeException());
       return;

@@ -46,6 +46,22 @@ class GetRateLimitsCodecTest {
   }
 
   @Test
+  void decodeCommon_randomRequestsWithoutMetadata_readWithoutTheGeneratedParser() throws Exception {
+    Random random = new Random(42);
+    for (int i = 0; i < 2_000; i++) {
+      GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+      int items = random.nextInt(12);
+      for (int j = 0; j < items; j++) {
+        request.addRequests(randomItem(random).toBuilder().clearMetadata());
+      }
+      byte[] bytes = request.build().toByteArray();
+
+      assertThat(GetRateLimitsCodec.decodeCommon(bytes))
+          .isEqualTo(ProtoMapping.toModel(GetRateLimitsReq.parseFrom(bytes)));
+    }
+  }
+
+  @Test
   void decode_commonItem_readsEveryField() throws Exception {
     RateLimitReq item =
         RateLimitReq.newBuilder()
@@ -57,7 +73,7 @@ class GetRateLimitsCodecTest {
             .setAlgorithm(Algorithm.SLIDING_WINDOW)
             .setBehaviorValue(2 | 8)
             .setBurst(7)
-            .setCreatedAt(0)
+            .setCreatedAt(1_767_225_600_000L)
             .build();
 
     assertDecodesLikeProtobuf(GetRateLimitsReq.newBuilder().addRequests(item).build().toByteArray());
@@ -70,9 +86,11 @@ class GetRateLimitsCodecTest {
               assertThat(r.uniqueKey()).isEqualTo("account:1");
               assertThat(r.hits()).isEqualTo(-3);
               assertThat(r.limit()).isEqualTo(Long.MAX_VALUE);
+              assertThat(r.duration()).isEqualTo(3_600_000);
               assertThat(r.algorithm()).isEqualTo(Algorithm.SLIDING_WINDOW_VALUE);
               assertThat(r.behavior()).isEqualTo(10);
               assertThat(r.burst()).isEqualTo(7);
+              assertThat(r.createdAt()).isEqualTo(1_767_225_600_000L);
             });
   }
 
@@ -213,7 +231,9 @@ class GetRateLimitsCodecTest {
     }
     Map<String, String> metadata = new LinkedHashMap<>();
     for (int k = random.nextInt(4) == 0 ? random.nextInt(4) : 0; k > 0; k--) {
-      metadata.put("owner" + k, random.nextBoolean() ? "" : "127.0.0.1:" + random.nextInt(65536));
+      metadata.put(
+          random.nextInt(5) == 0 ? "ключ\uD83D\uDE00" + k : "owner" + k,
+          random.nextBoolean() ? "" : "127.0.0.1:" + random.nextInt(65536));
     }
     return new RateLimitResponse(
         random.nextBoolean() ? Status.UNDER_LIMIT : Status.OVER_LIMIT,

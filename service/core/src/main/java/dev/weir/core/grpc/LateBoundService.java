@@ -47,7 +47,8 @@ public final class LateBoundService {
   /**
    * Sends every later call to {@code service}'s handlers.
    *
-   * @throws IllegalArgumentException when {@code service} is not the service this one describes
+   * @throws IllegalArgumentException when {@code service} is not the service this one describes,
+   *     or binds a method under another method descriptor (other marshallers) than this one's
    */
   public void bind(BindableService service) {
     ServerServiceDefinition bound = service.bindService();
@@ -62,19 +63,30 @@ public final class LateBoundService {
         throw new IllegalArgumentException(
             descriptor.getName() + " has no method " + method.getMethodDescriptor());
       }
+      if (handler.method != method.getMethodDescriptor()) {
+        throw new IllegalArgumentException(
+            method.getMethodDescriptor().getFullMethodName()
+                + " is bound with another method descriptor than this service's, whose"
+                + " marshallers would hand the handler messages of another type");
+      }
       handler.bind(method.getServerCallHandler());
     }
   }
 
   private <ReqT, RespT> ServerMethodDefinition<ReqT, RespT> late(
       MethodDescriptor<ReqT, RespT> method) {
-    LateHandler<ReqT, RespT> handler = new LateHandler<>();
+    LateHandler<ReqT, RespT> handler = new LateHandler<>(method);
     handlers.put(method.getFullMethodName(), handler);
     return ServerMethodDefinition.create(method, handler);
   }
 
   private static final class LateHandler<ReqT, RespT> implements ServerCallHandler<ReqT, RespT> {
+    private final MethodDescriptor<ReqT, RespT> method;
     private volatile ServerCallHandler<ReqT, RespT> target;
+
+    LateHandler(MethodDescriptor<ReqT, RespT> method) {
+      this.method = method;
+    }
 
     @SuppressWarnings("unchecked")
     void bind(ServerCallHandler<?, ?> handler) {

@@ -3,16 +3,23 @@ package dev.weir.core.grpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.HealthCheckReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
 import io.grpc.Status.Code;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -76,5 +83,33 @@ class LateBoundServiceTest {
     assertThatThrownBy(() -> late.bind(new PeersV1Grpc.PeersV1ImplBase() {}))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("expected an implementation of pb.gubernator.V1, got pb.gubernator.PeersV1");
+  }
+
+  @Test
+  void bind_methodUnderAnotherDescriptor_refusedNamingTheMethod() {
+    MethodDescriptor<GetRateLimitsReq, GetRateLimitsResp> copy =
+        V1Grpc.getGetRateLimitsMethod().toBuilder().build();
+    ServiceDescriptor other =
+        ServiceDescriptor.newBuilder(V1Grpc.SERVICE_NAME)
+            .addMethod(copy)
+            .addMethod(V1Grpc.getHealthCheckMethod())
+            .addMethod(V1Grpc.getLiveCheckMethod())
+            .build();
+    BindableService service =
+        () ->
+            ServerServiceDefinition.builder(other)
+                .addMethod(copy, ServerCalls.asyncUnaryCall((request, out) -> out.onCompleted()))
+                .addMethod(
+                    V1Grpc.getHealthCheckMethod(),
+                    ServerCalls.asyncUnaryCall((request, out) -> out.onCompleted()))
+                .addMethod(
+                    V1Grpc.getLiveCheckMethod(),
+                    ServerCalls.asyncUnaryCall((request, out) -> out.onCompleted()))
+                .build();
+
+    assertThatThrownBy(() -> late.bind(service))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "pb.gubernator.V1/GetRateLimits is bound with another method descriptor");
   }
 }
