@@ -257,10 +257,18 @@ class GetRateLimitsCodecTest {
   }
 
   private static byte[] bytesField(int field, byte[] value) {
+    return written(out -> out.writeByteArray(field, value));
+  }
+
+  private static byte[] varintField(int field, long value) {
+    return written(out -> out.writeInt64(field, value));
+  }
+
+  private static byte[] written(FieldWriter writer) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try {
       CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-      out.writeByteArray(field, value);
+      writer.write(out);
       out.flush();
     } catch (IOException e) {
       throw new IllegalStateException(e);
@@ -268,16 +276,9 @@ class GetRateLimitsCodecTest {
     return bytes.toByteArray();
   }
 
-  private static byte[] varintField(int field, long value) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try {
-      CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-      out.writeInt64(field, value);
-      out.flush();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
-    return bytes.toByteArray();
+  /** Writes one field of a hand-built message. */
+  private interface FieldWriter {
+    void write(CodedOutputStream out) throws IOException;
   }
 
   private static byte[] concat(byte[]... parts) {
