@@ -34,6 +34,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
@@ -71,6 +73,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final PeerClientPool peers;
   private final GlobalManager global;
   private final HandOff handOff;
+  private final ExecutorService handOffScans =
+      Executors.newSingleThreadExecutor(
+          task -> {
+            Thread thread = new Thread(task, "weir-handoff");
+            thread.setDaemon(true);
+            return thread;
+          });
   private final ClusterRateLimitService service;
   private final QuotaRouter quota;
   private final QuotaOwner quotaOwner;
@@ -191,7 +200,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             settings.globalSyncWait(),
             settings.globalBatchLimit(),
             settings.globalTimeout());
-    this.handOff = new HandOff(self, store, peers, clock, handOffWait());
+    this.handOff = new HandOff(self, store, peers, clock, handOffWait(), handOffScans);
     this.service = new ClusterRateLimitService(self, membership::ring, local, peers, global, clock);
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =
@@ -550,6 +559,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     leave(handOffWait());
     prober.close();
     peers.close();
+    handOffScans.shutdown();
   }
 
   /** Rebuilds the ring when a peer goes down or comes back, and logs it. */

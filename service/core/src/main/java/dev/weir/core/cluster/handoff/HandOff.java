@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import org.slf4j.Logger;
@@ -68,19 +70,39 @@ public final class HandOff {
   private final PeerClientPool peers;
   private final Clock clock;
   private final Duration timeout;
+  private final Executor scans;
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
   private final Cache<String, Lineage> lineage;
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
 
-  /** Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout}. */
+  /**
+   * Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout}.
+   * A ring change's store scan runs on the thread that reports the change.
+   */
   public HandOff(
       String self, BucketStore store, PeerClientPool peers, Clock clock, Duration timeout) {
+    this(self, store, peers, clock, timeout, Runnable::run);
+  }
+
+  /**
+   * Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout},
+   * and a ring change's store scan runs on {@code scans}, so that a change reported on a transport
+   * thread (a peer call's failure) does not hold it for the scan.
+   */
+  public HandOff(
+      String self,
+      BucketStore store,
+      PeerClientPool peers,
+      Clock clock,
+      Duration timeout,
+      Executor scans) {
     this.self = self;
     this.store = store;
     this.peers = peers;
     this.clock = clock;
     this.timeout = timeout;
+    this.scans = scans;
     this.lineage =
         Caffeine.newBuilder()
             .ticker(clock::monotonicNanos)
@@ -102,11 +124,19 @@ public final class HandOff {
     synchronized (this) {
       pending = CompletableFuture.allOf(pending, sending);
     }
+    Runnable scan =
+        () -> {
+          try {
+            send(before, after).whenComplete((ok, error) -> sending.complete(null));
+          } catch (RuntimeException e) {
+            LOG.warn("hand-off after a ring change failed before sending: {}", e.toString());
+            sending.complete(null);
+          }
+        };
     try {
-      send(before, after).whenComplete((ok, error) -> sending.complete(null));
-    } catch (RuntimeException e) {
+      scans.execute(scan);
+    } catch (RejectedExecutionException closed) {
       sending.complete(null);
-      throw e;
     }
     return sending;
   }

@@ -406,8 +406,10 @@ public final class PeerClient implements AutoCloseable {
 
       @Override
       public void onCompleted() {
-        future.completeExceptionally(
-            Status.INTERNAL.withDescription("no response").asRuntimeException());
+        if (!future.isDone()) {
+          future.completeExceptionally(
+              Status.INTERNAL.withDescription("no response").asRuntimeException());
+        }
       }
     };
   }

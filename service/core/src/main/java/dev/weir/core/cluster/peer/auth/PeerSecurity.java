@@ -128,11 +128,17 @@ public final class PeerSecurity {
     }
   }
 
-  /** Opens a channel to the peer listener at {@code target} ({@code host:port}). */
+  /**
+   * Opens a channel to the peer listener at {@code target} ({@code host:port}). Its callbacks run
+   * on the transport's threads ({@code directExecutor}): what completes a peer call only completes
+   * futures, answers calls and updates the ring, and the hand-off's store scan runs on its own
+   * thread, so nothing blocks there; a thread hand-off per callback cost a forwarded item more CPU
+   * than the call itself (docs/benchmarks.md).
+   */
   public ManagedChannel channel(String target) {
     ChannelCredentials credentials =
         tls != null ? tls.peerCredentials() : InsecureChannelCredentials.create();
-    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(target, credentials);
+    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(target, credentials).directExecutor();
     if (secret != null) {
       builder.intercept(secretSender(secret));
     }
