@@ -13,11 +13,15 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A ring change's store scan ({@link HandOff#ringChanged}) holds no lock others wait on. */
+/**
+ * A ring change's store scan ({@link HandOff#ringChanged}) holds no lock others wait on and runs on
+ * the scan executor, not on the thread that reports the change.
+ */
 class HandOffRingChangedTest {
 
   private final FakeClock clock = new FakeClock(1_000);
@@ -45,6 +49,55 @@ class HandOffRingChangedTest {
     release.countDown();
     change.get(5, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
     pending.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void ringChanged_withAScanExecutor_returnsBeforeScanningAndCompletesAfter() {
+    List<Runnable> queued = new java.util.ArrayList<>();
+    AtomicInteger scans = new AtomicInteger();
+    HandOff deferred =
+        new HandOff(
+            "a:1",
+            new ForwardingBucketStore(new InMemoryBucketStore(clock)) {
+              @Override
+              public void forEach(BiConsumer<String, BucketState> action) {
+                scans.incrementAndGet();
+                super.forEach(action);
+              }
+            },
+            null,
+            clock,
+            Duration.ofSeconds(2),
+            queued::add);
+    HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
+
+    CompletableFuture<Void> change = deferred.ringChanged(both, both.without("a:1"));
+
+    assertThat(scans).as("not scanned on the reporting thread").hasValue(0);
+    assertThat(change).isNotDone();
+    assertThat(deferred.pending()).isNotDone();
+    queued.forEach(Runnable::run);
+    assertThat(scans).hasValue(1);
+    assertThat(change).isDone();
+    assertThat(deferred.pending()).isDone();
+  }
+
+  @Test
+  void ringChanged_scanExecutorShutDown_completesWithoutSending() {
+    HandOff closed =
+        new HandOff(
+            "a:1",
+            new InMemoryBucketStore(clock),
+            null,
+            clock,
+            Duration.ofSeconds(2),
+            task -> {
+              throw new java.util.concurrent.RejectedExecutionException("shut down");
+            });
+    HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
+
+    assertThat(closed.ringChanged(both, both.without("a:1"))).isDone();
+    assertThat(closed.pending()).isDone();
   }
 
   /** An empty store whose {@code forEach} waits until the test releases it. */
