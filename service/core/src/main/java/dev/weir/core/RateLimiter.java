@@ -9,7 +9,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A rate limiter backed by a Weir cluster: checks requests against their buckets wherever in the
  * cluster those live. A bad request is not an exception: its response carries the reason in {@link
- * RateLimitResponse#error()}.
+ * RateLimitResponse#error()}. A future may complete on a gRPC transport thread (when an item went
+ * to another member): continuations chained on it without an executor must not block.
  */
 public interface RateLimiter extends AutoCloseable {
 

@@ -200,9 +200,13 @@ public final class Membership implements Consumer<Set<String>> {
   /**
    * Tells the listeners of every queued change, in order, unless another thread is doing so (it
    * then delivers this thread's change too); checks again after letting go, so that no change is
-   * left behind.
+   * left behind. A change made by a listener while it is being told (a peer call failing inline)
+   * stays queued for the loop already running on this thread, so listeners hear changes in order.
    */
   private void deliver() {
+    if (delivering.isHeldByCurrentThread()) {
+      return;
+    }
     while (delivering.tryLock()) {
       try {
         while (true) {

@@ -33,6 +33,28 @@ class MembershipTest {
   }
 
   @Test
+  void accept_listenerChangesTheRingWhileTold_everyListenerHearsTheChangesInOrder() {
+    Membership nested = new Membership(HashRing.of(List.of(), 16, PeerHash.FNV1A));
+    List<List<String>> first = new ArrayList<>();
+    List<List<String>> last = new ArrayList<>();
+    nested.addListener(
+        (before, after) -> {
+          first.add(after.peers());
+          if (after.peers().size() == 2) {
+            nested.departed("b:1");
+          }
+        });
+    nested.addListener((before, after) -> last.add(after.peers()));
+
+    nested.accept(Set.of("a:1", "b:1"));
+
+    assertThat(first).containsExactly(List.of("a:1", "b:1"), List.of("a:1"));
+    assertThat(last)
+        .as("the change made by the first listener reaches the last one after the change it reacted to")
+        .containsExactly(List.of("a:1", "b:1"), List.of("a:1"));
+  }
+
+  @Test
   void departed_thenReturned_peerLeavesAndComesBack() {
     membership.accept(Set.of("a:1", "b:1", "c:1"));
     membership.departed("b:1");

@@ -128,9 +128,12 @@ public final class HandOff {
         () -> {
           try {
             send(before, after).whenComplete((ok, error) -> sending.complete(null));
-          } catch (RuntimeException e) {
-            LOG.warn("hand-off after a ring change failed before sending: {}", e.toString());
+          } catch (Throwable e) {
             sending.complete(null);
+            LOG.warn("hand-off after a ring change failed before sending", e);
+            if (e instanceof Error error) {
+              throw error;
+            }
           }
         };
     try {

@@ -338,22 +338,28 @@ public final class PeerClient implements AutoCloseable {
     call.whenComplete(
         (value, error) -> {
           if (error == null) {
-            if (reporting == Reporting.PROBE) {
-              observer.probeAnswered(address);
-            } else {
-              observer.answered(address);
+            try {
+              if (reporting == Reporting.PROBE) {
+                observer.probeAnswered(address);
+              } else {
+                observer.answered(address);
+              }
+            } finally {
+              out.complete(value);
             }
-            out.complete(value);
             return;
           }
           Status s = Status.fromThrowable(error);
           String detail =
               s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
           String message = "error while " + what + " peer '" + address + "': " + detail;
-          if (reporting != Reporting.NOTICE) {
-            reportFailure(s.getCode(), message);
+          try {
+            if (reporting != Reporting.NOTICE) {
+              reportFailure(s.getCode(), message);
+            }
+          } finally {
+            out.completeExceptionally(new PeerException(address, message, error));
           }
-          out.completeExceptionally(new PeerException(address, message, error));
         });
     return out;
   }
