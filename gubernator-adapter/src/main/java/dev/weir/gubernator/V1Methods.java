@@ -6,16 +6,15 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
-import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -62,10 +61,7 @@ public final class V1Methods {
       try {
         return GetRateLimitsCodec.decode(readAll(stream));
       } catch (IOException e) {
-        throw Status.INTERNAL
-            .withDescription("Invalid protobuf byte sequence")
-            .withCause(e)
-            .asRuntimeException();
+        throw unparseable(e);
       }
     }
   }
@@ -82,19 +78,21 @@ public final class V1Methods {
     @Override
     public List<RateLimitResponse> parse(InputStream stream) {
       try {
-        GetRateLimitsResp response = GetRateLimitsResp.parseFrom(stream);
-        List<RateLimitResponse> answers = new ArrayList<>(response.getResponsesCount());
-        for (RateLimitResp item : response.getResponsesList()) {
-          answers.add(PeerProtos.fromProto(item));
-        }
-        return answers;
+        return GetRateLimitsResp.parseFrom(stream).getResponsesList().stream()
+            .map(PeerProtos::fromProto)
+            .toList();
       } catch (IOException e) {
-        throw Status.INTERNAL
-            .withDescription("Invalid protobuf byte sequence")
-            .withCause(e)
-            .asRuntimeException();
+        throw unparseable(e);
       }
     }
+  }
+
+  /** Returns the failure grpc-java's own protobuf marshallers report for a message they cannot read. */
+  private static StatusRuntimeException unparseable(IOException e) {
+    return Status.INTERNAL
+        .withDescription("Invalid protobuf byte sequence")
+        .withCause(e)
+        .asRuntimeException();
   }
 
   /** Returns every byte left in {@code stream}, sized once when the transport knows the length. */

@@ -36,12 +36,7 @@ class GetRateLimitsCodecTest {
   void decode_randomRequests_readAsTheGeneratedParserReadsThem() throws Exception {
     Random random = new Random(20261201);
     for (int i = 0; i < 2_000; i++) {
-      GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-      int items = random.nextInt(12);
-      for (int j = 0; j < items; j++) {
-        request.addRequests(randomItem(random));
-      }
-      assertDecodesLikeProtobuf(request.build().toByteArray());
+      assertDecodesLikeProtobuf(randomRequest(random, true).toByteArray());
     }
   }
 
@@ -49,12 +44,7 @@ class GetRateLimitsCodecTest {
   void decodeCommon_randomRequestsWithoutMetadata_readWithoutTheGeneratedParser() throws Exception {
     Random random = new Random(42);
     for (int i = 0; i < 2_000; i++) {
-      GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-      int items = random.nextInt(12);
-      for (int j = 0; j < items; j++) {
-        request.addRequests(randomItem(random).toBuilder().clearMetadata());
-      }
-      byte[] bytes = request.build().toByteArray();
+      byte[] bytes = randomRequest(random, false).toByteArray();
 
       assertThat(GetRateLimitsCodec.decodeCommon(bytes))
           .isEqualTo(ProtoMapping.toModel(GetRateLimitsReq.parseFrom(bytes)));
@@ -203,6 +193,16 @@ class GetRateLimitsCodecTest {
       return;
     }
     assertThat(GetRateLimitsCodec.decode(bytes)).isEqualTo(ProtoMapping.toModel(expected));
+  }
+
+  private static GetRateLimitsReq randomRequest(Random random, boolean withMetadata) {
+    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+    int items = random.nextInt(12);
+    for (int j = 0; j < items; j++) {
+      RateLimitReq item = randomItem(random);
+      request.addRequests(withMetadata ? item : item.toBuilder().clearMetadata().build());
+    }
+    return request.build();
   }
 
   private static RateLimitReq randomItem(Random random) {
