@@ -178,7 +178,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             liveness,
             reroute
                 ? peer -> false
-                : peer -> liveness.isDown(peer) && membership.members().contains(peer));
+                : peer -> liveness.isDown(peer) && membership.members().contains(peer),
+            peer -> membership.discovered().contains(peer));
     this.prober =
         new PeerProber(
             liveness,
@@ -396,7 +397,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Joins the cluster: takes {@code discovery}'s peer sets from now on and, when hand-off is on,
+   * Joins the cluster: takes {@code discovery}'s peer sets from now on (closing the clients of the
+   * peers a set drops) and, when hand-off is on,
    * first asks every other peer to copy it the buckets it will own (so it has the counts before any
    * peer routes to it), then tells every peer it is back so that they hand its keys over and route
    * to it. Each notice has a deadline longer than the receiver's hand-off wait; join waits for the
@@ -413,6 +415,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         discovered -> {
           membership.accept(discovered);
           liveness.retain(discovered);
+          // A peer dropped while down was already off the ring: no ring change closes its client.
+          peers.retain(membership.members());
         });
     if (settings.handoff()) {
       Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();

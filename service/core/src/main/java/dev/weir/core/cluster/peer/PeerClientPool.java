@@ -22,9 +22,11 @@ import java.util.function.Predicate;
  * each reporting its calls to the node's {@link PeerLiveness}: a client is told when its peer goes
  * down (it cancels its calls in flight) and when it comes back (it reconnects at once). {@link
  * #call} fails at once for the peers the pool is told to fail fast (with {@link
- * PeerFailureMode#FAIL}, the members that are down). Once {@link #close()}d the pool creates no
- * client: {@link #get} fails and {@link #call} returns a failed future, each with a {@link
- * PeerException} saying this node is shutting down.
+ * PeerFailureMode#FAIL}, the members that are down). The pool creates clients only of the peers it
+ * is told are known (discovered), so a call made on an old ring, such as a hand-off scan that ran
+ * after its target was dropped, fails instead of opening a client nothing would close. Once {@link
+ * #close()}d the pool creates no client. In both cases {@link #get} fails and {@link #call} returns a
+ * failed future, each with a {@link PeerException} saying why.
  */
 public final class PeerClientPool implements AutoCloseable {
 
@@ -32,6 +34,7 @@ public final class PeerClientPool implements AutoCloseable {
   private final Function<String, PeerClient> factory;
   private final PeerLiveness liveness;
   private final Predicate<String> failFast;
+  private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
@@ -57,16 +60,30 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
-   * Creates a pool that makes clients with {@code factory}, reporting to {@code liveness}; a call
-   * to a peer for which {@code failFast} holds fails at once.
+   * Creates a pool that makes clients with {@code factory} for any address, reporting to {@code
+   * liveness}; a call to a peer for which {@code failFast} holds fails at once.
    */
   public PeerClientPool(
       Function<String, PeerClient> factory,
       PeerLiveness liveness,
       Predicate<String> failFast) {
+    this(factory, liveness, failFast, address -> true);
+  }
+
+  /**
+   * Creates a pool that makes clients with {@code factory} for the addresses for which {@code
+   * known} holds (checked when a client is created), reporting to {@code liveness}; a call to a
+   * peer for which {@code failFast} holds fails at once.
+   */
+  public PeerClientPool(
+      Function<String, PeerClient> factory,
+      PeerLiveness liveness,
+      Predicate<String> failFast,
+      Predicate<String> known) {
     this.factory = factory;
     this.liveness = liveness;
     this.failFast = failFast;
+    this.known = known;
     liveness.addListener(
         new PeerLiveness.Listener() {
           @Override
@@ -103,7 +120,8 @@ public final class PeerClientPool implements AutoCloseable {
   /**
    * Returns the client of {@code address}, creating it if needed.
    *
-   * @throws PeerException if the pool is closed and has no client of {@code address}
+   * @throws PeerException if there is no client of {@code address} and the pool is closed or the
+   *     address is not a known peer
    */
   public PeerClient get(String address) {
     PeerClient existing = clients.get(address);
@@ -115,6 +133,12 @@ public final class PeerClientPool implements AutoCloseable {
         throw new PeerException(
             address,
             "not calling peer '" + address + "': this node is shutting down (peer clients closed)",
+            null);
+      }
+      if (!known.test(address)) {
+        throw new PeerException(
+            address,
+            "not calling peer '" + address + "': discovery no longer reports it",
             null);
       }
       return clients.computeIfAbsent(

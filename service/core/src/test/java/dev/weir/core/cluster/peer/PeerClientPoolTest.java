@@ -97,4 +97,35 @@ class PeerClientPoolTest {
     assertThat(created.get()).isZero();
     assertThat(pool.clients()).isEmpty();
   }
+
+  @Test
+  void get_unknownPeer_refusedWithClearErrorAndNoClientCreated() {
+    java.util.Set<String> discovered = new java.util.HashSet<>(java.util.Set.of("a:1", "b:1"));
+    PeerClientPool known =
+        new PeerClientPool(
+            address -> {
+              created.incrementAndGet();
+              return peers.client(address);
+            },
+            new PeerLiveness(clock),
+            peer -> false,
+            discovered::contains);
+    try {
+      known.get("b:1");
+      discovered.remove("b:1");
+      known.retain(discovered);
+
+      assertThatThrownBy(() -> known.get("b:1"))
+          .isInstanceOf(PeerException.class)
+          .hasMessageContaining("peer 'b:1'")
+          .hasMessageContaining("discovery no longer reports it");
+      assertThat(known.call("b:1", c -> c.forward(req()))).isCompletedExceptionally();
+      known.connect(List.of("b:1"));
+      assertThat(created.get()).as("only the client made while b:1 was known").isEqualTo(1);
+      assertThat(known.clients()).isEmpty();
+      assertThat(known.get("a:1").address()).isEqualTo("a:1");
+    } finally {
+      known.close();
+    }
+  }
 }
