@@ -21,7 +21,16 @@ import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -44,8 +53,8 @@ import reactor.blockhound.BlockHound;
  * No call a client or a peer can make blocks a transport thread: with BlockHound watching every
  * Netty event loop (gRPC's, through Netty's own BlockHound integration), two members serve {@code
  * ShouldRateLimit}, {@code GetRateLimits} (local, forwarded, {@code GLOBAL}, {@code NO_BATCHING}),
- * health checks and a malformed message, then one member stops while the other forwards to it, and
- * every blocking call made on an event loop is recorded. Client gRPC handlers run on the event loops
+ * health checks, a malformed message, an RLQS report and the HTTP/JSON routes, then one member stops
+ * while the other forwards to it, and every blocking call made on an event loop is recorded. Client gRPC handlers run on the event loops
  * ({@code directExecutor()}), so a blocking call there would stall every connection of that loop.
  *
  * <p>Runs in a surefire execution of its own ({@code event-loop-blocking} in this module's POM):
@@ -92,16 +101,20 @@ class EventLoopBlockingTest {
   }
 
   @Test
-  void blockHound_sleepOnANettyEventLoop_isRecorded() throws Exception {
-    NioEventLoopGroup loop = new NioEventLoopGroup(1);
+  void blockHound_sleepOnAnEventLoopOfEitherNetty_isRecorded() throws Exception {
+    NioEventLoopGroup grpcNetty = new NioEventLoopGroup(1);
+    io.netty.channel.nio.NioEventLoopGroup httpNetty = new io.netty.channel.nio.NioEventLoopGroup(1);
     try {
-      loop.submit(() -> sleep(1)).get(5, TimeUnit.SECONDS);
+      grpcNetty.submit(() -> sleep(1)).get(5, TimeUnit.SECONDS);
+      assertThat(BLOCKED).as("gRPC's shaded Netty").anyMatch(call -> call.contains("sleep"));
+      BLOCKED.clear();
+      httpNetty.submit(() -> sleep(1)).get(5, TimeUnit.SECONDS);
+      assertThat(BLOCKED).as("the HTTP listener's Netty").anyMatch(call -> call.contains("sleep"));
     } finally {
-      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+      BLOCKED.clear();
+      grpcNetty.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+      httpNetty.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     }
-
-    assertThat(BLOCKED).anyMatch(call -> call.contains("sleep"));
-    BLOCKED.clear();
   }
 
   @Test
@@ -140,6 +153,11 @@ class EventLoopBlockingTest {
         .extracting(io.grpc.Status::isOk)
         .isEqualTo(false);
 
+    reportQuota(channel);
+    for (String[] call : HTTP_CALLS) {
+      assertThat(http(a, call[0], call[1], call[2])).as(call[1]).isBetween(200, 299);
+    }
+
     b.close();
     for (int round = 0; round < 3; round++) {
       v1.getRateLimits(items(20, 0));
@@ -150,6 +168,65 @@ class EventLoopBlockingTest {
         "the stopped member's keys answered by the other");
 
     assertThat(BLOCKED).as("blocking calls on event loops").isEmpty();
+  }
+
+  /** Method, path and body of the HTTP calls a client makes, each answered 2xx. */
+  private static final String[][] HTTP_CALLS = {
+    {"POST", "/v1/GetRateLimits",
+      "{\"requests\":[{\"name\":\"http\",\"unique_key\":\"k1\",\"hits\":1,\"limit\":9,"
+          + "\"duration\":60000},{\"name\":\"http\",\"unique_key\":\"k2\",\"hits\":1,"
+          + "\"limit\":9,\"duration\":60000}]}"},
+    {"POST", "/json",
+      "{\"domain\":\"edge\",\"descriptors\":[{\"entries\":[{\"key\":\"remote_address\","
+          + "\"value\":\"10.0.0.2\"}]}]}"},
+    {"GET", "/v1/HealthCheck", ""},
+    {"GET", "/metrics", ""},
+  };
+
+  private static int http(WeirNode node, String method, String path, String body)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+            .timeout(Duration.ofSeconds(10));
+    request =
+        method.equals("GET")
+            ? request.GET()
+            : request
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+    return HttpClient.newHttpClient()
+        .send(request.build(), HttpResponse.BodyHandlers.discarding())
+        .statusCode();
+  }
+
+  /** Reports one bucket's usage on an RLQS stream and waits for the quota it is assigned. */
+  private static void reportQuota(ManagedChannel channel) throws Exception {
+    List<RateLimitQuotaResponse> answers = new CopyOnWriteArrayList<>();
+    StreamObserver<RateLimitQuotaUsageReports> stream =
+        RateLimitQuotaServiceGrpc.newStub(channel)
+            .streamRateLimitQuotas(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(RateLimitQuotaResponse value) {
+                    answers.add(value);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {}
+
+                  @Override
+                  public void onCompleted() {}
+                });
+    stream.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(
+                RateLimitQuotaUsageReports.BucketQuotaUsage.newBuilder()
+                    .setBucketId(BucketId.newBuilder().putBucket("client", "c1"))
+                    .setNumRequestsAllowed(1))
+            .build());
+    Await.until(Duration.ofSeconds(10), () -> !answers.isEmpty(), "an RLQS answer");
+    stream.onCompleted();
   }
 
   private WeirNode node(int grpcPort, int peerPort, List<String> members) throws Exception {
