@@ -416,7 +416,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           membership.accept(discovered);
           liveness.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
-          peers.retain(membership.members());
+          peers.retain(discovered);
         });
     if (settings.handoff()) {
       Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();

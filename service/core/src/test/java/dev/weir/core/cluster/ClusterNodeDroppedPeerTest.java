@@ -84,9 +84,11 @@ class ClusterNodeDroppedPeerTest {
     assertThat(channelsOpened.get(GONE))
         .as("only the client opened while c:1 was discovered")
         .hasValue(1);
-    assertThat(store.get(RateLimitRequest.builder("n", "k0").build().hashKey()))
-        .as("the buckets stay with this node")
-        .isPresent();
+    for (int i = 0; i < 50; i++) {
+      assertThat(store.get(RateLimitRequest.builder("n", "k" + i).build().hashKey()))
+          .as("bucket k%d stays with this node", i)
+          .isPresent();
+    }
   }
 
   @Test

@@ -160,8 +160,9 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Applies {@code call} to the client of {@code address}; returns a failed future instead of
-   * throwing when the pool is closed, or at once when the pool fails calls to this peer fast (a
-   * peer down while the failure mode is {@link PeerFailureMode#FAIL}).
+   * throwing when the pool is closed or {@code address} has no client and is not a known peer, or at
+   * once when the pool fails calls to this peer fast (a peer down while the failure mode is {@link
+   * PeerFailureMode#FAIL}).
    */
   public <T> CompletableFuture<T> call(
       String address, Function<PeerClient, CompletableFuture<T>> call) {
@@ -200,7 +201,9 @@ public final class PeerClientPool implements AutoCloseable {
             });
   }
 
-  private List<PeerClient> remove(Collection<String> current) {
+  // Under the lock get() creates under: a client created for a peer that was known then is removed
+  // here, and a get() after this sees the set its caller updated before calling retain.
+  private synchronized List<PeerClient> remove(Collection<String> current) {
     List<PeerClient> gone = new ArrayList<>();
     clients.entrySet()
         .removeIf(

@@ -90,7 +90,7 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
   private void probe(String peer) {
     try {
       pool.get(peer).probe(timeout).whenComplete((ok, error) -> inFlight.remove(peer));
-    } catch (PeerException closing) {
+    } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
       inFlight.remove(peer);
     }
   }

@@ -128,4 +128,47 @@ class PeerClientPoolTest {
       known.close();
     }
   }
+
+  @Test
+  void retain_whileAClientOfTheDroppedPeerIsBeingCreated_removesItOnceCreated() throws Exception {
+    java.util.Set<String> discovered =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    discovered.addAll(List.of("a:1", "b:1"));
+    java.util.concurrent.CountDownLatch creating = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    PeerClientPool known =
+        new PeerClientPool(
+            address -> {
+              creating.countDown();
+              try {
+                release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return peers.client(address);
+            },
+            new PeerLiveness(clock),
+            peer -> false,
+            discovered::contains);
+    try {
+      CompletableFuture<PeerClient> getting = CompletableFuture.supplyAsync(() -> known.get("b:1"));
+      assertThat(creating.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      discovered.remove("b:1");
+      Thread retaining = new Thread(() -> known.retain(discovered), "retain");
+      retaining.start();
+      dev.weir.core.testkit.Await.until(
+          Duration.ofSeconds(10),
+          () -> retaining.getState() == Thread.State.BLOCKED,
+          "retain waiting for the client being created");
+
+      release.countDown();
+      getting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      retaining.join(10_000);
+
+      assertThat(known.clients()).as("the dropped peer's client, created meanwhile, is gone").isEmpty();
+    } finally {
+      release.countDown();
+      known.close();
+    }
+  }
 }
