@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
@@ -35,6 +36,7 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,6 +47,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import reactor.blockhound.BlockHound;
@@ -54,11 +57,14 @@ import reactor.blockhound.BlockHound;
  * Netty event loop (gRPC's, through Netty's own BlockHound integration), two members serve {@code
  * ShouldRateLimit}, {@code GetRateLimits} (local, forwarded, {@code GLOBAL}, {@code NO_BATCHING}),
  * health checks, a malformed message, an RLQS report and the HTTP/JSON routes, then one member stops
- * while the other forwards to it, and every blocking call made on an event loop is recorded. Client gRPC handlers run on the event loops
+ * without a leave notice while the other forwards to it (which finds it down on a transport thread and
+ * reroutes), then the other stops; every blocking call made on an event loop is recorded. Client gRPC handlers run on the event loops
  * ({@code directExecutor()}), so a blocking call there would stall every connection of that loop.
  *
- * <p>Runs in a surefire execution of its own ({@code event-loop-blocking} in this module's POM):
- * BlockHound instruments the JVM for good, and needs {@code -XX:+AllowRedefinitionToAddDeleteMethods}.
+ * <p>Runs in a surefire execution of its own (profile {@code event-loop-blocking} in this module's
+ * POM, active in every build without {@code -Dtest}): BlockHound instruments the JVM for good, and
+ * needs {@code -XX:+AllowRedefinitionToAddDeleteMethods}; without that flag the test is skipped. To
+ * run it alone: {@code ./mvnw -pl service/server test-compile surefire:test@event-loop-blocking}.
  */
 class EventLoopBlockingTest {
 
@@ -70,15 +76,24 @@ class EventLoopBlockingTest {
       descriptors:
         - key: remote_address
           rate_limit:
-            unit: minute
+            unit: hour
             requests_per_unit: 3
+            algorithm: token_bucket
       """;
 
   @TempDir Path dir;
   private final List<AutoCloseable> resources = new ArrayList<>();
 
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
   @BeforeAll
   static void watchEventLoops() {
+    assumeTrue(
+        ManagementFactory.getRuntimeMXBean()
+            .getInputArguments()
+            .contains("-XX:+AllowRedefinitionToAddDeleteMethods"),
+        "BlockHound needs -XX:+AllowRedefinitionToAddDeleteMethods: run this test through its own"
+            + " surefire execution (a build without -Dtest, or surefire:test@event-loop-blocking)");
     // install(...) also applies the integrations on the class path, Netty's (shaded by gRPC) among them.
     BlockHound.install(
         builder ->
@@ -93,10 +108,16 @@ class EventLoopBlockingTest {
                 }));
   }
 
+  @BeforeEach
+  void forgetEarlierCalls() {
+    BLOCKED.clear();
+  }
+
+  /** Closes what the test opened, last first, once. */
   @AfterEach
   void close() throws Exception {
     for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
+      resources.remove(i).close();
     }
   }
 
@@ -124,8 +145,9 @@ class EventLoopBlockingTest {
     int[] peer = {FreePorts.next(), FreePorts.next()};
     List<String> members =
         List.of("127.0.0.1:" + grpc[0] + "@" + peer[0], "127.0.0.1:" + grpc[1] + "@" + peer[1]);
-    WeirNode b = node(grpc[1], peer[1], members);
-    WeirNode a = node(grpc[0], peer[0], members);
+    // b stops without a leave notice (no hand-off), so a finds it down on a transport thread.
+    WeirNode b = node(grpc[1], peer[1], members, false);
+    WeirNode a = node(grpc[0], peer[0], members, true);
     Await.until(
         Duration.ofSeconds(10),
         () -> a.cluster().membership().ring().peers().size() == 2,
@@ -166,6 +188,8 @@ class EventLoopBlockingTest {
         Duration.ofSeconds(10),
         () -> errors(v1.getRateLimits(items(20, 0))).isEmpty(),
         "the stopped member's keys answered by the other");
+    assertThat(a.cluster().liveness().isDown(b.advertiseAddress().toString())).isTrue();
+    close();
 
     assertThat(BLOCKED).as("blocking calls on event loops").isEmpty();
   }
@@ -194,8 +218,7 @@ class EventLoopBlockingTest {
             : request
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
-    return HttpClient.newHttpClient()
-        .send(request.build(), HttpResponse.BodyHandlers.discarding())
+    return HTTP.send(request.build(), HttpResponse.BodyHandlers.discarding())
         .statusCode();
   }
 
@@ -229,13 +252,14 @@ class EventLoopBlockingTest {
     stream.onCompleted();
   }
 
-  private WeirNode node(int grpcPort, int peerPort, List<String> members) throws Exception {
+  private WeirNode node(int grpcPort, int peerPort, List<String> members, boolean handoff)
+      throws Exception {
     HostPort address = new HostPort("127.0.0.1", grpcPort);
     WeirConfig config =
         new WeirConfig(address, new HostPort("127.0.0.1", 0), address, 10_000, "info");
     WeirNode node =
         WeirNode.builder(config)
-            .cluster(ClusterSettings.defaults().withStaticPeers(members))
+            .cluster(ClusterSettings.defaults().withStaticPeers(members).withHandoff(handoff))
             .peers(
                 new PeerSettings(
                     new HostPort("127.0.0.1", peerPort),
