@@ -38,6 +38,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -102,6 +104,7 @@ class PeersServiceFuzzTest {
           GetPeerRateLimitsReq request = GetPeerRateLimitsReq.parseFrom(message);
           Recorded<GetPeerRateLimitsResp> forwarded = new Recorded<>();
           SERVICE.getPeerRateLimits(request, forwarded);
+          assertThat(forwarded.awaitCompleted()).as("answered").isTrue();
           if (forwarded.error == null) {
             assertThat(forwarded.value.getRateLimitsCount()).isEqualTo(request.getRequestsCount());
           }
@@ -126,7 +129,7 @@ class PeersServiceFuzzTest {
         default -> {
           Recorded<AnnounceResp> announced = new Recorded<>();
           SERVICE.announce(AnnounceReq.parseFrom(message), announced);
-          if (!announced.completed) {
+          if (!announced.completed()) {
             SCHEDULER.advance(ClusterSettings.defaults().batchTimeout().multipliedBy(4));
           }
           answer = announced;
@@ -136,7 +139,7 @@ class PeersServiceFuzzTest {
       return;
     }
 
-    assertThat(answer.completed).as("answered").isTrue();
+    assertThat(answer.awaitCompleted()).as("answered").isTrue();
     if (answer.error != null) {
       assertThat(Status.fromThrowable(answer.error).getCode())
           .isIn(Status.Code.INVALID_ARGUMENT, Status.Code.OUT_OF_RANGE);
@@ -175,10 +178,14 @@ class PeersServiceFuzzTest {
   }
 
   /** Records what a handler sends. */
+  /**
+   * What a call answered. The answer may come from another thread: a hand-off's copy to the other
+   * member fails on the in-process channel's executor, and that ends the call.
+   */
   private static final class Recorded<T> implements StreamObserver<T> {
-    T value;
-    Throwable error;
-    boolean completed;
+    volatile T value;
+    volatile Throwable error;
+    private final CountDownLatch done = new CountDownLatch(1);
 
     @Override
     public void onNext(T v) {
@@ -188,12 +195,27 @@ class PeersServiceFuzzTest {
     @Override
     public void onError(Throwable t) {
       error = t;
-      completed = true;
+      done.countDown();
     }
 
     @Override
     public void onCompleted() {
-      completed = true;
+      done.countDown();
+    }
+
+    /** Returns whether the call has ended. */
+    boolean completed() {
+      return done.getCount() == 0;
+    }
+
+    /** Returns whether the call ends within a few seconds. */
+    boolean awaitCompleted() {
+      try {
+        return done.await(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
     }
   }
 }
