@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.discovery.PeerDiscovery;
-import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.ScanHoldingStore;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -20,10 +19,8 @@ import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -40,10 +37,8 @@ class ClusterNodeDroppedPeerTest {
 
   private final FakeClock clock = new FakeClock(1_000_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final CountDownLatch scanning = new CountDownLatch(1);
-  private final CountDownLatch release = new CountDownLatch(1);
   private final Map<String, AtomicInteger> channelsOpened = new ConcurrentHashMap<>();
-  private final BlockingScanStore store = new BlockingScanStore(new InMemoryBucketStore(clock));
+  private final ScanHoldingStore store = new ScanHoldingStore(new InMemoryBucketStore(clock));
   private final LocalLimiter local =
       new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock);
   private final ClusterNode node =
@@ -60,7 +55,7 @@ class ClusterNodeDroppedPeerTest {
 
   @AfterEach
   void stop() {
-    release.countDown();
+    store.release();
     node.close();
     if (gone != null) {
       gone.shutdownNow();
@@ -73,11 +68,11 @@ class ClusterNodeDroppedPeerTest {
     node.membership().accept(Set.of(SELF));
     takeHits();
 
-    store.blockScans();
+    store.hold();
     node.membership().accept(Set.of(SELF, GONE));
-    assertThat(scanning.await(10, TimeUnit.SECONDS)).as("the scan toward c:1 started").isTrue();
+    assertThat(store.awaitScanning(10)).as("the scan toward c:1 started").isTrue();
     node.membership().accept(Set.of(SELF));
-    release.countDown();
+    store.release();
     node.handOff().pending().get(10, TimeUnit.SECONDS);
 
     assertThat(addresses(node)).doesNotContain(GONE);
@@ -133,31 +128,5 @@ class ClusterNodeDroppedPeerTest {
   private ManagedChannel channel(String address) {
     channelsOpened.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet();
     return InProcessChannelBuilder.forName(address).directExecutor().build();
-  }
-
-  /** A store whose {@code forEach}, once told to, waits until the test releases it. */
-  private final class BlockingScanStore extends ForwardingBucketStore {
-    private volatile boolean block;
-
-    BlockingScanStore(InMemoryBucketStore delegate) {
-      super(delegate);
-    }
-
-    void blockScans() {
-      block = true;
-    }
-
-    @Override
-    public void forEach(BiConsumer<String, BucketState> action) {
-      if (block) {
-        scanning.countDown();
-        try {
-          release.await(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      super.forEach(action);
-    }
   }
 }

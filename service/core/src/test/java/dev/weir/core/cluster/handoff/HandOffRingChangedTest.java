@@ -8,10 +8,10 @@ import dev.weir.core.engine.BucketState;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.ScanHoldingStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -25,14 +25,17 @@ import org.junit.jupiter.api.Test;
 class HandOffRingChangedTest {
 
   private final FakeClock clock = new FakeClock(1_000);
-  private final CountDownLatch scanning = new CountDownLatch(1);
-  private final CountDownLatch release = new CountDownLatch(1);
-  private final HandOff handOff =
-      new HandOff("a:1", new ScanBlockingStore(), null, clock, Duration.ofSeconds(2));
+  private final ScanHoldingStore store = held(new ScanHoldingStore(new InMemoryBucketStore(clock)));
+  private final HandOff handOff = new HandOff("a:1", store, null, clock, Duration.ofSeconds(2));
+
+  private static ScanHoldingStore held(ScanHoldingStore store) {
+    store.hold();
+    return store;
+  }
 
   @AfterEach
   void releaseScan() {
-    release.countDown();
+    store.release();
   }
 
   @Test
@@ -40,13 +43,13 @@ class HandOffRingChangedTest {
     HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
     CompletableFuture<CompletableFuture<Void>> change =
         CompletableFuture.supplyAsync(() -> handOff.ringChanged(both, both.without("a:1")));
-    assertThat(scanning.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(store.awaitScanning(5)).isTrue();
 
     CompletableFuture<Void> pending =
         CompletableFuture.supplyAsync(handOff::pending).get(2, TimeUnit.SECONDS);
 
     assertThat(pending).as("the scan still runs").isNotDone();
-    release.countDown();
+    store.release();
     change.get(5, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
     pending.get(5, TimeUnit.SECONDS);
   }
@@ -98,23 +101,5 @@ class HandOffRingChangedTest {
 
     assertThat(closed.ringChanged(both, both.without("a:1"))).isDone();
     assertThat(closed.pending()).isDone();
-  }
-
-  /** An empty store whose {@code forEach} waits until the test releases it. */
-  private final class ScanBlockingStore extends ForwardingBucketStore {
-    ScanBlockingStore() {
-      super(new InMemoryBucketStore(clock));
-    }
-
-    @Override
-    public void forEach(BiConsumer<String, BucketState> action) {
-      scanning.countDown();
-      try {
-        release.await(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      super.forEach(action);
-    }
   }
 }
