@@ -13,7 +13,10 @@ import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.fabric8.istio.api.api.networking.v1alpha3.EnvoyFilterEnvoyConfigObjectPatch;
+import io.fabric8.istio.api.api.networking.v1alpha3.LoadBalancerSettings;
+import io.fabric8.istio.api.api.networking.v1alpha3.LoadBalancerSettingsSimple;
 import io.fabric8.istio.api.networking.v1alpha3.EnvoyFilter;
+import io.fabric8.istio.api.networking.v1beta1.DestinationRule;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -385,6 +388,33 @@ class ManifestsTest {
     }
     assertThat(filters).isEqualTo(2);
     assertThat(vhosts).isEqualTo(2);
+  }
+
+  /**
+   * The Istio overlay's slow start applies to the Service the EnvoyFilters call. Read through the
+   * typed model's getters: fabric8 drops an unknown field of an Istio load balancer silently, so
+   * {@link #everyDocument_loadsIntoTypedModel_withoutUnknownFields} cannot see a misspelling there.
+   */
+  @Test
+  void istioOverlay_newWeirPodsWarmUpOnTheClusterTheEnvoyFiltersCall() throws IOException {
+    List<DestinationRule> rules =
+        Manifests.build(Manifests.ROOT.resolve("overlays/istio")).stream()
+            .map(Document::object)
+            .filter(DestinationRule.class::isInstance)
+            .map(DestinationRule.class::cast)
+            .toList();
+
+    assertThat(rules).hasSize(1);
+    DestinationRule rule = rules.get(0);
+    assertThat(rule.getSpec().getHost())
+        .as("the host of outbound|8081||weir.weir.svc.cluster.local")
+        .isEqualTo("weir.weir.svc.cluster.local");
+    LoadBalancerSettings balancer = rule.getSpec().getTrafficPolicy().getLoadBalancer();
+    assertThat(balancer.getLbPolicy())
+        .isInstanceOfSatisfying(
+            LoadBalancerSettingsSimple.class,
+            simple -> assertThat(simple.getSimple().name()).isEqualTo("ROUND_ROBIN"));
+    assertThat(balancer.getWarmupDurationSecs()).isEqualTo("60s");
   }
 
   @Test
