@@ -196,7 +196,7 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
-  void frontProxy_rateLimitCluster_isStrictDnsToThreeWeirNodesOverHttp2() {
+  void frontProxy_rateLimitCluster_isStrictDnsToThreeWeirNodesOverHttp2WithASlowStart() {
     Cluster cluster = cluster(frontProxy(), "weir_ratelimit").orElseThrow();
 
     assertThat(cluster.getType()).isEqualTo(Cluster.DiscoveryType.STRICT_DNS);
@@ -205,6 +205,10 @@ class EnvoyConfigSchemaTest {
         .extracting(e -> e.getEndpoint().getAddress().getSocketAddress())
         .extracting(a -> a.getAddress() + ":" + a.getPortValue())
         .containsExactly("weir-1:1051", "weir-2:1051", "weir-3:1051");
+    assertThat(cluster.getLbPolicy()).isEqualTo(Cluster.LbPolicy.ROUND_ROBIN);
+    assertThat(cluster.getRoundRobinLbConfig().getSlowStartConfig().getSlowStartWindow().getSeconds())
+        .as("a new node's share ramps up over 60 s")
+        .isEqualTo(60);
   }
 
   @Test

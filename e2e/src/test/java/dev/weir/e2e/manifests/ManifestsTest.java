@@ -373,7 +373,7 @@ class ManifestsTest {
             assertThat(filter.getName()).isEqualTo("envoy.filters.http.ratelimit");
             assertThat(rl.getDomain()).isEqualTo("ratelimit");
             assertThat(rl.getRateLimitService().getGrpcService().getEnvoyGrpc().getClusterName())
-                .isEqualTo("outbound|8081||weir.weir.svc.cluster.local");
+                .isEqualTo(RLS_CLUSTER);
             filters++;
           }
           case "VIRTUAL_HOST" -> {
@@ -390,31 +390,36 @@ class ManifestsTest {
     assertThat(vhosts).isEqualTo(2);
   }
 
+  /** The cluster Istio makes for the weir Service's grpc-rls port, which the EnvoyFilters call. */
+  private static final String RLS_CLUSTER = "outbound|8081||weir.weir.svc.cluster.local";
+
   /**
-   * The Istio overlay's slow start applies to the Service the EnvoyFilters call. Read through the
+   * Both Istio variants warm new Weir pods up on the cluster the EnvoyFilters call. Read through the
    * typed model's getters: fabric8 drops an unknown field of an Istio load balancer silently, so
    * {@link #everyDocument_loadsIntoTypedModel_withoutUnknownFields} cannot see a misspelling there.
    */
   @Test
-  void istioOverlay_newWeirPodsWarmUpOnTheClusterTheEnvoyFiltersCall() throws IOException {
-    List<DestinationRule> rules =
-        Manifests.build(Manifests.ROOT.resolve("overlays/istio")).stream()
-            .map(Document::object)
-            .filter(DestinationRule.class::isInstance)
-            .map(DestinationRule.class::cast)
-            .toList();
+  void istioOverlays_newWeirPodsWarmUpOnTheClusterTheEnvoyFiltersCall() throws IOException {
+    for (String overlay : List.of("overlays/istio", "overlays/istio/sidecar")) {
+      List<DestinationRule> rules =
+          Manifests.build(Manifests.ROOT.resolve(overlay)).stream()
+              .map(Document::object)
+              .filter(DestinationRule.class::isInstance)
+              .map(DestinationRule.class::cast)
+              .toList();
 
-    assertThat(rules).hasSize(1);
-    DestinationRule rule = rules.get(0);
-    assertThat(rule.getSpec().getHost())
-        .as("the host of outbound|8081||weir.weir.svc.cluster.local")
-        .isEqualTo("weir.weir.svc.cluster.local");
-    LoadBalancerSettings balancer = rule.getSpec().getTrafficPolicy().getLoadBalancer();
-    assertThat(balancer.getLbPolicy())
-        .isInstanceOfSatisfying(
-            LoadBalancerSettingsSimple.class,
-            simple -> assertThat(simple.getSimple().name()).isEqualTo("ROUND_ROBIN"));
-    assertThat(balancer.getWarmupDurationSecs()).isEqualTo("60s");
+      assertThat(rules).as(overlay).hasSize(1);
+      DestinationRule rule = rules.get(0);
+      assertThat(RLS_CLUSTER).endsWith("||" + rule.getSpec().getHost());
+      assertThat(rule.getMetadata().getNamespace()).isEqualTo("weir");
+      assertThat(rule.getSpec().getExportTo()).containsExactly("*");
+      LoadBalancerSettings balancer = rule.getSpec().getTrafficPolicy().getLoadBalancer();
+      assertThat(balancer.getLbPolicy())
+          .isInstanceOfSatisfying(
+              LoadBalancerSettingsSimple.class,
+              simple -> assertThat(simple.getSimple().name()).isEqualTo("LEAST_REQUEST"));
+      assertThat(balancer.getWarmupDurationSecs()).isEqualTo("60s");
+    }
   }
 
   @Test

@@ -22,7 +22,7 @@ public final class ScanHoldingStore extends ForwardingBucketStore {
     super(delegate);
   }
 
-  /** Makes every later scan wait for {@link #release()}. */
+  /** Makes every later scan wait for {@link #release()}; once released, scans no longer wait. */
   public void hold() {
     held = true;
   }

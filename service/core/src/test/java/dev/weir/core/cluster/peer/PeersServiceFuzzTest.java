@@ -177,7 +177,6 @@ class PeersServiceFuzzTest {
     return answer.status();
   }
 
-  /** Records what a handler sends. */
   /**
    * What a call answered. The answer may come from another thread: a hand-off's copy to the other
    * member fails on the in-process channel's executor, and that ends the call.
