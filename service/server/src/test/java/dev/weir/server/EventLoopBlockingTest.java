@@ -26,7 +26,12 @@ import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.stub.StreamObserver;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -35,7 +40,9 @@ import java.net.http.HttpResponse;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -123,8 +130,10 @@ class EventLoopBlockingTest {
 
   @Test
   void blockHound_sleepOnAnEventLoopOfEitherNetty_isRecorded() throws Exception {
-    NioEventLoopGroup grpcNetty = new NioEventLoopGroup(1);
-    io.netty.channel.nio.NioEventLoopGroup httpNetty = new io.netty.channel.nio.NioEventLoopGroup(1);
+    EventLoopGroup grpcNetty = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    io.netty.channel.EventLoopGroup httpNetty =
+        new io.netty.channel.MultiThreadIoEventLoopGroup(
+            1, io.netty.channel.nio.NioIoHandler.newFactory());
     try {
       grpcNetty.submit(() -> sleep(1)).get(5, TimeUnit.SECONDS);
       assertThat(BLOCKED).as("gRPC's shaded Netty").anyMatch(call -> call.contains("sleep"));
@@ -155,9 +164,11 @@ class EventLoopBlockingTest {
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-    V1Grpc.V1BlockingStub v1 = V1Grpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    // A deadline per call: a stub's deadline runs from the moment it is made.
+    CallDeadline deadline = new CallDeadline(Duration.ofSeconds(10));
+    V1Grpc.V1BlockingStub v1 = V1Grpc.newBlockingStub(channel).withInterceptors(deadline);
     RateLimitServiceGrpc.RateLimitServiceBlockingStub rls =
-        RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        RateLimitServiceGrpc.newBlockingStub(channel).withInterceptors(deadline);
 
     for (int round = 0; round < 3; round++) {
       assertThat(errors(v1.getRateLimits(items(20, 0)))).isEmpty();
@@ -304,6 +315,16 @@ class EventLoopBlockingTest {
                         .setKey("remote_address")
                         .setValue(client)))
         .build();
+  }
+
+  /** Gives every call it intercepts a deadline of its own, from the moment the call starts. */
+  private record CallDeadline(Duration timeout) implements ClientInterceptor {
+    @Override
+    public <Q, A> ClientCall<Q, A> interceptCall(
+        MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+      return next.newCall(
+          method, options.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    }
   }
 
   private static Object sleep(long millis) throws InterruptedException {
