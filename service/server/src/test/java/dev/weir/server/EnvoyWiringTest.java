@@ -11,8 +11,6 @@ import dev.weir.envoy.EnvoySettings;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
@@ -22,7 +20,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -36,9 +33,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -134,41 +129,14 @@ class EnvoyWiringTest {
   void rlqs_onTheGrpcPort_assignsAQuotaCountsTheReportAndEndsTheStreamOnClose() throws Exception {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
     startNode(dir);
-    List<RateLimitQuotaResponse> responses = new CopyOnWriteArrayList<>();
-    AtomicReference<Throwable> ended = new AtomicReference<>();
-    StreamObserver<RateLimitQuotaUsageReports> stream =
-        RateLimitQuotaServiceGrpc.newStub(channel)
-            .streamRateLimitQuotas(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(RateLimitQuotaResponse value) {
-                    responses.add(value);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {
-                    ended.set(t);
-                  }
-
-                  @Override
-                  public void onCompleted() {}
-                });
+    RlqsStream stream = new RlqsStream(channel);
     BucketId bucket = BucketId.newBuilder().putBucket("client", "c1").build();
 
-    stream.onNext(
-        RateLimitQuotaUsageReports.newBuilder()
-            .setDomain("shop")
-            .addBucketQuotaUsages(
-                RateLimitQuotaUsageReports.BucketQuotaUsage.newBuilder()
-                    .setBucketId(bucket)
-                    .setNumRequestsAllowed(1))
-            .build());
+    RateLimitQuotaResponse first = stream.reportOneAllowed("shop", bucket);
 
-    Await.until(Duration.ofSeconds(10), () -> !responses.isEmpty(), "an RLQS answer");
-    assertThat(responses.get(0).getBucketAction(0).getBucketId()).isEqualTo(bucket);
+    assertThat(first.getBucketAction(0).getBucketId()).isEqualTo(bucket);
     assertThat(
-            responses
-                .get(0)
+            first
                 .getBucketAction(0)
                 .getQuotaAssignmentAction()
                 .getRateLimitStrategy()
@@ -183,8 +151,8 @@ class EnvoyWiringTest {
 
     node.close();
 
-    Await.until(Duration.ofSeconds(10), () -> ended.get() != null, "the stream to end");
-    assertThat(io.grpc.Status.fromThrowable(ended.get()).getCode())
+    Await.until(Duration.ofSeconds(10), () -> stream.ended.get() != null, "the stream to end");
+    assertThat(io.grpc.Status.fromThrowable(stream.ended.get()).getCode())
         .isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
   }
 

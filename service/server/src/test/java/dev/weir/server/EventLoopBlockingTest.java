@@ -23,16 +23,12 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
-import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
-import io.grpc.stub.StreamObserver;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -186,7 +182,9 @@ class EventLoopBlockingTest {
         .extracting(io.grpc.Status::isOk)
         .isEqualTo(false);
 
-    reportQuota(channel);
+    RlqsStream quota = new RlqsStream(channel);
+    quota.reportOneAllowed("edge", BucketId.newBuilder().putBucket("client", "c1").build());
+    quota.close();
     for (String[] call : HTTP_CALLS) {
       assertThat(http(a, call[0], call[1], call[2])).as(call[1]).isBetween(200, 299);
     }
@@ -231,36 +229,6 @@ class EventLoopBlockingTest {
                 .POST(HttpRequest.BodyPublishers.ofString(body));
     return HTTP.send(request.build(), HttpResponse.BodyHandlers.discarding())
         .statusCode();
-  }
-
-  /** Reports one bucket's usage on an RLQS stream and waits for the quota it is assigned. */
-  private static void reportQuota(ManagedChannel channel) throws Exception {
-    List<RateLimitQuotaResponse> answers = new CopyOnWriteArrayList<>();
-    StreamObserver<RateLimitQuotaUsageReports> stream =
-        RateLimitQuotaServiceGrpc.newStub(channel)
-            .streamRateLimitQuotas(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(RateLimitQuotaResponse value) {
-                    answers.add(value);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {}
-
-                  @Override
-                  public void onCompleted() {}
-                });
-    stream.onNext(
-        RateLimitQuotaUsageReports.newBuilder()
-            .setDomain("edge")
-            .addBucketQuotaUsages(
-                RateLimitQuotaUsageReports.BucketQuotaUsage.newBuilder()
-                    .setBucketId(BucketId.newBuilder().putBucket("client", "c1"))
-                    .setNumRequestsAllowed(1))
-            .build());
-    Await.until(Duration.ofSeconds(10), () -> !answers.isEmpty(), "an RLQS answer");
-    stream.onCompleted();
   }
 
   private WeirNode node(int grpcPort, int peerPort, List<String> members, boolean handoff)
