@@ -57,12 +57,13 @@ import reactor.blockhound.BlockHound;
 
 /**
  * No call a client or a peer can make blocks a transport thread: with BlockHound watching every
- * Netty event loop (gRPC's, through Netty's own BlockHound integration), two members serve {@code
- * ShouldRateLimit}, {@code GetRateLimits} (local, forwarded, {@code GLOBAL}, {@code NO_BATCHING}),
- * health checks, a malformed message, an RLQS report and the HTTP/JSON routes, then one member stops
- * without a leave notice while the other forwards to it (which finds it down on a transport thread and
- * reroutes), then the other stops; every blocking call made on an event loop is recorded. Client gRPC handlers run on the event loops
- * ({@code directExecutor()}), so a blocking call there would stall every connection of that loop.
+ * Netty event loop (gRPC's and the HTTP listener's, through Netty's own BlockHound integration), two
+ * members serve {@code ShouldRateLimit}, {@code GetRateLimits} (local, forwarded, {@code GLOBAL},
+ * {@code NO_BATCHING}), health checks, a malformed message, an RLQS report and the HTTP/JSON routes,
+ * then one member stops without a leave notice while the other forwards to it (which finds it down on
+ * a transport thread and reroutes), then the other stops; every blocking call made on an event loop is
+ * recorded. Client gRPC handlers run on the event loops ({@code directExecutor()}), so a blocking call
+ * there would stall every connection of that loop.
  *
  * <p>Runs in a surefire execution of its own (profile {@code event-loop-blocking} in this module's
  * POM, active in every build without {@code -Dtest}): BlockHound instruments the JVM for good, and
@@ -84,10 +85,10 @@ class EventLoopBlockingTest {
             algorithm: token_bucket
       """;
 
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
   @TempDir Path dir;
   private final List<AutoCloseable> resources = new ArrayList<>();
-
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   @BeforeAll
   static void watchEventLoops() {
