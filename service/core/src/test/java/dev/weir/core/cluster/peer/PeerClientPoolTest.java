@@ -6,14 +6,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.RecordingMetrics;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,12 +34,18 @@ class PeerClientPoolTest {
           scheduler,
           clock);
   private final AtomicInteger created = new AtomicInteger();
-  private final PeerClientPool pool =
-      new PeerClientPool(
-          address -> {
-            created.incrementAndGet();
-            return peers.client(address);
-          });
+  private final PeerClientPool pool = new PeerClientPool(this::countedClient);
+
+  /** Makes the client of {@code address} over the in-process peers, counting it in {@link #created}. */
+  private PeerClient countedClient(String address) {
+    created.incrementAndGet();
+    return peers.client(address);
+  }
+
+  /** Returns a pool making clients with {@code factory} only for the peers in {@code discovered}. */
+  private PeerClientPool knowing(Set<String> discovered, Function<String, PeerClient> factory) {
+    return new PeerClientPool(factory, new PeerLiveness(clock), peer -> false, discovered::contains);
+  }
 
   @AfterEach
   void stop() {
@@ -100,16 +113,8 @@ class PeerClientPoolTest {
 
   @Test
   void get_unknownPeer_refusedWithClearErrorAndNoClientCreated() {
-    java.util.Set<String> discovered = new java.util.HashSet<>(java.util.Set.of("a:1", "b:1"));
-    PeerClientPool known =
-        new PeerClientPool(
-            address -> {
-              created.incrementAndGet();
-              return peers.client(address);
-            },
-            new PeerLiveness(clock),
-            peer -> false,
-            discovered::contains);
+    Set<String> discovered = new HashSet<>(Set.of("a:1", "b:1"));
+    PeerClientPool known = knowing(discovered, this::countedClient);
     try {
       known.get("b:1");
       discovered.remove("b:1");
@@ -131,38 +136,35 @@ class PeerClientPoolTest {
 
   @Test
   void retain_whileAClientOfTheDroppedPeerIsBeingCreated_removesItOnceCreated() throws Exception {
-    java.util.Set<String> discovered =
-        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    Set<String> discovered = ConcurrentHashMap.newKeySet();
     discovered.addAll(List.of("a:1", "b:1"));
-    java.util.concurrent.CountDownLatch creating = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch creating = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
     PeerClientPool known =
-        new PeerClientPool(
+        knowing(
+            discovered,
             address -> {
               creating.countDown();
               try {
-                release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                release.await(10, TimeUnit.SECONDS);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               }
               return peers.client(address);
-            },
-            new PeerLiveness(clock),
-            peer -> false,
-            discovered::contains);
+            });
     try {
       CompletableFuture<PeerClient> getting = CompletableFuture.supplyAsync(() -> known.get("b:1"));
-      assertThat(creating.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(creating.await(10, TimeUnit.SECONDS)).isTrue();
       discovered.remove("b:1");
       Thread retaining = new Thread(() -> known.retain(discovered), "retain");
       retaining.start();
-      dev.weir.core.testkit.Await.until(
+      Await.until(
           Duration.ofSeconds(10),
           () -> retaining.getState() == Thread.State.BLOCKED,
           "retain waiting for the client being created");
 
       release.countDown();
-      getting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      getting.get(10, TimeUnit.SECONDS);
       retaining.join(10_000);
 
       assertThat(known.clients()).as("the dropped peer's client, created meanwhile, is gone").isEmpty();
