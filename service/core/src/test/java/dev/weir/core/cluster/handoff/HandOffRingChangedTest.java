@@ -10,12 +10,15 @@ import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.ScanHoldingStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,12 +28,12 @@ import org.junit.jupiter.api.Test;
 class HandOffRingChangedTest {
 
   private final FakeClock clock = new FakeClock(1_000);
-  private final ScanHoldingStore store = held(new ScanHoldingStore(new InMemoryBucketStore(clock)));
+  private final ScanHoldingStore store = new ScanHoldingStore(new InMemoryBucketStore(clock));
   private final HandOff handOff = new HandOff("a:1", store, null, clock, Duration.ofSeconds(2));
 
-  private static ScanHoldingStore held(ScanHoldingStore store) {
+  @BeforeEach
+  void holdScans() {
     store.hold();
-    return store;
   }
 
   @AfterEach
@@ -56,7 +59,7 @@ class HandOffRingChangedTest {
 
   @Test
   void ringChanged_withAScanExecutor_returnsBeforeScanningAndCompletesAfter() {
-    List<Runnable> queued = new java.util.ArrayList<>();
+    List<Runnable> queued = new ArrayList<>();
     AtomicInteger scans = new AtomicInteger();
     HandOff deferred =
         new HandOff(
@@ -95,7 +98,7 @@ class HandOffRingChangedTest {
             clock,
             Duration.ofSeconds(2),
             task -> {
-              throw new java.util.concurrent.RejectedExecutionException("shut down");
+              throw new RejectedExecutionException("shut down");
             });
     HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
 
