@@ -14,12 +14,22 @@ import java.util.Objects;
  * <p>Design: a stream tracer, unlike an interceptor, also sees calls that the transport closes
  * before any handler runs (an oversized message). The method label is taken from the method the
  * server resolved, never from the client's path, so an unknown method counts as {@code unknown}
- * and labels stay bounded.
+ * and labels stay bounded. A health check marked with {@link #WARM_UP_HEADER}, a node's start-up
+ * warm-up of its own listener, is not counted.
  */
 public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
 
   /** The method label of a call to a method the server does not serve. */
   public static final String UNKNOWN_METHOD = "unknown";
+
+  /** The standard gRPC health check, the only method whose calls {@link #WARM_UP_HEADER} hides. */
+  public static final String HEALTH_CHECK = "grpc.health.v1.Health/Check";
+
+  /** The header that marks a {@link #HEALTH_CHECK} call as a start-up warm-up call, not counted. */
+  public static final Metadata.Key<String> WARM_UP_HEADER =
+      Metadata.Key.of("weir-warm-up", Metadata.ASCII_STRING_MARSHALLER);
+
+  private static final ServerStreamTracer UNCOUNTED = new ServerStreamTracer() {};
 
   private final WeirMetrics metrics;
   private final Clock clock;
@@ -32,6 +42,9 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
 
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+    if (fullMethodName.equals(HEALTH_CHECK) && headers.containsKey(WARM_UP_HEADER)) {
+      return UNCOUNTED;
+    }
     return new CallTracer(clock.monotonicNanos());
   }
 

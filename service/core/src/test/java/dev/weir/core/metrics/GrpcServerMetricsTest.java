@@ -11,6 +11,7 @@ import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -101,5 +102,25 @@ class GrpcServerMetricsTest {
                     channel, bogus, io.grpc.CallOptions.DEFAULT, GetRateLimitsReq.getDefaultInstance()))
         .hasMessageStartingWith("UNIMPLEMENTED");
     assertThat(awaitEvents(1)).containsExactly("grpc unknown UNIMPLEMENTED 0");
+  }
+
+  @Test
+  void warmUpHeader_onHealthCheckOnly_callNotCounted() {
+    GrpcServerMetrics factory = new GrpcServerMetrics(metrics, clock);
+    Metadata marked = new Metadata();
+    marked.put(GrpcServerMetrics.WARM_UP_HEADER, "1");
+
+    factory
+        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, marked)
+        .streamClosed(io.grpc.Status.UNAVAILABLE);
+    factory
+        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, new Metadata())
+        .streamClosed(io.grpc.Status.OK);
+    factory.newServerStreamTracer(METHOD, marked).streamClosed(io.grpc.Status.OK);
+
+    assertThat(metrics.events())
+        .containsExactly(
+            "grpc " + GrpcServerMetrics.UNKNOWN_METHOD + " OK 0",
+            "grpc " + GrpcServerMetrics.UNKNOWN_METHOD + " OK 0");
   }
 }
