@@ -40,7 +40,8 @@ public final class KnownVariables {
           XdsSettings.class,
           OpsSettings.class,
           LogSetup.class,
-          AutoCaFile.class);
+          AutoCaFile.class,
+          TransportWarmUp.class);
 
   private static final List<EnvVar> ALL = collect();
 

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -88,6 +89,7 @@ final class ServeCommand implements Command {
    * @param discovery how peers are found
    * @param peers the peer listener and its authentication
    * @param autoCaFile where the generated cluster CA is written, if anywhere
+   * @param warmUp the most the node spends warming up its transport before it serves HTTP
    * @param environment the variables read, for the start-up line
    */
   record NodeSettings(
@@ -100,6 +102,7 @@ final class ServeCommand implements Command {
       DiscoverySettings discovery,
       PeerSettings peers,
       Optional<Path> autoCaFile,
+      Duration warmUp,
       Map<String, String> environment) {
 
     /**
@@ -118,24 +121,27 @@ final class ServeCommand implements Command {
       OpsSettings ops = OpsSettings.from(reader);
       PeerSettings peers = PeerSettings.from(reader, config.grpcAddress());
       Optional<Path> autoCaFile = AutoCaFile.configured(reader);
+      Duration warmUp = TransportWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       return new NodeSettings(
-          config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, env);
+          config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp, env);
     }
 
     /** Returns these settings with {@code value} as the Envoy adapter's. */
     NodeSettings withEnvoy(EnvoySettings value) {
       return new NodeSettings(
-          config, value, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, environment);
+          config, value, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp,
+          environment);
     }
 
     /** Returns these settings with {@code value} as the log line format. */
     NodeSettings withLogFormat(LogSetup.Format value) {
       return new NodeSettings(
-          config, envoy, rlqs, value, ops, cluster, discovery, peers, autoCaFile, environment);
+          config, envoy, rlqs, value, ops, cluster, discovery, peers, autoCaFile, warmUp,
+          environment);
     }
 
     /** Returns a builder of a node with these settings. */
@@ -147,7 +153,8 @@ final class ServeCommand implements Command {
           .rlqs(rlqs)
           .ops(ops)
           .peers(peers)
-          .writeAutoCa(autoCaFile);
+          .writeAutoCa(autoCaFile)
+          .warmUp(warmUp);
     }
   }
 

@@ -31,6 +31,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.BindException;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
@@ -77,6 +78,7 @@ public final class WeirNode implements AutoCloseable {
   private final EnvoyAdapter envoyAdapter;
   private final HttpListener http;
   private final StatusListener status;
+  private final TransportWarmUp.Result warmUp;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -88,7 +90,8 @@ public final class WeirNode implements AutoCloseable {
       PrometheusMeterRegistry registry,
       EnvoyAdapter envoyAdapter,
       HttpListener http,
-      StatusListener status) {
+      StatusListener status,
+      TransportWarmUp.Result warmUp) {
     this.components = components;
     this.member = member;
     this.advertiseAddress = advertiseAddress;
@@ -98,6 +101,7 @@ public final class WeirNode implements AutoCloseable {
     this.envoyAdapter = envoyAdapter;
     this.http = http;
     this.status = status;
+    this.warmUp = warmUp;
   }
 
   /** Returns a builder of a node with {@code config}'s addresses and cache size. */
@@ -132,6 +136,7 @@ public final class WeirNode implements AutoCloseable {
     private boolean writeAutoCa;
     private Path autoCaFile;
     private Sleeper sleeper = Sleeper.SYSTEM;
+    private Duration warmUp = Duration.ZERO;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -263,6 +268,16 @@ public final class WeirNode implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets the most the node spends warming up its gRPC transport before it opens the HTTP
+     * listener ({@code WEIR_WARMUP}; default none): see {@link TransportWarmUp}. The warm-up is
+     * skipped when the gRPC listener serves TLS.
+     */
+    Builder warmUp(Duration value) {
+      this.warmUp = Objects.requireNonNull(value, "warmUp");
+      return this;
+    }
+
     /** Sets the variables named when the gRPC or HTTP listener cannot bind its address. */
     Builder addressVariables(EnvVar grpc, EnvVar http) {
       this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
@@ -360,6 +375,7 @@ public final class WeirNode implements AutoCloseable {
     listeners.add("grpc", member::stopServer);
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
+    TransportWarmUp.Result warmUp = warmUp(b, grpc, tls);
     HttpListener http =
         listeners.open(
             "http", () -> startHttp(b, doors.routes(), tls, metrics), HttpListener::stop);
@@ -395,7 +411,38 @@ public final class WeirNode implements AutoCloseable {
           doors.drainStreams();
         });
     return new WeirNode(
-        components, member, advertise, tls, grpcHealth, registry, envoy, http, status);
+        components, member, advertise, tls, grpcHealth, registry, envoy, http, status, warmUp);
+  }
+
+  /**
+   * Runs the transport warm-up against the gRPC listener when a budget is set and the listener is
+   * plaintext, and logs what it did; returns that, or null when it did not run.
+   */
+  private static TransportWarmUp.Result warmUp(Builder b, ClientGrpcListener grpc, NodeTls tls) {
+    if (b.warmUp.isZero()) {
+      return null;
+    }
+    if (tls.grpc().isPresent()) {
+      LOG.info("transport warm-up skipped: the gRPC listener serves TLS");
+      return null;
+    }
+    InetSocketAddress bound = (InetSocketAddress) grpc.server().getListenSockets().get(0);
+    TransportWarmUp.Result done =
+        TransportWarmUp.run(TransportWarmUp.reachable(bound), b.warmUp, b.clock);
+    String line =
+        "transport warm-up: "
+            + done.connections()
+            + " connections, "
+            + done.answered()
+            + " calls answered in "
+            + done.elapsed().toMillis()
+            + " ms";
+    if (done.failure() == null) {
+      LOG.info(line);
+    } else {
+      LOG.warn(line + ", stopped early: " + done.failure());
+    }
+    return done;
   }
 
   /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */
@@ -548,6 +595,11 @@ public final class WeirNode implements AutoCloseable {
    */
   public Optional<TlsIdentity> tlsIdentity() {
     return tls.node();
+  }
+
+  /** Returns what the start-up transport warm-up did, empty when it did not run. */
+  Optional<TransportWarmUp.Result> warmUp() {
+    return Optional.ofNullable(warmUp);
   }
 
   /** Returns the node's Prometheus registry, for components that add meters. */
