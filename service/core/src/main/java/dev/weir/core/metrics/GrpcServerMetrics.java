@@ -5,6 +5,7 @@ import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import java.util.Objects;
+import java.util.UUID;
 
 /**
  * Records every gRPC call a server handles: its method, final status code and latency, and a
@@ -14,8 +15,8 @@ import java.util.Objects;
  * <p>Design: a stream tracer, unlike an interceptor, also sees calls that the transport closes
  * before any handler runs (an oversized message). The method label is taken from the method the
  * server resolved, never from the client's path, so an unknown method counts as {@code unknown}
- * and labels stay bounded. A health check marked with {@link #WARM_UP_HEADER}, a node's start-up
- * warm-up of its own listener, is not counted.
+ * and labels stay bounded. A health check whose {@link #WARM_UP_HEADER} carries this factory's
+ * {@link #warmUpToken()}, a node's start-up warm-up of its own listener, is not counted.
  */
 public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
 
@@ -25,7 +26,10 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
   /** The standard gRPC health check, the only method whose calls {@link #WARM_UP_HEADER} hides. */
   public static final String HEALTH_CHECK = "grpc.health.v1.Health/Check";
 
-  /** The header that marks a {@link #HEALTH_CHECK} call as a start-up warm-up call, not counted. */
+  /**
+   * The header whose value, when it is the factory's {@link #warmUpToken()}, marks a {@link
+   * #HEALTH_CHECK} call as a start-up warm-up call, not counted.
+   */
   public static final Metadata.Key<String> WARM_UP_HEADER =
       Metadata.Key.of("weir-warm-up", Metadata.ASCII_STRING_MARSHALLER);
 
@@ -33,6 +37,7 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
 
   private final WeirMetrics metrics;
   private final Clock clock;
+  private final String warmUpToken = UUID.randomUUID().toString();
 
   /** Creates the factory reporting to {@code metrics}, timing with {@code clock}. */
   public GrpcServerMetrics(WeirMetrics metrics, Clock clock) {
@@ -40,9 +45,14 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
+  /** Returns the value of {@link #WARM_UP_HEADER} that keeps a health check uncounted, random per factory. */
+  public String warmUpToken() {
+    return warmUpToken;
+  }
+
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-    if (fullMethodName.equals(HEALTH_CHECK) && headers.containsKey(WARM_UP_HEADER)) {
+    if (fullMethodName.equals(HEALTH_CHECK) && warmUpToken.equals(headers.get(WARM_UP_HEADER))) {
       return UNCOUNTED;
     }
     return new CallTracer(clock.monotonicNanos());

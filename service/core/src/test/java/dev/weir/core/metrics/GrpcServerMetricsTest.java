@@ -105,16 +105,18 @@ class GrpcServerMetricsTest {
   }
 
   @Test
-  void warmUpHeader_onHealthCheckOnly_callNotCounted() {
+  void warmUpHeader_factorysTokenOnHealthCheck_onlyThatCallNotCounted() {
     GrpcServerMetrics factory = new GrpcServerMetrics(metrics, clock);
     Metadata marked = new Metadata();
-    marked.put(GrpcServerMetrics.WARM_UP_HEADER, "1");
+    marked.put(GrpcServerMetrics.WARM_UP_HEADER, factory.warmUpToken());
+    Metadata guessed = new Metadata();
+    guessed.put(GrpcServerMetrics.WARM_UP_HEADER, "1");
 
     factory
         .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, marked)
         .streamClosed(io.grpc.Status.UNAVAILABLE);
     factory
-        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, new Metadata())
+        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, guessed)
         .streamClosed(io.grpc.Status.OK);
     factory.newServerStreamTracer(METHOD, marked).streamClosed(io.grpc.Status.OK);
 
@@ -122,5 +124,7 @@ class GrpcServerMetricsTest {
         .containsExactly(
             "grpc " + GrpcServerMetrics.UNKNOWN_METHOD + " OK 0",
             "grpc " + GrpcServerMetrics.UNKNOWN_METHOD + " OK 0");
+    assertThat(factory.warmUpToken())
+        .isNotEqualTo(new GrpcServerMetrics(metrics, clock).warmUpToken());
   }
 }
