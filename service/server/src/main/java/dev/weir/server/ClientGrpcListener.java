@@ -41,6 +41,7 @@ final class ClientGrpcListener {
       Duration maxConnectionAgeGrace) {}
 
   private final Server server;
+  private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
   private final LateBoundService rateLimit =
       LateBoundService.of(RateLimitServiceGrpc.getServiceDescriptor());
@@ -50,11 +51,12 @@ final class ClientGrpcListener {
   private ClientGrpcListener(
       Settings settings, BindableService health, MicrometerMetrics metrics, Clock clock)
       throws IOException {
+    this.callMetrics = new GrpcServerMetrics(metrics, clock);
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(settings.address())
             .directExecutor()
             .maxInboundMessageSize(settings.maxMessageBytes())
-            .addStreamTracerFactory(new GrpcServerMetrics(metrics, clock))
+            .addStreamTracerFactory(callMetrics)
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
             .addService(MalformedRequests.guard(reflectionV1Alpha()))
@@ -93,6 +95,14 @@ final class ClientGrpcListener {
   /** Returns the started server, whose port is the one bound. */
   Server server() {
     return server;
+  }
+
+  /**
+   * Returns the token that keeps a health check out of the call metrics (see {@link
+   * GrpcServerMetrics#WARM_UP_HEADER}).
+   */
+  String warmUpToken() {
+    return callMetrics.warmUpToken();
   }
 
   /** Serves {@code pb.gubernator.V1} with {@code service} from now on. */

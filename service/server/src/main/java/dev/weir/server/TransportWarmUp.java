@@ -8,11 +8,14 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The start-up warm-up of the client gRPC listener's transport: short plaintext HTTP/2 connections
@@ -64,6 +67,7 @@ final class TransportWarmUp {
   private static final int END_STREAM = 0x1;
   private static final int ACK = 0x1;
   private static final int END_HEADERS = 0x4;
+  private static final InetAddress IPV6_LOOPBACK = ipv6Loopback();
 
   /**
    * What a warm-up did.
@@ -79,10 +83,10 @@ final class TransportWarmUp {
   private final Clock clock;
   private final byte[] opening;
 
-  private TransportWarmUp(InetSocketAddress target, Clock clock) {
+  private TransportWarmUp(InetSocketAddress target, Clock clock, String token) {
     this.target = target;
     this.clock = clock;
-    this.opening = opening(target.getHostString() + ":" + target.getPort());
+    this.opening = opening("localhost:" + target.getPort(), token);
   }
 
   /** Returns {@code WEIR_WARMUP} from {@code env}: between 0 and one minute, 5 s by default. */
@@ -92,24 +96,28 @@ final class TransportWarmUp {
 
   /**
    * Warms up the listener at {@code target} with up to {@value #CONNECTIONS} connections, stopping
-   * once {@code budget} has passed on {@code clock} or a connection fails; a budget of zero opens
-   * none.
+   * once {@code budget} has passed on {@code clock} (no read waits past it) or a connection fails;
+   * a budget of zero opens none. The calls carry {@code token} in {@link
+   * GrpcServerMetrics#WARM_UP_HEADER}.
    */
-  static Result run(InetSocketAddress target, Duration budget, Clock clock) {
-    return new TransportWarmUp(target, clock).run(budget);
+  static Result run(InetSocketAddress target, Duration budget, Clock clock, String token) {
+    return new TransportWarmUp(target, clock, token).run(budget);
   }
 
   private Result run(Duration budget) {
     long start = clock.monotonicNanos();
+    long deadline = start + budget.toNanos();
     int connections = 0;
     int answered = 0;
     String failure = null;
-    while (connections < CONNECTIONS && clock.monotonicNanos() - start < budget.toNanos()) {
+    while (connections < CONNECTIONS && before(deadline)) {
       try {
-        answered += connect(connections % 2 == 0);
+        answered += connect(connections % 2 == 0, deadline);
         connections++;
       } catch (IOException e) {
-        failure = e.toString();
+        if (before(deadline)) {
+          failure = e.toString();
+        }
         break;
       }
     }
@@ -117,29 +125,41 @@ final class TransportWarmUp {
         connections, answered, Duration.ofNanos(clock.monotonicNanos() - start), failure);
   }
 
+  /** Returns whether {@code deadline} is still ahead on the clock. */
+  private boolean before(long deadline) {
+    return clock.monotonicNanos() - deadline < 0;
+  }
+
+  /** Returns how long one connect or read may wait: the time left, at most 2 s, at least 1 ms. */
+  private int timeoutMillis(long deadline) {
+    long left = TimeUnit.NANOSECONDS.toMillis(deadline - clock.monotonicNanos());
+    return (int) Math.max(1, Math.min(SOCKET_TIMEOUT_MILLIS, left));
+  }
+
   /**
    * Opens one connection, writes its calls and either reads every answer before closing ({@code
    * answer}) or closes at once; returns the calls answered.
    */
-  private int connect(boolean answer) throws IOException {
+  private int connect(boolean answer, long deadline) throws IOException {
     try (Socket socket = new Socket()) {
       socket.setTcpNoDelay(true);
-      socket.connect(target, SOCKET_TIMEOUT_MILLIS);
-      socket.setSoTimeout(SOCKET_TIMEOUT_MILLIS);
+      socket.connect(target, timeoutMillis(deadline));
       OutputStream out = socket.getOutputStream();
       out.write(opening);
       out.flush();
-      return answer ? readAnswers(new DataInputStream(socket.getInputStream()), out) : 0;
+      return answer ? readAnswers(socket, out, deadline) : 0;
     }
   }
 
   /**
-   * Reads frames until every complete call has ended, acknowledging the server's settings and
-   * pings; returns the calls that ended.
+   * Reads frames until every complete call has ended or {@code deadline} has passed,
+   * acknowledging the server's settings and pings; returns the calls that ended.
    */
-  private static int readAnswers(DataInputStream in, OutputStream out) throws IOException {
+  private int readAnswers(Socket socket, OutputStream out, long deadline) throws IOException {
+    DataInputStream in = new DataInputStream(socket.getInputStream());
     int ended = 0;
-    while (ended < CALLS_PER_CONNECTION) {
+    while (ended < CALLS_PER_CONNECTION && before(deadline)) {
+      socket.setSoTimeout(timeoutMillis(deadline));
       int length = in.readUnsignedShort() << 8 | in.readUnsignedByte();
       int type = in.readUnsignedByte();
       int flags = in.readUnsignedByte();
@@ -167,8 +187,8 @@ final class TransportWarmUp {
    * Returns what a connection writes first: the preface, empty settings, {@value
    * #CALLS_PER_CONNECTION} complete calls and the headers of one more.
    */
-  private static byte[] opening(String authority) {
-    byte[] headers = headerBlock(authority);
+  private static byte[] opening(String authority, String token) {
+    byte[] headers = headerBlock(authority, token);
     byte[] emptyMessage = new byte[5];
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     bytes.writeBytes(PREFACE);
@@ -186,7 +206,7 @@ final class TransportWarmUp {
    * Returns the HPACK block (RFC 7541) of a gRPC call to {@link #PATH}: static-table entries and
    * literals without indexing, so that every stream can repeat it.
    */
-  private static byte[] headerBlock(String authority) {
+  private static byte[] headerBlock(String authority, String token) {
     ByteArrayOutputStream block = new ByteArrayOutputStream();
     block.write(0x83); // :method: POST
     block.write(0x86); // :scheme: http
@@ -200,7 +220,7 @@ final class TransportWarmUp {
     string(block, "trailers");
     block.write(0x00); // the header that keeps the call out of the metrics, a new name
     string(block, GrpcServerMetrics.WARM_UP_HEADER.name());
-    string(block, "1");
+    string(block, token);
     return block.toByteArray();
   }
 
@@ -213,6 +233,9 @@ final class TransportWarmUp {
   /** Writes {@code value} as an HPACK string literal without Huffman coding (under 127 bytes). */
   private static void string(ByteArrayOutputStream block, String value) {
     byte[] bytes = value.getBytes(StandardCharsets.US_ASCII);
+    if (bytes.length >= 127) {
+      throw new IllegalArgumentException("a warm-up header value of " + bytes.length + " bytes");
+    }
     block.write(bytes.length);
     block.writeBytes(bytes);
   }
@@ -233,10 +256,28 @@ final class TransportWarmUp {
     return frame.toByteArray();
   }
 
-  /** Returns the address that reaches a listener bound to {@code bound} from this host. */
+  /**
+   * Returns the address that reaches a listener bound to {@code bound} from this host: the
+   * loopback address of the wildcard's family for a wildcard, else {@code bound} itself.
+   */
   static InetSocketAddress reachable(InetSocketAddress bound) {
-    return bound.getAddress() == null || bound.getAddress().isAnyLocalAddress()
-        ? new InetSocketAddress(InetAddress.getLoopbackAddress(), bound.getPort())
-        : bound;
+    InetAddress address = bound.getAddress();
+    if (address == null || !address.isAnyLocalAddress()) {
+      return bound;
+    }
+    InetAddress loopback =
+        address instanceof Inet6Address ? IPV6_LOOPBACK : InetAddress.getLoopbackAddress();
+    return new InetSocketAddress(loopback, bound.getPort());
   }
+
+  private static InetAddress ipv6Loopback() {
+    byte[] one = new byte[16];
+    one[15] = 1;
+    try {
+      return InetAddress.getByAddress("localhost", one);
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("16 bytes are an IPv6 address", e);
+    }
+  }
+
 }

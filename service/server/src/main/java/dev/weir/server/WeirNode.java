@@ -269,9 +269,9 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Sets the most the node spends warming up its gRPC transport before it opens the HTTP
-     * listener ({@code WEIR_WARMUP}; default none): see {@link TransportWarmUp}. The warm-up is
-     * skipped when the gRPC listener serves TLS.
+     * Sets the most the node spends warming up its gRPC transport before it joins the cluster and
+     * opens the HTTP listener ({@code WEIR_WARMUP}; default none): see {@link TransportWarmUp}.
+     * The warm-up is skipped when the gRPC listener serves TLS.
      */
     Builder warmUp(Duration value) {
       this.warmUp = Objects.requireNonNull(value, "warmUp");
@@ -373,9 +373,9 @@ public final class WeirNode implements AutoCloseable {
     Listeners listeners =
         components.start("listeners", Listeners::new, all -> all.stop(ops.drainTimeout()));
     listeners.add("grpc", member::stopServer);
+    TransportWarmUp.Result warmUp = warmUp(b, grpc, tls);
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
-    TransportWarmUp.Result warmUp = warmUp(b, grpc, tls);
     HttpListener http =
         listeners.open(
             "http", () -> startHttp(b, doors.routes(), tls, metrics), HttpListener::stop);
@@ -426,9 +426,14 @@ public final class WeirNode implements AutoCloseable {
       LOG.info("transport warm-up skipped: the gRPC listener serves TLS");
       return null;
     }
-    InetSocketAddress bound = (InetSocketAddress) grpc.server().getListenSockets().get(0);
+    if (grpc.server().getListenSockets().isEmpty()
+        || !(grpc.server().getListenSockets().get(0) instanceof InetSocketAddress bound)) {
+      LOG.info("transport warm-up skipped: the gRPC listener has no IP socket");
+      return null;
+    }
     TransportWarmUp.Result done =
-        TransportWarmUp.run(TransportWarmUp.reachable(bound), b.warmUp, b.clock);
+        TransportWarmUp.run(
+            TransportWarmUp.reachable(bound), b.warmUp, b.clock, grpc.warmUpToken());
     String line =
         "transport warm-up: "
             + done.connections()

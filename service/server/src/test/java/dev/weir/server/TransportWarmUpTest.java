@@ -5,32 +5,42 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.core.time.Clock;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class TransportWarmUpTest {
 
   private static final Duration LONG = Duration.ofMinutes(1);
+  private static final String TOKEN = "token-1";
 
-  private final AtomicInteger answered = new AtomicInteger();
-  private final AtomicInteger cancelled = new AtomicInteger();
+  /** How each connection's calls ended on the server: its OK and its other endings. */
+  private final Map<SocketAddress, int[]> endings = new ConcurrentHashMap<>();
+
+  private final List<String> tokens = new CopyOnWriteArrayList<>();
+  private final FakeClock clock = new FakeClock();
+  private Duration clockStepPerCall = Duration.ZERO;
   private Server server;
 
   @AfterEach
@@ -40,7 +50,10 @@ class TransportWarmUpTest {
     }
   }
 
-  /** Starts a gRPC server with health checks that counts how its calls end. */
+  /**
+   * Starts a gRPC server with health checks that records how each connection's calls end and the
+   * warm-up header of each call, and moves the fake clock by {@link #clockStepPerCall} per call.
+   */
   private InetSocketAddress serve() throws Exception {
     server =
         NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
@@ -50,12 +63,9 @@ class TransportWarmUpTest {
                 new ServerStreamTracer.Factory() {
                   @Override
                   public ServerStreamTracer newServerStreamTracer(String method, Metadata headers) {
-                    return new ServerStreamTracer() {
-                      @Override
-                      public void streamClosed(Status status) {
-                        (status.isOk() ? answered : cancelled).incrementAndGet();
-                      }
-                    };
+                    tokens.add(headers.get(GrpcServerMetrics.WARM_UP_HEADER));
+                    clock.advance(clockStepPerCall);
+                    return new EndingTracer();
                   }
                 })
             .build()
@@ -63,11 +73,44 @@ class TransportWarmUpTest {
     return new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort());
   }
 
+  /** Records how one call ended under its connection's remote address. */
+  private final class EndingTracer extends ServerStreamTracer {
+    private volatile SocketAddress remote;
+
+    @Override
+    public void serverCallStarted(ServerCallInfo<?, ?> callInfo) {
+      remote = callInfo.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    }
+
+    @Override
+    public void streamClosed(Status status) {
+      if (remote != null) {
+        int[] counts = endings.computeIfAbsent(remote, r -> new int[2]);
+        synchronized (counts) {
+          counts[status.isOk() ? 0 : 1]++;
+        }
+      }
+    }
+  }
+
+  /** Returns the connections whose calls ended with {@code ok} answers and {@code cut} others. */
+  private long connectionsEnding(int ok, int cut) {
+    return endings.values().stream()
+        .filter(
+            counts -> {
+              synchronized (counts) {
+                return counts[0] == ok && counts[1] == cut;
+              }
+            })
+        .count();
+  }
+
   @Test
-  void run_openBudget_opensEveryConnectionAndLeavesCallsInFlightOnClose() throws Exception {
+  void run_openBudget_everyOtherConnectionAnsweredAndClosedWithOneCallInFlight()
+      throws Exception {
     InetSocketAddress target = serve();
 
-    TransportWarmUp.Result result = TransportWarmUp.run(target, LONG, new FakeClock());
+    TransportWarmUp.Result result = TransportWarmUp.run(target, LONG, clock, TOKEN);
 
     int answering = TransportWarmUp.CONNECTIONS / 2;
     assertThat(result.failure()).isNull();
@@ -75,22 +118,21 @@ class TransportWarmUpTest {
     assertThat(result.answered()).isEqualTo(answering * TransportWarmUp.CALLS_PER_CONNECTION);
     Await.until(
         Duration.ofSeconds(10),
-        () -> answered.get() >= result.answered(),
-        "the server to close every call the warm-up read an answer to");
-    Await.until(
-        Duration.ofSeconds(10),
-        () -> cancelled.get() >= answering,
-        "the open call of each answered connection to be cancelled when it closed");
+        () -> connectionsEnding(TransportWarmUp.CALLS_PER_CONNECTION, 1) >= answering,
+        "each answered connection's open call to be cut off when it closed");
+    assertThat(tokens).containsOnly(TOKEN);
   }
 
   @Test
-  void run_budgetPassed_stopsOpeningConnections() throws Exception {
+  void run_budgetPassesDuringTheFirstConnection_opensNoOther() throws Exception {
     InetSocketAddress target = serve();
-    Clock ticking = new TickingClock(Duration.ofSeconds(1));
+    clockStepPerCall = Duration.ofSeconds(1);
 
-    TransportWarmUp.Result result = TransportWarmUp.run(target, Duration.ofMillis(2_500), ticking);
+    TransportWarmUp.Result result =
+        TransportWarmUp.run(
+            target, Duration.ofSeconds(TransportWarmUp.CALLS_PER_CONNECTION), clock, TOKEN);
 
-    assertThat(result.connections()).isEqualTo(2);
+    assertThat(result.connections()).isEqualTo(1);
     assertThat(result.failure()).isNull();
   }
 
@@ -98,10 +140,10 @@ class TransportWarmUpTest {
   void run_zeroBudget_opensNoConnection() throws Exception {
     InetSocketAddress target = serve();
 
-    TransportWarmUp.Result result = TransportWarmUp.run(target, Duration.ZERO, new FakeClock());
+    TransportWarmUp.Result result = TransportWarmUp.run(target, Duration.ZERO, clock, TOKEN);
 
     assertThat(result.connections()).isZero();
-    assertThat(answered.get() + cancelled.get()).isZero();
+    assertThat(tokens).isEmpty();
   }
 
   @Test
@@ -111,7 +153,7 @@ class TransportWarmUpTest {
       target = new InetSocketAddress(InetAddress.getLoopbackAddress(), closed.getLocalPort());
     }
 
-    TransportWarmUp.Result result = TransportWarmUp.run(target, LONG, new FakeClock());
+    TransportWarmUp.Result result = TransportWarmUp.run(target, LONG, clock, TOKEN);
 
     assertThat(result.connections()).isZero();
     assertThat(result.failure()).contains("ConnectException");
@@ -121,7 +163,7 @@ class TransportWarmUpTest {
   void run_serverSendsGoaway_stopsWithoutWaitingOutTheBudget() throws Exception {
     byte[] goaway = {0, 0, 8, 0x7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     try (ServerSocket refusing = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-      Thread server =
+      Thread peer =
           new Thread(
               () -> {
                 try (Socket accepted = refusing.accept()) {
@@ -132,14 +174,15 @@ class TransportWarmUpTest {
                   // the test's assertions say what went wrong
                 }
               });
-      server.setDaemon(true);
-      server.start();
+      peer.setDaemon(true);
+      peer.start();
 
       TransportWarmUp.Result result =
           TransportWarmUp.run(
               new InetSocketAddress(InetAddress.getLoopbackAddress(), refusing.getLocalPort()),
               LONG,
-              new FakeClock());
+              clock,
+              TOKEN);
 
       assertThat(result.connections()).isZero();
       assertThat(result.failure()).contains("GOAWAY");
@@ -147,10 +190,14 @@ class TransportWarmUpTest {
   }
 
   @Test
-  void reachable_wildcardBind_isLoopback() {
-    assertThat(TransportWarmUp.reachable(new InetSocketAddress(1051)))
-        .isEqualTo(new InetSocketAddress(InetAddress.getLoopbackAddress(), 1051));
-    InetSocketAddress specific = new InetSocketAddress(InetAddress.getLoopbackAddress(), 1052);
+  void reachable_wildcardOfEachFamily_isThatFamilysLoopback() throws Exception {
+    assertThat(TransportWarmUp.reachable(new InetSocketAddress("0.0.0.0", 1051)))
+        .isEqualTo(new InetSocketAddress("127.0.0.1", 1051));
+    InetSocketAddress v6 = TransportWarmUp.reachable(new InetSocketAddress("::", 1051));
+    assertThat(v6.getAddress()).isInstanceOf(Inet6Address.class);
+    assertThat(v6.getAddress().isLoopbackAddress()).isTrue();
+    assertThat(v6.getPort()).isEqualTo(1051);
+    InetSocketAddress specific = new InetSocketAddress("127.0.0.2", 1052);
     assertThat(TransportWarmUp.reachable(specific)).isSameAs(specific);
   }
 
@@ -164,27 +211,5 @@ class TransportWarmUpTest {
             () -> TransportWarmUp.budget(new EnvReader(Map.of("WEIR_WARMUP", "2m"))))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("WEIR_WARMUP='2m' is not valid");
-  }
-
-  /** A clock whose monotonic reading moves by {@code step} each time it is read. */
-  private static final class TickingClock implements Clock {
-    private final long stepNanos;
-    private long nanos;
-
-    TickingClock(Duration step) {
-      this.stepNanos = step.toNanos();
-    }
-
-    @Override
-    public long wallMillis() {
-      return 0;
-    }
-
-    @Override
-    public long monotonicNanos() {
-      long now = nanos;
-      nanos += stepNanos;
-      return now;
-    }
   }
 }
