@@ -19,10 +19,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The start-up warm-up of the client gRPC listener's transport: short plaintext HTTP/2 connections
- * from the node to its own gRPC port, each making {@value #CALLS_PER_CONNECTION} {@code
- * grpc.health.v1.Health/Check} calls and leaving one more call open, every other one closed with
- * its calls still in flight. The calls carry {@link GrpcServerMetrics#WARM_UP_HEADER}, so the
- * node's metrics do not count them.
+ * from the node to its own gRPC port, each making {@value #CALLS_PER_CONNECTION} calls to {@link
+ * GrpcServerMetrics#WARM_UP_METHOD} and leaving one more call open, every other one closed with its
+ * calls still in flight. The calls carry {@link GrpcServerMetrics#WARM_UP_HEADER}, so the node's
+ * metrics do not count them.
  *
  * <p>The JIT compiles the transport's read, write and close code from the types and branches it
  * has seen. A node whose first traffic is a few long-lived connections compiles that code without
@@ -30,6 +30,10 @@ import java.util.concurrent.TimeUnit;
  * close throws the compiled code away; on one core the recompilation then holds up calls for
  * seconds ({@code docs/benchmarks.md}, "The first round after the warm-up"). These connections put
  * those types and branches in the profiles before traffic arrives.
+ *
+ * <p>No service serves the method, so each call is answered {@code UNIMPLEMENTED} before any
+ * handler runs: a served method, even a health check, would add its handler's, listener's and
+ * marshaller's types to the profiles of the call path that every real call takes.
  *
  * <p>The client writes fixed HTTP/2 frames (RFC 9113) on a blocking socket rather than using a
  * Netty or gRPC client: the server's transport code is shared by every channel in the JVM, and a
@@ -57,7 +61,7 @@ final class TransportWarmUp {
 
   private static final byte[] PREFACE =
       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final String PATH = "/" + GrpcServerMetrics.HEALTH_CHECK;
+  private static final String PATH = "/" + GrpcServerMetrics.WARM_UP_METHOD;
   private static final int DATA = 0x0;
   private static final int HEADERS = 0x1;
   private static final int RST_STREAM = 0x3;

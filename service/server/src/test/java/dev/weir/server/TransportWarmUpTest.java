@@ -14,7 +14,14 @@ import io.grpc.Server;
 import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -50,15 +57,54 @@ class TransportWarmUpTest {
     }
   }
 
+  /** Reads and writes messages as their bytes. */
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
+      new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+          return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+          try {
+            return stream.readAllBytes();
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }
+      };
+
   /**
-   * Starts a gRPC server with health checks that records how each connection's calls end and the
-   * warm-up header of each call, and moves the fake clock by {@link #clockStepPerCall} per call.
+   * The warm-up method as this stand-in server serves it (a node does not): served calls tell
+   * their connection's address, so each connection's calls can be told apart.
+   */
+  private static final ServerServiceDefinition WARM_UP_SERVICE =
+      ServerServiceDefinition.builder("weir.WarmUp")
+          .addMethod(
+              MethodDescriptor.<byte[], byte[]>newBuilder()
+                  .setType(MethodDescriptor.MethodType.UNARY)
+                  .setFullMethodName(GrpcServerMetrics.WARM_UP_METHOD)
+                  .setRequestMarshaller(BYTES)
+                  .setResponseMarshaller(BYTES)
+                  .build(),
+              ServerCalls.asyncUnaryCall(
+                  (byte[] request, StreamObserver<byte[]> answer) -> {
+                    answer.onNext(new byte[0]);
+                    answer.onCompleted();
+                  }))
+          .build();
+
+  /**
+   * Starts a gRPC server serving the warm-up method that records how each connection's calls end
+   * and the warm-up header of each call, and moves the fake clock by {@link #clockStepPerCall} per
+   * call.
    */
   private InetSocketAddress serve() throws Exception {
     server =
         NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
             .directExecutor()
-            .addService(new HealthStatusManager().getHealthService())
+            .addService(WARM_UP_SERVICE)
             .addStreamTracerFactory(
                 new ServerStreamTracer.Factory() {
                   @Override

@@ -15,20 +15,25 @@ import java.util.UUID;
  * <p>Design: a stream tracer, unlike an interceptor, also sees calls that the transport closes
  * before any handler runs (an oversized message). The method label is taken from the method the
  * server resolved, never from the client's path, so an unknown method counts as {@code unknown}
- * and labels stay bounded. A health check whose {@link #WARM_UP_HEADER} carries this factory's
- * {@link #warmUpToken()}, a node's start-up warm-up of its own listener, is not counted.
+ * and labels stay bounded. A call to {@link #WARM_UP_METHOD} whose {@link #WARM_UP_HEADER} carries
+ * this factory's {@link #warmUpToken()}, a node's start-up warm-up of its own listener, is not
+ * counted.
  */
 public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
 
   /** The method label of a call to a method the server does not serve. */
   public static final String UNKNOWN_METHOD = "unknown";
 
-  /** The standard gRPC health check, the only method whose calls {@link #WARM_UP_HEADER} hides. */
-  public static final String HEALTH_CHECK = "grpc.health.v1.Health/Check";
+  /**
+   * The method a node's start-up warm-up calls on its own listener, which no service serves (so
+   * the call is answered {@code UNIMPLEMENTED}); the only method whose calls {@link
+   * #WARM_UP_HEADER} hides.
+   */
+  public static final String WARM_UP_METHOD = "weir.WarmUp/Connect";
 
   /**
    * The header whose value, when it is the factory's {@link #warmUpToken()}, marks a {@link
-   * #HEALTH_CHECK} call as a start-up warm-up call, not counted.
+   * #WARM_UP_METHOD} call as a start-up warm-up call, not counted.
    */
   public static final Metadata.Key<String> WARM_UP_HEADER =
       Metadata.Key.of("weir-warm-up", Metadata.ASCII_STRING_MARSHALLER);
@@ -45,14 +50,14 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
-  /** Returns the value of {@link #WARM_UP_HEADER} that keeps a health check uncounted, random per factory. */
+  /** Returns the value of {@link #WARM_UP_HEADER} that keeps a warm-up call uncounted, random per factory. */
   public String warmUpToken() {
     return warmUpToken;
   }
 
   @Override
   public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
-    if (fullMethodName.equals(HEALTH_CHECK) && warmUpToken.equals(headers.get(WARM_UP_HEADER))) {
+    if (fullMethodName.equals(WARM_UP_METHOD) && warmUpToken.equals(headers.get(WARM_UP_HEADER))) {
       return UNCOUNTED;
     }
     return new CallTracer(clock.monotonicNanos());

@@ -105,7 +105,7 @@ class GrpcServerMetricsTest {
   }
 
   @Test
-  void warmUpHeader_factorysTokenOnHealthCheck_onlyThatCallNotCounted() {
+  void warmUpHeader_factorysTokenOnTheWarmUpMethod_onlyThatCallNotCounted() {
     GrpcServerMetrics factory = new GrpcServerMetrics(metrics, clock);
     Metadata marked = new Metadata();
     marked.put(GrpcServerMetrics.WARM_UP_HEADER, factory.warmUpToken());
@@ -113,10 +113,10 @@ class GrpcServerMetricsTest {
     guessed.put(GrpcServerMetrics.WARM_UP_HEADER, "1");
 
     factory
-        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, marked)
+        .newServerStreamTracer(GrpcServerMetrics.WARM_UP_METHOD, marked)
         .streamClosed(io.grpc.Status.UNAVAILABLE);
     factory
-        .newServerStreamTracer(GrpcServerMetrics.HEALTH_CHECK, guessed)
+        .newServerStreamTracer(GrpcServerMetrics.WARM_UP_METHOD, guessed)
         .streamClosed(io.grpc.Status.OK);
     factory.newServerStreamTracer(METHOD, marked).streamClosed(io.grpc.Status.OK);
 
