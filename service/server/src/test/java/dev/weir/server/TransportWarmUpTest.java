@@ -8,6 +8,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.RawGrpc;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -18,10 +19,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -57,24 +54,6 @@ class TransportWarmUpTest {
     }
   }
 
-  /** Reads and writes messages as their bytes. */
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
-      new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-          return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-          try {
-            return stream.readAllBytes();
-          } catch (IOException e) {
-            throw new UncheckedIOException(e);
-          }
-        }
-      };
-
   /**
    * The warm-up method as this stand-in server serves it (a node does not): served calls tell
    * their connection's address, so each connection's calls can be told apart.
@@ -85,8 +64,8 @@ class TransportWarmUpTest {
               MethodDescriptor.<byte[], byte[]>newBuilder()
                   .setType(MethodDescriptor.MethodType.UNARY)
                   .setFullMethodName(GrpcServerMetrics.WARM_UP_METHOD)
-                  .setRequestMarshaller(BYTES)
-                  .setResponseMarshaller(BYTES)
+                  .setRequestMarshaller(RawGrpc.BYTES)
+                  .setResponseMarshaller(RawGrpc.BYTES)
                   .build(),
               ServerCalls.asyncUnaryCall(
                   (byte[] request, StreamObserver<byte[]> answer) -> {

@@ -2,13 +2,13 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
-import dev.weir.tls.ClientAuth;
 import dev.weir.tls.TlsSettings;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -16,7 +16,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.Optional;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -75,15 +75,7 @@ class WeirNodeWarmUpTest {
 
   @Test
   void warmUp_grpcListenerServesTls_skipped() throws Exception {
-    TlsSettings tls =
-        new TlsSettings(
-            Optional.empty(),
-            Optional.empty(),
-            Optional.empty(),
-            ClientAuth.NONE,
-            "TLSv1.3",
-            true,
-            Duration.ofSeconds(10));
+    TlsSettings tls = TlsSettings.from(new EnvReader(Map.of("WEIR_TLS_AUTO", "true")));
     node =
         builder()
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RawGrpc {
 
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
+  /** Reads and writes a message as its bytes. */
+  public static final MethodDescriptor.Marshaller<byte[]> BYTES =
       new MethodDescriptor.Marshaller<>() {
         @Override
         public InputStream stream(byte[] value) {
