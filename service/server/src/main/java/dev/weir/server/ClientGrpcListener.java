@@ -98,7 +98,7 @@ final class ClientGrpcListener {
   }
 
   /**
-   * Returns the token that keeps a health check out of the call metrics (see {@link
+   * Returns the token that keeps a start-up warm-up call out of the call metrics (see {@link
    * GrpcServerMetrics#WARM_UP_HEADER}).
    */
   String warmUpToken() {

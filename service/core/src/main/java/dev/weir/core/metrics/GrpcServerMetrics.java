@@ -50,7 +50,10 @@ public final class GrpcServerMetrics extends ServerStreamTracer.Factory {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
-  /** Returns the value of {@link #WARM_UP_HEADER} that keeps a warm-up call uncounted, random per factory. */
+  /**
+   * Returns the value of {@link #WARM_UP_HEADER} that keeps a warm-up call uncounted: random, made
+   * when the factory is.
+   */
   public String warmUpToken() {
     return warmUpToken;
   }
