@@ -283,5 +283,4 @@ final class TransportWarmUp {
       throw new IllegalStateException("16 bytes are an IPv6 address", e);
     }
   }
-
 }

@@ -32,6 +32,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
@@ -426,8 +427,8 @@ public final class WeirNode implements AutoCloseable {
       LOG.info("transport warm-up skipped: the gRPC listener serves TLS");
       return null;
     }
-    if (grpc.server().getListenSockets().isEmpty()
-        || !(grpc.server().getListenSockets().get(0) instanceof InetSocketAddress bound)) {
+    List<? extends SocketAddress> sockets = grpc.server().getListenSockets();
+    if (sockets.isEmpty() || !(sockets.get(0) instanceof InetSocketAddress bound)) {
       LOG.info("transport warm-up skipped: the gRPC listener has no IP socket");
       return null;
     }
