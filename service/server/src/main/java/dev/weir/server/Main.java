@@ -37,9 +37,11 @@ public final class Main {
 
   /**
    * Runs the subcommand named by {@code args} and exits with its status when it fails; what
-   * libraries log through {@code java.util.logging} goes through {@link JulBridge}.
+   * libraries log through {@code java.util.logging} goes through {@link JulBridge}, and Netty's
+   * recycler is off unless the command line turned it on ({@link NettyRecycling}).
    */
   public static void main(String[] args) throws Exception {
+    NettyRecycling.turnOff(System.getProperties());
     JulBridge.installThrottled();
     int status = run(List.of(args), System.getenv(), System.out, System.err);
     if (status != 0) {
