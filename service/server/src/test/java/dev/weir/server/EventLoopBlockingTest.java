@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
@@ -160,6 +161,9 @@ class EventLoopBlockingTest {
         Duration.ofSeconds(10),
         () -> a.cluster().membership().ring().peers().size() == 2,
         "both members on the ring");
+    // Keys that differ only in their last characters can all land on one owner (FNV-1a).
+    List<String> keys =
+        keysPartlyOwnedBy(a.cluster().membership().ring(), b.advertiseAddress().toString(), 20);
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -170,9 +174,9 @@ class EventLoopBlockingTest {
         RateLimitServiceGrpc.newBlockingStub(channel).withInterceptors(deadline);
 
     for (int round = 0; round < 3; round++) {
-      assertThat(errors(v1.getRateLimits(items(20, 0)))).isEmpty();
-      assertThat(errors(v1.getRateLimits(items(20, Behavior.GLOBAL_VALUE)))).isEmpty();
-      assertThat(errors(v1.getRateLimits(items(5, Behavior.NO_BATCHING_VALUE)))).isEmpty();
+      assertThat(errors(v1.getRateLimits(items(keys, 0)))).isEmpty();
+      assertThat(errors(v1.getRateLimits(items(keys, Behavior.GLOBAL_VALUE)))).isEmpty();
+      assertThat(errors(v1.getRateLimits(items(keys.subList(0, 5), Behavior.NO_BATCHING_VALUE)))).isEmpty();
       assertThat(rls.shouldRateLimit(envoy("10.0.0.1")).getOverallCode()).isEqualTo(Code.OK);
     }
     assertThat(rls.shouldRateLimit(envoy("10.0.0.1")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
@@ -202,11 +206,11 @@ class EventLoopBlockingTest {
 
     b.close();
     for (int round = 0; round < 3; round++) {
-      v1.getRateLimits(items(20, 0));
+      v1.getRateLimits(items(keys, 0));
     }
     Await.until(
         Duration.ofSeconds(10),
-        () -> errors(v1.getRateLimits(items(20, 0))).isEmpty(),
+        () -> errors(v1.getRateLimits(items(keys, 0))).isEmpty(),
         "the stopped member's keys answered by the other");
     assertThat(a.cluster().liveness().isDown(b.advertiseAddress().toString())).isTrue();
     close();
@@ -262,13 +266,32 @@ class EventLoopBlockingTest {
     return node;
   }
 
-  private static GetRateLimitsReq items(int n, int behavior) {
+  /**
+   * Returns {@code n} distinct unique keys of the regular items ({@code blocking_0}), at least one
+   * of which {@code owner} owns on {@code ring}, so that a forwards some of the items.
+   */
+  private static List<String> keysPartlyOwnedBy(HashRing ring, String owner, int n) {
+    List<String> keys = new ArrayList<>();
+    boolean owned = false;
+    for (int i = 0; keys.size() < n; i++) {
+      assertThat(i).as("keys tried for one that %s owns", owner).isLessThan(100_000);
+      String key = "key-" + i;
+      boolean ownedByOwner = ring.ownerOf("blocking_0_" + key).equals(owner);
+      if (keys.size() < n - 1 || owned || ownedByOwner) {
+        keys.add(key);
+        owned |= ownedByOwner;
+      }
+    }
+    return keys;
+  }
+
+  private static GetRateLimitsReq items(List<String> keys, int behavior) {
     GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-    for (int i = 0; i < n; i++) {
+    for (String key : keys) {
       request.addRequests(
           RateLimitReq.newBuilder()
               .setName("blocking_" + behavior)
-              .setUniqueKey("key-" + i)
+              .setUniqueKey(key)
               .setHits(1)
               .setLimit(1000)
               .setDuration(60_000)
