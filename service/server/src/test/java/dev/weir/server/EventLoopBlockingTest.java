@@ -162,8 +162,11 @@ class EventLoopBlockingTest {
         () -> a.cluster().membership().ring().peers().size() == 2,
         "both members on the ring");
     // Keys that differ only in their last characters can all land on one owner (FNV-1a).
-    List<String> keys =
-        keysPartlyOwnedBy(a.cluster().membership().ring(), b.advertiseAddress().toString(), 20);
+    HashRing ring = a.cluster().membership().ring();
+    String bAddress = b.advertiseAddress().toString();
+    List<String> keys = keysPartlyOwnedBy(ring, bAddress, "blocking_0", 20);
+    List<String> unbatchedKeys =
+        keysPartlyOwnedBy(ring, bAddress, "blocking_" + Behavior.NO_BATCHING_VALUE, 5);
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -176,7 +179,8 @@ class EventLoopBlockingTest {
     for (int round = 0; round < 3; round++) {
       assertThat(errors(v1.getRateLimits(items(keys, 0)))).isEmpty();
       assertThat(errors(v1.getRateLimits(items(keys, Behavior.GLOBAL_VALUE)))).isEmpty();
-      assertThat(errors(v1.getRateLimits(items(keys.subList(0, 5), Behavior.NO_BATCHING_VALUE)))).isEmpty();
+      assertThat(errors(v1.getRateLimits(items(unbatchedKeys, Behavior.NO_BATCHING_VALUE))))
+          .isEmpty();
       assertThat(rls.shouldRateLimit(envoy("10.0.0.1")).getOverallCode()).isEqualTo(Code.OK);
     }
     assertThat(rls.shouldRateLimit(envoy("10.0.0.1")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
@@ -267,16 +271,17 @@ class EventLoopBlockingTest {
   }
 
   /**
-   * Returns {@code n} distinct unique keys of the regular items ({@code blocking_0}), at least one
-   * of which {@code owner} owns on {@code ring}, so that a forwards some of the items.
+   * Returns {@code n} distinct unique keys of items named {@code name}, at least one of which
+   * {@code owner} owns on {@code ring}, so that a forwards some of the items.
    */
-  private static List<String> keysPartlyOwnedBy(HashRing ring, String owner, int n) {
+  private static List<String> keysPartlyOwnedBy(
+      HashRing ring, String owner, String name, int n) {
     List<String> keys = new ArrayList<>();
     boolean owned = false;
     for (int i = 0; keys.size() < n; i++) {
       assertThat(i).as("keys tried for one that %s owns", owner).isLessThan(100_000);
       String key = "key-" + i;
-      boolean ownedByOwner = ring.ownerOf("blocking_0_" + key).equals(owner);
+      boolean ownedByOwner = ring.ownerOf(name + "_" + key).equals(owner);
       if (keys.size() < n - 1 || owned || ownedByOwner) {
         keys.add(key);
         owned |= ownedByOwner;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
@@ -26,6 +27,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -114,12 +116,28 @@ class ReadinessTest {
   @Test
   void peerNeverStarted_everyDecisionAnswered() throws Exception {
     startWithPeerThatNeverStarted();
+    ClusterSettings defaults = ClusterSettings.defaults();
+    HashRing withGhost =
+        HashRing.of(
+            List.of(node.advertiseAddress().toString(), ghost),
+            defaults.replicas(),
+            defaults.hash());
+    // Half of the keys are the ghost's while it is on the ring.
+    List<String> keys = new ArrayList<>();
+    int ghostKeys = 0;
+    for (int i = 0; keys.size() < 50; i++) {
+      boolean ghosts = withGhost.ownerOf("n_key-" + i).equals(ghost);
+      if (ghosts ? ghostKeys < 25 : keys.size() - ghostKeys < 25) {
+        keys.add("key-" + i);
+        ghostKeys += ghosts ? 1 : 0;
+      }
+    }
     GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-    for (int i = 0; i < 50; i++) {
+    for (String key : keys) {
       request.addRequests(
           RateLimitReq.newBuilder()
               .setName("n")
-              .setUniqueKey("key-" + i)
+              .setUniqueKey(key)
               .setHits(1)
               .setLimit(5)
               .setDuration(60_000));

@@ -73,12 +73,18 @@ class ClusterForwardingTest {
   @Test
   void check_mixOfLocalAndForwardedItems_answersInRequestOrder() {
     cluster = LocalCluster.start(3, SETTINGS);
+    Node asked = cluster.node(1);
+    // 20 keys the asked node owns and 40 it forwards, each with a limit of its own.
     List<RateLimitRequest> requests = new ArrayList<>();
-    for (int i = 0; i < 60; i++) {
-      requests.add(req("order:" + i, 1, i + 1));
+    int local = 0;
+    for (int i = 0; requests.size() < 60; i++) {
+      boolean owned = cluster.ownerOf("test_order:" + i) == asked;
+      if (owned ? local < 20 : requests.size() - local < 40) {
+        requests.add(req("order:" + i, 1, requests.size() + 1));
+        local += owned ? 1 : 0;
+      }
     }
     Collections.shuffle(requests, new java.util.Random(3));
-    Node asked = cluster.node(1);
 
     List<RateLimitResponse> answers = asked.service().check(requests).join();
 
