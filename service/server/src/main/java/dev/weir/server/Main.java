@@ -15,6 +15,11 @@ import java.util.Set;
  */
 public final class Main {
 
+  // First, before any static field below can load a Netty class.
+  static {
+    NettyRecycling.turnOff(System.getProperties());
+  }
+
   /** The subcommands by name; the first is the default. Add new ones here. */
   static final Map<String, Command> COMMANDS = commands();
 
@@ -37,11 +42,10 @@ public final class Main {
 
   /**
    * Runs the subcommand named by {@code args} and exits with its status when it fails; what
-   * libraries log through {@code java.util.logging} goes through {@link JulBridge}, and Netty's
-   * recycler is off unless the command line turned it on ({@link NettyRecycling}).
+   * libraries log through {@code java.util.logging} goes through {@link JulBridge}. Loading this
+   * class turns Netty's recycler off unless the command line sized it ({@link NettyRecycling}).
    */
   public static void main(String[] args) throws Exception {
-    NettyRecycling.turnOff(System.getProperties());
     JulBridge.installThrottled();
     int status = run(List.of(args), System.getenv(), System.out, System.err);
     if (status != 0) {

@@ -5,31 +5,32 @@ import java.util.Properties;
 
 /**
  * The JVM system properties that turn off Netty's object recycler for {@code weir.jar}: set before
- * any Netty class loads, and only where the command line has not set them, so {@code
- * -Dio.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread=4096} (Netty's default) brings the
- * recycler back.
+ * any Netty class loads, and only where the command line has not sized the recycler, so {@code
+ * -Dio.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread=4096} (Netty's default) brings it
+ * back.
  *
- * <p>With the recycler on, every buffer the gRPC transport frees goes through a recycled cache
- * entry, and taking and returning those entries cost about 7 % of a node's CPU under {@code
- * ShouldRateLimit} load (JDK Flight Recorder); without it, a node answered about 8.5 % more calls on
- * one core, the young-generation collector taking the short-lived objects instead (see
- * docs/benchmarks.md).
+ * <p>With the recycler on, most pooled buffers the gRPC transport frees go through a recycled cache
+ * entry, and about 7 % of a node's CPU under {@code ShouldRateLimit} load went to the recycler
+ * (JDK Flight Recorder); without it, a node answered 8.6–9.0 % more calls on one core, the
+ * young-generation collector taking the short-lived objects instead (see docs/benchmarks.md).
  */
 final class NettyRecycling {
 
-  /** The recycler capacity properties: grpc-java's shaded Netty, then the unshaded Netty. */
-  static final List<String> PROPERTIES =
-      List.of(
-          "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread",
-          "io.netty.recycler.maxCapacityPerThread");
+  /** The prefixes of each Netty's properties: grpc-java's shaded Netty, then the unshaded Netty. */
+  static final List<String> NETTIES = List.of("io.grpc.netty.shaded.io.netty.", "io.netty.");
 
   private NettyRecycling() {}
 
-  /** Sets each of {@link #PROPERTIES} that {@code properties} does not hold to {@code 0}. */
+  /**
+   * Sets {@code recycler.maxCapacityPerThread} of each of {@link #NETTIES} to {@code 0} in {@code
+   * properties}, unless they hold that property or {@code recycler.maxCapacity}, which Netty reads
+   * when the first is unset.
+   */
   static void turnOff(Properties properties) {
-    for (String name : PROPERTIES) {
-      if (properties.getProperty(name) == null) {
-        properties.setProperty(name, "0");
+    for (String netty : NETTIES) {
+      if (properties.getProperty(netty + "recycler.maxCapacityPerThread") == null
+          && properties.getProperty(netty + "recycler.maxCapacity") == null) {
+        properties.setProperty(netty + "recycler.maxCapacityPerThread", "0");
       }
     }
   }

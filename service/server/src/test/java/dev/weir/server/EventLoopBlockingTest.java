@@ -165,6 +165,8 @@ class EventLoopBlockingTest {
     HashRing ring = a.cluster().membership().ring();
     String bAddress = b.advertiseAddress().toString();
     List<String> keys = keysPartlyOwnedBy(ring, bAddress, "blocking_0", 20);
+    List<String> globalKeys =
+        keysPartlyOwnedBy(ring, bAddress, "blocking_" + Behavior.GLOBAL_VALUE, 20);
     List<String> unbatchedKeys =
         keysPartlyOwnedBy(ring, bAddress, "blocking_" + Behavior.NO_BATCHING_VALUE, 5);
     ManagedChannel channel =
@@ -178,7 +180,7 @@ class EventLoopBlockingTest {
 
     for (int round = 0; round < 3; round++) {
       assertThat(errors(v1.getRateLimits(items(keys, 0)))).isEmpty();
-      assertThat(errors(v1.getRateLimits(items(keys, Behavior.GLOBAL_VALUE)))).isEmpty();
+      assertThat(errors(v1.getRateLimits(items(globalKeys, Behavior.GLOBAL_VALUE)))).isEmpty();
       assertThat(errors(v1.getRateLimits(items(unbatchedKeys, Behavior.NO_BATCHING_VALUE))))
           .isEmpty();
       assertThat(rls.shouldRateLimit(envoy("10.0.0.1")).getOverallCode()).isEqualTo(Code.OK);

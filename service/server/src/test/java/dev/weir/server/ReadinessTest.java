@@ -126,6 +126,7 @@ class ReadinessTest {
     List<String> keys = new ArrayList<>();
     int ghostKeys = 0;
     for (int i = 0; keys.size() < 50; i++) {
+      assertThat(i).as("keys tried for 25 of the ghost's").isLessThan(100_000);
       boolean ghosts = withGhost.ownerOf("n_key-" + i).equals(ghost);
       if (ghosts ? ghostKeys < 25 : keys.size() - ghostKeys < 25) {
         keys.add("key-" + i);

@@ -2,8 +2,8 @@ package dev.weir.server;
 
 /**
  * Prints whether each Netty hands back a recycled object on one of its own threads (as on an event
- * loop): {@code java RecyclerProbe true} turns recycling off with {@link NettyRecycling} first, as
- * {@link Main} does.
+ * loop): {@code java RecyclerProbe true} loads {@link Main} first, as {@code java -jar weir.jar}
+ * does.
  */
 final class RecyclerProbe {
 
@@ -11,7 +11,11 @@ final class RecyclerProbe {
 
   public static void main(String[] args) throws InterruptedException {
     if (Boolean.parseBoolean(args[0])) {
-      NettyRecycling.turnOff(System.getProperties());
+      try {
+        Class.forName(Main.class.getName(), true, RecyclerProbe.class.getClassLoader());
+      } catch (ClassNotFoundException e) {
+        throw new IllegalStateException(e);
+      }
     }
     String[] shaded = new String[1];
     String[] unshaded = new String[1];

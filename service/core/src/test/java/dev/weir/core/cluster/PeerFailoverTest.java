@@ -161,6 +161,7 @@ class PeerFailoverTest {
     int ghostKeys = 0;
     int otherKeys = 0;
     for (int i = 0; ghostKeys + otherKeys < 60; i++) {
+      assertThat(i).as("keys tried for 20 of the ghost's").isLessThan(100_000);
       String key = "k" + i;
       if (withGhost.ownerOf("test_" + key).equals(ghost)) {
         if (ghostKeys < 20) {
