@@ -13,6 +13,7 @@ import dev.weir.core.testkit.Await;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.RawGrpc;
+import dev.weir.core.testkit.RingKeys;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -161,14 +162,13 @@ class EventLoopBlockingTest {
         Duration.ofSeconds(10),
         () -> a.cluster().membership().ring().peers().size() == 2,
         "both members on the ring");
-    // Keys that differ only in their last characters can all land on one owner (FNV-1a).
     HashRing ring = a.cluster().membership().ring();
     String bAddress = b.advertiseAddress().toString();
-    List<String> keys = keysPartlyOwnedBy(ring, bAddress, "blocking_0", 20);
+    List<String> keys = RingKeys.split(ring, "blocking_0", "key-", bAddress, 5, 15);
     List<String> globalKeys =
-        keysPartlyOwnedBy(ring, bAddress, "blocking_" + Behavior.GLOBAL_VALUE, 20);
+        RingKeys.split(ring, "blocking_" + Behavior.GLOBAL_VALUE, "key-", bAddress, 5, 15);
     List<String> unbatchedKeys =
-        keysPartlyOwnedBy(ring, bAddress, "blocking_" + Behavior.NO_BATCHING_VALUE, 5);
+        RingKeys.split(ring, "blocking_" + Behavior.NO_BATCHING_VALUE, "key-", bAddress, 2, 3);
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -270,26 +270,6 @@ class EventLoopBlockingTest {
             .start();
     resources.add(node);
     return node;
-  }
-
-  /**
-   * Returns {@code n} distinct unique keys of items named {@code name}, at least one of which
-   * {@code owner} owns on {@code ring}, so that a forwards some of the items.
-   */
-  private static List<String> keysPartlyOwnedBy(
-      HashRing ring, String owner, String name, int n) {
-    List<String> keys = new ArrayList<>();
-    boolean owned = false;
-    for (int i = 0; keys.size() < n; i++) {
-      assertThat(i).as("keys tried for one that %s owns", owner).isLessThan(100_000);
-      String key = "key-" + i;
-      boolean ownedByOwner = ring.ownerOf(name + "_" + key).equals(owner);
-      if (keys.size() < n - 1 || owned || ownedByOwner) {
-        keys.add(key);
-        owned |= ownedByOwner;
-      }
-    }
-    return keys;
   }
 
   private static GetRateLimitsReq items(List<String> keys, int behavior) {

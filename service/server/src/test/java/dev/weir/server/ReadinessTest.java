@@ -9,6 +9,7 @@ import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.RingKeys;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -27,7 +28,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -123,16 +123,7 @@ class ReadinessTest {
             defaults.replicas(),
             defaults.hash());
     // Half of the keys are the ghost's while it is on the ring.
-    List<String> keys = new ArrayList<>();
-    int ghostKeys = 0;
-    for (int i = 0; keys.size() < 50; i++) {
-      assertThat(i).as("keys tried for 25 of the ghost's").isLessThan(100_000);
-      boolean ghosts = withGhost.ownerOf("n_key-" + i).equals(ghost);
-      if (ghosts ? ghostKeys < 25 : keys.size() - ghostKeys < 25) {
-        keys.add("key-" + i);
-        ghostKeys += ghosts ? 1 : 0;
-      }
-    }
+    List<String> keys = RingKeys.split(withGhost, "n", "key-", ghost, 25, 25);
     GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
     for (String key : keys) {
       request.addRequests(

@@ -10,6 +10,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.testkit.RingKeys;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -158,20 +159,8 @@ class PeerFailoverTest {
             ClusterForwardingTest.SETTINGS.hash());
     // 20 keys the ghost would own while on the ring, 40 the live nodes own.
     List<RateLimitRequest> requests = new ArrayList<>();
-    int ghostKeys = 0;
-    int otherKeys = 0;
-    for (int i = 0; ghostKeys + otherKeys < 60; i++) {
-      assertThat(i).as("keys tried for 20 of the ghost's").isLessThan(100_000);
-      String key = "k" + i;
-      if (withGhost.ownerOf("test_" + key).equals(ghost)) {
-        if (ghostKeys < 20) {
-          requests.add(req(key));
-          ghostKeys++;
-        }
-      } else if (otherKeys < 40) {
-        requests.add(req(key));
-        otherKeys++;
-      }
+    for (String key : RingKeys.split(withGhost, "test", "k", ghost, 20, 40)) {
+      requests.add(req(key));
     }
 
     long start = System.nanoTime();
