@@ -42,15 +42,6 @@ class ClusterForwardingTest {
     return RateLimitRequest.builder("test", key).hits(hits).limit(limit).duration(60_000).build();
   }
 
-  private static String keyOwnedBy(LocalCluster c, Node node, String prefix) {
-    for (int i = 0; ; i++) {
-      String key = prefix + i;
-      if (c.ownerOf("test_" + key) == node) {
-        return key;
-      }
-    }
-  }
-
   @Test
   void check_nonOwner_forwardsAndNamesOwnerSharingOneCount() {
     cluster = LocalCluster.start(3, SETTINGS);
@@ -165,7 +156,7 @@ class ClusterForwardingTest {
     cluster = LocalCluster.start(3, SETTINGS);
     Node asked = cluster.node(0);
     Node moving = cluster.node(1);
-    String key = keyOwnedBy(cluster, moving, "moving:");
+    String key = cluster.keyOwnedBy(moving, "test", "moving:");
     moving.beforeOwnerCheck(
         () -> {
           asked.cluster().membership().departed(moving.address());
@@ -235,7 +226,7 @@ class ClusterForwardingTest {
   void check_overLimitOnOwnerThroughPeer_statusTravels() {
     cluster = LocalCluster.start(2, SETTINGS);
     Node owner = cluster.node(1);
-    String key = keyOwnedBy(cluster, owner, "over:");
+    String key = cluster.keyOwnedBy(owner, "test", "over:");
     cluster.node(0).check(req(key, 2, 2));
     RateLimitResponse r = cluster.node(0).check(req(key, 1, 2)).get(0);
     assertThat(r.status()).isEqualTo(Status.OVER_LIMIT);

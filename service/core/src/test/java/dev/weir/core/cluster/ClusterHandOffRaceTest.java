@@ -37,12 +37,7 @@ class ClusterHandOffRaceTest {
 
   /** Returns a key that {@code owner} owns on the current ring. */
   private String keyOwnedBy(Node owner) {
-    for (int i = 0; ; i++) {
-      String key = "k" + i;
-      if (cluster.ownerOf(req(key, 0).hashKey()) == owner) {
-        return key;
-      }
-    }
+    return cluster.keyOwnedBy(owner, "race", "k");
   }
 
   /** Returns the node that owns {@code key} once {@code leaving} is off the ring. */

@@ -42,15 +42,6 @@ class PeerFailoverTest {
     return RateLimitRequest.builder("test", key).hits(1).limit(5).duration(60_000).build();
   }
 
-  private static String keyOwnedBy(LocalCluster c, Node node, String prefix) {
-    for (int i = 0; ; i++) {
-      String key = prefix + i;
-      if (c.ownerOf("test_" + key) == node) {
-        return key;
-      }
-    }
-  }
-
   private static boolean isDownAt(Node at, Node peer) {
     return at.cluster().liveness().isDown(peer.address());
   }
@@ -60,8 +51,8 @@ class PeerFailoverTest {
     cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
     Node asked = cluster.node(0);
     Node down = cluster.node(1);
-    String lostKey = keyOwnedBy(cluster, down, "lost:");
-    String localKey = keyOwnedBy(cluster, asked, "here:");
+    String lostKey = cluster.keyOwnedBy(down, "test", "lost:");
+    String localKey = cluster.keyOwnedBy(asked, "test", "here:");
     cluster.kill(down);
 
     List<RateLimitResponse> answers = asked.check(req(lostKey), req(localKey));
@@ -79,7 +70,7 @@ class PeerFailoverTest {
     cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
     Node asked = cluster.node(0);
     Node down = cluster.node(1);
-    asked.check(req(keyOwnedBy(cluster, down, "warm:")));
+    asked.check(req(cluster.keyOwnedBy(down, "test", "warm:")));
 
     cluster.kill(down);
 
@@ -96,7 +87,7 @@ class PeerFailoverTest {
     cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
     Node asked = cluster.node(0);
     Node down = cluster.node(1);
-    String lostKey = keyOwnedBy(cluster, down, "lost:");
+    String lostKey = cluster.keyOwnedBy(down, "test", "lost:");
     cluster.kill(down);
     assertThat(asked.check(req(lostKey)).get(0).error()).as("counted by the next owner").isEmpty();
     for (Node survivor : List.of(asked, cluster.node(2))) {
@@ -130,7 +121,7 @@ class PeerFailoverTest {
             3, ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
     Node asked = cluster.node(0);
     Node down = cluster.node(1);
-    String lostKey = keyOwnedBy(cluster, down, "lost:");
+    String lostKey = cluster.keyOwnedBy(down, "test", "lost:");
     asked.check(req(lostKey));
     cluster.kill(down);
     Await.until(DETECTED, () -> isDownAt(asked, down), "the dropped connection is noticed");

@@ -71,12 +71,7 @@ class PeerProtocolAttackTest {
 
   /** Returns a key owned by node 1, so that node 0 forwards it. */
   private String keyOwnedBySecondNode() {
-    for (int i = 0; ; i++) {
-      String key = "account:" + i;
-      if (cluster.ownerOf(NAME + "_" + key) == cluster.node(1)) {
-        return key;
-      }
-    }
+    return cluster.keyOwnedBy(cluster.node(1), NAME, "account:");
   }
 
   /** Opens a stranger's plaintext channel to {@code node}'s peer listener, sending no secret. */

@@ -10,6 +10,7 @@ import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
@@ -180,6 +181,15 @@ public final class LocalCluster implements AutoCloseable {
   public Node ownerOf(String hashKey) {
     String owner = nodes.get(0).cluster().membership().ring().ownerOf(hashKey);
     return nodes.stream().filter(n -> n.address().equals(owner)).findFirst().orElseThrow();
+  }
+
+  /**
+   * Returns the first key {@code prefix + i} whose bucket {@code name + "_" + key} {@code node}
+   * owns on the current ring (see {@link RingKeys#ownedBy}).
+   */
+  public String keyOwnedBy(Node node, String name, String prefix) {
+    HashRing ring = nodes.get(0).cluster().membership().ring();
+    return RingKeys.ownedBy(ring, name, prefix, node.address());
   }
 
   /** Returns the running nodes that do not own {@code hashKey}. */

@@ -18,6 +18,16 @@ public final class RingKeys {
   private RingKeys() {}
 
   /**
+   * Returns the first key {@code prefix + i} whose bucket {@code name + "_" + key} {@code owner}
+   * owns on {@code ring}.
+   *
+   * @throws IllegalStateException if {@value #MOST_TRIED} keys do not provide one
+   */
+  public static String ownedBy(HashRing ring, String name, String prefix, String owner) {
+    return split(ring, name, prefix, owner, 1, 0).get(0);
+  }
+
+  /**
    * Returns unique keys {@code prefix + i} in the order found: {@code owned} of them whose bucket
    * {@code name + "_" + key} {@code owner} owns on {@code ring}, and {@code others} that another
    * peer owns.

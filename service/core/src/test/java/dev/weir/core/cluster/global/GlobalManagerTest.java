@@ -17,6 +17,7 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.RingKeys;
 import dev.weir.core.testkit.WindowCounterCheck;
 import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.RateLimitResp;
@@ -64,11 +65,7 @@ class GlobalManagerTest {
 
   /** Returns a key whose hash key ({@code g_<key>}) {@code owner} owns on {@code ring}. */
   private static String keyOwnedBy(HashRing ring, String owner) {
-    for (int i = 0; ; i++) {
-      if (ring.ownerOf("g_k" + i).equals(owner)) {
-        return "k" + i;
-      }
-    }
+    return RingKeys.ownedBy(ring, "g", "k", owner);
   }
 
   private static HashRing ring(String... peers) {
