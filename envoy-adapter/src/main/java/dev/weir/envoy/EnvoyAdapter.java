@@ -194,6 +194,21 @@ public final class EnvoyAdapter implements AutoCloseable {
     return holder.current().map(config -> !config.domains().isEmpty()).orElse(false);
   }
 
+  /**
+   * Returns a {@code RateLimitService} of its own that answers from this adapter's config through
+   * {@code service}, counting in {@code metrics} and {@code meter}: what a start-up warm-up calls,
+   * so that its decisions reach neither the node's counters nor its meters.
+   */
+  public BindableService warmUpService(
+      RateLimitService service,
+      Clock clock,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter) {
+    return new EnvoyRateLimitGrpcService(
+        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
+  }
+
   /** Returns the config requests are answered with, empty before one loaded. */
   public Optional<EnvoyConfig> config() {
     return holder.current();
