@@ -87,7 +87,8 @@ class FirstHourJarIT {
     Path config = dir.resolve("weir.env");
     Files.writeString(config, "WEIR_LOG_LEVLE=debug\n");
     try (NodeProcess node =
-        NodeProcess.start(Map.of("WEIR_CAHCE_SIZE", "10"), "--config", config.toString())) {
+        NodeProcess.start(
+            Map.of("WEIR_CAHCE_SIZE", "10", "WEIR_WARMUP", "20s"), "--config", config.toString())) {
       node.awaitHealthy(http);
       HttpResponse<String> json =
           http.send(
@@ -116,6 +117,8 @@ class FirstHourJarIT {
               "WEIR_LOG_LEVLE (in --config "
                   + config
                   + ") is not a Weir setting and is ignored; did you mean WEIR_LOG_LEVEL?")
+          .containsPattern("transport warm-up: [1-9][0-9]* connections, [0-9]+ calls answered in ")
+          .containsPattern("decision warm-up: [1-9][0-9]* GetRateLimits calls answered in [0-9]+ ms")
           .contains("Weir node started: version=" + System.getProperty("weir.version") + " ")
           .contains(
               "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"

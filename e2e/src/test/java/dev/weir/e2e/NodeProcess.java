@@ -51,7 +51,11 @@ public final class NodeProcess implements AutoCloseable {
     return Path.of(path);
   }
 
-  /** Starts {@code java -jar weir.jar args} with free loopback ports and {@code env} added. */
+  /**
+   * Starts {@code java -jar weir.jar args} with free loopback ports and {@code env} added. Nodes
+   * start without the warm-up ({@code WEIR_WARMUP=0s}, which would take up to 30 s each) unless
+   * {@code env} sets {@code WEIR_WARMUP}.
+   */
   static NodeProcess start(Map<String, String> env, String... args) throws IOException {
     return start(freePort(), freePort(), env, args);
   }
@@ -86,6 +90,7 @@ public final class NodeProcess implements AutoCloseable {
         .removeIf(name -> name.startsWith("WEIR_") || name.startsWith("GUBER_"));
     builder.environment().put("WEIR_GRPC_ADDRESS", "127.0.0.1:" + grpcPort);
     builder.environment().put("WEIR_HTTP_ADDRESS", "127.0.0.1:" + httpPort);
+    builder.environment().put("WEIR_WARMUP", "0s");
     builder.environment().putAll(env);
     return new NodeProcess(grpcPort, httpPort, builder.start(), out, err);
   }

@@ -111,6 +111,14 @@ final class ClientGrpcListener {
   }
 
   /**
+   * Serves Envoy's {@code RateLimitService} with {@code service} from now on, leaving {@code
+   * RateLimitQuotaService} as it is.
+   */
+  void serveRateLimit(BindableService service) {
+    rateLimit.bind(service);
+  }
+
+  /**
    * Serves Envoy's {@code RateLimitService} with {@code rateLimitService} and {@code
    * RateLimitQuotaService} with {@code quotaService} from now on.
    */

@@ -41,7 +41,7 @@ public final class KnownVariables {
           OpsSettings.class,
           LogSetup.class,
           AutoCaFile.class,
-          TransportWarmUp.class);
+          NodeWarmUp.class);
 
   private static final List<EnvVar> ALL = collect();
 

@@ -89,7 +89,8 @@ final class ServeCommand implements Command {
    * @param discovery how peers are found
    * @param peers the peer listener and its authentication
    * @param autoCaFile where the generated cluster CA is written, if anywhere
-   * @param warmUp the most the node spends warming up its transport before it serves HTTP
+   * @param warmUp the most the node spends warming up its transport and decision path before it
+   *     joins and serves HTTP
    * @param environment the variables read, for the start-up line
    */
   record NodeSettings(
@@ -121,7 +122,7 @@ final class ServeCommand implements Command {
       OpsSettings ops = OpsSettings.from(reader);
       PeerSettings peers = PeerSettings.from(reader, config.grpcAddress());
       Optional<Path> autoCaFile = AutoCaFile.configured(reader);
-      Duration warmUp = TransportWarmUp.budget(reader);
+      Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());

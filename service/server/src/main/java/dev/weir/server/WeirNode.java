@@ -31,8 +31,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.BindException;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
@@ -79,7 +77,7 @@ public final class WeirNode implements AutoCloseable {
   private final EnvoyAdapter envoyAdapter;
   private final HttpListener http;
   private final StatusListener status;
-  private final TransportWarmUp.Result warmUp;
+  private final NodeWarmUp.Result warmUp;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -92,7 +90,7 @@ public final class WeirNode implements AutoCloseable {
       EnvoyAdapter envoyAdapter,
       HttpListener http,
       StatusListener status,
-      TransportWarmUp.Result warmUp) {
+      NodeWarmUp.Result warmUp) {
     this.components = components;
     this.member = member;
     this.advertiseAddress = advertiseAddress;
@@ -270,9 +268,9 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Sets the most the node spends warming up its gRPC transport before it joins the cluster and
-     * opens the HTTP listener ({@code WEIR_WARMUP}; default none): see {@link TransportWarmUp}.
-     * The warm-up is skipped when the gRPC listener serves TLS.
+     * Sets the most the node spends warming up its gRPC transport and its decision path before it
+     * joins the cluster and opens the HTTP listener ({@code WEIR_WARMUP}; default none): see
+     * {@link NodeWarmUp}. The transport's part is skipped when the gRPC listener serves TLS.
      */
     Builder warmUp(Duration value) {
       this.warmUp = Objects.requireNonNull(value, "warmUp");
@@ -370,11 +368,20 @@ public final class WeirNode implements AutoCloseable {
     if (envoy != null && b.readyNeedsDomain) {
       health.add(new ConfigComponent(envoy::hasDomains));
     }
-    FrontDoors doors = FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry));
     Listeners listeners =
         components.start("listeners", Listeners::new, all -> all.stop(ops.drainTimeout()));
     listeners.add("grpc", member::stopServer);
-    TransportWarmUp.Result warmUp = warmUp(b, grpc, tls);
+    NodeWarmUp.Result warmUp =
+        b.warmUp.isZero()
+            ? null
+            : NodeWarmUp.run(
+                b.warmUp,
+                b.clock,
+                grpc,
+                tls.grpc().isPresent(),
+                envoy,
+                b.ops.limits());
+    FrontDoors doors = FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry));
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
     HttpListener http =
@@ -413,42 +420,6 @@ public final class WeirNode implements AutoCloseable {
         });
     return new WeirNode(
         components, member, advertise, tls, grpcHealth, registry, envoy, http, status, warmUp);
-  }
-
-  /**
-   * Runs the transport warm-up against the gRPC listener when a budget is set and the listener is
-   * plaintext, and logs what it did; returns that, or null when it did not run.
-   */
-  private static TransportWarmUp.Result warmUp(Builder b, ClientGrpcListener grpc, NodeTls tls) {
-    if (b.warmUp.isZero()) {
-      return null;
-    }
-    if (tls.grpc().isPresent()) {
-      LOG.info("transport warm-up skipped: the gRPC listener serves TLS");
-      return null;
-    }
-    List<? extends SocketAddress> sockets = grpc.server().getListenSockets();
-    if (sockets.isEmpty() || !(sockets.get(0) instanceof InetSocketAddress bound)) {
-      LOG.info("transport warm-up skipped: the gRPC listener has no IP socket");
-      return null;
-    }
-    TransportWarmUp.Result done =
-        TransportWarmUp.run(
-            TransportWarmUp.reachable(bound), b.warmUp, b.clock, grpc.warmUpToken());
-    String line =
-        "transport warm-up: "
-            + done.connections()
-            + " connections, "
-            + done.answered()
-            + " calls answered in "
-            + done.elapsed().toMillis()
-            + " ms";
-    if (done.failure() == null) {
-      LOG.info(line);
-    } else {
-      LOG.warn(line + ", stopped early: " + done.failure());
-    }
-    return done;
   }
 
   /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */
@@ -603,8 +574,8 @@ public final class WeirNode implements AutoCloseable {
     return tls.node();
   }
 
-  /** Returns what the start-up transport warm-up did, empty when it did not run. */
-  Optional<TransportWarmUp.Result> warmUp() {
+  /** Returns what the start-up warm-up did, empty when it did not run. */
+  Optional<NodeWarmUp.Result> warmUp() {
     return Optional.ofNullable(warmUp);
   }
 

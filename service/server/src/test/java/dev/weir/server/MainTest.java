@@ -115,6 +115,7 @@ class MainTest {
       env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
       env.put(variable, "127.0.0.1:" + taken.getLocalPort());
 
+      env.put("WEIR_WARMUP", "0s");
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(1);
@@ -152,6 +153,7 @@ class MainTest {
       env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
       env.put("WEIR_PEER_SECRET", SECRET);
 
+      env.put("WEIR_WARMUP", "0s");
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(2);
@@ -243,6 +245,7 @@ class MainTest {
       env.put("WEIR_DNS_FQDN", "localhost");
       env.put("WEIR_PEER_SECRET", SECRET);
 
+      env.put("WEIR_WARMUP", "0s");
       int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
       assertThat(status).isEqualTo(1);

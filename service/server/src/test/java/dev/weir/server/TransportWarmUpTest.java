@@ -1,10 +1,7 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.config.ConfigException;
-import dev.weir.core.config.EnvReader;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
@@ -224,17 +221,5 @@ class TransportWarmUpTest {
     assertThat(v6.getPort()).isEqualTo(1051);
     InetSocketAddress specific = new InetSocketAddress("127.0.0.2", 1052);
     assertThat(TransportWarmUp.reachable(specific)).isSameAs(specific);
-  }
-
-  @Test
-  void budget_readsWeirWarmup() {
-    assertThat(TransportWarmUp.budget(new EnvReader(Map.of())))
-        .isEqualTo(TransportWarmUp.DEFAULT_BUDGET);
-    assertThat(TransportWarmUp.budget(new EnvReader(Map.of("WEIR_WARMUP", "0s"))))
-        .isEqualTo(Duration.ZERO);
-    assertThatThrownBy(
-            () -> TransportWarmUp.budget(new EnvReader(Map.of("WEIR_WARMUP", "2m"))))
-        .isInstanceOf(ConfigException.class)
-        .hasMessageStartingWith("WEIR_WARMUP='2m' is not valid");
   }
 }

@@ -6,26 +6,53 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.ClockBucketStore;
+import dev.weir.core.time.Clock;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.core.testkit.Await;
-import dev.weir.core.testkit.FakeClock;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.tls.TlsSettings;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class WeirNodeWarmUpTest {
 
   private static final WeirConfig CONFIG = TestConfigs.loopback();
 
-  private final FakeClock clock = new FakeClock();
+  /** A budget on {@link #clock}: the transport step reads it about 13 000 times. */
+  private static final Duration BUDGET = Duration.ofSeconds(40);
+
+  /** A clock a millisecond later at each read, so that the warm-up's budget passes. */
+  private final Clock clock =
+      new Clock() {
+        private final AtomicLong nanos = new AtomicLong();
+
+        @Override
+        public long wallMillis() {
+          return 1_767_225_600_000L + TimeUnit.NANOSECONDS.toMillis(nanos.get());
+        }
+
+        @Override
+        public long monotonicNanos() {
+          return nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+      };
+
+  @TempDir Path dir;
+  private final ClockBucketStore store = new ClockBucketStore(clock, 1000);
   private WeirNode node;
   private ManagedChannel channel;
 
@@ -45,7 +72,14 @@ class WeirNodeWarmUpTest {
   }
 
   private WeirNode.Builder builder() {
-    return WeirNode.builder(CONFIG).clock(clock).store(new ClockBucketStore(clock, 1000));
+    return WeirNode.builder(CONFIG).clock(clock).store(store);
+  }
+
+  /** Returns the checks the node has counted. */
+  private double countedChecks() {
+    return node.registry().find(MicrometerMetrics.CHECKS).counters().stream()
+        .mapToDouble(Counter::count)
+        .sum();
   }
 
   /** Returns the calls the node's gRPC listener has counted. */
@@ -56,33 +90,73 @@ class WeirNodeWarmUpTest {
   }
 
   @Test
-  void warmUp_plaintext_answeredByTheNodesGrpcListenerBeforeStartReturnsAndNotCounted()
+  void warmUp_plaintext_transportThenNativeDecisionsBeforeStartReturnsNoneCountedByTheNode()
       throws Exception {
-    node = builder().warmUp(Duration.ofMinutes(1)).start();
+    node = builder().warmUp(BUDGET).start();
 
     assertThat(node.warmUp())
         .hasValueSatisfying(
             done -> {
-              assertThat(done.failure()).isNull();
-              assertThat(done.connections()).isEqualTo(TransportWarmUp.CONNECTIONS);
-              assertThat(done.answered())
+              assertThat(done.transport().failure()).isNull();
+              assertThat(done.transport().connections()).isEqualTo(TransportWarmUp.CONNECTIONS);
+              assertThat(done.transport().answered())
                   .isEqualTo(
                       TransportWarmUp.CONNECTIONS / 2 * TransportWarmUp.CALLS_PER_CONNECTION);
+              assertThat(done.method()).isEqualTo("pb.gubernator.V1/GetRateLimits");
+              assertThat(done.decisions().failure()).isNull();
+              assertThat(done.decisions().answered()).isPositive();
             });
+    assertThat(store.size()).as("buckets in the node's store").isZero();
+    assertThat(countedChecks()).isZero();
     HealthGrpc.newBlockingStub(channel()).check(HealthCheckRequest.getDefaultInstance());
     Await.until(Duration.ofSeconds(10), () -> countedCalls() == 1, "the client's check counted");
   }
 
   @Test
-  void warmUp_grpcListenerServesTls_skipped() throws Exception {
+  void warmUp_envoyConfig_decisionsAreShouldRateLimitCallsForItsRules() throws Exception {
+    Files.writeString(
+        dir.resolve("edge.yaml"),
+        """
+        domain: edge
+        descriptors:
+          - key: remote_address
+            rate_limit: {unit: second, requests_per_unit: 100}
+        """);
+    node =
+        builder()
+            .envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", dir.toString())))
+            .warmUp(BUDGET)
+            .start();
+
+    assertThat(node.warmUp())
+        .hasValueSatisfying(
+            done -> {
+              assertThat(done.method())
+                  .isEqualTo("envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
+              assertThat(done.decisions().failure()).isNull();
+              assertThat(done.decisions().answered()).isPositive();
+            });
+    assertThat(store.size()).as("buckets in the node's store").isZero();
+    assertThat(countedChecks()).isZero();
+    assertThat(node.registry().find(EnvoyMetrics.PREFIX + "rate_limit.total_hits").counters())
+        .isEmpty();
+  }
+
+  @Test
+  void warmUp_grpcListenerServesTls_decisionsWarmedTransportSkipped() throws Exception {
     TlsSettings tls = TlsSettings.from(new EnvReader(Map.of("WEIR_TLS_AUTO", "true")));
     node =
         builder()
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
-            .warmUp(Duration.ofMinutes(1))
+            .warmUp(BUDGET)
             .start();
 
-    assertThat(node.warmUp()).isEmpty();
+    assertThat(node.warmUp())
+        .hasValueSatisfying(
+            done -> {
+              assertThat(done.transport()).isNull();
+              assertThat(done.decisions().answered()).isPositive();
+            });
   }
 
   @Test
