@@ -135,6 +135,12 @@ class ManifestsTest {
 
     assertThat(d.getSpec().getReplicas()).isEqualTo(3);
     assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
+    assertThat(weir.getStartupProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
+    assertThat(
+            weir.getStartupProbe().getPeriodSeconds()
+                * weir.getStartupProbe().getFailureThreshold())
+        .as("seconds a starting pod has: the largest WEIR_WARMUP (120 s) and the JVM's start")
+        .isGreaterThanOrEqualTo(150);
     assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertThat(weir.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
     assertThat(d.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
