@@ -118,7 +118,8 @@ class FirstHourJarIT {
                   + config
                   + ") is not a Weir setting and is ignored; did you mean WEIR_LOG_LEVEL?")
           .containsPattern("transport warm-up: [1-9][0-9]* connections, [0-9]+ calls answered in ")
-          .containsPattern("decision warm-up: [1-9][0-9]* GetRateLimits calls answered in [0-9]+ ms")
+          .containsPattern(
+              "decision warm-up: [1-9][0-9]* GetRateLimits calls answered in [0-9]+ ms")
           .contains("Weir node started: version=" + System.getProperty("weir.version") + " ")
           .contains(
               "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"

@@ -31,14 +31,15 @@ import java.util.function.LongSupplier;
  * <p>The JIT compiles the decision path from the calls it has seen, and a node given its full
  * traffic the moment it is ready compiles that path while answering: on one core, it answered its
  * first half second at about a seventieth of its warm rate and its first ten seconds at an eighth
- * ({@code docs/benchmarks.md}, "A fresh node under full load"). The calls here are real ones, made the way a proxy makes them,
- * so that the code compiled is the code the node's traffic runs and that traffic finds few
- * branches the compiled code left out: the same handler, marshaller, listener, engine, store and
- * meter classes as the node's own; headers in HPACK with Huffman codes and the dynamic table,
- * every other connection's calls with a {@code grpc-timeout}; requests that both find their
- * buckets and add new ones to a full store; and, every {@value #CALLS_PER_CONNECTION} calls, a
- * connection replaced, every other time closed with a call in flight whose request has not ended
- * (a response written to a closed stream would be logged as a stream error).
+ * ({@code docs/benchmarks.md}, "A fresh node under full load"). The calls here are real ones, made
+ * the way a proxy makes them, so that the code compiled is the code the node's traffic runs and
+ * that traffic finds few branches the compiled code left out: the same handler, marshaller,
+ * listener, engine, store and meter classes as the node's own; headers in HPACK with Huffman codes
+ * and the dynamic table, every other connection's calls with a {@code grpc-timeout}; requests that
+ * both find their buckets and add new ones to a full store; and, every {@value
+ * #CALLS_PER_CONNECTION} calls, a connection replaced, every other time closed with a call in
+ * flight whose request has not ended (a response written to a closed stream would be logged as a
+ * stream error).
  *
  * <p>Like {@link TransportWarmUp}, the client runs no code of the server's transport: it writes
  * frames on blocking sockets, one thread writing a batch to every connection and then reading
@@ -282,7 +283,8 @@ final class DecisionWarmUp {
       return new HeaderBlocks(encode(encoder, 1, headers), encode(encoder, 3, headers));
     }
 
-    private static byte[] encode(DefaultHttp2HeadersEncoder encoder, int stream, Http2Headers headers)
+    private static byte[] encode(
+        DefaultHttp2HeadersEncoder encoder, int stream, Http2Headers headers)
         throws Http2Exception {
       ByteBuf block = Unpooled.buffer();
       try {
