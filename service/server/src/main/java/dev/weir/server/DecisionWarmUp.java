@@ -207,8 +207,8 @@ final class DecisionWarmUp {
   /**
    * Makes one round of calls: opens connections up to {@value #CONNECTIONS_AT_ONCE}, writes a
    * batch to each, then reads each batch's answers, ending the connections whose last batch that
-   * was. A method of its own so that the JIT compiles it on its calls rather than on the long
-   * loop's back edges, which took the warm-up's own client most of the warm-up to reach.
+   * was. A method of its own so that the JIT compiles it after a few calls, not only after the
+   * many back edges of the loop that calls it.
    */
   private void round(List<Connection> open) throws IOException {
     while (open.size() < CONNECTIONS_AT_ONCE) {
@@ -229,8 +229,8 @@ final class DecisionWarmUp {
 
   /**
    * Returns whether enough calls were answered and the JIT compiled for at most {@value
-   * #QUIET_COMPILE_MILLIS} ms over the last {@link #QUIET}; starts a new quiet period when it
-   * compiled more. Once true, stays true.
+   * #QUIET_COMPILE_MILLIS} ms over the period of at least {@link #QUIET} that has just ended; a
+   * new period starts whenever one ends. Once true, stays true.
    */
   private boolean settled() {
     if (settled) {

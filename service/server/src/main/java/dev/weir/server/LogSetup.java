@@ -79,7 +79,7 @@ final class LogSetup {
     return () -> restore.forEach(Runnable::run);
   }
 
-  /** What {@link #quiet} returns: closing it restores the loggers' levels. */
+  /** A handle that, when closed, restores the levels {@link #quiet} raised. */
   interface Quiet extends AutoCloseable {
     @Override
     void close();

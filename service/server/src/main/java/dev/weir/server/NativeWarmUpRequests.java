@@ -21,6 +21,7 @@ final class NativeWarmUpRequests {
   /** Returns {@code count} serialized {@code GetRateLimitsReq}s. */
   static List<byte[]> of(int count) {
     List<byte[]> requests = new ArrayList<>(count);
+    int n = 0;
     for (int i = 0; i < count; i++) {
       GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
       int items = i % 2 == 0 ? 1 : 10;
@@ -28,7 +29,7 @@ final class NativeWarmUpRequests {
         request.addRequests(
             RateLimitReq.newBuilder()
                 .setName(NAME)
-                .setUniqueKey("key-" + WarmUpRequests.variant(i * 10 + item))
+                .setUniqueKey("key-" + WarmUpRequests.variant(n++))
                 .setHits(1)
                 .setLimit(1_000)
                 .setDuration(60_000));

@@ -41,7 +41,7 @@ final class NodeWarmUp {
   /** The largest budget {@code WEIR_WARMUP} accepts. */
   static final Duration MAX_BUDGET = Duration.ofMinutes(2);
 
-  /** How many different requests the decision warm-up sends in turn. */
+  /** How many requests the decision warm-up cycles through. */
   static final int REQUESTS = 4096;
 
   /**
@@ -140,21 +140,24 @@ final class NodeWarmUp {
       EnvoyAdapter envoy,
       InputLimits limits) {
     DecisionWarmUp.Result done = null;
-    String skipped = null;
-    try (WarmUpServer server = WarmUpServer.start(limits, clock, envoy)) {
+    String failure = null;
+    try (WarmUpServer server =
+        deadline.before() ? WarmUpServer.start(limits, clock, envoy) : null) {
       Duration left = Duration.ofNanos(deadline.leftNanos());
-      if (left.isZero()) {
-        skipped = "the budget was spent (WEIR_WARMUP)";
-      } else {
+      if (server != null && !left.isZero()) {
         done =
             DecisionWarmUp.run(
                 server.address(), "/" + method, messages, left, clock, compileMillis());
       }
     } catch (IOException | RuntimeException e) {
-      skipped = e.toString();
+      failure = e.toString();
     }
     if (done == null) {
-      LOG.warn("decision warm-up skipped: {}", skipped);
+      if (failure == null) {
+        LOG.info("decision warm-up skipped: the budget was spent (WEIR_WARMUP)");
+      } else {
+        LOG.warn("decision warm-up skipped: {}", failure);
+      }
       return null;
     }
     String line =

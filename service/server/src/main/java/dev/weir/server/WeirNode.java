@@ -293,13 +293,14 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Starts the node: it serves {@code V1} on the gRPC port and {@code PeersV1} on the peer
-     * listener (when it may have peers), joins the peers discovery finds, then opens the HTTP
-     * listener (and the status listener when configured). Every front door is counted in the node's
-     * Prometheus registry, served at {@code GET /metrics}. Client gRPC calls run on the transport's
-     * event loops ({@code directExecutor}): a decision answered on this node never changes threads,
-     * and nothing a client-facing gRPC handler runs may block (forwarded items complete on the peer
-     * clients' threads; the peer listener has its own pool).
+     * Starts the node: it binds the gRPC port, warms up within {@link #warmUp} (calls to the gRPC
+     * port are answered {@code UNAVAILABLE} meanwhile), serves {@code V1} there and {@code
+     * PeersV1} on the peer listener (when it may have peers), joins the peers discovery finds, then
+     * opens the HTTP listener (and the status listener when configured). Every front door is
+     * counted in the node's Prometheus registry, served at {@code GET /metrics}. Client gRPC calls
+     * run on the transport's event loops ({@code directExecutor}): a decision answered on this node
+     * never changes threads, and nothing a client-facing gRPC handler runs may block (forwarded
+     * items complete on the peer clients' threads; the peer listener has its own pool).
      *
      * @throws dev.weir.envoy.config.DescriptorConfigException if the descriptor config is invalid (before the
      *     node serves a rate-limit call; the ports bound so far are released)
