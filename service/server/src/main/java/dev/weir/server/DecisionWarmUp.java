@@ -106,9 +106,9 @@ final class DecisionWarmUp {
   private final HeaderBlocks timed;
   private final Clock clock;
   private final LongSupplier compileMillis;
+  private final List<byte[]> messages;
   private WarmUpDeadline deadline;
   private int lastTimeoutMillis;
-  private final List<byte[]> messages;
   private long calls;
   private long answered;
   private int connections;
