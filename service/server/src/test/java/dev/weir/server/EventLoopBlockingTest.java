@@ -10,6 +10,7 @@ import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.time.ExecutorScheduler;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.RawGrpc;
@@ -51,6 +52,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -145,6 +147,29 @@ class EventLoopBlockingTest {
       BLOCKED.clear();
       grpcNetty.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
       httpNetty.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void clusterScheduler_armedFromAnEventLoopWhileItsThreadsRunTasks_neverParksTheLoop()
+      throws Exception {
+    // A GLOBAL key's first hit and a forwarded batch arm their timers on the transport thread.
+    EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    try (ExecutorScheduler scheduler = new ExecutorScheduler("blocking-check", 2)) {
+      int tasks = 100_000;
+      CountDownLatch ran = new CountDownLatch(tasks);
+      loop.submit(
+              () -> {
+                for (int i = 0; i < tasks; i++) {
+                  scheduler.schedule(ran::countDown, Duration.ofNanos(i % 4 * 50_000L));
+                }
+              })
+          .get(30, TimeUnit.SECONDS);
+
+      assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(BLOCKED).isEmpty();
+    } finally {
+      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     }
   }
 
