@@ -303,13 +303,14 @@ public final class Weir {
 
     /**
      * Creates the member without starting it, so that its {@link WeirMember#service()} can back
-     * other services added to the server builder first. No port is bound yet, except a peer
-     * listener at port 0: it is bound here, answering {@code UNAVAILABLE} until {@link
-     * WeirMember#start()}, so that the member advertises the port it holds rather than one probed
-     * free and bound later; {@link WeirMember#close()} releases it.
+     * other services added to the server builder first. The only port bound here is the peer
+     * listener's, when the member may have peers: it answers {@code UNAVAILABLE} until {@link
+     * WeirMember#start()}, so that a member at port 0 advertises the port it holds rather than one
+     * probed free and bound later, and a port in use fails here rather than after whatever the
+     * caller does between build and start; {@link WeirMember#close()} releases it.
      *
      * @throws IllegalStateException when settings contradict each other
-     * @throws java.io.UncheckedIOException when a peer listener at port 0 cannot be bound
+     * @throws java.io.UncheckedIOException when the peer listener cannot be bound
      */
     public WeirMember build() {
       if (staticPeers != null && (discovery != null || discoveryForPeerPort != null)) {
@@ -379,6 +380,16 @@ public final class Weir {
       if (plan.listen() == null && bound != null) {
         bound.close();
       }
+      if (plan.listen() != null && bound == null) {
+        try {
+          bound = bindPeerListener(plan.listen());
+        } catch (RuntimeException e) {
+          if (discoveryForPeerPort != null) {
+            closeMadeDiscovery(peers, e);
+          }
+          throw e;
+        }
+      }
       BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
       LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
       ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
@@ -400,7 +411,6 @@ public final class Weir {
           peers,
           serverBuilder,
           server,
-          plan.listen(),
           plan.listen() == null ? null : bound,
           security,
           metrics,
@@ -430,7 +440,7 @@ public final class Weir {
       }
     }
 
-    /** Binds the peer listener at {@code address}, whose port is 0, to learn its port. */
+    /** Binds the peer listener at {@code address}, answering {@code UNAVAILABLE} until it serves. */
     private PeerListener bindPeerListener(HostPort address) {
       try {
         return PeerListener.bind(

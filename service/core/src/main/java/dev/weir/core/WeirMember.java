@@ -56,7 +56,6 @@ public final class WeirMember implements RateLimiter {
   private final ExecutorScheduler scheduler;
   private final PeerDiscovery discovery;
   private final ServerBuilder<?> serverBuilder;
-  private final HostPort peerListen;
   private final PeerSecurity security;
   private final WeirMetrics metrics;
   private final InputLimits limits;
@@ -73,7 +72,6 @@ public final class WeirMember implements RateLimiter {
       PeerDiscovery discovery,
       ServerBuilder<?> serverBuilder,
       Server server,
-      HostPort peerListen,
       PeerListener peerListener,
       PeerSecurity security,
       WeirMetrics metrics,
@@ -86,7 +84,6 @@ public final class WeirMember implements RateLimiter {
     this.discovery = discovery;
     this.serverBuilder = serverBuilder;
     this.server = server;
-    this.peerListen = peerListen;
     this.peerListener = peerListener;
     this.security = security;
     this.metrics = metrics;
@@ -98,9 +95,9 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Starts the member: builds and starts the server of the given server builder (a given started
-   * server already serves), opens the peer listener (when the member may have peers; one bound for
-   * port 0 by {@link Weir.Builder#build()} starts serving {@code PeersV1}), and joins the cluster
-   * through the discovery. Returns this member.
+   * server already serves), lets the peer listener {@link Weir.Builder#build()} bound (when the
+   * member may have peers) serve {@code PeersV1}, and joins the cluster through the discovery.
+   * Returns this member.
    *
    * @throws IOException when a server cannot bind or the discovery cannot start
    * @throws IllegalStateException when the member was already started
@@ -110,12 +107,7 @@ public final class WeirMember implements RateLimiter {
       throw new IllegalStateException("the member is " + state.name().toLowerCase() + ", not new");
     }
     try {
-      if (peerListen != null) {
-        if (peerListener == null) {
-          peerListener =
-              PeerListener.bind(
-                  peerListen.toBindAddress(), security, metrics, limits.maxGrpcMessageBytes());
-        }
+      if (peerListener != null) {
         peerListener.serve(
             new PeersService(
                 cluster, new PeerInputValidator(limits, cluster.self()), clock, metrics));
@@ -228,7 +220,7 @@ public final class WeirMember implements RateLimiter {
             : "the member serves no gRPC port: it has no server builder and no peers");
   }
 
-  /** Returns the port of the peer listener, empty before start or when the member has no peers. */
+  /** Returns the port of the peer listener, empty when the member has no peers. */
   public OptionalInt peerPort() {
     PeerListener listener = peerListener;
     return listener == null ? OptionalInt.empty() : OptionalInt.of(listener.port());

@@ -295,6 +295,29 @@ class WeirTest {
   }
 
   @Test
+  void build_peerPortInUse_failsAtBuildNotAtStart() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      int port = freePort();
+      int peerPort = taken.getLocalPort();
+      String a = "127.0.0.1:" + port;
+      List<String> peers = List.of(a + "@" + peerPort, "127.0.0.1:" + freePort() + "@1");
+      Weir.Builder builder =
+          Weir.builder()
+              .advertiseAddress(a)
+              .staticPeers(peers)
+              .serverBuilder(
+                  NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port)))
+              .peerAddress("127.0.0.1:" + peerPort)
+              .peerSecret(SECRET);
+
+      assertThatThrownBy(builder::build)
+          .isInstanceOf(java.io.UncheckedIOException.class)
+          .hasMessageContaining("cannot start the peer listener at /127.0.0.1:" + peerPort)
+          .hasMessageContaining("Failed to bind");
+    }
+  }
+
+  @Test
   void build_peersWithoutSecretOrTls_failsNamingTheSettings() {
     assertThatThrownBy(
             () ->

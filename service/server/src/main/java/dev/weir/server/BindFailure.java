@@ -4,6 +4,7 @@ import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import java.io.IOException;
 import java.net.BindException;
+import java.net.ServerSocket;
 
 /**
  * Names the listener and its setting in a failure to bind its address, so that a node with three
@@ -13,6 +14,26 @@ import java.net.BindException;
 final class BindFailure {
 
   private BindFailure() {}
+
+  /**
+   * Binds {@code address} and releases it at once, so that a listener opened later (after the
+   * warm-up) reports a port in use now; does nothing for port 0 or for failures other than a
+   * failure to bind, which the listener itself reports.
+   *
+   * @throws BindException naming the listener and {@code variable} when the address is in use
+   */
+  static void probe(String listener, EnvVar variable, HostPort address) throws BindException {
+    if (address.port() == 0) {
+      return;
+    }
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.bind(address.toBindAddress());
+    } catch (BindException e) {
+      throw of(listener, variable, address, e);
+    } catch (IOException | RuntimeException e) {
+      // Not a port in use: the listener's own bind reports it, with its context.
+    }
+  }
 
   /**
    * Returns whether {@code failure} is a failure to bind: a {@link BindException} in its causes, or

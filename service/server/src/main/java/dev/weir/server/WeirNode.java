@@ -293,8 +293,9 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
-     * Starts the node: it binds the gRPC port, warms up within {@link #warmUp} (calls to the gRPC
-     * port are answered {@code UNAVAILABLE} meanwhile), serves {@code V1} there and {@code
+     * Starts the node: it binds the gRPC port and the peer listener's (when it may have peers),
+     * checks that the HTTP and status addresses are free, warms up within {@link #warmUp} (calls to
+     * the gRPC port are answered {@code UNAVAILABLE} meanwhile), serves {@code V1} there and {@code
      * PeersV1} on the peer listener (when it may have peers), joins the peers discovery finds, then
      * opens the HTTP listener (and the status listener when configured). Every front door is
      * counted in the node's Prometheus registry, served at {@code GET /metrics}. Client gRPC calls
@@ -372,6 +373,12 @@ public final class WeirNode implements AutoCloseable {
     Listeners listeners =
         components.start("listeners", Listeners::new, all -> all.stop(ops.drainTimeout()));
     listeners.add("grpc", member::stopServer);
+    if (!b.warmUp.isZero()) {
+      BindFailure.probe("HTTP", b.httpAddressVariable, b.config.httpAddress());
+      if (ops.statusAddress().isPresent()) {
+        BindFailure.probe("status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get());
+      }
+    }
     NodeWarmUp.Result warmUp =
         b.warmUp.isZero()
             ? null

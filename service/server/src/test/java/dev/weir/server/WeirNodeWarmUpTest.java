@@ -1,8 +1,14 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.ClockBucketStore;
@@ -18,6 +24,9 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,6 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 class WeirNodeWarmUpTest {
 
@@ -157,6 +167,28 @@ class WeirNodeWarmUpTest {
               assertThat(done.transport()).isNull();
               assertThat(done.decisions().answered()).isPositive();
             });
+  }
+
+  @Test
+  void start_httpPortInUse_failsNamingItBeforeTheWarmUp() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(NodeWarmUp.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      HostPort http = new HostPort("127.0.0.1", taken.getLocalPort());
+      WeirConfig config =
+          new WeirConfig(
+              CONFIG.grpcAddress(), http, CONFIG.advertiseAddress(), CONFIG.cacheSize(), "info");
+
+      assertThatThrownBy(
+              () -> WeirNode.builder(config).clock(clock).store(store).warmUp(BUDGET).start())
+          .isInstanceOf(BindException.class)
+          .hasMessageContaining("cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=" + http);
+      assertThat(logged.list).as("the warm-up's log lines").isEmpty();
+    } finally {
+      logger.detachAppender(logged);
+    }
   }
 
   @Test
