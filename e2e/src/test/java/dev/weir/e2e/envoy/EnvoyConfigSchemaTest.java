@@ -22,6 +22,7 @@ import dev.weir.envoy.service.CounterKeys;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.HealthCheck;
 import io.envoyproxy.envoy.config.listener.v3.Filter;
 import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
@@ -196,10 +197,11 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
-  void frontProxy_rateLimitCluster_isStrictDnsToThreeWeirNodesOverHttp2WithASlowStart() {
+  void frontProxy_rateLimitCluster_isStrictDnsToThreeHealthCheckedWeirNodesOverHttp2WithASlowStart() {
     Cluster cluster = cluster(frontProxy(), "weir_ratelimit").orElseThrow();
 
     assertThat(cluster.getType()).isEqualTo(Cluster.DiscoveryType.STRICT_DNS);
+    assertCallsOnlyServingNodes(cluster);
     assertThat(speaksHttp2(cluster)).isTrue();
     assertThat(cluster.getLoadAssignment().getEndpoints(0).getLbEndpointsList())
         .extracting(e -> e.getEndpoint().getAddress().getSocketAddress())
@@ -209,6 +211,22 @@ class EnvoyConfigSchemaTest {
     assertThat(cluster.getRoundRobinLbConfig().getSlowStartConfig().getSlowStartWindow().getSeconds())
         .as("a new node's share ramps up over 60 s")
         .isEqualTo(60);
+  }
+
+  /**
+   * Asserts that {@code cluster} checks every node's gRPC health (service "", which a Weir node
+   * reports SERVING only while ready) often enough that a warming or draining node gets no calls.
+   */
+  private static void assertCallsOnlyServingNodes(Cluster cluster) {
+    assertThat(cluster.getHealthChecksList()).hasSize(1);
+    HealthCheck check = cluster.getHealthChecks(0);
+    assertThat(check.hasGrpcHealthCheck()).as("a gRPC health check").isTrue();
+    assertThat(check.getGrpcHealthCheck().getServiceName()).as("the node's own health").isEmpty();
+    assertThat(check.getInterval().getSeconds()).isBetween(1L, 5L);
+    assertThat(check.getNoTrafficInterval().getSeconds())
+        .as("checked while no call flows (Envoy's default: 60 s)")
+        .isBetween(1L, 5L);
+    assertThat(check.getHealthyThreshold().getValue()).isEqualTo(1);
   }
 
   @Test
@@ -379,10 +397,11 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
-  void rlqsBootstrap_quotaServerIsStrictDnsToThreeWeirNodesOverHttp2() {
+  void rlqsBootstrap_quotaServerIsStrictDnsToThreeHealthCheckedWeirNodesOverHttp2() {
     Cluster cluster = cluster(rlqsBootstrap(), "weir_rlqs").orElseThrow();
 
     assertThat(cluster.getType()).isEqualTo(Cluster.DiscoveryType.STRICT_DNS);
+    assertCallsOnlyServingNodes(cluster);
     assertThat(speaksHttp2(cluster)).isTrue();
     assertThat(cluster.getLoadAssignment().getEndpoints(0).getLbEndpointsList())
         .extracting(e -> e.getEndpoint().getAddress().getSocketAddress())
