@@ -64,13 +64,22 @@ public final class EnvoyAdapter implements AutoCloseable {
       XdsConfigClient xds,
       ManagedChannel xdsChannel,
       EnvoyMetrics metrics,
-      ShouldRateLimitHandler handler) {
+      Answering answering) {
     this.settings = settings;
     this.holder = holder;
     this.reloader = reloader;
     this.xds = xds;
     this.xdsChannel = xdsChannel;
     this.metrics = metrics;
+    ShouldRateLimitHandler handler =
+        new ShouldRateLimitHandler(
+            holder,
+            answering.service(),
+            answering.clock(),
+            settings,
+            metrics,
+            answering.limits(),
+            answering.meter());
     this.grpcService = new EnvoyRateLimitGrpcService(handler);
     this.jsonHandler = new JsonHandler(handler);
   }
@@ -116,8 +125,12 @@ public final class EnvoyAdapter implements AutoCloseable {
         client,
         channel,
         metrics,
-        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
+        new Answering(service, clock, limits, meter));
   }
+
+  /** What the adapter's handler answers through: the core service, its clock, limits and meter. */
+  private record Answering(
+      RateLimitService service, Clock clock, InputLimits limits, CheckMeter meter) {}
 
   private static EnvoyAdapter startFiles(
       Path configPath,
@@ -149,7 +162,7 @@ public final class EnvoyAdapter implements AutoCloseable {
         null,
         null,
         metrics,
-        new ShouldRateLimitHandler(holder, service, clock, settings, metrics, limits, meter));
+        new Answering(service, clock, limits, meter));
   }
 
   /**
