@@ -9,13 +9,25 @@ import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.MethodDescriptor.MethodType;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -46,7 +58,11 @@ class MalformedGrpcTest {
   }
 
   private void start() throws Exception {
-    Path config = Files.writeString(dir.resolve("config.yaml"), "domain: shop\n");
+    start("domain: shop\n");
+  }
+
+  private void start(String yaml) throws Exception {
+    Path config = Files.writeString(dir.resolve("config.yaml"), yaml);
     node =
         WeirNode.builder(TestConfigs.loopback())
             .envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString())))
@@ -80,6 +96,58 @@ class MalformedGrpcTest {
                 + requestType
                 + ": While parsing a protocol message, the input ended unexpectedly in the middle"
                 + " of a field");
+  }
+
+  @Test
+  void shouldRateLimit_headerValueNotUtf8_decidedWithTheBadBytesReplacedNotRefused()
+      throws Exception {
+    start(
+        """
+        domain: shop
+        descriptors:
+          - key: user
+            rate_limit: {unit: hour, requests_per_unit: 2}
+        """);
+    // Envoy copies header bytes as they are: "\xC3bob" is not UTF-8, which proto3 parsers refuse.
+    byte[] invalid = withByteReplaced(shouldRateLimit("Xbob"), (byte) 'X', (byte) 0xC3);
+    byte[] otherInvalid = withByteReplaced(shouldRateLimit("Xbob"), (byte) 'X', (byte) 0xFF);
+    MethodDescriptor<byte[], RateLimitResponse> method =
+        MethodDescriptor.<byte[], RateLimitResponse>newBuilder(
+                RawGrpc.BYTES, ProtoUtils.marshaller(RateLimitResponse.getDefaultInstance()))
+            .setFullMethodName(RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName())
+            .setType(MethodType.UNARY)
+            .build();
+
+    List<Code> codes = new ArrayList<>();
+    for (byte[] body : List.of(invalid, invalid, otherInvalid)) {
+      codes.add(
+          ClientCalls.blockingUnaryCall(
+                  channel, method, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), body)
+              .getOverallCode());
+    }
+
+    assertThat(codes)
+        .as("each malformed sequence read as U+FFFD: one counter for both values")
+        .containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
+  }
+
+  private static byte[] shouldRateLimit(String user) {
+    return RateLimitRequest.newBuilder()
+        .setDomain("shop")
+        .addDescriptors(
+            RateLimitDescriptor.newBuilder()
+                .addEntries(
+                    RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(user)))
+        .build()
+        .toByteArray();
+  }
+
+  private static byte[] withByteReplaced(byte[] message, byte from, byte to) {
+    byte[] out = message.clone();
+    int at = new String(out, StandardCharsets.ISO_8859_1).indexOf((char) from);
+    assertThat(at).isNotNegative();
+    out[at] = to;
+    return out;
   }
 
   @Test

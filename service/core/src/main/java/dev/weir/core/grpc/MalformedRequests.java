@@ -13,6 +13,8 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.protobuf.ProtoMethodDescriptorSupplier;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +22,9 @@ import java.util.List;
 /**
  * Wraps a gRPC service so that a request message that cannot be parsed is answered {@code
  * INVALID_ARGUMENT} with a one-line description naming the message type, instead of grpc-java's
- * {@code UNKNOWN: Application error processing RPC} and a SEVERE stack trace per call.
+ * {@code UNKNOWN: Application error processing RPC} and a SEVERE stack trace per call; and so that
+ * a message refused only because a string field is not valid UTF-8 is parsed again with those
+ * fields repaired ({@link Utf8Repair}) and served.
  *
  * <p>grpc-java parses a request with the method's marshaller inside its own call machinery, before
  * any interceptor or handler sees it, and turns whatever the marshaller throws into {@code UNKNOWN}.
@@ -125,10 +129,35 @@ public final class MalformedRequests {
 
     @Override
     public Parsed<T> parse(InputStream stream) {
+      boolean rereadable = stream.markSupported();
+      if (rereadable) {
+        stream.mark(Integer.MAX_VALUE);
+      }
       try {
         return new Parsed<>(method.parseRequest(stream), null);
       } catch (RuntimeException e) {
+        if (rereadable && Utf8Repair.isInvalidUtf8(e)) {
+          return parseRepaired(stream, e);
+        }
         return new Parsed<>(null, describe(method, e));
+      }
+    }
+
+    /**
+     * Parses the message {@code stream} holds again, from its start, with its string fields made
+     * valid UTF-8 by {@link Utf8Repair}; {@code failure} is the first parse's.
+     */
+    private Parsed<T> parseRepaired(InputStream stream, RuntimeException failure) {
+      if (!(method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> typed)
+          || !(typed.getMessagePrototype() instanceof Message prototype)) {
+        return new Parsed<>(null, describe(method, failure));
+      }
+      try {
+        stream.reset();
+        byte[] repaired = Utf8Repair.repair(prototype.getDescriptorForType(), stream.readAllBytes());
+        return new Parsed<>(method.parseRequest(new ByteArrayInputStream(repaired)), null);
+      } catch (IOException | RuntimeException e) {
+        return new Parsed<>(null, describe(method, failure));
       }
     }
   }
