@@ -89,7 +89,7 @@ public final class BucketPlanner {
     for (int i = 0; i < limits.size(); i++) {
       RateLimitRule rule = limits.get(i);
       policies.add(
-          RateLimitRequest.builder(PREFIX + node.counterName(i), uniqueKey)
+          RateLimitRequest.builder(keys.boundedName(PREFIX + node.counterName(i)), uniqueKey)
               .hits(0)
               .limit(rule.requestsPerUnit())
               .duration(rule.windowMillis())

@@ -72,7 +72,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     this.settings = settings;
     this.planner =
         new BucketPlanner(
-            new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+            CounterKeys.of(limits), limits.maxDescriptorEntries());
     this.clock = clock;
     this.metrics = metrics;
     this.ttl = settings.assignmentTimeToLive();

@@ -1,5 +1,6 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.envoy.config.CounterNames;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
@@ -22,18 +23,54 @@ import java.util.List;
  * bytes instead: it still counts on its own counter (two different long values never share one),
  * but a counter key stays bounded in size whatever a client sends, and no length prefix starts
  * with {@code #}, so a digest never equals a short value.
+ *
+ * <p>A whole key or name longer than a native item may be ({@code WEIR_MAX_KEY_LENGTH}, {@code
+ * WEIR_MAX_NAME_LENGTH}; many entries, or long patterns in the config) is likewise written as
+ * {@code #} and its digest, so that the node owning the counter, which refuses longer ones, accepts
+ * it: no {@code =} occurs in a digest, and every key of entries has one.
  */
 public final class CounterKeys {
 
   private final int maxVerbatimBytes;
+  private final int maxNameBytes;
+  private final int maxKeyBytes;
 
-  /** Creates the keys writing strings of up to {@code maxVerbatimBytes} UTF-8 bytes verbatim. */
+  /**
+   * Creates the keys writing strings of up to {@code maxVerbatimBytes} UTF-8 bytes verbatim, with
+   * no bound on whole names and keys: for labels, not counters.
+   */
   public CounterKeys(int maxVerbatimBytes) {
-    if (maxVerbatimBytes < 1) {
+    this(maxVerbatimBytes, Integer.MAX_VALUE, Integer.MAX_VALUE);
+  }
+
+  /**
+   * Creates the keys writing strings of up to {@code maxVerbatimBytes} UTF-8 bytes verbatim, and
+   * whole names and keys of up to {@code maxNameBytes} and {@code maxKeyBytes}.
+   */
+  public CounterKeys(int maxVerbatimBytes, int maxNameBytes, int maxKeyBytes) {
+    if (maxVerbatimBytes < 1 || maxNameBytes < 1 || maxKeyBytes < 1) {
       throw new IllegalArgumentException(
-          "maxVerbatimBytes must be at least 1, got " + maxVerbatimBytes);
+          "maxVerbatimBytes, maxNameBytes and maxKeyBytes must be at least 1, got "
+              + maxVerbatimBytes
+              + ", "
+              + maxNameBytes
+              + " and "
+              + maxKeyBytes);
     }
     this.maxVerbatimBytes = maxVerbatimBytes;
+    this.maxNameBytes = maxNameBytes;
+    this.maxKeyBytes = maxKeyBytes;
+  }
+
+  /** Returns the keys of counters whose items {@code limits} accept. */
+  public static CounterKeys of(InputLimits limits) {
+    return new CounterKeys(
+        limits.maxDescriptorValueBytes(), limits.maxNameBytes(), limits.maxKeyBytes());
+  }
+
+  /** Returns {@code name}, or {@code #} and its digest when it is longer than a name may be. */
+  public String boundedName(String name) {
+    return longerThan(name, maxNameBytes) ? digest(name) : name;
   }
 
   /**
@@ -70,7 +107,7 @@ public final class CounterKeys {
       boolean shared = level.kind() == MatchKind.WILDCARD && level.node().shareThreshold();
       entry(out, level.entry().key(), shared ? level.node().value() : level.entry().value());
     }
-    return out.toString();
+    return boundedKey(out.toString());
   }
 
   /** Returns the counter key of {@code entries} with their actual values. */
@@ -79,13 +116,22 @@ public final class CounterKeys {
     for (int i = 0; i < entries.size(); i++) {
       entry(out, entries.get(i).key(), entries.get(i).value());
     }
-    return out.toString();
+    return boundedKey(out.toString());
   }
 
   /** Returns whether {@code text} is written as its digest rather than verbatim. */
   public boolean isDigested(String text) {
-    return text.length() > maxVerbatimBytes / 3
-        && (text.length() > maxVerbatimBytes || utf8Length(text) > maxVerbatimBytes);
+    return longerThan(text, maxVerbatimBytes);
+  }
+
+  private String boundedKey(String key) {
+    return longerThan(key, maxKeyBytes) ? digest(key) : key;
+  }
+
+  /** Returns whether {@code text} is longer than {@code maxBytes} in UTF-8. */
+  private static boolean longerThan(String text, int maxBytes) {
+    return text.length() > maxBytes / 3
+        && (text.length() > maxBytes || utf8Length(text) > maxBytes);
   }
 
   /** Returns {@code text} verbatim, or {@code #} and its digest when it is longer than allowed. */

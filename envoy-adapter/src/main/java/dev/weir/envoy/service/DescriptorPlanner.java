@@ -78,7 +78,7 @@ final class DescriptorPlanner {
       RateLimitRule rule = limits.get(i);
       RateLimitRequest request =
           new RateLimitRequest(
-              node.counterName(i),
+              keys.boundedName(node.counterName(i)),
               uniqueKey,
               hits,
               rule.requestsPerUnit(),
@@ -119,7 +119,7 @@ final class DescriptorPlanner {
     long rpu = Integer.toUnsignedLong(override.getRequestsPerUnit());
     RateLimitRequest request =
         new RateLimitRequest(
-            CounterKeys.overrideName(domainName, unit.get()),
+            keys.boundedName(CounterKeys.overrideName(domainName, unit.get())),
             keys.uniqueKey(entries),
             hits,
             rpu,

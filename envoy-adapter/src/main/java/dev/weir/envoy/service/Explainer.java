@@ -33,7 +33,7 @@ public final class Explainer {
   public Explainer(InputLimits limits) {
     this.planner =
         new DescriptorPlanner(
-            new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+            CounterKeys.of(limits), limits.maxDescriptorEntries());
   }
 
   /**

@@ -28,6 +28,10 @@ final class ResponseBuilder {
   private static final DescriptorStatus REFUSED =
       DescriptorStatus.newBuilder().setCode(Code.OVER_LIMIT).build();
 
+  /** The status of a descriptor whose counter could not be checked (its owner did not answer). */
+  private static final DescriptorStatus NOT_CHECKED =
+      DescriptorStatus.newBuilder().setCode(Code.UNKNOWN).build();
+
   private final EnvoySettings settings;
   private final EnvoyMetrics metrics;
 
@@ -100,21 +104,23 @@ final class ResponseBuilder {
 
   /**
    * Returns the index, among the {@code count} answers from {@code from}, of the policy that
-   * decides a descriptor: the first one over the limit, else the one with the least remaining (the
-   * first of equals).
+   * decides a descriptor: the first one over the limit, else the first that failed, else the one
+   * with the least remaining (the first of equals).
    */
   static int deciding(List<dev.weir.core.model.RateLimitResponse> answers, int from, int count) {
     int best = 0;
+    int failed = -1;
     for (int i = 0; i < count; i++) {
       dev.weir.core.model.RateLimitResponse a = answers.get(from + i);
-      if (a.status() == dev.weir.core.model.Status.OVER_LIMIT) {
+      if (a.isError()) {
+        failed = failed < 0 ? i : failed;
+      } else if (a.status() == dev.weir.core.model.Status.OVER_LIMIT) {
         return i;
-      }
-      if (a.remaining() < answers.get(from + best).remaining()) {
+      } else if (a.remaining() < answers.get(from + best).remaining()) {
         best = i;
       }
     }
-    return best;
+    return failed >= 0 ? failed : best;
   }
 
   private DescriptorStatus status(
@@ -122,6 +128,9 @@ final class ResponseBuilder {
       DescriptorPlan.Policy policy,
       dev.weir.core.model.RateLimitResponse answer,
       long now) {
+    if (answer.isError()) {
+      return NOT_CHECKED;
+    }
     boolean over = answer.status() == dev.weir.core.model.Status.OVER_LIMIT;
     long remaining = Math.max(0, Math.min(answer.remaining(), 0xFFFF_FFFFL));
     long untilResetSeconds = ceilSeconds(Math.max(0, answer.resetTime() - now));

@@ -13,6 +13,7 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
@@ -82,7 +83,7 @@ public final class ShouldRateLimitHandler {
     this.responses = new ResponseBuilder(settings, metrics);
     this.planner =
         new DescriptorPlanner(
-            new CounterKeys(limits.maxDescriptorValueBytes()), limits.maxDescriptorEntries());
+            CounterKeys.of(limits), limits.maxDescriptorEntries());
     this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
@@ -142,6 +143,16 @@ public final class ShouldRateLimitHandler {
         }
       }
     }
+    if (natives.size() > RateLimitService.MAX_BATCH_SIZE) {
+      // Fewer descriptors than the cap, but more counters than one call may check.
+      meter.refused(RefusalReason.TOO_MANY_ITEMS);
+      for (int i = 0; i < plans.size(); i++) {
+        if (plans.get(i) instanceof DescriptorPlan.Limited) {
+          plans.set(i, new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
+        }
+      }
+      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
+    }
     if (natives.isEmpty()) {
       return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
     }
@@ -179,8 +190,13 @@ public final class ShouldRateLimitHandler {
       List<RateLimitResponse> answers,
       long now) {
     meter.answered(answers);
-    requireNoItemError(answers);
-    return responses.build(request, plans, answers, now);
+    io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse response =
+        responses.build(request, plans, answers, now);
+    if (response.getOverallCode() != Code.OVER_LIMIT) {
+      // Over the limit whatever the failed counters say: only an answer that could be OK fails.
+      requireNoItemError(answers);
+    }
+    return response;
   }
 
   /**
@@ -198,14 +214,14 @@ public final class ShouldRateLimitHandler {
         .check(probes)
         .thenCompose(
             probed -> {
-              requireNoItemError(probed);
               boolean anyOver = false;
               boolean[] over = new boolean[natives.size()];
               for (int i = 0; i < natives.size(); i++) {
                 RateLimitResponse p = probed.get(i);
                 over[i] =
-                    p.status() == dev.weir.core.model.Status.OVER_LIMIT
-                        || p.remaining() < natives.get(i).hits();
+                    !p.isError()
+                        && (p.status() == dev.weir.core.model.Status.OVER_LIMIT
+                            || p.remaining() < natives.get(i).hits());
                 anyOver |= over[i];
               }
               if (!anyOver) {

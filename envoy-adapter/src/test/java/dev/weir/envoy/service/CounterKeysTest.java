@@ -66,6 +66,26 @@ class CounterKeysTest {
   }
 
   @Test
+  void boundedName_longerThanANameMayBe_digestElseUnchanged() {
+    CounterKeys keys = new CounterKeys(16, 40, 1024);
+    String long41 = "envoy:" + "n".repeat(35);
+
+    assertThat(keys.boundedName("envoy:short")).isEqualTo("envoy:short");
+    assertThat(keys.boundedName(long41)).isEqualTo(CounterKeys.digest(long41));
+    assertThat(keys.boundedName("é".repeat(21))).as("42 UTF-8 bytes").startsWith("#");
+  }
+
+  @Test
+  void uniqueKey_longerThanAKeyMayBe_digestOfTheWholeKey() {
+    Match m = match(new Entry("path", "/api"), new Entry("user", "alice"));
+
+    assertThat(new CounterKeys(16).uniqueKey(m)).hasSize(28);
+    assertThat(new CounterKeys(16, 1024, 28).uniqueKey(m)).isEqualTo("4:path=4:/api,4:user=5:alice");
+    assertThat(new CounterKeys(16, 1024, 27).uniqueKey(m))
+        .isEqualTo(CounterKeys.digest("4:path=4:/api,4:user=5:alice"));
+  }
+
+  @Test
   void uniqueKey_shareThresholdWildcard_usesThePattern() {
     Match m = match(new Entry("files", "report-7"));
 

@@ -1,6 +1,7 @@
 package dev.weir.envoy.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
@@ -42,6 +43,18 @@ class HostileDescriptorsTest {
           rate_limit: {unit: minute, requests_per_unit: 2}
         - key: remote_address
           rate_limit: {unit: minute, requests_per_unit: 3}
+        - key: account
+          rate_limits:
+            - {unit: second, requests_per_unit: 5}
+            - {unit: minute, requests_per_unit: 50}
+        - key: tenant
+          descriptors:
+            - key: user
+              descriptors:
+                - key: route
+                  descriptors:
+                    - key: client
+                      rate_limit: {unit: minute, requests_per_unit: 2}
       """;
 
   private final FakeClock clock = new FakeClock();
@@ -55,18 +68,20 @@ class HostileDescriptorsTest {
     config.set(
         new ConfigLoader(EnvoySettings.fromEnvironment(Map.of()).loadOptions())
             .compile(List.of(new ConfigFile("edge.yaml", YAML))));
-    LocalRateLimitService core =
-        new LocalRateLimitService(
-            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock), "a:1");
     handler =
         new ShouldRateLimitHandler(
             config,
-            core,
+            core(),
             clock,
             EnvoySettings.fromEnvironment(Map.of()),
             new EnvoyMetrics(new SimpleMeterRegistry()),
             new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
             new CheckMeter(metrics));
+  }
+
+  private LocalRateLimitService core() {
+    return new LocalRateLimitService(
+        new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock), "a:1");
   }
 
   private static RateLimitDescriptor descriptor(String... keyValues) {
@@ -143,6 +158,89 @@ class HostileDescriptorsTest {
     assertThat(response.getStatusesList()).allMatch(s -> s.getCode() == Code.OVER_LIMIT);
     assertThat(store.size()).isZero();
     assertThat(metrics.events()).containsExactly("refused too_many_items");
+  }
+
+  @Test
+  void fewerDescriptorsThanTheCapButMoreCountersThanOneCallChecks_allOverLimitNotAnError() {
+    RateLimitDescriptor[] many = new RateLimitDescriptor[501];
+    for (int i = 0; i < many.length; i++) {
+      many[i] = descriptor("account", "a" + i);
+    }
+
+    RateLimitResponse response = call(many);
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatusesList()).allMatch(s -> s.getCode() == Code.OVER_LIMIT);
+    assertThat(store.size()).isZero();
+    assertThat(metrics.events()).containsExactly("refused too_many_items");
+  }
+
+  @Test
+  void fourValuesJustBelowTheDigestLength_keyFitsWhatTheCountersOwnerAccepts() {
+    String v = "v".repeat(255);
+    RateLimitDescriptor deep =
+        descriptor("tenant", v + "t", "user", v + "u", "route", v + "r", "client", v + "c");
+    List<dev.weir.core.model.RateLimitRequest> checked = new java.util.ArrayList<>();
+    handler =
+        new ShouldRateLimitHandler(
+            config,
+            requests -> {
+              checked.addAll(requests);
+              return core().check(requests);
+            },
+            clock,
+            EnvoySettings.fromEnvironment(Map.of()),
+            new EnvoyMetrics(new SimpleMeterRegistry()),
+            new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
+            new CheckMeter(metrics));
+
+    List<Code> overall =
+        List.of(call(deep).getOverallCode(), call(deep).getOverallCode(), call(deep).getOverallCode());
+
+    assertThat(overall).containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
+    // What an owner on another node checks first (PeerInputValidator): nothing to refuse.
+    InputLimits limits = new InputLimits(65_536, 65_536, 1024, 1024, 4, 256);
+    assertThat(checked).hasSize(3).allSatisfy(r -> assertThat(limits.checkItem(r)).isEmpty());
+    assertThat(checked.get(0).uniqueKey()).startsWith("#").doesNotContain("=");
+  }
+
+  @Test
+  void counterOfOneDescriptorUnreachable_anotherOverTheLimit_overLimitNotAnError() {
+    LocalRateLimitService core = core();
+    handler =
+        new ShouldRateLimitHandler(
+            config,
+            requests -> {
+              List<dev.weir.core.model.RateLimitResponse> out = new java.util.ArrayList<>();
+              for (dev.weir.core.model.RateLimitRequest r : requests) {
+                out.add(
+                    r.uniqueKey().contains("path")
+                        ? dev.weir.core.model.RateLimitResponse.error(
+                            "cannot reach the owner of this key")
+                        : core.check(List.of(r)).join().get(0));
+              }
+              return java.util.concurrent.CompletableFuture.completedFuture(out);
+            },
+            clock,
+            EnvoySettings.fromEnvironment(Map.of()),
+            new EnvoyMetrics(new SimpleMeterRegistry()),
+            new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
+            new CheckMeter(metrics));
+    RateLimitDescriptor ip = descriptor("remote_address", "10.0.0.1");
+    RateLimitDescriptor path = descriptor("path", "/checkout");
+    for (int i = 0; i < 3; i++) {
+      assertThat(call(ip).getOverallCode()).isEqualTo(Code.OK);
+    }
+
+    RateLimitResponse both = call(ip, path);
+
+    assertThat(both.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(both.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(both.getStatuses(1).getCode()).as("not checked").isEqualTo(Code.UNKNOWN);
+    assertThatThrownBy(() -> call(path))
+        .as("an answer that could be OK still fails, so failure_mode_deny applies")
+        .hasRootCauseInstanceOf(io.grpc.StatusRuntimeException.class)
+        .hasMessageContaining("UNAVAILABLE: cannot reach the owner of this key");
   }
 
   /** Found by {@code EnvoyFrontDoorFuzzTest#shouldRateLimit}: the call was answered UNAVAILABLE. */
