@@ -40,6 +40,13 @@ final class ClientGrpcListener {
       Duration maxConnectionAge,
       Duration maxConnectionAgeGrace) {}
 
+  /**
+   * The largest request metadata (headers) accepted: twice Envoy's default limit on a request's
+   * headers (60 KiB), since Envoy copies a client's trace context into its call when tracing is on;
+   * grpc-java's default, 8 KiB, would refuse such a call and Envoy would let the request through.
+   */
+  static final int MAX_METADATA_BYTES = 128 * 1024;
+
   private final Server server;
   private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
@@ -56,6 +63,7 @@ final class ClientGrpcListener {
         NettyServerBuilder.forAddress(settings.address())
             .directExecutor()
             .maxInboundMessageSize(settings.maxMessageBytes())
+            .maxInboundMetadataSize(MAX_METADATA_BYTES)
             .addStreamTracerFactory(callMetrics)
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))

@@ -23,6 +23,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -129,6 +130,28 @@ class MalformedGrpcTest {
     assertThat(codes)
         .as("each malformed sequence read as U+FFFD: one counter for both values")
         .containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
+  }
+
+  @Test
+  void shouldRateLimit_traceContextAsLargeAsEnvoyAcceptsFromAClient_decided() throws Exception {
+    start(
+        """
+        domain: shop
+        descriptors:
+          - key: user
+            rate_limit: {unit: hour, requests_per_unit: 1}
+        """);
+    // With tracing on, Envoy copies the client's tracestate into its call (its header limit: 60 KiB).
+    Metadata trace = new Metadata();
+    trace.put(Metadata.Key.of("tracestate", Metadata.ASCII_STRING_MARSHALLER), "a=" + "b".repeat(59_000));
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub rls =
+        RateLimitServiceGrpc.newBlockingStub(channel)
+            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(trace))
+            .withDeadlineAfter(10, TimeUnit.SECONDS);
+    RateLimitRequest request = RateLimitRequest.parseFrom(shouldRateLimit("bob"));
+
+    assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OK);
+    assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
   }
 
   private static byte[] shouldRateLimit(String user) {
