@@ -23,6 +23,7 @@ final class ClusterMetrics {
     metrics.watchPeerCount(() -> cluster.membership().ring().peers().size());
     cluster.global().reportTo(metrics);
     cluster.peers().reportTo(metrics);
+    cluster.service().reportTo(metrics);
     metrics.watchHandOff(
         () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
     Set<String> watched = ConcurrentHashMap.newKeySet();

@@ -202,7 +202,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             settings.globalBatchLimit(),
             settings.globalTimeout());
     this.handOff = new HandOff(self, store, peers, clock, handOffWait(), handOffScans);
-    this.service = new ClusterRateLimitService(self, membership::ring, local, peers, global, clock);
+    this.service =
+        new ClusterRateLimitService(
+            self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =
         new HealthChecker()

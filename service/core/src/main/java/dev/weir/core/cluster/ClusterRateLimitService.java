@@ -8,10 +8,13 @@ import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,11 +35,21 @@ import java.util.function.Supplier;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
  * The ring holds only the peers this node finds answering ({@link Membership}), so an owner found
  * down is not chosen and a forward that finds it down is routed again.
+ *
+ * <p>Stand-ins: with {@code standInAfter} set, the items of a call whose owners have not answered
+ * that long after the call (an owner in a long GC pause, or one that died and is not yet found
+ * down) are answered by this node from a bucket of its own for the key, under the name {@link
+ * #STAND_IN_PREFIX} + name, with {@code metadata.stand_in = "true"}: the limit is still enforced,
+ * by this node alone, rather than the caller timing out (Envoy then lets the request through). The
+ * owner's late answer is dropped; the owner counted the hits all the same.
  */
 public final class ClusterRateLimitService implements RateLimitService {
 
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
+
+  /** The prefix of the name under which this node keeps its stand-in bucket of a key. */
+  public static final String STAND_IN_PREFIX = "weir:stand-in:";
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -44,6 +57,9 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final PeerClientPool peers;
   private final GlobalManager global;
   private final Clock clock;
+  private final Scheduler scheduler;
+  private final Duration standInAfter;
+  private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
   /**
    * Creates the service of node {@code self}.
@@ -62,12 +78,38 @@ public final class ClusterRateLimitService implements RateLimitService {
       PeerClientPool peers,
       GlobalManager global,
       Clock clock) {
+    this(self, ring, local, peers, global, clock, null, Duration.ZERO);
+  }
+
+  /**
+   * Creates the service of node {@code self} as above, answering items whose owners have not
+   * answered within {@code standInAfter} (zero: never) itself, timed on {@code scheduler}.
+   */
+  public ClusterRateLimitService(
+      String self,
+      Supplier<HashRing> ring,
+      LocalCheck local,
+      PeerClientPool peers,
+      GlobalManager global,
+      Clock clock,
+      Scheduler scheduler,
+      Duration standInAfter) {
+    if (!standInAfter.isZero() && scheduler == null) {
+      throw new IllegalArgumentException("stand-ins need a scheduler");
+    }
     this.self = self;
     this.ring = ring;
     this.local = local;
     this.peers = peers;
     this.global = global;
     this.clock = clock;
+    this.scheduler = scheduler;
+    this.standInAfter = standInAfter;
+  }
+
+  /** Counts this service's stand-in answers in {@code sink}. */
+  public void reportTo(WeirMetrics sink) {
+    this.metrics = sink;
   }
 
   /**
@@ -85,6 +127,8 @@ public final class ClusterRateLimitService implements RateLimitService {
     }
     RateLimitResponse[] answers = new RateLimitResponse[n];
     CompletableFuture<?>[] forwarded = null;
+    RateLimitRequest[] sent = null;
+    List<CompletableFuture<RateLimitResponse>> routed = null;
     HashRing current = ring.get();
     long now = 0;
     for (int i = 0; i < n; i++) {
@@ -104,13 +148,21 @@ public final class ClusterRateLimitService implements RateLimitService {
       } else {
         if (forwarded == null) {
           forwarded = new CompletableFuture<?>[n];
+          sent = new RateLimitRequest[n];
+          routed = new ArrayList<>();
         }
         int index = i;
-        forwarded[i] = route(r, 1).thenAccept(answer -> answers[index] = answer);
+        CompletableFuture<RateLimitResponse> answer = route(r, 1);
+        sent[i] = r;
+        routed.add(answer);
+        forwarded[i] = answer.thenAccept(a -> answers[index] = a);
       }
     }
     if (forwarded == null) {
       return CompletableFuture.completedFuture(Arrays.asList(answers));
+    }
+    if (!standInAfter.isZero()) {
+      armStandIns(sent, routed);
     }
     List<CompletableFuture<?>> waits = new ArrayList<>();
     for (CompletableFuture<?> f : forwarded) {
@@ -120,6 +172,39 @@ public final class ClusterRateLimitService implements RateLimitService {
     }
     return CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
         .thenApply(v -> Arrays.asList(answers));
+  }
+
+  /**
+   * Answers, {@link #standInAfter} from now, each of the {@code routed} items (the non-null entries
+   * of {@code sent}, in order) still waiting for its owner, from this node's stand-in bucket.
+   */
+  private void armStandIns(
+      RateLimitRequest[] sent, List<CompletableFuture<RateLimitResponse>> routed) {
+    Scheduler.Task timer =
+        scheduler.schedule(
+            () -> {
+              int next = 0;
+              for (RateLimitRequest r : sent) {
+                if (r != null) {
+                  CompletableFuture<RateLimitResponse> waiting = routed.get(next++);
+                  if (!waiting.isDone() && waiting.complete(standIn(r))) {
+                    metrics.standIn();
+                  }
+                }
+              }
+            },
+            standInAfter);
+    CompletableFuture.allOf(routed.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((v, e) -> timer.cancel());
+  }
+
+  /** Returns this node's own answer to {@code r}, from its stand-in bucket of the key. */
+  private RateLimitResponse standIn(RateLimitRequest r) {
+    HashRing current = ring.get();
+    String owner = current.isEmpty() ? "" : current.ownerOf(r.hashKey());
+    return local
+        .check(r.withName(STAND_IN_PREFIX + r.name()))
+        .withMetadata(Map.of("owner", owner, "stand_in", "true"));
   }
 
   /**

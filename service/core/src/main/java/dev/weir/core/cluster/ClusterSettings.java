@@ -31,6 +31,8 @@ import java.util.Objects;
  *     {@code @peerPort} (see {@link StaticDiscovery}); empty means this node alone
  * @param handoff whether buckets move to their new owner when the ring changes and on shutdown
  * @param peerFailureMode what the keys of a peer found down get while it is down
+ * @param standInAfter how long after a call its forwarded items wait for their owners before this
+ *     node answers them from a bucket of its own; zero: they wait for the owners or the deadline
  */
 public record ClusterSettings(
     int replicas,
@@ -45,11 +47,15 @@ public record ClusterSettings(
     String discoveryType,
     List<String> staticPeers,
     boolean handoff,
-    PeerFailureMode peerFailureMode) {
+    PeerFailureMode peerFailureMode,
+    Duration standInAfter) {
 
   /** Validates and copies the settings. */
   public ClusterSettings {
     Objects.requireNonNull(peerFailureMode, "peerFailureMode");
+    if (standInAfter.isNegative()) {
+      throw new IllegalArgumentException("standInAfter must not be negative, got " + standInAfter);
+    }
     if (replicas < 1) {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
@@ -61,6 +67,27 @@ public record ClusterSettings(
           "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
     }
     staticPeers = List.copyOf(staticPeers);
+  }
+
+  /** Creates the settings without stand-ins. */
+  public ClusterSettings(
+      int replicas,
+      PeerHash hash,
+      int batchLimit,
+      Duration batchWait,
+      Duration batchTimeout,
+      boolean disableBatching,
+      Duration globalSyncWait,
+      int globalBatchLimit,
+      Duration globalTimeout,
+      String discoveryType,
+      List<String> staticPeers,
+      boolean handoff,
+      PeerFailureMode peerFailureMode) {
+    this(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
+        Duration.ZERO);
   }
 
   /** Creates the settings with the default failure mode, {@link PeerFailureMode#REROUTE}. */
@@ -109,28 +136,40 @@ public record ClusterSettings(
   public ClusterSettings withStaticPeers(List<String> newPeers) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode);
+        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode,
+        standInAfter);
   }
 
   /** Returns a copy with hand-off turned on or off. */
   public ClusterSettings withHandoff(boolean enabled) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode);
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode,
+        standInAfter);
   }
 
   /** Returns a copy with batching turned off or on. */
   public ClusterSettings withDisableBatching(boolean disabled) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode);
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
+        standInAfter);
   }
 
   /** Returns a copy with {@code mode} as the peer failure mode. */
   public ClusterSettings withPeerFailureMode(PeerFailureMode mode) {
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode);
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode,
+        standInAfter);
+  }
+
+  /** Returns a copy whose forwarded items are answered by a stand-in after {@code wait}. */
+  public ClusterSettings withStandInAfter(Duration wait) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
+        wait);
   }
 
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
@@ -170,6 +209,8 @@ public record ClusterSettings(
   public static final EnvVar HANDOFF = EnvVar.of("WEIR_HANDOFF");
   /** {@code WEIR_PEER_FAILURE_MODE} (Weir only): {@code reroute} or {@code fail}. */
   public static final EnvVar PEER_FAILURE_MODE = EnvVar.of("WEIR_PEER_FAILURE_MODE");
+  /** {@code WEIR_FORWARD_STAND_IN_AFTER} (Weir only): {@code 0s}, off, by default. */
+  public static final EnvVar FORWARD_STAND_IN_AFTER = EnvVar.of("WEIR_FORWARD_STAND_IN_AFTER");
 
   private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
@@ -219,6 +260,7 @@ public record ClusterSettings(
                     PEER_FAILURE_MODE,
                     d.peerFailureMode.value(),
                     Arrays.stream(PeerFailureMode.values()).map(PeerFailureMode::value).toList())
-                .toUpperCase(Locale.ROOT)));
+                .toUpperCase(Locale.ROOT)),
+        env.duration(FORWARD_STAND_IN_AFTER, d.standInAfter, Duration.ZERO, MAX_WAIT));
   }
 }

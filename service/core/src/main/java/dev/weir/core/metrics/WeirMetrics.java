@@ -88,4 +88,7 @@ public interface WeirMetrics {
 
   /** Counts {@code peer} being found down. */
   default void peerDown(String peer) {}
+
+  /** Counts an item answered by a stand-in because its owner had not answered in time. */
+  default void standIn() {}
 }

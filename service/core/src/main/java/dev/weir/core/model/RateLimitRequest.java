@@ -149,6 +149,12 @@ public final class RateLimitRequest {
     return new RateLimitRequest(this, hits, newBehavior, createdAt);
   }
 
+  /** Returns a copy with {@code name} replaced. */
+  public RateLimitRequest withName(String newName) {
+    return new RateLimitRequest(
+        newName, uniqueKey, hits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+  }
+
   /** Returns a copy with {@code hits} replaced. */
   public RateLimitRequest withHits(long newHits) {
     return new RateLimitRequest(this, newHits, behavior, createdAt);

@@ -10,6 +10,12 @@ import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.PeersV1Grpc;
+import io.grpc.Server;
+import io.grpc.stub.StreamObserver;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -98,5 +104,107 @@ class ClusterRateLimitServiceTest {
 
     assertThat(answers).hasSize(1);
     assertThat(answers.get(0).error()).contains("owner:1");
+  }
+
+  @Test
+  void check_ownerDoesNotAnswer_standInEnforcesTheLimitFromItsOwnBucketAfterTheWait()
+      throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    Server paused =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request,
+                      StreamObserver<GetPeerRateLimitsResp> answer) {
+                    // A long GC pause: the call is taken and never answered.
+                  }
+                })
+            .build()
+            .start();
+    PeerClientPool toPaused =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(name).directExecutor().build(),
+                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                    scheduler,
+                    clock));
+    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      if (two.ownerOf("n_k" + i).equals(OWNER)) {
+        key = "k" + i;
+      }
+    }
+    WindowCounterCheck local = new WindowCounterCheck(store);
+    ClusterRateLimitService service =
+        new ClusterRateLimitService(
+            SELF,
+            () -> two,
+            local,
+            toPaused,
+            new GlobalManager(
+                SELF, () -> two, toPaused, local, store, scheduler, clock, Duration.ofMillis(100),
+                1000, Duration.ofSeconds(5)),
+            clock,
+            scheduler,
+            Duration.ofMillis(10));
+    List<String> standIns = new java.util.ArrayList<>();
+    service.reportTo(
+        new dev.weir.core.metrics.WeirMetrics() {
+          @Override
+          public void standIn() {
+            standIns.add("stand-in");
+          }
+        });
+    RateLimitRequest hit = RateLimitRequest.builder("n", key).hits(1).limit(2).duration(60_000).build();
+    try {
+      var first = service.check(List.of(hit));
+      scheduler.advance(Duration.ofMillis(9));
+      assertThat(first).as("before the wait").isNotDone();
+      scheduler.advance(Duration.ofMillis(1));
+      List<RateLimitResponse> answers = new java.util.ArrayList<>(first.join());
+      for (int i = 0; i < 2; i++) {
+        var next = service.check(List.of(hit));
+        scheduler.advance(Duration.ofMillis(10));
+        answers.addAll(next.join());
+      }
+
+      assertThat(answers)
+          .extracting(RateLimitResponse::status)
+          .containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
+      assertThat(answers.get(0).metadata())
+          .containsEntry("owner", OWNER)
+          .containsEntry("stand_in", "true");
+      assertThat(store.get(ClusterRateLimitService.STAND_IN_PREFIX + "n_" + key)).isPresent();
+      assertThat(store.get("n_" + key)).as("the owner's bucket is not kept here").isEmpty();
+      assertThat(standIns).hasSize(3);
+    } finally {
+      toPaused.close();
+      paused.shutdownNow();
+    }
+  }
+
+  @Test
+  void check_ownerAnswersBeforeTheWait_noStandIn() {
+    HashRing one = HashRing.of(List.of(SELF), 64, PeerHash.FNV1A);
+    WindowCounterCheck local = new WindowCounterCheck(store);
+    ClusterRateLimitService service =
+        new ClusterRateLimitService(
+            SELF, () -> one, local, pool,
+            new GlobalManager(
+                SELF, () -> one, pool, local, store, scheduler, clock, Duration.ofMillis(100),
+                1000, Duration.ofSeconds(5)),
+            clock, scheduler, Duration.ofMillis(10));
+
+    var answer =
+        service.check(List.of(RateLimitRequest.builder("n", "a").limit(2).duration(1000).build()));
+
+    assertThat(answer).isDone();
+    assertThat(scheduler.pending()).as("no timer armed for items answered here").isZero();
   }
 }

@@ -104,6 +104,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** Counter per peer: the times it was found down. */
   public static final String PEER_DOWN = "weir.peer.down";
 
+  /** Forwarded items this node answered itself because their owner had not answered in time. */
+  public static final String FORWARD_STAND_INS = "weir.forward.stand.ins";
+
   private static final Duration[] LATENCY_BUCKETS = {
     Duration.ofNanos(500_000),
     Duration.ofMillis(1),
@@ -137,6 +140,7 @@ public final class MicrometerMetrics implements WeirMetrics {
   private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
+  private final Counter standIns;
 
   /** Creates the metrics in {@code registry}, registering the fixed counters at zero. */
   public MicrometerMetrics(MeterRegistry registry) {
@@ -157,6 +161,12 @@ public final class MicrometerMetrics implements WeirMetrics {
               .tag("reason", reason.label())
               .register(registry));
     }
+    standIns =
+        Counter.builder(FORWARD_STAND_INS)
+            .description(
+                "Forwarded items this node answered itself because their owner had not answered"
+                    + " within WEIR_FORWARD_STAND_IN_AFTER")
+            .register(registry);
   }
 
   /** Returns the registry, for components that add meters of their own. */
@@ -307,6 +317,11 @@ public final class MicrometerMetrics implements WeirMetrics {
         .tag("peer", peer)
         .strongReference(true)
         .register(registry);
+  }
+
+  @Override
+  public void standIn() {
+    standIns.increment();
   }
 
   @Override
