@@ -1,0 +1,125 @@
+package dev.weir.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two {@code weir.jar} processes; one is paused ({@code SIGSTOP}, a long GC pause) while Envoy's
+ * calls reach the other: with {@code WEIR_FORWARD_STAND_IN_AFTER}, the paused node's keys are still
+ * decided, and limited, within a deadline far shorter than the forwarding deadline.
+ */
+class StandInJarIT {
+
+  private static final String RULES =
+      """
+      domain: edge
+      descriptors:
+        - key: user
+          rate_limit: {unit: hour, requests_per_unit: 1}
+      """;
+
+  @TempDir Path dir;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<NodeProcess> nodes = new ArrayList<>();
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    for (NodeProcess n : nodes) {
+      n.signal("CONT");
+      n.close();
+    }
+  }
+
+  @Test
+  void ownerPaused_itsKeysAnsweredByTheStandInAndStillLimited() throws Exception {
+    Files.writeString(dir.resolve("edge.yaml"), RULES);
+    int[] grpc = {NodeProcess.freePort(), NodeProcess.freePort()};
+    int[] httpPorts = {NodeProcess.freePort(), NodeProcess.freePort()};
+    int[] peer = {NodeProcess.freePort(), NodeProcess.freePort()};
+    String peers = NodeProcess.staticPeers(grpc, peer);
+    for (int i = 0; i < 2; i++) {
+      nodes.add(
+          NodeProcess.startMember(
+              grpc[i],
+              httpPorts[i],
+              peer[i],
+              Map.of(
+                  "WEIR_STATIC_PEERS", peers,
+                  "WEIR_ENVOY_CONFIG", dir.toString(),
+                  // The owner's deadline, far beyond the 2 s callers give each call below.
+                  "WEIR_BATCH_TIMEOUT", "20s",
+                  "WEIR_FORWARD_STAND_IN_AFTER", "10ms")));
+    }
+    for (NodeProcess n : nodes) {
+      n.awaitHealthy(http);
+    }
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", grpc[0]).usePlaintext().build();
+
+    nodes.get(1).signal("STOP");
+    List<Code> first = new ArrayList<>();
+    List<Code> second = new ArrayList<>();
+    for (int user = 0; user < 20; user++) {
+      first.add(shouldRateLimit("u" + user));
+      second.add(shouldRateLimit("u" + user));
+    }
+
+    assertThat(first).as("each user's first request").containsOnly(Code.OK);
+    assertThat(second).as("each user's second request").containsOnly(Code.OVER_LIMIT);
+    assertThat(standIns(httpPorts[0]))
+        .as("the paused node's share of the 20 users (1 in 2^20 that it owns none)")
+        .isPositive();
+  }
+
+  /** Returns the overall code node 0 answers within 2 s for one request of {@code user}. */
+  private Code shouldRateLimit(String user) {
+    return RateLimitServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(2, TimeUnit.SECONDS)
+        .shouldRateLimit(
+            RateLimitRequest.newBuilder()
+                .setDomain("edge")
+                .addDescriptors(
+                    RateLimitDescriptor.newBuilder()
+                        .addEntries(
+                            RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(user)))
+                .build())
+        .getOverallCode();
+  }
+
+  private double standIns(int httpPort) throws Exception {
+    String body =
+        http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    Matcher m =
+        Pattern.compile("(?m)^weir_forward_stand_ins_total(?:\\{[^}]*\\})? (\\S+)$").matcher(body);
+    assertThat(m.find()).as("weir_forward_stand_ins_total in /metrics").isTrue();
+    return Double.parseDouble(m.group(1));
+  }
+}
