@@ -44,10 +44,18 @@ public final class ExecutorScheduler implements Scheduler, AutoCloseable {
     timer.start();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws RejectedExecutionException when the scheduler is closed
+   */
   @Override
   public Task schedule(Runnable task, Duration delay) {
     Entry e = new Entry(System.nanoTime() + delay.toNanos(), sequence.getAndIncrement(), task);
     arriving.offer(e);
+    if (closed) {
+      throw new RejectedExecutionException("the scheduler is closed");
+    }
     if (sleeping && e.due - wakeAt < 0) {
       LockSupport.unpark(timer);
     }
@@ -64,22 +72,33 @@ public final class ExecutorScheduler implements Scheduler, AutoCloseable {
 
   private void keepTime() {
     while (!closed) {
-      for (Entry e; (e = arriving.poll()) != null; ) {
-        waiting.add(e);
+      try {
+        waitForNextDue();
+      } catch (RuntimeException | Error failure) {
+        LOG.error("the timer thread failed; it keeps timing the tasks it holds", failure);
       }
-      long now = System.nanoTime();
-      while (!waiting.isEmpty() && waiting.peek().due - now <= 0) {
-        start(waiting.poll());
-      }
-      Entry next = waiting.peek();
-      long sleep = next == null ? Long.MAX_VALUE : next.due - now;
-      wakeAt = next == null ? now + Long.MAX_VALUE / 2 : next.due;
-      sleeping = true;
-      if (arriving.isEmpty() && !closed) {
-        LockSupport.parkNanos(this, sleep);
-      }
-      sleeping = false;
     }
+    arriving.clear();
+    waiting.clear();
+  }
+
+  /** Starts every task due, then sleeps until the next one is due or a caller wakes this thread. */
+  private void waitForNextDue() {
+    for (Entry e; (e = arriving.poll()) != null; ) {
+      waiting.add(e);
+    }
+    long now = System.nanoTime();
+    while (!waiting.isEmpty() && waiting.peek().due - now <= 0) {
+      start(waiting.poll());
+    }
+    Entry next = waiting.peek();
+    long sleep = next == null ? Long.MAX_VALUE : next.due - now;
+    wakeAt = next == null ? now + Long.MAX_VALUE / 2 : next.due;
+    sleeping = true;
+    if (arriving.isEmpty() && !closed) {
+      LockSupport.parkNanos(this, sleep);
+    }
+    sleeping = false;
   }
 
   private void start(Entry e) {

@@ -1,11 +1,14 @@
 package dev.weir.core.time;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.testkit.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -30,6 +33,11 @@ class ExecutorSchedulerTest {
     try (ExecutorScheduler scheduler = new ExecutorScheduler("wake", 1)) {
       CountDownLatch early = new CountDownLatch(1);
       scheduler.schedule(() -> {}, Duration.ofHours(1));
+      Thread timer = thread("wake-timer");
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> timer.getState() == Thread.State.TIMED_WAITING,
+          "the timer thread waiting for the task an hour away");
       scheduler.schedule(early::countDown, Duration.ZERO);
 
       assertThat(early.await(10, TimeUnit.SECONDS)).isTrue();
@@ -101,14 +109,26 @@ class ExecutorSchedulerTest {
   void close_taskNotYetDue_neverRuns() throws Exception {
     AtomicInteger runs = new AtomicInteger();
     ExecutorScheduler scheduler = new ExecutorScheduler("closed", 1);
+    Thread timer = thread("closed-timer");
     scheduler.schedule(runs::incrementAndGet, Duration.ofMillis(200));
     scheduler.close();
+    timer.join(10_000);
     CountDownLatch probe = new CountDownLatch(1);
     try (ExecutorScheduler other = new ExecutorScheduler("probe", 1)) {
       other.schedule(probe::countDown, Duration.ofMillis(400));
       assertThat(probe.await(10, TimeUnit.SECONDS)).isTrue();
     }
+    assertThat(timer.isAlive()).as("the timer thread ended").isFalse();
     assertThat(runs).hasValue(0);
+    assertThatThrownBy(() -> scheduler.schedule(() -> {}, Duration.ZERO))
+        .isInstanceOf(RejectedExecutionException.class);
+  }
+
+  private static Thread thread(String name) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no thread " + name));
   }
 
   private static void record(List<String> ran, String name, CountDownLatch done) {
