@@ -380,44 +380,53 @@ public final class Weir {
       if (plan.listen() == null && bound != null) {
         bound.close();
       }
-      if (plan.listen() != null && bound == null) {
-        try {
-          bound = bindPeerListener(plan.listen());
-        } catch (RuntimeException e) {
-          if (discoveryForPeerPort != null) {
-            closeMadeDiscovery(peers, e);
-          }
-          throw e;
+      PeerListener boundHere = null;
+      ExecutorScheduler scheduler = null;
+      try {
+        if (plan.listen() != null && bound == null) {
+          boundHere = bindPeerListener(plan.listen());
+          bound = boundHere;
         }
+        BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
+        LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
+        scheduler = new ExecutorScheduler("weir-cluster", 2);
+        PeerSecurity security = plan.security();
+        PeerAddressBook book = plan.book();
+        ClusterNode cluster =
+            new ClusterNode(
+                self,
+                clusterSettings,
+                buckets,
+                limiter::check,
+                scheduler,
+                clock,
+                peers,
+                member -> security.channel(book.peerAddress(member)));
+        return new WeirMember(
+            cluster,
+            scheduler,
+            peers,
+            serverBuilder,
+            server,
+            plan.listen() == null ? null : bound,
+            security,
+            metrics,
+            inputLimits,
+            clock,
+            advertise,
+            leaveWait);
+      } catch (RuntimeException | Error e) {
+        if (scheduler != null) {
+          scheduler.close();
+        }
+        if (boundHere != null) {
+          boundHere.close();
+        }
+        if (discoveryForPeerPort != null && e instanceof RuntimeException failure) {
+          closeMadeDiscovery(peers, failure);
+        }
+        throw e;
       }
-      BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
-      LocalLimiter limiter = new LocalLimiter(new RateLimitEngine(zone), buckets, clock);
-      ExecutorScheduler scheduler = new ExecutorScheduler("weir-cluster", 2);
-      PeerSecurity security = plan.security();
-      PeerAddressBook book = plan.book();
-      ClusterNode cluster =
-          new ClusterNode(
-              self,
-              clusterSettings,
-              buckets,
-              limiter::check,
-              scheduler,
-              clock,
-              peers,
-              member -> security.channel(book.peerAddress(member)));
-      return new WeirMember(
-          cluster,
-          scheduler,
-          peers,
-          serverBuilder,
-          server,
-          plan.listen() == null ? null : bound,
-          security,
-          metrics,
-          inputLimits,
-          clock,
-          advertise,
-          leaveWait);
     }
 
     private PeerDiscovery discovery(String self, HostPort peerListen) {
