@@ -7,6 +7,7 @@ import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.RawGrpc;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -152,6 +153,38 @@ class MalformedGrpcTest {
 
     assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OK);
     assertThat(rls.shouldRateLimit(request).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void getRateLimits_uniqueKeyNotUtf8_answeredWithTheBadBytesReplaced() throws Exception {
+    start();
+    byte[] body =
+        withByteReplaced(
+            GetRateLimitsReq.newBuilder()
+                .addRequests(
+                    RateLimitReq.newBuilder()
+                        .setName("n")
+                        .setUniqueKey("Xk")
+                        .setHits(1)
+                        .setLimit(5)
+                        .setDuration(60_000))
+                .build()
+                .toByteArray(),
+            (byte) 'X',
+            (byte) 0xC3);
+    MethodDescriptor<byte[], GetRateLimitsResp> method =
+        MethodDescriptor.<byte[], GetRateLimitsResp>newBuilder(
+                RawGrpc.BYTES, ProtoUtils.marshaller(GetRateLimitsResp.getDefaultInstance()))
+            .setFullMethodName(V1Grpc.SERVICE_NAME + "/GetRateLimits")
+            .setType(MethodType.UNARY)
+            .build();
+
+    GetRateLimitsResp answer =
+        ClientCalls.blockingUnaryCall(
+            channel, method, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), body);
+
+    assertThat(answer.getResponses(0).getError()).isEmpty();
+    assertThat(answer.getResponses(0).getRemaining()).isEqualTo(4);
   }
 
   private static byte[] shouldRateLimit(String user) {

@@ -1,5 +1,6 @@
 package dev.weir.core.grpc;
 
+import com.google.protobuf.Descriptors;
 import com.google.protobuf.Message;
 import io.grpc.Attributes;
 import io.grpc.BindableService;
@@ -101,14 +102,25 @@ public final class MalformedRequests {
   }
 
   private static String requestType(MethodDescriptor<?, ?> method) {
+    Descriptors.Descriptor type = requestDescriptor(method);
+    return type != null
+        ? type.getFullName()
+        : "request message of " + method.getFullMethodName();
+  }
+
+  /**
+   * Returns the protobuf type of {@code method}'s request, from its marshaller's prototype or its
+   * schema (a method with a marshaller of its own keeps the schema); null when it has neither.
+   */
+  private static Descriptors.Descriptor requestDescriptor(MethodDescriptor<?, ?> method) {
     if (method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> typed
         && typed.getMessagePrototype() instanceof Message message) {
-      return message.getDescriptorForType().getFullName();
+      return message.getDescriptorForType();
     }
     if (method.getSchemaDescriptor() instanceof ProtoMethodDescriptorSupplier schema) {
-      return schema.getMethodDescriptor().getInputType().getFullName();
+      return schema.getMethodDescriptor().getInputType();
     }
-    return "request message of " + method.getFullMethodName();
+    return null;
   }
 
   /** A request as the lenient marshaller read it: the message, or why it could not be parsed. */
@@ -148,13 +160,13 @@ public final class MalformedRequests {
      * valid UTF-8 by {@link Utf8Repair}; {@code failure} is the first parse's.
      */
     private Parsed<T> parseRepaired(InputStream stream, RuntimeException failure) {
-      if (!(method.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> typed)
-          || !(typed.getMessagePrototype() instanceof Message prototype)) {
+      Descriptors.Descriptor type = requestDescriptor(method);
+      if (type == null) {
         return new Parsed<>(null, describe(method, failure));
       }
       try {
         stream.reset();
-        byte[] repaired = Utf8Repair.repair(prototype.getDescriptorForType(), stream.readAllBytes());
+        byte[] repaired = Utf8Repair.repair(type, stream.readAllBytes());
         return new Parsed<>(method.parseRequest(new ByteArrayInputStream(repaired)), null);
       } catch (IOException | RuntimeException e) {
         return new Parsed<>(null, describe(method, failure));
