@@ -190,21 +190,83 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
-  void check_ownerAnswersBeforeTheWait_noStandIn() {
-    HashRing one = HashRing.of(List.of(SELF), 64, PeerHash.FNV1A);
+  void check_ownerAnswersBeforeTheWait_itsAnswerKeptAndNoStandIn() throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    Server owner =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request,
+                      StreamObserver<GetPeerRateLimitsResp> answer) {
+                    GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
+                    request
+                        .getRequestsList()
+                        .forEach(
+                            r ->
+                                out.addRateLimits(
+                                    dev.weir.proto.gubernator.RateLimitResp.newBuilder()
+                                        .setLimit(r.getLimit())
+                                        .setRemaining(7)));
+                    answer.onNext(out.build());
+                    answer.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+    PeerClientPool toOwner =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(name).directExecutor().build(),
+                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                    scheduler,
+                    clock));
+    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      if (two.ownerOf("n_k" + i).equals(OWNER)) {
+        key = "k" + i;
+      }
+    }
     WindowCounterCheck local = new WindowCounterCheck(store);
     ClusterRateLimitService service =
         new ClusterRateLimitService(
-            SELF, () -> one, local, pool,
+            SELF,
+            () -> two,
+            local,
+            toOwner,
             new GlobalManager(
-                SELF, () -> one, pool, local, store, scheduler, clock, Duration.ofMillis(100),
+                SELF, () -> two, toOwner, local, store, scheduler, clock, Duration.ofMillis(100),
                 1000, Duration.ofSeconds(5)),
-            clock, scheduler, Duration.ofMillis(10));
+            clock,
+            scheduler,
+            Duration.ofMillis(10));
+    List<String> standIns = new java.util.ArrayList<>();
+    service.reportTo(
+        new dev.weir.core.metrics.WeirMetrics() {
+          @Override
+          public void standIn() {
+            standIns.add("stand-in");
+          }
+        });
+    try {
+      var answer =
+          service.check(
+              List.of(RateLimitRequest.builder("n", key).hits(1).limit(9).duration(60_000).build()));
+      scheduler.advance(Duration.ofMillis(20));
 
-    var answer =
-        service.check(List.of(RateLimitRequest.builder("n", "a").limit(2).duration(1000).build()));
-
-    assertThat(answer).isDone();
-    assertThat(scheduler.pending()).as("no timer armed for items answered here").isZero();
+      assertThat(answer.join().get(0).remaining()).as("the owner's answer").isEqualTo(7);
+      assertThat(answer.join().get(0).metadata()).containsEntry("owner", OWNER);
+      assertThat(answer.join().get(0).metadata()).doesNotContainKey("stand_in");
+      assertThat(standIns).isEmpty();
+      assertThat(store.size()).as("no stand-in bucket").isZero();
+    } finally {
+      toOwner.close();
+      owner.shutdownNow();
+    }
   }
 }

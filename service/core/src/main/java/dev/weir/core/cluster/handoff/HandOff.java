@@ -2,6 +2,7 @@ package dev.weir.core.cluster.handoff;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
@@ -241,13 +242,16 @@ public final class HandOff {
     return chunk.stream().map(h -> PeerProtos.toSnapshot(h.key, h.state)).toList();
   }
 
-  // The live buckets this node owns on from and does not own on to, by their owner on to.
+  // The live buckets this node owns on from and does not own on to, by their owner on to; stand-in
+  // buckets are this node's own, whoever owns their key.
   private Map<String, List<Handed>> moving(HashRing from, HashRing to) {
     Map<String, List<Handed>> byOwner = new HashMap<>();
     long now = clock.wallMillis();
     store.forEach(
         (key, state) -> {
-          if (state.expireAt() <= now || !self.equals(from.ownerOf(key))) {
+          if (state.expireAt() <= now
+              || key.startsWith(ClusterRateLimitService.STAND_IN_PREFIX)
+              || !self.equals(from.ownerOf(key))) {
             return;
           }
           String owner = to.ownerOf(key);

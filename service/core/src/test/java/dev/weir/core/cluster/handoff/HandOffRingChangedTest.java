@@ -105,4 +105,26 @@ class HandOffRingChangedTest {
     assertThat(closed.ringChanged(both, both.without("a:1"))).isDone();
     assertThat(closed.pending()).isDone();
   }
+
+  @Test
+  void copy_standInBucketOfAKeyMovingAway_keptHereNotSent() {
+    InMemoryBucketStore buckets = new InMemoryBucketStore(clock);
+    HashRing both = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      String candidate = dev.weir.core.cluster.ClusterRateLimitService.STAND_IN_PREFIX + "n_k" + i;
+      if (both.ownerOf(candidate).equals("a:1")) {
+        key = candidate;
+      }
+    }
+    buckets.put(
+        key,
+        new dev.weir.core.engine.TokenBucketState(
+            dev.weir.core.model.Status.UNDER_LIMIT, 5, 60_000, 4, 1_000, 61_000));
+    // No peer clients: a bucket chosen to move would fail the copy.
+    HandOff standIns = new HandOff("a:1", buckets, null, clock, Duration.ofSeconds(2));
+
+    assertThat(standIns.copy(both, both.without("a:1"))).isDone();
+    assertThat(buckets.get(key)).isPresent();
+  }
 }
