@@ -2,6 +2,7 @@ package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.testkit.Await;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
@@ -14,6 +15,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +81,11 @@ class StandInJarIT {
       n.awaitHealthy(http);
     }
     channel = NettyChannelBuilder.forAddress("127.0.0.1", grpc[0]).usePlaintext().build();
+    // Node 0 may have found node 1 down while it was starting; it owns keys again once back on the ring.
+    Await.until(
+        Duration.ofSeconds(30),
+        () -> metric(httpPorts[0], "weir_peers") == 2,
+        "node 1 on node 0's ring");
 
     nodes.get(1).signal("STOP");
     List<Code> first = new ArrayList<>();
@@ -90,7 +97,7 @@ class StandInJarIT {
 
     assertThat(first).as("each user's first request").containsOnly(Code.OK);
     assertThat(second).as("each user's second request").containsOnly(Code.OVER_LIMIT);
-    assertThat(standIns(httpPorts[0]))
+    assertThat(metric(httpPorts[0], "weir_forward_stand_ins_total"))
         .as("the paused node's share of the 20 users (1 in 2^20 that it owns none)")
         .isPositive();
   }
@@ -110,16 +117,21 @@ class StandInJarIT {
         .getOverallCode();
   }
 
-  private double standIns(int httpPort) throws Exception {
-    String body =
-        http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString())
-            .body();
-    Matcher m =
-        Pattern.compile("(?m)^weir_forward_stand_ins_total(?:\\{[^}]*\\})? (\\S+)$").matcher(body);
-    assertThat(m.find()).as("weir_forward_stand_ins_total in /metrics").isTrue();
+  /** Returns the value of the unlabelled meter {@code name} on the node's {@code /metrics}. */
+  private double metric(int httpPort, String name) {
+    String body;
+    try {
+      body =
+          http.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read /metrics", e);
+    }
+    Matcher m = Pattern.compile("(?m)^" + name + "(?:\\{[^}]*\\})? (\\S+)$").matcher(body);
+    assertThat(m.find()).as(name + " in /metrics").isTrue();
     return Double.parseDouble(m.group(1));
   }
 }
