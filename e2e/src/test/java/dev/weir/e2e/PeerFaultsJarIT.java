@@ -129,7 +129,8 @@ class PeerFaultsJarIT {
     reports.add(pauseAndResume(1));
     reports.add(terminateAndRestart(0));
 
-    System.out.println("Peer faults, 3 static peers, ~3000 decisions/s over native gRPC:");
+    System.out.println(
+        "Peer faults, 3 static peers, ~3000 decisions/s over native gRPC, extra env " + extraEnv());
     reports.forEach(r -> System.out.println("  " + r.line()));
     System.out.println("  calls redirected from a node that was gone: " + load.redirected());
 
@@ -166,8 +167,24 @@ class PeerFaultsJarIT {
 
   private NodeProcess startNode(int i) throws Exception {
     Map<String, String> env = new java.util.HashMap<>(ENV);
+    env.putAll(extraEnv());
     env.put("WEIR_STATIC_PEERS", staticPeers);
     return NodeProcess.startMember(grpcPorts[i], httpPorts[i], peerPorts[i], env);
+  }
+
+  /**
+   * Returns the variables {@code -Dweir.peerFaults.env=NAME=value,...} adds to every node, to
+   * measure a setting's effect (docs/reliability.md); none by default.
+   */
+  private static Map<String, String> extraEnv() {
+    Map<String, String> extra = new java.util.LinkedHashMap<>();
+    for (String pair : System.getProperty("weir.peerFaults.env", "").split(",")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) {
+        extra.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      }
+    }
+    return extra;
   }
 
   private EventReport killAndRestart(int victim) throws Exception {

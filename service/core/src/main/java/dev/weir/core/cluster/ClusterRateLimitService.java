@@ -38,10 +38,10 @@ import java.util.function.Supplier;
  *
  * <p>Stand-ins: with {@code standInAfter} set, the items of a call whose owners have not answered
  * that long after the call (an owner in a long GC pause, or one that died and is not yet found
- * down) are answered by this node from a bucket of its own for the key, under the name {@link
- * #STAND_IN_PREFIX} + name, with {@code metadata.stand_in = "true"}: the limit is still enforced,
- * by this node alone, rather than the caller timing out (Envoy then lets the request through). The
- * owner's late answer is dropped; the owner counted the hits all the same.
+ * down) are answered by this node ({@link StandIns}: from what the owner's last answer for the key
+ * left, else from a bucket of its own), with {@code metadata.stand_in = "true"}: the limit is still
+ * enforced, by this node, rather than the caller timing out (Envoy then lets the request through).
+ * The owner's late answer is dropped from the call; the owner counted the hits all the same.
  */
 public final class ClusterRateLimitService implements RateLimitService {
 
@@ -49,7 +49,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   public static final int MAX_ATTEMPTS = 3;
 
   /** The prefix of the name under which this node keeps its stand-in bucket of a key. */
-  public static final String STAND_IN_PREFIX = "weir:stand-in:";
+  public static final String STAND_IN_PREFIX = StandIns.PREFIX;
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -59,6 +59,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final Clock clock;
   private final Scheduler scheduler;
   private final Duration standInAfter;
+  private final StandIns standIns;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
 
   /**
@@ -105,6 +106,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     this.clock = clock;
     this.scheduler = scheduler;
     this.standInAfter = standInAfter;
+    this.standIns = standInAfter.isZero() ? null : new StandIns(local);
   }
 
   /** Counts this service's stand-in answers in {@code sink}. */
@@ -198,13 +200,11 @@ public final class ClusterRateLimitService implements RateLimitService {
         .whenComplete((v, e) -> timer.cancel());
   }
 
-  /** Returns this node's own answer to {@code r}, from its stand-in bucket of the key. */
+  /** Returns this node's own answer to {@code r}, standing in for the key's owner. */
   private RateLimitResponse standIn(RateLimitRequest r) {
     HashRing current = ring.get();
     String owner = current.isEmpty() ? "" : current.ownerOf(r.hashKey());
-    return local
-        .check(r.withName(STAND_IN_PREFIX + r.name()))
-        .withMetadata(Map.of("owner", owner, "stand_in", "true"));
+    return standIns.answer(r, Map.of("owner", owner, "stand_in", "true"));
   }
 
   /**
@@ -271,6 +271,9 @@ public final class ClusterRateLimitService implements RateLimitService {
         .handle(
             (answer, error) -> {
               if (error == null) {
+                if (standIns != null) {
+                  standIns.ownerAnswered(r, answer);
+                }
                 return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
               }
               HashRing now = ring.get();

@@ -269,4 +269,86 @@ class ClusterRateLimitServiceTest {
       owner.shutdownNow();
     }
   }
+
+  @Test
+  void check_ownerAnsweredThenPaused_standInContinuesFromWhatItsLastAnswerLeft() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean paused = new java.util.concurrent.atomic.AtomicBoolean();
+    String name = InProcessServerBuilder.generateName();
+    Server owner =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request,
+                      StreamObserver<GetPeerRateLimitsResp> answer) {
+                    if (paused.get()) {
+                      return;
+                    }
+                    answer.onNext(
+                        GetPeerRateLimitsResp.newBuilder()
+                            .addRateLimits(
+                                dev.weir.proto.gubernator.RateLimitResp.newBuilder()
+                                    .setLimit(10)
+                                    .setRemaining(1)
+                                    .setResetTime(clock.wallMillis() + 60_000))
+                            .build());
+                    answer.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+    PeerClientPool toOwner =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(name).directExecutor().build(),
+                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                    scheduler,
+                    clock));
+    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      if (two.ownerOf("n_k" + i).equals(OWNER)) {
+        key = "k" + i;
+      }
+    }
+    WindowCounterCheck local = new WindowCounterCheck(store);
+    ClusterRateLimitService service =
+        new ClusterRateLimitService(
+            SELF,
+            () -> two,
+            local,
+            toOwner,
+            new GlobalManager(
+                SELF, () -> two, toOwner, local, store, scheduler, clock, Duration.ofMillis(100),
+                1000, Duration.ofSeconds(5)),
+            clock,
+            scheduler,
+            Duration.ofMillis(10));
+    RateLimitRequest hit = RateLimitRequest.builder("n", key).hits(1).limit(10).duration(60_000).build();
+    try {
+      var fromOwner = service.check(List.of(hit));
+      scheduler.advance(Duration.ofMillis(10));
+      assertThat(fromOwner.join().get(0).remaining()).isEqualTo(1);
+      paused.set(true);
+      List<RateLimitResponse> standIns = new java.util.ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        var next = service.check(List.of(hit));
+        scheduler.advance(Duration.ofMillis(10));
+        standIns.addAll(next.join());
+      }
+
+      assertThat(standIns)
+          .as("one more admitted, as the owner last said, not a full limit of 10")
+          .extracting(RateLimitResponse::status)
+          .containsExactly(Status.UNDER_LIMIT, Status.OVER_LIMIT);
+      assertThat(standIns).allSatisfy(a -> assertThat(a.metadata()).containsEntry("stand_in", "true"));
+    } finally {
+      toOwner.close();
+      owner.shutdownNow();
+    }
+  }
 }
