@@ -397,6 +397,30 @@ class EnvoyConfigSchemaTest {
   }
 
   @Test
+  void rlqsBootstrap_bucketPerClientValue_takesOnlyShortPrintableValues() {
+    List<String> regexes = new ArrayList<>();
+    for (RlqsFilterModel quota : RlqsFilterModel.all(rlqsBootstrap())) {
+      for (com.github.xds.type.matcher.v3.Matcher.MatcherList.FieldMatcher field :
+          quota.config().getBucketMatchers().getMatcherList().getMatchersList()) {
+        regexes.add(
+            field.getPredicate().getSinglePredicate().getValueMatch().getSafeRegex().getRegex());
+      }
+    }
+
+    assertThat(regexes)
+        .isNotEmpty()
+        .allSatisfy(
+            regex -> {
+              java.util.regex.Pattern p = java.util.regex.Pattern.compile(regex);
+              assertThat(p.matcher("k-alice").matches()).isTrue();
+              // Not UTF-8: Envoy could never take an assignment back for such a bucket id.
+              assertThat(p.matcher("k-\uFFFD").matches()).isFalse();
+              assertThat(p.matcher("k-é").matches()).isFalse();
+              assertThat(p.matcher("k".repeat(129)).matches()).isFalse();
+            });
+  }
+
+  @Test
   void rlqsBootstrap_quotaServerIsStrictDnsToThreeHealthCheckedWeirNodesOverHttp2() {
     Cluster cluster = cluster(rlqsBootstrap(), "weir_rlqs").orElseThrow();
 

@@ -48,14 +48,19 @@ final class StreamBucket {
 
   /**
    * Takes {@code share} for policy {@code index}: an answer to a report always, unless an owner's
-   * later share of the same record arrived first; a push only when it is later than the share held.
-   * Returns whether it was taken.
+   * later share of the same record arrived first; a push only when it is later than the share held;
+   * an error (the owner did not answer) never in place of a share, so that the proxy keeps being
+   * assigned its last share, and limited, while the owner is paused or unreachable. Returns whether
+   * it was taken.
    */
   boolean accept(int index, QuotaShare share, boolean answer) {
     if (index < 0 || index >= shares.length) {
       return false;
     }
     QuotaShare held = shares[index];
+    if (share.isError() && held != null && !held.isError()) {
+      return false;
+    }
     if (held != null && !held.isError()) {
       boolean newer = share.isNewerThan(held);
       boolean sameRecord = share.epoch() == held.epoch();
