@@ -408,9 +408,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * background, with doubling waits from one batch timeout up to {@link #MAX_ANNOUNCE_BACKOFF},
    * until it acknowledges, leaves the ring, or this node leaves. The peers the first round did not
    * reach are named in one line ({@link JoinReport}): INFO when they were unreachable or slow, as
-   * peers still starting are, WARN when one refused. Only then is it {@linkplain #serving()
-   * serving}: a peer that found it down brings it back on its return notice or on a probe answered
-   * from then on, never while it is still copying.
+   * peers still starting are, WARN when one refused. It is {@linkplain #serving() serving} from
+   * the end of the copies, before the first return notice: a peer that found it down brings it
+   * back on its return notice or on a probe answered from then on, never while it is still copying,
+   * and a probe that crosses a return notice does not take it down again.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     discovery.start(
@@ -432,6 +433,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         }
       }
       awaitQuietly(calls, returnNoticeDeadline());
+      // It has its buckets: from its first return notice on, its probes must agree with it.
+      serving = !closed;
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
           calls

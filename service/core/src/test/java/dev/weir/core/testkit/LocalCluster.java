@@ -61,6 +61,8 @@ import java.util.function.Function;
  */
 public final class LocalCluster implements AutoCloseable {
 
+  private volatile Node joining;
+
   private final ClusterSettings settings;
   private final Clock clock;
   private final Function<BucketStore, LocalCheck> localCheck;
@@ -247,13 +249,21 @@ public final class LocalCluster implements AutoCloseable {
     Node fresh = newNode(node.port);
     Set<String> peers = new TreeSet<>(ghosts);
     nodes.forEach(n -> peers.add(n.address()));
+    joining = fresh;
     try {
       fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
     } catch (Exception e) {
       throw new IllegalStateException(e);
+    } finally {
+      joining = null;
     }
     nodes.set(index, fresh);
     return fresh;
+  }
+
+  /** Returns the fresh member {@link #restart} is joining, or null when none is. */
+  public Node joining() {
+    return joining;
   }
 
   private void publishMembership() {
