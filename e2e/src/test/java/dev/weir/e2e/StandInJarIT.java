@@ -13,12 +13,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -90,15 +92,22 @@ class StandInJarIT {
     nodes.get(1).signal("STOP");
     List<Code> first = new ArrayList<>();
     List<Code> second = new ArrayList<>();
-    for (int user = 0; user < 20; user++) {
-      first.add(shouldRateLimit("u" + user));
-      second.add(shouldRateLimit("u" + user));
+    // Values that differ from their first character: FNV-1a (the ring's hash, as Gubernator's) puts
+    // keys that share all but their last characters close together on the ring, often on one node.
+    for (int i = 0; i < 20; i++) {
+      String user = UUID.nameUUIDFromBytes(("user-" + i).getBytes(StandardCharsets.UTF_8)).toString();
+      first.add(shouldRateLimit(user));
+      second.add(shouldRateLimit(user));
     }
 
     assertThat(first).as("each user's first request").containsOnly(Code.OK);
     assertThat(second).as("each user's second request").containsOnly(Code.OVER_LIMIT);
     assertThat(metric(httpPorts[0], "weir_forward_stand_ins_total"))
-        .as("the paused node's share of the 20 users (1 in 2^20 that it owns none)")
+        .as(
+            "the paused node's share of the 20 users (1 in 2^20 that it owns none); node 0's ring"
+                + " has %s peers, its /metrics: %s",
+            metric(httpPorts[0], "weir_peers"),
+            metricsLines(httpPorts[0], "weir_peer"))
         .isPositive();
   }
 
@@ -117,21 +126,31 @@ class StandInJarIT {
         .getOverallCode();
   }
 
+  /** Returns the lines of the node's {@code /metrics} that start with {@code prefix}. */
+  private String metricsLines(int httpPort, String prefix) {
+    return scrape(httpPort)
+        .lines()
+        .filter(l -> l.startsWith(prefix))
+        .collect(java.util.stream.Collectors.joining("; "));
+  }
+
   /** Returns the value of the unlabelled meter {@code name} on the node's {@code /metrics}. */
   private double metric(int httpPort, String name) {
-    String body;
-    try {
-      body =
-          http.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString())
-              .body();
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read /metrics", e);
-    }
+    String body = scrape(httpPort);
     Matcher m = Pattern.compile("(?m)^" + name + "(?:\\{[^}]*\\})? (\\S+)$").matcher(body);
     assertThat(m.find()).as(name + " in /metrics").isTrue();
     return Double.parseDouble(m.group(1));
+  }
+
+  private String scrape(int httpPort) {
+    try {
+      return http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString())
+          .body();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read /metrics", e);
+    }
   }
 }
