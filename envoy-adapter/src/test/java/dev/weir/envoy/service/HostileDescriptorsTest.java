@@ -68,15 +68,19 @@ class HostileDescriptorsTest {
     config.set(
         new ConfigLoader(EnvoySettings.fromEnvironment(Map.of()).loadOptions())
             .compile(List.of(new ConfigFile("edge.yaml", YAML))));
-    handler =
-        new ShouldRateLimitHandler(
-            config,
-            core(),
-            clock,
-            EnvoySettings.fromEnvironment(Map.of()),
-            new EnvoyMetrics(new SimpleMeterRegistry()),
-            new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
-            new CheckMeter(metrics));
+    handler = handlerOver(core());
+  }
+
+  /** Returns the handler of this test's config and limits over {@code service}. */
+  private ShouldRateLimitHandler handlerOver(dev.weir.core.limiter.RateLimitService service) {
+    return new ShouldRateLimitHandler(
+        config,
+        service,
+        clock,
+        EnvoySettings.fromEnvironment(Map.of()),
+        new EnvoyMetrics(new SimpleMeterRegistry()),
+        new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
+        new CheckMeter(metrics));
   }
 
   private LocalRateLimitService core() {
@@ -182,17 +186,11 @@ class HostileDescriptorsTest {
         descriptor("tenant", v + "t", "user", v + "u", "route", v + "r", "client", v + "c");
     List<dev.weir.core.model.RateLimitRequest> checked = new java.util.ArrayList<>();
     handler =
-        new ShouldRateLimitHandler(
-            config,
+        handlerOver(
             requests -> {
               checked.addAll(requests);
               return core().check(requests);
-            },
-            clock,
-            EnvoySettings.fromEnvironment(Map.of()),
-            new EnvoyMetrics(new SimpleMeterRegistry()),
-            new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
-            new CheckMeter(metrics));
+            });
 
     List<Code> overall =
         List.of(call(deep).getOverallCode(), call(deep).getOverallCode(), call(deep).getOverallCode());
@@ -208,8 +206,7 @@ class HostileDescriptorsTest {
   void counterOfOneDescriptorUnreachable_anotherOverTheLimit_overLimitNotAnError() {
     LocalRateLimitService core = core();
     handler =
-        new ShouldRateLimitHandler(
-            config,
+        handlerOver(
             requests -> {
               List<dev.weir.core.model.RateLimitResponse> out = new java.util.ArrayList<>();
               for (dev.weir.core.model.RateLimitRequest r : requests) {
@@ -220,12 +217,7 @@ class HostileDescriptorsTest {
                         : core.check(List.of(r)).join().get(0));
               }
               return java.util.concurrent.CompletableFuture.completedFuture(out);
-            },
-            clock,
-            EnvoySettings.fromEnvironment(Map.of()),
-            new EnvoyMetrics(new SimpleMeterRegistry()),
-            new InputLimits(65_536, 65_536, 1024, 1024, 4, 256),
-            new CheckMeter(metrics));
+            });
     RateLimitDescriptor ip = descriptor("remote_address", "10.0.0.1");
     RateLimitDescriptor path = descriptor("path", "/checkout");
     for (int i = 0; i < 3; i++) {

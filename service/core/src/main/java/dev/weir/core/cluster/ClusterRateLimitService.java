@@ -178,7 +178,7 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Answers, {@link #standInAfter} from now, each of the {@code routed} items (the non-null entries
-   * of {@code sent}, in order) still waiting for its owner, from this node's stand-in bucket.
+   * of {@code sent}, in order) still waiting for its owner, as a stand-in ({@link StandIns}).
    */
   private void armStandIns(
       RateLimitRequest[] sent, List<CompletableFuture<RateLimitResponse>> routed) {

@@ -106,73 +106,116 @@ class ClusterRateLimitServiceTest {
     assertThat(answers.get(0).error()).contains("owner:1");
   }
 
+  /**
+   * An owner on an in-process server answering {@code GetPeerRateLimits} with {@code peers}, a
+   * member {@code SELF} that forwards to it with 10 ms stand-ins, and a key the owner owns.
+   */
+  private final class StandInFixture implements AutoCloseable {
+    final HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    final List<String> standIns = new java.util.ArrayList<>();
+    final Server owner;
+    final PeerClientPool toOwner;
+    final ClusterRateLimitService service;
+    final String key;
+
+    StandInFixture(PeersV1Grpc.PeersV1ImplBase peers) throws Exception {
+      String name = InProcessServerBuilder.generateName();
+      owner = InProcessServerBuilder.forName(name).directExecutor().addService(peers).build().start();
+      toOwner =
+          new PeerClientPool(
+              address ->
+                  new PeerClient(
+                      address,
+                      InProcessChannelBuilder.forName(name).directExecutor().build(),
+                      new PeerClientSettings(
+                          1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                      scheduler,
+                      clock));
+      WindowCounterCheck local = new WindowCounterCheck(store);
+      service =
+          new ClusterRateLimitService(
+              SELF,
+              () -> two,
+              local,
+              toOwner,
+              new GlobalManager(
+                  SELF, () -> two, toOwner, local, store, scheduler, clock,
+                  Duration.ofMillis(100), 1000, Duration.ofSeconds(5)),
+              clock,
+              scheduler,
+              Duration.ofMillis(10));
+      service.reportTo(
+          new dev.weir.core.metrics.WeirMetrics() {
+            @Override
+            public void standIn() {
+              standIns.add("stand-in");
+            }
+          });
+      String found = null;
+      for (int i = 0; found == null; i++) {
+        if (two.ownerOf("n_k" + i).equals(OWNER)) {
+          found = "k" + i;
+        }
+      }
+      key = found;
+    }
+
+    /** Returns a hit on {@link #key} with {@code limit}. */
+    RateLimitRequest hit(long limit) {
+      return RateLimitRequest.builder("n", key).hits(1).limit(limit).duration(60_000).build();
+    }
+
+    /** Checks {@code r} and returns its answer once 10 ms (the stand-in wait) have passed. */
+    RateLimitResponse checkAndWait(RateLimitRequest r) {
+      var answer = service.check(List.of(r));
+      scheduler.advance(Duration.ofMillis(10));
+      return answer.join().get(0);
+    }
+
+    @Override
+    public void close() {
+      toOwner.close();
+      owner.shutdownNow();
+    }
+  }
+
+  /** A peer that answers every item with {@code remaining} left, and never while {@code paused}. */
+  private PeersV1Grpc.PeersV1ImplBase answering(
+      java.util.function.BooleanSupplier paused, long remaining) {
+    return new PeersV1Grpc.PeersV1ImplBase() {
+      @Override
+      public void getPeerRateLimits(
+          GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+        if (paused.getAsBoolean()) {
+          return; // A long GC pause: the call is taken and never answered.
+        }
+        GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
+        request
+            .getRequestsList()
+            .forEach(
+                r ->
+                    out.addRateLimits(
+                        dev.weir.proto.gubernator.RateLimitResp.newBuilder()
+                            .setLimit(r.getLimit())
+                            .setRemaining(remaining)
+                            .setResetTime(clock.wallMillis() + 60_000)));
+        answer.onNext(out.build());
+        answer.onCompleted();
+      }
+    };
+  }
+
   @Test
   void check_ownerDoesNotAnswer_standInEnforcesTheLimitFromItsOwnBucketAfterTheWait()
       throws Exception {
-    String name = InProcessServerBuilder.generateName();
-    Server paused =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(
-                new PeersV1Grpc.PeersV1ImplBase() {
-                  @Override
-                  public void getPeerRateLimits(
-                      GetPeerRateLimitsReq request,
-                      StreamObserver<GetPeerRateLimitsResp> answer) {
-                    // A long GC pause: the call is taken and never answered.
-                  }
-                })
-            .build()
-            .start();
-    PeerClientPool toPaused =
-        new PeerClientPool(
-            address ->
-                new PeerClient(
-                    address,
-                    InProcessChannelBuilder.forName(name).directExecutor().build(),
-                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-                    scheduler,
-                    clock));
-    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
-    String key = null;
-    for (int i = 0; key == null; i++) {
-      if (two.ownerOf("n_k" + i).equals(OWNER)) {
-        key = "k" + i;
-      }
-    }
-    WindowCounterCheck local = new WindowCounterCheck(store);
-    ClusterRateLimitService service =
-        new ClusterRateLimitService(
-            SELF,
-            () -> two,
-            local,
-            toPaused,
-            new GlobalManager(
-                SELF, () -> two, toPaused, local, store, scheduler, clock, Duration.ofMillis(100),
-                1000, Duration.ofSeconds(5)),
-            clock,
-            scheduler,
-            Duration.ofMillis(10));
-    List<String> standIns = new java.util.ArrayList<>();
-    service.reportTo(
-        new dev.weir.core.metrics.WeirMetrics() {
-          @Override
-          public void standIn() {
-            standIns.add("stand-in");
-          }
-        });
-    RateLimitRequest hit = RateLimitRequest.builder("n", key).hits(1).limit(2).duration(60_000).build();
-    try {
-      var first = service.check(List.of(hit));
+    try (StandInFixture f = new StandInFixture(answering(() -> true, 0))) {
+      var first = f.service.check(List.of(f.hit(2)));
       scheduler.advance(Duration.ofMillis(9));
       assertThat(first).as("before the wait").isNotDone();
       scheduler.advance(Duration.ofMillis(1));
       List<RateLimitResponse> answers = new java.util.ArrayList<>(first.join());
-      for (int i = 0; i < 2; i++) {
-        var next = service.check(List.of(hit));
-        scheduler.advance(Duration.ofMillis(10));
-        answers.addAll(next.join());
-      }
+      answers.add(f.checkAndWait(f.hit(2)));
+      answers.add(f.checkAndWait(f.hit(2)));
 
       assertThat(answers)
           .extracting(RateLimitResponse::status)
@@ -180,175 +223,41 @@ class ClusterRateLimitServiceTest {
       assertThat(answers.get(0).metadata())
           .containsEntry("owner", OWNER)
           .containsEntry("stand_in", "true");
-      assertThat(store.get(ClusterRateLimitService.STAND_IN_PREFIX + "n_" + key)).isPresent();
-      assertThat(store.get("n_" + key)).as("the owner's bucket is not kept here").isEmpty();
-      assertThat(standIns).hasSize(3);
-    } finally {
-      toPaused.close();
-      paused.shutdownNow();
+      assertThat(store.get(ClusterRateLimitService.STAND_IN_PREFIX + "n_" + f.key)).isPresent();
+      assertThat(store.get("n_" + f.key)).as("the owner's bucket is not kept here").isEmpty();
+      assertThat(f.standIns).hasSize(3);
     }
   }
 
   @Test
   void check_ownerAnswersBeforeTheWait_itsAnswerKeptAndNoStandIn() throws Exception {
-    String name = InProcessServerBuilder.generateName();
-    Server owner =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(
-                new PeersV1Grpc.PeersV1ImplBase() {
-                  @Override
-                  public void getPeerRateLimits(
-                      GetPeerRateLimitsReq request,
-                      StreamObserver<GetPeerRateLimitsResp> answer) {
-                    GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
-                    request
-                        .getRequestsList()
-                        .forEach(
-                            r ->
-                                out.addRateLimits(
-                                    dev.weir.proto.gubernator.RateLimitResp.newBuilder()
-                                        .setLimit(r.getLimit())
-                                        .setRemaining(7)));
-                    answer.onNext(out.build());
-                    answer.onCompleted();
-                  }
-                })
-            .build()
-            .start();
-    PeerClientPool toOwner =
-        new PeerClientPool(
-            address ->
-                new PeerClient(
-                    address,
-                    InProcessChannelBuilder.forName(name).directExecutor().build(),
-                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-                    scheduler,
-                    clock));
-    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
-    String key = null;
-    for (int i = 0; key == null; i++) {
-      if (two.ownerOf("n_k" + i).equals(OWNER)) {
-        key = "k" + i;
-      }
-    }
-    WindowCounterCheck local = new WindowCounterCheck(store);
-    ClusterRateLimitService service =
-        new ClusterRateLimitService(
-            SELF,
-            () -> two,
-            local,
-            toOwner,
-            new GlobalManager(
-                SELF, () -> two, toOwner, local, store, scheduler, clock, Duration.ofMillis(100),
-                1000, Duration.ofSeconds(5)),
-            clock,
-            scheduler,
-            Duration.ofMillis(10));
-    List<String> standIns = new java.util.ArrayList<>();
-    service.reportTo(
-        new dev.weir.core.metrics.WeirMetrics() {
-          @Override
-          public void standIn() {
-            standIns.add("stand-in");
-          }
-        });
-    try {
-      var answer =
-          service.check(
-              List.of(RateLimitRequest.builder("n", key).hits(1).limit(9).duration(60_000).build()));
+    try (StandInFixture f = new StandInFixture(answering(() -> false, 7))) {
+      RateLimitResponse answer = f.checkAndWait(f.hit(9));
       scheduler.advance(Duration.ofMillis(20));
 
-      assertThat(answer.join().get(0).remaining()).as("the owner's answer").isEqualTo(7);
-      assertThat(answer.join().get(0).metadata()).containsEntry("owner", OWNER);
-      assertThat(answer.join().get(0).metadata()).doesNotContainKey("stand_in");
-      assertThat(standIns).isEmpty();
+      assertThat(answer.remaining()).as("the owner's answer").isEqualTo(7);
+      assertThat(answer.metadata()).containsEntry("owner", OWNER).doesNotContainKey("stand_in");
+      assertThat(f.standIns).isEmpty();
       assertThat(store.size()).as("no stand-in bucket").isZero();
-    } finally {
-      toOwner.close();
-      owner.shutdownNow();
     }
   }
 
   @Test
   void check_ownerAnsweredThenPaused_standInContinuesFromWhatItsLastAnswerLeft() throws Exception {
-    java.util.concurrent.atomic.AtomicBoolean paused = new java.util.concurrent.atomic.AtomicBoolean();
-    String name = InProcessServerBuilder.generateName();
-    Server owner =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(
-                new PeersV1Grpc.PeersV1ImplBase() {
-                  @Override
-                  public void getPeerRateLimits(
-                      GetPeerRateLimitsReq request,
-                      StreamObserver<GetPeerRateLimitsResp> answer) {
-                    if (paused.get()) {
-                      return;
-                    }
-                    answer.onNext(
-                        GetPeerRateLimitsResp.newBuilder()
-                            .addRateLimits(
-                                dev.weir.proto.gubernator.RateLimitResp.newBuilder()
-                                    .setLimit(10)
-                                    .setRemaining(1)
-                                    .setResetTime(clock.wallMillis() + 60_000))
-                            .build());
-                    answer.onCompleted();
-                  }
-                })
-            .build()
-            .start();
-    PeerClientPool toOwner =
-        new PeerClientPool(
-            address ->
-                new PeerClient(
-                    address,
-                    InProcessChannelBuilder.forName(name).directExecutor().build(),
-                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-                    scheduler,
-                    clock));
-    HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
-    String key = null;
-    for (int i = 0; key == null; i++) {
-      if (two.ownerOf("n_k" + i).equals(OWNER)) {
-        key = "k" + i;
-      }
-    }
-    WindowCounterCheck local = new WindowCounterCheck(store);
-    ClusterRateLimitService service =
-        new ClusterRateLimitService(
-            SELF,
-            () -> two,
-            local,
-            toOwner,
-            new GlobalManager(
-                SELF, () -> two, toOwner, local, store, scheduler, clock, Duration.ofMillis(100),
-                1000, Duration.ofSeconds(5)),
-            clock,
-            scheduler,
-            Duration.ofMillis(10));
-    RateLimitRequest hit = RateLimitRequest.builder("n", key).hits(1).limit(10).duration(60_000).build();
-    try {
-      var fromOwner = service.check(List.of(hit));
-      scheduler.advance(Duration.ofMillis(10));
-      assertThat(fromOwner.join().get(0).remaining()).isEqualTo(1);
+    java.util.concurrent.atomic.AtomicBoolean paused =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    try (StandInFixture f = new StandInFixture(answering(paused::get, 1))) {
+      assertThat(f.checkAndWait(f.hit(10)).remaining()).as("the owner's answer").isEqualTo(1);
       paused.set(true);
-      List<RateLimitResponse> standIns = new java.util.ArrayList<>();
-      for (int i = 0; i < 2; i++) {
-        var next = service.check(List.of(hit));
-        scheduler.advance(Duration.ofMillis(10));
-        standIns.addAll(next.join());
-      }
+      List<RateLimitResponse> standIns =
+          List.of(f.checkAndWait(f.hit(10)), f.checkAndWait(f.hit(10)));
 
       assertThat(standIns)
           .as("one more admitted, as the owner last said, not a full limit of 10")
           .extracting(RateLimitResponse::status)
           .containsExactly(Status.UNDER_LIMIT, Status.OVER_LIMIT);
-      assertThat(standIns).allSatisfy(a -> assertThat(a.metadata()).containsEntry("stand_in", "true"));
-    } finally {
-      toOwner.close();
-      owner.shutdownNow();
+      assertThat(standIns)
+          .allSatisfy(a -> assertThat(a.metadata()).containsEntry("stand_in", "true"));
     }
   }
 }
