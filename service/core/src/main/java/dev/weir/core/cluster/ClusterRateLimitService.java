@@ -71,20 +71,9 @@ public final class ClusterRateLimitService implements RateLimitService {
    * @param peers clients of the other nodes
    * @param global the GLOBAL queues
    * @param clock the source of {@code created_at} when a request has none
-   */
-  public ClusterRateLimitService(
-      String self,
-      Supplier<HashRing> ring,
-      LocalCheck local,
-      PeerClientPool peers,
-      GlobalManager global,
-      Clock clock) {
-    this(self, ring, local, peers, global, clock, null, Duration.ZERO);
-  }
-
-  /**
-   * Creates the service of node {@code self} as above, answering items whose owners have not
-   * answered within {@code standInAfter} (zero: never) itself, timed on {@code scheduler}.
+   * @param scheduler times the stand-ins; may be null when {@code standInAfter} is zero
+   * @param standInAfter how long forwarded items wait for their owners before this node answers
+   *     them itself ({@link StandIns}); zero: until the owner answers or the call's deadline
    */
   public ClusterRateLimitService(
       String self,
@@ -163,7 +152,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     if (forwarded == null) {
       return CompletableFuture.completedFuture(Arrays.asList(answers));
     }
-    if (!standInAfter.isZero()) {
+    if (standIns != null) {
       armStandIns(sent, routed);
     }
     List<CompletableFuture<?>> waits = new ArrayList<>();

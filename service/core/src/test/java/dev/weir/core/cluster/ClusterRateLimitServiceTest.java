@@ -62,7 +62,7 @@ class ClusterRateLimitServiceTest {
         new GlobalManager(
             SELF, ring, pool, local, store, scheduler, clock, Duration.ofMillis(100), 1000,
             Duration.ofSeconds(5));
-    return new ClusterRateLimitService(SELF, ring, local, pool, global, clock);
+    return new ClusterRateLimitService(SELF, ring, local, pool, global, clock, null, Duration.ZERO);
   }
 
   @Test
