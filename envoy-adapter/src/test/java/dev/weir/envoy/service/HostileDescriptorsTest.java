@@ -158,10 +158,7 @@ class HostileDescriptorsTest {
 
     RateLimitResponse response = call(many);
 
-    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
-    assertThat(response.getStatusesList()).allMatch(s -> s.getCode() == Code.OVER_LIMIT);
-    assertThat(store.size()).isZero();
-    assertThat(metrics.events()).containsExactly("refused too_many_items");
+    assertEveryDescriptorRefusedAsTooManyItems(response);
   }
 
   @Test
@@ -173,10 +170,7 @@ class HostileDescriptorsTest {
 
     RateLimitResponse response = call(many);
 
-    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
-    assertThat(response.getStatusesList()).allMatch(s -> s.getCode() == Code.OVER_LIMIT);
-    assertThat(store.size()).isZero();
-    assertThat(metrics.events()).containsExactly("refused too_many_items");
+    assertEveryDescriptorRefusedAsTooManyItems(response);
   }
 
   @Test
@@ -233,6 +227,14 @@ class HostileDescriptorsTest {
         .as("an answer that could be OK still fails, so failure_mode_deny applies")
         .hasRootCauseInstanceOf(io.grpc.StatusRuntimeException.class)
         .hasMessageContaining("UNAVAILABLE: cannot reach the owner of this key");
+  }
+
+  /** Asserts that every descriptor of {@code response} was refused for too many items. */
+  private void assertEveryDescriptorRefusedAsTooManyItems(RateLimitResponse response) {
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatusesList()).allMatch(s -> s.getCode() == Code.OVER_LIMIT);
+    assertThat(store.size()).isZero();
+    assertThat(metrics.events()).containsExactly("refused too_many_items");
   }
 
   /** Found by {@code EnvoyFrontDoorFuzzTest#shouldRateLimit}: the call was answered UNAVAILABLE. */
