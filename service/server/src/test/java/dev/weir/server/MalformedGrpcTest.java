@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every service on a node's client gRPC port answers a message that is not its request type with
@@ -100,8 +102,9 @@ class MalformedGrpcTest {
                 + " of a field");
   }
 
-  @Test
-  void shouldRateLimit_headerValueNotUtf8_decidedWithTheBadBytesReplacedNotRefused()
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void shouldRateLimit_headerValueNotUtf8_decidedWithTheBadBytesReplacedNotRefused(boolean gzip)
       throws Exception {
     start(
         """
@@ -119,18 +122,44 @@ class MalformedGrpcTest {
             .setFullMethodName(RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName())
             .setType(MethodType.UNARY)
             .build();
+    CallOptions options = CallOptions.DEFAULT.withCompression(gzip ? "gzip" : "identity");
 
     List<Code> codes = new ArrayList<>();
     for (byte[] body : List.of(invalid, invalid, otherInvalid)) {
       codes.add(
           ClientCalls.blockingUnaryCall(
-                  channel, method, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), body)
+                  channel, method, options.withDeadlineAfter(10, TimeUnit.SECONDS), body)
               .getOverallCode());
     }
 
     assertThat(codes)
         .as("each malformed sequence read as U+FFFD: one counter for both values")
         .containsExactly(Code.OK, Code.OK, Code.OVER_LIMIT);
+  }
+
+  @Test
+  void compressedMessageOverTheSizeLimitOnceDecompressed_resourceExhausted() throws Exception {
+    start();
+    GetRateLimitsReq large =
+        GetRateLimitsReq.newBuilder()
+            .addRequests(
+                RateLimitReq.newBuilder()
+                    .setName("n")
+                    .setUniqueKey("k".repeat(5 << 20))
+                    .setHits(1)
+                    .setLimit(5)
+                    .setDuration(60_000))
+            .build();
+
+    Throwable refused =
+        catchThrowable(
+            () ->
+                V1Grpc.newBlockingStub(channel)
+                    .withCompression("gzip")
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getRateLimits(large));
+
+    assertThat(Status.fromThrowable(refused).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
   }
 
   @Test

@@ -13,6 +13,7 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.ProtoMethodDescriptorSupplier;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -123,10 +124,20 @@ public final class MalformedRequests {
     return null;
   }
 
-  /** A request as the lenient marshaller read it: the message, or why it could not be parsed. */
-  private record Parsed<T>(T message, String error) {}
+  /** A request as the lenient marshaller read it: the message, or the status to close the call with. */
+  private record Parsed<T>(T message, Status failure) {
 
-  /** Parses with the method's own marshaller and keeps a failure as a {@link Parsed} value. */
+    static <T> Parsed<T> invalid(String description) {
+      return new Parsed<>(null, Status.INVALID_ARGUMENT.withDescription(description));
+    }
+  }
+
+  /**
+   * Parses with the method's own marshaller and keeps a failure as a {@link Parsed} value. A stream
+   * that cannot be read twice (a compressed message's) is read into memory first, so that a message
+   * refused for its UTF-8 can be repaired whether or not it was compressed; a message over the
+   * size limit once decompressed keeps grpc-java's {@code RESOURCE_EXHAUSTED}.
+   */
   private static final class LenientMarshaller<T> implements MethodDescriptor.Marshaller<Parsed<T>> {
     private final MethodDescriptor<T, ?> method;
 
@@ -141,17 +152,22 @@ public final class MalformedRequests {
 
     @Override
     public Parsed<T> parse(InputStream stream) {
-      boolean rereadable = stream.markSupported();
-      if (rereadable) {
-        stream.mark(Integer.MAX_VALUE);
-      }
+      InputStream in = stream;
       try {
-        return new Parsed<>(method.parseRequest(stream), null);
-      } catch (RuntimeException e) {
-        if (rereadable && Utf8Repair.isInvalidUtf8(e)) {
-          return parseRepaired(stream, e);
+        if (!in.markSupported()) {
+          in = new ByteArrayInputStream(in.readAllBytes());
         }
-        return new Parsed<>(null, describe(method, e));
+        in.mark(Integer.MAX_VALUE);
+        return new Parsed<>(method.parseRequest(in), null);
+      } catch (IOException | RuntimeException e) {
+        Status tooLarge = tooLarge(e);
+        if (tooLarge != null) {
+          return new Parsed<>(null, tooLarge);
+        }
+        if (Utf8Repair.isInvalidUtf8(e)) {
+          return parseRepaired(in, e);
+        }
+        return Parsed.invalid(describe(method, e));
       }
     }
 
@@ -159,18 +175,29 @@ public final class MalformedRequests {
      * Parses the message {@code stream} holds again, from its start, with its string fields made
      * valid UTF-8 by {@link Utf8Repair}; {@code failure} is the first parse's.
      */
-    private Parsed<T> parseRepaired(InputStream stream, RuntimeException failure) {
+    private Parsed<T> parseRepaired(InputStream stream, Exception failure) {
       Descriptors.Descriptor type = requestDescriptor(method);
       if (type == null) {
-        return new Parsed<>(null, describe(method, failure));
+        return Parsed.invalid(describe(method, failure));
       }
       try {
         stream.reset();
         byte[] repaired = Utf8Repair.repair(type, stream.readAllBytes());
         return new Parsed<>(method.parseRequest(new ByteArrayInputStream(repaired)), null);
       } catch (IOException | RuntimeException e) {
-        return new Parsed<>(null, describe(method, failure));
+        return Parsed.invalid(describe(method, failure));
       }
+    }
+
+    /** Returns grpc-java's {@code RESOURCE_EXHAUSTED} when {@code e} or a cause carries it. */
+    private static Status tooLarge(Throwable e) {
+      for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        if (t instanceof StatusRuntimeException s
+            && s.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+          return s.getStatus();
+        }
+      }
+      return null;
     }
   }
 
@@ -213,12 +240,12 @@ public final class MalformedRequests {
       if (refused) {
         return;
       }
-      if (message.error() == null) {
+      if (message.failure() == null) {
         delegate.onMessage(message.message());
         return;
       }
       refused = true;
-      call.closeIfOpen(Status.INVALID_ARGUMENT.withDescription(message.error()));
+      call.closeIfOpen(message.failure());
     }
 
     @Override
