@@ -4,12 +4,16 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The configuration requests are answered with, swapped whole on each successful reload, and the
  * listeners told after each swap.
  */
 public final class ConfigHolder {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ConfigHolder.class);
 
   private final AtomicReference<EnvoyConfig> current = new AtomicReference<>();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
@@ -27,11 +31,18 @@ public final class ConfigHolder {
     return Optional.ofNullable(current.get());
   }
 
-  /** Replaces the current configuration, then runs every listener. */
+  /**
+   * Replaces the current configuration, then runs every listener. A listener that throws is logged
+   * and the others still run: the configuration is in place either way, so the load succeeded.
+   */
   public void set(EnvoyConfig config) {
     current.set(config);
     for (Runnable listener : listeners) {
-      listener.run();
+      try {
+        listener.run();
+      } catch (RuntimeException e) {
+        LOG.warn("A listener of the rate limit configuration failed on the new configuration", e);
+      }
     }
   }
 

@@ -24,4 +24,21 @@ class ConfigHolderTest {
 
     assertThat(seen).containsExactly("a:[after]", "b:[after]");
   }
+
+  @Test
+  void set_aListenerThatThrows_leavesTheNewConfigInPlaceAndTheOthersRun()
+      throws DescriptorConfigException {
+    ConfigHolder holder = new ConfigHolder(config("before"));
+    List<String> seen = new ArrayList<>();
+    holder.onChange(
+        () -> {
+          throw new IllegalStateException("listener broke");
+        });
+    holder.onChange(() -> seen.add("b:" + holder.current().orElseThrow().domains().keySet()));
+
+    holder.set(config("after"));
+
+    assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("after");
+    assertThat(seen).containsExactly("b:[after]");
+  }
 }
