@@ -39,8 +39,10 @@ import org.slf4j.LoggerFactory;
  * RateLimitConfigYaml}) and compiled like files, all or nothing. A set that loads replaces the
  * config, counts {@code config_load_success} and is ACKed (its version and nonce echoed); one that
  * does not keeps the last good config, counts {@code config_load_error} and is NACKed with the
- * errors as {@code error_detail} (the last accepted version echoed). An empty set is a state like
- * any other: it loads a config without domains. When the stream ends or fails, a new one is opened
+ * errors as {@code error_detail} (the last accepted version echoed). An empty set loads (a config
+ * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
+ * since it would switch every domain's limits off, as an empty config folder would (the file
+ * source refuses that reload too). When the stream ends or fails, a new one is opened
  * after a backoff ({@link XdsSettings.Backoff}) on the scheduler; the last good config keeps
  * answering meanwhile. The gRPC channel reconnects on its own underneath.
  */
@@ -157,6 +159,7 @@ public final class XdsConfigClient implements AutoCloseable {
             .setResponseNonce(response.getNonce());
     try {
       EnvoyConfig config = load(response.getResourcesList());
+      refuseRemovingEveryDomain(config);
       holder.set(config);
       acceptedVersion = response.getVersionInfo();
       metrics.configLoadSuccess();
@@ -176,6 +179,29 @@ public final class XdsConfigClient implements AutoCloseable {
           com.google.rpc.Status.newBuilder().setCode(INVALID_ARGUMENT).setMessage(detail));
     }
     requests.onNext(reply.setVersionInfo(acceptedVersion).build());
+  }
+
+  /**
+   * Throws when {@code config} has no domain while the config in the holder has some: loading it
+   * would answer OK to every request of those domains.
+   */
+  private void refuseRemovingEveryDomain(EnvoyConfig config) throws DescriptorConfigException {
+    if (!config.domains().isEmpty()) {
+      return;
+    }
+    Optional<EnvoyConfig> current = holder.current();
+    if (current.isPresent() && !current.get().domains().isEmpty()) {
+      List<String> domains = new ArrayList<>(new TreeSet<>(current.get().domains().keySet()));
+      String shown = String.join(", ", domains.subList(0, Math.min(5, domains.size())));
+      if (domains.size() > 5) {
+        shown += " and " + (domains.size() - 5) + " more";
+      }
+      throw new DescriptorConfigException(
+          "the set holds no RateLimitConfig resource, and loading it would switch off the limits"
+              + " of every domain loaded ("
+              + shown
+              + "); a set must keep at least one domain (restart the node to clear them all)");
+    }
   }
 
   private EnvoyConfig load(List<Any> resources) throws DescriptorConfigException {

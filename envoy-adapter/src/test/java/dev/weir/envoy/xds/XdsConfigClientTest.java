@@ -184,13 +184,43 @@ class XdsConfigClientTest {
   }
 
   @Test
-  void emptySet_loadsAConfigWithoutDomains() {
+  void emptySet_afterDomainsLoaded_isNackedAndTheLimitsStay() {
     management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
 
     management.push("v2");
 
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getVersionInfo()).isEqualTo("v1");
+    assertThat(nack.getErrorDetail().getMessage())
+        .isEqualTo(
+            "the set holds no RateLimitConfig resource, and loading it would switch off the"
+                + " limits of every domain loaded (shop); a set must keep at least one domain"
+                + " (restart the node to clear them all)");
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+    assertThat(client.acceptedVersion()).contains("v1");
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
+  void emptySet_beforeAnyDomain_loadsAConfigWithoutDomains() {
+    client.start(scheduler);
+
+    management.push("v1");
+
     assertThat(holder.current().orElseThrow().domains()).isEmpty();
+    assertThat(management.lastRequest().hasErrorDetail()).isFalse();
+    assertThat(client.acceptedVersion()).contains("v1");
+  }
+
+  @Test
+  void setWithoutOneDomain_loadsAndDropsThatDomain() {
+    management.push("v1", perMinute("shop", "user", 2), perMinute("blog", "user", 3));
+    client.start(scheduler);
+
+    management.push("v2", perMinute("shop", "user", 2));
+
+    assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("shop");
     assertThat(management.lastRequest().hasErrorDetail()).isFalse();
   }
 
