@@ -47,6 +47,25 @@ final class ClientGrpcListener {
    */
   static final int MAX_METADATA_BYTES = 128 * 1024;
 
+  /**
+   * The most calls one connection may have open at once (HTTP/2 {@code
+   * SETTINGS_MAX_CONCURRENT_STREAMS}): far above what a proxy keeps open on one connection (its
+   * calls per second times their latency), and Envoy opens another connection when it is reached;
+   * it bounds what one connection can make the node hold (each call may buffer up to a message).
+   */
+  static final int MAX_CALLS_PER_CONNECTION = 1000;
+
+  /**
+   * The most streams a connection may reset within {@link #RESET_WINDOW_SECONDS} before it is
+   * closed: a bound on "rapid reset" (a client opening and cancelling streams in a loop, which the
+   * concurrent-call bound does not count); a proxy whose calls all time out during a pause resets
+   * far fewer.
+   */
+  static final int MAX_RESETS_PER_WINDOW = 10_000;
+
+  /** The window {@link #MAX_RESETS_PER_WINDOW} is counted over, in seconds. */
+  static final int RESET_WINDOW_SECONDS = 10;
+
   private final Server server;
   private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
@@ -64,6 +83,8 @@ final class ClientGrpcListener {
             .directExecutor()
             .maxInboundMessageSize(settings.maxMessageBytes())
             .maxInboundMetadataSize(MAX_METADATA_BYTES)
+            .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
+            .maxRstFramesPerWindow(MAX_RESETS_PER_WINDOW, RESET_WINDOW_SECONDS)
             .addStreamTracerFactory(callMetrics)
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
