@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.LocalRateLimitService;
@@ -47,6 +48,8 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
+
+  private static final long MAX_SKEW_MILLIS = PeerInputValidator.MAX_CLOCK_SKEW.toMillis();
 
   /** The prefix of the name under which this node keeps its stand-in bucket of a key. */
   public static final String STAND_IN_PREFIX = StandIns.PREFIX;
@@ -217,10 +220,29 @@ public final class ClusterRateLimitService implements RateLimitService {
     }
     if (r.has(Behavior.GLOBAL)) {
       RateLimitResponse answer = local.check(r);
-      global.queueHits(r);
+      global.queueHits(hitsForOwner(r));
       return answer.withMetadata(Map.of("owner", owner));
     }
     return null;
+  }
+
+  /**
+   * Returns the GLOBAL item {@code r} as its hits are queued for the owner, where they merge with
+   * other callers' hits to the same key: with only the flags an owner knows, and created now when
+   * the caller's {@code created_at} is further from now than an owner accepts ({@link
+   * PeerInputValidator#MAX_CLOCK_SKEW}), so that no caller's item makes the owner refuse the merged
+   * hits of everyone.
+   */
+  private RateLimitRequest hitsForOwner(RateLimitRequest r) {
+    RateLimitRequest out = r;
+    if ((r.behavior() & ~Behavior.KNOWN) != 0) {
+      out = out.withBehavior(r.behavior() & Behavior.KNOWN);
+    }
+    long now = clock.wallMillis();
+    if (Math.abs(r.createdAt() - now) > MAX_SKEW_MILLIS) {
+      out = out.withCreatedAt(now);
+    }
+    return out;
   }
 
   /**

@@ -16,6 +16,8 @@ public final class Behavior {
   public static final int MULTI_REGION = 16;
   /** A request for more than remains empties the bucket. */
   public static final int DRAIN_OVER_LIMIT = 32;
+  /** Every flag declared above; a caller's other bits are accepted and ignored. */
+  public static final int KNOWN = 63;
 
   private Behavior() {}
 

@@ -109,6 +109,24 @@ class ClusterGlobalTest {
   }
 
   @Test
+  void flush_hostileItemsMergedWithOthers_everyHitReachesTheOwner() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    RateLimitRequest.Builder hostile =
+        RateLimitRequest.builder("g", "acct").hits(1).limit(10).duration(60_000);
+
+    // The first item's created_at and the last one's flags used to travel with every merged hit,
+    // and the owner refuses a created_at minutes away and flags it does not know.
+    other.check(hostile.behavior(Behavior.GLOBAL).createdAt(1).build());
+    other.check(global(2, 10));
+    other.check(hostile.behavior(Behavior.GLOBAL | 64).createdAt(0).build());
+    sync(other, owner);
+
+    assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(6);
+  }
+
+  @Test
   void flush_hitsBeyondRemaining_ownerDrainsToZeroAndPeersSeeOverLimit() {
     cluster = LocalCluster.start(2, SETTINGS);
     Node owner = cluster.ownerOf("g_acct");

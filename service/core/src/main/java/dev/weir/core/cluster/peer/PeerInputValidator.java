@@ -5,6 +5,7 @@ import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.Algorithm;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.proto.gubernator.AnnounceReq;
@@ -63,7 +64,7 @@ public final class PeerInputValidator {
   public static final long MAX_QUOTA_MILLI_RATE = 1L << 50;
 
   /** Every behavior flag the protocol defines ({@code pb.gubernator.Behavior}). */
-  static final int KNOWN_BEHAVIORS = 63;
+  static final int KNOWN_BEHAVIORS = Behavior.KNOWN;
 
   /** The largest Gregorian duration code ({@code YEARS}); a duration up to it may be one. */
   static final long MAX_GREGORIAN_CODE = GregorianInterval.YEARS.code();
