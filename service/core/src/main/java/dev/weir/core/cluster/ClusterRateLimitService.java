@@ -42,7 +42,10 @@ import java.util.function.Supplier;
  * down) are answered by this node ({@link StandIns}: from what the owner's last answer for the key
  * left, else from a bucket of its own), with {@code metadata.stand_in = "true"}: the limit is still
  * enforced, by this node, rather than the caller timing out (Envoy then lets the request through).
- * The owner's late answer is dropped from the call; the owner counted the hits all the same.
+ * The owner's late answer is dropped from the call; the owner counted the hits all the same. With
+ * stand-ins on, an item whose forward fails (the owner answers the call with an error status, for
+ * instance refusing this node's credentials, and the ring names no other owner) is answered by a
+ * stand-in at once rather than with the error.
  */
 public final class ClusterRateLimitService implements RateLimitService {
 
@@ -291,6 +294,10 @@ public final class ClusterRateLimitService implements RateLimitService {
               String nowOwner = now.isEmpty() ? owner : now.ownerOf(r.hashKey());
               if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
                 return route(r, attempt + 1);
+              }
+              if (standIns != null) {
+                metrics.standIn();
+                return CompletableFuture.completedFuture(standIn(r));
               }
               return CompletableFuture.completedFuture(
                   RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));

@@ -260,4 +260,36 @@ class ClusterRateLimitServiceTest {
           .allSatisfy(a -> assertThat(a.metadata()).containsEntry("stand_in", "true"));
     }
   }
+
+  @Test
+  void check_ownerAnswersWithAnError_standInEnforcesTheLimitAtOnceInsteadOfTheError()
+      throws Exception {
+    PeersV1Grpc.PeersV1ImplBase refusing =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            answer.onError(
+                io.grpc.Status.UNAUTHENTICATED
+                    .withDescription("peer secret does not match")
+                    .asRuntimeException());
+          }
+        };
+    try (StandInFixture f = new StandInFixture(refusing)) {
+      List<RateLimitResponse> answers = new java.util.ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        answers.add(f.service.check(List.of(f.hit(2))).join().get(0));
+      }
+
+      assertThat(answers)
+          .as("decided on this node, without waiting for the stand-in timer")
+          .extracting(RateLimitResponse::status)
+          .containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
+      assertThat(answers)
+          .allSatisfy(
+              a -> assertThat(a.metadata()).containsEntry("stand_in", "true").doesNotContainKey("error"));
+      assertThat(answers).allSatisfy(a -> assertThat(a.isError()).isFalse());
+      assertThat(f.standIns).hasSize(3);
+    }
+  }
 }
