@@ -10,6 +10,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -24,8 +25,11 @@ import java.util.Set;
  * link and the {@code ..<timestamp>} directory of a Kubernetes ConfigMap mount, whose visible names
  * are links through {@code ..data}. Links are followed, to files and to directories; a file reached
  * twice (a link beside its target, two links to one file) is read once, under the first name in
- * walk order, and a directory reached twice is walked once. Entries that are neither regular files
- * nor directories (a link whose target is gone, a socket, a device) are skipped.
+ * walk order, and a directory reached twice is walked once. Sockets, devices and pipes are
+ * skipped. A link that leads to nothing, an entry that cannot be examined, or one that vanishes
+ * while the walk runs fails the read: loading without what it held would drop its domains' limits,
+ * so a reload keeps the last good config instead (a ConfigMap update passes through such states
+ * for a moment, and the next check loads the finished one).
  */
 public final class ConfigFiles {
 
@@ -155,9 +159,12 @@ public final class ConfigFiles {
       for (Path entry : entries) {
         if (entry.getFileName().toString().startsWith(".")) {
           skipped.add(root.relativize(entry).toString());
-        } else if (Files.isDirectory(entry)) {
+          continue;
+        }
+        BasicFileAttributes attributes = attributes(entry);
+        if (attributes.isDirectory()) {
           directory(entry);
-        } else if (Files.isRegularFile(entry)) {
+        } else if (attributes.isRegularFile()) {
           Path realFile = realPath(entry);
           if (realFile != null && seenFiles.add(realFile)) {
             files.add(entry);
@@ -165,6 +172,28 @@ public final class ConfigFiles {
         } else {
           skipped.add(root.relativize(entry).toString());
         }
+      }
+    }
+
+    /** Returns what {@code entry} leads to, links followed; one that leads nowhere is an error. */
+    private static BasicFileAttributes attributes(Path entry) throws DescriptorConfigException {
+      try {
+        return Files.readAttributes(entry, BasicFileAttributes.class);
+      } catch (NoSuchFileException e) {
+        String what = "vanished while the config was read";
+        if (Files.isSymbolicLink(entry)) {
+          what = "is a link to nothing";
+          try {
+            what = "is a link to " + Files.readSymbolicLink(entry) + ", which does not exist";
+          } catch (IOException unreadable) {
+            // Keep the shorter description.
+          }
+        }
+        throw new DescriptorConfigException(
+            entry + ": " + what + "; nothing was loaded (the last good config stays)");
+      } catch (IOException e) {
+        throw new DescriptorConfigException(
+            entry + ": error reading config path: " + e.getMessage());
       }
     }
 

@@ -54,6 +54,6 @@ public final class NoDomainLoaded {
     }
     return "found no file to load, only skipped entries ("
         + names
-        + "; names starting with '.' and links to nothing are skipped)";
+        + "; names starting with '.' are skipped)";
   }
 }

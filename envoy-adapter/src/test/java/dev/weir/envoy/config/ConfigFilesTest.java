@@ -82,14 +82,27 @@ class ConfigFilesTest {
   }
 
   @Test
-  void list_linkToNothing_skippedAndListed() throws Exception {
+  void list_linkToNothing_failsNamingItAndItsTarget() throws Exception {
     write("a.yaml", "domain: a\n");
     Files.createSymbolicLink(dir.resolve("gone.yaml"), Path.of("..data/gone.yaml"));
 
-    ConfigFiles.Listing listing = ConfigFiles.list(dir);
+    assertThatThrownBy(() -> ConfigFiles.list(dir))
+        .isInstanceOf(DescriptorConfigException.class)
+        .hasMessage(
+            dir.resolve("gone.yaml")
+                + ": is a link to ..data/gone.yaml, which does not exist; nothing was loaded (the"
+                + " last good config stays)");
+  }
 
-    assertThat(listing.files()).containsExactly(dir.resolve("a.yaml"));
-    assertThat(listing.skipped()).containsExactly("gone.yaml");
+  @Test
+  void list_linkLoop_failsNamingIt() throws Exception {
+    write("a.yaml", "domain: a\n");
+    Files.createSymbolicLink(dir.resolve("x.yaml"), Path.of("y.yaml"));
+    Files.createSymbolicLink(dir.resolve("y.yaml"), Path.of("x.yaml"));
+
+    assertThatThrownBy(() -> ConfigFiles.list(dir))
+        .isInstanceOf(DescriptorConfigException.class)
+        .hasMessageStartingWith(dir.resolve("x.yaml") + ": error reading config path: ");
   }
 
   @Test

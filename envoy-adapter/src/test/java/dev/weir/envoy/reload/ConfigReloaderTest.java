@@ -128,12 +128,33 @@ class ConfigReloaderTest {
     Outcome midUpdate = reloader.reloadIfChanged();
     EnvoyConfig duringUpdate = current();
     Files.createSymbolicLink(dir.resolve("b.yaml"), Path.of("..data/b.yaml"));
+    Outcome oldLinkStillThere = reloader.reloadIfChanged();
+    EnvoyConfig withBothLinks = current();
+    Files.delete(dir.resolve("a.yaml"));
     Outcome afterUpdate = reloader.reloadIfChanged();
 
     assertThat(midUpdate).isEqualTo(Outcome.FAILED);
     assertThat(duringUpdate.domains()).containsOnlyKeys("a");
+    assertThat(oldLinkStillThere).as("the same failure, not logged again").isEqualTo(Outcome.UNCHANGED);
+    assertThat(withBothLinks.domains()).containsOnlyKeys("a");
     assertThat(afterUpdate).isEqualTo(Outcome.RELOADED);
     assertThat(current().domains()).containsOnlyKeys("b");
+  }
+
+  @Test
+  void reloadIfChanged_oneOfTwoLinksLeadsToNothing_failsKeepingBothDomains() throws Exception {
+    Path target = Files.createDirectories(dir.resolve("..elsewhere"));
+    Files.writeString(target.resolve("b.yaml"), GOOD_B);
+    Files.writeString(dir.resolve("a.yaml"), GOOD_A);
+    Files.createSymbolicLink(dir.resolve("b.yaml"), Path.of("..elsewhere/b.yaml"));
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+
+    Files.delete(target.resolve("b.yaml"));
+    Outcome outcome = reloader.reloadIfChanged();
+
+    assertThat(outcome).isEqualTo(Outcome.FAILED);
+    assertThat(current().domains()).containsOnlyKeys("a", "b");
   }
 
   @Test

@@ -257,7 +257,7 @@ class EnvoyWiringTest {
             dir
                 + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
                 + " allowed: found no file to load, only skipped entries (..2026_11_30_10_00_00.1,"
-                + " ..data; names starting with '.' and links to nothing are skipped). Add a"
+                + " ..data; names starting with '.' are skipped). Add a"
                 + " descriptor file (any name not starting with '.'), or set"
                 + " WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one (the"
                 + " node then reports not ready until a config with a domain loads)"
