@@ -35,8 +35,12 @@ final class YamlMaps {
     }
   }
 
+  /** The most keys written twice reported one by one; the rest are counted in one more warning. */
+  static final int MAX_WARNINGS = 20;
+
   private final Map<Node, Node> resolved = new IdentityHashMap<>();
   private final List<String> warnings = new ArrayList<>();
+  private int warningsLeftOut;
 
   private YamlMaps() {}
 
@@ -47,6 +51,9 @@ final class YamlMaps {
   static Result resolve(Node root) throws MergeError {
     YamlMaps maps = new YamlMaps();
     Node out = maps.node(root);
+    if (maps.warningsLeftOut > 0) {
+      maps.warnings.add("yaml: " + maps.warningsLeftOut + " more keys already set in their maps");
+    }
     return new Result(out, List.copyOf(maps.warnings));
   }
 
@@ -77,12 +84,7 @@ final class YamlMaps {
           }
         } else {
           if (entries.putWritten(t.getKeyNode(), node(t.getValueNode()))) {
-            warnings.add(
-                "yaml: line "
-                    + (t.getKeyNode().getStartMark().getLine() + 1)
-                    + ": key \""
-                    + ((ScalarNode) t.getKeyNode()).getValue()
-                    + "\" already set in map; the last value is used");
+            warnWrittenTwice(t.getKeyNode());
           }
         }
       }
@@ -90,6 +92,20 @@ final class YamlMaps {
     }
     resolved.put(node, out);
     return out;
+  }
+
+  /** Warns of {@code key}, written twice in one map, unless {@link #MAX_WARNINGS} were given. */
+  private void warnWrittenTwice(Node key) {
+    if (warnings.size() >= MAX_WARNINGS) {
+      warningsLeftOut++;
+      return;
+    }
+    warnings.add(
+        "yaml: line "
+            + (key.getStartMark().getLine() + 1)
+            + ": key \""
+            + ((ScalarNode) key).getValue()
+            + "\" already set in map; the last value is used");
   }
 
   /** Returns the maps a merge key names, in the order they apply (the first listed last). */
@@ -121,9 +137,13 @@ final class YamlMaps {
     return key instanceof ScalarNode s && s.getTag().equals(Tag.MERGE);
   }
 
-  /** The entries of one map being resolved, by key, in the order first set. */
+  /**
+   * The entries of one map being resolved, by key, in the order first set. A map given for a key
+   * that holds a map is merged into an accumulator of that key's entries, so a key given N times
+   * costs the entries written, not N copies of all the earlier ones.
+   */
   private static final class Entries {
-    private final Map<Object, NodeTuple> byKey = new LinkedHashMap<>();
+    private final Map<Object, Slot> byKey = new LinkedHashMap<>();
     private final java.util.Set<Object> written = new java.util.HashSet<>();
 
     /** Sets a key as written in the map; returns whether it was already written there. */
@@ -142,31 +162,64 @@ final class YamlMaps {
 
     private void put(Node key, Node value, Object id) {
       Object slot = id != null ? id : new Object();
-      NodeTuple previous = byKey.get(slot);
-      if (previous != null
-          && previous.getValueNode() instanceof MappingNode before
-          && value instanceof MappingNode after) {
-        Entries merged = new Entries();
-        merged.putAll(before.getValue());
-        merged.putAll(after.getValue());
-        value = merged.toNode(after);
+      Slot previous = byKey.get(slot);
+      if (previous == null) {
+        byKey.put(slot, new Slot(key, value));
+      } else {
+        previous.set(value);
       }
-      byKey.put(slot, new NodeTuple(previous == null ? key : previous.getKeyNode(), value));
     }
 
     MappingNode toNode(MappingNode like) {
+      List<NodeTuple> tuples = new ArrayList<>(byKey.size());
+      for (Slot slot : byKey.values()) {
+        tuples.add(slot.tuple());
+      }
       return new MappingNode(
-          like.getTag(),
-          true,
-          new ArrayList<>(byKey.values()),
-          like.getStartMark(),
-          like.getEndMark(),
-          like.getFlowStyle());
+          like.getTag(), true, tuples, like.getStartMark(), like.getEndMark(), like.getFlowStyle());
     }
 
     /** Returns what makes two keys the same key: tag and text of a scalar; null for others. */
     private static Object identity(Node key) {
       return key instanceof ScalarNode s ? List.of(s.getTag().getValue(), s.getValue()) : null;
+    }
+  }
+
+  /**
+   * One key of a map being resolved: the key as first written and its value, either as given or,
+   * once a map was given over a map, the merged entries and the last map given (whose tag, marks
+   * and style the merged map takes).
+   */
+  private static final class Slot {
+    private final Node key;
+    private Node value;
+    private Entries merged;
+    private MappingNode last;
+
+    Slot(Node key, Node value) {
+      this.key = key;
+      this.value = value;
+    }
+
+    /** Gives the key {@code next}: merged into the value when both are maps, else replacing it. */
+    void set(Node next) {
+      if (next instanceof MappingNode map && (merged != null || value instanceof MappingNode)) {
+        if (merged == null) {
+          merged = new Entries();
+          merged.putAll(((MappingNode) value).getValue());
+        }
+        merged.putAll(map.getValue());
+        last = map;
+        value = null;
+      } else {
+        value = next;
+        merged = null;
+        last = null;
+      }
+    }
+
+    NodeTuple tuple() {
+      return new NodeTuple(key, merged != null ? merged.toNode(last) : value);
     }
   }
 }

@@ -223,4 +223,29 @@ class YamlMapsTest {
                 + file
                 + ": yaml: line 4: key \"key\" already set in map; the last value is used\n");
   }
+
+  @Test
+  void resolve_aMapKeyWrittenManyTimes_mergesInOnePassAndBoundsTheWarnings() {
+    int times = 80_000;
+    StringBuilder doc = new StringBuilder("m:\n");
+    for (int i = 0; i < times; i++) {
+      doc.append("  k: {a").append(i).append(": 1}\n");
+    }
+    org.yaml.snakeyaml.nodes.Node root =
+        new org.yaml.snakeyaml.Yaml().compose(new java.io.StringReader(doc.toString()));
+
+    // Merging each map into a copy of all the earlier ones took minutes (3.2e9 entries copied).
+    YamlMaps.Result result =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(30), () -> YamlMaps.resolve(root));
+
+    var document = (org.yaml.snakeyaml.nodes.MappingNode) result.root();
+    var m = (org.yaml.snakeyaml.nodes.MappingNode) document.getValue().get(0).getValueNode();
+    var k = (org.yaml.snakeyaml.nodes.MappingNode) m.getValue().get(0).getValueNode();
+    assertThat(m.getValue().size()).as("keys of m").isEqualTo(1);
+    assertThat(k.getValue().size()).as("keys of m.k, every map merged").isEqualTo(times);
+    assertThat(result.warnings()).hasSize(YamlMaps.MAX_WARNINGS + 1);
+    assertThat(result.warnings().get(YamlMaps.MAX_WARNINGS))
+        .isEqualTo("yaml: " + (times - 1 - YamlMaps.MAX_WARNINGS) + " more keys already set in their maps");
+  }
 }
