@@ -24,6 +24,8 @@ import java.time.Duration;
  *     WEIR_HTTP_BODY_TIMEOUT})
  * @param idleTimeout the most time a kept-alive connection waits for its next request ({@code
  *     WEIR_HTTP_IDLE_TIMEOUT})
+ * @param writeTimeout the most time from an answer being ready until all of it is written to the
+ *     connection's socket, however slowly the client reads it ({@code WEIR_HTTP_WRITE_TIMEOUT})
  */
 public record HttpSettings(
     int threads,
@@ -32,7 +34,8 @@ public record HttpSettings(
     int maxBodyBytes,
     Duration headerTimeout,
     Duration bodyTimeout,
-    Duration idleTimeout) {
+    Duration idleTimeout,
+    Duration writeTimeout) {
 
   /** {@code WEIR_HTTP_THREADS}. */
   public static final EnvVar THREADS = EnvVar.of("WEIR_HTTP_THREADS");
@@ -55,6 +58,9 @@ public record HttpSettings(
   /** {@code WEIR_HTTP_IDLE_TIMEOUT}. */
   public static final EnvVar IDLE_TIMEOUT = EnvVar.of("WEIR_HTTP_IDLE_TIMEOUT");
 
+  /** {@code WEIR_HTTP_WRITE_TIMEOUT}. */
+  public static final EnvVar WRITE_TIMEOUT = EnvVar.of("WEIR_HTTP_WRITE_TIMEOUT");
+
   /** The most threads allowed. */
   public static final int MAX_THREADS = 1024;
 
@@ -76,6 +82,9 @@ public record HttpSettings(
   /** The default idle timeout. */
   public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
 
+  /** The default write timeout. */
+  public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(10);
+
   private static final Duration SHORTEST = Duration.ofMillis(100);
   private static final Duration LONGEST = Duration.ofHours(1);
 
@@ -88,6 +97,7 @@ public record HttpSettings(
     check("headerTimeout", headerTimeout);
     check("bodyTimeout", bodyTimeout);
     check("idleTimeout", idleTimeout);
+    check("writeTimeout", writeTimeout);
   }
 
   private static void check(String name, int value, int min, int max) {
@@ -113,7 +123,8 @@ public record HttpSettings(
         InputLimits.DEFAULTS.maxHttpBodyBytes(),
         DEFAULT_HEADER_TIMEOUT,
         DEFAULT_BODY_TIMEOUT,
-        DEFAULT_IDLE_TIMEOUT);
+        DEFAULT_IDLE_TIMEOUT,
+        DEFAULT_WRITE_TIMEOUT);
   }
 
   /**
@@ -128,36 +139,79 @@ public record HttpSettings(
         limits.maxHttpBodyBytes(),
         env.duration(HEADER_TIMEOUT, DEFAULT_HEADER_TIMEOUT, SHORTEST, LONGEST),
         env.duration(BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT, SHORTEST, LONGEST),
-        env.duration(IDLE_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHORTEST, LONGEST));
+        env.duration(IDLE_TIMEOUT, DEFAULT_IDLE_TIMEOUT, SHORTEST, LONGEST),
+        env.duration(WRITE_TIMEOUT, DEFAULT_WRITE_TIMEOUT, SHORTEST, LONGEST));
   }
 
   /** Returns these settings with {@code value} threads. */
   public HttpSettings withThreads(int value) {
     return new HttpSettings(
-        value, maxInFlight, maxConnections, maxBodyBytes, headerTimeout, bodyTimeout, idleTimeout);
+        value,
+        maxInFlight,
+        maxConnections,
+        maxBodyBytes,
+        headerTimeout,
+        bodyTimeout,
+        idleTimeout,
+        writeTimeout);
   }
 
   /** Returns these settings with at most {@code value} requests in flight. */
   public HttpSettings withMaxInFlight(int value) {
     return new HttpSettings(
-        threads, value, maxConnections, maxBodyBytes, headerTimeout, bodyTimeout, idleTimeout);
+        threads,
+        value,
+        maxConnections,
+        maxBodyBytes,
+        headerTimeout,
+        bodyTimeout,
+        idleTimeout,
+        writeTimeout);
   }
 
   /** Returns these settings with at most {@code value} connections. */
   public HttpSettings withMaxConnections(int value) {
     return new HttpSettings(
-        threads, maxInFlight, value, maxBodyBytes, headerTimeout, bodyTimeout, idleTimeout);
+        threads,
+        maxInFlight,
+        value,
+        maxBodyBytes,
+        headerTimeout,
+        bodyTimeout,
+        idleTimeout,
+        writeTimeout);
   }
 
   /** Returns these settings with a body limit of {@code value} bytes. */
   public HttpSettings withMaxBodyBytes(int value) {
     return new HttpSettings(
-        threads, maxInFlight, maxConnections, value, headerTimeout, bodyTimeout, idleTimeout);
+        threads,
+        maxInFlight,
+        maxConnections,
+        value,
+        headerTimeout,
+        bodyTimeout,
+        idleTimeout,
+        writeTimeout);
   }
 
   /** Returns these settings with the given header, body and idle timeouts. */
   public HttpSettings withTimeouts(Duration header, Duration body, Duration idle) {
-    return new HttpSettings(threads, maxInFlight, maxConnections, maxBodyBytes, header, body, idle);
+    return new HttpSettings(
+        threads, maxInFlight, maxConnections, maxBodyBytes, header, body, idle, writeTimeout);
+  }
+
+  /** Returns these settings with a write timeout of {@code value}. */
+  public HttpSettings withWriteTimeout(Duration value) {
+    return new HttpSettings(
+        threads,
+        maxInFlight,
+        maxConnections,
+        maxBodyBytes,
+        headerTimeout,
+        bodyTimeout,
+        idleTimeout,
+        value);
   }
 
   private static int defaultThreads() {

@@ -28,6 +28,7 @@ class HttpSettingsTest {
     assertThat(settings.headerTimeout()).isEqualTo(Duration.ofSeconds(10));
     assertThat(settings.bodyTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(settings.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(settings.writeTimeout()).isEqualTo(Duration.ofSeconds(10));
   }
 
   @Test
@@ -40,7 +41,8 @@ class HttpSettingsTest {
                 "WEIR_HTTP_MAX_CONNECTIONS", "9",
                 "WEIR_HTTP_HEADER_TIMEOUT", "2s",
                 "WEIR_HTTP_BODY_TIMEOUT", "500ms",
-                "WEIR_HTTP_IDLE_TIMEOUT", "1m"));
+                "WEIR_HTTP_IDLE_TIMEOUT", "1m",
+                "WEIR_HTTP_WRITE_TIMEOUT", "3s"));
 
     assertThat(settings)
         .isEqualTo(
@@ -51,7 +53,8 @@ class HttpSettingsTest {
                 4 * 1024 * 1024,
                 Duration.ofSeconds(2),
                 Duration.ofMillis(500),
-                Duration.ofMinutes(1)));
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(3)));
   }
 
   @Test
