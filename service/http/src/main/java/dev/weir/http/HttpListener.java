@@ -46,8 +46,9 @@ import org.slf4j.LoggerFactory;
  * HttpRoute#servedWhenSaturated() probe}; a connection beyond the most allowed makes room by
  * closing the one that has waited longest for a request, or is answered 503 and closed when all are
  * being answered; a request head, body or idle connection that takes too long is cut off ({@link
- * RequestDeadlines}); a body over the limit is answered 413 ({@code RESOURCE_EXHAUSTED}); framing
- * the decoder cannot read is answered 400. Every refusal is counted in its {@link WeirMetrics}.
+ * RequestDeadlines}), and so is an answer the client does not read in time ({@link
+ * AnswerDeadline}); a body over the limit is answered 413 ({@code RESOURCE_EXHAUSTED}); framing the
+ * decoder cannot read is answered 400. Every refusal is counted in its {@link WeirMetrics}.
  *
  * <p>Netty stays inside this package: routes see only {@link HttpCall} and {@link HttpAnswer}, and
  * TLS comes in as a supplier of JDK {@link SSLEngine}s, one per connection, so that a reloaded
@@ -207,9 +208,8 @@ public final class HttpListener implements AutoCloseable {
                   @Override
                   protected void initChannel(SocketChannel channel) {
                     connections.add(channel);
-                    RequestDeadlines deadlines =
-                        new RequestDeadlines(
-                            settings, () -> metrics.refused(RefusalReason.HTTP_TIMEOUT), waiting);
+                    Runnable onTimeout = () -> metrics.refused(RefusalReason.HTTP_TIMEOUT);
+                    RequestDeadlines deadlines = new RequestDeadlines(settings, onTimeout, waiting);
                     ChannelPipeline pipeline = channel.pipeline();
                     pipeline.addLast(
                         new ConnectionLimit(
@@ -225,6 +225,7 @@ public final class HttpListener implements AutoCloseable {
                     }
                     pipeline.addLast(
                         new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, 8192));
+                    pipeline.addLast(new AnswerDeadline(settings.writeTimeout(), onTimeout));
                     pipeline.addLast(deadlines.decoded());
                     pipeline.addLast(
                         new BodyLimit(

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
  * must be complete within the header timeout of the connection's start (or of the first byte of a
  * further request on it), the body within the body timeout of the head, and a kept-alive connection
  * must start its next request within the idle timeout. Trickling bytes does not extend a deadline.
- * A connection past its deadline is closed; one whose body is late is first answered 408. No
- * deadline runs while the connection's answer is being made.
+ * A connection past its deadline is closed; one whose body is late is first answered 408. None of
+ * these runs while the connection's answer is being made; writing it has a deadline of its own
+ * ({@link AnswerDeadline}).
  *
  * <p>It watches the connection through two handlers that share this state: {@link #raw()} at the
  * head of the pipeline sees every byte as it arrives (before TLS), {@link #decoded()} after the

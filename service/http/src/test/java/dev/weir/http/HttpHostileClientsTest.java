@@ -42,6 +42,9 @@ class HttpHostileClientsTest {
   private static final Duration SHORT = Duration.ofMillis(800);
   private static final Duration LONG = Duration.ofMinutes(5);
 
+  /** An answer far larger than any socket buffer between the listener and a client. */
+  private static final String LARGE = "{\"pad\":\"" + "x".repeat(8 << 20) + "\"}";
+
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final HttpClient client =
       HttpClient.newBuilder()
@@ -78,6 +81,7 @@ class HttpHostileClientsTest {
             .routes(
                 List.of(
                     HttpRoute.get("/fast", call -> HttpAnswer.json(200, "{}").completed()),
+                    HttpRoute.get("/large", call -> HttpAnswer.json(200, LARGE).completed()),
                     HttpRoute.post(
                         "/echo",
                         call ->
@@ -97,6 +101,19 @@ class HttpHostileClientsTest {
   private Socket open() throws IOException {
     Socket socket = HttpText.connect(listener.port());
     sockets.add(socket);
+    return socket;
+  }
+
+  /**
+   * Opens a connection whose receive buffer is as small as the system allows, for a client that
+   * reads nothing: the listener's writes to it soon stall.
+   */
+  private Socket openUnread() throws IOException {
+    Socket socket = new Socket();
+    sockets.add(socket);
+    socket.setReceiveBufferSize(1);
+    socket.setSoTimeout((int) WAIT.toMillis());
+    socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.port()));
     return socket;
   }
 
@@ -199,6 +216,49 @@ class HttpHostileClientsTest {
     assertThat(Duration.ofNanos(System.nanoTime() - answered))
         .isGreaterThanOrEqualTo(SHORT.minusMillis(50));
     assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
+  @Test
+  void writeTimeout_clientNeverReadsLargeAnswer_closedAndItsPlaceInFlightFreed() throws Exception {
+    start(timeouts(LONG, LONG, LONG).withMaxInFlight(1).withWriteTimeout(SHORT));
+    Socket unread = openUnread();
+    long sent = System.nanoTime();
+    HttpText.send(unread, "GET /large HTTP/1.1\r\nHost: x\r\n\r\n");
+    Await.until(WAIT, () -> listener.inFlight() == 1, "the large answer being written");
+    assertThat(get("/fast").statusCode()).isEqualTo(503);
+
+    Await.until(WAIT, () -> listener.inFlight() == 0, "the unread answer's place freed");
+
+    assertThat(Duration.ofNanos(System.nanoTime() - sent))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50));
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+    assertThat(HttpText.bytesUntilClosed(unread)).isLessThan(LARGE.length());
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+    assertThat(errorsAndNettyWarnings()).isEmpty();
+  }
+
+  @Test
+  void writeTimeout_clientStopsReadingMidPipeline_closedAndItsPlaceInFlightFreed()
+      throws Exception {
+    start(timeouts(LONG, LONG, LONG).withMaxInFlight(1).withWriteTimeout(SHORT));
+    Socket pipelined = openUnread();
+    long sent = System.nanoTime();
+    HttpText.send(
+        pipelined,
+        "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /large HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+    assertThat(HttpText.readResponse(pipelined.getInputStream())).startsWith("HTTP/1.1 200 OK");
+    Await.until(WAIT, () -> listener.inFlight() == 1, "the large answer being written");
+
+    Await.until(WAIT, () -> listener.inFlight() == 0, "the unread answer's place freed");
+
+    assertThat(Duration.ofNanos(System.nanoTime() - sent))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50));
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+    assertThat(HttpText.bytesUntilClosed(pipelined)).isLessThan(LARGE.length());
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+    assertThat(errorsAndNettyWarnings()).isEmpty();
   }
 
   @Test

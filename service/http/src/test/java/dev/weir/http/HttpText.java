@@ -54,6 +54,25 @@ final class HttpText {
     return text + new String(in.readNBytes(length), StandardCharsets.UTF_8);
   }
 
+  /**
+   * Returns the number of bytes read from {@code socket} until the server closed it (end of stream
+   * or reset); throws {@link java.net.SocketTimeoutException} when nothing arrives within the
+   * socket's read timeout.
+   */
+  static long bytesUntilClosed(Socket socket) throws IOException {
+    InputStream in = socket.getInputStream();
+    byte[] buffer = new byte[1 << 16];
+    long total = 0;
+    try {
+      for (int n = in.read(buffer); n != -1; n = in.read(buffer)) {
+        total += n;
+      }
+    } catch (SocketException reset) {
+      return total;
+    }
+    return total;
+  }
+
   /** Returns whether the server closed {@code socket} (end of stream or reset) within 10 s. */
   static boolean closedByServer(Socket socket) throws IOException {
     try {
