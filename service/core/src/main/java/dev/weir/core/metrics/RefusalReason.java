@@ -41,7 +41,8 @@ public enum RefusalReason {
   HTTP_TOO_MANY_CONNECTIONS,
   /**
    * An HTTP request whose head or body did not arrive in time ({@code WEIR_HTTP_HEADER_TIMEOUT},
-   * {@code WEIR_HTTP_BODY_TIMEOUT}).
+   * {@code WEIR_HTTP_BODY_TIMEOUT}), or whose answer was not written in time because the client did
+   * not read it ({@code WEIR_HTTP_WRITE_TIMEOUT}).
    */
   HTTP_TIMEOUT,
   /** An HTTP request the decoder could not read: bad framing, a bad chunk size, a head too long. */
