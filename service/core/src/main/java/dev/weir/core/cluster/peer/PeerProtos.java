@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer;
 
+import com.google.protobuf.CodedOutputStream;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
@@ -25,9 +26,21 @@ import java.util.Optional;
  */
 public final class PeerProtos {
 
+  /**
+   * The most bytes of metadata a forwarded item carries. The owner does not read a request's
+   * metadata (Gubernator peers use it for trace context, far smaller); the bound keeps a batch of
+   * items from many callers under the peer listener's message limit (4 MiB by default: 1000 items
+   * with the longest names and keys take 2 MiB), so that no caller's metadata can make the owner
+   * refuse every item of a batch.
+   */
+  public static final int MAX_FORWARDED_METADATA_BYTES = 512;
+
   private PeerProtos() {}
 
-  /** Returns the wire form of {@code r}; {@code created_at} is sent when set. */
+  /**
+   * Returns the wire form of {@code r}; {@code created_at} is sent when set, the metadata when it
+   * takes at most {@link #MAX_FORWARDED_METADATA_BYTES}.
+   */
   public static RateLimitReq toProto(RateLimitRequest r) {
     RateLimitReq.Builder b =
         RateLimitReq.newBuilder()
@@ -39,13 +52,24 @@ public final class PeerProtos {
             .setAlgorithmValue(r.algorithm())
             .setBehaviorValue(r.behavior())
             .setBurst(r.burst());
-    if (!r.metadata().isEmpty()) {
+    if (!r.metadata().isEmpty() && metadataBytes(r.metadata()) <= MAX_FORWARDED_METADATA_BYTES) {
       b.putAllMetadata(r.metadata());
     }
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());
     }
     return b.build();
+  }
+
+  /** Returns the UTF-8 bytes of the keys and values of {@code metadata}, with their lengths. */
+  private static long metadataBytes(Map<String, String> metadata) {
+    long bytes = 0;
+    for (Map.Entry<String, String> e : metadata.entrySet()) {
+      bytes +=
+          CodedOutputStream.computeStringSizeNoTag(e.getKey())
+              + CodedOutputStream.computeStringSizeNoTag(e.getValue());
+    }
+    return bytes;
   }
 
   /** Returns the model form of {@code r}; an absent {@code created_at} becomes 0. */

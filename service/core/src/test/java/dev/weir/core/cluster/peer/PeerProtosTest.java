@@ -42,4 +42,16 @@ class PeerProtosTest {
       assertThat(PeerProtos.toProto(PeerProtos.statusOf(wire.getNumber()))).isEqualTo(wire);
     }
   }
+
+  @org.junit.jupiter.api.Test
+  void request_metadataUpToTheBound_forwarded_largerMetadata_leftOut() {
+    dev.weir.core.model.RateLimitRequest.Builder item =
+        dev.weir.core.model.RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(1000);
+    Map<String, String> traceContext = Map.of("traceparent", "00-" + "a".repeat(32) + "-01");
+    Map<String, String> huge = Map.of("x", "y".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES));
+
+    assertThat(PeerProtos.toProto(item.metadata(traceContext).build()).getMetadataMap())
+        .isEqualTo(traceContext);
+    assertThat(PeerProtos.toProto(item.metadata(huge).build()).getMetadataMap()).isEmpty();
+  }
 }
