@@ -204,16 +204,15 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Returns the answer to {@code r} when this node gives it without a peer call on {@code current}:
-   * it owns the key, the request is GLOBAL, or the ring is empty (the item's error); null when the
-   * owner is another peer.
+   * it owns the key, the request is GLOBAL, or the ring is empty (this node left and every other
+   * member is down: no owner is left to ask, and an error would let the request through); null
+   * when the owner is another peer.
    */
   private RateLimitResponse answerHere(HashRing current, RateLimitRequest r) {
-    String owner;
-    try {
-      owner = current.ownerOf(r.hashKey());
-    } catch (IllegalStateException e) {
-      return RateLimitResponse.error(e.getMessage());
+    if (current.isEmpty()) {
+      return local.check(r);
     }
+    String owner = current.ownerOf(r.hashKey());
     if (owner.equals(self)) {
       RateLimitResponse answer = local.check(r);
       if (r.has(Behavior.GLOBAL)) {

@@ -81,6 +81,20 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_ringEmpty_thisNodeLeftAndEveryOtherIsDown_answersItselfNotWithAnError() {
+    ClusterRateLimitService service =
+        service(() -> HashRing.of(List.of(), 64, PeerHash.FNV1A));
+
+    List<RateLimitResponse> answers =
+        service
+            .check(List.of(RateLimitRequest.builder("n", "a").limit(2).duration(1000).build()))
+            .join();
+
+    assertThat(answers.get(0).isError()).isFalse();
+    assertThat(answers.get(0).remaining()).isEqualTo(1);
+  }
+
+  @Test
   void check_forwardFailsWhileRingEmptiesBetweenReads_itemErrorNotFailedCall() {
     HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
     String key = null;

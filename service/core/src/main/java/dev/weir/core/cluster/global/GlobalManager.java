@@ -175,7 +175,11 @@ public final class GlobalManager implements AutoCloseable {
     }
   }
 
-  /** Sends the queued hits to their owners now; completes when every owner answered or failed. */
+  /**
+   * Sends the queued hits to their owners now; completes when every owner answered or failed. With
+   * the ring empty (this node left and every other member is down) the hits have no owner and are
+   * dropped.
+   */
   public CompletableFuture<Void> flushHits() {
     List<RateLimitRequest> out;
     synchronized (lock) {
@@ -189,6 +193,9 @@ public final class GlobalManager implements AutoCloseable {
     }
     long start = clock.monotonicNanos();
     HashRing current = ring.get();
+    if (current.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
     List<CompletableFuture<?>> calls = new ArrayList<>();
     Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
     for (RateLimitRequest r : out) {

@@ -275,4 +275,19 @@ class GlobalManagerTest {
     assertThat(metrics.events()).containsExactly("global broadcast failed");
     mixed.close();
   }
+
+  @Test
+  void flushHits_ringEmptiedByLeaving_dropsTheHitsWithoutThrowing() {
+    java.util.concurrent.atomic.AtomicReference<HashRing> current =
+        new java.util.concurrent.atomic.AtomicReference<>(ring(SELF, OWNER));
+    GlobalManager global = manager(current::get);
+    global.queueHits(hit(keyOwnedBy(current.get(), OWNER), 1, t0));
+    current.set(ring());
+
+    var flushed = global.flushHits();
+
+    assertThat(flushed).isCompleted();
+    assertThat(global.queuedHits()).isZero();
+    assertThat(hitsReceived).isEmpty();
+  }
 }
