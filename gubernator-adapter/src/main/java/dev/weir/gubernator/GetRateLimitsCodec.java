@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
+import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -22,8 +23,10 @@ import java.util.Map;
  * RateLimitReq}, each with its declared wire type) with protobuf's own {@link CodedInputStream}; a
  * message with anything else in it (metadata, unknown fields, a field with another wire type) or
  * that fails to parse is read again by the generated parser, so every message means what it means
- * to protobuf-java and a malformed one fails with protobuf-java's error. {@link #encode} writes the
- * bytes the generated {@code GetRateLimitsResp} would write for the same answers.
+ * to protobuf-java and a malformed one fails with protobuf-java's error. Either way a message is
+ * read only up to its first item over {@link RateLimitService#MAX_BATCH_SIZE}, which is enough to
+ * refuse the call. {@link #encode} writes the bytes the generated {@code GetRateLimitsResp} would
+ * write for the same answers.
  */
 final class GetRateLimitsCodec {
 
@@ -56,7 +59,8 @@ final class GetRateLimitsCodec {
   /**
    * Returns the core requests of the serialized {@code GetRateLimitsReq} in {@code bytes}, in
    * order, exactly as {@link ProtoMapping#toModel(GetRateLimitsReq)} of the generated parser's
-   * message would.
+   * message would; for a message with more than {@link RateLimitService#MAX_BATCH_SIZE} items,
+   * only the first {@code MAX_BATCH_SIZE + 1}, and nothing after them is read.
    *
    * @throws InvalidProtocolBufferException when {@code bytes} is not a {@code GetRateLimitsReq}
    */
@@ -67,11 +71,15 @@ final class GetRateLimitsCodec {
     } catch (IOException | RuntimeException e) {
       // The generated parser decides, and names the fault.
     }
-    return items != null ? items : ProtoMapping.toModel(GetRateLimitsReq.parseFrom(bytes));
+    if (items != null) {
+      return items;
+    }
+    return ProtoMapping.toModel(GetRateLimitsReq.parser().parseFrom(bytes, 0, batchEnd(bytes)));
   }
 
   /**
-   * Returns the requests when {@code bytes} holds only the fields read here, or null.
+   * Returns the requests when {@code bytes} holds only the fields read here, up to the first item
+   * over {@link RateLimitService#MAX_BATCH_SIZE}, or null.
    *
    * @throws IOException when {@code bytes} is malformed where this method reads it
    */
@@ -89,8 +97,32 @@ final class GetRateLimitsCodec {
       }
       in.popLimit(outer);
       items.add(item);
+      if (items.size() > RateLimitService.MAX_BATCH_SIZE) {
+        return items;
+      }
     }
     return items;
+  }
+
+  /**
+   * Returns the length of the start of the message {@code bytes} that ends with its first item over
+   * {@link RateLimitService#MAX_BATCH_SIZE}, found by skipping fields without reading them; the
+   * whole length when there is no such item or the message is malformed before it.
+   */
+  private static int batchEnd(byte[] bytes) {
+    CodedInputStream in = CodedInputStream.newInstance(bytes);
+    int items = 0;
+    try {
+      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+        in.skipField(tag);
+        if (tag == REQUESTS_TAG && ++items > RateLimitService.MAX_BATCH_SIZE) {
+          return in.getTotalBytesRead();
+        }
+      }
+    } catch (IOException e) {
+      // The generated parser names the fault.
+    }
+    return bytes.length;
   }
 
   /** Reads one {@code RateLimitReq} up to the current limit, or returns null. */

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.proto.gubernator.Algorithm;
@@ -26,6 +28,15 @@ import org.junit.jupiter.api.Test;
  * writes is byte for byte what {@code GetRateLimitsResp} writes.
  */
 class GetRateLimitsCodecTest {
+
+  private static final int MAX = RateLimitService.MAX_BATCH_SIZE;
+
+  /** An item with no field set, as it is on the wire. */
+  private static final byte[] EMPTY_ITEM = {0x0A, 0x00};
+
+  /** An item with metadata, which only the generated parser reads. */
+  private static final RateLimitReq TRACED =
+      RateLimitReq.newBuilder().setName("n").setUniqueKey("k").putMetadata("trace", "1").build();
 
   private static final long[] EDGES = {
     0, 1, -1, 127, 128, 1_000, 3_600_000, Integer.MAX_VALUE, Integer.MIN_VALUE,
@@ -161,6 +172,43 @@ class GetRateLimitsCodecTest {
   }
 
   @Test
+  void decode_atMostACallsItems_readsThemAll() throws Exception {
+    byte[] common = repeat(EMPTY_ITEM, MAX);
+    byte[] withMetadata = concat(wrap(TRACED.toByteArray()), repeat(EMPTY_ITEM, MAX - 1));
+
+    assertThat(GetRateLimitsCodec.decode(common)).hasSize(MAX);
+    assertDecodesLikeProtobuf(withMetadata);
+  }
+
+  @Test
+  void decode_200000CommonItems_readsOnlyUpToTheFirstOneOverACallsItems() throws Exception {
+    List<RateLimitRequest> items = GetRateLimitsCodec.decode(repeat(EMPTY_ITEM, 200_000));
+
+    assertThat(items).hasSize(MAX + 1);
+  }
+
+  @Test
+  void decode_200000ItemsReadByTheGeneratedParser_readsOnlyUpToTheFirstOneOver()
+      throws Exception {
+    byte[] bytes = concat(wrap(TRACED.toByteArray()), repeat(EMPTY_ITEM, 199_999));
+
+    List<RateLimitRequest> items = GetRateLimitsCodec.decode(bytes);
+
+    assertThat(items).hasSize(MAX + 1);
+    assertThat(items.get(0).metadata()).containsExactly(Map.entry("trace", "1"));
+  }
+
+  @Test
+  void decode_faultAfterTheFirstItemOverACallsItems_notReached() throws Exception {
+    byte[] truncated = {0x0A, 0x05, 0x0A};
+    byte[] common = concat(repeat(EMPTY_ITEM, MAX + 1), truncated);
+    byte[] withMetadata = concat(wrap(TRACED.toByteArray()), repeat(EMPTY_ITEM, MAX), truncated);
+
+    assertThat(GetRateLimitsCodec.decode(common)).hasSize(MAX + 1);
+    assertThat(GetRateLimitsCodec.decode(withMetadata)).hasSize(MAX + 1);
+  }
+
+  @Test
   void encode_answers_writesTheGeneratedMessagesBytes() {
     Random random = new Random(11);
     for (int i = 0; i < 2_000; i++) {
@@ -279,6 +327,14 @@ class GetRateLimitsCodecTest {
   /** Writes one field of a hand-built message. */
   private interface FieldWriter {
     void write(CodedOutputStream out) throws IOException;
+  }
+
+  private static byte[] repeat(byte[] part, int times) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(part.length * times);
+    for (int i = 0; i < times; i++) {
+      bytes.writeBytes(part);
+    }
+    return bytes.toByteArray();
   }
 
   private static byte[] concat(byte[]... parts) {

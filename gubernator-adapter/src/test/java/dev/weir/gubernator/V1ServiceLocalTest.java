@@ -21,6 +21,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.ZoneOffset;
 import java.util.Collections;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,10 +87,16 @@ class V1ServiceLocalTest {
 
   @Test
   void getRateLimits_1001Items_outOfRange() {
-    GetRateLimitsReq req =
-        GetRateLimitsReq.newBuilder()
-            .addAllRequests(Collections.nCopies(1001, item("k", 10)))
-            .build();
+    assertOutOfRange(Collections.nCopies(1001, item("k", 10)));
+  }
+
+  @Test
+  void getRateLimits_200000EmptyItems_outOfRangeAs1001() {
+    assertOutOfRange(Collections.nCopies(200_000, RateLimitReq.getDefaultInstance()));
+  }
+
+  private void assertOutOfRange(List<RateLimitReq> items) {
+    GetRateLimitsReq req = GetRateLimitsReq.newBuilder().addAllRequests(items).build();
 
     assertThatThrownBy(() -> stub.getRateLimits(req))
         .isInstanceOfSatisfying(
