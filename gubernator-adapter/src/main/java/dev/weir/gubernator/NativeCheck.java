@@ -43,7 +43,7 @@ public final class NativeCheck {
    */
   public CompletableFuture<GetRateLimitsResp> check(GetRateLimitsReq request) {
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
-      return tooLarge();
+      return refuseTooManyItems();
     }
     CompletableFuture<List<RateLimitResponse>> answers = check(ProtoMapping.toModel(request));
     if (!answers.isDone()) {
@@ -66,7 +66,7 @@ public final class NativeCheck {
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> items) {
     int n = items.size();
     if (n > RateLimitService.MAX_BATCH_SIZE) {
-      return tooLarge();
+      return refuseTooManyItems();
     }
     List<RateLimitRequest> accepted = items;
     String[] errors = null;
@@ -111,7 +111,12 @@ public final class NativeCheck {
         });
   }
 
-  private <T> CompletableFuture<T> tooLarge() {
+  /**
+   * Refuses a call found to carry more than {@link RateLimitService#MAX_BATCH_SIZE} items before
+   * they were read, as {@link #check(List)} refuses one: counts the refusal and returns a future
+   * failed with {@link RequestTooLargeException}.
+   */
+  public <T> CompletableFuture<T> refuseTooManyItems() {
     meter.refused(RefusalReason.TOO_MANY_ITEMS);
     return CompletableFuture.failedFuture(
         new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));

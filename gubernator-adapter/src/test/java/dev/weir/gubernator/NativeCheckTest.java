@@ -82,4 +82,12 @@ class NativeCheckTest {
     assertThat(metrics.events()).containsExactly("refused too_many_items");
     assertThat(store.size()).isZero();
   }
+
+  @Test
+  void refuseTooManyItems_failsAsTooManyItemsDoAndCounts() {
+    assertThatThrownBy(() -> check.refuseTooManyItems().join())
+        .hasCauseInstanceOf(RequestTooLargeException.class)
+        .hasMessageContaining("max size is '1000'");
+    assertThat(metrics.events()).containsExactly("refused too_many_items");
+  }
 }

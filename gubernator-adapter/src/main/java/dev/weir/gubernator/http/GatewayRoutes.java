@@ -7,6 +7,7 @@ import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.gubernator.GrpcErrors;
 import dev.weir.gubernator.NativeCheck;
@@ -30,7 +31,8 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
  * and ignore unknown fields; an empty body is an empty request. Unlike grpc-gateway, an enum name
- * the enum does not declare is refused with 400 ({@link RequestParser}). Responses use proto field
+ * the enum does not declare is refused with 400 ({@link RequestParser}). A body with more items
+ * than one call may carry is refused before any of them is parsed. Responses use proto field
  * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
  * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code. The
  * listener caps the body ({@code WEIR_HTTP_MAX_BODY_SIZE}); {@code GetRateLimits} is answered when
@@ -100,6 +102,8 @@ public final class GatewayRoutes {
     GetRateLimitsReq request;
     try {
       request = RequestParser.parse(new String(call.body(), StandardCharsets.UTF_8));
+    } catch (RequestTooLargeException tooMany) {
+      return answer(check.refuseTooManyItems());
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       return HttpAnswer.error(
               400, Status.Code.INVALID_ARGUMENT.value(), String.valueOf(e.getMessage()))
@@ -111,6 +115,10 @@ public final class GatewayRoutes {
     } catch (RuntimeException e) {
       return status(GrpcErrors.toStatus(e)).completed();
     }
+    return answer(response);
+  }
+
+  private static CompletionStage<HttpAnswer> answer(CompletionStage<GetRateLimitsResp> response) {
     return response.handle(
         (answered, failure) ->
             failure != null ? status(GrpcErrors.toStatus(failure)) : message(answered));

@@ -3,6 +3,9 @@ package dev.weir.gubernator.http;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.util.Optional;
 
@@ -11,8 +14,9 @@ import java.util.Optional;
  * fields, but refusing enum names the enums do not declare ({@link EnumNames}), which Gubernator's
  * gateway reads as the enum's first value.
  *
- * <p>A body without unknown fields is parsed once; only one that the strict parser refuses is read
- * again, as a JSON tree for the enum check and then ignoring unknown fields.
+ * <p>A body with more items than one call may carry is refused before any is parsed ({@link
+ * ItemCount}). A body without unknown fields is parsed once; only one that the strict parser
+ * refuses is read again, as a JSON tree for the enum check and then ignoring unknown fields.
  */
 final class RequestParser {
 
@@ -26,10 +30,15 @@ final class RequestParser {
    *
    * @throws InvalidProtocolBufferException with the parser's message for malformed JSON, or naming
    *     the field, the unknown enum name and the names allowed
+   * @throws RequestTooLargeException with Gubernator's message when a top-level {@code requests}
+   *     array has more than {@link RateLimitService#MAX_BATCH_SIZE} elements, none of them parsed
    */
   static GetRateLimitsReq parse(String json) throws InvalidProtocolBufferException {
     if (json.isBlank()) {
       return GetRateLimitsReq.getDefaultInstance();
+    }
+    if (ItemCount.overBatch(json)) {
+      throw new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE);
     }
     GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
     try {

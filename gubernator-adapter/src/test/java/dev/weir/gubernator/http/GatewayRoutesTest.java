@@ -9,10 +9,12 @@ import dev.weir.core.health.NodeHealth;
 import dev.weir.http.HttpListener;
 import dev.weir.http.HttpRoute;
 import dev.weir.http.HttpSettings;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -20,7 +22,9 @@ import dev.weir.core.model.Status;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.gubernator.FakeRateLimitService;
+import dev.weir.gubernator.NativeCheck;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitResp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -143,6 +147,38 @@ class GatewayRoutesTest {
         .isEqualTo(
             "{\"code\":11,\"message\":\"Requests.RateLimits list too large; max size is '1000'\","
                 + "\"details\":[]}");
+  }
+
+  @Test
+  void getRateLimits_200000Items_400OutOfRangeAs1001CountedOnceAndNotChecked() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    RecordingMetrics metrics = new RecordingMetrics();
+    listener =
+        listen(
+            new GatewayRoutes(
+                    new NativeCheck(service, InputLimits.DEFAULTS, new CheckMeter(metrics)),
+                    service)
+                .routes());
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", items(200_000, "{}"));
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":11,\"message\":\"Requests.RateLimits list too large; max size is '1000'\","
+                + "\"details\":[]}");
+    assertThat(metrics.events()).containsExactly("refused too_many_items");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_1001ItemsEachWithAFault_400OutOfRangeBeforeAnyIsParsed() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", items(1001, "{\"hits\":\"many\"}"));
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).startsWith("{\"code\":11,");
   }
 
   @Test

@@ -1,0 +1,54 @@
+package dev.weir.gubernator.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.limiter.LocalRateLimitService;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
+import java.util.Collections;
+import org.junit.jupiter.api.Test;
+
+class RequestParserTest {
+
+  private static final int MAX = RateLimitService.MAX_BATCH_SIZE;
+
+  private static String items(int count, String item) {
+    return "[" + String.join(",", Collections.nCopies(count, item)) + "]";
+  }
+
+  @Test
+  void parse_atMostACallsItems_readsThemAll() throws Exception {
+    assertThat(RequestParser.parse("{\"requests\":" + items(MAX, "{}") + "}").getRequestsCount())
+        .isEqualTo(MAX);
+    assertThat(
+            RequestParser.parse(
+                    "{\"other\":" + items(2 * MAX, "{}") + ",\"requests\":" + items(2, "{}") + "}")
+                .getRequestsCount())
+        .isEqualTo(2);
+    assertThat(
+            RequestParser.parse(
+                    "{\"requests\":[{\"name\":\"n\",\"requests\":" + items(2 * MAX, "{}") + "}]}")
+                .getRequestsCount())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void parse_200000Items_refusedAsTooManyWithoutParsingThem() {
+    assertTooMany("{\"requests\":" + items(200_000, "{}") + "}");
+  }
+
+  @Test
+  void parse_tooManyItemsAheadOfAFault_refusedAsTooMany() {
+    assertTooMany("{\"requests\":" + items(MAX + 1, "{\"hits\":\"many\"}") + "}");
+    assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",\"requests\":[]}");
+    assertTooMany("{requests:" + items(MAX + 1, "{}").replace(',', ';') + "}");
+    assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",");
+  }
+
+  private static void assertTooMany(String json) {
+    assertThatThrownBy(() -> RequestParser.parse(json))
+        .isInstanceOf(RequestTooLargeException.class)
+        .hasMessage(LocalRateLimitService.TOO_LARGE_MESSAGE);
+  }
+}
