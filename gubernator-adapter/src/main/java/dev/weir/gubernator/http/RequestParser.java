@@ -1,22 +1,28 @@
 package dev.weir.gubernator.http;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
+import com.google.gson.stream.JsonReader;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.Struct;
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
+import java.io.StringReader;
 import java.util.Optional;
 
 /**
  * Reads the protojson body of {@code POST /v1/GetRateLimits} as grpc-gateway does, ignoring unknown
- * fields, but refusing enum names the enums do not declare ({@link EnumNames}), which Gubernator's
- * gateway reads as the enum's first value.
+ * fields, but refusing enum names the enums do not declare, which Gubernator's gateway reads as the
+ * enum's first value, and enum values that are neither a name nor a whole 32-bit number, which
+ * grpc-gateway refuses too ({@link EnumValues}): protobuf-java's parser, ignoring unknown fields,
+ * drops both.
  *
  * <p>A body with more items than one call may carry is refused before any is parsed ({@link
  * ItemCount}). A body without unknown fields is parsed once; only one that the strict parser
- * refuses is read again, as a JSON tree for the enum check and then ignoring unknown fields.
+ * refuses is read again, as a JSON tree (Gson's, as that parser reads it) for the enum check and
+ * then ignoring unknown fields.
  */
 final class RequestParser {
 
@@ -29,7 +35,7 @@ final class RequestParser {
    * Returns the request {@code json} holds (an empty body is an empty request).
    *
    * @throws InvalidProtocolBufferException with the parser's message for malformed JSON, or naming
-   *     the field, the unknown enum name and the names allowed
+   *     the field, the enum value it would drop and the values allowed
    * @throws RequestTooLargeException with Gubernator's message when a top-level {@code requests}
    *     array has more than {@link RateLimitService#MAX_BATCH_SIZE} elements, none of them parsed
    */
@@ -45,9 +51,9 @@ final class RequestParser {
       STRICT.merge(json, strict);
       return strict.build();
     } catch (InvalidProtocolBufferException | RuntimeException refused) {
-      Optional<String> unknownEnum = unknownEnum(json);
-      if (unknownEnum.isPresent()) {
-        throw new InvalidProtocolBufferException(unknownEnum.get());
+      Optional<String> droppedEnum = droppedEnum(json);
+      if (droppedEnum.isPresent()) {
+        throw new InvalidProtocolBufferException(droppedEnum.get());
       }
       GetRateLimitsReq.Builder lenient = GetRateLimitsReq.newBuilder();
       LENIENT.merge(json, lenient);
@@ -55,13 +61,16 @@ final class RequestParser {
     }
   }
 
-  private static Optional<String> unknownEnum(String json) {
-    Struct.Builder tree = Struct.newBuilder();
+  private static Optional<String> droppedEnum(String json) {
+    JsonElement tree;
     try {
-      LENIENT.merge(json, tree);
-    } catch (InvalidProtocolBufferException | RuntimeException notAnObject) {
+      tree = JsonParser.parseReader(new JsonReader(new StringReader(json)));
+    } catch (RuntimeException malformed) {
       return Optional.empty();
     }
-    return EnumNames.firstUnknown(tree.build(), GetRateLimitsReq.getDescriptor());
+    if (!tree.isJsonObject()) {
+      return Optional.empty();
+    }
+    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor());
   }
 }

@@ -42,8 +42,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class GatewayRoutesTest {
 
@@ -306,6 +310,86 @@ class GatewayRoutesTest {
                 + " DRAIN_OVER_LIMIT (32), by name or number; to combine flags, send the sum of"
                 + " their numbers, e.g. \\\"behavior\\\":34 for GLOBAL and DRAIN_OVER_LIMIT");
     assertThat(service.calls).isEmpty();
+  }
+
+  static Stream<Arguments> enumValuesNeitherANameNorAWholeInt32() {
+    String algorithms =
+        " pb.gubernator.Algorithm allows one of TOKEN_BUCKET (0), LEAKY_BUCKET (1),"
+            + " FIXED_WINDOW (2), SLIDING_WINDOW (3), by name or number";
+    String behaviors =
+        " pb.gubernator.Behavior allows one of BATCHING (0), NO_BATCHING (1), GLOBAL (2),"
+            + " DURATION_IS_GREGORIAN (4), RESET_REMAINING (8), MULTI_REGION (16),"
+            + " DRAIN_OVER_LIMIT (32), by name or number; to combine flags, send the sum of"
+            + " their numbers, e.g. \\\"behavior\\\":34 for GLOBAL and DRAIN_OVER_LIMIT";
+    return Stream.of(
+        Arguments.of(
+            "\"behavior\":4.5",
+            "field 'requests[0].behavior' has no value 4.5, which is not a whole number;"
+                + behaviors),
+        Arguments.of(
+            "\"behavior\":true",
+            "field 'requests[0].behavior' has no value true, which is neither a name nor a"
+                + " number;"
+                + behaviors),
+        Arguments.of(
+            "\"behavior\":4294967300",
+            "field 'requests[0].behavior' has no value 4294967300, which is outside the 32-bit"
+                + " range of enum numbers;"
+                + behaviors),
+        Arguments.of(
+            "\"algorithm\":1.5",
+            "field 'requests[0].algorithm' has no value 1.5, which is not a whole number;"
+                + algorithms),
+        Arguments.of(
+            "\"algorithm\":1.0000000000000000001",
+            "field 'requests[0].algorithm' has no value 1.0000000000000000001, which is not a"
+                + " whole number;"
+                + algorithms),
+        Arguments.of(
+            "\"algorithm\":[\"LEAKY\"]",
+            "field 'requests[0].algorithm' has no value named 'LEAKY';" + algorithms),
+        Arguments.of(
+            "\"algorithm\":\" 1\"",
+            "field 'requests[0].algorithm' has no value named ' 1';" + algorithms));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("enumValuesNeitherANameNorAWholeInt32")
+  void getRateLimits_enumValueNeitherANameNorAWholeInt32_400NamingFieldValueAndAllowedValues(
+      String field, String message) throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+
+    HttpResponse<String> response =
+        post(
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"," + field + "}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo("{\"code\":3,\"message\":\"" + message + "\",\"details\":[]}");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_enumAsWholeNumberInAnyNotationOrOneElementArray_accepted() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"a\",\"unique_key\":\"k\",\"behavior\":2.0,\"algorithm\":1e0},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"behavior\":[\"GLOBAL\"],\"algorithm\":[3]},"
+            + "{\"name\":\"c\",\"unique_key\":\"k\",\"behavior\":\"34.0\",\"unknown\":true}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::behavior)
+        .containsExactly(2, 2, 34);
+    assertThat(service.calls.get(0))
+        .extracting(RateLimitRequest::algorithm)
+        .containsExactly(1, 3, 0);
   }
 
   @Test
