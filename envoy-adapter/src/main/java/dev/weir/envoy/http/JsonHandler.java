@@ -2,6 +2,7 @@ package dev.weir.envoy.http;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.json.LongNumbers;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
@@ -10,6 +11,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -36,8 +38,14 @@ public final class JsonHandler implements HttpHandler {
   @Override
   public CompletionStage<HttpAnswer> handle(HttpCall call) {
     RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
+    String body = new String(call.body(), StandardCharsets.UTF_8);
+    Optional<String> longNumber = LongNumbers.refusal(body);
+    if (longNumber.isPresent()) {
+      return error(400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + longNumber.get())
+          .completed();
+    }
     try {
-      parser.merge(new String(call.body(), StandardCharsets.UTF_8), request);
+      parser.merge(body, request);
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       return error(400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + e.getMessage())
           .completed();

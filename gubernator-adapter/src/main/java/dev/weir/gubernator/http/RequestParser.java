@@ -5,6 +5,7 @@ import com.google.gson.JsonParser;
 import com.google.gson.stream.JsonReader;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.json.LongNumbers;
 import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
@@ -19,8 +20,8 @@ import java.util.Optional;
  * grpc-gateway refuses too ({@link EnumValues}): protobuf-java's parser, ignoring unknown fields,
  * drops both.
  *
- * <p>A body with more items than one call may carry is refused before any is parsed ({@link
- * ItemCount}). A body without unknown fields is parsed once; only one that the strict parser
+ * <p>A body with a number too long to read in bounded time ({@link LongNumbers}), or with more
+ * items than one call may carry ({@link ItemCount}), is refused before anything is parsed. A body without unknown fields is parsed once; only one that the strict parser
  * refuses is read again, as a JSON tree (Gson's, as that parser reads it) for the enum check and
  * then ignoring unknown fields.
  */
@@ -42,6 +43,10 @@ final class RequestParser {
   static GetRateLimitsReq parse(String json) throws InvalidProtocolBufferException {
     if (json.isBlank()) {
       return GetRateLimitsReq.getDefaultInstance();
+    }
+    Optional<String> longNumber = LongNumbers.refusal(json);
+    if (longNumber.isPresent()) {
+      throw new InvalidProtocolBufferException(longNumber.get());
     }
     if (ItemCount.overBatch(json)) {
       throw new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE);

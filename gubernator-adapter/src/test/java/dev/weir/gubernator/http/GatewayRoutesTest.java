@@ -227,6 +227,23 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_numberTooLongToReadInBoundedTime_400BeforeParsing() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    // protobuf-java reads such a number with BigDecimal: a million digits take about 15 s.
+    String hits = "1".repeat(dev.weir.core.json.LongNumbers.MAX_CHARS + 1);
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", "{\"requests\":[{\"hits\":" + hits + "}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":\"the number at character 21 has 1001 characters; numbers"
+                + " have at most 1000\",\"details\":[]}");
+  }
+
+  @Test
   void getRateLimits_wrongFieldType_400() throws Exception {
     serve(new FakeRateLimitService());
 
