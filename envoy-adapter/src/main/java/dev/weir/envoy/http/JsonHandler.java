@@ -2,11 +2,11 @@ package dev.weir.envoy.http;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.json.LongNumbers;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpHandler;
+import dev.weir.http.LongNumbers;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;

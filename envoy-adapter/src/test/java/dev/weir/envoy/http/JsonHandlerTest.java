@@ -143,14 +143,14 @@ class JsonHandlerTest {
   @Test
   void post_numberTooLongToReadInBoundedTime_400BeforeParsing() throws Exception {
     loadConfig();
-    String addend = "1".repeat(dev.weir.core.json.LongNumbers.MAX_CHARS + 1);
+    String addend = "1".repeat(dev.weir.http.LongNumbers.MAX_CHARS + 1);
 
     HttpResponse<String> response = post("{\"domain\":\"d\",\"hitsAddend\":" + addend + "}");
 
     assertThat(response.statusCode()).isEqualTo(400);
     assertThat(response.body())
         .isEqualTo(
-            "{\"code\":3,\"message\":\"invalid request body: the number at character 27 has"
+            "{\"code\":3,\"message\":\"invalid request body: the number at $.hitsAddend has"
                 + " 1001 characters; numbers have at most 1000\"}");
   }
 

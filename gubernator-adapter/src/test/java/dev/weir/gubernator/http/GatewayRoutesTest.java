@@ -231,7 +231,7 @@ class GatewayRoutesTest {
     FakeRateLimitService service = new FakeRateLimitService();
     serve(service);
     // protobuf-java reads such a number with BigDecimal: a million digits take about 15 s.
-    String hits = "1".repeat(dev.weir.core.json.LongNumbers.MAX_CHARS + 1);
+    String hits = "1".repeat(dev.weir.http.LongNumbers.MAX_CHARS + 1);
 
     HttpResponse<String> response =
         post("/v1/GetRateLimits", "{\"requests\":[{\"hits\":" + hits + "}]}");
@@ -239,7 +239,7 @@ class GatewayRoutesTest {
     assertThat(response.statusCode()).isEqualTo(400);
     assertThat(response.body())
         .isEqualTo(
-            "{\"code\":3,\"message\":\"the number at character 21 has 1001 characters; numbers"
+            "{\"code\":3,\"message\":\"the number at $.requests[0].hits has 1001 characters; numbers"
                 + " have at most 1000\",\"details\":[]}");
   }
 
