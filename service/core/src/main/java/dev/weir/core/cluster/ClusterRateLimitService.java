@@ -3,7 +3,6 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
-import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.LocalRateLimitService;
@@ -51,8 +50,6 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /** How many times one item is routed before its error is returned. */
   public static final int MAX_ATTEMPTS = 3;
-
-  private static final long MAX_SKEW_MILLIS = PeerInputValidator.MAX_CLOCK_SKEW.toMillis();
 
   /** The prefix of the name under which this node keeps its stand-in bucket of a key. */
   public static final String STAND_IN_PREFIX = StandIns.PREFIX;
@@ -149,7 +146,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           routed = new ArrayList<>();
         }
         int index = i;
-        CompletableFuture<RateLimitResponse> answer = route(r, 1);
+        CompletableFuture<RateLimitResponse> answer = forward(r);
         sent[i] = r;
         routed.add(answer);
         forwarded[i] = answer.thenAccept(a -> answers[index] = a);
@@ -195,6 +192,25 @@ public final class ClusterRateLimitService implements RateLimitService {
         .whenComplete((v, e) -> timer.cancel());
   }
 
+  /**
+   * Routes {@code r} to its owner; with stand-ins on, an item no owner answered (the route's null)
+   * is answered by a stand-in, unless the stand-in timer answered it first.
+   */
+  private CompletableFuture<RateLimitResponse> forward(RateLimitRequest r) {
+    CompletableFuture<RateLimitResponse> routed = route(r, 1);
+    if (standIns == null) {
+      return routed;
+    }
+    return routed.thenApply(
+        answer -> {
+          if (answer != null) {
+            return answer;
+          }
+          metrics.standIn();
+          return standIn(r);
+        });
+  }
+
   /** Returns this node's own answer to {@code r}, standing in for the key's owner. */
   private RateLimitResponse standIn(RateLimitRequest r) {
     HashRing current = ring.get();
@@ -230,21 +246,13 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Returns the GLOBAL item {@code r} as its hits are queued for the owner, where they merge with
-   * other callers' hits to the same key: with only the flags an owner knows, and created now when
-   * the caller's {@code created_at} is further from now than an owner accepts ({@link
-   * PeerInputValidator#MAX_CLOCK_SKEW}), so that no caller's item makes the owner refuse the merged
-   * hits of everyone.
+   * other callers' hits to the same key: with only the flags an owner knows, and created now (this
+   * node's time; the caller's {@code created_at} decided the local answer), so that no caller's item
+   * makes the owner refuse the merged hits of everyone (the owner refuses flags it does not know
+   * and a {@code created_at} far from its clock).
    */
   private RateLimitRequest hitsForOwner(RateLimitRequest r) {
-    RateLimitRequest out = r;
-    if ((r.behavior() & ~Behavior.KNOWN) != 0) {
-      out = out.withBehavior(r.behavior() & Behavior.KNOWN);
-    }
-    long now = clock.wallMillis();
-    if (Math.abs(r.createdAt() - now) > MAX_SKEW_MILLIS) {
-      out = out.withCreatedAt(now);
-    }
-    return out;
+    return r.withBehavior(r.behavior() & Behavior.KNOWN).withCreatedAt(clock.wallMillis());
   }
 
   /**
@@ -295,8 +303,7 @@ public final class ClusterRateLimitService implements RateLimitService {
                 return route(r, attempt + 1);
               }
               if (standIns != null) {
-                metrics.standIn();
-                return CompletableFuture.completedFuture(standIn(r));
+                return CompletableFuture.<RateLimitResponse>completedFuture(null);
               }
               return CompletableFuture.completedFuture(
                   RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));

@@ -306,4 +306,27 @@ class ClusterRateLimitServiceTest {
       assertThat(f.standIns).hasSize(3);
     }
   }
+
+  @Test
+  void check_standInAnsweredThenTheForwardFails_chargedOnceNotTwice() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<StreamObserver<GetPeerRateLimitsResp>> held =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    PeersV1Grpc.PeersV1ImplBase slowThenRefusing =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            held.set(answer);
+          }
+        };
+    try (StandInFixture f = new StandInFixture(slowThenRefusing)) {
+      RateLimitResponse standIn = f.checkAndWait(f.hit(5));
+      held.get().onError(io.grpc.Status.INTERNAL.asRuntimeException());
+
+      assertThat(standIn.metadata()).containsEntry("stand_in", "true");
+      assertThat(f.standIns).as("one stand-in for one item").hasSize(1);
+      RateLimitResponse next = f.checkAndWait(f.hit(5));
+      assertThat(next.remaining()).as("the first item took one hit, not two").isEqualTo(3);
+    }
+  }
 }
