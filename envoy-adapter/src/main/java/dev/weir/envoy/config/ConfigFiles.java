@@ -145,7 +145,7 @@ public final class ConfigFiles {
 
     void directory(Path dir) throws DescriptorConfigException {
       Path real = realPath(dir);
-      if (real == null || !seenDirectories.add(real)) {
+      if (!seenDirectories.add(real)) {
         return;
       }
       List<Path> entries = new ArrayList<>();
@@ -166,7 +166,7 @@ public final class ConfigFiles {
           directory(entry);
         } else if (attributes.isRegularFile()) {
           Path realFile = realPath(entry);
-          if (realFile != null && seenFiles.add(realFile)) {
+          if (seenFiles.add(realFile)) {
             files.add(entry);
           }
         } else {
@@ -189,20 +189,19 @@ public final class ConfigFiles {
             // Keep the shorter description.
           }
         }
-        throw new DescriptorConfigException(
-            entry + ": " + what + "; nothing was loaded (the last good config stays)");
+        throw new DescriptorConfigException(entry + ": " + what);
       } catch (IOException e) {
         throw new DescriptorConfigException(
             entry + ": error reading config path: " + e.getMessage());
       }
     }
 
-    /** Returns the real path of {@code entry}, or null when it vanished since it was listed. */
+    /** Returns the real path of {@code entry}; one that vanished since it was listed is an error. */
     private static Path realPath(Path entry) throws DescriptorConfigException {
       try {
         return entry.toRealPath();
       } catch (NoSuchFileException e) {
-        return null;
+        throw new DescriptorConfigException(entry + ": vanished while the config was read");
       } catch (IOException e) {
         throw new DescriptorConfigException(
             entry + ": error reading config path: " + e.getMessage());
