@@ -63,9 +63,6 @@ public final class PeerInputValidator {
   /** The largest quota share rate a peer may push, in thousandths of a request per second: 2^50. */
   public static final long MAX_QUOTA_MILLI_RATE = 1L << 50;
 
-  /** Every behavior flag the protocol defines ({@code pb.gubernator.Behavior}). */
-  static final int KNOWN_BEHAVIORS = Behavior.KNOWN;
-
   /** The largest Gregorian duration code ({@code YEARS}); a duration up to it may be one. */
   static final long MAX_GREGORIAN_CODE = GregorianInterval.YEARS.code();
 
@@ -96,12 +93,12 @@ public final class PeerInputValidator {
     if (tooLong.isPresent()) {
       return tooLong;
     }
-    if ((request.behavior() & ~KNOWN_BEHAVIORS) != 0) {
+    if ((request.behavior() & ~Behavior.KNOWN) != 0) {
       return error(
           "field 'behavior' has unknown flags "
-              + (request.behavior() & ~KNOWN_BEHAVIORS)
+              + (request.behavior() & ~Behavior.KNOWN)
               + "; the known flags add up to at most "
-              + KNOWN_BEHAVIORS);
+              + Behavior.KNOWN);
     }
     if (request.createdAt() != 0) {
       return timestamp("created_at", request.createdAt(), now, now);

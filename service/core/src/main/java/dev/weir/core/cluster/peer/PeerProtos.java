@@ -29,9 +29,9 @@ public final class PeerProtos {
   /**
    * The most bytes of metadata a forwarded item carries. The owner does not read a request's
    * metadata (Gubernator peers use it for trace context, far smaller); the bound keeps a batch of
-   * items from many callers under the peer listener's message limit (4 MiB by default: 1000 items
-   * with the longest names and keys take 2 MiB), so that no caller's metadata can make the owner
-   * refuse every item of a batch.
+   * items from many callers under the peer listener's message limit (with the default limits, 4
+   * MiB, and 1000 items with the longest names and keys take 2 MiB), so that no caller's metadata
+   * can make the owner refuse every item of a batch.
    */
   public static final int MAX_FORWARDED_METADATA_BYTES = 512;
 
