@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import dev.weir.core.grpc.LateBoundService;
 import dev.weir.core.grpc.MalformedRequests;
+import dev.weir.core.grpc.StreamResets;
 import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.time.Clock;
@@ -55,17 +56,6 @@ final class ClientGrpcListener {
    */
   static final int MAX_CALLS_PER_CONNECTION = 1000;
 
-  /**
-   * The most streams a connection may reset within {@link #RESET_WINDOW_SECONDS} before it is
-   * closed: a bound on "rapid reset" (a client opening and cancelling streams in a loop, which the
-   * concurrent-call bound does not count); a proxy whose calls all time out during a pause resets
-   * far fewer.
-   */
-  static final int MAX_RESETS_PER_WINDOW = 10_000;
-
-  /** The window {@link #MAX_RESETS_PER_WINDOW} is counted over, in seconds. */
-  static final int RESET_WINDOW_SECONDS = 10;
-
   private final Server server;
   private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
@@ -84,7 +74,7 @@ final class ClientGrpcListener {
             .maxInboundMessageSize(settings.maxMessageBytes())
             .maxInboundMetadataSize(MAX_METADATA_BYTES)
             .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
-            .maxRstFramesPerWindow(MAX_RESETS_PER_WINDOW, RESET_WINDOW_SECONDS)
+            .maxRstFramesPerWindow(StreamResets.MAX_PER_WINDOW, StreamResets.WINDOW_SECONDS)
             .addStreamTracerFactory(callMetrics)
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))

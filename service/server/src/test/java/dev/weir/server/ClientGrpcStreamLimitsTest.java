@@ -77,7 +77,7 @@ class ClientGrpcStreamLimitsTest {
       byte[] headers = requestHeaders();
       byte[] cancel = ByteBuffer.allocate(4).putInt(0x8).array();
       ByteArrayOutputStream burst = new ByteArrayOutputStream();
-      for (int i = 0; i <= ClientGrpcListener.MAX_RESETS_PER_WINDOW; i++) {
+      for (int i = 0; i <= dev.weir.core.grpc.StreamResets.MAX_PER_WINDOW; i++) {
         int stream = 2 * i + 1;
         frame(burst, HEADERS, 0x4, stream, headers);
         frame(burst, RST_STREAM, 0, stream, cancel);

@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.grpc.LateBoundService;
 import dev.weir.core.grpc.MalformedRequests;
+import dev.weir.core.grpc.StreamResets;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import io.grpc.BindableService;
@@ -89,6 +90,7 @@ public final class PeerListener implements AutoCloseable {
               .withOption(ChannelOption.SO_REUSEADDR, true)
               .executor(executor)
               .maxInboundMessageSize(maxMessageBytes)
+              .maxRstFramesPerWindow(StreamResets.MAX_PER_WINDOW, StreamResets.WINDOW_SECONDS)
               .addService(intercepted(peers.definition(), security, metrics, extra));
       security.applyTo(builder);
       return new PeerListener(builder.build().start(), executor, peers);
