@@ -196,7 +196,7 @@ public final class ConfigFiles {
       }
     }
 
-    /** Returns the real path of {@code entry}; one that vanished since it was listed is an error. */
+    /** Returns the real path of {@code entry}; one that vanished since listed is an error. */
     private static Path realPath(Path entry) throws DescriptorConfigException {
       try {
         return entry.toRealPath();

@@ -246,6 +246,9 @@ class YamlMapsTest {
     assertThat(k.getValue().size()).as("keys of m.k, every map merged").isEqualTo(times);
     assertThat(result.warnings()).hasSize(YamlMaps.MAX_WARNINGS + 1);
     assertThat(result.warnings().get(YamlMaps.MAX_WARNINGS))
-        .isEqualTo("yaml: " + (times - 1 - YamlMaps.MAX_WARNINGS) + " more keys already set in their maps");
+        .isEqualTo(
+            "yaml: "
+                + (times - 1 - YamlMaps.MAX_WARNINGS)
+                + " more keys already set in their maps");
   }
 }

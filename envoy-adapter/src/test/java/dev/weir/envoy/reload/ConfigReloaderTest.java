@@ -135,7 +135,9 @@ class ConfigReloaderTest {
 
     assertThat(midUpdate).isEqualTo(Outcome.FAILED);
     assertThat(duringUpdate.domains()).containsOnlyKeys("a");
-    assertThat(oldLinkStillThere).as("the same failure, not logged again").isEqualTo(Outcome.UNCHANGED);
+    assertThat(oldLinkStillThere)
+        .as("the same failure, not logged again")
+        .isEqualTo(Outcome.UNCHANGED);
     assertThat(withBothLinks.domains()).containsOnlyKeys("a");
     assertThat(afterUpdate).isEqualTo(Outcome.RELOADED);
     assertThat(current().domains()).containsOnlyKeys("b");

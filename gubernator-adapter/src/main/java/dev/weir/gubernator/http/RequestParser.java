@@ -20,10 +20,10 @@ import java.util.Optional;
  * grpc-gateway refuses too ({@link EnumValues}): protobuf-java's parser, ignoring unknown fields,
  * drops both.
  *
- * <p>A body with a number too long to read in bounded time ({@link LongNumbers}), or with more
- * items than one call may carry ({@link ItemCount}), is refused before anything is parsed. A body without unknown fields is parsed once; only one that the strict parser
- * refuses is read again, as a JSON tree (Gson's, as that parser reads it) for the enum check and
- * then ignoring unknown fields.
+ * <p>A body with a number too costly to read ({@link LongNumbers}), or with more items than one
+ * call may carry ({@link ItemCount}), is refused before anything is parsed. A body without unknown
+ * fields is parsed once; only one that the strict parser refuses is read again, as a JSON tree
+ * (Gson's, as that parser reads it) for the enum check and then ignoring unknown fields.
  */
 final class RequestParser {
 

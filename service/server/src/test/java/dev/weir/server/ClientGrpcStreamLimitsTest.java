@@ -24,9 +24,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client gRPC port bounds what one HTTP/2 connection can make the node hold: the calls open at
- * once, and the streams reset in a loop ("rapid reset"), read at the frame level as a hostile client
- * sees them.
+ * The client gRPC port bounds what one HTTP/2 connection can make the node hold: the calls open
+ * at once, and the streams reset in a loop ("rapid reset"), read at the frame level as a hostile
+ * client sees them.
  */
 class ClientGrpcStreamLimitsTest {
 

@@ -246,10 +246,10 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Returns the GLOBAL item {@code r} as its hits are queued for the owner, where they merge with
-   * other callers' hits to the same key: with only the flags an owner knows, and created now (this
-   * node's time; the caller's {@code created_at} decided the local answer), so that no caller's item
-   * makes the owner refuse the merged hits of everyone (the owner refuses flags it does not know
-   * and a {@code created_at} far from its clock).
+   * other callers' hits to the same key: with only the flags an owner knows, and created now
+   * (this node's time; the caller's {@code created_at} decided the local answer), so that no
+   * caller's item makes the owner refuse the merged hits of everyone (the owner refuses flags it
+   * does not know and a {@code created_at} far from its clock).
    */
   private RateLimitRequest hitsForOwner(RateLimitRequest r) {
     return r.withBehavior(r.behavior() & Behavior.KNOWN).withCreatedAt(clock.wallMillis());

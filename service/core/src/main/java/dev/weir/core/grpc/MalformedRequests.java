@@ -124,7 +124,7 @@ public final class MalformedRequests {
     return null;
   }
 
-  /** A request as the lenient marshaller read it: the message, or the status to close the call with. */
+  /** A request as the lenient marshaller read it: the message, or the status to close its call. */
   private record Parsed<T>(T message, Status failure) {
 
     static <T> Parsed<T> invalid(String description) {

@@ -301,7 +301,10 @@ class ClusterRateLimitServiceTest {
           .containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
       assertThat(answers)
           .allSatisfy(
-              a -> assertThat(a.metadata()).containsEntry("stand_in", "true").doesNotContainKey("error"));
+              a ->
+                  assertThat(a.metadata())
+                      .containsEntry("stand_in", "true")
+                      .doesNotContainKey("error"));
       assertThat(answers).allSatisfy(a -> assertThat(a.isError()).isFalse());
       assertThat(f.standIns).hasSize(3);
     }
