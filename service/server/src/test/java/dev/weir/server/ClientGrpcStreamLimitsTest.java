@@ -36,6 +36,7 @@ class ClientGrpcStreamLimitsTest {
   private static final int GOAWAY = 0x7;
   private static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
   private static final int ENHANCE_YOUR_CALM = 0xb;
+  private static final int REFUSED_STREAM = 0x7;
 
   private final FakeClock clock = new FakeClock();
   private WeirNode node;
@@ -63,6 +64,29 @@ class ClientGrpcStreamLimitsTest {
           .containsEntry(
               SETTINGS_MAX_CONCURRENT_STREAMS,
               (long) ClientGrpcListener.MAX_CALLS_PER_CONNECTION);
+    }
+  }
+
+  @Test
+  void callBeyondTheBound_refusedAlone() throws IOException {
+    int bound = ClientGrpcListener.MAX_CALLS_PER_CONNECTION;
+    try (Socket socket = connect()) {
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      readSettings(in);
+      OutputStream out = socket.getOutputStream();
+      frame(out, SETTINGS, 0x1, 0, new byte[0]);
+      ByteArrayOutputStream calls = new ByteArrayOutputStream();
+      byte[] headers = requestHeaders();
+      for (int i = 0; i <= bound; i++) {
+        frame(calls, HEADERS, 0x4, 2 * i + 1, headers);
+      }
+      out.write(calls.toByteArray());
+      out.flush();
+
+      Frame reset = readUntil(in, RST_STREAM);
+
+      assertThat(reset.stream()).as("the call after the bound").isEqualTo(2 * bound + 1);
+      assertThat(ByteBuffer.wrap(reset.payload()).getInt()).isEqualTo(REFUSED_STREAM);
     }
   }
 
@@ -151,10 +175,15 @@ class ClientGrpcStreamLimitsTest {
 
   /** Reads frames until a GOAWAY and returns its error code. */
   private static int readUntilGoAway(DataInputStream in) throws IOException {
+    return ByteBuffer.wrap(readUntil(in, GOAWAY).payload, 4, 4).getInt();
+  }
+
+  /** Reads frames until one of {@code type} and returns it. */
+  private static Frame readUntil(DataInputStream in, int type) throws IOException {
     while (true) {
       Frame f = Frame.read(in);
-      if (f.type == GOAWAY) {
-        return ByteBuffer.wrap(f.payload, 4, 4).getInt();
+      if (f.type == type) {
+        return f;
       }
     }
   }
@@ -195,16 +224,16 @@ class ClientGrpcStreamLimitsTest {
   }
 
   /** One HTTP/2 frame as read from the wire. */
-  private record Frame(int type, int flags, byte[] payload) {
+  private record Frame(int type, int flags, int stream, byte[] payload) {
     static Frame read(DataInputStream in) throws IOException {
       int length =
           (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
       int type = in.readUnsignedByte();
       int flags = in.readUnsignedByte();
-      in.readInt();
+      int stream = in.readInt() & 0x7FFF_FFFF;
       byte[] payload = new byte[length];
       in.readFully(payload);
-      return new Frame(type, flags, payload);
+      return new Frame(type, flags, stream, payload);
     }
   }
 }
