@@ -34,11 +34,24 @@ final class StandIns {
     this.lastAnswers = Caffeine.newBuilder().maximumSize(MAX_KEYS).build();
   }
 
-  /** Remembers {@code answer}, the owner's answer to {@code r}. */
+  /**
+   * Remembers {@code answer}, the owner's answer to {@code r}, unless the answer remembered for the
+   * key is more recent: of a later window, or of the same window with less left (answers to one
+   * key can arrive out of order, and an older one must not raise what is left).
+   */
   void ownerAnswered(RateLimitRequest r, RateLimitResponse answer) {
     if (!answer.isError()) {
-      lastAnswers.put(r.hashKey(), answer.withMetadata(Map.of()));
+      lastAnswers
+          .asMap()
+          .merge(r.hashKey(), answer.withMetadata(Map.of()), StandIns::moreRecent);
     }
+  }
+
+  private static RateLimitResponse moreRecent(RateLimitResponse known, RateLimitResponse next) {
+    if (next.resetTime() != known.resetTime()) {
+      return next.resetTime() > known.resetTime() ? next : known;
+    }
+    return next.remaining() < known.remaining() ? next : known;
   }
 
   /** Returns the stand-in answer to {@code r}, with {@code metadata} (the owner, the stand-in mark). */

@@ -85,4 +85,16 @@ class StandInsTest {
     assertThat(query.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(query.remaining()).isZero();
   }
+
+  @Test
+  void ownerAnswered_anOlderAnswerArrivingLate_doesNotRaiseWhatIsLeft() {
+    RateLimitResponse newer = RateLimitResponse.of(Status.UNDER_LIMIT, 10, 3, NOW + 30_000);
+    RateLimitResponse older = RateLimitResponse.of(Status.UNDER_LIMIT, 10, 5, NOW + 30_000);
+    RateLimitResponse previousWindow = RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 10);
+    standIns.ownerAnswered(hit(NOW), newer);
+    standIns.ownerAnswered(hit(NOW), older);
+    standIns.ownerAnswered(hit(NOW), previousWindow);
+
+    assertThat(standIns.answer(hit(NOW + 20), MARK).remaining()).isEqualTo(2);
+  }
 }
