@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * another owner, it is sent again, up to {@link ClusterRateLimitService#MAX_ATTEMPTS} times, as
  * forwarded checks are. Pushes are grouped by node, at most 1000 per call, and never retried: the
  * proxy's next report brings a fresh share. A usage this node owns is answered on the calling
- * thread.
+ * thread, as is one while the ring is empty (this node left and every other member is down).
  */
 public final class QuotaRouter implements QuotaPushSink {
 
@@ -87,12 +87,7 @@ public final class QuotaRouter implements QuotaPushSink {
 
   private CompletableFuture<QuotaShare> route(QuotaUsage usage, int attempt) {
     HashRing current = ring.get();
-    String ownerAddress;
-    try {
-      ownerAddress = current.ownerOf(usage.key());
-    } catch (IllegalStateException e) {
-      return CompletableFuture.completedFuture(QuotaShare.error(e.getMessage()));
-    }
+    String ownerAddress = current.isEmpty() ? self : current.ownerOf(usage.key());
     if (ownerAddress.equals(self)) {
       return CompletableFuture.completedFuture(owner.report(List.of(usage)).get(0));
     }
