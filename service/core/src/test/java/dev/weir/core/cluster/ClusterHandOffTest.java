@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
@@ -66,6 +67,31 @@ class ClusterHandOffTest {
     assertThat(joined.cluster().handOff().receivedCount()).isPositive();
     assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
     assertThat(remainingEverywhere(joined)).containsOnly(7L);
+  }
+
+  @Test
+  void addNode_aStaleRingForwardsToTheOldOwnerAfterTheHandOff_countsFromWhatWasHandedNotAFullBucket() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
+    consumeThree();
+    List<Node> before = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      before.add(cluster.ownerOf(req(i, 0).hashKey()));
+    }
+
+    Node joined = cluster.addNode();
+    awaitHandOffs();
+    int moved = -1;
+    for (int i = 0; i < KEYS && moved < 0; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == joined) {
+        moved = i;
+      }
+    }
+    assertThat(moved).as("a key that moved to the new node").isNotNegative();
+    // A peer that has not applied the change yet still forwards the key to its old owner.
+    RateLimitResponse atOldOwner =
+        before.get(moved).cluster().checkAsOwner(List.of(req(moved, 1))).get(0);
+
+    assertThat(atOldOwner.remaining()).as("7 left when handed, 1 taken").isEqualTo(6);
   }
 
   @Test

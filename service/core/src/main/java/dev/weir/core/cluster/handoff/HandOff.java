@@ -262,7 +262,9 @@ public final class HandOff {
     return byOwner;
   }
 
-  // After the ack, drops each bucket only if unchanged since its snapshot; changed ones go again.
+  // After the ack, a bucket unchanged since its snapshot is done and changed ones go again. A bucket
+  // handed on stays here until it expires or is evicted: a peer whose ring still names this node
+  // for the key (it applies the change late) is answered from what was handed, not a new bucket.
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
@@ -275,10 +277,11 @@ public final class HandOff {
               }
               List<Handed> changed = new ArrayList<>();
               for (Handed h : chunk) {
-                if (store.remove(h.key, h.state)) {
-                  lineage.invalidate(h.key);
+                Optional<BucketState> now = store.get(h.key);
+                if (now.isPresent() && !now.get().equals(h.state)) {
+                  changed.add(new Handed(h.key, now.get()));
                 } else {
-                  store.get(h.key).ifPresent(now -> changed.add(new Handed(h.key, now)));
+                  lineage.invalidate(h.key);
                 }
               }
               sent.addAndGet(chunk.size() - changed.size());
