@@ -53,10 +53,9 @@ public final class LongNumbers {
             return Optional.empty();
           }
           default -> {
-            String path = reader.getPath();
-            Optional<String> refused = check(reader.nextString(), path);
-            if (refused.isPresent()) {
-              return refused;
+            String problem = problem(reader.nextString());
+            if (problem != null) {
+              return Optional.of("the number at " + reader.getPreviousPath() + " " + problem);
             }
           }
         }
@@ -66,28 +65,24 @@ public final class LongNumbers {
     }
   }
 
-  private static Optional<String> check(String value, String path) {
+  /**
+   * Returns what is wrong with {@code value} when it is a number too long or with too large an
+   * exponent; null otherwise. The path is built only for a refusal: Gson rebuilds it from every
+   * enclosing name, which for each value of a large body would be a copy of those names.
+   */
+  private static String problem(String value) {
     if (value.length() > MAX_CHARS && isNumeric(value)) {
-      return Optional.of(
-          "the number at "
-              + path
-              + " has "
-              + value.length()
-              + " characters; numbers have at most "
-              + MAX_CHARS);
+      return "has " + value.length() + " characters; numbers have at most " + MAX_CHARS;
     }
     int e = Math.max(value.indexOf('e'), value.indexOf('E'));
     if (e >= 0 && isNumeric(value) && exponentBeyondLimit(value.substring(e + 1))) {
-      return Optional.of(
-          "the number at "
-              + path
-              + " has the exponent "
-              + value.substring(e + 1)
-              + "; numbers have exponents up to "
-              + MAX_EXPONENT
-              + " either way");
+      return "has the exponent "
+          + value.substring(e + 1)
+          + "; numbers have exponents up to "
+          + MAX_EXPONENT
+          + " either way";
     }
-    return Optional.empty();
+    return null;
   }
 
   private static boolean exponentBeyondLimit(String exponent) {

@@ -48,4 +48,16 @@ class LongNumbersTest {
     assertThat(LongNumbers.refusal("{\"uniqueKey\":\"\\n" + LONG + "\"}")).isEmpty();
     assertThat(LongNumbers.refusal("{\"requests\":[{\"name\":")).isEmpty();
   }
+
+  @Test
+  void manyValuesUnderALongName_readInOnePass() {
+    String body = "{\"" + "n".repeat(1 << 20) + "\":[" + "1,".repeat(300_000) + "1]}";
+
+    // Building each value's path copied the 1 MiB name 300 000 times (minutes of copying).
+    var refusal =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(30), () -> LongNumbers.refusal(body));
+
+    assertThat(refusal).isEmpty();
+  }
 }
