@@ -27,13 +27,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Moves buckets to their new owner when ownership changes, so counts survive membership changes.
+ * Sends buckets to their new owner when ownership changes, so counts survive membership changes.
  *
  * <p>Design: after a ring change, every live bucket this node owned on the old ring and does not own on
- * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call) and removed
- * here once the owner acknowledged it, but only if unchanged since its snapshot: a bucket that took
- * hits meanwhile (requests routed on the old ring) is sent again, as it is now, up to {@link
- * #MAX_ROUNDS} times in all. A failed call keeps the buckets here. Shutdown is the ring change that
+ * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call); once the
+ * owner acknowledged it, a bucket that took hits meanwhile (requests routed on the old ring) is sent
+ * again, as it is now, up to {@link #MAX_ROUNDS} times in all. The buckets sent stay here until they
+ * expire or are evicted, so a peer that still routes a key here answers from what was sent rather than
+ * a new bucket. Shutdown is the ring change that
  * removes this node, so every bucket it owns goes to its next owner. Copies of GLOBAL buckets this
  * node does not own are never sent: their owner has the authoritative state.
  *
