@@ -1,12 +1,15 @@
 package dev.weir.envoy.config;
 
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.List;
+import java.util.TreeSet;
 
 /**
  * The refusal of a descriptor configuration that declares no domain: it would answer OK to every
  * request, so a node does not start with it unless {@code
- * WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}, and a reload to it keeps the last good one.
+ * WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true}, and a reload to it (from files, or an xDS set
+ * once domains have loaded) keeps the last good one.
  */
 public final class NoDomainLoaded {
 
@@ -48,12 +51,29 @@ public final class NoDomainLoaded {
     if (skipped.isEmpty()) {
       return "the directory is empty";
     }
-    String names = String.join(", ", skipped.subList(0, Math.min(MAX_NAMES_SHOWN, skipped.size())));
-    if (skipped.size() > MAX_NAMES_SHOWN) {
-      names += " and " + (skipped.size() - MAX_NAMES_SHOWN) + " more";
-    }
     return "found no file to load, only skipped entries ("
-        + names
+        + shown(skipped)
         + "; names starting with '.' are skipped)";
+  }
+
+  /**
+   * Returns the refusal of an xDS set without a domain while the domains {@code loaded} are in use:
+   * loading it would switch off the limits of every one of them.
+   */
+  public static DescriptorConfigException xdsSetWithout(Collection<String> loaded) {
+    return new DescriptorConfigException(
+        "the set holds no RateLimitConfig resource, and loading it would switch off the limits"
+            + " of every domain loaded ("
+            + shown(List.copyOf(new TreeSet<>(loaded)))
+            + "); a set must keep at least one domain (restart the node to clear them all)");
+  }
+
+  /** Returns the first {@link #MAX_NAMES_SHOWN} of {@code names}, and how many more there are. */
+  private static String shown(List<String> names) {
+    String shown = String.join(", ", names.subList(0, Math.min(MAX_NAMES_SHOWN, names.size())));
+    if (names.size() > MAX_NAMES_SHOWN) {
+      shown += " and " + (names.size() - MAX_NAMES_SHOWN) + " more";
+    }
+    return shown;
   }
 }

@@ -12,6 +12,7 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -191,16 +192,7 @@ public final class XdsConfigClient implements AutoCloseable {
     }
     Optional<EnvoyConfig> current = holder.current();
     if (current.isPresent() && !current.get().domains().isEmpty()) {
-      List<String> domains = new ArrayList<>(new TreeSet<>(current.get().domains().keySet()));
-      String shown = String.join(", ", domains.subList(0, Math.min(5, domains.size())));
-      if (domains.size() > 5) {
-        shown += " and " + (domains.size() - 5) + " more";
-      }
-      throw new DescriptorConfigException(
-          "the set holds no RateLimitConfig resource, and loading it would switch off the limits"
-              + " of every domain loaded ("
-              + shown
-              + "); a set must keep at least one domain (restart the node to clear them all)");
+      throw NoDomainLoaded.xdsSetWithout(current.get().domains().keySet());
     }
   }
 
