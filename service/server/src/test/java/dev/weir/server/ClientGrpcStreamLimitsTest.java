@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
-import dev.weir.proto.gubernator.GetRateLimitsReq;
-import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -131,16 +129,7 @@ class ClientGrpcStreamLimitsTest {
     try {
       return V1Grpc.newBlockingStub(channel)
           .withDeadlineAfter(10, TimeUnit.SECONDS)
-          .getRateLimits(
-              GetRateLimitsReq.newBuilder()
-                  .addRequests(
-                      RateLimitReq.newBuilder()
-                          .setName("n")
-                          .setUniqueKey("k")
-                          .setHits(1)
-                          .setLimit(5)
-                          .setDuration(60_000))
-                  .build())
+          .getRateLimits(TestRequests.oneHit(5))
           .getResponses(0)
           .getRemaining();
     } finally {

@@ -242,18 +242,7 @@ class MalformedGrpcTest {
       RawGrpc.unary(channel, V1Grpc.SERVICE_NAME + "/GetRateLimits", new byte[] {(byte) i});
     }
 
-    var response =
-        V1Grpc.newBlockingStub(channel)
-            .getRateLimits(
-                GetRateLimitsReq.newBuilder()
-                    .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("n")
-                            .setUniqueKey("k")
-                            .setHits(1)
-                            .setLimit(5)
-                            .setDuration(60_000))
-                    .build());
+    var response = V1Grpc.newBlockingStub(channel).getRateLimits(TestRequests.oneHit(5));
 
     assertThat(response.getResponses(0).getRemaining()).isEqualTo(4);
   }

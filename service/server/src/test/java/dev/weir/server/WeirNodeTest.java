@@ -9,7 +9,6 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.HealthCheckReq;
-import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.Status;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
@@ -63,16 +62,7 @@ class WeirNodeTest {
   @Test
   void getRateLimits_overGrpc_limitEnforced() {
     V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(channel);
-    GetRateLimitsReq req =
-        GetRateLimitsReq.newBuilder()
-            .addRequests(
-                RateLimitReq.newBuilder()
-                    .setName("n")
-                    .setUniqueKey("k")
-                    .setHits(1)
-                    .setLimit(2)
-                    .setDuration(60_000))
-            .build();
+    GetRateLimitsReq req = TestRequests.oneHit(2);
 
     assertThat(stub.getRateLimits(req).getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(stub.getRateLimits(req).getResponses(0).getStatus()).isEqualTo(Status.UNDER_LIMIT);
