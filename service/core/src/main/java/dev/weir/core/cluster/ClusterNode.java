@@ -173,7 +173,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     address,
                     peerChannels.apply(address),
                     settings.peerClientSettings(),
-                    scheduler,
                     clock),
             liveness,
             reroute

@@ -48,7 +48,6 @@ class ClusterRateLimitServiceTest {
                       .directExecutor()
                       .build(),
                   new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-                  scheduler,
                   clock));
 
   @AfterEach
@@ -143,7 +142,6 @@ class ClusterRateLimitServiceTest {
                       InProcessChannelBuilder.forName(name).directExecutor().build(),
                       new PeerClientSettings(
                           1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-                      scheduler,
                       clock));
       WindowCounterCheck local = new WindowCounterCheck(store);
       service =

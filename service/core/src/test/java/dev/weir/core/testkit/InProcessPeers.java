@@ -11,7 +11,6 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
-import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;
@@ -31,16 +30,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class InProcessPeers implements AutoCloseable {
 
   private final PeerClientSettings settings;
-  private final Scheduler scheduler;
   private final Clock clock;
   private final List<Server> servers = new CopyOnWriteArrayList<>();
   private final List<List<RateLimitRequest>> checked = new CopyOnWriteArrayList<>();
   private final List<List<UpdatePeerGlobal>> globals = new CopyOnWriteArrayList<>();
 
-  /** Creates the peers; their clients use {@code settings}, {@code scheduler} and {@code clock}. */
-  public InProcessPeers(PeerClientSettings settings, Scheduler scheduler, Clock clock) {
+  /** Creates the peers; their clients use {@code settings} and {@code clock}. */
+  public InProcessPeers(PeerClientSettings settings, Clock clock) {
     this.settings = settings;
-    this.scheduler = scheduler;
     this.clock = clock;
   }
 
@@ -58,7 +55,6 @@ public final class InProcessPeers implements AutoCloseable {
           address,
           InProcessChannelBuilder.forName(name).directExecutor().build(),
           settings,
-          scheduler,
           clock);
     } catch (IOException e) {
       throw new IllegalStateException("in-process peer did not start", e);

@@ -1,6 +1,6 @@
 package dev.weir.core.cluster.batch;
 
-import dev.weir.core.time.Scheduler;
+import dev.weir.core.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,86 +11,120 @@ import java.util.function.Function;
  * A queue that groups items bound for one destination into batches and completes each item's future
  * with its own answer.
  *
- * <p>Design: a batch is sent when {@code batchLimit} items are queued (on the thread that queued the
- * last one) or {@code batchWait} after the first item of the batch was queued (on the scheduler's
- * thread), whichever comes first. A timer belongs to one batch: the generation counter stops a timer
- * whose batch already went out by size from sending the next batch early. The sender returns one answer
- * per item in order; a failed send, or an answer list of the wrong length, fails every item of that
- * batch. Each item is in exactly one batch, so each future completes exactly once. {@link #close()}
- * sends what is queued and refuses new items; {@link #abandon} fails what is queued instead.
+ * <p>Design: batches form only while a call to the destination is in flight, so no item waits on a
+ * timer. An item submitted while no call is in flight leaves at once, alone or with whatever is
+ * queued, on the submitting thread. Items submitted while a call is in flight queue behind it, and
+ * the queue leaves as one batch when a call completes (on the thread that completes it). The queue
+ * also leaves at once when it holds {@code batchLimit} items, or when the last call went out at
+ * least {@code batchWait} ago (a slow call does not hold the items behind it longer than that), as
+ * long as fewer than {@code maxInFlight} calls are out; at that bound items only queue, and at
+ * {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the
+ * destination is slower than the items arriving for it). A batch never holds more than {@code
+ * batchLimit} items. The sender returns one answer per item in order; a failed send, or an answer
+ * list of the wrong length, fails every item of that batch. Each item is in exactly one batch, so
+ * each future completes exactly once. {@link #close()} sends what is queued and refuses new items;
+ * {@link #abandon} fails what is queued instead.
  *
  * @param <T> the item type
  * @param <R> the answer type
  */
 public final class Batcher<T, R> implements AutoCloseable {
 
+  /** The most calls in flight to one destination at once. */
+  public static final int MAX_IN_FLIGHT = 8;
+
+  /** The most items that wait for one destination before new ones are refused. */
+  public static final int MAX_QUEUED = 10_000;
+
   private final int batchLimit;
-  private final Duration batchWait;
-  private final Scheduler scheduler;
+  private final long batchWaitNanos;
+  private final int maxInFlight;
+  private final int maxQueued;
+  private final Clock clock;
   private final Function<List<T>, CompletableFuture<List<R>>> sender;
 
   private final Object lock = new Object();
   private List<T> items = new ArrayList<>();
   private List<CompletableFuture<R>> futures = new ArrayList<>();
-  private long generation;
-  private Scheduler.Task timer;
+  private int inFlight;
+  private long lastSentNanos;
   private boolean closed;
 
   /**
-   * Creates a batcher.
+   * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
    *
    * @param batchLimit the most items per batch, 1..1000
-   * @param batchWait how long the first queued item waits for others
-   * @param scheduler runs the wait timers
+   * @param batchWait how long queued items wait behind the last call sent before another call is
+   *     opened
+   * @param clock the monotonic time of the last call sent
    * @param sender sends one batch and completes with one answer per item, in order
    */
   public Batcher(
       int batchLimit,
       Duration batchWait,
-      Scheduler scheduler,
+      Clock clock,
+      Function<List<T>, CompletableFuture<List<R>>> sender) {
+    this(batchLimit, batchWait, MAX_IN_FLIGHT, MAX_QUEUED, clock, sender);
+  }
+
+  /**
+   * Creates a batcher.
+   *
+   * @param batchLimit the most items per batch, 1..1000
+   * @param batchWait how long queued items wait behind the last call sent before another call is
+   *     opened
+   * @param maxInFlight the most calls in flight at once, at least 1
+   * @param maxQueued the most items waiting to be sent, at least {@code batchLimit}
+   * @param clock the monotonic time of the last call sent
+   * @param sender sends one batch and completes with one answer per item, in order
+   */
+  public Batcher(
+      int batchLimit,
+      Duration batchWait,
+      int maxInFlight,
+      int maxQueued,
+      Clock clock,
       Function<List<T>, CompletableFuture<List<R>>> sender) {
     if (batchLimit < 1 || batchLimit > 1000) {
       throw new IllegalArgumentException("batchLimit must be within 1..1000, got " + batchLimit);
     }
+    if (maxInFlight < 1) {
+      throw new IllegalArgumentException("maxInFlight must be at least 1, got " + maxInFlight);
+    }
+    if (maxQueued < batchLimit) {
+      throw new IllegalArgumentException(
+          "maxQueued must be at least batchLimit (" + batchLimit + "), got " + maxQueued);
+    }
     this.batchLimit = batchLimit;
-    this.batchWait = batchWait;
-    this.scheduler = scheduler;
+    this.batchWaitNanos = batchWait.toNanos();
+    this.maxInFlight = maxInFlight;
+    this.maxQueued = maxQueued;
+    this.clock = clock;
     this.sender = sender;
   }
 
   /**
-   * Queues {@code item}; the future completes with its answer, or fails with its batch. The first item
-   * of a batch starts its timer before it is queued: if the scheduler refuses (it was shut down), that
-   * item fails with the scheduler's exception and nothing is queued.
+   * Queues {@code item} and sends the queue now when the rules above say so; the future completes
+   * with the item's answer, or fails with its batch, or at once with a {@link QueueFullException}.
    */
   public CompletableFuture<R> submit(T item) {
     CompletableFuture<R> future = new CompletableFuture<>();
-    List<T> fullItems = null;
-    List<CompletableFuture<R>> fullFutures = null;
+    Batch<T, R> out;
     synchronized (lock) {
       if (closed) {
         future.completeExceptionally(new IllegalStateException("batcher is closed"));
         return future;
       }
-      if (items.isEmpty() && batchLimit > 1) {
-        long gen = generation;
-        try {
-          timer = scheduler.schedule(() -> flushGeneration(gen), batchWait);
-        } catch (RuntimeException e) {
-          future.completeExceptionally(e);
-          return future;
-        }
+      if (items.size() >= maxQueued) {
+        future.completeExceptionally(new QueueFullException(maxQueued, inFlight));
+        return future;
       }
       items.add(item);
       futures.add(future);
-      if (items.size() >= batchLimit) {
-        fullItems = items;
-        fullFutures = futures;
-        takeQueue();
-      }
+      out = sendsNow() ? take() : null;
     }
-    if (fullItems != null) {
-      send(fullItems, fullFutures);
+    if (out != null) {
+      send(out);
     }
     return future;
   }
@@ -102,19 +136,25 @@ public final class Batcher<T, R> implements AutoCloseable {
     }
   }
 
-  /** Sends whatever is queued now. */
-  public void flush() {
-    List<T> out;
-    List<CompletableFuture<R>> outFutures;
+  /** Returns the number of calls in flight. */
+  public int inFlight() {
     synchronized (lock) {
-      if (items.isEmpty()) {
-        return;
-      }
-      out = items;
-      outFutures = futures;
-      takeQueue();
+      return inFlight;
     }
-    send(out, outFutures);
+  }
+
+  /** Sends whatever is queued now, in batches of at most {@code batchLimit}, whatever is in flight. */
+  public void flush() {
+    while (true) {
+      Batch<T, R> out;
+      synchronized (lock) {
+        if (items.isEmpty()) {
+          return;
+        }
+        out = take();
+      }
+      send(out);
+    }
   }
 
   /** Sends what is queued and refuses items from now on. */
@@ -132,61 +172,88 @@ public final class Batcher<T, R> implements AutoCloseable {
     synchronized (lock) {
       closed = true;
       dropped = futures;
-      takeQueue();
+      items = new ArrayList<>();
+      futures = new ArrayList<>();
     }
     dropped.forEach(f -> f.completeExceptionally(reason));
   }
 
-  /**
-   * Sends the batch of generation {@code gen}, unless it already went out by size: the check and the
-   * take are one critical section, so a newer batch is never sent by an older batch's timer.
-   */
-  private void flushGeneration(long gen) {
-    List<T> out;
-    List<CompletableFuture<R>> outFutures;
-    synchronized (lock) {
-      if (gen != generation || items.isEmpty()) {
-        return;
-      }
-      out = items;
-      outFutures = futures;
-      takeQueue();
+  // Caller holds the lock; the item just queued is in items.
+  private boolean sendsNow() {
+    if (inFlight == 0) {
+      return true;
     }
-    send(out, outFutures);
+    if (inFlight >= maxInFlight) {
+      return false;
+    }
+    return items.size() >= batchLimit || clock.monotonicNanos() - lastSentNanos >= batchWaitNanos;
   }
 
-  // Caller holds the lock.
-  private void takeQueue() {
-    items = new ArrayList<>();
-    futures = new ArrayList<>();
-    generation++;
-    if (timer != null) {
-      timer.cancel();
-      timer = null;
+  // Caller holds the lock and items is not empty.
+  private Batch<T, R> take() {
+    Batch<T, R> out;
+    if (items.size() <= batchLimit) {
+      out = new Batch<>(items, futures);
+      items = new ArrayList<>();
+      futures = new ArrayList<>();
+    } else {
+      List<T> head = items.subList(0, batchLimit);
+      List<CompletableFuture<R>> headFutures = futures.subList(0, batchLimit);
+      out = new Batch<>(new ArrayList<>(head), new ArrayList<>(headFutures));
+      head.clear();
+      headFutures.clear();
     }
+    inFlight++;
+    lastSentNanos = clock.monotonicNanos();
+    return out;
   }
 
-  private void send(List<T> batch, List<CompletableFuture<R>> batchFutures) {
+  private void send(Batch<T, R> batch) {
     CompletableFuture<List<R>> sent;
     try {
-      sent = sender.apply(batch);
+      sent = sender.apply(batch.items);
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
-    sent.whenComplete(
-        (answers, error) -> {
-          if (error == null && answers.size() != batchFutures.size()) {
-            error =
-                new IllegalStateException(
-                    "expected " + batchFutures.size() + " answers, got " + answers.size());
-          }
-          for (int i = 0; i < batchFutures.size(); i++) {
-            if (error != null) {
-              batchFutures.get(i).completeExceptionally(error);
-            } else {
-              batchFutures.get(i).complete(answers.get(i));
-            }
-          }
-        });
+    sent.whenComplete((answers, error) -> done(batch, answers, error));
+  }
+
+  private void done(Batch<T, R> batch, List<R> answers, Throwable error) {
+    Batch<T, R> next = null;
+    synchronized (lock) {
+      inFlight--;
+      if (!items.isEmpty()) {
+        next = take();
+      }
+    }
+    if (next != null) {
+      send(next);
+    }
+    List<CompletableFuture<R>> out = batch.futures;
+    if (error == null && answers.size() != out.size()) {
+      error = new IllegalStateException("expected " + out.size() + " answers, got " + answers.size());
+    }
+    for (int i = 0; i < out.size(); i++) {
+      if (error != null) {
+        out.get(i).completeExceptionally(error);
+      } else {
+        out.get(i).complete(answers.get(i));
+      }
+    }
+  }
+
+  private record Batch<T, R>(List<T> items, List<CompletableFuture<R>> futures) {}
+
+  /** The queue to the destination is full: it answers more slowly than items arrive for it. */
+  public static final class QueueFullException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    QueueFullException(int queued, int inFlight) {
+      super(
+          queued
+              + " items (the most that may wait) already wait to be sent behind "
+              + inFlight
+              + " calls in flight: the peer answers more slowly than items arrive for it");
+    }
   }
 }

@@ -9,7 +9,6 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
-import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -78,7 +77,6 @@ public final class PeerClient implements AutoCloseable {
       String address,
       ManagedChannel channel,
       PeerClientSettings settings,
-      Scheduler scheduler,
       Clock clock) {
     this.address = address;
     this.channel = channel;
@@ -89,13 +87,13 @@ public final class PeerClient implements AutoCloseable {
         new Batcher<>(
             settings.batchLimit(),
             settings.batchWait(),
-            scheduler,
+            clock,
             batch -> getPeerRateLimits(batch, settings.batchTimeout(), "forwarding to"));
     this.quotaBatcher =
         new Batcher<>(
             settings.batchLimit(),
             settings.batchWait(),
-            scheduler,
+            clock,
             batch -> reportQuotaUsage(batch, settings.batchTimeout()));
     watchConnection(ConnectivityState.IDLE);
   }

@@ -2,7 +2,6 @@ package dev.weir.core.cluster.peer;
 
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
-import dev.weir.core.time.Scheduler;
 import dev.weir.core.time.SystemClock;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
@@ -37,27 +36,6 @@ public final class PeerClientPool implements AutoCloseable {
   private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
-
-  /**
-   * Creates a pool whose clients open channels with {@code credentials} (TLS with this node's
-   * certificate when TLS is on), share {@code scheduler} and report to {@code liveness}; a call to
-   * a peer for which {@code failFast} holds fails at once.
-   */
-  public PeerClientPool(
-      PeerClientSettings settings,
-      Scheduler scheduler,
-      Clock clock,
-      ChannelCredentials credentials,
-      PeerLiveness liveness,
-      Predicate<String> failFast) {
-    this(
-        address -> {
-          ManagedChannel channel = Grpc.newChannelBuilder(address, credentials).build();
-          return new PeerClient(address, channel, settings, scheduler, clock);
-        },
-        liveness,
-        failFast);
-  }
 
   /**
    * Creates a pool that makes clients with {@code factory} for any address, reporting to {@code

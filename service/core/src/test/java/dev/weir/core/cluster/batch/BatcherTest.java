@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,194 +21,246 @@ class BatcherTest {
   private static final Duration WAIT = Duration.ofNanos(500_000);
 
   private final FakeClock clock = new FakeClock();
-  private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final List<List<Integer>> sent = new ArrayList<>();
+  private final List<CompletableFuture<List<String>>> calls = new ArrayList<>();
+
+  /** A sender whose calls stay in flight until the test answers them. */
+  private CompletableFuture<List<String>> held(List<Integer> batch) {
+    CompletableFuture<List<String>> call = new CompletableFuture<>();
+    synchronized (sent) {
+      sent.add(List.copyOf(batch));
+      calls.add(call);
+    }
+    return call;
+  }
 
   private CompletableFuture<List<String>> echo(List<Integer> batch) {
     synchronized (sent) {
       sent.add(List.copyOf(batch));
     }
-    return CompletableFuture.completedFuture(batch.stream().map(i -> "r" + i).toList());
+    return CompletableFuture.completedFuture(answers(batch));
+  }
+
+  private static List<String> answers(List<Integer> batch) {
+    return batch.stream().map(i -> "r" + i).toList();
+  }
+
+  private void answer(int call) {
+    calls.get(call).complete(answers(sent.get(call)));
   }
 
   @Test
-  void submit_limitReached_sendsAtOnceWithoutTimer() {
-    Batcher<Integer, String> b = new Batcher<>(3, WAIT, scheduler, this::echo);
+  void submit_nothingInFlight_sendsAtOnceAlone() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
+
     CompletableFuture<String> f1 = b.submit(1);
-    CompletableFuture<String> f2 = b.submit(2);
-    assertThat(sent).isEmpty();
-    CompletableFuture<String> f3 = b.submit(3);
-    assertThat(sent).containsExactly(List.of(1, 2, 3));
-    assertThat(List.of(f1.join(), f2.join(), f3.join())).containsExactly("r1", "r2", "r3");
-    assertThat(scheduler.pending()).isZero();
-  }
 
-  @Test
-  void abandon_queuedItems_failedWithReasonAndNeverSent() {
-    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
-    CompletableFuture<String> f1 = b.submit(1);
-    CompletableFuture<String> f2 = b.submit(2);
-    IllegalStateException reason = new IllegalStateException("peer left");
-
-    b.abandon(reason);
-    scheduler.advance(WAIT);
-
-    assertThat(sent).isEmpty();
-    assertThat(f1).isCompletedExceptionally();
-    assertThat(f2).isCompletedExceptionally();
-    assertThatThrownBy(f1::join).hasCause(reason);
-    assertThat(b.submit(3)).isCompletedExceptionally();
-    assertThat(sent).isEmpty();
-  }
-
-  @Test
-  void submit_schedulerRefusesTimer_itemFailsAndLaterItemsStillGetATimer() {
-    AtomicInteger refusals = new AtomicInteger(1);
-    Scheduler refusingOnce =
-        (task, delay) -> {
-          if (refusals.getAndDecrement() > 0) {
-            throw new java.util.concurrent.RejectedExecutionException("scheduler shut down");
-          }
-          return scheduler.schedule(task, delay);
-        };
-    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, refusingOnce, this::echo);
-
-    CompletableFuture<String> refused = b.submit(1);
-    CompletableFuture<String> later = b.submit(2);
-    scheduler.advance(WAIT);
-
-    assertThat(refused).isCompletedExceptionally();
-    assertThat(b.queued()).isZero();
-    assertThat(sent).containsExactly(List.of(2));
-    assertThat(later.join()).isEqualTo("r2");
-  }
-
-  @Test
-  void submit_waitElapses_sendsPartialBatch() {
-    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
-    CompletableFuture<String> f1 = b.submit(1);
-    scheduler.advance(Duration.ofNanos(200_000));
-    CompletableFuture<String> f2 = b.submit(2);
-    scheduler.advance(Duration.ofNanos(299_999));
-    assertThat(sent).isEmpty();
-    assertThat(f1).isNotDone();
-    scheduler.advance(Duration.ofNanos(1));
-    assertThat(sent).containsExactly(List.of(1, 2));
-    assertThat(f1.join()).isEqualTo("r1");
-    assertThat(f2.join()).isEqualTo("r2");
-  }
-
-  @Test
-  void submit_afterSizeFlush_nextBatchGetsItsOwnFullWait() {
-    Batcher<Integer, String> b = new Batcher<>(2, WAIT, scheduler, this::echo);
-    b.submit(1);
-    b.submit(2);
-    scheduler.advance(Duration.ofNanos(400_000));
-    b.submit(3);
-    scheduler.advance(Duration.ofNanos(400_000));
-    assertThat(sent).containsExactly(List.of(1, 2));
-    scheduler.advance(Duration.ofNanos(100_000));
-    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
-  }
-
-  @Test
-  void staleTimer_firesAfterItsBatchWentOutBySize_nextBatchStillWaitsItsFullWait() {
-    Scheduler cancelTooLate =
-        (task, delay) -> {
-          scheduler.schedule(task, delay);
-          return () -> {};
-        };
-    Batcher<Integer, String> b = new Batcher<>(2, WAIT, cancelTooLate, this::echo);
-    b.submit(1);
-    b.submit(2);
-    scheduler.advance(Duration.ofNanos(400_000));
-    b.submit(3);
-
-    scheduler.advance(Duration.ofNanos(100_000));
-    assertThat(sent).as("the first batch's timer fired").containsExactly(List.of(1, 2));
-    scheduler.advance(Duration.ofNanos(400_000));
-    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
-  }
-
-  @Test
-  void close_itemsQueued_sendsThemAndRefusesNewOnes() {
-    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, scheduler, this::echo);
-    CompletableFuture<String> f1 = b.submit(1);
-    b.close();
     assertThat(sent).containsExactly(List.of(1));
+    assertThat(b.inFlight()).isEqualTo(1);
+    answer(0);
     assertThat(f1.join()).isEqualTo("r1");
-    assertThat(scheduler.pending()).isZero();
-    CompletableFuture<String> late = b.submit(2);
-    assertThatThrownBy(late::join).hasMessageContaining("batcher is closed");
+    assertThat(b.inFlight()).isZero();
   }
 
   @Test
-  void send_fails_everyItemOfThatBatchFails() {
-    AtomicInteger calls = new AtomicInteger();
-    Batcher<Integer, String> b =
-        new Batcher<>(
-            2,
-            WAIT,
-            scheduler,
-            batch ->
-                calls.incrementAndGet() == 1
-                    ? CompletableFuture.failedFuture(new IllegalStateException("peer down"))
-                    : CompletableFuture.completedFuture(batch.stream().map(i -> "r" + i).toList()));
+  void submit_whileCallInFlight_queuesAndLeavesInOrderWhenTheCallCompletes() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
     CompletableFuture<String> f1 = b.submit(1);
     CompletableFuture<String> f2 = b.submit(2);
     CompletableFuture<String> f3 = b.submit(3);
-    scheduler.advance(WAIT);
-    assertThat(f1).isCompletedExceptionally();
-    assertThat(f2).isCompletedExceptionally();
-    assertThat(f3.join()).isEqualTo("r3");
+    assertThat(sent).containsExactly(List.of(1));
+    assertThat(b.queued()).isEqualTo(2);
+
+    answer(0);
+
+    assertThat(f1.join()).isEqualTo("r1");
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3));
+    assertThat(f2).isNotDone();
+    answer(1);
+    assertThat(List.of(f2.join(), f3.join())).containsExactly("r2", "r3");
   }
 
   @Test
-  void send_wrongAnswerCount_everyItemFails() {
-    Batcher<Integer, String> b =
-        new Batcher<>(2, WAIT, scheduler, batch -> CompletableFuture.completedFuture(List.of("x")));
+  void submit_limitReachedWhileInFlight_sendsTheFullBatchAtOnce() {
+    Batcher<Integer, String> b = new Batcher<>(3, WAIT, clock, this::held);
+    b.submit(1);
+    b.submit(2);
+    b.submit(3);
+    assertThat(sent).containsExactly(List.of(1));
+
+    b.submit(4);
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3, 4));
+    assertThat(b.inFlight()).isEqualTo(2);
+  }
+
+  @Test
+  void submit_lastCallSentBatchWaitAgo_opensAnotherCall() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
+    b.submit(1);
+    clock.advance(WAIT.minusNanos(1));
+    b.submit(2);
+    assertThat(sent).containsExactly(List.of(1));
+
+    clock.advance(Duration.ofNanos(1));
+    b.submit(3);
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3));
+  }
+
+  @Test
+  void submit_maxInFlightReached_onlyQueuesUntilACallCompletes() {
+    Batcher<Integer, String> b = new Batcher<>(2, Duration.ZERO, 2, 100, clock, this::held);
+    b.submit(1);
+    b.submit(2);
+    b.submit(3);
+    b.submit(4);
+    b.submit(5);
+    assertThat(sent).containsExactly(List.of(1), List.of(2));
+    assertThat(b.queued()).isEqualTo(3);
+
+    answer(0);
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2), List.of(3, 4));
+    assertThat(b.queued()).isEqualTo(1);
+  }
+
+  @Test
+  void submit_queueFull_failsAtOnceNamingTheBoundAndLaterItemsGoAfterTheQueueDrains() {
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 3, clock, this::held);
+    b.submit(1);
+    b.submit(2);
+    b.submit(3);
+    b.submit(4);
+    assertThat(b.queued()).isEqualTo(3);
+
+    CompletableFuture<String> refused = b.submit(5);
+
+    assertThatThrownBy(refused::join)
+        .hasCauseInstanceOf(Batcher.QueueFullException.class)
+        .hasMessageContaining("3 items (the most that may wait) already wait")
+        .hasMessageContaining("behind 1 calls in flight");
+    answer(0);
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3));
+    CompletableFuture<String> later = b.submit(6);
+    assertThat(later).isNotDone();
+    assertThat(b.queued()).isEqualTo(2);
+  }
+
+  @Test
+  void callCompletes_queueLongerThanLimit_sendsLimitThenTheRestAtTheNextCompletion() {
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 100, clock, this::held);
+    for (int i = 1; i <= 6; i++) {
+      b.submit(i);
+    }
+    assertThat(sent).containsExactly(List.of(1));
+
+    answer(0);
+    answer(1);
+    answer(2);
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3), List.of(4, 5), List.of(6));
+  }
+
+  @Test
+  void send_failsMidStream_onlyThatBatchFailsAndTheNextOneIsStillSent() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
     CompletableFuture<String> f1 = b.submit(1);
     CompletableFuture<String> f2 = b.submit(2);
-    assertThatThrownBy(f1::get)
+    CompletableFuture<String> f3 = b.submit(3);
+
+    calls.get(0).completeExceptionally(new IllegalStateException("peer down"));
+
+    assertThatThrownBy(f1::join).hasMessageContaining("peer down");
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3));
+    answer(1);
+    assertThat(List.of(f2.join(), f3.join())).containsExactly("r2", "r3");
+  }
+
+  @Test
+  void send_wrongAnswerCount_everyItemOfTheBatchFails() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
+    b.submit(1);
+    CompletableFuture<String> f2 = b.submit(2);
+    CompletableFuture<String> f3 = b.submit(3);
+    answer(0);
+
+    calls.get(1).complete(List.of("x"));
+
+    assertThatThrownBy(f2::get)
         .isInstanceOf(ExecutionException.class)
         .hasMessageContaining("expected 2 answers, got 1");
-    assertThat(f2).isCompletedExceptionally();
+    assertThat(f3).isCompletedExceptionally();
   }
 
   @Test
-  void senderThrows_everyItemFailsInsteadOfHanging() {
+  void senderThrows_everyItemFailsInsteadOfHangingAndTheCallIsNotLeftInFlight() {
     Batcher<Integer, String> b =
         new Batcher<>(
             1,
             WAIT,
-            scheduler,
+            clock,
             batch -> {
               throw new IllegalArgumentException("boom");
             });
-    assertThat(b.submit(1)).isCompletedExceptionally();
+    assertThatThrownBy(b.submit(1)::join).hasMessageContaining("boom");
+    assertThat(b.inFlight()).isZero();
+  }
+
+  @Test
+  void close_itemsQueued_sendsThemAtOnceAndRefusesNewOnes() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
+    b.submit(1);
+    CompletableFuture<String> f2 = b.submit(2);
+
+    b.close();
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2));
+    answer(1);
+    assertThat(f2.join()).isEqualTo("r2");
+    CompletableFuture<String> late = b.submit(3);
+    assertThatThrownBy(late::join).hasMessageContaining("batcher is closed");
+  }
+
+  @Test
+  void abandon_queuedItems_failedWithReasonAndNeverSent() {
+    Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
+    b.submit(1);
+    CompletableFuture<String> f2 = b.submit(2);
+    IllegalStateException reason = new IllegalStateException("peer left");
+
+    b.abandon(reason);
+    answer(0);
+
+    assertThat(sent).containsExactly(List.of(1));
+    assertThatThrownBy(f2::join).hasCause(reason);
+    assertThat(b.submit(3)).isCompletedExceptionally();
+    assertThat(sent).containsExactly(List.of(1));
   }
 
   @Test
   void submit_manyThreads_everyCallerCompletedExactlyOnceWithItsOwnAnswer() throws Exception {
     AtomicInteger sentItems = new AtomicInteger();
+    ExecutorService answerer = Executors.newSingleThreadExecutor();
     Batcher<Integer, String> b =
         new Batcher<>(
             7,
             WAIT,
-            scheduler,
+            clock,
             batch -> {
               sentItems.addAndGet(batch.size());
-              return CompletableFuture.completedFuture(batch.stream().map(i -> "r" + i).toList());
+              return CompletableFuture.supplyAsync(() -> answers(batch), answerer);
             });
     int threads = 4;
     int perThread = 250;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     CountDownLatch start = new CountDownLatch(1);
-    List<CompletableFuture<String>>[] results = newResults(threads);
+    List<List<CompletableFuture<String>>> results = new ArrayList<>();
     AtomicInteger completions = new AtomicInteger();
     for (int t = 0; t < threads; t++) {
       int base = t * perThread;
-      List<CompletableFuture<String>> mine = results[t];
+      List<CompletableFuture<String>> mine = new ArrayList<>();
+      results.add(mine);
       pool.submit(
           () -> {
             start.await();
@@ -225,28 +275,26 @@ class BatcherTest {
     start.countDown();
     pool.shutdown();
     assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    b.close();
     for (int t = 0; t < threads; t++) {
       for (int i = 0; i < perThread; i++) {
-        assertThat(results[t].get(i).join()).isEqualTo("r" + (t * perThread + i));
+        assertThat(results.get(t).get(i).get(10, TimeUnit.SECONDS))
+            .isEqualTo("r" + (t * perThread + i));
       }
     }
+    answerer.shutdown();
     assertThat(sentItems.get()).isEqualTo(threads * perThread);
     assertThat(completions.get()).isEqualTo(threads * perThread);
+    assertThat(b.inFlight()).isZero();
+    assertThat(b.queued()).isZero();
   }
 
   @Test
-  void constructor_limitAbove1000_rejected() {
-    assertThatThrownBy(() -> new Batcher<Integer, String>(1001, WAIT, scheduler, this::echo))
+  void constructor_boundsOutOfRange_rejectedNamingTheValue() {
+    assertThatThrownBy(() -> new Batcher<Integer, String>(1001, WAIT, clock, this::echo))
         .hasMessageContaining("batchLimit must be within 1..1000, got 1001");
-  }
-
-  @SuppressWarnings("unchecked")
-  private static List<CompletableFuture<String>>[] newResults(int n) {
-    List<CompletableFuture<String>>[] out = new List[n];
-    for (int i = 0; i < n; i++) {
-      out[i] = new ArrayList<>();
-    }
-    return out;
+    assertThatThrownBy(() -> new Batcher<Integer, String>(10, WAIT, 0, 10, clock, this::echo))
+        .hasMessageContaining("maxInFlight must be at least 1, got 0");
+    assertThatThrownBy(() -> new Batcher<Integer, String>(10, WAIT, 1, 9, clock, this::echo))
+        .hasMessageContaining("maxQueued must be at least batchLimit (10), got 9");
   }
 }

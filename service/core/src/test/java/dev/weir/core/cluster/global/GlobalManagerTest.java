@@ -39,7 +39,6 @@ class GlobalManagerTest {
   private final InProcessPeers peers =
       new InProcessPeers(
           new PeerClientSettings(1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-          scheduler,
           clock);
   private final List<List<RateLimitRequest>> hitsReceived = peers.checked();
   private final List<List<UpdatePeerGlobal>> globalsReceived = peers.globals();
@@ -257,7 +256,6 @@ class GlobalManagerTest {
                             .build(),
                         new PeerClientSettings(
                             1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-                        scheduler,
                         clock)
                     : peers.client(address));
     HashRing ring = ring(SELF, OWNER, down);
