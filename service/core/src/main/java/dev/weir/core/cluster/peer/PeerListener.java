@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.grpc.LateBoundService;
 import dev.weir.core.grpc.MalformedRequests;
+import dev.weir.core.grpc.Offloaded;
 import dev.weir.core.grpc.StreamResets;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -18,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -26,17 +28,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The gRPC listener of the peer protocol, apart from the client-facing one: it serves {@code
- * PeersV1} alone, behind the {@link PeerSecurity}'s check, on a pool of its own of {@value
- * #THREADS} threads (a membership notice waits for its hand-off, so handlers may block; calls
- * beyond the pool queue). An authenticated call whose message cannot be parsed is answered {@code
- * INVALID_ARGUMENT} ({@link MalformedRequests}).
+ * PeersV1} alone, behind the {@link PeerSecurity}'s check. Forwarded decisions and GLOBAL updates
+ * ({@link #ON_TRANSPORT}) never block and run on the transport's threads, as the client port's
+ * decisions do, so a batch costs no thread hand-over at either end; every other call (a
+ * membership notice waits for its hand-off, so those handlers may block) runs on a pool of its own
+ * of {@value #THREADS} threads, and calls beyond the pool queue. An authenticated call whose
+ * message cannot be parsed is answered {@code INVALID_ARGUMENT} ({@link MalformedRequests}).
  */
 public final class PeerListener implements AutoCloseable {
 
   /** The most threads that run peer calls at once. */
   public static final int THREADS = 16;
 
+  /** The methods whose handlers never block, run on the transport's threads. */
+  public static final Set<String> ON_TRANSPORT =
+      Set.of(
+          PeersV1Grpc.getGetPeerRateLimitsMethod().getFullMethodName(),
+          PeersV1Grpc.getUpdatePeerGlobalsMethod().getFullMethodName());
+
   private static final long IDLE_SECONDS = 60;
+
 
   private final Server server;
   private final ExecutorService executor;
@@ -88,10 +99,15 @@ public final class PeerListener implements AutoCloseable {
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(address)
               .withOption(ChannelOption.SO_REUSEADDR, true)
-              .executor(executor)
+              .directExecutor()
               .maxInboundMessageSize(maxMessageBytes)
               .maxRstFramesPerWindow(StreamResets.MAX_PER_WINDOW, StreamResets.WINDOW_SECONDS)
-              .addService(intercepted(peers.definition(), security, metrics, extra));
+              .addService(
+                  intercepted(
+                      Offloaded.service(peers.definition(), ON_TRANSPORT, executor),
+                      security,
+                      metrics,
+                      extra));
       security.applyTo(builder);
       return new PeerListener(builder.build().start(), executor, peers);
     } catch (IOException e) {

@@ -1,0 +1,118 @@
+package dev.weir.core.grpc;
+
+import io.grpc.Context;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import java.util.ArrayDeque;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.Executor;
+
+/**
+ * A gRPC service whose calls run on a pool, except those of the methods kept on the transport's
+ * threads: for a server built with {@code directExecutor()}, where handlers that may block must
+ * not hold an event loop while those that never block should not pay for a thread hand-over.
+ *
+ * <p>Design: an offloaded call starts on the transport (interceptors and the handler's {@code
+ * startCall} only set the call up); each later callback of its listener (message, half-close,
+ * cancel, complete, ready) is queued for that call and run on the pool in arrival order, one at a
+ * time, in the {@link Context} it arrived in, as grpc's own executor does for a whole server.
+ */
+public final class Offloaded {
+
+  private Offloaded() {}
+
+  /**
+   * Returns {@code service} with the calls of every method not named in {@code onTransport} (full
+   * method names) running on {@code pool}.
+   */
+  public static ServerServiceDefinition service(
+      ServerServiceDefinition service, Set<String> onTransport, Executor pool) {
+    ServerServiceDefinition.Builder out =
+        ServerServiceDefinition.builder(service.getServiceDescriptor());
+    for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
+      if (onTransport.contains(method.getMethodDescriptor().getFullMethodName())) {
+        out.addMethod(method);
+      } else {
+        out.addMethod(offloaded(method, pool));
+      }
+    }
+    return out.build();
+  }
+
+  private static <ReqT, RespT> ServerMethodDefinition<ReqT, RespT> offloaded(
+      ServerMethodDefinition<ReqT, RespT> method, Executor pool) {
+    ServerCallHandler<ReqT, RespT> handler = method.getServerCallHandler();
+    return method.withServerCallHandler(
+        (call, headers) -> new SerialListener<>(handler.startCall(call, headers), pool));
+  }
+
+  /** A listener that runs its delegate's callbacks on a pool, one at a time, in order. */
+  private static final class SerialListener<ReqT> extends ServerCall.Listener<ReqT>
+      implements Runnable {
+    private final ServerCall.Listener<ReqT> delegate;
+    private final Executor pool;
+    private final Queue<Runnable> pending = new ArrayDeque<>();
+    private boolean running;
+
+    SerialListener(ServerCall.Listener<ReqT> delegate, Executor pool) {
+      this.delegate = delegate;
+      this.pool = pool;
+    }
+
+    @Override
+    public void onMessage(ReqT message) {
+      enqueue(() -> delegate.onMessage(message));
+    }
+
+    @Override
+    public void onHalfClose() {
+      enqueue(delegate::onHalfClose);
+    }
+
+    @Override
+    public void onCancel() {
+      enqueue(delegate::onCancel);
+    }
+
+    @Override
+    public void onComplete() {
+      enqueue(delegate::onComplete);
+    }
+
+    @Override
+    public void onReady() {
+      enqueue(delegate::onReady);
+    }
+
+    private void enqueue(Runnable callback) {
+      Runnable inContext = Context.current().wrap(callback);
+      synchronized (pending) {
+        pending.add(inContext);
+        if (running) {
+          return;
+        }
+        running = true;
+      }
+      pool.execute(this);
+    }
+
+    /** Runs the queued callbacks until none is left. */
+    @Override
+    public void run() {
+      while (true) {
+        Runnable next;
+        synchronized (pending) {
+          next = pending.poll();
+          if (next == null) {
+            running = false;
+            return;
+          }
+        }
+        next.run();
+      }
+    }
+  }
+}
