@@ -35,6 +35,8 @@ SECONDS = int(os.environ.get("RUN_SECONDS", "10"))
 WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
 NODE_CPU = os.environ.get("NODE_CPU", "1")
+# Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
+NODE_JAVA_OPTS = os.environ.get("NODE_JAVA_OPTS", "")
 LOAD_CPU = os.environ.get("LOAD_CPU", "0")
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -45,7 +47,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
+def cpu_seconds(pid, kernel_only=False):
     """CPU time of the JVM's threads, leaving out the JIT compiler threads (warm-up, not per item)."""
     total = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -54,10 +56,23 @@ def cpu_seconds(pid):
             if "CompilerThre" in name:
                 continue
             fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += int(fields[12]) if kernel_only else int(fields[11]) + int(fields[12])
         except FileNotFoundError:
             continue
     return total / TICKS
+
+
+def context_switches(pid):
+    """Voluntary and involuntary context switches of all the JVM's threads so far."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            for line in open(f"/proc/{pid}/task/{tid}/status"):
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            continue
+    return total
 
 
 def post(http_port, path, body):
@@ -107,7 +122,8 @@ def main():
                             WEIR_PEER_ADDRESS=f"127.0.0.1:{p}")
             log = open(os.path.join(work, name + ".log"), "w")
             procs.append(subprocess.Popen(
-                ["taskset", "-c", NODE_CPU, "java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-jar", JAR],
+                ["taskset", "-c", NODE_CPU, "java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC",
+                 *NODE_JAVA_OPTS.replace("{node}", name).split(), "-jar", JAR],
                 env=node_env, stdout=log, stderr=subprocess.STDOUT))
         for h in (ha, hb):
             for _ in range(300):
@@ -136,20 +152,30 @@ def main():
             open(path, "wb").write(body(keys))
             h2load(ga, path, WARMUP)
             cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
+            cs_a, cs_b = context_switches(procs[0].pid), context_switches(procs[1].pid)
+            sys_a, sys_b = cpu_seconds(procs[0].pid, True), cpu_seconds(procs[1].pid, True)
             batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
                 ha, "weir_peer_batch_items_total")
             done, failed = h2load(ga, path, SECONDS)
             used_a = cpu_seconds(procs[0].pid) - cpu_a
             used_b = cpu_seconds(procs[1].pid) - cpu_b
+            sys_a = cpu_seconds(procs[0].pid, True) - sys_a
+            sys_b = cpu_seconds(procs[1].pid, True) - sys_b
+            switches_a = context_switches(procs[0].pid) - cs_a
+            switches_b = context_switches(procs[1].pid) - cs_b
             batches = metric(ha, "weir_peer_batches_total") - batches
             batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
             items = done * ITEMS
             runs[kind] = (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
-                          batch_items / batches if batches else 0.0, failed)
-        for kind, (rate, us_a, us_b, batch, failed) in runs.items():
+                          batch_items / batches if batches else 0.0, failed,
+                          switches_a / items, switches_b / items,
+                          1e6 * sys_a / items, 1e6 * sys_b / items)
+        for kind, (rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b) in runs.items():
             print(f"{kind:9s} items={ITEMS} batching={BATCHING}: {rate:9.0f} items/s, CPU us/item "
-                  f"front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f}, "
-                  f"mean batch {batch:6.1f}, failed calls {failed}")
+                  f"front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
+                  f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
+                  f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
+                  f"owner {cs_b:5.2f}, failed calls {failed}")
     finally:
         for p in procs:
             p.terminate()
