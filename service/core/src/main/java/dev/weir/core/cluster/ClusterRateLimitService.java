@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -29,7 +30,8 @@ import java.util.function.Supplier;
  * <p>Design: each item is validated, gets {@code created_at} (now, when unset) and reads the ring once.
  * The owner answers locally; a GLOBAL item on a non-owner is answered at once from the local copy and
  * its hits are queued for the owner; any other item is forwarded to the owner through its peer client
- * (batched unless NO_BATCHING or batching is off) and its answer carries {@code metadata.owner}. When a
+ * (batched unless NO_BATCHING or batching is off; a call's items for one owner are queued together,
+ * so they leave in one batch) and its answer carries {@code metadata.owner}. When a
  * forward fails and the ring now names another owner (the ring changed while the call was in flight),
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
@@ -120,9 +122,9 @@ public final class ClusterRateLimitService implements RateLimitService {
           new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
     }
     RateLimitResponse[] answers = new RateLimitResponse[n];
-    CompletableFuture<?>[] forwarded = null;
     RateLimitRequest[] sent = null;
-    List<CompletableFuture<RateLimitResponse>> routed = null;
+    String[] owners = null;
+    int forwarded = 0;
     HashRing current = ring.get();
     long now = 0;
     for (int i = 0; i < n; i++) {
@@ -136,36 +138,89 @@ public final class ClusterRateLimitService implements RateLimitService {
         now = now == 0 ? clock.wallMillis() : now;
         r = r.withCreatedAt(now);
       }
-      RateLimitResponse local = answerHere(current, r);
+      String owner = current.isEmpty() ? self : current.ownerOf(r.hashKey());
+      RateLimitResponse local = answerHere(owner, r);
       if (local != null) {
         answers[i] = local;
       } else {
-        if (forwarded == null) {
-          forwarded = new CompletableFuture<?>[n];
+        if (sent == null) {
           sent = new RateLimitRequest[n];
-          routed = new ArrayList<>();
+          owners = new String[n];
         }
-        int index = i;
-        CompletableFuture<RateLimitResponse> answer = forward(r);
         sent[i] = r;
-        routed.add(answer);
-        forwarded[i] = answer.thenAccept(a -> answers[index] = a);
+        owners[i] = owner;
+        forwarded++;
       }
     }
-    if (forwarded == null) {
+    if (forwarded == 0) {
       return CompletableFuture.completedFuture(Arrays.asList(answers));
     }
-    if (standIns != null) {
-      armStandIns(sent, routed);
-    }
-    List<CompletableFuture<?>> waits = new ArrayList<>();
-    for (CompletableFuture<?> f : forwarded) {
-      if (f != null) {
-        waits.add(f);
+    return forward(sent, owners, forwarded, answers);
+  }
+
+  /**
+   * Sends the items of {@code sent} (the non-null entries, {@code count} of them) to their {@code
+   * owners}, each owner's items together so that they leave in one batch, and completes with
+   * {@code answers} once every one has its answer.
+   */
+  private CompletableFuture<List<RateLimitResponse>> forward(
+      RateLimitRequest[] sent, String[] owners, int count, RateLimitResponse[] answers) {
+    CompletableFuture<List<RateLimitResponse>> all = new CompletableFuture<>();
+    AtomicInteger remaining = new AtomicInteger(count);
+    List<CompletableFuture<RateLimitResponse>> routed = standIns == null ? null : new ArrayList<>();
+    boolean[] grouped = new boolean[sent.length];
+    List<RateLimitRequest> group = new ArrayList<>(count);
+    int[] positions = new int[count];
+    for (int i = 0; i < sent.length; i++) {
+      if (sent[i] == null || grouped[i]) {
+        continue;
+      }
+      String owner = owners[i];
+      group.clear();
+      int size = 0;
+      for (int j = i; j < sent.length; j++) {
+        if (sent[j] != null && !grouped[j] && owners[j].equals(owner)) {
+          grouped[j] = true;
+          group.add(sent[j]);
+          positions[size++] = j;
+        }
+      }
+      List<CompletableFuture<RateLimitResponse>> calls = send(owner, group);
+      Map<String, String> ownerMeta = Map.of("owner", owner);
+      for (int k = 0; k < size; k++) {
+        int index = positions[k];
+        CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
+        if (routed != null) {
+          routed.add(answer);
+        }
+        answer.whenComplete(
+            (a, e) -> {
+              answers[index] = a;
+              if (remaining.decrementAndGet() == 0) {
+                all.complete(Arrays.asList(answers));
+              }
+            });
+        settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer);
       }
     }
-    return CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
-        .thenApply(v -> Arrays.asList(answers));
+    if (routed != null) {
+      armStandIns(sent, routed);
+    }
+    return all;
+  }
+
+  /** Sends {@code group}, items all owned by {@code owner}, to it; one future per item, in order. */
+  private List<CompletableFuture<RateLimitResponse>> send(
+      String owner, List<RateLimitRequest> group) {
+    try {
+      return peers.callable(owner).forwardAll(group);
+    } catch (PeerException e) {
+      List<CompletableFuture<RateLimitResponse>> failed = new ArrayList<>(group.size());
+      for (int k = 0; k < group.size(); k++) {
+        failed.add(CompletableFuture.failedFuture(e));
+      }
+      return failed;
+    }
   }
 
   /**
@@ -192,25 +247,6 @@ public final class ClusterRateLimitService implements RateLimitService {
         .whenComplete((v, e) -> timer.cancel());
   }
 
-  /**
-   * Routes {@code r} to its owner; with stand-ins on, an item no owner answered (the route's null)
-   * is answered by a stand-in, unless the stand-in timer answered it first.
-   */
-  private CompletableFuture<RateLimitResponse> forward(RateLimitRequest r) {
-    CompletableFuture<RateLimitResponse> routed = route(r, 1);
-    if (standIns == null) {
-      return routed;
-    }
-    return routed.thenApply(
-        answer -> {
-          if (answer != null) {
-            return answer;
-          }
-          metrics.standIn();
-          return standIn(r);
-        });
-  }
-
   /** Returns this node's own answer to {@code r}, standing in for the key's owner. */
   private RateLimitResponse standIn(RateLimitRequest r) {
     HashRing current = ring.get();
@@ -219,16 +255,12 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Returns the answer to {@code r} when this node gives it without a peer call on {@code current}:
-   * it owns the key, the request is GLOBAL, or the ring is empty (this node left and every other
-   * member is down: no owner is left to ask, and an error would let the request through); null
-   * when the owner is another peer.
+   * Returns the answer to {@code r} when this node gives it without a peer call, {@code owner}
+   * being the key's owner on the ring read for it (this node when the ring is empty: it left and
+   * every other member is down, so no owner is left to ask, and an error would let the request
+   * through): this node owns the key or the request is GLOBAL; null when another peer must answer.
    */
-  private RateLimitResponse answerHere(HashRing current, RateLimitRequest r) {
-    if (current.isEmpty()) {
-      return local.check(r);
-    }
-    String owner = current.ownerOf(r.hashKey());
+  private RateLimitResponse answerHere(String owner, RateLimitRequest r) {
     if (owner.equals(self)) {
       RateLimitResponse answer = local.check(r);
       if (r.has(Behavior.GLOBAL)) {
@@ -279,36 +311,56 @@ public final class ClusterRateLimitService implements RateLimitService {
     return out;
   }
 
-  private CompletableFuture<RateLimitResponse> route(RateLimitRequest r, int attempt) {
-    HashRing current = ring.get();
-    RateLimitResponse here = answerHere(current, r);
-    if (here != null) {
-      return CompletableFuture.completedFuture(here);
-    }
-    String owner = current.ownerOf(r.hashKey());
-    Map<String, String> ownerMeta = Map.of("owner", owner);
-    return peers
-        .call(owner, c -> c.forward(r))
-        .handle(
-            (answer, error) -> {
-              if (error == null) {
-                if (standIns != null) {
-                  standIns.ownerAnswered(r, answer);
-                }
-                return CompletableFuture.completedFuture(answer.withMetadata(ownerMeta));
-              }
-              HashRing now = ring.get();
-              String nowOwner = now.isEmpty() ? owner : now.ownerOf(r.hashKey());
-              if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
-                return route(r, attempt + 1);
-              }
-              if (standIns != null) {
-                return CompletableFuture.<RateLimitResponse>completedFuture(null);
-              }
-              return CompletableFuture.completedFuture(
-                  RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));
-            })
-        .thenCompose(f -> f);
+  /**
+   * Completes {@code answer} with what became of {@code r}'s forward to {@code owner}, attempt
+   * {@code attempt}: the owner's answer; when the forward failed and the ring now names another
+   * owner (it changed while the call was in flight), the answer of the item routed again, up to
+   * {@link #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on (unless the
+   * stand-in timer already answered), else the error naming the peer.
+   */
+  private void settle(
+      RateLimitRequest r,
+      String owner,
+      Map<String, String> ownerMeta,
+      int attempt,
+      CompletableFuture<RateLimitResponse> call,
+      CompletableFuture<RateLimitResponse> answer) {
+    call.whenComplete(
+        (a, error) -> {
+          if (error == null) {
+            if (standIns != null) {
+              standIns.ownerAnswered(r, a);
+            }
+            answer.complete(a.withMetadata(ownerMeta));
+            return;
+          }
+          HashRing now = ring.get();
+          String nowOwner = now.isEmpty() ? self : now.ownerOf(r.hashKey());
+          if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
+            RateLimitResponse here = answerHere(nowOwner, r);
+            if (here != null) {
+              answer.complete(here);
+            } else {
+              settle(
+                  r,
+                  nowOwner,
+                  Map.of("owner", nowOwner),
+                  attempt + 1,
+                  peers.call(nowOwner, c -> c.forward(r)),
+                  answer);
+            }
+            return;
+          }
+          if (standIns != null) {
+            if (!answer.isDone()) {
+              metrics.standIn();
+              answer.complete(standIn(r));
+            }
+            return;
+          }
+          answer.complete(
+              RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));
+        });
   }
 
   private static String forwardError(String owner, Throwable error) {

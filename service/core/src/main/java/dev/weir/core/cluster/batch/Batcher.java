@@ -129,6 +129,48 @@ public final class Batcher<T, R> implements AutoCloseable {
     return future;
   }
 
+  /**
+   * Queues {@code batch} at once, so that its items leave together (in one batch when they fit
+   * within {@code batchLimit} and the queue was empty), and sends as {@link #submit} does; one
+   * future per item, in order. Items that do not fit in the queue fail at once.
+   */
+  public List<CompletableFuture<R>> submitAll(List<T> batch) {
+    List<CompletableFuture<R>> out = new ArrayList<>(batch.size());
+    Batch<T, R> first = null;
+    Batch<T, R> second = null;
+    synchronized (lock) {
+      for (T item : batch) {
+        CompletableFuture<R> future = new CompletableFuture<>();
+        out.add(future);
+        if (closed) {
+          future.completeExceptionally(new IllegalStateException("batcher is closed"));
+        } else if (items.size() >= maxQueued) {
+          future.completeExceptionally(new QueueFullException(maxQueued, inFlight));
+        } else {
+          items.add(item);
+          futures.add(future);
+          if (items.size() >= batchLimit && inFlight < maxInFlight && first == null) {
+            first = take();
+          }
+        }
+      }
+      if (!items.isEmpty() && sendsNow()) {
+        if (first == null) {
+          first = take();
+        } else {
+          second = take();
+        }
+      }
+    }
+    if (first != null) {
+      send(first);
+    }
+    if (second != null) {
+      send(second);
+    }
+    return out;
+  }
+
   /** Returns the number of items waiting for their batch to be sent. */
   public int queued() {
     synchronized (lock) {

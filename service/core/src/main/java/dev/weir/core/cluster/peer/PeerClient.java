@@ -30,6 +30,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -123,11 +124,37 @@ public final class PeerClient implements AutoCloseable {
    * has {@code NO_BATCHING} or batching is disabled. Fails with a {@link PeerException}.
    */
   public CompletableFuture<RateLimitResponse> forward(RateLimitRequest request) {
-    if (settings.disableBatching() || request.has(Behavior.NO_BATCHING)) {
+    if (alone(request)) {
       return getPeerRateLimits(List.of(request), settings.batchTimeout(), "forwarding to")
           .thenApply(list -> list.get(0));
     }
     return batcher.submit(request);
+  }
+
+  /**
+   * Forwards {@code requests} to the peer as {@link #forward} does, those that may be batched
+   * together in one batch (they are queued at once); one future per request, in order.
+   */
+  public List<CompletableFuture<RateLimitResponse>> forwardAll(List<RateLimitRequest> requests) {
+    if (requests.size() == 1) {
+      return List.of(forward(requests.get(0)));
+    }
+    boolean anyAlone = false;
+    for (RateLimitRequest r : requests) {
+      anyAlone |= alone(r);
+    }
+    if (!anyAlone) {
+      return batcher.submitAll(requests);
+    }
+    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+    for (RateLimitRequest r : requests) {
+      out.add(forward(r));
+    }
+    return out;
+  }
+
+  private boolean alone(RateLimitRequest request) {
+    return settings.disableBatching() || request.has(Behavior.NO_BATCHING);
   }
 
   /** Sends {@code requests} (at most 1000) as one call with deadline {@code timeout}. */

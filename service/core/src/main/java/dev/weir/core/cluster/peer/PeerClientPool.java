@@ -144,24 +144,33 @@ public final class PeerClientPool implements AutoCloseable {
    */
   public <T> CompletableFuture<T> call(
       String address, Function<PeerClient, CompletableFuture<T>> call) {
-    if (failFast.test(address)) {
-      return CompletableFuture.failedFuture(
-          new PeerException(
-              address,
-              "not calling peer '"
-                  + address
-                  + "': it is down ("
-                  + liveness.downReason(address)
-                  + ") and WEIR_PEER_FAILURE_MODE is fail",
-              null));
-    }
     PeerClient client;
     try {
-      client = get(address);
+      client = callable(address);
     } catch (PeerException e) {
       return CompletableFuture.failedFuture(e);
     }
     return call.apply(client);
+  }
+
+  /**
+   * Returns the client of the peer at {@code address} when it may be called now.
+   *
+   * @throws PeerException when the peer is down and down peers fail fast, when this pool is
+   *     closed, or when the address is not a known peer
+   */
+  public PeerClient callable(String address) {
+    if (failFast.test(address)) {
+      throw new PeerException(
+          address,
+          "not calling peer '"
+              + address
+              + "': it is down ("
+              + liveness.downReason(address)
+              + ") and WEIR_PEER_FAILURE_MODE is fail",
+          null);
+    }
+    return get(address);
   }
 
   /**
