@@ -34,10 +34,21 @@ class HashRingTest {
   }
 
   @Test
+  void fnv1aFmix64_knownVectors_matchReference() {
+    // FNV-1a, then MurmurHash3's fmix64 (computed independently, with Python integers).
+    assertThat(PeerHash.FNV1A_FMIX64.hash("")).isEqualTo(0xefd01f60ba992926L);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("a")).isEqualTo(0x82a2a958a9bece5bL);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("foobar")).isEqualTo(0x2c22194922d1672bL);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("requests_per_second_account:12345"))
+        .isEqualTo(0x824002550b218f3dL);
+  }
+
+  @Test
   void parse_unknownName_errorNamesValueAndAllowed() {
     assertThat(PeerHash.parse("FNV1")).isEqualTo(PeerHash.FNV1);
+    assertThat(PeerHash.parse(" Fnv1a-Fmix64 ")).isEqualTo(PeerHash.FNV1A_FMIX64);
     assertThatThrownBy(() -> PeerHash.parse("crc32"))
-        .hasMessage("unknown peer picker hash 'crc32'; allowed: fnv1a, fnv1");
+        .hasMessage("unknown peer picker hash 'crc32'; allowed: fnv1a-fmix64, fnv1a, fnv1");
   }
 
   @Test
