@@ -3,8 +3,8 @@ package dev.weir.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.EtcdProcess;
@@ -56,6 +56,8 @@ import org.junit.jupiter.api.Test;
 class RlqsJarIT {
 
   private static final int NODES = 3;
+  /** The nodes' ring settings: the defaults, as the nodes set none. */
+  private static final ClusterSettings RING = ClusterSettings.defaults();
   private static final int PROXIES = 6;
   private static final long LIMIT = 300;
   private static final Duration WINDOW = Duration.ofSeconds(10);
@@ -233,7 +235,7 @@ class RlqsJarIT {
 
   private int ownerOf(RateLimitRequest counter, List<Integer> among) {
     List<String> addresses = among.stream().map(i -> "127.0.0.1:" + nodes.get(i).grpcPort).toList();
-    String owner = HashRing.of(addresses, 512, PeerHash.FNV1A).ownerOf(counter.hashKey());
+    String owner = HashRing.of(addresses, RING.replicas(), RING.hash()).ownerOf(counter.hashKey());
     return among.get(addresses.indexOf(owner));
   }
 

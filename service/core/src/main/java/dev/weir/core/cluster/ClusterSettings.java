@@ -110,11 +110,15 @@ public record ClusterSettings(
         PeerFailureMode.REROUTE);
   }
 
-  /** Returns Gubernator's defaults: 512 FNV-1a replicas, 1000 items / 500 µs / 500 ms, 100 ms GLOBAL sync. */
+  /**
+   * Returns the defaults: a ring of 4096 FNV-1a-fmix64 points per peer (Gubernator's is 512 FNV-1a
+   * points, which spreads similar keys unevenly), and Gubernator's batching (1000 items / 500 µs /
+   * 500 ms) and GLOBAL sync (100 ms).
+   */
   public static ClusterSettings defaults() {
     return new ClusterSettings(
-        512,
-        PeerHash.FNV1A,
+        4096,
+        PeerHash.FNV1A_FMIX64,
         1000,
         Duration.ofNanos(500_000),
         Duration.ofMillis(500),
@@ -224,7 +228,7 @@ public record ClusterSettings(
   public static ClusterSettings from(EnvReader env, List<String> discoveryTypes) {
     ClusterSettings d = defaults();
     String hashName =
-        env.oneOf(PICKER_HASH, "fnv1a", List.of("fnv1a", "fnv1"));
+        env.oneOf(PICKER_HASH, d.hash.settingName(), PeerHash.settingNames());
     List<String> peers =
         Arrays.stream(env.string(STATIC_PEERS, "").split(","))
             .map(String::trim)

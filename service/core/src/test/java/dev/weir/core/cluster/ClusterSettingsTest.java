@@ -21,11 +21,11 @@ class ClusterSettingsTest {
   }
 
   @Test
-  void from_nothingSet_gubernatorDefaults() {
+  void from_nothingSet_defaults() {
     ClusterSettings s = read(Map.of());
     assertThat(s).isEqualTo(ClusterSettings.defaults());
-    assertThat(s.replicas()).isEqualTo(512);
-    assertThat(s.hash()).isEqualTo(PeerHash.FNV1A);
+    assertThat(s.replicas()).isEqualTo(4096);
+    assertThat(s.hash()).isEqualTo(PeerHash.FNV1A_FMIX64);
     assertThat(s.batchLimit()).isEqualTo(1000);
     assertThat(s.batchWait()).isEqualTo(Duration.ofNanos(500_000));
     assertThat(s.batchTimeout()).isEqualTo(Duration.ofMillis(500));
@@ -72,6 +72,18 @@ class ClusterSettingsTest {
   }
 
   @Test
+  void from_gubernatorRing_readFromEitherName() {
+    ClusterSettings weir =
+        read(Map.of("WEIR_PEER_PICKER_HASH", "fnv1a", "WEIR_REPLICATED_HASH_REPLICAS", "512"));
+    ClusterSettings guber =
+        read(Map.of("GUBER_PEER_PICKER_HASH", "FNV1A", "GUBER_REPLICATED_HASH_REPLICAS", "512"));
+    assertThat(weir.hash()).isEqualTo(PeerHash.FNV1A).isEqualTo(guber.hash());
+    assertThat(weir.replicas()).isEqualTo(512).isEqualTo(guber.replicas());
+    assertThat(read(Map.of("WEIR_PEER_PICKER_HASH", "fnv1a-fmix64")).hash())
+        .isEqualTo(PeerHash.FNV1A_FMIX64);
+  }
+
+  @Test
   void from_batchLimitAbove1000_errorNamesVariableValueAndRange() {
     assertThatThrownBy(() -> read(Map.of("GUBER_BATCH_LIMIT", "5000")))
         .isInstanceOf(ConfigException.class)
@@ -86,7 +98,7 @@ class ClusterSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("WEIR_PEER_PICKER_HASH")
         .hasMessageContaining("crc32")
-        .hasMessageContaining("fnv1a, fnv1");
+        .hasMessageContaining("fnv1a-fmix64, fnv1a, fnv1");
   }
 
   @Test

@@ -6,9 +6,8 @@ import java.util.List;
 
 /**
  * Unique keys chosen by their owner on a ring, for tests whose point needs some items owned by one
- * peer and some by others. Keys that differ only in their last characters often share one owner
- * (the ring hashes with FNV-1a), so a handful of {@code key-0}, {@code key-1}, ... may all land on
- * one peer.
+ * peer and some by others. A handful of {@code key-0}, {@code key-1}, ... may all land on one peer
+ * (with FNV-1a, keys that differ only in their last characters usually do).
  */
 public final class RingKeys {
 

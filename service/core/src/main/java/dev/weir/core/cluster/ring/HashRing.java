@@ -13,12 +13,13 @@ import java.util.TreeSet;
 /**
  * An immutable consistent-hash ring with virtual nodes that maps a hash key to the peer that owns it.
  *
- * <p>Design: each peer (identified by its advertised gRPC address) contributes {@code replicas} points;
- * point {@code i} of a peer is {@code hash(decimal(i) + hex(md5(address)))}, as Gubernator's replicated
- * hash picker places them, so a Weir node and a Gubernator node given the same peers, replicas and hash
- * agree on owners. Points are sorted as unsigned 64-bit numbers (ties broken by address), so the ring
- * is the same whatever order the peers were given in. The owner of a key is the peer of the first point
- * whose hash is at least the key's hash, wrapping to the first point; the lookup is a binary search.
+ * <p>Design: each peer (identified by its advertised gRPC address) contributes {@code replicas}
+ * points; point {@code i} of a peer is {@code hash(decimal(i) + hex(md5(address)))}, as Gubernator's
+ * replicated hash picker places them (with {@link PeerHash#FNV1A} and 512 replicas this is
+ * Gubernator's ring). Points are sorted as unsigned 64-bit numbers (ties broken by address), so the
+ * ring is the same whatever order the peers were given in. The owner of a key is the peer of the
+ * first point whose hash is at least the key's hash, wrapping to the first point; the lookup is a
+ * binary search and allocates nothing.
  */
 public final class HashRing {
 
@@ -38,24 +39,39 @@ public final class HashRing {
     this.hash = hash;
     this.replicas = replicas;
     int n = sorted.size() * replicas;
-    long[][] entries = new long[n][];
     String[] byIndex = sorted.toArray(new String[0]);
+    long[] placed = new long[n];
     int k = 0;
-    for (int p = 0; p < byIndex.length; p++) {
-      String md5 = md5Hex(byIndex[p]);
+    for (String peer : byIndex) {
+      String md5 = md5Hex(peer);
       for (int i = 0; i < replicas; i++) {
-        entries[k++] = new long[] {hash.hash(i + md5) ^ Long.MIN_VALUE, p};
+        placed[k++] = hash.hash(i + md5) ^ Long.MIN_VALUE;
       }
     }
-    Arrays.sort(
-        entries,
-        (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : byIndex[(int) a[1]].compareTo(byIndex[(int) b[1]]));
-    this.points = new long[n];
+    this.points = placed.clone();
+    Arrays.sort(points);
     this.owners = new String[n];
-    for (int j = 0; j < n; j++) {
-      points[j] = entries[j][0];
-      owners[j] = byIndex[(int) entries[j][1]];
+    k = 0;
+    for (String peer : byIndex) {
+      for (int i = 0; i < replicas; i++) {
+        owners[slotOf(placed[k++])] = peer;
+      }
     }
+  }
+
+  /**
+   * Returns the first unclaimed slot of the points equal to {@code point}; peers are placed in
+   * address order, so equal points go to their peers in address order.
+   */
+  private int slotOf(long point) {
+    int i = Arrays.binarySearch(points, point);
+    while (i > 0 && points[i - 1] == point) {
+      i--;
+    }
+    while (owners[i] != null) {
+      i++;
+    }
+    return i;
   }
 
   /** Returns a ring of {@code peers} (duplicates ignored) with {@code replicas} points each. */

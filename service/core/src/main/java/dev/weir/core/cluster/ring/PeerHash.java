@@ -1,12 +1,13 @@
 package dev.weir.core.cluster.ring;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
 
 /** A 64-bit hash function used to place keys and peer replicas on the {@link HashRing}. */
 public enum PeerHash {
-  /** 64-bit FNV-1a: XOR each byte in, then multiply. The default, as Gubernator's replicated-hash picker. */
-  FNV1A {
+  /** 64-bit FNV-1a: XOR each byte in, then multiply. Gubernator's replicated-hash picker's. */
+  FNV1A("fnv1a") {
     @Override
     public long hash(byte[] data) {
       long h = OFFSET_BASIS;
@@ -32,7 +33,7 @@ public enum PeerHash {
     }
   },
   /** 64-bit FNV-1: multiply, then XOR each byte in. */
-  FNV1 {
+  FNV1("fnv1") {
     @Override
     public long hash(byte[] data) {
       long h = OFFSET_BASIS;
@@ -56,10 +57,55 @@ public enum PeerHash {
       }
       return h;
     }
+  },
+  /**
+   * 64-bit FNV-1a followed by MurmurHash3's 64-bit finalizer ({@code fmix64}), which spreads keys
+   * differing only in their last characters (ids, addresses) over the whole ring, where FNV-1a alone
+   * leaves them close together. The default.
+   */
+  FNV1A_FMIX64("fnv1a-fmix64") {
+    @Override
+    public long hash(byte[] data) {
+      return fmix64(FNV1A.hash(data));
+    }
+
+    @Override
+    public long hash(String text) {
+      return fmix64(FNV1A.hash(text));
+    }
   };
 
   private static final long OFFSET_BASIS = 0xcbf29ce484222325L;
   private static final long PRIME = 0x100000001b3L;
+
+  private final String settingName;
+
+  PeerHash(String settingName) {
+    this.settingName = settingName;
+  }
+
+  /** Returns the name {@code WEIR_PEER_PICKER_HASH} gives this hash, such as {@code fnv1a}. */
+  public String settingName() {
+    return settingName;
+  }
+
+  /** Returns every hash's {@link #settingName()}, the default first. */
+  public static List<String> settingNames() {
+    return List.of(FNV1A_FMIX64.settingName, FNV1A.settingName, FNV1.settingName);
+  }
+
+  /**
+   * Returns MurmurHash3's 64-bit finalizer of {@code k}: a bijection in which each input bit flips
+   * about half of the output bits.
+   */
+  static long fmix64(long k) {
+    k ^= k >>> 33;
+    k *= 0xff51afd7ed558ccdL;
+    k ^= k >>> 33;
+    k *= 0xc4ceb9fe1a85ec53L;
+    k ^= k >>> 33;
+    return k;
+  }
 
   /** Returns the 64-bit hash of {@code data}, to be compared as an unsigned number. */
   public abstract long hash(byte[] data);
@@ -71,19 +117,21 @@ public enum PeerHash {
   public abstract long hash(String text);
 
   /**
-   * Returns the hash named {@code name} ({@code fnv1a} or {@code fnv1}, any case).
+   * Returns the hash whose {@link #settingName()} is {@code name}, in any case.
    *
    * @throws IllegalArgumentException naming the value and the allowed ones
    */
   public static PeerHash parse(String name) {
-    switch (name.trim().toLowerCase(Locale.ROOT)) {
-      case "fnv1a":
-        return FNV1A;
-      case "fnv1":
-        return FNV1;
-      default:
-        throw new IllegalArgumentException(
-            "unknown peer picker hash '" + name + "'; allowed: fnv1a, fnv1");
+    String wanted = name.trim().toLowerCase(Locale.ROOT);
+    for (PeerHash hash : values()) {
+      if (hash.settingName.equals(wanted)) {
+        return hash;
+      }
     }
+    throw new IllegalArgumentException(
+        "unknown peer picker hash '"
+            + name
+            + "'; allowed: "
+            + String.join(", ", settingNames()));
   }
 }

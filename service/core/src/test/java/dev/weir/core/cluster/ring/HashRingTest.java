@@ -3,6 +3,8 @@ package dev.weir.core.cluster.ring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.EnvReader;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -34,10 +36,56 @@ class HashRingTest {
   }
 
   @Test
+  void fnv1aFmix64_knownVectors_matchReference() {
+    // FNV-1a, then MurmurHash3's fmix64 (computed independently, with Python integers).
+    assertThat(PeerHash.FNV1A_FMIX64.hash("")).isEqualTo(0xefd01f60ba992926L);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("a")).isEqualTo(0x82a2a958a9bece5bL);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("foobar")).isEqualTo(0x2c22194922d1672bL);
+    assertThat(PeerHash.FNV1A_FMIX64.hash("requests_per_second_account:12345"))
+        .isEqualTo(0x824002550b218f3dL);
+  }
+
+  @Test
   void parse_unknownName_errorNamesValueAndAllowed() {
     assertThat(PeerHash.parse("FNV1")).isEqualTo(PeerHash.FNV1);
+    assertThat(PeerHash.parse(" Fnv1a-Fmix64 ")).isEqualTo(PeerHash.FNV1A_FMIX64);
     assertThatThrownBy(() -> PeerHash.parse("crc32"))
-        .hasMessage("unknown peer picker hash 'crc32'; allowed: fnv1a, fnv1");
+        .hasMessage("unknown peer picker hash 'crc32'; allowed: fnv1a-fmix64, fnv1a, fnv1");
+  }
+
+  /**
+   * Pins the owners the default ring and Gubernator's ring give: nodes of different builds agree
+   * only while these hold; a change here needs the ring-switch procedure of docs/cluster.md.
+   */
+  @Test
+  void ownerOf_defaultAndGubernatorRings_ownersPinned() {
+    List<String> peers = List.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051");
+    ClusterSettings d = ClusterSettings.defaults();
+    HashRing weir = HashRing.of(peers, d.replicas(), d.hash());
+    HashRing gubernator = HashRing.of(peers, 512, PeerHash.FNV1A);
+    StringBuilder weirOwners = new StringBuilder();
+    StringBuilder gubernatorOwners = new StringBuilder();
+    for (int i = 0; i < 6; i++) {
+      weirOwners.append(weir.ownerOf("requests_per_second_account:" + i).charAt(7));
+      gubernatorOwners.append(gubernator.ownerOf("requests_per_second_account:" + i).charAt(7));
+    }
+    assertThat(weirOwners).hasToString("122233");
+    assertThat(gubernatorOwners).hasToString("222222");
+  }
+
+  @Test
+  void ownerOf_nodesReadingTheSameSettingsDifferently_agree() {
+    ClusterSettings one = ClusterSettings.from(new EnvReader(Map.of()), List.of("static"));
+    Map<String, String> explicit =
+        Map.of("GUBER_PEER_PICKER_HASH", "FNV1A-FMIX64", "GUBER_REPLICATED_HASH_REPLICAS", "4096");
+    ClusterSettings two = ClusterSettings.from(new EnvReader(explicit), List.of("static"));
+    List<String> reversed = new ArrayList<>(PEERS);
+    Collections.reverse(reversed);
+    HashRing a = HashRing.of(PEERS, one.replicas(), one.hash());
+    HashRing b = HashRing.of(reversed, two.replicas(), two.hash());
+    for (String key : keys(20_000)) {
+      assertThat(b.ownerOf(key)).as(key).isEqualTo(a.ownerOf(key));
+    }
   }
 
   @Test

@@ -24,7 +24,7 @@ class PeerHashTest {
   }
 
   @ParameterizedTest
-  @EnumSource(PeerHash.class)
+  @EnumSource(names = {"FNV1A", "FNV1"})
   void hashOfEmptyText_isTheOffsetBasis(PeerHash hash) {
     assertThat(hash.hash("")).isEqualTo(0xcbf29ce484222325L);
   }
