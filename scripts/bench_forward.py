@@ -10,15 +10,22 @@ is warm-up, not a per-item cost). It also reads the forwarding batches from A's
 /metrics (items per GetPeerRateLimits call). Run once with batching (the default) and once with
 BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
 
-  scripts/bench_forward.py                  # ITEMS=1, 10 s per run after a 10 s warm-up
+  scripts/bench_forward.py                  # ITEMS=1, 10 s per run after a 30 s warm-up
   ITEMS=10 RUN_SECONDS=20 scripts/bench_forward.py
   BATCHING=off scripts/bench_forward.py     # WEIR_DISABLE_BATCHING=true on both nodes
+  MODE=rls scripts/bench_forward.py         # Envoy ShouldRateLimit, one descriptor per call
+  LIGHT_RPS=100 scripts/bench_forward.py    # also a light-load run: 1 stream at 100 calls/s
 
-Prints one line per run: items/s, CPU us per item on A (front) and B (owner), mean batch size.
+MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
+(ITEMS is 1), on an address whose counter A owns, then on one B owns. Prints one line per run: items/s,
+CPU us per item on A (front) and B (owner), in the kernel, context switches per item, mean batch size,
+call latency p50/p99; then forwarded/local throughput. With LIGHT_RPS, one connection and one stream send
+that many calls per second for RUN_SECONDS, local then forwarded, and their p50/p99 are printed.
 """
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,11 +36,14 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from grpc_body import field_bytes, field_varint  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 JAR = os.environ.get("JAR", "service/server/target/weir.jar")
 ITEMS = int(os.environ.get("ITEMS", "1"))
 SECONDS = int(os.environ.get("RUN_SECONDS", "10"))
 WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
+MODE = os.environ.get("MODE", "v1")
+LIGHT_RPS = int(os.environ.get("LIGHT_RPS", "0"))
 NODE_CPU = os.environ.get("NODE_CPU", "1")
 # Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
 NODE_JAVA_OPTS = os.environ.get("NODE_JAVA_OPTS", "")
@@ -96,15 +106,40 @@ def body(keys):
     return b"\x00" + len(payload).to_bytes(4, "big") + payload
 
 
-def h2load(grpc_port, path, seconds, log=None):
+def rls_body(address):
+    """A ShouldRateLimit request of domain edge with one descriptor, remote_address=ADDRESS."""
+    entry = field_bytes(1, b"remote_address") + field_bytes(2, address.encode())
+    payload = field_bytes(1, b"edge") + field_bytes(2, field_bytes(1, entry))
+    return b"\x00" + len(payload).to_bytes(4, "big") + payload
+
+
+def lp(text):
+    return f"{len(text.encode())}:{text}"
+
+
+RLS_NAME = "envoy:" + lp("edge") + "/" + lp("remote_address")
+METHODS = {"v1": "/pb.gubernator.V1/GetRateLimits",
+           "rls": "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"}
+
+
+def h2load(grpc_port, path, seconds, log=None, light=False):
+    shape = ["-c1", "-m1", f"--rps={LIGHT_RPS}"] if light else ["-c4", "-m16"]
     out = subprocess.run(
-        ["taskset", "-c", LOAD_CPU, "h2load", "-c4", "-m16", "-t1", "-D", str(seconds), "-d", path,
+        ["taskset", "-c", LOAD_CPU, "h2load", *shape, "-t1", "-D", str(seconds), "-d", path,
          "-H", "content-type: application/grpc", "-H", "te: trailers",
-         f"http://127.0.0.1:{grpc_port}/pb.gubernator.V1/GetRateLimits"],
+         *([f"--log-file={log}"] if log else []),
+         f"http://127.0.0.1:{grpc_port}{METHODS[MODE]}"],
         capture_output=True, text=True, check=True).stdout
     done = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done", out).group(1))
     failed = int(re.search(r"(\d+) failed", out).group(1))
     return done, failed
+
+
+def latency(log):
+    """p50 and p99 in ms of the calls in h2load's log that HTTP-succeeded."""
+    t = sorted(int(f[2]) for f in (line.split() for line in open(log)) if len(f) >= 3 and f[1] == "200")
+    q = lambda p: t[min(len(t) - 1, int(p * len(t)))] / 1000 if t else float("nan")
+    return q(0.50), q(0.99)
 
 
 def main():
@@ -115,6 +150,11 @@ def main():
                WEIR_PEER_SECRET="bench-forward-secret")
     if BATCHING == "off":
         env["WEIR_DISABLE_BATCHING"] = "true"
+    if MODE == "rls":
+        os.makedirs(os.path.join(work, "rls"))
+        shutil.copy(os.path.join(HERE, "..", "..", "shared", "bench", "edge.yaml"),
+                    os.path.join(work, "rls"))
+        env["WEIR_ENVOY_CONFIG"] = os.path.join(work, "rls")
     procs = []
     try:
         for g, h, p, name in ((ga, ha, pa, "a"), (gb, hb, pb, "b")):
@@ -139,24 +179,30 @@ def main():
                 sys.exit(f"node on {h} did not see both peers; logs in {work}")
         local, forwarded = [], []
         i = 0
-        while len(local) < ITEMS or len(forwarded) < ITEMS:
-            key = f"account:{i}"
+        want = 1 if MODE == "rls" else ITEMS
+        while len(local) < want or len(forwarded) < want:
             i += 1
+            if MODE == "rls":
+                key = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
+                name, unique = RLS_NAME, lp("remote_address") + "=" + lp(key)
+            else:
+                key, name, unique = f"account:{i}", "bench_fwd", f"account:{i}"
             answer = post(ha, "/v1/GetRateLimits", {"requests": [
-                {"name": "bench_fwd", "unique_key": key, "hits": "0", "limit": "1000000000000",
+                {"name": name, "unique_key": unique, "hits": "0", "limit": "1000000000000",
                  "duration": "3600000"}]})["responses"][0]
             (forwarded if answer.get("metadata", {}).get("owner") else local).append(key)
         runs = {}
-        for kind, keys in (("local", local[:ITEMS]), ("forwarded", forwarded[:ITEMS])):
+        for kind, keys in (("local", local[:want]), ("forwarded", forwarded[:want])):
             path = os.path.join(work, kind + ".bin")
-            open(path, "wb").write(body(keys))
+            open(path, "wb").write(rls_body(keys[0]) if MODE == "rls" else body(keys))
             h2load(ga, path, WARMUP)
             cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
             cs_a, cs_b = context_switches(procs[0].pid), context_switches(procs[1].pid)
             sys_a, sys_b = cpu_seconds(procs[0].pid, True), cpu_seconds(procs[1].pid, True)
             batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
                 ha, "weir_peer_batch_items_total")
-            done, failed = h2load(ga, path, SECONDS)
+            log = os.path.join(work, kind + ".log")
+            done, failed = h2load(ga, path, SECONDS, log)
             used_a = cpu_seconds(procs[0].pid) - cpu_a
             used_b = cpu_seconds(procs[1].pid) - cpu_b
             sys_a = cpu_seconds(procs[0].pid, True) - sys_a
@@ -165,17 +211,25 @@ def main():
             switches_b = context_switches(procs[1].pid) - cs_b
             batches = metric(ha, "weir_peer_batches_total") - batches
             batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
-            items = done * ITEMS
+            items = done * want
             runs[kind] = (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
                           batch_items / batches if batches else 0.0, failed,
                           switches_a / items, switches_b / items,
-                          1e6 * sys_a / items, 1e6 * sys_b / items)
-        for kind, (rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b) in runs.items():
-            print(f"{kind:9s} items={ITEMS} batching={BATCHING}: {rate:9.0f} items/s, CPU us/item "
-                  f"front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
+                          1e6 * sys_a / items, 1e6 * sys_b / items, latency(log))
+        for kind, (rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat) in runs.items():
+            print(f"{kind:9s} {MODE} items={want} batching={BATCHING}: {rate:9.0f} items/s, "
+                  f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
                   f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
                   f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
-                  f"owner {cs_b:5.2f}, failed calls {failed}")
+                  f"owner {cs_b:5.2f}, p50 {lat[0]:.2f} ms p99 {lat[1]:.2f} ms, failed calls {failed}")
+        print(f"forwarded/local throughput {runs['forwarded'][0] / runs['local'][0]:.3f}")
+        if LIGHT_RPS:
+            for kind in ("local", "forwarded"):
+                log = os.path.join(work, kind + "-light.log")
+                h2load(ga, os.path.join(work, kind + ".bin"), SECONDS, log, light=True)
+                p50, p99 = latency(log)
+                print(f"light load ({LIGHT_RPS} calls/s, 1 stream) {kind:9s}: "
+                      f"p50 {p50:.3f} ms, p99 {p99:.3f} ms")
     finally:
         for p in procs:
             p.terminate()
