@@ -131,6 +131,7 @@ public final class MicrometerMetrics implements WeirMetrics {
    * timer twice, which Micrometer answers with the one meter.
    */
   private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
+  private final Map<String, BatchMeters> batchMeters = new ConcurrentHashMap<>();
 
   /**
    * The suppliers behind function counters: Micrometer holds a function counter's source weakly (a
@@ -237,14 +238,23 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void batchSent(String peer, int size, long nanos, boolean ok) {
-    DistributionSummary.builder(BATCH_SIZE)
-        .description("Items per batch sent to a peer")
-        .tag("peer", peer)
-        .register(registry)
-        .record(size);
-    latency(BATCH_SEND, "Batch sends to a peer", "peer", peer, "outcome", outcome(ok))
-        .record(nanos, TimeUnit.NANOSECONDS);
+    BatchMeters meters = batchMeters.computeIfAbsent(peer, this::batchMeters);
+    meters.size.record(size);
+    (ok ? meters.sent : meters.failed).record(nanos, TimeUnit.NANOSECONDS);
   }
+
+  private BatchMeters batchMeters(String peer) {
+    return new BatchMeters(
+        DistributionSummary.builder(BATCH_SIZE)
+            .description("Items per batch sent to a peer")
+            .tag("peer", peer)
+            .register(registry),
+        latency(BATCH_SEND, "Batch sends to a peer", "peer", peer, "outcome", outcome(true)),
+        latency(BATCH_SEND, "Batch sends to a peer", "peer", peer, "outcome", outcome(false)));
+  }
+
+  /** The meters of the batches sent to one peer, registered once. */
+  private record BatchMeters(DistributionSummary size, Timer sent, Timer failed) {}
 
   @Override
   public void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {
