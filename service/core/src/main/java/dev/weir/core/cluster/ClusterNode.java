@@ -173,6 +173,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     address,
                     peerChannels.apply(address),
                     settings.peerClientSettings(),
+                    scheduler,
                     clock),
             liveness,
             reroute

@@ -83,6 +83,7 @@ class BatchedForwardingTest {
                     address,
                     InProcessChannelBuilder.forName(name).directExecutor().build(),
                     new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
+                    scheduler,
                     clock));
     WindowCounterCheck local = new WindowCounterCheck(store);
     service =

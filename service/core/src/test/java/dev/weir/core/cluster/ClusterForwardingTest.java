@@ -95,7 +95,7 @@ class ClusterForwardingTest {
   }
 
   @Test
-  void check_manyItemsForOnePeer_sentInFewerPeerCallsThanItems() {
+  void check_manyItemsForOnePeer_sentAsOneBatchOnTheForwardingStream() {
     ClusterSettings settings =
         new ClusterSettings(
             512, ClusterSettings.defaults().hash(), 1000, Duration.ofMillis(20),
@@ -114,7 +114,9 @@ class ClusterForwardingTest {
     List<RateLimitResponse> answers = asked.service().check(requests).join();
 
     assertThat(answers).allSatisfy(a -> assertThat(a.remaining()).isEqualTo(9));
-    assertThat(owner.callsReceived("GetPeerRateLimits")).isPositive().isLessThan(200);
+    assertThat(owner.callsReceived("ForwardBatches")).isOne();
+    assertThat(owner.callsReceived("GetPeerRateLimits")).isZero();
+    assertThat(asked.cluster().peers().get(owner.address()).batchesSent()).isOne();
   }
 
   @Test

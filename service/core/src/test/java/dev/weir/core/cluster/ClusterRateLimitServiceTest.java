@@ -48,6 +48,7 @@ class ClusterRateLimitServiceTest {
                       .directExecutor()
                       .build(),
                   new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                  scheduler,
                   clock));
 
   @AfterEach
@@ -142,6 +143,7 @@ class ClusterRateLimitServiceTest {
                       InProcessChannelBuilder.forName(name).directExecutor().build(),
                       new PeerClientSettings(
                           1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                      scheduler,
                       clock));
       WindowCounterCheck local = new WindowCounterCheck(store);
       service =

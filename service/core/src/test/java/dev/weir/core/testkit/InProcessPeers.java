@@ -55,6 +55,7 @@ public final class InProcessPeers implements AutoCloseable {
           address,
           InProcessChannelBuilder.forName(name).directExecutor().build(),
           settings,
+          (task, delay) -> () -> {},
           clock);
     } catch (IOException e) {
       throw new IllegalStateException("in-process peer did not start", e);

@@ -9,14 +9,17 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.PushQuotaSharesReq;
 import dev.weir.proto.gubernator.PushQuotaSharesResp;
+import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
@@ -64,6 +67,7 @@ public final class PeerClient implements AutoCloseable {
   private final PeerClientSettings settings;
   private final Clock clock;
   private final Batcher<RateLimitRequest, RateLimitResponse> batcher;
+  private final ForwardStream stream;
   private final Batcher<QuotaUsage, QuotaShare> quotaBatcher;
   private final AtomicReference<Context.CancellableContext> callContext =
       new AtomicReference<>(Context.ROOT.withCancellation());
@@ -78,6 +82,7 @@ public final class PeerClient implements AutoCloseable {
       String address,
       ManagedChannel channel,
       PeerClientSettings settings,
+      Scheduler scheduler,
       Clock clock) {
     this.address = address;
     this.channel = channel;
@@ -89,13 +94,22 @@ public final class PeerClient implements AutoCloseable {
             settings.batchLimit(),
             settings.batchWait(),
             clock,
-            batch -> getPeerRateLimits(batch, settings.batchTimeout(), "forwarding to"));
+            this::forwardBatch);
     this.quotaBatcher =
         new Batcher<>(
             settings.batchLimit(),
             settings.batchWait(),
             clock,
             batch -> reportQuotaUsage(batch, settings.batchTimeout()));
+    this.stream =
+        new ForwardStream(
+            answers -> {
+              AtomicReference<StreamObserver<ForwardBatch>> requests = new AtomicReference<>();
+              detached(() -> requests.set(dataStub().forwardBatches(answers)));
+              return requests.get();
+            },
+            scheduler,
+            settings.batchTimeout());
     watchConnection(ConnectivityState.IDLE);
   }
 
@@ -160,24 +174,61 @@ public final class PeerClient implements AutoCloseable {
   /** Sends {@code requests} (at most 1000) as one call with deadline {@code timeout}. */
   public CompletableFuture<List<RateLimitResponse>> getPeerRateLimits(
       List<RateLimitRequest> requests, Duration timeout, String what) {
+    return answered(requests.size(), unary(requests, timeout), what);
+  }
+
+  /**
+   * Sends a batch on the forwarding stream, or as a {@code GetPeerRateLimits} call when the peer
+   * does not serve streams (found out on the first batch sent to it).
+   */
+  private CompletableFuture<List<RateLimitResponse>> forwardBatch(List<RateLimitRequest> batch) {
+    Duration timeout = settings.batchTimeout();
+    if (stream.unsupported()) {
+      return answered(batch.size(), unary(batch, timeout), "forwarding to");
+    }
+    CompletableFuture<List<RateLimitResp>> sent =
+        stream
+            .send(batch)
+            .exceptionallyCompose(
+                e ->
+                    e instanceof ForwardStream.Unsupported
+                        ? unary(batch, timeout)
+                        : CompletableFuture.failedFuture(e));
+    return answered(batch.size(), sent, "forwarding to");
+  }
+
+  private CompletableFuture<List<RateLimitResp>> unary(
+      List<RateLimitRequest> requests, Duration timeout) {
     GetPeerRateLimitsReq.Builder req = GetPeerRateLimitsReq.newBuilder();
     requests.forEach(r -> req.addRequests(PeerProtos.toProto(r)));
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
-    batchesSent.incrementAndGet();
-    itemsSent.addAndGet(requests.size());
-    long start = clock.monotonicNanos();
-    WeirMetrics sink = metrics;
-    call.whenComplete(
-        (resp, error) ->
-            sink.batchSent(
-                address, requests.size(), clock.monotonicNanos() - start, error == null));
     detached(
         () ->
             dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(call)));
-    return wrap(call, what)
-        .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
+    return call.thenApply(GetPeerRateLimitsResp::getRateLimitsList);
+  }
+
+  /** Counts a batch of {@code size} items sent as {@code call} and reports its outcome. */
+  private CompletableFuture<List<RateLimitResponse>> answered(
+      int size, CompletableFuture<List<RateLimitResp>> call, String what) {
+    batchesSent.incrementAndGet();
+    itemsSent.addAndGet(size);
+    long start = clock.monotonicNanos();
+    WeirMetrics sink = metrics;
+    call.whenComplete(
+        (resp, error) ->
+            sink.batchSent(address, size, clock.monotonicNanos() - start, error == null));
+    return wrap(call, what).thenApply(PeerClient::fromProtos);
+  }
+
+  private static List<RateLimitResponse> fromProtos(List<RateLimitResp> answers) {
+    List<RateLimitResponse> out = new ArrayList<>(answers.size());
+    for (RateLimitResp a : answers) {
+      out.add(PeerProtos.fromProto(a));
+    }
+    return out;
   }
 
   /**
@@ -322,6 +373,7 @@ public final class PeerClient implements AutoCloseable {
   public void close() {
     batcher.close();
     quotaBatcher.close();
+    stream.close();
     channel.shutdown();
   }
 
@@ -339,6 +391,7 @@ public final class PeerClient implements AutoCloseable {
     quotaBatcher.abandon(
         new PeerException(
             address, "peer '" + address + "' left the ring before the quota usage was sent", null));
+    stream.close();
     channel.shutdown();
   }
 

@@ -44,6 +44,7 @@ public final class PeerListener implements AutoCloseable {
   public static final Set<String> ON_TRANSPORT =
       Set.of(
           PeersV1Grpc.getGetPeerRateLimitsMethod().getFullMethodName(),
+          PeersV1Grpc.getForwardBatchesMethod().getFullMethodName(),
           PeersV1Grpc.getUpdatePeerGlobalsMethod().getFullMethodName());
 
   private static final long IDLE_SECONDS = 60;

@@ -14,11 +14,15 @@ import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.ForwardAnswers;
+import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.PushQuotaSharesReq;
 import dev.weir.proto.gubernator.PushQuotaSharesResp;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
@@ -99,35 +103,79 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       return;
     }
     try {
-      long now = clock.wallMillis();
-      List<RateLimitRequest> items = new ArrayList<>(request.getRequestsCount());
-      String[] errors = null;
-      for (int i = 0; i < request.getRequestsCount(); i++) {
-        RateLimitRequest item = PeerProtos.fromProto(request.getRequests(i));
-        Optional<String> error = validator.checkRequest(item, now);
-        if (error.isPresent()) {
-          errors = errors == null ? new String[request.getRequestsCount()] : errors;
-          errors[i] = error.get();
-          refusedItem("GetPeerRateLimits", i, error.get());
-        } else {
-          items.add(item);
-        }
-      }
-      List<RateLimitResponse> answers = items.isEmpty() ? List.of() : handler.checkAsOwner(items);
-      GetPeerRateLimitsResp.Builder resp = GetPeerRateLimitsResp.newBuilder();
-      int next = 0;
-      for (int i = 0; i < request.getRequestsCount(); i++) {
-        RateLimitResponse answer =
-            errors != null && errors[i] != null
-                ? RateLimitResponse.error(errors[i])
-                : answers.get(next++);
-        resp.addRateLimits(PeerProtos.toProto(answer));
-      }
-      observer.onNext(resp.build());
+      observer.onNext(
+          GetPeerRateLimitsResp.newBuilder()
+              .addAllRateLimits(answer("GetPeerRateLimits", request.getRequestsList()))
+              .build());
       observer.onCompleted();
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
     }
+  }
+
+  /**
+   * Serves a stream of forwarded batches: each is checked and answered as a {@code
+   * GetPeerRateLimits} call with its items would be, on the reverse stream with the batch's id; a
+   * batch refused whole carries the status code and message the call would have failed with.
+   */
+  @Override
+  public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(ForwardBatch batch) {
+        ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+        int count = batch.getRequestsCount();
+        if (count > RateLimitService.MAX_BATCH_SIZE) {
+          refusedTooMany("ForwardBatches", count, TOO_LARGE);
+          out.setErrorCode(Status.Code.OUT_OF_RANGE.value()).setError(TOO_LARGE);
+        } else {
+          try {
+            out.addAllRateLimits(answer("ForwardBatches", batch.getRequestsList()));
+          } catch (RuntimeException e) {
+            out.clearRateLimits().setErrorCode(Status.Code.INTERNAL.value()).setError(e.toString());
+          }
+        }
+        answers.onNext(out.build());
+      }
+
+      @Override
+      public void onError(Throwable t) {}
+
+      @Override
+      public void onCompleted() {
+        answers.onCompleted();
+      }
+    };
+  }
+
+  /** Checks {@code requests} of a {@code method} call and answers each, in order. */
+  private List<RateLimitResp> answer(String method, List<RateLimitReq> requests) {
+    long now = clock.wallMillis();
+    int count = requests.size();
+    List<RateLimitRequest> items = new ArrayList<>(count);
+    String[] errors = null;
+    for (int i = 0; i < count; i++) {
+      RateLimitRequest item = PeerProtos.fromProto(requests.get(i));
+      Optional<String> error = validator.checkRequest(item, now);
+      if (error.isPresent()) {
+        errors = errors == null ? new String[count] : errors;
+        errors[i] = error.get();
+        refusedItem(method, i, error.get());
+      } else {
+        items.add(item);
+      }
+    }
+    List<RateLimitResponse> answers = items.isEmpty() ? List.of() : handler.checkAsOwner(items);
+    List<RateLimitResp> out = new ArrayList<>(count);
+    int next = 0;
+    for (int i = 0; i < count; i++) {
+      RateLimitResponse answer =
+          errors != null && errors[i] != null
+              ? RateLimitResponse.error(errors[i])
+              : answers.get(next++);
+      out.add(PeerProtos.toProto(answer));
+    }
+    return out;
   }
 
   @Override
@@ -287,10 +335,14 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   }
 
   private void tooMany(String method, int count, StreamObserver<?> observer, String message) {
+    refusedTooMany(method, count, message);
+    observer.onError(Status.OUT_OF_RANGE.withDescription(message).asRuntimeException());
+  }
+
+  private void refusedTooMany(String method, int count, String message) {
     metrics.refused(RefusalReason.TOO_MANY_ITEMS);
     warnings.warn(
         "too many " + method, "refused a peer's {} call of {} items: {}", method, count, message);
-    observer.onError(Status.OUT_OF_RANGE.withDescription(message).asRuntimeException());
   }
 
   private static String tooLarge(String field) {

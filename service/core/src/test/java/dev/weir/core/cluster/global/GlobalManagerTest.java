@@ -256,6 +256,7 @@ class GlobalManagerTest {
                             .build(),
                         new PeerClientSettings(
                             1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+                        scheduler,
                         clock)
                     : peers.client(address));
     HashRing ring = ring(SELF, OWNER, down);

@@ -8,6 +8,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.RecordingMetrics;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -84,6 +85,7 @@ class PeerClientPoolTest {
                         .directExecutor()
                         .build(),
                     new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
+                    new FakeScheduler(clock),
                     clock));
     PeerClient left = silent.get("b:1");
     CompletableFuture<RateLimitResponse> inFlight = left.forward(req());

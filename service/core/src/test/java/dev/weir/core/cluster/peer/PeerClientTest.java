@@ -11,6 +11,7 @@ import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.ConnectivityState;
@@ -66,6 +67,7 @@ class PeerClientTest {
             "127.0.0.1:" + port,
             channel,
             new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
+            new FakeScheduler(clock),
             clock);
     client.observe(
         new PeerCallObserver() {

@@ -11,6 +11,7 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -55,6 +56,7 @@ class PeerListenerTest {
             "127.0.0.1:" + listener.port(),
             NettyChannelBuilder.forAddress("127.0.0.1", listener.port()).usePlaintext().build(),
             new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
+            new FakeScheduler(clock),
             clock);
 
     RateLimitResponse answer =

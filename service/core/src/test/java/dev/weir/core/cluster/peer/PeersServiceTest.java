@@ -21,6 +21,8 @@ import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.ForwardAnswers;
+import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -39,10 +41,12 @@ import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -302,6 +306,53 @@ class PeersServiceTest {
         .isInstanceOf(StatusRuntimeException.class)
         .hasMessageContaining("INTERNAL")
         .hasMessageContaining("store closed");
+  }
+
+  @Test
+  void forwardBatches_batchesOnOneStream_eachAnsweredWithItsIdAndTooLargeOnesRefusedAlone()
+      throws Exception {
+    List<ForwardAnswers> answers = new CopyOnWriteArrayList<>();
+    CompletableFuture<Void> ended = new CompletableFuture<>();
+    StreamObserver<ForwardBatch> batches =
+        PeersV1Grpc.newStub(channel)
+            .forwardBatches(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(ForwardAnswers a) {
+                    answers.add(a);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    ended.completeExceptionally(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    ended.complete(null);
+                  }
+                });
+    ForwardBatch.Builder tooLarge = ForwardBatch.newBuilder().setId(8);
+    for (int i = 0; i < 1001; i++) {
+      tooLarge.addRequests(item(i));
+    }
+
+    batches.onNext(ForwardBatch.newBuilder().setId(7).addRequests(item(1)).build());
+    batches.onNext(tooLarge.build());
+    batches.onNext(
+        ForwardBatch.newBuilder().setId(9).addRequests(item(2)).addRequests(item(3)).build());
+    batches.onCompleted();
+    ended.get(5, TimeUnit.SECONDS);
+
+    assertThat(answers).extracting(ForwardAnswers::getId).containsExactly(7L, 8L, 9L);
+    assertThat(answers.get(0).getRateLimitsList()).extracting(RateLimitResp::getRemaining)
+        .containsExactly(4L);
+    assertThat(answers.get(1).getErrorCode()).isEqualTo(io.grpc.Status.Code.OUT_OF_RANGE.value());
+    assertThat(answers.get(1).getError()).isEqualTo(PeersService.TOO_LARGE);
+    assertThat(answers.get(1).getRateLimitsCount()).isZero();
+    assertThat(answers.get(2).getRateLimitsCount()).isEqualTo(2);
+    assertThat(seen).hasSize(3);
+    assertThat(metrics.events()).contains("refused too_many_items");
   }
 
   @Test

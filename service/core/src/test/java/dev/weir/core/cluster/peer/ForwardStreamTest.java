@@ -1,0 +1,201 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.proto.gubernator.ForwardAnswers;
+import dev.weir.proto.gubernator.ForwardBatch;
+import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.RateLimitResp;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ForwardStreamTest {
+
+  private static final Duration TIMEOUT = Duration.ofMillis(500);
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final AtomicInteger streamsOpened = new AtomicInteger();
+  private final AtomicInteger halfClosed = new AtomicInteger();
+  private final List<ForwardBatch> received = new CopyOnWriteArrayList<>();
+  private final List<StreamObserver<ForwardAnswers>> answerStreams = new CopyOnWriteArrayList<>();
+  private Server server;
+  private ManagedChannel channel;
+
+  @AfterEach
+  void stop() {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    if (server != null) {
+      server.shutdownNow();
+    }
+  }
+
+  /** A peer that records every batch and answers none, nor ends a stream, until the test does. */
+  private final PeersV1Grpc.PeersV1ImplBase holding =
+      new PeersV1Grpc.PeersV1ImplBase() {
+        @Override
+        public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+          streamsOpened.incrementAndGet();
+          answerStreams.add(answers);
+          return new StreamObserver<>() {
+            @Override
+            public void onNext(ForwardBatch batch) {
+              received.add(batch);
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {
+              halfClosed.incrementAndGet();
+            }
+          };
+        }
+      };
+
+  private ForwardStream streamTo(PeersV1Grpc.PeersV1ImplBase peer) throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).directExecutor().addService(peer).build().start();
+    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    PeersV1Grpc.PeersV1Stub stub = PeersV1Grpc.newStub(channel);
+    return new ForwardStream(stub::forwardBatches, scheduler, TIMEOUT);
+  }
+
+  private static List<RateLimitRequest> items(long... limits) {
+    List<RateLimitRequest> out = new ArrayList<>();
+    for (long limit : limits) {
+      out.add(RateLimitRequest.builder("n", "k" + limit).hits(1).limit(limit).duration(1000).build());
+    }
+    return out;
+  }
+
+  /** Answers the batch the peer received {@code index}-th with each item's limit as remaining. */
+  private void answer(int stream, int index) {
+    ForwardBatch batch = received.get(index);
+    ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+    batch
+        .getRequestsList()
+        .forEach(r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+    answerStreams.get(stream).onNext(out.build());
+  }
+
+  private static List<Long> remaining(CompletableFuture<List<RateLimitResp>> answer) {
+    return answer.join().stream().map(RateLimitResp::getRemaining).toList();
+  }
+
+  @Test
+  void send_batchesInFlightTogether_shareOneStreamAndEachGetsItsOwnAnswersOutOfOrder()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> first = stream.send(items(1, 2));
+    CompletableFuture<List<RateLimitResp>> second = stream.send(items(3));
+
+    answer(0, 1);
+    answer(0, 0);
+
+    assertThat(streamsOpened).hasValue(1);
+    assertThat(remaining(first)).containsExactly(1L, 2L);
+    assertThat(remaining(second)).containsExactly(3L);
+    assertThat(scheduler.pending()).as("answered batches leave no deadline timer").isZero();
+  }
+
+  @Test
+  void send_peerRefusesOneBatch_onlyThatBatchFailsWithThePeersStatus() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> refused = stream.send(items(1));
+    CompletableFuture<List<RateLimitResp>> fine = stream.send(items(2));
+
+    answerStreams
+        .get(0)
+        .onNext(
+            ForwardAnswers.newBuilder()
+                .setId(received.get(0).getId())
+                .setErrorCode(Status.Code.OUT_OF_RANGE.value())
+                .setError("list too large")
+                .build());
+    answer(0, 1);
+
+    assertThatThrownBy(refused::join)
+        .hasCauseInstanceOf(StatusRuntimeException.class)
+        .hasMessageContaining("OUT_OF_RANGE: list too large");
+    assertThat(remaining(fine)).containsExactly(2L);
+  }
+
+  @Test
+  void send_noAnswerWithinTheTimeout_failsDeadlineExceededAndALateAnswerIsIgnored()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> batch = stream.send(items(1));
+
+    scheduler.advance(TIMEOUT.minusNanos(1));
+    assertThat(batch).isNotDone();
+    scheduler.advance(Duration.ofNanos(1));
+
+    assertThatThrownBy(batch::join)
+        .hasMessageContaining("DEADLINE_EXCEEDED: no answer on the forwarding stream within");
+    answer(0, 0);
+    CompletableFuture<List<RateLimitResp>> next = stream.send(items(2));
+    answer(0, 1);
+    assertThat(remaining(next)).containsExactly(2L);
+  }
+
+  @Test
+  void send_streamBreaksWithBatchesWaiting_theyFailAndTheNextBatchOpensANewStream()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> waiting = stream.send(items(1));
+
+    answerStreams.get(0).onError(Status.UNAVAILABLE.withDescription("peer going").asException());
+
+    assertThatThrownBy(waiting::join).hasMessageContaining("UNAVAILABLE: peer going");
+    CompletableFuture<List<RateLimitResp>> next = stream.send(items(2));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 1);
+    assertThat(remaining(next)).containsExactly(2L);
+  }
+
+  @Test
+  void send_peerWithoutStreams_batchFailsAsUnsupportedAtOnceAndSoDoLaterOnes() throws Exception {
+    ForwardStream stream = streamTo(new PeersV1Grpc.PeersV1ImplBase() {});
+
+    CompletableFuture<List<RateLimitResp>> first = stream.send(items(1));
+
+    assertThatThrownBy(first::join).hasCauseInstanceOf(ForwardStream.Unsupported.class);
+    assertThat(stream.unsupported()).isTrue();
+    assertThatThrownBy(stream.send(items(2))::join)
+        .hasCauseInstanceOf(ForwardStream.Unsupported.class);
+  }
+
+  @Test
+  void close_batchesWaiting_areStillAnsweredBeforeTheStreamEnds() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> waiting = stream.send(items(1));
+
+    stream.close();
+    assertThat(halfClosed).hasValue(1);
+    answer(0, 0);
+    answerStreams.get(0).onCompleted();
+
+    assertThat(remaining(waiting)).containsExactly(1L);
+  }
+}
