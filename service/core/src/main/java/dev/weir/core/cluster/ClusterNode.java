@@ -5,9 +5,12 @@ import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.cluster.peer.IndirectProbes;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.cluster.peer.PeerProber;
+import dev.weir.core.cluster.peer.PeerRelay;
+import dev.weir.core.cluster.peer.RelayForwarder;
 import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -22,12 +25,15 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -85,6 +91,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final QuotaOwner quotaOwner;
   private final PeerLiveness liveness;
   private final PeerProber prober;
+  private final IndirectProbes probes;
+  private final PeerRelay relay;
   private final DiscoveryComponent discoveryHealth;
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
@@ -164,7 +172,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL,
-            reroute ? liveness::down : Set::of);
+            reroute ? this::offRing : Set::of);
     liveness.addListener(new RingRefresh());
     this.peers =
         new PeerClientPool(
@@ -189,6 +197,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             PeerProber.INTERVAL,
             settings.batchTimeout());
     liveness.addListener(prober);
+    this.relay = new PeerRelay(self, peers, membership::members);
+    this.probes =
+        new IndirectProbes(
+            self,
+            liveness,
+            peers,
+            membership::members,
+            scheduler,
+            PeerProber.INTERVAL,
+            settings.batchTimeout(),
+            membership::refresh);
+    liveness.addListener(probes);
+    peers.relayThrough(
+        probes::via, new RelayForwarder(peers, settings.peerClientSettings(), scheduler));
     this.global =
         new GlobalManager(
             self,
@@ -274,6 +296,22 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return liveness;
   }
 
+  /** Returns whether the peers this node does not reach are reached by others (indirect probes). */
+  public IndirectProbes probes() {
+    return probes;
+  }
+
+  // The peers off the ring with reroute: found down here, and reached by no other peer.
+  private Set<String> offRing() {
+    Set<String> down = liveness.down();
+    if (down.isEmpty()) {
+      return down;
+    }
+    Set<String> off = new HashSet<>(down);
+    off.retainAll(probes.unreached());
+    return off;
+  }
+
   /** Returns the GLOBAL queues (tests flush them explicitly). */
   public GlobalManager global() {
     return global;
@@ -314,6 +352,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
     return service.checkAsOwner(requests);
+  }
+
+  @Override
+  public CompletableFuture<GetPeerRateLimitsResp> relay(
+      GetPeerRateLimitsReq request, Duration within) {
+    return relay.relay(request, within);
   }
 
   @Override
@@ -567,6 +611,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   public void close() {
     leave(handOffWait());
     prober.close();
+    probes.close();
     peers.close();
     handOffScans.shutdown();
   }
@@ -579,8 +624,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           "peer {} is down, {}: {}",
           peer,
           settings.peerFailureMode() == PeerFailureMode.REROUTE
-              ? "its keys go to their next owner until it answers"
-              : "its keys fail until it answers (WEIR_PEER_FAILURE_MODE=fail)",
+              ? "asking other peers whether they reach it (if none does, its keys go to their"
+                  + " next owner until it answers)"
+              : "its keys are relayed through a peer that reaches it, or fail until it answers"
+                  + " (WEIR_PEER_FAILURE_MODE=fail)",
           reason);
       membership.refresh();
     }

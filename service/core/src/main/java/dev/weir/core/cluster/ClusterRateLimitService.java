@@ -288,7 +288,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     String owner = current.ownerOf(r.hashKey());
     Map<String, String> ownerMeta = Map.of("owner", owner);
     return peers
-        .call(owner, c -> c.forward(r))
+        .forward(owner, r)
         .handle(
             (answer, error) -> {
               if (error == null) {

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -58,6 +59,7 @@ public final class Membership implements Consumer<Set<String>> {
   private final Scheduler scheduler;
   private final Duration departedTtl;
   private final Supplier<Set<String>> down;
+  private final AtomicLong changes = new AtomicLong();
 
   /**
    * Starts with {@code initial}, usually an empty ring carrying the replica and hash settings; a
@@ -113,6 +115,11 @@ public final class Membership implements Consumer<Set<String>> {
   /** Returns the peers discovery reported last, departed or not. */
   public synchronized Set<String> discovered() {
     return discovered;
+  }
+
+  /** Returns how many times the ring changed since this membership was made. */
+  public long changes() {
+    return changes.get();
   }
 
   /** Rebuilds the ring from the current down peers; call it after they changed. */
@@ -192,6 +199,7 @@ public final class Membership implements Consumer<Set<String>> {
       }
       after = before.withPeers(members);
       ring = after;
+      changes.incrementAndGet();
       undelivered.add(new HashRing[] {before, after});
     }
     deliver();

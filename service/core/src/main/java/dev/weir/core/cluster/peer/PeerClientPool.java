@@ -1,6 +1,8 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.core.time.SystemClock;
@@ -37,6 +39,8 @@ public final class PeerClientPool implements AutoCloseable {
   private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private volatile Function<String, String> via = owner -> null;
+  private volatile RelayForwarder relays;
 
   /**
    * Creates a pool whose clients open channels with {@code credentials} (TLS with this node's
@@ -187,6 +191,35 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
+   * Relays, from now on, what {@link #forward} sends to an owner for which {@code via} names another
+   * peer (one that reaches it when this node does not) through {@code relays}.
+   */
+  public void relayThrough(Function<String, String> via, RelayForwarder relays) {
+    this.relays = relays;
+    this.via = via;
+  }
+
+  /**
+   * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
+   * does not ({@link #relayThrough}), else directly; a direct forward that fails because the owner
+   * was found down by it is relayed if a peer may reach the owner.
+   */
+  public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
+    String through = via.apply(owner);
+    if (through != null) {
+      return relays.forward(through, owner, request);
+    }
+    return call(owner, c -> c.forward(request))
+        .exceptionallyCompose(
+            error -> {
+              String now = via.apply(owner);
+              return now == null
+                  ? CompletableFuture.failedFuture(error)
+                  : relays.forward(now, owner, request);
+            });
+  }
+
+  /**
    * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
    * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
    * that left, and their calls still in flight no longer report to the liveness (a late answer
@@ -235,6 +268,10 @@ public final class PeerClientPool implements AutoCloseable {
   /** Closes every client (their queued items are sent) and refuses to create clients from now on. */
   @Override
   public void close() {
+    RelayForwarder r = relays;
+    if (r != null) {
+      r.close();
+    }
     synchronized (this) {
       closed = true;
     }
