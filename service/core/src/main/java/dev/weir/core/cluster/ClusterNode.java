@@ -210,7 +210,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             membership::refresh);
     liveness.addListener(probes);
     peers.relayThrough(
-        probes::via, new RelayForwarder(peers, settings.peerClientSettings(), scheduler));
+        probes, new RelayForwarder(peers, settings.peerClientSettings(), scheduler));
     this.global =
         new GlobalManager(
             self,

@@ -56,7 +56,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final Runnable changed;
   private final Map<String, String> vouchers = new HashMap<>();
   private final Map<String, Integer> failedRounds = new HashMap<>();
-  private final Set<String> checking = new HashSet<>();
+  private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
   private volatile Set<String> unreached = Set.of();
   private boolean scheduled;
   private boolean closed;
@@ -111,6 +111,16 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       List<String> checkers = checkers(peer, voucher);
       return checkers.isEmpty() ? null : checkers.get(0);
     }
+  }
+
+  /**
+   * Returns a future that completes once the round in flight for {@code peer} (if any) reached its
+   * verdict and the ring was rebuilt after it: a call relayed on that round's behalf that failed
+   * waits for it, so the caller routes it again on the ring the verdict made.
+   */
+  public synchronized CompletableFuture<Void> settled(String peer) {
+    CompletableFuture<Void> round = checking.get(peer);
+    return round == null ? CompletableFuture.completedFuture(null) : round;
   }
 
   /** Returns the peer vouching for {@code peer}, or null when none does. */
@@ -178,17 +188,15 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   /** Runs one round for {@code peer} unless one is in flight. */
   private void check(String peer) {
     List<String> checkers;
+    CompletableFuture<Void> round = new CompletableFuture<>();
     synchronized (this) {
-      if (closed || !checking.add(peer)) {
+      if (closed || checking.putIfAbsent(peer, round) != null) {
         return;
       }
       checkers = checkers(peer, vouchers.get(peer));
     }
     if (checkers.isEmpty()) {
-      synchronized (this) {
-        checking.remove(peer);
-      }
-      verdict(peer, null, false);
+      settle(peer, null, round);
       return;
     }
     CompletableFuture<String> found = new CompletableFuture<>();
@@ -204,13 +212,18 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
                 }
               });
     }
-    found.thenAccept(
-        voucher -> {
-          synchronized (this) {
-            checking.remove(peer);
-          }
-          verdict(peer, voucher, false);
-        });
+    found.thenAccept(voucher -> settle(peer, voucher, round));
+  }
+
+  private void settle(String peer, String voucher, CompletableFuture<Void> round) {
+    try {
+      verdict(peer, voucher, false);
+    } finally {
+      synchronized (this) {
+        checking.remove(peer, round);
+      }
+      round.complete(null);
+    }
   }
 
   // Called under the lock: the members this node reaches, other than peer, voucher first.

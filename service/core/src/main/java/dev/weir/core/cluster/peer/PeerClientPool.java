@@ -39,7 +39,7 @@ public final class PeerClientPool implements AutoCloseable {
   private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
-  private volatile Function<String, String> via = owner -> null;
+  private volatile IndirectProbes probes;
   private volatile RelayForwarder relays;
 
   /**
@@ -191,32 +191,53 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
-   * Relays, from now on, what {@link #forward} sends to an owner for which {@code via} names another
-   * peer (one that reaches it when this node does not) through {@code relays}.
+   * Relays, from now on, what {@link #forward} sends to an owner this node does not reach through
+   * the peer {@code probes} names ({@link IndirectProbes#via}), with {@code relays}.
    */
-  public void relayThrough(Function<String, String> via, RelayForwarder relays) {
+  public void relayThrough(IndirectProbes probes, RelayForwarder relays) {
     this.relays = relays;
-    this.via = via;
+    this.probes = probes;
   }
 
   /**
    * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
-   * does not ({@link #relayThrough}), else directly; a direct forward that fails because the owner
-   * was found down by it is relayed if a peer may reach the owner.
+   * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
+   * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
+   * the owner's indirect probes to reach their verdict, then fails (so that the caller routes it on
+   * the ring that verdict made), with the failure mode's error when no peer reaches the owner and
+   * calls to it fail fast.
    */
   public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
-    String through = via.apply(owner);
+    IndirectProbes p = probes;
+    if (p == null) {
+      return call(owner, c -> c.forward(request));
+    }
+    String through = p.via(owner);
     if (through != null) {
-      return relays.forward(through, owner, request);
+      return relayed(p, through, owner, request);
     }
     return call(owner, c -> c.forward(request))
         .exceptionallyCompose(
             error -> {
-              String now = via.apply(owner);
+              String now = p.via(owner);
               return now == null
                   ? CompletableFuture.failedFuture(error)
-                  : relays.forward(now, owner, request);
+                  : relayed(p, now, owner, request);
             });
+  }
+
+  private CompletableFuture<RateLimitResponse> relayed(
+      IndirectProbes p, String through, String owner, RateLimitRequest request) {
+    return relays
+        .forward(through, owner, request)
+        .exceptionallyCompose(
+            error ->
+                p.settled(owner)
+                    .thenCompose(
+                        v ->
+                            p.via(owner) == null && failFast.test(owner)
+                                ? call(owner, c -> c.forward(request))
+                                : CompletableFuture.<RateLimitResponse>failedFuture(error)));
   }
 
   /**
