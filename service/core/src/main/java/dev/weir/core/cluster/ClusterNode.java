@@ -55,9 +55,11 @@ import org.slf4j.LoggerFactory;
  * front doors, feeds discovery's peer sets to {@link #membership()} and adds its own components
  * (draining, config) to {@link #health()}.
  *
- * <p>A peer found down ({@link PeerLiveness}) leaves the ring with {@link PeerFailureMode#REROUTE}
- * (its keys go to their next owner, and are handed back when it answers again) or stays on it with
- * {@link PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
+ * <p>A peer found down ({@link PeerLiveness}) that another peer still reaches ({@link
+ * IndirectProbes}) stays on the ring and its items are relayed through that peer. One that no other
+ * peer reaches leaves the ring with {@link PeerFailureMode#REROUTE} (its keys go to their next
+ * owner, and are handed back when it answers again) or stays on it with {@link
+ * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 

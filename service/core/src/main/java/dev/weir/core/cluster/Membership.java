@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
  * they announce they are back, discovery stops reporting them, or the departure mark expires) and
- * minus those found down (until they answer again; see {@link
- * dev.weir.core.cluster.peer.PeerLiveness}). With static discovery this is what lets a node's keys
+ * minus those found down that no other peer reaches (until they answer again; see {@link
+ * dev.weir.core.cluster.peer.PeerLiveness} and {@link dev.weir.core.cluster.peer.IndirectProbes}). With static discovery this is what lets a node's keys
  * move to the next owner while it restarts or is down and come back when it returns. A departure
  * mark of another peer expires {@code departedTtl} after it was set (measured on the injected
  * clock), so a peer whose return notice never arrived rejoins the ring by itself once it answers;
