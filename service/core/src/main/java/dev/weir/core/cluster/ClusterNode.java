@@ -464,6 +464,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         discovered -> {
           membership.accept(discovered);
           liveness.retain(discovered);
+          probes.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
         });

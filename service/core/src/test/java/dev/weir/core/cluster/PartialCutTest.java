@@ -9,7 +9,11 @@ import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -103,6 +107,50 @@ class PartialCutTest {
   }
 
   @Test
+  void partialCutUnderConcurrentLoad_everyKeyAdmitsAtMostItsLimitAndNoDecisionFails()
+      throws Exception {
+    List<String> keys = new ArrayList<>();
+    for (int k = 0; k < 30; k++) {
+      keys.add("load:" + k);
+    }
+    Map<String, AtomicInteger> admitted =
+        new ConcurrentHashMap<>();
+    AtomicInteger failed = new AtomicInteger();
+    cluster.cut(a, c);
+    List<Thread> callers = new ArrayList<>();
+    for (Node via : List.of(a, b, c)) {
+      Thread t =
+          new Thread(
+              () -> {
+                for (int round = 0; round < 2 * LIMIT; round++) {
+                  List<RateLimitRequest> batch = keys.stream().map(PartialCutTest::hit).toList();
+                  List<RateLimitResponse> answers = via.check(batch.toArray(new RateLimitRequest[0]));
+                  for (int k = 0; k < answers.size(); k++) {
+                    if (!answers.get(k).error().isEmpty()) {
+                      failed.incrementAndGet();
+                    } else if (answers.get(k).status() == Status.UNDER_LIMIT) {
+                      admitted
+                          .computeIfAbsent(keys.get(k), x -> new AtomicInteger())
+                          .incrementAndGet();
+                    }
+                  }
+                }
+              });
+      t.start();
+      callers.add(t);
+    }
+    for (Thread t : callers) {
+      t.join(30_000);
+    }
+
+    assertThat(failed.get()).as("failed decisions").isZero();
+    for (String key : keys) {
+      assertThat(admitted.get(key).get()).as("admitted on %s", key).isEqualTo(LIMIT);
+    }
+    assertThat(a.cluster().membership().ring().peers()).hasSize(3);
+  }
+
+  @Test
   void oneWayCut_ownerReachedThroughTheThirdNode_noRingChange() throws Exception {
     String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
     long before = ringChanges(a);
@@ -163,18 +211,42 @@ class PartialCutTest {
   }
 
   @Test
+  void voucherLosesTheOwnerToo_ownerLeavesTheRingOnce() throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    cluster.cut(a, c);
+    assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+    Await.until(
+        SETTLED,
+        () -> b.address().equals(a.cluster().probes().voucher(c.address())),
+        "B vouches for C at A");
+    long before = ringChanges(a);
+
+    cluster.cut(b, c);
+    assertThat(b.check(hit(ownedByC)).get(0).error()).as("B finds C down, reroutes").isEmpty();
+
+    Await.until(SETTLED, () -> !onRing(a, c), "C off A's ring once nobody reaches it");
+    RateLimitResponse rerouted = a.check(hit(ownedByC)).get(0);
+    assertThat(rerouted.error()).isEmpty();
+    assertThat(rerouted.metadata().get("owner")).isNotEqualTo(c.address());
+    assertThat(ringChanges(a)).isEqualTo(before + 1);
+  }
+
+  @Test
   void isolatedNode_leavesTheRings_answersAlone_andRingsConvergeAfterHealWithoutLosingCounts()
       throws Exception {
     String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    String warmC = cluster.keyOwnedBy(c, "cut", "warm-c:");
+    String warmA = cluster.keyOwnedBy(a, "cut", "warm-a:");
+    String warmB = cluster.keyOwnedBy(b, "cut", "warm-b:");
+    long[] before = {ringChanges(a), ringChanges(b)};
 
     cluster.cut(a, c);
     cluster.cut(b, c);
     // Calls find the cut (a connection that stays up while its calls fail is found by traffic).
-    String warmC = cluster.keyOwnedBy(c, "cut", "warm-c:");
     a.check(hit(warmC));
     b.check(hit(warmC));
-    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
-    c.check(hit(cluster.keyOwnedBy(b, "cut", "warm-b:")));
+    c.check(hit(warmA));
+    c.check(hit(warmB));
     for (Node survivor : List.of(a, b)) {
       Await.until(SETTLED, () -> !onRing(survivor, c), "C off the ring of " + survivor.address());
     }
@@ -215,6 +287,9 @@ class PartialCutTest {
           return r.error().isEmpty() && r.remaining() <= keptAtLeast;
         },
         "the owner's count holds the more consumed side");
+    assertThat(new long[] {ringChanges(a), ringChanges(b)})
+        .as("A's and B's rings changed once for C's isolation and once for its return")
+        .containsExactly(before[0] + 2, before[1] + 2);
     RateLimitResponse after = a.check(hit(ownedByC)).get(0);
     assertThat(after.metadata()).containsEntry("owner", c.address());
     assertThat(after.remaining()).isEqualTo(keptAtLeast - 1);

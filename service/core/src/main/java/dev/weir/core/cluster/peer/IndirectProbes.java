@@ -161,6 +161,16 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     }
   }
 
+  /** Forgets every peer not in {@code current}: a peer discovery dropped starts afresh if it returns. */
+  public synchronized void retain(Collection<String> current) {
+    vouchers.keySet().retainAll(current);
+    failedRounds.keySet().retainAll(current);
+    Set<String> kept = new HashSet<>(unreached);
+    if (kept.retainAll(current)) {
+      unreached = Set.copyOf(kept);
+    }
+  }
+
   /** Stops probing. */
   @Override
   public synchronized void close() {
