@@ -56,7 +56,7 @@ class PartialCutTest {
     return RateLimitRequest.builder("cut", key).hits(0).limit(LIMIT).duration(600_000).build();
   }
 
-  /** Sends {@code n} hits on {@code key} round-robin through every node; returns how many passed. */
+  /** Sends {@code n} hits on {@code key} through every node in turn; returns how many passed. */
   private int hitRoundRobin(String key, int n) {
     int admitted = 0;
     List<Node> nodes = List.of(a, b, c);
@@ -124,7 +124,8 @@ class PartialCutTest {
               () -> {
                 for (int round = 0; round < 2 * LIMIT; round++) {
                   List<RateLimitRequest> batch = keys.stream().map(PartialCutTest::hit).toList();
-                  List<RateLimitResponse> answers = via.check(batch.toArray(new RateLimitRequest[0]));
+                  List<RateLimitResponse> answers =
+                      via.check(batch.toArray(new RateLimitRequest[0]));
                   for (int k = 0; k < answers.size(); k++) {
                     if (!answers.get(k).error().isEmpty()) {
                       failed.incrementAndGet();
@@ -173,7 +174,9 @@ class PartialCutTest {
     assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
     int relayedAtB = b.callsReceived("GetPeerRateLimits");
     assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
-    assertThat(b.callsReceived("GetPeerRateLimits")).as("relayed through B").isGreaterThan(relayedAtB);
+    assertThat(b.callsReceived("GetPeerRateLimits"))
+        .as("relayed through B")
+        .isGreaterThan(relayedAtB);
 
     cluster.heal(a, c);
 

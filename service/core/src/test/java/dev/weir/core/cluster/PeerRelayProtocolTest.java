@@ -119,6 +119,7 @@ class PeerRelayProtocolTest {
 
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(e.getStatus().getDescription())
-        .startsWith("peer '" + via.address() + "' does not reach '" + target.address() + "' either");
+        .startsWith(
+            "peer '" + via.address() + "' does not reach '" + target.address() + "' either");
   }
 }

@@ -62,9 +62,10 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private boolean closed;
 
   /**
-   * Creates the probes of node {@code self}: asks, through {@code pool}, other {@code members} whether
-   * they reach the peers {@code liveness} finds down, every {@code interval} on {@code scheduler},
-   * each probe waiting up to {@code timeout}; runs {@code changed} when the unreached peers changed.
+   * Creates the probes of node {@code self}: asks, through {@code pool}, other {@code members}
+   * whether they reach the peers {@code liveness} finds down, every {@code interval} on {@code
+   * scheduler}, each probe waiting up to {@code timeout}; runs {@code changed} when the unreached
+   * peers changed.
    * Register it as a {@link PeerLiveness.Listener}.
    */
   public IndirectProbes(
@@ -161,7 +162,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     }
   }
 
-  /** Forgets every peer not in {@code current}: a peer discovery dropped starts afresh if it returns. */
+  /** Forgets every peer not in {@code current}: one discovery dropped starts afresh if it returns. */
   public synchronized void retain(Collection<String> current) {
     vouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);

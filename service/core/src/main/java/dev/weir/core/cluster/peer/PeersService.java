@@ -34,6 +34,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import org.slf4j.LoggerFactory;
@@ -141,8 +142,8 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   }
 
   /**
-   * Relays a peer's call to its {@code weir_relay_to} target through the handler; a target this node
-   * does not reach is refused with {@code FAILED_PRECONDITION} (not {@code UNAVAILABLE}, which
+   * Relays a peer's call to its {@code weir_relay_to} target through the handler; a target this
+   * node does not reach is refused with {@code FAILED_PRECONDITION} (not {@code UNAVAILABLE}, which
    * would tell the caller that this node does not answer).
    */
   private void relay(GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
@@ -178,7 +179,7 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
             observer.onCompleted();
           } else {
             Throwable cause =
-                failure instanceof java.util.concurrent.CompletionException
+                failure instanceof CompletionException
                         && failure.getCause() != null
                     ? failure.getCause()
                     : failure;
