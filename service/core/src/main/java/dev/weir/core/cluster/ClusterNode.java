@@ -233,7 +233,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.health =
         new HealthChecker()
             .add(discoveryHealth)
-            .add(new PeersComponent(liveness, membership::members));
+            .add(new PeersComponent(liveness, membership::members, this::voucherOf));
     this.clusterHealth = new ClusterHealth(self, membership, health);
     this.quota =
         new QuotaRouter(self, membership::ring, peers, settings.batchTimeout(), clock);
@@ -301,6 +301,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns whether the peers this node does not reach are reached by others (indirect probes). */
   public IndirectProbes probes() {
     return probes;
+  }
+
+  // The peer relaying to a peer this node does not reach, or null; read by health.
+  private String voucherOf(String peer) {
+    return probes.voucher(peer);
   }
 
   // The peers off the ring with reroute: found down here, and reached by no other peer.

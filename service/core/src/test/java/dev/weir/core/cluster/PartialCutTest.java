@@ -97,6 +97,11 @@ class PartialCutTest {
         () -> b.address().equals(a.cluster().probes().voucher(c.address())),
         "B vouches for C at A");
     assertThat(a.cluster().liveness().isDown(c.address())).isTrue();
+    assertThat(a.cluster().nodeHealth().health().message())
+        .contains(
+            "peer '" + c.address() + "' is down",
+            "; '" + b.address() + "' reaches it and relays its items (it stays on the ring)");
+    assertThat(a.cluster().health().ready()).isTrue();
     assertThat(c.cluster().probes().voucher(a.address())).isEqualTo(b.address());
     assertThat(new long[] {ringChanges(a), ringChanges(b), ringChanges(c)})
         .as("ring changes on A, B, C")
