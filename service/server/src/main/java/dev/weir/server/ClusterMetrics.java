@@ -10,9 +10,9 @@ import java.util.function.ToLongFunction;
 
 /**
  * Reports a cluster member's state through {@link WeirMetrics}: the peer count, GLOBAL queue
- * lengths and send/broadcast durations, hand-off totals, and per peer the forwarding batches and
- * items sent, whether it answers and how often it was found down. Values are read from the
- * member's own counters when scraped; a peer's meters are added when it first becomes a member.
+ * lengths and send/broadcast durations, hand-off totals, ring changes, and per peer the forwarding
+ * batches and items sent, whether it answers and how often it was found down. Values are read from
+ * the member's own counters when scraped; a peer's meters are added when it first becomes a member.
  */
 final class ClusterMetrics {
 
@@ -26,6 +26,7 @@ final class ClusterMetrics {
     cluster.service().reportTo(metrics);
     metrics.watchHandOff(
         () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
+    cluster.membership().addListener((before, after) -> metrics.ringChanged());
     Set<String> watched = ConcurrentHashMap.newKeySet();
     cluster
         .membership()

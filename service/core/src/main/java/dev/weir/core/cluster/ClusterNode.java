@@ -5,9 +5,12 @@ import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.cluster.peer.IndirectProbes;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.cluster.peer.PeerProber;
+import dev.weir.core.cluster.peer.PeerRelay;
+import dev.weir.core.cluster.peer.RelayForwarder;
 import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -22,12 +25,15 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,9 +55,11 @@ import org.slf4j.LoggerFactory;
  * front doors, feeds discovery's peer sets to {@link #membership()} and adds its own components
  * (draining, config) to {@link #health()}.
  *
- * <p>A peer found down ({@link PeerLiveness}) leaves the ring with {@link PeerFailureMode#REROUTE}
- * (its keys go to their next owner, and are handed back when it answers again) or stays on it with
- * {@link PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
+ * <p>A peer found down ({@link PeerLiveness}) that another peer still reaches ({@link
+ * IndirectProbes}) stays on the ring and its items are relayed through that peer. One that no other
+ * peer reaches leaves the ring with {@link PeerFailureMode#REROUTE} (its keys go to their next
+ * owner, and are handed back when it answers again) or stays on it with {@link
+ * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -85,6 +93,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final QuotaOwner quotaOwner;
   private final PeerLiveness liveness;
   private final PeerProber prober;
+  private final IndirectProbes probes;
+  private final PeerRelay relay;
   private final DiscoveryComponent discoveryHealth;
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
@@ -164,7 +174,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL,
-            reroute ? liveness::down : Set::of);
+            reroute ? this::offRing : Set::of);
     liveness.addListener(new RingRefresh());
     this.peers =
         new PeerClientPool(
@@ -189,6 +199,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             PeerProber.INTERVAL,
             settings.batchTimeout());
     liveness.addListener(prober);
+    this.relay = new PeerRelay(self, peers, membership::members);
+    this.probes =
+        new IndirectProbes(
+            self,
+            liveness,
+            peers,
+            membership::members,
+            scheduler,
+            PeerProber.INTERVAL,
+            settings.batchTimeout(),
+            membership::refresh);
+    liveness.addListener(probes);
+    peers.relayThrough(
+        probes, new RelayForwarder(peers, settings.peerClientSettings(), clock));
     this.global =
         new GlobalManager(
             self,
@@ -209,7 +233,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.health =
         new HealthChecker()
             .add(discoveryHealth)
-            .add(new PeersComponent(liveness, membership::members));
+            .add(new PeersComponent(liveness, membership::members, this::voucherOf));
     this.clusterHealth = new ClusterHealth(self, membership, health);
     this.quota =
         new QuotaRouter(self, membership::ring, peers, settings.batchTimeout(), clock);
@@ -274,6 +298,27 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return liveness;
   }
 
+  /** Returns whether the peers this node does not reach are reached by others (indirect probes). */
+  public IndirectProbes probes() {
+    return probes;
+  }
+
+  // The peer relaying to a peer this node does not reach, or null; read by health.
+  private String voucherOf(String peer) {
+    return probes.voucher(peer);
+  }
+
+  // The peers off the ring with reroute: found down here, and reached by no other peer.
+  private Set<String> offRing() {
+    Set<String> down = liveness.down();
+    if (down.isEmpty()) {
+      return down;
+    }
+    Set<String> off = new HashSet<>(down);
+    off.retainAll(probes.unreached());
+    return off;
+  }
+
   /** Returns the GLOBAL queues (tests flush them explicitly). */
   public GlobalManager global() {
     return global;
@@ -314,6 +359,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
     return service.checkAsOwner(requests);
+  }
+
+  @Override
+  public CompletableFuture<GetPeerRateLimitsResp> relay(
+      GetPeerRateLimitsReq request, Duration within) {
+    return relay.relay(request, within);
   }
 
   @Override
@@ -418,6 +469,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         discovered -> {
           membership.accept(discovered);
           liveness.retain(discovered);
+          probes.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
         });
@@ -567,6 +619,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   public void close() {
     leave(handOffWait());
     prober.close();
+    probes.close();
     peers.close();
     handOffScans.shutdown();
   }
@@ -579,8 +632,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           "peer {} is down, {}: {}",
           peer,
           settings.peerFailureMode() == PeerFailureMode.REROUTE
-              ? "its keys go to their next owner until it answers"
-              : "its keys fail until it answers (WEIR_PEER_FAILURE_MODE=fail)",
+              ? "asking other peers whether they reach it (if none does, its keys go to their"
+                  + " next owner until it answers)"
+              : "its keys are relayed through a peer that reaches it, or fail until it answers"
+                  + " (WEIR_PEER_FAILURE_MODE=fail)",
           reason);
       membership.refresh();
     }

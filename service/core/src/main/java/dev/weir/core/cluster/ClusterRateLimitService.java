@@ -212,15 +212,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   /** Sends {@code group}, items all owned by {@code owner}, to it; one future per item, in order. */
   private List<CompletableFuture<RateLimitResponse>> send(
       String owner, List<RateLimitRequest> group) {
-    try {
-      return peers.callable(owner).forwardAll(group);
-    } catch (PeerException e) {
-      List<CompletableFuture<RateLimitResponse>> failed = new ArrayList<>(group.size());
-      for (int k = 0; k < group.size(); k++) {
-        failed.add(CompletableFuture.failedFuture(e));
-      }
-      return failed;
-    }
+    return peers.forwardAll(owner, group);
   }
 
   /**
@@ -346,7 +338,7 @@ public final class ClusterRateLimitService implements RateLimitService {
                   nowOwner,
                   Map.of("owner", nowOwner),
                   attempt + 1,
-                  peers.call(nowOwner, c -> c.forward(r)),
+                  peers.forward(nowOwner, r),
                   answer);
             }
             return;

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
  * they announce they are back, discovery stops reporting them, or the departure mark expires) and
- * minus those found down (until they answer again; see {@link
- * dev.weir.core.cluster.peer.PeerLiveness}). With static discovery this is what lets a node's keys
+ * minus those found down that no other peer reaches (until they answer again; see {@link
+ * dev.weir.core.cluster.peer.PeerLiveness} and {@link dev.weir.core.cluster.peer.IndirectProbes}). With static discovery this is what lets a node's keys
  * move to the next owner while it restarts or is down and come back when it returns. A departure
  * mark of another peer expires {@code departedTtl} after it was set (measured on the injected
  * clock), so a peer whose return notice never arrived rejoins the ring by itself once it answers;
@@ -58,6 +59,7 @@ public final class Membership implements Consumer<Set<String>> {
   private final Scheduler scheduler;
   private final Duration departedTtl;
   private final Supplier<Set<String>> down;
+  private final AtomicLong changes = new AtomicLong();
 
   /**
    * Starts with {@code initial}, usually an empty ring carrying the replica and hash settings; a
@@ -113,6 +115,11 @@ public final class Membership implements Consumer<Set<String>> {
   /** Returns the peers discovery reported last, departed or not. */
   public synchronized Set<String> discovered() {
     return discovered;
+  }
+
+  /** Returns how many times the ring changed since this membership was made. */
+  public long changes() {
+    return changes.get();
   }
 
   /** Rebuilds the ring from the current down peers; call it after they changed. */
@@ -192,6 +199,7 @@ public final class Membership implements Consumer<Set<String>> {
       }
       after = before.withPeers(members);
       ring = after;
+      changes.incrementAndGet();
       undelivered.add(new HashRing[] {before, after});
     }
     deliver();

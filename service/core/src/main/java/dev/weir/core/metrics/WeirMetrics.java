@@ -91,4 +91,7 @@ public interface WeirMetrics {
 
   /** Counts an item answered by a stand-in because its owner had not answered in time. */
   default void standIn() {}
+
+  /** Counts a change of this node's ring (a peer added or taken off). */
+  default void ringChanged() {}
 }

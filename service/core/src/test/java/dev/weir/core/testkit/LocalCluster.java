@@ -26,6 +26,8 @@ import dev.weir.core.time.ExecutorScheduler;
 import dev.weir.core.time.Scheduler;
 import dev.weir.core.time.SystemClock;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Metadata;
 import io.grpc.Server;
@@ -72,6 +74,7 @@ public final class LocalCluster implements AutoCloseable {
   private final Scheduler quotaTimers;
   private final List<Node> nodes = new ArrayList<>();
   private final List<String> ghosts = new ArrayList<>();
+  private final Set<String> cuts = ConcurrentHashMap.newKeySet();
 
   private LocalCluster(
       ClusterSettings settings,
@@ -261,6 +264,26 @@ public final class LocalCluster implements AutoCloseable {
     return fresh;
   }
 
+  /**
+   * Cuts the link between {@code a} and {@code b} both ways: every peer call from one to the other
+   * fails with {@code UNAVAILABLE} at once until {@link #heal}, while both still reach the others.
+   */
+  public void cut(Node a, Node b) {
+    cutOneWay(a, b);
+    cutOneWay(b, a);
+  }
+
+  /** Fails every peer call from {@code from} to {@code to} until {@link #heal}. */
+  public void cutOneWay(Node from, Node to) {
+    cuts.add(from.address() + ">" + to.address());
+  }
+
+  /** Heals the link between {@code a} and {@code b}, both ways. */
+  public void heal(Node a, Node b) {
+    cuts.remove(a.address() + ">" + b.address());
+    cuts.remove(b.address() + ">" + a.address());
+  }
+
   /** Returns the fresh member {@link #restart} is joining, or null when none is. */
   public Node joining() {
     return joining;
@@ -291,7 +314,10 @@ public final class LocalCluster implements AutoCloseable {
             scheduler,
             clock,
             null,
-            security::channel,
+            address ->
+                new CuttableChannel(
+                    security.channel(address),
+                    () -> cuts.contains(node.address() + ">" + address)),
             quotaTimers);
     handler.target = cluster;
     node.cluster = cluster;
@@ -480,6 +506,12 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
       return target.reportQuota(usages);
+    }
+
+    @Override
+    public CompletableFuture<GetPeerRateLimitsResp> relay(
+        GetPeerRateLimitsReq request, Duration within) {
+      return target.relay(request, within);
     }
 
     @Override

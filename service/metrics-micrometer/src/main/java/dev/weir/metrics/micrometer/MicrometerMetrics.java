@@ -104,6 +104,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** Counter per peer: the times it was found down. */
   public static final String PEER_DOWN = "weir.peer.down";
 
+  /** Counter of this node's ring changes. */
+  public static final String RING_CHANGES = "weir.ring.changes";
+
   /** Forwarded items this node answered itself because their owner had not answered in time. */
   public static final String FORWARD_STAND_INS = "weir.forward.stand.ins";
 
@@ -142,6 +145,7 @@ public final class MicrometerMetrics implements WeirMetrics {
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
   private final Counter standIns;
+  private final Counter ringChanges;
 
   /** Creates the metrics in {@code registry}, registering the fixed counters at zero. */
   public MicrometerMetrics(MeterRegistry registry) {
@@ -167,6 +171,10 @@ public final class MicrometerMetrics implements WeirMetrics {
             .description(
                 "Forwarded items this node answered itself because their owner had not answered"
                     + " within WEIR_FORWARD_STAND_IN_AFTER")
+            .register(registry);
+    ringChanges =
+        Counter.builder(RING_CHANGES)
+            .description("Times this node's ring changed (a peer added or taken off)")
             .register(registry);
   }
 
@@ -332,6 +340,11 @@ public final class MicrometerMetrics implements WeirMetrics {
   @Override
   public void standIn() {
     standIns.increment();
+  }
+
+  @Override
+  public void ringChanged() {
+    ringChanges.increment();
   }
 
   @Override

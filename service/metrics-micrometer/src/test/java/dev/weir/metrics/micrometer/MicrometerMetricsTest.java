@@ -72,6 +72,16 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void ringChanged_countedFromZero() {
+    String before = registry.scrape();
+    metrics.ringChanged();
+    metrics.ringChanged();
+
+    assertThat(before).contains("weir_ring_changes_total 0.0");
+    assertThat(registry.scrape()).contains("weir_ring_changes_total 2.0");
+  }
+
+  @Test
   void watchPeerUp_peerGoesDown_gaugeFollowsAndDownCounted() {
     AtomicBoolean up = new AtomicBoolean(true);
     metrics.watchPeerUp("10.0.0.2:1051", up::get);

@@ -232,6 +232,39 @@ public final class PeerClient implements AutoCloseable {
   }
 
   /**
+   * Sends {@code requests} to {@code target} through this peer, which reaches it when this node
+   * does not ({@code GetPeerRateLimits} with Weir's {@code weir_relay_to}); with no requests it is an
+   * indirect probe of {@code target}. Only this peer not answering at all ({@code UNAVAILABLE}) is
+   * reported against it: an error status it answers with, or a deadline, may be the target's doing.
+   */
+  public CompletableFuture<List<RateLimitResponse>> relay(
+      String target, List<RateLimitRequest> requests, Duration timeout) {
+    GetPeerRateLimitsReq.Builder req = GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(target);
+    requests.forEach(r -> req.addRequests(PeerProtos.toProto(r)));
+    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .getPeerRateLimits(req.build(), observer(call)));
+    return wrap(call, "relaying to '" + target + "' through", Reporting.RELAY)
+        .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
+  }
+
+  /**
+   * Sends a call another node relays through this one on to this peer, its target, with deadline
+   * {@code timeout}; fails at once, without waiting for a connection, when none is up.
+   */
+  public CompletableFuture<GetPeerRateLimitsResp> relayOnward(
+      GetPeerRateLimitsReq request, Duration timeout) {
+    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .getPeerRateLimits(request, observer(call)));
+    return wrap(call, "relaying to");
+  }
+
+  /**
    * Sends {@code usage} to the peer, the owner of its bucket: queued for the next batch, or sent
    * alone at once when batching is disabled. Completes with the proxy's share; fails with a {@link
    * PeerException}.
@@ -402,7 +435,9 @@ public final class PeerClient implements AutoCloseable {
     /** Successes only: announcements are best effort, peers starting together miss each other. */
     NOTICE,
     /** A success as a probe's, failures as any call's. */
-    PROBE
+    PROBE,
+    /** Successes, and failures to reach this peer at all ({@code UNAVAILABLE}). */
+    RELAY
   }
 
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
@@ -432,7 +467,11 @@ public final class PeerClient implements AutoCloseable {
               s.getCode() + (s.getDescription() == null ? "" : ": " + s.getDescription());
           String message = "error while " + what + " peer '" + address + "': " + detail;
           try {
-            if (reporting != Reporting.NOTICE) {
+            if (reporting == Reporting.RELAY) {
+              if (s.getCode() == Status.Code.UNAVAILABLE) {
+                observer.notAnswering(address, message, true);
+              }
+            } else if (reporting != Reporting.NOTICE) {
               reportFailure(s.getCode(), message);
             }
           } finally {

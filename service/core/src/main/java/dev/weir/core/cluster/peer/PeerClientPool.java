@@ -1,6 +1,8 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import io.grpc.ChannelCredentials;
@@ -36,6 +38,8 @@ public final class PeerClientPool implements AutoCloseable {
   private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private volatile IndirectProbes probes;
+  private volatile RelayForwarder relays;
 
   /**
    * Creates a pool that makes clients with {@code factory} for any address, reporting to {@code
@@ -174,6 +178,99 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
+   * Relays, from now on, what {@link #forward} sends to an owner this node does not reach through
+   * the peer {@code probes} names ({@link IndirectProbes#via}), with {@code relays}.
+   */
+  public void relayThrough(IndirectProbes probes, RelayForwarder relays) {
+    this.relays = relays;
+    this.probes = probes;
+  }
+
+  /**
+   * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
+   * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
+   * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
+   * the owner's indirect probes to reach their verdict, then fails (so that the caller routes it on
+   * the ring that verdict made), with the failure mode's error when no peer reaches the owner and
+   * calls to it fail fast.
+   */
+  public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
+    IndirectProbes p = probes;
+    if (p == null) {
+      return call(owner, c -> c.forward(request));
+    }
+    String through = p.via(owner);
+    if (through != null) {
+      return relayed(p, through, owner, request);
+    }
+    return call(owner, c -> c.forward(request))
+        .exceptionallyCompose(
+            error -> {
+              String now = p.via(owner);
+              return now == null
+                  ? CompletableFuture.failedFuture(error)
+                  : relayed(p, now, owner, request);
+            });
+  }
+
+  /**
+   * Forwards {@code requests}, all owned by {@code owner}, as {@link #forward} does each, those sent
+   * directly queued together so that they leave in one batch; one future per request, in order.
+   */
+  public List<CompletableFuture<RateLimitResponse>> forwardAll(
+      String owner, List<RateLimitRequest> requests) {
+    IndirectProbes p = probes;
+    String through = p == null ? null : p.via(owner);
+    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+    if (through != null) {
+      for (RateLimitRequest r : requests) {
+        out.add(relayed(p, through, owner, r));
+      }
+      return out;
+    }
+    List<CompletableFuture<RateLimitResponse>> direct;
+    try {
+      direct = callable(owner).forwardAll(requests);
+    } catch (PeerException e) {
+      direct = new ArrayList<>(requests.size());
+      for (int i = 0; i < requests.size(); i++) {
+        direct.add(CompletableFuture.failedFuture(e));
+      }
+    }
+    if (p == null) {
+      return direct;
+    }
+    for (int i = 0; i < requests.size(); i++) {
+      RateLimitRequest r = requests.get(i);
+      out.add(
+          direct
+              .get(i)
+              .exceptionallyCompose(
+                  error -> {
+                    String now = p.via(owner);
+                    return now == null
+                        ? CompletableFuture.failedFuture(error)
+                        : relayed(p, now, owner, r);
+                  }));
+    }
+    return out;
+  }
+
+  private CompletableFuture<RateLimitResponse> relayed(
+      IndirectProbes p, String through, String owner, RateLimitRequest request) {
+    return relays
+        .forward(through, owner, request)
+        .exceptionallyCompose(
+            error ->
+                p.settled(owner)
+                    .thenCompose(
+                        v ->
+                            p.via(owner) == null && failFast.test(owner)
+                                ? call(owner, c -> c.forward(request))
+                                : CompletableFuture.<RateLimitResponse>failedFuture(error)));
+  }
+
+  /**
    * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
    * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
    * that left, and their calls still in flight no longer report to the liveness (a late answer
@@ -222,6 +319,10 @@ public final class PeerClientPool implements AutoCloseable {
   /** Closes every client (their queued items are sent) and refuses to create clients from now on. */
   @Override
   public void close() {
+    RelayForwarder r = relays;
+    if (r != null) {
+      r.close();
+    }
     synchronized (this) {
       closed = true;
     }

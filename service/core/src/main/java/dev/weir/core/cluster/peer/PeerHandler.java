@@ -6,7 +6,10 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -55,5 +58,18 @@ public interface PeerHandler {
    */
   default boolean serving() {
     return true;
+  }
+
+  /**
+   * Sends {@code request}, which a peer that cannot reach its {@code weir_relay_to} target sent
+   * through this node, on to that target without its relay field, waiting up to {@code within};
+   * completes with the target's answer, or fails with a {@link PeerException} saying why this node
+   * cannot reach it (never relaying a relayed call again). By default no call is relayed.
+   */
+  default CompletableFuture<GetPeerRateLimitsResp> relay(
+      GetPeerRateLimitsReq request, Duration within) {
+    String target = request.getWeirRelayTo();
+    return CompletableFuture.failedFuture(
+        new PeerException(target, "this node does not relay calls to '" + target + "'", null));
   }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -21,11 +22,24 @@ public final class PeersComponent implements HealthComponent {
 
   private final PeerLiveness liveness;
   private final Supplier<? extends Collection<String>> members;
+  private final Function<String, String> voucher;
 
   /** Creates the component reporting {@code liveness} for the peers among {@code members}. */
   public PeersComponent(PeerLiveness liveness, Supplier<? extends Collection<String>> members) {
+    this(liveness, members, peer -> null);
+  }
+
+  /**
+   * Creates the component as above, naming for a peer that is down the peer that reaches it for
+   * this node ({@code voucher}: null when none does).
+   */
+  public PeersComponent(
+      PeerLiveness liveness,
+      Supplier<? extends Collection<String>> members,
+      Function<String, String> voucher) {
     this.liveness = liveness;
     this.members = members;
+    this.voucher = voucher;
   }
 
   @Override
@@ -52,15 +66,20 @@ public final class PeersComponent implements HealthComponent {
         : ComponentHealth.unhealthy(String.join("|", problems));
   }
 
-  private static String describe(PeerLiveness.PeerState state) {
+  private String describe(PeerLiveness.PeerState state) {
     if (state.up()) {
       return state.error();
     }
-    return String.format(
-        Locale.ROOT,
-        "peer '%s' is down (for %.1fs): %s",
-        state.peer(),
-        state.downFor().toMillis() / 1000.0,
-        state.error());
+    String down =
+        String.format(
+            Locale.ROOT,
+            "peer '%s' is down (for %.1fs): %s",
+            state.peer(),
+            state.downFor().toMillis() / 1000.0,
+            state.error());
+    String through = voucher.apply(state.peer());
+    return through == null
+        ? down
+        : down + "; '" + through + "' reaches it and relays its items (it stays on the ring)";
   }
 }

@@ -29,6 +29,8 @@ import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -36,6 +38,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import org.slf4j.LoggerFactory;
 
@@ -61,6 +65,9 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       "'PeerRequest.rate_limits' list too large; max size is '"
           + RateLimitService.MAX_BATCH_SIZE
           + "'";
+
+  /** How long a relayed call waits for its target when the caller set no deadline. */
+  static final Duration RELAY_WAIT = Duration.ofMillis(500);
 
   private final PeerHandler handler;
   private final PeerInputValidator validator;
@@ -94,6 +101,10 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
   @Override
   public void getPeerRateLimits(
       GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
+    if (!request.getWeirRelayTo().isEmpty()) {
+      relay(request, observer);
+      return;
+    }
     if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
       return;
@@ -176,6 +187,56 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       out.add(PeerProtos.toProto(answer));
     }
     return out;
+  }
+
+  /**
+   * Relays a peer's call to its {@code weir_relay_to} target through the handler; a target this
+   * node does not reach is refused with {@code FAILED_PRECONDITION} (not {@code UNAVAILABLE}, which
+   * would tell the caller that this node does not answer).
+   */
+  private void relay(GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
+    if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
+      tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
+      return;
+    }
+    Optional<String> target = validator.checkAddress("weir_relay_to", request.getWeirRelayTo());
+    if (target.isPresent()) {
+      invalid("GetPeerRateLimits", target.get(), observer);
+      return;
+    }
+    if (!handler.serving()) {
+      observer.onError(
+          Status.FAILED_PRECONDITION.withDescription(NOT_SERVING).asRuntimeException());
+      return;
+    }
+    Deadline deadline = Context.current().getDeadline();
+    Duration within =
+        deadline == null
+            ? RELAY_WAIT
+            : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS) * 4 / 5);
+    CompletableFuture<GetPeerRateLimitsResp> relayed;
+    try {
+      relayed = handler.relay(request, within);
+    } catch (RuntimeException e) {
+      relayed = CompletableFuture.failedFuture(e);
+    }
+    relayed.whenComplete(
+        (resp, failure) -> {
+          if (failure == null) {
+            observer.onNext(resp);
+            observer.onCompleted();
+          } else {
+            Throwable cause =
+                failure instanceof CompletionException
+                        && failure.getCause() != null
+                    ? failure.getCause()
+                    : failure;
+            observer.onError(
+                Status.FAILED_PRECONDITION
+                    .withDescription(String.valueOf(cause.getMessage()))
+                    .asRuntimeException());
+          }
+        });
   }
 
   @Override

@@ -1,0 +1,310 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.time.Scheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether the peers this node does not reach are reached by another peer: the indirect probes of
+ * SWIM (as Gubernator's memberlist does), which tell a peer cut off from this node alone from one
+ * that is down.
+ *
+ * <p>Design: when {@link PeerLiveness} finds a peer down, up to {@link #CHECKERS} other members
+ * this node reaches (the peer's last voucher first, then in address order) are asked to probe it
+ * ({@link PeerClient#relay} with no requests). The first that reaches it becomes its
+ * <em>voucher</em>: the peer stays on this node's ring and the items this node owes it are relayed
+ * through the voucher ({@link #via}). If none reaches it (or this node reaches no other member) it
+ * is <em>unreached</em> and leaves the ring ({@link #unreached}), as it did before indirect probes.
+ * Until the first round's verdict the peer stays on the ring and {@link #via} names the first
+ * checker, so its items are relayed rather than failed. While the peer is down the round is
+ * repeated every {@code interval}: an unreached peer that a checker reaches again returns to the
+ * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
+ * found no voucher (a flapping link between the voucher and the peer does not move its keys back
+ * and forth). A peer that announced it is leaving is unreached at once. When the peer answers this
+ * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten: calls go direct.
+ * {@code changed} runs, outside the lock, each time the unreached set changed.
+ */
+public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseable {
+
+  /** How many other peers are asked, per round, whether they reach a peer this node does not. */
+  public static final int CHECKERS = 3;
+
+  /** How many rounds in a row must find no voucher before a vouched peer leaves the ring. */
+  public static final int ROUNDS_TO_DROP = 2;
+
+  private static final Logger LOG = LoggerFactory.getLogger(IndirectProbes.class);
+
+  private final String self;
+  private final PeerLiveness liveness;
+  private final PeerClientPool pool;
+  private final Supplier<? extends Collection<String>> members;
+  private final Scheduler scheduler;
+  private final Duration interval;
+  private final Duration timeout;
+  private final Runnable changed;
+  private final Map<String, String> vouchers = new HashMap<>();
+  private final Map<String, Integer> failedRounds = new HashMap<>();
+  private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
+  private volatile Set<String> unreached = Set.of();
+  private boolean scheduled;
+  private boolean closed;
+
+  /**
+   * Creates the probes of node {@code self}: asks, through {@code pool}, other {@code members}
+   * whether they reach the peers {@code liveness} finds down, every {@code interval} on {@code
+   * scheduler}, each probe waiting up to {@code timeout}; runs {@code changed} when the unreached
+   * peers changed.
+   * Register it as a {@link PeerLiveness.Listener}.
+   */
+  public IndirectProbes(
+      String self,
+      PeerLiveness liveness,
+      PeerClientPool pool,
+      Supplier<? extends Collection<String>> members,
+      Scheduler scheduler,
+      Duration interval,
+      Duration timeout,
+      Runnable changed) {
+    this.self = self;
+    this.liveness = liveness;
+    this.pool = pool;
+    this.members = members;
+    this.scheduler = scheduler;
+    this.interval = interval;
+    this.timeout = timeout;
+    this.changed = changed;
+  }
+
+  /** Returns the peers found down that no other peer reaches: those that leave the ring. */
+  public Set<String> unreached() {
+    return unreached;
+  }
+
+  /**
+   * Returns the peer through which to send what this node owes {@code peer}, or null to call it
+   * directly (it is up, or unreached): its voucher while that is up, else, until a round found it
+   * unreached, the first peer a round would ask.
+   */
+  public String via(String peer) {
+    if (!liveness.isDown(peer)) {
+      return null;
+    }
+    synchronized (this) {
+      if (unreached.contains(peer)) {
+        return null;
+      }
+      String voucher = vouchers.get(peer);
+      if (voucher != null && !liveness.isDown(voucher)) {
+        return voucher;
+      }
+      List<String> checkers = checkers(peer, voucher);
+      return checkers.isEmpty() ? null : checkers.get(0);
+    }
+  }
+
+  /**
+   * Returns a future that completes once the round in flight for {@code peer} (if any) reached its
+   * verdict and the ring was rebuilt after it: a call relayed on that round's behalf that failed
+   * waits for it, so the caller routes it again on the ring the verdict made.
+   */
+  public synchronized CompletableFuture<Void> settled(String peer) {
+    CompletableFuture<Void> round = checking.get(peer);
+    return round == null ? CompletableFuture.completedFuture(null) : round;
+  }
+
+  /** Returns the peer vouching for {@code peer}, or null when none does. */
+  public synchronized String voucher(String peer) {
+    return vouchers.get(peer);
+  }
+
+  @Override
+  public void peerDown(String peer, String reason) {
+    if (PeerLiveness.LEFT.equals(reason)) {
+      verdict(peer, null, true);
+      return;
+    }
+    check(peer);
+    boolean schedule;
+    synchronized (this) {
+      schedule = !scheduled && !closed;
+      scheduled = true;
+    }
+    if (schedule) {
+      scheduler.schedule(this::tick, interval);
+    }
+  }
+
+  @Override
+  public void peerUp(String peer, Duration downFor) {
+    boolean wasUnreached;
+    synchronized (this) {
+      vouchers.remove(peer);
+      failedRounds.remove(peer);
+      wasUnreached = unreached.contains(peer);
+      if (wasUnreached) {
+        publish(peer, false);
+      }
+    }
+    if (wasUnreached) {
+      changed.run();
+    }
+  }
+
+  /** Forgets every peer not in {@code current}: one discovery dropped starts afresh if it returns. */
+  public synchronized void retain(Collection<String> current) {
+    vouchers.keySet().retainAll(current);
+    failedRounds.keySet().retainAll(current);
+    Set<String> kept = new HashSet<>(unreached);
+    if (kept.retainAll(current)) {
+      unreached = Set.copyOf(kept);
+    }
+  }
+
+  /** Stops probing. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+  }
+
+  private void tick() {
+    Set<String> down;
+    synchronized (this) {
+      down = liveness.down();
+      if (closed || down.isEmpty()) {
+        scheduled = false;
+        return;
+      }
+    }
+    Collection<String> current = members.get();
+    for (String peer : down) {
+      if (current.contains(peer)) {
+        check(peer);
+      }
+    }
+    scheduler.schedule(this::tick, interval);
+  }
+
+  /** Runs one round for {@code peer} unless one is in flight. */
+  private void check(String peer) {
+    List<String> checkers;
+    CompletableFuture<Void> round = new CompletableFuture<>();
+    synchronized (this) {
+      if (closed || checking.putIfAbsent(peer, round) != null) {
+        return;
+      }
+      checkers = checkers(peer, vouchers.get(peer));
+    }
+    if (checkers.isEmpty()) {
+      settle(peer, null, round);
+      return;
+    }
+    CompletableFuture<String> found = new CompletableFuture<>();
+    AtomicInteger pending = new AtomicInteger(checkers.size());
+    for (String checker : checkers) {
+      pool.call(checker, c -> c.relay(peer, List.of(), timeout))
+          .whenComplete(
+              (ok, error) -> {
+                if (error == null) {
+                  found.complete(checker);
+                } else if (pending.decrementAndGet() == 0) {
+                  found.complete(null);
+                }
+              });
+    }
+    found.thenAccept(voucher -> settle(peer, voucher, round));
+  }
+
+  private void settle(String peer, String voucher, CompletableFuture<Void> round) {
+    try {
+      verdict(peer, voucher, false);
+    } finally {
+      synchronized (this) {
+        checking.remove(peer, round);
+      }
+      round.complete(null);
+    }
+  }
+
+  // Called under the lock: the members this node reaches, other than peer, voucher first.
+  private List<String> checkers(String peer, String voucher) {
+    Set<String> down = liveness.down();
+    TreeSet<String> others = new TreeSet<>(members.get());
+    others.remove(self);
+    others.remove(peer);
+    others.removeAll(down);
+    List<String> out = new ArrayList<>(CHECKERS);
+    if (voucher != null && others.remove(voucher)) {
+      out.add(voucher);
+    }
+    for (String other : others) {
+      if (out.size() == CHECKERS) {
+        break;
+      }
+      out.add(other);
+    }
+    return out;
+  }
+
+  private void verdict(String peer, String voucher, boolean atOnce) {
+    boolean unreachedChanged = false;
+    String log = null;
+    synchronized (this) {
+      if (!liveness.isDown(peer)) {
+        return;
+      }
+      if (voucher != null) {
+        String before = vouchers.put(peer, voucher);
+        failedRounds.remove(peer);
+        if (unreached.contains(peer)) {
+          publish(peer, false);
+          unreachedChanged = true;
+        }
+        if (!voucher.equals(before)) {
+          log = "peer " + peer + " does not answer this node but " + voucher
+              + " reaches it: it stays on the ring and its items are relayed through " + voucher;
+        }
+      } else {
+        int rounds = failedRounds.merge(peer, 1, Integer::sum);
+        boolean vouched = vouchers.containsKey(peer);
+        if (atOnce || !vouched || rounds >= ROUNDS_TO_DROP) {
+          vouchers.remove(peer);
+          if (!unreached.contains(peer)) {
+            publish(peer, true);
+            unreachedChanged = true;
+            log = "no other peer reaches " + peer
+                + ": its keys go to their next owner until it answers";
+          }
+        }
+      }
+    }
+    if (log != null) {
+      LOG.warn(log);
+    }
+    if (unreachedChanged) {
+      changed.run();
+    }
+  }
+
+  // Called under the lock.
+  private void publish(String peer, boolean add) {
+    Set<String> next = new HashSet<>(unreached);
+    if (add) {
+      next.add(peer);
+    } else {
+      next.remove(peer);
+    }
+    unreached = Set.copyOf(next);
+  }
+}

@@ -1,0 +1,57 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * The relaying side of {@code weir_relay_to}: sends a call a peer could not make itself on to its
+ * target, directly (a relayed call is never relayed again, so no call goes round in circles), when
+ * the target is a member this node finds up.
+ */
+public final class PeerRelay {
+
+  private final String self;
+  private final PeerClientPool pool;
+  private final Supplier<? extends Collection<String>> members;
+
+  /**
+   * Creates the relay of node {@code self}, calling {@code members} through {@code pool}.
+   */
+  public PeerRelay(
+      String self,
+      PeerClientPool pool,
+      Supplier<? extends Collection<String>> members) {
+    this.self = self;
+    this.pool = pool;
+    this.members = members;
+  }
+
+  /** See {@link PeerHandler#relay}. */
+  public CompletableFuture<GetPeerRateLimitsResp> relay(
+      GetPeerRateLimitsReq request, Duration within) {
+    String target = request.getWeirRelayTo();
+    String refusal = null;
+    if (target.equals(self)) {
+      refusal = "field 'weir_relay_to' names this node (" + self + "); call it directly";
+    } else if (!members.get().contains(target)) {
+      refusal = "field 'weir_relay_to' (" + target + ") is not a member of this node's cluster";
+    } else if (pool.liveness().isDown(target)) {
+      refusal =
+          "peer '"
+              + self
+              + "' does not reach '"
+              + target
+              + "' either: "
+              + pool.liveness().downReason(target);
+    }
+    if (refusal != null) {
+      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
+    }
+    GetPeerRateLimitsReq onward = request.toBuilder().clearWeirRelayTo().build();
+    return pool.call(target, c -> c.relayOnward(onward, within));
+  }
+}

@@ -1,0 +1,305 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One link of a three-node cluster cut (every peer call over it fails, both nodes still reach the
+ * third): the cut pair keeps each other on their rings, vouched for by the third node through
+ * indirect probes, and relays what they owe each other through it, so every key keeps one owner
+ * and one count; a node cut from every peer is taken off the rings, and after the cut heals the
+ * rings converge and calls go direct again.
+ */
+class PartialCutTest {
+
+  private static final long LIMIT = 10;
+  private static final Duration SETTLED = Duration.ofSeconds(5);
+
+  private LocalCluster cluster;
+  private Node a;
+  private Node b;
+  private Node c;
+
+  @BeforeEach
+  void start() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    a = cluster.node(0);
+    b = cluster.node(1);
+    c = cluster.node(2);
+  }
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+  }
+
+  private static RateLimitRequest hit(String key) {
+    return RateLimitRequest.builder("cut", key).hits(1).limit(LIMIT).duration(600_000).build();
+  }
+
+  private static RateLimitRequest peek(String key) {
+    return RateLimitRequest.builder("cut", key).hits(0).limit(LIMIT).duration(600_000).build();
+  }
+
+  /** Sends {@code n} hits on {@code key} through every node in turn; returns how many passed. */
+  private int hitRoundRobin(String key, int n) {
+    int admitted = 0;
+    List<Node> nodes = List.of(a, b, c);
+    for (int i = 0; i < n; i++) {
+      RateLimitResponse answer = nodes.get(i % 3).check(hit(key)).get(0);
+      assertThat(answer.error()).as("hit %d on %s through %s", i, key, nodes.get(i % 3)).isEmpty();
+      if (answer.status() == Status.UNDER_LIMIT) {
+        admitted++;
+      }
+    }
+    return admitted;
+  }
+
+  private static long ringChanges(Node node) {
+    return node.cluster().membership().changes();
+  }
+
+  private static boolean onRing(Node at, Node peer) {
+    return at.cluster().membership().ring().contains(peer.address());
+  }
+
+  @Test
+  void partialCut_everyKeyKeepsOneOwner_admitsTheLimitOnceWithoutErrorsOrRingChange()
+      throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    String ownedByA = cluster.keyOwnedBy(a, "cut", "a:");
+    long[] before = {ringChanges(a), ringChanges(b), ringChanges(c)};
+
+    cluster.cut(a, c);
+
+    assertThat(hitRoundRobin(ownedByC, 30)).as("hits on C's key admitted").isEqualTo(LIMIT);
+    assertThat(hitRoundRobin(ownedByA, 30)).as("hits on A's key admitted").isEqualTo(LIMIT);
+    RateLimitResponse fromA = a.check(hit(ownedByC)).get(0);
+    assertThat(fromA.error()).isEmpty();
+    assertThat(fromA.metadata()).containsEntry("owner", c.address());
+    Await.until(
+        SETTLED,
+        () -> b.address().equals(a.cluster().probes().voucher(c.address())),
+        "B vouches for C at A");
+    assertThat(a.cluster().liveness().isDown(c.address())).isTrue();
+    assertThat(a.cluster().nodeHealth().health().message())
+        .contains(
+            "peer '" + c.address() + "' is down",
+            "; '" + b.address() + "' reaches it and relays its items (it stays on the ring)");
+    assertThat(a.cluster().health().ready()).isTrue();
+    assertThat(c.cluster().probes().voucher(a.address())).isEqualTo(b.address());
+    assertThat(new long[] {ringChanges(a), ringChanges(b), ringChanges(c)})
+        .as("ring changes on A, B, C")
+        .containsExactly(before);
+    for (Node n : List.of(a, b, c)) {
+      assertThat(n.cluster().membership().ring().peers()).hasSize(3);
+    }
+  }
+
+  @Test
+  void partialCutUnderConcurrentLoad_everyKeyAdmitsAtMostItsLimitAndNoDecisionFails()
+      throws Exception {
+    List<String> keys = new ArrayList<>();
+    for (int k = 0; k < 30; k++) {
+      keys.add("load:" + k);
+    }
+    Map<String, AtomicInteger> admitted =
+        new ConcurrentHashMap<>();
+    AtomicInteger failed = new AtomicInteger();
+    cluster.cut(a, c);
+    List<Thread> callers = new ArrayList<>();
+    for (Node via : List.of(a, b, c)) {
+      Thread t =
+          new Thread(
+              () -> {
+                for (int round = 0; round < 2 * LIMIT; round++) {
+                  List<RateLimitRequest> batch = keys.stream().map(PartialCutTest::hit).toList();
+                  List<RateLimitResponse> answers =
+                      via.check(batch.toArray(new RateLimitRequest[0]));
+                  for (int k = 0; k < answers.size(); k++) {
+                    if (!answers.get(k).error().isEmpty()) {
+                      failed.incrementAndGet();
+                    } else if (answers.get(k).status() == Status.UNDER_LIMIT) {
+                      admitted
+                          .computeIfAbsent(keys.get(k), x -> new AtomicInteger())
+                          .incrementAndGet();
+                    }
+                  }
+                }
+              });
+      t.start();
+      callers.add(t);
+    }
+    for (Thread t : callers) {
+      t.join(30_000);
+    }
+
+    assertThat(failed.get()).as("failed decisions").isZero();
+    for (String key : keys) {
+      assertThat(admitted.get(key).get()).as("admitted on %s", key).isEqualTo(LIMIT);
+    }
+    assertThat(a.cluster().membership().ring().peers()).hasSize(3);
+  }
+
+  @Test
+  void oneWayCut_ownerReachedThroughTheThirdNode_noRingChange() throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    long before = ringChanges(a);
+
+    cluster.cutOneWay(a, c);
+
+    assertThat(hitRoundRobin(ownedByC, 30)).isEqualTo(LIMIT);
+    Await.until(
+        SETTLED,
+        () -> b.address().equals(a.cluster().probes().voucher(c.address())),
+        "B vouches for C at A");
+    assertThat(ringChanges(a)).isEqualTo(before);
+    assertThat(c.cluster().liveness().isDown(a.address())).isFalse();
+  }
+
+  @Test
+  void cutHeals_callsGoDirectAgain() throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    cluster.cut(a, c);
+    assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+    int relayedAtB = b.callsReceived("GetPeerRateLimits");
+    assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+    assertThat(b.callsReceived("GetPeerRateLimits"))
+        .as("relayed through B")
+        .isGreaterThan(relayedAtB);
+
+    cluster.heal(a, c);
+
+    Await.until(
+        SETTLED, () -> !a.cluster().liveness().isDown(c.address()), "A reaches C again");
+    Await.until(
+        SETTLED, () -> !c.cluster().liveness().isDown(a.address()), "C reaches A again");
+    int atB = b.callsReceived("GetPeerRateLimits");
+    RateLimitResponse direct = a.check(hit(ownedByC)).get(0);
+    assertThat(direct.error()).isEmpty();
+    assertThat(direct.remaining()).as("one count throughout").isEqualTo(LIMIT - 3);
+    assertThat(b.callsReceived("GetPeerRateLimits")).as("nothing through B").isEqualTo(atB);
+    assertThat(a.cluster().probes().voucher(c.address())).isNull();
+  }
+
+  @Test
+  void flappingLink_ringNeverChanges() throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    String ownedByA = cluster.keyOwnedBy(a, "cut", "a:");
+    long[] before = {ringChanges(a), ringChanges(b), ringChanges(c)};
+
+    for (int i = 0; i < 10; i++) {
+      cluster.cut(a, c);
+      assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+      assertThat(c.check(hit(ownedByA)).get(0).error()).isEmpty();
+      cluster.heal(a, c);
+      Await.until(
+          SETTLED, () -> !a.cluster().liveness().isDown(c.address()), "A reaches C again");
+      assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+      assertThat(c.check(hit(ownedByA)).get(0).error()).isEmpty();
+    }
+
+    assertThat(new long[] {ringChanges(a), ringChanges(b), ringChanges(c)}).containsExactly(before);
+    assertThat(a.check(hit(ownedByC)).get(0).status()).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void voucherLosesTheOwnerToo_ownerLeavesTheRingOnce() throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    cluster.cut(a, c);
+    assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+    Await.until(
+        SETTLED,
+        () -> b.address().equals(a.cluster().probes().voucher(c.address())),
+        "B vouches for C at A");
+    long before = ringChanges(a);
+
+    cluster.cut(b, c);
+    assertThat(b.check(hit(ownedByC)).get(0).error()).as("B finds C down, reroutes").isEmpty();
+
+    Await.until(SETTLED, () -> !onRing(a, c), "C off A's ring once nobody reaches it");
+    RateLimitResponse rerouted = a.check(hit(ownedByC)).get(0);
+    assertThat(rerouted.error()).isEmpty();
+    assertThat(rerouted.metadata().get("owner")).isNotEqualTo(c.address());
+    assertThat(ringChanges(a)).isEqualTo(before + 1);
+  }
+
+  @Test
+  void isolatedNode_leavesTheRings_answersAlone_andRingsConvergeAfterHealWithoutLosingCounts()
+      throws Exception {
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    String warmC = cluster.keyOwnedBy(c, "cut", "warm-c:");
+    String warmA = cluster.keyOwnedBy(a, "cut", "warm-a:");
+    String warmB = cluster.keyOwnedBy(b, "cut", "warm-b:");
+    long[] before = {ringChanges(a), ringChanges(b)};
+
+    cluster.cut(a, c);
+    cluster.cut(b, c);
+    // Calls find the cut (a connection that stays up while its calls fail is found by traffic).
+    a.check(hit(warmC));
+    b.check(hit(warmC));
+    c.check(hit(warmA));
+    c.check(hit(warmB));
+    for (Node survivor : List.of(a, b)) {
+      Await.until(SETTLED, () -> !onRing(survivor, c), "C off the ring of " + survivor.address());
+    }
+    Await.until(
+        SETTLED,
+        () -> c.cluster().membership().ring().peers().equals(List.of(c.address())),
+        "C alone on its ring");
+    int throughA = 0;
+    for (int i = 0; i < 4; i++) {
+      RateLimitResponse r = a.check(hit(ownedByC)).get(0);
+      assertThat(r.error()).isEmpty();
+      assertThat(r.metadata().get("owner")).isNotEqualTo(c.address());
+      throughA += r.status() == Status.UNDER_LIMIT ? 1 : 0;
+    }
+    int throughC = 0;
+    for (int i = 0; i < 6; i++) {
+      RateLimitResponse r = c.check(hit(ownedByC)).get(0);
+      assertThat(r.error()).isEmpty();
+      throughC += r.status() == Status.UNDER_LIMIT ? 1 : 0;
+    }
+    assertThat(throughA).isEqualTo(4);
+    assertThat(throughC).isEqualTo(6);
+    long keptAtLeast = LIMIT - throughC;
+
+    cluster.heal(a, c);
+    cluster.heal(b, c);
+
+    for (Node n : List.of(a, b, c)) {
+      Await.until(
+          SETTLED,
+          () -> n.cluster().membership().ring().peers().size() == 3,
+          "every peer back on the ring of " + n.address());
+    }
+    Await.until(
+        SETTLED,
+        () -> {
+          RateLimitResponse r = b.check(peek(ownedByC)).get(0);
+          return r.error().isEmpty() && r.remaining() <= keptAtLeast;
+        },
+        "the owner's count holds the more consumed side");
+    assertThat(new long[] {ringChanges(a), ringChanges(b)})
+        .as("A's and B's rings changed once for C's isolation and once for its return")
+        .containsExactly(before[0] + 2, before[1] + 2);
+    RateLimitResponse after = a.check(hit(ownedByC)).get(0);
+    assertThat(after.metadata()).containsEntry("owner", c.address());
+    assertThat(after.remaining()).isEqualTo(keptAtLeast - 1);
+  }
+}

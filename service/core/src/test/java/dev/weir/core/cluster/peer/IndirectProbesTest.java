@@ -1,0 +1,222 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link IndirectProbes} against in-process peers whose answer to an indirect probe the test sets,
+ * on a fake clock: who vouches, when a vouched peer leaves the ring (only after {@link
+ * IndirectProbes#ROUNDS_TO_DROP} rounds without a voucher) and when it comes back.
+ */
+class IndirectProbesTest {
+
+  private static final String A = "10.0.0.1:1051";
+  private static final String B = "10.0.0.2:1051";
+  private static final String C = "10.0.0.3:1051";
+  private static final Duration INTERVAL = Duration.ofMillis(500);
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final PeerLiveness liveness = new PeerLiveness(clock);
+  private final Map<String, Boolean> reaches = new ConcurrentHashMap<>();
+  private final AtomicInteger probesSent = new AtomicInteger();
+  private final AtomicInteger changes = new AtomicInteger();
+  private final List<Server> servers = new ArrayList<>();
+  private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
+  private Set<String> members = Set.of(A, B, C);
+  private final IndirectProbes probes =
+      new IndirectProbes(
+          A,
+          liveness,
+          pool,
+          () -> members,
+          scheduler,
+          INTERVAL,
+          Duration.ofSeconds(1),
+          changes::incrementAndGet);
+
+  IndirectProbesTest() {
+    liveness.addListener(probes);
+  }
+
+  @AfterEach
+  void stop() {
+    pool.close();
+    servers.forEach(Server::shutdownNow);
+  }
+
+  private PeerClient client(String address) {
+    try {
+      String name = InProcessServerBuilder.generateName();
+      servers.add(
+          InProcessServerBuilder.forName(name)
+              .directExecutor()
+              .addService(new PeersService(new Relaying(address), clock))
+              .build()
+              .start());
+      return new PeerClient(
+          address,
+          InProcessChannelBuilder.forName(name).directExecutor().build(),
+          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(1), true),
+          scheduler,
+          clock);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
+  void peerDownHere_anotherReachesIt_vouchedAndRelayedThroughIt() {
+    reaches.put(B + ">" + C, true);
+
+    liveness.notAnswering(C, "cut", true);
+
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    assertThat(probes.via(C)).isEqualTo(B);
+    assertThat(probes.unreached()).isEmpty();
+    assertThat(changes).hasValue(0);
+  }
+
+  @Test
+  void peerDownHere_nobodyReachesIt_unreached() {
+    liveness.notAnswering(C, "dead", true);
+
+    assertThat(probes.unreached()).containsExactly(C);
+    assertThat(probes.via(C)).isNull();
+    assertThat(changes).hasValue(1);
+  }
+
+  @Test
+  void vouchedPeer_leavesOnlyAfterTwoRoundsWithoutVoucher_andReturnsWhenReachedAgain() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+
+    reaches.put(B + ">" + C, false);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).as("one failed round").isEmpty();
+    reaches.put(B + ">" + C, true);
+    scheduler.advance(INTERVAL);
+    reaches.put(B + ">" + C, false);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).as("failed rounds are counted in a row").isEmpty();
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).as("two failed rounds in a row").containsExactly(C);
+    assertThat(changes).hasValue(1);
+
+    reaches.put(B + ">" + C, true);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).isEmpty();
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    assertThat(changes).hasValue(2);
+  }
+
+  @Test
+  void peerAnswersAgain_forgotten_callsGoDirect() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+
+    liveness.back(C);
+
+    assertThat(probes.via(C)).isNull();
+    assertThat(probes.voucher(C)).isNull();
+  }
+
+  @Test
+  void noOtherMember_unreachedAtOnceWithoutAProbe() {
+    members = Set.of(A, C);
+
+    liveness.notAnswering(C, "cut", true);
+
+    assertThat(probes.unreached()).containsExactly(C);
+    assertThat(probesSent).hasValue(0);
+  }
+
+  @Test
+  void peerAnnouncedItsLeave_unreachedAtOnceWithoutAProbe() {
+    reaches.put(B + ">" + C, true);
+
+    liveness.left(C);
+
+    assertThat(probes.unreached()).containsExactly(C);
+    assertThat(probesSent).hasValue(0);
+  }
+
+  /** A peer that answers an indirect probe of a target as {@link #reaches} says. */
+  private final class Relaying implements PeerHandler {
+    private final String self;
+
+    Relaying(String self) {
+      this.self = self;
+    }
+
+    @Override
+    public CompletableFuture<GetPeerRateLimitsResp> relay(
+        GetPeerRateLimitsReq request, Duration within) {
+      probesSent.incrementAndGet();
+      String target = request.getWeirRelayTo();
+      return reaches.getOrDefault(self + ">" + target, false)
+          ? CompletableFuture.completedFuture(GetPeerRateLimitsResp.getDefaultInstance())
+          : CompletableFuture.failedFuture(
+              new PeerException(target, "does not reach " + target, null));
+    }
+
+    @Override
+    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+      return List.of();
+    }
+
+    @Override
+    public void applyGlobals(List<UpdatePeerGlobal> globals) {}
+
+    @Override
+    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      return 0;
+    }
+
+    @Override
+    public CompletableFuture<Void> announce(String address, boolean leaving) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletableFuture<Void> prepareReturn(String address) {
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+      return List.of();
+    }
+
+    @Override
+    public int deliverQuotaShares(List<QuotaPush> pushes) {
+      return 0;
+    }
+  }
+}
