@@ -15,6 +15,7 @@ BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
   BATCHING=off scripts/bench_forward.py     # WEIR_DISABLE_BATCHING=true on both nodes
   MODE=rls scripts/bench_forward.py         # Envoy ShouldRateLimit, one descriptor per call
   LIGHT_RPS=100 scripts/bench_forward.py    # also a light-load run: 1 stream at 100 calls/s
+  PROFILE=/tmp/prof scripts/bench_forward.py  # a flight recording of each measured run per node
 
 MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
 (ITEMS is 1), on an address whose counter A owns, then on one B owns. Prints one line per run: items/s,
@@ -43,6 +44,10 @@ SECONDS = int(os.environ.get("RUN_SECONDS", "10"))
 WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
 MODE = os.environ.get("MODE", "v1")
+# A folder: each measured run is recorded by JDK Flight Recorder on both nodes (KIND-NODE.jfr there),
+# with the JFR settings file PROFILE_SETTINGS (default: the JDK's "profile").
+PROFILE = os.environ.get("PROFILE", "")
+PROFILE_SETTINGS = os.environ.get("PROFILE_SETTINGS", "profile")
 LIGHT_RPS = int(os.environ.get("LIGHT_RPS", "0"))
 NODE_CPU = os.environ.get("NODE_CPU", "1")
 # Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
@@ -202,6 +207,12 @@ def main():
             batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
                 ha, "weir_peer_batch_items_total")
             log = os.path.join(work, kind + ".log")
+            if PROFILE:
+                for proc, node in ((procs[0], "a"), (procs[1], "b")):
+                    subprocess.run(["jcmd", str(proc.pid), "JFR.start", f"settings={PROFILE_SETTINGS}",
+                                    f"duration={SECONDS}s",
+                                    f"filename={os.path.join(PROFILE, kind + '-' + node + '.jfr')}"],
+                                   capture_output=True, check=True)
             done, failed = h2load(ga, path, SECONDS, log)
             used_a = cpu_seconds(procs[0].pid) - cpu_a
             used_b = cpu_seconds(procs[1].pid) - cpu_b
