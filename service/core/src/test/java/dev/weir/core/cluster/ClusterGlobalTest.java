@@ -69,6 +69,27 @@ class ClusterGlobalTest {
   }
 
   @Test
+  void flush_refundWithNegativeHits_remainingAboveTheLimitReachesEveryNode() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node a = cluster.nonOwnersOf("g_acct").get(0);
+    Node b = cluster.nonOwnersOf("g_acct").get(1);
+    a.check(global(2, 10));
+    a.cluster().global().flushHits().join();
+    owner.cluster().global().flushBroadcasts().join();
+
+    a.check(global(-7, 10));
+    a.cluster().global().flushHits().join();
+    owner.cluster().global().flushBroadcasts().join();
+
+    assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(15);
+    assertThat(b.check(global(0, 10)).get(0).remaining())
+        .as("the owner's broadcast of a refunded bucket reaches the other nodes")
+        .isEqualTo(15);
+    assertThat(a.check(global(0, 10)).get(0).remaining()).isEqualTo(15);
+  }
+
+  @Test
   void check_globalOnNonOwner_answersFromLocalCopyWithOwnerWithoutCallingOwner() {
     cluster = LocalCluster.start(3, SETTINGS);
     Node owner = cluster.ownerOf("g_acct");

@@ -139,13 +139,6 @@ public final class PeerInputValidator {
       return error;
     }
     if (!global.hasWeirState()) {
-      if (status.getRemaining() > status.getLimit()) {
-        return error(
-            "field 'status.remaining' is "
-                + status.getRemaining()
-                + ", more than 'status.limit' "
-                + status.getLimit());
-      }
       return Optional.empty();
     }
     if (!global.getWeirState().getKey().equals(global.getKey())) {
@@ -320,7 +313,7 @@ public final class PeerInputValidator {
         t.getStatusValue() == 0 || t.getStatusValue() == 1
             ? Optional.empty()
             : error("field 'status' is " + t.getStatusValue() + "; known are 0 and 1"),
-        within("remaining", t.getRemaining(), 0, t.getLimit()),
+        within("remaining", t.getRemaining(), 0, Long.MAX_VALUE),
         timestamp("created_at", t.getCreatedAt(), 0, now),
         end("expire_at", t.getExpireAt(), now, t.getDuration()));
   }
@@ -328,7 +321,7 @@ public final class PeerInputValidator {
   private Optional<String> leakyBucket(LeakyBucketSnapshot l, long now) {
     return first(
         config(l.getLimit(), l.getDuration(), l.getBurst()),
-        within("remaining", l.getRemaining(), -l.getLimit(), Math.max(l.getBurst(), l.getLimit())),
+        within("remaining", l.getRemaining(), -l.getLimit(), Long.MAX_VALUE),
         timestamp("updated_at", l.getUpdatedAt(), 0, now),
         end("expire_at", l.getExpireAt(), now, l.getDuration()));
   }
