@@ -35,8 +35,10 @@ import java.util.function.Supplier;
  * forward fails and the ring now names another owner (the ring changed while the call was in flight),
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
  * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
- * The ring holds only the peers this node finds answering ({@link Membership}), so an owner found
- * down is not chosen and a forward that finds it down is routed again.
+ * The ring holds the peers this node finds answering, directly or through a peer that vouches for
+ * them ({@link Membership}, {@code IndirectProbes}: items for an owner only another peer reaches are
+ * relayed through that peer), so an owner found down is not chosen and a forward that finds it down
+ * is routed again.
  *
  * <p>Stand-ins: with {@code standInAfter} set, the items of a call whose owners have not answered
  * that long after the call (an owner in a long GC pause, or one that died and is not yet found
