@@ -16,6 +16,7 @@ BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
   MODE=rls scripts/bench_forward.py         # Envoy ShouldRateLimit, one descriptor per call
   LIGHT_RPS=100 scripts/bench_forward.py    # also a light-load run: 1 stream at 100 calls/s
   PROFILE=/tmp/prof scripts/bench_forward.py  # a flight recording of each measured run per node
+  STREAMS=1x1 ITEMS=16 scripts/bench_forward.py  # one call at a time: batches of exactly 16
 
 MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
 (ITEMS is 1), on an address whose counter A owns, then on one B owns. Prints one line per run: items/s,
@@ -49,6 +50,9 @@ MODE = os.environ.get("MODE", "v1")
 PROFILE = os.environ.get("PROFILE", "")
 PROFILE_SETTINGS = os.environ.get("PROFILE_SETTINGS", "profile")
 LIGHT_RPS = int(os.environ.get("LIGHT_RPS", "0"))
+# h2load's connections x streams per connection; 1x1 sends one call at a time, so each call's items
+# for the other node leave as one batch of exactly ITEMS (the forwarding cost at that batch size).
+CONNECTIONS, STREAMS = (int(n) for n in os.environ.get("STREAMS", "4x16").split("x"))
 NODE_CPU = os.environ.get("NODE_CPU", "1")
 # Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
 NODE_JAVA_OPTS = os.environ.get("NODE_JAVA_OPTS", "")
@@ -128,7 +132,7 @@ METHODS = {"v1": "/pb.gubernator.V1/GetRateLimits",
 
 
 def h2load(grpc_port, path, seconds, log=None, light=False):
-    shape = ["-c1", "-m1", f"--rps={LIGHT_RPS}"] if light else ["-c4", "-m16"]
+    shape = ["-c1", "-m1", f"--rps={LIGHT_RPS}"] if light else [f"-c{CONNECTIONS}", f"-m{STREAMS}"]
     out = subprocess.run(
         ["taskset", "-c", LOAD_CPU, "h2load", *shape, "-t1", "-D", str(seconds), "-d", path,
          "-H", "content-type: application/grpc", "-H", "te: trailers",
@@ -233,7 +237,9 @@ def main():
                   f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
                   f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
                   f"owner {cs_b:5.2f}, p50 {lat[0]:.2f} ms p99 {lat[1]:.2f} ms, failed calls {failed}")
-        print(f"forwarded/local throughput {runs['forwarded'][0] / runs['local'][0]:.3f}")
+        print(f"forwarded/local throughput {runs['forwarded'][0] / runs['local'][0]:.3f}; "
+              f"CPU a forwarded item costs beyond a local one: "
+              f"{sum(runs['forwarded'][1:3]) - sum(runs['local'][1:3]):.2f} us")
         if LIGHT_RPS:
             for kind in ("local", "forwarded"):
                 log = os.path.join(work, kind + "-light.log")
