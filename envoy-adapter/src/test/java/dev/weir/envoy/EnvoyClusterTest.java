@@ -133,8 +133,8 @@ class EnvoyClusterTest {
     assertThat(a.store().get(hashKey(onB))).isEmpty();
     assertThat(b.store().get(hashKey(onB))).isPresent();
     assertThat(b.store().get(hashKey(onA))).isEmpty();
-    assertThat(a.callsReceived("GetPeerRateLimits")).isPositive();
-    assertThat(b.callsReceived("GetPeerRateLimits")).isPositive();
+    assertThat(a.callsReceived("ForwardBatches")).as("a forwarding stream to a").isPositive();
+    assertThat(b.callsReceived("ForwardBatches")).as("a forwarding stream to b").isPositive();
   }
 
   @Test
