@@ -223,7 +223,7 @@ class PeerProtocolAttackTest {
     assertThat(target.metrics().count("refused peer_invalid_input")).isEqualTo(4 + 3 + 2);
   }
 
-  /** A GLOBAL update that would open {@code hashKey} wide: remaining Long.MAX of a limit of 5. */
+  /** A GLOBAL update no owner sends: a negative remaining (Long.MIN) of a limit of 5. */
   private static UpdatePeerGlobal garbage(String hashKey) {
     return UpdatePeerGlobal.newBuilder()
         .setKey(hashKey)
@@ -232,12 +232,12 @@ class PeerProtocolAttackTest {
         .setStatus(
             RateLimitResp.newBuilder()
                 .setLimit(LIMIT)
-                .setRemaining(Long.MAX_VALUE)
+                .setRemaining(Long.MIN_VALUE)
                 .setResetTime(System.currentTimeMillis() + 600_000))
         .build();
   }
 
-  /** A handed-over token bucket for {@code hashKey} with remaining Long.MAX of a limit of 5. */
+  /** A handed-over token bucket for {@code hashKey} with a negative remaining (Long.MIN). */
   private static BucketSnapshot fullBucket(String hashKey) {
     long now = System.currentTimeMillis();
     return BucketSnapshot.newBuilder()
@@ -246,7 +246,7 @@ class PeerProtocolAttackTest {
             TokenBucketSnapshot.newBuilder()
                 .setLimit(LIMIT)
                 .setDuration(600_000)
-                .setRemaining(Long.MAX_VALUE)
+                .setRemaining(Long.MIN_VALUE)
                 .setCreatedAt(now)
                 .setExpireAt(now + 600_001))
         .build();
