@@ -113,13 +113,38 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
           items.add(item);
         }
       }
-      List<RateLimitResponse> answers = items.isEmpty() ? List.of() : handler.checkAsOwner(items);
+      String[] refused = errors;
+      CompletableFuture<List<RateLimitResponse>> answered =
+          items.isEmpty()
+              ? CompletableFuture.completedFuture(List.of())
+              : handler.answerForwarded(items);
+      answered.whenComplete(
+          (answers, error) -> {
+            if (error != null) {
+              observer.onError(
+                  Status.INTERNAL.withDescription(error.toString()).asRuntimeException());
+              return;
+            }
+            reply(request.getRequestsCount(), refused, answers, observer);
+          });
+    } catch (RuntimeException e) {
+      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+    }
+  }
+
+  // Sends one answer per item: its refusal, else the next of the handler's answers.
+  private static void reply(
+      int count,
+      String[] refused,
+      List<RateLimitResponse> answers,
+      StreamObserver<GetPeerRateLimitsResp> observer) {
+    try {
       GetPeerRateLimitsResp.Builder resp = GetPeerRateLimitsResp.newBuilder();
       int next = 0;
-      for (int i = 0; i < request.getRequestsCount(); i++) {
+      for (int i = 0; i < count; i++) {
         RateLimitResponse answer =
-            errors != null && errors[i] != null
-                ? RateLimitResponse.error(errors[i])
+            refused != null && refused[i] != null
+                ? RateLimitResponse.error(refused[i])
                 : answers.get(next++);
         resp.addRateLimits(PeerProtos.toProto(answer));
       }
