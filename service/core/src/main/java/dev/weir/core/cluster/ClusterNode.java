@@ -208,7 +208,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
     this.handOn =
-        new HandOn(self, membership::ring, peers, service::checkAsOwner, settings.batchTimeout());
+        new HandOn(
+            self,
+            membership::ring,
+            peers,
+            service::checkAsOwner,
+            settings.batchTimeout().dividedBy(2));
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =
         new HealthChecker()

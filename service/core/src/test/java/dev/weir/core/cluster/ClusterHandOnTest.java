@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -198,5 +199,24 @@ class ClusterHandOnTest {
     assertThat(b.callsReceived("GetPeerRateLimits") - atBBefore).isEqualTo(1);
     assertThat(b.store().get("h_" + key)).isPresent();
     assertThat(a.store().get("h_" + key)).isEmpty();
+  }
+
+  @Test
+  void addNode_theNewOwnerCannotBeCalled_theOldOwnerAnswersItselfRatherThanFail() {
+    // With WEIR_PEER_FAILURE_MODE=fail a dead owner stays on the ring: the hand-on fails.
+    cluster =
+        LocalCluster.start(
+            2, ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    cluster.kill(joined);
+    assertThat(old.cluster().membership().ring().ownerOf("h_" + key[0]))
+        .isEqualTo(joined.address());
+
+    RateLimitResponse answer = forward(cluster.node(1), old, hit(key[0], 1)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
   }
 }

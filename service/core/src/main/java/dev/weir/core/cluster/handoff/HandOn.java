@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The answer to items a peer forwarded to this node as their owner: each item whose key this node's
@@ -22,11 +24,15 @@ import java.util.function.Supplier;
  * <p>Design: an item is handed on at most once. The handed-on item carries {@link #HANDED_ON} (this
  * node's address) as its only metadata, and its receiver answers it whatever its own ring says, so
  * two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
- * go in one call per owner, with {@code timeout}; an item whose owner does not answer is answered
- * with an error naming it and is counted nowhere (the sender may route it again). With the ring
- * empty (this node left and every other member is down) every item is answered here.
+ * go in one call per owner, with {@code timeout} (shorter than the sender's deadline); the items of
+ * a call that fails (the owner is down and this node has not found it yet, or does not answer in
+ * time) are answered here after all, as before the change, rather than with an error: the sender
+ * may have routed them here because it found that owner down. With the ring empty (this node left
+ * and every other member is down) every item is answered here.
  */
 public final class HandOn {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HandOn.class);
 
   /** The metadata entry that marks an item an old owner handed on: its value is that node. */
   public static final String HANDED_ON = "weir-handed-on-by";
@@ -115,11 +121,22 @@ public final class HandOn {
         .call(to, c -> c.getPeerRateLimits(items, timeout, "handing on to"))
         .handle(
             (answers, error) -> {
+              if (error == null && answers.size() == indexes.size()) {
+                for (int j = 0; j < indexes.size(); j++) {
+                  out[indexes.get(j)] = answers.get(j).withMetadata(ownerMeta);
+                }
+                return null;
+              }
+              LOG.debug(
+                  "handing {} items on to {} failed, answered here: {}",
+                  items.size(),
+                  to,
+                  error == null ? "wrong number of answers" : error.getMessage());
+              List<RateLimitRequest> original = new ArrayList<>(indexes.size());
+              indexes.forEach(i -> original.add(requests.get(i)));
+              List<RateLimitResponse> here = owner.apply(original);
               for (int j = 0; j < indexes.size(); j++) {
-                out[indexes.get(j)] =
-                    error == null && answers.size() == indexes.size()
-                        ? answers.get(j).withMetadata(ownerMeta)
-                        : RateLimitResponse.error(failure(to, error)).withMetadata(ownerMeta);
+                out[indexes.get(j)] = here.get(j);
               }
               return null;
             });
@@ -137,15 +154,5 @@ public final class HandOn {
         r.burst(),
         r.createdAt(),
         Map.of(HANDED_ON, self));
-  }
-
-  private String failure(String to, Throwable error) {
-    String why = error == null ? "it answered with the wrong number of items" : error.getMessage();
-    return "this node ("
-        + self
-        + ") no longer owns the key, and handing it on to its owner '"
-        + to
-        + "' failed: "
-        + why;
   }
 }
