@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * applied. Every refusal counts as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link
  * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
  * GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
- * PeerHandler#serving() serving}.
+ * PeerHandler#serving() serving}. Forwarded items are answered when the handler's {@link
+ * PeerHandler#answerForwarded} completes (later, when it hands some on to their owner).
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
