@@ -76,7 +76,8 @@ class ClusterHandOnTest {
     cluster.nodes().forEach(
         n ->
             n.beforeAnnounce(
-                isLeaving -> count(forward(stale, leaving, hit(key, 2)).join(), null, 2, sent, failed)));
+                isLeaving ->
+                    count(forward(stale, leaving, hit(key, 2)).join(), null, 2, sent, failed)));
     // ... and all along, from another thread.
     AtomicBoolean sending = new AtomicBoolean(true);
     Thread background =
@@ -106,7 +107,11 @@ class ClusterHandOnTest {
   }
 
   private static void count(
-      RateLimitResponse answer, Throwable error, int hits, AtomicInteger sent, AtomicInteger failed) {
+      RateLimitResponse answer,
+      Throwable error,
+      int hits,
+      AtomicInteger sent,
+      AtomicInteger failed) {
     if (error != null || !answer.error().isEmpty()) {
       failed.incrementAndGet();
     } else {

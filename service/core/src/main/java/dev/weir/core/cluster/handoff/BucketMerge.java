@@ -1,5 +1,8 @@
 package dev.weir.core.cluster.handoff;
 
+import static dev.weir.core.engine.SaturatingMath.add;
+import static dev.weir.core.engine.SaturatingMath.sub;
+
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
@@ -7,8 +10,6 @@ import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SlidingWindowState;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
-import static dev.weir.core.engine.SaturatingMath.add;
-import static dev.weir.core.engine.SaturatingMath.sub;
 
 /**
  * The rules that join a handed-over bucket with the receiver's own copy of it.
@@ -79,10 +80,10 @@ public final class BucketMerge {
    * {@code incoming}. Token bucket: {@code remaining} drops by the sender's drop; leaky bucket: the
    * tokens available at {@code now} drop by the sender's drop, credited at {@code now}; fixed and
    * sliding window: each count grows by the sender's growth. Nothing drops below zero, and the
-   * arithmetic saturates (a refunded state's counts may lie anywhere in a long's range). The sender's
-   * hits are counted as {@code limit - remaining}, so a limit changed between the snapshots is not
-   * taken for hits; a leaky bucket whose limit, duration or burst differ between the states yields
-   * null.
+   * arithmetic saturates (a refunded state's counts may lie anywhere in a long's range). The
+   * sender's hits are counted as {@code limit - remaining}, so a limit changed between the
+   * snapshots is not taken for hits; a leaky bucket whose limit, duration or burst differ between
+   * the states yields null.
    */
   public static BucketState addConsumedSince(
       BucketState existing, BucketState previous, BucketState incoming, long now) {

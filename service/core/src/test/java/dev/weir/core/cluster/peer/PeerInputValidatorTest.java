@@ -258,7 +258,8 @@ class PeerInputValidatorTest {
                     g.setStatus(g.getStatus().toBuilder().setRemaining(25))
                         .setWeirState(
                             state.toBuilder()
-                                .setTokenBucket(state.getTokenBucket().toBuilder().setRemaining(25)))),
+                                .setTokenBucket(
+                                    state.getTokenBucket().toBuilder().setRemaining(25)))),
             null),
         Arguments.of(
             "negative remaining",

@@ -195,7 +195,8 @@ class PeersServiceTest {
         .extracting(RateLimitResp::getStatusValue)
         .containsExactly(0, 0, 1);
     assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(3);
-    assertThat(resp.getRateLimits(1).getError()).startsWith("field 'behavior' has unknown flags 64");
+    assertThat(resp.getRateLimits(1).getError())
+        .startsWith("field 'behavior' has unknown flags 64");
     assertThat(resp.getRateLimits(2).getError()).isEmpty();
   }
 
