@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
+import dev.weir.core.cluster.handoff.HandOn;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerFailureMode;
@@ -81,6 +82,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final PeerClientPool peers;
   private final GlobalManager global;
   private final HandOff handOff;
+  private final HandOn handOn;
   private final ExecutorService handOffScans =
       Executors.newSingleThreadExecutor(
           task -> {
@@ -229,6 +231,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.service =
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
+    this.handOn =
+        new HandOn(
+            self,
+            membership::ring,
+            peers,
+            service::checkAsOwner,
+            settings.batchTimeout().dividedBy(2));
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =
         new HealthChecker()
@@ -359,6 +368,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
     return service.checkAsOwner(requests);
+  }
+
+  /**
+   * Answers items a peer forwarded: with hand-off on, an item whose key this node's ring gives to
+   * another peer (the sender's ring is behind) is handed on to that owner ({@link HandOn}), so no
+   * hit counts on a bucket this node handed away; with it off, every item is answered here, as
+   * Gubernator does.
+   */
+  @Override
+  public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+      List<RateLimitRequest> requests) {
+    return settings.handoff()
+        ? handOn.answer(requests)
+        : CompletableFuture.completedFuture(service.checkAsOwner(requests));
   }
 
   @Override

@@ -69,27 +69,6 @@ class ClusterGlobalTest {
   }
 
   @Test
-  void flush_refundWithNegativeHits_remainingAboveTheLimitReachesEveryNode() {
-    cluster = LocalCluster.start(3, SETTINGS);
-    Node owner = cluster.ownerOf("g_acct");
-    Node a = cluster.nonOwnersOf("g_acct").get(0);
-    Node b = cluster.nonOwnersOf("g_acct").get(1);
-    a.check(global(2, 10));
-    a.cluster().global().flushHits().join();
-    owner.cluster().global().flushBroadcasts().join();
-
-    a.check(global(-7, 10));
-    a.cluster().global().flushHits().join();
-    owner.cluster().global().flushBroadcasts().join();
-
-    assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(15);
-    assertThat(b.check(global(0, 10)).get(0).remaining())
-        .as("the owner's broadcast of a refunded bucket reaches the other nodes")
-        .isEqualTo(15);
-    assertThat(a.check(global(0, 10)).get(0).remaining()).isEqualTo(15);
-  }
-
-  @Test
   void check_globalOnNonOwner_answersFromLocalCopyWithOwnerWithoutCallingOwner() {
     cluster = LocalCluster.start(3, SETTINGS);
     Node owner = cluster.ownerOf("g_acct");
@@ -163,6 +142,58 @@ class ClusterGlobalTest {
     assertThat(owner.check(global(0, 5)).get(0).remaining()).isZero();
     RateLimitResponse r = other.check(global(1, 5)).get(0);
     assertThat(r.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(r.remaining()).isZero();
+  }
+
+  @Test
+  void refund_onOwner_everyNodesCopyShowsRemainingAboveTheLimit() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    owner.check(global(8, 10));
+    owner.cluster().global().flushBroadcasts().join();
+
+    assertThat(owner.check(global(-20, 10)).get(0).remaining()).isEqualTo(22);
+    owner.cluster().global().flushBroadcasts().join();
+
+    for (Node n : cluster.nodes()) {
+      assertThat(n.check(global(0, 10)).get(0).remaining()).as(n.address()).isEqualTo(22);
+    }
+  }
+
+  @Test
+  void refund_onNonOwner_ownerAndEveryOtherCopyShowTheRefund() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node a = cluster.nonOwnersOf("g_acct").get(0);
+    Node b = cluster.nonOwnersOf("g_acct").get(1);
+    owner.check(global(10, 10));
+    owner.cluster().global().flushBroadcasts().join();
+
+    a.check(global(-15, 10));
+    sync(a, owner);
+
+    for (Node n : List.of(owner, a, b)) {
+      assertThat(n.check(global(0, 10)).get(0).remaining()).as(n.address()).isEqualTo(15);
+    }
+  }
+
+  @Test
+  void refund_fixedWindowBelowZero_everyNodesCopyAdmitsTheRefundedHits() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    RateLimitRequest.Builder window =
+        RateLimitRequest.builder("g", "acct")
+            .limit(4)
+            .duration(3_600_000)
+            .algorithm(dev.weir.core.model.Algorithm.FIXED_WINDOW)
+            .behavior(Behavior.GLOBAL);
+    owner.check(window.hits(-3).build());
+    owner.cluster().global().flushBroadcasts().join();
+
+    RateLimitResponse r = other.check(window.hits(7).build()).get(0);
+
+    assertThat(r.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(r.remaining()).isZero();
   }
 

@@ -70,7 +70,7 @@ class ClusterHandOffTest {
   }
 
   @Test
-  void addNode_aStaleRingForwardsToTheOldOwnerAfterTheHandOff_countsFromWhatWasHandedNotAFullBucket() {
+  void addNode_theOldOwnerKeepsWhatItHanded_itsOwnerSideAnswersFromItNotAFullBucket() {
     cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
     consumeThree();
     List<Node> before = new ArrayList<>();
@@ -87,7 +87,8 @@ class ClusterHandOffTest {
       }
     }
     assertThat(moved).as("a key that moved to the new node").isNotNegative();
-    // A peer that has not applied the change yet still forwards the key to its old owner.
+    // What the old owner answers as owner (an item handed on to it, a key that comes back) starts
+    // from what it handed; a stale peer's forwards are handed on (ClusterHandOnTest).
     RateLimitResponse atOldOwner =
         before.get(moved).cluster().checkAsOwner(List.of(req(moved, 1))).get(0);
 

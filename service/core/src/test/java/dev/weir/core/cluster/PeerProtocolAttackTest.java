@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
@@ -105,7 +106,6 @@ class PeerProtocolAttackTest {
   @Test
   void forgedLeave_insecurePeerProtocol_dropsAPeerAndALimitOf5Admits10Of20() {
     cluster = start(PeerSecurity.insecure());
-    String key = keyOwnedBySecondNode();
 
     stranger(cluster.node(0))
         .announce(
@@ -114,7 +114,18 @@ class PeerProtocolAttackTest {
                 .setLeaving(true)
                 .build());
 
-    assertThat(cluster.node(0).cluster().membership().ring().peers()).hasSize(2);
+    HashRing atFirst = cluster.node(0).cluster().membership().ring();
+    HashRing atThird = cluster.node(2).cluster().membership().ring();
+    assertThat(atFirst.peers()).hasSize(2);
+    // A key the first node now takes over itself, counting it beside the second node (a key it
+    // sends to the third is handed on to the second, which still owns it there).
+    String key =
+        IntStream.range(0, 10_000)
+            .mapToObj(i -> "account:" + i)
+            .filter(k -> atThird.ownerOf(NAME + "_" + k).equals(cluster.node(1).address()))
+            .filter(k -> atFirst.ownerOf(NAME + "_" + k).equals(cluster.node(0).address()))
+            .findFirst()
+            .orElseThrow();
     assertThat(admittedOfTwenty(key)).isEqualTo(10);
   }
 
@@ -223,10 +234,7 @@ class PeerProtocolAttackTest {
     assertThat(target.metrics().count("refused peer_invalid_input")).isEqualTo(4 + 3 + 2);
   }
 
-  /**
-   * A GLOBAL update no engine leaves: remaining -1 of a limit of 5 (a remaining above the limit is a
-   * refunded bucket, legitimate state).
-   */
+  /** A GLOBAL update no owner sends: a negative remaining (Long.MIN) of a limit of 5. */
   private static UpdatePeerGlobal garbage(String hashKey) {
     return UpdatePeerGlobal.newBuilder()
         .setKey(hashKey)
@@ -235,12 +243,12 @@ class PeerProtocolAttackTest {
         .setStatus(
             RateLimitResp.newBuilder()
                 .setLimit(LIMIT)
-                .setRemaining(-1)
+                .setRemaining(Long.MIN_VALUE)
                 .setResetTime(System.currentTimeMillis() + 600_000))
         .build();
   }
 
-  /** A handed-over token bucket no engine leaves: {@code hashKey} with remaining -1 of 5. */
+  /** A handed-over token bucket for {@code hashKey} with a negative remaining (Long.MIN). */
   private static BucketSnapshot fullBucket(String hashKey) {
     long now = System.currentTimeMillis();
     return BucketSnapshot.newBuilder()
@@ -249,7 +257,7 @@ class PeerProtocolAttackTest {
             TokenBucketSnapshot.newBuilder()
                 .setLimit(LIMIT)
                 .setDuration(600_000)
-                .setRemaining(-1)
+                .setRemaining(Long.MIN_VALUE)
                 .setCreatedAt(now)
                 .setExpireAt(now + 600_001))
         .build();

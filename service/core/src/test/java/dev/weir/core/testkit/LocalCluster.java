@@ -488,6 +488,13 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+        List<RateLimitRequest> requests) {
+      beforeOwnerCheck.run();
+      return target.answerForwarded(requests);
+    }
+
+    @Override
     public void applyGlobals(List<UpdatePeerGlobal> globals) {
       target.applyGlobals(globals);
     }

@@ -1,5 +1,8 @@
 package dev.weir.core.cluster.handoff;
 
+import static dev.weir.core.engine.SaturatingMath.add;
+import static dev.weir.core.engine.SaturatingMath.sub;
+
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
@@ -76,10 +79,11 @@ public final class BucketMerge {
    * #moreConsumed}). A null {@code existing} (the receiver's copy expired or was dropped) yields
    * {@code incoming}. Token bucket: {@code remaining} drops by the sender's drop; leaky bucket: the
    * tokens available at {@code now} drop by the sender's drop, credited at {@code now}; fixed and
-   * sliding window: each count grows by the sender's growth. Nothing drops below zero. The sender's
-   * hits are counted as {@code limit - remaining}, so a limit changed between the snapshots is not
-   * taken for hits; a leaky bucket whose limit, duration or burst differ between the states yields
-   * null.
+   * sliding window: each count grows by the sender's growth. Nothing drops below zero, and the
+   * arithmetic saturates (a refunded state's counts may lie anywhere in a long's range). The
+   * sender's hits are counted as {@code limit - remaining}, so a limit changed between the
+   * snapshots is not taken for hits; a leaky bucket whose limit, duration or burst differ between
+   * the states yields null.
    */
   public static BucketState addConsumedSince(
       BucketState existing, BucketState previous, BucketState incoming, long now) {
@@ -92,12 +96,12 @@ public final class BucketMerge {
       if (e.createdAt() != p.createdAt() || i.createdAt() != p.createdAt()) {
         return null;
       }
-      long used = Math.max(0, (i.limit() - i.remaining()) - (p.limit() - p.remaining()));
+      long used = Math.max(0, sub(sub(i.limit(), i.remaining()), sub(p.limit(), p.remaining())));
       return new TokenBucketState(
           i.status() == Status.OVER_LIMIT ? Status.OVER_LIMIT : e.status(),
           e.limit(),
           e.duration(),
-          Math.max(0, e.remaining() - used),
+          Math.max(0, sub(e.remaining(), used)),
           e.createdAt(),
           e.expireAt());
     }
@@ -110,13 +114,14 @@ public final class BucketMerge {
       long used =
           Math.max(
               0,
-              RateLimitEngine.leakyBucketAvailable(p, now)
-                  - RateLimitEngine.leakyBucketAvailable(i, now));
+              sub(
+                  RateLimitEngine.leakyBucketAvailable(p, now),
+                  RateLimitEngine.leakyBucketAvailable(i, now)));
       return new LeakyBucketState(
           e.limit(),
           e.duration(),
           e.burst(),
-          Math.max(0, RateLimitEngine.leakyBucketAvailable(e, now) - used),
+          Math.max(0, sub(RateLimitEngine.leakyBucketAvailable(e, now), used)),
           now,
           Math.max(e.expireAt(), i.expireAt()));
     }
@@ -130,7 +135,7 @@ public final class BucketMerge {
           e.limit(),
           e.duration(),
           e.windowStart(),
-          e.count() + Math.max(0, i.count() - p.count()),
+          grown(e.count(), p.count(), i.count()),
           e.expireAt());
     }
     if (existing instanceof SlidingWindowState e
@@ -143,11 +148,16 @@ public final class BucketMerge {
           e.limit(),
           e.duration(),
           e.windowStart(),
-          e.previousCount() + Math.max(0, i.previousCount() - p.previousCount()),
-          e.currentCount() + Math.max(0, i.currentCount() - p.currentCount()),
+          grown(e.previousCount(), p.previousCount(), i.previousCount()),
+          grown(e.currentCount(), p.currentCount(), i.currentCount()),
           Math.max(e.expireAt(), i.expireAt()));
     }
     return null;
+  }
+
+  /** Returns {@code count} grown by what {@code before} grew to {@code after}, saturating. */
+  private static long grown(long count, long before, long after) {
+    return add(count, Math.max(0, sub(after, before)));
   }
 
   private static boolean sameShape(LeakyBucketState a, LeakyBucketState b) {

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call); once the
  * owner acknowledged it, a bucket that took hits meanwhile (requests routed on the old ring) is sent
  * again, as it is now, up to {@link #MAX_ROUNDS} times in all. The buckets sent stay here until they
- * expire or are evicted, so a peer that still routes a key here answers from what was sent rather than
- * a new bucket. Shutdown is the ring change that
+ * expire or are evicted, so a key that comes back finds its count; items a peer still forwards here
+ * for a key that moved (its ring is behind) are handed on to the new owner ({@link HandOn}), not
+ * counted on the copy kept here. Shutdown is the ring change that
  * removes this node, so every bucket it owns goes to its next owner. Copies of GLOBAL buckets this
  * node does not own are never sent: their owner has the authoritative state.
  *
@@ -264,8 +265,7 @@ public final class HandOff {
   }
 
   // After the ack, a bucket unchanged since its snapshot is done and changed ones go again. A bucket
-  // handed on stays here until it expires or is evicted: a peer whose ring still names this node
-  // for the key (it applies the change late) is answered from what was handed, not a new bucket.
+  // handed on stays here until it expires or is evicted (HandOn passes later forwards on).
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers

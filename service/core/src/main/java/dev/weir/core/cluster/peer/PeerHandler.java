@@ -22,6 +22,16 @@ public interface PeerHandler {
    */
   List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests);
 
+  /**
+   * Answers {@code requests} a peer forwarded to this node, one answer per request in order. By
+   * default as their owner ({@link #checkAsOwner}); a member handing keys over hands each item on
+   * to the owner its current ring names instead. The future may complete on another thread.
+   */
+  default CompletableFuture<List<RateLimitResponse>> answerForwarded(
+      List<RateLimitRequest> requests) {
+    return CompletableFuture.completedFuture(checkAsOwner(requests));
+  }
+
   /** Overwrites this node's copies of GLOBAL buckets with the owner's broadcast. */
   void applyGlobals(List<UpdatePeerGlobal> globals);
 

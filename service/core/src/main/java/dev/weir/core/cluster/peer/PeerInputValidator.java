@@ -32,6 +32,12 @@ import java.util.Optional;
  * that), every address a {@code host:port}. Each method returns the first error of one item, or
  * empty when it is valid.
  *
+ * <p>A bucket's count has no bound on the side a refund moves it: negative hits (Gubernator's
+ * refunds) raise {@code remaining} above the limit, without cap, and take a window's counts below
+ * zero, and such a state is the owner's to broadcast and hand over like any other. A peer holding
+ * the credentials can refund a key anyway, by forwarding negative hits to its owner; refusing the
+ * state would only leave the other nodes' copies behind.
+ *
  * <p>Pure: the caller passes the time ({@code now}, epoch milliseconds).
  */
 public final class PeerInputValidator {
@@ -313,7 +319,7 @@ public final class PeerInputValidator {
         t.getStatusValue() == 0 || t.getStatusValue() == 1
             ? Optional.empty()
             : error("field 'status' is " + t.getStatusValue() + "; known are 0 and 1"),
-        within("remaining", t.getRemaining(), 0, Long.MAX_VALUE),
+        t.getRemaining() < 0 ? negative("remaining", t.getRemaining()) : Optional.empty(),
         timestamp("created_at", t.getCreatedAt(), 0, now),
         end("expire_at", t.getExpireAt(), now, t.getDuration()));
   }
@@ -321,7 +327,14 @@ public final class PeerInputValidator {
   private Optional<String> leakyBucket(LeakyBucketSnapshot l, long now) {
     return first(
         config(l.getLimit(), l.getDuration(), l.getBurst()),
-        within("remaining", l.getRemaining(), -l.getLimit(), Long.MAX_VALUE),
+        l.getRemaining() < -l.getLimit()
+            ? error(
+                "field 'remaining' is "
+                    + l.getRemaining()
+                    + "; the engine keeps it at -limit ("
+                    + -l.getLimit()
+                    + ") or above")
+            : Optional.empty(),
         timestamp("updated_at", l.getUpdatedAt(), 0, now),
         end("expire_at", l.getExpireAt(), now, l.getDuration()));
   }
@@ -329,7 +342,6 @@ public final class PeerInputValidator {
   private Optional<String> fixedWindow(FixedWindowSnapshot f, long now) {
     return first(
         config(f.getLimit(), f.getDuration(), 0),
-        f.getCount() < 0 ? negative("count", f.getCount()) : Optional.empty(),
         timestamp("window_start", f.getWindowStart(), 0, now),
         end("expire_at", f.getExpireAt(), now, f.getDuration()));
   }
@@ -337,10 +349,6 @@ public final class PeerInputValidator {
   private Optional<String> slidingWindow(SlidingWindowSnapshot s, long now) {
     return first(
         config(s.getLimit(), s.getDuration(), 0),
-        s.getPreviousCount() < 0
-            ? negative("previous_count", s.getPreviousCount())
-            : Optional.empty(),
-        s.getCurrentCount() < 0 ? negative("current_count", s.getCurrentCount()) : Optional.empty(),
         timestamp("window_start", s.getWindowStart(), 0, now),
         end("expire_at", s.getExpireAt(), now, s.getDuration(), 2));
   }

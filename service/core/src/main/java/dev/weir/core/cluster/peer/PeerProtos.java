@@ -27,6 +27,13 @@ import java.util.Optional;
 public final class PeerProtos {
 
   /**
+   * The metadata entry that makes a forwarded item's receiver answer it as owner whatever its own
+   * ring says: its value is the node that handed the item on (an old owner after a hand-off) or
+   * relayed it. An item is handed on or relayed at most once.
+   */
+  public static final String HANDED_ON = "weir-handed-on-by";
+
+  /**
    * The most bytes of metadata a forwarded item carries. The owner does not read a request's
    * metadata (Gubernator peers use it for trace context, far smaller); the bound keeps a batch of
    * items from many callers under the peer listener's message limit (with the default limits, 4

@@ -2,6 +2,7 @@ package dev.weir.core.cluster.peer;
 
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitReq;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
@@ -51,7 +52,10 @@ public final class PeerRelay {
     if (refusal != null) {
       return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
     }
-    GetPeerRateLimitsReq onward = request.toBuilder().clearWeirRelayTo().build();
-    return pool.call(target, c -> c.relayOnward(onward, within));
+    GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
+    for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
+      item.putMetadata(PeerProtos.HANDED_ON, self);
+    }
+    return pool.call(target, c -> c.relayOnward(onward.build(), within));
   }
 }

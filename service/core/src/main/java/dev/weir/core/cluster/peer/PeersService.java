@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * applied. Every refusal counts as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link
  * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
  * GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
- * PeerHandler#serving() serving}.
+ * PeerHandler#serving() serving}. Forwarded items are answered when the handler's {@link
+ * PeerHandler#answerForwarded} completes (later, when it hands some on to their owner).
  */
 public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
 
@@ -113,15 +114,17 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       observer.onError(Status.UNAVAILABLE.withDescription(NOT_SERVING).asRuntimeException());
       return;
     }
-    try {
-      observer.onNext(
-          GetPeerRateLimitsResp.newBuilder()
-              .addAllRateLimits(answer("GetPeerRateLimits", request.getRequestsList()))
-              .build());
-      observer.onCompleted();
-    } catch (RuntimeException e) {
-      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
-    }
+    answer("GetPeerRateLimits", request.getRequestsList())
+        .whenComplete(
+            (answers, error) -> {
+              if (error != null) {
+                observer.onError(
+                    Status.INTERNAL.withDescription(error.toString()).asRuntimeException());
+                return;
+              }
+              observer.onNext(GetPeerRateLimitsResp.newBuilder().addAllRateLimits(answers).build());
+              observer.onCompleted();
+            });
   }
 
   /**
@@ -138,15 +141,24 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
         int count = batch.getRequestsCount();
         if (count > RateLimitService.MAX_BATCH_SIZE) {
           refusedTooMany("ForwardBatches", count, TOO_LARGE);
-          out.setErrorCode(Status.Code.OUT_OF_RANGE.value()).setError(TOO_LARGE);
-        } else {
-          try {
-            out.addAllRateLimits(answer("ForwardBatches", batch.getRequestsList()));
-          } catch (RuntimeException e) {
-            out.clearRateLimits().setErrorCode(Status.Code.INTERNAL.value()).setError(e.toString());
-          }
+          send(out.setErrorCode(Status.Code.OUT_OF_RANGE.value()).setError(TOO_LARGE));
+          return;
         }
-        answers.onNext(out.build());
+        answer("ForwardBatches", batch.getRequestsList())
+            .whenComplete(
+                (rateLimits, error) ->
+                    send(
+                        error == null
+                            ? out.addAllRateLimits(rateLimits)
+                            : out.setErrorCode(Status.Code.INTERNAL.value())
+                                .setError(error.toString())));
+      }
+
+      // Answers complete on other threads when items are handed on; one onNext at a time.
+      private void send(ForwardAnswers.Builder out) {
+        synchronized (answers) {
+          answers.onNext(out.build());
+        }
       }
 
       @Override
@@ -159,8 +171,21 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
     };
   }
 
-  /** Checks {@code requests} of a {@code method} call and answers each, in order. */
-  private List<RateLimitResp> answer(String method, List<RateLimitReq> requests) {
+  /**
+   * Checks {@code requests} of a {@code method} call and answers each, in order: its refusal, else
+   * the handler's answer (completed later when the handler hands items on to their new owner).
+   */
+  private CompletableFuture<List<RateLimitResp>> answer(
+      String method, List<RateLimitReq> requests) {
+    try {
+      return checkAndAnswer(method, requests);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private CompletableFuture<List<RateLimitResp>> checkAndAnswer(
+      String method, List<RateLimitReq> requests) {
     long now = clock.wallMillis();
     int count = requests.size();
     List<RateLimitRequest> items = new ArrayList<>(count);
@@ -176,17 +201,24 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
         items.add(item);
       }
     }
-    List<RateLimitResponse> answers = items.isEmpty() ? List.of() : handler.checkAsOwner(items);
-    List<RateLimitResp> out = new ArrayList<>(count);
-    int next = 0;
-    for (int i = 0; i < count; i++) {
-      RateLimitResponse answer =
-          errors != null && errors[i] != null
-              ? RateLimitResponse.error(errors[i])
-              : answers.get(next++);
-      out.add(PeerProtos.toProto(answer));
-    }
-    return out;
+    String[] refused = errors;
+    CompletableFuture<List<RateLimitResponse>> answered =
+        items.isEmpty()
+            ? CompletableFuture.completedFuture(List.of())
+            : handler.answerForwarded(items);
+    return answered.thenApply(
+        answers -> {
+          List<RateLimitResp> out = new ArrayList<>(count);
+          int next = 0;
+          for (int i = 0; i < count; i++) {
+            RateLimitResponse answer =
+                refused != null && refused[i] != null
+                    ? RateLimitResponse.error(refused[i])
+                    : answers.get(next++);
+            out.add(PeerProtos.toProto(answer));
+          }
+          return out;
+        });
   }
 
   /**

@@ -111,6 +111,30 @@ class BucketMergeTest {
   }
 
   @Test
+  void addConsumedSince_refundedTokenBucketsAtLongsEdges_saturatesInsteadOfOverflowing() {
+    // Limit raised from 0 to Long.MAX while refunds had left Long.MAX: (MAX - 0) - (0 - MAX).
+    TokenBucketState copied =
+        new TokenBucketState(Status.UNDER_LIMIT, 0, 1000, Long.MAX_VALUE, 0, 1000);
+    TokenBucketState receiver =
+        new TokenBucketState(Status.UNDER_LIMIT, 0, 1000, Long.MAX_VALUE, 0, 1000);
+    TokenBucketState sender =
+        new TokenBucketState(Status.UNDER_LIMIT, Long.MAX_VALUE, 1000, 0, 0, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW))
+        .isEqualTo(new TokenBucketState(Status.UNDER_LIMIT, 0, 1000, 0, 0, 1000));
+  }
+
+  @Test
+  void addConsumedSince_refundedFixedWindowsBelowZero_growthSaturates() {
+    FixedWindowState copied = new FixedWindowState(10, 1000, 0, Long.MIN_VALUE, 1000);
+    FixedWindowState receiver = new FixedWindowState(10, 1000, 0, 5, 1000);
+    FixedWindowState sender = new FixedWindowState(10, 1000, 0, Long.MAX_VALUE, 1000);
+
+    assertThat(BucketMerge.addConsumedSince(receiver, copied, sender, NOW))
+        .isEqualTo(new FixedWindowState(10, 1000, 0, Long.MAX_VALUE, 1000));
+  }
+
+  @Test
   void addConsumedSince_tokenBucketSenderDrained_neverBelowZero() {
     TokenBucketState copied = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 2, 0, 1000);
     TokenBucketState receiver = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 1, 0, 1000);

@@ -16,16 +16,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Every state the engine leaves from non-negative hits must pass the checks a peer applies to a
- * handed-off or broadcast bucket, or its count is lost when the ring changes. Random request
- * sequences on one key (limits, durations and Gregorian codes that change between requests, hits
- * from 0 to far above the limit, RESET and DRAIN, time moving forward with small steps back),
+ * Every state the engine leaves must pass the checks a peer applies to a handed-off or broadcast
+ * bucket, or its count is lost when the ring changes (or, for a GLOBAL key, its owner's broadcast
+ * is dropped). Random request sequences on one key (limits, durations and Gregorian codes that
+ * change between requests, hits from far below 0 (refunds, which raise {@code remaining} above the
+ * limit) to far above the limit, RESET and DRAIN, time moving forward with small steps back),
  * seeded so a failure repeats.
- *
- * <p>Negative hits are left out on purpose: they can raise {@code remaining} above the limit (or a
- * window's count below zero), which a peer refuses, because a forged state like that would open a
- * key wide (issue 14, {@code PeerProtocolAttackTest}). Such a bucket is then not handed off and
- * its new owner starts it again at its limit, so only the surplus a client granted itself is lost.
  */
 class EngineStatesPassPeerChecksTest {
 
@@ -76,6 +72,7 @@ class EngineStatesPassPeerChecksTest {
           case 0 -> 0;
           case 1 -> random.nextInt(20, 1_000);
           case 2 -> Long.MAX_VALUE;
+          case 3 -> random.nextInt(3) == 0 ? -Long.MAX_VALUE : -random.nextInt(1, 1_000);
           default -> random.nextInt(15);
         };
     return RateLimitRequest.builder("n", "k")

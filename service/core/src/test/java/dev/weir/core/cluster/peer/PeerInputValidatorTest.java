@@ -108,13 +108,21 @@ class PeerInputValidatorTest {
             token(t -> t.setDuration(-5)),
             "field 'duration' cannot be negative"),
         Arguments.of(
-            "remaining above the limit (refunded with negative hits)",
+            "refunded token bucket: remaining above the limit",
+            token(t -> t.setRemaining(6)),
+            null),
+        Arguments.of(
+            "refunded token bucket: remaining Long.MAX",
             token(t -> t.setRemaining(Long.MAX_VALUE)),
             null),
         Arguments.of(
+            "negative remaining",
+            token(t -> t.setRemaining(-1)),
+            "field 'remaining' cannot be negative, got -1"),
+        Arguments.of(
             "remaining Long.MIN",
             token(t -> t.setRemaining(Long.MIN_VALUE)),
-            "field 'remaining' is " + Long.MIN_VALUE),
+            "field 'remaining' cannot be negative, got " + Long.MIN_VALUE),
         Arguments.of("unknown status", token(t -> t.setStatusValue(7)), "field 'status' is 7"),
         Arguments.of(
             "created in the future",
@@ -143,13 +151,13 @@ class PeerInputValidatorTest {
             snapshot(new LeakyBucketState(10, 1000, 20, -3, NOW, NOW + 1001)),
             null),
         Arguments.of(
-            "leaky bucket refunded above its burst",
-            snapshot(new LeakyBucketState(10, 1000, 20, 25, NOW, NOW + 1001)),
-            null),
-        Arguments.of(
             "leaky bucket deeper in debt than a limit",
             snapshot(new LeakyBucketState(10, 1000, 20, -11, NOW, NOW + 1001)),
-            "field 'remaining' is -11; the engine keeps it within -10.."),
+            "field 'remaining' is -11; the engine keeps it at -limit (-10) or above"),
+        Arguments.of(
+            "refunded leaky bucket above its burst",
+            snapshot(new LeakyBucketState(10, 1000, 20, Long.MAX_VALUE, NOW, NOW + 1001)),
+            null),
         Arguments.of(
             "negative burst",
             snapshot(new LeakyBucketState(10, 1000, -1, 0, NOW, NOW + 1001)),
@@ -159,9 +167,13 @@ class PeerInputValidatorTest {
             snapshot(new FixedWindowState(10, 1000, NOW, 11, NOW + 1000)),
             null),
         Arguments.of(
-            "negative count",
-            snapshot(new FixedWindowState(10, 1000, NOW, -1, NOW + 1000)),
-            "field 'count' cannot be negative"),
+            "refunded fixed window: count below zero",
+            snapshot(new FixedWindowState(10, 1000, NOW, Long.MIN_VALUE, NOW + 1000)),
+            null),
+        Arguments.of(
+            "fixed window of a negative limit",
+            snapshot(new FixedWindowState(-10, 1000, NOW, 1, NOW + 1000)),
+            "field 'limit' cannot be negative"),
         Arguments.of(
             "window starts in the future",
             snapshot(new FixedWindowState(10, 1000, Long.MAX_VALUE, 1, NOW + 1000)),
@@ -184,9 +196,13 @@ class PeerInputValidatorTest {
             snapshot(new FixedWindowState(10, 5, NOW, 4, NOW + SKEW + YEAR + 1)),
             "field 'expire_at' is "),
         Arguments.of(
-            "negative previous count",
-            snapshot(new SlidingWindowState(10, 1000, NOW, -4, 5, NOW + 2000)),
-            "field 'previous_count' cannot be negative"));
+            "refunded sliding window: counts below zero",
+            snapshot(new SlidingWindowState(10, 1000, NOW, -4, Long.MIN_VALUE, NOW + 2000)),
+            null),
+        Arguments.of(
+            "refunded sliding window starting in the future",
+            snapshot(new SlidingWindowState(10, 1000, NOW + SKEW + 1, -4, -5, NOW + 2000)),
+            "field 'window_start' is " + (NOW + SKEW + 1)));
   }
 
   private static BucketSnapshot snapshot(dev.weir.core.engine.BucketState state) {
@@ -232,8 +248,18 @@ class PeerInputValidatorTest {
             global(g -> g.setCreatedAt(1)),
             "field 'created_at' is 1, " + (NOW - 1) + " ms behind"),
         Arguments.of(
-            "remaining above limit without state (refunded with negative hits)",
+            "refunded: remaining above limit without state (a Gubernator owner)",
             global(g -> g.setStatus(g.getStatus().toBuilder().setRemaining(Long.MAX_VALUE))),
+            null),
+        Arguments.of(
+            "refunded: remaining above limit with exact state",
+            global(
+                g ->
+                    g.setStatus(g.getStatus().toBuilder().setRemaining(25))
+                        .setWeirState(
+                            state.toBuilder()
+                                .setTokenBucket(
+                                    state.getTokenBucket().toBuilder().setRemaining(25)))),
             null),
         Arguments.of(
             "negative remaining",
@@ -255,7 +281,7 @@ class PeerInputValidatorTest {
                         state.toBuilder()
                             .setTokenBucket(
                                 state.getTokenBucket().toBuilder().setRemaining(Long.MIN_VALUE)))),
-            "weir_state: field 'remaining' is " + Long.MIN_VALUE));
+            "weir_state: field 'remaining' cannot be negative, got " + Long.MIN_VALUE));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -69,6 +69,7 @@ class PeersServiceTest {
   private PeersV1Grpc.PeersV1BlockingStub stub;
   private volatile boolean serving = true;
   private CompletableFuture<Void> announced = CompletableFuture.completedFuture(null);
+  private volatile CompletableFuture<List<RateLimitResponse>> forwardedAnswers;
 
   private final PeerHandler handler =
       new PeerHandler() {
@@ -80,6 +81,16 @@ class PeersServiceTest {
                   r ->
                       RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), r.limit() - r.hits(), 42))
               .toList();
+        }
+
+        @Override
+        public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+            List<RateLimitRequest> requests) {
+          if (forwardedAnswers == null) {
+            return CompletableFuture.completedFuture(checkAsOwner(requests));
+          }
+          seen.addAll(requests);
+          return forwardedAnswers;
         }
 
         @Override
@@ -161,6 +172,36 @@ class PeersServiceTest {
     assertThat(resp.getRateLimitsCount()).isEqualTo(2);
     assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k2");
     assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(4);
+  }
+
+  @Test
+  void getPeerRateLimits_handlerAnswersLater_answerSentThenWithRefusedItemsInPlace()
+      throws Exception {
+    forwardedAnswers = new CompletableFuture<>();
+    ListenableFuture<GetPeerRateLimitsResp> call =
+        PeersV1Grpc.newFutureStub(channel)
+            .getPeerRateLimits(
+                GetPeerRateLimitsReq.newBuilder()
+                    .addRequests(item(1))
+                    .addRequests(item(2).toBuilder().setBehaviorValue(64))
+                    .addRequests(item(3))
+                    .build());
+    assertThat(call.isDone()).isFalse();
+
+    forwardedAnswers.complete(
+        List.of(
+            RateLimitResponse.of(Status.UNDER_LIMIT, 5, 3, 42),
+            RateLimitResponse.of(Status.OVER_LIMIT, 5, 0, 42)));
+    GetPeerRateLimitsResp resp = call.get(5, TimeUnit.SECONDS);
+
+    assertThat(seen).extracting(RateLimitRequest::uniqueKey).containsExactly("k1", "k3");
+    assertThat(resp.getRateLimitsList())
+        .extracting(RateLimitResp::getStatusValue)
+        .containsExactly(0, 0, 1);
+    assertThat(resp.getRateLimits(0).getRemaining()).isEqualTo(3);
+    assertThat(resp.getRateLimits(1).getError())
+        .startsWith("field 'behavior' has unknown flags 64");
+    assertThat(resp.getRateLimits(2).getError()).isEmpty();
   }
 
   private static dev.weir.proto.gubernator.QuotaUsage usage(String client, long allowed) {

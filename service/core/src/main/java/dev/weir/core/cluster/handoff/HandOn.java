@@ -1,0 +1,159 @@
+package dev.weir.core.cluster.handoff;
+
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The answer to items a peer forwarded to this node as their owner: each item whose key this node's
+ * current ring gives to another peer (the sender routed on a ring that still names this node, as a
+ * peer does until it applies a change) is handed on to that owner, so that its hits count on the
+ * bucket this node handed over, not on the copy it kept; the other items are answered here.
+ *
+ * <p>Design: an item is handed on at most once. The handed-on item carries {@link #HANDED_ON} (this
+ * node's address) as its only metadata, and its receiver answers it whatever its own ring says, so
+ * two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
+ * go in one call per owner, with {@code timeout} (shorter than the sender's deadline); the items of
+ * a call that fails (the owner is down and this node has not found it yet, or does not answer in
+ * time) are answered here after all, as before the change, rather than with an error: the sender
+ * may have routed them here because it found that owner down. With the ring empty (this node left
+ * and every other member is down) every item is answered here.
+ */
+public final class HandOn {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HandOn.class);
+
+  /** The metadata entry that marks an item an old owner handed on: its value is that node. */
+  public static final String HANDED_ON = PeerProtos.HANDED_ON;
+
+  private final String self;
+  private final Supplier<HashRing> ring;
+  private final PeerClientPool peers;
+  private final Function<List<RateLimitRequest>, List<RateLimitResponse>> owner;
+  private final Duration timeout;
+
+  /**
+   * Creates the answer of node {@code self}: {@code owner} evaluates the items it answers as their
+   * owner; the items handed on go through {@code peers} with deadline {@code timeout}.
+   */
+  public HandOn(
+      String self,
+      Supplier<HashRing> ring,
+      PeerClientPool peers,
+      Function<List<RateLimitRequest>, List<RateLimitResponse>> owner,
+      Duration timeout) {
+    this.self = self;
+    this.ring = ring;
+    this.peers = peers;
+    this.owner = owner;
+    this.timeout = timeout;
+  }
+
+  /**
+   * Returns the answers to {@code requests}, in order: already complete when every item was
+   * answered here.
+   */
+  public CompletableFuture<List<RateLimitResponse>> answer(List<RateLimitRequest> requests) {
+    HashRing current = ring.get();
+    Map<String, List<Integer>> moved = null;
+    for (int i = 0; i < requests.size(); i++) {
+      String to = movedTo(current, requests.get(i));
+      if (to != null) {
+        moved = moved == null ? new LinkedHashMap<>() : moved;
+        moved.computeIfAbsent(to, o -> new ArrayList<>()).add(i);
+      }
+    }
+    if (moved == null) {
+      return CompletableFuture.completedFuture(owner.apply(requests));
+    }
+    RateLimitResponse[] answers = new RateLimitResponse[requests.size()];
+    List<RateLimitRequest> here = new ArrayList<>();
+    List<Integer> hereAt = new ArrayList<>();
+    boolean[] handed = new boolean[requests.size()];
+    moved.values().forEach(indexes -> indexes.forEach(i -> handed[i] = true));
+    for (int i = 0; i < requests.size(); i++) {
+      if (!handed[i]) {
+        here.add(requests.get(i));
+        hereAt.add(i);
+      }
+    }
+    if (!here.isEmpty()) {
+      List<RateLimitResponse> local = owner.apply(here);
+      for (int j = 0; j < local.size(); j++) {
+        answers[hereAt.get(j)] = local.get(j);
+      }
+    }
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    moved.forEach((to, indexes) -> calls.add(handOn(to, indexes, requests, answers)));
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> List.of(answers));
+  }
+
+  /** Returns the owner {@code r} goes to, or null when this node answers it. */
+  private String movedTo(HashRing current, RateLimitRequest r) {
+    if (current.isEmpty() || r.metadata().containsKey(HANDED_ON)) {
+      return null;
+    }
+    String to = current.ownerOf(r.hashKey());
+    return to.equals(self) ? null : to;
+  }
+
+  // Sends the items at indexes to their owner to, filling in their answers; never fails.
+  private CompletableFuture<Void> handOn(
+      String to, List<Integer> indexes, List<RateLimitRequest> requests, RateLimitResponse[] out) {
+    List<RateLimitRequest> items = new ArrayList<>(indexes.size());
+    for (int i : indexes) {
+      items.add(marked(requests.get(i)));
+    }
+    Map<String, String> ownerMeta = Map.of("owner", to);
+    return peers
+        .call(to, c -> c.getPeerRateLimits(items, timeout, "handing on to"))
+        .handle(
+            (answers, error) -> {
+              if (error == null && answers.size() == indexes.size()) {
+                for (int j = 0; j < indexes.size(); j++) {
+                  out[indexes.get(j)] = answers.get(j).withMetadata(ownerMeta);
+                }
+                return null;
+              }
+              LOG.debug(
+                  "handing {} items on to {} failed, answered here: {}",
+                  items.size(),
+                  to,
+                  error == null ? "wrong number of answers" : error.getMessage());
+              List<RateLimitRequest> original = new ArrayList<>(indexes.size());
+              indexes.forEach(i -> original.add(requests.get(i)));
+              List<RateLimitResponse> here = owner.apply(original);
+              for (int j = 0; j < indexes.size(); j++) {
+                out[indexes.get(j)] = here.get(j);
+              }
+              return null;
+            });
+  }
+
+  private RateLimitRequest marked(RateLimitRequest r) {
+    return new RateLimitRequest(
+        r.name(),
+        r.uniqueKey(),
+        r.hits(),
+        r.limit(),
+        r.duration(),
+        r.algorithm(),
+        r.behavior(),
+        r.burst(),
+        r.createdAt(),
+        Map.of(HANDED_ON, self));
+  }
+}

@@ -1,0 +1,229 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hits a peer forwards to a key's old owner after that owner handed the key over (the peer's ring
+ * is behind) are handed on to the new owner, never counted on the copy the old owner kept. Each
+ * stale peer is played by a member calling the old owner's peer listener directly, over real gRPC,
+ * as its forwarding path does while its ring still names the old owner.
+ */
+class ClusterHandOnTest {
+
+  private static final long LIMIT = 1_000_000;
+
+  // Random keys: FNV-1a places keys that differ only in their last characters close together.
+  private static final List<String> KEYS =
+      new Random(11).longs(60).mapToObj(Long::toHexString).toList();
+
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static RateLimitRequest hit(String key, long hits) {
+    return RateLimitRequest.builder("h", key).hits(hits).limit(LIMIT).duration(600_000).build();
+  }
+
+  /** Forwards {@code r} from {@code from} to {@code to}, as a peer whose ring names {@code to}. */
+  private static CompletableFuture<RateLimitResponse> forward(
+      Node from, Node to, RateLimitRequest r) {
+    return from.cluster().peers().call(to.address(), c -> c.forward(r));
+  }
+
+  private static long remainingAt(Node owner, String key) {
+    return owner.cluster().service().checkAsOwner(List.of(hit(key, 0))).get(0).remaining();
+  }
+
+  @Test
+  void leave_aStalePeerForwardsToTheLeavingOwnerDuringAndAfterItsHandOff_noHitLost()
+      throws Exception {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node leaving = cluster.node(0);
+    Node stale = cluster.node(1);
+    String key = cluster.keyOwnedBy(leaving, "h", "k");
+    String hashKey = "h_" + key;
+    HashRing after = leaving.cluster().membership().ring().without(leaving.address());
+    Node next =
+        cluster.nodes().stream()
+            .filter(n -> n.address().equals(after.ownerOf(hashKey)))
+            .findFirst()
+            .orElseThrow();
+    leaving.check(hit(key, 3));
+    AtomicInteger sent = new AtomicInteger(3);
+    AtomicInteger failed = new AtomicInteger();
+    // Hits while the leave spreads: at each notice (after the copy, before the swap) ...
+    cluster.nodes().forEach(
+        n ->
+            n.beforeAnnounce(
+                isLeaving ->
+                    count(forward(stale, leaving, hit(key, 2)).join(), null, 2, sent, failed)));
+    // ... and all along, from another thread.
+    AtomicBoolean sending = new AtomicBoolean(true);
+    Thread background =
+        new Thread(
+            () -> {
+              while (sending.get()) {
+                RateLimitResponse a = forward(stale, leaving, hit(key, 1)).join();
+                count(a, null, 1, sent, failed);
+              }
+            });
+    background.start();
+
+    leaving.cluster().leave(Duration.ofSeconds(5));
+    // Right after its last transfer: the old owner still gets the stale peer's forwards.
+    for (int i = 0; i < 20; i++) {
+      count(forward(stale, leaving, hit(key, 1)).join(), null, 1, sent, failed);
+    }
+    sending.set(false);
+    background.join();
+    leaving.cluster().handOff().pending().join();
+
+    assertThat(failed).hasValue(0);
+    assertThat(sent.get()).isGreaterThan(3 + 20);
+    assertThat(remainingAt(next, key))
+        .as("%d hits sent to the old owner, counted on the next owner", sent.get())
+        .isEqualTo(LIMIT - sent.get());
+  }
+
+  private static void count(
+      RateLimitResponse answer,
+      Throwable error,
+      int hits,
+      AtomicInteger sent,
+      AtomicInteger failed) {
+    if (error != null || !answer.error().isEmpty()) {
+      failed.incrementAndGet();
+    } else {
+      sent.addAndGet(hits);
+    }
+  }
+
+  @Test
+  void addNode_aStaleRingForwardsToTheOldOwnerAfterTheHandOff_countedOnTheNewOwner() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
+    Node old = cluster.node(0);
+    Node stale = cluster.node(1);
+    String[] moved = new String[1];
+    Node joined = joinAndFindMovedKey(old, moved);
+    String key = moved[0];
+
+    RateLimitResponse answer = forward(stale, old, hit(key, 1)).join();
+
+    assertThat(remainingAt(joined, key)).isEqualTo(LIMIT - 4);
+    assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
+    assertThat(answer.metadata()).containsEntry("owner", joined.address());
+  }
+
+  /** Returns, after a node joined, one of {@code old}'s keys that moved to it; starts the join. */
+  private Node joinAndFindMovedKey(Node old, String[] key) {
+    HashRing before = old.cluster().membership().ring();
+    KEYS.forEach(k -> old.check(hit(k, 3)));
+    Node joined = cluster.addNode();
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+    HashRing now = old.cluster().membership().ring();
+    key[0] =
+        KEYS.stream()
+            .filter(k -> before.ownerOf("h_" + k).equals(old.address()))
+            .filter(k -> now.ownerOf("h_" + k).equals(joined.address()))
+            .findFirst()
+            .orElseThrow();
+    return joined;
+  }
+
+  @Test
+  void addNode_staleGlobalHitsReachTheOldOwner_appliedAndBroadcastByTheNewOwner() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+
+    forward(cluster.node(1), old, hit(key[0], 5).withBehavior(Behavior.GLOBAL)).join();
+
+    assertThat(remainingAt(joined, key[0])).isEqualTo(LIMIT - 8);
+    assertThat(joined.cluster().global().queuedBroadcasts()).isEqualTo(1);
+  }
+
+  @Test
+  void addNode_handOffOff_theOldOwnerAnswersAsGubernatorDoes() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS.withHandoff(false));
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+
+    RateLimitResponse answer = forward(cluster.node(1), old, hit(key[0], 1)).join();
+
+    assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
+    assertThat(joined.store().get("h_" + key[0])).isEmpty();
+  }
+
+  @Test
+  void ringsThatDisagree_anItemIsHandedOnOnceAndAnsweredWhereItArrives() {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node a = cluster.node(0);
+    Node b = cluster.node(1);
+    Node c = cluster.node(2);
+    a.cluster().membership().departed(c.address());
+    b.cluster().membership().departed(b.address());
+    HashRing atA = a.cluster().membership().ring();
+    HashRing atB = b.cluster().membership().ring();
+    String key =
+        KEYS.stream()
+            .filter(k -> atA.ownerOf("h_" + k).equals(b.address()))
+            .filter(k -> atB.ownerOf("h_" + k).equals(a.address()))
+            .findFirst()
+            .orElseThrow();
+    int atABefore = a.callsReceived("GetPeerRateLimits") + a.callsReceived("ForwardBatches");
+    int atBBefore = b.callsReceived("GetPeerRateLimits");
+
+    RateLimitResponse answer = forward(c, a, hit(key, 1)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(answer.metadata()).containsEntry("owner", b.address());
+    assertThat(a.callsReceived("GetPeerRateLimits") + a.callsReceived("ForwardBatches") - atABefore)
+        .as("c's forward reaches a, on a forwarding stream or as a call")
+        .isEqualTo(1);
+    assertThat(b.callsReceived("GetPeerRateLimits") - atBBefore).isEqualTo(1);
+    assertThat(b.store().get("h_" + key)).isPresent();
+    assertThat(a.store().get("h_" + key)).isEmpty();
+  }
+
+  @Test
+  void addNode_theNewOwnerCannotBeCalled_theOldOwnerAnswersItselfRatherThanFail() {
+    // With WEIR_PEER_FAILURE_MODE=fail a dead owner stays on the ring: the hand-on fails.
+    cluster =
+        LocalCluster.start(
+            2, ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    cluster.kill(joined);
+    assertThat(old.cluster().membership().ring().ownerOf("h_" + key[0]))
+        .isEqualTo(joined.address());
+
+    RateLimitResponse answer = forward(cluster.node(1), old, hit(key[0], 1)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
+  }
+}
