@@ -37,7 +37,7 @@ final class ShellSandbox {
           "--mount-proc",
           "--kill-child");
 
-  private static final String NAMESPACE_SETUP = "mount -t tmpfs tmpfs /tmp && ip link set lo up";
+  private static final String PRIVATE_TMP = "mount -t tmpfs tmpfs /tmp && ip link set lo up";
 
   /**
    * The outcome of a script.
@@ -50,10 +50,39 @@ final class ShellSandbox {
 
   private final Path root;
   private final boolean isolated;
+  private final String setup;
 
   private ShellSandbox(Path root, boolean isolated) {
     this.root = root;
     this.isolated = isolated;
+    this.setup = namespaceSetup(root);
+  }
+
+  /** Returns whether scripts run in a namespace of their own, with a private {@code /tmp}. */
+  boolean isolated() {
+    return isolated;
+  }
+
+  /**
+   * Returns the commands that give the namespace its private {@code /tmp}: a checkout that itself
+   * lives under {@code /tmp} (a clone made with {@code mktemp -d}) is bound to a private mount first
+   * and bound back at its own path inside the new {@code /tmp}, so that the scripts and the JVMs
+   * they start still find it by its absolute path.
+   */
+  static String namespaceSetup(Path root) {
+    Path checkout = root.toAbsolutePath().normalize();
+    if (!checkout.startsWith("/tmp")) {
+      return PRIVATE_TMP;
+    }
+    String path = "'" + checkout.toString().replace("'", "'\\''") + "'";
+    return "mount -t tmpfs tmpfs /mnt && mkdir /mnt/checkout && mount --bind "
+        + path
+        + " /mnt/checkout && "
+        + PRIVATE_TMP
+        + " && mkdir -p "
+        + path
+        + " && mount --bind /mnt/checkout "
+        + path;
   }
 
   /**
@@ -65,7 +94,7 @@ final class ShellSandbox {
         succeeds(List.of("bash", "-c", "command -v curl && command -v openssl")),
         "the README examples need bash, curl and openssl");
     boolean isolated =
-        succeeds(concat(NAMESPACE, List.of("bash", "-c", NAMESPACE_SETUP + " && true")));
+        succeeds(concat(NAMESPACE, List.of("bash", "-c", namespaceSetup(root) + " && true")));
     if (!isolated) {
       assumeTrue(
           PORTS.stream().allMatch(ShellSandbox::isFree),
@@ -78,7 +107,7 @@ final class ShellSandbox {
   Result run(String script, Duration timeout) throws Exception {
     List<String> command =
         isolated
-            ? concat(NAMESPACE, List.of("bash", "-c", NAMESPACE_SETUP + " && " + script))
+            ? concat(NAMESPACE, List.of("bash", "-c", setup + " && " + script))
             : List.of("bash", "-c", script);
     Path dir = Files.createTempDirectory("weir-readme");
     Path out = dir.resolve("stdout");
