@@ -187,7 +187,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           positions[size++] = j;
         }
       }
-      List<CompletableFuture<RateLimitResponse>> calls = send(owner, group);
+      List<CompletableFuture<RateLimitResponse>> calls = peers.forwardAll(owner, group);
       Map<String, String> ownerMeta = Map.of("owner", owner);
       for (int k = 0; k < size; k++) {
         int index = positions[k];
@@ -209,12 +209,6 @@ public final class ClusterRateLimitService implements RateLimitService {
       armStandIns(sent, routed);
     }
     return all;
-  }
-
-  /** Sends {@code group}, items all owned by {@code owner}, to it; one future per item, in order. */
-  private List<CompletableFuture<RateLimitResponse>> send(
-      String owner, List<RateLimitRequest> group) {
-    return peers.forwardAll(owner, group);
   }
 
   /**
