@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
@@ -9,7 +10,8 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -27,11 +29,18 @@ import java.util.function.Function;
  * DEADLINE_EXCEEDED} when no answer came within the timeout. A peer that does not serve streams
  * (Gubernator: {@code UNIMPLEMENTED}) makes the batches waiting on it, and every later one, fail
  * with {@link Unsupported} at once, for the caller to send them as unary calls instead.
+ *
+ * <p>Deadlines share one timer: every batch waits the same timeout, so the batches of a stream
+ * fall due in the order they were sent. The timer is armed for the oldest batch waiting and, when
+ * it fires, fails the batches that are due and re-arms for the next; a batch answered in time costs
+ * no timer of its own (a timer per batch woke the timer thread once per batch at its due time,
+ * answered or not).
  */
 final class ForwardStream {
 
   private final Function<StreamObserver<ForwardAnswers>, StreamObserver<ForwardBatch>> opener;
   private final Scheduler scheduler;
+  private final Clock clock;
   private final Duration timeout;
 
   private final Object lock = new Object();
@@ -43,15 +52,18 @@ final class ForwardStream {
    * Creates the stream's sender.
    *
    * @param opener opens a {@code ForwardBatches} call whose answers go to the given observer
-   * @param scheduler times each batch's deadline
+   * @param scheduler runs the deadline timer
+   * @param clock reads when each batch was sent
    * @param timeout how long a batch waits for its answer
    */
   ForwardStream(
       Function<StreamObserver<ForwardAnswers>, StreamObserver<ForwardBatch>> opener,
       Scheduler scheduler,
+      Clock clock,
       Duration timeout) {
     this.opener = opener;
     this.scheduler = scheduler;
+    this.clock = clock;
     this.timeout = timeout;
   }
 
@@ -81,7 +93,8 @@ final class ForwardStream {
       message.addRequests(PeerProtos.toProto(r));
     }
     Stream target;
-    long id;
+    boolean arm;
+    long due = clock.monotonicNanos() + timeout.toNanos();
     synchronized (lock) {
       target = stream;
       if (target == null) {
@@ -93,13 +106,15 @@ final class ForwardStream {
         answer.completeExceptionally(target.endedWith);
         return answer;
       }
-      id = nextId++;
-      target.pending.put(id, new Waiting(answer, batch.size()));
+      long id = nextId++;
+      target.pending.put(id, new Waiting(answer, batch.size(), due));
+      arm = !target.timerArmed;
+      target.timerArmed = true;
       target.requests.onNext(message.setId(id).build());
     }
-    Stream sentOn = target;
-    Scheduler.Task timer = scheduler.schedule(() -> sentOn.expire(id), timeout);
-    answer.whenComplete((a, e) -> timer.cancel());
+    if (arm) {
+      target.armTimer(timeout);
+    }
     return answer;
   }
 
@@ -115,13 +130,16 @@ final class ForwardStream {
     }
   }
 
-  private record Waiting(CompletableFuture<List<RateLimitResp>> answer, int size) {}
+  /** A batch waiting for its answer until {@code due} ({@link Clock#monotonicNanos()}). */
+  private record Waiting(CompletableFuture<List<RateLimitResp>> answer, int size, long due) {}
 
   /** One opened {@code ForwardBatches} call and the batches waiting on it. */
   private final class Stream implements StreamObserver<ForwardAnswers> {
-    private final Map<Long, Waiting> pending = new HashMap<>();
+    /** The batches waiting, in the order they were sent, which is the order they fall due. */
+    private final Map<Long, Waiting> pending = new LinkedHashMap<>();
     private StreamObserver<ForwardBatch> requests;
     private RuntimeException endedWith;
+    private boolean timerArmed;
 
     @Override
     public void onNext(ForwardAnswers answers) {
@@ -180,13 +198,34 @@ final class ForwardStream {
       failed.forEach(w -> w.answer.completeExceptionally(reason));
     }
 
-    private void expire(long id) {
-      Waiting waiting;
+    private void armTimer(Duration delay) {
+      scheduler.schedule(this::expireDue, delay);
+    }
+
+    /** Fails the batches whose deadline has passed; re-arms the timer for the oldest one left. */
+    private void expireDue() {
+      List<Waiting> expired = new ArrayList<>();
+      long next;
       synchronized (lock) {
-        waiting = pending.remove(id);
+        long now = clock.monotonicNanos();
+        Iterator<Waiting> oldestFirst = pending.values().iterator();
+        next = -1;
+        while (oldestFirst.hasNext()) {
+          Waiting w = oldestFirst.next();
+          if (w.due - now > 0) {
+            next = w.due - now;
+            break;
+          }
+          expired.add(w);
+          oldestFirst.remove();
+        }
+        timerArmed = next >= 0;
       }
-      if (waiting != null) {
-        waiting.answer.completeExceptionally(
+      if (next >= 0) {
+        armTimer(Duration.ofNanos(next));
+      }
+      for (Waiting w : expired) {
+        w.answer.completeExceptionally(
             Status.DEADLINE_EXCEEDED
                 .withDescription("no answer on the forwarding stream within " + timeout)
                 .asRuntimeException());

@@ -109,6 +109,7 @@ public final class PeerClient implements AutoCloseable {
               return requests.get();
             },
             scheduler,
+            clock,
             settings.batchTimeout());
     watchConnection(ConnectivityState.IDLE);
   }

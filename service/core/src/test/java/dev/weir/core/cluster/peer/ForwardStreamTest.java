@@ -78,7 +78,7 @@ class ForwardStreamTest {
     server = InProcessServerBuilder.forName(name).directExecutor().addService(peer).build().start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
     PeersV1Grpc.PeersV1Stub stub = PeersV1Grpc.newStub(channel);
-    return new ForwardStream(stub::forwardBatches, scheduler, TIMEOUT);
+    return new ForwardStream(stub::forwardBatches, scheduler, clock, TIMEOUT);
   }
 
   private static List<RateLimitRequest> items(long... limits) {
@@ -116,7 +116,39 @@ class ForwardStreamTest {
     assertThat(streamsOpened).hasValue(1);
     assertThat(remaining(first)).containsExactly(1L, 2L);
     assertThat(remaining(second)).containsExactly(3L);
+    scheduler.advance(TIMEOUT);
     assertThat(scheduler.pending()).as("answered batches leave no deadline timer").isZero();
+  }
+
+  @Test
+  void send_manyBatchesAnsweredInTime_armOneDeadlineTimerBetweenThem() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    List<CompletableFuture<List<RateLimitResp>>> sent = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      sent.add(stream.send(items(i)));
+      answer(0, i);
+    }
+
+    assertThat(sent).allMatch(CompletableFuture::isDone);
+    assertThat(scheduler.pending()).isEqualTo(1);
+  }
+
+  @Test
+  void send_batchesSentAtDifferentTimes_eachFailsAtItsOwnDeadline() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResp>> early = stream.send(items(1));
+    scheduler.advance(Duration.ofMillis(200));
+    CompletableFuture<List<RateLimitResp>> late = stream.send(items(2));
+
+    scheduler.advance(TIMEOUT.minusMillis(200));
+    assertThat(early).isCompletedExceptionally();
+    assertThat(late).isNotDone();
+    scheduler.advance(Duration.ofMillis(200).minusNanos(1));
+    assertThat(late).isNotDone();
+    scheduler.advance(Duration.ofNanos(1));
+
+    assertThatThrownBy(late::join).hasMessageContaining("DEADLINE_EXCEEDED");
+    assertThat(scheduler.pending()).isZero();
   }
 
   @Test
