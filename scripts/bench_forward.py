@@ -57,6 +57,11 @@ NODE_CPU = os.environ.get("NODE_CPU", "1")
 # Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
 NODE_JAVA_OPTS = os.environ.get("NODE_JAVA_OPTS", "")
 LOAD_CPU = os.environ.get("LOAD_CPU", "0")
+# SYSCALLS=1: count each node's system calls during the measured runs (perf stat on the
+# syscalls tracepoints; needs perf and root) and print the busiest per item.
+SYSCALLS = os.environ.get("SYSCALLS", "") == "1"
+COUNTED_SYSCALLS = ("read", "write", "writev", "epoll_wait", "epoll_pwait", "futex", "eventfd2",
+                    "recvfrom", "sendto", "sendmsg", "recvmsg", "epoll_ctl", "sched_yield")
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -217,7 +222,9 @@ def main():
                                     f"duration={SECONDS}s",
                                     f"filename={os.path.join(PROFILE, kind + '-' + node + '.jfr')}"],
                                    capture_output=True, check=True)
+            counters = [count_syscalls(proc.pid) for proc in procs] if SYSCALLS else []
             done, failed = h2load(ga, path, SECONDS, log)
+            calls = [stop_counting(c) for c in counters]
             used_a = cpu_seconds(procs[0].pid) - cpu_a
             used_b = cpu_seconds(procs[1].pid) - cpu_b
             sys_a = cpu_seconds(procs[0].pid, True) - sys_a
@@ -231,6 +238,10 @@ def main():
                           batch_items / batches if batches else 0.0, failed,
                           switches_a / items, switches_b / items,
                           1e6 * sys_a / items, 1e6 * sys_b / items, latency(log))
+            for node, counted in zip("ab", calls):
+                busiest = sorted(counted.items(), key=lambda kv: -kv[1])[:6]
+                print(f"{kind:9s} node {node} system calls per item: " + ", ".join(
+                    f"{name} {n / items:.3f}" for name, n in busiest if n))
         for kind, (rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat) in runs.items():
             print(f"{kind:9s} {MODE} items={want} batching={BATCHING}: {rate:9.0f} items/s, "
                   f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
@@ -252,6 +263,25 @@ def main():
             p.terminate()
         for p in procs:
             p.wait()
+
+
+def count_syscalls(pid):
+    """Starts perf stat counting the system calls in COUNTED_SYSCALLS made by process pid."""
+    events = ",".join(f"syscalls:sys_enter_{name}" for name in COUNTED_SYSCALLS)
+    return subprocess.Popen(["perf", "stat", "-x", ";", "-e", events, "-p", str(pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def stop_counting(perf):
+    """Stops a count_syscalls perf stat and returns its counts by system call name."""
+    perf.send_signal(2)
+    _, err = perf.communicate()
+    counts = {}
+    for line in err.splitlines():
+        fields = line.split(";")
+        if len(fields) > 2 and fields[2].startswith("syscalls:sys_enter_") and fields[0].isdigit():
+            counts[fields[2][len("syscalls:sys_enter_"):]] = int(fields[0])
+    return counts
 
 
 if __name__ == "__main__":
