@@ -315,13 +315,18 @@ public final class PeerClient implements AutoCloseable {
     return wrap(call, "broadcasting globals to").thenApply(r -> null);
   }
 
-  /** Hands {@code buckets} to the peer; completes with how many it accepted. */
+  /**
+   * Hands {@code buckets} to the peer; completes with how many it accepted. The call waits up to
+   * {@code timeout} for a connection even while the peer is down here: a peer that comes back gets
+   * the buckets of its keys the moment it is put back on the ring, often before this node's own
+   * connection to it is up again.
+   */
   public CompletableFuture<Integer> transferBuckets(
       List<BucketSnapshot> buckets, String from, Duration timeout) {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            dataStub()
+            stub.withWaitForReady()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(
                     TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
@@ -361,8 +366,16 @@ public final class PeerClient implements AutoCloseable {
    * {@code GetPeerRateLimits} that waits for a connection up to {@code timeout}. A success is
    * reported as a probe's (the peer serves: it is back), a failure like any call's; the future
    * completes either way.
+   *
+   * <p>A connection attempt still under way when a probe is due (probes of one peer are at least
+   * {@code timeout} apart) is dropped and made afresh: its handshake was lost to the fault that took
+   * the peer down, and the kernel would resend it only 1, 3, 7 or 15 s after it began, so the peer
+   * would be found back that long after the network healed.
    */
   public CompletableFuture<Void> probe(Duration timeout) {
+    if (channel.getState(false) == ConnectivityState.CONNECTING) {
+      channel.enterIdle();
+    }
     channel.resetConnectBackoff();
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
     detached(
