@@ -141,6 +141,18 @@ public final class NetLab implements AutoCloseable {
     }
   }
 
+  /**
+   * Cuts host {@code a} from every other host, both ways ({@link Fault#CUT} with each); clients in
+   * the root namespace still reach it and it still reaches them.
+   */
+  public void isolate(int a) throws IOException {
+    for (int b = 1; b <= hosts.size(); b++) {
+      if (b != a) {
+        inject(Fault.CUT, a, b);
+      }
+    }
+  }
+
   /** Removes every fault from every host. */
   public void heal() throws IOException {
     for (int i = 1; i <= hosts.size(); i++) {
@@ -167,6 +179,11 @@ public final class NetLab implements AutoCloseable {
   /** Deletes the hosts' namespaces (their processes' sockets go with them) and the bridge. */
   @Override
   public void close() {
+    // Deleting a namespace frees its veth pair in the background, so the next lab could find the
+    // root-side name still taken; deleting the pair first frees both ends at once.
+    for (int i = 1; i <= hosts.size(); i++) {
+      quietly("ip", "link", "del", prefix + "v" + i);
+    }
     for (String ns : hosts) {
       quietly("ip", "netns", "del", ns);
     }
@@ -176,6 +193,7 @@ public final class NetLab implements AutoCloseable {
 
   private void removeLeftovers(int count) {
     for (int i = 1; i <= count; i++) {
+      quietly("ip", "link", "del", prefix + "v" + i);
       quietly("ip", "netns", "del", prefix + "h" + i);
     }
     quietly("ip", "link", "del", bridge());
