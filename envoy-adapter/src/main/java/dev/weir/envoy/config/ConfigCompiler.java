@@ -100,6 +100,10 @@ final class ConfigCompiler {
       String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
           level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
+      List<String> policyNames = new ArrayList<>(limits.size());
+      for (int i = 0; i < limits.size(); i++) {
+        policyNames.add(DescriptorNode.policyName(limits.get(i), path, i, limits.size()));
+      }
       nodes.add(
           new DescriptorNode(
               raw.key(),
@@ -108,6 +112,7 @@ final class ConfigCompiler {
               counterName,
               file.fileName() + ":" + raw.line(),
               limits,
+              policyNames,
               raw.shadowMode(),
               raw.quotaMode(),
               raw.detailedMetric(),
