@@ -82,12 +82,12 @@ final class DescriptorPlanner {
               uniqueKey,
               hits,
               rule.requestsPerUnit(),
-              rule.windowMillis(),
+              rule.requestDuration(),
               rule.algorithm().number(),
-              rule.behavior(),
+              rule.requestBehavior(),
               rule.burst(),
               now,
-              Map.of());
+              rule.requestMetadata());
       policies.add(
           new DescriptorPlan.Policy(
               rule.name(),

@@ -1,9 +1,15 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.engine.GregorianCalendarMath;
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
+import dev.weir.core.model.RateLimitRequest;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import java.nio.charset.StandardCharsets;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -77,8 +83,22 @@ final class IetfRateLimitFields {
   static String policyMember(DescriptorPlan.Policy policy) {
     StringBuilder out = string(new StringBuilder(), policy.policyName());
     out.append(";q=").append(clamp(policy.requestsPerUnit()));
-    out.append(";w=").append(clamp(ResponseBuilder.ceilSeconds(policy.request().duration())));
+    out.append(";w=").append(clamp(ResponseBuilder.ceilSeconds(windowMillis(policy.request()))));
     return out.toString();
+  }
+
+  /**
+   * Returns the window length of {@code request}: its duration, or for a calendar window the length
+   * of the interval containing the request's time in its zone (a month of 28 to 31 days, a day of
+   * 23 to 25 hours across a daylight-saving change).
+   */
+  private static long windowMillis(RateLimitRequest request) {
+    if (!request.has(Behavior.DURATION_IS_GREGORIAN)) {
+      return request.duration();
+    }
+    String zone = request.metadata().get(GregorianInterval.TIME_ZONE_METADATA);
+    return new GregorianCalendarMath(zone == null ? ZoneOffset.UTC : ZoneId.of(zone))
+        .length(GregorianInterval.forCode(request.duration()).orElseThrow(), request.createdAt());
   }
 
   /**
