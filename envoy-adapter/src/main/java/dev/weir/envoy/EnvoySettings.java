@@ -34,6 +34,7 @@ import java.util.function.UnaryOperator;
  * @param limitHeader the name of the limit header
  * @param remainingHeader the name of the remaining header
  * @param resetHeader the name of the reset header
+ * @param headersFormat which RateLimit headers are added when they are enabled
  * @param stopCacheKeyIncrementWhenOverlimit whether a request over any limit leaves its other
  *     counters untouched
  * @param nearLimitRatio the fraction of a limit above which hits count as near the limit
@@ -56,6 +57,7 @@ public record EnvoySettings(
     String limitHeader,
     String remainingHeader,
     String resetHeader,
+    HeadersFormat headersFormat,
     boolean stopCacheKeyIncrementWhenOverlimit,
     double nearLimitRatio,
     Duration reloadInterval,
@@ -72,6 +74,20 @@ public record EnvoySettings(
     XDS
   }
 
+  /** The set of RateLimit response headers added when they are enabled. */
+  public enum HeadersFormat {
+    /**
+     * {@code RateLimit-Limit}, {@code RateLimit-Remaining} and {@code RateLimit-Reset} (names
+     * configurable), as envoyproxy/ratelimit adds them.
+     */
+    TRIO,
+    /**
+     * The structured fields {@code RateLimit-Policy} and {@code RateLimit} of
+     * draft-ietf-httpapi-ratelimit-headers-10.
+     */
+    IETF
+  }
+
   /** Creates settings. */
   public EnvoySettings {
     Objects.requireNonNull(source, "source");
@@ -81,6 +97,7 @@ public record EnvoySettings(
     Objects.requireNonNull(limitHeader, "limitHeader");
     Objects.requireNonNull(remainingHeader, "remainingHeader");
     Objects.requireNonNull(resetHeader, "resetHeader");
+    Objects.requireNonNull(headersFormat, "headersFormat");
     Objects.requireNonNull(reloadInterval, "reloadInterval");
     Objects.requireNonNull(configLimits, "configLimits");
   }
@@ -121,6 +138,10 @@ public record EnvoySettings(
   /** {@code WEIR_ENVOY_LIMIT_RESET_HEADER}. */
   public static final EnvVar LIMIT_RESET_HEADER = EnvVar.of("WEIR_ENVOY_LIMIT_RESET_HEADER");
 
+  /** {@code WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT}: {@code trio} (default) or {@code ietf}. */
+  public static final EnvVar LIMIT_RESPONSE_HEADERS_FORMAT =
+      EnvVar.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT");
+
   /** {@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}. */
   public static final EnvVar STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT =
       EnvVar.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT");
@@ -148,6 +169,8 @@ public record EnvoySettings(
 
   private static final List<String> ALGORITHMS =
       List.of("fixed_window", "token_bucket", "leaky_bucket", "sliding_window");
+
+  private static final List<String> HEADER_FORMATS = List.of("trio", "ietf");
 
   /** The settings when no variable is set. */
   public static final EnvoySettings DEFAULTS = fromEnvironment(Map.of());
@@ -188,6 +211,10 @@ public record EnvoySettings(
         header(reader, names.apply(LIMIT_LIMIT_HEADER), "RateLimit-Limit"),
         header(reader, names.apply(LIMIT_REMAINING_HEADER), "RateLimit-Remaining"),
         header(reader, names.apply(LIMIT_RESET_HEADER), "RateLimit-Reset"),
+        HeadersFormat.valueOf(
+            reader
+                .oneOf(names.apply(LIMIT_RESPONSE_HEADERS_FORMAT), "trio", HEADER_FORMATS)
+                .toUpperCase(Locale.ROOT)),
         reader.bool(names.apply(STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT), false),
         reader.ratio(names.apply(NEAR_LIMIT_RATIO), 0.8),
         reader.duration(
@@ -232,6 +259,7 @@ public record EnvoySettings(
         limitHeader,
         remainingHeader,
         resetHeader,
+        headersFormat,
         stopCacheKeyIncrementWhenOverlimit,
         nearLimitRatio,
         reloadInterval,

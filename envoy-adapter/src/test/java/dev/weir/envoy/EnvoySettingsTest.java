@@ -31,6 +31,7 @@ class EnvoySettingsTest {
                 "RateLimit-Limit",
                 "RateLimit-Remaining",
                 "RateLimit-Reset",
+                EnvoySettings.HeadersFormat.TRIO,
                 false,
                 0.8,
                 Duration.ofSeconds(1),
@@ -53,6 +54,7 @@ class EnvoySettingsTest {
                 Map.entry("WEIR_ENVOY_LIMIT_LIMIT_HEADER", "X-RateLimit-Limit"),
                 Map.entry("WEIR_ENVOY_LIMIT_REMAINING_HEADER", "X-RateLimit-Remaining"),
                 Map.entry("WEIR_ENVOY_LIMIT_RESET_HEADER", "X-RateLimit-Reset"),
+                Map.entry("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT", "IETF"),
                 Map.entry("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "TRUE"),
                 Map.entry("WEIR_ENVOY_NEAR_LIMIT_RATIO", "0.5"),
                 Map.entry("WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "250ms"),
@@ -75,6 +77,7 @@ class EnvoySettingsTest {
                 "X-RateLimit-Limit",
                 "X-RateLimit-Remaining",
                 "X-RateLimit-Reset",
+                EnvoySettings.HeadersFormat.IETF,
                 true,
                 0.5,
                 Duration.ofMillis(250),
@@ -101,6 +104,18 @@ class EnvoySettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("WEIR_ENVOY_DEFAULT_ALGORITHM='gcra'")
         .hasMessageContaining("fixed_window, token_bucket, leaky_bucket, sliding_window");
+  }
+
+  @Test
+  void fromEnvironment_badHeadersFormat_namesVariableValueAndAllowed() {
+    assertThatThrownBy(
+            () ->
+                EnvoySettings.fromEnvironment(
+                    Map.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT", "draft03")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT='draft03' is not valid: expected one of"
+                + " trio, ietf");
   }
 
   @Test

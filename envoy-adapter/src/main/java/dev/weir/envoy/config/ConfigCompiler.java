@@ -2,7 +2,11 @@ package dev.weir.envoy.config;
 
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import java.math.BigInteger;
+import java.time.DateTimeException;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -100,6 +104,10 @@ final class ConfigCompiler {
       String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
           level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
+      List<String> policyNames = new ArrayList<>(limits.size());
+      for (int i = 0; i < limits.size(); i++) {
+        policyNames.add(DescriptorNode.policyName(limits.get(i), path, i, limits.size()));
+      }
       nodes.add(
           new DescriptorNode(
               raw.key(),
@@ -108,6 +116,7 @@ final class ConfigCompiler {
               counterName,
               file.fileName() + ":" + raw.line(),
               limits,
+              policyNames,
               raw.shadowMode(),
               raw.quotaMode(),
               raw.detailedMetric(),
@@ -183,6 +192,7 @@ final class ConfigCompiler {
     long burst = burst(file, composite, raw.burst());
     int behavior = behavior(file, composite, raw.behavior());
     long multiplier = unitMultiplier(file, composite, raw.unitMultiplier(), unit);
+    Optional<CalendarWindow> calendar = calendar(file, composite, raw, unit, multiplier);
     return new RateLimitRule(
         raw.requestsPerUnit(),
         unit.orElse(
@@ -193,7 +203,101 @@ final class ConfigCompiler {
         algorithm,
         burst,
         behavior,
-        multiplier);
+        multiplier,
+        calendar);
+  }
+
+  /**
+   * Returns the calendar alignment of a rule: empty unless {@code calendar: true}, which needs a
+   * unit of an hour or longer, no {@code unit_multiplier} above 1, and takes an optional {@code
+   * time_zone} (UTC by default); {@code time_zone} without it is an error.
+   */
+  private Optional<CalendarWindow> calendar(
+      ParsedFile file,
+      String composite,
+      RawRateLimit raw,
+      Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit,
+      long multiplier)
+      throws DescriptorConfigException {
+    Node node = raw.calendar();
+    boolean on = false;
+    if (node != null && !isNull(node)) {
+      if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
+        String v = s.getValue().toLowerCase(Locale.ROOT);
+        on = v.equals("true") || v.equals("yes") || v.equals("on");
+      } else {
+        throw error(
+            file,
+            "invalid calendar '"
+                + YamlConfigParser.render(node)
+                + "' in rate_limit of '"
+                + composite
+                + "': allowed values are true, false");
+      }
+    }
+    Node zoneNode = raw.timeZone();
+    boolean hasZone = zoneNode != null && !isNull(zoneNode);
+    if (!on) {
+      if (hasZone) {
+        throw error(
+            file,
+            "time_zone '"
+                + YamlConfigParser.render(zoneNode)
+                + "' in rate_limit of '"
+                + composite
+                + "' needs calendar: true (windows of fixed length have no time zone)");
+      }
+      return Optional.empty();
+    }
+    GregorianInterval interval = unit.map(ConfigCompiler::calendarInterval).orElse(null);
+    if (interval == null) {
+      throw error(
+          file,
+          "invalid unit '"
+              + unit.map(u -> u.name().toLowerCase(Locale.ROOT)).orElse(raw.unit())
+              + "' with calendar: true in rate_limit of '"
+              + composite
+              + "': allowed units are hour, day, week, month, year");
+    }
+    if (multiplier != 1) {
+      throw error(
+          file,
+          "invalid unit_multiplier '"
+              + multiplier
+              + "' with calendar: true in rate_limit of '"
+              + composite
+              + "': a calendar window is one unit, so the only allowed value is 1");
+    }
+    ZoneId zone = ZoneOffset.UTC;
+    if (hasZone) {
+      String text = zoneNode instanceof ScalarNode zs ? zs.getValue() : "";
+      try {
+        zone = ZoneId.of(text);
+      } catch (DateTimeException e) {
+        throw error(
+            file,
+            "invalid time_zone '"
+                + YamlConfigParser.render(zoneNode)
+                + "' in rate_limit of '"
+                + composite
+                + "': allowed values are zone ids such as UTC or Europe/Berlin, and offsets such"
+                + " as +02:00");
+      }
+    }
+    return Optional.of(new CalendarWindow(interval, zone));
+  }
+
+  /** Returns the calendar interval of {@code unit}, or null when it has none (second, minute). */
+  private static GregorianInterval calendarInterval(
+      io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit unit) {
+    return switch (unit) {
+      case HOUR -> GregorianInterval.HOURS;
+      case DAY -> GregorianInterval.DAYS;
+      case WEEK -> GregorianInterval.WEEKS;
+      case MONTH -> GregorianInterval.MONTHS;
+      case YEAR -> GregorianInterval.YEARS;
+      default -> null;
+    };
   }
 
   /**

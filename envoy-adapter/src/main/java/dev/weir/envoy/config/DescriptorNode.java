@@ -17,6 +17,8 @@ import java.util.Optional;
  * @param limits the rule's policies, every one of which must pass: one for {@code rate_limit},
  *     several for Weir's {@code rate_limits}; empty when the rule only groups nested rules (or
  *     whitelists)
+ * @param policyNames the name each policy of {@code limits} has in the IETF {@code
+ *     RateLimit-Policy} header, see {@link #policyName(RateLimitRule, String, int, int)}
  * @param shadowMode whether over-limit answers are reported as OK
  * @param quotaMode whether the rule is a soft quota (see {@code docs/envoy.md})
  * @param detailedMetric whether metrics name the request's actual values
@@ -32,6 +34,7 @@ public record DescriptorNode(
     String counterName,
     String source,
     List<RateLimitRule> limits,
+    List<String> policyNames,
     boolean shadowMode,
     boolean quotaMode,
     boolean detailedMetric,
@@ -40,9 +43,26 @@ public record DescriptorNode(
     Map<String, Object> metadata,
     DescriptorLevel children) {
 
-  /** Creates a node, copying {@code limits}. */
+  /** Creates a node, copying {@code limits} and {@code policyNames}. */
   public DescriptorNode {
     limits = List.copyOf(limits);
+    policyNames = List.copyOf(policyNames);
+    if (policyNames.size() != limits.size()) {
+      throw new IllegalArgumentException(
+          policyNames.size() + " policy names for " + limits.size() + " policies");
+    }
+  }
+
+  /**
+   * Returns the policy name of {@code rule}, policy {@code index} of {@code count} of the rule at
+   * {@code path}: its YAML {@code name} when set, else the path, followed by {@code |} and the
+   * index when the rule has several policies (as {@link #counterName(int)} tells them apart).
+   */
+  public static String policyName(RateLimitRule rule, String path, int index, int count) {
+    if (!rule.name().isEmpty()) {
+      return rule.name();
+    }
+    return count == 1 ? path : path + "|" + index;
   }
 
   /** Returns the rule's first (for {@code rate_limit}, only) policy, empty when it has none. */

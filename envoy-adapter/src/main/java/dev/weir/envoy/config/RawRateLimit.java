@@ -13,4 +13,6 @@ record RawRateLimit(
     Node algorithm,
     Node burst,
     Node behavior,
-    Node unitMultiplier) {}
+    Node unitMultiplier,
+    Node calendar,
+    Node timeZone) {}

@@ -50,7 +50,8 @@ final class YamlConfigParser {
           "metadata");
 
   /** Weir's extension keys, valid only directly inside a {@code rate_limit} map. */
-  static final Set<String> WEIR_KEYS = Set.of("algorithm", "burst", "behavior", "unit_multiplier");
+  static final Set<String> WEIR_KEYS =
+      Set.of("algorithm", "burst", "behavior", "unit_multiplier", "calendar", "time_zone");
 
   /** Weir's extension key of a descriptor: several policies, every one of which must pass. */
   static final String RATE_LIMITS = "rate_limits";
@@ -263,6 +264,8 @@ final class YamlConfigParser {
     Node burst = null;
     Node behavior = null;
     Node unitMultiplier = null;
+    Node calendar = null;
+    Node timeZone = null;
     for (NodeTuple t : map.getValue()) {
       Node v = t.getValueNode();
       switch (keyOf(t)) {
@@ -285,12 +288,24 @@ final class YamlConfigParser {
         case "burst" -> burst = v;
         case "behavior" -> behavior = v;
         case "unit_multiplier" -> unitMultiplier = v;
+        case "calendar" -> calendar = v;
+        case "time_zone" -> timeZone = v;
         default -> {}
       }
     }
     return Optional.of(
         new RawRateLimit(
-            rpu, unit, unlimited, name, replaces, algorithm, burst, behavior, unitMultiplier));
+            rpu,
+            unit,
+            unlimited,
+            name,
+            replaces,
+            algorithm,
+            burst,
+            behavior,
+            unitMultiplier,
+            calendar,
+            timeZone));
   }
 
   private List<MappingNode> mappings(Node node, String target) throws DescriptorConfigException {

@@ -7,17 +7,21 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpHandler;
 import dev.weir.http.LongNumbers;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
  * {@code POST /json}, as envoyproxy/ratelimit serves it: a protojson {@code RateLimitRequest} in,
  * the protojson {@code RateLimitResponse} out, with 200 for OK and 429 for OVER_LIMIT, answered
- * when the decision completes.
+ * when the decision completes. The response's {@code response_headers_to_add} (the RateLimit
+ * headers, when enabled) are also sent as HTTP headers, on 200 and 429 alike.
  *
  * <p>A body that is not a request gets 400; a request the service rejects gets the HTTP status of
  * its gRPC code (400 for INVALID_ARGUMENT, 503 for UNAVAILABLE). Error bodies are {@code
@@ -68,7 +72,15 @@ public final class JsonHandler implements HttpHandler {
 
   private HttpAnswer print(int code, RateLimitResponse response) {
     try {
-      return HttpAnswer.json(code, printer.print(response));
+      HttpAnswer answer = HttpAnswer.json(code, printer.print(response));
+      if (response.getResponseHeadersToAddCount() == 0) {
+        return answer;
+      }
+      Map<String, String> headers = new LinkedHashMap<>();
+      for (HeaderValue header : response.getResponseHeadersToAddList()) {
+        headers.put(header.getKey(), header.getValue());
+      }
+      return new HttpAnswer(code, answer.contentType(), answer.body(), headers);
     } catch (InvalidProtocolBufferException e) {
       return error(500, Status.Code.INTERNAL, "cannot print answer: " + e.getMessage());
     }

@@ -100,6 +100,8 @@ sealed interface DescriptorPlan {
    * One policy of a counted descriptor.
    *
    * @param ruleName the policy's name, also {@code current_limit.name}
+   * @param policyName the policy's name in the IETF {@code RateLimit-Policy} header: {@code
+   *     ruleName} when set, else a stable name derived from the rule's path
    * @param requestsPerUnit the limit
    * @param unit the window unit (the base unit of a multiplied window)
    * @param replaces names of rules this policy drops
@@ -107,6 +109,7 @@ sealed interface DescriptorPlan {
    */
   record Policy(
       String ruleName,
+      String policyName,
       long requestsPerUnit,
       Unit unit,
       List<String> replaces,

@@ -82,15 +82,20 @@ final class DescriptorPlanner {
               uniqueKey,
               hits,
               rule.requestsPerUnit(),
-              rule.windowMillis(),
+              rule.requestDuration(),
               rule.algorithm().number(),
-              rule.behavior(),
+              rule.requestBehavior(),
               rule.burst(),
               now,
-              Map.of());
+              rule.requestMetadata());
       policies.add(
           new DescriptorPlan.Policy(
-              rule.name(), rule.requestsPerUnit(), rule.unit(), rule.replaces(), request));
+              rule.name(),
+              node.policyNames().get(i),
+              rule.requestsPerUnit(),
+              rule.unit(),
+              rule.replaces(),
+              request));
     }
     return new DescriptorPlan.Limited(
         domainName,
@@ -134,8 +139,22 @@ final class DescriptorPlanner {
         StatsKeys.override(entries, keys),
         false,
         false,
-        List.of(new DescriptorPlan.Policy("", rpu, unit.get(), List.of(), request)),
+        List.of(
+            new DescriptorPlan.Policy(
+                "", overridePolicyName(unit.get()), rpu, unit.get(), List.of(), request)),
         Map.of());
+  }
+
+  /** Returns the IETF policy name of a limit override in {@code unit}. */
+  private static String overridePolicyName(Unit unit) {
+    return switch (unit) {
+      case SECOND -> "limit_override_second";
+      case MINUTE -> "limit_override_minute";
+      case HOUR -> "limit_override_hour";
+      case DAY -> "limit_override_day";
+      case MONTH -> "limit_override_month";
+      default -> "limit_override_year";
+    };
   }
 
   /**

@@ -154,11 +154,17 @@ public final class Explainer {
     return String.join(" > ", parts);
   }
 
-  /** Returns a policy as {@code 100 per 5 minutes, fixed_window, name "daily"}. */
+  /**
+   * Returns a policy as {@code 100 per 5 minutes, fixed_window, name "daily"} (a calendar window as
+   * {@code per calendar month in Europe/Berlin}).
+   */
   static String policyText(RateLimitRule rule) {
     String unit = rule.unit().name().toLowerCase(Locale.ROOT);
     String window =
         rule.unitMultiplier() == 1 ? unit : rule.unitMultiplier() + " " + unit + "s";
+    if (rule.calendar().isPresent()) {
+      window = "calendar " + unit + " in " + rule.calendar().get().zone().getId();
+    }
     StringBuilder out =
         new StringBuilder()
             .append(rule.requestsPerUnit())

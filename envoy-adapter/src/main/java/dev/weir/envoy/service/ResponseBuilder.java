@@ -14,7 +14,8 @@ import java.util.List;
 /**
  * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
  * does: per-rule shadow and quota mode (and global quota mode), the overall code, global shadow
- * mode, the RateLimit-* headers, the dynamic metadata, and the per-rule hit counters.
+ * mode, the RateLimit headers (the RateLimit-* trio or the IETF fields), the dynamic metadata, and
+ * the per-rule hit counters.
  */
 final class ResponseBuilder {
 
@@ -94,7 +95,12 @@ final class ResponseBuilder {
             .setOverallCode(over ? Code.OVER_LIMIT : Code.OK)
             .addAllStatuses(statuses);
     if (settings.responseHeadersEnabled()) {
-      addHeaders(response, statuses, quota);
+      int chosen = chosen(statuses, quota);
+      if (settings.headersFormat() == EnvoySettings.HeadersFormat.IETF) {
+        IetfRateLimitFields.add(response, plans, answers, statuses, chosen);
+      } else if (chosen >= 0) {
+        addHeaders(response, statuses.get(chosen));
+      }
     }
     if (settings.responseDynamicMetadata()) {
       response.setDynamicMetadata(DynamicMetadata.of(request, plans, statuses));
@@ -196,12 +202,12 @@ final class ResponseBuilder {
   }
 
   /**
-   * Adds the RateLimit-* headers of the status envoyproxy/ratelimit picks: the last one over the
-   * limit (quota-mode ones aside), else the first with the least remaining.
+   * Returns the index of the status the RateLimit headers report, as envoyproxy/ratelimit picks it:
+   * the last one over the limit (quota-mode ones aside), else the first with the least remaining;
+   * -1 when no status has a limit.
    */
-  private void addHeaders(
-      RateLimitResponse.Builder response, List<DescriptorStatus> statuses, List<Boolean> quota) {
-    DescriptorStatus chosen = null;
+  static int chosen(List<DescriptorStatus> statuses, List<Boolean> quota) {
+    int chosen = -1;
     boolean chosenOver = false;
     for (int i = 0; i < statuses.size(); i++) {
       DescriptorStatus s = statuses.get(i);
@@ -209,18 +215,20 @@ final class ResponseBuilder {
         continue;
       }
       if (s.getCode() == Code.OVER_LIMIT && !quota.get(i)) {
-        chosen = s;
+        chosen = i;
         chosenOver = true;
       } else if (!chosenOver
-          && (chosen == null
+          && (chosen < 0
               || Integer.toUnsignedLong(s.getLimitRemaining())
-                  < Integer.toUnsignedLong(chosen.getLimitRemaining()))) {
-        chosen = s;
+                  < Integer.toUnsignedLong(statuses.get(chosen).getLimitRemaining()))) {
+        chosen = i;
       }
     }
-    if (chosen == null) {
-      return;
-    }
+    return chosen;
+  }
+
+  /** Adds the RateLimit-* trio of {@code chosen}. */
+  private void addHeaders(RateLimitResponse.Builder response, DescriptorStatus chosen) {
     long resetSeconds = chosen.getDurationUntilReset().getSeconds();
     response
         .addResponseHeadersToAdd(

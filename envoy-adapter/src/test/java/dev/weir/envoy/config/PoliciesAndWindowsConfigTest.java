@@ -52,6 +52,40 @@ class PoliciesAndWindowsConfigTest {
   }
 
   @Test
+  void calendar_alignsToTheUnitsInterval_inUtcOrTheRulesTimeZone()
+      throws DescriptorConfigException {
+    DescriptorNode account =
+        node(
+            """
+            domain: acct
+            descriptors:
+              - key: account_id
+                rate_limits:
+                  - {unit: month, requests_per_unit: 1000, calendar: true}
+                  - {unit: week, requests_per_unit: 300, calendar: true, time_zone: Europe/Berlin}
+                  - {unit: day, requests_per_unit: 50}
+            """,
+            "account_id");
+
+    assertThat(account.limits())
+        .extracting(RateLimitRule::calendar)
+        .containsExactly(
+            java.util.Optional.of(
+                new CalendarWindow(
+                    dev.weir.core.model.GregorianInterval.MONTHS, java.time.ZoneOffset.UTC)),
+            java.util.Optional.of(
+                new CalendarWindow(
+                    dev.weir.core.model.GregorianInterval.WEEKS,
+                    java.time.ZoneId.of("Europe/Berlin"))),
+            java.util.Optional.empty());
+    assertThat(account.limits().get(1).requestDuration()).isEqualTo(3);
+    assertThat(account.limits().get(1).requestMetadata())
+        .isEqualTo(java.util.Map.of("time_zone", "Europe/Berlin"));
+    assertThat(account.limits().get(2).requestDuration()).isEqualTo(86_400_000L);
+    assertThat(account.limits().get(2).requestMetadata()).isEmpty();
+  }
+
+  @Test
   void rateLimit_singlePolicy_counterNameUnchanged() throws DescriptorConfigException {
     DescriptorNode user =
         node(
@@ -104,6 +138,13 @@ class PoliciesAndWindowsConfigTest {
           policy replaces sibling | - key: a\\n    rate_limits: [{unit: second, requests_per_unit: 1, name: x}, {unit: day, requests_per_unit: 2, replaces: [{name: x}]}] | acct.yaml: replaces should not contain name of same descriptor
           rate_limits at top level | - key: a\\n    rate_limit:\\n      rate_limits: [] | acct.yaml: config error, unknown key 'rate_limits'
           multiplier outside rate_limit | - key: a\\n    unit_multiplier: 2 | acct.yaml: config error, unknown key 'unit_multiplier'
+          calendar minute | - key: a\\n    rate_limit: {unit: minute, calendar: true, requests_per_unit: 1} | acct.yaml: invalid unit 'minute' with calendar: true in rate_limit of 'acct.a': allowed units are hour, day, week, month, year
+          calendar second | - key: a\\n    rate_limit: {unit: second, calendar: true, requests_per_unit: 1} | acct.yaml: invalid unit 'second' with calendar: true in rate_limit of 'acct.a': allowed units are hour, day, week, month, year
+          calendar not bool | - key: a\\n    rate_limit: {unit: day, calendar: monthly, requests_per_unit: 1} | acct.yaml: invalid calendar 'monthly' in rate_limit of 'acct.a': allowed values are true, false
+          unknown zone | - key: a\\n    rate_limit: {unit: day, calendar: true, time_zone: Mars/Olympus, requests_per_unit: 1} | acct.yaml: invalid time_zone 'Mars/Olympus' in rate_limit of 'acct.a': allowed values are zone ids such as UTC or Europe/Berlin, and offsets such as +02:00
+          zone without calendar | - key: a\\n    rate_limit: {unit: day, time_zone: UTC, requests_per_unit: 1} | acct.yaml: time_zone 'UTC' in rate_limit of 'acct.a' needs calendar: true (windows of fixed length have no time zone)
+          calendar multiplier | - key: a\\n    rate_limit: {unit: day, calendar: true, unit_multiplier: 7, requests_per_unit: 1} | acct.yaml: invalid unit_multiplier '7' with calendar: true in rate_limit of 'acct.a': a calendar window is one unit, so the only allowed value is 1
+          calendar outside rate_limit | - key: a\\n    calendar: true | acct.yaml: config error, unknown key 'calendar'
           """)
   void loadError_namesTheRuleAndWhatIsAllowed(String name, String descriptors, String message) {
     String yaml = "domain: acct\ndescriptors:\n  " + descriptors.replace("\\n", "\n") + "\n";

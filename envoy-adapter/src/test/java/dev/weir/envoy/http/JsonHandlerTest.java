@@ -14,6 +14,7 @@ import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.envoy.testkit.RateLimitFieldsSyntax;
 import dev.weir.http.HttpListener;
 import dev.weir.http.HttpRoute;
 import dev.weir.http.HttpSettings;
@@ -27,6 +28,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,12 +65,16 @@ class JsonHandlerTest {
 
   @BeforeEach
   void start() throws Exception {
+    start(EnvoySettings.DEFAULTS);
+  }
+
+  private void start(EnvoySettings settings) throws Exception {
     ShouldRateLimitHandler handler =
         new ShouldRateLimitHandler(
             config,
             new FirstHitOnly(),
             new FakeClock(),
-            EnvoySettings.DEFAULTS,
+            settings,
             new EnvoyMetrics(new SimpleMeterRegistry()));
     server =
         HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
@@ -128,6 +134,46 @@ class JsonHandlerTest {
 
     assertThat(response.statusCode()).isEqualTo(429);
     assertThat(response.body()).startsWith("{\"overallCode\":\"OVER_LIMIT\"");
+  }
+
+  @Test
+  void post_ietfHeaders_sentAsHttpHeadersOn200And429() throws Exception {
+    server.stop(Duration.ZERO);
+    start(
+        EnvoySettings.fromEnvironment(
+            Map.of(
+                "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", "true",
+                "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT", "ietf")));
+    loadConfig();
+
+    HttpResponse<String> ok = post(REQUEST);
+    HttpResponse<String> over = post(REQUEST);
+
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(over.statusCode()).isEqualTo(429);
+    for (HttpResponse<String> response : List.of(ok, over)) {
+      assertThat(response.headers().allValues("RateLimit-Policy")).hasSize(1);
+      assertThat(
+              RateLimitFieldsSyntax.policy(response.headers().firstValue("RateLimit-Policy").get()))
+          .extracting(Object::toString)
+          .containsExactly("k;q=1;w=1");
+    }
+    assertThat(RateLimitFieldsSyntax.limit(ok.headers().firstValue("RateLimit").orElseThrow()))
+        .extracting(Object::toString)
+        .containsExactly("k;r=0;t=1");
+    assertThat(RateLimitFieldsSyntax.limit(over.headers().firstValue("RateLimit").orElseThrow()))
+        .extracting(Object::toString)
+        .containsExactly("k;r=0;t=1");
+  }
+
+  @Test
+  void post_headersDisabled_noRateLimitHttpHeaders() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post(REQUEST);
+
+    assertThat(response.headers().map().keySet())
+        .noneMatch(name -> name.toLowerCase(java.util.Locale.ROOT).startsWith("ratelimit"));
   }
 
   @Test

@@ -78,6 +78,26 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void reloadIfChanged_calendarRuleWithUnknownZone_failsKeepingTheLastGoodConfig()
+      throws Exception {
+    Path file = dir.resolve("config.yaml");
+    String rule =
+        "domain: a\ndescriptors:\n  - key: k\n    rate_limit: {unit: month,"
+            + " requests_per_unit: 5, calendar: true, time_zone: %s}\n";
+    Files.writeString(file, rule.formatted("Europe/Berlin"));
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    EnvoyConfig good = current();
+
+    Files.writeString(file, rule.formatted("Europe/Atlantis"));
+    Outcome bad = reloader.reloadIfChanged();
+
+    assertThat(bad).isEqualTo(Outcome.FAILED);
+    assertThat(current()).isSameAs(good);
+    assertThat(count("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
   void reloadIfChanged_sameContent_isUnchanged() throws Exception {
     Files.writeString(dir.resolve("config.yaml"), GOOD_A);
     ConfigReloader reloader = reloader(dir);

@@ -123,4 +123,26 @@ class ExplainerTest {
     assertThat(explainer.explain(config(), "edg", List.of(entries("a", "b")), r -> Optional.empty()))
         .containsExactly("domain 'edg' is not in the config, so nothing is limited; domains: edge");
   }
+
+  @Test
+  void policyText_calendarWindow_namesTheIntervalAndZone() {
+    dev.weir.envoy.config.RateLimitRule rule =
+        new dev.weir.envoy.config.RateLimitRule(
+            100,
+            io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit.MONTH,
+            false,
+            "",
+            List.of(),
+            dev.weir.core.model.Algorithm.FIXED_WINDOW,
+            0,
+            0,
+            1,
+            Optional.of(
+                new dev.weir.envoy.config.CalendarWindow(
+                    dev.weir.core.model.GregorianInterval.MONTHS,
+                    java.time.ZoneId.of("Europe/Berlin"))));
+
+    assertThat(Explainer.policyText(rule))
+        .isEqualTo("100 per calendar month in Europe/Berlin, fixed_window");
+  }
 }

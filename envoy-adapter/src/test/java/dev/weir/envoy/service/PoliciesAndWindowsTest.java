@@ -12,6 +12,7 @@ import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.testkit.RateLimitFieldsSyntax;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -133,6 +134,75 @@ class PoliciesAndWindowsTest {
             org.assertj.core.groups.Tuple.tuple("RateLimit-Limit", "3"),
             org.assertj.core.groups.Tuple.tuple("RateLimit-Remaining", "0"),
             org.assertj.core.groups.Tuple.tuple("RateLimit-Reset", "1"));
+  }
+
+  private static Map<String, String> ietf() {
+    return Map.of(
+        "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", "true",
+        "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT", "ietf");
+  }
+
+  private static String field(RateLimitResponse response, String name) {
+    return response.getResponseHeadersToAddList().stream()
+        .filter(h -> h.getKey().equals(name))
+        .map(HeaderValue::getValue)
+        .reduce((a, b) -> a + " | " + b)
+        .orElseThrow(() -> new AssertionError("no " + name + " header"));
+  }
+
+  @Test
+  void ietfHeaders_everyMatchedPolicyListed_rateLimitNamesTheLeastRemaining() throws Exception {
+    start(ietf());
+
+    RateLimitResponse first = call(descriptor("account_id", "42"), descriptor("ip", "10.0.0.1"));
+
+    assertThat(first.getResponseHeadersToAddList())
+        .extracting(HeaderValue::getKey)
+        .containsExactly("RateLimit-Policy", "RateLimit");
+    assertThat(RateLimitFieldsSyntax.policy(field(first, "RateLimit-Policy")))
+        .extracting(Object::toString)
+        .containsExactly("burst;q=3;w=1", "sustained;q=5;w=60", "ip;q=2;w=300");
+    assertThat(RateLimitFieldsSyntax.limit(field(first, "RateLimit")))
+        .extracting(Object::toString)
+        .containsExactly("ip;r=1;t=150");
+  }
+
+  @Test
+  void ietfHeaders_overLimit_rateLimitNamesTheOverLimitPolicyWithZeroRemaining() throws Exception {
+    start(ietf());
+    for (int i = 0; i < 3; i++) {
+      call(descriptor("account_id", "42"));
+    }
+    clock.advanceMillis(1000);
+    call(descriptor("account_id", "42"));
+    call(descriptor("account_id", "42"));
+
+    RateLimitResponse over = call(descriptor("account_id", "42"), descriptor("ip", "10.0.0.1"));
+
+    assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(RateLimitFieldsSyntax.limit(field(over, "RateLimit")))
+        .extracting(Object::toString)
+        .containsExactly("sustained;r=0;t=29");
+    assertThat(field(over, "RateLimit-Policy"))
+        .isEqualTo("\"burst\";q=3;w=1, \"sustained\";q=5;w=60, \"ip\";q=2;w=300");
+  }
+
+  @Test
+  void ietfHeaders_sameRuleMatchedTwice_listedOnce() throws Exception {
+    start(ietf());
+
+    RateLimitResponse response = call(descriptor("ip", "10.0.0.1"), descriptor("ip", "10.0.0.2"));
+
+    assertThat(RateLimitFieldsSyntax.policy(field(response, "RateLimit-Policy")))
+        .extracting(Object::toString)
+        .containsExactly("ip;q=2;w=300");
+  }
+
+  @Test
+  void ietfHeaders_headersDisabled_noneAdded() throws Exception {
+    start(Map.of("WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_FORMAT", "ietf"));
+
+    assertThat(call(descriptor("ip", "10.0.0.1")).getResponseHeadersToAddList()).isEmpty();
   }
 
   @Test

@@ -16,10 +16,10 @@ import dev.weir.core.model.Status;
  */
 final class FixedWindow {
 
-  private final GregorianCalendarMath calendar;
+  private final Calendars calendars;
 
-  FixedWindow(GregorianCalendarMath calendar) {
-    this.calendar = calendar;
+  FixedWindow(Calendars calendars) {
+    this.calendars = calendars;
   }
 
   /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
@@ -27,7 +27,7 @@ final class FixedWindow {
     FixedWindowState prior =
         live instanceof FixedWindowState f && f.duration() == r.duration() ? f : null;
     long at = prior == null ? now : Math.max(now, prior.windowStart());
-    Window window = Window.containing(r, at, calendar);
+    Window window = Window.containing(r, at, calendars);
     long count = 0;
     if (prior != null
         && prior.windowStart() == window.start()

@@ -28,13 +28,13 @@ import dev.weir.core.model.Status;
  */
 final class LeakyBucket {
 
-  private final GregorianCalendarMath calendar;
+  private final Calendars calendars;
 
   /** The last rate computed, reused while requests keep the same limit and period. */
   private Rate lastRate = new Rate(1, 1, 1, 1);
 
-  LeakyBucket(GregorianCalendarMath calendar) {
-    this.calendar = calendar;
+  LeakyBucket(Calendars calendars) {
+    this.calendars = calendars;
   }
 
   /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
@@ -46,6 +46,7 @@ final class LeakyBucket {
     long lifetimeEnd;
     if (r.has(Behavior.DURATION_IS_GREGORIAN)) {
       GregorianInterval interval = RequestValidator.intervalOf(r.duration());
+      GregorianCalendarMath calendar = calendars.of(r);
       period = calendar.length(interval, now);
       lifetimeEnd = calendar.end(interval, now);
     } else {

@@ -25,14 +25,17 @@ public final class RateLimitEngine {
   private final FixedWindow fixedWindow;
   private final SlidingWindow slidingWindow;
 
-  /** Creates an engine whose Gregorian intervals follow {@code zone}. */
+  /**
+   * Creates an engine whose Gregorian intervals follow {@code zone}, or the zone a request names in
+   * its {@link dev.weir.core.model.GregorianInterval#TIME_ZONE_METADATA} metadata entry.
+   */
   public RateLimitEngine(ZoneId zone) {
     this.zone = zone;
-    GregorianCalendarMath calendar = new GregorianCalendarMath(zone);
-    this.tokenBucket = new TokenBucket(calendar);
-    this.leakyBucket = new LeakyBucket(calendar);
-    this.fixedWindow = new FixedWindow(calendar);
-    this.slidingWindow = new SlidingWindow(calendar);
+    Calendars calendars = new Calendars(zone);
+    this.tokenBucket = new TokenBucket(calendars);
+    this.leakyBucket = new LeakyBucket(calendars);
+    this.fixedWindow = new FixedWindow(calendars);
+    this.slidingWindow = new SlidingWindow(calendars);
   }
 
   /** Returns the zone of this engine's Gregorian intervals. */

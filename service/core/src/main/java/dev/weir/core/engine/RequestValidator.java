@@ -4,6 +4,8 @@ import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
+import java.time.DateTimeException;
+import java.time.ZoneId;
 import java.util.Optional;
 
 /**
@@ -11,8 +13,8 @@ import java.util.Optional;
  * where Gubernator has one. Stateless; a failed check is a per-item error, never an exception.
  *
  * <p>Order: {@code unique_key}, {@code name}, algorithm, {@code limit}, {@code duration}, {@code
- * burst}, the Gregorian interval code. Gubernator does not check signs; Weir refuses negative
- * {@code limit}, {@code duration} and {@code burst}.
+ * burst}, the Gregorian interval code, then its {@code time_zone} metadata. Gubernator does not
+ * check signs; Weir refuses negative {@code limit}, {@code duration} and {@code burst}.
  */
 public final class RequestValidator {
 
@@ -64,10 +66,34 @@ public final class RequestValidator {
     if (request.burst() < 0) {
       return negative("burst", request.burst());
     }
-    if (request.has(Behavior.DURATION_IS_GREGORIAN) && intervalOf(request.duration()) == null) {
-      return INVALID_GREGORIAN;
+    if (request.has(Behavior.DURATION_IS_GREGORIAN)) {
+      if (intervalOf(request.duration()) == null) {
+        return INVALID_GREGORIAN;
+      }
+      return timeZoneError(request.metadata().get(GregorianInterval.TIME_ZONE_METADATA));
     }
     return null;
+  }
+
+  /**
+   * Returns why {@code zone}, the {@code time_zone} metadata of a Gregorian request, names no time
+   * zone; null when it does or is absent.
+   */
+  private static String timeZoneError(String zone) {
+    if (zone == null) {
+      return null;
+    }
+    try {
+      ZoneId.of(zone);
+      return null;
+    } catch (DateTimeException e) {
+      return "metadata "
+          + GregorianInterval.TIME_ZONE_METADATA
+          + " '"
+          + zone
+          + "' is not a time zone: expected a zone id such as Europe/Berlin or UTC, or an"
+          + " offset such as +02:00";
+    }
   }
 
   /** Returns the algorithm with wire number {@code number}, or null. */

@@ -24,10 +24,10 @@ import dev.weir.core.model.Status;
  */
 final class SlidingWindow {
 
-  private final GregorianCalendarMath calendar;
+  private final Calendars calendars;
 
-  SlidingWindow(GregorianCalendarMath calendar) {
-    this.calendar = calendar;
+  SlidingWindow(Calendars calendars) {
+    this.calendars = calendars;
   }
 
   /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
@@ -35,7 +35,7 @@ final class SlidingWindow {
     SlidingWindowState prior =
         live instanceof SlidingWindowState s && s.duration() == r.duration() ? s : null;
     long at = prior == null ? now : Math.max(now, prior.windowStart());
-    Window window = Window.containing(r, at, calendar);
+    Window window = Window.containing(r, at, calendars);
     long previous = 0;
     long current = 0;
     if (prior != null && !r.has(Behavior.RESET_REMAINING)) {

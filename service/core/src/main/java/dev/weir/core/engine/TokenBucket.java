@@ -21,10 +21,10 @@ import dev.weir.core.model.Status;
  */
 final class TokenBucket {
 
-  private final GregorianCalendarMath calendar;
+  private final Calendars calendars;
 
-  TokenBucket(GregorianCalendarMath calendar) {
-    this.calendar = calendar;
+  TokenBucket(Calendars calendars) {
+    this.calendars = calendars;
   }
 
   /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
@@ -102,7 +102,7 @@ final class TokenBucket {
   private long windowEnd(RateLimitRequest r, long createdAt, long now) {
     if (r.has(Behavior.DURATION_IS_GREGORIAN)) {
       GregorianInterval interval = RequestValidator.intervalOf(r.duration());
-      return calendar.end(interval, now) - 1;
+      return calendars.of(r).end(interval, now) - 1;
     }
     return add(createdAt, r.duration());
   }

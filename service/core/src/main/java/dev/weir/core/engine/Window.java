@@ -25,8 +25,9 @@ record Window(long previousStart, long start, long end, long nextEnd) {
   }
 
   /** Returns the window of {@code r} that contains {@code now}. */
-  static Window containing(RateLimitRequest r, long now, GregorianCalendarMath calendar) {
+  static Window containing(RateLimitRequest r, long now, Calendars calendars) {
     if (r.has(Behavior.DURATION_IS_GREGORIAN)) {
+      GregorianCalendarMath calendar = calendars.of(r);
       GregorianInterval interval = RequestValidator.intervalOf(r.duration());
       long start = calendar.start(interval, now);
       long end = calendar.end(interval, now);

@@ -12,6 +12,13 @@ public enum GregorianInterval {
   MONTHS(4),
   YEARS(5);
 
+  /**
+   * The request metadata key that names the time zone of a Gregorian request's intervals (a zone
+   * id such as {@code Europe/Berlin} or {@code UTC}, or an offset such as {@code +02:00}); without
+   * it the engine's zone applies.
+   */
+  public static final String TIME_ZONE_METADATA = "time_zone";
+
   private final int code;
 
   GregorianInterval(int code) {

@@ -127,4 +127,67 @@ class GregorianEngineTest {
                 + " interval");
     assertThat(d.next()).isNull();
   }
+
+  private static RateLimitRequest zoned(
+      Algorithm a, long limit, GregorianInterval g, long hits, String zone) {
+    return Requests.of(a, limit, g.code(), hits)
+        .behavior(GREGORIAN)
+        .metadata(java.util.Map.of(GregorianInterval.TIME_ZONE_METADATA, zone))
+        .build();
+  }
+
+  @Test
+  void fixedWindow_timeZoneMetadata_overridesTheEngineZone_dstDayIs23Hours() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Asia/Tokyo")));
+    long now = ms("2026-03-29T12:00:00+02:00");
+
+    RateLimitResponse r =
+        s.send(zoned(Algorithm.FIXED_WINDOW, 3, GregorianInterval.DAYS, 1, "Europe/Berlin"), now);
+
+    assertThat(r.resetTime()).isEqualTo(ms("2026-03-30T00:00:00+02:00"));
+    assertThat(s.state().expireAt() - ms("2026-03-29T00:00:00+01:00"))
+        .isEqualTo(Duration.ofHours(23).toMillis());
+  }
+
+  @Test
+  void tokenBucket_timeZoneMetadata_monthEndsAtLocalMidnightOfTheFirst() {
+    Scenario s = new Scenario();
+
+    RateLimitResponse r =
+        s.send(
+            zoned(Algorithm.TOKEN_BUCKET, 3, GregorianInterval.MONTHS, 1, "America/New_York"),
+            ms("2026-01-31T23:30:00-05:00"));
+
+    assertThat(r.resetTime()).isEqualTo(ms("2026-02-01T00:00:00-05:00") - 1);
+  }
+
+  @Test
+  void unknownTimeZoneMetadata_perItemErrorNamingTheValue() {
+    Decision d =
+        new RateLimitEngine(ZoneOffset.UTC)
+            .apply(
+                null,
+                zoned(Algorithm.FIXED_WINDOW, 3, GregorianInterval.DAYS, 1, "Mars/Olympus"),
+                0);
+
+    assertThat(d.response().error())
+        .isEqualTo(
+            "metadata time_zone 'Mars/Olympus' is not a time zone: expected a zone id such as"
+                + " Europe/Berlin or UTC, or an offset such as +02:00");
+    assertThat(d.next()).isNull();
+  }
+
+  @Test
+  void timeZoneMetadataWithoutGregorian_ignored() {
+    Decision d =
+        new RateLimitEngine(ZoneOffset.UTC)
+            .apply(
+                null,
+                Requests.of(Algorithm.FIXED_WINDOW, 3, 1000, 1)
+                    .metadata(java.util.Map.of(GregorianInterval.TIME_ZONE_METADATA, "Mars"))
+                    .build(),
+                0);
+
+    assertThat(d.response().error()).isEmpty();
+  }
 }

@@ -6,6 +6,7 @@ import dev.weir.core.engine.FixedWindowState;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.SlidingWindowState;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -34,19 +35,24 @@ public final class PeerProtos {
   public static final String HANDED_ON = "weir-handed-on-by";
 
   /**
-   * The most bytes of metadata a forwarded item carries. The owner does not read a request's
-   * metadata (Gubernator peers use it for trace context, far smaller); the bound keeps a batch of
+   * The most bytes of metadata a forwarded item carries. The owner reads only the {@code time_zone}
+   * entry of a Gregorian request (Gubernator peers use metadata for trace context, far smaller),
+   * which is sent alone when the whole metadata is over this bound; the bound keeps a batch of
    * items from many callers under the peer listener's message limit (with the default limits, 4
    * MiB, and 1000 items with the longest names and keys take 2 MiB), so that no caller's metadata
    * can make the owner refuse every item of a batch.
    */
   public static final int MAX_FORWARDED_METADATA_BYTES = 512;
 
+  /** The longest {@code time_zone} metadata value forwarded alone (zone ids are under 40). */
+  static final int MAX_FORWARDED_TIME_ZONE_CHARS = 64;
+
   private PeerProtos() {}
 
   /**
    * Returns the wire form of {@code r}; {@code created_at} is sent when set, the metadata when it
-   * takes at most {@link #MAX_FORWARDED_METADATA_BYTES}.
+   * takes at most {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} entry
+   * (when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long), which decides a Gregorian window.
    */
   public static RateLimitReq toProto(RateLimitRequest r) {
     RateLimitReq.Builder b =
@@ -59,8 +65,15 @@ public final class PeerProtos {
             .setAlgorithmValue(r.algorithm())
             .setBehaviorValue(r.behavior())
             .setBurst(r.burst());
-    if (!r.metadata().isEmpty() && metadataBytes(r.metadata()) <= MAX_FORWARDED_METADATA_BYTES) {
-      b.putAllMetadata(r.metadata());
+    if (!r.metadata().isEmpty()) {
+      if (metadataBytes(r.metadata()) <= MAX_FORWARDED_METADATA_BYTES) {
+        b.putAllMetadata(r.metadata());
+      } else {
+        String zone = r.metadata().get(GregorianInterval.TIME_ZONE_METADATA);
+        if (zone != null && zone.length() <= MAX_FORWARDED_TIME_ZONE_CHARS) {
+          b.putMetadata(GregorianInterval.TIME_ZONE_METADATA, zone);
+        }
+      }
     }
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());

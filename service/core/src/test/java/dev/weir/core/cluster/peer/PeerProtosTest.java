@@ -8,6 +8,7 @@ import dev.weir.core.model.Status;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.RateLimitResp;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -53,5 +54,24 @@ class PeerProtosTest {
     assertThat(PeerProtos.toProto(item.metadata(traceContext).build()).getMetadataMap())
         .isEqualTo(traceContext);
     assertThat(PeerProtos.toProto(item.metadata(huge).build()).getMetadataMap()).isEmpty();
+  }
+
+  @Test
+  void toProto_metadataOverTheBound_stillCarriesTheTimeZoneOfAGregorianWindow() {
+    Map<String, String> hugeWithZone =
+        Map.of(
+            "x",
+            "y".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES),
+            "time_zone",
+            "Europe/Berlin");
+
+    assertThat(
+            PeerProtos.toProto(
+                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
+                        .duration(2)
+                        .metadata(hugeWithZone)
+                        .build())
+                .getMetadataMap())
+        .isEqualTo(Map.of("time_zone", "Europe/Berlin"));
   }
 }
