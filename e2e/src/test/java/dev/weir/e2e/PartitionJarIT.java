@@ -123,24 +123,16 @@ class PartitionJarIT {
       throws Exception {
     Figures f = underFault("cut", Fault.CUT, 1, 3);
 
-    // Measured: 1 of 3 630 (the target is under 0.1 %). A silent drop is found from timed-out
-    // batches, so a slower machine can fail one more batch window after the grace: bounded at 0.5 %.
-    assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(f.calls / 200);
-    assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo((long) (LIMIT * 1.1));
-    assertThat(f.notReady).as(f.toString()).isZero();
-    assertThat(f.ringChanges).as(f.toString()).containsOnly(0.0);
-    assertThat(f.healthyAfterHealMillis).as(f.toString()).isLessThanOrEqualTo(HEALED.toMillis());
+    // Measured: 0 or 1 of 3 630 (the target is under 0.1 %). A silent drop is found from
+    // timed-out batches, so a slower machine can fail one more batch window after the grace: 0.5 %.
+    assertOneCountPerKeyAndSteady(f, f.calls / 200, 0);
   }
 
   @Test
   void oneWayDrop_nodeOneCannotSendToTwo_oneCountPerKeyAndNoDecisionFails() throws Exception {
     Figures f = underFault("oneway", Fault.ONE_WAY, 1, 2);
 
-    assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(f.calls / 200);
-    assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo((long) (LIMIT * 1.1));
-    assertThat(f.notReady).as(f.toString()).isZero();
-    assertThat(f.ringChanges).as(f.toString()).containsOnly(0.0);
-    assertThat(f.healthyAfterHealMillis).as(f.toString()).isLessThanOrEqualTo(HEALED.toMillis());
+    assertOneCountPerKeyAndSteady(f, f.calls / 200, 0);
   }
 
   @Test
@@ -213,10 +205,20 @@ class PartitionJarIT {
     // Measured: 12 to 74 of 3 630 (0.3 % to 2 %), each a batch across the lossy link whose packets
     // TCP resent more than WEIR_BATCH_TIMEOUT later (0.3 x 0.3 of them are lost twice, 200 + 400
     // ms): answered with DEADLINE_EXCEEDED within the caller's deadline (Envoy fails open).
-    assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(f.calls / 25);
+    assertOneCountPerKeyAndSteady(f, f.calls / 25, 2);
+  }
+
+  /**
+   * Asserts that during the fault at most {@code failed} decisions failed after the grace, no key
+   * admitted more than 1.1 times its limit (one count per key), every node stayed ready, no node's
+   * ring changed more than {@code ringChanges} times, and every node was healthy within {@link
+   * #HEALED} of the heal.
+   */
+  private static void assertOneCountPerKeyAndSteady(Figures f, long failed, int ringChanges) {
+    assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(failed);
     assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo((long) (LIMIT * 1.1));
     assertThat(f.notReady).as(f.toString()).isZero();
-    assertThat(f.ringChanges).as(f.toString()).allMatch(changes -> changes <= 2);
+    assertThat(f.ringChanges).as(f.toString()).allMatch(changes -> changes <= ringChanges);
     assertThat(f.healthyAfterHealMillis).as(f.toString()).isLessThanOrEqualTo(HEALED.toMillis());
   }
 
