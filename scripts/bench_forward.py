@@ -17,6 +17,8 @@ BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
   LIGHT_RPS=100 scripts/bench_forward.py    # also a light-load run: 1 stream at 100 calls/s
   PROFILE=/tmp/prof scripts/bench_forward.py  # a flight recording of each measured run per node
   STREAMS=1x1 ITEMS=16 scripts/bench_forward.py  # one call at a time: batches of exactly 16
+  OWNER_CPU=0 scripts/bench_forward.py      # the owner on h2load's core, not the front's
+  SYSCALLS=1 scripts/bench_forward.py       # system calls per item on each node (perf stat)
 
 MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
 (ITEMS is 1), on an address whose counter A owns, then on one B owns. Prints one line per run: items/s,
@@ -54,6 +56,9 @@ LIGHT_RPS = int(os.environ.get("LIGHT_RPS", "0"))
 # for the other node leave as one batch of exactly ITEMS (the forwarding cost at that batch size).
 CONNECTIONS, STREAMS = (int(n) for n in os.environ.get("STREAMS", "4x16").split("x"))
 NODE_CPU = os.environ.get("NODE_CPU", "1")
+# The owner's CPU (node B), NODE_CPU unless set: OWNER_CPU=0 puts the owner beside h2load, to see what
+# the peer hop costs when the two nodes do not share a core (throughput is then not comparable).
+OWNER_CPU = os.environ.get("OWNER_CPU", NODE_CPU)
 # Extra JVM flags for both nodes; "{node}" becomes a or b (for example a flight recording per node).
 NODE_JAVA_OPTS = os.environ.get("NODE_JAVA_OPTS", "")
 LOAD_CPU = os.environ.get("LOAD_CPU", "0")
@@ -176,7 +181,8 @@ def main():
                             WEIR_PEER_ADDRESS=f"127.0.0.1:{p}")
             log = open(os.path.join(work, name + ".log"), "w")
             procs.append(subprocess.Popen(
-                ["taskset", "-c", NODE_CPU, "java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC",
+                ["taskset", "-c", NODE_CPU if name == "a" else OWNER_CPU, "java", "-Xms1g",
+                 "-Xmx1g", "-XX:+UseG1GC",
                  *NODE_JAVA_OPTS.replace("{node}", name).split(), "-jar", JAR],
                 env=node_env, stdout=log, stderr=subprocess.STDOUT))
         for h in (ha, hb):
