@@ -100,6 +100,8 @@ sealed interface DescriptorPlan {
    * One policy of a counted descriptor.
    *
    * @param ruleName the policy's name, also {@code current_limit.name}
+   * @param label the rule as operators name it: its YAML {@code name} when it has one, else the
+   *     descriptor path it matched ({@code limit_override.k1.k2} for a limit override)
    * @param requestsPerUnit the limit
    * @param unit the window unit (the base unit of a multiplied window)
    * @param replaces names of rules this policy drops
@@ -107,6 +109,7 @@ sealed interface DescriptorPlan {
    */
   record Policy(
       String ruleName,
+      String label,
       long requestsPerUnit,
       Unit unit,
       List<String> replaces,

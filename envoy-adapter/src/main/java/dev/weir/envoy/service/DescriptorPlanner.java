@@ -90,7 +90,12 @@ final class DescriptorPlanner {
               Map.of());
       policies.add(
           new DescriptorPlan.Policy(
-              rule.name(), rule.requestsPerUnit(), rule.unit(), rule.replaces(), request));
+              rule.name(),
+              rule.name().isEmpty() ? node.path() : rule.name(),
+              rule.requestsPerUnit(),
+              rule.unit(),
+              rule.replaces(),
+              request));
     }
     return new DescriptorPlan.Limited(
         domainName,
@@ -129,12 +134,13 @@ final class DescriptorPlanner {
             0,
             now,
             Map.of());
+    String statsRule = StatsKeys.override(entries, keys);
     return new DescriptorPlan.Limited(
         domainName,
-        StatsKeys.override(entries, keys),
+        statsRule,
         false,
         false,
-        List.of(new DescriptorPlan.Policy("", rpu, unit.get(), List.of(), request)),
+        List.of(new DescriptorPlan.Policy("", statsRule, rpu, unit.get(), List.of(), request)),
         Map.of());
   }
 

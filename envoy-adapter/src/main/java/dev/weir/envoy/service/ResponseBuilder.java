@@ -53,12 +53,21 @@ final class ResponseBuilder {
     List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
     List<Boolean> quota = new ArrayList<>(plans.size());
     int next = 0;
+    DescriptorPlan.Policy firedPolicy = null;
+    boolean firedShadow = false;
     for (DescriptorPlan plan : plans) {
       if (plan instanceof DescriptorPlan.Limited limited) {
         int policies = limited.policies().size();
         int deciding = deciding(answers, next, policies);
-        statuses.add(
-            status(limited, limited.policies().get(deciding), answers.get(next + deciding), now));
+        DescriptorPlan.Policy policy = limited.policies().get(deciding);
+        dev.weir.core.model.RateLimitResponse answer = answers.get(next + deciding);
+        statuses.add(status(limited, policy, answer, now));
+        if (answer.status() == dev.weir.core.model.Status.OVER_LIMIT
+            && !answer.isError()
+            && (firedPolicy == null || firedShadow && !limited.shadowMode())) {
+          firedPolicy = policy;
+          firedShadow = limited.shadowMode();
+        }
         next += policies;
         quota.add(limited.quotaMode() || settings.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
@@ -85,7 +94,8 @@ final class ResponseBuilder {
       }
     }
     over |= quotaCount > 0 && quotaOver == quotaCount;
-    if (over && settings.shadowMode()) {
+    boolean globallyShadowed = over && settings.shadowMode();
+    if (globallyShadowed) {
       metrics.globalShadowMode();
       over = false;
     }
@@ -97,7 +107,9 @@ final class ResponseBuilder {
       addHeaders(response, statuses, quota);
     }
     if (settings.responseDynamicMetadata()) {
-      response.setDynamicMetadata(DynamicMetadata.of(request, plans, statuses));
+      response.setDynamicMetadata(
+          DynamicMetadata.of(
+              request, plans, statuses, firedPolicy, firedShadow || globallyShadowed));
     }
     return response.build();
   }
