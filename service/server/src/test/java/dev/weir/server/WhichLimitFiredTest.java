@@ -141,9 +141,7 @@ class WhichLimitFiredTest {
 
   @Test
   void envoy_globalShadowMode_saysShadowMode() throws Exception {
-    start(
-        Map.of(
-            "WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true", "WEIR_ENVOY_SHADOW_MODE", "true"));
+    start(Map.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true", "WEIR_ENVOY_SHADOW_MODE", "true"));
 
     call("remote_address", "10.0.0.2");
     RateLimitResponse shadowed = call("remote_address", "10.0.0.2");
