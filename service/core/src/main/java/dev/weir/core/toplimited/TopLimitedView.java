@@ -73,10 +73,15 @@ public record TopLimitedView(List<TopLimitedEntry> entries, long floor, long tot
     return new TopLimitedView(entries, floors, total);
   }
 
-  /** Returns this view with only its first {@code limit} entries. */
+  /**
+   * Returns this view with only its first {@code limit} entries, its floor raised to the count of
+   * the first one left out (which bounds the count of every key left out).
+   */
   public TopLimitedView first(int limit) {
-    return entries.size() <= limit
-        ? this
-        : new TopLimitedView(entries.subList(0, limit), floor, total);
+    if (entries.size() <= limit) {
+      return this;
+    }
+    long raised = Math.max(floor, entries.get(limit).overLimit());
+    return new TopLimitedView(entries.subList(0, limit), raised, total);
   }
 }
