@@ -8,6 +8,7 @@ import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import java.util.ArrayList;
@@ -29,12 +30,26 @@ public final class NativeCheck {
   private final RateLimitService service;
   private final InputLimits limits;
   private final CheckMeter meter;
+  private final OverLimitRecorder overLimit;
 
   /** Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code meter}. */
   public NativeCheck(RateLimitService service, InputLimits limits, CheckMeter meter) {
+    this(service, limits, meter, OverLimitRecorder.NOOP);
+  }
+
+  /**
+   * Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code
+   * meter}, reporting every item answered over its limit to {@code overLimit}.
+   */
+  public NativeCheck(
+      RateLimitService service,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit) {
     this.service = Objects.requireNonNull(service, "service");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.meter = Objects.requireNonNull(meter, "meter");
+    this.overLimit = Objects.requireNonNull(overLimit, "overLimit");
   }
 
   /**
@@ -127,7 +142,7 @@ public final class NativeCheck {
   private List<RateLimitResponse> respond(
       String[] errors, List<RateLimitRequest> asked, List<RateLimitResponse> core) {
     meter.answered(core);
-    List<RateLimitResponse> answers = OverLimitMetadata.annotate(asked, core);
+    List<RateLimitResponse> answers = OverLimitMetadata.annotate(asked, core, overLimit);
     if (errors == null) {
       return answers;
     }

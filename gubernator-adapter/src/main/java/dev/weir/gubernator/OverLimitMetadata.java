@@ -3,6 +3,8 @@ package dev.weir.gubernator;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.toplimited.LimitedKey;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -29,10 +31,11 @@ public final class OverLimitMetadata {
 
   /**
    * Returns {@code answers} to {@code items} (in the same order) with the entries added to each
-   * over-limit answer: {@code answers} itself when none is over the limit.
+   * over-limit answer, each of which is reported to {@code recorder}: {@code answers} itself when
+   * none is over the limit.
    */
   static List<RateLimitResponse> annotate(
-      List<RateLimitRequest> items, List<RateLimitResponse> answers) {
+      List<RateLimitRequest> items, List<RateLimitResponse> answers, OverLimitRecorder recorder) {
     List<RateLimitResponse> out = null;
     int n = answers.size();
     for (int i = 0; i < n; i++) {
@@ -43,7 +46,9 @@ public final class OverLimitMetadata {
       if (out == null) {
         out = new ArrayList<>(answers);
       }
-      out.set(i, annotate(items.get(i), answer));
+      RateLimitRequest item = items.get(i);
+      out.set(i, annotate(item, answer));
+      recorder.overLimit(LimitedKey.ofNative(item.name(), item.uniqueKey()), item.hits());
     }
     return out == null ? answers : out;
   }
