@@ -26,7 +26,7 @@ import java.util.Map;
  * overLimitRule} (the rule's YAML {@code name}, else its descriptor path), {@code
  * overLimitRequestsPerUnit}, {@code overLimitUnit} (e.g. {@code MINUTE}) and {@code
  * overLimitShadowMode} (true when shadow mode answered OK instead), taken from the first descriptor
- * whose answer refused the request, else the first over-limit one in shadow mode.
+ * over its limit that is not in shadow mode, else the first over-limit one in shadow mode.
  */
 final class DynamicMetadata {
 
