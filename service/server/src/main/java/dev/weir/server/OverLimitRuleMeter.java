@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import dev.weir.core.toplimited.LimitedKey;
 import dev.weir.core.toplimited.OverLimitRecorder;
+import dev.weir.metrics.micrometer.MicrometerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class OverLimitRuleMeter implements OverLimitRecorder {
 
   /** The meter's name (Prometheus adds {@code _total}). */
-  static final String NAME = "weir.over_limit.decisions";
+  static final String NAME = MicrometerMetrics.OVER_LIMIT_DECISIONS;
 
   /** The rule label of answers past the cap. */
   static final String OTHER = "_other";
