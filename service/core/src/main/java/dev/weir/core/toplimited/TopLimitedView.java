@@ -32,12 +32,21 @@ public record TopLimitedView(List<TopLimitedEntry> entries, long floor, long tot
 
   /** Returns the view of {@code sketch}'s counters. */
   public static TopLimitedView of(SpaceSaving<LimitedKey> sketch) {
-    List<TopLimitedEntry> entries = new ArrayList<>();
-    for (SpaceSaving.Counted<LimitedKey> c : sketch.counted()) {
+    return of(sketch.snapshot(), sketch.floor(), sketch.total());
+  }
+
+  /**
+   * Returns the view of a sketch's {@code counters} (in any order), whose floor and total were
+   * {@code floor} and {@code total}.
+   */
+  public static TopLimitedView of(
+      List<SpaceSaving.Counted<LimitedKey>> counters, long floor, long total) {
+    List<TopLimitedEntry> entries = new ArrayList<>(counters.size());
+    for (SpaceSaving.Counted<LimitedKey> c : counters) {
       entries.add(new TopLimitedEntry(c.key(), c.count(), c.hits(), c.error()));
     }
     entries.sort(HIGHEST_FIRST);
-    return new TopLimitedView(entries, sketch.floor(), sketch.total());
+    return new TopLimitedView(entries, floor, total);
   }
 
   /**

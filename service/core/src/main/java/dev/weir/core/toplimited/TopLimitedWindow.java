@@ -9,7 +9,7 @@ import java.util.List;
  * round to it again, so the window holds the current minute and the {@code minutes - 1} before it.
  *
  * <p>Pure logic (the time comes in as an argument) and thread-safe: a record holds the window's
- * lock for one sketch offer.
+ * lock for one sketch offer, a read for a copy of the counters.
  */
 public final class TopLimitedWindow {
 
@@ -58,14 +58,26 @@ public final class TopLimitedWindow {
     sketch.offer(key, 1, hits);
   }
 
-  /** Returns the window's keys at {@code nowMillis}, merged over its minutes, highest first. */
-  public synchronized TopLimitedView view(long nowMillis) {
+  /**
+   * Returns the window's keys at {@code nowMillis}, merged over its minutes, highest first. The
+   * window's lock is held only to copy the counters; sorting and merging happen outside it.
+   */
+  public TopLimitedView view(long nowMillis) {
     long slot = Math.floorDiv(nowMillis, SLOT_MILLIS);
-    List<TopLimitedView> views = new ArrayList<>(ring.size());
-    for (int i = 0; i < ring.size(); i++) {
-      if (slotOf[i] <= slot && slotOf[i] > slot - ring.size()) {
-        views.add(TopLimitedView.of(ring.get(i)));
+    List<List<SpaceSaving.Counted<LimitedKey>>> counters = new ArrayList<>(ring.size());
+    List<long[]> bounds = new ArrayList<>(ring.size());
+    synchronized (this) {
+      for (int i = 0; i < ring.size(); i++) {
+        if (slotOf[i] <= slot && slotOf[i] > slot - ring.size()) {
+          SpaceSaving<LimitedKey> sketch = ring.get(i);
+          counters.add(sketch.snapshot());
+          bounds.add(new long[] {sketch.floor(), sketch.total()});
+        }
       }
+    }
+    List<TopLimitedView> views = new ArrayList<>(counters.size());
+    for (int i = 0; i < counters.size(); i++) {
+      views.add(TopLimitedView.of(counters.get(i), bounds.get(i)[0], bounds.get(i)[1]));
     }
     return views.isEmpty() ? TopLimitedView.EMPTY : TopLimitedView.merge(views);
   }
