@@ -6,6 +6,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.core.time.Scheduler;
 import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.ConfigHolder;
@@ -79,7 +80,8 @@ public final class EnvoyAdapter implements AutoCloseable {
             settings,
             metrics,
             answering.limits(),
-            answering.meter());
+            answering.meter(),
+            answering.overLimit());
     this.grpcService = new EnvoyRateLimitGrpcService(handler);
     this.jsonHandler = new JsonHandler(handler);
   }
@@ -103,9 +105,29 @@ public final class EnvoyAdapter implements AutoCloseable {
       InputLimits limits,
       CheckMeter meter)
       throws DescriptorConfigException, IOException {
+    return start(settings, service, clock, metrics, limits, meter, OverLimitRecorder.NOOP);
+  }
+
+  /**
+   * Assembles the adapter as {@link #start(EnvoySettings, RateLimitService, Clock, EnvoyMetrics,
+   * InputLimits, CheckMeter)} does, reporting every descriptor answered over its limit to {@code
+   * overLimit}.
+   *
+   * @throws DescriptorConfigException if the files hold an invalid config, or none with a domain
+   * @throws IOException if the xDS client's TLS files cannot be read
+   */
+  public static EnvoyAdapter start(
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit)
+      throws DescriptorConfigException, IOException {
+    Answering answering = new Answering(service, clock, limits, meter, overLimit);
     if (settings.source() == EnvoySettings.Source.FILE) {
-      return startFiles(
-          settings.config().orElseThrow(), settings, service, clock, metrics, limits, meter);
+      return startFiles(settings.config().orElseThrow(), settings, metrics, answering);
     }
     ConfigHolder holder = new ConfigHolder();
     ManagedChannel channel = XdsChannels.open(settings.xds());
@@ -125,21 +147,22 @@ public final class EnvoyAdapter implements AutoCloseable {
         client,
         channel,
         metrics,
-        new Answering(service, clock, limits, meter));
+        answering);
   }
 
-  /** What the adapter's handler answers through: the core service, its clock, limits and meter. */
+  /**
+   * What the adapter's handler answers through: the core service, its clock, limits, meter and
+   * over-limit recorder.
+   */
   private record Answering(
-      RateLimitService service, Clock clock, InputLimits limits, CheckMeter meter) {}
-
-  private static EnvoyAdapter startFiles(
-      Path configPath,
-      EnvoySettings settings,
       RateLimitService service,
       Clock clock,
-      EnvoyMetrics metrics,
       InputLimits limits,
-      CheckMeter meter)
+      CheckMeter meter,
+      OverLimitRecorder overLimit) {}
+
+  private static EnvoyAdapter startFiles(
+      Path configPath, EnvoySettings settings, EnvoyMetrics metrics, Answering answering)
       throws DescriptorConfigException {
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
@@ -162,7 +185,7 @@ public final class EnvoyAdapter implements AutoCloseable {
         null,
         null,
         metrics,
-        new Answering(service, clock, limits, meter));
+        answering);
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import java.util.ArrayList;
@@ -20,20 +21,35 @@ import java.util.concurrent.CompletionException;
  * The native front door's request path, shared by gRPC {@code GetRateLimits} (which arrives as core
  * requests) and the HTTP gateway (whose message it maps to them): answers items whose {@code name}
  * or {@code unique_key} is over the input limits with their error (the other items still go on),
- * sends the rest to the core service in one call, and counts the call with the node's {@link
- * CheckMeter}.
+ * sends the rest to the core service in one call, counts the call with the node's {@link
+ * CheckMeter}, and names the limit in every over-limit answer's metadata ({@link
+ * OverLimitMetadata}).
  */
 public final class NativeCheck {
 
   private final RateLimitService service;
   private final InputLimits limits;
   private final CheckMeter meter;
+  private final OverLimitRecorder overLimit;
 
   /** Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code meter}. */
   public NativeCheck(RateLimitService service, InputLimits limits, CheckMeter meter) {
+    this(service, limits, meter, OverLimitRecorder.NOOP);
+  }
+
+  /**
+   * Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code
+   * meter}, reporting every item answered over its limit to {@code overLimit}.
+   */
+  public NativeCheck(
+      RateLimitService service,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit) {
     this.service = Objects.requireNonNull(service, "service");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.meter = Objects.requireNonNull(meter, "meter");
+    this.overLimit = Objects.requireNonNull(overLimit, "overLimit");
   }
 
   /**
@@ -98,8 +114,9 @@ public final class NativeCheck {
       return CompletableFuture.failedFuture(e);
     }
     String[] itemErrors = errors;
+    List<RateLimitRequest> asked = accepted;
     if (answers.isDone() && !answers.isCompletedExceptionally()) {
-      return CompletableFuture.completedFuture(respond(itemErrors, answers.join()));
+      return CompletableFuture.completedFuture(respond(itemErrors, asked, answers.join()));
     }
     return answers.handle(
         (list, failure) -> {
@@ -107,7 +124,7 @@ public final class NativeCheck {
             meter.failed(failure);
             throw failure instanceof RuntimeException e ? e : new IllegalStateException(failure);
           }
-          return respond(itemErrors, list);
+          return respond(itemErrors, asked, list);
         });
   }
 
@@ -122,8 +139,10 @@ public final class NativeCheck {
         new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
   }
 
-  private List<RateLimitResponse> respond(String[] errors, List<RateLimitResponse> answers) {
-    meter.answered(answers);
+  private List<RateLimitResponse> respond(
+      String[] errors, List<RateLimitRequest> asked, List<RateLimitResponse> core) {
+    meter.answered(core);
+    List<RateLimitResponse> answers = OverLimitMetadata.annotate(asked, core, overLimit);
     if (errors == null) {
       return answers;
     }

@@ -102,6 +102,8 @@ sealed interface DescriptorPlan {
    * @param ruleName the policy's name, also {@code current_limit.name}
    * @param policyName the policy's name in the IETF {@code RateLimit-Policy} header: {@code
    *     ruleName} when set, else a stable name derived from the rule's path
+   * @param label the rule as operators name it: its YAML {@code name} when it has one, else the
+   *     descriptor path it matched ({@code limit_override.k1.k2} for a limit override)
    * @param requestsPerUnit the limit
    * @param unit the window unit (the base unit of a multiplied window)
    * @param replaces names of rules this policy drops
@@ -110,6 +112,7 @@ sealed interface DescriptorPlan {
   record Policy(
       String ruleName,
       String policyName,
+      String label,
       long requestsPerUnit,
       Unit unit,
       List<String> replaces,

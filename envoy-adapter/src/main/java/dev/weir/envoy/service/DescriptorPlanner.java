@@ -92,6 +92,7 @@ final class DescriptorPlanner {
           new DescriptorPlan.Policy(
               rule.name(),
               node.policyNames().get(i),
+              rule.name().isEmpty() ? node.path() : rule.name(),
               rule.requestsPerUnit(),
               rule.unit(),
               rule.replaces(),
@@ -134,14 +135,21 @@ final class DescriptorPlanner {
             0,
             now,
             Map.of());
+    String statsRule = StatsKeys.override(entries, keys);
     return new DescriptorPlan.Limited(
         domainName,
-        StatsKeys.override(entries, keys),
+        statsRule,
         false,
         false,
         List.of(
             new DescriptorPlan.Policy(
-                "", overridePolicyName(unit.get()), rpu, unit.get(), List.of(), request)),
+                "",
+                overridePolicyName(unit.get()),
+                statsRule,
+                rpu,
+                unit.get(),
+                List.of(),
+                request)),
         Map.of());
   }
 

@@ -21,14 +21,40 @@ import java.util.Map;
  * carries them; the request's {@code hitsAddend} when not 0; and {@code metadata}, the rules'
  * {@code metadata} of every descriptor that is not over its limit merged in request order (a key
  * set by an earlier rule stays, except that two maps under one key are merged the same way).
+ *
+ * <p>Weir adds which rule fired when a descriptor's counter is over its limit: {@code
+ * overLimitRule} (the rule's YAML {@code name}, else its descriptor path), {@code
+ * overLimitRequestsPerUnit}, {@code overLimitUnit} (e.g. {@code MINUTE}) and {@code
+ * overLimitShadowMode} (true when shadow mode answered OK instead), taken from the first descriptor
+ * over its limit that is not in shadow mode, else the first over-limit one in shadow mode.
  */
 final class DynamicMetadata {
 
   private DynamicMetadata() {}
 
-  /** Returns the metadata of {@code request}, whose descriptors were planned and answered so. */
+  /** The key naming the rule that fired. */
+  static final String OVER_LIMIT_RULE = "overLimitRule";
+
+  /** The key of the fired rule's {@code requests_per_unit}. */
+  static final String OVER_LIMIT_REQUESTS_PER_UNIT = "overLimitRequestsPerUnit";
+
+  /** The key of the fired rule's window unit. */
+  static final String OVER_LIMIT_UNIT = "overLimitUnit";
+
+  /** The key saying whether shadow mode answered OK although the rule fired. */
+  static final String OVER_LIMIT_SHADOW_MODE = "overLimitShadowMode";
+
+  /**
+   * Returns the metadata of {@code request}, whose descriptors were planned and answered so, naming
+   * {@code fired} (null when no counter was over its limit) as the rule that fired, answered OK by
+   * shadow mode when {@code shadowed}.
+   */
   static Struct of(
-      RateLimitRequest request, List<DescriptorPlan> plans, List<DescriptorStatus> statuses) {
+      RateLimitRequest request,
+      List<DescriptorPlan> plans,
+      List<DescriptorStatus> statuses,
+      DescriptorPlan.Policy fired,
+      boolean shadowed) {
     Struct.Builder out = Struct.newBuilder();
     out.putFields("domain", string(request.getDomain()));
     ListValue.Builder descriptors = ListValue.newBuilder();
@@ -48,6 +74,13 @@ final class DynamicMetadata {
     }
     if (!merged.isEmpty()) {
       out.putFields("metadata", value(merged));
+    }
+    if (fired != null) {
+      out.putFields(OVER_LIMIT_RULE, string(fired.label()));
+      out.putFields(OVER_LIMIT_REQUESTS_PER_UNIT, number(fired.requestsPerUnit()));
+      out.putFields(OVER_LIMIT_UNIT, string(fired.unit().name()));
+      out.putFields(
+          OVER_LIMIT_SHADOW_MODE, Value.newBuilder().setBoolValue(shadowed).build());
     }
     return out.build();
   }

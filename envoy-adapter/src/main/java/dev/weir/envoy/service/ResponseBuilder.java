@@ -1,21 +1,26 @@
 package dev.weir.envoy.service;
 
 import com.google.protobuf.Duration;
+import dev.weir.core.toplimited.LimitedKey;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.metrics.RuleCounters;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
  * does: per-rule shadow and quota mode (and global quota mode), the overall code, global shadow
  * mode, the RateLimit headers (the RateLimit-* trio or the IETF fields), the dynamic metadata, and
- * the per-rule hit counters.
+ * the per-rule hit counters; reports every descriptor over its limit (shadow-mode ones too) to an
+ * {@link OverLimitRecorder}.
  */
 final class ResponseBuilder {
 
@@ -35,10 +40,23 @@ final class ResponseBuilder {
 
   private final EnvoySettings settings;
   private final EnvoyMetrics metrics;
+  private final OverLimitRecorder overLimit;
+  private final CounterKeys keys;
 
-  ResponseBuilder(EnvoySettings settings, EnvoyMetrics metrics) {
+  /**
+   * Creates the builder answering as {@code settings} say, counting in {@code metrics}, and
+   * reporting every descriptor over its limit to {@code overLimit} with its values bounded by
+   * {@code keys}.
+   */
+  ResponseBuilder(
+      EnvoySettings settings,
+      EnvoyMetrics metrics,
+      OverLimitRecorder overLimit,
+      CounterKeys keys) {
     this.settings = settings;
     this.metrics = metrics;
+    this.overLimit = overLimit;
+    this.keys = keys;
   }
 
   /**
@@ -54,12 +72,23 @@ final class ResponseBuilder {
     List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
     List<Boolean> quota = new ArrayList<>(plans.size());
     int next = 0;
-    for (DescriptorPlan plan : plans) {
+    DescriptorPlan.Policy firedPolicy = null;
+    boolean firedShadow = false;
+    for (int d = 0; d < plans.size(); d++) {
+      DescriptorPlan plan = plans.get(d);
       if (plan instanceof DescriptorPlan.Limited limited) {
         int policies = limited.policies().size();
         int deciding = deciding(answers, next, policies);
-        statuses.add(
-            status(limited, limited.policies().get(deciding), answers.get(next + deciding), now));
+        DescriptorPlan.Policy policy = limited.policies().get(deciding);
+        dev.weir.core.model.RateLimitResponse answer = answers.get(next + deciding);
+        statuses.add(status(limited, policy, answer, now));
+        if (answer.status() == dev.weir.core.model.Status.OVER_LIMIT && !answer.isError()) {
+          record(request.getDomain(), policy, request.getDescriptors(d));
+          if (firedPolicy == null || firedShadow && !limited.shadowMode()) {
+            firedPolicy = policy;
+            firedShadow = limited.shadowMode();
+          }
+        }
         next += policies;
         quota.add(limited.quotaMode() || settings.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
@@ -86,7 +115,8 @@ final class ResponseBuilder {
       }
     }
     over |= quotaCount > 0 && quotaOver == quotaCount;
-    if (over && settings.shadowMode()) {
+    boolean globallyShadowed = over && settings.shadowMode();
+    if (globallyShadowed) {
       metrics.globalShadowMode();
       over = false;
     }
@@ -103,9 +133,28 @@ final class ResponseBuilder {
       }
     }
     if (settings.responseDynamicMetadata()) {
-      response.setDynamicMetadata(DynamicMetadata.of(request, plans, statuses));
+      response.setDynamicMetadata(
+          DynamicMetadata.of(
+              request, plans, statuses, firedPolicy, firedShadow || globallyShadowed));
     }
     return response.build();
+  }
+
+  /**
+   * Reports {@code descriptor}, whose {@code policy} is over its limit, to the over-limit recorder:
+   * its entries with values bounded as counter keys bound them.
+   */
+  private void record(String domain, DescriptorPlan.Policy policy, RateLimitDescriptor descriptor) {
+    int n = descriptor.getEntriesCount();
+    String[] entries = new String[2 * n];
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor.Entry e = descriptor.getEntries(i);
+      entries[2 * i] = keys.bounded(e.getKey());
+      entries[2 * i + 1] = keys.bounded(e.getValue());
+    }
+    overLimit.overLimit(
+        new LimitedKey(LimitedKey.ENVOY, domain, policy.label(), Arrays.asList(entries)),
+        policy.request().hits());
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
@@ -74,16 +75,32 @@ public final class ShouldRateLimitHandler {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter) {
+    this(config, service, clock, settings, metrics, limits, meter, OverLimitRecorder.NOOP);
+  }
+
+  /**
+   * Creates a handler answering from {@code config} through {@code service}, writing counter keys
+   * and refusing descriptors as {@code limits} say, counting calls with {@code meter}, and
+   * reporting every descriptor answered over its limit to {@code overLimit}.
+   */
+  public ShouldRateLimitHandler(
+      ConfigHolder config,
+      RateLimitService service,
+      Clock clock,
+      EnvoySettings settings,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit) {
     this.config = config;
     this.service = service;
     this.clock = clock;
     this.settings = settings;
     this.metrics = metrics;
     this.meter = meter;
-    this.responses = new ResponseBuilder(settings, metrics);
-    this.planner =
-        new DescriptorPlanner(
-            CounterKeys.of(limits), limits.maxDescriptorEntries());
+    CounterKeys keys = CounterKeys.of(limits);
+    this.responses = new ResponseBuilder(settings, metrics, overLimit, keys);
+    this.planner = new DescriptorPlanner(keys, limits.maxDescriptorEntries());
     this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 

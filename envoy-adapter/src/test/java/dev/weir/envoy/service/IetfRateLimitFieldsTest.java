@@ -17,6 +17,7 @@ class IetfRateLimitFieldsTest {
     return new DescriptorPlan.Policy(
         name,
         name,
+        name,
         limit,
         Unit.SECOND,
         List.of(),

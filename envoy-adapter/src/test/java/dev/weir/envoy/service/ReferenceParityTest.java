@@ -184,6 +184,10 @@ class ReferenceParityTest {
         .isEqualTo(
             expectedDescriptors.toBuilder()
                 .putFields("hitsAddend", number(3))
+                .putFields("overLimitRule", text("tenant"))
+                .putFields("overLimitRequestsPerUnit", number(1))
+                .putFields("overLimitUnit", text("MINUTE"))
+                .putFields("overLimitShadowMode", Value.newBuilder().setBoolValue(false).build())
                 .putFields(
                     "metadata",
                     struct(

@@ -137,7 +137,10 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     long start = clock.monotonicNanos();
     CompletionStage<HttpAnswer> stage;
     try {
-      stage = route.handler().handle(new HttpCall(request.method(), path, request.body()));
+      stage =
+          route
+              .handler()
+              .handle(new HttpCall(request.method(), path, request.body(), queryOf(request.uri())));
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
@@ -222,6 +225,16 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     }
     return HttpAnswer.error(
         400, INVALID_ARGUMENT, "malformed HTTP request: " + String.valueOf(cause.getMessage()));
+  }
+
+  /** Returns the raw query string of a request target without its {@code ?}, or empty. */
+  static String queryOf(String target) {
+    int q = target.indexOf('?');
+    if (q < 0) {
+      return "";
+    }
+    int fragment = target.indexOf('#', q);
+    return target.substring(q + 1, fragment < 0 ? target.length() : fragment);
   }
 
   /** Returns the decoded path of a request target, or null when it is not a valid URI. */

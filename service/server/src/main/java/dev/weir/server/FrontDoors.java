@@ -8,6 +8,7 @@ import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
@@ -30,14 +31,18 @@ import java.util.function.Function;
  */
 record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
 
-  /** What the front doors check requests against and count them in. */
+  /**
+   * What the front doors check requests against and count them in, and where they report
+   * over-limit answers.
+   */
   record Settings(
       InputLimits limits,
       RlqsSettings rlqs,
       Clock clock,
       CheckMeter meter,
       PrometheusMeterRegistry registry,
-      Function<HealthChecker, List<HttpRoute>> extraRoutes) {}
+      Function<HealthChecker, List<HttpRoute>> extraRoutes,
+      OverLimitRecorder overLimit) {}
 
   /**
    * Serves {@code member}'s request path on {@code grpc} and returns the front doors; with {@code
@@ -47,7 +52,9 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
       WeirMember member, EnvoyAdapter envoy, ClientGrpcListener grpc, Settings settings) {
     ClusterNode cluster = member.cluster();
     NodeHealth nodeHealth = cluster.nodeHealth();
-    NativeCheck check = new NativeCheck(member.service(), settings.limits(), settings.meter());
+    NativeCheck check =
+        new NativeCheck(
+            member.service(), settings.limits(), settings.meter(), settings.overLimit());
     grpc.serve(new V1Service(check, nodeHealth));
     List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(check, nodeHealth).routes());
     routes.add(ReadinessRoute.of(cluster.health()));

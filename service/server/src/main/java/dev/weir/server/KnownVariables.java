@@ -41,7 +41,8 @@ public final class KnownVariables {
           OpsSettings.class,
           LogSetup.class,
           AutoCaFile.class,
-          NodeWarmUp.class);
+          NodeWarmUp.class,
+          TopLimitedSettings.class);
 
   private static final List<EnvVar> ALL = collect();
 

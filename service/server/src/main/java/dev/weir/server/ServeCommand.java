@@ -91,6 +91,7 @@ final class ServeCommand implements Command {
    * @param autoCaFile where the generated cluster CA is written, if anywhere
    * @param warmUp the most the node spends warming up its transport and decision path before it
    *     joins and serves HTTP
+   * @param topLimited the top-limited view's and the over-limit metric's settings
    * @param environment the variables read, for the start-up line
    */
   record NodeSettings(
@@ -104,6 +105,7 @@ final class ServeCommand implements Command {
       PeerSettings peers,
       Optional<Path> autoCaFile,
       Duration warmUp,
+      TopLimitedSettings topLimited,
       Map<String, String> environment) {
 
     /**
@@ -127,22 +129,24 @@ final class ServeCommand implements Command {
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
+      TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
       return new NodeSettings(
-          config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp, env);
+          config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp,
+          topLimited, env);
     }
 
     /** Returns these settings with {@code value} as the Envoy adapter's. */
     NodeSettings withEnvoy(EnvoySettings value) {
       return new NodeSettings(
           config, value, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp,
-          environment);
+          topLimited, environment);
     }
 
     /** Returns these settings with {@code value} as the log line format. */
     NodeSettings withLogFormat(LogSetup.Format value) {
       return new NodeSettings(
           config, envoy, rlqs, value, ops, cluster, discovery, peers, autoCaFile, warmUp,
-          environment);
+          topLimited, environment);
     }
 
     /** Returns a builder of a node with these settings. */
@@ -155,7 +159,8 @@ final class ServeCommand implements Command {
           .ops(ops)
           .peers(peers)
           .writeAutoCa(autoCaFile)
-          .warmUp(warmUp);
+          .warmUp(warmUp)
+          .topLimited(topLimited);
     }
   }
 

@@ -43,7 +43,7 @@ final class StatusListener implements AutoCloseable {
    * Binds {@code address} (port 0 = any free port) and serves the probes of {@code health}, the
    * readiness probe of {@code readiness} and {@code registry}'s metrics, over HTTPS with {@code
    * tls}'s identity when it is not null, with the timeouts and body limit of {@code http} (the HTTP
-   * listener's settings).
+   * listener's settings), and {@code more}: views that follow the metrics' access rule.
    */
   static StatusListener start(
       HostPort address,
@@ -51,11 +51,13 @@ final class StatusListener implements AutoCloseable {
       HealthChecker readiness,
       PrometheusMeterRegistry registry,
       TlsIdentity tls,
-      HttpSettings http)
+      HttpSettings http,
+      List<HttpRoute> more)
       throws IOException, GeneralSecurityException {
     List<HttpRoute> routes = new ArrayList<>(GatewayRoutes.healthRoutes(health));
     routes.add(ReadinessRoute.of(readiness));
     routes.add(new PrometheusEndpoint(registry).route());
+    routes.addAll(more);
     HttpListener.Builder listener =
         HttpListener.builder(address.toBindAddress())
             .routes(routes)

@@ -11,6 +11,9 @@ import dev.weir.core.health.ConfigComponent;
 import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.http.HttpListener;
+import dev.weir.core.toplimited.OverLimitRecorder;
+import dev.weir.core.toplimited.TopLimited;
+import dev.weir.core.toplimited.TopLimitedWindow;
 import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
@@ -120,6 +123,7 @@ public final class WeirNode implements AutoCloseable {
     private EnvoySettings envoy = EnvoySettings.DEFAULTS;
     private RlqsSettings rlqs = RlqsSettings.DEFAULTS;
     private OpsSettings ops = OpsSettings.DEFAULTS;
+    private TopLimitedSettings topLimited = TopLimitedSettings.DEFAULTS;
     private PeerSettings peers;
     private Clock clock = SystemClock.INSTANCE;
     private BucketStore store;
@@ -185,6 +189,12 @@ public final class WeirNode implements AutoCloseable {
     /** Sets the input limits, TLS, HTTP capacity, status listener and shutdown timing. */
     Builder ops(OpsSettings value) {
       this.ops = Objects.requireNonNull(value, "ops");
+      return this;
+    }
+
+    /** Sets the top-limited view's and the over-limit metric's settings (default: on). */
+    Builder topLimited(TopLimitedSettings value) {
+      this.topLimited = Objects.requireNonNull(value, "topLimited");
       return this;
     }
 
@@ -288,8 +298,10 @@ public final class WeirNode implements AutoCloseable {
       return new NodeMember.Settings(cluster, discovery, peers, store, ops.limits(), clock);
     }
 
-    private FrontDoors.Settings frontDoors(CheckMeter meter, PrometheusMeterRegistry registry) {
-      return new FrontDoors.Settings(ops.limits(), rlqs, clock, meter, registry, extraRoutes);
+    private FrontDoors.Settings frontDoors(
+        CheckMeter meter, PrometheusMeterRegistry registry, OverLimitRecorder overLimit) {
+      return new FrontDoors.Settings(
+          ops.limits(), rlqs, clock, meter, registry, extraRoutes, overLimit);
     }
 
     /**
@@ -359,13 +371,27 @@ public final class WeirNode implements AutoCloseable {
             () -> NodeMember.build(b.member(store), advertise, grpc, tls, discoveryTimers, metrics),
             started -> started.close(Duration.ZERO));
     ClusterMetrics.watch(member.cluster(), metrics);
+    TopLimited topLimited =
+        b.topLimited.enabled()
+            ? new TopLimited(
+                new TopLimitedWindow(TopLimitedSettings.WINDOW_MINUTES, b.topLimited.counters()),
+                b.clock)
+            : null;
+    if (topLimited != null) {
+      member.cluster().topLimitedFrom(topLimited::view);
+    }
+    OverLimitRecorder overLimit = overLimitRecorder(topLimited, b.topLimited, registry);
+    HttpRoute topLimitedRoute =
+        new TopLimitedRoute(topLimited, member.cluster(), b.topLimited).route();
     HealthChecker health = member.cluster().health();
     DrainingComponent draining = new DrainingComponent();
     health.add(draining);
     EnvoyAdapter envoy =
         b.envoy.enabled()
             ? components.start(
-                "Envoy adapter", () -> envoy(b, member, registry, meter), EnvoyAdapter::close)
+                "Envoy adapter",
+                () -> envoy(b, member, registry, meter, overLimit),
+                EnvoyAdapter::close)
             : null;
     if (envoy != null && b.readyNeedsDomain) {
       health.add(new ConfigComponent(envoy::hasDomains));
@@ -389,7 +415,9 @@ public final class WeirNode implements AutoCloseable {
                 tls.grpc().isPresent(),
                 envoy,
                 b.ops.limits());
-    FrontDoors doors = FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry));
+    FrontDoors doors =
+        FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry, overLimit));
+    doors.routes().add(topLimitedRoute);
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
     HttpListener http =
@@ -400,7 +428,7 @@ public final class WeirNode implements AutoCloseable {
             ? null
             : listeners.open(
                 "status",
-                () -> startStatus(ops, member, tls, registry),
+                () -> startStatus(ops, member, tls, registry, topLimitedRoute),
                 StatusListener::stop,
                 STATUS_GRACE);
     ScheduledExecutorService timers =
@@ -466,7 +494,11 @@ public final class WeirNode implements AutoCloseable {
   }
 
   private static EnvoyAdapter envoy(
-      Builder b, WeirMember member, PrometheusMeterRegistry registry, CheckMeter meter)
+      Builder b,
+      WeirMember member,
+      PrometheusMeterRegistry registry,
+      CheckMeter meter,
+      OverLimitRecorder overLimit)
       throws IOException, dev.weir.envoy.config.DescriptorConfigException {
     return EnvoyAdapter.start(
         b.envoy,
@@ -474,7 +506,30 @@ public final class WeirNode implements AutoCloseable {
         b.clock,
         new EnvoyMetrics(registry, b.envoyObserver),
         b.ops.limits(),
-        meter);
+        meter,
+        overLimit);
+  }
+
+  /**
+   * Returns where the front doors report over-limit answers: {@code topLimited} (null when off) and
+   * the per-rule metric (unless {@code settings} turn it off).
+   */
+  private static OverLimitRecorder overLimitRecorder(
+      TopLimited topLimited, TopLimitedSettings settings, PrometheusMeterRegistry registry) {
+    OverLimitRecorder meter =
+        settings.metricRules() > 0
+            ? new OverLimitRuleMeter(registry, settings.metricRules())
+            : OverLimitRecorder.NOOP;
+    if (topLimited == null) {
+      return meter;
+    }
+    if (meter == OverLimitRecorder.NOOP) {
+      return topLimited;
+    }
+    return (key, hits) -> {
+      topLimited.overLimit(key, hits);
+      meter.overLimit(key, hits);
+    };
   }
 
   /**
@@ -500,7 +555,11 @@ public final class WeirNode implements AutoCloseable {
   }
 
   private static StatusListener startStatus(
-      OpsSettings ops, WeirMember member, NodeTls tls, PrometheusMeterRegistry registry)
+      OpsSettings ops,
+      WeirMember member,
+      NodeTls tls,
+      PrometheusMeterRegistry registry,
+      HttpRoute topLimited)
       throws IOException, GeneralSecurityException {
     HostPort address = ops.statusAddress().orElseThrow();
     try {
@@ -510,7 +569,8 @@ public final class WeirNode implements AutoCloseable {
           member.cluster().health(),
           registry,
           tls.node().orElse(null),
-          ops.http());
+          ops.http(),
+          List.of(topLimited));
     } catch (BindException e) {
       throw BindFailure.of("status", OpsSettings.STATUS_HTTP_ADDRESS, address, e);
     }

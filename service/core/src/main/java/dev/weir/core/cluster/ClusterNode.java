@@ -32,12 +32,14 @@ import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import dev.weir.core.toplimited.TopLimitedView;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +48,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,6 +83,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final Scheduler scheduler;
   private final Membership membership;
   private final PeerClientPool peers;
+  private volatile Supplier<TopLimitedView> topLimited = () -> TopLimitedView.EMPTY;
   private final GlobalManager global;
   private final HandOff handOff;
   private final HandOn handOn;
@@ -341,6 +345,31 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** Returns the peer clients (their counters show batch sizes). */
   public PeerClientPool peers() {
     return peers;
+  }
+
+  /** Makes {@code source} what this node answers its peers' {@code TopLimited} calls with. */
+  public void topLimitedFrom(Supplier<TopLimitedView> source) {
+    this.topLimited = Objects.requireNonNull(source, "source");
+  }
+
+  @Override
+  public TopLimitedView topLimited() {
+    return topLimited.get();
+  }
+
+  /**
+   * Asks every other member of the ring for its top-limited keys (at most {@code limit} each),
+   * each call with deadline {@code timeout}; returns the answers by peer address, in ring order.
+   */
+  public Map<String, CompletableFuture<TopLimitedView>> askPeersTopLimited(
+      int limit, Duration timeout) {
+    Map<String, CompletableFuture<TopLimitedView>> out = new LinkedHashMap<>();
+    for (String peer : membership.ring().peers()) {
+      if (!peer.equals(self)) {
+        out.put(peer, peers.call(peer, c -> c.topLimited(limit, timeout)));
+      }
+    }
+    return out;
   }
 
   /** Returns, per peer, how many forwarding calls this node sent and how many items they carried. */

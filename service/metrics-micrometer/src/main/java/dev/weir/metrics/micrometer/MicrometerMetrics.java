@@ -50,6 +50,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** {@code check} calls in flight. */
   public static final String CHECKS_IN_FLIGHT = "weir.checks.in.flight";
 
+  /** Answers over the limit per rule, counted by the server's over-limit rule meter. */
+  public static final String OVER_LIMIT_DECISIONS = "weir.over_limit.decisions";
+
   /** Requests refused, by {@code reason}. */
   public static final String REQUESTS_REFUSED = "weir.requests.refused";
 

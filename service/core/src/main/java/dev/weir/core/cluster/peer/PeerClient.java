@@ -17,8 +17,11 @@ import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.PushQuotaSharesReq;
 import dev.weir.proto.gubernator.PushQuotaSharesResp;
+import dev.weir.proto.gubernator.TopLimitedReq;
+import dev.weir.proto.gubernator.TopLimitedResp;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
@@ -301,6 +304,19 @@ public final class PeerClient implements AutoCloseable {
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .pushQuotaShares(req.build(), observer(call)));
     return wrap(call, "pushing quota shares to").thenApply(PushQuotaSharesResp::getDelivered);
+  }
+
+  /**
+   * Asks the peer for its top-limited keys, at most {@code limit}, with deadline {@code timeout};
+   * fails with a {@link PeerException}.
+   */
+  public CompletableFuture<TopLimitedView> topLimited(int limit, Duration timeout) {
+    CompletableFuture<TopLimitedResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .topLimited(TopLimitedReq.newBuilder().setLimit(limit).build(), observer(call)));
+    return wrap(call, "asking for the top-limited keys of").thenApply(TopLimitedProtos::fromProto);
   }
 
   /** Sends one {@code UpdatePeerGlobals} with {@code globals}, deadline {@code timeout}. */

@@ -5,6 +5,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
+import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
@@ -60,6 +61,14 @@ public interface PeerHandler {
 
   /** Hands shares an owner pushed to the streams of their proxies here; returns how many arrived. */
   int deliverQuotaShares(List<QuotaPush> pushes);
+
+  /**
+   * Returns the keys this node answered over their limit most often in its recent window, what a
+   * peer's {@code TopLimited} call asks for; none by default.
+   */
+  default TopLimitedView topLimited() {
+    return TopLimitedView.EMPTY;
+  }
 
   /**
    * Returns whether this node serves as a cluster member: it has joined and not left. A node that

@@ -25,6 +25,9 @@ import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
+import dev.weir.core.toplimited.TopLimitedView;
+import dev.weir.proto.gubernator.TopLimitedReq;
+import dev.weir.proto.gubernator.TopLimitedResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
@@ -390,6 +393,24 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
               .toList();
       int delivered = pushes.isEmpty() ? 0 : handler.deliverQuotaShares(pushes);
       observer.onNext(PushQuotaSharesResp.newBuilder().setDelivered(delivered).build());
+      observer.onCompleted();
+    } catch (RuntimeException e) {
+      observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+    }
+  }
+
+  /**
+   * Answers with this node's top-limited keys: at most {@code limit} of them (every one the
+   * handler has when {@code limit} is not positive).
+   */
+  @Override
+  public void topLimited(TopLimitedReq request, StreamObserver<TopLimitedResp> observer) {
+    try {
+      TopLimitedView view = handler.topLimited();
+      if (request.getLimit() > 0) {
+        view = view.first(request.getLimit());
+      }
+      observer.onNext(TopLimitedProtos.toProto(view));
       observer.onCompleted();
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());

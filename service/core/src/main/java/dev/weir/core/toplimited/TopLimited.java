@@ -1,0 +1,35 @@
+package dev.weir.core.toplimited;
+
+import dev.weir.core.time.Clock;
+import java.util.Objects;
+
+/**
+ * A node's top-limited keys: an {@link OverLimitRecorder} that counts each over-limit answer in a
+ * {@link TopLimitedWindow} at the clock's time, and reads the window at the clock's time.
+ */
+public final class TopLimited implements OverLimitRecorder {
+
+  private final TopLimitedWindow window;
+  private final Clock clock;
+
+  /** Creates the recorder counting in {@code window} at {@code clock}'s wall time. */
+  public TopLimited(TopLimitedWindow window, Clock clock) {
+    this.window = Objects.requireNonNull(window, "window");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  @Override
+  public void overLimit(LimitedKey key, long hits) {
+    window.record(key, hits, clock.wallMillis());
+  }
+
+  /** Returns the keys of the window ending now, highest first. */
+  public TopLimitedView view() {
+    return window.view(clock.wallMillis());
+  }
+
+  /** Returns the window counted in. */
+  public TopLimitedWindow window() {
+    return window;
+  }
+}

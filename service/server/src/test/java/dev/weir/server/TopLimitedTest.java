@@ -1,0 +1,342 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import com.google.protobuf.util.JsonFormat;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.auth.PeerSecret;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code GET /v1/TopLimited} of real nodes on loopback, fed by their Envoy and native front doors:
+ * the keys answered over the limit, highest first, per node and merged over the cluster; its
+ * settings (off, hashed values), its query errors and the bounded per-rule metric.
+ */
+class TopLimitedTest {
+
+  private static final String YAML =
+      """
+      domain: shop
+      descriptors:
+        - key: remote_address
+          rate_limit: {unit: minute, requests_per_unit: 1, name: per-ip}
+      """;
+
+  @TempDir Path dir;
+  private final FakeClock clock = new FakeClock();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  private WeirNode node(TopLimitedSettings settings) throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+    WeirNode node =
+        WeirNode.builder(TestConfigs.loopback())
+            .envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", dir.toString())))
+            .topLimited(settings)
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(node);
+    return node;
+  }
+
+  private static int freePort() throws Exception {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private WeirNode member(int grpcPort, int peerPort, List<String> peers) throws Exception {
+    WeirConfig config =
+        new WeirConfig(
+            new HostPort("127.0.0.1", grpcPort),
+            new HostPort("127.0.0.1", 0),
+            new HostPort("127.0.0.1", grpcPort),
+            1000,
+            "info");
+    WeirNode node =
+        WeirNode.builder(config)
+            .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
+            .peers(
+                new PeerSettings(
+                    new HostPort("127.0.0.1", peerPort),
+                    Optional.of(PeerSecret.of("top-limited-test-peer-secret")),
+                    Optional.empty(),
+                    false))
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(node);
+    return node;
+  }
+
+  private ManagedChannel channel(WeirNode node) {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return channel;
+  }
+
+  private static void envoyCall(ManagedChannel channel, String address) {
+    RateLimitServiceGrpc.newBlockingStub(channel)
+        .shouldRateLimit(
+            RateLimitRequest.newBuilder()
+                .setDomain("shop")
+                .addDescriptors(
+                    RateLimitDescriptor.newBuilder()
+                        .addEntries(
+                            RateLimitDescriptor.Entry.newBuilder()
+                                .setKey("remote_address")
+                                .setValue(address)))
+                .build());
+  }
+
+  private static void nativeCall(ManagedChannel channel, String key, long hits) {
+    V1Grpc.newBlockingStub(channel)
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getRateLimits(
+            GetRateLimitsReq.newBuilder()
+                .addRequests(
+                    RateLimitReq.newBuilder()
+                        .setName("login")
+                        .setUniqueKey(key)
+                        .setHits(hits)
+                        .setLimit(1)
+                        .setDuration(60_000))
+                .build());
+  }
+
+  private HttpResponse<String> get(WeirNode node, String pathAndQuery) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + pathAndQuery))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private Struct topLimited(WeirNode node, String query) throws Exception {
+    HttpResponse<String> response = get(node, "/v1/TopLimited" + query);
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    Struct.Builder out = Struct.newBuilder();
+    JsonFormat.parser().merge(response.body(), out);
+    return out.build();
+  }
+
+  private static List<Struct> keys(Struct answer) {
+    return answer.getFieldsOrThrow("keys").getListValue().getValuesList().stream()
+        .map(Value::getStructValue)
+        .toList();
+  }
+
+  private static String text(Struct s, String field) {
+    return s.getFieldsOrThrow(field).getStringValue();
+  }
+
+  private static long number(Struct s, String field) {
+    return (long) s.getFieldsOrThrow(field).getNumberValue();
+  }
+
+  private static String keyValue(Struct entry, int i) {
+    return text(
+        entry.getFieldsOrThrow("key").getListValue().getValues(i).getStructValue(), "value");
+  }
+
+  @Test
+  void node_listsEnvoyAndNativeKeysOverTheLimit_highestFirst() throws Exception {
+    WeirNode node = node(TopLimitedSettings.DEFAULTS);
+    ManagedChannel channel = channel(node);
+    for (int i = 0; i < 4; i++) {
+      envoyCall(channel, "10.0.0.1");
+    }
+    envoyCall(channel, "10.0.0.2");
+    envoyCall(channel, "10.0.0.2");
+    nativeCall(channel, "alice", 1);
+    nativeCall(channel, "alice", 5);
+
+    Struct answer = topLimited(node, "");
+    List<Struct> keys = keys(answer);
+
+    assertThat(text(answer, "scope")).isEqualTo("node");
+    assertThat(number(answer, "window_seconds")).isEqualTo(300);
+    assertThat(keys).hasSize(3);
+    Struct first = keys.get(0);
+    assertThat(text(first, "source")).isEqualTo("envoy");
+    assertThat(text(first, "domain")).isEqualTo("shop");
+    assertThat(text(first, "rule")).isEqualTo("per-ip");
+    assertThat(
+            text(first.getFieldsOrThrow("key").getListValue().getValues(0).getStructValue(), "key"))
+        .isEqualTo("remote_address");
+    assertThat(keyValue(first, 0)).isEqualTo("10.0.0.1");
+    assertThat(number(first, "over_limit")).isEqualTo(3);
+    assertThat(number(first, "hits")).isEqualTo(3);
+    assertThat(number(first, "error")).isZero();
+    Struct nativeKey =
+        keys.stream().filter(k -> text(k, "source").equals("native")).findFirst().orElseThrow();
+    assertThat(text(nativeKey, "rule")).isEqualTo("login");
+    assertThat(text(nativeKey, "domain")).isEmpty();
+    assertThat(keyValue(nativeKey, 0)).isEqualTo("alice");
+    assertThat(number(nativeKey, "over_limit")).isEqualTo(1);
+    assertThat(number(nativeKey, "hits")).isEqualTo(5);
+    assertThat(number(answer, "over_limit_total")).isEqualTo(5);
+    assertThat(keys(topLimited(node, "?limit=1"))).hasSize(1);
+  }
+
+  @Test
+  void node_keysOlderThanTheWindow_leaveIt() throws Exception {
+    WeirNode node = node(TopLimitedSettings.DEFAULTS);
+    ManagedChannel channel = channel(node);
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+
+    assertThat(keys(topLimited(node, ""))).hasSize(1);
+    clock.advance(Duration.ofMinutes(5));
+    assertThat(keys(topLimited(node, ""))).isEmpty();
+  }
+
+  @Test
+  void hashKeys_showsValuesHashed() throws Exception {
+    WeirNode node = node(new TopLimitedSettings(true, 100, true, 100));
+    ManagedChannel channel = channel(node);
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+
+    Struct answer = topLimited(node, "");
+
+    assertThat(keyValue(keys(answer).get(0), 0))
+        .isEqualTo(TopLimitedRoute.hashed("10.0.0.1"))
+        .startsWith("sha256:")
+        .hasSize("sha256:".length() + 16);
+    assertThat(answer.getFieldsOrThrow("hashed").getBoolValue()).isTrue();
+  }
+
+  @Test
+  void off_answers404SayingHowToTurnItOn() throws Exception {
+    WeirNode node = node(new TopLimitedSettings(false, 100, false, 100));
+
+    HttpResponse<String> response = get(node, "/v1/TopLimited");
+
+    assertThat(response.statusCode()).isEqualTo(404);
+    assertThat(response.body()).contains("WEIR_TOP_LIMITED=true");
+  }
+
+  @Test
+  void badQueryParameters_answer400NamingTheParameterTheValueAndWhatIsAllowed() throws Exception {
+    WeirNode node = node(TopLimitedSettings.DEFAULTS);
+
+    HttpResponse<String> scope = get(node, "/v1/TopLimited?scope=world");
+    HttpResponse<String> limit = get(node, "/v1/TopLimited?limit=0");
+    HttpResponse<String> text = get(node, "/v1/TopLimited?limit=ten");
+    HttpResponse<String> unknown = get(node, "/v1/TopLimited?top=5");
+    HttpResponse<String> twice = get(node, "/v1/TopLimited?limit=1&limit=2");
+
+    assertThat(List.of(scope, limit, text, unknown, twice))
+        .allSatisfy(r -> assertThat(r.statusCode()).isEqualTo(400));
+    assertThat(scope.body())
+        .contains("\"code\":3")
+        .contains("query parameter 'scope' is 'world'; allowed: node, cluster");
+    assertThat(limit.body())
+        .contains("query parameter 'limit' is '0'; allowed: a whole number from 1 to 1000");
+    assertThat(text.body()).contains("query parameter 'limit' is 'ten'");
+    assertThat(unknown.body()).contains("unknown query parameter 'top'; allowed: limit, scope");
+    assertThat(twice.body()).contains("query parameter 'limit' is given 2 times");
+  }
+
+  @Test
+  void metric_countsPerRule_rulesBeyondTheCapUnderOther() throws Exception {
+    WeirNode node = node(new TopLimitedSettings(true, 100, false, 1));
+    ManagedChannel channel = channel(node);
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+    nativeCall(channel, "a", 2);
+    nativeCall(channel, "b", 2);
+
+    String metrics = get(node, "/metrics").body();
+
+    assertThat(metrics)
+        .contains(
+            "weir_over_limit_decisions_total{domain=\"shop\",rule=\"per-ip\",source=\"envoy\"} 2.0")
+        .contains(
+            "weir_over_limit_decisions_total{domain=\"\",rule=\"_other\",source=\"native\"} 2.0")
+        .doesNotContain("rule=\"login\"")
+        .doesNotContain("10.0.0.1");
+  }
+
+  @Test
+  void cluster_mergesEveryMembersKeys_overThePeerApi() throws Exception {
+    int g1 = freePort();
+    int g2 = freePort();
+    int p1 = freePort();
+    int p2 = freePort();
+    List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
+    WeirNode first = member(g1, p1, peers);
+    WeirNode second = member(g2, p2, peers);
+    for (WeirNode node : List.of(first, second)) {
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> node.cluster().membership().ring().peers().size() == 2,
+          "both members on the ring");
+    }
+    ManagedChannel one = channel(first);
+    ManagedChannel two = channel(second);
+    nativeCall(one, "k", 1);
+    nativeCall(one, "k", 1);
+    nativeCall(one, "k", 1);
+    nativeCall(two, "k", 1);
+    nativeCall(two, "k", 1);
+    nativeCall(two, "j", 2);
+    nativeCall(two, "j", 2);
+
+    List<Struct> local = keys(topLimited(first, "?scope=node"));
+    Struct cluster = topLimited(first, "?scope=cluster");
+
+    assertThat(local).hasSize(1);
+    assertThat(number(local.get(0), "over_limit")).isEqualTo(2);
+    assertThat(text(cluster, "scope")).isEqualTo("cluster");
+    assertThat(cluster.getFieldsOrThrow("unreachable").getListValue().getValuesList()).isEmpty();
+    List<Struct> merged = keys(cluster);
+    assertThat(merged).extracting(k -> keyValue(k, 0)).containsExactly("k", "j");
+    assertThat(number(merged.get(0), "over_limit")).isEqualTo(4);
+    assertThat(number(merged.get(1), "over_limit")).isEqualTo(2);
+    assertThat(number(merged.get(1), "hits")).isEqualTo(4);
+  }
+}
