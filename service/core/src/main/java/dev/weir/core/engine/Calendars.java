@@ -3,7 +3,8 @@ package dev.weir.core.engine;
 import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import java.time.ZoneId;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The calendars Gregorian requests are evaluated in: the engine's zone, or the zone a request names
@@ -16,7 +17,8 @@ final class Calendars {
   private static final int MAX_CACHED = 256;
 
   private final GregorianCalendarMath engineZone;
-  private final ConcurrentHashMap<String, GregorianCalendarMath> named = new ConcurrentHashMap<>();
+  /** The named zones' calendars, replaced whole when one is added (rarely), so reads take no lock. */
+  private volatile Map<String, GregorianCalendarMath> named = Map.of();
 
   /** Creates the calendars of an engine whose own zone is {@code zone}. */
   Calendars(ZoneId zone) {
@@ -32,10 +34,16 @@ final class Calendars {
     GregorianCalendarMath calendar = named.get(zone);
     if (calendar == null) {
       calendar = new GregorianCalendarMath(ZoneId.of(zone));
-      if (named.size() < MAX_CACHED) {
-        named.putIfAbsent(zone, calendar);
-      }
+      remember(zone, calendar);
     }
     return calendar;
+  }
+
+  private synchronized void remember(String zone, GregorianCalendarMath calendar) {
+    if (named.size() < MAX_CACHED && !named.containsKey(zone)) {
+      Map<String, GregorianCalendarMath> more = new HashMap<>(named);
+      more.put(zone, calendar);
+      named = Map.copyOf(more);
+    }
   }
 }
