@@ -88,6 +88,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (has .Values.tls.clientAuth (list "none" "request" "require-and-verify")) }}
 {{- fail (printf "tls.clientAuth: %q is not valid: expected none, request or require-and-verify" .Values.tls.clientAuth) }}
 {{- end }}
+{{- if not (has .Values.config.source (list "file" "xds")) }}
+{{- fail (printf "config.source: %q is not valid: expected file or xds" .Values.config.source) }}
+{{- end }}
+{{- if and (eq .Values.config.source "xds") (not .Values.config.xds.serverUrl) }}
+{{- fail "config.xds.serverUrl: \"\" is not valid with config.source=xds: expected the xDS server's host:port" }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- fail "tls.secretName: \"\" is not valid with tls.enabled=true: expected the name of a kubernetes.io/tls Secret" }}
 {{- end }}
@@ -106,4 +112,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $pairs = append $pairs (printf "%s=%s" $k $v) }}
 {{- end }}
 {{- join "," $pairs }}
+{{- end }}
+
+{{/* true when the chart makes the descriptor ConfigMap. */}}
+{{- define "weir.createsConfigMap" -}}
+{{- if and (eq .Values.config.source "file") (not .Values.config.existingConfigMap) }}true{{ end }}
 {{- end }}

@@ -45,6 +45,8 @@ class ChartTest {
   private static final String MTLS =
       "tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify}\n";
 
+  private static final String XDS = "config: {source: xds, xds: {serverUrl: 'eg:18001'}}\n";
+
   /** Istio's protocol selection by Service port name: {@code <protocol>[-<suffix>]}. */
   private static final Pattern ISTIO_PORT_NAME =
       Pattern.compile("^(grpc|grpc-web|http|http2|https|mongo|mysql|redis|tcp|tls|udp)(-.*)?$");
@@ -62,7 +64,9 @@ class ChartTest {
         "discovery: {type: dns}\n",
         "peerSecret: {existingSecret: mine, key: token}\nconfig: {existingConfigMap: rules}\n",
         "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n"
-            + "extraEnvFrom: [{secretRef: {name: more}}]\n");
+            + "extraEnvFrom: [{secretRef: {name: more}}]\n",
+        XDS,
+        XDS + "mode: ratelimit\n");
   }
 
   @ParameterizedTest
@@ -430,6 +434,16 @@ class ChartTest {
     assertThat(checksum(Chart.render("extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n")))
         .isEqualTo(checksum(defaults));
 
+    assertThat(
+            Chart.render("podAnnotations: {team: rl}\n")
+                .deployment()
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations())
+        .containsEntry("team", "rl")
+        .containsEntry("checksum/config", checksum(defaults));
+
     Rendered existing = Chart.render("config: {existingConfigMap: rules}\n");
     assertThat(existing.all(ConfigMap.class)).isEmpty();
     assertThat(existing.deployment().getSpec().getTemplate().getSpec().getVolumes())
@@ -450,6 +464,33 @@ class ChartTest {
     assertThat(r.weir().getVolumeMounts())
         .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo(configDir));
     assertThat(Chart.render("").weir().getArgs()).isNullOrEmpty();
+  }
+
+  @Test
+  void xds_configFromTheServer_withoutConfigMapOrMount() {
+    Rendered weir =
+        Chart.render("config: {source: xds, xds: {serverUrl: 'eg:18001', nodeId: rls}}\n");
+    Rendered ratelimit = Chart.render(XDS + "mode: ratelimit\n");
+
+    assertThat(weir.env())
+        .containsEntry("WEIR_ENVOY_CONFIG_SOURCE", "xds")
+        .containsEntry("WEIR_ENVOY_XDS_SERVER_URL", "eg:18001")
+        .containsEntry("WEIR_ENVOY_XDS_NODE_ID", "rls")
+        .doesNotContainKey("WEIR_ENVOY_CONFIG");
+    assertThat(ratelimit.env())
+        .containsEntry("CONFIG_TYPE", "GRPC_XDS_SOTW")
+        .containsEntry("CONFIG_GRPC_XDS_SERVER_URL", "eg:18001")
+        .containsEntry("CONFIG_GRPC_XDS_NODE_ID", "default")
+        .doesNotContainKeys("RUNTIME_ROOT", "WEIR_ENVOY_CONFIG_SOURCE");
+    for (Rendered r : List.of(weir, ratelimit)) {
+      assertThat(r.all(ConfigMap.class)).isEmpty();
+      assertThat(r.deployment().getSpec().getTemplate().getSpec().getVolumes())
+          .noneMatch(v -> v.getConfigMap() != null);
+      assertThat(r.deployment().getSpec().getTemplate().getMetadata().getAnnotations())
+          .doesNotContainKey("checksum/config");
+    }
+    assertThatThrownBy(() -> Chart.render("config: {source: xds}\n"))
+        .hasMessageContaining("config.xds.serverUrl");
   }
 
   @Test
