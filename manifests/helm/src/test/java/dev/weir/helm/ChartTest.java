@@ -66,7 +66,8 @@ class ChartTest {
         "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n"
             + "extraEnvFrom: [{secretRef: {name: more}}]\n",
         XDS,
-        XDS + "mode: ratelimit\n");
+        XDS + "mode: ratelimit\n",
+        "istio: {warmup: {enabled: true}, gatewayFilter: {enabled: true}}\n");
   }
 
   @ParameterizedTest
@@ -83,6 +84,7 @@ class ChartTest {
 
     assertThat(problems).isEmpty();
     assertThat(r.objects())
+        .filteredOn(o -> !o.getKind().equals("EnvoyFilter"))
         .allSatisfy(o -> assertThat(o.getMetadata().getNamespace()).isEqualTo("weir"));
   }
 
