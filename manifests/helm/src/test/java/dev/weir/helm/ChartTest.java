@@ -541,13 +541,26 @@ class ChartTest {
   @Test
   void invalidValues_failNamingTheValueAndWhatIsAllowed() {
     assertThatThrownBy(() -> Chart.render("mode: envoy\n"))
-        .hasMessageContaining("mode: \"envoy\" is not valid: expected weir or ratelimit");
+        .hasMessageContaining("'/mode': value must be one of 'weir', 'ratelimit'");
     assertThatThrownBy(() -> Chart.render("tls: {enabled: true}\n"))
         .hasMessageContaining("tls.secretName");
     assertThatThrownBy(() -> Chart.render("discovery: {watchMechanism: endpoints}\n"))
-        .hasMessageContaining("expected endpointslices or pods");
+        .hasMessageContaining("/discovery/watchMechanism")
+        .hasMessageContaining("'endpointslices', 'pods'");
     assertThatThrownBy(() -> Chart.render(TLS + "mode: ratelimit\n"))
         .hasMessageContaining("mode=ratelimit");
+  }
+
+  @Test
+  void valuesSchema_refusesMisspelledAndMistypedValues() {
+    assertThatThrownBy(() -> Chart.render("replicacount: 3\n"))
+        .hasMessageContaining("replicacount");
+    assertThatThrownBy(() -> Chart.render("autoscaling: {enabeld: true}\n"))
+        .hasMessageContaining("enabeld");
+    assertThatThrownBy(() -> Chart.render("replicaCount: three\n"))
+        .hasMessageContaining("replicaCount");
+    assertThatThrownBy(() -> Chart.render("tls: {clientAuth: mutual}\n"))
+        .hasMessageContaining("clientAuth");
   }
 
   private static Map<String, Set<String>> grants(Role role) {
