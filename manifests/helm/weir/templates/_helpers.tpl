@@ -118,3 +118,20 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "weir.createsConfigMap" -}}
 {{- if and (eq .Values.config.source "file") (not .Values.config.existingConfigMap) }}true{{ end }}
 {{- end }}
+
+{{/*
+Service port names and appProtocols by Istio's protocol selection: grpc and http in plaintext;
+tls and https when Weir serves TLS itself, so a sidecar passes the bytes through unread.
+*/}}
+{{- define "weir.rlsPortName" -}}
+{{- if .Values.tls.enabled }}tls-rls{{ else }}grpc-rls{{ end }}
+{{- end }}
+{{- define "weir.grpcProtocol" -}}
+{{- if .Values.tls.enabled }}tls{{ else }}grpc{{ end }}
+{{- end }}
+{{- define "weir.httpPortName" -}}
+{{- if .Values.tls.enabled }}https{{ else }}http{{ end }}
+{{- end }}
+{{- define "weir.peersPortName" -}}
+{{- if .Values.tls.enabled }}tls-peers{{ else }}grpc-peers{{ end }}
+{{- end }}

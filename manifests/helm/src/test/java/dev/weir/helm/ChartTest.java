@@ -342,13 +342,19 @@ class ChartTest {
     for (Service s : r.all(Service.class)) {
       for (ServicePort p : s.getSpec().getPorts()) {
         assertThat(p.getName()).as(s.getMetadata().getName()).matches(ISTIO_PORT_NAME);
-        assertThat(p.getAppProtocol()).as(p.getName()).isIn("grpc", "http");
+        assertThat(p.getAppProtocol())
+            .as(p.getName())
+            .isEqualTo(p.getName().replaceFirst("-.*", ""))
+            .isIn(values.contains("tls:") ? List.of("tls", "https") : List.of("grpc", "http"));
         assertThat(containerPorts).contains(p.getTargetPort().getStrVal());
       }
     }
     Service client = service(r, r.deployment().getMetadata().getName());
     assertThat(client.getSpec().getPorts())
-        .anySatisfy(p -> assertThat(p.getName()).isEqualTo("grpc-rls"));
+        .anySatisfy(
+            p ->
+                assertThat(p.getName())
+                    .isEqualTo(values.contains("tls:") ? "tls-rls" : "grpc-rls"));
   }
 
   @Test
@@ -520,7 +526,7 @@ class ChartTest {
     Service client = service(r, r.deployment().getMetadata().getName());
     int httpPort =
         client.getSpec().getPorts().stream()
-            .filter(p -> p.getName().equals("http"))
+            .filter(p -> p.getTargetPort().getStrVal().equals("http"))
             .findFirst()
             .orElseThrow()
             .getPort();
