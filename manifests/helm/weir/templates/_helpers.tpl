@@ -94,8 +94,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and (eq .Values.config.source "xds") (not .Values.config.xds.serverUrl) }}
 {{- fail "config.xds.serverUrl: \"\" is not valid with config.source=xds: expected the xDS server's host:port" }}
 {{- end }}
-{{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
-{{- fail "tls.secretName: \"\" is not valid with tls.enabled=true: expected the name of a kubernetes.io/tls Secret" }}
+{{- if and .Values.tls.enabled (not .Values.tls.secretName) (not .Values.tls.volume) }}
+{{- fail "tls.secretName: \"\" is not valid with tls.enabled=true: expected the name of a kubernetes.io/tls Secret (or a tls.volume)" }}
 {{- end }}
 {{- if and .Values.tls.enabled (eq .Values.mode "ratelimit") }}
 {{- fail "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)" }}
@@ -134,4 +134,14 @@ tls and https when Weir serves TLS itself, so a sidecar passes the bytes through
 {{- end }}
 {{- define "weir.peersPortName" -}}
 {{- if .Values.tls.enabled }}tls-peers{{ else }}grpc-peers{{ end }}
+{{- end }}
+
+{{/* The source of the TLS volume: tls.volume, or the Secret tls.secretName. */}}
+{{- define "weir.tlsVolumeSource" -}}
+{{- if .Values.tls.volume }}
+{{- toYaml .Values.tls.volume }}
+{{- else }}
+secret:
+  secretName: {{ .Values.tls.secretName }}
+{{- end }}
 {{- end }}

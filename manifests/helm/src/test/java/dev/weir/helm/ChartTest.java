@@ -386,6 +386,29 @@ class ChartTest {
   }
 
   @Test
+  void tls_fromAVolumeSource_oneCertificatePerPod() {
+    Rendered r =
+        Chart.render(
+            "tls: {enabled: true, volume: {csi: {driver: csi.cert-manager.io, readOnly: true,"
+                + " volumeAttributes: {csi.cert-manager.io/issuer-name: weir-ca}}}}\n");
+
+    for (PodSpec pod :
+        List.of(r.deployment().getSpec().getTemplate().getSpec(), r.testPod().getSpec())) {
+      assertThat(pod.getVolumes())
+          .filteredOn(v -> v.getName().equals("tls"))
+          .singleElement()
+          .satisfies(
+              v -> {
+                assertThat(v.getSecret()).isNull();
+                assertThat(v.getCsi().getDriver()).isEqualTo("csi.cert-manager.io");
+                assertThat(v.getCsi().getVolumeAttributes())
+                    .containsEntry("csi.cert-manager.io/issuer-name", "weir-ca");
+              });
+    }
+    assertThat(r.env()).containsEntry("WEIR_TLS_CERT", "/etc/weir/tls/tls.crt");
+  }
+
+  @Test
   void monitoring_scrapesMetricsOnThePortTheProbesUse() {
     for (String values : List.of("", TLS, MTLS)) {
       Rendered r =
