@@ -19,12 +19,12 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /** The chart in {@code manifests/helm/weir}, rendered by Helm's library into fabric8's model. */
-final class Chart {
+public final class Chart {
   /** The chart's directory: the build passes it, else it is found above the working directory. */
-  static final Path DIR = locate();
+  public static final Path DIR = locate();
 
   /** The repository's root. */
-  static final Path REPO = DIR.getParent().getParent().getParent();
+  public static final Path REPO = DIR.getParent().getParent().getParent();
 
   /** The Kubernetes version rendered for (Helm's library assumes 1.20 otherwise). */
   static final String KUBE_VERSION = "1.31.0";
@@ -34,10 +34,10 @@ final class Chart {
   private Chart() {}
 
   /** A rendered document: the template it came from and the typed object fabric8 made of it. */
-  record Document(String template, HasMetadata object) {}
+  public record Document(String template, HasMetadata object) {}
 
   /** Renders the chart as release {@code weir} in namespace {@code weir} with {@code values}. */
-  static Rendered render(String values) {
+  public static Rendered render(String values) {
     return render("weir", "weir", values);
   }
 
@@ -46,7 +46,7 @@ final class Chart {
    * included: Helm's library returns only the release's manifest, without hooks, so a copy of the
    * chart is rendered whose {@code helm.sh/hook} annotations are renamed {@value #HOOK}.
    */
-  static Rendered render(String release, String namespace, String values) {
+  public static Rendered render(String release, String namespace, String values) {
     try {
       Path file = Files.createTempFile("weir-values", ".yaml");
       Path copy = hooksAsObjects();
@@ -71,7 +71,7 @@ final class Chart {
   }
 
   /** The annotation a rendered hook carries instead of {@code helm.sh/hook}. */
-  static final String HOOK = "weir.test/hook";
+  public static final String HOOK = "weir.test/hook";
 
   private static Path hooksAsObjects() throws IOException {
     Path copy = Files.createTempDirectory("weir-chart");

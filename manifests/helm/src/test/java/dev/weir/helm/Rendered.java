@@ -11,20 +11,20 @@ import java.util.List;
 import java.util.Map;
 
 /** The objects one rendering of the chart produced. */
-record Rendered(List<Document> documents) {
+public record Rendered(List<Document> documents) {
 
   /** Returns the typed objects. */
-  List<HasMetadata> objects() {
+  public List<HasMetadata> objects() {
     return documents.stream().map(Document::object).toList();
   }
 
   /** Returns every object of {@code type}. */
-  <T extends HasMetadata> List<T> all(Class<T> type) {
+  public <T extends HasMetadata> List<T> all(Class<T> type) {
     return objects().stream().filter(type::isInstance).map(type::cast).toList();
   }
 
   /** Returns the one object of {@code type}; fails unless there is exactly one. */
-  <T extends HasMetadata> T only(Class<T> type) {
+  public <T extends HasMetadata> T only(Class<T> type) {
     List<T> found = all(type);
     if (found.size() != 1) {
       throw new AssertionError("expected one " + type.getSimpleName() + ", found " + found.size());
@@ -33,17 +33,17 @@ record Rendered(List<Document> documents) {
   }
 
   /** Returns the Deployment. */
-  Deployment deployment() {
+  public Deployment deployment() {
     return only(Deployment.class);
   }
 
   /** Returns the Weir container of the Deployment. */
-  Container weir() {
+  public Container weir() {
     return deployment().getSpec().getTemplate().getSpec().getContainers().get(0);
   }
 
   /** Returns the {@code helm test} pod. */
-  Pod testPod() {
+  public Pod testPod() {
     return only(Pod.class);
   }
 
@@ -51,7 +51,7 @@ record Rendered(List<Document> documents) {
    * Returns the Weir container's environment by name: a value, or {@code fieldRef:PATH}, {@code
    * secretKeyRef:NAME/KEY} or {@code configMapKeyRef:NAME/KEY} for a reference.
    */
-  Map<String, String> env() {
+  public Map<String, String> env() {
     Map<String, String> env = new LinkedHashMap<>();
     for (EnvVar e : weir().getEnv()) {
       env.put(e.getName(), describe(e));
@@ -60,7 +60,7 @@ record Rendered(List<Document> documents) {
   }
 
   /** Describes an environment variable's value as {@link #env()} does. */
-  static String describe(EnvVar e) {
+  public static String describe(EnvVar e) {
     if (e.getValueFrom() == null) {
       return e.getValue();
     }
