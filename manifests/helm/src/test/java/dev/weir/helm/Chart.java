@@ -1,6 +1,7 @@
 package dev.weir.helm;
 
 import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
@@ -12,8 +13,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -70,10 +73,56 @@ public final class Chart {
     }
   }
 
+  /**
+   * Lints, as {@code helm lint --strict}, a copy of the chart whose values.yaml is its defaults
+   * merged with {@code values} as Helm merges them (maps key by key, anything else replaced):
+   * Helm's library lints a chart with its own values only.
+   */
+  public static LintResult lint(String values) {
+    try {
+      Path copy = copy(text -> text);
+      try {
+        Map<String, Object> merged =
+            merge(
+                yamlMap(Files.readString(DIR.resolve("values.yaml"))),
+                values.isBlank() ? Map.of() : yamlMap(values));
+        Files.writeString(copy.resolve("values.yaml"), Serialization.asYaml(merged));
+        return new Helm(copy).lint().strict().call();
+      } finally {
+        delete(copy);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> yamlMap(String yaml) {
+    return Serialization.unmarshal(yaml, Map.class);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> over) {
+    Map<String, Object> merged = new LinkedHashMap<>(base);
+    over.forEach(
+        (key, value) -> {
+          if (value instanceof Map<?, ?> child && merged.get(key) instanceof Map<?, ?> parent) {
+            merged.put(key, merge((Map<String, Object>) parent, (Map<String, Object>) child));
+          } else {
+            merged.put(key, value);
+          }
+        });
+    return merged;
+  }
+
   /** The annotation a rendered hook carries instead of {@code helm.sh/hook}. */
   public static final String HOOK = "weir.test/hook";
 
   private static Path hooksAsObjects() throws IOException {
+    return copy(text -> text.replace("helm.sh/hook", HOOK));
+  }
+
+  private static Path copy(UnaryOperator<String> edit) throws IOException {
     Path copy = Files.createTempDirectory("weir-chart");
     try (Stream<Path> files = Files.walk(DIR)) {
       for (Path f : files.toList()) {
@@ -81,7 +130,7 @@ public final class Chart {
         if (Files.isDirectory(f)) {
           Files.createDirectories(target);
         } else {
-          Files.writeString(target, Files.readString(f).replace("helm.sh/hook", HOOK));
+          Files.writeString(target, edit.apply(Files.readString(f)));
         }
       }
     }

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Helm's own lint of the chart, and the chart's metadata against the project's. */
 class ChartLintTest {
@@ -21,6 +23,22 @@ class ChartLintTest {
         .as("lint messages")
         .noneMatch(m -> m.contains("[ERROR]") || m.contains("[WARNING]"));
     assertThat(result.isFailed()).isFalse();
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.weir.helm.ChartTest#matrix")
+  void lintStrict_passesForEveryOverride(String values) {
+    LintResult result = Chart.lint(values);
+
+    assertThat(result.getMessages())
+        .as("lint messages for %s", values)
+        .noneMatch(m -> m.contains("[ERROR]") || m.contains("[WARNING]"));
+    assertThat(result.isFailed()).isFalse();
+  }
+
+  @Test
+  void lintStrict_failsForAValueTheSchemaRefuses() {
+    assertThat(Chart.lint("replicaCount: two\n").isFailed()).isTrue();
   }
 
   @Test
