@@ -43,7 +43,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{- define "weir.peerSecretName" -}}
-{{- default (printf "%s-peer-secret" (include "weir.fullname" .)) .Values.peerSecret.existingSecret }}
+{{- $created := printf "%s-peer-secret" (include "weir.fullname" .) }}
+{{- default $created .Values.peerSecret.existingSecret }}
 {{- end }}
 
 {{- define "weir.configMapName" -}}
@@ -83,22 +84,27 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (printf "discovery.type: %q is not valid: expected k8s or dns" .Values.discovery.type) }}
 {{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
-{{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods" .Values.discovery.watchMechanism) }}
+{{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"
+  .Values.discovery.watchMechanism) }}
 {{- end }}
 {{- if not (has .Values.tls.clientAuth (list "none" "request" "require-and-verify")) }}
-{{- fail (printf "tls.clientAuth: %q is not valid: expected none, request or require-and-verify" .Values.tls.clientAuth) }}
+{{- fail (printf "tls.clientAuth: %q is not valid: expected none, request or require-and-verify"
+  .Values.tls.clientAuth) }}
 {{- end }}
 {{- if not (has .Values.config.source (list "file" "xds")) }}
 {{- fail (printf "config.source: %q is not valid: expected file or xds" .Values.config.source) }}
 {{- end }}
 {{- if and (eq .Values.config.source "xds") (not .Values.config.xds.serverUrl) }}
-{{- fail "config.xds.serverUrl: \"\" is not valid with config.source=xds: expected the xDS server's host:port" }}
+{{- fail (print "config.xds.serverUrl: \"\" is not valid with config.source=xds:"
+  " expected the xDS server's host:port") }}
 {{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) (not .Values.tls.volume) }}
-{{- fail "tls.secretName: \"\" is not valid with tls.enabled=true: expected the name of a kubernetes.io/tls Secret (or a tls.volume)" }}
+{{- fail (print "tls.secretName: \"\" is not valid with tls.enabled=true:"
+  " expected the name of a kubernetes.io/tls Secret (or a tls.volume)") }}
 {{- end }}
 {{- if and .Values.tls.enabled (eq .Values.mode "ratelimit") }}
-{{- fail "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)" }}
+{{- fail (print "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir"
+  " (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)") }}
 {{- end }}
 {{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}
 {{- fail (printf "replicaCount: %v is not valid: expected 1 or more" .Values.replicaCount) }}
