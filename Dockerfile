@@ -23,6 +23,7 @@ COPY gubernator-adapter/pom.xml gubernator-adapter/
 COPY envoy-adapter/pom.xml envoy-adapter/
 COPY service/server/pom.xml service/server/
 COPY e2e/pom.xml e2e/
+COPY manifests/helm/pom.xml manifests/helm/
 RUN ./mvnw -B -ntp -pl service/server -am dependency:go-offline
 
 # The sources of the modules weir.jar is made of (-am: those service/server depends on).

@@ -23,11 +23,15 @@ final class Manifests {
   /** A document of a manifest file: where it came from and the typed object fabric8 made of it. */
   record Document(Path file, String yaml, HasMetadata object) {}
 
-  /** Returns every YAML file under {@code manifests/} except kustomization files. */
+  /** The Helm chart's module: templates, not manifests; its own tests check it. */
+  static final Path HELM = ROOT.resolve("helm");
+
+  /** Returns every YAML file under {@code manifests/} except kustomization files and the chart. */
   static List<Path> resourceFiles() {
     try (Stream<Path> files = Files.walk(ROOT)) {
       return files
           .filter(p -> p.toString().endsWith(".yaml"))
+          .filter(p -> !p.startsWith(HELM))
           .filter(p -> !p.getFileName().toString().equals("kustomization.yaml"))
           .sorted()
           .toList();
@@ -39,7 +43,11 @@ final class Manifests {
   /** Returns every kustomization file under {@code manifests/}. */
   static List<Path> kustomizations() {
     try (Stream<Path> files = Files.walk(ROOT)) {
-      return files.filter(p -> p.getFileName().toString().equals("kustomization.yaml")).sorted().toList();
+      return files
+          .filter(p -> !p.startsWith(HELM))
+          .filter(p -> p.getFileName().toString().equals("kustomization.yaml"))
+          .sorted()
+          .toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

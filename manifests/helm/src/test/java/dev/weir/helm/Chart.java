@@ -1,0 +1,228 @@
+package dev.weir.helm;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/** The chart in {@code manifests/helm/weir}, rendered by Helm's library into fabric8's model. */
+public final class Chart {
+  /** The chart's directory: the build passes it, else it is found above the working directory. */
+  public static final Path DIR = locate();
+
+  /** The repository's root. */
+  public static final Path REPO = DIR.getParent().getParent().getParent();
+
+  /** The Kubernetes version rendered for (Helm's library assumes 1.20 otherwise). */
+  static final String KUBE_VERSION = "1.31.0";
+
+  private static final Pattern SOURCE = Pattern.compile("(?m)^# Source: (\\S+)");
+
+  private Chart() {}
+
+  /** A rendered document: the template it came from and the typed object fabric8 made of it. */
+  public record Document(String template, HasMetadata object) {}
+
+  /** Renders the chart as release {@code weir} in namespace {@code weir} with {@code values}. */
+  public static Rendered render(String values) {
+    return render("weir", "weir", values);
+  }
+
+  /**
+   * Renders the chart as {@code release} in {@code namespace} with the YAML {@code values}, hooks
+   * included: Helm's library returns only the release's manifest, without hooks, so a copy of the
+   * chart is rendered whose {@code helm.sh/hook} annotations are renamed {@value #HOOK}.
+   */
+  public static Rendered render(String release, String namespace, String values) {
+    try {
+      Path file = Files.createTempFile("weir-values", ".yaml");
+      Path copy = hooksAsObjects();
+      try {
+        Files.writeString(file, values);
+        String yaml =
+            new Helm(copy)
+                .template()
+                .withKubeVersion(KUBE_VERSION)
+                .withName(release)
+                .withNamespace(namespace)
+                .withValuesFile(file)
+                .call();
+        return new Rendered(parse(yaml));
+      } finally {
+        Files.deleteIfExists(file);
+        delete(copy);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Lints, as {@code helm lint --strict}, a copy of the chart whose values.yaml is its defaults
+   * merged with {@code values} as Helm merges them (maps key by key, anything else replaced):
+   * Helm's library lints a chart with its own values only.
+   */
+  public static LintResult lint(String values) {
+    try {
+      Path copy = copy(text -> text);
+      try {
+        Map<String, Object> merged =
+            merge(
+                yamlMap(Files.readString(DIR.resolve("values.yaml"))),
+                values.isBlank() ? Map.of() : yamlMap(values));
+        Files.writeString(copy.resolve("values.yaml"), Serialization.asYaml(merged));
+        return new Helm(copy).lint().strict().call();
+      } finally {
+        delete(copy);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> yamlMap(String yaml) {
+    return Serialization.unmarshal(yaml, Map.class);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> over) {
+    Map<String, Object> merged = new LinkedHashMap<>(base);
+    over.forEach(
+        (key, value) -> {
+          if (value instanceof Map<?, ?> child && merged.get(key) instanceof Map<?, ?> parent) {
+            merged.put(key, merge((Map<String, Object>) parent, (Map<String, Object>) child));
+          } else {
+            merged.put(key, value);
+          }
+        });
+    return merged;
+  }
+
+  /** The annotation a rendered hook carries instead of {@code helm.sh/hook}. */
+  public static final String HOOK = "weir.test/hook";
+
+  private static Path hooksAsObjects() throws IOException {
+    return copy(text -> text.replace("helm.sh/hook", HOOK));
+  }
+
+  private static Path copy(UnaryOperator<String> edit) throws IOException {
+    Path copy = Files.createTempDirectory("weir-chart");
+    try (Stream<Path> files = Files.walk(DIR)) {
+      for (Path f : files.toList()) {
+        Path target = copy.resolve(DIR.relativize(f).toString());
+        if (Files.isDirectory(f)) {
+          Files.createDirectories(target);
+        } else {
+          Files.writeString(target, edit.apply(Files.readString(f)));
+        }
+      }
+    }
+    return copy;
+  }
+
+  private static void delete(Path dir) throws IOException {
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(f);
+      }
+    }
+  }
+
+  /** Splits Helm's output into documents, each unmarshalled into fabric8's typed model. */
+  static List<Document> parse(String yaml) {
+    List<Document> docs = new ArrayList<>();
+    for (String doc : yaml.split("(?m)^---\\s*$")) {
+      if (doc.lines().anyMatch(l -> !l.isBlank() && !l.startsWith("#"))) {
+        Matcher source = SOURCE.matcher(doc);
+        docs.add(
+            new Document(
+                source.find() ? source.group(1) : "?",
+                Serialization.unmarshal(doc, HasMetadata.class)));
+      }
+    }
+    return docs;
+  }
+
+  /**
+   * Returns the paths of fields fabric8's typed model did not recognise (kept in {@code
+   * additionalProperties}) anywhere in {@code object}.
+   */
+  static List<String> unknownFields(Object object) {
+    List<String> unknown = new ArrayList<>();
+    walk(object, object.getClass().getSimpleName(), unknown);
+    return unknown;
+  }
+
+  private static void walk(Object o, String path, List<String> unknown) {
+    if (o == null) {
+      return;
+    }
+    if (o instanceof Collection<?> c) {
+      int i = 0;
+      for (Object item : c) {
+        walk(item, path + "[" + i++ + "]", unknown);
+      }
+      return;
+    }
+    if (o instanceof Map<?, ?> m) {
+      m.forEach((k, v) -> walk(v, path + "." + k, unknown));
+      return;
+    }
+    if (!o.getClass().getName().startsWith("io.fabric8.") || o.getClass().isEnum()) {
+      return;
+    }
+    for (Method getter : o.getClass().getMethods()) {
+      if (getter.getParameterCount() != 0
+          || !getter.getName().startsWith("get")
+          || getter.getDeclaringClass() == Object.class) {
+        continue;
+      }
+      Object value;
+      try {
+        value = getter.invoke(o);
+      } catch (IllegalAccessException | InvocationTargetException e) {
+        continue;
+      }
+      if (getter.getName().equals("getAdditionalProperties")) {
+        if (value instanceof Map<?, ?> extra && !extra.isEmpty()) {
+          unknown.add(path + ": " + extra.keySet());
+        }
+      } else {
+        walk(value, path + "." + getter.getName().substring(3), unknown);
+      }
+    }
+  }
+
+  private static Path locate() {
+    String configured = System.getProperty("weir.chart.dir");
+    if (configured != null) {
+      return Path.of(configured).toAbsolutePath().normalize();
+    }
+    Path dir = Path.of("").toAbsolutePath();
+    while (dir != null && !Files.isDirectory(dir.resolve("manifests/helm/weir"))) {
+      dir = dir.getParent();
+    }
+    if (dir == null) {
+      throw new IllegalStateException(
+          "no manifests/helm/weir above " + Path.of("").toAbsolutePath());
+    }
+    return dir.resolve("manifests/helm/weir");
+  }
+}

@@ -1,0 +1,632 @@
+package dev.weir.helm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
+import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The chart rendered by Helm's library with its defaults and a matrix of overrides. */
+class ChartTest {
+  private static final String TLS =
+      "tls: {enabled: true, secretName: weir-tls, clientAuth: request}\n";
+  private static final String MTLS =
+      "tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify}\n";
+
+  private static final String XDS = "config: {source: xds, xds: {serverUrl: 'eg:18001'}}\n";
+
+  /** Istio's protocol selection by Service port name: {@code <protocol>[-<suffix>]}. */
+  private static final Pattern ISTIO_PORT_NAME =
+      Pattern.compile("^(grpc|grpc-web|http|http2|https|mongo|mysql|redis|tcp|tls|udp)(-.*)?$");
+
+  /** The overrides every matrix test renders, by name. */
+  static List<String> matrix() {
+    return List.of(
+        "",
+        "autoscaling: {enabled: true}\n",
+        "serviceMonitor: {enabled: true}\npodMonitor: {enabled: true}\n",
+        TLS,
+        MTLS + "serviceMonitor: {enabled: true}\npodMonitor: {enabled: true}\n",
+        "mode: ratelimit\n",
+        "discovery: {watchMechanism: pods}\n",
+        "discovery: {type: dns}\n",
+        "peerSecret: {existingSecret: mine, key: token}\nconfig: {existingConfigMap: rules}\n",
+        "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n"
+            + "extraEnvFrom: [{secretRef: {name: more}}]\n",
+        XDS,
+        XDS + "mode: ratelimit\n",
+        "istio: {warmup: {enabled: true}, gatewayFilter: {enabled: true}}\n");
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void everyObject_loadsIntoTypedModel_withoutUnknownFields(String values) {
+    Rendered r = Chart.render(values);
+    List<String> problems = new ArrayList<>();
+    for (Chart.Document doc : r.documents()) {
+      if (doc.object() instanceof GenericKubernetesResource) {
+        problems.add(doc.template() + ": kind " + doc.object().getKind() + " has no typed model");
+      }
+      Chart.unknownFields(doc.object()).forEach(u -> problems.add(doc.template() + ": " + u));
+    }
+
+    assertThat(problems).isEmpty();
+    assertThat(r.objects())
+        .filteredOn(o -> !o.getKind().equals("EnvoyFilter"))
+        .allSatisfy(o -> assertThat(o.getMetadata().getNamespace()).isEqualTo("weir"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void everyVariableSet_isOneWeirReads(String values) {
+    Set<String> known = Settings.documented();
+    Rendered r = Chart.render(values);
+
+    assertThat(r.env().keySet()).isNotEmpty();
+    assertThat(known).containsAll(r.env().keySet());
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void securityContexts_nonRootReadOnlyNoEscalationNoCapabilities(String values) {
+    Rendered r = Chart.render(values);
+    List<PodSpec> pods =
+        List.of(r.deployment().getSpec().getTemplate().getSpec(), r.testPod().getSpec());
+
+    for (PodSpec pod : pods) {
+      PodSecurityContext podContext = pod.getSecurityContext();
+      assertThat(podContext.getRunAsNonRoot()).isTrue();
+      assertThat(podContext.getRunAsUser()).isPositive();
+      assertThat(podContext.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+      for (Container c : pod.getContainers()) {
+        SecurityContext sc = c.getSecurityContext();
+        assertThat(sc.getReadOnlyRootFilesystem()).as(c.getName()).isTrue();
+        assertThat(sc.getAllowPrivilegeEscalation()).as(c.getName()).isFalse();
+        assertThat(sc.getPrivileged()).as(c.getName()).isNotEqualTo(Boolean.TRUE);
+        assertThat(sc.getCapabilities().getDrop()).as(c.getName()).containsExactly("ALL");
+        assertThat(sc.getCapabilities().getAdd()).as(c.getName()).isNullOrEmpty();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void peerSecret_onlyByReference_neverALiteralInThePodSpec(String values) {
+    Rendered r = Chart.render(values);
+    PodSpec pod = r.deployment().getSpec().getTemplate().getSpec();
+    Container weir = r.weir();
+    Map<String, String> env = r.env();
+    String file = env.get("WEIR_PEER_SECRET_FILE");
+    VolumeMount mount =
+        weir.getVolumeMounts().stream()
+            .filter(m -> file.equals(m.getMountPath() + "/secret"))
+            .findFirst()
+            .orElseThrow();
+    Volume volume =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals(mount.getName()))
+            .findFirst()
+            .orElseThrow();
+    List<Secret> created = r.all(Secret.class);
+
+    assertThat(env).doesNotContainKeys("WEIR_PEER_SECRET", "WEIR_PEER_INSECURE");
+    assertThat(volume.getSecret().getItems())
+        .singleElement()
+        .satisfies(item -> assertThat(item.getPath()).isEqualTo("secret"));
+    String secretName = volume.getSecret().getSecretName();
+    String key = volume.getSecret().getItems().get(0).getKey();
+    if (values.contains("existingSecret")) {
+      assertThat(secretName).isEqualTo("mine");
+      assertThat(key).isEqualTo("token");
+      assertThat(created).isEmpty();
+    } else {
+      assertThat(created)
+          .singleElement()
+          .satisfies(
+              s -> {
+                assertThat(s.getMetadata().getName()).isEqualTo(secretName);
+                assertThat(s.getData()).containsOnlyKeys(key);
+                assertThat(s.getMetadata().getAnnotations())
+                    .containsEntry(Chart.HOOK, "pre-install");
+                String value = s.getData().get(key);
+                assertThat(r.objects().toString()).containsOnlyOnce(value);
+              });
+    }
+  }
+
+  @Test
+  void defaults_replicasAtLeastTwo_spreadOverNodes_pdbAllowsOneDown() {
+    Rendered r = Chart.render("");
+    Deployment d = r.deployment();
+    Map<String, String> podLabels = d.getSpec().getTemplate().getMetadata().getLabels();
+    PodDisruptionBudget pdb = r.only(PodDisruptionBudget.class);
+
+    assertThat(d.getSpec().getReplicas()).isGreaterThanOrEqualTo(2);
+    assertThat(r.all(HorizontalPodAutoscaler.class)).isEmpty();
+    assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
+        .singleElement()
+        .satisfies(
+            (TopologySpreadConstraint c) -> {
+              assertThat(c.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
+              assertThat(c.getMaxSkew()).isEqualTo(1);
+              assertThat(podLabels).containsAllEntriesOf(c.getLabelSelector().getMatchLabels());
+            });
+    assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+    assertThat(podLabels).containsAllEntriesOf(pdb.getSpec().getSelector().getMatchLabels());
+    assertThat(d.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(pdb.getSpec().getSelector().getMatchLabels());
+    assertThat(r.weir().getResources().getRequests()).containsKeys("cpu", "memory");
+  }
+
+  @Test
+  void autoscaling_anHpaOnTheDeployment_andNoFixedReplicas() {
+    Rendered r =
+        Chart.render(
+            "autoscaling: {enabled: true, minReplicas: 3, maxReplicas: 7,"
+                + " targetCPUUtilizationPercentage: 60}\n");
+    HorizontalPodAutoscaler hpa = r.only(HorizontalPodAutoscaler.class);
+
+    assertThat(r.deployment().getSpec().getReplicas()).isNull();
+    assertThat(hpa.getSpec().getScaleTargetRef().getKind()).isEqualTo("Deployment");
+    assertThat(hpa.getSpec().getScaleTargetRef().getName())
+        .isEqualTo(r.deployment().getMetadata().getName());
+    assertThat(hpa.getSpec().getMinReplicas()).isEqualTo(3);
+    assertThat(hpa.getSpec().getMaxReplicas()).isEqualTo(7);
+    assertThat(hpa.getSpec().getMetrics())
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getResource().getName()).isEqualTo("cpu");
+              assertThat(m.getResource().getTarget().getAverageUtilization()).isEqualTo(60);
+            });
+  }
+
+  @Test
+  void rbac_listAndWatchOnExactlyWhatDiscoveryWatches_forTheDeploymentsAccount() {
+    Map<String, Map<String, Set<String>>> expected =
+        Map.of(
+            "",
+            Map.of("discovery.k8s.io/endpointslices", Set.of("list", "watch")),
+            "discovery: {watchMechanism: pods}\n",
+            Map.of("/pods", Set.of("list", "watch")));
+    expected.forEach(
+        (values, grants) -> {
+          Rendered r = Chart.render(values);
+          RoleBinding binding = r.only(RoleBinding.class);
+          String account = r.deployment().getSpec().getTemplate().getSpec().getServiceAccountName();
+
+          assertThat(grants(r.only(Role.class))).as(values).isEqualTo(grants);
+          assertThat(binding.getRoleRef().getName())
+              .isEqualTo(r.only(Role.class).getMetadata().getName());
+          assertThat(binding.getSubjects())
+              .singleElement()
+              .satisfies(
+                  s -> {
+                    assertThat(s.getKind()).isEqualTo("ServiceAccount");
+                    assertThat(s.getName()).isEqualTo(account);
+                  });
+          assertThat(r.only(ServiceAccount.class).getMetadata().getName()).isEqualTo(account);
+        });
+  }
+
+  @Test
+  void discovery_podsWatch_selectsThePodsOfThisRelease() {
+    Rendered r = Chart.render("release-a", "weir", "discovery: {watchMechanism: pods}\n");
+    Map<String, String> podLabels =
+        r.deployment().getSpec().getTemplate().getMetadata().getLabels();
+    Map<String, String> selector = new HashMap<>();
+    for (String pair : r.env().get("WEIR_K8S_SELECTOR").split(",")) {
+      String[] kv = pair.split("=", 2);
+      selector.put(kv[0], kv[1]);
+    }
+
+    assertThat(r.env()).containsEntry("WEIR_K8S_WATCH_MECHANISM", "pods");
+    assertThat(selector).isEqualTo(r.deployment().getSpec().getSelector().getMatchLabels());
+    assertThat(podLabels).containsAllEntriesOf(selector);
+  }
+
+  @Test
+  void discovery_kubernetes_watchesTheHeadlessPeersServiceOfReadyPods() {
+    Rendered r = Chart.render("");
+    Service peers = service(r, r.env().get("WEIR_K8S_SERVICE_NAME"));
+
+    assertThat(peers.getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(peers.getSpec().getPublishNotReadyAddresses()).isNotEqualTo(Boolean.TRUE);
+    assertThat(r.env().get("WEIR_K8S_POD_PORT")).isEqualTo(String.valueOf(port(r.weir(), "grpc")));
+    assertThat(peers.getSpec().getPorts())
+        .singleElement()
+        .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo("peer"));
+  }
+
+  @Test
+  void discovery_dns_resolvesAHeadlessServiceOfEveryPod_withoutRbac() {
+    Rendered r = Chart.render("release-b", "weir", "discovery: {type: dns}\n");
+    Map<String, String> env = r.env();
+    String fqdn = env.get("WEIR_DNS_FQDN");
+    Service dns = service(r, fqdn.substring(0, fqdn.indexOf('.')));
+
+    assertThat(fqdn).endsWith(".weir.svc.cluster.local");
+    assertThat(dns.getSpec().getPublishNotReadyAddresses()).isTrue();
+    assertThat(dns.getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(env).containsEntry("WEIR_ADVERTISE_ADDRESS", "$(WEIR_K8S_POD_IP):1051");
+    assertThat(new ArrayList<>(env.keySet()).indexOf("WEIR_K8S_POD_IP"))
+        .isLessThan(new ArrayList<>(env.keySet()).indexOf("WEIR_ADVERTISE_ADDRESS"));
+    assertThat(r.all(Role.class)).isEmpty();
+    assertThat(r.all(RoleBinding.class)).isEmpty();
+    assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void probes_readyzAndLiveCheck_onAPortTheContainerOpens(String values) {
+    Rendered r = Chart.render(values);
+    Container weir = r.weir();
+    boolean tls = values.contains("tls:");
+    String port = values.contains("require-and-verify") ? "status" : "http";
+
+    assertThat(weir.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+    assertThat(weir.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
+    assertThat(weir.getStartupProbe().getHttpGet().getPath()).isEqualTo("/v1/LiveCheck");
+    assertThat(
+            weir.getStartupProbe().getPeriodSeconds()
+                * weir.getStartupProbe().getFailureThreshold())
+        .as("seconds a starting pod has: the largest WEIR_WARMUP (120 s) and the JVM's start")
+        .isGreaterThanOrEqualTo(150);
+    for (HTTPGetAction get :
+        List.of(
+            weir.getReadinessProbe().getHttpGet(),
+            weir.getLivenessProbe().getHttpGet(),
+            weir.getStartupProbe().getHttpGet())) {
+      assertThat(get.getPort().getStrVal()).isEqualTo(port);
+      assertThat(get.getScheme()).isEqualTo(tls ? "HTTPS" : "HTTP");
+      assertThat(port(weir, port)).isPositive();
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void ports_listenersMatchContainerPorts_servicePortsNamedForIstio(String values) {
+    Rendered r = Chart.render(values);
+    Container weir = r.weir();
+    Map<String, String> env = r.env();
+    boolean ratelimit = values.contains("mode: ratelimit");
+
+    assertThat(port(weir, "grpc")).isEqualTo(ratelimit ? 8081 : 1051);
+    assertThat(port(weir, "http")).isEqualTo(ratelimit ? 8080 : 1050);
+    assertThat(port(weir, "peer")).isEqualTo(1052);
+    assertThat(env).containsEntry("WEIR_PEER_ADDRESS", "0.0.0.0:1052");
+    if (!ratelimit) {
+      assertThat(env)
+          .containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051")
+          .containsEntry("WEIR_HTTP_ADDRESS", "0.0.0.0:1050");
+    }
+    if (values.contains("require-and-verify")) {
+      assertThat(env).containsEntry("WEIR_STATUS_HTTP_ADDRESS", "0.0.0.0:" + port(weir, "status"));
+    } else {
+      assertThat(env).doesNotContainKey("WEIR_STATUS_HTTP_ADDRESS");
+    }
+    Set<String> containerPorts = new TreeSet<>();
+    weir.getPorts().forEach(p -> containerPorts.add(p.getName()));
+    for (Service s : r.all(Service.class)) {
+      for (ServicePort p : s.getSpec().getPorts()) {
+        assertThat(p.getName()).as(s.getMetadata().getName()).matches(ISTIO_PORT_NAME);
+        assertThat(p.getAppProtocol())
+            .as(p.getName())
+            .isEqualTo(p.getName().replaceFirst("-.*", ""))
+            .isIn(values.contains("tls:") ? List.of("tls", "https") : List.of("grpc", "http"));
+        assertThat(containerPorts).contains(p.getTargetPort().getStrVal());
+      }
+    }
+    Service client = service(r, r.deployment().getMetadata().getName());
+    assertThat(client.getSpec().getPorts())
+        .anySatisfy(
+            p ->
+                assertThat(p.getName())
+                    .isEqualTo(values.contains("tls:") ? "tls-rls" : "grpc-rls"));
+  }
+
+  @Test
+  void tls_certificateKeyAndCaFromTheSecret_statusListenerOnlyForMutualTls() {
+    Rendered r = Chart.render(MTLS);
+    Map<String, String> env = r.env();
+    VolumeMount mount =
+        r.weir().getVolumeMounts().stream()
+            .filter(m -> m.getName().equals("tls"))
+            .findFirst()
+            .orElseThrow();
+    Volume volume =
+        r.deployment().getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals("tls"))
+            .findFirst()
+            .orElseThrow();
+
+    assertThat(volume.getSecret().getSecretName()).isEqualTo("weir-tls");
+    assertThat(mount.getReadOnly()).isTrue();
+    assertThat(env)
+        .containsEntry("WEIR_TLS_CERT", mount.getMountPath() + "/tls.crt")
+        .containsEntry("WEIR_TLS_KEY", mount.getMountPath() + "/tls.key")
+        .containsEntry("WEIR_TLS_CA", mount.getMountPath() + "/ca.crt")
+        .containsEntry("WEIR_TLS_CLIENT_AUTH", "require-and-verify");
+    assertThat(r.env()).containsKey("WEIR_STATUS_HTTP_ADDRESS");
+    assertThat(Chart.render(TLS).env()).doesNotContainKey("WEIR_STATUS_HTTP_ADDRESS");
+    assertThat(Chart.render("tls: {enabled: true, secretName: s, useCa: false}\n").env())
+        .doesNotContainKey("WEIR_TLS_CA");
+  }
+
+  @Test
+  void tls_fromAVolumeSource_oneCertificatePerPod() {
+    Rendered r =
+        Chart.render(
+            "tls: {enabled: true, volume: {csi: {driver: csi.cert-manager.io, readOnly: true,"
+                + " volumeAttributes: {csi.cert-manager.io/issuer-name: weir-ca}}}}\n");
+
+    for (PodSpec pod :
+        List.of(r.deployment().getSpec().getTemplate().getSpec(), r.testPod().getSpec())) {
+      assertThat(pod.getVolumes())
+          .filteredOn(v -> v.getName().equals("tls"))
+          .singleElement()
+          .satisfies(
+              v -> {
+                assertThat(v.getSecret()).isNull();
+                assertThat(v.getCsi().getDriver()).isEqualTo("csi.cert-manager.io");
+                assertThat(v.getCsi().getVolumeAttributes())
+                    .containsEntry("csi.cert-manager.io/issuer-name", "weir-ca");
+              });
+    }
+    assertThat(r.env()).containsEntry("WEIR_TLS_CERT", "/etc/weir/tls/tls.crt");
+  }
+
+  @Test
+  void monitoring_scrapesMetricsOnThePortTheProbesUse() {
+    for (String values : List.of("", TLS, MTLS)) {
+      Rendered r =
+          Chart.render(values + "serviceMonitor: {enabled: true}\npodMonitor: {enabled: true}\n");
+      String podPort = r.weir().getReadinessProbe().getHttpGet().getPort().getStrVal();
+      ServiceMonitor sm = r.only(ServiceMonitor.class);
+      PodMonitor pm = r.only(PodMonitor.class);
+      Service client = service(r, r.deployment().getMetadata().getName());
+      String smPort = sm.getSpec().getEndpoints().get(0).getPort();
+      String scheme = values.isEmpty() ? null : "https";
+
+      assertThat(pm.getSpec().getPodMetricsEndpoints().get(0).getPort()).isEqualTo(podPort);
+      assertThat(pm.getSpec().getPodMetricsEndpoints().get(0).getPath()).isEqualTo("/metrics");
+      assertThat(pm.getSpec().getPodMetricsEndpoints().get(0).getScheme()).isEqualTo(scheme);
+      assertThat(sm.getSpec().getEndpoints().get(0).getPath()).isEqualTo("/metrics");
+      assertThat(sm.getSpec().getEndpoints().get(0).getScheme()).isEqualTo(scheme);
+      assertThat(client.getSpec().getPorts())
+          .filteredOn(p -> p.getName().equals(smPort))
+          .singleElement()
+          .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo(podPort));
+      assertThat(client.getMetadata().getLabels())
+          .containsAllEntriesOf(sm.getSpec().getSelector().getMatchLabels());
+      assertThat(r.deployment().getSpec().getTemplate().getMetadata().getLabels())
+          .containsAllEntriesOf(pm.getSpec().getSelector().getMatchLabels());
+    }
+    assertThat(Chart.render("").all(ServiceMonitor.class)).isEmpty();
+    assertThat(Chart.render("").all(PodMonitor.class)).isEmpty();
+  }
+
+  @Test
+  void config_fromAConfigMapMountedAsADirectory_withAChecksumThatFollowsItsContent() {
+    Rendered defaults = Chart.render("");
+    Rendered edited =
+        Chart.render("config: {files: {a.yaml: \"domain: other\\ndescriptors: []\\n\"}}\n");
+    ConfigMap config = defaults.only(ConfigMap.class);
+    VolumeMount mount =
+        defaults.weir().getVolumeMounts().stream()
+            .filter(m -> m.getMountPath().equals(defaults.env().get("WEIR_ENVOY_CONFIG")))
+            .findFirst()
+            .orElseThrow();
+    Volume volume =
+        defaults.deployment().getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals(mount.getName()))
+            .findFirst()
+            .orElseThrow();
+
+    assertThat(mount.getSubPath()).isNull();
+    assertThat(volume.getConfigMap().getName()).isEqualTo(config.getMetadata().getName());
+    assertThat(config.getData()).containsKey("config.yaml");
+    assertThat(config.getData().get("config.yaml")).startsWith("domain: ratelimit\n");
+    assertThat(edited.only(ConfigMap.class).getData()).containsOnlyKeys("a.yaml");
+    assertThat(checksum(defaults)).matches("[0-9a-f]{64}");
+    assertThat(checksum(edited)).isNotEqualTo(checksum(defaults));
+    assertThat(checksum(Chart.render("extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n")))
+        .isEqualTo(checksum(defaults));
+
+    assertThat(
+            Chart.render("podAnnotations: {team: rl}\n")
+                .deployment()
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations())
+        .containsEntry("team", "rl")
+        .containsEntry("checksum/config", checksum(defaults));
+
+    Rendered existing = Chart.render("config: {existingConfigMap: rules}\n");
+    assertThat(existing.all(ConfigMap.class)).isEmpty();
+    assertThat(existing.deployment().getSpec().getTemplate().getSpec().getVolumes())
+        .anySatisfy(v -> assertThat(v.getConfigMap().getName()).isEqualTo("rules"));
+  }
+
+  @Test
+  void ratelimitMode_runsTheDropInWithItsPortsAndReadsTheSameConfigDirectory() {
+    Rendered r = Chart.render("mode: ratelimit\n");
+    Map<String, String> env = r.env();
+    String configDir = env.get("RUNTIME_ROOT") + "/" + env.get("RUNTIME_APPDIRECTORY");
+
+    assertThat(r.weir().getArgs()).containsExactly("ratelimit");
+    assertThat(env)
+        .containsEntry("USE_STATSD", "false")
+        .containsEntry("WEIR_K8S_POD_PORT", "8081")
+        .doesNotContainKeys("WEIR_ENVOY_CONFIG", "WEIR_GRPC_ADDRESS", "WEIR_HTTP_ADDRESS");
+    assertThat(r.weir().getVolumeMounts())
+        .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo(configDir));
+    assertThat(Chart.render("").weir().getArgs()).isNullOrEmpty();
+  }
+
+  @Test
+  void xds_configFromTheServer_withoutConfigMapOrMount() {
+    Rendered weir =
+        Chart.render("config: {source: xds, xds: {serverUrl: 'eg:18001', nodeId: rls}}\n");
+    Rendered ratelimit = Chart.render(XDS + "mode: ratelimit\n");
+
+    assertThat(weir.env())
+        .containsEntry("WEIR_ENVOY_CONFIG_SOURCE", "xds")
+        .containsEntry("WEIR_ENVOY_XDS_SERVER_URL", "eg:18001")
+        .containsEntry("WEIR_ENVOY_XDS_NODE_ID", "rls")
+        .doesNotContainKey("WEIR_ENVOY_CONFIG");
+    assertThat(ratelimit.env())
+        .containsEntry("CONFIG_TYPE", "GRPC_XDS_SOTW")
+        .containsEntry("CONFIG_GRPC_XDS_SERVER_URL", "eg:18001")
+        .containsEntry("CONFIG_GRPC_XDS_NODE_ID", "default")
+        .doesNotContainKeys("RUNTIME_ROOT", "WEIR_ENVOY_CONFIG_SOURCE");
+    for (Rendered r : List.of(weir, ratelimit)) {
+      assertThat(r.all(ConfigMap.class)).isEmpty();
+      assertThat(r.deployment().getSpec().getTemplate().getSpec().getVolumes())
+          .noneMatch(v -> v.getConfigMap() != null);
+      assertThat(r.deployment().getSpec().getTemplate().getMetadata().getAnnotations())
+          .doesNotContainKey("checksum/config");
+    }
+    assertThatThrownBy(() -> Chart.render("config: {source: xds}\n"))
+        .hasMessageContaining("config.xds.serverUrl");
+  }
+
+  @Test
+  void extraEnv_comesAfterTheChartsOwn_andExtraEnvFromIsPassedOn() {
+    Rendered r =
+        Chart.render(
+            "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug},"
+                + " {name: WEIR_CACHE_SIZE, valueFrom: {configMapKeyRef: {name: c, key: k}}}]\n"
+                + "extraEnvFrom: [{secretRef: {name: more}}]\n");
+    List<EnvVar> env = r.weir().getEnv();
+
+    assertThat(env.get(env.size() - 2).getName()).isEqualTo("WEIR_LOG_LEVEL");
+    assertThat(env.get(env.size() - 1).getValueFrom().getConfigMapKeyRef().getName())
+        .isEqualTo("c");
+    assertThat(r.weir().getEnvFrom())
+        .singleElement()
+        .satisfies(e -> assertThat(e.getSecretRef().getName()).isEqualTo("more"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void helmTest_callsANodeThroughTheClientService(String values) {
+    Rendered r = Chart.render(values);
+    var pod = r.testPod();
+    Service client = service(r, r.deployment().getMetadata().getName());
+    int httpPort =
+        client.getSpec().getPorts().stream()
+            .filter(p -> p.getTargetPort().getStrVal().equals("http"))
+            .findFirst()
+            .orElseThrow()
+            .getPort();
+    List<String> args = pod.getSpec().getContainers().get(0).getArgs();
+    String scheme = values.contains("tls:") ? "https" : "http";
+
+    assertThat(pod.getMetadata().getAnnotations()).containsEntry(Chart.HOOK, "test");
+    assertThat(pod.getSpec().getRestartPolicy()).isEqualTo("Never");
+    assertThat(args.get(args.size() - 1))
+        .isEqualTo(
+            scheme + "://" + client.getMetadata().getName() + ":" + httpPort + "/v1/GetRateLimits");
+    assertThat(args).contains("--fail");
+    if (values.contains("require-and-verify")) {
+      assertThat(args).contains("--cert", "--key");
+    }
+  }
+
+  @Test
+  void invalidValues_failNamingTheValueAndWhatIsAllowed() {
+    assertThatThrownBy(() -> Chart.render("mode: envoy\n"))
+        .hasMessageContaining("'/mode': value must be one of 'weir', 'ratelimit'");
+    assertThatThrownBy(() -> Chart.render("tls: {enabled: true}\n"))
+        .hasMessageContaining("tls.secretName");
+    assertThatThrownBy(() -> Chart.render("discovery: {watchMechanism: endpoints}\n"))
+        .hasMessageContaining("/discovery/watchMechanism")
+        .hasMessageContaining("'endpointslices', 'pods'");
+    assertThatThrownBy(() -> Chart.render(TLS + "mode: ratelimit\n"))
+        .hasMessageContaining("mode=ratelimit");
+  }
+
+  @Test
+  void valuesSchema_refusesMisspelledAndMistypedValues() {
+    assertThatThrownBy(() -> Chart.render("replicacount: 3\n"))
+        .hasMessageContaining("replicacount");
+    assertThatThrownBy(() -> Chart.render("autoscaling: {enabeld: true}\n"))
+        .hasMessageContaining("enabeld");
+    assertThatThrownBy(() -> Chart.render("replicaCount: three\n"))
+        .hasMessageContaining("replicaCount");
+    assertThatThrownBy(() -> Chart.render("tls: {clientAuth: mutual}\n"))
+        .hasMessageContaining("clientAuth");
+  }
+
+  private static Map<String, Set<String>> grants(Role role) {
+    Map<String, Set<String>> grants = new HashMap<>();
+    for (PolicyRule rule : role.getRules()) {
+      for (String group : rule.getApiGroups()) {
+        for (String resource : rule.getResources()) {
+          grants
+              .computeIfAbsent(group + "/" + resource, k -> new TreeSet<>())
+              .addAll(rule.getVerbs());
+        }
+      }
+    }
+    return grants;
+  }
+
+  private static String checksum(Rendered r) {
+    return r.deployment()
+        .getSpec()
+        .getTemplate()
+        .getMetadata()
+        .getAnnotations()
+        .get("checksum/config");
+  }
+
+  private static Service service(Rendered r, String name) {
+    return r.all(Service.class).stream()
+        .filter(s -> s.getMetadata().getName().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no Service " + name));
+  }
+
+  private static int port(Container c, String name) {
+    return c.getPorts().stream()
+        .filter(p -> p.getName().equals(name))
+        .map(ContainerPort::getContainerPort)
+        .findFirst()
+        .orElse(-1);
+  }
+}

@@ -1,0 +1,153 @@
+{{/* The chart's name. */}}
+{{- define "weir.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name: the release name alone when it contains the chart's. */}}
+{{- define "weir.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "weir.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "weir.labels" -}}
+helm.sh/chart: {{ include "weir.chart" . }}
+{{ include "weir.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: weir
+{{- end }}
+
+{{- define "weir.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "weir.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "weir.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "weir.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "weir.peerSecretName" -}}
+{{- $created := printf "%s-peer-secret" (include "weir.fullname" .) }}
+{{- default $created .Values.peerSecret.existingSecret }}
+{{- end }}
+
+{{- define "weir.configMapName" -}}
+{{- default (printf "%s-config" (include "weir.fullname" .)) .Values.config.existingConfigMap }}
+{{- end }}
+
+{{- define "weir.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The container's gRPC port: 1051 serving, 8081 as envoyproxy/ratelimit. */}}
+{{- define "weir.grpcPort" -}}
+{{- if eq .Values.mode "ratelimit" }}8081{{ else }}1051{{ end }}
+{{- end }}
+
+{{/* The container's HTTP port: 1050 serving, 8080 as envoyproxy/ratelimit. */}}
+{{- define "weir.httpPort" -}}
+{{- if eq .Values.mode "ratelimit" }}8080{{ else }}1050{{ end }}
+{{- end }}
+
+{{/* true when clients must present a certificate, so probes and scrapes use the status port. */}}
+{{- define "weir.mutualTls" -}}
+{{- if and .Values.tls.enabled (eq .Values.tls.clientAuth "require-and-verify") }}true{{ end }}
+{{- end }}
+
+{{/* The container port probes and scrapes use. */}}
+{{- define "weir.statusPortName" -}}
+{{- if include "weir.mutualTls" . }}status{{ else }}http{{ end }}
+{{- end }}
+
+{{/* Fails on values the chart cannot render, naming the value and what is allowed. */}}
+{{- define "weir.validate" -}}
+{{- if not (has .Values.mode (list "weir" "ratelimit")) }}
+{{- fail (printf "mode: %q is not valid: expected weir or ratelimit" .Values.mode) }}
+{{- end }}
+{{- if not (has .Values.discovery.type (list "k8s" "dns")) }}
+{{- fail (printf "discovery.type: %q is not valid: expected k8s or dns" .Values.discovery.type) }}
+{{- end }}
+{{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
+{{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"
+  .Values.discovery.watchMechanism) }}
+{{- end }}
+{{- if not (has .Values.tls.clientAuth (list "none" "request" "require-and-verify")) }}
+{{- fail (printf "tls.clientAuth: %q is not valid: expected none, request or require-and-verify"
+  .Values.tls.clientAuth) }}
+{{- end }}
+{{- if not (has .Values.config.source (list "file" "xds")) }}
+{{- fail (printf "config.source: %q is not valid: expected file or xds" .Values.config.source) }}
+{{- end }}
+{{- if and (eq .Values.config.source "xds") (not .Values.config.xds.serverUrl) }}
+{{- fail (print "config.xds.serverUrl: \"\" is not valid with config.source=xds:"
+  " expected the xDS server's host:port") }}
+{{- end }}
+{{- if and .Values.tls.enabled (not .Values.tls.secretName) (not .Values.tls.volume) }}
+{{- fail (print "tls.secretName: \"\" is not valid with tls.enabled=true:"
+  " expected the name of a kubernetes.io/tls Secret (or a tls.volume)") }}
+{{- end }}
+{{- if and .Values.tls.enabled (eq .Values.mode "ratelimit") }}
+{{- fail (print "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir"
+  " (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)") }}
+{{- end }}
+{{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}
+{{- fail (printf "replicaCount: %v is not valid: expected 1 or more" .Values.replicaCount) }}
+{{- end }}
+{{- end }}
+
+{{/* The selector labels as a label selector string: k=v,k=v. */}}
+{{- define "weir.selectorString" -}}
+{{- $pairs := list }}
+{{- range $k, $v := include "weir.selectorLabels" . | fromYaml }}
+{{- $pairs = append $pairs (printf "%s=%s" $k $v) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end }}
+
+{{/* true when the chart makes the descriptor ConfigMap. */}}
+{{- define "weir.createsConfigMap" -}}
+{{- if and (eq .Values.config.source "file") (not .Values.config.existingConfigMap) }}true{{ end }}
+{{- end }}
+
+{{/*
+Service port names and appProtocols by Istio's protocol selection: grpc and http in plaintext;
+tls and https when Weir serves TLS itself, so a sidecar passes the bytes through unread.
+*/}}
+{{- define "weir.rlsPortName" -}}
+{{- if .Values.tls.enabled }}tls-rls{{ else }}grpc-rls{{ end }}
+{{- end }}
+{{- define "weir.grpcProtocol" -}}
+{{- if .Values.tls.enabled }}tls{{ else }}grpc{{ end }}
+{{- end }}
+{{- define "weir.httpPortName" -}}
+{{- if .Values.tls.enabled }}https{{ else }}http{{ end }}
+{{- end }}
+{{- define "weir.peersPortName" -}}
+{{- if .Values.tls.enabled }}tls-peers{{ else }}grpc-peers{{ end }}
+{{- end }}
+
+{{/* The source of the TLS volume: tls.volume, or the Secret tls.secretName. */}}
+{{- define "weir.tlsVolumeSource" -}}
+{{- if .Values.tls.volume }}
+{{- toYaml .Values.tls.volume }}
+{{- else }}
+secret:
+  secretName: {{ .Values.tls.secretName }}
+{{- end }}
+{{- end }}
