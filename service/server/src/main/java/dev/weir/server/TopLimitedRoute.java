@@ -172,6 +172,7 @@ final class TopLimitedRoute {
     out.append(",\"window_seconds\":").append(TopLimitedSettings.WINDOW_MINUTES * 60);
     out.append(",\"counters\":").append(settings.counters());
     out.append(",\"over_limit_total\":").append(view.total());
+    out.append(",\"skipped_here\":").append(topLimited.window().skipped());
     out.append(",\"hashed\":").append(settings.hashKeys());
     out.append(",\"keys\":[");
     for (int i = 0; i < view.entries().size(); i++) {

@@ -3,7 +3,10 @@ package dev.weir.core.toplimited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class TopLimitedWindowTest {
 
@@ -103,5 +106,39 @@ class TopLimitedWindowTest {
     assertThat(Math.abs(top.overLimit() - heavyTrue)).isLessThanOrEqualTo(top.error());
     assertThat(top.error()).isLessThanOrEqualTo(total / counters);
     assertThat(view.total()).isEqualTo(total);
+  }
+
+  @Test
+  @Timeout(10)
+  void record_whileAnotherThreadCounts_isSkippedAtOnceAndCountedAsSkipped() throws Exception {
+    ReentrantLock lock = new ReentrantLock();
+    TopLimitedWindow window = new TopLimitedWindow(5, 10, lock);
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread counting =
+        new Thread(
+            () -> {
+              lock.lock();
+              try {
+                held.countDown();
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                lock.unlock();
+              }
+            });
+    counting.start();
+    held.await();
+
+    window.record(key("flood"), 1, 0);
+    release.countDown();
+    counting.join();
+    window.record(key("later"), 1, 0);
+
+    assertThat(window.skipped()).isEqualTo(1);
+    assertThat(window.view(0).entries())
+        .extracting(e -> e.key().entries().get(1))
+        .containsExactly("later");
   }
 }
