@@ -1,14 +1,14 @@
 package dev.weir.core;
 
-import dev.weir.core.cluster.peer.PeerInputValidator;
-import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerAddressBook;
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.cluster.peer.auth.PeerTls;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;

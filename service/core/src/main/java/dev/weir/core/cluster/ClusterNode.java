@@ -494,7 +494,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * peers still starting are, WARN when one refused. It is {@linkplain #serving() serving} from
    * the end of the copies, before the first return notice: a peer that found it down brings it
    * back on its return notice or on a probe answered from then on, never while it is still copying,
-   * and a probe that crosses a return notice does not take it down again.
+   * and a probe that crosses a return notice does not take it down again. With a {@linkplain
+   * #useSnapshots snapshot directory} it first {@linkplain #restoreSnapshots restores} the
+   * snapshots there and, once serving, {@linkplain #handOverRestored hands} the restored buckets
+   * other nodes own to them.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     restoreSnapshots();
@@ -630,8 +633,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                   backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
                       ? MAX_ANNOUNCE_BACKOFF
                       : backoff.multipliedBy(2);
-              scheduler.schedule(
-                  () -> handOverRestored(left, attempt + 1, next, first), backoff);
+              scheduler.schedule(() -> handOverRestored(left, attempt + 1, next, first), backoff);
             });
   }
 

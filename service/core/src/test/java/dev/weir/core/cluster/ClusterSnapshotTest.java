@@ -83,9 +83,7 @@ class ClusterSnapshotTest {
   private List<String> files(String glob) throws IOException {
     List<String> out = new ArrayList<>();
     try (Stream<Path> all = Files.list(dir)) {
-      all.map(p -> p.getFileName().toString())
-          .filter(name -> name.matches(glob))
-          .forEach(out::add);
+      all.map(p -> p.getFileName().toString()).filter(name -> name.matches(glob)).forEach(out::add);
     }
     return out;
   }

@@ -48,8 +48,8 @@ public final class SnapshotDirectory {
   private final Clock clock;
 
   /**
-   * Creates the snapshot directory {@code dir} of the node advertised as {@code self}, checking
-   * the buckets it loads with {@code validator} at {@code clock}'s time.
+   * Creates the snapshot directory {@code dir} of the node advertised as {@code self}, checking the
+   * buckets it loads with {@code validator} at {@code clock}'s time.
    */
   public SnapshotDirectory(Path dir, String self, PeerInputValidator validator, Clock clock) {
     this.dir = Objects.requireNonNull(dir, "dir");
@@ -77,8 +77,8 @@ public final class SnapshotDirectory {
   }
 
   /**
-   * Writes the live buckets of {@code store} (stand-ins excluded) to this node's file, replacing
-   * it atomically; returns how many it wrote.
+   * Writes the live buckets of {@code store} (stand-ins excluded) to this node's file, replacing it
+   * atomically; returns how many it wrote.
    *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)

@@ -1,9 +1,9 @@
 package dev.weir.core.cluster.snapshot;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.proto.gubernator.BucketSnapshot;
-import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -29,12 +29,11 @@ import java.util.zip.CRC32C;
  * length-delimited {@code BucketSnapshot} messages of the peer protocol (the records {@code
  * TransferBuckets} carries), so one format serves hand-off and snapshots.
  *
- * <p>Header, big-endian: the magic {@code WEIRSNAP} (8 bytes), the format {@link #VERSION}
- * (int32), the writer's advertised address (uint16 length, then at most {@link
+ * <p>Header, big-endian: the magic {@code WEIRSNAP} (8 bytes), the format {@link #VERSION} (int32),
+ * the writer's advertised address (uint16 length, then at most {@link
  * PeerInputValidator#MAX_ADDRESS_LENGTH} UTF-8 bytes), the wall-clock time written (int64 epoch
- * milliseconds), the bucket count (int32), the body's length in bytes (int64) and the CRC32C of
- * the body (int32). Each record is a varint length (at most {@link #MAX_RECORD_BYTES}) and the
- * message.
+ * milliseconds), the bucket count (int32), the body's length in bytes (int64) and the CRC32C of the
+ * body (int32). Each record is a varint length (at most {@link #MAX_RECORD_BYTES}) and the message.
  *
  * <p>{@link #read} trusts nothing in the file: it checks the header, that the file is exactly as
  * long as the header says, every record's length, the checksum, the count and every bucket (with
@@ -81,8 +80,8 @@ public final class SnapshotFile {
 
   /**
    * Writes {@code buckets} to {@code file} (replaced when it exists) as written by {@code writer}
-   * at epoch millisecond {@code writtenAt}, forcing the contents to disk before it returns.
-   * Returns how many buckets it wrote.
+   * at epoch millisecond {@code writtenAt}, forcing the contents to disk before it returns. Returns
+   * how many buckets it wrote.
    */
   public static int write(Path file, String writer, long writtenAt, Buckets buckets)
       throws IOException {

@@ -14,11 +14,11 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * The snapshot measurement: a store of {@code N} token buckets (default 1 000 000; keys like
- * {@code requests_per_user_000000123456}, 30 bytes) saved to a snapshot file, then loaded into an
- * empty store through {@link HandOff#restore}, as a starting node does. Prints the time of each
- * step, the file's size and the heap used after loading; three passes, the first warming up. Run
- * with {@code scripts/bench-snapshot.sh [N]}.
+ * The snapshot measurement: a store of {@code N} token buckets (default 1 000 000; keys like {@code
+ * requests_per_user_000000123456}, 30 bytes) saved to a snapshot file, then loaded into an empty
+ * store through {@link HandOff#restore}, as a starting node does. Prints the time of each step, the
+ * file's size and the heap used after loading; three passes, the first warming up. Run with {@code
+ * scripts/bench-snapshot.sh [N]}.
  */
 public final class SnapshotBenchMain {
 
@@ -33,14 +33,18 @@ public final class SnapshotBenchMain {
     for (int i = 0; i < n; i++) {
       source.put(
           String.format("requests_per_user_%012d", i),
-          new TokenBucketState(Status.UNDER_LIMIT, 1000, 3_600_000, 1000 - i % 1000, now - i % 60_000,
+          new TokenBucketState(
+              Status.UNDER_LIMIT,
+              1000,
+              3_600_000,
+              1000 - i % 1000,
+              now - i % 60_000,
               now + 3_600_000));
     }
     Path dir = Files.createTempDirectory("weir-snapshot-bench");
     String self = "10.0.0.1:1051";
     SnapshotDirectory snapshots =
-        new SnapshotDirectory(
-            dir, self, new PeerInputValidator(InputLimits.DEFAULTS, self), clock);
+        new SnapshotDirectory(dir, self, new PeerInputValidator(InputLimits.DEFAULTS, self), clock);
     try {
       for (int pass = 0; pass < 3; pass++) {
         long t0 = System.nanoTime();

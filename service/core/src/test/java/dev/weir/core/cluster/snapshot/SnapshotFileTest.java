@@ -1,7 +1,6 @@
 package dev.weir.core.cluster.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
@@ -39,7 +38,8 @@ class SnapshotFileTest {
 
   private static final List<BucketSnapshot> BUCKETS =
       List.of(
-          snap("t_a", new TokenBucketState(Status.OVER_LIMIT, 10, 60_000, 0, NOW - 5, NOW + 60_000)),
+          snap(
+              "t_a", new TokenBucketState(Status.OVER_LIMIT, 10, 60_000, 0, NOW - 5, NOW + 60_000)),
           snap("l_b", new LeakyBucketState(10, 60_000, 20, 7, NOW - 9, NOW + 60_000)),
           snap("f_c", new FixedWindowState(100, 60_000, NOW - 1_000, 42, NOW + 59_000)),
           snap("s_d", new SlidingWindowState(100, 60_000, NOW - 1_000, 30, 12, NOW + 119_000)));
@@ -133,12 +133,12 @@ class SnapshotFileTest {
     // A count's digit changes from 42 to 43: the records still parse, only the checksum differs.
     Path file = written(BUCKETS);
     byte[] all = Files.readAllBytes(file);
-    byte[] count = snap("f_c", new FixedWindowState(100, 60_000, NOW - 1_000, 42, NOW + 59_000))
-        .toByteArray();
+    byte[] count =
+        snap("f_c", new FixedWindowState(100, 60_000, NOW - 1_000, 42, NOW + 59_000)).toByteArray();
     int at = indexOf(all, count);
     assertThat(at).isPositive();
-    byte[] changed = snap("f_c", new FixedWindowState(100, 60_000, NOW - 1_000, 43, NOW + 59_000))
-        .toByteArray();
+    byte[] changed =
+        snap("f_c", new FixedWindowState(100, 60_000, NOW - 1_000, 43, NOW + 59_000)).toByteArray();
     System.arraycopy(changed, 0, all, at, changed.length);
     Files.write(file, all);
 
@@ -228,10 +228,7 @@ class SnapshotFileTest {
   @Test
   void read_hostileExpiryCenturiesAhead_refused() throws Exception {
     List<BucketSnapshot> buckets =
-        List.of(
-            snap(
-                "f_forever",
-                new FixedWindowState(100, 60_000, NOW, 1, Long.MAX_VALUE)));
+        List.of(snap("f_forever", new FixedWindowState(100, 60_000, NOW, 1, Long.MAX_VALUE)));
 
     assertThat(refused(written(buckets))).contains("field 'expire_at' is " + Long.MAX_VALUE);
   }
@@ -257,10 +254,7 @@ class SnapshotFileTest {
   @Test
   void read_keyLongerThanAClientMaySend_refused() throws Exception {
     List<BucketSnapshot> buckets =
-        List.of(
-            snap(
-                "k".repeat(5_000),
-                new FixedWindowState(100, 60_000, NOW, 1, NOW + 60_000)));
+        List.of(snap("k".repeat(5_000), new FixedWindowState(100, 60_000, NOW, 1, NOW + 60_000)));
 
     assertThat(refused(written(buckets))).contains("bytes long; at most");
   }
