@@ -2,14 +2,19 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.time.ExecutorScheduler;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -165,6 +170,36 @@ class ClusterSnapshotTest {
     assertThat(remainingAsked(cluster.node(0))).containsOnly(7L);
     assertThat(files(".*\\.weirsnap.*"))
         .containsExactly("10.9.9.9_1051" + SnapshotDirectory.SUFFIX + ".rejected");
+  }
+
+  @Test
+  void nodeClosedBeforeItJoined_leavesTheSnapshotFileAsItWas() throws IOException {
+    String self = "127.0.0.1:1";
+    Path file = dir.resolve(SnapshotDirectory.fileName(self));
+    Files.writeString(file, "the file of the node's previous run");
+    ExecutorScheduler scheduler = new ExecutorScheduler("snapshot-test", 1);
+    try {
+      InMemoryBucketStore store = new InMemoryBucketStore(clock);
+      ClusterNode node =
+          new ClusterNode(
+              self,
+              ClusterForwardingTest.SETTINGS,
+              store,
+              new LocalLimiter(engine, store, clock)::check,
+              scheduler,
+              clock,
+              null);
+      node.useSnapshots(
+          new SnapshotDirectory(
+              dir, self, new PeerInputValidator(InputLimits.DEFAULTS, self), clock));
+
+      node.close();
+    } finally {
+      scheduler.close();
+    }
+
+    assertThat(Files.readAllBytes(file))
+        .isEqualTo("the file of the node's previous run".getBytes(StandardCharsets.UTF_8));
   }
 
   @Test
