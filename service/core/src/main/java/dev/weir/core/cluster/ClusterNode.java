@@ -557,13 +557,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Loads every snapshot file of the {@linkplain #useSnapshots snapshot directory} (once; {@link
    * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
    * for a first snapshot; returns how many live buckets it merged. Files that fail a check are
-   * logged and ignored. Does nothing without a snapshot directory.
+   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
+   * Does nothing without a snapshot directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
     if (directory == null || restoredKeys != null) {
       return 0;
     }
+    directory.check().ifPresent(problem -> LOG.error(problem));
     Set<String> keys = new HashSet<>();
     long started = System.nanoTime();
     SnapshotDirectory.Loaded loaded =

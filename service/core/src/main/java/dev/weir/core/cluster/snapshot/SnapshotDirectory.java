@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.snapshot;
 
 import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.store.BucketStore;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -110,6 +112,30 @@ public final class SnapshotDirectory {
     }
     forceDirectory();
     return written;
+  }
+
+  /**
+   * Creates the directory when it is missing and returns what keeps this node from saving its
+   * snapshot there (not a directory, cannot be created, not writable), naming {@code
+   * WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node checks at start so that the
+   * operator learns it then, not at the stop that cannot write.
+   */
+  public Optional<String> check() {
+    String setting = ClusterSettings.SNAPSHOT_DIR.name() + "='" + dir + "'";
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      return Optional.of(setting + " is not a directory; snapshots cannot be saved there");
+    }
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      return Optional.of(
+          setting + ": cannot create the directory (" + e + "); snapshots cannot be saved there");
+    }
+    if (!Files.isWritable(dir)) {
+      return Optional.of(
+          setting + " is not writable by this process; snapshots cannot be saved there");
+    }
+    return Optional.empty();
   }
 
   /**

@@ -110,6 +110,38 @@ class SnapshotDirectoryTest {
   }
 
   @Test
+  void check_missingDirectory_isCreated() {
+    SnapshotDirectory nested =
+        new SnapshotDirectory(
+            dir.resolve("a/b"),
+            "10.0.0.7:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.7:1051"),
+            clock);
+
+    assertThat(nested.check()).isEmpty();
+    assertThat(dir.resolve("a/b")).isDirectory();
+  }
+
+  @Test
+  void check_aFileWhereTheDirectoryShouldBe_namesTheVariableAndPath() throws IOException {
+    Path file = Files.writeString(dir.resolve("plain"), "x");
+    SnapshotDirectory wrong =
+        new SnapshotDirectory(
+            file,
+            "10.0.0.7:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.7:1051"),
+            clock);
+
+    assertThat(wrong.check())
+        .hasValue(
+            "WEIR_SNAPSHOT_DIR='"
+                + file
+                + "' is not a directory; snapshots cannot be saved"
+                + " there");
+    assertThat(wrong.load(b -> {}).files()).isEmpty();
+  }
+
+  @Test
   void save_replacesTheNodesPreviousFile_leavingNoTemporaryFile() throws IOException {
     InMemoryBucketStore store = new InMemoryBucketStore(clock);
     store.put("k_1", window(3, now + 60_000));
