@@ -222,6 +222,11 @@ public final class NodeProcess implements AutoCloseable {
     return URI.create("http://127.0.0.1:" + httpPort + path);
   }
 
+  /** Sends SIGTERM and returns at once; {@link #terminate} then waits for the exit. */
+  void sigterm() {
+    process.destroy();
+  }
+
   /** Sends SIGTERM and returns the exit status, waiting up to {@code timeout}. */
   int terminate(Duration timeout) throws InterruptedException {
     process.destroy();

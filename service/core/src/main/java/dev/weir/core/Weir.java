@@ -3,10 +3,12 @@ package dev.weir.core;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerAddressBook;
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.cluster.peer.auth.PeerTls;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -402,6 +404,13 @@ public final class Weir {
                 clock,
                 peers,
                 member -> security.channel(book.peerAddress(member)));
+        clusterSettings
+            .snapshotDir()
+            .ifPresent(
+                dir ->
+                    cluster.useSnapshots(
+                        new SnapshotDirectory(
+                            dir, self, new PeerInputValidator(inputLimits, self), clock)));
         return new WeirMember(
             cluster,
             scheduler,

@@ -14,6 +14,7 @@ import dev.weir.core.cluster.peer.PeerRelay;
 import dev.weir.core.cluster.peer.RelayForwarder;
 import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.model.RateLimitRequest;
@@ -33,6 +34,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import dev.weir.core.toplimited.TopLimitedView;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -78,6 +80,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /** The longest wait between two attempts to announce this node's return to a peer. */
   public static final Duration MAX_ANNOUNCE_BACKOFF = Duration.ofSeconds(5);
 
+  /** How many times restored buckets are sent to an owner that does not acknowledge them. */
+  public static final int RESTORE_ATTEMPTS = 10;
+
   private final String self;
   private final ClusterSettings settings;
   private final Scheduler scheduler;
@@ -106,6 +111,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final ClusterHealth clusterHealth;
   private volatile boolean closed;
   private volatile boolean serving;
+  private final BucketStore store;
+  private volatile SnapshotDirectory snapshots;
+  private Set<String> restoredKeys;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -170,6 +178,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       Scheduler quotaTimers) {
     this.self = self;
     this.settings = settings;
+    this.store = store;
     this.scheduler = scheduler;
     this.liveness = new PeerLiveness(clock);
     boolean reroute = settings.peerFailureMode() == PeerFailureMode.REROUTE;
@@ -514,9 +523,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * peers still starting are, WARN when one refused. It is {@linkplain #serving() serving} from
    * the end of the copies, before the first return notice: a peer that found it down brings it
    * back on its return notice or on a probe answered from then on, never while it is still copying,
-   * and a probe that crosses a return notice does not take it down again.
+   * and a probe that crosses a return notice does not take it down again. With a {@linkplain
+   * #useSnapshots snapshot directory} it first {@linkplain #restoreSnapshots restores} the
+   * snapshots there and, once serving, {@linkplain #handOverRestored hands} the restored buckets
+   * other nodes own to them.
    */
   public void join(PeerDiscovery discovery) throws Exception {
+    restoreSnapshots();
     discovery.start(
         discovered -> {
           membership.accept(discovered);
@@ -557,6 +570,102 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       }
     }
     serving = !closed;
+    await(handOverRestored(), returnNoticeDeadline(), "hand-over of restored buckets");
+  }
+
+  /**
+   * Makes this node load its buckets from {@code directory} when it {@linkplain #join joins} and
+   * save them there when it {@linkplain #close closes} ({@code WEIR_SNAPSHOT_DIR}); call it before
+   * {@link #join}.
+   */
+  public void useSnapshots(SnapshotDirectory directory) {
+    this.snapshots = directory;
+  }
+
+  /**
+   * Loads every snapshot file of the {@linkplain #useSnapshots snapshot directory} (once; {@link
+   * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
+   * for a first snapshot; returns how many live buckets it merged. Files that fail a check are
+   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
+   * Does nothing without a snapshot directory.
+   */
+  public synchronized int restoreSnapshots() {
+    SnapshotDirectory directory = snapshots;
+    if (directory == null || restoredKeys != null) {
+      return 0;
+    }
+    directory.check().ifPresent(problem -> LOG.error(problem));
+    Set<String> keys = new HashSet<>();
+    long started = System.nanoTime();
+    SnapshotDirectory.Loaded loaded =
+        directory.load(
+            b -> {
+              if (handOff.restore(b)) {
+                keys.add(b.getKey());
+              }
+            });
+    restoredKeys = keys;
+    if (!loaded.files().isEmpty() || !loaded.rejected().isEmpty()) {
+      LOG.info(
+          "restored {} live buckets of {} from {} snapshot files in {} in {} ms ({} files ignored)",
+          keys.size(),
+          loaded.bucketCount(),
+          loaded.files().size(),
+          directory.dir(),
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
+          loaded.rejected().size());
+    }
+    return keys.size();
+  }
+
+  /**
+   * Sends the restored buckets whose key another node owns on the current ring to that owner
+   * through hand-off ({@code TransferBuckets}), keeping them here; the keys whose transfer failed
+   * are sent again on the ring of then, after one batch timeout, then twice that, up to {@link
+   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Completes
+   * after the first attempt; {@link #join} calls it last.
+   */
+  public CompletableFuture<Void> handOverRestored() {
+    Set<String> keys;
+    synchronized (this) {
+      keys = restoredKeys;
+    }
+    if (keys == null || keys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> first = new CompletableFuture<>();
+    handOverRestored(keys, 1, settings.batchTimeout(), first);
+    return first;
+  }
+
+  private void handOverRestored(
+      Set<String> keys, int attempt, Duration backoff, CompletableFuture<Void> first) {
+    if (closed) {
+      first.complete(null);
+      return;
+    }
+    handOff
+        .handOver(keys, membership.ring())
+        .whenComplete(
+            (failed, error) -> {
+              first.complete(null);
+              Set<String> left = error != null ? keys : failed;
+              if (left.isEmpty()) {
+                return;
+              }
+              if (attempt >= RESTORE_ATTEMPTS || closed) {
+                LOG.warn(
+                    "{} restored buckets did not reach their owners in {} attempts; kept here",
+                    left.size(),
+                    attempt);
+                return;
+              }
+              Duration next =
+                  backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                      ? MAX_ANNOUNCE_BACKOFF
+                      : backoff.multipliedBy(2);
+              scheduler.schedule(() -> handOverRestored(left, attempt + 1, next, first), backoff);
+            });
   }
 
   /** Returns whether this node has joined and not left: peers' probes are answered only then. */
@@ -670,10 +779,37 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public void close() {
     leave(handOffWait());
+    saveSnapshot();
     prober.close();
     probes.close();
     peers.close();
     handOffScans.shutdown();
+  }
+
+  /**
+   * Writes this node's live buckets to its file in the snapshot directory, after the leave's
+   * hand-off, so that the file holds what the node counted until its listeners stopped. Does
+   * nothing without a snapshot directory, or when this node never loaded it (a node that fails
+   * before joining must not overwrite the file it did not read).
+   */
+  private void saveSnapshot() {
+    SnapshotDirectory directory = snapshots;
+    synchronized (this) {
+      if (directory == null || restoredKeys == null) {
+        return;
+      }
+    }
+    long started = System.nanoTime();
+    try {
+      int written = directory.save(store);
+      LOG.info(
+          "wrote {} buckets to snapshot {} in {} ms",
+          written,
+          directory.ownFile(),
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    } catch (IOException | RuntimeException e) {
+      LOG.error("cannot write snapshot {}: {}", directory.ownFile(), e.toString());
+    }
   }
 
   /** Rebuilds the ring when a peer goes down or comes back, and logs it. */

@@ -7,11 +7,13 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.discovery.StaticDiscovery;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The cluster's settings, read from {@code WEIR_*} variables (or their Gubernator {@code GUBER_*}
@@ -33,6 +35,8 @@ import java.util.Objects;
  * @param peerFailureMode what the keys of a peer found down get while it is down
  * @param standInAfter how long after a call its forwarded items wait for their owners before this
  *     node answers them from a bucket of its own; zero: they wait for the owners or the deadline
+ * @param snapshotDir where each node saves its buckets on a graceful stop and loads them on start
+ *     ({@code WEIR_SNAPSHOT_DIR}); empty: no snapshots
  */
 public record ClusterSettings(
     int replicas,
@@ -48,11 +52,13 @@ public record ClusterSettings(
     List<String> staticPeers,
     boolean handoff,
     PeerFailureMode peerFailureMode,
-    Duration standInAfter) {
+    Duration standInAfter,
+    Optional<Path> snapshotDir) {
 
   /** Validates and copies the settings. */
   public ClusterSettings {
     Objects.requireNonNull(peerFailureMode, "peerFailureMode");
+    Objects.requireNonNull(snapshotDir, "snapshotDir");
     if (standInAfter.isNegative()) {
       throw new IllegalArgumentException("standInAfter must not be negative, got " + standInAfter);
     }
@@ -67,6 +73,28 @@ public record ClusterSettings(
           "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
     }
     staticPeers = List.copyOf(staticPeers);
+  }
+
+  /** Creates the settings without snapshots. */
+  public ClusterSettings(
+      int replicas,
+      PeerHash hash,
+      int batchLimit,
+      Duration batchWait,
+      Duration batchTimeout,
+      boolean disableBatching,
+      Duration globalSyncWait,
+      int globalBatchLimit,
+      Duration globalTimeout,
+      String discoveryType,
+      List<String> staticPeers,
+      boolean handoff,
+      PeerFailureMode peerFailureMode,
+      Duration standInAfter) {
+    this(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
+        standInAfter, Optional.empty());
   }
 
   /** Creates the settings without stand-ins. */
@@ -141,7 +169,7 @@ public record ClusterSettings(
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
         globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode,
-        standInAfter);
+        standInAfter, snapshotDir);
   }
 
   /** Returns a copy with hand-off turned on or off. */
@@ -149,7 +177,7 @@ public record ClusterSettings(
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
         globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode,
-        standInAfter);
+        standInAfter, snapshotDir);
   }
 
   /** Returns a copy with batching turned off or on. */
@@ -157,7 +185,7 @@ public record ClusterSettings(
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
         globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        standInAfter);
+        standInAfter, snapshotDir);
   }
 
   /** Returns a copy with {@code mode} as the peer failure mode. */
@@ -165,7 +193,7 @@ public record ClusterSettings(
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
         globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode,
-        standInAfter);
+        standInAfter, snapshotDir);
   }
 
   /** Returns a copy whose forwarded items are answered by a stand-in after {@code wait}. */
@@ -173,7 +201,15 @@ public record ClusterSettings(
     return new ClusterSettings(
         replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
         globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        wait);
+        wait, snapshotDir);
+  }
+
+  /** Returns a copy whose nodes keep snapshots in {@code dir} (empty: none). */
+  public ClusterSettings withSnapshotDir(Optional<Path> dir) {
+    return new ClusterSettings(
+        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
+        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
+        standInAfter, dir);
   }
 
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
@@ -215,6 +251,8 @@ public record ClusterSettings(
   public static final EnvVar PEER_FAILURE_MODE = EnvVar.of("WEIR_PEER_FAILURE_MODE");
   /** {@code WEIR_FORWARD_STAND_IN_AFTER} (Weir only): {@code 0s}, off, by default. */
   public static final EnvVar FORWARD_STAND_IN_AFTER = EnvVar.of("WEIR_FORWARD_STAND_IN_AFTER");
+  /** {@code WEIR_SNAPSHOT_DIR} (Weir only). */
+  public static final EnvVar SNAPSHOT_DIR = EnvVar.of("WEIR_SNAPSHOT_DIR");
 
   private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
@@ -265,6 +303,7 @@ public record ClusterSettings(
                     d.peerFailureMode.value(),
                     Arrays.stream(PeerFailureMode.values()).map(PeerFailureMode::value).toList())
                 .toUpperCase(Locale.ROOT)),
-        env.duration(FORWARD_STAND_IN_AFTER, d.standInAfter, Duration.ZERO, MAX_WAIT));
+        env.duration(FORWARD_STAND_IN_AFTER, d.standInAfter, Duration.ZERO, MAX_WAIT),
+        env.path(SNAPSHOT_DIR));
   }
 }

@@ -11,6 +11,7 @@ import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
@@ -59,7 +60,9 @@ import java.util.function.Function;
  * node as static discovery would. The peer protocol is authenticated with a secret made for the
  * cluster ({@link #secret()}), unless the cluster was started with other {@link PeerSecurity}.
  * Counts the peer calls each node receives per method (after authentication) and records each
- * node's refusals ({@link Node#metrics()}).
+ * node's refusals ({@link Node#metrics()}). With a snapshot directory in the settings, the nodes
+ * started together restore the snapshots there before the membership is published, and hand the
+ * restored buckets to their owners after.
  */
 public final class LocalCluster implements AutoCloseable {
 
@@ -163,7 +166,9 @@ public final class LocalCluster implements AutoCloseable {
     for (int i = 0; i < n; i++) {
       c.nodes.add(c.newNode());
     }
+    c.nodes.forEach(node -> node.cluster().restoreSnapshots());
     c.publishMembership();
+    c.nodes.forEach(node -> node.cluster().handOverRestored().join());
     return c;
   }
 
@@ -221,6 +226,16 @@ public final class LocalCluster implements AutoCloseable {
     publishMembership();
     node.listener.close();
     node.cluster().close();
+  }
+
+  /**
+   * Stops every node gracefully, one after the other as {@link #removeNode} does (each hands its
+   * buckets to the nodes still running and, with a snapshot directory, writes its snapshot).
+   */
+  public void stopAll() {
+    while (!nodes.isEmpty()) {
+      removeNode(nodes.get(0));
+    }
   }
 
   /**
@@ -319,6 +334,16 @@ public final class LocalCluster implements AutoCloseable {
                     security.channel(address),
                     () -> cuts.contains(node.address() + ">" + address)),
             quotaTimers);
+    settings
+        .snapshotDir()
+        .ifPresent(
+            dir ->
+                cluster.useSnapshots(
+                    new SnapshotDirectory(
+                        dir,
+                        node.address(),
+                        new PeerInputValidator(InputLimits.DEFAULTS, node.address()),
+                        clock)));
     handler.target = cluster;
     node.cluster = cluster;
     node.store = store;

@@ -14,11 +14,14 @@ import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -210,6 +213,67 @@ public final class HandOff {
     }
     received.addAndGet(stored);
     return stored;
+  }
+
+  /**
+   * Merges {@code bucket}, restored from a snapshot file, into the store with the rule for a first
+   * snapshot ({@link BucketMerge#moreConsumed}): several files may hold copies of one bucket (the
+   * owner's and the copies hand-off left behind), and the most consumed is the latest. Returns
+   * false, storing nothing, when it carries no state or has expired.
+   */
+  public boolean restore(BucketSnapshot bucket) {
+    long now = clock.wallMillis();
+    Optional<BucketState> state = PeerProtos.fromSnapshot(bucket);
+    if (state.isEmpty() || state.get().expireAt() <= now) {
+      return false;
+    }
+    BucketState incoming = state.get();
+    store.update(
+        bucket.getKey(),
+        prior -> new Decision(BucketMerge.moreConsumed(prior, incoming, now), MERGED));
+    return true;
+  }
+
+  /**
+   * Sends the live buckets of {@code keys} whose owner on {@code ring} is another node to that
+   * owner with {@code TransferBuckets}, as they are now, keeping them here; completes with the
+   * keys whose transfer failed (empty when every owner acknowledged).
+   */
+  public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
+    Map<String, List<Handed>> byOwner = new HashMap<>();
+    long now = clock.wallMillis();
+    for (String key : keys) {
+      Optional<BucketState> state = store.get(key);
+      if (state.isEmpty() || state.get().expireAt() <= now || ring.isEmpty()) {
+        continue;
+      }
+      String owner = ring.ownerOf(key);
+      if (!owner.equals(self)) {
+        byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state.get()));
+      }
+    }
+    Set<String> failed = ConcurrentHashMap.newKeySet();
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    byOwner.forEach(
+        (owner, handed) -> {
+          for (int i = 0; i < handed.size(); i += CHUNK) {
+            List<Handed> chunk = handed.subList(i, Math.min(handed.size(), i + CHUNK));
+            calls.add(
+                peers
+                    .call(owner, c -> c.transferBuckets(snapshots(chunk), self, timeout))
+                    .handle(
+                        (accepted, error) -> {
+                          if (error != null) {
+                            chunk.forEach(h -> failed.add(h.key));
+                          } else {
+                            sent.addAndGet(chunk.size());
+                          }
+                          return null;
+                        }));
+          }
+        });
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+        .thenApply(done -> Set.copyOf(failed));
   }
 
   /** Returns how many buckets this node has handed to others and had acknowledged. */

@@ -1,0 +1,250 @@
+package dev.weir.core.cluster.snapshot;
+
+import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.time.Clock;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The directory ({@code WEIR_SNAPSHOT_DIR}) where nodes keep their bucket snapshots across a full
+ * restart: one {@link SnapshotFile} per node, named after its advertised address.
+ *
+ * <p>{@link #save} writes this node's live buckets to a temporary file, forces it to disk, renames
+ * it over the node's file atomically and forces the directory. {@link #load} claims every snapshot
+ * file in the directory (any node's: a pod may come back under another name) by renaming it to
+ * {@code .loading}, so two nodes sharing the directory never both load one; it passes the buckets
+ * of each valid file on and deletes the file, so a second restart does not load it again. A file
+ * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
+ * unused.
+ */
+public final class SnapshotDirectory {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotDirectory.class);
+
+  /** The ending of a snapshot file's name. */
+  public static final String SUFFIX = ".weirsnap";
+
+  private final Path dir;
+  private final String self;
+  private final PeerInputValidator validator;
+  private final Clock clock;
+
+  /**
+   * Creates the snapshot directory {@code dir} of the node advertised as {@code self}, checking the
+   * buckets it loads with {@code validator} at {@code clock}'s time.
+   */
+  public SnapshotDirectory(Path dir, String self, PeerInputValidator validator, Clock clock) {
+    this.dir = Objects.requireNonNull(dir, "dir");
+    this.self = Objects.requireNonNull(self, "self");
+    this.validator = Objects.requireNonNull(validator, "validator");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** Returns the directory. */
+  public Path dir() {
+    return dir;
+  }
+
+  /**
+   * Returns the file this node writes: its address with every character but {@code [A-Za-z0-9.-]}
+   * as {@code _}, and {@link #SUFFIX}.
+   */
+  public Path ownFile() {
+    return dir.resolve(fileName(self));
+  }
+
+  /** Returns the file name of the snapshot of the node advertised as {@code address}. */
+  public static String fileName(String address) {
+    return address.replaceAll("[^A-Za-z0-9.-]", "_") + SUFFIX;
+  }
+
+  /**
+   * Writes the live buckets of {@code store} (stand-ins excluded) to this node's file, replacing it
+   * atomically; returns how many it wrote.
+   *
+   * @throws IOException when the directory or the file cannot be written (the previous file, if
+   *     any, is then intact)
+   */
+  public int save(BucketStore store) throws IOException {
+    Files.createDirectories(dir);
+    Path target = ownFile();
+    Path temp = dir.resolve(target.getFileName() + ".tmp");
+    long now = clock.wallMillis();
+    int written;
+    try {
+      written =
+          SnapshotFile.write(
+              temp,
+              self,
+              now,
+              sink ->
+                  store.forEach(
+                      (key, state) -> {
+                        if (state.expireAt() > now
+                            && !key.startsWith(ClusterRateLimitService.STAND_IN_PREFIX)) {
+                          sink.accept(PeerProtos.toSnapshot(key, state));
+                        }
+                      }));
+      move(temp, target);
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(temp);
+      throw e;
+    }
+    forceDirectory();
+    return written;
+  }
+
+  /**
+   * Creates the directory when it is missing and returns what keeps this node from saving its
+   * snapshot there (not a directory, cannot be created, not writable), naming {@code
+   * WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node checks at start so that the
+   * operator learns it then, not at the stop that cannot write.
+   */
+  public Optional<String> check() {
+    String setting = ClusterSettings.SNAPSHOT_DIR.name() + "='" + dir + "'";
+    if (Files.exists(dir) && !Files.isDirectory(dir)) {
+      return Optional.of(setting + " is not a directory; snapshots cannot be saved there");
+    }
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      return Optional.of(
+          setting + ": cannot create the directory (" + e + "); snapshots cannot be saved there");
+    }
+    if (!Files.isWritable(dir)) {
+      return Optional.of(
+          setting + " is not writable by this process; snapshots cannot be saved there");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Claims every snapshot file in the directory, checks each whole and passes the buckets of the
+   * valid ones to {@code sink} (expired ones included: the receiver drops them); returns what it
+   * found. A missing directory holds nothing.
+   */
+  public Loaded load(Consumer<BucketSnapshot> sink) {
+    Loaded loaded = new Loaded();
+    if (!Files.isDirectory(dir)) {
+      return loaded;
+    }
+    List<Path> files = new ArrayList<>();
+    try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
+      stream.forEach(files::add);
+    } catch (IOException e) {
+      LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
+      return loaded;
+    }
+    files.sort(null);
+    for (Path file : files) {
+      Path claimed = file.resolveSibling(file.getFileName() + ".loading");
+      try {
+        move(file, claimed);
+      } catch (NoSuchFileException e) {
+        continue;
+      } catch (IOException e) {
+        LOG.error("cannot claim snapshot {}: {}; not loaded", file, e.toString());
+        continue;
+      }
+      loadClaimed(file, claimed, sink, loaded);
+    }
+    return loaded;
+  }
+
+  private void loadClaimed(Path file, Path claimed, Consumer<BucketSnapshot> sink, Loaded loaded) {
+    try {
+      SnapshotFile.Header header =
+          SnapshotFile.read(
+              claimed,
+              validator,
+              clock.wallMillis(),
+              b -> {
+                loaded.buckets++;
+                sink.accept(b);
+              });
+      loaded.files.add(file);
+      LOG.info(
+          "loaded snapshot {}: {} buckets written by {} at {}",
+          file,
+          header.buckets(),
+          header.writer(),
+          Instant.ofEpochMilli(header.writtenAt()));
+      Files.deleteIfExists(claimed);
+    } catch (SnapshotFile.Invalid e) {
+      loaded.rejected.add(file);
+      Path rejected = file.resolveSibling(file.getFileName() + ".rejected");
+      LOG.error(
+          "snapshot {} ignored, none of its buckets used: {}; kept as {}",
+          file,
+          e.getMessage(),
+          rejected.getFileName());
+      try {
+        move(claimed, rejected);
+      } catch (IOException moveFailed) {
+        LOG.warn("cannot rename {} to {}: {}", claimed, rejected, moveFailed.toString());
+      }
+    } catch (IOException e) {
+      loaded.rejected.add(file);
+      LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
+    }
+  }
+
+  private static void move(Path from, Path to) throws IOException {
+    try {
+      Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (AtomicMoveNotSupportedException e) {
+      Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+    }
+  }
+
+  // Forces the directory entry of the rename to disk; some file systems cannot open a directory.
+  private void forceDirectory() {
+    try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+      channel.force(true);
+    } catch (IOException e) {
+      LOG.debug("cannot force the snapshot directory {}: {}", dir, e.toString());
+    }
+  }
+
+  /** What {@link #load} found: the files whose buckets it passed on and the files it ignored. */
+  public static final class Loaded {
+    private final List<Path> files = new ArrayList<>();
+    private final List<Path> rejected = new ArrayList<>();
+    private int buckets;
+
+    /** Returns the files whose buckets were passed on. */
+    public List<Path> files() {
+      return List.copyOf(files);
+    }
+
+    /** Returns the files ignored (each logged with what is wrong). */
+    public List<Path> rejected() {
+      return List.copyOf(rejected);
+    }
+
+    /** Returns how many buckets were passed on. */
+    public int bucketCount() {
+      return buckets;
+    }
+  }
+}

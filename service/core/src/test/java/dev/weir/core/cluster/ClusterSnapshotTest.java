@@ -1,0 +1,226 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.time.ExecutorScheduler;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Counts that survive a full restart ({@code WEIR_SNAPSHOT_DIR}): every node of a {@link
+ * LocalCluster} stops gracefully, a new cluster (new addresses, as rescheduled pods get) starts on
+ * the same directory, and every key's remaining reflects the hits taken before.
+ */
+class ClusterSnapshotTest {
+
+  private static final int KEYS = 60;
+  private static final long WINDOW = 600_000;
+  private static final List<String> KEY_NAMES =
+      new Random(17).longs(KEYS).mapToObj(Long::toHexString).toList();
+
+  @TempDir Path dir;
+
+  private final FakeClock clock = new FakeClock();
+  private final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private LocalCluster start(int nodes) {
+    return LocalCluster.start(
+        nodes,
+        ClusterForwardingTest.SETTINGS.withSnapshotDir(Optional.of(dir)),
+        clock,
+        store -> new LocalLimiter(engine, store, clock)::check);
+  }
+
+  private static RateLimitRequest req(int i, long hits) {
+    return RateLimitRequest.builder("h", KEY_NAMES.get(i))
+        .hits(hits)
+        .limit(10)
+        .duration(WINDOW)
+        .build();
+  }
+
+  private void hitEveryKey(Node asked, long hits) {
+    for (int i = 0; i < KEYS; i++) {
+      assertThat(asked.check(req(i, hits)).get(0).error()).isEmpty();
+    }
+  }
+
+  private List<Long> remainingAsked(Node asked) {
+    List<Long> out = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      out.add(asked.check(req(i, 0)).get(0).remaining());
+    }
+    return out;
+  }
+
+  private List<String> files(String glob) throws IOException {
+    List<String> out = new ArrayList<>();
+    try (Stream<Path> all = Files.list(dir)) {
+      all.map(p -> p.getFileName().toString()).filter(name -> name.matches(glob)).forEach(out::add);
+    }
+    return out;
+  }
+
+  private void restart(int nodes) {
+    cluster.stopAll();
+    cluster.close();
+    cluster = start(nodes);
+  }
+
+  @ParameterizedTest(name = "3 nodes, then {0}")
+  @ValueSource(ints = {3, 1, 2, 5})
+  void fullRestart_countsSurvive_whateverTheNumberOfNodes(int after) throws IOException {
+    cluster = start(3);
+    hitEveryKey(cluster.node(1), 3);
+
+    cluster.stopAll();
+    assertThat(files(".*\\.weirsnap")).hasSize(3);
+    cluster.close();
+    cluster = start(after);
+
+    for (Node asked : cluster.nodes()) {
+      assertThat(remainingAsked(asked)).as("asked %s", asked.address()).containsOnly(7L);
+    }
+    assertThat(files(".*\\.weirsnap.*")).as("consumed files are deleted").isEmpty();
+  }
+
+  @Test
+  void secondRestart_neitherLosesNorCountsTwice() {
+    cluster = start(3);
+    hitEveryKey(cluster.node(0), 3);
+    restart(3);
+    hitEveryKey(cluster.node(2), 1);
+
+    restart(2);
+
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(6L);
+  }
+
+  @Test
+  void fullRestart_afterTheWindowEnded_startsAfresh() {
+    cluster = start(3);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+
+    clock.advance(Duration.ofMillis(WINDOW + 1));
+    cluster = start(3);
+
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(10L);
+  }
+
+  @Test
+  void fullRestart_windowGoesOnFromWhereItWas() {
+    cluster = start(3);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+
+    clock.advance(Duration.ofMillis(WINDOW - 1_000));
+    cluster = start(3);
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(7L);
+    clock.advance(Duration.ofMillis(1_001));
+
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(10L);
+  }
+
+  @Test
+  void fullRestart_aDamagedFileBesideGoodOnes_isSetAsideAndTheOthersLoad() throws IOException {
+    cluster = start(3);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+    Path damaged = dir.resolve("10.9.9.9_1051" + SnapshotDirectory.SUFFIX);
+    Files.writeString(damaged, "WEIRSNAP and then nothing that makes sense");
+
+    cluster = start(3);
+
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(7L);
+    assertThat(files(".*\\.weirsnap.*"))
+        .containsExactly("10.9.9.9_1051" + SnapshotDirectory.SUFFIX + ".rejected");
+  }
+
+  @Test
+  void nodeClosedBeforeItJoined_leavesTheSnapshotFileAsItWas() throws IOException {
+    String self = "127.0.0.1:1";
+    Path file = dir.resolve(SnapshotDirectory.fileName(self));
+    Files.writeString(file, "the file of the node's previous run");
+    ExecutorScheduler scheduler = new ExecutorScheduler("snapshot-test", 1);
+    try {
+      InMemoryBucketStore store = new InMemoryBucketStore(clock);
+      ClusterNode node =
+          new ClusterNode(
+              self,
+              ClusterForwardingTest.SETTINGS,
+              store,
+              new LocalLimiter(engine, store, clock)::check,
+              scheduler,
+              clock,
+              null);
+      node.useSnapshots(
+          new SnapshotDirectory(
+              dir, self, new PeerInputValidator(InputLimits.DEFAULTS, self), clock));
+
+      node.close();
+    } finally {
+      scheduler.close();
+    }
+
+    assertThat(Files.readAllBytes(file))
+        .isEqualTo("the file of the node's previous run".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void withoutSnapshotDir_fullRestartLosesTheCounts() {
+    cluster =
+        LocalCluster.start(
+            3,
+            ClusterForwardingTest.SETTINGS,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::check);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+
+    cluster =
+        LocalCluster.start(
+            3,
+            ClusterForwardingTest.SETTINGS,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::check);
+
+    assertThat(remainingAsked(cluster.node(0))).containsOnly(10L);
+  }
+}

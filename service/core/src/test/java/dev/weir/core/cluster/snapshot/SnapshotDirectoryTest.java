@@ -1,0 +1,158 @@
+package dev.weir.core.cluster.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ClusterRateLimitService;
+import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Saving a node's buckets to its file and loading every node's file once. */
+class SnapshotDirectoryTest {
+
+  @TempDir Path dir;
+
+  private final FakeClock clock = new FakeClock();
+  private final long now = clock.wallMillis();
+
+  private SnapshotDirectory node(String address) {
+    return new SnapshotDirectory(
+        dir, address, new PeerInputValidator(InputLimits.DEFAULTS, address), clock);
+  }
+
+  private FixedWindowState window(long count, long expireAt) {
+    return new FixedWindowState(100, 60_000, now, count, expireAt);
+  }
+
+  private List<String> names() throws IOException {
+    try (Stream<Path> all = Files.list(dir)) {
+      return all.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  @Test
+  void fileName_sanitisesTheAddress() {
+    assertThat(SnapshotDirectory.fileName("[fd00::1]:1051")).isEqualTo("_fd00__1__1051.weirsnap");
+    assertThat(node("weir-0.weir.ns.svc:1051").ownFile())
+        .isEqualTo(dir.resolve("weir-0.weir.ns.svc_1051.weirsnap"));
+  }
+
+  @Test
+  void save_writesLiveBucketsOnly_withoutStandInsOrExpired() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("live_a", window(3, now + 60_000));
+    store.put("dead_b", window(3, now));
+    store.put(ClusterRateLimitService.STAND_IN_PREFIX + "x_c", window(3, now + 60_000));
+
+    int written = node("10.0.0.1:1051").save(store);
+
+    assertThat(written).isEqualTo(1);
+    assertThat(names()).containsExactly("10.0.0.1_1051.weirsnap");
+  }
+
+  @Test
+  void load_readsEveryNodesFileOnce_andDeletesThem() throws IOException {
+    InMemoryBucketStore a = new InMemoryBucketStore(clock);
+    a.put("k_1", window(3, now + 60_000));
+    InMemoryBucketStore b = new InMemoryBucketStore(clock);
+    b.put("k_2", window(4, now + 60_000));
+    node("10.0.0.1:1051").save(a);
+    node("10.0.0.2:1051").save(b);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    SnapshotDirectory.Loaded first = node("10.0.0.7:1051").load(loaded::add);
+    SnapshotDirectory.Loaded second = node("10.0.0.8:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .containsExactly(
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
+            PeerProtos.toSnapshot("k_2", window(4, now + 60_000)));
+    assertThat(first.files()).hasSize(2);
+    assertThat(first.bucketCount()).isEqualTo(2);
+    assertThat(second.files()).isEmpty();
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_invalidFile_isRenamedRejected_andNothingOfItPassedOn() throws IOException {
+    Files.writeString(dir.resolve("x_1.weirsnap"), "not a snapshot at all, just some text");
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    SnapshotDirectory.Loaded result = node("10.0.0.7:1051").load(loaded::add);
+
+    assertThat(loaded).isEmpty();
+    assertThat(result.rejected()).containsExactly(dir.resolve("x_1.weirsnap"));
+    assertThat(names()).containsExactly("x_1.weirsnap.rejected");
+  }
+
+  @Test
+  void load_missingDirectory_findsNothing() {
+    SnapshotDirectory missing =
+        new SnapshotDirectory(
+            dir.resolve("absent"),
+            "10.0.0.7:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.7:1051"),
+            clock);
+
+    assertThat(missing.load(b -> {}).files()).isEmpty();
+  }
+
+  @Test
+  void check_missingDirectory_isCreated() {
+    SnapshotDirectory nested =
+        new SnapshotDirectory(
+            dir.resolve("a/b"),
+            "10.0.0.7:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.7:1051"),
+            clock);
+
+    assertThat(nested.check()).isEmpty();
+    assertThat(dir.resolve("a/b")).isDirectory();
+  }
+
+  @Test
+  void check_aFileWhereTheDirectoryShouldBe_namesTheVariableAndPath() throws IOException {
+    Path file = Files.writeString(dir.resolve("plain"), "x");
+    SnapshotDirectory wrong =
+        new SnapshotDirectory(
+            file,
+            "10.0.0.7:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.7:1051"),
+            clock);
+
+    assertThat(wrong.check())
+        .hasValue(
+            "WEIR_SNAPSHOT_DIR='"
+                + file
+                + "' is not a directory; snapshots cannot be saved"
+                + " there");
+    assertThat(wrong.load(b -> {}).files()).isEmpty();
+  }
+
+  @Test
+  void save_replacesTheNodesPreviousFile_leavingNoTemporaryFile() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    self.save(store);
+    store.put("k_1", window(5, now + 60_000));
+
+    self.save(store);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    self.load(loaded::add);
+
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(5, now + 60_000)));
+  }
+}
