@@ -93,6 +93,9 @@
         'Over limit/s']) {
         const th = document.createElement('th');
         th.textContent = name;
+        if (name.startsWith('Hits') || name.startsWith('Over')) {
+          th.className = 'num';
+        }
         head.appendChild(th);
       }
       const body = table.createTBody();
