@@ -30,9 +30,9 @@ import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
- * The status page ({@code GET /ui/}) of a two-node {@code weir.jar} cluster serving Envoy, in a real
- * headless Chromium driven by Selenium through Debian's {@code chromedriver}: the members and their
- * ring shares, a domain's rules, the explain form's answer, the counts after hits and the top
+ * The status page ({@code GET /ui/}) of a two-node {@code weir.jar} cluster serving Envoy, in a
+ * real headless Chromium driven by Selenium through Debian's {@code chromedriver}: the members and
+ * their ring shares, a domain's rules, the explain form's answer, the counts after hits and the top
  * limited panel. Skipped, saying why, where Chromium or chromedriver is not installed ({@code
  * apt-get install chromium chromium-driver}; {@code .ci/run} does); the paths can be changed with
  * the {@code weir.chromium} and {@code weir.chromedriver} system properties.
