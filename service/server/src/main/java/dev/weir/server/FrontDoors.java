@@ -55,7 +55,8 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
     routes.add(new PrometheusEndpoint(settings.registry()).route());
     routes.add(BuildInfo.route());
     routes.add(new StatusRoute(cluster, envoy, settings.registry()).route());
-    routes.add(new ExplainRoute(envoy, settings.limits()).route());
+    routes.add(
+        new ExplainRoute(envoy, settings.limits(), member.service(), settings.clock()).route());
     routes.addAll(StatusPage.routes());
     routes.addAll(settings.extraRoutes().apply(cluster.health()));
     if (envoy == null) {

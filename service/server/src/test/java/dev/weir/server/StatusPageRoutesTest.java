@@ -123,8 +123,9 @@ class StatusPageRoutesTest {
   }
 
   @Test
-  void explain_descriptor_linesOfTheExplainCommand() throws Exception {
+  void explain_descriptor_linesOfTheExplainCommandWithTheCurrentCount() throws Exception {
     startNode(true);
+    hit("remote_address", "10.0.0.1");
 
     HttpResponse<String> answer =
         post(
@@ -138,7 +139,8 @@ class StatusPageRoutesTest {
     assertThat(lines.asList().stream().map(JsonElement::getAsString))
         .contains("descriptor 1: remote_address=10.0.0.1")
         .anyMatch(line -> line.startsWith("  matched: remote_address (any value) ("))
-        .anyMatch(line -> line.startsWith("  policy 1: 2 per minute"));
+        .anyMatch(line -> line.startsWith("  policy 1: 2 per minute"))
+        .anyMatch(line -> line.startsWith("    now: 1 of 2 remaining, UNDER_LIMIT, resets in "));
   }
 
   @Test
