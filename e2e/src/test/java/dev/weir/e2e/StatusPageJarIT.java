@@ -144,7 +144,8 @@ class StatusPageJarIT {
     assertThat(browser.findElement(By.id("explain-answer")).getText())
         .contains("descriptor 1: remote_address=10.1.2.3")
         .contains("matched: remote_address (any value)")
-        .contains("policy 1: 3 per minute");
+        .contains("policy 1: 3 per minute")
+        .contains("now: 3 of 3 remaining, UNDER_LIMIT");
 
     for (int i = 0; i < 4; i++) {
       shouldRateLimit(node, "remote_address", "10.1.2.3");
