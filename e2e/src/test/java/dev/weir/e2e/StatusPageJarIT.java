@@ -162,7 +162,12 @@ class StatusPageJarIT {
                   .getText()
                   .startsWith("not available on this node"));
     } else {
-      wait.until(b -> b.findElement(By.id("top-limited")).isDisplayed());
+      wait.until(
+          b -> {
+            String state = b.findElement(By.id("top-limited-state")).getText();
+            return b.findElement(By.id("top-limited")).isDisplayed()
+                || state.equals("no key was limited recently");
+          });
     }
     assertThat(browser.getPageSource())
         .doesNotContain(NodeProcess.PEER_SECRET)
