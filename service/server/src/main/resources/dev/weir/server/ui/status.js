@@ -192,8 +192,9 @@
     }
     const state = $('top-limited-state');
     const table = $('top-limited');
+    const scope = $('top-scope-cluster').checked ? '&scope=cluster' : '';
     try {
-      const answer = await fetch(TOP_URL, { cache: 'no-store' });
+      const answer = await fetch(TOP_URL + '?limit=20' + scope, { cache: 'no-store' });
       if (answer.status === 404) {
         topAvailable = false;
         state.textContent = 'not available on this node (GET /v1/TopLimited answered 404)';
@@ -206,16 +207,21 @@
       }
       const top = await answer.json();
       const keys = top.keys || [];
-      state.textContent = keys.length === 0 ? 'no key was limited recently' : '';
+      state.textContent = keys.length === 0
+        ? 'no key was limited recently'
+        : 'the last ' + top.window_seconds + ' s (' + top.scope + '): ' + top.over_limit_total +
+          ' over-limit answers in all' + (top.hashed ? '; key values hashed' : '');
       const body = table.tBodies[0];
       body.replaceChildren();
       for (const k of keys) {
         const row = body.insertRow();
-        cell(row, k.domain || '');
-        cell(row, k.rule || '');
-        cell(row, keyText(k.key !== undefined ? k.key : (k.entries || k.unique_key || '')));
-        cell(row, String(k.over_limit !== undefined ? k.over_limit : ''), 'num');
-        cell(row, String(k.hits !== undefined ? k.hits : (k.total_hits || '')), 'num');
+        cell(row, k.source || '', 'top-source');
+        cell(row, k.domain || '', 'top-domain');
+        cell(row, k.rule || '', 'top-rule');
+        cell(row, keyText(k.key === undefined ? '' : k.key), 'top-key');
+        cell(row, String(k.over_limit === undefined ? '' : k.over_limit), 'top-over num');
+        cell(row, String(k.error === undefined ? '' : k.error), 'num');
+        cell(row, String(k.hits === undefined ? '' : k.hits), 'num');
       }
       table.hidden = keys.length === 0;
     } catch (e) {
