@@ -163,11 +163,9 @@ class StatusPageJarIT {
                   .startsWith("not available on this node"));
     } else {
       wait.until(
-          b -> {
-            String state = b.findElement(By.id("top-limited-state")).getText();
-            return b.findElement(By.id("top-limited")).isDisplayed()
-                || state.equals("no key was limited recently");
-          });
+          b ->
+              b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                  .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
     }
     assertThat(browser.getPageSource())
         .doesNotContain(NodeProcess.PEER_SECRET)
