@@ -192,8 +192,7 @@ class StatusPageJarIT {
 
   private WebElement rule(String domain, String rule) {
     return browser.findElement(
-        By.cssSelector(
-            "div.domain[data-domain='" + domain + "'] tr[data-rule='" + rule + "']"));
+        By.cssSelector("div.domain[data-domain='" + domain + "'] tr[data-rule='" + rule + "']"));
   }
 
   private String cellText(String domain, String rule, String cell) {

@@ -25,11 +25,11 @@ import java.util.TreeSet;
 
 /**
  * {@code GET /v1/Status}: the node's view of its cluster as JSON, for the status page ({@link
- * StatusPage}): its readiness and health components, each member with its reachability and share
- * of the hash ring, and, with the Envoy adapter on, the loaded descriptor rules per domain with
- * their hit and over-limit counters (cumulative; the page turns them into rates). It names no
- * counter key, request value nor secret: a rule counted per request value ({@code detailed_metric}
- * or {@code value_to_metric}) has no counts of its own, only its domain's totals count it.
+ * StatusPage}): its readiness and health components, each member with its reachability and share of
+ * the hash ring, and, with the Envoy adapter on, the loaded descriptor rules per domain with their
+ * hit and over-limit counters (cumulative; the page turns them into rates). It names no counter
+ * key, request value nor secret: a rule counted per request value ({@code detailed_metric} or
+ * {@code value_to_metric}) has no counts of its own, only its domain's totals count it.
  */
 final class StatusRoute {
 
@@ -128,8 +128,7 @@ final class StatusRoute {
     out.append("]}");
   }
 
-  private static void domain(
-      StringBuilder out, DomainConfig domain, Map<String, double[]> counts) {
+  private static void domain(StringBuilder out, DomainConfig domain, Map<String, double[]> counts) {
     double hits = 0;
     double over = 0;
     for (double[] c : counts.values()) {
@@ -149,10 +148,7 @@ final class StatusRoute {
   }
 
   private static void rules(
-      DescriptorLevel level,
-      boolean valueAbove,
-      Map<String, double[]> counts,
-      List<String> out) {
+      DescriptorLevel level, boolean valueAbove, Map<String, double[]> counts, List<String> out) {
     for (DescriptorNode node : level.nodes()) {
       boolean valueToMetric = valueAbove || node.valueToMetric();
       if (node.hasLimit()) {

@@ -23,9 +23,18 @@ class StatusRouteTest {
 
   private static final ClusterSettings SETTINGS =
       new ClusterSettings(
-          512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
-          Duration.ofSeconds(5), false, Duration.ofMillis(100), 1000, Duration.ofSeconds(5),
-          "static", List.of(), true);
+          512,
+          ClusterSettings.defaults().hash(),
+          1000,
+          Duration.ofNanos(500_000),
+          Duration.ofSeconds(5),
+          false,
+          Duration.ofMillis(100),
+          1000,
+          Duration.ofSeconds(5),
+          "static",
+          List.of(),
+          true);
 
   private LocalCluster cluster;
 
