@@ -158,7 +158,7 @@ public final class Explainer {
    * Returns a policy as {@code 100 per 5 minutes, fixed_window, name "daily"} (a calendar window as
    * {@code per calendar month in Europe/Berlin}).
    */
-  static String policyText(RateLimitRule rule) {
+  public static String policyText(RateLimitRule rule) {
     String unit = rule.unit().name().toLowerCase(Locale.ROOT);
     String window =
         rule.unitMultiplier() == 1 ? unit : rule.unitMultiplier() + " " + unit + "s";

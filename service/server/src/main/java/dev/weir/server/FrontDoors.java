@@ -25,7 +25,8 @@ import java.util.function.Function;
  * with the Envoy adapter on, Envoy's services on the client gRPC listener, and the routes of the
  * HTTP listener.
  *
- * @param routes the JSON gateway, readiness, metrics, the build, the extra routes and Envoy's
+ * @param routes the JSON gateway, readiness, metrics, the build, the status page and its JSON
+ *     ({@link StatusPage}, {@link StatusRoute}, {@link ExplainRoute}), the extra routes and Envoy's
  *     {@code POST /json} (answered by {@link EnvoyAdapterOff} when the adapter is off)
  * @param rlqs Envoy's quota service, null when the adapter is off
  */
@@ -60,6 +61,10 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
     routes.add(ReadinessRoute.of(cluster.health()));
     routes.add(new PrometheusEndpoint(settings.registry()).route());
     routes.add(BuildInfo.route());
+    routes.add(new StatusRoute(cluster, envoy, settings.registry()).route());
+    routes.add(
+        new ExplainRoute(envoy, settings.limits(), member.service(), settings.clock()).route());
+    routes.addAll(StatusPage.routes());
     routes.addAll(settings.extraRoutes().apply(cluster.health()));
     if (envoy == null) {
       routes.add(EnvoyAdapterOff.jsonRoute());

@@ -7,7 +7,9 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -22,6 +24,8 @@ import java.util.TreeSet;
  * binary search and allocates nothing.
  */
 public final class HashRing {
+
+  private static final double TWO_TO_64 = 0x1p64;
 
   private final List<String> peers;
   private final PeerHash hash;
@@ -97,6 +101,31 @@ public final class HashRing {
       }
     }
     return owners[i == points.length ? 0 : i];
+  }
+
+  /**
+   * Returns each peer's share of the hash space, from 0 to 1, by address: the fraction of all
+   * 64-bit key hashes that {@link #ownerOf} gives it (the arcs that end at its points). The shares
+   * add up to 1 (up to rounding); a lone peer has 1, an empty ring none.
+   */
+  public Map<String, Double> shares() {
+    Map<String, Double> shares = new TreeMap<>();
+    if (peers.size() == 1) {
+      shares.put(peers.get(0), 1.0);
+      return shares;
+    }
+    for (String peer : peers) {
+      shares.put(peer, 0.0);
+    }
+    for (int i = 0; i < points.length; i++) {
+      long arc = points[i] - points[i == 0 ? points.length - 1 : i - 1];
+      shares.merge(owners[i], unsignedToDouble(arc) / TWO_TO_64, Double::sum);
+    }
+    return shares;
+  }
+
+  private static double unsignedToDouble(long value) {
+    return (value >>> 1) * 2.0 + (value & 1);
   }
 
   /** Returns the peers on this ring, sorted. */

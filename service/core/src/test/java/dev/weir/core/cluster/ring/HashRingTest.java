@@ -2,6 +2,7 @@ package dev.weir.core.cluster.ring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.EnvReader;
@@ -173,5 +174,33 @@ class HashRingTest {
     List<String> out = new ArrayList<>(list);
     out.add(extra);
     return out;
+  }
+
+  @Test
+  void shares_fivePeers_addUpToOneAndMatchTheKeysEachOwns() {
+    HashRing ring = HashRing.of(PEERS, 512, PeerHash.FNV1A);
+    Map<String, Integer> owned = new HashMap<>();
+    List<String> keys = keys(200_000);
+    for (String key : keys) {
+      owned.merge(ring.ownerOf(key), 1, Integer::sum);
+    }
+
+    Map<String, Double> shares = ring.shares();
+
+    assertThat(shares.keySet()).containsExactlyElementsOf(PEERS);
+    assertThat(shares.values().stream().mapToDouble(Double::doubleValue).sum())
+        .isCloseTo(1.0, within(1e-9));
+    for (String peer : PEERS) {
+      assertThat(shares.get(peer))
+          .as(peer)
+          .isCloseTo(owned.get(peer) / (double) keys.size(), within(0.01));
+    }
+  }
+
+  @Test
+  void shares_lonePeerOwnsAll_emptyRingNone() {
+    assertThat(HashRing.of(List.of("a:1"), 512, PeerHash.FNV1A).shares())
+        .containsExactly(Map.entry("a:1", 1.0));
+    assertThat(HashRing.of(List.of(), 512, PeerHash.FNV1A).shares()).isEmpty();
   }
 }

@@ -1,0 +1,223 @@
+package dev.weir.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The status page ({@code GET /ui/}) of a two-node {@code weir.jar} cluster serving Envoy, in a
+ * real headless Chromium driven by Selenium through Debian's {@code chromedriver}: the members and
+ * their ring shares, a domain's rules, the explain form's answer, the counts after hits and the top
+ * limited panel. Skipped, saying why, where Chromium or chromedriver is not installed ({@code
+ * apt-get install chromium chromium-driver}; {@code .ci/run} does); the paths can be changed with
+ * the {@code weir.chromium} and {@code weir.chromedriver} system properties.
+ */
+class StatusPageJarIT {
+
+  private static final String YAML =
+      """
+      domain: shop
+      descriptors:
+        - key: remote_address
+          rate_limit: {unit: minute, requests_per_unit: 3, name: per-ip}
+        - key: path
+          value: /login
+          rate_limit: {unit: second, requests_per_unit: 5}
+      """;
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  @TempDir Path dir;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<NodeProcess> nodes = new ArrayList<>();
+  private final int[] grpc = new int[2];
+  private WebDriver browser;
+
+  @BeforeEach
+  void start() throws Exception {
+    Path chromium = Path.of(System.getProperty("weir.chromium", "/usr/bin/chromium"));
+    Path driver = Path.of(System.getProperty("weir.chromedriver", "/usr/bin/chromedriver"));
+    for (Path needed : List.of(chromium, driver)) {
+      if (!Files.isExecutable(needed)) {
+        String why =
+            needed
+                + " is not installed, so the status page is not tested in a browser"
+                + " (apt-get install chromium chromium-driver)";
+        System.out.println("StatusPageJarIT skipped: " + why);
+        Assumptions.abort(why);
+      }
+    }
+    Path config = Files.writeString(dir.resolve("shop.yaml"), YAML);
+    int[] httpPorts = new int[2];
+    int[] peerPorts = new int[2];
+    for (int i = 0; i < 2; i++) {
+      grpc[i] = NodeProcess.freePort();
+      httpPorts[i] = NodeProcess.freePort();
+      peerPorts[i] = NodeProcess.freePort();
+    }
+    String peers = NodeProcess.staticPeers(grpc, peerPorts);
+    for (int i = 0; i < 2; i++) {
+      nodes.add(
+          NodeProcess.startMember(
+              grpc[i],
+              httpPorts[i],
+              peerPorts[i],
+              Map.of("WEIR_STATIC_PEERS", peers, "WEIR_ENVOY_CONFIG", config.toString())));
+    }
+    for (NodeProcess node : nodes) {
+      node.awaitHealthy(http);
+    }
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(chromium.toFile());
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--user-data-dir=" + Files.createDirectories(dir.resolve("chromium")));
+    ChromeDriverService service =
+        new ChromeDriverService.Builder().usingDriverExecutable(driver.toFile()).build();
+    browser = new ChromeDriver(service, options);
+  }
+
+  @AfterEach
+  void stop() {
+    if (browser != null) {
+      browser.quit();
+    }
+    nodes.forEach(NodeProcess::close);
+  }
+
+  @Test
+  void statusPage_showsTheClusterAndUpdatesAfterHits() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+
+    Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
+    wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    double total = 0;
+    for (WebElement share : browser.findElements(By.cssSelector("#members tbody td.share"))) {
+      double value = Double.parseDouble(share.getDomAttribute("data-value"));
+      assertThat(value).isGreaterThan(0.2);
+      total += value;
+    }
+    assertThat(total).isCloseTo(1.0, within(1e-9));
+    assertThat(browser.findElement(By.id("share-total")).getText()).isEqualTo("100.00 %");
+
+    WebElement perIp = rule("shop", "remote_address");
+    assertThat(perIp.findElement(By.cssSelector("td.limit")).getText())
+        .startsWith("3 per minute")
+        .contains("name \"per-ip\"");
+    assertThat(rule("shop", "path_/login").findElement(By.cssSelector("td.limit")).getText())
+        .startsWith("5 per second");
+
+    new Select(browser.findElement(By.id("explain-domain"))).selectByValue("shop");
+    browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
+    browser.findElement(By.id("explain-submit")).click();
+    wait.until(b -> b.findElement(By.id("explain-answer")).getText().contains("policy 1"));
+    assertThat(browser.findElement(By.id("explain-answer")).getText())
+        .contains("descriptor 1: remote_address=10.1.2.3")
+        .contains("matched: remote_address (any value)")
+        .contains("policy 1: 3 per minute")
+        .contains("now: 3 of 3 remaining, UNDER_LIMIT");
+
+    for (int i = 0; i < 4; i++) {
+      shouldRateLimit(node, "remote_address", "10.1.2.3");
+    }
+    wait.until(b -> cellText("shop", "remote_address", "hits").equals("4"));
+    assertThat(cellText("shop", "remote_address", "over")).isEqualTo("1");
+    wait.until(b -> rate(cellText("shop", "remote_address", "hits-rate")) > 0);
+
+    HttpResponse<String> top = get(node, "/v1/TopLimited");
+    if (top.statusCode() == 404) {
+      wait.until(
+          b ->
+              b.findElement(By.id("top-limited-state"))
+                  .getText()
+                  .startsWith("not available on this node"));
+    } else {
+      wait.until(
+          b ->
+              b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                  .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+    }
+    assertThat(browser.getPageSource())
+        .doesNotContain(NodeProcess.PEER_SECRET)
+        .contains("Descriptor config");
+  }
+
+  private static double rate(String text) {
+    return text.matches("[0-9]+\\.[0-9]") ? Double.parseDouble(text) : 0;
+  }
+
+  private static Set<String> addresses(WebDriver b) {
+    return b.findElements(By.cssSelector("#members tbody tr")).stream()
+        .map(row -> row.getDomAttribute("data-address"))
+        .collect(Collectors.toSet());
+  }
+
+  private static boolean allReachableInRing(WebDriver b) {
+    return b.findElements(By.cssSelector("#members tbody tr")).stream()
+        .allMatch(
+            row ->
+                row.findElement(By.cssSelector("td.reachable")).getText().equals("yes")
+                    && row.findElement(By.cssSelector("td.in-ring")).getText().equals("yes"));
+  }
+
+  private WebElement rule(String domain, String rule) {
+    return browser.findElement(
+        By.cssSelector("div.domain[data-domain='" + domain + "'] tr[data-rule='" + rule + "']"));
+  }
+
+  private String cellText(String domain, String rule, String cell) {
+    return rule(domain, rule).findElement(By.cssSelector("td." + cell)).getText();
+  }
+
+  private void shouldRateLimit(NodeProcess node, String key, String value) throws Exception {
+    String body =
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\""
+            + key
+            + "\",\"value\":\""
+            + value
+            + "\"}]}]}";
+    HttpResponse<String> answer =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort + "/json"))
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(answer.statusCode()).as(answer.body()).isIn(200, 429);
+  }
+
+  private HttpResponse<String> get(NodeProcess node, String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}

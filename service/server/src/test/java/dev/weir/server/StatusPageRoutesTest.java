@@ -1,0 +1,205 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.envoy.EnvoySettings;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code GET /v1/Status}, {@code POST /v1/Explain} and the status page's assets on a real node. */
+class StatusPageRoutesTest {
+
+  private static final String YAML =
+      """
+      domain: shop
+      descriptors:
+        - key: remote_address
+          rate_limit: {unit: minute, requests_per_unit: 2, name: per-ip}
+        - key: client
+          detailed_metric: true
+          rate_limit: {unit: minute, requests_per_unit: 600}
+      """;
+
+  @TempDir Path dir;
+  private final FakeClock clock = new FakeClock();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private WeirNode node;
+
+  @AfterEach
+  void stop() {
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  private void startNode(boolean envoy) throws Exception {
+    WeirNode.Builder builder =
+        WeirNode.builder(TestConfigs.loopback()).clock(clock).store(new InMemoryBucketStore(clock));
+    if (envoy) {
+      Path config = Files.writeString(dir.resolve("shop.yaml"), YAML);
+      builder.envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString())));
+    }
+    node = builder.start();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> post(String path, String body) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + node.httpPort() + path);
+  }
+
+  private void hit(String key, String value) throws Exception {
+    String body =
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\""
+            + key
+            + "\",\"value\":\""
+            + value
+            + "\"}]}]}";
+    assertThat(post("/json", body).statusCode()).isIn(200, 429);
+  }
+
+  @Test
+  void status_membersShareAndRuleCounts_withoutRequestValues() throws Exception {
+    startNode(true);
+    for (int i = 0; i < 3; i++) {
+      hit("remote_address", "10.9.9.9");
+    }
+    hit("client", "secret-client-value");
+
+    HttpResponse<String> answer = get("/v1/Status");
+
+    assertThat(answer.statusCode()).isEqualTo(200);
+    JsonObject status = JsonParser.parseString(answer.body()).getAsJsonObject();
+    String self = node.advertiseAddress().toString();
+    assertThat(status.get("self").getAsString()).isEqualTo(self);
+    assertThat(status.get("ready").getAsBoolean()).isTrue();
+    JsonArray members = status.getAsJsonArray("members");
+    assertThat(members).hasSize(1);
+    JsonObject member = members.get(0).getAsJsonObject();
+    assertThat(member.get("address").getAsString()).isEqualTo(self);
+    assertThat(member.get("self").getAsBoolean()).isTrue();
+    assertThat(member.get("reachable").getAsBoolean()).isTrue();
+    assertThat(member.get("ring_share").getAsDouble()).isEqualTo(1.0);
+    JsonObject envoy = status.getAsJsonObject("envoy");
+    assertThat(envoy.get("enabled").getAsBoolean()).isTrue();
+    JsonObject shop = envoy.getAsJsonArray("domains").get(0).getAsJsonObject();
+    assertThat(shop.get("domain").getAsString()).isEqualTo("shop");
+    assertThat(shop.get("total_hits").getAsLong()).isEqualTo(4);
+    assertThat(shop.get("over_limit").getAsLong()).isEqualTo(1);
+    JsonArray rules = shop.getAsJsonArray("rules");
+    assertThat(rules).hasSize(2);
+    JsonObject perIp = rules.get(0).getAsJsonObject();
+    assertThat(perIp.get("rule").getAsString()).isEqualTo("remote_address");
+    assertThat(perIp.get("limit").getAsString()).startsWith("2 per minute");
+    assertThat(perIp.get("total_hits").getAsLong()).isEqualTo(3);
+    assertThat(perIp.get("over_limit").getAsLong()).isEqualTo(1);
+    JsonObject client = rules.get(1).getAsJsonObject();
+    assertThat(client.get("counted_per_value").getAsBoolean()).isTrue();
+    assertThat(client.has("total_hits")).isFalse();
+    assertThat(answer.body()).doesNotContain("10.9.9.9").doesNotContain("secret-client-value");
+  }
+
+  @Test
+  void explain_descriptor_linesOfTheExplainCommandWithTheCurrentCount() throws Exception {
+    startNode(true);
+    hit("remote_address", "10.0.0.1");
+
+    HttpResponse<String> answer =
+        post(
+            "/v1/Explain",
+            "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"remote_address\",\"value\":\"10.0.0.1\"}]}]}");
+
+    assertThat(answer.statusCode()).isEqualTo(200);
+    JsonArray lines =
+        JsonParser.parseString(answer.body()).getAsJsonObject().getAsJsonArray("lines");
+    assertThat(lines.asList().stream().map(JsonElement::getAsString))
+        .contains("descriptor 1: remote_address=10.0.0.1")
+        .anyMatch(line -> line.startsWith("  matched: remote_address (any value) ("))
+        .anyMatch(line -> line.startsWith("  policy 1: 2 per minute"))
+        .anyMatch(line -> line.startsWith("    now: 1 of 2 remaining, UNDER_LIMIT, resets in "));
+  }
+
+  @Test
+  void explain_badInput_400NamingTheField() throws Exception {
+    startNode(true);
+
+    assertBadRequest(
+        "{\"descriptors\":[]}", "domain is empty; it must be a domain of the loaded config: shop");
+    assertBadRequest("{\"domain\":\"nope\"}", "domain is 'nope'");
+    assertBadRequest("{\"domain\":\"shop\"}", "descriptors is empty");
+    assertBadRequest(
+        "{\"domain\":\"shop\",\"descriptors\":[{}]}", "descriptors[0].entries is empty");
+    assertBadRequest(
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\",\"value\":\"b\"}]},"
+            + "{\"entries\":[{\"value\":\"x\"}]}]}",
+        "descriptors[1].entries[0].key is empty");
+    assertBadRequest("{\"domain\":\"shop\",\"descriptor\":[]}", "descriptor");
+    assertBadRequest("not json", "invalid request body");
+  }
+
+  private void assertBadRequest(String body, String message) throws Exception {
+    HttpResponse<String> answer = post("/v1/Explain", body);
+    assertThat(answer.statusCode()).as(body).isEqualTo(400);
+    assertThat(JsonParser.parseString(answer.body()).getAsJsonObject().get("message").getAsString())
+        .as(body)
+        .contains(message);
+  }
+
+  @Test
+  void envoyOff_statusSaysSo_explain404() throws Exception {
+    startNode(false);
+
+    JsonObject status = JsonParser.parseString(get("/v1/Status").body()).getAsJsonObject();
+    HttpResponse<String> explain = post("/v1/Explain", "{\"domain\":\"shop\"}");
+
+    assertThat(status.getAsJsonObject("envoy").get("enabled").getAsBoolean()).isFalse();
+    assertThat(status.getAsJsonObject("envoy").getAsJsonArray("domains")).isEmpty();
+    assertThat(explain.statusCode()).isEqualTo(404);
+    assertThat(explain.body()).contains("WEIR_ENVOY_CONFIG");
+  }
+
+  @Test
+  void page_servedFromTheJar_loadingNothingFromElsewhere() throws Exception {
+    startNode(false);
+
+    HttpResponse<String> page = get("/ui/");
+    HttpResponse<String> script = get("/ui/status.js");
+    HttpResponse<String> style = get("/ui/status.css");
+    HttpResponse<String> bare = get("/ui");
+
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+    assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow())
+        .startsWith("default-src 'none'; script-src 'self';");
+    assertThat(page.body()).contains("<script src=\"status.js\"").doesNotContain("http");
+    assertThat(script.statusCode()).isEqualTo(200);
+    assertThat(script.body()).contains("../v1/Status").doesNotContain("http:");
+    assertThat(style.statusCode()).isEqualTo(200);
+    assertThat(bare.statusCode()).isEqualTo(308);
+    assertThat(bare.headers().firstValue("Location")).hasValue("/ui/");
+  }
+}
