@@ -170,6 +170,7 @@ final class RatelimitCommand implements Command {
             .extraHttpRoutes(health -> List.of(RatelimitHttp.healthcheck(health)))
             .grpcMaxConnectionAge(compat.maxConnectionAge(), compat.maxConnectionAgeGrace())
             .healthServiceNames(List.of(HEALTH_SERVICE_NAME))
+            .tracing(compat.tracing())
             .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS);
     WeirNode node = ServeCommand.start(builder, err, status);
     if (node == null) {

@@ -155,7 +155,8 @@ final class ServeCommand implements Command {
           .ops(ops)
           .peers(peers)
           .writeAutoCa(autoCaFile)
-          .warmUp(warmUp);
+          .warmUp(warmUp)
+          .tracing(TracingSettings.fromOtel(environment));
     }
   }
 
