@@ -2,14 +2,16 @@ package dev.weir.server;
 
 import dev.weir.core.tracing.ClusterTracing;
 import io.grpc.ServerInterceptor;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
-import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
 import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +25,8 @@ import org.slf4j.LoggerFactory;
 final class NodeTracing implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeTracing.class);
+
+  private static final String RESOURCE_ATTRIBUTES = "otel.resource.attributes";
 
   /** The instrumentation scope of Weir's spans. */
   static final String SCOPE = "dev.weir";
@@ -48,15 +52,12 @@ final class NodeTracing implements AutoCloseable {
     if (!settings.enabled()) {
       throw new IllegalArgumentException("tracing is off");
     }
-    AttributesBuilder resource = Attributes.builder();
-    settings.resource().forEach(resource::put);
-    Attributes extra = resource.build();
+    Map<String, String> properties = properties(settings);
     OpenTelemetrySdk sdk;
     try {
       sdk =
           AutoConfiguredOpenTelemetrySdk.builder()
-              .addPropertiesCustomizer(config -> settings.properties())
-              .addResourceCustomizer((base, config) -> base.merge(Resource.create(extra)))
+              .addPropertiesCustomizer(config -> properties)
               .disableShutdownHook()
               .build()
               .getOpenTelemetrySdk();
@@ -65,6 +66,31 @@ final class NodeTracing implements AutoCloseable {
     }
     LOG.info("tracing: on, {}", settings.describe());
     return new NodeTracing(sdk);
+  }
+
+  /**
+   * Returns the SDK properties of {@code settings}, their resource attributes added to {@code
+   * otel.resource.attributes} (percent-encoded, as the SDK reads them).
+   */
+  static Map<String, String> properties(TracingSettings settings) {
+    if (settings.resource().isEmpty()) {
+      return settings.properties();
+    }
+    StringJoiner attributes = new StringJoiner(",");
+    String given = settings.properties().get(RESOURCE_ATTRIBUTES);
+    if (given != null && !given.isBlank()) {
+      attributes.add(given);
+    }
+    settings
+        .resource()
+        .forEach((key, value) -> attributes.add(key + "=" + percentEncoded(value)));
+    Map<String, String> out = new HashMap<>(settings.properties());
+    out.put(RESOURCE_ATTRIBUTES, attributes.toString());
+    return out;
+  }
+
+  private static String percentEncoded(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   /** Returns the interceptor of the front-door services. */

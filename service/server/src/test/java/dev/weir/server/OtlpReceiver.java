@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class OtlpReceiver implements AutoCloseable {
 
-  /** One received span and the service that sent it. */
-  record Received(String service, Span span) {}
+  /** One received span, the service that sent it and that service's instance id. */
+  record Received(String service, String instance, Span span) {}
 
   private final List<Received> spans = new CopyOnWriteArrayList<>();
   private final Server server;
@@ -40,9 +40,13 @@ final class OtlpReceiver implements AutoCloseable {
                       ExportTraceServiceRequest request,
                       StreamObserver<ExportTraceServiceResponse> answer) {
                     for (ResourceSpans resource : request.getResourceSpansList()) {
-                      String service = attribute(resource.getResource().getAttributesList());
+                      List<KeyValue> attributes = resource.getResource().getAttributesList();
+                      String service = attribute(attributes, "service.name");
+                      String instance = attribute(attributes, "service.instance.id");
                       for (ScopeSpans scope : resource.getScopeSpansList()) {
-                        scope.getSpansList().forEach(s -> spans.add(new Received(service, s)));
+                        scope
+                            .getSpansList()
+                            .forEach(s -> spans.add(new Received(service, instance, s)));
                       }
                     }
                     answer.onNext(ExportTraceServiceResponse.getDefaultInstance());
@@ -68,9 +72,9 @@ final class OtlpReceiver implements AutoCloseable {
     return new ArrayList<>(spans);
   }
 
-  private static String attribute(List<KeyValue> attributes) {
+  private static String attribute(List<KeyValue> attributes, String key) {
     for (KeyValue kv : attributes) {
-      if (kv.getKey().equals("service.name")) {
+      if (kv.getKey().equals(key)) {
         return kv.getValue().getStringValue();
       }
     }

@@ -117,6 +117,7 @@ class TracingTest {
     OtlpReceiver.Received batch = only(trace, "weir.forward_batch");
     OtlpReceiver.Received decide = only(trace, "weir.decide");
     assertThat(front.service()).isEqualTo("edge-limits");
+    assertThat(front.instance()).isEqualTo("node a");
     assertThat(forward.service()).isEqualTo("edge-limits");
     assertThat(batch.service()).isEqualTo("edge-limits");
     assertThat(decide.service()).isEqualTo("weir-b");
@@ -243,7 +244,7 @@ class TracingTest {
                 "TRACING_ENABLED", "true",
                 "TRACING_EXPORTER_PROTOCOL", "grpc",
                 "TRACING_SERVICE_NAME", "edge-limits",
-                "TRACING_SERVICE_INSTANCE_ID", "node-a",
+                "TRACING_SERVICE_INSTANCE_ID", "node a",
                 "OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:" + receiver.port(),
                 "OTEL_BSP_SCHEDULE_DELAY", "50"));
     TracingSettings otel =
