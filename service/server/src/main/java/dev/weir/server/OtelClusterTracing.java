@@ -24,8 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * weir.forward_batch} span (client) per batch sent to a peer, linked to the forward span of each
  * item in it and a child of the first sampled one; and a {@code weir.decide} span (server) per
  * forwarded item on its owner, a child of the forward span the item carries in its {@code
- * traceparent} metadata. Items of a call with no trace context are not traced. Spans carry rule
- * names, counts, peers and outcomes, never a key's value.
+ * traceparent} metadata. The items of a call whose span is not sampled go as they are, untraced.
+ * Spans carry rule names, counts, peers and outcomes, never a key's value.
  */
 final class OtelClusterTracing implements ClusterTracing {
 
@@ -62,7 +62,7 @@ final class OtelClusterTracing implements ClusterTracing {
   @Override
   public Forward forward(String owner, List<RateLimitRequest> items) {
     Context parent = Context.current();
-    if (!io.opentelemetry.api.trace.Span.fromContext(parent).getSpanContext().isValid()) {
+    if (!io.opentelemetry.api.trace.Span.fromContext(parent).getSpanContext().isSampled()) {
       return Forward.NONE;
     }
     io.opentelemetry.api.trace.Span span =
