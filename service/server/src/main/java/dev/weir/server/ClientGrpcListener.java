@@ -12,6 +12,9 @@ import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.BindableService;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -39,7 +42,8 @@ final class ClientGrpcListener {
       Optional<TlsIdentity> tls,
       boolean envoy,
       Duration maxConnectionAge,
-      Duration maxConnectionAgeGrace) {}
+      Duration maxConnectionAgeGrace,
+      Optional<ServerInterceptor> tracing) {}
 
   /**
    * The largest request metadata (headers) accepted: twice Envoy's default limit on a request's
@@ -57,6 +61,7 @@ final class ClientGrpcListener {
   static final int MAX_CALLS_PER_CONNECTION = 1000;
 
   private final Server server;
+  private final boolean traced;
   private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
   private final LateBoundService rateLimit =
@@ -79,10 +84,10 @@ final class ClientGrpcListener {
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
             .addService(MalformedRequests.guard(reflectionV1Alpha()))
-            .addService(MalformedRequests.guard(v1.definition()));
+            .addService(MalformedRequests.guard(traced(v1.definition(), settings)));
     if (settings.envoy()) {
       builder
-          .addService(MalformedRequests.guard(rateLimit.definition()))
+          .addService(MalformedRequests.guard(traced(rateLimit.definition(), settings)))
           .addService(MalformedRequests.guard(quota.definition()));
     } else {
       builder.fallbackHandlerRegistry(EnvoyAdapterOff.grpcFallback());
@@ -97,6 +102,20 @@ final class ClientGrpcListener {
               settings.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
     }
     this.server = builder.build().start();
+    this.traced = settings.tracing().isPresent();
+  }
+
+  /** Returns {@code service} traced when tracing is on, else {@code service} itself. */
+  private static ServerServiceDefinition traced(
+      ServerServiceDefinition service, Settings settings) {
+    return settings.tracing().isPresent()
+        ? ServerInterceptors.intercept(service, settings.tracing().get())
+        : service;
+  }
+
+  /** Returns whether the front-door services are traced (an interceptor is installed). */
+  boolean traced() {
+    return traced;
   }
 
   /**

@@ -85,7 +85,7 @@ final class RatelimitCommand implements Command {
                 "weir-shutdown"));
     LOG.warn(
         "Weir started in envoyproxy/ratelimit compatibility mode: grpc={}{} http={} debug={}"
-            + " config={} statsd={} prometheus={} peers={}",
+            + " config={} statsd={} prometheus={} tracing={} peers={}",
         compat.grpcAddress(),
         compat.grpcTls().enabled() ? " (TLS)" : "",
         compat.httpAddress(),
@@ -93,6 +93,7 @@ final class RatelimitCommand implements Command {
         describe(compat.envoy()),
         compat.statsd().map(s -> s.host() + ":" + s.port()).orElse("off"),
         compat.prometheus().map(p -> p.address() + p.path()).orElse("off"),
+        compat.tracing().describe(),
         running.node().cluster().membership().ring().peers());
     running.node().awaitTermination();
     return 0;
@@ -170,6 +171,7 @@ final class RatelimitCommand implements Command {
             .extraHttpRoutes(health -> List.of(RatelimitHttp.healthcheck(health)))
             .grpcMaxConnectionAge(compat.maxConnectionAge(), compat.maxConnectionAgeGrace())
             .healthServiceNames(List.of(HEALTH_SERVICE_NAME))
+            .tracing(compat.tracing())
             .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS);
     WeirNode node = ServeCommand.start(builder, err, status);
     if (node == null) {

@@ -34,6 +34,7 @@ import java.util.Optional;
  * @param healthyOnlyWithConfig whether the node reports unhealthy while no domain is loaded
  * @param statsd where the reference's stats are sent, empty when off
  * @param prometheus where Weir's meters are served for Prometheus, empty when off
+ * @param tracing whether and how traces are exported ({@code TRACING_*}, {@code OTEL_*})
  */
 record RatelimitSettings(
     HostPort grpcAddress,
@@ -47,7 +48,8 @@ record RatelimitSettings(
     EnvoySettings envoy,
     boolean healthyOnlyWithConfig,
     Optional<Statsd> statsd,
-    Optional<Prometheus> prometheus) {
+    Optional<Prometheus> prometheus,
+    TracingSettings tracing) {
 
   /** Where and how often the reference's stats go over StatsD. */
   record Statsd(String host, int port, Duration flushInterval, Map<String, String> extraTags) {}
@@ -129,7 +131,8 @@ record RatelimitSettings(
         envoy,
         reader.bool(EnvVar.of("HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"), false),
         statsd,
-        prometheus);
+        prometheus,
+        TracingSettings.fromReference(env));
   }
 
   /**

@@ -102,7 +102,13 @@ final class ReferenceEnvironment {
           "DISABLE_STATS",
           "USE_PROMETHEUS",
           "PROMETHEUS_ADDR",
-          "PROMETHEUS_PATH");
+          "PROMETHEUS_PATH",
+          "TRACING_ENABLED",
+          "TRACING_SERVICE_NAME",
+          "TRACING_SERVICE_NAMESPACE",
+          "TRACING_SERVICE_INSTANCE_ID",
+          "TRACING_SAMPLING_RATE",
+          "TRACING_EXPORTER_PROTOCOL");
 
   /** Returns every reference variable the compatibility mode honours. */
   static Set<String> honoured() {
@@ -132,13 +138,7 @@ final class ReferenceEnvironment {
                   + " reference's names come over StatsD"),
           Map.entry(
               "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
-              "the first reconnect waits CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL"),
-          Map.entry("TRACING_ENABLED", "Weir exports no traces"),
-          Map.entry("TRACING_SERVICE_NAME", "Weir exports no traces"),
-          Map.entry("TRACING_SERVICE_NAMESPACE", "Weir exports no traces"),
-          Map.entry("TRACING_SERVICE_INSTANCE_ID", "Weir exports no traces"),
-          Map.entry("TRACING_EXPORTER_PROTOCOL", "Weir exports no traces"),
-          Map.entry("TRACING_SAMPLING_RATE", "Weir exports no traces"));
+              "the first reconnect waits CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL"));
 
   /** Returns whether {@code name} configures the reference's Redis or Memcache backend. */
   static boolean isBackend(String name) {

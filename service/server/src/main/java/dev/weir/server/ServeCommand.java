@@ -160,7 +160,8 @@ final class ServeCommand implements Command {
           .peers(peers)
           .writeAutoCa(autoCaFile)
           .warmUp(warmUp)
-          .topLimited(topLimited);
+          .topLimited(topLimited)
+          .tracing(TracingSettings.fromOtel(environment));
     }
   }
 

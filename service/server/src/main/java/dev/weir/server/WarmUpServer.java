@@ -75,7 +75,8 @@ final class WarmUpServer implements AutoCloseable {
                   Optional.empty(),
                   envoy != null,
                   null,
-                  null),
+                  null,
+                  Optional.empty()),
               new GrpcHealth(List.of()).service(),
               metrics,
               clock);

@@ -81,6 +81,8 @@ public final class WeirNode implements AutoCloseable {
   private final HttpListener http;
   private final StatusListener status;
   private final NodeWarmUp.Result warmUp;
+  private final ClientGrpcListener grpc;
+  private final NodeTracing tracing;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private WeirNode(
@@ -93,7 +95,9 @@ public final class WeirNode implements AutoCloseable {
       EnvoyAdapter envoyAdapter,
       HttpListener http,
       StatusListener status,
-      NodeWarmUp.Result warmUp) {
+      NodeWarmUp.Result warmUp,
+      ClientGrpcListener grpc,
+      NodeTracing tracing) {
     this.components = components;
     this.member = member;
     this.advertiseAddress = advertiseAddress;
@@ -104,6 +108,8 @@ public final class WeirNode implements AutoCloseable {
     this.http = http;
     this.status = status;
     this.warmUp = warmUp;
+    this.grpc = grpc;
+    this.tracing = tracing;
   }
 
   /** Returns a builder of a node with {@code config}'s addresses and cache size. */
@@ -140,6 +146,7 @@ public final class WeirNode implements AutoCloseable {
     private Path autoCaFile;
     private Sleeper sleeper = Sleeper.SYSTEM;
     private Duration warmUp = Duration.ZERO;
+    private TracingSettings tracing = TracingSettings.OFF;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -287,6 +294,15 @@ public final class WeirNode implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Sets whether and how the node exports traces (default {@link TracingSettings#OFF}: no SDK is
+     * built and no interceptor installed).
+     */
+    Builder tracing(TracingSettings value) {
+      this.tracing = Objects.requireNonNull(value, "tracing");
+      return this;
+    }
+
     /** Sets the variables named when the gRPC or HTTP listener cannot bind its address. */
     Builder addressVariables(EnvVar grpc, EnvVar http) {
       this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
@@ -343,6 +359,10 @@ public final class WeirNode implements AutoCloseable {
   private static WeirNode start(Builder b, BucketStore store, Lifecycle components)
       throws Exception {
     OpsSettings ops = b.ops;
+    NodeTracing tracing =
+        b.tracing.enabled()
+            ? components.start("tracing", () -> NodeTracing.start(b.tracing), NodeTracing::close)
+            : null;
     PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
     MicrometerMetrics metrics = metrics(registry, store);
     CheckMeter meter = new CheckMeter(metrics);
@@ -352,7 +372,7 @@ public final class WeirNode implements AutoCloseable {
     ClientGrpcListener grpc =
         components.start(
             "gRPC listener",
-            () -> startGrpc(b, tls, grpcHealth, metrics),
+            () -> startGrpc(b, tls, grpcHealth, metrics, tracing),
             listener -> listener.server().shutdownNow());
     HostPort advertise = advertised(b.config, grpc.server().getPort());
     if (b.writeAutoCa) {
@@ -383,6 +403,10 @@ public final class WeirNode implements AutoCloseable {
     OverLimitRecorder overLimit = overLimitRecorder(topLimited, b.topLimited, registry);
     HttpRoute topLimitedRoute =
         new TopLimitedRoute(topLimited, member.cluster(), b.topLimited).route();
+    if (tracing != null) {
+      member.cluster().service().traceWith(tracing.cluster());
+      member.cluster().peers().traceWith(tracing.cluster());
+    }
     HealthChecker health = member.cluster().health();
     DrainingComponent draining = new DrainingComponent();
     health.add(draining);
@@ -455,7 +479,18 @@ public final class WeirNode implements AutoCloseable {
           doors.drainStreams();
         });
     return new WeirNode(
-        components, member, advertise, tls, grpcHealth, registry, envoy, http, status, warmUp);
+        components,
+        member,
+        advertise,
+        tls,
+        grpcHealth,
+        registry,
+        envoy,
+        http,
+        status,
+        warmUp,
+        grpc,
+        tracing);
   }
 
   /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */
@@ -469,7 +504,8 @@ public final class WeirNode implements AutoCloseable {
   }
 
   private static ClientGrpcListener startGrpc(
-      Builder b, NodeTls tls, GrpcHealth health, MicrometerMetrics metrics) throws IOException {
+      Builder b, NodeTls tls, GrpcHealth health, MicrometerMetrics metrics, NodeTracing tracing)
+      throws IOException {
     ClientGrpcListener.Settings settings =
         new ClientGrpcListener.Settings(
             b.config.grpcAddress().toBindAddress(),
@@ -477,7 +513,8 @@ public final class WeirNode implements AutoCloseable {
             tls.grpc(),
             b.envoy.enabled(),
             b.maxConnectionAge,
-            b.maxConnectionAgeGrace);
+            b.maxConnectionAgeGrace,
+            Optional.ofNullable(tracing).map(NodeTracing::frontDoor));
     try {
       return ClientGrpcListener.start(settings, health.service(), metrics, b.clock);
     } catch (IOException e) {
@@ -650,6 +687,16 @@ public final class WeirNode implements AutoCloseable {
   /** Returns the node's Prometheus registry, for components that add meters. */
   PrometheusMeterRegistry registry() {
     return registry;
+  }
+
+  /** Returns the node's tracing, empty when it is off. */
+  Optional<NodeTracing> tracing() {
+    return Optional.ofNullable(tracing);
+  }
+
+  /** Returns whether the front-door gRPC services are traced (an interceptor is installed). */
+  boolean frontDoorTraced() {
+    return grpc.traced();
   }
 
   /** Returns the Envoy adapter, empty when it is off. */

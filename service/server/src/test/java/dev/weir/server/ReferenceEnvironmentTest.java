@@ -79,6 +79,7 @@ class ReferenceEnvironmentTest {
                 Map.of(
                     "TRACING_ENABLED", "true",
                     "GRPC_UDS", "/tmp/rl.sock",
+                    "USE_DOG_STATSD", "true",
                     "RUNTIME_IGNOREDOTFILES", "false",
                     "BACKEND_TYPE", "memcache",
                     "MEMCACHE_HOST_PORT", "m:11211",
@@ -86,7 +87,8 @@ class ReferenceEnvironmentTest {
         .containsExactly(
             "envoyproxy/ratelimit settings Weir ignores: GRPC_UDS (Weir listens on"
                 + " GRPC_HOST:GRPC_PORT, not on a Unix socket); RUNTIME_IGNOREDOTFILES=false (names"
-                + " starting with '.' are always skipped); TRACING_ENABLED (Weir exports no traces)",
+                + " starting with '.' are always skipped); USE_DOG_STATSD (stats are sent as plain"
+                + " StatsD lines)",
             "Weir keeps counters in its own cluster, not in Redis or Memcache: ignoring"
                 + " BACKEND_TYPE, MEMCACHE_HOST_PORT");
   }

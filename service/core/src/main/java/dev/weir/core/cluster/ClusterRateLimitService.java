@@ -14,6 +14,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
+import dev.weir.core.tracing.ClusterTracing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -68,6 +69,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final Duration standInAfter;
   private final StandIns standIns;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private volatile ClusterTracing tracing = ClusterTracing.NONE;
 
   /**
    * Creates the service of node {@code self}.
@@ -108,6 +110,11 @@ public final class ClusterRateLimitService implements RateLimitService {
   /** Counts this service's stand-in answers in {@code sink}. */
   public void reportTo(WeirMetrics sink) {
     this.metrics = sink;
+  }
+
+  /** Traces forwards and owner decisions with {@code value} (default {@link ClusterTracing#NONE}). */
+  public void traceWith(ClusterTracing value) {
+    this.tracing = value;
   }
 
   /**
@@ -187,7 +194,9 @@ public final class ClusterRateLimitService implements RateLimitService {
           positions[size++] = j;
         }
       }
-      List<CompletableFuture<RateLimitResponse>> calls = peers.forwardAll(owner, group);
+      ClusterTracing.Forward span = tracing.forward(owner, group);
+      List<CompletableFuture<RateLimitResponse>> calls =
+          peers.forwardAll(owner, span.items(group));
       Map<String, String> ownerMeta = Map.of("owner", owner);
       for (int k = 0; k < size; k++) {
         int index = positions[k];
@@ -198,6 +207,7 @@ public final class ClusterRateLimitService implements RateLimitService {
         answer.whenComplete(
             (a, e) -> {
               answers[index] = a;
+              span.answered(a);
               if (remaining.decrementAndGet() == 0) {
                 all.complete(Arrays.asList(answers));
               }
@@ -281,22 +291,29 @@ public final class ClusterRateLimitService implements RateLimitService {
    */
   public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
     List<RateLimitResponse> out = new ArrayList<>(requests.size());
+    ClusterTracing traced = tracing;
     for (RateLimitRequest r : requests) {
-      String invalid = validate(r);
-      if (invalid != null) {
-        out.add(RateLimitResponse.error(invalid));
-        continue;
-      }
-      RateLimitRequest req = withCreatedAt(r);
-      if (req.has(Behavior.GLOBAL)) {
-        req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-        out.add(local.check(req));
-        global.queueBroadcast(req);
-      } else {
-        out.add(local.check(req));
-      }
+      ClusterTracing.Span span = traced.decide(r);
+      RateLimitResponse answer = decideAsOwner(r);
+      span.end(answer);
+      out.add(answer);
     }
     return out;
+  }
+
+  private RateLimitResponse decideAsOwner(RateLimitRequest r) {
+    String invalid = validate(r);
+    if (invalid != null) {
+      return RateLimitResponse.error(invalid);
+    }
+    RateLimitRequest req = withCreatedAt(r);
+    if (req.has(Behavior.GLOBAL)) {
+      req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
+      RateLimitResponse answer = local.check(req);
+      global.queueBroadcast(req);
+      return answer;
+    }
+    return local.check(req);
   }
 
   /**

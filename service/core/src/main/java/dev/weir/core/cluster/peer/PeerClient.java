@@ -10,6 +10,7 @@ import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
+import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -77,6 +78,7 @@ public final class PeerClient implements AutoCloseable {
   private final AtomicLong batchesSent = new AtomicLong();
   private final AtomicLong itemsSent = new AtomicLong();
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private volatile ClusterTracing tracing = ClusterTracing.NONE;
   private volatile PeerCallObserver observer = PeerCallObserver.NONE;
   private volatile boolean down;
 
@@ -125,6 +127,11 @@ public final class PeerClient implements AutoCloseable {
   /** Reports every {@code GetPeerRateLimits} call this client sends (size, latency, outcome) to {@code sink}. */
   public void reportTo(WeirMetrics sink) {
     this.metrics = sink;
+  }
+
+  /** Traces every forwarded batch with {@code value} (default {@link ClusterTracing#NONE}). */
+  public void traceWith(ClusterTracing value) {
+    this.tracing = value;
   }
 
   /** Starts connecting now, so that the first forwarded call does not pay for the connection. */
@@ -186,6 +193,16 @@ public final class PeerClient implements AutoCloseable {
    * does not serve streams (found out on the first batch sent to it).
    */
   private CompletableFuture<List<RateLimitResponse>> forwardBatch(List<RateLimitRequest> batch) {
+    ClusterTracing.Span span = tracing.batch(address, batch);
+    CompletableFuture<List<RateLimitResponse>> answers = sendBatch(batch);
+    if (span != ClusterTracing.Span.NONE) {
+      answers.whenComplete(
+          (a, e) -> span.end(e == null ? null : RateLimitResponse.error(String.valueOf(e))));
+    }
+    return answers;
+  }
+
+  private CompletableFuture<List<RateLimitResponse>> sendBatch(List<RateLimitRequest> batch) {
     Duration timeout = settings.batchTimeout();
     if (stream.unsupported()) {
       return answered(batch.size(), unary(batch, timeout), "forwarding to");

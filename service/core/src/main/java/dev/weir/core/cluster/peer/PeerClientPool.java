@@ -5,6 +5,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
+import dev.weir.core.tracing.ClusterTracing;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
@@ -38,6 +39,7 @@ public final class PeerClientPool implements AutoCloseable {
   private final Predicate<String> known;
   private volatile boolean closed;
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
+  private ClusterTracing tracing = ClusterTracing.NONE;
   private volatile IndirectProbes probes;
   private volatile RelayForwarder relays;
 
@@ -128,10 +130,17 @@ public final class PeerClientPool implements AutoCloseable {
           a -> {
             PeerClient client = factory.apply(a);
             client.reportTo(metrics);
+            client.traceWith(tracing);
             client.observe(liveness);
             return client;
           });
     }
+  }
+
+  /** Traces the batches of every client, present and future, with {@code value}. */
+  public synchronized void traceWith(ClusterTracing value) {
+    this.tracing = value;
+    clients.values().forEach(c -> c.traceWith(value));
   }
 
   /** Reports the calls of every client, present and future, to {@code sink}. */

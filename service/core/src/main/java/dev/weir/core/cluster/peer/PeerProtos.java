@@ -47,12 +47,20 @@ public final class PeerProtos {
   /** The longest {@code time_zone} metadata value forwarded alone (zone ids are under 40). */
   static final int MAX_FORWARDED_TIME_ZONE_CHARS = 64;
 
+  /**
+   * The metadata entry holding a forwarded item's W3C trace context, forwarded alone (when at most
+   * {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long; a {@code traceparent} takes 55) with {@code
+   * time_zone} when the whole metadata is over {@link #MAX_FORWARDED_METADATA_BYTES}.
+   */
+  public static final String TRACEPARENT = "traceparent";
+
   private PeerProtos() {}
 
   /**
    * Returns the wire form of {@code r}; {@code created_at} is sent when set, the metadata when it
-   * takes at most {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} entry
-   * (when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long), which decides a Gregorian window.
+   * takes at most {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} entry,
+   * which decides a Gregorian window, and its {@link #TRACEPARENT} (each when at most {@link
+   * #MAX_FORWARDED_TIME_ZONE_CHARS} long).
    */
   public static RateLimitReq toProto(RateLimitRequest r) {
     RateLimitReq.Builder b =
@@ -69,16 +77,21 @@ public final class PeerProtos {
       if (metadataBytes(r.metadata()) <= MAX_FORWARDED_METADATA_BYTES) {
         b.putAllMetadata(r.metadata());
       } else {
-        String zone = r.metadata().get(GregorianInterval.TIME_ZONE_METADATA);
-        if (zone != null && zone.length() <= MAX_FORWARDED_TIME_ZONE_CHARS) {
-          b.putMetadata(GregorianInterval.TIME_ZONE_METADATA, zone);
-        }
+        keepShort(b, r.metadata(), GregorianInterval.TIME_ZONE_METADATA);
+        keepShort(b, r.metadata(), TRACEPARENT);
       }
     }
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());
     }
     return b.build();
+  }
+
+  private static void keepShort(RateLimitReq.Builder b, Map<String, String> metadata, String key) {
+    String value = metadata.get(key);
+    if (value != null && value.length() <= MAX_FORWARDED_TIME_ZONE_CHARS) {
+      b.putMetadata(key, value);
+    }
   }
 
   /** Returns the UTF-8 bytes of the keys and values of {@code metadata}, with their lengths. */

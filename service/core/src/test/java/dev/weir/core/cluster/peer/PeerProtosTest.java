@@ -74,4 +74,24 @@ class PeerProtosTest {
                 .getMetadataMap())
         .isEqualTo(Map.of("time_zone", "Europe/Berlin"));
   }
+
+  @Test
+  void toProto_metadataOverTheBound_stillCarriesTheTraceContext() {
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    Map<String, String> hugeWithTrace =
+        Map.of(
+            "x",
+            "y".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES),
+            PeerProtos.TRACEPARENT,
+            traceparent);
+
+    assertThat(
+            PeerProtos.toProto(
+                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
+                        .duration(2)
+                        .metadata(hugeWithTrace)
+                        .build())
+                .getMetadataMap())
+        .isEqualTo(Map.of("traceparent", traceparent));
+  }
 }

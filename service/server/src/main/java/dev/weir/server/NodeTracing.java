@@ -1,0 +1,116 @@
+package dev.weir.server;
+
+import dev.weir.core.tracing.ClusterTracing;
+import io.grpc.ServerInterceptor;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node's OpenTelemetry SDK, built from {@link TracingSettings} by the SDK's autoconfiguration
+ * (OTLP exporter, batch span processor), with what traces the node: the front-door interceptor
+ * and the cluster's spans. Exists only when tracing is on; {@link #close} exports the spans still
+ * buffered.
+ */
+final class NodeTracing implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeTracing.class);
+
+  private static final String RESOURCE_ATTRIBUTES = "otel.resource.attributes";
+
+  /** The instrumentation scope of Weir's spans. */
+  static final String SCOPE = "dev.weir";
+
+  /** The most {@link #close} waits for the last spans to be exported. */
+  static final long CLOSE_SECONDS = 5;
+
+  private final OpenTelemetrySdk sdk;
+  private final Tracer tracer;
+
+  private NodeTracing(OpenTelemetrySdk sdk) {
+    this.sdk = sdk;
+    this.tracer = sdk.getTracer(SCOPE, BuildInfo.version());
+  }
+
+  /**
+   * Builds the SDK {@code settings} describe; they must be enabled.
+   *
+   * @throws IOException naming the setting the SDK refused (for example an endpoint that is not a
+   *     URL)
+   */
+  static NodeTracing start(TracingSettings settings) throws IOException {
+    if (!settings.enabled()) {
+      throw new IllegalArgumentException("tracing is off");
+    }
+    Map<String, String> properties = properties(settings);
+    OpenTelemetrySdk sdk;
+    try {
+      sdk =
+          AutoConfiguredOpenTelemetrySdk.builder()
+              .addPropertiesCustomizer(config -> properties)
+              .disableShutdownHook()
+              .build()
+              .getOpenTelemetrySdk();
+    } catch (ConfigurationException e) {
+      throw new IOException("tracing cannot start: " + e.getMessage(), e);
+    }
+    LOG.info("tracing: on, {}", settings.describe());
+    return new NodeTracing(sdk);
+  }
+
+  /**
+   * Returns the SDK properties of {@code settings}, their resource attributes added to {@code
+   * otel.resource.attributes} (percent-encoded, as the SDK reads them).
+   */
+  static Map<String, String> properties(TracingSettings settings) {
+    if (settings.resource().isEmpty()) {
+      return settings.properties();
+    }
+    StringJoiner attributes = new StringJoiner(",");
+    String given = settings.properties().get(RESOURCE_ATTRIBUTES);
+    if (given != null && !given.isBlank()) {
+      attributes.add(given);
+    }
+    settings
+        .resource()
+        .forEach((key, value) -> attributes.add(key + "=" + percentEncoded(value)));
+    Map<String, String> out = new HashMap<>(settings.properties());
+    out.put(RESOURCE_ATTRIBUTES, attributes.toString());
+    return out;
+  }
+
+  private static String percentEncoded(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  /** Returns the interceptor of the front-door services. */
+  ServerInterceptor frontDoor() {
+    return new FrontDoorTracing(tracer);
+  }
+
+  /** Returns the spans of the cluster's request path. */
+  ClusterTracing cluster() {
+    return new OtelClusterTracing(tracer);
+  }
+
+  /** Exports every span ended so far, waiting at most {@link #CLOSE_SECONDS}. */
+  void flush() {
+    sdk.getSdkTracerProvider().forceFlush().join(CLOSE_SECONDS, TimeUnit.SECONDS);
+  }
+
+  /** Exports the spans still buffered and stops the SDK. */
+  @Override
+  public void close() {
+    sdk.shutdown().join(CLOSE_SECONDS, TimeUnit.SECONDS);
+  }
+}

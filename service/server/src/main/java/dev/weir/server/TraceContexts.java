@@ -1,0 +1,69 @@
+package dev.weir.server;
+
+import io.grpc.Metadata;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The W3C {@code traceparent} as Weir reads and writes it: from a gRPC call's metadata (what
+ * Envoy's rate-limit filter sends) and to and from a forwarded item's {@code metadata} map.
+ */
+final class TraceContexts {
+
+  private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
+
+  private static final TextMapGetter<Metadata> HEADERS =
+      new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Metadata carrier) {
+          return carrier.keys();
+        }
+
+        @Override
+        public String get(Metadata carrier, String key) {
+          return carrier == null
+              ? null
+              : carrier.get(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+        }
+      };
+
+  private static final TextMapGetter<Map<String, String>> ITEM =
+      new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Map<String, String> carrier) {
+          return carrier.keySet();
+        }
+
+        @Override
+        public String get(Map<String, String> carrier, String key) {
+          return carrier == null ? null : carrier.get(key);
+        }
+      };
+
+  private TraceContexts() {}
+
+  /** Returns the context {@code headers} carry, or the root context when they carry none. */
+  static Context fromHeaders(Metadata headers) {
+    return W3C.extract(Context.root(), headers, HEADERS);
+  }
+
+  /** Returns the span context an item's {@code metadata} carries, invalid when none. */
+  static SpanContext fromItem(Map<String, String> metadata) {
+    if (!metadata.containsKey("traceparent")) {
+      return SpanContext.getInvalid();
+    }
+    return io.opentelemetry.api.trace.Span.fromContext(W3C.extract(Context.root(), metadata, ITEM))
+        .getSpanContext();
+  }
+
+  /** Returns {@code metadata} with the {@code traceparent} (and tracestate) of {@code context}. */
+  static Map<String, String> withContext(Map<String, String> metadata, Context context) {
+    Map<String, String> out = new HashMap<>(metadata);
+    W3C.inject(context, out, (carrier, key, value) -> carrier.put(key, value));
+    return out;
+  }
+}

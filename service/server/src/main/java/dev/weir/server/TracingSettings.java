@@ -1,0 +1,171 @@
+package dev.weir.server;
+
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Whether a node exports traces and how: the OpenTelemetry SDK's autoconfiguration properties
+ * ({@code otel.*}) it is built with, and the resource attributes it adds. Off unless configured:
+ * in Weir mode by the standard {@code OTEL_*} variables ({@link #fromOtel}), in the
+ * envoyproxy/ratelimit compatibility mode by the reference's {@code TRACING_*} variables with its
+ * meanings and defaults ({@link #fromReference}). Only traces are exported: Weir's metrics are
+ * served for Prometheus.
+ *
+ * @param enabled whether traces are exported
+ * @param properties the SDK autoconfiguration properties, which win over the process environment
+ * @param resource extra resource attributes ({@code service.namespace}, {@code
+ *     service.instance.id})
+ */
+record TracingSettings(
+    boolean enabled, Map<String, String> properties, Map<String, String> resource) {
+
+  /** Tracing off: no SDK is built and no interceptor installed. */
+  static final TracingSettings OFF = new TracingSettings(false, Map.of(), Map.of());
+
+  /** The reference's switch, {@code false} by default. */
+  static final String ENABLED = "TRACING_ENABLED";
+
+  /** The reference's service name, {@code RateLimit} by default. */
+  static final String SERVICE_NAME = "TRACING_SERVICE_NAME";
+
+  /** The reference's service namespace, empty (not set) by default. */
+  static final String SERVICE_NAMESPACE = "TRACING_SERVICE_NAMESPACE";
+
+  /** The reference's service instance id, a random version 4 UUID by default. */
+  static final String SERVICE_INSTANCE_ID = "TRACING_SERVICE_INSTANCE_ID";
+
+  /** The reference's sampling ratio of traces, from 0 to 1, 1 by default. */
+  static final String SAMPLING_RATE = "TRACING_SAMPLING_RATE";
+
+  /** The reference's OTLP protocol, {@code http} (default) or {@code grpc}. */
+  static final String EXPORTER_PROTOCOL = "TRACING_EXPORTER_PROTOCOL";
+
+  /** The reference's tracing variables, each honoured in the compatibility mode. */
+  static final List<String> REFERENCE_VARIABLES =
+      List.of(
+          ENABLED,
+          SERVICE_NAME,
+          SERVICE_NAMESPACE,
+          SERVICE_INSTANCE_ID,
+          SAMPLING_RATE,
+          EXPORTER_PROTOCOL);
+
+  /** The service name of a Weir-mode node whose OTEL_SERVICE_NAME and resource set none. */
+  static final String DEFAULT_SERVICE_NAME = "weir";
+
+  /**
+   * Returns the Weir-mode settings from the standard {@code OTEL_*} variables of {@code env}: on
+   * when {@code OTEL_TRACES_EXPORTER} names an exporter other than {@code none}, or {@code
+   * OTEL_EXPORTER_OTLP_ENDPOINT} or {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} is set, and {@code
+   * OTEL_SDK_DISABLED} is not {@code true}; every other {@code OTEL_*} variable keeps its standard
+   * meaning.
+   */
+  static TracingSettings fromOtel(Map<String, String> env) {
+    String exporter = value(env, "OTEL_TRACES_EXPORTER");
+    boolean configured =
+        (exporter != null && !exporter.equalsIgnoreCase("none"))
+            || value(env, "OTEL_EXPORTER_OTLP_ENDPOINT") != null
+            || value(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != null;
+    if (!configured || "true".equalsIgnoreCase(value(env, "OTEL_SDK_DISABLED"))) {
+      return OFF;
+    }
+    Map<String, String> properties = new LinkedHashMap<>();
+    String attributes = value(env, "OTEL_RESOURCE_ATTRIBUTES");
+    if (attributes == null || !attributes.contains("service.name=")) {
+      properties.put("otel.service.name", DEFAULT_SERVICE_NAME);
+    }
+    properties.putAll(otelProperties(env));
+    tracesOnly(properties);
+    return new TracingSettings(true, Map.copyOf(properties), Map.of());
+  }
+
+  /**
+   * Returns the compatibility-mode settings from the reference's variables of {@code env}: on with
+   * {@code TRACING_ENABLED=true}; the OTLP exporter speaks {@code TRACING_EXPORTER_PROTOCOL} to
+   * where the standard {@code OTEL_EXPORTER_OTLP_*} variables say (an endpoint without a scheme,
+   * as the reference's Go exporter accepts, is taken as {@code http://}); a share {@code
+   * TRACING_SAMPLING_RATE} of traces is sampled, whatever the caller decided, as the reference
+   * does. A bad value throws {@link dev.weir.core.config.ConfigException} naming it.
+   */
+  static TracingSettings fromReference(Map<String, String> env) {
+    EnvReader reader = new EnvReader(env);
+    if (!reader.bool(EnvVar.of(ENABLED), false)) {
+      return OFF;
+    }
+    String protocol = reader.oneOf(EnvVar.of(EXPORTER_PROTOCOL), "http", List.of("http", "grpc"));
+    double rate = reader.ratio(EnvVar.of(SAMPLING_RATE), 1);
+    String otelName = value(env, "OTEL_SERVICE_NAME");
+    String serviceName =
+        reader.string(EnvVar.of(SERVICE_NAME), otelName != null ? otelName : "RateLimit");
+    Map<String, String> properties = new LinkedHashMap<>(otelProperties(env));
+    for (String endpoint :
+        List.of("otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint")) {
+      String value = properties.get(endpoint);
+      if (value != null && !value.contains("://")) {
+        properties.put(endpoint, "http://" + value);
+      }
+    }
+    String otlpProtocol = protocol.equals("grpc") ? "grpc" : "http/protobuf";
+    properties.put("otel.exporter.otlp.protocol", otlpProtocol);
+    properties.put("otel.exporter.otlp.traces.protocol", otlpProtocol);
+    properties.put("otel.traces.exporter", "otlp");
+    properties.put("otel.service.name", serviceName);
+    properties.put("otel.traces.sampler", "traceidratio");
+    properties.put("otel.traces.sampler.arg", Double.toString(rate));
+    properties.put("otel.sdk.disabled", "false");
+    tracesOnly(properties);
+    Map<String, String> resource = new LinkedHashMap<>();
+    String namespace = reader.string(EnvVar.of(SERVICE_NAMESPACE), "");
+    if (!namespace.isEmpty()) {
+      resource.put("service.namespace", namespace);
+    }
+    resource.put(
+        "service.instance.id",
+        reader.string(EnvVar.of(SERVICE_INSTANCE_ID), UUID.randomUUID().toString()));
+    return new TracingSettings(true, Map.copyOf(properties), Map.copyOf(resource));
+  }
+
+  /** Returns what the start-up line says of tracing. */
+  String describe() {
+    if (!enabled) {
+      return "off";
+    }
+    return properties.getOrDefault("otel.traces.exporter", "otlp")
+        + " "
+        + properties.getOrDefault(
+            "otel.exporter.otlp.traces.protocol",
+            properties.getOrDefault("otel.exporter.otlp.protocol", "http/protobuf"))
+        + " to "
+        + properties.getOrDefault(
+            "otel.exporter.otlp.traces.endpoint",
+            properties.getOrDefault("otel.exporter.otlp.endpoint", "the default endpoint"));
+  }
+
+  /** Returns each {@code OTEL_*} variable of {@code env} as its {@code otel.*} property. */
+  private static Map<String, String> otelProperties(Map<String, String> env) {
+    Map<String, String> out = new LinkedHashMap<>();
+    env.forEach(
+        (name, value) -> {
+          if (name.startsWith("OTEL_") && value != null && !value.isBlank()) {
+            out.put(name.toLowerCase(Locale.ROOT).replace('_', '.'), value.trim());
+          }
+        });
+    return out;
+  }
+
+  /** Sets the metrics and logs exporters to none: Weir exports only traces over OTLP. */
+  private static void tracesOnly(Map<String, String> properties) {
+    properties.put("otel.metrics.exporter", "none");
+    properties.put("otel.logs.exporter", "none");
+  }
+
+  private static String value(Map<String, String> env, String name) {
+    String value = env.get(name);
+    return value == null || value.isBlank() ? null : value.trim();
+  }
+}

@@ -1,0 +1,88 @@
+package dev.weir.server;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.collector.trace.v1.TraceServiceGrpc;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real OTLP/gRPC trace receiver on loopback: opentelemetry-proto's collector {@code
+ * TraceService}, keeping every span exported to it with its resource's {@code service.name}.
+ */
+final class OtlpReceiver implements AutoCloseable {
+
+  /** One received span, the service that sent it and that service's instance id. */
+  record Received(String service, String instance, Span span) {}
+
+  private final List<Received> spans = new CopyOnWriteArrayList<>();
+  private final Server server;
+
+  OtlpReceiver() throws IOException {
+    server =
+        NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .addService(
+                new TraceServiceGrpc.TraceServiceImplBase() {
+                  @Override
+                  public void export(
+                      ExportTraceServiceRequest request,
+                      StreamObserver<ExportTraceServiceResponse> answer) {
+                    for (ResourceSpans resource : request.getResourceSpansList()) {
+                      List<KeyValue> attributes = resource.getResource().getAttributesList();
+                      String service = attribute(attributes, "service.name");
+                      String instance = attribute(attributes, "service.instance.id");
+                      for (ScopeSpans scope : resource.getScopeSpansList()) {
+                        scope
+                            .getSpansList()
+                            .forEach(s -> spans.add(new Received(service, instance, s)));
+                      }
+                    }
+                    answer.onNext(ExportTraceServiceResponse.getDefaultInstance());
+                    answer.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+  }
+
+  /** Returns {@code http://127.0.0.1:port}, the receiver's OTLP/gRPC endpoint. */
+  String endpoint() {
+    return "http://127.0.0.1:" + server.getPort();
+  }
+
+  /** Returns the receiver's port. */
+  int port() {
+    return server.getPort();
+  }
+
+  /** Returns every span received so far. */
+  List<Received> spans() {
+    return new ArrayList<>(spans);
+  }
+
+  private static String attribute(List<KeyValue> attributes, String key) {
+    for (KeyValue kv : attributes) {
+      if (kv.getKey().equals(key)) {
+        return kv.getValue().getStringValue();
+      }
+    }
+    return "";
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+}

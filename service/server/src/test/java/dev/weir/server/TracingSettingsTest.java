@@ -1,0 +1,109 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.config.ConfigException;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class TracingSettingsTest {
+
+  @Test
+  void fromReference_enabledAlone_theReferenceDefaults() {
+    TracingSettings settings = TracingSettings.fromReference(Map.of("TRACING_ENABLED", "true"));
+
+    assertThat(settings.enabled()).isTrue();
+    assertThat(settings.properties())
+        .containsEntry("otel.service.name", "RateLimit")
+        .containsEntry("otel.exporter.otlp.protocol", "http/protobuf")
+        .containsEntry("otel.traces.sampler", "traceidratio")
+        .containsEntry("otel.traces.sampler.arg", "1.0")
+        .containsEntry("otel.metrics.exporter", "none");
+    assertThat(settings.resource()).doesNotContainKey("service.namespace");
+    assertThat(UUID.fromString(settings.resource().get("service.instance.id")).version())
+        .isEqualTo(4);
+  }
+
+  @Test
+  void fromReference_everyVariable_honoured() {
+    TracingSettings settings =
+        TracingSettings.fromReference(
+            Map.of(
+                "TRACING_ENABLED", "true",
+                "TRACING_SERVICE_NAME", "edge",
+                "TRACING_SERVICE_NAMESPACE", "prod",
+                "TRACING_SERVICE_INSTANCE_ID", "pod-1",
+                "TRACING_SAMPLING_RATE", "0.01",
+                "TRACING_EXPORTER_PROTOCOL", "grpc",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"));
+
+    assertThat(settings.properties())
+        .containsEntry("otel.service.name", "edge")
+        .containsEntry("otel.exporter.otlp.protocol", "grpc")
+        .containsEntry("otel.exporter.otlp.traces.protocol", "grpc")
+        .containsEntry("otel.traces.sampler.arg", "0.01")
+        .containsEntry("otel.exporter.otlp.endpoint", "http://collector:4317");
+    assertThat(settings.resource())
+        .containsEntry("service.namespace", "prod")
+        .containsEntry("service.instance.id", "pod-1");
+  }
+
+  @Test
+  void fromReference_badProtocolOrRate_namesTheVariableAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromReference(
+                    Map.of("TRACING_ENABLED", "true", "TRACING_EXPORTER_PROTOCOL", "udp")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("TRACING_EXPORTER_PROTOCOL")
+        .hasMessageContaining("udp")
+        .hasMessageContaining("grpc");
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromReference(
+                    Map.of("TRACING_ENABLED", "true", "TRACING_SAMPLING_RATE", "5")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("TRACING_SAMPLING_RATE")
+        .hasMessageContaining("0 to 1");
+  }
+
+  @Test
+  void fromReference_notEnabled_offWhateverOtelSays() {
+    assertThat(
+            TracingSettings.fromReference(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")))
+        .isEqualTo(TracingSettings.OFF);
+  }
+
+  @Test
+  void fromOtel_onlyWhenAnExporterOrEndpointIsConfigured() {
+    assertThat(TracingSettings.fromOtel(Map.of("OTEL_SERVICE_NAME", "x")).enabled()).isFalse();
+    assertThat(TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "none")).enabled())
+        .isFalse();
+    assertThat(TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "otlp")).enabled())
+        .isTrue();
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/v1/traces"))
+                .enabled())
+        .isTrue();
+  }
+
+  @Test
+  void fromOtel_standardVariables_becomeTheirProperties_serviceNamedWeirByDefault() {
+    TracingSettings settings =
+        TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317",
+                "OTEL_TRACES_SAMPLER", "parentbased_traceidratio",
+                "OTEL_TRACES_SAMPLER_ARG", "0.01"));
+
+    assertThat(settings.properties())
+        .containsEntry("otel.exporter.otlp.endpoint", "http://c:4317")
+        .containsEntry("otel.traces.sampler", "parentbased_traceidratio")
+        .containsEntry("otel.traces.sampler.arg", "0.01")
+        .containsEntry("otel.service.name", "weir")
+        .containsEntry("otel.logs.exporter", "none");
+  }
+}

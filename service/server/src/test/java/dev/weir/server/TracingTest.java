@@ -1,0 +1,367 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.auth.PeerSecret;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.HostPort;
+import dev.weir.core.config.WeirConfig;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FreePorts;
+import dev.weir.core.testkit.RingKeys;
+import dev.weir.envoy.EnvoySettings;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.trace.v1.Span;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Tracing end to end: two real nodes export over OTLP/gRPC to a real receiver on loopback ({@link
+ * OtlpReceiver}); a call carrying a W3C {@code traceparent} to one node, for a key the other owns,
+ * gives one trace whose spans chain across both nodes. Node A reads the reference's {@code
+ * TRACING_*} variables (the compatibility mode), node B the standard {@code OTEL_*} ones (Weir
+ * mode), so both paths to the SDK export.
+ */
+class TracingTest {
+
+  private static final String YAML =
+      """
+      domain: edge
+      descriptors:
+        - key: remote_address
+          rate_limit:
+            unit: hour
+            requests_per_unit: 100
+      """;
+
+  private static final String SECRET_KEY_PREFIX = "secret-customer-";
+
+  @TempDir Path dir;
+
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private OtlpReceiver receiver;
+
+  @BeforeEach
+  void startReceiver() throws Exception {
+    receiver = new OtlpReceiver();
+    resources.add(receiver);
+    Files.writeString(dir.resolve("edge.yaml"), YAML);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  @Test
+  void forwardedGetRateLimits_oneTraceChainsFromTheCallerAcrossBothNodes() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    WeirNode a = nodes[0];
+    WeirNode b = nodes[1];
+    String key =
+        RingKeys.ownedBy(
+            a.cluster().membership().ring(),
+            "tracing",
+            SECRET_KEY_PREFIX,
+            b.advertiseAddress().toString());
+    String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    String callerSpanId = "00f067aa0ba902b7";
+
+    GetRateLimitsResp answer =
+        V1Grpc.newBlockingStub(channel(a, traceId, callerSpanId))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("tracing")
+                            .setUniqueKey(key)
+                            .setHits(1)
+                            .setLimit(10)
+                            .setDuration(60_000))
+                    .build());
+    assertThat(answer.getResponses(0).getError()).isEmpty();
+    assertThat(answer.getResponses(0).getMetadataMap())
+        .containsEntry("owner", b.advertiseAddress().toString());
+
+    List<OtlpReceiver.Received> trace = awaitTrace(nodes, traceId, 4);
+    OtlpReceiver.Received front = only(trace, "pb.gubernator.V1/GetRateLimits");
+    OtlpReceiver.Received forward = only(trace, "weir.forward");
+    OtlpReceiver.Received batch = only(trace, "weir.forward_batch");
+    OtlpReceiver.Received decide = only(trace, "weir.decide");
+    assertThat(front.service()).isEqualTo("edge-limits");
+    assertThat(front.instance()).isEqualTo("node a");
+    assertThat(forward.service()).isEqualTo("edge-limits");
+    assertThat(batch.service()).isEqualTo("edge-limits");
+    assertThat(decide.service()).isEqualTo("weir-b");
+    assertThat(hex(front.span().getParentSpanId())).isEqualTo(callerSpanId);
+    assertThat(forward.span().getParentSpanId()).isEqualTo(front.span().getSpanId());
+    assertThat(batch.span().getParentSpanId()).isEqualTo(forward.span().getSpanId());
+    assertThat(batch.span().getLinksList())
+        .anySatisfy(link -> assertThat(link.getSpanId()).isEqualTo(forward.span().getSpanId()));
+    assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId());
+    assertThat(attributes(front.span())).containsEntry("weir.outcome", "UNDER_LIMIT");
+    assertThat(attributes(forward.span()))
+        .containsEntry("weir.peer", b.advertiseAddress().toString())
+        .containsEntry("weir.names", "[tracing]")
+        .containsEntry("weir.outcome", "UNDER_LIMIT");
+    assertThat(attributes(decide.span()))
+        .containsEntry("weir.name", "tracing")
+        .containsEntry("weir.outcome", "UNDER_LIMIT")
+        .containsEntry("weir.remaining", "9");
+    assertThat(trace)
+        .allSatisfy(
+            span ->
+                assertThat(attributes(span.span()).values())
+                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+  }
+
+  @Test
+  void shouldRateLimit_theForwardedCallsTracesNameTheDomainAndNoDescriptorValue()
+      throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    List<String> traceIds = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      String traceId = String.format("%032x", 0xabc000L + i);
+      traceIds.add(traceId);
+      RateLimitResponse answer =
+          RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
+              .withDeadlineAfter(10, TimeUnit.SECONDS)
+              .shouldRateLimit(
+                  RateLimitRequest.newBuilder()
+                      .setDomain("edge")
+                      .addDescriptors(
+                          RateLimitDescriptor.newBuilder()
+                              .addEntries(
+                                  RateLimitDescriptor.Entry.newBuilder()
+                                      .setKey("remote_address")
+                                      .setValue(SECRET_KEY_PREFIX + i)))
+                      .build());
+      assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    }
+
+    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          flush(nodes);
+          return receiver.spans().stream().anyMatch(s -> s.span().getName().equals("weir.decide"));
+        },
+        "a decision on node B");
+    for (String traceId : traceIds) {
+      List<OtlpReceiver.Received> trace = trace(traceId);
+      OtlpReceiver.Received front =
+          only(trace, "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
+      assertThat(attributes(front.span()))
+          .containsEntry("weir.domain", "edge")
+          .containsEntry("weir.outcome", "OK");
+      trace.stream()
+          .filter(s -> s.span().getName().equals("weir.decide"))
+          .forEach(
+              decide ->
+                  assertThat(decide.span().getParentSpanId())
+                      .isEqualTo(only(trace, "weir.forward").span().getSpanId()));
+      assertThat(trace)
+          .allSatisfy(
+              span ->
+                  assertThat(attributes(span.span()).values())
+                      .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+    }
+  }
+
+  @Test
+  void tracingOff_noSdkNoInterceptorAndNothingExported() throws Exception {
+    Map<String, String> reference =
+        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(), "TRACING_ENABLED", "false");
+    Map<String, String> weir =
+        Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(), "OTEL_SDK_DISABLED", "true");
+    assertThat(TracingSettings.fromReference(reference).enabled()).isFalse();
+    assertThat(TracingSettings.fromOtel(weir).enabled()).isFalse();
+    assertThat(TracingSettings.fromOtel(Map.of()).enabled()).isFalse();
+    int grpc = FreePorts.next();
+    WeirNode node =
+        node(grpc, FreePorts.next(), List.of("127.0.0.1:" + grpc), TracingSettings.fromOtel(weir));
+
+    ManagedChannel channel = channel(node, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    GetRateLimitsResp answer =
+        V1Grpc.newBlockingStub(channel)
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("tracing")
+                            .setUniqueKey("k")
+                            .setHits(1)
+                            .setLimit(10)
+                            .setDuration(60_000))
+                    .build());
+
+    assertThat(answer.getResponses(0).getError()).isEmpty();
+    assertThat(node.tracing()).isEmpty();
+    assertThat(node.frontDoorTraced()).isFalse();
+    // No SDK exists to flush: a bounded wait is the only way to see that nothing arrives.
+    assertThat(Await.holdsWithin(Duration.ofMillis(500), () -> !receiver.spans().isEmpty()))
+        .isFalse();
+  }
+
+  /** Starts node A (reference variables) and node B (OTEL_* variables), both on the ring. */
+  private WeirNode[] twoTracedNodes() throws Exception {
+    int[] grpc = {FreePorts.next(), FreePorts.next()};
+    int[] peer = {FreePorts.next(), FreePorts.next()};
+    List<String> members =
+        List.of("127.0.0.1:" + grpc[0] + "@" + peer[0], "127.0.0.1:" + grpc[1] + "@" + peer[1]);
+    TracingSettings reference =
+        TracingSettings.fromReference(
+            Map.of(
+                "TRACING_ENABLED", "true",
+                "TRACING_EXPORTER_PROTOCOL", "grpc",
+                "TRACING_SERVICE_NAME", "edge-limits",
+                "TRACING_SERVICE_INSTANCE_ID", "node a",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:" + receiver.port(),
+                "OTEL_BSP_SCHEDULE_DELAY", "50"));
+    TracingSettings otel =
+        TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(),
+                "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
+                "OTEL_SERVICE_NAME", "weir-b",
+                "OTEL_BSP_SCHEDULE_DELAY", "50"));
+    WeirNode b = node(grpc[1], peer[1], members, otel);
+    WeirNode a = node(grpc[0], peer[0], members, reference);
+    Await.until(
+        Duration.ofSeconds(10),
+        () ->
+            a.cluster().membership().ring().peers().size() == 2
+                && b.cluster().membership().ring().peers().size() == 2,
+        "both members on both rings");
+    assertThat(a.frontDoorTraced()).isTrue();
+    assertThat(b.frontDoorTraced()).isTrue();
+    return new WeirNode[] {a, b};
+  }
+
+  private WeirNode node(int grpcPort, int peerPort, List<String> members, TracingSettings tracing)
+      throws Exception {
+    HostPort address = new HostPort("127.0.0.1", grpcPort);
+    WeirConfig config =
+        new WeirConfig(address, new HostPort("127.0.0.1", 0), address, 10_000, "info");
+    WeirNode node =
+        WeirNode.builder(config)
+            .cluster(ClusterSettings.defaults().withStaticPeers(members))
+            .peers(
+                new PeerSettings(
+                    new HostPort("127.0.0.1", peerPort),
+                    Optional.of(PeerSecret.of("weir-tracing-test")),
+                    Optional.empty(),
+                    false))
+            .envoy(EnvoySettings.DEFAULTS.withConfig(dir))
+            .tracing(tracing)
+            .start();
+    resources.add(node);
+    return node;
+  }
+
+  /** Returns a channel to {@code node} whose calls carry {@code traceparent} as Envoy sends it. */
+  private ManagedChannel channel(WeirNode node, String traceId, String spanId) {
+    Metadata headers = new Metadata();
+    headers.put(
+        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
+        "00-" + traceId + "-" + spanId + "-01");
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort())
+            .usePlaintext()
+            .intercept(MetadataUtils.newAttachHeadersInterceptor(headers))
+            .build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return channel;
+  }
+
+  private List<OtlpReceiver.Received> awaitTrace(WeirNode[] nodes, String traceId, int spans)
+      throws InterruptedException {
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          flush(nodes);
+          return trace(traceId).size() >= spans;
+        },
+        spans + " spans of trace " + traceId);
+    return trace(traceId);
+  }
+
+  private static void flush(WeirNode[] nodes) {
+    for (WeirNode node : nodes) {
+      node.tracing().orElseThrow().flush();
+    }
+  }
+
+  private List<OtlpReceiver.Received> trace(String traceId) {
+    return receiver.spans().stream()
+        .filter(s -> hex(s.span().getTraceId()).equals(traceId))
+        .toList();
+  }
+
+  private static OtlpReceiver.Received only(List<OtlpReceiver.Received> trace, String name) {
+    List<OtlpReceiver.Received> named =
+        trace.stream().filter(s -> s.span().getName().equals(name)).toList();
+    assertThat(named).as("spans named " + name + " in " + names(trace)).hasSize(1);
+    return named.get(0);
+  }
+
+  private static List<String> names(List<OtlpReceiver.Received> trace) {
+    return trace.stream().map(s -> s.service() + ":" + s.span().getName()).toList();
+  }
+
+  private static String hex(ByteString bytes) {
+    return HexFormat.of().formatHex(bytes.toByteArray());
+  }
+
+  /** Returns a span's attributes, each value as text (an array as {@code [a, b]}). */
+  private static Map<String, String> attributes(Span span) {
+    Map<String, String> out = new java.util.HashMap<>();
+    for (KeyValue kv : span.getAttributesList()) {
+      var value = kv.getValue();
+      String text =
+          switch (value.getValueCase()) {
+            case STRING_VALUE -> value.getStringValue();
+            case INT_VALUE -> Long.toString(value.getIntValue());
+            case BOOL_VALUE -> Boolean.toString(value.getBoolValue());
+            case DOUBLE_VALUE -> Double.toString(value.getDoubleValue());
+            case ARRAY_VALUE ->
+                value.getArrayValue().getValuesList().stream()
+                    .map(v -> v.getStringValue())
+                    .toList()
+                    .toString();
+            default -> value.toString();
+          };
+      out.put(kv.getKey(), text);
+    }
+    return out;
+  }
+}
