@@ -55,8 +55,8 @@ public final class RepoFiles {
   }
 
   /**
-   * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted; none when it
-   * is absent.
+   * Returns every {@code .yaml}/{@code .yml} file under {@code relativeDir}, sorted, but Helm
+   * chart templates and build output; none when the folder is absent.
    */
   public static List<Path> yamlFilesUnder(String relativeDir) {
     Path dir = root().resolve(relativeDir);
@@ -67,10 +67,25 @@ public final class RepoFiles {
       return files
           .filter(Files::isRegularFile)
           .filter(file -> file.toString().endsWith(".yaml") || file.toString().endsWith(".yml"))
+          .filter(file -> !inHelmTemplates(file) && !file.toString().contains("/target/"))
           .sorted()
           .toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * Returns whether {@code file} is a Helm chart's template (under {@code templates/} beside a
+   * {@code Chart.yaml}): Go templates, not YAML, which the chart's own tests render and check.
+   */
+  private static boolean inHelmTemplates(Path file) {
+    for (Path dir = file.getParent(); dir != null && dir.getParent() != null; dir = dir.getParent()) {
+      if (dir.getFileName().toString().equals("templates")
+          && Files.isRegularFile(dir.getParent().resolve("Chart.yaml"))) {
+        return true;
+      }
+    }
+    return false;
   }
 }
