@@ -4,12 +4,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -83,56 +80,6 @@ final class Manifests {
     Map<?, ?> k = Serialization.unmarshal(Files.readString(kustomization), Map.class);
     Object resources = k.get("resources");
     return resources instanceof List<?> list ? list : List.of();
-  }
-
-  /**
-   * Returns the paths of fields fabric8's typed model did not recognise (kept in {@code
-   * additionalProperties}) anywhere in {@code object}.
-   */
-  static List<String> unknownFields(Object object) {
-    List<String> unknown = new ArrayList<>();
-    walk(object, object.getClass().getSimpleName(), unknown);
-    return unknown;
-  }
-
-  private static void walk(Object o, String path, List<String> unknown) {
-    if (o == null) {
-      return;
-    }
-    if (o instanceof Collection<?> c) {
-      int i = 0;
-      for (Object item : c) {
-        walk(item, path + "[" + i++ + "]", unknown);
-      }
-      return;
-    }
-    if (o instanceof Map<?, ?> m) {
-      m.forEach((k, v) -> walk(v, path + "." + k, unknown));
-      return;
-    }
-    if (!o.getClass().getName().startsWith("io.fabric8.") || o.getClass().isEnum()) {
-      return;
-    }
-    for (Method getter : o.getClass().getMethods()) {
-      if (getter.getParameterCount() != 0
-          || !getter.getName().startsWith("get")
-          || getter.getDeclaringClass() == Object.class) {
-        continue;
-      }
-      Object value;
-      try {
-        value = getter.invoke(o);
-      } catch (IllegalAccessException | InvocationTargetException e) {
-        continue;
-      }
-      if (getter.getName().equals("getAdditionalProperties")) {
-        if (value instanceof Map<?, ?> extra && !extra.isEmpty()) {
-          unknown.add(path + ": " + extra.keySet());
-        }
-      } else {
-        walk(value, path + "." + getter.getName().substring(3), unknown);
-      }
-    }
   }
 
   private static Path locate() {

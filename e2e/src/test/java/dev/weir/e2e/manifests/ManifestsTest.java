@@ -7,6 +7,7 @@ import dev.weir.e2e.manifests.Manifests.Document;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.helm.UnknownFields;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.server.PrometheusEndpoint;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
@@ -77,7 +78,7 @@ class ManifestsTest {
         if (doc.object() instanceof GenericKubernetesResource) {
           problems.add(file + ": kind " + doc.object().getKind() + " has no typed model");
         }
-        Manifests.unknownFields(doc.object())
+        UnknownFields.in(doc.object())
             .forEach(u -> problems.add(file + ": unknown field " + u));
       }
     }
@@ -95,7 +96,7 @@ class ManifestsTest {
                 + "spec: {ports: [{port: 1, targetPrt: 2}]}\n",
             HasMetadata.class);
 
-    assertThat(Manifests.unknownFields(svc)).containsExactly("Service.Spec.Ports[0]: [targetPrt]");
+    assertThat(UnknownFields.in(svc)).containsExactly("Service.Spec.Ports[0]: [targetPrt]");
   }
 
   @Test

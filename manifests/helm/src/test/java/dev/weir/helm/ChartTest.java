@@ -79,7 +79,7 @@ class ChartTest {
       if (doc.object() instanceof GenericKubernetesResource) {
         problems.add(doc.template() + ": kind " + doc.object().getKind() + " has no typed model");
       }
-      Chart.unknownFields(doc.object()).forEach(u -> problems.add(doc.template() + ": " + u));
+      UnknownFields.in(doc.object()).forEach(u -> problems.add(doc.template() + ": " + u));
     }
 
     assertThat(problems).isEmpty();
