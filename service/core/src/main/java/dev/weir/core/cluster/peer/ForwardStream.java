@@ -94,7 +94,6 @@ final class ForwardStream {
     }
     Stream target;
     boolean arm;
-    long due = clock.monotonicNanos() + timeout.toNanos();
     synchronized (lock) {
       target = stream;
       if (target == null) {
@@ -107,6 +106,8 @@ final class ForwardStream {
         return answer;
       }
       long id = nextId++;
+      // Read under the lock, so that the batches waiting fall due in the order they were sent.
+      long due = clock.monotonicNanos() + timeout.toNanos();
       target.pending.put(id, new Waiting(answer, batch.size(), due));
       arm = !target.timerArmed;
       target.timerArmed = true;

@@ -65,6 +65,15 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class PeerClient implements AutoCloseable {
 
+  /**
+   * How long probes must find one connection attempt under way before it is dropped and made
+   * afresh: past the kernel's first SYN resend (1 s), so a handshake lost to a fault is not waited
+   * for, and long enough for a handshake over a slow link.
+   */
+  public static final Duration STUCK_CONNECT = Duration.ofSeconds(2);
+
+  private static final long NOT_CONNECTING = Long.MIN_VALUE;
+
   private final String address;
   private final ManagedChannel channel;
   private final PeersV1Grpc.PeersV1Stub stub;
@@ -81,6 +90,8 @@ public final class PeerClient implements AutoCloseable {
   private volatile ClusterTracing tracing = ClusterTracing.NONE;
   private volatile PeerCallObserver observer = PeerCallObserver.NONE;
   private volatile boolean down;
+  /** When a probe first found the current connection attempt under way; probes run one at a time. */
+  private volatile long connectingSeenAt = NOT_CONNECTING;
 
   /** Creates a client of the peer at {@code address} over {@code channel}, which it owns. */
   public PeerClient(
@@ -400,14 +411,23 @@ public final class PeerClient implements AutoCloseable {
    * reported as a probe's (the peer serves: it is back), a failure like any call's; the future
    * completes either way.
    *
-   * <p>A connection attempt still under way when a probe is due (probes of one peer are at least
-   * {@code timeout} apart) is dropped and made afresh: its handshake was lost to the fault that took
-   * the peer down, and the kernel would resend it only 1, 3, 7 or 15 s after it began, so the peer
-   * would be found back that long after the network healed.
+   * <p>A connection attempt that probes have found under way for {@link #STUCK_CONNECT} or more is
+   * dropped and made afresh: its handshake was lost to the fault that took the peer down, and the
+   * kernel would resend it only 1, 3, 7 or 15 s after it began, so the peer would be found back that
+   * long after the network healed. A younger attempt is left alone (a handshake over a slow link
+   * may take longer than one probe).
    */
   public CompletableFuture<Void> probe(Duration timeout) {
     if (channel.getState(false) == ConnectivityState.CONNECTING) {
-      channel.enterIdle();
+      long now = clock.monotonicNanos();
+      if (connectingSeenAt == NOT_CONNECTING) {
+        connectingSeenAt = now;
+      } else if (now - connectingSeenAt >= STUCK_CONNECT.toNanos()) {
+        connectingSeenAt = NOT_CONNECTING;
+        channel.enterIdle();
+      }
+    } else {
+      connectingSeenAt = NOT_CONNECTING;
     }
     channel.resetConnectBackoff();
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
