@@ -19,6 +19,9 @@ import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -171,5 +174,12 @@ class TokenBudgetsTest {
 
     assertThat(next.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(nextMinute.getOverallCode()).isEqualTo(Code.OK);
+  }
+
+  @Test
+  void theRecipeInTheDocs_isTheseRules() throws IOException {
+    String docs = Files.readString(Path.of("..", "docs", "envoy.md"));
+
+    assertThat(docs).contains("```yaml\n" + YAML + "```");
   }
 }
