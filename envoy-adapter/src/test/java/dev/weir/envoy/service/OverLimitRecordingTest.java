@@ -14,10 +14,6 @@ import dev.weir.envoy.metrics.EnvoyMetrics;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,8 +48,7 @@ class OverLimitRecordingTest {
 
   private final FakeClock clock = new FakeClock();
   private final List<Recorded> recorded = new ArrayList<>();
-  private Server server;
-  private ManagedChannel channel;
+  private InProcessFrontDoor frontDoor;
   private RateLimitServiceGrpc.RateLimitServiceBlockingStub stub;
 
   @BeforeEach
@@ -73,21 +68,13 @@ class OverLimitRecordingTest {
             InputLimits.DEFAULTS,
             CheckMeter.NOOP,
             (key, hits) -> recorded.add(new Recorded(key, hits)));
-    String name = InProcessServerBuilder.generateName();
-    server =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(new EnvoyRateLimitGrpcService(handler))
-            .build()
-            .start();
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-    stub = RateLimitServiceGrpc.newBlockingStub(channel);
+    frontDoor = new InProcessFrontDoor(handler);
+    stub = frontDoor.stub();
   }
 
   @AfterEach
   void stop() {
-    channel.shutdownNow();
-    server.shutdownNow();
+    frontDoor.close();
   }
 
   private void call(int hits, String... keyValues) {

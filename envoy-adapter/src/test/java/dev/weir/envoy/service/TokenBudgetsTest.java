@@ -14,10 +14,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -67,8 +63,7 @@ class TokenBudgetsTest {
 
   private final FakeClock clock = new FakeClock();
   private final ConfigHolder config = new ConfigHolder();
-  private Server server;
-  private ManagedChannel channel;
+  private InProcessFrontDoor frontDoor;
   private RateLimitServiceGrpc.RateLimitServiceBlockingStub stub;
 
   @BeforeEach
@@ -84,21 +79,13 @@ class TokenBudgetsTest {
             clock,
             settings,
             new EnvoyMetrics(new SimpleMeterRegistry()));
-    String name = InProcessServerBuilder.generateName();
-    server =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(new EnvoyRateLimitGrpcService(handler))
-            .build()
-            .start();
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-    stub = RateLimitServiceGrpc.newBlockingStub(channel);
+    frontDoor = new InProcessFrontDoor(handler);
+    stub = frontDoor.stub();
   }
 
   @AfterEach
   void stop() {
-    channel.shutdownNow();
-    server.shutdownNow();
+    frontDoor.close();
   }
 
   /** One budget's descriptor of {@code user} on {@code model}, counting {@code tokens} tokens. */
