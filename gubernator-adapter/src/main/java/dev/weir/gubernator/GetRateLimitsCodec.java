@@ -3,56 +3,35 @@ package dev.weir.gubernator;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.WireFormat;
+import dev.weir.core.cluster.peer.RateLimitWire;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.model.Status;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The wire format of {@code GetRateLimits} read straight into core requests and written straight
  * from core responses, without protobuf message objects in between (docs/benchmarks.md shows what
  * the generated classes cost on this path).
  *
- * <p>{@link #decode} reads the fields a Gubernator client sends (1–8 and 10 of {@code
- * RateLimitReq}, each with its declared wire type) with protobuf's own {@link CodedInputStream}; a
- * message with anything else in it (metadata, unknown fields, a field with another wire type) or
- * that fails to parse is read again by the generated parser, so every message means what it means
- * to protobuf-java and a malformed one fails with protobuf-java's error. Either way a message is
+ * <p>{@link #decode} reads the fields of {@code RateLimitReq}, each with its declared wire type, with
+ * protobuf's own {@link CodedInputStream} ({@link RateLimitWire}); a message with anything else in
+ * it (unknown fields, a field with another wire type) or that fails to parse is read again by the
+ * generated parser, so every message means what it means to protobuf-java and a malformed one
+ * fails with protobuf-java's error. Either way a message is
  * read only up to its first item over {@link RateLimitService#MAX_BATCH_SIZE}, which is enough to
  * refuse the call. {@link #encode} writes the bytes the generated {@code GetRateLimitsResp} would
  * write for the same answers.
  */
 final class GetRateLimitsCodec {
 
-  // Tags (field number << 3 | wire type: 0 varint, 2 length-delimited): GetRateLimitsReq's
-  // requests, then RateLimitReq's fields.
+  // GetRateLimitsReq's requests (field number << 3 | wire type 2, length-delimited).
   private static final int REQUESTS_TAG = 1 << 3 | 2;
-  private static final int NAME_TAG = 1 << 3 | 2;
-  private static final int UNIQUE_KEY_TAG = 2 << 3 | 2;
-  private static final int HITS_TAG = 3 << 3 | 0;
-  private static final int LIMIT_TAG = 4 << 3 | 0;
-  private static final int DURATION_TAG = 5 << 3 | 0;
-  private static final int ALGORITHM_TAG = 6 << 3 | 0;
-  private static final int BEHAVIOR_TAG = 7 << 3 | 0;
-  private static final int BURST_TAG = 8 << 3 | 0;
-  private static final int CREATED_AT_TAG = 10 << 3 | 0;
 
   private static final int RESPONSES_FIELD = 1;
-  private static final int STATUS_FIELD = 1;
-  private static final int LIMIT_FIELD = 2;
-  private static final int REMAINING_FIELD = 3;
-  private static final int RESET_TIME_FIELD = 4;
-  private static final int ERROR_FIELD = 5;
-  private static final int METADATA_FIELD = 6;
-  private static final int ENTRY_KEY_FIELD = 1;
-  private static final int ENTRY_VALUE_FIELD = 2;
-  private static final int OVER_LIMIT_VALUE = dev.weir.proto.gubernator.Status.OVER_LIMIT_VALUE;
 
   private GetRateLimitsCodec() {}
 
@@ -91,7 +70,7 @@ final class GetRateLimitsCodec {
         return null;
       }
       int outer = in.pushLimit(in.readRawVarint32());
-      RateLimitRequest item = decodeItem(in);
+      RateLimitRequest item = RateLimitWire.readRequest(in);
       if (item == null) {
         return null;
       }
@@ -125,36 +104,6 @@ final class GetRateLimitsCodec {
     return bytes.length;
   }
 
-  /** Reads one {@code RateLimitReq} up to the current limit, or returns null. */
-  private static RateLimitRequest decodeItem(CodedInputStream in) throws IOException {
-    String name = "";
-    String uniqueKey = "";
-    long hits = 0;
-    long limit = 0;
-    long duration = 0;
-    int algorithm = 0;
-    int behavior = 0;
-    long burst = 0;
-    long createdAt = 0;
-    for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-      switch (tag) {
-        case NAME_TAG -> name = in.readStringRequireUtf8();
-        case UNIQUE_KEY_TAG -> uniqueKey = in.readStringRequireUtf8();
-        case HITS_TAG -> hits = in.readInt64();
-        case LIMIT_TAG -> limit = in.readInt64();
-        case DURATION_TAG -> duration = in.readInt64();
-        case ALGORITHM_TAG -> algorithm = in.readEnum();
-        case BEHAVIOR_TAG -> behavior = in.readEnum();
-        case BURST_TAG -> burst = in.readInt64();
-        case CREATED_AT_TAG -> createdAt = in.readInt64();
-        default -> {
-          return null;
-        }
-      }
-    }
-    return new RateLimitRequest(
-        name, uniqueKey, hits, limit, duration, algorithm, behavior, burst, createdAt, Map.of());
-  }
 
   /** Returns the serialized {@code GetRateLimitsResp} holding {@code answers}, in order. */
   static byte[] encode(List<RateLimitResponse> answers) {
@@ -162,19 +111,15 @@ final class GetRateLimitsCodec {
     int[] sizes = new int[n];
     int total = 0;
     for (int i = 0; i < n; i++) {
-      sizes[i] = itemSize(answers.get(i));
-      total +=
-          CodedOutputStream.computeTagSize(RESPONSES_FIELD)
-              + CodedOutputStream.computeUInt32SizeNoTag(sizes[i])
-              + sizes[i];
+      sizes[i] = RateLimitWire.responseSize(answers.get(i));
+      total += RateLimitWire.nestedSize(RESPONSES_FIELD, sizes[i]);
     }
     byte[] bytes = new byte[total];
     CodedOutputStream out = CodedOutputStream.newInstance(bytes);
     try {
       for (int i = 0; i < n; i++) {
-        out.writeTag(RESPONSES_FIELD, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        out.writeUInt32NoTag(sizes[i]);
-        writeItem(out, answers.get(i));
+        RateLimitWire.writeNestedHeader(out, RESPONSES_FIELD, sizes[i]);
+        RateLimitWire.writeResponse(out, answers.get(i));
       }
       out.checkNoSpaceLeft();
     } catch (IOException e) {
@@ -183,59 +128,6 @@ final class GetRateLimitsCodec {
     return bytes;
   }
 
-  private static int itemSize(RateLimitResponse r) {
-    int size = 0;
-    if (r.status() == Status.OVER_LIMIT) {
-      size += CodedOutputStream.computeEnumSize(STATUS_FIELD, OVER_LIMIT_VALUE);
-    }
-    if (r.limit() != 0) {
-      size += CodedOutputStream.computeInt64Size(LIMIT_FIELD, r.limit());
-    }
-    if (r.remaining() != 0) {
-      size += CodedOutputStream.computeInt64Size(REMAINING_FIELD, r.remaining());
-    }
-    if (r.resetTime() != 0) {
-      size += CodedOutputStream.computeInt64Size(RESET_TIME_FIELD, r.resetTime());
-    }
-    if (r.isError()) {
-      size += CodedOutputStream.computeStringSize(ERROR_FIELD, r.error());
-    }
-    for (Map.Entry<String, String> entry : r.metadata().entrySet()) {
-      int entrySize = entrySize(entry);
-      size +=
-          CodedOutputStream.computeTagSize(METADATA_FIELD)
-              + CodedOutputStream.computeUInt32SizeNoTag(entrySize)
-              + entrySize;
-    }
-    return size;
-  }
 
-  private static int entrySize(Map.Entry<String, String> entry) {
-    return CodedOutputStream.computeStringSize(ENTRY_KEY_FIELD, entry.getKey())
-        + CodedOutputStream.computeStringSize(ENTRY_VALUE_FIELD, entry.getValue());
-  }
 
-  private static void writeItem(CodedOutputStream out, RateLimitResponse r) throws IOException {
-    if (r.status() == Status.OVER_LIMIT) {
-      out.writeEnum(STATUS_FIELD, OVER_LIMIT_VALUE);
-    }
-    if (r.limit() != 0) {
-      out.writeInt64(LIMIT_FIELD, r.limit());
-    }
-    if (r.remaining() != 0) {
-      out.writeInt64(REMAINING_FIELD, r.remaining());
-    }
-    if (r.resetTime() != 0) {
-      out.writeInt64(RESET_TIME_FIELD, r.resetTime());
-    }
-    if (r.isError()) {
-      out.writeString(ERROR_FIELD, r.error());
-    }
-    for (Map.Entry<String, String> entry : r.metadata().entrySet()) {
-      out.writeTag(METADATA_FIELD, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-      out.writeUInt32NoTag(entrySize(entry));
-      out.writeString(ENTRY_KEY_FIELD, entry.getKey());
-      out.writeString(ENTRY_VALUE_FIELD, entry.getValue());
-    }
-  }
 }

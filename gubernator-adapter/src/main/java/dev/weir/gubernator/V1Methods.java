@@ -2,20 +2,16 @@ package dev.weir.gubernator;
 
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.grpc.EncodedMessage;
+import dev.weir.core.grpc.MessageBytes;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.V1Grpc;
-import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -59,9 +55,9 @@ public final class V1Methods {
     @Override
     public List<RateLimitRequest> parse(InputStream stream) {
       try {
-        return GetRateLimitsCodec.decode(readAll(stream));
+        return GetRateLimitsCodec.decode(MessageBytes.readAll(stream));
       } catch (IOException e) {
-        throw unparseable(e);
+        throw MessageBytes.unparseable(e);
       }
     }
   }
@@ -82,41 +78,8 @@ public final class V1Methods {
             .map(PeerProtos::fromProto)
             .toList();
       } catch (IOException e) {
-        throw unparseable(e);
+        throw MessageBytes.unparseable(e);
       }
     }
-  }
-
-  /** Returns the failure grpc-java's own protobuf marshallers report for a message they cannot read. */
-  private static StatusRuntimeException unparseable(IOException e) {
-    return Status.INTERNAL
-        .withDescription("Invalid protobuf byte sequence")
-        .withCause(e)
-        .asRuntimeException();
-  }
-
-  /** Returns every byte left in {@code stream}, sized once when the transport knows the length. */
-  static byte[] readAll(InputStream stream) throws IOException {
-    if (!(stream instanceof KnownLength)) {
-      return stream.readAllBytes();
-    }
-    byte[] bytes = new byte[stream.available()];
-    int read = 0;
-    while (read < bytes.length) {
-      int n = stream.read(bytes, read, bytes.length - read);
-      if (n < 0) {
-        return Arrays.copyOf(bytes, read);
-      }
-      read += n;
-    }
-    int next = stream.read();
-    if (next < 0) {
-      return bytes;
-    }
-    ByteArrayOutputStream all = new ByteArrayOutputStream(bytes.length + 1);
-    all.write(bytes);
-    all.write(next);
-    stream.transferTo(all);
-    return all.toByteArray();
   }
 }

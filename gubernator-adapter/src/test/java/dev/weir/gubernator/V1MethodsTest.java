@@ -15,12 +15,10 @@ import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
-import io.grpc.KnownLength;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import java.io.ByteArrayInputStream;
 import java.net.InetSocketAddress;
 import java.time.ZoneOffset;
 import java.util.List;
@@ -29,23 +27,6 @@ import org.junit.jupiter.api.Test;
 
 /** {@link V1Methods}' marshallers, alone and behind a real gRPC server on loopback. */
 class V1MethodsTest {
-
-  private static final byte[] BYTES = {10, 3, 10, 1, 110};
-
-  @Test
-  void readAll_lengthUnderReported_readsEveryByte() throws Exception {
-    assertThat(V1Methods.readAll(new Reporting(BYTES, 2))).containsExactly(BYTES);
-  }
-
-  @Test
-  void readAll_lengthOverReported_readsWhatThereIs() throws Exception {
-    assertThat(V1Methods.readAll(new Reporting(BYTES, 9))).containsExactly(BYTES);
-  }
-
-  @Test
-  void readAll_unknownLength_readsEveryByte() throws Exception {
-    assertThat(V1Methods.readAll(new ByteArrayInputStream(BYTES))).containsExactly(BYTES);
-  }
 
   @Test
   void clientSide_requestsAndAnswers_roundTripThroughTheGeneratedMessages() throws Exception {
@@ -108,26 +89,6 @@ class V1MethodsTest {
     } finally {
       channel.shutdownNow();
       server.shutdownNow();
-    }
-  }
-
-  /** A stream that reports a length of its own choosing, as a transport's stream could. */
-  private static final class Reporting extends ByteArrayInputStream implements KnownLength {
-    private final int reported;
-    private boolean asked;
-
-    Reporting(byte[] bytes, int reported) {
-      super(bytes);
-      this.reported = reported;
-    }
-
-    @Override
-    public synchronized int available() {
-      if (asked) {
-        return super.available();
-      }
-      asked = true;
-      return reported;
     }
   }
 }

@@ -1,11 +1,9 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
-import dev.weir.proto.gubernator.ForwardAnswers;
-import dev.weir.proto.gubernator.ForwardBatch;
-import dev.weir.proto.gubernator.RateLimitResp;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -38,7 +36,7 @@ import java.util.function.Function;
  */
 final class ForwardStream {
 
-  private final Function<StreamObserver<ForwardAnswers>, StreamObserver<ForwardBatch>> opener;
+  private final Function<StreamObserver<ForwardCodec.Answers>, StreamObserver<ForwardCodec.Batch>> opener;
   private final Scheduler scheduler;
   private final Clock clock;
   private final Duration timeout;
@@ -57,7 +55,7 @@ final class ForwardStream {
    * @param timeout how long a batch waits for its answer
    */
   ForwardStream(
-      Function<StreamObserver<ForwardAnswers>, StreamObserver<ForwardBatch>> opener,
+      Function<StreamObserver<ForwardCodec.Answers>, StreamObserver<ForwardCodec.Batch>> opener,
       Scheduler scheduler,
       Clock clock,
       Duration timeout) {
@@ -82,15 +80,11 @@ final class ForwardStream {
   }
 
   /** Sends {@code batch}; the future completes with one answer per request, in order. */
-  CompletableFuture<List<RateLimitResp>> send(List<RateLimitRequest> batch) {
-    CompletableFuture<List<RateLimitResp>> answer = new CompletableFuture<>();
+  CompletableFuture<List<RateLimitResponse>> send(List<RateLimitRequest> batch) {
+    CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
     if (unsupported) {
       answer.completeExceptionally(new Unsupported());
       return answer;
-    }
-    ForwardBatch.Builder message = ForwardBatch.newBuilder();
-    for (RateLimitRequest r : batch) {
-      message.addRequests(PeerProtos.toProto(r));
     }
     Stream target;
     boolean arm;
@@ -111,7 +105,7 @@ final class ForwardStream {
       target.pending.put(id, new Waiting(answer, batch.size(), due));
       arm = !target.timerArmed;
       target.timerArmed = true;
-      target.requests.onNext(message.setId(id).build());
+      target.requests.onNext(new ForwardCodec.Batch(id, batch));
     }
     if (arm) {
       target.armTimer(timeout);
@@ -132,41 +126,41 @@ final class ForwardStream {
   }
 
   /** A batch waiting for its answer until {@code due} ({@link Clock#monotonicNanos()}). */
-  private record Waiting(CompletableFuture<List<RateLimitResp>> answer, int size, long due) {}
+  private record Waiting(CompletableFuture<List<RateLimitResponse>> answer, int size, long due) {}
 
   /** One opened {@code ForwardBatches} call and the batches waiting on it. */
-  private final class Stream implements StreamObserver<ForwardAnswers> {
+  private final class Stream implements StreamObserver<ForwardCodec.Answers> {
     /** The batches waiting, in the order they were sent, which is the order they fall due. */
     private final Map<Long, Waiting> pending = new LinkedHashMap<>();
-    private StreamObserver<ForwardBatch> requests;
+    private StreamObserver<ForwardCodec.Batch> requests;
     private RuntimeException endedWith;
     private boolean timerArmed;
 
     @Override
-    public void onNext(ForwardAnswers answers) {
+    public void onNext(ForwardCodec.Answers answers) {
       Waiting waiting;
       synchronized (lock) {
-        waiting = pending.remove(answers.getId());
+        waiting = pending.remove(answers.id());
       }
       if (waiting == null) {
         return;
       }
-      if (answers.getErrorCode() != Status.Code.OK.value()) {
+      if (answers.errorCode() != Status.Code.OK.value()) {
         waiting.answer.completeExceptionally(
-            Status.fromCodeValue(answers.getErrorCode())
-                .withDescription(answers.getError())
+            Status.fromCodeValue(answers.errorCode())
+                .withDescription(answers.error())
                 .asRuntimeException());
-      } else if (answers.getRateLimitsCount() != waiting.size) {
+      } else if (answers.answers().size() != waiting.size) {
         waiting.answer.completeExceptionally(
             Status.INTERNAL
                 .withDescription(
                     "expected "
                         + waiting.size
                         + " answers on the forwarding stream, got "
-                        + answers.getRateLimitsCount())
+                        + answers.answers().size())
                 .asRuntimeException());
       } else {
-        waiting.answer.complete(answers.getRateLimitsList());
+        waiting.answer.complete(answers.answers());
       }
     }
 

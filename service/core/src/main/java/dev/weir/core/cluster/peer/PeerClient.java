@@ -14,7 +14,6 @@ import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
-import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -35,6 +34,7 @@ import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,6 +43,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 /**
  * The client side of {@code PeersV1} for one peer: one channel, one batching queue for forwarded
@@ -120,8 +121,9 @@ public final class PeerClient implements AutoCloseable {
     this.stream =
         new ForwardStream(
             answers -> {
-              AtomicReference<StreamObserver<ForwardBatch>> requests = new AtomicReference<>();
-              detached(() -> requests.set(dataStub().forwardBatches(answers)));
+              AtomicReference<StreamObserver<ForwardCodec.Batch>> requests =
+                  new AtomicReference<>();
+              detached(() -> requests.set(openForwardStream(answers)));
               return requests.get();
             },
             scheduler,
@@ -218,7 +220,7 @@ public final class PeerClient implements AutoCloseable {
     if (stream.unsupported()) {
       return answered(batch.size(), unary(batch, timeout), "forwarding to");
     }
-    CompletableFuture<List<RateLimitResp>> sent =
+    CompletableFuture<List<RateLimitResponse>> sent =
         stream
             .send(batch)
             .exceptionallyCompose(
@@ -229,22 +231,30 @@ public final class PeerClient implements AutoCloseable {
     return answered(batch.size(), sent, "forwarding to");
   }
 
-  private CompletableFuture<List<RateLimitResp>> unary(
+  private StreamObserver<ForwardCodec.Batch> openForwardStream(
+      StreamObserver<ForwardCodec.Answers> answers) {
+    PeersV1Grpc.PeersV1Stub to = dataStub();
+    return ClientCalls.asyncBidiStreamingCall(
+        to.getChannel().newCall(PeerMethods.FORWARD_BATCHES, to.getCallOptions()), answers);
+  }
+
+  private CompletableFuture<List<RateLimitResponse>> unary(
       List<RateLimitRequest> requests, Duration timeout) {
     GetPeerRateLimitsReq.Builder req = GetPeerRateLimitsReq.newBuilder();
     requests.forEach(r -> req.addRequests(PeerProtos.toProto(r)));
-    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    CompletableFuture<List<RateLimitResponse>> call = new CompletableFuture<>();
     detached(
         () ->
             dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .getPeerRateLimits(req.build(), observer(call)));
-    return call.thenApply(GetPeerRateLimitsResp::getRateLimitsList);
+                .getPeerRateLimits(
+                    req.build(), observer(call, resp -> fromProtos(resp.getRateLimitsList()))));
+    return call;
   }
 
   /** Counts a batch of {@code size} items sent as {@code call} and reports its outcome. */
   private CompletableFuture<List<RateLimitResponse>> answered(
-      int size, CompletableFuture<List<RateLimitResp>> call, String what) {
+      int size, CompletableFuture<List<RateLimitResponse>> call, String what) {
     batchesSent.incrementAndGet();
     itemsSent.addAndGet(size);
     long start = clock.monotonicNanos();
@@ -252,7 +262,7 @@ public final class PeerClient implements AutoCloseable {
     call.whenComplete(
         (resp, error) ->
             sink.batchSent(address, size, clock.monotonicNanos() - start, error == null));
-    return wrap(call, what).thenApply(PeerClient::fromProtos);
+    return wrap(call, what);
   }
 
   private static List<RateLimitResponse> fromProtos(List<RateLimitResp> answers) {
@@ -583,10 +593,16 @@ public final class PeerClient implements AutoCloseable {
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
+    return observer(future, Function.identity());
+  }
+
+  /** Returns an observer of a unary call that completes {@code future} with its answer mapped. */
+  private static <T, R> StreamObserver<T> observer(
+      CompletableFuture<R> future, Function<T, R> mapping) {
     return new StreamObserver<>() {
       @Override
       public void onNext(T value) {
-        future.complete(value);
+        future.complete(mapping.apply(value));
       }
 
       @Override

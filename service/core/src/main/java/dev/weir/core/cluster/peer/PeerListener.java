@@ -95,7 +95,7 @@ public final class PeerListener implements AutoCloseable {
       ServerInterceptor... extra)
       throws IOException {
     ExecutorService executor = executor();
-    LateBoundService peers = LateBoundService.of(PeersV1Grpc.getServiceDescriptor());
+    LateBoundService peers = LateBoundService.of(PeerMethods.SERVICE);
     try {
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(address)

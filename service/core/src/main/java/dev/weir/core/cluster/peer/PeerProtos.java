@@ -17,6 +17,7 @@ import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -73,24 +74,32 @@ public final class PeerProtos {
             .setAlgorithmValue(r.algorithm())
             .setBehaviorValue(r.behavior())
             .setBurst(r.burst());
-    if (!r.metadata().isEmpty()) {
-      if (metadataBytes(r.metadata()) <= MAX_FORWARDED_METADATA_BYTES) {
-        b.putAllMetadata(r.metadata());
-      } else {
-        keepShort(b, r.metadata(), GregorianInterval.TIME_ZONE_METADATA);
-        keepShort(b, r.metadata(), TRACEPARENT);
-      }
-    }
+    b.putAllMetadata(forwardedMetadata(r.metadata()));
     if (r.createdAt() != 0) {
       b.setCreatedAt(r.createdAt());
     }
     return b.build();
   }
 
-  private static void keepShort(RateLimitReq.Builder b, Map<String, String> metadata, String key) {
+  /**
+   * Returns what of {@code metadata} a forwarded item carries: all of it when it takes at most
+   * {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} and {@link #TRACEPARENT}
+   * entries, each when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long.
+   */
+  static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
+    if (metadata.isEmpty() || metadataBytes(metadata) <= MAX_FORWARDED_METADATA_BYTES) {
+      return metadata;
+    }
+    Map<String, String> kept = new LinkedHashMap<>(4);
+    keepShort(kept, metadata, GregorianInterval.TIME_ZONE_METADATA);
+    keepShort(kept, metadata, TRACEPARENT);
+    return kept;
+  }
+
+  private static void keepShort(Map<String, String> kept, Map<String, String> metadata, String key) {
     String value = metadata.get(key);
     if (value != null && value.length() <= MAX_FORWARDED_TIME_ZONE_CHARS) {
-      b.putMetadata(key, value);
+      kept.put(key, value);
     }
   }
 

@@ -14,15 +14,12 @@ import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
-import dev.weir.proto.gubernator.ForwardAnswers;
-import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.PushQuotaSharesReq;
 import dev.weir.proto.gubernator.PushQuotaSharesResp;
 import dev.weir.proto.gubernator.RateLimitReq;
-import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import dev.weir.core.toplimited.TopLimitedView;
@@ -32,9 +29,13 @@ import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
+import io.grpc.BindableService;
 import io.grpc.Context;
 import io.grpc.Deadline;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * PeerHandler#serving() serving}. Forwarded items are answered when the handler's {@link
  * PeerHandler#answerForwarded} completes (later, when it hands some on to their owner).
  */
-public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
+public final class PeersService implements PeersV1Grpc.AsyncService, BindableService {
 
   /** The message of the {@code UNAVAILABLE} answer to a probe of a node that is not serving. */
   public static final String NOT_SERVING =
@@ -117,7 +118,7 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
       observer.onError(Status.UNAVAILABLE.withDescription(NOT_SERVING).asRuntimeException());
       return;
     }
-    answer("GetPeerRateLimits", request.getRequestsList())
+    answer("GetPeerRateLimits", fromProtos(request.getRequestsList()))
         .whenComplete(
             (answers, error) -> {
               if (error != null) {
@@ -125,9 +126,31 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
                     Status.INTERNAL.withDescription(error.toString()).asRuntimeException());
                 return;
               }
-              observer.onNext(GetPeerRateLimitsResp.newBuilder().addAllRateLimits(answers).build());
+              GetPeerRateLimitsResp.Builder resp = GetPeerRateLimitsResp.newBuilder();
+              answers.forEach(a -> resp.addRateLimits(PeerProtos.toProto(a)));
+              observer.onNext(resp.build());
               observer.onCompleted();
             });
+  }
+
+  /**
+   * Binds the generated methods, with {@code ForwardBatches} on core requests and answers ({@link
+   * PeerMethods#FORWARD_BATCHES}) served by {@link #forwardStream}.
+   */
+  @Override
+  public ServerServiceDefinition bindService() {
+    ServerServiceDefinition.Builder out = ServerServiceDefinition.builder(PeerMethods.SERVICE);
+    for (ServerMethodDefinition<?, ?> method : PeersV1Grpc.bindService(this).getMethods()) {
+      if (!method
+          .getMethodDescriptor()
+          .getFullMethodName()
+          .equals(PeerMethods.FORWARD_BATCHES.getFullMethodName())) {
+        out.addMethod(method);
+      }
+    }
+    return out.addMethod(
+            PeerMethods.FORWARD_BATCHES, ServerCalls.asyncBidiStreamingCall(this::forwardStream))
+        .build();
   }
 
   /**
@@ -135,32 +158,31 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
    * GetPeerRateLimits} call with its items would be, on the reverse stream with the batch's id; a
    * batch refused whole carries the status code and message the call would have failed with.
    */
-  @Override
-  public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+  StreamObserver<ForwardCodec.Batch> forwardStream(StreamObserver<ForwardCodec.Answers> answers) {
     return new StreamObserver<>() {
       @Override
-      public void onNext(ForwardBatch batch) {
-        ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
-        int count = batch.getRequestsCount();
+      public void onNext(ForwardCodec.Batch batch) {
+        long id = batch.id();
+        int count = batch.requests().size();
         if (count > RateLimitService.MAX_BATCH_SIZE) {
           refusedTooMany("ForwardBatches", count, TOO_LARGE);
-          send(out.setErrorCode(Status.Code.OUT_OF_RANGE.value()).setError(TOO_LARGE));
+          send(ForwardCodec.Answers.refused(id, Status.Code.OUT_OF_RANGE.value(), TOO_LARGE));
           return;
         }
-        answer("ForwardBatches", batch.getRequestsList())
+        answer("ForwardBatches", batch.requests())
             .whenComplete(
                 (rateLimits, error) ->
                     send(
                         error == null
-                            ? out.addAllRateLimits(rateLimits)
-                            : out.setErrorCode(Status.Code.INTERNAL.value())
-                                .setError(error.toString())));
+                            ? ForwardCodec.Answers.of(id, rateLimits)
+                            : ForwardCodec.Answers.refused(
+                                id, Status.Code.INTERNAL.value(), error.toString())));
       }
 
       // Answers complete on other threads when items are handed on; one onNext at a time.
-      private void send(ForwardAnswers.Builder out) {
+      private void send(ForwardCodec.Answers out) {
         synchronized (answers) {
-          answers.onNext(out.build());
+          answers.onNext(out);
         }
       }
 
@@ -178,8 +200,8 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
    * Checks {@code requests} of a {@code method} call and answers each, in order: its refusal, else
    * the handler's answer (completed later when the handler hands items on to their new owner).
    */
-  private CompletableFuture<List<RateLimitResp>> answer(
-      String method, List<RateLimitReq> requests) {
+  private CompletableFuture<List<RateLimitResponse>> answer(
+      String method, List<RateLimitRequest> requests) {
     try {
       return checkAndAnswer(method, requests);
     } catch (RuntimeException e) {
@@ -187,14 +209,14 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
     }
   }
 
-  private CompletableFuture<List<RateLimitResp>> checkAndAnswer(
-      String method, List<RateLimitReq> requests) {
+  private CompletableFuture<List<RateLimitResponse>> checkAndAnswer(
+      String method, List<RateLimitRequest> requests) {
     long now = clock.wallMillis();
     int count = requests.size();
     List<RateLimitRequest> items = new ArrayList<>(count);
     String[] errors = null;
     for (int i = 0; i < count; i++) {
-      RateLimitRequest item = PeerProtos.fromProto(requests.get(i));
+      RateLimitRequest item = requests.get(i);
       Optional<String> error = validator.checkRequest(item, now);
       if (error.isPresent()) {
         errors = errors == null ? new String[count] : errors;
@@ -204,24 +226,29 @@ public final class PeersService extends PeersV1Grpc.PeersV1ImplBase {
         items.add(item);
       }
     }
-    String[] refused = errors;
     CompletableFuture<List<RateLimitResponse>> answered =
         items.isEmpty()
             ? CompletableFuture.completedFuture(List.of())
             : handler.answerForwarded(items);
+    if (errors == null) {
+      return answered;
+    }
+    String[] refused = errors;
     return answered.thenApply(
         answers -> {
-          List<RateLimitResp> out = new ArrayList<>(count);
+          List<RateLimitResponse> out = new ArrayList<>(count);
           int next = 0;
           for (int i = 0; i < count; i++) {
-            RateLimitResponse answer =
-                refused != null && refused[i] != null
-                    ? RateLimitResponse.error(refused[i])
-                    : answers.get(next++);
-            out.add(PeerProtos.toProto(answer));
+            out.add(refused[i] != null ? RateLimitResponse.error(refused[i]) : answers.get(next++));
           }
           return out;
         });
+  }
+
+  private static List<RateLimitRequest> fromProtos(List<RateLimitReq> requests) {
+    List<RateLimitRequest> out = new ArrayList<>(requests.size());
+    requests.forEach(r -> out.add(PeerProtos.fromProto(r)));
+    return out;
   }
 
   /**

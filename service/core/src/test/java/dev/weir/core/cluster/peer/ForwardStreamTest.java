@@ -4,18 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.RateLimitResp;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,8 +80,13 @@ class ForwardStreamTest {
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).directExecutor().addService(peer).build().start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-    PeersV1Grpc.PeersV1Stub stub = PeersV1Grpc.newStub(channel);
-    return new ForwardStream(stub::forwardBatches, scheduler, clock, TIMEOUT);
+    return new ForwardStream(
+        answers ->
+            ClientCalls.asyncBidiStreamingCall(
+                channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers),
+        scheduler,
+        clock,
+        TIMEOUT);
   }
 
   private static List<RateLimitRequest> items(long... limits) {
@@ -99,16 +107,16 @@ class ForwardStreamTest {
     answerStreams.get(stream).onNext(out.build());
   }
 
-  private static List<Long> remaining(CompletableFuture<List<RateLimitResp>> answer) {
-    return answer.join().stream().map(RateLimitResp::getRemaining).toList();
+  private static List<Long> remaining(CompletableFuture<List<RateLimitResponse>> answer) {
+    return answer.join().stream().map(RateLimitResponse::remaining).toList();
   }
 
   @Test
   void send_batchesInFlightTogether_shareOneStreamAndEachGetsItsOwnAnswersOutOfOrder()
       throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> first = stream.send(items(1, 2));
-    CompletableFuture<List<RateLimitResp>> second = stream.send(items(3));
+    CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1, 2));
+    CompletableFuture<List<RateLimitResponse>> second = stream.send(items(3));
 
     answer(0, 1);
     answer(0, 0);
@@ -123,7 +131,7 @@ class ForwardStreamTest {
   @Test
   void send_manyBatchesAnsweredInTime_armOneDeadlineTimerBetweenThem() throws Exception {
     ForwardStream stream = streamTo(holding);
-    List<CompletableFuture<List<RateLimitResp>>> sent = new ArrayList<>();
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
       sent.add(stream.send(items(i)));
       answer(0, i);
@@ -136,9 +144,9 @@ class ForwardStreamTest {
   @Test
   void send_batchesSentAtDifferentTimes_eachFailsAtItsOwnDeadline() throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> early = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> early = stream.send(items(1));
     scheduler.advance(Duration.ofMillis(200));
-    CompletableFuture<List<RateLimitResp>> late = stream.send(items(2));
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
 
     scheduler.advance(TIMEOUT.minusMillis(200));
     assertThat(early).isCompletedExceptionally();
@@ -154,8 +162,8 @@ class ForwardStreamTest {
   @Test
   void send_peerRefusesOneBatch_onlyThatBatchFailsWithThePeersStatus() throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> refused = stream.send(items(1));
-    CompletableFuture<List<RateLimitResp>> fine = stream.send(items(2));
+    CompletableFuture<List<RateLimitResponse>> refused = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> fine = stream.send(items(2));
 
     answerStreams
         .get(0)
@@ -177,7 +185,7 @@ class ForwardStreamTest {
   void send_noAnswerWithinTheTimeout_failsDeadlineExceededAndALateAnswerIsIgnored()
       throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> batch = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> batch = stream.send(items(1));
 
     scheduler.advance(TIMEOUT.minusNanos(1));
     assertThat(batch).isNotDone();
@@ -186,7 +194,7 @@ class ForwardStreamTest {
     assertThatThrownBy(batch::join)
         .hasMessageContaining("DEADLINE_EXCEEDED: no answer on the forwarding stream within");
     answer(0, 0);
-    CompletableFuture<List<RateLimitResp>> next = stream.send(items(2));
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
     answer(0, 1);
     assertThat(remaining(next)).containsExactly(2L);
   }
@@ -195,12 +203,12 @@ class ForwardStreamTest {
   void send_streamBreaksWithBatchesWaiting_theyFailAndTheNextBatchOpensANewStream()
       throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> waiting = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> waiting = stream.send(items(1));
 
     answerStreams.get(0).onError(Status.UNAVAILABLE.withDescription("peer going").asException());
 
     assertThatThrownBy(waiting::join).hasMessageContaining("UNAVAILABLE: peer going");
-    CompletableFuture<List<RateLimitResp>> next = stream.send(items(2));
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
     assertThat(streamsOpened).hasValue(2);
     answer(1, 1);
     assertThat(remaining(next)).containsExactly(2L);
@@ -210,7 +218,7 @@ class ForwardStreamTest {
   void send_peerWithoutStreams_batchFailsAsUnsupportedAtOnceAndSoDoLaterOnes() throws Exception {
     ForwardStream stream = streamTo(new PeersV1Grpc.PeersV1ImplBase() {});
 
-    CompletableFuture<List<RateLimitResp>> first = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
 
     assertThatThrownBy(first::join).hasCauseInstanceOf(ForwardStream.Unsupported.class);
     assertThat(stream.unsupported()).isTrue();
@@ -221,7 +229,7 @@ class ForwardStreamTest {
   @Test
   void close_batchesWaiting_areStillAnsweredBeforeTheStreamEnds() throws Exception {
     ForwardStream stream = streamTo(holding);
-    CompletableFuture<List<RateLimitResp>> waiting = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> waiting = stream.send(items(1));
 
     stream.close();
     assertThat(halfClosed).hasValue(1);
