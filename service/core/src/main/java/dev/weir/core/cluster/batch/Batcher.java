@@ -11,10 +11,13 @@ import java.util.function.Function;
  * A queue that groups items bound for one destination into batches and completes each item's future
  * with its own answer.
  *
- * <p>Design: batches form only while a call to the destination is in flight, so no item waits on a
- * timer. An item submitted while no call is in flight leaves at once, alone or with whatever is
- * queued, on the submitting thread. Items submitted while a call is in flight queue behind it, and
- * the queue leaves as one batch when a call completes (on the thread that completes it). The queue
+ * <p>Design: batches form only while a call to the destination is in flight, or within the
+ * submitting thread's current round of work ({@link RoundEnd}), so no item waits on a timer. An
+ * item submitted while no call is in flight leaves at once, alone or with whatever is queued, on
+ * the submitting thread; or, when that thread works in rounds (a transport's event loop), at the
+ * end of the round, with every item that round brings in. Items submitted while a call is in
+ * flight queue behind it, and the queue leaves as one batch when a call completes (on the thread
+ * that completes it). The queue
  * also leaves at once when it holds {@code batchLimit} items, or when the last call went out at
  * least {@code batchWait} ago (a slow call does not hold the items behind it longer than that), as
  * long as fewer than {@code maxInFlight} calls are out; at that bound items only queue, and at
@@ -41,6 +44,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   private final int maxInFlight;
   private final int maxQueued;
   private final Clock clock;
+  private final RoundEnd roundEnd;
   private final Function<List<T>, CompletableFuture<List<R>>> sender;
 
   private final Object lock = new Object();
@@ -49,6 +53,8 @@ public final class Batcher<T, R> implements AutoCloseable {
   private int inFlight;
   private long lastSentNanos;
   private boolean closed;
+  /** Whether the queue leaves at the end of a submitting thread's round. */
+  private boolean leavesAtRoundEnd;
 
   /**
    * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
@@ -64,7 +70,7 @@ public final class Batcher<T, R> implements AutoCloseable {
       Duration batchWait,
       Clock clock,
       Function<List<T>, CompletableFuture<List<R>>> sender) {
-    this(batchLimit, batchWait, MAX_IN_FLIGHT, MAX_QUEUED, clock, sender);
+    this(batchLimit, batchWait, MAX_IN_FLIGHT, MAX_QUEUED, clock, RoundEnd.NONE, sender);
   }
 
   /**
@@ -76,6 +82,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    * @param maxInFlight the most calls in flight at once, at least 1
    * @param maxQueued the most items waiting to be sent, at least {@code batchLimit}
    * @param clock the monotonic time of the last call sent
+   * @param roundEnd where an item submitted while no call is in flight waits for the others of its
+   *     round ({@link RoundEnd#NONE}: it leaves at once)
    * @param sender sends one batch and completes with one answer per item, in order
    */
   public Batcher(
@@ -84,6 +92,7 @@ public final class Batcher<T, R> implements AutoCloseable {
       int maxInFlight,
       int maxQueued,
       Clock clock,
+      RoundEnd roundEnd,
       Function<List<T>, CompletableFuture<List<R>>> sender) {
     if (batchLimit < 1 || batchLimit > 1000) {
       throw new IllegalArgumentException("batchLimit must be within 1..1000, got " + batchLimit);
@@ -100,6 +109,7 @@ public final class Batcher<T, R> implements AutoCloseable {
     this.maxInFlight = maxInFlight;
     this.maxQueued = maxQueued;
     this.clock = clock;
+    this.roundEnd = roundEnd;
     this.sender = sender;
   }
 
@@ -121,7 +131,7 @@ public final class Batcher<T, R> implements AutoCloseable {
       }
       items.add(item);
       futures.add(future);
-      out = sendsNow() ? take() : null;
+      out = leavesNow() ? take() : null;
     }
     if (out != null) {
       send(out);
@@ -154,7 +164,7 @@ public final class Batcher<T, R> implements AutoCloseable {
           }
         }
       }
-      if (!items.isEmpty() && sendsNow()) {
+      if (!items.isEmpty() && leavesNow()) {
         if (first == null) {
           first = take();
         } else {
@@ -221,14 +231,35 @@ public final class Batcher<T, R> implements AutoCloseable {
   }
 
   // Caller holds the lock; the item just queued is in items.
-  private boolean sendsNow() {
+  private boolean leavesNow() {
+    if (leavesAtRoundEnd) {
+      return items.size() >= batchLimit && inFlight < maxInFlight;
+    }
     if (inFlight == 0) {
+      if (roundEnd.defer(this::sendAtRoundEnd)) {
+        leavesAtRoundEnd = true;
+        return false;
+      }
       return true;
     }
     if (inFlight >= maxInFlight) {
       return false;
     }
     return items.size() >= batchLimit || clock.monotonicNanos() - lastSentNanos >= batchWaitNanos;
+  }
+
+  /** Sends what the round that deferred the queue left in it (a batch's worth at most). */
+  private void sendAtRoundEnd() {
+    Batch<T, R> out = null;
+    synchronized (lock) {
+      leavesAtRoundEnd = false;
+      if (!items.isEmpty() && inFlight < maxInFlight) {
+        out = take();
+      }
+    }
+    if (out != null) {
+      send(out);
+    }
   }
 
   // Caller holds the lock and items is not empty.

@@ -110,7 +110,10 @@ public final class PeerClient implements AutoCloseable {
         new Batcher<>(
             settings.batchLimit(),
             settings.batchWait(),
+            Batcher.MAX_IN_FLIGHT,
+            Batcher.MAX_QUEUED,
             clock,
+            EventLoopRoundEnd.INSTANCE,
             this::forwardBatch);
     this.quotaBatcher =
         new Batcher<>(

@@ -110,7 +110,8 @@ class BatcherTest {
 
   @Test
   void submit_maxInFlightReached_onlyQueuesUntilACallCompletes() {
-    Batcher<Integer, String> b = new Batcher<>(2, Duration.ZERO, 2, 100, clock, this::held);
+    Batcher<Integer, String> b =
+        new Batcher<>(2, Duration.ZERO, 2, 100, clock, RoundEnd.NONE, this::held);
     b.submit(1);
     b.submit(2);
     b.submit(3);
@@ -127,7 +128,7 @@ class BatcherTest {
 
   @Test
   void submit_queueFull_failsAtOnceNamingTheBoundAndLaterItemsGoAfterTheQueueDrains() {
-    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 3, clock, this::held);
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 3, clock, RoundEnd.NONE, this::held);
     b.submit(1);
     b.submit(2);
     b.submit(3);
@@ -149,7 +150,7 @@ class BatcherTest {
 
   @Test
   void callCompletes_queueLongerThanLimit_sendsLimitThenTheRestAtTheNextCompletion() {
-    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 100, clock, this::held);
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 100, clock, RoundEnd.NONE, this::held);
     for (int i = 1; i <= 6; i++) {
       b.submit(i);
     }
@@ -289,12 +290,64 @@ class BatcherTest {
   }
 
   @Test
+  void submit_nothingInFlightOnAThreadWithRounds_leavesAtTheRoundEndWithTheRoundsOtherItems() {
+    List<Runnable> roundEnd = new ArrayList<>();
+    Batcher<Integer, String> b =
+        new Batcher<>(1000, WAIT, 8, 1000, clock, task -> roundEnd.add(task), this::held);
+
+    CompletableFuture<String> f1 = b.submit(1);
+    b.submit(2);
+    b.submit(3);
+
+    assertThat(sent).isEmpty();
+    assertThat(b.queued()).isEqualTo(3);
+    assertThat(roundEnd).hasSize(1);
+    roundEnd.get(0).run();
+    assertThat(sent).containsExactly(List.of(1, 2, 3));
+    answer(0);
+    assertThat(f1).isCompletedWithValue("r1");
+  }
+
+  @Test
+  void submit_roundFillsABatch_theFullBatchLeavesAtOnceAndTheRestAtTheRoundEnd() {
+    List<Runnable> roundEnd = new ArrayList<>();
+    Batcher<Integer, String> b =
+        new Batcher<>(2, WAIT, 8, 100, clock, task -> roundEnd.add(task), this::held);
+
+    b.submit(1);
+    b.submit(2);
+    b.submit(3);
+
+    assertThat(sent).containsExactly(List.of(1, 2));
+    roundEnd.forEach(Runnable::run);
+    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
+  }
+
+  @Test
+  void roundEnd_aCallCompletedFirstAndTookTheQueue_sendsNothingMore() {
+    List<Runnable> roundEnd = new ArrayList<>();
+    Batcher<Integer, String> b =
+        new Batcher<>(2, WAIT, 8, 100, clock, task -> roundEnd.add(task), this::held);
+    b.submit(1);
+    b.submit(2);
+    b.submit(3);
+    answer(0);
+
+    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
+    roundEnd.forEach(Runnable::run);
+    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
+    assertThat(b.inFlight()).isEqualTo(1);
+  }
+
+  @Test
   void constructor_boundsOutOfRange_rejectedNamingTheValue() {
     assertThatThrownBy(() -> new Batcher<Integer, String>(1001, WAIT, clock, this::echo))
         .hasMessageContaining("batchLimit must be within 1..1000, got 1001");
-    assertThatThrownBy(() -> new Batcher<Integer, String>(10, WAIT, 0, 10, clock, this::echo))
+    assertThatThrownBy(
+            () -> new Batcher<Integer, String>(10, WAIT, 0, 10, clock, RoundEnd.NONE, this::echo))
         .hasMessageContaining("maxInFlight must be at least 1, got 0");
-    assertThatThrownBy(() -> new Batcher<Integer, String>(10, WAIT, 1, 9, clock, this::echo))
+    assertThatThrownBy(
+            () -> new Batcher<Integer, String>(10, WAIT, 1, 9, clock, RoundEnd.NONE, this::echo))
         .hasMessageContaining("maxQueued must be at least batchLimit (10), got 9");
   }
 }
