@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -200,19 +201,23 @@ public final class ClusterRateLimitService implements RateLimitService {
       Map<String, String> ownerMeta = Map.of("owner", owner);
       for (int k = 0; k < size; k++) {
         int index = positions[k];
-        CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
-        if (routed != null) {
-          routed.add(answer);
-        }
-        answer.whenComplete(
-            (a, e) -> {
+        Consumer<RateLimitResponse> gathered =
+            a -> {
               answers[index] = a;
               span.answered(a);
               if (remaining.decrementAndGet() == 0) {
                 all.complete(Arrays.asList(answers));
               }
-            });
-        settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer);
+            };
+        if (routed == null) {
+          settle(sent[index], owner, ownerMeta, 1, calls.get(k), gathered, null);
+        } else {
+          // A stand-in's timer and the owner's answer race for the item: the first one counts.
+          CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
+          routed.add(answer);
+          answer.thenAccept(gathered);
+          settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer::complete, answer);
+        }
       }
     }
     if (routed != null) {
@@ -317,11 +322,12 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Completes {@code answer} with what became of {@code r}'s forward to {@code owner}, attempt
-   * {@code attempt}: the owner's answer; when the forward failed and the ring now names another
-   * owner (it changed while the call was in flight), the answer of the item routed again, up to
-   * {@link #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on (unless the
-   * stand-in timer already answered), else the error naming the peer.
+   * Gives {@code answer} what became of {@code r}'s forward to {@code owner}, attempt {@code
+   * attempt}: the owner's answer; when the forward failed and the ring now names another owner (it
+   * changed while the call was in flight), the answer of the item routed again, up to {@link
+   * #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on (unless the stand-in timer
+   * already answered {@code standInSlot}, the item's answer when stand-ins are on), else the error
+   * naming the peer.
    */
   private void settle(
       RateLimitRequest r,
@@ -329,14 +335,15 @@ public final class ClusterRateLimitService implements RateLimitService {
       Map<String, String> ownerMeta,
       int attempt,
       CompletableFuture<RateLimitResponse> call,
-      CompletableFuture<RateLimitResponse> answer) {
+      Consumer<RateLimitResponse> answer,
+      CompletableFuture<RateLimitResponse> standInSlot) {
     call.whenComplete(
         (a, error) -> {
           if (error == null) {
             if (standIns != null) {
               standIns.ownerAnswered(r, a);
             }
-            answer.complete(a.withMetadata(ownerMeta));
+            answer.accept(a.withMetadata(ownerMeta));
             return;
           }
           HashRing now = ring.get();
@@ -344,7 +351,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
             RateLimitResponse here = answerHere(nowOwner, r);
             if (here != null) {
-              answer.complete(here);
+              answer.accept(here);
             } else {
               settle(
                   r,
@@ -352,18 +359,19 @@ public final class ClusterRateLimitService implements RateLimitService {
                   Map.of("owner", nowOwner),
                   attempt + 1,
                   peers.forward(nowOwner, r),
-                  answer);
+                  answer,
+                  standInSlot);
             }
             return;
           }
           if (standIns != null) {
-            if (!answer.isDone()) {
+            if (!standInSlot.isDone()) {
               metrics.standIn();
-              answer.complete(standIn(r));
+              answer.accept(standIn(r));
             }
             return;
           }
-          answer.complete(
+          answer.accept(
               RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));
         });
   }
