@@ -31,9 +31,10 @@ public interface MatchTracing {
         };
 
     /**
-     * Records that a descriptor is counted under {@code rule}: the rule's YAML {@code name}, else
-     * the descriptor path it matched ({@code limit_override.k1.k2} for a limit override); called
-     * once per policy of each matched descriptor, after {@code replaces} is applied.
+     * Records that a descriptor matched {@code rule} (counted under it, or unlimited by it): the
+     * rule's YAML {@code name}, else the descriptor path it matched ({@code limit_override.k1.k2}
+     * for a limit override); called once per policy of each matched descriptor, after {@code
+     * replaces} is applied.
      */
     void matched(String rule);
 

@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A node's OpenTelemetry SDK, built from {@link TracingSettings} by the SDK's autoconfiguration
  * (OTLP exporter, batch span processor), with what traces the node: the front-door interceptor,
- * the HTTP front doors, the Envoy config match and the cluster's spans. Exists only when tracing is on; {@link #close} exports the spans still
- * buffered.
+ * the HTTP front doors, the Envoy config match and the cluster's spans. Exists only when tracing
+ * is on; {@link #close} exports the spans still buffered.
  */
 final class NodeTracing implements AutoCloseable {
 
