@@ -21,7 +21,11 @@ import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -35,7 +39,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Tracing from the real {@code weir.jar}: two members export over OTLP/gRPC (the shaded jar's SDK,
  * exporter and their service files) to a receiver on loopback; a call carrying a {@code
- * traceparent}, forwarded to the other member, gives one trace across both processes.
+ * traceparent}, forwarded to the other member, gives one trace across both processes, over gRPC
+ * and over the HTTP/JSON gateway.
  */
 class TracingJarIT {
 
@@ -117,6 +122,49 @@ class TracingJarIT {
     assertThat(hex(front.getParentSpanId().toByteArray())).isEqualTo("00f067aa0ba902b7");
     assertThat(forward.getParentSpanId()).isEqualTo(front.getSpanId());
     assertThat(span(forwarded, "weir.decide").getParentSpanId()).isEqualTo(forward.getSpanId());
+
+    String httpTraceId = null;
+    for (int i = 0; i < 64 && httpTraceId == null; i++) {
+      String candidate = String.format("%032x", 0xbeef0000L + i);
+      HttpResponse<String> answer =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          "http://127.0.0.1:" + nodes.get(0).httpPort() + "/v1/GetRateLimits"))
+                  .timeout(Duration.ofSeconds(10))
+                  .header("traceparent", "00-" + candidate + "-00f067aa0ba902b7-01")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"requests\":[{\"name\":\"e2e_tracing_http\",\"unique_key\":"
+                              + "\"key-"
+                              + i
+                              + "\",\"hits\":1,\"limit\":10,\"duration\":60000}]}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).isEqualTo(200);
+      if (answer.body().contains("\"owner\"")) {
+        httpTraceId = candidate;
+      }
+    }
+    assertThat(httpTraceId).as("an HTTP key the other member owns among 64").isNotNull();
+
+    String overHttp = httpTraceId;
+    deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (names(overHttp).size() < 4 && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertThat(names(overHttp))
+        .containsExactlyInAnyOrder(
+            "weir-0:POST /v1/GetRateLimits",
+            "weir-0:weir.forward",
+            "weir-0:weir.forward_batch",
+            "weir-1:weir.decide");
+    Span httpFront = span(overHttp, "POST /v1/GetRateLimits");
+    Span httpForward = span(overHttp, "weir.forward");
+    assertThat(hex(httpFront.getParentSpanId().toByteArray())).isEqualTo("00f067aa0ba902b7");
+    assertThat(httpForward.getParentSpanId()).isEqualTo(httpFront.getSpanId());
+    assertThat(span(overHttp, "weir.decide").getParentSpanId())
+        .isEqualTo(httpForward.getSpanId());
   }
 
   private List<String> names(String traceId) {

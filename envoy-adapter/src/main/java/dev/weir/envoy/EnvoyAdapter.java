@@ -21,6 +21,7 @@ import dev.weir.envoy.rlqs.RlqsMetrics;
 import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
+import dev.weir.envoy.service.MatchTracing;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
 import dev.weir.envoy.xds.XdsChannels;
 import dev.weir.envoy.xds.XdsConfigClient;
@@ -57,6 +58,7 @@ public final class EnvoyAdapter implements AutoCloseable {
   private final EnvoyMetrics metrics;
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
+  private final ShouldRateLimitHandler handler;
 
   private EnvoyAdapter(
       EnvoySettings settings,
@@ -82,6 +84,7 @@ public final class EnvoyAdapter implements AutoCloseable {
             answering.limits(),
             answering.meter(),
             answering.overLimit());
+    this.handler = handler;
     this.grpcService = new EnvoyRateLimitGrpcService(handler);
     this.jsonHandler = new JsonHandler(handler);
   }
@@ -280,6 +283,14 @@ public final class EnvoyAdapter implements AutoCloseable {
   /** Returns the xDS client; null with the file source. */
   public XdsConfigClient xdsClient() {
     return xds;
+  }
+
+  /**
+   * Traces the config match of each call to {@link #grpcService} and {@link #jsonHandler} with
+   * {@code tracing} ({@link MatchTracing#NONE} until then).
+   */
+  public void traceWith(MatchTracing tracing) {
+    handler.traceWith(tracing);
   }
 
   /** Returns the adapter's meters. */

@@ -41,8 +41,13 @@ sealed interface DescriptorPlan {
   /**
    * The matched rule is {@code unlimited}: it is not counted, and {@code replaces} does not drop
    * it (envoyproxy/ratelimit reports it unlimited whichever rule names it).
+   *
+   * @param ruleName the rule's YAML {@code name}, empty when it has none
+   * @param label the rule as operators name it: {@code ruleName} when set, else its descriptor path
+   * @param replaces names of rules this rule drops
    */
-  record Unlimited(String ruleName, List<String> replaces) implements DescriptorPlan {}
+  record Unlimited(String ruleName, String label, List<String> replaces)
+      implements DescriptorPlan {}
 
   /**
    * The descriptor cannot come from a real Envoy (too many entries, a limit override without a

@@ -70,7 +70,9 @@ final class DescriptorPlanner {
     DescriptorNode node = match.node();
     List<RateLimitRule> limits = node.limits();
     if (limits.get(0).unlimited()) {
-      return new DescriptorPlan.Unlimited(limits.get(0).name(), limits.get(0).replaces());
+      RateLimitRule rule = limits.get(0);
+      return new DescriptorPlan.Unlimited(
+          rule.name(), rule.name().isEmpty() ? node.path() : rule.name(), rule.replaces());
     }
     String uniqueKey = keys.uniqueKey(match);
     List<DescriptorPlan.Policy> policies = new ArrayList<>(limits.size());

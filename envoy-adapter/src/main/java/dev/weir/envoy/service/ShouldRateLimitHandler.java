@@ -19,6 +19,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -52,6 +53,7 @@ public final class ShouldRateLimitHandler {
   private final DescriptorPlanner planner;
   private final CheckMeter meter;
   private final UnknownDomains unknownDomains;
+  private volatile MatchTracing tracing = MatchTracing.NONE;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -104,6 +106,11 @@ public final class ShouldRateLimitHandler {
     this.unknownDomains = new UnknownDomains(metrics, clock);
   }
 
+  /** Traces each call's config match with {@code value} ({@link MatchTracing#NONE} by default). */
+  public void traceWith(MatchTracing value) {
+    this.tracing = Objects.requireNonNull(value, "tracing");
+  }
+
   /** Checks {@code request}'s descriptors against their limits and answers it. */
   public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> check(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request) {
@@ -140,25 +147,22 @@ public final class ShouldRateLimitHandler {
       return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
     }
     List<RateLimitRequest> natives = new ArrayList<>(count);
-    boolean anyReplaces = false;
-    for (int i = 0; i < count; i++) {
-      DescriptorPlan plan =
-          planner.plan(domainName, domain, request.getDescriptors(i), requestHits, now);
-      if (plan instanceof DescriptorPlan.Refused refused) {
-        meter.refused(refused.reason());
-      }
-      anyReplaces |= !plan.replaces().isEmpty();
-      plans.add(plan);
-    }
-    if (anyReplaces) {
-      DescriptorPlan.applyReplaces(plans);
-    }
-    for (int i = 0; i < plans.size(); i++) {
-      if (plans.get(i) instanceof DescriptorPlan.Limited limited) {
-        for (DescriptorPlan.Policy policy : limited.policies()) {
-          natives.add(policy.request());
+    MatchTracing.Span span = tracing.start(domainName, count);
+    try {
+      plan(request, domainName, domain, requestHits, now, plans);
+      for (int i = 0; i < plans.size(); i++) {
+        DescriptorPlan plan = plans.get(i);
+        if (plan instanceof DescriptorPlan.Limited limited) {
+          for (DescriptorPlan.Policy policy : limited.policies()) {
+            natives.add(policy.request());
+            span.matched(policy.label());
+          }
+        } else if (plan instanceof DescriptorPlan.Unlimited unlimited) {
+          span.matched(unlimited.label());
         }
       }
+    } finally {
+      span.end();
     }
     if (natives.size() > RateLimitService.MAX_BATCH_SIZE) {
       // Fewer descriptors than the cap, but more counters than one call may check.
@@ -199,6 +203,29 @@ public final class ShouldRateLimitHandler {
             throw toStatus(e);
           }
         });
+  }
+
+  /** Matches each descriptor of {@code request} into {@code plans}, then applies replaces. */
+  private void plan(
+      io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
+      String domainName,
+      DomainConfig domain,
+      long requestHits,
+      long now,
+      List<DescriptorPlan> plans) {
+    boolean anyReplaces = false;
+    for (int i = 0; i < request.getDescriptorsCount(); i++) {
+      DescriptorPlan plan =
+          planner.plan(domainName, domain, request.getDescriptors(i), requestHits, now);
+      if (plan instanceof DescriptorPlan.Refused refused) {
+        meter.refused(refused.reason());
+      }
+      anyReplaces |= !plan.replaces().isEmpty();
+      plans.add(plan);
+    }
+    if (anyReplaces) {
+      DescriptorPlan.applyReplaces(plans);
+    }
   }
 
   private io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse respond(

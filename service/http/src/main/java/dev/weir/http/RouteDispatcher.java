@@ -12,6 +12,7 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -51,7 +52,12 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
 
   /** What a route's handler is asked, and when. */
   private record Request(
-      String method, String uri, boolean keepAlive, DecoderResult result, byte[] body) {}
+      String method,
+      String uri,
+      boolean keepAlive,
+      DecoderResult result,
+      byte[] body,
+      Map<String, String> traceContext) {}
 
   private final RouteTable routes;
   private final InFlight inFlight;
@@ -86,7 +92,8 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
             message.uri(),
             HttpUtil.isKeepAlive(message),
             message.decoderResult(),
-            ByteBufUtil.getBytes(message.content()));
+            ByteBufUtil.getBytes(message.content()),
+            traceContext(message.headers()));
     if (answering) {
       waiting.add(request);
       return;
@@ -140,7 +147,13 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       stage =
           route
               .handler()
-              .handle(new HttpCall(request.method(), path, request.body(), queryOf(request.uri())));
+              .handle(
+                  new HttpCall(
+                      request.method(),
+                      path,
+                      request.body(),
+                      queryOf(request.uri()),
+                      request.traceContext()));
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
@@ -225,6 +238,14 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     }
     return HttpAnswer.error(
         400, INVALID_ARGUMENT, "malformed HTTP request: " + String.valueOf(cause.getMessage()));
+  }
+
+  /** Returns the W3C trace context headers of a request, empty without a {@code traceparent}. */
+  private static Map<String, String> traceContext(HttpHeaders headers) {
+    String traceparent = headers.get(HttpCall.TRACEPARENT);
+    return traceparent == null
+        ? Map.of()
+        : HttpCall.traceContext(traceparent, headers.get(HttpCall.TRACESTATE));
   }
 
   /** Returns the raw query string of a request target without its {@code ?}, or empty. */

@@ -13,11 +13,15 @@ import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -112,6 +116,44 @@ class HttpListenerTest {
         .isEqualTo(
             "{\"code\":13,\"message\":\"internal error: java.lang.IllegalStateException: later\","
                 + "\"details\":[]}");
+  }
+
+  @Test
+  void route_traceContextHeaders_reachTheHandlerOnlyWhenSent() throws Exception {
+    List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
+    HttpListener traced =
+        listen(
+            List.of(
+                HttpRoute.post(
+                    "/traced",
+                    call -> {
+                      seen.add(call.traceContext());
+                      return HttpAnswer.json(200, "{}").completed();
+                    })));
+    try {
+      URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
+      String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      HttpRequest.Builder post = HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody());
+      client.send(post.copy().header("Traceparent", parent).build(), BodyHandlers.ofString());
+      client.send(
+          post.copy().header("traceparent", parent).header("tracestate", "vendor=1").build(),
+          BodyHandlers.ofString());
+      client.send(post.copy().header("tracestate", "vendor=1").build(), BodyHandlers.ofString());
+      client.send(post.build(), BodyHandlers.ofString());
+    } finally {
+      traced.close();
+    }
+
+    assertThat(seen)
+        .containsExactly(
+            Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            Map.of(
+                "traceparent",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                "tracestate",
+                "vendor=1"),
+            Map.of(),
+            Map.of());
   }
 
   @Test

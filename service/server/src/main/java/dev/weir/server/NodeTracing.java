@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import dev.weir.core.tracing.ClusterTracing;
+import dev.weir.envoy.service.MatchTracing;
 import io.grpc.ServerInterceptor;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -18,9 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A node's OpenTelemetry SDK, built from {@link TracingSettings} by the SDK's autoconfiguration
- * (OTLP exporter, batch span processor), with what traces the node: the front-door interceptor
- * and the cluster's spans. Exists only when tracing is on; {@link #close} exports the spans still
- * buffered.
+ * (OTLP exporter, batch span processor), with what traces the node: the front-door interceptor,
+ * the HTTP front doors, the Envoy config match and the cluster's spans. Exists only when tracing
+ * is on; {@link #close} exports the spans still buffered.
  */
 final class NodeTracing implements AutoCloseable {
 
@@ -96,6 +97,16 @@ final class NodeTracing implements AutoCloseable {
   /** Returns the interceptor of the front-door services. */
   ServerInterceptor frontDoor() {
     return new FrontDoorTracing(tracer);
+  }
+
+  /** Returns the tracing of the HTTP front doors. */
+  HttpFrontDoorTracing http() {
+    return new HttpFrontDoorTracing(tracer);
+  }
+
+  /** Returns the spans of the Envoy front door's config match. */
+  MatchTracing configMatch() {
+    return new OtelMatchTracing(tracer);
   }
 
   /** Returns the spans of the cluster's request path. */

@@ -10,7 +10,8 @@ import java.util.Map;
 
 /**
  * The W3C {@code traceparent} as Weir reads and writes it: from a gRPC call's metadata (what
- * Envoy's rate-limit filter sends) and to and from a forwarded item's {@code metadata} map.
+ * Envoy's rate-limit filter sends) or an HTTP request's headers, and to and from a forwarded item's
+ * {@code metadata} map.
  */
 final class TraceContexts {
 
@@ -49,6 +50,17 @@ final class TraceContexts {
   /** Returns the context {@code headers} carry, or the root context when they carry none. */
   static Context fromHeaders(Metadata headers) {
     return W3C.extract(Context.root(), headers, HEADERS);
+  }
+
+  /**
+   * Returns the context of {@code headers} (W3C header names, lower case), or the root context when
+   * they carry none.
+   */
+  static Context fromMap(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return Context.root();
+    }
+    return W3C.extract(Context.root(), headers, ITEM);
   }
 
   /** Returns the span context an item's {@code metadata} carries, invalid when none. */

@@ -417,6 +417,9 @@ public final class WeirNode implements AutoCloseable {
                 () -> envoy(b, member, registry, meter, overLimit),
                 EnvoyAdapter::close)
             : null;
+    if (envoy != null && tracing != null) {
+      envoy.traceWith(tracing.configMatch());
+    }
     if (envoy != null && b.readyNeedsDomain) {
       health.add(new ConfigComponent(envoy::hasDomains));
     }
@@ -442,6 +445,9 @@ public final class WeirNode implements AutoCloseable {
     FrontDoors doors =
         FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry, overLimit));
     doors.routes().add(topLimitedRoute);
+    if (tracing != null) {
+      doors.routes().replaceAll(tracing.http()::trace);
+    }
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
     HttpListener http =

@@ -26,6 +26,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +38,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -57,6 +62,8 @@ class TracingTest {
           rate_limit:
             unit: hour
             requests_per_unit: 100
+        - key: api_key
+          rate_limit: {unit: minute, requests_per_unit: 50, name: per-api-key}
       """;
 
   private static final String SECRET_KEY_PREFIX = "secret-customer-";
@@ -197,6 +204,155 @@ class TracingTest {
   }
 
   @Test
+  void shouldRateLimit_configMatchSpanIsAChildOfTheCallNamingDomainRulesAndDescriptorCount()
+      throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    String traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+    RateLimitResponse answer =
+        RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .shouldRateLimit(
+                RateLimitRequest.newBuilder()
+                    .setDomain("edge")
+                    .addDescriptors(descriptor("remote_address", SECRET_KEY_PREFIX + "ip"))
+                    .addDescriptors(descriptor("api_key", SECRET_KEY_PREFIX + "key"))
+                    .addDescriptors(descriptor("unconfigured", SECRET_KEY_PREFIX + "other"))
+                    .build());
+    assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+
+    List<OtlpReceiver.Received> trace =
+        awaitSpans(
+            nodes,
+            traceId,
+            "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+            "weir.config_match");
+    OtlpReceiver.Received front =
+        only(trace, "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
+    OtlpReceiver.Received match = only(trace, "weir.config_match");
+    assertThat(match.service()).isEqualTo("edge-limits");
+    assertThat(match.span().getParentSpanId()).isEqualTo(front.span().getSpanId());
+    assertThat(attributes(match.span()))
+        .containsEntry("weir.domain", "edge")
+        .containsEntry("weir.descriptors", "3")
+        .containsEntry("weir.rules", "[remote_address, per-api-key]");
+    assertThat(trace)
+        .allSatisfy(
+            span ->
+                assertThat(attributes(span.span()).values())
+                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+  }
+
+  @Test
+  void httpGetRateLimits_withTraceparent_oneTraceChainsFromTheCallerAcrossBothNodes()
+      throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    WeirNode a = nodes[0];
+    WeirNode b = nodes[1];
+    String key =
+        RingKeys.ownedBy(
+            a.cluster().membership().ring(),
+            "tracing",
+            SECRET_KEY_PREFIX,
+            b.advertiseAddress().toString());
+    String traceId = "6bf92f3577b34da6a3ce929d0e0e4736";
+    String callerSpanId = "00f067aa0ba902b7";
+
+    HttpResponse<String> answer =
+        post(
+            a,
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"tracing\",\"unique_key\":\""
+                + key
+                + "\",\"hits\":1,\"limit\":10,\"duration\":60000}]}",
+            traceId,
+            callerSpanId);
+    assertThat(answer.statusCode()).isEqualTo(200);
+    assertThat(answer.body()).contains(b.advertiseAddress().toString());
+
+    List<OtlpReceiver.Received> trace =
+        awaitSpans(
+            nodes,
+            traceId,
+            "POST /v1/GetRateLimits",
+            "weir.forward",
+            "weir.forward_batch",
+            "weir.decide");
+    OtlpReceiver.Received front = only(trace, "POST /v1/GetRateLimits");
+    OtlpReceiver.Received forward = only(trace, "weir.forward");
+    OtlpReceiver.Received decide = only(trace, "weir.decide");
+    assertThat(front.service()).isEqualTo("edge-limits");
+    assertThat(front.span().getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_SERVER);
+    assertThat(hex(front.span().getParentSpanId())).isEqualTo(callerSpanId);
+    assertThat(attributes(front.span()))
+        .containsEntry("http.request.method", "POST")
+        .containsEntry("http.route", "/v1/GetRateLimits")
+        .containsEntry("http.response.status_code", "200");
+    assertThat(forward.span().getParentSpanId()).isEqualTo(front.span().getSpanId());
+    assertThat(only(trace, "weir.forward_batch").span().getParentSpanId())
+        .isEqualTo(forward.span().getSpanId());
+    assertThat(decide.service()).isEqualTo("weir-b");
+    assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId());
+    assertThat(attributes(decide.span())).containsEntry("weir.name", "tracing");
+    assertThat(trace)
+        .allSatisfy(
+            span ->
+                assertThat(attributes(span.span()).values())
+                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+  }
+
+  @Test
+  void httpJson_withTraceparent_configMatchAndForwardAreChildrenOfTheRequestSpan()
+      throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    String traceId = "7bf92f3577b34da6a3ce929d0e0e4736";
+    String callerSpanId = "00f067aa0ba902b7";
+    StringJoiner descriptors = new StringJoiner(",");
+    for (int i = 0; i < 20; i++) {
+      descriptors.add(
+          "{\"entries\":[{\"key\":\"remote_address\",\"value\":\""
+              + SECRET_KEY_PREFIX
+              + i
+              + "\"}]}");
+    }
+
+    HttpResponse<String> answer =
+        post(
+            nodes[0],
+            "/json",
+            "{\"domain\":\"edge\",\"descriptors\":[" + descriptors + "]}",
+            traceId,
+            callerSpanId);
+    assertThat(answer.statusCode()).isEqualTo(200);
+
+    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
+    List<OtlpReceiver.Received> trace =
+        awaitSpans(nodes, traceId, "POST /json", "weir.config_match", "weir.decide");
+    OtlpReceiver.Received front = only(trace, "POST /json");
+    OtlpReceiver.Received match = only(trace, "weir.config_match");
+    OtlpReceiver.Received forward = only(trace, "weir.forward");
+    assertThat(hex(front.span().getParentSpanId())).isEqualTo(callerSpanId);
+    assertThat(attributes(front.span()))
+        .containsEntry("http.route", "/json")
+        .containsEntry("http.response.status_code", "200");
+    assertThat(match.span().getParentSpanId()).isEqualTo(front.span().getSpanId());
+    assertThat(attributes(match.span()))
+        .containsEntry("weir.domain", "edge")
+        .containsEntry("weir.descriptors", "20")
+        .containsEntry("weir.rules", "[remote_address]");
+    assertThat(forward.span().getParentSpanId()).isEqualTo(front.span().getSpanId());
+    assertThat(trace.stream().filter(s -> s.span().getName().equals("weir.decide")))
+        .allSatisfy(
+            decide ->
+                assertThat(decide.span().getParentSpanId())
+                    .isEqualTo(forward.span().getSpanId()));
+    assertThat(trace)
+        .allSatisfy(
+            span ->
+                assertThat(attributes(span.span()).values())
+                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+  }
+
+  @Test
   void tracingOff_noSdkNoInterceptorAndNothingExported() throws Exception {
     Map<String, String> reference =
         Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(), "TRACING_ENABLED", "false");
@@ -225,6 +381,16 @@ class TracingTest {
                     .build());
 
     assertThat(answer.getResponses(0).getError()).isEmpty();
+    assertThat(
+            post(
+                    node,
+                    "/json",
+                    "{\"domain\":\"edge\",\"descriptors\":[{\"entries\":"
+                        + "[{\"key\":\"remote_address\",\"value\":\"1\"}]}]}",
+                    "4bf92f3577b34da6a3ce929d0e0e4736",
+                    "00f067aa0ba902b7")
+                .statusCode())
+        .isEqualTo(200);
     assertThat(node.tracing()).isEmpty();
     assertThat(node.frontDoorTraced()).isFalse();
     // No SDK exists to flush: a bounded wait is the only way to see that nothing arrives.
@@ -301,6 +467,39 @@ class TracingTest {
             .build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
+  }
+
+  private static RateLimitDescriptor descriptor(String key, String value) {
+    return RateLimitDescriptor.newBuilder()
+        .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(key).setValue(value))
+        .build();
+  }
+
+  /** Posts {@code json} to {@code path} on {@code node}'s HTTP port with a {@code traceparent}. */
+  private static HttpResponse<String> post(
+      WeirNode node, String path, String json, String traceId, String spanId) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
+            .timeout(Duration.ofSeconds(10))
+            .header("content-type", "application/json")
+            .header("traceparent", "00-" + traceId + "-" + spanId + "-01")
+            .POST(HttpRequest.BodyPublishers.ofString(json))
+            .build();
+    return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** Waits until trace {@code traceId} has a span of each of {@code names}, and returns it. */
+  private List<OtlpReceiver.Received> awaitSpans(WeirNode[] nodes, String traceId, String... names)
+      throws InterruptedException {
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          flush(nodes);
+          List<String> seen = trace(traceId).stream().map(s -> s.span().getName()).toList();
+          return seen.containsAll(List.of(names));
+        },
+        "spans " + List.of(names) + " of trace " + traceId);
+    return trace(traceId);
   }
 
   private List<OtlpReceiver.Received> awaitTrace(WeirNode[] nodes, String traceId, int spans)

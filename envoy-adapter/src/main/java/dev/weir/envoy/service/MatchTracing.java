@@ -1,0 +1,44 @@
+package dev.weir.envoy.service;
+
+/**
+ * The span of a {@code ShouldRateLimit} call's config match: its descriptors matched against the
+ * domain's rules, before any counter is checked. {@link #NONE} records nothing and allocates
+ * nothing; the composition root supplies a real one when tracing is on. A span records the domain,
+ * the number of descriptors and the names of the rules that matched, never a descriptor's value.
+ */
+public interface MatchTracing {
+
+  /** The tracing of a node with tracing off: every span is {@link Span#NONE}. */
+  MatchTracing NONE = (domain, descriptors) -> Span.NONE;
+
+  /**
+   * Starts the span of matching {@code descriptors} descriptors of a call for {@code domain}, a
+   * child of the calling thread's current span.
+   */
+  Span start(String domain, int descriptors);
+
+  /** A started match span. */
+  interface Span {
+
+    /** The span of a node with tracing off: records nothing. */
+    Span NONE =
+        new Span() {
+          @Override
+          public void matched(String rule) {}
+
+          @Override
+          public void end() {}
+        };
+
+    /**
+     * Records that a descriptor matched {@code rule} (counted under it, or unlimited by it): the
+     * rule's YAML {@code name}, else the descriptor path it matched ({@code limit_override.k1.k2}
+     * for a limit override); called once per policy of each matched descriptor, after {@code
+     * replaces} is applied.
+     */
+    void matched(String rule);
+
+    /** Ends the span. */
+    void end();
+  }
+}
