@@ -124,6 +124,26 @@ class RlqsAccuracyTest {
         0.1);
   }
 
+  /**
+   * Issue 37: nineteen quiet proxies asking 3/s each at random (well inside a fair share of 5/s)
+   * beside one asking twice the limit are denied almost nothing, all together and each.
+   */
+  @Test
+  void twentyProxies_oneHeavy_quietOnesAtRandom_areDeniedAlmostNothing() {
+    List<ProxyFleet.Window> windows =
+        run(
+            "N=20, skewed at random: one asks 2x the limit, nineteen ask 3/s each",
+            20,
+            i -> (i == 0 ? Demand.steady(2 * PACE) : Demand.steady(3)).atRandom());
+
+    assertAccurate(windows, 0.01);
+    for (ProxyFleet.Window w : windows) {
+      assertThat(w.deniedWithinFairShare())
+          .as("denied within fair share, all together, in window %d", w.start())
+          .isLessThan(0.01);
+    }
+  }
+
   @Test
   void fiveProxies_oneJoinsAndOneLeavesMidWindow_holdTheLimit() {
     assertAccurate(

@@ -84,15 +84,37 @@ public final class ProxyFleet {
     }
 
     /**
-     * Returns the largest share of requests denied to a proxy that asked for no more than an equal
-     * split of the limit among the proxies that asked for anything; 0 when there is none.
+     * Returns the share of requests denied, all together, to the proxies that asked for no more
+     * than an equal split of the limit among the proxies that asked for anything; 0 when there is
+     * none.
      */
-    public double worstDeniedWithinFairShare() {
+    public double deniedWithinFairShare() {
+      double fair = fairShare();
+      long asks = 0;
+      long denials = 0;
+      for (int i = 0; i < asked.length; i++) {
+        if (asked[i] > 0 && asked[i] <= fair) {
+          asks += asked[i];
+          denials += asked[i] - admitted[i];
+        }
+      }
+      return asks == 0 ? 0 : (double) denials / asks;
+    }
+
+    private double fairShare() {
       int active = 0;
       for (long a : asked) {
         active += a > 0 ? 1 : 0;
       }
-      double fair = active == 0 ? 0 : (double) limit / active;
+      return active == 0 ? 0 : (double) limit / active;
+    }
+
+    /**
+     * Returns the largest share of requests denied to a proxy that asked for no more than an equal
+     * split of the limit among the proxies that asked for anything; 0 when there is none.
+     */
+    public double worstDeniedWithinFairShare() {
+      double fair = fairShare();
       double worst = 0;
       for (int i = 0; i < asked.length; i++) {
         if (asked[i] > 0 && asked[i] <= fair) {
@@ -206,18 +228,19 @@ public final class ProxyFleet {
   public void print(String title, PrintStream out) {
     out.println(title);
     out.println(
-        "  window  asked  admitted  limit  admitted/limit  worst denied share within fair share");
+        "  window  asked  admitted  limit  admitted/limit  denied within fair share: worst  all");
     int n = 0;
     for (Window w : windows()) {
       out.printf(
           Locale.ROOT,
-          "  %6d %6d %9d %6d %15.3f %10.1f%%%n",
+          "  %6d %6d %9d %6d %15.3f %31.1f%% %5.2f%%%n",
           n++,
           w.totalAsked(),
           w.totalAdmitted(),
           w.limit(),
           w.ratio(),
-          100 * w.worstDeniedWithinFairShare());
+          100 * w.worstDeniedWithinFairShare(),
+          100 * w.deniedWithinFairShare());
     }
   }
 

@@ -45,6 +45,7 @@ final class BucketLedger {
   static final class Client {
     final String id;
     double demand = Double.NaN;
+    double smoothed = Double.NaN;
     long milliRate;
     long burst;
     long lastReport;
@@ -92,7 +93,9 @@ final class BucketLedger {
     rule = usage.rule();
     Client c = clients.computeIfAbsent(usage.client(), Client::new);
     if (usage.elapsedMillis() > 0) {
-      c.demand = (usage.allowed() + usage.denied()) * 1000.0 / usage.elapsedMillis();
+      double measured = (usage.allowed() + usage.denied()) * 1000.0 / usage.elapsedMillis();
+      c.smoothed = QuotaAllocator.smooth(c.smoothed, measured);
+      c.demand = QuotaAllocator.demand(c.smoothed, measured);
       c.lastReport = now;
     } else if (c.lastReport == 0) {
       c.lastReport = now;

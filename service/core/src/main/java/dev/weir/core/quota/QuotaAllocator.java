@@ -6,12 +6,15 @@ import java.util.Arrays;
  * The arithmetic of quota shares, pure: what a proxy asks for, how a fleet's rate is split among
  * its proxies, and the burst that goes with a rate.
  *
- * <p>A proxy asks for its recent demand times {@link #HEADROOM}, so it can grow between reports; a
- * proxy whose demand is unknown (its first report) asks for an equal split, and a quiet one for at
- * least {@link #QUIET_FLOOR} of an equal split, so it can start. The fleet's rate is split max-min
- * fairly: every proxy asking for less than an equal split of what the others leave gets all it
- * asks, the busier ones share the rest evenly; what nobody asks for is handed out in proportion to
- * what each asked, so the shares always add up to the fleet's rate when anyone asks.
+ * <p>A proxy's demand is the larger of its latest report's rate and its smoothed rate ({@link
+ * #smooth}), so an interval that happened to be quiet does not cut the share of a proxy whose
+ * requests arrive at random. A proxy asks for its demand times {@link #HEADROOM}, so it can grow
+ * between reports; a proxy whose demand is unknown (its first report) asks for an equal split, and
+ * a quiet one for at least {@link #QUIET_FLOOR} of an equal split, so it can start. The fleet's
+ * rate is split max-min fairly: every proxy asking for less than an equal split of what the others
+ * leave gets all it asks, the busier ones share the rest evenly; what nobody asks for is handed out
+ * in proportion to what each asked, so the shares always add up to the fleet's rate when anyone
+ * asks.
  */
 public final class QuotaAllocator {
 
@@ -21,10 +24,31 @@ public final class QuotaAllocator {
   /** The fraction of an equal split a quiet proxy (no recent requests) asks for. */
   public static final double QUIET_FLOOR = 0.1;
 
+  /** The weight of a proxy's latest report in its smoothed demand. */
+  public static final double SMOOTHING = 0.25;
+
   /** How many seconds of its rate a proxy may admit at once. */
   public static final double BURST_SECONDS = 5.0;
 
   private QuotaAllocator() {}
+
+  /**
+   * Returns a proxy's smoothed demand after a report {@code measured} requests/s: the {@code
+   * previous} smoothed demand moved {@link #SMOOTHING} of the way towards it; {@code measured} when
+   * there was none (NaN).
+   */
+  public static double smooth(double previous, double measured) {
+    return Double.isNaN(previous) ? measured : previous + SMOOTHING * (measured - previous);
+  }
+
+  /**
+   * Returns a proxy's demand, in requests per second, from its latest report ({@code measured})
+   * and its {@code smoothed} demand: the larger, so a proxy growing is seen at once and one whose
+   * requests arrive at random is not judged by an interval that happened to be quiet.
+   */
+  public static double demand(double smoothed, double measured) {
+    return Double.isNaN(smoothed) ? measured : Math.max(smoothed, measured);
+  }
 
   /**
    * Returns what a proxy asks for, in requests per second: {@code demand × HEADROOM}, at least

@@ -1,6 +1,7 @@
 package dev.weir.core.quota;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
@@ -68,6 +69,29 @@ class BucketLedgerTest {
     assertThat(pushes).isEmpty();
     assertThat(ledger.share(a2, 0).milliRate() + ledger.share(b, 0).milliRate())
         .isLessThanOrEqualTo(100_000);
+  }
+
+  @Test
+  void quietProxy_oneQuieterInterval_keepsAShareAboveItsUsualRate() {
+    ledger.allocate(report("n/h", 1000, 5000, 10_000), 100, 0);
+    ledger.allocate(report("n/q", 15, 5000, 10_000), 100, 0);
+    ledger.allocate(report("n/h", 1000, 5000, 15_000), 100, 0);
+    ledger.allocate(report("n/q", 15, 5000, 15_000), 100, 0);
+    BucketLedger.Client quiet = report("n/q", 10, 5000, 20_000);
+
+    ledger.allocate(quiet, 100, 0);
+
+    assertThat(quiet.demand).isCloseTo(2.75, within(1e-9));
+    assertThat(ledger.share(quiet, 0).milliRate()).isGreaterThan(3000);
+  }
+
+  @Test
+  void growingProxy_isGivenItsLatestDemandAtOnce() {
+    report("n/a", 15, 5000, 10_000);
+
+    BucketLedger.Client a = report("n/a", 100, 5000, 15_000);
+
+    assertThat(a.demand).isEqualTo(20);
   }
 
   @Test

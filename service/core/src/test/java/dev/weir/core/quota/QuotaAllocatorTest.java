@@ -28,6 +28,32 @@ class QuotaAllocatorTest {
   }
 
   @Test
+  void smooth_firstReport_isWhatWasMeasured() {
+    assertThat(QuotaAllocator.smooth(Double.NaN, 4)).isEqualTo(4);
+  }
+
+  @Test
+  void smooth_laterReport_movesAQuarterOfTheWayTowardsIt() {
+    assertThat(QuotaAllocator.smooth(4, 0)).isEqualTo(3);
+    assertThat(QuotaAllocator.smooth(4, 8)).isEqualTo(5);
+  }
+
+  @Test
+  void demand_quietInterval_isTheSmoothedDemand() {
+    assertThat(QuotaAllocator.demand(3, 2)).isEqualTo(3);
+  }
+
+  @Test
+  void demand_growth_isSeenAtOnce() {
+    assertThat(QuotaAllocator.demand(3, 10)).isEqualTo(10);
+  }
+
+  @Test
+  void demand_unknownBefore_isWhatWasMeasured() {
+    assertThat(QuotaAllocator.demand(Double.NaN, 2)).isEqualTo(2);
+  }
+
+  @Test
   void split_askingLessThanTheRate_givesEachItsWantAndTheRestInProportion() {
     double[] shares = QuotaAllocator.split(100, new double[] {10, 30});
 
