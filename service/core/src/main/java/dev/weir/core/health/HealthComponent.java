@@ -4,16 +4,34 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * One named part of a node's health (discovery, draining, config, peers), checked on demand by a
- * {@link HealthChecker}, as envoyproxy/ratelimit's health checker checks its components.
+ * One named part of a node's health (discovery, draining, config, peers), asked for its {@link
+ * #status()} by a {@link HealthChecker}, as envoyproxy/ratelimit's health checker checks its
+ * components. Health has its own verb: {@code check} is the decision verb of the request ports.
  */
 public interface HealthComponent {
 
   /** Returns the component's name as reports show it, e.g. {@code discovery}. */
   String name();
 
-  /** Returns the component's current state; cheap, calling no peer and doing no I/O. */
-  ComponentHealth check();
+  /**
+   * Returns the component's current state; cheap, calling no peer and doing no I/O. Implementations
+   * override this; the default serves components still written against {@link #check()}.
+   */
+  default ComponentHealth status() {
+    return check();
+  }
+
+  /**
+   * Returns {@link #status()} under its former name, kept only until {@code PeersComponent} (in the
+   * package the forwarding work is changing) is renamed; throws for every other component.
+   *
+   * @deprecated override {@link #status()} instead
+   */
+  @Deprecated
+  default ComponentHealth check() {
+    throw new UnsupportedOperationException(
+        "health component '" + name() + "' overrides neither status() nor check()");
+  }
 
   /**
    * Returns whether this component being unhealthy makes the node not ready. True by default; the
@@ -25,12 +43,12 @@ public interface HealthComponent {
   }
 
   /**
-   * Returns a component named {@code name} that gates readiness and reports what {@code check}
+   * Returns a component named {@code name} that gates readiness and reports what {@code status}
    * says.
    */
-  static HealthComponent of(String name, Supplier<ComponentHealth> check) {
+  static HealthComponent of(String name, Supplier<ComponentHealth> status) {
     Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(check, "check");
+    Objects.requireNonNull(status, "status");
     return new HealthComponent() {
       @Override
       public String name() {
@@ -38,8 +56,8 @@ public interface HealthComponent {
       }
 
       @Override
-      public ComponentHealth check() {
-        return check.get();
+      public ComponentHealth status() {
+        return status.get();
       }
     };
   }
