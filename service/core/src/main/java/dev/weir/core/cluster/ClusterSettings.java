@@ -166,50 +166,192 @@ public record ClusterSettings(
 
   /** Returns a copy with {@code newPeers} as the static peers. */
   public ClusterSettings withStaticPeers(List<String> newPeers) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().staticPeers(newPeers).build();
   }
 
   /** Returns a copy with hand-off turned on or off. */
   public ClusterSettings withHandoff(boolean enabled) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().handoff(enabled).build();
   }
 
   /** Returns a copy with batching turned off or on. */
   public ClusterSettings withDisableBatching(boolean disabled) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().disableBatching(disabled).build();
   }
 
   /** Returns a copy with {@code mode} as the peer failure mode. */
   public ClusterSettings withPeerFailureMode(PeerFailureMode mode) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode,
-        standInAfter, snapshotDir);
+    return toBuilder().peerFailureMode(mode).build();
   }
 
   /** Returns a copy whose forwarded items are answered by a stand-in after {@code wait}. */
   public ClusterSettings withStandInAfter(Duration wait) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        wait, snapshotDir);
+    return toBuilder().standInAfter(wait).build();
   }
 
   /** Returns a copy whose nodes keep snapshots in {@code dir} (empty: none). */
   public ClusterSettings withSnapshotDir(Optional<Path> dir) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        standInAfter, dir);
+    return toBuilder().snapshotDir(dir).build();
+  }
+
+  /** Returns a builder holding these settings, to copy them with some changed. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /**
+   * A builder of {@link ClusterSettings}, started from existing settings by {@link #toBuilder()};
+   * each setter replaces one component and {@link #build()} validates them all.
+   */
+  public static final class Builder {
+    private int replicas;
+    private PeerHash hash;
+    private int batchLimit;
+    private Duration batchWait;
+    private Duration batchTimeout;
+    private boolean disableBatching;
+    private Duration globalSyncWait;
+    private int globalBatchLimit;
+    private Duration globalTimeout;
+    private String discoveryType;
+    private List<String> staticPeers;
+    private boolean handoff;
+    private PeerFailureMode peerFailureMode;
+    private Duration standInAfter;
+    private Optional<Path> snapshotDir;
+
+    private Builder(ClusterSettings s) {
+      replicas = s.replicas;
+      hash = s.hash;
+      batchLimit = s.batchLimit;
+      batchWait = s.batchWait;
+      batchTimeout = s.batchTimeout;
+      disableBatching = s.disableBatching;
+      globalSyncWait = s.globalSyncWait;
+      globalBatchLimit = s.globalBatchLimit;
+      globalTimeout = s.globalTimeout;
+      discoveryType = s.discoveryType;
+      staticPeers = s.staticPeers;
+      handoff = s.handoff;
+      peerFailureMode = s.peerFailureMode;
+      standInAfter = s.standInAfter;
+      snapshotDir = s.snapshotDir;
+    }
+
+    /** Sets {@link ClusterSettings#replicas()}. */
+    public Builder replicas(int value) {
+      replicas = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#hash()}. */
+    public Builder hash(PeerHash value) {
+      hash = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchLimit()}. */
+    public Builder batchLimit(int value) {
+      batchLimit = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchWait()}. */
+    public Builder batchWait(Duration value) {
+      batchWait = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchTimeout()}. */
+    public Builder batchTimeout(Duration value) {
+      batchTimeout = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#disableBatching()}. */
+    public Builder disableBatching(boolean value) {
+      disableBatching = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalSyncWait()}. */
+    public Builder globalSyncWait(Duration value) {
+      globalSyncWait = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalBatchLimit()}. */
+    public Builder globalBatchLimit(int value) {
+      globalBatchLimit = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalTimeout()}. */
+    public Builder globalTimeout(Duration value) {
+      globalTimeout = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#discoveryType()}. */
+    public Builder discoveryType(String value) {
+      discoveryType = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#staticPeers()}. */
+    public Builder staticPeers(List<String> value) {
+      staticPeers = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#handoff()}. */
+    public Builder handoff(boolean value) {
+      handoff = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#peerFailureMode()}. */
+    public Builder peerFailureMode(PeerFailureMode value) {
+      peerFailureMode = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#standInAfter()}. */
+    public Builder standInAfter(Duration value) {
+      standInAfter = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#snapshotDir()}. */
+    public Builder snapshotDir(Optional<Path> value) {
+      snapshotDir = value;
+      return this;
+    }
+
+    /**
+     * Returns the settings built.
+     *
+     * @throws IllegalArgumentException if a component is outside what {@link ClusterSettings}
+     *     allows
+     */
+    public ClusterSettings build() {
+      return new ClusterSettings(
+          replicas,
+          hash,
+          batchLimit,
+          batchWait,
+          batchTimeout,
+          disableBatching,
+          globalSyncWait,
+          globalBatchLimit,
+          globalTimeout,
+          discoveryType,
+          staticPeers,
+          handoff,
+          peerFailureMode,
+          standInAfter,
+          snapshotDir);
+    }
   }
 
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
