@@ -132,7 +132,7 @@ public final class ShouldRateLimitHandler {
       unknownDomains.record(domainName);
     }
     List<DescriptorPlan> plans = new ArrayList<>(count);
-    if (count > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(count)) {
       meter.refused(RefusalReason.TOO_MANY_ITEMS);
       for (int i = 0; i < count; i++) {
         plans.add(new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
@@ -160,7 +160,7 @@ public final class ShouldRateLimitHandler {
         }
       }
     }
-    if (natives.size() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(natives.size())) {
       // Fewer descriptors than the cap, but more counters than one call may check.
       meter.refused(RefusalReason.TOO_MANY_ITEMS);
       for (int i = 0; i < plans.size(); i++) {

@@ -7,6 +7,7 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.limiter.RateLimitService;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -21,12 +22,14 @@ import java.util.Optional;
  *
  * @param replicas virtual nodes per peer on the hash ring
  * @param hash the ring's hash function
- * @param batchLimit the most forwarded items per peer call, 1..1000
+ * @param batchLimit the most forwarded items per peer call,
+ *     1..{@value RateLimitService#MAX_BATCH_SIZE}
  * @param batchWait how long the first queued forwarded item waits for others
  * @param batchTimeout the deadline of each forwarding call
  * @param disableBatching send every forwarded item alone at once
  * @param globalSyncWait how long GLOBAL hits and broadcasts wait before they are sent
- * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once, 1..1000
+ * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once,
+ *     1..{@value RateLimitService#MAX_BATCH_SIZE}
  * @param globalTimeout the deadline of GLOBAL hit and broadcast calls
  * @param discoveryType how peers are found ({@code static} here)
  * @param staticPeers the gRPC addresses of all nodes for static discovery, each optionally with
@@ -65,14 +68,16 @@ public record ClusterSettings(
     if (replicas < 1) {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
-    if (batchLimit < 1 || batchLimit > 1000) {
-      throw new IllegalArgumentException("batchLimit must be within 1..1000, got " + batchLimit);
-    }
-    if (globalBatchLimit < 1 || globalBatchLimit > 1000) {
-      throw new IllegalArgumentException(
-          "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
-    }
+    requireBatchLimit("batchLimit", batchLimit);
+    requireBatchLimit("globalBatchLimit", globalBatchLimit);
     staticPeers = List.copyOf(staticPeers);
+  }
+
+  private static void requireBatchLimit(String name, int value) {
+    if (value < 1 || value > RateLimitService.MAX_BATCH_SIZE) {
+      throw new IllegalArgumentException(
+          name + " must be within 1.." + RateLimitService.MAX_BATCH_SIZE + ", got " + value);
+    }
   }
 
   /** Creates the settings without snapshots. */
@@ -147,12 +152,12 @@ public record ClusterSettings(
     return new ClusterSettings(
         4096,
         PeerHash.FNV1A_FMIX64,
-        1000,
+        RateLimitService.MAX_BATCH_SIZE,
         Duration.ofNanos(500_000),
         Duration.ofMillis(500),
         false,
         Duration.ofMillis(100),
-        1000,
+        RateLimitService.MAX_BATCH_SIZE,
         Duration.ofMillis(500),
         "static",
         List.of(),
@@ -429,12 +434,13 @@ public record ClusterSettings(
     return new ClusterSettings(
         env.intInRange(REPLICAS, d.replicas, 1, 65_536),
         PeerHash.parse(hashName),
-        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, 1000),
+        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
         env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
         env.duration(BATCH_TIMEOUT, d.batchTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.bool(DISABLE_BATCHING, d.disableBatching),
         env.duration(GLOBAL_SYNC_WAIT, d.globalSyncWait, MIN_WAIT, MAX_WAIT),
-        env.intInRange(GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, 1000),
+        env.intInRange(
+            GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
         env.duration(GLOBAL_TIMEOUT, d.globalTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.oneOf(DISCOVERY_TYPE, discoveryTypes.get(0), discoveryTypes),
         peers,
