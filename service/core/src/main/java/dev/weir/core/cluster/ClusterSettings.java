@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
@@ -399,7 +400,7 @@ public record ClusterSettings(
   /** {@code WEIR_FORWARD_STAND_IN_AFTER} (Weir only): {@code 0s}, off, by default. */
   public static final EnvVar FORWARD_STAND_IN_AFTER = EnvVar.of("WEIR_FORWARD_STAND_IN_AFTER");
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only). */
-  public static final EnvVar SNAPSHOT_DIR = EnvVar.of("WEIR_SNAPSHOT_DIR");
+  public static final EnvVar SNAPSHOT_DIR = SnapshotDirectory.VARIABLE;
 
   private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
