@@ -76,7 +76,7 @@ final class GetRateLimitsCodec {
       }
       in.popLimit(outer);
       items.add(item);
-      if (items.size() > RateLimitService.MAX_BATCH_SIZE) {
+      if (RateLimitService.tooManyItems(items.size())) {
         return items;
       }
     }

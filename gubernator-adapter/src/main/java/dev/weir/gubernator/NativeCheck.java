@@ -3,7 +3,6 @@ package dev.weir.gubernator;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
@@ -58,7 +57,7 @@ public final class NativeCheck {
    * RequestTooLargeException} for more than {@link RateLimitService#MAX_BATCH_SIZE} items.
    */
   public CompletableFuture<GetRateLimitsResp> check(GetRateLimitsReq request) {
-    if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getRequestsCount())) {
       return refuseTooManyItems();
     }
     CompletableFuture<List<RateLimitResponse>> answers = check(ProtoMapping.toModel(request));
@@ -81,7 +80,7 @@ public final class NativeCheck {
    */
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> items) {
     int n = items.size();
-    if (n > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(n)) {
       return refuseTooManyItems();
     }
     List<RateLimitRequest> accepted = items;
@@ -135,8 +134,7 @@ public final class NativeCheck {
    */
   public <T> CompletableFuture<T> refuseTooManyItems() {
     meter.refused(RefusalReason.TOO_MANY_ITEMS);
-    return CompletableFuture.failedFuture(
-        new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
+    return CompletableFuture.failedFuture(RequestTooLargeException.overBatchSize());
   }
 
   private List<RateLimitResponse> respond(

@@ -139,7 +139,7 @@ public final class ShouldRateLimitHandler {
       unknownDomains.record(domainName);
     }
     List<DescriptorPlan> plans = new ArrayList<>(count);
-    if (count > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(count)) {
       meter.refused(RefusalReason.TOO_MANY_ITEMS);
       for (int i = 0; i < count; i++) {
         plans.add(new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
@@ -164,7 +164,7 @@ public final class ShouldRateLimitHandler {
     } finally {
       span.end();
     }
-    if (natives.size() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(natives.size())) {
       // Fewer descriptors than the cap, but more counters than one call may check.
       meter.refused(RefusalReason.TOO_MANY_ITEMS);
       for (int i = 0; i < plans.size(); i++) {

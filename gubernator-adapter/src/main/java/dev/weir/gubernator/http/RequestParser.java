@@ -5,7 +5,6 @@ import com.google.gson.JsonParser;
 import com.google.gson.stream.JsonReader;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.http.LongNumbers;
@@ -49,7 +48,7 @@ final class RequestParser {
       throw new InvalidProtocolBufferException(longNumber.get());
     }
     if (ItemCount.overBatch(json)) {
-      throw new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE);
+      throw RequestTooLargeException.overBatchSize();
     }
     GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
     try {

@@ -59,7 +59,7 @@ class JoinHealthTest {
   }
 
   private ComponentHealth discoveryHealth() {
-    return member.cluster().discoveryHealth().check();
+    return member.cluster().discoveryHealth().status();
   }
 
   @AfterEach

@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.WeirConfig;
@@ -42,7 +43,8 @@ public final class KnownVariables {
           LogSetup.class,
           AutoCaFile.class,
           NodeWarmUp.class,
-          TopLimitedSettings.class);
+          TopLimitedSettings.class,
+          SnapshotDirectory.class);
 
   private static final List<EnvVar> ALL = collect();
 

@@ -42,7 +42,7 @@ final class RatelimitHttp {
     return HttpRoute.probe(
         HEALTHCHECK,
         call -> {
-          HealthReport report = health.check();
+          HealthReport report = health.report();
           return (report.ready() ? text(200, "OK") : text(500, unready(report))).completed();
         });
   }

@@ -22,7 +22,7 @@ final class ReadinessRoute {
     return HttpRoute.probe(
         PATH,
         call -> {
-          HealthReport report = checker.check();
+          HealthReport report = checker.report();
           return HttpAnswer.json(report.ready() ? 200 : 503, json(report)).completed();
         });
   }

@@ -60,7 +60,7 @@ final class StatusRoute {
 
   /** Returns the status as JSON, see README's endpoint table for its fields. */
   String json() {
-    HealthReport report = cluster.health().check();
+    HealthReport report = cluster.health().report();
     String readiness = ReadinessRoute.json(report);
     StringBuilder out =
         new StringBuilder("{\"self\":")

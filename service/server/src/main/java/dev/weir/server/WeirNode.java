@@ -7,20 +7,13 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
-import dev.weir.core.health.ConfigComponent;
-import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.http.HttpListener;
 import dev.weir.core.toplimited.OverLimitRecorder;
-import dev.weir.core.toplimited.TopLimited;
-import dev.weir.core.toplimited.TopLimitedWindow;
 import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
-import dev.weir.metrics.micrometer.JvmMetrics;
-import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.store.BucketStore;
-import dev.weir.core.store.CacheStatistics;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
@@ -33,7 +26,6 @@ import dev.weir.envoy.rlqs.RlqsSettings;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.BindException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
@@ -41,10 +33,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -63,13 +51,6 @@ import org.slf4j.LoggerFactory;
  * address with port 0 advertises the gRPC port bound.
  */
 public final class WeirNode implements AutoCloseable {
-
-  private static final Logger LOG = LoggerFactory.getLogger(WeirNode.class);
-
-  /** The most the status listener waits for its requests in flight when stopping. */
-  static final long STATUS_GRACE_MILLIS = 1000;
-
-  private static final Duration STATUS_GRACE = Duration.ofMillis(STATUS_GRACE_MILLIS);
 
   private final Lifecycle components;
   private final WeirMember member;
@@ -123,30 +104,30 @@ public final class WeirNode implements AutoCloseable {
    * clock, a Caffeine store of {@code config.cacheSize()} buckets).
    */
   public static final class Builder {
-    private final WeirConfig config;
-    private ClusterSettings cluster = ClusterSettings.defaults();
-    private DiscoverySettings discovery = DiscoverySettings.staticPeers();
-    private EnvoySettings envoy = EnvoySettings.DEFAULTS;
-    private RlqsSettings rlqs = RlqsSettings.DEFAULTS;
-    private OpsSettings ops = OpsSettings.DEFAULTS;
-    private TopLimitedSettings topLimited = TopLimitedSettings.DEFAULTS;
-    private PeerSettings peers;
-    private Clock clock = SystemClock.INSTANCE;
-    private BucketStore store;
-    private TlsSettings clientTls = TlsSettings.DISABLED;
-    private boolean readyNeedsDomain = true;
-    private EnvoyMetrics.Observer envoyObserver = EnvoyMetrics.Observer.NONE;
-    private Function<HealthChecker, List<HttpRoute>> extraRoutes = health -> List.of();
-    private Duration maxConnectionAge;
-    private Duration maxConnectionAgeGrace;
-    private List<String> healthServiceNames = List.of();
-    private EnvVar grpcAddressVariable = WeirConfig.GRPC_ADDRESS;
-    private EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
-    private boolean writeAutoCa;
-    private Path autoCaFile;
-    private Sleeper sleeper = Sleeper.SYSTEM;
-    private Duration warmUp = Duration.ZERO;
-    private TracingSettings tracing = TracingSettings.OFF;
+    final WeirConfig config;
+    ClusterSettings cluster = ClusterSettings.defaults();
+    DiscoverySettings discovery = DiscoverySettings.staticPeers();
+    EnvoySettings envoy = EnvoySettings.DEFAULTS;
+    RlqsSettings rlqs = RlqsSettings.DEFAULTS;
+    OpsSettings ops = OpsSettings.DEFAULTS;
+    TopLimitedSettings topLimited = TopLimitedSettings.DEFAULTS;
+    PeerSettings peers;
+    Clock clock = SystemClock.INSTANCE;
+    BucketStore store;
+    TlsSettings clientTls = TlsSettings.DISABLED;
+    boolean readyNeedsDomain = true;
+    EnvoyMetrics.Observer envoyObserver = EnvoyMetrics.Observer.NONE;
+    Function<HealthChecker, List<HttpRoute>> extraRoutes = health -> List.of();
+    Duration maxConnectionAge;
+    Duration maxConnectionAgeGrace;
+    List<String> healthServiceNames = List.of();
+    EnvVar grpcAddressVariable = WeirConfig.GRPC_ADDRESS;
+    EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
+    boolean writeAutoCa;
+    Path autoCaFile;
+    Sleeper sleeper = Sleeper.SYSTEM;
+    Duration warmUp = Duration.ZERO;
+    TracingSettings tracing = TracingSettings.OFF;
 
     private Builder(WeirConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -310,11 +291,11 @@ public final class WeirNode implements AutoCloseable {
       return this;
     }
 
-    private NodeMember.Settings member(BucketStore store) {
+    NodeMember.Settings member(BucketStore store) {
       return new NodeMember.Settings(cluster, discovery, peers, store, ops.limits(), clock);
     }
 
-    private FrontDoors.Settings frontDoors(
+    FrontDoors.Settings frontDoors(
         CheckMeter meter, PrometheusMeterRegistry registry, OverLimitRecorder overLimit) {
       return new FrontDoors.Settings(
           ops.limits(), rlqs, clock, meter, registry, extraRoutes, overLimit);
@@ -352,293 +333,36 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * The composition root: starts the node's components in order, each recorded in {@code
+   * The composition root: starts the node's parts in order, each component recorded in {@code
    * components} with what stops it, so that a failure or {@link #close()} stops those started in
-   * the reverse order.
+   * the reverse order. The order: the transport (the gRPC port is bound first), the cluster member,
+   * the front doors on the gRPC port (after any warm-up), joining the cluster, the HTTP and status
+   * listeners, and last the operations timers and the first stop steps.
    */
   private static WeirNode start(Builder b, BucketStore store, Lifecycle components)
       throws Exception {
-    OpsSettings ops = b.ops;
-    NodeTracing tracing =
-        b.tracing.enabled()
-            ? components.start("tracing", () -> NodeTracing.start(b.tracing), NodeTracing::close)
-            : null;
-    PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
-    MicrometerMetrics metrics = metrics(registry, store);
-    CheckMeter meter = new CheckMeter(metrics);
-    components.start("JVM metrics", () -> new JvmMetrics(registry), JvmMetrics::close);
-    NodeTls tls = NodeTls.load(ops.tls(), b.clientTls, b.config.advertiseAddress());
-    GrpcHealth grpcHealth = new GrpcHealth(b.healthServiceNames);
-    ClientGrpcListener grpc =
-        components.start(
-            "gRPC listener",
-            () -> startGrpc(b, tls, grpcHealth, metrics, tracing),
-            listener -> listener.server().shutdownNow());
-    HostPort advertise = advertised(b.config, grpc.server().getPort());
-    if (b.writeAutoCa) {
-      tls.writeAutoCa(
-          b.autoCaFile != null ? b.autoCaFile : AutoCaFile.byDefault(grpc.server().getPort()),
-          advertise);
-    }
-    ScheduledExecutorService discoveryTimers =
-        components.start(
-            "discovery timers",
-            () -> daemonScheduler("weir-discovery"),
-            ExecutorService::shutdownNow);
-    WeirMember member =
-        components.start(
-            "cluster member",
-            () -> NodeMember.build(b.member(store), advertise, grpc, tls, discoveryTimers, metrics),
-            started -> started.close(Duration.ZERO));
-    ClusterMetrics.watch(member.cluster(), metrics);
-    TopLimited topLimited =
-        b.topLimited.enabled()
-            ? new TopLimited(
-                new TopLimitedWindow(TopLimitedSettings.WINDOW_MINUTES, b.topLimited.counters()),
-                b.clock)
-            : null;
-    if (topLimited != null) {
-      member.cluster().topLimitedFrom(topLimited::view);
-    }
-    OverLimitRecorder overLimit = overLimitRecorder(topLimited, b.topLimited, registry);
-    HttpRoute topLimitedRoute =
-        new TopLimitedRoute(topLimited, member.cluster(), b.topLimited).route();
-    if (tracing != null) {
-      member.cluster().service().traceWith(tracing.cluster());
-      member.cluster().peers().traceWith(tracing.cluster());
-    }
-    HealthChecker health = member.cluster().health();
-    DrainingComponent draining = new DrainingComponent();
-    health.add(draining);
-    EnvoyAdapter envoy =
-        b.envoy.enabled()
-            ? components.start(
-                "Envoy adapter",
-                () -> envoy(b, member, registry, meter, overLimit),
-                EnvoyAdapter::close)
-            : null;
-    if (envoy != null && tracing != null) {
-      envoy.traceWith(tracing.configMatch());
-    }
-    if (envoy != null && b.readyNeedsDomain) {
-      health.add(new ConfigComponent(envoy::hasDomains));
-    }
-    Listeners listeners =
-        components.start("listeners", Listeners::new, all -> all.stop(ops.drainTimeout()));
-    listeners.add("grpc", member::stopServer);
-    if (!b.warmUp.isZero()) {
-      BindFailure.probe("HTTP", b.httpAddressVariable, b.config.httpAddress());
-      if (ops.statusAddress().isPresent()) {
-        BindFailure.probe("status", OpsSettings.STATUS_HTTP_ADDRESS, ops.statusAddress().get());
-      }
-    }
-    NodeWarmUp.Result warmUp =
-        b.warmUp.isZero()
-            ? null
-            : NodeWarmUp.run(
-                b.warmUp,
-                b.clock,
-                grpc,
-                tls.grpc().isPresent(),
-                envoy,
-                b.ops.limits());
-    FrontDoors doors =
-        FrontDoors.serve(member, envoy, grpc, b.frontDoors(meter, registry, overLimit));
-    doors.routes().add(topLimitedRoute);
-    if (tracing != null) {
-      doors.routes().replaceAll(tracing.http()::trace);
-    }
+    TransportAssembly transport = TransportAssembly.start(b, store, components);
+    ClusterAssembly cluster = ClusterAssembly.start(b, store, transport, components);
+    FrontDoorAssembly doors = FrontDoorAssembly.start(b, transport, cluster, components);
+    WeirMember member = cluster.member();
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);
-    HttpListener http =
-        listeners.open(
-            "http", () -> startHttp(b, doors.routes(), tls, metrics), HttpListener::stop);
-    StatusListener status =
-        ops.statusAddress().isEmpty()
-            ? null
-            : listeners.open(
-                "status",
-                () -> startStatus(ops, member, tls, registry, topLimitedRoute),
-                StatusListener::stop,
-                STATUS_GRACE);
-    ScheduledExecutorService timers =
-        components.start(
-            "health and reload timers",
-            () -> daemonScheduler("weir-health"),
-            ExecutorService::shutdownNow);
-    grpcHealth.follow(health);
-    grpcHealth.refresh();
-    every(timers, Duration.ofMillis(GrpcHealth.REFRESH_MILLIS), grpcHealth::refreshQuietly);
-    if (tls.any()) {
-      every(timers, tls.reloadInterval(), tls::reload);
-    }
-    if (envoy != null) {
-      envoy.watch(timers);
-    }
-    components.onStop(
-        "graceful termination delay", () -> waitOut(ops.gracefulTerminationDelay(), b.sleeper));
-    components.onStop(
-        "readiness",
-        () -> {
-          draining.start();
-          grpcHealth.stopServing();
-          doors.drainStreams();
-        });
+    HttpListener http = doors.openHttp(b, transport);
+    StatusListener status = doors.openStatus(b, transport, cluster);
+    OperationsAssembly.start(b, transport, cluster, doors, components);
     return new WeirNode(
         components,
         member,
-        advertise,
-        tls,
-        grpcHealth,
-        registry,
-        envoy,
+        transport.advertise(),
+        transport.tls(),
+        transport.grpcHealth(),
+        transport.registry(),
+        doors.envoy(),
         http,
         status,
-        warmUp,
-        grpc,
-        tracing);
-  }
-
-  /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */
-  private static MicrometerMetrics metrics(PrometheusMeterRegistry registry, BucketStore store) {
-    BuildInfo.register(registry);
-    MicrometerMetrics metrics = new MicrometerMetrics(registry);
-    if (store instanceof CacheStatistics cache) {
-      metrics.watchCache(cache);
-    }
-    return metrics;
-  }
-
-  private static ClientGrpcListener startGrpc(
-      Builder b, NodeTls tls, GrpcHealth health, MicrometerMetrics metrics, NodeTracing tracing)
-      throws IOException {
-    ClientGrpcListener.Settings settings =
-        new ClientGrpcListener.Settings(
-            b.config.grpcAddress().toBindAddress(),
-            b.ops.limits().maxGrpcMessageBytes(),
-            tls.grpc(),
-            b.envoy.enabled(),
-            b.maxConnectionAge,
-            b.maxConnectionAgeGrace,
-            Optional.ofNullable(tracing).map(NodeTracing::frontDoor));
-    try {
-      return ClientGrpcListener.start(settings, health.service(), metrics, b.clock);
-    } catch (IOException e) {
-      throw BindFailure.isBindFailure(e)
-          ? BindFailure.of("gRPC", b.grpcAddressVariable, b.config.grpcAddress(), e)
-          : e;
-    }
-  }
-
-  /** Returns the configured advertise address, at {@code grpcPort} when its port is 0. */
-  private static HostPort advertised(WeirConfig config, int grpcPort) {
-    HostPort advertise = config.advertiseAddress();
-    return advertise.port() == 0 ? advertise.withPort(grpcPort) : advertise;
-  }
-
-  private static EnvoyAdapter envoy(
-      Builder b,
-      WeirMember member,
-      PrometheusMeterRegistry registry,
-      CheckMeter meter,
-      OverLimitRecorder overLimit)
-      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
-    return EnvoyAdapter.start(
-        b.envoy,
-        member.service(),
-        b.clock,
-        new EnvoyMetrics(registry, b.envoyObserver),
-        b.ops.limits(),
-        meter,
-        overLimit);
-  }
-
-  /**
-   * Returns where the front doors report over-limit answers: {@code topLimited} (null when off) and
-   * the per-rule metric (unless {@code settings} turn it off).
-   */
-  private static OverLimitRecorder overLimitRecorder(
-      TopLimited topLimited, TopLimitedSettings settings, PrometheusMeterRegistry registry) {
-    OverLimitRecorder meter =
-        settings.metricRules() > 0
-            ? new OverLimitRuleMeter(registry, settings.metricRules())
-            : OverLimitRecorder.NOOP;
-    if (topLimited == null) {
-      return meter;
-    }
-    if (meter == OverLimitRecorder.NOOP) {
-      return topLimited;
-    }
-    return (key, hits) -> {
-      topLimited.overLimit(key, hits);
-      meter.overLimit(key, hits);
-    };
-  }
-
-  /**
-   * Starts the HTTP listener serving {@code routes}, over HTTPS with the node's identity and
-   * client-auth mode when TLS is on.
-   */
-  private static HttpListener startHttp(
-      Builder b, List<HttpRoute> routes, NodeTls tls, MicrometerMetrics metrics)
-      throws IOException, GeneralSecurityException {
-    HttpListener.Builder listener =
-        HttpListener.builder(b.config.httpAddress().toBindAddress())
-            .routes(routes)
-            .settings(b.ops.http())
-            .metrics(metrics, b.clock);
-    if (tls.node().isPresent()) {
-      listener.tls(tls.node().get().httpsEngines());
-    }
-    try {
-      return listener.start();
-    } catch (BindException e) {
-      throw BindFailure.of("HTTP", b.httpAddressVariable, b.config.httpAddress(), e);
-    }
-  }
-
-  private static StatusListener startStatus(
-      OpsSettings ops,
-      WeirMember member,
-      NodeTls tls,
-      PrometheusMeterRegistry registry,
-      HttpRoute topLimited)
-      throws IOException, GeneralSecurityException {
-    HostPort address = ops.statusAddress().orElseThrow();
-    try {
-      return StatusListener.start(
-          address,
-          member.cluster().nodeHealth(),
-          member.cluster().health(),
-          registry,
-          tls.node().orElse(null),
-          ops.http(),
-          List.of(topLimited));
-    } catch (BindException e) {
-      throw BindFailure.of("status", OpsSettings.STATUS_HTTP_ADDRESS, address, e);
-    }
-  }
-
-  /** Keeps serving, not ready, for {@code delay}, which load balancers take to deregister. */
-  private static void waitOut(Duration delay, Sleeper sleeper) throws InterruptedException {
-    if (!delay.isZero()) {
-      LOG.info("not ready; serving for {} before stopping", delay);
-      sleeper.sleep(delay);
-    }
-  }
-
-  private static void every(ScheduledExecutorService timers, Duration period, Runnable task) {
-    long millis = period.toMillis();
-    timers.scheduleWithFixedDelay(task, millis, millis, TimeUnit.MILLISECONDS);
-  }
-
-  private static ScheduledExecutorService daemonScheduler(String threadName) {
-    return Executors.newSingleThreadScheduledExecutor(
-        runnable -> {
-          Thread thread = new Thread(runnable, threadName);
-          thread.setDaemon(true);
-          return thread;
-        });
+        doors.warmUp(),
+        transport.grpc(),
+        transport.tracing());
   }
 
   /** Returns what {@link Builder#start()} throws for the failure {@code e} of a component. */
@@ -767,20 +491,20 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
-   * Stops the node, its components in the reverse of the order they started. Readiness fails
-   * first: gRPC health reports NOT_SERVING, {@code GET /readyz} answers 503 and {@code
-   * HealthCheck} (on the HTTP and status listeners) answers unhealthy ("shutting down"), and RLQS
-   * streams are ended at once with {@code UNAVAILABLE} (their proxies keep their assignments and
-   * reconnect to another node at their next report) and new ones are refused, while calls are
-   * still answered for {@code WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster
-   * (with hand-off on, every bucket goes to its next owner while the listeners still answer), and
-   * all listeners stop taking new calls at once and wait, side by side, up to {@code
-   * WEIR_DRAIN_TIMEOUT} for the calls in flight (the status listener, which answers only probes, at
-   * most {@value #STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the Envoy adapter,
-   * the peer clients, the cluster's timers and discovery stop only then, so the calls that drain
-   * are answered (forwarded to the next owners). So it takes at most the delay + the hand-off + the
-   * drain timeout + the time to close the sockets. An interrupt cuts every wait short. Calling it
-   * again does nothing.
+   * Stops the node, its components in the reverse of the order they started. Readiness fails first:
+   * gRPC health reports NOT_SERVING, {@code GET /readyz} answers 503 and {@code HealthCheck} (on
+   * the HTTP and status listeners) answers unhealthy ("shutting down"), and RLQS streams are ended
+   * at once with {@code UNAVAILABLE} (their proxies keep their assignments and reconnect to another
+   * node at their next report) and new ones are refused, while calls are still answered for {@code
+   * WEIR_GRACEFUL_TERMINATION_DELAY}. Then the node leaves the cluster (with hand-off on, every
+   * bucket goes to its next owner while the listeners still answer), and all listeners stop taking
+   * new calls at once and wait, side by side, up to {@code WEIR_DRAIN_TIMEOUT} for the calls in
+   * flight (the status listener, which answers only probes, at most {@value
+   * FrontDoorAssembly#STATUS_GRACE_MILLIS} ms), after which the rest are cancelled; the Envoy
+   * adapter, the peer clients, the cluster's timers and discovery stop only then, so the calls that
+   * drain are answered (forwarded to the next owners). So it takes at most the delay + the hand-off
+   * + the drain timeout + the time to close the sockets. An interrupt cuts every wait short.
+   * Calling it again does nothing.
    */
   @Override
   public void close() {

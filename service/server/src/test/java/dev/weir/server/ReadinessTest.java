@@ -151,7 +151,7 @@ class ReadinessTest {
     closer.start();
     Await.until(
         Duration.ofSeconds(5), () -> !node.health().ready(), "readiness fails when draining");
-    String report = ReadinessRoute.json(node.health().check());
+    String report = ReadinessRoute.json(node.health().report());
     closer.join();
 
     assertThat(report)

@@ -27,7 +27,7 @@ public final class ClusterHealth implements NodeHealth {
 
   @Override
   public HealthStatus health() {
-    HealthReport report = checker.check();
+    HealthReport report = checker.report();
     List<String> members = List.copyOf(membership.members());
     return new HealthStatus(report.healthy(), report.message(), members.size(), self, members);
   }

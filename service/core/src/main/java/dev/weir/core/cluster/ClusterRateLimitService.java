@@ -5,7 +5,6 @@ import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.engine.RequestValidator;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.metrics.WeirMetrics;
@@ -127,9 +126,8 @@ public final class ClusterRateLimitService implements RateLimitService {
   @Override
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
     int n = requests.size();
-    if (n > MAX_BATCH_SIZE) {
-      return CompletableFuture.failedFuture(
-          new RequestTooLargeException(LocalRateLimitService.TOO_LARGE_MESSAGE));
+    if (RateLimitService.tooManyItems(n)) {
+      return CompletableFuture.failedFuture(RequestTooLargeException.overBatchSize());
     }
     RateLimitResponse[] answers = new RateLimitResponse[n];
     RateLimitRequest[] sent = null;

@@ -3,10 +3,12 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.limiter.RateLimitService;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -21,12 +23,14 @@ import java.util.Optional;
  *
  * @param replicas virtual nodes per peer on the hash ring
  * @param hash the ring's hash function
- * @param batchLimit the most forwarded items per peer call, 1..1000
+ * @param batchLimit the most forwarded items per peer call,
+ *     1..{@value RateLimitService#MAX_BATCH_SIZE}
  * @param batchWait how long the first queued forwarded item waits for others
  * @param batchTimeout the deadline of each forwarding call
  * @param disableBatching send every forwarded item alone at once
  * @param globalSyncWait how long GLOBAL hits and broadcasts wait before they are sent
- * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once, 1..1000
+ * @param globalBatchLimit the number of queued GLOBAL keys that sends them at once,
+ *     1..{@value RateLimitService#MAX_BATCH_SIZE}
  * @param globalTimeout the deadline of GLOBAL hit and broadcast calls
  * @param discoveryType how peers are found ({@code static} here)
  * @param staticPeers the gRPC addresses of all nodes for static discovery, each optionally with
@@ -65,14 +69,16 @@ public record ClusterSettings(
     if (replicas < 1) {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
-    if (batchLimit < 1 || batchLimit > 1000) {
-      throw new IllegalArgumentException("batchLimit must be within 1..1000, got " + batchLimit);
-    }
-    if (globalBatchLimit < 1 || globalBatchLimit > 1000) {
-      throw new IllegalArgumentException(
-          "globalBatchLimit must be within 1..1000, got " + globalBatchLimit);
-    }
+    requireBatchLimit("batchLimit", batchLimit);
+    requireBatchLimit("globalBatchLimit", globalBatchLimit);
     staticPeers = List.copyOf(staticPeers);
+  }
+
+  private static void requireBatchLimit(String name, int value) {
+    if (value < 1 || value > RateLimitService.MAX_BATCH_SIZE) {
+      throw new IllegalArgumentException(
+          name + " must be within 1.." + RateLimitService.MAX_BATCH_SIZE + ", got " + value);
+    }
   }
 
   /** Creates the settings without snapshots. */
@@ -147,12 +153,12 @@ public record ClusterSettings(
     return new ClusterSettings(
         4096,
         PeerHash.FNV1A_FMIX64,
-        1000,
+        RateLimitService.MAX_BATCH_SIZE,
         Duration.ofNanos(500_000),
         Duration.ofMillis(500),
         false,
         Duration.ofMillis(100),
-        1000,
+        RateLimitService.MAX_BATCH_SIZE,
         Duration.ofMillis(500),
         "static",
         List.of(),
@@ -166,50 +172,192 @@ public record ClusterSettings(
 
   /** Returns a copy with {@code newPeers} as the static peers. */
   public ClusterSettings withStaticPeers(List<String> newPeers) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, newPeers, handoff, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().staticPeers(newPeers).build();
   }
 
   /** Returns a copy with hand-off turned on or off. */
   public ClusterSettings withHandoff(boolean enabled) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, enabled, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().handoff(enabled).build();
   }
 
   /** Returns a copy with batching turned off or on. */
   public ClusterSettings withDisableBatching(boolean disabled) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disabled, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        standInAfter, snapshotDir);
+    return toBuilder().disableBatching(disabled).build();
   }
 
   /** Returns a copy with {@code mode} as the peer failure mode. */
   public ClusterSettings withPeerFailureMode(PeerFailureMode mode) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, mode,
-        standInAfter, snapshotDir);
+    return toBuilder().peerFailureMode(mode).build();
   }
 
   /** Returns a copy whose forwarded items are answered by a stand-in after {@code wait}. */
   public ClusterSettings withStandInAfter(Duration wait) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        wait, snapshotDir);
+    return toBuilder().standInAfter(wait).build();
   }
 
   /** Returns a copy whose nodes keep snapshots in {@code dir} (empty: none). */
   public ClusterSettings withSnapshotDir(Optional<Path> dir) {
-    return new ClusterSettings(
-        replicas, hash, batchLimit, batchWait, batchTimeout, disableBatching, globalSyncWait,
-        globalBatchLimit, globalTimeout, discoveryType, staticPeers, handoff, peerFailureMode,
-        standInAfter, dir);
+    return toBuilder().snapshotDir(dir).build();
+  }
+
+  /** Returns a builder holding these settings, to copy them with some changed. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /**
+   * A builder of {@link ClusterSettings}, started from existing settings by {@link #toBuilder()};
+   * each setter replaces one component and {@link #build()} validates them all.
+   */
+  public static final class Builder {
+    private int replicas;
+    private PeerHash hash;
+    private int batchLimit;
+    private Duration batchWait;
+    private Duration batchTimeout;
+    private boolean disableBatching;
+    private Duration globalSyncWait;
+    private int globalBatchLimit;
+    private Duration globalTimeout;
+    private String discoveryType;
+    private List<String> staticPeers;
+    private boolean handoff;
+    private PeerFailureMode peerFailureMode;
+    private Duration standInAfter;
+    private Optional<Path> snapshotDir;
+
+    private Builder(ClusterSettings s) {
+      replicas = s.replicas;
+      hash = s.hash;
+      batchLimit = s.batchLimit;
+      batchWait = s.batchWait;
+      batchTimeout = s.batchTimeout;
+      disableBatching = s.disableBatching;
+      globalSyncWait = s.globalSyncWait;
+      globalBatchLimit = s.globalBatchLimit;
+      globalTimeout = s.globalTimeout;
+      discoveryType = s.discoveryType;
+      staticPeers = s.staticPeers;
+      handoff = s.handoff;
+      peerFailureMode = s.peerFailureMode;
+      standInAfter = s.standInAfter;
+      snapshotDir = s.snapshotDir;
+    }
+
+    /** Sets {@link ClusterSettings#replicas()}. */
+    public Builder replicas(int value) {
+      replicas = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#hash()}. */
+    public Builder hash(PeerHash value) {
+      hash = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchLimit()}. */
+    public Builder batchLimit(int value) {
+      batchLimit = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchWait()}. */
+    public Builder batchWait(Duration value) {
+      batchWait = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#batchTimeout()}. */
+    public Builder batchTimeout(Duration value) {
+      batchTimeout = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#disableBatching()}. */
+    public Builder disableBatching(boolean value) {
+      disableBatching = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalSyncWait()}. */
+    public Builder globalSyncWait(Duration value) {
+      globalSyncWait = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalBatchLimit()}. */
+    public Builder globalBatchLimit(int value) {
+      globalBatchLimit = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#globalTimeout()}. */
+    public Builder globalTimeout(Duration value) {
+      globalTimeout = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#discoveryType()}. */
+    public Builder discoveryType(String value) {
+      discoveryType = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#staticPeers()}. */
+    public Builder staticPeers(List<String> value) {
+      staticPeers = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#handoff()}. */
+    public Builder handoff(boolean value) {
+      handoff = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#peerFailureMode()}. */
+    public Builder peerFailureMode(PeerFailureMode value) {
+      peerFailureMode = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#standInAfter()}. */
+    public Builder standInAfter(Duration value) {
+      standInAfter = value;
+      return this;
+    }
+
+    /** Sets {@link ClusterSettings#snapshotDir()}. */
+    public Builder snapshotDir(Optional<Path> value) {
+      snapshotDir = value;
+      return this;
+    }
+
+    /**
+     * Returns the settings built.
+     *
+     * @throws IllegalArgumentException if a component is outside what {@link ClusterSettings}
+     *     allows
+     */
+    public ClusterSettings build() {
+      return new ClusterSettings(
+          replicas,
+          hash,
+          batchLimit,
+          batchWait,
+          batchTimeout,
+          disableBatching,
+          globalSyncWait,
+          globalBatchLimit,
+          globalTimeout,
+          discoveryType,
+          staticPeers,
+          handoff,
+          peerFailureMode,
+          standInAfter,
+          snapshotDir);
+    }
   }
 
   /** {@code WEIR_REPLICATED_HASH_REPLICAS}, alias {@code GUBER_REPLICATED_HASH_REPLICAS}. */
@@ -252,7 +400,7 @@ public record ClusterSettings(
   /** {@code WEIR_FORWARD_STAND_IN_AFTER} (Weir only): {@code 0s}, off, by default. */
   public static final EnvVar FORWARD_STAND_IN_AFTER = EnvVar.of("WEIR_FORWARD_STAND_IN_AFTER");
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only). */
-  public static final EnvVar SNAPSHOT_DIR = EnvVar.of("WEIR_SNAPSHOT_DIR");
+  public static final EnvVar SNAPSHOT_DIR = SnapshotDirectory.VARIABLE;
 
   private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
@@ -287,12 +435,13 @@ public record ClusterSettings(
     return new ClusterSettings(
         env.intInRange(REPLICAS, d.replicas, 1, 65_536),
         PeerHash.parse(hashName),
-        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, 1000),
+        env.intInRange(BATCH_LIMIT, d.batchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
         env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
         env.duration(BATCH_TIMEOUT, d.batchTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.bool(DISABLE_BATCHING, d.disableBatching),
         env.duration(GLOBAL_SYNC_WAIT, d.globalSyncWait, MIN_WAIT, MAX_WAIT),
-        env.intInRange(GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, 1000),
+        env.intInRange(
+            GLOBAL_BATCH_LIMIT, d.globalBatchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
         env.duration(GLOBAL_TIMEOUT, d.globalTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.oneOf(DISCOVERY_TYPE, discoveryTypes.get(0), discoveryTypes),
         peers,

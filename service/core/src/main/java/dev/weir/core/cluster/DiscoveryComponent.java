@@ -87,7 +87,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   }
 
   @Override
-  public ComponentHealth check() {
+  public ComponentHealth status() {
     Collection<String> current = members.get();
     boolean member = current.contains(self);
     joinIfReady(member);

@@ -1,16 +1,11 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.limiter.BucketCheck;
 
 /**
- * Evaluates one request against this node's own buckets, as the key's owner (or, for GLOBAL, as a
- * non-owner answering from its local copy). The request has passed field validation and carries its
- * {@code created_at}; algorithm-level problems come back as the response's error.
+ * A {@link BucketCheck} under the name the cluster's request path knows it by. The type lives in
+ * {@code limiter} so that {@code cluster.global} needs nothing from this package; this name stays
+ * until {@link ClusterRateLimitService} takes a {@code BucketCheck} itself.
  */
 @FunctionalInterface
-public interface LocalCheck {
-
-  /** Applies {@code request} to its bucket and returns the answer. */
-  RateLimitResponse check(RateLimitRequest request);
-}
+public interface LocalCheck extends BucketCheck {}

@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaOwner;
@@ -30,13 +31,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design: a usage reads the ring once; when the call to its owner fails and the ring now names
  * another owner, it is sent again, up to {@link ClusterRateLimitService#MAX_ATTEMPTS} times, as
- * forwarded checks are. Pushes are grouped by node, at most 1000 per call, and never retried: the
+ * forwarded checks are. Pushes are grouped by node, at most {@value
+ * RateLimitService#MAX_BATCH_SIZE} per call, and never retried: the
  * proxy's next report brings a fresh share. A usage this node owns is answered on the calling
  * thread, as is one while the ring is empty (this node left and every other member is down).
  */
 public final class QuotaRouter implements QuotaPushSink {
 
-  private static final int CHUNK = 1000;
+  private static final int CHUNK = RateLimitService.MAX_BATCH_SIZE;
 
   private final String self;
   private final Supplier<HashRing> ring;

@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.weir.core.cluster.ring.StandInKeys;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -20,7 +21,7 @@ import java.util.Map;
 final class StandIns {
 
   /** The prefix of the name under which a node keeps its own stand-in bucket of a key. */
-  static final String PREFIX = "weir:stand-in:";
+  static final String PREFIX = StandInKeys.PREFIX;
 
   /** The most keys whose owner's last answer is remembered; the least used are forgotten first. */
   static final int MAX_KEYS = 65_536;

@@ -29,7 +29,7 @@ public final class ConfigComponent implements HealthComponent {
   }
 
   @Override
-  public ComponentHealth check() {
+  public ComponentHealth status() {
     return loaded.getAsBoolean() ? ComponentHealth.ok() : ComponentHealth.unhealthy(NOT_LOADED);
   }
 }

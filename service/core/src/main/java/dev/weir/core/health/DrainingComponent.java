@@ -25,7 +25,7 @@ public final class DrainingComponent implements HealthComponent {
   }
 
   @Override
-  public ComponentHealth check() {
+  public ComponentHealth status() {
     return draining ? ComponentHealth.unhealthy(SHUTTING_DOWN) : ComponentHealth.ok();
   }
 }

@@ -6,7 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A node's health as a list of named {@link HealthComponent}s, checked together: readiness, gRPC
- * health and Gubernator's {@code HealthCheck} all read {@link #check()}. Modelled on
+ * health and Gubernator's {@code HealthCheck} all read {@link #report()}. Modelled on
  * envoyproxy/ratelimit's {@code HealthChecker}, which fails readiness while any of its components
  * is unhealthy.
  */
@@ -30,17 +30,17 @@ public final class HealthChecker {
     return this;
   }
 
-  /** Checks every component now. */
-  public HealthReport check() {
+  /** Returns every component's status now. */
+  public HealthReport report() {
     List<HealthReport.Entry> entries = new ArrayList<>(components.size());
     for (HealthComponent c : components) {
-      entries.add(new HealthReport.Entry(c.name(), c.gatesReadiness(), c.check()));
+      entries.add(new HealthReport.Entry(c.name(), c.gatesReadiness(), c.status()));
     }
     return new HealthReport(entries);
   }
 
   /** Returns whether the node is ready now: see {@link HealthReport#ready()}. */
   public boolean ready() {
-    return check().ready();
+    return report().ready();
   }
 }

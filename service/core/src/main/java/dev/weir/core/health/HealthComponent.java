@@ -4,8 +4,9 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * One named part of a node's health (discovery, draining, config, peers), checked on demand by a
- * {@link HealthChecker}, as envoyproxy/ratelimit's health checker checks its components.
+ * One named part of a node's health (discovery, draining, config, peers), asked for its {@link
+ * #status()} by a {@link HealthChecker}, as envoyproxy/ratelimit's health checker checks its
+ * components. Health has its own verb: {@code check} is the decision verb of the request ports.
  */
 public interface HealthComponent {
 
@@ -13,7 +14,7 @@ public interface HealthComponent {
   String name();
 
   /** Returns the component's current state; cheap, calling no peer and doing no I/O. */
-  ComponentHealth check();
+  ComponentHealth status();
 
   /**
    * Returns whether this component being unhealthy makes the node not ready. True by default; the
@@ -25,12 +26,12 @@ public interface HealthComponent {
   }
 
   /**
-   * Returns a component named {@code name} that gates readiness and reports what {@code check}
+   * Returns a component named {@code name} that gates readiness and reports what {@code status}
    * says.
    */
-  static HealthComponent of(String name, Supplier<ComponentHealth> check) {
+  static HealthComponent of(String name, Supplier<ComponentHealth> status) {
     Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(check, "check");
+    Objects.requireNonNull(status, "status");
     return new HealthComponent() {
       @Override
       public String name() {
@@ -38,8 +39,8 @@ public interface HealthComponent {
       }
 
       @Override
-      public ComponentHealth check() {
-        return check.get();
+      public ComponentHealth status() {
+        return status.get();
       }
     };
   }

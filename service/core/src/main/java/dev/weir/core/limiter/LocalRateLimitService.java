@@ -17,9 +17,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class LocalRateLimitService implements RateLimitService, NodeHealth {
 
-  /** The message of a call with more than {@link #MAX_BATCH_SIZE} items, as Gubernator words it. */
-  public static final String TOO_LARGE_MESSAGE =
-      "Requests.RateLimits list too large; max size is '" + MAX_BATCH_SIZE + "'";
+  /** {@link RequestTooLargeException#OVER_BATCH_SIZE_MESSAGE}, under the name callers still use. */
+  public static final String TOO_LARGE_MESSAGE = RequestTooLargeException.OVER_BATCH_SIZE_MESSAGE;
 
   private final LocalLimiter limiter;
   private final String advertiseAddress;
@@ -35,8 +34,8 @@ public final class LocalRateLimitService implements RateLimitService, NodeHealth
 
   @Override
   public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
-    if (requests.size() > MAX_BATCH_SIZE) {
-      return CompletableFuture.failedFuture(new RequestTooLargeException(TOO_LARGE_MESSAGE));
+    if (RateLimitService.tooManyItems(requests.size())) {
+      return CompletableFuture.failedFuture(RequestTooLargeException.overBatchSize());
     }
     List<RateLimitResponse> responses = new ArrayList<>(requests.size());
     for (RateLimitRequest request : requests) {

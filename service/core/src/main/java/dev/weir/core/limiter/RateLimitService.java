@@ -15,6 +15,14 @@ public interface RateLimitService {
   int MAX_BATCH_SIZE = 1000;
 
   /**
+   * Returns whether {@code count} items are more than one call may carry: the one test of {@link
+   * #MAX_BATCH_SIZE} the front doors and the services share.
+   */
+  static boolean tooManyItems(int count) {
+    return count > MAX_BATCH_SIZE;
+  }
+
+  /**
    * Checks {@code requests} and completes with one response per request, in the same order. Bad
    * items get a per-item error; a call with more than {@link #MAX_BATCH_SIZE} items fails with
    * {@link RequestTooLargeException}.

@@ -7,9 +7,11 @@ import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.ring.PeerHash;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class ClusterSettingsTest {
@@ -124,5 +126,49 @@ class ClusterSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("WEIR_GLOBAL_SYNC_WAIT")
         .hasMessageContaining("soon");
+  }
+
+  @Test
+  void withers_changeTheirComponentAndKeepEveryOther() {
+    ClusterSettings base =
+        read(Map.of("WEIR_REPLICATED_HASH_REPLICAS", "7", "WEIR_GLOBAL_BATCH_LIMIT", "9"))
+            .withStandInAfter(Duration.ofMillis(3));
+
+    ClusterSettings changed =
+        base.withStaticPeers(List.of("a:1"))
+            .withHandoff(false)
+            .withDisableBatching(true)
+            .withPeerFailureMode(PeerFailureMode.FAIL)
+            .withSnapshotDir(Optional.of(Path.of("/snap")));
+
+    assertThat(changed)
+        .isEqualTo(
+            new ClusterSettings(
+                7,
+                base.hash(),
+                base.batchLimit(),
+                base.batchWait(),
+                base.batchTimeout(),
+                true,
+                base.globalSyncWait(),
+                9,
+                base.globalTimeout(),
+                base.discoveryType(),
+                List.of("a:1"),
+                false,
+                PeerFailureMode.FAIL,
+                Duration.ofMillis(3),
+                Optional.of(Path.of("/snap"))));
+    assertThat(base.toBuilder().build()).isEqualTo(base);
+  }
+
+  @Test
+  void builder_batchLimitOutOfRange_errorNamesComponentValueAndRange() {
+    assertThatThrownBy(() -> ClusterSettings.defaults().toBuilder().batchLimit(1001).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("batchLimit must be within 1..1000, got 1001");
+    assertThatThrownBy(() -> ClusterSettings.defaults().toBuilder().globalBatchLimit(0).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("globalBatchLimit must be within 1..1000, got 0");
   }
 }

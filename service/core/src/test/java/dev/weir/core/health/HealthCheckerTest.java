@@ -31,7 +31,7 @@ class HealthCheckerTest {
       }
 
       @Override
-      public ComponentHealth check() {
+      public ComponentHealth status() {
         return peers.get();
       }
 
@@ -44,7 +44,7 @@ class HealthCheckerTest {
 
   @Test
   void check_allWell_readyHealthyNoMessage() {
-    HealthReport report = checker.check();
+    HealthReport report = checker.report();
 
     assertThat(report.ready()).isTrue();
     assertThat(report.healthy()).isTrue();
@@ -58,7 +58,7 @@ class HealthCheckerTest {
   void check_peerTrouble_readyButUnhealthy() {
     peers.set(ComponentHealth.unhealthy("peer 'b:1' is down"));
 
-    HealthReport report = checker.check();
+    HealthReport report = checker.report();
 
     assertThat(report.ready()).isTrue();
     assertThat(report.healthy()).isFalse();
@@ -70,7 +70,7 @@ class HealthCheckerTest {
     peers.set(ComponentHealth.unhealthy("peer 'b:1' is down"));
 
     draining.start();
-    HealthReport report = checker.check();
+    HealthReport report = checker.report();
 
     assertThat(report.ready()).isFalse();
     assertThat(report.message()).isEqualTo("shutting down|peer 'b:1' is down");
@@ -79,7 +79,7 @@ class HealthCheckerTest {
   @Test
   void check_configNotLoadedThenLoaded_notReadyOnlyMeanwhile() {
     configLoaded.set(false);
-    HealthReport missing = checker.check();
+    HealthReport missing = checker.report();
     configLoaded.set(true);
 
     assertThat(missing.ready()).isFalse();
@@ -91,7 +91,7 @@ class HealthCheckerTest {
   void check_healthyComponentWithANote_readyHealthyAndNoteReported() {
     discovery.set(ComponentHealth.ok("etcd unreachable; keeping the last 3 peers"));
 
-    HealthReport report = checker.check();
+    HealthReport report = checker.report();
 
     assertThat(report.ready()).isTrue();
     assertThat(report.healthy()).isTrue();

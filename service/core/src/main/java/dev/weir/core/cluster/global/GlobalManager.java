@@ -1,6 +1,5 @@
 package dev.weir.core.cluster.global;
 
-import dev.weir.core.cluster.LocalCheck;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
@@ -9,6 +8,7 @@ import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
@@ -57,7 +57,7 @@ public final class GlobalManager implements AutoCloseable {
   private final String self;
   private final Supplier<HashRing> ring;
   private final PeerClientPool peers;
-  private final LocalCheck local;
+  private final BucketCheck local;
   private final BucketStore store;
   private final Scheduler scheduler;
   private final Clock clock;
@@ -90,7 +90,7 @@ public final class GlobalManager implements AutoCloseable {
       String self,
       Supplier<HashRing> ring,
       PeerClientPool peers,
-      LocalCheck local,
+      BucketCheck local,
       BucketStore store,
       Scheduler scheduler,
       Clock clock,

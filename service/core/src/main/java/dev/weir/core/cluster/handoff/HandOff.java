@@ -2,10 +2,10 @@ package dev.weir.core.cluster.handoff;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.core.cluster.ring.StandInKeys;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.model.RateLimitResponse;
@@ -316,7 +316,7 @@ public final class HandOff {
     store.forEach(
         (key, state) -> {
           if (state.expireAt() <= now
-              || key.startsWith(ClusterRateLimitService.STAND_IN_PREFIX)
+              || StandInKeys.isStandIn(key)
               || !self.equals(from.ownerOf(key))) {
             return;
           }

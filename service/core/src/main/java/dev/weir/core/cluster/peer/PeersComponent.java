@@ -53,7 +53,7 @@ public final class PeersComponent implements HealthComponent {
   }
 
   @Override
-  public ComponentHealth check() {
+  public ComponentHealth status() {
     Collection<String> current = members.get();
     List<String> problems = new ArrayList<>();
     for (PeerLiveness.PeerState state : liveness.troubled()) {

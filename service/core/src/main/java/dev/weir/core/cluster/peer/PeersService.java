@@ -110,7 +110,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       relay(request, observer);
       return;
     }
-    if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getRequestsCount())) {
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
       return;
     }
@@ -164,7 +164,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       public void onNext(ForwardCodec.Batch batch) {
         long id = batch.id();
         int count = batch.requests().size();
-        if (count > RateLimitService.MAX_BATCH_SIZE) {
+        if (RateLimitService.tooManyItems(count)) {
           refusedTooMany("ForwardBatches", count, TOO_LARGE);
           send(ForwardCodec.Answers.refused(id, Status.Code.OUT_OF_RANGE.value(), TOO_LARGE));
           return;
@@ -257,7 +257,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
    * would tell the caller that this node does not answer).
    */
   private void relay(GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> observer) {
-    if (request.getRequestsCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getRequestsCount())) {
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
       return;
     }
@@ -304,7 +304,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   @Override
   public void updatePeerGlobals(
       UpdatePeerGlobalsReq request, StreamObserver<UpdatePeerGlobalsResp> observer) {
-    if (request.getGlobalsCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getGlobalsCount())) {
       tooMany("UpdatePeerGlobals", request.getGlobalsCount(), observer, tooLarge("globals"));
       return;
     }
@@ -321,7 +321,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   @Override
   public void transferBuckets(
       TransferBucketsReq request, StreamObserver<TransferBucketsResp> observer) {
-    if (request.getBucketsCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getBucketsCount())) {
       tooMany("TransferBuckets", request.getBucketsCount(), observer, tooLarge("buckets"));
       return;
     }
@@ -372,7 +372,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   @Override
   public void reportQuotaUsage(
       ReportQuotaUsageReq request, StreamObserver<ReportQuotaUsageResp> observer) {
-    if (request.getUsagesCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getUsagesCount())) {
       tooMany("ReportQuotaUsage", request.getUsagesCount(), observer, tooLarge("usages"));
       return;
     }
@@ -409,7 +409,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   @Override
   public void pushQuotaShares(
       PushQuotaSharesReq request, StreamObserver<PushQuotaSharesResp> observer) {
-    if (request.getPushesCount() > RateLimitService.MAX_BATCH_SIZE) {
+    if (RateLimitService.tooManyItems(request.getPushesCount())) {
       tooMany("PushQuotaShares", request.getPushesCount(), observer, tooLarge("pushes"));
       return;
     }

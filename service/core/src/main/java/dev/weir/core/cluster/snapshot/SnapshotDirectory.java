@@ -1,9 +1,9 @@
 package dev.weir.core.cluster.snapshot;
 
-import dev.weir.core.cluster.ClusterRateLimitService;
-import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.cluster.ring.StandInKeys;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -43,6 +43,9 @@ public final class SnapshotDirectory {
 
   /** The ending of a snapshot file's name. */
   public static final String SUFFIX = ".weirsnap";
+
+  /** {@code WEIR_SNAPSHOT_DIR} (Weir only): the directory, unset for no snapshots. */
+  public static final EnvVar VARIABLE = EnvVar.of("WEIR_SNAPSHOT_DIR");
 
   private final Path dir;
   private final String self;
@@ -101,7 +104,7 @@ public final class SnapshotDirectory {
                   store.forEach(
                       (key, state) -> {
                         if (state.expireAt() > now
-                            && !key.startsWith(ClusterRateLimitService.STAND_IN_PREFIX)) {
+                            && !StandInKeys.isStandIn(key)) {
                           sink.accept(PeerProtos.toSnapshot(key, state));
                         }
                       }));
@@ -121,7 +124,7 @@ public final class SnapshotDirectory {
    * operator learns it then, not at the stop that cannot write.
    */
   public Optional<String> check() {
-    String setting = ClusterSettings.SNAPSHOT_DIR.name() + "='" + dir + "'";
+    String setting = VARIABLE.name() + "='" + dir + "'";
     if (Files.exists(dir) && !Files.isDirectory(dir)) {
       return Optional.of(setting + " is not a directory; snapshots cannot be saved there");
     }

@@ -1,0 +1,95 @@
+package dev.weir.server;
+
+import dev.weir.core.WeirMember;
+import dev.weir.core.health.DrainingComponent;
+import dev.weir.core.health.HealthChecker;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.toplimited.OverLimitRecorder;
+import dev.weir.core.toplimited.TopLimited;
+import dev.weir.core.toplimited.TopLimitedWindow;
+import dev.weir.http.HttpRoute;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * A node's cluster member, assembled but not yet joined: the member on the transport's gRPC
+ * listener, its meters and tracing, the top-limited view and where over-limit answers are
+ * recorded, and the node's health with its draining component. {@link WeirNode} joins the member
+ * only once the front doors serve.
+ */
+record ClusterAssembly(
+    WeirMember member,
+    OverLimitRecorder overLimit,
+    HttpRoute topLimitedRoute,
+    HealthChecker health,
+    DrainingComponent draining) {
+
+  /** Builds the member (and its discovery timers), recording each in {@code components}. */
+  static ClusterAssembly start(
+      WeirNode.Builder b, BucketStore store, TransportAssembly transport, Lifecycle components)
+      throws Exception {
+    ScheduledExecutorService discoveryTimers =
+        components.start(
+            "discovery timers",
+            () -> Timers.daemonScheduler("weir-discovery"),
+            ExecutorService::shutdownNow);
+    WeirMember member =
+        components.start(
+            "cluster member",
+            () ->
+                NodeMember.build(
+                    b.member(store),
+                    transport.advertise(),
+                    transport.grpc(),
+                    transport.tls(),
+                    discoveryTimers,
+                    transport.metrics()),
+            started -> started.close(Duration.ZERO));
+    ClusterMetrics.watch(member.cluster(), transport.metrics());
+    TopLimited topLimited =
+        b.topLimited.enabled()
+            ? new TopLimited(
+                new TopLimitedWindow(TopLimitedSettings.WINDOW_MINUTES, b.topLimited.counters()),
+                b.clock)
+            : null;
+    if (topLimited != null) {
+      member.cluster().topLimitedFrom(topLimited::view);
+    }
+    OverLimitRecorder overLimit =
+        overLimitRecorder(topLimited, b.topLimited, transport.registry());
+    HttpRoute topLimitedRoute =
+        new TopLimitedRoute(topLimited, member.cluster(), b.topLimited).route();
+    if (transport.tracing() != null) {
+      member.cluster().service().traceWith(transport.tracing().cluster());
+      member.cluster().peers().traceWith(transport.tracing().cluster());
+    }
+    HealthChecker health = member.cluster().health();
+    DrainingComponent draining = new DrainingComponent();
+    health.add(draining);
+    return new ClusterAssembly(member, overLimit, topLimitedRoute, health, draining);
+  }
+
+  /**
+   * Returns where the front doors report over-limit answers: {@code topLimited} (null when off) and
+   * the per-rule metric (unless {@code settings} turn it off).
+   */
+  private static OverLimitRecorder overLimitRecorder(
+      TopLimited topLimited, TopLimitedSettings settings, PrometheusMeterRegistry registry) {
+    OverLimitRecorder meter =
+        settings.metricRules() > 0
+            ? new OverLimitRuleMeter(registry, settings.metricRules())
+            : OverLimitRecorder.NOOP;
+    if (topLimited == null) {
+      return meter;
+    }
+    if (meter == OverLimitRecorder.NOOP) {
+      return topLimited;
+    }
+    return (key, hits) -> {
+      topLimited.overLimit(key, hits);
+      meter.overLimit(key, hits);
+    };
+  }
+}
