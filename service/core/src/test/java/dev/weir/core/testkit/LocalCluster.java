@@ -438,6 +438,15 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * Runs {@code hook} with the items of each batch a peer forwards to this node, before this node
+     * answers it (after {@link #beforeOwnerCheck}); a throwing hook fails the call.
+     */
+    public void beforeAnswerForwarded(
+        java.util.function.Consumer<List<RateLimitRequest>> hook) {
+      handler.beforeAnswerForwarded = hook;
+    }
+
+    /**
      * Runs {@code hook} with the {@code leaving} flag before this node handles each membership
      * announcement; a throwing hook fails the call.
      */
@@ -503,6 +512,8 @@ public final class LocalCluster implements AutoCloseable {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
+        items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
@@ -516,6 +527,7 @@ public final class LocalCluster implements AutoCloseable {
     public CompletableFuture<List<RateLimitResponse>> answerForwarded(
         List<RateLimitRequest> requests) {
       beforeOwnerCheck.run();
+      beforeAnswerForwarded.accept(requests);
       return target.answerForwarded(requests);
     }
 
