@@ -459,6 +459,14 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeAcceptBuckets = hook;
     }
 
+    /**
+     * Returns how many calls carrying forwarded items this node relayed to another peer ({@code
+     * weir_relay_to}); indirect probes, which carry none, are not counted.
+     */
+    public int itemCallsRelayed() {
+      return handler.itemCallsRelayed.get();
+    }
+
     /** Returns how many return notices this node has handled (its hand-off back included). */
     public int returnNoticesHandled() {
       return handler.returnNoticesHandled.get();
@@ -515,6 +523,7 @@ public final class LocalCluster implements AutoCloseable {
     private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
         items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
+    private final AtomicInteger itemCallsRelayed = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
@@ -555,6 +564,9 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      if (request.getRequestsCount() > 0) {
+        itemCallsRelayed.incrementAndGet();
+      }
       return target.relay(request, within);
     }
 
