@@ -44,6 +44,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -109,6 +110,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final DiscoveryComponent discoveryHealth;
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
+  private final Map<String, Object> departures = new ConcurrentHashMap<>();
   private volatile boolean closed;
   private volatile boolean serving;
   private final BucketStore store;
@@ -466,20 +468,40 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again) or puts
-   * it back (its notice is an answer), and answers once the buckets that moved because of it have
-   * been handed over, so a returning node has its counts back before its {@link #join} completes.
+   * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again, from
+   * one batch timeout on) or puts it back (its notice is an answer), and answers once the buckets
+   * that moved because of it have been handed over, so a returning node has its counts back before
+   * its {@link #join} completes.
+   *
+   * <p>A leaving node is taken down only one batch timeout after its notice, when every forward
+   * sent to it before the notice has ended: taking a peer down cancels the calls in flight to it and
+   * routes their items again, to the next owner, while the leaving node, still draining, answers
+   * them too (handing them on to that owner), so each such hit would count twice.
    */
   @Override
   public CompletableFuture<Void> announce(String address, boolean leaving) {
     if (leaving) {
       membership.departed(address);
-      liveness.left(address);
+      leftLater(address);
     } else {
+      departures.remove(address);
       liveness.back(address);
       membership.returned(address);
     }
     return withinHandOffWait(handOff.pending(), "hand-off to " + address);
+  }
+
+  // Takes address down one batch timeout from now, unless it announced its return meanwhile.
+  private void leftLater(String address) {
+    Object notice = new Object();
+    departures.put(address, notice);
+    scheduler.schedule(
+        () -> {
+          if (departures.remove(address, notice)) {
+            liveness.left(address);
+          }
+        },
+        settings.batchTimeout());
   }
 
   /**

@@ -438,6 +438,15 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * Runs {@code hook} with the items of each batch a peer forwards to this node, before this node
+     * answers it (after {@link #beforeOwnerCheck}); a throwing hook fails the call.
+     */
+    public void beforeAnswerForwarded(
+        java.util.function.Consumer<List<RateLimitRequest>> hook) {
+      handler.beforeAnswerForwarded = hook;
+    }
+
+    /**
      * Runs {@code hook} with the {@code leaving} flag before this node handles each membership
      * announcement; a throwing hook fails the call.
      */
@@ -448,6 +457,14 @@ public final class LocalCluster implements AutoCloseable {
     /** Runs {@code hook} before this node merges each batch of handed-over buckets. */
     public void beforeAcceptBuckets(Runnable hook) {
       handler.beforeAcceptBuckets = hook;
+    }
+
+    /**
+     * Returns how many calls carrying forwarded items this node relayed to another peer ({@code
+     * weir_relay_to}); indirect probes, which carry none, are not counted.
+     */
+    public int itemCallsRelayed() {
+      return handler.itemCallsRelayed.get();
     }
 
     /** Returns how many return notices this node has handled (its hand-off back included). */
@@ -503,7 +520,10 @@ public final class LocalCluster implements AutoCloseable {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
+        items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
+    private final AtomicInteger itemCallsRelayed = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
@@ -516,6 +536,7 @@ public final class LocalCluster implements AutoCloseable {
     public CompletableFuture<List<RateLimitResponse>> answerForwarded(
         List<RateLimitRequest> requests) {
       beforeOwnerCheck.run();
+      beforeAnswerForwarded.accept(requests);
       return target.answerForwarded(requests);
     }
 
@@ -543,6 +564,9 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      if (request.getRequestsCount() > 0) {
+        itemCallsRelayed.incrementAndGet();
+      }
       return target.relay(request, within);
     }
 
