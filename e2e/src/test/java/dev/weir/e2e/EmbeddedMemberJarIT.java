@@ -103,7 +103,7 @@ class EmbeddedMemberJarIT {
     for (int i = 0; i < 30; i++) {
       boolean under;
       if (i % 2 == 0) {
-        var r = embedded.check(embeddedHit("shared", 1)).join();
+        var r = embedded.decide(embeddedHit("shared", 1)).join();
         assertThat(r.error()).isEmpty();
         under = r.status() == dev.weir.core.model.Status.UNDER_LIMIT;
       } else {
@@ -121,7 +121,7 @@ class EmbeddedMemberJarIT {
   void close_embeddedMember_handsItsBucketsToTheJar() {
     List<String> keys = keysOwnedByEmbedded(10);
     for (String key : keys) {
-      assertThat(embedded.check(embeddedHit(key, 3)).join().error()).isEmpty();
+      assertThat(embedded.decide(embeddedHit(key, 3)).join().error()).isEmpty();
     }
 
     embedded.close();

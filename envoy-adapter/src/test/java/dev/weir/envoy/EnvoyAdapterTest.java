@@ -79,7 +79,7 @@ class EnvoyAdapterTest {
   /** A core service these tests never call. */
   private static final class UnusedService implements RateLimitService {
     @Override
-    public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+    public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
       throw new UnsupportedOperationException("not called");
     }
   }

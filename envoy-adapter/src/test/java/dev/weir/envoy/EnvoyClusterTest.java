@@ -95,7 +95,7 @@ class EnvoyClusterTest {
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     cluster =
         LocalCluster.start(
-            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::check);
+            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::decide);
     Node a = cluster.node(0);
     Node b = cluster.node(1);
     Files.writeString(dir.resolve("shop.yaml"), YAML);
@@ -142,7 +142,7 @@ class EnvoyClusterTest {
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     cluster =
         LocalCluster.start(
-            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::check);
+            3, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::decide);
     Files.writeString(
         dir.resolve("shop.yaml"),
         """

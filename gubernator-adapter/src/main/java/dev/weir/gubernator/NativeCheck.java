@@ -52,15 +52,15 @@ public final class NativeCheck {
   }
 
   /**
-   * Answers {@code request}, as {@link #check(List)} answers its items. The future is already
+   * Answers {@code request}, as {@link #decide(List)} answers its items. The future is already
    * complete when the core answered every item on this node; it fails with {@link
    * RequestTooLargeException} for more than {@link RateLimitService#MAX_BATCH_SIZE} items.
    */
-  public CompletableFuture<GetRateLimitsResp> check(GetRateLimitsReq request) {
+  public CompletableFuture<GetRateLimitsResp> decide(GetRateLimitsReq request) {
     if (RateLimitService.tooManyItems(request.getRequestsCount())) {
       return refuseTooManyItems();
     }
-    CompletableFuture<List<RateLimitResponse>> answers = check(ProtoMapping.toModel(request));
+    CompletableFuture<List<RateLimitResponse>> answers = decide(ProtoMapping.toModel(request));
     if (!answers.isDone()) {
       return answers.thenApply(ProtoMapping::toProto);
     }
@@ -78,7 +78,7 @@ public final class NativeCheck {
    * this node; it fails with {@link RequestTooLargeException} for more than {@link
    * RateLimitService#MAX_BATCH_SIZE} items.
    */
-  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> items) {
+  public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> items) {
     int n = items.size();
     if (RateLimitService.tooManyItems(n)) {
       return refuseTooManyItems();
@@ -107,7 +107,7 @@ public final class NativeCheck {
     meter.started();
     CompletableFuture<List<RateLimitResponse>> answers;
     try {
-      answers = service.check(accepted);
+      answers = service.decide(accepted);
     } catch (RuntimeException e) {
       meter.failed(e);
       return CompletableFuture.failedFuture(e);
@@ -129,7 +129,7 @@ public final class NativeCheck {
 
   /**
    * Refuses a call found to carry more than {@link RateLimitService#MAX_BATCH_SIZE} items before
-   * they were read, as {@link #check(List)} refuses one: counts the refusal and returns a future
+   * they were read, as {@link #decide(List)} refuses one: counts the refusal and returns a future
    * failed with {@link RequestTooLargeException}.
    */
   public <T> CompletableFuture<T> refuseTooManyItems() {

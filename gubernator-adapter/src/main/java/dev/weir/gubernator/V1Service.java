@@ -63,7 +63,7 @@ public final class V1Service implements BindableService {
       List<RateLimitRequest> items, StreamObserver<List<RateLimitResponse>> observer) {
     CompletableFuture<List<RateLimitResponse>> answer;
     try {
-      answer = check.check(items);
+      answer = check.decide(items);
     } catch (RuntimeException e) {
       observer.onError(GrpcErrors.toStatus(e).asRuntimeException());
       return;

@@ -31,7 +31,7 @@ public final class FakeRateLimitService implements RateLimitService, NodeHealth 
       new HealthStatus(true, "", 1, "127.0.0.1:1051", List.of("127.0.0.1:1051"));
 
   @Override
-  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+  public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
     calls.add(List.copyOf(requests));
     return answer.apply(requests);
   }

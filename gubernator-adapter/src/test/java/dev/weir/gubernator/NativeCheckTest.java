@@ -53,7 +53,7 @@ class NativeCheckTest {
 
   @Test
   void check_overLongKeyAmongValid_itemErrorInPlaceOthersAnsweredAndCounted() {
-    GetRateLimitsResp answer = check.check(call(item("a"), item("k".repeat(9)), item("b"))).join();
+    GetRateLimitsResp answer = check.decide(call(item("a"), item("k".repeat(9)), item("b"))).join();
 
     assertThat(answer.getResponsesList())
         .extracting(RateLimitResp::getRemaining)
@@ -67,7 +67,7 @@ class NativeCheckTest {
 
   @Test
   void check_localItems_completeOnTheCallingThread() {
-    CompletableFuture<GetRateLimitsResp> answer = check.check(call(item("a")));
+    CompletableFuture<GetRateLimitsResp> answer = check.decide(call(item("a")));
 
     assertThat(answer).isCompletedWithValueMatching(r -> r.getResponses(0).getRemaining() == 4);
   }
@@ -76,7 +76,7 @@ class NativeCheckTest {
   void check_tooManyItems_failsWithGubernatorsMessageAndCounts() {
     GetRateLimitsReq tooMany = call(Collections.nCopies(1001, item("a")).toArray(new RateLimitReq[0]));
 
-    assertThatThrownBy(() -> check.check(tooMany).join())
+    assertThatThrownBy(() -> check.decide(tooMany).join())
         .hasCauseInstanceOf(RequestTooLargeException.class)
         .hasMessageContaining("max size is '1000'");
     assertThat(metrics.events()).containsExactly("refused too_many_items");

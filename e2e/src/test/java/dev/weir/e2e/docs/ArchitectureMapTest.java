@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureMapTest {
 
-  /** A class name, optionally with a method: {@code ClusterRateLimitService.check}. */
+  /** A class name, optionally with a method: {@code ClusterRateLimitService.decide}. */
   private static final Pattern CLASS = Pattern.compile("([A-Z][a-z][A-Za-z0-9]*)(?:\\.(\\w+))?");
 
   private static final Pattern CODE = Pattern.compile("`([^`]+)`");

@@ -62,7 +62,7 @@ public final class AccountRateLimitExample implements AutoCloseable {
             .limit(REQUESTS_PER_SECOND)
             .duration(1000)
             .build();
-    return limiter.check(request).thenApply(AccountRateLimitExample::allowed);
+    return limiter.decide(request).thenApply(AccountRateLimitExample::allowed);
   }
 
   /**
@@ -78,7 +78,7 @@ public final class AccountRateLimitExample implements AutoCloseable {
             .limit(REQUESTS_PER_SECOND)
             .duration(1000)
             .build();
-    return !limiter.check(probe).join().isError();
+    return !limiter.decide(probe).join().isError();
   }
 
   // A service could fail open here instead: let the request through when the limiter cannot answer.

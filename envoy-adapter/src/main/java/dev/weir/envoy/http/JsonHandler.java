@@ -55,7 +55,7 @@ public final class JsonHandler implements HttpHandler {
           .completed();
     }
     return handler
-        .check(request.build())
+        .decide(request.build())
         .handle(
             (response, failure) -> {
               if (failure != null) {

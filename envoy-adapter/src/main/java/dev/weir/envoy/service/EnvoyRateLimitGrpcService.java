@@ -23,7 +23,7 @@ public final class EnvoyRateLimitGrpcService extends RateLimitServiceGrpc.RateLi
   @Override
   public void shouldRateLimit(
       RateLimitRequest request, StreamObserver<RateLimitResponse> responseObserver) {
-    CompletableFuture<RateLimitResponse> answer = handler.check(request);
+    CompletableFuture<RateLimitResponse> answer = handler.decide(request);
     if (answer.isDone() && !answer.isCompletedExceptionally()) {
       responseObserver.onNext(answer.join());
       responseObserver.onCompleted();

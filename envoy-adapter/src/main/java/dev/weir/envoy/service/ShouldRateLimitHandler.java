@@ -112,7 +112,7 @@ public final class ShouldRateLimitHandler {
   }
 
   /** Checks {@code request}'s descriptors against their limits and answers it. */
-  public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> check(
+  public CompletableFuture<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse> decide(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request) {
     try {
       return answer(request);
@@ -183,7 +183,7 @@ public final class ShouldRateLimitHandler {
       answers =
           settings.stopCacheKeyIncrementWhenOverlimit()
               ? checkStoppingIncrementsWhenOver(natives)
-              : service.check(natives);
+              : service.decide(natives);
     } catch (RuntimeException e) {
       meter.failed(e);
       throw e;
@@ -255,7 +255,7 @@ public final class ShouldRateLimitHandler {
       probes.add(r.withHits(0));
     }
     return service
-        .check(probes)
+        .decide(probes)
         .thenCompose(
             probed -> {
               boolean anyOver = false;
@@ -269,13 +269,13 @@ public final class ShouldRateLimitHandler {
                 anyOver |= over[i];
               }
               if (!anyOver) {
-                return service.check(natives);
+                return service.decide(natives);
               }
               List<RateLimitRequest> second = new ArrayList<>(natives.size());
               for (int i = 0; i < natives.size(); i++) {
                 second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
               }
-              return service.check(second);
+              return service.decide(second);
             });
   }
 

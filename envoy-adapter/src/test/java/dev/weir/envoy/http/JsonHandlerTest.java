@@ -41,7 +41,7 @@ class JsonHandlerTest {
     private int calls;
 
     @Override
-    public synchronized CompletableFuture<List<RateLimitResponse>> check(
+    public synchronized CompletableFuture<List<RateLimitResponse>> decide(
         List<RateLimitRequest> requests) {
       List<RateLimitResponse> out = new ArrayList<>();
       for (RateLimitRequest r : requests) {

@@ -57,7 +57,7 @@ final class RlqsCluster implements AutoCloseable {
             n,
             ClusterSettings.defaults(),
             clock,
-            store -> new LocalLimiter(engine, store, clock)::check,
+            store -> new LocalLimiter(engine, store, clock)::decide,
             null,
             timers);
     for (LocalCluster.Node node : cluster.nodes()) {

@@ -83,7 +83,7 @@ class CalendarWindowsTest {
 
   private io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse callResponse(String key) {
     return handler
-        .check(
+        .decide(
             RateLimitRequest.newBuilder()
                 .setDomain("shop")
                 .addDescriptors(

@@ -118,7 +118,7 @@ class EnvoyFrontDoorFuzzTest {
     } catch (InvalidProtocolBufferException notAMessage) {
       return;
     }
-    CompletableFuture<RateLimitResponse> answer = HANDLER.check(request);
+    CompletableFuture<RateLimitResponse> answer = HANDLER.decide(request);
 
     assertThat(answer).isDone();
     try {

@@ -99,7 +99,7 @@ class HostileDescriptorsTest {
 
   private RateLimitResponse call(RateLimitDescriptor... descriptors) {
     return handler
-        .check(
+        .decide(
             RateLimitRequest.newBuilder()
                 .setDomain("edge")
                 .addAllDescriptors(List.of(descriptors))
@@ -183,7 +183,7 @@ class HostileDescriptorsTest {
         handlerOver(
             requests -> {
               checked.addAll(requests);
-              return core().check(requests);
+              return core().decide(requests);
             });
 
     List<Code> overall =
@@ -208,7 +208,7 @@ class HostileDescriptorsTest {
                     r.uniqueKey().contains("path")
                         ? dev.weir.core.model.RateLimitResponse.error(
                             "cannot reach the owner of this key")
-                        : core.check(List.of(r)).join().get(0));
+                        : core.decide(List.of(r)).join().get(0));
               }
               return java.util.concurrent.CompletableFuture.completedFuture(out);
             });

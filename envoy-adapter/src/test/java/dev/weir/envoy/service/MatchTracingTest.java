@@ -115,7 +115,7 @@ class MatchTracingTest {
                       .setKey(keyValues[i])
                       .setValue(keyValues[i + 1])));
     }
-    return handler.check(request.build()).join();
+    return handler.decide(request.build()).join();
   }
 
   @Test
@@ -152,7 +152,7 @@ class MatchTracingTest {
                         RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(SECRET)))
             .build();
 
-    handler.check(request).join();
+    handler.decide(request).join();
 
     assertThat(spans.get(0).rules).containsExactly("path.user");
     assertThat(spans.get(0).rules).noneMatch(rule -> rule.contains(SECRET));

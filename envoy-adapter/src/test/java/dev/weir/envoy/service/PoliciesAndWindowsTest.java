@@ -85,7 +85,7 @@ class PoliciesAndWindowsTest {
 
   private RateLimitResponse call(RateLimitDescriptor... descriptors) {
     return handler
-        .check(
+        .decide(
             RateLimitRequest.newBuilder()
                 .setDomain("acct")
                 .addAllDescriptors(List.of(descriptors))

@@ -33,7 +33,7 @@ final class RecordingRateLimitService implements RateLimitService {
   }
 
   @Override
-  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+  public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
     String error;
     synchronized (this) {
       calls.add(List.copyOf(requests));
@@ -44,7 +44,7 @@ final class RecordingRateLimitService implements RateLimitService {
       requests.forEach(r -> out.add(RateLimitResponse.error(error)));
       return CompletableFuture.completedFuture(out);
     }
-    return delegate.check(requests);
+    return delegate.decide(requests);
   }
 
   /** Makes every later item answer {@code message} as its error. */

@@ -87,7 +87,7 @@ class ReferenceParityTest {
 
   private RateLimitResponse call(int hits, RateLimitDescriptor... descriptors) {
     return handler
-        .check(
+        .decide(
             RateLimitRequest.newBuilder()
                 .setDomain("shop")
                 .setHitsAddend(hits)

@@ -96,7 +96,7 @@ class WarmUpRequestsTest {
 
     List<RateLimitRequest> requests = WarmUpRequests.from(config, 64);
     List<RateLimitResponse> answers =
-        requests.stream().map(request -> handler.check(request).join()).toList();
+        requests.stream().map(request -> handler.decide(request).join()).toList();
 
     assertThat(requests).hasSize(64);
     assertThat(answers)

@@ -111,7 +111,7 @@ public final class GatewayRoutes {
     }
     CompletionStage<GetRateLimitsResp> response;
     try {
-      response = check.check(request);
+      response = check.decide(request);
     } catch (RuntimeException e) {
       return status(GrpcErrors.toStatus(e)).completed();
     }

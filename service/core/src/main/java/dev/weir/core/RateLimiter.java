@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 public interface RateLimiter extends AutoCloseable {
 
   /** Checks {@code request} and completes with its decision. */
-  CompletableFuture<RateLimitResponse> check(RateLimitRequest request);
+  CompletableFuture<RateLimitResponse> decide(RateLimitRequest request);
 
   /** Checks every request and completes with their decisions in the same order. */
   CompletableFuture<List<RateLimitResponse>> checkAll(List<RateLimitRequest> requests);

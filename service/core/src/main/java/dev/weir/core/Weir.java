@@ -399,7 +399,7 @@ public final class Weir {
                 self,
                 clusterSettings,
                 buckets,
-                limiter::check,
+                limiter::decide,
                 scheduler,
                 clock,
                 peers,

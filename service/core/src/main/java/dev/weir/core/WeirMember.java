@@ -147,7 +147,7 @@ public final class WeirMember implements RateLimiter {
   }
 
   @Override
-  public CompletableFuture<RateLimitResponse> check(RateLimitRequest request) {
+  public CompletableFuture<RateLimitResponse> decide(RateLimitRequest request) {
     return checkAll(List.of(request)).thenApply(responses -> responses.get(0));
   }
 
@@ -166,12 +166,12 @@ public final class WeirMember implements RateLimiter {
     }
     RateLimitService service = cluster.service();
     if (requests.size() <= RateLimitService.MAX_BATCH_SIZE) {
-      return service.check(requests);
+      return service.decide(requests);
     }
     List<CompletableFuture<List<RateLimitResponse>>> slices = new ArrayList<>();
     for (int from = 0; from < requests.size(); from += RateLimitService.MAX_BATCH_SIZE) {
       int to = Math.min(requests.size(), from + RateLimitService.MAX_BATCH_SIZE);
-      slices.add(service.check(requests.subList(from, to)));
+      slices.add(service.decide(requests.subList(from, to)));
     }
     return CompletableFuture.allOf(slices.toArray(new CompletableFuture<?>[0]))
         .thenApply(

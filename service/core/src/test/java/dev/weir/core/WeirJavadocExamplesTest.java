@@ -49,7 +49,7 @@ class WeirJavadocExamplesTest {
               .limit(100)
               .duration(1000)
               .build();
-      RateLimitResponse response = limiter.check(request).join();
+      RateLimitResponse response = limiter.decide(request).join();
       return response.status() == Status.UNDER_LIMIT;
     }
   }

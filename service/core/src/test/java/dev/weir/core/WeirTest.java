@@ -102,7 +102,7 @@ class WeirTest {
 
     List<Status> statuses = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      statuses.add(member.check(hit("account:1", 2)).join().status());
+      statuses.add(member.decide(hit("account:1", 2)).join().status());
     }
 
     assertThat(statuses).containsExactly(Status.UNDER_LIMIT, Status.UNDER_LIMIT, Status.OVER_LIMIT);
@@ -131,7 +131,7 @@ class WeirTest {
     InMemoryBucketStore store = new InMemoryBucketStore(clock);
     WeirMember member = closeLater(Weir.builder().clock(clock).store(store).start());
 
-    RateLimitResponse response = member.check(hit("account:1", 5)).join();
+    RateLimitResponse response = member.decide(hit("account:1", 5)).join();
 
     assertThat(response.resetTime()).isEqualTo(clock.wallMillis() + 600_000);
     assertThat(store.size()).isEqualTo(1);
@@ -143,7 +143,7 @@ class WeirTest {
 
     List<RateLimitResponse> responses =
         IntStream.range(0, 20)
-            .mapToObj(i -> members.get(i % 2).check(hit("account:42", 7)).join())
+            .mapToObj(i -> members.get(i % 2).decide(hit("account:42", 7)).join())
             .toList();
 
     assertThat(responses).noneMatch(RateLimitResponse::isError);
@@ -172,7 +172,7 @@ class WeirTest {
 
     RateLimitResponse response =
         member
-            .check(RateLimitRequest.builder("", "account:1").limit(1).duration(1000).build())
+            .decide(RateLimitRequest.builder("", "account:1").limit(1).duration(1000).build())
             .join();
 
     assertThat(response.isError()).isTrue();
@@ -186,14 +186,14 @@ class WeirTest {
     WeirMember other = members.get(1);
     List<String> keys = keysOwnedBy(owner, 5);
     for (String key : keys) {
-      owner.check(hit(key, 10).withHits(3)).join();
+      owner.decide(hit(key, 10).withHits(3)).join();
     }
 
     owner.close();
 
     assertThat(owner.cluster().handOff().sentCount()).isGreaterThanOrEqualTo(keys.size());
     for (String key : keys) {
-      assertThat(other.check(hit(key, 10).withHits(0)).join().remaining()).isEqualTo(7);
+      assertThat(other.decide(hit(key, 10).withHits(0)).join().remaining()).isEqualTo(7);
     }
     assertThat(other.health().peers()).containsExactly(other.advertiseAddress().toString());
   }
@@ -206,7 +206,7 @@ class WeirTest {
     member.stopServer(Duration.ofSeconds(5));
     RateLimitResponse afterStop =
         member
-            .check(
+            .decide(
                 RateLimitRequest.builder("requests_per_sec", "account:1")
                     .limit(5)
                     .duration(600_000)
@@ -220,7 +220,7 @@ class WeirTest {
     assertThat(afterStop.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), port).close())
         .isInstanceOf(IOException.class);
-    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+    assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
         .hasCauseInstanceOf(IllegalStateException.class);
   }
 
@@ -230,7 +230,7 @@ class WeirTest {
     member.close();
     member.close();
 
-    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+    assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
         .isInstanceOf(CompletionException.class)
         .hasCauseInstanceOf(IllegalStateException.class)
         .hasMessageContaining("start()");
@@ -241,7 +241,7 @@ class WeirTest {
     WeirMember member = Weir.builder().build();
     closeLater(member);
 
-    assertThatThrownBy(() -> member.check(hit("account:1", 1)).join())
+    assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
         .hasCauseInstanceOf(IllegalStateException.class)
         .hasMessageContaining("call start() before checking");
   }
@@ -277,7 +277,7 @@ class WeirTest {
         V1Grpc.newBlockingStub(channel).healthCheck(HealthCheckReq.getDefaultInstance());
     List<RateLimitResponse> responses =
         IntStream.range(0, 10)
-            .mapToObj(i -> (i % 2 == 0 ? onCallersServer : other).check(hit("account:7", 4)).join())
+            .mapToObj(i -> (i % 2 == 0 ? onCallersServer : other).decide(hit("account:7", 4)).join())
             .toList();
 
     assertThat(onCallersServer.grpcPort()).isEqualTo(port);
@@ -348,7 +348,7 @@ class WeirTest {
 
     List<RateLimitResponse> responses =
         IntStream.range(0, 6)
-            .mapToObj(i -> members.get(i % 2).check(hit("account:9", 3)).join())
+            .mapToObj(i -> members.get(i % 2).decide(hit("account:9", 3)).join())
             .toList();
 
     assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(3);

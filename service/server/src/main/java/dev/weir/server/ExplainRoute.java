@@ -86,7 +86,7 @@ final class ExplainRoute {
       return lines(plain).completed();
     }
     return service
-        .check(counters)
+        .decide(counters)
         .orTimeout(COUNTS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
         .handle(
             (answers, failure) ->

@@ -124,7 +124,7 @@ public final class ClusterRateLimitService implements RateLimitService {
    * or invalid), so a caller can answer on the calling thread.
    */
   @Override
-  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+  public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
     int n = requests.size();
     if (RateLimitService.tooManyItems(n)) {
       return CompletableFuture.failedFuture(RequestTooLargeException.overBatchSize());
@@ -263,14 +263,14 @@ public final class ClusterRateLimitService implements RateLimitService {
    */
   private RateLimitResponse answerHere(String owner, RateLimitRequest r) {
     if (owner.equals(self)) {
-      RateLimitResponse answer = local.check(r);
+      RateLimitResponse answer = local.decide(r);
       if (r.has(Behavior.GLOBAL)) {
         global.queueBroadcast(r);
       }
       return answer;
     }
     if (r.has(Behavior.GLOBAL)) {
-      RateLimitResponse answer = local.check(r);
+      RateLimitResponse answer = local.decide(r);
       global.queueHits(hitsForOwner(r));
       return answer.withMetadata(Map.of("owner", owner));
     }
@@ -312,11 +312,11 @@ public final class ClusterRateLimitService implements RateLimitService {
     RateLimitRequest req = withCreatedAt(r);
     if (req.has(Behavior.GLOBAL)) {
       req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-      RateLimitResponse answer = local.check(req);
+      RateLimitResponse answer = local.decide(req);
       global.queueBroadcast(req);
       return answer;
     }
-    return local.check(req);
+    return local.decide(req);
   }
 
   /**

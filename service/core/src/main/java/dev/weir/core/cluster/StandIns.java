@@ -72,7 +72,7 @@ final class StandIns {
               });
     }
     RateLimitResponse answer =
-        decided[0] != null ? decided[0] : local.check(r.withName(PREFIX + r.name()));
+        decided[0] != null ? decided[0] : local.decide(r.withName(PREFIX + r.name()));
     return answer.withMetadata(metadata);
   }
 

@@ -12,5 +12,5 @@ import dev.weir.core.model.RateLimitResponse;
 public interface BucketCheck {
 
   /** Applies {@code request} to its bucket and returns the answer. */
-  RateLimitResponse check(RateLimitRequest request);
+  RateLimitResponse decide(RateLimitRequest request);
 }

@@ -48,7 +48,7 @@ public final class LocalLimiter {
    * {@code created_at} and returns the answer. An unexpected failure of the engine becomes the
    * item's error rather than failing the call.
    */
-  public RateLimitResponse check(RateLimitRequest request) {
+  public RateLimitResponse decide(RateLimitRequest request) {
     RateLimitRequest stamped = stamp(request);
     long now = stamped.createdAt();
     try {

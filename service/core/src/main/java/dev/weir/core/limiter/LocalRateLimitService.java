@@ -33,7 +33,7 @@ public final class LocalRateLimitService implements RateLimitService, NodeHealth
   }
 
   @Override
-  public CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests) {
+  public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
     if (RateLimitService.tooManyItems(requests.size())) {
       return CompletableFuture.failedFuture(RequestTooLargeException.overBatchSize());
     }
@@ -43,7 +43,7 @@ public final class LocalRateLimitService implements RateLimitService, NodeHealth
       responses.add(
           itemError.isPresent()
               ? RateLimitResponse.error(itemError.get())
-              : limiter.check(request));
+              : limiter.decide(request));
     }
     return CompletableFuture.completedFuture(responses);
   }

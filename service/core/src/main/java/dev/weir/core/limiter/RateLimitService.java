@@ -27,5 +27,5 @@ public interface RateLimitService {
    * items get a per-item error; a call with more than {@link #MAX_BATCH_SIZE} items fails with
    * {@link RequestTooLargeException}.
    */
-  CompletableFuture<List<RateLimitResponse>> check(List<RateLimitRequest> requests);
+  CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests);
 }

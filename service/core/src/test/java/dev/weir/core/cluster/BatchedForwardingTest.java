@@ -150,7 +150,7 @@ class BatchedForwardingTest {
             hit(remote.get(3), 13),
             hit(remote.get(4), 14));
 
-    List<RateLimitResponse> answers = service.check(call).join();
+    List<RateLimitResponse> answers = service.decide(call).join();
 
     assertThat(batchSizes).containsExactly(5);
     assertThat(answers)
@@ -165,7 +165,7 @@ class BatchedForwardingTest {
   void check_loneItemWithNothingInFlight_isSentAtOnceWithoutWaitingForATimer() {
     String key = keysOwnedBy(OWNER, 1).get(0);
 
-    CompletableFuture<List<RateLimitResponse>> answer = service.check(List.of(hit(key, 10)));
+    CompletableFuture<List<RateLimitResponse>> answer = service.decide(List.of(hit(key, 10)));
 
     assertThat(scheduler.pending()).isZero();
     assertThat(batchSizes).containsExactly(1);
@@ -176,9 +176,9 @@ class BatchedForwardingTest {
   void check_callsWhileOneIsInFlight_waitBehindItAndLeaveTogetherWhenItIsAnswered() {
     hold = true;
     List<String> keys = keysOwnedBy(OWNER, 3);
-    var first = service.check(List.of(hit(keys.get(0), 10)));
-    var second = service.check(List.of(hit(keys.get(1), 11)));
-    var third = service.check(List.of(hit(keys.get(2), 12)));
+    var first = service.decide(List.of(hit(keys.get(0), 10)));
+    var second = service.decide(List.of(hit(keys.get(1), 11)));
+    var third = service.decide(List.of(hit(keys.get(2), 12)));
     assertThat(batchSizes).containsExactly(1);
 
     hold = false;

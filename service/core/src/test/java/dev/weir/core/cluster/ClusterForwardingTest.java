@@ -76,7 +76,7 @@ class ClusterForwardingTest {
     }
     Collections.shuffle(requests, new java.util.Random(3));
 
-    List<RateLimitResponse> answers = asked.service().check(requests).join();
+    List<RateLimitResponse> answers = asked.service().decide(requests).join();
 
     assertThat(answers).hasSize(60);
     for (int i = 0; i < 60; i++) {
@@ -111,7 +111,7 @@ class ClusterForwardingTest {
       }
     }
 
-    List<RateLimitResponse> answers = asked.service().check(requests).join();
+    List<RateLimitResponse> answers = asked.service().decide(requests).join();
 
     assertThat(answers).allSatisfy(a -> assertThat(a.remaining()).isEqualTo(9));
     assertThat(owner.callsReceived("ForwardBatches")).isOne();
@@ -131,7 +131,7 @@ class ClusterForwardingTest {
       }
     }
 
-    asked.service().check(requests).join();
+    asked.service().decide(requests).join();
 
     assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(10);
   }
@@ -148,7 +148,7 @@ class ClusterForwardingTest {
       }
     }
 
-    asked.service().check(requests).join();
+    asked.service().decide(requests).join();
 
     assertThat(owner.callsReceived("GetPeerRateLimits")).isEqualTo(10);
   }
@@ -197,7 +197,7 @@ class ClusterForwardingTest {
   void check_moreThan1000Items_refusedWithGubernatorMessage() {
     cluster = LocalCluster.start(1, SETTINGS);
     List<RateLimitRequest> requests = Collections.nCopies(1001, req("k", 1, 5));
-    assertThatThrownBy(() -> cluster.node(0).service().check(requests).join())
+    assertThatThrownBy(() -> cluster.node(0).service().decide(requests).join())
         .hasCauseInstanceOf(RequestTooLargeException.class)
         .cause()
         .hasMessage("Requests.RateLimits list too large; max size is '1000'");

@@ -46,7 +46,7 @@ class ClusterNodeDroppedPeerTest {
           SELF,
           ClusterForwardingTest.SETTINGS,
           store,
-          local::check,
+          local::decide,
           scheduler,
           clock,
           null,
@@ -117,7 +117,7 @@ class ClusterNodeDroppedPeerTest {
 
   private void takeHits() {
     for (int i = 0; i < 50; i++) {
-      local.check(RateLimitRequest.builder("n", "k" + i).hits(1).limit(10).duration(600_000).build());
+      local.decide(RateLimitRequest.builder("n", "k" + i).hits(1).limit(10).duration(600_000).build());
     }
   }
 

@@ -50,7 +50,7 @@ class ClusterQuotaTest {
             nodes,
             ClusterForwardingTest.SETTINGS,
             clock,
-            store -> new LocalLimiter(engine, store, clock)::check,
+            store -> new LocalLimiter(engine, store, clock)::decide,
             null,
             new FakeScheduler(clock));
     for (Node n : cluster.nodes()) {

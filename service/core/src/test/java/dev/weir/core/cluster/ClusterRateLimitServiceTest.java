@@ -71,7 +71,7 @@ class ClusterRateLimitServiceTest {
         service(() -> HashRing.of(List.of(SELF), 64, PeerHash.FNV1A));
 
     var answer =
-        service.check(
+        service.decide(
             List.of(
                 RateLimitRequest.builder("n", "a").limit(2).duration(1000).build(),
                 RateLimitRequest.builder("n", "b").limit(2).duration(1000).build()));
@@ -87,7 +87,7 @@ class ClusterRateLimitServiceTest {
 
     List<RateLimitResponse> answers =
         service
-            .check(List.of(RateLimitRequest.builder("n", "a").limit(2).duration(1000).build()))
+            .decide(List.of(RateLimitRequest.builder("n", "a").limit(2).duration(1000).build()))
             .join();
 
     assertThat(answers.get(0).isError()).isFalse();
@@ -111,7 +111,7 @@ class ClusterRateLimitServiceTest {
 
     List<RateLimitResponse> answers =
         service
-            .check(
+            .decide(
                 List.of(
                     RateLimitRequest.builder("n", key).hits(1).limit(10).duration(60_000).build()))
             .join();
@@ -181,7 +181,7 @@ class ClusterRateLimitServiceTest {
 
     /** Checks {@code r} and returns its answer once 10 ms (the stand-in wait) have passed. */
     RateLimitResponse checkAndWait(RateLimitRequest r) {
-      var answer = service.check(List.of(r));
+      var answer = service.decide(List.of(r));
       scheduler.advance(Duration.ofMillis(10));
       return answer.join().get(0);
     }
@@ -223,7 +223,7 @@ class ClusterRateLimitServiceTest {
   void check_ownerDoesNotAnswer_standInEnforcesTheLimitFromItsOwnBucketAfterTheWait()
       throws Exception {
     try (StandInFixture f = new StandInFixture(answering(() -> true, 0))) {
-      var first = f.service.check(List.of(f.hit(2)));
+      var first = f.service.decide(List.of(f.hit(2)));
       scheduler.advance(Duration.ofMillis(9));
       assertThat(first).as("before the wait").isNotDone();
       scheduler.advance(Duration.ofMillis(1));
@@ -292,7 +292,7 @@ class ClusterRateLimitServiceTest {
     try (StandInFixture f = new StandInFixture(refusing)) {
       List<RateLimitResponse> answers = new java.util.ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        answers.add(f.service.check(List.of(f.hit(2))).join().get(0));
+        answers.add(f.service.decide(List.of(f.hit(2))).join().get(0));
       }
 
       assertThat(answers)

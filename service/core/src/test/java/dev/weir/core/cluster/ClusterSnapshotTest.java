@@ -60,7 +60,7 @@ class ClusterSnapshotTest {
         nodes,
         ClusterForwardingTest.SETTINGS.withSnapshotDir(Optional.of(dir)),
         clock,
-        store -> new LocalLimiter(engine, store, clock)::check);
+        store -> new LocalLimiter(engine, store, clock)::decide);
   }
 
   private static RateLimitRequest req(int i, long hits) {
@@ -185,7 +185,7 @@ class ClusterSnapshotTest {
               self,
               ClusterForwardingTest.SETTINGS,
               store,
-              new LocalLimiter(engine, store, clock)::check,
+              new LocalLimiter(engine, store, clock)::decide,
               scheduler,
               clock,
               null);
@@ -209,7 +209,7 @@ class ClusterSnapshotTest {
             3,
             ClusterForwardingTest.SETTINGS,
             clock,
-            store -> new LocalLimiter(engine, store, clock)::check);
+            store -> new LocalLimiter(engine, store, clock)::decide);
     hitEveryKey(cluster.node(0), 3);
     cluster.stopAll();
     cluster.close();
@@ -219,7 +219,7 @@ class ClusterSnapshotTest {
             3,
             ClusterForwardingTest.SETTINGS,
             clock,
-            store -> new LocalLimiter(engine, store, clock)::check);
+            store -> new LocalLimiter(engine, store, clock)::decide);
 
     assertThat(remainingAsked(cluster.node(0))).containsOnly(10L);
   }

@@ -155,7 +155,7 @@ class PeerFailoverTest {
     }
 
     long start = System.nanoTime();
-    List<RateLimitResponse> answers = asked.service().check(requests).join();
+    List<RateLimitResponse> answers = asked.service().decide(requests).join();
 
     assertThat(answers).allSatisfy(a -> assertThat(a.error()).isEmpty());
     assertThat(Duration.ofNanos(System.nanoTime() - start))
@@ -175,7 +175,7 @@ class PeerFailoverTest {
     }
 
     leaving.cluster().leave(Duration.ofSeconds(5));
-    List<RateLimitResponse> answers = leaving.service().check(requests).join();
+    List<RateLimitResponse> answers = leaving.service().decide(requests).join();
 
     assertThat(answers).allSatisfy(a -> assertThat(a.error()).isEmpty());
     assertThat(answers)

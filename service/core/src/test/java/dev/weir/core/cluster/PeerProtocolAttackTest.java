@@ -66,7 +66,7 @@ class PeerProtocolAttackTest {
         3,
         ClusterForwardingTest.SETTINGS,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::check,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::decide,
         security);
   }
 

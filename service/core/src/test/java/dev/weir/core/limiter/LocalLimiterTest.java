@@ -34,7 +34,7 @@ class LocalLimiterTest {
 
   @Test
   void apply_createdAtUnset_windowStartsAtNodeClock() {
-    RateLimitResponse response = limiter.check(request().build());
+    RateLimitResponse response = limiter.decide(request().build());
 
     assertThat(response.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(response.remaining()).isEqualTo(9);
@@ -45,14 +45,14 @@ class LocalLimiterTest {
   void apply_createdAtSet_windowStartsAtCreatedAt() {
     long createdAt = clock.wallMillis() - 300;
 
-    RateLimitResponse response = limiter.check(request().createdAt(createdAt).build());
+    RateLimitResponse response = limiter.decide(request().createdAt(createdAt).build());
 
     assertThat(response.resetTime()).isEqualTo(createdAt + 1000);
   }
 
   @Test
   void apply_firstHit_bucketStoredUnderHashKey() {
-    limiter.check(request().build());
+    limiter.decide(request().build());
 
     assertThat(store.get("requests_per_sec_account:1")).isPresent();
   }
@@ -61,19 +61,19 @@ class LocalLimiterTest {
   void apply_repeatedHits_countDownThenOverLimit() {
     RateLimitRequest twoPerSecond = request().limit(2).build();
 
-    assertThat(limiter.check(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
-    assertThat(limiter.check(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
-    assertThat(limiter.check(twoPerSecond).status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(limiter.decide(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(limiter.decide(twoPerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(limiter.decide(twoPerSecond).status()).isEqualTo(Status.OVER_LIMIT);
   }
 
   @Test
   void apply_pastResetTime_newBucket() {
     RateLimitRequest onePerSecond = request().limit(1).build();
-    long resetTime = limiter.check(onePerSecond).resetTime();
-    assertThat(limiter.check(onePerSecond).status()).isEqualTo(Status.OVER_LIMIT);
+    long resetTime = limiter.decide(onePerSecond).resetTime();
+    assertThat(limiter.decide(onePerSecond).status()).isEqualTo(Status.OVER_LIMIT);
 
     clock.advanceMillis(resetTime - clock.wallMillis() + 1);
 
-    assertThat(limiter.check(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(limiter.decide(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
   }
 }

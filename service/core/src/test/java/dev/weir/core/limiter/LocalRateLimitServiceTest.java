@@ -30,14 +30,14 @@ class LocalRateLimitServiceTest {
 
   @Test
   void check_emptyList_emptyResponse() {
-    assertThat(service.check(List.of()).join()).isEmpty();
+    assertThat(service.decide(List.of()).join()).isEmpty();
   }
 
   @Test
   void check_1001Items_failsWithRequestTooLarge() {
     List<RateLimitRequest> items = Collections.nCopies(1001, item("n", "k"));
 
-    assertThat(service.check(items))
+    assertThat(service.decide(items))
         .failsWithin(java.time.Duration.ZERO)
         .withThrowableOfType(java.util.concurrent.ExecutionException.class)
         .havingCause()
@@ -48,7 +48,7 @@ class LocalRateLimitServiceTest {
   @Test
   void check_1000Items_allAnswered() {
     List<RateLimitResponse> responses =
-        service.check(Collections.nCopies(1000, item("n", "k"))).join();
+        service.decide(Collections.nCopies(1000, item("n", "k"))).join();
 
     assertThat(responses).hasSize(1000);
     assertThat(responses.get(9).status()).isEqualTo(Status.UNDER_LIMIT);
@@ -58,7 +58,7 @@ class LocalRateLimitServiceTest {
   @Test
   void check_emptyUniqueKeyAmongValidItems_itemErrorOthersAnswered() {
     List<RateLimitResponse> responses =
-        service.check(List.of(item("n", "a"), item("n", ""), item("n", "b"))).join();
+        service.decide(List.of(item("n", "a"), item("n", ""), item("n", "b"))).join();
 
     assertThat(responses)
         .extracting(RateLimitResponse::error)
@@ -71,13 +71,13 @@ class LocalRateLimitServiceTest {
 
   @Test
   void check_emptyName_namespaceError() {
-    assertThat(service.check(List.of(item("", "k"))).join().get(0).error())
+    assertThat(service.decide(List.of(item("", "k"))).join().get(0).error())
         .isEqualTo("field 'namespace' cannot be empty");
   }
 
   @Test
   void check_emptyNameAndKey_uniqueKeyReportedFirst() {
-    assertThat(service.check(List.of(item("", ""))).join().get(0).error())
+    assertThat(service.decide(List.of(item("", ""))).join().get(0).error())
         .isEqualTo("field 'unique_key' cannot be empty");
   }
 
@@ -86,7 +86,7 @@ class LocalRateLimitServiceTest {
     RateLimitRequest a = RateLimitRequest.builder("a", "k").limit(1).duration(60_000).build();
     RateLimitRequest b = RateLimitRequest.builder("b", "k").limit(1).duration(60_000).build();
 
-    List<RateLimitResponse> responses = service.check(List.of(a, b, a)).join();
+    List<RateLimitResponse> responses = service.decide(List.of(a, b, a)).join();
 
     assertThat(responses)
         .extracting(RateLimitResponse::status)
@@ -99,7 +99,7 @@ class LocalRateLimitServiceTest {
         RateLimitRequest.builder("n", "k").limit(1).duration(1000).algorithmNumber(99).build();
 
     List<RateLimitResponse> responses =
-        service.check(List.of(badAlgorithm, item("n", "x"))).join();
+        service.decide(List.of(badAlgorithm, item("n", "x"))).join();
 
     assertThat(responses.get(0).error()).isEqualTo("Invalid rate limit algorithm '99'");
     assertThat(responses.get(1).isError()).isFalse();
@@ -109,7 +109,7 @@ class LocalRateLimitServiceTest {
   void check_negativeLimit_itemErrorNamesField() {
     RateLimitRequest negative = RateLimitRequest.builder("n", "k").limit(-1).duration(1000).build();
 
-    assertThat(service.check(List.of(negative)).join().get(0).error())
+    assertThat(service.decide(List.of(negative)).join().get(0).error())
         .isEqualTo("field 'limit' cannot be negative, got -1");
   }
 
@@ -122,7 +122,7 @@ class LocalRateLimitServiceTest {
             .behavior(Behavior.DURATION_IS_GREGORIAN)
             .build();
 
-    assertThat(service.check(List.of(gregorian)).join().get(0).error())
+    assertThat(service.decide(List.of(gregorian)).join().get(0).error())
         .isEqualTo(
             "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian interval");
   }

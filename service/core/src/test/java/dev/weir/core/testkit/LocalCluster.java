@@ -110,7 +110,7 @@ public final class LocalCluster implements AutoCloseable {
         n,
         settings,
         SystemClock.INSTANCE,
-        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::check,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::decide,
         null,
         null,
         ghosts);
@@ -423,7 +423,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** Checks {@code requests} on this node and waits for the answers. */
     public List<RateLimitResponse> check(RateLimitRequest... requests) {
-      return cluster.service().check(List.of(requests)).join();
+      return cluster.service().decide(List.of(requests)).join();
     }
 
     /** Returns how many calls of {@code method} (e.g. {@code GetPeerRateLimits}) this node received. */

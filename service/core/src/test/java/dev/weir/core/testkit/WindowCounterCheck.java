@@ -26,7 +26,7 @@ public final class WindowCounterCheck implements LocalCheck {
   }
 
   @Override
-  public RateLimitResponse check(RateLimitRequest r) {
+  public RateLimitResponse decide(RateLimitRequest r) {
     return store.update(r.hashKey(), prior -> decide(prior, r));
   }
 

@@ -127,18 +127,18 @@ public class DecisionPathBenchmark {
   /** One {@code ShouldRateLimit} with two descriptors. */
   @Benchmark
   public RateLimitResponse shouldRateLimit() {
-    return envoy.check(rls).join();
+    return envoy.decide(rls).join();
   }
 
   /** One {@code GetRateLimits} with one item. */
   @Benchmark
   public GetRateLimitsResp getRateLimits1() {
-    return natives.check(v1).join();
+    return natives.decide(v1).join();
   }
 
   /** One {@code GetRateLimits} with ten items. */
   @Benchmark
   public GetRateLimitsResp getRateLimits10() {
-    return natives.check(v1x10).join();
+    return natives.decide(v1x10).join();
   }
 }

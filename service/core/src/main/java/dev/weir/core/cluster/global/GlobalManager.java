@@ -234,7 +234,7 @@ public final class GlobalManager implements AutoCloseable {
       RateLimitRequest query =
           r.withHits(0)
               .withBehavior(r.behavior() & ~(Behavior.RESET_REMAINING | Behavior.DRAIN_OVER_LIMIT));
-      RateLimitResponse status = local.check(query);
+      RateLimitResponse status = local.decide(query);
       UpdatePeerGlobal.Builder u =
           UpdatePeerGlobal.newBuilder()
               .setKey(r.hashKey())

@@ -133,7 +133,7 @@ class GlobalManagerTest {
   void queueBroadcast_afterSyncWait_exactStateSentToEveryOtherPeer() {
     GlobalManager m = manager(ring(SELF, OWNER, "third:1"), 1000);
     RateLimitRequest r = hit("a", 4, clock.wallMillis());
-    new WindowCounterCheck(store).check(r);
+    new WindowCounterCheck(store).decide(r);
     m.queueBroadcast(r);
 
     scheduler.advance(Duration.ofMillis(100));
@@ -200,7 +200,7 @@ class GlobalManagerTest {
         new java.util.concurrent.atomic.AtomicReference<>(before);
     GlobalManager m = manager(current::get);
     RateLimitRequest r = hit(key, 4, clock.wallMillis());
-    new WindowCounterCheck(store).check(r);
+    new WindowCounterCheck(store).decide(r);
     m.queueHits(r);
     current.set(after);
 
@@ -221,7 +221,7 @@ class GlobalManagerTest {
     String key = keyOwnedBy(now, SELF);
     GlobalManager m = manager(() -> now);
     RateLimitRequest r = hit(key, 4, clock.wallMillis());
-    new WindowCounterCheck(store).check(r);
+    new WindowCounterCheck(store).decide(r);
     TokenBucketState mine = (TokenBucketState) store.get("g_" + key).orElseThrow();
 
     m.apply(

@@ -76,7 +76,7 @@ class PeersServiceFuzzTest {
             SELF,
             ClusterSettings.defaults(),
             STORE,
-            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::check,
+            new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), STORE, CLOCK)::decide,
             SCHEDULER,
             CLOCK,
             discovery,
