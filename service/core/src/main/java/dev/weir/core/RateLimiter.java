@@ -18,7 +18,7 @@ public interface RateLimiter extends AutoCloseable {
   CompletableFuture<RateLimitResponse> decide(RateLimitRequest request);
 
   /** Checks every request and completes with their decisions in the same order. */
-  CompletableFuture<List<RateLimitResponse>> checkAll(List<RateLimitRequest> requests);
+  CompletableFuture<List<RateLimitResponse>> decideAll(List<RateLimitRequest> requests);
 
   /** Returns this member's view of the cluster's health. */
   HealthStatus health();

@@ -54,7 +54,7 @@ import java.util.function.IntFunction;
  *           .limit(100)
  *           .duration(1000)
  *           .build();
- *   RateLimitResponse response = limiter.check(request).join();
+ *   RateLimitResponse response = limiter.decide(request).join();
  *   return response.status() == Status.UNDER_LIMIT;
  * }
  * }</pre>

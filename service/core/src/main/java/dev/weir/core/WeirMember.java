@@ -148,7 +148,7 @@ public final class WeirMember implements RateLimiter {
 
   @Override
   public CompletableFuture<RateLimitResponse> decide(RateLimitRequest request) {
-    return checkAll(List.of(request)).thenApply(responses -> responses.get(0));
+    return decideAll(List.of(request)).thenApply(responses -> responses.get(0));
   }
 
   /**
@@ -158,7 +158,7 @@ public final class WeirMember implements RateLimiter {
    * size.
    */
   @Override
-  public CompletableFuture<List<RateLimitResponse>> checkAll(List<RateLimitRequest> requests) {
+  public CompletableFuture<List<RateLimitResponse>> decideAll(List<RateLimitRequest> requests) {
     if (state != State.STARTED) {
       return CompletableFuture.failedFuture(
           new IllegalStateException(

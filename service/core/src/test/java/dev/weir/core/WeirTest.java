@@ -157,7 +157,7 @@ class WeirTest {
     List<RateLimitRequest> requests =
         IntStream.range(0, 2500).mapToObj(i -> hit("account:" + i, 1 + i % 3)).toList();
 
-    List<RateLimitResponse> responses = member.checkAll(requests).join();
+    List<RateLimitResponse> responses = member.decideAll(requests).join();
 
     assertThat(responses).hasSize(2500);
     assertThat(responses)

@@ -84,7 +84,7 @@ class PeerListenerSecurityTest {
   private final PeerHandler handler =
       new PeerHandler() {
         @Override
-        public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+        public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
           return List.of();
         }
 

@@ -251,7 +251,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             self,
             membership::ring,
             peers,
-            service::checkAsOwner,
+            service::decideAsOwner,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =
@@ -406,8 +406,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   @Override
-  public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
-    return service.checkAsOwner(requests);
+  public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
+    return service.decideAsOwner(requests);
   }
 
   /**
@@ -421,7 +421,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       List<RateLimitRequest> requests) {
     return settings.handoff()
         ? handOn.answer(requests)
-        : CompletableFuture.completedFuture(service.checkAsOwner(requests));
+        : CompletableFuture.completedFuture(service.decideAsOwner(requests));
   }
 
   @Override

@@ -292,19 +292,19 @@ public final class ClusterRateLimitService implements RateLimitService {
    * Evaluates {@code requests} as their owner, as a peer asked: GLOBAL items are hits aggregated by a
    * non-owner and are applied with DRAIN_OVER_LIMIT, then broadcast.
    */
-  public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+  public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
     List<RateLimitResponse> out = new ArrayList<>(requests.size());
     ClusterTracing traced = tracing;
     for (RateLimitRequest r : requests) {
       ClusterTracing.Span span = traced.decide(r);
-      RateLimitResponse answer = decideAsOwner(r);
+      RateLimitResponse answer = decideOneAsOwner(r);
       span.end(answer);
       out.add(answer);
     }
     return out;
   }
 
-  private RateLimitResponse decideAsOwner(RateLimitRequest r) {
+  private RateLimitResponse decideOneAsOwner(RateLimitRequest r) {
     String invalid = validate(r);
     if (invalid != null) {
       return RateLimitResponse.error(invalid);

@@ -82,7 +82,7 @@ class ClusterHandOffRaceTest {
     next.beforeAcceptBuckets(
         () -> {
           if (transfers.incrementAndGet() == 1) {
-            leaving.cluster().checkAsOwner(List.of(req(key, 2)));
+            leaving.cluster().decideAsOwner(List.of(req(key, 2)));
           } else if (transfers.get() == 2) {
             other.check(req(key, 1));
           }

@@ -90,7 +90,7 @@ class ClusterHandOffTest {
     // What the old owner answers as owner (an item handed on to it, a key that comes back) starts
     // from what it handed; a stale peer's forwards are handed on (ClusterHandOnTest).
     RateLimitResponse atOldOwner =
-        before.get(moved).cluster().checkAsOwner(List.of(req(moved, 1))).get(0);
+        before.get(moved).cluster().decideAsOwner(List.of(req(moved, 1))).get(0);
 
     assertThat(atOldOwner.remaining()).as("7 left when handed, 1 taken").isEqualTo(6);
   }
@@ -197,7 +197,7 @@ class ClusterHandOffTest {
     Runnable lateHits =
         () -> {
           if (late.getAndIncrement() == 0) {
-            ownedKeys.forEach(i -> leaving.cluster().checkAsOwner(List.of(req(i, 2))));
+            ownedKeys.forEach(i -> leaving.cluster().decideAsOwner(List.of(req(i, 2))));
           }
         };
     cluster.nodes().forEach(n -> n.beforeAcceptBuckets(lateHits));

@@ -56,7 +56,7 @@ class ClusterHandOnTest {
   }
 
   private static long remainingAt(Node owner, String key) {
-    return owner.cluster().service().checkAsOwner(List.of(hit(key, 0))).get(0).remaining();
+    return owner.cluster().service().decideAsOwner(List.of(hit(key, 0))).get(0).remaining();
   }
 
   @Test

@@ -180,7 +180,7 @@ class PeerProtocolAttackTest {
     Node target = cluster.node(0);
     String key = "account:garbage";
     String hashKey = NAME + "_" + key;
-    target.cluster().service().checkAsOwner(List.of(hit(key, 2)));
+    target.cluster().service().decideAsOwner(List.of(hit(key, 2)));
     long storedBefore = target.store().size();
     PeersV1Grpc.PeersV1BlockingStub stub = insider(target);
 
@@ -225,7 +225,7 @@ class PeerProtocolAttackTest {
         () -> stub.announce(AnnounceReq.newBuilder().setAddress("").setLeaving(true).build()),
         Code.INVALID_ARGUMENT);
 
-    RateLimitResponse after = target.cluster().service().checkAsOwner(List.of(hit(key, 0))).get(0);
+    RateLimitResponse after = target.cluster().service().decideAsOwner(List.of(hit(key, 0))).get(0);
     assertThat(accepted).isZero();
     assertThat(after.remaining()).isEqualTo(LIMIT - 2);
     assertThat(target.store().size()).isEqualTo(storedBefore);

@@ -46,7 +46,7 @@ class MalformedRequestsTest {
   private final PeerHandler handler =
       new PeerHandler() {
         @Override
-        public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+        public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
           return List.of();
         }
 

@@ -51,7 +51,7 @@ public final class AwaitForwarding {
   private static String firstError(
       List<? extends RateLimiter> members, List<RateLimitRequest> probes) {
     for (RateLimiter member : members) {
-      for (RateLimitResponse response : member.checkAll(probes).join()) {
+      for (RateLimitResponse response : member.decideAll(probes).join()) {
         if (response.isError()) {
           return response.error();
         }

@@ -85,7 +85,7 @@ public final class InProcessPeers implements AutoCloseable {
 
   private final class RecordingHandler implements PeerHandler {
     @Override
-    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
       checked.add(requests);
       return requests.stream()
           .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, r.limit(), 0, 0))

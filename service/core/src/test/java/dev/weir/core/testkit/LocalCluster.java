@@ -527,9 +527,9 @@ public final class LocalCluster implements AutoCloseable {
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
-    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
       beforeOwnerCheck.run();
-      return target.checkAsOwner(requests);
+      return target.decideAsOwner(requests);
     }
 
     @Override

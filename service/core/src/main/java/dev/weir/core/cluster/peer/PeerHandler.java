@@ -21,16 +21,16 @@ public interface PeerHandler {
    * Evaluates {@code requests} as their owner, whatever the ring says (never re-forwards), and returns
    * one answer per request in order.
    */
-  List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests);
+  List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests);
 
   /**
    * Answers {@code requests} a peer forwarded to this node, one answer per request in order. By
-   * default as their owner ({@link #checkAsOwner}); a member handing keys over hands each item on
+   * default as their owner ({@link #decideAsOwner}); a member handing keys over hands each item on
    * to the owner its current ring names instead. The future may complete on another thread.
    */
   default CompletableFuture<List<RateLimitResponse>> answerForwarded(
       List<RateLimitRequest> requests) {
-    return CompletableFuture.completedFuture(checkAsOwner(requests));
+    return CompletableFuture.completedFuture(decideAsOwner(requests));
   }
 
   /** Overwrites this node's copies of GLOBAL buckets with the owner's broadcast. */

@@ -187,7 +187,7 @@ class IndirectProbesTest {
     }
 
     @Override
-    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
       return List.of();
     }
 

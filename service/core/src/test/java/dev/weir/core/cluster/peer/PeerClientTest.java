@@ -147,7 +147,7 @@ class PeerClientTest {
     }
 
     @Override
-    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
       if (hangs) {
         try {
           release.await();

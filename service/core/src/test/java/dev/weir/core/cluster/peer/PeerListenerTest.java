@@ -67,7 +67,7 @@ class PeerListenerTest {
     client.announce("127.0.0.1:1", false, Duration.ofSeconds(5)).get(5, TimeUnit.SECONDS);
 
     assertThat(answer.status()).isEqualTo(Status.UNDER_LIMIT);
-    assertThat(threads.get("checkAsOwner")).doesNotStartWith("weir-peer-");
+    assertThat(threads.get("decideAsOwner")).doesNotStartWith("weir-peer-");
     assertThat(threads.get("applyGlobals")).doesNotStartWith("weir-peer-");
     assertThat(threads.get("announce")).startsWith("weir-peer-");
   }
@@ -78,8 +78,8 @@ class PeerListenerTest {
     }
 
     @Override
-    public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
-      record("checkAsOwner");
+    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
+      record("decideAsOwner");
       return requests.stream().map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 0)).toList();
     }
 

@@ -166,7 +166,7 @@ class PeersServiceFuzzTest {
   /** Returns the status of a check of a key of this node that never goes over its limit. */
   private static dev.weir.core.model.Status probe() {
     RateLimitResponse answer =
-        NODE.checkAsOwner(
+        NODE.decideAsOwner(
                 List.of(
                     RateLimitRequest.builder("fuzz_probe", "always-under")
                         .hits(0)

@@ -74,7 +74,7 @@ class PeersServiceTest {
   private final PeerHandler handler =
       new PeerHandler() {
         @Override
-        public List<RateLimitResponse> checkAsOwner(List<RateLimitRequest> requests) {
+        public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
           seen.addAll(requests);
           return requests.stream()
               .map(
@@ -87,7 +87,7 @@ class PeersServiceTest {
         public CompletableFuture<List<RateLimitResponse>> answerForwarded(
             List<RateLimitRequest> requests) {
           if (forwardedAnswers == null) {
-            return CompletableFuture.completedFuture(checkAsOwner(requests));
+            return CompletableFuture.completedFuture(decideAsOwner(requests));
           }
           seen.addAll(requests);
           return forwardedAnswers;
