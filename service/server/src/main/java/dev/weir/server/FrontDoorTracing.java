@@ -49,10 +49,13 @@ final class FrontDoorTracing implements ServerInterceptor {
             .spanBuilder(method.getFullMethodName())
             .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
-            .setAttribute("rpc.system", "grpc")
-            .setAttribute("rpc.service", String.valueOf(method.getServiceName()))
-            .setAttribute("rpc.method", String.valueOf(method.getBareMethodName()))
             .startSpan();
+    // A span the sampler left out records nothing: its attributes are not even computed.
+    if (span.isRecording()) {
+      span.setAttribute("rpc.system", "grpc");
+      span.setAttribute("rpc.service", String.valueOf(method.getServiceName()));
+      span.setAttribute("rpc.method", String.valueOf(method.getBareMethodName()));
+    }
     Context context = parent.with(span);
     TracedCall<ReqT, RespT> traced = new TracedCall<>(call, span);
     ServerCall.Listener<ReqT> listener;
@@ -64,6 +67,9 @@ final class FrontDoorTracing implements ServerInterceptor {
 
   /** Records the request's attributes on {@code span}. */
   static void describeRequest(Span span, Object message) {
+    if (!span.isRecording()) {
+      return;
+    }
     if (message instanceof io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest envoy) {
       span.setAttribute(DOMAIN, envoy.getDomain());
       span.setAttribute(OtelClusterTracing.ITEMS, (long) envoy.getDescriptorsCount());
@@ -81,6 +87,9 @@ final class FrontDoorTracing implements ServerInterceptor {
 
   /** Records the answer's outcome on {@code span}. */
   static void describeAnswer(Span span, Object message) {
+    if (!span.isRecording()) {
+      return;
+    }
     if (message instanceof io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse envoy) {
       span.setAttribute(OtelClusterTracing.OUTCOME, envoy.getOverallCode().name());
     } else if (message instanceof List<?> answers) {
@@ -121,7 +130,9 @@ final class FrontDoorTracing implements ServerInterceptor {
 
     @Override
     public void close(io.grpc.Status status, Metadata trailers) {
-      span.setAttribute("rpc.grpc.status_code", (long) status.getCode().value());
+      if (span.isRecording()) {
+        span.setAttribute("rpc.grpc.status_code", (long) status.getCode().value());
+      }
       if (!status.isOk()) {
         span.setStatus(StatusCode.ERROR, status.getCode().name());
       }
