@@ -1,8 +1,7 @@
 package dev.weir.gubernator;
 
 import dev.weir.core.cluster.peer.PeerProtos;
-import dev.weir.core.grpc.EncodedMessage;
-import dev.weir.core.grpc.MessageBytes;
+import dev.weir.core.grpc.BytesMarshaller;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -11,7 +10,6 @@ import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.List;
 
 /**
@@ -27,7 +25,11 @@ public final class V1Methods {
   public static final MethodDescriptor<List<RateLimitRequest>, List<RateLimitResponse>>
       GET_RATE_LIMITS =
           V1Grpc.getGetRateLimitsMethod()
-              .toBuilder(new RequestsMarshaller(), new AnswersMarshaller())
+              .toBuilder(
+                  new BytesMarshaller<List<RateLimitRequest>>(
+                      V1Methods::encodeRequests, GetRateLimitsCodec::decode),
+                  new BytesMarshaller<List<RateLimitResponse>>(
+                      GetRateLimitsCodec::encode, V1Methods::decodeAnswers))
               .build();
 
   /** {@code pb.gubernator.V1} with {@link #GET_RATE_LIMITS} and the generated health methods. */
@@ -41,45 +43,17 @@ public final class V1Methods {
 
   private V1Methods() {}
 
-  /** Reads a {@code GetRateLimitsReq} into core requests; writes them as one for a client. */
-  private static final class RequestsMarshaller
-      implements MethodDescriptor.Marshaller<List<RateLimitRequest>> {
-
-    @Override
-    public InputStream stream(List<RateLimitRequest> items) {
-      GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
-      items.forEach(item -> request.addRequests(PeerProtos.toProto(item)));
-      return new EncodedMessage(request.build().toByteArray());
-    }
-
-    @Override
-    public List<RateLimitRequest> parse(InputStream stream) {
-      try {
-        return GetRateLimitsCodec.decode(MessageBytes.readAll(stream));
-      } catch (IOException e) {
-        throw MessageBytes.unparseable(e);
-      }
-    }
+  /** Writes core requests as a {@code GetRateLimitsReq}, for a client. */
+  private static byte[] encodeRequests(List<RateLimitRequest> items) {
+    GetRateLimitsReq.Builder request = GetRateLimitsReq.newBuilder();
+    items.forEach(item -> request.addRequests(PeerProtos.toProto(item)));
+    return request.build().toByteArray();
   }
 
-  /** Writes core answers as a {@code GetRateLimitsResp}; reads one back for a client. */
-  private static final class AnswersMarshaller
-      implements MethodDescriptor.Marshaller<List<RateLimitResponse>> {
-
-    @Override
-    public InputStream stream(List<RateLimitResponse> answers) {
-      return new EncodedMessage(GetRateLimitsCodec.encode(answers));
-    }
-
-    @Override
-    public List<RateLimitResponse> parse(InputStream stream) {
-      try {
-        return GetRateLimitsResp.parseFrom(stream).getResponsesList().stream()
-            .map(PeerProtos::fromProto)
-            .toList();
-      } catch (IOException e) {
-        throw MessageBytes.unparseable(e);
-      }
-    }
+  /** Reads a {@code GetRateLimitsResp} into core answers, for a client. */
+  private static List<RateLimitResponse> decodeAnswers(byte[] bytes) throws IOException {
+    return GetRateLimitsResp.parseFrom(bytes).getResponsesList().stream()
+        .map(PeerProtos::fromProto)
+        .toList();
   }
 }

@@ -1,12 +1,9 @@
 package dev.weir.core.cluster.peer;
 
-import dev.weir.core.grpc.EncodedMessage;
-import dev.weir.core.grpc.MessageBytes;
+import dev.weir.core.grpc.BytesMarshaller;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
-import java.io.IOException;
-import java.io.InputStream;
 
 /**
  * The service {@code pb.gubernator.PeersV1} as Weir's peers serve and call it: {@code
@@ -19,7 +16,11 @@ public final class PeerMethods {
   /** {@code pb.gubernator.PeersV1/ForwardBatches} on core requests and answers. */
   static final MethodDescriptor<ForwardCodec.Batch, ForwardCodec.Answers> FORWARD_BATCHES =
       PeersV1Grpc.getForwardBatchesMethod()
-          .toBuilder(new BatchMarshaller(), new AnswersMarshaller())
+          .toBuilder(
+              new BytesMarshaller<ForwardCodec.Batch>(
+                  ForwardCodec::encode, ForwardCodec::decodeBatch),
+              new BytesMarshaller<ForwardCodec.Answers>(
+                  ForwardCodec::encode, ForwardCodec::decodeAnswers))
           .build();
 
   /** {@code pb.gubernator.PeersV1} with {@link #FORWARD_BATCHES} and the generated methods. */
@@ -39,43 +40,5 @@ public final class PeerMethods {
               : method);
     }
     return builder.build();
-  }
-
-  /** Writes and reads a {@code ForwardBatch}. */
-  private static final class BatchMarshaller
-      implements MethodDescriptor.Marshaller<ForwardCodec.Batch> {
-
-    @Override
-    public InputStream stream(ForwardCodec.Batch batch) {
-      return new EncodedMessage(ForwardCodec.encode(batch));
-    }
-
-    @Override
-    public ForwardCodec.Batch parse(InputStream stream) {
-      try {
-        return ForwardCodec.decodeBatch(MessageBytes.readAll(stream));
-      } catch (IOException e) {
-        throw MessageBytes.unparseable(e);
-      }
-    }
-  }
-
-  /** Writes and reads a {@code ForwardAnswers}. */
-  private static final class AnswersMarshaller
-      implements MethodDescriptor.Marshaller<ForwardCodec.Answers> {
-
-    @Override
-    public InputStream stream(ForwardCodec.Answers answers) {
-      return new EncodedMessage(ForwardCodec.encode(answers));
-    }
-
-    @Override
-    public ForwardCodec.Answers parse(InputStream stream) {
-      try {
-        return ForwardCodec.decodeAnswers(MessageBytes.readAll(stream));
-      } catch (IOException e) {
-        throw MessageBytes.unparseable(e);
-      }
-    }
   }
 }
