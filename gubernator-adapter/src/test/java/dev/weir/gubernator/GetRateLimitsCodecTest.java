@@ -10,14 +10,13 @@ import com.google.protobuf.UnknownFieldSet;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.model.Status;
+import dev.weir.core.testkit.WireSamples;
 import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -46,11 +45,6 @@ class GetRateLimitsCodecTest {
                   .addField(99, UnknownFieldSet.Field.newBuilder().addVarint(5).build())
                   .build())
           .build();
-
-  private static final long[] EDGES = {
-    0, 1, -1, 127, 128, 1_000, 3_600_000, Integer.MAX_VALUE, Integer.MIN_VALUE,
-    Long.MAX_VALUE, Long.MIN_VALUE, 1_767_225_600_000L
-  };
 
   @Test
   void decode_randomRequests_readAsTheGeneratedParserReadsThem() throws Exception {
@@ -226,7 +220,7 @@ class GetRateLimitsCodecTest {
       List<RateLimitResponse> answers = new ArrayList<>();
       int n = random.nextInt(12);
       for (int j = 0; j < n; j++) {
-        answers.add(randomAnswer(random));
+        answers.add(WireSamples.answer(random));
       }
       assertThat(GetRateLimitsCodec.encode(answers))
           .isEqualTo(ProtoMapping.toProto(answers).toByteArray());
@@ -268,42 +262,19 @@ class GetRateLimitsCodecTest {
         RateLimitReq.newBuilder()
             .setName(random.nextBoolean() ? "requests_per_sec" : "n" + random.nextInt(1000))
             .setUniqueKey(random.nextInt(8) == 0 ? "ключ:ü" : "account:" + random.nextLong())
-            .setHits(edge(random))
-            .setLimit(edge(random))
-            .setDuration(edge(random))
+            .setHits(WireSamples.edge(random))
+            .setLimit(WireSamples.edge(random))
+            .setDuration(WireSamples.edge(random))
             .setAlgorithmValue(random.nextInt(6) - 1)
             .setBehaviorValue(random.nextInt(64) - (random.nextInt(10) == 0 ? 100 : 0))
-            .setBurst(edge(random));
+            .setBurst(WireSamples.edge(random));
     if (random.nextBoolean()) {
-      item.setCreatedAt(edge(random));
+      item.setCreatedAt(WireSamples.edge(random));
     }
     if (random.nextInt(10) == 0) {
       item.putMetadata("k" + random.nextInt(3), "v" + random.nextInt(3));
     }
     return item.build();
-  }
-
-  private static RateLimitResponse randomAnswer(Random random) {
-    if (random.nextInt(8) == 0) {
-      return RateLimitResponse.error("error " + random.nextInt());
-    }
-    Map<String, String> metadata = new LinkedHashMap<>();
-    for (int k = random.nextInt(4) == 0 ? random.nextInt(4) : 0; k > 0; k--) {
-      metadata.put(
-          random.nextInt(5) == 0 ? "ключ\uD83D\uDE00" + k : "owner" + k,
-          random.nextBoolean() ? "" : "127.0.0.1:" + random.nextInt(65536));
-    }
-    return new RateLimitResponse(
-        random.nextBoolean() ? Status.UNDER_LIMIT : Status.OVER_LIMIT,
-        edge(random),
-        edge(random),
-        edge(random),
-        "",
-        metadata);
-  }
-
-  private static long edge(Random random) {
-    return random.nextInt(3) == 0 ? random.nextLong() : EDGES[random.nextInt(EDGES.length)];
   }
 
   private static byte[] wrap(byte[] item) {

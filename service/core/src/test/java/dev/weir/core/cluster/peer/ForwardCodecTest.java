@@ -8,7 +8,7 @@ import com.google.protobuf.UnknownFieldSet;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.model.Status;
+import dev.weir.core.testkit.WireSamples;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -25,11 +25,6 @@ import org.junit.jupiter.api.Test;
  * and {@link PeerProtos} read.
  */
 class ForwardCodecTest {
-
-  private static final long[] EDGES = {
-    0, 1, -1, 127, 128, 1_000, 3_600_000, Integer.MAX_VALUE, Integer.MIN_VALUE,
-    Long.MAX_VALUE, Long.MIN_VALUE, 1_767_225_600_000L
-  };
 
   @Test
   void encodeBatch_randomItems_parsesToWhatPeerProtosSends() throws Exception {
@@ -123,7 +118,7 @@ class ForwardCodecTest {
       long id = random.nextInt(4) == 0 ? 0 : random.nextLong();
       List<RateLimitResponse> answers = new ArrayList<>();
       for (int k = random.nextInt(12); k > 0; k--) {
-        answers.add(randomAnswer(random));
+        answers.add(WireSamples.answer(random));
       }
       ForwardAnswers.Builder expected = ForwardAnswers.newBuilder().setId(id);
       answers.forEach(a -> expected.addRateLimits(PeerProtos.toProto(a)));
@@ -150,7 +145,7 @@ class ForwardCodecTest {
               .setId(random.nextLong())
               .setErrorCode(random.nextInt(3) == 0 ? random.nextInt(17) : 0);
       for (int k = random.nextInt(12); k > 0; k--) {
-        answers.addRateLimits(PeerProtos.toProto(randomAnswer(random)));
+        answers.addRateLimits(PeerProtos.toProto(WireSamples.answer(random)));
       }
       if (random.nextInt(10) == 0) {
         answers.setUnknownFields(unknown(50));
@@ -217,37 +212,14 @@ class ForwardCodecTest {
     return new RateLimitRequest(
         random.nextBoolean() ? "requests_per_sec" : random.nextInt(9) == 0 ? "" : "n" + random.nextInt(1000),
         random.nextInt(8) == 0 ? "ключ:ü" : "account:" + random.nextLong(),
-        edge(random),
-        edge(random),
-        edge(random),
+        WireSamples.edge(random),
+        WireSamples.edge(random),
+        WireSamples.edge(random),
         random.nextInt(6) - 1,
         random.nextInt(64) - (random.nextInt(10) == 0 ? 100 : 0),
-        edge(random),
-        random.nextBoolean() ? edge(random) : 0,
+        WireSamples.edge(random),
+        random.nextBoolean() ? WireSamples.edge(random) : 0,
         metadata);
-  }
-
-  private static RateLimitResponse randomAnswer(Random random) {
-    if (random.nextInt(8) == 0) {
-      return RateLimitResponse.error("error " + random.nextInt());
-    }
-    Map<String, String> metadata = new LinkedHashMap<>();
-    for (int k = random.nextInt(4) == 0 ? random.nextInt(4) : 0; k > 0; k--) {
-      metadata.put(
-          random.nextInt(5) == 0 ? "ключ\uD83D\uDE00" + k : "owner" + k,
-          random.nextBoolean() ? "" : "127.0.0.1:" + random.nextInt(65536));
-    }
-    return new RateLimitResponse(
-        random.nextBoolean() ? Status.UNDER_LIMIT : Status.OVER_LIMIT,
-        edge(random),
-        edge(random),
-        edge(random),
-        "",
-        metadata);
-  }
-
-  private static long edge(Random random) {
-    return random.nextInt(3) == 0 ? random.nextLong() : EDGES[random.nextInt(EDGES.length)];
   }
 
   private static UnknownFieldSet unknown(int field) {
