@@ -33,6 +33,12 @@ import java.util.function.Function;
  * it fires, fails the batches that are due and re-arms for the next; a batch answered in time costs
  * no timer of its own (a timer per batch woke the timer thread once per batch at its due time,
  * answered or not).
+ *
+ * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no answer of any kind
+ * since the oldest of them was sent) is stalled: its connection stays up while its segments wait out
+ * TCP's backed-off retransmission timer, which after a lossy spell can be tens of seconds. When a
+ * deadline finds it so, the batches still waiting on it fail as if due, the call is cancelled,
+ * {@code onStall} runs (the client drops the connection) and the next batch opens a fresh stream.
  */
 final class ForwardStream {
 
@@ -40,6 +46,8 @@ final class ForwardStream {
   private final Scheduler scheduler;
   private final Clock clock;
   private final Duration timeout;
+  private final long stallAfterNanos;
+  private final Runnable onStall;
 
   private final Object lock = new Object();
   private Stream stream;
@@ -53,16 +61,22 @@ final class ForwardStream {
    * @param scheduler runs the deadline timer
    * @param clock reads when each batch was sent
    * @param timeout how long a batch waits for its answer
+   * @param stallAfter how long batches may go unanswered before the stream is found stalled
+   * @param onStall runs after a stalled stream was cancelled
    */
   ForwardStream(
       Function<StreamObserver<ForwardCodec.Answers>, StreamObserver<ForwardCodec.Batch>> opener,
       Scheduler scheduler,
       Clock clock,
-      Duration timeout) {
+      Duration timeout,
+      Duration stallAfter,
+      Runnable onStall) {
     this.opener = opener;
     this.scheduler = scheduler;
     this.clock = clock;
     this.timeout = timeout;
+    this.stallAfterNanos = stallAfter.toNanos();
+    this.onStall = onStall;
   }
 
   /** A batch that was not sent: the peer does not serve {@code ForwardBatches}. */
@@ -71,6 +85,18 @@ final class ForwardStream {
 
     Unsupported() {
       super("the peer does not serve ForwardBatches", null, false, false);
+    }
+  }
+
+  /**
+   * The cause of the {@code DEADLINE_EXCEEDED} that batches of a stalled stream fail with: the
+   * connection was up, only the answers did not come.
+   */
+  static final class Stalled extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Stalled() {
+      super("the forwarding stream stalled", null, false, false);
     }
   }
 
@@ -101,7 +127,11 @@ final class ForwardStream {
       }
       long id = nextId++;
       // Read under the lock, so that the batches waiting fall due in the order they were sent.
-      long due = clock.monotonicNanos() + timeout.toNanos();
+      long now = clock.monotonicNanos();
+      long due = now + timeout.toNanos();
+      if (target.unansweredSince == ANSWERED) {
+        target.unansweredSince = now;
+      }
       target.pending.put(id, new Waiting(answer, batch.size(), due));
       arm = !target.timerArmed;
       target.timerArmed = true;
@@ -125,6 +155,23 @@ final class ForwardStream {
     }
   }
 
+  private static RuntimeException noAnswer(String why) {
+    return Status.DEADLINE_EXCEEDED.withDescription(why).asRuntimeException();
+  }
+
+  private static RuntimeException stalled(Duration unansweredFor) {
+    return Status.DEADLINE_EXCEEDED
+        .withDescription(
+            "no answer on the forwarding stream for "
+                + unansweredFor
+                + ": the stream and its connection are dropped")
+        .withCause(new Stalled())
+        .asRuntimeException();
+  }
+
+  /** {@link Stream#unansweredSince} when every batch sent on the stream has had its answer. */
+  private static final long ANSWERED = Long.MIN_VALUE;
+
   /** A batch waiting for its answer until {@code due} ({@link Clock#monotonicNanos()}). */
   private record Waiting(CompletableFuture<List<RateLimitResponse>> answer, int size, long due) {}
 
@@ -135,11 +182,14 @@ final class ForwardStream {
     private StreamObserver<ForwardCodec.Batch> requests;
     private RuntimeException endedWith;
     private boolean timerArmed;
+    /** When the oldest batch sent since the last answer of any batch was sent, or {@link #ANSWERED}. */
+    private long unansweredSince = ANSWERED;
 
     @Override
     public void onNext(ForwardCodec.Answers answers) {
       Waiting waiting;
       synchronized (lock) {
+        unansweredSince = ANSWERED;
         waiting = pending.remove(answers.id());
       }
       if (waiting == null) {
@@ -197,10 +247,15 @@ final class ForwardStream {
       scheduler.schedule(this::expireDue, delay);
     }
 
-    /** Fails the batches whose deadline has passed; re-arms the timer for the oldest one left. */
+    /**
+     * Fails the batches whose deadline has passed and re-arms the timer for the oldest one left; or,
+     * when the stream is found stalled, fails every batch waiting and drops the stream.
+     */
     private void expireDue() {
       List<Waiting> expired = new ArrayList<>();
+      List<Waiting> dropped = List.of();
       long next;
+      RuntimeException stalled = null;
       synchronized (lock) {
         long now = clock.monotonicNanos();
         Iterator<Waiting> oldestFirst = pending.values().iterator();
@@ -214,16 +269,34 @@ final class ForwardStream {
           expired.add(w);
           oldestFirst.remove();
         }
+        if (!expired.isEmpty()
+            && unansweredSince != ANSWERED
+            && now - unansweredSince >= stallAfterNanos) {
+          if (stream == this) {
+            stream = null;
+          }
+          stalled = stalled(Duration.ofNanos(now - unansweredSince));
+          endedWith = stalled;
+          dropped = new ArrayList<>(pending.values());
+          pending.clear();
+          next = -1;
+        }
         timerArmed = next >= 0;
       }
       if (next >= 0) {
         armTimer(Duration.ofNanos(next));
       }
+      if (stalled != null) {
+        // Dropped first, so that a batch sent as these fail goes out on a new connection.
+        requests.onError(stalled);
+        onStall.run();
+      }
+      RuntimeException due = noAnswer("no answer on the forwarding stream within " + timeout);
       for (Waiting w : expired) {
-        w.answer.completeExceptionally(
-            Status.DEADLINE_EXCEEDED
-                .withDescription("no answer on the forwarding stream within " + timeout)
-                .asRuntimeException());
+        w.answer.completeExceptionally(stalled == null ? due : stalled);
+      }
+      for (Waiting w : dropped) {
+        w.answer.completeExceptionally(stalled);
       }
     }
   }

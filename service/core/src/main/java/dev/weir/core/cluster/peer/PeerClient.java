@@ -59,7 +59,9 @@ import java.util.function.Function;
  * UNAVAILABLE} or no connection was up, any other error status as the peer's answer; announcements
  * are best effort (peers starting together miss each other) and only their successes are reported.
  * When the channel fails to connect it is reported unreachable; when a working connection drops it
- * reconnects at once, so a peer that died is noticed without waiting for traffic. {@link #peerDown}
+ * reconnects at once, so a peer that died is noticed without waiting for traffic. A connection on
+ * which forwarded batches went unanswered for {@link #STALLED_STREAM} is dropped and made afresh
+ * (its batches' failures are not conclusive: the connection was up). {@link #peerDown}
  * cancels the calls in flight (their items are routed again) and drops the connection, which may be
  * half-open; {@link #probe} skips gRPC's reconnect backoff, so a peer that returns is reached
  * within one probe.
@@ -72,6 +74,14 @@ public final class PeerClient implements AutoCloseable {
    * for, and long enough for a handshake over a slow link.
    */
   public static final Duration STUCK_CONNECT = Duration.ofSeconds(2);
+
+  /**
+   * How long forwarded batches may go unanswered on a connection before it is dropped and made
+   * afresh. TCP resends a segment lost three times in a row 1.4 s after first sending it, and one
+   * lost a fourth time 3 s after: a connection that loses a segment now and then is kept, one whose
+   * resends have backed off to seconds (after a lossy spell, up to tens of seconds) is replaced.
+   */
+  public static final Duration STALLED_STREAM = Duration.ofSeconds(2);
 
   private static final long NOT_CONNECTING = Long.MIN_VALUE;
 
@@ -131,7 +141,9 @@ public final class PeerClient implements AutoCloseable {
             },
             scheduler,
             clock,
-            settings.batchTimeout());
+            settings.batchTimeout(),
+            STALLED_STREAM,
+            channel::enterIdle);
     watchConnection(ConnectivityState.IDLE);
   }
 
@@ -552,7 +564,7 @@ public final class PeerClient implements AutoCloseable {
                 observer.notAnswering(address, message, true);
               }
             } else if (reporting != Reporting.NOTICE) {
-              reportFailure(s.getCode(), message);
+              reportFailure(s, message);
             }
           } finally {
             out.completeExceptionally(new PeerException(address, message, error));
@@ -561,13 +573,16 @@ public final class PeerClient implements AutoCloseable {
     return out;
   }
 
-  private void reportFailure(Status.Code code, String message) {
-    switch (code) {
+  private void reportFailure(Status status, String message) {
+    switch (status.getCode()) {
       case CANCELLED -> {}
       case UNAVAILABLE -> observer.notAnswering(address, message, true);
       case DEADLINE_EXCEEDED ->
           observer.notAnswering(
-              address, message, channel.getState(false) != ConnectivityState.READY);
+              address,
+              message,
+              !(status.getCause() instanceof ForwardStream.Stalled)
+                  && channel.getState(false) != ConnectivityState.READY);
       default -> observer.answeredWithError(address, message);
     }
   }

@@ -32,11 +32,14 @@ import org.junit.jupiter.api.Test;
 class ForwardStreamTest {
 
   private static final Duration TIMEOUT = Duration.ofMillis(500);
+  private static final Duration STALL_AFTER = Duration.ofSeconds(2);
 
   private final FakeClock clock = new FakeClock();
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final AtomicInteger streamsOpened = new AtomicInteger();
   private final AtomicInteger halfClosed = new AtomicInteger();
+  private final AtomicInteger cancelled = new AtomicInteger();
+  private final AtomicInteger stalls = new AtomicInteger();
   private final List<ForwardBatch> received = new CopyOnWriteArrayList<>();
   private final List<StreamObserver<ForwardAnswers>> answerStreams = new CopyOnWriteArrayList<>();
   private Server server;
@@ -66,7 +69,9 @@ class ForwardStreamTest {
             }
 
             @Override
-            public void onError(Throwable t) {}
+            public void onError(Throwable t) {
+              cancelled.incrementAndGet();
+            }
 
             @Override
             public void onCompleted() {
@@ -86,7 +91,9 @@ class ForwardStreamTest {
                 channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers),
         scheduler,
         clock,
-        TIMEOUT);
+        TIMEOUT,
+        STALL_AFTER,
+        stalls::incrementAndGet);
   }
 
   private static List<RateLimitRequest> items(long... limits) {
@@ -212,6 +219,62 @@ class ForwardStreamTest {
     assertThat(streamsOpened).hasValue(2);
     answer(1, 1);
     assertThat(remaining(next)).containsExactly(2L);
+  }
+
+  /** Lets {@code time} pass in 50 ms steps, so timers run at about their due time. */
+  private void elapse(Duration time) {
+    for (Duration left = time; left.compareTo(Duration.ZERO) > 0; left = left.minusMillis(50)) {
+      scheduler.advance(left.compareTo(Duration.ofMillis(50)) < 0 ? left : Duration.ofMillis(50));
+    }
+  }
+
+  @Test
+  void send_batchesUnansweredForTheStallTime_dropTheStreamAndTheNextBatchOpensANewOne()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      sent.add(stream.send(items(i)));
+      elapse(Duration.ofMillis(400));
+    }
+    assertThat(stalls).as("1.6 s without an answer").hasValue(0);
+    CompletableFuture<List<RateLimitResponse>> notYetDue = stream.send(items(5));
+
+    elapse(Duration.ofMillis(100));
+
+    assertThat(stalls).as("the batch sent at 1.6 s is due at 2.1 s").hasValue(1);
+    assertThat(cancelled).as("the stalled call is cancelled").hasValue(1);
+    assertThatThrownBy(notYetDue::join)
+        .hasMessageContaining("DEADLINE_EXCEEDED: no answer on the forwarding stream for PT2.1S")
+        .hasMessageContaining("the stream and its connection are dropped")
+        .hasRootCauseInstanceOf(ForwardStream.Stalled.class);
+    assertThat(sent).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(scheduler.pending()).as("a dropped stream leaves no timer").isZero();
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(6));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 6);
+    assertThat(remaining(next)).containsExactly(6L);
+  }
+
+  @Test
+  void send_anyAnswerWithinTheStallTime_keepsTheStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResponse>> lost = stream.send(items(1));
+    elapse(Duration.ofMillis(1000));
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
+    elapse(Duration.ofMillis(600));
+    answer(0, 1);
+    elapse(Duration.ofMillis(100));
+    stream.send(items(3));
+    elapse(Duration.ofMillis(1900));
+
+    assertThat(lost).isCompletedExceptionally();
+    assertThat(late).as("answered after its deadline").isCompletedExceptionally();
+    assertThat(stalls).as("the late answer showed the stream alive at 1.6 s").hasValue(0);
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(4));
+    assertThat(streamsOpened).hasValue(1);
+    answer(0, 3);
+    assertThat(remaining(next)).containsExactly(4L);
   }
 
   @Test

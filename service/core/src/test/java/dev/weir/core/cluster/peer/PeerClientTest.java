@@ -14,11 +14,18 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import dev.weir.proto.gubernator.ForwardAnswers;
+import dev.weir.proto.gubernator.ForwardBatch;
+import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.RateLimitResp;
+import io.grpc.Attributes;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.ServerTransportFilter;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -29,6 +36,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,8 +47,10 @@ import org.junit.jupiter.api.Test;
 class PeerClientTest {
 
   private static final Duration DEADLINE = Duration.ofSeconds(10);
+  private static final Duration BATCH_TIMEOUT = Duration.ofMillis(500);
 
   private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final List<String> reports = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final CountDownLatch release = new CountDownLatch(1);
   private final List<AutoCloseable> resources = new ArrayList<>();
@@ -57,6 +67,10 @@ class PeerClientTest {
   }
 
   private void clientOfFreePort() throws IOException {
+    clientOfFreePort(new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+  }
+
+  private void clientOfFreePort(PeerClientSettings settings) throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = socket.getLocalPort();
     }
@@ -66,8 +80,8 @@ class PeerClientTest {
         new PeerClient(
             "127.0.0.1:" + port,
             channel,
-            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
-            new FakeScheduler(clock),
+            settings,
+            scheduler,
             clock);
     client.observe(
         new PeerCallObserver() {
@@ -79,6 +93,11 @@ class PeerClientTest {
           @Override
           public void unreachable(String peer, String reason) {
             reports.add("unreachable: " + reason);
+          }
+
+          @Override
+          public void notAnswering(String peer, String error, boolean conclusive) {
+            reports.add(conclusive ? "not answering, conclusive" : "not answering");
           }
         });
   }
@@ -136,6 +155,80 @@ class PeerClientTest {
         .withThrowableThat()
         .havingRootCause()
         .withMessageContaining("is down: found down by the test");
+  }
+
+  @Test
+  void forward_streamStalledOnAnUpConnection_isDroppedAndTheNextBatchGoesOutOnANewConnection()
+      throws Exception {
+    clientOfFreePort(new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false));
+    AtomicInteger connections = new AtomicInteger();
+    AtomicInteger streams = new AtomicInteger();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addTransportFilter(
+                new ServerTransportFilter() {
+                  @Override
+                  public Attributes transportReady(Attributes attributes) {
+                    connections.incrementAndGet();
+                    return attributes;
+                  }
+                })
+            .addService(answeringAllButTheFirstStream(streams))
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    List<CompletableFuture<RateLimitResponse>> unanswered = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      unanswered.add(client.forward(batched));
+      Await.until(Duration.ofSeconds(5), () -> streams.get() == 1, "the first stream is open");
+      for (int step = 0; step < 10; step++) {
+        scheduler.advance(Duration.ofMillis(50));
+      }
+    }
+    assertThat(unanswered).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(reports)
+        .as("the connection was up: no failure is conclusive")
+        .containsOnly("not answering");
+
+    CompletableFuture<RateLimitResponse> next = client.forward(batched);
+
+    assertThat(next.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(7);
+    assertThat(streams).hasValue(2);
+    assertThat(connections).as("the stalled connection was replaced").hasValue(2);
+  }
+
+  /** A peer that never answers the first forwarding stream and answers later ones at once. */
+  private static PeersV1Grpc.PeersV1ImplBase answeringAllButTheFirstStream(AtomicInteger streams) {
+    return new PeersV1Grpc.PeersV1ImplBase() {
+      @Override
+      public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+        boolean stalls = streams.incrementAndGet() == 1;
+        return new StreamObserver<>() {
+          @Override
+          public void onNext(ForwardBatch batch) {
+            if (stalls) {
+              return;
+            }
+            ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+            batch
+                .getRequestsList()
+                .forEach(
+                    r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+            answers.onNext(out.build());
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {
+            answers.onCompleted();
+          }
+        };
+      }
+    };
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
