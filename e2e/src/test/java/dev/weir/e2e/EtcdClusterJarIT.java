@@ -167,17 +167,8 @@ class EtcdClusterJarIT {
       Thread.sleep(100);
     }
     throw new AssertionError(
-        "node on gRPC port "
-            + node.grpcPort
-            + " did not report "
-            + peers
-            + " healthy peers within "
-            + CONVERGE
-            + "; last answer: "
-            + last
-            + "\n"
-            + node.stdout()
-            + node.stderr());
+        "node on gRPC port " + node.grpcPort + " did not report " + peers + " healthy peers within "
+            + CONVERGE + "; last answer: " + last + "\n" + node.stdout() + node.stderr());
   }
 
   /** Returns the addresses registered under this run's prefix, with a lease each. */

@@ -62,16 +62,11 @@ class TracingJarIT {
               NodeProcess.freePort(),
               peerPorts[i],
               Map.of(
-                  "WEIR_STATIC_PEERS",
-                  peers,
-                  "OTEL_EXPORTER_OTLP_ENDPOINT",
-                  receiver.endpoint(),
-                  "OTEL_EXPORTER_OTLP_PROTOCOL",
-                  "grpc",
-                  "OTEL_SERVICE_NAME",
-                  "weir-" + i,
-                  "OTEL_BSP_SCHEDULE_DELAY",
-                  "100"));
+                  "WEIR_STATIC_PEERS", peers,
+                  "OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(),
+                  "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
+                  "OTEL_SERVICE_NAME", "weir-" + i,
+                  "OTEL_BSP_SCHEDULE_DELAY", "100"));
       resources.add(node);
       nodes.add(node);
     }
