@@ -1,10 +1,9 @@
 package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.TestEtcd;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -45,7 +44,7 @@ class EtcdClusterJarIT {
   private static final int NODES = 3;
   private static final Duration CONVERGE = Duration.ofSeconds(20);
 
-  private static EtcdProcess own;
+  private static TestEtcd testEtcd;
   private static String endpoint;
 
   private final HttpClient http = HttpClient.newHttpClient();
@@ -56,25 +55,14 @@ class EtcdClusterJarIT {
 
   @BeforeAll
   static void etcd() throws Exception {
-    String shared = System.getenv("WEIR_TEST_ETCD");
-    if (shared != null && !shared.isBlank()) {
-      endpoint = shared;
-      return;
-    }
-    assumeTrue(
-        EtcdProcess.available(),
-        () ->
-            skipped(
-                "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH"
-                    + " (apt-get install etcd-server)"));
-    own = EtcdProcess.start();
-    endpoint = own.endpoint();
+    testEtcd = TestEtcd.forClass(EtcdClusterJarIT.class);
+    endpoint = testEtcd.endpoint();
   }
 
   @AfterAll
   static void stopEtcd() throws Exception {
-    if (own != null) {
-      own.close();
+    if (testEtcd != null) {
+      testEtcd.close();
     }
   }
 
@@ -233,10 +221,5 @@ class EtcdClusterJarIT {
       }
     }
     throw new AssertionError("owner " + address + " is none of the nodes");
-  }
-
-  private static String skipped(String reason) {
-    System.err.println("EtcdClusterJarIT skipped: " + reason);
-    return reason;
   }
 }

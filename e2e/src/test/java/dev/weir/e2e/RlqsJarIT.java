@@ -1,13 +1,12 @@
 package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.ring.HashRing;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.TestEtcd;
 import dev.weir.core.time.SystemClock;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
@@ -79,7 +78,7 @@ class RlqsJarIT {
       """;
   private static final BucketId BUCKET = BucketId.newBuilder().putBucket("name", "api").build();
 
-  private static EtcdProcess own;
+  private static TestEtcd testEtcd;
   private static String endpoint;
 
   private final HttpClient http = HttpClient.newHttpClient();
@@ -88,28 +87,14 @@ class RlqsJarIT {
 
   @BeforeAll
   static void etcd() throws Exception {
-    String shared = System.getenv("WEIR_TEST_ETCD");
-    if (shared != null && !shared.isBlank()) {
-      endpoint = shared;
-      return;
-    }
-    assumeTrue(
-        EtcdProcess.available(),
-        () -> {
-          String reason =
-              "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH"
-                  + " (apt-get install etcd-server)";
-          System.err.println("RlqsJarIT skipped: " + reason);
-          return reason;
-        });
-    own = EtcdProcess.start();
-    endpoint = own.endpoint();
+    testEtcd = TestEtcd.forClass(RlqsJarIT.class);
+    endpoint = testEtcd.endpoint();
   }
 
   @AfterAll
   static void stopEtcd() throws Exception {
-    if (own != null) {
-      own.close();
+    if (testEtcd != null) {
+      testEtcd.close();
     }
   }
 

@@ -1,10 +1,10 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.TestEtcd;
 import java.net.http.HttpClient;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,14 +57,9 @@ class DiscoveryMetricsTest {
 
   @Test
   void etcdDiscovery_peerGaugeFollowsMembersJoiningAndLeaving() throws Exception {
-    String endpoint = System.getenv("WEIR_TEST_ETCD");
-    if (endpoint == null || endpoint.isBlank()) {
-      assumeTrue(
-          EtcdProcess.available(), "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH");
-      EtcdProcess etcd = EtcdProcess.start();
-      started.add(etcd);
-      endpoint = etcd.endpoint();
-    }
+    TestEtcd etcd = TestEtcd.forClass(DiscoveryMetricsTest.class);
+    started.add(etcd);
+    String endpoint = etcd.endpoint();
     Map<String, String> env =
         Map.of(
             "WEIR_PEER_DISCOVERY_TYPE", "etcd",

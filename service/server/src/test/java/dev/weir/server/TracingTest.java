@@ -1,8 +1,9 @@
 package dev.weir.server;
 
+import static dev.weir.core.testkit.OtlpReceiver.hex;
+import static dev.weir.core.testkit.OtlpReceiver.only;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.ByteString;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
@@ -10,7 +11,9 @@ import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FreePorts;
+import dev.weir.core.testkit.OtlpReceiver;
 import dev.weir.core.testkit.RingKeys;
+import dev.weir.core.testkit.Traceparent;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
@@ -21,9 +24,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.MetadataUtils;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
 import java.net.URI;
@@ -34,7 +35,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -92,12 +92,7 @@ class TracingTest {
     WeirNode[] nodes = twoTracedNodes();
     WeirNode a = nodes[0];
     WeirNode b = nodes[1];
-    String key =
-        RingKeys.ownedBy(
-            a.cluster().membership().ring(),
-            "tracing",
-            SECRET_KEY_PREFIX,
-            b.advertiseAddress().toString());
+    String key = keyOwnedBy(b, a);
     String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     String callerSpanId = "00f067aa0ba902b7";
 
@@ -143,16 +138,11 @@ class TracingTest {
         .containsEntry("weir.name", "tracing")
         .containsEntry("weir.outcome", "UNDER_LIMIT")
         .containsEntry("weir.remaining", "9");
-    assertThat(trace)
-        .allSatisfy(
-            span ->
-                assertThat(attributes(span.span()).values())
-                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+    assertNoSecretIn(trace);
   }
 
   @Test
-  void shouldRateLimit_theForwardedCallsTracesNameTheDomainAndNoDescriptorValue()
-      throws Exception {
+  void shouldRateLimit_theForwardedCallsTracesNameTheDomainAndNoDescriptorValue() throws Exception {
     WeirNode[] nodes = twoTracedNodes();
     List<String> traceIds = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -183,7 +173,7 @@ class TracingTest {
         },
         "a decision on node B");
     for (String traceId : traceIds) {
-      List<OtlpReceiver.Received> trace = trace(traceId);
+      List<OtlpReceiver.Received> trace = receiver.trace(traceId);
       OtlpReceiver.Received front =
           only(trace, "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
       assertThat(attributes(front.span()))
@@ -195,11 +185,7 @@ class TracingTest {
               decide ->
                   assertThat(decide.span().getParentSpanId())
                       .isEqualTo(only(trace, "weir.forward").span().getSpanId()));
-      assertThat(trace)
-          .allSatisfy(
-              span ->
-                  assertThat(attributes(span.span()).values())
-                      .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+      assertNoSecretIn(trace);
     }
   }
 
@@ -235,11 +221,7 @@ class TracingTest {
         .containsEntry("weir.domain", "edge")
         .containsEntry("weir.descriptors", "3")
         .containsEntry("weir.rules", "[remote_address, per-api-key]");
-    assertThat(trace)
-        .allSatisfy(
-            span ->
-                assertThat(attributes(span.span()).values())
-                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+    assertNoSecretIn(trace);
   }
 
   @Test
@@ -248,12 +230,7 @@ class TracingTest {
     WeirNode[] nodes = twoTracedNodes();
     WeirNode a = nodes[0];
     WeirNode b = nodes[1];
-    String key =
-        RingKeys.ownedBy(
-            a.cluster().membership().ring(),
-            "tracing",
-            SECRET_KEY_PREFIX,
-            b.advertiseAddress().toString());
+    String key = keyOwnedBy(b, a);
     String traceId = "6bf92f3577b34da6a3ce929d0e0e4736";
     String callerSpanId = "00f067aa0ba902b7";
 
@@ -293,11 +270,7 @@ class TracingTest {
     assertThat(decide.service()).isEqualTo("weir-b");
     assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId());
     assertThat(attributes(decide.span())).containsEntry("weir.name", "tracing");
-    assertThat(trace)
-        .allSatisfy(
-            span ->
-                assertThat(attributes(span.span()).values())
-                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+    assertNoSecretIn(trace);
   }
 
   @Test
@@ -343,13 +316,8 @@ class TracingTest {
     assertThat(trace.stream().filter(s -> s.span().getName().equals("weir.decide")))
         .allSatisfy(
             decide ->
-                assertThat(decide.span().getParentSpanId())
-                    .isEqualTo(forward.span().getSpanId()));
-    assertThat(trace)
-        .allSatisfy(
-            span ->
-                assertThat(attributes(span.span()).values())
-                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
+                assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId()));
+    assertNoSecretIn(trace);
   }
 
   @Test
@@ -456,14 +424,10 @@ class TracingTest {
 
   /** Returns a channel to {@code node} whose calls carry {@code traceparent} as Envoy sends it. */
   private ManagedChannel channel(WeirNode node, String traceId, String spanId) {
-    Metadata headers = new Metadata();
-    headers.put(
-        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
-        "00-" + traceId + "-" + spanId + "-01");
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort())
             .usePlaintext()
-            .intercept(MetadataUtils.newAttachHeadersInterceptor(headers))
+            .intercept(Traceparent.interceptor(traceId, spanId))
             .build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
@@ -482,7 +446,7 @@ class TracingTest {
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path))
             .timeout(Duration.ofSeconds(10))
             .header("content-type", "application/json")
-            .header("traceparent", "00-" + traceId + "-" + spanId + "-01")
+            .header("traceparent", Traceparent.header(traceId, spanId))
             .POST(HttpRequest.BodyPublishers.ofString(json))
             .build();
     return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
@@ -495,11 +459,12 @@ class TracingTest {
         Duration.ofSeconds(10),
         () -> {
           flush(nodes);
-          List<String> seen = trace(traceId).stream().map(s -> s.span().getName()).toList();
+          List<String> seen =
+              receiver.trace(traceId).stream().map(s -> s.span().getName()).toList();
           return seen.containsAll(List.of(names));
         },
         "spans " + List.of(names) + " of trace " + traceId);
-    return trace(traceId);
+    return receiver.trace(traceId);
   }
 
   private List<OtlpReceiver.Received> awaitTrace(WeirNode[] nodes, String traceId, int spans)
@@ -508,10 +473,10 @@ class TracingTest {
         Duration.ofSeconds(10),
         () -> {
           flush(nodes);
-          return trace(traceId).size() >= spans;
+          return receiver.trace(traceId).size() >= spans;
         },
         spans + " spans of trace " + traceId);
-    return trace(traceId);
+    return receiver.trace(traceId);
   }
 
   private static void flush(WeirNode[] nodes) {
@@ -520,25 +485,22 @@ class TracingTest {
     }
   }
 
-  private List<OtlpReceiver.Received> trace(String traceId) {
-    return receiver.spans().stream()
-        .filter(s -> hex(s.span().getTraceId()).equals(traceId))
-        .toList();
+  /** Returns a key of the name "tracing" that {@code owner} owns on {@code from}'s ring. */
+  private static String keyOwnedBy(WeirNode owner, WeirNode from) {
+    return RingKeys.ownedBy(
+        from.cluster().membership().ring(),
+        "tracing",
+        SECRET_KEY_PREFIX,
+        owner.advertiseAddress().toString());
   }
 
-  private static OtlpReceiver.Received only(List<OtlpReceiver.Received> trace, String name) {
-    List<OtlpReceiver.Received> named =
-        trace.stream().filter(s -> s.span().getName().equals(name)).toList();
-    assertThat(named).as("spans named " + name + " in " + names(trace)).hasSize(1);
-    return named.get(0);
-  }
-
-  private static List<String> names(List<OtlpReceiver.Received> trace) {
-    return trace.stream().map(s -> s.service() + ":" + s.span().getName()).toList();
-  }
-
-  private static String hex(ByteString bytes) {
-    return HexFormat.of().formatHex(bytes.toByteArray());
+  /** Asserts that no span of {@code trace} has an attribute carrying a client's key. */
+  private static void assertNoSecretIn(List<OtlpReceiver.Received> trace) {
+    assertThat(trace)
+        .allSatisfy(
+            span ->
+                assertThat(attributes(span.span()).values())
+                    .noneMatch(value -> value.contains(SECRET_KEY_PREFIX)));
   }
 
   /** Returns a span's attributes, each value as text (an array as {@code [a, b]}). */

@@ -10,21 +10,18 @@ import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
-import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.RawGrpc;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.proto.gubernator.AnnounceReq;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.PushQuotaSharesReq;
 import dev.weir.proto.gubernator.QuotaUsage;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -82,28 +79,11 @@ class PeerListenerSecurityTest {
   private volatile int quotaCalls;
 
   private final PeerHandler handler =
-      new PeerHandler() {
-        @Override
-        public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
-          return List.of();
-        }
-
-        @Override
-        public void applyGlobals(List<UpdatePeerGlobal> globals) {}
-
-        @Override
-        public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-          return 0;
-        }
+      new IdlePeerHandler() {
 
         @Override
         public CompletableFuture<Void> announce(String address, boolean leaving) {
           notices.add(address);
-          return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletableFuture<Void> prepareReturn(String address) {
           return CompletableFuture.completedFuture(null);
         }
 

@@ -4,17 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
-import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.quota.QuotaPush;
-import dev.weir.core.quota.QuotaShare;
-import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.RawGrpc;
 import dev.weir.proto.gubernator.AnnounceReq;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.PeersV1Grpc;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -44,39 +38,12 @@ class MalformedRequestsTest {
   private ManagedChannel channel;
 
   private final PeerHandler handler =
-      new PeerHandler() {
-        @Override
-        public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
-          return List.of();
-        }
-
-        @Override
-        public void applyGlobals(List<UpdatePeerGlobal> globals) {}
-
-        @Override
-        public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-          return 0;
-        }
+      new IdlePeerHandler() {
 
         @Override
         public CompletableFuture<Void> announce(String address, boolean leaving) {
           notices.add(address);
           return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletableFuture<Void> prepareReturn(String address) {
-          return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
-          return List.of();
-        }
-
-        @Override
-        public int deliverQuotaShares(List<QuotaPush> pushes) {
-          return 0;
         }
       };
 

@@ -2,23 +2,19 @@ package dev.weir.core.testkit;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientSettings;
-import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -41,7 +37,9 @@ public final class InProcessPeers implements AutoCloseable {
     this.clock = clock;
   }
 
-  /** Starts a peer and returns a client of it that reports {@code address} as the peer's address. */
+  /**
+   * Starts a peer and returns a client of it that reports {@code address} as the peer's address.
+   */
   public PeerClient client(String address) {
     try {
       String name = InProcessServerBuilder.generateName();
@@ -83,7 +81,7 @@ public final class InProcessPeers implements AutoCloseable {
     servers.forEach(Server::shutdownNow);
   }
 
-  private final class RecordingHandler implements PeerHandler {
+  private final class RecordingHandler extends IdlePeerHandler {
     @Override
     public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
       checked.add(requests);
@@ -98,28 +96,8 @@ public final class InProcessPeers implements AutoCloseable {
     }
 
     @Override
-    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-      return 0;
-    }
-
-    @Override
-    public CompletableFuture<Void> announce(String address, boolean leaving) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public CompletableFuture<Void> prepareReturn(String address) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
     public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
       return usages.stream().map(u -> new QuotaShare(0, 0, 0, 0, 0, "")).toList();
-    }
-
-    @Override
-    public int deliverQuotaShares(List<QuotaPush> pushes) {
-      return 0;
     }
   }
 }

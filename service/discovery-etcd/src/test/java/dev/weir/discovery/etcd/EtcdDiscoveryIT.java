@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.weir.core.discovery.RecordingListener;
 import dev.weir.core.testkit.EtcdProcess;
 import dev.weir.core.testkit.RecordingMetrics;
+import dev.weir.core.testkit.TestEtcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.GetOption;
@@ -31,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class EtcdDiscoveryIT {
   private static final Duration WAIT = Duration.ofSeconds(15);
   private static final String ERROR = "discovery error etcd";
-  private static EtcdProcess own;
+  private static TestEtcd testEtcd;
   private static String endpoint;
 
   private final List<EtcdDiscovery> nodes = new ArrayList<>();
@@ -40,25 +41,14 @@ class EtcdDiscoveryIT {
 
   @BeforeAll
   static void etcd() throws Exception {
-    String shared = System.getenv("WEIR_TEST_ETCD");
-    if (shared != null && !shared.isBlank()) {
-      endpoint = shared;
-      return;
-    }
-    assumeTrue(
-        EtcdProcess.available(),
-        () ->
-            skipped(
-                "WEIR_TEST_ETCD is unset and no etcd binary is on the PATH (apt-get install"
-                    + " etcd-server)"));
-    own = EtcdProcess.start();
-    endpoint = own.endpoint();
+    testEtcd = TestEtcd.forClass(EtcdDiscoveryIT.class);
+    endpoint = testEtcd.endpoint();
   }
 
   @AfterAll
   static void stopEtcd() throws Exception {
-    if (own != null) {
-      own.close();
+    if (testEtcd != null) {
+      testEtcd.close();
     }
   }
 
@@ -86,7 +76,8 @@ class EtcdDiscoveryIT {
     join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
     try (Client client = Client.builder().endpoints(endpoint).build()) {
       var kvs =
-          client.getKVClient()
+          client
+              .getKVClient()
               .get(bytes(prefix), GetOption.builder().isPrefix(true).build())
               .get(5, TimeUnit.SECONDS)
               .getKvs();
@@ -143,7 +134,8 @@ class EtcdDiscoveryIT {
   @Test
   void start_etcdUnreachable_deliversSelfAndReportsProblem() throws Exception {
     String nowhere = "http://127.0.0.1:" + EtcdProcess.freePort();
-    EtcdSettings settings = settings(nowhere, Duration.ofSeconds(30)).withDialTimeout(Duration.ofMillis(300));
+    EtcdSettings settings =
+        settings(nowhere, Duration.ofSeconds(30)).withDialTimeout(Duration.ofMillis(300));
     EtcdDiscovery node = EtcdDiscovery.create(settings, "10.0.0.1:1051", metrics);
     nodes.add(node);
     RecordingListener listener = new RecordingListener();
@@ -171,9 +163,10 @@ class EtcdDiscoveryIT {
       assertThat(
               eventually(
                   WAIT,
-                  () -> metrics.count(ERROR) >= 1
-                      && nodes.get(0).problem().isEmpty()
-                      && leaseOf(admin, prefix + "10.0.0.1:1051") > 0))
+                  () ->
+                      metrics.count(ERROR) >= 1
+                          && nodes.get(0).problem().isEmpty()
+                          && leaseOf(admin, prefix + "10.0.0.1:1051") > 0))
           .isTrue();
       assertThat(leaseOf(admin, prefix + "10.0.0.1:1051")).isNotEqualTo(lease);
       assertThat(metrics.events()).containsExactly(ERROR);

@@ -23,6 +23,7 @@ class BatcherTest {
   private final FakeClock clock = new FakeClock();
   private final List<List<Integer>> sent = new ArrayList<>();
   private final List<CompletableFuture<List<String>>> calls = new ArrayList<>();
+  private final List<Runnable> roundEnd = new ArrayList<>();
 
   /** A sender whose calls stay in flight until the test answers them. */
   private CompletableFuture<List<String>> held(List<Integer> batch) {
@@ -47,6 +48,14 @@ class BatcherTest {
 
   private void answer(int call) {
     calls.get(call).complete(answers(sent.get(call)));
+  }
+
+  /**
+   * Returns a batcher on a thread with rounds: up to 8 calls in flight, a {@link #held} sender, and
+   * each round's end task left in {@link #roundEnd} for the test to run.
+   */
+  private Batcher<Integer, String> withRounds(int batchLimit, int maxQueued) {
+    return new Batcher<>(batchLimit, WAIT, 8, maxQueued, clock, roundEnd::add, this::held);
   }
 
   @Test
@@ -291,9 +300,7 @@ class BatcherTest {
 
   @Test
   void submit_nothingInFlightOnAThreadWithRounds_leavesAtTheRoundEndWithTheRoundsOtherItems() {
-    List<Runnable> roundEnd = new ArrayList<>();
-    Batcher<Integer, String> b =
-        new Batcher<>(1000, WAIT, 8, 1000, clock, task -> roundEnd.add(task), this::held);
+    Batcher<Integer, String> b = withRounds(1000, 1000);
 
     CompletableFuture<String> f1 = b.submit(1);
     b.submit(2);
@@ -310,9 +317,7 @@ class BatcherTest {
 
   @Test
   void submit_roundFillsABatch_theFullBatchLeavesAtOnceAndTheRestAtTheRoundEnd() {
-    List<Runnable> roundEnd = new ArrayList<>();
-    Batcher<Integer, String> b =
-        new Batcher<>(2, WAIT, 8, 100, clock, task -> roundEnd.add(task), this::held);
+    Batcher<Integer, String> b = withRounds(2, 100);
 
     b.submit(1);
     b.submit(2);
@@ -325,9 +330,7 @@ class BatcherTest {
 
   @Test
   void roundEnd_aCallCompletedFirstAndTookTheQueue_sendsNothingMore() {
-    List<Runnable> roundEnd = new ArrayList<>();
-    Batcher<Integer, String> b =
-        new Batcher<>(2, WAIT, 8, 100, clock, task -> roundEnd.add(task), this::held);
+    Batcher<Integer, String> b = withRounds(2, 100);
     b.submit(1);
     b.submit(2);
     b.submit(3);

@@ -2,18 +2,11 @@ package dev.weir.core.cluster.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-
-import dev.weir.core.model.RateLimitRequest;
-import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.quota.QuotaPush;
-import dev.weir.core.quota.QuotaShare;
-import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
@@ -168,7 +161,7 @@ class IndirectProbesTest {
   }
 
   /** A peer that answers an indirect probe of a target as {@link #reaches} says. */
-  private final class Relaying implements PeerHandler {
+  private final class Relaying extends IdlePeerHandler {
     private final String self;
 
     Relaying(String self) {
@@ -184,39 +177,6 @@ class IndirectProbesTest {
           ? CompletableFuture.completedFuture(GetPeerRateLimitsResp.getDefaultInstance())
           : CompletableFuture.failedFuture(
               new PeerException(target, "does not reach " + target, null));
-    }
-
-    @Override
-    public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {
-      return List.of();
-    }
-
-    @Override
-    public void applyGlobals(List<UpdatePeerGlobal> globals) {}
-
-    @Override
-    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-      return 0;
-    }
-
-    @Override
-    public CompletableFuture<Void> announce(String address, boolean leaving) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public CompletableFuture<Void> prepareReturn(String address) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
-      return List.of();
-    }
-
-    @Override
-    public int deliverQuotaShares(List<QuotaPush> pushes) {
-      return 0;
     }
   }
 }

@@ -6,14 +6,10 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.quota.QuotaPush;
-import dev.weir.core.quota.QuotaShare;
-import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.proto.gubernator.BucketSnapshot;
-import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -22,8 +18,8 @@ import io.grpc.Attributes;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.ServerTransportFilter;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -105,7 +101,8 @@ class PeerClientTest {
   private void startPeer(boolean hangs) throws IOException {
     Server server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(new PeersService(new Handler(hangs), dev.weir.core.time.SystemClock.INSTANCE))
+            .addService(
+                new PeersService(new Handler(hangs), dev.weir.core.time.SystemClock.INSTANCE))
             .build()
             .start();
     resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -232,7 +229,7 @@ class PeerClientTest {
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
-  private final class Handler implements PeerHandler {
+  private final class Handler extends IdlePeerHandler {
     private final boolean hangs;
 
     private Handler(boolean hangs) {
@@ -251,34 +248,6 @@ class PeerClientTest {
       return requests.stream()
           .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
           .toList();
-    }
-
-    @Override
-    public void applyGlobals(List<UpdatePeerGlobal> globals) {}
-
-    @Override
-    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-      return 0;
-    }
-
-    @Override
-    public CompletableFuture<Void> announce(String address, boolean leaving) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public CompletableFuture<Void> prepareReturn(String address) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
-      return List.of();
-    }
-
-    @Override
-    public int deliverQuotaShares(List<QuotaPush> pushes) {
-      return 0;
     }
   }
 }

@@ -7,12 +7,9 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.quota.QuotaPush;
-import dev.weir.core.quota.QuotaShare;
-import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.net.InetSocketAddress;
@@ -72,7 +69,7 @@ class PeerListenerTest {
     assertThat(threads.get("announce")).startsWith("weir-peer-");
   }
 
-  private final class ThreadRecordingHandler implements PeerHandler {
+  private final class ThreadRecordingHandler extends IdlePeerHandler {
     private void record(String method) {
       threads.put(method, Thread.currentThread().getName());
     }
@@ -89,29 +86,9 @@ class PeerListenerTest {
     }
 
     @Override
-    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-      return 0;
-    }
-
-    @Override
     public CompletableFuture<Void> announce(String address, boolean leaving) {
       record("announce");
       return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public CompletableFuture<Void> prepareReturn(String address) {
-      return CompletableFuture.completedFuture(null);
-    }
-
-    @Override
-    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
-      return List.of();
-    }
-
-    @Override
-    public int deliverQuotaShares(List<QuotaPush> pushes) {
-      return 0;
     }
   }
 }
