@@ -50,15 +50,13 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final PeerLiveness liveness;
   private final PeerClientPool pool;
   private final Supplier<? extends Collection<String>> members;
-  private final Scheduler scheduler;
-  private final Duration interval;
   private final Duration timeout;
   private final Runnable changed;
   private final Map<String, String> vouchers = new HashMap<>();
   private final Map<String, Integer> failedRounds = new HashMap<>();
   private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
   private volatile Set<String> unreached = Set.of();
-  private boolean scheduled;
+  private final DownPeerRounds rounds;
   private boolean closed;
 
   /**
@@ -81,10 +79,9 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     this.liveness = liveness;
     this.pool = pool;
     this.members = members;
-    this.scheduler = scheduler;
-    this.interval = interval;
     this.timeout = timeout;
     this.changed = changed;
+    this.rounds = new DownPeerRounds(liveness, members, scheduler, interval, this::check);
   }
 
   /** Returns the peers found down that no other peer reaches: those that leave the ring. */
@@ -136,14 +133,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       return;
     }
     check(peer);
-    boolean schedule;
-    synchronized (this) {
-      schedule = !scheduled && !closed;
-      scheduled = true;
-    }
-    if (schedule) {
-      scheduler.schedule(this::tick, interval);
-    }
+    rounds.start();
   }
 
   @Override
@@ -174,26 +164,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   /** Stops probing. */
   @Override
-  public synchronized void close() {
-    closed = true;
-  }
-
-  private void tick() {
-    Set<String> down;
+  public void close() {
     synchronized (this) {
-      down = liveness.down();
-      if (closed || down.isEmpty()) {
-        scheduled = false;
-        return;
-      }
+      closed = true;
     }
-    Collection<String> current = members.get();
-    for (String peer : down) {
-      if (current.contains(peer)) {
-        check(peer);
-      }
-    }
-    scheduler.schedule(this::tick, interval);
+    rounds.close();
   }
 
   /** Runs one round for {@code peer} unless one is in flight. */

@@ -22,15 +22,10 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
   /** How often a peer that is down is probed. */
   public static final Duration INTERVAL = Duration.ofMillis(500);
 
-  private final PeerLiveness liveness;
   private final PeerClientPool pool;
-  private final Supplier<? extends Collection<String>> members;
-  private final Scheduler scheduler;
-  private final Duration interval;
   private final Duration timeout;
   private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
-  private boolean scheduled;
-  private boolean closed;
+  private final DownPeerRounds rounds;
 
   /**
    * Creates the prober of {@code liveness}'s down peers among {@code members}, through {@code
@@ -44,47 +39,30 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
       Scheduler scheduler,
       Duration interval,
       Duration timeout) {
-    this.liveness = liveness;
     this.pool = pool;
-    this.members = members;
-    this.scheduler = scheduler;
-    this.interval = interval;
     this.timeout = timeout;
+    this.rounds =
+        new DownPeerRounds(
+            liveness,
+            members,
+            scheduler,
+            interval,
+            peer -> {
+              if (inFlight.add(peer)) {
+                probe(peer);
+              }
+            });
   }
 
   @Override
   public void peerDown(String peer, String reason) {
-    synchronized (this) {
-      if (scheduled || closed) {
-        return;
-      }
-      scheduled = true;
-    }
-    scheduler.schedule(this::tick, interval);
+    rounds.start();
   }
 
   /** Stops probing. */
   @Override
-  public synchronized void close() {
-    closed = true;
-  }
-
-  private void tick() {
-    Set<String> down;
-    synchronized (this) {
-      down = liveness.down();
-      if (closed || down.isEmpty()) {
-        scheduled = false;
-        return;
-      }
-    }
-    Collection<String> current = members.get();
-    for (String peer : down) {
-      if (current.contains(peer) && inFlight.add(peer)) {
-        probe(peer);
-      }
-    }
-    scheduler.schedule(this::tick, interval);
+  public void close() {
+    rounds.close();
   }
 
   private void probe(String peer) {

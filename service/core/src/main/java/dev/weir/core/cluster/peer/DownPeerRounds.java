@@ -1,0 +1,75 @@
+package dev.weir.core.cluster.peer;
+
+import dev.weir.core.time.Scheduler;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * A timer that, every {@code interval} while some peer is down, runs a round for each down peer
+ * that is still a member; it is armed by {@link #start} and stops by itself when no peer is down.
+ */
+final class DownPeerRounds implements AutoCloseable {
+
+  private final PeerLiveness liveness;
+  private final Supplier<? extends Collection<String>> members;
+  private final Scheduler scheduler;
+  private final Duration interval;
+  private final Consumer<String> round;
+  private boolean scheduled;
+  private boolean closed;
+
+  /**
+   * Creates the timer of {@code liveness}'s down peers among {@code members}, running {@code round}
+   * for each of them every {@code interval} on {@code scheduler}.
+   */
+  DownPeerRounds(
+      PeerLiveness liveness,
+      Supplier<? extends Collection<String>> members,
+      Scheduler scheduler,
+      Duration interval,
+      Consumer<String> round) {
+    this.liveness = liveness;
+    this.members = members;
+    this.scheduler = scheduler;
+    this.interval = interval;
+    this.round = round;
+  }
+
+  /** Arms the timer one interval from now, unless it is armed already or closed. */
+  void start() {
+    synchronized (this) {
+      if (scheduled || closed) {
+        return;
+      }
+      scheduled = true;
+    }
+    scheduler.schedule(this::tick, interval);
+  }
+
+  /** Stops the rounds. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+  }
+
+  private void tick() {
+    Set<String> down;
+    synchronized (this) {
+      down = liveness.down();
+      if (closed || down.isEmpty()) {
+        scheduled = false;
+        return;
+      }
+    }
+    Collection<String> current = members.get();
+    for (String peer : down) {
+      if (current.contains(peer)) {
+        round.accept(peer);
+      }
+    }
+    scheduler.schedule(this::tick, interval);
+  }
+}
