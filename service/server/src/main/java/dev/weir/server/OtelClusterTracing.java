@@ -173,18 +173,7 @@ final class OtelClusterTracing implements ClusterTracing {
     public List<RateLimitRequest> items(List<RateLimitRequest> items) {
       List<RateLimitRequest> out = new ArrayList<>(items.size());
       for (RateLimitRequest r : items) {
-        out.add(
-            new RateLimitRequest(
-                r.name(),
-                r.uniqueKey(),
-                r.hits(),
-                r.limit(),
-                r.duration(),
-                r.algorithm(),
-                r.behavior(),
-                r.burst(),
-                r.createdAt(),
-                TraceContexts.withContext(r.metadata(), context)));
+        out.add(r.withMetadata(TraceContexts.withContext(r.metadata(), context)));
       }
       return out;
     }

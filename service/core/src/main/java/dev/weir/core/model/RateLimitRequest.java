@@ -61,6 +61,11 @@ public final class RateLimitRequest {
   }
 
   private RateLimitRequest(RateLimitRequest from, long hits, int behavior, long createdAt) {
+    this(from, hits, behavior, createdAt, from.metadata);
+  }
+
+  private RateLimitRequest(
+      RateLimitRequest from, long hits, int behavior, long createdAt, Map<String, String> metadata) {
     this.name = from.name;
     this.uniqueKey = from.uniqueKey;
     this.hits = hits;
@@ -70,7 +75,7 @@ public final class RateLimitRequest {
     this.behavior = behavior;
     this.burst = from.burst;
     this.createdAt = createdAt;
-    this.metadata = from.metadata;
+    this.metadata = metadata;
     this.hashKey = from.hashKey;
   }
 
@@ -153,6 +158,13 @@ public final class RateLimitRequest {
   public RateLimitRequest withName(String newName) {
     return new RateLimitRequest(
         newName, uniqueKey, hits, limit, duration, algorithm, behavior, burst, createdAt, metadata);
+  }
+
+  /** Returns a copy with {@code newMetadata} (copied) in place of the metadata. */
+  public RateLimitRequest withMetadata(Map<String, String> newMetadata) {
+    Map<String, String> copied =
+        newMetadata == null || newMetadata.isEmpty() ? Map.of() : Map.copyOf(newMetadata);
+    return new RateLimitRequest(this, hits, behavior, createdAt, copied);
   }
 
   /** Returns a copy with {@code hits} replaced. */

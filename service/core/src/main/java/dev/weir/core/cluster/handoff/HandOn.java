@@ -144,16 +144,7 @@ public final class HandOn {
   }
 
   private RateLimitRequest marked(RateLimitRequest r) {
-    return new RateLimitRequest(
-        r.name(),
-        r.uniqueKey(),
-        r.hits(),
-        r.limit(),
-        r.duration(),
-        r.algorithm(),
-        r.behavior(),
-        r.burst(),
-        r.createdAt(),
-        Map.of(HANDED_ON, self));
+    return r.withMetadata(Map.of(HANDED_ON, self));
   }
+
 }
