@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.handoff.HandOn;
@@ -132,7 +133,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery) {
@@ -156,7 +157,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
@@ -172,7 +173,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
