@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.grpc.Answers;
 import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
@@ -510,7 +511,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * the scheduler, whichever is first; a failure or the timeout is logged, not passed on.
    */
   private CompletableFuture<Void> withinHandOffWait(CompletableFuture<?> work, String what) {
-    if (work.isDone() && !work.isCompletedExceptionally()) {
+    if (Answers.completedNormally(work)) {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> answered = new CompletableFuture<>();
