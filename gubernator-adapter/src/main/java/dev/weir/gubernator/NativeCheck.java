@@ -1,5 +1,6 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.grpc.Answers;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
@@ -114,7 +115,7 @@ public final class NativeCheck {
     }
     String[] itemErrors = errors;
     List<RateLimitRequest> asked = accepted;
-    if (answers.isDone() && !answers.isCompletedExceptionally()) {
+    if (Answers.completedNormally(answers)) {
       return CompletableFuture.completedFuture(respond(itemErrors, asked, answers.join()));
     }
     return answers.handle(

@@ -1,5 +1,6 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.grpc.Answers;
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.core.limiter.InputLimits;
@@ -68,20 +69,8 @@ public final class V1Service implements BindableService {
       observer.onError(GrpcErrors.toStatus(e).asRuntimeException());
       return;
     }
-    if (answer.isDone() && !answer.isCompletedExceptionally()) {
-      observer.onNext(answer.join());
-      observer.onCompleted();
-      return;
-    }
-    answer.whenComplete(
-        (response, failure) -> {
-          if (failure != null) {
-            observer.onError(GrpcErrors.toStatus(failure).asRuntimeException());
-          } else {
-            observer.onNext(response);
-            observer.onCompleted();
-          }
-        });
+    Answers.relay(
+        answer, observer, failure -> GrpcErrors.toStatus(failure).asRuntimeException());
   }
 
   /** Answers {@code HealthCheck}: the node's health, or {@code UNAVAILABLE} when unhealthy. */

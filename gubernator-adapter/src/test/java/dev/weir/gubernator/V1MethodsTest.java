@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalRateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalRateLimitService;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;

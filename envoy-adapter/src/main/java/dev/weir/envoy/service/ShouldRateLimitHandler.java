@@ -1,5 +1,6 @@
 package dev.weir.envoy.service;
 
+import dev.weir.core.grpc.Answers;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
@@ -188,7 +189,7 @@ public final class ShouldRateLimitHandler {
       meter.failed(e);
       throw e;
     }
-    if (answers.isDone() && !answers.isCompletedExceptionally()) {
+    if (Answers.completedNormally(answers)) {
       return CompletableFuture.completedFuture(respond(request, plans, answers.join(), now));
     }
     return answers.handle(

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalRateLimitService;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;

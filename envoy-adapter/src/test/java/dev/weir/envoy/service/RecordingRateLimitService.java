@@ -2,11 +2,11 @@ package dev.weir.envoy.service;
 
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalRateLimitService;
 import dev.weir.core.time.Clock;
 import java.time.ZoneOffset;
 import java.util.ArrayList;

@@ -3,7 +3,6 @@ package dev.weir.gubernator.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.limiter.LocalRateLimitService;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import java.util.Collections;
@@ -49,6 +48,6 @@ class RequestParserTest {
   private static void assertTooMany(String json) {
     assertThatThrownBy(() -> RequestParser.parse(json))
         .isInstanceOf(RequestTooLargeException.class)
-        .hasMessage(LocalRateLimitService.TOO_LARGE_MESSAGE);
+        .hasMessage(RequestTooLargeException.OVER_BATCH_SIZE_MESSAGE);
   }
 }

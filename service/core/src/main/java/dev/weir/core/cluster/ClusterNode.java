@@ -1,5 +1,7 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.grpc.Answers;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.handoff.HandOn;
@@ -132,7 +134,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery) {
@@ -156,7 +158,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
@@ -172,7 +174,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       String self,
       ClusterSettings settings,
       BucketStore store,
-      LocalCheck local,
+      BucketCheck local,
       Scheduler scheduler,
       Clock clock,
       PeerDiscovery discovery,
@@ -509,7 +511,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * the scheduler, whichever is first; a failure or the timeout is logged, not passed on.
    */
   private CompletableFuture<Void> withinHandOffWait(CompletableFuture<?> work, String what) {
-    if (work.isDone() && !work.isCompletedExceptionally()) {
+    if (Answers.completedNormally(work)) {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> answered = new CompletableFuture<>();

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
@@ -61,7 +62,7 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   private final String self;
   private final Supplier<HashRing> ring;
-  private final LocalCheck local;
+  private final BucketCheck local;
   private final PeerClientPool peers;
   private final GlobalManager global;
   private final Clock clock;
@@ -87,7 +88,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   public ClusterRateLimitService(
       String self,
       Supplier<HashRing> ring,
-      LocalCheck local,
+      BucketCheck local,
       PeerClientPool peers,
       GlobalManager global,
       Clock clock,

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.limiter.BucketCheck;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.weir.core.cluster.ring.StandInKeys;
@@ -26,11 +27,11 @@ final class StandIns {
   /** The most keys whose owner's last answer is remembered; the least used are forgotten first. */
   static final int MAX_KEYS = 65_536;
 
-  private final LocalCheck local;
+  private final BucketCheck local;
   private final Cache<String, RateLimitResponse> lastAnswers;
 
   /** Creates the stand-ins, whose own buckets {@code local} checks. */
-  StandIns(LocalCheck local) {
+  StandIns(BucketCheck local) {
     this.local = local;
     this.lastAnswers = Caffeine.newBuilder().maximumSize(MAX_KEYS).build();
   }

@@ -10,6 +10,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.LocalRateLimitService;
 import java.time.ZoneOffset;
 import java.util.Collections;
 import java.util.List;

@@ -16,8 +16,7 @@ class RateLimitServiceTest {
   @Test
   void overBatchSize_wordedAsGubernator() {
     assertThat(RequestTooLargeException.overBatchSize())
-        .hasMessage("Requests.RateLimits list too large; max size is '1000'");
-    assertThat(LocalRateLimitService.TOO_LARGE_MESSAGE)
-        .isEqualTo(RequestTooLargeException.OVER_BATCH_SIZE_MESSAGE);
+        .hasMessage("Requests.RateLimits list too large; max size is '1000'")
+        .hasMessage(RequestTooLargeException.OVER_BATCH_SIZE_MESSAGE);
   }
 }

@@ -3,7 +3,7 @@ package dev.weir.core.testkit;
 import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.LocalCheck;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerListener;
@@ -70,7 +70,7 @@ public final class LocalCluster implements AutoCloseable {
 
   private final ClusterSettings settings;
   private final Clock clock;
-  private final Function<BucketStore, LocalCheck> localCheck;
+  private final Function<BucketStore, BucketCheck> localCheck;
   private final PeerSecret secret = PeerSecret.of(UUID.randomUUID().toString());
   private final PeerSecurity security;
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
@@ -82,7 +82,7 @@ public final class LocalCluster implements AutoCloseable {
   private LocalCluster(
       ClusterSettings settings,
       Clock clock,
-      Function<BucketStore, LocalCheck> localCheck,
+      Function<BucketStore, BucketCheck> localCheck,
       PeerSecurity security,
       Scheduler quotaTimers) {
     this.settings = settings;
@@ -121,7 +121,7 @@ public final class LocalCluster implements AutoCloseable {
    * example {@code store -> new LocalLimiter(engine, store, clock)::check}.
    */
   public static LocalCluster start(
-      int n, ClusterSettings settings, Clock clock, Function<BucketStore, LocalCheck> localCheck) {
+      int n, ClusterSettings settings, Clock clock, Function<BucketStore, BucketCheck> localCheck) {
     return start(n, settings, clock, localCheck, null, null, List.of());
   }
 
@@ -133,7 +133,7 @@ public final class LocalCluster implements AutoCloseable {
       int n,
       ClusterSettings settings,
       Clock clock,
-      Function<BucketStore, LocalCheck> localCheck,
+      Function<BucketStore, BucketCheck> localCheck,
       PeerSecurity security) {
     return start(n, settings, clock, localCheck, security, null, List.of());
   }
@@ -147,7 +147,7 @@ public final class LocalCluster implements AutoCloseable {
       int n,
       ClusterSettings settings,
       Clock clock,
-      Function<BucketStore, LocalCheck> localCheck,
+      Function<BucketStore, BucketCheck> localCheck,
       PeerSecurity security,
       Scheduler quotaTimers) {
     return start(n, settings, clock, localCheck, security, quotaTimers, List.of());
@@ -157,7 +157,7 @@ public final class LocalCluster implements AutoCloseable {
       int n,
       ClusterSettings settings,
       Clock clock,
-      Function<BucketStore, LocalCheck> localCheck,
+      Function<BucketStore, BucketCheck> localCheck,
       PeerSecurity security,
       Scheduler quotaTimers,
       List<String> ghosts) {

@@ -1,6 +1,6 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.cluster.LocalCheck;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.TokenBucketState;
@@ -11,12 +11,12 @@ import dev.weir.core.model.Status;
 import dev.weir.core.store.BucketStore;
 
 /**
- * A minimal token-bucket {@link LocalCheck} over a store, for cluster tests, which test where a bucket
+ * A minimal token-bucket {@link BucketCheck} over a store, for cluster tests, which test where a bucket
  * lives and how it travels, not how it decides: a window of {@code duration} from the first hit; hits
  * over {@code remaining} are refused without consuming (emptying with DRAIN_OVER_LIMIT);
  * RESET_REMAINING removes the bucket. The request's {@code created_at} is its clock.
  */
-public final class WindowCounterCheck implements LocalCheck {
+public final class WindowCounterCheck implements BucketCheck {
 
   private final BucketStore store;
 

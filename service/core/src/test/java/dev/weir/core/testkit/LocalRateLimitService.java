@@ -1,8 +1,11 @@
-package dev.weir.core.limiter;
+package dev.weir.core.testkit;
 
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.health.NodeHealth;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import java.util.ArrayList;
@@ -12,13 +15,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The {@link RateLimitService} of a node that is its own cluster: every bucket lives here, every
- * item is answered by the {@link LocalLimiter} on the caller's thread.
+ * A test's {@link RateLimitService} of a node that is its own cluster: every bucket lives here,
+ * every item is answered by the {@link LocalLimiter} on the caller's thread, as production's
+ * {@code ClusterRateLimitService} answers the items a node owns.
  */
 public final class LocalRateLimitService implements RateLimitService, NodeHealth {
-
-  /** {@link RequestTooLargeException#OVER_BATCH_SIZE_MESSAGE}, under the name callers still use. */
-  public static final String TOO_LARGE_MESSAGE = RequestTooLargeException.OVER_BATCH_SIZE_MESSAGE;
 
   private final LocalLimiter limiter;
   private final String advertiseAddress;
