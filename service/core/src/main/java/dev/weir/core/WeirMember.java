@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * A full member of a Weir cluster running inside this JVM: it owns a share of the buckets, forwards
@@ -62,6 +63,7 @@ public final class WeirMember implements RateLimiter {
   private final Clock clock;
   private final HostPort advertiseAddress;
   private final Duration leaveWait;
+  private final Level lifecycleLevel;
   private Server server;
   private PeerListener peerListener;
   private volatile State state = State.CREATED;
@@ -78,7 +80,8 @@ public final class WeirMember implements RateLimiter {
       InputLimits limits,
       Clock clock,
       HostPort advertiseAddress,
-      Duration leaveWait) {
+      Duration leaveWait,
+      Level lifecycleLevel) {
     this.cluster = cluster;
     this.scheduler = scheduler;
     this.discovery = discovery;
@@ -91,6 +94,7 @@ public final class WeirMember implements RateLimiter {
     this.clock = clock;
     this.advertiseAddress = advertiseAddress;
     this.leaveWait = leaveWait;
+    this.lifecycleLevel = lifecycleLevel;
   }
 
   /**
@@ -128,12 +132,13 @@ public final class WeirMember implements RateLimiter {
       throw new IOException("cannot join the cluster: " + e.getMessage(), e);
     }
     state = State.STARTED;
-    LOG.info(
-        "Weir member {} started; peer listener: {}",
-        advertiseAddress,
-        peerListener == null
-            ? "none (no peers)"
-            : "port " + peerListener.port() + ", security " + security.describe());
+    LOG.atLevel(lifecycleLevel)
+        .log(
+            "Weir member {} started; peer listener: {}",
+            advertiseAddress,
+            peerListener == null
+                ? "none (no peers)"
+                : "port " + peerListener.port() + ", security " + security.describe());
     return this;
   }
 
@@ -253,10 +258,11 @@ public final class WeirMember implements RateLimiter {
     }
     state = State.LEFT;
     cluster.leave(leaveWait);
-    LOG.info(
-        "Weir member {} left the cluster: handed {} buckets to their next owners",
-        advertiseAddress,
-        cluster.handOff().sentCount());
+    LOG.atLevel(lifecycleLevel)
+        .log(
+            "Weir member {} left the cluster: handed {} buckets to their next owners",
+            advertiseAddress,
+            cluster.handOff().sentCount());
   }
 
   /**
