@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * A full member of a Weir cluster running inside this JVM: it owns a share of the buckets, forwards
+ * A full member of a Weir cluster running inside this JVM, a {@link ClusterNode} with its servers
+ * and discovery: it owns a share of the buckets, forwards
  * the rest to their owners in batches and serves {@code PeersV1} to the other members on its peer
  * listener, a gRPC server of its own with its own threads, which only members get through (see
  * {@link PeerSecurity}). A member that cannot have peers (a fixed list of itself) opens no peer
