@@ -33,6 +33,7 @@ import java.time.ZoneId;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.IntFunction;
+import org.slf4j.event.Level;
 
 /**
  * The entry point for running Weir inside a JVM service: {@link #builder()} makes a {@link
@@ -89,6 +90,7 @@ public final class Weir {
     private Clock clock = SystemClock.INSTANCE;
     private ZoneId zone = ZoneId.systemDefault();
     private Duration leaveWait = DEFAULT_LEAVE_WAIT;
+    private Level lifecycleLevel = Level.INFO;
     private HostPort peerAddress;
     private PeerSecret peerSecret;
     private PeerTls peerTls;
@@ -294,6 +296,16 @@ public final class Weir {
       return this;
     }
 
+    /**
+     * Makes the member log its start, its peer changes and its leaving at DEBUG rather than INFO:
+     * for a member that is a detail of its process, such as a warm-up's, whose cluster of one is
+     * no news to an operator.
+     */
+    public Builder lifecycleAtDebug() {
+      this.lifecycleLevel = Level.DEBUG;
+      return this;
+    }
+
     /** Sets the longest wait for each step of leaving the cluster on close (default 5 s). */
     public Builder leaveWait(Duration value) {
       if (value.isNegative()) {
@@ -404,6 +416,7 @@ public final class Weir {
                 clock,
                 peers,
                 member -> security.channel(book.peerAddress(member)));
+        cluster.membership().logChangesAt(lifecycleLevel);
         clusterSettings
             .snapshotDir()
             .ifPresent(
@@ -423,7 +436,8 @@ public final class Weir {
             inputLimits,
             clock,
             advertise,
-            leaveWait);
+            leaveWait,
+            lifecycleLevel);
       } catch (RuntimeException | Error e) {
         if (scheduler != null) {
           scheduler.close();

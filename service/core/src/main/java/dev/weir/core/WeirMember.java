@@ -26,9 +26,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
- * A full member of a Weir cluster running inside this JVM: it owns a share of the buckets, forwards
+ * A full member of a Weir cluster running inside this JVM, a {@link ClusterNode} with its servers
+ * and discovery: it owns a share of the buckets, forwards
  * the rest to their owners in batches and serves {@code PeersV1} to the other members on its peer
  * listener, a gRPC server of its own with its own threads, which only members get through (see
  * {@link PeerSecurity}). A member that cannot have peers (a fixed list of itself) opens no peer
@@ -62,6 +64,7 @@ public final class WeirMember implements RateLimiter {
   private final Clock clock;
   private final HostPort advertiseAddress;
   private final Duration leaveWait;
+  private final Level lifecycleLevel;
   private Server server;
   private PeerListener peerListener;
   private volatile State state = State.CREATED;
@@ -78,7 +81,8 @@ public final class WeirMember implements RateLimiter {
       InputLimits limits,
       Clock clock,
       HostPort advertiseAddress,
-      Duration leaveWait) {
+      Duration leaveWait,
+      Level lifecycleLevel) {
     this.cluster = cluster;
     this.scheduler = scheduler;
     this.discovery = discovery;
@@ -91,6 +95,7 @@ public final class WeirMember implements RateLimiter {
     this.clock = clock;
     this.advertiseAddress = advertiseAddress;
     this.leaveWait = leaveWait;
+    this.lifecycleLevel = lifecycleLevel;
   }
 
   /**
@@ -128,12 +133,13 @@ public final class WeirMember implements RateLimiter {
       throw new IOException("cannot join the cluster: " + e.getMessage(), e);
     }
     state = State.STARTED;
-    LOG.info(
-        "Weir member {} started; peer listener: {}",
-        advertiseAddress,
-        peerListener == null
-            ? "none (no peers)"
-            : "port " + peerListener.port() + ", security " + security.describe());
+    LOG.atLevel(lifecycleLevel)
+        .log(
+            "Weir member {} started; peer listener: {}",
+            advertiseAddress,
+            peerListener == null
+                ? "none (no peers)"
+                : "port " + peerListener.port() + ", security " + security.describe());
     return this;
   }
 
@@ -253,10 +259,11 @@ public final class WeirMember implements RateLimiter {
     }
     state = State.LEFT;
     cluster.leave(leaveWait);
-    LOG.info(
-        "Weir member {} left the cluster: handed {} buckets to their next owners",
-        advertiseAddress,
-        cluster.handOff().sentCount());
+    LOG.atLevel(lifecycleLevel)
+        .log(
+            "Weir member {} left the cluster: handed {} buckets to their next owners",
+            advertiseAddress,
+            cluster.handOff().sentCount());
   }
 
   /**

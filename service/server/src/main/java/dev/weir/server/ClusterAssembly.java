@@ -1,8 +1,10 @@
 package dev.weir.server;
 
 import dev.weir.core.WeirMember;
+import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.health.DrainingComponent;
 import dev.weir.core.health.HealthChecker;
+import dev.weir.core.health.NodeHealth;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.core.toplimited.TopLimited;
@@ -21,9 +23,11 @@ import java.util.concurrent.ScheduledExecutorService;
  */
 record ClusterAssembly(
     WeirMember member,
+    ClusterNode node,
     OverLimitRecorder overLimit,
     HttpRoute topLimitedRoute,
     HealthChecker health,
+    NodeHealth nodeHealth,
     DrainingComponent draining) {
 
   /** Builds the member (and its discovery timers), recording each in {@code components}. */
@@ -47,7 +51,8 @@ record ClusterAssembly(
                     discoveryTimers,
                     transport.metrics()),
             started -> started.close(Duration.ZERO));
-    ClusterMetrics.watch(member.cluster(), transport.metrics());
+    ClusterNode node = member.cluster();
+    ClusterMetrics.watch(node, transport.metrics());
     TopLimited topLimited =
         b.topLimited.enabled()
             ? new TopLimited(
@@ -55,20 +60,21 @@ record ClusterAssembly(
                 b.clock)
             : null;
     if (topLimited != null) {
-      member.cluster().topLimitedFrom(topLimited::view);
+      node.topLimitedFrom(topLimited::view);
     }
     OverLimitRecorder overLimit =
         overLimitRecorder(topLimited, b.topLimited, transport.registry());
     HttpRoute topLimitedRoute =
-        new TopLimitedRoute(topLimited, member.cluster(), b.topLimited).route();
+        new TopLimitedRoute(topLimited, node, b.topLimited).route();
     if (transport.tracing() != null) {
-      member.cluster().service().traceWith(transport.tracing().cluster());
-      member.cluster().peers().traceWith(transport.tracing().cluster());
+      node.service().traceWith(transport.tracing().cluster());
+      node.peers().traceWith(transport.tracing().cluster());
     }
-    HealthChecker health = member.cluster().health();
+    HealthChecker health = node.health();
     DrainingComponent draining = new DrainingComponent();
     health.add(draining);
-    return new ClusterAssembly(member, overLimit, topLimitedRoute, health, draining);
+    return new ClusterAssembly(
+        member, node, overLimit, topLimitedRoute, health, node.nodeHealth(), draining);
   }
 
   /**

@@ -3,6 +3,8 @@ package dev.weir.server;
 import dev.weir.core.WeirMember;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.health.ConfigComponent;
+import dev.weir.core.health.NodeHealth;
+import dev.weir.core.health.HealthChecker;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.http.HttpListener;
@@ -73,7 +75,8 @@ record FrontDoorAssembly(
     }
     FrontDoors doors =
         FrontDoors.serve(
-            member,
+            member.service(),
+            cluster,
             envoy,
             transport.grpc(),
             b.frontDoors(transport.meter(), transport.registry(), cluster.overLimit()));
@@ -119,7 +122,8 @@ record FrontDoorAssembly(
         () ->
             startStatus(
                 b.ops,
-                cluster.member(),
+                cluster.nodeHealth(),
+                cluster.health(),
                 transport.tls(),
                 transport.registry(),
                 cluster.topLimitedRoute()),
@@ -147,7 +151,8 @@ record FrontDoorAssembly(
 
   private static StatusListener startStatus(
       OpsSettings ops,
-      WeirMember member,
+      NodeHealth nodeHealth,
+      HealthChecker health,
       NodeTls tls,
       PrometheusMeterRegistry registry,
       HttpRoute topLimited)
@@ -156,8 +161,8 @@ record FrontDoorAssembly(
     try {
       return StatusListener.start(
           address,
-          member.cluster().nodeHealth(),
-          member.cluster().health(),
+          nodeHealth,
+          health,
           registry,
           tls.node().orElse(null),
           ops.http(),

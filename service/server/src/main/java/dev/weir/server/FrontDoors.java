@@ -1,9 +1,8 @@
 package dev.weir.server;
 
-import dev.weir.core.WeirMember;
-import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
+import dev.weir.core.limiter.RateLimitService;
 import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
@@ -50,20 +49,23 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
    * envoy} not null, registers its quota service as the receiver of the shares owners push.
    */
   static FrontDoors serve(
-      WeirMember member, EnvoyAdapter envoy, ClientGrpcListener grpc, Settings settings) {
-    ClusterNode cluster = member.cluster();
+      RateLimitService service,
+      ClusterAssembly cluster,
+      EnvoyAdapter envoy,
+      ClientGrpcListener grpc,
+      Settings settings) {
     NodeHealth nodeHealth = cluster.nodeHealth();
     NativeCheck check =
         new NativeCheck(
-            member.service(), settings.limits(), settings.meter(), settings.overLimit());
+            service, settings.limits(), settings.meter(), settings.overLimit());
     grpc.serve(new V1Service(check, nodeHealth));
     List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(check, nodeHealth).routes());
     routes.add(ReadinessRoute.of(cluster.health()));
     routes.add(new PrometheusEndpoint(settings.registry()).route());
     routes.add(BuildInfo.route());
-    routes.add(new StatusRoute(cluster, envoy, settings.registry()).route());
+    routes.add(new StatusRoute(cluster.node(), envoy, settings.registry()).route());
     routes.add(
-        new ExplainRoute(envoy, settings.limits(), member.service(), settings.clock()).route());
+        new ExplainRoute(envoy, settings.limits(), service, settings.clock()).route());
     routes.addAll(StatusPage.routes());
     routes.addAll(settings.extraRoutes().apply(cluster.health()));
     if (envoy == null) {
@@ -72,13 +74,13 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
     }
     RlqsService rlqs =
         envoy.rlqs(
-            cluster.quota()::report,
-            cluster.self(),
+            cluster.node().quota()::report,
+            cluster.node().self(),
             settings.rlqs(),
             settings.limits(),
             settings.clock(),
             settings.registry());
-    cluster.quota().receiveWith(rlqs);
+    cluster.node().quota().receiveWith(rlqs);
     grpc.serveEnvoy(envoy.grpcService(), rlqs);
     routes.addAll(envoy.httpRoutes());
     return new FrontDoors(routes, rlqs);

@@ -3,6 +3,7 @@ package dev.weir.server;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,12 +16,6 @@ import org.slf4j.LoggerFactory;
 final class Listeners {
 
   private static final Logger LOG = LoggerFactory.getLogger(Listeners.class);
-
-  /** Stops a listener, waiting up to a grace for its calls in flight. */
-  @FunctionalInterface
-  interface Stop<T> {
-    void stop(T listener, Duration grace);
-  }
 
   private record Listener(String name, Consumer<Duration> stop, Duration cap) {}
 
@@ -35,16 +30,16 @@ final class Listeners {
    * Starts the listener {@code name} with {@code start} and adds it, to be stopped by {@code stop};
    * returns it.
    */
-  <T> T open(String name, Lifecycle.Start<T> start, Stop<? super T> stop) throws Exception {
+  <T> T open(String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop) throws Exception {
     return open(name, start, stop, null);
   }
 
   /** Starts and adds the listener {@code name} as above, given at most {@code cap} to stop. */
-  <T> T open(String name, Lifecycle.Start<T> start, Stop<? super T> stop, Duration cap)
+  <T> T open(String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop, Duration cap)
       throws Exception {
     T listener = start.start();
     synchronized (this) {
-      listeners.add(new Listener(name, grace -> stop.stop(listener, grace), cap));
+      listeners.add(new Listener(name, grace -> stop.accept(listener, grace), cap));
     }
     return listener;
   }

@@ -9,7 +9,6 @@ import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
@@ -57,32 +56,6 @@ final class LogSetup {
         }
       }
     }
-  }
-
-  /**
-   * Raises the loggers named {@code names} to WARN where they log less severe events, until the
-   * returned handle is closed, which restores their levels; does nothing unless Logback logs.
-   */
-  static Quiet quiet(List<String> names) {
-    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
-      return () -> {};
-    }
-    List<Runnable> restore = new ArrayList<>();
-    for (String name : names) {
-      ch.qos.logback.classic.Logger logger = context.getLogger(name);
-      if (!logger.getEffectiveLevel().isGreaterOrEqual(Level.WARN)) {
-        Level previous = logger.getLevel();
-        logger.setLevel(Level.WARN);
-        restore.add(() -> logger.setLevel(previous));
-      }
-    }
-    return () -> restore.forEach(Runnable::run);
-  }
-
-  /** A handle that, when closed, restores the levels {@link #quiet} raised. */
-  interface Quiet extends AutoCloseable {
-    @Override
-    void close();
   }
 
   /**

@@ -20,8 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster member of a node: built on the node's started gRPC listener, finding its peers with
- * the configured discovery, joined once the listeners are ready and left before they stop.
+ * The steps that build, join and leave a node's {@link WeirMember}, not a member itself: the member
+ * is built on the node's started gRPC listener, finds its peers with the configured discovery, is
+ * joined once the listeners are ready and left before they stop.
  */
 final class NodeMember {
 

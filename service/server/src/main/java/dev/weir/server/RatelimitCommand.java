@@ -94,7 +94,7 @@ final class RatelimitCommand implements Command {
         compat.statsd().map(s -> s.host() + ":" + s.port()).orElse("off"),
         compat.prometheus().map(p -> p.address() + p.path()).orElse("off"),
         compat.tracing().describe(),
-        running.node().cluster().membership().ring().peers());
+        running.node().peers());
     running.node().awaitTermination();
     return 0;
   }

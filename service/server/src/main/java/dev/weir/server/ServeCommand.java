@@ -280,7 +280,7 @@ final class ServeCommand implements Command {
         + " peer_port="
         + (node.peerPort().isPresent() ? node.peerPort().getAsInt() : "off")
         + " peers="
-        + node.cluster().membership().ring().peers()
+        + node.peers()
         + " handoff="
         + cluster.handoff()
         + " peer_failure_mode="

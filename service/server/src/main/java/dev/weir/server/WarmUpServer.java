@@ -34,12 +34,6 @@ final class WarmUpServer implements AutoCloseable {
    */
   static final int BUCKETS = 512;
 
-  /**
-   * The loggers kept to warnings while the member starts and closes: its joining and leaving a
-   * cluster of one is not news to an operator.
-   */
-  private static final List<String> QUIET = List.of("dev.weir.core");
-
   private final ClientGrpcListener listener;
   private final WeirMember member;
   private final PrometheusMeterRegistry registry;
@@ -53,7 +47,8 @@ final class WarmUpServer implements AutoCloseable {
 
   /**
    * Starts the listener on a loopback port and its member; serves {@code ShouldRateLimit} when
-   * {@code envoy} is not null. The member's start and close log only warnings.
+   * {@code envoy} is not null. The member logs its start, its cluster of one and its
+   * close at DEBUG, as they are no news to an operator.
    *
    * @param limits the node's input limits, the largest gRPC message among them
    * @param clock the clock decisions are made at
@@ -66,7 +61,7 @@ final class WarmUpServer implements AutoCloseable {
     CheckMeter meter = new CheckMeter(metrics);
     ClientGrpcListener listener = null;
     WeirMember member = null;
-    try (LogSetup.Quiet quiet = LogSetup.quiet(QUIET)) {
+    try {
       listener =
           ClientGrpcListener.start(
               new ClientGrpcListener.Settings(
@@ -87,6 +82,7 @@ final class WarmUpServer implements AutoCloseable {
               .clock(clock)
               .metrics(metrics)
               .inputLimits(limits)
+              .lifecycleAtDebug()
               .build()
               .start();
       listener.serve(
@@ -125,9 +121,7 @@ final class WarmUpServer implements AutoCloseable {
         listener.server().shutdownNow();
       }
       if (member != null) {
-        try (LogSetup.Quiet quiet = LogSetup.quiet(QUIET)) {
-          member.close(Duration.ZERO);
-        }
+        member.close(Duration.ZERO);
       }
     } finally {
       registry.close();

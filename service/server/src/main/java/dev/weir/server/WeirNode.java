@@ -39,7 +39,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Weir node: the rate-limit service, its gRPC listener ({@link ClientGrpcListener}),
+ * One running {@code weir.jar} node, the process around a {@link WeirMember}: the rate-limit
+ * service, its gRPC listener ({@link ClientGrpcListener}),
  * its peer listener ({@code pb.gubernator.PeersV1}, only when it may have peers), its HTTP listener
  * (the JSON gateway, {@code GET /readyz}, {@code GET /metrics}, {@code GET /version}) and, when
  * {@code WEIR_STATUS_HTTP_ADDRESS} is set, its {@link StatusListener}. Build and start it with
@@ -54,6 +55,8 @@ public final class WeirNode implements AutoCloseable {
 
   private final Lifecycle components;
   private final WeirMember member;
+  private final ClusterNode cluster;
+  private final HealthChecker health;
   private final HostPort advertiseAddress;
   private final NodeTls tls;
   private final GrpcHealth grpcHealth;
@@ -68,7 +71,7 @@ public final class WeirNode implements AutoCloseable {
 
   private WeirNode(
       Lifecycle components,
-      WeirMember member,
+      ClusterAssembly cluster,
       HostPort advertiseAddress,
       NodeTls tls,
       GrpcHealth grpcHealth,
@@ -80,7 +83,9 @@ public final class WeirNode implements AutoCloseable {
       ClientGrpcListener grpc,
       NodeTracing tracing) {
     this.components = components;
-    this.member = member;
+    this.member = cluster.member();
+    this.cluster = cluster.node();
+    this.health = cluster.health();
     this.advertiseAddress = advertiseAddress;
     this.tls = tls;
     this.grpcHealth = grpcHealth;
@@ -352,7 +357,7 @@ public final class WeirNode implements AutoCloseable {
     OperationsAssembly.start(b, transport, cluster, doors, components);
     return new WeirNode(
         components,
-        member,
+        cluster,
         transport.advertise(),
         transport.tls(),
         transport.grpcHealth(),
@@ -479,7 +484,12 @@ public final class WeirNode implements AutoCloseable {
 
   /** Returns the node's cluster member. */
   public ClusterNode cluster() {
-    return member.cluster();
+    return cluster;
+  }
+
+  /** Returns the members of the node's current hash ring, itself included. */
+  public List<String> peers() {
+    return cluster.membership().ring().peers();
   }
 
   /**
@@ -487,7 +497,7 @@ public final class WeirNode implements AutoCloseable {
    * readiness is {@link HealthChecker#ready()}.
    */
   public HealthChecker health() {
-    return member.cluster().health();
+    return health;
   }
 
   /**

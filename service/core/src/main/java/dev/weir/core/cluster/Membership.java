@@ -17,6 +17,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The current hash ring, replaced whole (one volatile write) each time the peer set changes. Readers
@@ -60,6 +61,7 @@ public final class Membership implements Consumer<Set<String>> {
   private final Duration departedTtl;
   private final Supplier<Set<String>> down;
   private final AtomicLong changes = new AtomicLong();
+  private volatile Level changesLevel = Level.INFO;
 
   /**
    * Starts with {@code initial}, usually an empty ring carrying the replica and hash settings; a
@@ -95,6 +97,11 @@ public final class Membership implements Consumer<Set<String>> {
     this.clock = clock;
     this.scheduler = scheduler;
     this.departedTtl = departedTtl;
+  }
+
+  /** Logs each change of the ring at {@code level} (INFO unless set). */
+  public void logChangesAt(Level level) {
+    this.changesLevel = level;
   }
 
   /** Returns the current ring. */
@@ -248,7 +255,7 @@ public final class Membership implements Consumer<Set<String>> {
 
   // Called by the delivering thread only, outside the membership's lock.
   private void notifyListeners(HashRing before, HashRing after) {
-    LOG.info("peers changed: {} -> {}", before.peers(), after.peers());
+    LOG.atLevel(changesLevel).log("peers changed: {} -> {}", before.peers(), after.peers());
     for (RingListener l : listeners) {
       try {
         l.ringChanged(before, after);
