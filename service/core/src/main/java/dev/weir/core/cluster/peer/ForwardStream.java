@@ -255,7 +255,7 @@ final class ForwardStream {
       List<Waiting> expired = new ArrayList<>();
       List<Waiting> dropped = List.of();
       long next;
-      RuntimeException stalled = null;
+      RuntimeException stall = null;
       synchronized (lock) {
         long now = clock.monotonicNanos();
         Iterator<Waiting> oldestFirst = pending.values().iterator();
@@ -275,8 +275,8 @@ final class ForwardStream {
           if (stream == this) {
             stream = null;
           }
-          stalled = stalled(Duration.ofNanos(now - unansweredSince));
-          endedWith = stalled;
+          stall = stalled(Duration.ofNanos(now - unansweredSince));
+          endedWith = stall;
           dropped = new ArrayList<>(pending.values());
           pending.clear();
           next = -1;
@@ -286,17 +286,17 @@ final class ForwardStream {
       if (next >= 0) {
         armTimer(Duration.ofNanos(next));
       }
-      if (stalled != null) {
+      if (stall != null) {
         // Dropped first, so that a batch sent as these fail goes out on a new connection.
-        requests.onError(stalled);
+        requests.onError(stall);
         onStall.run();
       }
       RuntimeException due = noAnswer("no answer on the forwarding stream within " + timeout);
       for (Waiting w : expired) {
-        w.answer.completeExceptionally(stalled == null ? due : stalled);
+        w.answer.completeExceptionally(stall == null ? due : stall);
       }
       for (Waiting w : dropped) {
-        w.answer.completeExceptionally(stalled);
+        w.answer.completeExceptionally(stall);
       }
     }
   }
