@@ -2,9 +2,8 @@ package dev.weir.server;
 
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
-import dev.weir.core.limiter.RateLimitService;
-import dev.weir.http.HttpRoute;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.time.Clock;
 import dev.weir.core.toplimited.OverLimitRecorder;
@@ -14,6 +13,7 @@ import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
+import dev.weir.http.HttpRoute;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;

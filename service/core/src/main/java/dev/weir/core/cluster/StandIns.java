@@ -1,9 +1,9 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.limiter.BucketCheck;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.weir.core.cluster.ring.StandInKeys;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;

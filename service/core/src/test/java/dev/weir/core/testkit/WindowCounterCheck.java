@@ -1,9 +1,9 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
