@@ -26,9 +26,17 @@ record ClusterAssembly(
     ClusterNode node,
     OverLimitRecorder overLimit,
     HttpRoute topLimitedRoute,
-    HealthChecker health,
-    NodeHealth nodeHealth,
     DrainingComponent draining) {
+
+  /** Returns the node's health components, the draining one among them. */
+  HealthChecker health() {
+    return node.health();
+  }
+
+  /** Returns what {@code HealthCheck} reports of the node. */
+  NodeHealth nodeHealth() {
+    return node.nodeHealth();
+  }
 
   /** Builds the member (and its discovery timers), recording each in {@code components}. */
   static ClusterAssembly start(
@@ -70,11 +78,9 @@ record ClusterAssembly(
       node.service().traceWith(transport.tracing().cluster());
       node.peers().traceWith(transport.tracing().cluster());
     }
-    HealthChecker health = node.health();
     DrainingComponent draining = new DrainingComponent();
-    health.add(draining);
-    return new ClusterAssembly(
-        member, node, overLimit, topLimitedRoute, health, node.nodeHealth(), draining);
+    node.health().add(draining);
+    return new ClusterAssembly(member, node, overLimit, topLimitedRoute, draining);
   }
 
   /**
