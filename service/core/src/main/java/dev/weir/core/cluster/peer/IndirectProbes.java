@@ -56,7 +56,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final Map<String, Integer> failedRounds = new HashMap<>();
   private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
   private volatile Set<String> unreached = Set.of();
-  private final DownPeerRounds rounds;
+  private final PeerRounds rounds;
   private boolean closed;
 
   /**
@@ -81,7 +81,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     this.members = members;
     this.timeout = timeout;
     this.changed = changed;
-    this.rounds = new DownPeerRounds(liveness, members, scheduler, interval, this::check);
+    this.rounds = new PeerRounds(liveness::down, members, scheduler, interval, this::check);
   }
 
   /** Returns the peers found down that no other peer reaches: those that leave the ring. */

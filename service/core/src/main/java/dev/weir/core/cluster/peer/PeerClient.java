@@ -443,6 +443,19 @@ public final class PeerClient implements AutoCloseable {
    * may take longer than one probe).
    */
   public CompletableFuture<Void> probe(Duration timeout) {
+    return probe(timeout, Reporting.PROBE);
+  }
+
+  /**
+   * Asks an up peer with unanswered calls whether it answers, as {@link #probe} does, but reports
+   * only a success (which clears the peer's error): a failure is not counted against the peer, whose
+   * calls alone take it down.
+   */
+  public CompletableFuture<Void> confirm(Duration timeout) {
+    return probe(timeout, Reporting.CONFIRM);
+  }
+
+  private CompletableFuture<Void> probe(Duration timeout, Reporting reporting) {
     if (channel.getState(false) == ConnectivityState.CONNECTING) {
       long now = clock.monotonicNanos();
       if (connectingSeenAt == NOT_CONNECTING) {
@@ -461,7 +474,7 @@ public final class PeerClient implements AutoCloseable {
             stub.withWaitForReady()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance(), observer(call)));
-    return wrap(call, "probing", Reporting.PROBE).handle((resp, error) -> null);
+    return wrap(call, "probing", reporting).handle((resp, error) -> null);
   }
 
   /**
@@ -528,6 +541,8 @@ public final class PeerClient implements AutoCloseable {
     NOTICE,
     /** A success as a probe's, failures as any call's. */
     PROBE,
+    /** A success as a probe's, failures not at all. */
+    CONFIRM,
     /** Successes, and failures to reach this peer at all ({@code UNAVAILABLE}). */
     RELAY
   }
@@ -544,7 +559,7 @@ public final class PeerClient implements AutoCloseable {
         (value, error) -> {
           if (error == null) {
             try {
-              if (reporting == Reporting.PROBE) {
+              if (reporting == Reporting.PROBE || reporting == Reporting.CONFIRM) {
                 observer.probeAnswered(address);
               } else {
                 observer.answered(address);
@@ -563,7 +578,7 @@ public final class PeerClient implements AutoCloseable {
               if (s.getCode() == Status.Code.UNAVAILABLE) {
                 observer.notAnswering(address, message, true);
               }
-            } else if (reporting != Reporting.NOTICE) {
+            } else if (reporting != Reporting.NOTICE && reporting != Reporting.CONFIRM) {
               reportFailure(s, message);
             }
           } finally {

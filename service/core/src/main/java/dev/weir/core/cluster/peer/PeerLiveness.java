@@ -27,8 +27,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * announced it is leaving is down as well. A down peer is back only when it answers a probe (which
  * a node answers only once it has joined) or announces its return, never by a timer nor by
  * answering some other call (a node still joining answers the copies it asked for). A successful
- * call clears an up peer's error and unanswered calls; a call the peer answered with an error
- * status is kept as its error until then and changes nothing else. Peers never heard of are up.
+ * call or an answered probe clears an up peer's error and unanswered calls; a call the peer
+ * answered with an error status is kept as its error until then and changes nothing else. An up
+ * peer with unanswered calls is <em>unanswered</em> ({@link #unanswered()}): the prober probes it
+ * until it answers, so its error does not outlive the fault when no other call goes to it. Peers
+ * never heard of are up.
  * Listeners hear each change after the state changed, outside the lock, so a listener may read
  * {@link #down()} or call back into this class.
  */
@@ -54,6 +57,9 @@ public final class PeerLiveness implements PeerCallObserver {
     /** {@code peer} answered again after being down for {@code downFor}. */
     default void peerUp(String peer, Duration downFor) {}
 
+    /** A call to {@code peer}, which is up and stays up for now, went unanswered. */
+    default void peerUnanswered(String peer) {}
+
     /**
      * A call to {@code peer}, already down, failed: the failing call is about to be retried, so
      * whatever the peer going down changes must be in place now, even if another thread is still
@@ -77,6 +83,7 @@ public final class PeerLiveness implements PeerCallObserver {
   private final Map<String, Entry> peers = new HashMap<>();
   private final Map<String, Long> cameBack = new HashMap<>();
   private volatile Set<String> down = Set.of();
+  private volatile Set<String> unanswered = Set.of();
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
   /** Creates the record, timing outages on {@code clock}. */
@@ -95,6 +102,7 @@ public final class PeerLiveness implements PeerCallObserver {
     Entry e = peers.get(peer);
     if (e != null && !e.down) {
       peers.remove(peer);
+      publish();
     }
   }
 
@@ -103,18 +111,24 @@ public final class PeerLiveness implements PeerCallObserver {
     back(peer);
   }
 
-  /** Brings {@code peer} back up (it answered a probe or announced its return) and clears its error. */
+  /**
+   * Brings {@code peer} back up (it answered a probe or announced its return) and clears its error;
+   * of an up peer, clears the error and the unanswered calls.
+   */
   public void back(String peer) {
     Duration downFor;
     synchronized (this) {
       Entry e = peers.remove(peer);
-      if (e == null || !e.down) {
+      if (e == null) {
+        return;
+      }
+      publish();
+      if (!e.down) {
         return;
       }
       long now = clock.monotonicNanos();
       downFor = Duration.ofNanos(now - e.downSince);
       cameBack.put(peer, now);
-      publishDown();
     }
     listeners.forEach(l -> l.peerUp(peer, downFor));
   }
@@ -132,6 +146,8 @@ public final class PeerLiveness implements PeerCallObserver {
         wentDown = conclusive || e.failures >= FAILURES_TO_DOWN || onProbation(peer);
         if (wentDown) {
           goDown(e);
+        } else {
+          publish();
         }
       }
     }
@@ -139,6 +155,8 @@ public final class PeerLiveness implements PeerCallObserver {
       listeners.forEach(l -> l.stillDown(peer));
     } else if (wentDown) {
       notifyDown(peer, error);
+    } else {
+      listeners.forEach(l -> l.peerUnanswered(peer));
     }
   }
 
@@ -149,6 +167,7 @@ public final class PeerLiveness implements PeerCallObserver {
       if (!e.down) {
         e.error = error;
         e.failures = 0;
+        publish();
       }
     }
   }
@@ -180,7 +199,7 @@ public final class PeerLiveness implements PeerCallObserver {
     Set<String> kept = new HashSet<>(current);
     cameBack.keySet().retainAll(kept);
     if (peers.keySet().retainAll(kept)) {
-      publishDown();
+      publish();
     }
   }
 
@@ -192,6 +211,14 @@ public final class PeerLiveness implements PeerCallObserver {
   /** Returns the peers that are down, an immutable snapshot read without locking. */
   public Set<String> down() {
     return down;
+  }
+
+  /**
+   * Returns the peers that are up with calls unanswered since their last success, an immutable
+   * snapshot read without locking.
+   */
+  public Set<String> unanswered() {
+    return unanswered;
   }
 
   /** Returns why {@code peer} is down, or empty when it is up. */
@@ -225,19 +252,23 @@ public final class PeerLiveness implements PeerCallObserver {
   private void goDown(Entry e) {
     e.down = true;
     e.downSince = clock.monotonicNanos();
-    publishDown();
+    publish();
   }
 
-  // Called under the lock after every change of a peer's down flag.
-  private void publishDown() {
-    Set<String> out = new HashSet<>();
+  // Called under the lock after every change of a peer's down flag or unanswered calls.
+  private void publish() {
+    Set<String> outDown = new HashSet<>();
+    Set<String> outUnanswered = new HashSet<>();
     peers.forEach(
         (peer, e) -> {
           if (e.down) {
-            out.add(peer);
+            outDown.add(peer);
+          } else if (e.failures > 0) {
+            outUnanswered.add(peer);
           }
         });
-    down = Set.copyOf(out);
+    down = Set.copyOf(outDown);
+    unanswered = Set.copyOf(outUnanswered);
   }
 
   private Entry entry(String peer) {

@@ -3,34 +3,41 @@ package dev.weir.core.cluster.peer;
 import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
  * Probes the peers that are down until they answer, so a peer that returns is back on the ring
- * within one interval instead of after gRPC's reconnect backoff (which grows to minutes).
+ * within one interval instead of after gRPC's reconnect backoff (which grows to minutes), and the
+ * up peers with unanswered calls until they answer, so their error does not outlive a passing
+ * fault when no other call goes to them.
  *
- * <p>Design: while some peer is down, every {@code interval} each down peer that is a member
- * (discovered and not departed: a peer that announced it is leaving is probed only once its
- * departure mark expired) gets one {@link PeerClient#probe} with deadline {@code timeout}, unless
- * its last probe is still in flight. A probe's outcome reaches {@link PeerLiveness} like any
- * call's, which brings the peer up. The timer runs only while some peer is down.
+ * <p>Design: while some peer is down or unanswered ({@link PeerLiveness#unanswered()}), every
+ * {@code interval} each such peer that is a member (discovered and not departed: a peer that
+ * announced it is leaving is probed only once its departure mark expired) gets one probe with
+ * deadline {@code timeout}, unless its last probe is still in flight: a down peer {@link
+ * PeerClient#probe}, whose outcome reaches {@link PeerLiveness} like any call's and brings the peer
+ * up; an unanswered one {@link PeerClient#confirm}, whose answer clears its error and whose failure
+ * counts for nothing (its calls alone take it down). The timer runs only while some peer is down or
+ * unanswered.
  */
 public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
 
-  /** How often a peer that is down is probed. */
+  /** How often a peer that is down or unanswered is probed. */
   public static final Duration INTERVAL = Duration.ofMillis(500);
 
+  private final PeerLiveness liveness;
   private final PeerClientPool pool;
   private final Duration timeout;
   private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
-  private final DownPeerRounds rounds;
+  private final PeerRounds rounds;
 
   /**
-   * Creates the prober of {@code liveness}'s down peers among {@code members}, through {@code
-   * pool}'s clients, every {@code interval} on {@code scheduler}, each probe waiting up to {@code
-   * timeout}. Register it as a {@link PeerLiveness.Listener}.
+   * Creates the prober of {@code liveness}'s down and unanswered peers among {@code members},
+   * through {@code pool}'s clients, every {@code interval} on {@code scheduler}, each probe waiting
+   * up to {@code timeout}. Register it as a {@link PeerLiveness.Listener}.
    */
   public PeerProber(
       PeerLiveness liveness,
@@ -39,11 +46,12 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
       Scheduler scheduler,
       Duration interval,
       Duration timeout) {
+    this.liveness = liveness;
     this.pool = pool;
     this.timeout = timeout;
     this.rounds =
-        new DownPeerRounds(
-            liveness,
+        new PeerRounds(
+            () -> troubled(liveness),
             members,
             scheduler,
             interval,
@@ -59,15 +67,33 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
     rounds.start();
   }
 
+  @Override
+  public void peerUnanswered(String peer) {
+    rounds.start();
+  }
+
   /** Stops probing. */
   @Override
   public void close() {
     rounds.close();
   }
 
+  private static Set<String> troubled(PeerLiveness liveness) {
+    Set<String> down = liveness.down();
+    Set<String> unanswered = liveness.unanswered();
+    if (unanswered.isEmpty()) {
+      return down;
+    }
+    Set<String> both = new HashSet<>(down);
+    both.addAll(unanswered);
+    return both;
+  }
+
   private void probe(String peer) {
     try {
-      pool.get(peer).probe(timeout).whenComplete((ok, error) -> inFlight.remove(peer));
+      PeerClient client = pool.get(peer);
+      (liveness.isDown(peer) ? client.probe(timeout) : client.confirm(timeout))
+          .whenComplete((ok, error) -> inFlight.remove(peer));
     } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
       inFlight.remove(peer);
     }

@@ -32,6 +32,11 @@ class PeerLivenessTest {
           public void stillDown(String peer) {
             events.add("still down " + peer);
           }
+
+          @Override
+          public void peerUnanswered(String peer) {
+            events.add("unanswered " + peer + " " + liveness.unanswered());
+          }
         });
   }
 
@@ -45,7 +50,9 @@ class PeerLivenessTest {
 
     assertThat(downAfterTwo).isFalse();
     assertThat(liveness.isDown("b:1")).isTrue();
-    assertThat(events).containsExactly("down b:1 timeout 3 [b:1]");
+    assertThat(events)
+        .containsExactly(
+            "unanswered b:1 [b:1]", "unanswered b:1 [b:1]", "down b:1 timeout 3 [b:1]");
   }
 
   @Test
@@ -57,7 +64,7 @@ class PeerLivenessTest {
     liveness.notAnswering("b:1", "timeout", false);
 
     assertThat(liveness.isDown("b:1")).isFalse();
-    assertThat(events).isEmpty();
+    assertThat(events).hasSize(4).allMatch(e -> e.startsWith("unanswered "));
   }
 
   @Test
@@ -111,6 +118,56 @@ class PeerLivenessTest {
     assertThat(liveness.isDown("b:1")).isFalse();
     assertThat(liveness.troubled()).isEmpty();
     assertThat(events).containsExactly("down b:1 cannot connect [b:1]", "up b:1 after 1500 ms []");
+  }
+
+  @Test
+  void notAnswering_upPeer_unansweredUntilItAnswers() {
+    liveness.notAnswering("b:1", "timeout", false);
+    Set<String> afterTimeout = liveness.unanswered();
+
+    liveness.answered("b:1");
+
+    assertThat(afterTimeout).containsExactly("b:1");
+    assertThat(liveness.unanswered()).isEmpty();
+    assertThat(events).containsExactly("unanswered b:1 [b:1]");
+  }
+
+  @Test
+  void notAnswering_thirdInARow_downAndNoLongerUnanswered() {
+    for (int i = 0; i < PeerLiveness.FAILURES_TO_DOWN; i++) {
+      liveness.notAnswering("b:1", "timeout", false);
+    }
+
+    assertThat(liveness.unanswered()).isEmpty();
+    assertThat(liveness.down()).containsExactly("b:1");
+  }
+
+  @Test
+  void probeAnswered_upPeerWithUnansweredCalls_errorClearedWithoutAnUpEvent() {
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+
+    liveness.probeAnswered("b:1");
+    liveness.notAnswering("b:1", "timeout", false);
+    liveness.notAnswering("b:1", "timeout", false);
+
+    assertThat(liveness.isDown("b:1")).as("the count started over").isFalse();
+    assertThat(events)
+        .containsExactly(
+            "unanswered b:1 [b:1]",
+            "unanswered b:1 [b:1]",
+            "unanswered b:1 [b:1]",
+            "unanswered b:1 [b:1]");
+  }
+
+  @Test
+  void answeredWithError_upPeer_notUnanswered() {
+    liveness.notAnswering("b:1", "timeout", false);
+
+    liveness.answeredWithError("b:1", "INTERNAL: boom");
+
+    assertThat(liveness.unanswered()).isEmpty();
+    assertThat(liveness.troubled()).hasSize(1);
   }
 
   @Test

@@ -8,12 +8,13 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * A timer that, every {@code interval} while some peer is down, runs a round for each down peer
- * that is still a member; it is armed by {@link #start} and stops by itself when no peer is down.
+ * A timer that, every {@code interval} while some peer is in trouble (by a chosen measure: down, or
+ * down or unanswered), runs a round for each such peer that is still a member; it is armed by {@link
+ * #start} and stops by itself when no peer is in trouble.
  */
-final class DownPeerRounds implements AutoCloseable {
+final class PeerRounds implements AutoCloseable {
 
-  private final PeerLiveness liveness;
+  private final Supplier<Set<String>> troubled;
   private final Supplier<? extends Collection<String>> members;
   private final Scheduler scheduler;
   private final Duration interval;
@@ -22,16 +23,16 @@ final class DownPeerRounds implements AutoCloseable {
   private boolean closed;
 
   /**
-   * Creates the timer of {@code liveness}'s down peers among {@code members}, running {@code round}
-   * for each of them every {@code interval} on {@code scheduler}.
+   * Creates the timer of the {@code troubled} peers among {@code members}, running {@code round} for
+   * each of them every {@code interval} on {@code scheduler}.
    */
-  DownPeerRounds(
-      PeerLiveness liveness,
+  PeerRounds(
+      Supplier<Set<String>> troubled,
       Supplier<? extends Collection<String>> members,
       Scheduler scheduler,
       Duration interval,
       Consumer<String> round) {
-    this.liveness = liveness;
+    this.troubled = troubled;
     this.members = members;
     this.scheduler = scheduler;
     this.interval = interval;
@@ -56,16 +57,16 @@ final class DownPeerRounds implements AutoCloseable {
   }
 
   private void tick() {
-    Set<String> down;
+    Set<String> now;
     synchronized (this) {
-      down = liveness.down();
-      if (closed || down.isEmpty()) {
+      now = troubled.get();
+      if (closed || now.isEmpty()) {
         scheduled = false;
         return;
       }
     }
     Collection<String> current = members.get();
-    for (String peer : down) {
+    for (String peer : now) {
       if (current.contains(peer)) {
         round.accept(peer);
       }

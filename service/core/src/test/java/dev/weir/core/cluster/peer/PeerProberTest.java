@@ -1,0 +1,171 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.proto.gubernator.ForwardAnswers;
+import dev.weir.proto.gubernator.ForwardBatch;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.PeersV1Grpc;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The prober over a real loopback peer: an up peer whose forwarded batch went unanswered is probed
+ * until it answers, so its error does not outlive the fault when no other call goes to it, and a
+ * probe it does not answer does not count against it.
+ */
+class PeerProberTest {
+
+  private static final Duration BATCH_TIMEOUT = Duration.ofMillis(500);
+  private static final Duration PROBE_TIMEOUT = Duration.ofMillis(200);
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final PeerLiveness liveness = new PeerLiveness(clock);
+  private final AtomicInteger batches = new AtomicInteger();
+  private final AtomicInteger probes = new AtomicInteger();
+  private final AtomicInteger probesAnswered = new AtomicInteger();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private String address;
+  private PeerClient client;
+
+  @AfterEach
+  void stop() throws Exception {
+    for (AutoCloseable r : resources) {
+      r.close();
+    }
+  }
+
+  @Test
+  void unansweredBatch_noOtherTraffic_peerProbedUntilItAnswersAndItsErrorCleared()
+      throws Exception {
+    start(true);
+    sendOneBatchThatGoesUnanswered();
+    assertThat(liveness.unanswered()).containsExactly(address);
+    assertThat(liveness.troubled())
+        .singleElement()
+        .satisfies(s -> assertThat(s.error()).contains("no answer on the forwarding stream"));
+
+    scheduler.advance(PeerProber.INTERVAL);
+
+    Await.until(
+        Duration.ofSeconds(5), () -> liveness.troubled().isEmpty(), "the probe's answer clears");
+    assertThat(probesAnswered).hasValue(1);
+    assertThat(liveness.unanswered()).isEmpty();
+    assertThat(liveness.isDown(address)).isFalse();
+    scheduler.advance(PeerProber.INTERVAL.multipliedBy(3));
+    assertThat(probes).as("the timer stops once no peer is in trouble").hasValue(1);
+  }
+
+  @Test
+  void unansweredBatch_probesUnansweredToo_peerStaysUpWithItsError() throws Exception {
+    start(false);
+    sendOneBatchThatGoesUnanswered();
+
+    int rounds = PeerLiveness.FAILURES_TO_DOWN + 1;
+    // A round skips a peer whose probe is still in flight: rounds go on until that many were sent.
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          scheduler.advance(PeerProber.INTERVAL);
+          return probes.get() >= rounds;
+        },
+        rounds + " probes sent");
+
+    assertThat(liveness.isDown(address)).as("only calls take an up peer down").isFalse();
+    assertThat(liveness.unanswered()).containsExactly(address);
+    assertThat(liveness.troubled()).hasSize(1);
+  }
+
+  /** Sends one forwarded item on a stream the peer never answers and lets its deadline pass. */
+  private void sendOneBatchThatGoesUnanswered() throws InterruptedException {
+    CompletableFuture<RateLimitResponse> unanswered =
+        client.forward(RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build());
+    Await.until(Duration.ofSeconds(5), () -> batches.get() == 1, "the peer has the batch");
+    scheduler.advance(BATCH_TIMEOUT);
+    assertThat(unanswered).isCompletedExceptionally();
+  }
+
+  /**
+   * Starts a loopback peer that never answers a forwarded batch and answers probes when {@code
+   * answersProbes}, and a client of it in a pool watched by a prober.
+   */
+  private void start(boolean answersProbes) throws Exception {
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .addService(peer(answersProbes))
+            .build()
+            .start();
+    resources.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    address = "127.0.0.1:" + server.getPort();
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+    resources.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    client =
+        new PeerClient(
+            address,
+            channel,
+            new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false),
+            scheduler,
+            clock);
+    PeerClientPool pool = new PeerClientPool(a -> client, liveness, peer -> false);
+    PeerProber prober =
+        new PeerProber(
+            liveness, pool, () -> Set.of(address), scheduler, PeerProber.INTERVAL, PROBE_TIMEOUT);
+    liveness.addListener(prober);
+    resources.add(0, prober);
+    pool.get(address);
+  }
+
+  private PeersV1Grpc.PeersV1ImplBase peer(boolean answersProbes) {
+    return new PeersV1Grpc.PeersV1ImplBase() {
+      @Override
+      public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+        return new StreamObserver<>() {
+          @Override
+          public void onNext(ForwardBatch batch) {
+            batches.incrementAndGet();
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {
+            answers.onCompleted();
+          }
+        };
+      }
+
+      @Override
+      public void getPeerRateLimits(
+          GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+        probes.incrementAndGet();
+        if (answersProbes) {
+          probesAnswered.incrementAndGet();
+          answer.onNext(GetPeerRateLimitsResp.getDefaultInstance());
+          answer.onCompleted();
+        }
+      }
+    };
+  }
+}
