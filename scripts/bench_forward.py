@@ -10,8 +10,8 @@ is warm-up, not a per-item cost). It also reads the forwarding batches from A's
 /metrics (items per GetPeerRateLimits call). Run once with batching (the default) and once with
 BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
 
-  scripts/bench_forward.py                  # ITEMS=1, 10 s per run after a 30 s warm-up
-  ITEMS=10 RUN_SECONDS=20 scripts/bench_forward.py
+  scripts/bench_forward.py                  # ITEMS=1: 30 s warm-up each, 6 rounds of 5 s + 5 s
+  ITEMS=10 ROUNDS=10 scripts/bench_forward.py
   BATCHING=off scripts/bench_forward.py     # WEIR_DISABLE_BATCHING=true on both nodes
   MODE=rls scripts/bench_forward.py         # Envoy ShouldRateLimit, one descriptor per call
   LIGHT_RPS=100 scripts/bench_forward.py    # also a light-load run: 1 stream at 100 calls/s
@@ -21,9 +21,11 @@ BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
   SYSCALLS=1 scripts/bench_forward.py       # system calls per item on each node (perf stat)
 
 MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
-(ITEMS is 1), on an address whose counter A owns, then on one B owns. Prints one line per run: items/s,
-CPU us per item on A (front) and B (owner), in the kernel, context switches per item, mean batch size,
-call latency p50/p99; then forwarded/local throughput. With LIGHT_RPS, one connection and one stream send
+(ITEMS is 1), on an address whose counter A owns, then on one B owns. After warming both up it measures
+ROUNDS rounds, each a local and a forwarded run of RUN_SECONDS in alternating order, so that a drift in
+the machine's speed falls on both alike. Prints one line per run: items/s, CPU us per item on A (front)
+and B (owner), in the kernel, context switches per item, mean batch size, call latency p50/p99; then
+each round's forwarded/local throughput, and their median, min and max. With LIGHT_RPS, one connection and one stream send
 that many calls per second for RUN_SECONDS, local then forwarded, and their p50/p99 are printed.
 """
 import json
@@ -43,7 +45,9 @@ from grpc_body import field_bytes, field_varint  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 JAR = os.environ.get("JAR", "service/server/target/weir.jar")
 ITEMS = int(os.environ.get("ITEMS", "1"))
-SECONDS = int(os.environ.get("RUN_SECONDS", "10"))
+SECONDS = int(os.environ.get("RUN_SECONDS", "5"))
+# Measured rounds, each a local and a forwarded run of RUN_SECONDS (alternating which goes first).
+ROUNDS = int(os.environ.get("ROUNDS", "6"))
 WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
 MODE = os.environ.get("MODE", "v1")
@@ -211,52 +215,37 @@ def main():
                 {"name": name, "unique_key": unique, "hits": "0", "limit": "1000000000000",
                  "duration": "3600000"}]})["responses"][0]
             (forwarded if answer.get("metadata", {}).get("owner") else local).append(key)
-        runs = {}
+        paths = {}
         for kind, keys in (("local", local[:want]), ("forwarded", forwarded[:want])):
-            path = os.path.join(work, kind + ".bin")
-            open(path, "wb").write(rls_body(keys[0]) if MODE == "rls" else body(keys))
-            h2load(ga, path, WARMUP)
-            cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
-            cs_a, cs_b = context_switches(procs[0].pid), context_switches(procs[1].pid)
-            sys_a, sys_b = cpu_seconds(procs[0].pid, True), cpu_seconds(procs[1].pid, True)
-            batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
-                ha, "weir_peer_batch_items_total")
-            log = os.path.join(work, kind + ".log")
-            if PROFILE:
-                for proc, node in ((procs[0], "a"), (procs[1], "b")):
-                    subprocess.run(["jcmd", str(proc.pid), "JFR.start", f"settings={PROFILE_SETTINGS}",
-                                    f"duration={SECONDS}s",
-                                    f"filename={os.path.join(PROFILE, kind + '-' + node + '.jfr')}"],
-                                   capture_output=True, check=True)
-            counters = [count_syscalls(proc.pid) for proc in procs] if SYSCALLS else []
-            done, failed = h2load(ga, path, SECONDS, log)
-            calls = [stop_counting(c) for c in counters]
-            used_a = cpu_seconds(procs[0].pid) - cpu_a
-            used_b = cpu_seconds(procs[1].pid) - cpu_b
-            sys_a = cpu_seconds(procs[0].pid, True) - sys_a
-            sys_b = cpu_seconds(procs[1].pid, True) - sys_b
-            switches_a = context_switches(procs[0].pid) - cs_a
-            switches_b = context_switches(procs[1].pid) - cs_b
-            batches = metric(ha, "weir_peer_batches_total") - batches
-            batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
-            items = done * want
-            runs[kind] = (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
-                          batch_items / batches if batches else 0.0, failed,
-                          switches_a / items, switches_b / items,
-                          1e6 * sys_a / items, 1e6 * sys_b / items, latency(log))
-            for node, counted in zip("ab", calls):
-                busiest = sorted(counted.items(), key=lambda kv: -kv[1])[:6]
-                print(f"{kind:9s} node {node} system calls per item: " + ", ".join(
-                    f"{name} {n / items:.3f}" for name, n in busiest if n))
-        for kind, (rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat) in runs.items():
-            print(f"{kind:9s} {MODE} items={want} batching={BATCHING}: {rate:9.0f} items/s, "
-                  f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
-                  f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
-                  f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
-                  f"owner {cs_b:5.2f}, p50 {lat[0]:.2f} ms p99 {lat[1]:.2f} ms, failed calls {failed}")
-        print(f"forwarded/local throughput {runs['forwarded'][0] / runs['local'][0]:.3f}; "
-              f"CPU a forwarded item costs beyond a local one: "
-              f"{sum(runs['forwarded'][1:3]) - sum(runs['local'][1:3]):.2f} us")
+            paths[kind] = os.path.join(work, kind + ".bin")
+            open(paths[kind], "wb").write(rls_body(keys[0]) if MODE == "rls" else body(keys))
+        # Both kinds are warm before either is measured; then rounds alternate them (local first in
+        # even rounds, forwarded first in odd ones), so a drift of the machine's speed during the
+        # run falls on both alike and each round's ratio compares runs seconds apart.
+        for kind in ("local", "forwarded"):
+            h2load(ga, paths[kind], WARMUP)
+        ratios = []
+        for r in range(ROUNDS):
+            runs = {}
+            for kind in (("local", "forwarded") if r % 2 == 0 else ("forwarded", "local")):
+                runs[kind] = measure(kind, paths[kind], want, r, procs, ha, ga, work)
+            for kind in ("local", "forwarded"):
+                rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat = runs[kind]
+                print(f"round {r + 1} {kind:9s} {MODE} items={want} batching={BATCHING}: "
+                      f"{rate:9.0f} items/s, "
+                      f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
+                      f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
+                      f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
+                      f"owner {cs_b:5.2f}, p50 {lat[0]:.2f} ms p99 {lat[1]:.2f} ms, "
+                      f"failed calls {failed}")
+            ratios.append(runs["forwarded"][0] / runs["local"][0])
+            print(f"round {r + 1} forwarded/local throughput {ratios[-1]:.3f}; "
+                  f"CPU a forwarded item costs beyond a local one: "
+                  f"{sum(runs['forwarded'][1:3]) - sum(runs['local'][1:3]):.2f} us", flush=True)
+        ordered = sorted(ratios)
+        print(f"forwarded/local throughput over {ROUNDS} rounds: median "
+              f"{ordered[len(ordered) // 2] if len(ordered) % 2 else sum(ordered[len(ordered) // 2 - 1:len(ordered) // 2 + 1]) / 2:.3f}, "
+              f"min {ordered[0]:.3f}, max {ordered[-1]:.3f}")
         if LIGHT_RPS:
             for kind in ("local", "forwarded"):
                 log = os.path.join(work, kind + "-light.log")
@@ -269,6 +258,43 @@ def main():
             p.terminate()
         for p in procs:
             p.wait()
+
+
+def measure(kind, path, want, r, procs, ha, ga, work):
+    """One measured run of KIND's calls: items/s, CPU and kernel us per item on each node, context
+    switches per item, the mean batch size and the latency; the first round may be profiled."""
+    cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
+    cs_a, cs_b = context_switches(procs[0].pid), context_switches(procs[1].pid)
+    sys_a, sys_b = cpu_seconds(procs[0].pid, True), cpu_seconds(procs[1].pid, True)
+    batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
+        ha, "weir_peer_batch_items_total")
+    log = os.path.join(work, f"{kind}-{r}.log")
+    if PROFILE and r == 0:
+        for proc, node in ((procs[0], "a"), (procs[1], "b")):
+            subprocess.run(["jcmd", str(proc.pid), "JFR.start", f"settings={PROFILE_SETTINGS}",
+                            f"duration={SECONDS}s",
+                            f"filename={os.path.join(PROFILE, kind + '-' + node + '.jfr')}"],
+                           capture_output=True, check=True)
+    counters = [count_syscalls(proc.pid) for proc in procs] if SYSCALLS and r == 0 else []
+    done, failed = h2load(ga, path, SECONDS, log)
+    calls = [stop_counting(c) for c in counters]
+    used_a = cpu_seconds(procs[0].pid) - cpu_a
+    used_b = cpu_seconds(procs[1].pid) - cpu_b
+    sys_a = cpu_seconds(procs[0].pid, True) - sys_a
+    sys_b = cpu_seconds(procs[1].pid, True) - sys_b
+    switches_a = context_switches(procs[0].pid) - cs_a
+    switches_b = context_switches(procs[1].pid) - cs_b
+    batches = metric(ha, "weir_peer_batches_total") - batches
+    batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
+    items = done * want
+    for node, counted in zip("ab", calls):
+        busiest = sorted(counted.items(), key=lambda kv: -kv[1])[:6]
+        print(f"{kind:9s} node {node} system calls per item: " + ", ".join(
+            f"{name} {n / items:.3f}" for name, n in busiest if n))
+    return (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
+            batch_items / batches if batches else 0.0, failed,
+            switches_a / items, switches_b / items,
+            1e6 * sys_a / items, 1e6 * sys_b / items, latency(log))
 
 
 def count_syscalls(pid):
