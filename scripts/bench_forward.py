@@ -24,8 +24,10 @@ MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_addr
 (ITEMS is 1), on an address whose counter A owns, then on one B owns. After warming both up it measures
 ROUNDS rounds, each a local and a forwarded run of RUN_SECONDS in alternating order, so that a drift in
 the machine's speed falls on both alike. Prints one line per run: items/s, CPU us per item on A (front)
-and B (owner), in the kernel, context switches per item, mean batch size, call latency p50/p99; then
-each round's forwarded/local throughput, and their median, min and max. With LIGHT_RPS, one connection and one stream send
+and B (owner), in the kernel, context switches per item, mean batch size, call latency p50/p99, the JIT
+compilers' and the garbage collector's CPU in the run; then each round's forwarded/local throughput, and
+their median, min and max. Before each round it times a fixed loop on the nodes' core while they are idle:
+on a shared VM the core's speed moves by tens of percent from minute to minute, and this shows when. With LIGHT_RPS, one connection and one stream send
 that many calls per second for RUN_SECONDS, local then forwarded, and their p50/p99 are printed.
 """
 import json
@@ -93,6 +95,33 @@ def cpu_seconds(pid, kernel_only=False):
         except FileNotFoundError:
             continue
     return total / TICKS
+
+
+def jit_and_gc_seconds(pid):
+    """CPU time so far of the JVM's JIT compiler threads and of its garbage collector's threads."""
+    jit = gc = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        used = int(fields[11]) + int(fields[12])
+        if "CompilerThre" in name:
+            jit += used
+        elif name.startswith(("GC Thread", "G1 ")):
+            gc += used
+    return jit / TICKS, gc / TICKS
+
+
+def core_speed():
+    """Milliseconds a fixed CPU-bound loop takes on the nodes' core while they are idle: a gauge of
+    the machine's own speed (a VM's host may slow it down), read before each round."""
+    out = subprocess.run(["taskset", "-c", NODE_CPU, sys.executable, "-c",
+                          "import time\nt=time.perf_counter()\nx=0\nfor i in range(3000000): x+=i\n"
+                          "print((time.perf_counter()-t)*1e3)"],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out)
 
 
 def context_switches(pid):
@@ -226,18 +255,21 @@ def main():
             h2load(ga, paths[kind], WARMUP)
         ratios = []
         for r in range(ROUNDS):
+            print(f"round {r + 1}: a fixed loop on the nodes' core took {core_speed():.0f} ms", flush=True)
             runs = {}
             for kind in (("local", "forwarded") if r % 2 == 0 else ("forwarded", "local")):
                 runs[kind] = measure(kind, paths[kind], want, r, procs, ha, ga, work)
             for kind in ("local", "forwarded"):
-                rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat = runs[kind]
+                rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat, jit_gc = runs[kind]
                 print(f"round {r + 1} {kind:9s} {MODE} items={want} batching={BATCHING}: "
                       f"{rate:9.0f} items/s, "
                       f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
                       f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
                       f"mean batch {batch:6.1f}, context switches/item front {cs_a:5.2f} "
                       f"owner {cs_b:5.2f}, p50 {lat[0]:.2f} ms p99 {lat[1]:.2f} ms, "
-                      f"failed calls {failed}")
+                      f"failed calls {failed}, JIT/GC CPU ms front "
+                      f"{1e3 * jit_gc[0][0]:.0f}/{1e3 * jit_gc[0][1]:.0f} owner "
+                      f"{1e3 * jit_gc[1][0]:.0f}/{1e3 * jit_gc[1][1]:.0f}")
             ratios.append(runs["forwarded"][0] / runs["local"][0])
             print(f"round {r + 1} forwarded/local throughput {ratios[-1]:.3f}; "
                   f"CPU a forwarded item costs beyond a local one: "
@@ -266,6 +298,7 @@ def measure(kind, path, want, r, procs, ha, ga, work):
     cpu_a, cpu_b = cpu_seconds(procs[0].pid), cpu_seconds(procs[1].pid)
     cs_a, cs_b = context_switches(procs[0].pid), context_switches(procs[1].pid)
     sys_a, sys_b = cpu_seconds(procs[0].pid, True), cpu_seconds(procs[1].pid, True)
+    jit_gc = [jit_and_gc_seconds(proc.pid) for proc in procs]
     batches, batch_items = metric(ha, "weir_peer_batches_total"), metric(
         ha, "weir_peer_batch_items_total")
     log = os.path.join(work, f"{kind}-{r}.log")
@@ -284,6 +317,8 @@ def measure(kind, path, want, r, procs, ha, ga, work):
     sys_b = cpu_seconds(procs[1].pid, True) - sys_b
     switches_a = context_switches(procs[0].pid) - cs_a
     switches_b = context_switches(procs[1].pid) - cs_b
+    jit_gc = [tuple(now - then for now, then in zip(jit_and_gc_seconds(proc.pid), before))
+              for proc, before in zip(procs, jit_gc)]
     batches = metric(ha, "weir_peer_batches_total") - batches
     batch_items = metric(ha, "weir_peer_batch_items_total") - batch_items
     items = done * want
@@ -294,7 +329,7 @@ def measure(kind, path, want, r, procs, ha, ga, work):
     return (items / SECONDS, 1e6 * used_a / items, 1e6 * used_b / items,
             batch_items / batches if batches else 0.0, failed,
             switches_a / items, switches_b / items,
-            1e6 * sys_a / items, 1e6 * sys_b / items, latency(log))
+            1e6 * sys_a / items, 1e6 * sys_b / items, latency(log), jit_gc)
 
 
 def count_syscalls(pid):
