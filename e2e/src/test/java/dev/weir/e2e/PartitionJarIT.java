@@ -202,10 +202,12 @@ class PartitionJarIT {
       throws Exception {
     Figures f = underFault("lossy", Fault.LOSSY, 2, 3);
 
-    // Measured: 12 to 74 of 3 630 (0.3 % to 2 %), each a batch across the lossy link whose packets
-    // TCP resent more than WEIR_BATCH_TIMEOUT later (0.3 x 0.3 of them are lost twice, 200 + 400
-    // ms): answered with DEADLINE_EXCEEDED within the caller's deadline (Envoy fails open).
-    assertOneCountPerKeyAndSteady(f, f.calls / 25, 2);
+    // Measured over more than a dozen runs: 0.3 % to 3.9 % of 3 630 (two above 3.5 %), each a
+    // batch across the lossy link whose packets TCP resent more than WEIR_BATCH_TIMEOUT later (0.3
+    // x 0.3 of them are lost twice, 200 + 400 ms): answered with DEADLINE_EXCEEDED within the
+    // caller's deadline (Envoy fails open). A link the cluster stopped recovering from fails far
+    // more than 6 %.
+    assertOneCountPerKeyAndSteady(f, f.calls * 6 / 100, 2);
   }
 
   /**
