@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -118,24 +119,31 @@ class StatusPageJarIT {
     NodeProcess node = nodes.get(0);
     browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
     WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    // The page re-renders its tables on every refresh, so an element found a moment ago may be
+    // gone: every read goes through the wait, which looks it up again.
+    wait.ignoring(StaleElementReferenceException.class);
 
     Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
     wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    List<Double> shares =
+        wait.until(
+            b ->
+                b.findElements(By.cssSelector("#members tbody td.share")).stream()
+                    .map(share -> Double.parseDouble(share.getDomAttribute("data-value")))
+                    .toList());
     double total = 0;
-    for (WebElement share : browser.findElements(By.cssSelector("#members tbody td.share"))) {
-      double value = Double.parseDouble(share.getDomAttribute("data-value"));
+    for (double value : shares) {
       assertThat(value).isGreaterThan(0.2);
       total += value;
     }
     assertThat(total).isCloseTo(1.0, within(1e-9));
-    assertThat(browser.findElement(By.id("share-total")).getText()).isEqualTo("100.00 %");
+    String shareTotal = wait.until(b -> b.findElement(By.id("share-total")).getText());
+    assertThat(shareTotal).isEqualTo("100.00 %");
 
-    WebElement perIp = rule("shop", "remote_address");
-    assertThat(perIp.findElement(By.cssSelector("td.limit")).getText())
-        .startsWith("3 per minute")
-        .contains("name \"per-ip\"");
-    assertThat(rule("shop", "path_/login").findElement(By.cssSelector("td.limit")).getText())
-        .startsWith("5 per second");
+    String perIpLimit = wait.until(b -> cellText("shop", "remote_address", "limit"));
+    String loginLimit = wait.until(b -> cellText("shop", "path_/login", "limit"));
+    assertThat(perIpLimit).startsWith("3 per minute").contains("name \"per-ip\"");
+    assertThat(loginLimit).startsWith("5 per second");
 
     new Select(browser.findElement(By.id("explain-domain"))).selectByValue("shop");
     browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
@@ -151,7 +159,8 @@ class StatusPageJarIT {
       shouldRateLimit(node, "remote_address", "10.1.2.3");
     }
     wait.until(b -> cellText("shop", "remote_address", "hits").equals("4"));
-    assertThat(cellText("shop", "remote_address", "over")).isEqualTo("1");
+    String over = wait.until(b -> cellText("shop", "remote_address", "over"));
+    assertThat(over).isEqualTo("1");
     wait.until(b -> rate(cellText("shop", "remote_address", "hits-rate")) > 0);
 
     HttpResponse<String> top = get(node, "/v1/TopLimited");
