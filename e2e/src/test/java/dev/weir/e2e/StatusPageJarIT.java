@@ -125,12 +125,16 @@ class StatusPageJarIT {
 
     Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
     wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    // Null (read again) while a refresh has the table half drawn.
     List<Double> shares =
         wait.until(
-            b ->
-                b.findElements(By.cssSelector("#members tbody td.share")).stream()
-                    .map(share -> Double.parseDouble(share.getDomAttribute("data-value")))
-                    .toList());
+            b -> {
+              List<Double> read =
+                  b.findElements(By.cssSelector("#members tbody td.share")).stream()
+                      .map(share -> Double.parseDouble(share.getDomAttribute("data-value")))
+                      .toList();
+              return read.size() == expected.size() ? read : null;
+            });
     double total = 0;
     for (double value : shares) {
       assertThat(value).isGreaterThan(0.2);
