@@ -621,8 +621,16 @@ public final class PeerClient implements AutoCloseable {
   }
 
   // Calls made while serving a peer's call must outlive it: they must not inherit its cancellation.
+  // A call that starts while this client drops the connection (enterIdle) can be refused by gRPC
+  // with IllegalStateException "Resolution is pending" before anything was sent (grpc-java resets
+  // the channel's config selector on entering idle); started again, it waits for the resolution.
   private void detached(Runnable start) {
-    callContext.get().run(start);
+    Context.CancellableContext context = callContext.get();
+    try {
+      context.run(start);
+    } catch (IllegalStateException racedWithIdle) {
+      context.run(start);
+    }
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {

@@ -7,6 +7,8 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Probes the peers that are down until they answer, so a peer that returns is back on the ring
@@ -27,6 +29,8 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
 
   /** How often a peer that is down or unanswered is probed. */
   public static final Duration INTERVAL = Duration.ofMillis(500);
+
+  private static final Logger LOG = LoggerFactory.getLogger(PeerProber.class);
 
   private final PeerLiveness liveness;
   private final PeerClientPool pool;
@@ -96,6 +100,9 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
           .whenComplete((ok, error) -> inFlight.remove(peer));
     } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
       inFlight.remove(peer);
+    } catch (RuntimeException notStarted) { // the next round probes again: the timer must go on
+      inFlight.remove(peer);
+      LOG.warn("probe of peer '{}' could not start: {}", peer, notStarted.toString());
     }
   }
 }

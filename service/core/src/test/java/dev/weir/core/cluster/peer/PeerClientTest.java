@@ -196,6 +196,107 @@ class PeerClientTest {
     assertThat(connections).as("the stalled connection was replaced").hasValue(2);
   }
 
+  @Test
+  void probe_firstStartRefusedAsTheChannelEntersIdle_startedAgainAndAnswered() throws Exception {
+    clientOfFreePort();
+    startPeer(false);
+    AtomicInteger calls = new AtomicInteger();
+    PeerClient racing =
+        new PeerClient(
+            "127.0.0.1:" + port,
+            new RefusingFirstStart(channel, calls),
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
+            scheduler,
+            clock);
+    List<String> probed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    racing.observe(
+        new PeerCallObserver() {
+          @Override
+          public void probeAnswered(String peer) {
+            probed.add("answered");
+          }
+
+          @Override
+          public void notAnswering(String peer, String error, boolean conclusive) {
+            probed.add("not answering: " + error);
+          }
+        });
+
+    racing.probe(DEADLINE).get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(calls).as("the refused start and the one after it").hasValue(2);
+    assertThat(probed).containsExactly("answered");
+  }
+
+  /**
+   * A channel whose first call refuses to start as grpc-java's does when the channel entered idle
+   * between the call's creation and its start; later calls go to {@code real}. Counts the calls.
+   */
+  private static final class RefusingFirstStart extends io.grpc.ManagedChannel {
+    private final ManagedChannel real;
+    private final AtomicInteger calls;
+
+    private RefusingFirstStart(ManagedChannel real, AtomicInteger calls) {
+      this.real = real;
+      this.calls = calls;
+    }
+
+    @Override
+    public <Q, A> io.grpc.ClientCall<Q, A> newCall(
+        io.grpc.MethodDescriptor<Q, A> method, io.grpc.CallOptions options) {
+      io.grpc.ClientCall<Q, A> call = real.newCall(method, options);
+      if (calls.getAndIncrement() > 0) {
+        return call;
+      }
+      return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+        @Override
+        public void start(Listener<A> listener, io.grpc.Metadata headers) {
+          throw new IllegalStateException("Resolution is pending");
+        }
+      };
+    }
+
+    @Override
+    public String authority() {
+      return real.authority();
+    }
+
+    @Override
+    public ConnectivityState getState(boolean requestConnection) {
+      return real.getState(requestConnection);
+    }
+
+    @Override
+    public void notifyWhenStateChanged(ConnectivityState source, Runnable callback) {
+      real.notifyWhenStateChanged(source, callback);
+    }
+
+    @Override
+    public ManagedChannel shutdown() {
+      return real.shutdown();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return real.isShutdown();
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return real.isTerminated();
+    }
+
+    @Override
+    public ManagedChannel shutdownNow() {
+      return real.shutdownNow();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+      return real.awaitTermination(timeout, unit);
+    }
+  }
+
   /** A peer that never answers the first forwarding stream and answers later ones at once. */
   private static PeersV1Grpc.PeersV1ImplBase answeringAllButTheFirstStream(AtomicInteger streams) {
     return new PeersV1Grpc.PeersV1ImplBase() {
