@@ -30,12 +30,14 @@ final class Listeners {
    * Starts the listener {@code name} with {@code start} and adds it, to be stopped by {@code stop};
    * returns it.
    */
-  <T> T open(String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop) throws Exception {
+  <T> T open(String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop)
+      throws Exception {
     return open(name, start, stop, null);
   }
 
   /** Starts and adds the listener {@code name} as above, given at most {@code cap} to stop. */
-  <T> T open(String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop, Duration cap)
+  <T> T open(
+      String name, Lifecycle.Start<T> start, BiConsumer<? super T, Duration> stop, Duration cap)
       throws Exception {
     T listener = start.start();
     synchronized (this) {

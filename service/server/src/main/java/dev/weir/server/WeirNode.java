@@ -56,7 +56,6 @@ public final class WeirNode implements AutoCloseable {
   private final Lifecycle components;
   private final WeirMember member;
   private final ClusterNode cluster;
-  private final HealthChecker health;
   private final HostPort advertiseAddress;
   private final NodeTls tls;
   private final GrpcHealth grpcHealth;
@@ -85,7 +84,6 @@ public final class WeirNode implements AutoCloseable {
     this.components = components;
     this.member = cluster.member();
     this.cluster = cluster.node();
-    this.health = cluster.health();
     this.advertiseAddress = advertiseAddress;
     this.tls = tls;
     this.grpcHealth = grpcHealth;
@@ -497,7 +495,7 @@ public final class WeirNode implements AutoCloseable {
    * readiness is {@link HealthChecker#ready()}.
    */
   public HealthChecker health() {
-    return health;
+    return cluster.health();
   }
 
   /**
