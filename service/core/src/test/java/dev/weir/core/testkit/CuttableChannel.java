@@ -2,12 +2,10 @@ package dev.weir.core.testkit;
 
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
-import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -16,21 +14,20 @@ import java.util.function.BooleanSupplier;
  * fault injected at the seam between two in-JVM nodes, so that one pair is cut while both still
  * reach the others.
  */
-public final class CuttableChannel extends ManagedChannel {
+public final class CuttableChannel extends ForwardingManagedChannel {
 
-  private final ManagedChannel delegate;
   private final BooleanSupplier cut;
 
   /** Wraps {@code delegate}, failing its calls while {@code cut} holds. */
   public CuttableChannel(ManagedChannel delegate, BooleanSupplier cut) {
-    this.delegate = delegate;
+    super(delegate);
     this.cut = cut;
   }
 
   @Override
   public <Q, A> ClientCall<Q, A> newCall(MethodDescriptor<Q, A> method, CallOptions options) {
     if (!cut.getAsBoolean()) {
-      return delegate.newCall(method, options);
+      return super.newCall(method, options);
     }
     return new ClientCall<>() {
       @Override
@@ -51,57 +48,5 @@ public final class CuttableChannel extends ManagedChannel {
       @Override
       public void sendMessage(Q message) {}
     };
-  }
-
-  @Override
-  public String authority() {
-    return delegate.authority();
-  }
-
-  @Override
-  public ManagedChannel shutdown() {
-    delegate.shutdown();
-    return this;
-  }
-
-  @Override
-  public boolean isShutdown() {
-    return delegate.isShutdown();
-  }
-
-  @Override
-  public boolean isTerminated() {
-    return delegate.isTerminated();
-  }
-
-  @Override
-  public ManagedChannel shutdownNow() {
-    delegate.shutdownNow();
-    return this;
-  }
-
-  @Override
-  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-    return delegate.awaitTermination(timeout, unit);
-  }
-
-  @Override
-  public ConnectivityState getState(boolean requestConnection) {
-    return delegate.getState(requestConnection);
-  }
-
-  @Override
-  public void notifyWhenStateChanged(ConnectivityState source, Runnable callback) {
-    delegate.notifyWhenStateChanged(source, callback);
-  }
-
-  @Override
-  public void resetConnectBackoff() {
-    delegate.resetConnectBackoff();
-  }
-
-  @Override
-  public void enterIdle() {
-    delegate.enterIdle();
   }
 }

@@ -9,6 +9,7 @@ import dev.weir.core.model.Status;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.ForwardingManagedChannel;
 import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
@@ -230,21 +231,20 @@ class PeerClientTest {
 
   /**
    * A channel whose first call refuses to start as grpc-java's does when the channel entered idle
-   * between the call's creation and its start; later calls go to {@code real}. Counts the calls.
+   * between the call's creation and its start; later calls go to its delegate. Counts the calls.
    */
-  private static final class RefusingFirstStart extends io.grpc.ManagedChannel {
-    private final ManagedChannel real;
+  private static final class RefusingFirstStart extends ForwardingManagedChannel {
     private final AtomicInteger calls;
 
     private RefusingFirstStart(ManagedChannel real, AtomicInteger calls) {
-      this.real = real;
+      super(real);
       this.calls = calls;
     }
 
     @Override
     public <Q, A> io.grpc.ClientCall<Q, A> newCall(
         io.grpc.MethodDescriptor<Q, A> method, io.grpc.CallOptions options) {
-      io.grpc.ClientCall<Q, A> call = real.newCall(method, options);
+      io.grpc.ClientCall<Q, A> call = super.newCall(method, options);
       if (calls.getAndIncrement() > 0) {
         return call;
       }
@@ -254,46 +254,6 @@ class PeerClientTest {
           throw new IllegalStateException("Resolution is pending");
         }
       };
-    }
-
-    @Override
-    public String authority() {
-      return real.authority();
-    }
-
-    @Override
-    public ConnectivityState getState(boolean requestConnection) {
-      return real.getState(requestConnection);
-    }
-
-    @Override
-    public void notifyWhenStateChanged(ConnectivityState source, Runnable callback) {
-      real.notifyWhenStateChanged(source, callback);
-    }
-
-    @Override
-    public ManagedChannel shutdown() {
-      return real.shutdown();
-    }
-
-    @Override
-    public boolean isShutdown() {
-      return real.isShutdown();
-    }
-
-    @Override
-    public boolean isTerminated() {
-      return real.isTerminated();
-    }
-
-    @Override
-    public ManagedChannel shutdownNow() {
-      return real.shutdownNow();
-    }
-
-    @Override
-    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-      return real.awaitTermination(timeout, unit);
     }
   }
 
