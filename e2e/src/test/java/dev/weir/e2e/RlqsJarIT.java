@@ -3,7 +3,7 @@ package dev.weir.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.TestEtcd;

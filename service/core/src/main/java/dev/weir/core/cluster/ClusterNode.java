@@ -13,7 +13,7 @@ import dev.weir.core.cluster.peer.PeerProber;
 import dev.weir.core.cluster.peer.PeerRelay;
 import dev.weir.core.cluster.peer.PeersComponent;
 import dev.weir.core.cluster.peer.RelayForwarder;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.grpc.Answers;

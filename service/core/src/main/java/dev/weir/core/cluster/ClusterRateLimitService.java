@@ -3,7 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.limiter.RateLimitService;

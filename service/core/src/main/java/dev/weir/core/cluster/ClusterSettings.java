@@ -2,7 +2,7 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.PeerHash;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;

@@ -1,6 +1,6 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.health.ComponentHealth;
 import dev.weir.core.health.HealthComponent;

@@ -1,6 +1,6 @@
 package dev.weir.core.cluster;
 
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.quota.QuotaClients;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;

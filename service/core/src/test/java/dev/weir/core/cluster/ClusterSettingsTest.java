@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.PeerHash;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import java.nio.file.Path;

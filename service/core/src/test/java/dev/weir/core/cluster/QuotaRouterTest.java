@@ -3,8 +3,8 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.quota.QuotaOwner;

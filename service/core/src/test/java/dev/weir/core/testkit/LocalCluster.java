@@ -9,7 +9,7 @@ import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;

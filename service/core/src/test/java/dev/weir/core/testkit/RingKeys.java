@@ -1,6 +1,6 @@
 package dev.weir.core.testkit;
 
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -3,8 +3,8 @@ package dev.weir.core.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -110,7 +110,10 @@ class ArchitectureTest {
       noClasses()
           .that()
           .resideInAnyPackage(
-              "dev.weir.core.engine..", "dev.weir.core.cluster.ring..", "dev.weir.envoy.match..")
+              "dev.weir.core.engine..",
+              "dev.weir.core.cluster.ring..",
+              "dev.weir.ring..",
+              "dev.weir.envoy.match..")
           .should()
           .dependOnClassesThat()
           .resideInAnyPackage(

@@ -2,7 +2,7 @@ package dev.weir.core.cluster.handoff;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
-import dev.weir.core.cluster.ring.HashRing;
+import dev.weir.ring.HashRing;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import java.time.Duration;

@@ -1,5 +1,5 @@
 /**
- * The consistent-hash ring that names each key's owner ({@link dev.weir.core.cluster.ring.HashRing},
- * {@link dev.weir.core.cluster.ring.PeerHash}) and the keys of stand-in buckets; pure logic.
+ * The keys of stand-in buckets, which no ring ownership applies to; the ring itself is {@link
+ * dev.weir.ring.HashRing} in the ring module, which the client shares.
  */
 package dev.weir.core.cluster.ring;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
-import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.TokenBucketState;

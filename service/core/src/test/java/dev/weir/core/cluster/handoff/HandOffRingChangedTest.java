@@ -2,8 +2,8 @@ package dev.weir.core.cluster.handoff;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.cluster.ring.HashRing;
-import dev.weir.core.cluster.ring.PeerHash;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.ForwardingBucketStore;

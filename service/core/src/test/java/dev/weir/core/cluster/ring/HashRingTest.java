@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.EnvReader;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;

@@ -3,6 +3,8 @@ package dev.weir.core.cluster.ring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.weir.core.cluster.ring;
+package dev.weir.ring;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;

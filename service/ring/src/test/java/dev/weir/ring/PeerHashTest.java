@@ -1,4 +1,4 @@
-package dev.weir.core.cluster.ring;
+package dev.weir.ring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
