@@ -3,7 +3,6 @@ package dev.weir.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.ring.HashRing;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.TestEtcd;
@@ -21,6 +20,7 @@ import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
+import dev.weir.ring.HashRing;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
 import io.grpc.Channel;

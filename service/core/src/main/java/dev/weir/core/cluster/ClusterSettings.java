@@ -2,13 +2,13 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.ring.PeerHash;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.ring.PeerHash;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;

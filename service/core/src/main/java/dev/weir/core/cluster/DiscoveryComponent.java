@@ -1,9 +1,9 @@
 package dev.weir.core.cluster;
 
-import dev.weir.ring.HashRing;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.health.ComponentHealth;
 import dev.weir.core.health.HealthComponent;
+import dev.weir.ring.HashRing;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.weir.core.cluster;
 
-import dev.weir.ring.HashRing;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;

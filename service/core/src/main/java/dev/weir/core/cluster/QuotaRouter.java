@@ -2,7 +2,6 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
-import dev.weir.ring.HashRing;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.quota.QuotaClients;
@@ -13,6 +12,7 @@ import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaShareReceiver;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,12 +2,12 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.ring.HashRing;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.ring.HashRing;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.ring.HashRing;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
-import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;

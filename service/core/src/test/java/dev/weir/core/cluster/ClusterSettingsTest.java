@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.ring.PeerHash;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
+import dev.weir.ring.PeerHash;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

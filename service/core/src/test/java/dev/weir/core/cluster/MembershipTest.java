@@ -3,11 +3,11 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerLiveness;
-import dev.weir.ring.HashRing;
-import dev.weir.ring.PeerHash;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,14 +3,14 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.ring.HashRing;
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
-import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.RingKeys;
+import dev.weir.ring.HashRing;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

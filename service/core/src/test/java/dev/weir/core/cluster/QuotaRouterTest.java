@@ -3,8 +3,6 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.ring.HashRing;
-import dev.weir.ring.PeerHash;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.quota.QuotaOwner;
@@ -13,6 +11,8 @@ import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

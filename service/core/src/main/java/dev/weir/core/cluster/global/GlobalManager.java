@@ -2,7 +2,6 @@ package dev.weir.core.cluster.global;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
-import dev.weir.ring.HashRing;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
@@ -20,6 +19,7 @@ import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.Algorithm;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,9 +2,9 @@ package dev.weir.core.cluster.handoff;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
-import dev.weir.ring.HashRing;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,13 +2,13 @@ package dev.weir.core.cluster.handoff;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.ring.HashRing;
-import dev.weir.ring.PeerHash;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.ScanHoldingStore;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
