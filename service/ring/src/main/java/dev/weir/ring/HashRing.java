@@ -133,6 +133,16 @@ public final class HashRing {
     return peers;
   }
 
+  /** Returns the hash that places keys and points on this ring. */
+  public PeerHash hash() {
+    return hash;
+  }
+
+  /** Returns how many points each peer has on this ring. */
+  public int replicas() {
+    return replicas;
+  }
+
   /** Returns whether {@code address} is one of this ring's peers. */
   public boolean contains(String address) {
     return peers.contains(address);

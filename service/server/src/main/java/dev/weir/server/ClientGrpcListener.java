@@ -7,6 +7,7 @@ import dev.weir.core.metrics.GrpcServerMetrics;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import dev.weir.core.time.Clock;
 import dev.weir.gubernator.V1Methods;
+import dev.weir.proto.ring.RingGrpc;
 import dev.weir.tls.TlsIdentity;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
@@ -26,7 +27,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The client-facing gRPC listener, bound before the cluster member exists so that a configured
  * port of 0 is the port the node then advertises: it serves {@code grpc.health.v1} and server
- * reflection ({@code v1} and {@code v1alpha}) at once, and {@code pb.gubernator.V1} and, with the
+ * reflection ({@code v1} and {@code v1alpha}) at once, and {@code pb.gubernator.V1}, {@code
+ * weir.v1.Ring} and, with the
  * Envoy adapter on, Envoy's {@code RateLimitService} and {@code RateLimitQuotaService} from when
  * {@link #serve} names them (calls before are answered {@code UNAVAILABLE}); with the adapter off,
  * Envoy's calls are answered by {@link EnvoyAdapterOff}. Calls run on the transport's event loops
@@ -64,6 +66,7 @@ final class ClientGrpcListener {
   private final boolean traced;
   private final GrpcServerMetrics callMetrics;
   private final LateBoundService v1 = LateBoundService.of(V1Methods.SERVICE);
+  private final LateBoundService ring = LateBoundService.of(RingGrpc.getServiceDescriptor());
   private final LateBoundService rateLimit =
       LateBoundService.of(RateLimitServiceGrpc.getServiceDescriptor());
   private final LateBoundService quota =
@@ -84,7 +87,8 @@ final class ClientGrpcListener {
             .addService(MalformedRequests.guard(health))
             .addService(MalformedRequests.guard(ProtoReflectionServiceV1.newInstance()))
             .addService(MalformedRequests.guard(reflectionV1Alpha()))
-            .addService(MalformedRequests.guard(traced(v1.definition(), settings)));
+            .addService(MalformedRequests.guard(traced(v1.definition(), settings)))
+            .addService(MalformedRequests.guard(ring.definition()));
     if (settings.envoy()) {
       builder
           .addService(MalformedRequests.guard(traced(rateLimit.definition(), settings)))
@@ -146,6 +150,11 @@ final class ClientGrpcListener {
   /** Serves {@code pb.gubernator.V1} with {@code service} from now on. */
   void serve(BindableService service) {
     v1.bind(service);
+  }
+
+  /** Serves {@code weir.v1.Ring} with {@code service} from now on. */
+  void serveRing(BindableService service) {
+    ring.bind(service);
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
+import dev.weir.gubernator.RingService;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
 import dev.weir.http.HttpRoute;
@@ -20,9 +21,9 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * A node's front doors on the request path of its cluster member: {@code pb.gubernator.V1} and,
- * with the Envoy adapter on, Envoy's services on the client gRPC listener, and the routes of the
- * HTTP listener.
+ * A node's front doors on the request path of its cluster member: {@code pb.gubernator.V1},
+ * {@code weir.v1.Ring} and, with the Envoy adapter on, Envoy's services on the client gRPC
+ * listener, and the routes of the HTTP listener.
  *
  * @param routes the JSON gateway, readiness, metrics, the build, the status page and its JSON
  *     ({@link StatusPage}, {@link StatusRoute}, {@link ExplainRoute}), the extra routes and Envoy's
@@ -59,6 +60,8 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
         new NativeCheck(
             service, settings.limits(), settings.meter(), settings.overLimit());
     grpc.serve(new V1Service(check, nodeHealth));
+    grpc.serveRing(
+        new RingService(cluster.node().membership()::ring, cluster.node().self()));
     List<HttpRoute> routes = new ArrayList<>(new GatewayRoutes(check, nodeHealth).routes());
     routes.add(ReadinessRoute.of(cluster.health()));
     routes.add(new PrometheusEndpoint(settings.registry()).route());
