@@ -2,6 +2,7 @@ package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.client.WeirClient;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.HealthCheckReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
@@ -18,6 +19,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -112,6 +114,41 @@ class ClusterJarIT {
         .as("two nodes forward, the owner answers itself")
         .hasSize(2)
         .contains("self");
+  }
+
+  /**
+   * A client that asks a node for the ring ({@code weir.v1.Ring}) and sends each check to its owner
+   * gets every answer from the owner itself: the nodes forward nothing, and the limit holds.
+   */
+  @Test
+  void cluster_clientSendingToOwners_everyAnswerComesFromTheOwner() throws Exception {
+    startCluster();
+    List<String> members = new ArrayList<>();
+    for (NodeProcess n : nodes) {
+      members.add("127.0.0.1:" + n.grpcPort);
+    }
+    try (WeirClient client =
+        WeirClient.builder()
+            .target(members.get(0))
+            .sendToOwners()
+            .deadline(Duration.ofSeconds(30))
+            .build()) {
+      client.refreshRing().join();
+      List<CompletableFuture<RateLimitResp>> checks = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        checks.add(client.check(request("shared", 10).getRequests(0)));
+        checks.add(client.check(request("key:" + i, 10).getRequests(0)));
+      }
+      List<RateLimitResp> answers = checks.stream().map(CompletableFuture::join).toList();
+
+      assertThat(client.ringMembers()).containsExactlyInAnyOrderElementsOf(members);
+      assertThat(answers).allMatch(r -> r.getError().isEmpty());
+      assertThat(answers).noneMatch(r -> r.containsMetadata("owner"));
+      assertThat(answers)
+          .filteredOn(r -> r.getStatus() == Status.UNDER_LIMIT)
+          .as("30 distinct keys and 10 of the shared one")
+          .hasSize(40);
+    }
   }
 
   @Test

@@ -7,6 +7,7 @@ import dev.weir.client.WeirUnavailableException;
 import dev.weir.core.Weir;
 import dev.weir.core.WeirMember;
 import dev.weir.core.testkit.AwaitForwarding;
+import dev.weir.gubernator.RingService;
 import dev.weir.gubernator.V1Service;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link WeirClient} against a three-member cluster in this JVM: each member is started through
  * {@link Weir#builder()}, as the stand-alone node is, and serves {@code pb.gubernator.V1} on its
- * server and {@code PeersV1} on its peer listener.
+ * server, with {@code weir.v1.Ring}, and {@code PeersV1} on its peer listener.
  */
 class WeirClientClusterTest {
 
@@ -56,6 +57,7 @@ class WeirClientClusterTest {
               .peerSecret(NodeProcess.PEER_SECRET)
               .build();
       server.addService(new V1Service(member.service(), member::health));
+      server.addService(new RingService(member.cluster().membership()::ring, addresses.get(i)));
       members.add(member.start());
     }
     AwaitForwarding.on(members);
@@ -106,6 +108,40 @@ class WeirClientClusterTest {
       assertThat(responses).allMatch(r -> r.getError().isEmpty());
       assertThat(responses.stream().map(r -> r.getMetadataOrDefault("owner", "self")).distinct())
           .containsExactlyInAnyOrder("self", addresses.get(1), addresses.get(2));
+    }
+  }
+
+  @Test
+  void sendToOwners_eachCheckIsAnsweredByItsOwner_noneForwarded_andTheLimitHolds() {
+    try (WeirClient client =
+        WeirClient.builder()
+            .target(addresses.get(0))
+            .sendToOwners()
+            .deadline(Duration.ofSeconds(30))
+            .build()) {
+      client.refreshRing().join();
+      List<RateLimitReq> requests =
+          IntStream.range(0, 300)
+              .mapToObj(i -> hit(Long.toHexString(i * 0x9E3779B97F4A7C15L), 5 + i))
+              .toList();
+
+      List<RateLimitResp> responses = client.checkAll(requests).join();
+      List<RateLimitResp> oneKey =
+          IntStream.range(0, 30)
+              .mapToObj(i -> client.check(hit("account:3", 10)))
+              .toList()
+              .stream()
+              .map(CompletableFuture::join)
+              .toList();
+
+      assertThat(client.ringMembers()).containsExactlyInAnyOrderElementsOf(addresses);
+      assertThat(responses)
+          .extracting(RateLimitResp::getLimit)
+          .containsExactlyElementsOf(requests.stream().map(RateLimitReq::getLimit).toList());
+      assertThat(responses).allMatch(r -> r.getError().isEmpty());
+      assertThat(responses).noneMatch(r -> r.containsMetadata("owner"));
+      assertThat(oneKey).noneMatch(r -> r.containsMetadata("owner"));
+      assertThat(oneKey).filteredOn(r -> r.getStatus() == Status.UNDER_LIMIT).hasSize(10);
     }
   }
 

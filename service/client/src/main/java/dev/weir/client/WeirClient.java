@@ -7,18 +7,25 @@ import dev.weir.proto.gubernator.HealthCheckResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
+import dev.weir.proto.ring.GetRingReq;
+import dev.weir.proto.ring.GetRingResp;
+import dev.weir.proto.ring.RingGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * A client of a Weir (or Gubernator) cluster over {@code pb.gubernator.V1}: checks rate limits,
@@ -49,6 +56,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * }</pre>
  *
  * <p>With several targets, each call goes to the next one in turn (any node answers for any key).
+ * With {@link Builder#sendToOwners()}, the client asks a target for the cluster's ring ({@code
+ * weir.v1.Ring/GetRing}) and sends each check to the node that owns its key, so that no node has to
+ * forward it; it asks again every {@link Builder#ringRefresh} and when an owner cannot be reached.
  * Calls are not retried: a retried check could count its hits twice. The client is thread-safe;
  * futures complete on gRPC's threads.
  */
@@ -63,20 +73,53 @@ public final class WeirClient implements AutoCloseable {
   /** The most checks in one call, which is also the most a node accepts: 1000. */
   public static final int MAX_BATCH = 1000;
 
+  /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
+  public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
+
   private final List<ManagedChannel> channels;
   private final boolean ownsChannels;
   private final Duration deadline;
   private final BatchScheduler scheduler;
   private final CheckBatcher batcher;
+  private final OwnerRoutes owners;
+  private final Duration ringRefresh;
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicBoolean refreshing = new AtomicBoolean();
+  private final Object timerLock = new Object();
+  private BatchScheduler.Task refreshTimer;
 
   private WeirClient(Builder builder) {
     this.ownsChannels = builder.channel == null;
-    this.channels = ownsChannels ? openChannels(builder) : List.of(builder.channel);
+    this.channels =
+        ownsChannels
+            ? builder.targets.stream().map(builder::open).toList()
+            : List.of(builder.channel);
     this.deadline = builder.deadline;
     this.scheduler = builder.scheduler == null ? new ExecutorBatchScheduler() : builder.scheduler;
-    this.batcher = new CheckBatcher(builder.batchWindow, builder.maxBatch, scheduler, this::send);
+    this.batcher =
+        new CheckBatcher(
+            builder.batchWindow,
+            builder.maxBatch,
+            scheduler,
+            requests -> send(nextChannel(), requests));
+    this.ringRefresh = builder.ringRefresh;
+    if (builder.sendToOwners) {
+      Function<String, ManagedChannel> open =
+          builder.memberChannels == null ? builder::open : builder.memberChannels;
+      this.owners =
+          new OwnerRoutes(
+              open,
+              channel ->
+                  new CheckBatcher(
+                      builder.batchWindow,
+                      builder.maxBatch,
+                      scheduler,
+                      requests -> sendToOwner(channel, requests)));
+      refreshRing().whenComplete((done, failure) -> scheduleRefresh());
+    } else {
+      this.owners = null;
+    }
   }
 
   /** Returns a builder; give it a {@link Builder#target} or a {@link Builder#channel}. */
@@ -95,7 +138,7 @@ public final class WeirClient implements AutoCloseable {
       response.completeExceptionally(new IllegalStateException("the WeirClient is closed"));
       return response;
     }
-    batcher.add(List.of(new CheckBatcher.Pending(request, response)));
+    batcherFor(request).add(List.of(new CheckBatcher.Pending(request, response)));
     return response;
   }
 
@@ -108,15 +151,61 @@ public final class WeirClient implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalStateException("the WeirClient is closed"));
     }
     List<CheckBatcher.Pending> items = new ArrayList<>(requests.size());
+    Map<CheckBatcher, List<CheckBatcher.Pending>> byBatcher = new IdentityHashMap<>();
     for (RateLimitReq request : requests) {
       Objects.requireNonNull(request, "request");
-      items.add(new CheckBatcher.Pending(request, new CompletableFuture<>()));
+      CheckBatcher.Pending item = new CheckBatcher.Pending(request, new CompletableFuture<>());
+      items.add(item);
+      byBatcher.computeIfAbsent(batcherFor(request), b -> new ArrayList<>()).add(item);
     }
-    batcher.add(items);
+    byBatcher.forEach(CheckBatcher::add);
     CompletableFuture<?>[] futures =
         items.stream().map(CheckBatcher.Pending::response).toArray(CompletableFuture<?>[]::new);
     return CompletableFuture.allOf(futures)
         .thenApply(done -> items.stream().map(p -> p.response().join()).toList());
+  }
+
+  /**
+   * Asks the next target for the cluster's ring and sends each later check to the member that owns
+   * its key. Completes when the ring is in use; fails with a {@link WeirException} when the call
+   * fails (a Gubernator node answers {@code UNIMPLEMENTED}) or the answer is not a usable ring, and
+   * the client then sends as before. A client built with {@link Builder#sendToOwners()} calls this
+   * itself; call it to pick up a change of the cluster at once.
+   *
+   * @throws IllegalStateException when the client was not built with {@link
+   *     Builder#sendToOwners()}
+   */
+  public CompletableFuture<Void> refreshRing() {
+    if (owners == null) {
+      throw new IllegalStateException("refreshRing needs a client built with sendToOwners()");
+    }
+    ManagedChannel channel = nextChannel();
+    String target = channel.authority();
+    CompletableFuture<GetRingResp> call = new CompletableFuture<>();
+    RingGrpc.newStub(channel)
+        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
+        .getRing(GetRingReq.getDefaultInstance(), observer(call, target));
+    return call.thenAccept(
+        answer -> {
+          try {
+            owners.apply(answer);
+          } catch (IllegalArgumentException e) {
+            throw new WeirException(
+                Status.Code.INTERNAL,
+                target,
+                "GetRing from " + target + " answered a ring this client cannot use: "
+                    + e.getMessage(),
+                e);
+          }
+        });
+  }
+
+  /**
+   * Returns the addresses of the nodes checks are sent to by key, sorted: the ring's members, or
+   * none while the client sends to its targets in turn.
+   */
+  public List<String> ringMembers() {
+    return owners == null ? List.of() : owners.members();
   }
 
   /** Asks the next target for its health: its status, peer count and advertised address. */
@@ -139,15 +228,61 @@ public final class WeirClient implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    synchronized (timerLock) {
+      if (refreshTimer != null) {
+        refreshTimer.cancel();
+      }
+    }
     batcher.flush();
+    if (owners != null) {
+      owners.close();
+    }
     scheduler.close();
     if (ownsChannels) {
       channels.forEach(ManagedChannel::shutdown);
     }
   }
 
-  private CompletableFuture<List<RateLimitResp>> send(List<RateLimitReq> requests) {
-    ManagedChannel channel = nextChannel();
+  private CheckBatcher batcherFor(RateLimitReq request) {
+    CheckBatcher owner = owners == null ? null : owners.batcherFor(request);
+    return owner == null ? batcher : owner;
+  }
+
+  /** Asks for the ring again after {@link Builder#ringRefresh}, unless closed. */
+  private void scheduleRefresh() {
+    synchronized (timerLock) {
+      if (!closed.get()) {
+        refreshTimer =
+            scheduler.schedule(
+                () -> refreshRing().whenComplete((done, failure) -> scheduleRefresh()),
+                ringRefresh);
+      }
+    }
+  }
+
+  /**
+   * Sends {@code requests} to the member on {@code channel}; when it cannot be reached, asks for the
+   * ring at once (one such call at a time), since the cluster may have dropped it.
+   */
+  private CompletableFuture<List<RateLimitResp>> sendToOwner(
+      ManagedChannel channel, List<RateLimitReq> requests) {
+    return send(channel, requests)
+        .whenComplete(
+            (responses, failure) -> {
+              Throwable cause =
+                  failure instanceof CompletionException && failure.getCause() != null
+                      ? failure.getCause()
+                      : failure;
+              if (cause instanceof WeirUnavailableException
+                  && !closed.get()
+                  && refreshing.compareAndSet(false, true)) {
+                refreshRing().whenComplete((done, error) -> refreshing.set(false));
+              }
+            });
+  }
+
+  private CompletableFuture<List<RateLimitResp>> send(
+      ManagedChannel channel, List<RateLimitReq> requests) {
     String target = channel.authority();
     CompletableFuture<GetRateLimitsResp> call = new CompletableFuture<>();
     V1Grpc.newStub(channel)
@@ -203,20 +338,6 @@ public final class WeirClient implements AutoCloseable {
     };
   }
 
-  private static List<ManagedChannel> openChannels(Builder builder) {
-    List<ManagedChannel> opened = new ArrayList<>();
-    for (String target : builder.targets) {
-      NettyChannelBuilder channel = NettyChannelBuilder.forTarget(target);
-      if (builder.tls) {
-        channel.useTransportSecurity();
-      } else {
-        channel.usePlaintext();
-      }
-      opened.add(channel.build());
-    }
-    return List.copyOf(opened);
-  }
-
   /** Configures and builds a {@link WeirClient}. */
   public static final class Builder {
     private final List<String> targets = new ArrayList<>();
@@ -226,8 +347,22 @@ public final class WeirClient implements AutoCloseable {
     private Duration batchWindow = DEFAULT_BATCH_WINDOW;
     private int maxBatch = MAX_BATCH;
     private BatchScheduler scheduler;
+    private boolean sendToOwners;
+    private Duration ringRefresh = DEFAULT_RING_REFRESH;
+    private Function<String, ManagedChannel> memberChannels;
 
     private Builder() {}
+
+    /** Opens a channel to {@code target} with this builder's transport security. */
+    private ManagedChannel open(String target) {
+      NettyChannelBuilder channel = NettyChannelBuilder.forTarget(target);
+      if (tls) {
+        channel.useTransportSecurity();
+      } else {
+        channel.usePlaintext();
+      }
+      return channel.build();
+    }
 
     /**
      * Adds a node to call, as {@code host:port} or any grpc-java target ({@code dns:///weir:1051}).
@@ -299,6 +434,37 @@ public final class WeirClient implements AutoCloseable {
         throw new IllegalArgumentException("maxBatch must be within 1..1000, got " + value);
       }
       this.maxBatch = value;
+      return this;
+    }
+
+    /**
+     * Sends each check straight to the node that owns its key, as the ring a target answers ({@code
+     * weir.v1.Ring/GetRing}) names it, instead of to the targets in turn: the cluster then decides
+     * it without a hop between nodes. The client opens a channel to each member's advertised
+     * address (with this builder's transport security), so use it only where the client reaches
+     * every node at that address. Until a target has answered the ring, and against nodes without
+     * that service (Gubernator), checks go to the targets as without this setting.
+     */
+    public Builder sendToOwners() {
+      this.sendToOwners = true;
+      return this;
+    }
+
+    /**
+     * Sets how often a client that {@linkplain #sendToOwners() sends to owners} asks for the ring;
+     * more than zero (default 10 s). A member that cannot be reached makes it ask at once.
+     */
+    public Builder ringRefresh(Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException("ringRefresh must be more than zero, got " + value);
+      }
+      this.ringRefresh = value;
+      return this;
+    }
+
+    /** Opens members' channels with {@code open} instead of by address (in-process tests). */
+    Builder memberChannels(Function<String, ManagedChannel> open) {
+      this.memberChannels = open;
       return this;
     }
 

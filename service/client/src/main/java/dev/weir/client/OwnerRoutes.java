@@ -1,0 +1,126 @@
+package dev.weir.client;
+
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.ring.GetRingResp;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
+import io.grpc.ManagedChannel;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The members of a cluster's ring as a node last answered {@code weir.v1.Ring/GetRing}, each with a
+ * channel and a batcher of its own, so that each check goes out in a call to the node that owns its
+ * key and is answered there without a hop between nodes.
+ *
+ * <p>The owner of a check is the member the ring gives its {@code name + "_" + unique_key}, as the
+ * nodes pick it ({@link HashRing}). A member that leaves the ring has its queued checks sent at once;
+ * its channel is shut down at the next change, so that a check that picked it just before still
+ * goes out.
+ */
+final class OwnerRoutes implements AutoCloseable {
+
+  /** The ring and each member's batcher. */
+  private record Route(HashRing ring, Map<String, CheckBatcher> batchers) {}
+
+  /** A member's channel and the batcher that sends on it. */
+  private record Member(ManagedChannel channel, CheckBatcher batcher) {}
+
+  private final Function<String, ManagedChannel> open;
+  private final Function<ManagedChannel, CheckBatcher> batcherOn;
+  private final Map<String, Member> members = new HashMap<>();
+  private final List<ManagedChannel> retired = new ArrayList<>();
+  private volatile Route route;
+  private boolean closed;
+
+  /**
+   * Creates the routes, opening a member's channel with {@code open} (given its address) and its
+   * batcher with {@code batcherOn} (given the channel) when the member first appears on a ring.
+   */
+  OwnerRoutes(
+      Function<String, ManagedChannel> open, Function<ManagedChannel, CheckBatcher> batcherOn) {
+    this.open = open;
+    this.batcherOn = batcherOn;
+  }
+
+  /** Returns the hash key the ring places {@code request} by: {@code name + "_" + unique_key}. */
+  static String hashKey(RateLimitReq request) {
+    return request.getName() + "_" + request.getUniqueKey();
+  }
+
+  /** Returns the batcher of the member that owns {@code request}'s key, or null before any ring. */
+  CheckBatcher batcherFor(RateLimitReq request) {
+    Route now = route;
+    return now == null ? null : now.batchers().get(now.ring().ownerOf(hashKey(request)));
+  }
+
+  /** Returns the members of the ring in use, sorted; empty before any ring. */
+  List<String> members() {
+    Route now = route;
+    return now == null ? List.of() : now.ring().peers();
+  }
+
+  /**
+   * Routes by the ring in {@code answer} from now on.
+   *
+   * @throws IllegalArgumentException naming the field, its value and what is allowed, when {@code
+   *     answer} is not a ring this client can use (the routes then stay as they were)
+   */
+  synchronized void apply(GetRingResp answer) {
+    if (closed) {
+      return;
+    }
+    if (answer.getMembersCount() == 0) {
+      throw new IllegalArgumentException("members is empty; a ring has at least one member");
+    }
+    if (answer.getReplicas() < 1) {
+      throw new IllegalArgumentException(
+          "replicas is " + answer.getReplicas() + "; a ring has at least 1 point per member");
+    }
+    PeerHash hash = PeerHash.parse(answer.getHash());
+    Route before = route;
+    if (before != null
+        && before.ring().hash() == hash
+        && before.ring().replicas() == answer.getReplicas()
+        && before.ring().peers().equals(answer.getMembersList().stream().sorted().toList())) {
+      return;
+    }
+    retired.forEach(ManagedChannel::shutdown);
+    retired.clear();
+    Map<String, CheckBatcher> batchers = new HashMap<>();
+    for (String address : answer.getMembersList()) {
+      Member member =
+          members.computeIfAbsent(
+              address,
+              a -> {
+                ManagedChannel channel = open.apply(a);
+                return new Member(channel, batcherOn.apply(channel));
+              });
+      batchers.put(address, member.batcher());
+    }
+    List<Member> gone = new ArrayList<>();
+    members.entrySet().removeIf(e -> !batchers.containsKey(e.getKey()) && gone.add(e.getValue()));
+    route = new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), batchers);
+    for (Member member : gone) {
+      member.batcher().flush();
+      retired.add(member.channel());
+    }
+  }
+
+  /** Sends every member's queued checks and shuts their channels down; later rings are ignored. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    route = null;
+    for (Member member : members.values()) {
+      member.batcher().flush();
+      member.channel().shutdown();
+    }
+    members.clear();
+    retired.forEach(ManagedChannel::shutdown);
+    retired.clear();
+  }
+}

@@ -1,0 +1,252 @@
+package dev.weir.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.ring.GetRingReq;
+import dev.weir.proto.ring.GetRingResp;
+import dev.weir.proto.ring.RingGrpc;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link WeirClient.Builder#sendToOwners()} against in-process nodes named by address: a seed
+ * target that answers the ring, and members that answer checks with their own name.
+ */
+class WeirClientOwnersTest {
+
+  private static final List<String> MEMBERS =
+      List.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051");
+  private static final int REPLICAS = 64;
+
+  private final List<Server> servers = new ArrayList<>();
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private final Map<String, RecordingV1> nodes = new HashMap<>();
+  private final FakeRing ring = new FakeRing();
+  private final FakeBatchScheduler scheduler = new FakeBatchScheduler();
+  private ManagedChannel seed;
+
+  /** A {@code weir.v1.Ring} whose answer the test sets; null answers {@code UNIMPLEMENTED}. */
+  private static final class FakeRing extends RingGrpc.RingImplBase {
+    volatile GetRingResp answer;
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    public void getRing(GetRingReq request, StreamObserver<GetRingResp> observer) {
+      calls.incrementAndGet();
+      if (answer == null) {
+        observer.onError(Status.UNIMPLEMENTED.asRuntimeException());
+        return;
+      }
+      observer.onNext(answer);
+      observer.onCompleted();
+    }
+  }
+
+  private static GetRingResp ringOf(List<String> members, String hash) {
+    return GetRingResp.newBuilder()
+        .addAllMembers(members)
+        .setHash(hash)
+        .setReplicas(REPLICAS)
+        .setSelf(members.get(0))
+        .build();
+  }
+
+  @BeforeEach
+  void startNodes() throws Exception {
+    for (String address : MEMBERS) {
+      nodes.put(address, new RecordingV1(address));
+      servers.add(
+          InProcessServerBuilder.forName(address)
+              .directExecutor()
+              .addService(nodes.get(address))
+              .build()
+              .start());
+    }
+    nodes.put("seed", new RecordingV1("seed"));
+    servers.add(
+        InProcessServerBuilder.forName("seed")
+            .directExecutor()
+            .addService(nodes.get("seed"))
+            .addService(ring)
+            .build()
+            .start());
+    seed = InProcessChannelBuilder.forName("seed").directExecutor().build();
+    channels.add(seed);
+  }
+
+  @AfterEach
+  void stop() {
+    channels.forEach(ManagedChannel::shutdownNow);
+    servers.forEach(Server::shutdownNow);
+  }
+
+  private WeirClient client() {
+    return WeirClient.builder()
+        .channel(seed)
+        .sendToOwners()
+        .memberChannels(
+            address -> InProcessChannelBuilder.forName(address).directExecutor().build())
+        .batchWindow(Duration.ZERO)
+        .scheduler(scheduler)
+        .build();
+  }
+
+  private static RateLimitReq item(String key) {
+    return RateLimitReq.newBuilder()
+        .setName("requests_per_sec")
+        .setUniqueKey(key)
+        .setHits(1)
+        .setLimit(10)
+        .setDuration(1000)
+        .build();
+  }
+
+  private static List<RateLimitReq> items(int n) {
+    return IntStream.range(0, n).mapToObj(i -> item("account:" + i)).toList();
+  }
+
+  private static String server(RateLimitResp response) {
+    return response.getMetadataOrThrow("server");
+  }
+
+  @Test
+  void checkAll_eachCheckGoesToTheMemberTheNodesRingNames_inOrder() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    HashRing nodesRing = HashRing.of(MEMBERS, REPLICAS, PeerHash.FNV1A_FMIX64);
+    List<RateLimitReq> requests = items(60);
+
+    try (WeirClient client = client()) {
+      List<RateLimitResp> responses = client.checkAll(requests).join();
+
+      assertThat(client.ringMembers()).containsExactlyElementsOf(MEMBERS);
+      for (int i = 0; i < requests.size(); i++) {
+        assertThat(responses.get(i).getMetadataOrThrow("key")).isEqualTo("account:" + i);
+        assertThat(server(responses.get(i)))
+            .as("owner of account:%d", i)
+            .isEqualTo(nodesRing.ownerOf("requests_per_sec_account:" + i));
+      }
+      assertThat(responses.stream().map(WeirClientOwnersTest::server).distinct())
+          .containsExactlyInAnyOrderElementsOf(MEMBERS);
+      assertThat(nodes.get("seed").callSizes()).isEmpty();
+    }
+  }
+
+  @Test
+  void refreshTimer_memberLeftTheRing_itsKeysGoToTheOthers() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    try (WeirClient client = client()) {
+      assertThat(scheduler.waiting()).containsExactly(WeirClient.DEFAULT_RING_REFRESH);
+      List<String> before =
+          client.checkAll(items(30)).join().stream().map(WeirClientOwnersTest::server).toList();
+      assertThat(before).contains(MEMBERS.get(2));
+      int callsToLeaver = nodes.get(MEMBERS.get(2)).callSizes().size();
+
+      ring.answer = ringOf(MEMBERS.subList(0, 2), "fnv1a-fmix64");
+      scheduler.runDue();
+      List<String> after =
+          client.checkAll(items(30)).join().stream().map(WeirClientOwnersTest::server).toList();
+
+      assertThat(client.ringMembers()).containsExactlyElementsOf(MEMBERS.subList(0, 2));
+      assertThat(after).doesNotContain(MEMBERS.get(2));
+      for (int i = 0; i < 30; i++) {
+        if (!before.get(i).equals(MEMBERS.get(2))) {
+          assertThat(after.get(i)).as("a key of a member that stayed keeps its owner").isEqualTo(
+              before.get(i));
+        }
+      }
+      assertThat(nodes.get(MEMBERS.get(2)).callSizes()).hasSize(callsToLeaver);
+      assertThat(scheduler.waiting()).containsExactly(WeirClient.DEFAULT_RING_REFRESH);
+    }
+  }
+
+  @Test
+  void refreshRing_unknownHash_failsNamingTheValueAndTheAllowed_andChecksGoToTheTarget() {
+    ring.answer = ringOf(MEMBERS, "crc32");
+    try (WeirClient client = client()) {
+      assertThatThrownBy(() -> client.refreshRing().join())
+          .isInstanceOf(CompletionException.class)
+          .cause()
+          .isInstanceOf(WeirException.class)
+          .hasMessageContaining("answered a ring this client cannot use")
+          .hasMessageContaining("'crc32'; allowed: fnv1a-fmix64, fnv1a, fnv1");
+
+      assertThat(client.ringMembers()).isEmpty();
+      assertThat(server(client.check(item("account:1")).join())).isEqualTo("seed");
+    }
+  }
+
+  @Test
+  void refreshRing_targetWithoutTheRingService_failsUnimplemented_andChecksGoToTheTarget() {
+    ring.answer = null;
+    try (WeirClient client = client()) {
+      assertThatThrownBy(() -> client.refreshRing().join())
+          .cause()
+          .isInstanceOfSatisfying(
+              WeirException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.UNIMPLEMENTED));
+
+      assertThat(server(client.check(item("account:1")).join())).isEqualTo("seed");
+    }
+  }
+
+  @Test
+  void check_ownerUnreachable_failsUnavailable_andTheClientAsksForTheRingAtOnce() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    HashRing nodesRing = HashRing.of(MEMBERS, REPLICAS, PeerHash.FNV1A_FMIX64);
+    String key =
+        IntStream.range(0, 100)
+            .mapToObj(i -> "account:" + i)
+            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(1)))
+            .findFirst()
+            .orElseThrow();
+    try (WeirClient client = client()) {
+      nodes.get(MEMBERS.get(1)).failWith(Status.UNAVAILABLE.withDescription("connection refused"));
+      ring.answer = ringOf(List.of(MEMBERS.get(0), MEMBERS.get(2)), "fnv1a-fmix64");
+      int callsBefore = ring.calls.get();
+
+      assertThatThrownBy(() -> client.check(item(key)).join())
+          .cause()
+          .isInstanceOf(WeirUnavailableException.class);
+
+      assertThat(ring.calls.get()).isEqualTo(callsBefore + 1);
+      assertThat(client.ringMembers()).containsExactly(MEMBERS.get(0), MEMBERS.get(2));
+      assertThat(server(client.check(item(key)).join())).isNotEqualTo(MEMBERS.get(1));
+    }
+  }
+
+  @Test
+  void refreshRing_clientNotSendingToOwners_isRefused() {
+    try (WeirClient client = WeirClient.builder().channel(seed).scheduler(scheduler).build()) {
+      assertThatThrownBy(client::refreshRing)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("refreshRing needs a client built with sendToOwners()");
+      assertThat(scheduler.waiting()).isEmpty();
+    }
+  }
+
+  @Test
+  void ringRefresh_zero_isRefusedNamingTheValue() {
+    assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("ringRefresh must be more than zero, got PT0S");
+  }
+}
