@@ -116,7 +116,7 @@ class WeirNodeTest {
 
     assertThat(answer.get(5, TimeUnit.SECONDS).getListServicesResponse().getServiceList())
         .extracting(ServiceResponse::getName)
-        .contains("pb.gubernator.V1", "grpc.health.v1.Health");
+        .contains("pb.gubernator.V1", "weir.v1.Ring", "grpc.health.v1.Health");
   }
 
   @Test
