@@ -1,6 +1,7 @@
 package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.engine.RequestValidator;
@@ -21,6 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -60,6 +62,9 @@ public final class ClusterRateLimitService implements RateLimitService {
   /** The prefix of the name under which this node keeps its stand-in bucket of a key. */
   public static final String STAND_IN_PREFIX = StandIns.PREFIX;
 
+  /** The most owners whose answer metadata is kept encoded: far more than a cluster's peers. */
+  static final int MAX_OWNERS_KEPT = 1024;
+
   private final String self;
   private final Supplier<HashRing> ring;
   private final BucketCheck local;
@@ -69,6 +74,7 @@ public final class ClusterRateLimitService implements RateLimitService {
   private final Scheduler scheduler;
   private final Duration standInAfter;
   private final StandIns standIns;
+  private final Map<String, EncodedMetadata> ownerMetadata = new ConcurrentHashMap<>();
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
   private volatile ClusterTracing tracing = ClusterTracing.NONE;
 
@@ -197,7 +203,7 @@ public final class ClusterRateLimitService implements RateLimitService {
       ClusterTracing.Forward span = tracing.forward(owner, group);
       List<CompletableFuture<RateLimitResponse>> calls =
           peers.forwardAll(owner, span.items(group));
-      Map<String, String> ownerMeta = Map.of("owner", owner);
+      Map<String, String> ownerMeta = ownerMetadata(owner);
       for (int k = 0; k < size; k++) {
         int index = positions[k];
         Consumer<RateLimitResponse> gathered =
@@ -273,7 +279,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     if (r.has(Behavior.GLOBAL)) {
       RateLimitResponse answer = local.decide(r);
       global.queueHits(hitsForOwner(r));
-      return answer.withMetadata(Map.of("owner", owner));
+      return answer.withMetadata(ownerMetadata(owner));
     }
     return null;
   }
@@ -384,6 +390,23 @@ public final class ClusterRateLimitService implements RateLimitService {
       root = t;
     }
     return "error while forwarding to peer '" + owner + "': " + root.getMessage();
+  }
+
+  /**
+   * Returns the metadata {@code owner=<owner>} of an answer {@code owner} gave, encoded once for all
+   * its answers; the cache forgets every owner when it holds more than {@link #MAX_OWNERS_KEPT}
+   * (peers come and go over a cluster's life).
+   */
+  private Map<String, String> ownerMetadata(String owner) {
+    EncodedMetadata metadata = ownerMetadata.get(owner);
+    if (metadata == null) {
+      if (ownerMetadata.size() >= MAX_OWNERS_KEPT) {
+        ownerMetadata.clear();
+      }
+      metadata = EncodedMetadata.of(Map.of("owner", owner));
+      ownerMetadata.put(owner, metadata);
+    }
+    return metadata;
   }
 
   private RateLimitRequest withCreatedAt(RateLimitRequest r) {

@@ -293,6 +293,9 @@ public final class RateLimitWire {
   }
 
   private static int metadataSize(int field, Map<String, String> metadata) {
+    if (metadata instanceof EncodedMetadata encoded) {
+      return encoded.encodedSize(field);
+    }
     int size = 0;
     for (Map.Entry<String, String> entry : metadata.entrySet()) {
       size += nestedSize(field, entrySize(entry));
@@ -302,6 +305,10 @@ public final class RateLimitWire {
 
   private static void writeMetadata(CodedOutputStream out, int field, Map<String, String> metadata)
       throws IOException {
+    if (metadata instanceof EncodedMetadata encoded) {
+      encoded.writeTo(out, field);
+      return;
+    }
     for (Map.Entry<String, String> entry : metadata.entrySet()) {
       writeNestedHeader(out, field, entrySize(entry));
       out.writeString(ENTRY_KEY_FIELD, entry.getKey());
