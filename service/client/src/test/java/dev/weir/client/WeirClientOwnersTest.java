@@ -112,13 +112,7 @@ class WeirClientOwnersTest {
   }
 
   private static RateLimitReq item(String key) {
-    return RateLimitReq.newBuilder()
-        .setName("requests_per_sec")
-        .setUniqueKey(key)
-        .setHits(1)
-        .setLimit(10)
-        .setDuration(1000)
-        .build();
+    return WeirClientTest.item(key);
   }
 
   private static List<RateLimitReq> items(int n) {

@@ -35,7 +35,8 @@ class WeirClientTest {
     servers.forEach(Server::shutdownNow);
   }
 
-  private static RateLimitReq item(String key) {
+  /** Returns a check of one hit on {@code key} under 10 per second, as the client tests send. */
+  static RateLimitReq item(String key) {
     return RateLimitReq.newBuilder()
         .setName("requests_per_sec")
         .setUniqueKey(key)
