@@ -12,6 +12,7 @@ COPY mvnw ./
 COPY .mvn/ .mvn/
 COPY pom.xml ./
 COPY proto/pom.xml proto/
+COPY service/ring/pom.xml service/ring/
 COPY service/client/pom.xml service/client/
 COPY service/core/pom.xml service/core/
 COPY service/http/pom.xml service/http/
@@ -28,6 +29,7 @@ RUN ./mvnw -B -ntp -pl service/server -am dependency:go-offline
 
 # The sources of the modules weir.jar is made of (-am: those service/server depends on).
 COPY proto/src/ proto/src/
+COPY service/ring/src/ service/ring/src/
 COPY service/core/src/ service/core/src/
 COPY service/http/src/ service/http/src/
 COPY service/tls/src/ service/tls/src/
