@@ -103,7 +103,8 @@ final class OwnerRoutes implements AutoCloseable {
     }
     List<Member> gone = new ArrayList<>();
     members.entrySet().removeIf(e -> !batchers.containsKey(e.getKey()) && gone.add(e.getValue()));
-    route = new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), batchers);
+    route =
+        new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), Map.copyOf(batchers));
     for (Member member : gone) {
       member.batcher().flush();
       retired.add(member.channel());
