@@ -28,12 +28,11 @@ import java.util.concurrent.TimeUnit;
  * The client-facing gRPC listener, bound before the cluster member exists so that a configured
  * port of 0 is the port the node then advertises: it serves {@code grpc.health.v1} and server
  * reflection ({@code v1} and {@code v1alpha}) at once, and {@code pb.gubernator.V1}, {@code
- * weir.v1.Ring} and, with the
- * Envoy adapter on, Envoy's {@code RateLimitService} and {@code RateLimitQuotaService} from when
- * {@link #serve} names them (calls before are answered {@code UNAVAILABLE}); with the adapter off,
- * Envoy's calls are answered by {@link EnvoyAdapterOff}. Calls run on the transport's event loops
- * ({@code directExecutor}); a request that cannot be parsed is answered {@code INVALID_ARGUMENT}
- * ({@link MalformedRequests}).
+ * weir.v1.Ring} and, with the Envoy adapter on, Envoy's {@code RateLimitService} and {@code
+ * RateLimitQuotaService} from when {@link #serve} and its siblings name them (calls before are
+ * answered {@code UNAVAILABLE}); with the adapter off, Envoy's calls are answered by {@link
+ * EnvoyAdapterOff}. Calls run on the transport's event loops ({@code directExecutor}); a request
+ * that cannot be parsed is answered {@code INVALID_ARGUMENT} ({@link MalformedRequests}).
  */
 final class ClientGrpcListener {
 
