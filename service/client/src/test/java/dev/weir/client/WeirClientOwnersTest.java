@@ -190,6 +190,19 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void refreshRing_pointsOutOfRange_failsNamingTheValueAndTheRange() {
+    ring.answer = ringOf(MEMBERS, "fnv1a").toBuilder().setReplicas(70_000).build();
+    try (WeirClient client = client()) {
+      assertThatThrownBy(() -> client.refreshRing().join())
+          .cause()
+          .isInstanceOf(WeirException.class)
+          .hasMessageContaining("replicas is 70000; allowed: 1 to 65536");
+
+      assertThat(client.ringMembers()).isEmpty();
+    }
+  }
+
+  @Test
   void refreshRing_targetWithoutTheRingService_failsUnimplemented_andChecksGoToTheTarget() {
     ring.answer = null;
     try (WeirClient client = client()) {
