@@ -409,10 +409,7 @@ public final class WeirClient implements AutoCloseable {
      * where a slow answer is worse than none).
      */
     public Builder deadline(Duration value) {
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException("deadline must be more than zero, got " + value);
-      }
-      this.deadline = value;
+      this.deadline = moreThanZero("deadline", value);
       return this;
     }
 
@@ -455,11 +452,16 @@ public final class WeirClient implements AutoCloseable {
      * more than zero (default 10 s). A member that cannot be reached makes it ask at once.
      */
     public Builder ringRefresh(Duration value) {
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException("ringRefresh must be more than zero, got " + value);
-      }
-      this.ringRefresh = value;
+      this.ringRefresh = moreThanZero("ringRefresh", value);
       return this;
+    }
+
+    /** Returns {@code value} when it is more than zero, else refuses it naming {@code setting}. */
+    private static Duration moreThanZero(String setting, Duration value) {
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(setting + " must be more than zero, got " + value);
+      }
+      return value;
     }
 
     /** Opens members' channels with {@code open} instead of by address (in-process tests). */
