@@ -17,9 +17,9 @@ import java.util.function.Function;
  * key and is answered there without a hop between nodes.
  *
  * <p>The owner of a check is the member the ring gives its {@code name + "_" + unique_key}, as the
- * nodes pick it ({@link HashRing}). A member that leaves the ring has its queued checks sent at once;
- * its channel is shut down at the next change, so that a check that picked it just before still
- * goes out.
+ * nodes pick it ({@link HashRing}). A member that leaves the ring has its queued checks sent at
+ * once; its channel is shut down at the next change, so that a check that picked it just before
+ * still goes out.
  */
 final class OwnerRoutes implements AutoCloseable {
 

@@ -261,8 +261,8 @@ public final class WeirClient implements AutoCloseable {
   }
 
   /**
-   * Sends {@code requests} to the member on {@code channel}; when it cannot be reached, asks for the
-   * ring at once (one such call at a time), since the cluster may have dropped it.
+   * Sends {@code requests} to the member on {@code channel}; when it cannot be reached, asks for
+   * the ring at once (one such call at a time), since the cluster may have dropped it.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       ManagedChannel channel, List<RateLimitReq> requests) {
