@@ -16,9 +16,10 @@ import java.util.function.Function;
  * item submitted while no call is in flight leaves at once, alone or with whatever is queued, on
  * the submitting thread; or, when that thread works in rounds (a transport's event loop), at the
  * end of the round, with every item that round brings in. Items submitted while a call is in
- * flight queue behind it, and the queue leaves as one batch when a call completes (on the thread
- * that completes it). The queue
- * also leaves at once when it holds {@code batchLimit} items, or when the last call went out at
+ * flight queue behind it, and the queue leaves as one batch when a call completes: at once on the
+ * thread that completes it, or, when that thread works in rounds, at the end of its round, with
+ * the items the same round brings in (so under load a batch gathers what arrived during the call
+ * before it and during the round that read its answer). The queue also leaves at once when it holds {@code batchLimit} items, or when the last call went out at
  * least {@code batchWait} ago (a slow call does not hold the items behind it longer than that), as
  * long as fewer than {@code maxInFlight} calls are out; at that bound items only queue, and at
  * {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the
@@ -295,8 +296,12 @@ public final class Batcher<T, R> implements AutoCloseable {
     Batch<T, R> next = null;
     synchronized (lock) {
       inFlight--;
-      if (!items.isEmpty()) {
-        next = take();
+      if (!items.isEmpty() && !leavesAtRoundEnd) {
+        if (roundEnd.defer(this::sendAtRoundEnd)) {
+          leavesAtRoundEnd = true;
+        } else {
+          next = take();
+        }
       }
     }
     if (next != null) {

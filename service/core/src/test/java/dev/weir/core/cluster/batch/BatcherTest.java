@@ -329,17 +329,57 @@ class BatcherTest {
   }
 
   @Test
-  void roundEnd_aCallCompletedFirstAndTookTheQueue_sendsNothingMore() {
+  void callCompletesOnAThreadWithRounds_queueLeavesAtTheRoundEndWithTheRoundsLaterItems() {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    roundEnd.remove(0).run();
+    CompletableFuture<String> f2 = b.submit(2);
+
+    answer(0);
+
+    assertThat(sent).containsExactly(List.of(1));
+    assertThat(roundEnd).hasSize(1);
+    CompletableFuture<String> f3 = b.submit(3);
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1), List.of(2, 3));
+    answer(1);
+    assertThat(List.of(f2.join(), f3.join())).containsExactly("r2", "r3");
+  }
+
+  @Test
+  void callCompletes_roundEndAlreadyPending_leavesTheQueueToThatRoundEnd() {
     Batcher<Integer, String> b = withRounds(2, 100);
     b.submit(1);
     b.submit(2);
     b.submit(3);
+
     answer(0);
 
-    assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
-    roundEnd.forEach(Runnable::run);
+    assertThat(sent).containsExactly(List.of(1, 2));
+    assertThat(roundEnd).hasSize(1);
+    roundEnd.remove(0).run();
     assertThat(sent).containsExactly(List.of(1, 2), List.of(3));
     assertThat(b.inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void roundEnd_maxInFlightReached_leavesTheQueueToTheNextCompletion() {
+    Batcher<Integer, String> b =
+        new Batcher<>(100, Duration.ZERO, 1, 100, clock, roundEnd::add, this::held);
+    b.submit(1);
+    roundEnd.remove(0).run();
+    b.submit(2);
+    b.flush();
+    b.submit(3);
+    answer(0);
+
+    roundEnd.remove(0).run();
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2));
+    assertThat(b.queued()).isEqualTo(1);
+    answer(1);
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1), List.of(2), List.of(3));
   }
 
   @Test
