@@ -19,12 +19,12 @@ import java.util.function.Function;
  * flight queue behind it, and the queue leaves as one batch when a call completes: at once on the
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
- * before it and during the round that read its answer). The queue also leaves at once when it holds {@code batchLimit} items, or when the last call went out at
- * least {@code batchWait} ago (a slow call does not hold the items behind it longer than that), as
- * long as fewer than {@code maxInFlight} calls are out; at that bound items only queue, and at
- * {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the
- * destination is slower than the items arriving for it). A batch never holds more than {@code
- * batchLimit} items. The sender returns one answer per item in order; a failed send, or an answer
+ * before it and during the round that read its answer). The queue also leaves at once when it
+ * holds {@code batchLimit} items, or when the last call went out at least {@code batchWait} ago (a
+ * slow call does not hold the items behind it longer than that), as long as fewer than {@code
+ * maxInFlight} calls are out; at that bound items only queue, and at {@code maxQueued} queued
+ * items a new one fails at once with a {@link QueueFullException} (the destination is slower than
+ * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender returns one answer per item in order; a failed send, or an answer
  * list of the wrong length, fails every item of that batch. Each item is in exactly one batch, so
  * each future completes exactly once. {@link #close()} sends what is queued and refuses new items;
  * {@link #abandon} fails what is queued instead.
