@@ -24,10 +24,11 @@ import java.util.function.Function;
  * slow call does not hold the items behind it longer than that), as long as fewer than {@code
  * maxInFlight} calls are out; at that bound items only queue, and at {@code maxQueued} queued
  * items a new one fails at once with a {@link QueueFullException} (the destination is slower than
- * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender returns one answer per item in order; a failed send, or an answer
- * list of the wrong length, fails every item of that batch. Each item is in exactly one batch, so
- * each future completes exactly once. {@link #close()} sends what is queued and refuses new items;
- * {@link #abandon} fails what is queued instead.
+ * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender
+ * returns one answer per item in order; a failed send, or an answer list of the wrong length, fails
+ * every item of that batch. Each item is in exactly one batch, so each future completes exactly
+ * once. {@link #close()} sends what is queued and refuses new items; {@link #abandon} fails what is
+ * queued instead.
  *
  * @param <T> the item type
  * @param <R> the answer type
