@@ -238,16 +238,22 @@ public final class Batcher<T, R> implements AutoCloseable {
       return items.size() >= batchLimit && inFlight < maxInFlight;
     }
     if (inFlight == 0) {
-      if (roundEnd.defer(this::sendAtRoundEnd)) {
-        leavesAtRoundEnd = true;
-        return false;
-      }
-      return true;
+      return !deferToRoundEnd();
     }
     if (inFlight >= maxInFlight) {
       return false;
     }
     return items.size() >= batchLimit || clock.monotonicNanos() - lastSentNanos >= batchWaitNanos;
+  }
+
+  // Caller holds the lock. Defers the queue to the end of the calling thread's round; false when
+  // the thread works in no rounds.
+  private boolean deferToRoundEnd() {
+    if (roundEnd.defer(this::sendAtRoundEnd)) {
+      leavesAtRoundEnd = true;
+      return true;
+    }
+    return false;
   }
 
   /** Sends what the round that deferred the queue left in it (a batch's worth at most). */
@@ -297,12 +303,8 @@ public final class Batcher<T, R> implements AutoCloseable {
     Batch<T, R> next = null;
     synchronized (lock) {
       inFlight--;
-      if (!items.isEmpty() && !leavesAtRoundEnd) {
-        if (roundEnd.defer(this::sendAtRoundEnd)) {
-          leavesAtRoundEnd = true;
-        } else {
-          next = take();
-        }
+      if (!items.isEmpty() && !leavesAtRoundEnd && !deferToRoundEnd()) {
+        next = take();
       }
     }
     if (next != null) {
