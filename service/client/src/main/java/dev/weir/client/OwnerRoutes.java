@@ -23,9 +23,6 @@ import java.util.function.Function;
  */
 final class OwnerRoutes implements AutoCloseable {
 
-  /** The most points per member a node's ring may have ({@code WEIR_REPLICATED_HASH_REPLICAS}). */
-  static final int MAX_REPLICAS = 65_536;
-
   /** The ring and each member's batcher. */
   private record Route(HashRing ring, Map<String, CheckBatcher> batchers) {}
 
@@ -79,9 +76,9 @@ final class OwnerRoutes implements AutoCloseable {
     if (answer.getMembersCount() == 0) {
       throw new IllegalArgumentException("members is empty; a ring has at least one member");
     }
-    if (answer.getReplicas() < 1 || answer.getReplicas() > MAX_REPLICAS) {
+    if (answer.getReplicas() < 1 || answer.getReplicas() > HashRing.MAX_REPLICAS) {
       throw new IllegalArgumentException(
-          "replicas is " + answer.getReplicas() + "; allowed: 1 to " + MAX_REPLICAS);
+          "replicas is " + answer.getReplicas() + "; allowed: 1 to " + HashRing.MAX_REPLICAS);
     }
     PeerHash hash = PeerHash.parse(answer.getHash());
     Route before = route;

@@ -25,6 +25,12 @@ import java.util.TreeSet;
  */
 public final class HashRing {
 
+  /**
+   * The most points one member may have: the bound of a node's {@code WEIR_REPLICATED_HASH_REPLICAS}
+   * and of the ring a client accepts.
+   */
+  public static final int MAX_REPLICAS = 65_536;
+
   private static final double TWO_TO_64 = 0x1p64;
 
   private final List<String> peers;

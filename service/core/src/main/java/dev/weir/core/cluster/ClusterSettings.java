@@ -8,6 +8,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -433,7 +434,7 @@ public record ClusterSettings(
       }
     }
     return new ClusterSettings(
-        env.intInRange(REPLICAS, d.replicas, 1, 65_536),
+        env.intInRange(REPLICAS, d.replicas, 1, HashRing.MAX_REPLICAS),
         PeerHash.parse(hashName),
         env.intInRange(BATCH_LIMIT, d.batchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
         env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
