@@ -20,10 +20,14 @@ public record RateLimitResponse(
     String error,
     Map<String, String> metadata) {
 
-  /** Creates a response, copying {@code metadata}. */
+  /** Creates a response, copying {@code metadata} unless it is an {@link ImmutableMetadata}. */
   public RateLimitResponse {
     error = error == null ? "" : error;
-    metadata = metadata == null || metadata.isEmpty() ? Map.of() : Map.copyOf(metadata);
+    if (metadata == null || metadata.isEmpty()) {
+      metadata = Map.of();
+    } else if (!(metadata instanceof ImmutableMetadata)) {
+      metadata = Map.copyOf(metadata);
+    }
   }
 
   /** Returns a successful response with no metadata. */

@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
@@ -253,6 +254,20 @@ class ClusterRateLimitServiceTest {
       assertThat(answer.metadata()).containsEntry("owner", OWNER).doesNotContainKey("stand_in");
       assertThat(f.standIns).isEmpty();
       assertThat(store.size()).as("no stand-in bucket").isZero();
+    }
+  }
+
+  @Test
+  void check_answersForwardedToOneOwner_shareOneEncodedOwnerMetadata() throws Exception {
+    try (StandInFixture f = new StandInFixture(answering(() -> false, 7))) {
+      RateLimitResponse first = f.checkAndWait(f.hit(9));
+      RateLimitResponse second = f.checkAndWait(f.hit(9));
+
+      assertThat(first.metadata())
+          .as("encoded once, so that writing each answer does not encode it again")
+          .isInstanceOf(EncodedMetadata.class)
+          .containsExactly(java.util.Map.entry("owner", OWNER))
+          .isSameAs(second.metadata());
     }
   }
 

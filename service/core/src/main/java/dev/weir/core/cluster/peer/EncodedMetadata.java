@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import com.google.protobuf.CodedOutputStream;
+import dev.weir.core.model.ImmutableMetadata;
 import java.io.IOException;
 import java.util.AbstractMap;
 import java.util.Collections;
@@ -13,7 +14,8 @@ import java.util.Set;
  * sharing it (every answer forwarded from one owner carries the same {@code owner}) are written by
  * {@link RateLimitWire} without encoding its strings again. It reads as the map it was made from.
  */
-public final class EncodedMetadata extends AbstractMap<String, String> {
+public final class EncodedMetadata extends AbstractMap<String, String>
+    implements ImmutableMetadata {
 
   private static final int ENTRY_KEY_FIELD = 1;
   private static final int ENTRY_VALUE_FIELD = 2;
