@@ -14,7 +14,8 @@ class RateLimitResponseTest {
   void plainMetadata_isCopied_soLaterChangesToTheMapDoNotReachTheAnswer() {
     Map<String, String> plain = new HashMap<>(Map.of("owner", "a:1"));
 
-    RateLimitResponse answer = RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 0).withMetadata(plain);
+    RateLimitResponse answer =
+        RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 0).withMetadata(plain);
     plain.put("owner", "b:1");
 
     assertThat(answer.metadata()).isNotSameAs(plain).containsExactly(Map.entry("owner", "a:1"));
@@ -24,7 +25,8 @@ class RateLimitResponseTest {
   void immutableMetadata_isKeptAsGiven_soAnswersShareItAndWhatItHolds() {
     Fixed shared = new Fixed(Map.of("owner", "a:1"));
 
-    RateLimitResponse first = RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 0).withMetadata(shared);
+    RateLimitResponse first =
+        RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 0).withMetadata(shared);
     RateLimitResponse second = RateLimitResponse.error("x").withMetadata(shared);
 
     assertThat(first.metadata()).isSameAs(shared);
