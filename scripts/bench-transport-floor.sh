@@ -49,5 +49,6 @@ done
 echo "median CPU us per exchange (client + server), $ROUNDS rounds, $SIZE-byte messages:"
 for kind in $KINDS; do
   grep "^$kind " "$work/runs" | sed 's/.*cpu_us=\([0-9.]*\).*/\1/' | sort -n \
-    | awk -v k="$kind" '{v[NR]=$1} END {printf "  %-6s %.2f (min %.2f, max %.2f)\n", k, v[int((NR+1)/2)], v[1], v[NR]}'
+    | awk -v k="$kind" '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+        printf "  %-6s %.2f (min %.2f, max %.2f)\n", k, m, v[1], v[NR]}'
 done
