@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The CPU one request-and-answer exchange between two processes costs on this machine, by transport:
+ * A benchmark of the CPU that one request-and-answer exchange between two processes costs, by transport:
  * the floor under any peer message a Weir front sends its owner (docs/benchmarks.md, "What any peer
  * transport costs on one core"). Loopback only; run by scripts/bench-transport-floor.sh.
  *
