@@ -20,6 +20,7 @@ MEASURE=${MEASURE:-5}
 KINDS=${KINDS:-socket netty grpc}
 [[ -f "$JAR" ]] || { echo "$JAR missing: run ./mvnw -B -q -DskipTests package" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "taskset (util-linux) is needed" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 not found" >&2; exit 1; }
 
 work=$(mktemp -d)
 server=""
@@ -29,18 +30,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
 # Compiled once, so that no run pays the source launcher's compilation.
 javac -nowarn -cp "$JAR" -d "$work" scripts/TransportFloor.java
 cp="$JAR:$work"
 for round in $(seq "$ROUNDS"); do
   for kind in $KINDS; do
-    port=$((20000 + RANDOM % 20000))
+    port=$(free_port)
     taskset -c 1 java -Xmx256m -cp "$cp" TransportFloor server "$kind" "$port" &
     server=$!
     for _ in $(seq 50); do
       (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
       sleep 0.1
     done
+    kill -0 "$server" 2>/dev/null || { echo "the $kind server did not start on port $port" >&2; exit 1; }
     taskset -c 1 java -Xmx256m -cp "$cp" TransportFloor client "$kind" "$port" "$SIZE" "$server" \
       "$WARMUP" "$MEASURE" | tee -a "$work/runs"
     kill "$server"; wait "$server" 2>/dev/null || true; server=""
