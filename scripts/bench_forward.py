@@ -19,18 +19,23 @@ BATCHING=off to separate the per-call cost of a peer hop from its per-item cost.
   STREAMS=1x1 ITEMS=16 scripts/bench_forward.py  # one call at a time: batches of exactly 16
   OWNER_CPU=0 scripts/bench_forward.py      # the owner on h2load's core, not the front's
   SYSCALLS=1 scripts/bench_forward.py       # system calls per item on each node (perf stat)
+  BEHAVIOR=global scripts/bench_forward.py  # GLOBAL items: the other node's keys answered locally
 
 MODE=rls loads ../shared/bench/edge.yaml on both nodes and sends one remote_address descriptor per call
-(ITEMS is 1), on an address whose counter A owns, then on one B owns. After warming both up it measures
-ROUNDS rounds, each a local and a forwarded run of RUN_SECONDS in alternating order, so that a drift in
-the machine's speed falls on both alike. Before each round it times a fixed loop on the nodes' core while
-they are idle: on a shared VM the core's speed moves by tens of percent from minute to minute, and this
-shows when. Prints one line per run: items/s, CPU us per item on A (front) and B (owner), in the kernel,
-context switches per item, mean batch size, call latency p50/p99, the JIT compilers' and the garbage
-collector's CPU in the run; then each round's forwarded/local throughput; then their median, min and max,
-and the ratios of the best rounds (most items/s, least CPU per item). With LIGHT_RPS, one connection and
-one stream send that many calls per second for RUN_SECONDS, local then forwarded, and their p50/p99 are
-printed.
+(ITEMS is 1), on an address whose counter A owns, then on one B owns. BEHAVIOR=global sends GLOBAL
+items (in MODE=rls, a config whose remote_address rule has `behavior: [global]`): A answers B's keys
+from its own copy and syncs the hits to B in the background, so "forwarded" then means "B's keys".
+
+After warming both up it measures ROUNDS rounds, each a local and a forwarded run of RUN_SECONDS in
+alternating order, so that a drift in the machine's speed falls on both alike. Before each round it
+times a fixed loop on the nodes' core while they are idle: on a shared VM the core's speed moves by tens
+of percent from minute to minute, and this shows when. Each run prints how busy the nodes' core was (a
+run that left it idle was bound by latency, not CPU); each round then prints per run items/s, CPU us
+per item on A (front) and B (owner), in the kernel, context switches per item, mean batch size, call
+latency p50/p99, the JIT compilers' and the garbage collector's CPU in the run, and the round's
+forwarded/local throughput; last come their median, min and max, and the ratios of the best rounds
+(most items/s, least CPU per item). With LIGHT_RPS, one connection and one stream send that many calls
+per second for RUN_SECONDS, local then forwarded, and their p50/p99 are printed.
 """
 import json
 import os
@@ -76,6 +81,20 @@ SYSCALLS = os.environ.get("SYSCALLS", "") == "1"
 COUNTED_SYSCALLS = ("read", "write", "writev", "epoll_wait", "epoll_pwait", "futex", "eventfd2",
                     "recvfrom", "sendto", "sendmsg", "recvmsg", "epoll_ctl", "sched_yield")
 TICKS = os.sysconf("SC_CLK_TCK")
+# BEHAVIOR=global: every item carries Gubernator's GLOBAL behavior.
+BEHAVIOR = os.environ.get("BEHAVIOR", "")
+if BEHAVIOR not in ("", "global"):
+    sys.exit(f"BEHAVIOR must be empty or global, got {BEHAVIOR!r}")
+GLOBAL = 2  # pb.gubernator.Behavior.GLOBAL
+# The rule MODE=rls counts, as in ../shared/bench/edge.yaml, with the global behavior.
+GLOBAL_RLS_CONFIG = """domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit:
+      unit: second
+      requests_per_unit: 1000000000
+      behavior: [global]
+"""
 
 
 def free_port():
@@ -155,7 +174,8 @@ def body(keys):
     payload = b""
     for key in keys:
         item = (field_bytes(1, b"bench_fwd") + field_bytes(2, key.encode()) + field_varint(3, 1)
-                + field_varint(4, 10**12) + field_varint(5, 3_600_000))
+                + field_varint(4, 10**12) + field_varint(5, 3_600_000)
+                + (field_varint(7, GLOBAL) if BEHAVIOR == "global" else b""))
         payload += field_bytes(1, item)
     return b"\x00" + len(payload).to_bytes(4, "big") + payload
 
@@ -206,8 +226,11 @@ def main():
         env["WEIR_DISABLE_BATCHING"] = "true"
     if MODE == "rls":
         os.makedirs(os.path.join(work, "rls"))
-        shutil.copy(os.path.join(HERE, "..", "..", "shared", "bench", "edge.yaml"),
-                    os.path.join(work, "rls"))
+        if BEHAVIOR == "global":
+            open(os.path.join(work, "rls", "edge.yaml"), "w").write(GLOBAL_RLS_CONFIG)
+        else:
+            shutil.copy(os.path.join(HERE, "..", "..", "shared", "bench", "edge.yaml"),
+                        os.path.join(work, "rls"))
         env["WEIR_ENVOY_CONFIG"] = os.path.join(work, "rls")
     procs = []
     try:
@@ -264,7 +287,8 @@ def main():
                 runs[kind] = measure(kind, paths[kind], want, r, procs, ha, ga, work)
             for kind in ("local", "forwarded"):
                 rate, us_a, us_b, batch, failed, cs_a, cs_b, k_a, k_b, lat, jit_gc = runs[kind]
-                print(f"round {r + 1} {kind:9s} {MODE} items={want} batching={BATCHING}: "
+                print(f"round {r + 1} {kind:9s} {MODE} items={want} batching={BATCHING}"
+                      f"{' behavior=global' if BEHAVIOR else ''}: "
                       f"{rate:9.0f} items/s, "
                       f"CPU us/item front {us_a:6.2f} owner {us_b:6.2f} total {us_a + us_b:6.2f} "
                       f"(in the kernel: front {k_a:5.2f} owner {k_b:5.2f}), "
@@ -322,7 +346,11 @@ def measure(kind, path, want, r, procs, ha, ga, work):
                             f"filename={os.path.join(PROFILE, kind + '-' + node + '.jfr')}"],
                            capture_output=True, check=True)
     counters = [count_syscalls(proc.pid) for proc in procs] if SYSCALLS and r == 0 else []
+    core_before = core_ticks()
     done, failed = h2load(ga, path, SECONDS, log)
+    core = [after - before for before, after in zip(core_before, core_ticks())]
+    print(f"{kind:9s} run: the nodes' core (CPU {NODE_CPU}) was busy "
+          f"{100 * (1 - (core[3] + core[4]) / max(1, sum(core[:8]))):.1f} % of the run", flush=True)
     calls = [stop_counting(c) for c in counters]
     used_a = cpu_seconds(procs[0].pid) - cpu_a
     used_b = cpu_seconds(procs[1].pid) - cpu_b
@@ -343,6 +371,14 @@ def measure(kind, path, want, r, procs, ha, ga, work):
             batch_items / batches if batches else 0.0, failed,
             switches_a / items, switches_b / items,
             1e6 * sys_a / items, 1e6 * sys_b / items, latency(log), jit_gc)
+
+
+def core_ticks():
+    """The nodes' core's time so far in /proc/stat's columns (user, nice, system, idle, iowait, ...)."""
+    for line in open("/proc/stat"):
+        if line.startswith(f"cpu{NODE_CPU} "):
+            return [int(x) for x in line.split()[1:]]
+    sys.exit(f"/proc/stat has no line for CPU {NODE_CPU}")
 
 
 def count_syscalls(pid):
