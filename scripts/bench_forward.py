@@ -29,7 +29,7 @@ from its own copy and syncs the hits to B in the background, so "forwarded" then
 After warming both up it measures ROUNDS rounds, each a local and a forwarded run of RUN_SECONDS in
 alternating order, so that a drift in the machine's speed falls on both alike. Before each round it
 times a fixed loop on the nodes' core while they are idle: on a shared VM the core's speed moves by tens
-of percent from minute to minute, and this shows when. Each run prints how busy the nodes' core was (a
+of percent from minute to minute, and this shows when. Each run prints how busy the front's core was (a
 run that left it idle was bound by latency, not CPU); each round then prints per run items/s, CPU us
 per item on A (front) and B (owner), in the kernel, context switches per item, mean batch size, call
 latency p50/p99, the JIT compilers' and the garbage collector's CPU in the run, and the round's
@@ -349,8 +349,10 @@ def measure(kind, path, want, r, procs, ha, ga, work):
     core_before = core_ticks()
     done, failed = h2load(ga, path, SECONDS, log)
     core = [after - before for before, after in zip(core_before, core_ticks())]
-    print(f"{kind:9s} run: the nodes' core (CPU {NODE_CPU}) was busy "
-          f"{100 * (1 - (core[3] + core[4]) / max(1, sum(core[:8]))):.1f} % of the run", flush=True)
+    # user, nice, system, irq and softirq against those plus idle and iowait (steal is not this VM's).
+    busy = core[0] + core[1] + core[2] + core[5] + core[6]
+    print(f"{kind:9s} run: the front's core (CPU {NODE_CPU}) was busy "
+          f"{100 * busy / max(1, busy + core[3] + core[4]):.1f} % of the run", flush=True)
     calls = [stop_counting(c) for c in counters]
     used_a = cpu_seconds(procs[0].pid) - cpu_a
     used_b = cpu_seconds(procs[1].pid) - cpu_b
@@ -374,7 +376,7 @@ def measure(kind, path, want, r, procs, ha, ga, work):
 
 
 def core_ticks():
-    """The nodes' core's time so far in /proc/stat's columns (user, nice, system, idle, iowait, ...)."""
+    """The front's core's time so far in /proc/stat's columns (user, nice, system, idle, iowait, ...)."""
     for line in open("/proc/stat"):
         if line.startswith(f"cpu{NODE_CPU} "):
             return [int(x) for x in line.split()[1:]]
