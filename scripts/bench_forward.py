@@ -61,7 +61,10 @@ WARMUP = int(os.environ.get("WARMUP", "30"))
 BATCHING = os.environ.get("BATCHING", "on")
 MODE = os.environ.get("MODE", "v1")
 # A folder: each measured run is recorded by JDK Flight Recorder on both nodes (KIND-NODE.jfr there),
-# with the JFR settings file PROFILE_SETTINGS (default: the JDK's "profile").
+# with the JFR settings file PROFILE_SETTINGS (default: the JDK's "profile"). The nodes then start with
+# Flight Recorder on and recording no event: its first start in a running JVM throws away the JIT's
+# compiled code (a node answered about 1/20 of its calls in the next 5 s, and needed over 15 s to
+# recover), so a recording started only for the measured run would profile the JIT catching up.
 PROFILE = os.environ.get("PROFILE", "")
 PROFILE_SETTINGS = os.environ.get("PROFILE_SETTINGS", "profile")
 LIGHT_RPS = int(os.environ.get("LIGHT_RPS", "0"))
@@ -95,6 +98,16 @@ descriptors:
       requests_per_unit: 1000000000
       behavior: [global]
 """
+
+
+def flight_recorder_on(work):
+    """Returns the JVM flags that start Flight Recorder recording nothing (none without PROFILE)."""
+    if not PROFILE:
+        return []
+    empty = os.path.join(work, "no-events.jfc")
+    with open(empty, "w") as f:
+        f.write('<?xml version="1.0" encoding="UTF-8"?>\n<configuration version="2.0" label="none"/>\n')
+    return [f"-XX:StartFlightRecording=settings={empty}"]
 
 
 def free_port():
@@ -240,7 +253,7 @@ def main():
             log = open(os.path.join(work, name + ".log"), "w")
             procs.append(subprocess.Popen(
                 ["taskset", "-c", NODE_CPU if name == "a" else OWNER_CPU, "java", "-Xms1g",
-                 "-Xmx1g", "-XX:+UseG1GC",
+                 "-Xmx1g", "-XX:+UseG1GC", *flight_recorder_on(work),
                  *NODE_JAVA_OPTS.replace("{node}", name).split(), "-jar", JAR],
                 env=node_env, stdout=log, stderr=subprocess.STDOUT))
         for h in (ha, hb):
