@@ -36,9 +36,26 @@ public final class ConfigLoader {
    */
   public EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
       throws DescriptorConfigException {
+    return compile(files, warnings, options.limits());
+  }
+
+  /**
+   * Compiles {@code files} as {@link #compile(List, Consumer)} does, without the per-file size
+   * limit: for YAML that Weir wrote from input another limit already bounds (an xDS resource,
+   * bounded by {@code WEIR_ENVOY_XDS_MAX_MSG_SIZE_IN_BYTES}, whose YAML is larger than its
+   * protobuf).
+   */
+  public EnvoyConfig compileWritten(List<ConfigFile> files, Consumer<String> warnings)
+      throws DescriptorConfigException {
+    return compile(
+        files, warnings, new ConfigLimits(Integer.MAX_VALUE, options.limits().maxTotalBytes()));
+  }
+
+  private EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings, ConfigLimits limits)
+      throws DescriptorConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
-      ParsedFile parsed = parse(file);
+      ParsedFile parsed = YamlConfigParser.parse(file.name(), file.text(), limits);
       compiler.add(parsed);
       parsed.warnings().forEach(warnings);
     }

@@ -214,7 +214,7 @@ public final class XdsConfigClient implements AutoCloseable {
       String name = config.getName().isEmpty() ? "xDS resource " + i : config.getName();
       files.add(new ConfigFile(name, RateLimitConfigYaml.of(config)));
     }
-    return loader.compile(
+    return loader.compileWritten(
         files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
   }
 

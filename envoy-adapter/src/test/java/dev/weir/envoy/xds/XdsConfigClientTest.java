@@ -7,6 +7,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.envoy.config.ConfigHolder;
+import dev.weir.envoy.config.ConfigLimits;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DomainConfig;
@@ -130,6 +131,32 @@ class XdsConfigClientTest {
     assertThat(ack.hasErrorDetail()).isFalse();
     assertThat(client.acceptedVersion()).contains("v1");
     assertThat(counter("config_load_success")).isEqualTo(1);
+  }
+
+  @Test
+  void configWhoseYamlExceedsTheFileLimit_loadsAndIsAcked() {
+    RateLimitConfig.Builder large = RateLimitConfig.newBuilder().setName("eg").setDomain("eg");
+    for (int i = 0; i < 12_000; i++) {
+      String route = "httproute/default/route-" + i + "/rule/0/match/0";
+      large.addDescriptors(
+          RateLimitDescriptor.newBuilder()
+              .setKey(route)
+              .setValue(route)
+              .setRateLimit(
+                  RateLimitPolicy.newBuilder()
+                      .setUnit(RateLimitUnit.MINUTE)
+                      .setRequestsPerUnit(10)));
+    }
+    RateLimitConfig config = large.build();
+    assertThat(RateLimitConfigYaml.of(config).length())
+        .isGreaterThan(ConfigLimits.DEFAULT_MAX_FILE_BYTES);
+    management.push("v1", config);
+
+    client.start(scheduler);
+
+    assertThat(management.lastRequest().hasErrorDetail()).isFalse();
+    assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("eg");
+    assertThat(client.acceptedVersion()).contains("v1");
   }
 
   @Test
