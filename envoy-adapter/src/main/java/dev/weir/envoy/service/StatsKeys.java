@@ -2,6 +2,7 @@ package dev.weir.envoy.service;
 
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
+import dev.weir.envoy.match.MatchKind;
 import dev.weir.envoy.match.MatchedLevel;
 import java.util.List;
 
@@ -9,9 +10,11 @@ import java.util.List;
  * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level
  * {@code key_value} for an exact match, {@code key_pattern} for a wildcard match and {@code key}
  * for a key-only match; actual values appear only where {@code value_to_metric} is set, or at every
- * level when the matched rule has {@code detailed_metric}, each bounded like a counter key's (see
- * {@link CounterKeys#bounded}). A label without values is the rule's path, which the compiled config
- * holds. A limit override is labelled by its keys only, see {@link #override(List)}.
+ * level when the matched rule has {@code detailed_metric} ({@code key_} for an empty value), each
+ * bounded like a counter key's (see {@link CounterKeys#bounded}), except at a wildcard level with
+ * {@code share_threshold}, which keeps its pattern (and then a {@code detailed_metric} level writes
+ * {@code key} for an empty value). A label without values is the rule's path, which the compiled
+ * config holds. A limit override is labelled by its keys only, see {@link #override(List)}.
  */
 public final class StatsKeys {
 
@@ -29,13 +32,18 @@ public final class StatsKeys {
     if (!detailed && !anyValueToMetric(levels)) {
       return match.node().path();
     }
+    boolean shared = anyShareThreshold(levels);
     StringBuilder out = new StringBuilder();
     for (MatchedLevel level : levels) {
       if (out.length() > 0) {
         out.append('.');
       }
       Entry entry = level.entry();
-      if (detailed || level.node().valueToMetric()) {
+      if (level.kind() == MatchKind.WILDCARD && level.node().shareThreshold()) {
+        out.append(join(level.node().key(), level.node().value()));
+      } else if (detailed && !shared) {
+        out.append(entry.key()).append('_').append(keys.bounded(entry.value()));
+      } else if (detailed || level.node().valueToMetric()) {
         out.append(join(entry.key(), keys.bounded(entry.value())));
       } else {
         switch (level.kind()) {
@@ -67,6 +75,16 @@ public final class StatsKeys {
       out.append('.').append(keys.bounded(entry.key()));
     }
     return out.toString();
+  }
+
+  private static boolean anyShareThreshold(List<MatchedLevel> levels) {
+    for (int i = 0; i < levels.size(); i++) {
+      MatchedLevel level = levels.get(i);
+      if (level.kind() == MatchKind.WILDCARD && level.node().shareThreshold()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean anyValueToMetric(List<MatchedLevel> levels) {

@@ -39,6 +39,20 @@ class CounterKeysTest {
           - key: ip
             detailed_metric: true
             rate_limit: {unit: second, requests_per_unit: 1}
+          - key: route
+            value: api/*
+            share_threshold: true
+            value_to_metric: true
+            descriptors:
+              - key: method
+                rate_limit: {unit: minute, requests_per_unit: 60}
+          - key: service
+            value: svc/*
+            share_threshold: true
+            descriptors:
+              - key: endpoint
+                detailed_metric: true
+                rate_limit: {unit: minute, requests_per_unit: 80}
         """;
     try {
       return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
@@ -97,6 +111,22 @@ class CounterKeysTest {
   void statsRule_valueToMetricAndDetailedMetric_nameActualValues() {
     assertThat(StatsKeys.rule(match(new Entry("img", "a.png")))).isEqualTo("img_a.png");
     assertThat(StatsKeys.rule(match(new Entry("ip", "10.0.0.1")))).isEqualTo("ip_10.0.0.1");
+  }
+
+  @Test
+  void statsRule_shareThresholdWithValueToMetricOrDetailedMetric_keepsThePattern() {
+    // envoyproxy/ratelimit's TestShareThreshold: share_threshold takes priority over both.
+    assertThat(StatsKeys.rule(match(new Entry("route", "api/v1"), new Entry("method", "GET"))))
+        .isEqualTo("route_api/*.method");
+    assertThat(StatsKeys.rule(match(new Entry("service", "svc/user"), new Entry("endpoint", "get"))))
+        .isEqualTo("service_svc/*.endpoint_get");
+    assertThat(StatsKeys.rule(match(new Entry("service", "svc/user"), new Entry("endpoint", ""))))
+        .isEqualTo("service_svc/*.endpoint");
+  }
+
+  @Test
+  void statsRule_detailedMetricEmptyValue_keepsTheUnderscore() {
+    assertThat(StatsKeys.rule(match(new Entry("ip", "")))).isEqualTo("ip_");
   }
 
   @Test
