@@ -98,8 +98,10 @@ final class ResponseBuilder {
         statuses.add(REFUSED);
         quota.add(false);
       } else {
+        // As envoyproxy/ratelimit: under the global quota mode an unmatched or replaced
+        // descriptor is a quota descriptor too, one that passes.
         statuses.add(NO_LIMIT);
-        quota.add(false);
+        quota.add(settings.quotaMode());
       }
     }
     boolean over = false;

@@ -54,6 +54,9 @@ class ReferenceParityTest {
           rate_limit: {unit: minute, requests_per_unit: 5}
         - key: tokens
           rate_limit: {unit: minute, requests_per_unit: 20, algorithm: token_bucket}
+        - key: soft
+          quota_mode: true
+          rate_limit: {unit: second, requests_per_unit: 0}
       """;
 
   private final FakeClock clock = new FakeClock();
@@ -244,6 +247,26 @@ class ReferenceParityTest {
     assertThat(oneOver.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(oneOver.getOverallCode()).isEqualTo(Code.OK);
     assertThat(allOver.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void globalQuotaMode_unmatchedDescriptorIsAPassingQuotaDescriptor() throws Exception {
+    start(Map.of("WEIR_ENVOY_QUOTA_MODE", "true"));
+
+    RateLimitResponse response = call(descriptor("blocked", "b"), descriptor("nomatch", "n"));
+
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getOverallCode()).isEqualTo(Code.OK);
+  }
+
+  @Test
+  void quotaModeRule_unmatchedDescriptorIsNoQuotaDescriptor() throws Exception {
+    start(Map.of());
+
+    RateLimitResponse response = call(descriptor("soft", "s"), descriptor("nomatch", "n"));
+
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
   }
 
   private static Value text(String s) {
