@@ -51,7 +51,8 @@ public final class ConfigLoader {
         files, warnings, new ConfigLimits(Integer.MAX_VALUE, options.limits().maxTotalBytes()));
   }
 
-  private EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings, ConfigLimits limits)
+  private EnvoyConfig compile(
+      List<ConfigFile> files, Consumer<String> warnings, ConfigLimits limits)
       throws DescriptorConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {

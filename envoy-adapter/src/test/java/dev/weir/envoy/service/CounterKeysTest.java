@@ -116,11 +116,12 @@ class CounterKeysTest {
   @Test
   void statsRule_shareThresholdWithValueToMetricOrDetailedMetric_keepsThePattern() {
     // envoyproxy/ratelimit's TestShareThreshold: share_threshold takes priority over both.
+    Entry service = new Entry("service", "svc/user");
     assertThat(StatsKeys.rule(match(new Entry("route", "api/v1"), new Entry("method", "GET"))))
         .isEqualTo("route_api/*.method");
-    assertThat(StatsKeys.rule(match(new Entry("service", "svc/user"), new Entry("endpoint", "get"))))
+    assertThat(StatsKeys.rule(match(service, new Entry("endpoint", "get"))))
         .isEqualTo("service_svc/*.endpoint_get");
-    assertThat(StatsKeys.rule(match(new Entry("service", "svc/user"), new Entry("endpoint", ""))))
+    assertThat(StatsKeys.rule(match(service, new Entry("endpoint", ""))))
         .isEqualTo("service_svc/*.endpoint");
   }
 
