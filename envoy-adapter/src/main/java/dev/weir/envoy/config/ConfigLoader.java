@@ -56,7 +56,7 @@ public final class ConfigLoader {
       throws DescriptorConfigException {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
-      ParsedFile parsed = YamlConfigParser.parse(file.name(), file.text(), limits);
+      ParsedFile parsed = parse(file, limits);
       compiler.add(parsed);
       parsed.warnings().forEach(warnings);
     }
@@ -86,7 +86,7 @@ public final class ConfigLoader {
     ConfigCompiler compiler = new ConfigCompiler(options);
     for (ConfigFile file : files) {
       try {
-        ParsedFile parsed = parse(file);
+        ParsedFile parsed = parse(file, options.limits());
         warnings.addAll(parsed.warnings());
         compiler.add(parsed);
       } catch (DescriptorConfigException e) {
@@ -104,7 +104,8 @@ public final class ConfigLoader {
     return check(files).errors();
   }
 
-  private ParsedFile parse(ConfigFile file) throws DescriptorConfigException {
-    return YamlConfigParser.parse(file.name(), file.text(), options.limits());
+  private static ParsedFile parse(ConfigFile file, ConfigLimits limits)
+      throws DescriptorConfigException {
+    return YamlConfigParser.parse(file.name(), file.text(), limits);
   }
 }

@@ -9,4 +9,13 @@ import dev.weir.envoy.config.DescriptorNode;
  * @param node the rule it matched
  * @param kind how it matched
  */
-public record MatchedLevel(Entry entry, DescriptorNode node, MatchKind kind) {}
+public record MatchedLevel(Entry entry, DescriptorNode node, MatchKind kind) {
+
+  /**
+   * Returns whether the entry matched a wildcard with {@code share_threshold}, so that its counter
+   * and its stats stand for the rule's pattern, not the entry's value.
+   */
+  public boolean sharesPattern() {
+    return kind == MatchKind.WILDCARD && node.shareThreshold();
+  }
+}

@@ -4,7 +4,6 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.envoy.config.CounterNames;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
-import dev.weir.envoy.match.MatchKind;
 import dev.weir.envoy.match.MatchedLevel;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
 import java.nio.charset.StandardCharsets;
@@ -104,8 +103,10 @@ public final class CounterKeys {
     List<MatchedLevel> levels = match.levels();
     for (int i = 0; i < levels.size(); i++) {
       MatchedLevel level = levels.get(i);
-      boolean shared = level.kind() == MatchKind.WILDCARD && level.node().shareThreshold();
-      entry(out, level.entry().key(), shared ? level.node().value() : level.entry().value());
+      entry(
+          out,
+          level.entry().key(),
+          level.sharesPattern() ? level.node().value() : level.entry().value());
     }
     return boundedKey(out.toString());
   }

@@ -2,7 +2,6 @@ package dev.weir.envoy.service;
 
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
-import dev.weir.envoy.match.MatchKind;
 import dev.weir.envoy.match.MatchedLevel;
 import java.util.List;
 
@@ -39,7 +38,7 @@ public final class StatsKeys {
         out.append('.');
       }
       Entry entry = level.entry();
-      if (level.kind() == MatchKind.WILDCARD && level.node().shareThreshold()) {
+      if (level.sharesPattern()) {
         out.append(join(level.node().key(), level.node().value()));
       } else if (detailed && !shared) {
         out.append(entry.key()).append('_').append(keys.bounded(entry.value()));
@@ -79,8 +78,7 @@ public final class StatsKeys {
 
   private static boolean anyShareThreshold(List<MatchedLevel> levels) {
     for (int i = 0; i < levels.size(); i++) {
-      MatchedLevel level = levels.get(i);
-      if (level.kind() == MatchKind.WILDCARD && level.node().shareThreshold()) {
+      if (levels.get(i).sharesPattern()) {
         return true;
       }
     }
