@@ -69,6 +69,39 @@ class ClusterGlobalTest {
   }
 
   @Test
+  void sync_hitsResetHitsOnNonOwner_ownerCountsOnlyTheHitsAfterTheReset() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    other.check(global(5, 10));
+    other.check(global(0, 10).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+    assertThat(other.check(global(2, 10)).get(0).remaining()).isEqualTo(8);
+
+    sync(other, owner);
+
+    assertThat(owner.check(global(0, 10)).get(0).remaining())
+        .as("the 5 hits before the reset erased, the 2 after it counted")
+        .isEqualTo(8);
+  }
+
+  @Test
+  void sync_resetThenHitsOnNonOwnerOfAnOwnedBucket_hitsAfterTheResetStillCount() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    other.check(global(5, 10));
+    sync(other, owner);
+    other.check(global(0, 10).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+    other.check(global(2, 10));
+
+    sync(other, owner);
+
+    assertThat(owner.check(global(0, 10)).get(0).remaining())
+        .as("the owner's bucket reset, then the 2 hits")
+        .isEqualTo(8);
+  }
+
+  @Test
   void check_globalOnNonOwner_answersFromLocalCopyWithOwnerWithoutCallingOwner() {
     cluster = LocalCluster.start(3, SETTINGS);
     Node owner = cluster.ownerOf("g_acct");

@@ -37,12 +37,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
  * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue
- * (on non-owners) sums the hits of each key, ORs in RESET_REMAINING and keeps the first request's
- * {@code created_at}; at flush each key goes to its owner on the ring of that moment as a GLOBAL
- * item, which the owner applies with DRAIN_OVER_LIMIT. When this node has become the owner
- * meanwhile, its copy already holds those hits (they were applied to it when answered) and is now
- * the owner's bucket: the hits are not applied again, only broadcast. A received broadcast for a
- * key this node owns on the current ring (a late one from the previous owner) is ignored. The
+ * (on non-owners) sums the hits of each key and keeps the first request's {@code created_at}; a
+ * RESET_REMAINING replaces what is queued for its key, and the hits after it are summed apart, so
+ * that the owner applies the reset before them (Gubernator ORs the flag into the sum, which erases
+ * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
+ * GLOBAL items, every reset in a first round of calls and the hits in a second, which the owner
+ * applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy already
+ * holds those hits (they were applied to it when answered) and is now the owner's bucket: the hits
+ * are not applied again, only broadcast. A received broadcast for a key this node owns on the
+ * current ring (a late one from the previous owner) is ignored. The
  * broadcast queue (on the owner) holds the last request of each key hit; at flush the owner reads
  * each key with hits 0 and sends {@code UpdatePeerGlobals} to every other peer. Both queues go out
  * in calls of at most 1000 keys, the most a peer accepts. Beyond Gubernator, each update carries
@@ -67,7 +70,7 @@ public final class GlobalManager implements AutoCloseable {
 
   private final Object lock = new Object();
   private volatile WeirMetrics metrics = WeirMetrics.NOOP;
-  private Map<String, RateLimitRequest> hits = new LinkedHashMap<>();
+  private Map<String, Queued> hits = new LinkedHashMap<>();
   private Map<String, RateLimitRequest> broadcasts = new LinkedHashMap<>();
   private Scheduler.Task hitsTimer;
   private Scheduler.Task broadcastTimer;
@@ -139,14 +142,7 @@ public final class GlobalManager implements AutoCloseable {
     }
     boolean flushNow;
     synchronized (lock) {
-      hits.merge(
-          request.hashKey(),
-          request,
-          (queued, next) ->
-              queued
-                  .withHits(SaturatingMath.add(queued.hits(), next.hits()))
-                  .withBehavior(
-                      next.behavior() | (queued.behavior() & Behavior.RESET_REMAINING)));
+      hits.merge(request.hashKey(), Queued.of(request), Queued::then);
       flushNow = hits.size() >= batchLimit;
       if (!flushNow && hitsTimer == null) {
         hitsTimer = scheduler.schedule(this::flushHits, syncWait);
@@ -181,7 +177,7 @@ public final class GlobalManager implements AutoCloseable {
    * dropped.
    */
   public CompletableFuture<Void> flushHits() {
-    List<RateLimitRequest> out;
+    List<Queued> out;
     synchronized (lock) {
       out = new ArrayList<>(hits.values());
       hits = new LinkedHashMap<>();
@@ -196,24 +192,51 @@ public final class GlobalManager implements AutoCloseable {
     if (current.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    List<RateLimitRequest> resets = new ArrayList<>();
+    List<RateLimitRequest> sums = new ArrayList<>();
+    for (Queued q : out) {
+      if (q.reset() != null) {
+        resets.add(q.reset());
+      }
+      if (q.hits() != null) {
+        sums.add(q.hits());
+      }
+    }
     List<CompletableFuture<?>> calls = new ArrayList<>();
+    send(resets, current, calls);
+    CompletableFuture<?>[] resetCalls =
+        calls.stream().map(c -> c.handle((ok, e) -> null)).toArray(CompletableFuture<?>[]::new);
+    return CompletableFuture.allOf(resetCalls)
+        .thenCompose(
+            resetsDone -> {
+              send(sums, current, calls);
+              return timed(calls, start, true);
+            });
+  }
+
+  /**
+   * Sends {@code requests} to their owners on {@code current} in calls of at most {@value
+   * RateLimitService#MAX_BATCH_SIZE} items, adding each call to {@code calls}; those this node
+   * owns are queued for broadcast.
+   */
+  private void send(
+      List<RateLimitRequest> requests, HashRing current, List<CompletableFuture<?>> calls) {
     Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
-    for (RateLimitRequest r : out) {
+    for (RateLimitRequest r : requests) {
       byOwner.computeIfAbsent(current.ownerOf(r.hashKey()), o -> new ArrayList<>()).add(r);
     }
     byOwner.forEach(
-        (owner, requests) -> {
+        (owner, items) -> {
           if (owner.equals(self)) {
-            requests.forEach(this::queueBroadcast);
+            items.forEach(this::queueBroadcast);
             return;
           }
-          for (List<RateLimitRequest> chunk : chunks(requests)) {
+          for (List<RateLimitRequest> chunk : chunks(items)) {
             calls.add(
                 peers.call(
                     owner, c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to")));
           }
         });
-    return timed(calls, start, true);
   }
 
   /** Sends the queued broadcasts to every other peer now; completes when every peer answered or failed. */
@@ -354,6 +377,31 @@ public final class GlobalManager implements AutoCloseable {
       out.add(items.subList(from, Math.min(items.size(), from + RateLimitService.MAX_BATCH_SIZE)));
     }
     return out;
+  }
+
+  /**
+   * The hits of one key waiting for its owner: the last RESET_REMAINING request (null when none was
+   * queued) and the sum of the hits queued after it (null when none).
+   */
+  private record Queued(RateLimitRequest reset, RateLimitRequest hits) {
+
+    static Queued of(RateLimitRequest r) {
+      return r.has(Behavior.RESET_REMAINING) ? new Queued(r, null) : new Queued(null, r);
+    }
+
+    // A reset replaces what was queued; later hits add to the sum after the last reset.
+    Queued then(Queued next) {
+      if (next.reset != null) {
+        return next;
+      }
+      if (hits == null) {
+        return new Queued(reset, next.hits);
+      }
+      return new Queued(
+          reset,
+          hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits()))
+              .withBehavior(next.hits.behavior()));
+    }
   }
 
   private static void cancel(Scheduler.Task task) {

@@ -110,12 +110,22 @@ class GlobalManagerTest {
   }
 
   @Test
-  void queueHits_resetRemainingAmongHits_orIntoTheSum() {
+  void queueHits_hitsResetHits_resetSentBeforeOnlyTheHitsAfterIt() {
     GlobalManager m = manager(ring(OWNER), 1000);
-    m.queueHits(hit("a", 1, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+    m.queueHits(hit("a", 5, t0));
+    m.queueHits(hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
     m.queueHits(hit("a", 1, t0));
+    m.queueHits(hit("a", 2, t0));
+
     scheduler.advance(Duration.ofMillis(100));
-    assertThat(hitsReceived.get(0).get(0).has(Behavior.RESET_REMAINING)).isTrue();
+
+    assertThat(hitsReceived).hasSize(2);
+    assertThat(hitsReceived.get(0)).singleElement()
+        .satisfies(r -> assertThat(r.has(Behavior.RESET_REMAINING)).isTrue())
+        .satisfies(r -> assertThat(r.hits()).isZero());
+    assertThat(hitsReceived.get(1)).singleElement()
+        .satisfies(r -> assertThat(r.has(Behavior.RESET_REMAINING)).isFalse())
+        .satisfies(r -> assertThat(r.hits()).isEqualTo(3));
   }
 
   @Test
