@@ -43,9 +43,11 @@ import org.slf4j.LoggerFactory;
  * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
  * GLOBAL items, every reset in a first round of calls and the hits in a second, which the owner
  * applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy already
- * holds those hits (they were applied to it when answered) and is now the owner's bucket: the hits
- * are not applied again, only broadcast. A received broadcast for a key this node owns on the
- * current ring (a late one from the previous owner) is ignored. The
+ * holds those hits (they were applied to it when answered, and again on each broadcast it took
+ * since) and is now the owner's bucket: the hits are not applied again, only broadcast. A received
+ * broadcast for a key this node owns on the current ring (a late one from the previous owner) is
+ * ignored; any other overwrites the copy, and the hits still queued for that key are applied to the
+ * new copy, so that the copy keeps counting them until the owner's next broadcast does. The
  * broadcast queue (on the owner) holds the last request of each key hit; at flush the owner reads
  * each key with hits 0 and sends {@code UpdatePeerGlobals} to every other peer. Both queues go out
  * in calls of at most 1000 keys, the most a peer accepts. Beyond Gubernator, each update carries
@@ -281,7 +283,8 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * Overwrites this node's copies with the owner's broadcast {@code globals}, except keys this node
-   * owns on the current ring: their bucket here is the authoritative one.
+   * owns on the current ring: their bucket here is the authoritative one. The hits still queued for
+   * a key overwritten here are applied to its new copy.
    */
   public void apply(List<UpdatePeerGlobal> globals) {
     long now = clock.wallMillis();
@@ -293,7 +296,26 @@ public final class GlobalManager implements AutoCloseable {
       Optional<BucketState> exact =
           g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
       Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
-      state.ifPresent(s -> store.put(g.getKey(), s));
+      if (state.isPresent()) {
+        store.put(g.getKey(), state.get());
+        reapplyQueued(g.getKey());
+      }
+    }
+  }
+
+  // Applies the hits queued for key to its copy, which a broadcast has just replaced.
+  private void reapplyQueued(String key) {
+    Queued q;
+    synchronized (lock) {
+      q = hits.get(key);
+    }
+    if (q == null) {
+      return;
+    }
+    for (RateLimitRequest r : new RateLimitRequest[] {q.reset(), q.hits()}) {
+      if (r != null) {
+        local.decide(r.withBehavior(r.behavior() | Behavior.DRAIN_OVER_LIMIT));
+      }
     }
   }
 

@@ -226,6 +226,39 @@ class GlobalManagerTest {
   }
 
   @Test
+  void flushHits_becameOwnerAfterOwnersBroadcastOverwroteCopy_queuedHitsStillCount() {
+    HashRing before = ring(SELF, OWNER, "third:1");
+    String key = keyOwnedBy(before, OWNER);
+    HashRing after = ring(SELF, "third:1");
+    assertThat(after.ownerOf("g_" + key)).isEqualTo(SELF);
+    java.util.concurrent.atomic.AtomicReference<HashRing> current =
+        new java.util.concurrent.atomic.AtomicReference<>(before);
+    GlobalManager m = manager(current::get);
+    RateLimitRequest r = hit(key, 4, clock.wallMillis());
+    new WindowCounterCheck(store).decide(r); // answered from the local copy: 6 left
+    m.queueHits(r);
+    // The owner's broadcast (2 hits taken elsewhere, ours not sent yet) overwrites the copy.
+    m.apply(
+        List.of(
+            UpdatePeerGlobal.newBuilder()
+                .setKey("g_" + key)
+                .setAlgorithm(Algorithm.TOKEN_BUCKET)
+                .setDuration(60_000)
+                .setCreatedAt(t0)
+                .setStatus(
+                    RateLimitResp.newBuilder().setLimit(10).setRemaining(8)
+                        .setResetTime(t0 + 60_000))
+                .build()));
+    current.set(after); // the owner left: this node owns the key now
+
+    m.flushHits().join();
+
+    assertThat(((TokenBucketState) store.get("g_" + key).orElseThrow()).remaining())
+        .as("2 hits elsewhere + our 4")
+        .isEqualTo(4);
+  }
+
+  @Test
   void apply_lateBroadcastForKeyThisNodeNowOwns_ignored() {
     HashRing now = ring(SELF, "third:1");
     String key = keyOwnedBy(now, SELF);
