@@ -273,6 +273,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     membership.addListener(discoveryHealth);
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
+      global.reportCopyWritesTo(handOff::writingCopy);
     }
   }
 

@@ -277,9 +277,7 @@ public final class ClusterRateLimitService implements RateLimitService {
       return answer;
     }
     if (r.has(Behavior.GLOBAL)) {
-      RateLimitResponse answer = local.decide(r);
-      global.queueHits(hitsForOwner(r));
-      return answer.withMetadata(ownerMetadata(owner));
+      return global.answerFromCopy(r, hitsForOwner(r)).withMetadata(ownerMetadata(owner));
     }
     return null;
   }

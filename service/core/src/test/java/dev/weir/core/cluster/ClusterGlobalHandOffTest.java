@@ -9,6 +9,8 @@ import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -47,6 +49,69 @@ class ClusterGlobalHandOffTest {
         .orElseThrow();
   }
 
+  /**
+   * The leaver, off its own ring, answers a GLOBAL hit as a non-owner while its transfer is in
+   * flight.
+   */
+  @Test
+  void leave_globalHitAtOldOwnerDuringTransfer_countedOnceAtNewOwner() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    leaving.check(global(key, 3));
+    Node next = nextOwner(key, leaving);
+    AtomicInteger accepts = new AtomicInteger();
+    next.beforeAcceptBuckets(
+        () -> {
+          if (accepts.incrementAndGet() == 2) { // 1: copy before leaving; 2: transfer after
+            leaving.check(global(key, 2)); // non-owner GLOBAL path: local copy + queued hits
+          }
+        });
+
+    cluster.removeNode(leaving);
+
+    assertThat(accepts.get()).isGreaterThanOrEqualTo(2);
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
+  }
+
+  /**
+   * A node restarts; the node that held its keys hands them back. The returning owner takes GLOBAL
+   * hits and broadcasts while that transfer is in flight; the broadcast overwrites the holder's
+   * copy, which hand-off then takes for hits the holder recorded and sends back.
+   */
+  @Test
+  void restart_returningOwnersBroadcastReachesHolderDuringTransfer_ownersHitsCountedOnce() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node restarted = cluster.node(1);
+    String key = cluster.keyOwnedBy(restarted, "g", "k");
+    restarted.check(global(key, 3));
+    Node holder = nextOwner(key, restarted);
+    AtomicInteger accepts = new AtomicInteger();
+    holder.beforeAnnounce(
+        leaving -> {
+          Node fresh = cluster.joining();
+          if (!leaving && fresh != null) {
+            fresh.beforeAcceptBuckets(
+                () -> {
+                  if (accepts.incrementAndGet() == 1) { // the hand-back after the return notice
+                    fresh.check(global(key, 2)); // fresh owns the key on its ring
+                    fresh.cluster().global().flushBroadcasts().join();
+                  }
+                });
+          }
+        });
+
+    Node fresh = cluster.restart(restarted);
+    holder.cluster().handOff().pending().join();
+
+    assertThat(accepts.get()).isGreaterThanOrEqualTo(1);
+    assertThat(fresh.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
+  }
+
   /** A non-owner with queued GLOBAL hits becomes the owner when the old owner leaves. */
   @Test
   void leave_nextOwnerHadQueuedGlobalHits_theyStillCount() {
@@ -65,5 +130,33 @@ class ClusterGlobalHandOffTest {
     assertThat(next.check(global(key, 0)).get(0).remaining())
         .as("3 + 2 + 1 hits admitted")
         .isEqualTo(LIMIT - 6);
+  }
+
+  /**
+   * The leaver copies its bucket to the next owner, then (still the owner) takes GLOBAL hits and
+   * broadcasts them before its leave notice; the transfer after the notice adds those hits again.
+   */
+  @Test
+  void leave_oldOwnersBroadcastBetweenCopyAndTransfer_itsHitsCountedOnce() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    leaving.check(global(key, 3));
+    Node next = nextOwner(key, leaving);
+    AtomicBoolean done = new AtomicBoolean();
+    next.beforeAnnounce(
+        isLeaving -> {
+          if (isLeaving && done.compareAndSet(false, true)) { // after the copy, before the notice
+            leaving.check(global(key, 2)); // the leaver still owns the key on its ring
+            leaving.cluster().global().flushBroadcasts().join();
+          }
+        });
+
+    cluster.removeNode(leaving);
+
+    assertThat(done).isTrue();
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
   }
 }

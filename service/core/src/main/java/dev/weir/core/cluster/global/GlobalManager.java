@@ -3,6 +3,7 @@ package dev.weir.core.cluster.global;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SaturatingMath;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +60,7 @@ import org.slf4j.LoggerFactory;
 public final class GlobalManager implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(GlobalManager.class);
+  private static final RateLimitResponse APPLIED = RateLimitResponse.error("owner's broadcast");
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -76,6 +79,7 @@ public final class GlobalManager implements AutoCloseable {
   private Map<String, RateLimitRequest> broadcasts = new LinkedHashMap<>();
   private Scheduler.Task hitsTimer;
   private Scheduler.Task broadcastTimer;
+  private volatile Consumer<String> copyWrites = key -> {};
 
   /**
    * Creates the manager.
@@ -135,6 +139,26 @@ public final class GlobalManager implements AutoCloseable {
     synchronized (lock) {
       return broadcasts.size();
     }
+  }
+
+  /**
+   * Calls {@code listener} with the hash key of each copy of a GLOBAL bucket this node does not own
+   * just before the copy is written: when it answers from it, and when it applies the owner's
+   * broadcast to it.
+   */
+  public void reportCopyWritesTo(Consumer<String> listener) {
+    this.copyWrites = listener;
+  }
+
+  /**
+   * Answers the GLOBAL {@code request}, whose key another node owns, from this node's copy, and
+   * queues {@code forOwner} (the same hits as the owner should receive them) for that owner.
+   */
+  public RateLimitResponse answerFromCopy(RateLimitRequest request, RateLimitRequest forOwner) {
+    copyWrites.accept(request.hashKey());
+    RateLimitResponse answer = local.decide(request);
+    queueHits(forOwner);
+    return answer;
   }
 
   /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
@@ -297,7 +321,12 @@ public final class GlobalManager implements AutoCloseable {
           g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
       Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
       if (state.isPresent()) {
-        store.put(g.getKey(), state.get());
+        store.update(
+            g.getKey(),
+            prior -> {
+              copyWrites.accept(g.getKey());
+              return new Decision(state.get(), APPLIED);
+            });
         reapplyQueued(g.getKey());
       }
     }
@@ -314,6 +343,7 @@ public final class GlobalManager implements AutoCloseable {
     }
     for (RateLimitRequest r : new RateLimitRequest[] {q.reset(), q.hits()}) {
       if (r != null) {
+        copyWrites.accept(key);
         local.decide(r.withBehavior(r.behavior() | Behavior.DRAIN_OVER_LIMIT));
       }
     }

@@ -35,7 +35,10 @@ import org.slf4j.LoggerFactory;
  * <p>Design: after a ring change, every live bucket this node owned on the old ring and does not own on
  * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call); once the
  * owner acknowledged it, a bucket that took hits meanwhile (requests routed on the old ring) is sent
- * again, as it is now, up to {@link #MAX_ROUNDS} times in all. The buckets sent stay here until they
+ * again, as it is now, up to {@link #MAX_ROUNDS} times in all, unless it was written as a GLOBAL
+ * copy meanwhile ({@link #writingCopy}): this node answered from it as a non-owner, and those hits
+ * reach the owner through the GLOBAL sync, or it took the owner's broadcast, which the owner has
+ * already counted; sending it again would count them twice. The buckets sent stay here until they
  * expire or are evicted, so a key that comes back finds its count; items a peer still forwards here
  * for a key that moved (its ring is behind) are handed on to the new owner ({@link HandOn}), not
  * counted on the copy kept here. Shutdown is the ring change that
@@ -50,8 +53,9 @@ import org.slf4j.LoggerFactory;
  * {@link #LINEAGE_LIMIT} keys; forgotten when this node hands the key away; a late, less consumed
  * snapshot never replaces it): a later snapshot of the same bucket from the same sender adds only the
  * hits recorded since ({@link BucketMerge#addConsumedSince}), so hits taken on both sides while the
- * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed}. Expired
- * buckets are dropped.
+ * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed}, and so
+ * is one whose key's copy here was written as a GLOBAL copy since the last (the owner's broadcast
+ * replaced it, so the hits since are already in it). Expired buckets are dropped.
  */
 public final class HandOff {
 
@@ -80,6 +84,8 @@ public final class HandOff {
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
   private final Cache<String, Lineage> lineage;
+  // The keys of buckets being transferred, each true once its bucket was written as a GLOBAL copy.
+  private final ConcurrentHashMap<String, Boolean> transferring = new ConcurrentHashMap<>();
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
 
   /**
@@ -150,6 +156,20 @@ public final class HandOff {
     return sending;
   }
 
+  /**
+   * Notes that the bucket of {@code key} is about to be written as the copy of a GLOBAL bucket this
+   * node does not own: a transfer in flight does not send it again, and the next snapshot of it
+   * received is merged as a first one.
+   */
+  public void writingCopy(String key) {
+    if (!transferring.isEmpty()) {
+      transferring.replace(key, Boolean.FALSE, Boolean.TRUE);
+    }
+    if (lineage.estimatedSize() != 0) {
+      lineage.invalidate(key);
+    }
+  }
+
   /** Returns a future that completes when every hand-off started so far has finished. */
   public synchronized CompletableFuture<Void> pending() {
     return pending;
@@ -163,7 +183,7 @@ public final class HandOff {
     if (!before.contains(self) || after.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    return inChunks(before, after, this::copyChunk);
+    return inChunks(moving(before, after, false), this::copyChunk);
   }
 
   private CompletableFuture<Void> copyChunk(String owner, List<Handed> chunk) {
@@ -287,14 +307,15 @@ public final class HandOff {
   }
 
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
-    return inChunks(from, to, (owner, chunk) -> transfer(owner, chunk, 0));
+    return inChunks(moving(from, to, true), (owner, chunk) -> transfer(owner, chunk, 0));
   }
 
-  // Calls call once per owner and chunk of at most CHUNK buckets moving from one ring to the other.
+  // Calls call once per owner and chunk of at most CHUNK buckets.
   private CompletableFuture<Void> inChunks(
-      HashRing from, HashRing to, BiFunction<String, List<Handed>, CompletableFuture<Void>> call) {
+      Map<String, List<Handed>> byOwner,
+      BiFunction<String, List<Handed>, CompletableFuture<Void>> call) {
     List<CompletableFuture<Void>> calls = new ArrayList<>();
-    moving(from, to)
+    byOwner
         .forEach(
             (owner, handed) -> {
               for (int i = 0; i < handed.size(); i += CHUNK) {
@@ -309,27 +330,41 @@ public final class HandOff {
   }
 
   // The live buckets this node owns on from and does not own on to, by their owner on to; stand-in
-  // buckets are this node's own, whoever owns their key.
-  private Map<String, List<Handed>> moving(HashRing from, HashRing to) {
+  // buckets are this node's own, whoever owns their key. With watch, each is in transferring before
+  // its state is read, so that a GLOBAL copy write after the read is seen.
+  private Map<String, List<Handed>> moving(HashRing from, HashRing to, boolean watch) {
     Map<String, List<Handed>> byOwner = new HashMap<>();
     long now = clock.wallMillis();
     store.forEach(
-        (key, state) -> {
-          if (state.expireAt() <= now
+        (key, scanned) -> {
+          if (scanned.expireAt() <= now
               || StandInKeys.isStandIn(key)
               || !self.equals(from.ownerOf(key))) {
             return;
           }
           String owner = to.ownerOf(key);
-          if (!owner.equals(self)) {
-            byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state));
+          if (owner.equals(self)) {
+            return;
           }
+          BucketState state = scanned;
+          if (watch) {
+            transferring.put(key, Boolean.FALSE);
+            Optional<BucketState> read = store.get(key);
+            if (read.isEmpty()) {
+              transferring.remove(key);
+              return;
+            }
+            state = read.get();
+          }
+          byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state));
         });
     return byOwner;
   }
 
-  // After the ack, a bucket unchanged since its snapshot is done and changed ones go again. A bucket
-  // handed on stays here until it expires or is evicted (HandOn passes later forwards on).
+  // After the ack, a bucket unchanged since its snapshot, or written as a GLOBAL copy since the
+  // transfer began, is done and other changed ones go again (the state is read before the mark, and
+  // a copy write marks before it writes). A bucket handed on stays here until it expires or is
+  // evicted (HandOn passes later forwards on).
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
@@ -338,14 +373,17 @@ public final class HandOff {
             (accepted, error) -> {
               if (error != null) {
                 LOG.warn("hand-off of {} buckets failed: {}", chunk.size(), error.getMessage());
+                chunk.forEach(h -> transferring.remove(h.key));
                 return CompletableFuture.<Void>completedFuture(null);
               }
               List<Handed> changed = new ArrayList<>();
               for (Handed h : chunk) {
                 Optional<BucketState> now = store.get(h.key);
-                if (now.isPresent() && !now.get().equals(h.state)) {
+                boolean copied = Boolean.TRUE.equals(transferring.get(h.key));
+                if (now.isPresent() && !now.get().equals(h.state) && !copied) {
                   changed.add(new Handed(h.key, now.get()));
                 } else {
+                  transferring.remove(h.key);
                   lineage.invalidate(h.key);
                 }
               }
@@ -359,6 +397,7 @@ public final class HandOff {
                     "{} buckets kept changing during hand-off to {}; kept here",
                     changed.size(),
                     owner);
+                changed.forEach(h -> transferring.remove(h.key));
                 return CompletableFuture.<Void>completedFuture(null);
               }
               return transfer(owner, changed, round + 1);
