@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,8 +19,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Faults are iptables rules inside the hosts' namespaces ({@link Fault} lists them with their
  * exact commands), so they cut traffic between hosts and never between a host and the clients
  * unless asked. {@link #close()} deletes the namespaces and the bridge; names carry the test JVM's
- * pid, so a lab that a killed run left behind does not collide with the next one, and {@link
- * #create} first removes leftovers of this pid. Needs root and {@code ip} and {@code iptables}
+ * pid and the subnet, and {@link #create} first removes what an earlier lab on the same subnet left
+ * behind when its JVM is gone (a killed run): its bridge would still hold the subnet's route and
+ * take the new lab's traffic. Needs root and {@code ip} and {@code iptables}
  * (Debian's iproute2 and iptables); {@link #unavailable()} says why a lab cannot be built here.
  */
 public final class NetLab implements AutoCloseable {
@@ -64,7 +67,7 @@ public final class NetLab implements AutoCloseable {
   /** Builds a lab of {@code count} hosts on subnet {@code 10.213.subnet.0/24}. */
   public static NetLab create(int count, int subnet) throws IOException {
     NetLab lab = new NetLab("w" + ProcessHandle.current().pid() + "s" + subnet, subnet);
-    lab.removeLeftovers(count);
+    lab.removeLeftovers();
     try {
       run("ip", "link", "add", lab.bridge(), "type", "bridge");
       run("ip", "addr", "add", "10.213." + subnet + ".254/24", "dev", lab.bridge());
@@ -191,12 +194,37 @@ public final class NetLab implements AutoCloseable {
     quietly("ip", "link", "del", bridge());
   }
 
-  private void removeLeftovers(int count) {
-    for (int i = 1; i <= count; i++) {
-      quietly("ip", "link", "del", prefix + "v" + i);
-      quietly("ip", "netns", "del", prefix + "h" + i);
+  // Removes the veths, namespaces and bridges of labs on this subnet made by this JVM or by one that
+  // is gone, in that order (a veth first frees both its ends at once).
+  private void removeLeftovers() throws IOException {
+    Pattern ours = Pattern.compile("w(\\d+)s" + subnet + "(v\\d+|h\\d+|br)");
+    List<String> veths = new ArrayList<>();
+    List<String> namespaces = new ArrayList<>();
+    List<String> bridges = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    run("ip", "-o", "link", "show").lines().forEach(l -> names.add(linkName(l)));
+    run("ip", "netns", "list").lines().forEach(l -> names.add(l.split(" ", 2)[0]));
+    for (String name : names) {
+      Matcher m = ours.matcher(name);
+      if (!m.matches() || !leftBehind(Long.parseLong(m.group(1)))) {
+        continue;
+      }
+      String part = m.group(2);
+      (part.startsWith("v") ? veths : part.startsWith("h") ? namespaces : bridges).add(name);
     }
-    quietly("ip", "link", "del", bridge());
+    veths.forEach(v -> quietly("ip", "link", "del", v));
+    namespaces.forEach(ns -> quietly("ip", "netns", "del", ns));
+    bridges.forEach(b -> quietly("ip", "link", "del", b));
+  }
+
+  // The interface name in a line of `ip -o link show`: "7: name@peer: <FLAGS> ...".
+  private static String linkName(String line) {
+    String[] parts = line.split(": ", 3);
+    return parts.length < 2 ? "" : parts[1].split("@", 2)[0];
+  }
+
+  private static boolean leftBehind(long pid) {
+    return pid == ProcessHandle.current().pid() || ProcessHandle.of(pid).isEmpty();
   }
 
   private String bridge() {
@@ -213,8 +241,11 @@ public final class NetLab implements AutoCloseable {
         || Files.isExecutable(Path.of("/sbin", tool));
   }
 
-  /** Runs {@code command}; fails with its exit code and output when it does not exit 0 in time. */
-  static void run(String... command) throws IOException {
+  /**
+   * Runs {@code command} and returns its output; fails with its exit code and output when it does
+   * not exit 0 in time.
+   */
+  static String run(String... command) throws IOException {
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     try {
       if (!p.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
@@ -231,6 +262,7 @@ public final class NetLab implements AutoCloseable {
     if (p.exitValue() != 0) {
       throw new IOException(String.join(" ", command) + " exited " + p.exitValue() + ": " + output);
     }
+    return output;
   }
 
   private static void quietly(String... command) {
