@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -182,7 +183,9 @@ public final class ClusterRateLimitService implements RateLimitService {
       RateLimitRequest[] sent, String[] owners, int count, RateLimitResponse[] answers) {
     CompletableFuture<List<RateLimitResponse>> all = new CompletableFuture<>();
     AtomicInteger remaining = new AtomicInteger(count);
-    List<CompletableFuture<RateLimitResponse>> routed = standIns == null ? null : new ArrayList<>();
+    @SuppressWarnings("unchecked")
+    CompletableFuture<RateLimitResponse>[] routed =
+        standIns == null ? null : new CompletableFuture[sent.length];
     boolean[] grouped = new boolean[sent.length];
     List<RateLimitRequest> group = new ArrayList<>(count);
     int[] positions = new int[count];
@@ -219,7 +222,7 @@ public final class ClusterRateLimitService implements RateLimitService {
         } else {
           // A stand-in's timer and the owner's answer race for the item: the first one counts.
           CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
-          routed.add(answer);
+          routed[index] = answer;
           answer.thenAccept(gathered);
           settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer::complete, answer);
         }
@@ -232,26 +235,24 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Answers, {@link #standInAfter} from now, each of the {@code routed} items (the non-null entries
-   * of {@code sent}, in order) still waiting for its owner, as a stand-in ({@link StandIns}).
+   * Answers, {@link #standInAfter} from now, each forwarded item ({@code sent[i]} non-null, its
+   * answer {@code routed[i]}) still waiting for its owner, as a stand-in ({@link StandIns}).
    */
   private void armStandIns(
-      RateLimitRequest[] sent, List<CompletableFuture<RateLimitResponse>> routed) {
+      RateLimitRequest[] sent, CompletableFuture<RateLimitResponse>[] routed) {
     Scheduler.Task timer =
         scheduler.schedule(
             () -> {
-              int next = 0;
-              for (RateLimitRequest r : sent) {
-                if (r != null) {
-                  CompletableFuture<RateLimitResponse> waiting = routed.get(next++);
-                  if (!waiting.isDone() && waiting.complete(standIn(r))) {
-                    metrics.standIn();
-                  }
+              for (int i = 0; i < sent.length; i++) {
+                CompletableFuture<RateLimitResponse> waiting = routed[i];
+                if (waiting != null && !waiting.isDone() && waiting.complete(standIn(sent[i]))) {
+                  metrics.standIn();
                 }
               }
             },
             standInAfter);
-    CompletableFuture.allOf(routed.toArray(new CompletableFuture<?>[0]))
+    CompletableFuture.allOf(
+            Arrays.stream(routed).filter(Objects::nonNull).toArray(CompletableFuture<?>[]::new))
         .whenComplete((v, e) -> timer.cancel());
   }
 

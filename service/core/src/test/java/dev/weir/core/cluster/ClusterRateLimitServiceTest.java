@@ -126,7 +126,7 @@ class ClusterRateLimitServiceTest {
    * member {@code SELF} that forwards to it with 10 ms stand-ins, and a key the owner owns.
    */
   private final class StandInFixture implements AutoCloseable {
-    final HashRing two = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    final HashRing two;
     final List<String> standIns = new java.util.ArrayList<>();
     final Server owner;
     final PeerClientPool toOwner;
@@ -134,6 +134,12 @@ class ClusterRateLimitServiceTest {
     final String key;
 
     StandInFixture(PeersV1Grpc.PeersV1ImplBase peers) throws Exception {
+      this(peers, List.of(SELF, OWNER));
+    }
+
+    /** Builds the fixture with {@code members} on the ring; {@code peers} serves the others. */
+    StandInFixture(PeersV1Grpc.PeersV1ImplBase peers, List<String> members) throws Exception {
+      two = HashRing.of(members, 64, PeerHash.FNV1A);
       String name = InProcessServerBuilder.generateName();
       owner = InProcessServerBuilder.forName(name).directExecutor().addService(peers).build().start();
       toOwner =
@@ -242,6 +248,42 @@ class ClusterRateLimitServiceTest {
       assertThat(store.get("n_" + f.key)).as("the owner's bucket is not kept here").isEmpty();
       assertThat(f.standIns).hasSize(3);
     }
+  }
+
+  @Test
+  void check_itemsOfTwoPausedOwnersInterleaved_eachStandInAnswersItsOwnItem() throws Exception {
+    String other = "owner:2";
+    try (StandInFixture f =
+        new StandInFixture(answering(() -> true, 0), List.of(SELF, OWNER, other))) {
+      String a1 = keyOwnedBy(f.two, OWNER, 0);
+      String b = keyOwnedBy(f.two, other, 0);
+      String a2 = keyOwnedBy(f.two, OWNER, 1);
+
+      var answers =
+          f.service.decide(List.of(limited(a1, 10), limited(b, 20), limited(a2, 30)));
+      scheduler.advance(Duration.ofMillis(10));
+
+      assertThat(answers.join())
+          .as("each item's stand-in answer, in the items' order")
+          .extracting(RateLimitResponse::limit)
+          .containsExactly(10L, 20L, 30L);
+    }
+  }
+
+  /**
+   * Returns key number {@code skip} (from 0) among the keys {@code k<i>} whose hash key {@code
+   * owner} owns on {@code ring}.
+   */
+  private static String keyOwnedBy(HashRing ring, String owner, int skip) {
+    for (int i = 0, found = 0; ; i++) {
+      if (ring.ownerOf("n_k" + i).equals(owner) && found++ == skip) {
+        return "k" + i;
+      }
+    }
+  }
+
+  private static RateLimitRequest limited(String key, long limit) {
+    return RateLimitRequest.builder("n", key).hits(1).limit(limit).duration(60_000).build();
   }
 
   @Test
