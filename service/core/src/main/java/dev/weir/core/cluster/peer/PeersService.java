@@ -156,14 +156,24 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   /**
    * Serves a stream of forwarded batches: each is checked and answered as a {@code
    * GetPeerRateLimits} call with its items would be, on the reverse stream with the batch's id; a
-   * batch refused whole carries the status code and message the call would have failed with.
+   * batch refused whole carries the status code and message the call would have failed with. When
+   * the sender half-closes, the reverse stream ends once every batch received has been answered
+   * (answers of items handed on to their new owner come later).
    */
   StreamObserver<ForwardCodec.Batch> forwardStream(StreamObserver<ForwardCodec.Answers> answers) {
     return new StreamObserver<>() {
+      // Guarded by answers: batches received and not answered yet, and whether the sender is done.
+      private int pending;
+      private boolean halfClosed;
+      private boolean ended;
+
       @Override
       public void onNext(ForwardCodec.Batch batch) {
         long id = batch.id();
         int count = batch.requests().size();
+        synchronized (answers) {
+          pending++;
+        }
         if (RateLimitService.tooManyItems(count)) {
           refusedTooMany("ForwardBatches", count, TOO_LARGE);
           send(ForwardCodec.Answers.refused(id, Status.Code.OUT_OF_RANGE.value(), TOO_LARGE));
@@ -182,16 +192,34 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       // Answers complete on other threads when items are handed on; one onNext at a time.
       private void send(ForwardCodec.Answers out) {
         synchronized (answers) {
-          answers.onNext(out);
+          pending--;
+          if (!ended) {
+            answers.onNext(out);
+          }
+          endWhenDone();
         }
       }
 
       @Override
-      public void onError(Throwable t) {}
+      public void onError(Throwable t) {
+        synchronized (answers) {
+          ended = true;
+        }
+      }
 
       @Override
       public void onCompleted() {
-        answers.onCompleted();
+        synchronized (answers) {
+          halfClosed = true;
+          endWhenDone();
+        }
+      }
+
+      private void endWhenDone() {
+        if (halfClosed && pending == 0 && !ended) {
+          ended = true;
+          answers.onCompleted();
+        }
       }
     };
   }

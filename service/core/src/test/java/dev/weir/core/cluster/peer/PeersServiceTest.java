@@ -155,6 +155,40 @@ class PeersServiceTest {
     server.shutdownNow();
   }
 
+  @Test
+  void forwardStream_senderHalfClosesWhileABatchIsHandedOn_answerSentBeforeTheStreamEnds() {
+    forwardedAnswers = new CompletableFuture<>();
+    List<String> events = new CopyOnWriteArrayList<>();
+    StreamObserver<ForwardCodec.Batch> batches =
+        new PeersService(handler, clock)
+            .forwardStream(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(ForwardCodec.Answers a) {
+                    events.add("answers " + a.id() + " " + a.answers().size());
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    events.add("error " + t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    events.add("end");
+                  }
+                });
+    RateLimitRequest r =
+        RateLimitRequest.builder("n", "k").hits(1).limit(5).duration(60_000).build();
+
+    batches.onNext(new ForwardCodec.Batch(7, List.of(r)));
+    batches.onCompleted();
+    assertThat(events).as("the batch is still being handed on").isEmpty();
+    forwardedAnswers.complete(List.of(RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 42)));
+
+    assertThat(events).containsExactly("answers 7 1", "end");
+  }
+
   private static RateLimitReq item(int i) {
     return RateLimitReq.newBuilder()
         .setName("n")
