@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -186,6 +187,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     @SuppressWarnings("unchecked")
     CompletableFuture<RateLimitResponse>[] routed =
         standIns == null ? null : new CompletableFuture[sent.length];
+    AtomicBoolean[] claims = standIns == null ? null : new AtomicBoolean[sent.length];
     boolean[] grouped = new boolean[sent.length];
     List<RateLimitRequest> group = new ArrayList<>(count);
     int[] positions = new int[count];
@@ -220,33 +222,38 @@ public final class ClusterRateLimitService implements RateLimitService {
         if (routed == null) {
           settle(sent[index], owner, ownerMeta, 1, calls.get(k), gathered, null);
         } else {
-          // A stand-in's timer and the owner's answer race for the item: the first one counts.
+          // A stand-in's timer and the owner's answer race for the item: the first to claim it
+          // answers, and a stand-in is computed (charged) only once claimed.
           CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
           routed[index] = answer;
+          claims[index] = new AtomicBoolean();
           answer.thenAccept(gathered);
-          settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer::complete, answer);
+          settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer::complete, claims[index]);
         }
       }
     }
     if (routed != null) {
-      armStandIns(sent, routed);
+      armStandIns(sent, routed, claims);
     }
     return all;
   }
 
   /**
    * Answers, {@link #standInAfter} from now, each forwarded item ({@code sent[i]} non-null, its
-   * answer {@code routed[i]}) still waiting for its owner, as a stand-in ({@link StandIns}).
+   * answer {@code routed[i]}) that no answer has claimed ({@code claims[i]}), as a stand-in ({@link
+   * StandIns}).
    */
   private void armStandIns(
-      RateLimitRequest[] sent, CompletableFuture<RateLimitResponse>[] routed) {
+      RateLimitRequest[] sent,
+      CompletableFuture<RateLimitResponse>[] routed,
+      AtomicBoolean[] claims) {
     Scheduler.Task timer =
         scheduler.schedule(
             () -> {
               for (int i = 0; i < sent.length; i++) {
-                CompletableFuture<RateLimitResponse> waiting = routed[i];
-                if (waiting != null && !waiting.isDone() && waiting.complete(standIn(sent[i]))) {
+                if (claims[i] != null && claims[i].compareAndSet(false, true)) {
                   metrics.standIn();
+                  routed[i].complete(standIn(sent[i]));
                 }
               }
             },
@@ -329,9 +336,9 @@ public final class ClusterRateLimitService implements RateLimitService {
    * Gives {@code answer} what became of {@code r}'s forward to {@code owner}, attempt {@code
    * attempt}: the owner's answer; when the forward failed and the ring now names another owner (it
    * changed while the call was in flight), the answer of the item routed again, up to {@link
-   * #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on (unless the stand-in timer
-   * already answered {@code standInSlot}, the item's answer when stand-ins are on), else the error
-   * naming the peer.
+   * #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on, else the error naming the
+   * peer. With stand-ins on, {@code claimed} is the item's claim, which the stand-in timer races
+   * for: an answer is given (and a stand-in computed) only by whoever claims it first.
    */
   private void settle(
       RateLimitRequest r,
@@ -340,14 +347,16 @@ public final class ClusterRateLimitService implements RateLimitService {
       int attempt,
       CompletableFuture<RateLimitResponse> call,
       Consumer<RateLimitResponse> answer,
-      CompletableFuture<RateLimitResponse> standInSlot) {
+      AtomicBoolean claimed) {
     call.whenComplete(
         (a, error) -> {
           if (error == null) {
             if (standIns != null) {
               standIns.ownerAnswered(r, a);
             }
-            answer.accept(a.withMetadata(ownerMeta));
+            if (claimed == null || claimed.compareAndSet(false, true)) {
+              answer.accept(a.withMetadata(ownerMeta));
+            }
             return;
           }
           HashRing now = ring.get();
@@ -355,7 +364,9 @@ public final class ClusterRateLimitService implements RateLimitService {
           if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
             RateLimitResponse here = answerHere(nowOwner, r);
             if (here != null) {
-              answer.accept(here);
+              if (claimed == null || claimed.compareAndSet(false, true)) {
+                answer.accept(here);
+              }
             } else {
               settle(
                   r,
@@ -364,12 +375,12 @@ public final class ClusterRateLimitService implements RateLimitService {
                   attempt + 1,
                   peers.forward(nowOwner, r),
                   answer,
-                  standInSlot);
+                  claimed);
             }
             return;
           }
           if (standIns != null) {
-            if (!standInSlot.isDone()) {
+            if (claimed.compareAndSet(false, true)) {
               metrics.standIn();
               answer.accept(standIn(r));
             }

@@ -7,6 +7,7 @@ import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -27,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -132,6 +134,8 @@ class ClusterRateLimitServiceTest {
     final PeerClientPool toOwner;
     final ClusterRateLimitService service;
     final String key;
+    /** Runs each time a stand-in decides, inside its decision. */
+    volatile Runnable duringStandIn = () -> {};
 
     StandInFixture(PeersV1Grpc.PeersV1ImplBase peers) throws Exception {
       this(peers, List.of(SELF, OWNER));
@@ -152,7 +156,14 @@ class ClusterRateLimitServiceTest {
                           1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
                       scheduler,
                       clock));
-      WindowCounterCheck local = new WindowCounterCheck(store);
+      WindowCounterCheck counter = new WindowCounterCheck(store);
+      BucketCheck local =
+          r -> {
+            if (r.hashKey().startsWith(ClusterRateLimitService.STAND_IN_PREFIX)) {
+              duringStandIn.run();
+            }
+            return counter.decide(r);
+          };
       service =
           new ClusterRateLimitService(
               SELF,
@@ -284,6 +295,42 @@ class ClusterRateLimitServiceTest {
 
   private static RateLimitRequest limited(String key, long limit) {
     return RateLimitRequest.builder("n", key).hits(1).limit(limit).duration(60_000).build();
+  }
+
+  @Test
+  void check_ownerAnswersWhileTheStandInIsComputed_theStandInClaimedTheItemAndAnswersIt()
+      throws Exception {
+    List<Runnable> held = new CopyOnWriteArrayList<>();
+    PeersV1Grpc.PeersV1ImplBase holding =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            held.add(
+                () -> {
+                  answer.onNext(
+                      GetPeerRateLimitsResp.newBuilder()
+                          .addRateLimits(
+                              dev.weir.proto.gubernator.RateLimitResp.newBuilder()
+                                  .setLimit(9)
+                                  .setRemaining(7)
+                                  .setResetTime(clock.wallMillis() + 60_000))
+                          .build());
+                  answer.onCompleted();
+                });
+          }
+        };
+    try (StandInFixture f = new StandInFixture(holding)) {
+      f.duringStandIn = () -> held.forEach(Runnable::run);
+
+      RateLimitResponse answer = f.checkAndWait(f.hit(9));
+
+      assertThat(held).as("the owner answered during the stand-in").hasSize(1);
+      assertThat(answer.metadata())
+          .as("the stand-in that charged its bucket is the answer")
+          .containsEntry("stand_in", "true");
+      assertThat(f.standIns).hasSize(1);
+    }
   }
 
   @Test
