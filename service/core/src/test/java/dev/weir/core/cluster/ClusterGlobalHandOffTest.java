@@ -74,6 +74,7 @@ class ClusterGlobalHandOffTest {
     assertThat(next.check(global(key, 0)).get(0).remaining())
         .as("3 + 2 hits admitted")
         .isEqualTo(LIMIT - 5);
+    assertThat(leaving.cluster().handOff().keysInTransfer()).as("no watch left").isZero();
   }
 
   /**
@@ -110,6 +111,38 @@ class ClusterGlobalHandOffTest {
     assertThat(fresh.check(global(key, 0)).get(0).remaining())
         .as("3 + 2 hits admitted")
         .isEqualTo(LIMIT - 5);
+    assertThat(holder.cluster().handOff().keysInTransfer()).as("no watch left").isZero();
+  }
+
+  /**
+   * Between the leaver's copy and its notice both sides take GLOBAL hits: the next owner from its
+   * copy (queued for the leaver), the leaver as the owner; the transfer after the notice adds the
+   * leaver's since the copy to the next owner's.
+   */
+  @Test
+  void leave_hitsOnBothSidesBetweenCopyAndNotice_allCount() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    leaving.check(global(key, 3));
+    Node next = nextOwner(key, leaving);
+    AtomicBoolean done = new AtomicBoolean();
+    next.beforeAnnounce(
+        isLeaving -> {
+          if (isLeaving && done.compareAndSet(false, true)) { // after the copy, before the notice
+            next.check(global(key, 2)); // from next's copy, queued for the leaver
+            leaving.check(global(key, 1)); // the leaver still owns the key on its ring
+          }
+        });
+
+    cluster.removeNode(leaving);
+    next.cluster().global().flush().join();
+
+    assertThat(done).isTrue();
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 + 1 hits admitted")
+        .isEqualTo(LIMIT - 6);
+    assertThat(leaving.cluster().handOff().keysInTransfer()).isZero();
   }
 
   /** A non-owner with queued GLOBAL hits becomes the owner when the old owner leaves. */

@@ -3,7 +3,6 @@ package dev.weir.core.cluster.global;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.BucketState;
-import dev.weir.core.engine.Decision;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.SaturatingMath;
@@ -28,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,13 +41,17 @@ import org.slf4j.LoggerFactory;
  * RESET_REMAINING replaces what is queued for its key, and the hits after it are summed apart, so
  * that the owner applies the reset before them (Gubernator ORs the flag into the sum, which erases
  * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
- * GLOBAL items, every reset in a first round of calls and the hits in a second, which the owner
- * applies with DRAIN_OVER_LIMIT. When this node has become the owner meanwhile, its copy already
- * holds those hits (they were applied to it when answered, and again on each broadcast it took
- * since) and is now the owner's bucket: the hits are not applied again, only broadcast. A received
- * broadcast for a key this node owns on the current ring (a late one from the previous owner) is
- * ignored; any other overwrites the copy, and the hits still queued for that key are applied to the
- * new copy, so that the copy keeps counting them until the owner's next broadcast does. The
+ * GLOBAL items, which the owner applies with DRAIN_OVER_LIMIT: the resets and the sums of keys
+ * without one in a first round of calls, the sums taken after a reset once those calls ended; a
+ * flush that follows one still keeping that order waits for it, so no sum overtakes its reset.
+ * When this node has become the owner meanwhile, its copy holds those hits (they were applied to
+ * it when answered, and again on each broadcast it took since; a hand-off merge that kept the
+ * previous owner's larger state is the exception) and is now the owner's bucket: the hits are not
+ * applied again, only broadcast. A received broadcast for a key this node owns on the current ring
+ * (a late one from the previous owner) is ignored; any other overwrites the copy, and the hits
+ * still queued for that key are applied to the new copy, so that the copy keeps counting them
+ * until the owner's next broadcast does (an answer from the copy and a broadcast replacing it are
+ * serialised per key, so the queued hits are applied exactly once). The
  * broadcast queue (on the owner) holds the last request of each key hit; at flush the owner reads
  * each key with hits 0 and sends {@code UpdatePeerGlobals} to every other peer. Both queues go out
  * in calls of at most 1000 keys, the most a peer accepts. Beyond Gubernator, each update carries
@@ -60,7 +62,6 @@ import org.slf4j.LoggerFactory;
 public final class GlobalManager implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(GlobalManager.class);
-  private static final RateLimitResponse APPLIED = RateLimitResponse.error("owner's broadcast");
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -79,7 +80,11 @@ public final class GlobalManager implements AutoCloseable {
   private Map<String, RateLimitRequest> broadcasts = new LinkedHashMap<>();
   private Scheduler.Task hitsTimer;
   private Scheduler.Task broadcastTimer;
-  private volatile Consumer<String> copyWrites = key -> {};
+  private volatile CopyWrites copyWrites = (key, ownersState) -> {};
+  // Guarded by lock: completes once the last flush that had to keep an order has sent everything.
+  private CompletableFuture<Void> hitsInOrder = CompletableFuture.completedFuture(null);
+  // A copy's write and what goes with it (its queued hits) happen under the key's stripe.
+  private final Object[] stripes = new Object[64];
 
   /**
    * Creates the manager.
@@ -116,6 +121,20 @@ public final class GlobalManager implements AutoCloseable {
     this.syncWait = syncWait;
     this.batchLimit = batchLimit;
     this.timeout = timeout;
+    for (int i = 0; i < stripes.length; i++) {
+      stripes[i] = new Object();
+    }
+  }
+
+  /** Is told of each write to this node's copy of a GLOBAL bucket it does not own. */
+  @FunctionalInterface
+  public interface CopyWrites {
+
+    /**
+     * Called just before the copy of {@code hashKey} is written: with {@code ownersState} true when
+     * the owner's broadcast replaces it, false when this node answers from it.
+     */
+    void writing(String hashKey, boolean ownersState);
   }
 
   /**
@@ -142,11 +161,11 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   /**
-   * Calls {@code listener} with the hash key of each copy of a GLOBAL bucket this node does not own
-   * just before the copy is written: when it answers from it, and when it applies the owner's
-   * broadcast to it.
+   * Tells {@code listener} of each write to the copy of a GLOBAL bucket this node does not own,
+   * just before it happens: when this node answers from it, and when the owner's broadcast replaces
+   * it.
    */
-  public void reportCopyWritesTo(Consumer<String> listener) {
+  public void reportCopyWritesTo(CopyWrites listener) {
     this.copyWrites = listener;
   }
 
@@ -155,10 +174,17 @@ public final class GlobalManager implements AutoCloseable {
    * queues {@code forOwner} (the same hits as the owner should receive them) for that owner.
    */
   public RateLimitResponse answerFromCopy(RateLimitRequest request, RateLimitRequest forOwner) {
-    copyWrites.accept(request.hashKey());
-    RateLimitResponse answer = local.decide(request);
-    queueHits(forOwner);
-    return answer;
+    String key = request.hashKey();
+    synchronized (stripe(key)) {
+      copyWrites.writing(key, false);
+      RateLimitResponse answer = local.decide(request);
+      queueHits(forOwner);
+      return answer;
+    }
+  }
+
+  private Object stripe(String key) {
+    return stripes[key.hashCode() & (stripes.length - 1)];
   }
 
   /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
@@ -204,38 +230,62 @@ public final class GlobalManager implements AutoCloseable {
    */
   public CompletableFuture<Void> flushHits() {
     List<Queued> out;
+    CompletableFuture<Void> previous;
+    CompletableFuture<Void> done = new CompletableFuture<>();
     synchronized (lock) {
       out = new ArrayList<>(hits.values());
       hits = new LinkedHashMap<>();
       cancel(hitsTimer);
       hitsTimer = null;
-    }
-    if (out.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
+      if (out.isEmpty()) {
+        return CompletableFuture.completedFuture(null);
+      }
+      previous = hitsInOrder;
+      if (!previous.isDone() || out.stream().anyMatch(q -> q.reset() != null)) {
+        hitsInOrder = done;
+      }
     }
     long start = clock.monotonicNanos();
+    CompletableFuture<Void> sent =
+        previous.isDone()
+            ? sendInRounds(out, start)
+            : previous.thenCompose(v -> sendInRounds(out, start));
+    sent.whenComplete((v, e) -> done.complete(null));
+    return sent;
+  }
+
+  /**
+   * Sends {@code out} to the owners on the current ring: the resets and the sums of keys without
+   * one first, then, once those calls ended, the sums taken after a reset.
+   */
+  private CompletableFuture<Void> sendInRounds(List<Queued> out, long start) {
     HashRing current = ring.get();
     if (current.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    List<RateLimitRequest> resets = new ArrayList<>();
-    List<RateLimitRequest> sums = new ArrayList<>();
+    List<RateLimitRequest> first = new ArrayList<>();
+    List<RateLimitRequest> afterResets = new ArrayList<>();
     for (Queued q : out) {
-      if (q.reset() != null) {
-        resets.add(q.reset());
-      }
-      if (q.hits() != null) {
-        sums.add(q.hits());
+      if (q.reset() == null) {
+        first.add(q.hits());
+      } else {
+        first.add(q.reset());
+        if (q.hits() != null) {
+          afterResets.add(q.hits());
+        }
       }
     }
     List<CompletableFuture<?>> calls = new ArrayList<>();
-    send(resets, current, calls);
-    CompletableFuture<?>[] resetCalls =
+    send(first, current, calls);
+    if (afterResets.isEmpty()) {
+      return timed(calls, start, true);
+    }
+    CompletableFuture<?>[] firstRound =
         calls.stream().map(c -> c.handle((ok, e) -> null)).toArray(CompletableFuture<?>[]::new);
-    return CompletableFuture.allOf(resetCalls)
+    return CompletableFuture.allOf(firstRound)
         .thenCompose(
-            resetsDone -> {
-              send(sums, current, calls);
+            firstDone -> {
+              send(afterResets, current, calls);
               return timed(calls, start, true);
             });
   }
@@ -321,13 +371,11 @@ public final class GlobalManager implements AutoCloseable {
           g.hasWeirState() ? PeerProtos.fromSnapshot(g.getWeirState()) : Optional.empty();
       Optional<BucketState> state = exact.isPresent() ? exact : rebuild(g, now);
       if (state.isPresent()) {
-        store.update(
-            g.getKey(),
-            prior -> {
-              copyWrites.accept(g.getKey());
-              return new Decision(state.get(), APPLIED);
-            });
-        reapplyQueued(g.getKey());
+        synchronized (stripe(g.getKey())) {
+          copyWrites.writing(g.getKey(), true);
+          store.put(g.getKey(), state.get());
+          reapplyQueued(g.getKey());
+        }
       }
     }
   }
@@ -343,7 +391,6 @@ public final class GlobalManager implements AutoCloseable {
     }
     for (RateLimitRequest r : new RateLimitRequest[] {q.reset(), q.hits()}) {
       if (r != null) {
-        copyWrites.accept(key);
         local.decide(r.withBehavior(r.behavior() | Behavior.DRAIN_OVER_LIMIT));
       }
     }

@@ -53,9 +53,9 @@ import org.slf4j.LoggerFactory;
  * {@link #LINEAGE_LIMIT} keys; forgotten when this node hands the key away; a late, less consumed
  * snapshot never replaces it): a later snapshot of the same bucket from the same sender adds only the
  * hits recorded since ({@link BucketMerge#addConsumedSince}), so hits taken on both sides while the
- * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed}, and so
- * is one whose key's copy here was written as a GLOBAL copy since the last (the owner's broadcast
- * replaced it, so the hits since are already in it). Expired buckets are dropped.
+ * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed},
+ * and so is one whose key's copy here the owner's GLOBAL broadcast has replaced since the last (the
+ * hits since are already in it). Expired buckets are dropped.
  */
 public final class HandOff {
 
@@ -84,8 +84,8 @@ public final class HandOff {
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
   private final Cache<String, Lineage> lineage;
-  // The keys of buckets being transferred, each true once its bucket was written as a GLOBAL copy.
-  private final ConcurrentHashMap<String, Boolean> transferring = new ConcurrentHashMap<>();
+  // The keys of buckets being transferred, each with its watch, shared by overlapping transfers.
+  private final ConcurrentHashMap<String, Watch> transferring = new ConcurrentHashMap<>();
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
 
   /**
@@ -158,16 +158,25 @@ public final class HandOff {
 
   /**
    * Notes that the bucket of {@code key} is about to be written as the copy of a GLOBAL bucket this
-   * node does not own: a transfer in flight does not send it again, and the next snapshot of it
-   * received is merged as a first one.
+   * node does not own: a transfer in flight does not send it again; when the write is the owner's
+   * broadcast ({@code ownersState}), which already holds the hits a sender's later snapshot would
+   * add, the next snapshot of it received is merged as a first one.
    */
-  public void writingCopy(String key) {
+  public void writingCopy(String key, boolean ownersState) {
     if (!transferring.isEmpty()) {
-      transferring.replace(key, Boolean.FALSE, Boolean.TRUE);
+      Watch watch = transferring.get(key);
+      if (watch != null) {
+        watch.copied = true;
+      }
     }
-    if (lineage.estimatedSize() != 0) {
+    if (ownersState && lineage.estimatedSize() != 0) {
       lineage.invalidate(key);
     }
+  }
+
+  /** Returns how many keys have a transfer in flight (none once every hand-off has finished). */
+  public int keysInTransfer() {
+    return transferring.size();
   }
 
   /** Returns a future that completes when every hand-off started so far has finished. */
@@ -269,7 +278,9 @@ public final class HandOff {
       }
       String owner = ring.ownerOf(key);
       if (!owner.equals(self)) {
-        byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state.get()));
+        byOwner
+            .computeIfAbsent(owner, o -> new ArrayList<>())
+            .add(new Handed(key, state.get(), null));
       }
     }
     Set<String> failed = ConcurrentHashMap.newKeySet();
@@ -307,7 +318,13 @@ public final class HandOff {
   }
 
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
-    return inChunks(moving(from, to, true), (owner, chunk) -> transfer(owner, chunk, 0));
+    Map<String, List<Handed>> byOwner = moving(from, to, true);
+    try {
+      return inChunks(byOwner, (owner, chunk) -> transfer(owner, chunk, 0));
+    } catch (RuntimeException | Error e) {
+      byOwner.values().forEach(handed -> handed.forEach(this::unwatch));
+      throw e;
+    }
   }
 
   // Calls call once per owner and chunk of at most CHUNK buckets.
@@ -330,8 +347,8 @@ public final class HandOff {
   }
 
   // The live buckets this node owns on from and does not own on to, by their owner on to; stand-in
-  // buckets are this node's own, whoever owns their key. With watch, each is in transferring before
-  // its state is read, so that a GLOBAL copy write after the read is seen.
+  // buckets are this node's own, whoever owns their key. With watch, each key is watched before its
+  // state is read, so that a GLOBAL copy write the read missed marks the watch.
   private Map<String, List<Handed>> moving(HashRing from, HashRing to, boolean watch) {
     Map<String, List<Handed>> byOwner = new HashMap<>();
     long now = clock.wallMillis();
@@ -346,25 +363,35 @@ public final class HandOff {
           if (owner.equals(self)) {
             return;
           }
-          BucketState state = scanned;
-          if (watch) {
-            transferring.put(key, Boolean.FALSE);
-            Optional<BucketState> read = store.get(key);
-            if (read.isEmpty()) {
-              transferring.remove(key);
-              return;
-            }
-            state = read.get();
+          if (!watch) {
+            byOwner
+                .computeIfAbsent(owner, o -> new ArrayList<>())
+                .add(new Handed(key, scanned, null));
+            return;
           }
-          byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(new Handed(key, state));
+          Watch w =
+              transferring.compute(
+                  key,
+                  (k, known) -> {
+                    Watch out = known == null ? new Watch() : known;
+                    out.holders++;
+                    return out;
+                  });
+          Optional<BucketState> read = store.get(key);
+          Handed handed = new Handed(key, read.orElse(null), w);
+          if (read.isEmpty()) {
+            unwatch(handed);
+            return;
+          }
+          byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(handed);
         });
     return byOwner;
   }
 
   // After the ack, a bucket unchanged since its snapshot, or written as a GLOBAL copy since the
-  // transfer began, is done and other changed ones go again (the state is read before the mark, and
-  // a copy write marks before it writes). A bucket handed on stays here until it expires or is
-  // evicted (HandOn passes later forwards on).
+  // transfer began, is done and other changed ones go again (the ack reads the state, then the
+  // watch; a copy write marks the watch, then writes). A bucket handed on stays here until it
+  // expires or is evicted (HandOn passes later forwards on).
   private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
@@ -373,17 +400,16 @@ public final class HandOff {
             (accepted, error) -> {
               if (error != null) {
                 LOG.warn("hand-off of {} buckets failed: {}", chunk.size(), error.getMessage());
-                chunk.forEach(h -> transferring.remove(h.key));
+                chunk.forEach(this::unwatch);
                 return CompletableFuture.<Void>completedFuture(null);
               }
               List<Handed> changed = new ArrayList<>();
               for (Handed h : chunk) {
                 Optional<BucketState> now = store.get(h.key);
-                boolean copied = Boolean.TRUE.equals(transferring.get(h.key));
-                if (now.isPresent() && !now.get().equals(h.state) && !copied) {
-                  changed.add(new Handed(h.key, now.get()));
+                if (now.isPresent() && !now.get().equals(h.state) && !h.watch.copied) {
+                  changed.add(new Handed(h.key, now.get(), h.watch));
                 } else {
-                  transferring.remove(h.key);
+                  unwatch(h);
                   lineage.invalidate(h.key);
                 }
               }
@@ -397,7 +423,7 @@ public final class HandOff {
                     "{} buckets kept changing during hand-off to {}; kept here",
                     changed.size(),
                     owner);
-                changed.forEach(h -> transferring.remove(h.key));
+                changed.forEach(this::unwatch);
                 return CompletableFuture.<Void>completedFuture(null);
               }
               return transfer(owner, changed, round + 1);
@@ -405,7 +431,22 @@ public final class HandOff {
         .thenCompose(f -> f);
   }
 
-  private record Handed(String key, BucketState state) {}
+  // Ends one transfer's watch of the key: the last one to end removes it.
+  private void unwatch(Handed h) {
+    transferring.computeIfPresent(h.key, (k, w) -> --w.holders == 0 ? null : w);
+  }
+
+  /** A bucket sent and its state as sent; {@code watch} is null for a copy, which is sent once. */
+  private record Handed(String key, BucketState state, Watch watch) {}
+
+  /**
+   * The watch of a key in transfer: whether its bucket was written as a GLOBAL copy since the first
+   * transfer watching it began, and how many transfers watch it (changed under the map's lock).
+   */
+  private static final class Watch {
+    volatile boolean copied;
+    int holders;
+  }
 
   /** The last snapshot of a key merged here, and who sent it. */
   private record Lineage(String sender, BucketState state) {}
