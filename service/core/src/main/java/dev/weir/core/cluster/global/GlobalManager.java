@@ -175,12 +175,17 @@ public final class GlobalManager implements AutoCloseable {
    */
   public RateLimitResponse answerFromCopy(RateLimitRequest request, RateLimitRequest forOwner) {
     String key = request.hashKey();
+    RateLimitResponse answer;
+    boolean flushNow;
     synchronized (stripe(key)) {
       copyWrites.writing(key, false);
-      RateLimitResponse answer = local.decide(request);
-      queueHits(forOwner);
-      return answer;
+      answer = local.decide(request);
+      flushNow = enqueue(forOwner);
     }
+    if (flushNow) {
+      flushHits();
+    }
+    return answer;
   }
 
   private Object stripe(String key) {
@@ -189,8 +194,15 @@ public final class GlobalManager implements AutoCloseable {
 
   /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
   public void queueHits(RateLimitRequest request) {
+    if (enqueue(request)) {
+      flushHits();
+    }
+  }
+
+  // Queues request's hits; returns whether the queue is full, to be flushed now.
+  private boolean enqueue(RateLimitRequest request) {
     if (request.hits() == 0 && !request.has(Behavior.RESET_REMAINING)) {
-      return;
+      return false;
     }
     boolean flushNow;
     synchronized (lock) {
@@ -200,9 +212,7 @@ public final class GlobalManager implements AutoCloseable {
         hitsTimer = scheduler.schedule(this::flushHits, syncWait);
       }
     }
-    if (flushNow) {
-      flushHits();
-    }
+    return flushNow;
   }
 
   /** Queues a broadcast of the key of a GLOBAL {@code request} this node owns and just applied. */
