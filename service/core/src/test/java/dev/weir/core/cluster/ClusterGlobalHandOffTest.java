@@ -7,8 +7,6 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.ring.HashRing;
-import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -20,11 +18,7 @@ class ClusterGlobalHandOffTest {
   private static final long LIMIT = 10;
 
   // GLOBAL sync timers far away (the tests flush explicitly); hand-off on.
-  private static final ClusterSettings SETTINGS =
-      new ClusterSettings(
-          512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
-          Duration.ofSeconds(5), false, Duration.ofHours(1), 1000, Duration.ofSeconds(5),
-          "static", List.of(), true);
+  private static final ClusterSettings SETTINGS = ClusterGlobalTest.SETTINGS;
 
   private LocalCluster cluster;
 

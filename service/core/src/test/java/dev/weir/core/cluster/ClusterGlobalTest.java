@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 class ClusterGlobalTest {
 
-  // Sync timers far away: the tests flush the GLOBAL queues themselves.
-  private static final ClusterSettings SETTINGS =
+  // Sync timers far away: the tests flush the GLOBAL queues themselves; hand-off on.
+  static final ClusterSettings SETTINGS =
       new ClusterSettings(
           512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
           Duration.ofSeconds(5), false, Duration.ofHours(1), 1000, Duration.ofSeconds(5),
