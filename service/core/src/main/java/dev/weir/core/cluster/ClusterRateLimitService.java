@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.BucketCheck;
@@ -155,6 +156,9 @@ public final class ClusterRateLimitService implements RateLimitService {
         now = now == 0 ? clock.wallMillis() : now;
         r = r.withCreatedAt(now);
       }
+      if (!r.metadata().isEmpty() && r.metadata().containsKey(PeerProtos.HANDED_ON)) {
+        r = withoutPeerMark(r);
+      }
       String owner = current.isEmpty() ? self : current.ownerOf(r.hashKey());
       RateLimitResponse local = answerHere(owner, r);
       if (local != null) {
@@ -288,6 +292,17 @@ public final class ClusterRateLimitService implements RateLimitService {
       return global.answerFromCopy(r, hitsForOwner(r)).withMetadata(ownerMetadata(owner));
     }
     return null;
+  }
+
+  /**
+   * Returns {@code r} without {@link PeerProtos#HANDED_ON}, the metadata key a peer marks a
+   * handed-on item with: from a caller it would make an owner whose ring is behind answer the item
+   * on its stale copy instead of handing it on.
+   */
+  private static RateLimitRequest withoutPeerMark(RateLimitRequest r) {
+    Map<String, String> kept = new java.util.LinkedHashMap<>(r.metadata());
+    kept.remove(PeerProtos.HANDED_ON);
+    return r.withMetadata(kept);
   }
 
   /**

@@ -7,6 +7,7 @@ import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
@@ -330,6 +332,28 @@ class ClusterRateLimitServiceTest {
           .as("the stand-in that charged its bucket is the answer")
           .containsEntry("stand_in", "true");
       assertThat(f.standIns).hasSize(1);
+    }
+  }
+
+  @Test
+  void check_callerSetsThePeersHandedOnMark_itemForwardedWithoutIt() throws Exception {
+    List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
+    PeersV1Grpc.PeersV1ImplBase recording =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
+            answering(() -> false, 7).getPeerRateLimits(request, answer);
+          }
+        };
+    try (StandInFixture f = new StandInFixture(recording)) {
+      RateLimitRequest marked =
+          f.hit(9).withMetadata(Map.of(PeerProtos.HANDED_ON, "10.9.9.9:1051", "team", "a"));
+
+      f.checkAndWait(marked);
+
+      assertThat(forwarded).singleElement().isEqualTo(Map.of("team", "a"));
     }
   }
 
