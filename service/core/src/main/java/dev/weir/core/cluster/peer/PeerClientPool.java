@@ -283,9 +283,14 @@ public final class PeerClientPool implements AutoCloseable {
    * Forgets the clients of peers not in {@code current} and {@linkplain PeerClient#abandon abandons}
    * them: their queued items fail (to be routed again on the new ring) instead of going to a peer
    * that left, and their calls still in flight no longer report to the liveness (a late answer
-   * from a peer that left must not count as its return).
+   * from a peer that left must not count as its return). The relays through or to such peers are
+   * dropped too ({@link RelayForwarder#retain}).
    */
   public void retain(Collection<String> current) {
+    RelayForwarder relaying = relays;
+    if (relaying != null) {
+      relaying.retain(current);
+    }
     remove(current)
         .forEach(
             client -> {

@@ -4,6 +4,7 @@ import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -51,6 +52,38 @@ public final class RelayForwarder implements AutoCloseable {
   private CompletableFuture<List<RateLimitResponse>> send(
       String via, String target, List<RateLimitRequest> batch) {
     return pool.call(via, c -> c.relay(target, batch, settings.batchTimeout()));
+  }
+
+  /**
+   * Drops the batchers of pairs whose relaying peer or owner is not in {@code current}, sending
+   * what they hold, so that peers that came and went do not keep one each.
+   */
+  public void retain(Collection<String> current) {
+    batchers
+        .entrySet()
+        .removeIf(
+            via -> {
+              if (!current.contains(via.getKey())) {
+                via.getValue().values().forEach(Batcher::close);
+                return true;
+              }
+              via.getValue()
+                  .entrySet()
+                  .removeIf(
+                      target -> {
+                        if (current.contains(target.getKey())) {
+                          return false;
+                        }
+                        target.getValue().close();
+                        return true;
+                      });
+              return false;
+            });
+  }
+
+  /** Returns how many (relaying peer, owner) pairs have a batcher. */
+  int pairs() {
+    return batchers.values().stream().mapToInt(Map::size).sum();
   }
 
   /** Sends what is queued. */
