@@ -41,7 +41,7 @@ import java.util.function.Supplier;
  * so they leave in one batch) and its answer carries {@code metadata.owner}. When a
  * forward fails and the ring now names another owner (the ring changed while the call was in flight),
  * the item is routed again, up to {@link #MAX_ATTEMPTS} times, locally if this node became the owner;
- * otherwise the item's error names the peer. Each peer call has a deadline, so no item waits past it.
+ * otherwise the item's error names the peer. Each peer call has a deadline, so no sent item waits past it.
  * The ring holds the peers this node finds answering, directly or through a peer that vouches for
  * them ({@link Membership}, {@code IndirectProbes}: items for an owner only another peer reaches are
  * relayed through that peer), so an owner found down is not chosen and a forward that finds it down
