@@ -2,8 +2,10 @@ package dev.weir.core.cluster.global;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.TokenBucketState;
@@ -13,6 +15,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.RingKeys;
@@ -22,8 +25,13 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -126,6 +134,78 @@ class GlobalManagerTest {
     assertThat(hitsReceived.get(1)).singleElement()
         .satisfies(r -> assertThat(r.has(Behavior.RESET_REMAINING)).isFalse())
         .satisfies(r -> assertThat(r.hits()).isEqualTo(3));
+  }
+
+  @Test
+  void flushHits_whileAnEarlierFlushsResetIsUnanswered_waitsSoNoItemOvertakesIt()
+      throws Exception {
+    List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
+    IdlePeerHandler holding =
+        new IdlePeerHandler() {
+          @Override
+          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+              List<RateLimitRequest> requests) {
+            received.add(requests);
+            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+            held.add(answer);
+            return answer;
+          }
+        };
+    String name = InProcessServerBuilder.generateName();
+    Server owner =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(new PeersService(holding, clock))
+            .build()
+            .start();
+    PeerClientPool toOwner =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(name).directExecutor().build(),
+                    new PeerClientSettings(
+                        1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+                    scheduler,
+                    clock));
+    try {
+      HashRing ring = ring(OWNER);
+      GlobalManager m =
+          new GlobalManager(
+              SELF, () -> ring, toOwner, new WindowCounterCheck(store), store, scheduler,
+              clock, Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
+      RateLimitRequest reset =
+          hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING);
+      m.queueHits(reset);
+      m.queueHits(hit("a", 2, t0));
+      CompletableFuture<Void> first = m.flushHits();
+      m.queueHits(reset);
+      m.queueHits(hit("a", 1, t0));
+      CompletableFuture<Void> second = m.flushHits();
+      assertThat(received).as("only the first reset so far").hasSize(1);
+
+      for (int answered = 0; answered < 4; answered++) {
+        List<RateLimitRequest> batch = received.get(answered);
+        held.get(answered)
+            .complete(batch.stream().map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
+                .toList());
+      }
+      first.get(5, java.util.concurrent.TimeUnit.SECONDS);
+      second.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+      assertThat(received)
+          .extracting(GlobalManagerTest::firstItem)
+          .containsExactly("reset", "hits 2", "reset", "hits 1");
+    } finally {
+      toOwner.close();
+      owner.shutdownNow();
+    }
+  }
+
+  private static String firstItem(List<RateLimitRequest> batch) {
+    RateLimitRequest r = batch.get(0);
+    return r.has(Behavior.RESET_REMAINING) ? "reset" : "hits " + r.hits();
   }
 
   @Test
