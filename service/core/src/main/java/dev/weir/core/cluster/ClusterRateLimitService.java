@@ -20,9 +20,9 @@ import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -189,8 +189,8 @@ public final class ClusterRateLimitService implements RateLimitService {
     CompletableFuture<List<RateLimitResponse>> all = new CompletableFuture<>();
     AtomicInteger remaining = new AtomicInteger(count);
     @SuppressWarnings("unchecked")
-    CompletableFuture<RateLimitResponse>[] routed =
-        standIns == null ? null : new CompletableFuture[sent.length];
+    Consumer<RateLimitResponse>[] gatherers =
+        standIns == null ? null : new Consumer[sent.length];
     AtomicBoolean[] claims = standIns == null ? null : new AtomicBoolean[sent.length];
     boolean[] grouped = new boolean[sent.length];
     List<RateLimitRequest> group = new ArrayList<>(count);
@@ -223,48 +223,50 @@ public final class ClusterRateLimitService implements RateLimitService {
                 all.complete(Arrays.asList(answers));
               }
             };
-        if (routed == null) {
-          settle(sent[index], owner, ownerMeta, 1, calls.get(k), gathered, null);
-        } else {
+        if (claims != null) {
           // A stand-in's timer and the owner's answer race for the item: the first to claim it
           // answers, and a stand-in is computed (charged) only once claimed.
-          CompletableFuture<RateLimitResponse> answer = new CompletableFuture<>();
-          routed[index] = answer;
+          gatherers[index] = gathered;
           claims[index] = new AtomicBoolean();
-          answer.thenAccept(gathered);
-          settle(sent[index], owner, ownerMeta, 1, calls.get(k), answer::complete, claims[index]);
         }
+        settle(
+            sent[index],
+            owner,
+            ownerMeta,
+            1,
+            calls.get(k),
+            gathered,
+            claims == null ? null : claims[index]);
       }
     }
-    if (routed != null) {
-      armStandIns(sent, routed, claims);
+    if (claims != null) {
+      armStandIns(sent, gatherers, claims, all);
     }
     return all;
   }
 
   /**
    * Answers, {@link #standInAfter} from now, each forwarded item ({@code sent[i]} non-null, its
-   * answer {@code routed[i]}) that no answer has claimed ({@code claims[i]}), as a stand-in ({@link
-   * StandIns}).
+   * answer taken by {@code gatherers[i]}) that no answer has claimed ({@code claims[i]}), as a
+   * stand-in ({@link StandIns}); the timer is cancelled once {@code all} items are answered.
    */
   private void armStandIns(
       RateLimitRequest[] sent,
-      CompletableFuture<RateLimitResponse>[] routed,
-      AtomicBoolean[] claims) {
+      Consumer<RateLimitResponse>[] gatherers,
+      AtomicBoolean[] claims,
+      CompletableFuture<?> all) {
     Scheduler.Task timer =
         scheduler.schedule(
             () -> {
               for (int i = 0; i < sent.length; i++) {
                 if (claims[i] != null && claims[i].compareAndSet(false, true)) {
                   metrics.standIn();
-                  routed[i].complete(standIn(sent[i]));
+                  gatherers[i].accept(standIn(sent[i]));
                 }
               }
             },
             standInAfter);
-    CompletableFuture.allOf(
-            Arrays.stream(routed).filter(Objects::nonNull).toArray(CompletableFuture<?>[]::new))
-        .whenComplete((v, e) -> timer.cancel());
+    all.whenComplete((v, e) -> timer.cancel());
   }
 
   /** Returns this node's own answer to {@code r}, standing in for the key's owner. */
@@ -300,7 +302,7 @@ public final class ClusterRateLimitService implements RateLimitService {
    * on its stale copy instead of handing it on.
    */
   private static RateLimitRequest withoutPeerMark(RateLimitRequest r) {
-    Map<String, String> kept = new java.util.LinkedHashMap<>(r.metadata());
+    Map<String, String> kept = new LinkedHashMap<>(r.metadata());
     kept.remove(PeerProtos.HANDED_ON);
     return r.withMetadata(kept);
   }
