@@ -261,7 +261,8 @@ public final class ClusterRateLimitService implements RateLimitService {
               for (int i = 0; i < sent.length; i++) {
                 if (claims[i] != null && claims[i].compareAndSet(false, true)) {
                   metrics.standIn();
-                  gatherers[i].accept(standIn(sent[i]));
+                  RateLimitRequest r = sent[i];
+                  gatherers[i].accept(orError(r, () -> standIn(r)));
                 }
               }
             },
@@ -379,7 +380,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           HashRing now = ring.get();
           String nowOwner = now.isEmpty() ? self : now.ownerOf(r.hashKey());
           if (!nowOwner.equals(owner) && attempt < MAX_ATTEMPTS) {
-            RateLimitResponse here = answerHere(nowOwner, r);
+            RateLimitResponse here = orError(r, () -> answerHere(nowOwner, r));
             if (here != null) {
               if (claimed == null || claimed.compareAndSet(false, true)) {
                 answer.accept(here);
@@ -390,7 +391,7 @@ public final class ClusterRateLimitService implements RateLimitService {
                   nowOwner,
                   Map.of("owner", nowOwner),
                   attempt + 1,
-                  peers.forward(nowOwner, r),
+                  forwardOrFail(nowOwner, r),
                   answer,
                   claimed);
             }
@@ -399,13 +400,37 @@ public final class ClusterRateLimitService implements RateLimitService {
           if (standIns != null) {
             if (claimed.compareAndSet(false, true)) {
               metrics.standIn();
-              answer.accept(standIn(r));
+              answer.accept(orError(r, () -> standIn(r)));
             }
             return;
           }
           answer.accept(
               RateLimitResponse.error(forwardError(owner, error)).withMetadata(ownerMeta));
         });
+  }
+
+  /**
+   * Returns {@code answer}'s answer to {@code r}, or {@code r}'s error naming the failure when it
+   * throws: these answers are given in callbacks, where an exception would leave the item
+   * unanswered until the caller's deadline.
+   */
+  private static RateLimitResponse orError(
+      RateLimitRequest r, Supplier<RateLimitResponse> answer) {
+    try {
+      return answer.get();
+    } catch (RuntimeException e) {
+      return RateLimitResponse.error(
+          "error while answering rate limit for '" + r.hashKey() + "': " + e.getMessage());
+    }
+  }
+
+  /** Returns {@code r}'s forward to {@code owner}, failed when sending it throws. */
+  private CompletableFuture<RateLimitResponse> forwardOrFail(String owner, RateLimitRequest r) {
+    try {
+      return peers.forward(owner, r);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   private static String forwardError(String owner, Throwable error) {

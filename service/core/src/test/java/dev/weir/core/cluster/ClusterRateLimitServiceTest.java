@@ -283,6 +283,57 @@ class ClusterRateLimitServiceTest {
     }
   }
 
+  @Test
+  void check_aStandInThrows_itsItemGetsTheErrorAndTheCallsOtherItemsTheirStandIns()
+      throws Exception {
+    String other = "owner:2";
+    try (StandInFixture f =
+        new StandInFixture(answering(() -> true, 0), List.of(SELF, OWNER, other))) {
+      String a1 = keyOwnedBy(f.two, OWNER, 0);
+      String b = keyOwnedBy(f.two, other, 0);
+      java.util.concurrent.atomic.AtomicInteger decided =
+          new java.util.concurrent.atomic.AtomicInteger();
+      f.duringStandIn =
+          () -> {
+            if (decided.getAndIncrement() == 0) {
+              throw new IllegalStateException("store full");
+            }
+          };
+
+      var answers = f.service.decide(List.of(limited(a1, 10), limited(b, 20)));
+      scheduler.advance(Duration.ofMillis(10));
+
+      assertThat(answers).as("every item answered when the wait ends").isDone();
+      List<RateLimitResponse> got = answers.join();
+      assertThat(got.get(0).error()).contains("n_" + a1).contains("store full");
+      assertThat(got.get(1).isError()).isFalse();
+      assertThat(got.get(1).limit()).isEqualTo(20);
+    }
+  }
+
+  @Test
+  void check_forwardFailsAndTheStandInThrows_theItemGetsTheErrorAtOnce() throws Exception {
+    PeersV1Grpc.PeersV1ImplBase refusing =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            answer.onError(io.grpc.Status.UNAVAILABLE.asRuntimeException());
+          }
+        };
+    try (StandInFixture f = new StandInFixture(refusing)) {
+      f.duringStandIn =
+          () -> {
+            throw new IllegalStateException("store full");
+          };
+
+      var answer = f.service.decide(List.of(f.hit(2)));
+
+      assertThat(answer).as("answered without waiting for a deadline").isDone();
+      assertThat(answer.join().get(0).error()).contains("n_" + f.key).contains("store full");
+    }
+  }
+
   /**
    * Returns key number {@code skip} (from 0) among the keys {@code k<i>} whose hash key {@code
    * owner} owns on {@code ring}.
