@@ -188,7 +188,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     CompletableFuture<String> found = new CompletableFuture<>();
     AtomicInteger pending = new AtomicInteger(checkers.size());
     for (String checker : checkers) {
-      pool.call(checker, c -> c.relay(peer, List.of(), timeout))
+      probe(checker, peer)
           .whenComplete(
               (ok, error) -> {
                 if (error == null) {
@@ -199,6 +199,18 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
               });
     }
     found.thenAccept(voucher -> settle(peer, voucher, round));
+  }
+
+  /**
+   * Returns {@code checker}'s probe of {@code peer}, failed when the call cannot be made (its
+   * client cannot be built): a round must reach its verdict whatever its calls do.
+   */
+  private CompletableFuture<?> probe(String checker, String peer) {
+    try {
+      return pool.call(checker, c -> c.relay(peer, List.of(), timeout));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   private void settle(String peer, String voucher, CompletableFuture<Void> round) {

@@ -43,6 +43,7 @@ class IndirectProbesTest {
   private final List<Server> servers = new ArrayList<>();
   private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
   private Set<String> members = Set.of(A, B, C);
+  private volatile String unbuildable = "";
   private final IndirectProbes probes =
       new IndirectProbes(
           A,
@@ -65,6 +66,9 @@ class IndirectProbesTest {
   }
 
   private PeerClient client(String address) {
+    if (address.equals(unbuildable)) {
+      throw new IllegalStateException("no channel to " + address);
+    }
     try {
       String name = InProcessServerBuilder.generateName();
       servers.add(
@@ -158,6 +162,17 @@ class IndirectProbesTest {
 
     assertThat(probes.unreached()).containsExactly(C);
     assertThat(probesSent).hasValue(0);
+  }
+
+  @Test
+  void checkerCannotBeCalled_roundStillReachesItsVerdict() {
+    unbuildable = B;
+
+    liveness.notAnswering(C, "cut", true);
+
+    assertThat(probes.settled(C)).as("the round ended").isDone();
+    assertThat(probes.unreached()).containsExactly(C);
+    assertThat(changes).hasValue(1);
   }
 
   /** A peer that answers an indirect probe of a target as {@link #reaches} says. */
