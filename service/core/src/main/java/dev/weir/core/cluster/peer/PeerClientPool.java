@@ -153,17 +153,21 @@ public final class PeerClientPool implements AutoCloseable {
    * Applies {@code call} to the client of {@code address}; returns a failed future instead of
    * throwing when the pool is closed or {@code address} has no client and is not a known peer, or at
    * once when the pool fails calls to this peer fast (a peer down while the failure mode is {@link
-   * PeerFailureMode#FAIL}).
+   * PeerFailureMode#FAIL}); any other exception making the client or the call (a channel that
+   * cannot be built, a call refused as it starts) fails the future with a {@link PeerException}
+   * naming the peer, so that no caller's callback is cut short by it.
    */
   public <T> CompletableFuture<T> call(
       String address, Function<PeerClient, CompletableFuture<T>> call) {
-    PeerClient client;
     try {
-      client = callable(address);
+      return call.apply(callable(address));
     } catch (PeerException e) {
       return CompletableFuture.failedFuture(e);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(
+          new PeerException(
+              address, "error while calling peer '" + address + "': " + e.getMessage(), e));
     }
-    return call.apply(client);
   }
 
   /**

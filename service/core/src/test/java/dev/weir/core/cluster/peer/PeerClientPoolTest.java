@@ -127,6 +127,39 @@ class PeerClientPoolTest {
   }
 
   @Test
+  void call_clientCannotBeMadeOrTheCallThrows_failedFutureNamingThePeerNotAThrow() {
+    PeerClientPool failing =
+        new PeerClientPool(
+            address -> {
+              if (address.equals("bad:1")) {
+                throw new IllegalArgumentException("no channel for 'bad:1': address not resolvable");
+              }
+              return peers.client(address);
+            });
+    try {
+      CompletableFuture<RateLimitResponse> unmade = failing.call("bad:1", c -> c.forward(req()));
+      CompletableFuture<RateLimitResponse> thrown =
+          failing.call(
+              "a:1",
+              c -> {
+                throw new IllegalStateException("Resolution is pending");
+              });
+
+      assertThat(unmade).isCompletedExceptionally();
+      assertThatThrownBy(unmade::join)
+          .hasCauseInstanceOf(PeerException.class)
+          .hasMessageContaining("peer 'bad:1'")
+          .hasMessageContaining("address not resolvable");
+      assertThatThrownBy(thrown::join)
+          .hasCauseInstanceOf(PeerException.class)
+          .hasMessageContaining("peer 'a:1'")
+          .hasMessageContaining("Resolution is pending");
+    } finally {
+      failing.close();
+    }
+  }
+
+  @Test
   void get_unknownPeer_refusedWithClearErrorAndNoClientCreated() {
     Set<String> discovered = new HashSet<>(Set.of("a:1", "b:1"));
     PeerClientPool known = knowing(discovered, this::countedClient);
