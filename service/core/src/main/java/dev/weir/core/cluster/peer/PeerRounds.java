@@ -6,6 +6,8 @@ import java.util.Collection;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A timer that, every {@code interval} while some peer is in trouble (by a chosen measure: down, or
@@ -13,6 +15,8 @@ import java.util.function.Supplier;
  * #start} and stops by itself when no peer is in trouble.
  */
 final class PeerRounds implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PeerRounds.class);
 
   private final Supplier<Set<String>> troubled;
   private final Supplier<? extends Collection<String>> members;
@@ -65,12 +69,24 @@ final class PeerRounds implements AutoCloseable {
         return;
       }
     }
-    Collection<String> current = members.get();
-    for (String peer : now) {
-      if (current.contains(peer)) {
-        round.accept(peer);
+    try {
+      Collection<String> current = members.get();
+      for (String peer : now) {
+        if (current.contains(peer)) {
+          runRound(peer);
+        }
       }
+    } finally {
+      scheduler.schedule(this::tick, interval);
     }
-    scheduler.schedule(this::tick, interval);
+  }
+
+  // A round that fails is logged; the other peers' rounds and the next tick still run.
+  private void runRound(String peer) {
+    try {
+      round.accept(peer);
+    } catch (RuntimeException e) {
+      LOG.warn("round for peer {} failed; the next one runs in {}", peer, interval, e);
+    }
   }
 }
