@@ -132,8 +132,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       verdict(peer, null, true);
       return;
     }
-    check(peer);
-    rounds.start();
+    try {
+      check(peer);
+    } finally {
+      rounds.start();
+    }
   }
 
   @Override
@@ -176,10 +179,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     List<String> checkers;
     CompletableFuture<Void> round = new CompletableFuture<>();
     synchronized (this) {
-      if (closed || checking.putIfAbsent(peer, round) != null) {
+      if (closed || checking.containsKey(peer)) {
         return;
       }
       checkers = checkers(peer, vouchers.get(peer));
+      checking.put(peer, round);
     }
     if (checkers.isEmpty()) {
       settle(peer, null, round);
@@ -188,7 +192,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     CompletableFuture<String> found = new CompletableFuture<>();
     AtomicInteger pending = new AtomicInteger(checkers.size());
     for (String checker : checkers) {
-      probe(checker, peer)
+      pool.call(checker, c -> c.relay(peer, List.of(), timeout))
           .whenComplete(
               (ok, error) -> {
                 if (error == null) {
@@ -199,18 +203,6 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
               });
     }
     found.thenAccept(voucher -> settle(peer, voucher, round));
-  }
-
-  /**
-   * Returns {@code checker}'s probe of {@code peer}, failed when the call cannot be made (its
-   * client cannot be built): a round must reach its verdict whatever its calls do.
-   */
-  private CompletableFuture<?> probe(String checker, String peer) {
-    try {
-      return pool.call(checker, c -> c.relay(peer, List.of(), timeout));
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
   }
 
   private void settle(String peer, String voucher, CompletableFuture<Void> round) {

@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -173,6 +174,19 @@ class IndirectProbesTest {
     assertThat(probes.settled(C)).as("the round ended").isDone();
     assertThat(probes.unreached()).containsExactly(C);
     assertThat(changes).hasValue(1);
+  }
+
+  @Test
+  void membersCannotBeRead_noRoundLeftInFlight_theNextOneReachesItsVerdict() {
+    members = null;
+    assertThatThrownBy(() -> liveness.notAnswering(C, "cut", true))
+        .isInstanceOf(NullPointerException.class);
+    members = Set.of(A, B, C);
+
+    scheduler.advance(INTERVAL);
+
+    assertThat(probes.settled(C)).isDone();
+    assertThat(probes.unreached()).containsExactly(C);
   }
 
   /** A peer that answers an indirect probe of a target as {@link #reaches} says. */
