@@ -117,9 +117,15 @@ final class ForwardStream {
     synchronized (lock) {
       target = stream;
       if (target == null) {
-        target = new Stream();
+        Stream opened = new Stream();
+        try {
+          opened.requests = opener.apply(opened);
+        } catch (RuntimeException e) {
+          answer.completeExceptionally(refused("could not open the forwarding stream", e));
+          return answer;
+        }
+        target = opened;
         stream = target;
-        target.requests = opener.apply(target);
       }
       if (target.endedWith != null) {
         answer.completeExceptionally(target.endedWith);
@@ -129,13 +135,24 @@ final class ForwardStream {
       // Read under the lock, so that the batches waiting fall due in the order they were sent.
       long now = clock.monotonicNanos();
       long due = now + timeout.toNanos();
+      // Waiting before it is sent: a peer on the same thread may answer within onNext.
+      target.pending.put(id, new Waiting(answer, batch.size(), due));
+      try {
+        target.requests.onNext(new ForwardCodec.Batch(id, batch));
+      } catch (RuntimeException e) {
+        // The call no longer takes messages (cancelled or closed): the next batch opens another.
+        target.pending.remove(id);
+        if (stream == target) {
+          stream = null;
+        }
+        answer.completeExceptionally(refused("the forwarding stream refused the batch", e));
+        return answer;
+      }
       if (target.unansweredSince == ANSWERED) {
         target.unansweredSince = now;
       }
-      target.pending.put(id, new Waiting(answer, batch.size(), due));
       arm = !target.timerArmed;
       target.timerArmed = true;
-      target.requests.onNext(new ForwardCodec.Batch(id, batch));
     }
     if (arm) {
       target.armTimer(timeout);
@@ -153,6 +170,13 @@ final class ForwardStream {
     if (ending != null) {
       ending.requests.onCompleted();
     }
+  }
+
+  private static RuntimeException refused(String what, RuntimeException cause) {
+    return Status.UNAVAILABLE
+        .withDescription(what + ": " + cause.getMessage())
+        .withCause(cause)
+        .asRuntimeException();
   }
 
   private static RuntimeException noAnswer(String why) {

@@ -221,6 +221,84 @@ class ForwardStreamTest {
     assertThat(remaining(next)).containsExactly(2L);
   }
 
+  @Test
+  void send_streamCannotBeOpened_batchFailsAndTheNextOneOpensAStream() throws Exception {
+    streamTo(holding);
+    AtomicInteger opens = new AtomicInteger();
+    ForwardStream stream =
+        new ForwardStream(
+            answers -> {
+              if (opens.getAndIncrement() == 0) {
+                throw new IllegalStateException("Resolution is pending");
+              }
+              return ClientCalls.asyncBidiStreamingCall(
+                  channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+            },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            stalls::incrementAndGet);
+
+    CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
+
+    assertThatThrownBy(first::join)
+        .hasMessageContaining("UNAVAILABLE: could not open the forwarding stream")
+        .hasMessageContaining("Resolution is pending");
+    answer(0, 0);
+    assertThat(remaining(next)).containsExactly(2L);
+    stream.close();
+    assertThat(halfClosed).hasValue(1);
+  }
+
+  @Test
+  void send_streamRefusesTheBatch_batchFailsAtOnceAndTheNextOneOpensANewStream()
+      throws Exception {
+    streamTo(holding);
+    AtomicInteger opens = new AtomicInteger();
+    ForwardStream stream =
+        new ForwardStream(
+            answers -> {
+              StreamObserver<ForwardCodec.Batch> call =
+                  ClientCalls.asyncBidiStreamingCall(
+                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+              if (opens.getAndIncrement() > 0) {
+                return call;
+              }
+              return new StreamObserver<>() {
+                @Override
+                public void onNext(ForwardCodec.Batch batch) {
+                  throw new IllegalStateException("call was cancelled");
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                  call.onError(t);
+                }
+
+                @Override
+                public void onCompleted() {
+                  call.onCompleted();
+                }
+              };
+            },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            stalls::incrementAndGet);
+
+    CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
+
+    assertThat(first).isCompletedExceptionally();
+    assertThatThrownBy(first::join).hasMessageContaining("refused the batch");
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 0);
+    assertThat(remaining(next)).containsExactly(2L);
+  }
+
   /** Lets {@code time} pass in 50 ms steps, so timers run at about their due time. */
   private void elapse(Duration time) {
     for (Duration left = time; left.compareTo(Duration.ZERO) > 0; left = left.minusMillis(50)) {
