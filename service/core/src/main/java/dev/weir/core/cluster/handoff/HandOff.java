@@ -404,14 +404,27 @@ public final class HandOff {
                 return CompletableFuture.<Void>completedFuture(null);
               }
               List<Handed> changed = new ArrayList<>();
-              for (Handed h : chunk) {
-                Optional<BucketState> now = store.get(h.key);
-                if (now.isPresent() && !now.get().equals(h.state) && !h.watch.copied) {
-                  changed.add(new Handed(h.key, now.get(), h.watch));
-                } else {
-                  unwatch(h);
-                  lineage.invalidate(h.key);
+              int read = 0;
+              try {
+                for (Handed h : chunk) {
+                  Optional<BucketState> now = store.get(h.key);
+                  read++;
+                  if (now.isPresent() && !now.get().equals(h.state) && !h.watch.copied) {
+                    changed.add(new Handed(h.key, now.get(), h.watch));
+                  } else {
+                    unwatch(h);
+                    lineage.invalidate(h.key);
+                  }
                 }
+              } catch (RuntimeException e) {
+                LOG.warn(
+                    "reading {} buckets after their hand-off to {} failed; not sent again",
+                    chunk.size(),
+                    owner,
+                    e);
+                chunk.subList(read, chunk.size()).forEach(this::unwatch);
+                changed.forEach(this::unwatch);
+                return CompletableFuture.<Void>completedFuture(null);
               }
               sent.addAndGet(chunk.size() - changed.size());
               LOG.info("handed {} buckets to {}", chunk.size() - changed.size(), owner);
