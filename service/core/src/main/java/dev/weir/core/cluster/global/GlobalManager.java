@@ -256,10 +256,16 @@ public final class GlobalManager implements AutoCloseable {
       }
     }
     long start = clock.monotonicNanos();
-    CompletableFuture<Void> sent =
-        previous.isDone()
-            ? sendInRounds(out, start)
-            : previous.thenCompose(v -> sendInRounds(out, start));
+    CompletableFuture<Void> sent;
+    try {
+      sent =
+          previous.isDone()
+              ? sendInRounds(out, start)
+              : previous.thenCompose(v -> sendInRounds(out, start));
+    } catch (RuntimeException e) {
+      // Later flushes wait for this one: it must end, whatever failed.
+      sent = CompletableFuture.failedFuture(e);
+    }
     sent.whenComplete((v, e) -> done.complete(null));
     return sent;
   }

@@ -306,6 +306,42 @@ class GlobalManagerTest {
   }
 
   @Test
+  void flushHits_aFlushWithAResetThrows_laterFlushesStillSend() throws Exception {
+    HashRing before = ring(SELF, OWNER);
+    HashRing after = ring(SELF);
+    String key = keyOwnedBy(before, OWNER);
+    java.util.concurrent.atomic.AtomicReference<HashRing> current =
+        new java.util.concurrent.atomic.AtomicReference<>(before);
+    java.util.concurrent.atomic.AtomicBoolean closing =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    dev.weir.core.time.Scheduler rejecting =
+        (task, delay) -> {
+          if (closing.get()) {
+            throw new java.util.concurrent.RejectedExecutionException("scheduler closed");
+          }
+          return scheduler.schedule(task, delay);
+        };
+    GlobalManager m =
+        new GlobalManager(
+            SELF, current::get, pool, new WindowCounterCheck(store), store, rejecting, clock,
+            Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
+    m.queueHits(
+        RateLimitRequest.builder("g", key).hits(0).limit(10).duration(60_000)
+            .behavior(Behavior.GLOBAL | Behavior.RESET_REMAINING).createdAt(t0).build());
+    current.set(after); // this node now owns the key: the reset is queued for broadcast
+    closing.set(true);
+
+    org.assertj.core.api.Assertions.catchThrowable(() -> m.flushHits().join());
+    closing.set(false);
+    current.set(before);
+    m.queueHits(hit(key, 2, t0));
+
+    m.flushHits().get(2, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(hitsReceived).hasSize(1);
+    assertThat(hitsReceived.get(0).get(0).hits()).isEqualTo(2);
+  }
+
+  @Test
   void flushHits_becameOwnerAfterOwnersBroadcastOverwroteCopy_queuedHitsStillCount() {
     HashRing before = ring(SELF, OWNER, "third:1");
     String key = keyOwnedBy(before, OWNER);
