@@ -296,6 +296,9 @@ public final class Batcher<T, R> implements AutoCloseable {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     }
+    if (sent == null) {
+      sent = CompletableFuture.failedFuture(new IllegalStateException("sender returned no call"));
+    }
     sent.whenComplete((answers, error) -> done(batch, answers, error));
   }
 
@@ -311,8 +314,13 @@ public final class Batcher<T, R> implements AutoCloseable {
       send(next);
     }
     List<CompletableFuture<R>> out = batch.futures;
-    if (error == null && answers.size() != out.size()) {
-      error = new IllegalStateException("expected " + out.size() + " answers, got " + answers.size());
+    if (error == null && (answers == null || answers.size() != out.size())) {
+      error =
+          new IllegalStateException(
+              "expected "
+                  + out.size()
+                  + " answers, got "
+                  + (answers == null ? "none" : answers.size()));
     }
     for (int i = 0; i < out.size(); i++) {
       if (error != null) {

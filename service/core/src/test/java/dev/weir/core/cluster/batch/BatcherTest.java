@@ -204,6 +204,20 @@ class BatcherTest {
   }
 
   @Test
+  void send_noAnswerListOrNoFuture_everyItemOfTheBatchFailsAndTheNextBatchIsSent() {
+    Batcher<Integer, String> nullAnswers =
+        new Batcher<>(1000, WAIT, clock, batch -> CompletableFuture.completedFuture(null));
+    Batcher<Integer, String> nullFuture = new Batcher<>(1000, WAIT, clock, batch -> null);
+
+    CompletableFuture<String> first = nullAnswers.submit(1);
+    CompletableFuture<String> second = nullFuture.submit(1);
+
+    assertThatThrownBy(first::get).hasMessageContaining("expected 1 answers, got none");
+    assertThatThrownBy(second::get).hasMessageContaining("sender returned no call");
+    assertThat(nullAnswers.submit(2)).as("no call left in flight").isCompletedExceptionally();
+  }
+
+  @Test
   void senderThrows_everyItemFailsInsteadOfHangingAndTheCallIsNotLeftInFlight() {
     Batcher<Integer, String> b =
         new Batcher<>(
