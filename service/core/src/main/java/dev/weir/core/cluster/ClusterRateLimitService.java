@@ -258,12 +258,16 @@ public final class ClusterRateLimitService implements RateLimitService {
     Scheduler.Task timer =
         scheduler.schedule(
             () -> {
+              int answered = 0;
               for (int i = 0; i < sent.length; i++) {
                 if (claims[i] != null && claims[i].compareAndSet(false, true)) {
-                  metrics.standIn();
                   RateLimitRequest r = sent[i];
                   gatherers[i].accept(orError(r, () -> standIn(r)));
+                  answered++;
                 }
+              }
+              for (int i = 0; i < answered; i++) {
+                metrics.standIn();
               }
             },
             standInAfter);
@@ -399,8 +403,8 @@ public final class ClusterRateLimitService implements RateLimitService {
           }
           if (standIns != null) {
             if (claimed.compareAndSet(false, true)) {
-              metrics.standIn();
               answer.accept(orError(r, () -> standIn(r)));
+              metrics.standIn();
             }
             return;
           }

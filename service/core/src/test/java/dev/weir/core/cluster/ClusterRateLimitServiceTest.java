@@ -312,6 +312,31 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_countingAStandInThrows_everyItemIsStillAnswered() throws Exception {
+    String other = "owner:2";
+    try (StandInFixture f =
+        new StandInFixture(answering(() -> true, 0), List.of(SELF, OWNER, other))) {
+      f.service.reportTo(
+          new dev.weir.core.metrics.WeirMetrics() {
+            @Override
+            public void standIn() {
+              throw new IllegalStateException("meter registry closed");
+            }
+          });
+      String a1 = keyOwnedBy(f.two, OWNER, 0);
+      String b = keyOwnedBy(f.two, other, 0);
+
+      var answers = f.service.decide(List.of(limited(a1, 10), limited(b, 20)));
+      // The timer's task fails after answering; the scheduler logs such a failure.
+      org.assertj.core.api.Assertions.catchThrowable(
+          () -> scheduler.advance(Duration.ofMillis(10)));
+
+      assertThat(answers).isDone();
+      assertThat(answers.join()).extracting(RateLimitResponse::limit).containsExactly(10L, 20L);
+    }
+  }
+
+  @Test
   void check_forwardFailsAndTheStandInThrows_theItemGetsTheErrorAtOnce() throws Exception {
     PeersV1Grpc.PeersV1ImplBase refusing =
         new PeersV1Grpc.PeersV1ImplBase() {
