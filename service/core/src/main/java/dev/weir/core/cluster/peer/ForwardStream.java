@@ -136,20 +136,22 @@ final class ForwardStream {
       long now = clock.monotonicNanos();
       long due = now + timeout.toNanos();
       // Waiting before it is sent: a peer on the same thread may answer within onNext.
+      long unansweredBefore = target.unansweredSince;
+      if (unansweredBefore == ANSWERED) {
+        target.unansweredSince = now;
+      }
       target.pending.put(id, new Waiting(answer, batch.size(), due));
       try {
         target.requests.onNext(new ForwardCodec.Batch(id, batch));
       } catch (RuntimeException e) {
         // The call no longer takes messages (cancelled or closed): the next batch opens another.
         target.pending.remove(id);
+        target.unansweredSince = unansweredBefore;
         if (stream == target) {
           stream = null;
         }
         answer.completeExceptionally(refused("the forwarding stream refused the batch", e));
         return answer;
-      }
-      if (target.unansweredSince == ANSWERED) {
-        target.unansweredSince = now;
       }
       arm = !target.timerArmed;
       target.timerArmed = true;

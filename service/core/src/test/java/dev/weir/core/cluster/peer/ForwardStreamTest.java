@@ -299,6 +299,57 @@ class ForwardStreamTest {
     assertThat(remaining(next)).containsExactly(2L);
   }
 
+  @Test
+  void send_batchAnsweredWithinTheSend_laterBatchesStallTimeCountsFromThemNotFromIt()
+      throws Exception {
+    streamTo(holding);
+    AtomicInteger sent = new AtomicInteger();
+    ForwardStream stream =
+        new ForwardStream(
+            answers -> {
+              StreamObserver<ForwardCodec.Batch> call =
+                  ClientCalls.asyncBidiStreamingCall(
+                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+              return new StreamObserver<>() {
+                @Override
+                public void onNext(ForwardCodec.Batch batch) {
+                  call.onNext(batch);
+                  if (sent.getAndIncrement() == 0) { // a peer on this thread answers at once
+                    answers.onNext(
+                        ForwardCodec.Answers.of(
+                            batch.id(),
+                            List.of(
+                                RateLimitResponse.of(
+                                    dev.weir.core.model.Status.UNDER_LIMIT, 1, 1, 0))));
+                  }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                  call.onError(t);
+                }
+
+                @Override
+                public void onCompleted() {
+                  call.onCompleted();
+                }
+              };
+            },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            stalls::incrementAndGet);
+    assertThat(stream.send(items(1))).isDone();
+    elapse(STALL_AFTER.multipliedBy(2));
+
+    CompletableFuture<List<RateLimitResponse>> held = stream.send(items(2));
+    elapse(TIMEOUT.plusMillis(50));
+
+    assertThatThrownBy(held::join).hasMessageContaining("no answer on the forwarding stream within");
+    assertThat(stalls).as("unanswered for 0.5 s, not for the stall time").hasValue(0);
+  }
+
   /** Lets {@code time} pass in 50 ms steps, so timers run at about their due time. */
   private void elapse(Duration time) {
     for (Duration left = time; left.compareTo(Duration.ZERO) > 0; left = left.minusMillis(50)) {
