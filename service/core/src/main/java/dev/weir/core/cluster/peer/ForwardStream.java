@@ -117,15 +117,18 @@ final class ForwardStream {
     synchronized (lock) {
       target = stream;
       if (target == null) {
-        Stream opened = new Stream();
+        // Current before it is opened: a call that fails as it starts ends it at once (end()).
+        target = new Stream();
+        stream = target;
         try {
-          opened.requests = opener.apply(opened);
+          target.requests = opener.apply(target);
         } catch (RuntimeException e) {
+          if (stream == target) {
+            stream = null;
+          }
           answer.completeExceptionally(refused("could not open the forwarding stream", e));
           return answer;
         }
-        target = opened;
-        stream = target;
       }
       if (target.endedWith != null) {
         answer.completeExceptionally(target.endedWith);

@@ -253,6 +253,37 @@ class ForwardStreamTest {
   }
 
   @Test
+  void send_callEndsAsItStarts_batchFailsWithItsEndAndTheNextOneOpensANewStream()
+      throws Exception {
+    streamTo(holding);
+    AtomicInteger opens = new AtomicInteger();
+    ForwardStream stream =
+        new ForwardStream(
+            answers -> {
+              StreamObserver<ForwardCodec.Batch> call =
+                  ClientCalls.asyncBidiStreamingCall(
+                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+              if (opens.getAndIncrement() == 0) { // a channel that fails calls on the spot
+                answers.onError(Status.UNAVAILABLE.withDescription("no route").asException());
+              }
+              return call;
+            },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            stalls::incrementAndGet);
+
+    CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
+
+    assertThatThrownBy(first::join).hasMessageContaining("UNAVAILABLE: no route");
+    assertThat(opens).hasValue(2);
+    answer(1, 0);
+    assertThat(remaining(next)).containsExactly(2L);
+  }
+
+  @Test
   void send_streamRefusesTheBatch_batchFailsAtOnceAndTheNextOneOpensANewStream()
       throws Exception {
     streamTo(holding);
