@@ -280,10 +280,23 @@ public record EnvoySettings(
       return fallback;
     }
     String v = setting.get().value();
-    if (!v.chars().allMatch(c -> c > 32 && c < 127 && c != ':')) {
-      throw invalid(setting.get(), "an HTTP header name (printable ASCII without spaces or ':')");
+    if (v.isEmpty() || !v.chars().allMatch(EnvoySettings::isTokenChar)) {
+      throw invalid(
+          setting.get(),
+          "an HTTP header name: one or more letters, digits or " + TOKEN_SYMBOLS);
     }
     return v;
+  }
+
+  /** The characters other than letters and digits an HTTP token (a header name) may hold. */
+  private static final String TOKEN_SYMBOLS = "!#$%&'*+-.^_`|~";
+
+  /** Returns whether {@code c} may appear in an HTTP token (RFC 9110, section 5.6.2). */
+  private static boolean isTokenChar(int c) {
+    return (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9')
+        || TOKEN_SYMBOLS.indexOf(c) >= 0;
   }
 
   private static ConfigException invalid(EnvReader.Setting setting, String expected) {

@@ -129,6 +129,24 @@ class EnvoySettingsTest {
   }
 
   @Test
+  void fromEnvironment_headerNameNotAnHttpToken_isRejectedNamingWhatIsAllowed() {
+    for (String bad : new String[] {"X-RateLimit/Limit", "Limit(s)", "\"Limit\"", "Limit@"}) {
+      assertThatThrownBy(
+              () -> EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_LIMIT_LIMIT_HEADER", bad)))
+          .isInstanceOf(ConfigException.class)
+          .hasMessage(
+              "WEIR_ENVOY_LIMIT_LIMIT_HEADER='"
+                  + bad
+                  + "' is not valid: expected an HTTP header name: one or more letters, digits"
+                  + " or !#$%&'*+-.^_`|~");
+    }
+    assertThat(
+            EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_LIMIT_LIMIT_HEADER", "X-Rate_Limit.1"))
+                .limitHeader())
+        .isEqualTo("X-Rate_Limit.1");
+  }
+
+  @Test
   void fromEnvironment_configFileSizeOutOfRange_namesVariableValueAndRange() {
     assertThatThrownBy(
             () -> EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG_MAX_FILE_SIZE", "100")))
