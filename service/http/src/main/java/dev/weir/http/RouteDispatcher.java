@@ -12,6 +12,7 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
@@ -168,12 +169,13 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
                   : answer != null
                       ? answer
                       : internalError(path, new NullPointerException("handler answered null"));
-          metrics.httpRequest(route.path(), result.status(), clock.monotonicNanos() - start);
           if (ctx.executor().inEventLoop()) {
             write(ctx, result, request.keepAlive(), exit);
           } else {
             ctx.executor().execute(() -> write(ctx, result, request.keepAlive(), exit));
           }
+          // Recorded once the answer is on its way: a meter that fails must not keep it back.
+          metrics.httpRequest(route.path(), result.status(), clock.monotonicNanos() - start);
         });
   }
 
@@ -198,7 +200,19 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   private void write(
       ChannelHandlerContext ctx, HttpAnswer answer, boolean keepAlive, Runnable exit) {
     boolean keep = keepAlive && !inFlight.draining() && ctx.channel().isActive();
-    ChannelFuture written = ctx.writeAndFlush(NettyAnswers.response(answer, keep));
+    FullHttpResponse response;
+    try {
+      response = NettyAnswers.response(answer, keep);
+    } catch (RuntimeException e) {
+      // A header HTTP cannot carry (a name that is not a token, a value with CR or LF).
+      LOG.error(
+          "an HTTP answer with status {} could not be encoded; answered 500", answer.status(), e);
+      response =
+          NettyAnswers.response(
+              HttpAnswer.error(500, INTERNAL, "internal error: the answer could not be encoded"),
+              keep);
+    }
+    ChannelFuture written = ctx.writeAndFlush(response);
     written.addListener(
         future -> {
           if (exit != null) {

@@ -108,6 +108,35 @@ class HttpListenerTest {
   }
 
   @Test
+  void route_answerHttpCannotCarry_500AndTheRequestLeavesInFlight() throws Exception {
+    try (HttpListener odd =
+        listen(
+            List.of(
+                HttpRoute.get(
+                    "/odd",
+                    call -> HttpAnswer.json(200, "{}").withHeader("Bad/Name", "x").completed()),
+                HttpRoute.get(
+                    "/split",
+                    call ->
+                        HttpAnswer.json(200, "{}").withHeader("X-Ok", "a\r\nX-Injected: 1")
+                            .completed())))) {
+      for (String path : List.of("/odd", "/split")) {
+        HttpRequest request =
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + odd.port() + path))
+                .timeout(Duration.ofSeconds(5))
+                .build();
+
+        HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).as(path).isEqualTo(500);
+        assertThat(response.body()).as(path).contains("\"code\":13");
+        assertThat(response.headers().firstValue("x-injected")).as(path).isEmpty();
+      }
+      Await.until(Duration.ofSeconds(5), () -> odd.inFlight() == 0, "no request left in flight");
+    }
+  }
+
+  @Test
   void route_handlerStageFails_500NamingTheCause() throws Exception {
     HttpResponse<String> response = call("GET", "/failed");
 
