@@ -1,14 +1,18 @@
 package dev.weir.core.grpc;
 
 import io.grpc.Context;
+import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A gRPC service whose calls run on a pool, except those of the methods kept on the transport's
@@ -21,6 +25,8 @@ import java.util.concurrent.Executor;
  * time, in the {@link Context} it arrived in, as grpc's own executor does for a whole server.
  */
 public final class Offloaded {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Offloaded.class);
 
   private Offloaded() {}
 
@@ -46,18 +52,23 @@ public final class Offloaded {
       ServerMethodDefinition<ReqT, RespT> method, Executor pool) {
     ServerCallHandler<ReqT, RespT> handler = method.getServerCallHandler();
     return method.withServerCallHandler(
-        (call, headers) -> new SerialListener<>(handler.startCall(call, headers), pool));
+        (call, headers) -> new SerialListener<>(call, handler.startCall(call, headers), pool));
   }
 
-  /** A listener that runs its delegate's callbacks on a pool, one at a time, in order. */
+  /**
+   * A listener that runs its delegate's callbacks on a pool, one at a time, in order; a callback
+   * that throws closes the call with {@code UNKNOWN}, as grpc does when it runs the callbacks.
+   */
   private static final class SerialListener<ReqT> extends ServerCall.Listener<ReqT>
       implements Runnable {
+    private final ServerCall<ReqT, ?> call;
     private final ServerCall.Listener<ReqT> delegate;
     private final Executor pool;
     private final Queue<Runnable> pending = new ArrayDeque<>();
     private boolean running;
 
-    SerialListener(ServerCall.Listener<ReqT> delegate, Executor pool) {
+    SerialListener(ServerCall<ReqT, ?> call, ServerCall.Listener<ReqT> delegate, Executor pool) {
+      this.call = call;
       this.delegate = delegate;
       this.pool = pool;
     }
@@ -111,7 +122,22 @@ public final class Offloaded {
             return;
           }
         }
-        next.run();
+        try {
+          next.run();
+        } catch (RuntimeException e) {
+          fail(e);
+        }
+      }
+    }
+
+    private void fail(RuntimeException e) {
+      LOG.warn("{} failed", call.getMethodDescriptor().getFullMethodName(), e);
+      try {
+        call.close(
+            Status.UNKNOWN.withDescription("Application error processing RPC").withCause(e),
+            new Metadata());
+      } catch (IllegalStateException alreadyClosed) {
+        // The handler closed the call before it threw.
       }
     }
   }
