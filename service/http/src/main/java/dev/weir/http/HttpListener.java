@@ -1,5 +1,6 @@
 package dev.weir.http;
 
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
@@ -57,6 +58,7 @@ import org.slf4j.LoggerFactory;
 public final class HttpListener implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpListener.class);
+  private static final RateLimitedLogger METER_WARNINGS = RateLimitedLogger.of(HttpListener.class);
 
   /** gRPC {@code UNAVAILABLE}. */
   private static final int UNAVAILABLE = 14;
@@ -208,7 +210,7 @@ public final class HttpListener implements AutoCloseable {
                   @Override
                   protected void initChannel(SocketChannel channel) {
                     connections.add(channel);
-                    Runnable onTimeout = () -> metrics.refused(RefusalReason.HTTP_TIMEOUT);
+                    Runnable onTimeout = counting(metrics, RefusalReason.HTTP_TIMEOUT);
                     RequestDeadlines deadlines = new RequestDeadlines(settings, onTimeout, waiting);
                     ChannelPipeline pipeline = channel.pipeline();
                     pipeline.addLast(
@@ -218,7 +220,7 @@ public final class HttpListener implements AutoCloseable {
                             waiting,
                             tls == null,
                             tooManyConnections,
-                            () -> metrics.refused(RefusalReason.HTTP_TOO_MANY_CONNECTIONS)));
+                            counting(metrics, RefusalReason.HTTP_TOO_MANY_CONNECTIONS)));
                     pipeline.addLast(deadlines.raw());
                     if (tls != null) {
                       pipeline.addLast(new SslHandler(tls.get()));
@@ -249,6 +251,21 @@ public final class HttpListener implements AutoCloseable {
     metrics.watchHttpInFlight(inFlight::count);
     metrics.watchHttpConnections(open::get);
     return new HttpListener(bound.channel(), acceptor, workers, connections, inFlight, open);
+  }
+
+  /**
+   * Returns the count of one refusal for {@code reason} in {@code metrics}, run inside the
+   * connection's handlers and timers, where a meter that throws would leave the connection open and
+   * uncounted: its failure is logged instead.
+   */
+  private static Runnable counting(WeirMetrics metrics, RefusalReason reason) {
+    return () -> {
+      try {
+        metrics.refused(reason);
+      } catch (RuntimeException e) {
+        METER_WARNINGS.warn("refused", "counting an HTTP refusal ({}) failed", reason, e);
+      }
+    };
   }
 
   private static HttpAnswer refuseTooLarge(

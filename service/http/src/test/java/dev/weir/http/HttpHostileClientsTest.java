@@ -76,6 +76,20 @@ class HttpHostileClientsTest {
   }
 
   private void start(HttpSettings settings) throws IOException {
+    start(settings, new MicrometerMetrics(registry));
+  }
+
+  /** A metrics sink whose count of refusals fails (a custom sink with a bug). */
+  private static final dev.weir.core.metrics.WeirMetrics REFUSALS_FAIL =
+      new dev.weir.core.metrics.WeirMetrics() {
+        @Override
+        public void refused(RefusalReason reason) {
+          throw new IllegalStateException("meter registry closed");
+        }
+      };
+
+  private void start(HttpSettings settings, dev.weir.core.metrics.WeirMetrics metrics)
+      throws IOException {
     listener =
         HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
             .routes(
@@ -90,7 +104,7 @@ class HttpHostileClientsTest {
                     HttpRoute.probe(
                         "/probe", call -> HttpAnswer.json(200, "{\"ok\":1}").completed())))
             .settings(settings)
-            .metrics(new MicrometerMetrics(registry), new FakeClock())
+            .metrics(metrics, new FakeClock())
             .start();
   }
 
@@ -201,6 +215,36 @@ class HttpHostileClientsTest {
                 + " (WEIR_HTTP_BODY_TIMEOUT)\",\"details\":[]}");
     assertThat(HttpText.closedByServer(slow)).isTrue();
     assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  @Test
+  void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
+    start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);
+    Socket slow = open();
+    HttpText.send(slow, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{");
+    trickle(slow, " ");
+
+    assertThat(HttpText.readResponse(slow.getInputStream()))
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n");
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+  }
+
+  @Test
+  void connectionCap_countingTheEvictionFails_theNewConnectionIsCountedAndServed()
+      throws Exception {
+    start(timeouts(LONG, LONG, LONG).withMaxConnections(2), REFUSALS_FAIL);
+    for (int i = 0; i < 2; i++) {
+      open();
+      int opened = i + 1;
+      Await.until(WAIT, () -> listener.connectionsOpen() == opened, opened + " counted");
+    }
+    Socket fresh = open();
+    HttpText.send(fresh, "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+
+    assertThat(HttpText.readResponse(fresh.getInputStream())).startsWith("HTTP/1.1 200 OK");
+    assertThat(HttpText.closedByServer(fresh)).isTrue();
+    Await.until(
+        WAIT, () -> listener.connectionsOpen() == 1, "the evicted and the served one left");
   }
 
   @Test
