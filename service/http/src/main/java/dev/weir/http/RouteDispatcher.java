@@ -169,14 +169,23 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
                   : answer != null
                       ? answer
                       : internalError(path, new NullPointerException("handler answered null"));
+          record(route, result, start);
           if (ctx.executor().inEventLoop()) {
             write(ctx, result, request.keepAlive(), exit);
           } else {
             ctx.executor().execute(() -> write(ctx, result, request.keepAlive(), exit));
           }
-          // Recorded once the answer is on its way: a meter that fails must not keep it back.
-          metrics.httpRequest(route.path(), result.status(), clock.monotonicNanos() - start);
         });
+  }
+
+  // Counted before the answer leaves, so a client that reads it finds it counted; a meter that
+  // fails is logged, not allowed to keep the answer back.
+  private void record(HttpRoute route, HttpAnswer result, long start) {
+    try {
+      metrics.httpRequest(route.path(), result.status(), clock.monotonicNanos() - start);
+    } catch (RuntimeException e) {
+      WARNINGS.warn("meter", "counting an HTTP answer of {} failed", route.path(), e);
+    }
   }
 
   private HttpAnswer unrouted(String path) {

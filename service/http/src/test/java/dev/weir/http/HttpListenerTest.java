@@ -137,6 +137,31 @@ class HttpListenerTest {
   }
 
   @Test
+  void route_countingTheAnswerFails_answerStillWritten() throws Exception {
+    try (HttpListener counted =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(List.of(HttpRoute.get("/hi", call -> HttpAnswer.json(200, "{}").completed())))
+            .metrics(
+                new dev.weir.core.metrics.WeirMetrics() {
+                  @Override
+                  public void httpRequest(String route, int status, long nanos) {
+                    throw new IllegalStateException("meter registry closed");
+                  }
+                },
+                new dev.weir.core.testkit.FakeClock())
+            .start()) {
+      HttpRequest request =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + counted.port() + "/hi"))
+              .timeout(Duration.ofSeconds(5))
+              .build();
+
+      assertThat(client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode())
+          .isEqualTo(200);
+      Await.until(Duration.ofSeconds(5), () -> counted.inFlight() == 0, "request left in flight");
+    }
+  }
+
+  @Test
   void route_handlerStageFails_500NamingTheCause() throws Exception {
     HttpResponse<String> response = call("GET", "/failed");
 
