@@ -85,15 +85,42 @@ class ForwardStreamTest {
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).directExecutor().addService(peer).build().start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    return streamOpenedBy(this::openCall);
+  }
+
+  /** Opens a {@code ForwardBatches} call on {@link #channel}, answered to {@code answers}. */
+  private StreamObserver<ForwardCodec.Batch> openCall(
+      StreamObserver<ForwardCodec.Answers> answers) {
+    return ClientCalls.asyncBidiStreamingCall(
+        channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+  }
+
+  /** Returns a stream whose calls {@code opener} opens, with the test's timeouts. */
+  private ForwardStream streamOpenedBy(
+      java.util.function.Function<
+              StreamObserver<ForwardCodec.Answers>, StreamObserver<ForwardCodec.Batch>>
+          opener) {
     return new ForwardStream(
-        answers ->
-            ClientCalls.asyncBidiStreamingCall(
-                channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers),
-        scheduler,
-        clock,
-        TIMEOUT,
-        STALL_AFTER,
-        stalls::incrementAndGet);
+        opener, scheduler, clock, TIMEOUT, STALL_AFTER, stalls::incrementAndGet);
+  }
+
+  /** A call's request side whose {@code onNext} a test defines; the rest goes to {@code call}. */
+  private abstract static class SendingTo implements StreamObserver<ForwardCodec.Batch> {
+    final StreamObserver<ForwardCodec.Batch> call;
+
+    SendingTo(StreamObserver<ForwardCodec.Batch> call) {
+      this.call = call;
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      call.onError(t);
+    }
+
+    @Override
+    public void onCompleted() {
+      call.onCompleted();
+    }
   }
 
   private static List<RateLimitRequest> items(long... limits) {
@@ -226,19 +253,13 @@ class ForwardStreamTest {
     streamTo(holding);
     AtomicInteger opens = new AtomicInteger();
     ForwardStream stream =
-        new ForwardStream(
+        streamOpenedBy(
             answers -> {
               if (opens.getAndIncrement() == 0) {
                 throw new IllegalStateException("Resolution is pending");
               }
-              return ClientCalls.asyncBidiStreamingCall(
-                  channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
-            },
-            scheduler,
-            clock,
-            TIMEOUT,
-            STALL_AFTER,
-            stalls::incrementAndGet);
+              return openCall(answers);
+            });
 
     CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
     CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
@@ -258,21 +279,14 @@ class ForwardStreamTest {
     streamTo(holding);
     AtomicInteger opens = new AtomicInteger();
     ForwardStream stream =
-        new ForwardStream(
+        streamOpenedBy(
             answers -> {
-              StreamObserver<ForwardCodec.Batch> call =
-                  ClientCalls.asyncBidiStreamingCall(
-                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+              StreamObserver<ForwardCodec.Batch> call = openCall(answers);
               if (opens.getAndIncrement() == 0) { // a channel that fails calls on the spot
                 answers.onError(Status.UNAVAILABLE.withDescription("no route").asException());
               }
               return call;
-            },
-            scheduler,
-            clock,
-            TIMEOUT,
-            STALL_AFTER,
-            stalls::incrementAndGet);
+            });
 
     CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
     CompletableFuture<List<RateLimitResponse>> next = stream.send(items(2));
@@ -289,36 +303,19 @@ class ForwardStreamTest {
     streamTo(holding);
     AtomicInteger opens = new AtomicInteger();
     ForwardStream stream =
-        new ForwardStream(
+        streamOpenedBy(
             answers -> {
-              StreamObserver<ForwardCodec.Batch> call =
-                  ClientCalls.asyncBidiStreamingCall(
-                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
+              StreamObserver<ForwardCodec.Batch> call = openCall(answers);
               if (opens.getAndIncrement() > 0) {
                 return call;
               }
-              return new StreamObserver<>() {
+              return new SendingTo(call) {
                 @Override
                 public void onNext(ForwardCodec.Batch batch) {
                   throw new IllegalStateException("call was cancelled");
                 }
-
-                @Override
-                public void onError(Throwable t) {
-                  call.onError(t);
-                }
-
-                @Override
-                public void onCompleted() {
-                  call.onCompleted();
-                }
               };
-            },
-            scheduler,
-            clock,
-            TIMEOUT,
-            STALL_AFTER,
-            stalls::incrementAndGet);
+            });
 
     CompletableFuture<List<RateLimitResponse>> first = stream.send(items(1));
 
@@ -336,48 +333,30 @@ class ForwardStreamTest {
     streamTo(holding);
     AtomicInteger sent = new AtomicInteger();
     ForwardStream stream =
-        new ForwardStream(
-            answers -> {
-              StreamObserver<ForwardCodec.Batch> call =
-                  ClientCalls.asyncBidiStreamingCall(
-                      channel.newCall(PeerMethods.FORWARD_BATCHES, CallOptions.DEFAULT), answers);
-              return new StreamObserver<>() {
-                @Override
-                public void onNext(ForwardCodec.Batch batch) {
-                  call.onNext(batch);
-                  if (sent.getAndIncrement() == 0) { // a peer on this thread answers at once
-                    answers.onNext(
-                        ForwardCodec.Answers.of(
-                            batch.id(),
-                            List.of(
-                                RateLimitResponse.of(
-                                    dev.weir.core.model.Status.UNDER_LIMIT, 1, 1, 0))));
+        streamOpenedBy(
+            answers ->
+                new SendingTo(openCall(answers)) {
+                  @Override
+                  public void onNext(ForwardCodec.Batch batch) {
+                    call.onNext(batch);
+                    if (sent.getAndIncrement() == 0) { // a peer on this thread answers at once
+                      answers.onNext(
+                          ForwardCodec.Answers.of(
+                              batch.id(),
+                              List.of(
+                                  RateLimitResponse.of(
+                                      dev.weir.core.model.Status.UNDER_LIMIT, 1, 1, 0))));
+                    }
                   }
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                  call.onError(t);
-                }
-
-                @Override
-                public void onCompleted() {
-                  call.onCompleted();
-                }
-              };
-            },
-            scheduler,
-            clock,
-            TIMEOUT,
-            STALL_AFTER,
-            stalls::incrementAndGet);
+                });
     assertThat(stream.send(items(1))).isDone();
     elapse(STALL_AFTER.multipliedBy(2));
 
     CompletableFuture<List<RateLimitResponse>> held = stream.send(items(2));
     elapse(TIMEOUT.plusMillis(50));
 
-    assertThatThrownBy(held::join).hasMessageContaining("no answer on the forwarding stream within");
+    assertThatThrownBy(held::join)
+        .hasMessageContaining("no answer on the forwarding stream within");
     assertThat(stalls).as("unanswered for 0.5 s, not for the stall time").hasValue(0);
   }
 
