@@ -112,13 +112,27 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   }
 
   /**
-   * Returns a future that completes once the round in flight for {@code peer} (if any) reached its
-   * verdict and the ring was rebuilt after it: a call relayed on that round's behalf that failed
-   * waits for it, so the caller routes it again on the ring the verdict made.
+   * Returns a future that completes once the round for {@code peer} reached its verdict and the
+   * ring was rebuilt after it: a call relayed on that round's behalf that failed waits for it, so
+   * the caller routes it again on the ring the verdict made. The round is the one in flight; when
+   * none is and the peer is down with no verdict yet (found down a moment ago: the liveness marks a
+   * peer down before it tells this probe), one starts now.
    */
-  public synchronized CompletableFuture<Void> settled(String peer) {
-    CompletableFuture<Void> round = checking.get(peer);
-    return round == null ? CompletableFuture.completedFuture(null) : round;
+  public CompletableFuture<Void> settled(String peer) {
+    synchronized (this) {
+      CompletableFuture<Void> round = checking.get(peer);
+      if (round != null) {
+        return round;
+      }
+      if (!liveness.isDown(peer) || unreached.contains(peer) || vouchers.containsKey(peer)) {
+        return CompletableFuture.completedFuture(null);
+      }
+    }
+    check(peer);
+    synchronized (this) {
+      CompletableFuture<Void> round = checking.get(peer);
+      return round == null ? CompletableFuture.completedFuture(null) : round;
+    }
   }
 
   /** Returns the peer vouching for {@code peer}, or null when none does. */

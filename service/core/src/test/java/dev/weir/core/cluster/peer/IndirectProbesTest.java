@@ -189,6 +189,26 @@ class IndirectProbesTest {
     assertThat(probes.unreached()).containsExactly(C);
   }
 
+  @Test
+  void relayFailsBeforeTheFirstRoundStarted_settledRunsTheRoundAndWaitsForItsVerdict() {
+    PeerLiveness early = new PeerLiveness(clock);
+    List<Integer> rebuilt = new ArrayList<>();
+    IndirectProbes told =
+        new IndirectProbes(
+            A, early, pool, () -> members, scheduler, INTERVAL, Duration.ofSeconds(1),
+            () -> rebuilt.add(1));
+    // The liveness has marked C down and not yet told the probes (they are told after its lock).
+    early.notAnswering(C, "cut", true);
+
+    CompletableFuture<Void> settled = told.settled(C);
+
+    assertThat(settled).as("the verdict was reached").isDone();
+    assertThat(told.unreached()).containsExactly(C);
+    assertThat(rebuilt).as("the ring was rebuilt").hasSize(1);
+    assertThat(probesSent).hasValue(1);
+    told.close();
+  }
+
   /** A peer that answers an indirect probe of a target as {@link #reaches} says. */
   private final class Relaying extends IdlePeerHandler {
     private final String self;
