@@ -395,7 +395,7 @@ public final class ClusterRateLimitService implements RateLimitService {
                   nowOwner,
                   Map.of("owner", nowOwner),
                   attempt + 1,
-                  forwardOrFail(nowOwner, r),
+                  peers.forward(nowOwner, r),
                   answer,
                   claimed);
             }
@@ -425,15 +425,6 @@ public final class ClusterRateLimitService implements RateLimitService {
     } catch (RuntimeException e) {
       return RateLimitResponse.error(
           "error while answering rate limit for '" + r.hashKey() + "': " + e.getMessage());
-    }
-  }
-
-  /** Returns {@code r}'s forward to {@code owner}, failed when sending it throws. */
-  private CompletableFuture<RateLimitResponse> forwardOrFail(String owner, RateLimitRequest r) {
-    try {
-      return peers.forward(owner, r);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
     }
   }
 
