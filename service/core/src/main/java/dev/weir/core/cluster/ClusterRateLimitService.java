@@ -16,6 +16,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.core.tracing.ClusterTracing;
+import dev.weir.core.tracing.GuardedTracing;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -122,9 +123,12 @@ public final class ClusterRateLimitService implements RateLimitService {
     this.metrics = sink;
   }
 
-  /** Traces forwards and owner decisions with {@code value} (default {@link ClusterTracing#NONE}). */
+  /**
+   * Traces forwards and owner decisions with {@code value} (default {@link ClusterTracing#NONE}),
+   * {@linkplain GuardedTracing guarded} so that a failing tracer never costs an answer.
+   */
   public void traceWith(ClusterTracing value) {
-    this.tracing = value;
+    this.tracing = GuardedTracing.of(value);
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.WindowCounterCheck;
+import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -535,5 +536,61 @@ class ClusterRateLimitServiceTest {
       RateLimitResponse next = f.checkAndWait(f.hit(5));
       assertThat(next.remaining()).as("the first item took one hit, not two").isEqualTo(3);
     }
+  }
+
+  /** A tracer with bugs: recording a forwarded answer throws, and so does starting a decision. */
+  private static final ClusterTracing FAILING_TRACER =
+      new ClusterTracing() {
+        @Override
+        public Forward forward(String owner, List<RateLimitRequest> items) {
+          return new Forward() {
+            @Override
+            public List<RateLimitRequest> items(List<RateLimitRequest> items) {
+              return items;
+            }
+
+            @Override
+            public void answered(RateLimitResponse answer) {
+              throw new IllegalStateException("tracer bug");
+            }
+          };
+        }
+
+        @Override
+        public Span batch(String peer, List<RateLimitRequest> items) {
+          return Span.NONE;
+        }
+
+        @Override
+        public Span decide(RateLimitRequest item) {
+          throw new IllegalStateException("tracer bug");
+        }
+      };
+
+  @Test
+  void check_tracerThrowsRecordingTheOwnersAnswer_theItemIsAnsweredWithIt() throws Exception {
+    try (StandInFixture f = new StandInFixture(answering(() -> false, 7))) {
+      f.service.traceWith(FAILING_TRACER);
+
+      var answers = f.service.decide(List.of(f.hit(9)));
+      scheduler.advance(Duration.ofMillis(10));
+
+      assertThat(answers).succeedsWithin(Duration.ofSeconds(5));
+      assertThat(answers.join().get(0).remaining()).as("the owner's answer").isEqualTo(7);
+      assertThat(f.standIns).isEmpty();
+    }
+  }
+
+  @Test
+  void decideAsOwner_tracerThrowsStartingTheSpan_itemsAreStillDecided() {
+    ClusterRateLimitService service =
+        service(() -> HashRing.of(List.of(SELF), 64, PeerHash.FNV1A));
+    service.traceWith(FAILING_TRACER);
+
+    List<RateLimitResponse> answers =
+        service.decideAsOwner(
+            List.of(RateLimitRequest.builder("n", "a").hits(1).limit(2).duration(1000).build()));
+
+    assertThat(answers).extracting(RateLimitResponse::remaining).containsExactly(1L);
   }
 }

@@ -12,6 +12,7 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.core.tracing.ClusterTracing;
+import dev.weir.core.tracing.GuardedTracing;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -157,9 +158,12 @@ public final class PeerClient implements AutoCloseable {
     this.metrics = sink;
   }
 
-  /** Traces every forwarded batch with {@code value} (default {@link ClusterTracing#NONE}). */
+  /**
+   * Traces every forwarded batch with {@code value} (default {@link ClusterTracing#NONE}),
+   * {@linkplain GuardedTracing guarded} so that a failing tracer never fails a batch.
+   */
   public void traceWith(ClusterTracing value) {
-    this.tracing = value;
+    this.tracing = GuardedTracing.of(value);
   }
 
   /** Starts connecting now, so that the first forwarded call does not pay for the connection. */
