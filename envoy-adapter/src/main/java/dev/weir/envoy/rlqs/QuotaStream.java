@@ -144,7 +144,6 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       Pending p = pending.get(i);
       shares[i] =
           service
-              .reports()
               .report(p.usage())
               .thenAccept(
                   share -> {
@@ -243,7 +242,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       }
       send(now);
     }
-    releases.forEach(service.reports()::report);
+    releases.forEach(service::report);
     if (asks.isEmpty()) {
       return;
     }
@@ -289,7 +288,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       byCounter.clear();
     }
     service.unregister(this);
-    releases.forEach(service.reports()::report);
+    releases.forEach(service::report);
   }
 
   // Caller holds the lock.

@@ -3,7 +3,9 @@ package dev.weir.envoy.rlqs;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaPush;
+import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaShareReceiver;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
@@ -19,8 +21,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas} over the
@@ -34,6 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaServiceImplBase
     implements QuotaShareReceiver {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RlqsService.class);
 
   /** The description of the status streams end with when the node drains. */
   public static final String DRAINING = "this node is shutting down; reconnect to another node";
@@ -157,8 +164,22 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     return planner;
   }
 
-  QuotaReports reports() {
-    return reports;
+  /**
+   * Sends {@code usage} to its owner through the reports; completes with the proxy's share, or
+   * fails when the reports threw or gave no future (so that the stream still answers and its
+   * pending count still falls).
+   */
+  CompletableFuture<QuotaShare> report(QuotaUsage usage) {
+    try {
+      CompletableFuture<QuotaShare> share = reports.report(usage);
+      if (share != null) {
+        return share;
+      }
+      throw new IllegalStateException("the quota reports returned no future");
+    } catch (RuntimeException e) {
+      LOG.warn("reporting bucket usage for '{}' failed: {}", usage.rule().name(), e.toString());
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   RlqsSettings settings() {

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * An in-JVM Weir cluster serving RLQS in fake time: a {@link LocalCluster} of {@code n} nodes (real
@@ -47,7 +48,12 @@ final class RlqsCluster implements AutoCloseable {
   private final List<Server> servers = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
 
-  private RlqsCluster(FakeClock clock, int n, String yaml, RlqsSettings settings) {
+  private RlqsCluster(
+      FakeClock clock,
+      int n,
+      String yaml,
+      RlqsSettings settings,
+      UnaryOperator<QuotaReports> reports) {
     this.clock = clock;
     this.timers = new FakeScheduler(clock);
     reload(yaml);
@@ -64,7 +70,7 @@ final class RlqsCluster implements AutoCloseable {
       RlqsService service =
           new RlqsService(
               config,
-              node.cluster().quota()::report,
+              reports.apply(node.cluster().quota()::report),
               node.address(),
               settings,
               InputLimits.DEFAULTS,
@@ -90,7 +96,17 @@ final class RlqsCluster implements AutoCloseable {
 
   /** Starts {@code n} nodes answering from the descriptor config {@code yaml}. */
   static RlqsCluster start(FakeClock clock, int n, String yaml, RlqsSettings settings) {
-    return new RlqsCluster(clock, n, yaml, settings);
+    return new RlqsCluster(clock, n, yaml, settings, UnaryOperator.identity());
+  }
+
+  /** Starts the nodes as {@link #start} does, each reporting through {@code reports} of its own. */
+  static RlqsCluster start(
+      FakeClock clock,
+      int n,
+      String yaml,
+      RlqsSettings settings,
+      UnaryOperator<QuotaReports> reports) {
+    return new RlqsCluster(clock, n, yaml, settings, reports);
   }
 
   /** Replaces the descriptor config with {@code yaml} and tells every node's RLQS service. */

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -144,6 +145,36 @@ class RlqsServiceTest {
     assertThat(strategy(action).getTokenBucket().getFillInterval().getSeconds()).isEqualTo(60);
     assertThat(action.getQuotaAssignmentAction().getAssignmentTimeToLive().getSeconds())
         .isEqualTo(10);
+  }
+
+  @Test
+  void reportsThatThrowOrGiveNoFuture_streamStaysOpenAndTheNextReportIsAnswered() {
+    AtomicInteger broken = new AtomicInteger(2);
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  int left = broken.getAndDecrement();
+                  if (left == 2) {
+                    throw new IllegalStateException("reports bug");
+                  }
+                  return left == 1 ? null : reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", API, 1, 0, 0);
+    proxy.report("edge", API, 1, 0, 0);
+    assertThat(proxy.responses).as("no share yet, so no assignment").isEmpty();
+    proxy.report("edge", API, 1, 0, 0);
+
+    assertThat(proxy.ended).as("the stream is still open").isNull();
+    assertThat(strategy(proxy.last()).getTokenBucket().getTokensPerFill().getValue())
+        .isBetween(590, 600);
+    assertThat(cluster.service(0).stats().pending()).isZero();
   }
 
   @Test
