@@ -91,6 +91,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final Scheduler scheduler;
   private final Membership membership;
   private final PeerClientPool peers;
+  private final PeerAddressChanges listenerMoves = new PeerAddressChanges();
   private volatile Supplier<TopLimitedView> topLimited = () -> TopLimitedView.EMPTY;
   private final GlobalManager global;
   private final HandOff handOff;
@@ -562,6 +563,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           probes.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
+          peers.renew(listenerMoves.update(discovered, discovery::peerAddress));
         });
     if (settings.handoff()) {
       Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();

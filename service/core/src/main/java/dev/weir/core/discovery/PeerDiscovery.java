@@ -6,7 +6,9 @@ import java.util.function.Consumer;
 
 /**
  * A source of cluster membership. Whatever its mechanism, it hands its listener the full set of peer
- * gRPC addresses (this node included) every time the set changes.
+ * gRPC addresses (this node included) every time the set changes, and again when the {@linkplain
+ * #peerAddress peer address} it reports for a member changes (the node then calls that member at
+ * its new address).
  */
 public interface PeerDiscovery extends AutoCloseable {
 

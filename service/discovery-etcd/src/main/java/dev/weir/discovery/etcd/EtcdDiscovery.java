@@ -252,10 +252,11 @@ public final class EtcdDiscovery implements PeerDiscovery {
     long id = ++session;
     try {
       long lease = await(client.getLeaseClient().grant(settings.leaseTtl().toSeconds())).getID();
+      // The key may be put under this lease even if a later step fails: close() revokes it.
+      leaseId = lease;
       await(client.getKVClient().put(key, value, PutOption.builder().withLeaseId(lease).build()));
       GetResponse snapshot =
           await(client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
-      leaseId = lease;
       registered.clear();
       for (KeyValue kv : snapshot.getKvs()) {
         put(kv);
@@ -313,11 +314,38 @@ public final class EtcdDiscovery implements PeerDiscovery {
     for (WatchEvent event : response.getEvents()) {
       switch (event.getEventType()) {
         case PUT -> put(event.getKeyValue());
-        case DELETE -> registered.remove(event.getKeyValue().getKey().toString(StandardCharsets.UTF_8));
+        case DELETE -> {
+          ByteSequence deleted = event.getKeyValue().getKey();
+          registered.remove(deleted.toString(StandardCharsets.UTF_8));
+          if (deleted.equals(key)) {
+            registerAgain(id);
+          }
+        }
         default -> {}
       }
     }
     deliver();
+  }
+
+  /**
+   * Puts this node's key back under its lease: something deleted it while the lease lives (an
+   * operator, or another process registered under the same address that then left), and the
+   * other nodes would drop this one for good.
+   */
+  private void registerAgain(long id) {
+    log.warn(
+        "this node's etcd key {} was deleted while its lease {} is alive; registering it again",
+        key.toString(StandardCharsets.UTF_8),
+        Long.toHexString(leaseId));
+    client
+        .getKVClient()
+        .put(key, value, PutOption.builder().withLeaseId(leaseId).build())
+        .whenComplete(
+            (done, error) -> {
+              if (error != null) {
+                executor.execute(() -> fail(id, "registering again failed: " + describe(error)));
+              }
+            });
   }
 
   private void fail(long id, String reason) {
@@ -375,9 +403,13 @@ public final class EtcdDiscovery implements PeerDiscovery {
         listeners.put(info.grpcAddress(), info.peerAddress());
       }
     }
-    peerAddresses = Map.copyOf(listeners);
+    Map<String, String> moved = Map.copyOf(listeners);
+    boolean listenersMoved = !moved.equals(peerAddresses);
+    peerAddresses = moved;
     peers.add(self);
-    if (!peers.equals(delivered)) {
+    // A member that came back under the same address with another peer port (a new lease) is
+    // delivered again, so that the node calls it where it listens now.
+    if (!peers.equals(delivered) || listenersMoved) {
       delivered = Set.copyOf(peers);
       listener.accept(delivered);
     }

@@ -10,7 +10,11 @@ import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.core.testkit.TestEtcd;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KV;
 import io.etcd.jetcd.options.GetOption;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +22,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -105,6 +110,105 @@ class EtcdDiscoveryIT {
     assertThat(a.peerAddress("127.0.0.1:2051")).hasValue("127.0.0.1:2052");
     assertThat(b.peerAddress("127.0.0.1:1051")).hasValue("127.0.0.1:1052");
     assertThat(a.peerAddress("127.0.0.1:3051")).isEmpty();
+  }
+
+  @Test
+  void memberRestartsWithAnotherPeerPort_othersAreToldAndReportTheNewListener() throws Exception {
+    EtcdSettings settings = settings(endpoint, Duration.ofSeconds(30));
+    EtcdDiscovery a = EtcdDiscovery.create(settings, "127.0.0.1:1051", 1052, metrics);
+    EtcdDiscovery b = EtcdDiscovery.create(settings, "127.0.0.1:2051", 2052, metrics);
+    nodes.add(a);
+    nodes.add(b);
+    RecordingListener seenByA = new RecordingListener();
+    a.start(seenByA);
+    b.start(new RecordingListener());
+    assertThat(eventually(WAIT, () -> seenByA.last().size() == 2)).isTrue();
+    int deliveries = seenByA.received().size();
+
+    b.halt();
+    EtcdDiscovery restarted = EtcdDiscovery.create(settings, "127.0.0.1:2051", 3052, metrics);
+    nodes.add(restarted);
+    restarted.start(new RecordingListener());
+
+    assertThat(
+            eventually(
+                WAIT,
+                () -> a.peerAddress("127.0.0.1:2051").equals(Optional.of("127.0.0.1:3052"))))
+        .isTrue();
+    assertThat(eventually(WAIT, () -> seenByA.received().size() > deliveries))
+        .as("the same members delivered again, so that the node dials the new listener")
+        .isTrue();
+    assertThat(seenByA.last()).containsExactlyInAnyOrder("127.0.0.1:1051", "127.0.0.1:2051");
+  }
+
+  @Test
+  void ownKeyDeletedWhileTheLeaseLives_registersItAgain() throws Exception {
+    RecordingListener seenByB = join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(30));
+    join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
+    assertThat(eventually(WAIT, () -> seenByB.last().size() == 2)).isTrue();
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      long lease = leaseOf(admin, prefix + "10.0.0.1:1051");
+
+      admin.getKVClient().delete(bytes(prefix + "10.0.0.1:1051")).get(5, TimeUnit.SECONDS);
+
+      assertThat(
+              eventually(
+                  WAIT,
+                  () -> leaseOf(admin, prefix + "10.0.0.1:1051") == lease))
+          .as("the key is back under the live lease")
+          .isTrue();
+      assertThat(eventually(WAIT, () -> seenByB.last().size() == 2)).isTrue();
+    }
+  }
+
+  @Test
+  void close_afterAnAttemptThatRegisteredButCouldNotReadThePeers_revokesThatLease()
+      throws Exception {
+    Client real = Client.builder().endpoints(endpoint).build();
+    EtcdDiscovery node =
+        new EtcdDiscovery(
+            failingReads(real), settings(endpoint, Duration.ofSeconds(30)), "10.0.0.1:1051");
+    nodes.add(node);
+    node.start(new RecordingListener());
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      assertThat(eventually(WAIT, () -> leaseOf(admin, prefix + "10.0.0.1:1051") > 0))
+          .as("registered, though the peers could not be read")
+          .isTrue();
+
+      node.close();
+
+      assertThat(leaseOf(admin, prefix + "10.0.0.1:1051"))
+          .as("its lease revoked: peers drop the stopped node at once, not after 30 s")
+          .isZero();
+    }
+  }
+
+  /** Returns {@code real} with every range read of its KV client failing. */
+  private static Client failingReads(Client real) {
+    KV kv = real.getKVClient();
+    KV failing =
+        (KV)
+            Proxy.newProxyInstance(
+                KV.class.getClassLoader(),
+                new Class<?>[] {KV.class},
+                (proxy, method, args) ->
+                    method.getName().equals("get")
+                        ? CompletableFuture.failedFuture(new IllegalStateException("read refused"))
+                        : invoke(method, kv, args));
+    return (Client)
+        Proxy.newProxyInstance(
+            Client.class.getClassLoader(),
+            new Class<?>[] {Client.class},
+            (proxy, method, args) ->
+                method.getName().equals("getKVClient") ? failing : invoke(method, real, args));
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   @Test

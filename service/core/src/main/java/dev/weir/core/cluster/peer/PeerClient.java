@@ -525,14 +525,22 @@ public final class PeerClient implements AutoCloseable {
    * finish.
    */
   public void abandon() {
+    abandon("left the ring");
+  }
+
+  /**
+   * Closes this client as {@link #abandon()} does, the queued items failing with "peer '…' {@code
+   * why} before …".
+   */
+  public void abandon(String why) {
     batcher.abandon(
         new PeerException(
             address,
-            "peer '" + address + "' left the ring before the forwarded item was sent",
+            "peer '" + address + "' " + why + " before the forwarded item was sent",
             null));
     quotaBatcher.abandon(
         new PeerException(
-            address, "peer '" + address + "' left the ring before the quota usage was sent", null));
+            address, "peer '" + address + "' " + why + " before the quota usage was sent", null));
     stream.close();
     channel.shutdown();
   }

@@ -303,6 +303,30 @@ public final class PeerClientPool implements AutoCloseable {
             });
   }
 
+  /**
+   * Closes the clients of {@code members}, whose peer listeners moved to another address: their
+   * queued items fail with a {@link PeerException}, and the next call to each makes a client that
+   * dials the address discovery reports now.
+   */
+  public void renew(Collection<String> members) {
+    if (members.isEmpty()) {
+      return;
+    }
+    List<PeerClient> moved = new ArrayList<>();
+    synchronized (this) {
+      for (String member : members) {
+        PeerClient client = clients.remove(member);
+        if (client != null) {
+          moved.add(client);
+        }
+      }
+    }
+    for (PeerClient client : moved) {
+      client.observe(PeerCallObserver.NONE);
+      client.abandon("moved its peer listener");
+    }
+  }
+
   // Under the lock get() creates under: a client created for a peer that was known then is removed
   // here, and a get() after this sees the set its caller updated before calling retain.
   private synchronized List<PeerClient> remove(Collection<String> current) {
