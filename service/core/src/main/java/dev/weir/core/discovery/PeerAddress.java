@@ -1,5 +1,8 @@
 package dev.weir.core.discovery;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
+
 /** Helpers for peer addresses of the form {@code host:port} ({@code [v6]:port} for IPv6 literals). */
 public final class PeerAddress {
   private PeerAddress() {}
@@ -8,6 +11,55 @@ public final class PeerAddress {
   public static String of(String host, int port) {
     String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
     return h + ":" + port;
+  }
+
+  /**
+   * Returns the peer address for {@code address} and {@code port}: an IPv6 address in its RFC 5952
+   * text (lower case, the longest run of zero groups as {@code ::}, no zone), the form Kubernetes
+   * and most tools write, so that a member found by DNS is spelled as it advertises itself.
+   */
+  public static String of(InetAddress address, int port) {
+    if (!(address instanceof Inet6Address)) {
+      return of(address.getHostAddress(), port);
+    }
+    return of(ipv6Text(address.getAddress()), port);
+  }
+
+  /** Returns the RFC 5952 text of the 16 bytes of an IPv6 address. */
+  static String ipv6Text(byte[] bytes) {
+    int[] groups = new int[8];
+    for (int i = 0; i < 8; i++) {
+      groups[i] = (bytes[2 * i] & 0xff) << 8 | (bytes[2 * i + 1] & 0xff);
+    }
+    int bestStart = -1;
+    int bestLength = 1;
+    for (int i = 0; i < 8; ) {
+      if (groups[i] != 0) {
+        i++;
+        continue;
+      }
+      int start = i;
+      while (i < 8 && groups[i] == 0) {
+        i++;
+      }
+      if (i - start > bestLength) {
+        bestStart = start;
+        bestLength = i - start;
+      }
+    }
+    StringBuilder text = new StringBuilder(39);
+    for (int i = 0; i < 8; i++) {
+      if (i == bestStart) {
+        text.append("::");
+        i += bestLength - 1;
+        continue;
+      }
+      if (text.length() > 0 && text.charAt(text.length() - 1) != ':') {
+        text.append(':');
+      }
+      text.append(Integer.toHexString(groups[i]));
+    }
+    return text.toString();
   }
 
   /** Returns the port of {@code address} ({@code host:port}), or throws naming the address. */

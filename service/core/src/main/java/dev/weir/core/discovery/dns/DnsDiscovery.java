@@ -104,7 +104,7 @@ public final class DnsDiscovery implements PeerDiscovery {
         return;
       }
       for (InetAddress address : addresses) {
-        peers.add(PeerAddress.of(address.getHostAddress(), port));
+        peers.add(PeerAddress.of(address, port));
       }
     }
     if (!problem.isEmpty()) {

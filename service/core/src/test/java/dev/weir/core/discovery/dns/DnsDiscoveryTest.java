@@ -41,8 +41,28 @@ class DnsDiscoveryTest {
 
     discovery.start(peers);
 
-    assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "[fd00:0:0:0:0:0:0:3]:1051"));
+    assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "[fd00::3]:1051"));
     assertThat(discovery.problem()).isEmpty();
+  }
+
+  @Test
+  void start_ipv6Cluster_eachMemberSpelledAsItAdvertisesItself() throws Exception {
+    DnsDiscovery v6 =
+        new DnsDiscovery(
+            new DnsSettings(List.of("weir-peers.weir.svc"), POLL),
+            "[fd00::1]:1051",
+            fake,
+            scheduler,
+            metrics);
+    records.put(
+        "weir-peers.weir.svc",
+        List.of(ip("fd00:0:0:0:0:0:0:1"), ip("FD00::3"), ip("2001:db8:0:0:1:0:0:1")));
+
+    v6.start(peers);
+
+    assertThat(peers.last())
+        .as("this node once, as it advertises itself; RFC 5952 text for the others")
+        .containsExactlyInAnyOrder("[fd00::1]:1051", "[fd00::3]:1051", "[2001:db8::1:0:0:1]:1051");
   }
 
   @Test
