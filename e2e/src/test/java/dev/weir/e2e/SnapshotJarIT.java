@@ -2,12 +2,15 @@ package dev.weir.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.testkit.Await;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -136,5 +140,70 @@ class SnapshotJarIT {
     for (NodeProcess n : nodes) {
       assertThat(n.stdout()).contains("restored");
     }
+  }
+
+  /**
+   * A SIGTERM that arrives while a node starts, after it restored its snapshot (and deleted the
+   * file) and while it still joins: the node finishes starting, stops and writes the snapshot
+   * again. A second static peer accepts connections and never answers, so the join waits out its
+   * return-notice deadlines.
+   */
+  @Test
+  void sigtermWhileJoiningAfterTheRestore_theSnapshotIsWrittenAgain() throws Exception {
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      int grpcPort = NodeProcess.freePort();
+      int httpPort = NodeProcess.freePort();
+      int peerPort = NodeProcess.freePort();
+      Map<String, String> env =
+          Map.of(
+              "WEIR_STATIC_PEERS",
+              "127.0.0.1:" + grpcPort + "@" + peerPort
+                  + ",127.0.0.1:" + NodeProcess.freePort() + "@" + silent.getLocalPort(),
+              "WEIR_SNAPSHOT_DIR",
+              volumes.resolve("pod-0").toString());
+      NodeProcess first = NodeProcess.startMember(grpcPort, httpPort, peerPort, env);
+      nodes.add(first);
+      first.awaitHealthy(http);
+      V1Grpc.V1BlockingStub stub = stubTo(grpcPort);
+      RateLimitResp taken = stub.getRateLimits(request("starting", HITS)).getResponses(0);
+      assertThat(taken.getRemaining()).as(taken.getError()).isEqualTo(LIMIT - HITS);
+      closeChannels();
+      first.sigterm();
+      assertThat(first.terminate(Duration.ofSeconds(60))).as(first.logTail()).isEqualTo(143);
+      assertThat(snapshotFiles(".*\\.weirsnap")).isEqualTo(1);
+
+      NodeProcess second = NodeProcess.startMember(grpcPort, httpPort, peerPort, env);
+      nodes.add(second);
+      assertThat(
+              Await.holdsWithin(
+                  Duration.ofSeconds(60), () -> logged(second, "restored 1 live buckets")))
+          .as(second.logTail())
+          .isTrue();
+      second.sigterm();
+      assertThat(second.terminate(Duration.ofSeconds(60))).as(second.logTail()).isEqualTo(143);
+
+      assertThat(snapshotFiles(".*\\.weirsnap"))
+          .as("written again by the stop that waited for the start: " + second.logTail())
+          .isEqualTo(1);
+      NodeProcess third = NodeProcess.startMember(grpcPort, httpPort, peerPort, env);
+      nodes.add(third);
+      third.awaitHealthy(http);
+      RateLimitResp after = stubTo(grpcPort).getRateLimits(request("starting", 0)).getResponses(0);
+      assertThat(after.getRemaining()).as(after.getError()).isEqualTo(LIMIT - HITS);
+    }
+  }
+
+  private static boolean logged(NodeProcess node, String line) {
+    try {
+      return node.stdout().contains(line);
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+
+  private V1Grpc.V1BlockingStub stubTo(int port) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    channels.add(ch);
+    return V1Grpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS);
   }
 }

@@ -69,20 +69,25 @@ final class RatelimitCommand implements Command {
       return ServeCommand.EXIT_CONFIG;
     }
     int[] status = {0};
-    Running running = start(env, err, status);
+    NodeShutdownHook hook = NodeShutdownHook.register();
+    Running running = null;
+    try {
+      running = start(env, err, status);
+    } finally {
+      Running started = running;
+      hook.started(
+          started == null
+              ? null
+              : () -> {
+                LOG.warn("Weir (ratelimit compatibility mode) stopping");
+                started.close();
+                LOG.warn("Weir (ratelimit compatibility mode) stopped");
+              });
+    }
     if (running == null) {
       return status[0];
     }
     RatelimitSettings compat = running.settings();
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  LOG.warn("Weir (ratelimit compatibility mode) stopping");
-                  running.close();
-                  LOG.warn("Weir (ratelimit compatibility mode) stopped");
-                },
-                "weir-shutdown"));
     LOG.warn(
         "Weir started in envoyproxy/ratelimit compatibility mode: grpc={}{} http={} debug={}"
             + " config={} statsd={} prometheus={} tracing={} peers={}",

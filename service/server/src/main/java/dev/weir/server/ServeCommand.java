@@ -203,19 +203,24 @@ final class ServeCommand implements Command {
     LogSetup.apply(read.config().logLevel(), read.logFormat());
     unknownVariables.forEach(LOG::warn);
     int[] status = {0};
-    WeirNode node = start(read.builder(), err, status);
+    NodeShutdownHook hook = NodeShutdownHook.register();
+    WeirNode node = null;
+    try {
+      node = start(read.builder(), err, status);
+    } finally {
+      WeirNode started = node;
+      hook.started(
+          started == null
+              ? null
+              : () -> {
+                LOG.info("Weir node stopping");
+                started.close();
+                LOG.info("Weir node stopped");
+              });
+    }
     if (node == null) {
       return status[0];
     }
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  LOG.info("Weir node stopping");
-                  node.close();
-                  LOG.info("Weir node stopped");
-                },
-                "weir-shutdown"));
     LOG.info(
         startedLine(
             read.config(),

@@ -1,0 +1,65 @@
+package dev.weir.server;
+
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JVM shutdown hook that stops a node, registered before the node starts: a SIGTERM that
+ * arrives while the node starts (its snapshots already restored, their files consumed) waits for
+ * the start to end and then stops the node, which writes its snapshot again, instead of ending the
+ * process with the restored buckets in memory only.
+ */
+final class NodeShutdownHook {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeShutdownHook.class);
+
+  private final CountDownLatch settled = new CountDownLatch(1);
+  private volatile Runnable stop;
+
+  private NodeShutdownHook() {}
+
+  /** Returns a hook registered with the JVM, waiting for {@link #started}. */
+  static NodeShutdownHook register() {
+    NodeShutdownHook hook = new NodeShutdownHook();
+    Runtime.getRuntime().addShutdownHook(new Thread(hook::run, "weir-shutdown"));
+    return hook;
+  }
+
+  /** Returns a hook not registered with the JVM, for tests. */
+  static NodeShutdownHook unregistered() {
+    return new NodeShutdownHook();
+  }
+
+  /**
+   * Records how to stop the node that started, or null when it did not start; call exactly once,
+   * whether the start succeeded or not, or the hook waits for ever.
+   */
+  void started(Runnable stopNode) {
+    this.stop = stopNode;
+    settled.countDown();
+  }
+
+  /** Waits until the start ended, then stops the node if it started. */
+  void run() {
+    if (settled.getCount() > 0) {
+      LOG.info("stop requested while the node starts; it stops once started");
+    }
+    boolean interrupted = false;
+    while (true) {
+      try {
+        settled.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    Runnable stopNode = stop;
+    if (stopNode != null) {
+      stopNode.run();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
