@@ -111,6 +111,8 @@ public final class WeirMember implements RateLimiter {
     if (state != State.CREATED) {
       throw new IllegalStateException("the member is " + state.name().toLowerCase() + ", not new");
     }
+    // Before any server serves: a call answered earlier would decide on a fresh bucket.
+    cluster.restoreSnapshots();
     try {
       if (peerListener != null) {
         peerListener.serve(

@@ -60,6 +60,8 @@ record ClusterAssembly(
                     transport.metrics()),
             started -> started.close(Duration.ZERO));
     ClusterNode node = member.cluster();
+    // Before the front doors serve: a call answered earlier would decide on a fresh bucket.
+    node.restoreSnapshots();
     ClusterMetrics.watch(node, transport.metrics());
     TopLimited topLimited =
         b.topLimited.enabled()
