@@ -16,6 +16,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * {@code .loading}, so two nodes sharing the directory never both load one; it passes the buckets
  * of each valid file on and deletes the file, so a second restart does not load it again. A file
  * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
- * unused.
+ * unused. A claimed file left by a start that did not finish loading it is loaded by a later start
+ * (see {@link #STALE_CLAIM}).
  */
 public final class SnapshotDirectory {
 
@@ -43,6 +46,15 @@ public final class SnapshotDirectory {
 
   /** The ending of a snapshot file's name. */
   public static final String SUFFIX = ".weirsnap";
+
+  /** What a claimed file's name gets: the file is being loaded. */
+  static final String CLAIMED = ".loading";
+
+  /**
+   * How long after its claim another node's claimed file is taken as left by a start that did not
+   * finish (killed while loading it), and loaded by the next start.
+   */
+  public static final Duration STALE_CLAIM = Duration.ofMinutes(10);
 
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only): the directory, unset for no snapshots. */
   public static final EnvVar VARIABLE = EnvVar.of("WEIR_SNAPSHOT_DIR");
@@ -151,16 +163,16 @@ public final class SnapshotDirectory {
     if (!Files.isDirectory(dir)) {
       return loaded;
     }
-    List<Path> files = new ArrayList<>();
-    try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
-      stream.forEach(files::add);
+    List<Path> files;
+    try {
+      releaseLeftClaims(list("*" + SUFFIX + CLAIMED));
+      files = list("*" + SUFFIX);
     } catch (IOException e) {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
       return loaded;
     }
-    files.sort(null);
     for (Path file : files) {
-      Path claimed = file.resolveSibling(file.getFileName() + ".loading");
+      Path claimed = file.resolveSibling(file.getFileName() + CLAIMED);
       try {
         move(file, claimed);
       } catch (NoSuchFileException e) {
@@ -169,9 +181,75 @@ public final class SnapshotDirectory {
         LOG.error("cannot claim snapshot {}: {}; not loaded", file, e.toString());
         continue;
       }
+      markClaimTime(claimed);
       loadClaimed(file, claimed, sink, loaded);
     }
     return loaded;
+  }
+
+  private List<Path> list(String glob) throws IOException {
+    List<Path> files = new ArrayList<>();
+    try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir, glob)) {
+      stream.forEach(files::add);
+    }
+    files.sort(null);
+    return files;
+  }
+
+  /**
+   * Gives back, under a new snapshot name, each claimed file left by a start that did not finish
+   * loading it (killed, or the read failed): this node's own file at once (no other process loads
+   * under its address), another node's once claimed {@link #STALE_CLAIM} ago, so that a node still
+   * loading it is left alone. A new name, so that it replaces no snapshot written since.
+   */
+  private void releaseLeftClaims(List<Path> claims) {
+    String own = ownFile().getFileName().toString();
+    long now = clock.wallMillis();
+    for (Path claimed : claims) {
+      String name = claimed.getFileName().toString();
+      String snapshot = name.substring(0, name.length() - CLAIMED.length());
+      long claimedAt;
+      try {
+        claimedAt = Files.getLastModifiedTime(claimed).toMillis();
+      } catch (IOException e) {
+        continue;
+      }
+      if (!snapshot.equals(own) && now - claimedAt < STALE_CLAIM.toMillis()) {
+        LOG.warn(
+            "snapshot {} is claimed by another start since {}; not loaded here (a start after {}"
+                + " loads it if it is still claimed then)",
+            claimed,
+            Instant.ofEpochMilli(claimedAt),
+            Instant.ofEpochMilli(claimedAt + STALE_CLAIM.toMillis()));
+        continue;
+      }
+      Path released =
+          claimed.resolveSibling(
+              snapshot.substring(0, snapshot.length() - SUFFIX.length())
+                  + ".left-"
+                  + now
+                  + SUFFIX);
+      try {
+        move(claimed, released);
+        LOG.warn(
+            "snapshot {} was left claimed by a start that did not finish loading it; loading it"
+                + " as {}",
+            claimed,
+            released.getFileName());
+      } catch (IOException e) {
+        // Another start released it first, or it cannot be renamed: left as it is.
+        LOG.debug("cannot release left claim {}: {}", claimed, e.toString());
+      }
+    }
+  }
+
+  // A claim's modification time is when it was claimed, which tells a left claim from a live one.
+  private void markClaimTime(Path claimed) {
+    try {
+      Files.setLastModifiedTime(claimed, FileTime.fromMillis(clock.wallMillis()));
+    } catch (IOException e) {
+      LOG.debug("cannot mark the claim time of {}: {}", claimed, e.toString());
+    }
   }
 
   private void loadClaimed(Path file, Path claimed, Consumer<BucketSnapshot> sink, Loaded loaded) {

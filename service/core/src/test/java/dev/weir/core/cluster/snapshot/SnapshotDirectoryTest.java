@@ -13,6 +13,7 @@ import dev.weir.proto.gubernator.BucketSnapshot;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -83,6 +84,75 @@ class SnapshotDirectoryTest {
     assertThat(first.bucketCount()).isEqualTo(2);
     assertThat(second.files()).isEmpty();
     assertThat(names()).isEmpty();
+  }
+
+  /** Saves {@code address}'s snapshot of one bucket and leaves it claimed, claimed at {@code at}. */
+  private Path leftClaimed(String address, String key, long at) throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put(key, window(3, now + 60_000));
+    SnapshotDirectory writer = node(address);
+    writer.save(store);
+    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading");
+    Files.move(writer.ownFile(), claimed);
+    Files.setLastModifiedTime(claimed, FileTime.fromMillis(at));
+    return claimed;
+  }
+
+  @Test
+  void load_ownFileLeftClaimedByAStartThatDied_isLoaded() throws IOException {
+    leftClaimed("10.0.0.1:1051", "k_1", now);
+    InMemoryBucketStore since = new InMemoryBucketStore(clock);
+    since.put("k_2", window(5, now + 60_000));
+    node("10.0.0.1:1051").save(since);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .as("the left claim and the file written since, neither replacing the other")
+        .containsExactlyInAnyOrder(
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
+            PeerProtos.toSnapshot("k_2", window(5, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_anotherNodesClaim_isLeftToItUntilStale() throws IOException {
+    Path claimed = leftClaimed("10.0.0.2:1051", "k_1", now);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).as("that node may still be loading it").isEmpty();
+    assertThat(claimed).exists();
+
+    clock.advance(SnapshotDirectory.STALE_CLAIM);
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_claimsAreMarkedWithTheirTime() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory writer = node("10.0.0.2:1051");
+    writer.save(store);
+    Files.setLastModifiedTime(writer.ownFile(), FileTime.fromMillis(now - 86_400_000));
+    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading");
+    List<Long> claimTimes = new ArrayList<>();
+
+    node("10.0.0.1:1051")
+        .load(
+            b -> {
+              try {
+                claimTimes.add(Files.getLastModifiedTime(claimed).toMillis());
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+
+    assertThat(claimTimes).as("the claim's time, not the write's").containsExactly(now);
   }
 
   @Test
