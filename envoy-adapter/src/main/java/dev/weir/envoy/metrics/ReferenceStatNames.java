@@ -30,7 +30,12 @@ public final class ReferenceStatNames {
     StringBuilder suffix = new StringBuilder();
     new TreeMap<>(extraTags)
         .forEach(
-            (k, v) -> suffix.append(".__").append(k).append('=').append(v.replaceAll("[.:|]", "_")));
+            (k, v) ->
+                suffix
+                    .append(".__")
+                    .append(withoutControls(k))
+                    .append('=')
+                    .append(withoutControls(v.replaceAll("[.:|]", "_"))));
     this.tagSuffix = suffix.toString();
   }
 
@@ -44,9 +49,12 @@ public final class ReferenceStatNames {
     return SERVICE_PREFIX + stat + tagSuffix;
   }
 
-  /** Returns {@code name} with the characters StatsD reserves, and IPv4 dots, replaced by {@code _}. */
+  /**
+   * Returns {@code name} with the characters StatsD reserves, control characters (a newline would
+   * end the line and start another metric) and IPv4 dots replaced by {@code _}.
+   */
   static String sanitize(String name) {
-    String out = name.replace(':', '_').replace('|', '_');
+    String out = withoutControls(name.replace(':', '_').replace('|', '_'));
     Matcher ip = IPV4.matcher(out);
     if (!ip.find()) {
       return out;
@@ -57,5 +65,19 @@ public final class ReferenceStatNames {
     } while (ip.find());
     ip.appendTail(sb);
     return sb.toString();
+  }
+
+  private static String withoutControls(String text) {
+    StringBuilder out = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        if (out == null) {
+          out = new StringBuilder(text);
+        }
+        out.setCharAt(i, '_');
+      }
+    }
+    return out == null ? text : out.toString();
   }
 }

@@ -60,7 +60,7 @@ final class StatsdSender implements Consumer<List<String>>, AutoCloseable {
     datagram.flip();
     try {
       if (channel == null) {
-        channel = DatagramChannel.open().connect(new InetSocketAddress(host, port));
+        channel = connected();
       }
       channel.write(datagram);
     } catch (PortUnreachableException nobodyListening) {
@@ -70,6 +70,17 @@ final class StatsdSender implements Consumer<List<String>>, AutoCloseable {
       close();
     }
     datagram.clear();
+  }
+
+  // A channel that cannot connect (an unresolvable host) is closed, not left to the cleaner.
+  private DatagramChannel connected() throws IOException {
+    DatagramChannel opened = DatagramChannel.open();
+    try {
+      return opened.connect(new InetSocketAddress(host, port));
+    } catch (IOException | RuntimeException e) {
+      opened.close();
+      throw e;
+    }
   }
 
   @Override

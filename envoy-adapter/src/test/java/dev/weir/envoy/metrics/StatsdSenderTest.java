@@ -1,13 +1,17 @@
 package dev.weir.envoy.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** Lines leave in UDP datagrams of at most the reference's packet size, none split. */
@@ -58,6 +62,27 @@ class StatsdSenderTest {
         sender.accept(List.of("b:2|c"));
         assertThat(receive(socket)).isEqualTo("b:2|c\n");
       }
+    }
+  }
+
+  @Test
+  void accept_cannotConnect_leavesNoSocketOpenPerDatagram() throws Exception {
+    Path fds = Path.of("/proc/self/fd");
+    assumeTrue(Files.isDirectory(fds), "needs /proc/self/fd to count open sockets");
+    try (StatsdSender sender = new StatsdSender("127.0.0.1", 0)) {
+      long before = count(fds);
+
+      for (int i = 0; i < 200; i++) {
+        sender.accept(List.of("a:1|c"));
+      }
+
+      assertThat(count(fds) - before).as("file descriptors opened and left").isLessThan(20);
+    }
+  }
+
+  private static long count(Path fds) throws Exception {
+    try (Stream<Path> open = Files.list(fds)) {
+      return open.count();
     }
   }
 }

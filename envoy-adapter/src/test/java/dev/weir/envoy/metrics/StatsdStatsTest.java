@@ -70,6 +70,17 @@ class StatsdStatsTest {
   }
 
   @Test
+  void ruleWithANewline_isSentAsOneLineNotTwoMetrics() throws Exception {
+    statsd.watch(metrics);
+    metrics.rule("shop", "limit_override.a\nforged.x\r").totalHits().increment(1);
+    statsd.flush();
+
+    awaitLines(
+        "ratelimit.service.rate_limit.shop.limit_override.a_forged.x_.total_hits.__env=prod:1|c");
+    assertThat(lines).noneMatch(line -> line.contains("\n") || line.contains("\r"));
+  }
+
+  @Test
   void extraTags_followTheNameSortedByKey() {
     ReferenceStatNames names = new ReferenceStatNames(Map.of("z", "1", "a", "x.y"));
 
