@@ -14,6 +14,7 @@ import dev.weir.envoy.service.Explainer;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpRoute;
+import dev.weir.http.LongNumbers;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
@@ -151,8 +152,13 @@ final class ExplainRoute {
     }
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.Builder request =
         io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder();
+    String body = new String(call.body(), StandardCharsets.UTF_8);
+    Optional<String> longNumber = LongNumbers.refusal(body);
+    if (longNumber.isPresent()) {
+      throw invalid("invalid request body: " + longNumber.get());
+    }
     try {
-      parser.merge(new String(call.body(), StandardCharsets.UTF_8), request);
+      parser.merge(body, request);
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       throw invalid(
           "invalid request body: "

@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
@@ -15,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -159,6 +161,18 @@ class StatusPageRoutesTest {
         "descriptors[1].entries[0].key is empty");
     assertBadRequest("{\"domain\":\"shop\",\"descriptor\":[]}", "descriptor");
     assertBadRequest("not json", "invalid request body");
+  }
+
+  @Test
+  void explain_numberWithAHugeExponent_refusedAtOnce() throws Exception {
+    startNode(true);
+
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(10),
+        () ->
+            assertBadRequest(
+                "{\"domain\":\"shop\",\"hits_addend\":1e99999999}",
+                "the number at $.hits_addend has the exponent 99999999"));
   }
 
   private void assertBadRequest(String body, String message) throws Exception {
