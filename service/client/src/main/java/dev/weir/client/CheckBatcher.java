@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
@@ -101,7 +102,12 @@ final class CheckBatcher {
     }
     call.whenComplete(
         (responses, failure) -> {
-          Throwable error = failure;
+          // The caller's future fails with the WeirException itself, as documented, not the
+          // CompletionException a dependent stage wraps it in.
+          Throwable error =
+              failure instanceof CompletionException wrapped && wrapped.getCause() != null
+                  ? wrapped.getCause()
+                  : failure;
           if (error == null && responses.size() != batch.size()) {
             error =
                 new WeirException(

@@ -161,8 +161,20 @@ public final class WeirClient implements AutoCloseable {
     byBatcher.forEach(CheckBatcher::add);
     CompletableFuture<?>[] futures =
         items.stream().map(CheckBatcher.Pending::response).toArray(CompletableFuture<?>[]::new);
-    return CompletableFuture.allOf(futures)
-        .thenApply(done -> items.stream().map(p -> p.response().join()).toList());
+    CompletableFuture<List<RateLimitResp>> all = new CompletableFuture<>();
+    CompletableFuture.allOf(futures)
+        .whenComplete(
+            (done, failure) -> {
+              if (failure == null) {
+                all.complete(items.stream().map(p -> p.response().join()).toList());
+              } else {
+                all.completeExceptionally(
+                    failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause()
+                        : failure);
+              }
+            });
+    return all;
   }
 
   /**

@@ -192,6 +192,29 @@ class WeirClientTest {
   }
 
   @Test
+  void checkAndCheckAll_failWithTheWeirExceptionItself_notAWrapper() throws Exception {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      closedPort = socket.getLocalPort();
+    }
+    try (WeirClient client =
+        WeirClient.builder()
+            .target("127.0.0.1:" + closedPort)
+            .batchWindow(Duration.ZERO)
+            .deadline(GENEROUS)
+            .build()) {
+      Throwable one = client.check(item("k1")).handle((r, failure) -> failure).join();
+      Throwable all =
+          client.checkAll(List.of(item("k1"), item("k2"))).handle((r, failure) -> failure).join();
+
+      assertThat(one)
+          .as("what exceptionally() and handle() see")
+          .isInstanceOf(WeirUnavailableException.class);
+      assertThat(all).isInstanceOf(WeirUnavailableException.class);
+    }
+  }
+
+  @Test
   void check_failedCall_failsEveryCheckItCarried() throws Exception {
     RecordingV1 server = new RecordingV1("a");
     server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("shutting down"));
