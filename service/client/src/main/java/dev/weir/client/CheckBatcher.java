@@ -36,6 +36,7 @@ final class CheckBatcher {
   private final Object lock = new Object();
   private List<Pending> pending = new ArrayList<>();
   private BatchScheduler.Task timer;
+  private boolean closed;
 
   CheckBatcher(Duration window, int maxBatch, BatchScheduler scheduler, Sender sender) {
     this.window = window;
@@ -57,7 +58,7 @@ final class CheckBatcher {
         }
       }
       if (!pending.isEmpty()) {
-        if (window.isZero()) {
+        if (window.isZero() || closed) {
           ready.add(takeLocked());
         } else if (timer == null) {
           timer = scheduler.schedule(this::flush, window);
@@ -65,6 +66,18 @@ final class CheckBatcher {
       }
     }
     ready.forEach(this::send);
+  }
+
+  /**
+   * Sends whatever is queued and, from now on, each call's items at once: the client is closing
+   * (its timer may never run again) or the member left the ring, and a check that raced with this
+   * must still be sent.
+   */
+  void close() {
+    synchronized (lock) {
+      closed = true;
+    }
+    flush();
   }
 
   /** Sends whatever is queued now. */

@@ -106,7 +106,7 @@ final class OwnerRoutes implements AutoCloseable {
     route =
         new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), Map.copyOf(batchers));
     for (Member member : gone) {
-      member.batcher().flush();
+      member.batcher().close();
       retired.add(member.channel());
     }
   }
@@ -117,7 +117,7 @@ final class OwnerRoutes implements AutoCloseable {
     closed = true;
     route = null;
     for (Member member : members.values()) {
-      member.batcher().flush();
+      member.batcher().close();
       member.channel().shutdown();
     }
     members.clear();

@@ -245,7 +245,7 @@ public final class WeirClient implements AutoCloseable {
         refreshTimer.cancel();
       }
     }
-    batcher.flush();
+    batcher.close();
     if (owners != null) {
       owners.close();
     }

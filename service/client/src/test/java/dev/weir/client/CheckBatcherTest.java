@@ -38,4 +38,30 @@ class CheckBatcherTest {
         .withCauseInstanceOf(WeirException.class)
         .withMessageContaining("answered 1 responses to 2 checks");
   }
+
+  @Test
+  void close_sendsWhatIsQueued_andLaterItemsAtOnceWithoutATimer() {
+    FakeBatchScheduler scheduler = new FakeBatchScheduler();
+    List<Integer> sent = new java.util.ArrayList<>();
+    CheckBatcher batcher =
+        new CheckBatcher(
+            Duration.ofMillis(1),
+            10,
+            scheduler,
+            requests -> {
+              sent.add(requests.size());
+              return CompletableFuture.completedFuture(
+                  java.util.Collections.nCopies(requests.size(), RateLimitResp.getDefaultInstance()));
+            });
+    batcher.add(List.of(pending("a"), pending("b")));
+
+    batcher.close();
+    CheckBatcher.Pending late = pending("c");
+    batcher.add(List.of(late));
+
+    assertThat(sent).as("the queue at the close, then the late check alone").containsExactly(2, 1);
+    assertThat(late.response()).isCompleted();
+    scheduler.runDue();
+    assertThat(sent).as("the window's timer sends nothing more").containsExactly(2, 1);
+  }
 }
