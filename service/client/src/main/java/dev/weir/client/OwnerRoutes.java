@@ -9,6 +9,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -30,7 +33,8 @@ final class OwnerRoutes implements AutoCloseable {
   private record Member(ManagedChannel channel, CheckBatcher batcher) {}
 
   private final Function<String, ManagedChannel> open;
-  private final Function<ManagedChannel, CheckBatcher> batcherOn;
+  private final BiFunction<String, ManagedChannel, CheckBatcher> batcherOn;
+  private final Set<String> withoutChecks = ConcurrentHashMap.newKeySet();
   private final Map<String, Member> members = new HashMap<>();
   private final List<ManagedChannel> retired = new ArrayList<>();
   private volatile Route route;
@@ -38,10 +42,12 @@ final class OwnerRoutes implements AutoCloseable {
 
   /**
    * Creates the routes, opening a member's channel with {@code open} (given its address) and its
-   * batcher with {@code batcherOn} (given the channel) when the member first appears on a ring.
+   * batcher with {@code batcherOn} (given its address and channel) when the member first appears
+   * on a ring.
    */
   OwnerRoutes(
-      Function<String, ManagedChannel> open, Function<ManagedChannel, CheckBatcher> batcherOn) {
+      Function<String, ManagedChannel> open,
+      BiFunction<String, ManagedChannel, CheckBatcher> batcherOn) {
     this.open = open;
     this.batcherOn = batcherOn;
   }
@@ -51,10 +57,25 @@ final class OwnerRoutes implements AutoCloseable {
     return request.getName() + "_" + request.getUniqueKey();
   }
 
-  /** Returns the batcher of the member that owns {@code request}'s key, or null before any ring. */
+  /**
+   * Returns the batcher of the member that owns {@code request}'s key, or null before any ring and
+   * when that member does not serve checks ({@link #sendThroughTargets}).
+   */
   CheckBatcher batcherFor(RateLimitReq request) {
     Route now = route;
-    return now == null ? null : now.batchers().get(now.ring().ownerOf(hashKey(request)));
+    if (now == null) {
+      return null;
+    }
+    String owner = now.ring().ownerOf(hashKey(request));
+    return withoutChecks.contains(owner) ? null : now.batchers().get(owner);
+  }
+
+  /**
+   * Sends the checks {@code member} owns through the targets from now on, while it stays on the
+   * ring: it answered that it does not serve checks (an embedded member without the V1 service).
+   */
+  void sendThroughTargets(String member) {
+    withoutChecks.add(member);
   }
 
   /** Returns the members of the ring in use, sorted; empty before any ring. */
@@ -97,10 +118,11 @@ final class OwnerRoutes implements AutoCloseable {
               address,
               a -> {
                 ManagedChannel channel = open.apply(a);
-                return new Member(channel, batcherOn.apply(channel));
+                return new Member(channel, batcherOn.apply(a, channel));
               });
       batchers.put(address, member.batcher());
     }
+    withoutChecks.retainAll(batchers.keySet());
     List<Member> gone = new ArrayList<>();
     members.entrySet().removeIf(e -> !batchers.containsKey(e.getKey()) && gone.add(e.getValue()));
     route =

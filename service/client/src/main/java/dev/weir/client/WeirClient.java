@@ -110,12 +110,12 @@ public final class WeirClient implements AutoCloseable {
       this.owners =
           new OwnerRoutes(
               open,
-              channel ->
+              (member, channel) ->
                   new CheckBatcher(
                       builder.batchWindow,
                       builder.maxBatch,
                       scheduler,
-                      requests -> sendToOwner(channel, requests)));
+                      requests -> sendToOwner(member, channel, requests)));
       refreshRing().whenComplete((done, failure) -> scheduleRefresh());
     } else {
       this.owners = null;
@@ -273,12 +273,28 @@ public final class WeirClient implements AutoCloseable {
   }
 
   /**
-   * Sends {@code requests} to the member on {@code channel}; when it cannot be reached, asks for
-   * the ring at once (one such call at a time), since the cluster may have dropped it.
+   * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached, asks for
+   * the ring at once (one such call at a time), since the cluster may have dropped it. A member
+   * that does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the
+   * V1 service) gets these and its later checks through the targets, which forward them.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
-      ManagedChannel channel, List<RateLimitReq> requests) {
+      String member, ManagedChannel channel, List<RateLimitReq> requests) {
     return send(channel, requests)
+        .exceptionallyCompose(
+            failure -> {
+              Throwable cause =
+                  failure instanceof CompletionException && failure.getCause() != null
+                      ? failure.getCause()
+                      : failure;
+              if (cause instanceof WeirException e
+                  && e.code() == Status.Code.UNIMPLEMENTED
+                  && owners != null) {
+                owners.sendThroughTargets(member);
+                return send(nextChannel(), requests);
+              }
+              return CompletableFuture.failedFuture(cause);
+            })
         .whenComplete(
             (responses, failure) -> {
               Throwable cause =

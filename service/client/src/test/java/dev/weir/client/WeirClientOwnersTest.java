@@ -241,6 +241,38 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void check_ownerServesNoChecks_itsKeysGoThroughTheTargetAndTheOthersStayDirect()
+      throws Exception {
+    String embedded = "10.0.0.4:1051";
+    // An embedded member listening for peers only: its server has no V1 service.
+    servers.add(InProcessServerBuilder.forName(embedded).directExecutor().build().start());
+    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), embedded);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    HashRing nodesRing = HashRing.of(members, REPLICAS, PeerHash.FNV1A_FMIX64);
+    List<String> keys = IntStream.range(0, 200).mapToObj(i -> "account:" + i).toList();
+    String ownedByEmbedded =
+        keys.stream()
+            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(embedded))
+            .findFirst()
+            .orElseThrow();
+    String ownedByAMember =
+        keys.stream()
+            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(0)))
+            .findFirst()
+            .orElseThrow();
+    try (WeirClient client = client()) {
+      assertThat(client.ringMembers()).contains(embedded);
+
+      assertThat(server(client.check(item(ownedByEmbedded)).join()))
+          .as("sent again through the target, which forwards it")
+          .isEqualTo("seed");
+      assertThat(server(client.check(item(ownedByEmbedded)).join())).isEqualTo("seed");
+      assertThat(server(client.check(item(ownedByAMember)).join())).isEqualTo(MEMBERS.get(0));
+      assertThat(nodes.get("seed").callSizes()).as("no failed call to retry").containsExactly(1, 1);
+    }
+  }
+
+  @Test
   void refreshRing_clientNotSendingToOwners_isRefused() {
     try (WeirClient client = WeirClient.builder().channel(seed).scheduler(scheduler).build()) {
       assertThatThrownBy(client::refreshRing)
