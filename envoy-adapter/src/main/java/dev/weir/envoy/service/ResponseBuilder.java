@@ -12,7 +12,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -143,20 +142,50 @@ final class ResponseBuilder {
   }
 
   /**
+   * The most characters of a descriptor's entries an over-limit record keeps as written (Envoy's
+   * descriptors are far shorter); the entries past it are kept as one, {@code …} and their digest.
+   */
+  static final int MAX_RECORDED_CHARS = 1024;
+
+  /** The key of the entry that stands for the entries past {@link #MAX_RECORDED_CHARS}. */
+  static final String MORE_ENTRIES = "…";
+
+  /**
    * Reports {@code descriptor}, whose {@code policy} is over its limit, to the over-limit recorder:
-   * its entries with values bounded as counter keys bound them.
+   * its entries with values bounded as counter keys bound them, and at most {@link
+   * #MAX_RECORDED_CHARS} of them as written.
    */
   private void record(String domain, DescriptorPlan.Policy policy, RateLimitDescriptor descriptor) {
     int n = descriptor.getEntriesCount();
-    String[] entries = new String[2 * n];
+    List<String> entries = new ArrayList<>(2 * n);
+    int chars = 0;
     for (int i = 0; i < n; i++) {
       RateLimitDescriptor.Entry e = descriptor.getEntries(i);
-      entries[2 * i] = keys.bounded(e.getKey());
-      entries[2 * i + 1] = keys.bounded(e.getValue());
+      String key = keys.bounded(e.getKey());
+      String value = keys.bounded(e.getValue());
+      chars += key.length() + value.length();
+      if (chars > MAX_RECORDED_CHARS) {
+        entries.add(MORE_ENTRIES);
+        entries.add(CounterKeys.digest(entriesFrom(descriptor, i)));
+        break;
+      }
+      entries.add(key);
+      entries.add(value);
     }
     overLimit.overLimit(
-        new LimitedKey(LimitedKey.ENVOY, domain, policy.label(), Arrays.asList(entries)),
+        new LimitedKey(LimitedKey.ENVOY, domain, policy.label(), entries),
         policy.request().hits());
+  }
+
+  /** Returns the entries of {@code descriptor} from {@code first} on, each length-prefixed. */
+  private static String entriesFrom(RateLimitDescriptor descriptor, int first) {
+    StringBuilder out = new StringBuilder();
+    for (int i = first; i < descriptor.getEntriesCount(); i++) {
+      RateLimitDescriptor.Entry e = descriptor.getEntries(i);
+      out.append(e.getKey().length()).append(':').append(e.getKey());
+      out.append(e.getValue().length()).append(':').append(e.getValue());
+    }
+    return out.toString();
   }
 
   /**

@@ -17,6 +17,14 @@ import java.util.List;
  */
 public final class StatsKeys {
 
+  /**
+   * The longest rule label kept as written; a longer one (many levels of long keys or values, which
+   * a caller can send) keeps its first characters and ends with {@code .} and the whole label's
+   * digest, so that the labels of one domain, each kept in metrics and in the top-limited keys,
+   * stay small.
+   */
+  public static final int MAX_LABEL_CHARS = 512;
+
   private StatsKeys() {}
 
   /** Returns the rule label of {@code match}, with values of any length verbatim. */
@@ -52,7 +60,7 @@ public final class StatsKeys {
         }
       }
     }
-    return out.toString();
+    return bounded(out.toString());
   }
 
   /** The first level of every limit override's rule label. */
@@ -73,7 +81,20 @@ public final class StatsKeys {
     for (Entry entry : entries) {
       out.append('.').append(keys.bounded(entry.key()));
     }
-    return out.toString();
+    return bounded(out.toString());
+  }
+
+  /** Returns {@code label}, or its first characters and its digest when it is too long. */
+  static String bounded(String label) {
+    if (label.length() <= MAX_LABEL_CHARS) {
+      return label;
+    }
+    String digest = CounterKeys.digest(label);
+    int keep = MAX_LABEL_CHARS - digest.length() - 1;
+    if (Character.isHighSurrogate(label.charAt(keep - 1))) {
+      keep--;
+    }
+    return label.substring(0, keep) + "." + digest;
   }
 
   private static boolean anyShareThreshold(List<MatchedLevel> levels) {

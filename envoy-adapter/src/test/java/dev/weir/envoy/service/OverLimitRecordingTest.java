@@ -136,4 +136,31 @@ class OverLimitRecordingTest {
     assertThat(recorded).hasSize(1);
     assertThat(recorded.get(0).key().entries().get(1)).startsWith("#").hasSizeLessThan(100);
   }
+
+  @Test
+  void limitOverrideWithManyLongEntries_recordKeepsTheFirstAndADigestOfTheRest() {
+    RateLimitDescriptor.Builder d =
+        RateLimitDescriptor.newBuilder()
+            .setLimit(
+                RateLimitDescriptor.RateLimitOverride.newBuilder()
+                    .setRequestsPerUnit(1)
+                    .setUnit(io.envoyproxy.envoy.type.v3.RateLimitUnit.MINUTE));
+    for (int i = 0; i < 20; i++) {
+      d.addEntries(
+          RateLimitDescriptor.Entry.newBuilder()
+              .setKey("k" + i + "k".repeat(150))
+              .setValue("v".repeat(150)));
+    }
+    RateLimitRequest request =
+        RateLimitRequest.newBuilder().setDomain("shop").addDescriptors(d).build();
+    stub.shouldRateLimit(request);
+    stub.shouldRateLimit(request);
+
+    assertThat(recorded).hasSize(1);
+    List<String> entries = recorded.get(0).key().entries();
+    assertThat(String.join("", entries)).hasSizeLessThan(ResponseBuilder.MAX_RECORDED_CHARS + 100);
+    assertThat(entries.get(0)).startsWith("k0");
+    assertThat(entries.get(entries.size() - 2)).isEqualTo(ResponseBuilder.MORE_ENTRIES);
+    assertThat(entries.get(entries.size() - 1)).startsWith("#");
+  }
 }
