@@ -86,6 +86,12 @@ public final class WeirClient implements AutoCloseable {
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicBoolean refreshing = new AtomicBoolean();
+
+  /**
+   * The least time between two asks for the ring that calls failing at their owner start, so that
+   * an owner down for long does not have every failed call ask again.
+   */
+  static final Duration RING_ASK_PAUSE = Duration.ofSeconds(1);
   private final Object timerLock = new Object();
   private BatchScheduler.Task refreshTimer;
 
@@ -304,9 +310,18 @@ public final class WeirClient implements AutoCloseable {
               if (cause instanceof WeirUnavailableException
                   && !closed.get()
                   && refreshing.compareAndSet(false, true)) {
-                refreshRing().whenComplete((done, error) -> refreshing.set(false));
+                refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
               }
             });
+  }
+
+  // An owner down for long keeps failing calls at once: ask for the ring at most once a pause.
+  private void allowAskingAfterAPause() {
+    try {
+      scheduler.schedule(() -> refreshing.set(false), RING_ASK_PAUSE);
+    } catch (RuntimeException closing) {
+      refreshing.set(false);
+    }
   }
 
   private CompletableFuture<List<RateLimitResp>> send(

@@ -273,6 +273,35 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void check_ownerDownForLong_theRingIsAskedOnceAPauseNotOncePerFailedCall() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    HashRing nodesRing = HashRing.of(MEMBERS, REPLICAS, PeerHash.FNV1A_FMIX64);
+    String key =
+        IntStream.range(0, 100)
+            .mapToObj(i -> "account:" + i)
+            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(1)))
+            .findFirst()
+            .orElseThrow();
+    try (WeirClient client = client()) {
+      // The servers' ring keeps naming the member (peer failure mode "fail", or not yet found down).
+      nodes.get(MEMBERS.get(1)).failWith(Status.UNAVAILABLE.withDescription("connection refused"));
+      int callsBefore = ring.calls.get();
+
+      for (int i = 0; i < 20; i++) {
+        client.check(item(key)).handle((r, failure) -> failure).join();
+      }
+
+      assertThat(ring.calls.get()).as("one ask for 20 failed calls").isEqualTo(callsBefore + 1);
+      assertThat(scheduler.waiting()).contains(WeirClient.RING_ASK_PAUSE);
+      scheduler.runDue();
+      client.check(item(key)).handle((r, failure) -> failure).join();
+      assertThat(ring.calls.get())
+          .as("after the pause (and the periodic refresh), the next failure asks again")
+          .isEqualTo(callsBefore + 3);
+    }
+  }
+
+  @Test
   void refreshRing_clientNotSendingToOwners_isRefused() {
     try (WeirClient client = WeirClient.builder().channel(seed).scheduler(scheduler).build()) {
       assertThatThrownBy(client::refreshRing)
