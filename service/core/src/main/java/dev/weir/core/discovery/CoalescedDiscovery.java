@@ -28,7 +28,7 @@ public final class CoalescedDiscovery implements PeerDiscovery {
   @Override
   public void start(Consumer<Set<String>> listener) throws Exception {
     synchronized (this) {
-      coalescer = new CoalescingListener(listener, scheduler, window);
+      coalescer = new CoalescingListener(listener, scheduler, window, delegate::peerAddress);
     }
     delegate.start(coalescer);
   }

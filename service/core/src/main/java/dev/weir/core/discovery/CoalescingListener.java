@@ -1,17 +1,23 @@
 package dev.weir.core.discovery;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A peer-set listener that passes the first set on at once and then at most one set per window: every
  * set received within a window after a change replaces the pending one, and when the window ends the
- * latest set is delivered unless it equals the last one delivered. A peer that flaps out and back
- * within a window therefore causes no ring rebuild at all.
+ * latest set is delivered unless it equals the last one delivered, with the same {@linkplain
+ * PeerDiscovery#peerAddress peer addresses} for its members. A peer that flaps out and back within a
+ * window therefore causes no ring rebuild at all, while a member whose peer listener moved is
+ * delivered again.
  *
  * <p>The window is fixed from the first change (not restarted by each event), so continuous churn
  * still reaches the ring once per window.
@@ -23,8 +29,10 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
   private final Consumer<Set<String>> downstream;
   private final ScheduledExecutorService scheduler;
   private final Duration window;
+  private final Function<String, Optional<String>> peerAddresses;
 
   private Set<String> delivered;
+  private Map<String, Optional<String>> deliveredAddresses;
   private Set<String> pending;
   private ScheduledFuture<?> flush;
   private boolean closed;
@@ -32,9 +40,23 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
   /** Creates a listener that feeds {@code downstream}, timing windows on {@code scheduler}. */
   public CoalescingListener(
       Consumer<Set<String>> downstream, ScheduledExecutorService scheduler, Duration window) {
+    this(downstream, scheduler, window, member -> Optional.empty());
+  }
+
+  /**
+   * Creates a listener as above that also delivers a set equal to the last one when {@code
+   * peerAddresses} (the discovery's {@link PeerDiscovery#peerAddress}) reports another address for
+   * one of its members than at that delivery.
+   */
+  public CoalescingListener(
+      Consumer<Set<String>> downstream,
+      ScheduledExecutorService scheduler,
+      Duration window,
+      Function<String, Optional<String>> peerAddresses) {
     this.downstream = downstream;
     this.scheduler = scheduler;
     this.window = window;
+    this.peerAddresses = peerAddresses;
   }
 
   @Override
@@ -47,6 +69,7 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
       }
       if (delivered == null) {
         delivered = copy;
+        deliveredAddresses = addressesOf(copy);
         now = copy;
       } else {
         pending = copy;
@@ -66,12 +89,25 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
       flush = null;
       next = pending;
       pending = null;
-      if (closed || next == null || next.equals(delivered)) {
+      if (closed || next == null) {
+        return;
+      }
+      Map<String, Optional<String>> addresses = addressesOf(next);
+      if (next.equals(delivered) && addresses.equals(deliveredAddresses)) {
         return;
       }
       delivered = next;
+      deliveredAddresses = addresses;
     }
     downstream.accept(next);
+  }
+
+  private Map<String, Optional<String>> addressesOf(Set<String> members) {
+    Map<String, Optional<String>> addresses = new HashMap<>();
+    for (String member : members) {
+      addresses.put(member, peerAddresses.apply(member));
+    }
+    return addresses;
   }
 
   /** Drops any pending set and stops delivering. */

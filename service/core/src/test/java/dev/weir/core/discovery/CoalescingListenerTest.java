@@ -3,6 +3,9 @@ package dev.weir.core.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -52,6 +55,24 @@ class CoalescingListenerTest {
     scheduler.advance(WINDOW);
 
     assertThat(ring.received()).hasSize(1);
+  }
+
+  @Test
+  void accept_sameSetWithAMemberOnAnotherPeerListener_deliveredAgainAtWindowEnd() {
+    Map<String, String> listeners = new HashMap<>(Map.of("b", "b:2"));
+    CoalescingListener withAddresses =
+        new CoalescingListener(
+            ring, scheduler, WINDOW, member -> Optional.ofNullable(listeners.get(member)));
+    withAddresses.accept(Set.of("a", "b"));
+    withAddresses.accept(Set.of("a", "b"));
+    scheduler.advance(WINDOW);
+    assertThat(ring.received()).as("nothing moved: not delivered again").hasSize(1);
+
+    listeners.put("b", "b:3");
+    withAddresses.accept(Set.of("a", "b"));
+    scheduler.advance(WINDOW);
+
+    assertThat(ring.received()).containsExactly(Set.of("a", "b"), Set.of("a", "b"));
   }
 
   @Test
