@@ -111,9 +111,9 @@ public final class WeirMember implements RateLimiter {
     if (state != State.CREATED) {
       throw new IllegalStateException("the member is " + state.name().toLowerCase() + ", not new");
     }
-    // Before any server serves: a call answered earlier would decide on a fresh bucket.
-    cluster.restoreSnapshots();
     try {
+      // Before any server serves: a call answered earlier would decide on a fresh bucket.
+      cluster.restoreSnapshots();
       if (peerListener != null) {
         peerListener.serve(
             new PeersService(
@@ -335,8 +335,10 @@ public final class WeirMember implements RateLimiter {
     }
   }
 
+  // Closes the cluster node too, which writes back the snapshot it may have restored already.
   private void failed() {
     state = State.CLOSED;
+    cluster.close();
     scheduler.close();
     closeDiscovery();
   }
