@@ -252,9 +252,15 @@ public final class EtcdDiscovery implements PeerDiscovery {
     long id = ++session;
     try {
       long lease = await(client.getLeaseClient().grant(settings.leaseTtl().toSeconds())).getID();
-      // The key may be put under this lease even if a later step fails: close() revokes it.
+      try {
+        await(client.getKVClient().put(key, value, PutOption.builder().withLeaseId(lease).build()));
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        // The key may still be under the last lease: keep that one for close() to revoke.
+        client.getLeaseClient().revoke(lease);
+        throw e;
+      }
+      // The key is under this lease now, even if a later step fails: close() revokes it.
       leaseId = lease;
-      await(client.getKVClient().put(key, value, PutOption.builder().withLeaseId(lease).build()));
       GetResponse snapshot =
           await(client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
       registered.clear();
