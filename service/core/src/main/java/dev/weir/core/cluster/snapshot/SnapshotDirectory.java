@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +56,16 @@ public final class SnapshotDirectory {
    * finish (killed while loading it), and loaded by the next start.
    */
   public static final Duration STALE_CLAIM = Duration.ofMinutes(10);
+
+  /**
+   * How long after its claim this node's own claimed file is taken as left by a start that did not
+   * finish: short, since the node restarts under its own address, but long enough for another node
+   * sharing the directory to finish loading it.
+   */
+  public static final Duration OWN_STALE_CLAIM = Duration.ofMinutes(1);
+
+  /** The part of a released file's name that says it was given back once already. */
+  private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+$");
 
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only): the directory, unset for no snapshots. */
   public static final EnvVar VARIABLE = EnvVar.of("WEIR_SNAPSHOT_DIR");
@@ -174,6 +185,7 @@ public final class SnapshotDirectory {
     for (Path file : files) {
       Path claimed = file.resolveSibling(file.getFileName() + CLAIMED);
       try {
+        markClaimTime(file);
         move(file, claimed);
       } catch (NoSuchFileException e) {
         continue;
@@ -181,7 +193,6 @@ public final class SnapshotDirectory {
         LOG.error("cannot claim snapshot {}: {}; not loaded", file, e.toString());
         continue;
       }
-      markClaimTime(claimed);
       loadClaimed(file, claimed, sink, loaded);
     }
     return loaded;
@@ -198,9 +209,10 @@ public final class SnapshotDirectory {
 
   /**
    * Gives back, under a new snapshot name, each claimed file left by a start that did not finish
-   * loading it (killed, or the read failed): this node's own file at once (no other process loads
-   * under its address), another node's once claimed {@link #STALE_CLAIM} ago, so that a node still
-   * loading it is left alone. A new name, so that it replaces no snapshot written since.
+   * loading it (killed, or the read failed), once it has been claimed for {@link #OWN_STALE_CLAIM}
+   * when it is this node's own file, {@link #STALE_CLAIM} when another node's (a node still loading
+   * it is left alone; loading one file takes seconds). A new name, so that it replaces no snapshot
+   * written since; a file given back once already is set aside as {@code .rejected} instead.
    */
   private void releaseLeftClaims(List<Path> claims) {
     String own = ownFile().getFileName().toString();
@@ -214,28 +226,36 @@ public final class SnapshotDirectory {
       } catch (IOException e) {
         continue;
       }
-      if (!snapshot.equals(own) && now - claimedAt < STALE_CLAIM.toMillis()) {
+      Duration stale = snapshot.equals(own) ? OWN_STALE_CLAIM : STALE_CLAIM;
+      if (now - claimedAt < stale.toMillis()) {
         LOG.warn(
             "snapshot {} is claimed by another start since {}; not loaded here (a start after {}"
                 + " loads it if it is still claimed then)",
             claimed,
             Instant.ofEpochMilli(claimedAt),
-            Instant.ofEpochMilli(claimedAt + STALE_CLAIM.toMillis()));
+            Instant.ofEpochMilli(claimedAt + stale.toMillis()));
         continue;
       }
+      String base = snapshot.substring(0, snapshot.length() - SUFFIX.length());
+      boolean again = LEFT.matcher(base).find();
       Path released =
           claimed.resolveSibling(
-              snapshot.substring(0, snapshot.length() - SUFFIX.length())
-                  + ".left-"
-                  + now
-                  + SUFFIX);
+              again ? snapshot + ".rejected" : base + ".left-" + now + SUFFIX);
       try {
         move(claimed, released);
-        LOG.warn(
-            "snapshot {} was left claimed by a start that did not finish loading it; loading it"
-                + " as {}",
-            claimed,
-            released.getFileName());
+        if (again) {
+          LOG.error(
+              "snapshot {} was left claimed again by a start that did not finish loading it;"
+                  + " set aside as {}, none of its buckets used",
+              claimed,
+              released.getFileName());
+        } else {
+          LOG.warn(
+              "snapshot {} was left claimed by a start that did not finish loading it; loading it"
+                  + " as {}",
+              claimed,
+              released.getFileName());
+        }
       } catch (IOException e) {
         // Another start released it first, or it cannot be renamed: left as it is.
         LOG.debug("cannot release left claim {}: {}", claimed, e.toString());
@@ -243,12 +263,15 @@ public final class SnapshotDirectory {
     }
   }
 
-  // A claim's modification time is when it was claimed, which tells a left claim from a live one.
-  private void markClaimTime(Path claimed) {
+  // The claim time goes on the file before it is claimed, so that the claim carries it from the
+  // moment it appears; a file that cannot take it is claimed anyway (its write time then stands).
+  private void markClaimTime(Path file) throws NoSuchFileException {
     try {
-      Files.setLastModifiedTime(claimed, FileTime.fromMillis(clock.wallMillis()));
+      Files.setLastModifiedTime(file, FileTime.fromMillis(clock.wallMillis()));
+    } catch (NoSuchFileException e) {
+      throw e;
     } catch (IOException e) {
-      LOG.debug("cannot mark the claim time of {}: {}", claimed, e.toString());
+      LOG.debug("cannot mark the claim time of {}: {}", file, e.toString());
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerInputValidator;
@@ -99,12 +100,15 @@ class SnapshotDirectoryTest {
   }
 
   @Test
-  void load_ownFileLeftClaimedByAStartThatDied_isLoaded() throws IOException {
+  void load_ownFileLeftClaimedByAStartThatDied_isLoadedAMinuteAfterItsClaim() throws IOException {
     leftClaimed("10.0.0.1:1051", "k_1", now);
     InMemoryBucketStore since = new InMemoryBucketStore(clock);
     since.put("k_2", window(5, now + 60_000));
-    node("10.0.0.1:1051").save(since);
     List<BucketSnapshot> loaded = new ArrayList<>();
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).as("another node sharing the directory may still be loading it").isEmpty();
+    node("10.0.0.1:1051").save(since);
+    clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
 
     node("10.0.0.1:1051").load(loaded::add);
 
@@ -130,6 +134,37 @@ class SnapshotDirectoryTest {
 
     assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
     assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_aFileLeftClaimedTwice_isSetAsideRejected() throws IOException {
+    leftClaimed("10.0.0.2:1051", "k_1", now);
+    clock.advance(SnapshotDirectory.STALE_CLAIM);
+    List<String> released = new ArrayList<>();
+    assertThatThrownBy(
+            () ->
+                node("10.0.0.1:1051")
+                    .load(
+                        b -> {
+                          try {
+                            released.addAll(names());
+                          } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                          }
+                          throw new IllegalStateException("killed while loading");
+                        }))
+        .hasMessage("killed while loading");
+    assertThat(released)
+        .singleElement()
+        .asString()
+        .matches("10\\.0\\.0\\.2_1051\\.left-[0-9]+\\.weirsnap\\.loading");
+    clock.advance(SnapshotDirectory.STALE_CLAIM);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded).isEmpty();
+    assertThat(names()).singleElement().asString().endsWith(".weirsnap.rejected");
   }
 
   @Test
