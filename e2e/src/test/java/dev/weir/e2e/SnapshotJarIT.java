@@ -187,7 +187,10 @@ class SnapshotJarIT {
       second.sigterm();
       assertThat(second.terminate(Duration.ofSeconds(60))).as(second.logTail()).isEqualTo(143);
 
-      assertThat(second.stdout()).as(second.logTail()).contains("wrote 1 buckets to snapshot");
+      assertThat(second.stdout())
+          .as("stopped while starting, then wrote the snapshot: " + second.logTail())
+          .contains("stop requested while the node starts")
+          .contains("wrote 1 buckets to snapshot");
       assertThat(snapshotFiles(".*\\.weirsnap")).isEqualTo(1);
       NodeProcess third = NodeProcess.startMember(grpcPort, httpPort, peerPort, alone);
       nodes.add(third);

@@ -1,6 +1,7 @@
 package dev.weir.envoy.rlqs;
 
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
@@ -24,8 +25,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@code envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas} over the
@@ -40,7 +39,7 @@ import org.slf4j.LoggerFactory;
 public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaServiceImplBase
     implements QuotaShareReceiver {
 
-  private static final Logger LOG = LoggerFactory.getLogger(RlqsService.class);
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(RlqsService.class);
 
   /** The description of the status streams end with when the node drains. */
   public static final String DRAINING = "this node is shutting down; reconnect to another node";
@@ -177,7 +176,8 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       }
       throw new IllegalStateException("the quota reports returned no future");
     } catch (RuntimeException e) {
-      LOG.warn("reporting bucket usage for '{}' failed: {}", usage.rule().name(), e.toString());
+      WARNINGS.warn(
+          "report", "reporting bucket usage for '{}' failed: {}", usage.rule().name(), e.toString());
       return CompletableFuture.failedFuture(e);
     }
   }

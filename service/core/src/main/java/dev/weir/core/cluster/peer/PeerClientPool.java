@@ -6,6 +6,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tracing.ClusterTracing;
+import dev.weir.core.tracing.GuardedTracing;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
@@ -139,8 +140,10 @@ public final class PeerClientPool implements AutoCloseable {
 
   /** Traces the batches of every client, present and future, with {@code value}. */
   public synchronized void traceWith(ClusterTracing value) {
-    this.tracing = value;
-    clients.values().forEach(c -> c.traceWith(value));
+    // Guarded once here, so that a failing tracer is warned of once, not once per client.
+    ClusterTracing guarded = GuardedTracing.of(value);
+    this.tracing = guarded;
+    clients.values().forEach(c -> c.traceWith(guarded));
   }
 
   /** Reports the calls of every client, present and future, to {@code sink}. */
