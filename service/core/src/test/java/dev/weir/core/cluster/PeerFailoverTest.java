@@ -102,9 +102,7 @@ class PeerFailoverTest {
           () -> survivor.cluster().membership().ring().contains(down.address()),
           "the revived peer is back on the ring of " + survivor.address());
     }
-    // The ring is swapped before its listeners (the hand-off among them) hear of the change. A
-    // transfer that reaches the revived owner before its channel reconnected is sent again after
-    // one batch timeout (5 s here), so the wait covers one retry.
+    // The ring is swapped before its listeners (the hand-off among them) hear of the change.
     Await.until(
         Duration.ofSeconds(10),
         () -> down.store().get("test_" + lostKey).isPresent(),
