@@ -16,6 +16,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -30,7 +31,6 @@ import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -124,13 +124,12 @@ class SnapshotRestoreOrderTest {
   }
 
   /** A store that runs {@code during} once, when the restore first writes the spent key. */
-  private static final class CallingDuringRestore implements BucketStore {
-    private final BucketStore store;
+  private static final class CallingDuringRestore extends ForwardingBucketStore {
     private final Runnable during;
     private boolean ran;
 
     CallingDuringRestore(BucketStore store, Runnable during) {
-      this.store = store;
+      super(store);
       this.during = during;
     }
 
@@ -140,32 +139,7 @@ class SnapshotRestoreOrderTest {
         ran = true;
         during.run();
       }
-      return store.update(key, update);
-    }
-
-    @Override
-    public Optional<BucketState> get(String key) {
-      return store.get(key);
-    }
-
-    @Override
-    public void put(String key, BucketState state) {
-      store.put(key, state);
-    }
-
-    @Override
-    public void remove(String key) {
-      store.remove(key);
-    }
-
-    @Override
-    public void forEach(BiConsumer<String, BucketState> action) {
-      store.forEach(action);
-    }
-
-    @Override
-    public long size() {
-      return store.size();
+      return super.update(key, update);
     }
   }
 }
