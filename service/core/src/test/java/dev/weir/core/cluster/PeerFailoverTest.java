@@ -102,7 +102,9 @@ class PeerFailoverTest {
           () -> survivor.cluster().membership().ring().contains(down.address()),
           "the revived peer is back on the ring of " + survivor.address());
     }
-    // The ring is swapped before its listeners (the hand-off among them) hear of the change.
+    // The ring is swapped before its listeners (the hand-off among them) hear of the change. The
+    // transfer waits for this node's own connection to the revived owner, which may still be in
+    // gRPC's reconnect back-off (seconds) when a probe has put the owner back on the ring.
     Await.until(
         Duration.ofSeconds(10),
         () -> down.store().get("test_" + lostKey).isPresent(),
