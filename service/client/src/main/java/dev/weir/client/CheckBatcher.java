@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
@@ -117,10 +116,7 @@ final class CheckBatcher {
         (responses, failure) -> {
           // The caller's future fails with the WeirException itself, as documented, not the
           // CompletionException a dependent stage wraps it in.
-          Throwable error =
-              failure instanceof CompletionException wrapped && wrapped.getCause() != null
-                  ? wrapped.getCause()
-                  : failure;
+          Throwable error = WeirException.unwrapped(failure);
           if (error == null && responses.size() != batch.size()) {
             error =
                 new WeirException(

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -174,10 +173,7 @@ public final class WeirClient implements AutoCloseable {
               if (failure == null) {
                 all.complete(items.stream().map(p -> p.response().join()).toList());
               } else {
-                all.completeExceptionally(
-                    failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause()
-                        : failure);
+                all.completeExceptionally(WeirException.unwrapped(failure));
               }
             });
     return all;
@@ -289,10 +285,7 @@ public final class WeirClient implements AutoCloseable {
     return send(channel, requests)
         .exceptionallyCompose(
             failure -> {
-              Throwable cause =
-                  failure instanceof CompletionException && failure.getCause() != null
-                      ? failure.getCause()
-                      : failure;
+              Throwable cause = WeirException.unwrapped(failure);
               if (cause instanceof WeirException e
                   && e.code() == Status.Code.UNIMPLEMENTED
                   && owners != null) {
@@ -303,10 +296,7 @@ public final class WeirClient implements AutoCloseable {
             })
         .whenComplete(
             (responses, failure) -> {
-              Throwable cause =
-                  failure instanceof CompletionException && failure.getCause() != null
-                      ? failure.getCause()
-                      : failure;
+              Throwable cause = WeirException.unwrapped(failure);
               if (cause instanceof WeirUnavailableException
                   && !closed.get()
                   && refreshing.compareAndSet(false, true)) {

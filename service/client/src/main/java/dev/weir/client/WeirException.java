@@ -30,6 +30,17 @@ public class WeirException extends RuntimeException {
     return target;
   }
 
+  /**
+   * Returns {@code failure} as a caller sees it: the cause of the {@link
+   * java.util.concurrent.CompletionException} a dependent stage wraps it in, else itself.
+   */
+  static Throwable unwrapped(Throwable failure) {
+    return failure instanceof java.util.concurrent.CompletionException wrapped
+            && wrapped.getCause() != null
+        ? wrapped.getCause()
+        : failure;
+  }
+
   /** Returns the typed exception for {@code failure} of a call to {@code target}. */
   static WeirException of(Throwable failure, String target) {
     if (failure instanceof WeirException weir) {

@@ -1,6 +1,8 @@
 package dev.weir.server;
 
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,10 +22,26 @@ final class NodeShutdownHook {
   private NodeShutdownHook() {}
 
   /** Returns a hook registered with the JVM, waiting for {@link #started}. */
-  static NodeShutdownHook register() {
+  private static NodeShutdownHook register() {
     NodeShutdownHook hook = new NodeShutdownHook();
     Runtime.getRuntime().addShutdownHook(new Thread(hook::run, "weir-shutdown"));
     return hook;
+  }
+
+  /**
+   * Starts a node with {@code start} under a hook registered first, which stops the node with
+   * {@code stop} when the JVM shuts down; returns the node, or null when {@code start} gave none.
+   */
+  static <T> T startStoppingOnExit(Supplier<T> start, Consumer<T> stop) {
+    NodeShutdownHook hook = register();
+    T node = null;
+    try {
+      node = start.get();
+    } finally {
+      T started = node;
+      hook.started(started == null ? null : () -> stop.accept(started));
+    }
+    return node;
   }
 
   /** Returns a hook not registered with the JVM, for tests. */

@@ -69,21 +69,14 @@ final class RatelimitCommand implements Command {
       return ServeCommand.EXIT_CONFIG;
     }
     int[] status = {0};
-    NodeShutdownHook hook = NodeShutdownHook.register();
-    Running running = null;
-    try {
-      running = start(env, err, status);
-    } finally {
-      Running started = running;
-      hook.started(
-          started == null
-              ? null
-              : () -> {
-                LOG.warn("Weir (ratelimit compatibility mode) stopping");
-                started.close();
-                LOG.warn("Weir (ratelimit compatibility mode) stopped");
-              });
-    }
+    Running running =
+        NodeShutdownHook.startStoppingOnExit(
+            () -> start(env, err, status),
+            started -> {
+              LOG.warn("Weir (ratelimit compatibility mode) stopping");
+              started.close();
+              LOG.warn("Weir (ratelimit compatibility mode) stopped");
+            });
     if (running == null) {
       return status[0];
     }

@@ -203,21 +203,14 @@ final class ServeCommand implements Command {
     LogSetup.apply(read.config().logLevel(), read.logFormat());
     unknownVariables.forEach(LOG::warn);
     int[] status = {0};
-    NodeShutdownHook hook = NodeShutdownHook.register();
-    WeirNode node = null;
-    try {
-      node = start(read.builder(), err, status);
-    } finally {
-      WeirNode started = node;
-      hook.started(
-          started == null
-              ? null
-              : () -> {
-                LOG.info("Weir node stopping");
-                started.close();
-                LOG.info("Weir node stopped");
-              });
-    }
+    WeirNode node =
+        NodeShutdownHook.startStoppingOnExit(
+            () -> start(read.builder(), err, status),
+            started -> {
+              LOG.info("Weir node stopping");
+              started.close();
+              LOG.info("Weir node stopped");
+            });
     if (node == null) {
       return status[0];
     }
