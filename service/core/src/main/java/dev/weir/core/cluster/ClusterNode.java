@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.handoff.HandOn;
+import dev.weir.core.cluster.handoff.TransferRetry;
 import dev.weir.core.cluster.peer.IndirectProbes;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
@@ -82,6 +83,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /** The longest wait between two attempts to announce this node's return to a peer. */
   public static final Duration MAX_ANNOUNCE_BACKOFF = Duration.ofSeconds(5);
+
+  /**
+   * How many times a ring change's bucket transfer is sent in all when it fails (to the owners on
+   * the ring of then, waiting one batch timeout, then twice that, up to {@link
+   * #MAX_ANNOUNCE_BACKOFF} between sends).
+   */
+  public static final int TRANSFER_ATTEMPTS = 10;
 
   /** How many times restored buckets are sent to an owner that does not acknowledge them. */
   public static final int RESTORE_ATTEMPTS = 10;
@@ -245,7 +253,22 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             settings.globalSyncWait(),
             settings.globalBatchLimit(),
             settings.globalTimeout());
-    this.handOff = new HandOff(self, store, peers, clock, handOffWait(), handOffScans);
+    this.handOff =
+        new HandOff(
+            self,
+            store,
+            peers,
+            clock,
+            handOffWait(),
+            handOffScans,
+            new TransferRetry(
+                scheduler,
+                membership::ring,
+                settings.batchTimeout(),
+                settings.batchTimeout().compareTo(MAX_ANNOUNCE_BACKOFF) > 0
+                    ? settings.batchTimeout()
+                    : MAX_ANNOUNCE_BACKOFF,
+                TRANSFER_ATTEMPTS));
     this.service =
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
@@ -807,6 +830,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   public void close() {
     leave(handOffWait());
     saveSnapshot();
+    handOff.close();
     prober.close();
     probes.close();
     peers.close();

@@ -81,12 +81,14 @@ public final class HandOff {
   private final Clock clock;
   private final Duration timeout;
   private final Executor scans;
+  private final TransferRetry retry;
   private final AtomicInteger sent = new AtomicInteger();
   private final AtomicInteger received = new AtomicInteger();
   private final Cache<String, Lineage> lineage;
   // The keys of buckets being transferred, each with its watch, shared by overlapping transfers.
   private final ConcurrentHashMap<String, Watch> transferring = new ConcurrentHashMap<>();
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
+  private volatile boolean closed;
 
   /**
    * Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout}.
@@ -109,12 +111,29 @@ public final class HandOff {
       Clock clock,
       Duration timeout,
       Executor scans) {
+    this(self, store, peers, clock, timeout, scans, TransferRetry.NONE);
+  }
+
+  /**
+   * Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout},
+   * a ring change's store scan runs on {@code scans}, and a ring change's transfer that fails is sent
+   * again as {@code retry} says, until {@link #close()}.
+   */
+  public HandOff(
+      String self,
+      BucketStore store,
+      PeerClientPool peers,
+      Clock clock,
+      Duration timeout,
+      Executor scans,
+      TransferRetry retry) {
     this.self = self;
     this.store = store;
     this.peers = peers;
     this.clock = clock;
     this.timeout = timeout;
     this.scans = scans;
+    this.retry = retry;
     this.lineage =
         Caffeine.newBuilder()
             .ticker(clock::monotonicNanos)
@@ -320,7 +339,7 @@ public final class HandOff {
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
     Map<String, List<Handed>> byOwner = moving(from, to, true);
     try {
-      return inChunks(byOwner, (owner, chunk) -> transfer(owner, chunk, 0));
+      return inChunks(byOwner, (owner, chunk) -> transfer(owner, chunk, 0, 1, retry.first()));
     } catch (RuntimeException | Error e) {
       byOwner.values().forEach(handed -> handed.forEach(this::unwatch));
       throw e;
@@ -392,15 +411,24 @@ public final class HandOff {
   // transfer began, is done and other changed ones go again (the ack reads the state, then the
   // watch; a copy write marks the watch, then writes). A bucket handed on stays here until it
   // expires or is evicted (HandOn passes later forwards on).
-  private CompletableFuture<Void> transfer(String owner, List<Handed> chunk, int round) {
+  // A failed send is sent again later (resendLater); attempt counts the sends that failed before
+  // this one plus one, and wait is how long to wait if this one fails.
+  private CompletableFuture<Void> transfer(
+      String owner, List<Handed> chunk, int round, int attempt, Duration wait) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
         .call(owner, c -> c.transferBuckets(snapshots, self, timeout))
         .handle(
             (accepted, error) -> {
               if (error != null) {
-                LOG.warn("hand-off of {} buckets failed: {}", chunk.size(), error.getMessage());
-                chunk.forEach(this::unwatch);
+                LOG.warn(
+                    "hand-off of {} buckets to {} failed (send {} of {}): {}",
+                    chunk.size(),
+                    owner,
+                    attempt,
+                    retry.attempts(),
+                    error.getMessage());
+                resendLater(chunk, attempt, wait);
                 return CompletableFuture.<Void>completedFuture(null);
               }
               List<Handed> changed = new ArrayList<>();
@@ -410,7 +438,7 @@ public final class HandOff {
                   Optional<BucketState> now = store.get(h.key);
                   read++;
                   if (now.isPresent() && !now.get().equals(h.state) && !h.watch.copied) {
-                    changed.add(new Handed(h.key, now.get(), h.watch));
+                    changed.add(h.now(now.get()));
                   } else {
                     unwatch(h);
                     lineage.invalidate(h.key);
@@ -439,9 +467,70 @@ public final class HandOff {
                 changed.forEach(this::unwatch);
                 return CompletableFuture.<Void>completedFuture(null);
               }
-              return transfer(owner, changed, round + 1);
+              return transfer(owner, changed, round + 1, attempt, wait);
             })
         .thenCompose(f -> f);
+  }
+
+  // Sends the buckets of a failed send again after wait, keeping their watches, unless this was the
+  // last attempt or the hand-off is closed.
+  private void resendLater(List<Handed> chunk, int attempt, Duration wait) {
+    List<Handed> held = List.copyOf(chunk);
+    if (attempt >= retry.attempts() || closed) {
+      if (retry.attempts() > 1 && !closed) {
+        LOG.warn(
+            "{} buckets did not reach their new owners in {} sends; kept here",
+            held.size(),
+            attempt);
+      }
+      held.forEach(this::unwatch);
+      return;
+    }
+    try {
+      retry.scheduler().schedule(() -> resend(held, attempt + 1, retry.next(wait)), wait);
+    } catch (RuntimeException e) {
+      LOG.warn("could not schedule the resend of {} buckets: {}", held.size(), e.toString());
+      held.forEach(this::unwatch);
+    }
+  }
+
+  // Sends each bucket of held as it is now to its owner on the current ring; a bucket that has
+  // expired, is owned here again, or was written as a GLOBAL copy since its transfer began (its
+  // hits reach the owner through the GLOBAL sync) is done.
+  private void resend(List<Handed> held, int attempt, Duration wait) {
+    if (closed) {
+      held.forEach(this::unwatch);
+      return;
+    }
+    Map<String, List<Handed>> byOwner = new HashMap<>();
+    List<Handed> done = new ArrayList<>();
+    try {
+      HashRing ring = retry.ring().get();
+      long now = clock.wallMillis();
+      for (Handed h : held) {
+        Optional<BucketState> state = h.watch.copied ? Optional.empty() : store.get(h.key);
+        String owner = ring.isEmpty() ? self : ring.ownerOf(h.key);
+        if (state.isEmpty() || state.get().expireAt() <= now || owner.equals(self)) {
+          done.add(h);
+        } else {
+          byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(h.now(state.get()));
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("reading {} buckets to send them again failed; kept here", held.size(), e);
+      held.forEach(this::unwatch);
+      return;
+    }
+    done.forEach(this::unwatch);
+    inChunks(byOwner, (owner, chunk) -> transfer(owner, chunk, 0, attempt, wait));
+  }
+
+  /**
+   * Stops sending failed transfers again: a resend scheduled runs no more. Transfers under way
+   * finish.
+   */
+  public void close() {
+    closed = true;
   }
 
   // Ends one transfer's watch of the key: the last one to end removes it.
@@ -450,7 +539,11 @@ public final class HandOff {
   }
 
   /** A bucket sent and its state as sent; {@code watch} is null for a copy, which is sent once. */
-  private record Handed(String key, BucketState state, Watch watch) {}
+  private record Handed(String key, BucketState state, Watch watch) {
+    Handed now(BucketState current) {
+      return new Handed(key, current, watch);
+    }
+  }
 
   /**
    * The watch of a key in transfer: whether its bucket was written as a GLOBAL copy since the first
