@@ -4,8 +4,12 @@ import java.io.IOException;
 import java.io.Reader;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.charset.CharacterCodingException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.security.PrivateKey;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
@@ -33,9 +37,8 @@ public final class Pem {
   public static X509Certificate[] certificates(Path file) throws IOException {
     List<X509Certificate> certs = new ArrayList<>();
     JcaX509CertificateConverter converter = new JcaX509CertificateConverter();
-    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.US_ASCII);
-        PEMParser parser = new PEMParser(reader)) {
-      for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
+    try {
+      for (Object o : objects(file)) {
         if (o instanceof X509CertificateHolder holder) {
           certs.add(converter.getCertificate(holder));
         }
@@ -52,19 +55,53 @@ public final class Pem {
   /** Returns the private key in {@code file}. */
   public static PrivateKey privateKey(Path file) throws IOException {
     JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
-    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.US_ASCII);
-        PEMParser parser = new PEMParser(reader)) {
-      for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
-        if (o instanceof PrivateKeyInfo info) {
-          return converter.getPrivateKey(info);
-        }
-        if (o instanceof PEMKeyPair pair) {
-          return converter.getPrivateKey(pair.getPrivateKeyInfo());
-        }
+    for (Object o : objects(file)) {
+      if (o instanceof PrivateKeyInfo info) {
+        return converter.getPrivateKey(info);
+      }
+      if (o instanceof PEMKeyPair pair) {
+        return converter.getPrivateKey(pair.getPrivateKeyInfo());
       }
     }
     throw new IOException(
         file + ": no unencrypted PEM private key (BEGIN PRIVATE KEY, RSA or EC) found");
+  }
+
+  /** Returns when {@code file} was last modified; a file that cannot be read is named. */
+  public static FileTime modified(Path file) throws IOException {
+    try {
+      return Files.getLastModifiedTime(file);
+    } catch (IOException e) {
+      throw unreadable(file, e);
+    }
+  }
+
+  // The PEM objects in file, in order; every failure to read or parse it names the file.
+  private static List<Object> objects(Path file) throws IOException {
+    List<Object> objects = new ArrayList<>();
+    try (Reader reader = Files.newBufferedReader(file, StandardCharsets.US_ASCII);
+        PEMParser parser = new PEMParser(reader)) {
+      for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
+        objects.add(o);
+      }
+    } catch (NoSuchFileException | AccessDeniedException e) {
+      throw unreadable(file, e);
+    } catch (CharacterCodingException e) {
+      throw new IOException(file + ": not PEM text (it holds bytes that are not ASCII)", e);
+    } catch (IOException | RuntimeException e) {
+      throw new IOException(file + ": not valid PEM: " + e.getMessage(), e);
+    }
+    return objects;
+  }
+
+  private static IOException unreadable(Path file, IOException e) {
+    if (e instanceof NoSuchFileException) {
+      return new IOException(file + ": no such file", e);
+    }
+    if (e instanceof AccessDeniedException) {
+      return new IOException(file + ": not readable (permission denied)", e);
+    }
+    return new IOException(file + ": " + e.getMessage(), e);
   }
 
   /** Returns {@code objects} (certificates, keys) as PEM text; private keys as PKCS#8. */

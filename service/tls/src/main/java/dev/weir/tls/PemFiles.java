@@ -25,18 +25,21 @@ public record PemFiles(Optional<Path> cert, Optional<Path> key, Optional<Path> c
 
   /**
    * Reads the paths held by {@code cert}, {@code key} and {@code ca}; one of {@code cert} and
-   * {@code key} set without the other throws a {@link ConfigException} naming both and the one set.
+   * {@code key} set without the other throws a {@link ConfigException} naming both (as set, name or
+   * alias) and the one set.
    */
   public static PemFiles read(EnvReader reader, EnvVar cert, EnvVar key, EnvVar ca) {
     Optional<Path> certFile = reader.path(cert);
     Optional<Path> keyFile = reader.path(key);
     if (certFile.isPresent() != keyFile.isPresent()) {
+      String certName = reader.nameSet(cert);
+      String keyName = reader.nameSet(key);
       throw new ConfigException(
-          cert.name()
+          certName
               + " and "
-              + key.name()
+              + keyName
               + " must be set together: only "
-              + (certFile.isPresent() ? cert.name() : key.name())
+              + (certFile.isPresent() ? certName : keyName)
               + " is set");
     }
     return new PemFiles(certFile, keyFile, reader.path(ca));

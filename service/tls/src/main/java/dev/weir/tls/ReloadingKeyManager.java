@@ -2,7 +2,6 @@ package dev.weir.tls;
 
 import java.io.IOException;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.security.GeneralSecurityException;
@@ -17,7 +16,8 @@ import javax.net.ssl.X509ExtendedKeyManager;
  * A key manager that presents the certificate and key currently in two PEM files. {@link
  * #reloadIfChanged()}, called on a schedule, re-reads them when either file's modification time
  * changed; new handshakes then use the new identity, established connections keep theirs. A file
- * that cannot be read keeps the previous identity in use and the error is reported to the caller.
+ * that cannot be read, or a key that is not the first certificate's (one file rewritten, the other
+ * not yet), keeps the previous identity in use and the error is reported to the caller.
  */
 public final class ReloadingKeyManager extends X509ExtendedKeyManager {
 
@@ -46,8 +46,8 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
    * @throws IOException if a changed file cannot be read (the previous identity stays in use)
    */
   public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
-    if (Files.getLastModifiedTime(certFile).equals(certTime)
-        && Files.getLastModifiedTime(keyFile).equals(keyTime)) {
+    if (Pem.modified(certFile).equals(certTime)
+        && Pem.modified(keyFile).equals(keyTime)) {
       return false;
     }
     reload();
@@ -55,10 +55,11 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
   }
 
   private synchronized void reload() throws IOException, GeneralSecurityException {
-    FileTime newCertTime = Files.getLastModifiedTime(certFile);
-    FileTime newKeyTime = Files.getLastModifiedTime(keyFile);
+    FileTime newCertTime = Pem.modified(certFile);
+    FileTime newKeyTime = Pem.modified(keyFile);
     X509Certificate[] chain = Pem.certificates(certFile);
     PrivateKey key = Pem.privateKey(keyFile);
+    KeyMatch.check(key, chain[0], keyFile, certFile);
     delegate = KeyManagers.keyManager(key, chain);
     certTime = newCertTime;
     keyTime = newKeyTime;

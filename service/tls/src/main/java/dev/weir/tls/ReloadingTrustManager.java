@@ -2,7 +2,6 @@ package dev.weir.tls;
 
 import java.io.IOException;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.security.GeneralSecurityException;
@@ -51,7 +50,7 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
    *     trust stays in use)
    */
   public boolean reloadIfChanged() throws IOException, GeneralSecurityException {
-    if (Files.getLastModifiedTime(caFile).equals(caTime)) {
+    if (Pem.modified(caFile).equals(caTime)) {
       return false;
     }
     reload();
@@ -59,7 +58,7 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
   }
 
   private synchronized void reload() throws IOException, GeneralSecurityException {
-    FileTime newTime = Files.getLastModifiedTime(caFile);
+    FileTime newTime = Pem.modified(caFile);
     X509Certificate[] cas = Pem.certificates(caFile);
     X509Certificate[] all = Arrays.copyOf(cas, cas.length + extra.length);
     System.arraycopy(extra, 0, all, cas.length, extra.length);

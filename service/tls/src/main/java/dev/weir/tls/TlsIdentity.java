@@ -109,6 +109,9 @@ public final class TlsIdentity implements PeerTls {
     if (failure instanceof GeneralSecurityException security) {
       throw security;
     }
+    if (failure instanceof RuntimeException runtime) {
+      throw runtime;
+    }
     return reload.result().changed();
   }
 
@@ -129,14 +132,14 @@ public final class TlsIdentity implements PeerTls {
     if (reloadingKeys != null) {
       try {
         certificate = reloadingKeys.reloadIfChanged();
-      } catch (IOException | GeneralSecurityException e) {
+      } catch (IOException | GeneralSecurityException | RuntimeException e) {
         errors.add(e);
       }
     }
     if (reloadingTrust != null) {
       try {
         cas = reloadingTrust.reloadIfChanged();
-      } catch (IOException | GeneralSecurityException e) {
+      } catch (IOException | GeneralSecurityException | RuntimeException e) {
         errors.add(e);
       }
     }

@@ -81,7 +81,10 @@ public record TlsSettings(
   /**
    * Reads the settings from {@code env}. Gubernator's client-auth words are accepted too: {@code
    * request-cert} and {@code verify-cert} mean {@code request}, {@code require-any-cert} and
-   * {@code require-and-verify} mean {@code require-and-verify}.
+   * {@code require-and-verify} mean {@code require-and-verify}. A CA file or a client-auth mode
+   * with TLS off, and {@code require-and-verify} without a CA to verify against (the CA {@code
+   * WEIR_TLS_AUTO} generates only when no certificate file is set), are errors: either would serve
+   * without the client check asked for.
    */
   public static TlsSettings from(EnvReader env) {
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
@@ -106,11 +109,33 @@ public record TlsSettings(
     boolean auto = env.bool(AUTO, false);
     Duration reload =
         env.duration(RELOAD_INTERVAL, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofHours(24));
-    if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty() && !auto) {
+    if (files.cert().isEmpty() && !auto) {
+      if (clientAuth != ClientAuth.NONE || files.ca().isPresent()) {
+        throw new ConfigException(
+            (files.ca().isPresent()
+                    ? env.nameSet(CA) + " is set"
+                    : env.nameSet(CLIENT_AUTH) + "=" + auth + " is set")
+                + " but TLS is off: set "
+                + CERT.name()
+                + " and "
+                + KEY.name()
+                + ", or "
+                + AUTO.name()
+                + "=true, to turn it on");
+      }
+    } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY
+        && files.ca().isEmpty()
+        && files.cert().isPresent()) {
       throw new ConfigException(
-          "WEIR_TLS_CLIENT_AUTH="
+          env.nameSet(CLIENT_AUTH)
+              + "="
               + auth
-              + " needs WEIR_TLS_CA, the CA client certificates chain to");
+              + " needs "
+              + env.nameSet(CA)
+              + ", the CA client certificates chain to"
+              + (files.cert().isPresent() && auto
+                  ? " (" + env.nameSet(AUTO) + " generates one only without " + env.nameSet(CERT) + ")"
+                  : ""));
     }
     return new TlsSettings(
         files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);

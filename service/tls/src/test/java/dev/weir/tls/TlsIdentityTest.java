@@ -18,7 +18,9 @@ import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.net.InetSocketAddress;
+import java.io.IOException;
 import java.nio.file.Files;
+import java.security.GeneralSecurityException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.security.cert.X509Certificate;
@@ -212,6 +214,74 @@ class TlsIdentityTest {
     assertThatThrownBy(identity::reloadIfChanged).hasMessageContaining("no PEM certificate");
     assertThat(handshake(listener.port(), trustingCa()).getSubjectX500Principal().getName())
         .isEqualTo("CN=server");
+  }
+
+  @Test
+  void https_certificateRewrittenBeforeItsKey_previousIdentityKeptUntilTheKeyFollows()
+      throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.NONE);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    HttpListener listener = https(identity);
+    CertificateAuthority.Identity next = ca.issue("server-2", HOSTS, YEAR);
+    Files.writeString(settings.cert().get(), Pem.encode((Object[]) next.chain()));
+    Files.setLastModifiedTime(settings.cert().get(), FileTime.from(Instant.now().plusSeconds(10)));
+
+    assertThatThrownBy(identity::reloadIfChanged)
+        .hasMessageContaining("server-key.pem")
+        .hasMessageContaining("does not hold the private key of the first certificate in")
+        .hasMessageContaining("server-cert.pem");
+    assertThat(handshake(listener.port(), trustingCa()).getSubjectX500Principal().getName())
+        .isEqualTo("CN=server");
+
+    Files.writeString(settings.key().get(), Pem.encode(next.key()));
+    Files.setLastModifiedTime(settings.key().get(), FileTime.from(Instant.now().plusSeconds(20)));
+    assertThat(identity.reloadIfChanged()).isTrue();
+    assertThat(handshake(listener.port(), trustingCa()).getSubjectX500Principal().getName())
+        .isEqualTo("CN=server-2");
+  }
+
+  @Test
+  void load_keyOfAnotherCertificate_refusedNamingBothFiles() throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.NONE);
+    Files.writeString(settings.key().get(), Pem.encode(ca.issue("other", HOSTS, YEAR).key()));
+
+    assertThatThrownBy(() -> TlsIdentity.load(settings, HOSTS))
+        .isInstanceOf(GeneralSecurityException.class)
+        .hasMessageContaining("server-key.pem")
+        .hasMessageContaining("server-cert.pem");
+  }
+
+  @Test
+  void reload_certificateWithBadBase64AndRewrittenCa_caReloadedAndFailureNamesTheFile()
+      throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.REQUIRE_AND_VERIFY);
+    TlsIdentity identity = TlsIdentity.load(settings, HOSTS);
+    CertificateAuthority next = CertificateAuthority.create("next-ca", YEAR);
+    Files.writeString(
+        settings.cert().get(),
+        "-----BEGIN CERTIFICATE-----\nMIIB*not*base64\n-----END CERTIFICATE-----\n");
+    Files.setLastModifiedTime(settings.cert().get(), FileTime.from(Instant.now().plusSeconds(10)));
+    rewriteCaFile(Pem.encode(next.certificate()));
+
+    TlsReload reload = identity.reload();
+
+    assertThat(reload.casReloaded()).isTrue();
+    assertThat(reload.failures())
+        .singleElement()
+        .asString()
+        .contains("server-cert.pem")
+        .contains("not valid PEM");
+    assertThat(identity.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=server");
+  }
+
+  @Test
+  void load_missingCertificateFile_errorNamesTheFile() throws Exception {
+    TlsSettings settings = write("server", ca, ClientAuth.NONE);
+    Files.delete(settings.cert().get());
+
+    assertThatThrownBy(() -> TlsIdentity.load(settings, HOSTS))
+        .isInstanceOf(IOException.class)
+        .hasMessage(settings.cert().get() + ": no such file");
   }
 
   @Test

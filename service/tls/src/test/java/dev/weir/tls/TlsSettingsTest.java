@@ -57,6 +57,65 @@ class TlsSettingsTest {
   }
 
   @Test
+  void from_caWithoutCertificateOrAuto_refusedRatherThanServingPlaintext() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "WEIR_TLS_CA", "/ca.pem",
+                            "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_TLS_CA is set but TLS is off: set WEIR_TLS_CERT and WEIR_TLS_KEY, or"
+                + " WEIR_TLS_AUTO=true, to turn it on");
+  }
+
+  @Test
+  void from_clientAuthWithoutTls_refusedNamingTheAliasSet() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(Map.of("GUBER_TLS_CLIENT_AUTH", "request-cert"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("GUBER_TLS_CLIENT_AUTH=request-cert is set but TLS is off");
+  }
+
+  @Test
+  void from_requireWithCertificateAndAutoButNoCa_refusedBecauseAutoMakesNoCaThen() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "WEIR_TLS_CERT", "/c.pem",
+                            "WEIR_TLS_KEY", "/k.pem",
+                            "WEIR_TLS_AUTO", "true",
+                            "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("needs WEIR_TLS_CA")
+        .hasMessageContaining("WEIR_TLS_AUTO generates one only without WEIR_TLS_CERT");
+  }
+
+  @Test
+  void from_requireWithAutoAlone_accepted() {
+    TlsSettings settings =
+        TlsSettings.from(
+            new EnvReader(
+                Map.of("WEIR_TLS_AUTO", "true", "WEIR_TLS_CLIENT_AUTH", "require-and-verify")));
+
+    assertThat(settings.enabled()).isTrue();
+    assertThat(settings.clientAuth()).isEqualTo(ClientAuth.REQUIRE_AND_VERIFY);
+  }
+
+  @Test
+  void from_aliasCertWithoutKey_errorNamesTheAliases() {
+    assertThatThrownBy(() -> TlsSettings.from(new EnvReader(Map.of("GUBER_TLS_CERT", "/c.pem"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("GUBER_TLS_CERT and WEIR_TLS_KEY must be set together: only GUBER_TLS_CERT is set");
+  }
+
+  @Test
   void from_badMinVersion_errorListsChoices() {
     assertThatThrownBy(
             () -> TlsSettings.from(new EnvReader(Map.of("WEIR_TLS_MIN_VERSION", "1.1"))))

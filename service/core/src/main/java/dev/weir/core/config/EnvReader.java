@@ -53,6 +53,11 @@ public final class EnvReader {
     return Optional.of(new Setting(variable, value.trim()));
   }
 
+  /** Returns the variable set for {@code var}: its name or its alias; its name when neither is. */
+  public String nameSet(EnvVar var) {
+    return lookup(var).map(Setting::variable).orElse(var.name());
+  }
+
   /** Returns the string value of {@code var}, or {@code fallback} when unset. */
   public String string(EnvVar var, String fallback) {
     return lookup(var).map(Setting::value).orElse(fallback);
