@@ -272,7 +272,8 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * Sends {@code out} to the owners on the current ring: the resets and the sums of keys without
-   * one first, then, once those calls ended, the sums taken after a reset.
+   * one first, then, once those calls ended, the sums taken after a reset, to their owners on the
+   * ring of then.
    */
   private CompletableFuture<Void> sendInRounds(List<Queued> out, long start) {
     HashRing current = ring.get();
@@ -301,7 +302,12 @@ public final class GlobalManager implements AutoCloseable {
     return CompletableFuture.allOf(firstRound)
         .thenCompose(
             firstDone -> {
-              send(afterResets, current, calls);
+              // The ring may have changed while the first round was out: a key this node has
+              // come to own is queued for broadcast here, not sent to its former owner.
+              HashRing then = ring.get();
+              if (!then.isEmpty()) {
+                send(afterResets, then, calls);
+              }
               return timed(calls, start, true);
             });
   }
@@ -331,7 +337,11 @@ public final class GlobalManager implements AutoCloseable {
         });
   }
 
-  /** Sends the queued broadcasts to every other peer now; completes when every peer answered or failed. */
+  /**
+   * Sends the queued broadcasts of the keys this node still owns to every other peer now; completes
+   * when every peer answered or failed. A key owned elsewhere by now is not broadcast: its copy here
+   * is no longer the authoritative state, and its new owner broadcasts its own.
+   */
   public CompletableFuture<Void> flushBroadcasts() {
     List<RateLimitRequest> out;
     synchronized (lock) {
@@ -344,8 +354,12 @@ public final class GlobalManager implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     long start = clock.monotonicNanos();
+    HashRing current = ring.get();
     List<UpdatePeerGlobal> updates = new ArrayList<>(out.size());
     for (RateLimitRequest r : out) {
+      if (current.isEmpty() || !current.ownerOf(r.hashKey()).equals(self)) {
+        continue;
+      }
       RateLimitRequest query =
           r.withHits(0)
               .withBehavior(r.behavior() & ~(Behavior.RESET_REMAINING | Behavior.DRAIN_OVER_LIMIT));
@@ -360,8 +374,11 @@ public final class GlobalManager implements AutoCloseable {
       store.get(r.hashKey()).ifPresent(s -> u.setWeirState(PeerProtos.toSnapshot(r.hashKey(), s)));
       updates.add(u.build());
     }
+    if (updates.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
     List<CompletableFuture<?>> calls = new ArrayList<>();
-    for (String peer : ring.get().peers()) {
+    for (String peer : current.peers()) {
       if (!peer.equals(self)) {
         for (List<UpdatePeerGlobal> chunk : chunks(updates)) {
           calls.add(peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout)));

@@ -203,6 +203,64 @@ class GlobalManagerTest {
     }
   }
 
+  @Test
+  void flushHits_keyComesToBeOwnedHereWhileTheResetIsOut_hitsAfterItNotSentToTheFormerOwner()
+      throws Exception {
+    List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
+    IdlePeerHandler holding =
+        new IdlePeerHandler() {
+          @Override
+          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+              List<RateLimitRequest> requests) {
+            received.add(requests);
+            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+            held.add(answer);
+            return answer;
+          }
+        };
+    String name = InProcessServerBuilder.generateName();
+    Server owner =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(new PeersService(holding, clock))
+            .build()
+            .start();
+    PeerClientPool toOwner =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(name).directExecutor().build(),
+                    new PeerClientSettings(
+                        1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+                    scheduler,
+                    clock));
+    try {
+      HashRing both = ring(SELF, OWNER);
+      java.util.concurrent.atomic.AtomicReference<HashRing> current =
+          new java.util.concurrent.atomic.AtomicReference<>(both);
+      GlobalManager m =
+          new GlobalManager(
+              SELF, current::get, toOwner, new WindowCounterCheck(store), store, scheduler,
+              clock, Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
+      String key = keyOwnedBy(both, OWNER);
+      m.queueHits(hit(key, 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+      m.queueHits(hit(key, 2, t0));
+      CompletableFuture<Void> flush = m.flushHits();
+      assertThat(received).as("the reset is out").hasSize(1);
+
+      current.set(both.without(OWNER));
+      held.get(0).complete(List.of(RateLimitResponse.of(Status.UNDER_LIMIT, 10, 10, 0)));
+      flush.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+      assertThat(received).as("the hits after the reset stay here").hasSize(1);
+    } finally {
+      toOwner.close();
+      owner.shutdownNow();
+    }
+  }
+
   private static String firstItem(List<RateLimitRequest> batch) {
     RateLimitRequest r = batch.get(0);
     return r.has(Behavior.RESET_REMAINING) ? "reset" : "hits " + r.hits();
@@ -221,8 +279,10 @@ class GlobalManagerTest {
 
   @Test
   void queueBroadcast_afterSyncWait_exactStateSentToEveryOtherPeer() {
-    GlobalManager m = manager(ring(SELF, OWNER, "third:1"), 1000);
-    RateLimitRequest r = hit("a", 4, clock.wallMillis());
+    HashRing ring = ring(SELF, OWNER, "third:1");
+    GlobalManager m = manager(ring, 1000);
+    String key = keyOwnedBy(ring, SELF);
+    RateLimitRequest r = hit(key, 4, clock.wallMillis());
     new WindowCounterCheck(store).decide(r);
     m.queueBroadcast(r);
 
@@ -230,7 +290,7 @@ class GlobalManagerTest {
 
     assertThat(globalsReceived).hasSize(2);
     UpdatePeerGlobal u = globalsReceived.get(0).get(0);
-    assertThat(u.getKey()).isEqualTo("g_a");
+    assertThat(u.getKey()).isEqualTo("g_" + key);
     assertThat(u.getStatus().getRemaining()).isEqualTo(6);
     assertThat(u.getCreatedAt()).isEqualTo(r.createdAt());
     assertThat(u.getDuration()).isEqualTo(60_000);
@@ -398,6 +458,23 @@ class GlobalManagerTest {
                 .build()));
 
     assertThat(store.get("g_" + key)).contains(mine);
+  }
+
+  @Test
+  void flushBroadcasts_keyOwnedElsewhereByThen_notBroadcastOverItsNewOwnersState() {
+    HashRing before = ring(SELF, OWNER, "third:1");
+    java.util.concurrent.atomic.AtomicReference<HashRing> current =
+        new java.util.concurrent.atomic.AtomicReference<>(before);
+    GlobalManager m = manager(current::get);
+    String moving = keyOwnedBy(before, SELF);
+    RateLimitRequest r = hit(moving, 4, clock.wallMillis());
+    new WindowCounterCheck(store).decide(r);
+    m.queueBroadcast(r);
+    current.set(before.without(SELF));
+
+    m.flushBroadcasts().join();
+
+    assertThat(globalsReceived).as("the copy here is no longer the owner's").isEmpty();
   }
 
   @Test
