@@ -336,8 +336,12 @@ public final class HandOff {
     return received.get();
   }
 
+  // Sends to each bucket's owner on the current ring when it is known, which is to or a later ring
+  // (a scan that waited for an earlier one): a later change does not send what this node did not
+  // own before it.
   private CompletableFuture<Void> send(HashRing from, HashRing to) {
-    Map<String, List<Handed>> byOwner = moving(from, to, true);
+    HashRing target = retry.ring() == null ? to : retry.ring().get();
+    Map<String, List<Handed>> byOwner = moving(from, target.isEmpty() ? to : target, true);
     try {
       return inChunks(byOwner, (owner, chunk) -> transfer(owner, chunk, 0, 1, retry.first()));
     } catch (RuntimeException | Error e) {
@@ -494,9 +498,11 @@ public final class HandOff {
     }
   }
 
-  // Sends each bucket of held as it is now to its owner on the current ring; a bucket that has
-  // expired, is owned here again, or was written as a GLOBAL copy since its transfer began (its
-  // hits reach the owner through the GLOBAL sync) is done.
+  // Sends each bucket of held as it is now to its owner on the current ring; one written as a
+  // GLOBAL copy since its transfer began is sent as it was first sent (no send of it reached the
+  // owner; what the copy took since reaches the owner through the GLOBAL sync or came from it, and
+  // the receiver keeps the more consumed state). One that has expired or is owned here again is
+  // done.
   private void resend(List<Handed> held, int attempt, Duration wait) {
     if (closed) {
       held.forEach(this::unwatch);
@@ -508,7 +514,8 @@ public final class HandOff {
       HashRing ring = retry.ring().get();
       long now = clock.wallMillis();
       for (Handed h : held) {
-        Optional<BucketState> state = h.watch.copied ? Optional.empty() : store.get(h.key);
+        Optional<BucketState> state =
+            h.watch.copied ? Optional.ofNullable(h.state) : store.get(h.key);
         String owner = ring.isEmpty() ? self : ring.ownerOf(h.key);
         if (state.isEmpty() || state.get().expireAt() <= now || owner.equals(self)) {
           done.add(h);

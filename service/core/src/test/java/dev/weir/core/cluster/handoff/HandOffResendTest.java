@@ -157,19 +157,50 @@ class HandOffResendTest {
   }
 
   @Test
-  void ringChanged_bucketWrittenAsAGlobalCopyBeforeTheResend_isNotSent() throws Exception {
+  void ringChanged_bucketReplacedByTheOwnersBroadcastBeforeTheResend_sentAsFirstScanned()
+      throws Exception {
     HashRing after = ALL.without("a:1");
     String key = keyMovingTo(after, "b:1");
-    store.put(key, bucket(4));
+    store.put(key, bucket(0));
     ring.set(after);
     refuse("b:1", 1);
 
     handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
-    handOff.writingCopy(key, false);
+    handOff.writingCopy(key, true);
+    store.put(key, bucket(4));
     scheduler.advance(FIRST);
 
-    assertThat(receivedBy("b:1")).as("its hits reach the owner by the GLOBAL sync").isEmpty();
+    assertThat(receivedBy("b:1"))
+        .as("the owner never had this node's count: the broadcast came from its empty bucket")
+        .singleElement()
+        .satisfies(b -> assertThat(b.getTokenBucket().getRemaining()).isZero());
     assertThat(handOff.keysInTransfer()).isZero();
+  }
+
+  @Test
+  void ringChanged_scanRunsAfterALaterChange_sendsToTheOwnerOnTheLaterRing() throws Exception {
+    List<Runnable> scans = new ArrayList<>();
+    HandOff queued =
+        new HandOff(
+            "a:1",
+            store,
+            pool,
+            clock,
+            Duration.ofSeconds(2),
+            scans::add,
+            new TransferRetry(scheduler, ring::get, FIRST, Duration.ofSeconds(5), 4));
+    HashRing withoutA = ALL.without("a:1");
+    HashRing later = withoutA.without("b:1");
+    String key = keyMovingTo(withoutA, "b:1");
+    store.put(key, bucket(4));
+
+    var change = queued.ringChanged(ALL, withoutA);
+    ring.set(later);
+    scans.forEach(Runnable::run);
+    change.get(5, TimeUnit.SECONDS);
+
+    assertThat(receivedBy("b:1")).isEmpty();
+    assertThat(receivedBy("c:1")).extracting(BucketSnapshot::getKey).containsExactly(key);
   }
 
   private void refuse(String peer, int calls) {
