@@ -1,5 +1,6 @@
 package dev.weir.core.config;
 
+import dev.weir.core.discovery.PeerAddress;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -15,7 +16,10 @@ import java.util.Optional;
 @FunctionalInterface
 public interface HostAddressResolver {
 
-  /** Returns this host's reachable address as a host string (IP literal or name). */
+  /**
+   * Returns this host's reachable address as a host string (IP literal or name); an IPv6 literal in
+   * its RFC 5952 text without a zone, as Kubernetes and DNS spell it.
+   */
   String resolve();
 
   /**
@@ -38,10 +42,10 @@ public interface HostAddressResolver {
             continue;
           }
           if (address instanceof Inet4Address) {
-            return Optional.of(address.getHostAddress());
+            return Optional.of(PeerAddress.hostText(address));
           }
           if (fallback == null) {
-            fallback = address.getHostAddress();
+            fallback = PeerAddress.hostText(address);
           }
         }
       }
@@ -53,7 +57,7 @@ public interface HostAddressResolver {
 
   private static String hostnameAddress() {
     try {
-      return InetAddress.getLocalHost().getHostAddress();
+      return PeerAddress.hostText(InetAddress.getLocalHost());
     } catch (UnknownHostException e) {
       return "127.0.0.1";
     }

@@ -2,9 +2,16 @@ package dev.weir.core.discovery;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
 /** Helpers for peer addresses of the form {@code host:port} ({@code [v6]:port} for IPv6 literals). */
 public final class PeerAddress {
+  private static final Pattern DOTTED_QUAD =
+      Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
+  private static final Pattern V6_CHARS = Pattern.compile("[0-9A-Fa-f:.]+");
+
   private PeerAddress() {}
 
   /** Returns the peer address for {@code host} and {@code port}, bracketing IPv6 literals. */
@@ -19,10 +26,36 @@ public final class PeerAddress {
    * and most tools write, so that a member found by DNS is spelled as it advertises itself.
    */
   public static String of(InetAddress address, int port) {
-    if (!(address instanceof Inet6Address)) {
-      return of(address.getHostAddress(), port);
+    return of(hostText(address), port);
+  }
+
+  /**
+   * Returns the text of {@code address} as peers spell it: dotted IPv4, or IPv6 in its RFC 5952
+   * text without a zone.
+   */
+  public static String hostText(InetAddress address) {
+    return address instanceof Inet6Address
+        ? ipv6Text(address.getAddress())
+        : address.getHostAddress();
+  }
+
+  /**
+   * Returns the address {@code text} spells when it is an IP literal (dotted-quad IPv4, or IPv6
+   * with or without brackets), empty otherwise; never asks a name resolver.
+   */
+  public static Optional<InetAddress> literal(String text) {
+    String t = text.startsWith("[") && text.endsWith("]") ? text.substring(1, text.length() - 1) : text;
+    boolean v4 = DOTTED_QUAD.matcher(t).matches();
+    boolean v6 = !v4 && t.indexOf(':') >= 0 && t.indexOf('%') < 0 && V6_CHARS.matcher(t).matches();
+    if (!v4 && !v6) {
+      return Optional.empty();
     }
-    return of(ipv6Text(address.getAddress()), port);
+    try {
+      // a dotted quad or a string with ':' is parsed as a literal, never looked up
+      return Optional.of(InetAddress.getByName(t));
+    } catch (UnknownHostException e) {
+      return Optional.empty();
+    }
   }
 
   /** Returns the RFC 5952 text of the 16 bytes of an IPv6 address. */

@@ -148,7 +148,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               .inNamespace(namespace)
               .withLabel(SERVICE_NAME_LABEL, settings.serviceName())
               .runnableInformer(RESYNC.toMillis());
-      informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort()));
+      informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort(), PeerSelection.familyOf(self)));
     }
     if (scheduler != null) {
       long every = WATCH_CHECK.toNanos();

@@ -57,8 +57,26 @@ public record KubernetesSettings(
         m,
         env.string("K8S_SERVICE_NAME", DEFAULT_SERVICE_NAME),
         selector,
-        env.raw("K8S_POD_IP"),
+        podIp(env),
         env.port("K8S_POD_PORT", PeerAddress.portOf(advertiseAddress)));
+  }
+
+  // The pod IP as peers spell it; anything but an IP literal (an unresolved $(POD_IP) included) is
+  // refused, as it would put this node on its own ring under a name no other node knows.
+  private static Optional<String> podIp(DiscoveryEnv env) {
+    Optional<String> raw = env.raw("K8S_POD_IP");
+    if (raw.isEmpty()) {
+      return raw;
+    }
+    return Optional.of(
+        PeerAddress.literal(raw.get())
+            .map(PeerAddress::hostText)
+            .orElseThrow(
+                () ->
+                    env.invalid(
+                        "K8S_POD_IP",
+                        raw.get(),
+                        "an IPv4 or IPv6 address, such as the downward API's status.podIP")));
   }
 
   /** Returns this node's peer address: {@code podIp:podPort}, or {@code advertiseAddress} without a pod IP. */

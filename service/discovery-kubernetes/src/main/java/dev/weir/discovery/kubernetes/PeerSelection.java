@@ -17,12 +17,22 @@ final class PeerSelection {
 
   /**
    * Returns {@code ip:port} of every ready IPv4/IPv6 endpoint in {@code slices} (an endpoint whose
-   * {@code ready} condition is unset counts as ready, as the API specifies).
+   * {@code ready} condition is unset counts as ready, as the API specifies). A dual-stack Service
+   * has a slice of each family listing the same pods: then only the addresses of {@code family}
+   * ({@code IPv4} or {@code IPv6}, the family this node advertises itself in) are taken, so that each
+   * pod is one member.
    */
-  static Set<String> fromEndpointSlices(Collection<EndpointSlice> slices, int port) {
-    Set<String> peers = new TreeSet<>();
+  static Set<String> fromEndpointSlices(Collection<EndpointSlice> slices, int port, String family) {
+    Set<String> v4 = new TreeSet<>();
+    Set<String> v6 = new TreeSet<>();
     for (EndpointSlice slice : slices) {
-      if (!"IPv4".equals(slice.getAddressType()) && !"IPv6".equals(slice.getAddressType())) {
+      Set<String> peers =
+          switch (String.valueOf(slice.getAddressType())) {
+            case "IPv4" -> v4;
+            case "IPv6" -> v6;
+            default -> null;
+          };
+      if (peers == null) {
         continue;
       }
       for (Endpoint endpoint : Optional.ofNullable(slice.getEndpoints()).orElse(List.of())) {
@@ -31,12 +41,26 @@ final class PeerSelection {
                 || !Boolean.FALSE.equals(endpoint.getConditions().getReady());
         if (ready) {
           for (String address : Optional.ofNullable(endpoint.getAddresses()).orElse(List.of())) {
-            peers.add(PeerAddress.of(address, port));
+            peers.add(peerAddress(address, port));
           }
         }
       }
     }
-    return peers;
+    if (v4.isEmpty() || v6.isEmpty()) {
+      v4.addAll(v6);
+      return v4;
+    }
+    return "IPv6".equals(family) ? v6 : v4;
+  }
+
+  /** Returns the family, {@code IPv4} or {@code IPv6}, of the peer address {@code self}. */
+  static String familyOf(String self) {
+    return self.startsWith("[") ? "IPv6" : "IPv4";
+  }
+
+  // ip:port with the IP spelled as nodes advertise themselves (RFC 5952 for IPv6).
+  private static String peerAddress(String ip, int port) {
+    return PeerAddress.of(PeerAddress.literal(ip).map(PeerAddress::hostText).orElse(ip), port);
   }
 
   /**
@@ -51,7 +75,7 @@ final class PeerSelection {
       }
       String ip = pod.getStatus().getPodIP();
       if (selfIp.filter(ip::equals).isPresent() || isServing(pod)) {
-        peers.add(PeerAddress.of(ip, port));
+        peers.add(peerAddress(ip, port));
       }
     }
     return peers;

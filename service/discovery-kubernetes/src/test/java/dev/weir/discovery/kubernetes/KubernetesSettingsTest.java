@@ -21,6 +21,26 @@ class KubernetesSettingsTest {
   }
 
   @Test
+  void fromEnv_podIpLongHandIpv6_spelledAsKubernetesListsIt() {
+    KubernetesSettings s =
+        KubernetesSettings.fromEnv(
+            new DiscoveryEnv(Map.of("WEIR_K8S_POD_IP", "FD00:0:0:0:0:0:0:2")), "0.0.0.0:1051");
+
+    assertThat(s.selfAddress("0.0.0.0:1051")).isEqualTo("[fd00::2]:1051");
+  }
+
+  @Test
+  void fromEnv_podIpNotAnAddress_errorNamesVariableValueAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () ->
+                KubernetesSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("WEIR_K8S_POD_IP", "$(POD_IP)")), "0.0.0.0:1051"))
+        .hasMessageContaining("WEIR_K8S_POD_IP")
+        .hasMessageContaining("$(POD_IP)")
+        .hasMessageContaining("an IPv4 or IPv6 address");
+  }
+
+  @Test
   void fromEnv_gubernatorDeploymentEnv_readThroughAliases() {
     KubernetesSettings s =
         KubernetesSettings.fromEnv(

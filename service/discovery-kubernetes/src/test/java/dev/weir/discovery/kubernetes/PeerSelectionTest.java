@@ -17,7 +17,25 @@ class PeerSelectionTest {
     var fqdn = new EndpointSliceBuilder().withAddressType("FQDN").addNewEndpoint().withAddresses("a.example").endEndpoint().build();
     var empty = new EndpointSliceBuilder().withAddressType("IPv4").build();
 
-    assertThat(PeerSelection.fromEndpointSlices(List.of(v6, fqdn, empty), 1051)).containsExactly("[fd00::2]:1051");
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v6, fqdn, empty), 1051, "IPv4")).containsExactly("[fd00::2]:1051");
+  }
+
+  @Test
+  void fromEndpointSlices_dualStackService_eachPodOnceInTheFamilyThisNodeAdvertises() {
+    var v4 = new EndpointSliceBuilder().withAddressType("IPv4").addNewEndpoint().withAddresses("10.0.0.2").endEndpoint().build();
+    var v6 = new EndpointSliceBuilder().withAddressType("IPv6").addNewEndpoint().withAddresses("fd00::2").endEndpoint().build();
+
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v4, v6), 1051, PeerSelection.familyOf("10.0.0.1:1051")))
+        .containsExactly("10.0.0.2:1051");
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v4, v6), 1051, PeerSelection.familyOf("[fd00::1]:1051")))
+        .containsExactly("[fd00::2]:1051");
+  }
+
+  @Test
+  void fromEndpointSlices_ipv6SpelledLongHand_spelledAsNodesAdvertiseThemselves() {
+    var v6 = new EndpointSliceBuilder().withAddressType("IPv6").addNewEndpoint().withAddresses("FD00:0:0:0:0:0:0:2").endEndpoint().build();
+
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v6), 1051, "IPv6")).containsExactly("[fd00::2]:1051");
   }
 
   @Test
