@@ -244,6 +244,38 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_longNumberInUnicodeDigits_400BeforeParsing() throws Exception {
+    serve(new FakeRateLimitService());
+    String hits = "1".repeat(dev.weir.http.LongNumbers.MAX_CHARS) + "\u0661";
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", "{\"requests\":[{\"hits\":\"" + hits + "\"}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).contains("the number at $.requests[0].hits has 1001 characters");
+  }
+
+  @Test
+  void getRateLimits_bodyNotUtf8_servedWithTheMalformedBytesReadAsReplacementCharacters()
+      throws Exception {
+    serveLocal();
+    byte[] latin1 =
+        "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"Jos\u00e9\",\"hits\":1,\"limit\":5,\"duration\":60000}]}"
+            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+
+    HttpResponse<String> response =
+        client.send(
+            HttpRequest.newBuilder(uri("/v1/GetRateLimits"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(latin1))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    assertThat(response.statusCode()).as("a refusal would let a fail-open caller through").isEqualTo(200);
+    assertThat(parse(response.body()).getResponses(0).getRemaining()).isEqualTo(4);
+  }
+
+  @Test
   void getRateLimits_wrongFieldType_400() throws Exception {
     serve(new FakeRateLimitService());
 

@@ -16,7 +16,7 @@ import java.util.Optional;
  *
  * <p>The body is read with Gson's lenient reader, as that parser reads it (comments, single quotes
  * and unquoted words included). A number, or a string made only of the characters a number may hold
- * ({@code 0-9 + - . e E}), is refused when it is longer than {@link #MAX_CHARS} or its exponent is
+ * (digits, Unicode ones included, and {@code + - . e E}), is refused when it is longer than {@link #MAX_CHARS} or its exponent is
  * beyond {@link #MAX_EXPONENT} either way: no field of Weir's requests takes such a value (the
  * longest key allowed is 1024 bytes, and nobody sends a key of a thousand digits).
  */
@@ -100,7 +100,8 @@ public final class LongNumbers {
   private static boolean isNumeric(String value) {
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
-      if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
+      // any digit: BigDecimal reads every Unicode digit as one
+      if (!(Character.isDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
         return false;
       }
     }

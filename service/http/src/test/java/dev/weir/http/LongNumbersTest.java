@@ -23,6 +23,12 @@ class LongNumbersTest {
   }
 
   @Test
+  void stringOfUnicodeDigitsOverTheLimit_refusedAsBigDecimalReadsThemToo() {
+    assertThat(LongNumbers.refusal("{\"hits\":\"" + "1".repeat(1000) + "\u0661\"}")).isPresent();
+    assertThat(LongNumbers.refusal("{\"hits\":\"" + "\uff11".repeat(1001) + "\"}")).isPresent();
+  }
+
+  @Test
   void lenientSyntaxTheParserAccepts_readAsItReadsIt() {
     assertThat(LongNumbers.refusal("{/*\"*/\"hits\":" + LONG + "}")).isPresent();
     assertThat(LongNumbers.refusal("{'hits':'" + LONG + "'}")).isPresent();
