@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
@@ -232,7 +233,8 @@ final class ConfigCompiler {
                 + YamlConfigParser.render(node)
                 + "' in rate_limit of '"
                 + composite
-                + "': allowed values are true, false");
+                + "': allowed values are true, false"
+                + quoted(node));
       }
     }
     Node zoneNode = raw.timeZone();
@@ -328,7 +330,18 @@ final class ConfigCompiler {
             + "' in rate_limit of '"
             + composite
             + "': allowed values are whole numbers from 1 to "
-            + max);
+            + max
+            + quoted(node));
+  }
+
+  // Why a number or boolean is not one: it is written in quotes, a string.
+  private static String quoted(Node node) {
+    return node instanceof ScalarNode s
+            && s.getTag().equals(Tag.STR)
+            && s.getScalarStyle() != DumperOptions.ScalarStyle.PLAIN
+            && s.getValue().matches("[0-9]+|true|false")
+        ? " (it is written in quotes, a string: write it without quotes)"
+        : "";
   }
 
   private Algorithm algorithm(ParsedFile file, String composite, Node node)
@@ -381,7 +394,8 @@ final class ConfigCompiler {
             + "' in rate_limit of '"
             + composite
             + "': allowed values are integers from 0 to "
-            + UINT32_MAX);
+            + UINT32_MAX
+            + quoted(node));
   }
 
   private int behavior(ParsedFile file, String composite, Node node)

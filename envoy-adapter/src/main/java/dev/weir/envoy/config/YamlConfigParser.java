@@ -3,6 +3,7 @@ package dev.weir.envoy.config;
 import java.io.StringReader;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -85,10 +86,24 @@ final class YamlConfigParser {
     return new YamlConfigParser(fileName, limits).parse(text);
   }
 
+  // Whether another document follows; what it holds, malformed or not, is not read.
+  private static boolean moreDocuments(Iterator<Node> documents) {
+    try {
+      return documents.hasNext();
+    } catch (RuntimeException malformed) {
+      return true;
+    }
+  }
+
   private ParsedFile parse(String text) throws DescriptorConfigException {
     Node root;
+    boolean moreDocuments;
     try {
-      root = new Yaml(loaderOptions()).compose(new StringReader(text));
+      // The first document, as yaml.v2's Unmarshal reads it; a later one (a trailing "---"
+      // included) is not read.
+      Iterator<Node> documents = new Yaml(loaderOptions()).composeAll(new StringReader(text)).iterator();
+      root = documents.hasNext() ? documents.next() : null;
+      moreDocuments = root != null && moreDocuments(documents);
     } catch (YAMLException e) {
       throw error("error loading config file: " + oneLine(e.getMessage()));
     } catch (RuntimeException e) {
@@ -113,6 +128,12 @@ final class YamlConfigParser {
     List<String> warnings = new ArrayList<>();
     for (String warning : maps.warnings()) {
       warnings.add(fileName + ": " + warning);
+    }
+    if (moreDocuments) {
+      warnings.add(
+          fileName
+              + ": the file holds more than one YAML document (a line '---' after the first);"
+              + " only the first is read");
     }
     if (!(maps.root() instanceof MappingNode map)) {
       throw unmarshal(maps.root(), "map");

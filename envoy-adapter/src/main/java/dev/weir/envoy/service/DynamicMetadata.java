@@ -96,7 +96,11 @@ final class DynamicMetadata {
       out.putFields("limit", string(TextFormat.shortDebugString(descriptor.getLimit())));
     }
     if (descriptor.hasHitsAddend()) {
-      out.putFields("hitsAddend", number(descriptor.getHitsAddend().getValue()));
+      // a uint64: 2^63 and above are negative as a Java long
+      long addend = descriptor.getHitsAddend().getValue();
+      out.putFields(
+          "hitsAddend",
+          number(addend >= 0 ? addend : (double) (addend >>> 1) * 2 + (addend & 1)));
     }
     return out.build();
   }

@@ -29,6 +29,8 @@ public final class RateLimitConfigYaml {
     DumperOptions options = new DumperOptions();
     options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
     options.setSplitLines(false);
+    // a control character stays a string (escaped), not a !!binary block the parser refuses
+    options.setNonPrintableStyle(DumperOptions.NonPrintableStyle.ESCAPE);
     return new Yaml(options).dump(root);
   }
 

@@ -154,6 +154,26 @@ class ConfigLoadErrorTest {
   }
 
   @Test
+  void compile_secondYamlDocumentOrTrailingSeparator_firstDocumentReadAsEnvoysServiceReadsIt()
+      throws DescriptorConfigException {
+    String first = "domain: shop\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: 1}\n";
+
+    for (String tail : List.of("---\n", "---\ndomain: other\n", "---\n: [unclosed\n")) {
+      EnvoyConfig config =
+          new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+              .compile(List.of(new ConfigFile("f.yaml", first + tail)));
+
+      assertThat(config.domain("shop")).as(tail).isPresent();
+      assertThat(config.domain("other")).as(tail).isEmpty();
+      assertThat(new ConfigLoader(ConfigLoadOptions.DEFAULTS).check(List.of(new ConfigFile("f.yaml", first + tail))).warnings())
+          .as(tail)
+          .containsExactly(
+              "f.yaml: the file holds more than one YAML document (a line '---' after the first);"
+                  + " only the first is read");
+    }
+  }
+
+  @Test
   void load_sameDomainInTwoFilesWithMerge_mergesTopLevelRules() throws DescriptorConfigException {
     Path dir = Fixtures.path("errors/duplicate-domain");
 

@@ -153,4 +153,20 @@ class PoliciesAndWindowsConfigTest {
         .isInstanceOf(DescriptorConfigException.class)
         .hasMessage(message);
   }
+
+  @Test
+  void loadError_numberOrBooleanInQuotes_saysToWriteItWithoutQuotes() {
+    for (String rule :
+        List.of(
+            "{unit: day, calendar: \"true\", requests_per_unit: 1}",
+            "{unit: minute, unit_multiplier: '5', requests_per_unit: 1}",
+            "{unit: minute, burst: \"10\", requests_per_unit: 1}")) {
+      String yaml = "domain: acct\ndescriptors:\n  - key: a\n    rate_limit: " + rule + "\n";
+
+      assertThatThrownBy(() -> compile(yaml))
+          .as(rule)
+          .isInstanceOf(DescriptorConfigException.class)
+          .hasMessageEndingWith("(it is written in quotes, a string: write it without quotes)");
+    }
+  }
 }

@@ -163,6 +163,29 @@ class ReferenceParityTest {
   }
 
   @Test
+  void dynamicMetadata_descriptorHitsAddendFrom2To63Up_writtenAsTheUnsignedNumber()
+      throws Exception {
+    start(Map.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true"));
+    RateLimitDescriptor huge =
+        descriptor("region", "r1").toBuilder()
+            .setHitsAddend(UInt64Value.newBuilder().setValue(-1L))
+            .build();
+
+    RateLimitResponse response = call(huge);
+
+    assertThat(
+            response.getDynamicMetadata()
+                .getFieldsOrThrow("descriptors")
+                .getListValue()
+                .getValues(0)
+                .getStructValue()
+                .getFieldsOrThrow("hitsAddend")
+                .getNumberValue())
+        .as("2^64 - 1, as Go's float64(uint64) writes it")
+        .isEqualTo(1.8446744073709552e19);
+  }
+
+  @Test
   void dynamicMetadata_on_carriesTheRequestAndTheMergedMetadataOfPassingRules() throws Exception {
     start(Map.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true"));
     RateLimitDescriptor region =

@@ -107,4 +107,29 @@ class RateLimitConfigYamlTest {
 
     assertThat(root.exact("yes", "0x10")).isPresent();
   }
+
+  @Test
+  void of_valueWithAControlCharacter_staysAStringTheParserReads() throws Exception {
+    RateLimitConfig config =
+        RateLimitConfig.newBuilder()
+            .setDomain("d")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("yes")
+                    .setValue("a\u0001b\u0085c")
+                    .setRateLimit(
+                        RateLimitPolicy.newBuilder()
+                            .setUnit(RateLimitUnit.SECOND)
+                            .setRequestsPerUnit(1)))
+            .build();
+
+    DescriptorLevel root =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("xds", RateLimitConfigYaml.of(config))))
+            .domain("d")
+            .orElseThrow()
+            .root();
+
+    assertThat(root.exact("yes", "a\u0001b\u0085c")).isPresent();
+  }
 }
