@@ -33,15 +33,34 @@ import java.util.Set;
  */
 public final class ConfigFiles {
 
-  /** What a walk found: the files to read, in order, and the entries it skipped. */
-  public record Listing(List<Path> files, List<String> skipped) {
+  /**
+   * What a walk found: the files to read, in order, each as the walk reached it ({@code files}) and
+   * as its links resolved then ({@code targets}), and the entries it skipped.
+   */
+  public record Listing(List<Path> files, List<Path> targets, List<String> skipped) {
 
-    /** Creates a listing, copying both lists. */
+    /** Creates a listing, copying the lists. */
     public Listing {
       files = List.copyOf(files);
+      targets = List.copyOf(targets);
       skipped = List.copyOf(skipped);
+      if (files.size() != targets.size()) {
+        throw new IllegalArgumentException("one target per file");
+      }
     }
   }
+
+  /**
+   * Reads the bytes of {@code target}, the file listed as {@code file} (which errors name), refusing
+   * it when it holds more than {@code maxBytes}.
+   */
+  @FunctionalInterface
+  interface FileBytes {
+    byte[] read(Path file, Path target, int maxBytes) throws DescriptorConfigException;
+  }
+
+  /** How many times a read is tried when the files change under it. */
+  static final int READ_ATTEMPTS = 3;
 
   private ConfigFiles() {}
 
@@ -54,24 +73,62 @@ public final class ConfigFiles {
       throw new DescriptorConfigException(path + ": config path does not exist");
     }
     if (!Files.isDirectory(path)) {
-      return new Listing(List.of(path), List.of());
+      return new Listing(List.of(path), List.of(Walk.realPath(path)), List.of());
     }
     Walk walk = new Walk(path);
     walk.directory(path);
-    return new Listing(walk.files, walk.skipped);
+    return new Listing(walk.files, walk.targets, walk.skipped);
   }
 
   /**
    * Reads every descriptor file at {@code path}, refusing a file over {@code limits.maxFileBytes()}
    * or files over {@code limits.maxTotalBytes()} together before parsing anything; an unreadable
    * path or file is a {@link DescriptorConfigException}.
+   *
+   * <p>The files are read as one version: each through the target its links resolved to when the
+   * walk listed it (a Kubernetes ConfigMap's {@code ..<timestamp>} directory, which an update
+   * replaces rather than changes), and the read starts again, up to {@value #READ_ATTEMPTS} times,
+   * when a link resolves elsewhere once the files were read (an update swapped {@code ..data}
+   * meanwhile), so old and new files are never loaded together.
    */
   public static List<ConfigFile> read(Path path, ConfigLimits limits)
       throws DescriptorConfigException {
+    return read(path, limits, ConfigFiles::readFile);
+  }
+
+  static List<ConfigFile> read(Path path, ConfigLimits limits, FileBytes reader)
+      throws DescriptorConfigException {
+    for (int attempt = 1; ; attempt++) {
+      Listing listing = list(path);
+      List<ConfigFile> out;
+      try {
+        out = readListed(listing, limits, reader);
+      } catch (DescriptorConfigException e) {
+        if (attempt < READ_ATTEMPTS && moved(listing)) {
+          continue;
+        }
+        throw e;
+      }
+      if (!moved(listing)) {
+        return out;
+      }
+      if (attempt == READ_ATTEMPTS) {
+        throw new DescriptorConfigException(
+            path
+                + ": the config files changed while they were read, "
+                + READ_ATTEMPTS
+                + " times in a row; none was loaded");
+      }
+    }
+  }
+
+  private static List<ConfigFile> readListed(
+      Listing listing, ConfigLimits limits, FileBytes reader) throws DescriptorConfigException {
     List<ConfigFile> out = new ArrayList<>();
     long total = 0;
-    for (Path file : list(path).files()) {
-      byte[] bytes = readFile(file, limits.maxFileBytes());
+    for (int i = 0; i < listing.files().size(); i++) {
+      Path file = listing.files().get(i);
+      byte[] bytes = reader.read(file, listing.targets().get(i), limits.maxFileBytes());
       total += bytes.length;
       if (total > limits.maxTotalBytes()) {
         throw new DescriptorConfigException(
@@ -88,15 +145,33 @@ public final class ConfigFiles {
     return out;
   }
 
-  /** Reads {@code file}, refusing it unread when its size is over {@code maxBytes}. */
-  private static byte[] readFile(Path file, int maxBytes) throws DescriptorConfigException {
+  // Whether a listed file's links now resolve to another target, or it is gone.
+  private static boolean moved(Listing listing) {
+    for (int i = 0; i < listing.files().size(); i++) {
+      try {
+        if (!listing.files().get(i).toRealPath().equals(listing.targets().get(i))) {
+          return true;
+        }
+      } catch (IOException e) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Reads {@code target}, listed as {@code file}, refusing it unread when its size is over {@code
+   * maxBytes}.
+   */
+  private static byte[] readFile(Path file, Path target, int maxBytes)
+      throws DescriptorConfigException {
     byte[] bytes;
     try {
-      long size = Files.size(file);
+      long size = Files.size(target);
       if (size > maxBytes) {
         throw tooLarge(file, size + " bytes", maxBytes);
       }
-      try (InputStream in = Files.newInputStream(file)) {
+      try (InputStream in = Files.newInputStream(target)) {
         bytes = in.readNBytes(maxBytes + 1);
       }
     } catch (IOException e) {
@@ -135,6 +210,7 @@ public final class ConfigFiles {
   private static final class Walk {
     private final Path root;
     private final List<Path> files = new ArrayList<>();
+    private final List<Path> targets = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
     private final Set<Path> seenFiles = new HashSet<>();
     private final Set<Path> seenDirectories = new HashSet<>();
@@ -168,6 +244,7 @@ public final class ConfigFiles {
           Path realFile = realPath(entry);
           if (seenFiles.add(realFile)) {
             files.add(entry);
+            targets.add(realFile);
           }
         } else {
           skipped.add(root.relativize(entry).toString());
@@ -197,7 +274,7 @@ public final class ConfigFiles {
     }
 
     /** Returns the real path of {@code entry}; one that vanished since listed is an error. */
-    private static Path realPath(Path entry) throws DescriptorConfigException {
+    static Path realPath(Path entry) throws DescriptorConfigException {
       try {
         return entry.toRealPath();
       } catch (NoSuchFileException e) {

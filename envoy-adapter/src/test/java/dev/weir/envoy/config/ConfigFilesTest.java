@@ -63,6 +63,68 @@ class ConfigFilesTest {
   }
 
   @Test
+  void read_configMapUpdatedBetweenTwoFiles_readsOneVersionNeverAMix() throws Exception {
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("a.yaml", "domain: x\n", "b.yaml", "domain: shop\n"));
+    java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+
+    List<ConfigFile> files =
+        ConfigFiles.read(
+            dir,
+            ConfigLimits.DEFAULTS,
+            (file, target, max) -> {
+              byte[] bytes = readAll(target);
+              if (reads.incrementAndGet() == 1) {
+                publish(volume, Map.of("a.yaml", "domain: shop\n", "b.yaml", "domain: y\n"));
+              }
+              return bytes;
+            });
+
+    assertThat(files)
+        .extracting(ConfigFile::text)
+        .as("the update moved rule shop from b.yaml to a.yaml")
+        .containsExactly("domain: shop\n", "domain: y\n");
+    assertThat(files).extracting(ConfigFile::name)
+        .containsExactly(dir.resolve("a.yaml").toString(), dir.resolve("b.yaml").toString());
+  }
+
+  @Test
+  void read_configMapUpdatedDuringEveryRead_refusedAfterTheLastAttempt() throws Exception {
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("a.yaml", "domain: v0\n"));
+    java.util.concurrent.atomic.AtomicInteger version = new java.util.concurrent.atomic.AtomicInteger();
+
+    assertThatThrownBy(
+            () ->
+                ConfigFiles.read(
+                    dir,
+                    ConfigLimits.DEFAULTS,
+                    (file, target, max) -> {
+                      byte[] bytes = readAll(target);
+                      publish(volume, Map.of("a.yaml", "domain: v" + version.incrementAndGet() + "\n"));
+                      return bytes;
+                    }))
+        .isInstanceOf(DescriptorConfigException.class)
+        .hasMessage(dir + ": the config files changed while they were read, 3 times in a row; none was loaded");
+  }
+
+  private static byte[] readAll(Path target) throws DescriptorConfigException {
+    try {
+      return Files.readAllBytes(target);
+    } catch (java.io.IOException e) {
+      throw new DescriptorConfigException(target + ": " + e);
+    }
+  }
+
+  private static void publish(ConfigMapVolume volume, Map<String, String> files) {
+    try {
+      volume.publish(files);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @Test
   void read_linkBesideItsTarget_readsTheFileOnceUnderTheFirstName() throws Exception {
     write("b.yaml", "domain: b\n");
     Files.createSymbolicLink(dir.resolve("a.yaml"), Path.of("b.yaml"));
