@@ -188,6 +188,18 @@ public final class HttpListener implements AutoCloseable {
             "request body is larger than the "
                 + settings.maxBodyBytes()
                 + " bytes allowed (WEIR_HTTP_MAX_BODY_SIZE)");
+    UnfinishedBodies unfinished =
+        new UnfinishedBodies(UnfinishedBodies.budgetFor(settings.maxBodyBytes()));
+    HttpAnswer overBudget =
+        HttpAnswer.error(
+            503,
+            UNAVAILABLE,
+            "HTTP listener holds "
+                + unfinished.budget()
+                + " bytes of request bodies not yet complete (the most allowed: "
+                + UnfinishedBodies.LARGEST_BODIES
+                + " x WEIR_HTTP_MAX_BODY_SIZE); send the body at once, or retry later");
+    Runnable countOverBudget = counting(metrics, RefusalReason.HTTP_SATURATED);
     EventLoopGroup acceptor =
         new MultiThreadIoEventLoopGroup(
             1,
@@ -232,7 +244,12 @@ public final class HttpListener implements AutoCloseable {
                     pipeline.addLast(
                         new BodyLimit(
                             settings.maxBodyBytes(),
-                            request -> refuseTooLarge(request, routes, metrics, tooLarge)));
+                            request -> refuseTooLarge(request, routes, metrics, tooLarge),
+                            unfinished,
+                            () -> {
+                              countOverBudget.run();
+                              return overBudget;
+                            }));
                     pipeline.addLast(
                         new RouteDispatcher(
                             routes, inFlight, deadlines, metrics, b.clock, saturated));

@@ -218,6 +218,45 @@ class HttpHostileClientsTest {
   }
 
   @Test
+  void unfinishedBodies_clientsStallNearlyWholeBodies_oneOverTheBudgetRefused503AndOthersServed()
+      throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(1000));
+    String head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
+    String nearlyWhole = "{\"pad\":\"" + "x".repeat(990);
+    List<Socket> stalled = new java.util.ArrayList<>();
+    for (int i = 0; i < UnfinishedBodies.LARGEST_BODIES; i++) {
+      Socket socket = open();
+      HttpText.send(socket, head + nearlyWhole);
+      stalled.add(socket);
+    }
+    assertThat(get("/fast").statusCode()).as("the stalled bodies were read").isEqualTo(200);
+
+    Socket over = open();
+    HttpText.send(over, head + nearlyWhole);
+    String refusal = HttpText.readResponse(over.getInputStream());
+
+    assertThat(refusal).startsWith("HTTP/1.1 503 Service Unavailable\r\n");
+    assertThat(refusal)
+        .endsWith(
+            "{\"code\":14,\"message\":\"HTTP listener holds 16000 bytes of request bodies not yet"
+                + " complete (the most allowed: 16 x WEIR_HTTP_MAX_BODY_SIZE); send the body at once,"
+                + " or retry later\",\"details\":[]}");
+    assertThat(HttpText.closedByServer(over)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_SATURATED)).isEqualTo(1.0);
+
+    HttpText.send(stalled.get(0), "\"}");
+    assertThat(HttpText.readResponse(stalled.get(0).getInputStream()))
+        .as("a stalled body that completes is answered")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{\"bytes\":1000}");
+    Socket next = open();
+    HttpText.send(next, head + nearlyWhole + "\"}");
+    assertThat(HttpText.readResponse(next.getInputStream()))
+        .as("the completed body gave its bytes back")
+        .startsWith("HTTP/1.1 200 OK\r\n");
+  }
+
+  @Test
   void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
     start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);
     Socket slow = open();
