@@ -281,10 +281,22 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     return target.substring(q + 1, fragment < 0 ? target.length() : fragment);
   }
 
-  /** Returns the decoded path of a request target, or null when it is not a valid URI. */
+  /**
+   * Returns the decoded path of a request target, or null when its part before the query is not a
+   * valid URI; the query is not checked here (characters such as {@code |} or {@code {} that a URI
+   * must escape are common in queries, and Go's server accepts them).
+   */
   static String pathOf(String target) {
+    int end = target.length();
+    for (int i = 0; i < target.length(); i++) {
+      char c = target.charAt(i);
+      if (c == '?' || c == '#') {
+        end = i;
+        break;
+      }
+    }
     try {
-      String path = new URI(target).getPath();
+      String path = new URI(target.substring(0, end)).getPath();
       return path == null || !path.startsWith("/") ? null : path;
     } catch (URISyntaxException e) {
       return null;

@@ -556,6 +556,17 @@ class HttpHostileClientsTest {
   }
 
   @Test
+  void queryWithCharactersAUriMustEscape_servedAsGosServerServesIt() throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(socket, "GET /fast?a=b|c&q={}&r=\"x\"^ HTTP/1.1\r\nHost: x\r\n\r\n");
+
+    assertThat(HttpText.readResponse(socket.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    assertThat(refused(RefusalReason.HTTP_MALFORMED)).isZero();
+  }
+
+  @Test
   void requestLineTooLong_414() throws Exception {
     start(HttpSettings.defaults());
     Socket socket = open();
