@@ -515,7 +515,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       liveness.back(address);
       membership.returned(address);
     }
-    return withinHandOffWait(handOff.pending(), "hand-off to " + address);
+    return withinHandOffWait(
+        membership.delivered().thenCompose(told -> handOff.pending()), "hand-off to " + address);
   }
 
   // Takes address down one batch timeout from now, unless it announced its return meanwhile.
@@ -793,7 +794,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       announceToAll(true, wait);
       membership.departed(self);
-      await(handOff.pending(), wait, "hand-off on shutdown");
+      await(
+          membership.delivered().thenCompose(told -> handOff.pending()),
+          wait,
+          "hand-off on shutdown");
     }
     await(global.flush(), wait, "final GLOBAL flush");
   }

@@ -5,11 +5,14 @@ import dev.weir.core.time.Scheduler;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -61,6 +64,9 @@ public final class Membership implements Consumer<Set<String>> {
   private final Duration departedTtl;
   private final Supplier<Set<String>> down;
   private final AtomicLong changes = new AtomicLong();
+  // Guarded by this: how many changes the listeners have been told, and who waits for a count.
+  private long told;
+  private final List<Waiter> waiters = new ArrayList<>();
   private volatile Level changesLevel = Level.INFO;
 
   /**
@@ -233,6 +239,7 @@ public final class Membership implements Consumer<Set<String>> {
             break;
           }
           notifyListeners(change[0], change[1]);
+          told();
         }
       } finally {
         delivering.unlock();
@@ -244,6 +251,41 @@ public final class Membership implements Consumer<Set<String>> {
       }
     }
   }
+
+  /**
+   * Returns a future that completes once the listeners have been told every change made so far:
+   * at once, unless another thread is still telling them (this thread's change waits for it).
+   */
+  public CompletableFuture<Void> delivered() {
+    synchronized (this) {
+      long target = changes.get();
+      if (told >= target) {
+        return CompletableFuture.completedFuture(null);
+      }
+      Waiter waiter = new Waiter(target, new CompletableFuture<>());
+      waiters.add(waiter);
+      return waiter.done();
+    }
+  }
+
+  // Counts one change told and completes the waiters it satisfies, outside the lock.
+  private void told() {
+    List<Waiter> ready = new ArrayList<>();
+    synchronized (this) {
+      told++;
+      for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+        Waiter w = it.next();
+        if (w.target() <= told) {
+          ready.add(w);
+          it.remove();
+        }
+      }
+    }
+    ready.forEach(w -> w.done().complete(null));
+  }
+
+  /** A wait for the listeners to have been told {@code target} changes. */
+  private record Waiter(long target, CompletableFuture<Void> done) {}
 
   // Called under the lock: the discovered peers that are neither departed nor down.
   private TreeSet<String> live() {

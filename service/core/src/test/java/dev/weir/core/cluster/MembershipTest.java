@@ -33,6 +33,40 @@ class MembershipTest {
   }
 
   @Test
+  void delivered_whileAnotherThreadTellsAnEarlierChange_completesOnlyOnceThisChangeWasTold()
+      throws Exception {
+    Membership slow = new Membership(HashRing.of(List.of(), 16, PeerHash.FNV1A));
+    java.util.concurrent.CountDownLatch telling = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    List<List<String>> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+    slow.addListener(
+        (before, after) -> {
+          told.add(after.peers());
+          if (after.peers().size() == 1) {
+            telling.countDown();
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    Thread first = new Thread(() -> slow.accept(Set.of("a:1")));
+    first.start();
+    assertThat(telling.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    slow.accept(Set.of("a:1", "b:1"));
+    java.util.concurrent.CompletableFuture<Void> delivered = slow.delivered();
+
+    assertThat(delivered).as("the other thread has not told the second change yet").isNotDone();
+    release.countDown();
+    delivered.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(told).containsExactly(List.of("a:1"), List.of("a:1", "b:1"));
+    first.join(5_000);
+    assertThat(slow.delivered()).isDone();
+  }
+
+  @Test
   void accept_listenerChangesTheRingWhileTold_everyListenerHearsTheChangesInOrder() {
     Membership nested = new Membership(HashRing.of(List.of(), 16, PeerHash.FNV1A));
     List<List<String>> first = new ArrayList<>();
