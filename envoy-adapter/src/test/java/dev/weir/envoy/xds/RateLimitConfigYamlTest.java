@@ -85,51 +85,36 @@ class RateLimitConfigYamlTest {
 
   @Test
   void of_valuesThatLookLikeOtherYamlTypes_stayStrings() throws Exception {
-    RateLimitConfig config =
-        RateLimitConfig.newBuilder()
-            .setDomain("d")
-            .addDescriptors(
-                RateLimitDescriptor.newBuilder()
-                    .setKey("yes")
-                    .setValue("0x10")
-                    .setRateLimit(
-                        RateLimitPolicy.newBuilder()
-                            .setUnit(RateLimitUnit.SECOND)
-                            .setRequestsPerUnit(1)))
-            .build();
-
-    DescriptorLevel root =
-        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-            .compile(List.of(new ConfigFile("xds", RateLimitConfigYaml.of(config))))
-            .domain("d")
-            .orElseThrow()
-            .root();
+    DescriptorLevel root = compiledWithRule("yes", "0x10");
 
     assertThat(root.exact("yes", "0x10")).isPresent();
   }
 
   @Test
   void of_valueWithAControlCharacter_staysAStringTheParserReads() throws Exception {
+    DescriptorLevel root = compiledWithRule("yes", "a\u0001b\u0085c");
+
+    assertThat(root.exact("yes", "a\u0001b\u0085c")).isPresent();
+  }
+
+  /** Returns the root level of domain {@code d} with one rule, written as YAML and compiled. */
+  private static DescriptorLevel compiledWithRule(String key, String value) throws Exception {
     RateLimitConfig config =
         RateLimitConfig.newBuilder()
             .setDomain("d")
             .addDescriptors(
                 RateLimitDescriptor.newBuilder()
-                    .setKey("yes")
-                    .setValue("a\u0001b\u0085c")
+                    .setKey(key)
+                    .setValue(value)
                     .setRateLimit(
                         RateLimitPolicy.newBuilder()
                             .setUnit(RateLimitUnit.SECOND)
                             .setRequestsPerUnit(1)))
             .build();
-
-    DescriptorLevel root =
-        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-            .compile(List.of(new ConfigFile("xds", RateLimitConfigYaml.of(config))))
-            .domain("d")
-            .orElseThrow()
-            .root();
-
-    assertThat(root.exact("yes", "a\u0001b\u0085c")).isPresent();
+    return new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+        .compile(List.of(new ConfigFile("xds", RateLimitConfigYaml.of(config))))
+        .domain("d")
+        .orElseThrow()
+        .root();
   }
 }

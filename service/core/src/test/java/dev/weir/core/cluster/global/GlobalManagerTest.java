@@ -139,37 +139,10 @@ class GlobalManagerTest {
   @Test
   void flushHits_whileAnEarlierFlushsResetIsUnanswered_waitsSoNoItemOvertakesIt()
       throws Exception {
-    List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
-    List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
-    IdlePeerHandler holding =
-        new IdlePeerHandler() {
-          @Override
-          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
-              List<RateLimitRequest> requests) {
-            received.add(requests);
-            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
-            held.add(answer);
-            return answer;
-          }
-        };
-    String name = InProcessServerBuilder.generateName();
-    Server owner =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(new PeersService(holding, clock))
-            .build()
-            .start();
-    PeerClientPool toOwner =
-        new PeerClientPool(
-            address ->
-                new PeerClient(
-                    address,
-                    InProcessChannelBuilder.forName(name).directExecutor().build(),
-                    new PeerClientSettings(
-                        1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-                    scheduler,
-                    clock));
-    try {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      List<List<RateLimitRequest>> received = holder.received;
+      List<CompletableFuture<List<RateLimitResponse>>> held = holder.held;
+      PeerClientPool toOwner = holder.pool;
       HashRing ring = ring(OWNER);
       GlobalManager m =
           new GlobalManager(
@@ -197,46 +170,16 @@ class GlobalManagerTest {
       assertThat(received)
           .extracting(GlobalManagerTest::firstItem)
           .containsExactly("reset", "hits 2", "reset", "hits 1");
-    } finally {
-      toOwner.close();
-      owner.shutdownNow();
     }
   }
 
   @Test
   void flushHits_keyComesToBeOwnedHereWhileTheResetIsOut_hitsAfterItNotSentToTheFormerOwner()
       throws Exception {
-    List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
-    List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
-    IdlePeerHandler holding =
-        new IdlePeerHandler() {
-          @Override
-          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
-              List<RateLimitRequest> requests) {
-            received.add(requests);
-            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
-            held.add(answer);
-            return answer;
-          }
-        };
-    String name = InProcessServerBuilder.generateName();
-    Server owner =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(new PeersService(holding, clock))
-            .build()
-            .start();
-    PeerClientPool toOwner =
-        new PeerClientPool(
-            address ->
-                new PeerClient(
-                    address,
-                    InProcessChannelBuilder.forName(name).directExecutor().build(),
-                    new PeerClientSettings(
-                        1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-                    scheduler,
-                    clock));
-    try {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      List<List<RateLimitRequest>> received = holder.received;
+      List<CompletableFuture<List<RateLimitResponse>>> held = holder.held;
+      PeerClientPool toOwner = holder.pool;
       HashRing both = ring(SELF, OWNER);
       java.util.concurrent.atomic.AtomicReference<HashRing> current =
           new java.util.concurrent.atomic.AtomicReference<>(both);
@@ -255,9 +198,6 @@ class GlobalManagerTest {
       flush.get(5, java.util.concurrent.TimeUnit.SECONDS);
 
       assertThat(received).as("the hits after the reset stay here").hasSize(1);
-    } finally {
-      toOwner.close();
-      owner.shutdownNow();
     }
   }
 
@@ -524,5 +464,53 @@ class GlobalManagerTest {
     assertThat(flushed).isCompleted();
     assertThat(global.queuedHits()).isZero();
     assertThat(hitsReceived).isEmpty();
+  }
+
+  /**
+   * A peer that records every forwarded batch and holds its answer until the test completes it,
+   * and the pool whose clients call it, whatever the address.
+   */
+  private final class HoldingOwner implements AutoCloseable {
+    final List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
+    final List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
+    private final String name = InProcessServerBuilder.generateName();
+    private final Server server;
+    final PeerClientPool pool;
+
+    HoldingOwner() throws java.io.IOException {
+      IdlePeerHandler holding =
+          new IdlePeerHandler() {
+            @Override
+            public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+                List<RateLimitRequest> requests) {
+              received.add(requests);
+              CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+              held.add(answer);
+              return answer;
+            }
+          };
+      server =
+          InProcessServerBuilder.forName(name)
+              .directExecutor()
+              .addService(new PeersService(holding, clock))
+              .build()
+              .start();
+      pool =
+          new PeerClientPool(
+              address ->
+                  new PeerClient(
+                      address,
+                      InProcessChannelBuilder.forName(name).directExecutor().build(),
+                      new PeerClientSettings(
+                          1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
+                      scheduler,
+                      clock));
+    }
+
+    @Override
+    public void close() {
+      pool.close();
+      server.shutdownNow();
+    }
   }
 }

@@ -67,12 +67,7 @@ class HandOffResendTest {
   void ringChanged_ownerRefusesTheFirstSend_sendsTheBucketAgainAsItIsThenAfterTheWait()
       throws Exception {
     HashRing after = ALL.without("a:1");
-    String key = keyMovingTo(after, "b:1");
-    store.put(key, bucket(4));
-    ring.set(after);
-    refuse("b:1", 1);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    String key = handedOffWithSendsRefused(after, 4, 1);
     assertThat(receivedBy("b:1")).as("the first send failed").isEmpty();
     store.put(key, bucket(2));
     scheduler.advance(FIRST.minusMillis(1));
@@ -89,12 +84,7 @@ class HandOffResendTest {
   @Test
   void ringChanged_ringChangedAgainBeforeTheResend_sendsToTheOwnerOfThen() throws Exception {
     HashRing after = ALL.without("a:1");
-    String key = keyMovingTo(after, "b:1");
-    store.put(key, bucket(4));
-    ring.set(after);
-    refuse("b:1", 1);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    String key = handedOffWithSendsRefused(after, 4, 1);
     ring.set(after.without("b:1"));
     scheduler.advance(FIRST);
 
@@ -105,12 +95,7 @@ class HandOffResendTest {
   @Test
   void ringChanged_keyOwnedHereAgainBeforeTheResend_isNotSent() throws Exception {
     HashRing after = ALL.without("a:1");
-    String key = keyMovingTo(after, "b:1");
-    store.put(key, bucket(4));
-    ring.set(after);
-    refuse("b:1", 1);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    handedOffWithSendsRefused(after, 4, 1);
     ring.set(ALL);
     scheduler.advance(FIRST);
 
@@ -123,11 +108,7 @@ class HandOffResendTest {
   void ringChanged_ownerRefusesEverySend_waitsLongerEachTimeAndStopsAfterTheLastAttempt()
       throws Exception {
     HashRing after = ALL.without("a:1");
-    store.put(keyMovingTo(after, "b:1"), bucket(4));
-    ring.set(after);
-    refuse("b:1", 100);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    handedOffWithSendsRefused(after, 4, 100);
     List<Integer> sends = new ArrayList<>();
     for (Duration wait : List.of(FIRST, FIRST.multipliedBy(2), FIRST.multipliedBy(4))) {
       scheduler.advance(wait.minusMillis(1));
@@ -144,11 +125,7 @@ class HandOffResendTest {
   @Test
   void close_beforeAResend_sendsNothingMore() throws Exception {
     HashRing after = ALL.without("a:1");
-    store.put(keyMovingTo(after, "b:1"), bucket(4));
-    ring.set(after);
-    refuse("b:1", 1);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    handedOffWithSendsRefused(after, 4, 1);
     handOff.close();
     scheduler.advance(FIRST);
 
@@ -160,12 +137,7 @@ class HandOffResendTest {
   void ringChanged_bucketReplacedByTheOwnersBroadcastBeforeTheResend_sentAsFirstScanned()
       throws Exception {
     HashRing after = ALL.without("a:1");
-    String key = keyMovingTo(after, "b:1");
-    store.put(key, bucket(0));
-    ring.set(after);
-    refuse("b:1", 1);
-
-    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    String key = handedOffWithSendsRefused(after, 0, 1);
     handOff.writingCopy(key, true);
     store.put(key, bucket(4));
     scheduler.advance(FIRST);
@@ -201,6 +173,20 @@ class HandOffResendTest {
 
     assertThat(receivedBy("b:1")).isEmpty();
     assertThat(receivedBy("c:1")).extracting(BucketSnapshot::getKey).containsExactly(key);
+  }
+
+  /**
+   * Takes a:1 off the ring with one bucket of {@code remaining} that moves to b:1, which refuses
+   * its first {@code refusals} sends; returns the bucket's key once the hand-off's first send ended.
+   */
+  private String handedOffWithSendsRefused(HashRing after, long remaining, int refusals)
+      throws Exception {
+    String key = keyMovingTo(after, "b:1");
+    store.put(key, bucket(remaining));
+    ring.set(after);
+    refuse("b:1", refusals);
+    handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
+    return key;
   }
 
   private void refuse(String peer, int calls) {
