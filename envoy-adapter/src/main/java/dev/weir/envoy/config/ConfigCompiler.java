@@ -340,7 +340,7 @@ final class ConfigCompiler {
             && s.getTag().equals(Tag.STR)
             && s.getScalarStyle() != DumperOptions.ScalarStyle.PLAIN
             && s.getValue().matches("[0-9]+|true|false")
-        ? " (it is written in quotes, a string: write it without quotes)"
+        ? " (written in quotes, it is a string: write numbers and booleans without quotes)"
         : "";
   }
 

@@ -100,7 +100,7 @@ final class DynamicMetadata {
       long addend = descriptor.getHitsAddend().getValue();
       out.putFields(
           "hitsAddend",
-          number(addend >= 0 ? addend : (double) (addend >>> 1) * 2 + (addend & 1)));
+          number(addend >= 0 ? addend : (double) ((addend >>> 1) | (addend & 1)) * 2));
     }
     return out.build();
   }

@@ -166,7 +166,7 @@ class PoliciesAndWindowsConfigTest {
       assertThatThrownBy(() -> compile(yaml))
           .as(rule)
           .isInstanceOf(DescriptorConfigException.class)
-          .hasMessageEndingWith("(it is written in quotes, a string: write it without quotes)");
+          .hasMessageEndingWith("(written in quotes, it is a string: write numbers and booleans without quotes)");
     }
   }
 }

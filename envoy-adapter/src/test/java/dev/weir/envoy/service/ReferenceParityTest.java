@@ -171,18 +171,20 @@ class ReferenceParityTest {
             .setHitsAddend(UInt64Value.newBuilder().setValue(-1L))
             .build();
 
-    RateLimitResponse response = call(huge);
+    RateLimitDescriptor halfway =
+        descriptor("region", "r1").toBuilder()
+            .setHitsAddend(UInt64Value.newBuilder().setValue(Long.MIN_VALUE + 1025))
+            .build();
+
+    RateLimitResponse response = call(huge, halfway);
 
     assertThat(
-            response.getDynamicMetadata()
-                .getFieldsOrThrow("descriptors")
-                .getListValue()
-                .getValues(0)
-                .getStructValue()
-                .getFieldsOrThrow("hitsAddend")
-                .getNumberValue())
-        .as("2^64 - 1, as Go's float64(uint64) writes it")
-        .isEqualTo(1.8446744073709552e19);
+            response.getDynamicMetadata().getFieldsOrThrow("descriptors").getListValue()
+                .getValuesList().stream()
+                .map(v -> v.getStructValue().getFieldsOrThrow("hitsAddend").getNumberValue())
+                .toList())
+        .as("2^64 - 1 and 2^63 + 1025, rounded once, as Go's float64(uint64) writes them")
+        .containsExactly(1.8446744073709552e19, 9.223372036854777856e18);
   }
 
   @Test

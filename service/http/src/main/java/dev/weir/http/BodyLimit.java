@@ -61,6 +61,7 @@ final class BodyLimit extends HttpObjectAggregator {
         if (!unfinished.take(bytes)) {
           refused = true;
           release();
+          releaseCurrentMessage();
           LingeringClose.after(
               ctx.writeAndFlush(NettyAnswers.response(overBudget.get(), false)));
           return;
@@ -107,6 +108,8 @@ final class BodyLimit extends HttpObjectAggregator {
 
   @Override
   protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+    refused = true;
+    release();
     HttpAnswer answer =
         oversized instanceof HttpRequest request
             ? refusal.apply(request)

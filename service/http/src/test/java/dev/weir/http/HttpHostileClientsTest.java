@@ -250,10 +250,37 @@ class HttpHostileClientsTest {
         .startsWith("HTTP/1.1 200 OK\r\n")
         .endsWith("{\"bytes\":1000}");
     Socket next = open();
-    HttpText.send(next, head + nearlyWhole + "\"}");
+    HttpText.send(next, head + nearlyWhole);
+    assertThat(get("/fast").statusCode()).as("the unfinished body was read").isEqualTo(200);
+    HttpText.send(next, "\"}");
     assertThat(HttpText.readResponse(next.getInputStream()))
         .as("the completed body gave its bytes back")
         .startsWith("HTTP/1.1 200 OK\r\n");
+  }
+
+  @Test
+  void unfinishedBodies_chunkedBodyRefused413_givesItsBytesBackAtOnce() throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(1000));
+    Socket chunked = open();
+    HttpText.send(
+        chunked,
+        "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n384\r\n"
+            + "x".repeat(900)
+            + "\r\n");
+    assertThat(get("/fast").statusCode()).as("the first chunk was read").isEqualTo(200);
+    HttpText.send(chunked, "c8\r\n" + "x".repeat(200) + "\r\n");
+    assertThat(HttpText.readResponse(chunked.getInputStream()))
+        .startsWith("HTTP/1.1 413 ");
+
+    String head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
+    for (int i = 0; i < UnfinishedBodies.LARGEST_BODIES; i++) {
+      HttpText.send(open(), head + "x".repeat(998));
+    }
+    assertThat(get("/fast").statusCode()).isEqualTo(200);
+
+    assertThat(refused(RefusalReason.HTTP_SATURATED))
+        .as("the refused body, still lingering, holds none of the budget")
+        .isZero();
   }
 
   @Test

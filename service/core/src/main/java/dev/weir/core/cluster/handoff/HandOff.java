@@ -514,8 +514,9 @@ public final class HandOff {
       HashRing ring = retry.ring().get();
       long now = clock.wallMillis();
       for (Handed h : held) {
-        Optional<BucketState> state =
-            h.watch.copied ? Optional.ofNullable(h.state) : store.get(h.key);
+        // the state, then the watch: a copy write marks the watch, then writes
+        Optional<BucketState> read = store.get(h.key);
+        Optional<BucketState> state = h.watch.copied ? Optional.ofNullable(h.state) : read;
         String owner = ring.isEmpty() ? self : ring.ownerOf(h.key);
         if (state.isEmpty() || state.get().expireAt() <= now || owner.equals(self)) {
           done.add(h);
