@@ -1,6 +1,5 @@
 package dev.weir.core.config;
 
-import dev.weir.core.discovery.PeerAddress;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -42,10 +41,10 @@ public interface HostAddressResolver {
             continue;
           }
           if (address instanceof Inet4Address) {
-            return Optional.of(PeerAddress.hostText(address));
+            return Optional.of(IpText.of(address));
           }
           if (fallback == null) {
-            fallback = PeerAddress.hostText(address);
+            fallback = IpText.of(address);
           }
         }
       }
@@ -57,7 +56,7 @@ public interface HostAddressResolver {
 
   private static String hostnameAddress() {
     try {
-      return PeerAddress.hostText(InetAddress.getLocalHost());
+      return IpText.of(InetAddress.getLocalHost());
     } catch (UnknownHostException e) {
       return "127.0.0.1";
     }

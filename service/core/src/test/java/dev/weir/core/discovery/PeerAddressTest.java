@@ -25,23 +25,6 @@ class PeerAddressTest {
         .isEqualTo("[" + expected + "]:1051");
   }
 
-  @ParameterizedTest
-  @CsvSource({
-    "10.0.0.2, 10.0.0.2",
-    "FD00:0:0:0:0:0:0:2, fd00::2",
-    "[fd00::2], fd00::2",
-    "::ffff:1.2.3.4, 1.2.3.4"
-  })
-  void literal_ipLiterals_parsedAndSpelledAsPeersSpellThem(String text, String expected) {
-    assertThat(PeerAddress.literal(text)).map(PeerAddress::hostText).contains(expected);
-  }
-
-  @ParameterizedTest
-  @CsvSource({"$(POD_IP)", "weir-0.weir", "10.0.0", "10.0.0.256", "fd00::2%eth0", "localhost"})
-  void literal_anythingElse_emptyWithoutAskingAResolver(String text) {
-    assertThat(PeerAddress.literal(text)).isEmpty();
-  }
-
   @Test
   void of_ipv4_writesDottedQuad() throws Exception {
     assertThat(PeerAddress.of(InetAddress.getByName("10.0.0.2"), 1051)).isEqualTo("10.0.0.2:1051");

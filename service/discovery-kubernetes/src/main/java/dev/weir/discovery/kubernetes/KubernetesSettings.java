@@ -1,6 +1,7 @@
 package dev.weir.discovery.kubernetes;
 
 import dev.weir.core.discovery.DiscoveryEnv;
+import dev.weir.core.config.IpText;
 import dev.weir.core.discovery.PeerAddress;
 import java.util.List;
 import java.util.Optional;
@@ -69,8 +70,8 @@ public record KubernetesSettings(
       return raw;
     }
     return Optional.of(
-        PeerAddress.literal(raw.get())
-            .map(PeerAddress::hostText)
+        IpText.literal(raw.get())
+            .map(IpText::of)
             .orElseThrow(
                 () ->
                     env.invalid(

@@ -1,5 +1,6 @@
 package dev.weir.discovery.kubernetes;
 
+import dev.weir.core.config.IpText;
 import dev.weir.core.discovery.PeerAddress;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -60,7 +61,7 @@ final class PeerSelection {
 
   // ip:port with the IP spelled as nodes advertise themselves (RFC 5952 for IPv6).
   private static String peerAddress(String ip, int port) {
-    return PeerAddress.of(PeerAddress.literal(ip).map(PeerAddress::hostText).orElse(ip), port);
+    return PeerAddress.of(IpText.literal(ip).map(IpText::of).orElse(ip), port);
   }
 
   /**
