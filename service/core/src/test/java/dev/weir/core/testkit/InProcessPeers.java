@@ -2,6 +2,7 @@ package dev.weir.core.testkit;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeerHandler;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -9,6 +10,7 @@ import dev.weir.core.model.Status;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
+import dev.weir.core.time.Scheduler;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -19,9 +21,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * In-process {@code PeersV1} servers for tests: each answers every forwarded item UNDER_LIMIT and
- * records the forwarded batches and GLOBAL broadcasts it receives. {@link #client} starts one and
- * returns a {@link PeerClient} of it, so a {@code PeerClientPool} can be built on {@code
- * peers::client}.
+ * records the forwarded batches and GLOBAL broadcasts it receives, unless a test gives a handler of
+ * its own. {@link #client} starts one and returns a {@link PeerClient} of it, so a {@code
+ * PeerClientPool} can be built on {@code peers::client}.
  */
 public final class InProcessPeers implements AutoCloseable {
 
@@ -41,19 +43,27 @@ public final class InProcessPeers implements AutoCloseable {
    * Starts a peer and returns a client of it that reports {@code address} as the peer's address.
    */
   public PeerClient client(String address) {
+    return client(address, new RecordingHandler(), (task, delay) -> () -> {});
+  }
+
+  /**
+   * Starts a peer that {@code handler} answers and returns a client of it that reports {@code
+   * address} as the peer's address and runs its timers on {@code scheduler}.
+   */
+  public PeerClient client(String address, PeerHandler handler, Scheduler scheduler) {
     try {
       String name = InProcessServerBuilder.generateName();
       servers.add(
           InProcessServerBuilder.forName(name)
               .directExecutor()
-              .addService(new PeersService(new RecordingHandler(), clock))
+              .addService(new PeersService(handler, clock))
               .build()
               .start());
       return new PeerClient(
           address,
           InProcessChannelBuilder.forName(name).directExecutor().build(),
           settings,
-          (task, delay) -> () -> {},
+          scheduler,
           clock);
     } catch (IOException e) {
       throw new IllegalStateException("in-process peer did not start", e);

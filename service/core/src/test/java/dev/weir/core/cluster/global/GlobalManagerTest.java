@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
-import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.engine.LeakyBucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.TokenBucketState;
@@ -25,7 +24,6 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
-import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
@@ -473,44 +471,23 @@ class GlobalManagerTest {
   private final class HoldingOwner implements AutoCloseable {
     final List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
     final List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
-    private final String name = InProcessServerBuilder.generateName();
-    private final Server server;
-    final PeerClientPool pool;
-
-    HoldingOwner() throws java.io.IOException {
-      IdlePeerHandler holding =
-          new IdlePeerHandler() {
-            @Override
-            public CompletableFuture<List<RateLimitResponse>> answerForwarded(
-                List<RateLimitRequest> requests) {
-              received.add(requests);
-              CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
-              held.add(answer);
-              return answer;
-            }
-          };
-      server =
-          InProcessServerBuilder.forName(name)
-              .directExecutor()
-              .addService(new PeersService(holding, clock))
-              .build()
-              .start();
-      pool =
-          new PeerClientPool(
-              address ->
-                  new PeerClient(
-                      address,
-                      InProcessChannelBuilder.forName(name).directExecutor().build(),
-                      new PeerClientSettings(
-                          1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
-                      scheduler,
-                      clock));
-    }
+    private final IdlePeerHandler holding =
+        new IdlePeerHandler() {
+          @Override
+          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+              List<RateLimitRequest> requests) {
+            received.add(requests);
+            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+            held.add(answer);
+            return answer;
+          }
+        };
+    final PeerClientPool pool =
+        new PeerClientPool(address -> peers.client(address, holding, scheduler));
 
     @Override
     public void close() {
       pool.close();
-      server.shutdownNow();
     }
   }
 }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
-import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
@@ -13,17 +12,12 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.IdlePeerHandler;
+import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
-import io.grpc.Server;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -36,42 +30,28 @@ class HandOffTransferTest {
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final List<Server> servers = new ArrayList<>();
+  private final InProcessPeers peers =
+      new InProcessPeers(
+          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
 
   @AfterEach
   void stop() {
     pool.close();
-    servers.forEach(Server::shutdownNow);
+    peers.close();
   }
 
   /** A client of a peer that accepts every bucket sent to it. */
   private PeerClient client(String address) {
-    String name = InProcessServerBuilder.generateName();
-    try {
-      servers.add(
-          InProcessServerBuilder.forName(name)
-              .directExecutor()
-              .addService(
-                  new PeersService(
-                      new IdlePeerHandler() {
-                        @Override
-                        public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-                          return buckets.size();
-                        }
-                      },
-                      clock))
-              .build()
-              .start());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return new PeerClient(
+    return peers.client(
         address,
-        InProcessChannelBuilder.forName(name).directExecutor().build(),
-        new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
-        scheduler,
-        clock);
+        new IdlePeerHandler() {
+          @Override
+          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+            return buckets.size();
+          }
+        },
+        scheduler);
   }
 
   @Test
