@@ -215,16 +215,23 @@ class WeirClientOwnersTest {
     }
   }
 
+  /**
+   * Returns the first key {@code account:<i>} whose item {@code owner} owns on the ring of {@code
+   * members}.
+   */
+  private static String keyOwnedBy(List<String> members, String owner) {
+    HashRing nodesRing = HashRing.of(members, REPLICAS, PeerHash.FNV1A_FMIX64);
+    return IntStream.range(0, 200)
+        .mapToObj(i -> "account:" + i)
+        .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(owner))
+        .findFirst()
+        .orElseThrow();
+  }
+
   @Test
   void check_ownerUnreachable_failsUnavailable_andTheClientAsksForTheRingAtOnce() {
     ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
-    HashRing nodesRing = HashRing.of(MEMBERS, REPLICAS, PeerHash.FNV1A_FMIX64);
-    String key =
-        IntStream.range(0, 100)
-            .mapToObj(i -> "account:" + i)
-            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(1)))
-            .findFirst()
-            .orElseThrow();
+    String key = keyOwnedBy(MEMBERS, MEMBERS.get(1));
     try (WeirClient client = client()) {
       nodes.get(MEMBERS.get(1)).failWith(Status.UNAVAILABLE.withDescription("connection refused"));
       ring.answer = ringOf(List.of(MEMBERS.get(0), MEMBERS.get(2)), "fnv1a-fmix64");
@@ -248,18 +255,8 @@ class WeirClientOwnersTest {
     servers.add(InProcessServerBuilder.forName(embedded).directExecutor().build().start());
     List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), embedded);
     ring.answer = ringOf(members, "fnv1a-fmix64");
-    HashRing nodesRing = HashRing.of(members, REPLICAS, PeerHash.FNV1A_FMIX64);
-    List<String> keys = IntStream.range(0, 200).mapToObj(i -> "account:" + i).toList();
-    String ownedByEmbedded =
-        keys.stream()
-            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(embedded))
-            .findFirst()
-            .orElseThrow();
-    String ownedByAMember =
-        keys.stream()
-            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(0)))
-            .findFirst()
-            .orElseThrow();
+    String ownedByEmbedded = keyOwnedBy(members, embedded);
+    String ownedByAMember = keyOwnedBy(members, MEMBERS.get(0));
     try (WeirClient client = client()) {
       assertThat(client.ringMembers()).contains(embedded);
 
@@ -275,13 +272,7 @@ class WeirClientOwnersTest {
   @Test
   void check_ownerDownForLong_theRingIsAskedOnceAPauseNotOncePerFailedCall() {
     ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
-    HashRing nodesRing = HashRing.of(MEMBERS, REPLICAS, PeerHash.FNV1A_FMIX64);
-    String key =
-        IntStream.range(0, 100)
-            .mapToObj(i -> "account:" + i)
-            .filter(k -> nodesRing.ownerOf("requests_per_sec_" + k).equals(MEMBERS.get(1)))
-            .findFirst()
-            .orElseThrow();
+    String key = keyOwnedBy(MEMBERS, MEMBERS.get(1));
     try (WeirClient client = client()) {
       // The servers' ring keeps naming the member (peer failure mode "fail", or not yet found down).
       nodes.get(MEMBERS.get(1)).failWith(Status.UNAVAILABLE.withDescription("connection refused"));
