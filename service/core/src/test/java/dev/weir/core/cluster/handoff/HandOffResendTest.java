@@ -44,15 +44,7 @@ class HandOffResendTest {
   // How many more TransferBuckets calls each peer refuses, and the buckets each one stored.
   private final Map<String, AtomicInteger> refusals = new ConcurrentHashMap<>();
   private final Map<String, List<BucketSnapshot>> received = new ConcurrentHashMap<>();
-  private final HandOff handOff =
-      new HandOff(
-          "a:1",
-          store,
-          pool,
-          clock,
-          Duration.ofSeconds(2),
-          Runnable::run,
-          new TransferRetry(scheduler, ring::get, FIRST, Duration.ofSeconds(5), 4));
+  private final HandOff handOff = handOff(Runnable::run);
 
   @AfterEach
   void stop() {
@@ -149,15 +141,7 @@ class HandOffResendTest {
   @Test
   void ringChanged_scanRunsAfterALaterChange_sendsToTheOwnerOnTheLaterRing() throws Exception {
     List<Runnable> scans = new ArrayList<>();
-    HandOff queued =
-        new HandOff(
-            "a:1",
-            store,
-            pool,
-            clock,
-            Duration.ofSeconds(2),
-            scans::add,
-            new TransferRetry(scheduler, ring::get, FIRST, Duration.ofSeconds(5), 4));
+    HandOff queued = handOff(scans::add);
     HashRing withoutA = ALL.without("a:1");
     HashRing later = withoutA.without("b:1");
     String key = keyMovingTo(withoutA, "b:1");
@@ -184,6 +168,18 @@ class HandOffResendTest {
     refuse("b:1", refusals);
     handOff.ringChanged(ALL, after).get(5, TimeUnit.SECONDS);
     return key;
+  }
+
+  /** Returns a:1's hand-off, scanning on {@code scans}, sending 4 times at most. */
+  private HandOff handOff(java.util.concurrent.Executor scans) {
+    return new HandOff(
+        "a:1",
+        store,
+        pool,
+        clock,
+        Duration.ofSeconds(2),
+        scans,
+        new TransferRetry(scheduler, ring::get, FIRST, Duration.ofSeconds(5), 4));
   }
 
   private void refuse(String peer, int calls) {
