@@ -26,6 +26,7 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.store.BucketStore;
+import dev.weir.core.time.Backoff;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
 import dev.weir.core.toplimited.TopLimitedView;
@@ -711,10 +712,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                     attempt);
                 return;
               }
-              Duration next =
-                  backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
-                      ? MAX_ANNOUNCE_BACKOFF
-                      : backoff.multipliedBy(2);
+              Duration next = Backoff.doubled(backoff, MAX_ANNOUNCE_BACKOFF);
               scheduler.schedule(() -> handOverRestored(left, attempt + 1, next, first), backoff);
             });
   }
@@ -748,10 +746,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     attempt.whenComplete(
         (ok, error) -> {
           if (error != null) {
-            Duration next =
-                backoff.multipliedBy(2).compareTo(MAX_ANNOUNCE_BACKOFF) > 0
-                    ? MAX_ANNOUNCE_BACKOFF
-                    : backoff.multipliedBy(2);
+            Duration next = Backoff.doubled(backoff, MAX_ANNOUNCE_BACKOFF);
             LOG.debug(
                 "return notice to {} failed, retrying in {}: {}",
                 peer,

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.handoff;
 
+import dev.weir.core.time.Backoff;
 import dev.weir.core.time.Scheduler;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
@@ -41,7 +42,6 @@ public record TransferRetry(
 
   /** Returns the wait after a send that followed a wait of {@code previous}. */
   Duration next(Duration previous) {
-    Duration doubled = previous.multipliedBy(2);
-    return doubled.compareTo(max) > 0 ? max : doubled;
+    return Backoff.doubled(previous, max);
   }
 }
