@@ -288,27 +288,16 @@ public final class HandOff {
    * keys whose transfer failed (empty when every owner acknowledged).
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
-    Map<String, List<Handed>> byOwner = new HashMap<>();
-    long now = clock.wallMillis();
+    List<Handed> read = new ArrayList<>(keys.size());
     for (String key : keys) {
-      Optional<BucketState> state = store.get(key);
-      if (state.isEmpty() || state.get().expireAt() <= now || ring.isEmpty()) {
-        continue;
-      }
-      String owner = ring.ownerOf(key);
-      if (!owner.equals(self)) {
-        byOwner
-            .computeIfAbsent(owner, o -> new ArrayList<>())
-            .add(new Handed(key, state.get(), null));
-      }
+      read.add(new Handed(key, store.get(key).orElse(null), null));
     }
+    Map<String, List<Handed>> byOwner = new HashMap<>();
+    byOwner(read, ring, clock.wallMillis(), byOwner);
     Set<String> failed = ConcurrentHashMap.newKeySet();
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
-    byOwner.forEach(
-        (owner, handed) -> {
-          for (int i = 0; i < handed.size(); i += CHUNK) {
-            List<Handed> chunk = handed.subList(i, Math.min(handed.size(), i + CHUNK));
-            calls.add(
+    return inChunks(
+            byOwner,
+            (owner, chunk) ->
                 peers
                     .call(owner, c -> c.transferBuckets(snapshots(chunk), self, timeout))
                     .handle(
@@ -319,11 +308,24 @@ public final class HandOff {
                             sent.addAndGet(chunk.size());
                           }
                           return null;
-                        }));
-          }
-        });
-    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+                        }))
         .thenApply(done -> Set.copyOf(failed));
+  }
+
+  // Adds each of handed whose state is live at now to byOwner, under its owner on ring, unless
+  // that is this node (or the ring is empty); returns the others.
+  private List<Handed> byOwner(
+      List<Handed> handed, HashRing ring, long now, Map<String, List<Handed>> byOwner) {
+    List<Handed> left = new ArrayList<>();
+    for (Handed h : handed) {
+      String owner = ring.isEmpty() ? self : ring.ownerOf(h.key);
+      if (h.state == null || h.state.expireAt() <= now || owner.equals(self)) {
+        left.add(h);
+      } else {
+        byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(h);
+      }
+    }
+    return left;
   }
 
   /** Returns how many buckets this node has handed to others and had acknowledged. */
@@ -509,21 +511,15 @@ public final class HandOff {
       return;
     }
     Map<String, List<Handed>> byOwner = new HashMap<>();
-    List<Handed> done = new ArrayList<>();
+    List<Handed> done;
     try {
-      HashRing ring = retry.ring().get();
-      long now = clock.wallMillis();
+      List<Handed> read = new ArrayList<>(held.size());
       for (Handed h : held) {
         // the state, then the watch: a copy write marks the watch, then writes
-        Optional<BucketState> read = store.get(h.key);
-        Optional<BucketState> state = h.watch.copied ? Optional.ofNullable(h.state) : read;
-        String owner = ring.isEmpty() ? self : ring.ownerOf(h.key);
-        if (state.isEmpty() || state.get().expireAt() <= now || owner.equals(self)) {
-          done.add(h);
-        } else {
-          byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(h.now(state.get()));
-        }
+        BucketState now = store.get(h.key).orElse(null);
+        read.add(h.now(h.watch.copied ? h.state : now));
       }
+      done = byOwner(read, retry.ring().get(), clock.wallMillis(), byOwner);
     } catch (RuntimeException e) {
       LOG.warn("reading {} buckets to send them again failed; kept here", held.size(), e);
       held.forEach(this::unwatch);
