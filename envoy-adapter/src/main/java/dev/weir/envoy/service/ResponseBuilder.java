@@ -4,6 +4,7 @@ import com.google.protobuf.Duration;
 import dev.weir.core.toplimited.LimitedKey;
 import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.CounterNames;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.metrics.RuleCounters;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
@@ -182,8 +183,8 @@ final class ResponseBuilder {
     StringBuilder out = new StringBuilder();
     for (int i = first; i < descriptor.getEntriesCount(); i++) {
       RateLimitDescriptor.Entry e = descriptor.getEntries(i);
-      out.append(e.getKey().length()).append(':').append(e.getKey());
-      out.append(e.getValue().length()).append(':').append(e.getValue());
+      CounterNames.lengthPrefixed(out, e.getKey());
+      CounterNames.lengthPrefixed(out, e.getValue());
     }
     return out.toString();
   }
