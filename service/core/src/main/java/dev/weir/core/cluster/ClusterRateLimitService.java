@@ -172,7 +172,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           sent = new RateLimitRequest[n];
           owners = new String[n];
         }
-        sent[i] = r;
+        sent[i] = (r.behavior() & ~Behavior.KNOWN) == 0 ? r : knownFlagsOnly(r);
         owners[i] = owner;
         forwarded++;
       }
@@ -317,6 +317,14 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
+   * Returns {@code r} with only the behavior flags an owner knows: a caller's other bits are
+   * ignored wherever the key is decided, and an owner refuses them from a peer.
+   */
+  private static RateLimitRequest knownFlagsOnly(RateLimitRequest r) {
+    return r.withBehavior(r.behavior() & Behavior.KNOWN);
+  }
+
+  /**
    * Returns the GLOBAL item {@code r} as its hits are queued for the owner, where they merge with
    * other callers' hits to the same key: with only the flags an owner knows, and created now
    * (this node's time; the caller's {@code created_at} decided the local answer), so that no
@@ -324,7 +332,7 @@ public final class ClusterRateLimitService implements RateLimitService {
    * does not know and a {@code created_at} far from its clock).
    */
   private RateLimitRequest hitsForOwner(RateLimitRequest r) {
-    return r.withBehavior(r.behavior() & Behavior.KNOWN).withCreatedAt(clock.wallMillis());
+    return knownFlagsOnly(r).withCreatedAt(clock.wallMillis());
   }
 
   /**

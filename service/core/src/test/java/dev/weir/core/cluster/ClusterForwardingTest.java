@@ -63,6 +63,26 @@ class ClusterForwardingTest {
   }
 
   @Test
+  void check_unknownBehaviorBits_ignoredOnEveryNodeAsOnTheOwner() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    String key = "account:9";
+    Node owner = cluster.ownerOf("test_" + key);
+    List<Node> others = cluster.nonOwnersOf("test_" + key);
+    RateLimitRequest withUnknownBits =
+        RateLimitRequest.builder("test", key).hits(1).limit(5).duration(60_000)
+            .behavior(64 | Behavior.DRAIN_OVER_LIMIT).build();
+
+    RateLimitResponse viaOwner = owner.check(withUnknownBits).get(0);
+    RateLimitResponse viaOther = others.get(0).check(withUnknownBits).get(0);
+
+    assertThat(viaOwner.error()).isEmpty();
+    assertThat(viaOwner.remaining()).isEqualTo(4);
+    assertThat(viaOther.error()).isEmpty();
+    assertThat(viaOther.remaining()).isEqualTo(3);
+    assertThat(viaOther.metadata()).containsEntry("owner", owner.address());
+  }
+
+  @Test
   void check_mixOfLocalAndForwardedItems_answersInRequestOrder() {
     cluster = LocalCluster.start(3, SETTINGS);
     Node asked = cluster.node(1);
