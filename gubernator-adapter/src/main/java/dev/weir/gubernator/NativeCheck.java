@@ -87,7 +87,9 @@ public final class NativeCheck {
     List<RateLimitRequest> accepted = items;
     String[] errors = null;
     for (int i = 0; i < n; i++) {
-      String error = limits.checkItem(items.get(i)).orElse(null);
+      RateLimitRequest item = items.get(i);
+      // An empty key is refused by the core's checks, which say so before any length.
+      String error = item.uniqueKey().isEmpty() ? null : limits.checkItem(item).orElse(null);
       if (error == null) {
         continue;
       }

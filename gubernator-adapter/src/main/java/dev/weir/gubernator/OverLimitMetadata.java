@@ -1,5 +1,7 @@
 package dev.weir.gubernator;
 
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -8,13 +10,15 @@ import dev.weir.core.toplimited.OverLimitRecorder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
  * The {@code metadata} entries that say which limit refused a native item: {@value #NAME} (the
- * item's {@code name}), {@value #LIMIT} and {@value #DURATION} (the window in milliseconds, as the
- * request gave them), added to every {@code OVER_LIMIT} answer next to what the core put there
- * (such as {@code owner}). Answers under the limit are left as they are.
+ * item's {@code name}), {@value #LIMIT} and {@value #DURATION} (as the request gave them: the window
+ * in milliseconds, or a calendar interval's code, which {@value #GREGORIAN} then names), added to
+ * every {@code OVER_LIMIT} answer next to what the core put there (such as {@code owner}). Answers
+ * under the limit are left as they are.
  */
 public final class OverLimitMetadata {
 
@@ -24,8 +28,14 @@ public final class OverLimitMetadata {
   /** The key of the refused item's {@code limit}. */
   public static final String LIMIT = "over_limit.limit";
 
-  /** The key of the refused item's {@code duration} in milliseconds. */
+  /** The key of the refused item's {@code duration} as the request gave it. */
   public static final String DURATION = "over_limit.duration";
+
+  /**
+   * The key of the calendar interval a {@code DURATION_IS_GREGORIAN} item's {@code duration} code
+   * names, in lower case ({@code minutes}, {@code hours}, ... {@code years}).
+   */
+  public static final String GREGORIAN = "over_limit.gregorian";
 
   private OverLimitMetadata() {}
 
@@ -58,6 +68,10 @@ public final class OverLimitMetadata {
     metadata.put(NAME, item.name());
     metadata.put(LIMIT, Long.toString(item.limit()));
     metadata.put(DURATION, Long.toString(item.duration()));
+    if (Behavior.has(item.behavior(), Behavior.DURATION_IS_GREGORIAN)) {
+      GregorianInterval.forCode(item.duration())
+          .ifPresent(interval -> metadata.put(GREGORIAN, interval.name().toLowerCase(Locale.ROOT)));
+    }
     return answer.withMetadata(metadata);
   }
 }

@@ -8,6 +8,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalRateLimitService;
@@ -89,5 +90,30 @@ class NativeCheckTest {
         .hasCauseInstanceOf(RequestTooLargeException.class)
         .hasMessageContaining("max size is '1000'");
     assertThat(metrics.events()).containsExactly("refused too_many_items");
+  }
+
+  @Test
+  void check_tooLongNameAndEmptyKey_saysTheKeyIsEmptyFirst() {
+    RateLimitReq item = item("").toBuilder().setName("n".repeat(17)).build();
+
+    GetRateLimitsResp answer = check.decide(call(item)).join();
+
+    assertThat(answer.getResponses(0).getError()).isEqualTo("field 'unique_key' cannot be empty");
+  }
+
+  @Test
+  void check_gregorianItemOverLimit_namesItsCalendarIntervalBesideTheCode() {
+    RateLimitReq hourly =
+        item("a").toBuilder().setLimit(0).setDuration(1).setBehaviorValue(Behavior.DURATION_IS_GREGORIAN).build();
+    RateLimitReq perMinute = item("b").toBuilder().setLimit(0).build();
+
+    GetRateLimitsResp answer = check.decide(call(hourly, perMinute)).join();
+
+    assertThat(answer.getResponses(0).getMetadataMap())
+        .containsEntry("over_limit.duration", "1")
+        .containsEntry("over_limit.gregorian", "hours");
+    assertThat(answer.getResponses(1).getMetadataMap())
+        .containsEntry("over_limit.duration", "60000")
+        .doesNotContainKey("over_limit.gregorian");
   }
 }
