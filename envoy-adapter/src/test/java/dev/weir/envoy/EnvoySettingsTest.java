@@ -191,6 +191,21 @@ class EnvoySettingsTest {
   }
 
   @Test
+  void fromEnvironment_malformedXdsHeaders_namesTheVariableAndNotItsValue() {
+    assertThatThrownBy(
+            () ->
+                EnvoySettings.fromEnvironment(
+                    Map.of(
+                        "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+                        "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS", "x-a:1,Bearer t0k3n")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS is not valid: entry 2 of 2 has no ':'"
+                + " (its value is not shown: headers may carry credentials); expected key:value"
+                + " pairs separated by commas, e.g. a:1,b:2");
+  }
+
+  @Test
   void fromEnvironment_xdsClientCertWithoutKey_namesBoth() {
     assertThatThrownBy(
             () ->

@@ -159,12 +159,21 @@ public record XdsSettings(
       return Map.of();
     }
     Map<String, String> out = new LinkedHashMap<>();
-    for (String entry : setting.get().value().split(",")) {
+    String[] entries = setting.get().value().split(",");
+    for (int i = 0; i < entries.length; i++) {
+      String entry = entries[i];
       int at = entry.indexOf(separator);
       if (at > 0) {
         out.put(entry.substring(0, at).trim(), entry.substring(at + 1).trim());
       } else if (!entry.isBlank() && separator == ':') {
-        throw ConfigException.invalid(var.name(), setting.get().value(), expected);
+        throw new ConfigException(
+            setting.get().variable()
+                + " is not valid: entry "
+                + (i + 1)
+                + " of "
+                + entries.length
+                + " has no ':' (its value is not shown: headers may carry credentials); expected "
+                + expected);
       }
     }
     return out;

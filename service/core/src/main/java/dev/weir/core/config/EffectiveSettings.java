@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
  * variable that is set, sorted, with the values of secrets replaced by {@value #MASK}.
  *
  * <p>A variable is a secret when its name mentions a password, secret, token or credential, or
- * ends in {@code KEY} (TLS and CA keys); their values never reach the log.
+ * ends in {@code KEY} (TLS and CA keys) or {@code HEADERS} (headers sent to a server, such as an
+ * {@code authorization} header); their values never reach the log.
  */
 public final class EffectiveSettings {
 
@@ -18,7 +19,7 @@ public final class EffectiveSettings {
   public static final String MASK = "****";
 
   private static final Pattern SECRET =
-      Pattern.compile(".*(PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|_KEY$|_KEY_).*");
+      Pattern.compile(".*(PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|_KEY$|_KEY_|_HEADERS$).*");
 
   private EffectiveSettings() {}
 

@@ -33,6 +33,20 @@ class EffectiveSettingsTest {
   }
 
   @Test
+  void describe_headersSentToAServer_maskedButHeaderSwitchesShown() {
+    String line =
+        EffectiveSettings.describe(
+            Map.of(
+                "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS", "authorization:Bearer t0k3n",
+                "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED", "true"));
+
+    assertThat(line)
+        .isEqualTo(
+            "WEIR_ENVOY_LIMIT_RESPONSE_HEADERS_ENABLED=true"
+                + " WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS=****");
+  }
+
+  @Test
   void describe_blankAndMultiLineValues_blankDroppedNewlinesEscaped() {
     assertThat(EffectiveSettings.describe(Map.of("WEIR_A", " ", "WEIR_B", "x\ny")))
         .isEqualTo("WEIR_B=x\\ny");
