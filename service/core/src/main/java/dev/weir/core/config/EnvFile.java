@@ -57,11 +57,21 @@ public final class EnvFile {
     return values;
   }
 
-  /** Returns {@code fileValues} overlaid with {@code environment}, whose values win. */
+  /**
+   * Returns {@code fileValues} overlaid with {@code environment}, whose values win unless blank (a
+   * blank variable counts as unset, so the file's value applies).
+   */
   public static Map<String, String> mergeUnder(
       Map<String, String> fileValues, Map<String, String> environment) {
     Map<String, String> merged = new HashMap<>(fileValues);
-    merged.putAll(environment);
+    environment.forEach(
+        (name, value) -> {
+          if (value == null || value.isBlank()) {
+            merged.putIfAbsent(name, value);
+          } else {
+            merged.put(name, value);
+          }
+        });
     return merged;
   }
 }

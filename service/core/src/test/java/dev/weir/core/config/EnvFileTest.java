@@ -47,4 +47,17 @@ class EnvFileTest {
         EnvFile.mergeUnder(Map.of("A", "file", "B", "file"), Map.of("A", "env"));
     assertThat(merged).containsExactlyInAnyOrderEntriesOf(Map.of("A", "env", "B", "file"));
   }
+
+  @Test
+  void mergeUnder_emptyInTheEnvironment_countsAsUnsetSoTheFileValueApplies() {
+    Map<String, String> merged =
+        EnvFile.mergeUnder(
+            Map.of("WEIR_CACHE_SIZE", "100000", "WEIR_A", "file"),
+            Map.of("WEIR_CACHE_SIZE", "", "WEIR_A", " ", "WEIR_B", ""));
+
+    assertThat(merged)
+        .containsEntry("WEIR_CACHE_SIZE", "100000")
+        .containsEntry("WEIR_A", "file")
+        .containsEntry("WEIR_B", "");
+  }
 }
