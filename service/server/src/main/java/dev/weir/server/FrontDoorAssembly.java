@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import dev.weir.core.WeirMember;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.health.ConfigComponent;
 import dev.weir.core.health.HealthChecker;
@@ -62,7 +63,7 @@ record FrontDoorAssembly(
     if (!b.warmUp.isZero()) {
       BindFailure.probe("HTTP", b.httpAddressVariable, b.config.httpAddress());
       if (b.ops.statusAddress().isPresent()) {
-        BindFailure.probe("status", OpsSettings.STATUS_HTTP_ADDRESS, b.ops.statusAddress().get());
+        BindFailure.probe("status", b.statusAddressVariable, b.ops.statusAddress().get());
       }
       warmUp =
           NodeWarmUp.run(
@@ -122,6 +123,7 @@ record FrontDoorAssembly(
         () ->
             startStatus(
                 b.ops,
+                b.statusAddressVariable,
                 cluster.nodeHealth(),
                 cluster.health(),
                 transport.tls(),
@@ -151,6 +153,7 @@ record FrontDoorAssembly(
 
   private static StatusListener startStatus(
       OpsSettings ops,
+      EnvVar statusVariable,
       NodeHealth nodeHealth,
       HealthChecker health,
       NodeTls tls,
@@ -168,7 +171,7 @@ record FrontDoorAssembly(
           ops.http(),
           List.of(topLimited));
     } catch (BindException e) {
-      throw BindFailure.of("status", OpsSettings.STATUS_HTTP_ADDRESS, address, e);
+      throw BindFailure.of("status", statusVariable, address, e);
     }
   }
 }

@@ -11,6 +11,7 @@ import dev.weir.http.HttpSettings;
 import dev.weir.tls.TlsSettings;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The operational settings of a node: limits on what clients may send, how shutdown proceeds, TLS,
@@ -85,15 +86,19 @@ record OpsSettings(
    * and the status listener when set) take one port on the same host (a wildcard host overlaps
    * every host); port 0 never clashes.
    *
+   * @param names gives the variable the user set for each setting (a {@code GUBER_*} alias or the
+   *     {@code WEIR_*} name)
    * @throws ConfigException naming both variables and their values
    */
-  void checkPortsDistinct(WeirConfig config, Optional<HostPort> peerAddress) {
+  void checkPortsDistinct(
+      WeirConfig config, Optional<HostPort> peerAddress, Function<EnvVar, String> names) {
     if (statusAddress.isPresent()) {
       HostPort status = statusAddress.get();
-      clash(STATUS_HTTP_ADDRESS, status, "status", WeirConfig.HTTP_ADDRESS, config.httpAddress());
-      clash(STATUS_HTTP_ADDRESS, status, "status", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
+      clash(names, STATUS_HTTP_ADDRESS, status, "status", WeirConfig.HTTP_ADDRESS, config.httpAddress());
+      clash(names, STATUS_HTTP_ADDRESS, status, "status", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
     }
     clash(
+        names,
         WeirConfig.HTTP_ADDRESS,
         config.httpAddress(),
         "HTTP",
@@ -101,26 +106,31 @@ record OpsSettings(
         config.grpcAddress());
     if (peerAddress.isPresent()) {
       HostPort peer = peerAddress.get();
-      clash(PeerSettings.ADDRESS, peer, "peer", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
-      clash(PeerSettings.ADDRESS, peer, "peer", WeirConfig.HTTP_ADDRESS, config.httpAddress());
+      clash(names, PeerSettings.ADDRESS, peer, "peer", WeirConfig.GRPC_ADDRESS, config.grpcAddress());
+      clash(names, PeerSettings.ADDRESS, peer, "peer", WeirConfig.HTTP_ADDRESS, config.httpAddress());
       statusAddress.ifPresent(
-          status -> clash(STATUS_HTTP_ADDRESS, status, "status", PeerSettings.ADDRESS, peer));
+          status -> clash(names, STATUS_HTTP_ADDRESS, status, "status", PeerSettings.ADDRESS, peer));
     }
   }
 
   private static void clash(
-      EnvVar variable, HostPort address, String listener, EnvVar otherVariable, HostPort other) {
+      Function<EnvVar, String> names,
+      EnvVar variable,
+      HostPort address,
+      String listener,
+      EnvVar otherVariable,
+      HostPort other) {
     boolean sameHost =
         address.isWildcard()
             || other.isWildcard()
             || address.host().equalsIgnoreCase(other.host());
     if (address.port() != 0 && address.port() == other.port() && sameHost) {
       throw new ConfigException(
-          variable.name()
+          names.apply(variable)
               + "='"
               + address
               + "' is not valid: its port is taken by "
-              + otherVariable.name()
+              + names.apply(otherVariable)
               + "='"
               + other
               + "'; give the "

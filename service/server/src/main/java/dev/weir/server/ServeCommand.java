@@ -7,6 +7,7 @@ import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
@@ -127,7 +128,7 @@ final class ServeCommand implements Command {
       Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
-          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty());
+          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty(), reader::nameSet);
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
       return new NodeSettings(
@@ -151,7 +152,12 @@ final class ServeCommand implements Command {
 
     /** Returns a builder of a node with these settings. */
     WeirNode.Builder builder() {
+      EnvReader reader = new EnvReader(environment);
       return WeirNode.builder(config)
+          .addressVariables(
+              EnvVar.of(reader.nameSet(WeirConfig.GRPC_ADDRESS)),
+              EnvVar.of(reader.nameSet(WeirConfig.HTTP_ADDRESS)),
+              EnvVar.of(reader.nameSet(OpsSettings.STATUS_HTTP_ADDRESS)))
           .cluster(cluster)
           .discovery(discovery)
           .envoy(envoy)

@@ -126,6 +126,7 @@ public final class WeirNode implements AutoCloseable {
     List<String> healthServiceNames = List.of();
     EnvVar grpcAddressVariable = WeirConfig.GRPC_ADDRESS;
     EnvVar httpAddressVariable = WeirConfig.HTTP_ADDRESS;
+    EnvVar statusAddressVariable = OpsSettings.STATUS_HTTP_ADDRESS;
     boolean writeAutoCa;
     Path autoCaFile;
     Sleeper sleeper = Sleeper.SYSTEM;
@@ -292,6 +293,15 @@ public final class WeirNode implements AutoCloseable {
       this.grpcAddressVariable = Objects.requireNonNull(grpc, "grpc");
       this.httpAddressVariable = Objects.requireNonNull(http, "http");
       return this;
+    }
+
+    /**
+     * Sets the variables named when the gRPC, HTTP or status listener cannot bind its address
+     * (the names the user set, such as a {@code GUBER_*} alias).
+     */
+    Builder addressVariables(EnvVar grpc, EnvVar http, EnvVar status) {
+      this.statusAddressVariable = Objects.requireNonNull(status, "status");
+      return addressVariables(grpc, http);
     }
 
     NodeMember.Settings member(BucketStore store) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import java.io.ByteArrayOutputStream;
@@ -105,14 +106,18 @@ class MainTest {
   @CsvSource({
     "WEIR_GRPC_ADDRESS, gRPC",
     "WEIR_HTTP_ADDRESS, HTTP",
-    "WEIR_STATUS_HTTP_ADDRESS, status"
+    "WEIR_STATUS_HTTP_ADDRESS, status",
+    "GUBER_GRPC_ADDRESS, gRPC",
+    "GUBER_HTTP_ADDRESS, HTTP",
+    "GUBER_STATUS_HTTP_ADDRESS, status"
   })
   void run_listenerPortInUse_exit1NamingListenerVariableAndCause(String variable, String listener)
       throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       Map<String, String> env = new HashMap<>();
-      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      String prefix = variable.substring(0, variable.indexOf('_') + 1);
+      env.put(prefix + "GRPC_ADDRESS", "127.0.0.1:0");
+      env.put(prefix + "HTTP_ADDRESS", "127.0.0.1:0");
       env.put(variable, "127.0.0.1:" + taken.getLocalPort());
 
       env.put("WEIR_WARMUP", "0s");
@@ -138,7 +143,10 @@ class MainTest {
     "WEIR_STATUS_HTTP_ADDRESS, 127.0.0.1, status, WEIR_GRPC_ADDRESS, 127.0.0.1",
     "WEIR_HTTP_ADDRESS, 127.0.0.1, HTTP, WEIR_GRPC_ADDRESS, 0.0.0.0",
     "WEIR_PEER_ADDRESS, 127.0.0.1, peer, WEIR_GRPC_ADDRESS, 127.0.0.1",
-    "WEIR_PEER_ADDRESS, 127.0.0.1, peer, WEIR_HTTP_ADDRESS, 0.0.0.0"
+    "WEIR_PEER_ADDRESS, 127.0.0.1, peer, WEIR_HTTP_ADDRESS, 0.0.0.0",
+    "GUBER_HTTP_ADDRESS, 127.0.0.1, HTTP, GUBER_GRPC_ADDRESS, 0.0.0.0",
+    "GUBER_STATUS_HTTP_ADDRESS, 127.0.0.1, status, GUBER_GRPC_ADDRESS, 127.0.0.1",
+    "WEIR_PEER_ADDRESS, 127.0.0.1, peer, GUBER_HTTP_ADDRESS, 0.0.0.0"
   })
   void run_twoListenersOnOnePort_exit2NamingBothVariables(
       String variable, String host, String listener, String otherVariable, String otherHost)
@@ -146,8 +154,9 @@ class MainTest {
     try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = held.getLocalPort();
       Map<String, String> env = new HashMap<>();
-      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+      String prefix = otherVariable.substring(0, otherVariable.indexOf('_') + 1);
+      env.put(prefix + "GRPC_ADDRESS", "127.0.0.1:0");
+      env.put(prefix + "HTTP_ADDRESS", "127.0.0.1:0");
       env.put(variable, host + ":" + port);
       env.put(otherVariable, otherHost + ":" + port);
       env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
@@ -271,7 +280,7 @@ class MainTest {
     for (String status : List.of("10.0.0.1:0", "10.0.0.2:1050", "0.0.0.0:1053")) {
       OpsSettings ops =
           OpsSettings.from(new EnvReader(Map.of("WEIR_STATUS_HTTP_ADDRESS", status)));
-      assertThatCode(() -> ops.checkPortsDistinct(config, Optional.of(PEER)))
+      assertThatCode(() -> ops.checkPortsDistinct(config, Optional.of(PEER), EnvVar::name))
           .as(status)
           .doesNotThrowAnyException();
     }
@@ -295,7 +304,7 @@ class MainTest {
                 "info"));
 
     for (WeirConfig config : configs) {
-      assertThatCode(() -> OpsSettings.DEFAULTS.checkPortsDistinct(config, Optional.of(PEER)))
+      assertThatCode(() -> OpsSettings.DEFAULTS.checkPortsDistinct(config, Optional.of(PEER), EnvVar::name))
           .as(config.toString())
           .doesNotThrowAnyException();
     }
