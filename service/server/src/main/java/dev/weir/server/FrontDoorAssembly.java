@@ -59,12 +59,13 @@ record FrontDoorAssembly(
     Listeners listeners =
         components.start("listeners", Listeners::new, all -> all.stop(b.ops.drainTimeout()));
     listeners.add("grpc", member::stopServer);
+    // The HTTP and status listeners open after the node joins: a taken port is found before.
+    BindFailure.probe("HTTP", b.httpAddressVariable, b.config.httpAddress());
+    if (b.ops.statusAddress().isPresent()) {
+      BindFailure.probe("status", b.statusAddressVariable, b.ops.statusAddress().get());
+    }
     NodeWarmUp.Result warmUp = null;
     if (!b.warmUp.isZero()) {
-      BindFailure.probe("HTTP", b.httpAddressVariable, b.config.httpAddress());
-      if (b.ops.statusAddress().isPresent()) {
-        BindFailure.probe("status", b.statusAddressVariable, b.ops.statusAddress().get());
-      }
       warmUp =
           NodeWarmUp.run(
               b.warmUp,
