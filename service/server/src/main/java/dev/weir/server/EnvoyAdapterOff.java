@@ -25,7 +25,19 @@ final class EnvoyAdapterOff {
           + " YAML file or folder to serve ShouldRateLimit and POST /json"
           + " (README.md#as-envoys-rate-limit-service)";
 
-  private static final String SERVICE_PREFIX = RateLimitServiceGrpc.SERVICE_NAME + "/";
+  /**
+   * {@code ShouldRateLimit} with its messages left unread, built once: a method named after each
+   * path a caller sends would give the server's metrics a label per path.
+   */
+  private static final ServerMethodDefinition<InputStream, InputStream> SHOULD_RATE_LIMIT =
+      ServerMethodDefinition.create(
+          MethodDescriptor.<InputStream, InputStream>newBuilder()
+              .setType(MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName())
+              .setRequestMarshaller(Unread.INSTANCE)
+              .setResponseMarshaller(Unread.INSTANCE)
+              .build(),
+          EnvoyAdapterOff::refuse);
 
   private EnvoyAdapterOff() {}
 
@@ -36,25 +48,16 @@ final class EnvoyAdapterOff {
   }
 
   /**
-   * Returns the gRPC server's fallback registry: every method of {@code
-   * envoy.service.ratelimit.v3.RateLimitService} is closed with {@code UNIMPLEMENTED} and {@link
-   * #MESSAGE}; other unknown methods get gRPC's own answer.
+   * Returns the gRPC server's fallback registry: {@code
+   * envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit} is closed with {@code
+   * UNIMPLEMENTED} and {@link #MESSAGE}; other unknown methods get gRPC's own answer.
    */
   static HandlerRegistry grpcFallback() {
+    String name = SHOULD_RATE_LIMIT.getMethodDescriptor().getFullMethodName();
     return new HandlerRegistry() {
       @Override
       public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
-        if (!methodName.startsWith(SERVICE_PREFIX)) {
-          return null;
-        }
-        MethodDescriptor<InputStream, InputStream> method =
-            MethodDescriptor.<InputStream, InputStream>newBuilder()
-                .setType(MethodDescriptor.MethodType.UNKNOWN)
-                .setFullMethodName(methodName)
-                .setRequestMarshaller(Unread.INSTANCE)
-                .setResponseMarshaller(Unread.INSTANCE)
-                .build();
-        return ServerMethodDefinition.create(method, EnvoyAdapterOff::refuse);
+        return name.equals(methodName) ? SHOULD_RATE_LIMIT : null;
       }
     };
   }

@@ -87,6 +87,35 @@ class EnvoyAdapterOffTest {
   }
 
   @Test
+  void unknownMethodsOfTheRateLimitService_grpcsOwnAnswerAndNoMetricLabelOfTheirOwn() {
+    for (int i = 0; i < 20; i++) {
+      MethodDescriptor<InputStream, InputStream> method =
+          MethodDescriptor.<InputStream, InputStream>newBuilder()
+              .setType(MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(RateLimitServiceGrpc.SERVICE_NAME + "/X" + i)
+              .setRequestMarshaller(Bytes.INSTANCE)
+              .setResponseMarshaller(Bytes.INSTANCE)
+              .build();
+
+      assertThatThrownBy(
+              () ->
+                  ClientCalls.blockingUnaryCall(
+                      channel,
+                      method,
+                      io.grpc.CallOptions.DEFAULT,
+                      new ByteArrayInputStream(new byte[0])))
+          .isInstanceOfSatisfying(
+              StatusRuntimeException.class,
+              e -> {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
+                assertThat(e.getStatus().getDescription()).doesNotContain("WEIR_ENVOY_CONFIG");
+              });
+    }
+
+    assertThat(node.registry().scrape()).doesNotContain("RateLimitService/X");
+  }
+
+  @Test
   void otherUnknownMethod_grpcsOwnAnswer() {
     MethodDescriptor<InputStream, InputStream> method =
         MethodDescriptor.<InputStream, InputStream>newBuilder()
