@@ -18,8 +18,8 @@ import java.util.List;
 
 /**
  * The status listener, Gubernator's {@code GUBER_STATUS_HTTP_ADDRESS}: an extra HTTP listener that
- * serves only {@code GET /v1/HealthCheck}, {@code GET /v1/LiveCheck}, {@code GET /readyz} and
- * {@code GET /metrics}, for Kubernetes probes and Prometheus, which cannot present a client
+ * serves only {@code GET /v1/HealthCheck}, {@code GET /v1/LiveCheck}, {@code GET /readyz}, {@code
+ * GET /metrics} and {@code GET /v1/TopLimited}, for Kubernetes probes and Prometheus, which cannot present a client
  * certificate under mutual TLS. With TLS on it speaks HTTPS with the node's certificate but never
  * asks for a client certificate; without TLS it speaks plain HTTP. It never serves the rate-limit
  * API or {@code PeersV1}. It has its own threads, connection cap and deadlines, so probes are
