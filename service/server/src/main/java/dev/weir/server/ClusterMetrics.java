@@ -12,7 +12,8 @@ import java.util.function.ToLongFunction;
  * Reports a cluster member's state through {@link WeirMetrics}: the peer count, GLOBAL queue
  * lengths and send/broadcast durations, hand-off totals, ring changes, and per peer the forwarding
  * batches and items sent, whether it answers and how often it was found down. Values are read from
- * the member's own counters when scraped; a peer's meters are added when it first becomes a member.
+ * the member's own counters when scraped; a peer's meters are added when it becomes a member and
+ * removed when it no longer is.
  */
 final class ClusterMetrics {
 
@@ -32,7 +33,16 @@ final class ClusterMetrics {
         .membership()
         .addListener(
             (before, after) -> {
-              for (String peer : cluster.membership().members()) {
+              Set<String> members = Set.copyOf(cluster.membership().members());
+              watched.removeIf(
+                  peer -> {
+                    if (members.contains(peer)) {
+                      return false;
+                    }
+                    metrics.forgetPeer(peer);
+                    return true;
+                  });
+              for (String peer : members) {
                 if (!peer.equals(cluster.self()) && watched.add(peer)) {
                   metrics.watchPeerBatches(
                       peer,

@@ -74,11 +74,16 @@ class DiscoveryMetricsTest {
 
     assertThat(scrapeUntil(a, t -> t.contains("weir_peers 2.0"))).contains("weir_peers 2.0");
     assertThat(scrapeUntil(b, t -> t.contains("weir_peers 2.0"))).contains("weir_peers 2.0");
+    String bUp = "weir_peer_up{peer=\"" + b.cluster().self() + "\"} 1.0";
+    assertThat(scrapeUntil(a, t -> t.contains(bUp))).contains(bUp);
 
     started.remove(b);
     b.close();
 
-    assertThat(scrapeUntil(a, t -> t.contains("weir_peers 1.0"))).contains("weir_peers 1.0");
+    String afterLeave = scrapeUntil(a, t -> t.contains("weir_peers 1.0"));
+    assertThat(afterLeave)
+        .contains("weir_peers 1.0")
+        .doesNotContain("peer=\"" + b.cluster().self() + "\"");
   }
 
   private WeirNode start(Map<String, String> env) throws Exception {

@@ -89,6 +89,13 @@ public interface WeirMetrics {
   /** Counts {@code peer} being found down. */
   default void peerDown(String peer) {}
 
+  /**
+   * Stops reporting every meter of {@code peer} (batches, items, whether it answers, the times it
+   * was found down), once it is no longer a member: peers come and go with their addresses, and a
+   * departed one must neither read as up nor leave series behind.
+   */
+  default void forgetPeer(String peer) {}
+
   /** Counts an item answered by a stand-in because its owner had not answered in time. */
   default void standIn() {}
 

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -145,6 +146,9 @@ public final class MicrometerMetrics implements WeirMetrics {
    * collected, after which the counter reads nothing.
    */
   private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
+
+  /** The suppliers of each peer's function counters, dropped with its meters. */
+  private final Map<String, List<LongSupplier>> peerCounterSources = new ConcurrentHashMap<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
   private final Counter standIns;
@@ -294,13 +298,30 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {
-    functionCounter(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
-    functionCounter(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+    peerCounterSources.put(peer, List.of(batches, items));
+    register(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
+    register(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+  }
+
+  @Override
+  public void forgetPeer(String peer) {
+    for (String name :
+        List.of(BATCH_SIZE, BATCH_SEND, PEER_BATCHES, PEER_BATCH_ITEMS, PEER_UP, PEER_DOWN)) {
+      for (Meter meter : registry.find(name).tag("peer", peer).meters()) {
+        registry.remove(meter);
+      }
+    }
+    batchMeters.remove(peer);
+    peerCounterSources.remove(peer);
   }
 
   private void functionCounter(
       String name, String description, LongSupplier value, String... tags) {
     functionCounterSources.add(value);
+    register(name, description, value, tags);
+  }
+
+  private void register(String name, String description, LongSupplier value, String... tags) {
     FunctionCounter.builder(name, value, supplier -> supplier.getAsLong())
         .description(description)
         .tags(tags)
