@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -53,6 +54,35 @@ final class OtelClusterTracing implements ClusterTracing {
   /** The most names a span lists. */
   static final int MAX_NAMES = 10;
 
+  /**
+   * The forward of a call whose span is not sampled: its items go without any trace context a
+   * caller put in their metadata, which would otherwise start sampled spans on both nodes.
+   */
+  private static final Forward UNTRACED =
+      new Forward() {
+        @Override
+        public List<RateLimitRequest> items(List<RateLimitRequest> items) {
+          List<RateLimitRequest> out = null;
+          for (int i = 0; i < items.size(); i++) {
+            RateLimitRequest r = items.get(i);
+            if (r.metadata().isEmpty()) {
+              continue;
+            }
+            Map<String, String> kept = TraceContexts.withoutContext(r.metadata());
+            if (kept != r.metadata()) {
+              if (out == null) {
+                out = new ArrayList<>(items);
+              }
+              out.set(i, r.withMetadata(kept));
+            }
+          }
+          return out == null ? items : out;
+        }
+
+        @Override
+        public void answered(RateLimitResponse answer) {}
+      };
+
   private final Tracer tracer;
 
   OtelClusterTracing(Tracer tracer) {
@@ -63,7 +93,7 @@ final class OtelClusterTracing implements ClusterTracing {
   public Forward forward(String owner, List<RateLimitRequest> items) {
     Context parent = Context.current();
     if (!io.opentelemetry.api.trace.Span.fromContext(parent).getSpanContext().isSampled()) {
-      return Forward.NONE;
+      return UNTRACED;
     }
     io.opentelemetry.api.trace.Span span =
         tracer

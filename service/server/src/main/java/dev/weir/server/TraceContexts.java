@@ -72,6 +72,20 @@ final class TraceContexts {
         .getSpanContext();
   }
 
+  /**
+   * Returns {@code metadata} without a {@code traceparent} or {@code tracestate}: itself when it
+   * has neither.
+   */
+  static Map<String, String> withoutContext(Map<String, String> metadata) {
+    if (!metadata.containsKey("traceparent") && !metadata.containsKey("tracestate")) {
+      return metadata;
+    }
+    Map<String, String> out = new HashMap<>(metadata);
+    out.remove("traceparent");
+    out.remove("tracestate");
+    return out;
+  }
+
   /** Returns {@code metadata} with the {@code traceparent} (and tracestate) of {@code context}. */
   static Map<String, String> withContext(Map<String, String> metadata, Context context) {
     Map<String, String> out = new HashMap<>(metadata);

@@ -24,7 +24,9 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
 import java.net.URI;
@@ -318,6 +320,49 @@ class TracingTest {
             decide ->
                 assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId()));
     assertNoSecretIn(trace);
+  }
+
+  @Test
+  void forwardOfAnUnsampledCall_dropsTheTraceparentACallerPutInAnItem() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    // B (OTEL_* variables) follows the caller's sampling decision; A, the owner, decides.
+    WeirNode front = nodes[1];
+    WeirNode owner = nodes[0];
+    String key = keyOwnedBy(owner, front);
+    String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    String itemTrace = "0af7651916cd43dd8448eb211c80319c";
+    Metadata unsampled = new Metadata();
+    unsampled.put(
+        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
+        "00-" + callTrace + "-00f067aa0ba902b7-00");
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", front.grpcPort())
+            .usePlaintext()
+            .intercept(MetadataUtils.newAttachHeadersInterceptor(unsampled))
+            .build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+
+    GetRateLimitsResp answer =
+        V1Grpc.newBlockingStub(channel)
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("tracing")
+                            .setUniqueKey(key)
+                            .setHits(1)
+                            .setLimit(10)
+                            .setDuration(60_000)
+                            .putMetadata(
+                                "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
+                    .build());
+    assertThat(answer.getResponses(0).getMetadataMap())
+        .containsEntry("owner", owner.advertiseAddress().toString());
+    flush(nodes);
+
+    assertThat(receiver.trace(itemTrace)).isEmpty();
+    assertThat(receiver.trace(callTrace)).isEmpty();
   }
 
   @Test
