@@ -281,12 +281,32 @@ class ChartTest {
     assertThat(fqdn).endsWith(".weir.svc.cluster.local");
     assertThat(dns.getSpec().getPublishNotReadyAddresses()).isTrue();
     assertThat(dns.getSpec().getClusterIP()).isEqualTo("None");
-    assertThat(env).containsEntry("WEIR_ADVERTISE_ADDRESS", "$(WEIR_K8S_POD_IP):1051");
-    assertThat(new ArrayList<>(env.keySet()).indexOf("WEIR_K8S_POD_IP"))
-        .isLessThan(new ArrayList<>(env.keySet()).indexOf("WEIR_ADVERTISE_ADDRESS"));
+    assertThat(env).containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP");
+    assertThat(env).containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051");
+    assertThat(env).doesNotContainKey("WEIR_ADVERTISE_ADDRESS");
     assertThat(r.all(Role.class)).isEmpty();
     assertThat(r.all(RoleBinding.class)).isEmpty();
     assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
+  }
+
+  /**
+   * A node advertises its pod IP (WEIR_K8S_POD_IP) in place of its wildcard gRPC host, bracketed
+   * when IPv6; "$(WEIR_K8S_POD_IP):port" would give fd00::5:1051, which no address parser takes.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void advertiseAddress_neverThePodIpJoinedToAPort_theNodeBuildsItFromThePodIp(String values) {
+    Rendered r = Chart.render(values);
+    Map<String, String> env = r.env();
+
+    assertThat(env).doesNotContainKey("WEIR_ADVERTISE_ADDRESS");
+    assertThat(env.values()).noneMatch(v -> v != null && v.contains("$("));
+    assertThat(env).containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP");
+    if (values.contains("mode: ratelimit")) {
+      assertThat(env).doesNotContainKeys("WEIR_GRPC_ADDRESS", "GRPC_HOST");
+    } else {
+      assertThat(env.get("WEIR_GRPC_ADDRESS")).startsWith("0.0.0.0:");
+    }
   }
 
   @ParameterizedTest
