@@ -29,6 +29,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: weir
 {{- end }}
 
+{{/*
+The helm test pod's labels: the chart's without app.kubernetes.io/instance, so that no selector of
+the nodes (Services, the pods watch, PodDisruptionBudget, NetworkPolicy, PodMonitor) takes it for
+a node and puts it in the ring.
+*/}}
+{{- define "weir.testLabels" -}}
+helm.sh/chart: {{ include "weir.chart" . }}
+app.kubernetes.io/name: {{ include "weir.name" . }}
+app.kubernetes.io/component: test
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: weir
+{{- end }}
+
 {{- define "weir.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "weir.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}

@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -280,12 +281,32 @@ class ChartTest {
     assertThat(fqdn).endsWith(".weir.svc.cluster.local");
     assertThat(dns.getSpec().getPublishNotReadyAddresses()).isTrue();
     assertThat(dns.getSpec().getClusterIP()).isEqualTo("None");
-    assertThat(env).containsEntry("WEIR_ADVERTISE_ADDRESS", "$(WEIR_K8S_POD_IP):1051");
-    assertThat(new ArrayList<>(env.keySet()).indexOf("WEIR_K8S_POD_IP"))
-        .isLessThan(new ArrayList<>(env.keySet()).indexOf("WEIR_ADVERTISE_ADDRESS"));
+    assertThat(env).containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP");
+    assertThat(env).containsEntry("WEIR_GRPC_ADDRESS", "0.0.0.0:1051");
+    assertThat(env).doesNotContainKey("WEIR_ADVERTISE_ADDRESS");
     assertThat(r.all(Role.class)).isEmpty();
     assertThat(r.all(RoleBinding.class)).isEmpty();
     assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
+  }
+
+  /**
+   * A node advertises its pod IP (WEIR_K8S_POD_IP) in place of its wildcard gRPC host, bracketed
+   * when IPv6; "$(WEIR_K8S_POD_IP):port" would give fd00::5:1051, which no address parser takes.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void advertiseAddress_neverThePodIpJoinedToAPort_theNodeBuildsItFromThePodIp(String values) {
+    Rendered r = Chart.render(values);
+    Map<String, String> env = r.env();
+
+    assertThat(env).doesNotContainKey("WEIR_ADVERTISE_ADDRESS");
+    assertThat(env.values()).noneMatch(v -> v != null && v.contains("$("));
+    assertThat(env).containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP");
+    if (values.contains("mode: ratelimit")) {
+      assertThat(env).doesNotContainKeys("WEIR_GRPC_ADDRESS", "GRPC_HOST");
+    } else {
+      assertThat(env.get("WEIR_GRPC_ADDRESS")).startsWith("0.0.0.0:");
+    }
   }
 
   @ParameterizedTest
@@ -565,6 +586,53 @@ class ChartTest {
     if (values.contains("require-and-verify")) {
       assertThat(args).contains("--cert", "--key");
     }
+  }
+
+  /**
+   * The {@code helm test} pod is no peer: were it selected by the peers Services or the pods
+   * watch, every node would add its IP to the ring while it runs.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void helmTest_podMatchesNoSelectorOfTheNodes(String values) {
+    Rendered r = Chart.render(values + "podMonitor: {enabled: true}\n");
+    Map<String, String> testLabels = r.testPod().getMetadata().getLabels();
+    Map<String, Map<String, String>> selectors = new HashMap<>();
+    for (Service s : r.all(Service.class)) {
+      selectors.put("Service " + s.getMetadata().getName(), s.getSpec().getSelector());
+    }
+    selectors.put("Deployment", r.deployment().getSpec().getSelector().getMatchLabels());
+    for (PodDisruptionBudget pdb : r.all(PodDisruptionBudget.class)) {
+      selectors.put("PodDisruptionBudget", pdb.getSpec().getSelector().getMatchLabels());
+    }
+    for (NetworkPolicy np : r.all(NetworkPolicy.class)) {
+      selectors.put("NetworkPolicy", np.getSpec().getPodSelector().getMatchLabels());
+    }
+    for (PodMonitor pm : r.all(PodMonitor.class)) {
+      selectors.put("PodMonitor", pm.getSpec().getSelector().getMatchLabels());
+    }
+    String k8sSelector = r.env().get("WEIR_K8S_SELECTOR");
+    if (k8sSelector != null) {
+      Map<String, String> selector = new HashMap<>();
+      for (String pair : k8sSelector.split(",")) {
+        String[] kv = pair.split("=", 2);
+        selector.put(kv[0], kv[1]);
+      }
+      selectors.put("WEIR_K8S_SELECTOR", selector);
+    }
+
+    assertThat(selectors).containsKeys("Deployment", "PodDisruptionBudget", "NetworkPolicy");
+    if (values.contains("watchMechanism: pods")) {
+      assertThat(selectors).containsKey("WEIR_K8S_SELECTOR");
+    }
+    selectors.forEach(
+        (what, selector) -> {
+          assertThat(selector).as(what).isNotEmpty();
+          assertThat(testLabels.entrySet().containsAll(selector.entrySet()))
+              .as("%s %s selects the test pod %s", what, selector, testLabels)
+              .isFalse();
+        });
+    assertThat(testLabels).containsEntry("app.kubernetes.io/component", "test");
   }
 
   @Test

@@ -57,7 +57,8 @@ import java.util.function.Function;
  * <p>With several targets, each call goes to the next one in turn (any node answers for any key).
  * With {@link Builder#sendToOwners()}, the client asks a target for the cluster's ring ({@code
  * weir.v1.Ring/GetRing}) and sends each check to the node that owns its key, so that no node has to
- * forward it; it asks again every {@link Builder#ringRefresh} and when an owner cannot be reached.
+ * forward it; it asks again every {@link Builder#ringRefresh} and when an owner cannot be reached
+ * or does not answer within the deadline.
  * Calls are not retried: a retried check could count its hits twice. The client is thread-safe;
  * futures complete on gRPC's threads.
  */
@@ -275,8 +276,10 @@ public final class WeirClient implements AutoCloseable {
   }
 
   /**
-   * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached, asks for
-   * the ring at once (one such call at a time), since the cluster may have dropped it. A member
+   * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached ({@code
+   * UNAVAILABLE}) or does not answer within the deadline ({@code DEADLINE_EXCEEDED}: a member gone
+   * without refusing connections), asks for the ring at once (one such call at a time, at most
+   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. A member
    * that does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the
    * V1 service) gets these and its later checks through the targets, which forward them.
    */
@@ -297,7 +300,8 @@ public final class WeirClient implements AutoCloseable {
         .whenComplete(
             (responses, failure) -> {
               Throwable cause = WeirException.unwrapped(failure);
-              if (cause instanceof WeirUnavailableException
+              if ((cause instanceof WeirUnavailableException
+                      || cause instanceof WeirDeadlineExceededException)
                   && !closed.get()
                   && refreshing.compareAndSet(false, true)) {
                 refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());

@@ -248,6 +248,39 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void check_ownerNeverAnswers_failsDeadlineExceeded_andTheClientAsksForTheRingAtOnce() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    String key = keyOwnedBy(MEMBERS, MEMBERS.get(1));
+    try (WeirClient client =
+        WeirClient.builder()
+            .channel(seed)
+            .sendToOwners()
+            .memberChannels(
+                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
+            .batchWindow(Duration.ZERO)
+            .deadline(Duration.ofMillis(100))
+            .ringRefresh(Duration.ofHours(1))
+            .scheduler(scheduler)
+            .build()) {
+      // A member that is gone without refusing connections (its node froze, packets dropped).
+      nodes.get(MEMBERS.get(1)).neverAnswer();
+      ring.answer = ringOf(List.of(MEMBERS.get(0), MEMBERS.get(2)), "fnv1a-fmix64");
+      int callsBefore = ring.calls.get();
+
+      assertThatThrownBy(() -> client.check(item(key)).join())
+          .cause()
+          .isInstanceOf(WeirDeadlineExceededException.class);
+
+      assertThat(scheduler.waiting())
+          .as("the periodic refresh has not fired")
+          .contains(Duration.ofHours(1));
+      assertThat(ring.calls.get()).isEqualTo(callsBefore + 1);
+      assertThat(client.ringMembers()).containsExactly(MEMBERS.get(0), MEMBERS.get(2));
+      assertThat(server(client.check(item(key)).join())).isNotEqualTo(MEMBERS.get(1));
+    }
+  }
+
+  @Test
   void check_ownerServesNoChecks_itsKeysGoThroughTheTargetAndTheOthersStayDirect()
       throws Exception {
     String embedded = "10.0.0.4:1051";

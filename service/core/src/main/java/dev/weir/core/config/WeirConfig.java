@@ -1,6 +1,7 @@
 package dev.weir.core.config;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The settings of one node, read once at start-up. Other areas (cluster, discovery, Envoy) read
@@ -9,7 +10,8 @@ import java.util.List;
  * @param grpcAddress where the gRPC listener binds ({@code WEIR_GRPC_ADDRESS})
  * @param httpAddress where the HTTP listener binds ({@code WEIR_HTTP_ADDRESS})
  * @param advertiseAddress the gRPC address peers and clients reach this node at; port 0 means the
- *     port the gRPC listener is bound to ({@code WEIR_ADVERTISE_ADDRESS})
+ *     port the gRPC listener is bound to ({@code WEIR_ADVERTISE_ADDRESS}; a wildcard host is
+ *     replaced by {@code WEIR_K8S_POD_IP}, else by this host's address)
  * @param cacheSize the most buckets kept in memory ({@code WEIR_CACHE_SIZE})
  * @param logLevel the root log level: trace, debug, info, warn or error ({@code WEIR_LOG_LEVEL})
  */
@@ -29,6 +31,12 @@ public record WeirConfig(
   /** {@code WEIR_ADVERTISE_ADDRESS}, alias {@code GUBER_ADVERTISE_ADDRESS}. */
   public static final EnvVar ADVERTISE_ADDRESS =
       EnvVar.of("WEIR_ADVERTISE_ADDRESS", "GUBER_ADVERTISE_ADDRESS");
+
+  /**
+   * {@code WEIR_K8S_POD_IP}, alias {@code GUBER_K8S_POD_IP}: this pod's IP (downward API {@code
+   * status.podIP}), advertised in place of a wildcard host in every discovery mode.
+   */
+  public static final EnvVar POD_IP = EnvVar.of("WEIR_K8S_POD_IP", "GUBER_K8S_POD_IP");
 
   /** {@code WEIR_CACHE_SIZE}, alias {@code GUBER_CACHE_SIZE}. */
   public static final EnvVar CACHE_SIZE = EnvVar.of("WEIR_CACHE_SIZE", "GUBER_CACHE_SIZE");
@@ -51,18 +59,38 @@ public record WeirConfig(
   /**
    * Reads the node's settings from {@code env}. When the advertise address (given, or defaulted to
    * the gRPC address) has a wildcard host ({@code 0.0.0.0}, {@code ::} or empty), the host is
-   * replaced by {@code hostAddress}, as Gubernator does.
+   * replaced by the pod IP {@code WEIR_K8S_POD_IP} when set (in its RFC 5952 text when IPv6, so the
+   * address reads {@code [fd00::5]:1051}), else by {@code hostAddress}, as Gubernator does.
+   *
+   * @throws ConfigException naming {@code WEIR_K8S_POD_IP} when it is used and no IP literal
    */
   public static WeirConfig from(EnvReader env, HostAddressResolver hostAddress) {
     HostPort grpc = env.hostPort(GRPC_ADDRESS, DEFAULT_GRPC_ADDRESS);
     HostPort http = env.hostPort(HTTP_ADDRESS, DEFAULT_HTTP_ADDRESS);
     HostPort advertise = env.hostPort(ADVERTISE_ADDRESS, grpc);
     if (advertise.isWildcard()) {
-      advertise = advertise.withHost(hostAddress.resolve());
+      advertise = advertise.withHost(podIp(env).orElseGet(hostAddress::resolve));
     }
     int cacheSize = env.intInRange(CACHE_SIZE, DEFAULT_CACHE_SIZE, 1, Integer.MAX_VALUE);
     String level = normalizeLevel(env.oneOf(LOG_LEVEL, "info", LOG_LEVELS));
     return new WeirConfig(grpc, http, advertise, cacheSize, level);
+  }
+
+  // The pod IP as peers spell it; anything but an IP literal (an unresolved $(POD_IP) included) is
+  // refused, as the node would advertise an address no peer can reach.
+  private static Optional<String> podIp(EnvReader env) {
+    return env.lookup(POD_IP)
+        .map(
+            setting ->
+                IpText.literal(setting.value())
+                    .map(IpText::of)
+                    .orElseThrow(
+                        () ->
+                            ConfigException.invalid(
+                                setting.variable(),
+                                setting.value(),
+                                "an IPv4 or IPv6 address, such as the downward API's"
+                                    + " status.podIP")));
   }
 
   private static String normalizeLevel(String level) {

@@ -63,6 +63,44 @@ class WeirConfigTest {
   }
 
   @Test
+  void from_wildcardAdvertise_ipv6PodIp_advertisesBracketedPodIp() {
+    WeirConfig config =
+        load(Map.of("WEIR_GRPC_ADDRESS", "0.0.0.0:1051", "WEIR_K8S_POD_IP", "FD00:0:0:0:0:0:0:5"));
+
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("fd00::5", 1051));
+    assertThat(config.advertiseAddress().toString()).isEqualTo("[fd00::5]:1051");
+    assertThat(HostPort.parse(config.advertiseAddress().toString()))
+        .isEqualTo(config.advertiseAddress());
+  }
+
+  @Test
+  void from_wildcardAdvertise_guberPodIp_advertisesPodIp() {
+    WeirConfig config =
+        load(Map.of("WEIR_ADVERTISE_ADDRESS", ":8081", "GUBER_K8S_POD_IP", "10.9.8.7"));
+
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("10.9.8.7", 8081));
+  }
+
+  @Test
+  void from_advertiseAddressSet_podIpIgnored() {
+    WeirConfig config =
+        load(Map.of("WEIR_ADVERTISE_ADDRESS", "weir-0.weir:1051", "WEIR_K8S_POD_IP", "fd00::5"));
+
+    assertThat(config.advertiseAddress()).isEqualTo(new HostPort("weir-0.weir", 1051));
+  }
+
+  @Test
+  void from_wildcardAdvertise_podIpNotAnIp_oneLineError() {
+    assertThatThrownBy(
+            () ->
+                load(Map.of("WEIR_GRPC_ADDRESS", "0.0.0.0:1051", "WEIR_K8S_POD_IP", "$(POD_IP)")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_K8S_POD_IP='$(POD_IP)' is not valid: expected an IPv4 or IPv6 address, such as"
+                + " the downward API's status.podIP");
+  }
+
+  @Test
   void from_badCacheSize_oneLineError() {
     assertThatThrownBy(() -> load(Map.of("WEIR_CACHE_SIZE", "abc")))
         .isInstanceOf(ConfigException.class)

@@ -4,9 +4,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The value a node registers under its etcd key: {@code
- * {"grpc_address":"..","data_center":"..","peer_address":".."}} (Gubernator's fields, and Weir's
- * {@code peer_address}, absent from Gubernator's and older Weir registrations).
+ * The value a node registers under its etcd key: Gubernator's {@code PeerInfo} fields ({@code
+ * grpc-address}, {@code data-center}), Weir's {@code peer_address} (absent from Gubernator's and
+ * older Weir registrations), and the same address and data center under {@code grpc_address} and
+ * {@code data_center}, the names Weir versions before this one read, so that they keep reading
+ * registrations of this version during a rolling upgrade. Either spelling is read.
  *
  * @param grpcAddress the node's advertised gRPC address
  * @param dataCenter the node's data center, possibly empty
@@ -21,17 +23,22 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
 
   /** Returns this info as a JSON object. */
   String toJson() {
-    return "{\"grpc_address\":"
+    return "{\"grpc-address\":"
+        + quote(grpcAddress)
+        + ",\"data-center\":"
+        + quote(dataCenter)
+        + (peerAddress.isEmpty() ? "" : ",\"peer_address\":" + quote(peerAddress))
+        + ",\"grpc_address\":"
         + quote(grpcAddress)
         + ",\"data_center\":"
         + quote(dataCenter)
-        + (peerAddress.isEmpty() ? "" : ",\"peer_address\":" + quote(peerAddress))
         + "}";
   }
 
   /**
-   * Parses a flat JSON object of string fields; returns {@code null} when {@code json} is not one or
-   * has no {@code grpc_address}.
+   * Parses a flat JSON object of string fields, Gubernator's names ({@code grpc-address}, {@code
+   * data-center}) before older Weir's ({@code grpc_address}, {@code data_center}); returns {@code
+   * null} when {@code json} is not one or has no non-empty gRPC address under either name.
    */
   static PeerInfo parse(String json) {
     try {
@@ -65,12 +72,20 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
         at[0] = skip(json, at[0] + 1);
       }
     }
-    String address = fields.get("grpc_address");
-    if (address == null || address.isEmpty()) {
+    String address = either(fields, "grpc-address", "grpc_address");
+    if (address.isEmpty()) {
       return null;
     }
     return new PeerInfo(
-        address, fields.getOrDefault("data_center", ""), fields.getOrDefault("peer_address", ""));
+        address,
+        either(fields, "data-center", "data_center"),
+        fields.getOrDefault("peer_address", ""));
+  }
+
+  // The first non-empty value of the two names, else empty.
+  private static String either(Map<String, String> fields, String gubernator, String olderWeir) {
+    String value = fields.getOrDefault(gubernator, "");
+    return value.isEmpty() ? fields.getOrDefault(olderWeir, "") : value;
   }
 
   private static int skip(String s, int at) {

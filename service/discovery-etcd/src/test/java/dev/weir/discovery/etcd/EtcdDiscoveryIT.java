@@ -90,7 +90,9 @@ class EtcdDiscoveryIT {
       assertThat(kvs.get(0).getKey().toString(StandardCharsets.UTF_8))
           .isEqualTo(prefix + "10.0.0.1:1051");
       assertThat(kvs.get(0).getValue().toString(StandardCharsets.UTF_8))
-          .isEqualTo("{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
+          .isEqualTo(
+              "{\"grpc-address\":\"10.0.0.1:1051\",\"data-center\":\"dc1\","
+                  + "\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
       assertThat(kvs.get(0).getLease()).isNotZero();
     }
   }

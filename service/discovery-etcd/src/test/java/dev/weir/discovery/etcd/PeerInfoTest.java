@@ -29,16 +29,41 @@ class PeerInfoTest {
   }
 
   @Test
-  void parse_gubernatorRegistration_noPeerAddress() {
-    String gubernator = "{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"\"}";
+  void parse_gubernatorRegistration_addressAndDataCenter_noPeerAddress() {
+    // What Gubernator's etcd pool puts: json.Marshal of its PeerInfo (json tags data-center,
+    // http-address, grpc-address, is-owner with omitempty).
+    String gubernator =
+        "{\"data-center\":\"dc1\",\"http-address\":\"\",\"grpc-address\":\"10.0.0.1:1051\"}";
 
-    assertThat(PeerInfo.parse(gubernator).peerAddress()).isEmpty();
+    assertThat(PeerInfo.parse(gubernator)).isEqualTo(new PeerInfo("10.0.0.1:1051", "dc1", ""));
+  }
+
+  @Test
+  void parse_olderWeirRegistration_underscoreFields() {
+    String olderWeir =
+        "{\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\","
+            + "\"peer_address\":\"10.0.0.1:1052\"}";
+
+    assertThat(PeerInfo.parse(olderWeir))
+        .isEqualTo(new PeerInfo("10.0.0.1:1051", "dc1", "10.0.0.1:1052"));
+  }
+
+  @Test
+  void toJson_gubernatorsFields_thenWeirsPeerAddress_thenTheUnderscoreCopiesOlderWeirReads() {
+    PeerInfo info = new PeerInfo("10.0.0.1:1051", "dc1", "10.0.0.1:1052");
+
+    assertThat(info.toJson())
+        .isEqualTo(
+            "{\"grpc-address\":\"10.0.0.1:1051\",\"data-center\":\"dc1\","
+                + "\"peer_address\":\"10.0.0.1:1052\","
+                + "\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
   }
 
   @Test
   void parse_notJsonOrNoAddress_returnsNull() {
     assertThat(PeerInfo.parse("10.0.0.1:1051")).isNull();
     assertThat(PeerInfo.parse("{\"data_center\":\"a\"}")).isNull();
+    assertThat(PeerInfo.parse("{\"data-center\":\"a\",\"grpc-address\":\"\"}")).isNull();
     assertThat(PeerInfo.parse("{\"grpc_address\":\"\\uZZZZ\"}")).isNull();
   }
 }
