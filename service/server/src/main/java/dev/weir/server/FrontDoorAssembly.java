@@ -17,6 +17,8 @@ import java.net.BindException;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * A node's front doors, assembled: the Envoy adapter (null when off), the listeners that drain
@@ -43,6 +45,16 @@ record FrontDoorAssembly(
       Lifecycle components)
       throws Exception {
     WeirMember member = cluster.member();
+    // The reloads' timer starts before the adapter and the listeners, so it stops after them: the
+    // config keeps reloading until every listener has drained, and the closed adapter schedules
+    // nothing more on it.
+    ScheduledExecutorService reloads =
+        b.envoy.enabled()
+            ? components.start(
+                "Envoy config reloads",
+                () -> Timers.daemonScheduler("weir-envoy-config"),
+                ExecutorService::shutdownNow)
+            : null;
     EnvoyAdapter envoy =
         b.envoy.enabled()
             ? components.start(
@@ -55,6 +67,9 @@ record FrontDoorAssembly(
     }
     if (envoy != null && b.readyNeedsDomain) {
       cluster.health().add(new ConfigComponent(envoy::hasDomains));
+    }
+    if (envoy != null) {
+      envoy.watch(reloads);
     }
     Listeners listeners =
         components.start("listeners", Listeners::new, all -> all.stop(b.ops.drainTimeout()));

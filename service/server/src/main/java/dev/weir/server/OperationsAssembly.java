@@ -7,8 +7,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running node's operations, assembled: the timers that refresh gRPC health, reload TLS and
- * watch the Envoy config, and the first steps of stopping (failing readiness, then waiting out
+ * A running node's operations, assembled: the timers that refresh gRPC health and reload TLS, and
+ * the first steps of stopping (failing readiness, then waiting out
  * {@code WEIR_GRACEFUL_TERMINATION_DELAY}). The last part {@link WeirNode} starts, so its stop
  * steps run first.
  */
@@ -38,9 +38,6 @@ final class OperationsAssembly {
     NodeTls tls = transport.tls();
     if (tls.any()) {
       Timers.every(timers, tls.reloadInterval(), tls::reload);
-    }
-    if (doors.envoy() != null) {
-      doors.envoy().watch(timers);
     }
     components.onStop(
         "graceful termination delay",

@@ -19,10 +19,13 @@ import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.Status;
 import dev.weir.tls.TlsSettings;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -30,6 +33,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -37,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 class WeirNodeShutdownTest {
@@ -159,6 +164,50 @@ class WeirNodeShutdownTest {
     closing.join(TimeUnit.SECONDS.toMillis(20));
     assertThat(closing.isAlive()).isFalse();
     assertThat(refusesConnections(node.httpPort())).isTrue();
+  }
+
+  @Test
+  void close_configRewrittenWhileDraining_stillReloaded(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("config.yaml");
+    Files.writeString(
+        config, "domain: api\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n");
+    node =
+        WeirNode.builder(CONFIG)
+            .envoy(
+                EnvoySettings.fromEnvironment(
+                    Map.of(
+                        "WEIR_ENVOY_CONFIG", dir.toString(),
+                        "WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "10ms")))
+            .ops(
+                new OpsSettings(
+                    InputLimits.DEFAULTS,
+                    Duration.ZERO,
+                    Duration.ofSeconds(60),
+                    TlsSettings.DISABLED,
+                    Optional.of(new HostPort("127.0.0.1", 0))))
+            .clock(clock)
+            .store(new BlockingStore())
+            .start();
+    int status = node.statusPort().orElseThrow();
+    CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("BATCHING");
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread closing = new Thread(node::close, "test-close");
+    closing.start();
+    Await.until(WAIT, () -> refusesConnections(status), "the status port refuses connections");
+
+    Files.writeString(
+        dir.resolve("shop.yaml"),
+        "domain: shop\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n");
+
+    Await.until(
+        WAIT,
+        () -> node.envoyDomains().orElseThrow().contains("shop"),
+        "the config written during the drain is loaded");
+    assertThat(inFlight).isNotDone();
+    release.countDown();
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    closing.join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(closing.isAlive()).isFalse();
   }
 
   @Test
