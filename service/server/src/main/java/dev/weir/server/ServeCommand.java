@@ -7,7 +7,6 @@ import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
-import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
@@ -155,9 +154,9 @@ final class ServeCommand implements Command {
       EnvReader reader = new EnvReader(environment);
       return WeirNode.builder(config)
           .addressVariables(
-              EnvVar.of(reader.nameSet(WeirConfig.GRPC_ADDRESS)),
-              EnvVar.of(reader.nameSet(WeirConfig.HTTP_ADDRESS)),
-              EnvVar.of(reader.nameSet(OpsSettings.STATUS_HTTP_ADDRESS)))
+              reader.asSet(WeirConfig.GRPC_ADDRESS),
+              reader.asSet(WeirConfig.HTTP_ADDRESS),
+              reader.asSet(OpsSettings.STATUS_HTTP_ADDRESS))
           .cluster(cluster)
           .discovery(discovery)
           .envoy(envoy)

@@ -58,6 +58,11 @@ public final class EnvReader {
     return lookup(var).map(Setting::variable).orElse(var.name());
   }
 
+  /** Returns {@code var} under the name the environment sets it by (see {@link #nameSet}). */
+  public EnvVar asSet(EnvVar var) {
+    return var.namedAs(nameSet(var));
+  }
+
   /** Returns the string value of {@code var}, or {@code fallback} when unset. */
   public String string(EnvVar var, String fallback) {
     return lookup(var).map(Setting::value).orElse(fallback);

@@ -27,6 +27,11 @@ public record EnvVar(String name, String alias) {
     return new EnvVar(name, alias);
   }
 
+  /** Returns this setting under the name {@code used} (one of its two names), for messages. */
+  public EnvVar namedAs(String used) {
+    return used.equals(name) ? this : new EnvVar(used, null);
+  }
+
   /** Returns the alias, if any. */
   public Optional<String> aliasName() {
     return Optional.ofNullable(alias);
