@@ -476,7 +476,7 @@ public final class Weir {
     private PeerListener bindPeerListener(HostPort address) {
       try {
         return PeerListener.bind(
-            address.toBindAddress(), security(), metrics, inputLimits.maxGrpcMessageBytes());
+            address.toBindAddress(), security(), metrics, PeerSecurity.MAX_MESSAGE_BYTES);
       } catch (IOException e) {
         throw new UncheckedIOException(e.getMessage(), e);
       }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.model.Behavior;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -149,6 +150,39 @@ class WeirTest {
     assertThat(responses).noneMatch(RateLimitResponse::isError);
     assertThat(responses).filteredOn(r -> r.status() == Status.UNDER_LIMIT).hasSize(7);
     assertThat(members.get(0).health().peerCount()).isEqualTo(2);
+  }
+
+  @Test
+  void twoMembersWithTheSmallestMessageLimit_aFullBatchOfLongKeysIsStillForwarded()
+      throws Exception {
+    String a = "127.0.0.1:" + freePort();
+    String b = "127.0.0.1:" + freePort();
+    InputLimits smallest = new InputLimits(65_536, 65_536, 1024, 1024, 64, 256);
+    List<WeirMember> members = new ArrayList<>();
+    for (String self : List.of(a, b)) {
+      members.add(
+          closeLater(
+              Weir.builder()
+                  .advertiseAddress(self)
+                  .staticPeers(List.of(a, b))
+                  .peerSecret(SECRET)
+                  .inputLimits(smallest)
+                  .start()));
+    }
+    AwaitForwarding.on(members);
+    // 1000 items of about 300 bytes each: one forwarded batch of about 300 KB, and answers as large.
+    List<RateLimitRequest> requests =
+        keysOwnedBy(members.get(1), 1000).stream()
+            .map(key -> hit(key + ":" + "k".repeat(280), 5))
+            .filter(r -> members.get(1).cluster().membership().ring().ownerOf(r.hashKey())
+                .equals(members.get(1).cluster().self()))
+            .toList();
+    assertThat(requests).hasSizeGreaterThan(100);
+
+    List<RateLimitResponse> answers = members.get(0).decideAll(requests).join();
+
+    assertThat(answers).allSatisfy(r -> assertThat(r.error()).isEmpty());
+    assertThat(answers).allMatch(r -> r.remaining() == 4);
   }
 
   @Test

@@ -34,6 +34,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class PeerSecurity {
 
+  /**
+   * The largest message a peer call carries either way, 64 MiB: a full forwarded batch of long
+   * keys, or its answers, whatever {@code WEIR_GRPC_MAX_MESSAGE_SIZE} allows clients (peers are
+   * authenticated, and a batch gathers the items of many client calls).
+   */
+  public static final int MAX_MESSAGE_BYTES = 64 << 20;
+
   private final PeerTls tls;
   private final PeerIdentities allowList;
   private final PeerSecret secret;
@@ -138,7 +145,10 @@ public final class PeerSecurity {
   public ManagedChannel channel(String target) {
     ChannelCredentials credentials =
         tls != null ? tls.peerCredentials() : InsecureChannelCredentials.create();
-    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(target, credentials).directExecutor();
+    ManagedChannelBuilder<?> builder =
+        Grpc.newChannelBuilder(target, credentials)
+            .directExecutor()
+            .maxInboundMessageSize(MAX_MESSAGE_BYTES);
     if (secret != null) {
       builder.intercept(secretSender(secret));
     }
