@@ -58,11 +58,14 @@ final class LeakyBucket {
     }
 
     long remaining = b.remaining();
+    boolean refilled = false;
     if (r.has(Behavior.RESET_REMAINING)) {
       remaining = burst;
+      refilled = true;
     }
     if (b.burst() != burst && burst > remaining) {
       remaining = burst;
+      refilled = true;
     }
     // A query keeps the bucket's end but never past the end of a bucket of the requested duration.
     long expireAt = hits != 0 ? lifetimeEnd : Math.min(b.expireAt(), lifetimeEnd);
@@ -71,15 +74,30 @@ final class LeakyBucket {
     long elapsed = sub(now, anchor);
     long leaked = 0;
     long credited = 0;
+    // A new rate applies from now: the time since the anchor leaks at the rate the bucket had.
+    boolean rateChanged =
+        !r.has(Behavior.DURATION_IS_GREGORIAN)
+            && (b.limit() != limit || b.duration() != r.duration())
+            && b.limit() > 0
+            && b.duration() > 0;
+    long leakLimit = rateChanged ? b.limit() : limit;
+    long leakPeriod = rateChanged ? b.duration() : period;
     if (elapsed > 0
-        && limit > 0
-        && period > 0
-        && SaturatingMath.productAtLeast(elapsed, limit, period)) {
-      leaked = SaturatingMath.mulDivFloor(elapsed, limit, period);
-      Rate rate = rate(limit, period);
-      long periods = elapsed / rate.periodMillis();
-      anchor = add(anchor, periods * rate.periodMillis());
-      credited = SaturatingMath.mul(periods, rate.tokensPerPeriod());
+        && leakLimit > 0
+        && leakPeriod > 0
+        && SaturatingMath.productAtLeast(elapsed, leakLimit, leakPeriod)) {
+      leaked = SaturatingMath.mulDivFloor(elapsed, leakLimit, leakPeriod);
+      if (rateChanged) {
+        anchor = now;
+        credited = leaked;
+      } else {
+        Rate rate = rate(limit, period);
+        long periods = elapsed / rate.periodMillis();
+        anchor = add(anchor, periods * rate.periodMillis());
+        credited = SaturatingMath.mul(periods, rate.tokensPerPeriod());
+      }
+    } else if (rateChanged && elapsed > 0) {
+      anchor = now;
     }
     long available = add(remaining, leaked);
     long pending = sub(leaked, credited);
@@ -88,7 +106,13 @@ final class LeakyBucket {
       if (leaked > 0) {
         anchor = now;
         pending = 0;
+        credited = leaked;
       }
+    }
+    // A request stamped before the last decision may see less leaked than the state already
+    // counts on; it never sees fewer than no tokens.
+    if (available < 0 && hits >= 0) {
+      available = 0;
     }
 
     Status status = Status.UNDER_LIMIT;
@@ -109,8 +133,15 @@ final class LeakyBucket {
       resetFrom = after;
     }
     long resetTime = resetTime(now, limit, period, resetFrom);
+    long stored = sub(after, pending);
+    if (hits >= 0 && !refilled) {
+      // No request without negative hits adds tokens: at the new anchor the bucket holds at most
+      // what the state held there (a request stamped earlier than the last one, drained, would
+      // otherwise store the tokens the last one had already counted as leaked).
+      stored = Math.min(stored, add(remaining, credited));
+    }
     LeakyBucketState next =
-        new LeakyBucketState(limit, r.duration(), burst, sub(after, pending), anchor, expireAt);
+        new LeakyBucketState(limit, r.duration(), burst, stored, anchor, expireAt);
     return new Decision(next, RateLimitResponse.of(status, limit, after, resetTime));
   }
 

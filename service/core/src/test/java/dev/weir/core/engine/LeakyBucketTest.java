@@ -72,6 +72,25 @@ class LeakyBucketTest {
                 at(1, leaky(10, 1000, 0, 6, DRAIN), OVER_LIMIT, 0, 501),
                 at(101, leaky(10, 1000, 0), UNDER_LIMIT, 1, 1001))),
         arguments(
+            "a longer duration applies from now; the tokens already leaked stay",
+            List.of(
+                at(0, leaky(3, 1000, 3), UNDER_LIMIT, 0, 999),
+                at(999, leaky(3, 1000, 1), UNDER_LIMIT, 1, 1665),
+                at(999, leaky(3, 3000, 0), UNDER_LIMIT, 1, 2999))),
+        arguments(
+            "a request stamped before the last one never sees fewer than 0 tokens",
+            List.of(
+                at(0, leaky(60, 1000, 60), UNDER_LIMIT, 0, 960),
+                at(40, leaky(60, 1000, 2), UNDER_LIMIT, 0, 1000),
+                at(33, leaky(60, 1000, 0), UNDER_LIMIT, 0, 993))),
+        arguments(
+            "DRAIN of a request stamped before the last one adds no token",
+            List.of(
+                at(0, leaky(60, 1000, 60), UNDER_LIMIT, 0, 960),
+                at(40, leaky(60, 1000, 2), UNDER_LIMIT, 0, 1000),
+                at(33, leaky(60, 1000, 60, 1, DRAIN), OVER_LIMIT, 0, 993),
+                at(40, leaky(60, 1000, 0), UNDER_LIMIT, 0, 1000))),
+        arguments(
             "a refused request without DRAIN consumes nothing",
             List.of(
                 at(0, leaky(10, 1000, 5), UNDER_LIMIT, 5, 500),
