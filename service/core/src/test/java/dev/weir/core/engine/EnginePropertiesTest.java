@@ -125,6 +125,38 @@ class EnginePropertiesTest {
     }
   }
 
+  /**
+   * Requests stamped out of order (up to {@code skew} ms before the latest, as forwarded items and
+   * GLOBAL sums are) still see a remaining within {@code [0, burst]} and never get more than the
+   * burst plus what leaked by the latest time, drained or not. (A duration above the largest gap
+   * plus twice the skew keeps the bucket from expiring idle, after which it starts over full.)
+   */
+  @Property
+  void leakyBucket_requestsStampedOutOfOrder_remainingInRangeAndNoTokenInvented(
+      @ForAll @IntRange(min = 1, max = 120) int limit,
+      @ForAll @IntRange(max = 30) int burst,
+      @ForAll @IntRange(min = 600, max = 5000) int duration,
+      @ForAll @IntRange(max = 60) int skew,
+      @ForAll("sequence") List<Hit> hits) {
+    long capacity = burst == 0 ? limit : burst;
+    Scenario s = new Scenario(engine);
+    long latest = NOW;
+    long admitted = 0;
+    int i = 0;
+    for (Hit hit : hits) {
+      latest += hit.gap();
+      long t = Math.max(NOW, latest - (i++ * 7919L) % (skew + 1));
+      // Non-zero hits keep the bucket alive (an idle one starts over full, as documented).
+      Hit nonZero = new Hit(hit.gap(), Math.max(1, hit.hits()), hit.drain());
+      RateLimitResponse r =
+          s.send(request(Algorithm.LEAKY_BUCKET, limit, duration, burst, nonZero), t);
+      admitted += admitted(nonZero, r) ? nonZero.hits() : 0;
+      assertThat(r.remaining()).isBetween(0L, capacity);
+      long leaked = (latest - NOW) * limit / duration;
+      assertThat(admitted).isLessThanOrEqualTo(capacity + leaked);
+    }
+  }
+
   @Property
   void query_onLiveBucket_isInvisibleToTheNextRequest(
       @ForAll("algorithms") Algorithm algorithm,
