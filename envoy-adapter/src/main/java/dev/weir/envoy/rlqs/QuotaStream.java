@@ -329,8 +329,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     if (existing != null) {
       return existing;
     }
-    StreamBucket created =
-        new StreamBucket(id, name, service.planner().plan(config, id.getBucketMap()));
+    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
+    if (plan instanceof BucketPlan.Refused refused) {
+      service.refused(refused);
+    }
+    StreamBucket created = new StreamBucket(id, name, plan);
     buckets.put(name, created);
     index(created);
     return created;

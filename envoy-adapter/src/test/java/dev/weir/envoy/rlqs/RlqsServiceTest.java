@@ -222,7 +222,7 @@ class RlqsServiceTest {
   }
 
   @Test
-  void bucketWithMoreEntriesThanAllowed_isDeniedAll() {
+  void bucketWithMoreEntriesThanAllowed_isDeniedAllAndCountedAsRefusedOnce() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
     BucketId.Builder big = BucketId.newBuilder();
@@ -231,9 +231,27 @@ class RlqsServiceTest {
     }
 
     proxy.report("edge", big.build(), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", big.build(), 0, 3, 5);
 
     assertThat(strategy(proxy.last()).getBlanketRule())
         .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(proxy.responses).hasSize(2);
+    assertThat(cluster.metrics().events())
+        .as("counted once for the bucket, not once per report")
+        .containsExactly("refused too_many_entries");
+  }
+
+  @Test
+  void bucketWithAnEmptyValue_isDeniedAllNotCountedAsTooManyEntries() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", BucketId.newBuilder().putBucket("name", "").build(), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(cluster.metrics().events()).isEmpty();
   }
 
   @Test
