@@ -135,7 +135,7 @@ final class RlqsCluster implements AutoCloseable {
     return services.get(i);
   }
 
-  /** Returns what the nodes' RLQS services counted in the refusal counter, every node's together. */
+  /** Returns what every node's RLQS service counted in the refusal counter. */
   RecordingMetrics metrics() {
     return metrics;
   }

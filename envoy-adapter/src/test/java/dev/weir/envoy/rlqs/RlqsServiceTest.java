@@ -40,6 +40,10 @@ class RlqsServiceTest {
         - key: name
           value: tiny
           rate_limit: {unit: minute, requests_per_unit: 10}
+        - key: path
+          value: "report*"
+          share_threshold: true
+          rate_limit: {unit: minute, requests_per_unit: 600}
       """;
 
   private static final BucketId API = bucket("api");
@@ -53,6 +57,19 @@ class RlqsServiceTest {
 
   private static BucketId bucket(String name) {
     return BucketId.newBuilder().putBucket("name", name).build();
+  }
+
+  private static BucketId path(String path) {
+    return BucketId.newBuilder().putBucket("path", path).build();
+  }
+
+  private static BucketQuotaUsage usage(BucketId bucket, long allowed, long denied, long seconds) {
+    return BucketQuotaUsage.newBuilder()
+        .setBucketId(bucket)
+        .setNumRequestsAllowed(allowed)
+        .setNumRequestsDenied(denied)
+        .setTimeElapsed(com.google.protobuf.Duration.newBuilder().setSeconds(seconds))
+        .build();
   }
 
   private void start(RlqsSettings settings) {
@@ -79,17 +96,16 @@ class RlqsServiceTest {
     }
 
     void report(String domain, BucketId bucket, long allowed, long denied, long seconds) {
+      report(domain, usage(bucket, allowed, denied, seconds));
+    }
+
+    /** Sends one report of {@code usages}, as Envoy reports every bucket it holds at once. */
+    void report(String domain, BucketQuotaUsage... usages) {
       sent++;
       out.onNext(
           RateLimitQuotaUsageReports.newBuilder()
               .setDomain(domain)
-              .addBucketQuotaUsages(
-                  BucketQuotaUsage.newBuilder()
-                      .setBucketId(bucket)
-                      .setNumRequestsAllowed(allowed)
-                      .setNumRequestsDenied(denied)
-                      .setTimeElapsed(
-                          com.google.protobuf.Duration.newBuilder().setSeconds(seconds)))
+              .addAllBucketQuotaUsages(List.of(usages))
               .build());
       settle();
     }
@@ -97,6 +113,20 @@ class RlqsServiceTest {
     BucketAction last() {
       List<BucketAction> actions = responses.get(responses.size() - 1).getBucketActionList();
       return actions.get(actions.size() - 1);
+    }
+
+    /** Returns the last action received for {@code bucket}, of every response so far. */
+    BucketAction last(BucketId bucket) {
+      BucketAction found = null;
+      for (RateLimitQuotaResponse r : responses) {
+        for (BucketAction a : r.getBucketActionList()) {
+          if (a.getBucketId().equals(bucket)) {
+            found = a;
+          }
+        }
+      }
+      assertThat(found).as("an action for %s", bucket.getBucketMap()).isNotNull();
+      return found;
     }
 
     @Override
@@ -130,6 +160,10 @@ class RlqsServiceTest {
 
   private static RateLimitStrategy strategy(BucketAction action) {
     return action.getQuotaAssignmentAction().getRateLimitStrategy();
+  }
+
+  private static int tokensPerFill(BucketAction action) {
+    return strategy(action).getTokenBucket().getTokensPerFill().getValue();
   }
 
   @Test
@@ -283,6 +317,66 @@ class RlqsServiceTest {
 
     assertThat(strategy(a.last()).hasTokenBucket()).isTrue();
     assertThat(strategy(b.last()).hasTokenBucket()).isTrue();
+  }
+
+  @Test
+  void shareThresholdWildcard_bucketsOfOneProxySplitItsOneShare() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+
+    proxy.report("edge", a, 1, 0, 0);
+    int alone = tokensPerFill(proxy.last(a));
+    proxy.report("edge", b, 1, 0, 0);
+
+    assertThat(alone).isBetween(590, 600);
+    assertThat(tokensPerFill(proxy.last(a)) + tokensPerFill(proxy.last(b)))
+        .as("both buckets count on one counter: together no more than its 600 a minute")
+        .isLessThanOrEqualTo(600);
+    assertThat(tokensPerFill(proxy.last(a)))
+        .as("demand unknown yet: an even split")
+        .isEqualTo(tokensPerFill(proxy.last(b)))
+        .isGreaterThan(250);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void shareThresholdWildcard_theBusierBucketGetsTheLargerPart() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+    proxy.report("edge", usage(a, 1, 0, 0), usage(b, 1, 0, 0));
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", usage(a, 40, 0, 5), usage(b, 0, 0, 5));
+
+    assertThat(tokensPerFill(proxy.last(a))).isGreaterThan(4 * tokensPerFill(proxy.last(b)));
+    assertThat(tokensPerFill(proxy.last(b))).as("a quiet bucket can still start").isPositive();
+    assertThat(tokensPerFill(proxy.last(a)) + tokensPerFill(proxy.last(b)))
+        .isLessThanOrEqualTo(600);
+  }
+
+  @Test
+  void shareThresholdWildcard_windowSpentByAnotherProxy_deniesEveryBucketOfTheCounter() {
+    start(SETTINGS);
+    Proxy one = new Proxy(cluster.endpoints().get(0));
+    Proxy other = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+    one.report("edge", usage(a, 1, 0, 0), usage(b, 1, 0, 0));
+    other.report("edge", path("report-c"), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+
+    other.report("edge", path("report-c"), 700, 50, 5);
+
+    assertThat(strategy(other.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(strategy(one.last(a)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(strategy(one.last(b)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
   }
 
   @Test
