@@ -32,6 +32,11 @@ import java.util.concurrent.CompletableFuture;
  * the counter, and the proxy's one share of it is split among them ({@link StreamCounter#partOf});
  * a new share of the counter, answered or pushed, reassigns every bucket on it.
  *
+ * <p>Envoy's filter keeps a bucket, and reports it, until the server abandons it: a bucket that has
+ * gone {@link RlqsSettings#idleAfter} without a report of requests is abandoned at the stream's
+ * next report, and the proxy's shares of the counters it leaves without buckets are released, so
+ * neither the stream nor the owners keep idle buckets.
+ *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
  * no call leaves the stream while it is held (usage goes to the owners after the lock is released),
  * so a push arriving from an owner on another thread can never deadlock with a report. Each report
@@ -77,6 +82,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     List<StreamBucket> limited = new ArrayList<>();
     List<Pending> pending = new ArrayList<>();
     Map<StreamCounter, long[]> reported = new LinkedHashMap<>();
+    List<QuotaUsage> releases = new ArrayList<>();
     boolean refused = false;
     synchronized (this) {
       if (ended) {
@@ -95,6 +101,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     synchronized (this) {
       DomainConfig config = service.domainConfig(domain);
       long nanos = service.clock().monotonicNanos();
+      long idleNanos = service.settings().idleAfter().toNanos();
       for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
         Map<String, String> entries = usage.getBucketId().getBucketMap();
         if (entries.isEmpty()) {
@@ -103,13 +110,16 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         long allowed = count(usage.getNumRequestsAllowed());
         long denied = count(usage.getNumRequestsDenied());
         service.metrics().usageReport(allowed, denied);
-        StreamBucket bucket = bucket(usage.getBucketId(), config);
+        StreamBucket bucket = bucket(usage.getBucketId(), config, nanos);
         long elapsed =
             bucket.lastReportNanos == 0
                 ? Math.max(0, usage.getTimeElapsed().getSeconds()) * 1000
                 : (nanos - bucket.lastReportNanos) / 1_000_000;
         bucket.lastReportNanos = nanos;
-        bucket.measure(allowed + denied, elapsed);
+        bucket.measure(allowed + denied, elapsed, nanos);
+        if (bucket.idle(nanos, idleNanos)) {
+          continue;
+        }
         if (bucket.plan instanceof BucketPlan.Limited) {
           limited.add(bucket);
           for (StreamCounter c : bucket.counters()) {
@@ -123,6 +133,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
           now.add(staticAction(bucket));
         }
       }
+      abandonIdle(nanos, idleNanos, releases);
       for (Map.Entry<StreamCounter, long[]> e : reported.entrySet()) {
         StreamCounter c = e.getKey();
         long[] sums = e.getValue();
@@ -135,11 +146,35 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
                     c.policy, client, sums[0], sums[1], elapsed, service.intervalMillis(), false)));
       }
     }
+    releases.forEach(service::report);
     if (pending.isEmpty()) {
       answer(now, List.of());
       return;
     }
     reportThenAnswer(pending, now, limited);
+  }
+
+  /**
+   * Abandons every bucket that has gone {@code idleNanos} without a report of requests at {@code
+   * nanos}, whether the proxy still reports it or not: sends the proxy their {@code abandon_action}
+   * now, forgets them, and adds to {@code releases} the proxy's shares of the counters no bucket of
+   * the stream is left on. A later report of such a bucket subscribes it anew. Caller holds the
+   * lock.
+   */
+  private void abandonIdle(long nanos, long idleNanos, List<QuotaUsage> releases) {
+    List<BucketAction> abandons = new ArrayList<>();
+    Map<String, StreamCounter> emptied = new LinkedHashMap<>();
+    for (StreamBucket b : List.copyOf(buckets.values())) {
+      if (b.idle(nanos, idleNanos)) {
+        detach(b, emptied);
+        buckets.remove(b.name);
+        abandons.add(Assignments.abandon(b.id));
+      }
+    }
+    for (StreamCounter c : emptied.values()) {
+      releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+    }
+    send(abandons);
   }
 
   /**
@@ -354,7 +389,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   }
 
   // Caller holds the lock.
-  private StreamBucket bucket(BucketId id, DomainConfig config) {
+  private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {
     String name = service.planner().name(id.getBucketMap());
     StreamBucket existing = buckets.get(name);
     if (existing != null) {
@@ -364,7 +399,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     if (plan instanceof BucketPlan.Refused refused) {
       service.refused(refused);
     }
-    StreamBucket created = new StreamBucket(id, name, plan);
+    StreamBucket created = new StreamBucket(id, name, plan, nanos);
     buckets.put(name, created);
     attach(created);
     return created;

@@ -20,15 +20,26 @@ final class StreamBucket {
   final String name;
   BucketPlan plan;
   long lastReportNanos;
+  long lastUsageNanos;
   BucketAction lastSent;
   private List<StreamCounter> counters = List.of();
   private double smoothed = Double.NaN;
   private double demand = Double.NaN;
 
-  StreamBucket(BucketId id, String name, BucketPlan plan) {
+  /** Creates a bucket first reported at {@code nanos} (monotonic), counted as in use then. */
+  StreamBucket(BucketId id, String name, BucketPlan plan, long nanos) {
     this.id = id;
     this.name = name;
     this.plan = plan;
+    this.lastUsageNanos = nanos;
+  }
+
+  /**
+   * Returns whether the bucket has gone {@code idleNanos} or longer without a report of requests
+   * (allowed or denied) at {@code nanos}.
+   */
+  boolean idle(long nanos, long idleNanos) {
+    return nanos - lastUsageNanos >= idleNanos;
   }
 
   /** Takes {@code next} as the bucket's plan, without counters until the stream attaches them. */
@@ -48,11 +59,15 @@ final class StreamBucket {
   }
 
   /**
-   * Records a report of {@code requests} (allowed and denied) over {@code elapsedMillis}: the
-   * bucket's demand, as an owner measures a proxy's ({@link QuotaAllocator#demand}); a report
-   * covering no time leaves it as it was.
+   * Records a report at {@code nanos} (monotonic) of {@code requests} (allowed and denied) over
+   * {@code elapsedMillis}: the bucket was in use then unless {@code requests} is 0, and its demand,
+   * as an owner measures a proxy's ({@link QuotaAllocator#demand}); a report covering no time
+   * leaves the demand as it was.
    */
-  void measure(long requests, long elapsedMillis) {
+  void measure(long requests, long elapsedMillis, long nanos) {
+    if (requests > 0) {
+      lastUsageNanos = nanos;
+    }
     if (elapsedMillis <= 0) {
       return;
     }

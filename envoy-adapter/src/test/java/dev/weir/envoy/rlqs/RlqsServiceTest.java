@@ -380,6 +380,87 @@ class RlqsServiceTest {
   }
 
   @Test
+  void bucketWithoutRequestsForAMinute_isAbandonedAndReleased_aLaterReportSubscribesItAnew() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    for (int second = 5; second < 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", API, 0, 0, 5);
+      assertThat(proxy.last().hasAbandonAction()).as("at %d s", second).isFalse();
+    }
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", API, 0, 0, 5);
+
+    assertThat(proxy.last().getBucketId()).isEqualTo(API);
+    assertThat(proxy.last().hasAbandonAction()).as("60 s without requests").isTrue();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the owner no longer counts the proxy")
+        .isZero();
+
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", API, 3, 0, 0);
+
+    assertThat(proxy.last().getBucketId()).isEqualTo(API);
+    assertThat(strategy(proxy.last()).getTokenBucket().getTokensPerFill().getValue())
+        .as("what is left of the window, spread over its 55 s to go")
+        .isBetween(590, 660);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void bucketTheProxyNoLongerReports_isAbandonedAtALaterReportOfItsStream() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId busy = path("report-busy");
+    proxy.report("edge", usage(API, 1, 0, 0), usage(busy, 1, 0, 0));
+
+    for (int second = 5; second <= 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", busy, 1, 0, 5);
+    }
+
+    assertThat(proxy.last(API).hasAbandonAction()).isTrue();
+    assertThat(strategy(proxy.last(busy)).hasTokenBucket()).isTrue();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void idleBucketOnASharedCounter_isAbandoned_theBusyOneKeepsTheCounter() {
+    List<String> released = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released()) {
+                    released.add(usage.key());
+                  }
+                  return reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId busy = path("report-busy");
+    BucketId idle = path("report-idle");
+    proxy.report("edge", usage(busy, 1, 0, 0), usage(idle, 1, 0, 0));
+
+    for (int second = 5; second <= 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", usage(busy, 20, 0, 5), usage(idle, 0, 0, 5));
+    }
+
+    assertThat(proxy.last(idle).hasAbandonAction()).isTrue();
+    assertThat(released).as("the busy bucket still counts on the counter").isEmpty();
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", busy, 20, 0, 5);
+    assertThat(strategy(proxy.last(busy)).hasTokenBucket()).isTrue();
+  }
+
+  @Test
   void reload_removingTheRule_abandonsTheBucketAndReleasesTheProxysShare() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));

@@ -23,7 +23,8 @@ class StreamCounterTest {
         new StreamBucket(
             BucketId.newBuilder().putBucket("path", value).build(),
             value,
-            new BucketPlan.Limited(List.of(POLICY)));
+            new BucketPlan.Limited(List.of(POLICY)),
+            0);
     counter.buckets.add(bucket);
     bucket.counters(List.of(counter));
     return bucket;
@@ -31,7 +32,7 @@ class StreamCounterTest {
 
   @Test
   void ownerDoesNotAnswerAfterAShare_theLastShareIsStillAssigned() {
-    StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)));
+    StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0);
     counter.buckets.add(bucket);
     bucket.counters(List.of(counter));
     QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");
@@ -70,8 +71,8 @@ class StreamCounterTest {
   void busyAndQuietBuckets_theBusyOneGetsMostAndTheQuietOneItsFloor_neverMoreThanTheShare() {
     StreamBucket busy = on(counter, "busy");
     StreamBucket quiet = on(counter, "quiet");
-    busy.measure(100, 5_000);
-    quiet.measure(0, 5_000);
+    busy.measure(100, 5_000, 5_000_000_000L);
+    quiet.measure(0, 5_000, 5_000_000_000L);
     counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
 
     long busyPart = counter.partOf(busy).milliRate();
