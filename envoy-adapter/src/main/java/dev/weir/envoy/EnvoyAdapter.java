@@ -59,6 +59,7 @@ public final class EnvoyAdapter implements AutoCloseable {
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
   private final ShouldRateLimitHandler handler;
+  private final CheckMeter meter;
 
   private EnvoyAdapter(
       EnvoySettings settings,
@@ -74,6 +75,7 @@ public final class EnvoyAdapter implements AutoCloseable {
     this.xds = xds;
     this.xdsChannel = xdsChannel;
     this.metrics = metrics;
+    this.meter = answering.meter();
     ShouldRateLimitHandler handler =
         new ShouldRateLimitHandler(
             holder,
@@ -194,7 +196,9 @@ public final class EnvoyAdapter implements AutoCloseable {
   /**
    * Returns a new {@code RateLimitQuotaService} (RLQS) of the node advertised as {@code node},
    * answering from this adapter's descriptor config through {@code reports} (the cluster's quota
-   * path), applying {@code limits} to buckets and counting in {@code registry}, re-planning its
+   * path), applying {@code limits} to buckets, counting refused buckets with the adapter's {@link
+   * CheckMeter} (as {@code ShouldRateLimit} counts refused descriptors) and the rest in {@code
+   * registry}, re-planning its
    * streams after every config change (files or xDS); add it to the gRPC server and register it as
    * the receiver of the shares owners push.
    */
@@ -207,7 +211,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       MeterRegistry registry) {
     RlqsService service =
         new RlqsService(
-            holder, reports, node, rlqsSettings, limits, clock, new RlqsMetrics(registry));
+            holder, reports, node, rlqsSettings, limits, clock, new RlqsMetrics(registry), meter);
     holder.onChange(service::configChanged);
     return service;
   }

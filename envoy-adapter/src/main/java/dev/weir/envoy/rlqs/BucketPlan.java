@@ -1,5 +1,6 @@
 package dev.weir.envoy.rlqs;
 
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import java.util.List;
 
@@ -12,8 +13,14 @@ public sealed interface BucketPlan {
   /** The bucket matches an {@code unlimited} rule. */
   record Unlimited() implements BucketPlan {}
 
-  /** The bucket cannot come from Envoy's configuration (too many or empty entries). */
-  record Refused(String reason) implements BucketPlan {}
+  /**
+   * The bucket cannot come from Envoy's configuration (too many or empty entries).
+   *
+   * @param reason what is wrong with the bucket, naming the setting it breaks
+   * @param counted the refusal counter's reason ({@code too_many_entries}), or null when the
+   *     refusal is not counted (empty keys or values)
+   */
+  record Refused(String reason, RefusalReason counted) implements BucketPlan {}
 
   /**
    * The bucket matches a rule with a limit: one counter per policy of the rule.

@@ -1,5 +1,6 @@
 package dev.weir.envoy.rlqs;
 
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.envoy.config.DescriptorNode;
 import dev.weir.envoy.config.DomainConfig;
@@ -65,11 +66,12 @@ public final class BucketPlanner {
               + bucket.size()
               + " entries; at most "
               + maxEntries
-              + " are allowed (WEIR_MAX_DESCRIPTOR_ENTRIES)");
+              + " are allowed (WEIR_MAX_DESCRIPTOR_ENTRIES)",
+          RefusalReason.TOO_MANY_ENTRIES);
     }
     for (Map.Entry<String, String> e : bucket.entrySet()) {
       if (e.getKey().isEmpty() || e.getValue().isEmpty()) {
-        return new BucketPlan.Refused("bucket keys and values must not be empty");
+        return new BucketPlan.Refused("bucket keys and values must not be empty", null);
       }
     }
     if (domain == null || bucket.isEmpty()) {

@@ -14,7 +14,6 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -23,10 +22,20 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One proxy's {@code StreamRateLimitQuotas} stream: takes its usage reports, sends each limited
- * bucket's usage to the owners of its counters and answers every report with the bucket actions of
- * the buckets it named; sends the shares owners push, a config reload's consequences, and at the
- * end releases the proxy's shares.
+ * One proxy's {@code StreamRateLimitQuotas} stream: takes its usage reports, sends the usage of
+ * each counter its limited buckets count on to the counter's owner and answers every report with
+ * the bucket actions of the buckets it named; sends the shares owners push, a config reload's
+ * consequences, and at the end releases the proxy's shares.
+ *
+ * <p>Buckets whose plans share a counter (a {@code share_threshold} wildcard gives their values
+ * one counter key) are one proxy to the owner: their usage of a report is summed into one usage of
+ * the counter, and the proxy's one share of it is split among them ({@link StreamCounter#partOf});
+ * a new share of the counter, answered or pushed, reassigns every bucket on it.
+ *
+ * <p>Envoy's filter keeps a bucket, and reports it, until the server abandons it: a bucket that has
+ * gone {@link RlqsSettings#idleAfter} without a report of requests is abandoned at the stream's
+ * next report, and the proxy's shares of the counters it leaves without buckets are released, so
+ * neither the stream nor the owners keep idle buckets.
  *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
  * no call leaves the stream while it is held (usage goes to the owners after the lock is released),
@@ -43,7 +52,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   private final StreamObserver<RateLimitQuotaResponse> proxy;
   private final String client;
   private final Map<String, StreamBucket> buckets = new LinkedHashMap<>();
-  private final Map<String, StreamBucket> byCounter = new HashMap<>();
+  private final Map<String, StreamCounter> counters = new HashMap<>();
   private String domain;
   private boolean ended;
   private boolean released;
@@ -72,6 +81,8 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     List<BucketAction> now = new ArrayList<>();
     List<StreamBucket> limited = new ArrayList<>();
     List<Pending> pending = new ArrayList<>();
+    Map<StreamCounter, long[]> reported = new LinkedHashMap<>();
+    List<QuotaUsage> releases = new ArrayList<>();
     boolean refused = false;
     synchronized (this) {
       if (ended) {
@@ -90,6 +101,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     synchronized (this) {
       DomainConfig config = service.domainConfig(domain);
       long nanos = service.clock().monotonicNanos();
+      long idleNanos = service.settings().idleAfter().toNanos();
       for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
         Map<String, String> entries = usage.getBucketId().getBucketMap();
         if (entries.isEmpty()) {
@@ -98,33 +110,43 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         long allowed = count(usage.getNumRequestsAllowed());
         long denied = count(usage.getNumRequestsDenied());
         service.metrics().usageReport(allowed, denied);
-        StreamBucket bucket = bucket(usage.getBucketId(), config);
+        StreamBucket bucket = bucket(usage.getBucketId(), config, nanos);
         long elapsed =
             bucket.lastReportNanos == 0
                 ? Math.max(0, usage.getTimeElapsed().getSeconds()) * 1000
                 : (nanos - bucket.lastReportNanos) / 1_000_000;
         bucket.lastReportNanos = nanos;
-        if (bucket.plan instanceof BucketPlan.Limited plan) {
+        bucket.measure(allowed + denied, elapsed, nanos);
+        if (bucket.idle(nanos, idleNanos)) {
+          continue;
+        }
+        if (bucket.plan instanceof BucketPlan.Limited) {
           limited.add(bucket);
-          for (int i = 0; i < plan.policies().size(); i++) {
-            pending.add(
-                new Pending(
-                    bucket,
-                    i,
-                    new QuotaUsage(
-                        plan.policies().get(i),
-                        client,
-                        allowed,
-                        denied,
-                        elapsed,
-                        service.intervalMillis(),
-                        false)));
+          for (StreamCounter c : bucket.counters()) {
+            reported.computeIfAbsent(c, k -> new long[3]);
+            long[] sums = reported.get(c);
+            sums[0] = Math.min(MAX_COUNT, sums[0] + allowed);
+            sums[1] = Math.min(MAX_COUNT, sums[1] + denied);
+            sums[2] = Math.max(sums[2], elapsed);
           }
         } else {
           now.add(staticAction(bucket));
         }
       }
+      abandonIdle(nanos, idleNanos, releases);
+      for (Map.Entry<StreamCounter, long[]> e : reported.entrySet()) {
+        StreamCounter c = e.getKey();
+        long[] sums = e.getValue();
+        long elapsed = c.lastReportNanos == 0 ? sums[2] : (nanos - c.lastReportNanos) / 1_000_000;
+        c.lastReportNanos = nanos;
+        pending.add(
+            new Pending(
+                c,
+                new QuotaUsage(
+                    c.policy, client, sums[0], sums[1], elapsed, service.intervalMillis(), false)));
+      }
     }
+    releases.forEach(service::report);
     if (pending.isEmpty()) {
       answer(now, List.of());
       return;
@@ -133,8 +155,32 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   }
 
   /**
+   * Abandons every bucket that has gone {@code idleNanos} without a report of requests at {@code
+   * nanos}, whether the proxy still reports it or not: sends the proxy their {@code abandon_action}
+   * now, forgets them, and adds to {@code releases} the proxy's shares of the counters no bucket of
+   * the stream is left on. A later report of such a bucket subscribes it anew. Caller holds the
+   * lock.
+   */
+  private void abandonIdle(long nanos, long idleNanos, List<QuotaUsage> releases) {
+    List<BucketAction> abandons = new ArrayList<>();
+    Map<String, StreamCounter> emptied = new LinkedHashMap<>();
+    for (StreamBucket b : List.copyOf(buckets.values())) {
+      if (b.idle(nanos, idleNanos)) {
+        detach(b, emptied);
+        buckets.remove(b.name);
+        abandons.add(Assignments.abandon(b.id));
+      }
+    }
+    for (StreamCounter c : emptied.values()) {
+      releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+    }
+    send(abandons);
+  }
+
+  /**
    * Reports each of {@code pending}'s usages to its owner, takes the shares answered into their
-   * buckets, and then sends {@code actions} with the current actions of {@code limited}.
+   * counters, and then sends {@code actions} with the current actions of {@code limited} and the
+   * changed actions of the other buckets on their counters.
    */
   private void reportThenAnswer(
       List<Pending> pending, List<BucketAction> actions, List<StreamBucket> limited) {
@@ -148,7 +194,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
               .thenAccept(
                   share -> {
                     synchronized (this) {
-                      p.bucket().accept(p.index(), share, true);
+                      p.counter().accept(share, true);
                     }
                   });
     }
@@ -163,13 +209,35 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
             });
   }
 
-  /** Sends {@code actions} and the current actions of {@code limited} buckets as one response. */
+  /**
+   * Sends {@code actions}, the current actions of {@code limited} buckets and the actions of the
+   * other buckets on their counters that changed (their parts of a share moved) as one response.
+   */
   private synchronized void answer(List<BucketAction> actions, List<StreamBucket> limited) {
     List<BucketAction> all = new ArrayList<>(actions);
-    for (StreamBucket b : limited) {
+    Set<StreamBucket> named = new LinkedHashSet<>(limited);
+    Set<StreamBucket> others = new LinkedHashSet<>();
+    for (StreamBucket b : named) {
+      if (buckets.get(b.name) != b) {
+        continue;
+      }
       b.limitedAction(service.ttl()).ifPresent(all::add);
+      for (StreamCounter c : b.counters()) {
+        others.addAll(c.buckets);
+      }
     }
+    others.removeAll(named);
+    all.addAll(changedActions(others));
     send(all);
+  }
+
+  /** Returns the actions of {@code of} that differ from the last sent to the proxy. */
+  private List<BucketAction> changedActions(Iterable<StreamBucket> of) {
+    List<BucketAction> out = new ArrayList<>();
+    for (StreamBucket b : of) {
+      b.limitedAction(service.ttl()).filter(a -> !a.equals(b.lastSent)).ifPresent(out::add);
+    }
+    return out;
   }
 
   /** Takes pushed shares of this stream's buckets; returns how many were for a bucket here. */
@@ -180,20 +248,16 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     int known = 0;
     Set<StreamBucket> changed = new LinkedHashSet<>();
     for (QuotaPush p : pushes) {
-      StreamBucket bucket = byCounter.get(p.key());
-      if (bucket == null) {
+      StreamCounter counter = counters.get(p.key());
+      if (counter == null) {
         continue;
       }
       known++;
-      if (bucket.accept(bucket.policyIndex(p.key()), p.share(), false)) {
-        changed.add(bucket);
+      if (counter.accept(p.share(), false)) {
+        changed.addAll(counter.buckets);
       }
     }
-    List<BucketAction> actions = new ArrayList<>();
-    for (StreamBucket b : changed) {
-      b.limitedAction(service.ttl()).filter(a -> !a.equals(b.lastSent)).ifPresent(actions::add);
-    }
-    send(actions);
+    send(changedActions(changed));
     return known;
   }
 
@@ -212,33 +276,35 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         return;
       }
       DomainConfig config = service.domainConfig(domain);
+      Map<String, StreamCounter> emptied = new LinkedHashMap<>();
+      Set<StreamCounter> touched = new LinkedHashSet<>();
       for (StreamBucket b : List.copyOf(buckets.values())) {
         BucketPlan next = service.planner().plan(config, b.id.getBucketMap());
         if (next.equals(b.plan)) {
           continue;
         }
-        releases.addAll(releasesOf(b, next));
-        unindex(b);
+        detach(b, emptied);
         if (next instanceof BucketPlan.Unmatched && !(b.plan instanceof BucketPlan.Unmatched)) {
           buckets.remove(b.name);
           now.add(Assignments.abandon(b.id));
           continue;
         }
         b.replan(next);
-        index(b);
-        if (next instanceof BucketPlan.Limited plan) {
+        attach(b);
+        if (next instanceof BucketPlan.Limited) {
           asked.add(b);
-          for (int i = 0; i < plan.policies().size(); i++) {
-            asks.add(
-                new Pending(
-                    b,
-                    i,
-                    new QuotaUsage(
-                        plan.policies().get(i), client, 0, 0, 0, service.intervalMillis(), false)));
-          }
+          touched.addAll(b.counters());
         } else {
           now.add(staticAction(b));
         }
+      }
+      for (StreamCounter c : emptied.values()) {
+        if (!counters.containsKey(c.key())) {
+          releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+        }
+      }
+      for (StreamCounter c : touched) {
+        asks.add(new Pending(c, ask(c)));
       }
       send(now);
     }
@@ -281,11 +347,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         return;
       }
       released = true;
-      for (StreamBucket b : buckets.values()) {
-        releases.addAll(releasesOf(b, new BucketPlan.Unmatched()));
+      for (StreamCounter c : counters.values()) {
+        releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
       }
       buckets.clear();
-      byCounter.clear();
+      counters.clear();
     }
     service.unregister(this);
     releases.forEach(service::report);
@@ -323,47 +389,52 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   }
 
   // Caller holds the lock.
-  private StreamBucket bucket(BucketId id, DomainConfig config) {
+  private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {
     String name = service.planner().name(id.getBucketMap());
     StreamBucket existing = buckets.get(name);
     if (existing != null) {
       return existing;
     }
-    StreamBucket created =
-        new StreamBucket(id, name, service.planner().plan(config, id.getBucketMap()));
+    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
+    if (plan instanceof BucketPlan.Refused refused) {
+      service.refused(refused);
+    }
+    StreamBucket created = new StreamBucket(id, name, plan, nanos);
     buckets.put(name, created);
-    index(created);
+    attach(created);
     return created;
   }
 
-  private void index(StreamBucket b) {
-    if (b.plan instanceof BucketPlan.Limited plan) {
-      plan.policies().forEach(p -> byCounter.put(p.hashKey(), b));
-    }
-  }
-
-  private void unindex(StreamBucket b) {
-    if (b.plan instanceof BucketPlan.Limited plan) {
-      plan.policies().forEach(p -> byCounter.remove(p.hashKey(), b));
-    }
-  }
-
-  /** Returns releases of the counters {@code b} has now and {@code next} does not. */
-  private List<QuotaUsage> releasesOf(StreamBucket b, BucketPlan next) {
+  /**
+   * Puts a limited {@code b} on the stream's counters of its policies, making those it is the first
+   * on; a counter whose policy changed forgets its share. Caller holds the lock.
+   */
+  private void attach(StreamBucket b) {
     if (!(b.plan instanceof BucketPlan.Limited plan)) {
-      return List.of();
+      return;
     }
-    Set<String> kept = new HashSet<>();
-    if (next instanceof BucketPlan.Limited n) {
-      n.policies().forEach(p -> kept.add(p.hashKey()));
-    }
-    List<QuotaUsage> out = new ArrayList<>();
+    List<StreamCounter> of = new ArrayList<>(plan.policies().size());
     for (RateLimitRequest policy : plan.policies()) {
-      if (!kept.contains(policy.hashKey())) {
-        out.add(QuotaUsage.release(policy, client, service.intervalMillis()));
+      StreamCounter c = counters.computeIfAbsent(policy.hashKey(), k -> new StreamCounter(policy));
+      c.repolicy(policy);
+      c.buckets.add(b);
+      of.add(c);
+    }
+    b.counters(of);
+  }
+
+  /**
+   * Takes {@code b} off its counters; those left without buckets are dropped from the stream and
+   * put in {@code emptied}, for the caller to release. Caller holds the lock.
+   */
+  private void detach(StreamBucket b, Map<String, StreamCounter> emptied) {
+    for (StreamCounter c : b.counters()) {
+      c.buckets.remove(b);
+      if (c.buckets.isEmpty() && counters.remove(c.key(), c)) {
+        emptied.put(c.key(), c);
       }
     }
-    return out;
+    b.counters(List.of());
   }
 
   private BucketAction staticAction(StreamBucket b) {
@@ -396,9 +467,14 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     }
   }
 
+  /** Returns a usage without counts of {@code c}, asking its owner for the proxy's share. */
+  private QuotaUsage ask(StreamCounter c) {
+    return new QuotaUsage(c.policy, client, 0, 0, 0, service.intervalMillis(), false);
+  }
+
   private static long count(long reported) {
     return reported < 0 || reported > MAX_COUNT ? MAX_COUNT : reported;
   }
 
-  private record Pending(StreamBucket bucket, int index, QuotaUsage usage) {}
+  private record Pending(StreamCounter counter, QuotaUsage usage) {}
 }

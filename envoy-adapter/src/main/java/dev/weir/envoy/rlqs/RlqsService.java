@@ -2,6 +2,7 @@ package dev.weir.envoy.rlqs;
 
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
@@ -51,6 +52,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final BucketPlanner planner;
   private final Clock clock;
   private final RlqsMetrics metrics;
+  private final CheckMeter meter;
   private final Duration ttl;
   private final String incarnation;
   private final AtomicLong streamNumbers = new AtomicLong();
@@ -62,7 +64,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   /**
    * Creates the service of the node advertised as {@code node}, answering from {@code config}
-   * through {@code reports}, with keys and bucket sizes bounded by {@code limits}.
+   * through {@code reports}, with keys and bucket sizes bounded by {@code limits}; counts its
+   * meters in {@code metrics} and the buckets it refuses with {@code meter} (the refusal counter
+   * {@code ShouldRateLimit} counts in).
    */
   public RlqsService(
       ConfigHolder config,
@@ -71,7 +75,8 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       RlqsSettings settings,
       InputLimits limits,
       Clock clock,
-      RlqsMetrics metrics) {
+      RlqsMetrics metrics,
+      CheckMeter meter) {
     this.config = config;
     this.reports = reports;
     this.node = node;
@@ -81,6 +86,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
             CounterKeys.of(limits), limits.maxDescriptorEntries());
     this.clock = clock;
     this.metrics = metrics;
+    this.meter = meter;
     this.ttl = settings.assignmentTimeToLive();
     this.incarnation = Long.toString(clock.wallMillis());
     metrics.watchStreams(streams::size);
@@ -188,6 +194,13 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   RlqsMetrics metrics() {
     return metrics;
+  }
+
+  /** Counts a bucket planned as {@code refused} in the refusal counter, when its reason is one. */
+  void refused(BucketPlan.Refused refused) {
+    if (refused.counted() != null) {
+      meter.refused(refused.counted());
+    }
   }
 
   Clock clock() {

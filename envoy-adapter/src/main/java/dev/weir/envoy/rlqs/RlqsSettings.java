@@ -12,8 +12,8 @@ import java.util.Objects;
  * The settings of Envoy's rate-limit quota service (RLQS), read from {@code WEIR_RLQS_*}
  * environment variables.
  *
- * @param reportInterval the interval the proxies report at; shares are planned over it and
- *     assignments live twice as long
+ * @param reportInterval the interval the proxies report at; shares are planned over it,
+ *     assignments live twice as long and idle buckets are abandoned after {@link #idleAfter}
  * @param unmatched the assignment of buckets no rule matches
  */
 public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
@@ -64,6 +64,21 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
             reader
                 .oneOf(UNMATCHED_BUCKETS, "allow_all", List.of("allow_all", "deny_all"))
                 .toUpperCase(java.util.Locale.ROOT)));
+  }
+
+  /** The least time without requests after which a bucket is abandoned. */
+  public static final Duration MIN_IDLE = Duration.ofSeconds(60);
+
+  /** The least number of report intervals without requests after which a bucket is abandoned. */
+  public static final int IDLE_INTERVALS = 6;
+
+  /**
+   * Returns how long a bucket may go without requests before its stream abandons it: the longer of
+   * {@value #IDLE_INTERVALS} report intervals and {@link #MIN_IDLE} (60 s at Envoy's 5 s).
+   */
+  public Duration idleAfter() {
+    Duration intervals = reportInterval.multipliedBy(IDLE_INTERVALS);
+    return intervals.compareTo(MIN_IDLE) > 0 ? intervals : MIN_IDLE;
   }
 
   /**

@@ -1,17 +1,18 @@
 package dev.weir.envoy.rlqs;
 
+import dev.weir.core.quota.QuotaAllocator;
 import dev.weir.core.quota.QuotaShare;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * One bucket of one proxy's stream: its plan and, for a limited bucket, the latest share of each
- * policy. Not thread-safe: its stream serializes access.
+ * One bucket of one proxy's stream: its plan, its recent demand and, for a limited bucket, the
+ * stream's counters of its policies, whose shares make its assignment. Not thread-safe: its stream
+ * serializes access; pure.
  */
 final class StreamBucket {
 
@@ -19,76 +20,83 @@ final class StreamBucket {
   final String name;
   BucketPlan plan;
   long lastReportNanos;
+  long lastUsageNanos;
   BucketAction lastSent;
-  private QuotaShare[] shares;
+  private List<StreamCounter> counters = List.of();
+  private double smoothed = Double.NaN;
+  private double demand = Double.NaN;
 
-  StreamBucket(BucketId id, String name, BucketPlan plan) {
+  /** Creates a bucket first reported at {@code nanos} (monotonic), counted as in use then. */
+  StreamBucket(BucketId id, String name, BucketPlan plan, long nanos) {
     this.id = id;
     this.name = name;
-    replan(plan);
+    this.plan = plan;
+    this.lastUsageNanos = nanos;
   }
 
-  /** Takes {@code next} as the bucket's plan and forgets its shares. */
+  /**
+   * Returns whether the bucket has gone {@code idleNanos} or longer without a report of requests
+   * (allowed or denied) at {@code nanos}.
+   */
+  boolean idle(long nanos, long idleNanos) {
+    return nanos - lastUsageNanos >= idleNanos;
+  }
+
+  /** Takes {@code next} as the bucket's plan, without counters until the stream attaches them. */
   void replan(BucketPlan next) {
     this.plan = next;
-    this.shares = new QuotaShare[next instanceof BucketPlan.Limited l ? l.policies().size() : 0];
+    this.counters = List.of();
   }
 
-  /** Returns the index of the policy whose counter key is {@code key}, or -1. */
-  int policyIndex(String key) {
-    if (plan instanceof BucketPlan.Limited l) {
-      for (int i = 0; i < l.policies().size(); i++) {
-        if (l.policies().get(i).hashKey().equals(key)) {
-          return i;
-        }
-      }
-    }
-    return -1;
+  /** Returns the counters of the bucket's policies, in policy order. */
+  List<StreamCounter> counters() {
+    return counters;
+  }
+
+  /** Takes {@code counters}, one per policy of the bucket's plan, in policy order. */
+  void counters(List<StreamCounter> counters) {
+    this.counters = List.copyOf(counters);
   }
 
   /**
-   * Takes {@code share} for policy {@code index}: an answer to a report always, unless an owner's
-   * later share of the same record arrived first; a push only when it is later than the share held;
-   * an error (the owner did not answer) never in place of a share, so that the proxy keeps being
-   * assigned its last share, and limited, while the owner is paused or unreachable. Returns whether
-   * it was taken.
+   * Records a report at {@code nanos} (monotonic) of {@code requests} (allowed and denied) over
+   * {@code elapsedMillis}: the bucket was in use then unless {@code requests} is 0, and its demand,
+   * as an owner measures a proxy's ({@link QuotaAllocator#demand}); a report covering no time
+   * leaves the demand as it was.
    */
-  boolean accept(int index, QuotaShare share, boolean answer) {
-    if (index < 0 || index >= shares.length) {
-      return false;
+  void measure(long requests, long elapsedMillis, long nanos) {
+    if (requests > 0) {
+      lastUsageNanos = nanos;
     }
-    QuotaShare held = shares[index];
-    if (share.isError() && held != null && !held.isError()) {
-      return false;
+    if (elapsedMillis <= 0) {
+      return;
     }
-    if (held != null && !held.isError()) {
-      boolean newer = share.isNewerThan(held);
-      boolean sameRecord = share.epoch() == held.epoch();
-      if (answer ? sameRecord && !newer : !newer) {
-        return false;
-      }
-    }
-    shares[index] = share;
-    return true;
+    double measured = requests * 1000.0 / elapsedMillis;
+    smoothed = QuotaAllocator.smooth(smoothed, measured);
+    demand = QuotaAllocator.demand(smoothed, measured);
+  }
+
+  /** Returns the bucket's recent demand in requests per second, NaN while unknown. */
+  double demand() {
+    return demand;
   }
 
   /**
-   * Returns the bucket's assignment from its shares, empty while a policy has no share or an error
-   * share.
+   * Returns the bucket's assignment from its part of each counter's share, empty while a counter
+   * has no share or an error share, or the bucket has no counters.
    */
   Optional<BucketAction> limitedAction(Duration ttl) {
-    List<QuotaShare> all = new ArrayList<>(shares.length);
-    for (QuotaShare s : shares) {
-      if (s == null || s.isError()) {
+    if (counters.isEmpty()) {
+      return Optional.empty();
+    }
+    List<QuotaShare> parts = new ArrayList<>(counters.size());
+    for (StreamCounter c : counters) {
+      QuotaShare part = c.partOf(this);
+      if (part == null) {
         return Optional.empty();
       }
-      all.add(s);
+      parts.add(part);
     }
-    return Optional.of(Assignments.share(id, all, ttl));
-  }
-
-  /** Returns whether every policy has a share without an error. */
-  boolean complete() {
-    return Arrays.stream(shares).allMatch(s -> s != null && !s.isError());
+    return Optional.of(Assignments.share(id, parts, ttl));
   }
 }

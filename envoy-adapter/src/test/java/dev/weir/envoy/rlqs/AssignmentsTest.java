@@ -92,4 +92,14 @@ class AssignmentsTest {
                 .assignmentTimeToLive())
         .isEqualTo(Duration.ofSeconds(3));
   }
+
+  @Test
+  void idleAfter_isTheLongerOfSixReportIntervalsAndAMinute() {
+    assertThat(
+            new RlqsSettings(Duration.ofSeconds(5), RlqsSettings.Unmatched.ALLOW_ALL).idleAfter())
+        .isEqualTo(Duration.ofSeconds(60));
+    assertThat(
+            new RlqsSettings(Duration.ofSeconds(30), RlqsSettings.Unmatched.ALLOW_ALL).idleAfter())
+        .isEqualTo(Duration.ofSeconds(180));
+  }
 }

@@ -2,6 +2,7 @@ package dev.weir.envoy.rlqs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.envoy.config.ConfigFile;
@@ -105,6 +106,7 @@ class BucketPlannerTest {
     assertThat(plan).isInstanceOf(BucketPlan.Refused.class);
     assertThat(((BucketPlan.Refused) plan).reason())
         .contains("5 entries", "WEIR_MAX_DESCRIPTOR_ENTRIES");
+    assertThat(((BucketPlan.Refused) plan).counted()).isEqualTo(RefusalReason.TOO_MANY_ENTRIES);
   }
 
   @Test

@@ -4,9 +4,11 @@ import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoadOptions;
@@ -44,6 +46,7 @@ final class RlqsCluster implements AutoCloseable {
   private final FakeScheduler timers;
   private final LocalCluster cluster;
   private final ConfigHolder config = new ConfigHolder();
+  private final RecordingMetrics metrics = new RecordingMetrics();
   private final List<RlqsService> services = new ArrayList<>();
   private final List<Server> servers = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -75,7 +78,8 @@ final class RlqsCluster implements AutoCloseable {
               settings,
               InputLimits.DEFAULTS,
               clock,
-              RlqsMetrics.unregistered());
+              RlqsMetrics.unregistered(),
+              new CheckMeter(metrics));
       node.cluster().quota().receiveWith(service);
       try {
         Server server =
@@ -129,6 +133,11 @@ final class RlqsCluster implements AutoCloseable {
   /** Returns node {@code i}'s RLQS service. */
   RlqsService service(int i) {
     return services.get(i);
+  }
+
+  /** Returns what every node's RLQS service counted in the refusal counter. */
+  RecordingMetrics metrics() {
+    return metrics;
   }
 
   /** Returns the in-JVM cluster. */

@@ -40,6 +40,10 @@ class RlqsServiceTest {
         - key: name
           value: tiny
           rate_limit: {unit: minute, requests_per_unit: 10}
+        - key: path
+          value: "report*"
+          share_threshold: true
+          rate_limit: {unit: minute, requests_per_unit: 600}
       """;
 
   private static final BucketId API = bucket("api");
@@ -53,6 +57,19 @@ class RlqsServiceTest {
 
   private static BucketId bucket(String name) {
     return BucketId.newBuilder().putBucket("name", name).build();
+  }
+
+  private static BucketId path(String path) {
+    return BucketId.newBuilder().putBucket("path", path).build();
+  }
+
+  private static BucketQuotaUsage usage(BucketId bucket, long allowed, long denied, long seconds) {
+    return BucketQuotaUsage.newBuilder()
+        .setBucketId(bucket)
+        .setNumRequestsAllowed(allowed)
+        .setNumRequestsDenied(denied)
+        .setTimeElapsed(com.google.protobuf.Duration.newBuilder().setSeconds(seconds))
+        .build();
   }
 
   private void start(RlqsSettings settings) {
@@ -79,17 +96,16 @@ class RlqsServiceTest {
     }
 
     void report(String domain, BucketId bucket, long allowed, long denied, long seconds) {
+      report(domain, usage(bucket, allowed, denied, seconds));
+    }
+
+    /** Sends one report of {@code usages}, as Envoy reports every bucket it holds at once. */
+    void report(String domain, BucketQuotaUsage... usages) {
       sent++;
       out.onNext(
           RateLimitQuotaUsageReports.newBuilder()
               .setDomain(domain)
-              .addBucketQuotaUsages(
-                  BucketQuotaUsage.newBuilder()
-                      .setBucketId(bucket)
-                      .setNumRequestsAllowed(allowed)
-                      .setNumRequestsDenied(denied)
-                      .setTimeElapsed(
-                          com.google.protobuf.Duration.newBuilder().setSeconds(seconds)))
+              .addAllBucketQuotaUsages(List.of(usages))
               .build());
       settle();
     }
@@ -97,6 +113,20 @@ class RlqsServiceTest {
     BucketAction last() {
       List<BucketAction> actions = responses.get(responses.size() - 1).getBucketActionList();
       return actions.get(actions.size() - 1);
+    }
+
+    /** Returns the last action received for {@code bucket}, of every response so far. */
+    BucketAction last(BucketId bucket) {
+      BucketAction found = null;
+      for (RateLimitQuotaResponse r : responses) {
+        for (BucketAction a : r.getBucketActionList()) {
+          if (a.getBucketId().equals(bucket)) {
+            found = a;
+          }
+        }
+      }
+      assertThat(found).as("an action for %s", bucket.getBucketMap()).isNotNull();
+      return found;
     }
 
     @Override
@@ -130,6 +160,10 @@ class RlqsServiceTest {
 
   private static RateLimitStrategy strategy(BucketAction action) {
     return action.getQuotaAssignmentAction().getRateLimitStrategy();
+  }
+
+  private static int tokensPerFill(BucketAction action) {
+    return strategy(action).getTokenBucket().getTokensPerFill().getValue();
   }
 
   @Test
@@ -222,7 +256,7 @@ class RlqsServiceTest {
   }
 
   @Test
-  void bucketWithMoreEntriesThanAllowed_isDeniedAll() {
+  void bucketWithMoreEntriesThanAllowed_isDeniedAllAndCountedAsRefusedOnce() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
     BucketId.Builder big = BucketId.newBuilder();
@@ -231,9 +265,27 @@ class RlqsServiceTest {
     }
 
     proxy.report("edge", big.build(), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", big.build(), 0, 3, 5);
 
     assertThat(strategy(proxy.last()).getBlanketRule())
         .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(proxy.responses).hasSize(2);
+    assertThat(cluster.metrics().events())
+        .as("counted once for the bucket, not once per report")
+        .containsExactly("refused too_many_entries");
+  }
+
+  @Test
+  void bucketWithAnEmptyValue_isDeniedAllNotCountedAsTooManyEntries() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", BucketId.newBuilder().putBucket("name", "").build(), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(cluster.metrics().events()).isEmpty();
   }
 
   @Test
@@ -265,6 +317,147 @@ class RlqsServiceTest {
 
     assertThat(strategy(a.last()).hasTokenBucket()).isTrue();
     assertThat(strategy(b.last()).hasTokenBucket()).isTrue();
+  }
+
+  @Test
+  void shareThresholdWildcard_bucketsOfOneProxySplitItsOneShare() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+
+    proxy.report("edge", a, 1, 0, 0);
+    int alone = tokensPerFill(proxy.last(a));
+    proxy.report("edge", b, 1, 0, 0);
+
+    assertThat(alone).isBetween(590, 600);
+    assertThat(tokensPerFill(proxy.last(a)) + tokensPerFill(proxy.last(b)))
+        .as("both buckets count on one counter: together no more than its 600 a minute")
+        .isLessThanOrEqualTo(600);
+    assertThat(tokensPerFill(proxy.last(a)))
+        .as("demand unknown yet: an even split")
+        .isEqualTo(tokensPerFill(proxy.last(b)))
+        .isGreaterThan(250);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void shareThresholdWildcard_theBusierBucketGetsTheLargerPart() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+    proxy.report("edge", usage(a, 1, 0, 0), usage(b, 1, 0, 0));
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", usage(a, 40, 0, 5), usage(b, 0, 0, 5));
+
+    assertThat(tokensPerFill(proxy.last(a))).isGreaterThan(4 * tokensPerFill(proxy.last(b)));
+    assertThat(tokensPerFill(proxy.last(b))).as("a quiet bucket can still start").isPositive();
+    assertThat(tokensPerFill(proxy.last(a)) + tokensPerFill(proxy.last(b)))
+        .isLessThanOrEqualTo(600);
+  }
+
+  @Test
+  void shareThresholdWildcard_windowSpentByAnotherProxy_deniesEveryBucketOfTheCounter() {
+    start(SETTINGS);
+    Proxy one = new Proxy(cluster.endpoints().get(0));
+    Proxy other = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+    one.report("edge", usage(a, 1, 0, 0), usage(b, 1, 0, 0));
+    other.report("edge", path("report-c"), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+
+    other.report("edge", path("report-c"), 700, 50, 5);
+
+    assertThat(strategy(other.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(strategy(one.last(a)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    assertThat(strategy(one.last(b)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+  }
+
+  @Test
+  void bucketWithoutRequestsForAMinute_isAbandonedAndReleased_aLaterReportSubscribesItAnew() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    for (int second = 5; second < 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", API, 0, 0, 5);
+      assertThat(proxy.last().hasAbandonAction()).as("at %d s", second).isFalse();
+    }
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", API, 0, 0, 5);
+
+    assertThat(proxy.last().getBucketId()).isEqualTo(API);
+    assertThat(proxy.last().hasAbandonAction()).as("60 s without requests").isTrue();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the owner no longer counts the proxy")
+        .isZero();
+
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", API, 3, 0, 0);
+
+    assertThat(proxy.last().getBucketId()).isEqualTo(API);
+    assertThat(strategy(proxy.last()).getTokenBucket().getTokensPerFill().getValue())
+        .as("what is left of the window, spread over its 55 s to go")
+        .isBetween(590, 660);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void bucketTheProxyNoLongerReports_isAbandonedAtALaterReportOfItsStream() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId busy = path("report-busy");
+    proxy.report("edge", usage(API, 1, 0, 0), usage(busy, 1, 0, 0));
+
+    for (int second = 5; second <= 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", busy, 1, 0, 5);
+    }
+
+    assertThat(proxy.last(API).hasAbandonAction()).isTrue();
+    assertThat(strategy(proxy.last(busy)).hasTokenBucket()).isTrue();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
+  }
+
+  @Test
+  void idleBucketOnASharedCounter_isAbandoned_theBusyOneKeepsTheCounter() {
+    List<String> released = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released()) {
+                    released.add(usage.key());
+                  }
+                  return reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId busy = path("report-busy");
+    BucketId idle = path("report-idle");
+    proxy.report("edge", usage(busy, 1, 0, 0), usage(idle, 1, 0, 0));
+
+    for (int second = 5; second <= 60; second += 5) {
+      advance(Duration.ofSeconds(5));
+      proxy.report("edge", usage(busy, 20, 0, 5), usage(idle, 0, 0, 5));
+    }
+
+    assertThat(proxy.last(idle).hasAbandonAction()).isTrue();
+    assertThat(released).as("the busy bucket still counts on the counter").isEmpty();
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", busy, 20, 0, 5);
+    assertThat(strategy(proxy.last(busy)).hasTokenBucket()).isTrue();
   }
 
   @Test

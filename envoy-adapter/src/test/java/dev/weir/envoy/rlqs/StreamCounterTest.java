@@ -1,0 +1,97 @@
+package dev.weir.envoy.rlqs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.quota.QuotaShare;
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StreamCounterTest {
+
+  private static final BucketId ID = BucketId.newBuilder().putBucket("name", "api").build();
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final RateLimitRequest POLICY =
+      RateLimitRequest.builder("rlqs:api", "k").limit(600).duration(60_000).build();
+
+  private final StreamCounter counter = new StreamCounter(POLICY);
+
+  private StreamBucket on(StreamCounter counter, String value) {
+    StreamBucket bucket =
+        new StreamBucket(
+            BucketId.newBuilder().putBucket("path", value).build(),
+            value,
+            new BucketPlan.Limited(List.of(POLICY)),
+            0);
+    counter.buckets.add(bucket);
+    bucket.counters(List.of(counter));
+    return bucket;
+  }
+
+  @Test
+  void ownerDoesNotAnswerAfterAShare_theLastShareIsStillAssigned() {
+    StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0);
+    counter.buckets.add(bucket);
+    bucket.counters(List.of(counter));
+    QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");
+    counter.accept(share, true);
+
+    boolean taken =
+        counter.accept(
+            QuotaShare.error("error while reporting quota usage to peer 'b': DEADLINE_EXCEEDED"),
+            true);
+
+    assertThat(taken).isFalse();
+    assertThat(bucket.limitedAction(TTL)).contains(Assignments.share(ID, List.of(share), TTL));
+  }
+
+  @Test
+  void ownerDoesNotAnswerTheFirstReport_noAssignmentYet() {
+    StreamBucket bucket = on(counter, "a");
+
+    counter.accept(QuotaShare.error("error while reporting quota usage to peer 'b'"), true);
+
+    assertThat(bucket.limitedAction(TTL)).isEmpty();
+  }
+
+  @Test
+  void bucketsOfUnknownDemand_splitTheShareEvenly() {
+    StreamBucket a = on(counter, "a");
+    StreamBucket b = on(counter, "b");
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+
+    assertThat(counter.partOf(a).milliRate()).isEqualTo(5_000);
+    assertThat(counter.partOf(b).milliRate()).isEqualTo(5_000);
+    assertThat(counter.partOf(a).burst()).isEqualTo(25);
+  }
+
+  @Test
+  void busyAndQuietBuckets_theBusyOneGetsMostAndTheQuietOneItsFloor_neverMoreThanTheShare() {
+    StreamBucket busy = on(counter, "busy");
+    StreamBucket quiet = on(counter, "quiet");
+    busy.measure(100, 5_000, 5_000_000_000L);
+    quiet.measure(0, 5_000, 5_000_000_000L);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+
+    long busyPart = counter.partOf(busy).milliRate();
+    long quietPart = counter.partOf(quiet).milliRate();
+
+    assertThat(quietPart).as("a tenth of an equal split, so it can start").isEqualTo(500);
+    assertThat(busyPart + quietPart).isLessThanOrEqualTo(10_000);
+    assertThat(busyPart).isGreaterThanOrEqualTo(9_499);
+  }
+
+  @Test
+  void spentShare_everyBucketGetsNothing() {
+    StreamBucket a = on(counter, "a");
+    StreamBucket b = on(counter, "b");
+    counter.accept(new QuotaShare(0, 0, 1_000_060_000L, 1_000, 1, ""), true);
+
+    assertThat(Assignments.kindOf(a.limitedAction(TTL).orElseThrow()))
+        .isEqualTo(Assignments.Kind.DENY_ALL);
+    assertThat(Assignments.kindOf(b.limitedAction(TTL).orElseThrow()))
+        .isEqualTo(Assignments.Kind.DENY_ALL);
+  }
+}
