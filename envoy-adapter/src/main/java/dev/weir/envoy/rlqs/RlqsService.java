@@ -104,6 +104,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     streams.put(client, stream);
     if (responses instanceof ServerCallStreamObserver<?> call) {
       call.setOnCancelHandler(stream::end);
+      // A call closed without the stream knowing (a report refused as malformed before it reached
+      // the stream) ends it too.
+      call.setOnCloseHandler(stream::end);
     }
     return stream;
   }

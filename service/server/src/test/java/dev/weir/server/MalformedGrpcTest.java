@@ -3,6 +3,7 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.RawGrpc;
@@ -32,6 +33,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -74,6 +76,25 @@ class MalformedGrpcTest {
             .store(new InMemoryBucketStore(clock))
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
+  }
+
+  @Test
+  void rlqsStream_unparseableReport_refusedAndTheStreamNoLongerCounted() throws Exception {
+    start();
+    String method =
+        "envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas";
+
+    for (int i = 0; i < 3; i++) {
+      Status status =
+          RawGrpc.call(
+              channel, method, MethodType.BIDI_STREAMING, new byte[] {0x0a, 0x7f, 'x'}, new Metadata());
+      assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    }
+
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> node.registry().get("weir.rlqs.streams").gauge().value() == 0,
+        "no RLQS stream left open");
   }
 
   @ParameterizedTest
