@@ -200,6 +200,35 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void configOverTheCompiledTextLimit_isNackedAndTheLastGoodConfigStays() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    // each of the 1 000 children repeats the 20 000-character key in its path and counter name
+    RateLimitDescriptor.Builder longKey =
+        RateLimitDescriptor.newBuilder().setKey("k".repeat(20_000));
+    for (int i = 0; i < 1_000; i++) {
+      longKey.addDescriptors(RateLimitDescriptor.newBuilder().setKey("c" + i));
+    }
+
+    management.push(
+        "v2",
+        RateLimitConfig.newBuilder()
+            .setName("shop-config")
+            .setDomain("shop")
+            .addDescriptors(longKey)
+            .build());
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getVersionInfo()).isEqualTo("v1");
+    assertThat(nack.getErrorDetail().getMessage())
+        .startsWith("shop-config: rule 'shop.kkk")
+        .contains("over the limit of 33554432 characters for one load")
+        .hasSizeLessThan(1024);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
   void duplicateDomains_areNackedUnlessMerged() {
     management.push("v1", perMinute("shop", "a", 1), perMinute("shop", "b", 1));
 
