@@ -243,6 +243,25 @@ class YamlLimitsTest {
   }
 
   @Test
+  void load_errorShowingAListOfAliasedLongScalars_isShownCut() throws Exception {
+    StringBuilder yaml = new StringBuilder("domain: d\ndescriptors: [[&s ");
+    yaml.append("s".repeat(20_000));
+    yaml.append(", *s".repeat(99_000)).append("]]\n");
+    Path file = write("aliased-scalars.yaml", yaml.toString());
+
+    assertThat(yaml.length()).isBetween(400_000, ConfigLimits.DEFAULT_MAX_FILE_BYTES);
+    assertThat(refusal(file).errors())
+        .singleElement()
+        .asString()
+        .startsWith(
+            file
+                + ": config error, yaml file contains list of type other than map: ["
+                + "s".repeat(150))
+        .endsWith("...")
+        .hasSizeLessThan(1024);
+  }
+
+  @Test
   void load_aliasReusingARateLimitMap_loads() throws Exception {
     Path file =
         write(
