@@ -2,6 +2,7 @@ package dev.weir.envoy.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.testkit.FakeClock;
@@ -131,6 +132,28 @@ class XdsConfigClientTest {
     assertThat(ack.hasErrorDetail()).isFalse();
     assertThat(client.acceptedVersion()).contains("v1");
     assertThat(counter("config_load_success")).isEqualTo(1);
+  }
+
+  @Test
+  void descriptorMetadata_reachesTheCompiledRule() {
+    RateLimitConfig config =
+        RateLimitConfig.newBuilder()
+            .setName("shop")
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("user")
+                    .setMetadata(
+                        Struct.newBuilder()
+                            .putFields("team", Value.newBuilder().setStringValue("a").build())))
+            .build();
+    management.push("v1", config);
+
+    client.start(scheduler);
+
+    DomainConfig shop = holder.current().orElseThrow().domain("shop").orElseThrow();
+    assertThat(shop.root().exact("user", "").orElseThrow().metadata())
+        .isEqualTo(Map.of("team", "a"));
   }
 
   @Test
