@@ -576,7 +576,13 @@ final class ConfigCompiler {
       try {
         return Double.parseDouble(s.getValue().replace("_", ""));
       } catch (NumberFormatException e) {
-        throw error(file, "error parsing metadata: invalid number " + s.getValue());
+        throw error(
+            file,
+            "error parsing metadata: invalid number "
+                + YamlConfigParser.render(s)
+                + " at line "
+                + (s.getStartMark().getLine() + 1)
+                + ": allowed are finite numbers (a JSON answer cannot carry .inf or .nan)");
       }
     }
     return s.getValue();

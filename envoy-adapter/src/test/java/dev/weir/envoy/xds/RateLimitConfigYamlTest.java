@@ -1,6 +1,7 @@
 package dev.weir.envoy.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ListValue;
 import com.google.protobuf.NullValue;
@@ -10,6 +11,7 @@ import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.DescriptorLevel;
 import dev.weir.envoy.config.DescriptorNode;
 import dev.weir.envoy.config.RateLimitRule;
@@ -166,6 +168,23 @@ class RateLimitConfigYamlTest {
     assertThat(expected).containsEntry("weight", 3.0).containsEntry("tags", List.of("x", 1.0));
     assertThat(fromXds.exact("k", "").orElseThrow().metadata())
         .containsExactlyEntriesOf(expected);
+  }
+
+  @Test
+  void of_metadataWithANonFiniteNumber_isRefusedAsInAFile() {
+    Struct metadata =
+        Struct.newBuilder()
+            .putFields("none", Value.newBuilder().setNumberValue(Double.NaN).build())
+            .build();
+
+    assertThatThrownBy(() -> compiled(descriptor("k").setMetadata(metadata)))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "xds: error parsing metadata: invalid number .NaN at line 5: allowed are"
+                            + " finite numbers (a JSON answer cannot carry .inf or .nan)"));
   }
 
   private static Value string(String text) {
