@@ -1,14 +1,14 @@
 package dev.weir.envoy.config;
 
 /**
- * The most a descriptor configuration may hold, checked before and while it is parsed so that no
- * file can exhaust the heap or the stack of a node: a refused file is a load error naming the file
- * and the limit, and a refused reload keeps the last good configuration.
+ * The most a descriptor configuration may hold, checked before and while it is parsed and while it
+ * is compiled so that no file can exhaust the heap or the stack of a node: a refused file is a load
+ * error naming the file and the limit, and a refused reload keeps the last good configuration.
  *
  * @param maxFileBytes the largest file, in bytes ({@code WEIR_ENVOY_CONFIG_MAX_FILE_SIZE}); also
  *     the most code points the YAML parser reads from one file
  * @param maxTotalBytes the most bytes all files may hold together ({@code
- *     WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE})
+ *     WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE}); also sets {@link #maxCompiledChars()}
  */
 public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
 
