@@ -36,15 +36,31 @@ final class ConfigCompiler {
   private static final String BEHAVIORS = "global, no_batching, drain_over_limit";
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
 
+  /** How much of a rule's name an error shows. */
+  private static final int SHOWN_RULE_CHARS = 80;
+
   private final ConfigLoadOptions options;
   private final Map<String, List<DescriptorNode>> domains = new LinkedHashMap<>();
+  private final long maxCompiledChars;
+  private long compiledChars;
 
   ConfigCompiler(ConfigLoadOptions options) {
     this.options = options;
+    this.maxCompiledChars = options.limits().maxCompiledChars();
   }
 
   /** Checks {@code file} against itself and the files added before it, then adds it. */
   void add(ParsedFile file) throws DescriptorConfigException {
+    long before = compiledChars;
+    try {
+      addChecked(file);
+    } catch (DescriptorConfigException e) {
+      compiledChars = before;
+      throw e;
+    }
+  }
+
+  private void addChecked(ParsedFile file) throws DescriptorConfigException {
     String domain = file.domain();
     if (domain.isEmpty()) {
       throw error(file, "config file cannot have empty domain");
@@ -85,6 +101,19 @@ final class ConfigCompiler {
       if (raw.key().isEmpty()) {
         throw error(file, "descriptor has empty key");
       }
+      String sourceLine = Integer.toString(raw.line());
+      long finalKeyLength =
+          raw.key().length() + (raw.value().isEmpty() ? 0L : 1L + raw.value().length());
+      long pathLength = pathPrefix.length() + finalKeyLength;
+      charge(
+          file,
+          raw,
+          compositePrefix,
+          pathLength
+              + CounterNames.levelLength(parentCounterName.length(), raw.key(), raw.value())
+              + file.fileName().length()
+              + 1
+              + sourceLine.length());
       String finalKey = raw.value().isEmpty() ? raw.key() : raw.key() + "_" + raw.value();
       String composite = compositePrefix + finalKey;
       if (!seen.add(List.of(raw.key(), raw.value()))) {
@@ -105,6 +134,15 @@ final class ConfigCompiler {
       String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
           level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
+      if (limits.size() > 1) {
+        long names = 0;
+        for (int i = 0; i < limits.size(); i++) {
+          if (limits.get(i).name().isEmpty()) {
+            names += pathLength + 1 + Integer.toString(i).length();
+          }
+        }
+        charge(file, raw, compositePrefix, names);
+      }
       List<String> policyNames = new ArrayList<>(limits.size());
       for (int i = 0; i < limits.size(); i++) {
         policyNames.add(DescriptorNode.policyName(limits.get(i), path, i, limits.size()));
@@ -115,7 +153,7 @@ final class ConfigCompiler {
               raw.value(),
               path,
               counterName,
-              file.fileName() + ":" + raw.line(),
+              file.fileName() + ":" + sourceLine,
               limits,
               policyNames,
               raw.shadowMode(),
@@ -127,6 +165,53 @@ final class ConfigCompiler {
               new DescriptorLevel(children)));
     }
     return nodes;
+  }
+
+  /**
+   * Counts {@code chars} more characters of compiled text for {@code raw}, refusing the load when
+   * they take it over {@link ConfigLimits#maxCompiledChars()}; called before the text is built.
+   */
+  private void charge(ParsedFile file, RawDescriptor raw, String compositePrefix, long chars)
+      throws DescriptorConfigException {
+    compiledChars += chars;
+    if (compiledChars <= maxCompiledChars) {
+      return;
+    }
+    throw error(
+        file,
+        "rule "
+            + shownRule(compositePrefix, raw)
+            + " at line "
+            + raw.line()
+            + " takes the text of the compiled rules (their paths, counter names and sources) to "
+            + compiledChars
+            + " characters, over the limit of "
+            + maxCompiledChars
+            + " characters for one load (twice WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE); each rule"
+            + " repeats the path of the rules it is nested in, so shorten the long keys and values"
+            + " that have many rules nested under them");
+  }
+
+  /**
+   * Returns the composite name of {@code raw} in quotes, cut to its first {@link
+   * #SHOWN_RULE_CHARS} characters followed by {@code ...} and its length when longer; the whole
+   * name is never built.
+   */
+  private static String shownRule(String compositePrefix, RawDescriptor raw) {
+    List<String> parts =
+        raw.value().isEmpty()
+            ? List.of(compositePrefix, raw.key())
+            : List.of(compositePrefix, raw.key(), "_", raw.value());
+    long length = 0;
+    StringBuilder shown = new StringBuilder("'");
+    for (String part : parts) {
+      length += part.length();
+      int room = SHOWN_RULE_CHARS + 1 - shown.length();
+      shown.append(part, 0, Math.max(0, Math.min(room, part.length())));
+    }
+    return length <= SHOWN_RULE_CHARS
+        ? shown.append('\'').toString()
+        : shown.append("...' (").append(length).append(" characters)").toString();
   }
 
   /** Returns the policies of {@code raw}: its {@code rate_limit}, or its {@code rate_limits}. */
@@ -491,7 +576,13 @@ final class ConfigCompiler {
       try {
         return Double.parseDouble(s.getValue().replace("_", ""));
       } catch (NumberFormatException e) {
-        throw error(file, "error parsing metadata: invalid number " + s.getValue());
+        throw error(
+            file,
+            "error parsing metadata: invalid number "
+                + YamlConfigParser.render(s)
+                + " at line "
+                + (s.getStartMark().getLine() + 1)
+                + ": allowed are finite numbers (a JSON answer cannot carry .inf or .nan)");
       }
     }
     return s.getValue();

@@ -1,14 +1,14 @@
 package dev.weir.envoy.config;
 
 /**
- * The most a descriptor configuration may hold, checked before and while it is parsed so that no
- * file can exhaust the heap or the stack of a node: a refused file is a load error naming the file
- * and the limit, and a refused reload keeps the last good configuration.
+ * The most a descriptor configuration may hold, checked before and while it is parsed and while it
+ * is compiled so that no file can exhaust the heap or the stack of a node: a refused file is a load
+ * error naming the file and the limit, and a refused reload keeps the last good configuration.
  *
  * @param maxFileBytes the largest file, in bytes ({@code WEIR_ENVOY_CONFIG_MAX_FILE_SIZE}); also
  *     the most code points the YAML parser reads from one file
  * @param maxTotalBytes the most bytes all files may hold together ({@code
- *     WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE})
+ *     WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE}); also sets {@link #maxCompiledChars()}
  */
 public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
 
@@ -37,6 +37,12 @@ public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
    */
   public static final int MAX_NESTING_DEPTH = 50;
 
+  /**
+   * How many characters of compiled text one load may keep per byte of {@link #maxTotalBytes}: see
+   * {@link #maxCompiledChars()}.
+   */
+  public static final int COMPILED_CHARS_PER_TOTAL_BYTE = 2;
+
   /** The default limits. */
   public static final ConfigLimits DEFAULTS =
       new ConfigLimits(DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES);
@@ -50,5 +56,19 @@ public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
               + " maxTotalBytes="
               + maxTotalBytes);
     }
+  }
+
+  /**
+   * The most characters the compiled rules of one load (every file, or every xDS resource, of it)
+   * may keep: each rule's path, counter name, policy names and source ({@code file:line}), twice
+   * {@link #maxTotalBytes} (32 Mi by default). Each rule repeats the path of the rules it is nested
+   * in, so a long key or value with many rules under it multiplies on compiling what the file
+   * holds once; the budget bounds that product. An ordinary rule keeps about as many characters as
+   * its YAML takes, so a config at the total size limit fits, with room for nesting.
+   */
+  public long maxCompiledChars() {
+    return maxTotalBytes > Long.MAX_VALUE / COMPILED_CHARS_PER_TOTAL_BYTE
+        ? Long.MAX_VALUE
+        : maxTotalBytes * COMPILED_CHARS_PER_TOTAL_BYTE;
   }
 }

@@ -30,6 +30,19 @@ public final class CounterNames {
     return out.toString();
   }
 
+  /**
+   * Returns the length of {@link #level(String, String, String)} for a parent name {@code
+   * parentLength} characters long, without building it.
+   */
+  public static long levelLength(int parentLength, String key, String value) {
+    long length = parentLength + 1L + lengthPrefixedLength(key);
+    return value.isEmpty() ? length : length + 1 + lengthPrefixedLength(value);
+  }
+
+  private static long lengthPrefixedLength(String text) {
+    return (long) Integer.toString(text.length()).length() + 1 + text.length();
+  }
+
   /** Appends {@code text} to {@code out} as {@code <length>:<text>} and returns {@code out}. */
   public static StringBuilder lengthPrefixed(StringBuilder out, String text) {
     return out.append(text.length()).append(':').append(text);

@@ -442,23 +442,62 @@ final class YamlConfigParser {
     return node.getStartMark().getLine() + 1;
   }
 
-  /** Renders a node the way Go's {@code %v} prints the decoded value. */
+  /** The most characters of a rendered node an error shows; a longer one is cut, ending "...". */
+  static final int RENDERED_MAX = 200;
+
+  /**
+   * Renders a node the way Go's {@code %v} prints the decoded value, cut to its first {@link
+   * #RENDERED_MAX} characters followed by {@code ...} when longer; the walk stops there, so a node
+   * whose aliases would expand to gigabytes costs no more than a short one.
+   */
   static String render(Node node) {
+    StringBuilder out = new StringBuilder();
+    if (appendRendered(node, out) && out.length() <= RENDERED_MAX) {
+      return out.toString();
+    }
+    out.setLength(RENDERED_MAX);
+    return out.append("...").toString();
+  }
+
+  // Appends the rendering of node, stopping (false) once out holds more than RENDERED_MAX.
+  private static boolean appendRendered(Node node, StringBuilder out) {
     if (node instanceof ScalarNode s) {
-      return s.getTag().equals(Tag.NULL) ? "<nil>" : s.getValue();
+      return append(out, s.getTag().equals(Tag.NULL) ? "<nil>" : s.getValue());
     }
     if (node instanceof SequenceNode seq) {
-      List<String> items = new ArrayList<>();
-      for (Node item : seq.getValue()) {
-        items.add(render(item));
+      if (!append(out, "[")) {
+        return false;
       }
-      return "[" + String.join(" ", items) + "]";
+      boolean first = true;
+      for (Node item : seq.getValue()) {
+        if (!(first || append(out, " ")) || !appendRendered(item, out)) {
+          return false;
+        }
+        first = false;
+      }
+      return append(out, "]");
     }
-    List<String> entries = new ArrayList<>();
+    if (!append(out, "map[")) {
+      return false;
+    }
+    boolean first = true;
     for (NodeTuple t : ((MappingNode) node).getValue()) {
-      entries.add(render(t.getKeyNode()) + ":" + render(t.getValueNode()));
+      if (!(first || append(out, " "))
+          || !appendRendered(t.getKeyNode(), out)
+          || !append(out, ":")
+          || !appendRendered(t.getValueNode(), out)) {
+        return false;
+      }
+      first = false;
     }
-    return "map[" + String.join(" ", entries) + "]";
+    return append(out, "]");
+  }
+
+  // Appends as much of text as keeps out within one character over RENDERED_MAX; false when over.
+  private static boolean append(StringBuilder out, String text) {
+    int room = RENDERED_MAX + 1 - out.length();
+    out.append(text, 0, Math.max(0, Math.min(room, text.length())));
+    return out.length() <= RENDERED_MAX;
   }
 
   private static String oneLine(String message) {

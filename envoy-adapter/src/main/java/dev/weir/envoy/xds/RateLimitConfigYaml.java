@@ -1,5 +1,7 @@
 package dev.weir.envoy.xds;
 
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
 import dev.weir.proto.ratelimit.config.v3.RateLimitDescriptor;
 import dev.weir.proto.ratelimit.config.v3.RateLimitPolicy;
@@ -15,7 +17,7 @@ import org.yaml.snakeyaml.Yaml;
  * Writes an xDS {@link RateLimitConfig} as the descriptor YAML it stands for, as
  * envoyproxy/ratelimit does before loading it: every field under its YAML key, the unit by its
  * enum name ({@code UNKNOWN} when unset, which only an unlimited rule may have), flags only when
- * set. The YAML then loads through the same checks as a file.
+ * set, {@code metadata} as the map it holds. The YAML then loads through the same checks as a file.
  */
 public final class RateLimitConfigYaml {
 
@@ -57,9 +59,40 @@ public final class RateLimitConfigYaml {
       if (d.getQuotaMode()) {
         map.put("quota_mode", true);
       }
+      if (d.hasMetadata()) {
+        map.put("metadata", plain(d.getMetadata()));
+      }
       out.add(map);
     }
     return out;
+  }
+
+  /**
+   * Returns {@code struct} as the plain map envoyproxy/ratelimit makes of it ({@code
+   * structpb.AsMap}): every number a double, a value of no kind null, lists and nested maps as such.
+   * The descriptor YAML reads the same map back: numbers become doubles there too.
+   */
+  private static Map<String, Object> plain(Struct struct) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    struct.getFieldsMap().forEach((key, value) -> out.put(key, plain(value)));
+    return out;
+  }
+
+  private static Object plain(Value value) {
+    return switch (value.getKindCase()) {
+      case NUMBER_VALUE -> value.getNumberValue();
+      case STRING_VALUE -> value.getStringValue();
+      case BOOL_VALUE -> value.getBoolValue();
+      case STRUCT_VALUE -> plain(value.getStructValue());
+      case LIST_VALUE -> {
+        List<Object> items = new ArrayList<>(value.getListValue().getValuesCount());
+        for (Value item : value.getListValue().getValuesList()) {
+          items.add(plain(item));
+        }
+        yield items;
+      }
+      case NULL_VALUE, KIND_NOT_SET -> null;
+    };
   }
 
   private static Map<String, Object> policy(RateLimitPolicy policy) {

@@ -25,11 +25,15 @@ class YamlLimitsTest {
   }
 
   private static DescriptorConfigException refusal(Path path) {
+    return refusal(path, ConfigLoadOptions.DEFAULTS);
+  }
+
+  private static DescriptorConfigException refusal(Path path, ConfigLoadOptions options) {
     return assertTimeoutPreemptively(
         QUICKLY,
         () -> {
           try {
-            new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path);
+            new ConfigLoader(options).load(path);
           } catch (DescriptorConfigException e) {
             return e;
           }
@@ -173,6 +177,88 @@ class YamlLimitsTest {
                     .asString()
                     .startsWith("f.yaml: error loading config file: ")
                     .contains("exceeds the limit: 1024 code points"));
+  }
+
+  /**
+   * A rule with key {@code keyLength} characters long and {@code children} short rules nested
+   * under it: each child's path and counter name repeat the long key.
+   */
+  static String longKeyWithChildren(int keyLength, int children) {
+    StringBuilder yaml = new StringBuilder("domain: d\ndescriptors:\n  - key: ");
+    yaml.append("k".repeat(keyLength)).append("\n    descriptors:\n");
+    for (int i = 0; i < children; i++) {
+      yaml.append("      - key: c").append(i).append('\n');
+    }
+    return yaml.toString();
+  }
+
+  @Test
+  void load_longKeyOverManyChildren_refusedByTheCompiledTextLimit() throws Exception {
+    String yaml = longKeyWithChildren(20_000, 1_000);
+    Path file = write("long-key.yaml", yaml);
+
+    assertThat(yaml.length()).isBetween(30_000, 50_000);
+    assertThat(refusal(file).errors())
+        .singleElement()
+        .asString()
+        .startsWith(file + ": rule 'd." + "k".repeat(60))
+        .containsPattern("\\.\\.\\.' \\(2000\\d characters\\) at line \\d+ ")
+        .contains(
+            " over the limit of 33554432 characters for one load (twice"
+                + " WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE)")
+        .hasSizeLessThan(1024);
+  }
+
+  @Test
+  void load_longKeyOverFewerChildren_loadsWithinTheCompiledTextLimit() throws Exception {
+    Path file = write("long-key.yaml", longKeyWithChildren(20_000, 500));
+
+    EnvoyConfig config = new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(file);
+
+    assertThat(config.domain("d").orElseThrow().root().nodes().get(0).children().nodes())
+        .hasSize(500);
+  }
+
+  @Test
+  void load_anchoredLongValueOfManySiblings_refusedByTheCompiledTextLimit() throws Exception {
+    StringBuilder yaml = new StringBuilder("domain: d\ndescriptors:\n");
+    yaml.append("  - {key: s0, value: &v ").append("v".repeat(10_000)).append("}\n");
+    for (int i = 1; i < 1_000; i++) {
+      yaml.append("  - {key: s").append(i).append(", value: *v}\n");
+    }
+    Path file = write("anchored.yaml", yaml.toString());
+    ConfigLoadOptions options =
+        new ConfigLoadOptions(
+            false,
+            dev.weir.core.model.Algorithm.FIXED_WINDOW,
+            new ConfigLimits(ConfigLimits.DEFAULT_MAX_FILE_BYTES, 4L * 1024 * 1024));
+
+    assertThat(yaml.length()).isLessThan(40_000);
+    assertThat(refusal(file, options).errors())
+        .singleElement()
+        .asString()
+        .startsWith(file + ": rule 'd.s")
+        .contains(" over the limit of 8388608 characters for one load")
+        .hasSizeLessThan(1024);
+  }
+
+  @Test
+  void load_errorShowingAListOfAliasedLongScalars_isShownCut() throws Exception {
+    StringBuilder yaml = new StringBuilder("domain: d\ndescriptors: [[&s ");
+    yaml.append("s".repeat(20_000));
+    yaml.append(", *s".repeat(99_000)).append("]]\n");
+    Path file = write("aliased-scalars.yaml", yaml.toString());
+
+    assertThat(yaml.length()).isBetween(400_000, ConfigLimits.DEFAULT_MAX_FILE_BYTES);
+    assertThat(refusal(file).errors())
+        .singleElement()
+        .asString()
+        .startsWith(
+            file
+                + ": config error, yaml file contains list of type other than map: ["
+                + "s".repeat(150))
+        .endsWith("...")
+        .hasSizeLessThan(1024);
   }
 
   @Test

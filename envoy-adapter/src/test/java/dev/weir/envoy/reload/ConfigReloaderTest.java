@@ -98,6 +98,30 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void reloadIfChanged_configOverTheCompiledTextLimit_failsKeepingTheLastGoodConfig()
+      throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    EnvoyConfig good = current();
+
+    // each of the 1 000 children repeats the 20 000-character key in its path and counter name
+    StringBuilder longKey =
+        new StringBuilder("domain: a\ndescriptors:\n  - key: " + "k".repeat(20_000) + "\n");
+    longKey.append("    descriptors:\n");
+    for (int i = 0; i < 1_000; i++) {
+      longKey.append("      - key: c").append(i).append('\n');
+    }
+    Files.writeString(file, longKey);
+    Outcome bad = reloader.reloadIfChanged();
+
+    assertThat(bad).isEqualTo(Outcome.FAILED);
+    assertThat(current()).isSameAs(good);
+    assertThat(count("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
   void reloadIfChanged_sameContent_isUnchanged() throws Exception {
     Files.writeString(dir.resolve("config.yaml"), GOOD_A);
     ConfigReloader reloader = reloader(dir);

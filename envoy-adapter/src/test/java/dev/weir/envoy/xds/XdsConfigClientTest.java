@@ -2,6 +2,7 @@ package dev.weir.envoy.xds;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.testkit.FakeClock;
@@ -134,6 +135,28 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void descriptorMetadata_reachesTheCompiledRule() {
+    RateLimitConfig config =
+        RateLimitConfig.newBuilder()
+            .setName("shop")
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("user")
+                    .setMetadata(
+                        Struct.newBuilder()
+                            .putFields("team", Value.newBuilder().setStringValue("a").build())))
+            .build();
+    management.push("v1", config);
+
+    client.start(scheduler);
+
+    DomainConfig shop = holder.current().orElseThrow().domain("shop").orElseThrow();
+    assertThat(shop.root().exact("user", "").orElseThrow().metadata())
+        .isEqualTo(Map.of("team", "a"));
+  }
+
+  @Test
   void configWhoseYamlExceedsTheFileLimit_loadsAndIsAcked() {
     RateLimitConfig.Builder large = RateLimitConfig.newBuilder().setName("eg").setDomain("eg");
     for (int i = 0; i < 12_000; i++) {
@@ -196,6 +219,35 @@ class XdsConfigClientTest {
         .isEqualTo("shop-config: invalid rate limit unit 'UNKNOWN'");
     assertThat(limitOf("shop", "user")).isEqualTo(2);
     assertThat(client.acceptedVersion()).contains("v1");
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
+  void configOverTheCompiledTextLimit_isNackedAndTheLastGoodConfigStays() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    // each of the 1 000 children repeats the 20 000-character key in its path and counter name
+    RateLimitDescriptor.Builder longKey =
+        RateLimitDescriptor.newBuilder().setKey("k".repeat(20_000));
+    for (int i = 0; i < 1_000; i++) {
+      longKey.addDescriptors(RateLimitDescriptor.newBuilder().setKey("c" + i));
+    }
+
+    management.push(
+        "v2",
+        RateLimitConfig.newBuilder()
+            .setName("shop-config")
+            .setDomain("shop")
+            .addDescriptors(longKey)
+            .build());
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getVersionInfo()).isEqualTo("v1");
+    assertThat(nack.getErrorDetail().getMessage())
+        .startsWith("shop-config: rule 'shop.kkk")
+        .contains("over the limit of 33554432 characters for one load")
+        .hasSizeLessThan(1024);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
     assertThat(counter("config_load_error")).isEqualTo(1);
   }
 
