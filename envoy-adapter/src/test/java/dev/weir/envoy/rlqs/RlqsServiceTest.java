@@ -1,6 +1,7 @@
 package dev.weir.envoy.rlqs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
@@ -335,8 +336,8 @@ class RlqsServiceTest {
         .as("both buckets count on one counter: together no more than its 600 a minute")
         .isLessThanOrEqualTo(600);
     assertThat(tokensPerFill(proxy.last(a)))
-        .as("demand unknown yet: an even split")
-        .isEqualTo(tokensPerFill(proxy.last(b)))
+        .as("demand unknown yet: an even split, the odd token to one of them")
+        .isCloseTo(tokensPerFill(proxy.last(b)), within(1))
         .isGreaterThan(250);
     assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(1);
   }
