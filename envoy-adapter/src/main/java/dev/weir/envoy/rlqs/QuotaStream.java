@@ -137,13 +137,14 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       for (Map.Entry<StreamCounter, long[]> e : reported.entrySet()) {
         StreamCounter c = e.getKey();
         long[] sums = e.getValue();
-        long elapsed = c.lastReportNanos == 0 ? sums[2] : (nanos - c.lastReportNanos) / 1_000_000;
-        c.lastReportNanos = nanos;
+        // The usage covers the longest time of any one of its buckets, each measured from its own
+        // last report: a new bucket reported alone covers no time (the owner keeps the demand),
+        // and does not shorten the time of the next report of the others.
         pending.add(
             new Pending(
                 c,
                 new QuotaUsage(
-                    c.policy, client, sums[0], sums[1], elapsed, service.intervalMillis(), false)));
+                    c.policy, client, sums[0], sums[1], sums[2], service.intervalMillis(), false)));
       }
     }
     releases.forEach(service::report);

@@ -23,7 +23,6 @@ final class StreamCounter {
 
   final Set<StreamBucket> buckets = new LinkedHashSet<>();
   RateLimitRequest policy;
-  long lastReportNanos;
   private QuotaShare share;
 
   StreamCounter(RateLimitRequest policy) {

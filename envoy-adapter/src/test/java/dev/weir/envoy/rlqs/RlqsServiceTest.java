@@ -462,6 +462,39 @@ class RlqsServiceTest {
   }
 
   @Test
+  void newBucketReportedAlone_theCountersNextUsageCoversTheLongestTimeOfItsBuckets() {
+    List<dev.weir.core.quota.QuotaUsage> sent = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  sent.add(usage);
+                  return reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    BucketId a = path("report-a");
+    BucketId b = path("report-b");
+    proxy.report("edge", a, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", a, 50, 0, 5);
+    advance(Duration.ofMillis(4_900));
+    proxy.report("edge", b, 1, 0, 0);
+    advance(Duration.ofMillis(100));
+    proxy.report("edge", usage(a, 50, 0, 5), usage(b, 0, 0, 0));
+
+    dev.weir.core.quota.QuotaUsage last = sent.get(sent.size() - 1);
+    assertThat(last.allowed()).isEqualTo(50);
+    assertThat(last.elapsedMillis()).as("a's 5 s since its own last report").isPositive();
+    assertThat((last.allowed() + last.denied()) * 1000 / last.elapsedMillis())
+        .as("requests a second: a's 10, not 50 over b's 0.1 s")
+        .isLessThan(15);
+  }
+
+  @Test
   void reload_removingTheRule_abandonsTheBucketAndReleasesTheProxysShare() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
