@@ -5,6 +5,7 @@ import dev.weir.core.quota.QuotaAllocator;
 import dev.weir.core.quota.QuotaShare;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -21,12 +22,41 @@ import java.util.Set;
  */
 final class StreamCounter {
 
-  final Set<StreamBucket> buckets = new LinkedHashSet<>();
+  private final Set<StreamBucket> buckets = new LinkedHashSet<>();
+  private final Set<StreamBucket> bucketsView = Collections.unmodifiableSet(buckets);
   RateLimitRequest policy;
   private QuotaShare share;
+  private Map<StreamBucket, QuotaShare> parts;
+
+  /** How many times the share was split among the buckets; for tests. */
+  int splits;
 
   StreamCounter(RateLimitRequest policy) {
     this.policy = policy;
+  }
+
+  /** Returns the stream's buckets counted on this counter, in the order they came; read-only. */
+  Set<StreamBucket> buckets() {
+    return bucketsView;
+  }
+
+  /** Counts {@code bucket} on this counter. */
+  void add(StreamBucket bucket) {
+    if (buckets.add(bucket)) {
+      parts = null;
+    }
+  }
+
+  /** Stops counting {@code bucket} on this counter. */
+  void remove(StreamBucket bucket) {
+    if (buckets.remove(bucket)) {
+      parts = null;
+    }
+  }
+
+  /** Notes that a bucket's demand changed, so the share is split anew when next asked. */
+  void demandChanged() {
+    parts = null;
   }
 
   /** Returns the counter's key. */
@@ -39,6 +69,7 @@ final class StreamCounter {
     if (!next.equals(policy)) {
       policy = next;
       share = null;
+      parts = null;
     }
   }
 
@@ -61,6 +92,7 @@ final class StreamCounter {
       }
     }
     this.share = share;
+    this.parts = null;
     return true;
   }
 
@@ -74,7 +106,8 @@ final class StreamCounter {
    * largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
    * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
    * to the part with the most burst, so every part that holds tokens can admit and a part without
-   * tokens is {@code DENY_ALL}.
+   * tokens is {@code DENY_ALL}. The parts are computed once per change of the share, the buckets or
+   * a bucket's demand, and reused for every bucket until the next.
    */
   QuotaShare partOf(StreamBucket bucket) {
     if (share == null || share.isError()) {
@@ -83,10 +116,14 @@ final class StreamCounter {
     if (buckets.size() <= 1) {
       return share;
     }
-    return split().get(bucket);
+    if (parts == null) {
+      parts = split();
+    }
+    return parts.get(bucket);
   }
 
   private Map<StreamBucket, QuotaShare> split() {
+    splits++;
     List<StreamBucket> all = new ArrayList<>(buckets);
     int n = all.size();
     double rate = share.ratePerSecond();

@@ -26,7 +26,7 @@ class StreamCounterTest {
             value,
             new BucketPlan.Limited(List.of(POLICY)),
             0);
-    counter.buckets.add(bucket);
+    counter.add(bucket);
     bucket.counters(List.of(counter));
     return bucket;
   }
@@ -34,7 +34,7 @@ class StreamCounterTest {
   @Test
   void ownerDoesNotAnswerAfterAShare_theLastShareIsStillAssigned() {
     StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0);
-    counter.buckets.add(bucket);
+    counter.add(bucket);
     bucket.counters(List.of(counter));
     QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");
     counter.accept(share, true);
@@ -169,5 +169,34 @@ class StreamCounterTest {
     List<Long> second = all.stream().map(StreamCounterTest::tokens).toList();
 
     assertThat(second).isNotEqualTo(first);
+  }
+
+  @Test
+  void twentyThousandBucketsOnOneCounter_everyBucketsAction_splitsTheShareOnce() {
+    List<StreamBucket> all = equalDemand(20_000);
+    counter.accept(new QuotaShare(10_000_000, 50_000, 0, 1_000, 1, ""), true);
+
+    long tokens =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            Duration.ofSeconds(20),
+            () -> all.stream().mapToLong(StreamCounterTest::tokens).sum(),
+            "each bucket's action re-splits the counter");
+
+    assertThat(tokens).isEqualTo(600_000);
+    assertThat(counter.splits).as("the parts are computed once per change").isEqualTo(1);
+  }
+
+  @Test
+  void aBucketsDemandChanges_thePartsAreSplitAgain() {
+    StreamBucket busy = on(counter, "busy");
+    StreamBucket quiet = on(counter, "quiet");
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    long before = counter.partOf(busy).milliRate();
+
+    busy.measure(100, 5_000, 5_000_000_000L);
+    quiet.measure(0, 5_000, 5_000_000_000L);
+
+    assertThat(counter.partOf(busy).milliRate()).isGreaterThan(before);
+    assertThat(counter.partOf(quiet).milliRate()).isLessThan(before);
   }
 }
