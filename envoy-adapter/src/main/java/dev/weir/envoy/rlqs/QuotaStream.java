@@ -137,13 +137,14 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       for (Map.Entry<StreamCounter, long[]> e : reported.entrySet()) {
         StreamCounter c = e.getKey();
         long[] sums = e.getValue();
-        long elapsed = c.lastReportNanos == 0 ? sums[2] : (nanos - c.lastReportNanos) / 1_000_000;
-        c.lastReportNanos = nanos;
+        // The usage covers the longest time of any one of its buckets, each measured from its own
+        // last report: a new bucket reported alone covers no time (the owner keeps the demand),
+        // and does not shorten the time of the next report of the others.
         pending.add(
             new Pending(
                 c,
                 new QuotaUsage(
-                    c.policy, client, sums[0], sums[1], elapsed, service.intervalMillis(), false)));
+                    c.policy, client, sums[0], sums[1], sums[2], service.intervalMillis(), false)));
       }
     }
     releases.forEach(service::report);
@@ -216,15 +217,17 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   private synchronized void answer(List<BucketAction> actions, List<StreamBucket> limited) {
     List<BucketAction> all = new ArrayList<>(actions);
     Set<StreamBucket> named = new LinkedHashSet<>(limited);
-    Set<StreamBucket> others = new LinkedHashSet<>();
+    Set<StreamCounter> counted = new LinkedHashSet<>();
     for (StreamBucket b : named) {
       if (buckets.get(b.name) != b) {
         continue;
       }
       b.limitedAction(service.ttl()).ifPresent(all::add);
-      for (StreamCounter c : b.counters()) {
-        others.addAll(c.buckets);
-      }
+      counted.addAll(b.counters());
+    }
+    Set<StreamBucket> others = new LinkedHashSet<>();
+    for (StreamCounter c : counted) {
+      others.addAll(c.buckets());
     }
     others.removeAll(named);
     all.addAll(changedActions(others));
@@ -254,7 +257,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       }
       known++;
       if (counter.accept(p.share(), false)) {
-        changed.addAll(counter.buckets);
+        changed.addAll(counter.buckets());
       }
     }
     send(changedActions(changed));
@@ -417,7 +420,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     for (RateLimitRequest policy : plan.policies()) {
       StreamCounter c = counters.computeIfAbsent(policy.hashKey(), k -> new StreamCounter(policy));
       c.repolicy(policy);
-      c.buckets.add(b);
+      c.add(b);
       of.add(c);
     }
     b.counters(of);
@@ -429,8 +432,8 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
    */
   private void detach(StreamBucket b, Map<String, StreamCounter> emptied) {
     for (StreamCounter c : b.counters()) {
-      c.buckets.remove(b);
-      if (c.buckets.isEmpty() && counters.remove(c.key(), c)) {
+      c.remove(b);
+      if (c.buckets().isEmpty() && counters.remove(c.key(), c)) {
         emptied.put(c.key(), c);
       }
     }

@@ -73,7 +73,13 @@ final class StreamBucket {
     }
     double measured = requests * 1000.0 / elapsedMillis;
     smoothed = QuotaAllocator.smooth(smoothed, measured);
-    demand = QuotaAllocator.demand(smoothed, measured);
+    double next = QuotaAllocator.demand(smoothed, measured);
+    if (Double.compare(next, demand) != 0) {
+      demand = next;
+      for (StreamCounter c : counters) {
+        c.demandChanged();
+      }
+    }
   }
 
   /** Returns the bucket's recent demand in requests per second, NaN while unknown. */

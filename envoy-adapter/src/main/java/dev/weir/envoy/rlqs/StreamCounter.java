@@ -4,8 +4,13 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.quota.QuotaAllocator;
 import dev.weir.core.quota.QuotaShare;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -17,13 +22,41 @@ import java.util.Set;
  */
 final class StreamCounter {
 
-  final Set<StreamBucket> buckets = new LinkedHashSet<>();
+  private final Set<StreamBucket> buckets = new LinkedHashSet<>();
+  private final Set<StreamBucket> bucketsView = Collections.unmodifiableSet(buckets);
   RateLimitRequest policy;
-  long lastReportNanos;
   private QuotaShare share;
+  private Map<StreamBucket, QuotaShare> parts;
+
+  /** How many times the share was split among the buckets; for tests. */
+  int splits;
 
   StreamCounter(RateLimitRequest policy) {
     this.policy = policy;
+  }
+
+  /** Returns the stream's buckets counted on this counter, in the order they came; read-only. */
+  Set<StreamBucket> buckets() {
+    return bucketsView;
+  }
+
+  /** Counts {@code bucket} on this counter. */
+  void add(StreamBucket bucket) {
+    if (buckets.add(bucket)) {
+      parts = null;
+    }
+  }
+
+  /** Stops counting {@code bucket} on this counter. */
+  void remove(StreamBucket bucket) {
+    if (buckets.remove(bucket)) {
+      parts = null;
+    }
+  }
+
+  /** Notes that a bucket's demand changed, so the share is split anew when next asked. */
+  void demandChanged() {
+    parts = null;
   }
 
   /** Returns the counter's key. */
@@ -36,6 +69,7 @@ final class StreamCounter {
     if (!next.equals(policy)) {
       policy = next;
       share = null;
+      parts = null;
     }
   }
 
@@ -58,6 +92,7 @@ final class StreamCounter {
       }
     }
     this.share = share;
+    this.parts = null;
     return true;
   }
 
@@ -66,8 +101,13 @@ final class StreamCounter {
    * share. A bucket alone on the counter gets the whole share. Buckets sharing it split its rate as
    * the owner splits a bucket's rate among proxies ({@link QuotaAllocator#split}): each asks for its
    * recent demand × {@link QuotaAllocator#HEADROOM}, at least {@link QuotaAllocator#QUIET_FLOOR} of
-   * an equal split, an equal split while its demand is unknown; the parts never add up to more than
-   * the share. A part's burst is {@link QuotaAllocator#burst} of its rate.
+   * an equal split, an equal split while its demand is unknown. The share's whole {@code
+   * tokens_per_fill} ({@link Assignments#tokensPerFill}) and its burst are then handed out by
+   * largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
+   * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
+   * to the part with the most burst, so every part that holds tokens can admit and a part without
+   * tokens is {@code DENY_ALL}. The parts are computed once per change of the share, the buckets or
+   * a bucket's demand, and reused for every bucket until the next.
    */
   QuotaShare partOf(StreamBucket bucket) {
     if (share == null || share.isError()) {
@@ -76,25 +116,106 @@ final class StreamCounter {
     if (buckets.size() <= 1) {
       return share;
     }
-    List<StreamBucket> all = new ArrayList<>(buckets);
-    int index = all.indexOf(bucket);
-    if (index < 0) {
-      return null;
+    if (parts == null) {
+      parts = split();
     }
+    return parts.get(bucket);
+  }
+
+  private Map<StreamBucket, QuotaShare> split() {
+    splits++;
+    List<StreamBucket> all = new ArrayList<>(buckets);
+    int n = all.size();
     double rate = share.ratePerSecond();
-    double equal = rate / all.size();
-    double[] wants = new double[all.size()];
-    for (int i = 0; i < wants.length; i++) {
+    double equal = rate / n;
+    double[] wants = new double[n];
+    for (int i = 0; i < n; i++) {
       wants[i] = QuotaAllocator.want(all.get(i).demand(), equal);
     }
     double[] parts = QuotaAllocator.split(rate, wants);
-    long milliRate = Math.min(share.milliRate(), (long) Math.floor(parts[index] * 1000));
-    return new QuotaShare(
-        milliRate,
-        Math.min(share.burst(), QuotaAllocator.burst(milliRate)),
-        share.spentUntil(),
-        share.epoch(),
-        share.sequence(),
-        "");
+    double total = 0;
+    for (double p : parts) {
+      total += p;
+    }
+    long fill = Assignments.tokensPerFill(share.milliRate());
+    int turn = (int) Math.floorMod(share.sequence(), (long) n);
+    double[] exact = new double[n];
+    for (int i = 0; i < n; i++) {
+      exact[i] = total > 0 ? fill * (parts[i] / total) : 0;
+    }
+    long[] tokens = apportion(exact, fill, turn);
+    long burstTotal = fill > 0 ? Math.max(0, share.burst()) : 0;
+    for (int i = 0; i < n; i++) {
+      exact[i] = fill > 0 ? burstTotal * ((double) tokens[i] / fill) : 0;
+    }
+    long[] bursts = apportion(exact, burstTotal, turn);
+    int most = 0;
+    for (int i = 1; i < n; i++) {
+      if (bursts[i] > bursts[most]) {
+        most = i;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      if (tokens[i] > 0 && bursts[i] == 0 && bursts[most] > 0) {
+        tokens[most] += tokens[i];
+        tokens[i] = 0;
+      }
+    }
+    Map<StreamBucket, QuotaShare> out = new HashMap<>(n * 2);
+    for (int i = 0; i < n; i++) {
+      long milliRate = Math.min(share.milliRate(), milliRateOf(tokens[i]));
+      out.put(
+          all.get(i),
+          new QuotaShare(
+              milliRate,
+              tokens[i] > 0 ? bursts[i] : 0,
+              share.spentUntil(),
+              share.epoch(),
+              share.sequence(),
+              ""));
+    }
+    return out;
+  }
+
+  /** Returns the least rate (thousandths per second) whose tokens per fill is {@code tokens}. */
+  private static long milliRateOf(long tokens) {
+    long seconds = Assignments.FILL_INTERVAL.toSeconds();
+    return (tokens * 1000 + seconds - 1) / seconds;
+  }
+
+  /**
+   * Hands out {@code total} whole units to parts of {@code exact} size (adding up to {@code total}
+   * or about) by largest remainder: each gets its size rounded down, and the units left go one each
+   * to the largest remainders; equal remainders go in turn from position {@code turn}, so parts of
+   * equal size beyond the units take turns as {@code turn} moves. The result adds up to {@code
+   * total}.
+   */
+  static long[] apportion(double[] exact, long total, int turn) {
+    int n = exact.length;
+    long[] out = new long[n];
+    long given = 0;
+    for (int i = 0; i < n; i++) {
+      out[i] = (long) Math.floor(Math.max(0, exact[i]));
+      given += out[i];
+    }
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(
+        order,
+        Comparator.<Integer>comparingDouble(i -> -(Math.max(0, exact[i]) - out[i]))
+            .thenComparingInt(i -> Math.floorMod(i - turn, n)));
+    for (int k = 0; given < total && n > 0; k = (k + 1) % n) {
+      out[order[k]]++;
+      given++;
+    }
+    for (int k = n - 1; given > total; k = (k + n - 1) % n) {
+      if (out[order[k]] > 0) {
+        out[order[k]]--;
+        given--;
+      }
+    }
+    return out;
   }
 }

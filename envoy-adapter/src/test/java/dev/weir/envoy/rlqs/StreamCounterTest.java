@@ -6,6 +6,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.quota.QuotaShare;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +26,7 @@ class StreamCounterTest {
             value,
             new BucketPlan.Limited(List.of(POLICY)),
             0);
-    counter.buckets.add(bucket);
+    counter.add(bucket);
     bucket.counters(List.of(counter));
     return bucket;
   }
@@ -33,7 +34,7 @@ class StreamCounterTest {
   @Test
   void ownerDoesNotAnswerAfterAShare_theLastShareIsStillAssigned() {
     StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0);
-    counter.buckets.add(bucket);
+    counter.add(bucket);
     bucket.counters(List.of(counter));
     QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");
     counter.accept(share, true);
@@ -93,5 +94,109 @@ class StreamCounterTest {
         .isEqualTo(Assignments.Kind.DENY_ALL);
     assertThat(Assignments.kindOf(b.limitedAction(TTL).orElseThrow()))
         .isEqualTo(Assignments.Kind.DENY_ALL);
+  }
+
+  private static long tokens(StreamBucket bucket) {
+    var action = bucket.limitedAction(TTL).orElseThrow();
+    var strategy = action.getQuotaAssignmentAction().getRateLimitStrategy();
+    return strategy.hasTokenBucket() ? strategy.getTokenBucket().getTokensPerFill().getValue() : 0;
+  }
+
+  private static long maxTokens(StreamBucket bucket) {
+    var strategy =
+        bucket.limitedAction(TTL).orElseThrow().getQuotaAssignmentAction().getRateLimitStrategy();
+    return strategy.hasTokenBucket() ? strategy.getTokenBucket().getMaxTokens() : 0;
+  }
+
+  private List<StreamBucket> equalDemand(int n) {
+    List<StreamBucket> all = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      StreamBucket b = on(counter, "b" + i);
+      b.measure(10, 5_000, 5_000_000_000L);
+      all.add(b);
+    }
+    return all;
+  }
+
+  @Test
+  void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteAndBurst1_oneBucketHoldsBothTokens() {
+    List<StreamBucket> all = equalDemand(3);
+    counter.accept(new QuotaShare(40, 1, 0, 1_000, 1, ""), true);
+
+    long sum = 0;
+    long denied = 0;
+    long burst = 0;
+    for (StreamBucket b : all) {
+      sum += tokens(b);
+      burst += maxTokens(b);
+      if (Assignments.kindOf(b.limitedAction(TTL).orElseThrow()) == Assignments.Kind.DENY_ALL) {
+        denied++;
+        assertThat(tokens(b)).isZero();
+      }
+    }
+    assertThat(sum).as("the floor of 2.4 tokens a minute").isEqualTo(2);
+    assertThat(burst).as("no more than the share's burst").isLessThanOrEqualTo(1);
+    assertThat(denied).isEqualTo(2);
+  }
+
+  @Test
+  void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteWithBurst2_twoBucketsGetATokenEach() {
+    List<StreamBucket> all = equalDemand(3);
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true);
+
+    assertThat(all.stream().mapToLong(StreamCounterTest::tokens).sum()).isEqualTo(2);
+    assertThat(all.stream().mapToLong(StreamCounterTest::maxTokens).sum()).isEqualTo(2);
+  }
+
+  @Test
+  void fourHundredBucketsOfEqualDemand_onA600AMinuteShare_theirPartsAddUpTo600() {
+    List<StreamBucket> all = equalDemand(400);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+
+    assertThat(all.stream().mapToLong(StreamCounterTest::tokens).sum()).isEqualTo(600);
+    assertThat(all.stream().mapToLong(StreamCounterTest::maxTokens).sum())
+        .as("the parts hold no more than the share's burst")
+        .isLessThanOrEqualTo(50);
+  }
+
+  @Test
+  void bucketsOfEqualDemandBeyondTheTokens_takeTurnsAsSharesArrive() {
+    List<StreamBucket> all = equalDemand(3);
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true);
+    List<Long> first = all.stream().map(StreamCounterTest::tokens).toList();
+
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 2, ""), true);
+    List<Long> second = all.stream().map(StreamCounterTest::tokens).toList();
+
+    assertThat(second).isNotEqualTo(first);
+  }
+
+  @Test
+  void twentyThousandBucketsOnOneCounter_everyBucketsAction_splitsTheShareOnce() {
+    List<StreamBucket> all = equalDemand(20_000);
+    counter.accept(new QuotaShare(10_000_000, 50_000, 0, 1_000, 1, ""), true);
+
+    long tokens =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            Duration.ofSeconds(20),
+            () -> all.stream().mapToLong(StreamCounterTest::tokens).sum(),
+            "each bucket's action re-splits the counter");
+
+    assertThat(tokens).isEqualTo(600_000);
+    assertThat(counter.splits).as("the parts are computed once per change").isEqualTo(1);
+  }
+
+  @Test
+  void aBucketsDemandChanges_thePartsAreSplitAgain() {
+    StreamBucket busy = on(counter, "busy");
+    StreamBucket quiet = on(counter, "quiet");
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    long before = counter.partOf(busy).milliRate();
+
+    busy.measure(100, 5_000, 5_000_000_000L);
+    quiet.measure(0, 5_000, 5_000_000_000L);
+
+    assertThat(counter.partOf(busy).milliRate()).isGreaterThan(before);
+    assertThat(counter.partOf(quiet).milliRate()).isLessThan(before);
   }
 }
