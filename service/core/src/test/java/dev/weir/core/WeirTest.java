@@ -67,6 +67,11 @@ class WeirTest {
 
   /** Starts two members that list each other as static peers, and waits until they forward. */
   private List<WeirMember> twoMembers() throws Exception {
+    return twoMembers(InputLimits.DEFAULTS);
+  }
+
+  /** Starts two members with {@code limits}, as {@link #twoMembers()} does. */
+  private List<WeirMember> twoMembers(InputLimits limits) throws Exception {
     String a = "127.0.0.1:" + freePort();
     String b = "127.0.0.1:" + freePort();
     List<WeirMember> members = new ArrayList<>();
@@ -77,6 +82,7 @@ class WeirTest {
                   .advertiseAddress(self)
                   .staticPeers(List.of(a, b))
                   .peerSecret(SECRET)
+                  .inputLimits(limits)
                   .start()));
     }
     AwaitForwarding.on(members);
@@ -155,21 +161,7 @@ class WeirTest {
   @Test
   void twoMembersWithTheSmallestMessageLimit_aFullBatchOfLongKeysIsStillForwarded()
       throws Exception {
-    String a = "127.0.0.1:" + freePort();
-    String b = "127.0.0.1:" + freePort();
-    InputLimits smallest = new InputLimits(65_536, 65_536, 1024, 1024, 64, 256);
-    List<WeirMember> members = new ArrayList<>();
-    for (String self : List.of(a, b)) {
-      members.add(
-          closeLater(
-              Weir.builder()
-                  .advertiseAddress(self)
-                  .staticPeers(List.of(a, b))
-                  .peerSecret(SECRET)
-                  .inputLimits(smallest)
-                  .start()));
-    }
-    AwaitForwarding.on(members);
+    List<WeirMember> members = twoMembers(new InputLimits(65_536, 65_536, 1024, 1024, 64, 256));
     // 1000 items of about 300 bytes each: one forwarded batch of about 300 KB, and answers as large.
     List<RateLimitRequest> requests =
         keysOwnedBy(members.get(1), 1000).stream()

@@ -115,18 +115,21 @@ class WeirNodeShutdownTest {
   }
 
   private void startNode() throws Exception {
-    node =
-        WeirNode.builder(CONFIG)
-            .ops(
-                new OpsSettings(
-                    InputLimits.DEFAULTS,
-                    Duration.ZERO,
-                    Duration.ofSeconds(60),
-                    TlsSettings.DISABLED,
-                    Optional.of(new HostPort("127.0.0.1", 0))))
-            .clock(clock)
-            .store(new BlockingStore())
-            .start();
+    node = nodeBuilder().start();
+  }
+
+  /** Returns a node with a status listener, 60 s to drain and a store that holds key "block". */
+  private WeirNode.Builder nodeBuilder() {
+    return WeirNode.builder(CONFIG)
+        .ops(
+            new OpsSettings(
+                InputLimits.DEFAULTS,
+                Duration.ZERO,
+                Duration.ofSeconds(60),
+                TlsSettings.DISABLED,
+                Optional.of(new HostPort("127.0.0.1", 0))))
+        .clock(clock)
+        .store(new BlockingStore());
   }
 
   /** Sends a GetRateLimits request for the key {@code block}, which waits for {@link #release}. */
@@ -172,21 +175,12 @@ class WeirNodeShutdownTest {
     Files.writeString(
         config, "domain: api\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n");
     node =
-        WeirNode.builder(CONFIG)
+        nodeBuilder()
             .envoy(
                 EnvoySettings.fromEnvironment(
                     Map.of(
                         "WEIR_ENVOY_CONFIG", dir.toString(),
                         "WEIR_ENVOY_CONFIG_RELOAD_INTERVAL", "10ms")))
-            .ops(
-                new OpsSettings(
-                    InputLimits.DEFAULTS,
-                    Duration.ZERO,
-                    Duration.ofSeconds(60),
-                    TlsSettings.DISABLED,
-                    Optional.of(new HostPort("127.0.0.1", 0))))
-            .clock(clock)
-            .store(new BlockingStore())
             .start();
     int status = node.statusPort().orElseThrow();
     CompletableFuture<HttpResponse<String>> inFlight = sendBlocked("BATCHING");
