@@ -15,7 +15,19 @@ public final class IpText {
       Pattern.compile("(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
   private static final Pattern V6_CHARS = Pattern.compile("[0-9A-Fa-f:.]+");
 
+  /** What a pod IP setting ({@code WEIR_K8S_POD_IP}) allows, as its errors say. */
+  public static final String POD_IP_ALLOWED =
+      "an IPv4 or IPv6 address, such as the downward API's status.podIP";
+
   private IpText() {}
+
+  /**
+   * Returns the IP literal {@code text} as peers spell it ({@link #of}), empty when it is no IP
+   * literal.
+   */
+  public static Optional<String> canonical(String text) {
+    return literal(text).map(IpText::of);
+  }
 
   /**
    * Returns the text of {@code address} as peers spell it: dotted IPv4, or IPv6 in its RFC 5952

@@ -82,15 +82,11 @@ public record WeirConfig(
     return env.lookup(POD_IP)
         .map(
             setting ->
-                IpText.literal(setting.value())
-                    .map(IpText::of)
+                IpText.canonical(setting.value())
                     .orElseThrow(
                         () ->
                             ConfigException.invalid(
-                                setting.variable(),
-                                setting.value(),
-                                "an IPv4 or IPv6 address, such as the downward API's"
-                                    + " status.podIP")));
+                                setting.variable(), setting.value(), IpText.POD_IP_ALLOWED)));
   }
 
   private static String normalizeLevel(String level) {

@@ -70,14 +70,8 @@ public record KubernetesSettings(
       return raw;
     }
     return Optional.of(
-        IpText.literal(raw.get())
-            .map(IpText::of)
-            .orElseThrow(
-                () ->
-                    env.invalid(
-                        "K8S_POD_IP",
-                        raw.get(),
-                        "an IPv4 or IPv6 address, such as the downward API's status.podIP")));
+        IpText.canonical(raw.get())
+            .orElseThrow(() -> env.invalid("K8S_POD_IP", raw.get(), IpText.POD_IP_ALLOWED)));
   }
 
   /** Returns this node's peer address: {@code podIp:podPort}, or {@code advertiseAddress} without a pod IP. */
