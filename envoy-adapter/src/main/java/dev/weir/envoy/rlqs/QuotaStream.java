@@ -123,8 +123,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         if (bucket.plan instanceof BucketPlan.Limited) {
           limited.add(bucket);
           for (StreamCounter c : bucket.counters()) {
-            reported.computeIfAbsent(c, k -> new long[3]);
-            long[] sums = reported.get(c);
+            long[] sums = reported.computeIfAbsent(c, k -> new long[3]);
             sums[0] = Math.min(MAX_COUNT, sums[0] + allowed);
             sums[1] = Math.min(MAX_COUNT, sums[1] + denied);
             sums[2] = Math.max(sums[2], elapsed);
@@ -173,7 +172,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       }
     }
     for (StreamCounter c : emptied.values()) {
-      releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+      releases.add(release(c));
     }
     send(abandons);
   }
@@ -303,7 +302,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       }
       for (StreamCounter c : emptied.values()) {
         if (!counters.containsKey(c.key())) {
-          releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+          releases.add(release(c));
         }
       }
       for (StreamCounter c : touched) {
@@ -351,7 +350,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       }
       released = true;
       for (StreamCounter c : counters.values()) {
-        releases.add(QuotaUsage.release(c.policy, client, service.intervalMillis()));
+        releases.add(release(c));
       }
       buckets.clear();
       counters.clear();
@@ -468,6 +467,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     } catch (RuntimeException cancelled) {
       ended = true;
     }
+  }
+
+  /** Returns the release of the proxy's share of {@code c}. */
+  private QuotaUsage release(StreamCounter c) {
+    return QuotaUsage.release(c.policy, client, service.intervalMillis());
   }
 
   /** Returns a usage without counts of {@code c}, asking its owner for the proxy's share. */

@@ -132,16 +132,16 @@ final class StreamCounter {
     for (int i = 0; i < n; i++) {
       wants[i] = QuotaAllocator.want(all.get(i).demand(), equal);
     }
-    double[] parts = QuotaAllocator.split(rate, wants);
+    double[] rates = QuotaAllocator.split(rate, wants);
     double total = 0;
-    for (double p : parts) {
-      total += p;
+    for (double r : rates) {
+      total += r;
     }
     long fill = Assignments.tokensPerFill(share.milliRate());
     int turn = (int) Math.floorMod(share.sequence(), (long) n);
     double[] exact = new double[n];
     for (int i = 0; i < n; i++) {
-      exact[i] = total > 0 ? fill * (parts[i] / total) : 0;
+      exact[i] = total > 0 ? fill * (rates[i] / total) : 0;
     }
     long[] tokens = apportion(exact, fill, turn);
     long burstTotal = fill > 0 ? Math.max(0, share.burst()) : 0;
