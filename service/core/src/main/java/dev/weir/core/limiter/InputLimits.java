@@ -47,6 +47,9 @@ public record InputLimits(
   public static final EnvVar MAX_DESCRIPTOR_VALUE_LENGTH =
       EnvVar.of("WEIR_MAX_DESCRIPTOR_VALUE_LENGTH");
 
+  /** The most {@code WEIR_MAX_NAME_LENGTH} and {@code WEIR_MAX_KEY_LENGTH} may each be set to. */
+  public static final int LONGEST_NAME_OR_KEY = 65_536;
+
   /** 4 MiB: room for a full batch of 1000 items with the longest names and keys allowed. */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -59,8 +62,8 @@ public record InputLimits(
     return new InputLimits(
         env.intInRange(GRPC_MAX_MESSAGE_SIZE, DEFAULTS.maxGrpcMessageBytes, 65_536, 64 << 20),
         env.intInRange(HTTP_MAX_BODY_SIZE, DEFAULTS.maxHttpBodyBytes, 1024, 4 << 20),
-        env.intInRange(MAX_NAME_LENGTH, DEFAULTS.maxNameBytes, 1, 65_536),
-        env.intInRange(MAX_KEY_LENGTH, DEFAULTS.maxKeyBytes, 1, 65_536),
+        env.intInRange(MAX_NAME_LENGTH, DEFAULTS.maxNameBytes, 1, LONGEST_NAME_OR_KEY),
+        env.intInRange(MAX_KEY_LENGTH, DEFAULTS.maxKeyBytes, 1, LONGEST_NAME_OR_KEY),
         env.intInRange(MAX_DESCRIPTOR_ENTRIES, DEFAULTS.maxDescriptorEntries, 1, 1024),
         env.intInRange(MAX_DESCRIPTOR_VALUE_LENGTH, DEFAULTS.maxDescriptorValueBytes, 1, 65_536));
   }

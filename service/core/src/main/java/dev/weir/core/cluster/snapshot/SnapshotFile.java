@@ -3,6 +3,7 @@ package dev.weir.core.cluster.snapshot;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.engine.SaturatingMath;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -48,8 +49,13 @@ public final class SnapshotFile {
   /** The format version this node writes and reads. */
   public static final int VERSION = 1;
 
-  /** The longest record a reader accepts: 64 KiB, above any key a client may send. */
-  public static final int MAX_RECORD_BYTES = 64 * 1024;
+  /**
+   * The longest record a reader accepts: room for the longest key the input limits can ever allow
+   * ({@link InputLimits#LONGEST_NAME_OR_KEY} twice, joined by {@code _}, so a node set to the
+   * largest {@code WEIR_MAX_NAME_LENGTH} and {@code WEIR_MAX_KEY_LENGTH} reads back what it wrote)
+   * and 1 KiB for the field tags and a bucket's state (at most seven varints).
+   */
+  public static final int MAX_RECORD_BYTES = 2 * InputLimits.LONGEST_NAME_OR_KEY + 1 + 1024;
 
   /** The most buckets one file may declare. */
   public static final int MAX_BUCKETS = 100_000_000;

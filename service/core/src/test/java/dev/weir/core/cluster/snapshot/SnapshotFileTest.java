@@ -153,6 +153,31 @@ class SnapshotFileTest {
   }
 
   @Test
+  void write_thenRead_keyAsLongAsTheLargestLimitsAllow_readsBack() throws Exception {
+    InputLimits largest =
+        new InputLimits(
+            InputLimits.DEFAULT_MAX_MESSAGE_BYTES,
+            InputLimits.DEFAULT_MAX_MESSAGE_BYTES,
+            InputLimits.LONGEST_NAME_OR_KEY,
+            InputLimits.LONGEST_NAME_OR_KEY,
+            64,
+            256);
+    PeerInputValidator validator = new PeerInputValidator(largest, "10.0.0.9:1051");
+    String key =
+        "n".repeat(InputLimits.LONGEST_NAME_OR_KEY)
+            + "_"
+            + "k".repeat(InputLimits.LONGEST_NAME_OR_KEY);
+    BucketSnapshot longest =
+        snap(key, new TokenBucketState(Status.UNDER_LIMIT, 10, 60_000, 9, NOW - 5, NOW + 60_000));
+    Path file = written(List.of(longest, BUCKETS.get(1)));
+    List<BucketSnapshot> out = new ArrayList<>();
+
+    SnapshotFile.read(file, validator, NOW, out::add);
+
+    assertThat(out).containsExactly(longest, BUCKETS.get(1));
+  }
+
+  @Test
   void read_absurdRecordLength_refusedWithoutAllocatingIt() throws Exception {
     ByteArrayOutputStream body = new ByteArrayOutputStream();
     body.write(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07});
