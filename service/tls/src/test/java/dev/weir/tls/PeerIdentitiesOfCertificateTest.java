@@ -30,6 +30,19 @@ class PeerIdentitiesOfCertificateTest {
   }
 
   @Test
+  void ofCertificate_wildcardName_allowsThatNameOnlyNotEveryNameItCovers() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node =
+        ca.issue("weir", List.of("*.weir.svc"), Duration.ofDays(1));
+
+    PeerIdentities own = PeerIdentities.ofCertificate(node.chain()[0]);
+
+    assertThat(own.allowsAny(List.of("envoy.weir.svc"))).isFalse();
+    assertThat(own.allowsAny(List.of("*.weir.svc"))).isTrue();
+    assertThat(own.allowsAny(List.of("*.WEIR.svc"))).isTrue();
+  }
+
+  @Test
   void ofCertificate_withoutAlternativeNames_failsNamingTheVariable() throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
     CertificateAuthority.Identity bare = ca.issue("bare", List.of(), Duration.ofDays(1));

@@ -15,7 +15,8 @@ import java.util.Locale;
  * label stands for exactly one label and names compare case-insensitively; in a URI pattern ({@code
  * spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one non-empty
  * segment. A {@code *} must be a whole label or segment, and a pattern must name more than a
- * wildcard.
+ * wildcard. The names of this node's own certificate ({@link #ofCertificate}) are no patterns: each
+ * allows only itself.
  */
 public final class PeerIdentities {
 
@@ -24,9 +25,11 @@ public final class PeerIdentities {
   private static final int IP = 7;
 
   private final List<String> patterns;
+  private final boolean literal;
 
-  private PeerIdentities(List<String> patterns) {
+  private PeerIdentities(List<String> patterns, boolean literal) {
     this.patterns = List.copyOf(patterns);
+    this.literal = literal;
   }
 
   /**
@@ -42,13 +45,15 @@ public final class PeerIdentities {
     for (String pattern : patterns) {
       checked.add(check(pattern.trim()));
     }
-    return new PeerIdentities(checked);
+    return new PeerIdentities(checked, false);
   }
 
   /**
    * Returns the allow-list of the identities {@code certificate} carries (its DNS, URI and IP
    * subject alternative names), exactly: the default, under which members sharing one certificate
-   * (or certificates with the same names) accept each other.
+   * (or certificates with the same names) accept each other. Its names are not patterns: a {@code
+   * *} in them (a wildcard certificate's {@code *.weir.svc}) allows a peer carrying that very name,
+   * not every name it would cover.
    *
    * @throws IllegalArgumentException when the certificate carries no such name
    */
@@ -61,7 +66,7 @@ public final class PeerIdentities {
               + ") has no DNS, URI or IP subject alternative name to allow peers by; set"
               + " WEIR_PEER_ALLOWED_IDENTITIES");
     }
-    return new PeerIdentities(names);
+    return new PeerIdentities(names, true);
   }
 
   /** Returns the DNS names, URIs and IP addresses among {@code certificate}'s alternative names. */
@@ -96,7 +101,7 @@ public final class PeerIdentities {
   public boolean allowsAny(Collection<String> identities) {
     for (String identity : identities) {
       for (String pattern : patterns) {
-        if (matches(pattern, identity)) {
+        if (literal ? sameName(pattern, identity) : matches(pattern, identity)) {
           return true;
         }
       }
@@ -113,6 +118,17 @@ public final class PeerIdentities {
       return partsMatch(pattern.split("/", -1), identity.split("/", -1), false);
     }
     return partsMatch(pattern.split("\\.", -1), identity.split("\\.", -1), true);
+  }
+
+  /**
+   * Returns whether {@code identity} is the very name {@code name}, a {@code *} in it included: DNS
+   * names (and IP addresses) ignoring case, URIs exactly.
+   */
+  static boolean sameName(String name, String identity) {
+    if (isUri(name) != isUri(identity)) {
+      return false;
+    }
+    return isUri(name) ? name.equals(identity) : name.equalsIgnoreCase(identity);
   }
 
   private static boolean partsMatch(String[] pattern, String[] identity, boolean ignoreCase) {
