@@ -43,6 +43,20 @@ class PeerIdentitiesOfCertificateTest {
   }
 
   @Test
+  void ipv6Name_matchesThePatternAndTheOwnNameAsWritten() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node = ca.issue("weir", List.of("fd00::7"), Duration.ofDays(1));
+    CertificateAuthority.Identity other = ca.issue("weir", List.of("fd00::8"), Duration.ofDays(1));
+    List<String> identities = PeerIdentities.identitiesOf(node.chain()[0]);
+
+    assertThat(identities).containsExactly("fd00::7");
+    assertThat(PeerIdentities.of(List.of("fd00::7")).allowsAny(identities)).isTrue();
+    assertThat(PeerIdentities.of(List.of("FD00:0:0::7")).allowsAny(identities)).isTrue();
+    assertThat(PeerIdentities.ofCertificate(other.chain()[0]).allowsAny(identities)).isFalse();
+    assertThat(PeerIdentities.ofCertificate(node.chain()[0]).allowsAny(identities)).isTrue();
+  }
+
+  @Test
   void ofCertificate_withoutAlternativeNames_failsNamingTheVariable() throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
     CertificateAuthority.Identity bare = ca.issue("bare", List.of(), Duration.ofDays(1));

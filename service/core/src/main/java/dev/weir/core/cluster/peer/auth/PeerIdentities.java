@@ -1,11 +1,13 @@
 package dev.weir.core.cluster.peer.auth;
 
+import dev.weir.core.config.IpText;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * An allow-list of peer identities: the subject alternative names (DNS names, URIs such as SPIFFE
@@ -15,8 +17,9 @@ import java.util.Locale;
  * label stands for exactly one label and names compare case-insensitively; in a URI pattern ({@code
  * spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one non-empty
  * segment. A {@code *} must be a whole label or segment, and a pattern must name more than a
- * wildcard. The names of this node's own certificate ({@link #ofCertificate}) are no patterns: each
- * allows only itself.
+ * wildcard. An IP address matches the same address however either spells it ({@code fd00::7},
+ * {@code FD00:0:0::7}). The names of this node's own certificate ({@link #ofCertificate}) are no
+ * patterns: each allows only itself.
  */
 public final class PeerIdentities {
 
@@ -69,7 +72,10 @@ public final class PeerIdentities {
     return new PeerIdentities(names, true);
   }
 
-  /** Returns the DNS names, URIs and IP addresses among {@code certificate}'s alternative names. */
+  /**
+   * Returns the DNS names, URIs and IP addresses among {@code certificate}'s alternative names; IP
+   * addresses in {@link IpText#of} text ({@code fd00::7}, not the JDK's {@code fd00:0:0:0:0:0:0:7}).
+   */
   public static List<String> identitiesOf(X509Certificate certificate) {
     Collection<List<?>> names;
     try {
@@ -86,7 +92,7 @@ public final class PeerIdentities {
           && name.get(0) instanceof Integer type
           && (type == DNS || type == URI || type == IP)
           && name.get(1) instanceof String value) {
-        out.add(value);
+        out.add(type == IP ? IpText.canonical(value).orElse(value) : value);
       }
     }
     return out;
@@ -114,6 +120,10 @@ public final class PeerIdentities {
     if (isUri(pattern) != isUri(identity)) {
       return false;
     }
+    Optional<String> ip = IpText.canonical(pattern);
+    if (ip.isPresent()) {
+      return ip.equals(IpText.canonical(identity));
+    }
     if (isUri(pattern)) {
       return partsMatch(pattern.split("/", -1), identity.split("/", -1), false);
     }
@@ -121,14 +131,21 @@ public final class PeerIdentities {
   }
 
   /**
-   * Returns whether {@code identity} is the very name {@code name}, a {@code *} in it included: DNS
-   * names (and IP addresses) ignoring case, URIs exactly.
+   * Returns whether {@code identity} is the very name {@code name}, a {@code *} in it included: IP
+   * addresses by address, DNS names ignoring case, URIs exactly.
    */
   static boolean sameName(String name, String identity) {
     if (isUri(name) != isUri(identity)) {
       return false;
     }
-    return isUri(name) ? name.equals(identity) : name.equalsIgnoreCase(identity);
+    if (isUri(name)) {
+      return name.equals(identity);
+    }
+    Optional<String> ip = IpText.canonical(name);
+    if (ip.isPresent()) {
+      return ip.equals(IpText.canonical(identity));
+    }
+    return name.equalsIgnoreCase(identity);
   }
 
   private static boolean partsMatch(String[] pattern, String[] identity, boolean ignoreCase) {
@@ -152,6 +169,9 @@ public final class PeerIdentities {
   private static String check(String pattern) {
     if (pattern.isEmpty()) {
       throw new IllegalArgumentException("a peer identity pattern is empty");
+    }
+    if (IpText.canonical(pattern).isPresent()) {
+      return pattern;
     }
     String[] parts = isUri(pattern) ? pattern.split("/", -1) : pattern.split("\\.", -1);
     boolean named = false;

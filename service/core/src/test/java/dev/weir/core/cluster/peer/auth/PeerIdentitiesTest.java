@@ -29,6 +29,11 @@ class PeerIdentitiesTest {
     "weir.example, spiffe://weir.example, false",
     "127.0.0.1, 127.0.0.1, true",
     "127.0.0.1, 127.0.0.2, false",
+    "fd00::7, fd00:0:0:0:0:0:0:7, true",
+    "FD00:0::7, fd00::7, true",
+    "[fd00::7], fd00::7, true",
+    "fd00::7, fd00::8, false",
+    "fd00::7, fd00.7, false",
   })
   void matches_table(String pattern, String identity, boolean expected) {
     assertThat(PeerIdentities.matches(pattern, identity)).isEqualTo(expected);
@@ -45,6 +50,12 @@ class PeerIdentitiesTest {
     assertThat(list.allowsAny(List.of("localhost", "spiffe://cluster.local/ns/default/sa/envoy")))
         .isFalse();
     assertThat(list.allowsAny(List.of())).isFalse();
+  }
+
+  @Test
+  void of_ipv6Pattern_isAccepted() {
+    assertThat(PeerIdentities.of(List.of("fd00::7", "::1")).allowsAny(List.of("0:0:0:0:0:0:0:1")))
+        .isTrue();
   }
 
   @ParameterizedTest
