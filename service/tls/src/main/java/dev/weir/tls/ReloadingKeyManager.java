@@ -9,6 +9,7 @@ import java.security.Principal;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.Objects;
+import java.util.function.Consumer;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedKeyManager;
 
@@ -26,6 +27,7 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
   private volatile X509ExtendedKeyManager delegate;
   private volatile FileTime certTime;
   private volatile FileTime keyTime;
+  private volatile Consumer<X509Certificate> check = certificate -> {};
 
   private ReloadingKeyManager(Path certFile, Path keyFile) {
     this.certFile = Objects.requireNonNull(certFile, "certFile");
@@ -38,6 +40,15 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
     ReloadingKeyManager manager = new ReloadingKeyManager(certFile, keyFile);
     manager.reload();
     return manager;
+  }
+
+  /**
+   * Makes every later reload pass the new first certificate to {@code check} before taking it up;
+   * when {@code check} throws {@link IllegalArgumentException}, the reload fails naming the
+   * certificate file and the previous identity stays in use.
+   */
+  public void checkReloads(Consumer<X509Certificate> check) {
+    this.check = Objects.requireNonNull(check, "check");
   }
 
   /**
@@ -60,6 +71,14 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
     X509Certificate[] chain = Pem.certificates(certFile);
     PrivateKey key = Pem.privateKey(keyFile);
     KeyMatch.check(key, chain[0], keyFile, certFile);
+    if (delegate != null) {
+      try {
+        check.accept(chain[0]);
+      } catch (IllegalArgumentException e) {
+        throw new GeneralSecurityException(
+            certFile + " not taken up, the previous certificate stays in use: " + e.getMessage(), e);
+      }
+    }
     delegate = KeyManagers.keyManager(key, chain);
     certTime = newCertTime;
     keyTime = newKeyTime;

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
@@ -164,6 +165,17 @@ public final class TlsIdentity implements PeerTls {
   @Override
   public X509Certificate[] chain() {
     return keyManager.getCertificateChain("weir");
+  }
+
+  /**
+   * Makes every later reload of the certificate file pass {@code check} first (see {@link
+   * ReloadingKeyManager#checkReloads}); a generated identity never changes.
+   */
+  @Override
+  public void checkCertificateChanges(Consumer<X509Certificate> check) {
+    if (reloadingKeys != null) {
+      reloadingKeys.checkReloads(check);
+    }
   }
 
   /** Returns the Netty context for the gRPC listener. */

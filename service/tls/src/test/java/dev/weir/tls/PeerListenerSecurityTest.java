@@ -10,6 +10,7 @@ import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerIdentities;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
+import dev.weir.core.cluster.peer.auth.PeerTls;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
@@ -34,13 +35,17 @@ import io.grpc.stub.MetadataUtils;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -260,6 +265,86 @@ class PeerListenerSecurityTest {
 
     assertThat(notices).containsExactly("10.0.0.2:1051");
     assertThat(metrics.count("refused peer_not_allowed")).isEqualTo(1);
+  }
+
+  /** Rewrites the files of {@link #identity} {@code name} with a certificate for {@code names}. */
+  private void reissue(String name, String commonName, List<String> names) throws Exception {
+    CertificateAuthority.Identity issued = ca.issue(commonName, names, DAY);
+    Path cert = dir.resolve(name + "-cert.pem");
+    Path key = dir.resolve(name + "-key.pem");
+    Files.writeString(cert, Pem.encode((Object[]) issued.chain()));
+    Files.writeString(key, Pem.encode(issued.key()));
+    FileTime later = FileTime.from(Instant.now().plusSeconds(10));
+    Files.setLastModifiedTime(cert, later);
+    Files.setLastModifiedTime(key, later);
+  }
+
+  @Test
+  void mutualTls_defaultAllowList_reloadedCertificateWithoutNamesRefusedAndMembersStillAdmitted()
+      throws Exception {
+    TlsIdentity node = member("node", WEIR_SPIFFE);
+    int port = listen(PeerSecurity.mutualTls(node, null));
+    TlsIdentity sameNames = member("other-node", WEIR_SPIFFE);
+    reissue("node", "node-2", List.of());
+
+    TlsReload reload = node.reload();
+
+    assertThat(reload.certificateReloaded()).isFalse();
+    assertThat(reload.failures())
+        .singleElement()
+        .asString()
+        .contains(dir.resolve("node-cert.pem").toString())
+        .contains("CN=node-2")
+        .contains("no DNS, URI or IP subject alternative name")
+        .contains("WEIR_PEER_ALLOWED_IDENTITIES");
+    assertThat(node.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=node");
+    announce(port, sameNames.peerCredentials(), new Metadata());
+    assertThat(notices).containsExactly("10.0.0.2:1051");
+  }
+
+  @Test
+  void mutualTls_givenAllowList_reloadedCertificateWithoutNamesTakenUp() throws Exception {
+    TlsIdentity node = member("node", WEIR_SPIFFE);
+    listen(PeerSecurity.mutualTls(node, PeerIdentities.of(List.of(WEIR_SPIFFE))));
+    reissue("node", "node-2", List.of());
+
+    assertThat(node.reload().certificateReloaded()).isTrue();
+    assertThat(node.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=node-2");
+  }
+
+  @Test
+  void mutualTls_defaultAllowList_ownCertificateChangedToOneWithoutNames_previousNamesStillAllowed()
+      throws Exception {
+    TlsIdentity node = member("node", WEIR_SPIFFE);
+    AtomicReference<X509Certificate> own = new AtomicReference<>(node.chain()[0]);
+    PeerTls embedded =
+        new PeerTls() {
+          @Override
+          public X509Certificate[] chain() {
+            return new X509Certificate[] {own.get()};
+          }
+
+          @Override
+          public io.grpc.netty.shaded.io.netty.handler.ssl.SslContext peerServerContext()
+              throws java.io.IOException {
+            return node.peerServerContext();
+          }
+
+          @Override
+          public ChannelCredentials peerCredentials() {
+            return node.peerCredentials();
+          }
+        };
+    int port = listen(PeerSecurity.mutualTls(embedded, null));
+    TlsIdentity sameNames = member("other-node", WEIR_SPIFFE);
+    TlsIdentity sidecar = identity("envoy", ca, List.of(ENVOY_SPIFFE));
+    own.set(ca.issue("node-2", List.of(), DAY).chain()[0]);
+
+    announce(port, sameNames.peerCredentials(), new Metadata());
+    assertRefused(
+        () -> announce(port, sidecar.peerCredentials(), new Metadata()), Code.PERMISSION_DENIED);
+
+    assertThat(notices).containsExactly("10.0.0.2:1051");
   }
 
   @Test

@@ -58,7 +58,8 @@ public final class PeerSecurity {
 
   /**
    * Returns mutual TLS with {@code identity}, allowing the identities of {@code allowList} (null:
-   * those of {@code identity}'s own certificate).
+   * those of {@code identity}'s own certificate; {@code identity} then refuses to change to a
+   * certificate without them, see {@link PeerTls#checkCertificateChanges}).
    *
    * @throws IllegalArgumentException when {@code allowList} is null and the certificate carries no
    *     DNS, URI or IP name
@@ -67,6 +68,7 @@ public final class PeerSecurity {
     Objects.requireNonNull(identity, "identity");
     if (allowList == null) {
       PeerIdentities.ofCertificate(identity.chain()[0]);
+      identity.checkCertificateChanges(PeerIdentities::ofCertificate);
     }
     return new PeerSecurity(identity, allowList, null);
   }
@@ -169,23 +171,44 @@ public final class PeerSecurity {
     return new OwnCertificateIdentities(tls);
   }
 
-  /** The identities of this node's certificate, read again when the certificate was reloaded. */
+  /**
+   * The identities of this node's certificate, read again when the certificate was reloaded. A
+   * certificate and its identities are swapped as one pair, so a call never pairs one certificate
+   * with another's names. A certificate without names (one a {@link PeerTls} took up despite {@link
+   * PeerTls#checkCertificateChanges}) keeps the previous names allowed, with a warning, rather than
+   * failing every peer call.
+   */
   private static final class OwnCertificateIdentities implements Supplier<PeerIdentities> {
+    private record Own(X509Certificate certificate, PeerIdentities identities) {}
+
     private final PeerTls tls;
-    private volatile X509Certificate seen;
-    private volatile PeerIdentities identities;
+    private volatile Own own;
 
     OwnCertificateIdentities(PeerTls tls) {
       this.tls = tls;
+      X509Certificate current = tls.chain()[0];
+      this.own = new Own(current, PeerIdentities.ofCertificate(current));
     }
 
     @Override
     public PeerIdentities get() {
       X509Certificate current = tls.chain()[0];
-      if (current != seen) {
-        identities = PeerIdentities.ofCertificate(current);
-        seen = current;
+      Own seen = own;
+      if (current == seen.certificate()) {
+        return seen.identities();
       }
+      PeerIdentities identities;
+      try {
+        identities = PeerIdentities.ofCertificate(current);
+      } catch (IllegalArgumentException e) {
+        LoggerFactory.getLogger(PeerSecurity.class)
+            .warn(
+                "{}; peers are still allowed by the previous certificate's names: {}",
+                e.getMessage(),
+                seen.identities());
+        identities = seen.identities();
+      }
+      own = new Own(current, identities);
       return identities;
     }
   }
