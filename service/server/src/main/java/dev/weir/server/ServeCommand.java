@@ -129,6 +129,9 @@ final class ServeCommand implements Command {
       ops.checkPortsDistinct(
           config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty(), reader::nameSet);
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
+      if (mayHavePeers) {
+        ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
+      }
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
       return new NodeSettings(
           config, envoy, rlqs, logFormat, ops, cluster, discovery, peers, autoCaFile, warmUp,
@@ -300,6 +303,13 @@ final class ServeCommand implements Command {
     return discovery.type() != DiscoverySettings.Type.STATIC
         || !new StaticDiscovery(config.advertiseAddress().toString(), cluster.staticPeers())
             .onlySelf();
+  }
+
+  /** Says why a node that {@link #mayHavePeers} may: its discovery, or its static peer list. */
+  static String peersFrom(DiscoverySettings discovery, EnvReader reader) {
+    return discovery.type() == DiscoverySettings.Type.STATIC
+        ? reader.nameSet(ClusterSettings.STATIC_PEERS) + " lists other nodes"
+        : "WEIR_PEER_DISCOVERY_TYPE=" + discovery.type().label();
   }
 
   /** Returns the {@code --config} file {@code args} name, if any. */

@@ -2,8 +2,10 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
@@ -227,6 +229,17 @@ class MainTest {
             + SECRET
             + " | WEIR_PEER_INSECURE=true turns"
             + " peer authentication off, but a peer secret is set",
+        "WEIR_TLS_AUTO=true | WEIR_TLS_AUTO=true cannot secure a cluster, but this node may have"
+            + " peers (WEIR_STATIC_PEERS lists other nodes): each node generates its own CA, so no"
+            + " node could verify another's certificate and every peer would be marked down; for a"
+            + " cluster set WEIR_TLS_CERT and WEIR_TLS_KEY to certificates of one CA and WEIR_TLS_CA"
+            + " to that CA, or leave TLS off and set WEIR_PEER_SECRET (or WEIR_PEER_SECRET_FILE) to"
+            + " the same secret on every node; WEIR_TLS_AUTO is for a single node",
+        "GUBER_TLS_AUTO=true,WEIR_PEER_SECRET="
+            + SECRET
+            + " | GUBER_TLS_AUTO=true cannot secure a cluster",
+        "WEIR_TLS_AUTO=true,WEIR_TLS_CA=/etc/weir/ca.pem | WEIR_TLS_AUTO=true cannot secure a"
+            + " cluster",
       })
   void run_badPeerSettings_exit2NamingTheVariable(String settings, String error) throws Exception {
     Map<String, String> env = new HashMap<>();
@@ -241,6 +254,23 @@ class MainTest {
 
     assertThat(status).isEqualTo(2);
     assertThat(stderr()).startsWith(error).doesNotContain(SECRET).hasLineCount(1);
+  }
+
+  @Test
+  void settings_tlsAutoOnASingleNodeOrWithDiscovery_acceptedAloneRefusedWithPeers() {
+    assertThat(ServeCommand.NodeSettings.read(Map.of("WEIR_TLS_AUTO", "true")).ops().tls().auto())
+        .isTrue();
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "WEIR_TLS_AUTO", "true",
+                        "WEIR_PEER_DISCOVERY_TYPE", "dns",
+                        "WEIR_DNS_FQDN", "weir.weir.svc")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "WEIR_TLS_AUTO=true cannot secure a cluster, but this node may have peers"
+                + " (WEIR_PEER_DISCOVERY_TYPE=dns)");
   }
 
   @Test

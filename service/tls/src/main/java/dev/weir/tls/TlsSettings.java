@@ -79,6 +79,35 @@ public record TlsSettings(
   }
 
   /**
+   * Checks that nodes with these settings can verify each other's certificates on the peer
+   * listener, which requires a client certificate of a trusted CA whatever {@code
+   * WEIR_TLS_CLIENT_AUTH} says; for a node that may have peers, {@code peers} saying why ({@code
+   * WEIR_STATIC_PEERS lists other nodes}). {@code WEIR_TLS_AUTO} alone cannot: every node generates
+   * a CA of its own, which no other node trusts, so each would mark every peer down and limit alone.
+   *
+   * @throws ConfigException naming the setting, its value and what a cluster needs instead
+   */
+  public void checkPeerTrust(EnvReader env, String peers) {
+    if (cert.isEmpty() && auto) {
+      throw new ConfigException(
+          env.nameSet(AUTO)
+              + "=true cannot secure a cluster, but this node may have peers ("
+              + peers
+              + "): each node generates its own CA, so no node could verify another's certificate"
+              + " and every peer would be marked down; for a cluster set "
+              + CERT.name()
+              + " and "
+              + KEY.name()
+              + " to certificates of one CA and "
+              + CA.name()
+              + " to that CA, or leave TLS off and set WEIR_PEER_SECRET (or"
+              + " WEIR_PEER_SECRET_FILE) to the same secret on every node; "
+              + AUTO.name()
+              + " is for a single node");
+    }
+  }
+
+  /**
    * Reads the settings from {@code env}. Gubernator's client-auth words are accepted too: {@code
    * request-cert} and {@code verify-cert} mean {@code request}, {@code require-any-cert} and
    * {@code require-and-verify} mean {@code require-and-verify}. A CA file or a client-auth mode
