@@ -240,6 +240,16 @@ class MainTest {
             + " | GUBER_TLS_AUTO=true cannot secure a cluster",
         "WEIR_TLS_AUTO=true,WEIR_TLS_CA=/etc/weir/ca.pem | WEIR_TLS_AUTO=true cannot secure a"
             + " cluster",
+        "WEIR_TLS_CERT=/etc/weir/tls.crt,WEIR_TLS_KEY=/etc/weir/tls.key | WEIR_TLS_CERT="
+            + "'/etc/weir/tls.crt' is set without WEIR_TLS_CA, but this node may have peers"
+            + " (WEIR_STATIC_PEERS lists other nodes): the peer listener requires a client"
+            + " certificate of a trusted CA whatever WEIR_TLS_CLIENT_AUTH says, and without"
+            + " WEIR_TLS_CA only the JVM's public CAs are trusted, so peers with certificates of a"
+            + " private CA would be refused and every peer marked down; set WEIR_TLS_CA to the CA"
+            + " that signed the nodes' certificates (to trust public CAs, to a bundle of them)",
+        "GUBER_TLS_CERT=/c.pem,GUBER_TLS_KEY=/k.pem,WEIR_PEER_SECRET="
+            + SECRET
+            + " | GUBER_TLS_CERT='/c.pem' is set without WEIR_TLS_CA",
       })
   void run_badPeerSettings_exit2NamingTheVariable(String settings, String error) throws Exception {
     Map<String, String> env = new HashMap<>();
@@ -270,6 +280,24 @@ class MainTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith(
             "WEIR_TLS_AUTO=true cannot secure a cluster, but this node may have peers"
+                + " (WEIR_PEER_DISCOVERY_TYPE=dns)");
+  }
+
+  @Test
+  void settings_certificateWithoutCa_acceptedOnASingleNodeRefusedWithDiscovery() {
+    Map<String, String> tls = Map.of("WEIR_TLS_CERT", "/c.pem", "WEIR_TLS_KEY", "/k.pem");
+    Map<String, String> clustered = new HashMap<>(tls);
+    clustered.put("WEIR_PEER_DISCOVERY_TYPE", "dns");
+    clustered.put("WEIR_DNS_FQDN", "weir.weir.svc");
+    Map<String, String> withCa = new HashMap<>(clustered);
+    withCa.put("WEIR_TLS_CA", "/ca.pem");
+
+    assertThat(ServeCommand.NodeSettings.read(tls).ops().tls().ca()).isEmpty();
+    assertThat(ServeCommand.NodeSettings.read(withCa).ops().tls().ca()).isPresent();
+    assertThatThrownBy(() -> ServeCommand.NodeSettings.read(clustered))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "WEIR_TLS_CERT='/c.pem' is set without WEIR_TLS_CA, but this node may have peers"
                 + " (WEIR_PEER_DISCOVERY_TYPE=dns)");
   }
 

@@ -84,6 +84,10 @@ public record TlsSettings(
    * WEIR_TLS_CLIENT_AUTH} says; for a node that may have peers, {@code peers} saying why ({@code
    * WEIR_STATIC_PEERS lists other nodes}). {@code WEIR_TLS_AUTO} alone cannot: every node generates
    * a CA of its own, which no other node trusts, so each would mark every peer down and limit alone.
+   * Nor can {@code WEIR_TLS_CERT} without {@code WEIR_TLS_CA}: the JVM's public CAs would be the
+   * only ones trusted, not the private CA node certificates come from (for public CAs, {@code
+   * WEIR_TLS_CA} names a bundle of them), as {@code WEIR_TLS_CLIENT_AUTH=require-and-verify} needs
+   * {@code WEIR_TLS_CA} too.
    *
    * @throws ConfigException naming the setting, its value and what a cluster needs instead
    */
@@ -104,6 +108,25 @@ public record TlsSettings(
               + " WEIR_PEER_SECRET_FILE) to the same secret on every node; "
               + AUTO.name()
               + " is for a single node");
+    }
+    if (cert.isPresent() && ca.isEmpty()) {
+      throw new ConfigException(
+          env.nameSet(CERT)
+              + "='"
+              + cert.get()
+              + "' is set without "
+              + CA.name()
+              + ", but this node may have peers ("
+              + peers
+              + "): the peer listener requires a client certificate of a trusted CA whatever "
+              + CLIENT_AUTH.name()
+              + " says, and without "
+              + CA.name()
+              + " only the JVM's public CAs are trusted, so peers with certificates of a private CA"
+              + " would be refused and every peer marked down; set "
+              + CA.name()
+              + " to the CA that signed the nodes' certificates (to trust public CAs, to a bundle"
+              + " of them)");
     }
   }
 
