@@ -52,15 +52,25 @@ public final class Pem {
     return certs.toArray(X509Certificate[]::new);
   }
 
-  /** Returns the private key in {@code file}. */
+  /** Returns the private key in {@code file}; a key the JDK cannot use is an error naming it. */
   public static PrivateKey privateKey(Path file) throws IOException {
     JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
     for (Object o : objects(file)) {
-      if (o instanceof PrivateKeyInfo info) {
-        return converter.getPrivateKey(info);
-      }
-      if (o instanceof PEMKeyPair pair) {
-        return converter.getPrivateKey(pair.getPrivateKeyInfo());
+      PrivateKeyInfo info =
+          o instanceof PEMKeyPair pair
+              ? pair.getPrivateKeyInfo()
+              : o instanceof PrivateKeyInfo i ? i : null;
+      if (info != null) {
+        try {
+          return converter.getPrivateKey(info);
+        } catch (IOException | RuntimeException e) {
+          throw new IOException(
+              file
+                  + ": not a usable private key (an unencrypted RSA, EC, Ed25519 or Ed448 key in"
+                  + " PEM is expected): "
+                  + e.getMessage(),
+              e);
+        }
       }
     }
     throw new IOException(
