@@ -110,35 +110,36 @@ final class NodeTls {
   /**
    * Re-reads the certificate, key and CA files that changed and logs the outcome: what was taken
    * up at INFO, each file that could not be used (and keeps its previous contents) at WARN, at most
-   * once a minute.
+   * once a minute per identity, so a node identity failing for hours does not hide the client gRPC
+   * listener's.
    */
   void reload() {
-    try {
-      if (node != null) {
-        reload(node);
-      }
-      if (grpc != null) {
-        reload(grpc);
-      }
-    } catch (RuntimeException e) {
-      warnings.warn("tls-reload", "TLS reload failed: {}", e.toString());
+    if (node != null) {
+      reload(node, "tls-reload node");
+    }
+    if (grpc != null) {
+      reload(grpc, "tls-reload grpc");
     }
   }
 
-  private void reload(TlsIdentity identity) {
-    TlsReload reload = identity.reload();
-    if (reload.certificateReloaded()) {
-      LOG.info("TLS certificate reloaded: {}", identity.chain()[0].getSubjectX500Principal());
-    }
-    if (reload.casReloaded()) {
-      LOG.info(
-          "TLS CA file reloaded: {} trusted CA certificate(s)", identity.trustedCas().length);
-    }
-    if (!reload.failures().isEmpty()) {
-      warnings.warn(
-          "tls-reload",
-          "TLS files not reloaded, their previous contents stay in use: {}",
-          String.join("; ", reload.failures()));
+  private void reload(TlsIdentity identity, String throttleKey) {
+    try {
+      TlsReload reload = identity.reload();
+      if (reload.certificateReloaded()) {
+        LOG.info("TLS certificate reloaded: {}", identity.chain()[0].getSubjectX500Principal());
+      }
+      if (reload.casReloaded()) {
+        LOG.info(
+            "TLS CA file reloaded: {} trusted CA certificate(s)", identity.trustedCas().length);
+      }
+      if (!reload.failures().isEmpty()) {
+        warnings.warn(
+            throttleKey,
+            "TLS files not reloaded, their previous contents stay in use: {}",
+            String.join("; ", reload.failures()));
+      }
+    } catch (RuntimeException e) {
+      warnings.warn(throttleKey, "TLS reload failed: {}", e.toString());
     }
   }
 }
