@@ -105,6 +105,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (printf "tls.clientAuth: %q is not valid: expected none, request or require-and-verify"
   .Values.tls.clientAuth) }}
 {{- end }}
+{{- if and .Values.tls.enabled (not .Values.tls.useCa) }}
+{{- fail (print "tls.useCa: false is not valid with tls.enabled: every Weir pod has peers (discovery is always"
+  " on), and a node with peers refuses the JVM's trust store, which cannot verify the other pods' certificates;"
+  " set tls.useCa: true with a Secret (or volume) that carries ca.crt") }}
+{{- end }}
 {{- if not (has .Values.config.source (list "file" "xds")) }}
 {{- fail (printf "config.source: %q is not valid: expected file or xds" .Values.config.source) }}
 {{- end }}

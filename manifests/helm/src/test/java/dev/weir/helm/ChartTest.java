@@ -402,7 +402,10 @@ class ChartTest {
         .containsEntry("WEIR_TLS_CLIENT_AUTH", "require-and-verify");
     assertThat(r.env()).containsKey("WEIR_STATUS_HTTP_ADDRESS");
     assertThat(Chart.render(TLS).env()).doesNotContainKey("WEIR_STATUS_HTTP_ADDRESS");
-    assertThat(Chart.render("tls: {enabled: true, secretName: s, useCa: false}\n").env())
+    assertThatThrownBy(() -> Chart.render("tls: {enabled: true, secretName: s, useCa: false}\n"))
+        .hasMessageContaining("tls.useCa: false is not valid with tls.enabled")
+        .hasMessageContaining("set tls.useCa: true");
+    assertThat(Chart.render("tls: {enabled: false, useCa: false}\n").env())
         .doesNotContainKey("WEIR_TLS_CA");
   }
 
