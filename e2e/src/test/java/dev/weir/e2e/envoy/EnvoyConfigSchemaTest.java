@@ -36,11 +36,14 @@ import io.envoyproxy.envoy.extensions.filters.http.ratelimit.v3.RateLimit;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -303,6 +306,26 @@ class EnvoyConfigSchemaTest {
     assertThat(weirRules(RepoFiles.frontProxyDescriptors()).domains())
         .containsOnlyKeys("weir-demo");
     assertThat(weirRules(RepoFiles.rlqsDescriptors()).domains()).containsOnlyKeys("weir-rlqs-demo");
+  }
+
+  @Test
+  void compose_everyWeirNode_publishesItsHttpPortOnLoopbackAtItsOwnHostPort() throws IOException {
+    Path compose = RepoFiles.root().resolve("envoy-config/docker-compose.yaml");
+    Map<?, ?> services = (Map<?, ?>) ((Map<?, ?>) EnvoyYaml.load(compose)).get("services");
+    Map<String, List<?>> published = new TreeMap<>();
+    for (String node : List.of("weir-1", "weir-2", "weir-3")) {
+      Map<?, ?> definition = (Map<?, ?>) services.get(node);
+      Map<?, ?> env = (Map<?, ?>) definition.get("environment");
+      assertThat(env.get("WEIR_HTTP_ADDRESS")).as(node).isEqualTo("0.0.0.0:1050");
+      published.put(node, (List<?>) definition.get("ports"));
+    }
+    // The README queries each node's /metrics at these host ports.
+    assertThat(published)
+        .containsEntry("weir-1", List.of("127.0.0.1:1050:1050"))
+        .containsEntry("weir-2", List.of("127.0.0.1:2050:1050"))
+        .containsEntry("weir-3", List.of("127.0.0.1:3050:1050"));
+    assertThat(Files.readString(RepoFiles.root().resolve("envoy-config/README.md")))
+        .contains("for p in 1050 2050 3050; do curl -s http://127.0.0.1:$p/metrics");
   }
 
   @Test

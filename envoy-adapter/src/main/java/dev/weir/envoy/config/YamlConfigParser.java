@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.error.YAMLException;
@@ -138,13 +139,14 @@ final class YamlConfigParser {
     if (!(maps.root() instanceof MappingNode map)) {
       throw unmarshal(maps.root(), "map");
     }
-    validateKeys(map, Place.OTHER);
+    String domainAhead = scalarAhead(map, "domain");
+    validateKeys(map, Place.OTHER, "", domainAhead + ".");
     String domain = "";
     List<RawDescriptor> descriptors = List.of();
     for (NodeTuple t : map.getValue()) {
       switch (keyOf(t)) {
         case "domain" -> domain = string(t.getValueNode());
-        case "descriptors" -> descriptors = descriptors(t.getValueNode());
+        case "descriptors" -> descriptors = descriptors(t.getValueNode(), domainAhead + ".");
         default -> {}
       }
     }
@@ -160,8 +162,13 @@ final class YamlConfigParser {
     return options;
   }
 
-  /** Checks every key of {@code map}, which sits at {@code place}, and of the maps below it. */
-  private void validateKeys(MappingNode map, Place place) throws DescriptorConfigException {
+  /**
+   * Checks every key of {@code map}, which sits at {@code place}, and of the maps below it. {@code
+   * owner} is the composite name of the descriptor the map belongs to (empty at the top), which
+   * errors name; {@code prefix} is that of the descriptors it lists.
+   */
+  private void validateKeys(MappingNode map, Place place, String owner, String prefix)
+      throws DescriptorConfigException {
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
       if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
@@ -185,20 +192,88 @@ final class YamlConfigParser {
             throw error(
                 "config error, yaml file contains list of type other than map: " + render(item));
           }
-          validateKeys(
-              itemMap,
-              switch (key) {
-                case "descriptors" -> Place.DESCRIPTOR;
-                case RATE_LIMITS -> Place.RATE_LIMIT;
-                default -> Place.OTHER;
-              });
+          if (key.equals("descriptors")) {
+            String composite = prefix + finalKeyAhead(itemMap);
+            validateKeys(itemMap, Place.DESCRIPTOR, composite, composite + ".");
+          } else {
+            validateKeys(
+                itemMap, key.equals(RATE_LIMITS) ? Place.RATE_LIMIT : Place.OTHER, owner, prefix);
+          }
         }
       } else if (value instanceof MappingNode nested) {
-        validateKeys(nested, key.equals("rate_limit") ? Place.RATE_LIMIT : Place.OTHER);
+        validateKeys(
+            nested, key.equals("rate_limit") ? Place.RATE_LIMIT : Place.OTHER, owner, prefix);
       } else if (value instanceof ScalarNode scalar && !isLeaf(scalar.getTag())) {
-        throw error("error checking config");
+        // The reference's text, then which key, value and place it is and what the key allows.
+        throw error("error checking config: " + notALeaf(key, scalar, place, owner));
       }
     }
+  }
+
+  /** Keys whose values are whole numbers from 0 to 4294967295. */
+  private static final Set<String> UINT32_KEYS = Set.of("requests_per_unit", "burst");
+
+  /** Keys whose values are booleans. */
+  private static final Set<String> BOOL_KEYS =
+      Set.of(
+          "unlimited",
+          "shadow_mode",
+          "quota_mode",
+          "detailed_metric",
+          "value_to_metric",
+          "share_threshold",
+          "calendar");
+
+  /** Why {@code scalar}, the value of {@code key} at {@code place} of {@code owner}, is refused. */
+  private static String notALeaf(String key, ScalarNode scalar, Place place, String owner) {
+    String value = scalar.getValue();
+    String where =
+        owner.isEmpty()
+            ? ""
+            : switch (place) {
+              case RATE_LIMIT -> " in rate_limit of '" + owner + "'";
+              case DESCRIPTOR -> " in descriptor '" + owner + "'";
+              case OTHER -> " in '" + owner + "'";
+            };
+    String allowed;
+    if (UINT32_KEYS.contains(key)) {
+      allowed = "allowed values are whole numbers from 0 to " + UINT32_MAX;
+    } else if (key.equals("unit_multiplier")) {
+      allowed = "allowed values are whole numbers from 1";
+    } else if (BOOL_KEYS.contains(key)) {
+      allowed = "allowed values are true, false";
+    } else {
+      allowed =
+          "YAML reads it as "
+              + (scalar.getTag().equals(Tag.FLOAT)
+                  ? "a number with a fraction"
+                  : shortTag(scalar.getTag()))
+              + ", not text: write it in quotes ('"
+              + value
+              + "')";
+    }
+    return "invalid " + key + " '" + value + "'" + where + ": " + allowed;
+  }
+
+  /** The value of the scalar {@code name} of {@code map}, read ahead of its other keys; else "". */
+  private static String scalarAhead(MappingNode map, String name) {
+    String found = "";
+    for (NodeTuple t : map.getValue()) {
+      if (t.getKeyNode() instanceof ScalarNode k
+          && k.getValue().equals(name)
+          && t.getValueNode() instanceof ScalarNode v
+          && !v.getTag().equals(Tag.NULL)) {
+        found = v.getValue();
+      }
+    }
+    return found;
+  }
+
+  /** A descriptor's last part of its composite name, {@code key} or {@code key_value}. */
+  private static String finalKeyAhead(MappingNode descriptor) {
+    String key = scalarAhead(descriptor, "key");
+    String value = scalarAhead(descriptor, "value");
+    return value.isEmpty() ? key : key + "_" + value;
   }
 
   private static boolean isLeaf(Tag tag) {
@@ -209,15 +284,19 @@ final class YamlConfigParser {
         || tag.equals(Tag.TIMESTAMP);
   }
 
-  private List<RawDescriptor> descriptors(Node node) throws DescriptorConfigException {
+  /** Decodes a list of descriptors whose composite names start with {@code prefix}. */
+  private List<RawDescriptor> descriptors(Node node, String prefix)
+      throws DescriptorConfigException {
     List<RawDescriptor> out = new ArrayList<>();
     for (MappingNode item : mappings(node, "[]config.YamlDescriptor")) {
-      out.add(descriptor(item));
+      out.add(descriptor(item, prefix));
     }
     return out;
   }
 
-  private RawDescriptor descriptor(MappingNode map) throws DescriptorConfigException {
+  private RawDescriptor descriptor(MappingNode map, String prefix)
+      throws DescriptorConfigException {
+    String composite = prefix + finalKeyAhead(map);
     String key = "";
     String value = "";
     Optional<RawRateLimit> rateLimit = Optional.empty();
@@ -234,9 +313,9 @@ final class YamlConfigParser {
       switch (keyOf(t)) {
         case "key" -> key = string(v);
         case "value" -> value = string(v);
-        case "rate_limit" -> rateLimit = rateLimit(v);
-        case RATE_LIMITS -> rateLimits = rateLimits(v);
-        case "descriptors" -> children = descriptors(v);
+        case "rate_limit" -> rateLimit = rateLimit(v, composite);
+        case RATE_LIMITS -> rateLimits = rateLimits(v, composite);
+        case "descriptors" -> children = descriptors(v, composite + ".");
         case "shadow_mode" -> shadow = bool(v);
         case "quota_mode" -> quota = bool(v);
         case "detailed_metric" -> detailed = bool(v);
@@ -261,15 +340,18 @@ final class YamlConfigParser {
         metadata);
   }
 
-  private List<RawRateLimit> rateLimits(Node node) throws DescriptorConfigException {
+  private List<RawRateLimit> rateLimits(Node node, String composite)
+      throws DescriptorConfigException {
     List<RawRateLimit> out = new ArrayList<>();
     for (MappingNode item : mappings(node, "[]config.YamlRateLimit")) {
-      out.add(rateLimit(item).orElseThrow());
+      out.add(rateLimit(item, composite).orElseThrow());
     }
     return out;
   }
 
-  private Optional<RawRateLimit> rateLimit(Node node) throws DescriptorConfigException {
+  /** Decodes the rate limit of the descriptor named {@code composite}. */
+  private Optional<RawRateLimit> rateLimit(Node node, String composite)
+      throws DescriptorConfigException {
     if (isNull(node)) {
       return Optional.empty();
     }
@@ -290,7 +372,7 @@ final class YamlConfigParser {
     for (NodeTuple t : map.getValue()) {
       Node v = t.getValueNode();
       switch (keyOf(t)) {
-        case "requests_per_unit" -> rpu = uint32(v);
+        case "requests_per_unit" -> rpu = requestsPerUnit(v, composite);
         case "unit" -> unit = string(v);
         case "unlimited" -> unlimited = bool(v);
         case "name" -> name = string(v);
@@ -367,7 +449,11 @@ final class YamlConfigParser {
     throw unmarshal(node, "bool");
   }
 
-  private long uint32(Node node) throws DescriptorConfigException {
+  /**
+   * Decodes {@code requests_per_unit}, a uint32, of the descriptor named {@code composite}; a bad
+   * value's error is the reference's, followed by the key, the descriptor and the allowed range.
+   */
+  private long requestsPerUnit(Node node, String composite) throws DescriptorConfigException {
     if (isNull(node)) {
       return 0;
     }
@@ -377,7 +463,19 @@ final class YamlConfigParser {
         return v.longValue();
       }
     }
-    throw unmarshal(node, "uint32");
+    throw error(
+        unmarshalText(node, "uint32")
+            + ": invalid requests_per_unit '"
+            + render(node)
+            + "' in rate_limit of '"
+            + composite
+            + "': allowed values are whole numbers from 0 to "
+            + UINT32_MAX
+            + (node instanceof ScalarNode s
+                    && s.getTag().equals(Tag.STR)
+                    && s.getScalarStyle() != DumperOptions.ScalarStyle.PLAIN
+                ? " (written in quotes, it is a string: write numbers without quotes)"
+                : ""));
   }
 
   /**
@@ -425,17 +523,21 @@ final class YamlConfigParser {
   }
 
   private DescriptorConfigException unmarshal(Node node, String target) {
+    return error(unmarshalText(node, target));
+  }
+
+  // yaml.v2's type error, as the reference prints it.
+  private static String unmarshalText(Node node, String target) {
     String shown =
         node instanceof ScalarNode s
             ? shortTag(s.getTag()) + " `" + s.getValue() + "`"
             : shortTag(node.getTag());
-    return error(
-        "error loading config file: yaml: unmarshal errors: line "
-            + line(node)
-            + ": cannot unmarshal "
-            + shown
-            + " into "
-            + target);
+    return "error loading config file: yaml: unmarshal errors: line "
+        + line(node)
+        + ": cannot unmarshal "
+        + shown
+        + " into "
+        + target;
   }
 
   private static int line(Node node) {

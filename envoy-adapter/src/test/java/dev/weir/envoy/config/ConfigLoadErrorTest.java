@@ -38,17 +38,22 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "list-of-non-map.yaml",
             "config error, yaml file contains list of type other than map: other"),
-        Arguments.of("float-leaf.yaml", "error checking config"),
+        Arguments.of(
+            "float-leaf.yaml",
+            "error checking config: invalid requests_per_unit '1.5' in rate_limit of 'shop.a':"
+                + " allowed values are whole numbers from 0 to 4294967295"),
         Arguments.of(
             "bad-metadata.yaml", "error parsing metadata: metadata must be a map, found [one two]"),
         Arguments.of(
             "negative-requests-per-unit.yaml",
             "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!int `-1`"
-                + " into uint32"),
+                + " into uint32: invalid requests_per_unit '-1' in rate_limit of 'shop.a': allowed"
+                + " values are whole numbers from 0 to 4294967295"),
         Arguments.of(
             "requests-per-unit-over-uint32.yaml",
             "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!int"
-                + " `4294967296` into uint32"),
+                + " `4294967296` into uint32: invalid requests_per_unit '4294967296' in rate_limit of"
+                + " 'shop.a': allowed values are whole numbers from 0 to 4294967295"),
         Arguments.of(
             "bool-as-string.yaml",
             "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!str"
@@ -93,6 +98,71 @@ class ConfigLoadErrorTest {
         .isInstanceOfSatisfying(
             DescriptorConfigException.class,
             e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "requests_per_unit: 2.5 | error checking config: invalid requests_per_unit '2.5' in rate_limit"
+            + " of 'demo.user_x.tier': allowed values are whole numbers from 0 to 4294967295",
+        "requests_per_unit: 2.0 | error checking config: invalid requests_per_unit '2.0' in rate_limit"
+            + " of 'demo.user_x.tier': allowed values are whole numbers from 0 to 4294967295",
+        "requests_per_unit: '7' | error loading config file: yaml: unmarshal errors: line 8: cannot"
+            + " unmarshal !!str `7` into uint32: invalid requests_per_unit '7' in rate_limit of"
+            + " 'demo.user_x.tier': allowed values are whole numbers from 0 to 4294967295 (written in"
+            + " quotes, it is a string: write numbers without quotes)",
+        "burst: 1.5 | error checking config: invalid burst '1.5' in rate_limit of 'demo.user_x.tier':"
+            + " allowed values are whole numbers from 0 to 4294967295",
+        "unit_multiplier: 0.5 | error checking config: invalid unit_multiplier '0.5' in rate_limit of"
+            + " 'demo.user_x.tier': allowed values are whole numbers from 1",
+        "unlimited: 1.0 | error checking config: invalid unlimited '1.0' in rate_limit of"
+            + " 'demo.user_x.tier': allowed values are true, false",
+        "name: 1.5 | error checking config: invalid name '1.5' in rate_limit of 'demo.user_x.tier':"
+            + " YAML reads it as a number with a fraction, not text: write it in quotes ('1.5')",
+      })
+  void compile_badNumberInRateLimit_referenceTextThenKeyValueDescriptorAndAllowed(
+      String line, String text) {
+    String yaml =
+        "domain: demo\n"
+            + "descriptors:\n"
+            + "  - key: user\n"
+            + "    value: x\n"
+            + "    descriptors:\n"
+            + "      - key: tier\n"
+            + "        rate_limit:\n"
+            + "          "
+            + line
+            + "\n"
+            + "          unit: second\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e -> assertThat(e.errors()).containsExactly("t.yaml: " + text));
+  }
+
+  @Test
+  void compile_floatDescriptorValue_namesDescriptorAndSaysToQuoteIt() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: version\n    value: 1.5\n"
+            + "    shadow_mode: true\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: error checking config: invalid value '1.5' in descriptor"
+                            + " 'demo.version_1.5': YAML reads it as a number with a fraction, not"
+                            + " text: write it in quotes ('1.5')"));
   }
 
   /** Found by {@code ConfigLoaderFuzzTest}: a local tag made the message StringIndexOutOfBounds. */

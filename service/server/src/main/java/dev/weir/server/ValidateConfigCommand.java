@@ -19,18 +19,25 @@ import java.util.Map;
  */
 final class ValidateConfigCommand implements Command {
 
+  /** The usage line, printed first by {@code --help} and alone on a usage error. */
+  static final String USAGE = "usage: java -jar weir.jar validate-config [--strict] PATH";
+
   /** What {@code validate-config --help} prints. */
   static final String HELP =
-      """
-      usage: java -jar weir.jar validate-config PATH
+      USAGE
+          + """
 
-      Checks an Envoy descriptor YAML file, or every file of a folder, as a node with
-      WEIR_ENVOY_CONFIG=PATH would load it; WEIR_ENVOY_MERGE_DOMAIN_CONFIG,
-      WEIR_ENVOY_DEFAULT_ALGORITHM, WEIR_ENVOY_CONFIG_MAX_FILE_SIZE,
-      WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE and WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG apply.
 
-      Exit status: 0 when it loads, 1 when it does not (every error printed on stderr with its
-      file and line), 2 for a usage error or a bad setting.""";
+          Checks an Envoy descriptor YAML file, or every file of a folder, as a node with
+          WEIR_ENVOY_CONFIG=PATH would load it; WEIR_ENVOY_MERGE_DOMAIN_CONFIG,
+          WEIR_ENVOY_DEFAULT_ALGORITHM, WEIR_ENVOY_CONFIG_MAX_FILE_SIZE,
+          WEIR_ENVOY_CONFIG_MAX_TOTAL_SIZE and WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG apply.
+
+          --strict  also print what loads but is likely a mistake (a key written twice in one
+                    map, more than one YAML document in a file) as warnings, and fail on them.
+
+          Exit status: 0 when it loads, 1 when it does not (every error printed on stderr with its
+          file) or, with --strict, when there is a warning, 2 for a usage error or a bad setting.""";
 
   @Override
   public String summary() {
@@ -46,7 +53,7 @@ final class ValidateConfigCommand implements Command {
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     boolean strict = args.size() == 2 && args.get(0).equals("--strict");
     if (args.size() != 1 && !strict) {
-      err.println("usage: java -jar weir.jar validate-config [--strict] PATH");
+      err.println(USAGE);
       return 2;
     }
     EnvoySettings settings;

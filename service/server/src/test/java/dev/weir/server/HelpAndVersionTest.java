@@ -71,6 +71,18 @@ class HelpAndVersionTest {
   }
 
   @Test
+  void validateConfigHelp_usageLineIsTheUsageErrorsAndDescribesStrict() throws Exception {
+    String help = Main.COMMANDS.get("validate-config").help();
+
+    assertThat(run("validate-config")).isEqualTo(2);
+    assertThat(help.lines().findFirst())
+        .contains("usage: java -jar weir.jar validate-config [--strict] PATH")
+        .contains(stderr().strip());
+    assertThat(help).contains("--strict  also print what loads but is likely a mistake");
+    assertThat(help).doesNotContain("file and line");
+  }
+
+  @Test
   void serveHelp_withoutCommandName_isServesHelp() throws Exception {
     assertThat(run("--config", "weir.env", "--help")).isZero();
 

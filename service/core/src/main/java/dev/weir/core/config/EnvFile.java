@@ -10,9 +10,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}; blank lines and lines starting
- * with {@code #} are skipped; key and value are trimmed. Values from the file sit under the real
- * environment: a variable set in both takes the environment's value.
+ * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}, optionally {@code export
+ * KEY=VALUE} as in a shell file; blank lines and lines starting with {@code #} are skipped; key and
+ * value are trimmed. A key holding a space is refused (it would name no variable). Values from the
+ * file sit under the real environment: a variable set in both takes the environment's value.
  */
 public final class EnvFile {
 
@@ -42,7 +43,11 @@ public final class EnvFile {
         continue;
       }
       int equals = line.indexOf('=');
-      if (equals <= 0) {
+      String key = equals <= 0 ? "" : line.substring(0, equals).trim();
+      if (key.startsWith("export") && key.length() > 6 && Character.isWhitespace(key.charAt(6))) {
+        key = key.substring(6).trim();
+      }
+      if (key.isEmpty() || key.chars().anyMatch(Character::isWhitespace)) {
         throw new ConfigException(
             "--config '"
                 + source
@@ -50,9 +55,9 @@ public final class EnvFile {
                 + (i + 1)
                 + "='"
                 + line
-                + "' is not valid: expected KEY=VALUE");
+                + "' is not valid: expected KEY=VALUE (or export KEY=VALUE), a KEY without spaces");
       }
-      values.put(line.substring(0, equals).trim(), line.substring(equals + 1).trim());
+      values.put(key, line.substring(equals + 1).trim());
     }
     return values;
   }

@@ -142,7 +142,7 @@ public final class EnvReader {
       return fallback;
     }
     try {
-      return HostPort.parse(setting.get().value());
+      return HostPort.parseSetting(setting.get().value());
     } catch (IllegalArgumentException e) {
       throw invalid(
           setting.get(),

@@ -53,6 +53,53 @@ public record HostPort(String host, int port) {
     return new HostPort(host, number);
   }
 
+  /**
+   * Parses a configured address as {@link #parse} does, and also refuses what is no single address:
+   * a scheme ({@code http://}), a space, comma or semicolon (two addresses run together), or a host
+   * name holding characters other than letters, digits, {@code .}, {@code -} and {@code _}. Throws
+   * {@link IllegalArgumentException} naming what is wrong.
+   */
+  public static HostPort parseSetting(String text) {
+    String s = text.trim();
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isWhitespace(c) || c == ',' || c == ';') {
+        throw new IllegalArgumentException(
+            "it holds "
+                + (Character.isWhitespace(c) ? "a space" : "'" + c + "'")
+                + "; one address has no spaces, commas or semicolons");
+      }
+    }
+    int scheme = s.indexOf("://");
+    if (scheme >= 0) {
+      throw new IllegalArgumentException(
+          "write host:port without a scheme such as '" + s.substring(0, scheme + 3) + "'");
+    }
+    HostPort parsed = parse(s);
+    if (!s.startsWith("[")) {
+      for (int i = 0; i < parsed.host.length(); i++) {
+        char c = parsed.host.charAt(i);
+        boolean allowed =
+            (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9')
+                || c == '.'
+                || c == '-'
+                || c == '_';
+        if (!allowed) {
+          throw new IllegalArgumentException(
+              "host '"
+                  + parsed.host
+                  + "' holds '"
+                  + c
+                  + "'; a host is a name or IPv4 address of letters, digits, '.', '-' and '_',"
+                  + " or an IPv6 address in brackets");
+        }
+      }
+    }
+    return parsed;
+  }
+
   /** Returns whether the host means every interface ({@code 0.0.0.0}, {@code ::} or empty). */
   public boolean isWildcard() {
     return host.isEmpty()

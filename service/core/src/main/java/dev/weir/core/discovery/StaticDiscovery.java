@@ -1,5 +1,6 @@
 package dev.weir.core.discovery;
 
+import dev.weir.core.config.HostPort;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -71,15 +72,32 @@ public final class StaticDiscovery implements PeerDiscovery {
    */
   public static Entry parse(String entry) {
     String text = entry.trim();
+    if (text.chars().anyMatch(c -> Character.isWhitespace(c) || c == ';')) {
+      throw new IllegalArgumentException(
+          "static peer '"
+              + entry
+              + "' is not host:port or host:port@peerPort: it holds "
+              + (text.indexOf(';') >= 0 ? "';'" : "a space")
+              + "; separate entries with commas");
+    }
     int at = text.lastIndexOf('@');
     String member = at < 0 ? text : text.substring(0, at);
-    int port;
+    HostPort address;
     try {
-      port = PeerAddress.portOf(member);
+      address = HostPort.parseSetting(member);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "static peer '" + entry + "' is not host:port or host:port@peerPort", e);
+          "static peer '"
+              + entry
+              + "' is not host:port or host:port@peerPort: "
+              + e.getMessage(),
+          e);
     }
+    if (address.host().isEmpty()) {
+      throw new IllegalArgumentException(
+          "static peer '" + entry + "' has no host; expected host:port or host:port@peerPort");
+    }
+    int port = address.port();
     if (port < 1 || port > 65_535) {
       throw new IllegalArgumentException(
           "static peer '" + entry + "' has port " + port + "; expected 1 to 65535");

@@ -121,6 +121,29 @@ class ClusterSettingsTest {
   }
 
   @Test
+  void from_staticPeersNotSeparatedByCommas_errorNamesVariableEntryAndSeparator() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_STATIC_PEERS", "a:1;b:2")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_STATIC_PEERS='a:1;b:2' is not valid: static peer 'a:1;b:2' is not host:port or"
+                + " host:port@peerPort: it holds ';'; separate entries with commas");
+    assertThatThrownBy(() -> read(Map.of("WEIR_STATIC_PEERS", "a:1 b:2")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("static peer 'a:1 b:2'")
+        .hasMessageContaining("separate entries with commas");
+  }
+
+  @Test
+  void from_staticPeerWithScheme_errorNamesEntryAndScheme() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_STATIC_PEERS", "a:1,http://b:2")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_STATIC_PEERS='a:1,http://b:2' is not valid: static peer 'http://b:2' is not"
+                + " host:port or host:port@peerPort: write host:port without a scheme such as"
+                + " 'http://'");
+  }
+
+  @Test
   void from_badDuration_errorNamesVariable() {
     assertThatThrownBy(() -> read(Map.of("WEIR_GLOBAL_SYNC_WAIT", "soon")))
         .isInstanceOf(ConfigException.class)

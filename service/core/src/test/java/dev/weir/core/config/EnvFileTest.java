@@ -30,7 +30,27 @@ class EnvFileTest {
   void parse_lineWithoutEquals_namesFileAndLine() {
     assertThatThrownBy(() -> EnvFile.parse("weir.conf", List.of("A=1", "oops")))
         .isInstanceOf(ConfigException.class)
-        .hasMessage("--config 'weir.conf' line 2='oops' is not valid: expected KEY=VALUE");
+        .hasMessage(
+            "--config 'weir.conf' line 2='oops' is not valid: expected KEY=VALUE (or export"
+                + " KEY=VALUE), a KEY without spaces");
+  }
+
+  @Test
+  void parse_exportPrefix_readAsInAShellFile() {
+    assertThat(
+            EnvFile.parse(
+                "weir.env", List.of("export WEIR_CACHE_SIZE=100", "export\tWEIR_LOG_LEVEL = debug")))
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("WEIR_CACHE_SIZE", "100", "WEIR_LOG_LEVEL", "debug"));
+  }
+
+  @Test
+  void parse_keyWithASpace_refusedNamingFileLineAndWhatIsExpected() {
+    assertThatThrownBy(() -> EnvFile.parse("weir.env", List.of("A=1", "set WEIR_CACHE_SIZE=100")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--config 'weir.env' line 2='set WEIR_CACHE_SIZE=100' is not valid: expected KEY=VALUE"
+                + " (or export KEY=VALUE), a KEY without spaces");
   }
 
   @Test

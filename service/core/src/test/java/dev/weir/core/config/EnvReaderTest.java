@@ -118,6 +118,20 @@ class EnvReaderTest {
   }
 
   @Test
+  void hostPort_twoAddressesOrAScheme_refusedNamingTheProblem() {
+    assertThatThrownBy(() -> env("WEIR_X", "a;b:1051").hostPort(VAR, null))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_X='a;b:1051' is not valid: expected host:port with a port from 0 to 65535,"
+                + " e.g. localhost:1051 or [::1]:1051 (it holds ';'; one address has no spaces,"
+                + " commas or semicolons)");
+    assertThatThrownBy(() -> env("WEIR_X", "http://node-1:1051").hostPort(VAR, null))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_X='http://node-1:1051'")
+        .hasMessageContaining("without a scheme such as 'http://'");
+  }
+
+  @Test
   void duration_valid_parsed() {
     assertThat(
             env("WEIR_X", "500us").duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))

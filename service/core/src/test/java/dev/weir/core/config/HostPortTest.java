@@ -35,6 +35,34 @@ class HostPortTest {
         .hasMessageContaining(problem);
   }
 
+  @ParameterizedTest
+  @CsvSource({
+    "'http://a:1', write host:port without a scheme such as 'http://'",
+    "'a:1;b:2', it holds ';'",
+    "'a:1 b:2', it holds a space",
+    "'a:1 http://b:2', it holds a space",
+    "'a:1,b:2', it holds ','",
+    "'a;b:2', it holds ';'",
+    "'a/b:2', host 'a/b' holds '/'",
+    "'::1:1051', an IPv6 host must be written in brackets",
+  })
+  void parseSetting_notOneAddress_namesProblem(String text, String problem) {
+    assertThatThrownBy(() -> HostPort.parseSetting(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(problem);
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "weir-0.weir_peers.svc:1051, weir-0.weir_peers.svc, 1051",
+    "10.0.0.1:80, 10.0.0.1, 80",
+    "[fd00::5]:1051, fd00::5, 1051",
+    "' :1050 ', '', 1050",
+  })
+  void parseSetting_oneAddress_sameAsParse(String text, String host, int port) {
+    assertThat(HostPort.parseSetting(text)).isEqualTo(new HostPort(host, port));
+  }
+
   @Test
   void toString_ipv6Host_bracketed() {
     assertThat(new HostPort("::1", 5).toString()).isEqualTo("[::1]:5");

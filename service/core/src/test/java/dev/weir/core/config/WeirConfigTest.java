@@ -45,6 +45,14 @@ class WeirConfigTest {
   }
 
   @Test
+  void from_advertiseAddressWithABadHost_errorNamesVariableAndHost() {
+    assertThatThrownBy(() -> load(Map.of("WEIR_ADVERTISE_ADDRESS", "node/1:1051")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_ADVERTISE_ADDRESS='node/1:1051' is not valid")
+        .hasMessageContaining("host 'node/1' holds '/'");
+  }
+
+  @Test
   void from_weirAndGuberSet_weirWins() {
     WeirConfig config = load(Map.of("GUBER_CACHE_SIZE", "10", "WEIR_CACHE_SIZE", "20"));
     assertThat(config.cacheSize()).isEqualTo(20);

@@ -43,6 +43,13 @@ class StaticDiscoveryTest {
     "'host:1051@', has peer port ''",
     "'host:1051@abc', has peer port 'abc'",
     "'host:1051@70000', has peer port '70000'",
+    "'a:1;b:2', it holds ';'; separate entries with commas",
+    "'a:1 b:2', it holds a space; separate entries with commas",
+    "'a:1@2 b:3@4', it holds a space; separate entries with commas",
+    "'http://b:2', without a scheme such as 'http://'",
+    "'::1:1051', an IPv6 host must be written in brackets",
+    "'a/b:1051', host 'a/b' holds '/'",
+    "':1051', has no host",
   })
   void parse_badEntry_failsNamingIt(String entry, String problem) {
     assertThatThrownBy(() -> StaticDiscovery.parse(entry))

@@ -1,10 +1,12 @@
 package dev.weir.discovery.etcd;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -62,7 +64,23 @@ public record EtcdSettings(
   public static EtcdSettings fromEnv(DiscoveryEnv env) {
     List<String> endpoints = env.list("ETCD_ENDPOINTS", List.of("localhost:2379"));
     if (endpoints.isEmpty()) {
-      throw env.invalid("ETCD_ENDPOINTS", env.string("ETCD_ENDPOINTS", ""), "a comma-separated list of host:port or URLs");
+      throw env.invalid("ETCD_ENDPOINTS", env.string("ETCD_ENDPOINTS", ""), ENDPOINTS_ALLOWED);
+    }
+    for (String endpoint : endpoints) {
+      checkEndpoint(env, endpoint);
+    }
+    Optional<String> advertise = env.raw("ETCD_ADVERTISE_ADDRESS");
+    if (advertise.isPresent()) {
+      try {
+        if (HostPort.parseSetting(advertise.get()).isWildcard()) {
+          throw new IllegalArgumentException("a wildcard host is no address peers can call");
+        }
+      } catch (IllegalArgumentException e) {
+        throw env.invalid(
+            "ETCD_ADVERTISE_ADDRESS",
+            advertise.get(),
+            "host:port that peers can call, e.g. 10.0.0.5:1051 or [fd00::5]:1051 (" + e.getMessage() + ")");
+      }
     }
     Duration leaseTtl = env.duration("ETCD_LEASE_TTL", Duration.ofSeconds(30), Duration.ofSeconds(1));
     Optional<Path> ca = file(env, "ETCD_TLS_CA");
@@ -87,7 +105,49 @@ public record EtcdSettings(
         env.string("ETCD_PASSWORD", ""),
         tlsOn ? Optional.of(new Tls(ca, cert, key, skipVerify)) : Optional.empty(),
         env.string("ETCD_DATA_CENTER", ""),
-        env.raw("ETCD_ADVERTISE_ADDRESS"));
+        advertise.map(String::trim));
+  }
+
+  private static final String ENDPOINTS_ALLOWED =
+      "a comma-separated list of host:port or http(s)://host:port URLs";
+
+  /**
+   * Checks one etcd endpoint: {@code host:port}, or {@code http://} or {@code https://} followed by
+   * one; endpoints of jetcd's other schemes ({@code ip:///}, {@code dns+srv:///}) are left to jetcd.
+   */
+  private static void checkEndpoint(DiscoveryEnv env, String endpoint) {
+    String address = endpoint;
+    int schemeEnd = endpoint.indexOf("://");
+    if (schemeEnd >= 0) {
+      String scheme = endpoint.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+      if (!scheme.equals("http") && !scheme.equals("https")) {
+        if (scheme.matches("[a-z][a-z0-9+.-]*")) {
+          return;
+        }
+      } else {
+        address = endpoint.substring(schemeEnd + 3);
+        address = address.endsWith("/") ? address.substring(0, address.length() - 1) : address;
+      }
+    }
+    String problem;
+    try {
+      problem = HostPort.parseSetting(address).host().isEmpty() ? "it has no host" : null;
+    } catch (IllegalArgumentException e) {
+      problem = e.getMessage();
+    }
+    if (problem != null) {
+      boolean runTogether = endpoint.chars().anyMatch(c -> Character.isWhitespace(c) || c == ';');
+      throw env.invalid(
+          "ETCD_ENDPOINTS",
+          env.string("ETCD_ENDPOINTS", ""),
+          ENDPOINTS_ALLOWED
+              + " (entry '"
+              + endpoint
+              + "': "
+              + problem
+              + (runTogether ? "; separate entries with commas" : "")
+              + ")");
+    }
   }
 
   private static Optional<Path> file(DiscoveryEnv env, String suffix) {

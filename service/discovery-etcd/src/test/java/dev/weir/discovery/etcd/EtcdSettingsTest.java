@@ -3,6 +3,7 @@ package dev.weir.discovery.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.discovery.DiscoveryEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,6 +88,51 @@ class EtcdSettingsTest {
         .hasMessage("WEIR_ETCD_TLS_ENABLE='maybe' is not valid: expected true or false (also t/f or 1/0)");
     assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_LEASE_TTL", "500ms"))))
         .hasMessageStartingWith("WEIR_ETCD_LEASE_TTL='500ms' is not valid: expected a duration from 1s to");
+  }
+
+  @Test
+  void fromEnv_endpointsNotSeparatedByCommas_errorNamesVariableEntryAndSeparator() {
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0:2379;etcd-1:2379"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ETCD_ENDPOINTS='etcd-0:2379;etcd-1:2379' is not valid: expected a comma-separated list of"
+                + " host:port or http(s)://host:port URLs (entry 'etcd-0:2379;etcd-1:2379': it holds ';';"
+                + " one address has no spaces, commas or semicolons; separate entries with commas)");
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_ETCD_ENDPOINTS", "http://etcd-0:2379 http://etcd-1:2379"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("GUBER_ETCD_ENDPOINTS='http://etcd-0:2379 http://etcd-1:2379'")
+        .hasMessageContaining("separate entries with commas");
+    assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("(entry 'etcd-0': missing ':port')");
+  }
+
+  @Test
+  void fromEnv_urlAndBareEndpoints_accepted() {
+    EtcdSettings s =
+        EtcdSettings.fromEnv(
+            new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "HTTPS://etcd-0:2379/, [fd00::1]:2379, dns+srv:///etcd.local")));
+
+    assertThat(s.endpoints())
+        .containsExactly("HTTPS://etcd-0:2379/", "http://[fd00::1]:2379", "dns+srv:///etcd.local");
+  }
+
+  @Test
+  void fromEnv_advertiseAddressNotOneCallableAddress_errorNamesVariableAndProblem() {
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "a:1;b:2"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ETCD_ADVERTISE_ADDRESS='a:1;b:2' is not valid: expected host:port that peers can call,"
+                + " e.g. 10.0.0.5:1051 or [fd00::5]:1051 (it holds ';'; one address has no spaces, commas or"
+                + " semicolons)");
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_ETCD_ADVERTISE_ADDRESS", "0.0.0.0:1051"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("GUBER_ETCD_ADVERTISE_ADDRESS='0.0.0.0:1051'")
+        .hasMessageContaining("a wildcard host is no address peers can call");
   }
 
   @Test

@@ -134,6 +134,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   public synchronized void start(Consumer<Set<String>> listener) {
     this.listener = listener;
     running = true;
+    settings.unusedSelectorWarning().ifPresent(log::warn);
     deliver(Set.of());
     if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
       SharedIndexInformer<Pod> pods =

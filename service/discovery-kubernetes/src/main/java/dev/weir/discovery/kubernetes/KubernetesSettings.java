@@ -74,6 +74,25 @@ public record KubernetesSettings(
             .orElseThrow(() -> env.invalid("K8S_POD_IP", raw.get(), IpText.POD_IP_ALLOWED)));
   }
 
+  /**
+   * Returns the start-up warning for a selector set while EndpointSlices are watched, which it does
+   * not filter: Gubernator's own manifests set one with its default mechanism, so it is a warning
+   * rather than an error.
+   */
+  public Optional<String> unusedSelectorWarning() {
+    if (mechanism == Mechanism.PODS || selector.isBlank()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "WEIR_K8S_SELECTOR (or GUBER_K8S_SELECTOR) '"
+            + selector
+            + "' is ignored: it selects the peer pods only with WEIR_K8S_WATCH_MECHANISM=pods; with"
+            + " endpointslices (the default) the peers are the ready endpoints of the Service '"
+            + serviceName
+            + "' (WEIR_K8S_SERVICE_NAME). Set WEIR_K8S_WATCH_MECHANISM=pods to use the selector,"
+            + " or unset it");
+  }
+
   /** Returns this node's peer address: {@code podIp:podPort}, or {@code advertiseAddress} without a pod IP. */
   public String selfAddress(String advertiseAddress) {
     return podIp.map(ip -> PeerAddress.of(ip, podPort)).orElse(advertiseAddress);

@@ -3,6 +3,10 @@ package dev.weir.discovery.kubernetes;
 import static dev.weir.core.discovery.RecordingListener.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.discovery.RecordingListener;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -15,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 @EnableKubernetesMockClient(crud = true)
 class KubernetesDiscoveryTest {
@@ -75,6 +80,30 @@ class KubernetesDiscoveryTest {
 
     assertThat(eventually(WAIT, () -> peers.last().equals(Set.of("10.0.0.1:1051", "10.0.0.3:1051")))).isTrue();
     assertThat(peers.received()).noneMatch(set -> set.contains("10.0.0.9:1051"));
+  }
+
+  @Test
+  void start_selectorWithEndpointSlices_warnsThatItIsIgnored() throws Exception {
+    Logger log = (Logger) LoggerFactory.getLogger(KubernetesDiscovery.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    try {
+      start(
+          new KubernetesSettings(
+              Optional.of(NS), KubernetesSettings.Mechanism.ENDPOINT_SLICES, "weir-peers", "app=weir",
+              Optional.of("10.0.0.1"), 1051));
+    } finally {
+      log.detachAppender(appender);
+    }
+
+    assertThat(appender.list)
+        .anySatisfy(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getFormattedMessage())
+                  .startsWith("WEIR_K8S_SELECTOR (or GUBER_K8S_SELECTOR) 'app=weir' is ignored");
+            });
   }
 
   @Test

@@ -67,6 +67,29 @@ class KubernetesSettingsTest {
   }
 
   @Test
+  void unusedSelectorWarning_selectorWithEndpointSlices_namesSelectorServiceAndFix() {
+    KubernetesSettings s =
+        KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_K8S_SELECTOR", "app=gubernator")), "a:1");
+
+    assertThat(s.unusedSelectorWarning())
+        .contains(
+            "WEIR_K8S_SELECTOR (or GUBER_K8S_SELECTOR) 'app=gubernator' is ignored: it selects the peer"
+                + " pods only with WEIR_K8S_WATCH_MECHANISM=pods; with endpointslices (the default) the"
+                + " peers are the ready endpoints of the Service 'weir-peers' (WEIR_K8S_SERVICE_NAME)."
+                + " Set WEIR_K8S_WATCH_MECHANISM=pods to use the selector, or unset it");
+  }
+
+  @Test
+  void unusedSelectorWarning_podsOrNoSelector_none() {
+    assertThat(
+            KubernetesSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("WEIR_K8S_SELECTOR", "app=weir", "WEIR_K8S_WATCH_MECHANISM", "pods")), "a:1")
+                .unusedSelectorWarning())
+        .isEmpty();
+    assertThat(KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of()), "a:1").unusedSelectorWarning()).isEmpty();
+  }
+
+  @Test
   void fromEnv_unknownMechanism_listsAllowed() {
     assertThatThrownBy(
             () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "nodes")), "a:1"))

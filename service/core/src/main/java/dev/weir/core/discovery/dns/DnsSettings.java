@@ -30,6 +30,24 @@ public record DnsSettings(List<String> fqdns, Duration pollInterval) {
       throw env.invalid("DNS_FQDN", env.string("DNS_FQDN", ""),
           "a host name such as weir-peers.weir.svc.cluster.local when WEIR_PEER_DISCOVERY_TYPE=dns");
     }
+    for (String fqdn : fqdns) {
+      for (int i = 0; i < fqdn.length(); i++) {
+        char c = fqdn.charAt(i);
+        if (c > 127 || (!Character.isLetterOrDigit(c) && c != '.' && c != '-' && c != '_')) {
+          boolean runTogether = fqdn.chars().anyMatch(x -> Character.isWhitespace(x) || x == ';');
+          throw env.invalid(
+              "DNS_FQDN",
+              env.string("DNS_FQDN", ""),
+              "comma-separated host names such as weir-peers.weir.svc.cluster.local, without port"
+                  + " or scheme (entry '"
+                  + fqdn
+                  + "' holds "
+                  + (Character.isWhitespace(c) ? "a space" : "'" + c + "'")
+                  + (runTogether ? "; separate entries with commas" : "")
+                  + ")");
+        }
+      }
+    }
     return new DnsSettings(fqdns, env.duration("DNS_POLL_INTERVAL", DEFAULT_POLL_INTERVAL, Duration.ofMillis(100)));
   }
 }

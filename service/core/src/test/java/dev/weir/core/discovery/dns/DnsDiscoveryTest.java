@@ -198,6 +198,20 @@ class DnsDiscoveryTest {
         .hasMessageStartingWith("WEIR_DNS_FQDN='' is not valid: expected a host name");
   }
 
+  @Test
+  void settings_fromEnv_entryThatIsNoHostName_errorNamesEntryAndProblem() {
+    assertThatThrownBy(() -> DnsSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_DNS_FQDN", "a.svc;b.svc"))))
+        .hasMessage(
+            "WEIR_DNS_FQDN='a.svc;b.svc' is not valid: expected comma-separated host names such as"
+                + " weir-peers.weir.svc.cluster.local, without port or scheme (entry 'a.svc;b.svc'"
+                + " holds ';'; separate entries with commas)");
+    assertThatThrownBy(() -> DnsSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_DNS_FQDN", "a.svc:1051"))))
+        .hasMessageContaining("GUBER_DNS_FQDN='a.svc:1051'")
+        .hasMessageContaining("(entry 'a.svc:1051' holds ':')");
+    assertThat(DnsSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_DNS_FQDN", "weir_peers.weir.svc.cluster.local."))).fqdns())
+        .containsExactly("weir_peers.weir.svc.cluster.local.");
+  }
+
   private static InetAddress ip(String literal) throws UnknownHostException {
     return InetAddress.getByName(literal);
   }
