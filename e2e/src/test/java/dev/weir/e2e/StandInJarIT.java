@@ -148,6 +148,7 @@ class StandInJarIT {
     try {
       return http.send(
               HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                  .timeout(Duration.ofSeconds(2))
                   .build(),
               HttpResponse.BodyHandlers.ofString())
           .body();
