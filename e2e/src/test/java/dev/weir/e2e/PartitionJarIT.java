@@ -112,8 +112,15 @@ class PartitionJarIT {
       channels.add(
           NettyChannelBuilder.forAddress(lab.address(i), 1051).usePlaintext().build());
     }
-    for (int i = 1; i <= NODES; i++) {
-      awaitPeers(i);
+    try {
+      awaitAllHealthy(Duration.ofSeconds(60), "after the start");
+    } catch (AssertionError e) {
+      StringBuilder logsOf = new StringBuilder(e.getMessage());
+      for (int i = 1; i <= NODES; i++) {
+        logsOf.append("\nnode ").append(i).append(":\n");
+        logsOf.append(Files.readString(logs.resolve("node" + i + ".log")));
+      }
+      throw new AssertionError(logsOf.toString(), e);
     }
   }
 
@@ -137,14 +144,14 @@ class PartitionJarIT {
 
     // Measured: 0 or 1 of 3 630 (the target is under 0.1 %). A silent drop is found from
     // timed-out batches, so a slower machine can fail one more batch window after the grace: 0.5 %.
-    assertOneCountPerKeyAndSteady(f, f.calls / 200, 0);
+    assertOneCountPerKeyAndSteady(f, f.calls / 200);
   }
 
   @Test
   void oneWayDrop_nodeOneCannotSendToTwo_oneCountPerKeyAndNoDecisionFails() throws Exception {
     Figures f = underFault("oneway", Fault.ONE_WAY, 1, 2);
 
-    assertOneCountPerKeyAndSteady(f, f.calls / 200, 0);
+    assertOneCountPerKeyAndSteady(f, f.calls / 200);
   }
 
   @Test
@@ -246,7 +253,7 @@ class PartitionJarIT {
     // x 0.3 of them are lost twice, 200 + 400 ms): answered with DEADLINE_EXCEEDED within the
     // caller's deadline (Envoy fails open). A link the cluster stopped recovering from fails far
     // more than 6 %.
-    assertOneCountPerKeyAndSteady(f, f.calls * 6 / 100, 2);
+    assertOneCountPerKeyAndSteady(f, f.calls * 6 / 100);
   }
 
   /**
@@ -255,10 +262,10 @@ class PartitionJarIT {
    * its failed calls as admitted (a call that failed may have been counted by the owner), every
    * node admitted at least a sixth of the limit of each key (each key goes to every node in turn,
    * a third of its calls each, so a node refusing or failing its callers falls short), every node
-   * stayed ready, no node's ring changed more than {@code ringChanges} times, and every node was
-   * healthy within {@link #HEALED} of the heal.
+   * stayed ready, no node's ring changed, and every node was healthy within {@link #HEALED} of the
+   * heal.
    */
-  private static void assertOneCountPerKeyAndSteady(Figures f, long failed, int ringChanges) {
+  private static void assertOneCountPerKeyAndSteady(Figures f, long failed) {
     assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(failed);
     assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo((long) (LIMIT * 1.1));
     long least = (long) Math.ceil(0.9 * LIMIT);
@@ -273,7 +280,7 @@ class PartitionJarIT {
       }
     }
     assertThat(f.notReady).as(f.toString()).isZero();
-    assertThat(f.ringChanges).as(f.toString()).allMatch(changes -> changes <= ringChanges);
+    assertThat(f.ringChanges).as(f.toString()).containsOnly(0.0);
     assertThat(f.healthyAfterHealMillis).as(f.toString()).isLessThanOrEqualTo(HEALED.toMillis());
   }
 
@@ -294,18 +301,22 @@ class PartitionJarIT {
   }
 
   /**
-   * Polls every node's {@code HealthCheck} until all three are healthy (no peer down or failing);
-   * returns how long that took.
+   * Polls every node's {@code HealthCheck} until all three are healthy (no peer down or failing)
+   * with all three members; returns how long that took.
    */
-  private Duration awaitAllHealthy(Duration patience) throws Exception {
+  private Duration awaitAllHealthy(Duration patience, String when) throws Exception {
     long start = System.nanoTime();
     String last = "";
     while (System.nanoTime() - start < patience.toNanos()) {
       boolean all = true;
       for (int i = 1; i <= NODES && all; i++) {
         try {
-          last = "node " + i + ": " + get(i, "/v1/HealthCheck");
-          all = last.contains("\"status\":\"healthy\"");
+          String health = get(i, "/v1/HealthCheck");
+          last = "node " + i + ": " + health;
+          all =
+              health.contains("\"status\":\"healthy\"")
+                  && (health.contains("\"peer_count\":" + NODES)
+                      || health.contains("\"peerCount\":" + NODES));
         } catch (IOException e) {
           last = "node " + i + ": " + e;
           all = false;
@@ -316,7 +327,7 @@ class PartitionJarIT {
       }
       TimeUnit.MILLISECONDS.sleep(100);
     }
-    throw new AssertionError("not every node healthy " + patience + " after the heal: " + last);
+    throw new AssertionError("not every node healthy " + patience + " " + when + ": " + last);
   }
 
   /**
@@ -525,7 +536,7 @@ class PartitionJarIT {
       lab.heal();
     }
     long healedAt = System.nanoTime();
-    long healedIn = awaitAllHealthy(Duration.ofSeconds(30)).toMillis();
+    long healedIn = awaitAllHealthy(Duration.ofSeconds(30), "after the heal").toMillis();
     List<Double> ringsAfter = ringChanges();
     List<Double> changes = new ArrayList<>();
     for (int i = 0; i < NODES; i++) {
@@ -584,38 +595,21 @@ class PartitionJarIT {
     }
   }
 
+  /**
+   * Returns each node's {@code weir_ring_changes_total}; fails when a node does not answer {@code
+   * /metrics} with 200 or its answer lacks the meter (a change would then go unseen).
+   */
   private List<Double> ringChanges() throws Exception {
     List<Double> out = new ArrayList<>();
     for (int i = 1; i <= NODES; i++) {
-      Matcher m = RING_CHANGES.matcher(get(i, "/metrics"));
-      out.add(m.find() ? Double.parseDouble(m.group(1)) : 0.0);
+      HttpResponse<String> metrics =
+          http.send(request(i, "/metrics"), HttpResponse.BodyHandlers.ofString());
+      assertThat(metrics.statusCode()).as("node %d: GET /metrics", i).isEqualTo(200);
+      Matcher m = RING_CHANGES.matcher(metrics.body());
+      assertThat(m.find()).as("node %d: weir_ring_changes_total in /metrics", i).isTrue();
+      out.add(Double.parseDouble(m.group(1)));
     }
     return out;
-  }
-
-  private void awaitPeers(int i) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    String last = "";
-    while (System.nanoTime() < deadline) {
-      try {
-        last = get(i, "/v1/HealthCheck");
-        if (last.contains("\"peer_count\":" + NODES) || last.contains("\"peerCount\":" + NODES)) {
-          return;
-        }
-      } catch (IOException e) {
-        last = e.toString();
-      }
-      TimeUnit.MILLISECONDS.sleep(200);
-    }
-    throw new AssertionError(
-        "node "
-            + i
-            + " did not see "
-            + NODES
-            + " peers: "
-            + last
-            + "\n"
-            + Files.readString(logs.resolve("node" + i + ".log")));
   }
 
   private String get(int i, String path) throws Exception {
