@@ -11,6 +11,7 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.Status;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -33,11 +34,12 @@ class ClusterJarIT {
   private static final int NODES = 3;
   /** A forwarding deadline three JVMs on a loaded two-core CI box meet (the default is 500 ms). */
   private static final String FORWARD_DEADLINE = "5s";
+  /** Each call's own deadline, counted from the call (not from the stub's creation). */
+  private static final Duration CALL_DEADLINE = Duration.ofSeconds(30);
 
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<NodeProcess> nodes = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
-  private final List<V1Grpc.V1BlockingStub> stubs = new ArrayList<>();
   private final int[] peerPorts = new int[NODES];
   private String peers;
 
@@ -63,8 +65,17 @@ class ClusterJarIT {
       ManagedChannel ch =
           NettyChannelBuilder.forAddress("127.0.0.1", n.grpcPort).usePlaintext().build();
       channels.add(ch);
-      stubs.add(V1Grpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS));
     }
+  }
+
+  /**
+   * Returns a stub for node {@code i} whose calls each get {@link #CALL_DEADLINE} from now: a
+   * stub's {@code withDeadlineAfter} fixes one instant, so a stub kept for the whole test would
+   * give the later calls of a long test less and less time, and none at all after it.
+   */
+  private V1Grpc.V1BlockingStub stub(int i) {
+    return V1Grpc.newBlockingStub(channels.get(i))
+        .withDeadlineAfter(CALL_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   @AfterEach
@@ -90,8 +101,8 @@ class ClusterJarIT {
   @Test
   void cluster_limitHoldsWhicheverNodeIsAsked() throws Exception {
     startCluster();
-    for (V1Grpc.V1BlockingStub stub : stubs) {
-      HealthCheckResp health = stub.healthCheck(HealthCheckReq.getDefaultInstance());
+    for (int i = 0; i < NODES; i++) {
+      HealthCheckResp health = stub(i).healthCheck(HealthCheckReq.getDefaultInstance());
       assertThat(health.getStatus()).isEqualTo("healthy");
       assertThat(health.getPeerCount()).isEqualTo(NODES);
     }
@@ -101,7 +112,7 @@ class ClusterJarIT {
     Set<String> owners = new HashSet<>();
     for (int i = 0; i < 3 * limit; i++) {
       RateLimitResp r =
-          stubs.get(i % NODES).getRateLimits(request("shared", limit)).getResponses(0);
+          stub(i % NODES).getRateLimits(request("shared", limit)).getResponses(0);
       assertThat(r.getError()).isEmpty();
       if (r.getStatus() == Status.UNDER_LIMIT) {
         admitted++;
@@ -161,7 +172,7 @@ class ClusterJarIT {
     }
     for (String key : keys) {
       for (int h = 0; h < 4; h++) {
-        stubs.get(0).getRateLimits(request(key, limit));
+        stub(0).getRateLimits(request(key, limit));
       }
     }
 
@@ -198,15 +209,24 @@ class ClusterJarIT {
     }
   }
 
-  // The restarted node's peers reconnect to it after their gRPC reconnect backoff.
+  // The restarted node's peers reconnect to it after their gRPC reconnect backoff: until then an
+  // item may carry an error, or the call fail as a whole; either is asked again.
   private RateLimitResp pollUntilAnswered(GetRateLimitsReq query) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    RateLimitResp r = stubs.get(0).getRateLimits(query).getResponses(0);
-    while (!r.getError().isEmpty() && System.nanoTime() < deadline) {
+    String last;
+    do {
+      try {
+        RateLimitResp r = stub(0).getRateLimits(query).getResponses(0);
+        if (r.getError().isEmpty()) {
+          return r;
+        }
+        last = "item error: " + r.getError();
+      } catch (StatusRuntimeException e) {
+        last = "call failed: " + e.getStatus();
+      }
       Thread.sleep(200);
-      r = stubs.get(0).getRateLimits(query).getResponses(0);
-    }
-    assertThat(r.getError()).isEmpty();
-    return r;
+    } while (System.nanoTime() < deadline);
+    throw new AssertionError(
+        "node 0 did not answer " + query.getRequests(0).getUniqueKey() + " within 30 s: " + last);
   }
 }

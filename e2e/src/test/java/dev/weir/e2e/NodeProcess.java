@@ -28,6 +28,9 @@ public final class NodeProcess implements AutoCloseable {
   /** How long a node may take to answer its first health check. */
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
+  /** How long one health request of {@link #awaitHealthy} may wait for its answer. */
+  private static final Duration HEALTH_REQUEST_TIMEOUT = Duration.ofSeconds(2);
+
   final int grpcPort;
   final int httpPort;
   private final Process process;
@@ -178,10 +181,15 @@ public final class NodeProcess implements AutoCloseable {
     awaitHealthy(client, httpUri("/v1/HealthCheck"));
   }
 
-  /** Polls {@code GET healthCheck} until it answers 200; fails if the process exits first. */
+  /**
+   * Polls {@code GET healthCheck} until it answers 200; fails if the process exits first. Each
+   * request waits at most {@link #HEALTH_REQUEST_TIMEOUT}, so a node that accepts connections but
+   * does not answer (paused, or stuck) is asked again rather than waited for past the deadline.
+   */
   void awaitHealthy(HttpClient client, URI healthCheck) throws Exception {
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    HttpRequest request = HttpRequest.newBuilder(healthCheck).build();
+    HttpRequest request =
+        HttpRequest.newBuilder(healthCheck).timeout(HEALTH_REQUEST_TIMEOUT).build();
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
         throw new IllegalStateException(
@@ -192,7 +200,7 @@ public final class NodeProcess implements AutoCloseable {
           return;
         }
       } catch (IOException notYetListening) {
-        // the listener is not up yet
+        // the listener is not up yet, or the request timed out (HttpTimeoutException)
       }
       Thread.sleep(100);
     }

@@ -50,12 +50,14 @@ class StandInJarIT {
 
   @AfterEach
   void stop() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    }
-    for (NodeProcess n : nodes) {
-      n.signal("CONT");
-      n.close();
+    // SIGKILL ends a stopped process too, so no SIGCONT first (which fails for a node that has
+    // exited and would leave the others running); every node is killed whatever else fails.
+    try {
+      nodes.forEach(NodeProcess::close);
+    } finally {
+      if (channel != null) {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      }
     }
   }
 
@@ -146,6 +148,7 @@ class StandInJarIT {
     try {
       return http.send(
               HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                  .timeout(Duration.ofSeconds(2))
                   .build(),
               HttpResponse.BodyHandlers.ofString())
           .body();

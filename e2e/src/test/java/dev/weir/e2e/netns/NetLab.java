@@ -6,9 +6,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A small network of Linux network namespaces for fault tests, in the manner of Jepsen on one
@@ -18,11 +20,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Faults are iptables rules inside the hosts' namespaces ({@link Fault} lists them with their
  * exact commands), so they cut traffic between hosts and never between a host and the clients
- * unless asked. {@link #close()} deletes the namespaces and the bridge; names carry the test JVM's
- * pid and the subnet, and {@link #create} first removes what an earlier lab on the same subnet left
- * behind when its JVM is gone (a killed run): its bridge would still hold the subnet's route and
- * take the new lab's traffic. Needs root and {@code ip} and {@code iptables}
- * (Debian's iproute2 and iptables); {@link #unavailable()} says why a lab cannot be built here.
+ * unless asked. {@link #close()} kills the processes left in the namespaces and deletes the
+ * namespaces and the bridge; names carry the test JVM's pid and the subnet, and {@link #create}
+ * first removes what an earlier lab on the same subnet left behind when its JVM is gone (a killed
+ * run), its processes included: its bridge would still hold the subnet's route and take the new
+ * lab's traffic. Needs root and {@code ip} and {@code iptables} (Debian's iproute2 and iptables);
+ * {@link #unavailable()} says why a lab cannot be built here.
  */
 public final class NetLab implements AutoCloseable {
 
@@ -179,9 +182,16 @@ public final class NetLab implements AutoCloseable {
             .toArray(String[]::new));
   }
 
-  /** Deletes the hosts' namespaces (their processes' sockets go with them) and the bridge. */
+  /**
+   * Kills the processes still running in the hosts' namespaces, then deletes the namespaces and the
+   * bridge.
+   */
   @Override
   public void close() {
+    // A namespace lives on while a process is in it (`ip netns del` only removes its name), with
+    // its addresses, sockets and the process itself: a node the test did not stop would keep
+    // running, unreachable by name, so its processes are killed first.
+    hosts.forEach(NetLab::killProcessesIn);
     // Deleting a namespace frees its veth pair in the background, so the next lab could find the
     // root-side name still taken; deleting the pair first frees both ends at once.
     for (int i = 1; i <= hosts.size(); i++) {
@@ -195,7 +205,8 @@ public final class NetLab implements AutoCloseable {
   }
 
   // Removes the veths, namespaces and bridges of labs on this subnet made by this JVM or by one that
-  // is gone, in that order (a veth first frees both its ends at once).
+  // is gone, in that order (a veth first frees both its ends at once), after killing the processes
+  // left in those namespaces (a killed run's nodes).
   private void removeLeftovers() throws IOException {
     Pattern ours = Pattern.compile("w(\\d+)s" + subnet + "(v\\d+|h\\d+|br)");
     List<String> veths = new ArrayList<>();
@@ -212,9 +223,44 @@ public final class NetLab implements AutoCloseable {
       String part = m.group(2);
       (part.startsWith("v") ? veths : part.startsWith("h") ? namespaces : bridges).add(name);
     }
+    namespaces.forEach(NetLab::killProcessesIn);
     veths.forEach(v -> quietly("ip", "link", "del", v));
     namespaces.forEach(ns -> quietly("ip", "netns", "del", ns));
     bridges.forEach(b -> quietly("ip", "link", "del", b));
+  }
+
+  // Sends SIGKILL to every process in namespace ns (`ip netns pids`) and waits up to
+  // TIMEOUT_SECONDS for them to be gone; a namespace that no longer exists has none.
+  private static void killProcessesIn(String ns) {
+    List<ProcessHandle> killed = new ArrayList<>();
+    String pids;
+    try {
+      pids = run("ip", "netns", "pids", ns);
+    } catch (IOException e) {
+      return;
+    }
+    pids.lines()
+        .map(String::strip)
+        .filter(pid -> pid.matches("\\d+"))
+        .map(Long::parseLong)
+        .filter(pid -> pid != ProcessHandle.current().pid())
+        .flatMap(pid -> ProcessHandle.of(pid).stream())
+        .forEach(
+            p -> {
+              p.destroyForcibly();
+              killed.add(p);
+            });
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+    for (ProcessHandle p : killed) {
+      try {
+        p.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (ExecutionException | TimeoutException e) {
+        // Still there: deleting the namespace's name is all that is left to do.
+      }
+    }
   }
 
   // The interface name in a line of `ip -o link show`: "7: name@peer: <FLAGS> ...".
