@@ -195,6 +195,40 @@ class StatusPageJarIT {
     assertNoConsoleErrors();
   }
 
+  @Test
+  void topLimitedClusterWide_aMemberDown_namesTheMemberThatDidNotAnswer() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
+    wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    for (int i = 0; i < 4; i++) {
+      shouldRateLimit(node, "remote_address", "10.1.2.3");
+    }
+    String down = "127.0.0.1:" + grpc[1];
+
+    nodes.get(1).close();
+    browser.findElement(By.id("top-scope-cluster")).click();
+
+    // The sums are this node's alone: the panel says so, naming the member that did not answer.
+    String state =
+        wait.withMessage(() -> "#top-limited-state never named " + down)
+            .until(
+                b -> {
+                  String text = b.findElement(By.id("top-limited-state")).getText();
+                  return text.contains(down) ? text : null;
+                });
+    assertThat(state)
+        .startsWith("the last 300 s (cluster): 1 over-limit answers in all")
+        .contains("partial: 1 member did not answer and is not counted: " + down + " (");
+    wait.until(
+        b ->
+            b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+    assertNoConsoleErrors();
+  }
+
   /**
    * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
