@@ -160,6 +160,11 @@ class StatusPageRoutesTest {
             + "{\"entries\":[{\"value\":\"x\"}]}]}",
         "descriptors[1].entries[0].key is empty");
     assertBadRequest("{\"domain\":\"shop\",\"descriptor\":[]}", "descriptor");
+    assertBadRequest(
+        "{\"domain\":[\"shop\"],\"descriptors\":[]}", "field 'domain' is [\"shop\"]; it must be a string");
+    assertBadRequest(
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\",\"value\":7}]}]}",
+        "field 'descriptors[0].entries[0].value' is 7; it must be a string");
     assertBadRequest("not json", "invalid request body");
   }
 
