@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.logging.Level;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -27,6 +28,9 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.logging.LoggingPreferences;
 import org.openqa.selenium.support.ui.Select;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -36,7 +40,9 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * their ring shares, a domain's rules, the explain form's answer, the counts after hits and the top
  * limited panel. Skipped, saying why, where Chromium or chromedriver is not installed ({@code
  * apt-get install chromium chromium-driver}; {@code .ci/run} does); the paths can be changed with
- * the {@code weir.chromium} and {@code weir.chromedriver} system properties.
+ * the {@code weir.chromium} and {@code weir.chromedriver} system properties. The browser's console
+ * is read too: a test passes only if the page logged no error there (a failed fetch included), apart
+ * from the favicon the page does not have.
  */
 class StatusPageJarIT {
 
@@ -101,6 +107,9 @@ class StatusPageJarIT {
         "--disable-dev-shm-usage",
         "--disable-gpu",
         "--user-data-dir=" + Files.createDirectories(dir.resolve("chromium")));
+    LoggingPreferences logs = new LoggingPreferences();
+    logs.enable(LogType.BROWSER, Level.ALL);
+    options.setCapability("goog:loggingPrefs", logs);
     ChromeDriverService service =
         new ChromeDriverService.Builder().usingDriverExecutable(driver.toFile()).build();
     browser = new ChromeDriver(service, options);
@@ -167,22 +176,71 @@ class StatusPageJarIT {
     assertThat(over).isEqualTo("1");
     wait.until(b -> rate(cellText("shop", "remote_address", "hits-rate")) > 0);
 
+    // Nodes run with the default WEIR_TOP_LIMITED=true, so the route is there and the panel shows it.
     HttpResponse<String> top = get(node, "/v1/TopLimited");
-    if (top.statusCode() == 404) {
-      wait.until(
-          b ->
-              b.findElement(By.id("top-limited-state"))
-                  .getText()
-                  .startsWith("not available on this node"));
-    } else {
-      wait.until(
-          b ->
-              b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
-                  .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
-    }
+    assertThat(top.statusCode()).as(top.body()).isEqualTo(200);
+    wait.until(
+        b ->
+            b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+    assertThat(browser.findElement(By.id("top-limited")).isDisplayed()).isTrue();
+    wait.until(
+        b ->
+            b.findElement(By.id("top-limited-state"))
+                .getText()
+                .startsWith("the last 300 s (node): 1 over-limit answers in all"));
     assertThat(browser.getPageSource())
         .doesNotContain(NodeProcess.PEER_SECRET)
         .contains("Descriptor config");
+    assertNoConsoleErrors();
+  }
+
+  @Test
+  void topLimitedClusterWide_aMemberDown_namesTheMemberThatDidNotAnswer() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
+    wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    for (int i = 0; i < 4; i++) {
+      shouldRateLimit(node, "remote_address", "10.1.2.3");
+    }
+    String down = "127.0.0.1:" + grpc[1];
+
+    nodes.get(1).close();
+    browser.findElement(By.id("top-scope-cluster")).click();
+
+    // The sums are this node's alone: the panel says so, naming the member that did not answer.
+    String state =
+        wait.withMessage(() -> "#top-limited-state never named " + down)
+            .until(
+                b -> {
+                  String text = b.findElement(By.id("top-limited-state")).getText();
+                  return text.contains(down) ? text : null;
+                });
+    assertThat(state)
+        .startsWith("the last 300 s (cluster): 1 over-limit answers in all")
+        .contains("partial: 1 member did not answer and is not counted: " + down + " (");
+    wait.until(
+        b ->
+            b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+    assertNoConsoleErrors();
+  }
+
+  /**
+   * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
+   * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
+   */
+  private void assertNoConsoleErrors() {
+    List<String> errors =
+        browser.manage().logs().get(LogType.BROWSER).getAll().stream()
+            .filter(entry -> entry.getLevel().intValue() >= Level.SEVERE.intValue())
+            .map(LogEntry::getMessage)
+            .filter(message -> !message.contains("/favicon.ico"))
+            .toList();
+    assertThat(errors).as("errors in the browser's console").isEmpty();
   }
 
   private static double rate(String text) {

@@ -7,6 +7,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpHandler;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ProtoJsonTypes;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -23,7 +24,8 @@ import java.util.concurrent.CompletionStage;
  * when the decision completes. The response's {@code response_headers_to_add} (the RateLimit
  * headers, when enabled) are also sent as HTTP headers, on 200 and 429 alike.
  *
- * <p>A body that is not a request gets 400; a request the service rejects gets the HTTP status of
+ * <p>A body that is not a request gets 400, naming the field for a value of the wrong JSON type
+ * ({@link ProtoJsonTypes}); a request the service rejects gets the HTTP status of
  * its gRPC code (400 for INVALID_ARGUMENT, 503 for UNAVAILABLE). Error bodies are {@code
  * {"code":<gRPC code>,"message":"..."}}. The listener caps the body ({@code
  * WEIR_HTTP_MAX_BODY_SIZE}) and answers other methods 405.
@@ -44,8 +46,10 @@ public final class JsonHandler implements HttpHandler {
     RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
     String body = new String(call.body(), StandardCharsets.UTF_8);
     Optional<String> longNumber = LongNumbers.refusal(body);
-    if (longNumber.isPresent()) {
-      return error(400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + longNumber.get())
+    Optional<String> refusal =
+        longNumber.or(() -> ProtoJsonTypes.refusal(body, RateLimitRequest.getDescriptor()));
+    if (refusal.isPresent()) {
+      return error(400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + refusal.get())
           .completed();
     }
     try {

@@ -33,6 +33,8 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class JsonHandlerTest {
 
@@ -198,6 +200,52 @@ class JsonHandlerTest {
         .isEqualTo(
             "{\"code\":3,\"message\":\"invalid request body: the number at $.hitsAddend has"
                 + " 1001 characters; numbers have at most 1000\"}");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          {"domain":["d"]} | field 'domain' is ["d"]; it must be a string
+          {"domain":"d","descriptors":[{"entries":[{"key":"k","value":5}]}]} | field 'descriptors[0].entries[0].value' is 5; it must be a string
+          {"domain":"d","descriptors":[{"entries":[{"key":["k","j"]}]}]} | field 'descriptors[0].entries[0].key' is ["k","j"]; it must be a string
+          {"domain":"d","descriptors":[{"entries":{"key":"k"}}]} | field 'descriptors[0].entries' is {"key":"k"}; it must be an array whose elements are each an object (a envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.Entry)
+          {"domain":"d","hitsAddend":true} | field 'hitsAddend' is true; it must be a uint32: a whole number from 0 to 4294967295, or one written as a string
+          {"domain":"d","hitsAddend":4294967296} | field 'hitsAddend' is 4294967296; it must be a uint32: a whole number from 0 to 4294967295, or one written as a string
+          {"domain":"d","hitsAddend":"-1"} | field 'hitsAddend' is "-1"; it must be a uint32: a whole number from 0 to 4294967295, or one written as a string
+          {"domain":"d","descriptors":[{"hits_addend":"x"}]} | field 'descriptors[0].hits_addend' is "x"; it must be a uint64: a whole number from 0 to 18446744073709551615, or one written as a string
+          """)
+  void post_valueOfTheWrongJsonType_400NamingFieldValueAndType(String body, String message)
+      throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post(body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":"
+                + dev.weir.http.HttpAnswer.jsonString("invalid request body: " + message)
+                + "}");
+  }
+
+  @Test
+  void post_numbersAsStringsAndNullForDefaults_accepted() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> strings =
+        post(
+            "{\"domain\":\"d\",\"hitsAddend\":\"1\",\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"k\",\"value\":\"v1\"}],\"hitsAddend\":\"1\"}]}");
+    HttpResponse<String> nulls =
+        post(
+            "{\"domain\":\"d\",\"hitsAddend\":null,\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"k\",\"value\":\"v2\"}],\"hits_addend\":null,\"limit\":null}]}");
+
+    // Decided, not refused: the service here admits only the first hit.
+    assertThat(strings.statusCode()).as(strings.body()).isEqualTo(200);
+    assertThat(nulls.statusCode()).as(nulls.body()).isEqualTo(429);
   }
 
   @Test

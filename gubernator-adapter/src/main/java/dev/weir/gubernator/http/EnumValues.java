@@ -15,11 +15,11 @@ import java.util.stream.Collectors;
 /**
  * Finds an enum field of a protojson request whose value protobuf-java's parser, ignoring unknown
  * fields, would drop and so read as the enum's first value: a name the enum does not declare, such
- * as {@code "algorithm":"LEAKY"} or {@code "behavior":"GLOBAL|DRAIN_OVER_LIMIT"}, or a value that
- * is neither a name nor a whole 32-bit number, such as {@code "behavior":4.5}, {@code true} or
- * {@code 4294967300}. Enum fields hold one name, or a whole number (also written as a string, or in
- * a one-element array, as that parser reads it); numbers the enum does not declare are never
- * refused here.
+ * as {@code "algorithm":"LEAKY"} or {@code "behavior":"GLOBAL|DRAIN_OVER_LIMIT"}, or a number that
+ * is not a whole 32-bit one, such as {@code "behavior":4.5} or {@code 4294967300}. Enum fields hold
+ * one name, or a whole number (also written as a string, as that parser reads it); numbers the
+ * enum does not declare are never refused here. A value of another JSON type (a bool, an array) is
+ * refused before, by {@link dev.weir.http.ProtoJsonTypes}.
  */
 final class EnumValues {
 
@@ -82,19 +82,15 @@ final class EnumValues {
     if (field.getJavaType() != FieldDescriptor.JavaType.ENUM) {
       return Optional.empty();
     }
-    JsonElement single = value;
-    while (single.isJsonArray() && single.getAsJsonArray().size() == 1) {
-      single = single.getAsJsonArray().get(0);
-    }
-    if (!single.isJsonPrimitive()) {
+    if (!value.isJsonPrimitive()) {
       return Optional.empty();
     }
-    String text = single.getAsString();
+    String text = value.getAsString();
     EnumDescriptor type = field.getEnumType();
     if (type.findValueByName(text) != null || isInt32(text)) {
       return Optional.empty();
     }
-    return Optional.of(error(path, single.getAsJsonPrimitive(), type));
+    return Optional.of(error(path, value.getAsJsonPrimitive(), type));
   }
 
   private static String error(String path, JsonPrimitive value, EnumDescriptor type) {
@@ -121,11 +117,8 @@ final class EnumValues {
   /** Returns what is wrong with {@code value}, a name or number no enum value has. */
   private static String fault(JsonPrimitive value) {
     String text = value.getAsString();
-    if (value.isString()) {
-      return "has no value named '" + text + "'";
-    }
     if (!value.isNumber()) {
-      return "has no value " + text + ", which is neither a name nor a number";
+      return "has no value named '" + text + "'";
     }
     return "has no value "
         + text

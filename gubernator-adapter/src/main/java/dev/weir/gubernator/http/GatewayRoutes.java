@@ -30,8 +30,9 @@ import java.util.concurrent.CompletionStage;
  * /v1/HealthCheck} and {@code GET /v1/LiveCheck}, speaking protojson as grpc-gateway does.
  *
  * <p>Requests accept both field name styles, enums by name or number, int64 as strings or numbers,
- * and ignore unknown fields; an empty body is an empty request. Unlike grpc-gateway, an enum name
- * the enum does not declare is refused with 400 ({@link RequestParser}). A body with more items
+ * and ignore unknown fields; an empty body is an empty request. A value of a JSON type its field
+ * does not take is refused with 400 naming the field, as grpc-gateway refuses it; unlike
+ * grpc-gateway, so is an enum name the enum does not declare ({@link RequestParser}). A body with more items
  * than one call may carry is refused before any of them is parsed. Responses use proto field
  * names ({@code reset_time}), emit unpopulated fields and write int64 as strings. Errors are {@code
  * {"code":N,"message":"...","details":[]}} with grpc-gateway's HTTP status for the gRPC code. The

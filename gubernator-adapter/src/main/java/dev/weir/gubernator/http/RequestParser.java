@@ -8,6 +8,7 @@ import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ProtoJsonTypes;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.io.StringReader;
 import java.util.Optional;
@@ -19,8 +20,10 @@ import java.util.Optional;
  * grpc-gateway refuses too ({@link EnumValues}): protobuf-java's parser, ignoring unknown fields,
  * drops both.
  *
- * <p>A body with a number too costly to read ({@link LongNumbers}), or with more items than one
- * call may carry ({@link ItemCount}), is refused before anything is parsed. A body without unknown
+ * <p>A body with a number too costly to read ({@link LongNumbers}), with more items than one call
+ * may carry ({@link ItemCount}), or with a value of a JSON type its field does not take ({@link
+ * ProtoJsonTypes}: a one-element array or a number for a string, which the parser would read
+ * anyway), is refused before anything is parsed. A body without unknown
  * fields is parsed once; only one that the strict parser refuses is read again, as a JSON tree
  * (Gson's, as that parser reads it) for the enum check and then ignoring unknown fields.
  */
@@ -35,7 +38,8 @@ final class RequestParser {
    * Returns the request {@code json} holds (an empty body is an empty request).
    *
    * @throws InvalidProtocolBufferException with the parser's message for malformed JSON, or naming
-   *     the field, the enum value it would drop and the values allowed
+   *     the field, the value and the type or values allowed for a value of the wrong JSON type or an
+   *     enum value the parser would drop
    * @throws RequestTooLargeException with Gubernator's message when a top-level {@code requests}
    *     array has more than {@link RateLimitService#MAX_BATCH_SIZE} elements, none of them parsed
    */
@@ -49,6 +53,10 @@ final class RequestParser {
     }
     if (ItemCount.overBatch(json)) {
       throw RequestTooLargeException.overBatchSize();
+    }
+    Optional<String> wrongType = ProtoJsonTypes.refusal(json, GetRateLimitsReq.getDescriptor());
+    if (wrongType.isPresent()) {
+      throw new InvalidProtocolBufferException(wrongType.get());
     }
     GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
     try {

@@ -376,11 +376,6 @@ class GatewayRoutesTest {
             "field 'requests[0].behavior' has no value 4.5, which is not a whole number;"
                 + behaviors),
         Arguments.of(
-            "\"behavior\":true",
-            "field 'requests[0].behavior' has no value true, which is neither a name nor a"
-                + " number;"
-                + behaviors),
-        Arguments.of(
             "\"behavior\":4294967300",
             "field 'requests[0].behavior' has no value 4294967300, which is outside the 32-bit"
                 + " range of enum numbers;"
@@ -394,9 +389,6 @@ class GatewayRoutesTest {
             "field 'requests[0].algorithm' has no value 1.0000000000000000001, which is not a"
                 + " whole number;"
                 + algorithms),
-        Arguments.of(
-            "\"algorithm\":[\"LEAKY\"]",
-            "field 'requests[0].algorithm' has no value named 'LEAKY';" + algorithms),
         Arguments.of(
             "\"algorithm\":\" 1\"",
             "field 'requests[0].algorithm' has no value named ' 1';" + algorithms));
@@ -421,13 +413,13 @@ class GatewayRoutesTest {
   }
 
   @Test
-  void getRateLimits_enumAsWholeNumberInAnyNotationOrOneElementArray_accepted() throws Exception {
+  void getRateLimits_enumAsWholeNumberInAnyNotation_accepted() throws Exception {
     FakeRateLimitService service = new FakeRateLimitService();
     serve(service);
     String body =
         "{\"requests\":["
             + "{\"name\":\"a\",\"unique_key\":\"k\",\"behavior\":2.0,\"algorithm\":1e0},"
-            + "{\"name\":\"b\",\"unique_key\":\"k\",\"behavior\":[\"GLOBAL\"],\"algorithm\":[3]},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"behavior\":\"GLOBAL\",\"algorithm\":3},"
             + "{\"name\":\"c\",\"unique_key\":\"k\",\"behavior\":\"34.0\",\"unknown\":true}]}";
 
     HttpResponse<String> response = post("/v1/GetRateLimits", body);
@@ -439,6 +431,91 @@ class GatewayRoutesTest {
     assertThat(service.calls.get(0))
         .extracting(RateLimitRequest::algorithm)
         .containsExactly(1, 3, 0);
+  }
+
+  static Stream<Arguments> valuesOfTheWrongJsonType() {
+    String int64 =
+        "an int64: a whole number from -9223372036854775808 to 9223372036854775807, or one"
+            + " written as a string";
+    String behaviors =
+        "a pb.gubernator.Behavior by name (a string) or number: BATCHING (0), NO_BATCHING (1),"
+            + " GLOBAL (2), DURATION_IS_GREGORIAN (4), RESET_REMAINING (8), MULTI_REGION (16),"
+            + " DRAIN_OVER_LIMIT (32)";
+    return Stream.of(
+        Arguments.of(
+            "\"unique_key\":[\"a\"]",
+            "field 'requests[0].unique_key' is [\\\"a\\\"]; it must be a string"),
+        Arguments.of(
+            "\"unique_key\":[\"a\",\"b\"]",
+            "field 'requests[0].unique_key' is [\\\"a\\\",\\\"b\\\"]; it must be a string"),
+        Arguments.of(
+            "\"uniqueKey\":12345",
+            "field 'requests[0].uniqueKey' is 12345; it must be a string"),
+        Arguments.of(
+            "\"hits\":true", "field 'requests[0].hits' is true; it must be " + int64),
+        Arguments.of(
+            "\"limit\":\"ten\"",
+            "field 'requests[0].limit' is \\\"ten\\\"; it must be " + int64),
+        Arguments.of(
+            "\"metadata\":{\"traceparent\":1}",
+            "field 'requests[0].metadata.traceparent' is 1; it must be a string"),
+        Arguments.of(
+            "\"behavior\":true", "field 'requests[0].behavior' is true; it must be " + behaviors),
+        Arguments.of(
+            "\"behavior\":[\"GLOBAL\"]",
+            "field 'requests[0].behavior' is [\\\"GLOBAL\\\"]; it must be " + behaviors));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("valuesOfTheWrongJsonType")
+  void getRateLimits_valueOfTheWrongJsonType_400NamingFieldValueAndType(
+      String field, String message) throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+
+    HttpResponse<String> response =
+        post(
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"," + field + "}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo("{\"code\":3,\"message\":\"" + message + "\",\"details\":[]}");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_requestsNotAnArray_400NamingTheField() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", "{\"requests\":{\"name\":\"a\",\"unique_key\":\"k\"}}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .contains(
+            "field 'requests' is {\\\"name\\\":\\\"a\\\",\\\"unique_key\\\":\\\"k\\\"}; it must be an"
+                + " array whose elements are each an object (a pb.gubernator.RateLimitReq)");
+    assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_int64AsStringOrNumberAndNullForDefaults_accepted() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+    String body =
+        "{\"requests\":["
+            + "{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":\"5\",\"limit\":10,\"duration\":\"1e3\"},"
+            + "{\"name\":\"b\",\"unique_key\":\"k\",\"hits\":null,\"algorithm\":null,"
+            + "\"metadata\":null,\"createdAt\":null}]}";
+
+    HttpResponse<String> response = post("/v1/GetRateLimits", body);
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    assertThat(service.calls.get(0).get(0))
+        .isEqualTo(RateLimitRequest.builder("a", "k").hits(5).limit(10).duration(1000).build());
+    assertThat(service.calls.get(0).get(1)).isEqualTo(RateLimitRequest.builder("b", "k").hits(0).build());
   }
 
   @Test

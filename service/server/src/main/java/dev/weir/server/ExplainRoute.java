@@ -15,6 +15,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpRoute;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ProtoJsonTypes;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
@@ -154,8 +155,10 @@ final class ExplainRoute {
         io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder();
     String body = new String(call.body(), StandardCharsets.UTF_8);
     Optional<String> longNumber = LongNumbers.refusal(body);
-    if (longNumber.isPresent()) {
-      throw invalid("invalid request body: " + longNumber.get());
+    Optional<String> refusal =
+        longNumber.or(() -> ProtoJsonTypes.refusal(body, request.getDescriptorForType()));
+    if (refusal.isPresent()) {
+      throw invalid("invalid request body: " + refusal.get());
     }
     try {
       parser.merge(body, request);

@@ -28,6 +28,13 @@ final class StatusPage {
 
   private StatusPage() {}
 
+  /**
+   * Where {@code GET /ui} sends the browser: relative to {@code /ui}, so that behind a reverse proxy
+   * serving the node under a path prefix ({@code /weir/ui}) it stays under that prefix ({@code
+   * /weir/ui/}), as the page's own relative URLs do.
+   */
+  static final String REDIRECT = "ui/";
+
   /** Returns the routes of the page, its assets and {@code GET /ui} (redirected to the page). */
   static List<HttpRoute> routes() {
     List<HttpRoute> routes = new ArrayList<>();
@@ -35,8 +42,8 @@ final class StatusPage {
     routes.add(asset(PATH + "status.js", "status.js", "text/javascript; charset=utf-8"));
     routes.add(asset(PATH + "status.css", "status.css", "text/css; charset=utf-8"));
     HttpAnswer redirect =
-        HttpAnswer.of(308, "text/plain; charset=utf-8", PATH.getBytes(StandardCharsets.UTF_8))
-            .withHeader("Location", PATH);
+        HttpAnswer.of(308, "text/plain; charset=utf-8", REDIRECT.getBytes(StandardCharsets.UTF_8))
+            .withHeader("Location", REDIRECT);
     routes.add(HttpRoute.get("/ui", call -> redirect.completed()));
     return routes;
   }

@@ -160,6 +160,11 @@ class StatusPageRoutesTest {
             + "{\"entries\":[{\"value\":\"x\"}]}]}",
         "descriptors[1].entries[0].key is empty");
     assertBadRequest("{\"domain\":\"shop\",\"descriptor\":[]}", "descriptor");
+    assertBadRequest(
+        "{\"domain\":[\"shop\"],\"descriptors\":[]}", "field 'domain' is [\"shop\"]; it must be a string");
+    assertBadRequest(
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\",\"value\":7}]}]}",
+        "field 'descriptors[0].entries[0].value' is 7; it must be a string");
     assertBadRequest("not json", "invalid request body");
   }
 
@@ -203,7 +208,6 @@ class StatusPageRoutesTest {
     HttpResponse<String> page = get("/ui/");
     HttpResponse<String> script = get("/ui/status.js");
     HttpResponse<String> style = get("/ui/status.css");
-    HttpResponse<String> bare = get("/ui");
 
     assertThat(page.statusCode()).isEqualTo(200);
     assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
@@ -213,7 +217,19 @@ class StatusPageRoutesTest {
     assertThat(script.statusCode()).isEqualTo(200);
     assertThat(script.body()).contains("../v1/Status").doesNotContain("http:");
     assertThat(style.statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void bareUi_redirectedRelatively_soAProxysPathPrefixIsKept() throws Exception {
+    startNode(false);
+
+    HttpResponse<String> bare = get("/ui");
+
     assertThat(bare.statusCode()).isEqualTo(308);
-    assertThat(bare.headers().firstValue("Location")).hasValue("/ui/");
+    String location = bare.headers().firstValue("Location").orElseThrow();
+    // A reverse proxy serving the node under /weir/ passes the Location through unchanged.
+    assertThat(URI.create("http://proxy/weir/ui").resolve(location))
+        .isEqualTo(URI.create("http://proxy/weir/ui/"));
+    assertThat(uri("/ui").resolve(location)).isEqualTo(uri("/ui/"));
   }
 }

@@ -87,6 +87,17 @@ class TopLimitedTest {
   }
 
   private WeirNode member(int grpcPort, int peerPort, List<String> peers) throws Exception {
+    WeirNode node =
+        memberBuilder(grpcPort, peerPort, peers)
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(node);
+    return node;
+  }
+
+  /** A member of {@code peers} on the system clock (which finds a silent peer down). */
+  private static WeirNode.Builder memberBuilder(int grpcPort, int peerPort, List<String> peers) {
     WeirConfig config =
         new WeirConfig(
             new HostPort("127.0.0.1", grpcPort),
@@ -94,20 +105,14 @@ class TopLimitedTest {
             new HostPort("127.0.0.1", grpcPort),
             1000,
             "info");
-    WeirNode node =
-        WeirNode.builder(config)
-            .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
-            .peers(
-                new PeerSettings(
-                    new HostPort("127.0.0.1", peerPort),
-                    Optional.of(PeerSecret.of("top-limited-test-peer-secret")),
-                    Optional.empty(),
-                    false))
-            .clock(clock)
-            .store(new InMemoryBucketStore(clock))
-            .start();
-    resources.add(node);
-    return node;
+    return WeirNode.builder(config)
+        .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
+        .peers(
+            new PeerSettings(
+                new HostPort("127.0.0.1", peerPort),
+                Optional.of(PeerSecret.of("top-limited-test-peer-secret")),
+                Optional.empty(),
+                false));
   }
 
   private ManagedChannel channel(WeirNode node) {
@@ -338,5 +343,35 @@ class TopLimitedTest {
     assertThat(number(merged.get(0), "over_limit")).isEqualTo(4);
     assertThat(number(merged.get(1), "over_limit")).isEqualTo(2);
     assertThat(number(merged.get(1), "hits")).isEqualTo(4);
+  }
+
+  @Test
+  void cluster_aMemberFoundDown_listedAsUnreachable() throws Exception {
+    int grpcPort = freePort();
+    int peerPort = freePort();
+    String ghost = "127.0.0.1:" + freePort();
+    WeirNode node =
+        memberBuilder(
+                grpcPort,
+                peerPort,
+                List.of("127.0.0.1:" + grpcPort + "@" + peerPort, ghost + "@" + freePort()))
+            .start();
+    resources.add(node);
+    // Found down, the member is left off the ring; it is still a member, whose keys are missing.
+    Await.until(
+        Duration.ofSeconds(10),
+        () ->
+            node.cluster().liveness().isDown(ghost)
+                && !node.cluster().membership().ring().peers().contains(ghost),
+        "the member that never started is found down and left off the ring");
+
+    Struct cluster = topLimited(node, "?scope=cluster");
+
+    List<Struct> unreachable =
+        cluster.getFieldsOrThrow("unreachable").getListValue().getValuesList().stream()
+            .map(Value::getStructValue)
+            .toList();
+    assertThat(unreachable).extracting(u -> text(u, "peer")).containsExactly(ghost);
+    assertThat(text(unreachable.get(0), "error")).isNotBlank();
   }
 }

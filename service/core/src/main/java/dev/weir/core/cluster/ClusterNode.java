@@ -397,13 +397,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Asks every other member of the ring for its top-limited keys (at most {@code limit} each),
-   * each call with deadline {@code timeout}; returns the answers by peer address, in ring order.
+   * Asks every other member for its top-limited keys (at most {@code limit} each), each call with
+   * deadline {@code timeout}; returns the answers by peer address, in address order. The members
+   * found down and left off the ring are asked too: they still hold the counts of the answers they
+   * gave, and when they do not answer their failed call tells the caller whose keys it lacks.
    */
   public Map<String, CompletableFuture<TopLimitedView>> askPeersTopLimited(
       int limit, Duration timeout) {
     Map<String, CompletableFuture<TopLimitedView>> out = new LinkedHashMap<>();
-    for (String peer : membership.ring().peers()) {
+    for (String peer : membership.members()) {
       if (!peer.equals(self)) {
         out.put(peer, peers.call(peer, c -> c.topLimited(limit, timeout)));
       }

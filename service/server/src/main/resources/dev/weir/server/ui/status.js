@@ -186,6 +186,18 @@
     return JSON.stringify(key);
   }
 
+  // What a cluster-wide answer lacks: the members that did not answer, whose keys are not counted.
+  function partial(unreachable) {
+    if (unreachable.length === 0) {
+      return '';
+    }
+    return '; partial: ' + unreachable.length +
+      (unreachable.length === 1
+        ? ' member did not answer and is not counted: '
+        : ' members did not answer and are not counted: ') +
+      unreachable.map((u) => u.peer + ' (' + u.error + ')').join(', ');
+  }
+
   async function refreshTop() {
     if (!topAvailable) {
       return;
@@ -207,10 +219,13 @@
       }
       const top = await answer.json();
       const keys = top.keys || [];
-      state.textContent = keys.length === 0
+      const unreachable = top.unreachable || [];
+      state.textContent = (keys.length === 0
         ? 'no key was limited recently'
         : 'the last ' + top.window_seconds + ' s (' + top.scope + '): ' + top.over_limit_total +
-          ' over-limit answers in all' + (top.hashed ? '; key values hashed' : '');
+          ' over-limit answers in all' + (top.hashed ? '; key values hashed' : '')) +
+        partial(unreachable);
+      state.className = unreachable.length === 0 ? 'muted' : 'muted error';
       const body = table.tBodies[0];
       body.replaceChildren();
       for (const k of keys) {
