@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.time.SystemClock;
@@ -23,6 +24,13 @@ final class NodeTls {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeTls.class);
 
+  /** The variables that name the node identity's files (or their {@code GUBER_} aliases). */
+  private static final String NODE_FILES = "WEIR_TLS_CERT, WEIR_TLS_KEY and WEIR_TLS_CA";
+
+  /** The variables that name the client gRPC listener's files, in {@code ratelimit} mode. */
+  private static final String CLIENT_GRPC_FILES =
+      "GRPC_SERVER_TLS_CERT, GRPC_SERVER_TLS_KEY and GRPC_SERVER_TLS_CA_CERT";
+
   private final TlsIdentity node;
   private final TlsIdentity grpc;
   private final Duration reloadInterval;
@@ -39,24 +47,24 @@ final class NodeTls {
    * Loads the identities {@code node} and {@code clientGrpc} turn on, for certificates naming
    * {@code advertise}'s host (or generated for it with {@code WEIR_TLS_AUTO}).
    *
-   * @throws IOException naming the reason when a file cannot be read or used
+   * @throws ConfigException naming the variables and the reason when a file cannot be read or used
    */
-  static NodeTls load(TlsSettings node, TlsSettings clientGrpc, HostPort advertise)
-      throws IOException {
-    TlsIdentity own = load(node, advertise);
-    TlsIdentity grpc = load(clientGrpc, advertise);
+  static NodeTls load(TlsSettings node, TlsSettings clientGrpc, HostPort advertise) {
+    TlsIdentity own = load(node, advertise, NODE_FILES);
+    TlsIdentity grpc = load(clientGrpc, advertise, CLIENT_GRPC_FILES);
     return new NodeTls(
         own, grpc, (own != null ? node : clientGrpc).reloadInterval());
   }
 
-  private static TlsIdentity load(TlsSettings settings, HostPort advertise) throws IOException {
+  private static TlsIdentity load(TlsSettings settings, HostPort advertise, String files) {
     if (!settings.enabled()) {
       return null;
     }
     try {
       return TlsIdentity.load(settings, List.of(advertise.host(), "localhost", "127.0.0.1"));
-    } catch (GeneralSecurityException e) {
-      throw new IOException("TLS identity cannot be used: " + e.getMessage(), e);
+    } catch (IOException | GeneralSecurityException e) {
+      throw new ConfigException(
+          "the TLS files set by " + files + " cannot be used: " + e.getMessage());
     }
   }
 

@@ -183,6 +183,9 @@ final class ServeCommand implements Command {
     } catch (DescriptorConfigException e) {
       e.errors().forEach(err::println);
       status[0] = EXIT_CONFIG;
+    } catch (ConfigException e) {
+      err.println(e.getMessage());
+      status[0] = EXIT_CONFIG;
     } catch (BindException e) {
       err.println(e.getMessage());
       status[0] = EXIT_START_FAILED;

@@ -104,6 +104,25 @@ class MainTest {
     assertThat(stderr()).startsWith("WEIR_CACHE_SIZE='-1' is not valid");
   }
 
+  @Test
+  void run_tlsFileMissing_exit2NamingTheVariablesAndTheFile(@TempDir Path dir) throws Exception {
+    Path missing = dir.resolve("missing.pem");
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_TLS_CERT", missing.toString());
+    env.put("WEIR_TLS_KEY", missing.toString());
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .startsWith(
+            "the TLS files set by WEIR_TLS_CERT, WEIR_TLS_KEY and WEIR_TLS_CA cannot be used: ")
+        .contains(missing.toString());
+  }
+
   @ParameterizedTest
   @CsvSource({
     "WEIR_GRPC_ADDRESS, gRPC",
