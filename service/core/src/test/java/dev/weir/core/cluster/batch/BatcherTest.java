@@ -407,4 +407,44 @@ class BatcherTest {
             () -> new Batcher<Integer, String>(10, WAIT, 1, 9, clock, RoundEnd.NONE, this::echo))
         .hasMessageContaining("maxQueued must be at least batchLimit (10), got 9");
   }
+
+  @Test
+  void callFails_laterBatchesFailAsTheyAreSent_everyItemCompletesWithoutDeepRecursion()
+      throws Exception {
+    AtomicInteger sends = new AtomicInteger();
+    CompletableFuture<List<String>> first = new CompletableFuture<>();
+    Batcher<Integer, String> b =
+        new Batcher<>(
+            1,
+            WAIT,
+            1,
+            10_000,
+            clock,
+            RoundEnd.NONE,
+            batch ->
+                sends.getAndIncrement() == 0
+                    ? first
+                    : CompletableFuture.failedFuture(new IllegalStateException("peer down")));
+    List<CompletableFuture<String>> futures = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      futures.add(b.submit(i));
+    }
+    assertThat(b.queued()).isEqualTo(9_999);
+
+    // A small stack, as a transport thread may have: 10,000 batches failing as they are sent one
+    // after another must not take a stack frame each.
+    Thread failer =
+        new Thread(
+            null,
+            () -> first.completeExceptionally(new IllegalStateException("peer down")),
+            "small-stack",
+            256 * 1024);
+    failer.start();
+    failer.join(TimeUnit.SECONDS.toMillis(10));
+
+    assertThat(futures).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(sends).hasValue(10_000);
+    assertThat(b.inFlight()).isZero();
+    assertThat(b.queued()).isZero();
+  }
 }
