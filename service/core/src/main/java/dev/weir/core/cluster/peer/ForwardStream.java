@@ -38,7 +38,9 @@ import java.util.function.Function;
  * since the oldest of them was sent) is stalled: its connection stays up while its segments wait out
  * TCP's backed-off retransmission timer, which after a lossy spell can be tens of seconds. When a
  * deadline finds it so, the batches still waiting on it fail as if due, the call is cancelled,
- * {@code onStall} runs (the client drops the connection) and the next batch opens a fresh stream.
+ * {@code onStall} runs (the client drops the connection) and the next batch opens a fresh stream;
+ * a batch sent before {@code onStall} has run fails with the stall instead of opening a stream on the
+ * connection being dropped. After {@link #close()} every batch is refused and no stream opens.
  */
 final class ForwardStream {
 
@@ -51,6 +53,7 @@ final class ForwardStream {
 
   private final Object lock = new Object();
   private Stream stream;
+  private boolean closed;
   private long nextId;
   private volatile boolean unsupported;
 
@@ -115,6 +118,10 @@ final class ForwardStream {
     Stream target;
     boolean arm;
     synchronized (lock) {
+      if (closed) {
+        answer.completeExceptionally(closedError());
+        return answer;
+      }
       target = stream;
       if (target == null) {
         // Current before it is opened: a call that fails as it starts ends it at once (end()).
@@ -165,10 +172,15 @@ final class ForwardStream {
     return answer;
   }
 
-  /** Ends the stream: batches still waiting fail as the stream's end. */
+  /**
+   * Half-closes the stream (batches still waiting get their answers, or fail as the stream's end)
+   * and refuses every batch from now on ({@code CANCELLED}): no stream opens after close, so none is
+   * left open when the client's channel shuts down.
+   */
   void close() {
     Stream ending;
     synchronized (lock) {
+      closed = true;
       ending = stream;
       stream = null;
     }
@@ -181,6 +193,14 @@ final class ForwardStream {
     return Status.UNAVAILABLE
         .withDescription(what + ": " + cause.getMessage())
         .withCause(cause)
+        .asRuntimeException();
+  }
+
+  private static RuntimeException closedError() {
+    return Status.CANCELLED
+        .withDescription(
+            "the forwarding stream was closed (the peer left the ring, moved, or this node is"
+                + " shutting down): the batch was not sent")
         .asRuntimeException();
   }
 
@@ -262,6 +282,10 @@ final class ForwardStream {
     private void end(RuntimeException reason) {
       List<Waiting> failed;
       synchronized (lock) {
+        if (endedWith != null) {
+          // Dropped as stalled (the cancel ends the call): the drop clears its place once done.
+          return;
+        }
         if (stream == this) {
           stream = null;
         }
@@ -301,9 +325,8 @@ final class ForwardStream {
         if (!expired.isEmpty()
             && unansweredSince != ANSWERED
             && now - unansweredSince >= stallAfterNanos) {
-          if (stream == this) {
-            stream = null;
-          }
+          // Left current until its connection is dropped: a batch sent meanwhile fails with it
+          // instead of opening a stream on the connection about to be dropped.
           stall = stalled(Duration.ofNanos(now - unansweredSince));
           endedWith = stall;
           dropped = new ArrayList<>(pending.values());
@@ -317,8 +340,16 @@ final class ForwardStream {
       }
       if (stall != null) {
         // Dropped first, so that a batch sent as these fail goes out on a new connection.
-        requests.onError(stall);
-        onStall.run();
+        try {
+          requests.onError(stall);
+          onStall.run();
+        } finally {
+          synchronized (lock) {
+            if (stream == this) {
+              stream = null;
+            }
+          }
+        }
       }
       RuntimeException due = noAnswer("no answer on the forwarding stream within " + timeout);
       for (Waiting w : expired) {

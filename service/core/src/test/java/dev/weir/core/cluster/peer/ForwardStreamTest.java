@@ -440,4 +440,80 @@ class ForwardStreamTest {
 
     assertThat(remaining(waiting)).containsExactly(1L);
   }
+
+  @Test
+  void send_afterClose_isRefusedAndOpensNoStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResponse>> waiting = stream.send(items(1));
+    stream.close();
+
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
+
+    assertThat(late).isCompletedExceptionally();
+    assertThatThrownBy(late::join)
+        .hasMessageContaining("CANCELLED: the forwarding stream was closed")
+        .hasMessageContaining("the batch was not sent");
+    assertThat(streamsOpened).as("no stream opened after close, none left un-half-closed").hasValue(1);
+    assertThat(halfClosed).hasValue(1);
+    answer(0, 0);
+    assertThat(remaining(waiting)).containsExactly(1L);
+  }
+
+  @Test
+  void send_afterCloseOfAStreamNeverOpened_isRefusedAndOpensNoStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    stream.close();
+
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(1));
+    assertThat(late).isCompletedExceptionally();
+    assertThatThrownBy(late::join)
+        .hasMessageContaining("the forwarding stream was closed");
+    assertThat(streamsOpened).hasValue(0);
+  }
+
+  @Test
+  void send_whileAStalledStreamIsBeingDropped_opensNoStreamBeforeTheConnectionIsDropped()
+      throws Exception {
+    streamTo(holding);
+    List<CompletableFuture<List<RateLimitResponse>>> duringDrop = new CopyOnWriteArrayList<>();
+    List<Integer> streamsAtStall = new CopyOnWriteArrayList<>();
+    ForwardStream[] stream = new ForwardStream[1];
+    stream[0] =
+        new ForwardStream(
+            answers ->
+                new SendingTo(openCall(answers)) {
+                  @Override
+                  public void onNext(ForwardCodec.Batch batch) {
+                    call.onNext(batch);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    // Another thread's batch, sent as the stalled call is cancelled.
+                    duringDrop.add(stream[0].send(items(99)));
+                    call.onError(t);
+                  }
+                },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            () -> streamsAtStall.add(streamsOpened.get()));
+    CompletableFuture<List<RateLimitResponse>> first = stream[0].send(items(1));
+    elapse(Duration.ofMillis(1600));
+    stream[0].send(items(2));
+
+    elapse(Duration.ofMillis(500));
+
+    assertThat(streamsAtStall).as("streams opened when the connection was dropped").containsExactly(1);
+    assertThat(first).isCompletedExceptionally();
+    assertThat(duringDrop).hasSize(1);
+    assertThat(duringDrop.get(0)).isCompletedExceptionally();
+    assertThatThrownBy(duringDrop.get(0)::join)
+        .hasMessageContaining("the stream and its connection are dropped");
+    CompletableFuture<List<RateLimitResponse>> next = stream[0].send(items(3));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 2);
+    assertThat(remaining(next)).containsExactly(3L);
+  }
 }
