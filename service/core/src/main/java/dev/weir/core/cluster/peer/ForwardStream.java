@@ -34,10 +34,12 @@ import java.util.function.Function;
  * no timer of its own (a timer per batch woke the timer thread once per batch at its due time,
  * answered or not).
  *
- * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no answer of any kind
- * since the oldest of them was sent) is stalled: its connection stays up while its segments wait out
- * TCP's backed-off retransmission timer, which after a lossy spell can be tens of seconds. When a
- * deadline finds it so, the batches still waiting on it fail as if due, the call is cancelled,
+ * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no batch answered within
+ * its deadline since the oldest of them was sent) is stalled: its connection stays up while its
+ * segments wait out TCP's backed-off retransmission timer, which after a lossy spell can be tens of
+ * seconds, or its peer falls ever further behind. Answers that come only after their batches' deadline
+ * do not keep it: every batch on it fails anyway, and dropping it discards the batches the peer has
+ * not read yet, which it would otherwise decide for nobody. When a deadline finds it so, the batches still waiting on it fail as if due, the call is cancelled,
  * {@code onStall} runs (the client drops the connection) and the next batch opens a fresh stream;
  * a batch sent before {@code onStall} has run fails with the stall instead of opening a stream on the
  * connection being dropped. After {@link #close()} every batch is refused and no stream opens.
@@ -231,15 +233,21 @@ final class ForwardStream {
     private StreamObserver<ForwardCodec.Batch> requests;
     private RuntimeException endedWith;
     private boolean timerArmed;
-    /** When the oldest batch sent since the last answer of any batch was sent, or {@link #ANSWERED}. */
+    /**
+     * When the oldest batch sent since the last answer in time was sent, or {@link #ANSWERED}: an
+     * answer to a batch already failed at its deadline shows the connection carrying bytes, not the
+     * stream serving, and does not reset it.
+     */
     private long unansweredSince = ANSWERED;
 
     @Override
     public void onNext(ForwardCodec.Answers answers) {
       Waiting waiting;
       synchronized (lock) {
-        unansweredSince = ANSWERED;
         waiting = pending.remove(answers.id());
+        if (waiting != null) {
+          unansweredSince = ANSWERED;
+        }
       }
       if (waiting == null) {
         return;

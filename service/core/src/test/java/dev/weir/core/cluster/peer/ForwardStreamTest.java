@@ -396,23 +396,49 @@ class ForwardStreamTest {
   }
 
   @Test
-  void send_anyAnswerWithinTheStallTime_keepsTheStream() throws Exception {
+  void send_anAnswerInTimeWithinTheStallTime_keepsTheStream() throws Exception {
     ForwardStream stream = streamTo(holding);
     CompletableFuture<List<RateLimitResponse>> lost = stream.send(items(1));
     elapse(Duration.ofMillis(1000));
-    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
-    elapse(Duration.ofMillis(600));
+    CompletableFuture<List<RateLimitResponse>> inTime = stream.send(items(2));
+    elapse(Duration.ofMillis(400));
     answer(0, 1);
     elapse(Duration.ofMillis(100));
     stream.send(items(3));
     elapse(Duration.ofMillis(1900));
 
     assertThat(lost).isCompletedExceptionally();
-    assertThat(late).as("answered after its deadline").isCompletedExceptionally();
-    assertThat(stalls).as("the late answer showed the stream alive at 1.6 s").hasValue(0);
+    assertThat(remaining(inTime)).containsExactly(2L);
+    assertThat(stalls).as("the answer in time showed the stream serving at 1.4 s").hasValue(0);
     CompletableFuture<List<RateLimitResponse>> next = stream.send(items(4));
     assertThat(streamsOpened).hasValue(1);
     answer(0, 3);
+    assertThat(remaining(next)).containsExactly(4L);
+  }
+
+  @Test
+  void send_peerAnswersEveryBatchOnlyAfterItsDeadline_streamIsStalledAfterTheStallTime()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      sent.add(stream.send(items(i)));
+      elapse(TIMEOUT.plusMillis(100));
+      assertThat(sent.get(i)).isCompletedExceptionally();
+      if (stalls.get() == 0) {
+        answer(0, i); // late: the batch failed 100 ms ago
+      }
+    }
+
+    assertThat(stalls)
+        .as("no batch answered in time for 2.4 s: late answers do not show the stream serving")
+        .hasValue(1);
+    assertThatThrownBy(sent.get(3)::join)
+        .hasMessageContaining("no answer on the forwarding stream for PT2.3S")
+        .hasRootCauseInstanceOf(ForwardStream.Stalled.class);
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(4));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 4);
     assertThat(remaining(next)).containsExactly(4L);
   }
 
