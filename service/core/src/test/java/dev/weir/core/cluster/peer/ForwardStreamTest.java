@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
@@ -19,6 +20,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -541,5 +543,101 @@ class ForwardStreamTest {
     assertThat(streamsOpened).hasValue(2);
     answer(1, 2);
     assertThat(remaining(next)).containsExactly(3L);
+  }
+
+  /** The server sides of the calls a {@link #notReading} peer has open, to let it read later. */
+  private final List<ServerCallStreamObserver<ForwardAnswers>> unread = new CopyOnWriteArrayList<>();
+
+  /** A peer that reads no batch until the test requests them (an owner far behind). */
+  private final PeersV1Grpc.PeersV1ImplBase notReading =
+      new PeersV1Grpc.PeersV1ImplBase() {
+        @Override
+        public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+          ServerCallStreamObserver<ForwardAnswers> call =
+              (ServerCallStreamObserver<ForwardAnswers>) answers;
+          call.disableAutoRequest();
+          unread.add(call);
+          return holding.forwardBatches(answers);
+        }
+      };
+
+  @Test
+  void send_peerNotReading_expiredBatchesAreNotDeliveredLater() throws Exception {
+    streamTo(notReading);
+    // Stalls aside (they drop the stream, and its unread batches with it): this is about the bound.
+    ForwardStream stream =
+        new ForwardStream(
+            this::openCall, scheduler, clock, TIMEOUT, Duration.ofHours(1), stalls::incrementAndGet);
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      sent.add(stream.send(items(i)));
+      scheduler.advance(TIMEOUT);
+    }
+
+    unread.forEach(call -> call.request(1000));
+
+    assertThat(received)
+        .as("batches the peer reads late, decided for nobody")
+        .hasSizeLessThanOrEqualTo(Batcher.MAX_IN_FLIGHT);
+    assertThat(sent).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThatThrownBy(sent.get(Batcher.MAX_IN_FLIGHT)::join)
+        .hasMessageContaining("DEADLINE_EXCEEDED: the peer is 8 batches behind")
+        .hasMessageContaining("this batch was not sent");
+    assertThat(streamsOpened).hasValue(1);
+  }
+
+  @Test
+  void send_streamBehindByTheBound_refusedAtOnceUntilThePeerAnswersOneEvenLate() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    scheduler.advance(TIMEOUT);
+
+    CompletableFuture<List<RateLimitResponse>> refused = stream.send(items(100));
+
+    assertThat(refused).isCompletedExceptionally();
+    assertThatThrownBy(refused::join)
+        .hasMessageContaining(
+            "the peer is 8 batches behind (8 batches sent on the forwarding stream are unanswered,"
+                + " 8 of them past their deadline of PT0.5S), so this batch was not sent");
+    assertThat(received).hasSize(Batcher.MAX_IN_FLIGHT);
+    answer(0, 0); // late: its slot is free again
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(101));
+    assertThat(received).hasSize(Batcher.MAX_IN_FLIGHT + 1);
+    answer(0, Batcher.MAX_IN_FLIGHT);
+    assertThat(remaining(next)).containsExactly(101L);
+    assertThat(stalls).hasValue(0);
+  }
+
+  @Test
+  void send_batchesInFlightWithinTheirDeadline_areNotBoundedByTheStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < 2 * Batcher.MAX_IN_FLIGHT; i++) {
+      assertThat(stream.send(items(i))).isNotDone();
+    }
+
+    assertThat(received).as("the batcher bounds these; a flush on close may send more").hasSize(16);
+  }
+
+  @Test
+  void send_streamBehindByTheBoundForTheStallTime_isDroppedAndTheBatchGoesOutOnANewStream()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    elapse(STALL_AFTER.minusMillis(50));
+    assertThat(stream.send(items(100))).isCompletedExceptionally();
+    assertThat(stalls).as("no deadline is left to find the stall").hasValue(0);
+    elapse(Duration.ofMillis(50));
+
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(101));
+
+    assertThat(stalls).hasValue(1);
+    assertThat(cancelled).as("the stalled call is cancelled").hasValue(1);
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, Batcher.MAX_IN_FLIGHT);
+    assertThat(remaining(next)).containsExactly(101L);
   }
 }
