@@ -23,10 +23,13 @@ import java.util.function.Function;
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
  * before it and during the round that read its answer). The queue also leaves at once when it
- * holds {@code batchLimit} items, or when the last call went out at least {@code batchWait} ago (a
- * slow call does not hold the items behind it longer than that), as long as fewer than {@code
- * maxInFlight} calls are out; at that bound items only queue, and at {@code maxQueued} queued
- * items a new one fails at once with a {@link QueueFullException} (the destination is slower than
+ * holds {@code batchLimit} items, or when an item is submitted and the last call went out at least
+ * {@code batchWait} ago (while items keep coming, a slow call does not hold those behind it longer
+ * than that), as long as fewer than {@code maxInFlight} calls are out. The queue is looked at on
+ * submits and completions only, never on a timer (one would wake once per batch under load): items
+ * queued behind a call with no item after them leave when a call completes, so a sender with a
+ * deadline bounds that wait by it, and an item's whole wait by twice it. At {@code maxInFlight}
+ * calls out items only queue, and at {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the destination is slower than
  * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender
  * returns one answer per item in order; a failed send, or an answer list of the wrong length, fails
  * every item of that batch. A batch that completes during its own send (the sender fails it at
@@ -78,8 +81,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
    *
    * @param batchLimit the most items per batch, 1..1000
-   * @param batchWait how long queued items wait behind the last call sent before another call is
-   *     opened
+   * @param batchWait how long queued items wait behind the last call sent before an item submitted
+   *     opens another call
    * @param clock the monotonic time of the last call sent
    * @param sender sends one batch and completes with one answer per item, in order
    */
@@ -95,8 +98,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    * Creates a batcher.
    *
    * @param batchLimit the most items per batch, 1..1000
-   * @param batchWait how long queued items wait behind the last call sent before another call is
-   *     opened
+   * @param batchWait how long queued items wait behind the last call sent before an item submitted
+   *     opens another call
    * @param maxInFlight the most calls in flight at once, at least 1
    * @param maxQueued the most items waiting to be sent, at least {@code batchLimit}
    * @param clock the monotonic time of the last call sent

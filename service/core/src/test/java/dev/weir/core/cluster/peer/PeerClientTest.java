@@ -234,6 +234,37 @@ class PeerClientTest {
   }
 
   @Test
+  void forward_itemQueuedBehindUnansweredCall_waitsForItsDeadlineThenItsOwn_atMostTwiceTheTimeout()
+      throws Exception {
+    clientOfFreePort(
+        new PeerClientSettings(1000, Duration.ofNanos(500_000), BATCH_TIMEOUT, false));
+    AtomicInteger streams = new AtomicInteger();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(answeringAllButTheFirstStream(streams))
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    CompletableFuture<RateLimitResponse> a = client.forward(batched);
+    CompletableFuture<RateLimitResponse> b = client.forward(batched);
+    Await.until(Duration.ofSeconds(5), () -> streams.get() == 1, "the stream is open");
+
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(b)
+        .as("no timer sends the queue when batchWait has passed and no other item came")
+        .isNotDone();
+    scheduler.advance(BATCH_TIMEOUT.minusMillis(1));
+    assertThat(a).isCompletedExceptionally();
+    assertThat(b).as("sent when the call before it failed at its deadline").isNotDone();
+    scheduler.advance(BATCH_TIMEOUT);
+
+    assertThat(b).as("failed at its own deadline, twice the timeout after it came").isCompletedExceptionally();
+    assertThatThrownBy(b::join).hasMessageContaining("DEADLINE_EXCEEDED");
+  }
+
+  @Test
   void probe_firstStartRefusedAsTheChannelEntersIdle_startedAgainAndAnswered() throws Exception {
     clientOfFreePort();
     startPeer(false);
