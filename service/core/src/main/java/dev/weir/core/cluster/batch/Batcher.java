@@ -22,7 +22,11 @@ import java.util.function.Function;
  * flight queue behind it, and the queue leaves as one batch when a call completes: at once on the
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
- * before it and during the round that read its answer). The queue also leaves at once when it
+ * before it and during the round that read its answer). Only the thread whose round end the queue
+ * waits for holds its items for it: an item submitted, or a call completed, on any other thread
+ * while that round end is pending is not held for it (that thread may be blocked; see {@code
+ * Weir}'s note on joining a future on a transport thread), and the queue leaves as if no round end
+ * were pending, at once when no call is in flight. The queue also leaves at once when it
  * holds {@code batchLimit} items, or when an item is submitted and the last call went out at least
  * {@code batchWait} ago (while items keep coming, a slow call does not hold those behind it longer
  * than that), as long as fewer than {@code maxInFlight} calls are out. The queue is looked at on
@@ -76,6 +80,8 @@ public final class Batcher<T, R> implements AutoCloseable {
   private boolean closed;
   /** Whether the queue leaves at the end of a submitting thread's round. */
   private boolean leavesAtRoundEnd;
+  /** The thread whose round end the queue leaves at, while {@link #leavesAtRoundEnd}. */
+  private Thread roundEndThread;
 
   /**
    * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
@@ -254,9 +260,14 @@ public final class Batcher<T, R> implements AutoCloseable {
   // Caller holds the lock; the item just queued is in items.
   private boolean leavesNow() {
     if (leavesAtRoundEnd) {
-      return items.size() >= batchLimit && inFlight < maxInFlight;
-    }
-    if (inFlight == 0) {
+      if (roundEndThread == Thread.currentThread()) {
+        return items.size() >= batchLimit && inFlight < maxInFlight;
+      }
+      // Another thread's round end: not waited for (that thread may be stuck), nor deferred twice.
+      if (inFlight == 0) {
+        return true;
+      }
+    } else if (inFlight == 0) {
       return !deferToRoundEnd();
     }
     if (inFlight >= maxInFlight) {
@@ -270,6 +281,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   private boolean deferToRoundEnd() {
     if (roundEnd.defer(this::sendAtRoundEnd)) {
       leavesAtRoundEnd = true;
+      roundEndThread = Thread.currentThread();
       return true;
     }
     return false;
@@ -280,6 +292,7 @@ public final class Batcher<T, R> implements AutoCloseable {
     Batch out = null;
     synchronized (lock) {
       leavesAtRoundEnd = false;
+      roundEndThread = null;
       if (!items.isEmpty() && inFlight < maxInFlight) {
         out = take();
       }
@@ -342,11 +355,19 @@ public final class Batcher<T, R> implements AutoCloseable {
     }
   }
 
-  /** Ends a call in flight: returns the queue's next batch when it leaves now, or null. */
+  /**
+   * Ends a call in flight: returns the queue's next batch when it leaves now, or null (it leaves at
+   * the end of this thread's round, or at a later completion).
+   */
   private Batch release() {
     synchronized (lock) {
       inFlight--;
-      if (!items.isEmpty() && !leavesAtRoundEnd && !deferToRoundEnd()) {
+      if (items.isEmpty()) {
+        return null;
+      }
+      if (leavesAtRoundEnd
+          ? roundEndThread != Thread.currentThread() // not held for another thread's round
+          : !deferToRoundEnd()) {
         return take();
       }
     }

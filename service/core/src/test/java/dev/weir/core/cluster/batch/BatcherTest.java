@@ -447,4 +447,56 @@ class BatcherTest {
     assertThat(b.inFlight()).isZero();
     assertThat(b.queued()).isZero();
   }
+
+  /** Runs {@code task} on a thread of its own (another transport thread) and waits for it. */
+  private static void onAnotherThread(Runnable task) throws InterruptedException {
+    Thread other = new Thread(task, "another-thread");
+    other.start();
+    other.join(TimeUnit.SECONDS.toMillis(10));
+  }
+
+  @Test
+  void submit_fromAnotherThreadWhileARoundEndIsPending_leavesAtOnceWithTheQueue() throws Exception {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    assertThat(roundEnd).as("this thread's round end holds item 1").hasSize(1);
+
+    onAnotherThread(() -> b.submit(2));
+
+    assertThat(sent).as("not held for another thread's round").containsExactly(List.of(1, 2));
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1, 2));
+    assertThat(b.inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void callCompletesOnAnotherThreadWhileARoundEndIsPending_queueLeavesAtOnce() throws Exception {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    roundEnd.remove(0).run();
+    clock.advance(WAIT);
+    b.submit(2); // batchWait after the first call: a second call
+    b.submit(3);
+    answer(0); // completes on this thread, which defers the queue to its round end
+    assertThat(roundEnd).hasSize(1);
+
+    onAnotherThread(() -> answer(1));
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2), List.of(3));
+    roundEnd.remove(0).run();
+    assertThat(sent).hasSize(3);
+  }
+
+  @Test
+  void submit_onTheThreadWhoseRoundEndIsPending_stillWaitsForItsRoundEnd() {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    clock.advance(WAIT);
+
+    b.submit(2);
+
+    assertThat(sent).isEmpty();
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1, 2));
+  }
 }
