@@ -10,7 +10,9 @@ import java.util.concurrent.CompletableFuture;
  * A rate limiter backed by a Weir cluster: checks requests against their buckets wherever in the
  * cluster those live. A bad request is not an exception: its response carries the reason in {@link
  * RateLimitResponse#error()}. A future may complete on a gRPC transport thread (when an item went
- * to another member): continuations chained on it without an executor must not block.
+ * to another member): continuations chained on it without an executor must not block, and no
+ * gRPC event-loop thread may wait for a decision (an item forwarded from such a thread leaves at the
+ * end of its round of work, which never comes while it waits).
  */
 public interface RateLimiter extends AutoCloseable {
 

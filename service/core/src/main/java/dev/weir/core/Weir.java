@@ -59,6 +59,12 @@ import org.slf4j.event.Level;
  *   return response.status() == Status.UNDER_LIMIT;
  * }
  * }</pre>
+ *
+ * <p>Do not {@code join()} (or otherwise wait for) a decision's future on a gRPC Netty event-loop
+ * thread (a continuation chained without an executor, or a service method of a server built with
+ * {@code directExecutor()}): an item forwarded from such a thread leaves at the end of that
+ * thread's current round of work, which never comes while the thread waits, so the wait never ends.
+ * Chain on the future instead, or decide on a thread of your own.
  */
 public final class Weir {
 

@@ -26,7 +26,9 @@ import java.util.Optional;
  * @param hash the ring's hash function
  * @param batchLimit the most forwarded items per peer call,
  *     1..{@value RateLimitService#MAX_BATCH_SIZE}
- * @param batchWait how long the first queued forwarded item waits for others
+ * @param batchWait how long forwarded items queued behind a batch in flight wait before an item
+ *     that comes opens another call (items with none after them leave at the next answer or
+ *     {@code batchTimeout})
  * @param batchTimeout the deadline of each forwarding call
  * @param disableBatching send every forwarded item alone at once
  * @param globalSyncWait how long GLOBAL hits and broadcasts wait before they are sent

@@ -1,10 +1,13 @@
 package dev.weir.core.cluster.batch;
 
 import dev.weir.core.time.Clock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -19,14 +22,24 @@ import java.util.function.Function;
  * flight queue behind it, and the queue leaves as one batch when a call completes: at once on the
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
- * before it and during the round that read its answer). The queue also leaves at once when it
- * holds {@code batchLimit} items, or when the last call went out at least {@code batchWait} ago (a
- * slow call does not hold the items behind it longer than that), as long as fewer than {@code
- * maxInFlight} calls are out; at that bound items only queue, and at {@code maxQueued} queued
- * items a new one fails at once with a {@link QueueFullException} (the destination is slower than
+ * before it and during the round that read its answer). Only the thread whose round end the queue
+ * waits for holds its items for it: an item submitted, or a call completed, on any other thread
+ * while that round end is pending is not held for it (that thread may be blocked; see {@code
+ * Weir}'s note on joining a future on a transport thread), and the queue leaves as if no round end
+ * were pending, at once when no call is in flight. The queue also leaves at once when it
+ * holds {@code batchLimit} items, or when an item is submitted and the last call went out at least
+ * {@code batchWait} ago (while items keep coming, a slow call does not hold those behind it longer
+ * than that), as long as fewer than {@code maxInFlight} calls are out. The queue is looked at on
+ * submits and completions only, never on a timer (one would wake once per batch under load): items
+ * queued behind a call with no item after them leave when a call completes, so a sender with a
+ * deadline bounds that wait by it, and an item's whole wait by twice it. At {@code maxInFlight}
+ * calls out items only queue, and at {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the destination is slower than
  * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender
  * returns one answer per item in order; a failed send, or an answer list of the wrong length, fails
- * every item of that batch. Each item is in exactly one batch, so each future completes exactly
+ * every item of that batch. A batch that completes during its own send (the sender fails it at
+ * once) lets the next one leave in a loop on the sending thread, not by recursion, so a long queue
+ * failing batch after batch needs no stack frame per batch; a batch's items complete once the
+ * batch after it is sent. Each item is in exactly one batch, so each future completes exactly
  * once. {@link #close()} sends what is queued and refuses new items; {@link #abandon} fails what is
  * queued instead.
  *
@@ -49,6 +62,16 @@ public final class Batcher<T, R> implements AutoCloseable {
   private final RoundEnd roundEnd;
   private final Function<List<T>, CompletableFuture<List<R>>> sender;
 
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(Batcher.Batch.class, "state", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final Object lock = new Object();
   private List<T> items = new ArrayList<>();
   private List<CompletableFuture<R>> futures = new ArrayList<>();
@@ -57,13 +80,15 @@ public final class Batcher<T, R> implements AutoCloseable {
   private boolean closed;
   /** Whether the queue leaves at the end of a submitting thread's round. */
   private boolean leavesAtRoundEnd;
+  /** The thread whose round end the queue leaves at, while {@link #leavesAtRoundEnd}. */
+  private Thread roundEndThread;
 
   /**
    * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
    *
    * @param batchLimit the most items per batch, 1..1000
-   * @param batchWait how long queued items wait behind the last call sent before another call is
-   *     opened
+   * @param batchWait how long queued items wait behind the last call sent before an item submitted
+   *     opens another call
    * @param clock the monotonic time of the last call sent
    * @param sender sends one batch and completes with one answer per item, in order
    */
@@ -79,8 +104,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    * Creates a batcher.
    *
    * @param batchLimit the most items per batch, 1..1000
-   * @param batchWait how long queued items wait behind the last call sent before another call is
-   *     opened
+   * @param batchWait how long queued items wait behind the last call sent before an item submitted
+   *     opens another call
    * @param maxInFlight the most calls in flight at once, at least 1
    * @param maxQueued the most items waiting to be sent, at least {@code batchLimit}
    * @param clock the monotonic time of the last call sent
@@ -121,7 +146,7 @@ public final class Batcher<T, R> implements AutoCloseable {
    */
   public CompletableFuture<R> submit(T item) {
     CompletableFuture<R> future = new CompletableFuture<>();
-    Batch<T, R> out;
+    Batch out;
     synchronized (lock) {
       if (closed) {
         future.completeExceptionally(new IllegalStateException("batcher is closed"));
@@ -148,8 +173,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    */
   public List<CompletableFuture<R>> submitAll(List<T> batch) {
     List<CompletableFuture<R>> out = new ArrayList<>(batch.size());
-    Batch<T, R> first = null;
-    Batch<T, R> second = null;
+    Batch first = null;
+    Batch second = null;
     synchronized (lock) {
       for (T item : batch) {
         CompletableFuture<R> future = new CompletableFuture<>();
@@ -200,7 +225,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   /** Sends whatever is queued now, in batches of at most {@code batchLimit}, whatever is in flight. */
   public void flush() {
     while (true) {
-      Batch<T, R> out;
+      Batch out;
       synchronized (lock) {
         if (items.isEmpty()) {
           return;
@@ -235,9 +260,14 @@ public final class Batcher<T, R> implements AutoCloseable {
   // Caller holds the lock; the item just queued is in items.
   private boolean leavesNow() {
     if (leavesAtRoundEnd) {
-      return items.size() >= batchLimit && inFlight < maxInFlight;
-    }
-    if (inFlight == 0) {
+      if (roundEndThread == Thread.currentThread()) {
+        return items.size() >= batchLimit && inFlight < maxInFlight;
+      }
+      // Another thread's round end: not waited for (that thread may be stuck), nor deferred twice.
+      if (inFlight == 0) {
+        return true;
+      }
+    } else if (inFlight == 0) {
       return !deferToRoundEnd();
     }
     if (inFlight >= maxInFlight) {
@@ -251,6 +281,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   private boolean deferToRoundEnd() {
     if (roundEnd.defer(this::sendAtRoundEnd)) {
       leavesAtRoundEnd = true;
+      roundEndThread = Thread.currentThread();
       return true;
     }
     return false;
@@ -258,9 +289,10 @@ public final class Batcher<T, R> implements AutoCloseable {
 
   /** Sends what the round that deferred the queue left in it (a batch's worth at most). */
   private void sendAtRoundEnd() {
-    Batch<T, R> out = null;
+    Batch out = null;
     synchronized (lock) {
       leavesAtRoundEnd = false;
+      roundEndThread = null;
       if (!items.isEmpty() && inFlight < maxInFlight) {
         out = take();
       }
@@ -271,16 +303,16 @@ public final class Batcher<T, R> implements AutoCloseable {
   }
 
   // Caller holds the lock and items is not empty.
-  private Batch<T, R> take() {
-    Batch<T, R> out;
+  private Batch take() {
+    Batch out;
     if (items.size() <= batchLimit) {
-      out = new Batch<>(items, futures);
+      out = new Batch(items, futures);
       items = new ArrayList<>();
       futures = new ArrayList<>();
     } else {
       List<T> head = items.subList(0, batchLimit);
       List<CompletableFuture<R>> headFutures = futures.subList(0, batchLimit);
-      out = new Batch<>(new ArrayList<>(head), new ArrayList<>(headFutures));
+      out = new Batch(new ArrayList<>(head), new ArrayList<>(headFutures));
       head.clear();
       headFutures.clear();
     }
@@ -289,49 +321,118 @@ public final class Batcher<T, R> implements AutoCloseable {
     return out;
   }
 
-  private void send(Batch<T, R> batch) {
-    CompletableFuture<List<R>> sent;
-    try {
-      sent = sender.apply(batch.items);
-    } catch (RuntimeException e) {
-      sent = CompletableFuture.failedFuture(e);
-    }
-    if (sent == null) {
-      sent = CompletableFuture.failedFuture(new IllegalStateException("sender returned no call"));
-    }
-    sent.whenComplete((answers, error) -> done(batch, answers, error));
+  private void send(Batch batch) {
+    sendThenComplete(batch, null);
   }
 
-  private void done(Batch<T, R> batch, List<R> answers, Throwable error) {
-    Batch<T, R> next = null;
+  /**
+   * Sends {@code batch}, completes the items of {@code finished} (when not null) once it is sent,
+   * and goes on in a loop while a batch completes during its own send (a failed future, a peer
+   * refusing at once): that batch's items complete once the next batch it lets leave is sent. So
+   * a chain of batches failing as they are sent takes no stack frame per batch, and each next batch
+   * leaves before the callers of the one before it run their continuations.
+   */
+  private void sendThenComplete(Batch batch, Batch finished) {
+    while (batch != null) {
+      CompletableFuture<List<R>> sent;
+      try {
+        sent = sender.apply(batch.items);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      if (sent == null) {
+        sent = CompletableFuture.failedFuture(new IllegalStateException("sender returned no call"));
+      }
+      sent.whenComplete(batch);
+      if (finished != null) {
+        finished.complete();
+      }
+      finished = batch.sendReturned() ? batch : null;
+      batch = finished == null ? null : release();
+    }
+    if (finished != null) {
+      finished.complete();
+    }
+  }
+
+  /**
+   * Ends a call in flight: returns the queue's next batch when it leaves now, or null (it leaves at
+   * the end of this thread's round, or at a later completion).
+   */
+  private Batch release() {
     synchronized (lock) {
       inFlight--;
-      if (!items.isEmpty() && !leavesAtRoundEnd && !deferToRoundEnd()) {
-        next = take();
+      if (items.isEmpty()) {
+        return null;
+      }
+      if (leavesAtRoundEnd
+          ? roundEndThread != Thread.currentThread() // not held for another thread's round
+          : !deferToRoundEnd()) {
+        return take();
       }
     }
-    if (next != null) {
-      send(next);
+    return null;
+  }
+
+  /**
+   * One batch sent: its items, their futures, and its outcome, which the call hands over either to
+   * the thread still sending it (completed within the send: {@link #sendThenComplete} finishes it
+   * in its loop) or, once the send returned, finishes on the thread that completes the call.
+   */
+  private final class Batch implements BiConsumer<List<R>, Throwable> {
+    private static final int SENDING = 0;
+    private static final int SENT = 1;
+    private static final int COMPLETED_WHILE_SENDING = 2;
+
+    private final List<T> items;
+    private final List<CompletableFuture<R>> futures;
+    /** {@link #SENDING} and on, through {@link #STATE}. */
+    @SuppressWarnings("unused")
+    private volatile int state;
+
+    private List<R> answers;
+    private Throwable error;
+
+    private Batch(List<T> items, List<CompletableFuture<R>> futures) {
+      this.items = items;
+      this.futures = futures;
     }
-    List<CompletableFuture<R>> out = batch.futures;
-    if (error == null && (answers == null || answers.size() != out.size())) {
-      error =
-          new IllegalStateException(
-              "expected "
-                  + out.size()
-                  + " answers, got "
-                  + (answers == null ? "none" : answers.size()));
+
+    /** The call completed: hands the outcome to the sending thread, or finishes the batch here. */
+    @Override
+    public void accept(List<R> answers, Throwable error) {
+      this.answers = answers;
+      this.error = error;
+      if (!STATE.compareAndSet(this, SENDING, COMPLETED_WHILE_SENDING)) {
+        sendThenComplete(release(), this);
+      }
     }
-    for (int i = 0; i < out.size(); i++) {
-      if (error != null) {
-        out.get(i).completeExceptionally(error);
-      } else {
-        out.get(i).complete(answers.get(i));
+
+    /** The send returned: true when the call completed during it, for the sender to finish. */
+    private boolean sendReturned() {
+      return !STATE.compareAndSet(this, SENDING, SENT);
+    }
+
+    /** Completes each item with its answer, or fails every item with the call's error. */
+    private void complete() {
+      Throwable failure = error;
+      if (failure == null && (answers == null || answers.size() != futures.size())) {
+        failure =
+            new IllegalStateException(
+                "expected "
+                    + futures.size()
+                    + " answers, got "
+                    + (answers == null ? "none" : answers.size()));
+      }
+      for (int i = 0; i < futures.size(); i++) {
+        if (failure != null) {
+          futures.get(i).completeExceptionally(failure);
+        } else {
+          futures.get(i).complete(answers.get(i));
+        }
       }
     }
   }
-
-  private record Batch<T, R>(List<T> items, List<CompletableFuture<R>> futures) {}
 
   /** The queue to the destination is full: it answers more slowly than items arrive for it. */
   public static final class QueueFullException extends RuntimeException {

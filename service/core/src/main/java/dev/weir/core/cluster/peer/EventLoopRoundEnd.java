@@ -8,7 +8,9 @@ import java.util.concurrent.RejectedExecutionException;
 /**
  * The round of grpc-java's Netty event loops: a task deferred from one of their threads runs on
  * it among the loop's tasks, after the reads of the same wake-up (every connection that was ready)
- * have been handled; any other thread has no rounds.
+ * have been handled; any other thread has no rounds. A loop thread that blocks before its round
+ * ends (waiting for a decision it forwarded) never runs the task: the batcher holds only that
+ * thread's own items for it, and embedders are told not to wait on a loop thread.
  */
 final class EventLoopRoundEnd implements RoundEnd {
 

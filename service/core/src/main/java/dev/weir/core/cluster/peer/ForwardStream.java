@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer;
 
+import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
@@ -34,13 +35,34 @@ import java.util.function.Function;
  * no timer of its own (a timer per batch woke the timer thread once per batch at its due time,
  * answered or not).
  *
- * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no answer of any kind
- * since the oldest of them was sent) is stalled: its connection stays up while its segments wait out
- * TCP's backed-off retransmission timer, which after a lossy spell can be tens of seconds. When a
- * deadline finds it so, the batches still waiting on it fail as if due, the call is cancelled,
- * {@code onStall} runs (the client drops the connection) and the next batch opens a fresh stream.
+ * <p>A batch failed at its deadline keeps its place on the stream until the peer answers it (the
+ * peer still reads and decides it): while any batch is past its deadline, at most {@link
+ * #MAX_UNANSWERED} are unanswered on a stream, and a batch beyond that fails at once, unsent, with
+ * {@code DEADLINE_EXCEEDED} caused by {@link Behind}. A peer that falls behind is so not sent ever
+ * more batches that it would decide for nobody (they piled up in HTTP/2 flow control, with no bound
+ * but the batcher's queue), and each answer it gives, even late, makes room for one more. Costs
+ * nothing per batch beyond a counter: the bound is checked against the batches waiting anyway.
+ *
+ * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no batch answered within
+ * its deadline since the oldest of them was sent) is stalled: its connection stays up while its
+ * segments wait out TCP's backed-off retransmission timer, which after a lossy spell can be tens of
+ * seconds, or its peer falls ever further behind. Answers that come only after their batches'
+ * deadline do not keep it: every batch on it fails anyway, and dropping it discards the batches the
+ * peer has not read yet, which it would otherwise decide for nobody. When a deadline finds it so (or
+ * a batch, when the stream is behind and no deadline is left to find it), the batches still waiting
+ * on it fail as if due, the call is cancelled, {@code onStall} runs (the client drops the
+ * connection) and the next batch opens a fresh stream; a batch sent before {@code onStall} has run
+ * fails with the stall instead of opening a stream on the connection being dropped. After {@link
+ * #close()} every batch is refused and no stream opens.
  */
 final class ForwardStream {
+
+  /**
+   * The most batches sent on one stream and not answered yet, including those already failed at
+   * their deadline, beyond which a batch is not sent while any of them is past its deadline: as
+   * many as the batcher has in flight.
+   */
+  static final int MAX_UNANSWERED = Batcher.MAX_IN_FLIGHT;
 
   private final Function<StreamObserver<ForwardCodec.Answers>, StreamObserver<ForwardCodec.Batch>> opener;
   private final Scheduler scheduler;
@@ -51,6 +73,7 @@ final class ForwardStream {
 
   private final Object lock = new Object();
   private Stream stream;
+  private boolean closed;
   private long nextId;
   private volatile boolean unsupported;
 
@@ -100,21 +123,60 @@ final class ForwardStream {
     }
   }
 
+  /**
+   * The cause of the {@code DEADLINE_EXCEEDED} that a batch fails with when it was not sent: the
+   * stream already has {@link #MAX_UNANSWERED} batches unanswered, some past their deadline.
+   */
+  static final class Behind extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Behind() {
+      super("the peer is too far behind on the forwarding stream", null, false, false);
+    }
+  }
+
   /** Returns whether the peer was found not to serve streams. */
   boolean unsupported() {
     return unsupported;
   }
 
-  /** Sends {@code batch}; the future completes with one answer per request, in order. */
+  /**
+   * Sends {@code batch}; the future completes with one answer per request, in order. A batch the
+   * stream is too far behind to take fails at once ({@link Behind}).
+   */
   CompletableFuture<List<RateLimitResponse>> send(List<RateLimitRequest> batch) {
     CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
     if (unsupported) {
       answer.completeExceptionally(new Unsupported());
       return answer;
     }
+    Stalling stalling = trySend(batch, answer, true);
+    if (stalling != null) {
+      // Behind and nothing answered in time for the stall time, with no deadline left to find it:
+      // dropped here as a deadline would have, and the batch goes out on a new stream.
+      stalling.stream.dropConnection(stalling.stall);
+      trySend(batch, answer, false);
+      stalling.failDropped();
+    }
+    return answer;
+  }
+
+  /**
+   * Sends {@code batch} on the current stream, opened if need be; or, when that stream is {@link
+   * Stream#behind() behind} and has answered nothing in time for the stall time and {@code mayDrop},
+   * ends it as stalled and returns it for the caller to drop (the batch is not sent then).
+   */
+  private Stalling trySend(
+      List<RateLimitRequest> batch,
+      CompletableFuture<List<RateLimitResponse>> answer,
+      boolean mayDrop) {
     Stream target;
     boolean arm;
     synchronized (lock) {
+      if (closed) {
+        answer.completeExceptionally(closedError());
+        return null;
+      }
       target = stream;
       if (target == null) {
         // Current before it is opened: a call that fails as it starts ends it at once (end()).
@@ -127,16 +189,27 @@ final class ForwardStream {
             stream = null;
           }
           answer.completeExceptionally(refused("could not open the forwarding stream", e));
-          return answer;
+          return null;
         }
       }
       if (target.endedWith != null) {
         answer.completeExceptionally(target.endedWith);
-        return answer;
+        return null;
       }
-      long id = nextId++;
       // Read under the lock, so that the batches waiting fall due in the order they were sent.
       long now = clock.monotonicNanos();
+      if (target.behind()) {
+        if (target.unansweredSince == ANSWERED) {
+          // Answered in time since it last sent: the stall clock starts with this refusal.
+          target.unansweredSince = now;
+        } else if (mayDrop && now - target.unansweredSince >= stallAfterNanos) {
+          RuntimeException stall = stalled(Duration.ofNanos(now - target.unansweredSince));
+          return new Stalling(target, stall, target.endLocked(stall));
+        }
+        answer.completeExceptionally(behind(target.pending.size() + target.overdue, target.overdue));
+        return null;
+      }
+      long id = nextId++;
       long due = now + timeout.toNanos();
       // Waiting before it is sent: a peer on the same thread may answer within onNext.
       long unansweredBefore = target.unansweredSince;
@@ -154,7 +227,7 @@ final class ForwardStream {
           stream = null;
         }
         answer.completeExceptionally(refused("the forwarding stream refused the batch", e));
-        return answer;
+        return null;
       }
       arm = !target.timerArmed;
       target.timerArmed = true;
@@ -162,13 +235,18 @@ final class ForwardStream {
     if (arm) {
       target.armTimer(timeout);
     }
-    return answer;
+    return null;
   }
 
-  /** Ends the stream: batches still waiting fail as the stream's end. */
+  /**
+   * Half-closes the stream (batches still waiting get their answers, or fail as the stream's end)
+   * and refuses every batch from now on ({@code CANCELLED}): no stream opens after close, so none is
+   * left open when the client's channel shuts down.
+   */
   void close() {
     Stream ending;
     synchronized (lock) {
+      closed = true;
       ending = stream;
       stream = null;
     }
@@ -181,6 +259,33 @@ final class ForwardStream {
     return Status.UNAVAILABLE
         .withDescription(what + ": " + cause.getMessage())
         .withCause(cause)
+        .asRuntimeException();
+  }
+
+  private static RuntimeException closedError() {
+    return Status.CANCELLED
+        .withDescription(
+            "the forwarding stream was closed (the peer left the ring, moved, or this node is"
+                + " shutting down): the batch was not sent")
+        .asRuntimeException();
+  }
+
+  private RuntimeException behind(int unanswered, int overdue) {
+    return Status.DEADLINE_EXCEEDED
+        .withDescription(
+            "the peer is "
+                + unanswered
+                + " batches behind ("
+                + unanswered
+                + " batches sent on the forwarding stream are unanswered, "
+                + overdue
+                + " of them past their deadline of "
+                + timeout
+                + "), so this batch was not sent: the peer is overloaded or the network to it is"
+                + " slow; batches go out again as it answers, and the stream is dropped when none is"
+                + " answered in time for "
+                + Duration.ofNanos(stallAfterNanos))
+        .withCause(new Behind())
         .asRuntimeException();
   }
 
@@ -198,8 +303,18 @@ final class ForwardStream {
         .asRuntimeException();
   }
 
-  /** {@link Stream#unansweredSince} when every batch sent on the stream has had its answer. */
+  /**
+   * {@link Stream#unansweredSince} when the last answer came in time and no batch was sent (nor
+   * refused as behind) since.
+   */
   private static final long ANSWERED = Long.MIN_VALUE;
+
+  /** A stream ended as stalled by a send, the reason, and the batches that fail with it. */
+  private record Stalling(Stream stream, RuntimeException stall, List<Waiting> dropped) {
+    void failDropped() {
+      dropped.forEach(w -> w.answer.completeExceptionally(stall));
+    }
+  }
 
   /** A batch waiting for its answer until {@code due} ({@link Clock#monotonicNanos()}). */
   private record Waiting(CompletableFuture<List<RateLimitResponse>> answer, int size, long due) {}
@@ -211,15 +326,29 @@ final class ForwardStream {
     private StreamObserver<ForwardCodec.Batch> requests;
     private RuntimeException endedWith;
     private boolean timerArmed;
-    /** When the oldest batch sent since the last answer of any batch was sent, or {@link #ANSWERED}. */
+    /**
+     * Batches failed at their deadline whose answers have not come: the peer still reads and decides
+     * them, so they count toward {@link #MAX_UNANSWERED} until answered or the stream ends.
+     */
+    private int overdue;
+    /**
+     * When the oldest batch sent since the last answer in time was sent (or, when the stream was
+     * behind, the first batch refused since), or {@link #ANSWERED}: an answer to a batch already
+     * failed at its deadline shows the connection carrying bytes, not the stream serving, and does
+     * not reset it.
+     */
     private long unansweredSince = ANSWERED;
 
     @Override
     public void onNext(ForwardCodec.Answers answers) {
       Waiting waiting;
       synchronized (lock) {
-        unansweredSince = ANSWERED;
         waiting = pending.remove(answers.id());
+        if (waiting != null) {
+          unansweredSince = ANSWERED;
+        } else if (overdue > 0) {
+          overdue--; // late: the batch failed at its deadline, the peer has now decided it
+        }
       }
       if (waiting == null) {
         return;
@@ -262,6 +391,10 @@ final class ForwardStream {
     private void end(RuntimeException reason) {
       List<Waiting> failed;
       synchronized (lock) {
+        if (endedWith != null) {
+          // Dropped as stalled (the cancel ends the call): the drop clears its place once done.
+          return;
+        }
         if (stream == this) {
           stream = null;
         }
@@ -270,6 +403,43 @@ final class ForwardStream {
         pending.clear();
       }
       failed.forEach(w -> w.answer.completeExceptionally(reason));
+    }
+
+    /**
+     * Caller holds the lock. Whether this stream is too far behind to take a batch: {@link
+     * #MAX_UNANSWERED} batches unanswered, at least one past its deadline (batches within their
+     * deadline alone are bounded by the batcher, and a flush on close may send more).
+     */
+    private boolean behind() {
+      return overdue > 0 && pending.size() + overdue >= MAX_UNANSWERED;
+    }
+
+    /**
+     * Caller holds the lock. Ends this stream as stalled with {@code stall}, leaving it current so
+     * that no batch opens a stream before its connection is dropped; returns the batches waiting.
+     */
+    private List<Waiting> endLocked(RuntimeException stall) {
+      endedWith = stall;
+      List<Waiting> dropped = new ArrayList<>(pending.values());
+      pending.clear();
+      return dropped;
+    }
+
+    /**
+     * Cancels this stalled stream's call and drops its connection ({@code onStall}), then lets the
+     * next batch open a new stream.
+     */
+    private void dropConnection(RuntimeException stall) {
+      try {
+        requests.onError(stall);
+        onStall.run();
+      } finally {
+        synchronized (lock) {
+          if (stream == this) {
+            stream = null;
+          }
+        }
+      }
     }
 
     private void armTimer(Duration delay) {
@@ -301,14 +471,13 @@ final class ForwardStream {
         if (!expired.isEmpty()
             && unansweredSince != ANSWERED
             && now - unansweredSince >= stallAfterNanos) {
-          if (stream == this) {
-            stream = null;
-          }
+          // Left current until its connection is dropped: a batch sent meanwhile fails with it
+          // instead of opening a stream on the connection about to be dropped.
           stall = stalled(Duration.ofNanos(now - unansweredSince));
-          endedWith = stall;
-          dropped = new ArrayList<>(pending.values());
-          pending.clear();
+          dropped = endLocked(stall);
           next = -1;
+        } else {
+          overdue += expired.size();
         }
         timerArmed = next >= 0;
       }
@@ -317,8 +486,7 @@ final class ForwardStream {
       }
       if (stall != null) {
         // Dropped first, so that a batch sent as these fail goes out on a new connection.
-        requests.onError(stall);
-        onStall.run();
+        dropConnection(stall);
       }
       RuntimeException due = noAnswer("no answer on the forwarding stream within " + timeout);
       for (Waiting w : expired) {

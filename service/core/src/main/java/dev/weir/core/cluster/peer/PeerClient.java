@@ -62,7 +62,9 @@ import java.util.function.Function;
  * When the channel fails to connect it is reported unreachable; when a working connection drops it
  * reconnects at once, so a peer that died is noticed without waiting for traffic. A connection on
  * which forwarded batches went unanswered for {@link #STALLED_STREAM} is dropped and made afresh
- * (its batches' failures are not conclusive: the connection was up). {@link #peerDown}
+ * (its batches' failures are not conclusive: the connection was up); a batch the stream refuses
+ * unsent because the peer is {@link ForwardStream#MAX_UNANSWERED} batches behind is not reported
+ * at all (the batches it would have waited behind are). {@link #peerDown}
  * cancels the calls in flight (their items are routed again) and drops the connection, which may be
  * half-open; {@link #probe} skips gRPC's reconnect backoff, so a peer that returns is reached
  * within one probe.
@@ -601,6 +603,9 @@ public final class PeerClient implements AutoCloseable {
   }
 
   private void reportFailure(Status status, String message) {
+    if (status.getCause() instanceof ForwardStream.Behind) {
+      return; // not sent: the batches it would have waited behind count when they fail
+    }
     switch (status.getCode()) {
       case CANCELLED -> {}
       case UNAVAILABLE -> observer.notAnswering(address, message, true);

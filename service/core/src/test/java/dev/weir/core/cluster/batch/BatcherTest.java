@@ -407,4 +407,96 @@ class BatcherTest {
             () -> new Batcher<Integer, String>(10, WAIT, 1, 9, clock, RoundEnd.NONE, this::echo))
         .hasMessageContaining("maxQueued must be at least batchLimit (10), got 9");
   }
+
+  @Test
+  void callFails_laterBatchesFailAsTheyAreSent_everyItemCompletesWithoutDeepRecursion()
+      throws Exception {
+    AtomicInteger sends = new AtomicInteger();
+    CompletableFuture<List<String>> first = new CompletableFuture<>();
+    Batcher<Integer, String> b =
+        new Batcher<>(
+            1,
+            WAIT,
+            1,
+            10_000,
+            clock,
+            RoundEnd.NONE,
+            batch ->
+                sends.getAndIncrement() == 0
+                    ? first
+                    : CompletableFuture.failedFuture(new IllegalStateException("peer down")));
+    List<CompletableFuture<String>> futures = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      futures.add(b.submit(i));
+    }
+    assertThat(b.queued()).isEqualTo(9_999);
+
+    // A small stack, as a transport thread may have: 10,000 batches failing as they are sent one
+    // after another must not take a stack frame each.
+    Thread failer =
+        new Thread(
+            null,
+            () -> first.completeExceptionally(new IllegalStateException("peer down")),
+            "small-stack",
+            256 * 1024);
+    failer.start();
+    failer.join(TimeUnit.SECONDS.toMillis(10));
+
+    assertThat(futures).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(sends).hasValue(10_000);
+    assertThat(b.inFlight()).isZero();
+    assertThat(b.queued()).isZero();
+  }
+
+  /** Runs {@code task} on a thread of its own (another transport thread) and waits for it. */
+  private static void onAnotherThread(Runnable task) throws InterruptedException {
+    Thread other = new Thread(task, "another-thread");
+    other.start();
+    other.join(TimeUnit.SECONDS.toMillis(10));
+  }
+
+  @Test
+  void submit_fromAnotherThreadWhileARoundEndIsPending_leavesAtOnceWithTheQueue() throws Exception {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    assertThat(roundEnd).as("this thread's round end holds item 1").hasSize(1);
+
+    onAnotherThread(() -> b.submit(2));
+
+    assertThat(sent).as("not held for another thread's round").containsExactly(List.of(1, 2));
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1, 2));
+    assertThat(b.inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void callCompletesOnAnotherThreadWhileARoundEndIsPending_queueLeavesAtOnce() throws Exception {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    roundEnd.remove(0).run();
+    clock.advance(WAIT);
+    b.submit(2); // batchWait after the first call: a second call
+    b.submit(3);
+    answer(0); // completes on this thread, which defers the queue to its round end
+    assertThat(roundEnd).hasSize(1);
+
+    onAnotherThread(() -> answer(1));
+
+    assertThat(sent).containsExactly(List.of(1), List.of(2), List.of(3));
+    roundEnd.remove(0).run();
+    assertThat(sent).hasSize(3);
+  }
+
+  @Test
+  void submit_onTheThreadWhoseRoundEndIsPending_stillWaitsForItsRoundEnd() {
+    Batcher<Integer, String> b = withRounds(1000, 1000);
+    b.submit(1);
+    clock.advance(WAIT);
+
+    b.submit(2);
+
+    assertThat(sent).isEmpty();
+    roundEnd.remove(0).run();
+    assertThat(sent).containsExactly(List.of(1, 2));
+  }
 }

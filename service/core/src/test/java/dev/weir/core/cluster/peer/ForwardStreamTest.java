@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
@@ -19,6 +20,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -396,23 +398,49 @@ class ForwardStreamTest {
   }
 
   @Test
-  void send_anyAnswerWithinTheStallTime_keepsTheStream() throws Exception {
+  void send_anAnswerInTimeWithinTheStallTime_keepsTheStream() throws Exception {
     ForwardStream stream = streamTo(holding);
     CompletableFuture<List<RateLimitResponse>> lost = stream.send(items(1));
     elapse(Duration.ofMillis(1000));
-    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
-    elapse(Duration.ofMillis(600));
+    CompletableFuture<List<RateLimitResponse>> inTime = stream.send(items(2));
+    elapse(Duration.ofMillis(400));
     answer(0, 1);
     elapse(Duration.ofMillis(100));
     stream.send(items(3));
     elapse(Duration.ofMillis(1900));
 
     assertThat(lost).isCompletedExceptionally();
-    assertThat(late).as("answered after its deadline").isCompletedExceptionally();
-    assertThat(stalls).as("the late answer showed the stream alive at 1.6 s").hasValue(0);
+    assertThat(remaining(inTime)).containsExactly(2L);
+    assertThat(stalls).as("the answer in time showed the stream serving at 1.4 s").hasValue(0);
     CompletableFuture<List<RateLimitResponse>> next = stream.send(items(4));
     assertThat(streamsOpened).hasValue(1);
     answer(0, 3);
+    assertThat(remaining(next)).containsExactly(4L);
+  }
+
+  @Test
+  void send_peerAnswersEveryBatchOnlyAfterItsDeadline_streamIsStalledAfterTheStallTime()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      sent.add(stream.send(items(i)));
+      elapse(TIMEOUT.plusMillis(100));
+      assertThat(sent.get(i)).isCompletedExceptionally();
+      if (stalls.get() == 0) {
+        answer(0, i); // late: the batch failed 100 ms ago
+      }
+    }
+
+    assertThat(stalls)
+        .as("no batch answered in time for 2.4 s: late answers do not show the stream serving")
+        .hasValue(1);
+    assertThatThrownBy(sent.get(3)::join)
+        .hasMessageContaining("no answer on the forwarding stream for PT2.3S")
+        .hasRootCauseInstanceOf(ForwardStream.Stalled.class);
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(4));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 4);
     assertThat(remaining(next)).containsExactly(4L);
   }
 
@@ -439,5 +467,177 @@ class ForwardStreamTest {
     answerStreams.get(0).onCompleted();
 
     assertThat(remaining(waiting)).containsExactly(1L);
+  }
+
+  @Test
+  void send_afterClose_isRefusedAndOpensNoStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    CompletableFuture<List<RateLimitResponse>> waiting = stream.send(items(1));
+    stream.close();
+
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(2));
+
+    assertThat(late).isCompletedExceptionally();
+    assertThatThrownBy(late::join)
+        .hasMessageContaining("CANCELLED: the forwarding stream was closed")
+        .hasMessageContaining("the batch was not sent");
+    assertThat(streamsOpened).as("no stream opened after close, none left un-half-closed").hasValue(1);
+    assertThat(halfClosed).hasValue(1);
+    answer(0, 0);
+    assertThat(remaining(waiting)).containsExactly(1L);
+  }
+
+  @Test
+  void send_afterCloseOfAStreamNeverOpened_isRefusedAndOpensNoStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    stream.close();
+
+    CompletableFuture<List<RateLimitResponse>> late = stream.send(items(1));
+    assertThat(late).isCompletedExceptionally();
+    assertThatThrownBy(late::join)
+        .hasMessageContaining("the forwarding stream was closed");
+    assertThat(streamsOpened).hasValue(0);
+  }
+
+  @Test
+  void send_whileAStalledStreamIsBeingDropped_opensNoStreamBeforeTheConnectionIsDropped()
+      throws Exception {
+    streamTo(holding);
+    List<CompletableFuture<List<RateLimitResponse>>> duringDrop = new CopyOnWriteArrayList<>();
+    List<Integer> streamsAtStall = new CopyOnWriteArrayList<>();
+    ForwardStream[] stream = new ForwardStream[1];
+    stream[0] =
+        new ForwardStream(
+            answers ->
+                new SendingTo(openCall(answers)) {
+                  @Override
+                  public void onNext(ForwardCodec.Batch batch) {
+                    call.onNext(batch);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    // Another thread's batch, sent as the stalled call is cancelled.
+                    duringDrop.add(stream[0].send(items(99)));
+                    call.onError(t);
+                  }
+                },
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            () -> streamsAtStall.add(streamsOpened.get()));
+    CompletableFuture<List<RateLimitResponse>> first = stream[0].send(items(1));
+    elapse(Duration.ofMillis(1600));
+    stream[0].send(items(2));
+
+    elapse(Duration.ofMillis(500));
+
+    assertThat(streamsAtStall).as("streams opened when the connection was dropped").containsExactly(1);
+    assertThat(first).isCompletedExceptionally();
+    assertThat(duringDrop).hasSize(1);
+    assertThat(duringDrop.get(0)).isCompletedExceptionally();
+    assertThatThrownBy(duringDrop.get(0)::join)
+        .hasMessageContaining("the stream and its connection are dropped");
+    CompletableFuture<List<RateLimitResponse>> next = stream[0].send(items(3));
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, 2);
+    assertThat(remaining(next)).containsExactly(3L);
+  }
+
+  /** The server sides of the calls a {@link #notReading} peer has open, to let it read later. */
+  private final List<ServerCallStreamObserver<ForwardAnswers>> unread = new CopyOnWriteArrayList<>();
+
+  /** A peer that reads no batch until the test requests them (an owner far behind). */
+  private final PeersV1Grpc.PeersV1ImplBase notReading =
+      new PeersV1Grpc.PeersV1ImplBase() {
+        @Override
+        public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+          ServerCallStreamObserver<ForwardAnswers> call =
+              (ServerCallStreamObserver<ForwardAnswers>) answers;
+          call.disableAutoRequest();
+          unread.add(call);
+          return holding.forwardBatches(answers);
+        }
+      };
+
+  @Test
+  void send_peerNotReading_expiredBatchesAreNotDeliveredLater() throws Exception {
+    streamTo(notReading);
+    // Stalls aside (they drop the stream, and its unread batches with it): this is about the bound.
+    ForwardStream stream =
+        new ForwardStream(
+            this::openCall, scheduler, clock, TIMEOUT, Duration.ofHours(1), stalls::incrementAndGet);
+    List<CompletableFuture<List<RateLimitResponse>>> sent = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      sent.add(stream.send(items(i)));
+      scheduler.advance(TIMEOUT);
+    }
+
+    unread.forEach(call -> call.request(1000));
+
+    assertThat(received)
+        .as("batches the peer reads late, decided for nobody")
+        .hasSizeLessThanOrEqualTo(Batcher.MAX_IN_FLIGHT);
+    assertThat(sent).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThatThrownBy(sent.get(Batcher.MAX_IN_FLIGHT)::join)
+        .hasMessageContaining("DEADLINE_EXCEEDED: the peer is 8 batches behind")
+        .hasMessageContaining("this batch was not sent");
+    assertThat(streamsOpened).hasValue(1);
+  }
+
+  @Test
+  void send_streamBehindByTheBound_refusedAtOnceUntilThePeerAnswersOneEvenLate() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    scheduler.advance(TIMEOUT);
+
+    CompletableFuture<List<RateLimitResponse>> refused = stream.send(items(100));
+
+    assertThat(refused).isCompletedExceptionally();
+    assertThatThrownBy(refused::join)
+        .hasMessageContaining(
+            "the peer is 8 batches behind (8 batches sent on the forwarding stream are unanswered,"
+                + " 8 of them past their deadline of PT0.5S), so this batch was not sent");
+    assertThat(received).hasSize(Batcher.MAX_IN_FLIGHT);
+    answer(0, 0); // late: its slot is free again
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(101));
+    assertThat(received).hasSize(Batcher.MAX_IN_FLIGHT + 1);
+    answer(0, Batcher.MAX_IN_FLIGHT);
+    assertThat(remaining(next)).containsExactly(101L);
+    assertThat(stalls).hasValue(0);
+  }
+
+  @Test
+  void send_batchesInFlightWithinTheirDeadline_areNotBoundedByTheStream() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < 2 * Batcher.MAX_IN_FLIGHT; i++) {
+      assertThat(stream.send(items(i))).isNotDone();
+    }
+
+    assertThat(received).as("the batcher bounds these; a flush on close may send more").hasSize(16);
+  }
+
+  @Test
+  void send_streamBehindByTheBoundForTheStallTime_isDroppedAndTheBatchGoesOutOnANewStream()
+      throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    elapse(STALL_AFTER.minusMillis(50));
+    assertThat(stream.send(items(100))).isCompletedExceptionally();
+    assertThat(stalls).as("no deadline is left to find the stall").hasValue(0);
+    elapse(Duration.ofMillis(50));
+
+    CompletableFuture<List<RateLimitResponse>> next = stream.send(items(101));
+
+    assertThat(stalls).hasValue(1);
+    assertThat(cancelled).as("the stalled call is cancelled").hasValue(1);
+    assertThat(streamsOpened).hasValue(2);
+    answer(1, Batcher.MAX_IN_FLIGHT);
+    assertThat(remaining(next)).containsExactly(101L);
   }
 }

@@ -1,7 +1,9 @@
 package dev.weir.core.cluster.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -195,6 +197,71 @@ class PeerClientTest {
     assertThat(next.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(7);
     assertThat(streams).hasValue(2);
     assertThat(connections).as("the stalled connection was replaced").hasValue(2);
+  }
+
+  @Test
+  void forward_peerBehindByEveryBatchInFlight_refusedAtOnceNamingThePeerAndNotCountedAgainstIt()
+      throws Exception {
+    clientOfFreePort(new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false));
+    AtomicInteger streams = new AtomicInteger();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(answeringAllButTheFirstStream(streams))
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    List<CompletableFuture<RateLimitResponse>> unanswered = new ArrayList<>();
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      unanswered.add(client.forward(batched));
+      scheduler.advance(Duration.ofMillis(1)); // past batchWait: the next item opens another call
+    }
+    Await.until(Duration.ofSeconds(5), () -> streams.get() == 1, "the stream is open");
+    scheduler.advance(BATCH_TIMEOUT);
+    assertThat(unanswered).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(reports).hasSize(Batcher.MAX_IN_FLIGHT).containsOnly("not answering");
+
+    CompletableFuture<RateLimitResponse> refused = client.forward(batched);
+
+    assertThat(refused).isCompletedExceptionally();
+    assertThatThrownBy(refused::join)
+        .hasMessageContaining(
+            "error while forwarding to peer '127.0.0.1:"
+                + port
+                + "': DEADLINE_EXCEEDED: the peer is 8 batches behind");
+    assertThat(reports).as("the batch was not sent: it says nothing of the peer").hasSize(8);
+  }
+
+  @Test
+  void forward_itemQueuedBehindUnansweredCall_waitsForItsDeadlineThenItsOwn_atMostTwiceTheTimeout()
+      throws Exception {
+    clientOfFreePort(
+        new PeerClientSettings(1000, Duration.ofNanos(500_000), BATCH_TIMEOUT, false));
+    AtomicInteger streams = new AtomicInteger();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(answeringAllButTheFirstStream(streams))
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    CompletableFuture<RateLimitResponse> a = client.forward(batched);
+    CompletableFuture<RateLimitResponse> b = client.forward(batched);
+    Await.until(Duration.ofSeconds(5), () -> streams.get() == 1, "the stream is open");
+
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(b)
+        .as("no timer sends the queue when batchWait has passed and no other item came")
+        .isNotDone();
+    scheduler.advance(BATCH_TIMEOUT.minusMillis(1));
+    assertThat(a).isCompletedExceptionally();
+    assertThat(b).as("sent when the call before it failed at its deadline").isNotDone();
+    scheduler.advance(BATCH_TIMEOUT);
+
+    assertThat(b).as("failed at its own deadline, twice the timeout after it came").isCompletedExceptionally();
+    assertThatThrownBy(b::join).hasMessageContaining("DEADLINE_EXCEEDED");
   }
 
   @Test
