@@ -70,8 +70,13 @@ class ReadmeExamplesIT {
     List<String> blocks = readme.under("A three-node cluster", "sh");
     assertThat(blocks).hasSize(1);
 
+    // The block ends when every node is ready; the health of node 2 then shows the three peers.
     ShellSandbox.Result result =
-        sandbox.run(blocks.get(0) + "\nstatus=$?\nkill $(jobs -p); wait\nexit $status\n", LIMIT);
+        sandbox.run(
+            blocks.get(0)
+                + "\nstatus=$?\ncurl -s http://127.0.0.1:2050/v1/HealthCheck"
+                + "\nkill $(jobs -p); wait\nexit $status\n",
+            LIMIT);
 
     assertThat(result.status()).as(result.stderr()).isZero();
     assertThat(result.stdout())
