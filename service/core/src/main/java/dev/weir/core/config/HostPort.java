@@ -79,14 +79,7 @@ public record HostPort(String host, int port) {
     if (!s.startsWith("[")) {
       for (int i = 0; i < parsed.host.length(); i++) {
         char c = parsed.host.charAt(i);
-        boolean allowed =
-            (c >= 'a' && c <= 'z')
-                || (c >= 'A' && c <= 'Z')
-                || (c >= '0' && c <= '9')
-                || c == '.'
-                || c == '-'
-                || c == '_';
-        if (!allowed) {
+        if (!isHostNameChar(c)) {
           throw new IllegalArgumentException(
               "host '"
                   + parsed.host
@@ -98,6 +91,24 @@ public record HostPort(String host, int port) {
       }
     }
     return parsed;
+  }
+
+  /** Returns whether {@code c} may be part of a host name: an ASCII letter or digit, '.', '-' or '_'. */
+  public static boolean isHostNameChar(char c) {
+    return (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9')
+        || c == '.'
+        || c == '-'
+        || c == '_';
+  }
+
+  /**
+   * Returns whether {@code entry}, one entry of a comma-separated setting, holds a space or a
+   * {@code ';'}: two entries run together instead of being separated by a comma.
+   */
+  public static boolean runsTogether(String entry) {
+    return entry.chars().anyMatch(c -> Character.isWhitespace(c) || c == ';');
   }
 
   /** Returns whether the host means every interface ({@code 0.0.0.0}, {@code ::} or empty). */

@@ -72,7 +72,7 @@ public final class StaticDiscovery implements PeerDiscovery {
    */
   public static Entry parse(String entry) {
     String text = entry.trim();
-    if (text.chars().anyMatch(c -> Character.isWhitespace(c) || c == ';')) {
+    if (HostPort.runsTogether(text)) {
       throw new IllegalArgumentException(
           "static peer '"
               + entry

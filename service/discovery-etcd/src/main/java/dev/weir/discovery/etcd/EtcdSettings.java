@@ -136,7 +136,6 @@ public record EtcdSettings(
       problem = e.getMessage();
     }
     if (problem != null) {
-      boolean runTogether = endpoint.chars().anyMatch(c -> Character.isWhitespace(c) || c == ';');
       throw env.invalid(
           "ETCD_ENDPOINTS",
           env.string("ETCD_ENDPOINTS", ""),
@@ -145,7 +144,7 @@ public record EtcdSettings(
               + endpoint
               + "': "
               + problem
-              + (runTogether ? "; separate entries with commas" : "")
+              + (HostPort.runsTogether(endpoint) ? "; separate entries with commas" : "")
               + ")");
     }
   }

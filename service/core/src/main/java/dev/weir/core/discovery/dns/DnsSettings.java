@@ -1,5 +1,6 @@
 package dev.weir.core.discovery.dns;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryEnv;
 import java.time.Duration;
 import java.util.List;
@@ -33,8 +34,7 @@ public record DnsSettings(List<String> fqdns, Duration pollInterval) {
     for (String fqdn : fqdns) {
       for (int i = 0; i < fqdn.length(); i++) {
         char c = fqdn.charAt(i);
-        if (c > 127 || (!Character.isLetterOrDigit(c) && c != '.' && c != '-' && c != '_')) {
-          boolean runTogether = fqdn.chars().anyMatch(x -> Character.isWhitespace(x) || x == ';');
+        if (!HostPort.isHostNameChar(c)) {
           throw env.invalid(
               "DNS_FQDN",
               env.string("DNS_FQDN", ""),
@@ -43,7 +43,7 @@ public record DnsSettings(List<String> fqdns, Duration pollInterval) {
                   + fqdn
                   + "' holds "
                   + (Character.isWhitespace(c) ? "a space" : "'" + c + "'")
-                  + (runTogether ? "; separate entries with commas" : "")
+                  + (HostPort.runsTogether(fqdn) ? "; separate entries with commas" : "")
                   + ")");
         }
       }
