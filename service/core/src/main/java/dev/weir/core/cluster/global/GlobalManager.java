@@ -22,10 +22,13 @@ import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -41,10 +44,11 @@ import org.slf4j.LoggerFactory;
  * RESET_REMAINING replaces what is queued for its key, and the hits after it are summed apart, so
  * that the owner applies the reset before them (Gubernator ORs the flag into the sum, which erases
  * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
- * GLOBAL items, which the owner applies with DRAIN_OVER_LIMIT: the resets and the sums of keys
- * without one in a first round of calls, the sums taken after a reset once those calls ended; a
- * flush that follows one still keeping that order waits for it, so no sum overtakes its reset.
- * When this node has become the owner meanwhile, its copy holds those hits (they were applied to
+ * GLOBAL items, which the owner applies with DRAIN_OVER_LIMIT: its reset if one is queued, else its
+ * sum. What must follow a call still out stays queued, held back, until that call ends, and then
+ * goes at once: the hits of a key whose reset is out, and a reset of a key whose earlier hits are
+ * out; so no sum overtakes its reset nor a reset the hits taken before it, and no flush waits for
+ * another. When this node has become the owner meanwhile, its copy holds those hits (they were applied to
  * it when answered, and again on each broadcast it took since; a hand-off merge that kept the
  * previous owner's larger state is the exception) and is now the owner's bucket: the hits are not
  * applied again, only broadcast. A received broadcast for a key this node owns on the current ring
@@ -81,8 +85,13 @@ public final class GlobalManager implements AutoCloseable {
   private Scheduler.Task hitsTimer;
   private Scheduler.Task broadcastTimer;
   private volatile CopyWrites copyWrites = (key, ownersState) -> {};
-  // Guarded by lock: completes once the last flush that had to keep an order has sent everything.
-  private CompletableFuture<Void> hitsInOrder = CompletableFuture.completedFuture(null);
+  // Guarded by lock: the queued hits held back until the calls they must follow have ended.
+  private final Map<String, Queued> held = new LinkedHashMap<>();
+  // Guarded by lock: per hash key, the items out (sent and not ended), and the resets among them.
+  private final Map<String, Integer> itemsOut = new HashMap<>();
+  private final Map<String, Integer> resetsOut = new HashMap<>();
+  // Guarded by lock: the flushes whose calls (or the flushes they let out) have not all ended.
+  private final Set<CompletableFuture<Void>> flushesOut = new HashSet<>();
   // A copy's write and what goes with it (its queued hits) happen under the key's stripe.
   private final Object[] stripes = new Object[64];
 
@@ -149,7 +158,7 @@ public final class GlobalManager implements AutoCloseable {
   /** Returns how many GLOBAL keys have hits waiting for their owners. */
   public long queuedHits() {
     synchronized (lock) {
-      return hits.size();
+      return hits.size() + held.size();
     }
   }
 
@@ -206,6 +215,10 @@ public final class GlobalManager implements AutoCloseable {
     }
     boolean flushNow;
     synchronized (lock) {
+      if (held.containsKey(request.hashKey())) {
+        held.merge(request.hashKey(), Queued.of(request), Queued::then);
+        return false;
+      }
       hits.merge(request.hashKey(), Queued.of(request), Queued::then);
       flushNow = hits.size() >= batchLimit;
       if (!flushNow && hitsTimer == null) {
@@ -234,107 +247,145 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   /**
-   * Sends the queued hits to their owners now; completes when every owner answered or failed. With
-   * the ring empty (this node left and every other member is down) the hits have no owner and are
-   * dropped.
+   * Sends the queued hits to their owners now, except those held back behind a call still out;
+   * completes when every call of this flush and of the earlier ones still out (and of the flushes
+   * their ends let out) answered or failed. With the ring empty (this node left and every other
+   * member is down) the hits have no owner and are dropped.
    */
   public CompletableFuture<Void> flushHits() {
-    List<Queued> out;
-    CompletableFuture<Void> previous;
-    CompletableFuture<Void> done = new CompletableFuture<>();
+    List<CompletableFuture<Void>> earlier;
     synchronized (lock) {
-      out = new ArrayList<>(hits.values());
-      hits = new LinkedHashMap<>();
-      cancel(hitsTimer);
-      hitsTimer = null;
-      if (out.isEmpty()) {
-        return CompletableFuture.completedFuture(null);
-      }
-      previous = hitsInOrder;
-      if (!previous.isDone() || out.stream().anyMatch(q -> q.reset() != null)) {
-        hitsInOrder = done;
-      }
+      earlier = List.copyOf(flushesOut);
     }
-    long start = clock.monotonicNanos();
-    CompletableFuture<Void> sent;
-    try {
-      sent =
-          previous.isDone()
-              ? sendInRounds(out, start)
-              : previous.thenCompose(v -> sendInRounds(out, start));
-    } catch (RuntimeException e) {
-      // Later flushes wait for this one: it must end, whatever failed.
-      sent = CompletableFuture.failedFuture(e);
+    CompletableFuture<Void> sent = sendQueued();
+    if (!sent.isDone()) {
+      synchronized (lock) {
+        flushesOut.add(sent);
+      }
+      sent.whenComplete(
+          (v, e) -> {
+            synchronized (lock) {
+              flushesOut.remove(sent);
+            }
+          });
     }
-    sent.whenComplete((v, e) -> done.complete(null));
-    return sent;
+    if (earlier.isEmpty()) {
+      return sent;
+    }
+    List<CompletableFuture<Void>> all = new ArrayList<>(earlier);
+    all.add(sent);
+    return CompletableFuture.allOf(all.toArray(CompletableFuture<?>[]::new));
   }
 
   /**
-   * Sends {@code out} to the owners on the current ring: the resets and the sums of keys without
-   * one first, then, once those calls ended, the sums taken after a reset, to their owners on the
-   * ring of then.
+   * Sends the queued hits that may go now; completes when their calls, and the sends their ends
+   * let out, ended.
    */
-  private CompletableFuture<Void> sendInRounds(List<Queued> out, long start) {
-    HashRing current = ring.get();
-    if (current.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
+  private CompletableFuture<Void> sendQueued() {
+    List<RateLimitRequest> out = new ArrayList<>();
+    synchronized (lock) {
+      cancel(hitsTimer);
+      hitsTimer = null;
+      hits.forEach((key, q) -> take(key, q, out));
+      hits = new LinkedHashMap<>();
     }
-    List<RateLimitRequest> first = new ArrayList<>();
-    List<RateLimitRequest> afterResets = new ArrayList<>();
-    for (Queued q : out) {
-      if (q.reset() == null) {
-        first.add(q.hits());
-      } else {
-        first.add(q.reset());
-        if (q.hits() != null) {
-          afterResets.add(q.hits());
+    return out.isEmpty() ? CompletableFuture.completedFuture(null) : send(out);
+  }
+
+  // Under lock: adds the item of key to send now to out, counting it out, or holds q back.
+  private void take(String key, Queued q, List<RateLimitRequest> out) {
+    if (resetsOut.containsKey(key) || (q.reset() != null && itemsOut.containsKey(key))) {
+      held.merge(key, q, Queued::then);
+      return;
+    }
+    itemsOut.merge(key, 1, Integer::sum);
+    if (q.reset() == null) {
+      out.add(q.hits());
+      return;
+    }
+    out.add(q.reset());
+    resetsOut.merge(key, 1, Integer::sum);
+    if (q.hits() != null) {
+      held.put(key, new Queued(null, q.hits()));
+    }
+  }
+
+  /**
+   * Sends {@code items} (at most one per key) to their owners on the current ring in calls of at
+   * most {@value RateLimitService#MAX_BATCH_SIZE} items; those this node owns are queued for
+   * broadcast. Completes when every call ended and the flushes their ends let out completed.
+   */
+  private CompletableFuture<Void> send(List<RateLimitRequest> items) {
+    long start = clock.monotonicNanos();
+    Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
+    try {
+      HashRing current = ring.get();
+      if (current.isEmpty()) {
+        return ended(items);
+      }
+      for (RateLimitRequest r : items) {
+        byOwner.computeIfAbsent(current.ownerOf(r.hashKey()), o -> new ArrayList<>()).add(r);
+      }
+    } catch (RuntimeException e) {
+      return ended(items).thenCompose(v -> CompletableFuture.failedFuture(e));
+    }
+    List<CompletableFuture<?>> calls = new ArrayList<>();
+    List<CompletableFuture<Void>> after = new ArrayList<>();
+    byOwner.forEach(
+        (owner, mine) -> {
+          if (owner.equals(self)) {
+            after.add(broadcastHere(mine));
+            return;
+          }
+          for (List<RateLimitRequest> chunk : chunks(mine)) {
+            CompletableFuture<List<RateLimitResponse>> call =
+                peers.call(
+                    owner, c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to"));
+            calls.add(call);
+            after.add(call.handle((r, e) -> null).thenCompose(v -> ended(chunk)));
+          }
+        });
+    after.add(timed(calls, start, true));
+    return CompletableFuture.allOf(after.toArray(CompletableFuture<?>[]::new));
+  }
+
+  // Queues items, whose keys this node has come to own, for broadcast; then ends them.
+  private CompletableFuture<Void> broadcastHere(List<RateLimitRequest> items) {
+    try {
+      items.forEach(this::queueBroadcast);
+    } catch (RuntimeException e) {
+      return ended(items).thenCompose(v -> CompletableFuture.failedFuture(e));
+    }
+    return ended(items);
+  }
+
+  /**
+   * Counts {@code items} no longer out; the hits held back behind them that may go now are sent at
+   * once. Completes when that flush does.
+   */
+  private CompletableFuture<Void> ended(List<RateLimitRequest> items) {
+    boolean released = false;
+    synchronized (lock) {
+      for (RateLimitRequest r : items) {
+        String key = r.hashKey();
+        itemsOut.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+        if (r.has(Behavior.RESET_REMAINING)) {
+          resetsOut.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+        }
+      }
+      for (RateLimitRequest r : items) {
+        String key = r.hashKey();
+        Queued q = held.get(key);
+        if (q != null
+            && !resetsOut.containsKey(key)
+            && (q.reset() == null || !itemsOut.containsKey(key))) {
+          held.remove(key);
+          hits.merge(key, q, (newer, older) -> older.then(newer));
+          released = true;
         }
       }
     }
-    List<CompletableFuture<?>> calls = new ArrayList<>();
-    send(first, current, calls);
-    if (afterResets.isEmpty()) {
-      return timed(calls, start, true);
-    }
-    CompletableFuture<?>[] firstRound =
-        calls.stream().map(c -> c.handle((ok, e) -> null)).toArray(CompletableFuture<?>[]::new);
-    return CompletableFuture.allOf(firstRound)
-        .thenCompose(
-            firstDone -> {
-              // The ring may have changed while the first round was out: a key this node has
-              // come to own is queued for broadcast here, not sent to its former owner.
-              HashRing then = ring.get();
-              if (!then.isEmpty()) {
-                send(afterResets, then, calls);
-              }
-              return timed(calls, start, true);
-            });
-  }
-
-  /**
-   * Sends {@code requests} to their owners on {@code current} in calls of at most {@value
-   * RateLimitService#MAX_BATCH_SIZE} items, adding each call to {@code calls}; those this node
-   * owns are queued for broadcast.
-   */
-  private void send(
-      List<RateLimitRequest> requests, HashRing current, List<CompletableFuture<?>> calls) {
-    Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
-    for (RateLimitRequest r : requests) {
-      byOwner.computeIfAbsent(current.ownerOf(r.hashKey()), o -> new ArrayList<>()).add(r);
-    }
-    byOwner.forEach(
-        (owner, items) -> {
-          if (owner.equals(self)) {
-            items.forEach(this::queueBroadcast);
-            return;
-          }
-          for (List<RateLimitRequest> chunk : chunks(items)) {
-            calls.add(
-                peers.call(
-                    owner, c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to")));
-          }
-        });
+    return released ? sendQueued() : CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -417,7 +468,7 @@ public final class GlobalManager implements AutoCloseable {
   private void reapplyQueued(String key) {
     Queued q;
     synchronized (lock) {
-      q = hits.get(key);
+      q = hits.containsKey(key) ? hits.get(key) : held.get(key);
     }
     if (q == null) {
       return;

@@ -139,7 +139,6 @@ class GlobalManagerTest {
       throws Exception {
     try (HoldingOwner holder = new HoldingOwner()) {
       List<List<RateLimitRequest>> received = holder.received;
-      List<CompletableFuture<List<RateLimitResponse>>> held = holder.held;
       PeerClientPool toOwner = holder.pool;
       HashRing ring = ring(OWNER);
       GlobalManager m =
@@ -156,18 +155,14 @@ class GlobalManagerTest {
       CompletableFuture<Void> second = m.flushHits();
       assertThat(received).as("only the first reset so far").hasSize(1);
 
-      for (int answered = 0; answered < 4; answered++) {
-        List<RateLimitRequest> batch = received.get(answered);
-        held.get(answered)
-            .complete(batch.stream().map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
-                .toList());
-      }
+      holder.answerAll();
       first.get(5, java.util.concurrent.TimeUnit.SECONDS);
       second.get(5, java.util.concurrent.TimeUnit.SECONDS);
 
       assertThat(received)
+          .as("the hits 2, still held back behind the first reset, are erased by the second")
           .extracting(GlobalManagerTest::firstItem)
-          .containsExactly("reset", "hits 2", "reset", "hits 1");
+          .containsExactly("reset", "reset", "hits 1");
     }
   }
 
@@ -197,6 +192,76 @@ class GlobalManagerTest {
 
       assertThat(received).as("the hits after the reset stay here").hasSize(1);
     }
+  }
+
+  @Test
+  void flushHits_resetOfOneKeyUnanswered_otherKeysHitsSentAtOnceAndTheKeysOwnAfterIt()
+      throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+      m.flushHits();
+      m.queueHits(hit("b", 1, t0));
+      m.queueHits(hit("a", 2, t0));
+      m.flushHits();
+
+      assertThat(holder.keysReceived()).as("b does not wait for a's reset").contains("b");
+      assertThat(holder.keysReceived()).as("a's hits wait for its reset").containsOnlyOnce("a");
+
+      holder.answerAll();
+
+      assertThat(holder.keysReceived()).containsExactly("a", "b", "a");
+      assertThat(holder.received.get(2).get(0).hits()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void flushHits_afterTheResetIsAnswered_laterFlushesDoNotWaitForEarlierOnes() throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+      m.flushHits();
+      m.queueHits(hit("b", 1, t0));
+      m.flushHits();
+      holder.answer(0);
+      assertThat(holder.keysReceived()).containsExactly("a", "b");
+
+      m.queueHits(hit("c", 1, t0));
+      m.flushHits();
+
+      assertThat(holder.keysReceived())
+          .as("c goes out while b's call is still unanswered")
+          .containsExactly("a", "b", "c");
+    }
+  }
+
+  @Test
+  void flushHits_resetWhileTheKeysEarlierHitsAreUnanswered_waitsForThem() throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 2, t0));
+      m.flushHits();
+      m.queueHits(hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+      m.flushHits();
+
+      assertThat(holder.received)
+          .as("the reset does not overtake the hits taken before it")
+          .hasSize(1);
+      holder.answer(0);
+      assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
+          .containsExactly("hits 2", "reset");
+    }
+  }
+
+  private GlobalManager holdingManager(HoldingOwner holder, HashRing ring) {
+    return holdingManager(holder, () -> ring);
+  }
+
+  private GlobalManager holdingManager(
+      HoldingOwner holder, java.util.function.Supplier<HashRing> ring) {
+    return new GlobalManager(
+        SELF, ring, holder.pool, new WindowCounterCheck(store), store, scheduler, clock,
+        Duration.ofMillis(100), 1000, Duration.ofSeconds(5));
   }
 
   private static String firstItem(List<RateLimitRequest> batch) {
@@ -470,20 +535,59 @@ class GlobalManagerTest {
    */
   private final class HoldingOwner implements AutoCloseable {
     final List<List<RateLimitRequest>> received = new CopyOnWriteArrayList<>();
+    final List<String> receivers = new CopyOnWriteArrayList<>();
     final List<CompletableFuture<List<RateLimitResponse>>> held = new CopyOnWriteArrayList<>();
-    private final IdlePeerHandler holding =
-        new IdlePeerHandler() {
-          @Override
-          public CompletableFuture<List<RateLimitResponse>> answerForwarded(
-              List<RateLimitRequest> requests) {
-            received.add(requests);
-            CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
-            held.add(answer);
-            return answer;
-          }
-        };
-    final PeerClientPool pool =
-        new PeerClientPool(address -> peers.client(address, holding, scheduler));
+    final PeerClientPool pool;
+
+    HoldingOwner() {
+      this(address -> false);
+    }
+
+    /** Makes a pool that refuses, unsent, the calls to the peers {@code refused} names. */
+    HoldingOwner(java.util.function.Predicate<String> refused) {
+      pool =
+          new PeerClientPool(
+              address -> peers.client(address, holding(address), scheduler),
+              new dev.weir.core.cluster.peer.PeerLiveness(clock),
+              refused);
+    }
+
+    private IdlePeerHandler holding(String address) {
+      return new IdlePeerHandler() {
+        @Override
+        public CompletableFuture<List<RateLimitResponse>> answerForwarded(
+            List<RateLimitRequest> requests) {
+          received.add(requests);
+          receivers.add(address);
+          CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+          held.add(answer);
+          return answer;
+        }
+      };
+    }
+
+    /** Returns the unique key of every item received, in order. */
+    List<String> keysReceived() {
+      return received.stream().flatMap(List::stream).map(RateLimitRequest::uniqueKey).toList();
+    }
+
+    /** Answers the {@code i}th call received, every item UNDER_LIMIT. */
+    void answer(int i) {
+      held.get(i)
+          .complete(
+              received.get(i).stream()
+                  .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
+                  .toList());
+    }
+
+    /** Answers every call, those that answering lets out included. */
+    void answerAll() {
+      for (int i = 0; i < held.size(); i++) {
+        if (!held.get(i).isDone()) {
+          answer(i);
+        }
+      }
+    }
 
     @Override
     public void close() {
