@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.global;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.LeakyBucketState;
@@ -30,6 +31,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,24 +51,31 @@ import org.slf4j.LoggerFactory;
  * sum. What must follow a call still out stays queued, held back, until that call ends, and then
  * goes at once: the hits of a key whose reset is out, and a reset of a key whose earlier hits are
  * out; so no sum overtakes its reset nor a reset the hits taken before it, and no flush waits for
- * another. When this node has become the owner meanwhile, its copy holds those hits (they were applied to
- * it when answered, and again on each broadcast it took since; a hand-off merge that kept the
- * previous owner's larger state is the exception) and is now the owner's bucket: the hits are not
- * applied again, only broadcast. A received broadcast for a key this node owns on the current ring
- * (a late one from the previous owner) is ignored; any other overwrites the copy, and the hits
- * still queued for that key are applied to the new copy, so that the copy keeps counting them
- * until the owner's next broadcast does (an answer from the copy and a broadcast replacing it are
- * serialised per key, so the queued hits are applied exactly once). The
- * broadcast queue (on the owner) holds the last request of each key hit; at flush the owner reads
- * each key with hits 0 and sends {@code UpdatePeerGlobals} to every other peer. Both queues go out
- * in calls of at most 1000 keys, the most a peer accepts. Beyond Gubernator, each update carries
- * the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and report
- * the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
+ * another. When this node has become the owner meanwhile, its copy holds those hits (they were
+ * applied to it when answered, and again on each broadcast it took since; a hand-off merge that
+ * kept the previous owner's larger state is the exception) and is now the owner's bucket: the hits
+ * are not applied again, only broadcast. A received broadcast for a key this node owns on the
+ * current ring (a late one from the previous owner) is ignored; any other overwrites the copy, and
+ * the hits still queued for that key are applied to the new copy, so that the copy keeps counting
+ * them until the owner's next broadcast does (an answer from the copy and a broadcast replacing it
+ * are serialised per key, so the queued hits are applied exactly once). The broadcast queue (on the
+ * owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
+ * sends {@code UpdatePeerGlobals} to every other peer. Both queues go out in calls of at most 1000
+ * keys, the most a peer accepts. Hits whose call failed go again with the next sync, to the owner
+ * of then ({@value #MAX_SENDS} sends in all), only when that owner will not apply them late: the
+ * call was refused before it was sent, or the owner has left the ring (hits it applied just before
+ * it went then count twice); otherwise they are dropped ({@link #droppedHits}), at most once as in
+ * Gubernator, since a call that timed out may have been applied. Beyond Gubernator, each update
+ * carries the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and
+ * report the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
  * Gubernator does.
  */
 public final class GlobalManager implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(GlobalManager.class);
+
+  /** The most sends of one key's queued hits: the first and the resends after failed calls. */
+  static final int MAX_SENDS = 3;
 
   private final String self;
   private final Supplier<HashRing> ring;
@@ -92,6 +102,7 @@ public final class GlobalManager implements AutoCloseable {
   private final Map<String, Integer> resetsOut = new HashMap<>();
   // Guarded by lock: the flushes whose calls (or the flushes they let out) have not all ended.
   private final Set<CompletableFuture<Void>> flushesOut = new HashSet<>();
+  private final AtomicLong dropped = new AtomicLong();
   // A copy's write and what goes with it (its queued hits) happen under the key's stripe.
   private final Object[] stripes = new Object[64];
 
@@ -160,6 +171,15 @@ public final class GlobalManager implements AutoCloseable {
     synchronized (lock) {
       return hits.size() + held.size();
     }
+  }
+
+  /**
+   * Returns how many GLOBAL items (the summed hits or the reset of one key) this node has dropped
+   * without the owner confirming them: their send failed where the owner may have applied them, or
+   * failed {@value #MAX_SENDS} times, or found no owner (empty ring).
+   */
+  public long droppedHits() {
+    return dropped.get();
   }
 
   /** Returns how many GLOBAL keys wait to be broadcast. */
@@ -282,7 +302,7 @@ public final class GlobalManager implements AutoCloseable {
    * let out, ended.
    */
   private CompletableFuture<Void> sendQueued() {
-    List<RateLimitRequest> out = new ArrayList<>();
+    List<Item> out = new ArrayList<>();
     synchronized (lock) {
       cancel(hitsTimer);
       hitsTimer = null;
@@ -293,20 +313,20 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   // Under lock: adds the item of key to send now to out, counting it out, or holds q back.
-  private void take(String key, Queued q, List<RateLimitRequest> out) {
+  private void take(String key, Queued q, List<Item> out) {
     if (resetsOut.containsKey(key) || (q.reset() != null && itemsOut.containsKey(key))) {
       held.merge(key, q, Queued::then);
       return;
     }
     itemsOut.merge(key, 1, Integer::sum);
     if (q.reset() == null) {
-      out.add(q.hits());
+      out.add(new Item(q.hits(), q.sends()));
       return;
     }
-    out.add(q.reset());
+    out.add(new Item(q.reset(), q.sends()));
     resetsOut.merge(key, 1, Integer::sum);
     if (q.hits() != null) {
-      held.put(key, new Queued(null, q.hits()));
+      held.put(key, new Queued(null, q.hits(), q.sends()));
     }
   }
 
@@ -315,19 +335,22 @@ public final class GlobalManager implements AutoCloseable {
    * most {@value RateLimitService#MAX_BATCH_SIZE} items; those this node owns are queued for
    * broadcast. Completes when every call ended and the flushes their ends let out completed.
    */
-  private CompletableFuture<Void> send(List<RateLimitRequest> items) {
+  private CompletableFuture<Void> send(List<Item> items) {
     long start = clock.monotonicNanos();
-    Map<String, List<RateLimitRequest>> byOwner = new LinkedHashMap<>();
+    Map<String, List<Item>> byOwner = new LinkedHashMap<>();
     try {
       HashRing current = ring.get();
       if (current.isEmpty()) {
-        return ended(items);
+        dropped.addAndGet(items.size());
+        return ended(items, null, null);
       }
-      for (RateLimitRequest r : items) {
-        byOwner.computeIfAbsent(current.ownerOf(r.hashKey()), o -> new ArrayList<>()).add(r);
+      for (Item i : items) {
+        byOwner
+            .computeIfAbsent(current.ownerOf(i.request().hashKey()), o -> new ArrayList<>())
+            .add(i);
       }
     } catch (RuntimeException e) {
-      return ended(items).thenCompose(v -> CompletableFuture.failedFuture(e));
+      return ended(items, null, null).thenCompose(v -> CompletableFuture.failedFuture(e));
     }
     List<CompletableFuture<?>> calls = new ArrayList<>();
     List<CompletableFuture<Void>> after = new ArrayList<>();
@@ -337,12 +360,13 @@ public final class GlobalManager implements AutoCloseable {
             after.add(broadcastHere(mine));
             return;
           }
-          for (List<RateLimitRequest> chunk : chunks(mine)) {
+          for (List<Item> chunk : chunks(mine)) {
+            List<RateLimitRequest> requests = chunk.stream().map(Item::request).toList();
             CompletableFuture<List<RateLimitResponse>> call =
                 peers.call(
-                    owner, c -> c.getPeerRateLimits(chunk, timeout, "sending global hits to"));
+                    owner, c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"));
             calls.add(call);
-            after.add(call.handle((r, e) -> null).thenCompose(v -> ended(chunk)));
+            after.add(call.handle((r, e) -> e).thenCompose(e -> ended(chunk, e, owner)));
           }
         });
     after.add(timed(calls, start, true));
@@ -350,42 +374,85 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   // Queues items, whose keys this node has come to own, for broadcast; then ends them.
-  private CompletableFuture<Void> broadcastHere(List<RateLimitRequest> items) {
+  private CompletableFuture<Void> broadcastHere(List<Item> items) {
     try {
-      items.forEach(this::queueBroadcast);
+      items.forEach(i -> queueBroadcast(i.request()));
     } catch (RuntimeException e) {
-      return ended(items).thenCompose(v -> CompletableFuture.failedFuture(e));
+      return ended(items, null, null).thenCompose(v -> CompletableFuture.failedFuture(e));
     }
-    return ended(items);
+    return ended(items, null, null);
   }
 
   /**
-   * Counts {@code items} no longer out; the hits held back behind them that may go now are sent at
-   * once. Completes when that flush does.
+   * Counts {@code items} no longer out. When their call to {@code owner} failed with {@code error},
+   * they are queued again (for the next sync, to the owner of then) if that owner will not apply
+   * them late: the call was refused before it was sent, or the owner is no longer on the ring;
+   * otherwise, or after {@value #MAX_SENDS} sends, they are dropped. The hits held back behind
+   * {@code items} that may go now are sent at once, unless some were queued again (then they wait
+   * for the sync). Completes when that send does.
    */
-  private CompletableFuture<Void> ended(List<RateLimitRequest> items) {
+  private CompletableFuture<Void> ended(List<Item> items, Throwable error, String owner) {
+    boolean again = error != null && (refusedUnsent(error) || ownerGone(owner));
     boolean released = false;
+    int requeued = 0;
     synchronized (lock) {
-      for (RateLimitRequest r : items) {
-        String key = r.hashKey();
+      for (Item i : items) {
+        String key = i.request().hashKey();
         itemsOut.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
-        if (r.has(Behavior.RESET_REMAINING)) {
+        if (i.request().has(Behavior.RESET_REMAINING)) {
           resetsOut.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
         }
+        if (again && i.sends() + 1 < MAX_SENDS) {
+          Map<String, Queued> into = held.containsKey(key) ? held : hits;
+          into.merge(key, Queued.of(i.request(), i.sends() + 1), (later, back) -> back.then(later));
+          requeued++;
+        }
       }
-      for (RateLimitRequest r : items) {
-        String key = r.hashKey();
+      for (Item i : items) {
+        String key = i.request().hashKey();
         Queued q = held.get(key);
         if (q != null
             && !resetsOut.containsKey(key)
             && (q.reset() == null || !itemsOut.containsKey(key))) {
           held.remove(key);
-          hits.merge(key, q, (newer, older) -> older.then(newer));
+          hits.merge(key, q, (later, earlier) -> earlier.then(later));
           released = true;
         }
       }
+      if (requeued > 0 && hitsTimer == null) {
+        try {
+          hitsTimer = scheduler.schedule(this::flushHits, syncWait);
+        } catch (RuntimeException e) {
+          LOG.warn("GLOBAL hits queued again wait for the next hit's sync: {}", e.getMessage());
+        }
+      }
     }
-    return released ? sendQueued() : CompletableFuture.completedFuture(null);
+    if (error != null && requeued < items.size()) {
+      dropped.addAndGet(items.size() - requeued);
+      LOG.warn(
+          "dropping the GLOBAL hits of {} keys: {}",
+          items.size() - requeued,
+          again ? "sent " + MAX_SENDS + " times" : "the owner may have applied them");
+    }
+    return released && requeued == 0
+        ? sendQueued()
+        : CompletableFuture.completedFuture(null);
+  }
+
+  /** Tells whether {@code error} is the pool's refusal to make a call, before sending anything. */
+  private static boolean refusedUnsent(Throwable error) {
+    Throwable e =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    return e instanceof PeerException && e.getCause() == null;
+  }
+
+  // Whether owner is off the current ring, so that it will not apply hits late.
+  private boolean ownerGone(String owner) {
+    try {
+      return !ring.get().peers().contains(owner);
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /**
@@ -566,26 +633,37 @@ public final class GlobalManager implements AutoCloseable {
    * The hits of one key waiting for its owner: the last RESET_REMAINING request (null when none was
    * queued) and the sum of the hits queued after it (null when none).
    */
-  private record Queued(RateLimitRequest reset, RateLimitRequest hits) {
+  private record Queued(RateLimitRequest reset, RateLimitRequest hits, int sends) {
 
     static Queued of(RateLimitRequest r) {
-      return r.has(Behavior.RESET_REMAINING) ? new Queued(r, null) : new Queued(null, r);
+      return of(r, 0);
     }
 
-    // A reset replaces what was queued; later hits add to the sum after the last reset.
+    static Queued of(RateLimitRequest r, int sends) {
+      return r.has(Behavior.RESET_REMAINING)
+          ? new Queued(r, null, sends)
+          : new Queued(null, r, sends);
+    }
+
+    // A reset replaces what was queued; later hits add to the sum after the last reset. The sends
+    // are those of the earlier entry, so that resent hits keep their count.
     Queued then(Queued next) {
       if (next.reset != null) {
         return next;
       }
       if (hits == null) {
-        return new Queued(reset, next.hits);
+        return new Queued(reset, next.hits, sends);
       }
       return new Queued(
           reset,
           hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits()))
-              .withBehavior(next.hits.behavior()));
+              .withBehavior(next.hits.behavior()),
+          sends);
     }
   }
+
+  /** One key's reset or summed hits as sent, and how many times they were sent before. */
+  private record Item(RateLimitRequest request, int sends) {}
 
   private static void cancel(Scheduler.Task task) {
     if (task != null) {

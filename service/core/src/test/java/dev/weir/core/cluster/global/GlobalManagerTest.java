@@ -37,6 +37,7 @@ class GlobalManagerTest {
 
   private static final String SELF = "self:1";
   private static final String OWNER = "owner:1";
+  private static final String NEW_OWNER = "new-owner:1";
 
   private final FakeClock clock = new FakeClock();
   private final long t0 = clock.wallMillis();
@@ -250,6 +251,107 @@ class GlobalManagerTest {
       holder.answer(0);
       assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
           .containsExactly("hits 2", "reset");
+    }
+  }
+
+  @Test
+  void flushHits_ownerRefusedTheCallUnsent_hitsGoWithTheNextSyncToTheOwnerOfThen()
+      throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean ownerDown =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    try (HoldingOwner holder = new HoldingOwner(a -> a.equals(OWNER) && ownerDown.get())) {
+      java.util.concurrent.atomic.AtomicReference<HashRing> current =
+          new java.util.concurrent.atomic.AtomicReference<>(ring(OWNER));
+      GlobalManager m = holdingManager(holder, current::get);
+      m.queueHits(hit("a", 2, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(holder.received).isEmpty();
+
+      current.set(ring(NEW_OWNER));
+      m.queueHits(hit("a", 3, t0));
+      scheduler.advance(Duration.ofMillis(100));
+
+      assertThat(holder.receivers)
+          .as("sent again, to the owner of then")
+          .containsExactly(NEW_OWNER);
+      assertThat(holder.received.get(0)).singleElement()
+          .satisfies(r -> assertThat(r.hits()).as("the refused 2 and the 3 since").isEqualTo(5));
+      assertThat(m.droppedHits()).isZero();
+    }
+  }
+
+  @Test
+  void flushHits_callFailsAfterTheOwnerLeftTheRing_hitsSentToTheNewOwner() throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      java.util.concurrent.atomic.AtomicReference<HashRing> current =
+          new java.util.concurrent.atomic.AtomicReference<>(ring(OWNER));
+      GlobalManager m = holdingManager(holder, current::get);
+      m.queueHits(hit("a", 2, t0));
+      CompletableFuture<Void> flushed = m.flushHits();
+
+      current.set(ring(NEW_OWNER));
+      holder.held.get(0).completeExceptionally(new IllegalStateException("owner went away"));
+      flushed.get(5, java.util.concurrent.TimeUnit.SECONDS);
+      scheduler.advance(Duration.ofMillis(100));
+
+      assertThat(holder.receivers).containsExactly(OWNER, NEW_OWNER);
+      assertThat(holder.received.get(1).get(0).hits()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void flushHits_callFailsWhileTheOwnerIsStillOnTheRing_notSentAgainButCountedDropped()
+      throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 2, t0));
+      CompletableFuture<Void> flushed = m.flushHits();
+
+      holder.held.get(0).completeExceptionally(new IllegalStateException("slow owner"));
+      flushed.get(5, java.util.concurrent.TimeUnit.SECONDS);
+      scheduler.advance(Duration.ofMillis(100));
+
+      assertThat(holder.receivers).as("the owner may have applied them").containsExactly(OWNER);
+      assertThat(m.droppedHits()).isEqualTo(1);
+      assertThat(m.queuedHits()).isZero();
+    }
+  }
+
+  @Test
+  void flushHits_ownerRefusesEveryCall_hitsSentThreeTimesThenDroppedAndCounted()
+      throws Exception {
+    java.util.concurrent.atomic.AtomicInteger tries =
+        new java.util.concurrent.atomic.AtomicInteger();
+    try (HoldingOwner holder = new HoldingOwner(a -> tries.incrementAndGet() > 0)) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 2, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      for (int sync = 0; sync < 4; sync++) {
+        scheduler.advance(Duration.ofMillis(100));
+      }
+
+      assertThat(tries).hasValue(3);
+      assertThat(m.queuedHits()).isZero();
+      assertThat(m.droppedHits()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void flushHits_refusedResetWithHitsHeldBehindIt_bothSentAgainInOrder() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean ownerDown =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    try (HoldingOwner holder = new HoldingOwner(a -> ownerDown.get())) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING));
+      m.queueHits(hit("a", 2, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      ownerDown.set(false);
+
+      scheduler.advance(Duration.ofMillis(100));
+      holder.answerAll();
+
+      assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
+          .containsExactly("reset", "hits 2");
     }
   }
 
