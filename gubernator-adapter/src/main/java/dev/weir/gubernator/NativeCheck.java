@@ -23,7 +23,8 @@ import java.util.concurrent.CompletionException;
  * or {@code unique_key} is over the input limits with their error (the other items still go on),
  * sends the rest to the core service in one call, counts the call with the node's {@link
  * CheckMeter}, and names the limit in every over-limit answer's metadata ({@link
- * OverLimitMetadata}).
+ * OverLimitMetadata}). An over-limit answer to a query or a refund ({@code hits} 0 or below) keeps
+ * that metadata but is counted as under the limit and not reported as limited.
  */
 public final class NativeCheck {
 
@@ -39,7 +40,7 @@ public final class NativeCheck {
 
   /**
    * Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code
-   * meter}, reporting every item answered over its limit to {@code overLimit}.
+   * meter}, reporting every item with hits answered over its limit to {@code overLimit}.
    */
   public NativeCheck(
       RateLimitService service,
@@ -142,7 +143,7 @@ public final class NativeCheck {
 
   private List<RateLimitResponse> respond(
       String[] errors, List<RateLimitRequest> asked, List<RateLimitResponse> core) {
-    meter.answered(core);
+    meter.answered(asked, core);
     List<RateLimitResponse> answers = OverLimitMetadata.annotate(asked, core, overLimit);
     if (errors == null) {
       return answers;

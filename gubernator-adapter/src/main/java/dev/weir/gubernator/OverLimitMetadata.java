@@ -19,6 +19,10 @@ import java.util.Map;
  * in milliseconds, or a calendar interval's code, which {@value #GREGORIAN} then names), added to
  * every {@code OVER_LIMIT} answer next to what the core put there (such as {@code owner}). Answers
  * under the limit are left as they are.
+ *
+ * <p>Only over-limit answers to items that asked for hits are reported as limited: a query ({@code
+ * hits} 0) or a refund (negative {@code hits}) of a bucket that stores {@code OVER_LIMIT} is
+ * answered over the limit but refuses nothing, as Gubernator's over-limit counter leaves it out.
  */
 public final class OverLimitMetadata {
 
@@ -41,8 +45,8 @@ public final class OverLimitMetadata {
 
   /**
    * Returns {@code answers} to {@code items} (in the same order) with the entries added to each
-   * over-limit answer, each of which is reported to {@code recorder}: {@code answers} itself when
-   * none is over the limit.
+   * over-limit answer, each of which is reported to {@code recorder} when its item's {@code hits}
+   * is positive: {@code answers} itself when none is over the limit.
    */
   static List<RateLimitResponse> annotate(
       List<RateLimitRequest> items, List<RateLimitResponse> answers, OverLimitRecorder recorder) {
@@ -58,7 +62,9 @@ public final class OverLimitMetadata {
       }
       RateLimitRequest item = items.get(i);
       out.set(i, annotate(item, answer));
-      recorder.overLimit(LimitedKey.ofNative(item.name(), item.uniqueKey()), item.hits());
+      if (item.hits() > 0) {
+        recorder.overLimit(LimitedKey.ofNative(item.name(), item.uniqueKey()), item.hits());
+      }
     }
     return out == null ? answers : out;
   }

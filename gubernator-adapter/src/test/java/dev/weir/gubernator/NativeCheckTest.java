@@ -19,6 +19,8 @@ import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import java.time.ZoneOffset;
 import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -115,5 +117,35 @@ class NativeCheckTest {
     assertThat(answer.getResponses(1).getMetadataMap())
         .containsEntry("over_limit.duration", "60000")
         .doesNotContainKey("over_limit.gregorian");
+  }
+
+  @Test
+  void check_queryOfAStoredOverLimitBucket_notRecordedAsLimited() {
+    List<String> recorded = new CopyOnWriteArrayList<>();
+    NativeCheck recording =
+        new NativeCheck(
+            new LocalRateLimitService(
+                new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock), "a:1"),
+            InputLimits.DEFAULTS,
+            new CheckMeter(metrics),
+            (key, hits) -> recorded.add(key.rule() + " " + key.entries() + " " + hits));
+    RateLimitReq one = item("k").toBuilder().setLimit(1).build();
+
+    for (long hits : new long[] {1, 1, 0, -1}) {
+      recording.decide(call(one.toBuilder().setHits(hits).build())).join();
+    }
+    RateLimitResp query =
+        recording.decide(call(one.toBuilder().setHits(0).build())).join().getResponses(0);
+
+    assertThat(query.getStatus()).isEqualTo(dev.weir.proto.gubernator.Status.OVER_LIMIT);
+    assertThat(query.getMetadataMap()).containsEntry("over_limit.name", "n");
+    assertThat(recorded).containsExactly("n [unique_key, k] 1");
+    assertThat(metrics.events())
+        .containsExactly(
+            "checked under_limit",
+            "checked over_limit",
+            "checked under_limit",
+            "checked under_limit",
+            "checked under_limit");
   }
 }

@@ -45,7 +45,7 @@ public final class JsonHandler implements HttpHandler {
   public CompletionStage<HttpAnswer> handle(HttpCall call) {
     RateLimitRequest.Builder request = RateLimitRequest.newBuilder();
     String body = new String(call.body(), StandardCharsets.UTF_8);
-    Optional<String> longNumber = LongNumbers.refusal(body);
+    Optional<String> longNumber = LongNumbers.refusal(body, RateLimitRequest.getDescriptor());
     Optional<String> refusal =
         longNumber.or(() -> ProtoJsonTypes.refusal(body, RateLimitRequest.getDescriptor()));
     if (refusal.isPresent()) {

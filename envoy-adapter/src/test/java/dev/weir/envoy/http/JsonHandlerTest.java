@@ -249,6 +249,18 @@ class JsonHandlerTest {
   }
 
   @Test
+  void post_descriptorValueShapedLikeAnExponent_decided() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response =
+        post(
+            "{\"domain\":\"d\",\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"k\",\"value\":\"1E1234\"}]}]}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  @Test
   void post_emptyDomain_400NamingTheField() throws Exception {
     loadConfig();
 

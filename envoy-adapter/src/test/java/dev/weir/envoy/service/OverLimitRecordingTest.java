@@ -13,6 +13,7 @@ import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
@@ -24,8 +25,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What {@code ShouldRateLimit} reports to its over-limit recorder: every descriptor over its limit
- * (shadow-mode ones too) with its domain, rule and entries, and nothing for answers under the
- * limit.
+ * (shadow-mode ones too, and ones checked with {@code hits_addend} 0, whose request Envoy refuses)
+ * with its domain, rule and entries, and nothing for answers under the limit.
  */
 class OverLimitRecordingTest {
 
@@ -115,6 +116,32 @@ class OverLimitRecordingTest {
             new Recorded(
                 new LimitedKey("envoy", "shop", "path.user", List.of("path", "/a", "user", "u1")),
                 1));
+  }
+
+  @Test
+  void descriptorHitsAddendZero_overTheLimit_recordedAsEnvoyRefusesTheRequest() {
+    call(1, "remote_address", "10.0.0.1");
+    call(1, "remote_address", "10.0.0.1");
+    recorded.clear();
+    RateLimitDescriptor check =
+        RateLimitDescriptor.newBuilder()
+            .addEntries(
+                RateLimitDescriptor.Entry.newBuilder()
+                    .setKey("remote_address")
+                    .setValue("10.0.0.1"))
+            .setHitsAddend(com.google.protobuf.UInt64Value.of(0))
+            .build();
+
+    RateLimitResponse response =
+        stub.shouldRateLimit(
+            RateLimitRequest.newBuilder().setDomain("shop").addDescriptors(check).build());
+
+    assertThat(response.getOverallCode()).isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
+    assertThat(recorded)
+        .containsExactly(
+            new Recorded(
+                new LimitedKey("envoy", "shop", "per-ip", List.of("remote_address", "10.0.0.1")),
+                0));
   }
 
   @Test

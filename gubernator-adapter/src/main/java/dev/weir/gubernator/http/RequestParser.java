@@ -47,7 +47,7 @@ final class RequestParser {
     if (json.isBlank()) {
       return GetRateLimitsReq.getDefaultInstance();
     }
-    Optional<String> longNumber = LongNumbers.refusal(json);
+    Optional<String> longNumber = LongNumbers.refusal(json, GetRateLimitsReq.getDescriptor());
     if (longNumber.isPresent()) {
       throw new InvalidProtocolBufferException(longNumber.get());
     }

@@ -244,6 +244,31 @@ class GatewayRoutesTest {
   }
 
   @Test
+  void getRateLimits_keyShapedLikeAnExponent_answered() throws Exception {
+    serveLocal();
+
+    HttpResponse<String> response =
+        post(
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"E1234\",\"hits\":1,\"limit\":5,"
+                + "\"duration\":60000}]}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    assertThat(parse(response.body()).getResponses(0).getRemaining()).isEqualTo(4);
+  }
+
+  @Test
+  void getRateLimits_1001ItemsWithAKeyShapedLikeAnExponent_400OutOfRange() throws Exception {
+    serve(new FakeRateLimitService());
+
+    HttpResponse<String> response =
+        post("/v1/GetRateLimits", items(1001, "{\"name\":\"n\",\"unique_key\":\"1e99999\"}"));
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body()).startsWith("{\"code\":11,");
+  }
+
+  @Test
   void getRateLimits_longNumberInUnicodeDigits_400BeforeParsing() throws Exception {
     serve(new FakeRateLimitService());
     String hits = "1".repeat(dev.weir.http.LongNumbers.MAX_CHARS) + "\u0661";

@@ -49,7 +49,7 @@ public final class ProtoJsonTypes {
   public static final int MAX_QUOTED = 40;
 
   /** The well-known types with a JSON form of their own, left to the parser. */
-  private static final Set<String> SPECIAL =
+  static final Set<String> SPECIAL =
       Set.of(
           "google.protobuf.Any",
           "google.protobuf.Duration",
@@ -60,7 +60,7 @@ public final class ProtoJsonTypes {
           "google.protobuf.ListValue");
 
   /** The wrappers, written as their value. */
-  private static final Set<String> WRAPPERS =
+  static final Set<String> WRAPPERS =
       Set.of(
           "google.protobuf.DoubleValue",
           "google.protobuf.FloatValue",
@@ -469,7 +469,7 @@ public final class ProtoJsonTypes {
   }
 
   /** Returns {@code type}'s fields by the names a body may give them: JSON and proto names. */
-  private static Map<String, FieldDescriptor> fields(Descriptor type) {
+  static Map<String, FieldDescriptor> fields(Descriptor type) {
     return FIELDS.computeIfAbsent(
         type,
         t -> {

@@ -154,7 +154,7 @@ final class ExplainRoute {
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.Builder request =
         io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder();
     String body = new String(call.body(), StandardCharsets.UTF_8);
-    Optional<String> longNumber = LongNumbers.refusal(body);
+    Optional<String> longNumber = LongNumbers.refusal(body, request.getDescriptorForType());
     Optional<String> refusal =
         longNumber.or(() -> ProtoJsonTypes.refusal(body, request.getDescriptorForType()));
     if (refusal.isPresent()) {

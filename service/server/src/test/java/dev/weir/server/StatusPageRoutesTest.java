@@ -146,6 +146,20 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void explain_valueShapedLikeAnExponent_explained() throws Exception {
+    startNode(true);
+
+    HttpResponse<String> answer =
+        post(
+            "/v1/Explain",
+            "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"remote_address\",\"value\":\"1E1234\"}]}]}");
+
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    assertThat(answer.body()).contains("descriptor 1: remote_address=1E1234");
+  }
+
+  @Test
   void explain_badInput_400NamingTheField() throws Exception {
     startNode(true);
 

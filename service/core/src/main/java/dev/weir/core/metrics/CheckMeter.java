@@ -1,6 +1,7 @@
 package dev.weir.core.metrics;
 
 import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import java.util.List;
@@ -37,6 +38,22 @@ public final class CheckMeter {
     inFlight.decrementAndGet();
     for (int i = 0; i < responses.size(); i++) {
       metrics.checked(resultOf(responses.get(i)));
+    }
+  }
+
+  /**
+   * Notes that a started call was answered with {@code responses} to {@code items} (in the same
+   * order), counting an over-limit answer to an item whose {@code hits} is not positive (a query or
+   * a refund, which refuses nothing) as under the limit.
+   */
+  public void answered(List<RateLimitRequest> items, List<RateLimitResponse> responses) {
+    inFlight.decrementAndGet();
+    for (int i = 0; i < responses.size(); i++) {
+      CheckResult result = resultOf(responses.get(i));
+      if (result == CheckResult.OVER_LIMIT && items.get(i).hits() <= 0) {
+        result = CheckResult.UNDER_LIMIT;
+      }
+      metrics.checked(result);
     }
   }
 
