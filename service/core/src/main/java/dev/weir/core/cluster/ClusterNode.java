@@ -70,7 +70,9 @@ import org.slf4j.LoggerFactory;
  * IndirectProbes}) stays on the ring and its items are relayed through that peer. One that no other
  * peer reaches leaves the ring with {@link PeerFailureMode#REROUTE} (its keys go to their next
  * owner, and are handed back when it answers again) or stays on it with {@link
- * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
+ * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers. A peer
+ * that announced it is leaving stays off the ring in either mode until it announces its return or
+ * answers a probe, also once its departure mark has expired.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -123,6 +125,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
   private final Map<String, Object> departures = new ConcurrentHashMap<>();
+  private final Set<String> leavers = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile boolean serving;
   private final BucketStore store;
@@ -203,7 +206,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL,
-            reroute ? this::offRing : Set::of);
+            reroute ? this::offRing : this::leftAndDown);
     liveness.addListener(new RingRefresh());
     this.peers =
         new PeerClientPool(
@@ -217,7 +220,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             liveness,
             reroute
                 ? peer -> false
-                : peer -> liveness.isDown(peer) && membership.members().contains(peer),
+                : peer -> liveness.isDown(peer) && membership.ring().contains(peer),
             peer -> membership.discovered().contains(peer));
     this.prober =
         new PeerProber(
@@ -371,6 +374,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return off;
   }
 
+  // The peers off the ring with fail: down since they announced their leave.
+  private Set<String> leftAndDown() {
+    if (leavers.isEmpty()) {
+      return Set.of();
+    }
+    Set<String> off = new HashSet<>(leavers);
+    off.retainAll(liveness.down());
+    return off;
+  }
+
   /** Returns the GLOBAL queues (tests flush them explicitly). */
   public GlobalManager global() {
     return global;
@@ -511,10 +524,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public CompletableFuture<Void> announce(String address, boolean leaving) {
     if (leaving) {
+      leavers.add(address);
       membership.departed(address);
       leftLater(address);
     } else {
       departures.remove(address);
+      leavers.remove(address);
       liveness.back(address);
       membership.returned(address);
     }
@@ -587,6 +602,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         discovered -> {
           membership.accept(discovered);
           liveness.retain(discovered);
+          leavers.retainAll(discovered);
           probes.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
@@ -883,6 +899,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     @Override
     public void peerUp(String peer, Duration downFor) {
       LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
+      leavers.remove(peer);
       membership.refresh();
     }
 
