@@ -130,7 +130,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private volatile boolean serving;
   private final BucketStore store;
   private volatile SnapshotDirectory snapshots;
-  private Set<String> restoredKeys;
+  // Guarded by this: whether the snapshot directory was loaded, and the restored keys not yet
+  // acknowledged by their owner (released once acknowledged, expired or owned here).
+  private boolean restored;
+  private Set<String> restoredPending = Set.of();
+  private int restoredPendingPeak;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -661,7 +665,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
-    if (directory == null || restoredKeys != null) {
+    if (directory == null || restored) {
       return 0;
     }
     directory.check().ifPresent(problem -> LOG.error(problem));
@@ -674,7 +678,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                 keys.add(b.getKey());
               }
             });
-    restoredKeys = keys;
+    restored = true;
+    restoredPending = keys;
+    restoredPendingPeak = keys.size();
     if (!loaded.files().isEmpty() || !loaded.rejected().isEmpty()) {
       LOG.info(
           "restored {} live buckets of {} from {} snapshot files in {} in {} ms ({} files ignored)",
@@ -692,15 +698,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Sends the restored buckets whose key another node owns on the current ring to that owner
    * through hand-off ({@code TransferBuckets}), keeping them here; the keys whose transfer failed
    * are sent again on the ring of then, after one batch timeout, then twice that, up to {@link
-   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Completes
-   * after the first attempt; {@link #join} calls it last.
+   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Only the
+   * keys not yet acknowledged are kept. Completes after the first attempt; {@link #join} calls it
+   * last.
    */
   public CompletableFuture<Void> handOverRestored() {
-    Set<String> keys;
-    synchronized (this) {
-      keys = restoredKeys;
-    }
-    if (keys == null || keys.isEmpty()) {
+    Set<String> keys = pendingOf(null);
+    if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> first = new CompletableFuture<>();
@@ -714,12 +718,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       first.complete(null);
       return;
     }
-    handOff
-        .handOver(keys, membership.ring())
+    handOverRestoredOn(keys, membership.ring())
         .whenComplete(
-            (failed, error) -> {
+            (ok, error) -> {
               first.complete(null);
-              Set<String> left = error != null ? keys : failed;
+              Set<String> left = pendingOf(keys);
               if (left.isEmpty()) {
                 return;
               }
@@ -733,6 +736,55 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               Duration next = Backoff.doubled(backoff, MAX_ANNOUNCE_BACKOFF);
               scheduler.schedule(() -> handOverRestored(left, attempt + 1, next, first), backoff);
             });
+  }
+
+  // Sends keys to their owners on ring and releases those acknowledged, expired or owned here.
+  private CompletableFuture<Void> handOverRestoredOn(Set<String> keys, HashRing ring) {
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return handOff
+        .handOver(keys, ring)
+        .handle(
+            (failed, error) -> {
+              releaseRestored(keys, error != null ? keys : failed);
+              return null;
+            });
+  }
+
+  // The keys of among (every one when null) not yet acknowledged by their owner.
+  private synchronized Set<String> pendingOf(Set<String> among) {
+    if (among == null) {
+      return Set.copyOf(restoredPending);
+    }
+    Set<String> out = new HashSet<>(among);
+    out.retainAll(restoredPending);
+    return out;
+  }
+
+  // Releases the keys of sent that are not in failed; a set drained below a quarter of its peak is
+  // copied, so the memory of released keys is returned.
+  private synchronized void releaseRestored(Set<String> sent, Set<String> failed) {
+    if (restoredPending.isEmpty()) {
+      return;
+    }
+    for (String key : sent) {
+      if (!failed.contains(key)) {
+        restoredPending.remove(key);
+      }
+    }
+    if (restoredPending.isEmpty()) {
+      restoredPending = Set.of();
+      restoredPendingPeak = 0;
+    } else if (restoredPending.size() < restoredPendingPeak / 4) {
+      restoredPending = new HashSet<>(restoredPending);
+      restoredPendingPeak = restoredPending.size();
+    }
+  }
+
+  /** Returns how many restored keys this node holds to hand over to their owners. */
+  synchronized int restoredKeysHeld() {
+    return restoredPending.size();
   }
 
   /** Returns whether this node has joined and not left: peers' probes are answered only then. */
@@ -863,7 +915,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private void saveSnapshot() {
     SnapshotDirectory directory = snapshots;
     synchronized (this) {
-      if (directory == null || restoredKeys == null) {
+      if (directory == null || !restored) {
         return;
       }
     }

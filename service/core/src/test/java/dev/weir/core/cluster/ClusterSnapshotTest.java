@@ -117,6 +117,19 @@ class ClusterSnapshotTest {
   }
 
   @Test
+  void fullRestart_everyOwnerAcknowledged_noRestoredKeyHeldAnyMore() {
+    cluster = start(3);
+    hitEveryKey(cluster.node(1), 3);
+
+    restart(3);
+
+    for (Node node : cluster.nodes()) {
+      assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
+    }
+    assertThat(remainingAsked(cluster.node(2))).containsOnly(7L);
+  }
+
+  @Test
   void secondRestart_neitherLosesNorCountsTwice() {
     cluster = start(3);
     hitEveryKey(cluster.node(0), 3);
