@@ -52,6 +52,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
@@ -135,6 +136,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private boolean restored;
   private Set<String> restoredPending = Set.of();
   private int restoredPendingPeak;
+  // Whether restored keys wait for their owner once the hand-over began (join's own comes first).
+  private volatile boolean restoredWaiting;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -303,6 +306,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
         });
     membership.addListener(discoveryHealth);
+    membership.addListener((before, after) -> handOverRestoredAgain());
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
       global.reportCopyWritesTo(handOff::writingCopy);
@@ -501,24 +505,28 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Copies to {@code address}, which is about to announce its return, the buckets it will own once
-   * back on this node's ring, keeping them here; answers once the copies were acknowledged or
-   * failed.
+   * back on this node's ring, keeping them here, and sends it the restored buckets it owns that it
+   * has not acknowledged yet; answers once the copies were acknowledged or failed.
    */
   @Override
   public CompletableFuture<Void> prepareReturn(String address) {
     HashRing now = membership.ring();
     HashRing back = membership.ringWithReturned(address);
+    CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
     if (settings.handoff() && !back.peers().equals(now.peers())) {
-      return withinHandOffWait(handOff.copy(now, back), "copy to returning " + address);
+      return withinHandOffWait(
+          CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets),
+          "copy to returning " + address);
     }
-    return CompletableFuture.completedFuture(null);
+    return withinHandOffWait(restoredBuckets, "restored buckets to returning " + address);
   }
 
   /**
    * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again, from
    * one batch timeout on) or puts it back (its notice is an answer), and answers once the buckets
-   * that moved because of it have been handed over, so a returning node has its counts back before
-   * its {@link #join} completes.
+   * that moved because of it (and, when it returns, the restored buckets it owns that it has not
+   * acknowledged yet) have been handed over, so a returning node has its counts back before its
+   * {@link #join} completes.
    *
    * <p>A leaving node is taken down only one batch timeout after its notice, when every forward
    * sent to it before the notice has ended: taking a peer down cancels the calls in flight to it and
@@ -537,8 +545,14 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       liveness.back(address);
       membership.returned(address);
     }
+    CompletableFuture<Void> restoredBuckets =
+        leaving
+            ? CompletableFuture.completedFuture(null)
+            : handOverRestoredTo(address, membership.ring());
     return withinHandOffWait(
-        membership.delivered().thenCompose(told -> handOff.pending()), "hand-off to " + address);
+        CompletableFuture.allOf(
+            membership.delivered().thenCompose(told -> handOff.pending()), restoredBuckets),
+        "hand-off to " + address);
   }
 
   // Takes address down one batch timeout from now, unless it announced its return meanwhile.
@@ -698,12 +712,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Sends the restored buckets whose key another node owns on the current ring to that owner
    * through hand-off ({@code TransferBuckets}), keeping them here; the keys whose transfer failed
    * are sent again on the ring of then, after one batch timeout, then twice that, up to {@link
-   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Only the
-   * keys not yet acknowledged are kept. Completes after the first attempt; {@link #join} calls it
-   * last.
+   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Those still
+   * not acknowledged then are sent to their owner when it prepares or announces its return, when a
+   * peer answers again and when the ring changes, until acknowledged or expired. Completes after the
+   * first attempt; {@link #join} calls it last.
    */
   public CompletableFuture<Void> handOverRestored() {
-    Set<String> keys = pendingOf(null);
+    Set<String> keys;
+    synchronized (this) {
+      keys = Set.copyOf(restoredPending);
+      restoredWaiting = !keys.isEmpty();
+    }
     if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -728,7 +747,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               }
               if (attempt >= RESTORE_ATTEMPTS || closed) {
                 LOG.warn(
-                    "{} restored buckets did not reach their owners in {} attempts; kept here",
+                    "{} restored buckets did not reach their owners in {} attempts; kept here and"
+                        + " sent to each owner when it returns",
                     left.size(),
                     attempt);
                 return;
@@ -750,6 +770,49 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               releaseRestored(keys, error != null ? keys : failed);
               return null;
             });
+  }
+
+  /**
+   * Sends the restored buckets not yet acknowledged whose owner on {@code ring} is {@code peer} to
+   * it (found on the hand-off's thread); completes when they were acknowledged or failed.
+   */
+  private CompletableFuture<Void> handOverRestoredTo(String peer, HashRing ring) {
+    if (!hasRestoredPending()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return CompletableFuture.supplyAsync(
+              () -> {
+                Set<String> owned = new HashSet<>();
+                for (String key : pendingOf(null)) {
+                  if (peer.equals(ring.ownerOf(key))) {
+                    owned.add(key);
+                  }
+                }
+                return owned;
+              },
+              handOffScans)
+          .thenCompose(owned -> handOverRestoredOn(owned, ring));
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the
+  // background on the hand-off's thread.
+  private void handOverRestoredAgain() {
+    if (!hasRestoredPending()) {
+      return;
+    }
+    try {
+      handOffScans.execute(() -> handOverRestoredOn(pendingOf(null), membership.ring()));
+    } catch (RejectedExecutionException e) {
+      // closing: the restored buckets stay here
+    }
+  }
+
+  private boolean hasRestoredPending() {
+    return restoredWaiting && !closed;
   }
 
   // The keys of among (every one when null) not yet acknowledged by their owner.
@@ -776,6 +839,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     if (restoredPending.isEmpty()) {
       restoredPending = Set.of();
       restoredPendingPeak = 0;
+      restoredWaiting = false;
     } else if (restoredPending.size() < restoredPendingPeak / 4) {
       restoredPending = new HashSet<>(restoredPending);
       restoredPendingPeak = restoredPending.size();
@@ -953,6 +1017,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
       leavers.remove(peer);
       membership.refresh();
+      handOverRestoredAgain();
     }
 
     @Override
