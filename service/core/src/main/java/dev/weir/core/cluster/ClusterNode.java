@@ -52,6 +52,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
@@ -70,7 +71,9 @@ import org.slf4j.LoggerFactory;
  * IndirectProbes}) stays on the ring and its items are relayed through that peer. One that no other
  * peer reaches leaves the ring with {@link PeerFailureMode#REROUTE} (its keys go to their next
  * owner, and are handed back when it answers again) or stays on it with {@link
- * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers.
+ * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers. A peer
+ * that announced it is leaving stays off the ring in either mode until it announces its return or
+ * answers a probe, also once its departure mark has expired.
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -123,11 +126,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HealthChecker health;
   private final ClusterHealth clusterHealth;
   private final Map<String, Object> departures = new ConcurrentHashMap<>();
+  private final Set<String> leavers = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile boolean serving;
   private final BucketStore store;
   private volatile SnapshotDirectory snapshots;
-  private Set<String> restoredKeys;
+  // Guarded by this: whether the snapshot directory was loaded, and the restored keys not yet
+  // acknowledged by their owner (released once acknowledged, expired or owned here).
+  private boolean restored;
+  private Set<String> restoredPending = Set.of();
+  private int restoredPendingPeak;
+  // Whether restored keys wait for their owner once the hand-over began (join's own comes first).
+  private volatile boolean restoredWaiting;
 
   /**
    * Creates the member {@code self} (its advertised gRPC address).
@@ -203,7 +213,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             clock,
             scheduler,
             DEPARTED_TTL,
-            reroute ? this::offRing : Set::of);
+            reroute ? this::offRing : this::leftAndDown);
     liveness.addListener(new RingRefresh());
     this.peers =
         new PeerClientPool(
@@ -217,7 +227,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             liveness,
             reroute
                 ? peer -> false
-                : peer -> liveness.isDown(peer) && membership.members().contains(peer),
+                : peer -> liveness.isDown(peer) && membership.ring().contains(peer),
             peer -> membership.discovered().contains(peer));
     this.prober =
         new PeerProber(
@@ -296,6 +306,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           peers.connect(after.peers().stream().filter(p -> !p.equals(self)).toList());
         });
     membership.addListener(discoveryHealth);
+    membership.addListener((before, after) -> handOverRestoredAgain());
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
       global.reportCopyWritesTo(handOff::writingCopy);
@@ -368,6 +379,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
     Set<String> off = new HashSet<>(down);
     off.retainAll(probes.unreached());
+    return off;
+  }
+
+  // The peers off the ring with fail: down since they announced their leave.
+  private Set<String> leftAndDown() {
+    if (leavers.isEmpty()) {
+      return Set.of();
+    }
+    Set<String> off = new HashSet<>(leavers);
+    off.retainAll(liveness.down());
     return off;
   }
 
@@ -484,24 +505,28 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Copies to {@code address}, which is about to announce its return, the buckets it will own once
-   * back on this node's ring, keeping them here; answers once the copies were acknowledged or
-   * failed.
+   * back on this node's ring, keeping them here, and sends it the restored buckets it owns that it
+   * has not acknowledged yet; answers once the copies were acknowledged or failed.
    */
   @Override
   public CompletableFuture<Void> prepareReturn(String address) {
     HashRing now = membership.ring();
     HashRing back = membership.ringWithReturned(address);
+    CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
     if (settings.handoff() && !back.peers().equals(now.peers())) {
-      return withinHandOffWait(handOff.copy(now, back), "copy to returning " + address);
+      return withinHandOffWait(
+          CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets),
+          "copy to returning " + address);
     }
-    return CompletableFuture.completedFuture(null);
+    return withinHandOffWait(restoredBuckets, "restored buckets to returning " + address);
   }
 
   /**
    * Takes {@code address} off the ring ({@code leaving}: it is down until it answers again, from
    * one batch timeout on) or puts it back (its notice is an answer), and answers once the buckets
-   * that moved because of it have been handed over, so a returning node has its counts back before
-   * its {@link #join} completes.
+   * that moved because of it (and, when it returns, the restored buckets it owns that it has not
+   * acknowledged yet) have been handed over, so a returning node has its counts back before its
+   * {@link #join} completes.
    *
    * <p>A leaving node is taken down only one batch timeout after its notice, when every forward
    * sent to it before the notice has ended: taking a peer down cancels the calls in flight to it and
@@ -511,15 +536,23 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   @Override
   public CompletableFuture<Void> announce(String address, boolean leaving) {
     if (leaving) {
+      leavers.add(address);
       membership.departed(address);
       leftLater(address);
     } else {
       departures.remove(address);
+      leavers.remove(address);
       liveness.back(address);
       membership.returned(address);
     }
+    CompletableFuture<Void> restoredBuckets =
+        leaving
+            ? CompletableFuture.completedFuture(null)
+            : handOverRestoredTo(address, membership.ring());
     return withinHandOffWait(
-        membership.delivered().thenCompose(told -> handOff.pending()), "hand-off to " + address);
+        CompletableFuture.allOf(
+            membership.delivered().thenCompose(told -> handOff.pending()), restoredBuckets),
+        "hand-off to " + address);
   }
 
   // Takes address down one batch timeout from now, unless it announced its return meanwhile.
@@ -587,6 +620,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         discovered -> {
           membership.accept(discovered);
           liveness.retain(discovered);
+          leavers.retainAll(discovered);
           probes.retain(discovered);
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
@@ -645,7 +679,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
-    if (directory == null || restoredKeys != null) {
+    if (directory == null || restored) {
       return 0;
     }
     directory.check().ifPresent(problem -> LOG.error(problem));
@@ -658,7 +692,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
                 keys.add(b.getKey());
               }
             });
-    restoredKeys = keys;
+    restored = true;
+    restoredPending = keys;
+    restoredPendingPeak = keys.size();
     if (!loaded.files().isEmpty() || !loaded.rejected().isEmpty()) {
       LOG.info(
           "restored {} live buckets of {} from {} snapshot files in {} in {} ms ({} files ignored)",
@@ -676,15 +712,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Sends the restored buckets whose key another node owns on the current ring to that owner
    * through hand-off ({@code TransferBuckets}), keeping them here; the keys whose transfer failed
    * are sent again on the ring of then, after one batch timeout, then twice that, up to {@link
-   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Completes
-   * after the first attempt; {@link #join} calls it last.
+   * #MAX_ANNOUNCE_BACKOFF} between attempts, {@value #RESTORE_ATTEMPTS} attempts in all. Those still
+   * not acknowledged then are sent to their owner when it prepares or announces its return, when a
+   * peer answers again and when the ring changes, until acknowledged or expired. Completes after the
+   * first attempt; {@link #join} calls it last.
    */
   public CompletableFuture<Void> handOverRestored() {
     Set<String> keys;
     synchronized (this) {
-      keys = restoredKeys;
+      keys = Set.copyOf(restoredPending);
+      restoredWaiting = !keys.isEmpty();
     }
-    if (keys == null || keys.isEmpty()) {
+    if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> first = new CompletableFuture<>();
@@ -698,18 +737,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       first.complete(null);
       return;
     }
-    handOff
-        .handOver(keys, membership.ring())
+    handOverRestoredOn(keys, membership.ring())
         .whenComplete(
-            (failed, error) -> {
+            (ok, error) -> {
               first.complete(null);
-              Set<String> left = error != null ? keys : failed;
+              Set<String> left = pendingOf(keys);
               if (left.isEmpty()) {
                 return;
               }
               if (attempt >= RESTORE_ATTEMPTS || closed) {
                 LOG.warn(
-                    "{} restored buckets did not reach their owners in {} attempts; kept here",
+                    "{} restored buckets did not reach their owners in {} attempts; kept here and"
+                        + " sent to each owner when it returns",
                     left.size(),
                     attempt);
                 return;
@@ -717,6 +756,99 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               Duration next = Backoff.doubled(backoff, MAX_ANNOUNCE_BACKOFF);
               scheduler.schedule(() -> handOverRestored(left, attempt + 1, next, first), backoff);
             });
+  }
+
+  // Sends keys to their owners on ring and releases those acknowledged, expired or owned here.
+  private CompletableFuture<Void> handOverRestoredOn(Set<String> keys, HashRing ring) {
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return handOff
+        .handOver(keys, ring)
+        .handle(
+            (failed, error) -> {
+              releaseRestored(keys, error != null ? keys : failed);
+              return null;
+            });
+  }
+
+  /**
+   * Sends the restored buckets not yet acknowledged whose owner on {@code ring} is {@code peer} to
+   * it (found on the hand-off's thread); completes when they were acknowledged or failed.
+   */
+  private CompletableFuture<Void> handOverRestoredTo(String peer, HashRing ring) {
+    if (!hasRestoredPending()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return CompletableFuture.supplyAsync(
+              () -> {
+                Set<String> owned = new HashSet<>();
+                for (String key : pendingOf(null)) {
+                  if (peer.equals(ring.ownerOf(key))) {
+                    owned.add(key);
+                  }
+                }
+                return owned;
+              },
+              handOffScans)
+          .thenCompose(owned -> handOverRestoredOn(owned, ring));
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the
+  // background on the hand-off's thread.
+  private void handOverRestoredAgain() {
+    if (!hasRestoredPending()) {
+      return;
+    }
+    try {
+      handOffScans.execute(() -> handOverRestoredOn(pendingOf(null), membership.ring()));
+    } catch (RejectedExecutionException e) {
+      // closing: the restored buckets stay here
+    }
+  }
+
+  private boolean hasRestoredPending() {
+    return restoredWaiting && !closed;
+  }
+
+  // The keys of among (every one when null) not yet acknowledged by their owner.
+  private synchronized Set<String> pendingOf(Set<String> among) {
+    if (among == null) {
+      return Set.copyOf(restoredPending);
+    }
+    Set<String> out = new HashSet<>(among);
+    out.retainAll(restoredPending);
+    return out;
+  }
+
+  // Releases the keys of sent that are not in failed; a set drained below a quarter of its peak is
+  // copied, so the memory of released keys is returned.
+  private synchronized void releaseRestored(Set<String> sent, Set<String> failed) {
+    if (restoredPending.isEmpty()) {
+      return;
+    }
+    for (String key : sent) {
+      if (!failed.contains(key)) {
+        restoredPending.remove(key);
+      }
+    }
+    if (restoredPending.isEmpty()) {
+      restoredPending = Set.of();
+      restoredPendingPeak = 0;
+      restoredWaiting = false;
+    } else if (restoredPending.size() < restoredPendingPeak / 4) {
+      restoredPending = new HashSet<>(restoredPending);
+      restoredPendingPeak = restoredPending.size();
+    }
+  }
+
+  /** Returns how many restored keys this node holds to hand over to their owners. */
+  synchronized int restoredKeysHeld() {
+    return restoredPending.size();
   }
 
   /** Returns whether this node has joined and not left: peers' probes are answered only then. */
@@ -847,7 +979,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private void saveSnapshot() {
     SnapshotDirectory directory = snapshots;
     synchronized (this) {
-      if (directory == null || restoredKeys == null) {
+      if (directory == null || !restored) {
         return;
       }
     }
@@ -883,7 +1015,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     @Override
     public void peerUp(String peer, Duration downFor) {
       LOG.info("peer {} answers again after {} ms down", peer, downFor.toMillis());
+      leavers.remove(peer);
       membership.refresh();
+      handOverRestoredAgain();
     }
 
     @Override

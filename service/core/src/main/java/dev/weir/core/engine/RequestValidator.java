@@ -12,7 +12,8 @@ import java.util.Optional;
  * The per-item checks of a {@link RateLimitRequest}, in Gubernator's order and with its wording
  * where Gubernator has one. Stateless; a failed check is a per-item error, never an exception.
  *
- * <p>Order: {@code unique_key}, {@code name}, algorithm, {@code limit}, {@code duration}, {@code
+ * <p>Order: {@code unique_key}, {@code name} (not empty, not starting with {@link
+ * #RESERVED_NAME_PREFIX}), algorithm, {@code limit}, {@code duration}, {@code
  * burst}, the Gregorian interval code, then its {@code time_zone} metadata. Gubernator does not
  * check signs; Weir refuses negative {@code limit}, {@code duration} and {@code burst}.
  */
@@ -21,6 +22,13 @@ public final class RequestValidator {
   /** The error for a Gregorian request whose {@code duration} is not an interval code. */
   public static final String INVALID_GREGORIAN =
       "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian interval";
+
+  /**
+   * The prefix of the names under which a node keeps its own stand-in buckets; no client limit may
+   * start with it, or its bucket would be taken for one (left behind by hand-off and snapshots,
+   * shared with a stand-in).
+   */
+  public static final String RESERVED_NAME_PREFIX = "weir:stand-in:";
 
   private static final Algorithm[] ALGORITHMS = byNumber();
   private static final GregorianInterval[] INTERVALS = byCode();
@@ -37,6 +45,14 @@ public final class RequestValidator {
     }
     if (request.name().isEmpty()) {
       return Optional.of("field 'namespace' cannot be empty");
+    }
+    if (request.name().startsWith(RESERVED_NAME_PREFIX)) {
+      return Optional.of(
+          "field 'name' cannot start with '"
+              + RESERVED_NAME_PREFIX
+              + "' (reserved for the buckets a node keeps when it stands in for an owner), got '"
+              + request.name()
+              + "'");
     }
     return validateConfig(request);
   }

@@ -3,12 +3,17 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -150,6 +155,54 @@ class ClusterHandOffTest {
         .as("each copied before the return notice, then handed over")
         .isEqualTo(2 * ownedBefore);
     assertThat(remainingEverywhere(cluster.node(0))).containsOnly(7L);
+    assertThat(remainingEverywhere(fresh)).containsOnly(7L);
+  }
+
+  @Test
+  void restart_failModeLeaverStillDownWhenItsMarkExpires_staysOffTheRingAndGetsItsCountsBack() {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    ClusterSettings settings =
+        ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL);
+    cluster =
+        LocalCluster.start(
+            3,
+            settings,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    consumeThree();
+    Node leaver = cluster.node(1);
+    Node peer = cluster.node(0);
+    int ownedBefore = 0;
+    for (int i = 0; i < KEYS; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == leaver) {
+        ownedBefore++;
+      }
+    }
+    assertThat(ownedBefore).isPositive();
+
+    cluster.stop(leaver);
+    awaitHandOffs();
+    timers.advance(settings.batchTimeout());
+    timers.advance(ClusterNode.DEPARTED_TTL);
+
+    assertThat(peer.cluster().liveness().isDown(leaver.address())).isTrue();
+    assertThat(peer.cluster().membership().ring().contains(leaver.address()))
+        .as("a leaver still down when its departure mark expires stays off the ring")
+        .isFalse();
+    assertThat(remainingEverywhere(peer)).as("its keys answered by their next owners").containsOnly(7L);
+
+    Node fresh = cluster.startAgain(leaver);
+    awaitHandOffs();
+
+    assertThat(peer.cluster().membership().ring().contains(fresh.address())).isTrue();
+    assertThat(fresh.cluster().handOff().receivedCount())
+        .as("each copied before the return notice, then handed over")
+        .isEqualTo(2 * ownedBefore);
+    assertThat(remainingEverywhere(peer)).containsOnly(7L);
     assertThat(remainingEverywhere(fresh)).containsOnly(7L);
   }
 

@@ -87,6 +87,26 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_aNameWithTheStandInPrefix_itsItemRefusedAndNoStandInBucketTouched() {
+    ClusterRateLimitService service =
+        service(() -> HashRing.of(List.of(SELF), 64, PeerHash.FNV1A));
+
+    List<RateLimitResponse> answers =
+        service
+            .decide(
+                List.of(
+                    RateLimitRequest.builder("weir:stand-in:api", "k").limit(2).duration(1000).build(),
+                    RateLimitRequest.builder("api", "k").limit(2).duration(1000).build()))
+            .join();
+
+    assertThat(answers.get(0).error())
+        .contains("field 'name' cannot start with 'weir:stand-in:'")
+        .contains("got 'weir:stand-in:api'");
+    assertThat(answers.get(1).remaining()).as("the call's other item is answered").isEqualTo(1);
+    assertThat(store.get(StandIns.PREFIX + "api_k")).as("no stand-in bucket of 'api'").isEmpty();
+  }
+
+  @Test
   void check_ringEmpty_thisNodeLeftAndEveryOtherIsDown_answersItselfNotWithAnError() {
     ClusterRateLimitService service =
         service(() -> HashRing.of(List.of(), 64, PeerHash.FNV1A));

@@ -2,13 +2,17 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
@@ -114,6 +118,54 @@ class ClusterSnapshotTest {
       assertThat(remainingAsked(asked)).as("asked %s", asked.address()).containsOnly(7L);
     }
     assertThat(files(".*\\.weirsnap.*")).as("consumed files are deleted").isEmpty();
+  }
+
+  @Test
+  void fullRestart_everyOwnerAcknowledged_noRestoredKeyHeldAnyMore() {
+    cluster = start(3);
+    hitEveryKey(cluster.node(1), 3);
+
+    restart(3);
+
+    for (Node node : cluster.nodes()) {
+      assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
+    }
+    assertThat(remainingAsked(cluster.node(2))).containsOnly(7L);
+  }
+
+  @Test
+  void failMode_anOwnerStartingAfterTheResendsToItEnded_getsItsRestoredCountsWhenItJoins()
+      throws Exception {
+    cluster = start(2);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+    FakeScheduler timers = new FakeScheduler(clock);
+    String late = "127.0.0.1:" + FreePorts.next();
+    cluster =
+        LocalCluster.start(
+            1,
+            ClusterForwardingTest.SETTINGS
+                .withSnapshotDir(Optional.of(dir))
+                .withPeerFailureMode(PeerFailureMode.FAIL),
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of(late));
+    Node first = cluster.node(0);
+    assertThat(
+            Await.holdsWithin(Duration.ofSeconds(10), () -> first.cluster().liveness().isDown(late)))
+        .as("the late owner is found down")
+        .isTrue();
+    for (int second = 0; second < 60; second++) {
+      timers.advance(Duration.ofSeconds(1));
+    }
+
+    Node joined = cluster.startAt(late);
+
+    assertThat(remainingAsked(joined)).containsOnly(7L);
+    assertThat(remainingAsked(first)).containsOnly(7L);
+    assertThat(first.cluster().restoredKeysHeld()).isZero();
   }
 
   @Test

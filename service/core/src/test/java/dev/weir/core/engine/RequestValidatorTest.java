@@ -26,6 +26,10 @@ class RequestValidatorTest {
         arguments(
             RateLimitRequest.builder("", "key").algorithmNumber(9).build(),
             "field 'namespace' cannot be empty"),
+        arguments(
+            RateLimitRequest.builder("weir:stand-in:api", "key").algorithmNumber(9).build(),
+            "field 'name' cannot start with 'weir:stand-in:' (reserved for the buckets a node"
+                + " keeps when it stands in for an owner), got 'weir:stand-in:api'"),
         arguments(valid().algorithmNumber(9).limit(-1).build(), "Invalid rate limit algorithm '9'"),
         arguments(valid().algorithmNumber(-1).build(), "Invalid rate limit algorithm '-1'"),
         arguments(
@@ -47,6 +51,13 @@ class RequestValidatorTest {
   void validate_invalidRequest_reportsFirstErrorInGubernatorsOrder(
       RateLimitRequest request, String error) {
     assertThat(RequestValidator.validate(request)).contains(error);
+  }
+
+  @Test
+  void validate_namesThatOnlyResembleTheReservedPrefix_areValid() {
+    for (String name : new String[] {"weir:stand-in", "weir:standin:api", "api:weir:stand-in:"}) {
+      assertThat(RequestValidator.validate(valid().build().withName(name))).as(name).isEmpty();
+    }
   }
 
   @Test

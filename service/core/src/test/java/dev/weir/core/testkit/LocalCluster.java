@@ -75,6 +75,7 @@ public final class LocalCluster implements AutoCloseable {
   private final PeerSecurity security;
   private final ExecutorScheduler scheduler = new ExecutorScheduler("local-cluster", 2);
   private final Scheduler quotaTimers;
+  private final Scheduler timers;
   private final List<Node> nodes = new ArrayList<>();
   private final List<String> ghosts = new ArrayList<>();
   private final Set<String> cuts = ConcurrentHashMap.newKeySet();
@@ -84,12 +85,14 @@ public final class LocalCluster implements AutoCloseable {
       Clock clock,
       Function<BucketStore, BucketCheck> localCheck,
       PeerSecurity security,
-      Scheduler quotaTimers) {
+      Scheduler quotaTimers,
+      Scheduler timers) {
     this.settings = settings;
     this.clock = clock;
     this.localCheck = localCheck;
     this.security = security != null ? security : PeerSecurity.sharedSecret(secret);
-    this.quotaTimers = quotaTimers != null ? quotaTimers : scheduler;
+    this.timers = timers != null ? timers : scheduler;
+    this.quotaTimers = quotaTimers != null ? quotaTimers : this.timers;
   }
 
   /**
@@ -153,6 +156,24 @@ public final class LocalCluster implements AutoCloseable {
     return start(n, settings, clock, localCheck, security, quotaTimers, List.of());
   }
 
+  /**
+   * Starts {@code n} nodes as above whose members run every timer (batching deadlines, probes,
+   * departure marks, resends, quota windows) on {@code timers}, for example a {@link FakeScheduler}
+   * on the cluster's {@link FakeClock}, and whose discovery also reports {@code ghosts}: addresses
+   * no node listens on yet ({@link #startAt}).
+   */
+  public static LocalCluster start(
+      int n,
+      ClusterSettings settings,
+      Clock clock,
+      Function<BucketStore, BucketCheck> localCheck,
+      Scheduler timers,
+      List<String> ghosts) {
+    LocalCluster c = new LocalCluster(settings, clock, localCheck, null, null, timers);
+    c.ghosts.addAll(ghosts);
+    return c.startNodes(n);
+  }
+
   private static LocalCluster start(
       int n,
       ClusterSettings settings,
@@ -161,15 +182,19 @@ public final class LocalCluster implements AutoCloseable {
       PeerSecurity security,
       Scheduler quotaTimers,
       List<String> ghosts) {
-    LocalCluster c = new LocalCluster(settings, clock, localCheck, security, quotaTimers);
+    LocalCluster c = new LocalCluster(settings, clock, localCheck, security, quotaTimers, null);
     c.ghosts.addAll(ghosts);
+    return c.startNodes(n);
+  }
+
+  private LocalCluster startNodes(int n) {
     for (int i = 0; i < n; i++) {
-      c.nodes.add(c.newNode());
+      nodes.add(newNode());
     }
-    c.nodes.forEach(node -> node.cluster().restoreSnapshots());
-    c.publishMembership();
-    c.nodes.forEach(node -> node.cluster().handOverRestored().join());
-    return c;
+    nodes.forEach(node -> node.cluster().restoreSnapshots());
+    publishMembership();
+    nodes.forEach(node -> node.cluster().handOverRestored().join());
+    return this;
   }
 
   /** Returns the secret the nodes share (whether or not their security uses it). */
@@ -259,13 +284,52 @@ public final class LocalCluster implements AutoCloseable {
    * doors only after joining.
    */
   public Node restart(Node node) {
+    stop(node);
+    return startAgain(node);
+  }
+
+  /**
+   * Stops {@code node} as SIGTERM would (it leaves gracefully, its listener stops), leaving it in
+   * {@link #nodes} since static discovery still lists it; {@link #startAgain} starts its successor.
+   */
+  public void stop(Node node) {
     node.cluster().leave(Duration.ofSeconds(5));
     node.listener.close();
     awaitTermination(node.server());
     node.cluster().close();
+  }
+
+  /**
+   * Starts a fresh member (empty store) on the address of {@code node}, {@linkplain #stop stopped}
+   * or {@linkplain #kill killed}, and joins it through static discovery of every node; returns it
+   * once joined, in {@code node}'s place.
+   */
+  public Node startAgain(Node node) {
     int index = nodes.indexOf(node);
-    Node fresh = newNode(node.port);
+    Node fresh = join(newNode(node.port));
+    nodes.set(index, fresh);
+    return fresh;
+  }
+
+  /**
+   * Starts a member on {@code ghost}, an address discovery reported while no node listened there,
+   * and joins it through static discovery of every node; returns it once joined.
+   */
+  public Node startAt(String ghost) {
+    if (!ghosts.remove(ghost)) {
+      throw new IllegalArgumentException("not a ghost of this cluster: " + ghost);
+    }
+    Node fresh = newNode(Integer.parseInt(ghost.substring(ghost.lastIndexOf(':') + 1)));
+    try {
+      return join(fresh);
+    } finally {
+      nodes.add(fresh);
+    }
+  }
+
+  private Node join(Node fresh) {
     Set<String> peers = new TreeSet<>(ghosts);
+    peers.add(fresh.address());
     nodes.forEach(n -> peers.add(n.address()));
     joining = fresh;
     try {
@@ -275,7 +339,6 @@ public final class LocalCluster implements AutoCloseable {
     } finally {
       joining = null;
     }
-    nodes.set(index, fresh);
     return fresh;
   }
 
@@ -326,7 +389,7 @@ public final class LocalCluster implements AutoCloseable {
             settings,
             store,
             localCheck.apply(store),
-            scheduler,
+            timers,
             clock,
             null,
             address ->
