@@ -475,9 +475,10 @@ public final class WeirClient implements AutoCloseable {
      * Sends each check straight to the node that owns its key, as the ring a target answers ({@code
      * weir.v1.Ring/GetRing}) names it, instead of to the targets in turn: the cluster then decides
      * it without a hop between nodes. The client opens a channel to each member's advertised
-     * address (with this builder's transport security), so use it only where the client reaches
-     * every node at that address. Until a target has answered the ring, and against nodes without
-     * that service (Gubernator), checks go to the targets as without this setting.
+     * address (with this builder's transport security, or with {@link #memberChannels}, which a
+     * client built on a {@link #channel} needs), so use it only where the client reaches every
+     * node at that address. Until a target has answered the ring, and against nodes without that
+     * service (Gubernator), checks go to the targets as without this setting.
      */
     public Builder sendToOwners() {
       this.sendToOwners = true;
@@ -501,9 +502,17 @@ public final class WeirClient implements AutoCloseable {
       return value;
     }
 
-    /** Opens members' channels with {@code open} instead of by address (in-process tests). */
-    Builder memberChannels(Function<String, ManagedChannel> open) {
-      this.memberChannels = open;
+    /**
+     * Sets how a client that {@linkplain #sendToOwners() sends to owners} opens the channel to each
+     * member of the ring: {@code open} is given the member's advertised {@code host:port} and
+     * returns a channel configured as the caller's {@link #channel} is (its trusted CAs, client
+     * certificate, interceptors). Without it, member channels are opened as target channels are
+     * ({@link #usePlaintext}, {@link #useTransportSecurity}); with {@link #channel} it is required.
+     * The client owns the channels it opens: it shuts one down when its member leaves the ring and
+     * all of them on {@link WeirClient#close}.
+     */
+    public Builder memberChannels(Function<String, ManagedChannel> open) {
+      this.memberChannels = Objects.requireNonNull(open, "memberChannels");
       return this;
     }
 
@@ -520,6 +529,18 @@ public final class WeirClient implements AutoCloseable {
       if (channel != null && !targets.isEmpty()) {
         throw new IllegalStateException(
             "WeirClient takes targets or a channel, not both; got targets " + targets);
+      }
+      if (sendToOwners && channel != null && memberChannels == null) {
+        throw new IllegalStateException(
+            "sendToOwners() with channel(...) needs memberChannels(...): the client opens a"
+                + " channel to each ring member and cannot copy the given channel's settings (TLS"
+                + " trust, client certificate, interceptors), so name how, e.g. memberChannels("
+                + "address -> NettyChannelBuilder.forTarget(address).sslContext(yours).build())");
+      }
+      if (memberChannels != null && !sendToOwners) {
+        throw new IllegalStateException(
+            "memberChannels(...) needs sendToOwners(): only a client that sends to owners opens"
+                + " channels to the ring's members");
       }
       return new WeirClient(this);
     }

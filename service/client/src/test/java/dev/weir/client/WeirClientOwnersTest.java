@@ -336,6 +336,29 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void build_channelAndSendToOwnersWithoutMemberChannels_failsNamingBothAndWhy() {
+    WeirClient.Builder builder = WeirClient.builder().channel(seed).sendToOwners().scheduler(scheduler);
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("sendToOwners() with channel(...) needs memberChannels(...)")
+        .hasMessageContaining("cannot copy the given channel's settings");
+    assertThat(scheduler.waiting()).as("nothing was started").isEmpty();
+  }
+
+  @Test
+  void build_memberChannelsWithoutSendToOwners_failsNamingBoth() {
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .channel(seed)
+            .memberChannels(address -> InProcessChannelBuilder.forName(address).build());
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("memberChannels(...) needs sendToOwners()");
+  }
+
+  @Test
   void ringRefresh_zero_isRefusedNamingTheValue() {
     assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
