@@ -108,7 +108,7 @@ public final class WeirClient implements AutoCloseable {
             builder.batchWindow,
             builder.maxBatch,
             scheduler,
-            requests -> send(nextChannel(), requests));
+            requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
     if (builder.sendToOwners) {
       Function<String, ManagedChannel> open =
@@ -279,34 +279,43 @@ public final class WeirClient implements AutoCloseable {
    * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached ({@code
    * UNAVAILABLE}) or does not answer within the deadline ({@code DEADLINE_EXCEEDED}: a member gone
    * without refusing connections), asks for the ring at once (one such call at a time, at most
-   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. A member
-   * that does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the
-   * V1 service) gets these and its later checks through the targets, which forward them.
+   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. The checks go again
+   * through the targets, which forward them, when the member certainly did not count them: it does
+   * not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the V1 service,
+   * whose later checks then go that way too), or the call failed {@code UNAVAILABLE} before it got
+   * a stream on a connected transport ({@link StreamOpened}: the connection was refused or its TLS
+   * handshake failed, as against a peer listener that requires client certificates). A call that
+   * failed after it was sent is not sent again, whatever its status.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       String member, ManagedChannel channel, List<RateLimitReq> requests) {
-    return send(channel, requests)
+    StreamOpened opened = new StreamOpened();
+    return send(channel, requests, opened)
         .exceptionallyCompose(
             failure -> {
               Throwable cause = WeirException.unwrapped(failure);
+              if (cause instanceof WeirUnavailableException
+                  || cause instanceof WeirDeadlineExceededException) {
+                askForTheRing();
+              }
               if (cause instanceof WeirException e
                   && e.code() == Status.Code.UNIMPLEMENTED
                   && owners != null) {
                 owners.sendThroughTargets(member);
-                return send(nextChannel(), requests);
+                return send(nextChannel(), requests, null);
+              }
+              if (cause instanceof WeirUnavailableException && !opened.opened()) {
+                return send(nextChannel(), requests, null);
               }
               return CompletableFuture.failedFuture(cause);
-            })
-        .whenComplete(
-            (responses, failure) -> {
-              Throwable cause = WeirException.unwrapped(failure);
-              if ((cause instanceof WeirUnavailableException
-                      || cause instanceof WeirDeadlineExceededException)
-                  && !closed.get()
-                  && refreshing.compareAndSet(false, true)) {
-                refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
-              }
             });
+  }
+
+  /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
+  private void askForTheRing() {
+    if (!closed.get() && refreshing.compareAndSet(false, true)) {
+      refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
+    }
   }
 
   // An owner down for long keeps failing calls at once: ask for the ring at most once a pause.
@@ -318,12 +327,17 @@ public final class WeirClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
+   * once the call got a stream.
+   */
   private CompletableFuture<List<RateLimitResp>> send(
-      ManagedChannel channel, List<RateLimitReq> requests) {
+      ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
     String target = channel.authority();
     CompletableFuture<GetRateLimitsResp> call = new CompletableFuture<>();
-    V1Grpc.newStub(channel)
-        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
+    V1Grpc.V1Stub stub =
+        V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    (opened == null ? stub : stub.withInterceptors(opened))
         .getRateLimits(
             GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
     return call.thenApply(
