@@ -59,7 +59,9 @@ import java.util.function.Function;
  * weir.v1.Ring/GetRing}) and sends each check to the node that owns its key, so that no node has to
  * forward it; it asks again every {@link Builder#ringRefresh} and when an owner cannot be reached
  * or does not answer within the deadline.
- * Calls are not retried: a retried check could count its hits twice. The client is thread-safe;
+ * A call that may have reached a node is not retried: a retried check could count its hits twice
+ * (a check to an owner that certainly did not count it goes to the targets instead, see {@link
+ * Builder#sendToOwners()}). The client is thread-safe;
  * futures complete on gRPC's threads.
  */
 public final class WeirClient implements AutoCloseable {
@@ -492,7 +494,9 @@ public final class WeirClient implements AutoCloseable {
      * address (with this builder's transport security, or with {@link #memberChannels}, which a
      * client built on a {@link #channel} needs), so use it only where the client reaches every
      * node at that address. Until a target has answered the ring, and against nodes without that
-     * service (Gubernator), checks go to the targets as without this setting.
+     * service (Gubernator), checks go to the targets as without this setting. A check its owner
+     * certainly did not count (the owner does not serve checks, or the connection to it failed
+     * before the call was sent) goes again through the targets, which forward it.
      */
     public Builder sendToOwners() {
       this.sendToOwners = true;
