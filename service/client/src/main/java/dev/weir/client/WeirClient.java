@@ -78,6 +78,15 @@ public final class WeirClient implements AutoCloseable {
   /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
   public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
 
+  /** The longest {@link Builder#deadline}: 1 day. */
+  public static final Duration MAX_DEADLINE = Duration.ofDays(1);
+
+  /** The longest {@link Builder#ringRefresh}: 1 day. */
+  public static final Duration MAX_RING_REFRESH = Duration.ofDays(1);
+
+  /** The longest {@link Builder#batchWindow}: 1 s. */
+  public static final Duration MAX_BATCH_WINDOW = Duration.ofSeconds(1);
+
   private final List<ManagedChannel> channels;
   private final boolean ownsChannels;
   private final Duration deadline;
@@ -99,10 +108,7 @@ public final class WeirClient implements AutoCloseable {
 
   private WeirClient(Builder builder) {
     this.ownsChannels = builder.channel == null;
-    this.channels =
-        ownsChannels
-            ? builder.targets.stream().map(builder::open).toList()
-            : List.of(builder.channel);
+    this.channels = ownsChannels ? openAll(builder) : List.of(builder.channel);
     this.deadline = builder.deadline;
     this.scheduler = builder.scheduler == null ? new ExecutorBatchScheduler() : builder.scheduler;
     this.batcher =
@@ -124,10 +130,29 @@ public final class WeirClient implements AutoCloseable {
                       builder.maxBatch,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
-      refreshRing().whenComplete((done, failure) -> scheduleRefresh());
+      try {
+        refreshRing().whenComplete((done, failure) -> scheduleRefresh());
+      } catch (RuntimeException | Error e) {
+        close();
+        throw e;
+      }
     } else {
       this.owners = null;
     }
+  }
+
+  /** Opens a channel to each target, shutting down those opened when one cannot be. */
+  private static List<ManagedChannel> openAll(Builder builder) {
+    List<ManagedChannel> opened = new ArrayList<>();
+    try {
+      for (String target : builder.targets) {
+        opened.add(builder.targetChannels.apply(target));
+      }
+    } catch (RuntimeException | Error e) {
+      opened.forEach(ManagedChannel::shutdownNow);
+      throw e;
+    }
+    return List.copyOf(opened);
   }
 
   /** Returns a builder; give it a {@link Builder#target} or a {@link Builder#channel}. */
@@ -403,6 +428,7 @@ public final class WeirClient implements AutoCloseable {
     private boolean sendToOwners;
     private Duration ringRefresh = DEFAULT_RING_REFRESH;
     private Function<String, ManagedChannel> memberChannels;
+    private Function<String, ManagedChannel> targetChannels = this::open;
 
     private Builder() {}
 
@@ -458,21 +484,24 @@ public final class WeirClient implements AutoCloseable {
     }
 
     /**
-     * Sets the deadline of each call, from when it is sent; more than zero (default 5 s; lower it
-     * where a slow answer is worse than none).
+     * Sets the deadline of each call, from when it is sent; more than zero and at most 1 day
+     * (default 5 s; lower it where a slow answer is worse than none).
      */
     public Builder deadline(Duration value) {
-      this.deadline = moreThanZero("deadline", value);
+      this.deadline = positiveAtMost("deadline", value, MAX_DEADLINE);
       return this;
     }
 
     /**
-     * Sets how long the first queued check waits for others to share its call (default 500 µs);
-     * zero sends each {@code check} or {@code checkAll} in a call of its own, at once.
+     * Sets how long the first queued check waits for others to share its call, zero to 1 s
+     * (default 500 µs); zero sends each {@code check} or {@code checkAll} in a call of its own, at
+     * once.
      */
     public Builder batchWindow(Duration value) {
-      if (value.isNegative()) {
-        throw new IllegalArgumentException("batchWindow must be zero or more, got " + value);
+      Objects.requireNonNull(value, "batchWindow");
+      if (value.isNegative() || value.compareTo(MAX_BATCH_WINDOW) > 0) {
+        throw new IllegalArgumentException(
+            "batchWindow must be zero or more and at most " + MAX_BATCH_WINDOW + ", got " + value);
       }
       this.batchWindow = value;
       return this;
@@ -505,17 +534,23 @@ public final class WeirClient implements AutoCloseable {
 
     /**
      * Sets how often a client that {@linkplain #sendToOwners() sends to owners} asks for the ring;
-     * more than zero (default 10 s). A member that cannot be reached makes it ask at once.
+     * more than zero and at most 1 day (default 10 s). A member that cannot be reached makes it ask
+     * at once.
      */
     public Builder ringRefresh(Duration value) {
-      this.ringRefresh = moreThanZero("ringRefresh", value);
+      this.ringRefresh = positiveAtMost("ringRefresh", value, MAX_RING_REFRESH);
       return this;
     }
 
-    /** Returns {@code value} when it is more than zero, else refuses it naming {@code setting}. */
-    private static Duration moreThanZero(String setting, Duration value) {
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(setting + " must be more than zero, got " + value);
+    /**
+     * Returns {@code value} when it is more than zero and at most {@code most}, else refuses it
+     * naming {@code setting}.
+     */
+    private static Duration positiveAtMost(String setting, Duration value, Duration most) {
+      Objects.requireNonNull(value, setting);
+      if (value.isNegative() || value.isZero() || value.compareTo(most) > 0) {
+        throw new IllegalArgumentException(
+            setting + " must be more than zero and at most " + most + ", got " + value);
       }
       return value;
     }
@@ -531,6 +566,12 @@ public final class WeirClient implements AutoCloseable {
      */
     public Builder memberChannels(Function<String, ManagedChannel> open) {
       this.memberChannels = Objects.requireNonNull(open, "memberChannels");
+      return this;
+    }
+
+    /** Opens target channels with {@code open} instead of by this builder's settings (tests). */
+    Builder targetChannels(Function<String, ManagedChannel> open) {
+      this.targetChannels = open;
       return this;
     }
 

@@ -417,6 +417,6 @@ class WeirClientOwnersTest {
   void ringRefresh_zero_isRefusedNamingTheValue() {
     assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("ringRefresh must be more than zero, got PT0S");
+        .hasMessage("ringRefresh must be more than zero and at most PT24H, got PT0S");
   }
 }
