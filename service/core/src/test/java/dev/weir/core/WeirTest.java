@@ -258,8 +258,28 @@ class WeirTest {
 
     assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
         .isInstanceOf(CompletionException.class)
-        .hasCauseInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("start()");
+        .cause()
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("the member is closed; it decides nothing after close()");
+  }
+
+  @Test
+  void leave_thenCheck_isForwardedToTheNextOwnerAsTheServiceIs() throws Exception {
+    List<WeirMember> members = twoMembers();
+    WeirMember leaver = members.get(0);
+    WeirMember other = members.get(1);
+    List<String> keys = keysOwnedBy(leaver, 3);
+
+    leaver.leave();
+    List<RateLimitResponse> afterLeave =
+        keys.stream().map(key -> leaver.decide(hit(key, 10).withHits(2)).join()).toList();
+
+    assertThat(afterLeave).allSatisfy(r -> assertThat(r.error()).isEmpty());
+    for (String key : keys) {
+      assertThat(other.decide(hit(key, 10).withHits(0)).join().remaining())
+          .as("%s counted once, at the next owner", key)
+          .isEqualTo(8);
+    }
   }
 
   @Test
