@@ -308,13 +308,17 @@ public final class WeirMember implements RateLimiter {
    * running, so checks that other listeners still answer through {@link #service()} (GLOBAL ones
    * schedule their broadcasts) keep working until {@link #close(Duration)}. For composition roots
    * that stop all their listeners side by side after {@link #leave()}; an interrupt cancels the
-   * calls at once and keeps the interrupt status. Does nothing before {@link #start()} or once the
-   * servers have stopped.
+   * calls at once and keeps the interrupt status. Does nothing before {@link #start()} (the peer
+   * listener {@link Weir.Builder#build()} bound and a given {@link Weir.Builder#server} keep
+   * running, for {@code start()} to serve on) or once the servers have stopped.
    */
   public void stopServer(Duration grace) {
     Server started;
     PeerListener listener;
     synchronized (this) {
+      if (state == State.CREATED) {
+        return;
+      }
       started = server;
       listener = peerListener;
     }
