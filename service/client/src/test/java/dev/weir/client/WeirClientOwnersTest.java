@@ -392,7 +392,8 @@ class WeirClientOwnersTest {
 
   @Test
   void build_channelAndSendToOwnersWithoutMemberChannels_failsNamingBothAndWhy() {
-    WeirClient.Builder builder = WeirClient.builder().channel(seed).sendToOwners().scheduler(scheduler);
+    WeirClient.Builder builder =
+        WeirClient.builder().channel(seed).sendToOwners().scheduler(scheduler);
 
     assertThatThrownBy(builder::build)
         .isInstanceOf(IllegalStateException.class)

@@ -442,7 +442,8 @@ class WeirClientTest {
     ManagedChannel failing =
         new ForwardingChannel(inProcess(new RecordingV1("a"))) {
           @Override
-          public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+          public <Q, R> ClientCall<Q, R> newCall(
+              MethodDescriptor<Q, R> method, CallOptions options) {
             throw new IllegalStateException("this channel makes no calls");
           }
         };

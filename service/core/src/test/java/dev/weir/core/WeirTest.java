@@ -289,13 +289,21 @@ class WeirTest {
     String b = "127.0.0.1:" + freePort();
     WeirMember first =
         closeLater(
-            Weir.builder().advertiseAddress(a).staticPeers(List.of(a, b)).peerSecret(SECRET).build());
+            Weir.builder()
+                .advertiseAddress(a)
+                .staticPeers(List.of(a, b))
+                .peerSecret(SECRET)
+                .build());
 
     first.stopServer(Duration.ZERO);
     first.start();
     WeirMember second =
         closeLater(
-            Weir.builder().advertiseAddress(b).staticPeers(List.of(a, b)).peerSecret(SECRET).start());
+            Weir.builder()
+                .advertiseAddress(b)
+                .staticPeers(List.of(a, b))
+                .peerSecret(SECRET)
+                .start());
 
     new Socket(InetAddress.getLoopbackAddress(), first.peerPort().orElseThrow()).close();
     AwaitForwarding.on(List.of(first, second));
