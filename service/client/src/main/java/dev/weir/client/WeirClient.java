@@ -59,7 +59,9 @@ import java.util.function.Function;
  * weir.v1.Ring/GetRing}) and sends each check to the node that owns its key, so that no node has to
  * forward it; it asks again every {@link Builder#ringRefresh} and when an owner cannot be reached
  * or does not answer within the deadline.
- * Calls are not retried: a retried check could count its hits twice. The client is thread-safe;
+ * A call that may have reached a node is not retried: a retried check could count its hits twice
+ * (a check to an owner that certainly did not count it goes to the targets instead, see {@link
+ * Builder#sendToOwners()}). The client is thread-safe;
  * futures complete on gRPC's threads.
  */
 public final class WeirClient implements AutoCloseable {
@@ -75,6 +77,15 @@ public final class WeirClient implements AutoCloseable {
 
   /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
   public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
+
+  /** The longest {@link Builder#deadline}: 1 day. */
+  public static final Duration MAX_DEADLINE = Duration.ofDays(1);
+
+  /** The longest {@link Builder#ringRefresh}: 1 day. */
+  public static final Duration MAX_RING_REFRESH = Duration.ofDays(1);
+
+  /** The longest {@link Builder#batchWindow}: 1 s. */
+  public static final Duration MAX_BATCH_WINDOW = Duration.ofSeconds(1);
 
   private final List<ManagedChannel> channels;
   private final boolean ownsChannels;
@@ -97,10 +108,7 @@ public final class WeirClient implements AutoCloseable {
 
   private WeirClient(Builder builder) {
     this.ownsChannels = builder.channel == null;
-    this.channels =
-        ownsChannels
-            ? builder.targets.stream().map(builder::open).toList()
-            : List.of(builder.channel);
+    this.channels = ownsChannels ? openAll(builder) : List.of(builder.channel);
     this.deadline = builder.deadline;
     this.scheduler = builder.scheduler == null ? new ExecutorBatchScheduler() : builder.scheduler;
     this.batcher =
@@ -108,7 +116,7 @@ public final class WeirClient implements AutoCloseable {
             builder.batchWindow,
             builder.maxBatch,
             scheduler,
-            requests -> send(nextChannel(), requests));
+            requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
     if (builder.sendToOwners) {
       Function<String, ManagedChannel> open =
@@ -122,10 +130,29 @@ public final class WeirClient implements AutoCloseable {
                       builder.maxBatch,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
-      refreshRing().whenComplete((done, failure) -> scheduleRefresh());
+      try {
+        refreshRing().whenComplete((done, failure) -> scheduleRefresh());
+      } catch (RuntimeException | Error e) {
+        close();
+        throw e;
+      }
     } else {
       this.owners = null;
     }
+  }
+
+  /** Opens a channel to each target, shutting down those opened when one cannot be. */
+  private static List<ManagedChannel> openAll(Builder builder) {
+    List<ManagedChannel> opened = new ArrayList<>();
+    try {
+      for (String target : builder.targets) {
+        opened.add(builder.targetChannels.apply(target));
+      }
+    } catch (RuntimeException | Error e) {
+      opened.forEach(ManagedChannel::shutdownNow);
+      throw e;
+    }
+    return List.copyOf(opened);
   }
 
   /** Returns a builder; give it a {@link Builder#target} or a {@link Builder#channel}. */
@@ -279,34 +306,43 @@ public final class WeirClient implements AutoCloseable {
    * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached ({@code
    * UNAVAILABLE}) or does not answer within the deadline ({@code DEADLINE_EXCEEDED}: a member gone
    * without refusing connections), asks for the ring at once (one such call at a time, at most
-   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. A member
-   * that does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the
-   * V1 service) gets these and its later checks through the targets, which forward them.
+   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. The checks go again
+   * through the targets, which forward them, when the member certainly did not count them: it does
+   * not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the V1 service,
+   * whose later checks then go that way too), or the call failed {@code UNAVAILABLE} before it got
+   * a stream on a connected transport ({@link StreamOpened}: the connection was refused or its TLS
+   * handshake failed, as against a peer listener that requires client certificates). A call that
+   * failed after it was sent is not sent again, whatever its status.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       String member, ManagedChannel channel, List<RateLimitReq> requests) {
-    return send(channel, requests)
+    StreamOpened opened = new StreamOpened();
+    return send(channel, requests, opened)
         .exceptionallyCompose(
             failure -> {
               Throwable cause = WeirException.unwrapped(failure);
+              if (cause instanceof WeirUnavailableException
+                  || cause instanceof WeirDeadlineExceededException) {
+                askForTheRing();
+              }
               if (cause instanceof WeirException e
                   && e.code() == Status.Code.UNIMPLEMENTED
                   && owners != null) {
                 owners.sendThroughTargets(member);
-                return send(nextChannel(), requests);
+                return send(nextChannel(), requests, null);
+              }
+              if (cause instanceof WeirUnavailableException && !opened.opened()) {
+                return send(nextChannel(), requests, null);
               }
               return CompletableFuture.failedFuture(cause);
-            })
-        .whenComplete(
-            (responses, failure) -> {
-              Throwable cause = WeirException.unwrapped(failure);
-              if ((cause instanceof WeirUnavailableException
-                      || cause instanceof WeirDeadlineExceededException)
-                  && !closed.get()
-                  && refreshing.compareAndSet(false, true)) {
-                refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
-              }
             });
+  }
+
+  /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
+  private void askForTheRing() {
+    if (!closed.get() && refreshing.compareAndSet(false, true)) {
+      refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
+    }
   }
 
   // An owner down for long keeps failing calls at once: ask for the ring at most once a pause.
@@ -318,12 +354,17 @@ public final class WeirClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
+   * once the call got a stream.
+   */
   private CompletableFuture<List<RateLimitResp>> send(
-      ManagedChannel channel, List<RateLimitReq> requests) {
+      ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
     String target = channel.authority();
     CompletableFuture<GetRateLimitsResp> call = new CompletableFuture<>();
-    V1Grpc.newStub(channel)
-        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
+    V1Grpc.V1Stub stub =
+        V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    (opened == null ? stub : stub.withInterceptors(opened))
         .getRateLimits(
             GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
     return call.thenApply(
@@ -387,6 +428,7 @@ public final class WeirClient implements AutoCloseable {
     private boolean sendToOwners;
     private Duration ringRefresh = DEFAULT_RING_REFRESH;
     private Function<String, ManagedChannel> memberChannels;
+    private Function<String, ManagedChannel> targetChannels = this::open;
 
     private Builder() {}
 
@@ -442,21 +484,24 @@ public final class WeirClient implements AutoCloseable {
     }
 
     /**
-     * Sets the deadline of each call, from when it is sent; more than zero (default 5 s; lower it
-     * where a slow answer is worse than none).
+     * Sets the deadline of each call, from when it is sent; more than zero and at most 1 day
+     * (default 5 s; lower it where a slow answer is worse than none).
      */
     public Builder deadline(Duration value) {
-      this.deadline = moreThanZero("deadline", value);
+      this.deadline = positiveAtMost("deadline", value, MAX_DEADLINE);
       return this;
     }
 
     /**
-     * Sets how long the first queued check waits for others to share its call (default 500 µs);
-     * zero sends each {@code check} or {@code checkAll} in a call of its own, at once.
+     * Sets how long the first queued check waits for others to share its call, zero to 1 s
+     * (default 500 µs); zero sends each {@code check} or {@code checkAll} in a call of its own, at
+     * once.
      */
     public Builder batchWindow(Duration value) {
-      if (value.isNegative()) {
-        throw new IllegalArgumentException("batchWindow must be zero or more, got " + value);
+      Objects.requireNonNull(value, "batchWindow");
+      if (value.isNegative() || value.compareTo(MAX_BATCH_WINDOW) > 0) {
+        throw new IllegalArgumentException(
+            "batchWindow must be zero or more and at most " + MAX_BATCH_WINDOW + ", got " + value);
       }
       this.batchWindow = value;
       return this;
@@ -475,9 +520,12 @@ public final class WeirClient implements AutoCloseable {
      * Sends each check straight to the node that owns its key, as the ring a target answers ({@code
      * weir.v1.Ring/GetRing}) names it, instead of to the targets in turn: the cluster then decides
      * it without a hop between nodes. The client opens a channel to each member's advertised
-     * address (with this builder's transport security), so use it only where the client reaches
-     * every node at that address. Until a target has answered the ring, and against nodes without
-     * that service (Gubernator), checks go to the targets as without this setting.
+     * address (with this builder's transport security, or with {@link #memberChannels}, which a
+     * client built on a {@link #channel} needs), so use it only where the client reaches every
+     * node at that address. Until a target has answered the ring, and against nodes without that
+     * service (Gubernator), checks go to the targets as without this setting. A check its owner
+     * certainly did not count (the owner does not serve checks, or the connection to it failed
+     * before the call was sent) goes again through the targets, which forward it.
      */
     public Builder sendToOwners() {
       this.sendToOwners = true;
@@ -486,24 +534,44 @@ public final class WeirClient implements AutoCloseable {
 
     /**
      * Sets how often a client that {@linkplain #sendToOwners() sends to owners} asks for the ring;
-     * more than zero (default 10 s). A member that cannot be reached makes it ask at once.
+     * more than zero and at most 1 day (default 10 s). A member that cannot be reached makes it ask
+     * at once.
      */
     public Builder ringRefresh(Duration value) {
-      this.ringRefresh = moreThanZero("ringRefresh", value);
+      this.ringRefresh = positiveAtMost("ringRefresh", value, MAX_RING_REFRESH);
       return this;
     }
 
-    /** Returns {@code value} when it is more than zero, else refuses it naming {@code setting}. */
-    private static Duration moreThanZero(String setting, Duration value) {
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(setting + " must be more than zero, got " + value);
+    /**
+     * Returns {@code value} when it is more than zero and at most {@code most}, else refuses it
+     * naming {@code setting}.
+     */
+    private static Duration positiveAtMost(String setting, Duration value, Duration most) {
+      Objects.requireNonNull(value, setting);
+      if (value.isNegative() || value.isZero() || value.compareTo(most) > 0) {
+        throw new IllegalArgumentException(
+            setting + " must be more than zero and at most " + most + ", got " + value);
       }
       return value;
     }
 
-    /** Opens members' channels with {@code open} instead of by address (in-process tests). */
-    Builder memberChannels(Function<String, ManagedChannel> open) {
-      this.memberChannels = open;
+    /**
+     * Sets how a client that {@linkplain #sendToOwners() sends to owners} opens the channel to each
+     * member of the ring: {@code open} is given the member's advertised {@code host:port} and
+     * returns a channel configured as the caller's {@link #channel} is (its trusted CAs, client
+     * certificate, interceptors). Without it, member channels are opened as target channels are
+     * ({@link #usePlaintext}, {@link #useTransportSecurity}); with {@link #channel} it is required.
+     * The client owns the channels it opens: it shuts one down when its member leaves the ring and
+     * all of them on {@link WeirClient#close}.
+     */
+    public Builder memberChannels(Function<String, ManagedChannel> open) {
+      this.memberChannels = Objects.requireNonNull(open, "memberChannels");
+      return this;
+    }
+
+    /** Opens target channels with {@code open} instead of by this builder's settings (tests). */
+    Builder targetChannels(Function<String, ManagedChannel> open) {
+      this.targetChannels = open;
       return this;
     }
 
@@ -520,6 +588,18 @@ public final class WeirClient implements AutoCloseable {
       if (channel != null && !targets.isEmpty()) {
         throw new IllegalStateException(
             "WeirClient takes targets or a channel, not both; got targets " + targets);
+      }
+      if (sendToOwners && channel != null && memberChannels == null) {
+        throw new IllegalStateException(
+            "sendToOwners() with channel(...) needs memberChannels(...): the client opens a"
+                + " channel to each ring member and cannot copy the given channel's settings (TLS"
+                + " trust, client certificate, interceptors), so name how, e.g. memberChannels("
+                + "address -> NettyChannelBuilder.forTarget(address).sslContext(yours).build())");
+      }
+      if (memberChannels != null && !sendToOwners) {
+        throw new IllegalStateException(
+            "memberChannels(...) needs sendToOwners(): only a client that sends to owners opens"
+                + " channels to the ring's members");
       }
       return new WeirClient(this);
     }

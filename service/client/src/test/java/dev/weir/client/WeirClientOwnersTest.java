@@ -15,7 +15,10 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -241,9 +244,61 @@ class WeirClientOwnersTest {
           .cause()
           .isInstanceOf(WeirUnavailableException.class);
 
+      assertThat(nodes.get("seed").callSizes())
+          .as("the owner got the call and may have counted it: not sent again")
+          .isEmpty();
       assertThat(ring.calls.get()).isEqualTo(callsBefore + 1);
       assertThat(client.ringMembers()).containsExactly(MEMBERS.get(0), MEMBERS.get(2));
       assertThat(server(client.check(item(key)).join())).isNotEqualTo(MEMBERS.get(1));
+    }
+  }
+
+  @Test
+  void check_ownerNotConnected_isSentAgainThroughTheTarget_andTheClientAsksForTheRingAtOnce() {
+    // No server of that name: the connection fails before the call is sent, as a refused
+    // connection or a failed TLS handshake (a peer listener requiring client certificates) does.
+    String unconnected = "10.0.0.9:1051";
+    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), unconnected);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    String key = keyOwnedBy(members, unconnected);
+    try (WeirClient client = client()) {
+      int callsBefore = ring.calls.get();
+
+      RateLimitResp response = client.check(item(key)).join();
+
+      assertThat(server(response)).as("sent again through the target").isEqualTo("seed");
+      assertThat(nodes.get("seed").callSizes()).containsExactly(1);
+      assertThat(ring.calls.get()).as("asked for the ring at once").isEqualTo(callsBefore + 1);
+    }
+  }
+
+  @Test
+  void check_ownerRefusesTheConnection_isSentAgainThroughTheTarget() throws Exception {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = socket.getLocalPort();
+    }
+    String refusing = "127.0.0.1:" + closedPort;
+    List<String> members = List.of(MEMBERS.get(0), refusing);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    String key = keyOwnedBy(members, refusing);
+    try (WeirClient client =
+        WeirClient.builder()
+            .channel(seed)
+            .sendToOwners()
+            .memberChannels(
+                address ->
+                    address.equals(refusing)
+                        ? NettyChannelBuilder.forTarget(address).usePlaintext().build()
+                        : InProcessChannelBuilder.forName(address).directExecutor().build())
+            .batchWindow(Duration.ZERO)
+            .scheduler(scheduler)
+            .build()) {
+      client.refreshRing().join();
+
+      assertThat(server(client.check(item(key)).join())).isEqualTo("seed");
+      assertThat(server(client.check(item(key)).join())).isEqualTo("seed");
+      assertThat(nodes.get("seed").callSizes()).containsExactly(1, 1);
     }
   }
 
@@ -336,9 +391,33 @@ class WeirClientOwnersTest {
   }
 
   @Test
+  void build_channelAndSendToOwnersWithoutMemberChannels_failsNamingBothAndWhy() {
+    WeirClient.Builder builder =
+        WeirClient.builder().channel(seed).sendToOwners().scheduler(scheduler);
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("sendToOwners() with channel(...) needs memberChannels(...)")
+        .hasMessageContaining("cannot copy the given channel's settings");
+    assertThat(scheduler.waiting()).as("nothing was started").isEmpty();
+  }
+
+  @Test
+  void build_memberChannelsWithoutSendToOwners_failsNamingBoth() {
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .channel(seed)
+            .memberChannels(address -> InProcessChannelBuilder.forName(address).build());
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("memberChannels(...) needs sendToOwners()");
+  }
+
+  @Test
   void ringRefresh_zero_isRefusedNamingTheValue() {
     assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("ringRefresh must be more than zero, got PT0S");
+        .hasMessage("ringRefresh must be more than zero and at most PT24H, got PT0S");
   }
 }

@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -17,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -389,5 +394,113 @@ class WeirClientTest {
     assertThatThrownBy(() -> WeirClient.builder().target(" "))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("target");
+    assertThatThrownBy(() -> WeirClient.builder().deadline(Duration.ofSeconds(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "deadline must be more than zero and at most PT24H, got PT2562047788015215H30M7S");
+    assertThatThrownBy(() -> WeirClient.builder().batchWindow(Duration.ofMillis(1001)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("batchWindow must be zero or more and at most PT1S, got PT1.001S");
+    assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ofDays(2)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("ringRefresh must be more than zero and at most PT24H, got PT48H");
+  }
+
+  @Test
+  void builder_settingsAtTheirMost_areTaken() {
+    WeirClient.builder()
+        .deadline(Duration.ofDays(1))
+        .batchWindow(Duration.ofSeconds(1))
+        .ringRefresh(Duration.ofDays(1));
+  }
+
+  @Test
+  void build_aTargetGrpcCannotOpen_failsAndShutsDownTheChannelsItOpened() {
+    List<ManagedChannel> opened = new ArrayList<>();
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .target("127.0.0.1:1051")
+            .target("nope://weir")
+            .scheduler(scheduler)
+            .targetChannels(
+                target -> {
+                  ManagedChannel channel =
+                      NettyChannelBuilder.forTarget(target).usePlaintext().build();
+                  opened.add(channel);
+                  return channel;
+                });
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("nope://weir");
+    assertThat(opened).hasSize(1);
+    assertThat(opened.get(0).isShutdown()).as("the first target's channel").isTrue();
+  }
+
+  @Test
+  void build_firstRingCallFailsAtOnce_failsAndClosesWhatItStarted() throws Exception {
+    ManagedChannel failing =
+        new ForwardingChannel(inProcess(new RecordingV1("a"))) {
+          @Override
+          public <Q, R> ClientCall<Q, R> newCall(
+              MethodDescriptor<Q, R> method, CallOptions options) {
+            throw new IllegalStateException("this channel makes no calls");
+          }
+        };
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .channel(failing)
+            .sendToOwners()
+            .memberChannels(address -> InProcessChannelBuilder.forName(address).build())
+            .scheduler(scheduler);
+
+    assertThatThrownBy(builder::build).hasMessage("this channel makes no calls");
+    assertThat(scheduler.closed()).as("the scheduler").isTrue();
+    assertThat(scheduler.waiting()).as("no ring refresh is due").isEmpty();
+    assertThat(failing.isShutdown()).as("the caller's channel stays open").isFalse();
+  }
+
+  /** A channel that passes everything to another, for tests to override one method. */
+  private static class ForwardingChannel extends ManagedChannel {
+    private final ManagedChannel delegate;
+
+    ForwardingChannel(ManagedChannel delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public ManagedChannel shutdown() {
+      return delegate.shutdown();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return delegate.isShutdown();
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return delegate.isTerminated();
+    }
+
+    @Override
+    public ManagedChannel shutdownNow() {
+      return delegate.shutdownNow();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+      return delegate.awaitTermination(timeout, unit);
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+      return delegate.newCall(method, options);
+    }
+
+    @Override
+    public String authority() {
+      return delegate.authority();
+    }
   }
 }

@@ -163,14 +163,20 @@ public final class WeirMember implements RateLimiter {
    * {@inheritDoc}
    *
    * <p>Lists longer than {@link RateLimitService#MAX_BATCH_SIZE} are checked in slices of that
-   * size.
+   * size. After {@link #leave()} the checks go to the next owners, as {@link #service()}'s do.
+   * Before {@link #start()} and after {@link #close()} the future fails with {@link
+   * IllegalStateException}.
    */
   @Override
   public CompletableFuture<List<RateLimitResponse>> decideAll(List<RateLimitRequest> requests) {
-    if (state != State.STARTED) {
+    State now = state;
+    if (now == State.CREATED) {
       return CompletableFuture.failedFuture(
-          new IllegalStateException(
-              "the member is " + state.name().toLowerCase() + "; call start() before checking"));
+          new IllegalStateException("the member has not started; call start() before checking"));
+    }
+    if (now == State.CLOSED) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException("the member is closed; it decides nothing after close()"));
     }
     RateLimitService service = cluster.service();
     if (requests.size() <= RateLimitService.MAX_BATCH_SIZE) {
@@ -251,9 +257,10 @@ public final class WeirMember implements RateLimiter {
   /**
    * Leaves the cluster but keeps the servers and the peer clients up: sends queued GLOBAL hits,
    * tells the other members this one is leaving and hands every bucket to its next owner, waiting
-   * up to the leave wait for each step; calls still arriving are forwarded to the next owners. For
-   * composition roots that stop other listeners before {@link #close()}; calling it again, or
-   * {@code close()} after it, does not leave twice.
+   * up to the leave wait for each step; calls still arriving, and this member's own {@link
+   * #decide} calls, are forwarded to the next owners. For composition roots that stop other
+   * listeners before {@link #close()}; calling it again, or {@code close()} after it, does not
+   * leave twice.
    */
   public synchronized void leave() {
     if (state != State.STARTED) {
@@ -301,13 +308,17 @@ public final class WeirMember implements RateLimiter {
    * running, so checks that other listeners still answer through {@link #service()} (GLOBAL ones
    * schedule their broadcasts) keep working until {@link #close(Duration)}. For composition roots
    * that stop all their listeners side by side after {@link #leave()}; an interrupt cancels the
-   * calls at once and keeps the interrupt status. Does nothing before {@link #start()} or once the
-   * servers have stopped.
+   * calls at once and keeps the interrupt status. Does nothing before {@link #start()} (the peer
+   * listener {@link Weir.Builder#build()} bound and a given {@link Weir.Builder#server} keep
+   * running, for {@code start()} to serve on) or once the servers have stopped.
    */
   public void stopServer(Duration grace) {
     Server started;
     PeerListener listener;
     synchronized (this) {
+      if (state == State.CREATED) {
+        return;
+      }
       started = server;
       listener = peerListener;
     }

@@ -19,6 +19,7 @@ import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.Server;
 import io.grpc.Status.Code;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -258,8 +259,86 @@ class WeirTest {
 
     assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
         .isInstanceOf(CompletionException.class)
-        .hasCauseInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("start()");
+        .cause()
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("the member is closed; it decides nothing after close()");
+  }
+
+  @Test
+  void leave_thenCheck_isForwardedToTheNextOwnerAsTheServiceIs() throws Exception {
+    List<WeirMember> members = twoMembers();
+    WeirMember leaver = members.get(0);
+    WeirMember other = members.get(1);
+    List<String> keys = keysOwnedBy(leaver, 3);
+
+    leaver.leave();
+    List<RateLimitResponse> afterLeave =
+        keys.stream().map(key -> leaver.decide(hit(key, 10).withHits(2)).join()).toList();
+
+    assertThat(afterLeave).allSatisfy(r -> assertThat(r.error()).isEmpty());
+    for (String key : keys) {
+      assertThat(other.decide(hit(key, 10).withHits(0)).join().remaining())
+          .as("%s counted once, at the next owner", key)
+          .isEqualTo(8);
+    }
+  }
+
+  @Test
+  void stopServer_beforeStart_doesNothing_soTheStartedMemberServesItsPeers() throws Exception {
+    String a = "127.0.0.1:" + freePort();
+    String b = "127.0.0.1:" + freePort();
+    WeirMember first =
+        closeLater(
+            Weir.builder()
+                .advertiseAddress(a)
+                .staticPeers(List.of(a, b))
+                .peerSecret(SECRET)
+                .build());
+
+    first.stopServer(Duration.ZERO);
+    first.start();
+    WeirMember second =
+        closeLater(
+            Weir.builder()
+                .advertiseAddress(b)
+                .staticPeers(List.of(a, b))
+                .peerSecret(SECRET)
+                .start());
+
+    new Socket(InetAddress.getLoopbackAddress(), first.peerPort().orElseThrow()).close();
+    AwaitForwarding.on(List.of(first, second));
+    for (String key : keysOwnedBy(first, 3)) {
+      assertThat(second.decide(hit(key, 10)).join().error()).as("forwarded to the first").isEmpty();
+    }
+  }
+
+  @Test
+  void stopServer_beforeStart_leavesTheCallersServerRunning() throws Exception {
+    Server callers =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    closeLater(callers::shutdownNow);
+    WeirMember member = closeLater(Weir.builder().server(callers).build());
+
+    member.stopServer(Duration.ZERO);
+
+    assertThat(callers.isShutdown()).isFalse();
+  }
+
+  @Test
+  void close_beforeStart_releasesThePeerListener() throws Exception {
+    String a = "127.0.0.1:" + freePort();
+    WeirMember member =
+        Weir.builder()
+            .advertiseAddress(a)
+            .staticPeers(List.of(a, "127.0.0.1:" + freePort()))
+            .peerSecret(SECRET)
+            .build();
+    int peerPort = member.peerPort().orElseThrow();
+
+    member.close();
+
+    assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), peerPort).close())
+        .isInstanceOf(IOException.class);
   }
 
   @Test
