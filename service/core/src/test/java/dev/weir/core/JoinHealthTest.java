@@ -3,6 +3,8 @@ package dev.weir.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.DiscoveryComponent;
+import dev.weir.core.discovery.CoalescedDiscovery;
+import dev.weir.core.discovery.CoalescingListener;
 import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
@@ -49,11 +51,15 @@ class JoinHealthTest {
   private String self;
 
   private void startMember() throws Exception {
+    startMember(discovery);
+  }
+
+  private void startMember(PeerDiscovery source) throws Exception {
     self = "127.0.0.1:" + WeirTest.freePort();
     member =
         Weir.builder()
             .advertiseAddress(self)
-            .discovery(discovery)
+            .discovery(source)
             .peerSecret("join-health-test-secret")
             .start();
   }
@@ -193,6 +199,27 @@ class JoinHealthTest {
     assertThat(health.healthy()).isFalse();
     assertThat(health.message())
         .isEqualTo(DiscoveryComponent.WAITING_FOR_SOURCE + "|etcd unreachable");
+  }
+
+  @Test
+  void health_sourceAnswersWithPeersWhileTheirSetIsHeld_notHealthyAloneUntilItIsApplied() throws Exception {
+    ManualScheduler scheduler = new ManualScheduler();
+    startMember(new CoalescedDiscovery(discovery, scheduler, CoalescingListener.DEFAULT_WINDOW));
+    discovery.problem = "etcd unreachable";
+    discovery.publish(Set.of(self));
+    String peer = "127.0.0.1:" + WeirTest.freePort();
+
+    discovery.publish(Set.of(self, peer));
+    discovery.problem = "";
+
+    HealthStatus held = member.health();
+    assertThat(held.healthy() && held.peerCount() == 1)
+        .as("healthy alone while the peers are held: %s", held)
+        .isFalse();
+    scheduler.advance(CoalescingListener.DEFAULT_WINDOW);
+    HealthStatus applied = member.health();
+    assertThat(applied.healthy()).as("%s", applied).isTrue();
+    assertThat(applied.peerCount()).isEqualTo(2);
   }
 
   @Test

@@ -35,6 +35,7 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
   private Map<String, Optional<String>> deliveredAddresses;
   private Set<String> pending;
   private ScheduledFuture<?> flush;
+  private boolean delivering;
   private boolean closed;
 
   /** Creates a listener that feeds {@code downstream}, timing windows on {@code scheduler}. */
@@ -98,8 +99,23 @@ public final class CoalescingListener implements Consumer<Set<String>>, AutoClos
       }
       delivered = next;
       deliveredAddresses = addresses;
+      delivering = true;
     }
-    downstream.accept(next);
+    try {
+      downstream.accept(next);
+    } finally {
+      synchronized (this) {
+        delivering = false;
+      }
+    }
+  }
+
+  /**
+   * Returns whether a received set has not yet been passed on: it waits for the end of the window,
+   * or is being delivered.
+   */
+  public synchronized boolean holding() {
+    return pending != null || delivering;
   }
 
   private Map<String, Optional<String>> addressesOf(Set<String> members) {

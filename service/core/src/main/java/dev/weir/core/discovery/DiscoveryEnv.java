@@ -76,8 +76,11 @@ public final class DiscoveryEnv {
 
   /** Returns the error for a bad value of {@code suffix}, naming the variable, the value and what is allowed. */
   public ConfigException invalid(String suffix, String value, String allowed) {
-    String variable =
-        reader.lookup(var(suffix)).map(EnvReader.Setting::variable).orElse("WEIR_" + suffix);
-    return ConfigException.invalid(variable, value, allowed);
+    return ConfigException.invalid(name(suffix), value, allowed);
+  }
+
+  /** Returns the name of the variable set for {@code suffix}, or {@code WEIR_<suffix>} when none is. */
+  public String name(String suffix) {
+    return reader.lookup(var(suffix)).map(EnvReader.Setting::variable).orElse("WEIR_" + suffix);
   }
 }

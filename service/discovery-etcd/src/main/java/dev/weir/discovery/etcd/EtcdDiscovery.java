@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Membership through etcd: this node registers {@code <prefix><advertise address>} under a lease it
- * keeps alive, and the peer set is every key under the prefix.
+ * keeps alive, and the peer set is every key under the prefix registered with this node's data center
+ * ({@link EtcdSettings#dataCenter()}; registrations of other data centers stay off the ring, as in
+ * Gubernator).
  *
  * <p>Design: one session = grant a lease, put our key, read the prefix, watch from the next revision,
  * and refresh the lease every third of its TTL with a single keep-alive call. Any failure (a call times
@@ -75,6 +77,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
+  private int ignoredOtherDataCenter;
   private long session;
   private long leaseId;
   private Watch.Watcher watcher;
@@ -403,11 +406,25 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private void deliver() {
     Set<String> peers = new TreeSet<>();
     Map<String, String> listeners = new HashMap<>();
+    int otherDataCenter = 0;
     for (PeerInfo info : registered.values()) {
+      if (!info.dataCenter().equals(settings.dataCenter())) {
+        otherDataCenter++;
+        continue;
+      }
       peers.add(info.grpcAddress());
       if (!info.peerAddress().isEmpty()) {
         listeners.put(info.grpcAddress(), info.peerAddress());
       }
+    }
+    if (otherDataCenter != ignoredOtherDataCenter) {
+      ignoredOtherDataCenter = otherDataCenter;
+      log.info(
+          "ignoring {} etcd registration(s) under {} of a data center other than this node's '{}'"
+              + " (WEIR_ETCD_DATA_CENTER)",
+          otherDataCenter,
+          settings.keyPrefix(),
+          settings.dataCenter());
     }
     Map<String, String> moved = Map.copyOf(listeners);
     boolean listenersMoved = !moved.equals(peerAddresses);

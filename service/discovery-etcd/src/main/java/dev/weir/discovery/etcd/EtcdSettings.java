@@ -2,6 +2,8 @@ package dev.weir.discovery.etcd;
 
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryEnv;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,8 +14,8 @@ import java.util.Optional;
 /**
  * The settings of etcd discovery.
  *
- * @param endpoints etcd client URLs ({@code http://host:port}); a bare {@code host:port} gets the scheme
- *     matching {@code tls}
+ * @param endpoints etcd client URLs ({@code http://host:port} or {@code https://host:port}); a bare
+ *     {@code host:port} gets the scheme matching {@code tls}
  * @param keyPrefix prefix under which every node registers its advertise address
  * @param dialTimeout time allowed to connect and for each etcd call
  * @param leaseTtl time-to-live of the registration lease
@@ -60,14 +62,28 @@ public record EtcdSettings(
     }
   }
 
-  /** Reads {@code WEIR_ETCD_*} (or {@code GUBER_ETCD_*}) settings; defaults follow Gubernator's. */
+  /**
+   * Reads {@code WEIR_ETCD_*} (or {@code GUBER_ETCD_*}) settings; defaults follow Gubernator's. TLS is
+   * on when an endpoint is {@code https://} or a {@code WEIR_ETCD_TLS_*} variable is set; without a CA
+   * file it trusts the JVM's trust store.
+   */
   public static EtcdSettings fromEnv(DiscoveryEnv env) {
     List<String> endpoints = env.list("ETCD_ENDPOINTS", List.of("localhost:2379"));
     if (endpoints.isEmpty()) {
       throw env.invalid("ETCD_ENDPOINTS", env.string("ETCD_ENDPOINTS", ""), ENDPOINTS_ALLOWED);
     }
+    boolean anyHttps = false;
+    boolean anyHttp = false;
     for (String endpoint : endpoints) {
-      checkEndpoint(env, endpoint);
+      String scheme = checkEndpoint(env, endpoint);
+      anyHttps |= scheme.equals("https");
+      anyHttp |= scheme.equals("http");
+    }
+    if (anyHttps && anyHttp) {
+      throw env.invalid(
+          "ETCD_ENDPOINTS",
+          env.string("ETCD_ENDPOINTS", ""),
+          "every endpoint https:// (TLS) or every endpoint http:// (plaintext), not both");
     }
     Optional<String> advertise = env.raw("ETCD_ADVERTISE_ADDRESS");
     if (advertise.isPresent()) {
@@ -90,12 +106,30 @@ public record EtcdSettings(
       String missing = cert.isPresent() ? "ETCD_TLS_KEY" : "ETCD_TLS_CERT";
       throw env.invalid(missing, "", "set together with " + (cert.isPresent() ? "WEIR_ETCD_TLS_CERT" : "WEIR_ETCD_TLS_KEY"));
     }
+    checkPem(env, ca, cert, key);
     boolean skipVerify = env.bool("ETCD_TLS_SKIP_VERIFY", false);
-    boolean tlsOn =
-        env.bool("ETCD_TLS_ENABLE", false)
-            || ca.isPresent()
-            || cert.isPresent()
-            || skipVerify;
+    boolean tlsEnable = env.bool("ETCD_TLS_ENABLE", false);
+    if (anyHttp) {
+      for (String suffix :
+          List.of("ETCD_TLS_ENABLE", "ETCD_TLS_CA", "ETCD_TLS_CERT", "ETCD_TLS_SKIP_VERIFY")) {
+        boolean set =
+            switch (suffix) {
+              case "ETCD_TLS_ENABLE" -> tlsEnable;
+              case "ETCD_TLS_CA" -> ca.isPresent();
+              case "ETCD_TLS_CERT" -> cert.isPresent();
+              default -> skipVerify;
+            };
+        if (set) {
+          throw env.invalid(
+              "ETCD_ENDPOINTS",
+              env.string("ETCD_ENDPOINTS", ""),
+              "https:// or bare host:port endpoints while TLS towards etcd is on ("
+                  + env.name(suffix)
+                  + " is set); an http:// endpoint is plaintext");
+        }
+      }
+    }
+    boolean tlsOn = anyHttps || tlsEnable || ca.isPresent() || cert.isPresent() || skipVerify;
     return new EtcdSettings(
         endpoints,
         env.string("ETCD_KEY_PREFIX", DEFAULT_KEY_PREFIX),
@@ -112,28 +146,33 @@ public record EtcdSettings(
       "a comma-separated list of host:port or http(s)://host:port URLs";
 
   /**
-   * Checks one etcd endpoint: {@code host:port}, or {@code http://} or {@code https://} followed by
-   * one; endpoints of jetcd's other schemes ({@code ip:///}, {@code dns+srv:///}) are left to jetcd.
+   * Checks one etcd endpoint, {@code host:port} or {@code http://} or {@code https://} followed by
+   * one, and returns its scheme in lower case ({@code ""} for a bare address).
    */
-  private static void checkEndpoint(DiscoveryEnv env, String endpoint) {
+  private static String checkEndpoint(DiscoveryEnv env, String endpoint) {
     String address = endpoint;
+    String scheme = "";
+    String problem = null;
     int schemeEnd = endpoint.indexOf("://");
     if (schemeEnd >= 0) {
-      String scheme = endpoint.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+      scheme = endpoint.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+      address = endpoint.substring(schemeEnd + 3);
+      address = address.endsWith("/") ? address.substring(0, address.length() - 1) : address;
       if (!scheme.equals("http") && !scheme.equals("https")) {
-        if (scheme.matches("[a-z][a-z0-9+.-]*")) {
-          return;
-        }
-      } else {
-        address = endpoint.substring(schemeEnd + 3);
-        address = address.endsWith("/") ? address.substring(0, address.length() - 1) : address;
+        problem = "scheme '" + scheme + "://' is not supported; use http:// or https://";
       }
     }
-    String problem;
-    try {
-      problem = HostPort.parseSetting(address).host().isEmpty() ? "it has no host" : null;
-    } catch (IllegalArgumentException e) {
-      problem = e.getMessage();
+    if (problem == null) {
+      try {
+        HostPort hostPort = HostPort.parseSetting(address);
+        if (hostPort.host().isEmpty()) {
+          problem = "it has no host";
+        } else if (URI.create("http://" + address).getHost() == null) {
+          problem = "'" + hostPort.host() + "' is not a valid host name (letters, digits, '-' and '.'; no '_')";
+        }
+      } catch (IllegalArgumentException e) {
+        problem = e.getMessage();
+      }
     }
     if (problem != null) {
       throw env.invalid(
@@ -146,6 +185,33 @@ public record EtcdSettings(
               + problem
               + (HostPort.runsTogether(endpoint) ? "; separate entries with commas" : "")
               + ")");
+    }
+    return scheme;
+  }
+
+  /** Checks that the TLS files hold what TLS towards etcd reads from them. */
+  private static void checkPem(
+      DiscoveryEnv env, Optional<Path> ca, Optional<Path> cert, Optional<Path> key) {
+    if (ca.isPresent()) {
+      try {
+        SslContextBuilder.forClient().trustManager(ca.get().toFile());
+      } catch (IllegalArgumentException e) {
+        throw env.invalid("ETCD_TLS_CA", ca.get().toString(), "a PEM file of CA certificates (" + e.getMessage() + ")");
+      }
+    }
+    if (cert.isPresent() && key.isPresent()) {
+      try {
+        SslContextBuilder.forClient().trustManager(cert.get().toFile());
+      } catch (IllegalArgumentException e) {
+        throw env.invalid(
+            "ETCD_TLS_CERT", cert.get().toString(), "a PEM file of the client certificate (" + e.getMessage() + ")");
+      }
+      try {
+        SslContextBuilder.forClient().keyManager(cert.get().toFile(), key.get().toFile());
+      } catch (IllegalArgumentException e) {
+        throw env.invalid(
+            "ETCD_TLS_KEY", key.get().toString(), "a PEM (PKCS#8) file of the client key (" + e.getMessage() + ")");
+      }
     }
   }
 

@@ -77,6 +77,17 @@ class EtcdDiscoveryIT {
   }
 
   @Test
+  void start_otherDataCenterOnThePrefix_leftOffTheRing() throws Exception {
+    RecordingListener a = join(settings(endpoint, Duration.ofSeconds(30), "a"), "10.0.0.1:1051");
+    RecordingListener b = join(settings(endpoint, Duration.ofSeconds(30), "b"), "10.0.0.2:1051");
+    join(settings(endpoint, Duration.ofSeconds(30), "a"), "10.0.0.3:1051");
+
+    assertThat(eventually(WAIT, () -> a.last().contains("10.0.0.3:1051"))).isTrue();
+    assertThat(a.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.3:1051"));
+    assertThat(b.last()).isEqualTo(Set.of("10.0.0.2:1051"));
+  }
+
+  @Test
   void start_registersPeerInfoJsonUnderPrefix() throws Exception {
     join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
     try (Client client = Client.builder().endpoints(endpoint).build()) {
@@ -312,7 +323,11 @@ class EtcdDiscoveryIT {
   }
 
   private RecordingListener join(String etcd, String address, Duration ttl) throws Exception {
-    EtcdDiscovery node = EtcdDiscovery.create(settings(etcd, ttl), address, metrics);
+    return join(settings(etcd, ttl), address);
+  }
+
+  private RecordingListener join(EtcdSettings settings, String address) throws Exception {
+    EtcdDiscovery node = EtcdDiscovery.create(settings, address, metrics);
     nodes.add(node);
     RecordingListener listener = new RecordingListener();
     node.start(listener);
@@ -320,6 +335,10 @@ class EtcdDiscoveryIT {
   }
 
   private EtcdSettings settings(String etcd, Duration ttl) {
+    return settings(etcd, ttl, "dc1");
+  }
+
+  private EtcdSettings settings(String etcd, Duration ttl, String dataCenter) {
     return new EtcdSettings(
         List.of(etcd),
         prefix,
@@ -328,7 +347,7 @@ class EtcdDiscoveryIT {
         "",
         "",
         Optional.empty(),
-        "dc1",
+        dataCenter,
         Optional.empty());
   }
 

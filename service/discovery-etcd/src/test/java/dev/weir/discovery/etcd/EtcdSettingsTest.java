@@ -63,7 +63,7 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_tlsFiles_enableTlsAndHttpsEndpoints(@TempDir Path dir) throws Exception {
-    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    Path ca = resource("tls/cert.pem");
     EtcdSettings s =
         EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CA", ca.toString())));
 
@@ -113,10 +113,103 @@ class EtcdSettingsTest {
   void fromEnv_urlAndBareEndpoints_accepted() {
     EtcdSettings s =
         EtcdSettings.fromEnv(
-            new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "HTTPS://etcd-0:2379/, [fd00::1]:2379, dns+srv:///etcd.local")));
+            new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "HTTPS://etcd-0:2379/, [fd00::1]:2379")));
 
-    assertThat(s.endpoints())
-        .containsExactly("HTTPS://etcd-0:2379/", "http://[fd00::1]:2379", "dns+srv:///etcd.local");
+    assertThat(s.endpoints()).containsExactly("HTTPS://etcd-0:2379/", "https://[fd00::1]:2379");
+  }
+
+  @Test
+  void fromEnv_httpsEndpointWithoutTlsVariables_usesTlsWithJvmTrust() {
+    EtcdSettings s = EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "https://etcd:2379")));
+
+    assertThat(s.tls()).contains(new EtcdSettings.Tls(Optional.empty(), Optional.empty(), Optional.empty(), false));
+  }
+
+  @Test
+  void fromEnv_httpAndHttpsEndpointsMixed_rejectedNamingVariable() {
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(
+                new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd-0:2379,https://etcd-1:2379"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ETCD_ENDPOINTS='http://etcd-0:2379,https://etcd-1:2379' is not valid: expected every"
+                + " endpoint https:// (TLS) or every endpoint http:// (plaintext), not both");
+  }
+
+  @Test
+  void fromEnv_tlsVariableWithHttpEndpoint_rejectedNamingBoth() {
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(
+                new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd:2379", "GUBER_ETCD_TLS_ENABLE", "true"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ETCD_ENDPOINTS='http://etcd:2379' is not valid: expected https:// or bare host:port"
+                + " endpoints while TLS towards etcd is on (GUBER_ETCD_TLS_ENABLE is set); an http:// endpoint"
+                + " is plaintext");
+  }
+
+  @Test
+  void fromEnv_endpointsJetcdCannotDial_rejectedNamingVariableAndEntry() {
+    for (String endpoint : List.of("dns+srv:///etcd.local", "ip:///10.0.0.1:2379", "etcd_0:2379", "http://etcd_0:2379")) {
+      assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", endpoint))))
+          .as(endpoint)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("WEIR_ETCD_ENDPOINTS='" + endpoint + "' is not valid: expected")
+          .hasMessageContaining("(entry '" + endpoint + "': ");
+    }
+  }
+
+  @Test
+  void buildClient_everyEndpointFromEnvAccepts_buildsAClient() throws Exception {
+    for (String endpoints :
+        List.of(
+            "localhost:2379",
+            "etcd-0:2379, etcd-1.etcd.svc:2379",
+            "http://127.0.0.1:2379/",
+            "HTTPS://etcd-0:2379/",
+            "https://[fd00::1]:2379",
+            "[fd00::1]:2379",
+            "http://ETCD.example.com:2379")) {
+      EtcdSettings settings = EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", endpoints)));
+      EtcdDiscovery.buildClient(settings).close();
+    }
+  }
+
+  @Test
+  void fromEnv_tlsFilesNotPem_rejectedNamingVariable(@TempDir Path dir) throws Exception {
+    Path junk = Files.writeString(dir.resolve("junk.pem"), "not pem");
+    Path cert = resource("tls/cert.pem");
+    Path key = resource("tls/key.pem");
+
+    assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CA", junk.toString()))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("WEIR_ETCD_TLS_CA='" + junk + "' is not valid: expected a PEM file of CA certificates");
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(
+                new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CERT", junk.toString(), "WEIR_ETCD_TLS_KEY", key.toString()))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("WEIR_ETCD_TLS_CERT='" + junk + "' is not valid: expected a PEM file of the client certificate");
+    assertThatThrownBy(
+            () -> EtcdSettings.fromEnv(
+                new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CERT", cert.toString(), "GUBER_ETCD_TLS_KEY", junk.toString()))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("GUBER_ETCD_TLS_KEY='" + junk + "' is not valid: expected a PEM (PKCS#8) file of the client key");
+  }
+
+  @Test
+  void buildClient_validTlsFiles_buildsAClient() throws Exception {
+    String cert = resource("tls/cert.pem").toString();
+    EtcdSettings settings =
+        EtcdSettings.fromEnv(
+            new DiscoveryEnv(
+                Map.of("WEIR_ETCD_TLS_CA", cert, "WEIR_ETCD_TLS_CERT", cert, "WEIR_ETCD_TLS_KEY",
+                    resource("tls/key.pem").toString())));
+
+    EtcdDiscovery.buildClient(settings).close();
+  }
+
+  private static Path resource(String name) throws Exception {
+    return Path.of(EtcdSettingsTest.class.getClassLoader().getResource(name).toURI());
   }
 
   @Test
@@ -137,7 +230,7 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_certWithoutKey_rejected(@TempDir Path dir) throws Exception {
-    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    Path cert = resource("tls/cert.pem");
 
     assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CERT", cert.toString()))))
         .hasMessageContaining("WEIR_ETCD_TLS_KEY")

@@ -1,5 +1,6 @@
 package dev.weir.discovery.kubernetes;
 
+import dev.weir.core.config.IpText;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
@@ -12,6 +13,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
@@ -72,6 +74,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private Set<String> delivered = Set.of();
   private SharedIndexInformer<? extends HasMetadata> informer;
   private volatile String lastError = "";
+  private volatile String unmatched = "";
   private volatile boolean running;
   private ScheduledFuture<?> watchCheck;
   private int checksDown;
@@ -139,7 +142,8 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
       SharedIndexInformer<Pod> pods =
           client.pods().inNamespace(namespace).withLabelSelector(settings.selector()).runnableInformer(RESYNC.toMillis());
-      informer = watch(pods, all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()));
+      informer =
+          watch(pods, all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()), this::podsUnmatched);
     } else {
       SharedIndexInformer<EndpointSlice> slices =
           client
@@ -149,7 +153,11 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               .inNamespace(namespace)
               .withLabel(SERVICE_NAME_LABEL, settings.serviceName())
               .runnableInformer(RESYNC.toMillis());
-      informer = watch(slices, all -> PeerSelection.fromEndpointSlices(all, settings.podPort(), PeerSelection.familyOf(self)));
+      informer =
+          watch(
+              slices,
+              all -> PeerSelection.fromEndpointSlices(all, settings.podPort(), PeerSelection.familyOf(self)),
+              this::slicesUnmatched);
     }
     if (scheduler != null) {
       long every = WATCH_CHECK.toNanos();
@@ -158,8 +166,15 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   }
 
   private <T extends HasMetadata> SharedIndexInformer<T> watch(
-      SharedIndexInformer<T> inf, Function<List<T>, Set<String>> select) {
-    Runnable refresh = () -> deliver(select.apply(inf.getStore().list()));
+      SharedIndexInformer<T> inf,
+      Function<List<T>, Set<String>> select,
+      Function<List<T>, String> unmatchedCheck) {
+    Runnable refresh =
+        () -> {
+          List<T> all = inf.getStore().list();
+          setUnmatched(unmatchedCheck.apply(all));
+          deliver(select.apply(all));
+        };
     inf.addEventHandler(
         new ResourceEventHandler<T>() {
           @Override
@@ -191,6 +206,59 @@ public final class KubernetesDiscovery implements PeerDiscovery {
               }
             });
     return inf;
+  }
+
+  private synchronized void setUnmatched(String problem) {
+    if (problem.equals(unmatched)) {
+      return;
+    }
+    if (!problem.isEmpty()) {
+      log.warn("{}", problem);
+    } else {
+      log.info("kubernetes {} now match this node's configuration", what());
+    }
+    unmatched = problem;
+  }
+
+  // In pods mode a correct selector selects this node's own pod, listed (ready or not) from the
+  // moment it has an IP; without a known pod IP, any pod.
+  private String podsUnmatched(List<Pod> pods) {
+    boolean matched =
+        settings.podIp().isEmpty()
+            ? !pods.isEmpty()
+            : pods.stream()
+                .map(p -> p.getStatus() == null ? null : p.getStatus().getPodIP())
+                .map(ip -> Optional.ofNullable(ip).flatMap(IpText::canonical))
+                .anyMatch(settings.podIp()::equals);
+    if (matched) {
+      return "";
+    }
+    return "WEIR_K8S_SELECTOR="
+        + settings.selector()
+        + " matches no pod"
+        + settings.podIp().map(ip -> " with this node's IP " + ip).orElse("")
+        + " in namespace "
+        + namespace
+        + ": the selector must select this node's own pod; this node's peers are not those of the"
+        + " pods it selects";
+  }
+
+  // The control plane keeps at least one EndpointSlice, possibly empty, for every Service with a
+  // selector.
+  private String slicesUnmatched(List<EndpointSlice> slices) {
+    if (!slices.isEmpty()) {
+      return "";
+    }
+    return "WEIR_K8S_SERVICE_NAME="
+        + settings.serviceName()
+        + " matches no EndpointSlice in namespace "
+        + namespace
+        + " (none is labelled "
+        + SERVICE_NAME_LABEL
+        + "="
+        + settings.serviceName()
+        + "): check that the Service exists under that name and has a selector; this node stays alone"
+        + " until one does";
   }
 
   private void failed(String why) {
@@ -232,7 +300,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
     }
     if (inf.isWatching()) {
-      return "";
+      return unmatched;
     }
     String why = lastError.isEmpty() ? "not established yet" : lastError;
     return "kubernetes " + what() + " watch is down (" + why + "); keeping the last "

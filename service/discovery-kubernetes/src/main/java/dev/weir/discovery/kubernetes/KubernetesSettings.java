@@ -5,6 +5,7 @@ import dev.weir.core.config.IpText;
 import dev.weir.core.discovery.PeerAddress;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The settings of Kubernetes discovery.
@@ -26,6 +27,11 @@ public record KubernetesSettings(
 
   /** The default service name, matching the headless Service in {@code manifests/base}. */
   public static final String DEFAULT_SERVICE_NAME = "weir-peers";
+
+  // A DNS-1123 label, the form of a namespace name.
+  private static final Pattern DNS_LABEL = Pattern.compile("(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  // A DNS-1035 label, the form of a Service name.
+  private static final Pattern SERVICE_NAME = Pattern.compile("(?=.{1,63}$)[a-z]([-a-z0-9]*[a-z0-9])?");
 
   /** What Kubernetes discovery watches. */
   public enum Mechanism {
@@ -53,10 +59,37 @@ public record KubernetesSettings(
     if (m == Mechanism.PODS && selector.isEmpty()) {
       throw env.invalid("K8S_SELECTOR", "", "a label selector such as app=weir when WEIR_K8S_WATCH_MECHANISM=pods");
     }
+    if (m == Mechanism.PODS) {
+      LabelSelectorSyntax.problem(selector)
+          .ifPresent(
+              problem -> {
+                throw env.invalid(
+                    "K8S_SELECTOR",
+                    selector,
+                    "a Kubernetes label selector: comma-separated requirements such as app=weir,"
+                        + " app!=old, app in (a,b), app notin (a,b), app or !app (" + problem + ")");
+              });
+    }
+    Optional<String> namespace = env.raw("K8S_NAMESPACE");
+    if (namespace.isPresent() && !DNS_LABEL.matcher(namespace.get()).matches()) {
+      throw env.invalid(
+          "K8S_NAMESPACE",
+          namespace.get(),
+          "a namespace name: up to 63 lower-case letters, digits and '-', starting and ending with a"
+              + " letter or digit");
+    }
+    String serviceName = env.string("K8S_SERVICE_NAME", DEFAULT_SERVICE_NAME);
+    if (m == Mechanism.ENDPOINT_SLICES && !SERVICE_NAME.matcher(serviceName).matches()) {
+      throw env.invalid(
+          "K8S_SERVICE_NAME",
+          serviceName,
+          "a Service name: up to 63 lower-case letters, digits and '-', starting with a letter and"
+              + " ending with a letter or digit");
+    }
     return new KubernetesSettings(
-        env.raw("K8S_NAMESPACE"),
+        namespace,
         m,
-        env.string("K8S_SERVICE_NAME", DEFAULT_SERVICE_NAME),
+        serviceName,
         selector,
         podIp(env),
         env.port("K8S_POD_PORT", PeerAddress.portOf(advertiseAddress)));

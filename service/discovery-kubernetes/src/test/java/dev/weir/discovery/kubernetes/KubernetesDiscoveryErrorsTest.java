@@ -88,6 +88,7 @@ class KubernetesDiscoveryErrorsTest {
   @Test
   void start_watchAnswers500Once_countsOneErrorThenRelistsAndWatches() throws Exception {
     startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.emptySlice("weir-peers-0", "weir-peers")).create();
     dispatcher.failWatches.set(1);
     RecordingListener peers = start();
 

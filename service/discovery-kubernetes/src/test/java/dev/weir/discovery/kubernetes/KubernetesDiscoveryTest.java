@@ -38,6 +38,7 @@ class KubernetesDiscoveryTest {
 
   @Test
   void endpointSlices_appearChangeReadinessDisappear_peersFollow() throws Exception {
+    client.resource(emptySlice("weir-peers-0", "weir-peers")).create();
     RecordingListener peers = start(slicesSettings());
     assertThat(peers.received().get(0)).isEqualTo(Set.of("10.0.0.1:1051"));
 
@@ -88,6 +89,7 @@ class KubernetesDiscoveryTest {
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
     log.addAppender(appender);
+    client.resource(emptySlice("weir-peers-0", "weir-peers")).create();
     try {
       start(
           new KubernetesSettings(
@@ -104,6 +106,63 @@ class KubernetesDiscoveryTest {
               assertThat(e.getFormattedMessage())
                   .startsWith("WEIR_K8S_SELECTOR (or GUBER_K8S_SELECTOR) 'app=weir' is ignored");
             });
+  }
+
+  @Test
+  void endpointSlices_serviceNameMatchesNoSlice_problemNamesVariableUntilASliceAppears() throws Exception {
+    client.resource(emptySlice("other-0", "other")).create();
+    Logger log = (Logger) LoggerFactory.getLogger(KubernetesDiscovery.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    discovery = new KubernetesDiscovery(client, false, slicesSettings(), "ignored:1");
+    try {
+      discovery.start(new RecordingListener());
+
+      assertThat(eventually(WAIT, () -> discovery.problem().startsWith("WEIR_K8S_SERVICE_NAME")))
+        .as("problem() once listed: '%s'", discovery.problem())
+        .isTrue();
+    } finally {
+      log.detachAppender(appender);
+    }
+
+    String expected =
+        "WEIR_K8S_SERVICE_NAME=weir-peers matches no EndpointSlice in namespace weir (none is labelled"
+            + " kubernetes.io/service-name=weir-peers): check that the Service exists under that name"
+            + " and has a selector; this node stays alone until one does";
+    assertThat(discovery.problem()).isEqualTo(expected);
+    assertThat(appender.list)
+        .anySatisfy(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getFormattedMessage()).isEqualTo(expected);
+            });
+
+    client.resource(emptySlice("weir-peers-0", "weir-peers")).create();
+
+    assertThat(eventually(WAIT, () -> discovery.problem().isEmpty())).isTrue();
+  }
+
+  @Test
+  void pods_selectorMatchesNoPodWithOwnIp_problemNamesVariableUntilOwnPodIsListed() throws Exception {
+    client.resource(pod("b", "10.0.0.2", true)).create();
+    discovery = new KubernetesDiscovery(client, false, podSettings(), "ignored:1");
+    RecordingListener peers = new RecordingListener();
+    discovery.start(peers);
+
+    assertThat(eventually(WAIT, () -> discovery.problem().startsWith("WEIR_K8S_SELECTOR")))
+        .as("problem() once listed: '%s'", discovery.problem())
+        .isTrue();
+    assertThat(discovery.problem())
+        .isEqualTo(
+            "WEIR_K8S_SELECTOR=app=weir matches no pod with this node's IP 10.0.0.1 in namespace weir:"
+                + " the selector must select this node's own pod; this node's peers are not those of the"
+                + " pods it selects");
+
+    client.resource(pod("self", "10.0.0.1", false)).create();
+
+    assertThat(eventually(WAIT, () -> discovery.problem().isEmpty())).isTrue();
+    assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.2:1051"));
   }
 
   @Test
@@ -155,6 +214,18 @@ class KubernetesDiscoveryTest {
         .withReady(ready2)
         .endConditions()
         .endEndpoint()
+        .build();
+  }
+
+  /** Returns a slice of {@code service} without endpoints, as the control plane keeps for a Service without ready pods. */
+  static EndpointSlice emptySlice(String name, String service) {
+    return new EndpointSliceBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(NS)
+        .addToLabels(KubernetesDiscovery.SERVICE_NAME_LABEL, service)
+        .endMetadata()
+        .withAddressType("IPv4")
         .build();
   }
 

@@ -3,7 +3,9 @@ package dev.weir.discovery.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.discovery.DiscoveryEnv;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -94,5 +96,63 @@ class KubernetesSettingsTest {
     assertThatThrownBy(
             () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "nodes")), "a:1"))
         .hasMessage("WEIR_K8S_WATCH_MECHANISM='nodes' is not valid: expected one of endpointslices, endpoints, pods");
+  }
+
+  @Test
+  void fromEnv_malformedSelector_rejectedNamingVariableAndValue() {
+    for (String selector : List.of("app==weir,", "app in weir", "app=weir peers", "app=(weir)", "=weir", "app=-weir", "!")) {
+      assertThatThrownBy(() -> KubernetesSettings.fromEnv(pods("GUBER_K8S_SELECTOR", selector), "a:1"))
+          .as(selector)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith(
+              "GUBER_K8S_SELECTOR='" + selector + "' is not valid: expected a Kubernetes label selector:"
+                  + " comma-separated requirements such as app=weir, app!=old, app in (a,b), app notin (a,b),"
+                  + " app or !app (");
+    }
+    assertThatThrownBy(() -> KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", "app in weir"), "a:1"))
+        .hasMessageEndingWith("(after 'app in': expected '(' but found 'weir')");
+  }
+
+  @Test
+  void fromEnv_wellFormedSelectors_accepted() {
+    for (String selector :
+        List.of(
+            "app=weir",
+            "app==weir,tier!=db",
+            "app in (weir, weir-canary),!legacy",
+            "environment",
+            "app.kubernetes.io/name=weir",
+            "app=",
+            "app notin (),x>1")) {
+      assertThat(KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", selector), "a:1").selector())
+          .isEqualTo(selector);
+    }
+  }
+
+  @Test
+  void fromEnv_serviceNameNotAServiceName_rejectedNamingVariableAndValue() {
+    for (String name : List.of("weir peers", "Weir", "weir_peers", "-weir")) {
+      assertThatThrownBy(
+              () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_SERVICE_NAME", name)), "a:1"))
+          .as(name)
+          .isInstanceOf(ConfigException.class)
+          .hasMessage(
+              "WEIR_K8S_SERVICE_NAME='" + name + "' is not valid: expected a Service name: up to 63"
+                  + " lower-case letters, digits and '-', starting with a letter and ending with a letter or"
+                  + " digit");
+    }
+  }
+
+  @Test
+  void fromEnv_namespaceNotDns1123Label_rejectedNamingVariableAndValue() {
+    assertThatThrownBy(() -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_K8S_NAMESPACE", "My_NS")), "a:1"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "GUBER_K8S_NAMESPACE='My_NS' is not valid: expected a namespace name: up to 63 lower-case"
+                + " letters, digits and '-', starting and ending with a letter or digit");
+  }
+
+  private static DiscoveryEnv pods(String variable, String selector) {
+    return new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "pods", variable, selector));
   }
 }
