@@ -18,6 +18,8 @@ import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.HealthCheckReq;
+import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -413,6 +415,45 @@ class TracingTest {
 
     assertThat(receiver.trace(itemTrace)).isEmpty();
     assertThat(receiver.trace(callTrace)).isEmpty();
+  }
+
+  @Test
+  void grpcHealthAndLiveChecks_notTracedWhileGetRateLimitsIs() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    WeirNode a = nodes[0];
+    String probeTrace = "5bf92f3577b34da6a3ce929d0e0e4736";
+    String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    V1Grpc.V1BlockingStub probe =
+        V1Grpc.newBlockingStub(channel(a, probeTrace, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS);
+    ManagedChannel plain =
+        NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
+    resources.add(() -> plain.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    V1Grpc.V1BlockingStub untraced =
+        V1Grpc.newBlockingStub(plain).withDeadlineAfter(10, TimeUnit.SECONDS);
+
+    probe.healthCheck(HealthCheckReq.getDefaultInstance());
+    probe.liveCheck(LiveCheckReq.getDefaultInstance());
+    untraced.healthCheck(HealthCheckReq.getDefaultInstance());
+    untraced.liveCheck(LiveCheckReq.getDefaultInstance());
+    V1Grpc.newBlockingStub(channel(a, callTrace, "00f067aa0ba902b7"))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getRateLimits(
+            GetRateLimitsReq.newBuilder()
+                .addRequests(
+                    RateLimitReq.newBuilder()
+                        .setName("tracing")
+                        .setUniqueKey(keyOwnedBy(a, a))
+                        .setHits(1)
+                        .setLimit(10)
+                        .setDuration(60_000))
+                .build());
+    awaitSpans(nodes, callTrace, "pb.gubernator.V1/GetRateLimits");
+
+    assertThat(receiver.trace(probeTrace)).isEmpty();
+    assertThat(receiver.spans())
+        .extracting(received -> received.span().getName())
+        .doesNotContain("pb.gubernator.V1/HealthCheck", "pb.gubernator.V1/LiveCheck");
   }
 
   @Test
