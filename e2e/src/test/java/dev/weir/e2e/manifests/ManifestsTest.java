@@ -48,6 +48,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -487,6 +488,69 @@ class ManifestsTest {
 
     assertThat((List<?>) dashboard.get("panels")).hasSizeGreaterThan(20);
     assertThat(unknown).isEmpty();
+  }
+
+  @Test
+  void dashboard_noTargetJoinsTwoSumsByTheSameLabelsWithOr() throws Exception {
+    Path json = Manifests.ROOT.resolve("monitoring/dashboard/weir-dashboard.json");
+    Map<?, ?> dashboard = Serialization.unmarshal(Files.readString(json), Map.class);
+    List<String> hidden = new ArrayList<>();
+    for (Object panel : (List<?>) dashboard.get("panels")) {
+      Object targets = ((Map<?, ?>) panel).get("targets");
+      for (Object target : targets == null ? List.of() : (List<?>) targets) {
+        String expr = String.valueOf(((Map<?, ?>) target).get("expr"));
+        List<String> sides = topLevelOr(expr);
+        Set<Set<String>> groupings = new HashSet<>();
+        for (String side : sides) {
+          Set<String> labels = grouping(side);
+          if (labels != null && !groupings.add(labels)) {
+            hidden.add(((Map<?, ?>) panel).get("title") + ": " + expr);
+          }
+        }
+      }
+    }
+
+    assertThat(hidden)
+        .as("`a or b` drops every series of b whose labels one of a has: use a target per side")
+        .isEmpty();
+  }
+
+  /** Returns the operands of {@code expr}'s top-level {@code or}, or {@code expr} alone. */
+  private static List<String> topLevelOr(String expr) {
+    List<String> sides = new ArrayList<>();
+    int depth = 0;
+    int start = 0;
+    for (int i = 0; i < expr.length(); i++) {
+      char c = expr.charAt(i);
+      if (c == '(' || c == '[' || c == '{') {
+        depth++;
+      } else if (c == ')' || c == ']' || c == '}') {
+        depth--;
+      } else if (depth == 0 && expr.startsWith(" or ", i)) {
+        sides.add(expr.substring(start, i));
+        start = i + 4;
+      }
+    }
+    sides.add(expr.substring(start));
+    return sides;
+  }
+
+  /**
+   * Returns the labels {@code side}'s outer aggregation keeps ({@code by (...)}; none without), or
+   * null when {@code side} is not an aggregation.
+   */
+  private static Set<String> grouping(String side) {
+    Matcher aggregation =
+        Pattern.compile("^\\s*(?:sum|avg|min|max|count|group)\\s*(?:by\\s*\\(([^)]*)\\))?\\s*\\(")
+            .matcher(side);
+    if (!aggregation.find()) {
+      return null;
+    }
+    String by = aggregation.group(1) == null ? "" : aggregation.group(1);
+    return Stream.of(by.split(","))
+        .map(String::trim)
+        .filter(l -> !l.isEmpty())
+        .collect(Collectors.toSet());
   }
 
   private static Deployment deployment() throws IOException {

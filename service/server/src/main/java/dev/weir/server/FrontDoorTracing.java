@@ -3,6 +3,8 @@ package dev.weir.server;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -19,11 +21,13 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The server interceptor that traces each front-door call ({@code ShouldRateLimit}, {@code
- * GetRateLimits}): a server span continuing the W3C {@code traceparent} of the call's metadata
+ * GetRateLimits}; the other methods of their services, such as {@code V1/HealthCheck}, which
+ * probes call, pass untraced): a server span continuing the W3C {@code traceparent} of the call's metadata
  * (what Envoy's rate-limit filter sends), current while the handler runs so that forwards become
  * its children, with the domain or rate-limit names, the item count and the outcome, never a
  * descriptor's or key's value. Installed only when tracing is on.
@@ -32,6 +36,12 @@ final class FrontDoorTracing implements ServerInterceptor {
 
   /** The Envoy domain of a {@code ShouldRateLimit} call. */
   static final AttributeKey<String> DOMAIN = AttributeKey.stringKey("weir.domain");
+
+  /** The full names of the methods that decide rate limits, the ones traced. */
+  static final Set<String> TRACED_METHODS =
+      Set.of(
+          V1Grpc.getGetRateLimitsMethod().getFullMethodName(),
+          RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName());
 
   private final Tracer tracer;
 
@@ -43,6 +53,9 @@ final class FrontDoorTracing implements ServerInterceptor {
   public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
       ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
     MethodDescriptor<ReqT, RespT> method = call.getMethodDescriptor();
+    if (!TRACED_METHODS.contains(method.getFullMethodName())) {
+      return next.startCall(call, headers);
+    }
     Context parent = TraceContexts.fromHeaders(headers);
     Span span =
         tracer

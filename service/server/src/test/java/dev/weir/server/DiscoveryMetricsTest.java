@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.EtcdProcess;
 import dev.weir.core.testkit.TestEtcd;
@@ -10,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -77,6 +80,18 @@ class DiscoveryMetricsTest {
     String bUp = "weir_peer_up{peer=\"" + b.cluster().self() + "\"} 1.0";
     assertThat(scrapeUntil(a, t -> t.contains(bUp))).contains(bUp);
 
+    CountDownLatch takenDown = new CountDownLatch(1);
+    a.cluster()
+        .liveness()
+        .addListener(
+            new PeerLiveness.Listener() {
+              @Override
+              public void peerDown(String peer, String reason) {
+                if (peer.equals(b.cluster().self())) {
+                  takenDown.countDown();
+                }
+              }
+            });
     started.remove(b);
     b.close();
 
@@ -84,6 +99,10 @@ class DiscoveryMetricsTest {
     assertThat(afterLeave)
         .contains("weir_peers 1.0")
         .doesNotContain("peer=\"" + b.cluster().self() + "\"");
+    assertThat(takenDown.await(10, TimeUnit.SECONDS))
+        .as("node a takes b down one batch timeout after its leave notice")
+        .isTrue();
+    assertThat(scrapeUntil(a, t -> true)).doesNotContain("peer=\"" + b.cluster().self() + "\"");
   }
 
   private WeirNode start(Map<String, String> env) throws Exception {

@@ -15,8 +15,11 @@ import dev.weir.core.testkit.OtlpReceiver;
 import dev.weir.core.testkit.RingKeys;
 import dev.weir.core.testkit.Traceparent;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.HealthCheckReq;
+import dev.weir.proto.gubernator.LiveCheckReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -366,6 +369,94 @@ class TracingTest {
   }
 
   @Test
+  void globalHitsOfAnUnsampledCall_carryNoTraceparentACallerPutInTheItemToTheOwner()
+      throws Exception {
+    // No GLOBAL sync timer within the test: the hits go when the test flushes them.
+    WeirNode[] nodes =
+        twoTracedNodes(
+            ClusterSettings.defaults().toBuilder().globalSyncWait(Duration.ofMinutes(10)).build());
+    WeirNode front = nodes[1];
+    WeirNode owner = nodes[0];
+    String key = keyOwnedBy(owner, front);
+    String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    String itemTrace = "0af7651916cd43dd8448eb211c80319c";
+    Metadata unsampled = new Metadata();
+    unsampled.put(
+        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
+        "00-" + callTrace + "-00f067aa0ba902b7-00");
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", front.grpcPort())
+            .usePlaintext()
+            .intercept(MetadataUtils.newAttachHeadersInterceptor(unsampled))
+            .build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+
+    GetRateLimitsResp answer =
+        V1Grpc.newBlockingStub(channel)
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("tracing")
+                            .setUniqueKey(key)
+                            .setHits(1)
+                            .setLimit(10)
+                            .setDuration(60_000)
+                            .setBehavior(Behavior.GLOBAL)
+                            .putMetadata(
+                                "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
+                    .build());
+    assertThat(answer.getResponses(0).getMetadataMap())
+        .containsEntry("owner", owner.advertiseAddress().toString());
+    assertThat(front.cluster().global().queuedHits()).isEqualTo(1);
+    front.cluster().global().flushHits().get(10, TimeUnit.SECONDS);
+    flush(nodes);
+
+    assertThat(receiver.trace(itemTrace)).isEmpty();
+    assertThat(receiver.trace(callTrace)).isEmpty();
+  }
+
+  @Test
+  void grpcHealthAndLiveChecks_notTracedWhileGetRateLimitsIs() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    WeirNode a = nodes[0];
+    String probeTrace = "5bf92f3577b34da6a3ce929d0e0e4736";
+    String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    V1Grpc.V1BlockingStub probe =
+        V1Grpc.newBlockingStub(channel(a, probeTrace, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS);
+    ManagedChannel plain =
+        NettyChannelBuilder.forAddress("127.0.0.1", a.grpcPort()).usePlaintext().build();
+    resources.add(() -> plain.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    V1Grpc.V1BlockingStub untraced =
+        V1Grpc.newBlockingStub(plain).withDeadlineAfter(10, TimeUnit.SECONDS);
+
+    probe.healthCheck(HealthCheckReq.getDefaultInstance());
+    probe.liveCheck(LiveCheckReq.getDefaultInstance());
+    untraced.healthCheck(HealthCheckReq.getDefaultInstance());
+    untraced.liveCheck(LiveCheckReq.getDefaultInstance());
+    V1Grpc.newBlockingStub(channel(a, callTrace, "00f067aa0ba902b7"))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getRateLimits(
+            GetRateLimitsReq.newBuilder()
+                .addRequests(
+                    RateLimitReq.newBuilder()
+                        .setName("tracing")
+                        .setUniqueKey(keyOwnedBy(a, a))
+                        .setHits(1)
+                        .setLimit(10)
+                        .setDuration(60_000))
+                .build());
+    awaitSpans(nodes, callTrace, "pb.gubernator.V1/GetRateLimits");
+
+    assertThat(receiver.trace(probeTrace)).isEmpty();
+    assertThat(receiver.spans())
+        .extracting(received -> received.span().getName())
+        .doesNotContain("pb.gubernator.V1/HealthCheck", "pb.gubernator.V1/LiveCheck");
+  }
+
+  @Test
   void tracingOff_noSdkNoInterceptorAndNothingExported() throws Exception {
     Map<String, String> reference =
         Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint(), "TRACING_ENABLED", "false");
@@ -413,6 +504,11 @@ class TracingTest {
 
   /** Starts node A (reference variables) and node B (OTEL_* variables), both on the ring. */
   private WeirNode[] twoTracedNodes() throws Exception {
+    return twoTracedNodes(ClusterSettings.defaults());
+  }
+
+  /** Starts node A and node B as above, with {@code cluster}'s settings. */
+  private WeirNode[] twoTracedNodes(ClusterSettings cluster) throws Exception {
     int[] grpc = {FreePorts.next(), FreePorts.next()};
     int[] peer = {FreePorts.next(), FreePorts.next()};
     List<String> members =
@@ -433,8 +529,8 @@ class TracingTest {
                 "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
                 "OTEL_SERVICE_NAME", "weir-b",
                 "OTEL_BSP_SCHEDULE_DELAY", "50"));
-    WeirNode b = node(grpc[1], peer[1], members, otel);
-    WeirNode a = node(grpc[0], peer[0], members, reference);
+    WeirNode b = node(grpc[1], peer[1], cluster.withStaticPeers(members), otel);
+    WeirNode a = node(grpc[0], peer[0], cluster.withStaticPeers(members), reference);
     Await.until(
         Duration.ofSeconds(10),
         () ->
@@ -448,12 +544,19 @@ class TracingTest {
 
   private WeirNode node(int grpcPort, int peerPort, List<String> members, TracingSettings tracing)
       throws Exception {
+    return node(
+        grpcPort, peerPort, ClusterSettings.defaults().withStaticPeers(members), tracing);
+  }
+
+  private WeirNode node(
+      int grpcPort, int peerPort, ClusterSettings cluster, TracingSettings tracing)
+      throws Exception {
     HostPort address = new HostPort("127.0.0.1", grpcPort);
     WeirConfig config =
         new WeirConfig(address, new HostPort("127.0.0.1", 0), address, 10_000, "info");
     WeirNode node =
         WeirNode.builder(config)
-            .cluster(ClusterSettings.defaults().withStaticPeers(members))
+            .cluster(cluster)
             .peers(
                 new PeerSettings(
                     new HostPort("127.0.0.1", peerPort),

@@ -11,6 +11,7 @@ import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
@@ -329,10 +330,18 @@ public final class ClusterRateLimitService implements RateLimitService {
    * other callers' hits to the same key: with only the flags an owner knows, and created now
    * (this node's time; the caller's {@code created_at} decided the local answer), so that no
    * caller's item makes the owner refuse the merged hits of everyone (the owner refuses flags it
-   * does not know and a {@code created_at} far from its clock).
+   * does not know and a {@code created_at} far from its clock); of its metadata only the {@code
+   * time_zone} entry, which decides a Gregorian window: a caller's {@code traceparent} would start
+   * a decision span on the owner under that caller's trace, sampled or not, for everyone's hits.
    */
   private RateLimitRequest hitsForOwner(RateLimitRequest r) {
-    return knownFlagsOnly(r).withCreatedAt(clock.wallMillis());
+    RateLimitRequest hits = knownFlagsOnly(r).withCreatedAt(clock.wallMillis());
+    if (r.metadata().isEmpty()) {
+      return hits;
+    }
+    String zone = r.metadata().get(GregorianInterval.TIME_ZONE_METADATA);
+    return hits.withMetadata(
+        zone == null ? Map.of() : Map.of(GregorianInterval.TIME_ZONE_METADATA, zone));
   }
 
   /**

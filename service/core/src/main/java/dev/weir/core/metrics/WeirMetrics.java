@@ -49,7 +49,10 @@ public interface WeirMetrics {
   /** Reports the bucket store's size and access statistics, read when scraped. */
   default void watchCache(CacheStatistics cache) {}
 
-  /** Records one batch of {@code size} items sent to {@code peer} in {@code nanos}. */
+  /**
+   * Records one batch of {@code size} items sent to {@code peer} in {@code nanos}; ignored unless
+   * {@code peer} is watched (see {@link #forgetPeer}).
+   */
   default void batchSent(String peer, int size, long nanos, boolean ok) {}
 
   /** Reports the GLOBAL queues: hits waiting for owners and updates waiting for broadcast. */
@@ -86,13 +89,16 @@ public interface WeirMetrics {
    */
   default void watchPeerUp(String peer, BooleanSupplier up) {}
 
-  /** Counts {@code peer} being found down. */
+  /** Counts {@code peer} being found down; ignored unless {@code peer} is watched. */
   default void peerDown(String peer) {}
 
   /**
    * Stops reporting every meter of {@code peer} (batches, items, whether it answers, the times it
    * was found down), once it is no longer a member: peers come and go with their addresses, and a
-   * departed one must neither read as up nor leave series behind.
+   * departed one must neither read as up nor leave series behind. A peer is watched from its first
+   * {@link #watchPeerBatches} or {@link #watchPeerUp} call until this one; {@link #batchSent} and
+   * {@link #peerDown} about it at any other time (a batch still in flight when it left, its
+   * take-down one batch timeout after its leave notice) report nothing.
    */
   default void forgetPeer(String peer) {}
 

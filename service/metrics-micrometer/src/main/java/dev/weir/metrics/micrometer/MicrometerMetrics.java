@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -30,6 +31,11 @@ import java.util.function.LongSupplier;
  *
  * <p>Timers publish fixed latency buckets (0.5 ms to 1 s) so dashboards can compute percentiles
  * across nodes with {@code histogram_quantile}.
+ *
+ * <p>A peer's meters exist from its first {@code watchPeer*} call until {@link #forgetPeer}:
+ * batches sent to it and its being found down are dropped at any other time, so an event about a
+ * peer that already left (a batch that was in flight, its take-down one batch timeout after its
+ * leave notice) brings back no series.
  */
 public final class MicrometerMetrics implements WeirMetrics {
 
@@ -138,7 +144,9 @@ public final class MicrometerMetrics implements WeirMetrics {
    * timer twice, which Micrometer answers with the one meter.
    */
   private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
-  private final Map<String, BatchMeters> batchMeters = new ConcurrentHashMap<>();
+
+  /** The meters of each watched peer, from its first {@code watchPeer*} call to its forgetting. */
+  private final Map<String, PeerMeters> peers = new ConcurrentHashMap<>();
 
   /**
    * The suppliers behind function counters: Micrometer holds a function counter's source weakly (a
@@ -146,9 +154,6 @@ public final class MicrometerMetrics implements WeirMetrics {
    * collected, after which the counter reads nothing.
    */
   private final List<LongSupplier> functionCounterSources = new CopyOnWriteArrayList<>();
-
-  /** The suppliers of each peer's function counters, dropped with its meters. */
-  private final Map<String, List<LongSupplier>> peerCounterSources = new ConcurrentHashMap<>();
   private final Map<CheckResult, Counter> checks = new EnumMap<>(CheckResult.class);
   private final Map<RefusalReason, Counter> refusals = new EnumMap<>(RefusalReason.class);
   private final Counter standIns;
@@ -253,7 +258,11 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void batchSent(String peer, int size, long nanos, boolean ok) {
-    BatchMeters meters = batchMeters.computeIfAbsent(peer, this::batchMeters);
+    PeerMeters watched = peers.get(peer);
+    BatchMeters meters = watched == null ? null : watched.batches(this::batchMeters);
+    if (meters == null) {
+      return;
+    }
     meters.size.record(size);
     (ok ? meters.sent : meters.failed).record(nanos, TimeUnit.NANOSECONDS);
   }
@@ -270,6 +279,63 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   /** The meters of the batches sent to one peer, registered once. */
   private record BatchMeters(DistributionSummary size, Timer sent, Timer failed) {}
+
+  /**
+   * One watched peer's meters registered on first use and the suppliers of its function counters
+   * (see {@link #functionCounterSources}); once forgotten it registers nothing more, so a meter
+   * removed by {@link #forgetPeer} is not registered again by an event that raced with it.
+   */
+  private static final class PeerMeters {
+    private final String peer;
+    private final List<LongSupplier> counterSources = new CopyOnWriteArrayList<>();
+    private volatile BatchMeters batches;
+    private volatile Counter down;
+    private boolean forgotten;
+
+    PeerMeters(String peer) {
+      this.peer = peer;
+    }
+
+    /** Runs {@code registration} unless this peer was forgotten. */
+    synchronized void register(Runnable registration) {
+      if (!forgotten) {
+        registration.run();
+      }
+    }
+
+    /** Returns the batch meters, registered by {@code create} on first use; null once forgotten. */
+    BatchMeters batches(Function<String, BatchMeters> create) {
+      BatchMeters meters = batches;
+      if (meters != null) {
+        return meters;
+      }
+      synchronized (this) {
+        if (batches == null && !forgotten) {
+          batches = create.apply(peer);
+        }
+        return batches;
+      }
+    }
+
+    /** Returns the down counter, registered by {@code create} on first use; null once forgotten. */
+    Counter down(Function<String, Counter> create) {
+      Counter counter = down;
+      if (counter != null) {
+        return counter;
+      }
+      synchronized (this) {
+        if (down == null && !forgotten) {
+          down = create.apply(peer);
+        }
+        return down;
+      }
+    }
+
+    /** Stops every later registration for this peer. */
+    synchronized void forget() {
+      forgotten = true;
+    }
+  }
 
   @Override
   public void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {
@@ -298,21 +364,28 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {
-    peerCounterSources.put(peer, List.of(batches, items));
-    register(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
-    register(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+    PeerMeters watched = peers.computeIfAbsent(peer, PeerMeters::new);
+    watched.register(
+        () -> {
+          watched.counterSources.add(batches);
+          watched.counterSources.add(items);
+          register(PEER_BATCHES, "Forwarding batches sent to a peer", batches, "peer", peer);
+          register(PEER_BATCH_ITEMS, "Items forwarded to a peer", items, "peer", peer);
+        });
   }
 
   @Override
   public void forgetPeer(String peer) {
+    PeerMeters watched = peers.remove(peer);
+    if (watched != null) {
+      watched.forget();
+    }
     for (String name :
         List.of(BATCH_SIZE, BATCH_SEND, PEER_BATCHES, PEER_BATCH_ITEMS, PEER_UP, PEER_DOWN)) {
       for (Meter meter : registry.find(name).tag("peer", peer).meters()) {
         registry.remove(meter);
       }
     }
-    batchMeters.remove(peer);
-    peerCounterSources.remove(peer);
   }
 
   private void functionCounter(
@@ -354,11 +427,14 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void watchPeerUp(String peer, BooleanSupplier up) {
-    Gauge.builder(PEER_UP, up, supplier -> supplier.getAsBoolean() ? 1 : 0)
-        .description("1 while the peer answers, 0 while it is found down")
-        .tag("peer", peer)
-        .strongReference(true)
-        .register(registry);
+    PeerMeters watched = peers.computeIfAbsent(peer, PeerMeters::new);
+    watched.register(
+        () ->
+            Gauge.builder(PEER_UP, up, supplier -> supplier.getAsBoolean() ? 1 : 0)
+                .description("1 while the peer answers, 0 while it is found down")
+                .tag("peer", peer)
+                .strongReference(true)
+                .register(registry));
   }
 
   @Override
@@ -373,11 +449,18 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void peerDown(String peer) {
-    Counter.builder(PEER_DOWN)
+    PeerMeters watched = peers.get(peer);
+    Counter down = watched == null ? null : watched.down(this::downCounter);
+    if (down != null) {
+      down.increment();
+    }
+  }
+
+  private Counter downCounter(String peer) {
+    return Counter.builder(PEER_DOWN)
         .description("Times the peer was found down")
         .tag("peer", peer)
-        .register(registry)
-        .increment();
+        .register(registry);
   }
 
   private Timer latency(String name, String description, String... tags) {

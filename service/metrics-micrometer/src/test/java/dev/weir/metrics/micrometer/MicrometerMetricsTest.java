@@ -34,6 +34,7 @@ class MicrometerMetricsTest {
     metrics.checked(CheckResult.OVER_LIMIT);
     metrics.refused(RefusalReason.HTTP_BODY_TOO_LARGE);
     metrics.watchCache(new Stats(7, 5, 3, 1));
+    metrics.watchPeerUp("10.0.0.2:1051", () -> true);
     metrics.batchSent("10.0.0.2:1051", 12, 3_000_000, true);
     metrics.watchGlobalQueues(() -> 4, () -> 2);
     metrics.globalSend(1_000_000, false);
@@ -95,6 +96,53 @@ class MicrometerMetricsTest {
     assertThat(down)
         .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 0.0")
         .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0");
+  }
+
+  @Test
+  void forgetPeer_downAndBatchReportedAfterwards_noSeriesComeBack() {
+    String peer = "10.0.0.2:1051";
+    metrics.watchPeerBatches(peer, () -> 1, () -> 3);
+    metrics.watchPeerUp(peer, () -> true);
+    metrics.batchSent(peer, 3, 1_000_000, true);
+    metrics.peerDown(peer);
+    String member = registry.scrape();
+
+    metrics.forgetPeer(peer);
+    metrics.peerDown(peer);
+    metrics.batchSent(peer, 4, 2_000_000, false);
+
+    assertThat(member)
+        .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 1.0")
+        .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0")
+        .contains("weir_batch_size_count{peer=\"10.0.0.2:1051\"} 1")
+        .contains("weir_peer_batches_total{peer=\"10.0.0.2:1051\"} 1.0");
+    assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.2:1051\"");
+  }
+
+  @Test
+  void peerNeverWatched_downAndBatchReported_noSeries() {
+    metrics.peerDown("10.0.0.9:1051");
+    metrics.batchSent("10.0.0.9:1051", 4, 2_000_000, true);
+
+    assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.9:1051\"");
+  }
+
+  @Test
+  void forgottenPeerWatchedAgain_seriesStartAfresh() {
+    String peer = "10.0.0.2:1051";
+    metrics.watchPeerUp(peer, () -> true);
+    metrics.peerDown(peer);
+    metrics.forgetPeer(peer);
+
+    metrics.watchPeerUp(peer, () -> true);
+    metrics.watchPeerBatches(peer, () -> 0, () -> 0);
+    metrics.peerDown(peer);
+    metrics.batchSent(peer, 2, 1_000_000, true);
+
+    assertThat(registry.scrape())
+        .contains("weir_peer_up{peer=\"10.0.0.2:1051\"} 1.0")
+        .contains("weir_peer_down_total{peer=\"10.0.0.2:1051\"} 1.0")
+        .contains("weir_batch_size_sum{peer=\"10.0.0.2:1051\"} 2.0");
   }
 
   @Test

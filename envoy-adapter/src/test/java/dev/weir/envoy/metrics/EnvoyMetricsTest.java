@@ -1,0 +1,35 @@
+package dev.weir.envoy.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+/** The per-rule counters and their bound per domain. */
+class EnvoyMetricsTest {
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final EnvoyMetrics metrics = new EnvoyMetrics(registry);
+
+  @Test
+  void rule_moreRulesThanTheBoundInADomain_laterOnesShareTheOtherLabel() {
+    for (int i = 0; i < EnvoyMetrics.MAX_RULES_PER_DOMAIN; i++) {
+      metrics.rule("d", "k_" + i).totalHits().increment();
+    }
+
+    RuleCounters beyond = metrics.rule("d", "k_" + EnvoyMetrics.MAX_RULES_PER_DOMAIN);
+    beyond.totalHits().increment();
+    metrics.rule("d", "k_" + (EnvoyMetrics.MAX_RULES_PER_DOMAIN + 1)).totalHits().increment();
+
+    assertThat(beyond).isSameAs(metrics.rule("d", EnvoyMetrics.OTHER_RULES));
+    assertThat(
+            registry.get("weir.envoy.rate_limit.total_hits").tag("rule", "_other").counter().count())
+        .isEqualTo(2);
+    assertThat(registry.find("weir.envoy.rate_limit.total_hits").tag("domain", "d").counters())
+        .hasSize(EnvoyMetrics.MAX_RULES_PER_DOMAIN + 1);
+    assertThat(metrics.rule("d", "k_0")).isNotSameAs(beyond);
+    assertThat(metrics.rule("other-domain", "k_0")).isNotSameAs(beyond);
+    assertThat(registry.find("weir.envoy.rate_limit.total_hits").tag("rule", "k_10000").counters())
+        .isEmpty();
+  }
+}

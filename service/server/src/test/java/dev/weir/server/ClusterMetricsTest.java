@@ -1,0 +1,66 @@
+package dev.weir.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.ClusterNode;
+import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.metrics.micrometer.MicrometerMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.ZoneOffset;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A peer's series follow its membership, also when events about it arrive after it left. */
+class ClusterMetricsTest {
+
+  private static final String SELF = "127.0.0.1:1";
+  private static final String LEAVING = "127.0.0.2:1";
+  private static final ClusterSettings SETTINGS = ClusterSettings.defaults().withHandoff(false);
+
+  private final FakeClock clock = new FakeClock(1_000_000);
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
+  private final LocalLimiter local =
+      new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock);
+  private final ClusterNode node =
+      new ClusterNode(
+          SELF,
+          SETTINGS,
+          store,
+          local::decide,
+          scheduler,
+          clock,
+          null);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+  @AfterEach
+  void stop() {
+    node.close();
+  }
+
+  @Test
+  void peerLeaves_takenDownOneBatchTimeoutLater_noSeriesComeBack() {
+    ClusterMetrics.watch(node, new MicrometerMetrics(registry));
+    node.membership().accept(Set.of(SELF, LEAVING));
+    String member = registry.scrape();
+
+    node.announce(LEAVING, true);
+    String departed = registry.scrape();
+    scheduler.advance(SETTINGS.batchTimeout());
+
+    assertThat(member).contains("weir_peer_up{peer=\"127.0.0.2:1\"} 1.0");
+    assertThat(departed).doesNotContain("peer=\"127.0.0.2:1\"");
+    assertThat(node.liveness().isDown(LEAVING))
+        .as("taken down one batch timeout after its notice")
+        .isTrue();
+    assertThat(registry.scrape()).doesNotContain("peer=\"127.0.0.2:1\"");
+  }
+}
