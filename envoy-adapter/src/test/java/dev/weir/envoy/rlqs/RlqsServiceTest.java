@@ -11,6 +11,7 @@ import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports.BucketQuotaUsage;
 import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
+import io.envoyproxy.envoy.type.v3.TokenBucket;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -45,6 +46,12 @@ class RlqsServiceTest {
           value: "report*"
           share_threshold: true
           rate_limit: {unit: minute, requests_per_unit: 600}
+        - key: name
+          value: daily
+          rate_limit: {unit: day, requests_per_unit: 1000}
+        - key: name
+          value: monthly
+          rate_limit: {unit: month, requests_per_unit: 10000}
       """;
 
   private static final BucketId API = bucket("api");
@@ -548,6 +555,62 @@ class RlqsServiceTest {
     late.sent++;
     settleUntilEnded(late);
     assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  /** Returns the requests a second {@code bucket} fills at, as Envoy's filter computes it. */
+  private static double fillRate(TokenBucket bucket) {
+    return bucket.getTokensPerFill().getValue() / (double) bucket.getFillInterval().getSeconds();
+  }
+
+  @Test
+  void dailyLimit_firstReportAtMidnight_isATokenBucketThatAdmitsAtTheDaysPace() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("daily"), 1, 0, 0);
+
+    RateLimitStrategy strategy = strategy(proxy.last());
+    assertThat(strategy.hasTokenBucket()).as("a token bucket, not %s", strategy).isTrue();
+    double pace = 1000 / 86_400.0;
+    assertThat(fillRate(strategy.getTokenBucket())).isBetween(0.9 * pace, pace);
+    assertThat(strategy.getTokenBucket().getMaxTokens()).isBetween(1, 5);
+  }
+
+  @Test
+  void monthlyLimit_firstReportAtTheWindowsStart_isATokenBucketThatAdmitsAtTheWindowsPace() {
+    long month = Duration.ofDays(30).toMillis();
+    clock.advanceMillis(month - clock.wallMillis() % month);
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("monthly"), 1, 0, 0);
+
+    RateLimitStrategy strategy = strategy(proxy.last());
+    assertThat(strategy.hasTokenBucket()).as("a token bucket, not %s", strategy).isTrue();
+    double pace = 10_000 / (30 * 86_400.0);
+    assertThat(fillRate(strategy.getTokenBucket())).isBetween(0.75 * pace, pace);
+  }
+
+  @Test
+  void longFillIntervals_aChangeOfIntervalAloneIsVisibleToEnvoysComparison() {
+    start(SETTINGS);
+    Proxy one = new Proxy(cluster.endpoints().get(0));
+    Proxy two = new Proxy(cluster.endpoints().get(0));
+    one.report("edge", bucket("daily"), 1, 0, 0);
+    TokenBucket alone = strategy(one.last()).getTokenBucket();
+
+    two.report("edge", bucket("daily"), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    one.report("edge", bucket("daily"), 0, 0, 5);
+    TokenBucket shared = strategy(one.last()).getTokenBucket();
+
+    assertThat(fillRate(shared)).isLessThan(0.75 * fillRate(alone));
+    assertThat(
+            shared.getMaxTokens() != alone.getMaxTokens()
+                || shared.getTokensPerFill().getValue() != alone.getTokensPerFill().getValue()
+                || shared.getFillInterval().getNanos() != alone.getFillInterval().getNanos())
+        .as("Envoy 1.34 compares max_tokens, tokens_per_fill and the interval's nanos only")
+        .isTrue();
   }
 
   private static void settleUntilEnded(Proxy proxy) {
