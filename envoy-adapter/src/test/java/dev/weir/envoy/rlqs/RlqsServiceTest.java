@@ -52,6 +52,9 @@ class RlqsServiceTest {
         - key: name
           value: monthly
           rate_limit: {unit: month, requests_per_unit: 10000}
+        - key: name
+          value: per-second
+          rate_limit: {unit: second, requests_per_unit: 100}
       """;
 
   private static final BucketId API = bucket("api");
@@ -611,6 +614,18 @@ class RlqsServiceTest {
                 || shared.getFillInterval().getNanos() != alone.getFillInterval().getNanos())
         .as("Envoy 1.34 compares max_tokens, tokens_per_fill and the interval's nanos only")
         .isTrue();
+  }
+
+  @Test
+  void perSecondLimit_maxTokensIsNoMoreThanTheLimit() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("per-second"), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getTokenBucket().getMaxTokens())
+        .as("Envoy starts the bucket full: a burst above the limit admits more than it in a second")
+        .isBetween(1, 100);
   }
 
   private static void settleUntilEnded(Proxy proxy) {
