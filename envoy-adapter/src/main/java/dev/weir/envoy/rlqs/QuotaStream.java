@@ -194,7 +194,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
               .thenAccept(
                   share -> {
                     synchronized (this) {
-                      p.counter().accept(share, true);
+                      p.counter().accept(share, true, service.clock().wallMillis());
                     }
                   });
     }
@@ -255,7 +255,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         continue;
       }
       known++;
-      if (counter.accept(p.share(), false)) {
+      if (counter.accept(p.share(), false, service.clock().wallMillis())) {
         changed.addAll(counter.buckets());
       }
     }

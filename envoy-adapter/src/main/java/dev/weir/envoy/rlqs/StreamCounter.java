@@ -76,12 +76,14 @@ final class StreamCounter {
   /**
    * Takes {@code share}: an answer to a report always, unless an owner's later share of the same
    * record arrived first; a push only when it is later than the share held; an error (the owner did
-   * not answer) never in place of a share, so that the proxy keeps being assigned its last share,
-   * and limited, while the owner is paused or unreachable. Returns whether it was taken.
+   * not answer) in place of a share only when the share held is a spent window that ended by {@code
+   * nowMillis} (epoch ms), so that the proxy keeps being assigned its last share, and limited, while
+   * the owner is paused or unreachable, but is not denied beyond the window's end. Returns whether
+   * it was taken.
    */
-  boolean accept(QuotaShare share, boolean answer) {
+  boolean accept(QuotaShare share, boolean answer, long nowMillis) {
     QuotaShare held = this.share;
-    if (share.isError() && held != null && !held.isError()) {
+    if (share.isError() && held != null && !held.isError() && !spentBefore(held, nowMillis)) {
       return false;
     }
     if (held != null && !held.isError()) {
@@ -94,6 +96,11 @@ final class StreamCounter {
     this.share = share;
     this.parts = null;
     return true;
+  }
+
+  /** Returns whether {@code share} denies a spent window that ended by {@code nowMillis}. */
+  private static boolean spentBefore(QuotaShare share, long nowMillis) {
+    return share.milliRate() == 0 && share.spentUntil() > 0 && share.spentUntil() <= nowMillis;
   }
 
   /**

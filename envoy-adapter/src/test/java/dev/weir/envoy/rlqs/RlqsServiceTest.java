@@ -3,6 +3,7 @@ package dev.weir.envoy.rlqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
@@ -18,7 +19,9 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -626,6 +629,46 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last()).getTokenBucket().getMaxTokens())
         .as("Envoy starts the bucket full: a burst above the limit admits more than it in a second")
         .isBetween(1, 100);
+  }
+
+  @Test
+  void ownerUnreachable_aSpentWindowsDenyAllIsNotRenewedPastTheWindowsEnd() {
+    AtomicBoolean down = new AtomicBoolean();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage ->
+                    down.get()
+                        ? CompletableFuture.completedFuture(QuotaShare.error("owner unreachable"))
+                        : reports.report(usage));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", TINY, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", TINY, 9, 20, 5);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    down.set(true);
+    proxy.report("edge", TINY, 0, 10, 0);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .as("within the window, the held DENY_ALL is re-sent")
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    int seen = proxy.responses.size();
+
+    clock.advance(Duration.ofSeconds(60));
+    proxy.report("edge", TINY, 0, 10, 60);
+
+    for (RateLimitQuotaResponse r : proxy.responses.subList(seen, proxy.responses.size())) {
+      for (BucketAction a : r.getBucketActionList()) {
+        assertThat(strategy(a).getBlanketRule())
+            .as("the window ended 55 s ago; the owner gave no new share")
+            .isNotEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+      }
+    }
+    assertThat(proxy.ended).isNull();
   }
 
   private static void settleUntilEnded(Proxy proxy) {
