@@ -61,6 +61,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final AtomicLong responsesSent = new AtomicLong();
   private final AtomicLong pending = new AtomicLong();
   private volatile boolean draining;
+  private volatile Runnable beforeRegister = () -> {};
 
   /**
    * Creates the service of the node advertised as {@code node}, answering from {@code config}
@@ -101,12 +102,18 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     }
     String client = QuotaClients.name(node, incarnation + "." + streamNumbers.incrementAndGet());
     QuotaStream stream = new QuotaStream(this, responses, client);
+    beforeRegister.run();
     streams.put(client, stream);
     if (responses instanceof ServerCallStreamObserver<?> call) {
       call.setOnCancelHandler(stream::end);
       // A call closed without the stream knowing (a report refused as malformed before it reached
       // the stream) ends it too.
       call.setOnCloseHandler(stream::end);
+    }
+    // A drain that began after the check above may have copied the streams before this one was
+    // put; it is ended here instead.
+    if (draining) {
+      stream.close(Status.UNAVAILABLE.withDescription(DRAINING));
     }
     return stream;
   }
@@ -126,6 +133,11 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       }
     }
     return delivered;
+  }
+
+  /** Runs {@code hook} after a new stream passed the draining check and before it is registered. */
+  void beforeRegister(Runnable hook) {
+    this.beforeRegister = hook;
   }
 
   /** Re-plans every stream's buckets under the config now loaded; call after each reload. */

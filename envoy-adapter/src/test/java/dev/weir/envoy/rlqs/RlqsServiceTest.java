@@ -671,6 +671,25 @@ class RlqsServiceTest {
     assertThat(proxy.ended).isNull();
   }
 
+  @Test
+  void streamOpenedWhileTheNodeStartsDraining_isEndedAtOnce() {
+    start(SETTINGS);
+    cluster.service(0).beforeRegister(() -> cluster.service(0).drain());
+
+    Proxy late = new Proxy(cluster.endpoints().get(0));
+    late.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(usage(API, 1, 0, 0))
+            .build());
+    late.sent++;
+    settleUntilEnded(late);
+
+    assertThat(late.ended).as("the stream was ended").isNotNull();
+    assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(cluster.service(0).stats().streams()).isZero();
+  }
+
   private static void settleUntilEnded(Proxy proxy) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (proxy.ended == null && System.nanoTime() < deadline) {
