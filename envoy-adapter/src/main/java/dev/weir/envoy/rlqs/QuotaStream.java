@@ -100,6 +100,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     }
     synchronized (this) {
       DomainConfig config = service.domainConfig(domain);
+      if (config == null) {
+        service.unknownDomain(domain);
+      }
       long nanos = service.clock().monotonicNanos();
       long idleNanos = service.settings().idleAfter().toNanos();
       for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {

@@ -672,6 +672,19 @@ class RlqsServiceTest {
   }
 
   @Test
+  void unknownDomain_isCountedAsShouldRateLimitCountsIt() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edg", API, 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    assertThat(cluster.envoyRegistry().counter("weir.envoy.domain_not_found").count())
+        .isEqualTo(1.0);
+  }
+
+  @Test
   void streamOpenedWhileTheNodeStartsDraining_isEndedAtOnce() {
     start(SETTINGS);
     cluster.service(0).beforeRegister(() -> cluster.service(0).drain());
