@@ -200,6 +200,7 @@ public final class EnvoyAdapter implements AutoCloseable {
    * path), applying {@code limits} to buckets, counting refused buckets with the adapter's {@link
    * CheckMeter} (as {@code ShouldRateLimit} counts refused descriptors) and the rest in {@code
    * registry} and reports of unknown domains in the adapter's {@code domain_not_found} meter,
+   * assigning {@code ALLOW_ALL} to every limited bucket under {@code WEIR_ENVOY_SHADOW_MODE},
    * re-planning its streams after every config change (files or xDS); add it to the gRPC server
    * and register it as the receiver of the shares owners push.
    */
@@ -215,7 +216,7 @@ public final class EnvoyAdapter implements AutoCloseable {
             holder,
             reports,
             node,
-            rlqsSettings,
+            rlqsSettings.withShadowMode(rlqsSettings.shadowMode() || settings.shadowMode()),
             limits,
             clock,
             new RlqsMetrics(registry),

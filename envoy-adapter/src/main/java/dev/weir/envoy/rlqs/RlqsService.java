@@ -88,7 +88,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     this.settings = settings;
     this.planner =
         new BucketPlanner(
-            CounterKeys.of(limits), limits.maxDescriptorEntries());
+            CounterKeys.of(limits), limits.maxDescriptorEntries(), settings.shadowMode());
     this.clock = clock;
     this.metrics = metrics;
     this.meter = meter;

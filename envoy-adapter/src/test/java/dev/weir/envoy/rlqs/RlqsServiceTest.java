@@ -58,6 +58,10 @@ class RlqsServiceTest {
         - key: name
           value: per-second
           rate_limit: {unit: second, requests_per_unit: 100}
+        - key: name
+          value: shadow
+          shadow_mode: true
+          rate_limit: {unit: minute, requests_per_unit: 10}
       """;
 
   private static final BucketId API = bucket("api");
@@ -629,6 +633,36 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last()).getTokenBucket().getMaxTokens())
         .as("Envoy starts the bucket full: a burst above the limit admits more than it in a second")
         .isBetween(1, 100);
+  }
+
+  @Test
+  void shadowModeRule_overItsLimit_isAllowedAll() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", bucket("shadow"), 1, 0, 0);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", bucket("shadow"), 10, 1000, 5);
+
+    assertThat(strategy(proxy.last()).hasTokenBucket()).isFalse();
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+  }
+
+  @Test
+  void globalShadowMode_spentWindow_isAllowedAll() {
+    start(SETTINGS.withShadowMode(true));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", TINY, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", TINY, 9, 1000, 5);
+
+    assertThat(strategy(proxy.last()).hasTokenBucket()).isFalse();
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
   }
 
   @Test
