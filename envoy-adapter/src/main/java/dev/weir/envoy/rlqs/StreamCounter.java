@@ -109,7 +109,8 @@ final class StreamCounter {
    * the owner splits a bucket's rate among proxies ({@link QuotaAllocator#split}): each asks for its
    * recent demand × {@link QuotaAllocator#HEADROOM}, at least {@link QuotaAllocator#QUIET_FLOOR} of
    * an equal split, an equal split while its demand is unknown. The share's whole {@code
-   * tokens_per_fill} ({@link Assignments#tokensPerFill}) and its burst are then handed out by
+   * tokens_per_fill} ({@link Assignments#tokensPerFill}, one token for a share below one request a
+   * minute, which its one holder fills at the share's own rate) and its burst are then handed out by
    * largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
    * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
    * to the part with the most burst, so every part that holds tokens can admit and a part without
@@ -144,7 +145,8 @@ final class StreamCounter {
     for (double r : rates) {
       total += r;
     }
-    long fill = Assignments.tokensPerFill(share.milliRate());
+    long fill =
+        share.milliRate() > 0 ? Math.max(1, Assignments.tokensPerFill(share.milliRate())) : 0;
     int turn = (int) Math.floorMod(share.sequence(), (long) n);
     double[] exact = new double[n];
     for (int i = 0; i < n; i++) {

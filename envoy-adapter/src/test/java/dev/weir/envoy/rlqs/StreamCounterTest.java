@@ -141,6 +141,19 @@ class StreamCounterTest {
   }
 
   @Test
+  void twoBucketsOfEqualDemand_onAShareBelowOneRequestAMinute_oneBucketHoldsTheWholeShare() {
+    List<StreamBucket> all = equalDemand(2);
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 1, ""), true, 0);
+
+    List<Assignments.Kind> kinds =
+        all.stream().map(b -> Assignments.kindOf(b.limitedAction(TTL).orElseThrow())).toList();
+    assertThat(kinds)
+        .as("a day's share of 1000/86400 s, split between two buckets")
+        .containsExactlyInAnyOrder(Assignments.Kind.TOKEN_BUCKET, Assignments.Kind.DENY_ALL);
+    assertThat(all.stream().mapToLong(b -> counter.partOf(b).milliRate()).sum()).isEqualTo(11);
+  }
+
+  @Test
   void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteWithBurst2_twoBucketsGetATokenEach() {
     List<StreamBucket> all = equalDemand(3);
     counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true, 0);
