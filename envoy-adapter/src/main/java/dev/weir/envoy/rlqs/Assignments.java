@@ -100,9 +100,9 @@ public final class Assignments {
 
   /**
    * Returns the {@code fill_interval} of a rate of {@code milliRate} (thousandths per second, at
-   * least 1): {@link #FILL_INTERVAL} when it fills a token in it, else the whole seconds one token
-   * takes, rounded up (at most 1000 s), with as many nanoseconds as seconds, so that Envoy's filter,
-   * which compares only the nanos of two intervals, sees every change of it.
+   * least 1): {@link #FILL_INTERVAL} when it fills a token in it, else the whole seconds one
+   * token takes, rounded up (at most 1000 s), with as many nanoseconds as seconds, so that Envoy's
+   * filter, which compares only the nanos of two intervals, sees every change of it.
    */
   static Duration fillInterval(long milliRate) {
     if (tokensPerFill(milliRate) >= 1) {

@@ -95,8 +95,7 @@ final class StreamBucket {
    */
   Optional<BucketAction> limitedAction(Duration ttl) {
     if (plan instanceof BucketPlan.Limited limited && limited.shadow()) {
-      return Optional.of(
-          Assignments.blanket(id, RateLimitStrategy.BlanketRule.ALLOW_ALL, ttl));
+      return Optional.of(Assignments.blanket(id, RateLimitStrategy.BlanketRule.ALLOW_ALL, ttl));
     }
     if (counters.isEmpty()) {
       return Optional.empty();

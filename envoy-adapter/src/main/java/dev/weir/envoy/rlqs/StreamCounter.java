@@ -76,10 +76,10 @@ final class StreamCounter {
   /**
    * Takes {@code share}: an answer to a report always, unless an owner's later share of the same
    * record arrived first; a push only when it is later than the share held; an error (the owner did
-   * not answer) in place of a share only when the share held is a spent window that ended by {@code
-   * nowMillis} (epoch ms), so that the proxy keeps being assigned its last share, and limited, while
-   * the owner is paused or unreachable, but is not denied beyond the window's end. Returns whether
-   * it was taken.
+   * not answer) in place of a share only when the share held is a spent window that ended by
+   * {@code nowMillis} (epoch ms), so that the proxy keeps being assigned its last share, and
+   * limited, while the owner is paused or unreachable, but is not denied beyond the window's end.
+   * Returns whether it was taken.
    */
   boolean accept(QuotaShare share, boolean answer, long nowMillis) {
     QuotaShare held = this.share;
@@ -109,9 +109,9 @@ final class StreamCounter {
    * the owner splits a bucket's rate among proxies ({@link QuotaAllocator#split}): each asks for its
    * recent demand × {@link QuotaAllocator#HEADROOM}, at least {@link QuotaAllocator#QUIET_FLOOR} of
    * an equal split, an equal split while its demand is unknown. The share's whole {@code
-   * tokens_per_fill} ({@link Assignments#tokensPerFill}, one token for a share below one request a
-   * minute, which its one holder fills at the share's own rate) and its burst are then handed out by
-   * largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
+   * tokens_per_fill} ({@link Assignments#tokensPerFill}, one token for a share below one request
+   * a minute, which its one holder fills at the share's own rate) and its burst are then handed out
+   * by largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
    * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
    * to the part with the most burst, so every part that holds tokens can admit and a part without
    * tokens is {@code DENY_ALL}. The parts are computed once per change of the share, the buckets or
