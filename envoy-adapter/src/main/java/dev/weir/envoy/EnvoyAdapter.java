@@ -23,6 +23,7 @@ import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.envoy.service.EnvoyRateLimitGrpcService;
 import dev.weir.envoy.service.MatchTracing;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.envoy.service.UnknownDomains;
 import dev.weir.envoy.xds.XdsChannels;
 import dev.weir.envoy.xds.XdsConfigClient;
 import io.grpc.BindableService;
@@ -198,9 +199,10 @@ public final class EnvoyAdapter implements AutoCloseable {
    * answering from this adapter's descriptor config through {@code reports} (the cluster's quota
    * path), applying {@code limits} to buckets, counting refused buckets with the adapter's {@link
    * CheckMeter} (as {@code ShouldRateLimit} counts refused descriptors) and the rest in {@code
-   * registry}, re-planning its
-   * streams after every config change (files or xDS); add it to the gRPC server and register it as
-   * the receiver of the shares owners push.
+   * registry} and reports of unknown domains in the adapter's {@code domain_not_found} meter,
+   * assigning {@code ALLOW_ALL} to every limited bucket under {@code WEIR_ENVOY_SHADOW_MODE},
+   * re-planning its streams after every config change (files or xDS); add it to the gRPC server
+   * and register it as the receiver of the shares owners push.
    */
   public RlqsService rlqs(
       QuotaReports reports,
@@ -211,7 +213,15 @@ public final class EnvoyAdapter implements AutoCloseable {
       MeterRegistry registry) {
     RlqsService service =
         new RlqsService(
-            holder, reports, node, rlqsSettings, limits, clock, new RlqsMetrics(registry), meter);
+            holder,
+            reports,
+            node,
+            rlqsSettings.withShadowMode(rlqsSettings.shadowMode() || settings.shadowMode()),
+            limits,
+            clock,
+            new RlqsMetrics(registry),
+            meter,
+            new UnknownDomains(metrics, clock));
     holder.onChange(service::configChanged);
     return service;
   }

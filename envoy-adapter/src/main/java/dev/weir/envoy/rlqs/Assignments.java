@@ -14,13 +14,15 @@ import java.util.List;
 /**
  * The bucket actions Weir sends Envoy's {@code rate_limit_quota} filter, pure.
  *
- * <p>A share with a rate becomes a {@code token_bucket} whose {@code fill_interval} is always
- * {@link #FILL_INTERVAL}: the filter keeps its token bucket when {@code max_tokens}, {@code
- * tokens_per_fill} and the nanos of {@code fill_interval} are unchanged and divides by whole
- * seconds of the interval, so a fixed whole-second interval makes every rate change visible to it.
- * {@code tokens_per_fill} is the rate times the interval rounded down, so the proxy never fills
- * faster than its share; a rate below one request per interval is {@code DENY_ALL}. {@code
- * requests_per_time_unit} is never sent: the filter ignores it.
+ * <p>A share with a rate becomes a {@code token_bucket} whose {@code fill_interval} is {@link
+ * #FILL_INTERVAL} with {@code tokens_per_fill} the rate times the interval rounded down, so the
+ * proxy never fills faster than its share. A rate below one request per {@link #FILL_INTERVAL}
+ * (a long window, such as a day, spread over its proxies) fills one token per {@link
+ * #fillInterval} instead: the rate's whole seconds per request, rounded up, whose nanos repeat its
+ * seconds. The filter keeps its token bucket when {@code max_tokens}, {@code tokens_per_fill} and
+ * the nanos of {@code fill_interval} are unchanged and divides by whole seconds of the interval, so
+ * every change of rate changes one of them. {@code requests_per_time_unit} is never sent: the
+ * filter ignores it.
  */
 public final class Assignments {
 
@@ -59,8 +61,8 @@ public final class Assignments {
 
   /**
    * Returns the assignment of the smallest of {@code shares} (one per policy of the bucket's rule):
-   * a token bucket of its rate and burst, or {@code DENY_ALL} when it is below one request per fill
-   * interval; lives {@code ttl}.
+   * a token bucket of its rate and burst, or {@code DENY_ALL} when its rate or burst is 0; lives
+   * {@code ttl}.
    */
   public static BucketAction share(BucketId bucket, List<QuotaShare> shares, Duration ttl) {
     long milliRate = Long.MAX_VALUE;
@@ -69,15 +71,15 @@ public final class Assignments {
       milliRate = Math.min(milliRate, s.milliRate());
       burst = Math.min(burst, s.burst());
     }
-    long tokensPerFill = tokensPerFill(milliRate);
-    if (shares.isEmpty() || tokensPerFill < 1 || burst < 1) {
+    if (shares.isEmpty() || milliRate <= 0 || burst < 1) {
       return blanket(bucket, RateLimitStrategy.BlanketRule.DENY_ALL, ttl);
     }
+    long tokensPerFill = Math.max(1, tokensPerFill(milliRate));
     TokenBucket tokens =
         TokenBucket.newBuilder()
             .setMaxTokens((int) Math.min(burst, UINT32_MAX))
             .setTokensPerFill(UInt32Value.of((int) Math.min(tokensPerFill, UINT32_MAX)))
-            .setFillInterval(duration(FILL_INTERVAL))
+            .setFillInterval(duration(fillInterval(milliRate)))
             .build();
     return assignment(bucket, RateLimitStrategy.newBuilder().setTokenBucket(tokens).build(), ttl);
   }
@@ -96,7 +98,24 @@ public final class Assignments {
         .build();
   }
 
-  /** Returns the {@code tokens_per_fill} of a rate of {@code milliRate} thousandths per second. */
+  /**
+   * Returns the {@code fill_interval} of a rate of {@code milliRate} (thousandths per second, at
+   * least 1): {@link #FILL_INTERVAL} when it fills a token in it, else the whole seconds one
+   * token takes, rounded up (at most 1000 s), with as many nanoseconds as seconds, so that Envoy's
+   * filter, which compares only the nanos of two intervals, sees every change of it.
+   */
+  static Duration fillInterval(long milliRate) {
+    if (tokensPerFill(milliRate) >= 1) {
+      return FILL_INTERVAL;
+    }
+    long seconds = (1000 + milliRate - 1) / milliRate;
+    return Duration.ofSeconds(seconds, seconds);
+  }
+
+  /**
+   * Returns the {@code tokens_per_fill} of a rate of {@code milliRate} thousandths per second over
+   * {@link #FILL_INTERVAL}.
+   */
   static long tokensPerFill(long milliRate) {
     if (milliRate <= 0) {
       return 0;

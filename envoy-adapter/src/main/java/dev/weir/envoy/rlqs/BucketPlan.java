@@ -26,11 +26,18 @@ public sealed interface BucketPlan {
    * The bucket matches a rule with a limit: one counter per policy of the rule.
    *
    * @param policies each policy's counter and rule, as a native request (hits and time unset)
+   * @param shadow whether the rule (or the whole service) is in shadow mode: the bucket's usage is
+   *     counted, but it is assigned {@code ALLOW_ALL}
    */
-  record Limited(List<RateLimitRequest> policies) implements BucketPlan {
+  record Limited(List<RateLimitRequest> policies, boolean shadow) implements BucketPlan {
     /** Creates a plan, copying {@code policies}. */
     public Limited {
       policies = List.copyOf(policies);
+    }
+
+    /** Creates a plan out of shadow mode. */
+    public Limited(List<RateLimitRequest> policies) {
+      this(policies, false);
     }
   }
 }

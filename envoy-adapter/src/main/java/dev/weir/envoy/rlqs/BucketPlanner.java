@@ -30,14 +30,24 @@ public final class BucketPlanner {
 
   private final CounterKeys keys;
   private final int maxEntries;
+  private final boolean shadowMode;
 
   /**
    * Creates the planner writing counter keys with {@code keys} and refusing buckets of more than
    * {@code maxEntries} entries.
    */
   public BucketPlanner(CounterKeys keys, int maxEntries) {
+    this(keys, maxEntries, false);
+  }
+
+  /**
+   * Creates the planner as {@link #BucketPlanner(CounterKeys, int)} does, planning every limited
+   * bucket in shadow mode when {@code shadowMode} ({@code WEIR_ENVOY_SHADOW_MODE}).
+   */
+  public BucketPlanner(CounterKeys keys, int maxEntries, boolean shadowMode) {
     this.keys = keys;
     this.maxEntries = maxEntries;
+    this.shadowMode = shadowMode;
   }
 
   /** Returns the bucket's entries sorted by key: the descriptor it is matched as. */
@@ -58,7 +68,10 @@ public final class BucketPlanner {
     return keys.uniqueKey(entries(bucket));
   }
 
-  /** Plans {@code bucket} under {@code domain} (null when the domain is unknown). */
+  /**
+   * Plans {@code bucket} under {@code domain} (null when the domain is unknown); a limited bucket
+   * whose rule has {@code shadow_mode}, or any under the global shadow mode, is planned in shadow.
+   */
   public BucketPlan plan(DomainConfig domain, Map<String, String> bucket) {
     if (bucket.size() > maxEntries) {
       return new BucketPlan.Refused(
@@ -99,6 +112,6 @@ public final class BucketPlanner {
               .burst(rule.burst())
               .build());
     }
-    return new BucketPlan.Limited(policies);
+    return new BucketPlan.Limited(policies, shadowMode || node.shadowMode());
   }
 }

@@ -100,6 +100,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     }
     synchronized (this) {
       DomainConfig config = service.domainConfig(domain);
+      if (config == null) {
+        service.unknownDomain(domain);
+      }
       long nanos = service.clock().monotonicNanos();
       long idleNanos = service.settings().idleAfter().toNanos();
       for (BucketQuotaUsage usage : reports.getBucketQuotaUsagesList()) {
@@ -194,7 +197,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
               .thenAccept(
                   share -> {
                     synchronized (this) {
-                      p.counter().accept(share, true);
+                      p.counter().accept(share, true, service.clock().wallMillis());
                     }
                   });
     }
@@ -255,7 +258,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         continue;
       }
       known++;
-      if (counter.accept(p.share(), false)) {
+      if (counter.accept(p.share(), false, service.clock().wallMillis())) {
         changed.addAll(counter.buckets());
       }
     }

@@ -12,6 +12,7 @@ import dev.weir.core.time.Clock;
 import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.service.CounterKeys;
+import dev.weir.envoy.service.UnknownDomains;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
@@ -53,6 +54,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final Clock clock;
   private final RlqsMetrics metrics;
   private final CheckMeter meter;
+  private final UnknownDomains unknownDomains;
   private final Duration ttl;
   private final String incarnation;
   private final AtomicLong streamNumbers = new AtomicLong();
@@ -61,12 +63,14 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final AtomicLong responsesSent = new AtomicLong();
   private final AtomicLong pending = new AtomicLong();
   private volatile boolean draining;
+  private volatile Runnable beforeRegister = () -> {};
 
   /**
    * Creates the service of the node advertised as {@code node}, answering from {@code config}
    * through {@code reports}, with keys and bucket sizes bounded by {@code limits}; counts its
-   * meters in {@code metrics} and the buckets it refuses with {@code meter} (the refusal counter
-   * {@code ShouldRateLimit} counts in).
+   * meters in {@code metrics}, the buckets it refuses with {@code meter} (the refusal counter
+   * {@code ShouldRateLimit} counts in) and the reports of an unknown domain with {@code
+   * unknownDomains} (as {@code ShouldRateLimit} counts its calls).
    */
   public RlqsService(
       ConfigHolder config,
@@ -76,17 +80,19 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       InputLimits limits,
       Clock clock,
       RlqsMetrics metrics,
-      CheckMeter meter) {
+      CheckMeter meter,
+      UnknownDomains unknownDomains) {
     this.config = config;
     this.reports = reports;
     this.node = node;
     this.settings = settings;
     this.planner =
         new BucketPlanner(
-            CounterKeys.of(limits), limits.maxDescriptorEntries());
+            CounterKeys.of(limits), limits.maxDescriptorEntries(), settings.shadowMode());
     this.clock = clock;
     this.metrics = metrics;
     this.meter = meter;
+    this.unknownDomains = unknownDomains;
     this.ttl = settings.assignmentTimeToLive();
     this.incarnation = Long.toString(clock.wallMillis());
     metrics.watchStreams(streams::size);
@@ -101,12 +107,18 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     }
     String client = QuotaClients.name(node, incarnation + "." + streamNumbers.incrementAndGet());
     QuotaStream stream = new QuotaStream(this, responses, client);
+    beforeRegister.run();
     streams.put(client, stream);
     if (responses instanceof ServerCallStreamObserver<?> call) {
       call.setOnCancelHandler(stream::end);
       // A call closed without the stream knowing (a report refused as malformed before it reached
       // the stream) ends it too.
       call.setOnCloseHandler(stream::end);
+    }
+    // A drain that began after the check above may have copied the streams before this one was
+    // put; it is ended here instead.
+    if (draining) {
+      stream.close(Status.UNAVAILABLE.withDescription(DRAINING));
     }
     return stream;
   }
@@ -126,6 +138,11 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       }
     }
     return delivered;
+  }
+
+  /** Runs {@code hook} after a new stream passed the draining check and before it is registered. */
+  void beforeRegister(Runnable hook) {
+    this.beforeRegister = hook;
   }
 
   /** Re-plans every stream's buckets under the config now loaded; call after each reload. */
@@ -166,6 +183,16 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   DomainConfig domainConfig(String domain) {
     return config.current().flatMap(c -> c.domain(domain)).orElse(null);
+  }
+
+  /** Counts and logs a report of a stream whose domain no loaded config declares. */
+  void unknownDomain(String domain) {
+    unknownDomains.record(
+        "RLQS report",
+        domain,
+        "its buckets are assigned as unmatched (WEIR_RLQS_UNMATCHED_BUCKETS: "
+            + settings.unmatched().name().toLowerCase(java.util.Locale.ROOT)
+            + ")");
   }
 
   BucketPlanner planner() {

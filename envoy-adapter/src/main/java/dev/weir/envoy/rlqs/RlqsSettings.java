@@ -15,8 +15,10 @@ import java.util.Objects;
  * @param reportInterval the interval the proxies report at; shares are planned over it,
  *     assignments live twice as long and idle buckets are abandoned after {@link #idleAfter}
  * @param unmatched the assignment of buckets no rule matches
+ * @param shadowMode whether every limited bucket is assigned {@code ALLOW_ALL}, as {@code
+ *     WEIR_ENVOY_SHADOW_MODE} turns every {@code ShouldRateLimit} OVER_LIMIT into OK
  */
-public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
+public record RlqsSettings(Duration reportInterval, Unmatched unmatched, boolean shadowMode) {
 
   /** What a bucket no rule matches is assigned. */
   public enum Unmatched {
@@ -44,6 +46,16 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
     Objects.requireNonNull(unmatched, "unmatched");
   }
 
+  /** Creates settings without shadow mode. */
+  public RlqsSettings(Duration reportInterval, Unmatched unmatched) {
+    this(reportInterval, unmatched, false);
+  }
+
+  /** Returns these settings with {@code shadowMode}. */
+  public RlqsSettings withShadowMode(boolean shadowMode) {
+    return new RlqsSettings(reportInterval, unmatched, shadowMode);
+  }
+
   /** Reads the settings from {@code env}; a bad value throws {@link ConfigException}. */
   public static RlqsSettings fromEnvironment(Map<String, String> env) {
     return from(new EnvReader(env));
@@ -63,7 +75,8 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched) {
         Unmatched.valueOf(
             reader
                 .oneOf(UNMATCHED_BUCKETS, "allow_all", List.of("allow_all", "deny_all"))
-                .toUpperCase(java.util.Locale.ROOT)));
+                .toUpperCase(java.util.Locale.ROOT)),
+        false);
   }
 
   /** The least time without requests after which a bucket is abandoned. */

@@ -4,6 +4,7 @@ import dev.weir.core.quota.QuotaAllocator;
 import dev.weir.core.quota.QuotaShare;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse.BucketAction;
+import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -89,9 +90,13 @@ final class StreamBucket {
 
   /**
    * Returns the bucket's assignment from its part of each counter's share, empty while a counter
-   * has no share or an error share, or the bucket has no counters.
+   * has no share or an error share, or the bucket has no counters; {@code ALLOW_ALL} for a bucket
+   * planned in shadow mode, whatever its shares.
    */
   Optional<BucketAction> limitedAction(Duration ttl) {
+    if (plan instanceof BucketPlan.Limited limited && limited.shadow()) {
+      return Optional.of(Assignments.blanket(id, RateLimitStrategy.BlanketRule.ALLOW_ALL, ttl));
+    }
     if (counters.isEmpty()) {
       return Optional.empty();
     }

@@ -76,12 +76,14 @@ final class StreamCounter {
   /**
    * Takes {@code share}: an answer to a report always, unless an owner's later share of the same
    * record arrived first; a push only when it is later than the share held; an error (the owner did
-   * not answer) never in place of a share, so that the proxy keeps being assigned its last share,
-   * and limited, while the owner is paused or unreachable. Returns whether it was taken.
+   * not answer) in place of a share only when the share held is a spent window that ended by
+   * {@code nowMillis} (epoch ms), so that the proxy keeps being assigned its last share, and
+   * limited, while the owner is paused or unreachable, but is not denied beyond the window's end.
+   * Returns whether it was taken.
    */
-  boolean accept(QuotaShare share, boolean answer) {
+  boolean accept(QuotaShare share, boolean answer, long nowMillis) {
     QuotaShare held = this.share;
-    if (share.isError() && held != null && !held.isError()) {
+    if (share.isError() && held != null && !held.isError() && !spentBefore(held, nowMillis)) {
       return false;
     }
     if (held != null && !held.isError()) {
@@ -96,14 +98,20 @@ final class StreamCounter {
     return true;
   }
 
+  /** Returns whether {@code share} denies a spent window that ended by {@code nowMillis}. */
+  private static boolean spentBefore(QuotaShare share, long nowMillis) {
+    return share.milliRate() == 0 && share.spentUntil() > 0 && share.spentUntil() <= nowMillis;
+  }
+
   /**
    * Returns {@code bucket}'s part of the proxy's share, or null while there is no share or an error
    * share. A bucket alone on the counter gets the whole share. Buckets sharing it split its rate as
    * the owner splits a bucket's rate among proxies ({@link QuotaAllocator#split}): each asks for its
    * recent demand × {@link QuotaAllocator#HEADROOM}, at least {@link QuotaAllocator#QUIET_FLOOR} of
    * an equal split, an equal split while its demand is unknown. The share's whole {@code
-   * tokens_per_fill} ({@link Assignments#tokensPerFill}) and its burst are then handed out by
-   * largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
+   * tokens_per_fill} ({@link Assignments#tokensPerFill}, one token for a share below one request
+   * a minute, which its one holder fills at the share's own rate) and its burst are then handed out
+   * by largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
    * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
    * to the part with the most burst, so every part that holds tokens can admit and a part without
    * tokens is {@code DENY_ALL}. The parts are computed once per change of the share, the buckets or
@@ -137,7 +145,8 @@ final class StreamCounter {
     for (double r : rates) {
       total += r;
     }
-    long fill = Assignments.tokensPerFill(share.milliRate());
+    long fill =
+        share.milliRate() > 0 ? Math.max(1, Assignments.tokensPerFill(share.milliRate())) : 0;
     int turn = (int) Math.floorMod(share.sequence(), (long) n);
     double[] exact = new double[n];
     for (int i = 0; i < n; i++) {

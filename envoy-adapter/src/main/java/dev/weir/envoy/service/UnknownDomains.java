@@ -56,21 +56,33 @@ public final class UnknownDomains {
 
   /** Counts and logs a request for {@code domain}, which no loaded config declares. */
   public void record(String domain) {
+    record("ShouldRateLimit", domain, "answered OK without a limit");
+  }
+
+  /**
+   * Counts and logs a {@code call} (the API, as the log line names it) for {@code domain}, which no
+   * loaded config declares, and was answered as {@code outcome} says.
+   */
+  public void record(String call, String domain, String outcome) {
     metrics.domainNotFound();
     String shown = shown(domain);
     if (named.contains(shown) || (named.size() < MAX_NAMED_DOMAINS && named.add(shown))) {
       log.warn(
           shown,
-          "ShouldRateLimit for domain '{}', which no loaded rate limit config declares: answered OK"
-              + " without a limit (counted in weir.envoy.domain_not_found)",
-          shown);
+          "{} for domain '{}', which no loaded rate limit config declares: {} (counted in"
+              + " weir.envoy.domain_not_found)",
+          call,
+          shown,
+          outcome);
     } else {
       log.warn(
           OTHERS,
-          "ShouldRateLimit for more than {} domains no loaded rate limit config declares, such as"
-              + " '{}': answered OK without a limit (counted in weir.envoy.domain_not_found)",
+          "{} for more than {} domains no loaded rate limit config declares, such as '{}': {}"
+              + " (counted in weir.envoy.domain_not_found)",
+          call,
           MAX_NAMED_DOMAINS,
-          shown);
+          shown,
+          outcome);
     }
   }
 

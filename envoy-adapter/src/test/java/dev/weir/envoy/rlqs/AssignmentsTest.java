@@ -46,12 +46,28 @@ class AssignmentsTest {
   }
 
   @Test
-  void share_belowOneRequestAMinute_deniesAll() {
+  void share_belowOneRequestAMinute_fillsOneTokenPerTheSecondsOneRequestTakes() {
     BucketAction action = Assignments.share(BUCKET, List.of(share(16, 1)), TTL);
 
-    assertThat(action.getQuotaAssignmentAction().getRateLimitStrategy().getBlanketRule())
-        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
-    assertThat(Assignments.kindOf(action)).isEqualTo(Assignments.Kind.DENY_ALL);
+    TokenBucket tokens = action.getQuotaAssignmentAction().getRateLimitStrategy().getTokenBucket();
+    assertThat(tokens.getTokensPerFill().getValue()).isEqualTo(1);
+    assertThat(tokens.getMaxTokens()).isEqualTo(1);
+    assertThat(tokens.getFillInterval().getSeconds()).as("1000/16 s, rounded up").isEqualTo(63);
+    assertThat(tokens.getFillInterval().getNanos())
+        .as("the nanos Envoy compares repeat the seconds")
+        .isEqualTo(63);
+  }
+
+  @Test
+  void share_oneThousandthOfARequestASecond_fillsOneTokenPer1000Seconds() {
+    TokenBucket tokens =
+        Assignments.share(BUCKET, List.of(share(1, 1)), TTL)
+            .getQuotaAssignmentAction()
+            .getRateLimitStrategy()
+            .getTokenBucket();
+
+    assertThat(tokens.getTokensPerFill().getValue()).isEqualTo(1);
+    assertThat(tokens.getFillInterval().getSeconds()).isEqualTo(1000);
   }
 
   @Test

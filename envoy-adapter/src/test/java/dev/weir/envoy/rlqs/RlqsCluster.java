@@ -14,11 +14,14 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DescriptorConfigException;
+import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.service.UnknownDomains;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -47,6 +50,8 @@ final class RlqsCluster implements AutoCloseable {
   private final LocalCluster cluster;
   private final ConfigHolder config = new ConfigHolder();
   private final RecordingMetrics metrics = new RecordingMetrics();
+  private final SimpleMeterRegistry envoyRegistry = new SimpleMeterRegistry();
+  private final EnvoyMetrics envoyMetrics = new EnvoyMetrics(envoyRegistry);
   private final List<RlqsService> services = new ArrayList<>();
   private final List<Server> servers = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -79,7 +84,8 @@ final class RlqsCluster implements AutoCloseable {
               InputLimits.DEFAULTS,
               clock,
               RlqsMetrics.unregistered(),
-              new CheckMeter(metrics));
+              new CheckMeter(metrics),
+              new UnknownDomains(envoyMetrics, clock));
       node.cluster().quota().receiveWith(service);
       try {
         Server server =
@@ -138,6 +144,11 @@ final class RlqsCluster implements AutoCloseable {
   /** Returns what every node's RLQS service counted in the refusal counter. */
   RecordingMetrics metrics() {
     return metrics;
+  }
+
+  /** Returns the registry of the Envoy adapter's meters every node's RLQS service counts in. */
+  SimpleMeterRegistry envoyRegistry() {
+    return envoyRegistry;
   }
 
   /** Returns the in-JVM cluster. */

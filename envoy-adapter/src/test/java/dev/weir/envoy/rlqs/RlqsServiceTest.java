@@ -3,6 +3,7 @@ package dev.weir.envoy.rlqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
@@ -11,13 +12,16 @@ import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaServiceGrpc
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaUsageReports.BucketQuotaUsage;
 import io.envoyproxy.envoy.type.v3.RateLimitStrategy;
+import io.envoyproxy.envoy.type.v3.TokenBucket;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -45,6 +49,19 @@ class RlqsServiceTest {
           value: "report*"
           share_threshold: true
           rate_limit: {unit: minute, requests_per_unit: 600}
+        - key: name
+          value: daily
+          rate_limit: {unit: day, requests_per_unit: 1000}
+        - key: name
+          value: monthly
+          rate_limit: {unit: month, requests_per_unit: 10000}
+        - key: name
+          value: per-second
+          rate_limit: {unit: second, requests_per_unit: 100}
+        - key: name
+          value: shadow
+          shadow_mode: true
+          rate_limit: {unit: minute, requests_per_unit: 10}
       """;
 
   private static final BucketId API = bucket("api");
@@ -548,6 +565,176 @@ class RlqsServiceTest {
     late.sent++;
     settleUntilEnded(late);
     assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  /** Returns the requests a second {@code bucket} fills at, as Envoy's filter computes it. */
+  private static double fillRate(TokenBucket bucket) {
+    return bucket.getTokensPerFill().getValue() / (double) bucket.getFillInterval().getSeconds();
+  }
+
+  @Test
+  void dailyLimit_firstReportAtMidnight_isATokenBucketThatAdmitsAtTheDaysPace() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("daily"), 1, 0, 0);
+
+    RateLimitStrategy strategy = strategy(proxy.last());
+    assertThat(strategy.hasTokenBucket()).as("a token bucket, not %s", strategy).isTrue();
+    double pace = 1000 / 86_400.0;
+    assertThat(fillRate(strategy.getTokenBucket())).isBetween(0.9 * pace, pace);
+    assertThat(strategy.getTokenBucket().getMaxTokens()).isBetween(1, 5);
+  }
+
+  @Test
+  void monthlyLimit_firstReportAtTheWindowsStart_isATokenBucketThatAdmitsAtTheWindowsPace() {
+    long month = Duration.ofDays(30).toMillis();
+    clock.advanceMillis(month - clock.wallMillis() % month);
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("monthly"), 1, 0, 0);
+
+    RateLimitStrategy strategy = strategy(proxy.last());
+    assertThat(strategy.hasTokenBucket()).as("a token bucket, not %s", strategy).isTrue();
+    double pace = 10_000 / (30 * 86_400.0);
+    assertThat(fillRate(strategy.getTokenBucket())).isBetween(0.75 * pace, pace);
+  }
+
+  @Test
+  void longFillIntervals_aChangeOfIntervalAloneIsVisibleToEnvoysComparison() {
+    start(SETTINGS);
+    Proxy one = new Proxy(cluster.endpoints().get(0));
+    Proxy two = new Proxy(cluster.endpoints().get(0));
+    one.report("edge", bucket("daily"), 1, 0, 0);
+    TokenBucket alone = strategy(one.last()).getTokenBucket();
+
+    two.report("edge", bucket("daily"), 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    one.report("edge", bucket("daily"), 0, 0, 5);
+    TokenBucket shared = strategy(one.last()).getTokenBucket();
+
+    assertThat(fillRate(shared)).isLessThan(0.75 * fillRate(alone));
+    assertThat(
+            shared.getMaxTokens() != alone.getMaxTokens()
+                || shared.getTokensPerFill().getValue() != alone.getTokensPerFill().getValue()
+                || shared.getFillInterval().getNanos() != alone.getFillInterval().getNanos())
+        .as("Envoy 1.34 compares max_tokens, tokens_per_fill and the interval's nanos only")
+        .isTrue();
+  }
+
+  @Test
+  void perSecondLimit_maxTokensIsNoMoreThanTheLimit() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edge", bucket("per-second"), 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getTokenBucket().getMaxTokens())
+        .as("Envoy starts the bucket full: a burst above the limit admits more than it in a second")
+        .isBetween(1, 100);
+  }
+
+  @Test
+  void shadowModeRule_overItsLimit_isAllowedAll() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", bucket("shadow"), 1, 0, 0);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", bucket("shadow"), 10, 1000, 5);
+
+    assertThat(strategy(proxy.last()).hasTokenBucket()).isFalse();
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+  }
+
+  @Test
+  void globalShadowMode_spentWindow_isAllowedAll() {
+    start(SETTINGS.withShadowMode(true));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", TINY, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+
+    proxy.report("edge", TINY, 9, 1000, 5);
+
+    assertThat(strategy(proxy.last()).hasTokenBucket()).isFalse();
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+  }
+
+  @Test
+  void ownerUnreachable_aSpentWindowsDenyAllIsNotRenewedPastTheWindowsEnd() {
+    AtomicBoolean down = new AtomicBoolean();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage ->
+                    down.get()
+                        ? CompletableFuture.completedFuture(QuotaShare.error("owner unreachable"))
+                        : reports.report(usage));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", TINY, 1, 0, 0);
+    advance(Duration.ofSeconds(5));
+    proxy.report("edge", TINY, 9, 20, 5);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    down.set(true);
+    proxy.report("edge", TINY, 0, 10, 0);
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .as("within the window, the held DENY_ALL is re-sent")
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+    int seen = proxy.responses.size();
+
+    clock.advance(Duration.ofSeconds(60));
+    proxy.report("edge", TINY, 0, 10, 60);
+
+    for (RateLimitQuotaResponse r : proxy.responses.subList(seen, proxy.responses.size())) {
+      for (BucketAction a : r.getBucketActionList()) {
+        assertThat(strategy(a).getBlanketRule())
+            .as("the window ended 55 s ago; the owner gave no new share")
+            .isNotEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+      }
+    }
+    assertThat(proxy.ended).isNull();
+  }
+
+  @Test
+  void unknownDomain_isCountedAsShouldRateLimitCountsIt() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("edg", API, 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    assertThat(cluster.envoyRegistry().counter("weir.envoy.domain_not_found").count())
+        .isEqualTo(1.0);
+  }
+
+  @Test
+  void streamOpenedWhileTheNodeStartsDraining_isEndedAtOnce() {
+    start(SETTINGS);
+    cluster.service(0).beforeRegister(() -> cluster.service(0).drain());
+
+    Proxy late = new Proxy(cluster.endpoints().get(0));
+    late.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(usage(API, 1, 0, 0))
+            .build());
+    late.sent++;
+    settleUntilEnded(late);
+
+    assertThat(late.ended).as("the stream was ended").isNotNull();
+    assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(cluster.service(0).stats().streams()).isZero();
   }
 
   private static void settleUntilEnded(Proxy proxy) {

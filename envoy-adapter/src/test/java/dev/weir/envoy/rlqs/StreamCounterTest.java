@@ -37,12 +37,13 @@ class StreamCounterTest {
     counter.add(bucket);
     bucket.counters(List.of(counter));
     QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");
-    counter.accept(share, true);
+    counter.accept(share, true, 0);
 
     boolean taken =
         counter.accept(
             QuotaShare.error("error while reporting quota usage to peer 'b': DEADLINE_EXCEEDED"),
-            true);
+            true,
+            0);
 
     assertThat(taken).isFalse();
     assertThat(bucket.limitedAction(TTL)).contains(Assignments.share(ID, List.of(share), TTL));
@@ -52,7 +53,7 @@ class StreamCounterTest {
   void ownerDoesNotAnswerTheFirstReport_noAssignmentYet() {
     StreamBucket bucket = on(counter, "a");
 
-    counter.accept(QuotaShare.error("error while reporting quota usage to peer 'b'"), true);
+    counter.accept(QuotaShare.error("error while reporting quota usage to peer 'b'"), true, 0);
 
     assertThat(bucket.limitedAction(TTL)).isEmpty();
   }
@@ -61,7 +62,7 @@ class StreamCounterTest {
   void bucketsOfUnknownDemand_splitTheShareEvenly() {
     StreamBucket a = on(counter, "a");
     StreamBucket b = on(counter, "b");
-    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true, 0);
 
     assertThat(counter.partOf(a).milliRate()).isEqualTo(5_000);
     assertThat(counter.partOf(b).milliRate()).isEqualTo(5_000);
@@ -74,7 +75,7 @@ class StreamCounterTest {
     StreamBucket quiet = on(counter, "quiet");
     busy.measure(100, 5_000, 5_000_000_000L);
     quiet.measure(0, 5_000, 5_000_000_000L);
-    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true, 0);
 
     long busyPart = counter.partOf(busy).milliRate();
     long quietPart = counter.partOf(quiet).milliRate();
@@ -88,7 +89,7 @@ class StreamCounterTest {
   void spentShare_everyBucketGetsNothing() {
     StreamBucket a = on(counter, "a");
     StreamBucket b = on(counter, "b");
-    counter.accept(new QuotaShare(0, 0, 1_000_060_000L, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(0, 0, 1_000_060_000L, 1_000, 1, ""), true, 0);
 
     assertThat(Assignments.kindOf(a.limitedAction(TTL).orElseThrow()))
         .isEqualTo(Assignments.Kind.DENY_ALL);
@@ -121,7 +122,7 @@ class StreamCounterTest {
   @Test
   void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteAndBurst1_oneBucketHoldsBothTokens() {
     List<StreamBucket> all = equalDemand(3);
-    counter.accept(new QuotaShare(40, 1, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(40, 1, 0, 1_000, 1, ""), true, 0);
 
     long sum = 0;
     long denied = 0;
@@ -140,9 +141,22 @@ class StreamCounterTest {
   }
 
   @Test
+  void twoBucketsOfEqualDemand_onAShareBelowOneRequestAMinute_oneBucketHoldsTheWholeShare() {
+    List<StreamBucket> all = equalDemand(2);
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 1, ""), true, 0);
+
+    List<Assignments.Kind> kinds =
+        all.stream().map(b -> Assignments.kindOf(b.limitedAction(TTL).orElseThrow())).toList();
+    assertThat(kinds)
+        .as("a day's share of 1000/86400 s, split between two buckets")
+        .containsExactlyInAnyOrder(Assignments.Kind.TOKEN_BUCKET, Assignments.Kind.DENY_ALL);
+    assertThat(all.stream().mapToLong(b -> counter.partOf(b).milliRate()).sum()).isEqualTo(11);
+  }
+
+  @Test
   void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteWithBurst2_twoBucketsGetATokenEach() {
     List<StreamBucket> all = equalDemand(3);
-    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true, 0);
 
     assertThat(all.stream().mapToLong(StreamCounterTest::tokens).sum()).isEqualTo(2);
     assertThat(all.stream().mapToLong(StreamCounterTest::maxTokens).sum()).isEqualTo(2);
@@ -151,7 +165,7 @@ class StreamCounterTest {
   @Test
   void fourHundredBucketsOfEqualDemand_onA600AMinuteShare_theirPartsAddUpTo600() {
     List<StreamBucket> all = equalDemand(400);
-    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true, 0);
 
     assertThat(all.stream().mapToLong(StreamCounterTest::tokens).sum()).isEqualTo(600);
     assertThat(all.stream().mapToLong(StreamCounterTest::maxTokens).sum())
@@ -162,10 +176,10 @@ class StreamCounterTest {
   @Test
   void bucketsOfEqualDemandBeyondTheTokens_takeTurnsAsSharesArrive() {
     List<StreamBucket> all = equalDemand(3);
-    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 1, ""), true, 0);
     List<Long> first = all.stream().map(StreamCounterTest::tokens).toList();
 
-    counter.accept(new QuotaShare(40, 2, 0, 1_000, 2, ""), true);
+    counter.accept(new QuotaShare(40, 2, 0, 1_000, 2, ""), true, 0);
     List<Long> second = all.stream().map(StreamCounterTest::tokens).toList();
 
     assertThat(second).isNotEqualTo(first);
@@ -174,7 +188,7 @@ class StreamCounterTest {
   @Test
   void twentyThousandBucketsOnOneCounter_everyBucketsAction_splitsTheShareOnce() {
     List<StreamBucket> all = equalDemand(20_000);
-    counter.accept(new QuotaShare(10_000_000, 50_000, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(10_000_000, 50_000, 0, 1_000, 1, ""), true, 0);
 
     long tokens =
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
@@ -190,7 +204,7 @@ class StreamCounterTest {
   void aBucketsDemandChanges_thePartsAreSplitAgain() {
     StreamBucket busy = on(counter, "busy");
     StreamBucket quiet = on(counter, "quiet");
-    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true);
+    counter.accept(new QuotaShare(10_000, 50, 0, 1_000, 1, ""), true, 0);
     long before = counter.partOf(busy).milliRate();
 
     busy.measure(100, 5_000, 5_000_000_000L);

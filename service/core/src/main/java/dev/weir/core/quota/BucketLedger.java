@@ -232,9 +232,9 @@ final class BucketLedger {
     return new QuotaPush(key, c.id, share(c, spentUntil));
   }
 
-  private static void set(Client c, long milliRate) {
+  private void set(Client c, long milliRate) {
     c.milliRate = milliRate;
-    c.burst = QuotaAllocator.burst(milliRate);
+    c.burst = QuotaAllocator.burst(milliRate, rule == null ? 0 : rule.duration());
   }
 
   private static long othersMilli(List<Client> live, int except) {

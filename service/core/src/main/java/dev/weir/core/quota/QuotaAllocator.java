@@ -116,4 +116,19 @@ public final class QuotaAllocator {
     }
     return Math.max(1, (long) Math.ceil(milliRate * BURST_SECONDS / 1000.0));
   }
+
+  /**
+   * Returns the burst that goes with {@code milliRate} in a bucket whose window is {@code
+   * windowMillis}: {@link #burst(long)}, but no more than the rate admits in one window (rounded
+   * down, at least 1), so that a proxy's token bucket, which starts full, never holds more than its
+   * share of one window; a window of 0 or less does not cap it.
+   */
+  public static long burst(long milliRate, long windowMillis) {
+    long burst = burst(milliRate);
+    if (burst <= 1 || windowMillis <= 0) {
+      return burst;
+    }
+    long perWindow = (long) Math.floor(milliRate / 1000.0 * windowMillis / 1000.0);
+    return Math.max(1, Math.min(burst, perWindow));
+  }
 }
