@@ -6,6 +6,8 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -14,10 +16,14 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.ZoneOffset;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A peer's series follow its membership, also when events about it arrive after it left. */
+/**
+ * A peer's series follow its membership, also when events about it arrive after it left; the
+ * GLOBAL items this node drops show in the scrape.
+ */
 class ClusterMetricsTest {
 
   private static final String SELF = "127.0.0.1:1";
@@ -62,5 +68,25 @@ class ClusterMetricsTest {
         .as("taken down one batch timeout after its notice")
         .isTrue();
     assertThat(registry.scrape()).doesNotContain("peer=\"127.0.0.2:1\"");
+  }
+
+  @Test
+  void globalHitsWithNoOwner_dropped_countedInTheScrape() throws Exception {
+    ClusterMetrics.watch(node, new MicrometerMetrics(registry));
+    String before = registry.scrape();
+
+    node.global()
+        .queueHits(
+            RateLimitRequest.builder("n", "k")
+                .hits(1)
+                .limit(10)
+                .duration(60_000)
+                .behavior(Behavior.GLOBAL)
+                .build());
+    node.global().flushHits().get(5, TimeUnit.SECONDS);
+
+    assertThat(node.membership().ring().isEmpty()).as("no owner").isTrue();
+    assertThat(before).contains("weir_global_hits_dropped_total 0.0");
+    assertThat(registry.scrape()).contains("weir_global_hits_dropped_total 1.0");
   }
 }
