@@ -4,8 +4,8 @@ import dev.weir.core.cluster.ClusterNode;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.metrics.WeirMetrics;
+import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToLongFunction;
 
 /**
@@ -28,30 +28,9 @@ final class ClusterMetrics {
     metrics.watchHandOff(
         () -> cluster.handOff().sentCount(), () -> cluster.handOff().receivedCount());
     cluster.membership().addListener((before, after) -> metrics.ringChanged());
-    Set<String> watched = ConcurrentHashMap.newKeySet();
-    cluster
-        .membership()
-        .addListener(
-            (before, after) -> {
-              Set<String> members = Set.copyOf(cluster.membership().members());
-              watched.removeIf(
-                  peer -> {
-                    if (members.contains(peer)) {
-                      return false;
-                    }
-                    metrics.forgetPeer(peer);
-                    return true;
-                  });
-              for (String peer : members) {
-                if (!peer.equals(cluster.self()) && watched.add(peer)) {
-                  metrics.watchPeerBatches(
-                      peer,
-                      () -> sum(cluster, peer, PeerClient::batchesSent),
-                      () -> sum(cluster, peer, PeerClient::itemsSent));
-                  metrics.watchPeerUp(peer, () -> !cluster.liveness().isDown(peer));
-                }
-              }
-            });
+    PeerSeries series = new PeerSeries(cluster, metrics);
+    cluster.membership().addMembersListener(series::sync);
+    series.sync();
     cluster
         .liveness()
         .addListener(
@@ -61,6 +40,44 @@ final class ClusterMetrics {
                 metrics.peerDown(peer);
               }
             });
+  }
+
+  /**
+   * The peers whose meters are reported: the members other than this node, synced with the
+   * membership after each change of its members (a peer dropped by discovery while off the ring
+   * changes no ring).
+   */
+  private static final class PeerSeries {
+    private final ClusterNode cluster;
+    private final WeirMetrics metrics;
+    private final Set<String> watched = new HashSet<>();
+
+    PeerSeries(ClusterNode cluster, WeirMetrics metrics) {
+      this.cluster = cluster;
+      this.metrics = metrics;
+    }
+
+    /** Forgets the peers no longer members and watches the new ones. */
+    synchronized void sync() {
+      Set<String> members = cluster.membership().members();
+      watched.removeIf(
+          peer -> {
+            if (members.contains(peer)) {
+              return false;
+            }
+            metrics.forgetPeer(peer);
+            return true;
+          });
+      for (String peer : members) {
+        if (!peer.equals(cluster.self()) && watched.add(peer)) {
+          metrics.watchPeerBatches(
+              peer,
+              () -> sum(cluster, peer, PeerClient::batchesSent),
+              () -> sum(cluster, peer, PeerClient::itemsSent));
+          metrics.watchPeerUp(peer, () -> !cluster.liveness().isDown(peer));
+        }
+      }
+    }
   }
 
   private static long sum(ClusterNode cluster, String peer, ToLongFunction<PeerClient> counter) {

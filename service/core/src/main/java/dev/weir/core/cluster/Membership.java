@@ -28,7 +28,9 @@ import org.slf4j.event.Level;
  * change with the ring before and after it, in order, but never under the membership's lock: a
  * listener may take its time (hand-off scans the store) or call back into the membership from any
  * thread. Changes are queued under the lock and delivered by one thread at a time; a thread that
- * finds another delivering leaves its change to that one.
+ * finds another delivering leaves its change to that one. {@link MembersListener}s hear that the
+ * {@linkplain #members() members} changed, also when the ring did not (discovery dropping a peer
+ * already off the ring, down).
  *
  * <p>The ring holds the peers discovery reports minus those that announced they are leaving (until
  * they announce they are back, discovery stops reporting them, or the departure mark expires) and
@@ -50,14 +52,28 @@ public final class Membership implements Consumer<Set<String>> {
     void ringChanged(HashRing before, HashRing after);
   }
 
+  /** Hears that the {@linkplain #members() members} changed. */
+  @FunctionalInterface
+  public interface MembersListener {
+    /**
+     * Called after the members changed (a peer discovered, dropped by discovery, departed or
+     * returned, whether or not the ring changed with it), outside the membership's lock and
+     * possibly on several threads at once: read {@link #members()} for the current set.
+     */
+    void membersChanged();
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
 
   private final List<RingListener> listeners = new CopyOnWriteArrayList<>();
+  private final List<MembersListener> membersListeners = new CopyOnWriteArrayList<>();
   private final ArrayDeque<HashRing[]> undelivered = new ArrayDeque<>();
   private final ReentrantLock delivering = new ReentrantLock();
   private volatile HashRing ring;
   private Set<String> discovered = Set.of();
   private final Map<String, Long> departed = new HashMap<>();
+  // Guarded by this: the members at the last rebuild.
+  private Set<String> lastMembers = Set.of();
   private final String self;
   private final Clock clock;
   private final Scheduler scheduler;
@@ -145,6 +161,11 @@ public final class Membership implements Consumer<Set<String>> {
     listeners.add(listener);
   }
 
+  /** Registers {@code listener} for later changes of the members. */
+  public void addMembersListener(MembersListener listener) {
+    membersListeners.add(listener);
+  }
+
   /** Takes {@code peers} as the discovered set and rebuilds the ring if the result changed. */
   @Override
   public void accept(Set<String> peers) {
@@ -202,20 +223,38 @@ public final class Membership implements Consumer<Set<String>> {
   }
 
   private void rebuild() {
-    HashRing before;
-    HashRing after;
+    boolean ringChanged;
+    boolean membersChanged;
     synchronized (this) {
-      TreeSet<String> members = live();
-      before = ring;
-      if (before.peers().equals(List.copyOf(members))) {
-        return;
+      Set<String> members = members();
+      membersChanged = !members.equals(lastMembers);
+      lastMembers = members;
+      TreeSet<String> live = live();
+      HashRing before = ring;
+      ringChanged = !before.peers().equals(List.copyOf(live));
+      if (ringChanged) {
+        HashRing after = before.withPeers(live);
+        ring = after;
+        changes.incrementAndGet();
+        undelivered.add(new HashRing[] {before, after});
       }
-      after = before.withPeers(members);
-      ring = after;
-      changes.incrementAndGet();
-      undelivered.add(new HashRing[] {before, after});
     }
-    deliver();
+    if (ringChanged) {
+      deliver();
+    }
+    if (membersChanged) {
+      notifyMembersListeners();
+    }
+  }
+
+  private void notifyMembersListeners() {
+    for (MembersListener l : membersListeners) {
+      try {
+        l.membersChanged();
+      } catch (RuntimeException e) {
+        LOG.warn("members listener failed", e);
+      }
+    }
   }
 
   /**

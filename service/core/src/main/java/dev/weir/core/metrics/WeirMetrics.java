@@ -58,6 +58,12 @@ public interface WeirMetrics {
   /** Reports the GLOBAL queues: hits waiting for owners and updates waiting for broadcast. */
   default void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {}
 
+  /**
+   * Reports the GLOBAL items (a key's summed hits or its reset) dropped so far without their owner
+   * confirming them, read when scraped.
+   */
+  default void watchGlobalDropped(LongSupplier dropped) {}
+
   /** Records one send of queued GLOBAL hits to their owners. */
   default void globalSend(long nanos, boolean ok) {}
 

@@ -166,6 +166,31 @@ class MembershipTest {
   }
 
   @Test
+  void accept_dropsAPeerAlreadyOffTheRing_membersListenerToldThoughTheRingStays() {
+    FakeClock clock = new FakeClock();
+    PeerLiveness liveness = new PeerLiveness(clock);
+    Membership live =
+        new Membership(
+            HashRing.of(List.of(), 16, PeerHash.FNV1A),
+            "a:1",
+            clock,
+            new FakeScheduler(clock),
+            Duration.ofSeconds(30),
+            liveness::down);
+    List<Set<String>> told = new ArrayList<>();
+    live.addMembersListener(() -> told.add(live.members()));
+    live.accept(Set.of("a:1", "b:1", "c:1"));
+    liveness.unreachable("c:1", "refused");
+    live.refresh();
+    long ringChanges = live.changes();
+
+    live.accept(Set.of("a:1", "b:1"));
+
+    assertThat(live.changes()).as("c:1 was already off the ring").isEqualTo(ringChanges);
+    assertThat(told).containsExactly(Set.of("a:1", "b:1", "c:1"), Set.of("a:1", "b:1"));
+  }
+
+  @Test
   void departed_markRenewed_expiresFromLatestMark() {
     FakeClock clock = new FakeClock();
     FakeScheduler scheduler = new FakeScheduler(clock);

@@ -84,6 +84,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   /** GLOBAL bucket states waiting to be broadcast. */
   public static final String GLOBAL_BROADCAST_QUEUE = "weir.global.broadcast.queue.length";
 
+  /** GLOBAL items (a key's summed hits or reset) dropped without their owner confirming them. */
+  public static final String GLOBAL_HITS_DROPPED = "weir.global.hits.dropped";
+
   /** GLOBAL hit sends to owners, by {@code outcome}. */
   public static final String GLOBAL_SEND = "weir.global.send";
 
@@ -341,6 +344,15 @@ public final class MicrometerMetrics implements WeirMetrics {
   public void watchGlobalQueues(LongSupplier hitsQueued, LongSupplier broadcastsQueued) {
     gauge(GLOBAL_SEND_QUEUE, "GLOBAL hits waiting for their owners", hitsQueued);
     gauge(GLOBAL_BROADCAST_QUEUE, "GLOBAL states waiting for broadcast", broadcastsQueued);
+  }
+
+  @Override
+  public void watchGlobalDropped(LongSupplier dropped) {
+    functionCounter(
+        GLOBAL_HITS_DROPPED,
+        "GLOBAL items (a key's summed hits or its reset) dropped without their owner confirming"
+            + " them",
+        dropped);
   }
 
   @Override

@@ -37,6 +37,7 @@ class MicrometerMetricsTest {
     metrics.watchPeerUp("10.0.0.2:1051", () -> true);
     metrics.batchSent("10.0.0.2:1051", 12, 3_000_000, true);
     metrics.watchGlobalQueues(() -> 4, () -> 2);
+    metrics.watchGlobalDropped(() -> 5);
     metrics.globalSend(1_000_000, false);
     metrics.globalBroadcast(1_000_000, true);
     metrics.watchHandOff(() -> 30, () -> 4);
@@ -62,6 +63,7 @@ class MicrometerMetricsTest {
         .contains("weir_batch_send_seconds_count{outcome=\"success\",peer=\"10.0.0.2:1051\"} 1")
         .contains("weir_global_send_queue_length 4.0")
         .contains("weir_global_broadcast_queue_length 2.0")
+        .contains("weir_global_hits_dropped_total 5.0")
         .contains("weir_global_send_seconds_count{outcome=\"failure\"} 1")
         .contains("weir_global_broadcast_seconds_count{outcome=\"success\"} 1")
         .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0")
@@ -175,10 +177,11 @@ class MicrometerMetricsTest {
   }
 
   @Test
-  void watchPeerBatchesAndHandOff_lambdasKeptByNobodyElse_stillReadAfterGarbageCollection() {
+  void watchPeerBatchesHandOffAndGlobalDropped_lambdasKeptByNobodyElse_stillReadAfterGarbageCollection() {
     long[] batches = {7};
     metrics.watchPeerBatches("10.0.0.3:1051", () -> batches[0], () -> 70);
     metrics.watchHandOff(() -> 30, () -> 4);
+    metrics.watchGlobalDropped(() -> 3);
     java.lang.ref.WeakReference<Object> probe = new java.lang.ref.WeakReference<>(new Object());
     for (int i = 0; i < 50 && probe.get() != null; i++) {
       System.gc();
@@ -189,6 +192,7 @@ class MicrometerMetricsTest {
     assertThat(registry.scrape())
         .contains("weir_peer_batches_total{peer=\"10.0.0.3:1051\"} 8.0")
         .contains("weir_peer_batch_items_total{peer=\"10.0.0.3:1051\"} 70.0")
-        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0");
+        .contains("weir_handoff_buckets_total{direction=\"sent\"} 30.0")
+        .contains("weir_global_hits_dropped_total 3.0");
   }
 }

@@ -158,12 +158,13 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   /**
-   * Reports this manager's queue lengths and the duration and outcome of each send and broadcast
-   * to {@code sink}.
+   * Reports this manager's queue lengths, its {@linkplain #droppedHits dropped items} and the
+   * duration and outcome of each send and broadcast to {@code sink}.
    */
   public void reportTo(WeirMetrics sink) {
     this.metrics = sink;
     sink.watchGlobalQueues(this::queuedHits, this::queuedBroadcasts);
+    sink.watchGlobalDropped(this::droppedHits);
   }
 
   /** Returns how many GLOBAL keys have hits waiting for their owners. */
