@@ -218,8 +218,9 @@ class JoinHealthTest {
         .isFalse();
     scheduler.advance(CoalescingListener.DEFAULT_WINDOW);
     HealthStatus applied = member.health();
-    assertThat(applied.healthy()).as("%s", applied).isTrue();
-    assertThat(applied.peerCount()).isEqualTo(2);
+    // No node listens at the peer's address, so whether the peer already reads as down is a race.
+    assertThat(applied.peers()).as("%s", applied).containsExactlyInAnyOrder(self, peer);
+    assertThat(applied.message()).doesNotContain(DiscoveryComponent.WAITING_FOR_SOURCE);
   }
 
   @Test
