@@ -125,6 +125,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (print "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir"
   " (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)") }}
 {{- end }}
+{{- if and .Values.tls.peerAllowedIdentities (not .Values.tls.enabled) }}
+{{- fail (print "tls.peerAllowedIdentities is not valid with tls.enabled=false: peers are allowed by their"
+  " certificates' names only under TLS (without it, by the peer secret); expected tls.enabled=true or no"
+  " tls.peerAllowedIdentities") }}
+{{- end }}
 {{- if and .Values.tls.enabled .Values.istio.gatewayFilter.enabled }}
 {{- fail (print "istio.gatewayFilter.enabled: true is not valid with tls.enabled=true: the filter calls the"
   " client port as plain gRPC, but with TLS it is tls-rls, which Istio passes through, so every rate-limit"
