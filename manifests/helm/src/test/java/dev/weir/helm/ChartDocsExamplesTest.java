@@ -15,6 +15,8 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -62,6 +64,19 @@ class ChartDocsExamplesTest {
         }
       }
     }
+  }
+
+  @Test
+  void peerAllowedIdentitiesExample_rendersAsWritten() throws IOException {
+    String readme = Files.readString(Chart.REPO.resolve("manifests/README.md"));
+    Matcher m = Pattern.compile("`(peerAllowedIdentities: [^`]*)`\\s+under `tls`").matcher(readme);
+    assertThat(m.find()).as("manifests/README.md's tls.peerAllowedIdentities example").isTrue();
+
+    Rendered r =
+        Chart.render("tls: {enabled: true, secretName: weir-tls, " + m.group(1) + "}\n");
+
+    assertThat(r.env())
+        .containsEntry("WEIR_PEER_ALLOWED_IDENTITIES", "*.weir-peers.weir.svc.cluster.local");
   }
 
   /** The {@code helm install/upgrade/template} commands of the doc's code blocks, lines joined. */
@@ -123,7 +138,14 @@ class ChartDocsExamplesTest {
       switch (a) {
         case "-n", "--namespace" -> namespace = args.get(++i);
         case "--create-namespace", "--install", "--wait", "--atomic" -> {}
-        case "--set" -> sets.add(keyValue(entry, args.get(++i)));
+        case "--set" -> {
+          String[] kv = keyValue(entry, args.get(++i));
+          // Helm's library escapes {}[],.= in a value (takes it literally), the CLI does not
+          assertThat(kv[1])
+              .as("%s: helm-java reads a --set value with {}[], unlike the CLI", entry)
+              .doesNotContainPattern("[{}\\[\\],]");
+          sets.add(kv);
+        }
         case "--set-file" -> setFiles.add(keyValue(entry, args.get(++i)));
         default -> {
           if (a.startsWith("-")) {

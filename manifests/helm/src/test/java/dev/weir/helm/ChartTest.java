@@ -449,7 +449,8 @@ class ChartTest {
     assertThatThrownBy(
             () ->
                 Chart.render(
-                    "tls: {enabled: true, secretName: s, peerAllowedIdentities: ['a.svc,b.svc']}\n"))
+                    "tls: {enabled: true, secretName: s,"
+                        + " peerAllowedIdentities: ['a.svc,b.svc']}\n"))
         .hasMessageContaining("peerAllowedIdentities");
   }
 
