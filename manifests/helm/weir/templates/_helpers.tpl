@@ -125,6 +125,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (print "tls.enabled: true is not valid with mode=ratelimit: expected mode=weir"
   " (ratelimit mode takes GRPC_SERVER_TLS_* through extraEnv)") }}
 {{- end }}
+{{- if and .Values.tls.peerAllowedIdentities (not .Values.tls.enabled) }}
+{{- fail (print "tls.peerAllowedIdentities is not valid with tls.enabled=false: peers are allowed by their"
+  " certificates' names only under TLS (without it, by the peer secret); expected tls.enabled=true or no"
+  " tls.peerAllowedIdentities") }}
+{{- end }}
+{{- if and .Values.tls.enabled .Values.istio.gatewayFilter.enabled }}
+{{- fail (print "istio.gatewayFilter.enabled: true is not valid with tls.enabled=true: the filter calls the"
+  " client port as plain gRPC, but with TLS it is tls-rls, which Istio passes through, so every rate-limit"
+  " call would fail (and with failureModeDeny=false every request would pass unlimited); expected"
+  " tls.enabled=false, or your own EnvoyFilter with a DestinationRule that originates TLS (tls.mode SIMPLE)") }}
+{{- end }}
 {{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}
 {{- fail (printf "replicaCount: %v is not valid: expected 1 or more" .Values.replicaCount) }}
 {{- end }}

@@ -414,7 +414,9 @@ class ChartTest {
     Rendered r =
         Chart.render(
             "tls: {enabled: true, volume: {csi: {driver: csi.cert-manager.io, readOnly: true,"
-                + " volumeAttributes: {csi.cert-manager.io/issuer-name: weir-ca}}}}\n");
+                + " volumeAttributes: {csi.cert-manager.io/issuer-name: weir-ca}}},"
+                + " peerAllowedIdentities: ['*.weir-peers.weir.svc.cluster.local',"
+                + " 'spiffe://cluster.local/ns/weir/sa/weir']}\n");
 
     for (PodSpec pod :
         List.of(r.deployment().getSpec().getTemplate().getSpec(), r.testPod().getSpec())) {
@@ -430,6 +432,26 @@ class ChartTest {
               });
     }
     assertThat(r.env()).containsEntry("WEIR_TLS_CERT", "/etc/weir/tls/tls.crt");
+    // per-pod certificates have names of their own: the default (this node's own names) would
+    // refuse every peer, so the pods allow the names the certificates share
+    assertThat(r.env())
+        .containsEntry(
+            "WEIR_PEER_ALLOWED_IDENTITIES",
+            "*.weir-peers.weir.svc.cluster.local,spiffe://cluster.local/ns/weir/sa/weir");
+  }
+
+  @Test
+  void tls_peerAllowedIdentities_unsetByDefault_refusedWithoutTlsOrWithAComma() {
+    assertThat(Chart.render(TLS).env()).doesNotContainKey("WEIR_PEER_ALLOWED_IDENTITIES");
+    assertThatThrownBy(() -> Chart.render("tls: {peerAllowedIdentities: ['*.weir.svc']}\n"))
+        .hasMessageContaining("tls.peerAllowedIdentities")
+        .hasMessageContaining("tls.enabled");
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: s,"
+                        + " peerAllowedIdentities: ['a.svc,b.svc']}\n"))
+        .hasMessageContaining("peerAllowedIdentities");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.weir.helm;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.istio.api.api.networking.v1alpha3.EnvoyFilterEnvoyConfigObjectPatch;
 import io.fabric8.istio.api.networking.v1alpha3.EnvoyFilter;
@@ -11,6 +12,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -77,6 +79,28 @@ class IstioTest {
     assertThat(typed.get("failure_mode_deny")).isEqualTo(true);
     assertThat(r.only(DestinationRule.class).getSpec().getHost()).isEqualTo(host);
     assertThat(r.only(DestinationRule.class).getMetadata().getNamespace()).isEqualTo("edge");
+  }
+
+  @Test
+  void gatewayFilter_withTls_refusedNamingBothValues() {
+    // With tls.enabled the client port is tls-rls (appProtocol tls, passed through by Istio) while
+    // the filter would call it as plain gRPC: every call would fail, and with failureModeDeny
+    // false every request would pass unlimited.
+    for (String tls :
+        List.of(
+            "tls: {enabled: true, secretName: weir-tls}\n",
+            "tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify}\n")) {
+      assertThatThrownBy(() -> Chart.render(tls + "istio: {gatewayFilter: {enabled: true}}\n"))
+          .hasMessageContaining("istio.gatewayFilter.enabled")
+          .hasMessageContaining("tls.enabled");
+    }
+    // the warm-up rule alone stays fine with TLS: it only balances the calls
+    assertThat(
+            Chart.render(
+                    "tls: {enabled: true, secretName: weir-tls}\n"
+                        + "istio: {warmup: {enabled: true}}\n")
+                .all(DestinationRule.class))
+        .hasSize(1);
   }
 
   private static <T extends HasMetadata> T read(Class<T> type, String file) throws IOException {
