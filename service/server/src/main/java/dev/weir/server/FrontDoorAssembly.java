@@ -88,7 +88,8 @@ record FrontDoorAssembly(
               transport.grpc(),
               transport.tls().grpc().isPresent(),
               envoy,
-              b.ops.limits());
+              b.ops.limits(),
+              b.stopRequested);
     }
     FrontDoors doors =
         FrontDoors.serve(
