@@ -431,6 +431,29 @@ class MainTest {
     assertThat(stderr()).isEqualTo(error + System.lineSeparator());
   }
 
+  @ParameterizedTest
+  @CsvSource({"WEIR_HTTP_ADDRESS, HTTP", "WEIR_STATUS_HTTP_ADDRESS, status"})
+  void run_listenerHostDoesNotResolve_exit1NamingListenerAndVariable(
+      String variable, String listener) throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_WARMUP", "0s");
+    env.put(variable, "weir-0.invalid:1050");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(1);
+    assertThat(stderr())
+        .isEqualTo(
+            "cannot bind the "
+                + listener
+                + " listener at "
+                + variable
+                + "=weir-0.invalid:1050: its host does not resolve"
+                + System.lineSeparator());
+  }
+
   @Test
   void run_unknownArgument_exit2() throws Exception {
     int status = run(List.of("--bogus"), Map.of());

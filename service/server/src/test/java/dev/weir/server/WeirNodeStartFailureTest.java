@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
@@ -220,6 +221,62 @@ class WeirNodeStartFailureTest {
       starting.join(60_000);
       peer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
+  }
+
+  @Test
+  void start_httpHostDoesNotResolve_failsNamingItBeforeTheWarmUpAndAnyPeerCall() throws Exception {
+    Queue<String> peerCalls = new ConcurrentLinkedQueue<>();
+    Server peer = recordingServer(peerCalls);
+    int grpcPort;
+    int peerPort;
+    try (ServerSocket grpcFree = bind(0);
+        ServerSocket peerFree = bind(0)) {
+      grpcPort = grpcFree.getLocalPort();
+      peerPort = peerFree.getLocalPort();
+    }
+    Logger warmUpLog = (Logger) LoggerFactory.getLogger(NodeWarmUp.class);
+    ListAppender<ILoggingEvent> warmUpLines = new ListAppender<>();
+    warmUpLines.start();
+    warmUpLog.addAppender(warmUpLines);
+    try {
+      WeirConfig config =
+          new WeirConfig(
+              new HostPort("127.0.0.1", grpcPort),
+              new HostPort("weir-0.invalid", 1050),
+              new HostPort("127.0.0.1", grpcPort),
+              1000,
+              "info");
+
+      assertThatThrownBy(
+              () ->
+                  WeirNode.builder(config)
+                      .warmUp(Duration.ofSeconds(2))
+                      .cluster(
+                          ClusterSettings.defaults()
+                              .withHandoff(true)
+                              .withStaticPeers(
+                                  List.of(
+                                      "127.0.0.1:" + grpcPort + "@" + peerPort,
+                                      "127.0.0.2:1051@" + peer.getPort())))
+                      .peers(
+                          new dev.weir.core.cluster.peer.auth.PeerSettings(
+                              new HostPort("127.0.0.1", peerPort),
+                              TestConfigs.peers().secret(),
+                              Optional.empty(),
+                              false))
+                      .start())
+          .isInstanceOf(BindException.class)
+          .hasMessage(
+              "cannot bind the HTTP listener at WEIR_HTTP_ADDRESS=weir-0.invalid:1050: its host"
+                  + " does not resolve");
+      assertThat(warmUpLines.list).as("the warm-up's log lines").isEmpty();
+    } finally {
+      warmUpLog.detachAppender(warmUpLines);
+      peer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    assertThat(peerCalls).as("the calls the node made to its peer").isEmpty();
+    assertThatCode(() -> bind(grpcPort).close()).doesNotThrowAnyException();
   }
 
   /** Returns a server on 127.0.0.2 that records the method of every call and refuses it. */
