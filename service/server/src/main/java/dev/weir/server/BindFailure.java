@@ -4,7 +4,10 @@ import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import java.io.IOException;
 import java.net.BindException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
 
 /**
  * Names the listener and its setting in a failure to bind its address, so that a node with three
@@ -15,19 +18,28 @@ final class BindFailure {
 
   private BindFailure() {}
 
+  /** The reason given when a listener's host does not resolve to an address. */
+  static final String UNRESOLVED = "its host does not resolve";
+
   /**
-   * Binds {@code address} and releases it at once, so that a listener opened later (after the
-   * warm-up) reports a port in use now; does nothing for port 0 or for failures other than a
-   * failure to bind, which the listener itself reports.
+   * Resolves {@code address}, binds it and releases it at once, so that a listener opened later
+   * (after the warm-up) reports a host that does not resolve or a port in use now; binds nothing
+   * for port 0, and ignores failures other than a failure to bind, which the listener itself
+   * reports.
    *
-   * @throws BindException naming the listener and {@code variable} when the address is in use
+   * @throws BindException naming the listener and {@code variable} when the host does not resolve
+   *     or the address is in use
    */
   static void probe(String listener, EnvVar variable, HostPort address) throws BindException {
+    InetSocketAddress bindAddress = address.toBindAddress();
+    if (bindAddress.isUnresolved()) {
+      throw of(listener, variable, address, new UnknownHostException(UNRESOLVED));
+    }
     if (address.port() == 0) {
       return;
     }
     try (ServerSocket socket = new ServerSocket()) {
-      socket.bind(address.toBindAddress());
+      socket.bind(bindAddress);
     } catch (BindException e) {
       throw of(listener, variable, address, e);
     } catch (IOException | RuntimeException e) {
@@ -36,12 +48,14 @@ final class BindFailure {
   }
 
   /**
-   * Returns whether {@code failure} is a failure to bind: a {@link BindException} in its causes, or
-   * gRPC's {@code Failed to bind to address} (whose cause is a native exception under epoll).
+   * Returns whether {@code failure} is a failure to bind: a {@link BindException} or an {@link
+   * UnresolvedAddressException} in its causes, or gRPC's {@code Failed to bind to address} (whose
+   * cause is a native exception under epoll).
    */
   static boolean isBindFailure(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (t instanceof BindException
+          || t instanceof UnresolvedAddressException
           || (t.getMessage() != null && t.getMessage().startsWith("Failed to bind"))) {
         return true;
       }
@@ -72,6 +86,9 @@ final class BindFailure {
     Throwable root = failure;
     while (root.getCause() != null) {
       root = root.getCause();
+    }
+    if (root instanceof UnresolvedAddressException) {
+      return UNRESOLVED;
     }
     String message = root.getMessage() == null ? root.toString() : root.getMessage();
     int colon = message.lastIndexOf(": ");

@@ -20,6 +20,7 @@ import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -149,6 +150,21 @@ final class DecisionWarmUp {
       Duration budget,
       Clock clock,
       LongSupplier compileMillis) {
+    return run(target, path, messages, budget, clock, compileMillis, () -> false);
+  }
+
+  /**
+   * Calls {@code path} as {@link #run(InetSocketAddress, String, List, Duration, Clock,
+   * LongSupplier)} does, stopping also once {@code stopping} says the process was told to stop.
+   */
+  static Result run(
+      InetSocketAddress target,
+      String path,
+      List<byte[]> messages,
+      Duration budget,
+      Clock clock,
+      LongSupplier compileMillis,
+      BooleanSupplier stopping) {
     if (messages.isEmpty()) {
       throw new IllegalArgumentException("a decision warm-up needs at least one message");
     }
@@ -163,15 +179,15 @@ final class DecisionWarmUp {
       }
     }
     try {
-      return new DecisionWarmUp(target, path, messages, clock, compileMillis).run(budget);
+      return new DecisionWarmUp(target, path, messages, clock, compileMillis).run(budget, stopping);
     } catch (Http2Exception e) {
       throw new IllegalArgumentException("cannot encode the headers of a call to " + path, e);
     }
   }
 
-  private Result run(Duration budget) {
+  private Result run(Duration budget, BooleanSupplier stopping) {
     long start = clock.monotonicNanos();
-    deadline = WarmUpDeadline.after(clock, budget.toNanos());
+    deadline = WarmUpDeadline.after(clock, budget.toNanos(), stopping);
     quietSince = start;
     quietCompileMillis = compileMillis.getAsLong();
     String failure = null;

@@ -13,7 +13,6 @@ import dev.weir.http.HttpRoute;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.BindException;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.List;
@@ -88,7 +87,8 @@ record FrontDoorAssembly(
               transport.grpc(),
               transport.tls().grpc().isPresent(),
               envoy,
-              b.ops.limits());
+              b.ops.limits(),
+              b.stopRequested);
     }
     FrontDoors doors =
         FrontDoors.serve(
@@ -162,8 +162,10 @@ record FrontDoorAssembly(
     }
     try {
       return listener.start();
-    } catch (BindException e) {
-      throw BindFailure.of("HTTP", b.httpAddressVariable, b.config.httpAddress(), e);
+    } catch (IOException e) {
+      throw BindFailure.isBindFailure(e)
+          ? BindFailure.of("HTTP", b.httpAddressVariable, b.config.httpAddress(), e)
+          : e;
     }
   }
 
@@ -186,8 +188,8 @@ record FrontDoorAssembly(
           tls.node().orElse(null),
           ops.http(),
           List.of(topLimited));
-    } catch (BindException e) {
-      throw BindFailure.of("status", statusVariable, address, e);
+    } catch (IOException e) {
+      throw BindFailure.isBindFailure(e) ? BindFailure.of("status", statusVariable, address, e) : e;
     }
   }
 }

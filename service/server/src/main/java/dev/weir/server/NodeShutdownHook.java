@@ -1,16 +1,18 @@
 package dev.weir.server;
 
 import java.util.concurrent.CountDownLatch;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The JVM shutdown hook that stops a node, registered before the node starts: a SIGTERM that
- * arrives while the node starts (its snapshots already restored, their files consumed) waits for
- * the start to end and then stops the node, which writes its snapshot again, instead of ending the
- * process with the restored buckets in memory only.
+ * arrives while the node starts (its snapshots already restored, their files consumed) says so to
+ * the start ({@link #stopping()}), which cuts its warm-up short and fails before joining, waits
+ * for the start to end and then stops the node if it started; either way the node writes its
+ * snapshot again instead of ending the process with the restored buckets in memory only.
  */
 final class NodeShutdownHook {
 
@@ -18,6 +20,7 @@ final class NodeShutdownHook {
 
   private final CountDownLatch settled = new CountDownLatch(1);
   private volatile Runnable stop;
+  private volatile boolean stopping;
 
   private NodeShutdownHook() {}
 
@@ -32,14 +35,21 @@ final class NodeShutdownHook {
    * Starts a node with {@code start} under a hook registered first, which stops the node with
    * {@code stop} when the JVM shuts down; returns the node, or null when {@code start} gave none.
    */
-  static <T> T startStoppingOnExit(Supplier<T> start, Consumer<T> stop) {
-    NodeShutdownHook hook = register();
+  static <T> T startStoppingOnExit(Function<BooleanSupplier, T> start, Consumer<T> stop) {
+    return register().startStopping(start, stop);
+  }
+
+  /**
+   * Starts a node with {@code start}, given what says whether this hook has run, and records how
+   * {@code stop} stops it; returns the node, or null when {@code start} gave none.
+   */
+  <T> T startStopping(Function<BooleanSupplier, T> start, Consumer<T> stop) {
     T node = null;
     try {
-      node = start.get();
+      node = start.apply(this::stopping);
     } finally {
       T started = node;
-      hook.started(started == null ? null : () -> stop.accept(started));
+      started(started == null ? null : () -> stop.accept(started));
     }
     return node;
   }
@@ -58,10 +68,16 @@ final class NodeShutdownHook {
     settled.countDown();
   }
 
+  /** Returns whether this hook has run: the process was told to stop. */
+  boolean stopping() {
+    return stopping;
+  }
+
   /** Waits until the start ended, then stops the node if it started. */
   void run() {
+    stopping = true;
     if (settled.getCount() > 0) {
-      LOG.info("stop requested while the node starts; it stops once started");
+      LOG.info("stop requested while the node starts; it stops without joining if still warming up");
     }
     boolean interrupted = false;
     while (true) {

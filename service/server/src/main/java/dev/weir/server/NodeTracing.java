@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.envoy.service.MatchTracing;
 import io.grpc.ServerInterceptor;
@@ -7,13 +8,14 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException;
-import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,9 @@ final class NodeTracing implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NodeTracing.class);
 
   private static final String RESOURCE_ATTRIBUTES = "otel.resource.attributes";
+
+  /** An SDK property name in an SDK message, such as {@code otel.traces.sampler.arg}. */
+  private static final Pattern PROPERTY = Pattern.compile("otel(?:\\.[a-z0-9_]+)+");
 
   /** The instrumentation scope of Weir's spans. */
   static final String SCOPE = "dev.weir";
@@ -46,13 +51,14 @@ final class NodeTracing implements AutoCloseable {
   /**
    * Builds the SDK {@code settings} describe; they must be enabled.
    *
-   * @throws IOException naming the setting the SDK refused (for example an endpoint that is not a
-   *     URL)
+   * @throws ConfigException naming the {@code OTEL_*} variable whose value Weir or the SDK refused
+   *     (for example an endpoint that is not a URL), its value and what is allowed
    */
-  static NodeTracing start(TracingSettings settings) throws IOException {
+  static NodeTracing start(TracingSettings settings) {
     if (!settings.enabled()) {
       throw new IllegalArgumentException("tracing is off");
     }
+    settings.check();
     Map<String, String> properties = properties(settings);
     OpenTelemetrySdk sdk;
     try {
@@ -63,10 +69,37 @@ final class NodeTracing implements AutoCloseable {
               .build()
               .getOpenTelemetrySdk();
     } catch (ConfigurationException e) {
-      throw new IOException("tracing cannot start: " + e.getMessage(), e);
+      throw refused(e, properties);
     }
     LOG.info("tracing: on, {}", settings.describe());
     return new NodeTracing(sdk);
+  }
+
+  /**
+   * Returns the one-line error of a value the SDK refused: the {@code OTEL_*} variable of the
+   * property its message names, the value and the SDK's reason.
+   */
+  static ConfigException refused(ConfigurationException e, Map<String, String> properties) {
+    String reason = e.getMessage() == null ? e.toString() : e.getMessage().strip();
+    reason = reason.lines().map(String::strip).reduce((a, b) -> a + " " + b).orElse(reason);
+    Matcher named = PROPERTY.matcher(reason);
+    String key = null;
+    while (named.find()) {
+      String candidate = named.group();
+      while (!properties.containsKey(candidate) && candidate.lastIndexOf('.') > 4) {
+        candidate = candidate.substring(0, candidate.lastIndexOf('.'));
+      }
+      if (properties.containsKey(candidate)
+          && (key == null || candidate.length() > key.length())) {
+        key = candidate;
+      }
+    }
+    if (key == null) {
+      return new ConfigException("the OTEL_* tracing settings are not valid: " + reason);
+    }
+    String inVariables = PROPERTY.matcher(reason).replaceAll(m -> TracingSettings.variable(m.group()));
+    return new ConfigException(
+        TracingSettings.variable(key) + "='" + properties.get(key) + "' is not valid: " + inVariables);
   }
 
   /**

@@ -16,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * path ({@link DecisionWarmUp} against a {@link WarmUpServer}) with what is left, each logged in
  * one line. The decision path is warmed with {@code ShouldRateLimit} calls for the rules of the
  * Envoy adapter's config when it has a limited rule, else with {@code GetRateLimits} calls. A
- * warm-up that fails is logged as a warning and never keeps the node from starting.
+ * warm-up that fails is logged as a warning and never keeps the node from starting; one the
+ * process is told to stop during ends at once.
  */
 final class NodeWarmUp {
 
@@ -68,6 +70,7 @@ final class NodeWarmUp {
    * @param tls whether that listener serves TLS (its transport is then not warmed)
    * @param envoy the node's Envoy adapter, or null when it is off
    * @param limits the node's input limits, the largest gRPC message among them
+   * @param stopping says that the process was told to stop: the warm-up then ends at once
    */
   static Result run(
       Duration budget,
@@ -75,8 +78,9 @@ final class NodeWarmUp {
       ClientGrpcListener grpc,
       boolean tls,
       EnvoyAdapter envoy,
-      InputLimits limits) {
-    WarmUpDeadline deadline = WarmUpDeadline.after(clock, budget.toNanos());
+      InputLimits limits,
+      BooleanSupplier stopping) {
+    WarmUpDeadline deadline = WarmUpDeadline.after(clock, budget.toNanos(), stopping);
     TransportWarmUp.Result transport = null;
     DecisionWarmUp.Result decisions = null;
     String method = null;
@@ -84,7 +88,7 @@ final class NodeWarmUp {
       if (tls) {
         LOG.info("transport warm-up skipped: the gRPC listener serves TLS");
       } else {
-        transport = transport(grpc, budget, clock);
+        transport = transport(grpc, budget, clock, stopping);
       }
       List<byte[]> rules = envoy == null ? List.of() : envoyRequests(envoy);
       method =
@@ -93,9 +97,13 @@ final class NodeWarmUp {
               : RateLimitServiceGrpc.getShouldRateLimitMethod().getFullMethodName();
       List<byte[]> messages = rules.isEmpty() ? NativeWarmUpRequests.of(REQUESTS) : rules;
       decisions =
-          decisions(deadline, clock, method, messages, rules.isEmpty() ? null : envoy, limits);
+          decisions(
+              deadline, clock, method, messages, rules.isEmpty() ? null : envoy, limits, stopping);
     } catch (RuntimeException | LinkageError e) {
       LOG.warn("warm-up stopped early: {}", e.toString());
+    }
+    if (stopping.getAsBoolean()) {
+      LOG.info("warm-up cut short: the node is stopping");
     }
     if (transport == null && decisions == null) {
       return null;
@@ -104,14 +112,15 @@ final class NodeWarmUp {
   }
 
   private static TransportWarmUp.Result transport(
-      ClientGrpcListener grpc, Duration budget, Clock clock) {
+      ClientGrpcListener grpc, Duration budget, Clock clock, BooleanSupplier stopping) {
     List<? extends SocketAddress> sockets = grpc.server().getListenSockets();
     if (sockets.isEmpty() || !(sockets.get(0) instanceof InetSocketAddress bound)) {
       LOG.info("transport warm-up skipped: the gRPC listener has no IP socket");
       return null;
     }
     TransportWarmUp.Result done =
-        TransportWarmUp.run(TransportWarmUp.reachable(bound), budget, clock, grpc.warmUpToken());
+        TransportWarmUp.run(
+            TransportWarmUp.reachable(bound), budget, clock, grpc.warmUpToken(), stopping);
     String line =
         "transport warm-up: "
             + done.connections()
@@ -138,7 +147,8 @@ final class NodeWarmUp {
       String method,
       List<byte[]> messages,
       EnvoyAdapter envoy,
-      InputLimits limits) {
+      InputLimits limits,
+      BooleanSupplier stopping) {
     DecisionWarmUp.Result done = null;
     String failure = null;
     try (WarmUpServer server =
@@ -147,7 +157,13 @@ final class NodeWarmUp {
       if (server != null && !left.isZero()) {
         done =
             DecisionWarmUp.run(
-                server.address(), "/" + method, messages, left, clock, compileMillis());
+                server.address(),
+                "/" + method,
+                messages,
+                left,
+                clock,
+                compileMillis(),
+                stopping);
       }
     } catch (IOException | RuntimeException e) {
       failure = e.toString();

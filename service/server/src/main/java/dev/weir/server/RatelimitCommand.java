@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +72,7 @@ final class RatelimitCommand implements Command {
     int[] status = {0};
     Running running =
         NodeShutdownHook.startStoppingOnExit(
-            () -> start(env, err, status),
+            stopping -> start(env, err, status, stopping),
             started -> {
               LOG.warn("Weir (ratelimit compatibility mode) stopping");
               started.close();
@@ -103,6 +104,15 @@ final class RatelimitCommand implements Command {
    * status[0]}.
    */
   static Running start(Map<String, String> env, PrintStream err, int[] status) {
+    return start(env, err, status, () -> false);
+  }
+
+  /**
+   * Starts a node as {@link #start(Map, PrintStream, int[])} does, its start cut short before it
+   * joins the cluster once {@code stopping} says the process was told to stop.
+   */
+  static Running start(
+      Map<String, String> env, PrintStream err, int[] status, BooleanSupplier stopping) {
     RatelimitSettings compat;
     ServeCommand.NodeSettings settings;
     try {
@@ -120,7 +130,7 @@ final class RatelimitCommand implements Command {
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
     UnknownVariableWarnings.of(env, Map.of(), Optional.empty()).forEach(LOG::warn);
-    return start(compat, settings, err, status);
+    return start(compat, settings, err, status, stopping);
   }
 
   /**
@@ -154,7 +164,11 @@ final class RatelimitCommand implements Command {
    * cannot start; returns it, or null with the exit status in {@code status[0]}.
    */
   private static Running start(
-      RatelimitSettings compat, ServeCommand.NodeSettings settings, PrintStream err, int[] status) {
+      RatelimitSettings compat,
+      ServeCommand.NodeSettings settings,
+      PrintStream err,
+      int[] status,
+      BooleanSupplier stopping) {
     StatsdStats statsd =
         compat
             .statsd()
@@ -170,7 +184,8 @@ final class RatelimitCommand implements Command {
             .grpcMaxConnectionAge(compat.maxConnectionAge(), compat.maxConnectionAgeGrace())
             .healthServiceNames(List.of(HEALTH_SERVICE_NAME))
             .tracing(compat.tracing())
-            .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS);
+            .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS)
+            .stopRequested(stopping);
     WeirNode node = ServeCommand.start(builder, err, status);
     if (node == null) {
       if (statsd != null) {

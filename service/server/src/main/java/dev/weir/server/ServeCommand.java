@@ -175,7 +175,8 @@ final class ServeCommand implements Command {
 
   /**
    * Starts a node from {@code builder}, printing why to {@code err} when it cannot start; returns
-   * the node, or null with the exit status in {@code status[0]}.
+   * the node, or null with the exit status in {@code status[0]} (a start cut short by a stop is
+   * logged, not printed: the JVM's exit status is then the signal's).
    */
   static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
     try {
@@ -189,6 +190,8 @@ final class ServeCommand implements Command {
     } catch (BindException e) {
       err.println(e.getMessage());
       status[0] = EXIT_START_FAILED;
+    } catch (WeirNode.StartStopped e) {
+      LOG.info(e.getMessage());
     } catch (IOException e) {
       err.println("cannot start: " + e);
       status[0] = EXIT_START_FAILED;
@@ -216,7 +219,7 @@ final class ServeCommand implements Command {
     int[] status = {0};
     WeirNode node =
         NodeShutdownHook.startStoppingOnExit(
-            () -> start(read.builder(), err, status),
+            stopping -> start(read.builder().stopRequested(stopping), err, status),
             started -> {
               LOG.info("Weir node stopping");
               started.close();

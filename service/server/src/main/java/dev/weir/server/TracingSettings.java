@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import java.util.LinkedHashMap;
@@ -128,6 +129,65 @@ record TracingSettings(
         "service.instance.id",
         reader.string(EnvVar.of(SERVICE_INSTANCE_ID), UUID.randomUUID().toString()));
     return new TracingSettings(true, Map.copyOf(properties), Map.copyOf(resource));
+  }
+
+  /** The samplers the SDK offers without an extension, for {@code OTEL_TRACES_SAMPLER}. */
+  static final List<String> SAMPLERS =
+      List.of(
+          "always_on",
+          "always_off",
+          "traceidratio",
+          "parentbased_always_on",
+          "parentbased_always_off",
+          "parentbased_traceidratio");
+
+  /** The trace exporters this build has, for {@code OTEL_TRACES_EXPORTER}. */
+  static final List<String> EXPORTERS = List.of("otlp", "none");
+
+  /** The OTLP protocols the SDK speaks, for {@code OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL}. */
+  static final List<String> PROTOCOLS = List.of("grpc", "http/protobuf");
+
+  /**
+   * Checks the values of {@link #properties} that Weir knows the allowed values of: the sampler,
+   * the exporters, the OTLP protocols and that the OTLP endpoints are URLs.
+   *
+   * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
+   */
+  void check() {
+    String sampler = properties.get("otel.traces.sampler");
+    if (sampler != null && !SAMPLERS.contains(sampler)) {
+      throw ConfigException.invalid(
+          variable("otel.traces.sampler"), sampler, "one of " + String.join(", ", SAMPLERS));
+    }
+    String exporters = properties.get("otel.traces.exporter");
+    if (exporters != null) {
+      for (String exporter : exporters.split(",", -1)) {
+        if (!EXPORTERS.contains(exporter.trim())) {
+          throw ConfigException.invalid(
+              variable("otel.traces.exporter"), exporters, String.join(" or ", EXPORTERS));
+        }
+      }
+    }
+    for (String key : List.of("otel.exporter.otlp.protocol", "otel.exporter.otlp.traces.protocol")) {
+      String protocol = properties.get(key);
+      if (protocol != null && !PROTOCOLS.contains(protocol)) {
+        throw ConfigException.invalid(variable(key), protocol, String.join(" or ", PROTOCOLS));
+      }
+    }
+    for (String key : List.of("otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint")) {
+      String endpoint = properties.get(key);
+      if (endpoint != null
+          && !endpoint.regionMatches(true, 0, "http://", 0, 7)
+          && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
+        throw ConfigException.invalid(
+            variable(key), endpoint, "a URL starting with http:// or https://");
+      }
+    }
+  }
+
+  /** Returns the {@code OTEL_*} variable of the SDK property {@code key}, such as {@code otel.a.b}. */
+  static String variable(String key) {
+    return key.toUpperCase(Locale.ROOT).replace('.', '_');
   }
 
   /** Returns what the start-up line says of tracing. */

@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 /**
  * The start-up warm-up of the client gRPC listener's transport: short plaintext HTTP/2 connections
@@ -73,12 +74,25 @@ final class TransportWarmUp {
    * GrpcServerMetrics#WARM_UP_HEADER}.
    */
   static Result run(InetSocketAddress target, Duration budget, Clock clock, String token) {
-    return new TransportWarmUp(target, clock, token).run(budget);
+    return run(target, budget, clock, token, () -> false);
   }
 
-  private Result run(Duration budget) {
+  /**
+   * Warms up the listener at {@code target} as {@link #run(InetSocketAddress, Duration, Clock,
+   * String)} does, stopping also once {@code stopping} says the process was told to stop.
+   */
+  static Result run(
+      InetSocketAddress target,
+      Duration budget,
+      Clock clock,
+      String token,
+      BooleanSupplier stopping) {
+    return new TransportWarmUp(target, clock, token).run(budget, stopping);
+  }
+
+  private Result run(Duration budget, BooleanSupplier stopping) {
     long start = clock.monotonicNanos();
-    WarmUpDeadline deadline = WarmUpDeadline.after(clock, budget.toNanos());
+    WarmUpDeadline deadline = WarmUpDeadline.after(clock, budget.toNanos(), stopping);
     int connections = 0;
     int answered = 0;
     String failure = null;

@@ -15,7 +15,8 @@ import java.util.Map;
  * the {@code WEIR_ENVOY_CONFIG_MAX_*} limits and {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG}
  * apply) and exits 0, or 1 after printing every error, or 2 on a usage error. {@code --strict} also
  * prints what loads but is likely a mistake (a key written twice in one map) as warnings, and exits
- * 1 when there is any.
+ * 1 when there is any. A PATH that starts with {@code -} is taken for an option forgotten or
+ * misspelt (write {@code ./-name} for such a file).
  */
 final class ValidateConfigCommand implements Command {
 
@@ -52,7 +53,8 @@ final class ValidateConfigCommand implements Command {
   @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     boolean strict = args.size() == 2 && args.get(0).equals("--strict");
-    if (args.size() != 1 && !strict) {
+    String path = args.isEmpty() ? null : args.get(args.size() - 1);
+    if ((args.size() != 1 && !strict) || path.startsWith("-")) {
       err.println(USAGE);
       return 2;
     }
@@ -65,6 +67,6 @@ final class ValidateConfigCommand implements Command {
     }
     return new ConfigValidator(
             settings.loadOptions(), settings.forceStartWithoutInitialConfig(), strict)
-        .run(Path.of(args.get(args.size() - 1)), out, err);
+        .run(Path.of(path), out, err);
   }
 }

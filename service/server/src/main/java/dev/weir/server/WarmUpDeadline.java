@@ -2,10 +2,12 @@ package dev.weir.server;
 
 import dev.weir.core.time.Clock;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
- * The moment a start-up warm-up step must end, on the node's clock, and the read and connect
- * timeouts that keep its blocking sockets from waiting past it.
+ * The moment a start-up warm-up step must end, on the node's clock, or sooner when the process is
+ * told to stop, and the read and connect timeouts that keep its blocking sockets from waiting past
+ * it.
  */
 final class WarmUpDeadline {
 
@@ -14,25 +16,35 @@ final class WarmUpDeadline {
 
   private final Clock clock;
   private final long nanos;
+  private final BooleanSupplier stopping;
 
-  private WarmUpDeadline(Clock clock, long nanos) {
+  private WarmUpDeadline(Clock clock, long nanos, BooleanSupplier stopping) {
     this.clock = clock;
     this.nanos = nanos;
+    this.stopping = stopping;
   }
 
   /** Returns the deadline {@code budgetNanos} after now on {@code clock}. */
   static WarmUpDeadline after(Clock clock, long budgetNanos) {
-    return new WarmUpDeadline(clock, clock.monotonicNanos() + budgetNanos);
+    return after(clock, budgetNanos, () -> false);
+  }
+
+  /**
+   * Returns the deadline {@code budgetNanos} after now on {@code clock}, passed at once when {@code
+   * stopping} says the process was told to stop.
+   */
+  static WarmUpDeadline after(Clock clock, long budgetNanos, BooleanSupplier stopping) {
+    return new WarmUpDeadline(clock, clock.monotonicNanos() + budgetNanos, stopping);
   }
 
   /** Returns whether the deadline is still ahead. */
   boolean before() {
-    return clock.monotonicNanos() - nanos < 0;
+    return clock.monotonicNanos() - nanos < 0 && !stopping.getAsBoolean();
   }
 
   /** Returns the nanoseconds left, 0 once the deadline has passed. */
   long leftNanos() {
-    return Math.max(0, nanos - clock.monotonicNanos());
+    return stopping.getAsBoolean() ? 0 : Math.max(0, nanos - clock.monotonicNanos());
   }
 
   /**

@@ -34,6 +34,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -102,6 +103,16 @@ public final class WeirNode implements AutoCloseable {
   }
 
   /**
+   * The failure of a start cut short because the process was told to stop ({@link
+   * Builder#stopRequested}): the node did not join the cluster and opened no HTTP listener.
+   */
+  static final class StartStopped extends IOException {
+    StartStopped() {
+      super("stopped while starting: the node did not join the cluster");
+    }
+  }
+
+  /**
    * A builder of a {@link WeirNode}: what is not set takes its default (a single node found by
    * static discovery, no Envoy descriptor config, default input limits and no TLS, the system
    * clock, a Caffeine store of {@code config.cacheSize()} buckets).
@@ -131,6 +142,7 @@ public final class WeirNode implements AutoCloseable {
     Path autoCaFile;
     Sleeper sleeper = Sleeper.SYSTEM;
     Duration warmUp = Duration.ZERO;
+    BooleanSupplier stopRequested = () -> false;
     TracingSettings tracing = TracingSettings.OFF;
 
     private Builder(WeirConfig config) {
@@ -280,6 +292,16 @@ public final class WeirNode implements AutoCloseable {
     }
 
     /**
+     * Sets what says that the process was told to stop while the node starts (default: never): the
+     * warm-up then ends at once and {@link #start()} throws {@link StartStopped} before the node
+     * joins the cluster, its snapshot written back.
+     */
+    Builder stopRequested(BooleanSupplier value) {
+      this.stopRequested = Objects.requireNonNull(value, "stopRequested");
+      return this;
+    }
+
+    /**
      * Sets whether and how the node exports traces (default {@link TracingSettings#OFF}: no SDK is
      * built and no interceptor installed).
      */
@@ -357,6 +379,9 @@ public final class WeirNode implements AutoCloseable {
     TransportAssembly transport = TransportAssembly.start(b, store, components);
     ClusterAssembly cluster = ClusterAssembly.start(b, store, transport, components);
     FrontDoorAssembly doors = FrontDoorAssembly.start(b, transport, cluster, components);
+    if (b.stopRequested.getAsBoolean()) {
+      throw new StartStopped();
+    }
     WeirMember member = cluster.member();
     components.start(
         "cluster membership", () -> NodeMember.join(member, b.peers), NodeMember::leave);

@@ -37,6 +37,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class EnvoyWiringTest {
 
@@ -236,6 +238,21 @@ class EnvoyWiringTest {
   void validateConfig_withoutPath_usageExit2() throws Exception {
     assertThat(run("validate-config")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("usage:");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"--strict", "--strictx", "-s"})
+  void validateConfig_optionWithoutPath_usageExit2(String option) throws Exception {
+    assertThat(run("validate-config", option)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(ValidateConfigCommand.USAGE + System.lineSeparator());
+  }
+
+  @Test
+  void validateConfig_unknownOptionBeforeThePath_usageExit2() throws Exception {
+    assertThat(run("validate-config", "--strictx", dir.toString())).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(ValidateConfigCommand.USAGE + System.lineSeparator());
   }
 
   @Test

@@ -401,6 +401,59 @@ class MainTest {
     assertThat(stderr().lines().toList().get(1)).startsWith("WEIR_GRPC_ADDRESS='nowhere'");
   }
 
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "OTEL_TRACES_SAMPLER | bogus | OTEL_TRACES_SAMPLER='bogus' is not valid: expected one of"
+            + " always_on, always_off, traceidratio, parentbased_always_on,"
+            + " parentbased_always_off, parentbased_traceidratio",
+        "OTEL_TRACES_EXPORTER | console | OTEL_TRACES_EXPORTER='console' is not valid: expected"
+            + " otlp or none",
+        "OTEL_EXPORTER_OTLP_ENDPOINT | collector:4317 | OTEL_EXPORTER_OTLP_ENDPOINT='collector:4317'"
+            + " is not valid: expected a URL starting with http:// or https://",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL | http/json |"
+            + " OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http/json' is not valid: expected grpc or"
+            + " http/protobuf"
+      })
+  void run_badOtelValue_exit2NamingTheVariableValueAndWhatIsAllowed(
+      String variable, String value, String error) throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_WARMUP", "0s");
+    env.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+    env.put(variable, value);
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr()).isEqualTo(error + System.lineSeparator());
+  }
+
+  @ParameterizedTest
+  @CsvSource({"WEIR_HTTP_ADDRESS, HTTP", "WEIR_STATUS_HTTP_ADDRESS, status"})
+  void run_listenerHostDoesNotResolve_exit1NamingListenerAndVariable(
+      String variable, String listener) throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_WARMUP", "0s");
+    env.put(variable, "weir-0.invalid:1050");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(1);
+    assertThat(stderr())
+        .isEqualTo(
+            "cannot bind the "
+                + listener
+                + " listener at "
+                + variable
+                + "=weir-0.invalid:1050: its host does not resolve"
+                + System.lineSeparator());
+  }
+
   @Test
   void run_unknownArgument_exit2() throws Exception {
     int status = run(List.of("--bogus"), Map.of());

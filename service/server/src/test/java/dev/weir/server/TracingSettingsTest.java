@@ -106,4 +106,19 @@ class TracingSettingsTest {
         .containsEntry("otel.service.name", "weir")
         .containsEntry("otel.logs.exporter", "none");
   }
+
+  @Test
+  void start_valueTheSdkRefuses_configExceptionNamingTheVariableAndValue() {
+    TracingSettings settings =
+        TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318",
+                "OTEL_TRACES_SAMPLER", "traceidratio",
+                "OTEL_TRACES_SAMPLER_ARG", "half"));
+
+    assertThatThrownBy(() -> NodeTracing.start(settings).close())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("OTEL_TRACES_SAMPLER_ARG='half' is not valid: ")
+        .hasMessageNotContaining("\n");
+  }
 }
