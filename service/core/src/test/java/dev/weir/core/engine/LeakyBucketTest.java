@@ -79,6 +79,16 @@ class LeakyBucketTest {
                 at(999, leaky(3, 1000, 1), UNDER_LIMIT, 1, 1665),
                 at(999, leaky(3, 3000, 0), UNDER_LIMIT, 1, 2999))),
         arguments(
+            "a shorter duration applies from now; the time before leaks at the old rate",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(500, leaky(10, 500, 1), UNDER_LIMIT, 4, 800))),
+        arguments(
+            "a shorter duration leaks nothing for the 50 ms that leak no token at the old rate",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(50, leaky(10, 500, 1), OVER_LIMIT, 0, 550))),
+        arguments(
             "plain milliseconds after a Gregorian day leak at one day per limit, not the code",
             List.of(
                 at(0, leaky(100, 2, 0, 100, GREGORIAN), UNDER_LIMIT, 0, 86_400_000),
