@@ -75,11 +75,14 @@ final class LeakyBucket {
     long leaked = 0;
     long credited = 0;
     // A new rate applies from now: the time since the anchor leaks at the rate the bucket had.
+    // A stored duration that may be a Gregorian code (the state does not say) is no rate in ms,
+    // so that time leaks at the new rate, as in Gubernator.
     boolean rateChanged =
         !r.has(Behavior.DURATION_IS_GREGORIAN)
             && (b.limit() != limit || b.duration() != r.duration())
             && b.limit() > 0
-            && b.duration() > 0;
+            && b.duration() > 0
+            && RequestValidator.intervalOf(b.duration()) == null;
     long leakLimit = rateChanged ? b.limit() : limit;
     long leakPeriod = rateChanged ? b.duration() : period;
     if (elapsed > 0

@@ -43,6 +43,9 @@ final class TokenBucket {
     if (t.limit() != limit) {
       remaining = Math.max(0, add(remaining, sub(limit, t.limit())));
     }
+    // Gubernator builds its answer before the duration step: a renewed window is answered with
+    // the remaining of the window it replaces unless hits are taken from the new one.
+    long answered = remaining;
     if (t.duration() != r.duration()) {
       resetTime = windowEnd(r, createdAt, now);
       if (resetTime <= now) {
@@ -53,17 +56,19 @@ final class TokenBucket {
     }
     Status stored = t.status();
     if (hits == 0) {
-      return decide(stored, stored, r, remaining, remaining, createdAt, resetTime);
+      return decide(stored, stored, r, remaining, answered, createdAt, resetTime);
     }
-    if (remaining == 0 && hits > 0) {
-      return decide(Status.OVER_LIMIT, Status.OVER_LIMIT, r, 0, 0, createdAt, resetTime);
+    if (answered == 0 && hits > 0) {
+      return decide(Status.OVER_LIMIT, Status.OVER_LIMIT, r, remaining, 0, createdAt, resetTime);
     }
     if (hits == remaining) {
       return decide(stored, stored, r, 0, 0, createdAt, resetTime);
     }
     if (hits > remaining) {
-      long left = r.has(Behavior.DRAIN_OVER_LIMIT) ? 0 : remaining;
-      return decide(stored, Status.OVER_LIMIT, r, left, left, createdAt, resetTime);
+      if (r.has(Behavior.DRAIN_OVER_LIMIT)) {
+        return decide(stored, Status.OVER_LIMIT, r, 0, 0, createdAt, resetTime);
+      }
+      return decide(stored, Status.OVER_LIMIT, r, remaining, answered, createdAt, resetTime);
     }
     long left = sub(remaining, hits);
     return decide(stored, stored, r, left, left, createdAt, resetTime);

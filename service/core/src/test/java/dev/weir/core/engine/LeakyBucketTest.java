@@ -20,6 +20,7 @@ class LeakyBucketTest {
 
   private static final int DRAIN = Behavior.DRAIN_OVER_LIMIT;
   private static final int RESET = Behavior.RESET_REMAINING;
+  private static final int GREGORIAN = Behavior.DURATION_IS_GREGORIAN;
 
   static Stream<Arguments> table() {
     return Stream.of(
@@ -77,6 +78,26 @@ class LeakyBucketTest {
                 at(0, leaky(3, 1000, 3), UNDER_LIMIT, 0, 999),
                 at(999, leaky(3, 1000, 1), UNDER_LIMIT, 1, 1665),
                 at(999, leaky(3, 3000, 0), UNDER_LIMIT, 1, 2999))),
+        arguments(
+            "a shorter duration applies from now; the time before leaks at the old rate",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(500, leaky(10, 500, 1), UNDER_LIMIT, 4, 800))),
+        arguments(
+            "a shorter duration leaks nothing for the 50 ms that leak no token at the old rate",
+            List.of(
+                at(0, leaky(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(50, leaky(10, 500, 1), OVER_LIMIT, 0, 550))),
+        arguments(
+            "plain milliseconds after a Gregorian day leak at one day per limit, not the code",
+            List.of(
+                at(0, leaky(100, 2, 0, 100, GREGORIAN), UNDER_LIMIT, 0, 86_400_000),
+                at(10, leaky(100, 86_400_000, 1), OVER_LIMIT, 0, 86_400_010))),
+        arguments(
+            "plain milliseconds after a Gregorian hour leak at one hour per limit, not the code",
+            List.of(
+                at(0, leaky(100, 1, 0, 100, GREGORIAN), UNDER_LIMIT, 0, 3_600_000),
+                at(10, leaky(100, 3_600_000, 1), OVER_LIMIT, 0, 3_600_010))),
         arguments(
             "a request stamped before the last one never sees fewer than 0 tokens",
             List.of(

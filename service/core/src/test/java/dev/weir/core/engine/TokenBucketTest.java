@@ -82,6 +82,24 @@ class TokenBucketTest {
                 at(0, token(10, 1000, 6), UNDER_LIMIT, 4, 1000),
                 at(600, token(10, 500, 1), UNDER_LIMIT, 9, 1100))),
         arguments(
+            "a query renewing the window answers the old remaining, as Gubernator answers",
+            List.of(
+                at(0, token(10, 1000, 6), UNDER_LIMIT, 4, 1000),
+                at(600, token(10, 500, 0), UNDER_LIMIT, 4, 1100),
+                at(601, token(10, 500, 0), UNDER_LIMIT, 10, 1100))),
+        arguments(
+            "an empty bucket renewed by a shorter duration is OVER, and the status sticks",
+            List.of(
+                at(0, token(10, 1000, 10), UNDER_LIMIT, 0, 1000),
+                at(600, token(10, 500, 1), OVER_LIMIT, 0, 1100),
+                at(601, token(10, 500, 1), OVER_LIMIT, 9, 1100))),
+        arguments(
+            "hits above the renewed window's remaining are refused with the old remaining",
+            List.of(
+                at(0, token(10, 1000, 6), UNDER_LIMIT, 4, 1000),
+                at(600, token(10, 500, 11), OVER_LIMIT, 4, 1100),
+                at(601, token(10, 500, 10), UNDER_LIMIT, 0, 1100))),
+        arguments(
             "a longer duration moves the window end from the first hit, keeping remaining",
             List.of(
                 at(0, token(10, 1000, 6), UNDER_LIMIT, 4, 1000),
