@@ -130,6 +130,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   " certificates' names only under TLS (without it, by the peer secret); expected tls.enabled=true or no"
   " tls.peerAllowedIdentities") }}
 {{- end }}
+{{- if and .Values.tls.peerServerName (not .Values.tls.enabled) }}
+{{- fail (print "tls.peerServerName is not valid with tls.enabled=false: it is the name peers' TLS"
+  " certificates are verified against; expected tls.enabled=true or no tls.peerServerName") }}
+{{- end }}
 {{- if and .Values.tls.enabled .Values.istio.gatewayFilter.enabled }}
 {{- fail (print "istio.gatewayFilter.enabled: true is not valid with tls.enabled=true: the filter calls the"
   " client port as plain gRPC, but with TLS it is tls-rls, which Istio passes through, so every rate-limit"

@@ -455,6 +455,26 @@ class ChartTest {
   }
 
   @Test
+  void tls_peerServerName_renderedWithTls_unsetByDefault_refusedWithoutTlsOrWithAPort() {
+    assertThat(Chart.render(TLS).env()).doesNotContainKey("WEIR_PEER_TLS_SERVER_NAME");
+    assertThat(
+            Chart.render(
+                    "tls: {enabled: true, secretName: weir-tls,"
+                        + " peerServerName: weir-peers.weir.svc.cluster.local}\n")
+                .env())
+        .containsEntry("WEIR_PEER_TLS_SERVER_NAME", "weir-peers.weir.svc.cluster.local");
+    assertThatThrownBy(
+            () -> Chart.render("tls: {peerServerName: weir-peers.weir.svc.cluster.local}\n"))
+        .hasMessageContaining("tls.peerServerName")
+        .hasMessageContaining("tls.enabled");
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: s, peerServerName: 'weir-peers:1052'}\n"))
+        .hasMessageContaining("peerServerName");
+  }
+
+  @Test
   void monitoring_scrapesMetricsOnThePortTheProbesUse() {
     for (String values : List.of("", TLS, MTLS)) {
       Rendered r =

@@ -101,6 +101,7 @@ public final class Weir {
     private PeerSecret peerSecret;
     private PeerTls peerTls;
     private PeerIdentities peerAllowedIdentities;
+    private String peerTlsServerName;
     private boolean insecurePeers;
     private WeirMetrics metrics = WeirMetrics.NOOP;
     private InputLimits inputLimits = InputLimits.DEFAULTS;
@@ -179,6 +180,22 @@ public final class Weir {
      */
     public Builder peerAllowedIdentities(List<String> patterns) {
       return peerAllowedIdentities(PeerIdentities.of(patterns));
+    }
+
+    /**
+     * Sets the DNS name this member verifies every peer's server certificate against, and sends as
+     * SNI and authority, instead of the address it calls; needs {@link #peerTls}. For members
+     * sharing one certificate that cannot carry each member's address, such as pods' IPs.
+     *
+     * @throws IllegalArgumentException when {@code name} is not a DNS name
+     */
+    public Builder peerTlsServerName(String name) {
+      try {
+        this.peerTlsServerName = PeerSecurity.checkServerName(name);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("peerTlsServerName: " + e.getMessage(), e);
+      }
+      return this;
     }
 
     /** Sets the identities a peer's certificate must carry one of, as parsed already. */
@@ -345,6 +362,9 @@ public final class Weir {
       }
       if (peerAllowedIdentities != null && peerTls == null) {
         throw new IllegalStateException("peerAllowedIdentities needs peerTls");
+      }
+      if (peerTlsServerName != null && peerTls == null) {
+        throw new IllegalStateException("peerTlsServerName needs peerTls");
       }
       PeerListener bound = null;
       try {
@@ -538,6 +558,9 @@ public final class Weir {
               : peerSecret != null
                   ? PeerSecurity.sharedSecret(peerSecret)
                   : PeerSecurity.insecure();
+      if (peerTlsServerName != null) {
+        security = security.withServerName(peerTlsServerName);
+      }
       return peerTls != null && peerSecret != null ? security.withSecret(peerSecret) : security;
     }
 

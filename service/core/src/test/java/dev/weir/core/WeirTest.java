@@ -521,6 +521,16 @@ class WeirTest {
     assertThatThrownBy(() -> Weir.builder().cacheSize(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("cacheSize must be at least 1, got 0");
+    assertThatThrownBy(() -> Weir.builder().peerTlsServerName("weir-peers:1052"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("peerTlsServerName: 'weir-peers:1052' is not a DNS name");
+  }
+
+  @Test
+  void build_peerTlsServerNameWithoutPeerTls_fails() {
+    assertThatThrownBy(() -> Weir.builder().peerTlsServerName("weir-peers.test").build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("peerTlsServerName needs peerTls");
   }
 
   /** A service of the caller's, served next to Weir's on one port. */

@@ -79,6 +79,7 @@ final class NodeMember {
     if (tls.node().isPresent()) {
       member.peerTls(tls.node().get());
       peers.allowedIdentities().ifPresent(member::peerAllowedIdentities);
+      peers.tlsServerName().ifPresent(member::peerTlsServerName);
     }
     try {
       return member.build();

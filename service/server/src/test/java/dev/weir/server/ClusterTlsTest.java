@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
@@ -12,6 +13,7 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.proto.gubernator.AnnounceReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -32,6 +34,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +53,7 @@ class ClusterTlsTest {
 
   private static final List<String> HOSTS = List.of("localhost", "127.0.0.1");
   private static final Duration YEAR = Duration.ofDays(365);
+  private static final String SERVER_NAME = "weir-peers.test";
 
   @TempDir Path dir;
   private final FakeClock clock = new FakeClock();
@@ -69,7 +73,12 @@ class ClusterTlsTest {
   }
 
   private TlsSettings files(String name, CertificateAuthority issuer) throws Exception {
-    CertificateAuthority.Identity identity = issuer.issue(name, HOSTS, YEAR);
+    return files(name, issuer, HOSTS);
+  }
+
+  private TlsSettings files(String name, CertificateAuthority issuer, List<String> names)
+      throws Exception {
+    CertificateAuthority.Identity identity = issuer.issue(name, names, YEAR);
     Path cert = dir.resolve(name + "-cert.pem");
     Path key = dir.resolve(name + "-key.pem");
     Files.writeString(cert, Pem.encode((Object[]) identity.chain()));
@@ -80,6 +89,12 @@ class ClusterTlsTest {
   }
 
   private WeirNode node(int grpcPort, int peerPort, List<String> peers, TlsSettings tls)
+      throws Exception {
+    return node(grpcPort, peerPort, peers, tls, Optional.empty());
+  }
+
+  private WeirNode node(
+      int grpcPort, int peerPort, List<String> peers, TlsSettings tls, Optional<String> serverName)
       throws Exception {
     WeirConfig config =
         new WeirConfig(
@@ -94,7 +109,11 @@ class ClusterTlsTest {
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
             .peers(
                 new PeerSettings(
-                    new HostPort("127.0.0.1", peerPort), Optional.empty(), Optional.empty(), false))
+                    new HostPort("127.0.0.1", peerPort),
+                    Optional.empty(),
+                    Optional.empty(),
+                    serverName,
+                    false))
             .clock(clock)
             .store(new ClockBucketStore(clock, 1000))
             .start();
@@ -220,5 +239,68 @@ class ClusterTlsTest {
                 .announce(leaving(portA)),
         Code.UNIMPLEMENTED);
     assertThat(b.cluster().membership().ring().peers()).hasSize(2);
+  }
+
+  /**
+   * Members sharing a certificate that names no address, only the DNS name of their headless
+   * service (as one Kubernetes Secret for every pod): called by IP, a peer's certificate fails
+   * verification; with {@code WEIR_PEER_TLS_SERVER_NAME} set to that name, members forward.
+   */
+  @Test
+  void sharedDnsOnlyCertificate_peersVerifiedByServerNameNotByTheIpCalled() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("cluster-ca", YEAR);
+    Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
+    TlsSettings shared = files("shared", ca, List.of(SERVER_NAME));
+    int portA = freePort();
+    int portB = freePort();
+    int peerA = freePort();
+    int peerB = freePort();
+    List<String> peers =
+        List.of("127.0.0.1:" + portA + "@" + peerA, "127.0.0.1:" + portB + "@" + peerB);
+    WeirNode b = node(portB, peerB, peers, shared, Optional.of(SERVER_NAME));
+    WeirNode a = node(portA, peerA, peers, shared, Optional.of(SERVER_NAME));
+
+    PeerSecurity byAddress = PeerSecurity.mutualTls(a.tlsIdentity().orElseThrow(), null);
+    ManagedChannel byIp = byAddress.channel("127.0.0.1:" + peerB);
+    resources.add(() -> byIp.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    assertThatThrownBy(
+            () ->
+                PeersV1Grpc.newBlockingStub(byIp)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Code.UNAVAILABLE))
+        .hasRootCauseInstanceOf(CertificateException.class)
+        .rootCause()
+        .hasMessageContaining("127.0.0.1");
+    ManagedChannel byName = byAddress.withServerName(SERVER_NAME).channel("127.0.0.1:" + peerB);
+    resources.add(() -> byName.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    assertThat(
+            PeersV1Grpc.newBlockingStub(byName)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance())
+                .getRateLimitsList())
+        .isEmpty();
+
+    ManagedChannel client =
+        Grpc.newChannelBuilderForAddress(
+                "127.0.0.1", portA, a.tlsIdentity().orElseThrow().peerCredentials())
+            .overrideAuthority(SERVER_NAME)
+            .build();
+    resources.add(() -> client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(client);
+    GetRateLimitsResp answer = check(stub, 0);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    for (int attempt = 1;
+        (hasErrors(answer) || !forwarded(a)) && System.nanoTime() < deadline;
+        attempt++) {
+      Thread.sleep(100);
+      answer = check(stub, attempt);
+    }
+    assertThat(answer.getResponsesList()).extracting(RateLimitResp::getError).containsOnly("");
+    assertThat(answer.getResponsesList()).extracting(RateLimitResp::getRemaining).containsOnly(4L);
+    assertThat(forwarded(a)).isTrue();
+    assertThat(b.peerPort()).hasValue(peerB);
   }
 }

@@ -294,6 +294,7 @@ class EventLoopBlockingTest {
                     new HostPort("127.0.0.1", peerPort),
                     Optional.of(PeerSecret.of("weir-event-loop-blocking-test")),
                     Optional.empty(),
+                    Optional.empty(),
                     false))
             .envoy(EnvoySettings.DEFAULTS.withConfig(dir))
             .start();

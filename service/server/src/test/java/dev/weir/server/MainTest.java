@@ -269,6 +269,19 @@ class MainTest {
         "GUBER_TLS_CERT=/c.pem,GUBER_TLS_KEY=/k.pem,WEIR_PEER_SECRET="
             + SECRET
             + " | GUBER_TLS_CERT='/c.pem' is set without WEIR_TLS_CA",
+        "WEIR_PEER_TLS_SERVER_NAME=weir-peers.weir.svc.cluster.local,WEIR_PEER_SECRET="
+            + SECRET
+            + " | WEIR_PEER_TLS_SERVER_NAME (or GUBER_TLS_CLIENT_AUTH_SERVER_NAME)="
+            + "'weir-peers.weir.svc.cluster.local' is set but TLS is off: the name is what peers'"
+            + " TLS server certificates are verified against; set WEIR_TLS_CERT and WEIR_TLS_KEY"
+            + " (or WEIR_TLS_AUTO) to turn TLS on, or unset it",
+        "WEIR_PEER_TLS_SERVER_NAME=weir-peers.svc:1052 | WEIR_PEER_TLS_SERVER_NAME is not valid:"
+            + " 'weir-peers.svc:1052' is not a DNS name; a server name is dot-separated labels of"
+            + " letters, digits, '-' and '_' (at most 253 characters), without a port or scheme",
+        "GUBER_TLS_CLIENT_AUTH_SERVER_NAME=https://weir-peers | GUBER_TLS_CLIENT_AUTH_SERVER_NAME"
+            + " is not valid: 'https://weir-peers' is not a DNS name",
+        "WEIR_PEER_TLS_SERVER_NAME=weir..svc | WEIR_PEER_TLS_SERVER_NAME is not valid: 'weir..svc'"
+            + " is not a DNS name",
       })
   void run_badPeerSettings_exit2NamingTheVariable(String settings, String error) throws Exception {
     Map<String, String> env = new HashMap<>();
@@ -318,6 +331,21 @@ class MainTest {
         .hasMessageStartingWith(
             "WEIR_TLS_CERT='/c.pem' is set without WEIR_TLS_CA, but this node may have peers"
                 + " (WEIR_PEER_DISCOVERY_TYPE=dns)");
+  }
+
+  @Test
+  void settings_peerTlsServerNameWithTls_readUnderEitherName() {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_TLS_CERT", "/c.pem");
+    env.put("WEIR_TLS_KEY", "/k.pem");
+    env.put("WEIR_TLS_CA", "/ca.pem");
+    assertThat(ServeCommand.NodeSettings.read(env).peers().tlsServerName()).isEmpty();
+    env.put("GUBER_TLS_CLIENT_AUTH_SERVER_NAME", "weir-peers.weir.svc.cluster.local");
+    assertThat(ServeCommand.NodeSettings.read(env).peers().tlsServerName())
+        .hasValue("weir-peers.weir.svc.cluster.local");
+    env.put("WEIR_PEER_TLS_SERVER_NAME", "weir-peers.test");
+    assertThat(ServeCommand.NodeSettings.read(env).peers().tlsServerName())
+        .hasValue("weir-peers.test");
   }
 
   @Test

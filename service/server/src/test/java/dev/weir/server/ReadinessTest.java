@@ -79,6 +79,7 @@ class ReadinessTest {
                     new HostPort("127.0.0.1", peerPort),
                     Optional.of(PeerSecret.of("readiness-test-peer-secret")),
                     Optional.empty(),
+                    Optional.empty(),
                     false))
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();

@@ -30,6 +30,7 @@ final class TestConfigs {
         new HostPort("127.0.0.1", 0),
         Optional.of(PeerSecret.of("weir-server-tests-peer-secret")),
         Optional.empty(),
+        Optional.empty(),
         false);
   }
 }

@@ -112,6 +112,7 @@ class TopLimitedTest {
                 new HostPort("127.0.0.1", peerPort),
                 Optional.of(PeerSecret.of("top-limited-test-peer-secret")),
                 Optional.empty(),
+                Optional.empty(),
                 false));
   }
 

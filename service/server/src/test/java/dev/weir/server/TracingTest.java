@@ -562,6 +562,7 @@ class TracingTest {
                     new HostPort("127.0.0.1", peerPort),
                     Optional.of(PeerSecret.of("weir-tracing-test")),
                     Optional.empty(),
+                    Optional.empty(),
                     false))
             .envoy(EnvoySettings.DEFAULTS.withConfig(dir))
             .tracing(tracing)

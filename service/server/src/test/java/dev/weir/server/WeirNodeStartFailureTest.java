@@ -111,6 +111,7 @@ class WeirNodeStartFailureTest {
                               new HostPort("127.0.0.1", peerPort),
                               TestConfigs.peers().secret(),
                               java.util.Optional.empty(),
+                              java.util.Optional.empty(),
                               false))
                       .start())
           .isInstanceOf(BindException.class)

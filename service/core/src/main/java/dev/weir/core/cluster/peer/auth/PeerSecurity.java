@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer.auth;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.SystemClock;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * allowed identity: the given allow-list, or by default the identities of this node's own current
  * certificate (so members sharing a certificate, or certificates with the same names, accept each
  * other and nothing else the CA signed). With a secret, every call must carry it. Members call
- * their peers with the same TLS identity and secret.
+ * their peers with the same TLS identity and secret, verifying each peer's server certificate
+ * against the address called or, when set, one server name all members' certificates carry.
  */
 public final class PeerSecurity {
 
@@ -44,16 +46,19 @@ public final class PeerSecurity {
   private final PeerTls tls;
   private final PeerIdentities allowList;
   private final PeerSecret secret;
+  private final String serverName;
 
-  private PeerSecurity(PeerTls tls, PeerIdentities allowList, PeerSecret secret) {
+  private PeerSecurity(
+      PeerTls tls, PeerIdentities allowList, PeerSecret secret, String serverName) {
     this.tls = tls;
     this.allowList = allowList;
     this.secret = secret;
+    this.serverName = serverName;
   }
 
   /** Returns security by {@code secret} alone, over plaintext. */
   public static PeerSecurity sharedSecret(PeerSecret secret) {
-    return new PeerSecurity(null, null, Objects.requireNonNull(secret, "secret"));
+    return new PeerSecurity(null, null, Objects.requireNonNull(secret, "secret"), null);
   }
 
   /**
@@ -70,7 +75,7 @@ public final class PeerSecurity {
       PeerIdentities.ofCertificate(identity.chain()[0]);
       identity.checkCertificateChanges(PeerIdentities::ofCertificate);
     }
-    return new PeerSecurity(identity, allowList, null);
+    return new PeerSecurity(identity, allowList, null, null);
   }
 
   /**
@@ -78,12 +83,50 @@ public final class PeerSecurity {
    * the counters. Only for a network where nothing but members can reach it.
    */
   public static PeerSecurity insecure() {
-    return new PeerSecurity(null, null, null);
+    return new PeerSecurity(null, null, null, null);
   }
 
   /** Returns this security with {@code value} also required of every call. */
   public PeerSecurity withSecret(PeerSecret value) {
-    return new PeerSecurity(tls, allowList, Objects.requireNonNull(value, "secret"));
+    return new PeerSecurity(tls, allowList, Objects.requireNonNull(value, "secret"), serverName);
+  }
+
+  /**
+   * Returns this security with every call to a peer verifying the peer's certificate against the
+   * DNS name {@code name}, also sent as SNI and authority, instead of the address called: for
+   * members sharing one certificate that cannot carry every member's address (pods' IPs).
+   *
+   * @throws IllegalArgumentException when {@code name} is not a DNS name (see {@link
+   *     #checkServerName}) or the protocol does not run over TLS
+   */
+  public PeerSecurity withServerName(String name) {
+    if (tls == null) {
+      throw new IllegalArgumentException("a peer TLS server name needs TLS");
+    }
+    return new PeerSecurity(tls, allowList, secret, checkServerName(name));
+  }
+
+  /**
+   * Returns {@code name} if it is a DNS name: dot-separated labels of letters, digits, {@code '-'}
+   * and {@code '_'}, at most 253 characters, without a port or scheme.
+   *
+   * @throws IllegalArgumentException saying what is allowed
+   */
+  public static String checkServerName(String name) {
+    Objects.requireNonNull(name, "name");
+    boolean valid = !name.isEmpty() && name.length() <= 253;
+    for (int i = 0; valid && i < name.length(); i++) {
+      valid = HostPort.isHostNameChar(name.charAt(i));
+    }
+    valid = valid && !name.startsWith(".") && !name.endsWith(".") && !name.contains("..");
+    if (!valid) {
+      throw new IllegalArgumentException(
+          "'"
+              + name
+              + "' is not a DNS name; a server name is dot-separated labels of letters, digits,"
+              + " '-' and '_' (at most 253 characters), without a port or scheme");
+    }
+    return name;
   }
 
   /** Returns whether callers must prove membership (TLS, a secret or both). */
@@ -105,6 +148,9 @@ public final class PeerSecurity {
     if (tls != null) {
       out.append("mutual TLS, allowed identities ")
           .append(allowList != null ? allowList : "of this node's certificate " + allowed().get());
+      if (serverName != null) {
+        out.append(", peers' certificates verified for ").append(serverName);
+      }
     }
     if (secret != null) {
       out.append(out.length() == 0 ? "" : " and ").append("shared secret");
@@ -142,7 +188,8 @@ public final class PeerSecurity {
    * on the transport's threads ({@code directExecutor}): what completes a peer call only completes
    * futures, answers calls and updates the ring, and the hand-off's store scan runs on its own
    * thread, so nothing blocks there; a thread hand-off per callback cost a forwarded item more CPU
-   * than the call itself (docs/benchmarks.md).
+   * than the call itself (docs/benchmarks.md). With a {@link #withServerName server name}, the
+   * peer's certificate is verified against that name instead of {@code target}'s host.
    */
   public ManagedChannel channel(String target) {
     ChannelCredentials credentials =
@@ -151,6 +198,9 @@ public final class PeerSecurity {
         Grpc.newChannelBuilder(target, credentials)
             .directExecutor()
             .maxInboundMessageSize(MAX_MESSAGE_BYTES);
+    if (serverName != null) {
+      builder.overrideAuthority(serverName);
+    }
     if (secret != null) {
       builder.intercept(secretSender(secret));
     }

@@ -21,12 +21,15 @@ import java.util.Optional;
  *     {@code WEIR_PEER_SECRET_FILE}), when set
  * @param allowedIdentities the identities a peer's TLS certificate must carry one of ({@code
  *     WEIR_PEER_ALLOWED_IDENTITIES}); empty means those of this node's own certificate
+ * @param tlsServerName the DNS name peers' server certificates are verified against instead of the
+ *     address called ({@code WEIR_PEER_TLS_SERVER_NAME}), when set
  * @param insecure run a cluster's peer protocol without authentication ({@code WEIR_PEER_INSECURE})
  */
 public record PeerSettings(
     HostPort address,
     Optional<PeerSecret> secret,
     Optional<PeerIdentities> allowedIdentities,
+    Optional<String> tlsServerName,
     boolean insecure) {
 
   /** {@code WEIR_PEER_ADDRESS}. */
@@ -41,6 +44,10 @@ public record PeerSettings(
   /** {@code WEIR_PEER_ALLOWED_IDENTITIES}. */
   public static final EnvVar ALLOWED_IDENTITIES = EnvVar.of("WEIR_PEER_ALLOWED_IDENTITIES");
 
+  /** {@code WEIR_PEER_TLS_SERVER_NAME}, alias {@code GUBER_TLS_CLIENT_AUTH_SERVER_NAME}. */
+  public static final EnvVar TLS_SERVER_NAME =
+      EnvVar.of("WEIR_PEER_TLS_SERVER_NAME", "GUBER_TLS_CLIENT_AUTH_SERVER_NAME");
+
   /** {@code WEIR_PEER_INSECURE}. */
   public static final EnvVar INSECURE = EnvVar.of("WEIR_PEER_INSECURE");
 
@@ -50,7 +57,11 @@ public record PeerSettings(
   /** Returns the defaults of a node whose gRPC listener binds {@code grpcAddress}. */
   public static PeerSettings defaults(HostPort grpcAddress) {
     return new PeerSettings(
-        grpcAddress.withPort(DEFAULT_PORT), Optional.empty(), Optional.empty(), false);
+        grpcAddress.withPort(DEFAULT_PORT),
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        false);
   }
 
   /**
@@ -75,13 +86,14 @@ public record PeerSettings(
     }
     Optional<PeerIdentities> allowed =
         env.lookup(ALLOWED_IDENTITIES).map(s -> identities(s.value()));
+    Optional<String> serverName = env.lookup(TLS_SERVER_NAME).map(PeerSettings::serverName);
     boolean insecure = env.bool(INSECURE, false);
     if (insecure && secret.isPresent()) {
       throw new ConfigException(
           INSECURE.name()
               + "=true turns peer authentication off, but a peer secret is set; unset one of them");
     }
-    return new PeerSettings(address, secret, allowed, insecure);
+    return new PeerSettings(address, secret, allowed, serverName, insecure);
   }
 
   /**
@@ -96,6 +108,17 @@ public record PeerSettings(
           ALLOWED_IDENTITIES.name()
               + " needs TLS (WEIR_TLS_CERT and WEIR_TLS_KEY, or WEIR_TLS_AUTO): the identities are"
               + " those of peers' TLS client certificates");
+    }
+    if (tlsServerName.isPresent() && !tls) {
+      throw new ConfigException(
+          TLS_SERVER_NAME.name()
+              + " (or "
+              + TLS_SERVER_NAME.alias()
+              + ")='"
+              + tlsServerName.get()
+              + "' is set but TLS is off: the name is what peers' TLS server certificates are"
+              + " verified against; set WEIR_TLS_CERT and WEIR_TLS_KEY (or WEIR_TLS_AUTO) to turn"
+              + " TLS on, or unset it");
     }
     if (insecure && tls) {
       throw new ConfigException(
@@ -130,6 +153,14 @@ public record PeerSettings(
     } catch (IOException | RuntimeException e) {
       throw new ConfigException(
           SECRET_FILE.name() + "='" + file + "' cannot be read: " + e.getMessage());
+    }
+  }
+
+  private static String serverName(EnvReader.Setting setting) {
+    try {
+      return PeerSecurity.checkServerName(setting.value());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(setting.variable() + " is not valid: " + e.getMessage());
     }
   }
 
