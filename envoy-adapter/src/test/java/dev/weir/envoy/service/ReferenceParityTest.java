@@ -54,6 +54,9 @@ class ReferenceParityTest {
           rate_limit: {unit: minute, requests_per_unit: 5}
         - key: tokens
           rate_limit: {unit: minute, requests_per_unit: 20, algorithm: token_bucket}
+        - key: trial
+          shadow_mode: true
+          rate_limit: {unit: minute, requests_per_unit: 5, algorithm: token_bucket}
         - key: soft
           quota_mode: true
           rate_limit: {unit: second, requests_per_unit: 0}
@@ -247,6 +250,19 @@ class ReferenceParityTest {
     assertThat(counter("within_limit", "tokens")).isEqualTo(15);
     assertThat(counter("over_limit", "tokens")).isEqualTo(2);
     assertThat(counter("near_limit", "tokens")).isEqualTo(4);
+  }
+
+  @Test
+  void shadowMode_refusedHitsOfAShadowRule_countOnlyThoseBeyondWhatRemainedAsOverLimit()
+      throws Exception {
+    start(Map.of());
+
+    call(3, descriptor("trial", "t"));
+    RateLimitResponse refused = call(4, descriptor("trial", "t"));
+
+    assertThat(refused.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(counter("over_limit", "trial")).isEqualTo(2);
+    assertThat(counter("shadow_mode", "trial")).isEqualTo(2);
   }
 
   @Test
