@@ -99,7 +99,15 @@ final class ConfigCompiler {
     List<DescriptorNode> nodes = new ArrayList<>();
     for (RawDescriptor raw : raws) {
       if (raw.key().isEmpty()) {
-        throw error(file, "descriptor has empty key");
+        throw error(
+            file,
+            "descriptor has empty key: the descriptor at line "
+                + raw.line()
+                + " in '"
+                + compositePrefix.substring(0, compositePrefix.length() - 1)
+                + "'"
+                + (raw.value().isEmpty() ? "" : " (value '" + raw.value() + "')")
+                + " has no key; allowed keys are non-empty strings");
       }
       String sourceLine = Integer.toString(raw.line());
       long finalKeyLength =
@@ -245,10 +253,18 @@ final class ConfigCompiler {
       }
       rules.add(rule(file, composite, policy));
     }
-    for (RateLimitRule rule : rules) {
+    for (int i = 0; i < rules.size(); i++) {
+      RateLimitRule rule = rules.get(i);
       for (RateLimitRule other : rules) {
         if (!other.name().isEmpty() && rule.replaces().contains(other.name())) {
-          throw error(file, "replaces should not contain name of same descriptor");
+          throw error(
+              file,
+              "replaces should not contain name of same descriptor: "
+                  + named(composite, rule.name(), raw.rateLimits().get(i).line())
+                  + " replaces '"
+                  + other.name()
+                  + "', a policy of the same descriptor; allowed are names of rules of other"
+                  + " descriptors");
         }
       }
     }
@@ -259,19 +275,45 @@ final class ConfigCompiler {
       throws DescriptorConfigException {
     Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit =
         Units.parse(raw.unit());
+    String where = "rate_limit of '" + composite + "' at line " + raw.line();
     if (raw.unlimited()) {
       if (unit.isPresent()) {
-        throw error(file, "should not specify rate limit unit when unlimited");
+        throw error(
+            file,
+            "should not specify rate limit unit when unlimited: unit '"
+                + raw.unit()
+                + "' in "
+                + where
+                + "; an unlimited rule has no unit, so remove unit or unlimited");
       }
     } else if (unit.isEmpty()) {
-      throw error(file, "invalid rate limit unit '" + raw.unit() + "'");
+      throw error(
+          file,
+          "invalid rate limit unit '"
+              + raw.unit()
+              + "': "
+              + (raw.unit().isEmpty()
+                  ? where + " has no unit; allowed units are " + Units.NAMES
+                      + " (in any case), or none with unlimited: true"
+                  : "in " + where + "; allowed units are " + Units.NAMES + " (in any case)"));
     }
+    String named = named(composite, raw.name(), raw.line());
     for (String replaced : raw.replaces()) {
       if (replaced.isEmpty()) {
-        throw error(file, "should not have an empty replaces entry");
+        throw error(
+            file,
+            "should not have an empty replaces entry: replaces of "
+                + named
+                + " has an entry without a name; allowed are names of other rules");
       }
       if (replaced.equals(raw.name())) {
-        throw error(file, "replaces should not contain name of same descriptor");
+        throw error(
+            file,
+            "replaces should not contain name of same descriptor: "
+                + named
+                + " replaces its own name '"
+                + replaced
+                + "'; allowed are names of other rules");
       }
     }
     Algorithm algorithm = algorithm(file, composite, raw.algorithm());
@@ -291,6 +333,16 @@ final class ConfigCompiler {
         behavior,
         multiplier,
         calendar);
+  }
+
+  /** Returns how an error names the policy called {@code name} of {@code composite}. */
+  private static String named(String composite, String name, int line) {
+    return "rate_limit "
+        + (name.isEmpty() ? "" : "'" + name + "' ")
+        + "of '"
+        + composite
+        + "' at line "
+        + line;
   }
 
   /**
