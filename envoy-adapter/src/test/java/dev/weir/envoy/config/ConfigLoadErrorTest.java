@@ -225,6 +225,25 @@ class ConfigLoadErrorTest {
   }
 
   @Test
+  void compile_metadataKeyThatIsAList_namesTheKeyItsLineAndTheAllowedKeys() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: a\n    metadata:\n      ok: 1\n"
+            + "      [x, y]: 2\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: error parsing metadata: key is not of type string: [x y] at line"
+                            + " 6: allowed keys are strings, numbers, booleans and null"));
+  }
+
+  @Test
   void compile_floatDescriptorValue_namesDescriptorAndSaysToQuoteIt() {
     String yaml =
         "domain: demo\ndescriptors:\n  - key: version\n    value: 1.5\n"

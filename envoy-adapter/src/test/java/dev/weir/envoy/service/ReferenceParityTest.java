@@ -54,6 +54,9 @@ class ReferenceParityTest {
           rate_limit: {unit: minute, requests_per_unit: 5}
         - key: tokens
           rate_limit: {unit: minute, requests_per_unit: 20, algorithm: token_bucket}
+        - key: status
+          metadata: {404: a, nested: {true: b}}
+          rate_limit: {unit: minute, requests_per_unit: 5}
         - key: trial
           shadow_mode: true
           rate_limit: {unit: minute, requests_per_unit: 5, algorithm: token_bucket}
@@ -236,6 +239,17 @@ class ReferenceParityTest {
                     "team", text("payments"),
                     "labels", struct(Map.of("tier", text("gold"), "zone", text("a"))),
                     "weight", number(2))));
+  }
+
+  @Test
+  void dynamicMetadata_numberAndBooleanKeys_carriedAsTheirText() throws Exception {
+    start(Map.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true"));
+
+    RateLimitResponse response = call(descriptor("status", "s"));
+
+    assertThat(response.getDynamicMetadata().getFieldsOrThrow("metadata"))
+        .isEqualTo(
+            struct(Map.of("404", text("a"), "nested", struct(Map.of("true", text("b"))))));
   }
 
   @Test
