@@ -3,7 +3,10 @@ package dev.weir.envoy.config;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.GregorianInterval;
+import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.time.DateTimeException;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -99,7 +102,15 @@ final class ConfigCompiler {
     List<DescriptorNode> nodes = new ArrayList<>();
     for (RawDescriptor raw : raws) {
       if (raw.key().isEmpty()) {
-        throw error(file, "descriptor has empty key");
+        throw error(
+            file,
+            "descriptor has empty key: the descriptor at line "
+                + raw.line()
+                + " in '"
+                + compositePrefix.substring(0, compositePrefix.length() - 1)
+                + "'"
+                + (raw.value().isEmpty() ? "" : " (value '" + raw.value() + "')")
+                + " has no key; allowed keys are non-empty strings");
       }
       String sourceLine = Integer.toString(raw.line());
       long finalKeyLength =
@@ -245,10 +256,18 @@ final class ConfigCompiler {
       }
       rules.add(rule(file, composite, policy));
     }
-    for (RateLimitRule rule : rules) {
+    for (int i = 0; i < rules.size(); i++) {
+      RateLimitRule rule = rules.get(i);
       for (RateLimitRule other : rules) {
         if (!other.name().isEmpty() && rule.replaces().contains(other.name())) {
-          throw error(file, "replaces should not contain name of same descriptor");
+          throw error(
+              file,
+              "replaces should not contain name of same descriptor: "
+                  + named(composite, rule.name(), raw.rateLimits().get(i).line())
+                  + " replaces '"
+                  + other.name()
+                  + "', a policy of the same descriptor; allowed are names of rules of other"
+                  + " descriptors");
         }
       }
     }
@@ -259,19 +278,45 @@ final class ConfigCompiler {
       throws DescriptorConfigException {
     Optional<io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit> unit =
         Units.parse(raw.unit());
+    String where = "rate_limit of '" + composite + "' at line " + raw.line();
     if (raw.unlimited()) {
       if (unit.isPresent()) {
-        throw error(file, "should not specify rate limit unit when unlimited");
+        throw error(
+            file,
+            "should not specify rate limit unit when unlimited: unit '"
+                + raw.unit()
+                + "' in "
+                + where
+                + "; an unlimited rule has no unit, so remove unit or unlimited");
       }
     } else if (unit.isEmpty()) {
-      throw error(file, "invalid rate limit unit '" + raw.unit() + "'");
+      throw error(
+          file,
+          "invalid rate limit unit '"
+              + raw.unit()
+              + "': "
+              + (raw.unit().isEmpty()
+                  ? where + " has no unit; allowed units are " + Units.NAMES
+                      + " (in any case), or none with unlimited: true"
+                  : "in " + where + "; allowed units are " + Units.NAMES + " (in any case)"));
     }
+    String named = named(composite, raw.name(), raw.line());
     for (String replaced : raw.replaces()) {
       if (replaced.isEmpty()) {
-        throw error(file, "should not have an empty replaces entry");
+        throw error(
+            file,
+            "should not have an empty replaces entry: replaces of "
+                + named
+                + " has an entry without a name; allowed are names of other rules");
       }
       if (replaced.equals(raw.name())) {
-        throw error(file, "replaces should not contain name of same descriptor");
+        throw error(
+            file,
+            "replaces should not contain name of same descriptor: "
+                + named
+                + " replaces its own name '"
+                + replaced
+                + "'; allowed are names of other rules");
       }
     }
     Algorithm algorithm = algorithm(file, composite, raw.algorithm());
@@ -291,6 +336,16 @@ final class ConfigCompiler {
         behavior,
         multiplier,
         calendar);
+  }
+
+  /** Returns how an error names the policy called {@code name} of {@code composite}. */
+  private static String named(String composite, String name, int line) {
+    return "rate_limit "
+        + (name.isEmpty() ? "" : "'" + name + "' ")
+        + "of '"
+        + composite
+        + "' at line "
+        + line;
   }
 
   /**
@@ -534,28 +589,40 @@ final class ConfigCompiler {
           "error parsing metadata: metadata must be a map, found " + YamlConfigParser.render(node));
     }
     @SuppressWarnings("unchecked")
-    Map<String, Object> map = (Map<String, Object>) plain(file, node);
+    Map<String, Object> map = (Map<String, Object>) plain(file, node, true);
     return map;
   }
 
-  private Object plain(ParsedFile file, Node node) throws DescriptorConfigException {
+  /**
+   * Returns {@code node} as plain Java values; map keys become text as envoyproxy/ratelimit's
+   * yaml.v2 decode makes them: those of {@code metadata} itself ({@code textKeys}) as written, the
+   * nested ones as Go's {@code %v} prints the decoded value (see {@link #goKey}).
+   */
+  private Object plain(ParsedFile file, Node node, boolean textKeys)
+      throws DescriptorConfigException {
     if (node instanceof MappingNode m) {
       Map<String, Object> out = new LinkedHashMap<>();
       for (NodeTuple t : m.getValue()) {
         Node k = t.getKeyNode();
-        if (!(k instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
+        if (!(k instanceof ScalarNode ks)) {
           throw error(
               file,
-              "error parsing metadata: key is not of type string: " + YamlConfigParser.render(k));
+              "error parsing metadata: key is not of type string: "
+                  + YamlConfigParser.render(k)
+                  + " at line "
+                  + (k.getStartMark().getLine() + 1)
+                  + ": allowed keys are strings, numbers, booleans and null");
         }
-        out.put(ks.getValue(), plain(file, t.getValueNode()));
+        String key =
+            textKeys ? (ks.getTag().equals(Tag.NULL) ? "" : ks.getValue()) : goKey(ks);
+        out.put(key, plain(file, t.getValueNode(), false));
       }
       return Collections.unmodifiableMap(out);
     }
     if (node instanceof SequenceNode seq) {
       List<Object> out = new ArrayList<>();
       for (Node item : seq.getValue()) {
-        out.add(plain(file, item));
+        out.add(plain(file, item, false));
       }
       return Collections.unmodifiableList(out);
     }
@@ -586,6 +653,96 @@ final class ConfigCompiler {
       }
     }
     return s.getValue();
+  }
+
+  /**
+   * Returns the text of a nested metadata key as envoyproxy/ratelimit makes it: yaml.v2 decodes the
+   * key to a Go value (a number, boolean, nil or string; a timestamp stays text) and {@code
+   * convertMap} prints it with {@code %v}, so {@code 0x1F} is {@code 31}, {@code 1.50} is {@code
+   * 1.5}, {@code 1e6} is {@code 1e+06} and {@code ~} is {@code <nil>}.
+   */
+  static String goKey(ScalarNode key) {
+    Tag tag = key.getTag();
+    String text = key.getValue();
+    if (tag.equals(Tag.NULL)) {
+      return "<nil>";
+    }
+    if (tag.equals(Tag.BOOL)) {
+      String v = text.toLowerCase(Locale.ROOT);
+      return Boolean.toString(v.equals("true") || v.equals("yes") || v.equals("on"));
+    }
+    if (tag.equals(Tag.INT)) {
+      BigInteger v = YamlConfigParser.parseYamlInt(text);
+      if (v == null) {
+        return text;
+      }
+      if (v.bitLength() <= 63 || (v.signum() > 0 && v.bitLength() <= 64)) {
+        return v.toString();
+      }
+      return text.replace("_", "").matches("[-+]?[0-9]+") ? goFloat(v.doubleValue()) : text;
+    }
+    if (tag.equals(Tag.FLOAT)) {
+      String t = text.replace("_", "");
+      switch (t.toLowerCase(Locale.ROOT)) {
+        case ".inf", "+.inf" -> {
+          return "+Inf";
+        }
+        case "-.inf" -> {
+          return "-Inf";
+        }
+        case ".nan" -> {
+          return "NaN";
+        }
+        default -> {}
+      }
+      try {
+        return goFloat(Double.parseDouble(t));
+      } catch (NumberFormatException e) {
+        return text;
+      }
+    }
+    return text;
+  }
+
+  /**
+   * Returns {@code d} as Go's {@code %v} prints a float64: the fewest digits that read back as
+   * {@code d}, in exponent form ({@code 1e+06}, {@code 1e-05}) when the exponent is below -4 or
+   * from 6 up.
+   */
+  static String goFloat(double d) {
+    if (Double.isNaN(d)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(d)) {
+      return d > 0 ? "+Inf" : "-Inf";
+    }
+    if (d == 0) {
+      return 1 / d < 0 ? "-0" : "0";
+    }
+    BigDecimal exact = new BigDecimal(d);
+    BigDecimal shortest = exact;
+    for (int digits = 1; digits <= 17; digits++) {
+      BigDecimal rounded = exact.round(new MathContext(digits, RoundingMode.HALF_EVEN));
+      if (rounded.doubleValue() == d) {
+        shortest = rounded;
+        break;
+      }
+    }
+    shortest = shortest.stripTrailingZeros();
+    String digits = shortest.unscaledValue().abs().toString();
+    int exponent = digits.length() - 1 - shortest.scale();
+    String sign = d < 0 ? "-" : "";
+    if (exponent >= -4 && exponent < 6) {
+      return sign + shortest.abs().toPlainString();
+    }
+    int e = Math.abs(exponent);
+    return sign
+        + digits.charAt(0)
+        + (digits.length() > 1 ? "." + digits.substring(1) : "")
+        + "e"
+        + (exponent < 0 ? "-" : "+")
+        + (e < 10 ? "0" : "")
+        + e;
   }
 
   private static boolean isNull(Node node) {

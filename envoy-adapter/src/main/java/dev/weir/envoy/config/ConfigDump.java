@@ -5,7 +5,7 @@ import java.util.TreeMap;
 /**
  * The loaded config as envoyproxy/ratelimit's debug endpoint {@code /rlconfig} prints it: one line
  * per rule with a limit, {@code <domain>.<path>: unit=<UNIT> requests_per_unit=<n>, shadow_mode:
- * <bool>}, in config order, domains sorted by name; a rule with several policies ({@code
+ * <bool>, quota_mode: <bool>}, in config order, domains sorted by name; a rule with several policies ({@code
  * rate_limits}) prints a line for each.
  */
 public final class ConfigDump {
@@ -31,6 +31,8 @@ public final class ConfigDump {
             .append(rule.requestsPerUnit())
             .append(", shadow_mode: ")
             .append(node.shadowMode())
+            .append(", quota_mode: ")
+            .append(node.quotaMode())
             .append('\n');
       }
       level(out, prefix, node.children());

@@ -3,7 +3,10 @@ package dev.weir.envoy.config;
 import java.util.List;
 import org.yaml.snakeyaml.nodes.Node;
 
-/** A {@code rate_limit} block as decoded from YAML; the Weir extension nodes may be null. */
+/**
+ * A {@code rate_limit} block (or a {@code rate_limits} entry) as decoded from YAML; the Weir
+ * extension nodes may be null, and {@code line} is the 1-based line the block starts on.
+ */
 record RawRateLimit(
     long requestsPerUnit,
     String unit,
@@ -15,4 +18,5 @@ record RawRateLimit(
     Node behavior,
     Node unitMultiplier,
     Node calendar,
-    Node timeZone) {}
+    Node timeZone,
+    int line) {}

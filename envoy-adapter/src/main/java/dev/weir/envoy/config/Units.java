@@ -13,6 +13,9 @@ import java.util.Optional;
  */
 public final class Units {
 
+  /** The unit names a YAML file may use, in any case, shortest first. */
+  public static final String NAMES = "second, minute, hour, day, week, month, year";
+
   private Units() {}
 
   /**

@@ -313,7 +313,7 @@ final class YamlConfigParser {
       switch (keyOf(t)) {
         case "key" -> key = string(v);
         case "value" -> value = string(v);
-        case "rate_limit" -> rateLimit = rateLimit(v, composite);
+        case "rate_limit" -> rateLimit = rateLimit(v, composite, line(t.getKeyNode()));
         case RATE_LIMITS -> rateLimits = rateLimits(v, composite);
         case "descriptors" -> children = descriptors(v, composite + ".");
         case "shadow_mode" -> shadow = bool(v);
@@ -344,13 +344,13 @@ final class YamlConfigParser {
       throws DescriptorConfigException {
     List<RawRateLimit> out = new ArrayList<>();
     for (MappingNode item : mappings(node, "[]config.YamlRateLimit")) {
-      out.add(rateLimit(item, composite).orElseThrow());
+      out.add(rateLimit(item, composite, line(item)).orElseThrow());
     }
     return out;
   }
 
-  /** Decodes the rate limit of the descriptor named {@code composite}. */
-  private Optional<RawRateLimit> rateLimit(Node node, String composite)
+  /** Decodes the rate limit, starting on {@code line}, of the descriptor named {@code composite}. */
+  private Optional<RawRateLimit> rateLimit(Node node, String composite, int line)
       throws DescriptorConfigException {
     if (isNull(node)) {
       return Optional.empty();
@@ -408,7 +408,8 @@ final class YamlConfigParser {
             behavior,
             unitMultiplier,
             calendar,
-            timeZone));
+            timeZone,
+            line));
   }
 
   private List<MappingNode> mappings(Node node, String target) throws DescriptorConfigException {

@@ -249,9 +249,10 @@ final class ResponseBuilder {
    * admitted hits in {@code within_limit} and, those above the near-limit threshold ({@code
    * floor(limit * NEAR_LIMIT_RATIO)}), in {@code near_limit}; of refused hits, those beyond what
    * remained in {@code over_limit} (all of them when nothing remained) and those within it but above
-   * the threshold in {@code near_limit}; refused hits of a shadow-mode rule in {@code shadow_mode}
-   * too. {@code remaining} is what the answer says is left: after the hits when admitted, before
-   * them when refused (0 for a fixed window, which counts refused hits: they are then all over).
+   * the threshold in {@code near_limit}; the {@code over_limit} hits of a shadow-mode rule in
+   * {@code shadow_mode} too. {@code remaining} is what the answer says is left: after the hits
+   * when admitted, before them when refused (0 for a fixed window, which counts refused hits: they
+   * are then all over).
    */
   private void count(
       DescriptorPlan.Limited plan, DescriptorPlan.Policy policy, boolean over, long remaining) {
@@ -264,11 +265,11 @@ final class ResponseBuilder {
     long limit = policy.requestsPerUnit();
     long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());
     if (over) {
-      if (plan.shadowMode()) {
-        counters.shadowMode().increment(hits);
-      }
       long left = Math.min(remaining, hits);
       counters.overLimit().increment(hits - left);
+      if (plan.shadowMode()) {
+        counters.shadowMode().increment(hits - left);
+      }
       if (left > 0) {
         counters.nearLimit().increment(Math.min(limit - nearThreshold, left));
       }

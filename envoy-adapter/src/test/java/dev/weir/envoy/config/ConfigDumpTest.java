@@ -25,6 +25,7 @@ class ConfigDumpTest {
                                 shadow_mode: true
                                 rate_limit: {unit: minute, requests_per_unit: 10}
                           - key: internal
+                            quota_mode: true
                             rate_limit: {unlimited: true}
                           - key: open
                         """),
@@ -42,10 +43,10 @@ class ConfigDumpTest {
     assertThat(ConfigDump.of(config))
         .isEqualTo(
             """
-            api.ip: unit=SECOND requests_per_unit=5, shadow_mode: false
-            api.ip: unit=DAY requests_per_unit=1000, shadow_mode: false
-            shop.path_/api.user: unit=MINUTE requests_per_unit=10, shadow_mode: true
-            shop.internal: unit=UNKNOWN requests_per_unit=0, shadow_mode: false
+            api.ip: unit=SECOND requests_per_unit=5, shadow_mode: false, quota_mode: false
+            api.ip: unit=DAY requests_per_unit=1000, shadow_mode: false, quota_mode: false
+            shop.path_/api.user: unit=MINUTE requests_per_unit=10, shadow_mode: true, quota_mode: false
+            shop.internal: unit=UNKNOWN requests_per_unit=0, shadow_mode: false, quota_mode: true
             """);
   }
 }

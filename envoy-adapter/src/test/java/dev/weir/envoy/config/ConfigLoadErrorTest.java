@@ -20,15 +20,32 @@ class ConfigLoadErrorTest {
   static Stream<Arguments> fileErrors() {
     return Stream.of(
         Arguments.of("empty-domain.yaml", "config file cannot have empty domain"),
-        Arguments.of("empty-key.yaml", "descriptor has empty key"),
+        Arguments.of(
+            "empty-key.yaml",
+            "descriptor has empty key: the descriptor at line 5 in 'shop.a' (value 'b') has no key;"
+                + " allowed keys are non-empty strings"),
         Arguments.of(
             "duplicate-key.yaml", "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
-        Arguments.of("bad-unit.yaml", "invalid rate limit unit 'fortnight'"),
-        Arguments.of("missing-unit.yaml", "invalid rate limit unit ''"),
         Arguments.of(
-            "unlimited-with-unit.yaml", "should not specify rate limit unit when unlimited"),
-        Arguments.of("empty-replaces.yaml", "should not have an empty replaces entry"),
-        Arguments.of("self-replaces.yaml", "replaces should not contain name of same descriptor"),
+            "bad-unit.yaml",
+            "invalid rate limit unit 'fortnight': in rate_limit of 'shop.a' at line 4; allowed"
+                + " units are second, minute, hour, day, week, month, year (in any case)"),
+        Arguments.of(
+            "missing-unit.yaml",
+            "invalid rate limit unit '': rate_limit of 'shop.a' at line 4 has no unit; allowed"
+                + " units are second, minute, hour, day, week, month, year (in any case), or none with unlimited: true"),
+        Arguments.of(
+            "unlimited-with-unit.yaml",
+            "should not specify rate limit unit when unlimited: unit 'Second' in rate_limit of"
+                + " 'shop.a' at line 4; an unlimited rule has no unit, so remove unit or unlimited"),
+        Arguments.of(
+            "empty-replaces.yaml",
+            "should not have an empty replaces entry: replaces of rate_limit 'first' of 'shop.a'"
+                + " at line 4 has an entry without a name; allowed are names of other rules"),
+        Arguments.of(
+            "self-replaces.yaml",
+            "replaces should not contain name of same descriptor: rate_limit 'first' of 'shop.a'"
+                + " at line 4 replaces its own name 'first'; allowed are names of other rules"),
         Arguments.of(
             "share-threshold-without-wildcard.yaml",
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
@@ -143,6 +160,87 @@ class ConfigLoadErrorTest {
         .isInstanceOfSatisfying(
             DescriptorConfigException.class,
             e -> assertThat(e.errors()).containsExactly("t.yaml: " + text));
+  }
+
+  @Test
+  void compile_policyReplacesAnotherPolicyOfItsDescriptor_namesBothPoliciesAndTheLine() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: ip\n    rate_limits:\n"
+            + "      - {unit: second, requests_per_unit: 5, name: burst}\n"
+            + "      - {unit: day, requests_per_unit: 900, name: daily, replaces: [{name: burst}]}\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: replaces should not contain name of same descriptor: rate_limit"
+                            + " 'daily' of 'demo.ip' at line 6 replaces 'burst', a policy of the"
+                            + " same descriptor; allowed are names of rules of other descriptors"));
+  }
+
+  @Test
+  void compile_topLevelDescriptorWithoutKey_namesTheDomainAndTheLine() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: a\n  - key: ''\n"
+            + "    rate_limit: {unit: second, requests_per_unit: 1}\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: descriptor has empty key: the descriptor at line 4 in 'demo' has"
+                            + " no key; allowed keys are non-empty strings"));
+  }
+
+  @Test
+  void compile_badUnitInRateLimitsEntry_namesTheEntrysLine() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: ip\n    rate_limits:\n"
+            + "      - {unit: second, requests_per_unit: 5}\n"
+            + "      - unit: minutes\n"
+            + "        requests_per_unit: 9\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: invalid rate limit unit 'minutes': in rate_limit of 'demo.ip' at"
+                            + " line 6; allowed units are second, minute, hour, day, week, month,"
+                            + " year (in any case)"));
+  }
+
+  @Test
+  void compile_metadataKeyThatIsAList_namesTheKeyItsLineAndTheAllowedKeys() {
+    String yaml =
+        "domain: demo\ndescriptors:\n  - key: a\n    metadata:\n      ok: 1\n"
+            + "      [x, y]: 2\n";
+
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        "t.yaml: error parsing metadata: key is not of type string: [x y] at line"
+                            + " 6: allowed keys are strings, numbers, booleans and null"));
   }
 
   @Test

@@ -201,4 +201,47 @@ class ConfigLoaderTest {
                 + ": error loading config file: recursive alias: the list at line 2 contains itself"
                 + System.lineSeparator());
   }
+
+  @Test
+  void compile_metadataWithNumberBooleanAndNullKeys_keysAsEnvoysServiceReadsThem()
+      throws Exception {
+    String yaml =
+        """
+        domain: shop
+        descriptors:
+          - key: a
+            metadata:
+              404: a
+              0x1F: top
+              ~: none
+              nested:
+                true: b
+                1.50: c
+                1e6: d
+                0x1F: e
+                0.00001: f
+                123456.7: g
+                ~: h
+                2024-01-02: i
+                -0.0: j
+                .inf: k
+        """;
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("m.yaml", yaml)));
+
+    Map<String, Object> metadata =
+        config.domain("shop").orElseThrow().root().nodes().get(0).metadata();
+    assertThat(metadata)
+        .as("keys of metadata itself, decoded into Go strings: their text as written")
+        .containsOnlyKeys("404", "0x1F", "", "nested");
+    assertThat(metadata.get("404")).isEqualTo("a");
+    @SuppressWarnings("unchecked")
+    Map<String, Object> nested = (Map<String, Object>) metadata.get("nested");
+    assertThat(nested)
+        .as("nested keys, decoded as values and printed by fmt's %v")
+        .containsOnlyKeys(
+            "true", "1.5", "1e+06", "31", "1e-05", "123456.7", "<nil>", "2024-01-02", "-0", "+Inf");
+  }
 }

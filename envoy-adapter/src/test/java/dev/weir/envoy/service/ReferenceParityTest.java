@@ -54,6 +54,12 @@ class ReferenceParityTest {
           rate_limit: {unit: minute, requests_per_unit: 5}
         - key: tokens
           rate_limit: {unit: minute, requests_per_unit: 20, algorithm: token_bucket}
+        - key: status
+          metadata: {404: a, nested: {true: b}}
+          rate_limit: {unit: minute, requests_per_unit: 5}
+        - key: trial
+          shadow_mode: true
+          rate_limit: {unit: minute, requests_per_unit: 5, algorithm: token_bucket}
         - key: soft
           quota_mode: true
           rate_limit: {unit: second, requests_per_unit: 0}
@@ -236,6 +242,17 @@ class ReferenceParityTest {
   }
 
   @Test
+  void dynamicMetadata_numberAndBooleanKeys_carriedAsTheirText() throws Exception {
+    start(Map.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA", "true"));
+
+    RateLimitResponse response = call(descriptor("status", "s"));
+
+    assertThat(response.getDynamicMetadata().getFieldsOrThrow("metadata"))
+        .isEqualTo(
+            struct(Map.of("404", text("a"), "nested", struct(Map.of("true", text("b"))))));
+  }
+
+  @Test
   void nearLimit_refusedHitsWithinWhatRemained_countAsNearTheRestAsOver() throws Exception {
     start(Map.of());
 
@@ -247,6 +264,19 @@ class ReferenceParityTest {
     assertThat(counter("within_limit", "tokens")).isEqualTo(15);
     assertThat(counter("over_limit", "tokens")).isEqualTo(2);
     assertThat(counter("near_limit", "tokens")).isEqualTo(4);
+  }
+
+  @Test
+  void shadowMode_refusedHitsOfAShadowRule_countOnlyThoseBeyondWhatRemainedAsOverLimit()
+      throws Exception {
+    start(Map.of());
+
+    call(3, descriptor("trial", "t"));
+    RateLimitResponse refused = call(4, descriptor("trial", "t"));
+
+    assertThat(refused.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(counter("over_limit", "trial")).isEqualTo(2);
+    assertThat(counter("shadow_mode", "trial")).isEqualTo(2);
   }
 
   @Test

@@ -216,7 +216,9 @@ class XdsConfigClientTest {
     assertThat(nack.getResponseNonce()).isEqualTo("nonce-2");
     assertThat(nack.getErrorDetail().getCode()).isEqualTo(3);
     assertThat(nack.getErrorDetail().getMessage())
-        .isEqualTo("shop-config: invalid rate limit unit 'UNKNOWN'");
+        .isEqualTo(
+            "shop-config: invalid rate limit unit 'UNKNOWN': in rate_limit of 'shop.user' at line"
+                + " 4; allowed units are second, minute, hour, day, week, month, year (in any case)");
     assertThat(limitOf("shop", "user")).isEqualTo(2);
     assertThat(client.acceptedVersion()).contains("v1");
     assertThat(counter("config_load_error")).isEqualTo(1);
