@@ -165,6 +165,7 @@ class WeirNodeStartFailureTest {
                     new HostPort("127.0.0.1", peerPort),
                     TestConfigs.peers().secret(),
                     Optional.empty(),
+                    Optional.empty(),
                     false));
     CountDownLatch warmingUp = new CountDownLatch(1);
     Logger warmUpLog = (Logger) LoggerFactory.getLogger(NodeWarmUp.class);
@@ -263,6 +264,7 @@ class WeirNodeStartFailureTest {
                           new dev.weir.core.cluster.peer.auth.PeerSettings(
                               new HostPort("127.0.0.1", peerPort),
                               TestConfigs.peers().secret(),
+                              Optional.empty(),
                               Optional.empty(),
                               false))
                       .start())
