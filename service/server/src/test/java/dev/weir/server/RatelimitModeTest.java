@@ -154,7 +154,8 @@ class RatelimitModeTest {
       assertThat(third.getOverallCode()).isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
       assertThat(grpcHealth).isEqualTo(ServingStatus.SERVING);
       assertThat(rlconfig.body())
-          .isEqualTo("demo.user: unit=MINUTE requests_per_unit=1, shadow_mode: false\n");
+          .isEqualTo(
+              "demo.user: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false\n");
       Map<String, Long> expected =
           Map.of(
               "ratelimit.service.rate_limit.demo.user.total_hits", 3L,
