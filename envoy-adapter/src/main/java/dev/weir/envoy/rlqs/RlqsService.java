@@ -185,8 +185,14 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     return config.current().flatMap(c -> c.domain(domain)).orElse(null);
   }
 
-  /** Counts and logs a report of a stream whose domain no loaded config declares. */
+  /**
+   * Counts and logs a report of a stream whose domain the loaded config does not declare; does
+   * nothing while no config is loaded, as {@code ShouldRateLimit} counts nothing then.
+   */
   void unknownDomain(String domain) {
+    if (config.current().isEmpty()) {
+      return;
+    }
     unknownDomains.record(
         "RLQS report",
         domain,

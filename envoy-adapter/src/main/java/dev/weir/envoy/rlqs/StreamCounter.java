@@ -28,6 +28,12 @@ final class StreamCounter {
   private QuotaShare share;
   private Map<StreamBucket, QuotaShare> parts;
 
+  /**
+   * The bucket holding the one token of a share below one request a minute, or null; kept across
+   * shares so that the token does not move, and Envoy start a full token bucket, every report.
+   */
+  private StreamBucket holder;
+
   /** How many times the share was split among the buckets; for tests. */
   int splits;
 
@@ -51,6 +57,9 @@ final class StreamCounter {
   void remove(StreamBucket bucket) {
     if (buckets.remove(bucket)) {
       parts = null;
+      if (bucket == holder) {
+        holder = null;
+      }
     }
   }
 
@@ -110,7 +119,8 @@ final class StreamCounter {
    * recent demand × {@link QuotaAllocator#HEADROOM}, at least {@link QuotaAllocator#QUIET_FLOOR} of
    * an equal split, an equal split while its demand is unknown. The share's whole {@code
    * tokens_per_fill} ({@link Assignments#tokensPerFill}, one token for a share below one request
-   * a minute, which its one holder fills at the share's own rate) and its burst are then handed out
+   * a minute, which its one holder fills at the share's own rate; see {@link #holderOf}) and its
+   * burst are then handed out
    * by largest remainder ({@link #apportion}), so the parts add up to exactly the share's tokens per
    * fill and their bursts to the share's burst; a part holding tokens but no burst gives its tokens
    * to the part with the most burst, so every part that holds tokens can admit and a part without
@@ -152,7 +162,13 @@ final class StreamCounter {
     for (int i = 0; i < n; i++) {
       exact[i] = total > 0 ? fill * (rates[i] / total) : 0;
     }
-    long[] tokens = apportion(exact, fill, turn);
+    long[] tokens;
+    if (fill == 1 && Assignments.tokensPerFill(share.milliRate()) == 0) {
+      tokens = new long[n];
+      tokens[holderOf(all, wants, rates, equal)] = 1;
+    } else {
+      tokens = apportion(exact, fill, turn);
+    }
     long burstTotal = fill > 0 ? Math.max(0, share.burst()) : 0;
     for (int i = 0; i < n; i++) {
       exact[i] = fill > 0 ? burstTotal * ((double) tokens[i] / fill) : 0;
@@ -184,6 +200,34 @@ final class StreamCounter {
               ""));
     }
     return out;
+  }
+
+  /**
+   * Returns the index in {@code all} of the bucket to hold the one token of a share below one
+   * request a minute, and notes it as the {@link #holder}: the bucket that held it last while it is
+   * still on the counter and still asks for more than {@link QuotaAllocator#QUIET_FLOOR} of an
+   * equal split (or no other bucket does), else the first bucket, in the order they came, of the
+   * largest part by demand. The token does not take turns as shares arrive: a bucket given it
+   * anew starts a full token bucket, so moving it every report would admit a burst every report.
+   */
+  private int holderOf(List<StreamBucket> all, double[] wants, double[] rates, double equal) {
+    double floor = QuotaAllocator.QUIET_FLOOR * equal;
+    int best = 0;
+    boolean anyAsking = false;
+    int held = -1;
+    for (int i = 0; i < all.size(); i++) {
+      if (rates[i] > rates[best]) {
+        best = i;
+      }
+      if (all.get(i) == holder) {
+        held = i;
+      } else if (wants[i] > floor) {
+        anyAsking = true;
+      }
+    }
+    int chosen = held >= 0 && (wants[held] > floor || !anyAsking) ? held : best;
+    holder = all.get(chosen);
+    return chosen;
   }
 
   /** Returns the least rate (thousandths per second) whose tokens per fill is {@code tokens}. */

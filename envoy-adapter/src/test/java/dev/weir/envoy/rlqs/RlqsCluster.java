@@ -64,7 +64,9 @@ final class RlqsCluster implements AutoCloseable {
       UnaryOperator<QuotaReports> reports) {
     this.clock = clock;
     this.timers = new FakeScheduler(clock);
-    reload(yaml);
+    if (yaml != null) {
+      reload(yaml);
+    }
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     this.cluster =
         LocalCluster.start(
@@ -104,7 +106,10 @@ final class RlqsCluster implements AutoCloseable {
     }
   }
 
-  /** Starts {@code n} nodes answering from the descriptor config {@code yaml}. */
+  /**
+   * Starts {@code n} nodes answering from the descriptor config {@code yaml}, or with no config
+   * loaded when it is null.
+   */
   static RlqsCluster start(FakeClock clock, int n, String yaml, RlqsSettings settings) {
     return new RlqsCluster(clock, n, yaml, settings, UnaryOperator.identity());
   }

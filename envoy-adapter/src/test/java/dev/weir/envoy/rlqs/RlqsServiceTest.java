@@ -719,6 +719,21 @@ class RlqsServiceTest {
   }
 
   @Test
+  void noConfigLoadedYet_aReportIsNotCountedAsAnUnknownDomain() {
+    cluster = RlqsCluster.start(clock, 1, null, SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.report("d", API, 1, 0, 0);
+
+    assertThat(strategy(proxy.last()).getBlanketRule())
+        .as("assigned as unmatched, as before the config names the domain")
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    assertThat(cluster.envoyRegistry().counter("weir.envoy.domain_not_found").count())
+        .as("ShouldRateLimit counts nothing while no config is loaded")
+        .isZero();
+  }
+
+  @Test
   void streamOpenedWhileTheNodeStartsDraining_isEndedAtOnce() {
     start(SETTINGS);
     cluster.service(0).beforeRegister(() -> cluster.service(0).drain());

@@ -153,6 +153,60 @@ class StreamCounterTest {
     assertThat(all.stream().mapToLong(b -> counter.partOf(b).milliRate()).sum()).isEqualTo(11);
   }
 
+  private static StreamBucket holderOf(List<StreamBucket> all) {
+    List<StreamBucket> holders =
+        all.stream()
+            .filter(
+                b ->
+                    Assignments.kindOf(b.limitedAction(TTL).orElseThrow())
+                        == Assignments.Kind.TOKEN_BUCKET)
+            .toList();
+    assertThat(holders).hasSize(1);
+    return holders.get(0);
+  }
+
+  @Test
+  void twoBucketsOfEqualDemand_onAShareBelowOneRequestAMinute_theSameBucketHoldsItEveryReport() {
+    List<StreamBucket> all = equalDemand(2);
+    List<StreamBucket> holders = new ArrayList<>();
+    for (long seq = 1; seq <= 4; seq++) {
+      counter.accept(new QuotaShare(11, 1, 0, 1_000, seq, ""), true, 0);
+      holders.add(holderOf(all));
+    }
+
+    assertThat(holders)
+        .as("a new holder starts a full token bucket, so moving it each report admits a burst each")
+        .containsOnly(holders.get(0));
+  }
+
+  @Test
+  void onAShareBelowOneRequestAMinute_theHolderStopsAsking_theTokenMovesToTheBusyBucket() {
+    List<StreamBucket> all = List.of(on(counter, "a"), on(counter, "b"));
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 1, ""), true, 0);
+    StreamBucket first = holderOf(all);
+    StreamBucket other = all.get(0) == first ? all.get(1) : all.get(0);
+
+    first.measure(0, 5_000, 5_000_000_000L);
+    other.measure(10, 5_000, 5_000_000_000L);
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 2, ""), true, 0);
+
+    assertThat(holderOf(all)).isSameAs(other);
+  }
+
+  @Test
+  void onAShareBelowOneRequestAMinute_theHolderLeaves_theTokenMovesToABucketLeft() {
+    List<StreamBucket> all = new ArrayList<>(equalDemand(2));
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 1, ""), true, 0);
+    StreamBucket first = holderOf(all);
+    all.add(on(counter, "late"));
+
+    counter.remove(first);
+    all.remove(first);
+    counter.accept(new QuotaShare(11, 1, 0, 1_000, 2, ""), true, 0);
+
+    assertThat(holderOf(all)).isNotSameAs(first);
+  }
+
   @Test
   void threeBucketsOfEqualDemand_onAShareOf2point4AMinuteWithBurst2_twoBucketsGetATokenEach() {
     List<StreamBucket> all = equalDemand(3);
