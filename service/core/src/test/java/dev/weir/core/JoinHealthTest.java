@@ -6,6 +6,7 @@ import dev.weir.core.cluster.DiscoveryComponent;
 import dev.weir.core.discovery.CoalescedDiscovery;
 import dev.weir.core.discovery.CoalescingListener;
 import dev.weir.core.discovery.ManualScheduler;
+import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.dns.DnsDiscovery;
 import dev.weir.core.discovery.dns.DnsSettings;
@@ -221,6 +222,70 @@ class JoinHealthTest {
     // No node listens at the peer's address, so whether the peer already reads as down is a race.
     assertThat(applied.peers()).as("%s", applied).containsExactlyInAnyOrder(self, peer);
     assertThat(applied.message()).doesNotContain(DiscoveryComponent.WAITING_FOR_SOURCE);
+  }
+
+  @Test
+  void health_sourceClearsItsProblemThenAnswersWithPeers_notHealthyAloneUntilTheirSetIsApplied()
+      throws Exception {
+    ManualScheduler scheduler = new ManualScheduler();
+    startMember(new CoalescedDiscovery(discovery, scheduler, CoalescingListener.DEFAULT_WINDOW));
+    discovery.problem = "DNS lookup of weir-peers failed";
+    discovery.publish(Set.of(self));
+    String peer = "127.0.0.1:" + WeirTest.freePort();
+
+    discovery.problem = "";
+    discovery.publish(Set.of(self, peer));
+
+    HealthStatus held = member.health();
+    assertThat(held.healthy() && held.peerCount() == 1)
+        .as("healthy alone while the peers are held: %s", held)
+        .isFalse();
+    assertThat(held.message()).contains(CoalescedDiscovery.APPLYING);
+    scheduler.advance(CoalescingListener.DEFAULT_WINDOW);
+    HealthStatus applied = member.health();
+    assertThat(applied.peers()).as("%s", applied).containsExactlyInAnyOrder(self, peer);
+    assertThat(applied.message()).doesNotContain(CoalescedDiscovery.APPLYING);
+  }
+
+  @Test
+  void health_dnsLookupFailsAtStartThenResolves_notHealthyAloneWithinTheCoalescingWindow()
+      throws Exception {
+    ManualScheduler scheduler = new ManualScheduler();
+    self = "127.0.0.1:" + WeirTest.freePort();
+    String peer = "127.0.0.2:" + PeerAddress.portOf(self);
+    AtomicBoolean resolves = new AtomicBoolean();
+    DnsDiscovery dns =
+        new DnsDiscovery(
+            new DnsSettings(List.of("weir-peers.weir.svc"), Duration.ofSeconds(5)),
+            self,
+            host -> {
+              if (!resolves.get()) {
+                throw new UnknownHostException(host + ": Name or service not known");
+              }
+              return List.of(InetAddress.getByName("127.0.0.2"));
+            },
+            scheduler);
+    member =
+        Weir.builder()
+            .advertiseAddress(self)
+            .discovery(new CoalescedDiscovery(dns, scheduler, CoalescingListener.DEFAULT_WINDOW))
+            .peerSecret("join-health-test-secret")
+            .start();
+    HealthStatus failing = member.health();
+
+    resolves.set(true);
+    scheduler.advance(Duration.ofSeconds(5));
+    HealthStatus held = member.health();
+    scheduler.advance(CoalescingListener.DEFAULT_WINDOW);
+    HealthStatus applied = member.health();
+
+    assertThat(failing.message()).startsWith(DiscoveryComponent.WAITING_FOR_SOURCE);
+    assertThat(held.healthy() && held.peerCount() == 1)
+        .as("healthy alone while the resolved peers are held: %s", held)
+        .isFalse();
+    assertThat(held.message()).contains(CoalescedDiscovery.APPLYING);
+    assertThat(applied.peers()).as("%s", applied).containsExactlyInAnyOrder(self, peer);
+    assertThat(applied.message()).doesNotContain(CoalescedDiscovery.APPLYING);
   }
 
   @Test

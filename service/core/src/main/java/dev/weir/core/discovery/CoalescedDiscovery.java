@@ -9,10 +9,12 @@ import java.util.function.Consumer;
 /**
  * A discovery whose peer sets reach the listener through a {@link CoalescingListener}.
  *
- * <p>A set received while the wrapped discovery reports a problem keeps a problem ({@link #APPLYING}
- * once the wrapped one clears) until the coalescer has passed it on: a source that answers again
- * delivers its peers before it clears its problem, and without this the node would find itself
- * alone with no problem during the window and join alone.
+ * <p>A set received while the wrapped discovery reports a problem, or after it reported one that no
+ * later pass-on or check has yet found cleared (a set passed on, or a {@link #problem()} call with
+ * no set held, while it reports none), keeps a problem ({@link #APPLYING} once the wrapped one
+ * clears) until the coalescer has passed it on. Whether a source that answers again delivers its
+ * peers before or after it clears its problem, the node therefore never finds itself alone with no
+ * problem during the window, and does not join alone.
  */
 public final class CoalescedDiscovery implements PeerDiscovery {
   /** The problem while a set received during a discovery problem waits for the end of the window. */
@@ -24,6 +26,7 @@ public final class CoalescedDiscovery implements PeerDiscovery {
   private final Duration window;
   private CoalescingListener coalescer;
   private boolean heldSinceProblem;
+  private boolean problemSincePassedOn;
 
   /** Wraps {@code delegate}, coalescing its updates over {@code window} on {@code scheduler}. */
   public CoalescedDiscovery(PeerDiscovery delegate, ScheduledExecutorService scheduler, Duration window) {
@@ -39,18 +42,39 @@ public final class CoalescedDiscovery implements PeerDiscovery {
 
   @Override
   public void start(Consumer<Set<String>> listener) throws Exception {
-    CoalescingListener c = new CoalescingListener(listener, scheduler, window, delegate::peerAddress);
+    CoalescingListener c =
+        new CoalescingListener(
+            peers -> {
+              passingOn();
+              listener.accept(peers);
+            },
+            scheduler,
+            window,
+            delegate::peerAddress);
     synchronized (this) {
       coalescer = c;
     }
     delegate.start(
         peers -> {
-          boolean degraded = !delegate.problem().isEmpty();
+          boolean suspect;
+          synchronized (this) {
+            problemSincePassedOn |= !delegate.problem().isEmpty();
+            suspect = problemSincePassedOn;
+          }
           c.accept(peers);
           synchronized (this) {
-            heldSinceProblem |= degraded && c.holding();
+            heldSinceProblem |= suspect && c.holding();
           }
         });
+  }
+
+  private void passingOn() {
+    boolean clear = delegate.problem().isEmpty();
+    synchronized (this) {
+      if (clear) {
+        problemSincePassedOn = false;
+      }
+    }
   }
 
   @Override
@@ -66,14 +90,19 @@ public final class CoalescedDiscovery implements PeerDiscovery {
   @Override
   public String problem() {
     String problem = delegate.problem();
-    if (!problem.isEmpty()) {
-      return problem;
-    }
     synchronized (this) {
-      if (heldSinceProblem && coalescer != null && coalescer.holding()) {
+      if (!problem.isEmpty()) {
+        problemSincePassedOn = true;
+        return problem;
+      }
+      boolean holding = coalescer != null && coalescer.holding();
+      if (heldSinceProblem && holding) {
         return APPLYING;
       }
       heldSinceProblem = false;
+      if (!holding) {
+        problemSincePassedOn = false;
+      }
     }
     return "";
   }

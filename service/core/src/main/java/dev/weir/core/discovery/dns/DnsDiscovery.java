@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Membership from DNS: every poll resolves the configured names, and the peers are each address with
  * this node's gRPC port, plus this node. A lookup that fails or finds nothing keeps the last peer set,
- * is reported by {@link #problem()} and counts one {@code dns} discovery error per poll.
+ * is reported by {@link #problem()} and counts one {@code dns} discovery error per poll. The problem
+ * clears once the next successful lookup's peers have been delivered, so a health check never sees
+ * the source recovered while the ring still holds the peers kept through the failure.
  */
 public final class DnsDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(DnsDiscovery.class);
@@ -107,11 +109,11 @@ public final class DnsDiscovery implements PeerDiscovery {
         peers.add(PeerAddress.of(address, port));
       }
     }
+    deliver(peers);
     if (!problem.isEmpty()) {
       log.info("DNS lookup of {} succeeds again", settings.fqdns());
     }
     problem = "";
-    deliver(peers);
   }
 
   private void fail(String fqdn, String why) {

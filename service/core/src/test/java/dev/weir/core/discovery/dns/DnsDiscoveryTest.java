@@ -10,6 +10,7 @@ import dev.weir.core.testkit.RecordingMetrics;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -175,6 +176,22 @@ class DnsDiscoveryTest {
     assertThat(peers.received()).containsExactly(Set.of("10.0.0.1:1051"));
     assertThat(discovery.problem()).startsWith("DNS lookup of weir-peers.weir.svc failed");
     assertThat(metrics.events()).containsExactly("discovery error dns");
+  }
+
+  @Test
+  void poll_lookupSucceedsAfterFailingSinceStart_problemClearsOnlyOnceItsPeersAreDelivered()
+      throws Exception {
+    List<String> problemAtDelivery = new ArrayList<>();
+    discovery.start(set -> problemAtDelivery.add(discovery.problem()));
+    records.put("weir-peers.weir.svc", List.of(ip("10.0.0.2")));
+
+    scheduler.advance(POLL);
+
+    assertThat(problemAtDelivery)
+        .as("the problem each set was delivered with: the failed lookup's, then still the failed lookup's")
+        .hasSize(2)
+        .allSatisfy(problem -> assertThat(problem).startsWith("DNS lookup of weir-peers.weir.svc failed"));
+    assertThat(discovery.problem()).isEmpty();
   }
 
   @Test
