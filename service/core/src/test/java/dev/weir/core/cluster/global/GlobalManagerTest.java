@@ -189,6 +189,7 @@ class GlobalManagerTest {
 
       current.set(both.without(OWNER));
       held.get(0).complete(List.of(RateLimitResponse.of(Status.UNDER_LIMIT, 10, 10, 0)));
+      scheduler.runDue();
       flush.get(5, java.util.concurrent.TimeUnit.SECONDS);
 
       assertThat(received).as("the hits after the reset stay here").hasSize(1);
@@ -249,6 +250,7 @@ class GlobalManagerTest {
           .as("the reset does not overtake the hits taken before it")
           .hasSize(1);
       holder.answer(0);
+      scheduler.runDue();
       assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
           .containsExactly("hits 2", "reset");
     }
@@ -352,6 +354,38 @@ class GlobalManagerTest {
 
       assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
           .containsExactly("reset", "hits 2");
+    }
+  }
+
+  @Test
+  void flushHits_keyHeldBackAgainAfterEachCall_flushCompletesOnceItsCallsAndHeldItemsEnded()
+      throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      RateLimitRequest reset =
+          hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING);
+      m.queueHits(reset);
+      m.queueHits(hit("a", 2, t0));
+      CompletableFuture<Void> f = m.flushHits();
+      assertThat(holder.received).as("the reset is out, the hits 2 held back").hasSize(1);
+
+      holder.answer(0);
+      scheduler.runDue();
+      assertThat(holder.received).as("the hits 2 go once the reset ended").hasSize(2);
+      m.queueHits(reset);
+      CompletableFuture<Void> g = m.flushHits();
+      assertThat(f).as("the hits 2 f held back are still out").isNotDone();
+
+      holder.answer(1);
+      assertThat(f).as("its reset and the hits 2 held back at its start ended").isDone();
+      for (int call = 2; call < 6; call++) {
+        scheduler.runDue();
+        assertThat(holder.received).hasSize(call + 1);
+        m.queueHits(call % 2 == 0 ? hit("a", call, t0) : reset);
+        m.flushHits();
+        holder.answer(call);
+      }
+      assertThat(g).isDone();
     }
   }
 
@@ -682,12 +716,13 @@ class GlobalManagerTest {
                   .toList());
     }
 
-    /** Answers every call, those that answering lets out included. */
+    /** Answers every call, those that answering lets out (sent on the scheduler) included. */
     void answerAll() {
       for (int i = 0; i < held.size(); i++) {
         if (!held.get(i).isDone()) {
           answer(i);
         }
+        scheduler.runDue();
       }
     }
 
