@@ -62,10 +62,11 @@ import org.slf4j.LoggerFactory;
  * owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
  * sends {@code UpdatePeerGlobals} to every other peer. Both queues go out in calls of at most 1000
  * keys, the most a peer accepts. Hits whose call failed go again with the next sync, to the owner
- * of then ({@value #MAX_SENDS} sends in all), only when that owner will not apply them late: the
- * call was refused before it was sent, or the owner has left the ring (hits it applied just before
- * it went then count twice); otherwise they are dropped ({@link #droppedHits}), at most once as in
- * Gubernator, since a call that timed out may have been applied. Beyond Gubernator, each update
+ * of then ({@value #MAX_SENDS} sends in all, counted from the newest hits summed with them), only
+ * when that owner will not apply them late: the call was refused before it was sent, or the owner
+ * has left the ring (hits it applied just before it went then count twice); otherwise they are
+ * dropped ({@link #droppedHits}), at most once as in Gubernator, since a call that timed out may
+ * have been applied. Beyond Gubernator, each update
  * carries the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and
  * report the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
  * Gubernator does.
@@ -339,14 +340,14 @@ public final class GlobalManager implements AutoCloseable {
     }
     itemsOut.merge(key, 1, Integer::sum);
     if (q.reset() == null) {
-      out.add(new Item(q.hits(), q.sends()));
+      out.add(new Item(q.hits(), q.hitsSends()));
       Optional.ofNullable(heldSent.remove(key)).ifPresent(carried::add);
       return;
     }
-    out.add(new Item(q.reset(), q.sends()));
+    out.add(new Item(q.reset(), q.resetSends()));
     resetsOut.merge(key, 1, Integer::sum);
     if (q.hits() != null) {
-      held.put(key, new Queued(null, q.hits(), q.sends()));
+      held.put(key, new Queued(null, 0, q.hits(), q.hitsSends()));
       heldSent.computeIfAbsent(key, k -> new CompletableFuture<>());
     } else {
       Optional.ofNullable(heldSent.remove(key)).ifPresent(carried::add);
@@ -676,9 +677,11 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * The hits of one key waiting for its owner: the last RESET_REMAINING request (null when none was
-   * queued) and the sum of the hits queued after it (null when none).
+   * queued) and the sum of the hits queued after it (null when none), each with how many times it
+   * was sent before.
    */
-  private record Queued(RateLimitRequest reset, RateLimitRequest hits, int sends) {
+  private record Queued(
+      RateLimitRequest reset, int resetSends, RateLimitRequest hits, int hitsSends) {
 
     static Queued of(RateLimitRequest r) {
       return of(r, 0);
@@ -686,24 +689,25 @@ public final class GlobalManager implements AutoCloseable {
 
     static Queued of(RateLimitRequest r, int sends) {
       return r.has(Behavior.RESET_REMAINING)
-          ? new Queued(r, null, sends)
-          : new Queued(null, r, sends);
+          ? new Queued(r, sends, null, 0)
+          : new Queued(null, 0, r, sends);
     }
 
-    // A reset replaces what was queued; later hits add to the sum after the last reset. The sends
-    // are those of the earlier entry, so that resent hits keep their count.
+    // A reset replaces what was queued; later hits add to the sum after the last reset. A sum has
+    // the fewer sends of its parts, so that hits never sent keep all theirs.
     Queued then(Queued next) {
       if (next.reset != null) {
         return next;
       }
       if (hits == null) {
-        return new Queued(reset, next.hits, sends);
+        return new Queued(reset, resetSends, next.hits, next.hitsSends);
       }
       return new Queued(
           reset,
+          resetSends,
           hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits()))
               .withBehavior(next.hits.behavior()),
-          sends);
+          Math.min(hitsSends, next.hitsSends));
     }
   }
 

@@ -389,6 +389,25 @@ class GlobalManagerTest {
     }
   }
 
+  @Test
+  void flushHits_newHitsJoinHitsSentAgain_newHitsKeepTheirSends() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger tries =
+        new java.util.concurrent.atomic.AtomicInteger();
+    try (HoldingOwner holder = new HoldingOwner(a -> tries.incrementAndGet() <= 3)) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 1, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.queueHits(hit("a", 3, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.flushHits();
+
+      assertThat(tries).as("three refusals, then a call").hasValue(4);
+      assertThat(holder.received).singleElement()
+          .satisfies(b -> assertThat(b.get(0).hits()).as("the hits 1 and 3").isEqualTo(4));
+    }
+  }
+
   private GlobalManager holdingManager(HoldingOwner holder, HashRing ring) {
     return holdingManager(holder, () -> ring);
   }
