@@ -62,10 +62,11 @@ import org.slf4j.LoggerFactory;
  * owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
  * sends {@code UpdatePeerGlobals} to every other peer. Both queues go out in calls of at most 1000
  * keys, the most a peer accepts. Hits whose call failed go again with the next sync, to the owner
- * of then ({@value #MAX_SENDS} sends in all), only when that owner will not apply them late: the
- * call was refused before it was sent, or the owner has left the ring (hits it applied just before
- * it went then count twice); otherwise they are dropped ({@link #droppedHits}), at most once as in
- * Gubernator, since a call that timed out may have been applied. Beyond Gubernator, each update
+ * of then ({@value #MAX_SENDS} sends in all, counted from the newest hits summed with them), only
+ * when that owner will not apply them late: the call was refused before it was sent, or the owner
+ * has left the ring (hits it applied just before it went then count twice); otherwise they are
+ * dropped ({@link #droppedHits}), at most once as in Gubernator, since a call that timed out may
+ * have been applied. Beyond Gubernator, each update
  * carries the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and
  * report the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
  * Gubernator does.
@@ -100,8 +101,11 @@ public final class GlobalManager implements AutoCloseable {
   // Guarded by lock: per hash key, the items out (sent and not ended), and the resets among them.
   private final Map<String, Integer> itemsOut = new HashMap<>();
   private final Map<String, Integer> resetsOut = new HashMap<>();
-  // Guarded by lock: the flushes whose calls (or the flushes they let out) have not all ended.
+  // Guarded by lock: the sends whose calls have not all ended.
   private final Set<CompletableFuture<Void>> flushesOut = new HashSet<>();
+  // Guarded by lock: per key held back (or released and not sent yet), completes when the call
+  // that carries its items has ended.
+  private final Map<String, CompletableFuture<Void>> heldSent = new HashMap<>();
   private final AtomicLong dropped = new AtomicLong();
   // A copy's write and what goes with it (its queued hits) happen under the key's stripe.
   private final Object[] stripes = new Object[64];
@@ -269,72 +273,91 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * Sends the queued hits to their owners now, except those held back behind a call still out;
-   * completes when every call of this flush and of the earlier ones still out (and of the flushes
-   * their ends let out) answered or failed. With the ring empty (this node left and every other
-   * member is down) the hits have no owner and are dropped.
+   * completes when the calls out at that moment (this flush's and earlier ones) and the calls
+   * carrying the hits then held back have ended, answered or failed. Hits queued later, also those
+   * that join hits held back, are not waited for beyond that one call. With the ring empty (this
+   * node left and every other member is down) the hits have no owner and are dropped.
    */
   public CompletableFuture<Void> flushHits() {
-    List<CompletableFuture<Void>> earlier;
+    CompletableFuture<Void> sent = tracked(sendQueued());
+    List<CompletableFuture<Void>> all;
     synchronized (lock) {
-      earlier = List.copyOf(flushesOut);
+      all = new ArrayList<>(flushesOut);
+      all.addAll(heldSent.values());
     }
-    CompletableFuture<Void> sent = sendQueued();
-    if (!sent.isDone()) {
-      synchronized (lock) {
-        flushesOut.add(sent);
-      }
-      sent.whenComplete(
-          (v, e) -> {
-            synchronized (lock) {
-              flushesOut.remove(sent);
-            }
-          });
-    }
-    if (earlier.isEmpty()) {
-      return sent;
-    }
-    List<CompletableFuture<Void>> all = new ArrayList<>(earlier);
     all.add(sent);
     return CompletableFuture.allOf(all.toArray(CompletableFuture<?>[]::new));
   }
 
+  // Counts send among the sends out until it completes; returns it.
+  private CompletableFuture<Void> tracked(CompletableFuture<Void> send) {
+    if (!send.isDone()) {
+      synchronized (lock) {
+        flushesOut.add(send);
+      }
+      send.whenComplete(
+          (v, e) -> {
+            synchronized (lock) {
+              flushesOut.remove(send);
+            }
+          });
+    }
+    return send;
+  }
+
   /**
-   * Sends the queued hits that may go now; completes when their calls, and the sends their ends
-   * let out, ended.
+   * Sends the queued hits that may go now; completes when their calls ended (not the sends their
+   * ends let out).
    */
   private CompletableFuture<Void> sendQueued() {
     List<Item> out = new ArrayList<>();
+    List<CompletableFuture<Void>> carried = new ArrayList<>();
     synchronized (lock) {
       cancel(hitsTimer);
       hitsTimer = null;
-      hits.forEach((key, q) -> take(key, q, out));
+      hits.forEach((key, q) -> take(key, q, out, carried));
       hits = new LinkedHashMap<>();
     }
-    return out.isEmpty() ? CompletableFuture.completedFuture(null) : send(out);
+    CompletableFuture<Void> sent;
+    try {
+      sent = out.isEmpty() ? CompletableFuture.completedFuture(null) : send(out);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    sent.whenComplete((v, e) -> carried.forEach(c -> c.complete(null)));
+    return sent;
   }
 
-  // Under lock: adds the item of key to send now to out, counting it out, or holds q back.
-  private void take(String key, Queued q, List<Item> out) {
+  /**
+   * Under lock: adds the item of key to send now to out, counting it out, or holds q back. The
+   * future of the key's held items, when it has one and they go now, is added to carried.
+   */
+  private void take(String key, Queued q, List<Item> out, List<CompletableFuture<Void>> carried) {
     if (resetsOut.containsKey(key) || (q.reset() != null && itemsOut.containsKey(key))) {
       held.merge(key, q, Queued::then);
+      heldSent.computeIfAbsent(key, k -> new CompletableFuture<>());
       return;
     }
     itemsOut.merge(key, 1, Integer::sum);
     if (q.reset() == null) {
-      out.add(new Item(q.hits(), q.sends()));
+      out.add(new Item(q.hits(), q.hitsSends()));
+      Optional.ofNullable(heldSent.remove(key)).ifPresent(carried::add);
       return;
     }
-    out.add(new Item(q.reset(), q.sends()));
+    out.add(new Item(q.reset(), q.resetSends()));
     resetsOut.merge(key, 1, Integer::sum);
     if (q.hits() != null) {
-      held.put(key, new Queued(null, q.hits(), q.sends()));
+      held.put(key, new Queued(null, 0, q.hits(), q.hitsSends()));
+      heldSent.computeIfAbsent(key, k -> new CompletableFuture<>());
+    } else {
+      Optional.ofNullable(heldSent.remove(key)).ifPresent(carried::add);
     }
   }
 
   /**
    * Sends {@code items} (at most one per key) to their owners on the current ring in calls of at
    * most {@value RateLimitService#MAX_BATCH_SIZE} items; those this node owns are queued for
-   * broadcast. Completes when every call ended and the flushes their ends let out completed.
+   * broadcast. Completes when every call ended.
    */
   private CompletableFuture<Void> send(List<Item> items) {
     long start = clock.monotonicNanos();
@@ -389,12 +412,14 @@ public final class GlobalManager implements AutoCloseable {
    * they are queued again (for the next sync, to the owner of then) if that owner will not apply
    * them late: the call was refused before it was sent, or the owner is no longer on the ring;
    * otherwise, or after {@value #MAX_SENDS} sends, they are dropped. The hits held back behind
-   * {@code items} that may go now are sent at once, unless some were queued again (then they wait
-   * for the sync). Completes when that send does.
+   * {@code items} that may go now are sent at once by a {@linkplain #sendReleased send of their
+   * own}, unless some were queued again (then they wait for the sync). Completes at once.
    */
   private CompletableFuture<Void> ended(List<Item> items, Throwable error, String owner) {
     boolean again = error != null && (refusedUnsent(error) || ownerGone(owner));
     boolean released = false;
+    List<String> releasedKeys = new ArrayList<>();
+    List<CompletableFuture<Void>> unsent = new ArrayList<>();
     int requeued = 0;
     synchronized (lock) {
       for (Item i : items) {
@@ -417,8 +442,12 @@ public final class GlobalManager implements AutoCloseable {
             && (q.reset() == null || !itemsOut.containsKey(key))) {
           held.remove(key);
           hits.merge(key, q, (later, earlier) -> earlier.then(later));
+          releasedKeys.add(key);
           released = true;
         }
+      }
+      if (requeued > 0) {
+        releasedKeys.stream().map(heldSent::remove).filter(u -> u != null).forEach(unsent::add);
       }
       if (requeued > 0 && hitsTimer == null) {
         try {
@@ -435,9 +464,25 @@ public final class GlobalManager implements AutoCloseable {
           items.size() - requeued,
           again ? "sent " + MAX_SENDS + " times" : "the owner may have applied them");
     }
-    return released && requeued == 0
-        ? sendQueued()
-        : CompletableFuture.completedFuture(null);
+    unsent.forEach(u -> u.complete(null));
+    if (released && requeued == 0) {
+      sendReleased();
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Sends the queued hits on the scheduler, at once, or on this thread when the scheduler refuses:
+   * a send of its own, which later flushes wait for, so that no flush waits for the hits its calls'
+   * ends let out beyond those it held back, and no call's completion thread builds the send.
+   */
+  private void sendReleased() {
+    Runnable release = () -> tracked(sendQueued());
+    try {
+      scheduler.schedule(release, Duration.ZERO);
+    } catch (RuntimeException e) {
+      release.run();
+    }
   }
 
   /** Tells whether {@code error} is the pool's refusal to make a call, before sending anything. */
@@ -632,9 +677,11 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * The hits of one key waiting for its owner: the last RESET_REMAINING request (null when none was
-   * queued) and the sum of the hits queued after it (null when none).
+   * queued) and the sum of the hits queued after it (null when none), each with how many times it
+   * was sent before.
    */
-  private record Queued(RateLimitRequest reset, RateLimitRequest hits, int sends) {
+  private record Queued(
+      RateLimitRequest reset, int resetSends, RateLimitRequest hits, int hitsSends) {
 
     static Queued of(RateLimitRequest r) {
       return of(r, 0);
@@ -642,24 +689,25 @@ public final class GlobalManager implements AutoCloseable {
 
     static Queued of(RateLimitRequest r, int sends) {
       return r.has(Behavior.RESET_REMAINING)
-          ? new Queued(r, null, sends)
-          : new Queued(null, r, sends);
+          ? new Queued(r, sends, null, 0)
+          : new Queued(null, 0, r, sends);
     }
 
-    // A reset replaces what was queued; later hits add to the sum after the last reset. The sends
-    // are those of the earlier entry, so that resent hits keep their count.
+    // A reset replaces what was queued; later hits add to the sum after the last reset. A sum has
+    // the fewer sends of its parts, so that hits never sent keep all theirs.
     Queued then(Queued next) {
       if (next.reset != null) {
         return next;
       }
       if (hits == null) {
-        return new Queued(reset, next.hits, sends);
+        return new Queued(reset, resetSends, next.hits, next.hitsSends);
       }
       return new Queued(
           reset,
+          resetSends,
           hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits()))
               .withBehavior(next.hits.behavior()),
-          sends);
+          Math.min(hitsSends, next.hitsSends));
     }
   }
 

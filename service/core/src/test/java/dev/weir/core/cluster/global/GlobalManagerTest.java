@@ -189,6 +189,7 @@ class GlobalManagerTest {
 
       current.set(both.without(OWNER));
       held.get(0).complete(List.of(RateLimitResponse.of(Status.UNDER_LIMIT, 10, 10, 0)));
+      scheduler.runDue();
       flush.get(5, java.util.concurrent.TimeUnit.SECONDS);
 
       assertThat(received).as("the hits after the reset stay here").hasSize(1);
@@ -249,6 +250,7 @@ class GlobalManagerTest {
           .as("the reset does not overtake the hits taken before it")
           .hasSize(1);
       holder.answer(0);
+      scheduler.runDue();
       assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
           .containsExactly("hits 2", "reset");
     }
@@ -352,6 +354,57 @@ class GlobalManagerTest {
 
       assertThat(holder.received).extracting(GlobalManagerTest::firstItem)
           .containsExactly("reset", "hits 2");
+    }
+  }
+
+  @Test
+  void flushHits_keyHeldBackAgainAfterEachCall_flushCompletesOnceItsCallsAndHeldItemsEnded()
+      throws Exception {
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      RateLimitRequest reset =
+          hit("a", 0, t0).withBehavior(Behavior.GLOBAL | Behavior.RESET_REMAINING);
+      m.queueHits(reset);
+      m.queueHits(hit("a", 2, t0));
+      CompletableFuture<Void> f = m.flushHits();
+      assertThat(holder.received).as("the reset is out, the hits 2 held back").hasSize(1);
+
+      holder.answer(0);
+      scheduler.runDue();
+      assertThat(holder.received).as("the hits 2 go once the reset ended").hasSize(2);
+      m.queueHits(reset);
+      CompletableFuture<Void> g = m.flushHits();
+      assertThat(f).as("the hits 2 f held back are still out").isNotDone();
+
+      holder.answer(1);
+      assertThat(f).as("its reset and the hits 2 held back at its start ended").isDone();
+      for (int call = 2; call < 6; call++) {
+        scheduler.runDue();
+        assertThat(holder.received).hasSize(call + 1);
+        m.queueHits(call % 2 == 0 ? hit("a", call, t0) : reset);
+        m.flushHits();
+        holder.answer(call);
+      }
+      assertThat(g).isDone();
+    }
+  }
+
+  @Test
+  void flushHits_newHitsJoinHitsSentAgain_newHitsKeepTheirSends() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger tries =
+        new java.util.concurrent.atomic.AtomicInteger();
+    try (HoldingOwner holder = new HoldingOwner(a -> tries.incrementAndGet() <= 3)) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 1, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.queueHits(hit("a", 3, t0));
+      m.flushHits().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      m.flushHits();
+
+      assertThat(tries).as("three refusals, then a call").hasValue(4);
+      assertThat(holder.received).singleElement()
+          .satisfies(b -> assertThat(b.get(0).hits()).as("the hits 1 and 3").isEqualTo(4));
     }
   }
 
@@ -682,12 +735,13 @@ class GlobalManagerTest {
                   .toList());
     }
 
-    /** Answers every call, those that answering lets out included. */
+    /** Answers every call, those that answering lets out (sent on the scheduler) included. */
     void answerAll() {
       for (int i = 0; i < held.size(); i++) {
         if (!held.get(i).isDone()) {
           answer(i);
         }
+        scheduler.runDue();
       }
     }
 
