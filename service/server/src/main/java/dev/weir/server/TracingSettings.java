@@ -3,6 +3,7 @@ package dev.weir.server;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -61,15 +62,16 @@ record TracingSettings(
 
   /**
    * Returns the Weir-mode settings from the standard {@code OTEL_*} variables of {@code env}: on
-   * when {@code OTEL_TRACES_EXPORTER} names an exporter other than {@code none}, or {@code
+   * when {@code OTEL_TRACES_EXPORTER} is other than {@code none} alone, or {@code
    * OTEL_EXPORTER_OTLP_ENDPOINT} or {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} is set, and {@code
    * OTEL_SDK_DISABLED} is not {@code true}; every other {@code OTEL_*} variable keeps its standard
    * meaning.
    */
   static TracingSettings fromOtel(Map<String, String> env) {
     String exporter = value(env, "OTEL_TRACES_EXPORTER");
+    List<String> exporters = exporter == null ? List.of() : exporters(exporter);
     boolean configured =
-        (exporter != null && !exporter.equalsIgnoreCase("none"))
+        (exporter != null && !(exporters.size() == 1 && exporters.get(0).equalsIgnoreCase("none")))
             || value(env, "OTEL_EXPORTER_OTLP_ENDPOINT") != null
             || value(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != null;
     if (!configured || "true".equalsIgnoreCase(value(env, "OTEL_SDK_DISABLED"))) {
@@ -161,8 +163,8 @@ record TracingSettings(
     }
     String exporters = properties.get("otel.traces.exporter");
     if (exporters != null) {
-      for (String exporter : exporters.split(",", -1)) {
-        if (!EXPORTERS.contains(exporter.trim())) {
+      for (String exporter : exporters(exporters)) {
+        if (!EXPORTERS.contains(exporter)) {
           throw ConfigException.invalid(
               variable("otel.traces.exporter"), exporters, String.join(" or ", EXPORTERS));
         }
@@ -183,6 +185,18 @@ record TracingSettings(
             variable(key), endpoint, "a URL starting with http:// or https://");
       }
     }
+  }
+
+  /**
+   * Returns the exporter names of an {@code OTEL_TRACES_EXPORTER} value as the SDK reads them:
+   * split at commas, trimmed, empty items and repeats dropped.
+   */
+  static List<String> exporters(String value) {
+    return Arrays.stream(value.split(","))
+        .map(String::trim)
+        .filter(e -> !e.isEmpty())
+        .distinct()
+        .toList();
   }
 
   /** Returns the {@code OTEL_*} variable of the SDK property {@code key}, such as {@code otel.a.b}. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -120,5 +121,32 @@ class TracingSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("OTEL_TRACES_SAMPLER_ARG='half' is not valid: ")
         .hasMessageNotContaining("\n");
+  }
+
+  @Test
+  void check_exporterListWithEmptyItems_acceptedAsTheSdkDropsThem() {
+    for (String exporters : List.of("otlp,", "otlp, ,", ",otlp")) {
+      TracingSettings settings =
+          TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", exporters));
+
+      assertThat(settings.enabled()).as(exporters).isTrue();
+      settings.check();
+    }
+  }
+
+  @Test
+  void fromOtel_noneWithEmptyItems_offAsNoneIs() {
+    assertThat(TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "none,")))
+        .isEqualTo(TracingSettings.OFF);
+  }
+
+  @Test
+  void check_unknownExporterBesideEmptyItems_stillNamesTheVariableAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () -> TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "otlp,,zipkin")).check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_TRACES_EXPORTER")
+        .hasMessageContaining("otlp,,zipkin")
+        .hasMessageContaining("otlp or none");
   }
 }
