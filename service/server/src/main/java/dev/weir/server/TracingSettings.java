@@ -151,7 +151,9 @@ record TracingSettings(
 
   /**
    * Checks the values of {@link #properties} that Weir knows the allowed values of: the sampler,
-   * the exporters, the OTLP protocols and that the OTLP endpoints are URLs.
+   * the exporters, the OTLP protocol and that the OTLP endpoint is a URL. Of the protocol and the
+   * endpoint only the value the trace exporter uses is checked: the traces-specific one when set,
+   * else the general one.
    *
    * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
    */
@@ -170,21 +172,30 @@ record TracingSettings(
         }
       }
     }
-    for (String key : List.of("otel.exporter.otlp.protocol", "otel.exporter.otlp.traces.protocol")) {
-      String protocol = properties.get(key);
-      if (protocol != null && !PROTOCOLS.contains(protocol)) {
-        throw ConfigException.invalid(variable(key), protocol, String.join(" or ", PROTOCOLS));
-      }
+    String protocolKey = tracesKey("protocol");
+    String protocol = properties.get(protocolKey);
+    if (protocol != null && !PROTOCOLS.contains(protocol)) {
+      throw ConfigException.invalid(
+          variable(protocolKey), protocol, String.join(" or ", PROTOCOLS));
     }
-    for (String key : List.of("otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint")) {
-      String endpoint = properties.get(key);
-      if (endpoint != null
-          && !endpoint.regionMatches(true, 0, "http://", 0, 7)
-          && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
-        throw ConfigException.invalid(
-            variable(key), endpoint, "a URL starting with http:// or https://");
-      }
+    String endpointKey = tracesKey("endpoint");
+    String endpoint = properties.get(endpointKey);
+    if (endpoint != null
+        && !endpoint.regionMatches(true, 0, "http://", 0, 7)
+        && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
+      throw ConfigException.invalid(
+          variable(endpointKey), endpoint, "a URL starting with http:// or https://");
     }
+  }
+
+  /**
+   * Returns the OTLP property {@code setting} the SDK's trace exporter uses: {@code
+   * otel.exporter.otlp.traces.<setting>} when set, else the general {@code
+   * otel.exporter.otlp.<setting>}, which it replaces.
+   */
+  private String tracesKey(String setting) {
+    String traces = "otel.exporter.otlp.traces." + setting;
+    return properties.containsKey(traces) ? traces : "otel.exporter.otlp." + setting;
   }
 
   /**

@@ -149,4 +149,47 @@ class TracingSettingsTest {
         .hasMessageContaining("otlp,,zipkin")
         .hasMessageContaining("otlp or none");
   }
+
+  @Test
+  void check_generalProtocolReplacedByTheTracesOne_notChecked() {
+    TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_TRACES_EXPORTER", "otlp",
+                "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"))
+        .check();
+  }
+
+  @Test
+  void check_generalEndpointReplacedByTheTracesOne_notChecked() {
+    TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/v1/traces"))
+        .check();
+  }
+
+  @Test
+  void check_generalProtocolOrEndpointAlone_stillChecked() {
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromOtel(
+                        Map.of(
+                            "OTEL_TRACES_EXPORTER", "otlp",
+                            "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"))
+                    .check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .hasMessageContaining("http/json")
+        .hasMessageContaining("grpc or http/protobuf");
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromOtel(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"))
+                    .check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .hasMessageContaining("collector:4317")
+        .hasMessageContaining("http://");
+  }
 }
