@@ -57,6 +57,12 @@ record TracingSettings(
           SAMPLING_RATE,
           EXPORTER_PROTOCOL);
 
+  /**
+   * The OTLP protocol of a Weir-mode node whose {@code OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL} is
+   * unset: the specification's default, which the SDK's autoconfigure ({@code grpc}) is not.
+   */
+  static final String DEFAULT_PROTOCOL = "http/protobuf";
+
   /** The service name of a Weir-mode node whose OTEL_SERVICE_NAME and resource set none. */
   static final String DEFAULT_SERVICE_NAME = "weir";
 
@@ -83,6 +89,12 @@ record TracingSettings(
       properties.put("otel.service.name", DEFAULT_SERVICE_NAME);
     }
     properties.putAll(otelProperties(env));
+    // The SDK's autoconfigure defaults to grpc; the OpenTelemetry specification, and Weir's
+    // documentation, to http/protobuf (an endpoint on port 4318).
+    if (!properties.containsKey("otel.exporter.otlp.protocol")
+        && !properties.containsKey("otel.exporter.otlp.traces.protocol")) {
+      properties.put("otel.exporter.otlp.protocol", DEFAULT_PROTOCOL);
+    }
     tracesOnly(properties);
     return new TracingSettings(true, Map.copyOf(properties), Map.of());
   }
@@ -224,7 +236,7 @@ record TracingSettings(
         + " "
         + properties.getOrDefault(
             "otel.exporter.otlp.traces.protocol",
-            properties.getOrDefault("otel.exporter.otlp.protocol", "http/protobuf"))
+            properties.getOrDefault("otel.exporter.otlp.protocol", DEFAULT_PROTOCOL))
         + " to "
         + properties.getOrDefault(
             "otel.exporter.otlp.traces.endpoint",

@@ -109,6 +109,35 @@ class TracingSettingsTest {
   }
 
   @Test
+  void fromOtel_noProtocolSet_theSdkIsToldHttpProtobufNotItsGrpcDefault() {
+    TracingSettings settings =
+        TracingSettings.fromOtel(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"));
+
+    assertThat(NodeTracing.properties(settings))
+        .containsEntry("otel.exporter.otlp.protocol", "http/protobuf")
+        .doesNotContainKey("otel.exporter.otlp.traces.protocol");
+    assertThat(settings.describe()).isEqualTo("otlp http/protobuf to http://c:4318");
+  }
+
+  @Test
+  void fromOtel_protocolSet_keptAsGiven() {
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317",
+                        "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"))
+                .properties())
+        .containsEntry("otel.exporter.otlp.protocol", "grpc");
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317",
+                        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"))
+                .describe())
+        .isEqualTo("otlp grpc to http://c:4317");
+  }
+
+  @Test
   void start_valueTheSdkRefuses_configExceptionNamingTheVariableAndValue() {
     TracingSettings settings =
         TracingSettings.fromOtel(
