@@ -24,6 +24,7 @@ public record DiscoverySettings(
   public static final List<String> VARIABLES =
       List.of(
           "WEIR_PEER_DISCOVERY_TYPE",
+          "WEIR_DATA_CENTER",
           "WEIR_ETCD_ENDPOINTS",
           "WEIR_ETCD_KEY_PREFIX",
           "WEIR_ETCD_DIAL_TIMEOUT",

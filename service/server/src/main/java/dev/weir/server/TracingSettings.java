@@ -3,6 +3,7 @@ package dev.weir.server;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -56,20 +57,27 @@ record TracingSettings(
           SAMPLING_RATE,
           EXPORTER_PROTOCOL);
 
+  /**
+   * The OTLP protocol of a Weir-mode node whose {@code OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL} is
+   * unset: the specification's default, which the SDK's autoconfigure ({@code grpc}) is not.
+   */
+  static final String DEFAULT_PROTOCOL = "http/protobuf";
+
   /** The service name of a Weir-mode node whose OTEL_SERVICE_NAME and resource set none. */
   static final String DEFAULT_SERVICE_NAME = "weir";
 
   /**
    * Returns the Weir-mode settings from the standard {@code OTEL_*} variables of {@code env}: on
-   * when {@code OTEL_TRACES_EXPORTER} names an exporter other than {@code none}, or {@code
+   * when {@code OTEL_TRACES_EXPORTER} is other than {@code none} alone, or {@code
    * OTEL_EXPORTER_OTLP_ENDPOINT} or {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} is set, and {@code
    * OTEL_SDK_DISABLED} is not {@code true}; every other {@code OTEL_*} variable keeps its standard
    * meaning.
    */
   static TracingSettings fromOtel(Map<String, String> env) {
     String exporter = value(env, "OTEL_TRACES_EXPORTER");
+    List<String> exporters = exporter == null ? List.of() : exporters(exporter);
     boolean configured =
-        (exporter != null && !exporter.equalsIgnoreCase("none"))
+        (exporter != null && !(exporters.size() == 1 && exporters.get(0).equalsIgnoreCase("none")))
             || value(env, "OTEL_EXPORTER_OTLP_ENDPOINT") != null
             || value(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != null;
     if (!configured || "true".equalsIgnoreCase(value(env, "OTEL_SDK_DISABLED"))) {
@@ -81,6 +89,12 @@ record TracingSettings(
       properties.put("otel.service.name", DEFAULT_SERVICE_NAME);
     }
     properties.putAll(otelProperties(env));
+    // The SDK's autoconfigure defaults to grpc; the OpenTelemetry specification, and Weir's
+    // documentation, to http/protobuf (an endpoint on port 4318).
+    if (!properties.containsKey("otel.exporter.otlp.protocol")
+        && !properties.containsKey("otel.exporter.otlp.traces.protocol")) {
+      properties.put("otel.exporter.otlp.protocol", DEFAULT_PROTOCOL);
+    }
     tracesOnly(properties);
     return new TracingSettings(true, Map.copyOf(properties), Map.of());
   }
@@ -149,7 +163,9 @@ record TracingSettings(
 
   /**
    * Checks the values of {@link #properties} that Weir knows the allowed values of: the sampler,
-   * the exporters, the OTLP protocols and that the OTLP endpoints are URLs.
+   * the exporters, the OTLP protocol and that the OTLP endpoint is a URL. Of the protocol and the
+   * endpoint only the value the trace exporter uses is checked: the traces-specific one when set,
+   * else the general one.
    *
    * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
    */
@@ -161,28 +177,49 @@ record TracingSettings(
     }
     String exporters = properties.get("otel.traces.exporter");
     if (exporters != null) {
-      for (String exporter : exporters.split(",", -1)) {
-        if (!EXPORTERS.contains(exporter.trim())) {
+      for (String exporter : exporters(exporters)) {
+        if (!EXPORTERS.contains(exporter)) {
           throw ConfigException.invalid(
               variable("otel.traces.exporter"), exporters, String.join(" or ", EXPORTERS));
         }
       }
     }
-    for (String key : List.of("otel.exporter.otlp.protocol", "otel.exporter.otlp.traces.protocol")) {
-      String protocol = properties.get(key);
-      if (protocol != null && !PROTOCOLS.contains(protocol)) {
-        throw ConfigException.invalid(variable(key), protocol, String.join(" or ", PROTOCOLS));
-      }
+    String protocolKey = tracesKey("protocol");
+    String protocol = properties.get(protocolKey);
+    if (protocol != null && !PROTOCOLS.contains(protocol)) {
+      throw ConfigException.invalid(
+          variable(protocolKey), protocol, String.join(" or ", PROTOCOLS));
     }
-    for (String key : List.of("otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint")) {
-      String endpoint = properties.get(key);
-      if (endpoint != null
-          && !endpoint.regionMatches(true, 0, "http://", 0, 7)
-          && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
-        throw ConfigException.invalid(
-            variable(key), endpoint, "a URL starting with http:// or https://");
-      }
+    String endpointKey = tracesKey("endpoint");
+    String endpoint = properties.get(endpointKey);
+    if (endpoint != null
+        && !endpoint.regionMatches(true, 0, "http://", 0, 7)
+        && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
+      throw ConfigException.invalid(
+          variable(endpointKey), endpoint, "a URL starting with http:// or https://");
     }
+  }
+
+  /**
+   * Returns the OTLP property {@code setting} the SDK's trace exporter uses: {@code
+   * otel.exporter.otlp.traces.<setting>} when set, else the general {@code
+   * otel.exporter.otlp.<setting>}, which it replaces.
+   */
+  private String tracesKey(String setting) {
+    String traces = "otel.exporter.otlp.traces." + setting;
+    return properties.containsKey(traces) ? traces : "otel.exporter.otlp." + setting;
+  }
+
+  /**
+   * Returns the exporter names of an {@code OTEL_TRACES_EXPORTER} value as the SDK reads them:
+   * split at commas, trimmed, empty items and repeats dropped.
+   */
+  static List<String> exporters(String value) {
+    return Arrays.stream(value.split(","))
+        .map(String::trim)
+        .filter(e -> !e.isEmpty())
+        .distinct()
+        .toList();
   }
 
   /** Returns the {@code OTEL_*} variable of the SDK property {@code key}, such as {@code otel.a.b}. */
@@ -199,7 +236,7 @@ record TracingSettings(
         + " "
         + properties.getOrDefault(
             "otel.exporter.otlp.traces.protocol",
-            properties.getOrDefault("otel.exporter.otlp.protocol", "http/protobuf"))
+            properties.getOrDefault("otel.exporter.otlp.protocol", DEFAULT_PROTOCOL))
         + " to "
         + properties.getOrDefault(
             "otel.exporter.otlp.traces.endpoint",

@@ -104,6 +104,7 @@ class KnownVariablesTest {
     assertThat(KnownVariables.all())
         .contains(
             EnvVar.of("WEIR_ETCD_ENDPOINTS", "GUBER_ETCD_ENDPOINTS"),
+            EnvVar.of("WEIR_DATA_CENTER", "GUBER_DATA_CENTER"),
             EnvVar.of("WEIR_DNS_POLL_INTERVAL", "GUBER_DNS_POLL_INTERVAL"),
             EnvVar.of("WEIR_HTTP_MAX_IN_FLIGHT", "WEIR_HTTP_MAX_QUEUE"),
             EnvVar.of("GUBER_GRACEFUL_TERMINATION_DELAY_SEC"),

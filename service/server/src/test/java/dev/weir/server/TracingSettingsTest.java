@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -108,6 +109,35 @@ class TracingSettingsTest {
   }
 
   @Test
+  void fromOtel_noProtocolSet_theSdkIsToldHttpProtobufNotItsGrpcDefault() {
+    TracingSettings settings =
+        TracingSettings.fromOtel(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"));
+
+    assertThat(NodeTracing.properties(settings))
+        .containsEntry("otel.exporter.otlp.protocol", "http/protobuf")
+        .doesNotContainKey("otel.exporter.otlp.traces.protocol");
+    assertThat(settings.describe()).isEqualTo("otlp http/protobuf to http://c:4318");
+  }
+
+  @Test
+  void fromOtel_protocolSet_keptAsGiven() {
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317",
+                        "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"))
+                .properties())
+        .containsEntry("otel.exporter.otlp.protocol", "grpc");
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317",
+                        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"))
+                .describe())
+        .isEqualTo("otlp grpc to http://c:4317");
+  }
+
+  @Test
   void start_valueTheSdkRefuses_configExceptionNamingTheVariableAndValue() {
     TracingSettings settings =
         TracingSettings.fromOtel(
@@ -120,5 +150,75 @@ class TracingSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("OTEL_TRACES_SAMPLER_ARG='half' is not valid: ")
         .hasMessageNotContaining("\n");
+  }
+
+  @Test
+  void check_exporterListWithEmptyItems_acceptedAsTheSdkDropsThem() {
+    for (String exporters : List.of("otlp,", "otlp, ,", ",otlp")) {
+      TracingSettings settings =
+          TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", exporters));
+
+      assertThat(settings.enabled()).as(exporters).isTrue();
+      settings.check();
+    }
+  }
+
+  @Test
+  void fromOtel_noneWithEmptyItems_offAsNoneIs() {
+    assertThat(TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "none,")))
+        .isEqualTo(TracingSettings.OFF);
+  }
+
+  @Test
+  void check_unknownExporterBesideEmptyItems_stillNamesTheVariableAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () -> TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "otlp,,zipkin")).check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_TRACES_EXPORTER")
+        .hasMessageContaining("otlp,,zipkin")
+        .hasMessageContaining("otlp or none");
+  }
+
+  @Test
+  void check_generalProtocolReplacedByTheTracesOne_notChecked() {
+    TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_TRACES_EXPORTER", "otlp",
+                "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"))
+        .check();
+  }
+
+  @Test
+  void check_generalEndpointReplacedByTheTracesOne_notChecked() {
+    TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf",
+                "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://c:4318/v1/traces"))
+        .check();
+  }
+
+  @Test
+  void check_generalProtocolOrEndpointAlone_stillChecked() {
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromOtel(
+                        Map.of(
+                            "OTEL_TRACES_EXPORTER", "otlp",
+                            "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"))
+                    .check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .hasMessageContaining("http/json")
+        .hasMessageContaining("grpc or http/protobuf");
+    assertThatThrownBy(
+            () ->
+                TracingSettings.fromOtel(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"))
+                    .check())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .hasMessageContaining("collector:4317")
+        .hasMessageContaining("http://");
   }
 }

@@ -421,7 +421,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
       ignoredOtherDataCenter = otherDataCenter;
       log.info(
           "ignoring {} etcd registration(s) under {} of a data center other than this node's '{}'"
-              + " (WEIR_ETCD_DATA_CENTER)",
+              + " (WEIR_ETCD_DATA_CENTER, else WEIR_DATA_CENTER)",
           otherDataCenter,
           settings.keyPrefix(),
           settings.dataCenter());

@@ -22,7 +22,8 @@ import java.util.Optional;
  * @param user etcd user, empty for none
  * @param password etcd password, empty for none
  * @param tls TLS settings, empty for plaintext
- * @param dataCenter data center recorded in this node's registration
+ * @param dataCenter data center recorded in this node's registration; only registrations of this
+ *     data center join the ring
  * @param advertiseAddress address to register instead of the node's advertise address, empty for that
  */
 public record EtcdSettings(
@@ -65,7 +66,8 @@ public record EtcdSettings(
   /**
    * Reads {@code WEIR_ETCD_*} (or {@code GUBER_ETCD_*}) settings; defaults follow Gubernator's. TLS is
    * on when an endpoint is {@code https://} or a {@code WEIR_ETCD_TLS_*} variable is set; without a CA
-   * file it trusts the JVM's trust store.
+   * file it trusts the JVM's trust store. The data center is {@code WEIR_ETCD_DATA_CENTER}, else the
+   * node's {@code WEIR_DATA_CENTER} (alias {@code GUBER_DATA_CENTER}), else empty.
    */
   public static EtcdSettings fromEnv(DiscoveryEnv env) {
     List<String> endpoints = env.list("ETCD_ENDPOINTS", List.of("localhost:2379"));
@@ -138,7 +140,7 @@ public record EtcdSettings(
         env.string("ETCD_USER", ""),
         env.string("ETCD_PASSWORD", ""),
         tlsOn ? Optional.of(new Tls(ca, cert, key, skipVerify)) : Optional.empty(),
-        env.string("ETCD_DATA_CENTER", ""),
+        env.string("ETCD_DATA_CENTER", env.string("DATA_CENTER", "")),
         advertise.map(String::trim));
   }
 

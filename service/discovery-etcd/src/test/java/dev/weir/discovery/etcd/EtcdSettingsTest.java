@@ -53,6 +53,33 @@ class EtcdSettingsTest {
   }
 
   @Test
+  void fromEnv_dataCenterUnsetForEtcd_theNodesDataCenterAsGubernatorDefaultsIt() {
+    assertThat(
+            EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_DATA_CENTER", "dc1"))).dataCenter())
+        .isEqualTo("dc1");
+    assertThat(
+            EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_DATA_CENTER", "dc2"))).dataCenter())
+        .isEqualTo("dc2");
+    assertThat(EtcdSettings.fromEnv(new DiscoveryEnv(Map.of())).dataCenter()).isEmpty();
+  }
+
+  @Test
+  void fromEnv_etcdDataCenterSet_winsOverTheNodesDataCenter() {
+    assertThat(
+            EtcdSettings.fromEnv(
+                    new DiscoveryEnv(
+                        Map.of("GUBER_DATA_CENTER", "dc1", "WEIR_ETCD_DATA_CENTER", "dc-etcd")))
+                .dataCenter())
+        .isEqualTo("dc-etcd");
+    assertThat(
+            EtcdSettings.fromEnv(
+                    new DiscoveryEnv(
+                        Map.of("WEIR_DATA_CENTER", "dc1", "GUBER_ETCD_DATA_CENTER", "dc-etcd")))
+                .dataCenter())
+        .isEqualTo("dc-etcd");
+  }
+
+  @Test
   void fromEnv_weirNameWinsOverAlias() {
     EtcdSettings s =
         EtcdSettings.fromEnv(
