@@ -66,7 +66,8 @@ class ClusterMetricsTest {
     String departed = registry.scrape();
     scheduler.advance(SETTINGS.batchTimeout());
 
-    assertThat(member).contains("weir_peer_up{peer=\"127.0.0.2:1\"} 1.0");
+    // Nothing listens at the peer's address, so whether it already reads as down is a race.
+    assertThat(member).contains("weir_peer_up{peer=\"127.0.0.2:1\"}");
     assertThat(departed).doesNotContain("peer=\"127.0.0.2:1\"");
     assertThat(node.liveness().isDown(LEAVING))
         .as("taken down one batch timeout after its notice")
