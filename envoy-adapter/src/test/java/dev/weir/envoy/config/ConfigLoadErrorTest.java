@@ -153,13 +153,7 @@ class ConfigLoadErrorTest {
             + "\n"
             + "          unit: second\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e -> assertThat(e.errors()).containsExactly("t.yaml: " + text));
+    assertCompileErrors(yaml, "t.yaml: " + text);
   }
 
   @Test
@@ -169,18 +163,11 @@ class ConfigLoadErrorTest {
             + "      - {unit: second, requests_per_unit: 5, name: burst}\n"
             + "      - {unit: day, requests_per_unit: 900, name: daily, replaces: [{name: burst}]}\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(
-                        "t.yaml: replaces should not contain name of same descriptor: rate_limit"
-                            + " 'daily' of 'demo.ip' at line 6 replaces 'burst', a policy of the"
-                            + " same descriptor; allowed are names of rules of other descriptors"));
+    assertCompileErrors(
+        yaml,
+        "t.yaml: replaces should not contain name of same descriptor: rate_limit"
+            + " 'daily' of 'demo.ip' at line 6 replaces 'burst', a policy of the"
+            + " same descriptor; allowed are names of rules of other descriptors");
   }
 
   @Test
@@ -189,17 +176,10 @@ class ConfigLoadErrorTest {
         "domain: demo\ndescriptors:\n  - key: a\n  - key: ''\n"
             + "    rate_limit: {unit: second, requests_per_unit: 1}\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(
-                        "t.yaml: descriptor has empty key: the descriptor at line 4 in 'demo' has"
-                            + " no key; allowed keys are non-empty strings"));
+    assertCompileErrors(
+        yaml,
+        "t.yaml: descriptor has empty key: the descriptor at line 4 in 'demo' has"
+            + " no key; allowed keys are non-empty strings");
   }
 
   @Test
@@ -210,18 +190,11 @@ class ConfigLoadErrorTest {
             + "      - unit: minutes\n"
             + "        requests_per_unit: 9\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(
-                        "t.yaml: invalid rate limit unit 'minutes': in rate_limit of 'demo.ip' at"
-                            + " line 6; allowed units are second, minute, hour, day, week, month,"
-                            + " year (in any case)"));
+    assertCompileErrors(
+        yaml,
+        "t.yaml: invalid rate limit unit 'minutes': in rate_limit of 'demo.ip' at"
+            + " line 6; allowed units are second, minute, hour, day, week, month,"
+            + " year (in any case)");
   }
 
   @Test
@@ -230,17 +203,10 @@ class ConfigLoadErrorTest {
         "domain: demo\ndescriptors:\n  - key: a\n    metadata:\n      ok: 1\n"
             + "      [x, y]: 2\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(
-                        "t.yaml: error parsing metadata: key is not of type string: [x y] at line"
-                            + " 6: allowed keys are strings, numbers, booleans and null"));
+    assertCompileErrors(
+        yaml,
+        "t.yaml: error parsing metadata: key is not of type string: [x y] at line"
+            + " 6: allowed keys are strings, numbers, booleans and null");
   }
 
   @Test
@@ -249,18 +215,11 @@ class ConfigLoadErrorTest {
         "domain: demo\ndescriptors:\n  - key: version\n    value: 1.5\n"
             + "    shadow_mode: true\n";
 
-    assertThatThrownBy(
-            () ->
-                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
-                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
-        .isInstanceOfSatisfying(
-            DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(
-                        "t.yaml: error checking config: invalid value '1.5' in descriptor"
-                            + " 'demo.version_1.5': YAML reads it as a number with a fraction, not"
-                            + " text: write it in quotes ('1.5')"));
+    assertCompileErrors(
+        yaml,
+        "t.yaml: error checking config: invalid value '1.5' in descriptor"
+            + " 'demo.version_1.5': YAML reads it as a number with a fraction, not"
+            + " text: write it in quotes ('1.5')");
   }
 
   /** Found by {@code ConfigLoaderFuzzTest}: a local tag made the message StringIndexOutOfBounds. */
@@ -365,5 +324,15 @@ class ConfigLoadErrorTest {
                 assertThat(e.errors())
                     .containsExactly(
                         dir.resolve("b.yaml") + ": duplicate descriptor composite key 'shop.a'"));
+  }
+
+  /** Asserts that compiling {@code yaml} as {@code t.yaml} fails with exactly {@code errors}. */
+  private static void assertCompileErrors(String yaml, String... errors) {
+    assertThatThrownBy(
+            () ->
+                new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+                    .compile(List.of(new ConfigFile("t.yaml", yaml))))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class, e -> assertThat(e.errors()).containsExactly(errors));
   }
 }
