@@ -249,9 +249,14 @@ final class ForwardStream {
       closed = true;
       ending = stream;
       stream = null;
+      if (ending != null && ending.endedWith != null) {
+        // Dropped as stalled and left current until its connection is dropped: the drop cancels
+        // its call, which must not be half-closed (gRPC refuses a half-close after a cancel).
+        ending = null;
+      }
     }
     if (ending != null) {
-      ending.requests.onCompleted();
+      ending.halfClose();
     }
   }
 
@@ -338,6 +343,13 @@ final class ForwardStream {
      * not reset it.
      */
     private long unansweredSince = ANSWERED;
+    /**
+     * Held while the call is half-closed or cancelled, never while taking {@code lock} (a cancel
+     * may end the call on this thread, which takes {@code lock}).
+     */
+    private final Object callEnd = new Object();
+    /** Whether the call was cancelled as stalled (guarded by {@code callEnd}). */
+    private boolean cancelled;
 
     @Override
     public void onNext(ForwardCodec.Answers answers) {
@@ -431,7 +443,7 @@ final class ForwardStream {
      */
     private void dropConnection(RuntimeException stall) {
       try {
-        requests.onError(stall);
+        cancel(stall);
         onStall.run();
       } finally {
         synchronized (lock) {
@@ -439,6 +451,27 @@ final class ForwardStream {
             stream = null;
           }
         }
+      }
+    }
+
+    /**
+     * Half-closes this stream's call unless it was cancelled. The call's end is one at a time
+     * ({@code callEnd}): a close that took the stream just before a deadline found it stalled does
+     * not half-close it while the drop cancels it on another thread.
+     */
+    private void halfClose() {
+      synchronized (callEnd) {
+        if (!cancelled) {
+          requests.onCompleted();
+        }
+      }
+    }
+
+    /** Cancels this stream's call with {@code reason}; it is never half-closed after. */
+    private void cancel(RuntimeException reason) {
+      synchronized (callEnd) {
+        cancelled = true;
+        requests.onError(reason);
       }
     }
 

@@ -545,6 +545,107 @@ class ForwardStreamTest {
     assertThat(remaining(next)).containsExactly(3L);
   }
 
+  /**
+   * A call's request side that records what is called on it and, as grpc-java's {@code
+   * ClientCallImpl} does, refuses a half-close (or a message) once the call was cancelled.
+   */
+  private static final class RecordingCall implements StreamObserver<ForwardCodec.Batch> {
+    final List<String> calls = new CopyOnWriteArrayList<>();
+    private volatile boolean cancelCalled;
+
+    @Override
+    public void onNext(ForwardCodec.Batch batch) {
+      if (cancelCalled) {
+        throw new IllegalStateException("call was cancelled");
+      }
+      calls.add("onNext");
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      cancelCalled = true;
+      calls.add("onError");
+    }
+
+    @Override
+    public void onCompleted() {
+      if (cancelCalled) {
+        throw new IllegalStateException("call was cancelled");
+      }
+      calls.add("onCompleted");
+    }
+  }
+
+  /**
+   * Returns a stream on {@code call} whose {@code onStall} closes it (as a client closed while the
+   * stalled stream is being dropped), recording whatever that close throws in {@code closeErrors}.
+   */
+  private ForwardStream closedOnStall(RecordingCall call, List<Throwable> closeErrors) {
+    ForwardStream[] stream = new ForwardStream[1];
+    stream[0] =
+        new ForwardStream(
+            answers -> call,
+            scheduler,
+            clock,
+            TIMEOUT,
+            STALL_AFTER,
+            () -> {
+              stalls.incrementAndGet();
+              try {
+                stream[0].close();
+              } catch (RuntimeException e) {
+                closeErrors.add(e);
+              }
+            });
+    return stream[0];
+  }
+
+  @Test
+  void close_whileADeadlineDropsTheStalledStream_doesNotHalfCloseTheCancelledCall() {
+    RecordingCall call = new RecordingCall();
+    List<Throwable> closeErrors = new CopyOnWriteArrayList<>();
+    ForwardStream stream = closedOnStall(call, closeErrors);
+    stream.send(items(1));
+    elapse(Duration.ofMillis(1600));
+    CompletableFuture<List<RateLimitResponse>> second = stream.send(items(2));
+
+    elapse(Duration.ofMillis(500));
+
+    assertThat(stalls).hasValue(1);
+    assertThat(closeErrors).as("close() of a stream being dropped").isEmpty();
+    assertThat(call.calls)
+        .as("the stalled call is cancelled and never half-closed after")
+        .containsExactly("onNext", "onNext", "onError");
+    assertThatThrownBy(second::join).hasRootCauseInstanceOf(ForwardStream.Stalled.class);
+    assertThatThrownBy(stream.send(items(3))::join)
+        .hasMessageContaining("the forwarding stream was closed");
+    stream.close();
+    assertThat(call.calls).containsExactly("onNext", "onNext", "onError");
+  }
+
+  @Test
+  void close_whileASendDropsTheStalledStream_doesNotHalfCloseTheCancelledCall() {
+    RecordingCall call = new RecordingCall();
+    List<Throwable> closeErrors = new CopyOnWriteArrayList<>();
+    ForwardStream stream = closedOnStall(call, closeErrors);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    elapse(STALL_AFTER.minusMillis(50));
+    assertThat(stream.send(items(100))).isCompletedExceptionally();
+    elapse(Duration.ofMillis(50));
+    assertThat(stalls).as("no deadline is left to find the stall").hasValue(0);
+
+    CompletableFuture<List<RateLimitResponse>> dropping = stream.send(items(101));
+
+    assertThat(stalls).hasValue(1);
+    assertThat(closeErrors).as("close() of a stream being dropped").isEmpty();
+    assertThat(call.calls).endsWith("onError").doesNotContain("onCompleted");
+    assertThatThrownBy(dropping::join)
+        .as("closed while its stream was dropped: not sent on a new one")
+        .hasMessageContaining("the forwarding stream was closed");
+  }
+
   /** The server sides of the calls a {@link #notReading} peer has open, to let it read later. */
   private final List<ServerCallStreamObserver<ForwardAnswers>> unread = new CopyOnWriteArrayList<>();
 
