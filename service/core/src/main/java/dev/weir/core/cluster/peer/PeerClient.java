@@ -44,7 +44,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
 
 /**
  * The client side of {@code PeersV1} for one peer: one channel, one batching queue for forwarded
@@ -259,17 +258,39 @@ public final class PeerClient implements AutoCloseable {
         to.getChannel().newCall(PeerMethods.FORWARD_BATCHES, to.getCallOptions()), answers);
   }
 
+  /**
+   * Sends {@code requests} as one {@code GetPeerRateLimits}; the future completes with one answer
+   * per request, in order, or fails with {@code INTERNAL} when the peer answered another number of
+   * items (as a batch on the stream does).
+   */
   private CompletableFuture<List<RateLimitResponse>> unary(
       List<RateLimitRequest> requests, Duration timeout) {
     GetPeerRateLimitsReq.Builder req = GetPeerRateLimitsReq.newBuilder();
     requests.forEach(r -> req.addRequests(PeerProtos.toProto(r)));
-    CompletableFuture<List<RateLimitResponse>> call = new CompletableFuture<>();
+    CompletableFuture<GetPeerRateLimitsResp> resp = new CompletableFuture<>();
     detached(
         () ->
             dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .getPeerRateLimits(
-                    req.build(), observer(call, resp -> fromProtos(resp.getRateLimitsList()))));
+                .getPeerRateLimits(req.build(), observer(resp)));
+    CompletableFuture<List<RateLimitResponse>> call = new CompletableFuture<>();
+    resp.whenComplete(
+        (answer, error) -> {
+          if (error != null) {
+            call.completeExceptionally(error);
+          } else if (answer.getRateLimitsCount() != requests.size()) {
+            call.completeExceptionally(
+                Status.INTERNAL
+                    .withDescription(
+                        "expected "
+                            + requests.size()
+                            + " answers, got "
+                            + answer.getRateLimitsCount())
+                    .asRuntimeException());
+          } else {
+            call.complete(fromProtos(answer.getRateLimitsList()));
+          }
+        });
     return call;
   }
 
@@ -650,17 +671,12 @@ public final class PeerClient implements AutoCloseable {
     }
   }
 
+  /** Returns an observer of a unary call that completes {@code future} with its answer. */
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
-    return observer(future, Function.identity());
-  }
-
-  /** Returns an observer of a unary call that completes {@code future} with its answer mapped. */
-  private static <T, R> StreamObserver<T> observer(
-      CompletableFuture<R> future, Function<T, R> mapping) {
     return new StreamObserver<>() {
       @Override
       public void onNext(T value) {
-        future.complete(mapping.apply(value));
+        future.complete(value);
       }
 
       @Override

@@ -15,6 +15,8 @@ import dev.weir.core.testkit.ForwardingManagedChannel;
 import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.RateLimitResp;
 import io.grpc.Attributes;
@@ -22,6 +24,8 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.ServerTransportFilter;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -354,6 +358,105 @@ class PeerClientTest {
         };
       }
     };
+  }
+
+  /**
+   * Returns a client of an in-process peer that answers every {@code GetPeerRateLimits} (the only
+   * call it serves) with {@code missing} fewer answers than it was sent items, its reports recorded
+   * in {@link #reports}.
+   */
+  private PeerClient clientOfPeerAnsweringShort(int missing, PeerClientSettings settings)
+      throws IOException {
+    String name = InProcessServerBuilder.generateName();
+    Server server =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request,
+                      StreamObserver<GetPeerRateLimitsResp> answers) {
+                    GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
+                    for (int i = missing; i < request.getRequestsCount(); i++) {
+                      out.addRateLimits(RateLimitResp.newBuilder().setRemaining(9));
+                    }
+                    answers.onNext(out.build());
+                    answers.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    ManagedChannel inProcess = InProcessChannelBuilder.forName(name).directExecutor().build();
+    resources.add(() -> inProcess.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    PeerClient peer = new PeerClient("peer-a:81", inProcess, settings, scheduler, clock);
+    peer.observe(
+        new PeerCallObserver() {
+          @Override
+          public void answered(String peer) {
+            reports.add("answered");
+          }
+
+          @Override
+          public void answeredWithError(String peer, String error) {
+            reports.add("answered with error: " + error);
+          }
+
+          @Override
+          public void notAnswering(String peer, String error, boolean conclusive) {
+            reports.add("not answering: " + error);
+          }
+        });
+    return peer;
+  }
+
+  @Test
+  void forward_itemSentAloneAnsweredWithNoAnswer_failsInternalNamingThePeerAndIsCountedAnError()
+      throws Exception {
+    PeerClient peer =
+        clientOfPeerAnsweringShort(
+            1, new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, false));
+
+    CompletableFuture<RateLimitResponse> answer = peer.forward(req()); // NO_BATCHING
+
+    assertThat(answer)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("peer 'peer-a:81'")
+        .withMessageContaining("INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(io.grpc.Status.fromThrowable(answer.handle((r, e) -> e).join()).getCode())
+        .isEqualTo(io.grpc.Status.Code.INTERNAL);
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ")
+        .contains("expected 1 answers, got 0");
+  }
+
+  @Test
+  void getPeerRateLimits_peerAnswersFewerItemsThanSent_failsInternalAndIsCountedAnError()
+      throws Exception {
+    PeerClient peer =
+        clientOfPeerAnsweringShort(
+            1, new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+    List<RateLimitRequest> three = List.of(req(), req(), req());
+
+    CompletableFuture<List<RateLimitResponse>> answers =
+        peer.getPeerRateLimits(three, DEADLINE, "sending global hits to");
+
+    assertThat(answers)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("error while sending global hits to peer 'peer-a:81': INTERNAL")
+        .withMessageContaining("expected 3 answers, got 2");
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ");
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
