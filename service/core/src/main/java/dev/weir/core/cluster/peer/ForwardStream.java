@@ -9,10 +9,12 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -40,8 +42,10 @@ import java.util.function.Function;
  * #MAX_UNANSWERED} are unanswered on a stream, and a batch beyond that fails at once, unsent, with
  * {@code DEADLINE_EXCEEDED} caused by {@link Behind}. A peer that falls behind is so not sent ever
  * more batches that it would decide for nobody (they piled up in HTTP/2 flow control, with no bound
- * but the batcher's queue), and each answer it gives, even late, makes room for one more. Costs
- * nothing per batch beyond a counter: the bound is checked against the batches waiting anyway.
+ * but the batcher's queue), and each answer it gives, even late, makes room for one more (only an
+ * answer to a batch past its deadline: one repeated, or with the id of no batch, makes none). Costs
+ * nothing per batch answered in time: the bound is checked against the batches waiting anyway, and
+ * only the ids of batches past their deadline are kept.
  *
  * <p>A stream on which batches have gone unanswered for {@code stallAfter} (no batch answered within
  * its deadline since the oldest of them was sent) is stalled: its connection stays up while its
@@ -206,7 +210,8 @@ final class ForwardStream {
           RuntimeException stall = stalled(Duration.ofNanos(now - target.unansweredSince));
           return new Stalling(target, stall, target.endLocked(stall));
         }
-        answer.completeExceptionally(behind(target.pending.size() + target.overdue, target.overdue));
+        int overdue = target.overdue.size();
+        answer.completeExceptionally(behind(target.pending.size() + overdue, overdue));
         return null;
       }
       long id = nextId++;
@@ -332,10 +337,12 @@ final class ForwardStream {
     private RuntimeException endedWith;
     private boolean timerArmed;
     /**
-     * Batches failed at their deadline whose answers have not come: the peer still reads and decides
-     * them, so they count toward {@link #MAX_UNANSWERED} until answered or the stream ends.
+     * The ids of the batches failed at their deadline whose answers have not come: the peer still
+     * reads and decides them, so they count toward {@link #MAX_UNANSWERED} until answered or the
+     * stream ends. Ids, not a count: an answer the peer repeats, or with an id of no batch, frees no
+     * room.
      */
-    private int overdue;
+    private final Set<Long> overdue = new HashSet<>();
     /**
      * When the oldest batch sent since the last answer in time was sent (or, when the stream was
      * behind, the first batch refused since), or {@link #ANSWERED}: an answer to a batch already
@@ -358,8 +365,8 @@ final class ForwardStream {
         waiting = pending.remove(answers.id());
         if (waiting != null) {
           unansweredSince = ANSWERED;
-        } else if (overdue > 0) {
-          overdue--; // late: the batch failed at its deadline, the peer has now decided it
+        } else {
+          overdue.remove(answers.id()); // late: the batch failed at its deadline, now decided
         }
       }
       if (waiting == null) {
@@ -423,7 +430,7 @@ final class ForwardStream {
      * deadline alone are bounded by the batcher, and a flush on close may send more).
      */
     private boolean behind() {
-      return overdue > 0 && pending.size() + overdue >= MAX_UNANSWERED;
+      return !overdue.isEmpty() && pending.size() + overdue.size() >= MAX_UNANSWERED;
     }
 
     /**
@@ -485,20 +492,23 @@ final class ForwardStream {
      */
     private void expireDue() {
       List<Waiting> expired = new ArrayList<>();
+      List<Long> expiredIds = new ArrayList<>();
       List<Waiting> dropped = List.of();
       long next;
       RuntimeException stall = null;
       synchronized (lock) {
         long now = clock.monotonicNanos();
-        Iterator<Waiting> oldestFirst = pending.values().iterator();
+        Iterator<Map.Entry<Long, Waiting>> oldestFirst = pending.entrySet().iterator();
         next = -1;
         while (oldestFirst.hasNext()) {
-          Waiting w = oldestFirst.next();
+          Map.Entry<Long, Waiting> e = oldestFirst.next();
+          Waiting w = e.getValue();
           if (w.due - now > 0) {
             next = w.due - now;
             break;
           }
           expired.add(w);
+          expiredIds.add(e.getKey());
           oldestFirst.remove();
         }
         if (!expired.isEmpty()
@@ -510,7 +520,7 @@ final class ForwardStream {
           dropped = endLocked(stall);
           next = -1;
         } else {
-          overdue += expired.size();
+          overdue.addAll(expiredIds);
         }
         timerArmed = next >= 0;
       }

@@ -712,6 +712,29 @@ class ForwardStreamTest {
   }
 
   @Test
+  void send_streamBehindByTheBound_duplicateOrUnknownAnswersFreeNoRoom() throws Exception {
+    ForwardStream stream = streamTo(holding);
+    for (int i = 0; i < Batcher.MAX_IN_FLIGHT; i++) {
+      stream.send(items(i));
+    }
+    scheduler.advance(TIMEOUT);
+    answer(0, 0); // late: its slot is free again
+    answer(0, 0); // the same answer again: frees nothing
+    answerStreams.get(0).onNext(ForwardAnswers.newBuilder().setId(1_000_000).build()); // no batch's
+
+    CompletableFuture<List<RateLimitResponse>> fits = stream.send(items(100));
+    CompletableFuture<List<RateLimitResponse>> beyond = stream.send(items(101));
+
+    assertThat(fits).isNotDone();
+    assertThat(beyond).isCompletedExceptionally();
+    assertThatThrownBy(beyond::join)
+        .hasMessageContaining(
+            "the peer is 8 batches behind (8 batches sent on the forwarding stream are unanswered,"
+                + " 7 of them past their deadline");
+    assertThat(received).hasSize(Batcher.MAX_IN_FLIGHT + 1);
+  }
+
+  @Test
   void send_batchesInFlightWithinTheirDeadline_areNotBoundedByTheStream() throws Exception {
     ForwardStream stream = streamTo(holding);
     for (int i = 0; i < 2 * Batcher.MAX_IN_FLIGHT; i++) {
