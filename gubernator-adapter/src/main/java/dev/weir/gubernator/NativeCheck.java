@@ -148,6 +148,7 @@ public final class NativeCheck {
     if (errors == null) {
       return answers;
     }
+    meter.answeredWithError(errors.length - asked.size());
     List<RateLimitResponse> out = new ArrayList<>(errors.length);
     int next = 0;
     for (String error : errors) {

@@ -65,7 +65,20 @@ class NativeCheckTest {
         .isEqualTo("field 'unique_key' is 9 bytes long; at most 8 are allowed (WEIR_MAX_KEY_LENGTH)");
     assertThat(store.size()).isEqualTo(2);
     assertThat(metrics.events())
-        .containsExactly("refused field_too_long", "checked under_limit", "checked under_limit");
+        .containsExactly(
+            "refused field_too_long", "checked under_limit", "checked under_limit", "checked error");
+  }
+
+  @Test
+  void check_everyItemTooLong_eachAnsweredWithAnErrorAndCountedAsError() {
+    GetRateLimitsResp answer =
+        check.decide(call(item("k".repeat(9)), item("a").toBuilder().setName("n".repeat(17)).build()))
+            .join();
+
+    assertThat(answer.getResponsesList()).extracting(RateLimitResp::getError).doesNotContain("");
+    assertThat(metrics.count("refused field_too_long")).isEqualTo(2);
+    assertThat(metrics.count("checked error")).as("a user sees an error answer").isEqualTo(2);
+    assertThat(store.size()).isZero();
   }
 
   @Test

@@ -57,6 +57,16 @@ public final class CheckMeter {
     }
   }
 
+  /**
+   * Counts {@code items} items of an answered call that were answered with an error of their own
+   * without reaching the core (a field over the input limits), as results {@code error}.
+   */
+  public void answeredWithError(int items) {
+    for (int i = 0; i < items; i++) {
+      metrics.checked(CheckResult.ERROR);
+    }
+  }
+
   /** Notes that a started call failed with {@code failure}. */
   public void failed(Throwable failure) {
     inFlight.decrementAndGet();

@@ -139,6 +139,9 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   private static final Status.Code[] GRPC_CODES = Status.Code.values();
 
+  private static final int HTTP_STATUS_MIN = 100;
+  private static final int HTTP_STATUS_MAX = 599;
+
   private final MeterRegistry registry;
 
   /**
@@ -147,6 +150,21 @@ public final class MicrometerMetrics implements WeirMetrics {
    * timer twice, which Micrometer answers with the one meter.
    */
   private final Map<String, Timer[]> grpcTimers = new ConcurrentHashMap<>();
+
+  /**
+   * The HTTP request timers by route, each an array by status code (100 to 599) filled on first
+   * use; routes are the server's known ones, matched exactly, so the map stays small. A lost race
+   * registers the same timer twice, which Micrometer answers with the one meter.
+   */
+  private final Map<String, Timer[]> httpTimers = new ConcurrentHashMap<>();
+
+  /** The GLOBAL send and broadcast timers by outcome (success, failure), made on first use. */
+  private final Timer[] globalSendTimers = new Timer[2];
+
+  private final Timer[] globalBroadcastTimers = new Timer[2];
+
+  /** The discovery error counters by mechanism ({@code etcd}, {@code k8s}, {@code dns}). */
+  private final Map<String, Counter> discoveryErrors = new ConcurrentHashMap<>();
 
   /** The meters of each watched peer, from its first {@code watchPeer*} call to its forgetting. */
   private final Map<String, PeerMeters> peers = new ConcurrentHashMap<>();
@@ -214,8 +232,26 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void httpRequest(String route, int status, long nanos) {
-    latency(HTTP_REQUESTS, "HTTP requests", "route", route, "status", Integer.toString(status))
-        .record(nanos, TimeUnit.NANOSECONDS);
+    if (status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX) {
+      httpTimer(route, status).record(nanos, TimeUnit.NANOSECONDS);
+      return;
+    }
+    Timer[] byStatus = httpTimers.get(route);
+    if (byStatus == null) {
+      byStatus =
+          httpTimers.computeIfAbsent(route, r -> new Timer[HTTP_STATUS_MAX - HTTP_STATUS_MIN + 1]);
+    }
+    Timer timer = byStatus[status - HTTP_STATUS_MIN];
+    if (timer == null) {
+      timer = httpTimer(route, status);
+      byStatus[status - HTTP_STATUS_MIN] = timer;
+    }
+    timer.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  private Timer httpTimer(String route, int status) {
+    return latency(
+        HTTP_REQUESTS, "HTTP requests", "route", route, "status", Integer.toString(status));
   }
 
   @Override
@@ -357,14 +393,25 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void globalSend(long nanos, boolean ok) {
-    latency(GLOBAL_SEND, "GLOBAL hit sends to owners", "outcome", outcome(ok))
+    outcomeTimer(globalSendTimers, GLOBAL_SEND, "GLOBAL hit sends to owners", ok)
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   @Override
   public void globalBroadcast(long nanos, boolean ok) {
-    latency(GLOBAL_BROADCAST, "GLOBAL broadcasts to peers", "outcome", outcome(ok))
+    outcomeTimer(globalBroadcastTimers, GLOBAL_BROADCAST, "GLOBAL broadcasts to peers", ok)
         .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Returns {@code timers}' timer for {@code ok}, registered on first use (a lost race is fine). */
+  private Timer outcomeTimer(Timer[] timers, String name, String description, boolean ok) {
+    int i = ok ? 0 : 1;
+    Timer timer = timers[i];
+    if (timer == null) {
+      timer = latency(name, description, "outcome", outcome(ok));
+      timers[i] = timer;
+    }
+    return timer;
   }
 
   @Override
@@ -421,11 +468,18 @@ public final class MicrometerMetrics implements WeirMetrics {
 
   @Override
   public void discoveryError(String mechanism) {
-    Counter.builder(DISCOVERY_ERRORS)
-        .description("Peer discovery failures")
-        .tag("mechanism", mechanism)
-        .register(registry)
-        .increment();
+    Counter counter = discoveryErrors.get(mechanism);
+    if (counter == null) {
+      counter =
+          discoveryErrors.computeIfAbsent(
+              mechanism,
+              m ->
+                  Counter.builder(DISCOVERY_ERRORS)
+                      .description("Peer discovery failures")
+                      .tag("mechanism", m)
+                      .register(registry));
+    }
+    counter.increment();
   }
 
   @Override

@@ -75,6 +75,46 @@ class MicrometerMetricsTest {
   }
 
   @Test
+  void sameLabelsManyTimes_noMeterBuiltAgain_noAllocationPerEvent() {
+    Runnable[] events = {
+      () -> metrics.grpcCall("pb.gubernator.V1/GetRateLimits", io.grpc.Status.Code.OK, 1_000_000),
+      () -> metrics.httpRequest("/v1/GetRateLimits", 200, 1_000_000),
+      () -> metrics.globalSend(1_000_000, true),
+      () -> metrics.globalBroadcast(1_000_000, false),
+      () -> metrics.discoveryError("dns")
+    };
+    for (Runnable event : events) {
+      event.run(); // registers its meter
+    }
+
+    java.util.List<Long> bytesPerEvent = new java.util.ArrayList<>();
+    for (Runnable event : events) {
+      bytesPerEvent.add(allocatedPerCall(event, 20_000));
+    }
+
+    // A meter built again allocates its builder, tags, id and distribution config: 100s of bytes.
+    assertThat(bytesPerEvent)
+        .as("bytes allocated per event: gRPC, HTTP, GLOBAL send, broadcast, discovery error")
+        .allSatisfy(b -> assertThat(b).isLessThan(16L));
+    assertThat(registry.scrape())
+        .contains("weir_http_requests_seconds_count{route=\"/v1/GetRateLimits\",status=\"200\"} 20001")
+        .contains("weir_global_send_seconds_count{outcome=\"success\"} 20001")
+        .contains("weir_global_broadcast_seconds_count{outcome=\"failure\"} 20001")
+        .contains("weir_discovery_errors_total{mechanism=\"dns\"} 20001.0");
+  }
+
+  private static long allocatedPerCall(Runnable event, int calls) {
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long thread = Thread.currentThread().getId();
+    long before = threads.getThreadAllocatedBytes(thread);
+    for (int i = 0; i < calls; i++) {
+      event.run();
+    }
+    return (threads.getThreadAllocatedBytes(thread) - before) / calls;
+  }
+
+  @Test
   void ringChanged_countedFromZero() {
     String before = registry.scrape();
     metrics.ringChanged();

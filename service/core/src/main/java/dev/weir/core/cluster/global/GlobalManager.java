@@ -633,10 +633,13 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * Completes when every call did, logging failures, and reports the time since {@code start} as a
-   * hit send or a broadcast, failed when any call failed.
+   * hit send or a broadcast, failed when any call failed; reports nothing when no peer was called.
    */
   private CompletableFuture<Void> timed(
       List<CompletableFuture<?>> calls, long start, boolean hitSend) {
+    if (calls.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
     CompletableFuture<?>[] all = calls.toArray(CompletableFuture<?>[]::new);
     CompletableFuture<?>[] settled =
         calls.stream().map(GlobalManager::logged).toArray(CompletableFuture<?>[]::new);

@@ -183,7 +183,8 @@ public final class PeerClient implements AutoCloseable {
    */
   public CompletableFuture<RateLimitResponse> forward(RateLimitRequest request) {
     if (alone(request)) {
-      return getPeerRateLimits(List.of(request), settings.batchTimeout(), "forwarding to")
+      return answered(
+              1, unary(List.of(request), settings.batchTimeout()), "forwarding to", true)
           .thenApply(list -> list.get(0));
     }
     return batcher.submit(request);
@@ -215,10 +216,14 @@ public final class PeerClient implements AutoCloseable {
     return settings.disableBatching() || request.has(Behavior.NO_BATCHING);
   }
 
-  /** Sends {@code requests} (at most 1000) as one call with deadline {@code timeout}. */
+  /**
+   * Sends {@code requests} (at most 1000) as one call with deadline {@code timeout}: GLOBAL hits and
+   * items handed on, which {@link #batchesSent} and {@link #itemsSent} leave out (they count
+   * forwarding only).
+   */
   public CompletableFuture<List<RateLimitResponse>> getPeerRateLimits(
       List<RateLimitRequest> requests, Duration timeout, String what) {
-    return answered(requests.size(), unary(requests, timeout), what);
+    return answered(requests.size(), unary(requests, timeout), what, false);
   }
 
   /**
@@ -238,7 +243,7 @@ public final class PeerClient implements AutoCloseable {
   private CompletableFuture<List<RateLimitResponse>> sendBatch(List<RateLimitRequest> batch) {
     Duration timeout = settings.batchTimeout();
     if (stream.unsupported()) {
-      return answered(batch.size(), unary(batch, timeout), "forwarding to");
+      return answered(batch.size(), unary(batch, timeout), "forwarding to", true);
     }
     CompletableFuture<List<RateLimitResponse>> sent =
         stream
@@ -248,7 +253,7 @@ public final class PeerClient implements AutoCloseable {
                     e instanceof ForwardStream.Unsupported
                         ? unary(batch, timeout)
                         : CompletableFuture.failedFuture(e));
-    return answered(batch.size(), sent, "forwarding to");
+    return answered(batch.size(), sent, "forwarding to", true);
   }
 
   private StreamObserver<ForwardCodec.Batch> openForwardStream(
@@ -294,11 +299,16 @@ public final class PeerClient implements AutoCloseable {
     return call;
   }
 
-  /** Counts a batch of {@code size} items sent as {@code call} and reports its outcome. */
+  /**
+   * Reports the outcome of a batch of {@code size} items sent as {@code call}, and counts it in
+   * {@link #batchesSent} and {@link #itemsSent} when it is {@code forwarding}.
+   */
   private CompletableFuture<List<RateLimitResponse>> answered(
-      int size, CompletableFuture<List<RateLimitResponse>> call, String what) {
-    batchesSent.incrementAndGet();
-    itemsSent.addAndGet(size);
+      int size, CompletableFuture<List<RateLimitResponse>> call, String what, boolean forwarding) {
+    if (forwarding) {
+      batchesSent.incrementAndGet();
+      itemsSent.addAndGet(size);
+    }
     long start = clock.monotonicNanos();
     WeirMetrics sink = metrics;
     call.whenComplete(
@@ -523,12 +533,12 @@ public final class PeerClient implements AutoCloseable {
     channel.resetConnectBackoff();
   }
 
-  /** Returns the number of {@code GetPeerRateLimits} calls sent. */
+  /** Returns the number of forwarding calls (batches and items sent alone) sent. */
   public long batchesSent() {
     return batchesSent.get();
   }
 
-  /** Returns the number of items sent in {@code GetPeerRateLimits} calls. */
+  /** Returns the number of items the forwarding calls carried. */
   public long itemsSent() {
     return itemsSent.get();
   }

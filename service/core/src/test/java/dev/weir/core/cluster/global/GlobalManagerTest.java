@@ -670,6 +670,39 @@ class GlobalManagerTest {
   }
 
   @Test
+  void oneNodeCluster_hitsAndBroadcastsOfItsOwnKeys_noPeerCalled_noSendOrBroadcastRecorded() {
+    HashRing ring = ring(SELF);
+    GlobalManager m = manager(ring, 1000);
+    dev.weir.core.testkit.RecordingMetrics metrics = new dev.weir.core.testkit.RecordingMetrics();
+    m.reportTo(metrics);
+    m.queueHits(hit("a", 1, t0));
+    m.queueBroadcast(hit("b", 1, t0));
+
+    m.flushHits().join();
+    m.flushBroadcasts().join();
+
+    assertThat(hitsReceived).isEmpty();
+    assertThat(globalsReceived).isEmpty();
+    assertThat(metrics.events()).as("no call was made").isEmpty();
+  }
+
+  @Test
+  void flushHits_someToAnOwnerSomeOwnedHere_oneSendRecorded() {
+    HashRing ring = ring(SELF, OWNER);
+    GlobalManager m = manager(ring, 1000);
+    dev.weir.core.testkit.RecordingMetrics metrics = new dev.weir.core.testkit.RecordingMetrics();
+    m.reportTo(metrics);
+    m.queueHits(hit(keyOwnedBy(ring, OWNER), 1, t0));
+    m.queueHits(hit(keyOwnedBy(ring, SELF), 1, t0));
+
+    m.flushHits().join();
+
+    assertThat(hitsReceived).hasSize(1);
+    assertThat(metrics.events()).contains("global send ok").doesNotContain("global send failed");
+    assertThat(metrics.count("global send ok")).isOne();
+  }
+
+  @Test
   void flushHits_ringEmptiedByLeaving_dropsTheHitsWithoutThrowing() {
     java.util.concurrent.atomic.AtomicReference<HashRing> current =
         new java.util.concurrent.atomic.AtomicReference<>(ring(SELF, OWNER));

@@ -143,6 +143,23 @@ class PeerClientTest {
   }
 
   @Test
+  void globalHitsSentToTheOwner_notCountedAsForwarding_forwardedItemIs() throws Exception {
+    clientOfFreePort();
+    startPeer(false);
+
+    client.getPeerRateLimits(List.of(req(), req()), DEADLINE, "sending global hits to").get(
+        DEADLINE.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(client.batchesSent()).as("GLOBAL sends are not forwarding calls").isZero();
+    assertThat(client.itemsSent()).isZero();
+
+    client.forward(req()).get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+
+    assertThat(client.batchesSent()).isEqualTo(1);
+    assertThat(client.itemsSent()).isEqualTo(1);
+  }
+
+  @Test
   void peerDown_callInFlight_failsAtOnceInsteadOfAtItsDeadline() throws Exception {
     clientOfFreePort();
     startPeer(true);
