@@ -138,20 +138,21 @@ class PartitionJarIT {
   }
 
   @Test
-  void partialCut_nodesOneAndThreeCutBothReachTwo_oneCountPerKeyAndNoDecisionFails()
+  void partialCut_nodesOneAndThreeCutBothReachTwo_oneCountPerKeyAndAtMostHalfAPercentFailed()
       throws Exception {
     Figures f = underFault("cut", Fault.CUT, 1, 3);
 
     // Measured: 0 or 1 of 3 630 (the target is under 0.1 %). A silent drop is found from
     // timed-out batches, so a slower machine can fail one more batch window after the grace: 0.5 %.
-    assertOneCountPerKeyAndSteady(f, f.calls / 200);
+    assertOneCountPerKeyAndSteady(f, f.calls / 200, perKeyFailures(f.calls / 200));
   }
 
   @Test
-  void oneWayDrop_nodeOneCannotSendToTwo_oneCountPerKeyAndNoDecisionFails() throws Exception {
+  void oneWayDrop_nodeOneCannotSendToTwo_oneCountPerKeyAndAtMostHalfAPercentFailed()
+      throws Exception {
     Figures f = underFault("oneway", Fault.ONE_WAY, 1, 2);
 
-    assertOneCountPerKeyAndSteady(f, f.calls / 200);
+    assertOneCountPerKeyAndSteady(f, f.calls / 200, perKeyFailures(f.calls / 200));
   }
 
   @Test
@@ -190,9 +191,10 @@ class PartitionJarIT {
         agreed.toMillis(), settled, missing == null ? "none missing" : missing, sides);
 
     // Each side of the cut answers its own callers: node 3 from its own buckets, nodes 1 and 2 as
-    // the owners of the keys it had. Neither side admits more than the limit of any key, so a key
-    // admits at most twice its limit; and each side does admit (nearly) every key's limit, as its
-    // calls are more than the limit: a side that refused its callers' keys would fall short.
+    // the owners of the keys it had. Neither side admits more than the limit of any key (so a key
+    // admits at most twice its limit, which needs no assertion of its own); and each side does
+    // admit (nearly) every key's limit, as its calls are more than the limit: a side that refused
+    // its callers' keys would fall short.
     for (int k = 0; k < KEYS; k++) {
       assertThat(isolatedSide[k])
           .as("key %d admitted by node 3, cut off; %s; %s", k, sides, f)
@@ -201,7 +203,6 @@ class PartitionJarIT {
           .as("key %d admitted by nodes 1 and 2; %s; %s", k, sides, f)
           .isLessThanOrEqualTo(ISOLATION_LIMIT);
     }
-    assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo(2 * ISOLATION_LIMIT);
     long eachSide = (long) Math.ceil(0.9 * KEYS * ISOLATION_LIMIT);
     assertThat(sum(isolatedSide))
         .as("admitted by node 3 over all keys; %s; %s", sides, f)
@@ -252,27 +253,48 @@ class PartitionJarIT {
     // batch across the lossy link whose packets TCP resent more than WEIR_BATCH_TIMEOUT later (0.3
     // x 0.3 of them are lost twice, 200 + 400 ms): answered with DEADLINE_EXCEEDED within the
     // caller's deadline (Envoy fails open). A link the cluster stopped recovering from fails far
-    // more than 6 %.
-    assertOneCountPerKeyAndSteady(f, f.calls * 6 / 100);
+    // more than 6 %. No key may fail more than 3 times its fair share of that (3 x 217 / 30 = 21 of
+    // its 121 calls): the failures follow batches across the link, so keys owned by node 2 or 3
+    // (about two in three) take them all, but a few keys failing nearly every call do not pass.
+    assertOneCountPerKeyAndSteady(f, f.calls * 6 / 100, perKeyFailures(f.calls * 6 / 100));
   }
 
   /**
-   * Asserts that during the fault at most {@code failed} decisions failed after the grace, no key
-   * admitted more than 1.1 times its limit (one count per key) nor fewer than 0.9 times it, counting
-   * its failed calls as admitted (a call that failed may have been counted by the owner), every
-   * node admitted at least a sixth of the limit of each key (each key goes to every node in turn,
-   * a third of its calls each, so a node refusing or failing its callers falls short), every node
-   * stayed ready, no node's ring changed, and every node was healthy within {@link #HEALED} of the
-   * heal.
+   * The most calls of one key that may fail from {@link #GRACE} on when at most {@code failed} of
+   * all calls may: three times the key's fair share of them, and at least one batch timeout's
+   * worth of its calls (the default 500 ms {@code WEIR_BATCH_TIMEOUT} spans 3 rounds), as a
+   * timed-out batch fails the calls of a key in every round it waited for.
    */
-  private static void assertOneCountPerKeyAndSteady(Figures f, long failed) {
+  private static long perKeyFailures(long failed) {
+    return Math.max(3 * failed / KEYS, 3);
+  }
+
+  /**
+   * Asserts that during the fault at most {@code failed} decisions failed after the grace and at
+   * most {@code failedPerKey} of any one key, no key admitted more than 1.1 times its limit (one
+   * count per key) nor fewer than 0.9 times it less its calls that failed before it was first
+   * refused (such a call may have been counted by the owner, a forward whose answer was lost or
+   * one relayed after it timed out; one that failed once the key was refused cannot have lowered
+   * what it admitted, nor can one that was refused), every node admitted at least a sixth of the
+   * limit of each key (each key goes to every node in turn, a third of its calls each, so a node
+   * refusing or failing its callers falls short), every node stayed ready, no node's ring changed,
+   * and every node was healthy within {@link #HEALED} of the heal. The failures before the key's
+   * first refusal are bounded by the calls of the grace (any of which may fail: the moment between
+   * the fault and the peer being found down) and the key's budget after it.
+   */
+  private static void assertOneCountPerKeyAndSteady(Figures f, long failed, long failedPerKey) {
     assertThat(f.failedAfterGrace).as(f.toString()).isLessThanOrEqualTo(failed);
     assertThat(f.maxAdmitted).as(f.toString()).isLessThanOrEqualTo((long) (LIMIT * 1.1));
     long least = (long) Math.ceil(0.9 * LIMIT);
     for (int k = 0; k < KEYS; k++) {
-      assertThat(f.admitted()[k] + f.errored()[k])
-          .as("key %d: admitted %d, failed %d; %s", k, f.admitted()[k], f.errored()[k], f)
-          .isGreaterThanOrEqualTo(least);
+      assertThat(f.failedAfterGraceOf()[k])
+          .as("key %d: calls failed from %d s on (at most %d of one key); %s",
+              k, GRACE.toSeconds(), failedPerKey, f)
+          .isLessThanOrEqualTo(failedPerKey);
+      assertThat(f.admitted()[k])
+          .as("key %d: admitted %d, failed %d, %d of them before its first refusal; %s",
+              k, f.admitted()[k], f.errored()[k], f.erroredUnrefused()[k], f)
+          .isGreaterThanOrEqualTo(least - f.erroredUnrefused()[k]);
       for (int node = 0; node < NODES; node++) {
         assertThat(f.admittedBy()[node][k])
             .as("key %d admitted by node %d; %s", k, node + 1, f)
@@ -290,6 +312,14 @@ class PartitionJarIT {
       max = Math.max(max, v);
     }
     return max;
+  }
+
+  private static long min(long[] values) {
+    long min = Long.MAX_VALUE;
+    for (long v : values) {
+      min = Math.min(min, v);
+    }
+    return min;
   }
 
   private static long sum(long[] values) {
@@ -405,6 +435,8 @@ class PartitionJarIT {
       String firstFailure,
       long[] admitted,
       long[] errored,
+      long[] erroredUnrefused,
+      long[] failedAfterGraceOf,
       long[][] admittedBy) {
     @Override
     public String toString() {
@@ -421,8 +453,14 @@ class PartitionJarIT {
           + maxAdmitted
           + ", mean "
           + String.format("%.1f", meanAdmitted)
+          + ", least admitted "
+          + min(admitted)
           + ", least admitted or failed "
           + leastAnswered()
+          + ", most failed of one key from "
+          + GRACE.toSeconds()
+          + " s on "
+          + max(failedAfterGraceOf)
           + ", least by one node "
           + leastByOneNode()
           + "; not-ready answers "
@@ -482,6 +520,9 @@ class PartitionJarIT {
     limit = keyLimit;
     long[] admitted = new long[KEYS];
     long[] errored = new long[KEYS];
+    long[] erroredUnrefused = new long[KEYS];
+    long[] failedAfterGraceOf = new long[KEYS];
+    boolean[] refused = new boolean[KEYS];
     long[][] admittedBy = new long[NODES][KEYS];
     long calls = 0;
     long failed = 0;
@@ -515,10 +556,16 @@ class PartitionJarIT {
           if (error == null) {
             admitted[k]++;
             admittedBy[node][k]++;
-          } else if (!error.equals(Status.OVER_LIMIT.name())) {
+          } else if (error.equals(Status.OVER_LIMIT.name())) {
+            refused[k] = true;
+          } else {
             errored[k]++;
+            if (!refused[k]) {
+              erroredUnrefused[k]++;
+            }
             if (sent - start >= GRACE.toNanos()) {
               failed++;
+              failedAfterGraceOf[k]++;
               firstFailure =
                   firstFailure == null ? "node " + (node + 1) + ": " + error : firstFailure;
             }
@@ -557,6 +604,8 @@ class PartitionJarIT {
             firstFailure,
             admitted,
             errored,
+            erroredUnrefused,
+            failedAfterGraceOf,
             admittedBy);
     System.out.println("PartitionJarIT " + figures);
     return figures;

@@ -122,10 +122,15 @@ class PeerFaultsJarIT {
 
   @AfterEach
   void stop() throws Exception {
-    if (load != null) {
-      load.close();
+    // SIGKILL ends a node left stopped (a pause whose SIGCONT was never sent) as any other; the
+    // nodes are killed even when closing the load fails.
+    try {
+      if (load != null) {
+        load.close();
+      }
+    } finally {
+      nodes.forEach(NodeProcess::close);
     }
-    nodes.forEach(NodeProcess::close);
   }
 
   @Test
