@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +61,7 @@ public final class XdsConfigClient implements AutoCloseable {
 
   private final XdsSettings settings;
   private final Channel channel;
-  private final ConfigLoader loader;
+  private final Compiler compiler;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
   private final DoubleSupplier random;
@@ -87,9 +88,21 @@ public final class XdsConfigClient implements AutoCloseable {
       EnvoyMetrics metrics,
       Clock clock,
       DoubleSupplier random) {
+    this(settings, channel, loader::compileWritten, holder, metrics, clock, random);
+  }
+
+  /** As the public constructor, compiling the written files with {@code compiler}. */
+  XdsConfigClient(
+      XdsSettings settings,
+      Channel channel,
+      Compiler compiler,
+      ConfigHolder holder,
+      EnvoyMetrics metrics,
+      Clock clock,
+      DoubleSupplier random) {
     this.settings = settings;
     this.channel = channel;
-    this.loader = loader;
+    this.compiler = compiler;
     this.holder = holder;
     this.metrics = metrics;
     this.random = random;
@@ -170,7 +183,8 @@ public final class XdsConfigClient implements AutoCloseable {
           new TreeSet<>(config.domains().keySet()));
     } catch (DescriptorConfigException | RuntimeException e) {
       metrics.configLoadError();
-      String detail = e.getMessage();
+      // a NACK's message must not be null: the setter would throw, failing the stream unNACKed
+      String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
       LOG.warn(
           "Error loading new configuration version '{}' from xDS, keeping version '{}': {}",
           response.getVersionInfo(),
@@ -214,7 +228,7 @@ public final class XdsConfigClient implements AutoCloseable {
       String name = config.getName().isEmpty() ? "xDS resource " + i : config.getName();
       files.add(new ConfigFile(name, RateLimitConfigYaml.of(config)));
     }
-    return loader.compileWritten(
+    return compiler.compile(
         files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
   }
 
@@ -248,6 +262,13 @@ public final class XdsConfigClient implements AutoCloseable {
       requests.onCompleted();
       requests = null;
     }
+  }
+
+  /** Compiles the files written from one set of resources, as {@link ConfigLoader} does. */
+  @FunctionalInterface
+  interface Compiler {
+    EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
+        throws DescriptorConfigException;
   }
 
   /** The responses of one stream. */

@@ -225,6 +225,33 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void loadFailingWithoutAMessage_isNackedWithTheExceptionsName_onTheSameStream() {
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channel,
+            (files, warnings) -> {
+              throw new IllegalStateException();
+            },
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push("v1", perMinute("shop", "user", 2));
+
+    client.start(scheduler);
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getResponseNonce()).isEqualTo("nonce-1");
+    assertThat(nack.getErrorDetail().getCode()).isEqualTo(3);
+    assertThat(nack.getErrorDetail().getMessage()).isEqualTo("java.lang.IllegalStateException");
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(scheduler.pending()).isZero();
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
   void configOverTheCompiledTextLimit_isNackedAndTheLastGoodConfigStays() {
     management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
