@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
  * since it would switch every domain's limits off, as an empty config folder would (the file
  * source refuses that reload too). When the stream ends or fails, a new one is opened
- * after a backoff ({@link XdsSettings.Backoff}) on the scheduler; the last good config keeps
+ * after a backoff ({@link XdsSettings.Backoff}, back to its first wait only once a set was
+ * accepted) on the scheduler; the last good config keeps
  * answering meanwhile. The gRPC channel reconnects on its own underneath.
  */
 public final class XdsConfigClient implements AutoCloseable {
@@ -161,7 +162,6 @@ public final class XdsConfigClient implements AutoCloseable {
     if (id != stream || closed) {
       return;
     }
-    failures = 0;
     if (!response.getTypeUrl().equals(TYPE_URL)) {
       LOG.debug("ignoring xDS resources of type {}", response.getTypeUrl());
       return;
@@ -176,6 +176,9 @@ public final class XdsConfigClient implements AutoCloseable {
       refuseRemovingEveryDomain(config);
       holder.set(config);
       acceptedVersion = response.getVersionInfo();
+      // only an accepted set shows the server healthy: one that answers and then drops the
+      // stream each time must still be backed off from
+      failures = 0;
       metrics.configLoadSuccess();
       LOG.info(
           "Loaded rate limit configuration version '{}' from xDS: domains {}",

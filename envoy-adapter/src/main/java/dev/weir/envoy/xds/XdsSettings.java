@@ -224,7 +224,8 @@ public record XdsSettings(
   /**
    * The waits before reconnecting: {@code initial} after the first failure, doubling up to {@code
    * max}, each spread at random by up to {@code randomFactor} of itself either way; back to {@code
-   * initial} once a response arrives.
+   * initial} once a set of resources is accepted (loaded and ACKed): a response that is NACKed or
+   * ignored does not reset it.
    */
   public record Backoff(Duration initial, Duration max, double randomFactor) {
 

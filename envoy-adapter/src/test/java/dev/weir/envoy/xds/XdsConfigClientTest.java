@@ -370,6 +370,49 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void streamsEndingAfterANackedResponse_backOffExponentially_untilASetIsAccepted() {
+    RateLimitConfig noUnit =
+        RateLimitConfig.newBuilder()
+            .setName("shop")
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("user")
+                    .setRateLimit(RateLimitPolicy.newBuilder().setRequestsPerUnit(9)))
+            .build();
+    management.push("v1", noUnit);
+    client.start(scheduler);
+    assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(3999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(7999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    management.push("v2", perMinute("shop", "user", 2));
+    assertThat(management.lastRequest().hasErrorDetail()).isFalse();
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+  }
+
+  @Test
   void close_stopsReconnecting() throws Exception {
     client.start(scheduler);
     server.shutdownNow().awaitTermination();
