@@ -206,6 +206,43 @@ class EnvoySettingsTest {
   }
 
   @Test
+  void fromEnvironment_xdsHeaderNamesGrpcRefuses_nameTheVariableTheEntryAndWhatIsAllowed() {
+    String allowed =
+        " (its value is not shown: headers may carry credentials); a header name is one or more"
+            + " of a-z, 0-9, '-', '_' and '.' (upper case is lowered), not ending in -bin";
+    assertThatThrownBy(() -> xdsHeaders("x-a:1, :v"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS is not valid: entry 2 of 2 has the header"
+                + " name '', which is empty"
+                + allowed);
+    assertThatThrownBy(() -> xdsHeaders("x-token-bin:abc"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS is not valid: entry 1 of 1 has the header"
+                + " name 'x-token-bin', which ends in -bin (gRPC keeps that for binary headers)"
+                + allowed);
+    assertThatThrownBy(() -> xdsHeaders("x token:abc"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS is not valid: entry 1 of 1 has the header"
+                + " name 'x token', which holds the character ' '"
+                + allowed);
+  }
+
+  @Test
+  void fromEnvironment_xdsHeaderNamesInUpperCase_areAccepted() {
+    assertThat(xdsHeaders("X-Tenant_ID.v2:a").xds().headers()).containsEntry("X-Tenant_ID.v2", "a");
+  }
+
+  private static EnvoySettings xdsHeaders(String value) {
+    return EnvoySettings.fromEnvironment(
+        Map.of(
+            "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+            "WEIR_ENVOY_XDS_CLIENT_ADDITIONAL_HEADERS", value));
+  }
+
+  @Test
   void fromEnvironment_xdsClientCertWithoutKey_namesBoth() {
     assertThatThrownBy(
             () ->

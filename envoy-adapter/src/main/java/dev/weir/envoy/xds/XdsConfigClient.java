@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
  * since it would switch every domain's limits off, as an empty config folder would (the file
  * source refuses that reload too). When the stream ends or fails, a new one is opened
- * after a backoff ({@link XdsSettings.Backoff}) on the scheduler; the last good config keeps
+ * after a backoff ({@link XdsSettings.Backoff}, back to its first wait only once a set was
+ * accepted) on the scheduler; the last good config keeps
  * answering meanwhile. The gRPC channel reconnects on its own underneath.
  */
 public final class XdsConfigClient implements AutoCloseable {
@@ -60,7 +62,7 @@ public final class XdsConfigClient implements AutoCloseable {
 
   private final XdsSettings settings;
   private final Channel channel;
-  private final ConfigLoader loader;
+  private final Compiler compiler;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
   private final DoubleSupplier random;
@@ -87,9 +89,21 @@ public final class XdsConfigClient implements AutoCloseable {
       EnvoyMetrics metrics,
       Clock clock,
       DoubleSupplier random) {
+    this(settings, channel, loader::compileWritten, holder, metrics, clock, random);
+  }
+
+  /** As the public constructor, compiling the written files with {@code compiler}. */
+  XdsConfigClient(
+      XdsSettings settings,
+      Channel channel,
+      Compiler compiler,
+      ConfigHolder holder,
+      EnvoyMetrics metrics,
+      Clock clock,
+      DoubleSupplier random) {
     this.settings = settings;
     this.channel = channel;
-    this.loader = loader;
+    this.compiler = compiler;
     this.holder = holder;
     this.metrics = metrics;
     this.random = random;
@@ -148,7 +162,6 @@ public final class XdsConfigClient implements AutoCloseable {
     if (id != stream || closed) {
       return;
     }
-    failures = 0;
     if (!response.getTypeUrl().equals(TYPE_URL)) {
       LOG.debug("ignoring xDS resources of type {}", response.getTypeUrl());
       return;
@@ -163,6 +176,9 @@ public final class XdsConfigClient implements AutoCloseable {
       refuseRemovingEveryDomain(config);
       holder.set(config);
       acceptedVersion = response.getVersionInfo();
+      // only an accepted set shows the server healthy: one that answers and then drops the
+      // stream each time must still be backed off from
+      failures = 0;
       metrics.configLoadSuccess();
       LOG.info(
           "Loaded rate limit configuration version '{}' from xDS: domains {}",
@@ -170,7 +186,8 @@ public final class XdsConfigClient implements AutoCloseable {
           new TreeSet<>(config.domains().keySet()));
     } catch (DescriptorConfigException | RuntimeException e) {
       metrics.configLoadError();
-      String detail = e.getMessage();
+      // a NACK's message must not be null: the setter would throw, failing the stream unNACKed
+      String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
       LOG.warn(
           "Error loading new configuration version '{}' from xDS, keeping version '{}': {}",
           response.getVersionInfo(),
@@ -214,7 +231,7 @@ public final class XdsConfigClient implements AutoCloseable {
       String name = config.getName().isEmpty() ? "xDS resource " + i : config.getName();
       files.add(new ConfigFile(name, RateLimitConfigYaml.of(config)));
     }
-    return loader.compileWritten(
+    return compiler.compile(
         files, warning -> LOG.warn("xDS configuration loads with a warning: {}", warning));
   }
 
@@ -248,6 +265,13 @@ public final class XdsConfigClient implements AutoCloseable {
       requests.onCompleted();
       requests = null;
     }
+  }
+
+  /** Compiles the files written from one set of resources, as {@link ConfigLoader} does. */
+  @FunctionalInterface
+  interface Compiler {
+    EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
+        throws DescriptorConfigException;
   }
 
   /** The responses of one stream. */

@@ -8,6 +8,7 @@ import dev.weir.tls.PemFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -150,7 +151,8 @@ public record XdsSettings(
 
   /**
    * Parses {@code key<sep>value} pairs separated by commas; an entry without the separator is
-   * skipped, as envoyproxy/ratelimit skips it.
+   * skipped, as envoyproxy/ratelimit skips it. Headers ({@code ':'}) throw instead, as they do for
+   * a name gRPC would refuse when the channel opens.
    */
   private static Map<String, String> pairs(
       EnvReader reader, EnvVar var, char separator, String expected) {
@@ -163,7 +165,26 @@ public record XdsSettings(
     for (int i = 0; i < entries.length; i++) {
       String entry = entries[i];
       int at = entry.indexOf(separator);
-      if (at > 0) {
+      if (at >= 0 && separator == ':') {
+        String key = entry.substring(0, at).trim();
+        String problem = headerNameProblem(key);
+        if (problem != null) {
+          throw new ConfigException(
+              setting.get().variable()
+                  + " is not valid: entry "
+                  + (i + 1)
+                  + " of "
+                  + entries.length
+                  + " has the header name '"
+                  + key
+                  + "', which "
+                  + problem
+                  + " (its value is not shown: headers may carry credentials); a header name is"
+                  + " one or more of a-z, 0-9, '-', '_' and '.' (upper case is lowered), not"
+                  + " ending in -bin");
+        }
+        out.put(key, entry.substring(at + 1).trim());
+      } else if (at > 0) {
         out.put(entry.substring(0, at).trim(), entry.substring(at + 1).trim());
       } else if (!entry.isBlank() && separator == ':') {
         throw new ConfigException(
@@ -180,9 +201,31 @@ public record XdsSettings(
   }
 
   /**
+   * Returns why gRPC would refuse {@code name} as the name of an ASCII header ({@code
+   * Metadata.Key.of} with the ASCII marshaller, which lowers it first), or null when it is valid.
+   */
+  private static String headerNameProblem(String name) {
+    if (name.isEmpty()) {
+      return "is empty";
+    }
+    String lower = name.toLowerCase(Locale.ROOT);
+    for (int i = 0; i < lower.length(); i++) {
+      char c = lower.charAt(i);
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) {
+        return "holds the character '" + c + "'";
+      }
+    }
+    if (lower.endsWith("-bin")) {
+      return "ends in -bin (gRPC keeps that for binary headers)";
+    }
+    return null;
+  }
+
+  /**
    * The waits before reconnecting: {@code initial} after the first failure, doubling up to {@code
    * max}, each spread at random by up to {@code randomFactor} of itself either way; back to {@code
-   * initial} once a response arrives.
+   * initial} once a set of resources is accepted (loaded and ACKed): a response that is NACKed or
+   * ignored does not reset it.
    */
   public record Backoff(Duration initial, Duration max, double randomFactor) {
 

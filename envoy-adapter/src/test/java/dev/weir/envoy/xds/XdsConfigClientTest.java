@@ -225,6 +225,33 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void loadFailingWithoutAMessage_isNackedWithTheExceptionsName_onTheSameStream() {
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channel,
+            (files, warnings) -> {
+              throw new IllegalStateException();
+            },
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push("v1", perMinute("shop", "user", 2));
+
+    client.start(scheduler);
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getResponseNonce()).isEqualTo("nonce-1");
+    assertThat(nack.getErrorDetail().getCode()).isEqualTo(3);
+    assertThat(nack.getErrorDetail().getMessage()).isEqualTo("java.lang.IllegalStateException");
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(scheduler.pending()).isZero();
+    assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
   void configOverTheCompiledTextLimit_isNackedAndTheLastGoodConfigStays() {
     management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
@@ -340,6 +367,49 @@ class XdsConfigClientTest {
 
     assertThat(scheduler.pending()).isEqualTo(1);
     assertThat(limitOf("shop", "user")).isEqualTo(2);
+  }
+
+  @Test
+  void streamsEndingAfterANackedResponse_backOffExponentially_untilASetIsAccepted() {
+    RateLimitConfig noUnit =
+        RateLimitConfig.newBuilder()
+            .setName("shop")
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .setKey("user")
+                    .setRateLimit(RateLimitPolicy.newBuilder().setRequestsPerUnit(9)))
+            .build();
+    management.push("v1", noUnit);
+    client.start(scheduler);
+    assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(3999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(7999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    management.push("v2", perMinute("shop", "user", 2));
+    assertThat(management.lastRequest().hasErrorDetail()).isFalse();
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
   }
 
   @Test
