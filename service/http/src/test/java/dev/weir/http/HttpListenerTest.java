@@ -237,6 +237,36 @@ class HttpListenerTest {
   }
 
   @Test
+  void http10KeepAlive_answerSaysKeepAliveAndConnectionServesTheNextRequest() throws Exception {
+    try (Socket socket = HttpText.connect(listener.port())) {
+      HttpText.send(socket, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+
+      String first = HttpText.readResponse(socket.getInputStream());
+
+      assertThat(first)
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .containsIgnoringCase("\r\nconnection: keep-alive\r\n");
+      HttpText.send(socket, "GET /hello HTTP/1.0\r\n\r\n");
+      String second = HttpText.readResponse(socket.getInputStream());
+      assertThat(second)
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .containsIgnoringCase("\r\nconnection: close\r\n");
+      assertThat(HttpText.closedByServer(socket)).isTrue();
+    }
+  }
+
+  @Test
+  void http11_keptAliveAnswerCarriesNoConnectionHeader() throws Exception {
+    try (Socket socket = HttpText.connect(listener.port())) {
+      HttpText.send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+
+      assertThat(HttpText.readResponse(socket.getInputStream()))
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .doesNotContainIgnoringCase("connection:");
+    }
+  }
+
+  @Test
   void stop_exchangeInFlight_waitsForItThenCloses() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
