@@ -22,6 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -226,6 +227,43 @@ class StatusPageJarIT {
         b ->
             b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
                 .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+    assertNoConsoleErrors();
+  }
+
+  @Test
+  void topLimited_errorAnswerAfterRows_panelHidesThemAndShowsTheError() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    for (int i = 0; i < 4; i++) {
+      shouldRateLimit(node, "remote_address", "10.1.2.3");
+    }
+    wait.until(
+        b ->
+            b.findElements(By.cssSelector("#top-limited td.top-key")).stream()
+                .anyMatch(key -> key.getText().equals("remote_address=10.1.2.3")));
+
+    // The node answers the page's own query 200 whatever it holds, so the error answer is made
+    // in the page: from now on its GET /v1/TopLimited is answered 503 (the rest goes through).
+    ((JavascriptExecutor) browser)
+        .executeScript(
+            "const real = window.fetch;"
+                + "window.fetch = (url, init) => String(url).includes('/v1/TopLimited')"
+                + "  ? Promise.resolve(new Response('{\"code\":14}', {status: 503}))"
+                + "  : real(url, init);");
+
+    wait.withMessage(() -> "#top-limited-state never told of the 503")
+        .until(
+            b ->
+                b.findElement(By.id("top-limited-state"))
+                    .getText()
+                    .equals("GET /v1/TopLimited answered 503"));
+    assertThat(browser.findElement(By.id("top-limited-state")).getDomAttribute("class"))
+        .contains("error");
+    assertThat(browser.findElement(By.id("top-limited")).isDisplayed())
+        .as("the rows of an earlier answer are not shown under the error")
+        .isFalse();
     assertNoConsoleErrors();
   }
 

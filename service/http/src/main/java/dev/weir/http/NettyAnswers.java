@@ -21,6 +21,16 @@ final class NettyAnswers {
    * Connection: close} unless {@code keepAlive}.
    */
   static FullHttpResponse response(HttpAnswer answer, boolean keepAlive) {
+    return response(answer, keepAlive, false);
+  }
+
+  /**
+   * Returns {@code answer} as an HTTP/1.1 response with {@code Content-Length}; with {@code
+   * Connection: close} unless {@code keepAlive}, and with {@code Connection: keep-alive} when
+   * {@code keepAlive} and {@code http10}, since an HTTP/1.0 client takes a connection whose answer
+   * does not say so as closing and waits for the close.
+   */
+  static FullHttpResponse response(HttpAnswer answer, boolean keepAlive, boolean http10) {
     FullHttpResponse response =
         new DefaultFullHttpResponse(
             HttpVersion.HTTP_1_1,
@@ -33,6 +43,8 @@ final class NettyAnswers {
     }
     if (!keepAlive) {
       response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    } else if (http10) {
+      response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
     }
     return response;
   }

@@ -47,6 +47,8 @@ final class RequestDeadlines {
   private ScheduledFuture<?> timer;
   private State state = State.HEAD;
   private boolean bytesSeen;
+  // The head of a request whose body is still to come was decoded while answering an earlier one.
+  private boolean headWaiting;
 
   /**
    * Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off, and
@@ -104,12 +106,20 @@ final class RequestDeadlines {
     return new ChannelInboundHandlerAdapter() {
       @Override
       public void channelRead(ChannelHandlerContext context, Object msg) {
-        if (state == State.HEAD || state == State.BODY) {
-          if (msg instanceof LastHttpContent) {
+        if (msg instanceof LastHttpContent) {
+          headWaiting = false;
+          if (state == State.HEAD || state == State.BODY) {
             cancel();
             stopWaiting();
             state = State.ANSWERING;
-          } else if (msg instanceof HttpRequest && state == State.HEAD) {
+          }
+        } else if (msg instanceof HttpRequest) {
+          // A pipelined head can come while an earlier request is answered, or after its answer
+          // left and before the connection read again: its body's deadline starts when it is the
+          // current request.
+          if (state == State.ANSWERING) {
+            headWaiting = true;
+          } else if (state != State.BODY) {
             arm(State.BODY, settings.bodyTimeout());
           }
         }
@@ -125,8 +135,21 @@ final class RequestDeadlines {
     state = State.ANSWERING;
   }
 
-  /** Marks the answer as sent: the connection waits for its next request. */
+  /**
+   * Marks the answer as sent: the connection waits for its next request, or, when that request's
+   * head came while answering, for its body within the body timeout.
+   */
   void answered() {
+    if (headWaiting) {
+      headWaiting = false;
+      bytesSeen = true;
+      if (ctx != null) {
+        stopWaiting();
+        wait = waiting.start(ctx.channel(), System.nanoTime());
+      }
+      arm(State.BODY, settings.bodyTimeout());
+      return;
+    }
     bytesSeen = false;
     arm(State.IDLE, settings.idleTimeout());
   }

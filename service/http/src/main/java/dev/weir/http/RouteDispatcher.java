@@ -56,6 +56,7 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       String method,
       String uri,
       boolean keepAlive,
+      boolean http10,
       DecoderResult result,
       byte[] body,
       Map<String, String> traceContext) {}
@@ -68,6 +69,7 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   private final HttpAnswer saturated;
   private final Queue<Request> waiting = new ArrayDeque<>();
   private boolean answering;
+  private boolean http10;
 
   /** Creates the dispatcher of one connection. */
   RouteDispatcher(
@@ -92,6 +94,7 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
             message.method().name(),
             message.uri(),
             HttpUtil.isKeepAlive(message),
+            !message.protocolVersion().isKeepAliveDefault(),
             message.decoderResult(),
             ByteBufUtil.getBytes(message.content()),
             traceContext(message.headers()));
@@ -107,6 +110,7 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       return;
     }
     answering = true;
+    http10 = request.http10();
     deadlines.answering();
     ctx.channel().config().setAutoRead(false);
     if (request.result().isFailure()) {
@@ -211,7 +215,7 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
     boolean keep = keepAlive && !inFlight.draining() && ctx.channel().isActive();
     FullHttpResponse response;
     try {
-      response = NettyAnswers.response(answer, keep);
+      response = NettyAnswers.response(answer, keep, http10);
     } catch (RuntimeException e) {
       // A header HTTP cannot carry (a name that is not a token, a value with CR or LF).
       LOG.error(
@@ -219,7 +223,8 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       response =
           NettyAnswers.response(
               HttpAnswer.error(500, INTERNAL, "internal error: the answer could not be encoded"),
-              keep);
+              keep,
+              http10);
     }
     ChannelFuture written = ctx.writeAndFlush(response);
     written.addListener(

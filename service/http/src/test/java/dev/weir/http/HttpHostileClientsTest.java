@@ -283,6 +283,56 @@ class HttpHostileClientsTest {
         .isZero();
   }
 
+  /** A request answered at once, then the head of one whose 4-byte body is still to come. */
+  private static final String ANSWERED_THEN_HEAD =
+      "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"
+          + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n";
+
+  @Test
+  void bodyTimeout_pipelinedHeadArrivesWhileAnswering_answered408AtTheBodyTimeout()
+      throws Exception {
+    start(timeouts(LONG, SHORT, LONG));
+    Socket slow = open();
+    HttpText.send(slow, ANSWERED_THEN_HEAD + "{");
+    long sent = System.nanoTime();
+
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    String late = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(late)
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n")
+        .contains("(WEIR_HTTP_BODY_TIMEOUT)");
+    assertThat(Duration.ofNanos(System.nanoTime() - sent))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
+        .isLessThan(Duration.ofSeconds(5));
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  @Test
+  void bodyTimeout_pipelinedHeadsBodyInPartsWithinIt_servedPastTheHeaderTimeout()
+      throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket slow = open();
+    HttpText.send(slow, ANSWERED_THEN_HEAD);
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    // One body byte every 400 ms: the last comes well past the header timeout of the first.
+    for (int part = 1; part <= 4; part++) {
+      trickle.schedule(
+          () -> {
+            HttpText.send(slow, "x");
+            return null;
+          },
+          400L * part,
+          TimeUnit.MILLISECONDS);
+    }
+
+    String answer = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(answer).startsWith("HTTP/1.1 200 OK\r\n").endsWith("{\"bytes\":4}");
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
   @Test
   void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
     start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);

@@ -237,6 +237,36 @@ class HttpListenerTest {
   }
 
   @Test
+  void http10KeepAlive_answerSaysKeepAliveAndConnectionServesTheNextRequest() throws Exception {
+    try (Socket socket = HttpText.connect(listener.port())) {
+      HttpText.send(socket, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+
+      String first = HttpText.readResponse(socket.getInputStream());
+
+      assertThat(first)
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .containsIgnoringCase("\r\nconnection: keep-alive\r\n");
+      HttpText.send(socket, "GET /hello HTTP/1.0\r\n\r\n");
+      String second = HttpText.readResponse(socket.getInputStream());
+      assertThat(second)
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .containsIgnoringCase("\r\nconnection: close\r\n");
+      assertThat(HttpText.closedByServer(socket)).isTrue();
+    }
+  }
+
+  @Test
+  void http11_keptAliveAnswerCarriesNoConnectionHeader() throws Exception {
+    try (Socket socket = HttpText.connect(listener.port())) {
+      HttpText.send(socket, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+
+      assertThat(HttpText.readResponse(socket.getInputStream()))
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .doesNotContainIgnoringCase("connection:");
+    }
+  }
+
+  @Test
   void stop_exchangeInFlight_waitsForItThenCloses() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -267,6 +297,55 @@ class HttpListenerTest {
     stopped.get(10, TimeUnit.SECONDS);
     assertThatThrownBy(() -> new Socket("127.0.0.1", slow.port()).close())
         .isInstanceOf(ConnectException.class);
+  }
+
+  @Test
+  void stop_pipelinedRequestHalfReceived_keptToBeAnswered503() throws Exception {
+    CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
+    HttpListener draining =
+        HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .routes(
+                List.of(
+                    HttpRoute.get("/later", call -> later),
+                    HttpRoute.get("/now", call -> HttpAnswer.json(200, "{}").completed()),
+                    HttpRoute.post("/now", call -> HttpAnswer.json(200, "{}").completed())))
+            .settings(HttpSettings.defaults().withThreads(1))
+            .start();
+    try (Socket busy = HttpText.connect(draining.port());
+        Socket idle = HttpText.connect(draining.port());
+        Socket pipelined = HttpText.connect(draining.port())) {
+      HttpText.send(idle, "GET /now HTTP/1.1\r\nHost: x\r\n\r\n");
+      assertThat(HttpText.readResponse(idle.getInputStream())).startsWith("HTTP/1.1 200 OK");
+      HttpText.send(
+          pipelined,
+          "GET /now HTTP/1.1\r\nHost: x\r\n\r\n"
+              + "POST /now HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}");
+      assertThat(HttpText.readResponse(pipelined.getInputStream())).startsWith("HTTP/1.1 200 OK");
+      HttpText.send(busy, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+      Await.until(Duration.ofSeconds(10), () -> draining.inFlight() == 1, "request in flight");
+
+      Thread stopping = new Thread(() -> draining.stop(Duration.ofSeconds(30)));
+      stopping.start();
+      assertThat(HttpText.closedByServer(idle)).isTrue();
+      // The body's end comes after stop() has told every connection to drain, and waits for the
+      // request in flight.
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> stopping.getState() == Thread.State.TIMED_WAITING,
+          "stop() waits for the request in flight");
+      HttpText.send(pipelined, "  ");
+
+      String refused = HttpText.readResponse(pipelined.getInputStream());
+      assertThat(refused)
+          .startsWith("HTTP/1.1 503 Service Unavailable\r\n")
+          .containsIgnoringCase("connection: close")
+          .contains("server is shutting down");
+      later.complete(HttpAnswer.json(200, "{}"));
+      stopping.join(10_000);
+      assertThat(stopping.isAlive()).isFalse();
+    } finally {
+      draining.stop(Duration.ZERO);
+    }
   }
 
   @Test

@@ -214,7 +214,7 @@
         return;
       }
       if (!answer.ok) {
-        state.textContent = 'GET /v1/TopLimited answered ' + answer.status;
+        topFailed(state, table, 'GET /v1/TopLimited answered ' + answer.status);
         return;
       }
       const top = await answer.json();
@@ -240,8 +240,15 @@
       }
       table.hidden = keys.length === 0;
     } catch (e) {
-      state.textContent = 'could not ask GET /v1/TopLimited: ' + e.message;
+      topFailed(state, table, 'could not ask GET /v1/TopLimited: ' + e.message);
     }
+  }
+
+  // Shows why the panel has no answer, and hides the rows of an earlier one, which are stale now.
+  function topFailed(state, table, message) {
+    state.textContent = message;
+    state.className = 'muted error';
+    table.hidden = true;
   }
 
   async function refresh() {
