@@ -45,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
  * since it would switch every domain's limits off, as an empty config folder would (the file
  * source refuses that reload too). When the stream ends or fails, a new one is opened
- * after a backoff ({@link XdsSettings.Backoff}, back to its first wait only once a set was
- * accepted) on the scheduler; the last good config keeps
+ * after a backoff ({@link XdsSettings.Backoff}, back to its first wait once a set was accepted
+ * or after a stream that had stayed open at least the longest wait, timed on the clock) on the
+ * scheduler; the last good config keeps
  * answering meanwhile. The gRPC channel reconnects on its own underneath.
  */
 public final class XdsConfigClient implements AutoCloseable {
@@ -66,12 +67,14 @@ public final class XdsConfigClient implements AutoCloseable {
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
   private final DoubleSupplier random;
+  private final Clock clock;
   private final RateLimitedLogger streamWarnings;
   private final Node node;
   private Scheduler scheduler;
   private StreamObserver<DiscoveryRequest> requests;
   private int stream;
   private int failures;
+  private long openedAt;
   private String acceptedVersion = "";
   private boolean closed;
   private Scheduler.Task retry;
@@ -79,7 +82,8 @@ public final class XdsConfigClient implements AutoCloseable {
   /**
    * Creates a client that subscribes over {@code channel} as {@code settings} say, compiles with
    * {@code loader} into {@code holder}, counts loads in {@code metrics}, spreads its retries with
-   * {@code random} (uniform in [0, 1)) and rate-limits its warnings on {@code clock}.
+   * {@code random} (uniform in [0, 1)), and times its streams and rate-limits its warnings on
+   * {@code clock}.
    */
   public XdsConfigClient(
       XdsSettings settings,
@@ -107,6 +111,7 @@ public final class XdsConfigClient implements AutoCloseable {
     this.holder = holder;
     this.metrics = metrics;
     this.random = random;
+    this.clock = clock;
     this.streamWarnings = new RateLimitedLogger(LOG, clock, Duration.ofMinutes(1));
     this.node = node(settings);
   }
@@ -147,6 +152,7 @@ public final class XdsConfigClient implements AutoCloseable {
       return;
     }
     int id = ++stream;
+    openedAt = clock.monotonicNanos();
     requests =
         AggregatedDiscoveryServiceGrpc.newStub(channel)
             .streamAggregatedResources(new Responses(id));
@@ -240,6 +246,12 @@ public final class XdsConfigClient implements AutoCloseable {
       return;
     }
     requests = null;
+    if (clock.monotonicNanos() - openedAt >= settings.retry().max().toNanos()) {
+      // a stream that stayed up that long was healthy even without a response: a snapshot cache
+      // answers a resubscription at the accepted version only when something changes, and a
+      // server or balancer closing idle or aged streams must not push the waits to the longest
+      failures = 0;
+    }
     Duration delay = settings.retry().delay(failures++, random.getAsDouble());
     streamWarnings.warn(
         "xds-stream",

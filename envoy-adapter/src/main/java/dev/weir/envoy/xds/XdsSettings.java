@@ -224,8 +224,10 @@ public record XdsSettings(
   /**
    * The waits before reconnecting: {@code initial} after the first failure, doubling up to {@code
    * max}, each spread at random by up to {@code randomFactor} of itself either way; back to {@code
-   * initial} once a set of resources is accepted (loaded and ACKed): a response that is NACKed or
-   * ignored does not reset it.
+   * initial} once a set of resources is accepted (loaded and ACKed), or when a stream ends that had
+   * stayed open at least {@code max} (a healthy stream a server or balancer closed: resubscribed at
+   * the accepted version, a snapshot cache answers nothing until something changes); a response
+   * that is NACKed or ignored does not reset it.
    */
   public record Backoff(Duration initial, Duration max, double randomFactor) {
 

@@ -413,6 +413,35 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void streamsEndingAfterStayingUpTheLongestWait_reconnectAfterTheFirstWait_shortOnesBackOff() {
+    // the server answers nothing, as a snapshot cache answers a resubscription at the accepted
+    // version while nothing changed
+    client.start(scheduler);
+    management.dropStreams();
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(management.openStreams()).isEqualTo(1);
+    management.dropStreams();
+    scheduler.advance(Duration.ofSeconds(4));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    // up for the longest wait (60 s) without an answer, then closed, as by a max connection age
+    scheduler.advance(Duration.ofSeconds(60));
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(1999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+
+    // one second short of it: still a failure, so the wait doubles
+    scheduler.advance(Duration.ofSeconds(59));
+    management.dropStreams();
+    scheduler.advance(Duration.ofMillis(3999));
+    assertThat(management.openStreams()).isZero();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(management.openStreams()).isEqualTo(1);
+  }
+
+  @Test
   void close_stopsReconnecting() throws Exception {
     client.start(scheduler);
     server.shutdownNow().awaitTermination();
