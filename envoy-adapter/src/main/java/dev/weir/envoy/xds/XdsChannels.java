@@ -8,7 +8,9 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
+import java.util.Locale;
 
 /** Opens the gRPC channel to the xDS management server that {@link XdsSettings} describe. */
 public final class XdsChannels {
@@ -18,8 +20,9 @@ public final class XdsChannels {
   /**
    * Returns a channel to {@code settings.serverAddress()}: TLS when asked (presenting the client
    * certificate when one is given, trusting the given CAs or else the JVM's, checking the server
-   * certificate for {@code serverName} when given), the additional headers on every call, and the
-   * largest response allowed. An unreadable certificate or key throws, naming the file.
+   * certificate for {@code serverName} when given), the additional headers on every call (one whose
+   * name ends in {@code -bin} as a binary header of the value's UTF-8 bytes, base64 on the wire, as
+   * grpc-go sends it), and the largest response allowed. An unreadable certificate or key throws, naming the file.
    */
   public static ManagedChannel open(XdsSettings settings) throws IOException {
     NettyChannelBuilder builder =
@@ -45,7 +48,18 @@ public final class XdsChannels {
       settings
           .headers()
           .forEach(
-              (k, v) -> headers.put(Metadata.Key.of(k, Metadata.ASCII_STRING_MARSHALLER), v));
+              (k, v) -> {
+                // lowered first, as grpc-go's metadata.New does: Key.of checks the suffix before
+                // it lowers the name, so X-Token-Bin would be refused
+                String name = k.toLowerCase(Locale.ROOT);
+                if (name.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
+                  headers.put(
+                      Metadata.Key.of(name, Metadata.BINARY_BYTE_MARSHALLER),
+                      v.getBytes(StandardCharsets.UTF_8));
+                } else {
+                  headers.put(Metadata.Key.of(k, Metadata.ASCII_STRING_MARSHALLER), v);
+                }
+              });
       builder.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
     return builder.build();

@@ -180,8 +180,7 @@ public record XdsSettings(
                   + "', which "
                   + problem
                   + " (its value is not shown: headers may carry credentials); a header name is"
-                  + " one or more of a-z, 0-9, '-', '_' and '.' (upper case is lowered), not"
-                  + " ending in -bin");
+                  + " one or more of a-z, 0-9, '-', '_' and '.' (upper case is lowered)");
         }
         out.put(key, entry.substring(at + 1).trim());
       } else if (at > 0) {
@@ -201,8 +200,9 @@ public record XdsSettings(
   }
 
   /**
-   * Returns why gRPC would refuse {@code name} as the name of an ASCII header ({@code
-   * Metadata.Key.of} with the ASCII marshaller, which lowers it first), or null when it is valid.
+   * Returns why gRPC would refuse {@code name} as a header name ({@code Metadata.Key.of}, which
+   * lowers it first), or null when it is valid. A name ending in {@code -bin} is valid: it is sent
+   * as a binary header, as grpc-go's {@code metadata.New} in envoyproxy/ratelimit sends it.
    */
   private static String headerNameProblem(String name) {
     if (name.isEmpty()) {
@@ -214,9 +214,6 @@ public record XdsSettings(
       if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) {
         return "holds the character '" + c + "'";
       }
-    }
-    if (lower.endsWith("-bin")) {
-      return "ends in -bin (gRPC keeps that for binary headers)";
     }
     return null;
   }
