@@ -56,6 +56,8 @@ class HttpHostileClientsTest {
   private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
   private final Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
   private HttpListener listener;
+  // The answer of the one request to /held, which the test completes.
+  private final CompletableFuture<CompletableFuture<HttpAnswer>> held = new CompletableFuture<>();
 
   @BeforeEach
   void watchLogs() {
@@ -96,6 +98,13 @@ class HttpHostileClientsTest {
                 List.of(
                     HttpRoute.get("/fast", call -> HttpAnswer.json(200, "{}").completed()),
                     HttpRoute.get("/large", call -> HttpAnswer.json(200, LARGE).completed()),
+                    HttpRoute.get(
+                        "/held",
+                        call -> {
+                          CompletableFuture<HttpAnswer> answer = new CompletableFuture<>();
+                          held.complete(answer);
+                          return answer;
+                        }),
                     HttpRoute.post(
                         "/echo",
                         call ->
@@ -315,6 +324,67 @@ class HttpHostileClientsTest {
     start(timeouts(SHORT, LONG, LONG));
     Socket slow = open();
     HttpText.send(slow, ANSWERED_THEN_HEAD);
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    // One body byte every 400 ms: the last comes well past the header timeout of the first.
+    for (int part = 1; part <= 4; part++) {
+      trickle.schedule(
+          () -> {
+            HttpText.send(slow, "x");
+            return null;
+          },
+          400L * part,
+          TimeUnit.MILLISECONDS);
+    }
+
+    String answer = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(answer).startsWith("HTTP/1.1 200 OK\r\n").endsWith("{\"bytes\":4}");
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
+  /**
+   * A request whose answer the test holds, then the head of one whose 4-byte body is still to come,
+   * sent in one write: the listener reads them together, so the second head is decoded while the
+   * first request is being answered.
+   */
+  private static final String HELD_THEN_HEAD =
+      "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+          + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n";
+
+  /** Waits for the request to /held, whose read also decoded what came with it, and answers it. */
+  private void answerHeld() throws Exception {
+    held.get(WAIT.toSeconds(), TimeUnit.SECONDS).complete(HttpAnswer.json(200, "{}"));
+  }
+
+  @Test
+  void bodyTimeout_pipelinedHeadDecodedWhileAnswerHeld_answered408AtTheBodyTimeoutOfTheAnswer()
+      throws Exception {
+    start(timeouts(LONG, SHORT, LONG));
+    Socket slow = open();
+    HttpText.send(slow, HELD_THEN_HEAD + "{");
+    answerHeld();
+    long answered = System.nanoTime();
+
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    String late = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(late)
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n")
+        .contains("(WEIR_HTTP_BODY_TIMEOUT)");
+    assertThat(Duration.ofNanos(System.nanoTime() - answered))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
+        .isLessThan(Duration.ofSeconds(5));
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  @Test
+  void bodyTimeout_pipelinedHeadDecodedWhileAnswerHeld_bodyInPartsServedPastTheHeaderTimeout()
+      throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket slow = open();
+    HttpText.send(slow, HELD_THEN_HEAD);
+    answerHeld();
     assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
     // One body byte every 400 ms: the last comes well past the header timeout of the first.
     for (int part = 1; part <= 4; part++) {
