@@ -245,14 +245,18 @@ public final class PeerClient implements AutoCloseable {
     if (stream.unsupported()) {
       return answered(batch.size(), unary(batch, timeout), "forwarding to", true);
     }
+    CompletableFuture<List<RateLimitResponse>> onStream = stream.send(batch);
+    if (ForwardStream.notSent(onStream)) {
+      // Refused on the spot (closed, behind, could not open): not sent, so neither counted in
+      // batchesSent and itemsSent nor timed as a failed send.
+      return wrap(onStream, "forwarding to");
+    }
     CompletableFuture<List<RateLimitResponse>> sent =
-        stream
-            .send(batch)
-            .exceptionallyCompose(
-                e ->
-                    e instanceof ForwardStream.Unsupported
-                        ? unary(batch, timeout)
-                        : CompletableFuture.failedFuture(e));
+        onStream.exceptionallyCompose(
+            e ->
+                e instanceof ForwardStream.Unsupported
+                    ? unary(batch, timeout)
+                    : CompletableFuture.failedFuture(e));
     return answered(batch.size(), sent, "forwarding to", true);
   }
 

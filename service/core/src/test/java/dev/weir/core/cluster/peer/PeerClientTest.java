@@ -242,6 +242,10 @@ class PeerClientTest {
     scheduler.advance(BATCH_TIMEOUT);
     assertThat(unanswered).allMatch(CompletableFuture::isCompletedExceptionally);
     assertThat(reports).hasSize(Batcher.MAX_IN_FLIGHT).containsOnly("not answering");
+    long batchesBefore = client.batchesSent();
+    long itemsBefore = client.itemsSent();
+    dev.weir.core.testkit.RecordingMetrics metrics = new dev.weir.core.testkit.RecordingMetrics();
+    client.reportTo(metrics);
 
     CompletableFuture<RateLimitResponse> refused = client.forward(batched);
 
@@ -252,6 +256,9 @@ class PeerClientTest {
                 + port
                 + "': DEADLINE_EXCEEDED: the peer is 8 batches behind");
     assertThat(reports).as("the batch was not sent: it says nothing of the peer").hasSize(8);
+    assertThat(client.batchesSent()).as("the batch was not sent: not counted").isEqualTo(batchesBefore);
+    assertThat(client.itemsSent()).isEqualTo(itemsBefore);
+    assertThat(metrics.events()).as("no batch send recorded").isEmpty();
   }
 
   @Test
