@@ -483,6 +483,27 @@ class PeerClientTest {
         .startsWith("answered with error: ");
   }
 
+  @Test
+  void relay_answeredWithNoAnswerForTheItem_failsInternalInsteadOfAnEmptyList() throws Exception {
+    PeerClient peer =
+        clientOfPeerAnsweringShort(
+            1, new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+
+    CompletableFuture<List<RateLimitResponse>> answers =
+        peer.relay("peer-b:82", List.of(req()), DEADLINE);
+
+    assertThat(answers)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("relaying to 'peer-b:82' through peer 'peer-a:81'")
+        .withMessageContaining("INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(io.grpc.Status.fromThrowable(answers.handle((r, e) -> e).join()).getCode())
+        .isEqualTo(io.grpc.Status.Code.INTERNAL);
+  }
+
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
   private final class Handler extends IdlePeerHandler {
     private final boolean hangs;
