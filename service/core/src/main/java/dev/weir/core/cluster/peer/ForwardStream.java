@@ -147,7 +147,8 @@ final class ForwardStream {
     private volatile boolean notSent;
 
     void refuse(RuntimeException why) {
-      notSent = true;
+      // Unsupported (a stream that ended as the peer not serving it) goes out as a unary call.
+      notSent = !(why instanceof Unsupported);
       completeExceptionally(why);
     }
   }
