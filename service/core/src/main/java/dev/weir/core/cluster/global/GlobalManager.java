@@ -633,7 +633,8 @@ public final class GlobalManager implements AutoCloseable {
 
   /**
    * Completes when every call did, logging failures, and reports the time since {@code start} as a
-   * hit send or a broadcast, failed when any call failed; reports nothing when no peer was called.
+   * hit send or a broadcast, failed when any call failed (a call refused before it left this node,
+   * with no peer called, too); reports nothing when there were no calls.
    */
   private CompletableFuture<Void> timed(
       List<CompletableFuture<?>> calls, long start, boolean hitSend) {

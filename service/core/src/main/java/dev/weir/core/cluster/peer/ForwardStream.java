@@ -139,6 +139,30 @@ final class ForwardStream {
     }
   }
 
+  /**
+   * The future of a batch's answers, which knows whether the stream refused the batch on the spot,
+   * before it was sent.
+   */
+  private static final class Answer extends CompletableFuture<List<RateLimitResponse>> {
+    private volatile boolean notSent;
+
+    void refuse(RuntimeException why) {
+      // Unsupported (a stream that ended as the peer not serving it) goes out as a unary call.
+      notSent = !(why instanceof Unsupported);
+      completeExceptionally(why);
+    }
+  }
+
+  /**
+   * Returns whether {@code answer}, as {@link #send} returned it, failed because the stream refused
+   * its batch before sending it (closed, could not open, refused by the call, ended, or {@link
+   * Behind}): such a batch is not counted nor timed as sent. Known as soon as {@code send} returns.
+   * A batch refused as {@link Unsupported} is not counted here: it goes out as a unary call.
+   */
+  static boolean notSent(CompletableFuture<List<RateLimitResponse>> answer) {
+    return answer instanceof Answer a && a.notSent;
+  }
+
   /** Returns whether the peer was found not to serve streams. */
   boolean unsupported() {
     return unsupported;
@@ -149,7 +173,7 @@ final class ForwardStream {
    * stream is too far behind to take fails at once ({@link Behind}).
    */
   CompletableFuture<List<RateLimitResponse>> send(List<RateLimitRequest> batch) {
-    CompletableFuture<List<RateLimitResponse>> answer = new CompletableFuture<>();
+    Answer answer = new Answer();
     if (unsupported) {
       answer.completeExceptionally(new Unsupported());
       return answer;
@@ -171,14 +195,12 @@ final class ForwardStream {
    * ends it as stalled and returns it for the caller to drop (the batch is not sent then).
    */
   private Stalling trySend(
-      List<RateLimitRequest> batch,
-      CompletableFuture<List<RateLimitResponse>> answer,
-      boolean mayDrop) {
+      List<RateLimitRequest> batch, Answer answer, boolean mayDrop) {
     Stream target;
     boolean arm;
     synchronized (lock) {
       if (closed) {
-        answer.completeExceptionally(closedError());
+        answer.refuse(closedError());
         return null;
       }
       target = stream;
@@ -192,12 +214,12 @@ final class ForwardStream {
           if (stream == target) {
             stream = null;
           }
-          answer.completeExceptionally(refused("could not open the forwarding stream", e));
+          answer.refuse(refused("could not open the forwarding stream", e));
           return null;
         }
       }
       if (target.endedWith != null) {
-        answer.completeExceptionally(target.endedWith);
+        answer.refuse(target.endedWith);
         return null;
       }
       // Read under the lock, so that the batches waiting fall due in the order they were sent.
@@ -211,7 +233,7 @@ final class ForwardStream {
           return new Stalling(target, stall, target.endLocked(stall));
         }
         int overdue = target.overdue.size();
-        answer.completeExceptionally(behind(target.pending.size() + overdue, overdue));
+        answer.refuse(behind(target.pending.size() + overdue, overdue));
         return null;
       }
       long id = nextId++;
@@ -231,7 +253,7 @@ final class ForwardStream {
         if (stream == target) {
           stream = null;
         }
-        answer.completeExceptionally(refused("the forwarding stream refused the batch", e));
+        answer.refuse(refused("the forwarding stream refused the batch", e));
         return null;
       }
       arm = !target.timerArmed;

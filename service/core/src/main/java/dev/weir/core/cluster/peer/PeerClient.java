@@ -245,14 +245,18 @@ public final class PeerClient implements AutoCloseable {
     if (stream.unsupported()) {
       return answered(batch.size(), unary(batch, timeout), "forwarding to", true);
     }
+    CompletableFuture<List<RateLimitResponse>> onStream = stream.send(batch);
+    if (ForwardStream.notSent(onStream)) {
+      // Refused on the spot (closed, behind, could not open): not sent, so neither counted in
+      // batchesSent and itemsSent nor timed as a failed send.
+      return wrap(onStream, "forwarding to");
+    }
     CompletableFuture<List<RateLimitResponse>> sent =
-        stream
-            .send(batch)
-            .exceptionallyCompose(
-                e ->
-                    e instanceof ForwardStream.Unsupported
-                        ? unary(batch, timeout)
-                        : CompletableFuture.failedFuture(e));
+        onStream.exceptionallyCompose(
+            e ->
+                e instanceof ForwardStream.Unsupported
+                    ? unary(batch, timeout)
+                    : CompletableFuture.failedFuture(e));
     return answered(batch.size(), sent, "forwarding to", true);
   }
 
@@ -278,17 +282,26 @@ public final class PeerClient implements AutoCloseable {
             dataStub()
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(resp)));
+    return counted(resp, requests.size());
+  }
+
+  /**
+   * Returns the answers of {@code resp}, a {@code GetPeerRateLimits} sent {@code expected} items;
+   * fails with {@code INTERNAL} when the peer answered another number of items.
+   */
+  private static CompletableFuture<List<RateLimitResponse>> counted(
+      CompletableFuture<GetPeerRateLimitsResp> resp, int expected) {
     CompletableFuture<List<RateLimitResponse>> call = new CompletableFuture<>();
     resp.whenComplete(
         (answer, error) -> {
           if (error != null) {
             call.completeExceptionally(error);
-          } else if (answer.getRateLimitsCount() != requests.size()) {
+          } else if (answer.getRateLimitsCount() != expected) {
             call.completeExceptionally(
                 Status.INTERNAL
                     .withDescription(
                         "expected "
-                            + requests.size()
+                            + expected
                             + " answers, got "
                             + answer.getRateLimitsCount())
                     .asRuntimeException());
@@ -330,6 +343,7 @@ public final class PeerClient implements AutoCloseable {
    * does not ({@code GetPeerRateLimits} with Weir's {@code weir_relay_to}); with no requests it is an
    * indirect probe of {@code target}. Only this peer not answering at all ({@code UNAVAILABLE}) is
    * reported against it: an error status it answers with, or a deadline, may be the target's doing.
+   * Fails with {@code INTERNAL} when the answer holds another number of items than {@code requests}.
    */
   public CompletableFuture<List<RateLimitResponse>> relay(
       String target, List<RateLimitRequest> requests, Duration timeout) {
@@ -340,8 +354,8 @@ public final class PeerClient implements AutoCloseable {
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(call)));
-    return wrap(call, "relaying to '" + target + "' through", Reporting.RELAY)
-        .thenApply(resp -> resp.getRateLimitsList().stream().map(PeerProtos::fromProto).toList());
+    return wrap(
+        counted(call, requests.size()), "relaying to '" + target + "' through", Reporting.RELAY);
   }
 
   /**

@@ -242,6 +242,10 @@ class PeerClientTest {
     scheduler.advance(BATCH_TIMEOUT);
     assertThat(unanswered).allMatch(CompletableFuture::isCompletedExceptionally);
     assertThat(reports).hasSize(Batcher.MAX_IN_FLIGHT).containsOnly("not answering");
+    long batchesBefore = client.batchesSent();
+    long itemsBefore = client.itemsSent();
+    dev.weir.core.testkit.RecordingMetrics metrics = new dev.weir.core.testkit.RecordingMetrics();
+    client.reportTo(metrics);
 
     CompletableFuture<RateLimitResponse> refused = client.forward(batched);
 
@@ -252,6 +256,9 @@ class PeerClientTest {
                 + port
                 + "': DEADLINE_EXCEEDED: the peer is 8 batches behind");
     assertThat(reports).as("the batch was not sent: it says nothing of the peer").hasSize(8);
+    assertThat(client.batchesSent()).as("the batch was not sent: not counted").isEqualTo(batchesBefore);
+    assertThat(client.itemsSent()).isEqualTo(itemsBefore);
+    assertThat(metrics.events()).as("no batch send recorded").isEmpty();
   }
 
   @Test
@@ -474,6 +481,27 @@ class PeerClientTest {
     assertThat(reports)
         .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
         .startsWith("answered with error: ");
+  }
+
+  @Test
+  void relay_answeredWithNoAnswerForTheItem_failsInternalInsteadOfAnEmptyList() throws Exception {
+    PeerClient peer =
+        clientOfPeerAnsweringShort(
+            1, new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+
+    CompletableFuture<List<RateLimitResponse>> answers =
+        peer.relay("peer-b:82", List.of(req()), DEADLINE);
+
+    assertThat(answers)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("relaying to 'peer-b:82' through peer 'peer-a:81'")
+        .withMessageContaining("INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(io.grpc.Status.fromThrowable(answers.handle((r, e) -> e).join()).getCode())
+        .isEqualTo(io.grpc.Status.Code.INTERNAL);
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
