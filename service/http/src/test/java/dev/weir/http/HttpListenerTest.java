@@ -302,11 +302,18 @@ class HttpListenerTest {
   @Test
   void stop_pipelinedRequestHalfReceived_keptToBeAnswered503() throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
+    // inFlight() alone can count a request answered a moment ago whose place is not yet let go.
+    CountDownLatch laterCalled = new CountDownLatch(1);
     HttpListener draining =
         HttpListener.builder(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
             .routes(
                 List.of(
-                    HttpRoute.get("/later", call -> later),
+                    HttpRoute.get(
+                        "/later",
+                        call -> {
+                          laterCalled.countDown();
+                          return later;
+                        }),
                     HttpRoute.get("/now", call -> HttpAnswer.json(200, "{}").completed()),
                     HttpRoute.post("/now", call -> HttpAnswer.json(200, "{}").completed())))
             .settings(HttpSettings.defaults().withThreads(1))
@@ -322,7 +329,10 @@ class HttpListenerTest {
               + "POST /now HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}");
       assertThat(HttpText.readResponse(pipelined.getInputStream())).startsWith("HTTP/1.1 200 OK");
       HttpText.send(busy, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
-      Await.until(Duration.ofSeconds(10), () -> draining.inFlight() == 1, "request in flight");
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> laterCalled.getCount() == 0 && draining.inFlight() == 1,
+          "/later in flight, and the requests before it let go");
 
       Thread stopping = new Thread(() -> draining.stop(Duration.ofSeconds(30)));
       stopping.start();
@@ -352,17 +362,27 @@ class HttpListenerTest {
   void stop_inFlightAndIdleConnections_idleClosedAtOnceNewRefusedInFlightAnsweredWithClose()
       throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
+    // inFlight() alone can count a request answered a moment ago whose place is not yet let go.
+    CountDownLatch laterCalled = new CountDownLatch(1);
     HttpListener draining =
         listen(
             List.of(
-                HttpRoute.get("/later", call -> later),
+                HttpRoute.get(
+                        "/later",
+                        call -> {
+                          laterCalled.countDown();
+                          return later;
+                        }),
                 HttpRoute.get("/now", call -> HttpAnswer.json(200, "{}").completed())));
     try (Socket busy = HttpText.connect(draining.port());
         Socket idle = HttpText.connect(draining.port())) {
       HttpText.send(idle, "GET /now HTTP/1.1\r\nHost: x\r\n\r\n");
       assertThat(HttpText.readResponse(idle.getInputStream())).startsWith("HTTP/1.1 200 OK");
       HttpText.send(busy, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
-      Await.until(Duration.ofSeconds(10), () -> draining.inFlight() == 1, "request in flight");
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> laterCalled.getCount() == 0 && draining.inFlight() == 1,
+          "/later in flight, and the requests before it let go");
 
       CompletableFuture<Void> stopped =
           CompletableFuture.runAsync(() -> draining.stop(Duration.ofSeconds(30)));
