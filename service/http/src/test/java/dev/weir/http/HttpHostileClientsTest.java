@@ -292,6 +292,40 @@ class HttpHostileClientsTest {
         .isZero();
   }
 
+  /**
+   * Asserts that {@code slow} is answered 200 and then, for its pipelined request whose body never
+   * comes, 408 about the body timeout ({@code SHORT}) after {@code since}, and closed.
+   */
+  private void assertAnsweredThen408AtTheBodyTimeout(Socket slow, long since) throws Exception {
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    String late = HttpText.readResponse(slow.getInputStream());
+
+    assertThat(late)
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n")
+        .contains("(WEIR_HTTP_BODY_TIMEOUT)");
+    assertThat(Duration.ofNanos(System.nanoTime() - since))
+        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
+        .isLessThan(Duration.ofSeconds(5));
+    assertThat(HttpText.closedByServer(slow)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  /**
+   * Sends {@code slow} one body byte every 400 ms, four in all: the last comes well past the
+   * header timeout ({@code SHORT}) of the first.
+   */
+  private void trickleFourBodyBytes(Socket slow) {
+    for (int part = 1; part <= 4; part++) {
+      trickle.schedule(
+          () -> {
+            HttpText.send(slow, "x");
+            return null;
+          },
+          400L * part,
+          TimeUnit.MILLISECONDS);
+    }
+  }
+
   /** A request answered at once, then the head of one whose 4-byte body is still to come. */
   private static final String ANSWERED_THEN_HEAD =
       "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -305,17 +339,7 @@ class HttpHostileClientsTest {
     HttpText.send(slow, ANSWERED_THEN_HEAD + "{");
     long sent = System.nanoTime();
 
-    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
-    String late = HttpText.readResponse(slow.getInputStream());
-
-    assertThat(late)
-        .startsWith("HTTP/1.1 408 Request Timeout\r\n")
-        .contains("(WEIR_HTTP_BODY_TIMEOUT)");
-    assertThat(Duration.ofNanos(System.nanoTime() - sent))
-        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
-        .isLessThan(Duration.ofSeconds(5));
-    assertThat(HttpText.closedByServer(slow)).isTrue();
-    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+    assertAnsweredThen408AtTheBodyTimeout(slow, sent);
   }
 
   @Test
@@ -325,16 +349,7 @@ class HttpHostileClientsTest {
     Socket slow = open();
     HttpText.send(slow, ANSWERED_THEN_HEAD);
     assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
-    // One body byte every 400 ms: the last comes well past the header timeout of the first.
-    for (int part = 1; part <= 4; part++) {
-      trickle.schedule(
-          () -> {
-            HttpText.send(slow, "x");
-            return null;
-          },
-          400L * part,
-          TimeUnit.MILLISECONDS);
-    }
+    trickleFourBodyBytes(slow);
 
     String answer = HttpText.readResponse(slow.getInputStream());
 
@@ -365,17 +380,7 @@ class HttpHostileClientsTest {
     answerHeld();
     long answered = System.nanoTime();
 
-    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
-    String late = HttpText.readResponse(slow.getInputStream());
-
-    assertThat(late)
-        .startsWith("HTTP/1.1 408 Request Timeout\r\n")
-        .contains("(WEIR_HTTP_BODY_TIMEOUT)");
-    assertThat(Duration.ofNanos(System.nanoTime() - answered))
-        .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
-        .isLessThan(Duration.ofSeconds(5));
-    assertThat(HttpText.closedByServer(slow)).isTrue();
-    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+    assertAnsweredThen408AtTheBodyTimeout(slow, answered);
   }
 
   @Test
@@ -386,16 +391,7 @@ class HttpHostileClientsTest {
     HttpText.send(slow, HELD_THEN_HEAD);
     answerHeld();
     assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
-    // One body byte every 400 ms: the last comes well past the header timeout of the first.
-    for (int part = 1; part <= 4; part++) {
-      trickle.schedule(
-          () -> {
-            HttpText.send(slow, "x");
-            return null;
-          },
-          400L * part,
-          TimeUnit.MILLISECONDS);
-    }
+    trickleFourBodyBytes(slow);
 
     String answer = HttpText.readResponse(slow.getInputStream());
 
