@@ -385,31 +385,19 @@ class XdsConfigClientTest {
     assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
 
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(1999));
-    assertThat(management.openStreams()).isZero();
-    scheduler.advance(Duration.ofMillis(1));
-    assertThat(management.openStreams()).isEqualTo(1);
+    assertReopensAfter(Duration.ofSeconds(2));
     assertThat(management.lastRequest().getErrorDetail().getCode()).isEqualTo(3);
 
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(3999));
-    assertThat(management.openStreams()).isZero();
-    scheduler.advance(Duration.ofMillis(1));
-    assertThat(management.openStreams()).isEqualTo(1);
+    assertReopensAfter(Duration.ofSeconds(4));
 
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(7999));
-    assertThat(management.openStreams()).isZero();
-    scheduler.advance(Duration.ofMillis(1));
-    assertThat(management.openStreams()).isEqualTo(1);
+    assertReopensAfter(Duration.ofSeconds(8));
 
     management.push("v2", perMinute("shop", "user", 2));
     assertThat(management.lastRequest().hasErrorDetail()).isFalse();
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(1999));
-    assertThat(management.openStreams()).isZero();
-    scheduler.advance(Duration.ofMillis(1));
-    assertThat(management.openStreams()).isEqualTo(1);
+    assertReopensAfter(Duration.ofSeconds(2));
   }
 
   @Test
@@ -427,15 +415,17 @@ class XdsConfigClientTest {
     // up for the longest wait (60 s) without an answer, then closed, as by a max connection age
     scheduler.advance(Duration.ofSeconds(60));
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(1999));
-    assertThat(management.openStreams()).isZero();
-    scheduler.advance(Duration.ofMillis(1));
-    assertThat(management.openStreams()).isEqualTo(1);
+    assertReopensAfter(Duration.ofSeconds(2));
 
     // one second short of it: still a failure, so the wait doubles
     scheduler.advance(Duration.ofSeconds(59));
     management.dropStreams();
-    scheduler.advance(Duration.ofMillis(3999));
+    assertReopensAfter(Duration.ofSeconds(4));
+  }
+
+  /** Asserts that no stream is open until {@code wait} has passed, and one is open then. */
+  private void assertReopensAfter(Duration wait) {
+    scheduler.advance(wait.minusMillis(1));
     assertThat(management.openStreams()).isZero();
     scheduler.advance(Duration.ofMillis(1));
     assertThat(management.openStreams()).isEqualTo(1);
