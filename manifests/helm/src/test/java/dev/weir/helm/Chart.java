@@ -47,9 +47,19 @@ public final class Chart {
    * chart is rendered whose {@code helm.sh/hook} annotations are renamed {@value #HOOK}.
    */
   public static Rendered render(String release, String namespace, String values) {
+    return render(release, namespace, values, UnaryOperator.identity());
+  }
+
+  /**
+   * Renders as {@link #render(String, String, String)} does a copy of the chart whose every file's
+   * text went through {@code edit} first: a test's stand-in for what template mode cannot do, such
+   * as a {@code lookup} that finds an object.
+   */
+  public static Rendered render(
+      String release, String namespace, String values, UnaryOperator<String> edit) {
     try {
       Path file = Files.createTempFile("weir-values", ".yaml");
-      Path copy = hooksAsObjects();
+      Path copy = copy(text -> withoutCluster(edit.apply(text)).replace("helm.sh/hook", HOOK));
       try {
         Files.writeString(file, values);
         String yaml =
@@ -112,12 +122,30 @@ public final class Chart {
     return merged;
   }
 
+  /**
+   * A {@code lookup} call of the chart's: {@code lookup "v1" "Secret" .Release.Namespace $name}.
+   * helm-java's template runs Helm's install with dry-run {@code none}, which, unlike {@code helm
+   * template}, sends lookups to the cluster, and these tests have none ({@code
+   * KUBECONFIG=/dev/null}).
+   */
+  private static final Pattern LOOKUP =
+      Pattern.compile("\\blookup(\\s+(\"[^\"]*\"|[.$][\\w.]*)){4}");
+
+  /** The chart's {@code text} with every lookup finding nothing, as in {@code helm template}. */
+  static String withoutCluster(String text) {
+    return LOOKUP.matcher(text).replaceAll("dict");
+  }
+
+  /**
+   * A copy of the chart for Helm's library to render without a cluster ({@link
+   * #withoutCluster(String)}); {@link #delete(Path)} it after.
+   */
+  static Path copyWithoutCluster() throws IOException {
+    return copy(Chart::withoutCluster);
+  }
+
   /** The annotation a rendered hook carries instead of {@code helm.sh/hook}. */
   public static final String HOOK = "weir.test/hook";
-
-  private static Path hooksAsObjects() throws IOException {
-    return copy(text -> text.replace("helm.sh/hook", HOOK));
-  }
 
   private static Path copy(UnaryOperator<String> edit) throws IOException {
     Path copy = Files.createTempDirectory("weir-chart");
@@ -134,7 +162,7 @@ public final class Chart {
     return copy;
   }
 
-  private static void delete(Path dir) throws IOException {
+  static void delete(Path dir) throws IOException {
     try (Stream<Path> files = Files.walk(dir)) {
       for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
         Files.delete(f);

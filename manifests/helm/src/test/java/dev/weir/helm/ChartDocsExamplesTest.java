@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.TemplateCommand;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -157,8 +158,14 @@ class ChartDocsExamplesTest {
     }
     assertThat(positional).as("%s: release and chart", entry).hasSize(2);
     assertThat(positional.get(1)).as(entry).isEqualTo("manifests/helm/weir");
+    Path chart;
+    try {
+      chart = Chart.copyWithoutCluster();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
     TemplateCommand template =
-        new Helm(Chart.DIR)
+        new Helm(chart)
             .template()
             .withKubeVersion(Chart.KUBE_VERSION)
             .withName(positional.get(0))
@@ -174,6 +181,12 @@ class ChartDocsExamplesTest {
       return template.call();
     } catch (RuntimeException e) {
       throw new AssertionError(entry + "\n  arguments " + args + "\n  fail: " + e.getMessage(), e);
+    } finally {
+      try {
+        Chart.delete(chart);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 
