@@ -61,6 +61,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default $created .Values.peerSecret.existingSecret }}
 {{- end }}
 
+{{/*
+The chart's peer Secret's value (base64) from dict existing (the Secret found, empty when none) and
+key (peerSecret.key): the existing value under key; else its only entry's (the key changed); else,
+at install or when the entry to keep cannot be told, a new random one.
+*/}}
+{{- define "weir.peerSecretValue" -}}
+{{- $data := dig "data" dict .existing }}
+{{- if hasKey $data .key }}
+{{- index $data .key }}
+{{- else if eq (len $data) 1 }}
+{{- values $data | first }}
+{{- else }}
+{{- randAlphaNum 48 | b64enc }}
+{{- end }}
+{{- end }}
+
 {{- define "weir.configMapName" -}}
 {{- default (printf "%s-config" (include "weir.fullname" .)) .Values.config.existingConfigMap }}
 {{- end }}

@@ -28,7 +28,10 @@ import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -160,11 +163,96 @@ class ChartTest {
                 assertThat(s.getMetadata().getName()).isEqualTo(secretName);
                 assertThat(s.getData()).containsOnlyKeys(key);
                 assertThat(s.getMetadata().getAnnotations())
-                    .containsEntry(Chart.HOOK, "pre-install");
+                    .containsEntry(Chart.HOOK, "pre-install,pre-upgrade");
                 String value = s.getData().get(key);
                 assertThat(r.objects().toString()).containsOnlyOnce(value);
               });
     }
+  }
+
+  /**
+   * Values an upgrade may change from those of the install: the chart's Secret instead of one of
+   * yours, another key, another full name. The Deployment mounts the Secret and key of the values
+   * at hand, so the Secret must be made again on every upgrade under that name and key.
+   */
+  static List<String> peerSecretUpgrades() {
+    return List.of(
+        "",
+        "peerSecret: {existingSecret: ''}\n",
+        "peerSecret: {key: token}\n",
+        "fullnameOverride: limiter\n",
+        "nameOverride: limiter\n",
+        "fullnameOverride: limiter\npeerSecret: {key: token}\n");
+  }
+
+  @ParameterizedTest
+  @MethodSource("peerSecretUpgrades")
+  void peerSecret_madeOnInstallAndEveryUpgrade_underTheNameAndKeyTheVolumeMounts(String values) {
+    Rendered r = Chart.render(values);
+    Volume volume =
+        r.deployment().getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals("peer-secret"))
+            .findFirst()
+            .orElseThrow();
+    Secret secret = r.only(Secret.class);
+    Map<String, String> annotations = secret.getMetadata().getAnnotations();
+
+    assertThat(annotations.get(Chart.HOOK).split(","))
+        .as("hook events of the peer Secret")
+        .contains("pre-install", "pre-upgrade");
+    assertThat(annotations)
+        .containsEntry(Chart.HOOK + "-delete-policy", "before-hook-creation")
+        .doesNotContainKey("helm.sh/resource-policy");
+    assertThat(secret.getMetadata().getName()).isEqualTo(volume.getSecret().getSecretName());
+    assertThat(secret.getData()).containsOnlyKeys(volume.getSecret().getItems().get(0).getKey());
+  }
+
+  /** What the peer Secret's template looks up; the test below puts an existing Secret there. */
+  private static final String PEER_SECRET_LOOKUP =
+      "lookup \"v1\" \"Secret\" .Release.Namespace $name";
+
+  @Test
+  void peerSecret_onUpgrade_keepsTheValueOfTheExistingSecret_underTheNewKeyOrItsOnlyOne()
+      throws Exception {
+    String template =
+        Files.readString(Chart.DIR.resolve("templates/secret-peer.yaml"), StandardCharsets.UTF_8);
+    assertThat(template).contains(PEER_SECRET_LOOKUP);
+    String old = b64("old-value");
+    String other = b64("other-value");
+
+    // the key unchanged
+    assertThat(peerSecretAfterUpgrade("", "{secret: " + old + "}"))
+        .containsExactly(Map.entry("secret", old));
+    // peerSecret.key changed: the old key's value under the new key
+    assertThat(peerSecretAfterUpgrade("peerSecret: {key: token}\n", "{secret: " + old + "}"))
+        .containsExactly(Map.entry("token", old));
+    // the new key already there wins
+    assertThat(
+            peerSecretAfterUpgrade(
+                "peerSecret: {key: token}\n", "{secret: " + other + ", token: " + old + "}"))
+        .containsExactly(Map.entry("token", old));
+    // several entries, none the key: no way to tell which, so a new one
+    String fresh =
+        peerSecretAfterUpgrade("peerSecret: {key: token}\n", "{a: " + old + ", b: " + other + "}")
+            .get("token");
+    assertThat(new String(Base64.getDecoder().decode(fresh), StandardCharsets.UTF_8))
+        .matches("[A-Za-z0-9]{48}");
+    // no Secret (first install, or a new name): a new one
+    String first = Chart.render("").only(Secret.class).getData().get("secret");
+    assertThat(new String(Base64.getDecoder().decode(first), StandardCharsets.UTF_8))
+        .matches("[A-Za-z0-9]{48}");
+  }
+
+  /** The chart's peer Secret's data when {@code lookup} finds one whose data is {@code data}. */
+  private static Map<String, String> peerSecretAfterUpgrade(String values, String data) {
+    String found = "fromYaml \"{data: " + data + "}\"";
+    Rendered r =
+        Chart.render("weir", "weir", values, text -> text.replace(PEER_SECRET_LOOKUP, found));
+    return r.only(Secret.class).getData();
+  }
+
+  private static String b64(String text) {
+    return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
   }
 
   @Test
