@@ -17,6 +17,26 @@
 {{- end }}
 {{- end }}
 
+{{/*
+The full name and a suffix, (list . "-peers"), the full name cut so that the whole fits in 63
+characters: a Service's name is a DNS label.
+*/}}
+{{- define "weir.suffixedName" -}}
+{{- $suffix := index . 1 }}
+{{- $base := include "weir.fullname" (index . 0) | trunc (int (sub 63 (len $suffix))) }}
+{{- printf "%s%s" ($base | trimSuffix "-") $suffix }}
+{{- end }}
+
+{{/* The headless Service of Kubernetes discovery (WEIR_K8S_SERVICE_NAME). */}}
+{{- define "weir.peersServiceName" -}}
+{{- include "weir.suffixedName" (list . "-peers") }}
+{{- end }}
+
+{{/* The headless Service of DNS discovery (WEIR_DNS_FQDN). */}}
+{{- define "weir.peersDnsServiceName" -}}
+{{- include "weir.suffixedName" (list . "-peers-dns") }}
+{{- end }}
+
 {{- define "weir.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -253,6 +254,70 @@ class ChartTest {
 
   private static String b64(String text) {
     return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** A Service's name: a DNS-1035 label (at most 63 characters). */
+  private static final Pattern DNS_LABEL = Pattern.compile("[a-z]([-a-z0-9]{0,61}[a-z0-9])?");
+
+  /** Any other object's name: a DNS-1123 subdomain (at most 253 characters). */
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  /** The longest release name Helm takes (53) and the longest full name the chart keeps (63). */
+  static List<List<String>> longNames() {
+    String everything =
+        "serviceMonitor: {enabled: true}\npodMonitor: {enabled: true}\n"
+            + "istio: {warmup: {enabled: true}, gatewayFilter: {enabled: true}}\n";
+    String release = "r".repeat(53);
+    String fullname = "fullnameOverride: " + "a".repeat(60) + "\n";
+    return List.of(
+        List.of("weir", fullname + everything),
+        List.of("weir", fullname + everything + "discovery: {type: dns}\n"),
+        List.of(release, everything),
+        List.of(release, everything + "discovery: {type: dns}\n"),
+        List.of(release, everything + "discovery: {watchMechanism: pods}\n"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("longNames")
+  void longNames_everyNameWithinKubernetesLimits_andTheVariablesNameTheRenderedServices(
+      List<String> releaseAndValues) {
+    Rendered r = Chart.render(releaseAndValues.get(0), "weir", releaseAndValues.get(1));
+    List<String> problems = new ArrayList<>();
+    for (Chart.Document doc : r.documents()) {
+      HasMetadata o = doc.object();
+      String name = o.getMetadata().getName();
+      Pattern allowed = o instanceof Service ? DNS_LABEL : DNS_SUBDOMAIN;
+      int max = o instanceof Service ? 63 : 253;
+      if (name.length() > max || !allowed.matcher(name).matches()) {
+        problems.add(
+            doc.template() + ": " + o.getKind() + " " + name + " (" + name.length() + " chars)");
+      }
+      if (o.getMetadata().getLabels() != null) {
+        o.getMetadata()
+            .getLabels()
+            .forEach(
+                (k, v) -> {
+                  if (v.length() > 63) {
+                    problems.add(doc.template() + ": label " + k + "=" + v);
+                  }
+                });
+      }
+    }
+    Map<String, String> env = r.env();
+    String peers =
+        env.containsKey("WEIR_DNS_FQDN")
+            ? env.get("WEIR_DNS_FQDN").substring(0, env.get("WEIR_DNS_FQDN").indexOf('.'))
+            : env.get("WEIR_K8S_SERVICE_NAME");
+
+    assertThat(problems).as("names Kubernetes refuses").isEmpty();
+    assertThat(service(r, peers).getSpec().getClusterIP()).isEqualTo("None");
+    assertThat(env.get("WEIR_DNS_FQDN") == null ? "" : env.get("WEIR_DNS_FQDN"))
+        .matches("|" + Pattern.quote(peers + ".weir.svc.cluster.local"));
+    assertThat(r.all(Service.class))
+        .extracting(s -> s.getMetadata().getName())
+        .doesNotHaveDuplicates()
+        .contains(r.deployment().getMetadata().getName());
   }
 
   @Test
