@@ -27,7 +27,9 @@ record TransportAssembly(
 
   /**
    * Starts tracing (when on), the JVM metrics and the gRPC listener, recording each in {@code
-   * components}, and writes the auto-TLS CA when the builder asks for it.
+   * components}, and writes the auto-TLS CA when the builder asks for it, before the gRPC listener
+   * opens (after it, when its port is 0: the default file's name and the logged address need the
+   * port it picked).
    */
   static TransportAssembly start(WeirNode.Builder b, BucketStore store, Lifecycle components)
       throws Exception {
@@ -41,18 +43,32 @@ record TransportAssembly(
     components.start("JVM metrics", () -> new JvmMetrics(registry), JvmMetrics::close);
     NodeTls tls = NodeTls.load(b.ops.tls(), b.clientTls, b.config.advertiseAddress());
     GrpcHealth grpcHealth = new GrpcHealth(b.healthServiceNames);
+    int configuredPort = b.config.grpcAddress().port();
+    if (b.writeAutoCa && configuredPort != 0) {
+      writeAutoCa(b, tls, configuredPort);
+    }
     ClientGrpcListener grpc =
         components.start(
             "gRPC listener",
             () -> startGrpc(b, tls, grpcHealth, metrics, tracing),
             listener -> listener.server().shutdownNow());
     int port = grpc.server().getPort();
-    HostPort advertise = advertised(b, port);
-    if (b.writeAutoCa) {
-      tls.writeAutoCa(b.autoCaFile != null ? b.autoCaFile : AutoCaFile.byDefault(port), advertise);
+    if (b.writeAutoCa && configuredPort == 0) {
+      writeAutoCa(b, tls, port);
     }
+    HostPort advertise = advertised(b, port);
     return new TransportAssembly(
         tracing, registry, metrics, meter, tls, grpcHealth, grpc, advertise);
+  }
+
+  /**
+   * Writes the auto-TLS CA to the builder's file, else to the default file of {@code grpcPort},
+   * and logs how clients of the gRPC listener at {@code grpcPort} trust it.
+   */
+  private static void writeAutoCa(WeirNode.Builder b, NodeTls tls, int grpcPort) {
+    tls.writeAutoCa(
+        b.autoCaFile != null ? b.autoCaFile : AutoCaFile.byDefault(grpcPort),
+        advertised(b, grpcPort));
   }
 
   /** Returns the node's meters in {@code registry}, with the build and {@code store}'s cache. */

@@ -204,8 +204,8 @@ public final class WeirNode implements AutoCloseable {
 
     /**
      * Has a node with {@code WEIR_TLS_AUTO} write its generated CA to {@code file}, or when it is
-     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (default:
-     * not written).
+     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (with gRPC
+     * port 0, once the gRPC listener picked its port; default: not written).
      */
     Builder writeAutoCa(Optional<Path> file) {
       this.writeAutoCa = true;

@@ -244,6 +244,10 @@ class MainTest {
             + " | WEIR_PEER_ALLOWED_IDENTITIES needs TLS",
         "WEIR_PEER_ALLOWED_IDENTITIES=we*ir.svc | WEIR_PEER_ALLOWED_IDENTITIES='we*ir.svc' is not"
             + " valid: peer identity pattern 'we*ir.svc': '*' must be a whole DNS label",
+        "WEIR_PEER_ALLOWED_IDENTITIES=10.0.0.0/8 | WEIR_PEER_ALLOWED_IDENTITIES='10.0.0.0/8' is"
+            + " not valid: peer identity pattern '10.0.0.0/8' is a CIDR range or has a '/' outside"
+            + " a URI, so no certificate name can match it; CIDR ranges and ports are not"
+            + " identities (allowed: a DNS name, a URI such as a SPIFFE ID or one IP address",
         "WEIR_PEER_INSECURE=true,WEIR_PEER_SECRET="
             + SECRET
             + " | WEIR_PEER_INSECURE=true turns"

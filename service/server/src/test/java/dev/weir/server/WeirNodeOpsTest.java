@@ -63,8 +63,12 @@ class WeirNodeOpsTest {
   @AfterEach
   void stop() throws Exception {
     sleeper.release();
-    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    node.close();
+    if (channel != null) {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (node != null) {
+      node.close();
+    }
   }
 
   private static GetRateLimitsReq request(String key) {
@@ -211,6 +215,11 @@ class WeirNodeOpsTest {
   }
 
   private void startAutoTls(Optional<java.nio.file.Path> caFile) throws Exception {
+    startAutoTls(CONFIG, caFile);
+  }
+
+  private void startAutoTls(WeirConfig config, Optional<java.nio.file.Path> caFile)
+      throws Exception {
     TlsSettings tls =
         new TlsSettings(
             Optional.empty(),
@@ -221,7 +230,7 @@ class WeirNodeOpsTest {
             true,
             Duration.ofSeconds(10));
     node =
-        WeirNode.builder(CONFIG)
+        WeirNode.builder(config)
             .ops(new OpsSettings(InputLimits.DEFAULTS, Duration.ZERO, Duration.ofSeconds(5), tls))
             .writeAutoCa(caFile)
             .clock(clock)
@@ -282,6 +291,30 @@ class WeirNodeOpsTest {
     } finally {
       java.nio.file.Files.deleteIfExists(expected);
     }
+  }
+
+  @Test
+  void tlsAuto_caFile_writtenBeforeTheGrpcListenerOpens(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path caFile = dir.resolve("weir-ca.pem");
+    try (java.net.ServerSocket taken =
+        new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      WeirConfig config =
+          new WeirConfig(
+              new dev.weir.core.config.HostPort("127.0.0.1", taken.getLocalPort()),
+              new dev.weir.core.config.HostPort("127.0.0.1", 0),
+              new dev.weir.core.config.HostPort("127.0.0.1", taken.getLocalPort()),
+              1000,
+              "info");
+
+      assertThatThrownBy(() -> startAutoTls(config, Optional.of(caFile)))
+          .hasMessageContaining(String.valueOf(taken.getLocalPort()));
+    }
+
+    assertThat(java.nio.file.Files.exists(caFile))
+        .as("the CA file, written before the gRPC listener tried to bind its taken port")
+        .isTrue();
+    assertThat(Pem.certificates(caFile)).hasSize(1);
   }
 
   @Test

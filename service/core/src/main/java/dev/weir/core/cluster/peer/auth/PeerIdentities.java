@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * An allow-list of peer identities: the subject alternative names (DNS names, URIs such as SPIFFE
@@ -26,6 +27,13 @@ public final class PeerIdentities {
   private static final int DNS = 2;
   private static final int URI = 6;
   private static final int IP = 7;
+
+  /** What a pattern may be, as errors say. */
+  static final String ALLOWED =
+      "allowed: a DNS name, a URI such as a SPIFFE ID or one IP address, each whole, '*' standing"
+          + " for one DNS label or URI path segment";
+
+  private static final Pattern DNS_LABEL = Pattern.compile("[A-Za-z0-9_-]+");
 
   private final List<String> patterns;
   private final boolean literal;
@@ -173,6 +181,7 @@ public final class PeerIdentities {
     if (IpText.canonical(pattern).isPresent()) {
       return pattern;
     }
+    checkForm(pattern);
     String[] parts = isUri(pattern) ? pattern.split("/", -1) : pattern.split("\\.", -1);
     boolean named = false;
     for (String part : parts) {
@@ -193,6 +202,51 @@ public final class PeerIdentities {
           "peer identity pattern '" + pattern + "' names nothing but wildcards");
     }
     return pattern;
+  }
+
+  /**
+   * Refuses a pattern no certificate name could match: text with a space, control character or
+   * {@code ','}, and, outside URIs, a CIDR range, a port or an empty DNS label.
+   */
+  private static void checkForm(String pattern) {
+    for (int i = 0; i < pattern.length(); i++) {
+      char c = pattern.charAt(i);
+      if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+        throw unmatchable(pattern, "contains a space or control character");
+      }
+      if (c == ',') {
+        throw unmatchable(pattern, "contains a ','");
+      }
+    }
+    if (isUri(pattern)) {
+      return;
+    }
+    if (pattern.indexOf('/') >= 0) {
+      throw unmatchable(pattern, "is a CIDR range or has a '/' outside a URI");
+    }
+    if (pattern.indexOf(':') >= 0) {
+      throw unmatchable(pattern, "has a port or is a malformed IPv6 address");
+    }
+    for (String label : pattern.split("\\.", -1)) {
+      if (label.isEmpty()) {
+        throw unmatchable(pattern, "has an empty DNS label");
+      }
+      if (!label.equals("*") && !label.contains("*") && !DNS_LABEL.matcher(label).matches()) {
+        throw unmatchable(
+            pattern, "has the DNS label '" + label + "' (letters, digits, '-' and '_' only)");
+      }
+    }
+  }
+
+  private static IllegalArgumentException unmatchable(String pattern, String problem) {
+    return new IllegalArgumentException(
+        "peer identity pattern '"
+            + pattern
+            + "' "
+            + problem
+            + ", so no certificate name can match it; CIDR ranges and ports are not identities ("
+            + ALLOWED
+            + ")");
   }
 
   private static boolean isUri(String s) {

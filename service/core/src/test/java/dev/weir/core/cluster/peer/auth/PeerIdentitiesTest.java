@@ -73,6 +73,45 @@ class PeerIdentitiesTest {
         .hasMessageContaining(problem);
   }
 
+  @ParameterizedTest
+  @CsvSource({
+    "'10.0.0.0/8', a CIDR range",
+    "'fd00::/64', a CIDR range",
+    "'weir-0.weir.svc:1052', a port",
+    "'[fd00::7]:1052', a port",
+    "'a b', a space",
+    "'spiffe://cluster.local/ns/weir/sa/a b', a space",
+    "'weir_0.svc,x', a ','",
+    "'weir..svc', an empty DNS label",
+  })
+  void of_patternNoCertificateCanCarry_failsNamingItAndWhatIsAllowed(
+      String pattern, String problem) {
+    assertThatThrownBy(() -> PeerIdentities.of(List.of(pattern)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("peer identity pattern '" + pattern + "'")
+        .hasMessageContaining(problem)
+        .hasMessageContaining("CIDR ranges and ports are not identities")
+        .hasMessageContaining(
+            "allowed: a DNS name, a URI such as a SPIFFE ID or one IP address");
+  }
+
+  @Test
+  void of_uriAndIpLiterals_areAccepted() {
+    PeerIdentities list =
+        PeerIdentities.of(
+            List.of(
+                "spiffe://cluster.local/ns/x/sa/y",
+                "https://weir.example:8443/peer",
+                "[fd00::7]",
+                "::ffff:10.0.0.1",
+                "10.0.0.7",
+                "_weir.weir-0.svc"));
+
+    assertThat(list.allowsAny(List.of("spiffe://cluster.local/ns/x/sa/y"))).isTrue();
+    assertThat(list.allowsAny(List.of("fd00::7"))).isTrue();
+    assertThat(list.allowsAny(List.of("10.0.0.7"))).isTrue();
+  }
+
   @Test
   void of_emptyList_fails() {
     assertThatThrownBy(() -> PeerIdentities.of(List.of()))
