@@ -166,7 +166,9 @@ public final class TlsIdentity implements PeerTls {
   /** Returns the certificate chain presented now. */
   @Override
   public X509Certificate[] chain() {
-    return keyManager.getCertificateChain("weir");
+    return reloadingKeys != null
+        ? reloadingKeys.currentChain()
+        : keyManager.getCertificateChain(KeyManagers.ALIAS);
   }
 
   /**
