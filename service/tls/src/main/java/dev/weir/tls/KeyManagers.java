@@ -15,6 +15,9 @@ import javax.net.ssl.X509ExtendedTrustManager;
 /** Builds the JDK's key and trust managers from keys and certificates held in memory. */
 final class KeyManagers {
 
+  /** The alias of the one key entry in a key manager of {@link #keyManager}. */
+  static final String ALIAS = "weir";
+
   private static final char[] NO_PASSWORD = new char[0];
 
   private KeyManagers() {}
@@ -24,7 +27,7 @@ final class KeyManagers {
       throws GeneralSecurityException, IOException {
     KeyStore store = KeyStore.getInstance("PKCS12");
     store.load(null, null);
-    store.setKeyEntry("weir", key, NO_PASSWORD, chain);
+    store.setKeyEntry(ALIAS, key, NO_PASSWORD, chain);
     KeyManagerFactory factory =
         KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     factory.init(store, NO_PASSWORD);

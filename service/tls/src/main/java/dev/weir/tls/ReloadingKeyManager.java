@@ -19,12 +19,17 @@ import javax.net.ssl.X509ExtendedKeyManager;
  * changed; new handshakes then use the new identity, established connections keep theirs. A file
  * that cannot be read, or a key that is not the first certificate's (one file rewritten, the other
  * not yet), keeps the previous identity in use and the error is reported to the caller.
+ *
+ * <p>Each load is a generation, and the aliases this manager chooses name it ({@code weir-1},
+ * {@code weir-2}, ...): the key and chain of an alias are those of its generation, so a handshake
+ * that chose an alias just before a reload still gets a matching key and chain. The current and
+ * the previous generation resolve; older aliases resolve to null.
  */
 public final class ReloadingKeyManager extends X509ExtendedKeyManager {
 
   private final Path certFile;
   private final Path keyFile;
-  private volatile X509ExtendedKeyManager delegate;
+  private volatile Generations generations;
   private volatile FileTime certTime;
   private volatile FileTime keyTime;
   private volatile Consumer<X509Certificate> check = certificate -> {};
@@ -71,7 +76,8 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
     X509Certificate[] chain = Pem.certificates(certFile);
     PrivateKey key = Pem.privateKey(keyFile);
     KeyMatch.check(key, chain[0], keyFile, certFile);
-    if (delegate != null) {
+    Generations before = generations;
+    if (before != null) {
       try {
         check.accept(chain[0]);
       } catch (IllegalArgumentException e) {
@@ -79,53 +85,102 @@ public final class ReloadingKeyManager extends X509ExtendedKeyManager {
             certFile + " not taken up, the previous certificate stays in use: " + e.getMessage(), e);
       }
     }
-    delegate = KeyManagers.keyManager(key, chain);
+    X509ExtendedKeyManager manager = KeyManagers.keyManager(key, chain);
+    generations =
+        before == null
+            ? new Generations(new Generation(1, manager, key, chain), null)
+            : new Generations(
+                new Generation(before.current().number() + 1, manager, key, chain),
+                before.current());
     certTime = newCertTime;
     keyTime = newKeyTime;
   }
 
+  /**
+   * A loaded certificate chain and key, the JDK key manager that chooses between them and the
+   * requested key types, and (as {@link #alias()}) the name this manager gives them.
+   */
+  private record Generation(
+      long number, X509ExtendedKeyManager manager, PrivateKey key, X509Certificate[] chain) {
+
+    String alias() {
+      return "weir-" + number;
+    }
+
+    /** Returns this generation's alias when {@code chosen}, the delegate's choice, is one. */
+    String alias(String chosen) {
+      return chosen == null ? null : alias();
+    }
+
+    String[] aliases(String[] found) {
+      return found == null || found.length == 0 ? found : new String[] {alias()};
+    }
+  }
+
+  /** The generation in use and the one before it, swapped together. */
+  private record Generations(Generation current, Generation previous) {
+
+    Generation named(String alias) {
+      if (alias == null) {
+        return null;
+      }
+      if (alias.equals(current.alias())) {
+        return current;
+      }
+      return previous != null && alias.equals(previous.alias()) ? previous : null;
+    }
+  }
+
   /** Returns the certificate chain presented now. */
   public X509Certificate[] currentChain() {
-    return delegate.getCertificateChain("weir");
+    return generations.current().chain().clone();
   }
 
   @Override
   public String[] getClientAliases(String keyType, Principal[] issuers) {
-    return delegate.getClientAliases(keyType, issuers);
+    Generation current = generations.current();
+    return current.aliases(current.manager().getClientAliases(keyType, issuers));
   }
 
   @Override
   public String chooseClientAlias(String[] keyType, Principal[] issuers, Socket socket) {
-    return delegate.chooseClientAlias(keyType, issuers, socket);
+    Generation current = generations.current();
+    return current.alias(current.manager().chooseClientAlias(keyType, issuers, socket));
   }
 
   @Override
   public String[] getServerAliases(String keyType, Principal[] issuers) {
-    return delegate.getServerAliases(keyType, issuers);
+    Generation current = generations.current();
+    return current.aliases(current.manager().getServerAliases(keyType, issuers));
   }
 
   @Override
   public String chooseServerAlias(String keyType, Principal[] issuers, Socket socket) {
-    return delegate.chooseServerAlias(keyType, issuers, socket);
+    Generation current = generations.current();
+    return current.alias(current.manager().chooseServerAlias(keyType, issuers, socket));
   }
 
   @Override
   public X509Certificate[] getCertificateChain(String alias) {
-    return delegate.getCertificateChain(alias);
+    Generation generation = generations.named(alias);
+    return generation == null ? null : generation.chain().clone();
   }
 
   @Override
   public PrivateKey getPrivateKey(String alias) {
-    return delegate.getPrivateKey(alias);
+    Generation generation = generations.named(alias);
+    return generation == null ? null : generation.key();
   }
 
   @Override
   public String chooseEngineClientAlias(String[] keyType, Principal[] issuers, SSLEngine engine) {
-    return delegate.chooseEngineClientAlias(keyType, issuers, engine);
+    Generation current = generations.current();
+    return current.alias(current.manager().chooseEngineClientAlias(keyType, issuers, engine));
   }
 
   @Override
   public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
-    return delegate.chooseEngineServerAlias(keyType, issuers, engine);
+    Generation current = generations.current();
+    return current.alias(current.manager().chooseEngineServerAlias(keyType, issuers, engine));
   }
 }

@@ -26,6 +26,7 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
   private final X509Certificate[] extra;
   private volatile X509ExtendedTrustManager delegate;
   private volatile FileTime caTime;
+  private volatile long generation;
 
   private ReloadingTrustManager(Path caFile, X509Certificate[] extra) {
     this.caFile = Objects.requireNonNull(caFile, "caFile");
@@ -64,6 +65,15 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
     System.arraycopy(extra, 0, all, cas.length, extra.length);
     delegate = KeyManagers.trustManager(all);
     caTime = newTime;
+    generation++;
+  }
+
+  /**
+   * Returns the number of times the CA file was taken up, the first load included; it changes
+   * exactly when the trusted CAs may have.
+   */
+  public long generation() {
+    return generation;
   }
 
   @Override

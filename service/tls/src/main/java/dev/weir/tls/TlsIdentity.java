@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
@@ -28,7 +29,8 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * A node's TLS identity and trust, and the server and client contexts built on them: the gRPC
  * listener's Netty context, the HTTP listeners' JDK contexts, and the channel credentials for calls
  * to peers. All share one key manager and one trust manager, so a reloaded certificate or CA file
- * is used everywhere at once.
+ * is used everywhere at once. The server contexts are rebuilt when the CA file is taken up, so a
+ * TLS session established under the previous CAs cannot be resumed.
  */
 public final class TlsIdentity implements PeerTls {
 
@@ -164,7 +166,9 @@ public final class TlsIdentity implements PeerTls {
   /** Returns the certificate chain presented now. */
   @Override
   public X509Certificate[] chain() {
-    return keyManager.getCertificateChain("weir");
+    return reloadingKeys != null
+        ? reloadingKeys.currentChain()
+        : keyManager.getCertificateChain(KeyManagers.ALIAS);
   }
 
   /**
@@ -193,6 +197,15 @@ public final class TlsIdentity implements PeerTls {
   }
 
   private SslContext grpcServerContext(ClientAuth clientAuth) throws IOException {
+    return TrustScopedSslContext.of(
+        () -> buildGrpcServerContext(clientAuth), this::trustGeneration);
+  }
+
+  private long trustGeneration() {
+    return reloadingTrust != null ? reloadingTrust.generation() : 0;
+  }
+
+  private SslContext buildGrpcServerContext(ClientAuth clientAuth) throws IOException {
     SslContextBuilder builder =
         GrpcSslContexts.configure(SslContextBuilder.forServer(keyManager), SslProvider.JDK)
             .trustManager(trustManager)
@@ -223,12 +236,27 @@ public final class TlsIdentity implements PeerTls {
    * Returns a supplier of server-mode engines with this identity and protocols, one per HTTPS
    * connection, that ask clients for certificates as {@code clientAuth} says, whatever {@code
    * WEIR_TLS_CLIENT_AUTH} is: the status listener uses {@link ClientAuth#NONE}. Each engine reads
-   * the certificate and CAs in use when its handshake runs, so a reload reaches new connections.
+   * the certificate and CAs in use when its handshake runs, so a reload reaches new connections;
+   * engines made after the CA file was taken up come from a new context, which cannot resume a
+   * session established under the previous CAs.
    */
   public Supplier<SSLEngine> httpsEngines(ClientAuth clientAuth) throws GeneralSecurityException {
-    SSLContext context = sslContext();
     String[] protocols = settings.protocols();
+    record Built(long generation, SSLContext context) {}
+    AtomicReference<Built> built =
+        new AtomicReference<>(new Built(trustGeneration(), sslContext()));
     return () -> {
+      long generation = trustGeneration();
+      Built now = built.get();
+      if (now.generation() != generation) {
+        try {
+          Built next = new Built(generation, sslContext());
+          now = built.compareAndSet(now, next) ? next : built.get();
+        } catch (GeneralSecurityException e) {
+          throw new IllegalStateException("cannot rebuild the HTTPS TLS context", e);
+        }
+      }
+      SSLContext context = now.context();
       SSLEngine engine = context.createSSLEngine();
       engine.setUseClientMode(false);
       SSLParameters parameters = context.getDefaultSSLParameters();

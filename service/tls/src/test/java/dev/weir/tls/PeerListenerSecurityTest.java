@@ -33,6 +33,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.stub.MetadataUtils;
 import java.net.InetSocketAddress;
+import java.net.SocketException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -46,6 +47,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -381,6 +388,49 @@ class PeerListenerSecurityTest {
         Code.UNAVAILABLE);
 
     assertThat(notices).isEmpty();
+  }
+
+  @Test
+  void mutualTls_caFileRewrittenWithoutOldCa_resumingPeerOfOldCaRefusedAfterReload()
+      throws Exception {
+    TlsIdentity node = member("node", WEIR_SPIFFE);
+    int port = listen(PeerSecurity.mutualTls(node, null));
+    CertificateAuthority.Identity old =
+        ca.issue("old-node", List.of("localhost", "127.0.0.1", WEIR_SPIFFE), DAY);
+    SSLContext oldPeer = SSLContext.getInstance("TLS");
+    oldPeer.init(
+        new KeyManager[] {KeyManagers.keyManager(old.key(), old.chain())},
+        new TrustManager[] {KeyManagers.trustManager(new X509Certificate[] {ca.certificate()})},
+        null);
+    assertThat(h2Preface(port, oldPeer)).isTrue();
+
+    Path caFile = dir.resolve("ca.pem");
+    FileTime before = Files.getLastModifiedTime(caFile);
+    Files.writeString(caFile, Pem.encode(CertificateAuthority.create("next-ca", DAY).certificate()));
+    Files.setLastModifiedTime(caFile, FileTime.from(before.toInstant().plusSeconds(10)));
+    assertThat(node.reload().casReloaded()).isTrue();
+
+    assertThat(h2Preface(port, oldPeer)).isFalse();
+  }
+
+  /**
+   * Returns whether the listener at {@code port} answers the HTTP/2 preface with a frame over TLS
+   * with ALPN {@code h2}; false when the handshake was refused.
+   */
+  private static boolean h2Preface(int port, SSLContext client) throws Exception {
+    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", port)) {
+      SSLParameters parameters = socket.getSSLParameters();
+      parameters.setApplicationProtocols(new String[] {"h2"});
+      socket.setSSLParameters(parameters);
+      socket.setSoTimeout(10_000);
+      socket.startHandshake();
+      socket.getOutputStream().write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes());
+      socket.getOutputStream().write(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0});
+      socket.getOutputStream().flush();
+      return socket.getInputStream().readNBytes(9).length == 9;
+    } catch (SSLException | SocketException refused) {
+      return false;
+    }
   }
 
   @Test
