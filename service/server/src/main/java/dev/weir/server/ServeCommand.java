@@ -8,6 +8,7 @@ import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.discovery.DiscoveryEnv;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.DescriptorConfigException;
@@ -315,7 +316,7 @@ final class ServeCommand implements Command {
   static String peersFrom(DiscoverySettings discovery, EnvReader reader) {
     return discovery.type() == DiscoverySettings.Type.STATIC
         ? reader.nameSet(ClusterSettings.STATIC_PEERS) + " lists other nodes"
-        : "WEIR_PEER_DISCOVERY_TYPE=" + discovery.type().label();
+        : reader.nameSet(DiscoveryEnv.var("PEER_DISCOVERY_TYPE")) + "=" + discovery.type().label();
   }
 
   /** Returns the {@code --config} file {@code args} name, if any. */
