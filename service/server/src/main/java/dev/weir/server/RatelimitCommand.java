@@ -117,11 +117,12 @@ final class RatelimitCommand implements Command {
     ServeCommand.NodeSettings settings;
     try {
       compat = RatelimitSettings.from(env);
+      checkPortsDistinct(compat);
       settings =
-          ServeCommand.NodeSettings.read(compat.nodeEnvironment(env))
+          ServeCommand.NodeSettings.read(
+                  compat.nodeEnvironment(env), RatelimitSettings.NODE_ADDRESSES)
               .withEnvoy(compat.envoy())
               .withLogFormat(compat.logFormat());
-      checkPortsDistinct(compat);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       status[0] = ServeCommand.EXIT_CONFIG;

@@ -6,6 +6,7 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoveryEnv;
@@ -114,6 +115,15 @@ final class ServeCommand implements Command {
      * authenticated cluster); a bad value throws {@link ConfigException}.
      */
     static NodeSettings read(Map<String, String> env) {
+      return read(env, Map.of());
+    }
+
+    /**
+     * Reads the settings as {@link #read(Map)} does, naming each variable of {@code setFrom}'s keys
+     * in a port clash as the variable it maps to: the one the user set, from which the key's value
+     * was made.
+     */
+    static NodeSettings read(Map<String, String> env, Map<EnvVar, EnvVar> setFrom) {
       EnvReader reader = new EnvReader(env);
       WeirConfig config = WeirConfig.from(reader, HostAddressResolver.system());
       EnvoySettings envoy = EnvoySettings.from(reader);
@@ -128,7 +138,9 @@ final class ServeCommand implements Command {
       Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
-          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty(), reader::nameSet);
+          config,
+          mayHavePeers ? Optional.of(peers.address()) : Optional.empty(),
+          var -> setFrom.containsKey(var) ? setFrom.get(var).name() : reader.nameSet(var));
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));

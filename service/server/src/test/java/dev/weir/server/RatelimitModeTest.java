@@ -251,4 +251,41 @@ class RatelimitModeTest {
                 + " port of its own"
                 + System.lineSeparator());
   }
+
+  /** Runs {@code ratelimit} with {@code env} expecting it refused; returns its stderr lines. */
+  private String[] refused(Map<String, String> env, int expectedStatus) {
+    int[] status = {0};
+
+    RatelimitCommand.Running none =
+        RatelimitCommand.start(env, new PrintStream(err, true, StandardCharsets.UTF_8), status);
+
+    assertThat(none).isNull();
+    assertThat(status[0]).isEqualTo(expectedStatus);
+    return err.toString(StandardCharsets.UTF_8).split(System.lineSeparator());
+  }
+
+  @Test
+  void portOnTheDefaultGrpcPort_refusedNamingPortAndGrpcPort() {
+    assertThat(refused(Map.of("PORT", "8081"), 2))
+        .containsExactly(
+            "PORT=8081 is not valid: the port is taken by GRPC_PORT=8081; give each listener a"
+                + " port of its own");
+  }
+
+  @Test
+  void hostWithASpace_refusedNamingHost() {
+    assertThat(refused(Map.of("HOST", "my host"), 2))
+        .singleElement()
+        .asString()
+        .startsWith("HOST='my host' is not valid: expected a host name or IPv4 address")
+        .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void statusAddressOnTheHttpPort_refusedNamingHostAndPort() {
+    assertThat(refused(Map.of("WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:8080"), 2))
+        .containsExactly(
+            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:8080' is not valid: its port is taken by"
+                + " HOST/PORT='0.0.0.0:8080'; give the status listener a port of its own");
+  }
 }
