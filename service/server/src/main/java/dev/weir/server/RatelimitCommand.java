@@ -100,8 +100,9 @@ final class RatelimitCommand implements Command {
 
   /**
    * Reads {@code env}, applies its log settings, logs the notice of ignored settings and starts a
-   * node; returns it, or null after printing why to {@code err}, with the exit status in {@code
-   * status[0]}.
+   * node; returns it, or null after printing why to {@code err} (after the warnings of unknown
+   * {@code WEIR_*}/{@code GUBER_*} variables, when a setting is bad), with the exit status in
+   * {@code status[0]}.
    */
   static Running start(Map<String, String> env, PrintStream err, int[] status) {
     return start(env, err, status, () -> false);
@@ -113,6 +114,7 @@ final class RatelimitCommand implements Command {
    */
   static Running start(
       Map<String, String> env, PrintStream err, int[] status, BooleanSupplier stopping) {
+    List<String> unknownVariables = UnknownVariableWarnings.of(env, Map.of(), Optional.empty());
     RatelimitSettings compat;
     ServeCommand.NodeSettings settings;
     try {
@@ -124,13 +126,14 @@ final class RatelimitCommand implements Command {
               .withEnvoy(compat.envoy())
               .withLogFormat(compat.logFormat());
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       status[0] = ServeCommand.EXIT_CONFIG;
       return null;
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
-    UnknownVariableWarnings.of(env, Map.of(), Optional.empty()).forEach(LOG::warn);
+    unknownVariables.forEach(LOG::warn);
     return start(compat, settings, err, status, stopping);
   }
 

@@ -288,4 +288,21 @@ class RatelimitModeTest {
             "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:8080' is not valid: its port is taken by"
                 + " HOST/PORT='0.0.0.0:8080'; give the status listener a port of its own");
   }
+
+  @Test
+  void unknownVariable_startRefused_hintPrintedBeforeTheError() {
+    String[] lines =
+        refused(
+            Map.of(
+                "WEIR_STATIC_PEERS", "a:1051,b:1051",
+                "WEIR_PEER_SECRT", "0123456789abcdef0123456789abcdef"),
+            2);
+
+    assertThat(lines).hasSize(2);
+    assertThat(lines[0])
+        .isEqualTo(
+            "WEIR_PEER_SECRT (in the environment) is not a Weir setting and is ignored; did you"
+                + " mean WEIR_PEER_SECRET?");
+    assertThat(lines[1]).contains("WEIR_PEER_SECRET");
+  }
 }
