@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
@@ -9,6 +10,7 @@ import dev.weir.envoy.metrics.StatsdStats;
 import dev.weir.http.HttpListener;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -165,7 +167,9 @@ final class RatelimitCommand implements Command {
 
   /**
    * Starts a node with {@code settings} as {@code compat} asks, printing why to {@code err} when it
-   * cannot start; returns it, or null with the exit status in {@code status[0]}.
+   * cannot start; returns it, or null with the exit status in {@code status[0]}. The debug and
+   * Prometheus addresses are checked ({@link BindFailure#probe}) before the node starts, so a port
+   * in use fails before the warm-up and the join.
    */
   private static Running start(
       RatelimitSettings compat,
@@ -173,6 +177,19 @@ final class RatelimitCommand implements Command {
       PrintStream err,
       int[] status,
       BooleanSupplier stopping) {
+    try {
+      BindFailure.probe("debug", RatelimitSettings.DEBUG_ADDRESS, compat.debugAddress());
+      if (compat.prometheus().isPresent()) {
+        BindFailure.probe(
+            "Prometheus",
+            RatelimitSettings.PROMETHEUS_ADDRESS,
+            compat.prometheus().get().address());
+      }
+    } catch (BindException e) {
+      err.println(e.getMessage());
+      status[0] = ServeCommand.EXIT_START_FAILED;
+      return null;
+    }
     StatsdStats statsd =
         compat
             .statsd()
@@ -206,7 +223,7 @@ final class RatelimitCommand implements Command {
       debug =
           bind(
               "debug",
-              "DEBUG_HOST/DEBUG_PORT",
+              RatelimitSettings.DEBUG_ADDRESS,
               compat.debugAddress(),
               () ->
                   RatelimitHttp.debug(
@@ -217,7 +234,7 @@ final class RatelimitCommand implements Command {
         prometheus =
             bind(
                 "Prometheus",
-                "PROMETHEUS_ADDR",
+                RatelimitSettings.PROMETHEUS_ADDRESS,
                 p.address(),
                 () -> RatelimitHttp.prometheus(p.address(), p.path(), node.registry()));
       }
@@ -242,15 +259,13 @@ final class RatelimitCommand implements Command {
         : envoy.config().map(Object::toString).orElse("none");
   }
 
-  /** Opens a listener, naming it and its variables when its address is taken. */
+  /** Opens a listener, naming it and its variable when its address cannot be bound. */
   private static HttpListener bind(
-      String listener, String variables, HostPort address, ListenerStart start) throws IOException {
+      String listener, EnvVar variable, HostPort address, ListenerStart start) throws IOException {
     try {
       return start.start();
     } catch (IOException e) {
-      throw new IOException(
-          "cannot bind the " + listener + " listener at " + variables + "=" + address + ": " + e,
-          e);
+      throw BindFailure.of(listener, variable, address, e);
     }
   }
 

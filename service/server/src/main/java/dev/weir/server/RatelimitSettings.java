@@ -65,6 +65,12 @@ record RatelimitSettings(
   /** The reference's {@code HOST}/{@code PORT}, named in bind failures. */
   static final EnvVar HTTP_ADDRESS = EnvVar.of("HOST/PORT");
 
+  /** The reference's {@code DEBUG_HOST}/{@code DEBUG_PORT}, named in bind failures. */
+  static final EnvVar DEBUG_ADDRESS = EnvVar.of("DEBUG_HOST/DEBUG_PORT");
+
+  /** The reference's {@code PROMETHEUS_ADDR}. */
+  static final EnvVar PROMETHEUS_ADDRESS = EnvVar.of("PROMETHEUS_ADDR");
+
   /**
    * The node's address variables that {@link #nodeEnvironment} sets, each with the reference's
    * variables it is made from.
@@ -113,7 +119,7 @@ record RatelimitSettings(
       prometheus =
           Optional.of(
               new Prometheus(
-                  reader.hostPort(EnvVar.of("PROMETHEUS_ADDR"), new HostPort("", 9090)),
+                  reader.hostPort(PROMETHEUS_ADDRESS, new HostPort("", 9090)),
                   path(reader, EnvVar.of("PROMETHEUS_PATH"), "/metrics")));
     }
     return new RatelimitSettings(
