@@ -1,6 +1,7 @@
 package dev.weir.server;
 
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
@@ -9,6 +10,7 @@ import dev.weir.envoy.metrics.StatsdStats;
 import dev.weir.http.HttpListener;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -100,8 +102,9 @@ final class RatelimitCommand implements Command {
 
   /**
    * Reads {@code env}, applies its log settings, logs the notice of ignored settings and starts a
-   * node; returns it, or null after printing why to {@code err}, with the exit status in {@code
-   * status[0]}.
+   * node; returns it, or null after printing why to {@code err} (after the warnings of unknown
+   * {@code WEIR_*}/{@code GUBER_*} variables, when a setting is bad), with the exit status in
+   * {@code status[0]}.
    */
   static Running start(Map<String, String> env, PrintStream err, int[] status) {
     return start(env, err, status, () -> false);
@@ -113,23 +116,26 @@ final class RatelimitCommand implements Command {
    */
   static Running start(
       Map<String, String> env, PrintStream err, int[] status, BooleanSupplier stopping) {
+    List<String> unknownVariables = UnknownVariableWarnings.of(env, Map.of(), Optional.empty());
     RatelimitSettings compat;
     ServeCommand.NodeSettings settings;
     try {
       compat = RatelimitSettings.from(env);
+      checkPortsDistinct(compat);
       settings =
-          ServeCommand.NodeSettings.read(compat.nodeEnvironment(env))
+          ServeCommand.NodeSettings.read(
+                  compat.nodeEnvironment(env), RatelimitSettings.NODE_ADDRESSES)
               .withEnvoy(compat.envoy())
               .withLogFormat(compat.logFormat());
-      checkPortsDistinct(compat);
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       status[0] = ServeCommand.EXIT_CONFIG;
       return null;
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
-    UnknownVariableWarnings.of(env, Map.of(), Optional.empty()).forEach(LOG::warn);
+    unknownVariables.forEach(LOG::warn);
     return start(compat, settings, err, status, stopping);
   }
 
@@ -161,7 +167,9 @@ final class RatelimitCommand implements Command {
 
   /**
    * Starts a node with {@code settings} as {@code compat} asks, printing why to {@code err} when it
-   * cannot start; returns it, or null with the exit status in {@code status[0]}.
+   * cannot start; returns it, or null with the exit status in {@code status[0]}. The debug and
+   * Prometheus addresses are checked ({@link BindFailure#probe}) before the node starts, so a port
+   * in use fails before the warm-up and the join.
    */
   private static Running start(
       RatelimitSettings compat,
@@ -169,6 +177,19 @@ final class RatelimitCommand implements Command {
       PrintStream err,
       int[] status,
       BooleanSupplier stopping) {
+    try {
+      BindFailure.probe("debug", RatelimitSettings.DEBUG_ADDRESS, compat.debugAddress());
+      if (compat.prometheus().isPresent()) {
+        BindFailure.probe(
+            "Prometheus",
+            RatelimitSettings.PROMETHEUS_ADDRESS,
+            compat.prometheus().get().address());
+      }
+    } catch (BindException e) {
+      err.println(e.getMessage());
+      status[0] = ServeCommand.EXIT_START_FAILED;
+      return null;
+    }
     StatsdStats statsd =
         compat
             .statsd()
@@ -202,7 +223,7 @@ final class RatelimitCommand implements Command {
       debug =
           bind(
               "debug",
-              "DEBUG_HOST/DEBUG_PORT",
+              RatelimitSettings.DEBUG_ADDRESS,
               compat.debugAddress(),
               () ->
                   RatelimitHttp.debug(
@@ -213,7 +234,7 @@ final class RatelimitCommand implements Command {
         prometheus =
             bind(
                 "Prometheus",
-                "PROMETHEUS_ADDR",
+                RatelimitSettings.PROMETHEUS_ADDRESS,
                 p.address(),
                 () -> RatelimitHttp.prometheus(p.address(), p.path(), node.registry()));
       }
@@ -238,15 +259,13 @@ final class RatelimitCommand implements Command {
         : envoy.config().map(Object::toString).orElse("none");
   }
 
-  /** Opens a listener, naming it and its variables when its address is taken. */
+  /** Opens a listener, naming it and its variable when its address cannot be bound. */
   private static HttpListener bind(
-      String listener, String variables, HostPort address, ListenerStart start) throws IOException {
+      String listener, EnvVar variable, HostPort address, ListenerStart start) throws IOException {
     try {
       return start.start();
     } catch (IOException e) {
-      throw new IOException(
-          "cannot bind the " + listener + " listener at " + variables + "=" + address + ": " + e,
-          e);
+      throw BindFailure.of(listener, variable, address, e);
     }
   }
 

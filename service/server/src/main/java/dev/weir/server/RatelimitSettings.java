@@ -4,6 +4,8 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
+import dev.weir.core.config.IpText;
+import dev.weir.core.config.WeirConfig;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.tls.ClientAuth;
 import dev.weir.tls.TlsSettings;
@@ -63,6 +65,19 @@ record RatelimitSettings(
   /** The reference's {@code HOST}/{@code PORT}, named in bind failures. */
   static final EnvVar HTTP_ADDRESS = EnvVar.of("HOST/PORT");
 
+  /** The reference's {@code DEBUG_HOST}/{@code DEBUG_PORT}, named in bind failures. */
+  static final EnvVar DEBUG_ADDRESS = EnvVar.of("DEBUG_HOST/DEBUG_PORT");
+
+  /** The reference's {@code PROMETHEUS_ADDR}. */
+  static final EnvVar PROMETHEUS_ADDRESS = EnvVar.of("PROMETHEUS_ADDR");
+
+  /**
+   * The node's address variables that {@link #nodeEnvironment} sets, each with the reference's
+   * variables it is made from.
+   */
+  static final Map<EnvVar, EnvVar> NODE_ADDRESSES =
+      Map.of(WeirConfig.GRPC_ADDRESS, GRPC_ADDRESS, WeirConfig.HTTP_ADDRESS, HTTP_ADDRESS);
+
   private static final List<String> LOG_LEVELS =
       List.of("trace", "debug", "info", "warn", "warning", "error", "fatal", "panic");
 
@@ -104,7 +119,7 @@ record RatelimitSettings(
       prometheus =
           Optional.of(
               new Prometheus(
-                  reader.hostPort(EnvVar.of("PROMETHEUS_ADDR"), new HostPort("", 9090)),
+                  reader.hostPort(PROMETHEUS_ADDRESS, new HostPort("", 9090)),
                   path(reader, EnvVar.of("PROMETHEUS_PATH"), "/metrics")));
     }
     return new RatelimitSettings(
@@ -162,8 +177,28 @@ record RatelimitSettings(
 
   private static HostPort address(EnvReader reader, String hostVar, String portVar, int port) {
     return new HostPort(
-        reader.string(EnvVar.of(hostVar), "0.0.0.0"),
-        reader.intInRange(EnvVar.of(portVar), port, 0, 65_535));
+        host(reader, hostVar), reader.intInRange(EnvVar.of(portVar), port, 0, 65_535));
+  }
+
+  /**
+   * Returns the listener host {@code hostVar} names (default {@code 0.0.0.0}): a host name or IPv4
+   * address of letters, digits, {@code .}, {@code -} and {@code _}, or an IPv6 address with or
+   * without brackets (returned without).
+   */
+  private static String host(EnvReader reader, String hostVar) {
+    String value = reader.string(EnvVar.of(hostVar), "0.0.0.0");
+    String host = value.trim();
+    if (IpText.literal(host).isPresent()) {
+      return host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    }
+    if (!host.chars().allMatch(c -> HostPort.isHostNameChar((char) c))) {
+      throw ConfigException.invalid(
+          hostVar,
+          value,
+          "a host name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address,"
+              + " e.g. 0.0.0.0 or ::");
+    }
+    return host;
   }
 
   /**

@@ -6,8 +6,10 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EffectiveSettings;
 import dev.weir.core.config.EnvFile;
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.discovery.DiscoveryEnv;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.DescriptorConfigException;
@@ -113,6 +115,15 @@ final class ServeCommand implements Command {
      * authenticated cluster); a bad value throws {@link ConfigException}.
      */
     static NodeSettings read(Map<String, String> env) {
+      return read(env, Map.of());
+    }
+
+    /**
+     * Reads the settings as {@link #read(Map)} does, naming each variable of {@code setFrom}'s keys
+     * in a port clash as the variable it maps to: the one the user set, from which the key's value
+     * was made.
+     */
+    static NodeSettings read(Map<String, String> env, Map<EnvVar, EnvVar> setFrom) {
       EnvReader reader = new EnvReader(env);
       WeirConfig config = WeirConfig.from(reader, HostAddressResolver.system());
       EnvoySettings envoy = EnvoySettings.from(reader);
@@ -127,7 +138,9 @@ final class ServeCommand implements Command {
       Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       ops.checkPortsDistinct(
-          config, mayHavePeers ? Optional.of(peers.address()) : Optional.empty(), reader::nameSet);
+          config,
+          mayHavePeers ? Optional.of(peers.address()) : Optional.empty(),
+          var -> setFrom.containsKey(var) ? setFrom.get(var).name() : reader.nameSet(var));
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
@@ -315,7 +328,7 @@ final class ServeCommand implements Command {
   static String peersFrom(DiscoverySettings discovery, EnvReader reader) {
     return discovery.type() == DiscoverySettings.Type.STATIC
         ? reader.nameSet(ClusterSettings.STATIC_PEERS) + " lists other nodes"
-        : "WEIR_PEER_DISCOVERY_TYPE=" + discovery.type().label();
+        : reader.nameSet(DiscoveryEnv.var("PEER_DISCOVERY_TYPE")) + "=" + discovery.type().label();
   }
 
   /** Returns the {@code --config} file {@code args} name, if any. */

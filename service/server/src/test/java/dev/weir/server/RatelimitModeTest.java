@@ -17,6 +17,7 @@ import java.io.PrintStream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -29,6 +30,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -250,5 +252,107 @@ class RatelimitModeTest {
             "DEBUG_PORT=7000 is not valid: the port is taken by PORT=7000; give each listener a"
                 + " port of its own"
                 + System.lineSeparator());
+  }
+
+  /** Runs {@code ratelimit} with {@code env} expecting it refused; returns its stderr lines. */
+  private String[] refused(Map<String, String> env, int expectedStatus) {
+    int[] status = {0};
+
+    RatelimitCommand.Running none =
+        RatelimitCommand.start(env, new PrintStream(err, true, StandardCharsets.UTF_8), status);
+
+    assertThat(none).isNull();
+    assertThat(status[0]).isEqualTo(expectedStatus);
+    return err.toString(StandardCharsets.UTF_8).split(System.lineSeparator());
+  }
+
+  @Test
+  void portOnTheDefaultGrpcPort_refusedNamingPortAndGrpcPort() {
+    assertThat(refused(Map.of("PORT", "8081"), 2))
+        .containsExactly(
+            "PORT=8081 is not valid: the port is taken by GRPC_PORT=8081; give each listener a"
+                + " port of its own");
+  }
+
+  @Test
+  void hostWithASpace_refusedNamingHost() {
+    assertThat(refused(Map.of("HOST", "my host"), 2))
+        .singleElement()
+        .asString()
+        .startsWith("HOST='my host' is not valid: expected a host name or IPv4 address")
+        .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void statusAddressOnTheHttpPort_refusedNamingHostAndPort() {
+    assertThat(refused(Map.of("WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:8080"), 2))
+        .containsExactly(
+            "WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:8080' is not valid: its port is taken by"
+                + " HOST/PORT='0.0.0.0:8080'; give the status listener a port of its own");
+  }
+
+  @Test
+  void debugPortTaken_refusedBeforeTheNodeStarts() throws Exception {
+    Files.writeString(configFolder().resolve("config.yaml"), CONFIG);
+    try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      assertRefusedBeforeStart(
+          env(Map.of("DEBUG_PORT", String.valueOf(held.getLocalPort()))),
+          "cannot bind the debug listener at DEBUG_HOST/DEBUG_PORT=127.0.0.1:"
+              + held.getLocalPort()
+              + ": Address already in use");
+    }
+  }
+
+  @Test
+  void prometheusAddressTaken_refusedBeforeTheNodeStarts() throws Exception {
+    Files.writeString(configFolder().resolve("config.yaml"), CONFIG);
+    try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      assertRefusedBeforeStart(
+          env(
+              Map.of(
+                  "USE_PROMETHEUS", "true",
+                  "PROMETHEUS_ADDR", "127.0.0.1:" + held.getLocalPort())),
+          "cannot bind the Prometheus listener at PROMETHEUS_ADDR=127.0.0.1:"
+              + held.getLocalPort()
+              + ": Address already in use");
+    }
+  }
+
+  /**
+   * Asserts that {@code env} is refused with exit status 1 and {@code message} alone on stderr
+   * before the node starts: the node never asks whether to stop, as it does before it joins.
+   */
+  private void assertRefusedBeforeStart(Map<String, String> env, String message) {
+    AtomicInteger stopAsked = new AtomicInteger();
+    int[] status = {0};
+
+    running =
+        RatelimitCommand.start(
+            env,
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            status,
+            () -> stopAsked.incrementAndGet() < 0);
+
+    assertThat(running).isNull();
+    assertThat(stopAsked).as("times the node asked whether to stop while starting").hasValue(0);
+    assertThat(status[0]).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(message + System.lineSeparator());
+  }
+
+  @Test
+  void unknownVariable_startRefused_hintPrintedBeforeTheError() {
+    String[] lines =
+        refused(
+            Map.of(
+                "WEIR_STATIC_PEERS", "a:1051,b:1051",
+                "WEIR_PEER_SECRT", "0123456789abcdef0123456789abcdef"),
+            2);
+
+    assertThat(lines).hasSize(2);
+    assertThat(lines[0])
+        .isEqualTo(
+            "WEIR_PEER_SECRT (in the environment) is not a Weir setting and is ignored; did you"
+                + " mean WEIR_PEER_SECRET?");
+    assertThat(lines[1]).contains("WEIR_PEER_SECRET");
   }
 }

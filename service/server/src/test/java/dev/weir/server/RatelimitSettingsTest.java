@@ -170,4 +170,22 @@ class RatelimitSettingsTest {
             "GRPC_SERVER_USE_TLS=true needs GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY:"
                 + " GRPC_SERVER_TLS_KEY is not set");
   }
+
+  @Test
+  void from_ipv6Hosts_withOrWithoutBrackets() {
+    RatelimitSettings settings =
+        RatelimitSettings.from(Map.of("HOST", "::", "GRPC_HOST", "[::1]"));
+
+    assertThat(settings.httpAddress()).isEqualTo(new HostPort("::", 8080));
+    assertThat(settings.grpcAddress()).isEqualTo(new HostPort("::1", 8081));
+  }
+
+  @Test
+  void from_debugHostWithAScheme_refusedNamingDebugHost() {
+    assertThatThrownBy(() -> RatelimitSettings.from(Map.of("DEBUG_HOST", "http://localhost")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "DEBUG_HOST='http://localhost' is not valid: expected a host name or IPv4 address of"
+                + " letters, digits, '.', '-' and '_', or an IPv6 address, e.g. 0.0.0.0 or ::");
+  }
 }

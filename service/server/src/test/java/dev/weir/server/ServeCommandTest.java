@@ -1,11 +1,14 @@
 package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.ClusterSettings;
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,5 +50,19 @@ class ServeCommandTest {
             CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "WEIR_CACHE_SIZE=10");
 
     assertThat(line).endsWith(" handoff=true peer_failure_mode=reroute settings: WEIR_CACHE_SIZE=10");
+  }
+
+  @Test
+  void read_guberDiscoveryWithAutoTls_errorNamesTheGuberVariable() {
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "GUBER_PEER_DISCOVERY_TYPE", "dns",
+                        "GUBER_DNS_FQDN", "weir",
+                        "GUBER_TLS_AUTO", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("may have peers (GUBER_PEER_DISCOVERY_TYPE=dns)")
+        .hasMessageNotContaining("WEIR_PEER_DISCOVERY_TYPE");
   }
 }

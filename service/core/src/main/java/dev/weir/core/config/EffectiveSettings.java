@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
  * variable that is set, sorted, with the values of secrets replaced by {@value #MASK}.
  *
  * <p>A variable is a secret when its name mentions a password, secret, token or credential, or
- * ends in {@code KEY} (TLS and CA keys) or {@code HEADERS} (headers sent to a server, such as an
- * {@code authorization} header); their values never reach the log.
+ * ends in {@code _KEY} (TLS and CA keys) or {@code _HEADERS} (headers sent to a server, such as an
+ * {@code authorization} header); their values never reach the log. A name with {@code KEY} inside
+ * it, such as {@code WEIR_ETCD_KEY_PREFIX}, is no secret.
  */
 public final class EffectiveSettings {
 
@@ -19,7 +20,7 @@ public final class EffectiveSettings {
   public static final String MASK = "****";
 
   private static final Pattern SECRET =
-      Pattern.compile(".*(PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|_KEY$|_KEY_|_HEADERS$).*");
+      Pattern.compile(".*(PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|_KEY$|_HEADERS$).*");
 
   private EffectiveSettings() {}
 

@@ -51,4 +51,19 @@ class EffectiveSettingsTest {
     assertThat(EffectiveSettings.describe(Map.of("WEIR_A", " ", "WEIR_B", "x\ny")))
         .isEqualTo("WEIR_B=x\\ny");
   }
+
+  @Test
+  void describe_keyInTheMiddleOfTheName_shown() {
+    String line =
+        EffectiveSettings.describe(
+            Map.of(
+                "WEIR_ETCD_KEY_PREFIX", "/weir-peers/",
+                "WEIR_MAX_KEY_LENGTH", "2048",
+                "WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
+
+    assertThat(line)
+        .isEqualTo(
+            "WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true"
+                + " WEIR_ETCD_KEY_PREFIX=/weir-peers/ WEIR_MAX_KEY_LENGTH=2048");
+  }
 }
