@@ -5,12 +5,12 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -18,6 +18,7 @@ import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
+import org.yaml.snakeyaml.representer.Representer;
 
 /**
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then the
@@ -102,7 +103,7 @@ final class YamlConfigParser {
     try {
       // The first document, as yaml.v2's Unmarshal reads it; a later one (a trailing "---"
       // included) is not read.
-      Iterator<Node> documents = new Yaml(loaderOptions()).composeAll(new StringReader(text)).iterator();
+      Iterator<Node> documents = yaml().composeAll(new StringReader(text)).iterator();
       root = documents.hasNext() ? documents.next() : null;
       moreDocuments = root != null && moreDocuments(documents);
     } catch (YAMLException e) {
@@ -153,6 +154,18 @@ final class YamlConfigParser {
     return new ParsedFile(fileName, domain, descriptors, warnings);
   }
 
+  /** A reader whose scalars resolve to the types yaml.v2 gives them. */
+  private Yaml yaml() {
+    LoaderOptions loaderOptions = loaderOptions();
+    DumperOptions dumperOptions = new DumperOptions();
+    return new Yaml(
+        new SafeConstructor(loaderOptions),
+        new Representer(dumperOptions),
+        dumperOptions,
+        loaderOptions,
+        new YamlV2Resolver());
+  }
+
   private LoaderOptions loaderOptions() {
     LoaderOptions options = new LoaderOptions();
     options.setMaxAliasesForCollections(ConfigLimits.MAX_COLLECTION_ALIASES);
@@ -172,7 +185,11 @@ final class YamlConfigParser {
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
       if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
-        throw error("config error, key is not of type string: " + render(keyNode));
+        throw error(
+            "config error, key is not of type string: "
+                + (keyNode instanceof ScalarNode scalarKey
+                    ? ConfigCompiler.goKey(scalarKey)
+                    : render(keyNode)));
       }
       String key = ks.getValue();
       boolean allowed =
@@ -443,9 +460,10 @@ final class YamlConfigParser {
     if (isNull(node)) {
       return false;
     }
-    if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
-      String v = s.getValue().toLowerCase(Locale.ROOT);
-      return v.equals("true") || v.equals("yes") || v.equals("on");
+    if (node instanceof ScalarNode s
+        && s.getTag().equals(Tag.BOOL)
+        && YamlV2Resolver.BOOL.matcher(s.getValue()).matches()) {
+      return YamlV2Resolver.isTrue(s.getValue());
     }
     throw unmarshal(node, "bool");
   }

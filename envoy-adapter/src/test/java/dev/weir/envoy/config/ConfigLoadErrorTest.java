@@ -156,6 +156,22 @@ class ConfigLoadErrorTest {
     assertCompileErrors(yaml, "t.yaml: " + text);
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {"y | true", "N | false", "0x1F | 31", "yES | "})
+  void compile_keyYamlV2ReadsAsANumberOrBoolean_notOfTypeStringAsGoPrintsIt(
+      String key, String printed) {
+    String yaml = "domain: demo\ndescriptors:\n  - key: a\n    " + key + ": 1\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: "
+            + (printed == null
+                ? "config error, unknown key '" + key + "'"
+                : "config error, key is not of type string: " + printed));
+  }
+
   @Test
   void compile_policyReplacesAnotherPolicyOfItsDescriptor_namesBothPoliciesAndTheLine() {
     String yaml =
