@@ -333,11 +333,11 @@ final class YamlConfigParser {
         case "rate_limit" -> rateLimit = rateLimit(v, composite, line(t.getKeyNode()));
         case RATE_LIMITS -> rateLimits = rateLimits(v, composite);
         case "descriptors" -> children = descriptors(v, composite + ".");
-        case "shadow_mode" -> shadow = bool(v);
-        case "quota_mode" -> quota = bool(v);
-        case "detailed_metric" -> detailed = bool(v);
-        case "value_to_metric" -> valueToMetric = bool(v);
-        case "share_threshold" -> share = bool(v);
+        case "shadow_mode" -> shadow = bool(v, "shadow_mode", " in descriptor '" + composite + "'");
+        case "quota_mode" -> quota = bool(v, "quota_mode", " in descriptor '" + composite + "'");
+        case "detailed_metric" -> detailed = bool(v, "detailed_metric", " in descriptor '" + composite + "'");
+        case "value_to_metric" -> valueToMetric = bool(v, "value_to_metric", " in descriptor '" + composite + "'");
+        case "share_threshold" -> share = bool(v, "share_threshold", " in descriptor '" + composite + "'");
         case "metadata" -> metadata = v;
         default -> {}
       }
@@ -391,7 +391,8 @@ final class YamlConfigParser {
       switch (keyOf(t)) {
         case "requests_per_unit" -> rpu = requestsPerUnit(v, composite);
         case "unit" -> unit = string(v);
-        case "unlimited" -> unlimited = bool(v);
+        case "unlimited" ->
+            unlimited = bool(v, "unlimited", " in rate_limit of '" + composite + "'");
         case "name" -> name = string(v);
         case "replaces" -> {
           for (MappingNode r : mappings(v, "[]config.yamlReplaces")) {
@@ -456,7 +457,11 @@ final class YamlConfigParser {
     throw unmarshal(node, "string");
   }
 
-  private boolean bool(Node node) throws DescriptorConfigException {
+  /**
+   * Decodes the boolean {@code key}, found {@code where} (" in descriptor '...'"); a bad value's
+   * error is the reference's, followed by the key, the value, where it is and the allowed values.
+   */
+  private boolean bool(Node node, String key, String where) throws DescriptorConfigException {
     if (isNull(node)) {
       return false;
     }
@@ -465,7 +470,21 @@ final class YamlConfigParser {
         && YamlV2Resolver.BOOL.matcher(s.getValue()).matches()) {
       return YamlV2Resolver.isTrue(s.getValue());
     }
-    throw unmarshal(node, "bool");
+    throw error(
+        unmarshalText(node, "bool")
+            + ": invalid "
+            + key
+            + " '"
+            + render(node)
+            + "'"
+            + where
+            + ": allowed values are true, false"
+            + (node instanceof ScalarNode s
+                    && s.getTag().equals(Tag.STR)
+                    && s.getScalarStyle() != DumperOptions.ScalarStyle.PLAIN
+                    && YamlV2Resolver.BOOL.matcher(s.getValue()).matches()
+                ? " (written in quotes, it is a string: write booleans without quotes)"
+                : ""));
   }
 
   /**
