@@ -364,8 +364,7 @@ final class ConfigCompiler {
     boolean on = false;
     if (node != null && !isNull(node)) {
       if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
-        String v = s.getValue().toLowerCase(Locale.ROOT);
-        on = v.equals("true") || v.equals("yes") || v.equals("on");
+        on = YamlV2Resolver.isTrue(s.getValue());
       } else {
         throw error(
             file,
@@ -632,8 +631,7 @@ final class ConfigCompiler {
       return null;
     }
     if (tag.equals(Tag.BOOL)) {
-      String v = s.getValue().toLowerCase(Locale.ROOT);
-      return v.equals("true") || v.equals("yes") || v.equals("on");
+      return YamlV2Resolver.isTrue(s.getValue());
     }
     if (tag.equals(Tag.INT)) {
       BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
@@ -668,8 +666,7 @@ final class ConfigCompiler {
       return "<nil>";
     }
     if (tag.equals(Tag.BOOL)) {
-      String v = text.toLowerCase(Locale.ROOT);
-      return Boolean.toString(v.equals("true") || v.equals("yes") || v.equals("on"));
+      return Boolean.toString(YamlV2Resolver.isTrue(text));
     }
     if (tag.equals(Tag.INT)) {
       BigInteger v = YamlConfigParser.parseYamlInt(text);

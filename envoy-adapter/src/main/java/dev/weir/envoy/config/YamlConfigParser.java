@@ -5,12 +5,12 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -18,6 +18,7 @@ import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
+import org.yaml.snakeyaml.representer.Representer;
 
 /**
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then the
@@ -102,7 +103,7 @@ final class YamlConfigParser {
     try {
       // The first document, as yaml.v2's Unmarshal reads it; a later one (a trailing "---"
       // included) is not read.
-      Iterator<Node> documents = new Yaml(loaderOptions()).composeAll(new StringReader(text)).iterator();
+      Iterator<Node> documents = yaml().composeAll(new StringReader(text)).iterator();
       root = documents.hasNext() ? documents.next() : null;
       moreDocuments = root != null && moreDocuments(documents);
     } catch (YAMLException e) {
@@ -153,6 +154,18 @@ final class YamlConfigParser {
     return new ParsedFile(fileName, domain, descriptors, warnings);
   }
 
+  /** A reader whose scalars resolve to the types yaml.v2 gives them. */
+  private Yaml yaml() {
+    LoaderOptions loaderOptions = loaderOptions();
+    DumperOptions dumperOptions = new DumperOptions();
+    return new Yaml(
+        new SafeConstructor(loaderOptions),
+        new Representer(dumperOptions),
+        dumperOptions,
+        loaderOptions,
+        new YamlV2Resolver());
+  }
+
   private LoaderOptions loaderOptions() {
     LoaderOptions options = new LoaderOptions();
     options.setMaxAliasesForCollections(ConfigLimits.MAX_COLLECTION_ALIASES);
@@ -172,7 +185,11 @@ final class YamlConfigParser {
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
       if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
-        throw error("config error, key is not of type string: " + render(keyNode));
+        throw error(
+            "config error, key is not of type string: "
+                + (keyNode instanceof ScalarNode scalarKey
+                    ? ConfigCompiler.goKey(scalarKey)
+                    : render(keyNode)));
       }
       String key = ks.getValue();
       boolean allowed =
@@ -316,11 +333,11 @@ final class YamlConfigParser {
         case "rate_limit" -> rateLimit = rateLimit(v, composite, line(t.getKeyNode()));
         case RATE_LIMITS -> rateLimits = rateLimits(v, composite);
         case "descriptors" -> children = descriptors(v, composite + ".");
-        case "shadow_mode" -> shadow = bool(v);
-        case "quota_mode" -> quota = bool(v);
-        case "detailed_metric" -> detailed = bool(v);
-        case "value_to_metric" -> valueToMetric = bool(v);
-        case "share_threshold" -> share = bool(v);
+        case "shadow_mode" -> shadow = bool(v, "shadow_mode", " in descriptor '" + composite + "'");
+        case "quota_mode" -> quota = bool(v, "quota_mode", " in descriptor '" + composite + "'");
+        case "detailed_metric" -> detailed = bool(v, "detailed_metric", " in descriptor '" + composite + "'");
+        case "value_to_metric" -> valueToMetric = bool(v, "value_to_metric", " in descriptor '" + composite + "'");
+        case "share_threshold" -> share = bool(v, "share_threshold", " in descriptor '" + composite + "'");
         case "metadata" -> metadata = v;
         default -> {}
       }
@@ -374,7 +391,8 @@ final class YamlConfigParser {
       switch (keyOf(t)) {
         case "requests_per_unit" -> rpu = requestsPerUnit(v, composite);
         case "unit" -> unit = string(v);
-        case "unlimited" -> unlimited = bool(v);
+        case "unlimited" ->
+            unlimited = bool(v, "unlimited", " in rate_limit of '" + composite + "'");
         case "name" -> name = string(v);
         case "replaces" -> {
           for (MappingNode r : mappings(v, "[]config.yamlReplaces")) {
@@ -439,15 +457,34 @@ final class YamlConfigParser {
     throw unmarshal(node, "string");
   }
 
-  private boolean bool(Node node) throws DescriptorConfigException {
+  /**
+   * Decodes the boolean {@code key}, found {@code where} (" in descriptor '...'"); a bad value's
+   * error is the reference's, followed by the key, the value, where it is and the allowed values.
+   */
+  private boolean bool(Node node, String key, String where) throws DescriptorConfigException {
     if (isNull(node)) {
       return false;
     }
-    if (node instanceof ScalarNode s && s.getTag().equals(Tag.BOOL)) {
-      String v = s.getValue().toLowerCase(Locale.ROOT);
-      return v.equals("true") || v.equals("yes") || v.equals("on");
+    if (node instanceof ScalarNode s
+        && s.getTag().equals(Tag.BOOL)
+        && YamlV2Resolver.BOOL.matcher(s.getValue()).matches()) {
+      return YamlV2Resolver.isTrue(s.getValue());
     }
-    throw unmarshal(node, "bool");
+    throw error(
+        unmarshalText(node, "bool")
+            + ": invalid "
+            + key
+            + " '"
+            + render(node)
+            + "'"
+            + where
+            + ": allowed values are true, false"
+            + (node instanceof ScalarNode s
+                    && s.getTag().equals(Tag.STR)
+                    && s.getScalarStyle() != DumperOptions.ScalarStyle.PLAIN
+                    && YamlV2Resolver.BOOL.matcher(s.getValue()).matches()
+                ? " (written in quotes, it is a string: write booleans without quotes)"
+                : ""));
   }
 
   /**

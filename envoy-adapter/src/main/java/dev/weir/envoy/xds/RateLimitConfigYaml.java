@@ -2,6 +2,7 @@ package dev.weir.envoy.xds;
 
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
+import dev.weir.envoy.config.YamlV2Resolver;
 import dev.weir.proto.ratelimit.config.v3.RateLimitConfig;
 import dev.weir.proto.ratelimit.config.v3.RateLimitDescriptor;
 import dev.weir.proto.ratelimit.config.v3.RateLimitPolicy;
@@ -11,7 +12,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.representer.Representer;
 
 /**
  * Writes an xDS {@link RateLimitConfig} as the descriptor YAML it stands for, as
@@ -33,7 +37,13 @@ public final class RateLimitConfigYaml {
     options.setSplitLines(false);
     // a control character stays a string (escaped), not a !!binary block the parser refuses
     options.setNonPrintableStyle(DumperOptions.NonPrintableStyle.ESCAPE);
-    return new Yaml(options).dump(root);
+    // yaml.v2's booleans (y, n, ...) as the resolver: a string that reads as one is quoted
+    return new Yaml(
+            new SafeConstructor(new LoaderOptions()),
+            new Representer(options),
+            options,
+            new YamlV2Resolver())
+        .dump(root);
   }
 
   private static List<Object> descriptors(List<RateLimitDescriptor> descriptors) {

@@ -74,7 +74,8 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "bool-as-string.yaml",
             "error loading config file: yaml: unmarshal errors: line 4: cannot unmarshal !!str"
-                + " `sometimes` into bool"),
+                + " `sometimes` into bool: invalid shadow_mode 'sometimes' in descriptor 'shop.a':"
+                + " allowed values are true, false"),
         Arguments.of(
             "bad-algorithm.yaml",
             "invalid algorithm 'gcra' in rate_limit of 'shop.a': allowed values are fixed_window,"
@@ -154,6 +155,53 @@ class ConfigLoadErrorTest {
             + "          unit: second\n";
 
     assertCompileErrors(yaml, "t.yaml: " + text);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "unlimited: maybe | error loading config file: yaml: unmarshal errors: line 8: cannot"
+            + " unmarshal !!str `maybe` into bool: invalid unlimited 'maybe' in rate_limit of"
+            + " 'demo.user_x.tier': allowed values are true, false",
+        "unlimited: 'y' | error loading config file: yaml: unmarshal errors: line 8: cannot"
+            + " unmarshal !!str `y` into bool: invalid unlimited 'y' in rate_limit of"
+            + " 'demo.user_x.tier': allowed values are true, false (written in quotes, it is a"
+            + " string: write booleans without quotes)",
+        "yES: 1 | config error, unknown key 'yES'",
+      })
+  void compile_badBooleanInRateLimit_referenceTextThenKeyValueDescriptorAndAllowed(
+      String line, String text) {
+    String yaml =
+        "domain: demo\n"
+            + "descriptors:\n"
+            + "  - key: user\n"
+            + "    value: x\n"
+            + "    descriptors:\n"
+            + "      - key: tier\n"
+            + "        rate_limit:\n"
+            + "          "
+            + line
+            + "\n"
+            + "          unit: second\n";
+
+    assertCompileErrors(yaml, "t.yaml: " + text);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {"y | true", "N | false", "0x1F | 31", "yES | "})
+  void compile_keyYamlV2ReadsAsANumberOrBoolean_notOfTypeStringAsGoPrintsIt(
+      String key, String printed) {
+    String yaml = "domain: demo\ndescriptors:\n  - key: a\n    " + key + ": 1\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: "
+            + (printed == null
+                ? "config error, unknown key '" + key + "'"
+                : "config error, key is not of type string: " + printed));
   }
 
   @Test

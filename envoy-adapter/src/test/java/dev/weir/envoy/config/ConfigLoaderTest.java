@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.io.TempDir;
 
 class ConfigLoaderTest {
@@ -243,5 +245,75 @@ class ConfigLoaderTest {
         .as("nested keys, decoded as values and printed by fmt's %v")
         .containsOnlyKeys(
             "true", "1.5", "1e+06", "31", "1e-05", "123456.7", "<nil>", "2024-01-02", "-0", "+Inf");
+  }
+
+  @Test
+  void compile_booleansWrittenYAndN_readAsEnvoysServiceReadsThem() throws Exception {
+    String yaml =
+        """
+        domain: d
+        descriptors:
+          - key: internal
+            rate_limit: {unlimited: Y}
+          - key: trial
+            shadow_mode: y
+            rate_limit: {unit: minute, requests_per_unit: 10}
+            metadata: {premium: y, tiers: {y: gold}}
+        """;
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("b.yaml", yaml)));
+
+    DescriptorLevel root = config.domain("d").orElseThrow().root();
+    assertThat(root.exact("internal", "").orElseThrow().rule().orElseThrow().unlimited()).isTrue();
+    DescriptorNode trial = root.exact("trial", "").orElseThrow();
+    assertThat(trial.shadowMode()).isTrue();
+    assertThat(trial.metadata().get("premium")).isEqualTo(Boolean.TRUE);
+    assertThat(trial.metadata().get("tiers")).isEqualTo(Map.of("true", "gold"));
+  }
+
+  @ParameterizedTest(name = "shadow_mode: {0}")
+  @CsvSource({
+    "y, true", "Y, true", "yes, true", "Yes, true", "YES, true",
+    "true, true", "True, true", "TRUE, true", "on, true", "On, true", "ON, true",
+    "n, false", "N, false", "no, false", "No, false", "NO, false",
+    "false, false", "False, false", "FALSE, false", "off, false", "Off, false", "OFF, false"
+  })
+  void compile_everyBooleanSpellingOfYamlV2_readAsThatBoolean(String written, boolean expected)
+      throws Exception {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: a\n    shadow_mode: "
+            + written
+            + "\n    rate_limit: {unit: second, requests_per_unit: 1}\n";
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("b.yaml", yaml)));
+
+    assertThat(config.domain("d").orElseThrow().root().exact("a", "").orElseThrow().shadowMode())
+        .isEqualTo(expected);
+  }
+
+  @Test
+  void compile_descriptorKeyAndValueYAndN_matchTheTextAsWritten() throws Exception {
+    String yaml =
+        """
+        domain: d
+        descriptors:
+          - key: y
+            value: n
+            descriptors:
+              - key: Y
+                value: N
+                rate_limit: {unit: second, requests_per_unit: 1}
+        """;
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("k.yaml", yaml)));
+
+    DescriptorNode outer = config.domain("d").orElseThrow().root().exact("y", "n").orElseThrow();
+    assertThat(outer.children().exact("Y", "N")).isPresent();
   }
 }

@@ -98,6 +98,21 @@ class RateLimitConfigYamlTest {
   }
 
   @Test
+  void of_stringsYamlV2ReadsAsBooleans_stayStrings() throws Exception {
+    Struct nested = Struct.newBuilder().putFields("n", string("Y")).build();
+    Struct metadata =
+        Struct.newBuilder()
+            .putFields("premium", string("y"))
+            .putFields("tiers", Value.newBuilder().setStructValue(nested).build())
+            .build();
+
+    DescriptorLevel root = compiled(descriptor("y").setValue("N").setMetadata(metadata));
+
+    assertThat(root.exact("y", "N").orElseThrow().metadata())
+        .isEqualTo(Map.of("premium", "y", "tiers", Map.of("n", "Y")));
+  }
+
+  @Test
   void of_valueWithAControlCharacter_staysAStringTheParserReads() throws Exception {
     DescriptorLevel root = compiledWithRule("yes", "a\u0001b\u0085c");
 
