@@ -134,12 +134,13 @@ class SnapshotRestoreOrderTest {
     }
 
     @Override
-    public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+    public RateLimitResponse update(
+        String key, long at, Function<BucketState, Decision> update) {
       if (key.equals(SPENT.hashKey()) && !ran) {
         ran = true;
         during.run();
       }
-      return super.update(key, update);
+      return super.update(key, at, update);
     }
   }
 }

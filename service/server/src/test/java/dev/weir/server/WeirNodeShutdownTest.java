@@ -72,7 +72,8 @@ class WeirNodeShutdownTest {
     }
 
     @Override
-    public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+    public RateLimitResponse update(
+        String key, long at, Function<BucketState, Decision> update) {
       if (key.endsWith("block")) {
         entered.countDown();
         try {
@@ -81,7 +82,7 @@ class WeirNodeShutdownTest {
           Thread.currentThread().interrupt();
         }
       }
-      return super.update(key, update);
+      return super.update(key, at, update);
     }
 
     @Override

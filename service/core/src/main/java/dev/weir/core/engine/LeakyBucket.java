@@ -75,8 +75,9 @@ final class LeakyBucket {
     long leaked = 0;
     long credited = 0;
     // A new rate applies from now: the time since the anchor leaks at the rate the bucket had.
-    // A stored duration that may be a Gregorian code (the state does not say) is no rate in ms,
-    // so that time leaks at the new rate, as in Gubernator.
+    // When that is less than a whole token the anchor stays and the time leaks later at the new
+    // rate, as in Gubernator: no token was handed out for it. A stored duration that may be a
+    // Gregorian code (the state does not say) is no rate in ms, so that time leaks at the new rate.
     boolean rateChanged =
         !r.has(Behavior.DURATION_IS_GREGORIAN)
             && (b.limit() != limit || b.duration() != r.duration())
@@ -99,8 +100,6 @@ final class LeakyBucket {
         anchor = add(anchor, periods * rate.periodMillis());
         credited = SaturatingMath.mul(periods, rate.tokensPerPeriod());
       }
-    } else if (rateChanged && elapsed > 0) {
-      anchor = now;
     }
     long available = add(remaining, leaked);
     long pending = sub(leaked, credited);

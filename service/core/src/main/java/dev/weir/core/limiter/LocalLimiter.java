@@ -45,14 +45,14 @@ public final class LocalLimiter {
 
   /**
    * Checks {@code request} against its bucket (keyed by {@link RateLimitRequest#hashKey()}) at its
-   * {@code created_at} and returns the answer. An unexpected failure of the engine becomes the
-   * item's error rather than failing the call.
+   * {@code created_at}, the bucket's expiry included, and returns the answer. An unexpected failure
+   * of the engine becomes the item's error rather than failing the call.
    */
   public RateLimitResponse decide(RateLimitRequest request) {
     RateLimitRequest stamped = stamp(request);
     long now = stamped.createdAt();
     try {
-      return store.update(stamped.hashKey(), prior -> engine.apply(prior, stamped, now));
+      return store.update(stamped.hashKey(), now, prior -> engine.apply(prior, stamped, now));
     } catch (RuntimeException e) {
       warnings.warn("apply", "rate limit for '{}' failed", stamped.hashKey(), e);
       return RateLimitResponse.error(

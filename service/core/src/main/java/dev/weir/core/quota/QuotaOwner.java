@@ -105,7 +105,8 @@ public final class QuotaOwner {
           long recorded = attributable(usage, now);
           RateLimitRequest hits =
               rule.withHits(recorded).withBehavior(Behavior.DRAIN_OVER_LIMIT).withCreatedAt(now);
-          RateLimitResponse counted = store.update(key, prior -> engine.apply(prior, hits, now));
+          RateLimitResponse counted =
+              store.update(key, now, prior -> engine.apply(prior, hits, now));
           if (counted.isError()) {
             return QuotaShare.error(counted.error());
           }

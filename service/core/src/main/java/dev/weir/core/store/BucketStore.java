@@ -15,11 +15,14 @@ import java.util.function.Function;
 public interface BucketStore {
 
   /**
-   * Atomically replaces the live state under {@code key} (absent when none or expired) with the
-   * decision's next state, removing the key when it is {@code null}, and returns the decision's
-   * response. No other update of {@code key} interleaves.
+   * Atomically replaces the state under {@code key} that is live at {@code at} (absent when none
+   * or when its {@code expireAt} is at or before {@code at}) with the decision's next state,
+   * removing the key when it is {@code null}, and returns the decision's response. {@code at} is
+   * the time the update is decided at (a request's {@code created_at}), which may be before the
+   * store's clock; a next state that has expired by the store's clock is kept until it is swept.
+   * No other update of {@code key} interleaves.
    */
-  RateLimitResponse update(String key, Function<BucketState, Decision> update);
+  RateLimitResponse update(String key, long at, Function<BucketState, Decision> update);
 
   /** Returns the live state under {@code key}. */
   Optional<BucketState> get(String key);
@@ -32,22 +35,10 @@ public interface BucketStore {
 
   /**
    * Removes {@code key} only if its state still equals {@code expected}, atomically with respect to
-   * {@link #update}; returns whether it was removed. A key that is absent or expired counts as
-   * changed unless {@code expected} is null.
+   * {@link #update}; returns whether it was removed. A key that is absent or expired by the store's
+   * clock counts as changed.
    */
-  default boolean remove(String key, BucketState expected) {
-    boolean[] removed = {false};
-    update(
-        key,
-        prior -> {
-          if (prior != null && prior.equals(expected)) {
-            removed[0] = true;
-            return new Decision(null, null);
-          }
-          return new Decision(prior, null);
-        });
-    return removed[0];
-  }
+  boolean remove(String key, BucketState expected);
 
   /** Calls {@code action} with each live entry, a weakly consistent view. */
   void forEach(BiConsumer<String, BucketState> action);

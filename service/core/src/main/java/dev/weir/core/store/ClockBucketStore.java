@@ -31,9 +31,10 @@ import java.util.function.Function;
  * since the hand last passed it and clearing the bit of those that were. A new entry starts
  * unreferenced, so a scan of keys used once evicts its own kind before the keys in steady use.
  *
- * <p>Expiry is read, never scheduled: a state whose {@code expireAt} has passed on the injected
- * wall clock is never handed out, and its entry is removed when it is next touched, when the clock
- * hand or each insertion's two-slot sweep reaches it, or by {@link #cleanUp()}. The segment count
+ * <p>Expiry is read, never scheduled: an update is handed the state only while it is live at the
+ * update's time (a request's {@code created_at}, which may lag the clock), reads and scans only
+ * while it is live on the injected wall clock. An entry expired on the clock stays until the clock
+ * hand or each insertion's two-slot sweep reaches it or {@link #cleanUp()} runs. The segment count
  * and each segment's share of {@code maximumSize} are fixed at construction; the sum of the shares
  * is exactly {@code maximumSize}. The update functions run under the segment's monitor and must
  * not call back into the store.
@@ -71,9 +72,9 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   }
 
   @Override
-  public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+  public RateLimitResponse update(String key, long at, Function<BucketState, Decision> update) {
     int hash = hash(key);
-    return segmentFor(hash).update(key, hash, update, clock.wallMillis());
+    return segmentFor(hash).update(key, hash, at, update, clock.wallMillis());
   }
 
   @Override
@@ -279,10 +280,10 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     }
 
     synchronized RateLimitResponse update(
-        String key, int hash, Function<BucketState, Decision> update, long now) {
+        String key, int hash, long at, Function<BucketState, Decision> update, long now) {
       int i = indexOf(key, hash);
       Entry entry = i < 0 ? null : table[i];
-      BucketState live = entry != null && entry.liveAt(now) ? entry.state() : null;
+      BucketState live = entry != null && entry.liveAt(at) ? entry.state() : null;
       if (live == null) {
         misses++;
       } else {

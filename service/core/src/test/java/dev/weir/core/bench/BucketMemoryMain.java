@@ -37,7 +37,8 @@ public final class BucketMemoryMain {
     long before = usedAfterGc(memory);
     for (int i = 0; i < count; i++) {
       long now = SystemClock.INSTANCE.wallMillis();
-      store.update("requests_per_minute_account:" + i, prior -> engine.apply(prior, request, now));
+      store.update(
+          "requests_per_minute_account:" + i, now, prior -> engine.apply(prior, request, now));
     }
     store.cleanUp();
     long after = usedAfterGc(memory);

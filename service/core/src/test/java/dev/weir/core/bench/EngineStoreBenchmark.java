@@ -58,7 +58,7 @@ public class EngineStoreBenchmark {
 
     RateLimitResponse decide(String key) {
       long now = clock.wallMillis();
-      return store.update(key, prior -> engine.apply(prior, request, now));
+      return store.update(key, now, prior -> engine.apply(prior, request, now));
     }
   }
 

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.RateLimitResponse;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -199,6 +200,17 @@ class LeakyBucketTest {
     s.send(leaky(10, 1000, 10), NOW);
     s.send(leaky(10, 1000, 1), NOW + 250);
     assertThat(s.state()).isEqualTo(new LeakyBucketState(10, 1000, 10, 1, NOW + 200, NOW + 1251));
+  }
+
+  @Test
+  void apply_queriesAlternatingLimitMoreOftenThanATokenLeaks_stillRefill() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 10, 10, 0), NOW);
+    RateLimitResponse last = null;
+    for (long t = 40; t <= 1000; t += 40) {
+      last = s.send(leaky(t % 80 == 0 ? 10 : 20, 1000, 10, 0, 0), NOW + t);
+    }
+    assertThat(last.remaining()).as("remaining at +1000 ms").isPositive();
   }
 
   @Test

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Status;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import java.time.ZoneOffset;
@@ -75,5 +77,32 @@ class LocalLimiterTest {
     clock.advanceMillis(resetTime - clock.wallMillis() + 1);
 
     assertThat(limiter.decide(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void decide_fixedWindowStampedBeforeTheOwnersClockCrossedItsEnd_countsTheWindowsHits() {
+    long end = clock.wallMillis() / 1000 * 1000;
+    LocalLimiter owner =
+        new LocalLimiter(
+            new RateLimitEngine(ZoneOffset.UTC), new ClockBucketStore(clock, 100), clock);
+    RateLimitRequest late =
+        request().algorithm(Algorithm.FIXED_WINDOW).limit(1).createdAt(end - 1).build();
+
+    assertThat(owner.decide(late).status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(owner.decide(late).status()).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void decide_tokenBucketStampedBeforeTheOwnersClockPassedItsReset_countsTheBucketsHits() {
+    LocalLimiter owner =
+        new LocalLimiter(
+            new RateLimitEngine(ZoneOffset.UTC), new ClockBucketStore(clock, 100), clock);
+    RateLimitRequest onePerSecond = request().limit(1).createdAt(clock.wallMillis()).build();
+    assertThat(owner.decide(onePerSecond).status()).isEqualTo(Status.UNDER_LIMIT);
+
+    clock.advanceMillis(1500);
+
+    RateLimitRequest late = request().limit(1).createdAt(clock.wallMillis() - 600).build();
+    assertThat(owner.decide(late).status()).isEqualTo(Status.OVER_LIMIT);
   }
 }

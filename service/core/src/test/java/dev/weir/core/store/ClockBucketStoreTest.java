@@ -37,7 +37,7 @@ class ClockBucketStoreTest {
 
   private RateLimitResponse hit(String key, RateLimitRequest request) {
     long now = clock.wallMillis();
-    return store.update(key, prior -> engine.apply(prior, request, now));
+    return store.update(key, now, prior -> engine.apply(prior, request, now));
   }
 
   private static RateLimitRequest token(long hits) {
@@ -66,7 +66,10 @@ class ClockBucketStoreTest {
     for (BucketState state : states) {
       store.put("put", state);
       assertThat(store.get("put")).contains(state);
-      store.update("updated", prior -> new Decision(state, RateLimitResponse.error("x")));
+      store.update(
+          "updated",
+          clock.wallMillis(),
+          prior -> new Decision(state, RateLimitResponse.error("x")));
       assertThat(store.get("updated")).contains(state);
     }
     Map<String, BucketState> visited = new HashMap<>();
@@ -94,6 +97,7 @@ class ClockBucketStoreTest {
     RateLimitResponse r =
         store.update(
             "a",
+            clock.wallMillis(),
             prior -> {
               seen[0] = prior;
               return new Decision(next, answer);
@@ -109,7 +113,9 @@ class ClockBucketStoreTest {
   void update_nullNextState_removesTheKey() {
     hit("k", token(1));
     store.update(
-        "k", prior -> new Decision(null, RateLimitResponse.of(Status.UNDER_LIMIT, 0, 0, 0)));
+        "k",
+        clock.wallMillis(),
+        prior -> new Decision(null, RateLimitResponse.of(Status.UNDER_LIMIT, 0, 0, 0)));
     assertThat(store.get("k")).isEmpty();
     assertThat(store.size()).isZero();
   }
@@ -157,18 +163,51 @@ class ClockBucketStoreTest {
     assertThat(store.get("k")).isEmpty();
   }
 
-  @Test
-  void update_expiredState_isPassedAsAbsent() {
-    store.put("k", new FixedWindowState(1, 1000, 0, 1, clock.wallMillis() + 5));
-    clock.advanceMillis(5);
+  private BucketState priorAt(String key, long at, BucketState next) {
     BucketState[] seen = new BucketState[1];
     store.update(
-        "k",
+        key,
+        at,
         prior -> {
           seen[0] = prior;
-          return new Decision(prior, RateLimitResponse.of(Status.UNDER_LIMIT, 0, 0, 0));
+          return new Decision(next, RateLimitResponse.of(Status.UNDER_LIMIT, 0, 0, 0));
         });
-    assertThat(seen[0]).isNull();
+    return seen[0];
+  }
+
+  @Test
+  void update_stateExpiredAtTheUpdatesTime_isPassedAsAbsent() {
+    long expireAt = clock.wallMillis() + 5;
+    FixedWindowState state = new FixedWindowState(1, 1000, 0, 1, expireAt);
+    store.put("k", state);
+
+    assertThat(priorAt("k", expireAt, state)).isNull();
+    assertThat(store.get("k")).contains(state);
+  }
+
+  @Test
+  void update_stateExpiredOnTheClockButLiveAtTheUpdatesTime_isPassedAndItsNextStateKept() {
+    long expireAt = clock.wallMillis() + 5;
+    FixedWindowState state = new FixedWindowState(1, 1000, 0, 1, expireAt);
+    FixedWindowState next = new FixedWindowState(1, 1000, 0, 2, expireAt);
+    store.put("k", state);
+    clock.advanceMillis(10);
+
+    assertThat(priorAt("k", expireAt - 1, next)).isEqualTo(state);
+    assertThat(priorAt("k", expireAt - 1, next)).isEqualTo(next);
+    assertThat(store.get("k")).isEmpty();
+    store.cleanUp();
+    assertThat(store.size()).isZero();
+  }
+
+  @Test
+  void update_absentKeyWithANextStateAlreadyExpiredOnTheClock_keepsItForLaterUpdates() {
+    long at = clock.wallMillis() - 10;
+    FixedWindowState next = new FixedWindowState(1, 1000, 0, 1, at + 5);
+
+    assertThat(priorAt("k", at, next)).isNull();
+    assertThat(priorAt("k", at, next)).isEqualTo(next);
+    assertThat(store.size()).isEqualTo(1);
   }
 
   @Test
@@ -203,7 +242,7 @@ class ClockBucketStoreTest {
     ClockBucketStore small = new ClockBucketStore(clock, 10);
     for (int i = 0; i < 100; i++) {
       long now = clock.wallMillis();
-      small.update("key" + i, prior -> engine.apply(prior, token(1), now));
+      small.update("key" + i, now, prior -> engine.apply(prior, token(1), now));
     }
     small.cleanUp();
     assertThat(small.size()).isEqualTo(10);
@@ -217,11 +256,11 @@ class ClockBucketStoreTest {
     RateLimitRequest big =
         RateLimitRequest.builder("n", "k").limit(1_000_000).duration(1000).build();
     for (int i = 0; i < 50; i++) {
-      small.update("hot", prior -> engine.apply(prior, big, now));
+      small.update("hot", now, prior -> engine.apply(prior, big, now));
     }
     for (int i = 0; i < 200; i++) {
-      small.update("cold" + i, prior -> engine.apply(prior, big, now));
-      small.update("hot", prior -> engine.apply(prior, big, now));
+      small.update("cold" + i, now, prior -> engine.apply(prior, big, now));
+      small.update("hot", now, prior -> engine.apply(prior, big, now));
     }
     small.cleanUp();
     assertThat(small.get("hot")).isPresent();
@@ -245,6 +284,7 @@ class ClockBucketStoreTest {
             for (int i = 0; i < perThread; i++) {
               store.update(
                   "shared",
+                  clock.wallMillis(),
                   prior -> {
                     long count = prior == null ? 0 : ((FixedWindowState) prior).count();
                     return new Decision(
@@ -275,7 +315,7 @@ class ClockBucketStoreTest {
     clock.advanceMillis(5);
     for (int i = 0; i < 10; i++) {
       long now = clock.wallMillis();
-      small.update("new" + i, prior -> engine.apply(prior, token(1), now));
+      small.update("new" + i, now, prior -> engine.apply(prior, token(1), now));
     }
     assertThat(small.size()).isEqualTo(10);
     assertThat(small.evictionCount()).isZero();
@@ -293,7 +333,7 @@ class ClockBucketStoreTest {
     clock.advanceMillis(5);
     for (int i = 0; i < 20; i++) {
       long now = clock.wallMillis();
-      oneSegment.update("new" + i, prior -> engine.apply(prior, token(1), now));
+      oneSegment.update("new" + i, now, prior -> engine.apply(prior, token(1), now));
     }
     assertThat(oneSegment.size()).isEqualTo(20);
     assertThat(oneSegment.evictionCount()).isZero();
@@ -305,7 +345,7 @@ class ClockBucketStoreTest {
     assertThat(split.segmentCount()).isEqualTo(8);
     long now = clock.wallMillis();
     for (int i = 0; i < 20_000; i++) {
-      split.update("key" + i, prior -> engine.apply(prior, token(1), now));
+      split.update("key" + i, now, prior -> engine.apply(prior, token(1), now));
     }
     assertThat(split.size()).isEqualTo(1000);
     assertThat(split.evictionCount()).isEqualTo(19_000);
@@ -330,11 +370,11 @@ class ClockBucketStoreTest {
         }
         case 2 -> {
           BucketState state = new FixedWindowState(1, 1000, 0, step, expireAt);
-          store.update(key, prior -> new Decision(state, null));
+          store.update(key, clock.wallMillis(), prior -> new Decision(state, null));
           model.put(key, state);
         }
         default -> {
-          store.update(key, prior -> new Decision(null, null));
+          store.update(key, clock.wallMillis(), prior -> new Decision(null, null));
           model.remove(key);
         }
       }
@@ -360,7 +400,9 @@ class ClockBucketStoreTest {
                 () -> {
                   for (int i = 0; i < 50_000; i++) {
                     small.update(
-                        thread + ":" + (i % 2_000), prior -> engine.apply(prior, token(1), now));
+                        thread + ":" + (i % 2_000),
+                        now,
+                        prior -> engine.apply(prior, token(1), now));
                   }
                 }));
       }

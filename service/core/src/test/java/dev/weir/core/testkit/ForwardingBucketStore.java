@@ -22,8 +22,8 @@ public class ForwardingBucketStore implements BucketStore {
   }
 
   @Override
-  public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
-    return delegate.update(key, update);
+  public RateLimitResponse update(String key, long at, Function<BucketState, Decision> update) {
+    return delegate.update(key, at, update);
   }
 
   @Override
@@ -39,6 +39,11 @@ public class ForwardingBucketStore implements BucketStore {
   @Override
   public void remove(String key) {
     delegate.remove(key);
+  }
+
+  @Override
+  public boolean remove(String key, BucketState expected) {
+    return delegate.remove(key, expected);
   }
 
   @Override

@@ -13,7 +13,8 @@ import java.util.function.Function;
 
 /**
  * An unbounded {@link BucketStore} over a map, for tests: a state is live while its {@link
- * BucketState#expireAt()} is after the clock's wall time; updates of one key are atomic.
+ * BucketState#expireAt()} is after the update's time, for reads the clock's wall time; updates of
+ * one key are atomic.
  */
 public final class InMemoryBucketStore implements BucketStore {
 
@@ -26,12 +27,12 @@ public final class InMemoryBucketStore implements BucketStore {
   }
 
   @Override
-  public RateLimitResponse update(String key, Function<BucketState, Decision> update) {
+  public RateLimitResponse update(String key, long at, Function<BucketState, Decision> update) {
     AtomicReference<RateLimitResponse> response = new AtomicReference<>();
     states.compute(
         key,
         (k, prior) -> {
-          Decision decision = update.apply(live(prior));
+          Decision decision = update.apply(liveAt(prior, at));
           response.set(decision.response());
           return decision.next();
         });
@@ -74,6 +75,10 @@ public final class InMemoryBucketStore implements BucketStore {
   }
 
   private BucketState live(BucketState state) {
-    return state != null && state.expireAt() > clock.wallMillis() ? state : null;
+    return liveAt(state, clock.wallMillis());
+  }
+
+  private static BucketState liveAt(BucketState state, long at) {
+    return state != null && state.expireAt() > at ? state : null;
   }
 }

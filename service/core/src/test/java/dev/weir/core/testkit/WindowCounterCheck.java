@@ -27,7 +27,7 @@ public final class WindowCounterCheck implements BucketCheck {
 
   @Override
   public RateLimitResponse decide(RateLimitRequest r) {
-    return store.update(r.hashKey(), prior -> decide(prior, r));
+    return store.update(r.hashKey(), r.createdAt(), prior -> decide(prior, r));
   }
 
   private static Decision decide(BucketState prior, RateLimitRequest r) {

@@ -244,6 +244,7 @@ public final class HandOff {
       BucketState incoming = state.get();
       store.update(
           b.getKey(),
+          now,
           prior -> {
             Lineage known = lineage.getIfPresent(b.getKey());
             BucketState previous = known != null && known.sender.equals(from) ? known.state : null;
@@ -278,6 +279,7 @@ public final class HandOff {
     BucketState incoming = state.get();
     store.update(
         bucket.getKey(),
+        now,
         prior -> new Decision(BucketMerge.moreConsumed(prior, incoming, now), MERGED));
     return true;
   }
