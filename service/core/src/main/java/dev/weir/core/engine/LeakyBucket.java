@@ -75,9 +75,10 @@ final class LeakyBucket {
     long leaked = 0;
     long credited = 0;
     // A new rate applies from now: the time since the anchor leaks at the rate the bucket had.
-    // When that is less than a whole token the anchor stays and the time leaks later at the new
-    // rate, as in Gubernator: no token was handed out for it. A stored duration that may be a
-    // Gregorian code (the state does not say) is no rate in ms, so that time leaks at the new rate.
+    // When that time is less than a whole token at both rates the anchor stays and the time leaks
+    // later at the new rate: no token was handed out for it, and the new rate leaks under one from
+    // it. A stored duration that may be a Gregorian code (the state does not say) is no rate in ms,
+    // so that time leaks at the new rate.
     boolean rateChanged =
         !r.has(Behavior.DURATION_IS_GREGORIAN)
             && (b.limit() != limit || b.duration() != r.duration())
@@ -100,6 +101,12 @@ final class LeakyBucket {
         anchor = add(anchor, periods * rate.periodMillis());
         credited = SaturatingMath.mul(periods, rate.tokensPerPeriod());
       }
+    } else if (rateChanged
+        && elapsed > 0
+        && limit > 0
+        && period > 0
+        && SaturatingMath.productAtLeast(elapsed, limit, period)) {
+      anchor = now;
     }
     long available = add(remaining, leaked);
     long pending = sub(leaked, credited);

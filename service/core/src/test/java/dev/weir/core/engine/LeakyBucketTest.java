@@ -214,6 +214,16 @@ class LeakyBucketTest {
   }
 
   @Test
+  void apply_rateChangeWhoseTimeLeaksATokenAtTheNewRate_doesNotLeakThatTimeAgainLater() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 60_000, 0), NOW);
+    assertThat(s.send(leaky(10, 1000, 10), NOW + 5000).status()).isEqualTo(UNDER_LIMIT);
+    assertThat(s.send(leaky(10, 1000, 10), NOW + 5001).status())
+        .as("20 tokens within 1 ms of a bucket whose burst is 10")
+        .isEqualTo(OVER_LIMIT);
+  }
+
+  @Test
   void apply_fullBucket_restartsLeakGridAtNow() {
     Scenario s = new Scenario();
     s.send(leaky(10, 1000, 1), NOW);
