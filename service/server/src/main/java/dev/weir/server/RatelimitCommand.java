@@ -1,6 +1,8 @@
 package dev.weir.server;
 
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.envoy.EnvoyAdapter;
@@ -127,6 +129,7 @@ final class RatelimitCommand implements Command {
                   compat.nodeEnvironment(env), RatelimitSettings.NODE_ADDRESSES)
               .withEnvoy(compat.envoy())
               .withLogFormat(compat.logFormat());
+      checkPortsDistinct(compat, settings);
     } catch (ConfigException e) {
       unknownVariables.forEach(err::println);
       err.println(e.getMessage());
@@ -291,18 +294,66 @@ final class RatelimitCommand implements Command {
     }
   }
 
+  /**
+   * Checks that the debug and Prometheus listeners take no port of the node's status listener
+   * ({@code WEIR_STATUS_HTTP_ADDRESS}) or, when the node may have peers, of its peer listener
+   * ({@code WEIR_PEER_ADDRESS}, by default the gRPC host at port {@value PeerSettings#DEFAULT_PORT}),
+   * which open only once the node starts.
+   */
+  private static void checkPortsDistinct(
+      RatelimitSettings compat, ServeCommand.NodeSettings settings) {
+    EnvReader reader = new EnvReader(settings.environment());
+    Map<String, HostPort> nodeListeners = new LinkedHashMap<>();
+    settings
+        .ops()
+        .statusAddress()
+        .ifPresent(
+            status ->
+                nodeListeners.put(
+                    reader.nameSet(OpsSettings.STATUS_HTTP_ADDRESS) + "='" + status + "'", status));
+    if (ServeCommand.mayHavePeers(settings.discovery(), settings.cluster(), settings.config())) {
+      HostPort peer = settings.peers().address();
+      nodeListeners.put(
+          PeerSettings.ADDRESS.name()
+              + "='"
+              + peer
+              + "'"
+              + (reader.lookup(PeerSettings.ADDRESS).isPresent()
+                  ? ""
+                  : " (not set; the default is the gRPC host at port "
+                      + PeerSettings.DEFAULT_PORT
+                      + ")"),
+          peer);
+    }
+    Map<String, HostPort> extraListeners = new LinkedHashMap<>();
+    extraListeners.put("DEBUG_PORT", compat.debugAddress());
+    compat.prometheus().ifPresent(p -> extraListeners.put("PROMETHEUS_ADDR", p.address()));
+    extraListeners.forEach(
+        (name, address) ->
+            nodeListeners.forEach(
+                (otherSetting, other) ->
+                    refuseClash(name + "=" + address.port(), address, otherSetting, other)));
+  }
+
+  /** Refuses the reference's port variables {@code name} and {@code otherName} taking one port. */
   private static void clash(String name, HostPort address, String otherName, HostPort other) {
+    refuseClash(name + "=" + address.port(), address, otherName + "=" + other.port(), other);
+  }
+
+  /**
+   * Throws {@link ConfigException} when {@code address} and {@code other} take one port on the same
+   * host (a wildcard host overlaps every host); port 0 never clashes. {@code setting} and {@code
+   * otherSetting} name each variable with its value.
+   */
+  private static void refuseClash(
+      String setting, HostPort address, String otherSetting, HostPort other) {
     boolean sameHost =
         address.isWildcard() || other.isWildcard() || address.host().equalsIgnoreCase(other.host());
     if (address.port() != 0 && address.port() == other.port() && sameHost) {
       throw new ConfigException(
-          name
-              + "="
-              + address.port()
+          setting
               + " is not valid: the port is taken by "
-              + otherName
-              + "="
-              + other.port()
+              + otherSetting
               + "; give each listener a port of its own");
     }
   }

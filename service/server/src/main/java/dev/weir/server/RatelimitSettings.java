@@ -183,22 +183,41 @@ record RatelimitSettings(
   /**
    * Returns the listener host {@code hostVar} names (default {@code 0.0.0.0}): a host name or IPv4
    * address of letters, digits, {@code .}, {@code -} and {@code _}, or an IPv6 address with or
-   * without brackets (returned without).
+   * without brackets (returned without), with or without a zone ({@code %} and letters, digits,
+   * {@code .}, {@code -} and {@code _}, e.g. {@code fe80::1%eth0}).
    */
   private static String host(EnvReader reader, String hostVar) {
     String value = reader.string(EnvVar.of(hostVar), "0.0.0.0");
     String host = value.trim();
-    if (IpText.literal(host).isPresent()) {
-      return host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    String unbracketed =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    if (isIpv6WithZone(unbracketed) || IpText.literal(host).isPresent()) {
+      return unbracketed;
     }
     if (!host.chars().allMatch(c -> HostPort.isHostNameChar((char) c))) {
       throw ConfigException.invalid(
           hostVar,
           value,
-          "a host name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address,"
-              + " e.g. 0.0.0.0 or ::");
+          "a host name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address"
+              + " with or without a zone, e.g. 0.0.0.0, :: or fe80::1%eth0");
     }
     return host;
+  }
+
+  /**
+   * Returns whether {@code text} is an IPv6 literal with a zone: the address, {@code %}, and a
+   * zone of letters, digits, {@code .}, {@code -} and {@code _}.
+   */
+  private static boolean isIpv6WithZone(String text) {
+    int percent = text.indexOf('%');
+    if (percent < 0 || percent == text.length() - 1) {
+      return false;
+    }
+    String address = text.substring(0, percent);
+    String zone = text.substring(percent + 1);
+    return address.indexOf(':') >= 0
+        && IpText.literal(address).isPresent()
+        && zone.chars().allMatch(c -> HostPort.isHostNameChar((char) c));
   }
 
   /**

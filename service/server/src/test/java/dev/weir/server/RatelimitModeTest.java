@@ -318,11 +318,57 @@ class RatelimitModeTest {
     }
   }
 
+  @Test
+  void debugPortOnTheStatusPort_refusedBeforeTheNodeStarts() throws Exception {
+    Files.writeString(configFolder().resolve("config.yaml"), CONFIG);
+    int port;
+    try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    assertRefusedBeforeStart(
+        env(
+            Map.of(
+                "DEBUG_PORT", String.valueOf(port),
+                "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + port)),
+        2,
+        "DEBUG_PORT="
+            + port
+            + " is not valid: the port is taken by WEIR_STATUS_HTTP_ADDRESS='127.0.0.1:"
+            + port
+            + "'; give each listener a port of its own");
+  }
+
+  @Test
+  void prometheusOnTheDefaultPeerPort_refusedBeforeTheNodeStarts() throws Exception {
+    Files.writeString(configFolder().resolve("config.yaml"), CONFIG);
+    assertRefusedBeforeStart(
+        env(
+            Map.of(
+                "USE_PROMETHEUS", "true",
+                "PROMETHEUS_ADDR", ":1052",
+                "WEIR_STATIC_PEERS", "127.0.0.1:1052,127.0.0.2:1052",
+                "WEIR_PEER_SECRET", "0123456789abcdef0123456789abcdef")),
+        2,
+        "PROMETHEUS_ADDR=1052 is not valid: the port is taken by WEIR_PEER_ADDRESS='127.0.0.1:1052'"
+            + " (not set; the default is the gRPC host at port 1052); give each listener a port of"
+            + " its own");
+  }
+
   /**
    * Asserts that {@code env} is refused with exit status 1 and {@code message} alone on stderr
    * before the node starts: the node never asks whether to stop, as it does before it joins.
    */
   private void assertRefusedBeforeStart(Map<String, String> env, String message) {
+    assertRefusedBeforeStart(env, 1, message);
+  }
+
+  /**
+   * Asserts that {@code env} is refused with exit status {@code expectedStatus} and {@code message}
+   * alone on stderr before the node starts: the node never asks whether to stop, as it does before
+   * it joins.
+   */
+  private void assertRefusedBeforeStart(
+      Map<String, String> env, int expectedStatus, String message) {
     AtomicInteger stopAsked = new AtomicInteger();
     int[] status = {0};
 
@@ -335,7 +381,7 @@ class RatelimitModeTest {
 
     assertThat(running).isNull();
     assertThat(stopAsked).as("times the node asked whether to stop while starting").hasValue(0);
-    assertThat(status[0]).isEqualTo(1);
+    assertThat(status[0]).isEqualTo(expectedStatus);
     assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(message + System.lineSeparator());
   }
 

@@ -181,11 +181,30 @@ class RatelimitSettingsTest {
   }
 
   @Test
+  void from_zoneScopedIpv6Hosts_withOrWithoutBrackets() {
+    RatelimitSettings settings =
+        RatelimitSettings.from(Map.of("HOST", "fe80::1%lo", "GRPC_HOST", "[fe80::1%lo]"));
+
+    assertThat(settings.httpAddress()).isEqualTo(new HostPort("fe80::1%lo", 8080));
+    assertThat(settings.grpcAddress()).isEqualTo(new HostPort("fe80::1%lo", 8081));
+    assertThat(HostPort.parseSetting(settings.nodeEnvironment(Map.of()).get("WEIR_GRPC_ADDRESS")))
+        .isEqualTo(new HostPort("fe80::1%lo", 8081));
+  }
+
+  @Test
+  void from_ipv6HostWithABadZone_refusedNamingHost() {
+    assertThatThrownBy(() -> RatelimitSettings.from(Map.of("HOST", "fe80::1%eth/0")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("HOST='fe80::1%eth/0' is not valid: expected a host name");
+  }
+
+  @Test
   void from_debugHostWithAScheme_refusedNamingDebugHost() {
     assertThatThrownBy(() -> RatelimitSettings.from(Map.of("DEBUG_HOST", "http://localhost")))
         .isInstanceOf(ConfigException.class)
         .hasMessage(
             "DEBUG_HOST='http://localhost' is not valid: expected a host name or IPv4 address of"
-                + " letters, digits, '.', '-' and '_', or an IPv6 address, e.g. 0.0.0.0 or ::");
+                + " letters, digits, '.', '-' and '_', or an IPv6 address with or without a zone,"
+                + " e.g. 0.0.0.0, :: or fe80::1%eth0");
   }
 }
