@@ -27,9 +27,10 @@ record TransportAssembly(
 
   /**
    * Starts tracing (when on), the JVM metrics and the gRPC listener, recording each in {@code
-   * components}, and writes the auto-TLS CA when the builder asks for it, before the gRPC listener
-   * opens (after it, when its port is 0: the default file's name and the logged address need the
-   * port it picked).
+   * components}, and writes the auto-TLS CA when the builder asks for it: once the gRPC address
+   * has been bound and released ({@link BindFailure#probe}), so that a port in use fails before
+   * the file of the node holding it is overwritten, and before the gRPC listener opens (after it,
+   * when its port is 0: the default file's name and the logged address need the port it picked).
    */
   static TransportAssembly start(WeirNode.Builder b, BucketStore store, Lifecycle components)
       throws Exception {
@@ -45,6 +46,7 @@ record TransportAssembly(
     GrpcHealth grpcHealth = new GrpcHealth(b.healthServiceNames);
     int configuredPort = b.config.grpcAddress().port();
     if (b.writeAutoCa && configuredPort != 0) {
+      BindFailure.probe("gRPC", b.grpcAddressVariable, b.config.grpcAddress());
       writeAutoCa(b, tls, configuredPort);
     }
     ClientGrpcListener grpc =

@@ -204,8 +204,11 @@ public final class WeirNode implements AutoCloseable {
 
     /**
      * Has a node with {@code WEIR_TLS_AUTO} write its generated CA to {@code file}, or when it is
-     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens (with gRPC
-     * port 0, once the gRPC listener picked its port; default: not written).
+     * empty to {@link AutoCaFile#byDefault} of its gRPC port, before any listener opens and once
+     * its gRPC address has been bound and released, so that a gRPC port in use stops the start
+     * before the file is written (with gRPC port 0, once the gRPC listener picked its port;
+     * default: not written). Another process can still take the port between that check and the
+     * listener's bind; the start then fails with the file written.
      */
     Builder writeAutoCa(Optional<Path> file) {
       this.writeAutoCa = true;

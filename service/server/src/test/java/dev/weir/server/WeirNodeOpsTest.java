@@ -294,9 +294,13 @@ class WeirNodeOpsTest {
   }
 
   @Test
-  void tlsAuto_caFile_writtenBeforeTheGrpcListenerOpens(
+  void tlsAuto_grpcPortInUse_failsLeavingTheCaFileAsItWas(
       @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
     java.nio.file.Path caFile = dir.resolve("weir-ca.pem");
+    String running =
+        "-----BEGIN CERTIFICATE-----\nthe CA of the node holding the port\n"
+            + "-----END CERTIFICATE-----\n";
+    java.nio.file.Files.writeString(caFile, running);
     try (java.net.ServerSocket taken =
         new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       WeirConfig config =
@@ -308,13 +312,14 @@ class WeirNodeOpsTest {
               "info");
 
       assertThatThrownBy(() -> startAutoTls(config, Optional.of(caFile)))
+          .isInstanceOf(java.net.BindException.class)
+          .hasMessageContaining("gRPC")
           .hasMessageContaining(String.valueOf(taken.getLocalPort()));
     }
 
-    assertThat(java.nio.file.Files.exists(caFile))
-        .as("the CA file, written before the gRPC listener tried to bind its taken port")
-        .isTrue();
-    assertThat(Pem.certificates(caFile)).hasSize(1);
+    assertThat(java.nio.file.Files.readString(caFile))
+        .as("the CA file of the node holding the gRPC port")
+        .isEqualTo(running);
   }
 
   @Test

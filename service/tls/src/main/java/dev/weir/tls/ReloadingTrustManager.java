@@ -24,9 +24,14 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
 
   private final Path caFile;
   private final X509Certificate[] extra;
-  private volatile X509ExtendedTrustManager delegate;
+  private volatile Trust trust;
   private volatile FileTime caTime;
-  private volatile long generation;
+
+  /**
+   * The trust in use and the number of times the CA file was taken up to make it, published
+   * together so that a reader seeing a generation also sees the CAs it counts.
+   */
+  private record Trust(X509ExtendedTrustManager delegate, long generation) {}
 
   private ReloadingTrustManager(Path caFile, X509Certificate[] extra) {
     this.caFile = Objects.requireNonNull(caFile, "caFile");
@@ -63,9 +68,9 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
     X509Certificate[] cas = Pem.certificates(caFile);
     X509Certificate[] all = Arrays.copyOf(cas, cas.length + extra.length);
     System.arraycopy(extra, 0, all, cas.length, extra.length);
-    delegate = KeyManagers.trustManager(all);
+    X509ExtendedTrustManager next = KeyManagers.trustManager(all);
+    trust = new Trust(next, trust == null ? 1 : trust.generation() + 1);
     caTime = newTime;
-    generation++;
   }
 
   /**
@@ -73,47 +78,51 @@ public final class ReloadingTrustManager extends X509ExtendedTrustManager {
    * exactly when the trusted CAs may have.
    */
   public long generation() {
-    return generation;
+    return trust.generation();
+  }
+
+  private X509ExtendedTrustManager delegate() {
+    return trust.delegate();
   }
 
   @Override
   public void checkClientTrusted(X509Certificate[] chain, String authType)
       throws CertificateException {
-    delegate.checkClientTrusted(chain, authType);
+    delegate().checkClientTrusted(chain, authType);
   }
 
   @Override
   public void checkServerTrusted(X509Certificate[] chain, String authType)
       throws CertificateException {
-    delegate.checkServerTrusted(chain, authType);
+    delegate().checkServerTrusted(chain, authType);
   }
 
   @Override
   public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
       throws CertificateException {
-    delegate.checkClientTrusted(chain, authType, socket);
+    delegate().checkClientTrusted(chain, authType, socket);
   }
 
   @Override
   public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
       throws CertificateException {
-    delegate.checkServerTrusted(chain, authType, socket);
+    delegate().checkServerTrusted(chain, authType, socket);
   }
 
   @Override
   public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
       throws CertificateException {
-    delegate.checkClientTrusted(chain, authType, engine);
+    delegate().checkClientTrusted(chain, authType, engine);
   }
 
   @Override
   public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
       throws CertificateException {
-    delegate.checkServerTrusted(chain, authType, engine);
+    delegate().checkServerTrusted(chain, authType, engine);
   }
 
   @Override
   public X509Certificate[] getAcceptedIssuers() {
-    return delegate.getAcceptedIssuers();
+    return delegate().getAcceptedIssuers();
   }
 }

@@ -1,10 +1,10 @@
 package dev.weir.tls;
 
+import dev.weir.core.logging.RateLimitedLogger;
 import io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ApplicationProtocolNegotiator;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -26,6 +26,9 @@ final class TrustScopedSslContext extends SslContext {
 
   private record Built(long generation, SslContext context) {}
 
+  private static final RateLimitedLogger WARNINGS =
+      RateLimitedLogger.of(TrustScopedSslContext.class);
+
   private final Builder builder;
   private final LongSupplier trustGeneration;
   private volatile Built built;
@@ -38,7 +41,9 @@ final class TrustScopedSslContext extends SslContext {
 
   /**
    * Returns a context built by {@code builder} now and again for the first engine after {@code
-   * trustGeneration} changes.
+   * trustGeneration} changes; when that rebuild fails the previous build stays in use, a warning
+   * is logged (at most one per {@link RateLimitedLogger#DEFAULT_INTERVAL}) and the next engine
+   * tries again.
    */
   static TrustScopedSslContext of(Builder builder, LongSupplier trustGeneration)
       throws IOException {
@@ -59,10 +64,18 @@ final class TrustScopedSslContext extends SslContext {
       if (now.generation() != generation) {
         try {
           now = new Built(generation, builder.build());
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
+          built = now;
+        } catch (IOException | RuntimeException e) {
+          WARNINGS.warn(
+              "rebuild",
+              "TLS context not rebuilt for the trust taken up (CA generation {}): {}; the context of"
+                  + " CA generation {} stays in use, so sessions set up before the change can still"
+                  + " be resumed, and the rebuild is tried again on the next connection",
+              generation,
+              e.toString(),
+              now.generation(),
+              e);
         }
-        built = now;
       }
       return now.context();
     }

@@ -6,15 +6,17 @@ import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * An allow-list of peer identities: the subject alternative names (DNS names, URIs such as SPIFFE
  * IDs, IP addresses) a peer's TLS client certificate must carry one of.
  *
- * <p>A pattern is matched whole. In a DNS pattern ({@code *.weir.svc.cluster.local}) a {@code *}
+ * <p>A pattern opening with a URI scheme and {@code ':'} ({@code spiffe://…}, {@code urn:uuid:…})
+ * is a URI, unless only digits follow the {@code ':'} ({@code weir-0.weir.svc:1052}, a port) or it
+ * is spelt as an IPv6 address. A pattern is matched whole. In a DNS pattern ({@code *.weir.svc.cluster.local}) a {@code *}
  * label stands for exactly one label and names compare case-insensitively; in a URI pattern ({@code
  * spiffe://cluster.local/ns/weir/sa/*}) a {@code *} segment stands for exactly one non-empty
  * segment. A {@code *} must be a whole label or segment, and a pattern must name more than a
@@ -34,6 +36,9 @@ public final class PeerIdentities {
           + " for one DNS label or URI path segment";
 
   private static final Pattern DNS_LABEL = Pattern.compile("[A-Za-z0-9_-]+");
+  private static final Pattern URI_SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*:");
+  private static final Pattern PORT = Pattern.compile("[0-9]*");
+  private static final Pattern IPV6_SPELT = Pattern.compile("[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*");
 
   private final List<String> patterns;
   private final boolean literal;
@@ -205,8 +210,8 @@ public final class PeerIdentities {
   }
 
   /**
-   * Refuses a pattern no certificate name could match: text with a space, control character or
-   * {@code ','}, and, outside URIs, a CIDR range, a port or an empty DNS label.
+   * Refuses a pattern no certificate name could match: text with a space or control character,
+   * and, outside URIs, a {@code ','}, a CIDR range, a port or an empty DNS label.
    */
   private static void checkForm(String pattern) {
     for (int i = 0; i < pattern.length(); i++) {
@@ -214,12 +219,12 @@ public final class PeerIdentities {
       if (Character.isWhitespace(c) || Character.isISOControl(c)) {
         throw unmatchable(pattern, "contains a space or control character");
       }
-      if (c == ',') {
-        throw unmatchable(pattern, "contains a ','");
-      }
     }
     if (isUri(pattern)) {
       return;
+    }
+    if (pattern.indexOf(',') >= 0) {
+      throw unmatchable(pattern, "contains a ',' outside a URI");
     }
     if (pattern.indexOf('/') >= 0) {
       throw unmatchable(pattern, "is a CIDR range or has a '/' outside a URI");
@@ -249,8 +254,18 @@ public final class PeerIdentities {
             + ")");
   }
 
+  /**
+   * Returns whether {@code s} is a URI: text opening with an RFC 3986 scheme and {@code ':'}, what
+   * follows that {@code ':'} holding more than digits (a {@code host:port} is no URI), and whose
+   * part before any {@code '/'} is not spelt as an IPv6 address (an IP literal or a CIDR range).
+   */
   private static boolean isUri(String s) {
-    return s.toLowerCase(Locale.ROOT).contains("://");
+    Matcher scheme = URI_SCHEME.matcher(s);
+    if (!scheme.lookingAt() || PORT.matcher(s.substring(scheme.end())).matches()) {
+      return false;
+    }
+    int slash = s.indexOf('/');
+    return !IPV6_SPELT.matcher(slash < 0 ? s : s.substring(0, slash)).matches();
   }
 
   @Override

@@ -78,6 +78,9 @@ class PeerIdentitiesTest {
     "'10.0.0.0/8', a CIDR range",
     "'fd00::/64', a CIDR range",
     "'weir-0.weir.svc:1052', a port",
+    "'a.b:1052', a port",
+    "'weir:', a port",
+    "'fd00::7/64', a CIDR range",
     "'[fd00::7]:1052', a port",
     "'a b', a space",
     "'spiffe://cluster.local/ns/weir/sa/a b', a space",
@@ -110,6 +113,23 @@ class PeerIdentitiesTest {
     assertThat(list.allowsAny(List.of("spiffe://cluster.local/ns/x/sa/y"))).isTrue();
     assertThat(list.allowsAny(List.of("fd00::7"))).isTrue();
     assertThat(list.allowsAny(List.of("10.0.0.7"))).isTrue();
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66",
+    "urn:example:weir-0",
+    "weir:peer",
+  })
+  void of_uriWithoutAuthority_allowsThatUri(String uri) {
+    assertThat(PeerIdentities.of(List.of(uri)).allowsAny(List.of(uri))).isTrue();
+  }
+
+  @Test
+  void of_commaInsideAUri_isAccepted() {
+    String uri = "https://weir.example/peers/a,b";
+
+    assertThat(PeerIdentities.of(List.of(uri)).allowsAny(List.of(uri))).isTrue();
   }
 
   @Test
