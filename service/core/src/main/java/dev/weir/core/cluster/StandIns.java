@@ -12,9 +12,9 @@ import java.util.Map;
 
 /**
  * The answers a node gives, as a stand-in, for keys whose owners have not answered in time: while
- * the window of the owner's last answer for the key lasts, from what that answer left (each
- * stand-in hit taken from it); otherwise from a bucket of the node's own, named {@link
- * #PREFIX} + the item's name. Seeded that way, the keys of a paused owner admit at most what
+ * a remembered owner's answer for the key has its window open, from what the one with the fewest
+ * left left (each stand-in hit taken from it); otherwise from a bucket of the node's own, named
+ * {@link #PREFIX} + the item's name. Seeded that way, the keys of a paused owner admit at most what
  * their owner last reported left, per node standing in, rather than a full limit each.
  *
  * <p>Decides from the request's {@code created_at}; reads no clock.
@@ -28,7 +28,14 @@ final class StandIns {
   static final int MAX_KEYS = 65_536;
 
   private final BucketCheck local;
-  private final Cache<String, RateLimitResponse> lastAnswers;
+  private final Cache<String, Last> lastAnswers;
+
+  /**
+   * The owner's answers remembered for a key: {@code fewest}, the one with the fewest left of those
+   * whose window was open at {@code at}, and {@code latest}, the one whose window ends last, which
+   * stands in once {@code fewest}'s window is over (either may be both).
+   */
+  private record Last(RateLimitResponse fewest, RateLimitResponse latest, long at) {}
 
   /** Creates the stand-ins, whose own buckets {@code local} checks. */
   StandIns(BucketCheck local) {
@@ -37,23 +44,42 @@ final class StandIns {
   }
 
   /**
-   * Remembers {@code answer}, the owner's answer to {@code r}, unless the answer remembered for the
-   * key is more recent: of a later window, or of the same window with less left (answers to one
-   * key can arrive out of order, and an older one must not raise what is left).
+   * Remembers {@code answer}, the owner's answer to {@code r}: of the answers remembered for the key
+   * whose windows are open at {@code r}'s {@code created_at}, the one with the fewest left is taken
+   * from, so neither a later window with more left (a next owner's fresh bucket) nor an older answer
+   * arriving late raises what is left; an answer whose window has ended is forgotten.
    */
   void ownerAnswered(RateLimitRequest r, RateLimitResponse answer) {
     if (!answer.isError()) {
       lastAnswers
           .asMap()
-          .merge(r.hashKey(), answer.withMetadata(Map.of()), StandIns::moreRecent);
+          .merge(r.hashKey(), new Last(answer, answer, r.createdAt()), StandIns::merged);
     }
   }
 
-  private static RateLimitResponse moreRecent(RateLimitResponse known, RateLimitResponse next) {
-    if (next.resetTime() != known.resetTime()) {
-      return next.resetTime() > known.resetTime() ? next : known;
+  private static Last merged(Last known, Last next) {
+    return with(with(next, known.fewest()), known.latest());
+  }
+
+  /** Returns {@code last} with {@code a} also considered, if {@code a}'s window is open. */
+  private static Last with(Last last, RateLimitResponse a) {
+    long at = last.at();
+    if (a.resetTime() <= at) {
+      return last;
     }
-    return next.remaining() < known.remaining() ? next : known;
+    RateLimitResponse fewest = last.fewest();
+    RateLimitResponse latest = last.latest();
+    if (fewest.resetTime() <= at
+        || a.remaining() < fewest.remaining()
+        || (a.remaining() == fewest.remaining() && a.resetTime() > fewest.resetTime())) {
+      fewest = a;
+    }
+    if (latest.resetTime() <= at
+        || a.resetTime() > latest.resetTime()
+        || (a.resetTime() == latest.resetTime() && a.remaining() < latest.remaining())) {
+      latest = a;
+    }
+    return fewest == last.fewest() && latest == last.latest() ? last : new Last(fewest, latest, at);
   }
 
   /** Returns the stand-in answer to {@code r}, with {@code metadata} (the owner, the stand-in mark). */
@@ -65,11 +91,16 @@ final class StandIns {
           .computeIfPresent(
               r.hashKey(),
               (key, last) -> {
-                if (last.resetTime() <= r.createdAt()) {
-                  return null;
+                RateLimitResponse from = last.fewest();
+                if (from.resetTime() <= r.createdAt()) {
+                  from = last.latest();
+                  if (from.resetTime() <= r.createdAt()) {
+                    return null;
+                  }
                 }
-                decided[0] = take(last, r);
-                return decided[0];
+                decided[0] = take(from, r);
+                RateLimitResponse latest = from == last.latest() ? decided[0] : last.latest();
+                return new Last(decided[0], latest, r.createdAt());
               });
     }
     RateLimitResponse answer =

@@ -97,4 +97,15 @@ class StandInsTest {
 
     assertThat(standIns.answer(hit(NOW + 20), MARK).remaining()).isEqualTo(2);
   }
+
+  @Test
+  void ownerAnswered_theOwnersLastWordOfAnEarlierWindow_replacesMoreLeftOfALaterOne() {
+    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
+    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+
+    RateLimitResponse answer = standIns.answer(hit(NOW + 20), MARK);
+
+    assertThat(answer.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(answer.remaining()).isZero();
+  }
 }
