@@ -377,7 +377,8 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Gives {@code answer} what became of {@code r}'s forward to {@code owner}, attempt {@code
-   * attempt}: the owner's answer; when the forward failed and the ring now names another owner (it
+   * attempt}: the owner's answer, with {@code ownerMeta} unless it names its own owner (the node a
+   * stale owner handed it on to); when the forward failed and the ring now names another owner (it
    * changed while the call was in flight), the answer of the item routed again, up to {@link
    * #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on, else the error naming the
    * peer. With stand-ins on, {@code claimed} is the item's claim, which the stand-in timer races
@@ -398,7 +399,10 @@ public final class ClusterRateLimitService implements RateLimitService {
               standIns.ownerAnswered(r, a);
             }
             if (claimed == null || claimed.compareAndSet(false, true)) {
-              answer.accept(a.withMetadata(ownerMeta));
+              answer.accept(
+                  a.metadata().isEmpty() || !a.metadata().containsKey("owner")
+                      ? a.withMetadata(ownerMeta)
+                      : a);
             }
             return;
           }

@@ -221,6 +221,24 @@ class ClusterHandOnTest {
     assertThat(answer.metadata()).containsEntry("owner", joined.address());
   }
 
+  @Test
+  void addNode_aStaleRingChecksAKeyThatMoved_theCallerSeesTheNewOwner() {
+    cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
+    Node old = cluster.node(0);
+    Node stale = cluster.node(1);
+    String[] moved = new String[1];
+    Node joined = joinAndFindMovedKey(old, moved);
+    stale.cluster().membership().departed(joined.address());
+    assertThat(stale.cluster().membership().ring().ownerOf("h_" + moved[0]))
+        .isEqualTo(old.address());
+
+    RateLimitResponse answer = stale.check(hit(moved[0], 1)).get(0);
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
+    assertThat(answer.metadata()).containsEntry("owner", joined.address());
+  }
+
   /** Returns, after a node joined, one of {@code old}'s keys that moved to it; starts the join. */
   private Node joinAndFindMovedKey(Node old, String[] key) {
     HashRing before = old.cluster().membership().ring();
