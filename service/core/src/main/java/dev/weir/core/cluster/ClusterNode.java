@@ -33,6 +33,7 @@ import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.ring.HashRing;
 import io.grpc.Grpc;
@@ -479,6 +480,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   public CompletableFuture<GetPeerRateLimitsResp> relay(
       GetPeerRateLimitsReq request, Duration within) {
     return relay.relay(request, within);
+  }
+
+  @Override
+  public CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
+    return relay.relayTransfer(request, within);
   }
 
   @Override

@@ -301,4 +301,80 @@ class PartialCutTest {
     assertThat(after.metadata()).containsEntry("owner", c.address());
     assertThat(after.remaining()).isEqualTo(keptAtLeast - 1);
   }
+
+  /** Returns a key {@code c} owns whose next owner, with {@code c} off the ring, is {@code a}. */
+  private String keyOwnedByCMovingToA() {
+    dev.weir.ring.HashRing ring = a.cluster().membership().ring();
+    for (int i = 0; ; i++) {
+      String key = "k" + i;
+      String hashKey = "cut_" + key;
+      if (ring.ownerOf(hashKey).equals(c.address())
+          && ring.without(c.address()).ownerOf(hashKey).equals(a.address())) {
+        return key;
+      }
+    }
+  }
+
+  /** Hits {@code key} through {@code node} until it is refused; returns how many passed. */
+  private int hitUntilOverLimit(Node node, String key) {
+    int admitted = 0;
+    for (int i = 0; i < 3 * LIMIT; i++) {
+      RateLimitResponse answer = node.check(hit(key)).get(0);
+      assertThat(answer.error()).as("hit %d on %s through %s", i, key, node).isEmpty();
+      if (answer.status() != Status.UNDER_LIMIT) {
+        return admitted;
+      }
+      admitted++;
+    }
+    return admitted;
+  }
+
+  @Test
+  void partialCut_rollingRestartOfTheOwner_bucketsReachTheNextOwnerThroughTheVoucher()
+      throws Exception {
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    for (int i = 0; i < 5; i++) {
+      assertThat(b.check(hit(key)).get(0).status()).isEqualTo(Status.UNDER_LIMIT);
+    }
+    // A and C find the cut and B vouches for each to the other before C leaves.
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
+    Await.until(
+        SETTLED,
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+
+    cluster.stop(c);
+    Await.until(SETTLED, () -> !onRing(a, c), "C off A's ring");
+    assertThat(hitUntilOverLimit(a, key))
+        .as("hits on C's key admitted by A after C handed it off across the cut")
+        .isEqualTo(LIMIT - 5);
+  }
+
+  @Test
+  void partialCut_ownerReturnsFromARestart_nextOwnerHandsItsCountsBackThroughTheVoucher()
+      throws Exception {
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    cluster.stop(c);
+    Await.until(SETTLED, () -> !onRing(a, c), "C off A's ring");
+    assertThat(hitUntilOverLimit(a, key)).as("hits on C's key admitted by A").isEqualTo(LIMIT);
+
+    c = cluster.startAgain(c);
+    Await.until(SETTLED, () -> onRing(a, c) && onRing(b, c), "C back on A's and B's rings");
+    Await.until(
+        SETTLED,
+        () -> {
+          RateLimitResponse r = b.check(peek(key)).get(0);
+          return r.error().isEmpty()
+              && c.address().equals(r.metadata().get("owner"))
+              && r.remaining() == 0;
+        },
+        "C, back, has A's count of its key");
+    assertThat(b.transfersRelayed()).as("transfers B relayed").isPositive();
+    assertThat(hitUntilOverLimit(b, key)).as("hits on C's key admitted after its return").isZero();
+  }
 }

@@ -175,6 +175,28 @@ class PeerProtocolAttackTest {
   }
 
   @Test
+  void relayedTransfer_withoutTheSecret_unauthenticatedAndNothingReachesTheTarget() {
+    cluster = start(null);
+    Node via = cluster.node(1);
+    Node target = cluster.node(2);
+    PeersV1Grpc.PeersV1BlockingStub stub = stranger(via);
+
+    assertRefused(
+        () ->
+            stub.transferBuckets(
+                TransferBucketsReq.newBuilder()
+                    .setFrom(cluster.node(0).address())
+                    .setWeirRelayTo(target.address())
+                    .addBuckets(fullBucket(NAME + "_k"))
+                    .build()),
+        Code.UNAUTHENTICATED);
+
+    assertThat(target.callsReceived("TransferBuckets")).isZero();
+    assertThat(target.store().size()).isZero();
+    assertThat(via.transfersRelayed()).isZero();
+  }
+
+  @Test
   void forgedGarbage_fromACallerWithTheSecret_refusedAndTheNodesStateUnchanged() {
     cluster = start(null);
     Node target = cluster.node(0);

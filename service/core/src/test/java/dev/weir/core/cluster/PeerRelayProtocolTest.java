@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.LocalCluster;
@@ -11,9 +12,12 @@ import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import dev.weir.proto.gubernator.TransferBucketsReq;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,12 +28,13 @@ import org.junit.jupiter.api.Test;
  * its target, which answers as the owner (a relayed call is not relayed again), and refuses a
  * target that is not a member other than itself, or that it finds down, with {@code
  * FAILED_PRECONDITION} (never {@code UNAVAILABLE}, which would take the relaying node down at the
- * caller).
+ * caller). A relayed bucket transfer reaches its target with its sender's {@code from}, so the
+ * target merges it, however often and by whichever path it came, once as that sender's.
  */
 class PeerRelayProtocolTest {
 
   private LocalCluster cluster;
-  private ManagedChannel channel;
+  private final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeEach
   void start() {
@@ -38,14 +43,15 @@ class PeerRelayProtocolTest {
 
   @AfterEach
   void stop() throws InterruptedException {
-    if (channel != null) {
+    for (ManagedChannel channel : channels) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
     cluster.close();
   }
 
   private PeersV1Grpc.PeersV1BlockingStub peer(Node node) {
-    channel = PeerSecurity.sharedSecret(cluster.secret()).channel(node.address());
+    ManagedChannel channel = PeerSecurity.sharedSecret(cluster.secret()).channel(node.address());
+    channels.add(channel);
     return PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
 
@@ -121,5 +127,96 @@ class PeerRelayProtocolTest {
     assertThat(e.getStatus().getDescription())
         .startsWith(
             "peer '" + via.address() + "' does not reach '" + target.address() + "' either");
+  }
+
+  private static TransferBucketsReq transfer(
+      String from, String relayTo, String hashKey, TokenBucketState state) {
+    TransferBucketsReq.Builder req =
+        TransferBucketsReq.newBuilder()
+            .setFrom(from)
+            .addBuckets(PeerProtos.toSnapshot(hashKey, state));
+    if (relayTo != null) {
+      req.setWeirRelayTo(relayTo);
+    }
+    return req.build();
+  }
+
+  private static long remaining(Node node, String hashKey) {
+    return ((TokenBucketState) node.store().get(hashKey).orElseThrow()).remaining();
+  }
+
+  @Test
+  void relayedTransfer_mergedAsTheSendersOnce_whateverPathItsRetriesTake() {
+    Node sender = cluster.node(0);
+    Node via = cluster.node(1);
+    Node target = cluster.node(2);
+    String key = cluster.keyOwnedBy(target, "relay", "t:");
+    String hashKey = "relay_" + key;
+    RateLimitRequest hit =
+        RateLimitRequest.builder("relay", key).hits(1).limit(10).duration(600_000).build();
+    target.check(hit);
+    TokenBucketState own = (TokenBucketState) target.store().get(hashKey).orElseThrow();
+    TokenBucketState first =
+        new TokenBucketState(
+            own.status(), own.limit(), own.duration(), 7, own.createdAt(), own.expireAt());
+    TokenBucketState second =
+        new TokenBucketState(
+            own.status(), own.limit(), own.duration(), 5, own.createdAt(), own.expireAt());
+
+    peer(target).transferBuckets(transfer(sender.address(), null, hashKey, first));
+    assertThat(remaining(target, hashKey)).as("a first snapshot: the more consumed").isEqualTo(7);
+    target.check(hit);
+    assertThat(
+            peer(via)
+                .transferBuckets(transfer(sender.address(), target.address(), hashKey, second))
+                .getAccepted())
+        .isEqualTo(1);
+    assertThat(remaining(target, hashKey))
+        .as("the sender's 2 hits since its first snapshot added to the target's own")
+        .isEqualTo(4);
+    peer(via).transferBuckets(transfer(sender.address(), target.address(), hashKey, second));
+    peer(target).transferBuckets(transfer(sender.address(), null, hashKey, second));
+
+    assertThat(remaining(target, hashKey))
+        .as("retries, relayed and direct, add nothing")
+        .isEqualTo(4);
+    assertThat(via.transfersRelayed()).isEqualTo(2);
+    assertThat(via.store().get(hashKey)).as("not stored by the relaying node").isEmpty();
+  }
+
+  @Test
+  void relayedTransfer_toANonMemberOrItself_refused() {
+    Node via = cluster.node(1);
+    String hashKey = "relay_k";
+    TokenBucketState state =
+        new TokenBucketState(
+            dev.weir.core.model.Status.UNDER_LIMIT,
+            10,
+            600_000,
+            5,
+            System.currentTimeMillis(),
+            System.currentTimeMillis() + 600_000);
+
+    StatusRuntimeException toStranger =
+        catchThrowableOfType(
+            StatusRuntimeException.class,
+            () ->
+                peer(via)
+                    .transferBuckets(
+                        transfer(cluster.node(0).address(), "127.0.0.1:1", hashKey, state)));
+    StatusRuntimeException toItself =
+        catchThrowableOfType(
+            StatusRuntimeException.class,
+            () ->
+                peer(via)
+                    .transferBuckets(
+                        transfer(cluster.node(0).address(), via.address(), hashKey, state)));
+
+    assertThat(toStranger.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(toStranger.getStatus().getDescription())
+        .isEqualTo("field 'weir_relay_to' (127.0.0.1:1) is not a member of this node's cluster");
+    assertThat(toItself.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(toItself.getStatus().getDescription()).contains("names this node");
+    assertThat(via.store().get(hashKey)).isEmpty();
   }
 }

@@ -530,6 +530,14 @@ public final class LocalCluster implements AutoCloseable {
       return handler.itemCallsRelayed.get();
     }
 
+    /**
+     * Returns how many bucket transfers ({@code TransferBuckets} with {@code weir_relay_to}) this
+     * node was asked to relay to another peer.
+     */
+    public int transfersRelayed() {
+      return handler.transfersRelayed.get();
+    }
+
     /** Returns how many return notices this node has handled (its hand-off back included). */
     public int returnNoticesHandled() {
       return handler.returnNoticesHandled.get();
@@ -587,6 +595,7 @@ public final class LocalCluster implements AutoCloseable {
         items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
     private final AtomicInteger itemCallsRelayed = new AtomicInteger();
+    private final AtomicInteger transfersRelayed = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
     @Override
@@ -631,6 +640,13 @@ public final class LocalCluster implements AutoCloseable {
         itemCallsRelayed.incrementAndGet();
       }
       return target.relay(request, within);
+    }
+
+    @Override
+    public CompletableFuture<Integer> relayTransfer(
+        dev.weir.proto.gubernator.TransferBucketsReq request, Duration within) {
+      transfersRelayed.incrementAndGet();
+      return target.relayTransfer(request, within);
     }
 
     @Override

@@ -216,7 +216,7 @@ public final class HandOff {
 
   private CompletableFuture<Void> copyChunk(String owner, List<Handed> chunk) {
     return peers
-        .call(owner, c -> c.transferBuckets(snapshots(chunk), self, timeout))
+        .transferBuckets(owner, snapshots(chunk), self, timeout)
         .handle(
             (accepted, error) -> {
               if (error != null) {
@@ -301,7 +301,7 @@ public final class HandOff {
             byOwner,
             (owner, chunk) ->
                 peers
-                    .call(owner, c -> c.transferBuckets(snapshots(chunk), self, timeout))
+                    .transferBuckets(owner, snapshots(chunk), self, timeout)
                     .handle(
                         (accepted, error) -> {
                           if (error != null) {
@@ -425,7 +425,7 @@ public final class HandOff {
       String owner, List<Handed> chunk, int round, int attempt, Duration wait) {
     List<BucketSnapshot> snapshots = snapshots(chunk);
     return peers
-        .call(owner, c -> c.transferBuckets(snapshots, self, timeout))
+        .transferBuckets(owner, snapshots, self, timeout)
         .handle(
             (accepted, error) -> {
               if (error != null) {

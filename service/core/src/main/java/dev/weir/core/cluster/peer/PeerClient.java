@@ -454,6 +454,42 @@ public final class PeerClient implements AutoCloseable {
     return wrap(call, "handing buckets to").thenApply(TransferBucketsResp::getAccepted);
   }
 
+  /**
+   * Hands {@code buckets}, sent by {@code from}, to {@code target} through this peer, which reaches
+   * it when this node does not ({@code TransferBuckets} with Weir's {@code weir_relay_to});
+   * completes with how many the target accepted. As for {@link #relay}, only this peer not
+   * answering at all ({@code UNAVAILABLE}) is reported against it.
+   */
+  public CompletableFuture<Integer> relayTransfer(
+      String target, List<BucketSnapshot> buckets, String from, Duration timeout) {
+    TransferBucketsReq req =
+        TransferBucketsReq.newBuilder()
+            .addAllBuckets(buckets)
+            .setFrom(from)
+            .setWeirRelayTo(target)
+            .build();
+    CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .transferBuckets(req, observer(call)));
+    return wrap(call, "handing buckets to '" + target + "' through", Reporting.RELAY)
+        .thenApply(TransferBucketsResp::getAccepted);
+  }
+
+  /**
+   * Sends a bucket transfer another node relays through this one on to this peer, its target, with
+   * deadline {@code timeout}; fails at once, without waiting for a connection, when none is up.
+   */
+  public CompletableFuture<Integer> transferOnward(TransferBucketsReq request, Duration timeout) {
+    CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .transferBuckets(request, observer(call)));
+    return wrap(call, "relaying buckets to").thenApply(TransferBucketsResp::getAccepted);
+  }
+
   /** Tells the peer that {@code self} is leaving ({@code true}) or back ({@code false}). */
   public CompletableFuture<Void> announce(String self, boolean leaving, Duration timeout) {
     CompletableFuture<AnnounceResp> call = new CompletableFuture<>();

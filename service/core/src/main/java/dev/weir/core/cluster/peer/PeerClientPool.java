@@ -7,6 +7,7 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.core.tracing.GuardedTracing;
+import dev.weir.proto.gubernator.BucketSnapshot;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
@@ -270,6 +271,35 @@ public final class PeerClientPool implements AutoCloseable {
                   }));
     }
     return out;
+  }
+
+  /**
+   * Hands {@code buckets}, sent by {@code from}, to {@code owner} with {@code TransferBuckets}:
+   * through the peer that reaches the owner when this node does not ({@link #relayThrough}, the
+   * same peer its forwarded items go through), else directly ({@link PeerClient#transferBuckets});
+   * a direct transfer that fails is relayed if a peer reaches the owner by then. The relayed
+   * transfer keeps {@code from}, so the owner merges it as this node's however it came. Completes
+   * with how many buckets the owner accepted.
+   */
+  public CompletableFuture<Integer> transferBuckets(
+      String owner, List<BucketSnapshot> buckets, String from, Duration timeout) {
+    IndirectProbes p = probes;
+    String through = p == null ? null : p.via(owner);
+    if (through != null) {
+      return call(through, c -> c.relayTransfer(owner, buckets, from, timeout));
+    }
+    CompletableFuture<Integer> direct =
+        call(owner, c -> c.transferBuckets(buckets, from, timeout));
+    if (p == null) {
+      return direct;
+    }
+    return direct.exceptionallyCompose(
+        error -> {
+          String now = p.via(owner);
+          return now == null
+              ? CompletableFuture.failedFuture(error)
+              : call(now, c -> c.relayTransfer(owner, buckets, from, timeout));
+        });
   }
 
   private CompletableFuture<RateLimitResponse> relayed(

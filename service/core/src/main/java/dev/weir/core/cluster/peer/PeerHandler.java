@@ -9,6 +9,7 @@ import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import java.time.Duration;
 import java.util.List;
@@ -87,6 +88,19 @@ public interface PeerHandler {
    */
   default CompletableFuture<GetPeerRateLimitsResp> relay(
       GetPeerRateLimitsReq request, Duration within) {
+    String target = request.getWeirRelayTo();
+    return CompletableFuture.failedFuture(
+        new PeerException(target, "this node does not relay calls to '" + target + "'", null));
+  }
+
+  /**
+   * Sends {@code request}, a bucket transfer a peer that cannot reach its {@code weir_relay_to}
+   * target sent through this node, on to that target without its relay field and with its sender
+   * ({@code from}) unchanged, waiting up to {@code within}; completes with how many buckets the
+   * target accepted, or fails with a {@link PeerException} saying why this node cannot reach it. By
+   * default no transfer is relayed.
+   */
+  default CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
     String target = request.getWeirRelayTo();
     return CompletableFuture.failedFuture(
         new PeerException(target, "this node does not relay calls to '" + target + "'", null));

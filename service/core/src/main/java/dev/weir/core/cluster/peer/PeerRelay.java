@@ -3,6 +3,7 @@ package dev.weir.core.cluster.peer;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.TransferBucketsReq;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
@@ -11,7 +12,10 @@ import java.util.function.Supplier;
 /**
  * The relaying side of {@code weir_relay_to}: sends a call a peer could not make itself on to its
  * target, directly (a relayed call is never relayed again, so no call goes round in circles), when
- * the target is a member this node finds up.
+ * the target is a member this node finds up. Forwarded items ({@code GetPeerRateLimits}) and bucket
+ * transfers ({@code TransferBuckets}) are relayed alike; a transfer keeps its sender's {@code
+ * from}, so the target merges it as the original sender's (once per sender and snapshot, whatever
+ * path it took).
  */
 public final class PeerRelay {
 
@@ -35,6 +39,30 @@ public final class PeerRelay {
   public CompletableFuture<GetPeerRateLimitsResp> relay(
       GetPeerRateLimitsReq request, Duration within) {
     String target = request.getWeirRelayTo();
+    String refusal = refusal(target);
+    if (refusal != null) {
+      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
+    }
+    GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
+    for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
+      item.putMetadata(PeerProtos.HANDED_ON, self);
+    }
+    return pool.call(target, c -> c.relayOnward(onward.build(), within));
+  }
+
+  /** See {@link PeerHandler#relayTransfer}. */
+  public CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
+    String target = request.getWeirRelayTo();
+    String refusal = refusal(target);
+    if (refusal != null) {
+      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
+    }
+    TransferBucketsReq onward = request.toBuilder().clearWeirRelayTo().build();
+    return pool.call(target, c -> c.transferOnward(onward, within));
+  }
+
+  // Why this node does not relay to target, or null when it does.
+  private String refusal(String target) {
     String refusal = null;
     if (target.equals(self)) {
       refusal = "field 'weir_relay_to' names this node (" + self + "); call it directly";
@@ -49,13 +77,6 @@ public final class PeerRelay {
               + "' either: "
               + pool.liveness().downReason(target);
     }
-    if (refusal != null) {
-      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
-    }
-    GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
-    for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
-      item.putMetadata(PeerProtos.HANDED_ON, self);
-    }
-    return pool.call(target, c -> c.relayOnward(onward.build(), within));
+    return refusal;
   }
 }

@@ -45,6 +45,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -289,31 +291,55 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       tooMany("GetPeerRateLimits", request.getRequestsCount(), observer, TOO_LARGE);
       return;
     }
-    Optional<String> target = validator.checkAddress("weir_relay_to", request.getWeirRelayTo());
-    if (target.isPresent()) {
-      invalid("GetPeerRateLimits", target.get(), observer);
-      return;
+    Optional<Duration> within =
+        relayable("GetPeerRateLimits", request.getWeirRelayTo(), observer);
+    if (within.isPresent()) {
+      relayed(() -> handler.relay(request, within.get()), resp -> resp, observer);
+    }
+  }
+
+  /**
+   * Returns how long a call relayed to {@code target} may wait for it (4/5 of what is left of the
+   * caller's deadline), or empty after refusing the call on {@code observer} when {@code target} is
+   * not a valid address or this node is not serving.
+   */
+  private Optional<Duration> relayable(
+      String method, String target, StreamObserver<?> observer) {
+    Optional<String> error = validator.checkAddress("weir_relay_to", target);
+    if (error.isPresent()) {
+      invalid(method, error.get(), observer);
+      return Optional.empty();
     }
     if (!handler.serving()) {
       observer.onError(
           Status.FAILED_PRECONDITION.withDescription(NOT_SERVING).asRuntimeException());
-      return;
+      return Optional.empty();
     }
     Deadline deadline = Context.current().getDeadline();
-    Duration within =
+    return Optional.of(
         deadline == null
             ? RELAY_WAIT
-            : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS) * 4 / 5);
-    CompletableFuture<GetPeerRateLimitsResp> relayed;
+            : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS) * 4 / 5));
+  }
+
+  /**
+   * Answers {@code observer} with what {@code relay} completes with, as {@code answer} makes it, or
+   * with {@code FAILED_PRECONDITION} carrying the reason it failed.
+   */
+  private <T, R> void relayed(
+      Supplier<CompletableFuture<T>> relay,
+      Function<T, R> answer,
+      StreamObserver<R> observer) {
+    CompletableFuture<T> relayed;
     try {
-      relayed = handler.relay(request, within);
+      relayed = relay.get();
     } catch (RuntimeException e) {
       relayed = CompletableFuture.failedFuture(e);
     }
     relayed.whenComplete(
         (resp, failure) -> {
           if (failure == null) {
-            observer.onNext(resp);
+            observer.onNext(answer.apply(resp));
             observer.onCompleted();
           } else {
             Throwable cause =
@@ -356,6 +382,16 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
     Optional<String> from = validator.checkAddress("from", request.getFrom());
     if (from.isPresent()) {
       invalid("TransferBuckets", from.get(), observer);
+      return;
+    }
+    if (!request.getWeirRelayTo().isEmpty()) {
+      Optional<Duration> within = relayable("TransferBuckets", request.getWeirRelayTo(), observer);
+      if (within.isPresent()) {
+        relayed(
+            () -> handler.relayTransfer(request, within.get()),
+            accepted -> TransferBucketsResp.newBuilder().setAccepted(accepted).build(),
+            observer);
+      }
       return;
     }
     try {
