@@ -82,7 +82,11 @@ final class StandIns {
     return fewest == last.fewest() && latest == last.latest() ? last : new Last(fewest, latest, at);
   }
 
-  /** Returns the stand-in answer to {@code r}, with {@code metadata} (the owner, the stand-in mark). */
+  /**
+   * Returns the stand-in answer to {@code r}, with {@code metadata} (the owner, the stand-in mark);
+   * hits admitted from the answer with the fewest left also count against the later window's
+   * answer while it is open, so that window never admits more than its owner reported left.
+   */
   RateLimitResponse answer(RateLimitRequest r, Map<String, String> metadata) {
     RateLimitResponse[] decided = new RateLimitResponse[1];
     if (!r.has(Behavior.RESET_REMAINING)) {
@@ -99,7 +103,13 @@ final class StandIns {
                   }
                 }
                 decided[0] = take(from, r);
-                RateLimitResponse latest = from == last.latest() ? decided[0] : last.latest();
+                RateLimitResponse latest = last.latest();
+                if (from == latest) {
+                  latest = decided[0];
+                } else if (decided[0].status() == Status.UNDER_LIMIT
+                    && latest.resetTime() > r.createdAt()) {
+                  latest = take(latest, r);
+                }
                 return new Last(decided[0], latest, r.createdAt());
               });
     }

@@ -108,4 +108,22 @@ class StandInsTest {
     assertThat(answer.status()).isEqualTo(Status.OVER_LIMIT);
     assertThat(answer.remaining()).isZero();
   }
+
+  @Test
+  void answer_hitsTakenFromAnEarlierWindow_alsoCountAgainstTheLaterOneStillOpen() {
+    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
+    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 1, NOW + 30_000));
+    assertThat(standIns.answer(hit(NOW + 1), MARK).status()).isEqualTo(Status.UNDER_LIMIT);
+
+    int admitted = 0;
+    for (int i = 0; i < 10; i++) {
+      if (standIns.answer(hit(NOW + 30_001), MARK).status() == Status.UNDER_LIMIT) {
+        admitted++;
+      }
+    }
+
+    assertThat(admitted)
+        .as("admitted in the later window after 1 of its 9 was taken in the earlier one")
+        .isEqualTo(8);
+  }
 }
