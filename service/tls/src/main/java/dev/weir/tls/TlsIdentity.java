@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
@@ -242,21 +241,9 @@ public final class TlsIdentity implements PeerTls {
    */
   public Supplier<SSLEngine> httpsEngines(ClientAuth clientAuth) throws GeneralSecurityException {
     String[] protocols = settings.protocols();
-    record Built(long generation, SSLContext context) {}
-    AtomicReference<Built> built =
-        new AtomicReference<>(new Built(trustGeneration(), sslContext()));
+    TrustScoped<SSLContext> contexts = TrustScoped.of(this::sslContext, this::trustGeneration);
     return () -> {
-      long generation = trustGeneration();
-      Built now = built.get();
-      if (now.generation() != generation) {
-        try {
-          Built next = new Built(generation, sslContext());
-          now = built.compareAndSet(now, next) ? next : built.get();
-        } catch (GeneralSecurityException e) {
-          throw new IllegalStateException("cannot rebuild the HTTPS TLS context", e);
-        }
-      }
-      SSLContext context = now.context();
+      SSLContext context = contexts.current();
       SSLEngine engine = context.createSSLEngine();
       engine.setUseClientMode(false);
       SSLParameters parameters = context.getDefaultSSLParameters();

@@ -402,7 +402,7 @@ class PeerListenerSecurityTest {
         new KeyManager[] {KeyManagers.keyManager(old.key(), old.chain())},
         new TrustManager[] {KeyManagers.trustManager(new X509Certificate[] {ca.certificate()})},
         null);
-    assertThat(h2Preface(port, oldPeer)).isTrue();
+    assertThat(H2Preface.answered(port, oldPeer)).isTrue();
 
     Path caFile = dir.resolve("ca.pem");
     FileTime before = Files.getLastModifiedTime(caFile);
@@ -410,27 +410,7 @@ class PeerListenerSecurityTest {
     Files.setLastModifiedTime(caFile, FileTime.from(before.toInstant().plusSeconds(10)));
     assertThat(node.reload().casReloaded()).isTrue();
 
-    assertThat(h2Preface(port, oldPeer)).isFalse();
-  }
-
-  /**
-   * Returns whether the listener at {@code port} answers the HTTP/2 preface with a frame over TLS
-   * with ALPN {@code h2}; false when the handshake was refused.
-   */
-  private static boolean h2Preface(int port, SSLContext client) throws Exception {
-    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", port)) {
-      SSLParameters parameters = socket.getSSLParameters();
-      parameters.setApplicationProtocols(new String[] {"h2"});
-      socket.setSSLParameters(parameters);
-      socket.setSoTimeout(10_000);
-      socket.startHandshake();
-      socket.getOutputStream().write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes());
-      socket.getOutputStream().write(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0});
-      socket.getOutputStream().flush();
-      return socket.getInputStream().readNBytes(9).length == 9;
-    } catch (SSLException | SocketException refused) {
-      return false;
-    }
+    assertThat(H2Preface.answered(port, oldPeer)).isFalse();
   }
 
   @Test

@@ -403,32 +403,12 @@ class TlsIdentityTest {
         TlsIdentity.load(write("server", ca, ClientAuth.REQUIRE_AND_VERIFY), HOSTS);
     int port = grpcServer(identity);
     SSLContext oldPeer = clientOf(ca.issue("old-peer", HOSTS, YEAR));
-    assertThat(h2Preface(port, oldPeer)).isTrue();
+    assertThat(H2Preface.answered(port, oldPeer)).isTrue();
 
     rewriteCaFile(Pem.encode(CertificateAuthority.create("next-ca", YEAR).certificate()));
     assertThat(identity.reloadIfChanged()).isTrue();
 
-    assertThat(h2Preface(port, oldPeer)).isFalse();
-  }
-
-  /**
-   * Returns whether the server at {@code port} answers the HTTP/2 preface with a frame over TLS
-   * with ALPN {@code h2}; false when the handshake was refused.
-   */
-  private boolean h2Preface(int port, SSLContext client) throws Exception {
-    try (SSLSocket socket = (SSLSocket) client.getSocketFactory().createSocket("127.0.0.1", port)) {
-      javax.net.ssl.SSLParameters parameters = socket.getSSLParameters();
-      parameters.setApplicationProtocols(new String[] {"h2"});
-      socket.setSSLParameters(parameters);
-      socket.setSoTimeout(10_000);
-      socket.startHandshake();
-      socket.getOutputStream().write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes());
-      socket.getOutputStream().write(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0});
-      socket.getOutputStream().flush();
-      return socket.getInputStream().readNBytes(9).length == 9;
-    } catch (SSLException | java.net.SocketException refused) {
-      return false;
-    }
+    assertThat(H2Preface.answered(port, oldPeer)).isFalse();
   }
 
   @Test

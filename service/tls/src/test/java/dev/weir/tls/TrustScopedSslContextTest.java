@@ -36,7 +36,7 @@ class TrustScopedSslContextTest {
             },
             generation::get);
     generation.incrementAndGet();
-    Logger logger = (Logger) LoggerFactory.getLogger(TrustScopedSslContext.class);
+    Logger logger = (Logger) LoggerFactory.getLogger(TrustScoped.class);
     ListAppender<ILoggingEvent> logged = new ListAppender<>();
     logged.start();
     logger.addAppender(logged);
