@@ -141,20 +141,7 @@ class ConfigLoadErrorTest {
       })
   void compile_badNumberInRateLimit_referenceTextThenKeyValueDescriptorAndAllowed(
       String line, String text) {
-    String yaml =
-        "domain: demo\n"
-            + "descriptors:\n"
-            + "  - key: user\n"
-            + "    value: x\n"
-            + "    descriptors:\n"
-            + "      - key: tier\n"
-            + "        rate_limit:\n"
-            + "          "
-            + line
-            + "\n"
-            + "          unit: second\n";
-
-    assertCompileErrors(yaml, "t.yaml: " + text);
+    assertCompileErrors(tierRateLimitWith(line), "t.yaml: " + text);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -172,20 +159,22 @@ class ConfigLoadErrorTest {
       })
   void compile_badBooleanInRateLimit_referenceTextThenKeyValueDescriptorAndAllowed(
       String line, String text) {
-    String yaml =
-        "domain: demo\n"
-            + "descriptors:\n"
-            + "  - key: user\n"
-            + "    value: x\n"
-            + "    descriptors:\n"
-            + "      - key: tier\n"
-            + "        rate_limit:\n"
-            + "          "
-            + line
-            + "\n"
-            + "          unit: second\n";
+    assertCompileErrors(tierRateLimitWith(line), "t.yaml: " + text);
+  }
 
-    assertCompileErrors(yaml, "t.yaml: " + text);
+  /** A config whose rule for {@code user=x, tier} has {@code line} in its rate_limit. */
+  private static String tierRateLimitWith(String line) {
+    return "domain: demo\n"
+        + "descriptors:\n"
+        + "  - key: user\n"
+        + "    value: x\n"
+        + "    descriptors:\n"
+        + "      - key: tier\n"
+        + "        rate_limit:\n"
+        + "          "
+        + line
+        + "\n"
+        + "          unit: second\n";
   }
 
   @ParameterizedTest(name = "{0}")
