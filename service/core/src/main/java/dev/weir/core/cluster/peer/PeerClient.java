@@ -443,15 +443,12 @@ public final class PeerClient implements AutoCloseable {
    */
   public CompletableFuture<Integer> transferBuckets(
       List<BucketSnapshot> buckets, String from, Duration timeout) {
-    CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
-    detached(
-        () ->
-            stub.withWaitForReady()
-                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .transferBuckets(
-                    TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
-                    observer(call)));
-    return wrap(call, "handing buckets to").thenApply(TransferBucketsResp::getAccepted);
+    return transfer(
+        TransferBucketsReq.newBuilder().addAllBuckets(buckets).setFrom(from).build(),
+        stub.withWaitForReady(),
+        timeout,
+        "handing buckets to",
+        Reporting.CALL);
   }
 
   /**
@@ -468,13 +465,8 @@ public final class PeerClient implements AutoCloseable {
             .setFrom(from)
             .setWeirRelayTo(target)
             .build();
-    CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
-    detached(
-        () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .transferBuckets(req, observer(call)));
-    return wrap(call, "handing buckets to '" + target + "' through", Reporting.RELAY)
-        .thenApply(TransferBucketsResp::getAccepted);
+    return transfer(
+        req, stub, timeout, "handing buckets to '" + target + "' through", Reporting.RELAY);
   }
 
   /**
@@ -482,12 +474,25 @@ public final class PeerClient implements AutoCloseable {
    * deadline {@code timeout}; fails at once, without waiting for a connection, when none is up.
    */
   public CompletableFuture<Integer> transferOnward(TransferBucketsReq request, Duration timeout) {
+    return transfer(request, stub, timeout, "relaying buckets to", Reporting.CALL);
+  }
+
+  /**
+   * Sends {@code request} on {@code via} with deadline {@code timeout}; completes with how many
+   * buckets the peer accepted, failing as {@code reporting} says.
+   */
+  private CompletableFuture<Integer> transfer(
+      TransferBucketsReq request,
+      PeersV1Grpc.PeersV1Stub via,
+      Duration timeout,
+      String what,
+      Reporting reporting) {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
     detached(
         () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+            via.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(request, observer(call)));
-    return wrap(call, "relaying buckets to").thenApply(TransferBucketsResp::getAccepted);
+    return wrap(call, what, reporting).thenApply(TransferBucketsResp::getAccepted);
   }
 
   /** Tells the peer that {@code self} is leaving ({@code true}) or back ({@code false}). */
