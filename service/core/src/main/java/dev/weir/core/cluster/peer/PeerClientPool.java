@@ -277,16 +277,19 @@ public final class PeerClientPool implements AutoCloseable {
    * Hands {@code buckets}, sent by {@code from}, to {@code owner} with {@code TransferBuckets}:
    * through the peer that reaches the owner when this node does not ({@link #relayThrough}, the
    * same peer its forwarded items go through), else directly ({@link PeerClient#transferBuckets});
-   * a direct transfer that fails is relayed if a peer reaches the owner by then. The relayed
-   * transfer keeps {@code from}, so the owner merges it as this node's however it came. Completes
-   * with how many buckets the owner accepted.
+   * a direct transfer that fails is relayed if a peer reaches the owner by then. A relayed transfer
+   * that fails (the relaying peer does not reach the owner after all, or refuses) waits for the
+   * owner's indirect probes to reach their verdict, then is sent directly if no peer reaches the
+   * owner any more, else fails with the relay's error. The relayed transfer keeps {@code from}, so
+   * the owner merges it as this node's however it came. Completes with how many buckets the owner
+   * accepted.
    */
   public CompletableFuture<Integer> transferBuckets(
       String owner, List<BucketSnapshot> buckets, String from, Duration timeout) {
     IndirectProbes p = probes;
     String through = p == null ? null : p.via(owner);
     if (through != null) {
-      return call(through, c -> c.relayTransfer(owner, buckets, from, timeout));
+      return relayedTransfer(p, through, owner, buckets, from, timeout);
     }
     CompletableFuture<Integer> direct =
         call(owner, c -> c.transferBuckets(buckets, from, timeout));
@@ -298,8 +301,26 @@ public final class PeerClientPool implements AutoCloseable {
           String now = p.via(owner);
           return now == null
               ? CompletableFuture.failedFuture(error)
-              : call(now, c -> c.relayTransfer(owner, buckets, from, timeout));
+              : relayedTransfer(p, now, owner, buckets, from, timeout);
         });
+  }
+
+  private CompletableFuture<Integer> relayedTransfer(
+      IndirectProbes p,
+      String through,
+      String owner,
+      List<BucketSnapshot> buckets,
+      String from,
+      Duration timeout) {
+    return call(through, c -> c.relayTransfer(owner, buckets, from, timeout))
+        .exceptionallyCompose(
+            error ->
+                p.settled(owner)
+                    .thenCompose(
+                        v ->
+                            p.via(owner) == null
+                                ? call(owner, c -> c.transferBuckets(buckets, from, timeout))
+                                : CompletableFuture.<Integer>failedFuture(error)));
   }
 
   private CompletableFuture<RateLimitResponse> relayed(

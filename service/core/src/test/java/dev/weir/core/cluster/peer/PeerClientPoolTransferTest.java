@@ -1,0 +1,194 @@
+package dev.weir.core.cluster.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.IdlePeerHandler;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
+import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.TransferBucketsReq;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link PeerClientPool#transferBuckets} to an owner this node finds down, against in-process peers
+ * on a fake clock whose indirect probe answers the test completes: a relayed transfer that fails
+ * falls back to a direct one once the probes found that no peer reaches the owner.
+ */
+class PeerClientPoolTransferTest {
+
+  private static final String SELF = "10.0.0.1:1051";
+  private static final String RELAY = "10.0.0.2:1051";
+  private static final String OWNER = "10.0.0.3:1051";
+  private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+  private final FakeClock clock = new FakeClock();
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final PeerLiveness liveness = new PeerLiveness(clock);
+  private final List<Server> servers = new ArrayList<>();
+  private final Map<String, PeerHandler> handlers = new ConcurrentHashMap<>();
+  private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
+  private final IndirectProbes probes =
+      new IndirectProbes(
+          SELF,
+          liveness,
+          pool,
+          () -> Set.of(SELF, RELAY, OWNER),
+          scheduler,
+          Duration.ofMillis(500),
+          TIMEOUT,
+          () -> {});
+  private final Relay relay = new Relay();
+  private final Owner owner = new Owner();
+
+  PeerClientPoolTransferTest() {
+    handlers.put(RELAY, relay);
+    handlers.put(OWNER, owner);
+    liveness.addListener(probes);
+    pool.relayThrough(
+        probes,
+        new RelayForwarder(
+            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, true), clock));
+  }
+
+  @AfterEach
+  void stop() {
+    probes.close();
+    pool.close();
+    servers.forEach(Server::shutdownNow);
+  }
+
+  private PeerClient client(String address) {
+    try {
+      String name = InProcessServerBuilder.generateName();
+      servers.add(
+          InProcessServerBuilder.forName(name)
+              .directExecutor()
+              .addService(new PeersService(handlers.get(address), clock))
+              .build()
+              .start());
+      return new PeerClient(
+          address,
+          InProcessChannelBuilder.forName(name).directExecutor().build(),
+          new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, true),
+          scheduler,
+          clock);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private List<BucketSnapshot> buckets() {
+    long now = clock.wallMillis();
+    return List.of(
+        PeerProtos.toSnapshot(
+            "n_k", new TokenBucketState(Status.UNDER_LIMIT, 10, 600_000, 3, now, now + 600_000)));
+  }
+
+  /** Marks the owner down here while the relay's indirect probe of it is unanswered. */
+  private void ownerDownVerdictPending() {
+    liveness.notAnswering(OWNER, "cut", true);
+    assertThat(probes.via(OWNER)).as("the first checker, before the verdict").isEqualTo(RELAY);
+  }
+
+  @Test
+  void relayedTransferRefused_noPeerReachesTheOwner_sentDirectlyAfterTheVerdict() {
+    ownerDownVerdictPending();
+    relay.refuseTransfers = true;
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(relay.transfers).as("relayed first").hasValue(1);
+    assertThat(transfer).as("waiting for the probes' verdict").isNotDone();
+    assertThat(owner.received).isEmpty();
+
+    relay.answerProbe(false);
+
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(owner.received)
+        .as("the owner holds the transferred count, as the sender's")
+        .containsExactly("from " + SELF + ": n_k remaining 3");
+  }
+
+  @Test
+  void relayedTransferRefused_aPeerStillReachesTheOwner_failsWithTheRelaysError() {
+    ownerDownVerdictPending();
+    relay.refuseTransfers = true;
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+    relay.answerProbe(true);
+
+    assertThatThrownBy(transfer::join)
+        .hasMessageContaining("handing buckets to '" + OWNER + "' through")
+        .hasMessageContaining("relay refused the transfer");
+    assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
+  }
+
+  /** A relaying peer whose indirect probe answer the test completes. */
+  private static final class Relay extends IdlePeerHandler {
+    final AtomicInteger transfers = new AtomicInteger();
+    final List<Duration> within = new CopyOnWriteArrayList<>();
+    final List<CompletableFuture<GetPeerRateLimitsResp>> probes = new CopyOnWriteArrayList<>();
+    volatile boolean refuseTransfers;
+
+    @Override
+    public CompletableFuture<GetPeerRateLimitsResp> relay(
+        GetPeerRateLimitsReq request, Duration within) {
+      CompletableFuture<GetPeerRateLimitsResp> answer = new CompletableFuture<>();
+      probes.add(answer);
+      return answer;
+    }
+
+    /** Answers the pending indirect probe: whether this peer reaches the owner. */
+    void answerProbe(boolean reaches) {
+      assertThat(probes).as("one probe pending").hasSize(1);
+      CompletableFuture<GetPeerRateLimitsResp> probe = probes.remove(0);
+      if (reaches) {
+        probe.complete(GetPeerRateLimitsResp.getDefaultInstance());
+      } else {
+        probe.completeExceptionally(new PeerException(OWNER, "does not reach " + OWNER, null));
+      }
+    }
+
+    @Override
+    public CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
+      transfers.incrementAndGet();
+      this.within.add(within);
+      return refuseTransfers
+          ? CompletableFuture.failedFuture(
+              new PeerException(OWNER, "relay refused the transfer", null))
+          : CompletableFuture.completedFuture(request.getBucketsCount());
+    }
+  }
+
+  /** The owner: records the buckets it accepts. */
+  private static final class Owner extends IdlePeerHandler {
+    final List<String> received = new CopyOnWriteArrayList<>();
+    @Override
+    public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      for (BucketSnapshot b : buckets) {
+        received.add(
+            "from " + from + ": " + b.getKey() + " remaining " + b.getTokenBucket().getRemaining());
+      }
+      return buckets.size();
+    }
+  }
+}
