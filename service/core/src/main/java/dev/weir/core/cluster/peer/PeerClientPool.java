@@ -17,6 +17,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -280,47 +281,120 @@ public final class PeerClientPool implements AutoCloseable {
    * a direct transfer that fails is relayed if a peer reaches the owner by then. A relayed transfer
    * that fails (the relaying peer does not reach the owner after all, or refuses) waits for the
    * owner's indirect probes to reach their verdict, then is sent directly if no peer reaches the
-   * owner any more, else fails with the relay's error. The relayed transfer keeps {@code from}, so
-   * the owner merges it as this node's however it came. Completes with how many buckets the owner
-   * accepted.
+   * owner any more, else fails with the relay's error. All its legs share one deadline, {@code
+   * timeout} from now on the liveness's clock: each leg after the first gets what is left of it,
+   * and fails at once, without calling the peer, when nothing is. The relayed transfer keeps {@code
+   * from}, so the owner merges it as this node's however it came. Completes with how many buckets
+   * the owner accepted.
    */
   public CompletableFuture<Integer> transferBuckets(
       String owner, List<BucketSnapshot> buckets, String from, Duration timeout) {
     IndirectProbes p = probes;
-    String through = p == null ? null : p.via(owner);
-    if (through != null) {
-      return relayedTransfer(p, through, owner, buckets, from, timeout);
-    }
-    CompletableFuture<Integer> direct =
-        call(owner, c -> c.transferBuckets(buckets, from, timeout));
     if (p == null) {
-      return direct;
+      return call(owner, c -> c.transferBuckets(buckets, from, timeout));
     }
-    return direct.exceptionallyCompose(
-        error -> {
-          String now = p.via(owner);
-          return now == null
-              ? CompletableFuture.failedFuture(error)
-              : relayedTransfer(p, now, owner, buckets, from, timeout);
-        });
+    Transfer transfer =
+        new Transfer(p, owner, buckets, from, timeout, liveness.clock().monotonicNanos());
+    String through = p.via(owner);
+    if (through != null) {
+      return transfer.relayed(through, timeout);
+    }
+    return transfer
+        .direct(timeout)
+        .exceptionallyCompose(
+            error -> {
+              String now = p.via(owner);
+              return now == null
+                  ? CompletableFuture.failedFuture(error)
+                  : transfer.within(
+                      "through '" + now + "'", error, left -> transfer.relayed(now, left));
+            });
   }
 
-  private CompletableFuture<Integer> relayedTransfer(
-      IndirectProbes p,
-      String through,
-      String owner,
-      List<BucketSnapshot> buckets,
-      String from,
-      Duration timeout) {
-    return call(through, c -> c.relayTransfer(owner, buckets, from, timeout))
-        .exceptionallyCompose(
-            error ->
-                p.settled(owner)
+  /** One {@link #transferBuckets} call: its buckets, its owner and its deadline. */
+  private final class Transfer {
+    private final IndirectProbes probes;
+    private final String owner;
+    private final List<BucketSnapshot> buckets;
+    private final String from;
+    private final Duration timeout;
+    private final long start;
+
+    Transfer(
+        IndirectProbes probes,
+        String owner,
+        List<BucketSnapshot> buckets,
+        String from,
+        Duration timeout,
+        long start) {
+      this.probes = probes;
+      this.owner = owner;
+      this.buckets = buckets;
+      this.from = from;
+      this.timeout = timeout;
+      this.start = start;
+    }
+
+    /**
+     * Relays the buckets through {@code through} with deadline {@code left}; on failure sends them
+     * directly as {@link #transferBuckets} says.
+     */
+    CompletableFuture<Integer> relayed(String through, Duration left) {
+      return call(through, c -> c.relayTransfer(owner, buckets, from, left))
+          .exceptionallyCompose(
+              error -> {
+                if (left().compareTo(Duration.ZERO) <= 0) {
+                  return CompletableFuture.failedFuture(error);
+                }
+                return probes
+                    .settled(owner)
                     .thenCompose(
                         v ->
-                            p.via(owner) == null
-                                ? call(owner, c -> c.transferBuckets(buckets, from, timeout))
-                                : CompletableFuture.<Integer>failedFuture(error)));
+                            probes.via(owner) == null
+                                ? within("directly", error, this::direct)
+                                : CompletableFuture.<Integer>failedFuture(error));
+              });
+    }
+
+    /** Sends the buckets to the owner directly with deadline {@code left}. */
+    CompletableFuture<Integer> direct(Duration left) {
+      return call(owner, c -> c.transferBuckets(buckets, from, left));
+    }
+
+    /**
+     * Applies {@code leg} to what is left of the timeout, or fails at once, with {@code earlier} as
+     * the cause, when nothing is.
+     */
+    CompletableFuture<Integer> within(
+        String path, Throwable earlier, Function<Duration, CompletableFuture<Integer>> leg) {
+      Duration left = left();
+      if (left.compareTo(Duration.ZERO) > 0) {
+        return leg.apply(left);
+      }
+      Throwable cause =
+          earlier instanceof CompletionException && earlier.getCause() != null
+              ? earlier.getCause()
+              : earlier;
+      return CompletableFuture.failedFuture(
+          new PeerException(
+              owner,
+              "not handing "
+                  + buckets.size()
+                  + " bucket(s) to peer '"
+                  + owner
+                  + "' "
+                  + path
+                  + ": the transfer's timeout of "
+                  + timeout.toMillis()
+                  + " ms is used up (the attempt before failed: "
+                  + cause.getMessage()
+                  + ")",
+              cause));
+    }
+
+    private Duration left() {
+      return timeout.minusNanos(liveness.clock().monotonicNanos() - start);
+    }
   }
 
   private CompletableFuture<RateLimitResponse> relayed(

@@ -91,6 +91,11 @@ public final class PeerLiveness implements PeerCallObserver {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
+  /** Returns the clock outages are timed on. */
+  Clock clock() {
+    return clock;
+  }
+
   /** Registers {@code listener} for later changes, after those registered before. */
   public void addListener(Listener listener) {
     listeners.add(listener);

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link PeerClientPool#transferBuckets} to an owner this node finds down, against in-process peers
  * on a fake clock whose indirect probe answers the test completes: a relayed transfer that fails
- * falls back to a direct one once the probes found that no peer reaches the owner.
+ * falls back to a direct one once the probes found that no peer reaches the owner, and every leg
+ * of one transfer shares its one timeout.
  */
 class PeerClientPoolTransferTest {
 
@@ -142,6 +143,43 @@ class PeerClientPoolTransferTest {
     assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
   }
 
+  @Test
+  void directTransferFailsLate_relayedLegGetsOnlyWhatIsLeftOfTheTimeout() {
+    owner.onTransfer =
+        () -> {
+          clock.advance(Duration.ofMillis(700));
+          ownerDownVerdictPending();
+          throw new IllegalStateException("owner failed the transfer");
+        };
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(relay.transfers).hasValue(1);
+    assertThat(relay.within)
+        .as("the relay's wait for the owner, at most what is left of the 1 s timeout")
+        .singleElement()
+        .satisfies(within -> assertThat(within).isLessThanOrEqualTo(Duration.ofMillis(300)));
+  }
+
+  @Test
+  void directTransferUsesTheWholeTimeout_relayedLegFailsAtOnceWithoutCallingTheRelay() {
+    owner.onTransfer =
+        () -> {
+          clock.advance(TIMEOUT);
+          ownerDownVerdictPending();
+          throw new IllegalStateException("owner failed the transfer");
+        };
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(transfer).isCompletedExceptionally();
+    assertThatThrownBy(transfer::join)
+        .hasMessageContaining("not handing 1 bucket(s) to peer '" + OWNER + "' through '" + RELAY)
+        .hasMessageContaining("timeout of 1000 ms");
+    assertThat(relay.transfers).as("the relay was not called").hasValue(0);
+  }
+
   /** A relaying peer whose indirect probe answer the test completes. */
   private static final class Relay extends IdlePeerHandler {
     final AtomicInteger transfers = new AtomicInteger();
@@ -182,8 +220,13 @@ class PeerClientPoolTransferTest {
   /** The owner: records the buckets it accepts. */
   private static final class Owner extends IdlePeerHandler {
     final List<String> received = new CopyOnWriteArrayList<>();
+    volatile Runnable onTransfer = () -> {};
+
     @Override
     public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+      Runnable hook = onTransfer;
+      onTransfer = () -> {};
+      hook.run();
       for (BucketSnapshot b : buckets) {
         received.add(
             "from " + from + ": " + b.getKey() + " remaining " + b.getTokenBucket().getRemaining());
