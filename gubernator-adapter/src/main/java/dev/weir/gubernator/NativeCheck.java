@@ -89,8 +89,11 @@ public final class NativeCheck {
     String[] errors = null;
     for (int i = 0; i < n; i++) {
       RateLimitRequest item = items.get(i);
-      // An empty key is refused by the core's checks, which say so before any length.
-      String error = item.uniqueKey().isEmpty() ? null : limits.checkItem(item).orElse(null);
+      // An empty key or name is refused by the core's checks, which say so before any length.
+      String error =
+          item.uniqueKey().isEmpty() || item.name().isEmpty()
+              ? null
+              : limits.checkItem(item).orElse(null);
       if (error == null) {
         continue;
       }

@@ -117,6 +117,15 @@ class NativeCheckTest {
   }
 
   @Test
+  void check_emptyNameAndTooLongKey_saysTheNamespaceIsEmptyFirst() {
+    RateLimitReq item = item("k".repeat(17)).toBuilder().setName("").build();
+
+    GetRateLimitsResp answer = check.decide(call(item)).join();
+
+    assertThat(answer.getResponses(0).getError()).isEqualTo("field 'namespace' cannot be empty");
+  }
+
+  @Test
   void check_gregorianItemOverLimit_namesItsCalendarIntervalBesideTheCode() {
     RateLimitReq hourly =
         item("a").toBuilder().setLimit(0).setDuration(1).setBehaviorValue(Behavior.DURATION_IS_GREGORIAN).build();
