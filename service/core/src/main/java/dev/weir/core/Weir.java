@@ -74,6 +74,9 @@ public final class Weir {
   /** The default longest wait for each step of leaving the cluster on close: 5 s. */
   public static final Duration DEFAULT_LEAVE_WAIT = Duration.ofSeconds(5);
 
+  /** The longest {@link Builder#leaveWait}: 1 hour. */
+  public static final Duration MAX_LEAVE_WAIT = Duration.ofHours(1);
+
   private Weir() {}
 
   /** Returns a builder of a cluster member; every setting has a default. */
@@ -329,10 +332,15 @@ public final class Weir {
       return this;
     }
 
-    /** Sets the longest wait for each step of leaving the cluster on close (default 5 s). */
+    /**
+     * Sets the longest wait for each step of leaving the cluster on close, zero to {@link
+     * #MAX_LEAVE_WAIT 1 hour} (default 5 s).
+     */
     public Builder leaveWait(Duration value) {
-      if (value.isNegative()) {
-        throw new IllegalArgumentException("leaveWait must be zero or more, got " + value);
+      Objects.requireNonNull(value, "leaveWait");
+      if (value.isNegative() || value.compareTo(MAX_LEAVE_WAIT) > 0) {
+        throw new IllegalArgumentException(
+            "leaveWait must be zero or more and at most " + MAX_LEAVE_WAIT + ", got " + value);
       }
       this.leaveWait = value;
       return this;

@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -287,19 +288,42 @@ public final class WeirMember implements RateLimiter {
 
   /**
    * Closes the member as {@link #close()} does, waiting up to {@code serverGrace} for the gRPC
-   * calls in flight before cancelling them, then closing the peer clients. After {@link
-   * #stopServer} it only releases the peer clients, the timers and the discovery.
+   * calls in flight before cancelling them (a grace too long to count in nanoseconds, about 292
+   * years, waits as long as that), then closing the peer clients. After {@link #stopServer} it only
+   * releases the peer clients, the timers and the discovery. A step that throws does not keep the
+   * later ones from running; the first exception is rethrown once all have run.
    */
   public synchronized void close(Duration serverGrace) {
+    Objects.requireNonNull(serverGrace, "serverGrace");
     if (state == State.CLOSED) {
       return;
     }
-    leave();
+    RuntimeException failure = null;
+    failure = attempt(failure, this::leave);
     state = State.CLOSED;
-    stopServer(serverGrace);
-    cluster.close();
-    scheduler.close();
-    closeDiscovery();
+    failure = attempt(failure, () -> stopServer(serverGrace));
+    failure = attempt(failure, cluster::close);
+    failure = attempt(failure, scheduler::close);
+    failure = attempt(failure, this::closeDiscovery);
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /**
+   * Runs {@code step} and returns {@code failure}, or the exception {@code step} threw when there
+   * was none yet (else that exception is added to {@code failure} as suppressed).
+   */
+  private static RuntimeException attempt(RuntimeException failure, Runnable step) {
+    try {
+      step.run();
+    } catch (RuntimeException e) {
+      if (failure == null) {
+        return e;
+      }
+      failure.addSuppressed(e);
+    }
+    return failure;
   }
 
   /**
@@ -310,9 +334,11 @@ public final class WeirMember implements RateLimiter {
    * that stop all their listeners side by side after {@link #leave()}; an interrupt cancels the
    * calls at once and keeps the interrupt status. Does nothing before {@link #start()} (the peer
    * listener {@link Weir.Builder#build()} bound and a given {@link Weir.Builder#server} keep
-   * running, for {@code start()} to serve on) or once the servers have stopped.
+   * running, for {@code start()} to serve on) or once the servers have stopped. A grace too long
+   * to count in nanoseconds (about 292 years) waits as long as that.
    */
   public void stopServer(Duration grace) {
+    long graceNanos = saturatedNanos(Objects.requireNonNull(grace, "grace"));
     Server started;
     PeerListener listener;
     synchronized (this) {
@@ -322,22 +348,34 @@ public final class WeirMember implements RateLimiter {
       started = server;
       listener = peerListener;
     }
-    long deadline = System.nanoTime() + grace.toNanos();
+    long begun = System.nanoTime();
     if (listener != null) {
       listener.server().shutdown();
     }
-    if (started != null) {
-      stopGracefully(started, grace);
-    }
-    if (listener != null) {
-      listener.stop(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    try {
+      if (started != null) {
+        stopGracefully(started, graceNanos);
+      }
+    } finally {
+      if (listener != null) {
+        listener.stop(Duration.ofNanos(Math.max(0, graceNanos - (System.nanoTime() - begun))));
+      }
     }
   }
 
-  private static void stopGracefully(Server server, Duration grace) {
+  /** Returns {@code grace} in nanoseconds, {@link Long#MAX_VALUE} when it has more. */
+  private static long saturatedNanos(Duration grace) {
+    try {
+      return grace.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return grace.isNegative() ? 0 : Long.MAX_VALUE;
+    }
+  }
+
+  private static void stopGracefully(Server server, long graceNanos) {
     server.shutdown();
     try {
-      if (!server.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+      if (!server.awaitTermination(graceNanos, TimeUnit.NANOSECONDS)) {
         server.shutdownNow();
       }
     } catch (InterruptedException e) {

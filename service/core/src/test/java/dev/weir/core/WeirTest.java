@@ -3,6 +3,7 @@ package dev.weir.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.limiter.InputLimits;
@@ -30,10 +31,14 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -524,6 +529,123 @@ class WeirTest {
     assertThatThrownBy(() -> Weir.builder().peerTlsServerName("weir-peers:1052"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("peerTlsServerName: 'weir-peers:1052' is not a DNS name");
+  }
+
+  @Test
+  void leaveWait_overTheLimitOrNull_isRefusedNamingTheSetting() {
+    assertThatThrownBy(() -> Weir.builder().leaveWait(ChronoUnit.FOREVER.getDuration()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "leaveWait must be zero or more and at most PT1H, got "
+                + ChronoUnit.FOREVER.getDuration());
+    assertThatThrownBy(() -> Weir.builder().leaveWait(Duration.ofMillis(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("leaveWait must be zero or more and at most PT1H, got PT");
+    assertThatThrownBy(() -> Weir.builder().leaveWait(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("leaveWait must be zero or more and at most PT1H, got PT-1S");
+    assertThatThrownBy(() -> Weir.builder().leaveWait(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("leaveWait");
+    assertThat(Weir.builder().leaveWait(Weir.MAX_LEAVE_WAIT)).isNotNull();
+  }
+
+  @Test
+  void close_withAGraceTooLongForNanoseconds_waitsAndStopsTheGivenServer() throws Exception {
+    Server callers =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    closeLater(callers::shutdownNow);
+    WeirMember member = Weir.builder().server(callers).start();
+
+    member.close(Duration.ofMillis(Long.MAX_VALUE));
+
+    assertThat(callers.isTerminated()).isTrue();
+    assertThatThrownBy(() -> member.decide(hit("account:1", 1)).join())
+        .hasCauseInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void close_whenStoppingTheServerThrows_stillClosesTheDiscoveryAndRethrows() throws Exception {
+    Server callers =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    closeLater(callers::shutdownNow);
+    Server failing = new FailingShutdownServer(callers);
+    RecordingDiscovery discovery = new RecordingDiscovery();
+    WeirMember member = Weir.builder().server(failing).discovery(discovery).start();
+
+    assertThatThrownBy(() -> member.close(Duration.ZERO))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("shutdown failed");
+
+    assertThat(discovery.closed).as("discovery closed").isTrue();
+  }
+
+  /** A discovery that reports whatever member it is given alone and records its close. */
+  private static final class RecordingDiscovery implements PeerDiscovery {
+    volatile boolean closed;
+
+    @Override
+    public void start(Consumer<Set<String>> listener) {}
+
+    @Override
+    public boolean onlySelf() {
+      return true;
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+    }
+  }
+
+  /** A started server whose {@code shutdown()} throws; the rest is the wrapped server's. */
+  private static final class FailingShutdownServer extends Server {
+    private final Server inner;
+
+    FailingShutdownServer(Server inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public Server start() {
+      return this;
+    }
+
+    @Override
+    public int getPort() {
+      return inner.getPort();
+    }
+
+    @Override
+    public Server shutdown() {
+      throw new IllegalStateException("shutdown failed");
+    }
+
+    @Override
+    public Server shutdownNow() {
+      inner.shutdownNow();
+      return this;
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return inner.isShutdown();
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return inner.isTerminated();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+      return inner.awaitTermination(timeout, unit);
+    }
+
+    @Override
+    public void awaitTermination() throws InterruptedException {
+      inner.awaitTermination();
+    }
   }
 
   @Test
