@@ -296,7 +296,7 @@ public final class WeirClient implements AutoCloseable {
       if (!closed.get()) {
         refreshTimer =
             scheduler.schedule(
-                () -> refreshRing().whenComplete((done, failure) -> scheduleRefresh()),
+                () -> askRing().whenComplete((done, failure) -> scheduleRefresh()),
                 ringRefresh);
       }
     }
@@ -341,7 +341,19 @@ public final class WeirClient implements AutoCloseable {
   /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
   private void askForTheRing() {
     if (!closed.get() && refreshing.compareAndSet(false, true)) {
-      refreshRing().whenComplete((done, error) -> allowAskingAfterAPause());
+      askRing().whenComplete((done, error) -> allowAskingAfterAPause());
+    }
+  }
+
+  /**
+   * Returns {@link #refreshRing()}'s future, or one failed with what it threw (a client interceptor
+   * of the given channel may throw), so that the timer and the asks after a failure go on.
+   */
+  private CompletableFuture<Void> askRing() {
+    try {
+      return refreshRing();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 

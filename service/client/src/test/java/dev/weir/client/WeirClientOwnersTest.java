@@ -1,6 +1,7 @@
 package dev.weir.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -10,7 +11,12 @@ import dev.weir.proto.ring.GetRingResp;
 import dev.weir.proto.ring.RingGrpc;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -377,6 +383,88 @@ class WeirClientOwnersTest {
       assertThat(ring.calls.get())
           .as("after the pause (and the periodic refresh), the next failure asks again")
           .isEqualTo(callsBefore + 3);
+    }
+  }
+
+  /**
+   * Returns a channel to the seed whose {@code GetRing} calls after the first {@code okAsks} throw
+   * from the channel itself (as a client interceptor of the caller's may), {@code throwingAsks}
+   * times, and counts them in {@code asks}.
+   */
+  private ManagedChannel seedWhoseRingAskThrows(int okAsks, int throwingAsks, AtomicInteger asks) {
+    ClientInterceptor throwing =
+        new ClientInterceptor() {
+          @Override
+          public <Q, A> ClientCall<Q, A> interceptCall(
+              MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+            if (method.getFullMethodName().equals(RingGrpc.getGetRingMethod().getFullMethodName())) {
+              int ask = asks.incrementAndGet();
+              if (ask > okAsks && ask <= okAsks + throwingAsks) {
+                throw new IllegalStateException("interceptor failed on ask " + ask);
+              }
+            }
+            return next.newCall(method, options);
+          }
+        };
+    ManagedChannel channel =
+        InProcessChannelBuilder.forName("seed").directExecutor().intercept(throwing).build();
+    channels.add(channel);
+    return channel;
+  }
+
+  @Test
+  void refreshTimer_ringAskThrows_theTimerAsksAgainLater() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    AtomicInteger asks = new AtomicInteger();
+    try (WeirClient client =
+        WeirClient.builder()
+            .channel(seedWhoseRingAskThrows(1, 1, asks))
+            .sendToOwners()
+            .memberChannels(
+                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
+            .batchWindow(Duration.ZERO)
+            .scheduler(scheduler)
+            .build()) {
+      ring.answer = ringOf(MEMBERS.subList(0, 2), "fnv1a-fmix64");
+
+      assertThatCode(scheduler::runDue).as("the timer's task").doesNotThrowAnyException();
+
+      assertThat(asks.get()).isEqualTo(2);
+      assertThat(scheduler.waiting())
+          .as("the next periodic ask")
+          .containsExactly(WeirClient.DEFAULT_RING_REFRESH);
+      scheduler.runDue();
+      assertThat(client.ringMembers()).containsExactlyElementsOf(MEMBERS.subList(0, 2));
+    }
+  }
+
+  @Test
+  void check_ownerNotConnectedWhileTheRingAskThrows_isSentAgainThroughTheTarget_andAsksLater() {
+    String unconnected = "10.0.0.9:1051";
+    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), unconnected);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    String key = keyOwnedBy(members, unconnected);
+    AtomicInteger asks = new AtomicInteger();
+    try (WeirClient client =
+        WeirClient.builder()
+            .channel(seedWhoseRingAskThrows(1, 1, asks))
+            .sendToOwners()
+            .memberChannels(
+                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
+            .batchWindow(Duration.ZERO)
+            .ringRefresh(Duration.ofHours(1))
+            .scheduler(scheduler)
+            .build()) {
+      RateLimitResp response = client.check(item(key)).join();
+
+      assertThat(server(response)).as("sent again through the target").isEqualTo("seed");
+      assertThat(asks.get()).as("asked for the ring at once").isEqualTo(2);
+      assertThat(scheduler.waiting())
+          .as("asking again allowed after the pause")
+          .contains(WeirClient.RING_ASK_PAUSE);
+      scheduler.runDue();
+      client.check(item(key)).join();
+      assertThat(asks.get()).as("the periodic ask, then the next failure's").isEqualTo(4);
     }
   }
 
