@@ -36,6 +36,8 @@ final class CheckBatcher {
   private List<Pending> pending = new ArrayList<>();
   private BatchScheduler.Task timer;
   private boolean closed;
+  private int starting;
+  private List<Runnable> whenIdle = new ArrayList<>();
 
   CheckBatcher(Duration window, int maxBatch, BatchScheduler scheduler, Sender sender) {
     this.window = window;
@@ -49,22 +51,25 @@ final class CheckBatcher {
    */
   void add(List<Pending> items) {
     List<List<Pending>> ready = new ArrayList<>();
-    synchronized (lock) {
-      for (Pending item : items) {
-        pending.add(item);
-        if (pending.size() >= maxBatch) {
-          ready.add(takeLocked());
+    try {
+      synchronized (lock) {
+        for (Pending item : items) {
+          pending.add(item);
+          if (pending.size() >= maxBatch) {
+            ready.add(takeLocked());
+          }
+        }
+        if (!pending.isEmpty()) {
+          if (window.isZero() || closed) {
+            ready.add(takeLocked());
+          } else if (timer == null) {
+            timer = scheduler.schedule(this::flush, window);
+          }
         }
       }
-      if (!pending.isEmpty()) {
-        if (window.isZero() || closed) {
-          ready.add(takeLocked());
-        } else if (timer == null) {
-          timer = scheduler.schedule(this::flush, window);
-        }
-      }
+    } finally {
+      ready.forEach(this::send);
     }
-    ready.forEach(this::send);
   }
 
   /**
@@ -77,6 +82,22 @@ final class CheckBatcher {
       closed = true;
     }
     flush();
+  }
+
+  /**
+   * Runs {@code action} once every batch taken from the queue has had its call started: at once
+   * when none is waiting to start, else on the thread that starts the last. Shutting a closed
+   * batcher's channel down in {@code action} lets a batch its timer took just before the close
+   * complete, as started calls do, instead of failing on the shut-down channel.
+   */
+  void whenIdle(Runnable action) {
+    synchronized (lock) {
+      if (starting > 0) {
+        whenIdle.add(action);
+        return;
+      }
+    }
+    action.run();
   }
 
   /** Sends whatever is queued now. */
@@ -94,6 +115,7 @@ final class CheckBatcher {
   private List<Pending> takeLocked() {
     List<Pending> batch = pending;
     pending = new ArrayList<>();
+    starting++;
     if (timer != null) {
       timer.cancel();
       timer = null;
@@ -111,6 +133,8 @@ final class CheckBatcher {
       call = sender.apply(requests);
     } catch (RuntimeException e) {
       call = CompletableFuture.failedFuture(e);
+    } finally {
+      started();
     }
     call.whenComplete(
         (responses, failure) -> {
@@ -137,5 +161,19 @@ final class CheckBatcher {
             }
           }
         });
+  }
+
+  /** Counts a taken batch's call as started, running the idle actions when it was the last. */
+  private void started() {
+    List<Runnable> due;
+    synchronized (lock) {
+      starting--;
+      if (starting > 0 || whenIdle.isEmpty()) {
+        return;
+      }
+      due = whenIdle;
+      whenIdle = new ArrayList<>();
+    }
+    due.forEach(Runnable::run);
   }
 }

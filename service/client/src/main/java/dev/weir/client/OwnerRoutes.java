@@ -36,7 +36,7 @@ final class OwnerRoutes implements AutoCloseable {
   private final BiFunction<String, ManagedChannel, CheckBatcher> batcherOn;
   private final Set<String> withoutChecks = ConcurrentHashMap.newKeySet();
   private final Map<String, Member> members = new HashMap<>();
-  private final List<ManagedChannel> retired = new ArrayList<>();
+  private final List<Member> retired = new ArrayList<>();
   private volatile Route route;
   private boolean closed;
 
@@ -109,7 +109,7 @@ final class OwnerRoutes implements AutoCloseable {
         && before.ring().peers().equals(answer.getMembersList().stream().sorted().toList())) {
       return;
     }
-    retired.forEach(ManagedChannel::shutdown);
+    retired.forEach(OwnerRoutes::shutDownWhenIdle);
     retired.clear();
     Map<String, CheckBatcher> batchers = new HashMap<>();
     for (String address : answer.getMembersList()) {
@@ -129,7 +129,7 @@ final class OwnerRoutes implements AutoCloseable {
         new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), Map.copyOf(batchers));
     for (Member member : gone) {
       member.batcher().close();
-      retired.add(member.channel());
+      retired.add(member);
     }
   }
 
@@ -140,10 +140,15 @@ final class OwnerRoutes implements AutoCloseable {
     route = null;
     for (Member member : members.values()) {
       member.batcher().close();
-      member.channel().shutdown();
+      shutDownWhenIdle(member);
     }
     members.clear();
-    retired.forEach(ManagedChannel::shutdown);
+    retired.forEach(OwnerRoutes::shutDownWhenIdle);
     retired.clear();
+  }
+
+  /** Shuts the member's channel down once its batcher's calls being sent have started. */
+  private static void shutDownWhenIdle(Member member) {
+    member.batcher().whenIdle(member.channel()::shutdown);
   }
 }

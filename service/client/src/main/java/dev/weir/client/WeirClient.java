@@ -262,7 +262,8 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Sends the queued checks, stops the batch timer and shuts down the channels this client opened
-   * (calls in flight complete; a caller-provided channel stays open). Later checks fail with {@link
+   * once the batch timer's call, when it is being sent, has started (calls in flight complete; a
+   * caller-provided channel stays open). Later checks fail with {@link
    * IllegalStateException}. Calling it again does nothing.
    */
   @Override
@@ -281,7 +282,7 @@ public final class WeirClient implements AutoCloseable {
     }
     scheduler.close();
     if (ownsChannels) {
-      channels.forEach(ManagedChannel::shutdown);
+      batcher.whenIdle(() -> channels.forEach(ManagedChannel::shutdown));
     }
   }
 

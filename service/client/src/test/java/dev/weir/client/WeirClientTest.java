@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -458,6 +459,51 @@ class WeirClientTest {
     assertThat(scheduler.closed()).as("the scheduler").isTrue();
     assertThat(scheduler.waiting()).as("no ring refresh is due").isEmpty();
     assertThat(failing.isShutdown()).as("the caller's channel stays open").isFalse();
+  }
+
+  @Test
+  void close_whileTheBatchTimerStartsItsCall_theQueuedCheckIsAnswered_thenTheChannelShutsDown()
+      throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    ManagedChannel opened = inProcess(server);
+    CountDownLatch starting = new CountDownLatch(1);
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    // Holds the timer's call between taking the batch and starting the call until close() returned.
+    ManagedChannel pausing =
+        new ForwardingChannel(opened) {
+          @Override
+          public <Q, R> ClientCall<Q, R> newCall(
+              MethodDescriptor<Q, R> method, CallOptions options) {
+            starting.countDown();
+            try {
+              closeReturned.await(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return super.newCall(method, options);
+          }
+        };
+    WeirClient client =
+        WeirClient.builder()
+            .target("weir:1051")
+            .targetChannels(target -> pausing)
+            .scheduler(scheduler)
+            .deadline(GENEROUS)
+            .build();
+    CompletableFuture<RateLimitResp> queued = client.check(item("k1"));
+    Thread timer = new Thread(scheduler::runDue, "batch-timer");
+    timer.start();
+    assertThat(starting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+    client.close();
+    boolean shutDownBeforeTheCallStarted = opened.isShutdown();
+    closeReturned.countDown();
+    timer.join(GENEROUS.toMillis());
+
+    assertThat(queued).succeedsWithin(GENEROUS);
+    assertThat(queued.join().getMetadataMap()).containsEntry("key", "k1");
+    assertThat(shutDownBeforeTheCallStarted).as("shut down before the call started").isFalse();
+    assertThat(opened.isShutdown()).as("shut down once the call started").isTrue();
   }
 
   /** A channel that passes everything to another, for tests to override one method. */
