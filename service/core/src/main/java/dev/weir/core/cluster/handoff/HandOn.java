@@ -22,9 +22,10 @@ import org.slf4j.LoggerFactory;
  * peer does until it applies a change) is handed on to that owner, so that its hits count on the
  * bucket this node handed over, not on the copy it kept; the other items are answered here.
  *
- * <p>Design: an item is handed on at most once. The handed-on item carries {@link #HANDED_ON} (this
- * node's address) as its only metadata, and its receiver answers it whatever its own ring says, so
- * two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
+ * <p>Design: an item is handed on at most once. The handed-on item carries the metadata a forward
+ * carries (its {@code time_zone}, which decides a Gregorian window, whatever the rest weighs) and
+ * {@link #HANDED_ON} (this node's address), and its receiver answers it whatever its own ring says,
+ * so two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
  * go in one call per owner, with {@code timeout} (shorter than the sender's deadline); the items of
  * a call that fails (the owner is down and this node has not found it yet, or does not answer in
  * time) are answered here after all, as before the change, rather than with an error: the sender
@@ -144,8 +145,15 @@ public final class HandOn {
             });
   }
 
+  /**
+   * Returns {@code r} as it is handed on: with the metadata a forward carries ({@link
+   * PeerProtos#forwardedMetadata}, so a Gregorian item keeps its {@code time_zone}) and {@link
+   * #HANDED_ON}.
+   */
   private RateLimitRequest marked(RateLimitRequest r) {
-    return r.withMetadata(Map.of(HANDED_ON, self));
+    Map<String, String> kept = new LinkedHashMap<>(PeerProtos.forwardedMetadata(r.metadata()));
+    kept.put(HANDED_ON, self);
+    return r.withMetadata(kept);
   }
 
 }
