@@ -373,4 +373,48 @@ class ClusterHandOnTest {
     assertThat(answer.error()).isEmpty();
     assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
   }
+
+  @Test
+  void addNode_theNewOwnerIsDownWhenGlobalHitsArrive_queuedAndSentToItOnceItIsUp() {
+    // With WEIR_PEER_FAILURE_MODE=fail a down owner stays on the ring and is not called.
+    cluster =
+        LocalCluster.start(
+            2, ClusterGlobalTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    old.cluster().liveness().unreachable(joined.address(), "paused");
+    assertThat(old.cluster().membership().ring().ownerOf("h_" + key[0]))
+        .isEqualTo(joined.address());
+
+    RateLimitResponse answer =
+        forward(cluster.node(1), old, hit(key[0], 5).withBehavior(Behavior.GLOBAL)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(old.cluster().global().queuedHits()).as("queued for the new owner").isEqualTo(1);
+    old.cluster().liveness().back(joined.address());
+    old.cluster().global().flushHits().join();
+    assertThat(remainingAt(joined, key[0])).isEqualTo(LIMIT - 8);
+    assertThat(joined.cluster().global().queuedBroadcasts()).isEqualTo(1);
+    assertThat(old.cluster().global().droppedHits()).isZero();
+  }
+
+  @Test
+  void addNode_theNewOwnerFailsGlobalHitsItMayHaveApplied_droppedAndCounted() {
+    cluster = LocalCluster.start(2, ClusterGlobalTest.SETTINGS);
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    joined.beforeAnswerForwarded(
+        items -> {
+          throw new IllegalStateException("answer lost");
+        });
+
+    RateLimitResponse answer =
+        forward(cluster.node(1), old, hit(key[0], 5).withBehavior(Behavior.GLOBAL)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(old.cluster().global().queuedHits()).as("not sent twice").isZero();
+    assertThat(old.cluster().global().droppedHits()).as("dropped and counted").isEqualTo(1);
+  }
 }
