@@ -290,6 +290,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             membership::ring,
             peers,
             service::decideAsOwner,
+            service::decideAsFormerOwner,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
     this.health =

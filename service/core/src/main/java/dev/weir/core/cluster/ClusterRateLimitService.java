@@ -360,6 +360,50 @@ public final class ClusterRateLimitService implements RateLimitService {
     return out;
   }
 
+  /**
+   * Evaluates {@code requests}, items a peer forwarded to this node as their owner whose hand-on to
+   * {@code handedTo}, their owner on this node's ring, failed with {@code error} ({@link
+   * dev.weir.core.cluster.handoff.HandOn}), as {@link #decideAsOwner} does, except the GLOBAL items
+   * of a key another node owns: hits a non-owner summed, whose broadcast from this node's copy would
+   * not be sent. They are applied to the copy and, as this node's own GLOBAL hits after a failed
+   * send ({@link GlobalManager}), queued for the key's owner when {@code handedTo} will not apply
+   * them late (the hand-on was refused before it was sent, or {@code handedTo} has left the ring),
+   * else dropped, logged and counted in {@link GlobalManager#droppedHits}.
+   */
+  public List<RateLimitResponse> decideAsFormerOwner(
+      List<RateLimitRequest> requests, String handedTo, Throwable error) {
+    HashRing current = ring.get();
+    List<RateLimitResponse> out = new ArrayList<>(requests.size());
+    ClusterTracing traced = tracing;
+    Boolean resend = null;
+    int dropped = 0;
+    for (RateLimitRequest r : requests) {
+      ClusterTracing.Span span = traced.decide(r);
+      String owner =
+          current.isEmpty() || !r.has(Behavior.GLOBAL) ? self : current.ownerOf(r.hashKey());
+      RateLimitResponse answer;
+      if (owner.equals(self) || validate(r) != null) {
+        answer = decideOneAsOwner(r);
+      } else {
+        resend = resend == null ? global.mayResend(handedTo, error) : resend;
+        RateLimitRequest req = withCreatedAt(r);
+        RateLimitRequest drained = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
+        answer =
+            resend
+                ? global.answerFromCopy(drained, hitsForOwner(req), 1)
+                : global.answerFromCopy(drained);
+        answer = answer.withMetadata(ownerMetadata(owner));
+        dropped += resend ? 0 : 1;
+      }
+      span.end(answer);
+      out.add(answer);
+    }
+    if (dropped > 0) {
+      global.droppedHandOn(dropped, handedTo, error);
+    }
+    return out;
+  }
+
   private RateLimitResponse decideOneAsOwner(RateLimitRequest r) {
     String invalid = validate(r);
     if (invalid != null) {

@@ -4,14 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -222,6 +230,41 @@ class ClusterHandOnTest {
   }
 
   @Test
+  void addNode_aStalePeerForwardsACalendarWindowInItsTimeZone_theNewOwnerCountsItInThatZone() {
+    FakeClock clock = new FakeClock(Instant.parse("2026-01-01T12:00:00Z").toEpochMilli());
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            2,
+            ClusterForwardingTest.SETTINGS,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide);
+    Node old = cluster.node(0);
+    Node stale = cluster.node(1);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    RateLimitRequest daily =
+        RateLimitRequest.builder("h", key[0])
+            .hits(1)
+            .limit(LIMIT)
+            .duration(GregorianInterval.DAYS.code())
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .behavior(Behavior.DURATION_IS_GREGORIAN)
+            .metadata(Map.of(GregorianInterval.TIME_ZONE_METADATA, "Pacific/Kiritimati"))
+            .build();
+    joined.check(daily);
+
+    RateLimitResponse answer = forward(stale, old, daily).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(answer.metadata()).containsEntry("owner", joined.address());
+    assertThat(answer.remaining()).as("both hits in one Kiritimati day").isEqualTo(LIMIT - 2);
+    assertThat(Instant.ofEpochMilli(answer.resetTime()))
+        .as("the next midnight in Kiritimati (UTC+14)")
+        .isEqualTo(Instant.parse("2026-01-02T10:00:00Z"));
+  }
+
+  @Test
   void addNode_aStaleRingChecksAKeyThatMoved_theCallerSeesTheNewOwner() {
     cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
     Node old = cluster.node(0);
@@ -329,5 +372,49 @@ class ClusterHandOnTest {
 
     assertThat(answer.error()).isEmpty();
     assertThat(answer.remaining()).isEqualTo(LIMIT - 4);
+  }
+
+  @Test
+  void addNode_theNewOwnerIsDownWhenGlobalHitsArrive_queuedAndSentToItOnceItIsUp() {
+    // With WEIR_PEER_FAILURE_MODE=fail a down owner stays on the ring and is not called.
+    cluster =
+        LocalCluster.start(
+            2, ClusterGlobalTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    old.cluster().liveness().unreachable(joined.address(), "paused");
+    assertThat(old.cluster().membership().ring().ownerOf("h_" + key[0]))
+        .isEqualTo(joined.address());
+
+    RateLimitResponse answer =
+        forward(cluster.node(1), old, hit(key[0], 5).withBehavior(Behavior.GLOBAL)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(old.cluster().global().queuedHits()).as("queued for the new owner").isEqualTo(1);
+    old.cluster().liveness().back(joined.address());
+    old.cluster().global().flushHits().join();
+    assertThat(remainingAt(joined, key[0])).isEqualTo(LIMIT - 8);
+    assertThat(joined.cluster().global().queuedBroadcasts()).isEqualTo(1);
+    assertThat(old.cluster().global().droppedHits()).isZero();
+  }
+
+  @Test
+  void addNode_theNewOwnerFailsGlobalHitsItMayHaveApplied_droppedAndCounted() {
+    cluster = LocalCluster.start(2, ClusterGlobalTest.SETTINGS);
+    Node old = cluster.node(0);
+    String[] key = new String[1];
+    Node joined = joinAndFindMovedKey(old, key);
+    joined.beforeAnswerForwarded(
+        items -> {
+          throw new IllegalStateException("answer lost");
+        });
+
+    RateLimitResponse answer =
+        forward(cluster.node(1), old, hit(key[0], 5).withBehavior(Behavior.GLOBAL)).join();
+
+    assertThat(answer.error()).isEmpty();
+    assertThat(old.cluster().global().queuedHits()).as("not sent twice").isZero();
+    assertThat(old.cluster().global().droppedHits()).as("dropped and counted").isEqualTo(1);
   }
 }

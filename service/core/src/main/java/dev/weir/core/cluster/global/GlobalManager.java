@@ -208,18 +208,64 @@ public final class GlobalManager implements AutoCloseable {
    * queues {@code forOwner} (the same hits as the owner should receive them) for that owner.
    */
   public RateLimitResponse answerFromCopy(RateLimitRequest request, RateLimitRequest forOwner) {
+    return answerFromCopy(request, forOwner, 0);
+  }
+
+  /**
+   * Answers {@code request} as {@link #answerFromCopy(RateLimitRequest, RateLimitRequest)} does,
+   * queueing {@code forOwner} as hits sent {@code sent} times before (a failed hand-on of GLOBAL
+   * hits is their first send), which the {@value #MAX_SENDS} sends of queued hits count.
+   */
+  public RateLimitResponse answerFromCopy(
+      RateLimitRequest request, RateLimitRequest forOwner, int sent) {
     String key = request.hashKey();
     RateLimitResponse answer;
     boolean flushNow;
     synchronized (stripe(key)) {
       copyWrites.writing(key, false);
       answer = local.decide(request);
-      flushNow = enqueue(forOwner);
+      flushNow = enqueue(forOwner, sent);
     }
     if (flushNow) {
       flushHits();
     }
     return answer;
+  }
+
+  /**
+   * Answers the GLOBAL {@code request}, whose key another node owns, from this node's copy, queueing
+   * nothing for the owner (its hits are {@linkplain #droppedHandOn dropped}).
+   */
+  public RateLimitResponse answerFromCopy(RateLimitRequest request) {
+    String key = request.hashKey();
+    synchronized (stripe(key)) {
+      copyWrites.writing(key, false);
+      return local.decide(request);
+    }
+  }
+
+  /**
+   * Tells whether GLOBAL hits whose call to {@code owner} failed with {@code error} may be sent
+   * again: the call was refused before it was sent, or {@code owner} is no longer on the ring, so it
+   * will not apply them late.
+   */
+  public boolean mayResend(String owner, Throwable error) {
+    return refusedUnsent(error) || ownerGone(owner);
+  }
+
+  /**
+   * Counts in {@link #droppedHits} and logs {@code items} GLOBAL items that a non-owner sent this
+   * node, as their former owner, and that this node failed to hand on to {@code owner} with {@code
+   * error}, which may have applied them.
+   */
+  public void droppedHandOn(int items, String owner, Throwable error) {
+    dropped.addAndGet(items);
+    LOG.warn(
+        "dropping the GLOBAL hits of {} keys: handing them on to {} failed and it may have applied"
+            + " them: {}",
+        items,
+        owner,
+        error.getMessage());
   }
 
   private Object stripe(String key) {
@@ -228,23 +274,23 @@ public final class GlobalManager implements AutoCloseable {
 
   /** Queues the hits of a GLOBAL {@code request} this node does not own, for its owner. */
   public void queueHits(RateLimitRequest request) {
-    if (enqueue(request)) {
+    if (enqueue(request, 0)) {
       flushHits();
     }
   }
 
-  // Queues request's hits; returns whether the queue is full, to be flushed now.
-  private boolean enqueue(RateLimitRequest request) {
+  // Queues request's hits, sent times before; returns whether the queue is full, to be flushed now.
+  private boolean enqueue(RateLimitRequest request, int sent) {
     if (request.hits() == 0 && !request.has(Behavior.RESET_REMAINING)) {
       return false;
     }
     boolean flushNow;
     synchronized (lock) {
       if (held.containsKey(request.hashKey())) {
-        held.merge(request.hashKey(), Queued.of(request), Queued::then);
+        held.merge(request.hashKey(), Queued.of(request, sent), Queued::then);
         return false;
       }
-      hits.merge(request.hashKey(), Queued.of(request), Queued::then);
+      hits.merge(request.hashKey(), Queued.of(request, sent), Queued::then);
       flushNow = hits.size() >= batchLimit;
       if (!flushNow && hitsTimer == null) {
         hitsTimer = scheduler.schedule(this::flushHits, syncWait);

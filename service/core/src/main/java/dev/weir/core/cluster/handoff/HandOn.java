@@ -22,14 +22,17 @@ import org.slf4j.LoggerFactory;
  * peer does until it applies a change) is handed on to that owner, so that its hits count on the
  * bucket this node handed over, not on the copy it kept; the other items are answered here.
  *
- * <p>Design: an item is handed on at most once. The handed-on item carries {@link #HANDED_ON} (this
- * node's address) as its only metadata, and its receiver answers it whatever its own ring says, so
- * two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
+ * <p>Design: an item is handed on at most once. The handed-on item carries the metadata a forward
+ * carries (its {@code time_zone}, which decides a Gregorian window, whatever the rest weighs) and
+ * {@link #HANDED_ON} (this node's address), and its receiver answers it whatever its own ring says,
+ * so two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
  * go in one call per owner, with {@code timeout} (shorter than the sender's deadline); the items of
  * a call that fails (the owner is down and this node has not found it yet, or does not answer in
- * time) are answered here after all, as before the change, rather than with an error: the sender
- * may have routed them here because it found that owner down. With the ring empty (this node left
- * and every other member is down) every item is answered here.
+ * time) are answered here after all by {@code formerOwner}, rather than with an error: the sender
+ * may have routed them here because it found that owner down; GLOBAL hits among them go to the
+ * owner with this node's GLOBAL sync, or are dropped when the owner may have applied them, since
+ * this node's copy is no longer broadcast. With the ring empty (this node left and every other
+ * member is down) every item is answered here.
  */
 public final class HandOn {
 
@@ -42,22 +45,37 @@ public final class HandOn {
   private final Supplier<HashRing> ring;
   private final PeerClientPool peers;
   private final Function<List<RateLimitRequest>, List<RateLimitResponse>> owner;
+  private final Failed formerOwner;
   private final Duration timeout;
+
+  /** The answer of this node, the keys' former owner, to the items it failed to hand on. */
+  @FunctionalInterface
+  public interface Failed {
+
+    /**
+     * Returns the answers to {@code items}, in order, whose hand-on to their owner {@code owner}
+     * failed with {@code error}.
+     */
+    List<RateLimitResponse> answer(List<RateLimitRequest> items, String owner, Throwable error);
+  }
 
   /**
    * Creates the answer of node {@code self}: {@code owner} evaluates the items it answers as their
-   * owner; the items handed on go through {@code peers} with deadline {@code timeout}.
+   * owner, {@code formerOwner} those whose hand-on failed; the items handed on go through {@code
+   * peers} with deadline {@code timeout}.
    */
   public HandOn(
       String self,
       Supplier<HashRing> ring,
       PeerClientPool peers,
       Function<List<RateLimitRequest>, List<RateLimitResponse>> owner,
+      Failed formerOwner,
       Duration timeout) {
     this.self = self;
     this.ring = ring;
     this.peers = peers;
     this.owner = owner;
+    this.formerOwner = formerOwner;
     this.timeout = timeout;
   }
 
@@ -136,7 +154,7 @@ public final class HandOn {
                   error.getMessage());
               List<RateLimitRequest> original = new ArrayList<>(indexes.size());
               indexes.forEach(i -> original.add(requests.get(i)));
-              List<RateLimitResponse> here = owner.apply(original);
+              List<RateLimitResponse> here = formerOwner.answer(original, to, error);
               for (int j = 0; j < indexes.size(); j++) {
                 out[indexes.get(j)] = here.get(j);
               }
@@ -144,8 +162,15 @@ public final class HandOn {
             });
   }
 
+  /**
+   * Returns {@code r} as it is handed on: with the metadata a forward carries ({@link
+   * PeerProtos#forwardedMetadata}, so a Gregorian item keeps its {@code time_zone}) and {@link
+   * #HANDED_ON}.
+   */
   private RateLimitRequest marked(RateLimitRequest r) {
-    return r.withMetadata(Map.of(HANDED_ON, self));
+    Map<String, String> kept = new LinkedHashMap<>(PeerProtos.forwardedMetadata(r.metadata()));
+    kept.put(HANDED_ON, self);
+    return r.withMetadata(kept);
   }
 
 }

@@ -84,15 +84,20 @@ public final class PeerProtos {
   /**
    * Returns what of {@code metadata} a forwarded item carries: all of it when it takes at most
    * {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} and {@link #TRACEPARENT}
-   * entries, each when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long.
+   * entries, each when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long, and its {@link
+   * #HANDED_ON} entry (a node's address, which a node sets and a caller's item never keeps).
    */
-  static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
+  public static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
     if (metadata.isEmpty() || metadataBytes(metadata) <= MAX_FORWARDED_METADATA_BYTES) {
       return metadata;
     }
     Map<String, String> kept = new LinkedHashMap<>(4);
     keepShort(kept, metadata, GregorianInterval.TIME_ZONE_METADATA);
     keepShort(kept, metadata, TRACEPARENT);
+    String handedOn = metadata.get(HANDED_ON);
+    if (handedOn != null) {
+      kept.put(HANDED_ON, handedOn);
+    }
     return kept;
   }
 

@@ -94,4 +94,30 @@ class PeerProtosTest {
                 .getMetadataMap())
         .isEqualTo(Map.of("traceparent", traceparent));
   }
+
+  @Test
+  void toProto_handedOnItemOverTheBound_stillCarriesItsMarkAndTimeZone() {
+    Map<String, String> nearTheBound =
+        Map.of(
+            "x",
+            "y".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES - 40),
+            "time_zone",
+            "Europe/Berlin",
+            PeerProtos.HANDED_ON,
+            "old-owner.weir.svc.cluster.local:1051");
+
+    assertThat(
+            PeerProtos.toProto(
+                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
+                        .duration(2)
+                        .metadata(nearTheBound)
+                        .build())
+                .getMetadataMap())
+        .isEqualTo(
+            Map.of(
+                "time_zone",
+                "Europe/Berlin",
+                PeerProtos.HANDED_ON,
+                "old-owner.weir.svc.cluster.local:1051"));
+  }
 }
