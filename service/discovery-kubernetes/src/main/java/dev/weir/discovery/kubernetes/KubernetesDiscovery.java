@@ -243,7 +243,8 @@ public final class KubernetesDiscovery implements PeerDiscovery {
 
   /**
    * Starts {@code inf}, delivering the peers {@code select} finds in its cache on every event and
-   * once its first list is in, then completing {@code listed}.
+   * once its first list is in, then completing {@code listed}. The cache is read and its peers
+   * delivered under this discovery's lock, so that a delivery never replaces a newer one.
    */
   private <T extends HasMetadata> SharedIndexInformer<T> watch(
       SharedIndexInformer<T> inf,
@@ -252,9 +253,11 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       CompletableFuture<Void> listed) {
     Runnable refresh =
         () -> {
-          List<T> all = inf.getStore().list();
-          setUnmatched(unmatchedCheck.apply(all));
-          deliver(select.apply(all));
+          synchronized (this) {
+            List<T> all = inf.getStore().list();
+            setUnmatched(unmatchedCheck.apply(all));
+            deliver(select.apply(all));
+          }
         };
     inf.addEventHandler(
         new ResourceEventHandler<T>() {
