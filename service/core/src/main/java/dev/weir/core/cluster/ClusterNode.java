@@ -128,6 +128,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final ClusterHealth clusterHealth;
   private final Map<String, Object> departures = new ConcurrentHashMap<>();
   private final Set<String> leavers = ConcurrentHashMap.newKeySet();
+  // The addresses discovery does not list that this node is copying buckets to, each with how many
+  // copies are running: the peer pool makes clients of them too.
+  private final Map<String, Integer> unlistedReturning = new ConcurrentHashMap<>();
   private volatile boolean closed;
   private volatile boolean serving;
   private final BucketStore store;
@@ -229,7 +232,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             reroute
                 ? peer -> false
                 : peer -> liveness.isDown(peer) && membership.ring().contains(peer),
-            peer -> membership.discovered().contains(peer));
+            peer ->
+                membership.discovered().contains(peer) || unlistedReturning.containsKey(peer));
     this.prober =
         new PeerProber(
             liveness,
@@ -513,19 +517,36 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Copies to {@code address}, which is about to announce its return, the buckets it will own once
    * back on this node's ring, keeping them here, and sends it the restored buckets it owns that it
-   * has not acknowledged yet; answers once the copies were acknowledged or failed.
+   * has not acknowledged yet; answers once the copies were acknowledged or failed. An address
+   * discovery does not list yet (a Kubernetes pod before it is ready) gets the buckets it will own
+   * once listed, while this node's ring stays as it is: the hand-over when discovery lists it sends
+   * only the hits taken here since the copy.
    */
   @Override
   public CompletableFuture<Void> prepareReturn(String address) {
-    HashRing now = membership.ring();
-    HashRing back = membership.ringWithReturned(address);
-    CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
-    if (settings.handoff() && !back.peers().equals(now.peers())) {
-      return withinHandOffWait(
-          CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets),
-          "copy to returning " + address);
+    boolean unlisted = !membership.discovered().contains(address);
+    if (unlisted) {
+      unlistedReturning.merge(address, 1, Integer::sum);
     }
-    return withinHandOffWait(restoredBuckets, "restored buckets to returning " + address);
+    CompletableFuture<Void> copied;
+    try {
+      HashRing now = membership.ring();
+      HashRing back = membership.ringWithReturned(address);
+      CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
+      copied =
+          settings.handoff() && !back.peers().equals(now.peers())
+              ? withinHandOffWait(
+                  CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets),
+                  "copy to returning " + address)
+              : withinHandOffWait(restoredBuckets, "restored buckets to returning " + address);
+    } catch (RuntimeException e) {
+      copied = CompletableFuture.failedFuture(e);
+    }
+    if (unlisted) {
+      copied.whenComplete(
+          (ok, error) -> unlistedReturning.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1));
+    }
+    return copied;
   }
 
   /**

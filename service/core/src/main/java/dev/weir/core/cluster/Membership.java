@@ -198,15 +198,14 @@ public final class Membership implements Consumer<Set<String>> {
   }
 
   /**
-   * Returns the ring once {@code address} is back (its departure mark cleared and it answering),
-   * without changing anything.
+   * Returns the ring once {@code address} is back (its departure mark cleared, it answering and, if
+   * discovery does not list it yet, listed), without changing anything: a joiner that Kubernetes
+   * discovery lists only once it is ready, after its join, is on it.
    */
   public HashRing ringWithReturned(String address) {
     synchronized (this) {
       TreeSet<String> members = live();
-      if (discovered.contains(address)) {
-        members.add(address);
-      }
+      members.add(address);
       return ring.peers().equals(List.copyOf(members)) ? ring : ring.withPeers(members);
     }
   }

@@ -242,6 +242,23 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
+   * Starts one more member that has not joined and that no node's discovery lists yet, nor {@link
+   * #nodes}, as a Kubernetes pod that is not ready; {@link #list} lists it.
+   */
+  public Node startUnlisted() {
+    return newNode();
+  }
+
+  /**
+   * Adds {@code node}, started by {@link #startUnlisted}, to {@link #nodes} and tells every node the
+   * new peer set, as discovery does once the pod is ready.
+   */
+  public void list(Node node) {
+    nodes.add(node);
+    publishMembership();
+  }
+
+  /**
    * Stops {@code node} gracefully (leave notice and hand-off when enabled), tells the others the new
    * peer set, then stops its server and its peer clients.
    */

@@ -16,9 +16,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -32,7 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The informer lists, then watches; when the list or the watch fails it retries with fabric8's
  * backoff and relists, so discovery never stops. While it is not watching, the last peers stay in place
- * and {@link #problem()} says why.
+ * and {@link #problem()} says why. {@link #start} waits up to {@link #FIRST_LIST_WAIT} for the first
+ * list and delivers it before returning, so that a joining node sees its ready peers and asks them
+ * for the counts of the keys it will own.
  *
  * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
  * error it will not retry itself) to the informer's exception handler, and each counts one {@code
@@ -54,6 +59,12 @@ public final class KubernetesDiscovery implements PeerDiscovery {
    */
   public static final String MECHANISM = "k8s";
 
+  /**
+   * How long {@link #start} waits for the informer's first list before it delivers this node alone
+   * and returns, leaving the peers to follow once listed.
+   */
+  public static final Duration FIRST_LIST_WAIT = Duration.ofSeconds(5);
+
   /** How often the watch state is checked for a dropped connection. */
   static final Duration WATCH_CHECK = Duration.ofSeconds(1);
 
@@ -67,6 +78,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private final String namespace;
   private final WeirMetrics metrics;
   private final ScheduledExecutorService scheduler;
+  private final Duration firstListWait;
   private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
   private final AtomicLong failures = new AtomicLong();
 
@@ -76,6 +88,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private volatile String lastError = "";
   private volatile String unmatched = "";
   private volatile boolean running;
+  private volatile boolean listedOnce;
   private ScheduledFuture<?> watchCheck;
   private int checksDown;
   private long failuresWhenLastUp = -1;
@@ -100,6 +113,22 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       String advertiseAddress,
       WeirMetrics metrics,
       ScheduledExecutorService scheduler) {
+    this(client, ownsClient, settings, advertiseAddress, metrics, scheduler, FIRST_LIST_WAIT);
+  }
+
+  /**
+   * Creates discovery as above whose {@link #start} waits up to {@code firstListWait} for the first
+   * list.
+   */
+  KubernetesDiscovery(
+      KubernetesClient client,
+      boolean ownsClient,
+      KubernetesSettings settings,
+      String advertiseAddress,
+      WeirMetrics metrics,
+      ScheduledExecutorService scheduler,
+      Duration firstListWait) {
+    this.firstListWait = firstListWait;
     this.metrics = metrics;
     this.scheduler = scheduler;
     this.client = client;
@@ -132,18 +161,67 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     return self;
   }
 
-  /** Delivers this node alone at once, then starts the informer without waiting for its first list. */
+  /**
+   * Starts the informer and delivers the peers of its first list before returning; when that list
+   * has not come within {@link #FIRST_LIST_WAIT} (the API server is slow or unreachable), logs a
+   * WARN, delivers this node alone and returns, and the peers follow once listed.
+   */
   @Override
-  public synchronized void start(Consumer<Set<String>> listener) {
+  public void start(Consumer<Set<String>> listener) {
+    CompletableFuture<Void> listed;
+    synchronized (this) {
+      listed = startInformer(listener);
+    }
+    boolean inTime;
+    try {
+      listed.get(firstListWait.toNanos(), TimeUnit.NANOSECONDS);
+      inTime = true;
+    } catch (TimeoutException | ExecutionException e) {
+      inTime = false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      inTime = false;
+    }
+    synchronized (this) {
+      if (!running) {
+        return;
+      }
+      if (!inTime) {
+        log.warn(
+            "kubernetes {} not listed within {}: starting with this node alone; its peers follow once"
+                + " listed{}",
+            what(),
+            firstListWait,
+            lastError.isEmpty() ? "" : " (" + lastError + ")");
+      }
+      // Nothing delivered yet: the list has not come, or came just after the wait ran out and
+      // delivered itself.
+      if (delivered.isEmpty()) {
+        deliver(Set.of());
+      }
+      if (scheduler != null) {
+        long every = WATCH_CHECK.toNanos();
+        watchCheck =
+            scheduler.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.NANOSECONDS);
+      }
+    }
+  }
+
+  // Creates and starts the informer; the future completes once its first list was delivered.
+  private CompletableFuture<Void> startInformer(Consumer<Set<String>> listener) {
     this.listener = listener;
     running = true;
     settings.unusedSelectorWarning().ifPresent(log::warn);
-    deliver(Set.of());
+    CompletableFuture<Void> listed = new CompletableFuture<>();
     if (settings.mechanism() == KubernetesSettings.Mechanism.PODS) {
       SharedIndexInformer<Pod> pods =
           client.pods().inNamespace(namespace).withLabelSelector(settings.selector()).runnableInformer(RESYNC.toMillis());
       informer =
-          watch(pods, all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()), this::podsUnmatched);
+          watch(
+              pods,
+              all -> PeerSelection.fromPods(all, settings.podPort(), settings.podIp()),
+              this::podsUnmatched,
+              listed);
     } else {
       SharedIndexInformer<EndpointSlice> slices =
           client
@@ -157,23 +235,29 @@ public final class KubernetesDiscovery implements PeerDiscovery {
           watch(
               slices,
               all -> PeerSelection.fromEndpointSlices(all, settings.podPort(), PeerSelection.familyOf(self)),
-              this::slicesUnmatched);
+              this::slicesUnmatched,
+              listed);
     }
-    if (scheduler != null) {
-      long every = WATCH_CHECK.toNanos();
-      watchCheck = scheduler.scheduleWithFixedDelay(this::checkWatch, every, every, TimeUnit.NANOSECONDS);
-    }
+    return listed;
   }
 
+  /**
+   * Starts {@code inf}, delivering the peers {@code select} finds in its cache on every event and
+   * once its first list is in, then completing {@code listed}. The cache is read and its peers
+   * delivered under this discovery's lock, so that a delivery never replaces a newer one.
+   */
   private <T extends HasMetadata> SharedIndexInformer<T> watch(
       SharedIndexInformer<T> inf,
       Function<List<T>, Set<String>> select,
-      Function<List<T>, String> unmatchedCheck) {
+      Function<List<T>, String> unmatchedCheck,
+      CompletableFuture<Void> listed) {
     Runnable refresh =
         () -> {
-          List<T> all = inf.getStore().list();
-          setUnmatched(unmatchedCheck.apply(all));
-          deliver(select.apply(all));
+          synchronized (this) {
+            List<T> all = inf.getStore().list();
+            setUnmatched(unmatchedCheck.apply(all));
+            deliver(select.apply(all));
+          }
         };
     inf.addEventHandler(
         new ResourceEventHandler<T>() {
@@ -202,7 +286,11 @@ public final class KubernetesDiscovery implements PeerDiscovery {
             (ok, error) -> {
               if (error == null) {
                 lastError = "";
+                listedOnce = true;
                 refresh.run();
+                listed.complete(null);
+              } else {
+                listed.completeExceptionally(error);
               }
             });
     return inf;
@@ -296,7 +384,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     synchronized (this) {
       inf = informer;
     }
-    if (inf == null) {
+    if (inf == null || (!listedOnce && lastError.isEmpty())) {
       return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
     }
     if (inf.isWatching()) {

@@ -8,13 +8,16 @@ import java.util.regex.Pattern;
 /**
  * The syntax of a Kubernetes label selector, as the API server's parser accepts it: requirements
  * separated by commas, each {@code key}, {@code !key}, {@code key=value}, {@code key==value}, {@code
- * key!=value}, {@code key in (v1,v2)}, {@code key notin (v1,v2)}, {@code key>n} or {@code key<n}.
+ * key!=value}, {@code key in (v1,v2)}, {@code key notin (v1,v2)}, {@code key>n} or {@code key<n}
+ * ({@code n} from 0 to 2^63-1 in decimal digits).
  */
 final class LabelSelectorSyntax {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
   private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern INTEGER = Pattern.compile("-?[0-9]+");
+  // The API server parses the value of '<' and '>' as a 64-bit integer and checks it as a label
+  // value, which cannot start with '-' or '+'.
+  private static final Pattern DIGITS = Pattern.compile("[0-9]+");
   private static final String SPECIAL = "!=(),<>";
 
   private final List<String> tokens;
@@ -89,11 +92,25 @@ final class LabelSelectorSyntax {
       case "<", ">" -> {
         at++;
         String n = identifier("an integer");
-        if (!INTEGER.matcher(n).matches()) {
-          throw new IllegalArgumentException("'" + n + "' after '" + op + "' is not an integer");
+        if (!isInt64Digits(n)) {
+          throw new IllegalArgumentException(
+              "'" + n + "' after '" + op + "' is not an integer from 0 to " + Long.MAX_VALUE
+                  + ": the API server takes a label value, digits only");
         }
       }
       default -> throw unexpected("an operator (=, ==, !=, in, notin, <, >) or ','");
+    }
+  }
+
+  private static boolean isInt64Digits(String n) {
+    if (!DIGITS.matcher(n).matches()) {
+      return false;
+    }
+    try {
+      Long.parseLong(n);
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
     }
   }
 

@@ -3,6 +3,10 @@ package dev.weir.discovery.kubernetes;
 import static dev.weir.core.discovery.RecordingListener.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.discovery.ManualScheduler;
 import dev.weir.core.discovery.RecordingListener;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -26,6 +30,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Discovery error counting against fabric8's mock API server, which answers the first EndpointSlice
@@ -76,13 +81,38 @@ class KubernetesDiscoveryErrorsTest {
     client = new KubernetesClientBuilder().withConfig(config).build();
     discovery =
         new KubernetesDiscovery(
-            client, false, KubernetesDiscoveryTest.slicesSettings(), "x:1", metrics, scheduler);
+            client,
+            false,
+            KubernetesDiscoveryTest.slicesSettings(),
+            "x:1",
+            metrics,
+            scheduler,
+            Duration.ZERO);
     List<String> problemsAtDelivery = new ArrayList<>();
+    Logger log = (Logger) LoggerFactory.getLogger(KubernetesDiscovery.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    try {
+      discovery.start(peers -> problemsAtDelivery.add(discovery.problem()));
+    } finally {
+      log.detachAppender(appender);
+    }
 
-    discovery.start(peers -> problemsAtDelivery.add(discovery.problem()));
-
-    assertThat(problemsAtDelivery).singleElement().asString().contains("watch is starting");
+    assertThat(problemsAtDelivery)
+        .singleElement()
+        .asString()
+        .containsAnyOf("watch is starting", "watch is down");
     assertThat(discovery.problem()).isNotEmpty();
+    assertThat(appender.list)
+        .anySatisfy(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getFormattedMessage())
+                  .startsWith(
+                      "kubernetes endpointslices of service weir-peers in namespace weir not listed"
+                          + " within PT0S: starting with this node alone");
+            });
   }
 
   @Test

@@ -64,6 +64,19 @@ class KubernetesDiscoveryTest {
   }
 
   @Test
+  void start_peersListed_returnsHavingDeliveredThemSoTheJoinSeesThem() throws Exception {
+    client.resource(slice("weir-peers-a", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    discovery = new KubernetesDiscovery(client, false, slicesSettings(), "ignored:1");
+    RecordingListener peers = new RecordingListener();
+
+    discovery.start(peers);
+
+    assertThat(peers.received())
+        .as("the peer sets delivered when start() returns")
+        .containsExactly(Set.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051"));
+  }
+
+  @Test
   void pods_appearChangeReadinessDisappear_peersFollowAndSelfAlwaysIn() throws Exception {
     client.resource(pod("self", "10.0.0.1", false)).create();
     RecordingListener peers = start(podSettings());

@@ -100,7 +100,7 @@ class KubernetesSettingsTest {
 
   @Test
   void fromEnv_malformedSelector_rejectedNamingVariableAndValue() {
-    for (String selector : List.of("app==weir,", "app in weir", "app=weir peers", "app=(weir)", "=weir", "app=-weir", "!")) {
+    for (String selector : List.of("app==weir,", "app in weir", "app=weir peers", "app=(weir)", "=weir", "app=-weir", "!", "x>99999999999999999999", "x>-1")) {
       assertThatThrownBy(() -> KubernetesSettings.fromEnv(pods("GUBER_K8S_SELECTOR", selector), "a:1"))
           .as(selector)
           .isInstanceOf(ConfigException.class)
@@ -111,6 +111,15 @@ class KubernetesSettingsTest {
     }
     assertThatThrownBy(() -> KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", "app in weir"), "a:1"))
         .hasMessageEndingWith("(after 'app in': expected '(' but found 'weir')");
+    assertThatThrownBy(() -> KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", "x>-1"), "a:1"))
+        .hasMessageEndingWith(
+            "('-1' after '>' is not an integer from 0 to 9223372036854775807: the API server takes"
+                + " a label value, digits only)");
+    assertThatThrownBy(
+            () -> KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", "x<99999999999999999999"), "a:1"))
+        .hasMessageEndingWith(
+            "('99999999999999999999' after '<' is not an integer from 0 to 9223372036854775807: the API"
+                + " server takes a label value, digits only)");
   }
 
   @Test
@@ -123,7 +132,8 @@ class KubernetesSettingsTest {
             "environment",
             "app.kubernetes.io/name=weir",
             "app=",
-            "app notin (),x>1")) {
+            "app notin (),x>1",
+            "x<9223372036854775807,y>007")) {
       assertThat(KubernetesSettings.fromEnv(pods("WEIR_K8S_SELECTOR", selector), "a:1").selector())
           .isEqualTo(selector);
     }
