@@ -106,7 +106,10 @@ public final class SnapshotDirectory {
 
   /**
    * Writes the live buckets of {@code store} (stand-ins excluded) to this node's file, replacing it
-   * atomically; returns how many it wrote.
+   * atomically; returns how many it wrote. A bucket that fails the check a loading node makes
+   * ({@link PeerInputValidator#checkSnapshot}, e.g. a window started more than the allowed skew
+   * ahead because a client sent such a {@code created_at}) is left out and logged at WARN, since
+   * one such bucket would make the loading node refuse the whole file.
    *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
@@ -116,6 +119,8 @@ public final class SnapshotDirectory {
     Path target = ownFile();
     Path temp = dir.resolve(target.getFileName() + ".tmp");
     long now = clock.wallMillis();
+    int[] leftOut = new int[1];
+    String[] firstLeftOut = new String[1];
     int written;
     try {
       written =
@@ -126,10 +131,18 @@ public final class SnapshotDirectory {
               sink ->
                   store.forEach(
                       (key, state) -> {
-                        if (state.expireAt() > now
-                            && !StandInKeys.isStandIn(key)) {
-                          sink.accept(PeerProtos.toSnapshot(key, state));
+                        if (state.expireAt() <= now || StandInKeys.isStandIn(key)) {
+                          return;
                         }
+                        BucketSnapshot bucket = PeerProtos.toSnapshot(key, state);
+                        Optional<String> error = validator.checkSnapshot(bucket, now);
+                        if (error.isPresent()) {
+                          if (leftOut[0]++ == 0) {
+                            firstLeftOut[0] = "'" + key + "': " + error.get();
+                          }
+                          return;
+                        }
+                        sink.accept(bucket);
                       }));
       move(temp, target);
     } catch (IOException | RuntimeException e) {
@@ -137,6 +150,14 @@ public final class SnapshotDirectory {
       throw e;
     }
     forceDirectory();
+    if (leftOut[0] > 0) {
+      LOG.warn(
+          "snapshot {}: {} buckets left out, a loading node would refuse the whole file for them"
+              + " (the first, {})",
+          target,
+          leftOut[0],
+          firstLeftOut[0]);
+    }
     return written;
   }
 

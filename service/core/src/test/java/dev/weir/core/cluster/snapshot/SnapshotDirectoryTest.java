@@ -7,7 +7,9 @@ import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -118,6 +120,25 @@ class SnapshotDirectoryTest {
             PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
             PeerProtos.toSnapshot("k_2", window(5, now + 60_000)));
     assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void save_leavesOutABucketALoadWouldRefuse_soTheOthersStillLoad() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put(
+        "k_1",
+        new TokenBucketState(
+            Status.UNDER_LIMIT, 100, 60_000, 99, now + 3_600_000, now + 3_660_000));
+    store.put("k_2", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+
+    int written = self.save(store);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    SnapshotDirectory.Loaded result = self.load(loaded::add);
+
+    assertThat(result.rejected()).isEmpty();
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_2", window(3, now + 60_000)));
+    assertThat(written).isEqualTo(1);
   }
 
   @Test
