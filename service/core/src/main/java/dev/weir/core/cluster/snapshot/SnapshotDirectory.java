@@ -12,6 +12,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #save} writes this node's live buckets to a temporary file, forces it to disk, renames
  * it over the node's file atomically and forces the directory. {@link #load} claims every snapshot
  * file in the directory (any node's: a pod may come back under another name) by renaming it to
- * {@code .loading}, so two nodes sharing the directory never both load one; it passes the buckets
+ * {@code .loading-<millis>}, so two nodes sharing the directory never both load one (a name of its
+ * own, so that a claim never replaces one left by an earlier start); it passes the buckets
  * of each valid file on and deletes the file, so a second restart does not load it again. A file
  * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
  * unused. A claimed file left by a start that did not finish loading it is loaded by a later start
@@ -48,8 +51,18 @@ public final class SnapshotDirectory {
   /** The ending of a snapshot file's name. */
   public static final String SUFFIX = ".weirsnap";
 
-  /** What a claimed file's name gets: the file is being loaded. */
+  /**
+   * What a claimed file's name gets, followed by {@code -<claim millis>} (and {@code -<n>} when that
+   * name is taken): the file is being loaded.
+   */
   static final String CLAIMED = ".loading";
+
+  /**
+   * The name of a claimed file: the snapshot's name (group 1), {@link #CLAIMED} and what makes the
+   * name unique; a bare {@code .loading}, as claims were named before, is one too.
+   */
+  private static final Pattern CLAIM =
+      Pattern.compile("(.+" + Pattern.quote(SUFFIX) + ")" + Pattern.quote(CLAIMED) + "(-[0-9]+)*");
 
   /**
    * How long after its claim another node's claimed file is taken as left by a start that did not
@@ -65,7 +78,7 @@ public final class SnapshotDirectory {
   public static final Duration OWN_STALE_CLAIM = Duration.ofMinutes(1);
 
   /** The part of a released file's name that says it was given back once already. */
-  private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+$");
+  private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
 
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only): the directory, unset for no snapshots. */
   public static final EnvVar VARIABLE = EnvVar.of("WEIR_SNAPSHOT_DIR");
@@ -197,14 +210,14 @@ public final class SnapshotDirectory {
     }
     List<Path> files;
     try {
-      releaseLeftClaims(list("*" + SUFFIX + CLAIMED));
+      releaseLeftClaims(list("*" + SUFFIX + CLAIMED + "*"));
       files = list("*" + SUFFIX);
     } catch (IOException e) {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
       return loaded;
     }
     for (Path file : files) {
-      Path claimed = file.resolveSibling(file.getFileName() + CLAIMED);
+      Path claimed = unusedName(file.getFileName() + CLAIMED + "-" + clock.wallMillis(), "");
       try {
         markClaimTime(file);
         move(file, claimed);
@@ -239,8 +252,11 @@ public final class SnapshotDirectory {
     String own = ownFile().getFileName().toString();
     long now = clock.wallMillis();
     for (Path claimed : claims) {
-      String name = claimed.getFileName().toString();
-      String snapshot = name.substring(0, name.length() - CLAIMED.length());
+      Matcher claim = CLAIM.matcher(claimed.getFileName().toString());
+      if (!claim.matches()) {
+        continue;
+      }
+      String snapshot = claim.group(1);
       long claimedAt;
       try {
         claimedAt = Files.getLastModifiedTime(claimed).toMillis();
@@ -260,8 +276,9 @@ public final class SnapshotDirectory {
       String base = snapshot.substring(0, snapshot.length() - SUFFIX.length());
       boolean again = LEFT.matcher(base).find();
       Path released =
-          claimed.resolveSibling(
-              again ? snapshot + ".rejected" : base + ".left-" + now + SUFFIX);
+          again
+              ? claimed.resolveSibling(snapshot + ".rejected")
+              : unusedName(base + ".left-" + now, SUFFIX);
       try {
         move(claimed, released);
         if (again) {
@@ -332,6 +349,19 @@ public final class SnapshotDirectory {
       loaded.rejected.add(file);
       LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
     }
+  }
+
+  /**
+   * Returns the path in the directory named {@code stem + end}, or {@code stem-<n> + end} with the
+   * smallest {@code n} from 1 that names no file yet; a rename onto it replaces nothing unless a
+   * file of that name appears meanwhile.
+   */
+  private Path unusedName(String stem, String end) {
+    Path path = dir.resolve(stem + end);
+    for (int n = 1; Files.exists(path, LinkOption.NOFOLLOW_LINKS); n++) {
+      path = dir.resolve(stem + "-" + n + end);
+    }
+    return path;
   }
 
   private static void move(Path from, Path to) throws IOException {

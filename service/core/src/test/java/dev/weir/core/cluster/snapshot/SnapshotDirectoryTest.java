@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -142,6 +143,48 @@ class SnapshotDirectoryTest {
   }
 
   @Test
+  void load_aNewFileClaimedWhileAnEarlierClaimOfTheSameNameIsLeft_replacesNeither()
+      throws IOException {
+    leftClaimed("10.0.0.1:1051", "k_1", now);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).as("the claim is fresh: another start may still be loading it").isEmpty();
+    InMemoryBucketStore since = new InMemoryBucketStore(clock);
+    since.put("k_2", window(5, now + 60_000));
+    node("10.0.0.1:1051").save(since);
+    clock.advance(Duration.ofSeconds(30));
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_2", window(5, now + 60_000)));
+    clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .as("the left claim is loaded once stale, not replaced by the later claim")
+        .containsExactly(
+            PeerProtos.toSnapshot("k_2", window(5, now + 60_000)),
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_twoLeftClaimsOfTheSameFile_areBothLoaded() throws IOException {
+    Path first = leftClaimed("10.0.0.1:1051", "k_2", now);
+    Files.move(first, dir.resolve(first.getFileName() + "-" + now));
+    leftClaimed("10.0.0.1:1051", "k_1", now);
+    clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .containsExactlyInAnyOrder(
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
+            PeerProtos.toSnapshot("k_2", window(3, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
   void load_anotherNodesClaim_isLeftToItUntilStale() throws IOException {
     Path claimed = leftClaimed("10.0.0.2:1051", "k_1", now);
     List<BucketSnapshot> loaded = new ArrayList<>();
@@ -178,7 +221,7 @@ class SnapshotDirectoryTest {
     assertThat(released)
         .singleElement()
         .asString()
-        .matches("10\\.0\\.0\\.2_1051\\.left-[0-9]+\\.weirsnap\\.loading");
+        .matches("10\\.0\\.0\\.2_1051\\.left-[0-9]+\\.weirsnap\\.loading-[0-9]+");
     clock.advance(SnapshotDirectory.STALE_CLAIM);
     List<BucketSnapshot> loaded = new ArrayList<>();
 
@@ -195,7 +238,7 @@ class SnapshotDirectoryTest {
     SnapshotDirectory writer = node("10.0.0.2:1051");
     writer.save(store);
     Files.setLastModifiedTime(writer.ownFile(), FileTime.fromMillis(now - 86_400_000));
-    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading");
+    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading-" + now);
     List<Long> claimTimes = new ArrayList<>();
 
     node("10.0.0.1:1051")
