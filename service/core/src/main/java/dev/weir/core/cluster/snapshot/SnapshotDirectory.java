@@ -18,9 +18,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -52,8 +55,8 @@ public final class SnapshotDirectory {
   public static final String SUFFIX = ".weirsnap";
 
   /**
-   * What a claimed file's name gets, followed by {@code -<claim millis>} (and {@code -<n>} when that
-   * name is taken): the file is being loaded.
+   * What a claimed file's name gets, followed by {@code -<claim millis>} (and {@code -<n>} when
+   * that name is taken): the file is being loaded.
    */
   static final String CLAIMED = ".loading";
 
@@ -122,13 +125,16 @@ public final class SnapshotDirectory {
    * atomically; returns how many it wrote. A bucket that fails the check a loading node makes
    * ({@link PeerInputValidator#checkSnapshot}, e.g. a window started more than the allowed skew
    * ahead because a client sent such a {@code created_at}) is left out and logged at WARN, since
-   * one such bucket would make the loading node refuse the whole file.
+   * one such bucket would make the loading node refuse the whole file. A missing directory is
+   * created, with its missing parents, entered by its owner only ({@code 0700}), and the file is
+   * readable by its owner only ({@code 0600}), on a file system with POSIX permissions; a directory
+   * that exists keeps its mode.
    *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
    */
   public int save(BucketStore store) throws IOException {
-    Files.createDirectories(dir);
+    createDirectory();
     Path target = ownFile();
     Path temp = dir.resolve(target.getFileName() + ".tmp");
     long now = clock.wallMillis();
@@ -175,10 +181,31 @@ public final class SnapshotDirectory {
   }
 
   /**
-   * Creates the directory when it is missing and returns what keeps this node from saving its
-   * snapshot there (not a directory, cannot be created, not writable), naming {@code
-   * WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node checks at start so that the
-   * operator learns it then, not at the stop that cannot write.
+   * Creates the directory and its missing parents, each entered by its owner only ({@code 0700}) on
+   * a file system with POSIX permissions; a directory that exists keeps its mode.
+   */
+  private void createDirectory() throws IOException {
+    if (Files.isDirectory(dir)) {
+      return;
+    }
+    if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      Files.createDirectories(
+          dir,
+          PosixFilePermissions.asFileAttribute(
+              EnumSet.of(
+                  PosixFilePermission.OWNER_READ,
+                  PosixFilePermission.OWNER_WRITE,
+                  PosixFilePermission.OWNER_EXECUTE)));
+    } else {
+      Files.createDirectories(dir);
+    }
+  }
+
+  /**
+   * Creates the directory when it is missing (owner only, as {@link #save} does) and returns what
+   * keeps this node from saving its snapshot there (not a directory, cannot be created, not
+   * writable), naming {@code WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node
+   * checks at start so that the operator learns it then, not at the stop that cannot write.
    */
   public Optional<String> check() {
     String setting = VARIABLE.name() + "='" + dir + "'";
@@ -186,7 +213,7 @@ public final class SnapshotDirectory {
       return Optional.of(setting + " is not a directory; snapshots cannot be saved there");
     }
     try {
-      Files.createDirectories(dir);
+      createDirectory();
     } catch (IOException e) {
       return Optional.of(
           setting + ": cannot create the directory (" + e + "); snapshots cannot be saved there");

@@ -17,10 +17,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -182,6 +185,46 @@ class SnapshotDirectoryTest {
             PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
             PeerProtos.toSnapshot("k_2", window(3, now + 60_000)));
     assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void save_writesAFileOnlyItsOwnerCanRead_inADirectoryOnlyItsOwnerCanEnter() throws IOException {
+    Assumptions.assumeTrue(
+        Files.getFileStore(dir).supportsFileAttributeView("posix"),
+        "the file system of the temporary directory has no POSIX permissions");
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    Path created = dir.resolve("snapshots");
+    SnapshotDirectory self =
+        new SnapshotDirectory(
+            created,
+            "10.0.0.1:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.1:1051"),
+            clock);
+
+    self.save(store);
+
+    assertThat(Files.getPosixFilePermissions(self.ownFile()))
+        .containsExactlyInAnyOrder(
+            PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+    assertThat(Files.getPosixFilePermissions(created))
+        .containsExactlyInAnyOrder(
+            PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE,
+            PosixFilePermission.OWNER_EXECUTE);
+  }
+
+  @Test
+  void check_leavesTheModeOfADirectoryTheOperatorMade() throws IOException {
+    Assumptions.assumeTrue(
+        Files.getFileStore(dir).supportsFileAttributeView("posix"),
+        "the file system of the temporary directory has no POSIX permissions");
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-x---"));
+
+    assertThat(node("10.0.0.1:1051").check()).isEmpty();
+
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+        .isEqualTo("rwxr-x---");
   }
 
   @Test
