@@ -12,18 +12,23 @@ import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #save} writes this node's live buckets to a temporary file, forces it to disk, renames
  * it over the node's file atomically and forces the directory. {@link #load} claims every snapshot
  * file in the directory (any node's: a pod may come back under another name) by renaming it to
- * {@code .loading}, so two nodes sharing the directory never both load one; it passes the buckets
+ * {@code .loading-<millis>}, so two nodes sharing the directory never both load one (a name of its
+ * own, so that a claim never replaces one left by an earlier start); it passes the buckets
  * of each valid file on and deletes the file, so a second restart does not load it again. A file
  * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
  * unused. A claimed file left by a start that did not finish loading it is loaded by a later start
@@ -48,8 +54,18 @@ public final class SnapshotDirectory {
   /** The ending of a snapshot file's name. */
   public static final String SUFFIX = ".weirsnap";
 
-  /** What a claimed file's name gets: the file is being loaded. */
+  /**
+   * What a claimed file's name gets, followed by {@code -<claim millis>} (and {@code -<n>} when
+   * that name is taken): the file is being loaded.
+   */
   static final String CLAIMED = ".loading";
+
+  /**
+   * The name of a claimed file: the snapshot's name (group 1), {@link #CLAIMED} and what makes the
+   * name unique; a bare {@code .loading}, as claims were named before, is one too.
+   */
+  private static final Pattern CLAIM =
+      Pattern.compile("(.+" + Pattern.quote(SUFFIX) + ")" + Pattern.quote(CLAIMED) + "(-[0-9]+)*");
 
   /**
    * How long after its claim another node's claimed file is taken as left by a start that did not
@@ -65,7 +81,7 @@ public final class SnapshotDirectory {
   public static final Duration OWN_STALE_CLAIM = Duration.ofMinutes(1);
 
   /** The part of a released file's name that says it was given back once already. */
-  private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+$");
+  private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
 
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only): the directory, unset for no snapshots. */
   public static final EnvVar VARIABLE = EnvVar.of("WEIR_SNAPSHOT_DIR");
@@ -106,16 +122,24 @@ public final class SnapshotDirectory {
 
   /**
    * Writes the live buckets of {@code store} (stand-ins excluded) to this node's file, replacing it
-   * atomically; returns how many it wrote.
+   * atomically; returns how many it wrote. A bucket that fails the check a loading node makes
+   * ({@link PeerInputValidator#checkSnapshot}, e.g. a window started more than the allowed skew
+   * ahead because a client sent such a {@code created_at}) is left out and logged at WARN, since
+   * one such bucket would make the loading node refuse the whole file. A missing directory is
+   * created, with its missing parents, entered by its owner only ({@code 0700}), and the file is
+   * readable by its owner only ({@code 0600}), on a file system with POSIX permissions; a directory
+   * that exists keeps its mode.
    *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
    */
   public int save(BucketStore store) throws IOException {
-    Files.createDirectories(dir);
+    createDirectory();
     Path target = ownFile();
     Path temp = dir.resolve(target.getFileName() + ".tmp");
     long now = clock.wallMillis();
+    int[] leftOut = new int[1];
+    String[] firstLeftOut = new String[1];
     int written;
     try {
       written =
@@ -126,10 +150,18 @@ public final class SnapshotDirectory {
               sink ->
                   store.forEach(
                       (key, state) -> {
-                        if (state.expireAt() > now
-                            && !StandInKeys.isStandIn(key)) {
-                          sink.accept(PeerProtos.toSnapshot(key, state));
+                        if (state.expireAt() <= now || StandInKeys.isStandIn(key)) {
+                          return;
                         }
+                        BucketSnapshot bucket = PeerProtos.toSnapshot(key, state);
+                        Optional<String> error = validator.checkSnapshot(bucket, now);
+                        if (error.isPresent()) {
+                          if (leftOut[0]++ == 0) {
+                            firstLeftOut[0] = "'" + key + "': " + error.get();
+                          }
+                          return;
+                        }
+                        sink.accept(bucket);
                       }));
       move(temp, target);
     } catch (IOException | RuntimeException e) {
@@ -137,14 +169,43 @@ public final class SnapshotDirectory {
       throw e;
     }
     forceDirectory();
+    if (leftOut[0] > 0) {
+      LOG.warn(
+          "snapshot {}: {} buckets left out, a loading node would refuse the whole file for them"
+              + " (the first, {})",
+          target,
+          leftOut[0],
+          firstLeftOut[0]);
+    }
     return written;
   }
 
   /**
-   * Creates the directory when it is missing and returns what keeps this node from saving its
-   * snapshot there (not a directory, cannot be created, not writable), naming {@code
-   * WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node checks at start so that the
-   * operator learns it then, not at the stop that cannot write.
+   * Creates the directory and its missing parents, each entered by its owner only ({@code 0700}) on
+   * a file system with POSIX permissions; a directory that exists keeps its mode.
+   */
+  private void createDirectory() throws IOException {
+    if (Files.isDirectory(dir)) {
+      return;
+    }
+    if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      Files.createDirectories(
+          dir,
+          PosixFilePermissions.asFileAttribute(
+              EnumSet.of(
+                  PosixFilePermission.OWNER_READ,
+                  PosixFilePermission.OWNER_WRITE,
+                  PosixFilePermission.OWNER_EXECUTE)));
+    } else {
+      Files.createDirectories(dir);
+    }
+  }
+
+  /**
+   * Creates the directory when it is missing (owner only, as {@link #save} does) and returns what
+   * keeps this node from saving its snapshot there (not a directory, cannot be created, not
+   * writable), naming {@code WEIR_SNAPSHOT_DIR} and the path, or empty when nothing does; a node
+   * checks at start so that the operator learns it then, not at the stop that cannot write.
    */
   public Optional<String> check() {
     String setting = VARIABLE.name() + "='" + dir + "'";
@@ -152,7 +213,7 @@ public final class SnapshotDirectory {
       return Optional.of(setting + " is not a directory; snapshots cannot be saved there");
     }
     try {
-      Files.createDirectories(dir);
+      createDirectory();
     } catch (IOException e) {
       return Optional.of(
           setting + ": cannot create the directory (" + e + "); snapshots cannot be saved there");
@@ -176,14 +237,14 @@ public final class SnapshotDirectory {
     }
     List<Path> files;
     try {
-      releaseLeftClaims(list("*" + SUFFIX + CLAIMED));
+      releaseLeftClaims(list("*" + SUFFIX + CLAIMED + "*"));
       files = list("*" + SUFFIX);
     } catch (IOException e) {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
       return loaded;
     }
     for (Path file : files) {
-      Path claimed = file.resolveSibling(file.getFileName() + CLAIMED);
+      Path claimed = unusedName(file.getFileName() + CLAIMED + "-" + clock.wallMillis(), "");
       try {
         markClaimTime(file);
         move(file, claimed);
@@ -218,8 +279,11 @@ public final class SnapshotDirectory {
     String own = ownFile().getFileName().toString();
     long now = clock.wallMillis();
     for (Path claimed : claims) {
-      String name = claimed.getFileName().toString();
-      String snapshot = name.substring(0, name.length() - CLAIMED.length());
+      Matcher claim = CLAIM.matcher(claimed.getFileName().toString());
+      if (!claim.matches()) {
+        continue;
+      }
+      String snapshot = claim.group(1);
       long claimedAt;
       try {
         claimedAt = Files.getLastModifiedTime(claimed).toMillis();
@@ -239,8 +303,9 @@ public final class SnapshotDirectory {
       String base = snapshot.substring(0, snapshot.length() - SUFFIX.length());
       boolean again = LEFT.matcher(base).find();
       Path released =
-          claimed.resolveSibling(
-              again ? snapshot + ".rejected" : base + ".left-" + now + SUFFIX);
+          again
+              ? claimed.resolveSibling(snapshot + ".rejected")
+              : unusedName(base + ".left-" + now, SUFFIX);
       try {
         move(claimed, released);
         if (again) {
@@ -311,6 +376,19 @@ public final class SnapshotDirectory {
       loaded.rejected.add(file);
       LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
     }
+  }
+
+  /**
+   * Returns the path in the directory named {@code stem + end}, or {@code stem-<n> + end} with the
+   * smallest {@code n} from 1 that names no file yet; a rename onto it replaces nothing unless a
+   * file of that name appears meanwhile.
+   */
+  private Path unusedName(String stem, String end) {
+    Path path = dir.resolve(stem + end);
+    for (int n = 1; Files.exists(path, LinkOption.NOFOLLOW_LINKS); n++) {
+      path = dir.resolve(stem + "-" + n + end);
+    }
+    return path;
   }
 
   private static void move(Path from, Path to) throws IOException {

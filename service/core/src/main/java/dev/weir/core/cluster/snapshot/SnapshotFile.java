@@ -20,7 +20,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
@@ -87,7 +91,9 @@ public final class SnapshotFile {
   /**
    * Writes {@code buckets} to {@code file} (replaced when it exists) as written by {@code writer}
    * at epoch millisecond {@code writtenAt}, forcing the contents to disk before it returns. Returns
-   * how many buckets it wrote.
+   * how many buckets it wrote. The file is created anew, readable and writable by its owner only
+   * ({@code 0600}) on a file system with POSIX permissions: it holds every bucket's key, which may
+   * carry client addresses, user ids or API keys.
    */
   public static int write(Path file, String writer, long writtenAt, Buckets buckets)
       throws IOException {
@@ -96,12 +102,12 @@ public final class SnapshotFile {
       throw new IllegalArgumentException("writer address too long: " + writer);
     }
     int headerBytes = MAGIC.length + 4 + 2 + address.length + TAIL_BYTES;
+    Files.deleteIfExists(file);
     try (FileChannel channel =
         FileChannel.open(
             file,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
+            EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+            ownerOnly(file))) {
       channel.position(headerBytes);
       CRC32C crc = new CRC32C();
       long[] body = new long[1];
@@ -154,6 +160,16 @@ public final class SnapshotFile {
       channel.force(true);
       return count[0];
     }
+  }
+
+  private static FileAttribute<?>[] ownerOnly(Path file) {
+    if (!file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      return new FileAttribute<?>[0];
+    }
+    return new FileAttribute<?>[] {
+      PosixFilePermissions.asFileAttribute(
+          EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE))
+    };
   }
 
   /**

@@ -7,7 +7,9 @@ import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.FixedWindowState;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -15,9 +17,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -121,6 +127,107 @@ class SnapshotDirectoryTest {
   }
 
   @Test
+  void save_leavesOutABucketALoadWouldRefuse_soTheOthersStillLoad() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put(
+        "k_1",
+        new TokenBucketState(
+            Status.UNDER_LIMIT, 100, 60_000, 99, now + 3_600_000, now + 3_660_000));
+    store.put("k_2", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+
+    int written = self.save(store);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    SnapshotDirectory.Loaded result = self.load(loaded::add);
+
+    assertThat(result.rejected()).isEmpty();
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_2", window(3, now + 60_000)));
+    assertThat(written).isEqualTo(1);
+  }
+
+  @Test
+  void load_aNewFileClaimedWhileAnEarlierClaimOfTheSameNameIsLeft_replacesNeither()
+      throws IOException {
+    leftClaimed("10.0.0.1:1051", "k_1", now);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).as("the claim is fresh: another start may still be loading it").isEmpty();
+    InMemoryBucketStore since = new InMemoryBucketStore(clock);
+    since.put("k_2", window(5, now + 60_000));
+    node("10.0.0.1:1051").save(since);
+    clock.advance(Duration.ofSeconds(30));
+    node("10.0.0.1:1051").load(loaded::add);
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_2", window(5, now + 60_000)));
+    clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .as("the left claim is loaded once stale, not replaced by the later claim")
+        .containsExactly(
+            PeerProtos.toSnapshot("k_2", window(5, now + 60_000)),
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void load_twoLeftClaimsOfTheSameFile_areBothLoaded() throws IOException {
+    Path first = leftClaimed("10.0.0.1:1051", "k_2", now);
+    Files.move(first, dir.resolve(first.getFileName() + "-" + now));
+    leftClaimed("10.0.0.1:1051", "k_1", now);
+    clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    node("10.0.0.1:1051").load(loaded::add);
+
+    assertThat(loaded)
+        .containsExactlyInAnyOrder(
+            PeerProtos.toSnapshot("k_1", window(3, now + 60_000)),
+            PeerProtos.toSnapshot("k_2", window(3, now + 60_000)));
+    assertThat(names()).isEmpty();
+  }
+
+  @Test
+  void save_writesAFileOnlyItsOwnerCanRead_inADirectoryOnlyItsOwnerCanEnter() throws IOException {
+    Assumptions.assumeTrue(
+        Files.getFileStore(dir).supportsFileAttributeView("posix"),
+        "the file system of the temporary directory has no POSIX permissions");
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    Path created = dir.resolve("snapshots");
+    SnapshotDirectory self =
+        new SnapshotDirectory(
+            created,
+            "10.0.0.1:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.1:1051"),
+            clock);
+
+    self.save(store);
+
+    assertThat(Files.getPosixFilePermissions(self.ownFile()))
+        .containsExactlyInAnyOrder(
+            PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+    assertThat(Files.getPosixFilePermissions(created))
+        .containsExactlyInAnyOrder(
+            PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE,
+            PosixFilePermission.OWNER_EXECUTE);
+  }
+
+  @Test
+  void check_leavesTheModeOfADirectoryTheOperatorMade() throws IOException {
+    Assumptions.assumeTrue(
+        Files.getFileStore(dir).supportsFileAttributeView("posix"),
+        "the file system of the temporary directory has no POSIX permissions");
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-x---"));
+
+    assertThat(node("10.0.0.1:1051").check()).isEmpty();
+
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)))
+        .isEqualTo("rwxr-x---");
+  }
+
+  @Test
   void load_anotherNodesClaim_isLeftToItUntilStale() throws IOException {
     Path claimed = leftClaimed("10.0.0.2:1051", "k_1", now);
     List<BucketSnapshot> loaded = new ArrayList<>();
@@ -157,7 +264,7 @@ class SnapshotDirectoryTest {
     assertThat(released)
         .singleElement()
         .asString()
-        .matches("10\\.0\\.0\\.2_1051\\.left-[0-9]+\\.weirsnap\\.loading");
+        .matches("10\\.0\\.0\\.2_1051\\.left-[0-9]+\\.weirsnap\\.loading-[0-9]+");
     clock.advance(SnapshotDirectory.STALE_CLAIM);
     List<BucketSnapshot> loaded = new ArrayList<>();
 
@@ -174,7 +281,7 @@ class SnapshotDirectoryTest {
     SnapshotDirectory writer = node("10.0.0.2:1051");
     writer.save(store);
     Files.setLastModifiedTime(writer.ownFile(), FileTime.fromMillis(now - 86_400_000));
-    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading");
+    Path claimed = dir.resolve(writer.ownFile().getFileName() + ".loading-" + now);
     List<Long> claimTimes = new ArrayList<>();
 
     node("10.0.0.1:1051")
