@@ -172,16 +172,21 @@ public final class EnvoyAdapter implements AutoCloseable {
       throws DescriptorConfigException {
     ConfigHolder holder = new ConfigHolder();
     ConfigReloader reloader =
-        new ConfigReloader(configPath, new ConfigLoader(settings.loadOptions()), holder, metrics);
+        new ConfigReloader(
+            configPath,
+            settings.variables(),
+            new ConfigLoader(settings.loadOptions()),
+            holder,
+            metrics);
     reloader.loadInitial();
     if (!hasDomains(holder)) {
       if (!settings.forceStartWithoutInitialConfig()) {
-        throw NoDomainLoaded.at(configPath);
+        throw NoDomainLoaded.at(configPath, settings.variables());
       }
       LOG.warn(
           "Starting without a rate limit domain ({}=true): {} declares none; not ready until a"
               + " reload brings one",
-          NoDomainLoaded.FORCE_START,
+          settings.variables().forceStart(),
           configPath);
     }
     return new EnvoyAdapter(

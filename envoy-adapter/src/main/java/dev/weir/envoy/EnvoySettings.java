@@ -45,6 +45,8 @@ import java.util.function.UnaryOperator;
  * @param quotaMode whether every rule is a soft quota, as with {@code quota_mode: true} on each
  * @param responseDynamicMetadata whether responses carry dynamic metadata (the request's
  *     descriptors and the passing rules' {@code metadata})
+ * @param variables the names of the config path's and the force-start settings, as the node's
+ *     mode reads them, for the refusal of a config without a domain
  */
 public record EnvoySettings(
     Source source,
@@ -64,7 +66,8 @@ public record EnvoySettings(
     boolean forceStartWithoutInitialConfig,
     ConfigLimits configLimits,
     boolean quotaMode,
-    boolean responseDynamicMetadata) {
+    boolean responseDynamicMetadata,
+    NoDomainLoaded.Variables variables) {
 
   /** Where the descriptor config comes from. */
   public enum Source {
@@ -100,6 +103,7 @@ public record EnvoySettings(
     Objects.requireNonNull(headersFormat, "headersFormat");
     Objects.requireNonNull(reloadInterval, "reloadInterval");
     Objects.requireNonNull(configLimits, "configLimits");
+    Objects.requireNonNull(variables, "variables");
   }
 
   /** {@code WEIR_ENVOY_CONFIG}. */
@@ -235,7 +239,9 @@ public record EnvoySettings(
                 MIN_CONFIG_BYTES,
                 MAX_CONFIG_TOTAL_BYTES)),
         reader.bool(names.apply(QUOTA_MODE), false),
-        reader.bool(names.apply(RESPONSE_DYNAMIC_METADATA), false));
+        reader.bool(names.apply(RESPONSE_DYNAMIC_METADATA), false),
+        new NoDomainLoaded.Variables(
+            names.apply(CONFIG).name(), names.apply(FORCE_START_WITHOUT_INITIAL_CONFIG).name()));
   }
 
   /**
@@ -248,6 +254,14 @@ public record EnvoySettings(
 
   /** Returns these settings with the {@code FILE} source reading {@code path}. */
   public EnvoySettings withConfig(Path path) {
+    return withConfig(path, variables.config());
+  }
+
+  /**
+   * Returns these settings with the {@code FILE} source reading {@code path}, which the settings
+   * named {@code pathVariables} gave.
+   */
+  public EnvoySettings withConfig(Path path, String pathVariables) {
     return new EnvoySettings(
         Source.FILE,
         Optional.of(path),
@@ -266,7 +280,8 @@ public record EnvoySettings(
         forceStartWithoutInitialConfig,
         configLimits,
         quotaMode,
-        responseDynamicMetadata);
+        responseDynamicMetadata,
+        new NoDomainLoaded.Variables(pathVariables, variables.forceStart()));
   }
 
   /** Returns the options descriptor files are compiled with. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigLimits;
+import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.xds.XdsSettings;
 import dev.weir.envoy.xds.XdsSettings.Backoff;
 import java.nio.file.Path;
@@ -38,7 +39,8 @@ class EnvoySettingsTest {
                 false,
                 new ConfigLimits(1_048_576, 16_777_216),
                 false,
-                false));
+                false,
+                NoDomainLoaded.Variables.WEIR));
   }
 
   @Test
@@ -84,7 +86,8 @@ class EnvoySettingsTest {
                 true,
                 new ConfigLimits(65_536, 1_048_576),
                 true,
-                true));
+                true,
+                NoDomainLoaded.Variables.WEIR));
   }
 
   @Test

@@ -29,7 +29,9 @@ import java.util.Set;
  * skipped. A link that leads to nothing, an entry that cannot be examined, or one that vanishes
  * while the walk runs fails the read: loading without what it held would drop its domains' limits,
  * so a reload keeps the last good config instead (a ConfigMap update passes through such states
- * for a moment, and the next check loads the finished one).
+ * for a moment, and the next check loads the finished one). For the same reason a directory whose
+ * {@code ..data} holds a name the directory has no entry for fails the read: the kubelet has
+ * swapped {@code ..data} to a new version and not yet linked that name.
  */
 public final class ConfigFiles {
 
@@ -58,6 +60,9 @@ public final class ConfigFiles {
   interface FileBytes {
     byte[] read(Path file, Path target, int maxBytes) throws DescriptorConfigException;
   }
+
+  /** The link a Kubernetes ConfigMap volume keeps to its current version's directory. */
+  static final String DATA = "..data";
 
   /** How many times a read is tried when the files change under it. */
   static final int READ_ATTEMPTS = 3;
@@ -249,6 +254,56 @@ public final class ConfigFiles {
         } else {
           skipped.add(root.relativize(entry).toString());
         }
+      }
+      requireDataLinked(dir, entries);
+    }
+
+    /**
+     * Fails when {@code dir}, listed as {@code entries}, holds a {@code ..data} directory with a
+     * name none of {@code entries} has: a ConfigMap update between the swap of {@code ..data} and
+     * the link of a new name, which read now would load the new version without that file.
+     */
+    private static void requireDataLinked(Path dir, List<Path> entries)
+        throws DescriptorConfigException {
+      Path data = dir.resolve(DATA);
+      if (!Files.isDirectory(data)) {
+        return;
+      }
+      Set<String> listed = new HashSet<>();
+      entries.forEach(entry -> listed.add(entry.getFileName().toString()));
+      List<String> unlinked = new ArrayList<>();
+      try (DirectoryStream<Path> stream = Files.newDirectoryStream(data)) {
+        for (Path entry : stream) {
+          String name = entry.getFileName().toString();
+          if (!listed.contains(name)) {
+            unlinked.add(name);
+          }
+        }
+      } catch (IOException e) {
+        throw new DescriptorConfigException(
+            data + ": error reading config directory: " + e.getMessage());
+      }
+      if (unlinked.isEmpty()) {
+        return;
+      }
+      unlinked.sort(null);
+      throw new DescriptorConfigException(
+          dir
+              + ": a ConfigMap update is not finished: "
+              + DATA
+              + (Files.isSymbolicLink(data) ? " (" + linkTarget(data) + ")" : "")
+              + " holds "
+              + String.join(", ", unlinked)
+              + ", with no link in the directory yet; the files are read once every name of "
+              + DATA
+              + " has one");
+    }
+
+    private static String linkTarget(Path link) {
+      try {
+        return "-> " + Files.readSymbolicLink(link);
+      } catch (IOException e) {
+        return "a link";
       }
     }
 

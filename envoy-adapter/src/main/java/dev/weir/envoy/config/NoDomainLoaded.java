@@ -3,6 +3,7 @@ package dev.weir.envoy.config;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.TreeSet;
 
 /**
@@ -18,13 +19,39 @@ public final class NoDomainLoaded {
 
   private static final int MAX_NAMES_SHOWN = 5;
 
+  /**
+   * The variables the refusal names, as the node's mode lets the user set them.
+   *
+   * @param config the setting (or settings) that gave the config path
+   * @param forceStart the variable that lets a node start without a domain
+   */
+  public record Variables(String config, String forceStart) {
+
+    /** The {@code WEIR_*} names of {@code weir.jar serve}. */
+    public static final Variables WEIR = new Variables("WEIR_ENVOY_CONFIG", FORCE_START);
+
+    /** Creates the names. */
+    public Variables {
+      Objects.requireNonNull(config, "config");
+      Objects.requireNonNull(forceStart, "forceStart");
+    }
+  }
+
   private NoDomainLoaded() {}
 
   /**
-   * Returns the error for {@code path}, which loaded no domain: what it holds and how to opt in to
-   * starting without a domain.
+   * Returns the error for {@code path}, which loaded no domain, naming the {@code WEIR_*}
+   * variables: what it holds and how to opt in to starting without a domain.
    */
   public static DescriptorConfigException at(Path path) {
+    return at(path, Variables.WEIR);
+  }
+
+  /**
+   * Returns the error for {@code path}, which loaded no domain, naming {@code variables}: what it
+   * holds and how to opt in to starting without a domain.
+   */
+  public static DescriptorConfigException at(Path path, Variables variables) {
     String found;
     try {
       found = found(ConfigFiles.list(path));
@@ -33,11 +60,12 @@ public final class NoDomainLoaded {
     }
     return new DescriptorConfigException(
         path
-            + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG), so every request would be"
-            + " allowed: "
+            + ": no rate limit domain loaded ("
+            + variables.config()
+            + "), so every request would be allowed: "
             + found
             + ". Add a descriptor file (any name not starting with '.'), or set "
-            + FORCE_START
+            + variables.forceStart()
             + "=true to start without one (the node then reports not ready until a config with a"
             + " domain loads)");
   }

@@ -57,6 +57,7 @@ public final class ConfigReloader implements AutoCloseable {
   }
 
   private final Path path;
+  private final NoDomainLoaded.Variables variables;
   private final ConfigLoader loader;
   private final Compiler compiler;
   private final ConfigHolder holder;
@@ -69,7 +70,26 @@ public final class ConfigReloader implements AutoCloseable {
 
   /** Creates a reloader of {@code path} into {@code holder}. */
   public ConfigReloader(Path path, ConfigLoader loader, ConfigHolder holder, EnvoyMetrics metrics) {
-    this(path, loader, files -> loader.compile(files, ConfigReloader::warn), holder, metrics);
+    this(path, NoDomainLoaded.Variables.WEIR, loader, holder, metrics);
+  }
+
+  /**
+   * Creates a reloader of {@code path} into {@code holder} whose refusal of a config without a
+   * domain names {@code variables}.
+   */
+  public ConfigReloader(
+      Path path,
+      NoDomainLoaded.Variables variables,
+      ConfigLoader loader,
+      ConfigHolder holder,
+      EnvoyMetrics metrics) {
+    this(
+        path,
+        variables,
+        loader,
+        files -> loader.compile(files, ConfigReloader::warn),
+        holder,
+        metrics);
   }
 
   private static void warn(String warning) {
@@ -82,7 +102,18 @@ public final class ConfigReloader implements AutoCloseable {
       Compiler compiler,
       ConfigHolder holder,
       EnvoyMetrics metrics) {
+    this(path, NoDomainLoaded.Variables.WEIR, loader, compiler, holder, metrics);
+  }
+
+  private ConfigReloader(
+      Path path,
+      NoDomainLoaded.Variables variables,
+      ConfigLoader loader,
+      Compiler compiler,
+      ConfigHolder holder,
+      EnvoyMetrics metrics) {
     this.path = path;
+    this.variables = variables;
     this.loader = loader;
     this.compiler = compiler;
     this.holder = holder;
@@ -117,7 +148,7 @@ public final class ConfigReloader implements AutoCloseable {
       }
       EnvoyConfig config = compiler.compile(files);
       if (config.domains().isEmpty()) {
-        throw NoDomainLoaded.at(path);
+        throw NoDomainLoaded.at(path, variables);
       }
       holder.set(config);
     } catch (DescriptorConfigException e) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -153,6 +154,25 @@ class ConfigFilesTest {
         .hasMessage(
             dir.resolve("gone.yaml")
                 + ": is a link to ..data/gone.yaml, which does not exist");
+  }
+
+  @Test
+  void list_configMapNameNotLinkedYet_failsNamingItAndTheVersion() throws Exception {
+    new ConfigMapVolume(dir).publish(Map.of("a.yaml", "domain: a\n"));
+    Path next = Files.createDirectories(dir.resolve("..2026_11_30_11_00_00.1"));
+    Files.writeString(next.resolve("a.yaml"), "domain: a\n");
+    Files.writeString(next.resolve("b.yaml"), "domain: b\n");
+    Files.writeString(next.resolve("c.yaml"), "domain: c\n");
+    Files.createSymbolicLink(dir.resolve("..data_tmp"), next.getFileName());
+    Files.move(dir.resolve("..data_tmp"), dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
+
+    assertThatThrownBy(() -> ConfigFiles.list(dir))
+        .isInstanceOf(DescriptorConfigException.class)
+        .hasMessage(
+            dir
+                + ": a ConfigMap update is not finished: ..data (-> ..2026_11_30_11_00_00.1) holds"
+                + " b.yaml, c.yaml, with no link in the directory yet; the files are read once"
+                + " every name of ..data has one");
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.envoy.config.ConfigHolder;
@@ -185,6 +186,40 @@ class ConfigReloaderTest {
     assertThat(withBothLinks.domains()).containsOnlyKeys("a");
     assertThat(afterUpdate).isEqualTo(Outcome.RELOADED);
     assertThat(current().domains()).containsOnlyKeys("b");
+  }
+
+  @Test
+  void reloadIfChanged_configMapKeyAddedMidUpdate_keepsTheLastGoodConfigUntilTheNewLinkAppears()
+      throws Exception {
+    String rule1 = "  - key: r1\n    rate_limit: {unit: minute, requests_per_unit: 1}\n";
+    String rule2 = "  - key: r2\n    rate_limit: {unit: minute, requests_per_unit: 2}\n";
+    ConfigMapVolume volume = new ConfigMapVolume(dir);
+    volume.publish(Map.of("a.yaml", "domain: shop\ndescriptors:\n" + rule1 + rule2));
+    ConfigReloader reloader =
+        new ConfigReloader(
+            dir,
+            new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)),
+            holder,
+            new EnvoyMetrics(registry));
+    reloader.loadInitial();
+    Path next = Files.createDirectories(dir.resolve("..2026_11_30_11_00_00.1"));
+    Files.writeString(next.resolve("a.yaml"), "domain: shop\ndescriptors:\n" + rule1);
+    Files.writeString(next.resolve("b.yaml"), "domain: shop\ndescriptors:\n" + rule2);
+    Files.createSymbolicLink(dir.resolve("..data_tmp"), next.getFileName());
+    Files.move(dir.resolve("..data_tmp"), dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
+
+    Outcome midUpdate = reloader.reloadIfChanged();
+    EnvoyConfig duringUpdate = current();
+    Files.createSymbolicLink(dir.resolve("b.yaml"), Path.of("..data/b.yaml"));
+    Outcome afterUpdate = reloader.reloadIfChanged();
+
+    assertThat(midUpdate).isNotEqualTo(Outcome.RELOADED);
+    assertThat(duringUpdate.domain("shop").orElseThrow().root().exact("r2", ""))
+        .as("r2, moved to b.yaml, whose link is not there yet")
+        .isPresent();
+    assertThat(afterUpdate).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domain("shop").orElseThrow().root().exact("r1", "")).isPresent();
+    assertThat(current().domain("shop").orElseThrow().root().exact("r2", "")).isPresent();
   }
 
   @Test

@@ -78,6 +78,10 @@ record RatelimitSettings(
   static final Map<EnvVar, EnvVar> NODE_ADDRESSES =
       Map.of(WeirConfig.GRPC_ADDRESS, GRPC_ADDRESS, WeirConfig.HTTP_ADDRESS, HTTP_ADDRESS);
 
+  /** The reference's variables the {@code FILE} source's path is made from. */
+  static final String RUNTIME_PATH_VARIABLES =
+      "RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY";
+
   private static final List<String> LOG_LEVELS =
       List.of("trace", "debug", "info", "warn", "warning", "error", "fatal", "panic");
 
@@ -97,7 +101,7 @@ record RatelimitSettings(
             : LogSetup.Format.TEXT;
     EnvoySettings envoy = EnvoySettings.from(reader, ReferenceEnvironment.ENVOY);
     if (envoy.source() == EnvoySettings.Source.FILE) {
-      envoy = envoy.withConfig(runtimePath(reader));
+      envoy = envoy.withConfig(runtimePath(reader), RUNTIME_PATH_VARIABLES);
     }
     boolean statsOff = reader.bool(EnvVar.of("DISABLE_STATS"), false);
     Optional<Statsd> statsd = Optional.empty();

@@ -266,7 +266,11 @@ final class ServeCommand implements Command {
     List<String> loaded = domains.get();
     String listed =
         loaded.isEmpty()
-            ? "no domain yet (" + EnvoySettings.FORCE_START_WITHOUT_INITIAL_CONFIG.name() + ")"
+            ? "no domain yet ("
+                + (envoy.source() == EnvoySettings.Source.XDS
+                    ? "waiting for the xDS server's first set"
+                    : envoy.variables().forceStart())
+                + ")"
             : loaded.size()
                 + (loaded.size() == 1 ? " domain: " : " domains: ")
                 + String.join(", ", loaded.subList(0, Math.min(DOMAINS_SHOWN, loaded.size())))

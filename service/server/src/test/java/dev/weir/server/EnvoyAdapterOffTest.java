@@ -156,6 +156,21 @@ class EnvoyAdapterOffTest {
                 + " ds, dt and 5 more");
   }
 
+  @Test
+  void envoyLine_xdsBeforeItsFirstSet_saysItWaitsForTheServer() {
+    EnvoySettings xds =
+        EnvoySettings.fromEnvironment(
+            Map.of(
+                "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+                "WEIR_ENVOY_XDS_SERVER_URL", "control-plane:18000",
+                "WEIR_ENVOY_XDS_NODE_ID", "weir-1"));
+
+    assertThat(ServeCommand.envoyLine(xds, Optional.of(List.of())))
+        .isEqualTo(
+            "Envoy rate-limit service: on, WEIR_ENVOY_CONFIG_SOURCE=xds from control-plane:18000"
+                + " as node weir-1, no domain yet (waiting for the xDS server's first set)");
+  }
+
   private enum Bytes implements MethodDescriptor.Marshaller<InputStream> {
     INSTANCE;
 

@@ -210,6 +210,24 @@ class RatelimitModeTest {
   }
 
   @Test
+  void withoutConfig_refusedNamingTheRuntimeVariablesAndTheReferenceOptIn() throws Exception {
+    Path folder = configFolder();
+
+    String[] lines = refused(env(Map.of()), 2);
+
+    assertThat(lines)
+        .singleElement()
+        .asString()
+        .startsWith(
+            folder
+                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/"
+                + "RUNTIME_APPDIRECTORY), so every request would be allowed: the directory is"
+                + " empty.")
+        .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one")
+        .doesNotContain("WEIR_");
+  }
+
+  @Test
   void healthyWithAtLeastOneConfigLoaded_unhealthyUntilADomainLoads() throws Exception {
     Path folder = configFolder();
     start(
