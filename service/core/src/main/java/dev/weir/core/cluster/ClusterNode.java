@@ -9,10 +9,12 @@ import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerHandler;
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerLiveness;
 import dev.weir.core.cluster.peer.PeerProber;
 import dev.weir.core.cluster.peer.PeerRelay;
 import dev.weir.core.cluster.peer.PeersComponent;
+import dev.weir.core.cluster.peer.RefusedPeerCall;
 import dev.weir.core.cluster.peer.RelayForwarder;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -40,6 +42,7 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -47,6 +50,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -520,12 +524,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * has not acknowledged yet; answers once the copies were acknowledged or failed. An address
    * discovery does not list yet (a Kubernetes pod before it is ready) gets the buckets it will own
    * once listed, while this node's ring stays as it is: the hand-over when discovery lists it sends
-   * only the hits taken here since the copy.
+   * only the hits taken here since the copy. Such an address must be the {@code caller}'s own (its
+   * host the IP the call came from, {@link PeerInputValidator#checkCallersOwn}); otherwise the
+   * future fails with a {@link RefusedPeerCall} saying why, and this node never calls it.
    */
   @Override
-  public CompletableFuture<Void> prepareReturn(String address) {
+  public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
     boolean unlisted = !membership.discovered().contains(address);
     if (unlisted) {
+      Optional<String> refused = PeerInputValidator.checkCallersOwn(address, caller);
+      if (refused.isPresent()) {
+        return CompletableFuture.failedFuture(new RefusedPeerCall(refused.get()));
+      }
       unlistedReturning.merge(address, 1, Integer::sum);
     }
     CompletableFuture<Void> copied;

@@ -23,6 +23,7 @@ final class JoinReport {
   private final List<String> unanswered = new ArrayList<>();
   private final int asked;
   private boolean expected = true;
+  private boolean credentials;
 
   private JoinReport(int asked) {
     this.asked = asked;
@@ -62,6 +63,9 @@ final class JoinReport {
           case DEADLINE_EXCEEDED -> "no answer within " + GoDurations.format(waited);
           default -> {
             expected = false;
+            credentials |=
+                status.getCode() == Status.Code.UNAUTHENTICATED
+                    || status.getCode() == Status.Code.PERMISSION_DENIED;
             yield "refused: "
                 + (status.getCode() == Status.Code.UNKNOWN
                     ? String.valueOf(error.getMessage())
@@ -103,7 +107,10 @@ final class JoinReport {
     return expected;
   }
 
-  /** Returns the line to log, naming every unanswered peer and why. */
+  /**
+   * Returns the line to log, naming every unanswered peer and why, with a hint at the peers'
+   * credentials when one refused this node's.
+   */
   String describe() {
     String which = unanswered.size() + " of " + asked + " peers";
     String list = String.join(", ", unanswered);
@@ -119,7 +126,9 @@ final class JoinReport {
         + which
         + ": "
         + list
-        + "; check that every node has the same WEIR_PEER_SECRET or trusts the same CA"
-        + " (docs/cluster.md#peer-protocol)";
+        + (credentials
+            ? "; check that every node has the same WEIR_PEER_SECRET or trusts the same CA"
+                + " (docs/cluster.md#peer-protocol)"
+            : "");
   }
 }

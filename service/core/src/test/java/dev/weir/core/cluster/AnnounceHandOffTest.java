@@ -1,19 +1,39 @@
 package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.cluster.peer.PeerListener;
+import dev.weir.core.cluster.peer.PeersService;
+import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.core.time.SystemClock;
+import dev.weir.proto.gubernator.AnnounceReq;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.ring.HashRing;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.InetSocketAddress;
+import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,9 +43,18 @@ class AnnounceHandOffTest {
   private LocalCluster cluster;
   private final CountDownLatch release = new CountDownLatch(1);
 
+  private PeerListener bait;
+  private ManagedChannel caller;
+
   @AfterEach
   void stop() {
     release.countDown();
+    if (caller != null) {
+      caller.shutdownNow();
+    }
+    if (bait != null) {
+      bait.close();
+    }
     if (cluster != null) {
       cluster.close();
     }
@@ -107,6 +136,130 @@ class AnnounceHandOffTest {
     assertThat(afterListing.remaining())
         .as("8 hits in all: the copied 5, one on the joiner, one on the old owner, this one")
         .isEqualTo(2);
+  }
+
+  /**
+   * Whoever reaches the peer port (here without a secret: {@code WEIR_PEER_INSECURE=true}) cannot
+   * make a node copy buckets to an address discovery does not list on another IP than its own: the
+   * notice is refused naming the field, the value and the caller's IP, and the node never calls the
+   * address.
+   */
+  @Test
+  void prepareReturn_unlistedAddressOnAnotherIp_isRefusedAndTheNodeNeverCallsIt() throws Exception {
+    cluster = insecureCluster();
+    AtomicInteger baitCalls = new AtomicInteger();
+    AtomicInteger baitBuckets = new AtomicInteger();
+    bait = baitAt("127.0.0.2", baitCalls, baitBuckets);
+    String baitAddress = "127.0.0.2:" + bait.port();
+    Node asked = cluster.node(0);
+    hitKeysMovingTo(asked, baitAddress);
+
+    assertThatThrownBy(() -> prepareReturn(asked, baitAddress))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription())
+                  .contains("'address'", "'" + baitAddress + "'", "127.0.0.1")
+                  .contains("may only ask for a copy to itself");
+            });
+    assertThat(asked.metrics().count("refused peer_invalid_input")).isEqualTo(1);
+    assertThat(asked.cluster().peers().clients())
+        .as("no client for the unlisted address")
+        .noneMatch(c -> c.address().equals(baitAddress));
+    assertThat(baitCalls).as("calls the unlisted address received").hasValue(0);
+    assertThat(baitBuckets).hasValue(0);
+  }
+
+  /**
+   * A node discovery does not list yet that asks, from its own IP, for the copy to itself gets it.
+   */
+  @Test
+  void prepareReturn_unlistedAddressOnTheCallersIp_getsItsCopy() throws Exception {
+    cluster = insecureCluster();
+    AtomicInteger baitCalls = new AtomicInteger();
+    AtomicInteger baitBuckets = new AtomicInteger();
+    bait = baitAt("127.0.0.1", baitCalls, baitBuckets);
+    String joinerAddress = "127.0.0.1:" + bait.port();
+    Node asked = cluster.node(0);
+    int hit = hitKeysMovingTo(asked, joinerAddress);
+
+    prepareReturn(asked, joinerAddress);
+
+    assertThat(baitBuckets).as("buckets copied to the joiner").hasValue(hit);
+  }
+
+  private static LocalCluster insecureCluster() {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    return LocalCluster.start(
+        2,
+        ClusterForwardingTest.SETTINGS,
+        SystemClock.INSTANCE,
+        store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::decide,
+        PeerSecurity.insecure());
+  }
+
+  /**
+   * Starts a peer listener on {@code host} that counts the calls it receives and the buckets handed
+   * to it.
+   */
+  private static PeerListener baitAt(String host, AtomicInteger calls, AtomicInteger buckets)
+      throws Exception {
+    IdlePeerHandler handler =
+        new IdlePeerHandler() {
+          @Override
+          public int acceptBuckets(List<BucketSnapshot> handed, String from) {
+            buckets.addAndGet(handed.size());
+            return handed.size();
+          }
+        };
+    return PeerListener.start(
+        new InetSocketAddress(host, 0),
+        new PeersService(handler, SystemClock.INSTANCE),
+        PeerSecurity.insecure(),
+        WeirMetrics.NOOP,
+        InputLimits.DEFAULT_MAX_MESSAGE_BYTES,
+        new io.grpc.ServerInterceptor() {
+          @Override
+          public <Q, A> io.grpc.ServerCall.Listener<Q> interceptCall(
+              io.grpc.ServerCall<Q, A> call,
+              io.grpc.Metadata headers,
+              io.grpc.ServerCallHandler<Q, A> next) {
+            calls.incrementAndGet();
+            return next.startCall(call, headers);
+          }
+        });
+  }
+
+  /**
+   * Hits on {@code node} 5 keys it owns that {@code address} would own once on its ring; returns
+   * how many.
+   */
+  private static int hitKeysMovingTo(Node node, String address) {
+    HashRing now = node.cluster().membership().ring();
+    Set<String> with = new TreeSet<>(now.peers());
+    with.add(address);
+    HashRing back = now.withPeers(with);
+    int hit = 0;
+    for (int i = 0; hit < 5; i++) {
+      String hashKey = "h_m" + i;
+      if (now.ownerOf(hashKey).equals(node.address()) && back.ownerOf(hashKey).equals(address)) {
+        node.check(RateLimitRequest.builder("h", "m" + i).hits(1).limit(10).duration(600_000).build());
+        hit++;
+      }
+    }
+    return hit;
+  }
+
+  /** Sends {@code node}, from 127.0.0.1, the notice that {@code address} prepares its return. */
+  private void prepareReturn(Node node, String address) {
+    caller =
+        NettyChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(node.address().split(":")[1]))
+            .usePlaintext()
+            .build();
+    PeersV1Grpc.newBlockingStub(caller)
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .announce(AnnounceReq.newBuilder().setAddress(address).setPrepareReturn(true).build());
   }
 
   /** A discovery that delivers {@code peers} during its start, as Kubernetes discovery does. */

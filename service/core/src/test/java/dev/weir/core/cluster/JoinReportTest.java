@@ -105,6 +105,24 @@ class JoinReportTest {
   }
 
   @Test
+  void describe_copyRefusedForItsAddress_namesTheRefusalWithoutTheCredentialsHint() {
+    String reason =
+        "field 'address' is '10.0.0.9:1051', which discovery does not list, and its host is not the"
+            + " caller's IP (the notice came from 10.0.0.7)";
+    JoinReport report =
+        report(
+            Map.of(
+                "10.0.0.2:1051", List.of(failed(Status.INVALID_ARGUMENT.withDescription(reason)))));
+
+    assertThat(report.expected()).isFalse();
+    assertThat(report.describe())
+        .isEqualTo(
+            "joined without an answer from 1 of 1 peers: 10.0.0.2:1051 (refused: INVALID_ARGUMENT: "
+                + reason
+                + ")");
+  }
+
+  @Test
   void join_peerDown_oneInfoLineInWordsAndNoWarning() {
     cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS);
     Node down = cluster.node(1);

@@ -8,6 +8,7 @@ import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.net.SocketAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -37,7 +38,7 @@ public class IdlePeerHandler implements PeerHandler {
   }
 
   @Override
-  public CompletableFuture<Void> prepareReturn(String address) {
+  public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
     return CompletableFuture.completedFuture(null);
   }
 

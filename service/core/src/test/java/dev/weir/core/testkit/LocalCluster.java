@@ -40,6 +40,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -641,8 +642,8 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Void> prepareReturn(String address) {
-      return target.prepareReturn(address);
+    public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
+      return target.prepareReturn(address, caller);
     }
 
     @Override

@@ -11,6 +11,7 @@ import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -50,9 +51,12 @@ public interface PeerHandler {
   /**
    * Copies to the node at {@code address}, which is about to announce its return, the buckets it
    * will own once back, without changing the ring; returns at once, with a future that completes
-   * once the copies were sent (or the node stopped waiting for them).
+   * once the copies were sent (or the node stopped waiting for them). {@code caller} is the remote
+   * address of the call that asks (null when the transport reports none): the future fails with a
+   * {@link RefusedPeerCall} when {@code address} is one this node would not call otherwise and is
+   * not the caller's own ({@link PeerInputValidator#checkCallersOwn}).
    */
-  CompletableFuture<Void> prepareReturn(String address);
+  CompletableFuture<Void> prepareReturn(String address, SocketAddress caller);
 
   /**
    * Takes RLQS usage of quota buckets this node owns, in order, and returns each proxy's share, one

@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.config.HostPort;
+import dev.weir.core.config.IpText;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.limiter.InputLimits;
@@ -19,6 +20,10 @@ import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.SlidingWindowSnapshot;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
@@ -263,6 +268,44 @@ public final class PeerInputValidator {
               + "); a peer can only announce its own leaving or return");
     }
     return Optional.empty();
+  }
+
+  /**
+   * Checks that {@code address}, a valid {@code host:port} ({@link #checkAnnounce}) that discovery
+   * does not list, is the caller's own: its host is an IP literal (a zone id is ignored) equal to
+   * the IP of {@code caller}, the remote address of the call that names it (null, or not an IP
+   * socket address as over an in-process transport: unknown, so never equal). IPv4 and its
+   * IPv4-mapped IPv6 form are the same IP.
+   */
+  public static Optional<String> checkCallersOwn(String address, SocketAddress caller) {
+    String host = HostPort.parse(address).host();
+    int zone = host.indexOf('%');
+    Optional<InetAddress> named = IpText.literal(zone < 0 ? host : host.substring(0, zone));
+    Optional<InetAddress> from = ipOf(caller);
+    if (named.isPresent() && from.isPresent() && named.get().equals(from.get())) {
+      return Optional.empty();
+    }
+    return error(
+        "field 'address' is '"
+            + address
+            + "', which discovery does not list, and "
+            + (named.isEmpty() ? "its host is not an IP literal" : "its host is not the caller's IP")
+            + " (the notice came from "
+            + from.map(IpText::of).orElse("no IP: " + caller)
+            + "); a node discovery does not list may only ask for a copy to itself, naming the IP"
+            + " it calls from");
+  }
+
+  /** Returns the IP of {@code address} without its zone, IPv4-mapped IPv6 as IPv4. */
+  private static Optional<InetAddress> ipOf(SocketAddress address) {
+    if (!(address instanceof InetSocketAddress inet) || inet.getAddress() == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(InetAddress.getByAddress(inet.getAddress().getAddress()));
+    } catch (UnknownHostException e) {
+      return Optional.empty();
+    }
   }
 
   /** Checks that {@code value} of {@code field} is a {@code host:port} of sane length. */

@@ -31,12 +31,16 @@ import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
 import io.grpc.BindableService;
 import io.grpc.Context;
+import io.grpc.Contexts;
 import io.grpc.Deadline;
+import io.grpc.Grpc;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * The server side of {@code pb.gubernator.PeersV1}, delegating to a {@link PeerHandler} what passes
  * the {@link PeerInputValidator}. A call with more than {@value RateLimitService#MAX_BATCH_SIZE}
  * items is refused whole ({@code OUT_OF_RANGE}), and so is a malformed membership notice or sender
- * address ({@code INVALID_ARGUMENT}); an invalid forwarded item or quota usage is answered with its
+ * address, or a copy request the handler refuses ({@link RefusedPeerCall}: {@code
+ * INVALID_ARGUMENT}); an invalid forwarded item or quota usage is answered with its
  * error, an invalid GLOBAL update, handed-over bucket or pushed quota share is dropped, the others
  * applied. Every refusal counts as {@link RefusalReason#PEER_INVALID_INPUT} (or {@link
  * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
@@ -72,6 +77,9 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       "'PeerRequest.rate_limits' list too large; max size is '"
           + RateLimitService.MAX_BATCH_SIZE
           + "'";
+
+  /** The remote address of the {@code Announce} call being served (null when none is known). */
+  private static final Context.Key<SocketAddress> CALLER = Context.key("weir-peer-caller");
 
   /** How long a relayed call waits for its target when the caller set no deadline. */
   static final Duration RELAY_WAIT = Duration.ofMillis(500);
@@ -143,16 +151,30 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   public ServerServiceDefinition bindService() {
     ServerServiceDefinition.Builder out = ServerServiceDefinition.builder(PeerMethods.SERVICE);
     for (ServerMethodDefinition<?, ?> method : PeersV1Grpc.bindService(this).getMethods()) {
-      if (!method
-          .getMethodDescriptor()
-          .getFullMethodName()
-          .equals(PeerMethods.FORWARD_BATCHES.getFullMethodName())) {
+      String name = method.getMethodDescriptor().getFullMethodName();
+      if (name.equals(PeersV1Grpc.getAnnounceMethod().getFullMethodName())) {
+        out.addMethod(withCaller(method));
+      } else if (!name.equals(PeerMethods.FORWARD_BATCHES.getFullMethodName())) {
         out.addMethod(method);
       }
     }
     return out.addMethod(
             PeerMethods.FORWARD_BATCHES, ServerCalls.asyncBidiStreamingCall(this::forwardStream))
         .build();
+  }
+
+  /** Returns {@code method} with the caller's remote address in {@link #CALLER} while it runs. */
+  private static <Q, A> ServerMethodDefinition<Q, A> withCaller(ServerMethodDefinition<Q, A> method) {
+    ServerCallHandler<Q, A> handler = method.getServerCallHandler();
+    return ServerMethodDefinition.create(
+        method.getMethodDescriptor(),
+        (call, headers) ->
+            Contexts.interceptCall(
+                Context.current()
+                    .withValue(CALLER, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)),
+                call,
+                headers,
+                handler));
   }
 
   /**
@@ -416,16 +438,22 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
     try {
       handled =
           request.getPrepareReturn()
-              ? handler.prepareReturn(request.getAddress())
+              ? handler.prepareReturn(request.getAddress(), CALLER.get())
               : handler.announce(request.getAddress(), request.getLeaving());
     } catch (RuntimeException e) {
       handled = CompletableFuture.failedFuture(e);
     }
     handled.whenComplete(
         (ok, failure) -> {
+          Throwable cause =
+              failure instanceof CompletionException && failure.getCause() != null
+                  ? failure.getCause()
+                  : failure;
           if (failure == null) {
             observer.onNext(AnnounceResp.getDefaultInstance());
             observer.onCompleted();
+          } else if (cause instanceof RefusedPeerCall refused) {
+            invalid("Announce", refused.getMessage(), observer);
           } else {
             observer.onError(
                 Status.INTERNAL.withDescription(failure.toString()).asRuntimeException());

@@ -18,6 +18,10 @@ import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
@@ -422,6 +426,60 @@ class PeerInputValidatorTest {
 
     assertThat(anonymous.checkAnnounce(AnnounceReq.newBuilder().setAddress(SELF).build()))
         .isEmpty();
+  }
+
+  static Stream<Arguments> callersOwn() throws Exception {
+    InetSocketAddress v4 = new InetSocketAddress(InetAddress.getByName("10.0.0.7"), 40_000);
+    InetSocketAddress mapped =
+        new InetSocketAddress(
+            InetAddress.getByAddress(
+                new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 10, 0, 0, 7}),
+            40_000);
+    InetSocketAddress v6 = new InetSocketAddress(InetAddress.getByName("fd00::5"), 40_000);
+    InetSocketAddress linkLocal =
+        new InetSocketAddress(
+            Inet6Address.getByAddress(
+                null, InetAddress.getByName("fe80::1").getAddress(), 2),
+            40_000);
+    return Stream.of(
+        Arguments.of("same IPv4", "10.0.0.7:1051", v4, true),
+        Arguments.of("IPv4-mapped caller", "10.0.0.7:1051", mapped, true),
+        Arguments.of("IPv4-mapped address", "[::ffff:10.0.0.7]:1051", v4, true),
+        Arguments.of("same IPv6, other spelling", "[FD00:0:0::5]:1051", v6, true),
+        Arguments.of("zone ids", "[fe80::1%eth0]:1051", linkLocal, true),
+        Arguments.of("other IPv4", "10.0.0.8:1051", v4, false),
+        Arguments.of("IPv4 against IPv6", "10.0.0.7:1051", v6, false),
+        Arguments.of("host name, never looked up", "localhost:1051", v4, false),
+        Arguments.of("in-process caller", "10.0.0.7:1051", new SocketAddress() {}, false),
+        Arguments.of("no caller", "10.0.0.7:1051", null, false));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("callersOwn")
+  void checkCallersOwn_table(String name, String address, SocketAddress caller, boolean own) {
+    Optional<String> error = PeerInputValidator.checkCallersOwn(address, caller);
+
+    if (own) {
+      assertThat(error).isEmpty();
+    } else {
+      assertThat(error)
+          .hasValueSatisfying(
+              e ->
+                  assertThat(e)
+                      .startsWith("field 'address' is '" + address + "', which discovery does not list")
+                      .contains("may only ask for a copy to itself"));
+    }
+  }
+
+  @Test
+  void checkCallersOwn_otherIp_namesTheCallersIp() throws Exception {
+    assertThat(
+            PeerInputValidator.checkCallersOwn(
+                "10.0.0.8:1051", new InetSocketAddress(InetAddress.getByName("10.0.0.7"), 4)))
+        .hasValue(
+            "field 'address' is '10.0.0.8:1051', which discovery does not list, and its host is not"
+                + " the caller's IP (the notice came from 10.0.0.7); a node discovery does not list"
+                + " may only ask for a copy to itself, naming the IP it calls from");
   }
 
   private static void assertError(Optional<String> actual, String expectedPrefix) {

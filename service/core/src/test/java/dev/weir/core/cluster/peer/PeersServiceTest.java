@@ -41,7 +41,9 @@ import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.inprocess.InProcessSocketAddress;
 import io.grpc.stub.StreamObserver;
+import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -69,6 +71,8 @@ class PeersServiceTest {
   private PeersV1Grpc.PeersV1BlockingStub stub;
   private volatile boolean serving = true;
   private CompletableFuture<Void> announced = CompletableFuture.completedFuture(null);
+  private CompletableFuture<Void> prepared = CompletableFuture.completedFuture(null);
+  private final List<SocketAddress> callers = new ArrayList<>();
   private volatile CompletableFuture<List<RateLimitResponse>> forwardedAnswers;
 
   private final PeerHandler handler =
@@ -111,9 +115,10 @@ class PeersServiceTest {
         }
 
         @Override
-        public CompletableFuture<Void> prepareReturn(String address) {
+        public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
           notices.add("prepare return " + address);
-          return CompletableFuture.completedFuture(null);
+          callers.add(caller);
+          return prepared;
         }
 
         @Override
@@ -381,6 +386,28 @@ class PeersServiceTest {
         .isInstanceOf(StatusRuntimeException.class)
         .hasMessageContaining("INTERNAL")
         .hasMessageContaining("store closed");
+  }
+
+  @Test
+  void announce_prepareReturnTheHandlerRefuses_invalidArgumentWithItsReasonCounted() {
+    String reason = "field 'address' is 'b:1', which discovery does not list";
+    prepared = CompletableFuture.failedFuture(new RefusedPeerCall(reason));
+
+    assertThatThrownBy(
+            () ->
+                stub.announce(
+                    AnnounceReq.newBuilder().setAddress("b:1").setPrepareReturn(true).build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription()).isEqualTo(reason);
+            });
+    assertThat(metrics.count("refused peer_invalid_input")).isEqualTo(1);
+    assertThat(callers)
+        .as("the in-process transport's remote address, passed on")
+        .singleElement()
+        .isInstanceOf(InProcessSocketAddress.class);
   }
 
   @Test
