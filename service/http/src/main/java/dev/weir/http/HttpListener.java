@@ -241,6 +241,7 @@ public final class HttpListener implements AutoCloseable {
                         new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, 8192));
                     pipeline.addLast(new AnswerDeadline(settings.writeTimeout(), onTimeout));
                     pipeline.addLast(deadlines.decoded());
+                    pipeline.addLast(AnsweringReads.INSTANCE);
                     pipeline.addLast(
                         new BodyLimit(
                             settings.maxBodyBytes(),
