@@ -462,6 +462,54 @@ class HttpHostileClientsTest {
     writing.get(WAIT.toSeconds(), TimeUnit.SECONDS);
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"Content-Length only,''", "waiting for 100 Continue,'Expect: 100-continue\r\n'"})
+  void bodyTooLarge_pipelinedAfterAHeldAnswer_413AfterThatAnswer(String name, String expect)
+      throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket pipelined = open();
+    HttpText.send(
+        pipelined,
+        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n"
+            + expect
+            + "\r\n");
+    answerHeld();
+
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .as("the answer to the first request")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{}");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .startsWith("HTTP/1.1 413 Request Entity Too Large\r\n")
+        .contains("(WEIR_HTTP_MAX_BODY_SIZE)");
+    assertThat(HttpText.closedByServer(pipelined)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_BODY_TOO_LARGE)).isEqualTo(1.0);
+  }
+
+  @Test
+  void expectContinue_pipelinedAfterAHeldAnswer_100ContinueAfterThatAnswer() throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket pipelined = open();
+    HttpText.send(
+        pipelined,
+        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+            + "Expect: 100-continue\r\n\r\n");
+    answerHeld();
+
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .as("the answer to the first request")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{}");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .isEqualTo("HTTP/1.1 100 Continue\r\n\r\n");
+    HttpText.send(pipelined, "{}  ");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{\"bytes\":4}");
+  }
+
   @Test
   void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
     start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);
