@@ -201,6 +201,26 @@ class HttpHostileClientsTest {
     Await.until(WAIT, () -> refused(RefusalReason.HTTP_TIMEOUT) == 1.0, "the timeout counted");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "request line and part of a field,GET /fast HTTP/1.1\\r\\nX-Slow: 1",
+    "request line,GET /fast HTTP/1.1\\r\\n"
+  })
+  void headerTimeout_partOfAHeadSentWithAnAnsweredRequest_closedAtTheHeaderTimeout(
+      String name, String part) throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket slow = open();
+    HttpText.send(slow, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n" + unescape(part));
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    long answered = System.nanoTime();
+
+    assertThat(HttpText.closedByServer(slow)).as("closed by the server within 10 s").isTrue();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - answered))
+        .isLessThan(SHORT.plus(Duration.ofSeconds(2)));
+    Await.until(WAIT, () -> refused(RefusalReason.HTTP_TIMEOUT) == 1.0, "the timeout counted");
+  }
+
   @Test
   void headerTimeout_connectionSendsNothing_closedWithoutCounting() throws Exception {
     start(timeouts(SHORT, LONG, LONG));
