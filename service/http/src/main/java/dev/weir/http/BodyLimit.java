@@ -8,8 +8,11 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -21,9 +24,23 @@ import java.util.function.Supplier;
  * connection is closed. The bytes of bodies not yet complete, on every connection of the listener
  * together, are held to a budget ({@link UnfinishedBodies}): a connection whose next bytes would
  * go over it is answered with {@code overBudget} (503) and closed, so clients that send most of a
- * large body and stall cannot fill the memory.
+ * large body and stall cannot fill the memory. Refusals and {@code 100 Continue} are not written
+ * here but passed on as a {@link Refusal} or {@link #CONTINUE}, so that {@link RouteDispatcher}
+ * sends them after the answers to earlier pipelined requests.
  */
 final class BodyLimit extends HttpObjectAggregator {
+
+  /**
+   * The final answer to a request refused before its body was read whole, after which the
+   * connection closes; {@code http10} is whether the request was HTTP/1.0.
+   */
+  record Refusal(HttpAnswer answer, boolean http10) {}
+
+  /** The interim answer a request that waits for {@code 100 Continue} is owed. */
+  record Continue() {}
+
+  /** The one {@link Continue}. */
+  static final Continue CONTINUE = new Continue();
 
   private final Function<HttpRequest, HttpAnswer> refusal;
   private final UnfinishedBodies unfinished;
@@ -31,6 +48,9 @@ final class BodyLimit extends HttpObjectAggregator {
   // This connection's bytes counted in unfinished (event loop only).
   private long held;
   private boolean refused;
+  // Whether the request whose body is read is HTTP/1.0.
+  private boolean http10;
+  private ChannelHandlerContext context;
 
   /**
    * Creates the aggregator of one connection; {@code refusal} returns the answer to a request whose
@@ -54,6 +74,9 @@ final class BodyLimit extends HttpObjectAggregator {
     if (refused) {
       return;
     }
+    if (msg instanceof HttpRequest request) {
+      http10 = !request.protocolVersion().isKeepAliveDefault();
+    }
     if (msg instanceof HttpContent content && !(msg instanceof FullHttpMessage)) {
       int bytes = content.content().readableBytes();
       // a body growing past the limit is the aggregator's 413, not the budget's
@@ -62,8 +85,7 @@ final class BodyLimit extends HttpObjectAggregator {
           refused = true;
           release();
           releaseCurrentMessage();
-          LingeringClose.after(
-              ctx.writeAndFlush(NettyAnswers.response(overBudget.get(), false)));
+          out.add(new Refusal(overBudget.get(), http10));
           return;
         }
         held += bytes;
@@ -73,6 +95,12 @@ final class BodyLimit extends HttpObjectAggregator {
     if (msg instanceof LastHttpContent) {
       release();
     }
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+    context = ctx;
+    super.handlerAdded(ctx);
   }
 
   @Override
@@ -101,9 +129,17 @@ final class BodyLimit extends HttpObjectAggregator {
     if (start instanceof HttpRequest request
         && HttpUtil.is100ContinueExpected(request)
         && HttpUtil.getContentLength(request, -1L) > maxContentLength) {
-      return NettyAnswers.response(refusal.apply(request), false);
+      // refused by handleOversizedMessage, as its Content-Length is over the limit
+      return null;
     }
-    return super.newContinueResponse(start, maxContentLength, pipeline);
+    Object response = super.newContinueResponse(start, maxContentLength, pipeline);
+    if (response instanceof HttpResponse interim
+        && interim.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
+      ReferenceCountUtil.release(response);
+      context.fireChannelRead(CONTINUE);
+      return null;
+    }
+    return response;
   }
 
   @Override
@@ -114,6 +150,9 @@ final class BodyLimit extends HttpObjectAggregator {
         oversized instanceof HttpRequest request
             ? refusal.apply(request)
             : HttpAnswer.error(413, 8, "request body too large");
-    LingeringClose.after(ctx.writeAndFlush(NettyAnswers.response(answer, false)));
+    if (oversized instanceof HttpRequest request) {
+      http10 = !request.protocolVersion().isKeepAliveDefault();
+    }
+    ctx.fireChannelRead(new Refusal(answer, http10));
   }
 }

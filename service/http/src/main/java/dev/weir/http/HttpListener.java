@@ -18,6 +18,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslHandler;
@@ -238,9 +239,15 @@ public final class HttpListener implements AutoCloseable {
                       pipeline.addLast(new SslHandler(tls.get()));
                     }
                     pipeline.addLast(
-                        new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, 8192));
+                        new HttpServerCodec(
+                            new HttpDecoderConfig()
+                                .setMaxInitialLineLength(MAX_INITIAL_LINE_BYTES)
+                                .setMaxHeaderSize(MAX_HEADER_BYTES)
+                                .setMaxChunkSize(8192)
+                                .setHeadersFactory(deadlines.heads())));
                     pipeline.addLast(new AnswerDeadline(settings.writeTimeout(), onTimeout));
                     pipeline.addLast(deadlines.decoded());
+                    pipeline.addLast(AnsweringReads.INSTANCE);
                     pipeline.addLast(
                         new BodyLimit(
                             settings.maxBodyBytes(),

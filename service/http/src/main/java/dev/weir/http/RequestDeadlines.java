@@ -5,6 +5,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Duration;
@@ -14,8 +17,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The deadlines of one connection, so that a slow or idle client cannot hold it: the request head
  * must be complete within the header timeout of the connection's start (or of the first byte of a
- * further request on it), the body within the body timeout of the head, and a kept-alive connection
- * must start its next request within the idle timeout. Trickling bytes does not extend a deadline.
+ * further request on it, or of the answer to the request before it when the two came together),
+ * the body within the body timeout of the head, and a kept-alive connection must start its next
+ * request within the idle timeout. Trickling bytes does not extend a deadline.
  * A connection past its deadline is closed; one whose body is late is first answered 408. None of
  * these runs while the connection's answer is being made; writing it has a deadline of its own
  * ({@link AnswerDeadline}).
@@ -49,6 +53,8 @@ final class RequestDeadlines {
   private boolean bytesSeen;
   // The head of a request whose body is still to come was decoded while answering an earlier one.
   private boolean headWaiting;
+  // The decoder has read the request line of a head it has not yet decoded whole.
+  private boolean headStarted;
 
   /**
    * Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off, and
@@ -101,6 +107,31 @@ final class RequestDeadlines {
     };
   }
 
+  /**
+   * Returns the factory of the HTTP decoder's request headers, which it asks once per request, when
+   * the request line has been read: it tells the deadlines that a head has begun.
+   */
+  HttpHeadersFactory heads() {
+    HttpHeadersFactory headers = DefaultHttpHeadersFactory.headersFactory();
+    return new HttpHeadersFactory() {
+      @Override
+      public HttpHeaders newHeaders() {
+        headStarted = true;
+        // the answer to the request before it may have left while the read was still decoded
+        if (state == State.IDLE) {
+          bytesSeen = true;
+          arm(State.HEAD, settings.headerTimeout());
+        }
+        return headers.newHeaders();
+      }
+
+      @Override
+      public HttpHeaders newEmptyHeaders() {
+        return headers.newEmptyHeaders();
+      }
+    };
+  }
+
   /** Returns the handler to place right after the HTTP decoder. */
   ChannelInboundHandlerAdapter decoded() {
     return new ChannelInboundHandlerAdapter() {
@@ -114,6 +145,7 @@ final class RequestDeadlines {
             state = State.ANSWERING;
           }
         } else if (msg instanceof HttpRequest) {
+          headStarted = false;
           // A pipelined head can come while an earlier request is answered, or after its answer
           // left and before the connection read again: its body's deadline starts when it is the
           // current request.
@@ -137,7 +169,8 @@ final class RequestDeadlines {
 
   /**
    * Marks the answer as sent: the connection waits for its next request, or, when that request's
-   * head came while answering, for its body within the body timeout.
+   * head came while answering, for its body within the body timeout, or, when part of that head
+   * came, for the rest of it within the header timeout.
    */
   void answered() {
     if (headWaiting) {
@@ -148,6 +181,11 @@ final class RequestDeadlines {
         wait = waiting.start(ctx.channel(), System.nanoTime());
       }
       arm(State.BODY, settings.bodyTimeout());
+      return;
+    }
+    if (headStarted) {
+      bytesSeen = true;
+      arm(State.HEAD, settings.headerTimeout());
       return;
     }
     bytesSeen = false;

@@ -5,16 +5,20 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.time.Clock;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.io.IOException;
@@ -37,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * only while the listener is not saturated or draining (else 503), and runs the route's handler on
  * the connection's event loop, writing its answer when the handler's stage completes. A handler
  * that throws or fails is answered 500. Every answer from a route, and every 413, is recorded by
- * route and status.
+ * route and status. A {@link BodyLimit.Refusal} or {@link BodyLimit#CONTINUE} takes its turn among
+ * the requests: it is written after the answers to the requests before it.
  */
 final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest> {
 
@@ -67,7 +72,8 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   private final WeirMetrics metrics;
   private final Clock clock;
   private final HttpAnswer saturated;
-  private final Queue<Request> waiting = new ArrayDeque<>();
+  // Requests, refusals and 100 Continues to send after the answer being made.
+  private final Queue<Object> waiting = new ArrayDeque<>();
   private boolean answering;
   private boolean http10;
 
@@ -88,6 +94,15 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   }
 
   @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+    if (msg instanceof BodyLimit.Refusal || msg instanceof BodyLimit.Continue) {
+      take(ctx, msg);
+      return;
+    }
+    super.channelRead(ctx, msg);
+  }
+
+  @Override
   protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest message) {
     Request request =
         new Request(
@@ -98,21 +113,40 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
             message.decoderResult(),
             ByteBufUtil.getBytes(message.content()),
             traceContext(message.headers()));
-    if (answering) {
-      waiting.add(request);
-      return;
-    }
-    serve(ctx, request);
+    take(ctx, request);
   }
 
-  private void serve(ChannelHandlerContext ctx, Request request) {
+  // Serves a request or refusal, or sends a 100 Continue, now or after the answer being made.
+  private void take(ChannelHandlerContext ctx, Object item) {
+    if (answering) {
+      waiting.add(item);
+    } else if (item instanceof BodyLimit.Continue) {
+      writeContinue(ctx);
+    } else {
+      serve(ctx, item);
+    }
+  }
+
+  private void writeContinue(ChannelHandlerContext ctx) {
+    ctx.writeAndFlush(
+        new DefaultFullHttpResponse(
+            HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
+  }
+
+  private void serve(ChannelHandlerContext ctx, Object item) {
     if (!ctx.channel().isActive()) {
       return;
     }
     answering = true;
-    http10 = request.http10();
     deadlines.answering();
     ctx.channel().config().setAutoRead(false);
+    if (item instanceof BodyLimit.Refusal refusal) {
+      http10 = refusal.http10();
+      write(ctx, refusal.answer(), false, null);
+      return;
+    }
+    Request request = (Request) item;
+    http10 = request.http10();
     if (request.result().isFailure()) {
       metrics.refused(RefusalReason.HTTP_MALFORMED);
       write(ctx, malformed(request.result().cause()), false, null);
@@ -245,10 +279,13 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
 
   private void next(ChannelHandlerContext ctx) {
     answering = false;
-    Request request = waiting.poll();
-    if (request != null) {
-      serve(ctx, request);
-      return;
+    for (Object item = waiting.poll(); item != null; item = waiting.poll()) {
+      if (item instanceof BodyLimit.Continue) {
+        writeContinue(ctx);
+      } else {
+        serve(ctx, item);
+        return;
+      }
     }
     if (ctx.channel().isActive()) {
       deadlines.answered();

@@ -1,6 +1,7 @@
 package dev.weir.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -20,6 +21,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -196,6 +198,26 @@ class HttpHostileClientsTest {
     assertThat(Duration.ofNanos(System.nanoTime() - started))
         .isGreaterThanOrEqualTo(SHORT.minusMillis(50))
         .isLessThan(Duration.ofSeconds(5));
+    Await.until(WAIT, () -> refused(RefusalReason.HTTP_TIMEOUT) == 1.0, "the timeout counted");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "request line and part of a field,GET /fast HTTP/1.1\\r\\nX-Slow: 1",
+    "request line,GET /fast HTTP/1.1\\r\\n"
+  })
+  void headerTimeout_partOfAHeadSentWithAnAnsweredRequest_closedAtTheHeaderTimeout(
+      String name, String part) throws Exception {
+    start(timeouts(SHORT, LONG, LONG));
+    Socket slow = open();
+    HttpText.send(slow, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n" + unescape(part));
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    long answered = System.nanoTime();
+
+    assertThat(HttpText.closedByServer(slow)).as("closed by the server within 10 s").isTrue();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - answered))
+        .isLessThan(SHORT.plus(Duration.ofSeconds(2)));
     Await.until(WAIT, () -> refused(RefusalReason.HTTP_TIMEOUT) == 1.0, "the timeout counted");
   }
 
@@ -397,6 +419,115 @@ class HttpHostileClientsTest {
 
     assertThat(answer).startsWith("HTTP/1.1 200 OK\r\n").endsWith("{\"bytes\":4}");
     assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isZero();
+  }
+
+  /** The pipelined requests {@code pipelinedBodies_...} tries to send while an answer is held. */
+  private static final int PIPELINED = 1200;
+
+  /** Returns the request with body size {@code 60000 - i}, so that answers show their order. */
+  private static byte[] pipelinedEcho(int i) {
+    int length = 60_000 - i;
+    return ("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: "
+            + length
+            + "\r\n\r\n"
+            + "x".repeat(length))
+        .getBytes(StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void pipelinedBodies_sentWhileAnAnswerIsHeld_readingStopsThenAllAnsweredInOrder()
+      throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(65536));
+    Socket pipelined = open();
+    java.io.ByteArrayOutputStream requests = new java.io.ByteArrayOutputStream();
+    requests.write("GET /held HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    for (int i = 0; i < PIPELINED; i++) {
+      requests.write(pipelinedEcho(i));
+    }
+    byte[] stream = requests.toByteArray();
+    java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+    CompletableFuture<Void> writing =
+        CompletableFuture.runAsync(
+            () -> {
+              try {
+                java.io.OutputStream out = pipelined.getOutputStream();
+                // in writes that end part-way through a body, as a client streaming them does
+                for (int at = 0; at < stream.length; at += 50_000) {
+                  int length = Math.min(50_000, stream.length - at);
+                  out.write(stream, at, length);
+                  written.addAndGet(length);
+                }
+              } catch (IOException e) {
+                throw new IllegalStateException(e);
+              }
+            },
+            trickle);
+
+    assertThatThrownBy(() -> writing.get(4, TimeUnit.SECONDS))
+        .as("the listener stopped reading; %d bytes written", written.get())
+        .isInstanceOf(java.util.concurrent.TimeoutException.class);
+    assertThat(written.get())
+        .as("bytes the listener and the socket buffers took while the answer was held")
+        .isLessThan(12L << 20);
+
+    answerHeld();
+    java.io.InputStream in = new java.io.BufferedInputStream(pipelined.getInputStream());
+    assertThat(HttpText.readResponse(in)).startsWith("HTTP/1.1 200 OK\r\n").endsWith("{}");
+    for (int i = 0; i < PIPELINED; i++) {
+      assertThat(HttpText.readResponse(in))
+          .as("answer %d", i)
+          .startsWith("HTTP/1.1 200 OK\r\n")
+          .endsWith("{\"bytes\":" + (60_000 - i) + "}");
+    }
+    writing.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"Content-Length only,''", "waiting for 100 Continue,'Expect: 100-continue\r\n'"})
+  void bodyTooLarge_pipelinedAfterAHeldAnswer_413AfterThatAnswer(String name, String expect)
+      throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket pipelined = open();
+    HttpText.send(
+        pipelined,
+        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n"
+            + expect
+            + "\r\n");
+    answerHeld();
+
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .as("the answer to the first request")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{}");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .startsWith("HTTP/1.1 413 Request Entity Too Large\r\n")
+        .contains("(WEIR_HTTP_MAX_BODY_SIZE)");
+    assertThat(HttpText.closedByServer(pipelined)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_BODY_TOO_LARGE)).isEqualTo(1.0);
+  }
+
+  @Test
+  void expectContinue_pipelinedAfterAHeldAnswer_100ContinueAfterThatAnswer() throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket pipelined = open();
+    HttpText.send(
+        pipelined,
+        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+            + "Expect: 100-continue\r\n\r\n");
+    answerHeld();
+
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .as("the answer to the first request")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{}");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .isEqualTo("HTTP/1.1 100 Continue\r\n\r\n");
+    HttpText.send(pipelined, "{}  ");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{\"bytes\":4}");
   }
 
   @Test
