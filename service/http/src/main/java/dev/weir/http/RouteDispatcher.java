@@ -163,14 +163,16 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       return;
     }
     HttpRoute route = routes.find(request.method(), path);
+    long start = clock.monotonicNanos();
     switch (inFlight.enter(route != null && route.servedWhenSaturated())) {
       case SATURATED -> {
         metrics.refused(RefusalReason.HTTP_SATURATED);
-        write(ctx, saturated, false, null);
+        refuse(ctx, route, saturated, start);
         return;
       }
       case DRAINING -> {
-        write(ctx, HttpAnswer.error(503, UNAVAILABLE, "server is shutting down"), false, null);
+        refuse(
+            ctx, route, HttpAnswer.error(503, UNAVAILABLE, "server is shutting down"), start);
         return;
       }
       case ADMITTED -> {}
@@ -180,7 +182,6 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       write(ctx, unrouted(path), request.keepAlive(), exit);
       return;
     }
-    long start = clock.monotonicNanos();
     CompletionStage<HttpAnswer> stage;
     try {
       stage =
@@ -214,6 +215,14 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
             ctx.executor().execute(() -> write(ctx, result, request.keepAlive(), exit));
           }
         });
+  }
+
+  // A request the listener does not serve (saturated, draining): counted if its route is known.
+  private void refuse(ChannelHandlerContext ctx, HttpRoute route, HttpAnswer answer, long start) {
+    if (route != null) {
+      record(route, answer, start);
+    }
+    write(ctx, answer, false, null);
   }
 
   // Counted before the answer leaves, so a client that reads it finds it counted; a meter that

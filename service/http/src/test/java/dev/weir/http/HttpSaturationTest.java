@@ -123,6 +123,23 @@ class HttpSaturationTest {
   }
 
   @Test
+  void request_refusedWhileSaturated_countedUnderItsRouteAnd503() throws Exception {
+    startBlocking(settings(1, MAX_IN_FLIGHT));
+    saturate();
+
+    assertThat(send("/fast").get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
+
+    assertThat(
+            registry
+                .get(MicrometerMetrics.HTTP_REQUESTS)
+                .tag("route", "/fast")
+                .tag("status", "503")
+                .timer()
+                .count())
+        .isEqualTo(1);
+  }
+
+  @Test
   void request_stalledClientsWhileSaturated_otherClientStillGets503() throws Exception {
     startBlocking(settings(1, MAX_IN_FLIGHT));
     List<CompletableFuture<HttpResponse<String>>> admitted = saturate();
