@@ -234,7 +234,7 @@ public final class ShouldRateLimitHandler {
       List<DescriptorPlan> plans,
       List<RateLimitResponse> answers,
       long now) {
-    meter.answered(answers);
+    meter.answered(decidingAnswers(plans, answers));
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse response =
         responses.build(request, plans, answers, now);
     if (response.getOverallCode() != Code.OVER_LIMIT) {
@@ -278,6 +278,25 @@ public final class ShouldRateLimitHandler {
               }
               return service.decide(second);
             });
+  }
+
+  /**
+   * Returns the answer of the deciding policy ({@link ResponseBuilder#deciding}) of each {@link
+   * DescriptorPlan.Limited} plan in order, where {@code answers} holds one per policy: a descriptor
+   * is counted once.
+   */
+  private static List<RateLimitResponse> decidingAnswers(
+      List<DescriptorPlan> plans, List<RateLimitResponse> answers) {
+    List<RateLimitResponse> deciding = new ArrayList<>(plans.size());
+    int next = 0;
+    for (int d = 0; d < plans.size(); d++) {
+      if (plans.get(d) instanceof DescriptorPlan.Limited limited) {
+        int policies = limited.policies().size();
+        deciding.add(answers.get(next + ResponseBuilder.deciding(answers, next, policies)));
+        next += policies;
+      }
+    }
+    return deciding;
   }
 
   private static void requireNoItemError(List<RateLimitResponse> answers) {
