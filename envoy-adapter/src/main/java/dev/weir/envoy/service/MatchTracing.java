@@ -1,5 +1,7 @@
 package dev.weir.envoy.service;
 
+import java.util.function.Function;
+
 /**
  * The span of a {@code ShouldRateLimit} call's config match: its descriptors matched against the
  * domain's rules, before any counter is checked. {@link #NONE} records nothing and allocates
@@ -16,6 +18,16 @@ public interface MatchTracing {
    * child of the calling thread's current span.
    */
   Span start(String domain, int descriptors);
+
+  /**
+   * Returns {@code step} made to run in the calling thread's trace context wherever it runs later
+   * (a core call's completion thread), so that the forwards it makes are children of the call's
+   * span: the second check of {@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}. With
+   * tracing off, {@code step} itself.
+   */
+  default <T, R> Function<T, R> inCurrentContext(Function<T, R> step) {
+    return step;
+  }
 
   /** A started match span. */
   interface Span {

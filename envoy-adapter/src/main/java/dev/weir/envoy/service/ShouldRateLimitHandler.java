@@ -24,6 +24,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 
 /**
  * Answers {@code ShouldRateLimit}: matches every descriptor, sends all counted ones to the core
@@ -234,7 +235,7 @@ public final class ShouldRateLimitHandler {
       List<DescriptorPlan> plans,
       List<RateLimitResponse> answers,
       long now) {
-    meter.answered(answers);
+    meter.answered(decidingAnswers(plans, answers));
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse response =
         responses.build(request, plans, answers, now);
     if (response.getOverallCode() != Code.OVER_LIMIT) {
@@ -247,7 +248,8 @@ public final class ShouldRateLimitHandler {
   /**
    * Checks first without consuming; if any counter would go over, only the counters going over take
    * their hits and the others are queried ({@code
-   * WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}).
+   * WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}). The second check runs in the call's trace
+   * context, whichever thread completes the first.
    */
   private CompletableFuture<List<RateLimitResponse>> checkStoppingIncrementsWhenOver(
       List<RateLimitRequest> natives) {
@@ -255,29 +257,54 @@ public final class ShouldRateLimitHandler {
     for (RateLimitRequest r : natives) {
       probes.add(r.withHits(0));
     }
-    return service
-        .decide(probes)
-        .thenCompose(
-            probed -> {
-              boolean anyOver = false;
-              boolean[] over = new boolean[natives.size()];
-              for (int i = 0; i < natives.size(); i++) {
-                RateLimitResponse p = probed.get(i);
-                over[i] =
-                    !p.isError()
-                        && (p.status() == dev.weir.core.model.Status.OVER_LIMIT
-                            || p.remaining() < natives.get(i).hits());
-                anyOver |= over[i];
-              }
-              if (!anyOver) {
-                return service.decide(natives);
-              }
-              List<RateLimitRequest> second = new ArrayList<>(natives.size());
-              for (int i = 0; i < natives.size(); i++) {
-                second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
-              }
-              return service.decide(second);
-            });
+    Function<List<RateLimitResponse>, CompletableFuture<List<RateLimitResponse>>> second =
+        tracing.inCurrentContext(probed -> decideAfterProbes(natives, probed));
+    return service.decide(probes).thenCompose(second);
+  }
+
+  /**
+   * Checks {@code natives} after {@code probed}, their answers as probes: all of them when none
+   * would go over, else only those going over take their hits and the others are queried.
+   */
+  private CompletableFuture<List<RateLimitResponse>> decideAfterProbes(
+      List<RateLimitRequest> natives, List<RateLimitResponse> probed) {
+    boolean anyOver = false;
+    boolean[] over = new boolean[natives.size()];
+    for (int i = 0; i < natives.size(); i++) {
+      RateLimitResponse p = probed.get(i);
+      over[i] =
+          !p.isError()
+              && (p.status() == dev.weir.core.model.Status.OVER_LIMIT
+                  || p.remaining() < natives.get(i).hits());
+      anyOver |= over[i];
+    }
+    if (!anyOver) {
+      return service.decide(natives);
+    }
+    List<RateLimitRequest> second = new ArrayList<>(natives.size());
+    for (int i = 0; i < natives.size(); i++) {
+      second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
+    }
+    return service.decide(second);
+  }
+
+  /**
+   * Returns the answer of the deciding policy ({@link ResponseBuilder#deciding}) of each {@link
+   * DescriptorPlan.Limited} plan in order, where {@code answers} holds one per policy: a descriptor
+   * is counted once.
+   */
+  private static List<RateLimitResponse> decidingAnswers(
+      List<DescriptorPlan> plans, List<RateLimitResponse> answers) {
+    List<RateLimitResponse> deciding = new ArrayList<>(plans.size());
+    int next = 0;
+    for (int d = 0; d < plans.size(); d++) {
+      if (plans.get(d) instanceof DescriptorPlan.Limited limited) {
+        int policies = limited.policies().size();
+        deciding.add(answers.get(next + ResponseBuilder.deciding(answers, next, policies)));
+        next += policies;
+      }
+    }
+    return deciding;
   }
 
   private static void requireNoItemError(List<RateLimitResponse> answers) {

@@ -3,10 +3,13 @@ package dev.weir.envoy.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalRateLimitService;
+import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
@@ -60,6 +63,7 @@ class PoliciesAndWindowsTest {
   // 2026-01-01T00:02:30Z: two and a half minutes into a 5-minute window aligned to the epoch.
   private final FakeClock clock = new FakeClock(1_767_225_600_000L + 150_000);
   private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
+  private final RecordingMetrics checks = new RecordingMetrics();
   private ShouldRateLimitHandler handler;
 
   private void start(Map<String, String> env) throws Exception {
@@ -74,7 +78,9 @@ class PoliciesAndWindowsTest {
                 new LocalLimiter(new RateLimitEngine(ZoneOffset.UTC), store, clock), "a:1"),
             clock,
             settings,
-            new EnvoyMetrics(new SimpleMeterRegistry()));
+            new EnvoyMetrics(new SimpleMeterRegistry()),
+            InputLimits.DEFAULTS,
+            new CheckMeter(checks));
   }
 
   private static RateLimitDescriptor descriptor(String key, String value) {
@@ -118,6 +124,35 @@ class PoliciesAndWindowsTest {
     assertThat(statuses.get(3).getLimitRemaining()).isEqualTo(1);
     assertThat(statuses.get(3).getCurrentLimit().getUnit()).isEqualTo(Unit.MINUTE);
     assertThat(store.size()).isEqualTo(2);
+  }
+
+  @Test
+  void rateLimits_firstPolicyOver_descriptorCountedOnceAsOverLimit() throws Exception {
+    start(Map.of());
+    for (int i = 0; i < 3; i++) {
+      call(descriptor("account_id", "42"));
+    }
+    int before = checks.events().size();
+
+    call(descriptor("account_id", "42"));
+
+    assertThat(checks.events().subList(before, checks.events().size()))
+        .containsExactly("checked over_limit");
+  }
+
+  @Test
+  void rateLimits_stoppingIncrementsFirstPolicyOver_descriptorCountedOnceAsOverLimit()
+      throws Exception {
+    start(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
+    for (int i = 0; i < 3; i++) {
+      call(descriptor("account_id", "42"));
+    }
+    int before = checks.events().size();
+
+    call(descriptor("account_id", "42"), descriptor("ip", "1.2.3.4"));
+
+    assertThat(checks.events().subList(before, checks.events().size()))
+        .containsExactlyInAnyOrder("checked over_limit", "checked under_limit");
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.opentelemetry.context.Context;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * {@link MatchTracing} with OpenTelemetry: a {@code weir.config_match} span (internal) per {@code
@@ -43,6 +44,11 @@ final class OtelMatchTracing implements MatchTracing {
             .setAttribute(DESCRIPTORS, (long) descriptors)
             .startSpan();
     return new OtelMatch(span);
+  }
+
+  @Override
+  public <T, R> Function<T, R> inCurrentContext(Function<T, R> step) {
+    return Context.current().wrapFunction(step);
   }
 
   /** One traced match: collects the distinct rules, recorded when it ends. */

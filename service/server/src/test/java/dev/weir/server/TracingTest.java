@@ -195,6 +195,69 @@ class TracingTest {
   }
 
   @Test
+  void shouldRateLimit_stoppingIncrementsWhenOver_bothForwardsTracedAndTheHitsDecidedOnTheOwner()
+      throws Exception {
+    WeirNode[] nodes =
+        twoTracedNodes(
+            ClusterSettings.defaults(),
+            EnvoySettings.fromEnvironment(
+                    Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"))
+                .withConfig(dir));
+    List<String> traceIds = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      String traceId = String.format("%032x", 0xdef000L + i);
+      traceIds.add(traceId);
+      RateLimitResponse answer =
+          RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
+              .withDeadlineAfter(10, TimeUnit.SECONDS)
+              .shouldRateLimit(
+                  RateLimitRequest.newBuilder()
+                      .setDomain("edge")
+                      .addDescriptors(descriptor("remote_address", SECRET_KEY_PREFIX + i))
+                      .build());
+      assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    }
+
+    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          flush(nodes);
+          return receiver.spans().stream().anyMatch(s -> s.span().getName().equals("weir.decide"));
+        },
+        "a decision on node B");
+    flush(nodes);
+    int forwarded = 0;
+    for (String traceId : traceIds) {
+      List<OtlpReceiver.Received> trace = receiver.trace(traceId);
+      List<OtlpReceiver.Received> forwards =
+          trace.stream().filter(s -> s.span().getName().equals("weir.forward")).toList();
+      if (forwards.isEmpty()) {
+        continue;
+      }
+      forwarded++;
+      OtlpReceiver.Received front =
+          only(trace, "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
+      assertThat(forwards)
+          .as("the probe's forward and the forward taking the hits")
+          .hasSize(2)
+          .allSatisfy(
+              f -> assertThat(f.span().getParentSpanId()).isEqualTo(front.span().getSpanId()));
+      List<OtlpReceiver.Received> decides =
+          trace.stream().filter(s -> s.span().getName().equals("weir.decide")).toList();
+      assertThat(decides)
+          .as("the owner's decision of the hits")
+          .anySatisfy(
+              d -> {
+                assertThat(d.service()).isEqualTo("weir-b");
+                assertThat(attributes(d.span())).containsEntry("weir.hits", "1");
+              });
+      assertNoSecretIn(trace);
+    }
+    assertThat(forwarded).as("calls forwarded to node B").isPositive();
+  }
+
+  @Test
   void shouldRateLimit_configMatchSpanIsAChildOfTheCallNamingDomainRulesAndDescriptorCount()
       throws Exception {
     WeirNode[] nodes = twoTracedNodes();
@@ -509,6 +572,12 @@ class TracingTest {
 
   /** Starts node A and node B as above, with {@code cluster}'s settings. */
   private WeirNode[] twoTracedNodes(ClusterSettings cluster) throws Exception {
+    return twoTracedNodes(cluster, EnvoySettings.DEFAULTS.withConfig(dir));
+  }
+
+  /** Starts node A and node B as above, with {@code cluster}'s and {@code envoy}'s settings. */
+  private WeirNode[] twoTracedNodes(ClusterSettings cluster, EnvoySettings envoy)
+      throws Exception {
     int[] grpc = {FreePorts.next(), FreePorts.next()};
     int[] peer = {FreePorts.next(), FreePorts.next()};
     List<String> members =
@@ -529,8 +598,8 @@ class TracingTest {
                 "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
                 "OTEL_SERVICE_NAME", "weir-b",
                 "OTEL_BSP_SCHEDULE_DELAY", "50"));
-    WeirNode b = node(grpc[1], peer[1], cluster.withStaticPeers(members), otel);
-    WeirNode a = node(grpc[0], peer[0], cluster.withStaticPeers(members), reference);
+    WeirNode b = node(grpc[1], peer[1], cluster.withStaticPeers(members), otel, envoy);
+    WeirNode a = node(grpc[0], peer[0], cluster.withStaticPeers(members), reference, envoy);
     Await.until(
         Duration.ofSeconds(10),
         () ->
@@ -551,6 +620,16 @@ class TracingTest {
   private WeirNode node(
       int grpcPort, int peerPort, ClusterSettings cluster, TracingSettings tracing)
       throws Exception {
+    return node(grpcPort, peerPort, cluster, tracing, EnvoySettings.DEFAULTS.withConfig(dir));
+  }
+
+  private WeirNode node(
+      int grpcPort,
+      int peerPort,
+      ClusterSettings cluster,
+      TracingSettings tracing,
+      EnvoySettings envoy)
+      throws Exception {
     HostPort address = new HostPort("127.0.0.1", grpcPort);
     WeirConfig config =
         new WeirConfig(address, new HostPort("127.0.0.1", 0), address, 10_000, "info");
@@ -564,7 +643,7 @@ class TracingTest {
                     Optional.empty(),
                     Optional.empty(),
                     false))
-            .envoy(EnvoySettings.DEFAULTS.withConfig(dir))
+            .envoy(envoy)
             .tracing(tracing)
             .start();
     resources.add(node);

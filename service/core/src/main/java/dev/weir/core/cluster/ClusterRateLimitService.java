@@ -215,8 +215,8 @@ public final class ClusterRateLimitService implements RateLimitService {
         }
       }
       ClusterTracing.Forward span = tracing.forward(owner, group);
-      List<CompletableFuture<RateLimitResponse>> calls =
-          peers.forwardAll(owner, span.items(group));
+      List<RateLimitRequest> traced = span.items(group);
+      List<CompletableFuture<RateLimitResponse>> calls = peers.forwardAll(owner, traced);
       Map<String, String> ownerMeta = ownerMetadata(owner);
       for (int k = 0; k < size; k++) {
         int index = positions[k];
@@ -236,6 +236,7 @@ public final class ClusterRateLimitService implements RateLimitService {
         }
         settle(
             sent[index],
+            traced.get(k),
             owner,
             ownerMeta,
             1,
@@ -421,15 +422,17 @@ public final class ClusterRateLimitService implements RateLimitService {
 
   /**
    * Gives {@code answer} what became of {@code r}'s forward to {@code owner}, attempt {@code
-   * attempt}: the owner's answer, with {@code ownerMeta} unless it names its own owner (the node a
-   * stale owner handed it on to); when the forward failed and the ring now names another owner (it
-   * changed while the call was in flight), the answer of the item routed again, up to {@link
-   * #MAX_ATTEMPTS} times; else a stand-in's answer when stand-ins are on, else the error naming the
-   * peer. With stand-ins on, {@code claimed} is the item's claim, which the stand-in timer races
-   * for: an answer is given (and a stand-in computed) only by whoever claims it first.
+   * attempt}, where {@code traced} is {@code r} as the forward's span sent it: the owner's answer,
+   * with {@code ownerMeta} unless it names its own owner (the node a stale owner handed it on to);
+   * when the forward failed and the ring now names another owner (it changed while the call was in
+   * flight), the answer of {@code traced} routed again, up to {@link #MAX_ATTEMPTS} times; else a
+   * stand-in's answer when stand-ins are on, else the error naming the peer. With stand-ins on,
+   * {@code claimed} is the item's claim, which the stand-in timer races for: an answer is given
+   * (and a stand-in computed) only by whoever claims it first.
    */
   private void settle(
       RateLimitRequest r,
+      RateLimitRequest traced,
       String owner,
       Map<String, String> ownerMeta,
       int attempt,
@@ -461,10 +464,11 @@ public final class ClusterRateLimitService implements RateLimitService {
             } else {
               settle(
                   r,
+                  traced,
                   nowOwner,
                   Map.of("owner", nowOwner),
                   attempt + 1,
-                  peers.forward(nowOwner, r),
+                  peers.forward(nowOwner, traced),
                   answer,
                   claimed);
             }

@@ -558,6 +558,128 @@ class ClusterRateLimitServiceTest {
     }
   }
 
+  @Test
+  void check_forwardFailsAndTheRingNamesANewOwner_theNewOwnerGetsTheItemAsTracingSentIt()
+      throws Exception {
+    String newOwner = "new-owner:1";
+    HashRing before = HashRing.of(List.of(SELF, OWNER), 64, PeerHash.FNV1A);
+    HashRing after = HashRing.of(List.of(SELF, newOwner), 64, PeerHash.FNV1A);
+    String key = null;
+    for (int i = 0; key == null; i++) {
+      if (before.ownerOf("n_k" + i).equals(OWNER) && after.ownerOf("n_k" + i).equals(newOwner)) {
+        key = "k" + i;
+      }
+    }
+    List<Map<String, String>> received = new CopyOnWriteArrayList<>();
+    String name = InProcessServerBuilder.generateName();
+    Server server =
+        InProcessServerBuilder.forName(name)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+                    request.getRequestsList().forEach(r -> received.add(r.getMetadataMap()));
+                    answering(() -> false, 7).getPeerRateLimits(request, answer);
+                  }
+                })
+            .build()
+            .start();
+    String failingName = InProcessServerBuilder.generateName();
+    Server failing =
+        InProcessServerBuilder.forName(failingName)
+            .directExecutor()
+            .addService(
+                new PeersV1Grpc.PeersV1ImplBase() {
+                  @Override
+                  public void getPeerRateLimits(
+                      GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+                    answer.onError(io.grpc.Status.UNAVAILABLE.asRuntimeException());
+                  }
+                })
+            .build()
+            .start();
+    PeerClientPool routed =
+        new PeerClientPool(
+            address ->
+                new PeerClient(
+                    address,
+                    InProcessChannelBuilder.forName(address.equals(newOwner) ? name : failingName)
+                        .directExecutor()
+                        .build(),
+                    new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
+                    scheduler,
+                    clock));
+    // The route reads the ring once; the failure callback then sees the new one.
+    Deque<HashRing> readings = new ArrayDeque<>(List.of(before));
+    Supplier<HashRing> ring = () -> readings.isEmpty() ? after : readings.poll();
+    WindowCounterCheck local = new WindowCounterCheck(store);
+    ClusterRateLimitService service =
+        new ClusterRateLimitService(
+            SELF, ring, local, routed,
+            new GlobalManager(
+                SELF, ring, routed, local, store, scheduler, clock, Duration.ofMillis(100), 1000,
+                Duration.ofSeconds(5)),
+            clock, null, Duration.ZERO);
+    service.traceWith(MARKING_TRACER);
+    try {
+      var answers =
+          service.decide(
+              List.of(
+                  RateLimitRequest.builder("n", key).hits(1).limit(10).duration(60_000)
+                      .metadata(Map.of("traceparent", CALLERS_TRACEPARENT, "team", "a"))
+                      .build()));
+
+      assertThat(answers.get(5, java.util.concurrent.TimeUnit.SECONDS).get(0).remaining())
+          .as("the new owner's answer")
+          .isEqualTo(7);
+      assertThat(received).singleElement().isEqualTo(Map.of("team", "a", "traced", "yes"));
+    } finally {
+      routed.close();
+      server.shutdownNow();
+      failing.shutdownNow();
+    }
+  }
+
+  private static final String CALLERS_TRACEPARENT =
+      "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+  /** A tracer whose forwards send each item without its traceparent and marked traced. */
+  private static final ClusterTracing MARKING_TRACER =
+      new ClusterTracing() {
+        @Override
+        public Forward forward(String owner, List<RateLimitRequest> items) {
+          return new Forward() {
+            @Override
+            public List<RateLimitRequest> items(List<RateLimitRequest> items) {
+              return items.stream()
+                  .map(
+                      r -> {
+                        Map<String, String> m = new java.util.LinkedHashMap<>(r.metadata());
+                        m.remove("traceparent");
+                        m.put("traced", "yes");
+                        return r.withMetadata(m);
+                      })
+                  .toList();
+            }
+
+            @Override
+            public void answered(RateLimitResponse answer) {}
+          };
+        }
+
+        @Override
+        public Span batch(String peer, List<RateLimitRequest> items) {
+          return Span.NONE;
+        }
+
+        @Override
+        public Span decide(RateLimitRequest item) {
+          return Span.NONE;
+        }
+      };
+
   /** A tracer with bugs: recording a forwarded answer throws, and so does starting a decision. */
   private static final ClusterTracing FAILING_TRACER =
       new ClusterTracing() {

@@ -10,6 +10,7 @@ import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.limiter.RateLimitService;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -85,6 +86,7 @@ public final class GlobalManager implements AutoCloseable {
   private final BucketStore store;
   private final Scheduler scheduler;
   private final Clock clock;
+  private final RateLimitedLogger warnings;
   private final Duration syncWait;
   private final int batchLimit;
   private final Duration timeout;
@@ -119,7 +121,7 @@ public final class GlobalManager implements AutoCloseable {
    * @param local evaluates a request on this node's copy
    * @param store this node's buckets, read for broadcasts and overwritten by received ones
    * @param scheduler runs the sync timers
-   * @param clock the time of received Gubernator-style updates
+   * @param clock the time of received Gubernator-style updates and of the warnings' throttle
    * @param syncWait how long queued hits and broadcasts wait
    * @param batchLimit the number of queued keys that flushes at once
    * @param timeout the deadline of each call
@@ -142,6 +144,7 @@ public final class GlobalManager implements AutoCloseable {
     this.store = store;
     this.scheduler = scheduler;
     this.clock = clock;
+    this.warnings = new RateLimitedLogger(LOG, clock, RateLimitedLogger.DEFAULT_INTERVAL);
     this.syncWait = syncWait;
     this.batchLimit = batchLimit;
     this.timeout = timeout;
@@ -260,7 +263,8 @@ public final class GlobalManager implements AutoCloseable {
    */
   public void droppedHandOn(int items, String owner, Throwable error) {
     dropped.addAndGet(items);
-    LOG.warn(
+    warnings.warn(
+        "hand-on drop " + owner,
         "dropping the GLOBAL hits of {} keys: handing them on to {} failed and it may have applied"
             + " them: {}",
         items,
@@ -422,7 +426,7 @@ public final class GlobalManager implements AutoCloseable {
     } catch (RuntimeException e) {
       return ended(items, null, null).thenCompose(v -> CompletableFuture.failedFuture(e));
     }
-    List<CompletableFuture<?>> calls = new ArrayList<>();
+    List<Call> calls = new ArrayList<>();
     List<CompletableFuture<Void>> after = new ArrayList<>();
     byOwner.forEach(
         (owner, mine) -> {
@@ -435,7 +439,7 @@ public final class GlobalManager implements AutoCloseable {
             CompletableFuture<List<RateLimitResponse>> call =
                 peers.call(
                     owner, c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"));
-            calls.add(call);
+            calls.add(new Call(owner, call));
             after.add(call.handle((r, e) -> e).thenCompose(e -> ended(chunk, e, owner)));
           }
         });
@@ -505,7 +509,8 @@ public final class GlobalManager implements AutoCloseable {
     }
     if (error != null && requeued < items.size()) {
       dropped.addAndGet(items.size() - requeued);
-      LOG.warn(
+      warnings.warn(
+          again ? "drop after sends" : "drop maybe applied",
           "dropping the GLOBAL hits of {} keys: {}",
           items.size() - requeued,
           again ? "sent " + MAX_SENDS + " times" : "the owner may have applied them");
@@ -587,11 +592,11 @@ public final class GlobalManager implements AutoCloseable {
     if (updates.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    List<CompletableFuture<?>> calls = new ArrayList<>();
+    List<Call> calls = new ArrayList<>();
     for (String peer : current.peers()) {
       if (!peer.equals(self)) {
         for (List<UpdatePeerGlobal> chunk : chunks(updates)) {
-          calls.add(peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout)));
+          calls.add(new Call(peer, peers.call(peer, c -> c.updatePeerGlobals(chunk, timeout))));
         }
       }
     }
@@ -678,18 +683,19 @@ public final class GlobalManager implements AutoCloseable {
   }
 
   /**
-   * Completes when every call did, logging failures, and reports the time since {@code start} as a
+   * Completes when every call did, logging failures (at most one per peer and kind of call per
+   * {@link RateLimitedLogger#DEFAULT_INTERVAL}), and reports the time since {@code start} as a
    * hit send or a broadcast, failed when any call failed (a call refused before it left this node,
    * with no peer called, too); reports nothing when there were no calls.
    */
-  private CompletableFuture<Void> timed(
-      List<CompletableFuture<?>> calls, long start, boolean hitSend) {
+  private CompletableFuture<Void> timed(List<Call> calls, long start, boolean hitSend) {
     if (calls.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<?>[] all = calls.toArray(CompletableFuture<?>[]::new);
+    CompletableFuture<?>[] all =
+        calls.stream().map(Call::future).toArray(CompletableFuture<?>[]::new);
     CompletableFuture<?>[] settled =
-        calls.stream().map(GlobalManager::logged).toArray(CompletableFuture<?>[]::new);
+        calls.stream().map(c -> logged(c, hitSend)).toArray(CompletableFuture<?>[]::new);
     return CompletableFuture.allOf(settled)
         .thenRun(
             () -> {
@@ -703,15 +709,20 @@ public final class GlobalManager implements AutoCloseable {
             });
   }
 
-  private static CompletableFuture<?> logged(CompletableFuture<?> call) {
-    return call.handle(
-        (r, e) -> {
-          if (e != null) {
-            LOG.warn("{}", e.getMessage());
-          }
-          return null;
-        });
+  private CompletableFuture<?> logged(Call call, boolean hitSend) {
+    String kind = (hitSend ? "send " : "broadcast ") + call.peer();
+    return call.future()
+        .handle(
+            (r, e) -> {
+              if (e != null) {
+                warnings.warn(kind, "{}", e.getMessage());
+              }
+              return null;
+            });
   }
+
+  /** A call to {@code peer}. */
+  private record Call(String peer, CompletableFuture<?> future) {}
 
   /**
    * Splits {@code items} into calls a peer accepts: at most {@value

@@ -2,6 +2,10 @@ package dev.weir.core.cluster.global;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
@@ -32,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class GlobalManagerTest {
 
@@ -317,6 +322,48 @@ class GlobalManagerTest {
       assertThat(m.droppedHits()).isEqualTo(1);
       assertThat(m.queuedHits()).isZero();
     }
+  }
+
+  @Test
+  void flushHits_everyCallFails_eachKindOfWarningLoggedAtMostOncePer10sWithTheSuppressedCount()
+      throws Exception {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger log = (Logger) LoggerFactory.getLogger(GlobalManager.class);
+    log.addAppender(appender);
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      for (int flush = 0; flush < 50; flush++) {
+        m.queueHits(hit("k" + flush, 1, t0));
+        CompletableFuture<Void> flushed = m.flushHits();
+        holder.held.get(flush).completeExceptionally(new IllegalStateException("owner down"));
+        flushed.get(5, java.util.concurrent.TimeUnit.SECONDS);
+        clock.advance(Duration.ofMillis(20));
+      }
+      List<String> first = warnings(appender);
+      assertThat(first).filteredOn(w -> w.contains("owner down")).hasSize(1);
+      assertThat(first).filteredOn(w -> w.startsWith("dropping")).hasSize(1);
+      assertThat(first).hasSize(2);
+
+      clock.advance(Duration.ofSeconds(10));
+      m.queueHits(hit("late", 1, t0));
+      CompletableFuture<Void> flushed = m.flushHits();
+      holder.held.get(50).completeExceptionally(new IllegalStateException("owner down"));
+      flushed.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+      assertThat(warnings(appender).subList(2, warnings(appender).size()))
+          .hasSize(2)
+          .allSatisfy(w -> assertThat(w).endsWith("(suppressed 49 similar warnings)"));
+    } finally {
+      log.detachAppender(appender);
+    }
+  }
+
+  private static List<String> warnings(ListAppender<ILoggingEvent> appender) {
+    return appender.list.stream()
+        .filter(e -> e.getLevel() == Level.WARN)
+        .map(ILoggingEvent::getFormattedMessage)
+        .toList();
   }
 
   @Test
