@@ -3,12 +3,15 @@ package dev.weir.gubernator.http;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
 import com.google.gson.stream.JsonReader;
+import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.http.EnumValues;
 import dev.weir.http.LongNumbers;
 import dev.weir.http.ProtoJsonTypes;
+import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.io.StringReader;
 import java.util.Optional;
@@ -83,6 +86,17 @@ final class RequestParser {
     if (!tree.isJsonObject()) {
       return Optional.empty();
     }
-    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor());
+    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor())
+        .map(dropped -> dropped.message() + flagsHint(dropped.type()));
+  }
+
+  /** Returns how to combine {@code Behavior} flags, for a refused behavior; empty for any other. */
+  private static String flagsHint(EnumDescriptor type) {
+    if (!type.equals(Behavior.getDescriptor())) {
+      return "";
+    }
+    return "; to combine flags, send the sum of their numbers, e.g. \"behavior\":"
+        + (Behavior.GLOBAL_VALUE + Behavior.DRAIN_OVER_LIMIT_VALUE)
+        + " for GLOBAL and DRAIN_OVER_LIMIT";
   }
 }
