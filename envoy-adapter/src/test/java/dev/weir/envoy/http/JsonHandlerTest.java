@@ -230,6 +230,43 @@ class JsonHandlerTest {
                 + "}");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"hour", "WEEK", "HOUR "})
+  void post_overrideUnitNamedNoUnit_400NamingFieldValueAndUnits(String unit) throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response =
+        post(
+            "{\"domain\":\"d\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
+                + "\"limit\":{\"requestsPerUnit\":100,\"unit\":\""
+                + unit
+                + "\"}}]}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":"
+                + dev.weir.http.HttpAnswer.jsonString(
+                    "invalid request body: field 'descriptors[0].limit.unit' has no value named '"
+                        + unit
+                        + "'; envoy.type.v3.RateLimitUnit allows one of SECOND (1), MINUTE (2),"
+                        + " HOUR (3), DAY (4), MONTH (5), YEAR (6), by name or number")
+                + "}");
+  }
+
+  @Test
+  void post_overrideUnitByNumber_decided() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response =
+        post(
+            "{\"domain\":\"d\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
+                + "\"limit\":{\"requestsPerUnit\":100,\"unit\":3.0},\"unknown\":\"x\"}]}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    assertThat(response.body()).contains("\"unit\":\"HOUR\"");
+  }
+
   @Test
   void post_numbersAsStringsAndNullForDefaults_accepted() throws Exception {
     loadConfig();
