@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * repeated every {@code interval}: an unreached peer that a checker reaches again returns to the
  * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
  * found no voucher (a flapping link between the voucher and the peer does not move its keys back
- * and forth). A peer that announced it is leaving is unreached at once. When the peer answers this
+ * and forth). A peer that announced it is leaving is unreached at once, also when it was down
+ * already (its voucher is dropped). When the peer answers this
  * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten but its last voucher,
  * which the next time it is down is asked first and named by {@link #via} until that round's
  * verdict: calls go direct.
@@ -154,6 +155,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     } finally {
       rounds.start();
     }
+  }
+
+  @Override
+  public void peerLeft(String peer) {
+    verdict(peer, null, true);
   }
 
   @Override
