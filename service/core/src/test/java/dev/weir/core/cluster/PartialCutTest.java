@@ -395,6 +395,28 @@ class PartialCutTest {
   }
 
   @Test
+  void partialCut_ownerLeavingAndStillDraining_itsKeysStillAnsweredThroughTheVoucher()
+      throws Exception {
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
+    Await.until(
+        SETTLED,
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+
+    // SIGTERM: C's leave notice reaches B, not A; C's listener still drains.
+    c.cluster().leave(Duration.ofSeconds(5));
+    RateLimitResponse whileDraining = a.check(hit(key)).get(0);
+
+    assertThat(whileDraining.error()).as("C's key at A while C drains").isEmpty();
+    assertThat(whileDraining.status()).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
   void partialCut_ownerReturnsFromARestart_nextOwnerHandsItsCountsBackThroughTheVoucher()
       throws Exception {
     String key = keyOwnedByCMovingToA();
