@@ -247,7 +247,14 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             PeerProber.INTERVAL,
             settings.batchTimeout());
     liveness.addListener(prober);
-    this.relay = new PeerRelay(self, peers, membership::members);
+    this.relay =
+        new PeerRelay(
+            self,
+            peers,
+            membership::members,
+            peer -> departures.containsKey(peer) && membership.discovered().contains(peer),
+            peer -> leavers.contains(peer) && membership.discovered().contains(peer),
+            settings.batchTimeout());
     this.probes =
         new IndirectProbes(
             self,

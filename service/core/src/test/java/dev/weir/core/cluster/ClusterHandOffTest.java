@@ -207,6 +207,50 @@ class ClusterHandOffTest {
   }
 
   @Test
+  void restart_rerouteLeaverVouchedAcrossACutStillDownWhenItsMarkExpires_staysOffTheRingUnreached()
+      throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    ClusterSettings settings = ClusterForwardingTest.SETTINGS;
+    cluster =
+        LocalCluster.start(
+            3,
+            settings,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    Node peer = cluster.node(0);
+    Node leaver = cluster.node(1);
+    Node third = cluster.node(2);
+    cluster.cutOneWay(peer, leaver);
+    int ownedByLeaver = -1;
+    for (int i = 0; i < KEYS && ownedByLeaver < 0; i++) {
+      if (cluster.ownerOf(req(i, 0).hashKey()) == leaver) {
+        ownedByLeaver = i;
+      }
+    }
+    assertThat(peer.check(req(ownedByLeaver, 1)).get(0).error()).isEmpty();
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> third.address().equals(peer.cluster().probes().voucher(leaver.address())),
+        "the third node vouches for the leaver at the peer");
+
+    cluster.stop(leaver);
+    awaitHandOffs();
+    timers.advance(settings.batchTimeout());
+    timers.advance(ClusterNode.DEPARTED_TTL);
+
+    assertThat(peer.cluster().membership().ring().contains(leaver.address()))
+        .as("a vouched leaver still down when its departure mark expires stays off the ring")
+        .isFalse();
+    assertThat(peer.cluster().probes().unreached()).contains(leaver.address());
+    assertThat(peer.cluster().liveness().downReason(leaver.address()))
+        .isEqualTo(dev.weir.core.cluster.peer.PeerLiveness.LEFT);
+  }
+
+  @Test
   void restart_returnNoticeMissedOnce_retriedUntilPeerPutsNodeBackOnRing() throws Exception {
     ClusterSettings fast =
         new ClusterSettings(

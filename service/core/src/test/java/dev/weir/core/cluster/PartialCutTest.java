@@ -218,6 +218,46 @@ class PartialCutTest {
   }
 
   @Test
+  void firstCheckerDoesNotReachTheOwner_itemRelayedAgainThroughTheVoucher_andTheVoucherAskedFirstNextCut()
+      throws Exception {
+    cluster.close();
+    cluster = LocalCluster.start(4, ClusterForwardingTest.SETTINGS);
+    Node from = cluster.node(0);
+    Node owner = cluster.node(2);
+    List<Node> others =
+        cluster.nodes().stream()
+            .filter(n -> n != from && n != owner)
+            .sorted(java.util.Comparator.comparing(Node::address))
+            .toList();
+    Node firstChecker = others.get(0);
+    Node voucher = others.get(1);
+    String ownedByOwner = cluster.keyOwnedBy(owner, "cut", "c:");
+    cluster.cut(from, owner);
+    cluster.cut(firstChecker, owner);
+
+    RateLimitResponse first = from.check(hit(ownedByOwner)).get(0);
+
+    assertThat(first.error()).as("the first item relayed during the first round").isEmpty();
+    assertThat(first.metadata()).containsEntry("owner", owner.address());
+    assertThat(from.cluster().probes().voucher(owner.address())).isEqualTo(voucher.address());
+
+    cluster.heal(from, owner);
+    Await.until(
+        SETTLED,
+        () -> !from.cluster().liveness().isDown(owner.address()),
+        "the owner answers again");
+    cluster.cut(from, owner);
+    int throughFirstChecker = firstChecker.itemCallsRelayed();
+
+    RateLimitResponse again = from.check(hit(ownedByOwner)).get(0);
+
+    assertThat(again.error()).as("the first item relayed after the cut came back").isEmpty();
+    assertThat(firstChecker.itemCallsRelayed())
+        .as("items relayed through the checker that does not reach the owner")
+        .isEqualTo(throughFirstChecker);
+  }
+
+  @Test
   void voucherLosesTheOwnerToo_ownerLeavesTheRingOnce() throws Exception {
     String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
     cluster.cut(a, c);
@@ -352,6 +392,28 @@ class PartialCutTest {
     assertThat(hitUntilOverLimit(a, key))
         .as("hits on C's key admitted by A after C handed it off across the cut")
         .isEqualTo(LIMIT - 5);
+  }
+
+  @Test
+  void partialCut_ownerLeavingAndStillDraining_itsKeysStillAnsweredThroughTheVoucher()
+      throws Exception {
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
+    Await.until(
+        SETTLED,
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+
+    // SIGTERM: C's leave notice reaches B, not A; C's listener still drains.
+    c.cluster().leave(Duration.ofSeconds(5));
+    RateLimitResponse whileDraining = a.check(hit(key)).get(0);
+
+    assertThat(whileDraining.error()).as("C's key at A while C drains").isEmpty();
+    assertThat(whileDraining.status()).isEqualTo(Status.UNDER_LIMIT);
   }
 
   @Test

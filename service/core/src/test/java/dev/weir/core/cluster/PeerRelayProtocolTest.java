@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import java.time.ZoneOffset;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.model.RateLimitRequest;
@@ -56,6 +61,10 @@ class PeerRelayProtocolTest {
   }
 
   private static GetPeerRateLimitsReq relay(String target, String key) {
+    return relay(target, key, System.currentTimeMillis());
+  }
+
+  private static GetPeerRateLimitsReq relay(String target, String key, long createdAt) {
     return GetPeerRateLimitsReq.newBuilder()
         .setWeirRelayTo(target)
         .addRequests(
@@ -65,7 +74,7 @@ class PeerRelayProtocolTest {
                     .limit(5)
                     .duration(600_000)
                     .build()
-                    .withCreatedAt(System.currentTimeMillis())))
+                    .withCreatedAt(createdAt)))
         .build();
   }
 
@@ -127,6 +136,49 @@ class PeerRelayProtocolTest {
     assertThat(e.getStatus().getDescription())
         .startsWith(
             "peer '" + via.address() + "' does not reach '" + target.address() + "' either");
+  }
+
+  @Test
+  void relay_toAMemberThatAnnouncedItsLeave_passedOnWithinABatchTimeout_thenRefusedAsLeaving() {
+    cluster.close();
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            3,
+            ClusterForwardingTest.SETTINGS,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    Node via = cluster.node(1);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
+    via.cluster().announce(leaving.address(), true);
+
+    GetPeerRateLimitsResp passedOn =
+        peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis()));
+
+    assertThat(passedOn.getRateLimitsCount()).isEqualTo(1);
+    assertThat(passedOn.getRateLimits(0).getError()).isEmpty();
+
+    timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
+    StatusRuntimeException e =
+        catchThrowableOfType(
+            StatusRuntimeException.class,
+            () ->
+                peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis())));
+
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(e.getStatus().getDescription())
+        .isEqualTo(
+            "field 'weir_relay_to' ("
+                + leaving.address()
+                + ") names a peer that announced it is leaving more than WEIR_BATCH_TIMEOUT ("
+                + ClusterForwardingTest.SETTINGS.batchTimeout().toMillis()
+                + " ms) ago: relays go only to members and to a peer that announced its leave"
+                + " within the last WEIR_BATCH_TIMEOUT");
   }
 
   private static TransferBucketsReq transfer(

@@ -32,8 +32,11 @@ import org.slf4j.LoggerFactory;
  * repeated every {@code interval}: an unreached peer that a checker reaches again returns to the
  * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
  * found no voucher (a flapping link between the voucher and the peer does not move its keys back
- * and forth). A peer that announced it is leaving is unreached at once. When the peer answers this
- * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten: calls go direct.
+ * and forth). A peer that announced it is leaving is unreached at once, also when it was down
+ * already (its voucher is dropped). When the peer answers this
+ * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten but its last voucher,
+ * which the next time it is down is asked first and named by {@link #via} until that round's
+ * verdict: calls go direct.
  * {@code changed} runs, outside the lock, each time the unreached set changed.
  */
 public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseable {
@@ -53,6 +56,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final Duration timeout;
   private final Runnable changed;
   private final Map<String, String> vouchers = new HashMap<>();
+  private final Map<String, String> lastVouchers = new HashMap<>();
   private final Map<String, Integer> failedRounds = new HashMap<>();
   private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
   private volatile Set<String> unreached = Set.of();
@@ -92,7 +96,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   /**
    * Returns the peer through which to send what this node owes {@code peer}, or null to call it
    * directly (it is up, or unreached): its voucher while that is up, else, until a round found it
-   * unreached, the first peer a round would ask.
+   * unreached, the first peer a round would ask (its last voucher if that is up).
    */
   public String via(String peer) {
     if (!liveness.isDown(peer)) {
@@ -106,7 +110,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       if (voucher != null && !liveness.isDown(voucher)) {
         return voucher;
       }
-      List<String> checkers = checkers(peer, voucher);
+      List<String> checkers = checkers(peer, voucher != null ? voucher : lastVouchers.get(peer));
       return checkers.isEmpty() ? null : checkers.get(0);
     }
   }
@@ -154,6 +158,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   }
 
   @Override
+  public void peerLeft(String peer) {
+    verdict(peer, null, true);
+  }
+
+  @Override
   public void peerUp(String peer, Duration downFor) {
     boolean wasUnreached;
     synchronized (this) {
@@ -172,6 +181,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   /** Forgets every peer not in {@code current}: one discovery dropped starts afresh if it returns. */
   public synchronized void retain(Collection<String> current) {
     vouchers.keySet().retainAll(current);
+    lastVouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);
     Set<String> kept = new HashSet<>(unreached);
     if (kept.retainAll(current)) {
@@ -196,7 +206,8 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       if (closed || checking.containsKey(peer)) {
         return;
       }
-      checkers = checkers(peer, vouchers.get(peer));
+      String voucher = vouchers.get(peer);
+      checkers = checkers(peer, voucher != null ? voucher : lastVouchers.get(peer));
       checking.put(peer, round);
     }
     if (checkers.isEmpty()) {
@@ -259,6 +270,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       }
       if (voucher != null) {
         String before = vouchers.put(peer, voucher);
+        lastVouchers.put(peer, voucher);
         failedRounds.remove(peer);
         if (unreached.contains(peer)) {
           publish(peer, false);

@@ -208,9 +208,9 @@ public final class PeerClientPool implements AutoCloseable {
    * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
    * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
    * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
-   * the owner's indirect probes to reach their verdict, then fails (so that the caller routes it on
-   * the ring that verdict made), with the failure mode's error when no peer reaches the owner and
-   * calls to it fail fast.
+   * the owner's indirect probes to reach their verdict, then is relayed once more if the verdict
+   * names another voucher, else fails (so that the caller routes it on the ring that verdict made),
+   * with the failure mode's error when no peer reaches the owner and calls to it fail fast.
    */
   public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
     IndirectProbes p = probes;
@@ -399,16 +399,32 @@ public final class PeerClientPool implements AutoCloseable {
 
   private CompletableFuture<RateLimitResponse> relayed(
       IndirectProbes p, String through, String owner, RateLimitRequest request) {
+    return relayed(p, through, owner, request, true);
+  }
+
+  /**
+   * Relays {@code request} through {@code through}; when that fails, waits for the verdict and, if
+   * {@code again} and the verdict names another voucher, relays it once more through that one.
+   */
+  private CompletableFuture<RateLimitResponse> relayed(
+      IndirectProbes p, String through, String owner, RateLimitRequest request, boolean again) {
     return relays
         .forward(through, owner, request)
         .exceptionallyCompose(
             error ->
                 p.settled(owner)
                     .thenCompose(
-                        v ->
-                            p.via(owner) == null && failFast.test(owner)
+                        v -> {
+                          String now = p.via(owner);
+                          if (now == null) {
+                            return failFast.test(owner)
                                 ? call(owner, c -> c.forward(request))
-                                : CompletableFuture.<RateLimitResponse>failedFuture(error)));
+                                : CompletableFuture.<RateLimitResponse>failedFuture(error);
+                          }
+                          return again && !now.equals(through)
+                              ? relayed(p, now, owner, request, false)
+                              : CompletableFuture.<RateLimitResponse>failedFuture(error);
+                        }));
   }
 
   /**

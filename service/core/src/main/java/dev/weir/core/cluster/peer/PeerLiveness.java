@@ -61,6 +61,12 @@ public final class PeerLiveness implements PeerCallObserver {
     default void peerUnanswered(String peer) {}
 
     /**
+     * {@code peer}, already down for another reason, announced it is leaving: its reason is now
+     * {@link #LEFT}, and whatever a leave changes (it is unreached at once) must be done now.
+     */
+    default void peerLeft(String peer) {}
+
+    /**
      * A call to {@code peer}, already down, failed: the failing call is about to be retried, so
      * whatever the peer going down changes must be in place now, even if another thread is still
      * telling the listeners about it.
@@ -182,9 +188,29 @@ public final class PeerLiveness implements PeerCallObserver {
     markDown(peer, reason);
   }
 
-  /** Takes {@code peer}, which announced it is leaving, down until it answers again. */
+  /**
+   * Takes {@code peer}, which announced it is leaving, down until it answers again; of a peer
+   * already down for another reason, makes {@link #LEFT} its reason and tells the listeners ({@link
+   * Listener#peerLeft}).
+   */
   public void left(String peer) {
-    markDown(peer, LEFT);
+    boolean wasDown;
+    synchronized (this) {
+      Entry e = entry(peer);
+      wasDown = e.down;
+      if (wasDown && LEFT.equals(e.error)) {
+        return;
+      }
+      e.error = LEFT;
+      if (!wasDown) {
+        goDown(e);
+      }
+    }
+    if (wasDown) {
+      listeners.forEach(l -> l.peerLeft(peer));
+    } else {
+      notifyDown(peer, LEFT);
+    }
   }
 
   private void markDown(String peer, String reason) {

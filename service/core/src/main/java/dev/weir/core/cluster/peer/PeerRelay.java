@@ -7,12 +7,15 @@ import dev.weir.proto.gubernator.TransferBucketsReq;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
  * The relaying side of {@code weir_relay_to}: sends a call a peer could not make itself on to its
  * target, directly (a relayed call is never relayed again, so no call goes round in circles), when
- * the target is a member this node finds up. Forwarded items ({@code GetPeerRateLimits}) and bucket
+ * the target is a member this node finds up, or a peer that announced its leave within the last
+ * batch timeout and still drains (the grace this node gives its own forwards to a leaver before
+ * taking it down). Forwarded items ({@code GetPeerRateLimits}) and bucket
  * transfers ({@code TransferBuckets}) are relayed alike; a transfer keeps its sender's {@code
  * from}, so the target merges it as the original sender's (once per sender and snapshot, whatever
  * path it took).
@@ -22,17 +25,29 @@ public final class PeerRelay {
   private final String self;
   private final PeerClientPool pool;
   private final Supplier<? extends Collection<String>> members;
+  private final Predicate<String> draining;
+  private final Predicate<String> leaving;
+  private final Duration grace;
 
   /**
-   * Creates the relay of node {@code self}, calling {@code members} through {@code pool}.
+   * Creates the relay of node {@code self}, calling {@code members} through {@code pool}, and the
+   * peers for which {@code draining} holds: those that announced their leave less than {@code
+   * grace} ago; a relay to a peer for which only {@code leaving} holds (it announced its leave
+   * earlier) is refused as such.
    */
   public PeerRelay(
       String self,
       PeerClientPool pool,
-      Supplier<? extends Collection<String>> members) {
+      Supplier<? extends Collection<String>> members,
+      Predicate<String> draining,
+      Predicate<String> leaving,
+      Duration grace) {
     this.self = self;
     this.pool = pool;
     this.members = members;
+    this.draining = draining;
+    this.leaving = leaving;
+    this.grace = grace;
   }
 
   /** See {@link PeerHandler#relay}. */
@@ -66,8 +81,16 @@ public final class PeerRelay {
     String refusal = null;
     if (target.equals(self)) {
       refusal = "field 'weir_relay_to' names this node (" + self + "); call it directly";
-    } else if (!members.get().contains(target)) {
-      refusal = "field 'weir_relay_to' (" + target + ") is not a member of this node's cluster";
+    } else if (!members.get().contains(target) && !draining.test(target)) {
+      refusal =
+          leaving.test(target)
+              ? "field 'weir_relay_to' ("
+                  + target
+                  + ") names a peer that announced it is leaving more than WEIR_BATCH_TIMEOUT ("
+                  + grace.toMillis()
+                  + " ms) ago: relays go only to members and to a peer that announced its leave"
+                  + " within the last WEIR_BATCH_TIMEOUT"
+              : "field 'weir_relay_to' (" + target + ") is not a member of this node's cluster";
     } else if (pool.liveness().isDown(target)) {
       refusal =
           "peer '"

@@ -166,6 +166,19 @@ class IndirectProbesTest {
   }
 
   @Test
+  void vouchedPeerAnnouncesItsLeave_unreachedAtOnceAndItsVoucherDropped() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+
+    liveness.left(C);
+
+    assertThat(probes.unreached()).containsExactly(C);
+    assertThat(probes.voucher(C)).isNull();
+    assertThat(probes.via(C)).isNull();
+    assertThat(changes).hasValue(1);
+  }
+
+  @Test
   void checkerCannotBeCalled_roundStillReachesItsVerdict() {
     unbuildable = B;
 

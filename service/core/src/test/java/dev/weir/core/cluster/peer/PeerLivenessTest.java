@@ -34,6 +34,11 @@ class PeerLivenessTest {
           }
 
           @Override
+          public void peerLeft(String peer) {
+            events.add("left " + peer + " " + liveness.downReason(peer));
+          }
+
+          @Override
           public void peerUnanswered(String peer) {
             events.add("unanswered " + peer + " " + liveness.unanswered());
           }
@@ -211,6 +216,18 @@ class PeerLivenessTest {
 
     assertThat(events).containsExactly("down b:1 first [b:1]", "still down b:1");
     assertThat(liveness.downReason("b:1")).isEqualTo("first");
+  }
+
+  @Test
+  void left_alreadyDownForAnotherReason_reasonBecomesLeftAndListenersToldOnce() {
+    liveness.unreachable("b:1", "cut");
+
+    liveness.left("b:1");
+    liveness.left("b:1");
+
+    assertThat(events)
+        .containsExactly("down b:1 cut [b:1]", "left b:1 " + PeerLiveness.LEFT);
+    assertThat(liveness.downReason("b:1")).isEqualTo(PeerLiveness.LEFT);
   }
 
   @Test
