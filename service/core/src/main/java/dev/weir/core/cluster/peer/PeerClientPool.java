@@ -340,6 +340,15 @@ public final class PeerClientPool implements AutoCloseable {
      * directly as {@link #transferBuckets} says.
      */
     CompletableFuture<Integer> relayed(String through, Duration left) {
+      return relayed(through, left, true);
+    }
+
+    /**
+     * Relays the buckets through {@code through} with deadline {@code left}; on failure, once the
+     * probes reached their verdict, sends them directly if no peer reaches the owner, or, if {@code
+     * again} and the verdict names another voucher, relays them once more through that one.
+     */
+    private CompletableFuture<Integer> relayed(String through, Duration left, boolean again) {
       return call(through, c -> c.relayTransfer(owner, buckets, from, left))
           .exceptionallyCompose(
               error -> {
@@ -349,10 +358,18 @@ public final class PeerClientPool implements AutoCloseable {
                 return probes
                     .settled(owner)
                     .thenCompose(
-                        v ->
-                            probes.via(owner) == null
-                                ? within("directly", error, this::direct)
-                                : CompletableFuture.<Integer>failedFuture(error));
+                        v -> {
+                          String now = probes.via(owner);
+                          if (now == null) {
+                            return within("directly", error, this::direct);
+                          }
+                          return again && !now.equals(through)
+                              ? within(
+                                  "through '" + now + "'",
+                                  error,
+                                  rest -> relayed(now, rest, false))
+                              : CompletableFuture.<Integer>failedFuture(error);
+                        });
               });
     }
 

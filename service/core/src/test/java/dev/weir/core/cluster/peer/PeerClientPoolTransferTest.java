@@ -39,6 +39,7 @@ class PeerClientPoolTransferTest {
   private static final String SELF = "10.0.0.1:1051";
   private static final String RELAY = "10.0.0.2:1051";
   private static final String OWNER = "10.0.0.3:1051";
+  private static final String SECOND_RELAY = "10.0.0.4:1051";
   private static final Duration TIMEOUT = Duration.ofSeconds(1);
 
   private final FakeClock clock = new FakeClock();
@@ -47,22 +48,25 @@ class PeerClientPoolTransferTest {
   private final List<Server> servers = new ArrayList<>();
   private final Map<String, PeerHandler> handlers = new ConcurrentHashMap<>();
   private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
+  private volatile Set<String> members = Set.of(SELF, RELAY, OWNER);
   private final IndirectProbes probes =
       new IndirectProbes(
           SELF,
           liveness,
           pool,
-          () -> Set.of(SELF, RELAY, OWNER),
+          () -> members,
           scheduler,
           Duration.ofMillis(500),
           TIMEOUT,
           () -> {});
   private final Relay relay = new Relay();
   private final Owner owner = new Owner();
+  private final Relay secondRelay = new Relay();
 
   PeerClientPoolTransferTest() {
     handlers.put(RELAY, relay);
     handlers.put(OWNER, owner);
+    handlers.put(SECOND_RELAY, secondRelay);
     liveness.addListener(probes);
     pool.relayThrough(
         probes,
@@ -140,6 +144,22 @@ class PeerClientPoolTransferTest {
     assertThatThrownBy(transfer::join)
         .hasMessageContaining("handing buckets to '" + OWNER + "' through")
         .hasMessageContaining("relay refused the transfer");
+    assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
+  }
+
+  @Test
+  void relayedTransferRefused_theVerdictNamesAnotherVoucher_relayedOnceMoreThroughIt() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.refuseTransfers = true;
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+    relay.answerProbe(false);
+    secondRelay.answerProbe(true);
+
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(relay.transfers).as("the first checker, which refused").hasValue(1);
+    assertThat(secondRelay.transfers).as("the voucher the verdict named").hasValue(1);
     assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
   }
 
