@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.FullHttpMessage;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -132,11 +133,28 @@ final class BodyLimit extends HttpObjectAggregator {
       // refused by handleOversizedMessage, as its Content-Length is over the limit
       return null;
     }
+    String expect = start.headers().get(HttpHeaderNames.EXPECT);
     Object response = super.newContinueResponse(start, maxContentLength, pipeline);
     if (response instanceof HttpResponse interim
         && interim.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
       ReferenceCountUtil.release(response);
       context.fireChannelRead(CONTINUE);
+      return null;
+    }
+    if (response instanceof HttpResponse failed) {
+      // An Expect the server does not meet (417): answered in its turn, like a 413.
+      int status = failed.status().code();
+      ReferenceCountUtil.release(response);
+      refused = true;
+      release();
+      http10 = !start.protocolVersion().isKeepAliveDefault();
+      context.fireChannelRead(
+          new Refusal(
+              HttpAnswer.error(
+                  status,
+                  3,
+                  "header 'Expect' is '" + expect + "'; only '100-continue' is supported"),
+              http10));
       return null;
     }
     return response;

@@ -531,6 +531,26 @@ class HttpHostileClientsTest {
   }
 
   @Test
+  void expectUnsupported_pipelinedAfterAHeldAnswer_417AfterThatAnswer() throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket pipelined = open();
+    HttpText.send(
+        pipelined,
+        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+            + "Expect: foo\r\n\r\n");
+    answerHeld();
+
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .as("the answer to the first request")
+        .startsWith("HTTP/1.1 200 OK\r\n")
+        .endsWith("{}");
+    assertThat(HttpText.readResponse(pipelined.getInputStream()))
+        .startsWith("HTTP/1.1 417 Expectation Failed\r\n")
+        .contains("header 'Expect' is 'foo'; only '100-continue' is supported");
+  }
+
+  @Test
   void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
     start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);
     Socket slow = open();
