@@ -162,6 +162,10 @@ final class BodyLimit extends HttpObjectAggregator {
 
   @Override
   protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+    if (refused) {
+      // already refused: a 417 for its Expect header (newContinueResponse)
+      return;
+    }
     refused = true;
     release();
     HttpAnswer answer =

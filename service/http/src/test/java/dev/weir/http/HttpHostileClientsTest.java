@@ -551,6 +551,20 @@ class HttpHostileClientsTest {
   }
 
   @Test
+  void expectUnsupported_contentLengthOverTheLimit_answered417AndNotCountedAsTooLarge()
+      throws Exception {
+    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    Socket socket = open();
+    HttpText.send(
+        socket,
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: foo\r\n\r\n");
+
+    assertThat(HttpText.readResponse(socket.getInputStream()))
+        .startsWith("HTTP/1.1 417 Expectation Failed\r\n");
+    assertThat(refused(RefusalReason.HTTP_BODY_TOO_LARGE)).isZero();
+  }
+
+  @Test
   void bodyTimeout_countingTheTimeoutFails_stillAnswered408ThenClosed() throws Exception {
     start(timeouts(LONG, SHORT, LONG), REFUSALS_FAIL);
     Socket slow = open();
