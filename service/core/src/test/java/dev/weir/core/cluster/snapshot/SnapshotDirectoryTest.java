@@ -325,6 +325,20 @@ class SnapshotDirectoryTest {
   }
 
   @Test
+  void load_aSecondInvalidFileOfTheSameName_isKeptBesideTheFirstRejected() throws IOException {
+    Files.writeString(dir.resolve("x_1.weirsnap"), "not a snapshot at all, just some text");
+    node("10.0.0.7:1051").load(b -> {});
+    Files.writeString(dir.resolve("x_1.weirsnap"), "another bad file of the same name");
+
+    node("10.0.0.7:1051").load(b -> {});
+
+    assertThat(names())
+        .containsExactlyInAnyOrder("x_1.weirsnap.rejected", "x_1.weirsnap-1.rejected");
+    assertThat(Files.readString(dir.resolve("x_1.weirsnap.rejected")))
+        .isEqualTo("not a snapshot at all, just some text");
+  }
+
+  @Test
   void load_missingDirectory_findsNothing() {
     SnapshotDirectory missing =
         new SnapshotDirectory(
