@@ -24,7 +24,7 @@ import java.util.function.Function;
  * once; its channel is shut down at the next change, so that a check that picked it just before
  * still goes out.
  */
-final class OwnerRoutes implements AutoCloseable {
+final class OwnerRoutes {
 
   /** The ring and each member's batcher. */
   private record Route(HashRing ring, Map<String, CheckBatcher> batchers) {}
@@ -133,18 +133,28 @@ final class OwnerRoutes implements AutoCloseable {
     }
   }
 
-  /** Sends every member's queued checks and shuts their channels down; later rings are ignored. */
-  @Override
-  public synchronized void close() {
+  /**
+   * Sends every member's queued checks and shuts their channels down; later rings are ignored.
+   *
+   * @return the batchers of the members and of the members that left, whose calls being sent may
+   *     not have started yet
+   */
+  synchronized List<CheckBatcher> close() {
     closed = true;
     route = null;
+    List<CheckBatcher> batchers = new ArrayList<>();
     for (Member member : members.values()) {
       member.batcher().close();
       shutDownWhenIdle(member);
+      batchers.add(member.batcher());
     }
     members.clear();
-    retired.forEach(OwnerRoutes::shutDownWhenIdle);
+    for (Member member : retired) {
+      shutDownWhenIdle(member);
+      batchers.add(member.batcher());
+    }
     retired.clear();
+    return batchers;
   }
 
   /** Shuts the member's channel down once its batcher's calls being sent have started. */

@@ -97,6 +97,7 @@ public final class WeirClient implements AutoCloseable {
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicBoolean refreshing = new AtomicBoolean();
+  private final Uses targetUsers = new Uses();
 
   /**
    * The least time between two asks for the ring that calls failing at their owner start, so that
@@ -261,10 +262,11 @@ public final class WeirClient implements AutoCloseable {
   }
 
   /**
-   * Sends the queued checks, stops the batch timer and shuts down the channels this client opened
-   * once the batch timer's call, when it is being sent, has started (calls in flight complete; a
-   * caller-provided channel stays open). Later checks fail with {@link
-   * IllegalStateException}. Calling it again does nothing.
+   * Sends the queued checks, stops the batch timers and shuts down the channels this client opened
+   * once each batch timer's call, when it is being sent, has started, and the target channels once
+   * each owner call started before (which may be sent again through them) has been answered or
+   * failed (calls in flight complete; a caller-provided channel stays open). Later checks fail
+   * with {@link IllegalStateException}. Calling it again does nothing.
    */
   @Override
   public void close() {
@@ -276,14 +278,22 @@ public final class WeirClient implements AutoCloseable {
         refreshTimer.cancel();
       }
     }
+    targetUsers.hold();
     batcher.close();
+    List<CheckBatcher> batchers = new ArrayList<>();
+    batchers.add(batcher);
     if (owners != null) {
-      owners.close();
+      batchers.addAll(owners.close());
     }
     scheduler.close();
     if (ownsChannels) {
-      batcher.whenIdle(() -> channels.forEach(ManagedChannel::shutdown));
+      for (CheckBatcher b : batchers) {
+        targetUsers.hold();
+        b.whenIdle(targetUsers::release);
+      }
+      targetUsers.whenNoneLeft(() -> channels.forEach(ManagedChannel::shutdown));
     }
+    targetUsers.release();
   }
 
   private CheckBatcher batcherFor(RateLimitReq request) {
@@ -318,25 +328,48 @@ public final class WeirClient implements AutoCloseable {
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       String member, ManagedChannel channel, List<RateLimitReq> requests) {
     StreamOpened opened = new StreamOpened();
-    return send(channel, requests, opened)
-        .exceptionallyCompose(
-            failure -> {
-              Throwable cause = WeirException.unwrapped(failure);
-              if (cause instanceof WeirUnavailableException
-                  || cause instanceof WeirDeadlineExceededException) {
-                askForTheRing();
+    targetUsers.hold();
+    CompletableFuture<List<RateLimitResp>> call;
+    try {
+      call = send(channel, requests, opened);
+    } catch (RuntimeException | Error e) {
+      targetUsers.release();
+      throw e;
+    }
+    return call.<CompletableFuture<List<RateLimitResp>>>handle(
+            (responses, failure) -> {
+              try {
+                return failure == null
+                    ? CompletableFuture.completedFuture(responses)
+                    : afterOwnerFailed(member, requests, opened, failure);
+              } finally {
+                targetUsers.release();
               }
-              if (cause instanceof WeirException e
-                  && e.code() == Status.Code.UNIMPLEMENTED
-                  && owners != null) {
-                owners.sendThroughTargets(member);
-                return send(nextChannel(), requests, null);
-              }
-              if (cause instanceof WeirUnavailableException && !opened.opened()) {
-                return send(nextChannel(), requests, null);
-              }
-              return CompletableFuture.failedFuture(cause);
-            });
+            })
+        .thenCompose(sent -> sent);
+  }
+
+  /**
+   * Returns the checks' call through the targets when the owner's {@code failure} shows it
+   * certainly did not count them, else that failure ({@link #sendToOwner}).
+   */
+  private CompletableFuture<List<RateLimitResp>> afterOwnerFailed(
+      String member, List<RateLimitReq> requests, StreamOpened opened, Throwable failure) {
+    Throwable cause = WeirException.unwrapped(failure);
+    if (cause instanceof WeirUnavailableException
+        || cause instanceof WeirDeadlineExceededException) {
+      askForTheRing();
+    }
+    if (cause instanceof WeirException e
+        && e.code() == Status.Code.UNIMPLEMENTED
+        && owners != null) {
+      owners.sendThroughTargets(member);
+      return send(nextChannel(), requests, null);
+    }
+    if (cause instanceof WeirUnavailableException && !opened.opened()) {
+      return send(nextChannel(), requests, null);
+    }
+    return CompletableFuture.failedFuture(cause);
   }
 
   /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
@@ -615,6 +648,39 @@ public final class WeirClient implements AutoCloseable {
                 + " channels to the ring's members");
       }
       return new WeirClient(this);
+    }
+  }
+
+  /**
+   * A count of the users of the target channels that may still start a call on them, with the
+   * action to run once the count falls to zero: a batcher whose taken batch has not started its
+   * call, and an owner call that may be sent again through the targets until its answer or
+   * failure is handled (bounded by the call's deadline).
+   */
+  private static final class Uses {
+    private int held;
+    private Runnable whenNoneLeft;
+
+    synchronized void hold() {
+      held++;
+    }
+
+    void release() {
+      Runnable due;
+      synchronized (this) {
+        held--;
+        if (held > 0 || whenNoneLeft == null) {
+          return;
+        }
+        due = whenNoneLeft;
+        whenNoneLeft = null;
+      }
+      due.run();
+    }
+
+    /** Runs {@code action} once the count falls to zero; the caller holds a use until then. */
+    synchronized void whenNoneLeft(Runnable action) {
+      whenNoneLeft = action;
     }
   }
 }

@@ -30,7 +30,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -46,6 +50,7 @@ class WeirClientOwnersTest {
   private static final List<String> MEMBERS =
       List.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051");
   private static final int REPLICAS = 64;
+  private static final Duration GENEROUS = Duration.ofSeconds(30);
 
   private final List<Server> servers = new ArrayList<>();
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -306,6 +311,69 @@ class WeirClientOwnersTest {
       assertThat(server(client.check(item(key)).join())).isEqualTo("seed");
       assertThat(nodes.get("seed").callSizes()).containsExactly(1, 1);
     }
+  }
+
+  @Test
+  void close_whileAMemberBatchTimerStartsItsCall_theCheckTheMemberFailsIsAnsweredThroughTheTarget()
+      throws Exception {
+    String unconnected = "10.0.0.9:1051";
+    List<String> members = List.of(MEMBERS.get(0), unconnected);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    String key = keyOwnedBy(members, unconnected);
+    ManagedChannel target = InProcessChannelBuilder.forName("seed").directExecutor().build();
+    channels.add(target);
+    CountDownLatch starting = new CountDownLatch(1);
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    // Holds the member's timer call between taking the batch and starting the call until close()
+    // returned; the call then fails UNAVAILABLE before it got a stream (no node of that name).
+    Function<String, ManagedChannel> memberChannels =
+        address -> {
+          ManagedChannel channel = InProcessChannelBuilder.forName(address).directExecutor().build();
+          if (!address.equals(unconnected)) {
+            return channel;
+          }
+          return new WeirClientTest.ForwardingChannel(channel) {
+            @Override
+            public <Q, R> ClientCall<Q, R> newCall(
+                MethodDescriptor<Q, R> method, CallOptions options) {
+              starting.countDown();
+              try {
+                closeReturned.await(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return super.newCall(method, options);
+            }
+          };
+        };
+    WeirClient client =
+        WeirClient.builder()
+            .target("weir:1051")
+            .targetChannels(t -> target)
+            .sendToOwners()
+            .memberChannels(memberChannels)
+            .batchWindow(Duration.ofMillis(5))
+            .deadline(GENEROUS)
+            .ringRefresh(Duration.ofHours(1))
+            .scheduler(scheduler)
+            .build();
+    client.refreshRing().join();
+    CompletableFuture<RateLimitResp> queued = client.check(item(key));
+    Thread timer = new Thread(scheduler::runDue, "member-batch-timer");
+    timer.start();
+    assertThat(starting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+    client.close();
+    boolean targetShutDownBeforeTheMemberCallFailed = target.isShutdown();
+    closeReturned.countDown();
+    timer.join(GENEROUS.toMillis());
+
+    assertThat(queued).succeedsWithin(GENEROUS);
+    assertThat(server(queued.join())).as("sent again through the target").isEqualTo("seed");
+    assertThat(targetShutDownBeforeTheMemberCallFailed)
+        .as("target shut down before the member's call failed")
+        .isFalse();
+    assertThat(target.isShutdown()).as("target shut down once the re-send started").isTrue();
   }
 
   @Test

@@ -507,7 +507,7 @@ class WeirClientTest {
   }
 
   /** A channel that passes everything to another, for tests to override one method. */
-  private static class ForwardingChannel extends ManagedChannel {
+  static class ForwardingChannel extends ManagedChannel {
     private final ManagedChannel delegate;
 
     ForwardingChannel(ManagedChannel delegate) {

@@ -80,6 +80,12 @@ public final class SnapshotDirectory {
    */
   public static final Duration OWN_STALE_CLAIM = Duration.ofMinutes(1);
 
+  /**
+   * The ending of the name a file not loaded is kept under for inspection: its snapshot name
+   * followed by this, or by {@code -<n>} and this when that name is taken.
+   */
+  static final String REJECTED = ".rejected";
+
   /** The part of a released file's name that says it was given back once already. */
   private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
 
@@ -304,7 +310,7 @@ public final class SnapshotDirectory {
       boolean again = LEFT.matcher(base).find();
       Path released =
           again
-              ? claimed.resolveSibling(snapshot + ".rejected")
+              ? unusedName(snapshot, REJECTED)
               : unusedName(base + ".left-" + now, SUFFIX);
       try {
         move(claimed, released);
@@ -361,7 +367,7 @@ public final class SnapshotDirectory {
       Files.deleteIfExists(claimed);
     } catch (SnapshotFile.Invalid e) {
       loaded.rejected.add(file);
-      Path rejected = file.resolveSibling(file.getFileName() + ".rejected");
+      Path rejected = unusedName(file.getFileName().toString(), REJECTED);
       LOG.error(
           "snapshot {} ignored, none of its buckets used: {}; kept as {}",
           file,

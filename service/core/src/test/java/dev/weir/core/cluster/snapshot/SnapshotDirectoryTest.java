@@ -148,15 +148,30 @@ class SnapshotDirectoryTest {
   @Test
   void load_aNewFileClaimedWhileAnEarlierClaimOfTheSameNameIsLeft_replacesNeither()
       throws IOException {
-    leftClaimed("10.0.0.1:1051", "k_1", now);
-    List<BucketSnapshot> loaded = new ArrayList<>();
-    node("10.0.0.1:1051").load(loaded::add);
-    assertThat(loaded).as("the claim is fresh: another start may still be loading it").isEmpty();
+    Path bare = leftClaimed("10.0.0.1:1051", "k_1", now);
+    Path left = dir.resolve(bare.getFileName() + "-" + now);
+    Files.move(bare, left);
     InMemoryBucketStore since = new InMemoryBucketStore(clock);
     since.put("k_2", window(5, now + 60_000));
     node("10.0.0.1:1051").save(since);
-    clock.advance(Duration.ofSeconds(30));
-    node("10.0.0.1:1051").load(loaded::add);
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    List<String> whileLoading = new ArrayList<>();
+
+    node("10.0.0.1:1051")
+        .load(
+            b -> {
+              try {
+                whileLoading.addAll(names());
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+              loaded.add(b);
+            });
+
+    assertThat(whileLoading)
+        .as("the new claim takes the next free name beside the left claim of the same time")
+        .containsExactlyInAnyOrder(
+            left.getFileName().toString(), left.getFileName() + "-1");
     assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_2", window(5, now + 60_000)));
     clock.advance(SnapshotDirectory.OWN_STALE_CLAIM);
 
@@ -307,6 +322,20 @@ class SnapshotDirectoryTest {
     assertThat(loaded).isEmpty();
     assertThat(result.rejected()).containsExactly(dir.resolve("x_1.weirsnap"));
     assertThat(names()).containsExactly("x_1.weirsnap.rejected");
+  }
+
+  @Test
+  void load_aSecondInvalidFileOfTheSameName_isKeptBesideTheFirstRejected() throws IOException {
+    Files.writeString(dir.resolve("x_1.weirsnap"), "not a snapshot at all, just some text");
+    node("10.0.0.7:1051").load(b -> {});
+    Files.writeString(dir.resolve("x_1.weirsnap"), "another bad file of the same name");
+
+    node("10.0.0.7:1051").load(b -> {});
+
+    assertThat(names())
+        .containsExactlyInAnyOrder("x_1.weirsnap.rejected", "x_1.weirsnap-1.rejected");
+    assertThat(Files.readString(dir.resolve("x_1.weirsnap.rejected")))
+        .isEqualTo("not a snapshot at all, just some text");
   }
 
   @Test
