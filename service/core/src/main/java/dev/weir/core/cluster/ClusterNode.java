@@ -531,7 +531,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * has not acknowledged yet; answers once the copies were acknowledged or failed. An address
    * discovery does not list yet (a Kubernetes pod before it is ready) gets the buckets it will own
    * once listed, while this node's ring stays as it is: the hand-over when discovery lists it sends
-   * only the hits taken here since the copy. Such an address must be the {@code caller}'s own (its
+   * only the hits taken here since the copy. Its restored buckets are copies too, each still held for
+   * its owner on this node's ring until that owner acknowledges it. Such an address must be the {@code caller}'s own (its
    * host the IP the call came from, {@link PeerInputValidator#checkCallersOwn}); otherwise the
    * future fails with a {@link RefusedPeerCall} saying why, and this node never calls it.
    */
@@ -549,7 +550,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     try {
       HashRing now = membership.ring();
       HashRing back = membership.ringWithReturned(address);
-      CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
+      CompletableFuture<Void> restoredBuckets =
+          unlisted ? copyRestoredTo(address, back) : handOverRestoredTo(address, back);
       copied =
           settings.handoff() && !back.peers().equals(now.peers())
               ? withinHandOffWait(
@@ -826,21 +828,41 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     try {
-      return CompletableFuture.supplyAsync(
-              () -> {
-                Set<String> owned = new HashSet<>();
-                for (String key : pendingOf(null)) {
-                  if (peer.equals(ring.ownerOf(key))) {
-                    owned.add(key);
-                  }
-                }
-                return owned;
-              },
-              handOffScans)
+      return CompletableFuture.supplyAsync(() -> restoredOwnedBy(peer, ring), handOffScans)
           .thenCompose(owned -> handOverRestoredOn(owned, ring));
     } catch (RejectedExecutionException e) {
       return CompletableFuture.completedFuture(null);
     }
+  }
+
+  /**
+   * Copies the restored buckets not yet acknowledged whose owner on {@code ring} is {@code peer} to
+   * it (found on the hand-off's thread), keeping each held for its owner on this node's ring: {@code
+   * peer} is not on it until discovery lists it, and may never be. Completes when the copies were
+   * acknowledged or failed.
+   */
+  private CompletableFuture<Void> copyRestoredTo(String peer, HashRing ring) {
+    if (!hasRestoredPending()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return CompletableFuture.supplyAsync(() -> restoredOwnedBy(peer, ring), handOffScans)
+          .thenCompose(owned -> handOff.handOver(owned, ring))
+          .thenApply(failed -> (Void) null);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  // The restored keys not yet acknowledged whose owner on ring is peer.
+  private Set<String> restoredOwnedBy(String peer, HashRing ring) {
+    Set<String> owned = new HashSet<>();
+    for (String key : pendingOf(null)) {
+      if (peer.equals(ring.ownerOf(key))) {
+        owned.add(key);
+      }
+    }
+    return owned;
   }
 
   // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the
