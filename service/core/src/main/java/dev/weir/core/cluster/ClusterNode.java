@@ -531,9 +531,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * has not acknowledged yet; answers once the copies were acknowledged or failed. An address
    * discovery does not list yet (a Kubernetes pod before it is ready) gets the buckets it will own
    * once listed, while this node's ring stays as it is: the hand-over when discovery lists it sends
-   * only the hits taken here since the copy. Such an address must be the {@code caller}'s own (its
-   * host the IP the call came from, {@link PeerInputValidator#checkCallersOwn}); otherwise the
-   * future fails with a {@link RefusedPeerCall} saying why, and this node never calls it.
+   * only the hits taken here since the copy. Its restored buckets are copies too, each still held
+   * for its owner on this node's ring until that owner acknowledges it. Once the last copy to such
+   * an address ended, its client and liveness are forgotten unless discovery lists it by then. Such
+   * an address must be the {@code caller}'s own (its host the IP the call came from, {@link
+   * PeerInputValidator#checkCallersOwn}); otherwise the future fails with a {@link RefusedPeerCall}
+   * saying why, and this node never calls it.
    */
   @Override
   public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
@@ -545,25 +548,49 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       }
       unlistedReturning.merge(address, 1, Integer::sum);
     }
-    CompletableFuture<Void> copied;
+    CompletableFuture<Void> work;
+    String what = "restored buckets to returning " + address;
     try {
       HashRing now = membership.ring();
       HashRing back = membership.ringWithReturned(address);
-      CompletableFuture<Void> restoredBuckets = handOverRestoredTo(address, back);
-      copied =
-          settings.handoff() && !back.peers().equals(now.peers())
-              ? withinHandOffWait(
-                  CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets),
-                  "copy to returning " + address)
-              : withinHandOffWait(restoredBuckets, "restored buckets to returning " + address);
+      CompletableFuture<Void> restoredBuckets =
+          unlisted ? copyRestoredTo(address, back) : handOverRestoredTo(address, back);
+      if (settings.handoff() && !back.peers().equals(now.peers())) {
+        work = CompletableFuture.allOf(handOff.copy(now, back), restoredBuckets);
+        what = "copy to returning " + address;
+      } else {
+        work = restoredBuckets;
+      }
     } catch (RuntimeException e) {
-      copied = CompletableFuture.failedFuture(e);
+      work = CompletableFuture.failedFuture(e);
     }
     if (unlisted) {
-      copied.whenComplete(
-          (ok, error) -> unlistedReturning.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1));
+      work = work.whenComplete((ok, error) -> copyToUnlistedEnded(address));
     }
-    return copied;
+    try {
+      return withinHandOffWait(work, what);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Ends one copy to {@code address}, which discovery did not list when it was asked for; after the
+   * last one, unless discovery lists it by then, forgets its client, its liveness and its indirect
+   * probes, as discovery dropping it would: it is called for nothing else.
+   */
+  private void copyToUnlistedEnded(String address) {
+    Integer copies =
+        unlistedReturning.computeIfPresent(address, (a, n) -> n == 1 ? null : n - 1);
+    if (copies != null || membership.discovered().contains(address)) {
+      return;
+    }
+    Set<String> known = new HashSet<>(membership.discovered());
+    known.addAll(unlistedReturning.keySet());
+    // The client first: once forgotten, it reports nothing more to the liveness.
+    peers.retain(known);
+    liveness.retain(known);
+    probes.retain(known);
   }
 
   /**
@@ -826,21 +853,41 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     try {
-      return CompletableFuture.supplyAsync(
-              () -> {
-                Set<String> owned = new HashSet<>();
-                for (String key : pendingOf(null)) {
-                  if (peer.equals(ring.ownerOf(key))) {
-                    owned.add(key);
-                  }
-                }
-                return owned;
-              },
-              handOffScans)
+      return CompletableFuture.supplyAsync(() -> restoredOwnedBy(peer, ring), handOffScans)
           .thenCompose(owned -> handOverRestoredOn(owned, ring));
     } catch (RejectedExecutionException e) {
       return CompletableFuture.completedFuture(null);
     }
+  }
+
+  /**
+   * Copies the restored buckets not yet acknowledged whose owner on {@code ring} is {@code peer} to
+   * it (found on the hand-off's thread), keeping each held for its owner on this node's ring: {@code
+   * peer} is not on it until discovery lists it, and may never be. Completes when the copies were
+   * acknowledged or failed.
+   */
+  private CompletableFuture<Void> copyRestoredTo(String peer, HashRing ring) {
+    if (!hasRestoredPending()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return CompletableFuture.supplyAsync(() -> restoredOwnedBy(peer, ring), handOffScans)
+          .thenCompose(owned -> handOff.handOver(owned, ring))
+          .thenApply(failed -> (Void) null);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  // The restored keys not yet acknowledged whose owner on ring is peer.
+  private Set<String> restoredOwnedBy(String peer, HashRing ring) {
+    Set<String> owned = new HashSet<>();
+    for (String key : pendingOf(null)) {
+      if (peer.equals(ring.ownerOf(key))) {
+        owned.add(key);
+      }
+    }
+    return owned;
   }
 
   // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the

@@ -14,6 +14,7 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
@@ -26,6 +27,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Set;
@@ -187,13 +189,57 @@ class AnnounceHandOffTest {
     prepareReturn(asked, joinerAddress);
 
     assertThat(baitBuckets).as("buckets copied to the joiner").hasValue(hit);
+    assertThat(asked.cluster().peers().clients())
+        .as("clients once the copy to the unlisted address ended")
+        .noneMatch(c -> c.address().equals(joinerAddress));
+  }
+
+  /**
+   * A copy to an address discovery does not list that fails leaves nothing behind: the address is
+   * neither tracked as down (probed, checked through other peers) nor given a client.
+   */
+  @Test
+  void prepareReturn_unlistedAddressNotAnswering_isForgottenOnceTheCopyEnded() throws Exception {
+    // A batch timeout of 250 ms: the copy to the closed port gives up after 1 s, not 20 s.
+    cluster =
+        insecureCluster(
+            new ClusterSettings(
+                512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
+                Duration.ofMillis(250), false, Duration.ofMillis(100), 1000,
+                Duration.ofSeconds(5), "static", List.of(), true));
+    bait = baitAt("127.0.0.1", new AtomicInteger(), new AtomicInteger());
+    String joinerAddress = "127.0.0.1:" + bait.port();
+    bait.close();
+    bait = null;
+    Node asked = cluster.node(0);
+    hitKeysMovingTo(asked, joinerAddress);
+
+    prepareReturn(asked, joinerAddress);
+    // The answer comes after the 1 s hand-off wait, the failed copy's last leg around then too.
+    Await.holdsWithin(
+        Duration.ofSeconds(10),
+        () ->
+            !asked.cluster().liveness().down().contains(joinerAddress)
+                && asked.cluster().peers().clients().stream()
+                    .noneMatch(c -> c.address().equals(joinerAddress)));
+
+    assertThat(asked.cluster().liveness().down())
+        .as("peers found down once the copy to the unlisted address ended")
+        .doesNotContain(joinerAddress);
+    assertThat(asked.cluster().liveness().unanswered()).doesNotContain(joinerAddress);
+    assertThat(asked.cluster().peers().clients())
+        .noneMatch(c -> c.address().equals(joinerAddress));
   }
 
   private static LocalCluster insecureCluster() {
+    return insecureCluster(ClusterForwardingTest.SETTINGS);
+  }
+
+  private static LocalCluster insecureCluster(ClusterSettings settings) {
     RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     return LocalCluster.start(
         2,
-        ClusterForwardingTest.SETTINGS,
+        settings,
         SystemClock.INSTANCE,
         store -> new LocalLimiter(engine, store, SystemClock.INSTANCE)::decide,
         PeerSecurity.insecure());

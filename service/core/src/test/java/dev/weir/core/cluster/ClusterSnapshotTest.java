@@ -17,7 +17,9 @@ import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.core.time.ExecutorScheduler;
+import dev.weir.ring.HashRing;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +29,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -166,6 +170,70 @@ class ClusterSnapshotTest {
     assertThat(remainingAsked(joined)).containsOnly(7L);
     assertThat(remainingAsked(first)).containsOnly(7L);
     assertThat(first.cluster().restoredKeysHeld()).isZero();
+  }
+
+  /**
+   * A joiner discovery does not list yet that prepares its return before a restoring node handed
+   * its restored buckets to their owners gets a copy of those it will own, while each stays held for
+   * its owner on the current ring, which gets it when it joins.
+   */
+  @Test
+  void unlistedJoiner_preparesItsReturnBeforeTheRestoredHandOver_theCurrentOwnerStillGetsTheCounts()
+      throws Exception {
+    cluster = start(2);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+    FakeScheduler timers = new FakeScheduler(clock);
+    String late = "127.0.0.1:" + FreePorts.next();
+    cluster =
+        LocalCluster.start(
+            1,
+            ClusterForwardingTest.SETTINGS
+                .withSnapshotDir(Optional.of(dir))
+                .withPeerFailureMode(PeerFailureMode.FAIL),
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of(late));
+    Node restoring = cluster.node(0);
+    Node joiner = cluster.startUnlisted();
+    try {
+      HashRing now = restoring.cluster().membership().ring();
+      HashRing withJoiner =
+          now.withPeers(new TreeSet<>(List.of(restoring.address(), late, joiner.address())));
+      List<Integer> movingToJoiner = new ArrayList<>();
+      for (int i = 0; i < KEYS; i++) {
+        String hashKey = "h_" + KEY_NAMES.get(i);
+        if (now.ownerOf(hashKey).equals(late)
+            && withJoiner.ownerOf(hashKey).equals(joiner.address())) {
+          movingToJoiner.add(i);
+        }
+      }
+      assertThat(movingToJoiner)
+          .as("keys the late owner owns now and the joiner would")
+          .isNotEmpty();
+      int held = restoring.cluster().restoredKeysHeld();
+
+      restoring
+          .cluster()
+          .prepareReturn(joiner.address(), new InetSocketAddress("127.0.0.1", 40_000))
+          .get(10, TimeUnit.SECONDS);
+
+      assertThat(restoring.cluster().restoredKeysHeld())
+          .as("restored keys held for their owner on the ring after the joiner's copy")
+          .isEqualTo(held);
+      Node owner = cluster.startAt(late);
+      for (int i : movingToJoiner) {
+        assertThat(owner.check(req(i, 1)).get(0).remaining())
+            .as("remaining of restored key %s at its owner after one more hit", KEY_NAMES.get(i))
+            .isEqualTo(6L);
+      }
+      assertThat(restoring.cluster().restoredKeysHeld()).isZero();
+    } finally {
+      joiner.server().shutdownNow();
+      joiner.cluster().close();
+    }
   }
 
   @Test
