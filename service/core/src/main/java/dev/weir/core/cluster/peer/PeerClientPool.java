@@ -209,8 +209,9 @@ public final class PeerClientPool implements AutoCloseable {
    * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
    * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
    * the owner's indirect probes to reach their verdict, then is relayed once more if the verdict
-   * names another voucher, else fails (so that the caller routes it on the ring that verdict made),
-   * with the failure mode's error when no peer reaches the owner and calls to it fail fast.
+   * names another voucher and the first relaying peer refused it before sending it on, else fails
+   * (so that the caller routes it on the ring that verdict made), with the failure mode's error
+   * when no peer reaches the owner and calls to it fail fast.
    */
   public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
     IndirectProbes p = probes;
@@ -421,7 +422,9 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Relays {@code request} through {@code through}; when that fails, waits for the verdict and, if
-   * {@code again} and the verdict names another voucher, relays it once more through that one.
+   * {@code again}, the verdict names another voucher and {@code through} answered that it sent
+   * nothing on ({@link UnsentRelay#unsent}), relays it once more through that one. A relay that may
+   * have reached the owner is not sent again: the owner would count its hits twice.
    */
   private CompletableFuture<RateLimitResponse> relayed(
       IndirectProbes p, String through, String owner, RateLimitRequest request, boolean again) {
@@ -438,7 +441,7 @@ public final class PeerClientPool implements AutoCloseable {
                                 ? call(owner, c -> c.forward(request))
                                 : CompletableFuture.<RateLimitResponse>failedFuture(error);
                           }
-                          return again && !now.equals(through)
+                          return again && !now.equals(through) && UnsentRelay.unsent(error)
                               ? relayed(p, now, owner, request, false)
                               : CompletableFuture.<RateLimitResponse>failedFuture(error);
                         }));
