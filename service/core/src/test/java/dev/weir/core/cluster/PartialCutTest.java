@@ -258,6 +258,40 @@ class PartialCutTest {
   }
 
   @Test
+  void relayFailsAfterTheOwnerCountedTheItem_itemNotRelayedAgainThroughAnotherVoucher()
+      throws Exception {
+    cluster.close();
+    cluster = LocalCluster.start(4, ClusterForwardingTest.SETTINGS);
+    Node from = cluster.node(0);
+    Node owner = cluster.node(2);
+    List<Node> others =
+        cluster.nodes().stream()
+            .filter(n -> n != from && n != owner)
+            .sorted(java.util.Comparator.comparing(Node::address))
+            .toList();
+    Node firstChecker = others.get(0);
+    Node voucher = others.get(1);
+    String ownedByOwner = cluster.keyOwnedBy(owner, "cut", "c:");
+    firstChecker.afterRelayAnswered(
+        () -> {
+          throw new IllegalStateException("the answer of the owner was lost");
+        });
+    cluster.cut(from, owner);
+
+    from.check(hit(ownedByOwner));
+
+    assertThat(from.cluster().probes().voucher(owner.address()))
+        .as("the round's verdict")
+        .isEqualTo(voucher.address());
+    assertThat(owner.check(peek(ownedByOwner)).get(0).remaining())
+        .as("hits the owner counted")
+        .isEqualTo(LIMIT - 1);
+    assertThat(voucher.itemCallsRelayed())
+        .as("items relayed through the second voucher")
+        .isZero();
+  }
+
+  @Test
   void voucherLosesTheOwnerToo_ownerLeavesTheRingOnce() throws Exception {
     String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
     cluster.cut(a, c);

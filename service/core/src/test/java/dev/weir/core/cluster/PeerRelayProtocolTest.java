@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.cluster.peer.UnsentRelay;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.testkit.FakeClock;
@@ -106,6 +107,36 @@ class PeerRelayProtocolTest {
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(e.getStatus().getDescription())
         .isEqualTo("field 'weir_relay_to' (127.0.0.1:1) is not a member of this node's cluster");
+  }
+
+  @Test
+  void relay_refusedBeforeSendingOn_carriesTheUnsentTrailer() {
+    StatusRuntimeException e =
+        catchThrowableOfType(
+            StatusRuntimeException.class,
+            () -> peer(cluster.node(1)).getPeerRateLimits(relay("127.0.0.1:1", "k")));
+
+    assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
+    assertThat(UnsentRelay.unsent(e)).isTrue();
+  }
+
+  @Test
+  void relay_failingAfterSendingOn_carriesNoUnsentTrailer() {
+    Node via = cluster.node(1);
+    Node target = cluster.node(2);
+    target.beforeOwnerCheck(
+        () -> {
+          throw new IllegalStateException("the owner failed");
+        });
+
+    StatusRuntimeException e =
+        catchThrowableOfType(
+            StatusRuntimeException.class,
+            () -> peer(via).getPeerRateLimits(relay(target.address(), "k")));
+
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isNull();
+    assertThat(UnsentRelay.unsent(e)).isFalse();
   }
 
   @Test

@@ -541,6 +541,15 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * Runs {@code hook} after the target of each call this node relays ({@code weir_relay_to},
+     * indirect probes included) answered it; a throwing hook fails the call, which the target has
+     * then handled already.
+     */
+    public void afterRelayAnswered(Runnable hook) {
+      handler.afterRelayAnswered = hook;
+    }
+
+    /**
      * Returns how many calls carrying forwarded items this node relayed to another peer ({@code
      * weir_relay_to}); indirect probes, which carry none, are not counted.
      */
@@ -609,6 +618,7 @@ public final class LocalCluster implements AutoCloseable {
     private volatile ClusterNode target;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private volatile Runnable afterRelayAnswered = () -> {};
     private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
         items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
@@ -657,7 +667,13 @@ public final class LocalCluster implements AutoCloseable {
       if (request.getRequestsCount() > 0) {
         itemCallsRelayed.incrementAndGet();
       }
-      return target.relay(request, within);
+      return target
+          .relay(request, within)
+          .thenApply(
+              resp -> {
+                afterRelayAnswered.run();
+                return resp;
+              });
     }
 
     @Override

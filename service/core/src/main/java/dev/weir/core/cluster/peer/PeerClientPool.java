@@ -209,8 +209,9 @@ public final class PeerClientPool implements AutoCloseable {
    * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
    * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
    * the owner's indirect probes to reach their verdict, then is relayed once more if the verdict
-   * names another voucher, else fails (so that the caller routes it on the ring that verdict made),
-   * with the failure mode's error when no peer reaches the owner and calls to it fail fast.
+   * names another voucher and the first relaying peer refused it before sending it on, else fails
+   * (so that the caller routes it on the ring that verdict made), with the failure mode's error
+   * when no peer reaches the owner and calls to it fail fast.
    */
   public CompletableFuture<RateLimitResponse> forward(String owner, RateLimitRequest request) {
     IndirectProbes p = probes;
@@ -414,18 +415,18 @@ public final class PeerClientPool implements AutoCloseable {
     }
   }
 
-  private CompletableFuture<RateLimitResponse> relayed(
-      IndirectProbes p, String through, String owner, RateLimitRequest request) {
-    return relayed(p, through, owner, request, true);
-  }
-
   /**
    * Relays {@code request} through {@code through}; when that fails, waits for the verdict and, if
-   * {@code again} and the verdict names another voucher, relays it once more through that one.
+   * the verdict names another voucher and {@code through} answered that it sent nothing on ({@link
+   * UnsentRelay#unsent}), relays it once more through that one, within what is left of the first
+   * relay's timeout. A relay that may have reached the owner is not sent again: the owner would
+   * count its hits twice.
    */
   private CompletableFuture<RateLimitResponse> relayed(
-      IndirectProbes p, String through, String owner, RateLimitRequest request, boolean again) {
-    return relays
+      IndirectProbes p, String through, String owner, RateLimitRequest request) {
+    RelayForwarder relaying = relays;
+    long start = liveness.clock().monotonicNanos();
+    return relaying
         .forward(through, owner, request)
         .exceptionallyCompose(
             error ->
@@ -438,10 +439,42 @@ public final class PeerClientPool implements AutoCloseable {
                                 ? call(owner, c -> c.forward(request))
                                 : CompletableFuture.<RateLimitResponse>failedFuture(error);
                           }
-                          return again && !now.equals(through)
-                              ? relayed(p, now, owner, request, false)
-                              : CompletableFuture.<RateLimitResponse>failedFuture(error);
+                          if (now.equals(through) || !UnsentRelay.unsent(error)) {
+                            return CompletableFuture.<RateLimitResponse>failedFuture(error);
+                          }
+                          Duration left =
+                              relaying
+                                  .timeout()
+                                  .minusNanos(liveness.clock().monotonicNanos() - start);
+                          return left.compareTo(Duration.ZERO) > 0
+                              ? relaying.forwardNow(now, owner, request, left)
+                              : CompletableFuture.<RateLimitResponse>failedFuture(
+                                  usedUp(owner, now, relaying.timeout(), error));
                         }));
+  }
+
+  /**
+   * Returns the failure of an item not relayed to {@code owner} through {@code now} because the
+   * relay's {@code timeout} was used up by the attempt that failed with {@code earlier}.
+   */
+  private static PeerException usedUp(
+      String owner, String now, Duration timeout, Throwable earlier) {
+    Throwable cause =
+        earlier instanceof CompletionException && earlier.getCause() != null
+            ? earlier.getCause()
+            : earlier;
+    return new PeerException(
+        owner,
+        "not relaying the item to peer '"
+            + owner
+            + "' through '"
+            + now
+            + "': the relay's WEIR_BATCH_TIMEOUT of "
+            + timeout.toMillis()
+            + " ms is used up (the attempt before failed: "
+            + cause.getMessage()
+            + ")",
+        cause);
   }
 
   /**

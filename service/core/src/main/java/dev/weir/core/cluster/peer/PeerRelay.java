@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * taking it down). Forwarded items ({@code GetPeerRateLimits}) and bucket
  * transfers ({@code TransferBuckets}) are relayed alike; a transfer keeps its sender's {@code
  * from}, so the target merges it as the original sender's (once per sender and snapshot, whatever
- * path it took).
+ * path it took). A relay refused before anything was sent on fails with {@link UnsentRelay}.
  */
 public final class PeerRelay {
 
@@ -56,7 +56,7 @@ public final class PeerRelay {
     String target = request.getWeirRelayTo();
     String refusal = refusal(target);
     if (refusal != null) {
-      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
+      return CompletableFuture.failedFuture(new UnsentRelay(refusal));
     }
     GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
     for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
@@ -70,7 +70,7 @@ public final class PeerRelay {
     String target = request.getWeirRelayTo();
     String refusal = refusal(target);
     if (refusal != null) {
-      return CompletableFuture.failedFuture(new PeerException(target, refusal, null));
+      return CompletableFuture.failedFuture(new UnsentRelay(refusal));
     }
     TransferBucketsReq onward = request.toBuilder().clearWeirRelayTo().build();
     return pool.call(target, c -> c.transferOnward(onward, within));

@@ -323,7 +323,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
   /**
    * Returns how long a call relayed to {@code target} may wait for it (4/5 of what is left of the
    * caller's deadline), or empty after refusing the call on {@code observer} when {@code target} is
-   * not a valid address or this node is not serving.
+   * not a valid address or this node is not serving (with the trailer {@link UnsentRelay#TRAILER}).
    */
   private Optional<Duration> relayable(
       String method, String target, StreamObserver<?> observer) {
@@ -334,7 +334,9 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
     }
     if (!handler.serving()) {
       observer.onError(
-          Status.FAILED_PRECONDITION.withDescription(NOT_SERVING).asRuntimeException());
+          Status.FAILED_PRECONDITION
+              .withDescription(NOT_SERVING)
+              .asRuntimeException(UnsentRelay.trailers()));
       return Optional.empty();
     }
     Deadline deadline = Context.current().getDeadline();
@@ -346,7 +348,8 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
 
   /**
    * Answers {@code observer} with what {@code relay} completes with, as {@code answer} makes it, or
-   * with {@code FAILED_PRECONDITION} carrying the reason it failed.
+   * with {@code FAILED_PRECONDITION} carrying the reason it failed, and the trailer {@link
+   * UnsentRelay#TRAILER} when it failed with an {@link UnsentRelay}.
    */
   private <T, R> void relayed(
       Supplier<CompletableFuture<T>> relay,
@@ -372,7 +375,8 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
             observer.onError(
                 Status.FAILED_PRECONDITION
                     .withDescription(String.valueOf(cause.getMessage()))
-                    .asRuntimeException());
+                    .asRuntimeException(
+                        cause instanceof UnsentRelay ? UnsentRelay.trailers() : null));
           }
         });
   }

@@ -4,6 +4,7 @@ import dev.weir.core.cluster.batch.Batcher;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +48,21 @@ public final class RelayForwarder implements AutoCloseable {
                     clock,
                     batch -> send(via, t, batch)))
         .submit(request);
+  }
+
+  /**
+   * Sends {@code request} alone, at once, to its owner {@code target} through the peer {@code via}
+   * with deadline {@code timeout}.
+   */
+  public CompletableFuture<RateLimitResponse> forwardNow(
+      String via, String target, RateLimitRequest request, Duration timeout) {
+    return pool.call(via, c -> c.relay(target, List.of(request), timeout))
+        .thenApply(list -> list.get(0));
+  }
+
+  /** Returns the deadline of each relayed batch ({@code WEIR_BATCH_TIMEOUT}). */
+  public Duration timeout() {
+    return settings.batchTimeout();
   }
 
   private CompletableFuture<List<RateLimitResponse>> send(

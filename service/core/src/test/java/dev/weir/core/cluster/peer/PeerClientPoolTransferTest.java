@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -11,6 +13,7 @@ import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
+import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -32,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * {@link PeerClientPool#transferBuckets} to an owner this node finds down, against in-process peers
  * on a fake clock whose indirect probe answers the test completes: a relayed transfer that fails
  * falls back to a direct one once the probes found that no peer reaches the owner, and every leg
- * of one transfer shares its one timeout.
+ * of one transfer shares its one timeout. A relayed item refused unsent and relayed once more
+ * through the verdict's voucher shares its first relay's timeout too.
  */
 class PeerClientPoolTransferTest {
 
@@ -200,6 +204,45 @@ class PeerClientPoolTransferTest {
     assertThat(relay.transfers).as("the relay was not called").hasValue(0);
   }
 
+  @Test
+  void relayedItemRefusedUnsentLate_relayedOnceMoreWithinWhatIsLeftOfTheRelaysTimeout() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.refuseItemsUnsent = () -> clock.advance(Duration.ofMillis(700));
+
+    CompletableFuture<RateLimitResponse> item = pool.forward(OWNER, item());
+    relay.answerProbe(false);
+    secondRelay.answerProbe(true);
+
+    assertThat(item.join().error()).isEmpty();
+    assertThat(secondRelay.itemsWithin)
+        .as("the second relay's wait for the owner, at most what is left of the 1 s timeout")
+        .singleElement()
+        .satisfies(within -> assertThat(within).isLessThanOrEqualTo(Duration.ofMillis(300)));
+  }
+
+  @Test
+  void relayedItemRefusedUnsentAfterTheWholeTimeout_failsWithoutCallingTheVoucher() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.refuseItemsUnsent = () -> clock.advance(TIMEOUT);
+
+    CompletableFuture<RateLimitResponse> item = pool.forward(OWNER, item());
+    relay.answerProbe(false);
+    secondRelay.answerProbe(true);
+
+    assertThatThrownBy(item::join)
+        .hasMessageContaining(
+            "not relaying the item to peer '" + OWNER + "' through '" + SECOND_RELAY + "'")
+        .hasMessageContaining("WEIR_BATCH_TIMEOUT of 1000 ms is used up")
+        .hasMessageContaining("does not reach " + OWNER);
+    assertThat(secondRelay.itemsWithin).as("the voucher was not called").isEmpty();
+  }
+
+  private static RateLimitRequest item() {
+    return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(600_000).build();
+  }
+
   /** A relaying peer whose indirect probe answer the test completes. */
   private static final class Relay extends IdlePeerHandler {
     final AtomicInteger transfers = new AtomicInteger();
@@ -207,9 +250,23 @@ class PeerClientPoolTransferTest {
     final List<CompletableFuture<GetPeerRateLimitsResp>> probes = new CopyOnWriteArrayList<>();
     volatile boolean refuseTransfers;
 
+    final List<Duration> itemsWithin = new CopyOnWriteArrayList<>();
+    volatile Runnable refuseItemsUnsent;
+
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      if (request.getRequestsCount() > 0) {
+        itemsWithin.add(within);
+        Runnable refusing = refuseItemsUnsent;
+        if (refusing != null) {
+          refusing.run();
+          return CompletableFuture.failedFuture(new UnsentRelay("does not reach " + OWNER));
+        }
+        GetPeerRateLimitsResp.Builder resp = GetPeerRateLimitsResp.newBuilder();
+        request.getRequestsList().forEach(r -> resp.addRateLimits(RateLimitResp.getDefaultInstance()));
+        return CompletableFuture.completedFuture(resp.build());
+      }
       CompletableFuture<GetPeerRateLimitsResp> answer = new CompletableFuture<>();
       probes.add(answer);
       return answer;

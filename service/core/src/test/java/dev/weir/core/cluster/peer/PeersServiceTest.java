@@ -354,6 +354,27 @@ class PeersServiceTest {
   }
 
   @Test
+  void getPeerRateLimits_relayWhileNotServing_refusedWithTheUnsentTrailer() {
+    serving = false;
+
+    assertThatThrownBy(
+            () ->
+                stub.getPeerRateLimits(
+                    GetPeerRateLimitsReq.newBuilder()
+                        .setWeirRelayTo("127.0.0.1:7")
+                        .addRequests(item(1))
+                        .build()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode())
+                  .isEqualTo(io.grpc.Status.Code.FAILED_PRECONDITION);
+              assertThat(e.getStatus().getDescription()).isEqualTo(PeersService.NOT_SERVING);
+              assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
+            });
+  }
+
+  @Test
   void announce_eachKind_reachesItsHandlerMethod() {
     stub.announce(AnnounceReq.newBuilder().setAddress("a:1").setPrepareReturn(true).build());
     stub.announce(AnnounceReq.newBuilder().setAddress("a:1").build());
