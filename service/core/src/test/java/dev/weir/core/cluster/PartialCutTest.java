@@ -5,10 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -448,6 +453,50 @@ class PartialCutTest {
 
     assertThat(whileDraining.error()).as("C's key at A while C drains").isEmpty();
     assertThat(whileDraining.status()).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void partialCut_ownerLeftLongerAgoThanTheVouchersGrace_farNodeTakesItOffItsRingAtOnce()
+      throws Exception {
+    cluster.close();
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    ClusterSettings settings = ClusterForwardingTest.SETTINGS;
+    cluster =
+        LocalCluster.start(
+            3,
+            settings,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    a = cluster.node(0);
+    b = cluster.node(1);
+    c = cluster.node(2);
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
+    Await.until(
+        SETTLED,
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+
+    // SIGTERM: C's leave notice reaches B, not A; C's listener still drains.
+    c.cluster().leave(Duration.ofSeconds(5));
+    timers.advance(settings.batchTimeout().plusMillis(1));
+    RateLimitResponse afterGrace = a.check(hit(key)).get(0);
+
+    assertThat(afterGrace.error()).as("C's key at A after B's grace for C").isEmpty();
+    assertThat(a.cluster().membership().ring().ownerOf("cut_" + key))
+        .as("owner of C's key on A's ring")
+        .isEqualTo(a.address());
+    assertThat(afterGrace.metadata()).as("answered by A itself").doesNotContainKey("owner");
+    assertThat(onRing(a, c)).as("C on A's ring").isFalse();
+    assertThat(a.cluster().probes().unreached()).contains(c.address());
   }
 
   @Test

@@ -118,6 +118,7 @@ class PeerRelayProtocolTest {
 
     assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
     assertThat(UnsentRelay.unsent(e)).isTrue();
+    assertThat(e.getTrailers().get(UnsentRelay.TARGET_LEFT)).isNull();
   }
 
   @Test
@@ -170,7 +171,7 @@ class PeerRelayProtocolTest {
   }
 
   @Test
-  void relay_toAMemberThatAnnouncedItsLeave_passedOnWithinABatchTimeout_thenRefusedAsLeaving() {
+  void relay_toAMemberThatAnnouncedItsLeave_passedOnWithinABatchTimeout_thenRefusedAsLeft() {
     cluster.close();
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
@@ -210,6 +211,9 @@ class PeerRelayProtocolTest {
                 + ClusterForwardingTest.SETTINGS.batchTimeout().toMillis()
                 + " ms) ago: relays go only to members and to a peer that announced its leave"
                 + " within the last WEIR_BATCH_TIMEOUT");
+    assertThat(e.getTrailers().get(UnsentRelay.TARGET_LEFT)).isEqualTo("1");
+    assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
+    assertThat(UnsentRelay.targetLeft(e)).isTrue();
   }
 
   private static TransferBucketsReq transfer(

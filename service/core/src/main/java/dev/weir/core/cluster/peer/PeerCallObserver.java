@@ -31,4 +31,10 @@ public interface PeerCallObserver {
 
   /** The channel to {@code peer} failed to connect, {@code reason} saying so. */
   default void unreachable(String peer, String reason) {}
+
+  /**
+   * {@code through} refused to relay a call to {@code target} because {@code target} announced its
+   * leave there longer ago than its grace ({@link UnsentRelay#TARGET_LEFT}).
+   */
+  default void relayTargetLeft(String through, String target) {}
 }

@@ -342,7 +342,9 @@ public final class PeerClient implements AutoCloseable {
    * Sends {@code requests} to {@code target} through this peer, which reaches it when this node
    * does not ({@code GetPeerRateLimits} with Weir's {@code weir_relay_to}); with no requests it is an
    * indirect probe of {@code target}. Only this peer not answering at all ({@code UNAVAILABLE}) is
-   * reported against it: an error status it answers with, or a deadline, may be the target's doing.
+   * reported against it: an error status it answers with, or a deadline, may be the target's doing;
+   * a refusal with the trailer {@link UnsentRelay#TARGET_LEFT} is reported as {@code target} left
+   * ({@link PeerCallObserver#relayTargetLeft}).
    * Fails with {@code INTERNAL} when the answer holds another number of items than {@code requests}.
    */
   public CompletableFuture<List<RateLimitResponse>> relay(
@@ -355,7 +357,10 @@ public final class PeerClient implements AutoCloseable {
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(req.build(), observer(call)));
     return wrap(
-        counted(call, requests.size()), "relaying to '" + target + "' through", Reporting.RELAY);
+        counted(call, requests.size()),
+        "relaying to '" + target + "' through",
+        Reporting.RELAY,
+        target);
   }
 
   /**
@@ -448,14 +453,16 @@ public final class PeerClient implements AutoCloseable {
         stub.withWaitForReady(),
         timeout,
         "handing buckets to",
-        Reporting.CALL);
+        Reporting.CALL,
+        null);
   }
 
   /**
    * Hands {@code buckets}, sent by {@code from}, to {@code target} through this peer, which reaches
    * it when this node does not ({@code TransferBuckets} with Weir's {@code weir_relay_to});
    * completes with how many the target accepted. As for {@link #relay}, only this peer not
-   * answering at all ({@code UNAVAILABLE}) is reported against it.
+   * answering at all ({@code UNAVAILABLE}) is reported against it, and a refusal naming {@code
+   * target} as left is reported as such.
    */
   public CompletableFuture<Integer> relayTransfer(
       String target, List<BucketSnapshot> buckets, String from, Duration timeout) {
@@ -466,7 +473,7 @@ public final class PeerClient implements AutoCloseable {
             .setWeirRelayTo(target)
             .build();
     return transfer(
-        req, stub, timeout, "handing buckets to '" + target + "' through", Reporting.RELAY);
+        req, stub, timeout, "handing buckets to '" + target + "' through", Reporting.RELAY, target);
   }
 
   /**
@@ -474,25 +481,27 @@ public final class PeerClient implements AutoCloseable {
    * deadline {@code timeout}; fails at once, without waiting for a connection, when none is up.
    */
   public CompletableFuture<Integer> transferOnward(TransferBucketsReq request, Duration timeout) {
-    return transfer(request, stub, timeout, "relaying buckets to", Reporting.CALL);
+    return transfer(request, stub, timeout, "relaying buckets to", Reporting.CALL, null);
   }
 
   /**
    * Sends {@code request} on {@code via} with deadline {@code timeout}; completes with how many
-   * buckets the peer accepted, failing as {@code reporting} says.
+   * buckets the peer accepted, failing as {@code reporting} says ({@code target}: the relay's
+   * target, or null).
    */
   private CompletableFuture<Integer> transfer(
       TransferBucketsReq request,
       PeersV1Grpc.PeersV1Stub via,
       Duration timeout,
       String what,
-      Reporting reporting) {
+      Reporting reporting,
+      String target) {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
     detached(
         () ->
             via.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(request, observer(call)));
-    return wrap(call, what, reporting).thenApply(TransferBucketsResp::getAccepted);
+    return wrap(call, what, reporting, target).thenApply(TransferBucketsResp::getAccepted);
   }
 
   /** Tells the peer that {@code self} is leaving ({@code true}) or back ({@code false}). */
@@ -651,9 +660,15 @@ public final class PeerClient implements AutoCloseable {
     return wrap(call, what, Reporting.CALL);
   }
 
-  // The observer hears the outcome before the caller does, so a retry sees the ring it changed.
   private <T> CompletableFuture<T> wrap(
       CompletableFuture<T> call, String what, Reporting reporting) {
+    return wrap(call, what, reporting, null);
+  }
+
+  // The observer hears the outcome before the caller does, so a retry sees the ring it changed;
+  // a relay to target refused as target left reports target as left.
+  private <T> CompletableFuture<T> wrap(
+      CompletableFuture<T> call, String what, Reporting reporting, String target) {
     CompletableFuture<T> out = new CompletableFuture<>();
     call.whenComplete(
         (value, error) -> {
@@ -677,6 +692,8 @@ public final class PeerClient implements AutoCloseable {
             if (reporting == Reporting.RELAY) {
               if (s.getCode() == Status.Code.UNAVAILABLE) {
                 observer.notAnswering(address, message, true);
+              } else if (target != null && UnsentRelay.targetLeft(error)) {
+                observer.relayTargetLeft(address, target);
               }
             } else if (reporting != Reporting.NOTICE && reporting != Reporting.CONFIRM) {
               reportFailure(s, message);

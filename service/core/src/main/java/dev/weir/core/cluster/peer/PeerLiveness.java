@@ -189,6 +189,16 @@ public final class PeerLiveness implements PeerCallObserver {
   }
 
   /**
+   * Takes {@code target} as left ({@link #left}): {@code through}, a member, answered that {@code
+   * target} announced its leave there longer ago than its grace, a notice that did not reach this
+   * node.
+   */
+  @Override
+  public void relayTargetLeft(String through, String target) {
+    left(target);
+  }
+
+  /**
    * Takes {@code peer}, which announced it is leaving, down until it answers again; of a peer
    * already down for another reason, makes {@link #LEFT} its reason and tells the listeners ({@link
    * Listener#peerLeft}).

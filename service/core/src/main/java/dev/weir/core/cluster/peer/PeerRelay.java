@@ -18,7 +18,9 @@ import java.util.function.Supplier;
  * taking it down). Forwarded items ({@code GetPeerRateLimits}) and bucket
  * transfers ({@code TransferBuckets}) are relayed alike; a transfer keeps its sender's {@code
  * from}, so the target merges it as the original sender's (once per sender and snapshot, whatever
- * path it took). A relay refused before anything was sent on fails with {@link UnsentRelay}.
+ * path it took). A relay refused before anything was sent on fails with {@link UnsentRelay}, marked
+ * as {@linkplain UnsentRelay#TARGET_LEFT target left} when the target announced its leave longer
+ * ago than the grace.
  */
 public final class PeerRelay {
 
@@ -54,9 +56,9 @@ public final class PeerRelay {
   public CompletableFuture<GetPeerRateLimitsResp> relay(
       GetPeerRateLimitsReq request, Duration within) {
     String target = request.getWeirRelayTo();
-    String refusal = refusal(target);
+    UnsentRelay refusal = refusal(target);
     if (refusal != null) {
-      return CompletableFuture.failedFuture(new UnsentRelay(refusal));
+      return CompletableFuture.failedFuture(refusal);
     }
     GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
     for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
@@ -68,22 +70,24 @@ public final class PeerRelay {
   /** See {@link PeerHandler#relayTransfer}. */
   public CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
     String target = request.getWeirRelayTo();
-    String refusal = refusal(target);
+    UnsentRelay refusal = refusal(target);
     if (refusal != null) {
-      return CompletableFuture.failedFuture(new UnsentRelay(refusal));
+      return CompletableFuture.failedFuture(refusal);
     }
     TransferBucketsReq onward = request.toBuilder().clearWeirRelayTo().build();
     return pool.call(target, c -> c.transferOnward(onward, within));
   }
 
   // Why this node does not relay to target, or null when it does.
-  private String refusal(String target) {
+  private UnsentRelay refusal(String target) {
     String refusal = null;
+    boolean left = false;
     if (target.equals(self)) {
       refusal = "field 'weir_relay_to' names this node (" + self + "); call it directly";
     } else if (!members.get().contains(target) && !draining.test(target)) {
+      left = leaving.test(target);
       refusal =
-          leaving.test(target)
+          left
               ? "field 'weir_relay_to' ("
                   + target
                   + ") names a peer that announced it is leaving more than WEIR_BATCH_TIMEOUT ("
@@ -100,6 +104,6 @@ public final class PeerRelay {
               + "' either: "
               + pool.liveness().downReason(target);
     }
-    return refusal;
+    return refusal == null ? null : new UnsentRelay(refusal, left);
   }
 }

@@ -348,8 +348,8 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
 
   /**
    * Answers {@code observer} with what {@code relay} completes with, as {@code answer} makes it, or
-   * with {@code FAILED_PRECONDITION} carrying the reason it failed, and the trailer {@link
-   * UnsentRelay#TRAILER} when it failed with an {@link UnsentRelay}.
+   * with {@code FAILED_PRECONDITION} carrying the reason it failed, and the trailers of {@link
+   * UnsentRelay#answerTrailers} when it failed with an {@link UnsentRelay}.
    */
   private <T, R> void relayed(
       Supplier<CompletableFuture<T>> relay,
@@ -376,7 +376,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
                 Status.FAILED_PRECONDITION
                     .withDescription(String.valueOf(cause.getMessage()))
                     .asRuntimeException(
-                        cause instanceof UnsentRelay ? UnsentRelay.trailers() : null));
+                        cause instanceof UnsentRelay unsent ? unsent.answerTrailers() : null));
           }
         });
   }
