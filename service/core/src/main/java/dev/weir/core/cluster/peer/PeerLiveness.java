@@ -189,13 +189,16 @@ public final class PeerLiveness implements PeerCallObserver {
   }
 
   /**
-   * Takes {@code target} as left ({@link #left}): {@code through}, a member, answered that {@code
-   * target} announced its leave there longer ago than its grace, a notice that did not reach this
-   * node.
+   * Takes {@code target} as left ({@link #left}) if it is down here: {@code through}, a member,
+   * answered that {@code target} announced its leave there longer ago than its grace, a notice that
+   * did not reach this node. A target that answers this node again is kept up: the refusal may have
+   * been made before its return.
    */
   @Override
   public void relayTargetLeft(String through, String target) {
-    left(target);
+    if (isDown(target)) {
+      left(target);
+    }
   }
 
   /**

@@ -239,4 +239,29 @@ class PeerLivenessTest {
 
     assertThat(liveness.down()).containsExactly("c:1");
   }
+
+  @Test
+  void relayTargetLeft_targetAnsweringHereAgain_keptUp() {
+    liveness.notAnswering("c", "cut", true);
+    liveness.probeAnswered("c");
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c");
+
+    assertThat(liveness.isDown("c"))
+        .as("a refusal made before c's return does not take it down")
+        .isFalse();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void relayTargetLeft_targetDownHere_takenAsLeft() {
+    liveness.notAnswering("c", "cut", true);
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c");
+
+    assertThat(liveness.downReason("c")).isEqualTo(PeerLiveness.LEFT);
+    assertThat(events).containsExactly("left c " + PeerLiveness.LEFT);
+  }
 }
