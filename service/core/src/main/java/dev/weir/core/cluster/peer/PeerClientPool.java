@@ -389,29 +389,17 @@ public final class PeerClientPool implements AutoCloseable {
       if (left.compareTo(Duration.ZERO) > 0) {
         return leg.apply(left);
       }
-      Throwable cause =
-          earlier instanceof CompletionException && earlier.getCause() != null
-              ? earlier.getCause()
-              : earlier;
       return CompletableFuture.failedFuture(
-          new PeerException(
+          usedUp(
               owner,
-              "not handing "
-                  + buckets.size()
-                  + " bucket(s) to peer '"
-                  + owner
-                  + "' "
-                  + path
-                  + ": the transfer's timeout of "
-                  + timeout.toMillis()
-                  + " ms is used up (the attempt before failed: "
-                  + cause.getMessage()
-                  + ")",
-              cause));
+              "not handing " + buckets.size() + " bucket(s) to peer '" + owner + "' " + path,
+              "the transfer's timeout",
+              timeout,
+              earlier));
     }
 
     private Duration left() {
-      return timeout.minusNanos(liveness.clock().monotonicNanos() - start);
+      return leftOf(timeout, start);
     }
   }
 
@@ -442,34 +430,44 @@ public final class PeerClientPool implements AutoCloseable {
                           if (now.equals(through) || !UnsentRelay.unsent(error)) {
                             return CompletableFuture.<RateLimitResponse>failedFuture(error);
                           }
-                          Duration left =
-                              relaying
-                                  .timeout()
-                                  .minusNanos(liveness.clock().monotonicNanos() - start);
+                          Duration left = leftOf(relaying.timeout(), start);
                           return left.compareTo(Duration.ZERO) > 0
                               ? relaying.forwardNow(now, owner, request, left)
                               : CompletableFuture.<RateLimitResponse>failedFuture(
-                                  usedUp(owner, now, relaying.timeout(), error));
+                                  usedUp(
+                                      owner,
+                                      "not relaying the item to peer '"
+                                          + owner
+                                          + "' through '"
+                                          + now
+                                          + "'",
+                                      "the relay's WEIR_BATCH_TIMEOUT",
+                                      relaying.timeout(),
+                                      error));
                         }));
   }
 
+  /** Returns what is left of {@code timeout} since {@code start} on the liveness's clock. */
+  private Duration leftOf(Duration timeout, long start) {
+    return timeout.minusNanos(liveness.clock().monotonicNanos() - start);
+  }
+
   /**
-   * Returns the failure of an item not relayed to {@code owner} through {@code now} because the
-   * relay's {@code timeout} was used up by the attempt that failed with {@code earlier}.
+   * Returns the failure of a call to {@code owner} not made ({@code what}) because {@code budget}
+   * of {@code timeout} was used up by the attempt that failed with {@code earlier}.
    */
   private static PeerException usedUp(
-      String owner, String now, Duration timeout, Throwable earlier) {
+      String owner, String what, String budget, Duration timeout, Throwable earlier) {
     Throwable cause =
         earlier instanceof CompletionException && earlier.getCause() != null
             ? earlier.getCause()
             : earlier;
     return new PeerException(
         owner,
-        "not relaying the item to peer '"
-            + owner
-            + "' through '"
-            + now
-            + "': the relay's WEIR_BATCH_TIMEOUT of "
+        what
+            + ": "
+            + budget
+            + " of "
             + timeout.toMillis()
             + " ms is used up (the attempt before failed: "
             + cause.getMessage()
