@@ -38,40 +38,37 @@ final class IetfRateLimitFields {
 
   /**
    * Adds both fields to {@code response}: {@code plans} and {@code statuses} are the answer's,
-   * {@code answers} the core's answers to the policies of its {@link DescriptorPlan.Limited} plans
-   * in order, and {@code chosen} the index of the status the fields report (negative when none has
+   * {@code deciding} the deciding policy of each of its {@link DescriptorPlan.Limited} plans, and
+   * {@code chosen} the index of the status the fields report (negative when none has
    * a limit, and then neither field is added).
    */
   static void add(
       RateLimitResponse.Builder response,
       List<DescriptorPlan> plans,
-      List<dev.weir.core.model.RateLimitResponse> answers,
+      DecidingPolicies deciding,
       List<DescriptorStatus> statuses,
       int chosen) {
     if (chosen < 0) {
       return;
     }
     Set<String> policies = new LinkedHashSet<>();
-    DescriptorPlan.Policy deciding = null;
-    int next = 0;
+    DescriptorPlan.Policy chosenPolicy = null;
     for (int i = 0; i < plans.size(); i++) {
       if (!(plans.get(i) instanceof DescriptorPlan.Limited limited)) {
         continue;
       }
-      List<DescriptorPlan.Policy> own = limited.policies();
-      for (DescriptorPlan.Policy policy : own) {
+      for (DescriptorPlan.Policy policy : limited.policies()) {
         policies.add(policyMember(policy));
       }
       if (i == chosen) {
-        deciding = own.get(ResponseBuilder.deciding(answers, next, own.size()));
+        chosenPolicy = deciding.policy(i);
       }
-      next += own.size();
     }
-    if (deciding == null) {
+    if (chosenPolicy == null) {
       return;
     }
     DescriptorStatus status = statuses.get(chosen);
-    StringBuilder limit = string(new StringBuilder(), deciding.policyName());
+    StringBuilder limit = string(new StringBuilder(), chosenPolicy.policyName());
     limit.append(";r=").append(Integer.toUnsignedLong(status.getLimitRemaining()));
     limit.append(";t=").append(clamp(status.getDurationUntilReset().getSeconds()));
     response

@@ -60,27 +60,35 @@ final class ResponseBuilder {
   }
 
   /**
-   * Returns the response to {@code request} for {@code plans}, where {@code answers} holds the
-   * core's answers to the policies of the {@link DescriptorPlan.Limited} plans in order and {@code
-   * now} is the request's time.
+   * Returns the response to {@code request} for {@code plans}, none of which has a limit to check,
+   * where {@code now} is the request's time.
    */
   RateLimitResponse build(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
       List<DescriptorPlan> plans,
-      List<dev.weir.core.model.RateLimitResponse> answers,
+      long now) {
+    return build(request, plans, DecidingPolicies.of(plans, List.of()), now);
+  }
+
+  /**
+   * Returns the response to {@code request} for {@code plans}, where {@code deciding} holds the
+   * deciding policy of each {@link DescriptorPlan.Limited} plan with the core's answer to it and
+   * {@code now} is the request's time.
+   */
+  RateLimitResponse build(
+      io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
+      List<DescriptorPlan> plans,
+      DecidingPolicies deciding,
       long now) {
     List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
     List<Boolean> quota = new ArrayList<>(plans.size());
-    int next = 0;
     DescriptorPlan.Policy firedPolicy = null;
     boolean firedShadow = false;
     for (int d = 0; d < plans.size(); d++) {
       DescriptorPlan plan = plans.get(d);
       if (plan instanceof DescriptorPlan.Limited limited) {
-        int policies = limited.policies().size();
-        int deciding = deciding(answers, next, policies);
-        DescriptorPlan.Policy policy = limited.policies().get(deciding);
-        dev.weir.core.model.RateLimitResponse answer = answers.get(next + deciding);
+        DescriptorPlan.Policy policy = deciding.policy(d);
+        dev.weir.core.model.RateLimitResponse answer = deciding.answer(d);
         statuses.add(status(limited, policy, answer, now));
         if (answer.status() == dev.weir.core.model.Status.OVER_LIMIT && !answer.isError()) {
           record(request.getDomain(), policy, request.getDescriptors(d));
@@ -89,7 +97,6 @@ final class ResponseBuilder {
             firedShadow = limited.shadowMode();
           }
         }
-        next += policies;
         quota.add(limited.quotaMode() || settings.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
         statuses.add(UNLIMITED);
@@ -129,7 +136,7 @@ final class ResponseBuilder {
     if (settings.responseHeadersEnabled()) {
       int chosen = chosen(statuses, quota);
       if (settings.headersFormat() == EnvoySettings.HeadersFormat.IETF) {
-        IetfRateLimitFields.add(response, plans, answers, statuses, chosen);
+        IetfRateLimitFields.add(response, plans, deciding, statuses, chosen);
       } else if (chosen >= 0) {
         addHeaders(response, statuses.get(chosen));
       }
@@ -187,27 +194,6 @@ final class ResponseBuilder {
       CounterNames.lengthPrefixed(out, e.getValue());
     }
     return out.toString();
-  }
-
-  /**
-   * Returns the index, among the {@code count} answers from {@code from}, of the policy that
-   * decides a descriptor: the first one over the limit, else the first that failed, else the one
-   * with the least remaining (the first of equals).
-   */
-  static int deciding(List<dev.weir.core.model.RateLimitResponse> answers, int from, int count) {
-    int best = 0;
-    int failed = -1;
-    for (int i = 0; i < count; i++) {
-      dev.weir.core.model.RateLimitResponse a = answers.get(from + i);
-      if (a.isError()) {
-        failed = failed < 0 ? i : failed;
-      } else if (a.status() == dev.weir.core.model.Status.OVER_LIMIT) {
-        return i;
-      } else if (a.remaining() < answers.get(from + best).remaining()) {
-        best = i;
-      }
-    }
-    return failed >= 0 ? failed : best;
   }
 
   private DescriptorStatus status(

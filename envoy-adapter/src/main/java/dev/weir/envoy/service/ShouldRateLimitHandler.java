@@ -146,7 +146,7 @@ public final class ShouldRateLimitHandler {
       for (int i = 0; i < count; i++) {
         plans.add(new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
       }
-      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
+      return CompletableFuture.completedFuture(responses.build(request, plans, now));
     }
     List<RateLimitRequest> natives = new ArrayList<>(count);
     MatchTracing.Span span = tracing.start(domainName, count);
@@ -174,10 +174,10 @@ public final class ShouldRateLimitHandler {
           plans.set(i, new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ITEMS));
         }
       }
-      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
+      return CompletableFuture.completedFuture(responses.build(request, plans, now));
     }
     if (natives.isEmpty()) {
-      return CompletableFuture.completedFuture(responses.build(request, plans, List.of(), now));
+      return CompletableFuture.completedFuture(responses.build(request, plans, now));
     }
     meter.started();
     CompletableFuture<List<RateLimitResponse>> answers;
@@ -235,9 +235,10 @@ public final class ShouldRateLimitHandler {
       List<DescriptorPlan> plans,
       List<RateLimitResponse> answers,
       long now) {
-    meter.answered(decidingAnswers(plans, answers));
+    DecidingPolicies deciding = DecidingPolicies.of(plans, answers);
+    meter.answered(deciding.answers());
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse response =
-        responses.build(request, plans, answers, now);
+        responses.build(request, plans, deciding, now);
     if (response.getOverallCode() != Code.OVER_LIMIT) {
       // Over the limit whatever the failed counters say: only an answer that could be OK fails.
       requireNoItemError(answers);
@@ -286,25 +287,6 @@ public final class ShouldRateLimitHandler {
       second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
     }
     return service.decide(second);
-  }
-
-  /**
-   * Returns the answer of the deciding policy ({@link ResponseBuilder#deciding}) of each {@link
-   * DescriptorPlan.Limited} plan in order, where {@code answers} holds one per policy: a descriptor
-   * is counted once.
-   */
-  private static List<RateLimitResponse> decidingAnswers(
-      List<DescriptorPlan> plans, List<RateLimitResponse> answers) {
-    List<RateLimitResponse> deciding = new ArrayList<>(plans.size());
-    int next = 0;
-    for (int d = 0; d < plans.size(); d++) {
-      if (plans.get(d) instanceof DescriptorPlan.Limited limited) {
-        int policies = limited.policies().size();
-        deciding.add(answers.get(next + ResponseBuilder.deciding(answers, next, policies)));
-        next += policies;
-      }
-    }
-    return deciding;
   }
 
   private static void requireNoItemError(List<RateLimitResponse> answers) {
