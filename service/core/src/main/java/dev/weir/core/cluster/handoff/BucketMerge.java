@@ -23,7 +23,8 @@ import dev.weir.core.model.Status;
  *
  * <ul>
  *   <li>different algorithms: the receiver's state stays (it reflects the latest requests);
- *   <li>token bucket: the state with fewer {@code remaining} tokens (ties keep the receiver's);
+ *   <li>token bucket: the state with more tokens used, {@code limit - remaining} (the engine keeps
+ *       the usage when a limit changes; ties keep the receiver's);
  *   <li>leaky bucket: the state with fewer tokens available at {@code now} (a leaky state's {@code
  *       remaining} counts tokens at its own {@code updatedAt}); ties keep the receiver's;
  *   <li>fixed window: the later window; in the same window the larger count;
@@ -43,7 +44,7 @@ public final class BucketMerge {
       return incoming;
     }
     if (existing instanceof TokenBucketState e && incoming instanceof TokenBucketState i) {
-      return i.remaining() < e.remaining() ? i : e;
+      return sub(i.limit(), i.remaining()) > sub(e.limit(), e.remaining()) ? i : e;
     }
     if (existing instanceof LeakyBucketState e && incoming instanceof LeakyBucketState i) {
       return RateLimitEngine.leakyBucketAvailable(i, now)

@@ -50,6 +50,18 @@ class BucketMergeTest {
   }
 
   @Test
+  void moreConsumed_tokenBucketsOfDifferentLimits_moreUsedWins() {
+    // 8 of 10 used against 58 of 100: the engine keeps the usage when a limit changes, so a raised
+    // limit would answer the first with 92 remaining.
+    TokenBucketState before =
+        new TokenBucketState(Status.UNDER_LIMIT, 10, 3_600_000, 2, 0, 3_600_000);
+    TokenBucketState raised =
+        new TokenBucketState(Status.UNDER_LIMIT, 100, 3_600_000, 42, 0, 3_600_000);
+    assertThat(BucketMerge.moreConsumed(before, raised, NOW)).isSameAs(raised);
+    assertThat(BucketMerge.moreConsumed(raised, before, NOW)).isSameAs(raised);
+  }
+
+  @Test
   void moreConsumed_tokenBucketsTied_receiverKept() {
     TokenBucketState a = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 4, 0, 1000);
     TokenBucketState b = new TokenBucketState(Status.UNDER_LIMIT, 10, 1000, 4, 10, 1010);
