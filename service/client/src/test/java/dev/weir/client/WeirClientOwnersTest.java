@@ -33,8 +33,6 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -114,15 +112,22 @@ class WeirClientOwnersTest {
     servers.forEach(Server::shutdownNow);
   }
 
-  private WeirClient client() {
+  /**
+   * Returns a builder of a client that asks {@code target} for the ring and sends each check to its
+   * owner over an in-process channel, at once, timing on {@link #scheduler}.
+   */
+  private WeirClient.Builder sendingToOwners(ManagedChannel target) {
     return WeirClient.builder()
-        .channel(seed)
+        .channel(target)
         .sendToOwners()
         .memberChannels(
             address -> InProcessChannelBuilder.forName(address).directExecutor().build())
         .batchWindow(Duration.ZERO)
-        .scheduler(scheduler)
-        .build();
+        .scheduler(scheduler);
+  }
+
+  private WeirClient client() {
+    return sendingToOwners(seed).build();
   }
 
   private static RateLimitReq item(String key) {
@@ -242,6 +247,17 @@ class WeirClientOwnersTest {
         .orElseThrow();
   }
 
+  /**
+   * Sets the seed's ring to two members and {@code 10.0.0.9:1051}, which no server serves; returns
+   * a key that member owns.
+   */
+  private String ringWithAnUnconnectedOwner() {
+    String unconnected = "10.0.0.9:1051";
+    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), unconnected);
+    ring.answer = ringOf(members, "fnv1a-fmix64");
+    return keyOwnedBy(members, unconnected);
+  }
+
   @Test
   void check_ownerUnreachable_failsUnavailable_andTheClientAsksForTheRingAtOnce() {
     ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
@@ -268,10 +284,7 @@ class WeirClientOwnersTest {
   void check_ownerNotConnected_isSentAgainThroughTheTarget_andTheClientAsksForTheRingAtOnce() {
     // No server of that name: the connection fails before the call is sent, as a refused
     // connection or a failed TLS handshake (a peer listener requiring client certificates) does.
-    String unconnected = "10.0.0.9:1051";
-    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), unconnected);
-    ring.answer = ringOf(members, "fnv1a-fmix64");
-    String key = keyOwnedBy(members, unconnected);
+    String key = ringWithAnUnconnectedOwner();
     try (WeirClient client = client()) {
       int callsBefore = ring.calls.get();
 
@@ -322,29 +335,13 @@ class WeirClientOwnersTest {
     String key = keyOwnedBy(members, unconnected);
     ManagedChannel target = InProcessChannelBuilder.forName("seed").directExecutor().build();
     channels.add(target);
-    CountDownLatch starting = new CountDownLatch(1);
-    CountDownLatch closeReturned = new CountDownLatch(1);
     // Holds the member's timer call between taking the batch and starting the call until close()
     // returned; the call then fails UNAVAILABLE before it got a stream (no node of that name).
+    CallStartGate closeReturned = new CallStartGate(GENEROUS);
     Function<String, ManagedChannel> memberChannels =
         address -> {
           ManagedChannel channel = InProcessChannelBuilder.forName(address).directExecutor().build();
-          if (!address.equals(unconnected)) {
-            return channel;
-          }
-          return new WeirClientTest.ForwardingChannel(channel) {
-            @Override
-            public <Q, R> ClientCall<Q, R> newCall(
-                MethodDescriptor<Q, R> method, CallOptions options) {
-              starting.countDown();
-              try {
-                closeReturned.await(GENEROUS.toSeconds(), TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return super.newCall(method, options);
-            }
-          };
+          return address.equals(unconnected) ? closeReturned.hold(channel) : channel;
         };
     WeirClient client =
         WeirClient.builder()
@@ -361,11 +358,11 @@ class WeirClientOwnersTest {
     CompletableFuture<RateLimitResp> queued = client.check(item(key));
     Thread timer = new Thread(scheduler::runDue, "member-batch-timer");
     timer.start();
-    assertThat(starting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(closeReturned.awaitCallStarting()).isTrue();
 
     client.close();
     boolean targetShutDownBeforeTheMemberCallFailed = target.isShutdown();
-    closeReturned.countDown();
+    closeReturned.open();
     timer.join(GENEROUS.toMillis());
 
     assertThat(queued).succeedsWithin(GENEROUS);
@@ -381,15 +378,9 @@ class WeirClientOwnersTest {
     ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
     String key = keyOwnedBy(MEMBERS, MEMBERS.get(1));
     try (WeirClient client =
-        WeirClient.builder()
-            .channel(seed)
-            .sendToOwners()
-            .memberChannels(
-                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
-            .batchWindow(Duration.ZERO)
+        sendingToOwners(seed)
             .deadline(Duration.ofMillis(100))
             .ringRefresh(Duration.ofHours(1))
-            .scheduler(scheduler)
             .build()) {
       // A member that is gone without refusing connections (its node froze, packets dropped).
       nodes.get(MEMBERS.get(1)).neverAnswer();
@@ -484,15 +475,7 @@ class WeirClientOwnersTest {
   void refreshTimer_ringAskThrows_theTimerAsksAgainLater() {
     ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
     AtomicInteger asks = new AtomicInteger();
-    try (WeirClient client =
-        WeirClient.builder()
-            .channel(seedWhoseRingAskThrows(1, 1, asks))
-            .sendToOwners()
-            .memberChannels(
-                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
-            .batchWindow(Duration.ZERO)
-            .scheduler(scheduler)
-            .build()) {
+    try (WeirClient client = sendingToOwners(seedWhoseRingAskThrows(1, 1, asks)).build()) {
       ring.answer = ringOf(MEMBERS.subList(0, 2), "fnv1a-fmix64");
 
       assertThatCode(scheduler::runDue).as("the timer's task").doesNotThrowAnyException();
@@ -508,20 +491,11 @@ class WeirClientOwnersTest {
 
   @Test
   void check_ownerNotConnectedWhileTheRingAskThrows_isSentAgainThroughTheTarget_andAsksLater() {
-    String unconnected = "10.0.0.9:1051";
-    List<String> members = List.of(MEMBERS.get(0), MEMBERS.get(1), unconnected);
-    ring.answer = ringOf(members, "fnv1a-fmix64");
-    String key = keyOwnedBy(members, unconnected);
+    String key = ringWithAnUnconnectedOwner();
     AtomicInteger asks = new AtomicInteger();
     try (WeirClient client =
-        WeirClient.builder()
-            .channel(seedWhoseRingAskThrows(1, 1, asks))
-            .sendToOwners()
-            .memberChannels(
-                address -> InProcessChannelBuilder.forName(address).directExecutor().build())
-            .batchWindow(Duration.ZERO)
+        sendingToOwners(seedWhoseRingAskThrows(1, 1, asks))
             .ringRefresh(Duration.ofHours(1))
-            .scheduler(scheduler)
             .build()) {
       RateLimitResp response = client.check(item(key)).join();
 

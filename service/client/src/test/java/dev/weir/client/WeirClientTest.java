@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -466,23 +465,9 @@ class WeirClientTest {
       throws Exception {
     RecordingV1 server = new RecordingV1("a");
     ManagedChannel opened = inProcess(server);
-    CountDownLatch starting = new CountDownLatch(1);
-    CountDownLatch closeReturned = new CountDownLatch(1);
     // Holds the timer's call between taking the batch and starting the call until close() returned.
-    ManagedChannel pausing =
-        new ForwardingChannel(opened) {
-          @Override
-          public <Q, R> ClientCall<Q, R> newCall(
-              MethodDescriptor<Q, R> method, CallOptions options) {
-            starting.countDown();
-            try {
-              closeReturned.await(GENEROUS.toSeconds(), TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-            return super.newCall(method, options);
-          }
-        };
+    CallStartGate closeReturned = new CallStartGate(GENEROUS);
+    ManagedChannel pausing = closeReturned.hold(opened);
     WeirClient client =
         WeirClient.builder()
             .target("weir:1051")
@@ -493,11 +478,11 @@ class WeirClientTest {
     CompletableFuture<RateLimitResp> queued = client.check(item("k1"));
     Thread timer = new Thread(scheduler::runDue, "batch-timer");
     timer.start();
-    assertThat(starting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(closeReturned.awaitCallStarting()).isTrue();
 
     client.close();
     boolean shutDownBeforeTheCallStarted = opened.isShutdown();
-    closeReturned.countDown();
+    closeReturned.open();
     timer.join(GENEROUS.toMillis());
 
     assertThat(queued).succeedsWithin(GENEROUS);

@@ -123,6 +123,11 @@ class HttpHostileClientsTest {
     return HttpSettings.defaults().withThreads(1).withTimeouts(header, body, idle);
   }
 
+  /** Returns settings of one thread whose requests take bodies of at most {@code bytes}. */
+  private static HttpSettings bodiesOfAtMost(int bytes) {
+    return HttpSettings.defaults().withThreads(1).withMaxBodyBytes(bytes);
+  }
+
   private Socket open() throws IOException {
     Socket socket = HttpText.connect(listener.port());
     sockets.add(socket);
@@ -251,7 +256,7 @@ class HttpHostileClientsTest {
   @Test
   void unfinishedBodies_clientsStallNearlyWholeBodies_oneOverTheBudgetRefused503AndOthersServed()
       throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(1000));
+    start(bodiesOfAtMost(1000));
     String head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n";
     String nearlyWhole = "{\"pad\":\"" + "x".repeat(990);
     List<Socket> stalled = new java.util.ArrayList<>();
@@ -291,7 +296,7 @@ class HttpHostileClientsTest {
 
   @Test
   void unfinishedBodies_chunkedBodyRefused413_givesItsBytesBackAtOnce() throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(1000));
+    start(bodiesOfAtMost(1000));
     Socket chunked = open();
     HttpText.send(
         chunked,
@@ -437,7 +442,7 @@ class HttpHostileClientsTest {
   @Test
   void pipelinedBodies_sentWhileAnAnswerIsHeld_readingStopsThenAllAnsweredInOrder()
       throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(65536));
+    start(bodiesOfAtMost(65536));
     Socket pipelined = open();
     java.io.ByteArrayOutputStream requests = new java.io.ByteArrayOutputStream();
     requests.write("GET /held HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -482,24 +487,35 @@ class HttpHostileClientsTest {
     writing.get(WAIT.toSeconds(), TimeUnit.SECONDS);
   }
 
-  @ParameterizedTest(name = "{0}")
-  @CsvSource({"Content-Length only,''", "waiting for 100 Continue,'Expect: 100-continue\r\n'"})
-  void bodyTooLarge_pipelinedAfterAHeldAnswer_413AfterThatAnswer(String name, String expect)
-      throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+  /**
+   * Starts a listener that takes bodies of at most 100 bytes and sends it, on one connection, a
+   * request to /held and the head of a POST to /echo with the header lines {@code fields}; answers
+   * the held request and asserts its answer; returns the connection, whose next answer is the
+   * POST's.
+   */
+  private Socket pipelinedAfterAHeldAnswer(String fields) throws Exception {
+    start(bodiesOfAtMost(100));
     Socket pipelined = open();
     HttpText.send(
         pipelined,
         "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
-            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n"
-            + expect
+            + "POST /echo HTTP/1.1\r\nHost: x\r\n"
+            + fields
             + "\r\n");
     answerHeld();
-
     assertThat(HttpText.readResponse(pipelined.getInputStream()))
         .as("the answer to the first request")
         .startsWith("HTTP/1.1 200 OK\r\n")
         .endsWith("{}");
+    return pipelined;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"Content-Length only,''", "waiting for 100 Continue,'Expect: 100-continue\r\n'"})
+  void bodyTooLarge_pipelinedAfterAHeldAnswer_413AfterThatAnswer(String name, String expect)
+      throws Exception {
+    Socket pipelined = pipelinedAfterAHeldAnswer("Content-Length: 5000\r\n" + expect);
+
     assertThat(HttpText.readResponse(pipelined.getInputStream()))
         .startsWith("HTTP/1.1 413 Request Entity Too Large\r\n")
         .contains("(WEIR_HTTP_MAX_BODY_SIZE)");
@@ -509,19 +525,9 @@ class HttpHostileClientsTest {
 
   @Test
   void expectContinue_pipelinedAfterAHeldAnswer_100ContinueAfterThatAnswer() throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
-    Socket pipelined = open();
-    HttpText.send(
-        pipelined,
-        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
-            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
-            + "Expect: 100-continue\r\n\r\n");
-    answerHeld();
+    Socket pipelined =
+        pipelinedAfterAHeldAnswer("Content-Length: 4\r\nExpect: 100-continue\r\n");
 
-    assertThat(HttpText.readResponse(pipelined.getInputStream()))
-        .as("the answer to the first request")
-        .startsWith("HTTP/1.1 200 OK\r\n")
-        .endsWith("{}");
     assertThat(HttpText.readResponse(pipelined.getInputStream()))
         .isEqualTo("HTTP/1.1 100 Continue\r\n\r\n");
     HttpText.send(pipelined, "{}  ");
@@ -532,19 +538,8 @@ class HttpHostileClientsTest {
 
   @Test
   void expectUnsupported_pipelinedAfterAHeldAnswer_417AfterThatAnswer() throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
-    Socket pipelined = open();
-    HttpText.send(
-        pipelined,
-        "GET /held HTTP/1.1\r\nHost: x\r\n\r\n"
-            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
-            + "Expect: foo\r\n\r\n");
-    answerHeld();
+    Socket pipelined = pipelinedAfterAHeldAnswer("Content-Length: 4\r\nExpect: foo\r\n");
 
-    assertThat(HttpText.readResponse(pipelined.getInputStream()))
-        .as("the answer to the first request")
-        .startsWith("HTTP/1.1 200 OK\r\n")
-        .endsWith("{}");
     assertThat(HttpText.readResponse(pipelined.getInputStream()))
         .startsWith("HTTP/1.1 417 Expectation Failed\r\n")
         .contains("header 'Expect' is 'foo'; only '100-continue' is supported");
@@ -553,7 +548,7 @@ class HttpHostileClientsTest {
   @Test
   void expectUnsupported_contentLengthOverTheLimit_answered417AndNotCountedAsTooLarge()
       throws Exception {
-    start(HttpSettings.defaults().withThreads(1).withMaxBodyBytes(100));
+    start(bodiesOfAtMost(100));
     Socket socket = open();
     HttpText.send(
         socket,

@@ -104,16 +104,7 @@ class TracingTest {
     GetRateLimitsResp answer =
         V1Grpc.newBlockingStub(channel(a, traceId, callerSpanId))
             .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .getRateLimits(
-                GetRateLimitsReq.newBuilder()
-                    .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("tracing")
-                            .setUniqueKey(key)
-                            .setHits(1)
-                            .setLimit(10)
-                            .setDuration(60_000))
-                    .build());
+            .getRateLimits(GetRateLimitsReq.newBuilder().addRequests(tracingItem(key)).build());
     assertThat(answer.getResponses(0).getError()).isEmpty();
     assertThat(answer.getResponses(0).getMetadataMap())
         .containsEntry("owner", b.advertiseAddress().toString());
@@ -149,34 +140,8 @@ class TracingTest {
   @Test
   void shouldRateLimit_theForwardedCallsTracesNameTheDomainAndNoDescriptorValue() throws Exception {
     WeirNode[] nodes = twoTracedNodes();
-    List<String> traceIds = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      String traceId = String.format("%032x", 0xabc000L + i);
-      traceIds.add(traceId);
-      RateLimitResponse answer =
-          RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
-              .withDeadlineAfter(10, TimeUnit.SECONDS)
-              .shouldRateLimit(
-                  RateLimitRequest.newBuilder()
-                      .setDomain("edge")
-                      .addDescriptors(
-                          RateLimitDescriptor.newBuilder()
-                              .addEntries(
-                                  RateLimitDescriptor.Entry.newBuilder()
-                                      .setKey("remote_address")
-                                      .setValue(SECRET_KEY_PREFIX + i)))
-                      .build());
-      assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
-    }
+    List<String> traceIds = twentyClientsUntilNodeBDecides(nodes, 0xabc000L);
 
-    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
-    Await.until(
-        Duration.ofSeconds(10),
-        () -> {
-          flush(nodes);
-          return receiver.spans().stream().anyMatch(s -> s.span().getName().equals("weir.decide"));
-        },
-        "a decision on node B");
     for (String traceId : traceIds) {
       List<OtlpReceiver.Received> trace = receiver.trace(traceId);
       OtlpReceiver.Received front =
@@ -203,29 +168,7 @@ class TracingTest {
             EnvoySettings.fromEnvironment(
                     Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"))
                 .withConfig(dir));
-    List<String> traceIds = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      String traceId = String.format("%032x", 0xdef000L + i);
-      traceIds.add(traceId);
-      RateLimitResponse answer =
-          RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
-              .withDeadlineAfter(10, TimeUnit.SECONDS)
-              .shouldRateLimit(
-                  RateLimitRequest.newBuilder()
-                      .setDomain("edge")
-                      .addDescriptors(descriptor("remote_address", SECRET_KEY_PREFIX + i))
-                      .build());
-      assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
-    }
-
-    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
-    Await.until(
-        Duration.ofSeconds(10),
-        () -> {
-          flush(nodes);
-          return receiver.spans().stream().anyMatch(s -> s.span().getName().equals("weir.decide"));
-        },
-        "a decision on node B");
+    List<String> traceIds = twentyClientsUntilNodeBDecides(nodes, 0xdef000L);
     flush(nodes);
     int forwarded = 0;
     for (String traceId : traceIds) {
@@ -263,15 +206,12 @@ class TracingTest {
     WeirNode[] nodes = twoTracedNodes();
     String traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
     RateLimitResponse answer =
-        RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], traceId, "00f067aa0ba902b7"))
-            .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .shouldRateLimit(
-                RateLimitRequest.newBuilder()
-                    .setDomain("edge")
-                    .addDescriptors(descriptor("remote_address", SECRET_KEY_PREFIX + "ip"))
-                    .addDescriptors(descriptor("api_key", SECRET_KEY_PREFIX + "key"))
-                    .addDescriptors(descriptor("unconfigured", SECRET_KEY_PREFIX + "other"))
-                    .build());
+        shouldRateLimit(
+            nodes[0],
+            traceId,
+            descriptor("remote_address", SECRET_KEY_PREFIX + "ip"),
+            descriptor("api_key", SECRET_KEY_PREFIX + "key"),
+            descriptor("unconfigured", SECRET_KEY_PREFIX + "other"));
     assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
 
     List<OtlpReceiver.Received> trace =
@@ -397,29 +337,14 @@ class TracingTest {
     String key = keyOwnedBy(owner, front);
     String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
     String itemTrace = "0af7651916cd43dd8448eb211c80319c";
-    Metadata unsampled = new Metadata();
-    unsampled.put(
-        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
-        "00-" + callTrace + "-00f067aa0ba902b7-00");
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", front.grpcPort())
-            .usePlaintext()
-            .intercept(MetadataUtils.newAttachHeadersInterceptor(unsampled))
-            .build();
-    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
     GetRateLimitsResp answer =
-        V1Grpc.newBlockingStub(channel)
+        V1Grpc.newBlockingStub(unsampledChannel(front, callTrace))
             .withDeadlineAfter(10, TimeUnit.SECONDS)
             .getRateLimits(
                 GetRateLimitsReq.newBuilder()
                     .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("tracing")
-                            .setUniqueKey(key)
-                            .setHits(1)
-                            .setLimit(10)
-                            .setDuration(60_000)
+                        tracingItem(key)
                             .putMetadata(
                                 "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
                     .build());
@@ -443,29 +368,14 @@ class TracingTest {
     String key = keyOwnedBy(owner, front);
     String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
     String itemTrace = "0af7651916cd43dd8448eb211c80319c";
-    Metadata unsampled = new Metadata();
-    unsampled.put(
-        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
-        "00-" + callTrace + "-00f067aa0ba902b7-00");
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", front.grpcPort())
-            .usePlaintext()
-            .intercept(MetadataUtils.newAttachHeadersInterceptor(unsampled))
-            .build();
-    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
     GetRateLimitsResp answer =
-        V1Grpc.newBlockingStub(channel)
+        V1Grpc.newBlockingStub(unsampledChannel(front, callTrace))
             .withDeadlineAfter(10, TimeUnit.SECONDS)
             .getRateLimits(
                 GetRateLimitsReq.newBuilder()
                     .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("tracing")
-                            .setUniqueKey(key)
-                            .setHits(1)
-                            .setLimit(10)
-                            .setDuration(60_000)
+                        tracingItem(key)
                             .setBehavior(Behavior.GLOBAL)
                             .putMetadata(
                                 "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
@@ -502,15 +412,7 @@ class TracingTest {
     V1Grpc.newBlockingStub(channel(a, callTrace, "00f067aa0ba902b7"))
         .withDeadlineAfter(10, TimeUnit.SECONDS)
         .getRateLimits(
-            GetRateLimitsReq.newBuilder()
-                .addRequests(
-                    RateLimitReq.newBuilder()
-                        .setName("tracing")
-                        .setUniqueKey(keyOwnedBy(a, a))
-                        .setHits(1)
-                        .setLimit(10)
-                        .setDuration(60_000))
-                .build());
+            GetRateLimitsReq.newBuilder().addRequests(tracingItem(keyOwnedBy(a, a))).build());
     awaitSpans(nodes, callTrace, "pb.gubernator.V1/GetRateLimits");
 
     assertThat(receiver.trace(probeTrace)).isEmpty();
@@ -536,16 +438,7 @@ class TracingTest {
     GetRateLimitsResp answer =
         V1Grpc.newBlockingStub(channel)
             .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .getRateLimits(
-                GetRateLimitsReq.newBuilder()
-                    .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("tracing")
-                            .setUniqueKey("k")
-                            .setHits(1)
-                            .setLimit(10)
-                            .setDuration(60_000))
-                    .build());
+            .getRateLimits(GetRateLimitsReq.newBuilder().addRequests(tracingItem("k")).build());
 
     assertThat(answer.getResponses(0).getError()).isEmpty();
     assertThat(
@@ -659,6 +552,76 @@ class TracingTest {
             .build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
+  }
+
+  /**
+   * Returns a channel to {@code node} whose calls carry a {@code traceparent} of trace {@code
+   * traceId} that is not sampled (flags {@code 00}).
+   */
+  private ManagedChannel unsampledChannel(WeirNode node, String traceId) {
+    Metadata unsampled = new Metadata();
+    unsampled.put(
+        Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER),
+        "00-" + traceId + "-00f067aa0ba902b7-00");
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort())
+            .usePlaintext()
+            .intercept(MetadataUtils.newAttachHeadersInterceptor(unsampled))
+            .build();
+    resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return channel;
+  }
+
+  /** Returns an item of one hit on {@code key} under the name "tracing", 10 a minute. */
+  private static RateLimitReq.Builder tracingItem(String key) {
+    return RateLimitReq.newBuilder()
+        .setName("tracing")
+        .setUniqueKey(key)
+        .setHits(1)
+        .setLimit(10)
+        .setDuration(60_000);
+  }
+
+  /**
+   * Asks {@code node} {@code ShouldRateLimit} for {@code descriptors} of domain "edge" in a call of
+   * trace {@code traceId}, and returns the answer.
+   */
+  private RateLimitResponse shouldRateLimit(
+      WeirNode node, String traceId, RateLimitDescriptor... descriptors) {
+    return RateLimitServiceGrpc.newBlockingStub(channel(node, traceId, "00f067aa0ba902b7"))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .shouldRateLimit(
+            RateLimitRequest.newBuilder()
+                .setDomain("edge")
+                .addAllDescriptors(List.of(descriptors))
+                .build());
+  }
+
+  /**
+   * Asks node A ({@code nodes[0]}) {@code ShouldRateLimit} for 20 clients, each by its remote
+   * address in a call of its own whose trace id is {@code firstTraceId} plus the client's number,
+   * and waits until node B decided for one of them; returns the trace ids in order.
+   */
+  private List<String> twentyClientsUntilNodeBDecides(WeirNode[] nodes, long firstTraceId)
+      throws InterruptedException {
+    List<String> traceIds = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      String traceId = String.format("%032x", firstTraceId + i);
+      traceIds.add(traceId);
+      RateLimitResponse answer =
+          shouldRateLimit(
+              nodes[0], traceId, descriptor("remote_address", SECRET_KEY_PREFIX + i));
+      assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    }
+    // Which of the 20 clients node B owns depends on the ring; 2^-20 that it owns none.
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> {
+          flush(nodes);
+          return receiver.spans().stream().anyMatch(s -> s.span().getName().equals("weir.decide"));
+        },
+        "a decision on node B");
+    return traceIds;
   }
 
   private static RateLimitDescriptor descriptor(String key, String value) {

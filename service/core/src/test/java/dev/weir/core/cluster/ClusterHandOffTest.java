@@ -3,8 +3,6 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
-import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
@@ -13,7 +11,6 @@ import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -162,17 +159,9 @@ class ClusterHandOffTest {
   void restart_failModeLeaverStillDownWhenItsMarkExpires_staysOffTheRingAndGetsItsCountsBack() {
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
-    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     ClusterSettings settings =
         ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL);
-    cluster =
-        LocalCluster.start(
-            3,
-            settings,
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of());
+    cluster = LocalCluster.startInFakeTime(3, settings, clock, timers);
     consumeThree();
     Node leaver = cluster.node(1);
     Node peer = cluster.node(0);
@@ -211,16 +200,8 @@ class ClusterHandOffTest {
       throws Exception {
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
-    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
-    cluster =
-        LocalCluster.start(
-            3,
-            settings,
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of());
+    cluster = LocalCluster.startInFakeTime(3, settings, clock, timers);
     Node peer = cluster.node(0);
     Node leaver = cluster.node(1);
     Node third = cluster.node(2);

@@ -53,6 +53,7 @@ class ClusterSnapshotTest {
   @TempDir Path dir;
 
   private final FakeClock clock = new FakeClock();
+  private final FakeScheduler timers = new FakeScheduler(clock);
   private final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
   private LocalCluster cluster;
 
@@ -107,6 +108,29 @@ class ClusterSnapshotTest {
     cluster = start(nodes);
   }
 
+  /**
+   * Takes 3 hits on every key of a two-node cluster, stops it, and starts in its place one node in
+   * fail mode, on {@link #timers}, whose discovery also lists an owner not started yet; returns
+   * that owner's address.
+   */
+  private String restartAloneBesideALateOwner() throws IOException {
+    cluster = start(2);
+    hitEveryKey(cluster.node(0), 3);
+    cluster.stopAll();
+    cluster.close();
+    String late = "127.0.0.1:" + FreePorts.next();
+    cluster =
+        LocalCluster.startInFakeTime(
+            1,
+            ClusterForwardingTest.SETTINGS
+                .withSnapshotDir(Optional.of(dir))
+                .withPeerFailureMode(PeerFailureMode.FAIL),
+            clock,
+            timers,
+            late);
+    return late;
+  }
+
   @ParameterizedTest(name = "3 nodes, then {0}")
   @ValueSource(ints = {3, 1, 2, 5})
   void fullRestart_countsSurvive_whateverTheNumberOfNodes(int after) throws IOException {
@@ -140,22 +164,7 @@ class ClusterSnapshotTest {
   @Test
   void failMode_anOwnerStartingAfterTheResendsToItEnded_getsItsRestoredCountsWhenItJoins()
       throws Exception {
-    cluster = start(2);
-    hitEveryKey(cluster.node(0), 3);
-    cluster.stopAll();
-    cluster.close();
-    FakeScheduler timers = new FakeScheduler(clock);
-    String late = "127.0.0.1:" + FreePorts.next();
-    cluster =
-        LocalCluster.start(
-            1,
-            ClusterForwardingTest.SETTINGS
-                .withSnapshotDir(Optional.of(dir))
-                .withPeerFailureMode(PeerFailureMode.FAIL),
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of(late));
+    String late = restartAloneBesideALateOwner();
     Node first = cluster.node(0);
     assertThat(
             Await.holdsWithin(Duration.ofSeconds(10), () -> first.cluster().liveness().isDown(late)))
@@ -180,22 +189,7 @@ class ClusterSnapshotTest {
   @Test
   void unlistedJoiner_preparesItsReturnBeforeTheRestoredHandOver_theCurrentOwnerStillGetsTheCounts()
       throws Exception {
-    cluster = start(2);
-    hitEveryKey(cluster.node(0), 3);
-    cluster.stopAll();
-    cluster.close();
-    FakeScheduler timers = new FakeScheduler(clock);
-    String late = "127.0.0.1:" + FreePorts.next();
-    cluster =
-        LocalCluster.start(
-            1,
-            ClusterForwardingTest.SETTINGS
-                .withSnapshotDir(Optional.of(dir))
-                .withPeerFailureMode(PeerFailureMode.FAIL),
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of(late));
+    String late = restartAloneBesideALateOwner();
     Node restoring = cluster.node(0);
     Node joiner = cluster.startUnlisted();
     try {

@@ -5,16 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
-import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import java.time.Duration;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -222,9 +220,15 @@ class PartialCutTest {
     assertThat(a.check(hit(ownedByC)).get(0).status()).isEqualTo(Status.OVER_LIMIT);
   }
 
-  @Test
-  void firstCheckerDoesNotReachTheOwner_itemRelayedAgainThroughTheVoucher_andTheVoucherAskedFirstNextCut()
-      throws Exception {
+  /**
+   * Four nodes started in place of the three: {@code from} and {@code owner}, the other two in
+   * address order ({@code firstChecker}, then {@code voucher}), and a key {@code owner} owns.
+   */
+  private record FourNodes(
+      Node from, Node owner, Node firstChecker, Node voucher, String ownedByOwner) {}
+
+  /** Closes the three-node cluster and starts {@link FourNodes} in its place. */
+  private FourNodes startFourNodes() {
     cluster.close();
     cluster = LocalCluster.start(4, ClusterForwardingTest.SETTINGS);
     Node from = cluster.node(0);
@@ -232,32 +236,54 @@ class PartialCutTest {
     List<Node> others =
         cluster.nodes().stream()
             .filter(n -> n != from && n != owner)
-            .sorted(java.util.Comparator.comparing(Node::address))
+            .sorted(Comparator.comparing(Node::address))
             .toList();
-    Node firstChecker = others.get(0);
-    Node voucher = others.get(1);
-    String ownedByOwner = cluster.keyOwnedBy(owner, "cut", "c:");
-    cluster.cut(from, owner);
-    cluster.cut(firstChecker, owner);
+    return new FourNodes(
+        from, owner, others.get(0), others.get(1), cluster.keyOwnedBy(owner, "cut", "c:"));
+  }
 
-    RateLimitResponse first = from.check(hit(ownedByOwner)).get(0);
-
-    assertThat(first.error()).as("the first item relayed during the first round").isEmpty();
-    assertThat(first.metadata()).containsEntry("owner", owner.address());
-    assertThat(from.cluster().probes().voucher(owner.address())).isEqualTo(voucher.address());
-
-    cluster.heal(from, owner);
+  /**
+   * Cuts A from C and returns once each has found the cut (one call across it) and B vouches for
+   * C at A and for A at C.
+   */
+  private void cutAFromCUntilBVouchesForBoth() throws InterruptedException {
+    cluster.cut(a, c);
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
     Await.until(
         SETTLED,
-        () -> !from.cluster().liveness().isDown(owner.address()),
-        "the owner answers again");
-    cluster.cut(from, owner);
-    int throughFirstChecker = firstChecker.itemCallsRelayed();
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+  }
 
-    RateLimitResponse again = from.check(hit(ownedByOwner)).get(0);
+  @Test
+  void firstCheckerDoesNotReachTheOwner_itemRelayedAgainThroughTheVoucher_andTheVoucherAskedFirstNextCut()
+      throws Exception {
+    FourNodes four = startFourNodes();
+    cluster.cut(four.from(), four.owner());
+    cluster.cut(four.firstChecker(), four.owner());
+
+    RateLimitResponse first = four.from().check(hit(four.ownedByOwner())).get(0);
+
+    assertThat(first.error()).as("the first item relayed during the first round").isEmpty();
+    assertThat(first.metadata()).containsEntry("owner", four.owner().address());
+    assertThat(four.from().cluster().probes().voucher(four.owner().address()))
+        .isEqualTo(four.voucher().address());
+
+    cluster.heal(four.from(), four.owner());
+    Await.until(
+        SETTLED,
+        () -> !four.from().cluster().liveness().isDown(four.owner().address()),
+        "the owner answers again");
+    cluster.cut(four.from(), four.owner());
+    int throughFirstChecker = four.firstChecker().itemCallsRelayed();
+
+    RateLimitResponse again = four.from().check(hit(four.ownedByOwner())).get(0);
 
     assertThat(again.error()).as("the first item relayed after the cut came back").isEmpty();
-    assertThat(firstChecker.itemCallsRelayed())
+    assertThat(four.firstChecker().itemCallsRelayed())
         .as("items relayed through the checker that does not reach the owner")
         .isEqualTo(throughFirstChecker);
   }
@@ -265,33 +291,22 @@ class PartialCutTest {
   @Test
   void relayFailsAfterTheOwnerCountedTheItem_itemNotRelayedAgainThroughAnotherVoucher()
       throws Exception {
-    cluster.close();
-    cluster = LocalCluster.start(4, ClusterForwardingTest.SETTINGS);
-    Node from = cluster.node(0);
-    Node owner = cluster.node(2);
-    List<Node> others =
-        cluster.nodes().stream()
-            .filter(n -> n != from && n != owner)
-            .sorted(java.util.Comparator.comparing(Node::address))
-            .toList();
-    Node firstChecker = others.get(0);
-    Node voucher = others.get(1);
-    String ownedByOwner = cluster.keyOwnedBy(owner, "cut", "c:");
-    firstChecker.afterRelayAnswered(
+    FourNodes four = startFourNodes();
+    four.firstChecker().afterRelayAnswered(
         () -> {
           throw new IllegalStateException("the answer of the owner was lost");
         });
-    cluster.cut(from, owner);
+    cluster.cut(four.from(), four.owner());
 
-    from.check(hit(ownedByOwner));
+    four.from().check(hit(four.ownedByOwner()));
 
-    assertThat(from.cluster().probes().voucher(owner.address()))
+    assertThat(four.from().cluster().probes().voucher(four.owner().address()))
         .as("the round's verdict")
-        .isEqualTo(voucher.address());
-    assertThat(owner.check(peek(ownedByOwner)).get(0).remaining())
+        .isEqualTo(four.voucher().address());
+    assertThat(four.owner().check(peek(four.ownedByOwner())).get(0).remaining())
         .as("hits the owner counted")
         .isEqualTo(LIMIT - 1);
-    assertThat(voucher.itemCallsRelayed())
+    assertThat(four.voucher().itemCallsRelayed())
         .as("items relayed through the second voucher")
         .isZero();
   }
@@ -412,19 +427,10 @@ class PartialCutTest {
   void partialCut_rollingRestartOfTheOwner_bucketsReachTheNextOwnerThroughTheVoucher()
       throws Exception {
     String key = keyOwnedByCMovingToA();
-    cluster.cut(a, c);
+    cutAFromCUntilBVouchesForBoth();
     for (int i = 0; i < 5; i++) {
       assertThat(b.check(hit(key)).get(0).status()).isEqualTo(Status.UNDER_LIMIT);
     }
-    // A and C find the cut and B vouches for each to the other before C leaves.
-    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
-    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
-    Await.until(
-        SETTLED,
-        () ->
-            b.address().equals(a.cluster().probes().voucher(c.address()))
-                && b.address().equals(c.cluster().probes().voucher(a.address())),
-        "B vouches for C at A and for A at C");
 
     cluster.stop(c);
     Await.until(SETTLED, () -> !onRing(a, c), "C off A's ring");
@@ -437,15 +443,7 @@ class PartialCutTest {
   void partialCut_ownerLeavingAndStillDraining_itsKeysStillAnsweredThroughTheVoucher()
       throws Exception {
     String key = keyOwnedByCMovingToA();
-    cluster.cut(a, c);
-    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
-    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
-    Await.until(
-        SETTLED,
-        () ->
-            b.address().equals(a.cluster().probes().voucher(c.address()))
-                && b.address().equals(c.cluster().probes().voucher(a.address())),
-        "B vouches for C at A and for A at C");
+    cutAFromCUntilBVouchesForBoth();
 
     // SIGTERM: C's leave notice reaches B, not A; C's listener still drains.
     c.cluster().leave(Duration.ofSeconds(5));
@@ -461,29 +459,13 @@ class PartialCutTest {
     cluster.close();
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
-    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
-    cluster =
-        LocalCluster.start(
-            3,
-            settings,
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of());
+    cluster = LocalCluster.startInFakeTime(3, settings, clock, timers);
     a = cluster.node(0);
     b = cluster.node(1);
     c = cluster.node(2);
     String key = keyOwnedByCMovingToA();
-    cluster.cut(a, c);
-    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
-    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
-    Await.until(
-        SETTLED,
-        () ->
-            b.address().equals(a.cluster().probes().voucher(c.address()))
-                && b.address().equals(c.cluster().probes().voucher(a.address())),
-        "B vouches for C at A and for A at C");
+    cutAFromCUntilBVouchesForBoth();
 
     // SIGTERM: C's leave notice reaches B, not A; C's listener still drains.
     c.cluster().leave(Duration.ofSeconds(5));

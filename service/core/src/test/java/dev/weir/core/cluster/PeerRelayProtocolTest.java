@@ -5,11 +5,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.peer.UnsentRelay;
-import dev.weir.core.engine.RateLimitEngine;
-import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import java.time.ZoneOffset;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.model.RateLimitRequest;
@@ -175,15 +172,7 @@ class PeerRelayProtocolTest {
     cluster.close();
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
-    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
-    cluster =
-        LocalCluster.start(
-            3,
-            ClusterForwardingTest.SETTINGS,
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of());
+    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
     Node via = cluster.node(1);
     Node leaving = cluster.node(2);
     String key = cluster.keyOwnedBy(leaving, "relay", "k:");

@@ -175,6 +175,24 @@ public final class LocalCluster implements AutoCloseable {
     return c.startNodes(n);
   }
 
+  /**
+   * Starts {@code n} nodes in fake time: each decides with the real engine through a {@link
+   * LocalLimiter} reading {@code clock} and runs every timer on {@code timers}, a {@link
+   * FakeScheduler} on that clock; discovery also reports {@code ghosts}, addresses no node listens
+   * on yet ({@link #startAt}).
+   */
+  public static LocalCluster startInFakeTime(
+      int n, ClusterSettings settings, FakeClock clock, FakeScheduler timers, String... ghosts) {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    return start(
+        n,
+        settings,
+        clock,
+        store -> new LocalLimiter(engine, store, clock)::decide,
+        timers,
+        List.of(ghosts));
+  }
+
   private static LocalCluster start(
       int n,
       ClusterSettings settings,
