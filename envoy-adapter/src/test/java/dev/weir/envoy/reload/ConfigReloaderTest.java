@@ -320,6 +320,26 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void reloadIfChanged_listenerThrowsAnError_countsTheSwapAsLoaded() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    holder.onChange(
+        () -> {
+          throw new NoClassDefFoundError("dev/weir/Missing");
+        });
+
+    Files.writeString(file, GOOD_B);
+    Outcome outcome = reloader.reloadIfChanged();
+
+    assertThat(outcome).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domains()).containsOnlyKeys("b");
+    assertThat(count("config_load_success")).isEqualTo(2);
+    assertThat(count("config_load_error")).isZero();
+  }
+
+  @Test
   void close_stopsTheChecks() throws Exception {
     Files.writeString(dir.resolve("config.yaml"), GOOD_A);
     ConfigReloader reloader = reloader(dir);
