@@ -35,8 +35,8 @@ import java.util.function.UnaryOperator;
  * @param remainingHeader the name of the remaining header
  * @param resetHeader the name of the reset header
  * @param headersFormat which RateLimit headers are added when they are enabled
- * @param stopCacheKeyIncrementWhenOverlimit whether a request over any limit leaves its other
- *     counters untouched
+ * @param stopCacheKeyIncrementWhenOverlimit whether a request answered OVER_LIMIT leaves its
+ *     counters that are not over untouched
  * @param nearLimitRatio the fraction of a limit above which hits count as near the limit
  * @param reloadInterval how often the config path is checked for changes
  * @param forceStartWithoutInitialConfig whether a node starts when the config declares no domain

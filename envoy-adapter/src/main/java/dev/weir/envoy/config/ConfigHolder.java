@@ -32,15 +32,16 @@ public final class ConfigHolder {
   }
 
   /**
-   * Replaces the current configuration, then runs every listener. A listener that throws is logged
-   * and the others still run: the configuration is in place either way, so the load succeeded.
+   * Replaces the current configuration, then runs every listener. A listener that throws (an
+   * {@link Error} too) is logged and the others still run: the configuration is in place either
+   * way, so the load succeeded, and its caller must not take it for a refused one.
    */
   public void set(EnvoyConfig config) {
     current.set(config);
     for (Runnable listener : listeners) {
       try {
         listener.run();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         LOG.warn("A listener of the rate limit configuration failed on the new configuration", e);
       }
     }

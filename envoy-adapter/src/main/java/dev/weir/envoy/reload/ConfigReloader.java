@@ -33,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * <p>A reload is all-or-nothing: content that fails to load in any way (a load error, a config
  * without a domain, or an {@link Error} such as {@link StackOverflowError} thrown while parsing)
  * leaves the last good configuration in place, is logged at WARN and counted in {@code
- * config_load_error}, and is not retried until the content changes again. No failure stops later
- * checks.
+ * config_load_error}. Content refused with an exception is not retried until it changes again;
+ * content that failed through an {@link Error}, which may come from the moment (an {@link
+ * OutOfMemoryError}) rather than the content, is retried at each check, logged and counted again
+ * only once another outcome came between. No failure stops later checks.
  */
 public final class ConfigReloader implements AutoCloseable {
 
@@ -63,6 +65,9 @@ public final class ConfigReloader implements AutoCloseable {
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
   private String lastFingerprint = "";
+
+  /** The fingerprint of the content whose compile threw an {@link Error} at the last check. */
+  private String erroredFingerprint = "";
   private Scheduler scheduler;
   private Duration interval;
   private Scheduler.Task task;
@@ -140,6 +145,8 @@ public final class ConfigReloader implements AutoCloseable {
   /** Reloads the configuration if the content at the path changed since the last check. */
   public synchronized Outcome reloadIfChanged() {
     String fingerprint = "";
+    String erroredBefore = erroredFingerprint;
+    erroredFingerprint = "";
     try {
       List<ConfigFile> files = loader.read(path);
       fingerprint = fingerprint(files);
@@ -153,6 +160,12 @@ public final class ConfigReloader implements AutoCloseable {
       holder.set(config);
     } catch (DescriptorConfigException e) {
       return failed(fingerprint.isEmpty() ? "unreadable:" + e.getMessage() : fingerprint, e);
+    } catch (Error e) {
+      erroredFingerprint = fingerprint.isEmpty() ? "thrown:" + e : fingerprint;
+      if (!erroredFingerprint.equals(erroredBefore)) {
+        reportFailure(e);
+      }
+      return Outcome.FAILED;
     } catch (Throwable e) {
       return failed(fingerprint.isEmpty() ? "thrown:" + e : fingerprint, e);
     }
@@ -167,11 +180,15 @@ public final class ConfigReloader implements AutoCloseable {
       return Outcome.UNCHANGED;
     }
     lastFingerprint = fingerprint;
+    reportFailure(e);
+    return Outcome.FAILED;
+  }
+
+  private void reportFailure(Throwable e) {
     metrics.configLoadError();
     LOG.warn(
         "Error loading new configuration, keeping the last good one: {}",
         e instanceof DescriptorConfigException ? e.getMessage() : e.toString());
-    return Outcome.FAILED;
   }
 
   /** Checks for changes every {@code interval} on {@code scheduler} until {@link #close()}. */

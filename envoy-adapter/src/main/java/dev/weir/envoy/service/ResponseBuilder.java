@@ -14,6 +14,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
 
 /**
  * Builds Envoy's response from the descriptor plans and the core's answers, as envoyproxy/ratelimit
@@ -97,33 +98,16 @@ final class ResponseBuilder {
             firedShadow = limited.shadowMode();
           }
         }
-        quota.add(limited.quotaMode() || settings.quotaMode());
       } else if (plan instanceof DescriptorPlan.Unlimited) {
         statuses.add(UNLIMITED);
-        quota.add(false);
       } else if (plan instanceof DescriptorPlan.Refused) {
         statuses.add(REFUSED);
-        quota.add(false);
       } else {
-        // As envoyproxy/ratelimit: under the global quota mode an unmatched or replaced
-        // descriptor is a quota descriptor too, one that passes.
         statuses.add(NO_LIMIT);
-        quota.add(settings.quotaMode());
       }
+      quota.add(quota(plan));
     }
-    boolean over = false;
-    int quotaCount = 0;
-    int quotaOver = 0;
-    for (int i = 0; i < statuses.size(); i++) {
-      boolean statusOver = statuses.get(i).getCode() == Code.OVER_LIMIT;
-      if (quota.get(i)) {
-        quotaCount++;
-        quotaOver += statusOver ? 1 : 0;
-      } else {
-        over |= statusOver;
-      }
-    }
-    over |= quotaCount > 0 && quotaOver == quotaCount;
+    boolean over = over(i -> statuses.get(i).getCode() == Code.OVER_LIMIT, quota);
     boolean globallyShadowed = over && settings.shadowMode();
     if (globallyShadowed) {
       metrics.globalShadowMode();
@@ -147,6 +131,69 @@ final class ResponseBuilder {
               request, plans, statuses, firedPolicy, firedShadow || globallyShadowed));
     }
     return response.build();
+  }
+
+  /**
+   * Returns whether the response {@link #build} makes for {@code plans} and {@code deciding} has
+   * the overall code OVER_LIMIT (per-rule shadow and quota mode, global quota and shadow mode
+   * applied), counting nothing.
+   */
+  boolean overLimit(List<DescriptorPlan> plans, DecidingPolicies deciding) {
+    List<Boolean> quota = new ArrayList<>(plans.size());
+    boolean[] statusOver = new boolean[plans.size()];
+    for (int d = 0; d < plans.size(); d++) {
+      DescriptorPlan plan = plans.get(d);
+      if (plan instanceof DescriptorPlan.Limited limited) {
+        statusOver[d] = enforcedOver(limited, deciding.answer(d));
+      } else {
+        statusOver[d] = plan instanceof DescriptorPlan.Refused;
+      }
+      quota.add(quota(plan));
+    }
+    return over(i -> statusOver[i], quota) && !settings.shadowMode();
+  }
+
+  /**
+   * Returns whether {@code plan} is a quota descriptor: its rule is in quota mode, or the global
+   * quota mode is on and it is not unlimited or refused (as envoyproxy/ratelimit, an unmatched or
+   * replaced descriptor is then a quota descriptor too, one that passes).
+   */
+  private boolean quota(DescriptorPlan plan) {
+    if (plan instanceof DescriptorPlan.Limited limited) {
+      return limited.quotaMode() || settings.quotaMode();
+    }
+    if (plan instanceof DescriptorPlan.NoLimit) {
+      return settings.quotaMode();
+    }
+    return false;
+  }
+
+  /**
+   * Returns whether the overall code is OVER_LIMIT before global shadow mode, where {@code
+   * statusOver} says which statuses are OVER_LIMIT and {@code quota} which descriptors are quota
+   * ones: any other descriptor is over, or there are quota descriptors and all of them are.
+   */
+  private static boolean over(IntPredicate statusOver, List<Boolean> quota) {
+    boolean over = false;
+    int quotaCount = 0;
+    int quotaOver = 0;
+    for (int i = 0; i < quota.size(); i++) {
+      if (quota.get(i)) {
+        quotaCount++;
+        quotaOver += statusOver.test(i) ? 1 : 0;
+      } else {
+        over |= statusOver.test(i);
+      }
+    }
+    return over || quotaCount > 0 && quotaOver == quotaCount;
+  }
+
+  /** Returns whether {@code answer} makes {@code plan}'s status OVER_LIMIT (shadow mode applied). */
+  private static boolean enforcedOver(
+      DescriptorPlan.Limited plan, dev.weir.core.model.RateLimitResponse answer) {
+    return !answer.isError()
+        && answer.status() == dev.weir.core.model.Status.OVER_LIMIT
+        && !plan.shadowMode();
   }
 
   /**
@@ -208,7 +255,7 @@ final class ResponseBuilder {
     long remaining = Math.max(0, Math.min(answer.remaining(), 0xFFFF_FFFFL));
     long untilResetSeconds = ceilSeconds(Math.max(0, answer.resetTime() - now));
     count(plan, policy, over, remaining);
-    Code code = over && !plan.shadowMode() ? Code.OVER_LIMIT : Code.OK;
+    Code code = enforcedOver(plan, answer) ? Code.OVER_LIMIT : Code.OK;
     return DescriptorStatus.newBuilder()
         .setCode(code)
         .setCurrentLimit(

@@ -184,7 +184,7 @@ public final class ShouldRateLimitHandler {
     try {
       answers =
           settings.stopCacheKeyIncrementWhenOverlimit()
-              ? checkStoppingIncrementsWhenOver(natives)
+              ? checkStoppingIncrementsWhenOver(plans, natives)
               : service.decide(natives);
     } catch (RuntimeException e) {
       meter.failed(e);
@@ -247,30 +247,34 @@ public final class ShouldRateLimitHandler {
   }
 
   /**
-   * Checks first without consuming; if any counter would go over, only the counters going over take
-   * their hits and the others are queried ({@code
-   * WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}). The second check runs in the call's trace
-   * context, whichever thread completes the first.
+   * Checks {@code natives}, the requests of {@code plans}' policies, first without consuming; if
+   * the counters that would go over make the answer OVER_LIMIT, only they take their hits and the
+   * others are queried ({@code WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT}). The second
+   * check runs in the call's trace context, whichever thread completes the first.
    */
   private CompletableFuture<List<RateLimitResponse>> checkStoppingIncrementsWhenOver(
-      List<RateLimitRequest> natives) {
+      List<DescriptorPlan> plans, List<RateLimitRequest> natives) {
     List<RateLimitRequest> probes = new ArrayList<>(natives.size());
     for (RateLimitRequest r : natives) {
       probes.add(r.withHits(0));
     }
     Function<List<RateLimitResponse>, CompletableFuture<List<RateLimitResponse>>> second =
-        tracing.inCurrentContext(probed -> decideAfterProbes(natives, probed));
+        tracing.inCurrentContext(probed -> decideAfterProbes(plans, natives, probed));
     return service.decide(probes).thenCompose(second);
   }
 
   /**
-   * Checks {@code natives} after {@code probed}, their answers as probes: all of them when none
-   * would go over, else only those going over take their hits and the others are queried.
+   * Checks {@code natives}, the requests of {@code plans}' policies, after {@code probed}, their
+   * answers as probes: all of them unless those that would go over make the answer OVER_LIMIT,
+   * else only those going over take their hits and the others are queried. A call that is admitted
+   * (the counters going over are shadow-mode or quota-mode ones that do not refuse it, or global
+   * shadow mode is on) counts on every counter, so an enforced limit holds.
    */
   private CompletableFuture<List<RateLimitResponse>> decideAfterProbes(
-      List<RateLimitRequest> natives, List<RateLimitResponse> probed) {
+      List<DescriptorPlan> plans, List<RateLimitRequest> natives, List<RateLimitResponse> probed) {
     boolean anyOver = false;
     boolean[] over = new boolean[natives.size()];
+    List<RateLimitResponse> expected = new ArrayList<>(natives.size());
     for (int i = 0; i < natives.size(); i++) {
       RateLimitResponse p = probed.get(i);
       over[i] =
@@ -278,8 +282,13 @@ public final class ShouldRateLimitHandler {
               && (p.status() == dev.weir.core.model.Status.OVER_LIMIT
                   || p.remaining() < natives.get(i).hits());
       anyOver |= over[i];
+      expected.add(
+          over[i]
+              ? RateLimitResponse.of(
+                  dev.weir.core.model.Status.OVER_LIMIT, p.limit(), 0, p.resetTime())
+              : p);
     }
-    if (!anyOver) {
+    if (!anyOver || !responses.overLimit(plans, DecidingPolicies.of(plans, expected))) {
       return service.decide(natives);
     }
     List<RateLimitRequest> second = new ArrayList<>(natives.size());

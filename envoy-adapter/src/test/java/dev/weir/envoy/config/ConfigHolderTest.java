@@ -41,4 +41,21 @@ class ConfigHolderTest {
     assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("after");
     assertThat(seen).containsExactly("b:[after]");
   }
+
+  @Test
+  void set_aListenerThatThrowsAnError_leavesTheNewConfigInPlaceAndTheOthersRun()
+      throws DescriptorConfigException {
+    ConfigHolder holder = new ConfigHolder(config("before"));
+    List<String> seen = new ArrayList<>();
+    holder.onChange(
+        () -> {
+          throw new NoClassDefFoundError("dev/weir/Missing");
+        });
+    holder.onChange(() -> seen.add("b:" + holder.current().orElseThrow().domains().keySet()));
+
+    holder.set(config("after"));
+
+    assertThat(holder.current().orElseThrow().domains()).containsOnlyKeys("after");
+    assertThat(seen).containsExactly("b:[after]");
+  }
 }

@@ -22,6 +22,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -317,6 +318,89 @@ class ConfigReloaderTest {
     assertThat(afterError.domains()).containsOnlyKeys("a");
     assertThat(count("config_load_error")).isEqualTo(1);
     assertThat(current().domains()).containsOnlyKeys("c");
+  }
+
+  @Test
+  void reloadIfChanged_errorThrownOnceWhileCompiling_isRetriedAtTheNextCheck() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
+    AtomicBoolean outOfMemoryNext = new AtomicBoolean();
+    ConfigReloader reloader =
+        new ConfigReloader(
+            dir,
+            loader,
+            files -> {
+              if (outOfMemoryNext.getAndSet(false)) {
+                throw new OutOfMemoryError("Java heap space");
+              }
+              return loader.compile(files);
+            },
+            holder,
+            new EnvoyMetrics(registry));
+    reloader.loadInitial();
+
+    outOfMemoryNext.set(true);
+    Files.writeString(file, GOOD_B);
+    Outcome first = reloader.reloadIfChanged();
+    Outcome second = reloader.reloadIfChanged();
+
+    assertThat(first).isEqualTo(Outcome.FAILED);
+    assertThat(second).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domains()).containsOnlyKeys("b");
+    assertThat(count("config_load_error")).isEqualTo(1);
+    assertThat(count("config_load_success")).isEqualTo(2);
+  }
+
+  @Test
+  void reloadIfChanged_errorThrownAtEveryCompile_isRetriedButCountedOnce() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
+    AtomicInteger compiles = new AtomicInteger();
+    ConfigReloader reloader =
+        new ConfigReloader(
+            dir,
+            loader,
+            files -> {
+              if (compiles.incrementAndGet() > 1) {
+                throw new StackOverflowError();
+              }
+              return loader.compile(files);
+            },
+            holder,
+            new EnvoyMetrics(registry));
+    reloader.loadInitial();
+
+    Files.writeString(file, GOOD_B);
+    Outcome first = reloader.reloadIfChanged();
+    Outcome second = reloader.reloadIfChanged();
+
+    assertThat(first).isEqualTo(Outcome.FAILED);
+    assertThat(second).isEqualTo(Outcome.FAILED);
+    assertThat(compiles).hasValue(3);
+    assertThat(current().domains()).containsOnlyKeys("a");
+    assertThat(count("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
+  void reloadIfChanged_listenerThrowsAnError_countsTheSwapAsLoaded() throws Exception {
+    Path file = dir.resolve("config.yaml");
+    Files.writeString(file, GOOD_A);
+    ConfigReloader reloader = reloader(dir);
+    reloader.loadInitial();
+    holder.onChange(
+        () -> {
+          throw new NoClassDefFoundError("dev/weir/Missing");
+        });
+
+    Files.writeString(file, GOOD_B);
+    Outcome outcome = reloader.reloadIfChanged();
+
+    assertThat(outcome).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domains()).containsOnlyKeys("b");
+    assertThat(count("config_load_success")).isEqualTo(2);
+    assertThat(count("config_load_error")).isZero();
   }
 
   @Test

@@ -588,6 +588,64 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_stopIncrementWhenOverLimit_shadowRuleOverStillCountsTheAdmittedCall()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
+    RateLimitDescriptor trial = descriptor("trial", "t");
+    RateLimitDescriptor user = descriptor("remote_address", "10.0.0.9");
+
+    RateLimitResponse first = call(trial, user);
+    RateLimitResponse second = call(trial, user);
+    RateLimitResponse third = call(trial, user);
+    RateLimitResponse fourth = call(trial, user);
+
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(second.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(second.getStatuses(1).getLimitRemaining()).isZero();
+    assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(third.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(fourth.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void shouldRateLimit_stopIncrementWhenOverLimit_quotaRuleOverStillCountsTheAdmittedCall()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
+    RateLimitDescriptor usedUp = descriptor("soft", "a");
+    RateLimitDescriptor user = descriptor("remote_address", "10.0.0.9");
+    call(usedUp);
+
+    RateLimitResponse first = call(usedUp, descriptor("soft", "b1"), user);
+    RateLimitResponse second = call(usedUp, descriptor("soft", "b2"), user);
+    RateLimitResponse third = call(usedUp, descriptor("soft", "b3"), user);
+
+    assertThat(first.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(second.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(second.getStatuses(2).getLimitRemaining()).isZero();
+    assertThat(third.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(third.getStatuses(2).getCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
+  void shouldRateLimit_stopIncrementWhenOverLimitUnderGlobalShadow_countsEveryCounter()
+      throws Exception {
+    startWithConfig(
+        Map.of(
+            "WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true",
+            "WEIR_ENVOY_SHADOW_MODE", "true"));
+    RateLimitDescriptor usedUp = descriptor("images", "a.png");
+    RateLimitDescriptor user = descriptor("remote_address", "10.0.0.9");
+    call(usedUp);
+
+    call(usedUp, user);
+    call(usedUp, user);
+    RateLimitResponse third = call(usedUp, user);
+
+    assertThat(third.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(third.getStatuses(1).getCode()).isEqualTo(Code.OVER_LIMIT);
+  }
+
+  @Test
   void shouldRateLimit_allDescriptors_goToTheCoreInOneCall() throws Exception {
     startWithConfig(Map.of());
 
