@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
  * found no voucher (a flapping link between the voucher and the peer does not move its keys back
  * and forth). A peer that announced it is leaving is unreached at once, also when it was down
- * already (its voucher is dropped). When the peer answers this
+ * already (its voucher is dropped); its rounds run again once it is a member again (its departure
+ * mark expired), so a leaver that came back while its return notice missed this node (across a
+ * cut) is vouched for and returns to the ring. When the peer answers this
  * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten but its last voucher,
  * which the next time it is down is asked first and named by {@link #via} until that round's
  * verdict: calls go direct.
@@ -146,12 +148,12 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   @Override
   public void peerDown(String peer, String reason) {
-    if (PeerLiveness.LEFT.equals(reason)) {
-      verdict(peer, null, true);
-      return;
-    }
     try {
-      check(peer);
+      if (PeerLiveness.LEFT.equals(reason)) {
+        verdict(peer, null, true);
+      } else {
+        check(peer);
+      }
     } finally {
       rounds.start();
     }
@@ -159,7 +161,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   @Override
   public void peerLeft(String peer) {
-    verdict(peer, null, true);
+    try {
+      verdict(peer, null, true);
+    } finally {
+      rounds.start();
+    }
   }
 
   @Override

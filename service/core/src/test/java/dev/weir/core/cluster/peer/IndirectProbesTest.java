@@ -166,6 +166,22 @@ class IndirectProbesTest {
   }
 
   @Test
+  void leaverAMemberAgainWhenItsDepartureMarkExpired_anotherReachesIt_vouchedAtTheNextRound() {
+    reaches.put(B + ">" + C, true);
+    members = Set.of(A, B);
+    liveness.left(C);
+    scheduler.advance(INTERVAL);
+    assertThat(probesSent).as("probes of a peer that is not a member").hasValue(0);
+
+    members = Set.of(A, B, C);
+    scheduler.advance(INTERVAL);
+
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    assertThat(probes.unreached()).isEmpty();
+    assertThat(changes).as("unreached at its leave, reached again").hasValue(2);
+  }
+
+  @Test
   void vouchedPeerAnnouncesItsLeave_unreachedAtOnceAndItsVoucherDropped() {
     reaches.put(B + ">" + C, true);
     liveness.notAnswering(C, "cut", true);
