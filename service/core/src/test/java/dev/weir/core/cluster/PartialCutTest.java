@@ -519,6 +519,12 @@ class PartialCutTest {
   }
 
   @Test
+  void failMode_leaverRestartsAcrossACutItsReturnNoticeMissesTheFarNode_backOnItsRingThroughTheVoucher()
+      throws Exception {
+    leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode.FAIL);
+  }
+
+  @Test
   void rerouteMode_leaverRestartsAcrossACutItsReturnNoticeMissesTheFarNode_backOnItsRingThroughTheVoucher()
       throws Exception {
     leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode.REROUTE);
