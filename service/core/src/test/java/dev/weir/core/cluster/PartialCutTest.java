@@ -564,6 +564,32 @@ class PartialCutTest {
   }
 
   @Test
+  void establishedVoucherStopsRelaying_itemRelayedThroughAnotherVoucherAtOnce() throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    startOnFakeTime(4, ClusterForwardingTest.SETTINGS, timers, clock);
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    cluster.cut(a, c);
+    assertThat(a.check(hit(ownedByC)).get(0).error()).as("the item that finds the cut").isEmpty();
+    String vouching = a.cluster().probes().voucher(c.address());
+    Node voucher =
+        cluster.nodes().stream().filter(n -> n.address().equals(vouching)).findFirst().orElseThrow();
+    Node spare =
+        cluster.nodes().stream().filter(n -> n != a && n != c && n != voucher).findFirst().orElseThrow();
+    // The voucher loses its own link to C and finds C down; the spare still reaches C.
+    cluster.cut(voucher, c);
+    assertThat(voucher.check(hit(ownedByC)).get(0).error()).as("the voucher finds C down").isEmpty();
+    assertThat(voucher.cluster().liveness().isDown(c.address())).isTrue();
+
+    RateLimitResponse relayed = a.check(hit(ownedByC)).get(0);
+
+    assertThat(relayed.error()).as("C's item at A once its voucher stopped relaying").isEmpty();
+    assertThat(relayed.metadata()).containsEntry("owner", c.address());
+    assertThat(relayed.remaining()).as("C counted every hit once").isEqualTo(LIMIT - 3);
+    assertThat(a.cluster().probes().voucher(c.address())).isEqualTo(spare.address());
+  }
+
+  @Test
   void partialCut_ownerReturnsFromARestart_nextOwnerHandsItsCountsBackThroughTheVoucher()
       throws Exception {
     String key = keyOwnedByCMovingToA();

@@ -135,6 +135,40 @@ class IndirectProbesTest {
   }
 
   @Test
+  void voucherRefusesARelay_aRoundStartsAtOnce_andNamesAnotherPeerThatReachesIt() {
+    String d = "10.0.0.4:1051";
+    members = Set.of(A, B, C, d);
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    reaches.put(B + ">" + C, false);
+    reaches.put(d + ">" + C, true);
+
+    assertThat(probes.settled(C, B)).as("the round's verdict").isDone();
+
+    assertThat(probes.voucher(C)).isEqualTo(d);
+    assertThat(probes.via(C)).isEqualTo(d);
+    assertThat(probes.unreached()).isEmpty();
+  }
+
+  @Test
+  void voucherRefusesRelays_roundsStartedSoFindingNoVoucherDoNotDropThePeerSooner() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+
+    probes.settled(C, B);
+    probes.settled(C, B);
+    probes.settled(C, B);
+
+    assertThat(probes.unreached()).as("after rounds started by refusals").isEmpty();
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    scheduler.advance(INTERVAL);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).as("two timed rounds without a voucher").containsExactly(C);
+  }
+
+  @Test
   void peerAnswersAgain_forgotten_callsGoDirect() {
     reaches.put(B + ">" + C, true);
     liveness.notAnswering(C, "cut", true);
