@@ -297,6 +297,9 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   }
 
   private void verdict(String peer, String voucher, boolean atOnce) {
+    if (voucher != null) {
+      liveness.vouched(peer);
+    }
     boolean unreachedChanged = false;
     String log = null;
     synchronized (this) {

@@ -3,6 +3,8 @@ package dev.weir.core.cluster.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.IdlePeerHandler;
@@ -45,6 +47,9 @@ class IndirectProbesTest {
   private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
   private Set<String> members = Set.of(A, B, C);
   private volatile String unbuildable = "";
+  private volatile boolean holdItemRelays;
+  private final List<CompletableFuture<GetPeerRateLimitsResp>> heldRelays =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final IndirectProbes probes =
       new IndirectProbes(
           A,
@@ -169,6 +174,49 @@ class IndirectProbesTest {
   }
 
   @Test
+  void targetLeftRefusalOfARelaySentBeforeTheLastVerdictVouchingForTheTarget_ignored() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    holdItemRelays = true;
+    CompletableFuture<List<RateLimitResponse>> relayed =
+        pool.get(B).relay(C, List.of(item()), Duration.ofSeconds(1));
+    clock.advance(Duration.ofMillis(1));
+    scheduler.advance(INTERVAL);
+    assertThat(probes.voucher(C)).as("the verdict after the relay was sent").isEqualTo(B);
+
+    heldRelays
+        .remove(0)
+        .completeExceptionally(new UnsentRelay("'" + C + "' announced it is leaving", true));
+
+    assertThat(relayed).isCompletedExceptionally();
+    assertThat(liveness.downReason(C)).as("C's reason at A").isEqualTo("cut");
+    assertThat(probes.unreached()).as("unreached at A").isEmpty();
+    assertThat(probes.voucher(C)).isEqualTo(B);
+  }
+
+  @Test
+  void targetLeftRefusalOfARelaySentAfterTheLastVerdictVouchingForTheTarget_targetTakenAsLeft() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    holdItemRelays = true;
+    clock.advance(Duration.ofMillis(1));
+    CompletableFuture<List<RateLimitResponse>> relayed =
+        pool.get(B).relay(C, List.of(item()), Duration.ofSeconds(1));
+
+    heldRelays
+        .remove(0)
+        .completeExceptionally(new UnsentRelay("'" + C + "' announced it is leaving", true));
+
+    assertThat(relayed).isCompletedExceptionally();
+    assertThat(liveness.downReason(C)).isEqualTo(PeerLiveness.LEFT);
+    assertThat(probes.unreached()).containsExactly(C);
+  }
+
+  private static RateLimitRequest item() {
+    return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(600_000).build();
+  }
+
+  @Test
   void peerAnswersAgain_forgotten_callsGoDirect() {
     reaches.put(B + ">" + C, true);
     liveness.notAnswering(C, "cut", true);
@@ -283,6 +331,11 @@ class IndirectProbesTest {
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      if (request.getRequestsCount() > 0 && holdItemRelays) {
+        CompletableFuture<GetPeerRateLimitsResp> held = new CompletableFuture<>();
+        heldRelays.add(held);
+        return held;
+      }
       probesSent.incrementAndGet();
       String target = request.getWeirRelayTo();
       return reaches.getOrDefault(self + ">" + target, false)
