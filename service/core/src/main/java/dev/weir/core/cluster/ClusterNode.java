@@ -77,8 +77,9 @@ import org.slf4j.LoggerFactory;
  * peer reaches leaves the ring with {@link PeerFailureMode#REROUTE} (its keys go to their next
  * owner, and are handed back when it answers again) or stays on it with {@link
  * PeerFailureMode#FAIL} (its keys fail at once); either way it is probed until it answers. A peer
- * that announced it is leaving stays off the ring in either mode until it announces its return or
- * answers a probe, also once its departure mark has expired.
+ * that announced it is leaving stays off the ring in either mode until it announces its return,
+ * answers a probe, or, once its departure mark has expired, another peer vouches for it (its return
+ * notice missed this node across a cut).
  */
 public final class ClusterNode implements PeerHandler, AutoCloseable {
 
@@ -399,13 +400,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return off;
   }
 
-  // The peers off the ring with fail: down since they announced their leave.
+  // The peers off the ring with fail: down since they announced their leave, and reached by no
+  // other peer (a voucher reaching one vouches for its return, whose notice missed this node).
   private Set<String> leftAndDown() {
     if (leavers.isEmpty()) {
       return Set.of();
     }
     Set<String> off = new HashSet<>(leavers);
     off.retainAll(liveness.down());
+    off.retainAll(probes.unreached());
     return off;
   }
 

@@ -2,6 +2,8 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.cluster.peer.PeerProber;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -479,6 +481,94 @@ class PartialCutTest {
     assertThat(afterGrace.metadata()).as("answered by A itself").doesNotContainKey("owner");
     assertThat(onRing(a, c)).as("C on A's ring").isFalse();
     assertThat(a.cluster().probes().unreached()).contains(c.address());
+  }
+
+  /** Replaces the cluster with one of {@code n} nodes with {@code settings} on {@code timers}. */
+  private void startOnFakeTime(int n, ClusterSettings settings, FakeScheduler timers, FakeClock clock) {
+    cluster.close();
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            n,
+            settings,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    a = cluster.node(0);
+    b = cluster.node(1);
+    c = cluster.node(2);
+  }
+
+  @Test
+  void failMode_leaverRestartsAcrossACutItsReturnNoticeMissesTheFarNode_backOnItsRingThroughTheVoucher()
+      throws Exception {
+    leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode.FAIL);
+  }
+
+  @Test
+  void rerouteMode_leaverRestartsAcrossACutItsReturnNoticeMissesTheFarNode_backOnItsRingThroughTheVoucher()
+      throws Exception {
+    leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode.REROUTE);
+  }
+
+  private void leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode mode)
+      throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    ClusterSettings settings = ClusterForwardingTest.SETTINGS.withPeerFailureMode(mode);
+    startOnFakeTime(3, settings, timers, clock);
+    String key = keyOwnedByCMovingToA();
+
+    // SIGTERM: C's leave notice reaches A and B; then A<->C is cut and C restarts, its copy
+    // requests and return notices to A failing across the cut.
+    cluster.stop(c);
+    timers.advance(settings.batchTimeout().plusMillis(1));
+    assertThat(onRing(a, c)).as("C on A's ring after its leave").isFalse();
+    cluster.cut(a, c);
+    c = cluster.startAgain(c);
+    assertThat(onRing(b, c)).as("C on B's ring after its return").isTrue();
+    timers.advance(ClusterNode.DEPARTED_TTL);
+    timers.advance(PeerProber.INTERVAL);
+
+    Await.until(
+        SETTLED,
+        () -> b.address().equals(a.cluster().probes().voucher(c.address())),
+        "B vouches for C at A");
+    Await.until(SETTLED, () -> onRing(a, c), "C back on A's ring");
+    int admitted = 0;
+    for (Node via : List.of(a, b, a, b, a, b, a, b, a, b, a, b)) {
+      RateLimitResponse r = via.check(hit(key)).get(0);
+      assertThat(r.error()).as("hit on C's key through %s", via.address()).isEmpty();
+      admitted += r.status() == Status.UNDER_LIMIT ? 1 : 0;
+    }
+    assertThat(admitted).as("hits on C's key admitted through A and B").isEqualTo(LIMIT);
+  }
+
+  @Test
+  void establishedVoucherStopsRelaying_itemRelayedThroughAnotherVoucherAtOnce() throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    startOnFakeTime(4, ClusterForwardingTest.SETTINGS, timers, clock);
+    String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
+    cluster.cut(a, c);
+    assertThat(a.check(hit(ownedByC)).get(0).error()).as("the item that finds the cut").isEmpty();
+    String vouching = a.cluster().probes().voucher(c.address());
+    Node voucher =
+        cluster.nodes().stream().filter(n -> n.address().equals(vouching)).findFirst().orElseThrow();
+    Node spare =
+        cluster.nodes().stream().filter(n -> n != a && n != c && n != voucher).findFirst().orElseThrow();
+    // The voucher loses its own link to C and finds C down; the spare still reaches C.
+    cluster.cut(voucher, c);
+    assertThat(voucher.check(hit(ownedByC)).get(0).error()).as("the voucher finds C down").isEmpty();
+    assertThat(voucher.cluster().liveness().isDown(c.address())).isTrue();
+
+    RateLimitResponse relayed = a.check(hit(ownedByC)).get(0);
+
+    assertThat(relayed.error()).as("C's item at A once its voucher stopped relaying").isEmpty();
+    assertThat(relayed.metadata()).containsEntry("owner", c.address());
+    assertThat(relayed.remaining()).as("C counted every hit once").isEqualTo(LIMIT - 3);
+    assertThat(a.cluster().probes().voucher(c.address())).isEqualTo(spare.address());
   }
 
   @Test

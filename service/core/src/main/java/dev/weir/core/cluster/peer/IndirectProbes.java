@@ -32,8 +32,11 @@ import org.slf4j.LoggerFactory;
  * repeated every {@code interval}: an unreached peer that a checker reaches again returns to the
  * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
  * found no voucher (a flapping link between the voucher and the peer does not move its keys back
- * and forth). A peer that announced it is leaving is unreached at once, also when it was down
- * already (its voucher is dropped). When the peer answers this
+ * and forth). A relay the voucher refused unsent starts a round at once ({@link #settled(String,
+ * String)}), which can name a new voucher but, finding none, is not counted. A peer that announced it is leaving is unreached at once, also when it was down
+ * already (its voucher is dropped); its rounds run again once it is a member again (its departure
+ * mark expired), so a leaver that came back while its return notice missed this node (across a
+ * cut) is vouched for and returns to the ring. When the peer answers this
  * node again ({@link PeerLiveness.Listener#peerUp}) all of this is forgotten but its last voucher,
  * which the next time it is down is asked first and named by {@link #via} until that round's
  * verdict: calls go direct.
@@ -123,16 +126,32 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
    * peer down before it tells this probe), one starts now.
    */
   public CompletableFuture<Void> settled(String peer) {
+    return settled(peer, null);
+  }
+
+  /**
+   * Returns a future that completes as {@link #settled(String)}'s does, where {@code refusedBy} (or
+   * null) is a peer that just refused to relay to {@code peer} before sending anything on: when that
+   * is {@code peer}'s voucher and no round is in flight, one starts now, so that a voucher that
+   * stopped relaying (it lost its own link to {@code peer}, or is leaving) is replaced by the next
+   * peer that reaches {@code peer} instead of failing every relay until the next interval's round.
+   */
+  public CompletableFuture<Void> settled(String peer, String refusedBy) {
+    boolean voucherRefused;
     synchronized (this) {
       CompletableFuture<Void> round = checking.get(peer);
       if (round != null) {
         return round;
       }
-      if (!liveness.isDown(peer) || unreached.contains(peer) || vouchers.containsKey(peer)) {
+      String voucher = vouchers.get(peer);
+      voucherRefused = voucher != null && voucher.equals(refusedBy);
+      if (!liveness.isDown(peer)
+          || unreached.contains(peer)
+          || (voucher != null && !voucherRefused)) {
         return CompletableFuture.completedFuture(null);
       }
     }
-    check(peer);
+    check(peer, voucherRefused);
     synchronized (this) {
       CompletableFuture<Void> round = checking.get(peer);
       return round == null ? CompletableFuture.completedFuture(null) : round;
@@ -146,12 +165,12 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   @Override
   public void peerDown(String peer, String reason) {
-    if (PeerLiveness.LEFT.equals(reason)) {
-      verdict(peer, null, true);
-      return;
-    }
     try {
-      check(peer);
+      if (PeerLiveness.LEFT.equals(reason)) {
+        verdict(peer, null, true);
+      } else {
+        check(peer);
+      }
     } finally {
       rounds.start();
     }
@@ -159,7 +178,11 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   @Override
   public void peerLeft(String peer) {
-    verdict(peer, null, true);
+    try {
+      verdict(peer, null, true);
+    } finally {
+      rounds.start();
+    }
   }
 
   @Override
@@ -200,6 +223,16 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   /** Runs one round for {@code peer} unless one is in flight. */
   private void check(String peer) {
+    check(peer, false);
+  }
+
+  /**
+   * Runs one round for {@code peer} unless one is in flight; an {@code extra} round (started by a
+   * voucher's refusal, not by the timer) that finds no voucher is not counted towards {@link
+   * #ROUNDS_TO_DROP}, so a burst of refusals does not drop a vouched peer sooner than the timer's
+   * rounds would.
+   */
+  private void check(String peer, boolean extra) {
     List<String> checkers;
     CompletableFuture<Void> round = new CompletableFuture<>();
     synchronized (this) {
@@ -211,7 +244,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       checking.put(peer, round);
     }
     if (checkers.isEmpty()) {
-      settle(peer, null, round);
+      settle(peer, null, extra, round);
       return;
     }
     CompletableFuture<String> found = new CompletableFuture<>();
@@ -227,12 +260,14 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
                 }
               });
     }
-    found.thenAccept(voucher -> settle(peer, voucher, round));
+    found.thenAccept(voucher -> settle(peer, voucher, extra, round));
   }
 
-  private void settle(String peer, String voucher, CompletableFuture<Void> round) {
+  private void settle(String peer, String voucher, boolean extra, CompletableFuture<Void> round) {
     try {
-      verdict(peer, voucher, false);
+      if (voucher != null || !extra) {
+        verdict(peer, voucher, false);
+      }
     } finally {
       synchronized (this) {
         checking.remove(peer, round);
@@ -262,6 +297,9 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   }
 
   private void verdict(String peer, String voucher, boolean atOnce) {
+    if (voucher != null) {
+      liveness.vouched(peer);
+    }
     boolean unreachedChanged = false;
     String log = null;
     synchronized (this) {

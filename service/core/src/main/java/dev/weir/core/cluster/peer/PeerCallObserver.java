@@ -33,8 +33,9 @@ public interface PeerCallObserver {
   default void unreachable(String peer, String reason) {}
 
   /**
-   * {@code through} refused to relay a call to {@code target} because {@code target} announced its
-   * leave there longer ago than its grace ({@link UnsentRelay#TARGET_LEFT}).
+   * {@code through} refused to relay a call to {@code target}, sent at {@code sentNanos} (the
+   * reporting client's clock's monotonic reading), because {@code target} announced its leave there
+   * longer ago than its grace ({@link UnsentRelay#TARGET_LEFT}).
    */
-  default void relayTargetLeft(String through, String target) {}
+  default void relayTargetLeft(String through, String target, long sentNanos) {}
 }

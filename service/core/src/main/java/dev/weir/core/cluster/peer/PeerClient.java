@@ -344,7 +344,7 @@ public final class PeerClient implements AutoCloseable {
    * indirect probe of {@code target}. Only this peer not answering at all ({@code UNAVAILABLE}) is
    * reported against it: an error status it answers with, or a deadline, may be the target's doing;
    * a refusal with the trailer {@link UnsentRelay#TARGET_LEFT} is reported as {@code target} left
-   * ({@link PeerCallObserver#relayTargetLeft}).
+   * ({@link PeerCallObserver#relayTargetLeft}), with when the relay was sent.
    * Fails with {@code INTERNAL} when the answer holds another number of items than {@code requests}.
    */
   public CompletableFuture<List<RateLimitResponse>> relay(
@@ -352,6 +352,7 @@ public final class PeerClient implements AutoCloseable {
     GetPeerRateLimitsReq.Builder req = GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(target);
     requests.forEach(r -> req.addRequests(PeerProtos.toProto(r)));
     CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    long sent = clock.monotonicNanos();
     detached(
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
@@ -360,7 +361,8 @@ public final class PeerClient implements AutoCloseable {
         counted(call, requests.size()),
         "relaying to '" + target + "' through",
         Reporting.RELAY,
-        target);
+        target,
+        sent);
   }
 
   /**
@@ -497,11 +499,12 @@ public final class PeerClient implements AutoCloseable {
       Reporting reporting,
       String target) {
     CompletableFuture<TransferBucketsResp> call = new CompletableFuture<>();
+    long sent = clock.monotonicNanos();
     detached(
         () ->
             via.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .transferBuckets(request, observer(call)));
-    return wrap(call, what, reporting, target).thenApply(TransferBucketsResp::getAccepted);
+    return wrap(call, what, reporting, target, sent).thenApply(TransferBucketsResp::getAccepted);
   }
 
   /** Tells the peer that {@code self} is leaving ({@code true}) or back ({@code false}). */
@@ -662,13 +665,14 @@ public final class PeerClient implements AutoCloseable {
 
   private <T> CompletableFuture<T> wrap(
       CompletableFuture<T> call, String what, Reporting reporting) {
-    return wrap(call, what, reporting, null);
+    return wrap(call, what, reporting, null, 0);
   }
 
   // The observer hears the outcome before the caller does, so a retry sees the ring it changed;
-  // a relay to target refused as target left reports target as left.
+  // a relay to target, sent at sent (the clock's monotonic reading), refused as target left
+  // reports target as left.
   private <T> CompletableFuture<T> wrap(
-      CompletableFuture<T> call, String what, Reporting reporting, String target) {
+      CompletableFuture<T> call, String what, Reporting reporting, String target, long sent) {
     CompletableFuture<T> out = new CompletableFuture<>();
     call.whenComplete(
         (value, error) -> {
@@ -693,7 +697,7 @@ public final class PeerClient implements AutoCloseable {
               if (s.getCode() == Status.Code.UNAVAILABLE) {
                 observer.notAnswering(address, message, true);
               } else if (target != null && UnsentRelay.targetLeft(error)) {
-                observer.relayTargetLeft(address, target);
+                observer.relayTargetLeft(address, target, sent);
               }
             } else if (reporting != Reporting.NOTICE && reporting != Reporting.CONFIRM) {
               reportFailure(s, message);

@@ -208,7 +208,8 @@ public final class PeerClientPool implements AutoCloseable {
    * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
    * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
    * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for
-   * the owner's indirect probes to reach their verdict, then is relayed once more if the verdict
+   * the owner's indirect probes to reach their verdict (a round started at once when the owner's
+   * voucher refused it unsent: that voucher stopped relaying), then is relayed once more if the verdict
    * names another voucher and the first relaying peer refused it before sending it on, else fails
    * (so that the caller routes it on the ring that verdict made), with the failure mode's error
    * when no peer reaches the owner and calls to it fail fast.
@@ -357,7 +358,7 @@ public final class PeerClientPool implements AutoCloseable {
                   return CompletableFuture.failedFuture(error);
                 }
                 return probes
-                    .settled(owner)
+                    .settled(owner, UnsentRelay.unsent(error) ? through : null)
                     .thenCompose(
                         v -> {
                           String now = probes.via(owner);
@@ -404,7 +405,9 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
-   * Relays {@code request} through {@code through}; when that fails, waits for the verdict and, if
+   * Relays {@code request} through {@code through}; when that fails, waits for the verdict ({@link
+   * IndirectProbes#settled(String, String)}: a new one when {@code through} is the voucher and
+   * refused it unsent) and, if
    * the verdict names another voucher and {@code through} answered that it sent nothing on ({@link
    * UnsentRelay#unsent}), relays it once more through that one, within what is left of the first
    * relay's timeout. A relay that may have reached the owner is not sent again: the owner would
@@ -418,7 +421,7 @@ public final class PeerClientPool implements AutoCloseable {
         .forward(through, owner, request)
         .exceptionallyCompose(
             error ->
-                p.settled(owner)
+                p.settled(owner, UnsentRelay.unsent(error) ? through : null)
                     .thenCompose(
                         v -> {
                           String now = p.via(owner);

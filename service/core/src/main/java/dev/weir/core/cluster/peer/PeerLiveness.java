@@ -88,6 +88,7 @@ public final class PeerLiveness implements PeerCallObserver {
   private final Clock clock;
   private final Map<String, Entry> peers = new HashMap<>();
   private final Map<String, Long> cameBack = new HashMap<>();
+  private final Map<String, Long> vouchedAt = new HashMap<>();
   private volatile Set<String> down = Set.of();
   private volatile Set<String> unanswered = Set.of();
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
@@ -191,14 +192,35 @@ public final class PeerLiveness implements PeerCallObserver {
   /**
    * Takes {@code target} as left ({@link #left}) if it is down here: {@code through}, a member,
    * answered that {@code target} announced its leave there longer ago than its grace, a notice that
-   * did not reach this node. A target that answers this node again is kept up: the refusal may have
-   * been made before its return.
+   * did not reach this node. A refusal of a relay sent ({@code sentNanos}, on this record's clock)
+   * before {@code target} last came back here or was last {@linkplain #vouched vouched for} is
+   * ignored: it may have been made before the target's return, which that later news shows. A target
+   * that answers this node again is kept up for the same reason.
    */
   @Override
-  public void relayTargetLeft(String through, String target) {
-    if (isDown(target)) {
-      left(target);
+  public void relayTargetLeft(String through, String target, long sentNanos) {
+    synchronized (this) {
+      if (!isDown(target) || answeredSince(target, sentNanos)) {
+        return;
+      }
     }
+    left(target);
+  }
+
+  /**
+   * Records that another peer reached {@code peer} just now (an indirect probe's verdict named a
+   * voucher): a refusal naming it left of a relay sent before now is stale ({@link
+   * #relayTargetLeft}).
+   */
+  public synchronized void vouched(String peer) {
+    vouchedAt.put(peer, clock.monotonicNanos());
+  }
+
+  // Called under the lock: whether peer came back or was vouched for at or after sentNanos.
+  private boolean answeredSince(String peer, long sentNanos) {
+    Long back = cameBack.get(peer);
+    Long vouched = vouchedAt.get(peer);
+    return (back != null && back - sentNanos >= 0) || (vouched != null && vouched - sentNanos >= 0);
   }
 
   /**
@@ -242,6 +264,7 @@ public final class PeerLiveness implements PeerCallObserver {
   public synchronized void retain(Collection<String> current) {
     Set<String> kept = new HashSet<>(current);
     cameBack.keySet().retainAll(kept);
+    vouchedAt.keySet().retainAll(kept);
     if (peers.keySet().retainAll(kept)) {
       publish();
     }

@@ -3,6 +3,8 @@ package dev.weir.core.cluster.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.IdlePeerHandler;
@@ -45,6 +47,9 @@ class IndirectProbesTest {
   private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
   private Set<String> members = Set.of(A, B, C);
   private volatile String unbuildable = "";
+  private volatile boolean holdItemRelays;
+  private final List<CompletableFuture<GetPeerRateLimitsResp>> heldRelays =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final IndirectProbes probes =
       new IndirectProbes(
           A,
@@ -135,6 +140,83 @@ class IndirectProbesTest {
   }
 
   @Test
+  void voucherRefusesARelay_aRoundStartsAtOnce_andNamesAnotherPeerThatReachesIt() {
+    String d = "10.0.0.4:1051";
+    members = Set.of(A, B, C, d);
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    reaches.put(B + ">" + C, false);
+    reaches.put(d + ">" + C, true);
+
+    assertThat(probes.settled(C, B)).as("the round's verdict").isDone();
+
+    assertThat(probes.voucher(C)).isEqualTo(d);
+    assertThat(probes.via(C)).isEqualTo(d);
+    assertThat(probes.unreached()).isEmpty();
+  }
+
+  @Test
+  void voucherRefusesRelays_roundsStartedSoFindingNoVoucherDoNotDropThePeerSooner() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+
+    probes.settled(C, B);
+    probes.settled(C, B);
+    probes.settled(C, B);
+
+    assertThat(probes.unreached()).as("after rounds started by refusals").isEmpty();
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    scheduler.advance(INTERVAL);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.unreached()).as("two timed rounds without a voucher").containsExactly(C);
+  }
+
+  @Test
+  void targetLeftRefusalOfARelaySentBeforeTheLastVerdictVouchingForTheTarget_ignored() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    holdItemRelays = true;
+    CompletableFuture<List<RateLimitResponse>> relayed =
+        pool.get(B).relay(C, List.of(item()), Duration.ofSeconds(1));
+    clock.advance(Duration.ofMillis(1));
+    scheduler.advance(INTERVAL);
+    assertThat(probes.voucher(C)).as("the verdict after the relay was sent").isEqualTo(B);
+
+    heldRelays
+        .remove(0)
+        .completeExceptionally(new UnsentRelay("'" + C + "' announced it is leaving", true));
+
+    assertThat(relayed).isCompletedExceptionally();
+    assertThat(liveness.downReason(C)).as("C's reason at A").isEqualTo("cut");
+    assertThat(probes.unreached()).as("unreached at A").isEmpty();
+    assertThat(probes.voucher(C)).isEqualTo(B);
+  }
+
+  @Test
+  void targetLeftRefusalOfARelaySentAfterTheLastVerdictVouchingForTheTarget_targetTakenAsLeft() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    holdItemRelays = true;
+    clock.advance(Duration.ofMillis(1));
+    CompletableFuture<List<RateLimitResponse>> relayed =
+        pool.get(B).relay(C, List.of(item()), Duration.ofSeconds(1));
+
+    heldRelays
+        .remove(0)
+        .completeExceptionally(new UnsentRelay("'" + C + "' announced it is leaving", true));
+
+    assertThat(relayed).isCompletedExceptionally();
+    assertThat(liveness.downReason(C)).isEqualTo(PeerLiveness.LEFT);
+    assertThat(probes.unreached()).containsExactly(C);
+  }
+
+  private static RateLimitRequest item() {
+    return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(600_000).build();
+  }
+
+  @Test
   void peerAnswersAgain_forgotten_callsGoDirect() {
     reaches.put(B + ">" + C, true);
     liveness.notAnswering(C, "cut", true);
@@ -163,6 +245,22 @@ class IndirectProbesTest {
 
     assertThat(probes.unreached()).containsExactly(C);
     assertThat(probesSent).hasValue(0);
+  }
+
+  @Test
+  void leaverAMemberAgainWhenItsDepartureMarkExpired_anotherReachesIt_vouchedAtTheNextRound() {
+    reaches.put(B + ">" + C, true);
+    members = Set.of(A, B);
+    liveness.left(C);
+    scheduler.advance(INTERVAL);
+    assertThat(probesSent).as("probes of a peer that is not a member").hasValue(0);
+
+    members = Set.of(A, B, C);
+    scheduler.advance(INTERVAL);
+
+    assertThat(probes.voucher(C)).isEqualTo(B);
+    assertThat(probes.unreached()).isEmpty();
+    assertThat(changes).as("unreached at its leave, reached again").hasValue(2);
   }
 
   @Test
@@ -233,6 +331,11 @@ class IndirectProbesTest {
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      if (request.getRequestsCount() > 0 && holdItemRelays) {
+        CompletableFuture<GetPeerRateLimitsResp> held = new CompletableFuture<>();
+        heldRelays.add(held);
+        return held;
+      }
       probesSent.incrementAndGet();
       String target = request.getWeirRelayTo();
       return reaches.getOrDefault(self + ">" + target, false)

@@ -168,6 +168,26 @@ class PeerClientPoolTransferTest {
   }
 
   @Test
+  void establishedVoucherRefusesUnsent_aNewRoundNamesAnotherVoucher_relayedOnceMoreThroughIt() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    secondRelay.answerProbe(false);
+    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    relay.refuseTransfersUnsent = true;
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(transfer).as("waiting for a new round's verdict").isNotDone();
+    relay.answerProbe(false);
+    secondRelay.answerProbe(true);
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(relay.transfers).as("the voucher that stopped relaying").hasValue(1);
+    assertThat(secondRelay.transfers).as("the voucher the new round named").hasValue(1);
+    assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
+  }
+
+  @Test
   void directTransferFailsLate_relayedLegGetsOnlyWhatIsLeftOfTheTimeout() {
     owner.onTransfer =
         () -> {
@@ -249,6 +269,7 @@ class PeerClientPoolTransferTest {
     final List<Duration> within = new CopyOnWriteArrayList<>();
     final List<CompletableFuture<GetPeerRateLimitsResp>> probes = new CopyOnWriteArrayList<>();
     volatile boolean refuseTransfers;
+    volatile boolean refuseTransfersUnsent;
 
     final List<Duration> itemsWithin = new CopyOnWriteArrayList<>();
     volatile Runnable refuseItemsUnsent;
@@ -287,6 +308,9 @@ class PeerClientPoolTransferTest {
     public CompletableFuture<Integer> relayTransfer(TransferBucketsReq request, Duration within) {
       transfers.incrementAndGet();
       this.within.add(within);
+      if (refuseTransfersUnsent) {
+        return CompletableFuture.failedFuture(new UnsentRelay("does not reach " + OWNER));
+      }
       return refuseTransfers
           ? CompletableFuture.failedFuture(
               new PeerException(OWNER, "relay refused the transfer", null))

@@ -246,7 +246,7 @@ class PeerLivenessTest {
     liveness.probeAnswered("c");
     events.clear();
 
-    liveness.relayTargetLeft("b", "c");
+    liveness.relayTargetLeft("b", "c", clock.monotonicNanos());
 
     assertThat(liveness.isDown("c"))
         .as("a refusal made before c's return does not take it down")
@@ -255,11 +255,53 @@ class PeerLivenessTest {
   }
 
   @Test
+  void relayTargetLeft_relaySentBeforeTheTargetCameBackAndWentDownAgain_ignored() {
+    liveness.notAnswering("c", "cut", true);
+    long sent = clock.monotonicNanos();
+    clock.advance(Duration.ofMillis(1));
+    liveness.probeAnswered("c");
+    liveness.notAnswering("c", "cut again", true);
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c", sent);
+
+    assertThat(liveness.downReason("c")).isEqualTo("cut again");
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void relayTargetLeft_relaySentBeforeAnotherPeerLastVouchedForTheTarget_ignored() {
+    liveness.notAnswering("c", "cut", true);
+    long sent = clock.monotonicNanos();
+    clock.advance(Duration.ofMillis(1));
+    liveness.vouched("c");
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c", sent);
+
+    assertThat(liveness.downReason("c")).isEqualTo("cut");
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void relayTargetLeft_relaySentAfterTheTargetWasLastVouchedFor_takenAsLeft() {
+    liveness.notAnswering("c", "cut", true);
+    liveness.vouched("c");
+    clock.advance(Duration.ofMillis(1));
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c", clock.monotonicNanos());
+
+    assertThat(liveness.downReason("c")).isEqualTo(PeerLiveness.LEFT);
+    assertThat(events).containsExactly("left c " + PeerLiveness.LEFT);
+  }
+
+  @Test
   void relayTargetLeft_targetDownHere_takenAsLeft() {
     liveness.notAnswering("c", "cut", true);
     events.clear();
 
-    liveness.relayTargetLeft("b", "c");
+    liveness.relayTargetLeft("b", "c", clock.monotonicNanos());
 
     assertThat(liveness.downReason("c")).isEqualTo(PeerLiveness.LEFT);
     assertThat(events).containsExactly("left c " + PeerLiveness.LEFT);
