@@ -458,14 +458,10 @@ class PartialCutTest {
   @Test
   void partialCut_ownerLeftLongerAgoThanTheVouchersGrace_farNodeTakesItOffItsRingAtOnce()
       throws Exception {
-    cluster.close();
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
-    cluster = LocalCluster.startInFakeTime(3, settings, clock, timers);
-    a = cluster.node(0);
-    b = cluster.node(1);
-    c = cluster.node(2);
+    startOnFakeTime(3, settings, timers, clock);
     String key = keyOwnedByCMovingToA();
     cutAFromCUntilBVouchesForBoth();
 
@@ -484,17 +480,10 @@ class PartialCutTest {
   }
 
   /** Replaces the cluster with one of {@code n} nodes with {@code settings} on {@code timers}. */
-  private void startOnFakeTime(int n, ClusterSettings settings, FakeScheduler timers, FakeClock clock) {
+  private void startOnFakeTime(
+      int n, ClusterSettings settings, FakeScheduler timers, FakeClock clock) {
     cluster.close();
-    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
-    cluster =
-        LocalCluster.start(
-            n,
-            settings,
-            clock,
-            store -> new LocalLimiter(engine, store, clock)::decide,
-            timers,
-            List.of());
+    cluster = LocalCluster.startInFakeTime(n, settings, clock, timers);
     a = cluster.node(0);
     b = cluster.node(1);
     c = cluster.node(2);
