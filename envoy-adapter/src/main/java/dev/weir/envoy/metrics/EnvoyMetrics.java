@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The Envoy adapter's Micrometer meters: per-rule hit counters tagged by {@code domain} and {@code
@@ -45,18 +46,22 @@ public final class EnvoyMetrics {
   public static final String PREFIX = "weir.envoy.";
 
   /**
-   * The most rule labels counted per domain; later ones share {@link #OTHER_RULES}, so labels built
-   * from request values ({@code detailed_metric}, {@code value_to_metric}, limit overrides) cannot
-   * grow the registry without bound.
+   * The most rule labels built from request values ({@code detailed_metric}, {@code
+   * value_to_metric}, limit overrides) counted per domain; later ones share {@link
+   * #OTHER_RULES}, so that they cannot grow the registry without bound. Labels that are rule paths
+   * of the config are bounded by the config: they are neither capped nor count against the cap.
    */
   public static final int MAX_RULES_PER_DOMAIN = 10_000;
 
-  /** The rule label of every rule beyond {@link #MAX_RULES_PER_DOMAIN} in a domain. */
+  /** The rule label of every label built from values beyond {@link #MAX_RULES_PER_DOMAIN}. */
   public static final String OTHER_RULES = "_other";
+
+  /** One domain's counters by rule label, and how many of the labels were built from values. */
+  private record DomainRules(Map<String, RuleCounters> byRule, AtomicInteger fromValues) {}
 
   private final MeterRegistry registry;
   private final Observer observer;
-  private final Map<String, Map<String, RuleCounters>> rules = new ConcurrentHashMap<>();
+  private final Map<String, DomainRules> rules = new ConcurrentHashMap<>();
   private final Counter configLoadSuccess;
   private final Counter configLoadError;
   private final Counter globalShadowMode;
@@ -80,23 +85,35 @@ public final class EnvoyMetrics {
   }
 
   /**
-   * Returns the counters of {@code rule} in {@code domain}, creating them on first use; past {@link
-   * #MAX_RULES_PER_DOMAIN} rules in a domain, those of {@link #OTHER_RULES}.
+   * Returns the counters of {@code rule} in {@code domain}, creating them on first use; when {@code
+   * fromValues} (the label is built from request values) and {@link #MAX_RULES_PER_DOMAIN} such
+   * labels of the domain have counters, those of {@link #OTHER_RULES}.
    */
-  public RuleCounters rule(String domain, String rule) {
-    Map<String, RuleCounters> byRule = rules.get(domain);
-    if (byRule == null) {
-      byRule = rules.computeIfAbsent(domain, d -> new ConcurrentHashMap<>());
+  public RuleCounters rule(String domain, String rule, boolean fromValues) {
+    DomainRules domainRules = rules.get(domain);
+    if (domainRules == null) {
+      domainRules =
+          rules.computeIfAbsent(
+              domain, d -> new DomainRules(new ConcurrentHashMap<>(), new AtomicInteger()));
     }
+    Map<String, RuleCounters> byRule = domainRules.byRule();
     RuleCounters counters = byRule.get(rule);
     if (counters != null) {
       return counters;
     }
-    Map<String, RuleCounters> domainRules = byRule;
-    if (domainRules.size() >= MAX_RULES_PER_DOMAIN) {
-      return domainRules.computeIfAbsent(OTHER_RULES, r -> create(domain, r));
+    if (!fromValues) {
+      return byRule.computeIfAbsent(rule, r -> create(domain, r));
     }
-    return domainRules.computeIfAbsent(rule, r -> create(domain, r));
+    AtomicInteger taken = domainRules.fromValues();
+    if (taken.get() >= MAX_RULES_PER_DOMAIN) {
+      return byRule.computeIfAbsent(OTHER_RULES, r -> create(domain, r));
+    }
+    return byRule.computeIfAbsent(
+        rule,
+        r -> {
+          taken.incrementAndGet();
+          return create(domain, r);
+        });
   }
 
   private RuleCounters create(String domain, String rule) {

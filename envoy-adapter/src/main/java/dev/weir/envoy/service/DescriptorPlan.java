@@ -64,6 +64,9 @@ sealed interface DescriptorPlan {
    *
    * @param domain the request's domain, for metrics
    * @param statsRule the rule label for metrics
+   * @param statsRuleFromValues whether the label is built from request values ({@code
+   *     detailed_metric}, {@code value_to_metric}, a limit override's keys) rather than a rule's
+   *     path in the config
    * @param shadowMode whether over-limit is reported as OK
    * @param quotaMode whether the rule is a soft quota
    * @param policies the rule's policies, at least one, in config order
@@ -72,6 +75,7 @@ sealed interface DescriptorPlan {
   record Limited(
       String domain,
       String statsRule,
+      boolean statsRuleFromValues,
       boolean shadowMode,
       boolean quotaMode,
       List<Policy> policies,
@@ -97,7 +101,8 @@ sealed interface DescriptorPlan {
       }
       return kept.isEmpty()
           ? new NoLimit()
-          : new Limited(domain, statsRule, shadowMode, quotaMode, kept, metadata);
+          : new Limited(
+              domain, statsRule, statsRuleFromValues, shadowMode, quotaMode, kept, metadata);
     }
   }
 

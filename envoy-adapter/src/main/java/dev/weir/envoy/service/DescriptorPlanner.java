@@ -100,9 +100,11 @@ final class DescriptorPlanner {
               rule.replaces(),
               request));
     }
+    String statsRule = StatsKeys.rule(match, keys);
     return new DescriptorPlan.Limited(
         domainName,
-        StatsKeys.rule(match, keys),
+        statsRule,
+        !statsRule.equals(node.path()),
         node.shadowMode(),
         node.quotaMode(),
         policies,
@@ -141,6 +143,7 @@ final class DescriptorPlanner {
     return new DescriptorPlan.Limited(
         domainName,
         statsRule,
+        true,
         false,
         false,
         List.of(

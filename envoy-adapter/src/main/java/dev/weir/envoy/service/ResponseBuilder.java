@@ -293,7 +293,8 @@ final class ResponseBuilder {
     if (hits == 0) {
       return;
     }
-    RuleCounters counters = metrics.rule(plan.domain(), plan.statsRule());
+    RuleCounters counters =
+        metrics.rule(plan.domain(), plan.statsRule(), plan.statsRuleFromValues());
     counters.totalHits().increment(hits);
     long limit = policy.requestsPerUnit();
     long nearThreshold = (long) Math.floor(limit * settings.nearLimitRatio());

@@ -37,7 +37,7 @@ class StatsdStatsTest {
   @Test
   void ruleAndServiceCounters_areSentUnderTheReferenceNamesAsDeltas() throws Exception {
     statsd.watch(metrics);
-    RuleCounters rule = metrics.rule("shop", "path_/api.user");
+    RuleCounters rule = metrics.rule("shop", "path_/api.user", false);
     rule.totalHits().increment(3);
     rule.withinLimit().increment(2);
     rule.overLimit().increment(1);
@@ -72,7 +72,7 @@ class StatsdStatsTest {
   @Test
   void ruleWithANewline_isSentAsOneLineNotTwoMetrics() throws Exception {
     statsd.watch(metrics);
-    metrics.rule("shop", "limit_override.a\nforged.x\r").totalHits().increment(1);
+    metrics.rule("shop", "limit_override.a\nforged.x\r", true).totalHits().increment(1);
     statsd.flush();
 
     awaitLines(

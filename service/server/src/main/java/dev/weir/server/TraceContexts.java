@@ -86,9 +86,15 @@ final class TraceContexts {
     return out;
   }
 
-  /** Returns {@code metadata} with the {@code traceparent} (and tracestate) of {@code context}. */
+  /**
+   * Returns {@code metadata} with the {@code traceparent} (and {@code tracestate}, when it has one)
+   * of {@code context} in place of any {@code metadata} had: a caller's {@code tracestate} belongs
+   * to the caller's {@code traceparent} and never travels with another.
+   */
   static Map<String, String> withContext(Map<String, String> metadata, Context context) {
     Map<String, String> out = new HashMap<>(metadata);
+    out.remove("traceparent");
+    out.remove("tracestate");
     W3C.inject(context, out, (carrier, key, value) -> carrier.put(key, value));
     return out;
   }

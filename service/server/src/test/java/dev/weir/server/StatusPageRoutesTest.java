@@ -10,6 +10,7 @@ import com.google.gson.JsonParser;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.metrics.EnvoyMetrics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -122,6 +123,40 @@ class StatusPageRoutesTest {
     assertThat(client.get("counted_per_value").getAsBoolean()).isTrue();
     assertThat(client.has("total_hits")).isFalse();
     assertThat(answer.body()).doesNotContain("10.9.9.9").doesNotContain("secret-client-value");
+  }
+
+  @Test
+  void status_aRuleFirstHitAfterTheDomainsValueLabelsAreTaken_showsItsOwnHits() throws Exception {
+    startNode(true);
+    int values = EnvoyMetrics.MAX_RULES_PER_DOMAIN;
+    for (int first = 0; first < values; first += 1000) {
+      StringBuilder body = new StringBuilder("{\"domain\":\"shop\",\"descriptors\":[");
+      for (int i = first; i < first + 1000; i++) {
+        body.append(i == first ? "" : ",")
+            .append("{\"entries\":[{\"key\":\"client\",\"value\":\"c")
+            .append(i)
+            .append("\"}]}");
+      }
+      HttpResponse<String> answer = post("/json", body.append("]}").toString());
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    }
+    for (int i = 0; i < 3; i++) {
+      hit("remote_address", "10.9.9.9");
+    }
+
+    JsonObject shop =
+        JsonParser.parseString(get("/v1/Status").body())
+            .getAsJsonObject()
+            .getAsJsonObject("envoy")
+            .getAsJsonArray("domains")
+            .get(0)
+            .getAsJsonObject();
+
+    JsonObject perIp = shop.getAsJsonArray("rules").get(0).getAsJsonObject();
+    assertThat(perIp.get("rule").getAsString()).isEqualTo("remote_address");
+    assertThat(perIp.get("total_hits").getAsLong()).isEqualTo(3);
+    assertThat(perIp.get("over_limit").getAsLong()).isEqualTo(1);
+    assertThat(shop.get("total_hits").getAsLong()).isEqualTo(values + 3);
   }
 
   @Test

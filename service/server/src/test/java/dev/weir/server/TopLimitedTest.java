@@ -8,8 +8,10 @@ import com.google.protobuf.util.JsonFormat;
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSettings;
+import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -344,6 +346,71 @@ class TopLimitedTest {
     assertThat(number(merged.get(0), "over_limit")).isEqualTo(4);
     assertThat(number(merged.get(1), "over_limit")).isEqualTo(2);
     assertThat(number(merged.get(1), "hits")).isEqualTo(4);
+  }
+
+  @Test
+  void cluster_aPeerWhoseKeysOutgrowAPeerMessage_answersWithTheFirstThatFit() throws Exception {
+    int g1 = freePort();
+    int g2 = freePort();
+    int p1 = freePort();
+    int p2 = freePort();
+    List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
+    // Names and keys of 64 KiB: 600 keys are about 75 MiB, over a peer message's 64 MiB.
+    int longest = InputLimits.LONGEST_NAME_OR_KEY;
+    OpsSettings longKeys =
+        OpsSettings.from(
+            new EnvReader(
+                Map.of(
+                    "WEIR_MAX_NAME_LENGTH", Integer.toString(longest),
+                    "WEIR_MAX_KEY_LENGTH", Integer.toString(longest))));
+    WeirNode first =
+        memberBuilder(g1, p1, peers)
+            .ops(longKeys)
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(first);
+    WeirNode second =
+        memberBuilder(g2, p2, peers)
+            .ops(longKeys)
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(second);
+    for (WeirNode node : List.of(first, second)) {
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> node.cluster().membership().ring().peers().size() == 2,
+          "both members on the ring");
+    }
+    String name = "n".repeat(longest);
+    String value = "v".repeat(longest - 4);
+    ManagedChannel two = channel(second);
+    int keys = 600;
+    for (int i = 0; i < keys; i += 20) {
+      GetRateLimitsReq.Builder call = GetRateLimitsReq.newBuilder();
+      for (int j = i; j < i + 20; j++) {
+        call.addRequests(
+            RateLimitReq.newBuilder()
+                .setName(name)
+                .setUniqueKey(value + String.format("%04d", j))
+                .setHits(2)
+                .setLimit(1)
+                .setDuration(60_000));
+      }
+      V1Grpc.newBlockingStub(two)
+          .withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getRateLimits(call.build());
+    }
+    assertThat(number(topLimited(second, "?scope=node"), "over_limit_total")).isEqualTo(keys);
+
+    Struct cluster = topLimited(first, "?scope=cluster&limit=5");
+
+    assertThat(cluster.getFieldsOrThrow("unreachable").getListValue().getValuesList()).isEmpty();
+    assertThat(number(cluster, "over_limit_total")).isEqualTo(keys);
+    List<Struct> listed = keys(cluster);
+    assertThat(listed).hasSize(5);
+    assertThat(listed).allSatisfy(k -> assertThat(number(k, "over_limit")).isEqualTo(1));
   }
 
   @Test

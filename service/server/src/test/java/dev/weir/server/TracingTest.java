@@ -357,6 +357,42 @@ class TracingTest {
   }
 
   @Test
+  void forwardOfASampledCall_dropsTheTracestateACallerPutInAnItem() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    WeirNode front = nodes[1];
+    WeirNode owner = nodes[0];
+    String key = keyOwnedBy(owner, front);
+    String callTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    String itemTrace = "0af7651916cd43dd8448eb211c80319c";
+
+    GetRateLimitsResp answer =
+        V1Grpc.newBlockingStub(channel(front, callTrace, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(
+                        RateLimitReq.newBuilder()
+                            .setName("tracing")
+                            .setUniqueKey(key)
+                            .setHits(1)
+                            .setLimit(10)
+                            .setDuration(60_000)
+                            .putMetadata("traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01")
+                            .putMetadata("tracestate", "vendor=1"))
+                    .build());
+    assertThat(answer.getResponses(0).getMetadataMap())
+        .containsEntry("owner", owner.advertiseAddress().toString());
+
+    List<OtlpReceiver.Received> trace = awaitSpans(nodes, callTrace, "weir.decide");
+    OtlpReceiver.Received forward = only(trace, "weir.forward");
+    OtlpReceiver.Received decide = only(trace, "weir.decide");
+    assertThat(decide.span().getParentSpanId()).isEqualTo(forward.span().getSpanId());
+    assertThat(decide.span().getTraceState()).isEmpty();
+    assertThat(forward.span().getTraceState()).isEmpty();
+    assertThat(receiver.trace(itemTrace)).isEmpty();
+  }
+
+  @Test
   void globalHitsOfAnUnsampledCall_carryNoTraceparentACallerPutInTheItemToTheOwner()
       throws Exception {
     // No GLOBAL sync timer within the test: the hits go when the test flushes them.

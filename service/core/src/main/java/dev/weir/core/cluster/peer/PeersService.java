@@ -524,7 +524,9 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
 
   /**
    * Answers with this node's top-limited keys: at most {@code limit} of them (every one the
-   * handler has when {@code limit} is not positive).
+   * handler has when {@code limit} is not positive), and only the first that fit in {@link
+   * TopLimitedProtos#MAX_ANSWER_BYTES}, so that long names and keys cannot make the answer larger
+   * than a peer message may be.
    */
   @Override
   public void topLimited(TopLimitedReq request, StreamObserver<TopLimitedResp> observer) {
@@ -533,7 +535,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       if (request.getLimit() > 0) {
         view = view.first(request.getLimit());
       }
-      observer.onNext(TopLimitedProtos.toProto(view));
+      observer.onNext(TopLimitedProtos.toProto(view, TopLimitedProtos.MAX_ANSWER_BYTES));
       observer.onCompleted();
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());

@@ -2,6 +2,7 @@ package dev.weir.core.cluster.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.CodedOutputStream;
 import dev.weir.core.toplimited.LimitedKey;
 import dev.weir.core.toplimited.TopLimitedEntry;
 import dev.weir.core.toplimited.TopLimitedView;
@@ -43,6 +44,18 @@ class TopLimitedProtosTest {
 
     assertThat(view.entries()).isEqualTo(VIEW.entries());
     assertThat(view.floor()).isEqualTo(7);
+  }
+
+  @Test
+  void toProto_entriesBeyondTheByteBound_leftOutAndTheFirstOfThemRaisesTheFloor() {
+    int oneEntry =
+        CodedOutputStream.computeMessageSize(1, TopLimitedProtos.toProto(VIEW).getEntries(0));
+
+    TopLimitedResp resp = TopLimitedProtos.toProto(VIEW, oneEntry + 1);
+
+    assertThat(TopLimitedProtos.fromProto(resp)).isEqualTo(VIEW.first(1));
+    assertThat(TopLimitedProtos.toProto(VIEW, Integer.MAX_VALUE))
+        .isEqualTo(TopLimitedProtos.toProto(VIEW));
   }
 
   @Test
