@@ -148,6 +148,7 @@ final class ExplainCommand implements Command {
               .setAlgorithmValue(request.algorithm())
               .setBehaviorValue(request.behavior())
               .setBurst(request.burst())
+              .putAllMetadata(request.metadata())
               .build();
       try {
         RateLimitResp answer =

@@ -30,6 +30,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -378,6 +381,43 @@ class EnvoyWiringTest {
         .contains("  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)")
         .contains("  policy 1: 2 per minute, fixed_window, name \"per-ip\"")
         .contains("    on 127.0.0.1:" + node.grpcPort() + ": 1 of 2 remaining, UNDER_LIMIT");
+  }
+
+  @Test
+  void explain_withNode_calendarRuleInAnotherZone_checksTheRulesWindowWithoutResettingIt()
+      throws Exception {
+    ZoneOffset nodeZone =
+        ZoneId.systemDefault().getRules().getOffset(Instant.ofEpochMilli(clock.wallMillis()));
+    String ruleZone = nodeZone.equals(ZoneOffset.ofHours(14)) ? "-12:00" : "+14:00";
+    Files.writeString(
+        dir.resolve("shop.yaml"),
+        """
+        domain: shop
+        descriptors:
+          - key: account
+            rate_limit: {unit: day, requests_per_unit: 5, calendar: true, time_zone: "%s"}
+        """
+            .formatted(ruleZone));
+    startNode(dir);
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub stub =
+        RateLimitServiceGrpc.newBlockingStub(channel);
+    stub.shouldRateLimit(request("account", "a1"));
+    stub.shouldRateLimit(request("account", "a1"));
+
+    int status =
+        run(
+            "explain",
+            "--node",
+            "127.0.0.1:" + node.grpcPort(),
+            dir.toString(),
+            "shop",
+            "account=a1");
+    RateLimitResponse next = stub.shouldRateLimit(request("account", "a1"));
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("    on 127.0.0.1:" + node.grpcPort() + ": 3 of 5 remaining, UNDER_LIMIT");
+    assertThat(next.getStatuses(0).getLimitRemaining()).isEqualTo(2);
   }
 
   @Test
