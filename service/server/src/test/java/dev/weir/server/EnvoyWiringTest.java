@@ -441,6 +441,64 @@ class EnvoyWiringTest {
   }
 
   @Test
+  void explain_limitBeforeADescriptor_explainsItsLimitOverrideLikeTheDecision() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status =
+        run(
+            "explain",
+            dir.toString(),
+            "shop",
+            "--limit",
+            "1000/HOUR",
+            "remote_address=10.0.0.1",
+            "remote_address=10.0.0.2");
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8).lines())
+        .containsExactly(
+            "descriptor 1: remote_address=10.0.0.1",
+            "  limit override: 1000 per hour, from the descriptor's limit; rules are not matched",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.1\"",
+            "  policy 1: 1000 per hour, fixed_window, limit override, counter name"
+                + " \"envoy-override:4:shop/HOUR\"",
+            "descriptor 2: remote_address=10.0.0.2",
+            "  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.2\"",
+            "  policy 1: 2 per minute, fixed_window, name \"per-ip\", counter name"
+                + " \"envoy:4:shop/14:remote_address\"");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"1000/week", "1000", "-1/hour", "4294967296/hour", "x/hour"})
+  void explain_invalidLimit_usageExit2NamingTheValueAndWhatIsAllowed(String limit)
+      throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status = run("explain", dir.toString(), "shop", "--limit", limit, "remote_address=a");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains(
+            "--limit is '"
+                + limit
+                + "'; it must be N/UNIT, N a whole number from 0 to 4294967295 and"
+                + " UNIT one of second, minute, hour, day, month, year")
+        .contains("usage: java -jar weir.jar explain");
+  }
+
+  @Test
+  void explain_limitWithoutADescriptorAfterIt_usageExit2() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status = run("explain", dir.toString(), "shop", "remote_address=a", "--limit", "5/second");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--limit 5/second must be followed by the DESCRIPTOR it applies to");
+  }
+
+  @Test
   void explainParseDescriptor_escapedCommaAndEquals_keptInTheValue() {
     assertThat(ExplainCommand.parseDescriptor("path=/a\\,b\\=c,user=x"))
         .containsExactly(
