@@ -20,10 +20,10 @@ import java.util.function.Function;
 
 /**
  * Explains how a loaded config answers the descriptors of one {@code ShouldRateLimit} call, for
- * {@code weir.jar explain}: per descriptor, the rule it matched with its file and line, or where
- * matching stopped and the rules that were candidates there; then the counter key and the policies
- * (algorithm, window, flags) and what {@code replaces} removed. Pure: the current counts come from a
- * function the caller gives.
+ * {@code weir.jar explain}: per descriptor, the limit override it carries, or the rule it matched
+ * with its file and line, or where matching stopped and the rules that were candidates there; then
+ * the counter key and the policies (algorithm, window, flags) and what {@code replaces} removed.
+ * Pure: the current counts come from a function the caller gives.
  */
 public final class Explainer {
 
@@ -37,14 +37,32 @@ public final class Explainer {
   }
 
   /**
-   * Returns the lines explaining {@code descriptors} in {@code domain} of {@code config}; after each
-   * counted policy, {@code current} may add a line about its counter (empty for none). The requests
-   * it is given check without consuming ({@code hits} 0).
+   * Returns the lines explaining the descriptors made of {@code descriptors}' entries, without a
+   * limit override, as {@link #explainDescriptors} does.
    */
   public List<String> explain(
       EnvoyConfig config,
       String domain,
       List<List<Entry>> descriptors,
+      Function<RateLimitRequest, Optional<String>> current) {
+    List<RateLimitDescriptor> built = new ArrayList<>(descriptors.size());
+    for (List<Entry> entries : descriptors) {
+      built.add(descriptor(entries));
+    }
+    return explainDescriptors(config, domain, built, current);
+  }
+
+  /**
+   * Returns the lines explaining {@code descriptors} in {@code domain} of {@code config}, planned
+   * as a {@code ShouldRateLimit} call plans them (a descriptor's {@code limit} override skips
+   * matching); after each counted policy, {@code current} may add a line about its counter (empty
+   * for none). The requests it is given check without consuming ({@code hits} 0, whatever a
+   * descriptor's {@code hits_addend}).
+   */
+  public List<String> explainDescriptors(
+      EnvoyConfig config,
+      String domain,
+      List<RateLimitDescriptor> descriptors,
       Function<RateLimitRequest, Optional<String>> current) {
     List<String> out = new ArrayList<>();
     Optional<DomainConfig> found = config.domain(domain);
@@ -57,20 +75,25 @@ public final class Explainer {
       return out;
     }
     List<DescriptorPlan> plans = new ArrayList<>();
-    for (List<Entry> entries : descriptors) {
-      plans.add(planner.plan(domain, found.get(), descriptor(entries), 0, 0));
+    for (RateLimitDescriptor descriptor : descriptors) {
+      RateLimitDescriptor check = descriptor.toBuilder().clearHitsAddend().build();
+      plans.add(planner.plan(domain, found.get(), check, 0, 0));
     }
     List<DescriptorPlan> replaced = new ArrayList<>(plans);
     DescriptorPlan.applyReplaces(replaced);
     for (int i = 0; i < descriptors.size(); i++) {
-      List<Entry> entries = descriptors.get(i);
+      List<Entry> entries = entries(descriptors.get(i));
       out.add("descriptor " + (i + 1) + ": " + render(entries));
-      MatchTrace trace = DescriptorMatcher.trace(found.get().root(), entries);
       DescriptorPlan plan = plans.get(i);
       if (plan instanceof DescriptorPlan.Refused refused) {
         out.add("  answered OVER_LIMIT without counting: " + refusal(refused));
         continue;
       }
+      if (descriptors.get(i).hasLimit()) {
+        explainOverride(out, (DescriptorPlan.Limited) plan, current);
+        continue;
+      }
+      MatchTrace trace = DescriptorMatcher.trace(found.get().root(), entries);
       if (trace.match().isEmpty()) {
         explainNoMatch(out, entries, trace);
         continue;
@@ -113,6 +136,27 @@ public final class Explainer {
       }
     }
     return out;
+  }
+
+  /**
+   * Adds the lines of a descriptor carrying Envoy's limit override: its one policy, counted per
+   * entry set under the override's unit whatever the rules say.
+   */
+  private static void explainOverride(
+      List<String> out,
+      DescriptorPlan.Limited plan,
+      Function<RateLimitRequest, Optional<String>> current) {
+    DescriptorPlan.Policy policy = plan.policies().get(0);
+    String limit =
+        policy.requestsPerUnit() + " per " + policy.unit().name().toLowerCase(Locale.ROOT);
+    out.add("  limit override: " + limit + ", from the descriptor's limit; rules are not matched");
+    out.add("  counter: unique_key " + quote(policy.request().uniqueKey()));
+    out.add(
+        "  policy 1: "
+            + limit
+            + ", fixed_window, limit override, counter name "
+            + quote(policy.request().name()));
+    current.apply(policy.request()).ifPresent(line -> out.add("    " + line));
   }
 
   private static void explainNoMatch(List<String> out, List<Entry> entries, MatchTrace trace) {
@@ -211,6 +255,14 @@ public final class Explainer {
       out.addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(e.key()).setValue(e.value()));
     }
     return out.build();
+  }
+
+  private static List<Entry> entries(RateLimitDescriptor descriptor) {
+    List<Entry> out = new ArrayList<>(descriptor.getEntriesCount());
+    for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
+      out.add(new Entry(e.getKey(), e.getValue()));
+    }
+    return out;
   }
 
   private static String render(List<Entry> entries) {

@@ -2,6 +2,7 @@ package dev.weir.envoy.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.UInt64Value;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.envoy.config.ConfigFile;
@@ -9,6 +10,8 @@ import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.match.Entry;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -116,6 +119,60 @@ class ExplainerTest {
 
     assertThat(lines).contains("    replaced by another matched rule: not counted");
     assertThat(asked).extracting(RateLimitRequest::limit).containsExactly(1L);
+  }
+
+  @Test
+  void explainDescriptors_limitOverride_explainsTheOverrideCounterCheckedWithZeroHits()
+      throws Exception {
+    List<RateLimitRequest> asked = new ArrayList<>();
+    RateLimitDescriptor descriptor =
+        RateLimitDescriptor.newBuilder()
+            .addEntries(
+                RateLimitDescriptor.Entry.newBuilder().setKey("remote_address").setValue("10.0.0.1"))
+            .setLimit(
+                RateLimitDescriptor.RateLimitOverride.newBuilder()
+                    .setRequestsPerUnit(1000)
+                    .setUnit(RateLimitUnit.HOUR))
+            .setHitsAddend(UInt64Value.of(7))
+            .build();
+
+    List<String> lines =
+        explainer.explainDescriptors(
+            config(),
+            "edge",
+            List.of(descriptor),
+            r -> {
+              asked.add(r);
+              return Optional.empty();
+            });
+
+    assertThat(lines)
+        .containsExactly(
+            "descriptor 1: remote_address=10.0.0.1",
+            "  limit override: 1000 per hour, from the descriptor's limit; rules are not matched",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.1\"",
+            "  policy 1: 1000 per hour, fixed_window, limit override, counter name"
+                + " \"envoy-override:4:edge/HOUR\"");
+    assertThat(asked).extracting(RateLimitRequest::hits).containsExactly(0L);
+    assertThat(asked).extracting(RateLimitRequest::duration).containsExactly(3_600_000L);
+  }
+
+  @Test
+  void explainDescriptors_overrideWithoutAUnit_answeredOverLimitWithoutCounting()
+      throws Exception {
+    RateLimitDescriptor descriptor =
+        RateLimitDescriptor.newBuilder()
+            .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey("a").setValue("b"))
+            .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(5))
+            .build();
+
+    assertThat(
+            explainer.explainDescriptors(
+                config(), "edge", List.of(descriptor), r -> Optional.of("asked")))
+        .containsExactly(
+            "descriptor 1: a=b",
+            "  answered OVER_LIMIT without counting: a limit override without a valid unit or"
+                + " without entries");
   }
 
   @Test

@@ -15,36 +15,63 @@ import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import dev.weir.proto.gubernator.V1Grpc;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * {@code explain [--node HOST:PORT] CONFIG DOMAIN DESCRIPTOR...}: prints how the descriptor config
- * at {@code CONFIG} answers one {@code ShouldRateLimit} call of {@code DOMAIN} with the given
- * descriptors (see {@link Explainer}); with {@code --node}, also each counter's current state on
+ * {@code explain [--node HOST:PORT] CONFIG DOMAIN [--limit N/UNIT] DESCRIPTOR...}: prints how the
+ * descriptor config at {@code CONFIG} answers one {@code ShouldRateLimit} call of {@code DOMAIN}
+ * with the given descriptors, a {@code --limit} giving the next one Envoy's limit override (see
+ * {@link Explainer}); with {@code --node}, also each counter's current state on
  * that running node (plaintext gRPC, checked with 0 hits). Exits 0 when the config loads, 1 with its
  * load errors, 2 on a usage error.
  */
 final class ExplainCommand implements Command {
 
+  /** The units a {@code --limit} takes, by their name on the command line, in size order. */
+  private static final Map<String, RateLimitUnit> LIMIT_UNITS = limitUnits();
+
   static final String USAGE =
       """
-      usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN DESCRIPTOR...
+      usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN [--limit N/UNIT]
+                                        DESCRIPTOR...
         CONFIG      a descriptor YAML file or folder, loaded as WEIR_ENVOY_CONFIG is
         DOMAIN      the domain Envoy sends
         DESCRIPTOR  one Envoy descriptor: key=value[,key=value...]; write \\, and \\= for a comma or an
                     equals sign inside a value
+        --limit     gives the DESCRIPTOR after it Envoy's limit override, N requests per UNIT
+                    (second, minute, hour, day, month or year), as Envoy sends it
         --node      also ask that node's gRPC port (plaintext) for each counter's remaining count\
       """;
+
+  private static Map<String, RateLimitUnit> limitUnits() {
+    Map<String, RateLimitUnit> units = new LinkedHashMap<>();
+    for (RateLimitUnit unit :
+        List.of(
+            RateLimitUnit.SECOND,
+            RateLimitUnit.MINUTE,
+            RateLimitUnit.HOUR,
+            RateLimitUnit.DAY,
+            RateLimitUnit.MONTH,
+            RateLimitUnit.YEAR)) {
+      units.put(unit.name().toLowerCase(Locale.ROOT), unit);
+    }
+    return Collections.unmodifiableMap(units);
+  }
 
   @Override
   public String summary() {
@@ -58,7 +85,8 @@ final class ExplainCommand implements Command {
 
 
         Prints, for each descriptor, the rule it matches in CONFIG (file and line), or where
-        matching stopped and the candidates there, then its counter key and policies.
+        matching stopped and the candidates there, or its limit override, then its counter key and
+        policies.
 
         Exit status: 0 when CONFIG loads, 1 with its load errors, 2 for a usage error.\
         """;
@@ -80,15 +108,13 @@ final class ExplainCommand implements Command {
       err.println(USAGE);
       return 2;
     }
-    List<List<Entry>> descriptors = new ArrayList<>();
-    for (String text : rest.subList(2, rest.size())) {
-      try {
-        descriptors.add(parseDescriptor(text));
-      } catch (IllegalArgumentException e) {
-        err.println(e.getMessage());
-        err.println(USAGE);
-        return 2;
-      }
+    List<RateLimitDescriptor> descriptors;
+    try {
+      descriptors = parseDescriptors(rest.subList(2, rest.size()));
+    } catch (IllegalArgumentException e) {
+      err.println(e.getMessage());
+      err.println(USAGE);
+      return 2;
     }
     EnvoySettings settings;
     InputLimits limits;
@@ -108,7 +134,9 @@ final class ExplainCommand implements Command {
     }
     Explainer explainer = new Explainer(limits);
     if (node == null) {
-      explainer.explain(config, rest.get(1), descriptors, r -> Optional.empty()).forEach(out::println);
+      explainer
+          .explainDescriptors(config, rest.get(1), descriptors, r -> Optional.empty())
+          .forEach(out::println);
       return 0;
     }
     HostPort target;
@@ -123,7 +151,7 @@ final class ExplainCommand implements Command {
     try {
       V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(channel);
       explainer
-          .explain(config, rest.get(1), descriptors, current(stub, node))
+          .explainDescriptors(config, rest.get(1), descriptors, current(stub, node))
           .forEach(out::println);
       return 0;
     } finally {
@@ -148,6 +176,7 @@ final class ExplainCommand implements Command {
               .setAlgorithmValue(request.algorithm())
               .setBehaviorValue(request.behavior())
               .setBurst(request.burst())
+              .putAllMetadata(request.metadata())
               .build();
       try {
         RateLimitResp answer =
@@ -174,6 +203,67 @@ final class ExplainCommand implements Command {
         return Optional.of("on " + node + ": could not ask: " + e.getStatus());
       }
     };
+  }
+
+  /**
+   * Returns the descriptors of {@code args}, each a {@code DESCRIPTOR} optionally preceded by
+   * {@code --limit N/UNIT}, its limit override.
+   *
+   * @throws IllegalArgumentException naming the argument when a descriptor or a limit is malformed
+   *     or a {@code --limit} has no descriptor after it
+   */
+  static List<RateLimitDescriptor> parseDescriptors(List<String> args) {
+    List<RateLimitDescriptor> out = new ArrayList<>();
+    for (int i = 0; i < args.size(); i++) {
+      RateLimitDescriptor.Builder descriptor = RateLimitDescriptor.newBuilder();
+      if (args.get(i).equals("--limit")) {
+        if (i + 2 >= args.size()) {
+          throw new IllegalArgumentException(
+              (i + 1 < args.size() ? "--limit " + args.get(i + 1) : "--limit N/UNIT")
+                  + " must be followed by the DESCRIPTOR it applies to");
+        }
+        descriptor.setLimit(parseLimit(args.get(i + 1)));
+        i += 2;
+      }
+      for (Entry entry : parseDescriptor(args.get(i))) {
+        descriptor.addEntries(
+            RateLimitDescriptor.Entry.newBuilder().setKey(entry.key()).setValue(entry.value()));
+      }
+      out.add(descriptor.build());
+    }
+    return out;
+  }
+
+  /**
+   * Returns the limit override {@code text}, {@code N/UNIT}: N requests per UNIT, one of Envoy's
+   * override units.
+   *
+   * @throws IllegalArgumentException naming the value and what is allowed when it is not that
+   */
+  static RateLimitDescriptor.RateLimitOverride parseLimit(String text) {
+    int slash = text.indexOf('/');
+    RateLimitUnit unit =
+        slash < 0 ? null : LIMIT_UNITS.get(text.substring(slash + 1).toLowerCase(Locale.ROOT));
+    Integer requests = null;
+    if (unit != null) {
+      try {
+        requests = Integer.parseUnsignedInt(text.substring(0, slash));
+      } catch (NumberFormatException e) {
+        requests = null;
+      }
+    }
+    if (requests == null) {
+      throw new IllegalArgumentException(
+          "--limit is '"
+              + text
+              + "'; it must be N/UNIT, N a whole number from 0 to 4294967295 and"
+              + " UNIT one of "
+              + String.join(", ", LIMIT_UNITS.keySet()));
+    }
+    return RateLimitDescriptor.RateLimitOverride.newBuilder()
+        .setRequestsPerUnit(requests)
+        .setUnit(unit)
+        .build();
   }
 
   /**

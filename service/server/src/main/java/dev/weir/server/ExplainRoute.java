@@ -9,7 +9,6 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.config.EnvoyConfig;
-import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.service.Explainer;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
@@ -105,10 +104,10 @@ final class ExplainRoute {
   }
 
   /** A parsed request: the loaded config, the domain and the descriptors. */
-  private record Request(EnvoyConfig config, String domain, List<List<Entry>> descriptors) {
+  private record Request(EnvoyConfig config, String domain, List<RateLimitDescriptor> descriptors) {
     List<String> explain(
         Explainer explainer, Function<RateLimitRequest, Optional<String>> current) {
-      return explainer.explain(config, domain, descriptors, current);
+      return explainer.explainDescriptors(config, domain, descriptors, current);
     }
   }
 
@@ -180,25 +179,20 @@ final class ExplainRoute {
     if (request.getDescriptorsCount() == 0) {
       throw invalid("descriptors is empty; it must hold at least one descriptor");
     }
-    List<List<Entry>> descriptors = new ArrayList<>();
     for (int d = 0; d < request.getDescriptorsCount(); d++) {
       RateLimitDescriptor descriptor = request.getDescriptors(d);
       if (descriptor.getEntriesCount() == 0) {
         throw invalid(
             "descriptors[" + d + "].entries is empty; it must hold at least one key and value");
       }
-      List<Entry> entries = new ArrayList<>();
       for (int e = 0; e < descriptor.getEntriesCount(); e++) {
-        RateLimitDescriptor.Entry entry = descriptor.getEntries(e);
-        if (entry.getKey().isEmpty()) {
+        if (descriptor.getEntries(e).getKey().isEmpty()) {
           throw invalid(
               "descriptors[" + d + "].entries[" + e + "].key is empty; it must be a non-empty key");
         }
-        entries.add(new Entry(entry.getKey(), entry.getValue()));
       }
-      descriptors.add(entries);
     }
-    return new Request(config.get(), domain, descriptors);
+    return new Request(config.get(), domain, request.getDescriptorsList());
   }
 
   private static HttpAnswer lines(List<String> lines) {

@@ -30,6 +30,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -381,6 +384,43 @@ class EnvoyWiringTest {
   }
 
   @Test
+  void explain_withNode_calendarRuleInAnotherZone_checksTheRulesWindowWithoutResettingIt()
+      throws Exception {
+    ZoneOffset nodeZone =
+        ZoneId.systemDefault().getRules().getOffset(Instant.ofEpochMilli(clock.wallMillis()));
+    String ruleZone = nodeZone.equals(ZoneOffset.ofHours(14)) ? "-12:00" : "+14:00";
+    Files.writeString(
+        dir.resolve("shop.yaml"),
+        """
+        domain: shop
+        descriptors:
+          - key: account
+            rate_limit: {unit: day, requests_per_unit: 5, calendar: true, time_zone: "%s"}
+        """
+            .formatted(ruleZone));
+    startNode(dir);
+    RateLimitServiceGrpc.RateLimitServiceBlockingStub stub =
+        RateLimitServiceGrpc.newBlockingStub(channel);
+    stub.shouldRateLimit(request("account", "a1"));
+    stub.shouldRateLimit(request("account", "a1"));
+
+    int status =
+        run(
+            "explain",
+            "--node",
+            "127.0.0.1:" + node.grpcPort(),
+            dir.toString(),
+            "shop",
+            "account=a1");
+    RateLimitResponse next = stub.shouldRateLimit(request("account", "a1"));
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("    on 127.0.0.1:" + node.grpcPort() + ": 3 of 5 remaining, UNDER_LIMIT");
+    assertThat(next.getStatuses(0).getLimitRemaining()).isEqualTo(2);
+  }
+
+  @Test
   void explain_invalidConfig_exit1WithTheLoadErrors() throws Exception {
     Files.writeString(dir.resolve("bad.yaml"), "domain: shop\ndescriptors:\n  - key: ''\n");
 
@@ -398,6 +438,64 @@ class EnvoyWiringTest {
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("descriptor 'remote_address': every entry must be key=value")
         .contains("usage: java -jar weir.jar explain");
+  }
+
+  @Test
+  void explain_limitBeforeADescriptor_explainsItsLimitOverrideLikeTheDecision() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status =
+        run(
+            "explain",
+            dir.toString(),
+            "shop",
+            "--limit",
+            "1000/HOUR",
+            "remote_address=10.0.0.1",
+            "remote_address=10.0.0.2");
+
+    assertThat(status).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8).lines())
+        .containsExactly(
+            "descriptor 1: remote_address=10.0.0.1",
+            "  limit override: 1000 per hour, from the descriptor's limit; rules are not matched",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.1\"",
+            "  policy 1: 1000 per hour, fixed_window, limit override, counter name"
+                + " \"envoy-override:4:shop/HOUR\"",
+            "descriptor 2: remote_address=10.0.0.2",
+            "  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.2\"",
+            "  policy 1: 2 per minute, fixed_window, name \"per-ip\", counter name"
+                + " \"envoy:4:shop/14:remote_address\"");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"1000/week", "1000", "-1/hour", "4294967296/hour", "x/hour"})
+  void explain_invalidLimit_usageExit2NamingTheValueAndWhatIsAllowed(String limit)
+      throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status = run("explain", dir.toString(), "shop", "--limit", limit, "remote_address=a");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains(
+            "--limit is '"
+                + limit
+                + "'; it must be N/UNIT, N a whole number from 0 to 4294967295 and"
+                + " UNIT one of second, minute, hour, day, month, year")
+        .contains("usage: java -jar weir.jar explain");
+  }
+
+  @Test
+  void explain_limitWithoutADescriptorAfterIt_usageExit2() throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status = run("explain", dir.toString(), "shop", "remote_address=a", "--limit", "5/second");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--limit 5/second must be followed by the DESCRIPTOR it applies to");
   }
 
   @Test

@@ -181,6 +181,31 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void explain_descriptorWithALimitOverride_explainsTheOverrideCounterTheDecisionCounts()
+      throws Exception {
+    startNode(true);
+    String body =
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":"
+            + "[{\"key\":\"remote_address\",\"value\":\"10.0.0.1\"}],"
+            + "\"limit\":{\"requests_per_unit\":1000,\"unit\":\"HOUR\"}}]}";
+    assertThat(post("/json", body).statusCode()).isEqualTo(200);
+
+    HttpResponse<String> answer = post("/v1/Explain", body);
+
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    JsonArray lines =
+        JsonParser.parseString(answer.body()).getAsJsonObject().getAsJsonArray("lines");
+    assertThat(lines.asList().stream().map(JsonElement::getAsString))
+        .containsExactly(
+            "descriptor 1: remote_address=10.0.0.1",
+            "  limit override: 1000 per hour, from the descriptor's limit; rules are not matched",
+            "  counter: unique_key \"14:remote_address=8:10.0.0.1\"",
+            "  policy 1: 1000 per hour, fixed_window, limit override, counter name"
+                + " \"envoy-override:4:shop/HOUR\"",
+            "    now: 999 of 1000 remaining, UNDER_LIMIT, resets in 3600 s");
+  }
+
+  @Test
   void explain_valueShapedLikeAnExponent_explained() throws Exception {
     startNode(true);
 
