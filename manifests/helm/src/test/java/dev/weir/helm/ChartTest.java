@@ -105,6 +105,22 @@ class ChartTest {
     assertThat(known).containsAll(r.env().keySet());
   }
 
+  /**
+   * Without {@code enableServiceLinks: false} the kubelet gives each pod variables for every
+   * Service of the namespace, {@code WEIR_SERVICE_HOST}, {@code WEIR_PORT_8081_TCP} and so on for
+   * the client Service {@code weir}: no setting reads them (a warning each at start), and a Service
+   * whose name maps onto a setting's ({@code weir-k8s-pod}: {@code WEIR_K8S_POD_PORT}) would give
+   * it a value that stops start-up.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void pods_withoutServiceLinks(String values) {
+    Rendered r = Chart.render(values);
+
+    assertThat(r.deployment().getSpec().getTemplate().getSpec().getEnableServiceLinks())
+        .isFalse();
+  }
+
   @ParameterizedTest
   @MethodSource("matrix")
   void securityContexts_nonRootReadOnlyNoEscalationNoCapabilities(String values) {
