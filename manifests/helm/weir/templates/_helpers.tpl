@@ -37,6 +37,11 @@ characters: a Service's name is a DNS label.
 {{- include "weir.suffixedName" (list . "-peers-dns") }}
 {{- end }}
 
+{{/* The ClusterIP Service of the status listener under mutual TLS. */}}
+{{- define "weir.statusServiceName" -}}
+{{- include "weir.suffixedName" (list . "-status") }}
+{{- end }}
+
 {{- define "weir.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}

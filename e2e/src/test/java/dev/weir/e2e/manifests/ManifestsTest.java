@@ -128,6 +128,16 @@ class ManifestsTest {
     assertThat(known).containsAll(set);
   }
 
+  /**
+   * The kubelet's service links would give each pod {@code WEIR_SERVICE_HOST}, {@code
+   * WEIR_PORT_8081_TCP} and the like for Service {@code weir}: variables no setting reads, each a
+   * warning at start.
+   */
+  @Test
+  void deployment_withoutServiceLinks() throws IOException {
+    assertThat(deployment().getSpec().getTemplate().getSpec().getEnableServiceLinks()).isFalse();
+  }
+
   @Test
   void deployment_probesPortsAndConfigMountMatchTheServer() throws IOException {
     Deployment d = deployment();

@@ -23,6 +23,8 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -101,6 +103,22 @@ class ChartTest {
 
     assertThat(r.env().keySet()).isNotEmpty();
     assertThat(known).containsAll(r.env().keySet());
+  }
+
+  /**
+   * Without {@code enableServiceLinks: false} the kubelet gives each pod variables for every
+   * Service of the namespace, {@code WEIR_SERVICE_HOST}, {@code WEIR_PORT_8081_TCP} and so on for
+   * the client Service {@code weir}: no setting reads them (a warning each at start), and a Service
+   * whose name maps onto a setting's ({@code weir-k8s-pod}: {@code WEIR_K8S_POD_PORT}) would give
+   * it a value that stops start-up.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void pods_withoutServiceLinks(String values) {
+    Rendered r = Chart.render(values);
+
+    assertThat(r.deployment().getSpec().getTemplate().getSpec().getEnableServiceLinks())
+        .isFalse();
   }
 
   @ParameterizedTest
@@ -275,7 +293,8 @@ class ChartTest {
         List.of("weir", fullname + everything + "discovery: {type: dns}\n"),
         List.of(release, everything),
         List.of(release, everything + "discovery: {type: dns}\n"),
-        List.of(release, everything + "discovery: {watchMechanism: pods}\n"));
+        List.of(release, everything + "discovery: {watchMechanism: pods}\n"),
+        List.of(release, MTLS + "serviceMonitor: {enabled: true}\n"));
   }
 
   @ParameterizedTest
@@ -637,6 +656,7 @@ class ChartTest {
       PodMonitor pm = r.only(PodMonitor.class);
       Service client = service(r, r.deployment().getMetadata().getName());
       String smPort = sm.getSpec().getEndpoints().get(0).getPort();
+      List<Service> scraped = scrapedServices(r, sm);
       String scheme = values.isEmpty() ? null : "https";
 
       assertThat(pm.getSpec().getPodMetricsEndpoints().get(0).getPort()).isEqualTo(podPort);
@@ -644,17 +664,100 @@ class ChartTest {
       assertThat(pm.getSpec().getPodMetricsEndpoints().get(0).getScheme()).isEqualTo(scheme);
       assertThat(sm.getSpec().getEndpoints().get(0).getPath()).isEqualTo("/metrics");
       assertThat(sm.getSpec().getEndpoints().get(0).getScheme()).isEqualTo(scheme);
-      assertThat(client.getSpec().getPorts())
-          .filteredOn(p -> p.getName().equals(smPort))
+      assertThat(scraped)
+          .as(values)
           .singleElement()
-          .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo(podPort));
-      assertThat(client.getMetadata().getLabels())
-          .containsAllEntriesOf(sm.getSpec().getSelector().getMatchLabels());
+          .satisfies(
+              s -> {
+                assertThat(s.getSpec().getPorts())
+                    .filteredOn(p -> p.getName().equals(smPort))
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.getTargetPort().getStrVal()).isEqualTo(podPort));
+                // the status listener asks for no certificate: never through the client Service
+                assertThat(s.getMetadata().getName().equals(client.getMetadata().getName()))
+                    .isEqualTo(!values.equals(MTLS));
+              });
       assertThat(r.deployment().getSpec().getTemplate().getMetadata().getLabels())
           .containsAllEntriesOf(pm.getSpec().getSelector().getMatchLabels());
     }
     assertThat(Chart.render("").all(ServiceMonitor.class)).isEmpty();
     assertThat(Chart.render("").all(PodMonitor.class)).isEmpty();
+  }
+
+  /**
+   * Under mutual TLS the status listener answers anyone, without a client certificate: its port is
+   * on a ClusterIP Service of its own, never on the client Service, whose type may publish it, and
+   * the NetworkPolicy does not open it to every source.
+   */
+  @Test
+  void mutualTls_statusPortOnAClusterIpServiceOfItsOwn_neverPublishedOrOpenToEverySource() {
+    Rendered r =
+        Chart.render(MTLS + "service: {type: LoadBalancer}\nserviceMonitor: {enabled: true}\n");
+    Service client = service(r, r.deployment().getMetadata().getName());
+    ServiceMonitor sm = r.only(ServiceMonitor.class);
+    String smPort = sm.getSpec().getEndpoints().get(0).getPort();
+    NetworkPolicy policy = r.only(NetworkPolicy.class);
+
+    assertThat(client.getSpec().getType()).isEqualTo("LoadBalancer");
+    assertThat(client.getSpec().getPorts())
+        .extracting(p -> p.getTargetPort().getStrVal())
+        .doesNotContain("status");
+    assertThat(scrapedServices(r, sm))
+        .singleElement()
+        .satisfies(
+            s -> {
+              assertThat(s.getMetadata().getName()).isNotEqualTo(client.getMetadata().getName());
+              assertThat(s.getSpec().getType()).isEqualTo("ClusterIP");
+              assertThat(s.getSpec().getPorts())
+                  .singleElement()
+                  .satisfies(
+                      p -> {
+                        assertThat(p.getName()).isEqualTo(smPort);
+                        assertThat(p.getTargetPort().getStrVal()).isEqualTo("status");
+                        assertThat(p.getPort()).isEqualTo(1053);
+                      });
+            });
+    assertThat(policy.getSpec().getIngress())
+        .filteredOn(rule -> rule.getFrom() == null || rule.getFrom().isEmpty())
+        .flatExtracting(NetworkPolicyIngressRule::getPorts)
+        .extracting(p -> p.getPort().getStrVal())
+        .isNotEmpty()
+        .doesNotContain("status");
+    // by default only the node's own traffic (the kubelet's probes) reaches it
+    assertThat(policy.getSpec().getIngress())
+        .flatExtracting(NetworkPolicyIngressRule::getPorts)
+        .extracting(p -> p.getPort().getStrVal())
+        .doesNotContain("status");
+  }
+
+  @Test
+  void mutualTls_statusPortOpenToTheSourcesOfNetworkPolicyStatusFrom_andNothingElse() {
+    String from =
+        "networkPolicy: {status: {from: [{namespaceSelector: {matchLabels:"
+            + " {kubernetes.io/metadata.name: monitoring}}}]}}\n";
+    NetworkPolicy policy = Chart.render(MTLS + from).only(NetworkPolicy.class);
+
+    assertThat(policy.getSpec().getIngress())
+        .filteredOn(
+            rule ->
+                rule.getPorts().stream().anyMatch(p -> p.getPort().getStrVal().equals("status")))
+        .singleElement()
+        .satisfies(
+            rule -> {
+              assertThat(rule.getPorts()).hasSize(1);
+              assertThat(rule.getFrom())
+                  .singleElement()
+                  .satisfies(
+                      (NetworkPolicyPeer peer) ->
+                          assertThat(peer.getNamespaceSelector().getMatchLabels())
+                              .containsExactly(
+                                  Map.entry("kubernetes.io/metadata.name", "monitoring")));
+            });
+    // without mutual TLS there is no status port: the HTTP port serves probes and scrapes
+    assertThat(Chart.render(TLS + from).only(NetworkPolicy.class).getSpec().getIngress())
+        .flatExtracting(NetworkPolicyIngressRule::getPorts)
+        .extracting(p -> p.getPort().getStrVal())
+        .containsExactlyInAnyOrder("peer", "grpc", "http");
   }
 
   @Test
@@ -879,6 +982,16 @@ class ChartTest {
         .getMetadata()
         .getAnnotations()
         .get("checksum/config");
+  }
+
+  /** The Services whose labels {@code sm} selects and that have the port it scrapes. */
+  private static List<Service> scrapedServices(Rendered r, ServiceMonitor sm) {
+    Map<String, String> selector = sm.getSpec().getSelector().getMatchLabels();
+    String port = sm.getSpec().getEndpoints().get(0).getPort();
+    return r.all(Service.class).stream()
+        .filter(s -> s.getMetadata().getLabels().entrySet().containsAll(selector.entrySet()))
+        .filter(s -> s.getSpec().getPorts().stream().anyMatch(p -> p.getName().equals(port)))
+        .toList();
   }
 
   private static Service service(Rendered r, String name) {

@@ -66,6 +66,7 @@ class KustomizeDriftTest {
     assertThat(pod.getTerminationGracePeriodSeconds())
         .isEqualTo(base.getTerminationGracePeriodSeconds());
     assertThat(pod.getServiceAccountName()).isEqualTo(base.getServiceAccountName());
+    assertThat(pod.getEnableServiceLinks()).isEqualTo(base.getEnableServiceLinks());
     assertThat(chart.deployment().getSpec().getReplicas())
         .isEqualTo(baseDeployment().getSpec().getReplicas());
   }

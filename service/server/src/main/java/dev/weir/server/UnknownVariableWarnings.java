@@ -12,7 +12,8 @@ import java.util.Set;
  * The warnings a node starts with for each {@code WEIR_*} or {@code GUBER_*} variable, in the
  * environment or the {@code --config} file, that no setting reads: where it was set and the known
  * name closest to it, e.g. {@code WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is
- * ignored; did you mean WEIR_CACHE_SIZE?}.
+ * ignored; did you mean WEIR_CACHE_SIZE?}. The variables Kubernetes' service links set in the
+ * environment ({@link ServiceLinks}) get none.
  */
 final class UnknownVariableWarnings {
 
@@ -21,12 +22,13 @@ final class UnknownVariableWarnings {
   private UnknownVariableWarnings() {}
 
   /**
-   * Returns one warning per unknown variable of {@code environment} and of {@code fileValues}, read
-   * from {@code file}, sorted by name.
+   * Returns one warning per unknown variable of {@code environment}, but for its service links,
+   * and of {@code fileValues}, read from {@code file}, sorted by name.
    */
   static List<String> of(
       Map<String, String> environment, Map<String, String> fileValues, Optional<Path> file) {
     Set<String> names = new HashSet<>(environment.keySet());
+    names.removeAll(ServiceLinks.in(environment));
     names.addAll(fileValues.keySet());
     return CHECK.find(names).stream()
         .map(

@@ -3,6 +3,7 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -45,5 +46,68 @@ class UnknownVariableWarningsTest {
         .containsExactly(
             "GUBER_DEBUG (in the environment) is not a Weir setting and is ignored;"
                 + " README.md#configuration lists every setting");
+  }
+
+  /** What the kubelet's service links set for a Service {@code weir} with two ports. */
+  private static Map<String, String> serviceLinks() {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_SERVICE_HOST", "10.96.0.12");
+    env.put("WEIR_SERVICE_PORT", "8081");
+    env.put("WEIR_SERVICE_PORT_GRPC_RLS", "8081");
+    env.put("WEIR_SERVICE_PORT_HTTP", "8080");
+    env.put("WEIR_PORT", "tcp://10.96.0.12:8081");
+    env.put("WEIR_PORT_8081_TCP", "tcp://10.96.0.12:8081");
+    env.put("WEIR_PORT_8081_TCP_PROTO", "tcp");
+    env.put("WEIR_PORT_8081_TCP_PORT", "8081");
+    env.put("WEIR_PORT_8081_TCP_ADDR", "10.96.0.12");
+    env.put("WEIR_PORT_8080_TCP", "tcp://10.96.0.12:8080");
+    env.put("WEIR_PORT_8080_TCP_PROTO", "tcp");
+    env.put("WEIR_PORT_8080_TCP_PORT", "8080");
+    env.put("WEIR_PORT_8080_TCP_ADDR", "10.96.0.12");
+    // an IPv6 Service weir-status with one UDP port
+    env.put("WEIR_STATUS_SERVICE_HOST", "fd00:10:96::3");
+    env.put("WEIR_STATUS_SERVICE_PORT", "1053");
+    env.put("WEIR_STATUS_PORT", "udp://[fd00:10:96::3]:1053");
+    env.put("WEIR_STATUS_PORT_1053_UDP", "udp://[fd00:10:96::3]:1053");
+    env.put("WEIR_STATUS_PORT_1053_UDP_PROTO", "udp");
+    env.put("WEIR_STATUS_PORT_1053_UDP_PORT", "1053");
+    env.put("WEIR_STATUS_PORT_1053_UDP_ADDR", "fd00:10:96::3");
+    return env;
+  }
+
+  @Test
+  void of_kubernetesServiceLinks_noWarning() {
+    assertThat(UnknownVariableWarnings.of(serviceLinks(), Map.of(), Optional.empty())).isEmpty();
+  }
+
+  @Test
+  void of_serviceLinkShapesWithoutTheirService_orWithOtherValues_orInTheFile_warned() {
+    // no WEIR_SERVICE_HOST and WEIR_SERVICE_PORT beside them: no Service weir set them
+    Map<String, String> alone =
+        Map.of("WEIR_PORT", "tcp://10.96.0.12:8081", "WEIR_SERVICE_PORT_HTTP", "8080");
+    Map<String, String> otherValues = serviceLinks();
+    otherValues.put("WEIR_PORT_8081_TCP_PORT", "8080");
+    otherValues.put("WEIR_PORT_8080_TCP_ADDR", "weir.example");
+    otherValues.put("WEIR_SERVICE_PORT_HTTP", "http");
+    otherValues.put("WEIR_PORT_8081_TCP_PROTO", "udp");
+    Map<String, String> notAShape = serviceLinks();
+    notAShape.put("WEIR_SERVICE_PORTS", "8081");
+    notAShape.put("WEIR_PORT_8081_HTTP", "tcp://10.96.0.12:8081");
+
+    assertThat(UnknownVariableWarnings.of(alone, Map.of(), Optional.empty()))
+        .extracting(w -> w.substring(0, w.indexOf(' ')))
+        .containsExactly("WEIR_PORT", "WEIR_SERVICE_PORT_HTTP");
+    assertThat(UnknownVariableWarnings.of(otherValues, Map.of(), Optional.empty()))
+        .extracting(w -> w.substring(0, w.indexOf(' ')))
+        .containsExactly(
+            "WEIR_PORT_8080_TCP_ADDR",
+            "WEIR_PORT_8081_TCP_PORT",
+            "WEIR_PORT_8081_TCP_PROTO",
+            "WEIR_SERVICE_PORT_HTTP");
+    assertThat(UnknownVariableWarnings.of(notAShape, Map.of(), Optional.empty()))
+        .extracting(w -> w.substring(0, w.indexOf(' ')))
+        .containsExactly("WEIR_PORT_8081_HTTP", "WEIR_SERVICE_PORTS");
+    assertThat(UnknownVariableWarnings.of(Map.of(), serviceLinks(), FILE))
+        .hasSize(serviceLinks().size());
   }
 }
