@@ -150,6 +150,12 @@ final class ExplainRoute {
     if (config.isEmpty()) {
       throw new Refused(503, Status.Code.UNAVAILABLE, "no descriptor config is loaded yet");
     }
+    if (config.get().domains().isEmpty()) {
+      throw new Refused(
+          503,
+          Status.Code.UNAVAILABLE,
+          "no descriptor config is loaded yet: the loaded config declares no domain");
+    }
     io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.Builder request =
         io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest.newBuilder();
     String body = new String(call.body(), StandardCharsets.UTF_8);

@@ -276,6 +276,32 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void forcedStartWithoutADomain_explain503LikeNoConfig() throws Exception {
+    Path empty = Files.createDirectory(dir.resolve("empty"));
+    node =
+        WeirNode.builder(TestConfigs.loopback())
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .envoy(
+                EnvoySettings.fromEnvironment(
+                    Map.of(
+                        "WEIR_ENVOY_CONFIG", empty.toString(),
+                        "WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG", "true")))
+            .start();
+
+    HttpResponse<String> explain =
+        post(
+            "/v1/Explain",
+            "{\"domain\":\"shop\","
+                + "\"descriptors\":[{\"entries\":[{\"key\":\"a\",\"value\":\"b\"}]}]}");
+
+    assertThat(explain.statusCode()).isEqualTo(503);
+    JsonObject answer = JsonParser.parseString(explain.body()).getAsJsonObject();
+    assertThat(answer.get("code").getAsInt()).isEqualTo(14);
+    assertThat(answer.get("message").getAsString()).startsWith("no descriptor config is loaded yet");
+  }
+
+  @Test
   void page_servedFromTheJar_loadingNothingFromElsewhere() throws Exception {
     startNode(false);
 
