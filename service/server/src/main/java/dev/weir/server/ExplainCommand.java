@@ -5,6 +5,8 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.time.Clock;
+import dev.weir.core.time.SystemClock;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DescriptorConfigException;
@@ -41,6 +43,18 @@ import java.util.function.Function;
  * load errors, 2 on a usage error.
  */
 final class ExplainCommand implements Command {
+
+  private final Clock clock;
+
+  /** Creates the command, reading the time to a counter's reset from the system clock. */
+  ExplainCommand() {
+    this(SystemClock.INSTANCE);
+  }
+
+  /** Creates the command, reading the time to a counter's reset from {@code clock}. */
+  ExplainCommand(Clock clock) {
+    this.clock = clock;
+  }
 
   /** The units a {@code --limit} takes, by their name on the command line, in size order. */
   private static final Map<String, RateLimitUnit> LIMIT_UNITS = limitUnits();
@@ -163,7 +177,7 @@ final class ExplainCommand implements Command {
    * Returns the line describing a counter's state on the node behind {@code stub}: remaining and
    * time to reset, or the error that asking it gave.
    */
-  private static Function<RateLimitRequest, Optional<String>> current(
+  private Function<RateLimitRequest, Optional<String>> current(
       V1Grpc.V1BlockingStub stub, String node) {
     return request -> {
       RateLimitReq item =
@@ -186,7 +200,7 @@ final class ExplainCommand implements Command {
         if (!answer.getError().isEmpty()) {
           return Optional.of("on " + node + ": error " + answer.getError());
         }
-        long resetMillis = Math.max(0, answer.getResetTime() - System.currentTimeMillis());
+        long resetMillis = Math.max(0, answer.getResetTime() - clock.wallMillis());
         return Optional.of(
             "on "
                 + node

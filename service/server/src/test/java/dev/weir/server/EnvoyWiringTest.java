@@ -367,20 +367,29 @@ class EnvoyWiringTest {
     RateLimitServiceGrpc.newBlockingStub(channel)
         .shouldRateLimit(request("remote_address", "10.0.0.1"));
 
+    clock.advance(Duration.ofSeconds(20));
+
     int status =
-        run(
-            "explain",
-            "--node",
-            "127.0.0.1:" + node.grpcPort(),
-            dir.toString(),
-            "shop",
-            "remote_address=10.0.0.1");
+        new ExplainCommand(clock)
+            .run(
+                List.of(
+                    "--node",
+                    "127.0.0.1:" + node.grpcPort(),
+                    dir.toString(),
+                    "shop",
+                    "remote_address=10.0.0.1"),
+                Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
 
     assertThat(status).isEqualTo(0);
     assertThat(out.toString(StandardCharsets.UTF_8))
         .contains("  matched: remote_address (any value) (" + dir.resolve("shop.yaml") + ":3)")
         .contains("  policy 1: 2 per minute, fixed_window, name \"per-ip\"")
-        .contains("    on 127.0.0.1:" + node.grpcPort() + ": 1 of 2 remaining, UNDER_LIMIT");
+        .contains(
+            "    on 127.0.0.1:"
+                + node.grpcPort()
+                + ": 1 of 2 remaining, UNDER_LIMIT, resets in 40 s");
   }
 
   @Test
