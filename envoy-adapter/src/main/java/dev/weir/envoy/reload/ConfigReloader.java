@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * leaves the last good configuration in place, is logged at WARN and counted in {@code
  * config_load_error}. Content refused with an exception is not retried until it changes again;
  * content that failed through an {@link Error}, which may come from the moment (an {@link
- * OutOfMemoryError}) rather than the content, is retried at each check, logged and counted again
- * only once another outcome came between. No failure stops later checks.
+ * OutOfMemoryError}) rather than the content, is retried once at the next check (logged and
+ * counted once), and not again until it changes if that check fails through an {@link Error} too.
+ * No failure stops later checks.
  */
 public final class ConfigReloader implements AutoCloseable {
 
@@ -66,7 +67,10 @@ public final class ConfigReloader implements AutoCloseable {
   private final EnvoyMetrics metrics;
   private String lastFingerprint = "";
 
-  /** The fingerprint of the content whose compile threw an {@link Error} at the last check. */
+  /**
+   * The fingerprint of the content whose compile threw an {@link Error} for the first time at the
+   * last check, to be retried once.
+   */
   private String erroredFingerprint = "";
   private Scheduler scheduler;
   private Duration interval;
@@ -161,8 +165,12 @@ public final class ConfigReloader implements AutoCloseable {
     } catch (DescriptorConfigException e) {
       return failed(fingerprint.isEmpty() ? "unreadable:" + e.getMessage() : fingerprint, e);
     } catch (Error e) {
-      erroredFingerprint = fingerprint.isEmpty() ? "thrown:" + e : fingerprint;
-      if (!erroredFingerprint.equals(erroredBefore)) {
+      String errored = fingerprint.isEmpty() ? "thrown:" + e : fingerprint;
+      if (errored.equals(erroredBefore)) {
+        // The second Error in a row for this content comes from the content: not retried again.
+        lastFingerprint = errored;
+      } else {
+        erroredFingerprint = errored;
         reportFailure(e);
       }
       return Outcome.FAILED;

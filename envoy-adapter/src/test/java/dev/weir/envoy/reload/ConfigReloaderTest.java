@@ -353,7 +353,7 @@ class ConfigReloaderTest {
   }
 
   @Test
-  void reloadIfChanged_errorThrownAtEveryCompile_isRetriedButCountedOnce() throws Exception {
+  void reloadIfChanged_errorThrownAtEveryCompile_isRetriedOnceAndCountedOnce() throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);
     ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
@@ -375,9 +375,11 @@ class ConfigReloaderTest {
     Files.writeString(file, GOOD_B);
     Outcome first = reloader.reloadIfChanged();
     Outcome second = reloader.reloadIfChanged();
+    Outcome third = reloader.reloadIfChanged();
 
     assertThat(first).isEqualTo(Outcome.FAILED);
     assertThat(second).isEqualTo(Outcome.FAILED);
+    assertThat(third).isEqualTo(Outcome.UNCHANGED);
     assertThat(compiles).hasValue(3);
     assertThat(current().domains()).containsOnlyKeys("a");
     assertThat(count("config_load_error")).isEqualTo(1);
