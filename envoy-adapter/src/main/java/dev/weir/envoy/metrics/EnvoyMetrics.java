@@ -46,18 +46,23 @@ public final class EnvoyMetrics {
   public static final String PREFIX = "weir.envoy.";
 
   /**
-   * The most rule labels built from request values ({@code detailed_metric}, {@code
-   * value_to_metric}, limit overrides) counted per domain; later ones share {@link
-   * #OTHER_RULES}, so that they cannot grow the registry without bound. Labels that are rule paths
-   * of the config are bounded by the config: they are neither capped nor count against the cap.
+   * The most rule labels of each kind counted per domain, the kinds being labels built from request
+   * values ({@code detailed_metric}, {@code value_to_metric}, limit overrides) and labels that are
+   * rule paths of the config (which reloads may add to); later ones of a kind share {@link
+   * #OTHER_RULES}, so that neither kind can grow the registry without bound nor use up the other's
+   * labels.
    */
   public static final int MAX_RULES_PER_DOMAIN = 10_000;
 
-  /** The rule label of every label built from values beyond {@link #MAX_RULES_PER_DOMAIN}. */
+  /** The rule label of every label of a kind beyond {@link #MAX_RULES_PER_DOMAIN}. */
   public static final String OTHER_RULES = "_other";
 
-  /** One domain's counters by rule label, and how many of the labels were built from values. */
-  private record DomainRules(Map<String, RuleCounters> byRule, AtomicInteger fromValues) {}
+  /**
+   * One domain's counters by rule label, and how many of the labels were built from values and how
+   * many are config paths.
+   */
+  private record DomainRules(
+      Map<String, RuleCounters> byRule, AtomicInteger fromValues, AtomicInteger fromConfig) {}
 
   private final MeterRegistry registry;
   private final Observer observer;
@@ -85,26 +90,27 @@ public final class EnvoyMetrics {
   }
 
   /**
-   * Returns the counters of {@code rule} in {@code domain}, creating them on first use; when {@code
-   * fromValues} (the label is built from request values) and {@link #MAX_RULES_PER_DOMAIN} such
-   * labels of the domain have counters, those of {@link #OTHER_RULES}.
+   * Returns the counters of {@code rule} in {@code domain}, creating them on first use; when {@link
+   * #MAX_RULES_PER_DOMAIN} labels of the domain of the same kind as {@code rule} (built from request
+   * values when {@code fromValues}, else a config path) have counters, those of {@link
+   * #OTHER_RULES}.
    */
   public RuleCounters rule(String domain, String rule, boolean fromValues) {
     DomainRules domainRules = rules.get(domain);
     if (domainRules == null) {
       domainRules =
           rules.computeIfAbsent(
-              domain, d -> new DomainRules(new ConcurrentHashMap<>(), new AtomicInteger()));
+              domain,
+              d ->
+                  new DomainRules(
+                      new ConcurrentHashMap<>(), new AtomicInteger(), new AtomicInteger()));
     }
     Map<String, RuleCounters> byRule = domainRules.byRule();
     RuleCounters counters = byRule.get(rule);
     if (counters != null) {
       return counters;
     }
-    if (!fromValues) {
-      return byRule.computeIfAbsent(rule, r -> create(domain, r));
-    }
-    AtomicInteger taken = domainRules.fromValues();
+    AtomicInteger taken = fromValues ? domainRules.fromValues() : domainRules.fromConfig();
     if (taken.get() >= MAX_RULES_PER_DOMAIN) {
       return byRule.computeIfAbsent(OTHER_RULES, r -> create(domain, r));
     }

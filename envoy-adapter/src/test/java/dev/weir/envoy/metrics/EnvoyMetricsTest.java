@@ -51,4 +51,20 @@ class EnvoyMetricsTest {
     assertThat(metrics.rule("d", "client_c" + EnvoyMetrics.MAX_RULES_PER_DOMAIN, true))
         .isSameAs(metrics.rule("d", EnvoyMetrics.OTHER_RULES, true));
   }
+
+  @Test
+  void rule_configPathsBeyondTheCap_shareTheOtherLabel() {
+    for (int i = 0; i < EnvoyMetrics.MAX_RULES_PER_DOMAIN; i++) {
+      metrics.rule("d", "path_" + i, false);
+    }
+
+    RuleCounters beyond = metrics.rule("d", "path_" + EnvoyMetrics.MAX_RULES_PER_DOMAIN, false);
+
+    assertThat(beyond).isSameAs(metrics.rule("d", EnvoyMetrics.OTHER_RULES, false));
+    assertThat(metrics.rule("d", "client_c0", true))
+        .as("a value label, with a budget of its own")
+        .isNotSameAs(beyond);
+    assertThat(registry.get("weir.envoy.rate_limit.total_hits").counters())
+        .hasSize(EnvoyMetrics.MAX_RULES_PER_DOMAIN + 2);
+  }
 }
