@@ -9,6 +9,7 @@ import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
@@ -214,6 +215,41 @@ class PeerRelayProtocolTest {
     assertThat(e.getTrailers().get(UnsentRelay.TARGET_LEFT)).isEqualTo("1");
     assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
     assertThat(UnsentRelay.targetLeft(e)).isTrue();
+  }
+
+  @Test
+  void indirectProbeOfALeaverThroughItsVoucher_withinItsGrace_answersOkWithoutTakingItDown() {
+    cluster.close();
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    cluster =
+        LocalCluster.start(
+            3,
+            ClusterForwardingTest.SETTINGS,
+            clock,
+            store -> new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            List.of());
+    Node via = cluster.node(1);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
+    // SIGTERM: the leaver stops serving probes, then tells its peers it is leaving.
+    leaving.cluster().leave(Duration.ofSeconds(5));
+
+    GetPeerRateLimitsResp probe =
+        peer(via)
+            .getPeerRateLimits(
+                GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(leaving.address()).build());
+
+    assertThat(probe.getRateLimitsCount()).isZero();
+    assertThat(via.cluster().liveness().isDown(leaving.address()))
+        .as("the leaver down at its voucher within its grace")
+        .isFalse();
+    GetPeerRateLimitsResp item =
+        peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis()));
+    assertThat(item.getRateLimitsCount()).isEqualTo(1);
+    assertThat(item.getRateLimits(0).getError()).isEmpty();
   }
 
   private static TransferBucketsReq transfer(

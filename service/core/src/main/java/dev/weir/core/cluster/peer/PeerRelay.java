@@ -21,6 +21,11 @@ import java.util.function.Supplier;
  * path it took). A relay refused before anything was sent on fails with {@link UnsentRelay}, marked
  * as {@linkplain UnsentRelay#TARGET_LEFT target left} when the target announced its leave longer
  * ago than the grace.
+ *
+ * <p>An indirect probe (a relay without items) of a target within its grace is answered OK when
+ * the target answers that it is not serving, as a leaver does from its SIGTERM on while it still
+ * drains: the leaver stays vouched for until its grace ends. Any other failure (the leaver's
+ * listener closed) fails the probe as it fails any relay.
  */
 public final class PeerRelay {
 
@@ -64,7 +69,16 @@ public final class PeerRelay {
     for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
       item.putMetadata(PeerProtos.HANDED_ON, self);
     }
-    return pool.call(target, c -> c.relayOnward(onward.build(), within));
+    CompletableFuture<GetPeerRateLimitsResp> sent =
+        pool.call(target, c -> c.relayOnward(onward.build(), within));
+    if (request.getRequestsCount() > 0 || !draining.test(target)) {
+      return sent;
+    }
+    return sent.exceptionallyCompose(
+        error ->
+            PeerClient.notServing(error)
+                ? CompletableFuture.completedFuture(GetPeerRateLimitsResp.getDefaultInstance())
+                : CompletableFuture.failedFuture(error));
   }
 
   /** See {@link PeerHandler#relayTransfer}. */
