@@ -946,6 +946,14 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return restoredPending.size();
   }
 
+  /**
+   * Returns whether this node has begun to {@linkplain #leave leave}: it serves no probe from then
+   * on.
+   */
+  public boolean leaving() {
+    return closed;
+  }
+
   /** Returns whether this node has joined and not left: peers' probes are answered only then. */
   @Override
   public boolean serving() {

@@ -161,7 +161,9 @@ public final class ClusterRateLimitService implements RateLimitService {
         now = now == 0 ? clock.wallMillis() : now;
         r = r.withCreatedAt(now);
       }
-      if (!r.metadata().isEmpty() && r.metadata().containsKey(PeerProtos.HANDED_ON)) {
+      if (!r.metadata().isEmpty()
+          && (r.metadata().containsKey(PeerProtos.HANDED_ON)
+              || r.metadata().containsKey(PeerProtos.RELAYED))) {
         r = withoutPeerMark(r);
       }
       String owner = current.isEmpty() ? self : current.ownerOf(r.hashKey());
@@ -308,13 +310,14 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Returns {@code r} without {@link PeerProtos#HANDED_ON}, the metadata key a peer marks a
-   * handed-on item with: from a caller it would make an owner whose ring is behind answer the item
-   * on its stale copy instead of handing it on.
+   * Returns {@code r} without {@link PeerProtos#HANDED_ON} and {@link PeerProtos#RELAYED}, the
+   * metadata keys a peer marks a handed-on or relayed item with: from a caller they would make an
+   * owner whose ring is behind answer the item on its stale copy instead of handing it on.
    */
   private static RateLimitRequest withoutPeerMark(RateLimitRequest r) {
     Map<String, String> kept = new LinkedHashMap<>(r.metadata());
     kept.remove(PeerProtos.HANDED_ON);
+    kept.remove(PeerProtos.RELAYED);
     return r.withMetadata(kept);
   }
 

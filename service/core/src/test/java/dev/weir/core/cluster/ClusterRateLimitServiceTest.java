@@ -455,6 +455,28 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_callerSetsThePeersRelayedMark_itemForwardedWithoutIt() throws Exception {
+    List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
+    PeersV1Grpc.PeersV1ImplBase recording =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
+            answering(() -> false, 7).getPeerRateLimits(request, answer);
+          }
+        };
+    try (StandInFixture f = new StandInFixture(recording)) {
+      RateLimitRequest marked =
+          f.hit(9).withMetadata(Map.of(PeerProtos.RELAYED, "10.9.9.9:1051", "team", "a"));
+
+      f.checkAndWait(marked);
+
+      assertThat(forwarded).singleElement().isEqualTo(Map.of("team", "a"));
+    }
+  }
+
+  @Test
   void check_ownerAnswersBeforeTheWait_itsAnswerKeptAndNoStandIn() throws Exception {
     try (StandInFixture f = new StandInFixture(answering(() -> false, 7))) {
       RateLimitResponse answer = f.checkAndWait(f.hit(9));

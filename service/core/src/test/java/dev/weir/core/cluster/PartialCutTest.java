@@ -456,6 +456,43 @@ class PartialCutTest {
   }
 
   @Test
+  void partialCut_ownerLeavingAndStillDraining_hitsRelayedAfterItLeftItsRingCountOnTheNextOwner()
+      throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    ClusterSettings settings = ClusterForwardingTest.SETTINGS;
+    startOnFakeTime(3, settings, timers, clock);
+    String key = keyOwnedByCMovingToA();
+    cluster.cut(a, c);
+    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
+    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
+    Await.until(
+        SETTLED,
+        () ->
+            b.address().equals(a.cluster().probes().voucher(c.address()))
+                && b.address().equals(c.cluster().probes().voucher(a.address())),
+        "B vouches for C at A and for A at C");
+
+    // SIGTERM: C hands its buckets to A and leaves its own ring; its notice reaches B, not A.
+    c.cluster().leave(Duration.ofSeconds(5));
+    int k = 3;
+    for (int i = 0; i < k; i++) {
+      RateLimitResponse whileDraining = a.check(hit(key)).get(0);
+      assertThat(whileDraining.error()).as("hit %d on C's key at A while C drains", i).isEmpty();
+      assertThat(whileDraining.status()).isEqualTo(Status.UNDER_LIMIT);
+    }
+    timers.advance(settings.batchTimeout().plusMillis(1));
+    Await.until(
+        SETTLED,
+        () -> a.check(peek(key)).get(0).error().isEmpty() && !onRing(a, c),
+        "C off A's ring");
+
+    assertThat(hitUntilOverLimit(a, key))
+        .as("hits on C's key admitted by A after %d relayed to C once it had left its ring", k)
+        .isEqualTo(LIMIT - k);
+  }
+
+  @Test
   void partialCut_ownerLeftLongerAgoThanTheVouchersGrace_farNodeTakesItOffItsRingAtOnce()
       throws Exception {
     FakeClock clock = new FakeClock();

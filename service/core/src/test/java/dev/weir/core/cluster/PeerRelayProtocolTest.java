@@ -7,6 +7,7 @@ import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.peer.UnsentRelay;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import java.time.Duration;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.model.RateLimitRequest;
@@ -203,6 +204,33 @@ class PeerRelayProtocolTest {
     assertThat(e.getTrailers().get(UnsentRelay.TARGET_LEFT)).isEqualTo("1");
     assertThat(e.getTrailers().get(UnsentRelay.TRAILER)).isEqualTo("1");
     assertThat(UnsentRelay.targetLeft(e)).isTrue();
+  }
+
+  @Test
+  void indirectProbeOfALeaverThroughItsVoucher_withinItsGrace_answersOkWithoutTakingItDown() {
+    cluster.close();
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    Node via = cluster.node(1);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
+    // SIGTERM: the leaver stops serving probes, then tells its peers it is leaving.
+    leaving.cluster().leave(Duration.ofSeconds(5));
+
+    GetPeerRateLimitsResp probe =
+        peer(via)
+            .getPeerRateLimits(
+                GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(leaving.address()).build());
+
+    assertThat(probe.getRateLimitsCount()).isZero();
+    assertThat(via.cluster().liveness().isDown(leaving.address()))
+        .as("the leaver down at its voucher within its grace")
+        .isFalse();
+    GetPeerRateLimitsResp item =
+        peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis()));
+    assertThat(item.getRateLimitsCount()).isEqualTo(1);
+    assertThat(item.getRateLimits(0).getError()).isEmpty();
   }
 
   private static TransferBucketsReq transfer(

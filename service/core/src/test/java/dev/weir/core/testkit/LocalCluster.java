@@ -211,6 +211,7 @@ public final class LocalCluster implements AutoCloseable {
       nodes.add(newNode());
     }
     nodes.forEach(node -> node.cluster().restoreSnapshots());
+    nodes.forEach(node -> node.handler.startedJoined = true);
     publishMembership();
     nodes.forEach(node -> node.cluster().handOverRestored().join());
     return this;
@@ -634,6 +635,8 @@ public final class LocalCluster implements AutoCloseable {
 
   private static final class DeferredHandler implements PeerHandler {
     private volatile ClusterNode target;
+    // A node started with the cluster is a member without a join: it serves until it leaves.
+    private volatile boolean startedJoined;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
     private volatile Runnable afterRelayAnswered = () -> {};
@@ -643,6 +646,15 @@ public final class LocalCluster implements AutoCloseable {
     private final AtomicInteger itemCallsRelayed = new AtomicInteger();
     private final AtomicInteger transfersRelayed = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
+
+    @Override
+    public boolean serving() {
+      ClusterNode node = target;
+      if (node == null) {
+        return false;
+      }
+      return startedJoined ? !node.leaving() : node.serving();
+    }
 
     @Override
     public List<RateLimitResponse> decideAsOwner(List<RateLimitRequest> requests) {

@@ -2,6 +2,7 @@ package dev.weir.core.cluster.handoff;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.ring.HashRing;
@@ -25,9 +26,14 @@ import org.slf4j.LoggerFactory;
  * <p>Design: an item is handed on at most once. The handed-on item carries the metadata a forward
  * carries (its {@code time_zone}, which decides a Gregorian window, whatever the rest weighs) and
  * {@link #HANDED_ON} (this node's address), and its receiver answers it whatever its own ring says,
- * so two nodes whose rings disagree about a key do not pass it back and forth. The items of one call
- * go in one call per owner, with {@code timeout} (shorter than the sender's deadline); the items of
- * a call that fails (the owner is down and this node has not found it yet, or does not answer in
+ * so two nodes whose rings disagree about a key do not pass it back and forth. An item a peer only
+ * relayed here ({@link PeerProtos#relayedOnly}) is answered here as well, unless this node has left
+ * its own ring (it drains after its leave notice, and the far node the notice did not reach still
+ * relays to it): it is handed on then, or it would count on the copy this node kept after its last
+ * transfer. The items of one call go in one call per owner, through the peer that vouches for it
+ * when this node does not reach it ({@link PeerClientPool#voucherOf}; GLOBAL hits, which are never
+ * relayed, directly), with {@code timeout} (shorter than the sender's deadline); the items of a
+ * call that fails (the owner is down and this node has not found it yet, or does not answer in
  * time) are answered here after all by {@code formerOwner}, rather than with an error: the sender
  * may have routed them here because it found that owner down; GLOBAL hits among them go to the
  * owner with this node's GLOBAL sync, or are dropped when the owner may have applied them, since
@@ -119,26 +125,66 @@ public final class HandOn {
         .thenApply(v -> List.of(answers));
   }
 
-  /** Returns the owner {@code r} goes to, or null when this node answers it. */
+  /**
+   * Returns the owner {@code r} goes to, or null when this node answers it: a handed-on item is
+   * answered here, unless it was only relayed here and this node has left its own ring.
+   */
   private String movedTo(HashRing current, RateLimitRequest r) {
-    if (current.isEmpty() || r.metadata().containsKey(HANDED_ON)) {
+    if (current.isEmpty()) {
+      return null;
+    }
+    Map<String, String> metadata = r.metadata();
+    if (metadata.containsKey(HANDED_ON)
+        && !(PeerProtos.relayedOnly(metadata) && !current.contains(self))) {
       return null;
     }
     String to = current.ownerOf(r.hashKey());
     return to.equals(self) ? null : to;
   }
 
-  // Sends the items at indexes to their owner to, filling in their answers; never fails.
+  /**
+   * Sends the items at {@code indexes} to their owner {@code to}, filling in their answers; never
+   * fails. They go through the peer that vouches for {@code to} when one does, except GLOBAL hits,
+   * which are never relayed.
+   */
   private CompletableFuture<Void> handOn(
       String to, List<Integer> indexes, List<RateLimitRequest> requests, RateLimitResponse[] out) {
+    String through = peers.voucherOf(to);
+    if (through == null) {
+      return handOn(to, null, indexes, requests, out);
+    }
+    List<Integer> global = new ArrayList<>();
+    List<Integer> relayed = new ArrayList<>();
+    for (int i : indexes) {
+      (requests.get(i).has(Behavior.GLOBAL) ? global : relayed).add(i);
+    }
+    if (global.isEmpty()) {
+      return handOn(to, through, relayed, requests, out);
+    }
+    if (relayed.isEmpty()) {
+      return handOn(to, null, global, requests, out);
+    }
+    return CompletableFuture.allOf(
+        handOn(to, null, global, requests, out), handOn(to, through, relayed, requests, out));
+  }
+
+  // Sends the items at indexes to to, through the peer through unless null; never fails.
+  private CompletableFuture<Void> handOn(
+      String to,
+      String through,
+      List<Integer> indexes,
+      List<RateLimitRequest> requests,
+      RateLimitResponse[] out) {
     List<RateLimitRequest> items = new ArrayList<>(indexes.size());
     for (int i : indexes) {
       items.add(marked(requests.get(i)));
     }
     Map<String, String> ownerMeta = Map.of("owner", to);
-    return peers
-        .call(to, c -> c.getPeerRateLimits(items, timeout, "handing on to"))
-        .handle(
+    CompletableFuture<List<RateLimitResponse>> call =
+        through == null
+            ? peers.call(to, c -> c.getPeerRateLimits(items, timeout, "handing on to"))
+            : peers.call(through, c -> c.relay(to, items, timeout));
+    return call.handle(
             (answers, error) -> {
               // getPeerRateLimits fails INTERNAL when the owner answers another number of items.
               if (error == null) {
@@ -165,10 +211,11 @@ public final class HandOn {
   /**
    * Returns {@code r} as it is handed on: with the metadata a forward carries ({@link
    * PeerProtos#forwardedMetadata}, so a Gregorian item keeps its {@code time_zone}) and {@link
-   * #HANDED_ON}.
+   * #HANDED_ON} (and without {@link PeerProtos#RELAYED}, so its receiver answers it).
    */
   private RateLimitRequest marked(RateLimitRequest r) {
     Map<String, String> kept = new LinkedHashMap<>(PeerProtos.forwardedMetadata(r.metadata()));
+    kept.remove(PeerProtos.RELAYED);
     kept.put(HANDED_ON, self);
     return r.withMetadata(kept);
   }

@@ -376,7 +376,18 @@ public final class PeerClient implements AutoCloseable {
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .getPeerRateLimits(request, observer(call)));
-    return wrap(call, "relaying to");
+    return wrap(call, "relaying to", Reporting.ONWARD);
+  }
+
+  /**
+   * Returns whether {@code error} is a peer's answer that it is not serving as a cluster member
+   * ({@code UNAVAILABLE} {@link PeersService#NOT_SERVING}), its answer to a probe while it joins or
+   * leaves.
+   */
+  static boolean notServing(Throwable error) {
+    Status s = Status.fromThrowable(error);
+    return s.getCode() == Status.Code.UNAVAILABLE
+        && PeersService.NOT_SERVING.equals(s.getDescription());
   }
 
   /**
@@ -656,7 +667,12 @@ public final class PeerClient implements AutoCloseable {
     /** A success as a probe's, failures not at all. */
     CONFIRM,
     /** Successes, and failures to reach this peer at all ({@code UNAVAILABLE}). */
-    RELAY
+    RELAY,
+    /**
+     * Successes and failures, except this peer's answer that it is not serving: a probe another
+     * node relays through this one gets it from a peer that still drains the calls in flight to it.
+     */
+    ONWARD
   }
 
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
@@ -698,6 +714,10 @@ public final class PeerClient implements AutoCloseable {
                 observer.notAnswering(address, message, true);
               } else if (target != null && UnsentRelay.targetLeft(error)) {
                 observer.relayTargetLeft(address, target, sent);
+              }
+            } else if (reporting == Reporting.ONWARD) {
+              if (!notServing(error)) {
+                reportFailure(s, message);
               }
             } else if (reporting != Reporting.NOTICE && reporting != Reporting.CONFIRM) {
               reportFailure(s, message);

@@ -205,6 +205,15 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
+   * Returns the peer that relays what this node sends to {@code owner} ({@link #relayThrough}), or
+   * null when this node calls {@code owner} directly.
+   */
+  public String voucherOf(String owner) {
+    IndirectProbes p = probes;
+    return p == null ? null : p.via(owner);
+  }
+
+  /**
    * Forwards {@code request} to its owner: through the peer that reaches the owner when this node
    * does not ({@link #relayThrough}), else directly. A direct forward that fails because it found
    * the owner down is relayed if a peer may reach the owner; a relayed forward that fails waits for

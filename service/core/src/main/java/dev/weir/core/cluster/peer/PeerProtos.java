@@ -31,9 +31,17 @@ public final class PeerProtos {
   /**
    * The metadata entry that makes a forwarded item's receiver answer it as owner whatever its own
    * ring says: its value is the node that handed the item on (an old owner after a hand-off) or
-   * relayed it. An item is handed on or relayed at most once.
+   * relayed it. The receiver of an item only relayed to it ({@link #relayedOnly}) hands it on
+   * after all when it has left its own ring; an item is handed on at most once.
    */
   public static final String HANDED_ON = "weir-handed-on-by";
+
+  /**
+   * The metadata entry a relaying node sets on each item it sends on to the item's owner: its value
+   * is that node, and an item whose {@link #HANDED_ON} entry is the same node was only relayed, not
+   * handed on by an old owner.
+   */
+  public static final String RELAYED = "weir-relayed-by";
 
   /**
    * The most bytes of metadata a forwarded item carries. The owner reads only the {@code time_zone}
@@ -85,7 +93,8 @@ public final class PeerProtos {
    * Returns what of {@code metadata} a forwarded item carries: all of it when it takes at most
    * {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} and {@link #TRACEPARENT}
    * entries, each when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long, and its {@link
-   * #HANDED_ON} entry (a node's address, which a node sets and a caller's item never keeps).
+   * #HANDED_ON} and {@link #RELAYED} entries (a node's address, which a node sets and a caller's
+   * item never keeps).
    */
   public static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
     if (metadata.isEmpty() || metadataBytes(metadata) <= MAX_FORWARDED_METADATA_BYTES) {
@@ -98,7 +107,21 @@ public final class PeerProtos {
     if (handedOn != null) {
       kept.put(HANDED_ON, handedOn);
     }
+    String relayed = metadata.get(RELAYED);
+    if (relayed != null) {
+      kept.put(RELAYED, relayed);
+    }
     return kept;
+  }
+
+  /**
+   * Returns whether {@code metadata} is an item's that a peer relayed to its owner without any old
+   * owner having handed it on: its {@link #HANDED_ON} and {@link #RELAYED} entries name the same
+   * node.
+   */
+  public static boolean relayedOnly(Map<String, String> metadata) {
+    String relayed = metadata.get(RELAYED);
+    return relayed != null && relayed.equals(metadata.get(HANDED_ON));
   }
 
   private static void keepShort(Map<String, String> kept, Map<String, String> metadata, String key) {

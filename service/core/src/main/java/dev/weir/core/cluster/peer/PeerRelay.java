@@ -21,6 +21,16 @@ import java.util.function.Supplier;
  * path it took). A relay refused before anything was sent on fails with {@link UnsentRelay}, marked
  * as {@linkplain UnsentRelay#TARGET_LEFT target left} when the target announced its leave longer
  * ago than the grace.
+ *
+ * <p>Each relayed item carries {@link PeerProtos#RELAYED} (this node) and, unless an old owner
+ * handed it on already, {@link PeerProtos#HANDED_ON} (this node too), so that its target answers
+ * it as owner whatever its own ring says, unless the target has left its own ring: then it hands
+ * the item on, once, to the key's next owner ({@link PeerProtos#relayedOnly}).
+ *
+ * <p>An indirect probe (a relay without items) of a target within its grace is answered OK when
+ * the target answers that it is not serving, as a leaver does from its SIGTERM on while it still
+ * drains: the leaver stays vouched for until its grace ends. Any other failure (the leaver's
+ * listener closed) fails the probe as it fails any relay.
  */
 public final class PeerRelay {
 
@@ -62,9 +72,21 @@ public final class PeerRelay {
     }
     GetPeerRateLimitsReq.Builder onward = request.toBuilder().clearWeirRelayTo();
     for (RateLimitReq.Builder item : onward.getRequestsBuilderList()) {
-      item.putMetadata(PeerProtos.HANDED_ON, self);
+      if (!item.containsMetadata(PeerProtos.HANDED_ON)) {
+        item.putMetadata(PeerProtos.HANDED_ON, self);
+      }
+      item.putMetadata(PeerProtos.RELAYED, self);
     }
-    return pool.call(target, c -> c.relayOnward(onward.build(), within));
+    CompletableFuture<GetPeerRateLimitsResp> sent =
+        pool.call(target, c -> c.relayOnward(onward.build(), within));
+    if (request.getRequestsCount() > 0 || !draining.test(target)) {
+      return sent;
+    }
+    return sent.exceptionallyCompose(
+        error ->
+            PeerClient.notServing(error)
+                ? CompletableFuture.completedFuture(GetPeerRateLimitsResp.getDefaultInstance())
+                : CompletableFuture.failedFuture(error));
   }
 
   /** See {@link PeerHandler#relayTransfer}. */
