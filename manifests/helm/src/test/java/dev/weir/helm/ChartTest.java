@@ -760,6 +760,22 @@ class ChartTest {
         .containsExactlyInAnyOrder("peer", "grpc", "http");
   }
 
+  /**
+   * A release that an older chart installed, upgraded with {@code --reuse-values}, renders with the
+   * older chart's defaults, which have no networkPolicy.status: no status rule, no failure.
+   */
+  @Test
+  void upgradeReusingValues_withoutNetworkPolicyStatus_rendersNoStatusRule() {
+    Rendered r =
+        Chart.renderReusingValues(
+            MTLS + "serviceMonitor: {enabled: true}\n", "networkPolicy.status");
+
+    assertThat(r.only(NetworkPolicy.class).getSpec().getIngress())
+        .flatExtracting(NetworkPolicyIngressRule::getPorts)
+        .extracting(p -> p.getPort().getStrVal())
+        .containsExactlyInAnyOrder("peer", "grpc", "http");
+  }
+
   @Test
   void config_fromAConfigMapMountedAsADirectory_withAChecksumThatFollowsItsContent() {
     Rendered defaults = Chart.render("");
