@@ -762,6 +762,24 @@ class ChartTest {
   }
 
   /**
+   * Under mutual TLS the unauthenticated status listener gets a Service only for the ServiceMonitor
+   * to scrape through: the probes and a PodMonitor reach the pods directly.
+   */
+  @Test
+  void mutualTls_statusServiceOnlyWithAServiceMonitor() {
+    for (String values : List.of(MTLS, MTLS + "podMonitor: {enabled: true}\n")) {
+      assertThat(Chart.render(values).all(Service.class))
+          .as(values)
+          .extracting(s -> s.getMetadata().getName())
+          .isNotEmpty()
+          .noneMatch(name -> name.endsWith("-status"));
+    }
+    assertThat(Chart.render(MTLS + "serviceMonitor: {enabled: true}\n").all(Service.class))
+        .extracting(s -> s.getMetadata().getName())
+        .contains("weir-status");
+  }
+
+  /**
    * The {@code job} label of the ServiceMonitor's samples is the client Service's name whatever
    * Service it scrapes through, so alerts and recording rules keyed on it survive mutual TLS.
    */
