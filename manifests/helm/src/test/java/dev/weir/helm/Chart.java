@@ -58,25 +58,72 @@ public final class Chart {
   public static Rendered render(
       String release, String namespace, String values, UnaryOperator<String> edit) {
     try {
-      Path file = Files.createTempFile("weir-values", ".yaml");
       Path copy = copy(text -> withoutCluster(edit.apply(text)).replace("helm.sh/hook", HOOK));
       try {
-        Files.writeString(file, values);
-        String yaml =
-            new Helm(copy)
-                .template()
-                .withKubeVersion(KUBE_VERSION)
-                .withName(release)
-                .withNamespace(namespace)
-                .withValuesFile(file)
-                .call();
-        return new Rendered(parse(yaml));
+        return template(copy, release, namespace, values);
       } finally {
-        Files.deleteIfExists(file);
         delete(copy);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Rendered template(Path chart, String release, String namespace, String values)
+      throws IOException {
+    Path file = Files.createTempFile("weir-values", ".yaml");
+    try {
+      Files.writeString(file, values);
+      String yaml =
+          new Helm(chart)
+              .template()
+              .withKubeVersion(KUBE_VERSION)
+              .withName(release)
+              .withNamespace(namespace)
+              .withValuesFile(file)
+              .call();
+      return new Rendered(parse(yaml));
+    } finally {
+      Files.deleteIfExists(file);
+    }
+  }
+
+  /**
+   * Renders as {@code helm upgrade --reuse-values} does a release that an older chart installed:
+   * Helm then renders the templates with the older chart's defaults, so {@code values} go over a
+   * copy of the chart's values.yaml without the keys {@code added} names (dotted paths, each of
+   * which must exist), which the older chart did not have.
+   */
+  public static Rendered renderReusingValues(String values, String... added) {
+    try {
+      Path copy = copy(text -> withoutCluster(text).replace("helm.sh/hook", HOOK));
+      try {
+        Map<String, Object> defaults = yamlMap(Files.readString(DIR.resolve("values.yaml")));
+        for (String key : added) {
+          remove(defaults, key);
+        }
+        Files.writeString(copy.resolve("values.yaml"), Serialization.asYaml(defaults));
+        return template(copy, "weir", "weir", values);
+      } finally {
+        delete(copy);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void remove(Map<String, Object> values, String dotted) {
+    String[] path = dotted.split("\\.");
+    Map<String, Object> parent = values;
+    for (int i = 0; i < path.length - 1; i++) {
+      if (!(parent.get(path[i]) instanceof Map<?, ?> child)) {
+        throw new IllegalArgumentException("values.yaml has no " + dotted);
+      }
+      parent = (Map<String, Object>) child;
+    }
+    if (parent.remove(path[path.length - 1]) == null) {
+      throw new IllegalArgumentException("values.yaml has no " + dotted);
     }
   }
 

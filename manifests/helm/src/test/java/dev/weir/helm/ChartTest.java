@@ -30,6 +30,7 @@ import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
+import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfig;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -760,6 +761,60 @@ class ChartTest {
         .containsExactlyInAnyOrder("peer", "grpc", "http");
   }
 
+  /**
+   * Under mutual TLS the unauthenticated status listener gets a Service only for the ServiceMonitor
+   * to scrape through: the probes and a PodMonitor reach the pods directly.
+   */
+  @Test
+  void mutualTls_statusServiceOnlyWithAServiceMonitor() {
+    for (String values : List.of(MTLS, MTLS + "podMonitor: {enabled: true}\n")) {
+      assertThat(Chart.render(values).all(Service.class))
+          .as(values)
+          .extracting(s -> s.getMetadata().getName())
+          .isNotEmpty()
+          .noneMatch(name -> name.endsWith("-status"));
+    }
+    assertThat(Chart.render(MTLS + "serviceMonitor: {enabled: true}\n").all(Service.class))
+        .extracting(s -> s.getMetadata().getName())
+        .contains("weir-status");
+  }
+
+  /**
+   * The {@code job} label of the ServiceMonitor's samples is the client Service's name whatever
+   * Service it scrapes through, so alerts and recording rules keyed on it survive mutual TLS.
+   */
+  @Test
+  void serviceMonitor_jobIsTheClientServicesName() {
+    for (String release : List.of("weir", "prod")) {
+      for (String values : List.of("", TLS, MTLS)) {
+        Rendered r = Chart.render(release, "weir", values + "serviceMonitor: {enabled: true}\n");
+        ServiceMonitor sm = r.only(ServiceMonitor.class);
+        String client = r.deployment().getMetadata().getName();
+
+        assertThat(scrapedServices(r, sm))
+            .as("%s %s", release, values)
+            .singleElement()
+            .satisfies(s -> assertThat(job(sm, s)).isEqualTo(client));
+      }
+    }
+  }
+
+  /**
+   * A release that an older chart installed, upgraded with {@code --reuse-values}, renders with the
+   * older chart's defaults, which have no networkPolicy.status: no status rule, no failure.
+   */
+  @Test
+  void upgradeReusingValues_withoutNetworkPolicyStatus_rendersNoStatusRule() {
+    Rendered r =
+        Chart.renderReusingValues(
+            MTLS + "serviceMonitor: {enabled: true}\n", "networkPolicy.status");
+
+    assertThat(r.only(NetworkPolicy.class).getSpec().getIngress())
+        .flatExtracting(NetworkPolicyIngressRule::getPorts)
+        .extracting(p -> p.getPort().getStrVal())
+        .containsExactlyInAnyOrder("peer", "grpc", "http");
+  }
+
   @Test
   void config_fromAConfigMapMountedAsADirectory_withAChecksumThatFollowsItsContent() {
     Rendered defaults = Chart.render("");
@@ -992,6 +1047,32 @@ class ChartTest {
         .filter(s -> s.getMetadata().getLabels().entrySet().containsAll(selector.entrySet()))
         .filter(s -> s.getSpec().getPorts().stream().anyMatch(p -> p.getName().equals(port)))
         .toList();
+  }
+
+  /**
+   * The {@code job} label Prometheus Operator gives the samples {@code sm} scrapes through {@code
+   * s}: the Service's name, else the value of its label {@code jobLabel}, then the endpoint's
+   * relabelings that set {@code job}.
+   */
+  private static String job(ServiceMonitor sm, Service s) {
+    String job = s.getMetadata().getName();
+    String jobLabel = sm.getSpec().getJobLabel();
+    if (jobLabel != null
+        && !jobLabel.isEmpty()
+        && s.getMetadata().getLabels().containsKey(jobLabel)) {
+      job = s.getMetadata().getLabels().get(jobLabel);
+    }
+    var relabelings = sm.getSpec().getEndpoints().get(0).getRelabelings();
+    for (var relabel : relabelings == null ? List.<RelabelConfig>of() : relabelings) {
+      if ("job".equals(relabel.getTargetLabel())) {
+        boolean constant =
+            (relabel.getSourceLabels() == null || relabel.getSourceLabels().isEmpty())
+                && (relabel.getAction() == null || relabel.getAction().equals("replace"));
+        assertThat(constant).as("a relabeling of job this test reads: %s", relabel).isTrue();
+        job = relabel.getReplacement();
+      }
+    }
+    return job;
   }
 
   private static Service service(Rendered r, String name) {
