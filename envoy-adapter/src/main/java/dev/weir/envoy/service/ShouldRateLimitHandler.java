@@ -265,14 +265,14 @@ public final class ShouldRateLimitHandler {
 
   /**
    * Checks {@code natives}, the requests of {@code plans}' policies, after {@code probed}, their
-   * answers as probes: all of them unless those that would go over make the answer OVER_LIMIT,
-   * else only those going over take their hits and the others are queried. A call that is admitted
-   * (the counters going over are shadow-mode or quota-mode ones that do not refuse it, or global
-   * shadow mode is on) counts on every counter, so an enforced limit holds.
+   * answers as probes: all of them unless the answer would be OVER_LIMIT (through the counters
+   * that would go over, or a refused descriptor), else only those going over take their hits and
+   * the others are queried. A call that is admitted (the counters going over are shadow-mode or
+   * quota-mode ones that do not refuse it, or global shadow mode is on) counts on every counter, so
+   * an enforced limit holds.
    */
   private CompletableFuture<List<RateLimitResponse>> decideAfterProbes(
       List<DescriptorPlan> plans, List<RateLimitRequest> natives, List<RateLimitResponse> probed) {
-    boolean anyOver = false;
     boolean[] over = new boolean[natives.size()];
     List<RateLimitResponse> expected = new ArrayList<>(natives.size());
     for (int i = 0; i < natives.size(); i++) {
@@ -281,14 +281,13 @@ public final class ShouldRateLimitHandler {
           !p.isError()
               && (p.status() == dev.weir.core.model.Status.OVER_LIMIT
                   || p.remaining() < natives.get(i).hits());
-      anyOver |= over[i];
       expected.add(
           over[i]
               ? RateLimitResponse.of(
                   dev.weir.core.model.Status.OVER_LIMIT, p.limit(), 0, p.resetTime())
               : p);
     }
-    if (!anyOver || !responses.overLimit(plans, DecidingPolicies.of(plans, expected))) {
+    if (!responses.overLimit(plans, DecidingPolicies.of(plans, expected))) {
       return service.decide(natives);
     }
     List<RateLimitRequest> second = new ArrayList<>(natives.size());

@@ -588,6 +588,25 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_stopIncrementWhenOverLimit_callRefusedForARefusedDescriptor_countsNothing()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
+    RateLimitDescriptor refused =
+        descriptor("remote_address", "10.0.0.2").toBuilder()
+            .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder().setRequestsPerUnit(5))
+            .build();
+
+    RateLimitResponse over = call(refused, descriptor("remote_address", "10.0.0.1"));
+    RateLimitResponse after = call(descriptor("remote_address", "10.0.0.1"));
+
+    assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(over.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(after.getStatuses(0).getLimitRemaining())
+        .as("the counter of the refused call's other descriptor, left untouched")
+        .isEqualTo(1);
+  }
+
+  @Test
   void shouldRateLimit_stopIncrementWhenOverLimit_shadowRuleOverStillCountsTheAdmittedCall()
       throws Exception {
     startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
