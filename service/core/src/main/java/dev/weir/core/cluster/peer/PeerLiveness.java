@@ -193,7 +193,7 @@ public final class PeerLiveness implements PeerCallObserver {
    * Takes {@code target} as left ({@link #left}) if it is down here: {@code through}, a member,
    * answered that {@code target} announced its leave there longer ago than its grace, a notice that
    * did not reach this node. A refusal of a relay sent ({@code sentNanos}, on this record's clock)
-   * before {@code target} last came back here or was last {@linkplain #vouched vouched for} is
+   * strictly before {@code target} last came back here or was last {@linkplain #vouched vouched for} is
    * ignored: it may have been made before the target's return, which that later news shows. A target
    * that answers this node again is kept up for the same reason.
    */
@@ -216,11 +216,12 @@ public final class PeerLiveness implements PeerCallObserver {
     vouchedAt.put(peer, clock.monotonicNanos());
   }
 
-  // Called under the lock: whether peer came back or was vouched for at or after sentNanos.
+  // Called under the lock: whether peer came back or was vouched for after sentNanos (a reading
+  // equal to it is not after: a frozen or coarse clock must not hide every later refusal).
   private boolean answeredSince(String peer, long sentNanos) {
     Long back = cameBack.get(peer);
     Long vouched = vouchedAt.get(peer);
-    return (back != null && back - sentNanos >= 0) || (vouched != null && vouched - sentNanos >= 0);
+    return (back != null && back - sentNanos > 0) || (vouched != null && vouched - sentNanos > 0);
   }
 
   /**

@@ -297,6 +297,19 @@ class PeerLivenessTest {
   }
 
   @Test
+  void relayTargetLeft_relaySentAtTheSameReadingAsTheLastVouch_takenAsLeft() {
+    liveness.notAnswering("c", "cut", true);
+    liveness.vouched("c");
+    events.clear();
+
+    liveness.relayTargetLeft("b", "c", clock.monotonicNanos());
+
+    assertThat(liveness.downReason("c"))
+        .as("a relay not sent before the vouch (a frozen fake clock reads the same)")
+        .isEqualTo(PeerLiveness.LEFT);
+  }
+
+  @Test
   void relayTargetLeft_targetDownHere_takenAsLeft() {
     liveness.notAnswering("c", "cut", true);
     events.clear();
