@@ -62,6 +62,12 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final Map<String, String> lastVouchers = new HashMap<>();
   private final Map<String, Integer> failedRounds = new HashMap<>();
   private final Map<String, CompletableFuture<Void>> checking = new HashMap<>();
+
+  /** The peers whose round in flight was started by a refusal and is not counted (yet). */
+  private final Set<String> uncounted = new HashSet<>();
+
+  /** The peers for which a refusal started a round since the timer's last round for them. */
+  private final Set<String> refusedSinceTick = new HashSet<>();
   private volatile Set<String> unreached = Set.of();
   private final PeerRounds rounds;
   private boolean closed;
@@ -135,6 +141,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
    * is {@code peer}'s voucher and no round is in flight, one starts now, so that a voucher that
    * stopped relaying (it lost its own link to {@code peer}, or is leaving) is replaced by the next
    * peer that reaches {@code peer} instead of failing every relay until the next interval's round.
+   * At most one round per peer starts so between two of the timer's rounds.
    */
   public CompletableFuture<Void> settled(String peer, String refusedBy) {
     boolean voucherRefused;
@@ -147,7 +154,8 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       voucherRefused = voucher != null && voucher.equals(refusedBy);
       if (!liveness.isDown(peer)
           || unreached.contains(peer)
-          || (voucher != null && !voucherRefused)) {
+          || (voucher != null && !voucherRefused)
+          || (voucherRefused && !refusedSinceTick.add(peer))) {
         return CompletableFuture.completedFuture(null);
       }
     }
@@ -191,6 +199,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     synchronized (this) {
       vouchers.remove(peer);
       failedRounds.remove(peer);
+      refusedSinceTick.remove(peer);
       wasUnreached = unreached.contains(peer);
       if (wasUnreached) {
         publish(peer, false);
@@ -206,6 +215,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     vouchers.keySet().retainAll(current);
     lastVouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);
+    refusedSinceTick.retainAll(current);
     Set<String> kept = new HashSet<>(unreached);
     if (kept.retainAll(current)) {
       unreached = Set.copyOf(kept);
@@ -221,16 +231,27 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     rounds.close();
   }
 
-  /** Runs one round for {@code peer} unless one is in flight. */
+  /**
+   * Runs one of the timer's rounds for {@code peer}, or counts the round in flight as one: a round
+   * a refusal started that is still in flight when the timer's comes takes its place.
+   */
   private void check(String peer) {
+    synchronized (this) {
+      refusedSinceTick.remove(peer);
+      if (checking.containsKey(peer)) {
+        uncounted.remove(peer);
+        return;
+      }
+    }
     check(peer, false);
   }
 
   /**
    * Runs one round for {@code peer} unless one is in flight; an {@code extra} round (started by a
    * voucher's refusal, not by the timer) that finds no voucher is not counted towards {@link
-   * #ROUNDS_TO_DROP}, so a burst of refusals does not drop a vouched peer sooner than the timer's
-   * rounds would.
+   * #ROUNDS_TO_DROP} unless the timer's round came while it was in flight, so a burst of refusals
+   * neither drops a vouched peer sooner than the timer's rounds would nor keeps it from being
+   * dropped.
    */
   private void check(String peer, boolean extra) {
     List<String> checkers;
@@ -239,12 +260,15 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       if (closed || checking.containsKey(peer)) {
         return;
       }
+      if (extra) {
+        uncounted.add(peer);
+      }
       String voucher = vouchers.get(peer);
       checkers = checkers(peer, voucher != null ? voucher : lastVouchers.get(peer));
       checking.put(peer, round);
     }
     if (checkers.isEmpty()) {
-      settle(peer, null, extra, round);
+      settle(peer, null, round);
       return;
     }
     CompletableFuture<String> found = new CompletableFuture<>();
@@ -260,12 +284,16 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
                 }
               });
     }
-    found.thenAccept(voucher -> settle(peer, voucher, extra, round));
+    found.thenAccept(voucher -> settle(peer, voucher, round));
   }
 
-  private void settle(String peer, String voucher, boolean extra, CompletableFuture<Void> round) {
+  private void settle(String peer, String voucher, CompletableFuture<Void> round) {
     try {
-      if (voucher != null || !extra) {
+      boolean counted;
+      synchronized (this) {
+        counted = !uncounted.remove(peer);
+      }
+      if (voucher != null || counted) {
         verdict(peer, voucher, false);
       }
     } finally {

@@ -48,6 +48,9 @@ class IndirectProbesTest {
   private Set<String> members = Set.of(A, B, C);
   private volatile String unbuildable = "";
   private volatile boolean holdItemRelays;
+  private volatile boolean holdProbes;
+  private final List<CompletableFuture<GetPeerRateLimitsResp>> heldProbes =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final List<CompletableFuture<GetPeerRateLimitsResp>> heldRelays =
       new java.util.concurrent.CopyOnWriteArrayList<>();
   private final IndirectProbes probes =
@@ -171,6 +174,46 @@ class IndirectProbesTest {
     scheduler.advance(INTERVAL);
     scheduler.advance(INTERVAL);
     assertThat(probes.unreached()).as("two timed rounds without a voucher").containsExactly(C);
+  }
+
+  @Test
+  void voucherKeepsRefusing_roundsItStartsInFlightAtEachTick_peerStillDroppedAfterTwoTimedRounds() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+    holdProbes = true;
+
+    for (int i = 0; i < 2; i++) {
+      probes.settled(C, B);
+      scheduler.advance(INTERVAL);
+      heldProbes.forEach(
+          p -> p.completeExceptionally(new PeerException(C, "does not reach " + C, null)));
+      heldProbes.clear();
+    }
+
+    assertThat(probes.unreached())
+        .as("two ticks, each finding a refusal's round without a voucher in flight")
+        .containsExactly(C);
+  }
+
+  @Test
+  void voucherRefusesRelays_atMostOneRoundBetweenTwoTicks() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+    int before = probesSent.get();
+
+    probes.settled(C, B);
+    probes.settled(C, B);
+    probes.settled(C, B);
+    int betweenTicks = probesSent.get() - before;
+    scheduler.advance(INTERVAL);
+    probes.settled(C, B);
+
+    assertThat(betweenTicks).as("probes sent for three refusals between two ticks").isEqualTo(1);
+    assertThat(probesSent.get() - before)
+        .as("after the tick's round, a refusal may start one more")
+        .isEqualTo(3);
   }
 
   @Test
@@ -338,6 +381,11 @@ class IndirectProbesTest {
       }
       probesSent.incrementAndGet();
       String target = request.getWeirRelayTo();
+      if (request.getRequestsCount() == 0 && holdProbes) {
+        CompletableFuture<GetPeerRateLimitsResp> held = new CompletableFuture<>();
+        heldProbes.add(held);
+        return held;
+      }
       return reaches.getOrDefault(self + ">" + target, false)
           ? CompletableFuture.completedFuture(GetPeerRateLimitsResp.getDefaultInstance())
           : CompletableFuture.failedFuture(
