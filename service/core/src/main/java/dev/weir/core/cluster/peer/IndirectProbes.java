@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * ring, and a vouched peer is unreached only after {@link #ROUNDS_TO_DROP} rounds in a row that
  * found no voucher (a flapping link between the voucher and the peer does not move its keys back
  * and forth). A relay the voucher refused unsent starts a round at once ({@link #settled(String,
- * String)}), which can name a new voucher but, finding none, is not counted. A peer that announced it is leaving is unreached at once, also when it was down
+ * String)}; at most one per peer and refusing voucher between two timed rounds), which can name a
+ * new voucher but, finding none, is not counted unless the timed round came while it was in flight
+ * (it then counts as that round). A peer that announced it is leaving is unreached at once, also when it was down
  * already (its voucher is dropped); its rounds run again once it is a member again (its departure
  * mark expired), so a leaver that came back while its return notice missed this node (across a
  * cut) is vouched for and returns to the ring. When the peer answers this
@@ -66,8 +68,17 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   /** The peers whose round in flight was started by a refusal and is not counted (yet). */
   private final Set<String> uncounted = new HashSet<>();
 
-  /** The peers for which a refusal started a round since the timer's last round for them. */
-  private final Set<String> refusedSinceTick = new HashSet<>();
+  /** The peers whose round in flight has its count decided and is reaching its verdict. */
+  private final Set<String> settling = new HashSet<>();
+
+  /** The peers whose timed round came while their round in flight was {@link #settling}. */
+  private final Set<String> timedDuringSettle = new HashSet<>();
+
+  /**
+   * The peers, each with the vouchers whose refusal started a round for it since the timer's last
+   * round for it.
+   */
+  private final Map<String, Set<String>> refusedSinceTick = new HashMap<>();
   private volatile Set<String> unreached = Set.of();
   private final PeerRounds rounds;
   private boolean closed;
@@ -94,7 +105,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     this.members = members;
     this.timeout = timeout;
     this.changed = changed;
-    this.rounds = new PeerRounds(liveness::down, members, scheduler, interval, this::check);
+    this.rounds = new PeerRounds(liveness::down, members, scheduler, interval, this::timedRound);
   }
 
   /** Returns the peers found down that no other peer reaches: those that leave the ring. */
@@ -141,7 +152,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
    * is {@code peer}'s voucher and no round is in flight, one starts now, so that a voucher that
    * stopped relaying (it lost its own link to {@code peer}, or is leaving) is replaced by the next
    * peer that reaches {@code peer} instead of failing every relay until the next interval's round.
-   * At most one round per peer starts so between two of the timer's rounds.
+   * At most one round per peer and refusing voucher starts so between two of the timer's rounds.
    */
   public CompletableFuture<Void> settled(String peer, String refusedBy) {
     boolean voucherRefused;
@@ -155,7 +166,8 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       if (!liveness.isDown(peer)
           || unreached.contains(peer)
           || (voucher != null && !voucherRefused)
-          || (voucherRefused && !refusedSinceTick.add(peer))) {
+          || (voucherRefused
+              && !refusedSinceTick.computeIfAbsent(peer, p -> new HashSet<>()).add(refusedBy))) {
         return CompletableFuture.completedFuture(null);
       }
     }
@@ -215,7 +227,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     vouchers.keySet().retainAll(current);
     lastVouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);
-    refusedSinceTick.retainAll(current);
+    refusedSinceTick.keySet().retainAll(current);
     Set<String> kept = new HashSet<>(unreached);
     if (kept.retainAll(current)) {
       unreached = Set.copyOf(kept);
@@ -231,13 +243,22 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     rounds.close();
   }
 
+  /** Runs one round for {@code peer} unless one is in flight. */
+  private void check(String peer) {
+    check(peer, false);
+  }
+
   /**
    * Runs one of the timer's rounds for {@code peer}, or counts the round in flight as one: a round
    * a refusal started that is still in flight when the timer's comes takes its place.
    */
-  private void check(String peer) {
+  private void timedRound(String peer) {
     synchronized (this) {
       refusedSinceTick.remove(peer);
+      if (settling.contains(peer)) {
+        timedDuringSettle.add(peer);
+        return;
+      }
       if (checking.containsKey(peer)) {
         uncounted.remove(peer);
         return;
@@ -287,20 +308,29 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     found.thenAccept(voucher -> settle(peer, voucher, round));
   }
 
+  // A timed round that comes once this round's count is decided, when that round is not counted and
+  // found no voucher, runs after it as a round of its own.
   private void settle(String peer, String voucher, CompletableFuture<Void> round) {
+    boolean counted;
+    synchronized (this) {
+      counted = !uncounted.remove(peer);
+      settling.add(peer);
+    }
+    boolean timedRoundCame;
     try {
-      boolean counted;
-      synchronized (this) {
-        counted = !uncounted.remove(peer);
-      }
       if (voucher != null || counted) {
         verdict(peer, voucher, false);
       }
     } finally {
       synchronized (this) {
         checking.remove(peer, round);
+        settling.remove(peer);
+        timedRoundCame = timedDuringSettle.remove(peer);
       }
       round.complete(null);
+    }
+    if (timedRoundCame && voucher == null && !counted && liveness.isDown(peer)) {
+      check(peer, false);
     }
   }
 

@@ -197,6 +197,43 @@ class IndirectProbesTest {
   }
 
   @Test
+  void newVoucherRefusesBeforeTheNextTick_anotherRoundNamesTheNextPeerThatReachesIt() {
+    String d = "10.0.0.4:1051";
+    String e = "10.0.0.5:1051";
+    members = Set.of(A, B, C, d, e);
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+    reaches.put(d + ">" + C, true);
+    probes.settled(C, B);
+    assertThat(probes.voucher(C)).as("after B refused").isEqualTo(d);
+    reaches.put(d + ">" + C, false);
+    reaches.put(e + ">" + C, true);
+
+    assertThat(probes.settled(C, d)).isDone();
+
+    assertThat(probes.voucher(C)).as("after D refused, before the next tick").isEqualTo(e);
+  }
+
+  @Test
+  void refusalRoundInFlightWhenThePeerCameBackAndWentDownAgain_notCountedByThatDown() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+    holdProbes = true;
+    probes.settled(C, B);
+    liveness.probeAnswered(C);
+    liveness.notAnswering(C, "cut again", true);
+
+    heldProbes.forEach(
+        p -> p.completeExceptionally(new PeerException(C, "does not reach " + C, null)));
+
+    assertThat(probes.unreached())
+        .as("a refusal's round that went on across C's return is not the timed round")
+        .isEmpty();
+  }
+
+  @Test
   void voucherRefusesRelays_atMostOneRoundBetweenTwoTicks() {
     reaches.put(B + ">" + C, true);
     liveness.notAnswering(C, "cut", true);
