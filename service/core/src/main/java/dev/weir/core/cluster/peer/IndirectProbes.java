@@ -75,6 +75,12 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   private final Set<String> timedDuringSettle = new HashSet<>();
 
   /**
+   * The peers owed a counted round: their timed round came while an uncounted round that found no
+   * voucher was settling, so the next round for them counts, whoever starts it.
+   */
+  private final Set<String> owedTimed = new HashSet<>();
+
+  /**
    * The peers, each with the vouchers whose refusal started a round for it since the timer's last
    * round for it.
    */
@@ -212,6 +218,10 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       vouchers.remove(peer);
       failedRounds.remove(peer);
       refusedSinceTick.remove(peer);
+      owedTimed.remove(peer);
+      if (!checking.containsKey(peer)) {
+        uncounted.remove(peer);
+      }
       wasUnreached = unreached.contains(peer);
       if (wasUnreached) {
         publish(peer, false);
@@ -228,6 +238,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     lastVouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);
     refusedSinceTick.keySet().retainAll(current);
+    owedTimed.retainAll(current);
     Set<String> kept = new HashSet<>(unreached);
     if (kept.retainAll(current)) {
       unreached = Set.copyOf(kept);
@@ -281,12 +292,12 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       if (closed || checking.containsKey(peer)) {
         return;
       }
-      if (extra) {
-        uncounted.add(peer);
-      }
       String voucher = vouchers.get(peer);
       checkers = checkers(peer, voucher != null ? voucher : lastVouchers.get(peer));
       checking.put(peer, round);
+      if (!owedTimed.remove(peer) && extra) {
+        uncounted.add(peer);
+      }
     }
     if (checkers.isEmpty()) {
       settle(peer, null, round);
@@ -309,14 +320,14 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
   }
 
   // A timed round that comes once this round's count is decided, when that round is not counted and
-  // found no voucher, runs after it as a round of its own.
+  // found no voucher, is owed: the next round for the peer counts, and one starts after this one.
   private void settle(String peer, String voucher, CompletableFuture<Void> round) {
     boolean counted;
     synchronized (this) {
       counted = !uncounted.remove(peer);
       settling.add(peer);
     }
-    boolean timedRoundCame;
+    boolean owed;
     try {
       if (voucher != null || counted) {
         verdict(peer, voucher, false);
@@ -325,11 +336,14 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
       synchronized (this) {
         checking.remove(peer, round);
         settling.remove(peer);
-        timedRoundCame = timedDuringSettle.remove(peer);
+        owed = timedDuringSettle.remove(peer) && voucher == null && !counted;
+        if (owed) {
+          owedTimed.add(peer);
+        }
       }
       round.complete(null);
     }
-    if (timedRoundCame && voucher == null && !counted && liveness.isDown(peer)) {
+    if (owed && liveness.isDown(peer)) {
       check(peer, false);
     }
   }

@@ -381,6 +381,21 @@ class IndirectProbesTest {
   }
 
   @Test
+  void refusalRoundCouldNotStartForWantOfMembers_laterTimedRoundsStillCount() {
+    reaches.put(B + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    reaches.put(B + ">" + C, false);
+    members = null;
+    assertThatThrownBy(() -> probes.settled(C, B)).isInstanceOf(NullPointerException.class);
+    members = Set.of(A, B, C);
+
+    scheduler.advance(INTERVAL);
+    scheduler.advance(INTERVAL);
+
+    assertThat(probes.unreached()).as("two timed rounds without a voucher").containsExactly(C);
+  }
+
+  @Test
   void relayFailsBeforeTheFirstRoundStarted_settledRunsTheRoundAndWaitsForItsVerdict() {
     PeerLiveness early = new PeerLiveness(clock);
     List<Integer> rebuilt = new ArrayList<>();
