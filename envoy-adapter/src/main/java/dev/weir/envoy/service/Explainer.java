@@ -37,29 +37,13 @@ public final class Explainer {
   }
 
   /**
-   * Returns the lines explaining the descriptors made of {@code descriptors}' entries, without a
-   * limit override, as {@link #explainDescriptors} does.
-   */
-  public List<String> explain(
-      EnvoyConfig config,
-      String domain,
-      List<List<Entry>> descriptors,
-      Function<RateLimitRequest, Optional<String>> current) {
-    List<RateLimitDescriptor> built = new ArrayList<>(descriptors.size());
-    for (List<Entry> entries : descriptors) {
-      built.add(descriptor(entries));
-    }
-    return explainDescriptors(config, domain, built, current);
-  }
-
-  /**
    * Returns the lines explaining {@code descriptors} in {@code domain} of {@code config}, planned
    * as a {@code ShouldRateLimit} call plans them (a descriptor's {@code limit} override skips
    * matching); after each counted policy, {@code current} may add a line about its counter (empty
    * for none). The requests it is given check without consuming ({@code hits} 0, whatever a
    * descriptor's {@code hits_addend}).
    */
-  public List<String> explainDescriptors(
+  public List<String> explain(
       EnvoyConfig config,
       String domain,
       List<RateLimitDescriptor> descriptors,
@@ -247,14 +231,6 @@ public final class Explainer {
       case INVALID_OVERRIDE -> "a limit override without a valid unit or without entries";
       default -> refused.reason().label();
     };
-  }
-
-  private static RateLimitDescriptor descriptor(List<Entry> entries) {
-    RateLimitDescriptor.Builder out = RateLimitDescriptor.newBuilder();
-    for (Entry e : entries) {
-      out.addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(e.key()).setValue(e.value()));
-    }
-    return out.build();
   }
 
   private static List<Entry> entries(RateLimitDescriptor descriptor) {

@@ -9,7 +9,6 @@ import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.EnvoyConfig;
-import dev.weir.envoy.match.Entry;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import java.util.ArrayList;
@@ -47,12 +46,13 @@ class ExplainerTest {
         .compile(List.of(new ConfigFile("edge.yaml", YAML)));
   }
 
-  private static List<Entry> entries(String... keyValues) {
-    List<Entry> out = new ArrayList<>();
+  private static RateLimitDescriptor descriptor(String... keyValues) {
+    RateLimitDescriptor.Builder out = RateLimitDescriptor.newBuilder();
     for (int i = 0; i < keyValues.length; i += 2) {
-      out.add(new Entry(keyValues[i], keyValues[i + 1]));
+      out.addEntries(
+          RateLimitDescriptor.Entry.newBuilder().setKey(keyValues[i]).setValue(keyValues[i + 1]));
     }
-    return out;
+    return out.build();
   }
 
   @Test
@@ -63,7 +63,7 @@ class ExplainerTest {
         explainer.explain(
             config(),
             "edge",
-            List.of(entries("header_match", "api", "path", "/v1/users")),
+            List.of(descriptor("header_match", "api", "path", "/v1/users")),
             r -> {
               asked.add(r);
               return Optional.of("remaining " + r.limit());
@@ -91,7 +91,7 @@ class ExplainerTest {
         explainer.explain(
             config(),
             "edge",
-            List.of(entries("header_match", "api", "path", "/v2/users")),
+            List.of(descriptor("header_match", "api", "path", "/v2/users")),
             r -> Optional.empty());
 
     assertThat(lines)
@@ -111,7 +111,7 @@ class ExplainerTest {
         explainer.explain(
             config(),
             "edge",
-            List.of(entries("remote_address", "10.0.0.1"), entries("vip", "yes")),
+            List.of(descriptor("remote_address", "10.0.0.1"), descriptor("vip", "yes")),
             r -> {
               asked.add(r);
               return Optional.empty();
@@ -122,7 +122,7 @@ class ExplainerTest {
   }
 
   @Test
-  void explainDescriptors_limitOverride_explainsTheOverrideCounterCheckedWithZeroHits()
+  void explain_limitOverride_explainsTheOverrideCounterCheckedWithZeroHits()
       throws Exception {
     List<RateLimitRequest> asked = new ArrayList<>();
     RateLimitDescriptor descriptor =
@@ -137,7 +137,7 @@ class ExplainerTest {
             .build();
 
     List<String> lines =
-        explainer.explainDescriptors(
+        explainer.explain(
             config(),
             "edge",
             List.of(descriptor),
@@ -158,7 +158,7 @@ class ExplainerTest {
   }
 
   @Test
-  void explainDescriptors_overrideWithoutAUnit_answeredOverLimitWithoutCounting()
+  void explain_overrideWithoutAUnit_answeredOverLimitWithoutCounting()
       throws Exception {
     RateLimitDescriptor descriptor =
         RateLimitDescriptor.newBuilder()
@@ -167,7 +167,7 @@ class ExplainerTest {
             .build();
 
     assertThat(
-            explainer.explainDescriptors(
+            explainer.explain(
                 config(), "edge", List.of(descriptor), r -> Optional.of("asked")))
         .containsExactly(
             "descriptor 1: a=b",
@@ -177,7 +177,7 @@ class ExplainerTest {
 
   @Test
   void explain_unknownDomain_saysNothingIsLimitedAndListsTheDomains() throws Exception {
-    assertThat(explainer.explain(config(), "edg", List.of(entries("a", "b")), r -> Optional.empty()))
+    assertThat(explainer.explain(config(), "edg", List.of(descriptor("a", "b")), r -> Optional.empty()))
         .containsExactly("domain 'edg' is not in the config, so nothing is limited; domains: edge");
   }
 

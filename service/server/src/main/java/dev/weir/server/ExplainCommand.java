@@ -149,7 +149,7 @@ final class ExplainCommand implements Command {
     Explainer explainer = new Explainer(limits);
     if (node == null) {
       explainer
-          .explainDescriptors(config, rest.get(1), descriptors, r -> Optional.empty())
+          .explain(config, rest.get(1), descriptors, r -> Optional.empty())
           .forEach(out::println);
       return 0;
     }
@@ -165,7 +165,7 @@ final class ExplainCommand implements Command {
     try {
       V1Grpc.V1BlockingStub stub = V1Grpc.newBlockingStub(channel);
       explainer
-          .explainDescriptors(config, rest.get(1), descriptors, current(stub, node))
+          .explain(config, rest.get(1), descriptors, current(stub, node))
           .forEach(out::println);
       return 0;
     } finally {

@@ -107,7 +107,7 @@ final class ExplainRoute {
   private record Request(EnvoyConfig config, String domain, List<RateLimitDescriptor> descriptors) {
     List<String> explain(
         Explainer explainer, Function<RateLimitRequest, Optional<String>> current) {
-      return explainer.explainDescriptors(config, domain, descriptors, current);
+      return explainer.explain(config, domain, descriptors, current);
     }
   }
 
