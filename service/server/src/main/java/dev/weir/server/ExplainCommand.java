@@ -11,6 +11,7 @@ import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.EnvoyConfig;
+import dev.weir.envoy.config.Units;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.service.Explainer;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -56,7 +57,10 @@ final class ExplainCommand implements Command {
     this.clock = clock;
   }
 
-  /** The units a {@code --limit} takes, by their name on the command line, in size order. */
+  /**
+   * The units a {@code --limit} takes, by their name on the command line, in size order: those a
+   * limit override may carry ({@link Units#fromOverride}).
+   */
   private static final Map<String, RateLimitUnit> LIMIT_UNITS = limitUnits();
 
   static final String USAGE =
@@ -74,15 +78,10 @@ final class ExplainCommand implements Command {
 
   private static Map<String, RateLimitUnit> limitUnits() {
     Map<String, RateLimitUnit> units = new LinkedHashMap<>();
-    for (RateLimitUnit unit :
-        List.of(
-            RateLimitUnit.SECOND,
-            RateLimitUnit.MINUTE,
-            RateLimitUnit.HOUR,
-            RateLimitUnit.DAY,
-            RateLimitUnit.MONTH,
-            RateLimitUnit.YEAR)) {
-      units.put(unit.name().toLowerCase(Locale.ROOT), unit);
+    for (RateLimitUnit unit : RateLimitUnit.values()) {
+      if (unit != RateLimitUnit.UNRECOGNIZED && Units.fromOverride(unit).isPresent()) {
+        units.put(unit.name().toLowerCase(Locale.ROOT), unit);
+      }
     }
     return Collections.unmodifiableMap(units);
   }
