@@ -23,6 +23,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,6 +48,26 @@ class ConfigReloaderTest {
   private ConfigReloader reloader(Path path) {
     return new ConfigReloader(
         path, new ConfigLoader(ConfigLoadOptions.DEFAULTS), holder, new EnvoyMetrics(registry));
+  }
+
+  /**
+   * Returns a reloader of {@link #dir} whose compile throws what {@code error} makes each time
+   * {@code throwNow} holds, and compiles as the loader does otherwise.
+   */
+  private ConfigReloader reloaderThrowing(
+      BooleanSupplier throwNow, Supplier<? extends Error> error) {
+    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
+    return new ConfigReloader(
+        dir,
+        loader,
+        files -> {
+          if (throwNow.getAsBoolean()) {
+            throw error.get();
+          }
+          return loader.compile(files);
+        },
+        holder,
+        new EnvoyMetrics(registry));
   }
 
   private double count(String name) {
@@ -291,20 +313,9 @@ class ConfigReloaderTest {
   void watch_errorThrownWhileCompiling_isCountedAndLaterChangesStillLoad() throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);
-    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
     AtomicBoolean overflowNext = new AtomicBoolean();
     ConfigReloader reloader =
-        new ConfigReloader(
-            dir,
-            loader,
-            files -> {
-              if (overflowNext.getAndSet(false)) {
-                throw new StackOverflowError();
-              }
-              return loader.compile(files);
-            },
-            holder,
-            new EnvoyMetrics(registry));
+        reloaderThrowing(() -> overflowNext.getAndSet(false), StackOverflowError::new);
     reloader.loadInitial();
     reloader.start(scheduler, INTERVAL);
 
@@ -324,20 +335,10 @@ class ConfigReloaderTest {
   void reloadIfChanged_errorThrownOnceWhileCompiling_isRetriedAtTheNextCheck() throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);
-    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
     AtomicBoolean outOfMemoryNext = new AtomicBoolean();
     ConfigReloader reloader =
-        new ConfigReloader(
-            dir,
-            loader,
-            files -> {
-              if (outOfMemoryNext.getAndSet(false)) {
-                throw new OutOfMemoryError("Java heap space");
-              }
-              return loader.compile(files);
-            },
-            holder,
-            new EnvoyMetrics(registry));
+        reloaderThrowing(
+            () -> outOfMemoryNext.getAndSet(false), () -> new OutOfMemoryError("Java heap space"));
     reloader.loadInitial();
 
     outOfMemoryNext.set(true);
@@ -356,20 +357,9 @@ class ConfigReloaderTest {
   void reloadIfChanged_errorThrownAtEveryCompile_isRetriedOnceAndCountedOnce() throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);
-    ConfigLoader loader = new ConfigLoader(ConfigLoadOptions.DEFAULTS);
     AtomicInteger compiles = new AtomicInteger();
     ConfigReloader reloader =
-        new ConfigReloader(
-            dir,
-            loader,
-            files -> {
-              if (compiles.incrementAndGet() > 1) {
-                throw new StackOverflowError();
-              }
-              return loader.compile(files);
-            },
-            holder,
-            new EnvoyMetrics(registry));
+        reloaderThrowing(() -> compiles.incrementAndGet() > 1, StackOverflowError::new);
     reloader.loadInitial();
 
     Files.writeString(file, GOOD_B);
