@@ -463,15 +463,7 @@ class PartialCutTest {
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
     startOnFakeTime(3, settings, timers, clock);
     String key = keyOwnedByCMovingToA();
-    cluster.cut(a, c);
-    a.check(hit(cluster.keyOwnedBy(c, "cut", "warm-c:")));
-    c.check(hit(cluster.keyOwnedBy(a, "cut", "warm-a:")));
-    Await.until(
-        SETTLED,
-        () ->
-            b.address().equals(a.cluster().probes().voucher(c.address()))
-                && b.address().equals(c.cluster().probes().voucher(a.address())),
-        "B vouches for C at A and for A at C");
+    cutAFromCUntilBVouchesForBoth();
 
     // SIGTERM: C hands its buckets to A and leaves its own ring; its notice reaches B, not A.
     c.cluster().leave(Duration.ofSeconds(5));
