@@ -371,12 +371,7 @@ class TracingTest {
             .getRateLimits(
                 GetRateLimitsReq.newBuilder()
                     .addRequests(
-                        RateLimitReq.newBuilder()
-                            .setName("tracing")
-                            .setUniqueKey(key)
-                            .setHits(1)
-                            .setLimit(10)
-                            .setDuration(60_000)
+                        tracingItem(key)
                             .putMetadata("traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01")
                             .putMetadata("tracestate", "vendor=1"))
                     .build());
