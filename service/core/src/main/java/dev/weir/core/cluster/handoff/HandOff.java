@@ -50,12 +50,14 @@ import org.slf4j.LoggerFactory;
  * so the next owner has the counts when peers start routing to it; the transfer after the ring change
  * sends them again in full, and the receiver counts only what changed since the copy. The receiver
  * remembers, per key, the last snapshot it merged and its sender (for {@link #LINEAGE_TTL}, at most
- * {@link #LINEAGE_LIMIT} keys; forgotten when this node hands the key away; a late, less consumed
- * snapshot never replaces it): a later snapshot of the same bucket from the same sender adds only the
- * hits recorded since ({@link BucketMerge#addConsumedSince}), so hits taken on both sides while the
- * change spreads all count; a first snapshot is merged with {@link BucketMerge#moreConsumed},
- * and so is one whose key's copy here the owner's GLOBAL broadcast has replaced since the last (the
- * hits since are already in it). Expired buckets are dropped.
+ * {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key from this node ends,
+ * acknowledged or not, so also when the transfer gives up and keeps the bucket here: a failed send
+ * may have been merged all the same, and the owner's next snapshot would bring this node's own hits
+ * back; a late, less consumed snapshot never replaces it): a later snapshot of the same bucket from
+ * the same sender adds only the hits recorded since ({@link BucketMerge#addConsumedSince}), so hits
+ * taken on both sides while the change spreads all count; a first snapshot is merged with {@link
+ * BucketMerge#moreConsumed}, and so is one whose key's copy here the owner's GLOBAL broadcast has
+ * replaced since the last (the hits since are already in it). Expired buckets are dropped.
  */
 public final class HandOff {
 
@@ -415,6 +417,9 @@ public final class HandOff {
     return byOwner;
   }
 
+  // Once a send ends, acknowledged or not (a failed one may have been merged, its answer lost),
+  // the lineage of its keys is dropped: the owner may hold this node's hits since the snapshot
+  // the lineage names, and would send them back in its next snapshot of the key.
   // After the ack, a bucket unchanged since its snapshot, or written as a GLOBAL copy since the
   // transfer began, is done and other changed ones go again (the ack reads the state, then the
   // watch; a copy write marks the watch, then writes). A bucket handed on stays here until it
@@ -428,6 +433,7 @@ public final class HandOff {
         .transferBuckets(owner, snapshots, self, timeout)
         .handle(
             (accepted, error) -> {
+              chunk.forEach(h -> lineage.invalidate(h.key));
               if (error != null) {
                 LOG.warn(
                     "hand-off of {} buckets to {} failed (send {} of {}): {}",
@@ -449,7 +455,6 @@ public final class HandOff {
                     changed.add(h.now(now.get()));
                   } else {
                     unwatch(h);
-                    lineage.invalidate(h.key);
                   }
                 }
               } catch (RuntimeException e) {
