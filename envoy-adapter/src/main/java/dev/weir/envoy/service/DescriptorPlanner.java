@@ -54,11 +54,7 @@ final class DescriptorPlanner {
     if (n > maxEntries) {
       return new DescriptorPlan.Refused(RefusalReason.TOO_MANY_ENTRIES);
     }
-    List<Entry> entries = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      RateLimitDescriptor.Entry e = descriptor.getEntries(i);
-      entries.add(new Entry(e.getKey(), e.getValue()));
-    }
+    List<Entry> entries = entries(descriptor);
     long hits = hits(descriptor, requestHits);
     if (descriptor.hasLimit()) {
       return override(domainName, descriptor.getLimit(), entries, hits, now);
@@ -109,6 +105,15 @@ final class DescriptorPlanner {
         node.quotaMode(),
         policies,
         node.metadata());
+  }
+
+  /** Returns the entries of {@code descriptor} in its order, as they are matched and counted. */
+  static List<Entry> entries(RateLimitDescriptor descriptor) {
+    List<Entry> out = new ArrayList<>(descriptor.getEntriesCount());
+    for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
+      out.add(new Entry(e.getKey(), e.getValue()));
+    }
+    return out;
   }
 
   /**

@@ -66,7 +66,7 @@ public final class Explainer {
     List<DescriptorPlan> replaced = new ArrayList<>(plans);
     DescriptorPlan.applyReplaces(replaced);
     for (int i = 0; i < descriptors.size(); i++) {
-      List<Entry> entries = entries(descriptors.get(i));
+      List<Entry> entries = DescriptorPlanner.entries(descriptors.get(i));
       out.add("descriptor " + (i + 1) + ": " + render(entries));
       DescriptorPlan plan = plans.get(i);
       if (plan instanceof DescriptorPlan.Refused refused) {
@@ -231,14 +231,6 @@ public final class Explainer {
       case INVALID_OVERRIDE -> "a limit override without a valid unit or without entries";
       default -> refused.reason().label();
     };
-  }
-
-  private static List<Entry> entries(RateLimitDescriptor descriptor) {
-    List<Entry> out = new ArrayList<>(descriptor.getEntriesCount());
-    for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
-      out.add(new Entry(e.getKey(), e.getValue()));
-    }
-    return out;
   }
 
   private static String render(List<Entry> entries) {

@@ -339,15 +339,7 @@ class TracingTest {
     String itemTrace = "0af7651916cd43dd8448eb211c80319c";
 
     GetRateLimitsResp answer =
-        V1Grpc.newBlockingStub(unsampledChannel(front, callTrace))
-            .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .getRateLimits(
-                GetRateLimitsReq.newBuilder()
-                    .addRequests(
-                        tracingItem(key)
-                            .putMetadata(
-                                "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
-                    .build());
+        getRateLimitsUnsampled(front, callTrace, tracingItem(key), itemTrace);
     assertThat(answer.getResponses(0).getMetadataMap())
         .containsEntry("owner", owner.advertiseAddress().toString());
     flush(nodes);
@@ -401,16 +393,8 @@ class TracingTest {
     String itemTrace = "0af7651916cd43dd8448eb211c80319c";
 
     GetRateLimitsResp answer =
-        V1Grpc.newBlockingStub(unsampledChannel(front, callTrace))
-            .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .getRateLimits(
-                GetRateLimitsReq.newBuilder()
-                    .addRequests(
-                        tracingItem(key)
-                            .setBehavior(Behavior.GLOBAL)
-                            .putMetadata(
-                                "traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
-                    .build());
+        getRateLimitsUnsampled(
+            front, callTrace, tracingItem(key).setBehavior(Behavior.GLOBAL), itemTrace);
     assertThat(answer.getResponses(0).getMetadataMap())
         .containsEntry("owner", owner.advertiseAddress().toString());
     assertThat(front.cluster().global().queuedHits()).isEqualTo(1);
@@ -601,6 +585,22 @@ class TracingTest {
             .build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
+  }
+
+  /**
+   * Asks {@code node} {@code GetRateLimits} for {@code item}, which carries a sampled {@code
+   * traceparent} of trace {@code itemTrace}, in a call of trace {@code callTrace} that is not
+   * sampled, and returns the answer.
+   */
+  private GetRateLimitsResp getRateLimitsUnsampled(
+      WeirNode node, String callTrace, RateLimitReq.Builder item, String itemTrace) {
+    return V1Grpc.newBlockingStub(unsampledChannel(node, callTrace))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getRateLimits(
+            GetRateLimitsReq.newBuilder()
+                .addRequests(
+                    item.putMetadata("traceparent", "00-" + itemTrace + "-b7ad6b7169203331-01"))
+                .build());
   }
 
   /** Returns an item of one hit on {@code key} under the name "tracing", 10 a minute. */

@@ -168,35 +168,53 @@ class PeerRelayProtocolTest {
             "peer '" + via.address() + "' does not reach '" + target.address() + "' either");
   }
 
-  @Test
-  void relay_toAMemberThatAnnouncedItsLeave_passedOnWithinABatchTimeout_thenRefusedAsLeft() {
+  /**
+   * The relaying node {@code via} of a three-node cluster in fake time, its peer {@code leaving}
+   * and a key {@code leaving} owns.
+   */
+  private record FakeTimeLeaver(
+      FakeClock clock, FakeScheduler timers, Node via, Node leaving, String key) {
+
+    /** Returns a relay of one hit on {@code key} to {@code leaving}, created now in fake time. */
+    GetPeerRateLimitsReq relayToLeaver() {
+      return relay(leaving.address(), key, clock.wallMillis());
+    }
+  }
+
+  /**
+   * Replaces the cluster by three nodes in fake time and returns node 1 as the relaying node and
+   * node 2 as the one to leave.
+   */
+  private FakeTimeLeaver startInFakeTimeWithALeaver() {
     cluster.close();
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
     cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
-    Node via = cluster.node(1);
     Node leaving = cluster.node(2);
-    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
-    via.cluster().announce(leaving.address(), true);
+    return new FakeTimeLeaver(
+        clock, timers, cluster.node(1), leaving, cluster.keyOwnedBy(leaving, "relay", "k:"));
+  }
 
-    GetPeerRateLimitsResp passedOn =
-        peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis()));
+  @Test
+  void relay_toAMemberThatAnnouncedItsLeave_passedOnWithinABatchTimeout_thenRefusedAsLeft() {
+    FakeTimeLeaver t = startInFakeTimeWithALeaver();
+    t.via().cluster().announce(t.leaving().address(), true);
+
+    GetPeerRateLimitsResp passedOn = peer(t.via()).getPeerRateLimits(t.relayToLeaver());
 
     assertThat(passedOn.getRateLimitsCount()).isEqualTo(1);
     assertThat(passedOn.getRateLimits(0).getError()).isEmpty();
 
-    timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
+    t.timers().advance(ClusterForwardingTest.SETTINGS.batchTimeout());
     StatusRuntimeException e =
         catchThrowableOfType(
-            StatusRuntimeException.class,
-            () ->
-                peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis())));
+            StatusRuntimeException.class, () -> peer(t.via()).getPeerRateLimits(t.relayToLeaver()));
 
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(e.getStatus().getDescription())
         .isEqualTo(
             "field 'weir_relay_to' ("
-                + leaving.address()
+                + t.leaving().address()
                 + ") names a peer that announced it is leaving more than WEIR_BATCH_TIMEOUT ("
                 + ClusterForwardingTest.SETTINGS.batchTimeout().toMillis()
                 + " ms) ago: relays go only to members and to a peer that announced its leave"
@@ -208,27 +226,20 @@ class PeerRelayProtocolTest {
 
   @Test
   void indirectProbeOfALeaverThroughItsVoucher_withinItsGrace_answersOkWithoutTakingItDown() {
-    cluster.close();
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
-    Node via = cluster.node(1);
-    Node leaving = cluster.node(2);
-    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
+    FakeTimeLeaver t = startInFakeTimeWithALeaver();
     // SIGTERM: the leaver stops serving probes, then tells its peers it is leaving.
-    leaving.cluster().leave(Duration.ofSeconds(5));
+    t.leaving().cluster().leave(Duration.ofSeconds(5));
 
     GetPeerRateLimitsResp probe =
-        peer(via)
+        peer(t.via())
             .getPeerRateLimits(
-                GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(leaving.address()).build());
+                GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(t.leaving().address()).build());
 
     assertThat(probe.getRateLimitsCount()).isZero();
-    assertThat(via.cluster().liveness().isDown(leaving.address()))
+    assertThat(t.via().cluster().liveness().isDown(t.leaving().address()))
         .as("the leaver down at its voucher within its grace")
         .isFalse();
-    GetPeerRateLimitsResp item =
-        peer(via).getPeerRateLimits(relay(leaving.address(), key, clock.wallMillis()));
+    GetPeerRateLimitsResp item = peer(t.via()).getPeerRateLimits(t.relayToLeaver());
     assertThat(item.getRateLimitsCount()).isEqualTo(1);
     assertThat(item.getRateLimits(0).getError()).isEmpty();
   }
