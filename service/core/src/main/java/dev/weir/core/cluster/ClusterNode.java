@@ -138,6 +138,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final Map<String, Integer> unlistedReturning = new ConcurrentHashMap<>();
   private volatile boolean closed;
   private volatile boolean serving;
+  private volatile boolean left;
   private final BucketStore store;
   private volatile SnapshotDirectory snapshots;
   // Guarded by this: whether the snapshot directory was loaded, and the restored keys not yet
@@ -947,14 +948,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Returns whether this node has begun to {@linkplain #leave leave}: it serves no probe from then
-   * on.
+   * Returns whether this node has left: it sent its leave notice (without hand-off: it began to
+   * {@linkplain #leave leave}), and serves no probe from then on.
    */
-  public boolean leaving() {
-    return closed;
+  public boolean left() {
+    return left;
   }
 
-  /** Returns whether this node has joined and not left: peers' probes are answered only then. */
+  /**
+   * Returns whether this node has joined and not {@linkplain #left() left}: peers' probes are
+   * answered only then, also while it copies its buckets before its leave notice.
+   */
   @Override
   public boolean serving() {
     return serving;
@@ -1006,32 +1010,40 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
-   * next owners (keeping them and answering meanwhile), tells every other peer this node is
-   * leaving, then takes itself off its own ring (so what changed since the copies goes to the next
-   * owners and later requests are forwarded there), waiting at most {@code wait} for each step;
-   * then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay open, so the
-   * calls that keep arriving until the listeners stop are forwarded to the next owners: {@link
-   * #close()} closes them once the listeners have drained. GLOBAL hits queued after the final flush
-   * are dropped with a logged error.
+   * next owners (keeping them and answering meanwhile, peers' probes too, direct or relayed, so
+   * that no peer takes it down before its notice), stops serving probes and tells every other peer
+   * this node is leaving, then takes itself off its own ring (so what changed since the copies goes
+   * to the next owners and later requests are forwarded there), waiting at most {@code wait} for
+   * each step; then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay
+   * open, so the calls that keep arriving until the listeners stop are forwarded to the next
+   * owners: {@link #close()} closes them once the listeners have drained. GLOBAL hits queued after
+   * the final flush are dropped with a logged error.
    */
   public void leave(Duration wait) {
     if (closed) {
       return;
     }
     closed = true;
-    serving = false;
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
+      stopServing();
       announceToAll(true, wait);
       membership.departed(self);
       await(
           membership.delivered().thenCompose(told -> handOff.pending()),
           wait,
           "hand-off on shutdown");
+    } else {
+      stopServing();
     }
     await(global.flush(), wait, "final GLOBAL flush");
+  }
+
+  private void stopServing() {
+    left = true;
+    serving = false;
   }
 
   private void announceToAll(boolean leaving, Duration wait) {

@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.IndirectProbes;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerProber;
 import dev.weir.core.model.RateLimitRequest;
@@ -17,7 +18,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -506,6 +510,51 @@ class PartialCutTest {
     assertThat(afterGrace.metadata()).as("answered by A itself").doesNotContainKey("owner");
     assertThat(onRing(a, c)).as("C on A's ring").isFalse();
     assertThat(a.cluster().probes().unreached()).contains(c.address());
+  }
+
+  @Test
+  void partialCut_ownerCopyingBeforeItsNotice_farNodeKeepsItVouchedAndOnItsRing() throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    startOnFakeTime(3, ClusterForwardingTest.SETTINGS, timers, clock);
+    String key = keyOwnedByCMovingToA();
+    cutAFromCUntilBVouchesForBoth();
+    assertThat(a.check(hit(key)).get(0).error()).isEmpty();
+    CountDownLatch copying = new CountDownLatch(1);
+    CountDownLatch probed = new CountDownLatch(1);
+    for (Node receiver : List.of(a, b)) {
+      receiver.beforeAcceptBuckets(
+          () -> {
+            copying.countDown();
+            awaitQuietly(probed);
+          });
+    }
+
+    // SIGTERM: C copies its buckets to their next owners; its leave notice is not sent yet.
+    CompletableFuture<Void> left =
+        CompletableFuture.runAsync(() -> c.cluster().leave(Duration.ofSeconds(5)));
+    try {
+      assertThat(copying.await(10, TimeUnit.SECONDS)).as("C's copy arrived").isTrue();
+      for (int round = 1; round <= IndirectProbes.ROUNDS_TO_DROP; round++) {
+        timers.advance(PeerProber.INTERVAL);
+        a.cluster().probes().settled(c.address()).get(10, TimeUnit.SECONDS);
+        assertThat(a.cluster().probes().voucher(c.address()))
+            .as("C's voucher at A after round %d of C's copy", round)
+            .isEqualTo(b.address());
+      }
+      assertThat(onRing(a, c)).as("C on A's ring before its notice").isTrue();
+    } finally {
+      probed.countDown();
+    }
+    left.get(10, TimeUnit.SECONDS);
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Replaces the cluster with one of {@code n} nodes with {@code settings} on {@code timers}. */

@@ -22,6 +22,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -227,7 +229,7 @@ class PeerRelayProtocolTest {
   @Test
   void indirectProbeOfALeaverThroughItsVoucher_withinItsGrace_answersOkWithoutTakingItDown() {
     FakeTimeLeaver t = startInFakeTimeWithALeaver();
-    // SIGTERM: the leaver stops serving probes, then tells its peers it is leaving.
+    // SIGTERM: the leaver copies its buckets, stops serving probes and tells its peers it leaves.
     t.leaving().cluster().leave(Duration.ofSeconds(5));
 
     GetPeerRateLimitsResp probe =
@@ -242,6 +244,56 @@ class PeerRelayProtocolTest {
     GetPeerRateLimitsResp item = peer(t.via()).getPeerRateLimits(t.relayToLeaver());
     assertThat(item.getRateLimitsCount()).isEqualTo(1);
     assertThat(item.getRateLimits(0).getError()).isEmpty();
+  }
+
+  @Test
+  void probesOfALeaverStillCopyingBeforeItsNotice_answeredAsServing_directAndRelayed()
+      throws Exception {
+    Node via = cluster.node(1);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "relay", "k:");
+    leaving.check(
+        RateLimitRequest.builder("relay", key).hits(1).limit(5).duration(600_000).build());
+    CountDownLatch copying = new CountDownLatch(1);
+    CountDownLatch probed = new CountDownLatch(1);
+    for (Node node : cluster.nodes()) {
+      if (node != leaving) {
+        node.beforeAcceptBuckets(
+            () -> {
+              copying.countDown();
+              awaitQuietly(probed);
+            });
+      }
+    }
+    // SIGTERM: the leaver copies its buckets to their next owners before its leave notice.
+    CompletableFuture<Void> left =
+        CompletableFuture.runAsync(() -> leaving.cluster().leave(Duration.ofSeconds(5)));
+    assertThat(copying.await(10, TimeUnit.SECONDS)).as("the leaver's copy arrived").isTrue();
+    GetPeerRateLimitsResp relayed;
+    GetPeerRateLimitsResp direct;
+    try {
+      relayed =
+          peer(via)
+              .getPeerRateLimits(
+                  GetPeerRateLimitsReq.newBuilder().setWeirRelayTo(leaving.address()).build());
+      direct = peer(leaving).getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance());
+    } finally {
+      probed.countDown();
+    }
+    left.get(10, TimeUnit.SECONDS);
+
+    assertThat(relayed.getRateLimitsCount()).isZero();
+    assertThat(direct.getRateLimitsCount()).isZero();
+    assertThat(via.cluster().liveness().isDown(leaving.address())).isFalse();
+    assertThat(leaving.cluster().serving()).as("serving once its notice went out").isFalse();
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private static TransferBucketsReq transfer(

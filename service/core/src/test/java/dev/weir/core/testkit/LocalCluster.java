@@ -653,7 +653,7 @@ public final class LocalCluster implements AutoCloseable {
       if (node == null) {
         return false;
       }
-      return startedJoined ? !node.leaving() : node.serving();
+      return startedJoined ? !node.left() : node.serving();
     }
 
     @Override

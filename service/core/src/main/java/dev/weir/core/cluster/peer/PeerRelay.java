@@ -28,8 +28,8 @@ import java.util.function.Supplier;
  * the item on, once, to the key's next owner ({@link PeerProtos#relayedOnly}).
  *
  * <p>An indirect probe (a relay without items) of a target within its grace is answered OK when
- * the target answers that it is not serving, as a leaver does from its SIGTERM on while it still
- * drains: the leaver stays vouched for until its grace ends. Any other failure (the leaver's
+ * the target answers that it is not serving, as a leaver does from its leave notice on while it
+ * still drains: the leaver stays vouched for until its grace ends. Any other failure (the leaver's
  * listener closed) fails the probe as it fails any relay.
  */
 public final class PeerRelay {
