@@ -22,8 +22,10 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -507,6 +509,57 @@ class WeirClientOwnersTest {
       scheduler.runDue();
       client.check(item(key)).join();
       assertThat(asks.get()).as("the periodic ask, then the next failure's").isEqualTo(4);
+    }
+  }
+
+  @Test
+  void builderChangedAfterBuild_memberBatchersKeepTheBatchWindowTheClientWasBuiltWith() {
+    ring.answer = null;
+    WeirClient.Builder builder = sendingToOwners(seed);
+    try (WeirClient client = builder.build()) {
+      builder.batchWindow(Duration.ofSeconds(1));
+      ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+      client.refreshRing().join();
+
+      CompletableFuture<RateLimitResp> response = client.check(item("account:1"));
+
+      assertThat(scheduler.waiting()).as("batch timers").doesNotContain(Duration.ofSeconds(1));
+      assertThat(response).as("sent at once, as built with a zero window").isDone();
+      assertThat(MEMBERS).contains(server(response.join()));
+    }
+  }
+
+  @Test
+  void builderChangedAfterBuild_memberChannelsKeepTheTransportSecurityTheClientWasBuiltWith()
+      throws Exception {
+    Server plaintextMember =
+        NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .addService(new RecordingV1("plaintext member"))
+            .build()
+            .start();
+    servers.add(plaintextMember);
+    String member = "127.0.0.1:" + plaintextMember.getPort();
+    ManagedChannel target = InProcessChannelBuilder.forName("seed").directExecutor().build();
+    channels.add(target);
+    ring.answer = null;
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .target("weir:1051")
+            .targetChannels(t -> target)
+            .useTransportSecurity()
+            .sendToOwners()
+            .batchWindow(Duration.ZERO)
+            .scheduler(scheduler);
+    try (WeirClient client = builder.build()) {
+      builder.usePlaintext();
+      ring.answer = ringOf(List.of(member), "fnv1a-fmix64");
+      client.refreshRing().join();
+
+      RateLimitResp response = client.check(item("account:1")).join();
+
+      assertThat(server(response))
+          .as("the member's TLS handshake failed, so the check went again through the target")
+          .isEqualTo("seed");
     }
   }
 
