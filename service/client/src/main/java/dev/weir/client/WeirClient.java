@@ -301,7 +301,8 @@ public final class WeirClient implements AutoCloseable {
     targetUsers.release();
   }
 
-  private CheckBatcher batcherFor(RateLimitReq request) {
+  /** Returns the batcher that sends {@code request}: its owner's, else the targets'. */
+  CheckBatcher batcherFor(RateLimitReq request) {
     CheckBatcher owner = owners == null ? null : owners.batcherFor(request);
     return owner == null ? batcher : owner;
   }

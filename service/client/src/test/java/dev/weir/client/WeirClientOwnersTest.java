@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -191,6 +192,40 @@ class WeirClientOwnersTest {
       }
       assertThat(nodes.get(MEMBERS.get(2)).callSizes()).hasSize(callsToLeaver);
       assertThat(scheduler.waiting()).containsExactly(WeirClient.DEFAULT_RING_REFRESH);
+    }
+  }
+
+  @Test
+  void memberLeftTheRing_itsChannelShutsDown_andACheckThatPickedItGoesThroughTheTarget() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    String leaver = MEMBERS.get(2);
+    String key = keyOwnedBy(MEMBERS, leaver);
+    Map<String, ManagedChannel> opened = new ConcurrentHashMap<>();
+    WeirClient.Builder builder =
+        sendingToOwners(seed)
+            .memberChannels(
+                address ->
+                    opened.computeIfAbsent(
+                        address,
+                        a -> InProcessChannelBuilder.forName(a).directExecutor().build()));
+    try (WeirClient client = builder.build()) {
+      assertThat(server(client.check(item(key)).join())).isEqualTo(leaver);
+      // A check racing the change: it picked the leaver's batcher just before.
+      CheckBatcher picked = client.batcherFor(item(key));
+
+      ring.answer = ringOf(MEMBERS.subList(0, 2), "fnv1a-fmix64");
+      scheduler.runDue();
+      CompletableFuture<RateLimitResp> racing = new CompletableFuture<>();
+      picked.add(List.of(new CheckBatcher.Pending(item(key), racing)));
+
+      assertThat(opened.get(leaver).isShutdown())
+          .as("the leaver's channel, with no ring change since it left")
+          .isTrue();
+      assertThat(server(racing.join()))
+          .as("the check that picked the leaver, sent again through the target")
+          .isEqualTo("seed");
+      assertThat(nodes.get(leaver).callSizes()).containsExactly(1);
+      assertThat(opened.get(MEMBERS.get(0)).isShutdown()).as("a member that stayed").isFalse();
     }
   }
 
