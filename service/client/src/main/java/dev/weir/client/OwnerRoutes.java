@@ -21,8 +21,9 @@ import java.util.function.Function;
  *
  * <p>The owner of a check is the member the ring gives its {@code name + "_" + unique_key}, as the
  * nodes pick it ({@link HashRing}). A member that leaves the ring has its queued checks sent at
- * once; its channel is shut down at the next change, so that a check that picked it just before
- * still goes out.
+ * once and its channel shut down once their calls have started; a check that picked it just before
+ * then fails on the shut-down channel before it is sent, and the client sends it through the
+ * targets.
  */
 final class OwnerRoutes {
 
@@ -36,7 +37,7 @@ final class OwnerRoutes {
   private final BiFunction<String, ManagedChannel, CheckBatcher> batcherOn;
   private final Set<String> withoutChecks = ConcurrentHashMap.newKeySet();
   private final Map<String, Member> members = new HashMap<>();
-  private final List<Member> retired = new ArrayList<>();
+  private final List<CheckBatcher> retired = new ArrayList<>();
   private volatile Route route;
   private boolean closed;
 
@@ -109,7 +110,6 @@ final class OwnerRoutes {
         && before.ring().peers().equals(answer.getMembersList().stream().sorted().toList())) {
       return;
     }
-    retired.forEach(OwnerRoutes::shutDownWhenIdle);
     retired.clear();
     Map<String, CheckBatcher> batchers = new HashMap<>();
     for (String address : answer.getMembersList()) {
@@ -129,15 +129,16 @@ final class OwnerRoutes {
         new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), Map.copyOf(batchers));
     for (Member member : gone) {
       member.batcher().close();
-      retired.add(member);
+      shutDownWhenIdle(member);
+      retired.add(member.batcher());
     }
   }
 
   /**
    * Sends every member's queued checks and shuts their channels down; later rings are ignored.
    *
-   * @return the batchers of the members and of the members that left, whose calls being sent may
-   *     not have started yet
+   * @return the batchers of the members and of the members that left at the last change, whose
+   *     calls being sent may not have started yet
    */
   synchronized List<CheckBatcher> close() {
     closed = true;
@@ -149,10 +150,7 @@ final class OwnerRoutes {
       batchers.add(member.batcher());
     }
     members.clear();
-    for (Member member : retired) {
-      shutDownWhenIdle(member);
-      batchers.add(member.batcher());
-    }
+    batchers.addAll(retired);
     retired.clear();
     return batchers;
   }

@@ -120,15 +120,20 @@ public final class WeirClient implements AutoCloseable {
             requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
     if (builder.sendToOwners) {
+      boolean tls = builder.tls;
+      Duration batchWindow = builder.batchWindow;
+      int maxBatch = builder.maxBatch;
       Function<String, ManagedChannel> open =
-          builder.memberChannels == null ? builder::open : builder.memberChannels;
+          builder.memberChannels == null
+              ? member -> Builder.open(member, tls)
+              : builder.memberChannels;
       this.owners =
           new OwnerRoutes(
               open,
               (member, channel) ->
                   new CheckBatcher(
-                      builder.batchWindow,
-                      builder.maxBatch,
+                      batchWindow,
+                      maxBatch,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
       try {
@@ -296,7 +301,8 @@ public final class WeirClient implements AutoCloseable {
     targetUsers.release();
   }
 
-  private CheckBatcher batcherFor(RateLimitReq request) {
+  /** Returns the batcher that sends {@code request}: its owner's, else the targets'. */
+  CheckBatcher batcherFor(RateLimitReq request) {
     CheckBatcher owner = owners == null ? null : owners.batcherFor(request);
     return owner == null ? batcher : owner;
   }
@@ -474,12 +480,12 @@ public final class WeirClient implements AutoCloseable {
     private boolean sendToOwners;
     private Duration ringRefresh = DEFAULT_RING_REFRESH;
     private Function<String, ManagedChannel> memberChannels;
-    private Function<String, ManagedChannel> targetChannels = this::open;
+    private Function<String, ManagedChannel> targetChannels = target -> open(target, tls);
 
     private Builder() {}
 
-    /** Opens a channel to {@code target} with this builder's transport security. */
-    private ManagedChannel open(String target) {
+    /** Opens a channel to {@code target}, with TLS when {@code tls}, else plaintext. */
+    private static ManagedChannel open(String target, boolean tls) {
       NettyChannelBuilder channel = NettyChannelBuilder.forTarget(target);
       if (tls) {
         channel.useTransportSecurity();
@@ -626,7 +632,11 @@ public final class WeirClient implements AutoCloseable {
       return this;
     }
 
-    /** Builds the client, opening its channels (connections are made on first use). */
+    /**
+     * Builds the client, opening its channels (connections are made on first use). The client
+     * keeps this builder's settings as they are now: changing the builder later changes only the
+     * clients it builds after.
+     */
     public WeirClient build() {
       if (channel == null && targets.isEmpty()) {
         throw new IllegalStateException("WeirClient needs a target (host:port) or a channel");

@@ -22,8 +22,10 @@ import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +35,7 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -189,6 +192,40 @@ class WeirClientOwnersTest {
       }
       assertThat(nodes.get(MEMBERS.get(2)).callSizes()).hasSize(callsToLeaver);
       assertThat(scheduler.waiting()).containsExactly(WeirClient.DEFAULT_RING_REFRESH);
+    }
+  }
+
+  @Test
+  void memberLeftTheRing_itsChannelShutsDown_andACheckThatPickedItGoesThroughTheTarget() {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    String leaver = MEMBERS.get(2);
+    String key = keyOwnedBy(MEMBERS, leaver);
+    Map<String, ManagedChannel> opened = new ConcurrentHashMap<>();
+    WeirClient.Builder builder =
+        sendingToOwners(seed)
+            .memberChannels(
+                address ->
+                    opened.computeIfAbsent(
+                        address,
+                        a -> InProcessChannelBuilder.forName(a).directExecutor().build()));
+    try (WeirClient client = builder.build()) {
+      assertThat(server(client.check(item(key)).join())).isEqualTo(leaver);
+      // A check racing the change: it picked the leaver's batcher just before.
+      CheckBatcher picked = client.batcherFor(item(key));
+
+      ring.answer = ringOf(MEMBERS.subList(0, 2), "fnv1a-fmix64");
+      scheduler.runDue();
+      CompletableFuture<RateLimitResp> racing = new CompletableFuture<>();
+      picked.add(List.of(new CheckBatcher.Pending(item(key), racing)));
+
+      assertThat(opened.get(leaver).isShutdown())
+          .as("the leaver's channel, with no ring change since it left")
+          .isTrue();
+      assertThat(server(racing.join()))
+          .as("the check that picked the leaver, sent again through the target")
+          .isEqualTo("seed");
+      assertThat(nodes.get(leaver).callSizes()).containsExactly(1);
+      assertThat(opened.get(MEMBERS.get(0)).isShutdown()).as("a member that stayed").isFalse();
     }
   }
 
@@ -507,6 +544,57 @@ class WeirClientOwnersTest {
       scheduler.runDue();
       client.check(item(key)).join();
       assertThat(asks.get()).as("the periodic ask, then the next failure's").isEqualTo(4);
+    }
+  }
+
+  @Test
+  void builderChangedAfterBuild_memberBatchersKeepTheBatchWindowTheClientWasBuiltWith() {
+    ring.answer = null;
+    WeirClient.Builder builder = sendingToOwners(seed);
+    try (WeirClient client = builder.build()) {
+      builder.batchWindow(Duration.ofSeconds(1));
+      ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+      client.refreshRing().join();
+
+      CompletableFuture<RateLimitResp> response = client.check(item("account:1"));
+
+      assertThat(scheduler.waiting()).as("batch timers").doesNotContain(Duration.ofSeconds(1));
+      assertThat(response).as("sent at once, as built with a zero window").isDone();
+      assertThat(MEMBERS).contains(server(response.join()));
+    }
+  }
+
+  @Test
+  void builderChangedAfterBuild_memberChannelsKeepTheTransportSecurityTheClientWasBuiltWith()
+      throws Exception {
+    Server plaintextMember =
+        NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+            .addService(new RecordingV1("plaintext member"))
+            .build()
+            .start();
+    servers.add(plaintextMember);
+    String member = "127.0.0.1:" + plaintextMember.getPort();
+    ManagedChannel target = InProcessChannelBuilder.forName("seed").directExecutor().build();
+    channels.add(target);
+    ring.answer = null;
+    WeirClient.Builder builder =
+        WeirClient.builder()
+            .target("weir:1051")
+            .targetChannels(t -> target)
+            .useTransportSecurity()
+            .sendToOwners()
+            .batchWindow(Duration.ZERO)
+            .scheduler(scheduler);
+    try (WeirClient client = builder.build()) {
+      builder.usePlaintext();
+      ring.answer = ringOf(List.of(member), "fnv1a-fmix64");
+      client.refreshRing().join();
+
+      RateLimitResp response = client.check(item("account:1")).join();
+
+      assertThat(server(response))
+          .as("the member's TLS handshake failed, so the check went again through the target")
+          .isEqualTo("seed");
     }
   }
 
