@@ -10,7 +10,9 @@ import com.google.gson.JsonParser;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.Units;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,7 +20,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -317,6 +323,30 @@ class StatusPageRoutesTest {
     assertThat(script.statusCode()).isEqualTo(200);
     assertThat(script.body()).contains("../v1/Status").doesNotContain("http:");
     assertThat(style.statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void page_explainFormsOverrideUnits_theUnitsALimitOverrideMayCarry() throws Exception {
+    startNode(false);
+
+    String page = get("/ui/").body();
+
+    Matcher select =
+        Pattern.compile("<select id=\"explain-limit-unit\"[^>]*>(.*?)</select>", Pattern.DOTALL)
+            .matcher(page);
+    assertThat(select.find()).as("the explain form's override unit select").isTrue();
+    List<String> offered =
+        Pattern.compile("<option value=\"([A-Z]+)\"")
+            .matcher(select.group(1))
+            .results()
+            .map(option -> option.group(1))
+            .toList();
+    List<String> allowed =
+        Arrays.stream(RateLimitUnit.values())
+            .filter(u -> u != RateLimitUnit.UNRECOGNIZED && Units.fromOverride(u).isPresent())
+            .map(RateLimitUnit::name)
+            .toList();
+    assertThat(offered).isEqualTo(allowed);
   }
 
   @Test
