@@ -38,12 +38,13 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The status page ({@code GET /ui/}) of a two-node {@code weir.jar} cluster serving Envoy, in a
  * real headless Chromium driven by Selenium through Debian's {@code chromedriver}: the members and
- * their ring shares, a domain's rules, the explain form's answer, the counts after hits and the top
- * limited panel. Skipped, saying why, where Chromium or chromedriver is not installed ({@code
- * apt-get install chromium chromium-driver}; {@code .ci/run} does); the paths can be changed with
- * the {@code weir.chromium} and {@code weir.chromedriver} system properties. The browser's console
- * is read too: a test passes only if the page logged no error there (a failed fetch included), apart
- * from the favicon the page does not have.
+ * their ring shares, a domain's rules, the explain form's answer (with and without a limit
+ * override, and its error), the counts after hits and the top limited panel. Skipped, saying why,
+ * where Chromium or chromedriver is not installed ({@code apt-get install chromium
+ * chromium-driver}; {@code .ci/run} does); the paths can be changed with the {@code weir.chromium}
+ * and {@code weir.chromedriver} system properties. The browser's console is read too: a test passes
+ * only if the page logged no error there (a failed fetch included, unless the test expects it),
+ * apart from the favicon the page does not have.
  */
 class StatusPageJarIT {
 
@@ -197,6 +198,60 @@ class StatusPageJarIT {
   }
 
   @Test
+  void explainForm_limitOverride_explainedAsTheRouteDoesAndBadInputShowsTheRoutesError()
+      throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    wait.until(
+        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    new Select(browser.findElement(By.id("explain-domain"))).selectByValue("shop");
+    browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
+    WebElement requests = browser.findElement(By.id("explain-limit-requests"));
+    requests.sendKeys("1000");
+    new Select(browser.findElement(By.id("explain-limit-unit"))).selectByValue("HOUR");
+
+    browser.findElement(By.id("explain-submit")).click();
+
+    wait.until(b -> b.findElement(By.id("explain-answer")).getText().contains("policy 1"));
+    assertThat(browser.findElement(By.id("explain-answer")).getText())
+        .contains("descriptor 1: remote_address=10.1.2.3")
+        .contains(
+            "limit override: 1000 per hour, from the descriptor's limit; rules are not matched")
+        .contains("policy 1: 1000 per hour, fixed_window, limit override")
+        .contains("now: 1000 of 1000 remaining, UNDER_LIMIT")
+        .doesNotContain("matched:");
+
+    requests.clear();
+    requests.sendKeys("-1");
+    browser.findElement(By.id("explain-submit")).click();
+
+    String error =
+        wait.until(
+            b -> {
+              WebElement answer = b.findElement(By.id("explain-answer"));
+              return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
+            });
+    assertThat(error)
+        .isEqualTo(
+            "HTTP 400: invalid request body: field 'descriptors[0].limit.requests_per_unit' is -1;"
+                + " it must be a uint32: a whole number from 0 to 4294967295, or one written as a"
+                + " string");
+
+    requests.clear();
+    browser.findElement(By.id("explain-submit")).click();
+
+    wait.until(b -> b.findElement(By.id("explain-answer")).getText().contains("policy 1"));
+    assertThat(browser.findElement(By.id("explain-answer")).getText())
+        .contains("matched: remote_address (any value)")
+        .contains("policy 1: 3 per minute")
+        .doesNotContain("limit override");
+    assertOnlyConsoleErrors(
+        "/v1/Explain - Failed to load resource: the server responded with a status of 400");
+  }
+
+  @Test
   void topLimitedClusterWide_aMemberDown_namesTheMemberThatDidNotAnswer() throws Exception {
     NodeProcess node = nodes.get(0);
     browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
@@ -272,13 +327,26 @@ class StatusPageJarIT {
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
    */
   private void assertNoConsoleErrors() {
-    List<String> errors =
-        browser.manage().logs().get(LogType.BROWSER).getAll().stream()
-            .filter(entry -> entry.getLevel().intValue() >= Level.SEVERE.intValue())
-            .map(LogEntry::getMessage)
-            .filter(message -> !message.contains("/favicon.ico"))
-            .toList();
-    assertThat(errors).as("errors in the browser's console").isEmpty();
+    assertThat(consoleErrors()).as("errors in the browser's console").isEmpty();
+  }
+
+  /**
+   * Asserts that the only errors the page logged in the browser's console, apart from the favicon,
+   * were each one containing {@code expected}, and that there was at least one.
+   */
+  private void assertOnlyConsoleErrors(String expected) {
+    assertThat(consoleErrors())
+        .as("errors in the browser's console")
+        .isNotEmpty()
+        .allMatch(message -> message.contains(expected));
+  }
+
+  private List<String> consoleErrors() {
+    return browser.manage().logs().get(LogType.BROWSER).getAll().stream()
+        .filter(entry -> entry.getLevel().intValue() >= Level.SEVERE.intValue())
+        .map(LogEntry::getMessage)
+        .filter(message -> !message.contains("/favicon.ico"))
+        .toList();
   }
 
   private static double rate(String text) {

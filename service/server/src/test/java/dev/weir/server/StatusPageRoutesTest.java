@@ -10,7 +10,10 @@ import com.google.gson.JsonParser;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.Units;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.service.StatsKeys;
+import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,7 +21,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,10 +57,15 @@ class StatusPageRoutesTest {
   }
 
   private void startNode(boolean envoy) throws Exception {
+    startNode(envoy ? YAML : null);
+  }
+
+  /** Starts the node serving Envoy with the descriptor config {@code yaml}, or not when null. */
+  private void startNode(String yaml) throws Exception {
     WeirNode.Builder builder =
         WeirNode.builder(TestConfigs.loopback()).clock(clock).store(new InMemoryBucketStore(clock));
-    if (envoy) {
-      Path config = Files.writeString(dir.resolve("shop.yaml"), YAML);
+    if (yaml != null) {
+      Path config = Files.writeString(dir.resolve("shop.yaml"), yaml);
       builder.envoy(EnvoySettings.fromEnvironment(Map.of("WEIR_ENVOY_CONFIG", config.toString())));
     }
     node = builder.start();
@@ -157,6 +169,41 @@ class StatusPageRoutesTest {
     assertThat(perIp.get("total_hits").getAsLong()).isEqualTo(3);
     assertThat(perIp.get("over_limit").getAsLong()).isEqualTo(1);
     assertThat(shop.get("total_hits").getAsLong()).isEqualTo(values + 3);
+  }
+
+  @Test
+  void status_ruleWhosePathIsLongerThanTheLongestRuleLabel_showsItsOwnHits() throws Exception {
+    String key = "k".repeat(300);
+    String value = "v".repeat(300);
+    startNode(
+        """
+        domain: shop
+        descriptors:
+          - key: %s
+            value: %s
+            rate_limit: {unit: minute, requests_per_unit: 2}
+        """
+            .formatted(key, value));
+    for (int i = 0; i < 3; i++) {
+      hit(key, value);
+    }
+
+    JsonObject rule =
+        JsonParser.parseString(get("/v1/Status").body())
+            .getAsJsonObject()
+            .getAsJsonObject("envoy")
+            .getAsJsonArray("domains")
+            .get(0)
+            .getAsJsonObject()
+            .getAsJsonArray("rules")
+            .get(0)
+            .getAsJsonObject();
+
+    assertThat(rule.get("rule").getAsString())
+        .isEqualTo(key + "_" + value)
+        .hasSizeGreaterThan(StatsKeys.MAX_LABEL_CHARS);
+    assertThat(rule.get("total_hits").getAsLong()).isEqualTo(3);
+    assertThat(rule.get("over_limit").getAsLong()).isEqualTo(1);
   }
 
   @Test
@@ -317,6 +364,30 @@ class StatusPageRoutesTest {
     assertThat(script.statusCode()).isEqualTo(200);
     assertThat(script.body()).contains("../v1/Status").doesNotContain("http:");
     assertThat(style.statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void page_explainFormsOverrideUnits_theUnitsALimitOverrideMayCarry() throws Exception {
+    startNode(false);
+
+    String page = get("/ui/").body();
+
+    Matcher select =
+        Pattern.compile("<select id=\"explain-limit-unit\"[^>]*>(.*?)</select>", Pattern.DOTALL)
+            .matcher(page);
+    assertThat(select.find()).as("the explain form's override unit select").isTrue();
+    List<String> offered =
+        Pattern.compile("<option value=\"([A-Z]+)\"")
+            .matcher(select.group(1))
+            .results()
+            .map(option -> option.group(1))
+            .toList();
+    List<String> allowed =
+        Arrays.stream(RateLimitUnit.values())
+            .filter(u -> u != RateLimitUnit.UNRECOGNIZED && Units.fromOverride(u).isPresent())
+            .map(RateLimitUnit::name)
+            .toList();
+    assertThat(offered).isEqualTo(allowed);
   }
 
   @Test

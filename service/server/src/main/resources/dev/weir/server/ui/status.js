@@ -304,11 +304,32 @@
     return { entries: entries };
   }
 
+  // The form's limit override as the route reads it, or null when "Requests per unit" is empty. The
+  // text goes as typed (a number when it is one), so the route judges it and names what is wrong.
+  function limitOverride() {
+    const text = $('explain-limit-requests').value.trim();
+    if (text === '') {
+      return null;
+    }
+    const number = /^-?[0-9]+$/.test(text) ? Number(text) : NaN;
+    return {
+      requests_per_unit: Number.isSafeInteger(number) ? number : text,
+      unit: $('explain-limit-unit').value,
+    };
+  }
+
   async function explain(event) {
     event.preventDefault();
     const out = $('explain-answer');
     const lines = $('explain-descriptors').value.split('\n').filter((l) => l.trim() !== '');
-    const request = { domain: $('explain-domain').value, descriptors: lines.map(parseDescriptor) };
+    const limit = limitOverride();
+    const descriptors = lines.map(parseDescriptor);
+    if (limit !== null) {
+      descriptors.forEach((d) => {
+        d.limit = limit;
+      });
+    }
+    const request = { domain: $('explain-domain').value, descriptors: descriptors };
     out.className = '';
     out.textContent = 'asking…';
     try {
