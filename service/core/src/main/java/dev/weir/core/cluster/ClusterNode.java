@@ -512,6 +512,19 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return quotaOwner.report(usages);
   }
 
+  /**
+   * Answers usage a peer sent to this node as its buckets' owner: with hand-off on, a usage whose
+   * key this node's ring gives to another peer (the sender's ring is behind) is handed on to that
+   * owner ({@link QuotaRouter#answer}), so it is counted and shared where the bucket's count went;
+   * with it off, every usage is answered here.
+   */
+  @Override
+  public CompletableFuture<List<QuotaShare>> answerQuotaUsage(List<QuotaUsage> usages) {
+    return settings.handoff()
+        ? quota.answer(usages)
+        : CompletableFuture.completedFuture(quotaOwner.report(usages));
+  }
+
   @Override
   public int deliverQuotaShares(List<QuotaPush> pushes) {
     return quota.deliver(pushes);

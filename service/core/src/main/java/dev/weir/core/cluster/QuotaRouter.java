@@ -2,8 +2,10 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerException;
+import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
+import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaOwner;
 import dev.weir.core.quota.QuotaPush;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -35,8 +38,21 @@ import org.slf4j.LoggerFactory;
  * RateLimitService#MAX_BATCH_SIZE} per call, and never retried: the
  * proxy's next report brings a fresh share. A usage this node owns is answered on the calling
  * thread, as is one while the ring is empty (this node left and every other member is down).
+ *
+ * <p>Usage a peer sent to this node as its bucket's owner is answered by {@link #answer}: a usage
+ * whose key this node's ring gives to another peer (the sender's ring is behind: the bucket moved
+ * away by hand-off) is handed on to that owner, once, so that every proxy's usage is counted and
+ * shared by the one owner that holds the bucket's count.
  */
 public final class QuotaRouter implements QuotaPushSink {
+
+  private static final Logger LOG = LoggerFactory.getLogger(QuotaRouter.class);
+
+  /**
+   * The metadata entry of a usage's rule that marks a usage an old owner handed on: its value is
+   * that node. Its receiver answers the usage whatever its own ring says.
+   */
+  public static final String HANDED_ON = PeerProtos.HANDED_ON;
 
   private static final int CHUNK = RateLimitService.MAX_BATCH_SIZE;
 
@@ -50,8 +66,9 @@ public final class QuotaRouter implements QuotaPushSink {
   private volatile QuotaShareReceiver receiver = pushes -> 0;
 
   /**
-   * Creates the router of node {@code self}; its owner is set with {@link #ownedBy}, and each push
-   * call has deadline {@code timeout}.
+   * Creates the router of node {@code self}; its owner is set with {@link #ownedBy}; each push call
+   * has deadline {@code timeout}, and each usage call handing usage on half of it (shorter than the
+   * deadline of the sender's call).
    */
   public QuotaRouter(
       String self, Supplier<HashRing> ring, PeerClientPool peers, Duration timeout, Clock clock) {
@@ -112,6 +129,120 @@ public final class QuotaRouter implements QuotaPushSink {
                   QuotaShare.error(message(ownerAddress, error)));
             })
         .thenCompose(f -> f);
+  }
+
+  /**
+   * Returns the shares answering {@code usages}, which a peer sent to this node as their buckets'
+   * owner, one per usage in order; already complete when every usage was answered here.
+   *
+   * <p>Design: a usage whose key this node's ring gives to another peer is handed on to that owner,
+   * the usages of one call in one call per owner, each marked {@link #HANDED_ON} so that its
+   * receiver counts it whatever its own ring says (two nodes whose rings disagree about a key do
+   * not pass it back and forth; a node that does not know the mark never hands usage on). Handing
+   * on rather than answering with an error keeps the counts exact: the sender's ring still names
+   * this node, so it would send the usage here again, and the requests the proxy reported would be
+   * counted nowhere. A usage whose hand-on fails (its owner is down and this node has not found it
+   * yet, or does not answer in time) is answered here after all, as before the move, rather than
+   * with an error: the sender may have routed it here because it found that owner down. Usage
+   * marked {@link #HANDED_ON}, and every usage while the ring is empty, is answered here.
+   */
+  public CompletableFuture<List<QuotaShare>> answer(List<QuotaUsage> usages) {
+    HashRing current = ring.get();
+    Map<String, List<Integer>> moved = new LinkedHashMap<>();
+    List<QuotaUsage> here = new ArrayList<>(usages.size());
+    List<Integer> hereAt = new ArrayList<>(usages.size());
+    for (int i = 0; i < usages.size(); i++) {
+      QuotaUsage usage = usages.get(i);
+      String to = movedTo(current, usage);
+      if (to == null) {
+        here.add(unmarked(usage));
+        hereAt.add(i);
+      } else {
+        moved.computeIfAbsent(to, o -> new ArrayList<>()).add(i);
+      }
+    }
+    if (moved.isEmpty()) {
+      return CompletableFuture.completedFuture(owner.report(here));
+    }
+    QuotaShare[] shares = new QuotaShare[usages.size()];
+    if (!here.isEmpty()) {
+      List<QuotaShare> local = owner.report(here);
+      for (int j = 0; j < local.size(); j++) {
+        shares[hereAt.get(j)] = local.get(j);
+      }
+    }
+    List<CompletableFuture<Void>> calls = new ArrayList<>(moved.size());
+    moved.forEach((to, indexes) -> calls.add(handOn(to, indexes, usages, shares)));
+    return CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+        .thenApply(v -> List.of(shares));
+  }
+
+  // The owner usage goes to, or null when this node answers it.
+  private String movedTo(HashRing current, QuotaUsage usage) {
+    if (current.isEmpty() || usage.rule().metadata().containsKey(HANDED_ON)) {
+      return null;
+    }
+    String to = current.ownerOf(usage.key());
+    return to.equals(self) ? null : to;
+  }
+
+  // Sends the usages at indexes to their owner to, filling in their shares; never fails.
+  private CompletableFuture<Void> handOn(
+      String to, List<Integer> indexes, List<QuotaUsage> usages, QuotaShare[] out) {
+    List<QuotaUsage> marked = new ArrayList<>(indexes.size());
+    indexes.forEach(i -> marked.add(marked(usages.get(i))));
+    inFlight.incrementAndGet();
+    return peers
+        .call(to, c -> c.reportQuotaUsage(marked, timeout.dividedBy(2)))
+        .handle(
+            (answers, error) -> {
+              inFlight.decrementAndGet();
+              if (error == null && answers.size() == indexes.size()) {
+                for (int j = 0; j < indexes.size(); j++) {
+                  out[indexes.get(j)] = answers.get(j);
+                }
+                return null;
+              }
+              LOG.debug(
+                  "handing {} quota usages on to {} failed, answered here: {}",
+                  marked.size(),
+                  to,
+                  error == null ? answers.size() + " shares answered" : error.getMessage());
+              List<QuotaUsage> original = new ArrayList<>(indexes.size());
+              indexes.forEach(i -> original.add(unmarked(usages.get(i))));
+              List<QuotaShare> local = owner.report(original);
+              for (int j = 0; j < indexes.size(); j++) {
+                out[indexes.get(j)] = local.get(j);
+              }
+              return null;
+            });
+  }
+
+  private QuotaUsage marked(QuotaUsage usage) {
+    Map<String, String> metadata = new LinkedHashMap<>(usage.rule().metadata());
+    metadata.put(HANDED_ON, self);
+    return withRule(usage, usage.rule().withMetadata(metadata));
+  }
+
+  private static QuotaUsage unmarked(QuotaUsage usage) {
+    Map<String, String> metadata = usage.rule().metadata();
+    if (!metadata.containsKey(HANDED_ON)) {
+      return usage;
+    }
+    Map<String, String> kept = new LinkedHashMap<>(metadata);
+    kept.remove(HANDED_ON);
+    return withRule(usage, usage.rule().withMetadata(kept));
+  }
+
+  private static QuotaUsage withRule(QuotaUsage u, RateLimitRequest rule) {
+    return new QuotaUsage(
+        rule,
+        u.client(),
+        u.allowed(),
+        u.denied(),
+        u.elapsedMillis(),
+        u.intervalMillis(),
+        u.released());
   }
 
   /** Hands shares pushed to this node to its streams; returns how many reached one. */

@@ -692,6 +692,11 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<List<QuotaShare>> answerQuotaUsage(List<QuotaUsage> usages) {
+      return target.answerQuotaUsage(usages);
+    }
+
+    @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
       if (request.getRequestsCount() > 0) {

@@ -59,10 +59,20 @@ public interface PeerHandler {
   CompletableFuture<Void> prepareReturn(String address, SocketAddress caller);
 
   /**
-   * Takes RLQS usage of quota buckets this node owns, in order, and returns each proxy's share, one
-   * per usage.
+   * Takes RLQS usage of quota buckets as their owner, whatever the ring says, in order, and returns
+   * each proxy's share, one per usage.
    */
   List<QuotaShare> reportQuota(List<QuotaUsage> usages);
+
+  /**
+   * Answers RLQS usage a peer sent to this node as its buckets' owner, one share per usage in
+   * order. By default as their owner ({@link #reportQuota}); a member handing keys over hands each
+   * usage on to the owner its current ring names instead. The future may complete on another
+   * thread.
+   */
+  default CompletableFuture<List<QuotaShare>> answerQuotaUsage(List<QuotaUsage> usages) {
+    return CompletableFuture.completedFuture(reportQuota(usages));
+  }
 
   /** Hands shares an owner pushed to the streams of their proxies here; returns how many arrived. */
   int deliverQuotaShares(List<QuotaPush> pushes);

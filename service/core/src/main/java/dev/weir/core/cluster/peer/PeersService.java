@@ -64,7 +64,8 @@ import org.slf4j.LoggerFactory;
  * RefusalReason#TOO_MANY_ITEMS}) and is logged at most once per 10 s per method. An empty {@code
  * GetPeerRateLimits} is a peer's probe: answered only while the handler is {@linkplain
  * PeerHandler#serving() serving}. Forwarded items are answered when the handler's {@link
- * PeerHandler#answerForwarded} completes (later, when it hands some on to their owner).
+ * PeerHandler#answerForwarded} completes (later, when it hands some on to their owner), and quota
+ * usage when its {@link PeerHandler#answerQuotaUsage} does.
  */
 public final class PeersService implements PeersV1Grpc.AsyncService, BindableService {
 
@@ -487,16 +488,30 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
           usages.add(QuotaProtos.fromProto(request.getUsages(i)));
         }
       }
-      List<QuotaShare> shares = usages.isEmpty() ? List.of() : handler.reportQuota(usages);
-      ReportQuotaUsageResp.Builder resp = ReportQuotaUsageResp.newBuilder();
-      int next = 0;
-      for (int i = 0; i < n; i++) {
-        QuotaShare share =
-            errors != null && errors[i] != null ? QuotaShare.error(errors[i]) : shares.get(next++);
-        resp.addShares(QuotaProtos.toProto(share));
-      }
-      observer.onNext(resp.build());
-      observer.onCompleted();
+      CompletableFuture<List<QuotaShare>> answered =
+          usages.isEmpty()
+              ? CompletableFuture.completedFuture(List.of())
+              : handler.answerQuotaUsage(usages);
+      String[] refused = errors;
+      answered.whenComplete(
+          (shares, failure) -> {
+            if (failure != null) {
+              observer.onError(
+                  Status.INTERNAL.withDescription(failure.toString()).asRuntimeException());
+              return;
+            }
+            ReportQuotaUsageResp.Builder resp = ReportQuotaUsageResp.newBuilder();
+            int next = 0;
+            for (int i = 0; i < n; i++) {
+              QuotaShare share =
+                  refused != null && refused[i] != null
+                      ? QuotaShare.error(refused[i])
+                      : shares.get(next++);
+              resp.addShares(QuotaProtos.toProto(share));
+            }
+            observer.onNext(resp.build());
+            observer.onCompleted();
+          });
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
     }
