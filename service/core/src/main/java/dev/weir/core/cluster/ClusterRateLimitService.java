@@ -408,6 +408,10 @@ public final class ClusterRateLimitService implements RateLimitService {
     return out;
   }
 
+  /**
+   * Returns the answer to {@code r} as its owner: GLOBAL hits are applied with DRAIN_OVER_LIMIT and
+   * queued for broadcast, except this node's own ({@link #queuedHere}), which are only broadcast.
+   */
   private RateLimitResponse decideOneAsOwner(RateLimitRequest r) {
     String invalid = validate(r);
     if (invalid != null) {
@@ -416,11 +420,30 @@ public final class ClusterRateLimitService implements RateLimitService {
     RateLimitRequest req = withCreatedAt(r);
     if (req.has(Behavior.GLOBAL)) {
       req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-      RateLimitResponse answer = local.decide(req);
+      RateLimitResponse answer =
+          queuedHere(req)
+              ? local.decide(
+                  req.withHits(0).withBehavior(req.behavior() & ~Behavior.RESET_REMAINING))
+              : local.decide(req);
       global.queueBroadcast(req);
       return answer;
     }
     return local.decide(req);
+  }
+
+  /**
+   * Returns whether the GLOBAL item {@code r} holds hits this node queued for another owner,
+   * answering from its copy, that the owner handed on back to it ({@link PeerProtos#QUEUED_BY}
+   * this node, {@link PeerProtos#HANDED_ON} another): the copy holds them already, and is this
+   * node's bucket once its ring gives it the key.
+   */
+  private boolean queuedHere(RateLimitRequest r) {
+    Map<String, String> metadata = r.metadata();
+    if (metadata.isEmpty() || !self.equals(metadata.get(PeerProtos.QUEUED_BY))) {
+      return false;
+    }
+    String handedOn = metadata.get(PeerProtos.HANDED_ON);
+    return handedOn != null && !handedOn.equals(self);
   }
 
   /**
