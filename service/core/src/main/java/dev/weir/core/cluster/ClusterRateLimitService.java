@@ -372,7 +372,9 @@ public final class ClusterRateLimitService implements RateLimitService {
    * not be sent. They are applied to the copy and, as this node's own GLOBAL hits after a failed
    * send ({@link GlobalManager}), queued for the key's owner when {@code handedTo} will not apply
    * them late (the hand-on was refused before it was sent, or {@code handedTo} has left the ring),
-   * else dropped, logged and counted in {@link GlobalManager#droppedHits}.
+   * else dropped, logged and counted in {@link GlobalManager#droppedHits}; hits the key's owner
+   * queued itself ({@link PeerProtos#QUEUED_BY}) are neither: its copy, which holds them, is its
+   * bucket.
    */
   public List<RateLimitResponse> decideAsFormerOwner(
       List<RateLimitRequest> requests, String handedTo, Throwable error) {
@@ -389,15 +391,19 @@ public final class ClusterRateLimitService implements RateLimitService {
       if (owner.equals(self) || validate(r) != null) {
         answer = decideOneAsOwner(r);
       } else {
-        resend = resend == null ? global.mayResend(handedTo, error) : resend;
         RateLimitRequest req = withCreatedAt(r);
         RateLimitRequest drained = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-        answer =
-            resend
-                ? global.answerFromCopy(drained, hitsForOwner(req), 1)
-                : global.answerFromCopy(drained);
+        if (owner.equals(r.metadata().get(PeerProtos.QUEUED_BY))) {
+          answer = global.answerFromCopy(drained);
+        } else {
+          resend = resend == null ? global.mayResend(handedTo, error) : resend;
+          answer =
+              resend
+                  ? global.answerFromCopy(drained, hitsForOwner(req), 1)
+                  : global.answerFromCopy(drained);
+          dropped += resend ? 0 : 1;
+        }
         answer = answer.withMetadata(ownerMetadata(owner));
-        dropped += resend ? 0 : 1;
       }
       span.end(answer);
       out.add(answer);

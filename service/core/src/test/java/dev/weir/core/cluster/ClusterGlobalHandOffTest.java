@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.LocalCluster;
@@ -209,6 +210,35 @@ class ClusterGlobalHandOffTest {
         .isEqualTo(LIMIT - 5);
     assertThat(next.cluster().global().droppedHits()).isZero();
   }
+  /**
+   * As above, but the leaver's hand-on to the next owner is refused (it finds the next owner down),
+   * so it queues the hits for the key's owner on its ring, the next owner, which has meanwhile
+   * taken the leaver off its ring: they are not sent back to the node whose copy holds them.
+   */
+  @Test
+  void leaveNoticeLate_theNextOwnersHitsRequeuedForItAfterAFailedHandOn_notAppliedAgain() {
+    cluster = LocalCluster.start(3, SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    Node next = nextOwner(key, leaving);
+    leaving.check(global(key, 3));
+    leaving.cluster().global().flushBroadcasts().join();
+    leaveUnnoticedBy(leaving, next, key);
+    leaving.cluster().liveness().unreachable(next.address(), "paused");
+
+    next.check(global(key, 2)); // from next's copy, queued for the leaver
+    next.cluster().global().flushHits().join(); // the leaver's hand-on to next is refused
+    leaving.cluster().liveness().back(next.address());
+    next.cluster().membership().departed(leaving.address());
+    leaving.cluster().global().flushHits().join();
+
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
+    assertThat(leaving.cluster().global().queuedHits()).isZero();
+    assertThat(leaving.cluster().global().droppedHits()).isZero();
+  }
+
   /**
    * Takes {@code leaving} off its own ring, as its leave does, while {@code next}, the next owner
    * of {@code key}, has not heard of it: {@code next}'s ring still gives {@code key} to {@code
