@@ -372,7 +372,9 @@ public final class ClusterRateLimitService implements RateLimitService {
    * not be sent. They are applied to the copy and, as this node's own GLOBAL hits after a failed
    * send ({@link GlobalManager}), queued for the key's owner when {@code handedTo} will not apply
    * them late (the hand-on was refused before it was sent, or {@code handedTo} has left the ring),
-   * else dropped, logged and counted in {@link GlobalManager#droppedHits}.
+   * else dropped, logged and counted in {@link GlobalManager#droppedHits}; hits the key's owner
+   * queued itself ({@link PeerProtos#QUEUED_BY}) are neither: its copy, which holds them, is its
+   * bucket.
    */
   public List<RateLimitResponse> decideAsFormerOwner(
       List<RateLimitRequest> requests, String handedTo, Throwable error) {
@@ -389,15 +391,19 @@ public final class ClusterRateLimitService implements RateLimitService {
       if (owner.equals(self) || validate(r) != null) {
         answer = decideOneAsOwner(r);
       } else {
-        resend = resend == null ? global.mayResend(handedTo, error) : resend;
         RateLimitRequest req = withCreatedAt(r);
         RateLimitRequest drained = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-        answer =
-            resend
-                ? global.answerFromCopy(drained, hitsForOwner(req), 1)
-                : global.answerFromCopy(drained);
+        if (owner.equals(r.metadata().get(PeerProtos.QUEUED_BY))) {
+          answer = global.answerFromCopy(drained);
+        } else {
+          resend = resend == null ? global.mayResend(handedTo, error) : resend;
+          answer =
+              resend
+                  ? global.answerFromCopy(drained, hitsForOwner(req), 1)
+                  : global.answerFromCopy(drained);
+          dropped += resend ? 0 : 1;
+        }
         answer = answer.withMetadata(ownerMetadata(owner));
-        dropped += resend ? 0 : 1;
       }
       span.end(answer);
       out.add(answer);
@@ -408,6 +414,10 @@ public final class ClusterRateLimitService implements RateLimitService {
     return out;
   }
 
+  /**
+   * Returns the answer to {@code r} as its owner: GLOBAL hits are applied with DRAIN_OVER_LIMIT and
+   * queued for broadcast, except this node's own ({@link #queuedHere}), which are only broadcast.
+   */
   private RateLimitResponse decideOneAsOwner(RateLimitRequest r) {
     String invalid = validate(r);
     if (invalid != null) {
@@ -416,11 +426,30 @@ public final class ClusterRateLimitService implements RateLimitService {
     RateLimitRequest req = withCreatedAt(r);
     if (req.has(Behavior.GLOBAL)) {
       req = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-      RateLimitResponse answer = local.decide(req);
+      RateLimitResponse answer =
+          queuedHere(req)
+              ? local.decide(
+                  req.withHits(0).withBehavior(req.behavior() & ~Behavior.RESET_REMAINING))
+              : local.decide(req);
       global.queueBroadcast(req);
       return answer;
     }
     return local.decide(req);
+  }
+
+  /**
+   * Returns whether the GLOBAL item {@code r} holds hits this node queued for another owner,
+   * answering from its copy, that the owner handed on back to it ({@link PeerProtos#QUEUED_BY}
+   * this node, {@link PeerProtos#HANDED_ON} another): the copy holds them already, and is this
+   * node's bucket once its ring gives it the key.
+   */
+  private boolean queuedHere(RateLimitRequest r) {
+    Map<String, String> metadata = r.metadata();
+    if (metadata.isEmpty() || !self.equals(metadata.get(PeerProtos.QUEUED_BY))) {
+      return false;
+    }
+    String handedOn = metadata.get(PeerProtos.HANDED_ON);
+    return handedOn != null && !handedOn.equals(self);
   }
 
   /**

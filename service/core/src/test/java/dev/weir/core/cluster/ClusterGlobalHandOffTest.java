@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.LocalCluster;
@@ -185,5 +186,70 @@ class ClusterGlobalHandOffTest {
     assertThat(next.check(global(key, 0)).get(0).remaining())
         .as("3 + 2 hits admitted")
         .isEqualTo(LIMIT - 5);
+  }
+  /**
+   * The leaver has left its own ring while the next owner's ring still names it: the next owner's
+   * GLOBAL hits, answered from its copy and sent to the leaver, come back to it handed on, and its
+   * copy (its bucket once its ring drops the leaver) already holds them.
+   */
+  @Test
+  void leaveNoticeLate_theNextOwnersHitsHandedBackToIt_notAppliedAgain() {
+    cluster = LocalCluster.start(3, SETTINGS);
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    Node next = nextOwner(key, leaving);
+    leaving.check(global(key, 3));
+    leaving.cluster().global().flushBroadcasts().join();
+    leaveUnnoticedBy(leaving, next, key);
+
+    next.check(global(key, 2)); // from next's copy, queued for the leaver
+    next.cluster().global().flushHits().join(); // the leaver hands them on to next
+
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
+    assertThat(next.cluster().global().droppedHits()).isZero();
+  }
+  /**
+   * As above, but the leaver's hand-on to the next owner is refused (it finds the next owner down),
+   * so it queues the hits for the key's owner on its ring, the next owner, which has meanwhile
+   * taken the leaver off its ring: they are not sent back to the node whose copy holds them.
+   */
+  @Test
+  void leaveNoticeLate_theNextOwnersHitsRequeuedForItAfterAFailedHandOn_notAppliedAgain() {
+    cluster = LocalCluster.start(3, SETTINGS.withPeerFailureMode(PeerFailureMode.FAIL));
+    Node leaving = cluster.node(2);
+    String key = cluster.keyOwnedBy(leaving, "g", "k");
+    Node next = nextOwner(key, leaving);
+    leaving.check(global(key, 3));
+    leaving.cluster().global().flushBroadcasts().join();
+    leaveUnnoticedBy(leaving, next, key);
+    leaving.cluster().liveness().unreachable(next.address(), "paused");
+
+    next.check(global(key, 2)); // from next's copy, queued for the leaver
+    next.cluster().global().flushHits().join(); // the leaver's hand-on to next is refused
+    leaving.cluster().liveness().back(next.address());
+    next.cluster().membership().departed(leaving.address());
+    leaving.cluster().global().flushHits().join();
+
+    assertThat(next.check(global(key, 0)).get(0).remaining())
+        .as("3 + 2 hits admitted")
+        .isEqualTo(LIMIT - 5);
+    assertThat(leaving.cluster().global().queuedHits()).isZero();
+    assertThat(leaving.cluster().global().droppedHits()).isZero();
+  }
+
+  /**
+   * Takes {@code leaving} off its own ring, as its leave does, while {@code next}, the next owner
+   * of {@code key}, has not heard of it: {@code next}'s ring still gives {@code key} to {@code
+   * leaving}; returns once {@code leaving} has handed its buckets over.
+   */
+  private static void leaveUnnoticedBy(Node leaving, Node next, String key) {
+    leaving.cluster().membership().departed(leaving.address());
+    leaving.cluster().handOff().pending().join();
+    assertThat(leaving.cluster().membership().ring().ownerOf("g_" + key))
+        .isEqualTo(next.address());
+    assertThat(next.cluster().membership().ring().ownerOf("g_" + key))
+        .isEqualTo(leaving.address());
   }
 }

@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
@@ -26,7 +27,7 @@ class ClusterGlobalMetadataTest {
   }
 
   @Test
-  void flush_itemWithTraceContextAndOtherEntries_ownerReceivesOnlyTheTimeZone() {
+  void flush_itemWithTraceContextAndOtherEntries_ownerReceivesOnlyTheTimeZoneAndTheSender() {
     cluster = LocalCluster.start(2, ClusterGlobalTest.SETTINGS);
     Node owner = cluster.ownerOf("g_acct");
     Node other = cluster.nonOwnersOf("g_acct").get(0);
@@ -50,6 +51,11 @@ class ClusterGlobalMetadataTest {
 
     assertThat(received).hasSize(1);
     assertThat(received.get(0).metadata())
-        .isEqualTo(Map.of(GregorianInterval.TIME_ZONE_METADATA, "Europe/Paris"));
+        .isEqualTo(
+            Map.of(
+                GregorianInterval.TIME_ZONE_METADATA,
+                "Europe/Paris",
+                PeerProtos.QUEUED_BY,
+                other.address()));
   }
 }

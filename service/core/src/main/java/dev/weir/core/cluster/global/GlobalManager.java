@@ -48,9 +48,11 @@ import org.slf4j.LoggerFactory;
  * RESET_REMAINING replaces what is queued for its key, and the hits after it are summed apart, so
  * that the owner applies the reset before them (Gubernator ORs the flag into the sum, which erases
  * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
- * GLOBAL items, which the owner applies with DRAIN_OVER_LIMIT: its reset if one is queued, else its
- * sum. What must follow a call still out stays queued, held back, until that call ends, and then
- * goes at once: the hits of a key whose reset is out, and a reset of a key whose earlier hits are
+ * GLOBAL items marked {@link PeerProtos#QUEUED_BY} this node, which the owner applies with
+ * DRAIN_OVER_LIMIT: its reset if one is queued, else its sum (an owner whose ring has moved on
+ * hands them on, and the node they come back to, whose copy holds them, does not apply them
+ * again). What must follow a call still out stays queued, held back, until that call ends, and
+ * then goes at once: the hits of a key whose reset is out, and a reset of a key whose earlier hits are
  * out; so no sum overtakes its reset nor a reset the hits taken before it, and no flush waits for
  * another. When this node has become the owner meanwhile, its copy holds those hits (they were
  * applied to it when answered, and again on each broadcast it took since; a hand-off merge that
@@ -80,6 +82,7 @@ public final class GlobalManager implements AutoCloseable {
   static final int MAX_SENDS = 3;
 
   private final String self;
+  private final Map<String, String> queuedBySelf;
   private final Supplier<HashRing> ring;
   private final PeerClientPool peers;
   private final BucketCheck local;
@@ -138,6 +141,7 @@ public final class GlobalManager implements AutoCloseable {
       int batchLimit,
       Duration timeout) {
     this.self = self;
+    this.queuedBySelf = Map.of(PeerProtos.QUEUED_BY, self);
     this.ring = ring;
     this.peers = peers;
     this.local = local;
@@ -435,7 +439,8 @@ public final class GlobalManager implements AutoCloseable {
             return;
           }
           for (List<Item> chunk : chunks(mine)) {
-            List<RateLimitRequest> requests = chunk.stream().map(Item::request).toList();
+            List<RateLimitRequest> requests =
+                chunk.stream().map(i -> queuedHere(i.request())).toList();
             CompletableFuture<List<RateLimitResponse>> call =
                 peers.call(
                     owner, c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"));
@@ -445,6 +450,19 @@ public final class GlobalManager implements AutoCloseable {
         });
     after.add(timed(calls, start, true));
     return CompletableFuture.allOf(after.toArray(CompletableFuture<?>[]::new));
+  }
+
+  /**
+   * Returns the queued {@code request} as it is sent to its owner: marked {@link
+   * PeerProtos#QUEUED_BY} this node, whose copy holds its hits.
+   */
+  private RateLimitRequest queuedHere(RateLimitRequest request) {
+    if (request.metadata().isEmpty()) {
+      return request.withMetadata(queuedBySelf);
+    }
+    Map<String, String> metadata = new LinkedHashMap<>(request.metadata());
+    metadata.put(PeerProtos.QUEUED_BY, self);
+    return request.withMetadata(metadata);
   }
 
   // Queues items, whose keys this node has come to own, for broadcast; then ends them.

@@ -44,6 +44,14 @@ public final class PeerProtos {
   public static final String RELAYED = "weir-relayed-by";
 
   /**
+   * The metadata entry a node sets on the GLOBAL hits it queued and sends to their owner: its value
+   * is that node, whose copy of the bucket already holds those hits (it answered from the copy when
+   * it queued them). When the hits come back to that node (the owner it sent them to handed them on
+   * to it, its ring being ahead) they are not applied again.
+   */
+  public static final String QUEUED_BY = "weir-queued-by";
+
+  /**
    * The most bytes of metadata a forwarded item carries. The owner reads only the {@code time_zone}
    * entry of a Gregorian request (Gubernator peers use metadata for trace context, far smaller),
    * which is sent alone when the whole metadata is over this bound; the bound keeps a batch of
@@ -110,6 +118,10 @@ public final class PeerProtos {
     String relayed = metadata.get(RELAYED);
     if (relayed != null) {
       kept.put(RELAYED, relayed);
+    }
+    String queued = metadata.get(QUEUED_BY);
+    if (queued != null) {
+      kept.put(QUEUED_BY, queued);
     }
     return kept;
   }

@@ -120,4 +120,29 @@ class PeerProtosTest {
                 PeerProtos.HANDED_ON,
                 "old-owner.weir.svc.cluster.local:1051"));
   }
+  @Test
+  void toProto_queuedGlobalHitsHandedOnOverTheBound_stillCarryTheirSender() {
+    Map<String, String> nearTheBound =
+        Map.of(
+            "x",
+            "y".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES - 40),
+            PeerProtos.QUEUED_BY,
+            "next-owner.weir.svc.cluster.local:1051",
+            PeerProtos.HANDED_ON,
+            "old-owner.weir.svc.cluster.local:1051");
+
+    assertThat(
+            PeerProtos.toProto(
+                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
+                        .duration(2)
+                        .metadata(nearTheBound)
+                        .build())
+                .getMetadataMap())
+        .isEqualTo(
+            Map.of(
+                PeerProtos.QUEUED_BY,
+                "next-owner.weir.svc.cluster.local:1051",
+                PeerProtos.HANDED_ON,
+                "old-owner.weir.svc.cluster.local:1051"));
+  }
 }
