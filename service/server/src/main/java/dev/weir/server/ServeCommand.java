@@ -112,7 +112,8 @@ final class ServeCommand implements Command {
 
     /**
      * Reads the settings from {@code env} and checks that they fit together (distinct ports, an
-     * authenticated cluster); a bad value throws {@link ConfigException}.
+     * authenticated cluster whose members can verify each other); a bad value throws {@link
+     * ConfigException}.
      */
     static NodeSettings read(Map<String, String> env) {
       return read(env, Map.of());
@@ -144,6 +145,9 @@ final class ServeCommand implements Command {
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
+        if (peers.allowedIdentities().isEmpty()) {
+          ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
+        }
       }
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
       return new NodeSettings(
