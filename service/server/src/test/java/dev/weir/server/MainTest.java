@@ -330,6 +330,30 @@ class MainTest {
                 + System.lineSeparator());
   }
 
+  @Test
+  void run_ownStaticPeerEntryWithAnotherPeerPort_exit2NamingBothVariablesAndValues()
+      throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41051");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:41052");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41051@41099,127.0.0.1:42051");
+    env.put("WEIR_PEER_SECRET", SECRET);
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41051@41099', with its peer"
+                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:41052' has it listen"
+                + " for peers on port 41052, so peers would call a port it does not listen on;"
+                + " make the entry 127.0.0.1:41051@41052 (or 127.0.0.1:41051 alone), or set"
+                + " WEIR_PEER_ADDRESS to port 41099"
+                + System.lineSeparator());
+  }
+
   /**
    * Writes a certificate of a test CA without subject alternative names (CN=bare), its key and the
    * CA to {@code dir}; returns the variables naming them.
