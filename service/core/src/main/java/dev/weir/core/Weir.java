@@ -170,7 +170,8 @@ public final class Weir {
      * client certificate its CAs signed and carrying an allowed identity ({@link
      * #peerAllowedIdentities}, by default those of {@code identity}'s own certificate), and this
      * member calls its peers with {@code identity} (such as the {@code weir-tls} module's {@code
-     * TlsIdentity}).
+     * TlsIdentity}). Without an allow-list, a member with peers refuses a certificate without a
+     * DNS, URI or IP name, at {@link #build} and at reloads; a member alone takes any.
      */
     public Builder peerTls(PeerTls identity) {
       this.peerTls = Objects.requireNonNull(identity, "peerTls");
@@ -398,7 +399,7 @@ public final class Weir {
           peerListen = peerAddress;
         }
         if (peerListen != null && peerListen.port() == 0) {
-          bound = bindPeerListener(peerListen);
+          bound = bindPeerListener(peerListen, security(false));
           peerListen = peerListen.withPort(bound.port());
         }
         if (advertise.port() == 0) {
@@ -432,7 +433,7 @@ public final class Weir {
       ExecutorScheduler scheduler = null;
       try {
         if (plan.listen() != null && bound == null) {
-          boundHere = bindPeerListener(plan.listen());
+          boundHere = bindPeerListener(plan.listen(), plan.security());
           bound = boundHere;
         }
         BucketStore buckets = store == null ? new ClockBucketStore(clock, cacheSize) : store;
@@ -506,11 +507,14 @@ public final class Weir {
       }
     }
 
-    /** Binds the peer listener at {@code address}, answering {@code UNAVAILABLE} until it serves. */
-    private PeerListener bindPeerListener(HostPort address) {
+    /**
+     * Binds the peer listener at {@code address} with {@code security}, answering {@code
+     * UNAVAILABLE} until it serves.
+     */
+    private PeerListener bindPeerListener(HostPort address, PeerSecurity security) {
       try {
         return PeerListener.bind(
-            address.toBindAddress(), security(), metrics, PeerSecurity.MAX_MESSAGE_BYTES);
+            address.toBindAddress(), security, metrics, PeerSecurity.MAX_MESSAGE_BYTES);
       } catch (IOException e) {
         throw new UncheckedIOException(e.getMessage(), e);
       }
@@ -521,10 +525,10 @@ public final class Weir {
 
     private PeerListenerPlan planPeerListener(
         PeerDiscovery peers, String self, HostPort advertise, HostPort peerListen) {
-      PeerSecurity security = security();
       if (peers.onlySelf()) {
-        return new PeerListenerPlan(null, security, PeerAddressBook.sameAddress(peers));
+        return new PeerListenerPlan(null, security(false), PeerAddressBook.sameAddress(peers));
       }
+      PeerSecurity security = security(true);
       if (!security.authenticated() && !insecurePeers) {
         throw new IllegalStateException(
             "a member with peers needs an authenticated peer protocol: set peerSecret or peerTls"
@@ -559,13 +563,22 @@ public final class Weir {
       return serverBuilder == null && server == null;
     }
 
-    private PeerSecurity security() {
-      PeerSecurity security =
-          peerTls != null
-              ? PeerSecurity.mutualTls(peerTls, peerAllowedIdentities)
-              : peerSecret != null
-                  ? PeerSecurity.sharedSecret(peerSecret)
-                  : PeerSecurity.insecure();
+    /**
+     * Returns the peer protocol's security; {@code withPeers}: for a member that has peers, whose TLS
+     * certificate must then carry names to allow peers by unless an allow-list is given (a member
+     * alone, or one that does not know yet, needs none).
+     */
+    private PeerSecurity security(boolean withPeers) {
+      PeerSecurity security;
+      if (peerTls != null) {
+        security =
+            withPeers
+                ? PeerSecurity.mutualTls(peerTls, peerAllowedIdentities)
+                : PeerSecurity.mutualTlsBeforePeers(peerTls, peerAllowedIdentities);
+      } else {
+        security =
+            peerSecret != null ? PeerSecurity.sharedSecret(peerSecret) : PeerSecurity.insecure();
+      }
       if (peerTlsServerName != null) {
         security = security.withServerName(peerTlsServerName);
       }

@@ -10,6 +10,7 @@ import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostAddressResolver;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.discovery.DiscoveryEnv;
+import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.DescriptorConfigException;
@@ -112,7 +113,8 @@ final class ServeCommand implements Command {
 
     /**
      * Reads the settings from {@code env} and checks that they fit together (distinct ports, an
-     * authenticated cluster); a bad value throws {@link ConfigException}.
+     * authenticated cluster whose members can verify each other, this node's own static peer
+     * entry); a bad value throws {@link ConfigException}.
      */
     static NodeSettings read(Map<String, String> env) {
       return read(env, Map.of());
@@ -144,6 +146,10 @@ final class ServeCommand implements Command {
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
+        if (peers.allowedIdentities().isEmpty()) {
+          ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
+        }
+        checkOwnPeerPort(discovery, cluster, config, peers, reader);
       }
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
       return new NodeSettings(
@@ -326,6 +332,62 @@ final class ServeCommand implements Command {
     return discovery.type() != DiscoverySettings.Type.STATIC
         || !new StaticDiscovery(config.advertiseAddress().toString(), cluster.staticPeers())
             .onlySelf();
+  }
+
+  /**
+   * Checks that a static peer list entry of this node that names its peer port ({@code
+   * host:port@peerPort}) names the port its peer listener binds ({@code WEIR_PEER_ADDRESS}), which
+   * peers would otherwise call in vain; a peer listener on port 0 takes whatever port is free, so
+   * any entry agrees with it.
+   *
+   * @throws ConfigException naming both variables, their values and what would agree
+   */
+  static void checkOwnPeerPort(
+      DiscoverySettings discovery,
+      ClusterSettings cluster,
+      WeirConfig config,
+      PeerSettings peers,
+      EnvReader reader) {
+    int port = peers.address().port();
+    if (discovery.type() != DiscoverySettings.Type.STATIC || port == 0) {
+      return;
+    }
+    String self = config.advertiseAddress().toString();
+    for (String entry : cluster.staticPeers()) {
+      StaticDiscovery.Entry parsed = StaticDiscovery.parse(entry);
+      if (!parsed.member().equals(self) || parsed.peerAddress().isEmpty()) {
+        continue;
+      }
+      int listed = PeerAddress.portOf(parsed.peerAddress().get());
+      if (listed == port) {
+        continue;
+      }
+      String address =
+          reader
+              .lookup(PeerSettings.ADDRESS)
+              .map(s -> s.variable() + "='" + s.value() + "'")
+              .orElse(PeerSettings.ADDRESS.name() + " (unset, so " + peers.address() + ")");
+      throw new ConfigException(
+          reader.nameSet(ClusterSettings.STATIC_PEERS)
+              + " lists this node as '"
+              + entry.trim()
+              + "', with its peer listener on port "
+              + listed
+              + ", but "
+              + address
+              + " has it listen for peers on port "
+              + port
+              + ", so peers would call a port it does not listen on; make the entry "
+              + parsed.member()
+              + "@"
+              + port
+              + " (or "
+              + parsed.member()
+              + " alone), or set "
+              + PeerSettings.ADDRESS.name()
+              + " to port "
+              + listed);
+    }
   }
 
   /** Says why a node that {@link #mayHavePeers} may: its discovery, or its static peer list. */

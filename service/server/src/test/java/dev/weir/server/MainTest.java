@@ -10,6 +10,8 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
+import dev.weir.tls.CertificateAuthority;
+import dev.weir.tls.Pem;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -300,6 +302,75 @@ class MainTest {
 
     assertThat(status).isEqualTo(2);
     assertThat(stderr()).startsWith(error).doesNotContain(SECRET).hasLineCount(1);
+  }
+
+  @Test
+  void run_peersWithCertificateWithoutNamesAndNoAllowList_exit2NamingCertificateAndAllowList(
+      @TempDir Path dir) throws Exception {
+    Map<String, String> env = new HashMap<>(bareCertificate(dir));
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_TLS_CERT='"
+                + dir.resolve("bare-cert.pem")
+                + "' holds a certificate (CN=bare) without a DNS, URI or IP subject alternative"
+                + " name, but this node may have peers (WEIR_STATIC_PEERS lists other nodes) and"
+                + " WEIR_PEER_ALLOWED_IDENTITIES is unset, so peers would be allowed by the names"
+                + " of this node's certificate, of which there are none; set"
+                + " WEIR_PEER_ALLOWED_IDENTITIES to the identities of the nodes' certificates, or"
+                + " use certificates with a DNS, URI or IP subject alternative name"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void run_ownStaticPeerEntryWithAnotherPeerPort_exit2NamingBothVariablesAndValues()
+      throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41051");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:41052");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41051@41099,127.0.0.1:42051");
+    env.put("WEIR_PEER_SECRET", SECRET);
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41051@41099', with its peer"
+                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:41052' has it listen"
+                + " for peers on port 41052, so peers would call a port it does not listen on;"
+                + " make the entry 127.0.0.1:41051@41052 (or 127.0.0.1:41051 alone), or set"
+                + " WEIR_PEER_ADDRESS to port 41099"
+                + System.lineSeparator());
+  }
+
+  /**
+   * Writes a certificate of a test CA without subject alternative names (CN=bare), its key and the
+   * CA to {@code dir}; returns the variables naming them.
+   */
+  private static Map<String, String> bareCertificate(Path dir) throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("test-ca", Duration.ofDays(1));
+    CertificateAuthority.Identity bare = ca.issue("bare", List.of(), Duration.ofDays(1));
+    Path cert = dir.resolve("bare-cert.pem");
+    Path key = dir.resolve("bare-key.pem");
+    Path caFile = dir.resolve("ca.pem");
+    Files.writeString(cert, Pem.encode((Object[]) bare.chain()));
+    Files.writeString(key, Pem.encode(bare.key()));
+    Files.writeString(caFile, Pem.encode(ca.certificate()));
+    return Map.of(
+        "WEIR_TLS_CERT", cert.toString(),
+        "WEIR_TLS_KEY", key.toString(),
+        "WEIR_TLS_CA", caFile.toString());
   }
 
   @Test

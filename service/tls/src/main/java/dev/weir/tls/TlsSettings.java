@@ -1,9 +1,13 @@
 package dev.weir.tls;
 
+import dev.weir.core.cluster.peer.auth.PeerIdentities;
+import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import java.io.IOException;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -128,6 +132,44 @@ public record TlsSettings(
               + " to the CA that signed the nodes' certificates (to trust public CAs, to a bundle"
               + " of them)");
     }
+  }
+
+  /**
+   * Checks that the certificate of a node that may have peers ({@code peers} saying why) and allows
+   * them by its own certificate's names ({@code WEIR_PEER_ALLOWED_IDENTITIES} unset) carries such a
+   * name: a DNS, URI or IP subject alternative name. A file that cannot be read is left to the
+   * start, which names it.
+   *
+   * @throws ConfigException naming the variable, the file, the certificate and what to set instead
+   */
+  public void checkPeerNames(EnvReader env, String peers) {
+    if (cert.isEmpty()) {
+      return;
+    }
+    X509Certificate[] chain;
+    try {
+      chain = Pem.certificates(cert.get());
+    } catch (IOException | RuntimeException e) {
+      return;
+    }
+    if (chain.length == 0 || !PeerIdentities.identitiesOf(chain[0]).isEmpty()) {
+      return;
+    }
+    throw new ConfigException(
+        env.nameSet(CERT)
+            + "='"
+            + cert.get()
+            + "' holds a certificate ("
+            + chain[0].getSubjectX500Principal()
+            + ") without a DNS, URI or IP subject alternative name, but this node may have peers ("
+            + peers
+            + ") and "
+            + PeerSettings.ALLOWED_IDENTITIES.name()
+            + " is unset, so peers would be allowed by the names of this node's certificate, of"
+            + " which there are none; set "
+            + PeerSettings.ALLOWED_IDENTITIES.name()
+            + " to the identities of the nodes' certificates, or use certificates with a DNS, URI"
+            + " or IP subject alternative name");
   }
 
   /**

@@ -48,6 +48,9 @@ public final class PeerIdentities {
     this.literal = literal;
   }
 
+  /** The allow-list that allows no identity: the names of a certificate that has none. */
+  static final PeerIdentities NONE = new PeerIdentities(List.of(), true);
+
   /**
    * Returns the allow-list of {@code patterns}.
    *

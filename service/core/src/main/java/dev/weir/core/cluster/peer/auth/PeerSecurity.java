@@ -79,6 +79,16 @@ public final class PeerSecurity {
   }
 
   /**
+   * Returns mutual TLS as {@link #mutualTls} does, without requiring names of {@code identity}'s
+   * certificate now or at its reloads: the security of a member that does not know yet whether it
+   * has peers, or knows it has none. With {@code allowList} null and a certificate without names,
+   * every peer call is refused; a member that finds peers takes {@link #mutualTls} instead.
+   */
+  public static PeerSecurity mutualTlsBeforePeers(PeerTls identity, PeerIdentities allowList) {
+    return new PeerSecurity(Objects.requireNonNull(identity, "identity"), allowList, null, null);
+  }
+
+  /**
    * Returns no security at all: anyone who reaches the peer listener can change the membership and
    * the counters. Only for a network where nothing but members can reach it.
    */
@@ -226,7 +236,8 @@ public final class PeerSecurity {
    * certificate and its identities are swapped as one pair, so a call never pairs one certificate
    * with another's names. A certificate without names (one a {@link PeerTls} took up despite {@link
    * PeerTls#checkCertificateChanges}) keeps the previous names allowed, with a warning, rather than
-   * failing every peer call.
+   * failing every peer call; while the certificate has had no names (security {@link
+   * #mutualTlsBeforePeers} made), no peer is allowed.
    */
   private static final class OwnCertificateIdentities implements Supplier<PeerIdentities> {
     private record Own(X509Certificate certificate, PeerIdentities identities) {}
@@ -237,7 +248,14 @@ public final class PeerSecurity {
     OwnCertificateIdentities(PeerTls tls) {
       this.tls = tls;
       X509Certificate current = tls.chain()[0];
-      this.own = new Own(current, PeerIdentities.ofCertificate(current));
+      this.own = new Own(current, ownIdentities(current));
+    }
+
+    /** Returns the names of {@code certificate}, {@link PeerIdentities#NONE} when it has none. */
+    private static PeerIdentities ownIdentities(X509Certificate certificate) {
+      return PeerIdentities.identitiesOf(certificate).isEmpty()
+          ? PeerIdentities.NONE
+          : PeerIdentities.ofCertificate(certificate);
     }
 
     @Override
@@ -251,12 +269,14 @@ public final class PeerSecurity {
       try {
         identities = PeerIdentities.ofCertificate(current);
       } catch (IllegalArgumentException e) {
-        LoggerFactory.getLogger(PeerSecurity.class)
-            .warn(
-                "{}; peers are still allowed by the previous certificate's names: {}",
-                e.getMessage(),
-                seen.identities());
         identities = seen.identities();
+        if (identities != PeerIdentities.NONE) {
+          LoggerFactory.getLogger(PeerSecurity.class)
+              .warn(
+                  "{}; peers are still allowed by the previous certificate's names: {}",
+                  e.getMessage(),
+                  identities);
+        }
       }
       own = new Own(current, identities);
       return identities;
