@@ -109,8 +109,10 @@ final class DescriptorPlanner {
 
   /** Returns the entries of {@code descriptor} in its order, as they are matched and counted. */
   static List<Entry> entries(RateLimitDescriptor descriptor) {
-    List<Entry> out = new ArrayList<>(descriptor.getEntriesCount());
-    for (RateLimitDescriptor.Entry e : descriptor.getEntriesList()) {
+    int n = descriptor.getEntriesCount();
+    List<Entry> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      RateLimitDescriptor.Entry e = descriptor.getEntries(i);
       out.add(new Entry(e.getKey(), e.getValue()));
     }
     return out;
