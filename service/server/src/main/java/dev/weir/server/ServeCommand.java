@@ -187,17 +187,21 @@ final class ServeCommand implements Command {
   }
 
   /**
-   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start; returns
+   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start (after
+   * {@code unknownVariables}, the warnings of unknown variables, when a setting is bad); returns
    * the node, or null with the exit status in {@code status[0]} (a start cut short by a stop is
    * logged, not printed: the JVM's exit status is then the signal's).
    */
-  static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
+  static WeirNode start(
+      WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
     try {
       return builder.start();
     } catch (DescriptorConfigException e) {
+      unknownVariables.forEach(err::println);
       e.errors().forEach(err::println);
       status[0] = EXIT_CONFIG;
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       status[0] = EXIT_CONFIG;
     } catch (BindException e) {
@@ -227,12 +231,14 @@ final class ServeCommand implements Command {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
+    List<String> warnings = unknownVariables;
     LogSetup.apply(read.config().logLevel(), read.logFormat());
-    unknownVariables.forEach(LOG::warn);
+    warnings.forEach(LOG::warn);
     int[] status = {0};
     WeirNode node =
         NodeShutdownHook.startStoppingOnExit(
-            stopping -> start(read.builder().stopRequested(stopping), err, status),
+            stopping ->
+                start(read.builder().stopRequested(stopping), err, status, warnings),
             started -> {
               LOG.info("Weir node stopping");
               started.close();
