@@ -253,7 +253,7 @@ final class ServeCommand implements Command {
             read.ops(),
             node,
             read.cluster(),
-            EffectiveSettings.describe(read.environment())));
+            settings(read.environment())));
     LOG.info(envoyLine(read.envoy(), node.envoyDomains()));
     node.awaitTermination();
     return 0;
@@ -321,6 +321,14 @@ final class ServeCommand implements Command {
         + " peer_failure_mode="
         + cluster.peerFailureMode().value()
         + (settings.isEmpty() ? "" : " settings: " + settings);
+  }
+
+  /**
+   * Returns the start-up line's list of the set {@code WEIR_*}/{@code GUBER_*} variables of {@code
+   * env}, the values of secrets masked, and of unknown variables closest to a secret's name too.
+   */
+  static String settings(Map<String, String> env) {
+    return EffectiveSettings.describe(env, UnknownVariableWarnings.KNOWN);
   }
 
   /**
