@@ -66,7 +66,10 @@ record OpsSettings(
   /** {@code WEIR_GRACEFUL_TERMINATION_DELAY}: a duration such as {@code 5s}. */
   static final EnvVar GRACEFUL_TERMINATION_DELAY = EnvVar.of("WEIR_GRACEFUL_TERMINATION_DELAY");
 
-  /** Gubernator's {@code GUBER_GRACEFUL_TERMINATION_DELAY_SEC}: whole seconds. */
+  /**
+   * Gubernator's {@code GUBER_GRACEFUL_TERMINATION_DELAY_SEC}: whole seconds, not read when {@code
+   * WEIR_GRACEFUL_TERMINATION_DELAY} is set.
+   */
   static final EnvVar GRACEFUL_TERMINATION_DELAY_SEC =
       EnvVar.of("GUBER_GRACEFUL_TERMINATION_DELAY_SEC");
 
@@ -142,8 +145,10 @@ record OpsSettings(
   /** Reads the settings from {@code env}. */
   static OpsSettings from(EnvReader env) {
     Duration delay =
-        Duration.ofSeconds(env.intInRange(GRACEFUL_TERMINATION_DELAY_SEC, 0, 0, 3600));
-    delay = env.duration(GRACEFUL_TERMINATION_DELAY, delay, Duration.ZERO, Duration.ofHours(1));
+        env.lookup(GRACEFUL_TERMINATION_DELAY).isEmpty()
+            ? Duration.ofSeconds(env.intInRange(GRACEFUL_TERMINATION_DELAY_SEC, 0, 0, 3600))
+            : env.duration(
+                GRACEFUL_TERMINATION_DELAY, Duration.ZERO, Duration.ZERO, Duration.ofHours(1));
     Duration drain =
         env.duration(DRAIN_TIMEOUT, DEFAULTS.drainTimeout, Duration.ZERO, Duration.ofHours(1));
     Optional<HostPort> status = Optional.ofNullable(env.hostPort(STATUS_HTTP_ADDRESS, null));

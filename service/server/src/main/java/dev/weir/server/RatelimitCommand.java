@@ -139,7 +139,7 @@ final class RatelimitCommand implements Command {
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
     unknownVariables.forEach(LOG::warn);
-    return start(compat, settings, err, status, stopping);
+    return start(compat, settings, err, status, stopping, unknownVariables);
   }
 
   /**
@@ -170,7 +170,8 @@ final class RatelimitCommand implements Command {
 
   /**
    * Starts a node with {@code settings} as {@code compat} asks, printing why to {@code err} when it
-   * cannot start; returns it, or null with the exit status in {@code status[0]}. The debug and
+   * cannot start (after {@code unknownVariables}, the warnings of unknown variables, when a setting
+   * is bad); returns it, or null with the exit status in {@code status[0]}. The debug and
    * Prometheus addresses are checked ({@link BindFailure#probe}) before the node starts, so a port
    * in use fails before the warm-up and the join.
    */
@@ -179,7 +180,8 @@ final class RatelimitCommand implements Command {
       ServeCommand.NodeSettings settings,
       PrintStream err,
       int[] status,
-      BooleanSupplier stopping) {
+      BooleanSupplier stopping,
+      List<String> unknownVariables) {
     try {
       BindFailure.probe("debug", RatelimitSettings.DEBUG_ADDRESS, compat.debugAddress());
       if (compat.prometheus().isPresent()) {
@@ -210,7 +212,7 @@ final class RatelimitCommand implements Command {
             .tracing(compat.tracing())
             .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS)
             .stopRequested(stopping);
-    WeirNode node = ServeCommand.start(builder, err, status);
+    WeirNode node = ServeCommand.start(builder, err, status, unknownVariables);
     if (node == null) {
       if (statsd != null) {
         statsd.close();

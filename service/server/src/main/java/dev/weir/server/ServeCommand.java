@@ -193,17 +193,21 @@ final class ServeCommand implements Command {
   }
 
   /**
-   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start; returns
+   * Starts a node from {@code builder}, printing why to {@code err} when it cannot start (after
+   * {@code unknownVariables}, the warnings of unknown variables, when a setting is bad); returns
    * the node, or null with the exit status in {@code status[0]} (a start cut short by a stop is
    * logged, not printed: the JVM's exit status is then the signal's).
    */
-  static WeirNode start(WeirNode.Builder builder, PrintStream err, int[] status) {
+  static WeirNode start(
+      WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
     try {
       return builder.start();
     } catch (DescriptorConfigException e) {
+      unknownVariables.forEach(err::println);
       e.errors().forEach(err::println);
       status[0] = EXIT_CONFIG;
     } catch (ConfigException e) {
+      unknownVariables.forEach(err::println);
       err.println(e.getMessage());
       status[0] = EXIT_CONFIG;
     } catch (BindException e) {
@@ -233,12 +237,14 @@ final class ServeCommand implements Command {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
+    List<String> warnings = unknownVariables;
     LogSetup.apply(read.config().logLevel(), read.logFormat());
-    unknownVariables.forEach(LOG::warn);
+    warnings.forEach(LOG::warn);
     int[] status = {0};
     WeirNode node =
         NodeShutdownHook.startStoppingOnExit(
-            stopping -> start(read.builder().stopRequested(stopping), err, status),
+            stopping ->
+                start(read.builder().stopRequested(stopping), err, status, warnings),
             started -> {
               LOG.info("Weir node stopping");
               started.close();
@@ -253,7 +259,7 @@ final class ServeCommand implements Command {
             read.ops(),
             node,
             read.cluster(),
-            EffectiveSettings.describe(read.environment())));
+            settings(read.environment())));
     LOG.info(envoyLine(read.envoy(), node.envoyDomains()));
     node.awaitTermination();
     return 0;
@@ -321,6 +327,14 @@ final class ServeCommand implements Command {
         + " peer_failure_mode="
         + cluster.peerFailureMode().value()
         + (settings.isEmpty() ? "" : " settings: " + settings);
+  }
+
+  /**
+   * Returns the start-up line's list of the set {@code WEIR_*}/{@code GUBER_*} variables of {@code
+   * env}, the values of secrets masked, and of unknown variables closest to a secret's name too.
+   */
+  static String settings(Map<String, String> env) {
+    return EffectiveSettings.describe(env, UnknownVariableWarnings.KNOWN);
   }
 
   /**

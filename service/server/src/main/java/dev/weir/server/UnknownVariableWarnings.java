@@ -17,7 +17,8 @@ import java.util.Set;
  */
 final class UnknownVariableWarnings {
 
-  private static final UnknownVariables CHECK = new UnknownVariables(KnownVariables.all());
+  /** The check of every variable a node reads. */
+  static final UnknownVariables KNOWN = new UnknownVariables(KnownVariables.all());
 
   private UnknownVariableWarnings() {}
 
@@ -30,7 +31,7 @@ final class UnknownVariableWarnings {
     Set<String> names = new HashSet<>(environment.keySet());
     names.removeAll(ServiceLinks.in(environment));
     names.addAll(fileValues.keySet());
-    return CHECK.find(names).stream()
+    return KNOWN.find(names).stream()
         .map(
             unknown ->
                 unknown.name()

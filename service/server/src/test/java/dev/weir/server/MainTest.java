@@ -572,4 +572,32 @@ class MainTest {
     assertThat(status).isEqualTo(2);
     assertThat(stderr()).startsWith("--config '/nonexistent/weir.conf' cannot be read");
   }
+
+  @Test
+  void run_misspelledVariableAndRefusalAtStart_warningBeforeTheError(@TempDir Path dir)
+      throws Exception {
+    Path config = Files.createDirectory(dir.resolve("config"));
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_WARMUP", "0s");
+    env.put("WEIR_ENVOY_CONFIG", config.toString());
+    env.put("WEIR_ENVOY_FORCE_START_WITHOUT_INTIAL_CONFIG", "true");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    List<String> lines = stderr().lines().toList();
+    assertThat(lines.get(0))
+        .isEqualTo(
+            "WEIR_ENVOY_FORCE_START_WITHOUT_INTIAL_CONFIG (in the environment) is not a Weir"
+                + " setting and is ignored; did you mean"
+                + " WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG?");
+    assertThat(lines)
+        .hasSize(2)
+        .last()
+        .asString()
+        .startsWith(config + ": no rate limit domain loaded (WEIR_ENVOY_CONFIG)")
+        .contains("set WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true");
+  }
 }

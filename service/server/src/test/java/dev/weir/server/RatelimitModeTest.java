@@ -228,6 +228,20 @@ class RatelimitModeTest {
   }
 
   @Test
+  void withoutConfigAndAMisspelledVariable_warningBeforeTheRefusal() throws Exception {
+    configFolder();
+
+    String[] lines = refused(env(Map.of("WEIR_CAHCE_SIZE", "10")), 2);
+
+    assertThat(lines[0])
+        .isEqualTo(
+            "WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is ignored; did you"
+                + " mean WEIR_CACHE_SIZE?");
+    assertThat(lines).hasSize(2);
+    assertThat(lines[1]).contains(": no rate limit domain loaded (RUNTIME_ROOT/");
+  }
+
+  @Test
   void healthyWithAtLeastOneConfigLoaded_unhealthyUntilADomainLoads() throws Exception {
     Path folder = configFolder();
     start(

@@ -65,4 +65,17 @@ class ServeCommandTest {
         .hasMessageContaining("may have peers (GUBER_PEER_DISCOVERY_TYPE=dns)")
         .hasMessageNotContaining("WEIR_PEER_DISCOVERY_TYPE");
   }
+
+  @Test
+  void settings_misspelledSecretVariable_masked() {
+    String settings =
+        ServeCommand.settings(
+            Map.of(
+                "WEIR_ETCD_PASWORD", "hunter2",
+                "GUBER_PEER_SECRT", "s3cret",
+                "WEIR_CAHCE_SIZE", "10"));
+
+    assertThat(settings)
+        .isEqualTo("GUBER_PEER_SECRT=**** WEIR_CAHCE_SIZE=10 WEIR_ETCD_PASWORD=****");
+  }
 }

@@ -2,6 +2,7 @@ package dev.weir.core.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -65,5 +66,18 @@ class EffectiveSettingsTest {
         .isEqualTo(
             "WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true"
                 + " WEIR_ETCD_KEY_PREFIX=/weir-peers/ WEIR_MAX_KEY_LENGTH=2048");
+  }
+
+  @Test
+  void describe_unknownVariableClosestToASecret_masked() {
+    UnknownVariables check =
+        new UnknownVariables(
+            List.of(EnvVar.of("WEIR_ETCD_PASSWORD", "GUBER_ETCD_PASSWORD"), WeirConfig.CACHE_SIZE));
+
+    String line =
+        EffectiveSettings.describe(
+            Map.of("WEIR_ETCD_PASWORD", "hunter2", "WEIR_CAHCE_SIZE", "10"), check);
+
+    assertThat(line).isEqualTo("WEIR_CAHCE_SIZE=10 WEIR_ETCD_PASWORD=****");
   }
 }

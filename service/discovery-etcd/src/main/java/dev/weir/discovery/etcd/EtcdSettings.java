@@ -1,5 +1,6 @@
 package dev.weir.discovery.etcd;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryEnv;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -105,8 +106,14 @@ public record EtcdSettings(
     Optional<Path> cert = file(env, "ETCD_TLS_CERT");
     Optional<Path> key = file(env, "ETCD_TLS_KEY");
     if (cert.isPresent() != key.isPresent()) {
+      String set = cert.isPresent() ? "ETCD_TLS_CERT" : "ETCD_TLS_KEY";
       String missing = cert.isPresent() ? "ETCD_TLS_KEY" : "ETCD_TLS_CERT";
-      throw env.invalid(missing, "", "set together with " + (cert.isPresent() ? "WEIR_ETCD_TLS_CERT" : "WEIR_ETCD_TLS_KEY"));
+      String setName = env.name(set);
+      String prefix = setName.substring(0, setName.length() - set.length());
+      throw ConfigException.invalid(
+          prefix + missing,
+          "",
+          "set together with " + setName + "='" + env.string(set, "") + "'");
     }
     checkPem(env, ca, cert, key);
     boolean skipVerify = env.bool("ETCD_TLS_SKIP_VERIFY", false);

@@ -265,6 +265,36 @@ class EtcdSettingsTest {
   }
 
   @Test
+  void fromEnv_aliasCertWithoutKey_rejectedNamingTheVariableSet() throws Exception {
+    Path cert = resource("tls/cert.pem");
+
+    assertThatThrownBy(
+            () ->
+                EtcdSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("GUBER_ETCD_TLS_CERT", cert.toString()))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "GUBER_ETCD_TLS_KEY='' is not valid: expected set together with GUBER_ETCD_TLS_CERT='"
+                + cert
+                + "'");
+  }
+
+  @Test
+  void fromEnv_aliasKeyWithoutCert_rejectedNamingTheVariableSet() throws Exception {
+    Path key = resource("tls/key.pem");
+
+    assertThatThrownBy(
+            () ->
+                EtcdSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("GUBER_ETCD_TLS_KEY", key.toString()))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "GUBER_ETCD_TLS_CERT='' is not valid: expected set together with GUBER_ETCD_TLS_KEY='"
+                + key
+                + "'");
+  }
+
+  @Test
   void constructor_emptyEndpoints_rejected() {
     assertThatThrownBy(
             () -> new EtcdSettings(List.of(), "/p/", Duration.ofSeconds(1), Duration.ofSeconds(5), "", "",
