@@ -135,7 +135,7 @@ public record XdsSettings(
     double factor = reader.ratio(names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
     boolean jitter = reader.bool(names.apply(BACKOFF_JITTER), true);
     return new XdsSettings(
-        reader.hostPort(names.apply(SERVER_URL), DEFAULT_SERVER),
+        reader.grpcTarget(names.apply(SERVER_URL), DEFAULT_SERVER),
         reader.string(names.apply(NODE_ID), "default"),
         pairs(reader, metadataVar, '=', "key=value pairs separated by commas, e.g. a=1,b=2"),
         pairs(reader, headersVar, ':', "key:value pairs separated by commas, e.g. a:1,b:2"),
