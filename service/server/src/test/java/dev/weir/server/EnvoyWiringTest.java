@@ -455,6 +455,25 @@ class EnvoyWiringTest {
         .hasLineCount(1);
   }
 
+  @Test
+  void serve_xdsTlsCaFileMissing_exit2NamingTheVariableAndTheFile() throws Exception {
+    Map<String, String> env =
+        xdsServeEnv(
+            Map.of(
+                "WEIR_ENVOY_XDS_SERVER_URL", "127.0.0.1:1",
+                "WEIR_ENVOY_XDS_SERVER_USE_TLS", "true",
+                "WEIR_ENVOY_XDS_SERVER_TLS_CACERT", "/nonexistent/ca.crt"));
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(env, "serve"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            "the TLS files set by WEIR_ENVOY_XDS_SERVER_TLS_CACERT cannot be used:"
+                + " /nonexistent/ca.crt: no such file"
+                + System.lineSeparator());
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"weir_1:1051", ":1051"})
   void explain_nodeHostGrpcRefuses_usageExit2NamingTheFlagAndValue(String target)

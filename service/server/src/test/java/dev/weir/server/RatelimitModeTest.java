@@ -301,6 +301,23 @@ class RatelimitModeTest {
   }
 
   @Test
+  void xdsTlsCaFileMissing_refusedNamingTheReferenceVariableAndTheFile() throws Exception {
+    configFolder();
+    Map<String, String> env =
+        env(
+            Map.of(
+                "CONFIG_TYPE", "GRPC_XDS_SOTW",
+                "CONFIG_GRPC_XDS_SERVER_URL", "127.0.0.1:1",
+                "CONFIG_GRPC_XDS_SERVER_USE_TLS", "true",
+                "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "/nonexistent/ca.crt"));
+
+    assertThat(refused(env, 2))
+        .containsExactly(
+            "the TLS files set by CONFIG_GRPC_XDS_SERVER_TLS_CACERT cannot be used:"
+                + " /nonexistent/ca.crt: no such file");
+  }
+
+  @Test
   void portOnTheDefaultGrpcPort_refusedNamingPortAndGrpcPort() {
     assertThat(refused(Map.of("PORT", "8081"), 2))
         .containsExactly(
