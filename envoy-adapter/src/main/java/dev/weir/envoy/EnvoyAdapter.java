@@ -29,7 +29,6 @@ import dev.weir.envoy.xds.XdsConfigClient;
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -101,7 +100,7 @@ public final class EnvoyAdapter implements AutoCloseable {
    * @throws DescriptorConfigException if the files hold an invalid config, or one that declares no domain
    *     without {@code WEIR_ENVOY_FORCE_START_WITHOUT_INITIAL_CONFIG=true} (which should stop the
    *     server with the errors)
-   * @throws IOException if the xDS client's TLS files cannot be read
+   * @throws dev.weir.core.config.ConfigException if the xDS client's TLS files cannot be read or used
    */
   public static EnvoyAdapter start(
       EnvoySettings settings,
@@ -110,7 +109,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter)
-      throws DescriptorConfigException, IOException {
+      throws DescriptorConfigException {
     return start(settings, service, clock, metrics, limits, meter, OverLimitRecorder.NOOP);
   }
 
@@ -120,7 +119,7 @@ public final class EnvoyAdapter implements AutoCloseable {
    * overLimit}.
    *
    * @throws DescriptorConfigException if the files hold an invalid config, or none with a domain
-   * @throws IOException if the xDS client's TLS files cannot be read
+   * @throws dev.weir.core.config.ConfigException if the xDS client's TLS files cannot be read or used
    */
   public static EnvoyAdapter start(
       EnvoySettings settings,
@@ -130,7 +129,7 @@ public final class EnvoyAdapter implements AutoCloseable {
       InputLimits limits,
       CheckMeter meter,
       OverLimitRecorder overLimit)
-      throws DescriptorConfigException, IOException {
+      throws DescriptorConfigException {
     Answering answering = new Answering(service, clock, limits, meter, overLimit);
     if (settings.source() == EnvoySettings.Source.FILE) {
       return startFiles(settings.config().orElseThrow(), settings, metrics, answering);

@@ -1,10 +1,12 @@
 package dev.weir.envoy.xds;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.tls.Pem;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
@@ -22,23 +24,26 @@ public final class XdsChannels {
    * certificate when one is given, trusting the given CAs or else the JVM's, checking the server
    * certificate for {@code serverName} when given), the additional headers on every call (one whose
    * name ends in {@code -bin} as a binary header of the value's UTF-8 bytes, base64 on the wire, as
-   * grpc-go sends it), and the largest response allowed. An unreadable certificate or key throws, naming the file.
+   * grpc-go sends it), and the largest response allowed.
+   *
+   * @throws ConfigException when a TLS file cannot be read or used, naming the variables that set
+   *     the files, the file and the reason
    */
-  public static ManagedChannel open(XdsSettings settings) throws IOException {
+  public static ManagedChannel open(XdsSettings settings) {
     NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(
                 settings.serverAddress().host(), settings.serverAddress().port())
             .maxInboundMessageSize(settings.maxMessageBytes());
     if (settings.useTls()) {
-      SslContextBuilder tls = GrpcSslContexts.forClient();
-      if (settings.clientCert().isPresent()) {
-        X509Certificate[] chain = Pem.certificates(settings.clientCert().get());
-        tls.keyManager(Pem.privateKey(settings.clientKey().orElseThrow()), chain);
+      try {
+        builder.sslContext(sslContext(settings)).useTransportSecurity();
+      } catch (IOException e) {
+        throw new ConfigException(
+            "the TLS files set by "
+                + settings.tlsFileVariables()
+                + " cannot be used: "
+                + e.getMessage());
       }
-      if (settings.caCert().isPresent()) {
-        tls.trustManager(Pem.certificates(settings.caCert().get()));
-      }
-      builder.sslContext(tls.build()).useTransportSecurity();
       settings.serverName().ifPresent(builder::overrideAuthority);
     } else {
       builder.usePlaintext();
@@ -63,5 +68,21 @@ public final class XdsChannels {
       builder.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
     return builder.build();
+  }
+
+  /**
+   * Returns the client TLS context {@code settings} describe: the client certificate and key when
+   * given, the given CAs or else the JVM's. A file that cannot be read or used throws, naming it.
+   */
+  private static SslContext sslContext(XdsSettings settings) throws IOException {
+    SslContextBuilder tls = GrpcSslContexts.forClient();
+    if (settings.clientCert().isPresent()) {
+      X509Certificate[] chain = Pem.certificates(settings.clientCert().get());
+      tls.keyManager(Pem.privateKey(settings.clientKey().orElseThrow()), chain);
+    }
+    if (settings.caCert().isPresent()) {
+      tls.trustManager(Pem.certificates(settings.caCert().get()));
+    }
+    return tls.build();
   }
 }

@@ -8,11 +8,13 @@ import dev.weir.tls.PemFiles;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 
 /**
  * How the xDS config source reaches its management server: envoyproxy/ratelimit's {@code
@@ -29,6 +31,7 @@ import java.util.function.UnaryOperator;
  * @param serverName the name the server certificate must carry, instead of the address's host
  * @param retry how long to wait before connecting again after the stream ends
  * @param maxMessageBytes the largest response accepted
+ * @param tlsFileVariables the variables, as set, that name the TLS files, for error messages
  */
 public record XdsSettings(
     HostPort serverAddress,
@@ -41,7 +44,8 @@ public record XdsSettings(
     Optional<Path> caCert,
     Optional<String> serverName,
     Backoff retry,
-    int maxMessageBytes) {
+    int maxMessageBytes,
+    String tlsFileVariables) {
 
   /** Creates settings, copying the maps. */
   public XdsSettings {
@@ -50,6 +54,7 @@ public record XdsSettings(
     nodeMetadata = Map.copyOf(nodeMetadata);
     headers = Map.copyOf(headers);
     Objects.requireNonNull(retry, "retry");
+    Objects.requireNonNull(tlsFileVariables, "tlsFileVariables");
   }
 
   /** {@code WEIR_ENVOY_XDS_SERVER_URL}: the ADS server's {@code host:port}. */
@@ -135,7 +140,7 @@ public record XdsSettings(
     double factor = reader.ratio(names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
     boolean jitter = reader.bool(names.apply(BACKOFF_JITTER), true);
     return new XdsSettings(
-        reader.hostPort(names.apply(SERVER_URL), DEFAULT_SERVER),
+        reader.grpcTarget(names.apply(SERVER_URL), DEFAULT_SERVER),
         reader.string(names.apply(NODE_ID), "default"),
         pairs(reader, metadataVar, '=', "key=value pairs separated by commas, e.g. a=1,b=2"),
         pairs(reader, headersVar, ':', "key:value pairs separated by commas, e.g. a:1,b:2"),
@@ -146,7 +151,25 @@ public record XdsSettings(
         reader.lookup(names.apply(SERVER_TLS_SAN)).map(EnvReader.Setting::value),
         new Backoff(initial, max.compareTo(initial) < 0 ? initial : max, jitter ? factor : 0),
         reader.intInRange(
-            names.apply(MAX_MSG_SIZE), DEFAULT_MAX_MESSAGE_BYTES, 65_536, 256 * 1024 * 1024));
+            names.apply(MAX_MSG_SIZE), DEFAULT_MAX_MESSAGE_BYTES, 65_536, 256 * 1024 * 1024),
+        tlsFileVariables(reader, names));
+  }
+
+  /**
+   * Returns the TLS file variables set in {@code reader}, each under the name it is set by,
+   * joined for a message ("A", "A and B", "A, B and C").
+   */
+  private static String tlsFileVariables(EnvReader reader, UnaryOperator<EnvVar> names) {
+    List<String> set =
+        Stream.of(CLIENT_TLS_CERT, CLIENT_TLS_KEY, SERVER_TLS_CACERT)
+            .map(names)
+            .filter(var -> reader.lookup(var).isPresent())
+            .map(reader::nameSet)
+            .toList();
+    if (set.size() < 2) {
+      return String.join("", set);
+    }
+    return String.join(", ", set.subList(0, set.size() - 1)) + " and " + set.get(set.size() - 1);
   }
 
   /**

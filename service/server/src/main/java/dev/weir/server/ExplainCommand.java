@@ -154,7 +154,7 @@ final class ExplainCommand implements Command {
     }
     HostPort target;
     try {
-      target = HostPort.parse(node);
+      target = HostPort.parseGrpcTarget(node);
     } catch (IllegalArgumentException e) {
       err.println("--node must be HOST:PORT, got '" + node + "': " + e.getMessage());
       return 2;

@@ -106,7 +106,7 @@ record FrontDoorAssembly(
 
   private static EnvoyAdapter envoy(
       WeirNode.Builder b, WeirMember member, TransportAssembly transport, ClusterAssembly cluster)
-      throws IOException, dev.weir.envoy.config.DescriptorConfigException {
+      throws dev.weir.envoy.config.DescriptorConfigException {
     return EnvoyAdapter.start(
         b.envoy,
         member.service(),

@@ -429,6 +429,66 @@ class EnvoyWiringTest {
     assertThat(next.getStatuses(0).getLimitRemaining()).isEqualTo(2);
   }
 
+  private Map<String, String> xdsServeEnv(Map<String, String> extra) {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_WARMUP", "0s");
+    env.put("WEIR_ENVOY_CONFIG_SOURCE", "xds");
+    env.putAll(extra);
+    return env;
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"xds_server:18000", ":18000"})
+  void serve_xdsServerHostGrpcRefuses_exit2WithOneLineNamingTheVariable(String url)
+      throws Exception {
+    Map<String, String> env = xdsServeEnv(Map.of("WEIR_ENVOY_XDS_SERVER_URL", url));
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(env, "serve"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .startsWith("WEIR_ENVOY_XDS_SERVER_URL='" + url + "' is not valid: expected ")
+        .contains("a host name gRPC accepts")
+        .hasLineCount(1);
+  }
+
+  @Test
+  void serve_xdsTlsCaFileMissing_exit2NamingTheVariableAndTheFile() throws Exception {
+    Map<String, String> env =
+        xdsServeEnv(
+            Map.of(
+                "WEIR_ENVOY_XDS_SERVER_URL", "127.0.0.1:1",
+                "WEIR_ENVOY_XDS_SERVER_USE_TLS", "true",
+                "WEIR_ENVOY_XDS_SERVER_TLS_CACERT", "/nonexistent/ca.crt"));
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(env, "serve"));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            "the TLS files set by WEIR_ENVOY_XDS_SERVER_TLS_CACERT cannot be used:"
+                + " /nonexistent/ca.crt: no such file"
+                + System.lineSeparator());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"weir_1:1051", ":1051"})
+  void explain_nodeHostGrpcRefuses_usageExit2NamingTheFlagAndValue(String target)
+      throws Exception {
+    Files.writeString(dir.resolve("shop.yaml"), YAML);
+
+    int status = run("explain", "--node", target, dir.toString(), "shop", "remote_address=a");
+
+    assertThat(status).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .startsWith("--node must be HOST:PORT, got '" + target + "': ")
+        .contains("a host name gRPC accepts")
+        .hasLineCount(1);
+  }
+
   @Test
   void explain_invalidConfig_exit1WithTheLoadErrors() throws Exception {
     Files.writeString(dir.resolve("bad.yaml"), "domain: shop\ndescriptors:\n  - key: ''\n");

@@ -34,6 +34,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code weir.jar ratelimit} in this JVM: envoyproxy/ratelimit's variables pick the ports, the
@@ -296,6 +298,37 @@ class RatelimitModeTest {
     assertThat(none).isNull();
     assertThat(status[0]).isEqualTo(expectedStatus);
     return err.toString(StandardCharsets.UTF_8).split(System.lineSeparator());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"xds_server:18001", ":18001"})
+  void xdsServerHostGrpcRefuses_refusedNamingTheReferenceVariable(String url) throws Exception {
+    configFolder();
+
+    assertThat(
+            refused(env(Map.of("CONFIG_TYPE", "GRPC_XDS_SOTW", "CONFIG_GRPC_XDS_SERVER_URL", url)), 2))
+        .singleElement()
+        .asString()
+        .startsWith("CONFIG_GRPC_XDS_SERVER_URL='" + url + "' is not valid: expected ")
+        .contains("a host name gRPC accepts")
+        .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void xdsTlsCaFileMissing_refusedNamingTheReferenceVariableAndTheFile() throws Exception {
+    configFolder();
+    Map<String, String> env =
+        env(
+            Map.of(
+                "CONFIG_TYPE", "GRPC_XDS_SOTW",
+                "CONFIG_GRPC_XDS_SERVER_URL", "127.0.0.1:1",
+                "CONFIG_GRPC_XDS_SERVER_USE_TLS", "true",
+                "CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "/nonexistent/ca.crt"));
+
+    assertThat(refused(env, 2))
+        .containsExactly(
+            "the TLS files set by CONFIG_GRPC_XDS_SERVER_TLS_CACERT cannot be used:"
+                + " /nonexistent/ca.crt: no such file");
   }
 
   @Test

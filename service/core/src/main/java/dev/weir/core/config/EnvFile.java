@@ -1,6 +1,11 @@
 package dev.weir.core.config;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,10 +17,14 @@ import java.util.Map;
 /**
  * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}, optionally {@code export
  * KEY=VALUE} as in a shell file; blank lines and lines starting with {@code #} are skipped; key and
- * value are trimmed. A key holding a space is refused (it would name no variable). Values from the
- * file sit under the real environment: a variable set in both takes the environment's value.
+ * value are trimmed. The file is UTF-8; a byte order mark at its start is skipped. A key holding a
+ * space is refused (it would name no variable). Values from the file sit under the real
+ * environment: a variable set in both takes the environment's value.
  */
 public final class EnvFile {
+
+  /** The byte order mark some editors write at the start of a UTF-8 file. */
+  private static final String BYTE_ORDER_MARK = "\uFEFF";
 
   private EnvFile() {}
 
@@ -24,14 +33,58 @@ public final class EnvFile {
    * malformed.
    */
   public static Map<String, String> read(Path file) {
-    List<String> lines;
+    if (Files.isDirectory(file)) {
+      throw new ConfigException(
+          "--config '" + file + "' cannot be read: it is a directory; give a file");
+    }
+    byte[] bytes;
     try {
-      lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      bytes = Files.readAllBytes(file);
     } catch (IOException e) {
       throw new ConfigException(
           "--config '" + file + "' cannot be read: " + e.getClass().getSimpleName());
     }
-    return parse(file.toString(), lines);
+    String text = decode(file, bytes);
+    if (text.startsWith(BYTE_ORDER_MARK)) {
+      text = text.substring(1);
+    }
+    return parse(file.toString(), text.lines().toList());
+  }
+
+  /**
+   * Returns {@code bytes} decoded as UTF-8; a byte sequence that is not UTF-8 throws {@link
+   * ConfigException} naming {@code file}, the line and the byte where it starts.
+   */
+  private static String decode(Path file, byte[] bytes) {
+    CharsetDecoder decoder =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(bytes);
+    CharBuffer out = CharBuffer.allocate(bytes.length);
+    CoderResult result = decoder.decode(in, out, true);
+    if (!result.isError()) {
+      result = decoder.flush(out);
+    }
+    if (result.isError()) {
+      int at = in.position();
+      int line = 1;
+      for (int i = 0; i < at; i++) {
+        if (bytes[i] == '\n') {
+          line++;
+        }
+      }
+      throw new ConfigException(
+          "--config '"
+              + file
+              + "' cannot be read: it is not valid UTF-8 (line "
+              + line
+              + ", byte "
+              + (at + 1)
+              + " of the file); save it as UTF-8");
+    }
+    return out.flip().toString();
   }
 
   /** Parses {@code lines} read from {@code source}, which names the file in error messages. */

@@ -153,6 +153,26 @@ public final class EnvReader {
   }
 
   /**
+   * Returns {@code var} as the {@code host:port} a gRPC channel connects to, or {@code fallback}
+   * when unset; a host grpc-java refuses ({@link HostPort#parseGrpcTarget}) is refused here.
+   */
+  public HostPort grpcTarget(EnvVar var, HostPort fallback) {
+    Optional<Setting> setting = lookup(var);
+    if (setting.isEmpty()) {
+      return fallback;
+    }
+    try {
+      return HostPort.parseGrpcTarget(setting.get().value());
+    } catch (IllegalArgumentException e) {
+      throw invalid(
+          setting.get(),
+          "host:port with a port from 0 to 65535, e.g. localhost:1051 or [::1]:1051 ("
+              + e.getMessage()
+              + ")");
+    }
+  }
+
+  /**
    * Returns {@code var} as a Go-style duration ({@code 500us}, {@code 100ms}, {@code 5s}, {@code
    * 1h30m}) within {@code [min, max]}, or {@code fallback} when unset.
    */

@@ -1,6 +1,8 @@
 package dev.weir.core.config;
 
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.Objects;
 
 /**
@@ -11,6 +13,11 @@ import java.util.Objects;
  * @param port the port, 0 to 65535 (0 = any free port)
  */
 public record HostPort(String host, int port) {
+
+  /** The hosts a gRPC channel accepts, as error messages describe them. */
+  public static final String GRPC_HOSTS =
+      "a host name gRPC accepts: letters, digits, '-' and '.', each dot-separated part starting and"
+          + " ending with a letter or digit (no '_'), or an IP address (IPv6 in brackets)";
 
   /** Creates an address. */
   public HostPort {
@@ -91,6 +98,37 @@ public record HostPort(String host, int port) {
       }
     }
     return parsed;
+  }
+
+  /**
+   * Parses an address a gRPC channel connects to, as {@link #parseSetting} does, and also refuses a
+   * host grpc-java cannot open a channel to (an empty host, {@code _}, a label starting or ending
+   * with {@code -}, an empty label), which would otherwise fail when the channel is built. Throws
+   * {@link IllegalArgumentException} naming the host and what is allowed ({@link #GRPC_HOSTS}).
+   */
+  public static HostPort parseGrpcTarget(String text) {
+    HostPort parsed = parseSetting(text);
+    if (parsed.host.isEmpty()) {
+      throw new IllegalArgumentException("the host is empty; give " + GRPC_HOSTS);
+    }
+    if (!grpcAccepts(parsed)) {
+      throw new IllegalArgumentException(
+          "host '" + parsed.host + "' is refused by gRPC; give " + GRPC_HOSTS);
+    }
+    return parsed;
+  }
+
+  /**
+   * Returns whether grpc-java builds a channel to {@code address}: it forms the authority with
+   * {@link URI}, which must find a server-based host in it.
+   */
+  private static boolean grpcAccepts(HostPort address) {
+    try {
+      URI uri = new URI(null, null, address.host, address.port, null, null, null);
+      return uri.getHost() != null && new URI("//" + uri.getRawAuthority()).getHost() != null;
+    } catch (URISyntaxException e) {
+      return false;
+    }
   }
 
   /** Returns whether {@code c} may be part of a host name: an ASCII letter or digit, '.', '-' or '_'. */

@@ -66,7 +66,8 @@ public final class StaticDiscovery implements PeerDiscovery {
 
   /**
    * Splits {@code entry} ({@code host:port} or {@code host:port@peerPort}) into the member's
-   * address and its peer listener's address, if given.
+   * address and its peer listener's address, if given. A host gRPC refuses ({@link
+   * HostPort#parseGrpcTarget}) is wrong: no call could reach that peer.
    *
    * @throws IllegalArgumentException naming the entry and what is wrong
    */
@@ -96,6 +97,16 @@ public final class StaticDiscovery implements PeerDiscovery {
     if (address.host().isEmpty()) {
       throw new IllegalArgumentException(
           "static peer '" + entry + "' has no host; expected host:port or host:port@peerPort");
+    }
+    try {
+      HostPort.parseGrpcTarget(member);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "static peer '"
+              + entry
+              + "' is not host:port or host:port@peerPort: "
+              + e.getMessage(),
+          e);
     }
     int port = address.port();
     if (port < 1 || port > 65_535) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.HostPort;
 import dev.weir.ring.PeerHash;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -131,6 +132,16 @@ class ClusterSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("static peer 'a:1 b:2'")
         .hasMessageContaining("separate entries with commas");
+  }
+
+  @Test
+  void from_staticPeerHostGrpcRefuses_errorNamesVariableEntryAndWhatIsAllowed() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_STATIC_PEERS", "weir_1:1051,weir-2:1051")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_STATIC_PEERS='weir_1:1051,weir-2:1051' is not valid: static peer 'weir_1:1051'"
+                + " is not host:port or host:port@peerPort: host 'weir_1' is refused by gRPC; give "
+                + HostPort.GRPC_HOSTS);
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.weir.core.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -59,6 +60,43 @@ class EnvFileTest {
     assertThatThrownBy(() -> EnvFile.read(missing))
         .isInstanceOf(ConfigException.class)
         .hasMessage("--config '" + missing + "' cannot be read: NoSuchFileException");
+  }
+
+  @Test
+  void read_fileStartingWithAByteOrderMark_firstKeyReadWithoutIt() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.write(file, "\uFEFFWEIR_CACHE_SIZE=5\nWEIR_LOG_LEVEL=debug\n".getBytes(StandardCharsets.UTF_8));
+
+    assertThat(EnvFile.read(file))
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("WEIR_CACHE_SIZE", "5", "WEIR_LOG_LEVEL", "debug"));
+  }
+
+  @Test
+  void read_byteThatIsNotUtf8_namesFileLineAndByte() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    byte[] head = "WEIR_CACHE_SIZE=5\nWEIR_NAME=caf".getBytes(StandardCharsets.US_ASCII);
+    byte[] bytes = new byte[head.length + 2];
+    System.arraycopy(head, 0, bytes, 0, head.length);
+    bytes[head.length] = (byte) 0xE9;
+    bytes[head.length + 1] = '\n';
+    Files.write(file, bytes);
+
+    assertThatThrownBy(() -> EnvFile.read(file))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--config '"
+                + file
+                + "' cannot be read: it is not valid UTF-8 (line 2, byte "
+                + (head.length + 1)
+                + " of the file); save it as UTF-8");
+  }
+
+  @Test
+  void read_directory_saysItIsADirectory() {
+    assertThatThrownBy(() -> EnvFile.read(dir))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("--config '" + dir + "' cannot be read: it is a directory; give a file");
   }
 
   @Test

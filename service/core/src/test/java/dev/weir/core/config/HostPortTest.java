@@ -76,4 +76,37 @@ class HostPortTest {
     assertThat(HostPort.parse(":1").isWildcard()).isTrue();
     assertThat(HostPort.parse("localhost:1").isWildcard()).isFalse();
   }
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "xds_server:18000 | host 'xds_server' is refused by gRPC",
+        ":18001 | the host is empty; give a host name gRPC accepts",
+        "-x:1 | host '-x' is refused by gRPC",
+        "a..b:1 | host 'a..b' is refused by gRPC",
+        "http://a:1 | without a scheme"
+      })
+  void parseGrpcTarget_hostGrpcRefuses_namesHostAndWhatIsAllowed(String text, String problem) {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(problem);
+  }
+
+  @Test
+  void parseGrpcTarget_hostGrpcRefuses_saysWhatIsAllowed() {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget("weir_1:1051"))
+        .hasMessage(
+            "host 'weir_1' is refused by gRPC; give " + HostPort.GRPC_HOSTS);
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "xds-server:18000, xds-server, 18000",
+    "10.0.0.1:1051, 10.0.0.1, 1051",
+    "[::1]:1051, ::1, 1051",
+    "Weir-1.svc.cluster.local:1051, Weir-1.svc.cluster.local, 1051"
+  })
+  void parseGrpcTarget_hostGrpcAccepts_parsed(String text, String host, int port) {
+    assertThat(HostPort.parseGrpcTarget(text)).isEqualTo(new HostPort(host, port));
+  }
 }

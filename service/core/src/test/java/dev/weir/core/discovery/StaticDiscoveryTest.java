@@ -58,6 +58,15 @@ class StaticDiscoveryTest {
         .hasMessageContaining(problem);
   }
 
+  @ParameterizedTest
+  @CsvSource({"'weir_1:1051', host 'weir_1' is refused by gRPC", "'a..b:1051@1052', host 'a..b'"})
+  void parse_hostGrpcRefuses_failsNamingTheEntryAndTheHost(String entry, String problem) {
+    assertThatThrownBy(() -> StaticDiscovery.parse(entry))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("static peer '" + entry + "' is not host:port or host:port@peerPort")
+        .hasMessageContaining(problem);
+  }
+
   @Test
   void parse_goodEntries() {
     assertThat(StaticDiscovery.parse(" 10.0.0.1:1051@1052 "))
