@@ -250,7 +250,9 @@ class PeerRelayProtocolTest {
   void probesOfALeaverStillCopyingBeforeItsNotice_answeredAsServing_directAndRelayed()
       throws Exception {
     Node via = cluster.node(1);
-    Node leaving = cluster.node(2);
+    // A member that joined, as a started pod does: its probes answer from its serving flag.
+    Node leaving = cluster.restart(cluster.node(2));
+    assertThat(leaving.cluster().serving()).as("serving once joined").isTrue();
     String key = cluster.keyOwnedBy(leaving, "relay", "k:");
     leaving.check(
         RateLimitRequest.builder("relay", key).hits(1).limit(5).duration(600_000).build());
@@ -271,7 +273,9 @@ class PeerRelayProtocolTest {
     assertThat(copying.await(10, TimeUnit.SECONDS)).as("the leaver's copy arrived").isTrue();
     GetPeerRateLimitsResp relayed;
     GetPeerRateLimitsResp direct;
+    boolean servingWhileCopying;
     try {
+      servingWhileCopying = leaving.cluster().serving();
       relayed =
           peer(via)
               .getPeerRateLimits(
@@ -282,6 +286,7 @@ class PeerRelayProtocolTest {
     }
     left.get(10, TimeUnit.SECONDS);
 
+    assertThat(servingWhileCopying).as("serving while it copies, before its notice").isTrue();
     assertThat(relayed.getRateLimitsCount()).isZero();
     assertThat(direct.getRateLimitsCount()).isZero();
     assertThat(via.cluster().liveness().isDown(leaving.address())).isFalse();
