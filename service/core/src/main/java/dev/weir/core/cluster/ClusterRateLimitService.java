@@ -163,7 +163,8 @@ public final class ClusterRateLimitService implements RateLimitService {
       }
       if (!r.metadata().isEmpty()
           && (r.metadata().containsKey(PeerProtos.HANDED_ON)
-              || r.metadata().containsKey(PeerProtos.RELAYED))) {
+              || r.metadata().containsKey(PeerProtos.RELAYED)
+              || r.metadata().containsKey(PeerProtos.QUEUED_BY))) {
         r = withoutPeerMark(r);
       }
       String owner = current.isEmpty() ? self : current.ownerOf(r.hashKey());
@@ -310,14 +311,17 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Returns {@code r} without {@link PeerProtos#HANDED_ON} and {@link PeerProtos#RELAYED}, the
-   * metadata keys a peer marks a handed-on or relayed item with: from a caller they would make an
-   * owner whose ring is behind answer the item on its stale copy instead of handing it on.
+   * Returns {@code r} without {@link PeerProtos#HANDED_ON}, {@link PeerProtos#RELAYED} and {@link
+   * PeerProtos#QUEUED_BY}, the metadata keys a peer marks a handed-on, relayed or queued item with:
+   * from a caller the first two would make an owner whose ring is behind answer the item on its
+   * stale copy instead of handing it on, and the last would make the node it names skip the item's
+   * hits when they are handed on to it.
    */
   private static RateLimitRequest withoutPeerMark(RateLimitRequest r) {
     Map<String, String> kept = new LinkedHashMap<>(r.metadata());
     kept.remove(PeerProtos.HANDED_ON);
     kept.remove(PeerProtos.RELAYED);
+    kept.remove(PeerProtos.QUEUED_BY);
     return r.withMetadata(kept);
   }
 

@@ -477,6 +477,37 @@ class ClusterRateLimitServiceTest {
   }
 
   @Test
+  void check_callerSetsTheQueuedByMark_itemForwardedWithoutIt() throws Exception {
+    List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
+    PeersV1Grpc.PeersV1ImplBase recording =
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
+            answering(() -> false, 7).getPeerRateLimits(request, answer);
+          }
+        };
+    try (StandInFixture f = new StandInFixture(recording)) {
+      RateLimitRequest underTheBound =
+          f.hit(9).withMetadata(Map.of(PeerProtos.QUEUED_BY, "10.9.9.9:1051", "team", "a"));
+      RateLimitRequest overTheBound =
+          f.hit(9)
+              .withMetadata(
+                  Map.of(
+                      PeerProtos.QUEUED_BY,
+                      "10.9.9.9:1051",
+                      "pad",
+                      "p".repeat(PeerProtos.MAX_FORWARDED_METADATA_BYTES + 88)));
+
+      f.checkAndWait(underTheBound);
+      f.checkAndWait(overTheBound);
+
+      assertThat(forwarded).containsExactly(Map.of("team", "a"), Map.of());
+    }
+  }
+
+  @Test
   void check_ownerAnswersBeforeTheWait_itsAnswerKeptAndNoStandIn() throws Exception {
     try (StandInFixture f = new StandInFixture(answering(() -> false, 7))) {
       RateLimitResponse answer = f.checkAndWait(f.hit(9));

@@ -101,8 +101,8 @@ public final class PeerProtos {
    * Returns what of {@code metadata} a forwarded item carries: all of it when it takes at most
    * {@link #MAX_FORWARDED_METADATA_BYTES}, else only its {@code time_zone} and {@link #TRACEPARENT}
    * entries, each when at most {@link #MAX_FORWARDED_TIME_ZONE_CHARS} long, and its {@link
-   * #HANDED_ON} and {@link #RELAYED} entries (a node's address, which a node sets and a caller's
-   * item never keeps).
+   * #HANDED_ON}, {@link #RELAYED} and {@link #QUEUED_BY} entries (a node's address, which a node
+   * sets and a caller's item never keeps: the front door removes them).
    */
   public static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
     if (metadata.isEmpty() || metadataBytes(metadata) <= MAX_FORWARDED_METADATA_BYTES) {
