@@ -517,6 +517,9 @@ class PartialCutTest {
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
     startOnFakeTime(3, ClusterForwardingTest.SETTINGS, timers, clock);
+    // A member that joined, as a started pod does: its probes answer from its serving flag.
+    c = cluster.restart(c);
+    assertThat(c.cluster().serving()).as("C serving once joined").isTrue();
     String key = keyOwnedByCMovingToA();
     cutAFromCUntilBVouchesForBoth();
     assertThat(a.check(hit(key)).get(0).error()).isEmpty();
@@ -535,6 +538,7 @@ class PartialCutTest {
         CompletableFuture.runAsync(() -> c.cluster().leave(Duration.ofSeconds(5)));
     try {
       assertThat(copying.await(10, TimeUnit.SECONDS)).as("C's copy arrived").isTrue();
+      assertThat(c.cluster().serving()).as("C serving while it copies").isTrue();
       for (int round = 1; round <= IndirectProbes.ROUNDS_TO_DROP; round++) {
         timers.advance(PeerProber.INTERVAL);
         a.cluster().probes().settled(c.address()).get(10, TimeUnit.SECONDS);
@@ -547,6 +551,7 @@ class PartialCutTest {
       probed.countDown();
     }
     left.get(10, TimeUnit.SECONDS);
+    assertThat(c.cluster().serving()).as("C serving once its notice went out").isFalse();
   }
 
   private static void awaitQuietly(CountDownLatch latch) {
