@@ -141,10 +141,12 @@ public final class QuotaRouter implements QuotaPushSink {
    * not pass it back and forth; a node that does not know the mark never hands usage on). Handing
    * on rather than answering with an error keeps the counts exact: the sender's ring still names
    * this node, so it would send the usage here again, and the requests the proxy reported would be
-   * counted nowhere. A usage whose hand-on fails (its owner is down and this node has not found it
-   * yet, or does not answer in time) is answered here after all, as before the move, rather than
-   * with an error: the sender may have routed it here because it found that owner down. Usage
-   * marked {@link #HANDED_ON}, and every usage while the ring is empty, is answered here.
+   * counted nowhere. A usage whose hand-on was refused before it was sent (that owner is down and
+   * down peers fail fast, or it left discovery) is answered here after all, as before the move: the
+   * sender may have routed it here because it found that owner down. A usage whose hand-on failed
+   * otherwise (no answer within the deadline, a lost answer) may have been counted by that owner:
+   * it is answered with an error share and not counted here, so that no usage is counted twice.
+   * Usage marked {@link #HANDED_ON}, and every usage while the ring is empty, is answered here.
    */
   public CompletableFuture<List<QuotaShare>> answer(List<QuotaUsage> usages) {
     HashRing current = ring.get();
@@ -186,7 +188,15 @@ public final class QuotaRouter implements QuotaPushSink {
     return to.equals(self) ? null : to;
   }
 
-  // Sends the usages at indexes to their owner to, filling in their shares; never fails.
+  /**
+   * Sends the usages at {@code indexes} to their owner {@code to}, filling in their shares in {@code
+   * out}; never fails. When the call was refused before it was sent ({@link
+   * PeerClientPool#refusedUnsent}) the usages are answered here; when it failed otherwise, or
+   * answered with too few shares, {@code to} may have counted them, so they are not counted here and
+   * each gets an error share, with which the stream's node keeps the proxy's last share ({@code
+   * StreamCounter#accept}). {@link QuotaOwner#report} is thread-safe and never blocks, so it runs on
+   * the thread that completes the call.
+   */
   private CompletableFuture<Void> handOn(
       String to, List<Integer> indexes, List<QuotaUsage> usages, QuotaShare[] out) {
     List<QuotaUsage> marked = new ArrayList<>(indexes.size());
@@ -203,17 +213,38 @@ public final class QuotaRouter implements QuotaPushSink {
                 }
                 return null;
               }
-              LOG.debug(
-                  "handing {} quota usages on to {} failed, answered here: {}",
+              if (error != null && PeerClientPool.refusedUnsent(error)) {
+                LOG.debug(
+                    "handing {} quota usages on to {} was refused before sending, answered here: {}",
+                    marked.size(),
+                    to,
+                    error.getMessage());
+                List<QuotaUsage> original = new ArrayList<>(indexes.size());
+                indexes.forEach(i -> original.add(unmarked(usages.get(i))));
+                List<QuotaShare> local = owner.report(original);
+                for (int j = 0; j < indexes.size(); j++) {
+                  out[indexes.get(j)] = local.get(j);
+                }
+                return null;
+              }
+              String why =
+                  error == null
+                      ? "peer '" + to + "' answered " + answers.size() + " shares to "
+                          + indexes.size() + " usages"
+                      : message(to, error);
+              warnings.warn(
+                  "hand-on " + to,
+                  "not counting {} quota usages handed on to {}, which may have counted them: {}",
                   marked.size(),
                   to,
-                  error == null ? answers.size() + " shares answered" : error.getMessage());
-              List<QuotaUsage> original = new ArrayList<>(indexes.size());
-              indexes.forEach(i -> original.add(unmarked(usages.get(i))));
-              List<QuotaShare> local = owner.report(original);
-              for (int j = 0; j < indexes.size(); j++) {
-                out[indexes.get(j)] = local.get(j);
-              }
+                  why);
+              QuotaShare failed =
+                  QuotaShare.error(
+                      "handing the quota usage on to its owner '"
+                          + to
+                          + "' failed and it may have counted it, so it was not counted here: "
+                          + why);
+              indexes.forEach(i -> out[i] = failed);
               return null;
             });
   }

@@ -24,6 +24,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -281,5 +283,48 @@ class ClusterQuotaTest {
     assertThat(share.isError()).as(share.error()).isFalse();
     assertThat(old.cluster().quotaOwner().buckets()).isEqualTo(1);
     assertThat(joined[0].cluster().quotaOwner().buckets()).isZero();
+  }
+
+  @Test
+  void theNewOwnerAnswersAfterTheHandOnDeadline_theUsageIsCountedThereOnlyAndTheSenderGetsAnError()
+      throws Exception {
+    // The hand-on's deadline is half the batch timeout: 500 ms here.
+    start(
+        2,
+        new ClusterSettings(
+            512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
+            Duration.ofSeconds(1), false, Duration.ofMillis(100), 1000, Duration.ofSeconds(5),
+            "static", List.of(), true));
+    Node old = cluster.node(0);
+    Node stale = cluster.node(1);
+    Node[] joined = new Node[1];
+    RateLimitRequest moved = joinAndFindMovedRule(old, joined);
+    String client = QuotaClients.name(stale.address(), "1");
+    CountDownLatch senderAnswered = new CountDownLatch(1);
+    joined[0].beforeAnswerQuotaUsage(
+        () -> {
+          try {
+            senderAnswered.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+
+    QuotaShare share;
+    try {
+      share = reportTo(stale, old, new QuotaUsage(moved, client, 10, 0, 0, INTERVAL, false));
+    } finally {
+      senderAnswered.countDown();
+    }
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> joined[0].cluster().quotaOwner().buckets() == 1,
+        "the new owner counts the late usage");
+
+    assertThat(old.cluster().quotaOwner().buckets()).as("ledgers on the old owner").isZero();
+    assertThat(old.store().get(moved.hashKey())).as("count on the old owner").isEmpty();
+    assertThat(joined[0].store().get(moved.hashKey())).isPresent();
+    assertThat(share.isError()).as("the share answering usage counted elsewhere").isTrue();
+    assertThat(share.error()).contains(joined[0].address());
   }
 }

@@ -554,6 +554,14 @@ public final class LocalCluster implements AutoCloseable {
       handler.beforeAnnounce = hook;
     }
 
+    /**
+     * Runs {@code hook} before this node answers each batch of quota usage a peer sends it as the
+     * buckets' owner ({@code ReportQuotaUsage}); a throwing hook fails the call.
+     */
+    public void beforeAnswerQuotaUsage(Runnable hook) {
+      handler.beforeAnswerQuotaUsage = hook;
+    }
+
     /** Runs {@code hook} before this node merges each batch of handed-over buckets. */
     public void beforeAcceptBuckets(Runnable hook) {
       handler.beforeAcceptBuckets = hook;
@@ -639,6 +647,7 @@ public final class LocalCluster implements AutoCloseable {
     private volatile boolean startedJoined;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private volatile Runnable beforeAnswerQuotaUsage = () -> {};
     private volatile Runnable afterRelayAnswered = () -> {};
     private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
         items -> {};
@@ -693,6 +702,7 @@ public final class LocalCluster implements AutoCloseable {
 
     @Override
     public CompletableFuture<List<QuotaShare>> answerQuotaUsage(List<QuotaUsage> usages) {
+      beforeAnswerQuotaUsage.run();
       return target.answerQuotaUsage(usages);
     }
 

@@ -1,7 +1,6 @@
 package dev.weir.core.cluster.global;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerException;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.LeakyBucketState;
@@ -32,7 +31,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -257,7 +255,7 @@ public final class GlobalManager implements AutoCloseable {
    * will not apply them late.
    */
   public boolean mayResend(String owner, Throwable error) {
-    return refusedUnsent(error) || ownerGone(owner);
+    return PeerClientPool.refusedUnsent(error) || ownerGone(owner);
   }
 
   /**
@@ -484,7 +482,7 @@ public final class GlobalManager implements AutoCloseable {
    * own}, unless some were queued again (then they wait for the sync). Completes at once.
    */
   private CompletableFuture<Void> ended(List<Item> items, Throwable error, String owner) {
-    boolean again = error != null && (refusedUnsent(error) || ownerGone(owner));
+    boolean again = error != null && (PeerClientPool.refusedUnsent(error) || ownerGone(owner));
     boolean released = false;
     List<String> releasedKeys = new ArrayList<>();
     List<CompletableFuture<Void>> unsent = new ArrayList<>();
@@ -552,13 +550,6 @@ public final class GlobalManager implements AutoCloseable {
     } catch (RuntimeException e) {
       release.run();
     }
-  }
-
-  /** Tells whether {@code error} is the pool's refusal to make a call, before sending anything. */
-  private static boolean refusedUnsent(Throwable error) {
-    Throwable e =
-        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-    return e instanceof PeerException && e.getCause() == null;
   }
 
   // Whether owner is off the current ring, so that it will not apply hits late.

@@ -176,6 +176,21 @@ public final class PeerClientPool implements AutoCloseable {
   }
 
   /**
+   * Tells whether {@code error}, the failure of a {@link #call}, is this pool's refusal to make the
+   * call, before anything was sent: a {@link PeerException} without a cause (a closed pool, a peer
+   * discovery no longer reports, a down peer while down peers fail fast, a client abandoned before
+   * sending), alone or in a {@link CompletionException}. A call that failed
+   * any other way may have been applied by the peer.
+   */
+  public static boolean refusedUnsent(Throwable error) {
+    Throwable e =
+        error instanceof CompletionException && error.getCause() != null
+            ? error.getCause()
+            : error;
+    return e instanceof PeerException && e.getCause() == null;
+  }
+
+  /**
    * Returns the client of the peer at {@code address} when it may be called now.
    *
    * @throws PeerException when the peer is down and down peers fail fast, when this pool is
