@@ -354,6 +354,41 @@ class MainTest {
                 + System.lineSeparator());
   }
 
+  @Test
+  void run_ownStaticPeerEntryWithAPeerPortAndPeerAddressOnPort0_exit2NamingBothVariablesAndValues()
+      throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061@41099,127.0.0.1:42061");
+    env.put("WEIR_PEER_SECRET", SECRET);
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41061@41099', with its peer"
+                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:0' has it listen"
+                + " for peers on a port the system picks at start (port 0), so peers would call a"
+                + " port it does not listen on; make the entry 127.0.0.1:41061 alone, or set"
+                + " WEIR_PEER_ADDRESS to port 41099"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void settings_ownStaticPeerEntryWithoutPeerPortAndPeerAddressOnPort0_accepted() {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061,127.0.0.1:42061@42099");
+    env.put("WEIR_PEER_SECRET", SECRET);
+
+    assertThat(ServeCommand.NodeSettings.read(env).peers().address().port()).isZero();
+  }
+
   /**
    * Writes a certificate of a test CA without subject alternative names (CN=bare), its key and the
    * CA to {@code dir}; returns the variables naming them.
