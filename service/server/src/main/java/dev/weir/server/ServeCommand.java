@@ -146,9 +146,7 @@ final class ServeCommand implements Command {
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
-        if (peers.allowedIdentities().isEmpty()) {
-          ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
-        }
+        ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
         checkOwnPeerPort(discovery, cluster, config, peers, reader);
       }
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
