@@ -170,8 +170,9 @@ public final class Weir {
      * client certificate its CAs signed and carrying an allowed identity ({@link
      * #peerAllowedIdentities}, by default those of {@code identity}'s own certificate), and this
      * member calls its peers with {@code identity} (such as the {@code weir-tls} module's {@code
-     * TlsIdentity}). Without an allow-list, a member with peers refuses a certificate without a
-     * DNS, URI or IP name, at {@link #build} and at reloads; a member alone takes any.
+     * TlsIdentity}). Peers allow this member's calls by the DNS, URI and IP names of that
+     * certificate whatever their allow-lists, so a member with peers refuses a certificate without
+     * such a name, at {@link #build} and at reloads; a member alone takes any.
      */
     public Builder peerTls(PeerTls identity) {
       this.peerTls = Objects.requireNonNull(identity, "peerTls");
@@ -565,8 +566,8 @@ public final class Weir {
 
     /**
      * Returns the peer protocol's security; {@code withPeers}: for a member that has peers, whose TLS
-     * certificate must then carry names to allow peers by unless an allow-list is given (a member
-     * alone, or one that does not know yet, needs none).
+     * certificate must then carry names for peers to allow it by (a member alone, or one that does
+     * not know yet, needs none).
      */
     private PeerSecurity security(boolean withPeers) {
       PeerSecurity security;

@@ -146,9 +146,7 @@ final class ServeCommand implements Command {
       peers.checkAuthenticated(ops.tls().enabled(), mayHavePeers);
       if (mayHavePeers) {
         ops.tls().checkPeerTrust(reader, peersFrom(discovery, reader));
-        if (peers.allowedIdentities().isEmpty()) {
-          ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
-        }
+        ops.tls().checkPeerNames(reader, peersFrom(discovery, reader));
         checkOwnPeerPort(discovery, cluster, config, peers, reader);
       }
       TopLimitedSettings topLimited = TopLimitedSettings.from(reader);
@@ -351,8 +349,8 @@ final class ServeCommand implements Command {
   /**
    * Checks that a static peer list entry of this node that names its peer port ({@code
    * host:port@peerPort}) names the port its peer listener binds ({@code WEIR_PEER_ADDRESS}), which
-   * peers would otherwise call in vain; a peer listener on port 0 takes whatever port is free, so
-   * any entry agrees with it.
+   * peers would otherwise call in vain; a peer listener on port 0 takes whatever port is free at
+   * start, which no entry can name, so only an entry without {@code @peerPort} agrees with it.
    *
    * @throws ConfigException naming both variables, their values and what would agree
    */
@@ -363,7 +361,7 @@ final class ServeCommand implements Command {
       PeerSettings peers,
       EnvReader reader) {
     int port = peers.address().port();
-    if (discovery.type() != DiscoverySettings.Type.STATIC || port == 0) {
+    if (discovery.type() != DiscoverySettings.Type.STATIC) {
       return;
     }
     String self = config.advertiseAddress().toString();
@@ -373,7 +371,7 @@ final class ServeCommand implements Command {
         continue;
       }
       int listed = PeerAddress.portOf(parsed.peerAddress().get());
-      if (listed == port) {
+      if (listed == port && port != 0) {
         continue;
       }
       String address =
@@ -389,15 +387,14 @@ final class ServeCommand implements Command {
               + listed
               + ", but "
               + address
-              + " has it listen for peers on port "
-              + port
+              + (port == 0
+                  ? " has it listen for peers on a port the system picks at start (port 0)"
+                  : " has it listen for peers on port " + port)
               + ", so peers would call a port it does not listen on; make the entry "
-              + parsed.member()
-              + "@"
-              + port
-              + " (or "
-              + parsed.member()
-              + " alone), or set "
+              + (port == 0
+                  ? parsed.member() + " alone"
+                  : parsed.member() + "@" + port + " (or " + parsed.member() + " alone)")
+              + ", or set "
               + PeerSettings.ADDRESS.name()
               + " to port "
               + listed);

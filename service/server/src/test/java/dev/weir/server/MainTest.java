@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class MainTest {
 
@@ -304,15 +305,19 @@ class MainTest {
     assertThat(stderr()).startsWith(error).doesNotContain(SECRET).hasLineCount(1);
   }
 
-  @Test
-  void run_peersWithCertificateWithoutNamesAndNoAllowList_exit2NamingCertificateAndAllowList(
-      @TempDir Path dir) throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"", "weir.svc"})
+  void run_peersWithCertificateWithoutNames_exit2NamingCertificateWhateverTheAllowList(
+      String allowList, @TempDir Path dir) throws Exception {
     Map<String, String> env = new HashMap<>(bareCertificate(dir));
     env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
     env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
     env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
     env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
     env.put("WEIR_WARMUP", "0s");
+    if (!allowList.isEmpty()) {
+      env.put("WEIR_PEER_ALLOWED_IDENTITIES", allowList);
+    }
 
     int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
 
@@ -322,11 +327,10 @@ class MainTest {
             "WEIR_TLS_CERT='"
                 + dir.resolve("bare-cert.pem")
                 + "' holds a certificate (CN=bare) without a DNS, URI or IP subject alternative"
-                + " name, but this node may have peers (WEIR_STATIC_PEERS lists other nodes) and"
-                + " WEIR_PEER_ALLOWED_IDENTITIES is unset, so peers would be allowed by the names"
-                + " of this node's certificate, of which there are none; set"
-                + " WEIR_PEER_ALLOWED_IDENTITIES to the identities of the nodes' certificates, or"
-                + " use certificates with a DNS, URI or IP subject alternative name"
+                + " name, but this node may have peers (WEIR_STATIC_PEERS lists other nodes),"
+                + " which allow the node calling them by those names of its certificate alone,"
+                + " whatever WEIR_PEER_ALLOWED_IDENTITIES says, so every peer would refuse this"
+                + " node's calls; use certificates with a DNS, URI or IP subject alternative name"
                 + System.lineSeparator());
   }
 
@@ -352,6 +356,41 @@ class MainTest {
                 + " make the entry 127.0.0.1:41051@41052 (or 127.0.0.1:41051 alone), or set"
                 + " WEIR_PEER_ADDRESS to port 41099"
                 + System.lineSeparator());
+  }
+
+  @Test
+  void run_ownStaticPeerEntryWithAPeerPortAndPeerAddressOnPort0_exit2NamingBothVariablesAndValues()
+      throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061@41099,127.0.0.1:42061");
+    env.put("WEIR_PEER_SECRET", SECRET);
+    env.put("WEIR_WARMUP", "0s");
+
+    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+
+    assertThat(status).isEqualTo(2);
+    assertThat(stderr())
+        .isEqualTo(
+            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41061@41099', with its peer"
+                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:0' has it listen"
+                + " for peers on a port the system picks at start (port 0), so peers would call a"
+                + " port it does not listen on; make the entry 127.0.0.1:41061 alone, or set"
+                + " WEIR_PEER_ADDRESS to port 41099"
+                + System.lineSeparator());
+  }
+
+  @Test
+  void settings_ownStaticPeerEntryWithoutPeerPortAndPeerAddressOnPort0_accepted() {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
+    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061,127.0.0.1:42061@42099");
+    env.put("WEIR_PEER_SECRET", SECRET);
+
+    assertThat(ServeCommand.NodeSettings.read(env).peers().address().port()).isZero();
   }
 
   /**

@@ -135,12 +135,12 @@ public record TlsSettings(
   }
 
   /**
-   * Checks that the certificate of a node that may have peers ({@code peers} saying why) and allows
-   * them by its own certificate's names ({@code WEIR_PEER_ALLOWED_IDENTITIES} unset) carries such a
-   * name: a DNS, URI or IP subject alternative name. A file that cannot be read is left to the
+   * Checks that the certificate of a node that may have peers ({@code peers} saying why) carries a
+   * DNS, URI or IP subject alternative name, the names by which its peers allow the calls it makes
+   * with that certificate, whatever their allow-lists. A file that cannot be read is left to the
    * start, which names it.
    *
-   * @throws ConfigException naming the variable, the file, the certificate and what to set instead
+   * @throws ConfigException naming the variable, the file, the certificate and what it needs
    */
   public void checkPeerNames(EnvReader env, String peers) {
     if (cert.isEmpty()) {
@@ -163,13 +163,11 @@ public record TlsSettings(
             + chain[0].getSubjectX500Principal()
             + ") without a DNS, URI or IP subject alternative name, but this node may have peers ("
             + peers
-            + ") and "
+            + "), which allow the node calling them by those names of its certificate alone,"
+            + " whatever "
             + PeerSettings.ALLOWED_IDENTITIES.name()
-            + " is unset, so peers would be allowed by the names of this node's certificate, of"
-            + " which there are none; set "
-            + PeerSettings.ALLOWED_IDENTITIES.name()
-            + " to the identities of the nodes' certificates, or use certificates with a DNS, URI"
-            + " or IP subject alternative name");
+            + " says, so every peer would refuse this node's calls; use certificates with a DNS,"
+            + " URI or IP subject alternative name");
   }
 
   /**

@@ -57,12 +57,14 @@ class PeerIdentitiesOfCertificateTest {
   }
 
   @Test
-  void ofCertificate_withoutAlternativeNames_failsNamingTheVariable() throws Exception {
+  void ofCertificate_withoutAlternativeNames_failsNamingTheCertificateAndWhatItNeeds()
+      throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
     CertificateAuthority.Identity bare = ca.issue("bare", List.of(), Duration.ofDays(1));
 
     assertThatThrownBy(() -> PeerIdentities.ofCertificate(bare.chain()[0]))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("WEIR_PEER_ALLOWED_IDENTITIES");
+        .hasMessageContaining("(CN=bare)")
+        .hasMessageEndingWith("use a certificate with a DNS, URI or IP subject alternative name");
   }
 }

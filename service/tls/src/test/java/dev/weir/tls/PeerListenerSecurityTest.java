@@ -303,20 +303,41 @@ class PeerListenerSecurityTest {
         .contains(dir.resolve("node-cert.pem").toString())
         .contains("CN=node-2")
         .contains("no DNS, URI or IP subject alternative name")
-        .contains("WEIR_PEER_ALLOWED_IDENTITIES");
+        .endsWith("use a certificate with a DNS, URI or IP subject alternative name");
     assertThat(node.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=node");
     announce(port, sameNames.peerCredentials(), new Metadata());
     assertThat(notices).containsExactly("10.0.0.2:1051");
   }
 
   @Test
-  void mutualTls_givenAllowList_reloadedCertificateWithoutNamesTakenUp() throws Exception {
+  void mutualTls_givenAllowList_reloadedCertificateWithoutNamesRefused() throws Exception {
     TlsIdentity node = member("node", WEIR_SPIFFE);
     listen(PeerSecurity.mutualTls(node, PeerIdentities.of(List.of(WEIR_SPIFFE))));
     reissue("node", "node-2", List.of());
 
-    assertThat(node.reload().certificateReloaded()).isTrue();
-    assertThat(node.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=node-2");
+    TlsReload reload = node.reload();
+
+    assertThat(reload.certificateReloaded()).isFalse();
+    assertThat(reload.failures())
+        .singleElement()
+        .asString()
+        .contains("CN=node-2")
+        .contains("no DNS, URI or IP subject alternative name");
+    assertThat(node.chain()[0].getSubjectX500Principal().getName()).isEqualTo("CN=node");
+  }
+
+  @Test
+  void mutualTls_givenAllowList_certificateWithoutNamesRefused() throws Exception {
+    TlsIdentity bare = identity("bare", ca, List.of());
+
+    assertThatThrownBy(
+            () -> PeerSecurity.mutualTls(bare, PeerIdentities.of(List.of(WEIR_SPIFFE))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "this node's certificate (CN=bare) has no DNS, URI or IP subject alternative name,"
+                + " the names peers allow the node calling them by, whatever their allow-list, so"
+                + " every peer would refuse this node's calls; use a certificate with a DNS, URI or"
+                + " IP subject alternative name");
   }
 
   @Test

@@ -82,8 +82,9 @@ public final class PeerIdentities {
       throw new IllegalArgumentException(
           "this node's certificate ("
               + certificate.getSubjectX500Principal()
-              + ") has no DNS, URI or IP subject alternative name to allow peers by; set"
-              + " WEIR_PEER_ALLOWED_IDENTITIES");
+              + ") has no DNS, URI or IP subject alternative name, the names peers allow the node"
+              + " calling them by, whatever their allow-list, so every peer would refuse this"
+              + " node's calls; use a certificate with a DNS, URI or IP subject alternative name");
     }
     return new PeerIdentities(names, true);
   }

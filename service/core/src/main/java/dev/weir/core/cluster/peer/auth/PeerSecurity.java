@@ -63,26 +63,26 @@ public final class PeerSecurity {
 
   /**
    * Returns mutual TLS with {@code identity}, allowing the identities of {@code allowList} (null:
-   * those of {@code identity}'s own certificate; {@code identity} then refuses to change to a
-   * certificate without them, see {@link PeerTls#checkCertificateChanges}).
+   * those of {@code identity}'s own certificate). Peers allow this member's calls by the DNS, URI
+   * and IP names of {@code identity}'s certificate whatever their allow-lists, so {@code identity}
+   * then refuses to change to a certificate without such a name (see {@link
+   * PeerTls#checkCertificateChanges}).
    *
-   * @throws IllegalArgumentException when {@code allowList} is null and the certificate carries no
-   *     DNS, URI or IP name
+   * @throws IllegalArgumentException when the certificate carries no DNS, URI or IP name
    */
   public static PeerSecurity mutualTls(PeerTls identity, PeerIdentities allowList) {
     Objects.requireNonNull(identity, "identity");
-    if (allowList == null) {
-      PeerIdentities.ofCertificate(identity.chain()[0]);
-      identity.checkCertificateChanges(PeerIdentities::ofCertificate);
-    }
+    PeerIdentities.ofCertificate(identity.chain()[0]);
+    identity.checkCertificateChanges(PeerIdentities::ofCertificate);
     return new PeerSecurity(identity, allowList, null, null);
   }
 
   /**
    * Returns mutual TLS as {@link #mutualTls} does, without requiring names of {@code identity}'s
    * certificate now or at its reloads: the security of a member that does not know yet whether it
-   * has peers, or knows it has none. With {@code allowList} null and a certificate without names,
-   * every peer call is refused; a member that finds peers takes {@link #mutualTls} instead.
+   * has peers, or knows it has none. With a certificate without names, every call this member
+   * makes is refused, and with {@code allowList} null every call it receives too; a member that
+   * finds peers takes {@link #mutualTls} instead.
    */
   public static PeerSecurity mutualTlsBeforePeers(PeerTls identity, PeerIdentities allowList) {
     return new PeerSecurity(Objects.requireNonNull(identity, "identity"), allowList, null, null);
