@@ -110,12 +110,22 @@ public record HostPort(String host, int port) {
   }
 
   /**
-   * Parses an address a gRPC channel connects to, as {@link #parseSetting} does, and also refuses
+   * Parses an address a gRPC channel connects to as {@link #parseSetting} does, a host holding a
+   * character no host name holds being refused with what gRPC accepts ({@link #GRPC_HOSTS}) rather
+   * than with the characters of any host; port 0 and the host's labels are not checked (see {@link
+   * #parseGrpcTarget}).
+   */
+  public static HostPort parseGrpcSetting(String text) {
+    return parseSetting(text, "give " + GRPC_HOSTS);
+  }
+
+  /**
+   * Parses an address a gRPC channel connects to, as {@link #parseGrpcSetting} does, and also refuses
    * port 0 and a host grpc-java cannot open a channel to ({@link #requireGrpcHost}). Throws {@link
    * IllegalArgumentException} naming what is wrong and what is allowed ({@link #GRPC_HOSTS}).
    */
   public static HostPort parseGrpcTarget(String text) {
-    HostPort parsed = parseSetting(text, "give " + GRPC_HOSTS);
+    HostPort parsed = parseGrpcSetting(text);
     if (parsed.port == 0) {
       throw new IllegalArgumentException(
           "port 0 is no port to connect to; give a port from 1 to 65535");

@@ -85,7 +85,7 @@ public final class StaticDiscovery implements PeerDiscovery {
     String member = at < 0 ? text : text.substring(0, at);
     HostPort address;
     try {
-      address = HostPort.parseSetting(member);
+      address = HostPort.parseGrpcSetting(member);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "static peer '"
