@@ -121,6 +121,15 @@ final class ExplainCommand implements Command {
       err.println(USAGE);
       return 2;
     }
+    HostPort target = null;
+    if (node != null) {
+      try {
+        target = HostPort.parseLocalGrpcTarget(node);
+      } catch (IllegalArgumentException e) {
+        err.println("--node must be HOST:PORT, got '" + node + "': " + e.getMessage());
+        return 2;
+      }
+    }
     List<RateLimitDescriptor> descriptors;
     try {
       descriptors = parseDescriptors(rest.subList(2, rest.size()));
@@ -146,18 +155,11 @@ final class ExplainCommand implements Command {
       return 1;
     }
     Explainer explainer = new Explainer(limits);
-    if (node == null) {
+    if (target == null) {
       explainer
           .explain(config, rest.get(1), descriptors, r -> Optional.empty())
           .forEach(out::println);
       return 0;
-    }
-    HostPort target;
-    try {
-      target = HostPort.parseGrpcTarget(node);
-    } catch (IllegalArgumentException e) {
-      err.println("--node must be HOST:PORT, got '" + node + "': " + e.getMessage());
-      return 2;
     }
     ManagedChannel channel =
         NettyChannelBuilder.forAddress(target.host(), target.port()).usePlaintext().build();

@@ -139,6 +139,10 @@ final class ServeCommand implements Command {
       Optional<Path> autoCaFile = AutoCaFile.configured(reader);
       Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
+      String advertised = config.advertiseAddress().toString();
+      if (mayHavePeers && discovery.advertiseAddress(advertised).equals(advertised)) {
+        config.checkPeersCanCall(reader);
+      }
       ops.checkPortsDistinct(
           config,
           mayHavePeers ? Optional.of(peers.address()) : Optional.empty(),

@@ -2,6 +2,7 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.testkit.Await;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -300,8 +301,19 @@ class RatelimitModeTest {
     return err.toString(StandardCharsets.UTF_8).split(System.lineSeparator());
   }
 
+  @Test
+  void xdsServerWithEmptyHost_localhostAsTheReferenceDialsIt() throws Exception {
+    configFolder();
+
+    RatelimitSettings settings =
+        RatelimitSettings.from(
+            env(Map.of("CONFIG_TYPE", "GRPC_XDS_SOTW", "CONFIG_GRPC_XDS_SERVER_URL", ":18001")));
+
+    assertThat(settings.envoy().xds().serverAddress()).isEqualTo(new HostPort("localhost", 18001));
+  }
+
   @ParameterizedTest
-  @ValueSource(strings = {"xds_server:18001", ":18001"})
+  @ValueSource(strings = {"xds_server:18001", "xds:0"})
   void xdsServerHostGrpcRefuses_refusedNamingTheReferenceVariable(String url) throws Exception {
     configFolder();
 
@@ -310,7 +322,7 @@ class RatelimitModeTest {
         .singleElement()
         .asString()
         .startsWith("CONFIG_GRPC_XDS_SERVER_URL='" + url + "' is not valid: expected ")
-        .contains("a host name gRPC accepts")
+        .contains("1 to 65535")
         .doesNotContain("WEIR_");
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.cluster.ClusterSettings;
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
@@ -64,6 +65,45 @@ class ServeCommandTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("may have peers (GUBER_PEER_DISCOVERY_TYPE=dns)")
         .hasMessageNotContaining("WEIR_PEER_DISCOVERY_TYPE");
+  }
+
+  @Test
+  void read_etcdDiscoveryAdvertiseAddressHostGrpcRefuses_errorNamesVariableValueAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "WEIR_PEER_DISCOVERY_TYPE", "etcd",
+                        "WEIR_ADVERTISE_ADDRESS", "weir_1:1051",
+                        "WEIR_PEER_INSECURE", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("WEIR_ADVERTISE_ADDRESS='weir_1:1051' is not valid: expected ")
+        .hasMessageContaining("host 'weir_1' is refused by gRPC; give " + HostPort.GRPC_HOSTS);
+  }
+
+  @Test
+  void read_dnsDiscoveryGrpcAddressAdvertisedHostGrpcRefuses_errorNamesTheGrpcAddress() {
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "WEIR_PEER_DISCOVERY_TYPE", "dns",
+                        "WEIR_DNS_FQDN", "weir",
+                        "GUBER_GRPC_ADDRESS", "weir_1:1051",
+                        "WEIR_PEER_INSECURE", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("GUBER_GRPC_ADDRESS='weir_1:1051' is not valid: expected ")
+        .hasMessageContaining("WEIR_ADVERTISE_ADDRESS is unset")
+        .hasMessageContaining("host 'weir_1' is refused by gRPC");
+  }
+
+  @Test
+  void read_aloneAdvertiseAddressHostGrpcRefuses_acceptedAsNoPeerCallsIt() {
+    assertThat(
+            ServeCommand.NodeSettings.read(Map.of("WEIR_ADVERTISE_ADDRESS", "weir_1:1051"))
+                .config()
+                .advertiseAddress())
+        .isEqualTo(new HostPort("weir_1", 1051));
   }
 
   @Test

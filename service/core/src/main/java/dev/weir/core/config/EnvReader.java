@@ -154,7 +154,8 @@ public final class EnvReader {
 
   /**
    * Returns {@code var} as the {@code host:port} a gRPC channel connects to, or {@code fallback}
-   * when unset; a host grpc-java refuses ({@link HostPort#parseGrpcTarget}) is refused here.
+   * when unset; an empty host means {@code localhost} and port 0 or a host grpc-java refuses is
+   * refused ({@link HostPort#parseLocalGrpcTarget}).
    */
   public HostPort grpcTarget(EnvVar var, HostPort fallback) {
     Optional<Setting> setting = lookup(var);
@@ -162,11 +163,12 @@ public final class EnvReader {
       return fallback;
     }
     try {
-      return HostPort.parseGrpcTarget(setting.get().value());
+      return HostPort.parseLocalGrpcTarget(setting.get().value());
     } catch (IllegalArgumentException e) {
       throw invalid(
           setting.get(),
-          "host:port with a port from 0 to 65535, e.g. localhost:1051 or [::1]:1051 ("
+          "host:port with a port from 1 to 65535 (an empty host is localhost), e.g."
+              + " localhost:1051 or [::1]:1051 ("
               + e.getMessage()
               + ")");
     }

@@ -17,7 +17,12 @@ public record HostPort(String host, int port) {
   /** The hosts a gRPC channel accepts, as error messages describe them. */
   public static final String GRPC_HOSTS =
       "a host name gRPC accepts: letters, digits, '-' and '.', each dot-separated part starting and"
-          + " ending with a letter or digit (no '_'), or an IP address (IPv6 in brackets)";
+          + " ending with a letter or digit and, when there are several, the last starting with a"
+          + " letter (no '_'), or an IP address (IPv6 in brackets)";
+
+  private static final String SETTING_HOSTS =
+      "a host is a name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address in"
+          + " brackets";
 
   /** Creates an address. */
   public HostPort {
@@ -67,6 +72,10 @@ public record HostPort(String host, int port) {
    * {@link IllegalArgumentException} naming what is wrong.
    */
   public static HostPort parseSetting(String text) {
+    return parseSetting(text, SETTING_HOSTS);
+  }
+
+  private static HostPort parseSetting(String text, String allowedHosts) {
     String s = text.trim();
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
@@ -92,8 +101,8 @@ public record HostPort(String host, int port) {
                   + parsed.host
                   + "' holds '"
                   + c
-                  + "'; a host is a name or IPv4 address of letters, digits, '.', '-' and '_',"
-                  + " or an IPv6 address in brackets");
+                  + "'; "
+                  + allowedHosts);
         }
       }
     }
@@ -101,21 +110,53 @@ public record HostPort(String host, int port) {
   }
 
   /**
-   * Parses an address a gRPC channel connects to, as {@link #parseSetting} does, and also refuses a
-   * host grpc-java cannot open a channel to (an empty host, {@code _}, a label starting or ending
-   * with {@code -}, an empty label), which would otherwise fail when the channel is built. Throws
-   * {@link IllegalArgumentException} naming the host and what is allowed ({@link #GRPC_HOSTS}).
+   * Parses an address a gRPC channel connects to as {@link #parseSetting} does, a host holding a
+   * character no host name holds being refused with what gRPC accepts ({@link #GRPC_HOSTS}) rather
+   * than with the characters of any host; port 0 and the host's labels are not checked (see {@link
+   * #parseGrpcTarget}).
+   */
+  public static HostPort parseGrpcSetting(String text) {
+    return parseSetting(text, "give " + GRPC_HOSTS);
+  }
+
+  /**
+   * Parses an address a gRPC channel connects to, as {@link #parseGrpcSetting} does, and also refuses
+   * port 0 and a host grpc-java cannot open a channel to ({@link #requireGrpcHost}). Throws {@link
+   * IllegalArgumentException} naming what is wrong and what is allowed ({@link #GRPC_HOSTS}).
    */
   public static HostPort parseGrpcTarget(String text) {
-    HostPort parsed = parseSetting(text);
-    if (parsed.host.isEmpty()) {
+    HostPort parsed = parseGrpcSetting(text);
+    if (parsed.port == 0) {
+      throw new IllegalArgumentException(
+          "port 0 is no port to connect to; give a port from 1 to 65535");
+    }
+    return parsed.requireGrpcHost();
+  }
+
+  /**
+   * Parses an address a gRPC channel connects to as {@link #parseGrpcTarget} does, an empty host
+   * ({@code :18000}) meaning {@code localhost}, as Go's {@code net.Dial} takes it.
+   */
+  public static HostPort parseLocalGrpcTarget(String text) {
+    String s = text.trim();
+    return parseGrpcTarget(s.startsWith(":") ? "localhost" + s : s);
+  }
+
+  /**
+   * Returns this address when grpc-java can open a channel to its host (an empty host, {@code _},
+   * a label starting or ending with {@code -}, an empty label, or a last label of several starting
+   * with a digit fail when the channel is built); the port is not checked. Throws {@link
+   * IllegalArgumentException} naming the host and what is allowed ({@link #GRPC_HOSTS}).
+   */
+  public HostPort requireGrpcHost() {
+    if (host.isEmpty()) {
       throw new IllegalArgumentException("the host is empty; give " + GRPC_HOSTS);
     }
-    if (!grpcAccepts(parsed)) {
+    if (!grpcAccepts(this)) {
       throw new IllegalArgumentException(
-          "host '" + parsed.host + "' is refused by gRPC; give " + GRPC_HOSTS);
+          "host '" + host + "' is refused by gRPC; give " + GRPC_HOSTS);
     }
-    return parsed;
+    return this;
   }
 
   /**

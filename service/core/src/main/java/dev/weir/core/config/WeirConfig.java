@@ -76,6 +76,33 @@ public record WeirConfig(
     return new WeirConfig(grpc, http, advertise, cacheSize, level);
   }
 
+  /**
+   * Checks that a gRPC channel can be opened to the advertise address, which a node that may have
+   * peers publishes for them to call ({@link HostPort#requireGrpcHost}; its port may be 0, the
+   * bound port).
+   *
+   * @throws ConfigException naming {@code WEIR_ADVERTISE_ADDRESS} as set or, when unset, the
+   *     {@code WEIR_GRPC_ADDRESS} it defaults to, the value and what is allowed
+   */
+  public void checkPeersCanCall(EnvReader env) {
+    try {
+      advertiseAddress.requireGrpcHost();
+    } catch (IllegalArgumentException e) {
+      Optional<EnvReader.Setting> advertise = env.lookup(ADVERTISE_ADDRESS);
+      EnvReader.Setting setting =
+          advertise
+              .or(() -> env.lookup(GRPC_ADDRESS))
+              .orElse(new EnvReader.Setting(ADVERTISE_ADDRESS.name(), advertiseAddress.toString()));
+      throw ConfigException.invalid(
+          setting.variable(),
+          setting.value(),
+          "host:port that peers can call, e.g. 10.0.0.5:1051 or [fd00::5]:1051 ("
+              + (advertise.isEmpty() ? ADVERTISE_ADDRESS.name() + " is unset, so peers call it; " : "")
+              + e.getMessage()
+              + ")");
+    }
+  }
+
   // The pod IP as peers spell it; anything but an IP literal (an unresolved $(POD_IP) included) is
   // refused, as the node would advertise an address no peer can reach.
   private static Optional<String> podIp(EnvReader env) {

@@ -85,7 +85,7 @@ public final class StaticDiscovery implements PeerDiscovery {
     String member = at < 0 ? text : text.substring(0, at);
     HostPort address;
     try {
-      address = HostPort.parseSetting(member);
+      address = HostPort.parseGrpcSetting(member);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "static peer '"
@@ -98,6 +98,11 @@ public final class StaticDiscovery implements PeerDiscovery {
       throw new IllegalArgumentException(
           "static peer '" + entry + "' has no host; expected host:port or host:port@peerPort");
     }
+    int port = address.port();
+    if (port < 1 || port > 65_535) {
+      throw new IllegalArgumentException(
+          "static peer '" + entry + "' has port " + port + "; expected 1 to 65535");
+    }
     try {
       HostPort.parseGrpcTarget(member);
     } catch (IllegalArgumentException e) {
@@ -107,11 +112,6 @@ public final class StaticDiscovery implements PeerDiscovery {
               + "' is not host:port or host:port@peerPort: "
               + e.getMessage(),
           e);
-    }
-    int port = address.port();
-    if (port < 1 || port > 65_535) {
-      throw new IllegalArgumentException(
-          "static peer '" + entry + "' has port " + port + "; expected 1 to 65535");
     }
     if (at < 0) {
       return new Entry(member, Optional.empty());

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class HostPortTest {
 
@@ -108,5 +109,49 @@ class HostPortTest {
   })
   void parseGrpcTarget_hostGrpcAccepts_parsed(String text, String host, int port) {
     assertThat(HostPort.parseGrpcTarget(text)).isEqualTo(new HostPort(host, port));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"localhost:0", "10.0.0.1:0", ":0"})
+  void parseGrpcTarget_portZero_refusedAsNoPortToConnectTo(String text) {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("port 0")
+        .hasMessageContaining("1 to 65535");
+  }
+
+  @Test
+  void parseGrpcTarget_lastPartStartingWithADigit_messageSaysTheLastPartMustStartWithALetter() {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget("weir.0:1"))
+        .hasMessage("host 'weir.0' is refused by gRPC; give " + HostPort.GRPC_HOSTS)
+        .hasMessageContaining("the last starting with a letter");
+  }
+
+  @Test
+  void parseGrpcTarget_hostCharacterNoHostHolds_messageOffersNoUnderscore() {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget("a!b:1"))
+        .hasMessage("host 'a!b' holds '!'; give " + HostPort.GRPC_HOSTS)
+        .message()
+        .doesNotContain("'-' and '_'");
+  }
+
+  @ParameterizedTest
+  @CsvSource({":18001, localhost, 18001", "xds:18000, xds, 18000", "[::1]:1, ::1, 1"})
+  void parseLocalGrpcTarget_emptyHostIsLocalhost(String text, String host, int port) {
+    assertThat(HostPort.parseLocalGrpcTarget(text)).isEqualTo(new HostPort(host, port));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"xds_server:18000", ":0", "a..b:1"})
+  void parseLocalGrpcTarget_targetGrpcRefuses_refused(String text) {
+    assertThatThrownBy(() -> HostPort.parseLocalGrpcTarget(text))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void requireGrpcHost_hostGrpcRefuses_refusedPortZeroAllowed() {
+    assertThat(new HostPort("weir-1", 0).requireGrpcHost()).isEqualTo(new HostPort("weir-1", 0));
+    assertThatThrownBy(() -> new HostPort("weir_1", 1051).requireGrpcHost())
+        .hasMessage("host 'weir_1' is refused by gRPC; give " + HostPort.GRPC_HOSTS);
   }
 }

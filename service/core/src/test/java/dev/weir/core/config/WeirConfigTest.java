@@ -53,6 +53,27 @@ class WeirConfigTest {
   }
 
   @Test
+  void checkPeersCanCall_advertiseHostGrpcRefuses_errorNamesVariableValueAndWhatIsAllowed() {
+    Map<String, String> env = Map.of("WEIR_ADVERTISE_ADDRESS", "weir_1:0");
+
+    assertThatThrownBy(() -> load(env).checkPeersCanCall(new EnvReader(env)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ADVERTISE_ADDRESS='weir_1:0' is not valid: expected host:port that peers can"
+                + " call, e.g. 10.0.0.5:1051 or [fd00::5]:1051 (host 'weir_1' is refused by gRPC;"
+                + " give "
+                + HostPort.GRPC_HOSTS
+                + ")");
+  }
+
+  @Test
+  void checkPeersCanCall_advertiseHostGrpcAcceptsPortZero_passes() {
+    Map<String, String> env = Map.of("WEIR_ADVERTISE_ADDRESS", "weir-1:0");
+
+    load(env).checkPeersCanCall(new EnvReader(env));
+  }
+
+  @Test
   void from_weirAndGuberSet_weirWins() {
     WeirConfig config = load(Map.of("GUBER_CACHE_SIZE", "10", "WEIR_CACHE_SIZE", "20"));
     assertThat(config.cacheSize()).isEqualTo(20);

@@ -3,6 +3,7 @@ package dev.weir.core.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.config.HostPort;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -65,6 +66,17 @@ class StaticDiscoveryTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("static peer '" + entry + "' is not host:port or host:port@peerPort")
         .hasMessageContaining(problem);
+  }
+
+  @Test
+  void parse_hostCharacterNoHostHolds_messageGivesTheGrpcHostRuleWithoutUnderscore() {
+    assertThatThrownBy(() -> StaticDiscovery.parse("a!b:1051"))
+        .hasMessage(
+            "static peer 'a!b:1051' is not host:port or host:port@peerPort: host 'a!b' holds '!';"
+                + " give "
+                + HostPort.GRPC_HOSTS)
+        .message()
+        .doesNotContain("'-' and '_'");
   }
 
   @Test

@@ -91,7 +91,7 @@ public record EtcdSettings(
     Optional<String> advertise = env.raw("ETCD_ADVERTISE_ADDRESS");
     if (advertise.isPresent()) {
       try {
-        if (HostPort.parseSetting(advertise.get()).isWildcard()) {
+        if (HostPort.parseGrpcTarget(advertise.get()).isWildcard()) {
           throw new IllegalArgumentException("a wildcard host is no address peers can call");
         }
       } catch (IllegalArgumentException e) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.DiscoveryEnv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -253,6 +254,28 @@ class EtcdSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("GUBER_ETCD_ADVERTISE_ADDRESS='0.0.0.0:1051'")
         .hasMessageContaining("a wildcard host is no address peers can call");
+  }
+
+  @Test
+  void fromEnv_advertiseAddressHostGrpcRefuses_errorNamesVariableValueAndWhatIsAllowed() {
+    assertThatThrownBy(
+            () ->
+                EtcdSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "weir_1:1051"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ETCD_ADVERTISE_ADDRESS='weir_1:1051' is not valid: expected host:port that peers"
+                + " can call, e.g. 10.0.0.5:1051 or [fd00::5]:1051 (host 'weir_1' is refused by"
+                + " gRPC; give "
+                + HostPort.GRPC_HOSTS
+                + ")");
+    assertThatThrownBy(
+            () ->
+                EtcdSettings.fromEnv(
+                    new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "10.0.0.5:0"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_ETCD_ADVERTISE_ADDRESS='10.0.0.5:0' is not valid")
+        .hasMessageContaining("1 to 65535");
   }
 
   @Test
