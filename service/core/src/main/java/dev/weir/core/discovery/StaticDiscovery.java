@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A fixed peer list ({@code WEIR_PEER_DISCOVERY_TYPE=static}, {@code WEIR_STATIC_PEERS}): the
@@ -83,17 +84,7 @@ public final class StaticDiscovery implements PeerDiscovery {
     }
     int at = text.lastIndexOf('@');
     String member = at < 0 ? text : text.substring(0, at);
-    HostPort address;
-    try {
-      address = HostPort.parseGrpcSetting(member);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "static peer '"
-              + entry
-              + "' is not host:port or host:port@peerPort: "
-              + e.getMessage(),
-          e);
-    }
+    HostPort address = parsed(entry, member, HostPort::parseGrpcSetting);
     if (address.host().isEmpty()) {
       throw new IllegalArgumentException(
           "static peer '" + entry + "' has no host; expected host:port or host:port@peerPort");
@@ -103,16 +94,7 @@ public final class StaticDiscovery implements PeerDiscovery {
       throw new IllegalArgumentException(
           "static peer '" + entry + "' has port " + port + "; expected 1 to 65535");
     }
-    try {
-      HostPort.parseGrpcTarget(member);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "static peer '"
-              + entry
-              + "' is not host:port or host:port@peerPort: "
-              + e.getMessage(),
-          e);
-    }
+    parsed(entry, member, HostPort::parseGrpcTarget);
     if (at < 0) {
       return new Entry(member, Optional.empty());
     }
@@ -132,6 +114,24 @@ public final class StaticDiscovery implements PeerDiscovery {
     }
     String host = member.substring(0, member.lastIndexOf(':'));
     return new Entry(member, Optional.of(host + ":" + peerPort));
+  }
+
+  /**
+   * Returns {@code member}, the host:port part of the static peer {@code entry}, read by {@code
+   * parser}; its refusal is rethrown naming the entry.
+   */
+  private static HostPort parsed(
+      String entry, String member, Function<String, HostPort> parser) {
+    try {
+      return parser.apply(member);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "static peer '"
+              + entry
+              + "' is not host:port or host:port@peerPort: "
+              + e.getMessage(),
+          e);
+    }
   }
 
   /**
