@@ -50,6 +50,35 @@ class MainTest {
     return err.toString(StandardCharsets.UTF_8);
   }
 
+  /**
+   * Runs the node with {@code settings} over gRPC and HTTP listeners on 127.0.0.1 port 0 and no
+   * warm-up, failing if it has not returned within 60 seconds; returns its exit status.
+   */
+  private int runOnLoopback(Map<String, String> settings) throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
+    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
+    env.putAll(settings);
+    return runWithoutWarmup(env);
+  }
+
+  /**
+   * Runs the node with {@code env} and no warm-up, failing if it has not returned within 60
+   * seconds; returns its exit status.
+   */
+  private int runWithoutWarmup(Map<String, String> env) throws Exception {
+    Map<String, String> withoutWarmup = new HashMap<>(env);
+    withoutWarmup.put("WEIR_WARMUP", "0s");
+    return assertTimeoutPreemptively(
+        Duration.ofSeconds(60), () -> run(List.of(), withoutWarmup));
+  }
+
+  /** Asserts that the node exited with {@code status} after writing only {@code line} to stderr. */
+  private void assertExitedWithLine(int actual, int status, String line) {
+    assertThat(actual).isEqualTo(status);
+    assertThat(stderr()).isEqualTo(line + System.lineSeparator());
+  }
+
   @Test
   void run_badCacheSize_exit2WithOneLine() throws Exception {
     int status = run(List.of(), Map.of("WEIR_CACHE_SIZE", "abc"));
@@ -110,14 +139,9 @@ class MainTest {
   @Test
   void run_tlsFileMissing_exit2NamingTheVariablesAndTheFile(@TempDir Path dir) throws Exception {
     Path missing = dir.resolve("missing.pem");
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_TLS_CERT", missing.toString());
-    env.put("WEIR_TLS_KEY", missing.toString());
-    env.put("WEIR_WARMUP", "0s");
-
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+    int status =
+        runOnLoopback(
+            Map.of("WEIR_TLS_CERT", missing.toString(), "WEIR_TLS_KEY", missing.toString()));
 
     assertThat(status).isEqualTo(2);
     assertThat(stderr())
@@ -144,20 +168,18 @@ class MainTest {
       env.put(prefix + "HTTP_ADDRESS", "127.0.0.1:0");
       env.put(variable, "127.0.0.1:" + taken.getLocalPort());
 
-      env.put("WEIR_WARMUP", "0s");
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+      int status = runWithoutWarmup(env);
 
-      assertThat(status).isEqualTo(1);
-      assertThat(stderr())
-          .isEqualTo(
-              "cannot bind the "
-                  + listener
-                  + " listener at "
-                  + variable
-                  + "=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
-                  + System.lineSeparator());
+      assertExitedWithLine(
+          status,
+          1,
+          "cannot bind the "
+              + listener
+              + " listener at "
+              + variable
+              + "=127.0.0.1:"
+              + taken.getLocalPort()
+              + ": Address already in use");
     }
   }
 
@@ -186,27 +208,25 @@ class MainTest {
       env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
       env.put("WEIR_PEER_SECRET", SECRET);
 
-      env.put("WEIR_WARMUP", "0s");
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+      int status = runWithoutWarmup(env);
 
-      assertThat(status).isEqualTo(2);
-      assertThat(stderr())
-          .isEqualTo(
-              variable
-                  + "='"
-                  + host
-                  + ":"
-                  + port
-                  + "' is not valid: its port is taken by "
-                  + otherVariable
-                  + "='"
-                  + otherHost
-                  + ":"
-                  + port
-                  + "'; give the "
-                  + listener
-                  + " listener a port of its own"
-                  + System.lineSeparator());
+      assertExitedWithLine(
+          status,
+          2,
+          variable
+              + "='"
+              + host
+              + ":"
+              + port
+              + "' is not valid: its port is taken by "
+              + otherVariable
+              + "='"
+              + otherHost
+              + ":"
+              + port
+              + "'; give the "
+              + listener
+              + " listener a port of its own");
     }
   }
 
@@ -310,76 +330,66 @@ class MainTest {
   void run_peersWithCertificateWithoutNames_exit2NamingCertificateWhateverTheAllowList(
       String allowList, @TempDir Path dir) throws Exception {
     Map<String, String> env = new HashMap<>(bareCertificate(dir));
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
     env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
     env.put("WEIR_STATIC_PEERS", "127.0.0.1:1051,127.0.0.1:2051");
-    env.put("WEIR_WARMUP", "0s");
     if (!allowList.isEmpty()) {
       env.put("WEIR_PEER_ALLOWED_IDENTITIES", allowList);
     }
 
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+    int status = runOnLoopback(env);
 
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr())
-        .isEqualTo(
-            "WEIR_TLS_CERT='"
-                + dir.resolve("bare-cert.pem")
-                + "' holds a certificate (CN=bare) without a DNS, URI or IP subject alternative"
-                + " name, but this node may have peers (WEIR_STATIC_PEERS lists other nodes),"
-                + " which allow the node calling them by those names of its certificate alone,"
-                + " whatever WEIR_PEER_ALLOWED_IDENTITIES says, so every peer would refuse this"
-                + " node's calls; use certificates with a DNS, URI or IP subject alternative name"
-                + System.lineSeparator());
+    assertExitedWithLine(
+        status,
+        2,
+        "WEIR_TLS_CERT='"
+            + dir.resolve("bare-cert.pem")
+            + "' holds a certificate (CN=bare) without a DNS, URI or IP subject alternative"
+            + " name, but this node may have peers (WEIR_STATIC_PEERS lists other nodes),"
+            + " which allow the node calling them by those names of its certificate alone,"
+            + " whatever WEIR_PEER_ALLOWED_IDENTITIES says, so every peer would refuse this"
+            + " node's calls; use certificates with a DNS, URI or IP subject alternative name");
   }
 
   @Test
   void run_ownStaticPeerEntryWithAnotherPeerPort_exit2NamingBothVariablesAndValues()
       throws Exception {
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41051");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:41052");
-    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41051@41099,127.0.0.1:42051");
-    env.put("WEIR_PEER_SECRET", SECRET);
-    env.put("WEIR_WARMUP", "0s");
+    int status =
+        runOnLoopback(
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:41051",
+                "WEIR_PEER_ADDRESS", "127.0.0.1:41052",
+                "WEIR_STATIC_PEERS", "127.0.0.1:41051@41099,127.0.0.1:42051",
+                "WEIR_PEER_SECRET", SECRET));
 
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr())
-        .isEqualTo(
-            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41051@41099', with its peer"
-                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:41052' has it listen"
-                + " for peers on port 41052, so peers would call a port it does not listen on;"
-                + " make the entry 127.0.0.1:41051@41052 (or 127.0.0.1:41051 alone), or set"
-                + " WEIR_PEER_ADDRESS to port 41099"
-                + System.lineSeparator());
+    assertExitedWithLine(
+        status,
+        2,
+        "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41051@41099', with its peer"
+            + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:41052' has it listen"
+            + " for peers on port 41052, so peers would call a port it does not listen on;"
+            + " make the entry 127.0.0.1:41051@41052 (or 127.0.0.1:41051 alone), or set"
+            + " WEIR_PEER_ADDRESS to port 41099");
   }
 
   @Test
   void run_ownStaticPeerEntryWithAPeerPortAndPeerAddressOnPort0_exit2NamingBothVariablesAndValues()
       throws Exception {
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061@41099,127.0.0.1:42061");
-    env.put("WEIR_PEER_SECRET", SECRET);
-    env.put("WEIR_WARMUP", "0s");
+    int status =
+        runOnLoopback(
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:41061",
+                "WEIR_PEER_ADDRESS", "127.0.0.1:0",
+                "WEIR_STATIC_PEERS", "127.0.0.1:41061@41099,127.0.0.1:42061",
+                "WEIR_PEER_SECRET", SECRET));
 
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr())
-        .isEqualTo(
-            "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41061@41099', with its peer"
-                + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:0' has it listen"
-                + " for peers on a port the system picks at start (port 0), so peers would call a"
-                + " port it does not listen on; make the entry 127.0.0.1:41061 alone, or set"
-                + " WEIR_PEER_ADDRESS to port 41099"
-                + System.lineSeparator());
+    assertExitedWithLine(
+        status,
+        2,
+        "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41061@41099', with its peer"
+            + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:0' has it listen"
+            + " for peers on a port the system picks at start (port 0), so peers would call a"
+            + " port it does not listen on; make the entry 127.0.0.1:41061 alone, or set"
+            + " WEIR_PEER_ADDRESS to port 41099");
   }
 
   @Test
@@ -465,24 +475,20 @@ class MainTest {
   @Test
   void run_peerPortInUse_exit1NamingThePeerListener() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      Map<String, String> env = new HashMap<>();
-      env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-      env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-      env.put("WEIR_PEER_ADDRESS", "127.0.0.1:" + taken.getLocalPort());
-      env.put("WEIR_PEER_DISCOVERY_TYPE", "dns");
-      env.put("WEIR_DNS_FQDN", "localhost");
-      env.put("WEIR_PEER_SECRET", SECRET);
+      int status =
+          runOnLoopback(
+              Map.of(
+                  "WEIR_PEER_ADDRESS", "127.0.0.1:" + taken.getLocalPort(),
+                  "WEIR_PEER_DISCOVERY_TYPE", "dns",
+                  "WEIR_DNS_FQDN", "localhost",
+                  "WEIR_PEER_SECRET", SECRET));
 
-      env.put("WEIR_WARMUP", "0s");
-      int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-      assertThat(status).isEqualTo(1);
-      assertThat(stderr())
-          .isEqualTo(
-              "cannot bind the peer listener at WEIR_PEER_ADDRESS=127.0.0.1:"
-                  + taken.getLocalPort()
-                  + ": Address already in use"
-                  + System.lineSeparator());
+      assertExitedWithLine(
+          status,
+          1,
+          "cannot bind the peer listener at WEIR_PEER_ADDRESS=127.0.0.1:"
+              + taken.getLocalPort()
+              + ": Address already in use");
     }
   }
 
@@ -560,40 +566,29 @@ class MainTest {
       })
   void run_badOtelValue_exit2NamingTheVariableValueAndWhatIsAllowed(
       String variable, String value, String error) throws Exception {
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_WARMUP", "0s");
-    env.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
-    env.put(variable, value);
+    Map<String, String> settings = new HashMap<>();
+    settings.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+    settings.put(variable, value);
 
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+    int status = runOnLoopback(settings);
 
-    assertThat(status).isEqualTo(2);
-    assertThat(stderr()).isEqualTo(error + System.lineSeparator());
+    assertExitedWithLine(status, 2, error);
   }
 
   @ParameterizedTest
   @CsvSource({"WEIR_HTTP_ADDRESS, HTTP", "WEIR_STATUS_HTTP_ADDRESS, status"})
   void run_listenerHostDoesNotResolve_exit1NamingListenerAndVariable(
       String variable, String listener) throws Exception {
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_WARMUP", "0s");
-    env.put(variable, "weir-0.invalid:1050");
+    int status = runOnLoopback(Map.of(variable, "weir-0.invalid:1050"));
 
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
-
-    assertThat(status).isEqualTo(1);
-    assertThat(stderr())
-        .isEqualTo(
-            "cannot bind the "
-                + listener
-                + " listener at "
-                + variable
-                + "=weir-0.invalid:1050: its host does not resolve"
-                + System.lineSeparator());
+    assertExitedWithLine(
+        status,
+        1,
+        "cannot bind the "
+            + listener
+            + " listener at "
+            + variable
+            + "=weir-0.invalid:1050: its host does not resolve");
   }
 
   @Test
@@ -616,14 +611,11 @@ class MainTest {
   void run_misspelledVariableAndRefusalAtStart_warningBeforeTheError(@TempDir Path dir)
       throws Exception {
     Path config = Files.createDirectory(dir.resolve("config"));
-    Map<String, String> env = new HashMap<>();
-    env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_HTTP_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_WARMUP", "0s");
-    env.put("WEIR_ENVOY_CONFIG", config.toString());
-    env.put("WEIR_ENVOY_FORCE_START_WITHOUT_INTIAL_CONFIG", "true");
-
-    int status = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(List.of(), env));
+    int status =
+        runOnLoopback(
+            Map.of(
+                "WEIR_ENVOY_CONFIG", config.toString(),
+                "WEIR_ENVOY_FORCE_START_WITHOUT_INTIAL_CONFIG", "true"));
 
     assertThat(status).isEqualTo(2);
     List<String> lines = stderr().lines().toList();

@@ -156,13 +156,7 @@ class StatusPageRoutesTest {
       hit("remote_address", "10.9.9.9");
     }
 
-    JsonObject shop =
-        JsonParser.parseString(get("/v1/Status").body())
-            .getAsJsonObject()
-            .getAsJsonObject("envoy")
-            .getAsJsonArray("domains")
-            .get(0)
-            .getAsJsonObject();
+    JsonObject shop = firstStatusDomain();
 
     JsonObject perIp = shop.getAsJsonArray("rules").get(0).getAsJsonObject();
     assertThat(perIp.get("rule").getAsString()).isEqualTo("remote_address");
@@ -189,12 +183,7 @@ class StatusPageRoutesTest {
     }
 
     JsonObject rule =
-        JsonParser.parseString(get("/v1/Status").body())
-            .getAsJsonObject()
-            .getAsJsonObject("envoy")
-            .getAsJsonArray("domains")
-            .get(0)
-            .getAsJsonObject()
+        firstStatusDomain()
             .getAsJsonArray("rules")
             .get(0)
             .getAsJsonObject();
@@ -402,5 +391,15 @@ class StatusPageRoutesTest {
     assertThat(URI.create("http://proxy/weir/ui").resolve(location))
         .isEqualTo(URI.create("http://proxy/weir/ui/"));
     assertThat(uri("/ui").resolve(location)).isEqualTo(uri("/ui/"));
+  }
+
+  /** The first Envoy domain of the status page's {@code /v1/Status} answer. */
+  private JsonObject firstStatusDomain() throws Exception {
+    return JsonParser.parseString(get("/v1/Status").body())
+        .getAsJsonObject()
+        .getAsJsonObject("envoy")
+        .getAsJsonArray("domains")
+        .get(0)
+        .getAsJsonObject();
   }
 }
