@@ -30,6 +30,16 @@ class ClusterGlobalHandOffTest {
     }
   }
 
+  /**
+   * Asserts that {@code node} answers a GLOBAL check of {@code key} with {@code admitted} of the
+   * limit taken, by the {@code hits} described.
+   */
+  private static void assertAdmitted(Node node, String key, String hits, long admitted) {
+    assertThat(node.check(global(key, 0)).get(0).remaining())
+        .as(hits + " hits admitted")
+        .isEqualTo(LIMIT - admitted);
+  }
+
   private static RateLimitRequest global(String key, long hits) {
     return RateLimitRequest.builder("g", key).hits(hits).limit(LIMIT).duration(600_000)
         .behavior(Behavior.GLOBAL).build();
@@ -66,9 +76,7 @@ class ClusterGlobalHandOffTest {
     cluster.removeNode(leaving);
 
     assertThat(accepts.get()).isGreaterThanOrEqualTo(2);
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 hits admitted")
-        .isEqualTo(LIMIT - 5);
+    assertAdmitted(next, key, "3 + 2", 5);
     assertThat(leaving.cluster().handOff().keysInTransfer()).as("no watch left").isZero();
   }
 
@@ -103,9 +111,7 @@ class ClusterGlobalHandOffTest {
     holder.cluster().handOff().pending().join();
 
     assertThat(accepts.get()).isGreaterThanOrEqualTo(1);
-    assertThat(fresh.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 hits admitted")
-        .isEqualTo(LIMIT - 5);
+    assertAdmitted(fresh, key, "3 + 2", 5);
     assertThat(holder.cluster().handOff().keysInTransfer()).as("no watch left").isZero();
   }
 
@@ -134,9 +140,7 @@ class ClusterGlobalHandOffTest {
     next.cluster().global().flush().join();
 
     assertThat(done).isTrue();
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 + 1 hits admitted")
-        .isEqualTo(LIMIT - 6);
+    assertAdmitted(next, key, "3 + 2 + 1", 6);
     assertThat(leaving.cluster().handOff().keysInTransfer()).isZero();
   }
 
@@ -155,9 +159,7 @@ class ClusterGlobalHandOffTest {
     cluster.removeNode(leaving);
     next.cluster().global().flush().join();
 
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 + 1 hits admitted")
-        .isEqualTo(LIMIT - 6);
+    assertAdmitted(next, key, "3 + 2 + 1", 6);
   }
 
   /**
@@ -183,10 +185,9 @@ class ClusterGlobalHandOffTest {
     cluster.removeNode(leaving);
 
     assertThat(done).isTrue();
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 hits admitted")
-        .isEqualTo(LIMIT - 5);
+    assertAdmitted(next, key, "3 + 2", 5);
   }
+
   /**
    * The leaver has left its own ring while the next owner's ring still names it: the next owner's
    * GLOBAL hits, answered from its copy and sent to the leaver, come back to it handed on, and its
@@ -205,9 +206,7 @@ class ClusterGlobalHandOffTest {
     next.check(global(key, 2)); // from next's copy, queued for the leaver
     next.cluster().global().flushHits().join(); // the leaver hands them on to next
 
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 hits admitted")
-        .isEqualTo(LIMIT - 5);
+    assertAdmitted(next, key, "3 + 2", 5);
     assertThat(next.cluster().global().droppedHits()).isZero();
   }
   /**
@@ -232,9 +231,7 @@ class ClusterGlobalHandOffTest {
     next.cluster().membership().departed(leaving.address());
     leaving.cluster().global().flushHits().join();
 
-    assertThat(next.check(global(key, 0)).get(0).remaining())
-        .as("3 + 2 hits admitted")
-        .isEqualTo(LIMIT - 5);
+    assertAdmitted(next, key, "3 + 2", 5);
     assertThat(leaving.cluster().global().queuedHits()).isZero();
     assertThat(leaving.cluster().global().droppedHits()).isZero();
   }

@@ -324,14 +324,22 @@ class ClusterHandOnTest {
     assertThat(joined.store().get("h_" + key[0])).isEmpty();
   }
 
+  /**
+   * Takes {@code c} off the ring of {@code a} and {@code b} off its own ring, so that a key may be
+   * owned by {@code b} on the ring of {@code a} and by {@code a} on the ring of {@code b}.
+   */
+  static void makeRingsDisagree(Node a, Node b, Node c) {
+    a.cluster().membership().departed(c.address());
+    b.cluster().membership().departed(b.address());
+  }
+
   @Test
   void ringsThatDisagree_anItemIsHandedOnOnceAndAnsweredWhereItArrives() {
     cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
     Node a = cluster.node(0);
     Node b = cluster.node(1);
     Node c = cluster.node(2);
-    a.cluster().membership().departed(c.address());
-    b.cluster().membership().departed(b.address());
+    makeRingsDisagree(a, b, c);
     HashRing atA = a.cluster().membership().ring();
     HashRing atB = b.cluster().membership().ring();
     String key =

@@ -223,8 +223,7 @@ class ClusterQuotaTest {
     Node a = cluster.node(0);
     Node b = cluster.node(1);
     Node c = cluster.node(2);
-    a.cluster().membership().departed(c.address());
-    b.cluster().membership().departed(b.address());
+    ClusterHandOnTest.makeRingsDisagree(a, b, c);
     HashRing atA = a.cluster().membership().ring();
     HashRing atB = b.cluster().membership().ring();
     RateLimitRequest rule =

@@ -235,6 +235,21 @@ class ClusterRateLimitServiceTest {
   }
 
   /** A peer that answers every item with {@code remaining} left, and never while {@code paused}. */
+  /**
+   * An owner that answers as {@link #answering} does with 7 remaining, adding the metadata of each
+   * item it is called with to {@code forwarded}.
+   */
+  private PeersV1Grpc.PeersV1ImplBase recordingMetadata(List<Map<String, String>> forwarded) {
+    return new PeersV1Grpc.PeersV1ImplBase() {
+      @Override
+      public void getPeerRateLimits(
+          GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+        request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
+        answering(() -> false, 7).getPeerRateLimits(request, answer);
+      }
+    };
+  }
+
   private PeersV1Grpc.PeersV1ImplBase answering(
       java.util.function.BooleanSupplier paused, long remaining) {
     return new PeersV1Grpc.PeersV1ImplBase() {
@@ -435,16 +450,7 @@ class ClusterRateLimitServiceTest {
   @Test
   void check_callerSetsThePeersHandedOnMark_itemForwardedWithoutIt() throws Exception {
     List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
-    PeersV1Grpc.PeersV1ImplBase recording =
-        new PeersV1Grpc.PeersV1ImplBase() {
-          @Override
-          public void getPeerRateLimits(
-              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
-            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
-            answering(() -> false, 7).getPeerRateLimits(request, answer);
-          }
-        };
-    try (StandInFixture f = new StandInFixture(recording)) {
+    try (StandInFixture f = new StandInFixture(recordingMetadata(forwarded))) {
       RateLimitRequest marked =
           f.hit(9).withMetadata(Map.of(PeerProtos.HANDED_ON, "10.9.9.9:1051", "team", "a"));
 
@@ -457,16 +463,7 @@ class ClusterRateLimitServiceTest {
   @Test
   void check_callerSetsThePeersRelayedMark_itemForwardedWithoutIt() throws Exception {
     List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
-    PeersV1Grpc.PeersV1ImplBase recording =
-        new PeersV1Grpc.PeersV1ImplBase() {
-          @Override
-          public void getPeerRateLimits(
-              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
-            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
-            answering(() -> false, 7).getPeerRateLimits(request, answer);
-          }
-        };
-    try (StandInFixture f = new StandInFixture(recording)) {
+    try (StandInFixture f = new StandInFixture(recordingMetadata(forwarded))) {
       RateLimitRequest marked =
           f.hit(9).withMetadata(Map.of(PeerProtos.RELAYED, "10.9.9.9:1051", "team", "a"));
 
@@ -479,16 +476,7 @@ class ClusterRateLimitServiceTest {
   @Test
   void check_callerSetsTheQueuedByMark_itemForwardedWithoutIt() throws Exception {
     List<Map<String, String>> forwarded = new CopyOnWriteArrayList<>();
-    PeersV1Grpc.PeersV1ImplBase recording =
-        new PeersV1Grpc.PeersV1ImplBase() {
-          @Override
-          public void getPeerRateLimits(
-              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
-            request.getRequestsList().forEach(r -> forwarded.add(r.getMetadataMap()));
-            answering(() -> false, 7).getPeerRateLimits(request, answer);
-          }
-        };
-    try (StandInFixture f = new StandInFixture(recording)) {
+    try (StandInFixture f = new StandInFixture(recordingMetadata(forwarded))) {
       RateLimitRequest underTheBound =
           f.hit(9).withMetadata(Map.of(PeerProtos.QUEUED_BY, "10.9.9.9:1051", "team", "a"));
       RateLimitRequest overTheBound =

@@ -77,8 +77,7 @@ class HandOffLineageTest {
     a.ringChanged(BOTH, ONLY_B).get(5, TimeUnit.SECONDS);
     assertThat(remaining(aBuckets)).as("a hit after each of the 3 rounds; kept on a:1").isEqualTo(82);
     assertThat(remaining(bStore)).as("b:1 has a:1's hits up to the last round").isEqualTo(83);
-    hit(bStore, 3);
-    b.ringChanged(ONLY_B, BOTH).get(5, TimeUnit.SECONDS);
+    threeHitsOnBThenBackToA();
 
     assertThat(remaining(aBuckets))
         .as("the more consumed of a:1's 82 and b:1's 80, not a:1's hits that b:1 sent back again")
@@ -97,12 +96,9 @@ class HandOffLineageTest {
     a.ringChanged(BOTH, ONLY_B).get(5, TimeUnit.SECONDS);
     assertThat(remaining(bStore)).as("b:1 merged a:1's 85").isEqualTo(85);
     afterBMerged = buckets -> {};
-    hit(bStore, 3);
-    b.ringChanged(ONLY_B, BOTH).get(5, TimeUnit.SECONDS);
+    threeHitsOnBThenBackToA();
 
-    assertThat(remaining(aBuckets))
-        .as("10 hits on b:1, 5 on a:1, 3 on b:1: a:1's 5 are not counted twice")
-        .isEqualTo(82);
+    assertFiveHitsOfACountedOnce();
   }
 
   @Test
@@ -114,9 +110,19 @@ class HandOffLineageTest {
     a.ringChanged(BOTH, ONLY_B).get(5, TimeUnit.SECONDS);
     aReadsFail = false;
     afterBMerged = buckets -> {};
+    threeHitsOnBThenBackToA();
+
+    assertFiveHitsOfACountedOnce();
+  }
+
+  /** Has b:1 record 3 more hits and hand the key back to a:1 on {@link #BOTH}. */
+  private void threeHitsOnBThenBackToA() throws Exception {
     hit(bStore, 3);
     b.ringChanged(ONLY_B, BOTH).get(5, TimeUnit.SECONDS);
+  }
 
+  /** Asserts that a:1 holds the key with b:1's 10 and 3 hits and its own 5 counted once each. */
+  private void assertFiveHitsOfACountedOnce() {
     assertThat(remaining(aBuckets))
         .as("10 hits on b:1, 5 on a:1, 3 on b:1: a:1's 5 are not counted twice")
         .isEqualTo(82);

@@ -66,12 +66,7 @@ class PeerProtosTest {
             "Europe/Berlin");
 
     assertThat(
-            PeerProtos.toProto(
-                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
-                        .duration(2)
-                        .metadata(hugeWithZone)
-                        .build())
-                .getMetadataMap())
+            forwardedMetadata(hugeWithZone))
         .isEqualTo(Map.of("time_zone", "Europe/Berlin"));
   }
 
@@ -86,12 +81,7 @@ class PeerProtosTest {
             traceparent);
 
     assertThat(
-            PeerProtos.toProto(
-                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
-                        .duration(2)
-                        .metadata(hugeWithTrace)
-                        .build())
-                .getMetadataMap())
+            forwardedMetadata(hugeWithTrace))
         .isEqualTo(Map.of("traceparent", traceparent));
   }
 
@@ -107,12 +97,7 @@ class PeerProtosTest {
             "old-owner.weir.svc.cluster.local:1051");
 
     assertThat(
-            PeerProtos.toProto(
-                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
-                        .duration(2)
-                        .metadata(nearTheBound)
-                        .build())
-                .getMetadataMap())
+            forwardedMetadata(nearTheBound))
         .isEqualTo(
             Map.of(
                 "time_zone",
@@ -120,6 +105,7 @@ class PeerProtosTest {
                 PeerProtos.HANDED_ON,
                 "old-owner.weir.svc.cluster.local:1051"));
   }
+
   @Test
   void toProto_queuedGlobalHitsHandedOnOverTheBound_stillCarryTheirSender() {
     Map<String, String> nearTheBound =
@@ -132,17 +118,22 @@ class PeerProtosTest {
             "old-owner.weir.svc.cluster.local:1051");
 
     assertThat(
-            PeerProtos.toProto(
-                    dev.weir.core.model.RateLimitRequest.builder("n", "k")
-                        .duration(2)
-                        .metadata(nearTheBound)
-                        .build())
-                .getMetadataMap())
+            forwardedMetadata(nearTheBound))
         .isEqualTo(
             Map.of(
                 PeerProtos.QUEUED_BY,
                 "next-owner.weir.svc.cluster.local:1051",
                 PeerProtos.HANDED_ON,
                 "old-owner.weir.svc.cluster.local:1051"));
+  }
+
+  /** The metadata a peer call carries for an item of {@code metadata}. */
+  private static Map<String, String> forwardedMetadata(Map<String, String> metadata) {
+    return PeerProtos.toProto(
+            dev.weir.core.model.RateLimitRequest.builder("n", "k")
+                .duration(2)
+                .metadata(metadata)
+                .build())
+        .getMetadataMap();
   }
 }
