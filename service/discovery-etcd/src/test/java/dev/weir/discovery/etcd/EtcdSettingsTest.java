@@ -12,10 +12,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class EtcdSettingsTest {
+
+  /** Asserts that reading {@code env} is refused with a {@link ConfigException}. */
+  private static AbstractThrowableAssert<?, ? extends Throwable> assertRefused(
+      Map<String, String> env) {
+    return assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(env)))
+        .isInstanceOf(ConfigException.class);
+  }
 
   @Test
   void fromEnv_nothingSet_gubernatorDefaults() {
@@ -120,20 +128,15 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_endpointsNotSeparatedByCommas_errorNamesVariableEntryAndSeparator() {
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0:2379;etcd-1:2379"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0:2379;etcd-1:2379"))
         .hasMessage(
             "WEIR_ETCD_ENDPOINTS='etcd-0:2379;etcd-1:2379' is not valid: expected a comma-separated list of"
                 + " host:port or http(s)://host:port URLs (entry 'etcd-0:2379;etcd-1:2379': it holds ';';"
                 + " one address has no spaces, commas or semicolons; separate entries with commas)");
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_ETCD_ENDPOINTS", "http://etcd-0:2379 http://etcd-1:2379"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("GUBER_ETCD_ENDPOINTS", "http://etcd-0:2379 http://etcd-1:2379"))
         .hasMessageContaining("GUBER_ETCD_ENDPOINTS='http://etcd-0:2379 http://etcd-1:2379'")
         .hasMessageContaining("separate entries with commas");
-    assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ENDPOINTS", "etcd-0"))
         .hasMessageContaining("(entry 'etcd-0': missing ':port')");
   }
 
@@ -155,10 +158,7 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_httpAndHttpsEndpointsMixed_rejectedNamingVariable() {
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(
-                new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd-0:2379,https://etcd-1:2379"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd-0:2379,https://etcd-1:2379"))
         .hasMessage(
             "WEIR_ETCD_ENDPOINTS='http://etcd-0:2379,https://etcd-1:2379' is not valid: expected every"
                 + " endpoint https:// (TLS) or every endpoint http:// (plaintext), not both");
@@ -166,10 +166,7 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_tlsVariableWithHttpEndpoint_rejectedNamingBoth() {
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(
-                new DiscoveryEnv(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd:2379", "GUBER_ETCD_TLS_ENABLE", "true"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd:2379", "GUBER_ETCD_TLS_ENABLE", "true"))
         .hasMessage(
             "WEIR_ETCD_ENDPOINTS='http://etcd:2379' is not valid: expected https:// or bare host:port"
                 + " endpoints while TLS towards etcd is on (GUBER_ETCD_TLS_ENABLE is set); an http:// endpoint"
@@ -209,18 +206,11 @@ class EtcdSettingsTest {
     Path cert = resource("tls/cert.pem");
     Path key = resource("tls/key.pem");
 
-    assertThatThrownBy(() -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CA", junk.toString()))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_TLS_CA", junk.toString()))
         .hasMessageStartingWith("WEIR_ETCD_TLS_CA='" + junk + "' is not valid: expected a PEM file of CA certificates");
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(
-                new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CERT", junk.toString(), "WEIR_ETCD_TLS_KEY", key.toString()))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_TLS_CERT", junk.toString(), "WEIR_ETCD_TLS_KEY", key.toString()))
         .hasMessageStartingWith("WEIR_ETCD_TLS_CERT='" + junk + "' is not valid: expected a PEM file of the client certificate");
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(
-                new DiscoveryEnv(Map.of("WEIR_ETCD_TLS_CERT", cert.toString(), "GUBER_ETCD_TLS_KEY", junk.toString()))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_TLS_CERT", cert.toString(), "GUBER_ETCD_TLS_KEY", junk.toString()))
         .hasMessageStartingWith("GUBER_ETCD_TLS_KEY='" + junk + "' is not valid: expected a PEM (PKCS#8) file of the client key");
   }
 
@@ -242,38 +232,26 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_advertiseAddressNotOneCallableAddress_errorNamesVariableAndProblem() {
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "a:1;b:2"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "a:1;b:2"))
         .hasMessage(
             "WEIR_ETCD_ADVERTISE_ADDRESS='a:1;b:2' is not valid: expected host:port that peers can call,"
                 + " e.g. 10.0.0.5:1051 or [fd00::5]:1051 (it holds ';'; one address has no spaces, commas or"
                 + " semicolons)");
-    assertThatThrownBy(
-            () -> EtcdSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_ETCD_ADVERTISE_ADDRESS", "0.0.0.0:1051"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("GUBER_ETCD_ADVERTISE_ADDRESS", "0.0.0.0:1051"))
         .hasMessageContaining("GUBER_ETCD_ADVERTISE_ADDRESS='0.0.0.0:1051'")
         .hasMessageContaining("a wildcard host is no address peers can call");
   }
 
   @Test
   void fromEnv_advertiseAddressHostGrpcRefuses_errorNamesVariableValueAndWhatIsAllowed() {
-    assertThatThrownBy(
-            () ->
-                EtcdSettings.fromEnv(
-                    new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "weir_1:1051"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "weir_1:1051"))
         .hasMessage(
             "WEIR_ETCD_ADVERTISE_ADDRESS='weir_1:1051' is not valid: expected host:port that peers"
                 + " can call, e.g. 10.0.0.5:1051 or [fd00::5]:1051 (host 'weir_1' is refused by"
                 + " gRPC; give "
                 + HostPort.GRPC_HOSTS
                 + ")");
-    assertThatThrownBy(
-            () ->
-                EtcdSettings.fromEnv(
-                    new DiscoveryEnv(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "10.0.0.5:0"))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("WEIR_ETCD_ADVERTISE_ADDRESS", "10.0.0.5:0"))
         .hasMessageContaining("WEIR_ETCD_ADVERTISE_ADDRESS='10.0.0.5:0' is not valid")
         .hasMessageContaining("1 to 65535");
   }
@@ -291,11 +269,7 @@ class EtcdSettingsTest {
   void fromEnv_aliasCertWithoutKey_rejectedNamingTheVariableSet() throws Exception {
     Path cert = resource("tls/cert.pem");
 
-    assertThatThrownBy(
-            () ->
-                EtcdSettings.fromEnv(
-                    new DiscoveryEnv(Map.of("GUBER_ETCD_TLS_CERT", cert.toString()))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("GUBER_ETCD_TLS_CERT", cert.toString()))
         .hasMessage(
             "GUBER_ETCD_TLS_KEY='' is not valid: expected set together with GUBER_ETCD_TLS_CERT='"
                 + cert
@@ -306,11 +280,7 @@ class EtcdSettingsTest {
   void fromEnv_aliasKeyWithoutCert_rejectedNamingTheVariableSet() throws Exception {
     Path key = resource("tls/key.pem");
 
-    assertThatThrownBy(
-            () ->
-                EtcdSettings.fromEnv(
-                    new DiscoveryEnv(Map.of("GUBER_ETCD_TLS_KEY", key.toString()))))
-        .isInstanceOf(ConfigException.class)
+    assertRefused(Map.of("GUBER_ETCD_TLS_KEY", key.toString()))
         .hasMessage(
             "GUBER_ETCD_TLS_CERT='' is not valid: expected set together with GUBER_ETCD_TLS_KEY='"
                 + key
