@@ -65,9 +65,7 @@ class PeerProtosTest {
             "time_zone",
             "Europe/Berlin");
 
-    assertThat(
-            forwardedMetadata(hugeWithZone))
-        .isEqualTo(Map.of("time_zone", "Europe/Berlin"));
+    assertThat(forwardedMetadata(hugeWithZone)).isEqualTo(Map.of("time_zone", "Europe/Berlin"));
   }
 
   @Test
@@ -80,9 +78,7 @@ class PeerProtosTest {
             PeerProtos.TRACEPARENT,
             traceparent);
 
-    assertThat(
-            forwardedMetadata(hugeWithTrace))
-        .isEqualTo(Map.of("traceparent", traceparent));
+    assertThat(forwardedMetadata(hugeWithTrace)).isEqualTo(Map.of("traceparent", traceparent));
   }
 
   @Test
@@ -96,8 +92,7 @@ class PeerProtosTest {
             PeerProtos.HANDED_ON,
             "old-owner.weir.svc.cluster.local:1051");
 
-    assertThat(
-            forwardedMetadata(nearTheBound))
+    assertThat(forwardedMetadata(nearTheBound))
         .isEqualTo(
             Map.of(
                 "time_zone",
@@ -117,8 +112,7 @@ class PeerProtosTest {
             PeerProtos.HANDED_ON,
             "old-owner.weir.svc.cluster.local:1051");
 
-    assertThat(
-            forwardedMetadata(nearTheBound))
+    assertThat(forwardedMetadata(nearTheBound))
         .isEqualTo(
             Map.of(
                 PeerProtos.QUEUED_BY,
