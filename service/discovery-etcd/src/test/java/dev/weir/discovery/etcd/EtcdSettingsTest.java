@@ -166,7 +166,8 @@ class EtcdSettingsTest {
 
   @Test
   void fromEnv_tlsVariableWithHttpEndpoint_rejectedNamingBoth() {
-    assertRefused(Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd:2379", "GUBER_ETCD_TLS_ENABLE", "true"))
+    assertRefused(
+            Map.of("WEIR_ETCD_ENDPOINTS", "http://etcd:2379", "GUBER_ETCD_TLS_ENABLE", "true"))
         .hasMessage(
             "WEIR_ETCD_ENDPOINTS='http://etcd:2379' is not valid: expected https:// or bare host:port"
                 + " endpoints while TLS towards etcd is on (GUBER_ETCD_TLS_ENABLE is set); an http:// endpoint"
@@ -208,9 +209,11 @@ class EtcdSettingsTest {
 
     assertRefused(Map.of("WEIR_ETCD_TLS_CA", junk.toString()))
         .hasMessageStartingWith("WEIR_ETCD_TLS_CA='" + junk + "' is not valid: expected a PEM file of CA certificates");
-    assertRefused(Map.of("WEIR_ETCD_TLS_CERT", junk.toString(), "WEIR_ETCD_TLS_KEY", key.toString()))
+    assertRefused(
+            Map.of("WEIR_ETCD_TLS_CERT", junk.toString(), "WEIR_ETCD_TLS_KEY", key.toString()))
         .hasMessageStartingWith("WEIR_ETCD_TLS_CERT='" + junk + "' is not valid: expected a PEM file of the client certificate");
-    assertRefused(Map.of("WEIR_ETCD_TLS_CERT", cert.toString(), "GUBER_ETCD_TLS_KEY", junk.toString()))
+    assertRefused(
+            Map.of("WEIR_ETCD_TLS_CERT", cert.toString(), "GUBER_ETCD_TLS_KEY", junk.toString()))
         .hasMessageStartingWith("GUBER_ETCD_TLS_KEY='" + junk + "' is not valid: expected a PEM (PKCS#8) file of the client key");
   }
 
