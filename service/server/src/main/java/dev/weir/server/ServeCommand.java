@@ -394,14 +394,21 @@ final class ServeCommand implements Command {
               + (port == 0
                   ? " has it listen for peers on a port the system picks at start (port 0)"
                   : " has it listen for peers on port " + port)
-              + ", so peers would call a port it does not listen on; make the entry "
               + (port == 0
-                  ? parsed.member() + " alone"
-                  : parsed.member() + "@" + port + " (or " + parsed.member() + " alone)")
-              + ", or set "
-              + PeerSettings.ADDRESS.name()
-              + " to port "
-              + listed);
+                  ? ", which no static entry can name, so peers could not call it; set "
+                      + PeerSettings.ADDRESS.name()
+                      + " to port "
+                      + listed
+                  : ", so peers would call a port it does not listen on; make the entry "
+                      + parsed.member()
+                      + "@"
+                      + port
+                      + " (or "
+                      + parsed.member()
+                      + " alone), or set "
+                      + PeerSettings.ADDRESS.name()
+                      + " to port "
+                      + listed));
     }
   }
 

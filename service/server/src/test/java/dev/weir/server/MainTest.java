@@ -387,9 +387,8 @@ class MainTest {
         2,
         "WEIR_STATIC_PEERS lists this node as '127.0.0.1:41061@41099', with its peer"
             + " listener on port 41099, but WEIR_PEER_ADDRESS='127.0.0.1:0' has it listen"
-            + " for peers on a port the system picks at start (port 0), so peers would call a"
-            + " port it does not listen on; make the entry 127.0.0.1:41061 alone, or set"
-            + " WEIR_PEER_ADDRESS to port 41099");
+            + " for peers on a port the system picks at start (port 0), which no static entry"
+            + " can name, so peers could not call it; set WEIR_PEER_ADDRESS to port 41099");
   }
 
   @Test
