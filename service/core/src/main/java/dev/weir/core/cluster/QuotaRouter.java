@@ -141,9 +141,9 @@ public final class QuotaRouter implements QuotaPushSink {
    * not pass it back and forth; a node that does not know the mark never hands usage on). Handing
    * on rather than answering with an error keeps the counts exact: the sender's ring still names
    * this node, so it would send the usage here again, and the requests the proxy reported would be
-   * counted nowhere. A usage whose hand-on was refused before it was sent (that owner is down and
-   * down peers fail fast, or it left discovery) is answered here after all, as before the move: the
-   * sender may have routed it here because it found that owner down. A usage whose hand-on failed
+   * counted nowhere. A usage whose hand-on most likely reached no one (refused before it was sent,
+   * or failed {@code UNAVAILABLE}: that owner is down) is answered here after all, as before the
+   * move: the sender may have routed it here because it found that owner down. A usage whose hand-on failed
    * otherwise (no answer within the deadline, a lost answer) may have been counted by that owner:
    * it is answered with an error share and not counted here, so that no usage is counted twice.
    * Usage marked {@link #HANDED_ON}, and every usage while the ring is empty, is answered here.
@@ -190,8 +190,8 @@ public final class QuotaRouter implements QuotaPushSink {
 
   /**
    * Sends the usages at {@code indexes} to their owner {@code to}, filling in their shares in {@code
-   * out}; never fails. When the call was refused before it was sent ({@link
-   * PeerClientPool#refusedUnsent}) the usages are answered here; when it failed otherwise, or
+   * out}; never fails. When the call most likely reached no peer ({@link
+   * PeerClientPool#likelyUndelivered}) the usages are answered here; when it failed otherwise, or
    * answered with too few shares, {@code to} may have counted them, so they are not counted here and
    * each gets an error share, with which the stream's node keeps the proxy's last share ({@code
    * StreamCounter#accept}). {@link QuotaOwner#report} is thread-safe and never blocks, so it runs on
@@ -213,9 +213,9 @@ public final class QuotaRouter implements QuotaPushSink {
                 }
                 return null;
               }
-              if (error != null && PeerClientPool.refusedUnsent(error)) {
+              if (error != null && PeerClientPool.likelyUndelivered(error)) {
                 LOG.debug(
-                    "handing {} quota usages on to {} was refused before sending, answered here: {}",
+                    "handing {} quota usages on to {} reached no peer, answered here: {}",
                     marked.size(),
                     to,
                     error.getMessage());

@@ -268,27 +268,6 @@ class ClusterQuotaTest {
   }
 
   @Test
-  void theNewOwnerIsDeadButNotYetFoundDown_theConnectionFailsAndTheOldOwnerAnswersTheUsageItself() {
-    // WEIR_PEER_FAILURE_MODE=reroute (the default): the dead owner is still dialled, and the
-    // connection's failure (UNAVAILABLE) means the usage reached no one.
-    start(2, ClusterForwardingTest.SETTINGS.withPeerFailureMode(PeerFailureMode.REROUTE));
-    Node old = cluster.node(0);
-    Node stale = cluster.node(1);
-    Node[] joined = new Node[1];
-    RateLimitRequest moved = joinAndFindMovedRule(old, joined);
-    cluster.kill(joined[0]);
-    assertThat(old.cluster().membership().ring().ownerOf(moved.hashKey()))
-        .isEqualTo(joined[0].address());
-    String client = QuotaClients.name(stale.address(), "1");
-
-    QuotaShare share =
-        reportTo(stale, old, new QuotaUsage(moved, client, 10, 0, 0, INTERVAL, false));
-
-    assertThat(share.isError()).as(share.error()).isFalse();
-    assertThat(old.cluster().quotaOwner().buckets()).isEqualTo(1);
-  }
-
-  @Test
   void handOffOff_theOldOwnerAnswersTheUsageItself() {
     start(2, ClusterForwardingTest.SETTINGS.withHandoff(false));
     Node old = cluster.node(0);

@@ -11,6 +11,7 @@ import dev.weir.proto.gubernator.BucketSnapshot;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -173,6 +174,16 @@ public final class PeerClientPool implements AutoCloseable {
           new PeerException(
               address, "error while calling peer '" + address + "': " + e.getMessage(), e));
     }
+  }
+
+  /**
+   * Tells whether {@code error}, the failure of a {@link #call}, most likely reached no peer: {@link
+   * #refusedUnsent}, or the call failed {@code UNAVAILABLE} (the connection could not be made or
+   * broke; a peer that applied the call and crashed before answering also fails so, which this
+   * cannot tell apart).
+   */
+  public static boolean likelyUndelivered(Throwable error) {
+    return refusedUnsent(error) || Status.fromThrowable(error).getCode() == Status.Code.UNAVAILABLE;
   }
 
   /**

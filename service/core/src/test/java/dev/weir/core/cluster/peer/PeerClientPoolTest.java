@@ -11,6 +11,7 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.RecordingMetrics;
+import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -55,6 +57,28 @@ class PeerClientPoolTest {
 
   private static RateLimitRequest req() {
     return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(60_000).build();
+  }
+
+  @Test
+  void likelyUndelivered_refusalsAndUnavailableCalls_yesDeadlinesAndCancelsNo() {
+    PeerException unsent = new PeerException("10.0.0.1:1051", "peer is down", null);
+    PeerException unavailable =
+        new PeerException(
+            "10.0.0.1:1051",
+            "connection refused",
+            new StatusRuntimeException(io.grpc.Status.UNAVAILABLE.withDescription("io exception")));
+    PeerException late =
+        new PeerException(
+            "10.0.0.1:1051", "no answer", new StatusRuntimeException(io.grpc.Status.DEADLINE_EXCEEDED));
+    PeerException cancelled =
+        new PeerException(
+            "10.0.0.1:1051", "found down", new StatusRuntimeException(io.grpc.Status.CANCELLED));
+
+    assertThat(PeerClientPool.likelyUndelivered(unsent)).isTrue();
+    assertThat(PeerClientPool.likelyUndelivered(new CompletionException(unavailable))).isTrue();
+    assertThat(PeerClientPool.likelyUndelivered(unavailable)).isTrue();
+    assertThat(PeerClientPool.likelyUndelivered(late)).isFalse();
+    assertThat(PeerClientPool.likelyUndelivered(new CompletionException(cancelled))).isFalse();
   }
 
   @Test
