@@ -69,7 +69,9 @@ class PeerClientPoolTest {
             new StatusRuntimeException(io.grpc.Status.UNAVAILABLE.withDescription("io exception")));
     PeerException late =
         new PeerException(
-            "10.0.0.1:1051", "no answer", new StatusRuntimeException(io.grpc.Status.DEADLINE_EXCEEDED));
+            "10.0.0.1:1051",
+            "no answer",
+            new StatusRuntimeException(io.grpc.Status.DEADLINE_EXCEEDED));
     PeerException cancelled =
         new PeerException(
             "10.0.0.1:1051", "found down", new StatusRuntimeException(io.grpc.Status.CANCELLED));
