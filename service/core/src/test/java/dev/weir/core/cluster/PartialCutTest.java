@@ -462,10 +462,8 @@ class PartialCutTest {
   @Test
   void partialCut_ownerLeavingAndStillDraining_hitsRelayedAfterItLeftItsRingCountOnTheNextOwner()
       throws Exception {
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
-    startOnFakeTime(3, settings, timers, clock);
+    FakeScheduler timers = startOnFakeTime(3, settings);
     String key = keyOwnedByCMovingToA();
     cutAFromCUntilBVouchesForBoth();
 
@@ -491,10 +489,8 @@ class PartialCutTest {
   @Test
   void partialCut_ownerLeftLongerAgoThanTheVouchersGrace_farNodeTakesItOffItsRingAtOnce()
       throws Exception {
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS;
-    startOnFakeTime(3, settings, timers, clock);
+    FakeScheduler timers = startOnFakeTime(3, settings);
     String key = keyOwnedByCMovingToA();
     cutAFromCUntilBVouchesForBoth();
 
@@ -514,9 +510,7 @@ class PartialCutTest {
 
   @Test
   void partialCut_ownerCopyingBeforeItsNotice_farNodeKeepsItVouchedAndOnItsRing() throws Exception {
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    startOnFakeTime(3, ClusterForwardingTest.SETTINGS, timers, clock);
+    FakeScheduler timers = startOnFakeTime(3, ClusterForwardingTest.SETTINGS);
     // A member that joined, as a started pod does: its probes answer from its serving flag.
     c = cluster.restart(c);
     assertThat(c.cluster().serving()).as("C serving once joined").isTrue();
@@ -562,14 +556,19 @@ class PartialCutTest {
     }
   }
 
-  /** Replaces the cluster with one of {@code n} nodes with {@code settings} on {@code timers}. */
-  private void startOnFakeTime(
-      int n, ClusterSettings settings, FakeScheduler timers, FakeClock clock) {
+  /**
+   * Replaces the cluster with one of {@code n} nodes with {@code settings} on a fake clock of its
+   * own; returns the scheduler its timers run on.
+   */
+  private FakeScheduler startOnFakeTime(int n, ClusterSettings settings) {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
     cluster.close();
     cluster = LocalCluster.startInFakeTime(n, settings, clock, timers);
     a = cluster.node(0);
     b = cluster.node(1);
     c = cluster.node(2);
+    return timers;
   }
 
   @Test
@@ -586,10 +585,8 @@ class PartialCutTest {
 
   private void leaverRestartsAcrossACut_backOnTheFarNodesRingThroughTheVoucher(PeerFailureMode mode)
       throws Exception {
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
     ClusterSettings settings = ClusterForwardingTest.SETTINGS.withPeerFailureMode(mode);
-    startOnFakeTime(3, settings, timers, clock);
+    FakeScheduler timers = startOnFakeTime(3, settings);
     String key = keyOwnedByCMovingToA();
 
     // SIGTERM: C's leave notice reaches A and B; then A<->C is cut and C restarts, its copy
@@ -619,9 +616,7 @@ class PartialCutTest {
 
   @Test
   void establishedVoucherStopsRelaying_itemRelayedThroughAnotherVoucherAtOnce() throws Exception {
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    startOnFakeTime(4, ClusterForwardingTest.SETTINGS, timers, clock);
+    FakeScheduler timers = startOnFakeTime(4, ClusterForwardingTest.SETTINGS);
     String ownedByC = cluster.keyOwnedBy(c, "cut", "c:");
     cluster.cut(a, c);
     assertThat(a.check(hit(ownedByC)).get(0).error()).as("the item that finds the cut").isEmpty();
