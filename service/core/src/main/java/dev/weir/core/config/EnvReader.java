@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Typed access to settings held in environment variables, for every component that adds a setting.
@@ -137,19 +138,8 @@ public final class EnvReader {
 
   /** Returns {@code var} as a {@code host:port} address, or {@code fallback} when unset. */
   public HostPort hostPort(EnvVar var, HostPort fallback) {
-    Optional<Setting> setting = lookup(var);
-    if (setting.isEmpty()) {
-      return fallback;
-    }
-    try {
-      return HostPort.parseSetting(setting.get().value());
-    } catch (IllegalArgumentException e) {
-      throw invalid(
-          setting.get(),
-          "host:port with a port from 0 to 65535, e.g. localhost:1051 or [::1]:1051 ("
-              + e.getMessage()
-              + ")");
-    }
+    return hostPort(
+        var, fallback, HostPort::parseSetting, "host:port with a port from 0 to 65535");
   }
 
   /**
@@ -158,19 +148,29 @@ public final class EnvReader {
    * refused ({@link HostPort#parseLocalGrpcTarget}).
    */
   public HostPort grpcTarget(EnvVar var, HostPort fallback) {
+    return hostPort(
+        var,
+        fallback,
+        HostPort::parseLocalGrpcTarget,
+        "host:port with a port from 1 to 65535 (an empty host is localhost)");
+  }
+
+  /**
+   * Returns {@code var} read by {@code parser}, or {@code fallback} when unset; a value it refuses
+   * is refused as not {@code allowed}, with an example and the parser's reason.
+   */
+  private HostPort hostPort(
+      EnvVar var, HostPort fallback, Function<String, HostPort> parser, String allowed) {
     Optional<Setting> setting = lookup(var);
     if (setting.isEmpty()) {
       return fallback;
     }
     try {
-      return HostPort.parseLocalGrpcTarget(setting.get().value());
+      return parser.apply(setting.get().value());
     } catch (IllegalArgumentException e) {
       throw invalid(
           setting.get(),
-          "host:port with a port from 1 to 65535 (an empty host is localhost), e.g."
-              + " localhost:1051 or [::1]:1051 ("
-              + e.getMessage()
-              + ")");
+          allowed + ", e.g. localhost:1051 or [::1]:1051 (" + e.getMessage() + ")");
     }
   }
 
