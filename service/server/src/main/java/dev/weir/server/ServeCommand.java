@@ -392,23 +392,20 @@ final class ServeCommand implements Command {
               + ", but "
               + address
               + (port == 0
-                  ? " has it listen for peers on a port the system picks at start (port 0)"
-                  : " has it listen for peers on port " + port)
-              + (port == 0
-                  ? ", which no static entry can name, so peers could not call it; set "
-                      + PeerSettings.ADDRESS.name()
-                      + " to port "
-                      + listed
-                  : ", so peers would call a port it does not listen on; make the entry "
+                  ? " has it listen for peers on a port the system picks at start (port 0), which no"
+                      + " static entry can name, so peers could not call it; set "
+                  : " has it listen for peers on port "
+                      + port
+                      + ", so peers would call a port it does not listen on; make the entry "
                       + parsed.member()
                       + "@"
                       + port
                       + " (or "
                       + parsed.member()
-                      + " alone), or set "
-                      + PeerSettings.ADDRESS.name()
-                      + " to port "
-                      + listed));
+                      + " alone), or set ")
+              + PeerSettings.ADDRESS.name()
+              + " to port "
+              + listed);
     }
   }
 
