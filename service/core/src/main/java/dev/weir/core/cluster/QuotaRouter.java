@@ -169,10 +169,7 @@ public final class QuotaRouter implements QuotaPushSink {
     }
     QuotaShare[] shares = new QuotaShare[usages.size()];
     if (!here.isEmpty()) {
-      List<QuotaShare> local = owner.report(here);
-      for (int j = 0; j < local.size(); j++) {
-        shares[hereAt.get(j)] = local.get(j);
-      }
+      fill(hereAt, owner.report(here), shares);
     }
     List<CompletableFuture<Void>> calls = new ArrayList<>(moved.size());
     moved.forEach((to, indexes) -> calls.add(handOn(to, indexes, usages, shares)));
@@ -209,9 +206,7 @@ public final class QuotaRouter implements QuotaPushSink {
             (answers, error) -> {
               inFlight.decrementAndGet();
               if (error == null && answers.size() == indexes.size()) {
-                for (int j = 0; j < indexes.size(); j++) {
-                  out[indexes.get(j)] = answers.get(j);
-                }
+                fill(indexes, answers, out);
                 return null;
               }
               if (error != null && PeerClientPool.likelyUndelivered(error)) {
@@ -222,10 +217,7 @@ public final class QuotaRouter implements QuotaPushSink {
                     error.getMessage());
                 List<QuotaUsage> original = new ArrayList<>(indexes.size());
                 indexes.forEach(i -> original.add(unmarked(usages.get(i))));
-                List<QuotaShare> local = owner.report(original);
-                for (int j = 0; j < indexes.size(); j++) {
-                  out[indexes.get(j)] = local.get(j);
-                }
+                fill(indexes, owner.report(original), out);
                 return null;
               }
               String why =
@@ -248,6 +240,13 @@ public final class QuotaRouter implements QuotaPushSink {
               indexes.forEach(i -> out[i] = failed);
               return null;
             });
+  }
+
+  /** Puts {@code shares}, in order, at the positions {@code at} of {@code out}. */
+  private static void fill(List<Integer> at, List<QuotaShare> shares, QuotaShare[] out) {
+    for (int j = 0; j < at.size(); j++) {
+      out[at.get(j)] = shares.get(j);
+    }
   }
 
   private QuotaUsage marked(QuotaUsage usage) {
