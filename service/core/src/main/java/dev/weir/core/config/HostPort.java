@@ -18,7 +18,7 @@ public record HostPort(String host, int port) {
   public static final String GRPC_HOSTS =
       "a host name gRPC accepts: letters, digits, '-' and '.', each dot-separated part starting and"
           + " ending with a letter or digit and, when there are several, the last starting with a"
-          + " letter (no '_'), or an IP address (IPv6 in brackets)";
+          + " letter (no '_'), with at most one trailing '.', or an IP address (IPv6 in brackets)";
 
   private static final String SETTING_HOSTS =
       "a host is a name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address in"

@@ -105,7 +105,8 @@ class HostPortTest {
     "xds-server:18000, xds-server, 18000",
     "10.0.0.1:1051, 10.0.0.1, 1051",
     "[::1]:1051, ::1, 1051",
-    "Weir-1.svc.cluster.local:1051, Weir-1.svc.cluster.local, 1051"
+    "Weir-1.svc.cluster.local:1051, Weir-1.svc.cluster.local, 1051",
+    "weir.svc.cluster.local.:1051, weir.svc.cluster.local., 1051"
   })
   void parseGrpcTarget_hostGrpcAccepts_parsed(String text, String host, int port) {
     assertThat(HostPort.parseGrpcTarget(text)).isEqualTo(new HostPort(host, port));
@@ -125,6 +126,13 @@ class HostPortTest {
     assertThatThrownBy(() -> HostPort.parseGrpcTarget("weir.0:1"))
         .hasMessage("host 'weir.0' is refused by gRPC; give " + HostPort.GRPC_HOSTS)
         .hasMessageContaining("the last starting with a letter");
+  }
+
+  @Test
+  void parseGrpcTarget_twoTrailingDots_refusedAndTheRuleAllowsOnlyOne() {
+    assertThatThrownBy(() -> HostPort.parseGrpcTarget("weir.local..:1"))
+        .hasMessage("host 'weir.local..' is refused by gRPC; give " + HostPort.GRPC_HOSTS)
+        .hasMessageContaining("one trailing '.'");
   }
 
   @Test
