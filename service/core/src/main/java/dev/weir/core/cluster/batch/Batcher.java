@@ -22,7 +22,8 @@ import java.util.function.Function;
  * flight queue behind it, and the queue leaves as one batch when a call completes: at once on the
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
- * before it and during the round that read its answer). Only the thread whose round end the queue
+ * before it and during the round that read its answer); a round that completes several calls
+ * sends a batch for each call it freed, while items remain. Only the thread whose round end the queue
  * waits for holds its items for it: an item submitted, or a call completed, on any other thread
  * while that round end is pending is not held for it (that thread may be blocked; see {@code
  * Weir}'s note on joining a future on a transport thread), and the queue leaves as if no round end
@@ -287,19 +288,34 @@ public final class Batcher<T, R> implements AutoCloseable {
     return false;
   }
 
-  /** Sends what the round that deferred the queue left in it (a batch's worth at most). */
+  /**
+   * Sends what the round that deferred the queue left in it, one batch after another while fewer
+   * than {@code maxInFlight} calls are out: a round that read several answers freed several calls.
+   */
   private void sendAtRoundEnd() {
-    Batch out = null;
+    Batch out;
+    boolean more;
     synchronized (lock) {
       leavesAtRoundEnd = false;
       roundEndThread = null;
-      if (!items.isEmpty() && inFlight < maxInFlight) {
-        out = take();
+      out = mayTake() ? take() : null;
+      more = mayTake();
+    }
+    while (out != null) {
+      send(out);
+      if (!more) {
+        return;
+      }
+      synchronized (lock) {
+        out = mayTake() ? take() : null;
+        more = mayTake();
       }
     }
-    if (out != null) {
-      send(out);
-    }
+  }
+
+  // Caller holds the lock.
+  private boolean mayTake() {
+    return !items.isEmpty() && inFlight < maxInFlight;
   }
 
   // Caller holds the lock and items is not empty.

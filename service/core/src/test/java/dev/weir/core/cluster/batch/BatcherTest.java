@@ -377,6 +377,31 @@ class BatcherTest {
   }
 
   @Test
+  void roundEnd_severalCallsCompletedInTheRound_sendsABatchForEachFreeCallUntilTheQueueIsEmpty() {
+    Batcher<Integer, String> b = withRounds(2, 100);
+    b.submit(1);
+    roundEnd.remove(0).run();
+    for (int i = 2; i <= 15; i++) {
+      b.submit(i);
+    }
+    assertThat(b.inFlight()).as("8 calls out").isEqualTo(8);
+    for (int i = 16; i <= 21; i++) {
+      b.submit(i);
+    }
+
+    answer(0);
+    answer(1);
+    answer(2);
+    assertThat(roundEnd).as("the three answers read in one round").hasSize(1);
+    roundEnd.remove(0).run();
+
+    assertThat(sent.subList(8, sent.size()))
+        .containsExactly(List.of(16, 17), List.of(18, 19), List.of(20, 21));
+    assertThat(b.queued()).isZero();
+    assertThat(b.inFlight()).isEqualTo(8);
+  }
+
+  @Test
   void roundEnd_maxInFlightReached_leavesTheQueueToTheNextCompletion() {
     Batcher<Integer, String> b =
         new Batcher<>(100, Duration.ZERO, 1, 100, clock, roundEnd::add, this::held);
