@@ -6,6 +6,7 @@ import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -159,6 +160,29 @@ class BatchedForwardingTest {
     assertThat(answers.get(0).metadata()).containsEntry("owner", OWNER);
     assertThat(answers.get(1).metadata()).doesNotContainKey("owner");
     assertThat(answers).extracting(RateLimitResponse::status).containsOnly(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void check_oneOwnersItemsWithANoBatchingOneOffAnEventLoop_itLeavesAloneAndTheOthersInOneBatch() {
+    List<String> keys = keysOwnedBy(OWNER, 10);
+    List<RateLimitRequest> call = new ArrayList<>();
+    call.add(
+        RateLimitRequest.builder("n", keys.get(0))
+            .hits(1)
+            .limit(10)
+            .duration(60_000)
+            .behavior(Behavior.NO_BATCHING)
+            .build());
+    for (int i = 1; i < 10; i++) {
+      call.add(hit(keys.get(i), 10 + i));
+    }
+
+    List<RateLimitResponse> answers = service.decide(call).join();
+
+    assertThat(batchSizes).containsExactlyInAnyOrder(1, 9);
+    assertThat(answers)
+        .extracting(RateLimitResponse::remaining)
+        .containsExactly(9L, 10L, 11L, 12L, 13L, 14L, 15L, 16L, 17L, 18L);
   }
 
   @Test

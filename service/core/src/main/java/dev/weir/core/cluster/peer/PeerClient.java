@@ -192,22 +192,36 @@ public final class PeerClient implements AutoCloseable {
 
   /**
    * Forwards {@code requests} to the peer as {@link #forward} does, those that may be batched
-   * together in one batch (they are queued at once); one future per request, in order.
+   * together in one batch (they are queued at once, also when others go alone); one future per
+   * request, in order.
    */
   public List<CompletableFuture<RateLimitResponse>> forwardAll(List<RateLimitRequest> requests) {
     if (requests.size() == 1) {
       return List.of(forward(requests.get(0)));
     }
-    boolean anyAlone = false;
+    int alone = 0;
     for (RateLimitRequest r : requests) {
-      anyAlone |= alone(r);
+      if (alone(r)) {
+        alone++;
+      }
     }
-    if (!anyAlone) {
+    if (alone == 0) {
       return batcher.submitAll(requests);
     }
+    List<CompletableFuture<RateLimitResponse>> queued = List.of();
+    if (alone < requests.size()) {
+      List<RateLimitRequest> batchable = new ArrayList<>(requests.size() - alone);
+      for (RateLimitRequest r : requests) {
+        if (!alone(r)) {
+          batchable.add(r);
+        }
+      }
+      queued = batcher.submitAll(batchable);
+    }
     List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+    int next = 0;
     for (RateLimitRequest r : requests) {
-      out.add(forward(r));
+      out.add(alone(r) ? forward(r) : queued.get(next++));
     }
     return out;
   }
