@@ -5,6 +5,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Sends forwarded items to an owner this node does not reach through a peer that does ({@link
  * IndirectProbes#via}), batched per relaying peer and owner like direct forwards ({@code
- * WEIR_BATCH_LIMIT}, {@code WEIR_BATCH_WAIT}, deadline {@code WEIR_BATCH_TIMEOUT}).
+ * WEIR_BATCH_LIMIT}, {@code WEIR_BATCH_WAIT}, deadline {@code WEIR_BATCH_TIMEOUT}): a call's items
+ * are queued together, and an event loop's items leave at the end of its round ({@link
+ * EventLoopRoundEnd}).
  */
 public final class RelayForwarder implements AutoCloseable {
 
@@ -37,6 +40,30 @@ public final class RelayForwarder implements AutoCloseable {
     if (settings.disableBatching()) {
       return send(via, target, List.of(request)).thenApply(list -> list.get(0));
     }
+    return batcher(via, target).submit(request);
+  }
+
+  /**
+   * Sends {@code requests} to their owner {@code target} through the peer {@code via} as {@link
+   * #forward} does each, queued together so that they leave in one batch; one future per request,
+   * in order.
+   */
+  public List<CompletableFuture<RateLimitResponse>> forwardAll(
+      String via, String target, List<RateLimitRequest> requests) {
+    if (requests.size() == 1) {
+      return List.of(forward(via, target, requests.get(0)));
+    }
+    if (settings.disableBatching()) {
+      List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+      for (RateLimitRequest r : requests) {
+        out.add(forward(via, target, r));
+      }
+      return out;
+    }
+    return batcher(via, target).submitAll(requests);
+  }
+
+  private Batcher<RateLimitRequest, RateLimitResponse> batcher(String via, String target) {
     return batchers
         .computeIfAbsent(via, v -> new ConcurrentHashMap<>())
         .computeIfAbsent(
@@ -45,9 +72,11 @@ public final class RelayForwarder implements AutoCloseable {
                 new Batcher<>(
                     settings.batchLimit(),
                     settings.batchWait(),
+                    Batcher.MAX_IN_FLIGHT,
+                    Batcher.MAX_QUEUED,
                     clock,
-                    batch -> send(via, t, batch)))
-        .submit(request);
+                    EventLoopRoundEnd.INSTANCE,
+                    batch -> send(via, t, batch)));
   }
 
   /**
