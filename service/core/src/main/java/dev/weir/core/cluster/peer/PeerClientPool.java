@@ -270,19 +270,17 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Forwards {@code requests}, all owned by {@code owner}, as {@link #forward} does each, those sent
-   * directly queued together so that they leave in one batch; one future per request, in order.
+   * directly, or relayed through the peer that reaches the owner, queued together so that they
+   * leave in one batch; one future per request, in order.
    */
   public List<CompletableFuture<RateLimitResponse>> forwardAll(
       String owner, List<RateLimitRequest> requests) {
     IndirectProbes p = probes;
     String through = p == null ? null : p.via(owner);
-    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
     if (through != null) {
-      for (RateLimitRequest r : requests) {
-        out.add(relayed(p, through, owner, r));
-      }
-      return out;
+      return relayedAll(p, through, owner, requests);
     }
+    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
     List<CompletableFuture<RateLimitResponse>> direct;
     try {
       direct = callable(owner).forwardAll(requests);
@@ -452,37 +450,68 @@ public final class PeerClientPool implements AutoCloseable {
       IndirectProbes p, String through, String owner, RateLimitRequest request) {
     RelayForwarder relaying = relays;
     long start = liveness.clock().monotonicNanos();
-    return relaying
-        .forward(through, owner, request)
-        .exceptionallyCompose(
-            error ->
-                p.settled(owner, UnsentRelay.unsent(error) ? through : null)
-                    .thenCompose(
-                        v -> {
-                          String now = p.via(owner);
-                          if (now == null) {
-                            return failFast.test(owner)
-                                ? call(owner, c -> c.forward(request))
-                                : CompletableFuture.<RateLimitResponse>failedFuture(error);
-                          }
-                          if (now.equals(through) || !UnsentRelay.unsent(error)) {
-                            return CompletableFuture.<RateLimitResponse>failedFuture(error);
-                          }
-                          Duration left = leftOf(relaying.timeout(), start);
-                          return left.compareTo(Duration.ZERO) > 0
-                              ? relaying.forwardNow(now, owner, request, left)
-                              : CompletableFuture.<RateLimitResponse>failedFuture(
-                                  usedUp(
-                                      owner,
-                                      "not relaying the item to peer '"
-                                          + owner
-                                          + "' through '"
-                                          + now
-                                          + "'",
-                                      "the relay's WEIR_BATCH_TIMEOUT",
-                                      relaying.timeout(),
-                                      error));
-                        }));
+    return retried(
+        p, relaying, through, owner, request, start, relaying.forward(through, owner, request));
+  }
+
+  /**
+   * Relays {@code requests}, all owned by {@code owner}, through {@code through}, queued together
+   * so that they leave in one batch, each retried on failure as {@link #relayed} does.
+   */
+  private List<CompletableFuture<RateLimitResponse>> relayedAll(
+      IndirectProbes p, String through, String owner, List<RateLimitRequest> requests) {
+    RelayForwarder relaying = relays;
+    long start = liveness.clock().monotonicNanos();
+    List<CompletableFuture<RateLimitResponse>> sent =
+        relaying.forwardAll(through, owner, requests);
+    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+    for (int i = 0; i < requests.size(); i++) {
+      out.add(retried(p, relaying, through, owner, requests.get(i), start, sent.get(i)));
+    }
+    return out;
+  }
+
+  /**
+   * Returns {@code relay}, the relay of {@code request} through {@code through} made at {@code
+   * start}, followed on failure by the verdict's retry that {@link #relayed} describes.
+   */
+  private CompletableFuture<RateLimitResponse> retried(
+      IndirectProbes p,
+      RelayForwarder relaying,
+      String through,
+      String owner,
+      RateLimitRequest request,
+      long start,
+      CompletableFuture<RateLimitResponse> relay) {
+    return relay.exceptionallyCompose(
+        error ->
+            p.settled(owner, UnsentRelay.unsent(error) ? through : null)
+                .thenCompose(
+                    v -> {
+                      String now = p.via(owner);
+                      if (now == null) {
+                        return failFast.test(owner)
+                            ? call(owner, c -> c.forward(request))
+                            : CompletableFuture.<RateLimitResponse>failedFuture(error);
+                      }
+                      if (now.equals(through) || !UnsentRelay.unsent(error)) {
+                        return CompletableFuture.<RateLimitResponse>failedFuture(error);
+                      }
+                      Duration left = leftOf(relaying.timeout(), start);
+                      return left.compareTo(Duration.ZERO) > 0
+                          ? relaying.forwardNow(now, owner, request, left)
+                          : CompletableFuture.<RateLimitResponse>failedFuture(
+                              usedUp(
+                                  owner,
+                                  "not relaying the item to peer '"
+                                      + owner
+                                      + "' through '"
+                                      + now
+                                      + "'",
+                                  "the relay's WEIR_BATCH_TIMEOUT",
+                                  relaying.timeout(),
+                                  error));
+                    }));
   }
 
   /** Returns what is left of {@code timeout} since {@code start} on the liveness's clock. */

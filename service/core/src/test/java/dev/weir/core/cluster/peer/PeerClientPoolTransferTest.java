@@ -259,6 +259,25 @@ class PeerClientPoolTransferTest {
     assertThat(secondRelay.itemsWithin).as("the voucher was not called").isEmpty();
   }
 
+  @Test
+  void relayedCall_itemsOfOneOwner_reachTheVoucherAsOneRelayCall() {
+    pool.relayThrough(
+        probes,
+        new RelayForwarder(
+            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, false), clock));
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    List<RateLimitRequest> items = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      items.add(RateLimitRequest.builder("n", "k" + i).hits(1).limit(10).duration(600_000).build());
+    }
+
+    List<CompletableFuture<RateLimitResponse>> answers = pool.forwardAll(OWNER, items);
+
+    assertThat(relay.itemCounts).as("items per relay call").containsExactly(5);
+    assertThat(answers).allSatisfy(a -> assertThat(a.join().error()).isEmpty());
+  }
+
   private static RateLimitRequest item() {
     return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(600_000).build();
   }
@@ -272,6 +291,7 @@ class PeerClientPoolTransferTest {
     volatile boolean refuseTransfersUnsent;
 
     final List<Duration> itemsWithin = new CopyOnWriteArrayList<>();
+    final List<Integer> itemCounts = new CopyOnWriteArrayList<>();
     volatile Runnable refuseItemsUnsent;
 
     @Override
@@ -279,6 +299,7 @@ class PeerClientPoolTransferTest {
         GetPeerRateLimitsReq request, Duration within) {
       if (request.getRequestsCount() > 0) {
         itemsWithin.add(within);
+        itemCounts.add(request.getRequestsCount());
         Runnable refusing = refuseItemsUnsent;
         if (refusing != null) {
           refusing.run();
