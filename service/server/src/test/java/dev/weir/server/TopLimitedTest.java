@@ -229,6 +229,18 @@ class TopLimitedTest {
   }
 
   @Test
+  void node_hitsSummingPastTheLongRange_shownAsTheLargestLong() throws Exception {
+    WeirNode node = node(TopLimitedSettings.DEFAULTS);
+    ManagedChannel channel = channel(node);
+    nativeCall(channel, "max", Long.MAX_VALUE);
+    nativeCall(channel, "max", Long.MAX_VALUE);
+
+    String body = get(node, "/v1/TopLimited").body();
+
+    assertThat(body).contains("\"over_limit\":2,\"hits\":9223372036854775807,");
+  }
+
+  @Test
   void node_keysOlderThanTheWindow_leaveIt() throws Exception {
     WeirNode node = node(TopLimitedSettings.DEFAULTS);
     ManagedChannel channel = channel(node);
