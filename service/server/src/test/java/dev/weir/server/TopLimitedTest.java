@@ -426,6 +426,54 @@ class TopLimitedTest {
   }
 
   @Test
+  void cluster_aMemberWithTheViewOff_listedAsUnreachableNamingTheSetting() throws Exception {
+    int g1 = freePort();
+    int g2 = freePort();
+    int p1 = freePort();
+    int p2 = freePort();
+    List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
+    WeirNode on = member(g1, p1, peers);
+    WeirNode off =
+        memberBuilder(g2, p2, peers)
+            .topLimited(new TopLimitedSettings(false, 100, false, 100))
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(off);
+    for (WeirNode node : List.of(on, off)) {
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> node.cluster().membership().ring().peers().size() == 2,
+          "both members on the ring");
+    }
+    ManagedChannel one = channel(on);
+    nativeCall(one, "k", 1);
+    nativeCall(one, "k", 1);
+
+    Struct cluster = topLimited(on, "?scope=cluster");
+
+    List<Struct> unreachable =
+        cluster.getFieldsOrThrow("unreachable").getListValue().getValuesList().stream()
+            .map(Value::getStructValue)
+            .toList();
+    assertThat(unreachable)
+        .as("the member whose keys are not counted")
+        .extracting(u -> text(u, "peer"))
+        .containsExactly("127.0.0.1:" + g2);
+    assertThat(text(unreachable.get(0), "error"))
+        .isEqualTo(
+            "error while asking for the top-limited keys of peer '127.0.0.1:"
+                + g2
+                + "': FAILED_PRECONDITION: this member does not count its top-limited keys"
+                + " (WEIR_TOP_LIMITED=false there); set WEIR_TOP_LIMITED=true on it to include"
+                + " them");
+    assertThat(keys(cluster)).extracting(k -> keyValue(k, 0)).containsExactly("k");
+    assertThat(on.cluster().liveness().troubled())
+        .as("a member that answers it counts no keys is not a troubled peer")
+        .isEmpty();
+  }
+
+  @Test
   void cluster_aMemberFoundDown_listedAsUnreachable() throws Exception {
     int grpcPort = freePort();
     int peerPort = freePort();
