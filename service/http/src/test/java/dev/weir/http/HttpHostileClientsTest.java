@@ -169,7 +169,7 @@ class HttpHostileClientsTest {
     return counter == null ? 0 : counter.count();
   }
 
-  /** Returns the count of {@code weir_http_requests_seconds} of {@code route} and {@code status}. */
+  /** Returns the count of {@code weir_http_requests_seconds} of {@code route}, {@code status}. */
   private long httpRequests(String route, String status) {
     Timer timer =
         registry
