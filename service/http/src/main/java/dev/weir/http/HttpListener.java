@@ -224,7 +224,9 @@ public final class HttpListener implements AutoCloseable {
                   protected void initChannel(SocketChannel channel) {
                     connections.add(channel);
                     Runnable onTimeout = counting(metrics, RefusalReason.HTTP_TIMEOUT);
-                    RequestDeadlines deadlines = new RequestDeadlines(settings, onTimeout, waiting);
+                    RequestDeadlines deadlines =
+                        new RequestDeadlines(
+                            settings, onTimeout, head -> countLate(head, routes, metrics), waiting);
                     ChannelPipeline pipeline = channel.pipeline();
                     pipeline.addLast(
                         new ConnectionLimit(
@@ -290,6 +292,22 @@ public final class HttpListener implements AutoCloseable {
         METER_WARNINGS.warn("refused", "counting an HTTP refusal ({}) failed", reason, e);
       }
     };
+  }
+
+  /**
+   * Counts a request answered 408 because its body came too late under its route, when the route
+   * is known; a meter that throws is logged, as the answer runs inside the connection's timer.
+   */
+  private static void countLate(HttpRequest head, RouteTable routes, WeirMetrics metrics) {
+    String path = RouteDispatcher.pathOf(head.uri());
+    if (path == null || routes.find(head.method().name(), path) == null) {
+      return;
+    }
+    try {
+      metrics.httpRequest(path, RequestDeadlines.LATE_BODY_STATUS, 0);
+    } catch (RuntimeException e) {
+      METER_WARNINGS.warn("meter", "counting an HTTP answer of {} failed", path, e);
+    }
   }
 
   private static HttpAnswer refuseTooLarge(

@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The deadlines of one connection, so that a slow or idle client cannot hold it: the request head
@@ -33,6 +34,9 @@ final class RequestDeadlines {
   /** The user event that asks a connection to close when it is between requests. */
   static final Object DRAIN = new Object();
 
+  /** The HTTP status of a request whose body is later than its timeout. */
+  static final int LATE_BODY_STATUS = 408;
+
   /** gRPC {@code DEADLINE_EXCEEDED}. */
   private static final int DEADLINE_EXCEEDED = 4;
 
@@ -45,6 +49,7 @@ final class RequestDeadlines {
 
   private final HttpSettings settings;
   private final Runnable onTimeout;
+  private final Consumer<HttpRequest> onLateBody;
   private final WaitingConnections waiting;
   private WaitingConnections.Wait wait;
   private ChannelHandlerContext ctx;
@@ -55,14 +60,22 @@ final class RequestDeadlines {
   private boolean headWaiting;
   // The decoder has read the request line of a head it has not yet decoded whole.
   private boolean headStarted;
+  // The head last decoded: the one whose body is awaited in BODY.
+  private HttpRequest head;
 
   /**
-   * Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off, and
-   * the connection is in {@code waiting} while it waits for a request.
+   * Creates the deadlines of one connection; {@code onTimeout} runs for each request cut off,
+   * {@code onLateBody} with the head of each request answered 408 (before the answer is written),
+   * and the connection is in {@code waiting} while it waits for a request.
    */
-  RequestDeadlines(HttpSettings settings, Runnable onTimeout, WaitingConnections waiting) {
+  RequestDeadlines(
+      HttpSettings settings,
+      Runnable onTimeout,
+      Consumer<HttpRequest> onLateBody,
+      WaitingConnections waiting) {
     this.settings = settings;
     this.onTimeout = onTimeout;
+    this.onLateBody = onLateBody;
     this.waiting = waiting;
   }
 
@@ -144,8 +157,9 @@ final class RequestDeadlines {
             stopWaiting();
             state = State.ANSWERING;
           }
-        } else if (msg instanceof HttpRequest) {
+        } else if (msg instanceof HttpRequest request) {
           headStarted = false;
+          head = request;
           // A pipelined head can come while an earlier request is answered, or after its answer
           // left and before the connection read again: its body's deadline starts when it is the
           // current request.
@@ -232,9 +246,10 @@ final class RequestDeadlines {
       }
       case BODY -> {
         onTimeout.run();
+        onLateBody.accept(head);
         HttpAnswer late =
             HttpAnswer.error(
-                408,
+                LATE_BODY_STATUS,
                 DEADLINE_EXCEEDED,
                 "request body not complete within "
                     + GoDurations.format(settings.bodyTimeout())

@@ -12,6 +12,7 @@ import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -168,6 +169,17 @@ class HttpHostileClientsTest {
     return counter == null ? 0 : counter.count();
   }
 
+  /** Returns the count of {@code weir_http_requests_seconds} of {@code route}, {@code status}. */
+  private long httpRequests(String route, String status) {
+    Timer timer =
+        registry
+            .find(MicrometerMetrics.HTTP_REQUESTS)
+            .tag("route", route)
+            .tag("status", status)
+            .timer();
+    return timer == null ? 0 : timer.count();
+  }
+
   private HttpResponse<String> get(String path) throws Exception {
     return client
         .sendAsync(
@@ -250,6 +262,37 @@ class HttpHostileClientsTest {
             "{\"code\":4,\"message\":\"request body not complete within 800ms of its head"
                 + " (WEIR_HTTP_BODY_TIMEOUT)\",\"details\":[]}");
     assertThat(HttpText.closedByServer(slow)).isTrue();
+    assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
+  }
+
+  @Test
+  void bodyTimeout_knownRouteAfterAnAnsweredRequest_408CountedUnderThatRoute() throws Exception {
+    start(timeouts(LONG, SHORT, LONG));
+    Socket slow = open();
+    HttpText.send(
+        slow,
+        "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{");
+
+    assertThat(HttpText.readResponse(slow.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    assertThat(HttpText.readResponse(slow.getInputStream()))
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n");
+
+    assertThat(httpRequests("/echo", "408")).as("the 408 under its route").isEqualTo(1);
+    assertThat(httpRequests("/fast", "408")).isZero();
+    assertThat(httpRequests("/fast", "200")).isEqualTo(1);
+  }
+
+  @Test
+  void bodyTimeout_unknownPath_408CountedUnderNoRoute() throws Exception {
+    start(timeouts(LONG, SHORT, LONG));
+    Socket slow = open();
+    HttpText.send(slow, "POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{");
+
+    assertThat(HttpText.readResponse(slow.getInputStream()))
+        .startsWith("HTTP/1.1 408 Request Timeout\r\n");
+
+    assertThat(registry.find(MicrometerMetrics.HTTP_REQUESTS).timers()).isEmpty();
     assertThat(refused(RefusalReason.HTTP_TIMEOUT)).isEqualTo(1.0);
   }
 

@@ -229,6 +229,18 @@ class TopLimitedTest {
   }
 
   @Test
+  void node_hitsSummingPastTheLongRange_shownAsTheLargestLong() throws Exception {
+    WeirNode node = node(TopLimitedSettings.DEFAULTS);
+    ManagedChannel channel = channel(node);
+    nativeCall(channel, "max", Long.MAX_VALUE);
+    nativeCall(channel, "max", Long.MAX_VALUE);
+
+    String body = get(node, "/v1/TopLimited").body();
+
+    assertThat(body).contains("\"over_limit\":2,\"hits\":9223372036854775807,");
+  }
+
+  @Test
   void node_keysOlderThanTheWindow_leaveIt() throws Exception {
     WeirNode node = node(TopLimitedSettings.DEFAULTS);
     ManagedChannel channel = channel(node);
@@ -411,6 +423,54 @@ class TopLimitedTest {
     List<Struct> listed = keys(cluster);
     assertThat(listed).hasSize(5);
     assertThat(listed).allSatisfy(k -> assertThat(number(k, "over_limit")).isEqualTo(1));
+  }
+
+  @Test
+  void cluster_aMemberWithTheViewOff_listedAsUnreachableNamingTheSetting() throws Exception {
+    int g1 = freePort();
+    int g2 = freePort();
+    int p1 = freePort();
+    int p2 = freePort();
+    List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
+    WeirNode on = member(g1, p1, peers);
+    WeirNode off =
+        memberBuilder(g2, p2, peers)
+            .topLimited(new TopLimitedSettings(false, 100, false, 100))
+            .clock(clock)
+            .store(new InMemoryBucketStore(clock))
+            .start();
+    resources.add(off);
+    for (WeirNode node : List.of(on, off)) {
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> node.cluster().membership().ring().peers().size() == 2,
+          "both members on the ring");
+    }
+    ManagedChannel one = channel(on);
+    nativeCall(one, "k", 1);
+    nativeCall(one, "k", 1);
+
+    Struct cluster = topLimited(on, "?scope=cluster");
+
+    List<Struct> unreachable =
+        cluster.getFieldsOrThrow("unreachable").getListValue().getValuesList().stream()
+            .map(Value::getStructValue)
+            .toList();
+    assertThat(unreachable)
+        .as("the member whose keys are not counted")
+        .extracting(u -> text(u, "peer"))
+        .containsExactly("127.0.0.1:" + g2);
+    assertThat(text(unreachable.get(0), "error"))
+        .isEqualTo(
+            "error while asking for the top-limited keys of peer '127.0.0.1:"
+                + g2
+                + "': FAILED_PRECONDITION: this member does not count its top-limited keys"
+                + " (WEIR_TOP_LIMITED=false there); set WEIR_TOP_LIMITED=true on it to include"
+                + " them");
+    assertThat(keys(cluster)).extracting(k -> keyValue(k, 0)).containsExactly("k");
+    assertThat(on.cluster().liveness().troubled())
+        .as("a member that answers it counts no keys is not a troubled peer")
+        .isEmpty();
   }
 
   @Test

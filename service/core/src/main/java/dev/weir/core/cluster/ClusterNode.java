@@ -31,6 +31,7 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Backoff;
 import dev.weir.core.time.Clock;
 import dev.weir.core.time.Scheduler;
+import dev.weir.core.toplimited.TopLimitedOffException;
 import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
@@ -110,7 +111,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final Membership membership;
   private final PeerClientPool peers;
   private final PeerAddressChanges listenerMoves = new PeerAddressChanges();
-  private volatile Supplier<TopLimitedView> topLimited = () -> TopLimitedView.EMPTY;
+  private volatile Supplier<TopLimitedView> topLimited =
+      () -> {
+        throw new TopLimitedOffException();
+      };
   private final GlobalManager global;
   private final HandOff handOff;
   private final HandOn handOn;

@@ -1,5 +1,6 @@
 package dev.weir.core.toplimited;
 
+import dev.weir.core.engine.SaturatingMath;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -76,7 +77,8 @@ public final class SpaceSaving<K> {
   }
 
   /**
-   * Counts {@code weight} (at least 1) for {@code key}, with {@code hits} added to its second sum.
+   * Counts {@code weight} (at least 1) for {@code key}, with {@code hits} added to its second sum,
+   * which saturates at the ends of the long range.
    */
   public void offer(K key, long weight, long hits) {
     if (weight < 1) {
@@ -86,7 +88,7 @@ public final class SpaceSaving<K> {
     Counter<K> c = byKey.get(key);
     if (c != null) {
       c.count += weight;
-      c.hits += hits;
+      c.hits = SaturatingMath.add(c.hits, hits);
       siftDown(c.index);
       return;
     }

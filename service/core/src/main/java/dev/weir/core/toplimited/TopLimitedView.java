@@ -1,5 +1,6 @@
 package dev.weir.core.toplimited;
 
+import dev.weir.core.engine.SaturatingMath;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -50,10 +51,11 @@ public record TopLimitedView(List<TopLimitedEntry> entries, long floor, long tot
   }
 
   /**
-   * Returns {@code views} merged: a key's counts and hits are summed over the views that list it,
-   * and its error is the sum of their errors and of the floors of the views that do not (where it
-   * may have counted up to their floor); floors and totals are summed. So a merged count is within
-   * its error of the truth, which is at most the sum of the views' {@code total / counters}.
+   * Returns {@code views} merged: a key's counts and hits are summed over the views that list it
+   * (hits saturating at the ends of the long range), and its error is the sum of their errors and
+   * of the floors of the views that do not (where it may have counted up to their floor); floors
+   * and totals are summed. So a merged count is within its error of the truth, which is at most the
+   * sum of the views' {@code total / counters}.
    */
   public static TopLimitedView merge(List<TopLimitedView> views) {
     if (views.size() == 1) {
@@ -68,7 +70,7 @@ public record TopLimitedView(List<TopLimitedEntry> entries, long floor, long tot
       for (TopLimitedEntry e : view.entries()) {
         long[] sum = sums.computeIfAbsent(e.key(), k -> new long[4]);
         sum[0] += e.overLimit();
-        sum[1] += e.hits();
+        sum[1] = SaturatingMath.add(sum[1], e.hits());
         sum[2] += e.error();
         sum[3] += view.floor();
       }

@@ -142,6 +142,21 @@ class SpaceSavingTest {
   }
 
   @Test
+  void hits_summingPastTheLongRange_saturatesAtItsEnds() {
+    SpaceSaving<String> sketch = new SpaceSaving<>(2);
+
+    sketch.offer("a", 1, Long.MAX_VALUE);
+    sketch.offer("a", 1, Long.MAX_VALUE);
+    sketch.offer("b", 1, Long.MIN_VALUE);
+    sketch.offer("b", 1, -1);
+
+    assertThat(sketch.counted())
+        .containsExactlyInAnyOrder(
+            new SpaceSaving.Counted<>("a", 2, 0, Long.MAX_VALUE),
+            new SpaceSaving.Counted<>("b", 2, 0, Long.MIN_VALUE));
+  }
+
+  @Test
   void clear_empties() {
     SpaceSaving<String> sketch = offered(List.of("a", "b", "c", "d"), 2);
 

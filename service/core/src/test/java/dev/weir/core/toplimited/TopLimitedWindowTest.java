@@ -82,6 +82,27 @@ class TopLimitedWindowTest {
   }
 
   @Test
+  void merge_hitsSummingPastTheLongRange_saturateAtLongMax() {
+    TopLimitedView one =
+        new TopLimitedView(List.of(new TopLimitedEntry(key("a"), 1, Long.MAX_VALUE, 0)), 0, 1);
+    TopLimitedView two =
+        new TopLimitedView(List.of(new TopLimitedEntry(key("a"), 1, Long.MAX_VALUE, 0)), 0, 1);
+
+    assertThat(TopLimitedView.merge(List.of(one, two)).entries())
+        .containsExactly(new TopLimitedEntry(key("a"), 2, Long.MAX_VALUE, 0));
+  }
+
+  @Test
+  void view_minutesWhoseHitsSumPastTheLongRange_saturatesAtLongMax() {
+    TopLimitedWindow window = new TopLimitedWindow(5, 10);
+    window.record(key("a"), Long.MAX_VALUE, 0);
+    window.record(key("a"), Long.MAX_VALUE, MINUTE);
+
+    assertThat(window.view(MINUTE).entries())
+        .containsExactly(new TopLimitedEntry(key("a"), 2, Long.MAX_VALUE, 0));
+  }
+
+  @Test
   void manyMinutesOfFloods_heavyKeyCountWithinTheTotalOverCounters() {
     int counters = 20;
     TopLimitedWindow window = new TopLimitedWindow(5, counters);

@@ -444,7 +444,8 @@ public final class PeerClient implements AutoCloseable {
 
   /**
    * Asks the peer for its top-limited keys, at most {@code limit}, with deadline {@code timeout};
-   * fails with a {@link PeerException}.
+   * fails with a {@link PeerException}, whose status is {@code FAILED_PRECONDITION} when the peer
+   * does not count them (which does not count against the peer's health).
    */
   public CompletableFuture<TopLimitedView> topLimited(int limit, Duration timeout) {
     CompletableFuture<TopLimitedResp> call = new CompletableFuture<>();
@@ -452,7 +453,8 @@ public final class PeerClient implements AutoCloseable {
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .topLimited(TopLimitedReq.newBuilder().setLimit(limit).build(), observer(call)));
-    return wrap(call, "asking for the top-limited keys of").thenApply(TopLimitedProtos::fromProto);
+    return wrap(call, "asking for the top-limited keys of", Reporting.ASK)
+        .thenApply(TopLimitedProtos::fromProto);
   }
 
   /** Sends one {@code UpdatePeerGlobals} with {@code globals}, deadline {@code timeout}. */
@@ -686,7 +688,12 @@ public final class PeerClient implements AutoCloseable {
      * Successes and failures, except this peer's answer that it is not serving: a probe another
      * node relays through this one gets it from a peer that still drains the calls in flight to it.
      */
-    ONWARD
+    ONWARD,
+    /**
+     * Successes and failures, except the peer's answer that it keeps nothing of what was asked
+     * ({@code FAILED_PRECONDITION}): that peer answered.
+     */
+    ASK
   }
 
   private <T> CompletableFuture<T> wrap(CompletableFuture<T> call, String what) {
@@ -733,6 +740,9 @@ public final class PeerClient implements AutoCloseable {
               if (!notServing(error)) {
                 reportFailure(s, message);
               }
+            } else if (reporting == Reporting.ASK
+                && s.getCode() == Status.Code.FAILED_PRECONDITION) {
+              observer.answered(address);
             } else if (reporting != Reporting.NOTICE && reporting != Reporting.CONFIRM) {
               reportFailure(s, message);
             }

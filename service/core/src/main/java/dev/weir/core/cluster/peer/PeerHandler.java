@@ -5,6 +5,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
+import dev.weir.core.toplimited.TopLimitedOffException;
 import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
@@ -79,10 +80,12 @@ public interface PeerHandler {
 
   /**
    * Returns the keys this node answered over their limit most often in its recent window, what a
-   * peer's {@code TopLimited} call asks for; none by default.
+   * peer's {@code TopLimited} call asks for.
+   *
+   * @throws TopLimitedOffException when this node does not count them (the default)
    */
   default TopLimitedView topLimited() {
-    return TopLimitedView.EMPTY;
+    throw new TopLimitedOffException();
   }
 
   /**

@@ -22,6 +22,7 @@ import dev.weir.proto.gubernator.PushQuotaSharesResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
+import dev.weir.core.toplimited.TopLimitedOffException;
 import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.TopLimitedReq;
 import dev.weir.proto.gubernator.TopLimitedResp;
@@ -541,7 +542,9 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
    * Answers with this node's top-limited keys: at most {@code limit} of them (every one the
    * handler has when {@code limit} is not positive), and only the first that fit in {@link
    * TopLimitedProtos#MAX_ANSWER_BYTES}, so that long names and keys cannot make the answer larger
-   * than a peer message may be.
+   * than a peer message may be. A node that does not count them answers {@code
+   * FAILED_PRECONDITION} saying so, so that the asking node lists it among the members whose keys
+   * it lacks.
    */
   @Override
   public void topLimited(TopLimitedReq request, StreamObserver<TopLimitedResp> observer) {
@@ -552,6 +555,9 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
       }
       observer.onNext(TopLimitedProtos.toProto(view, TopLimitedProtos.MAX_ANSWER_BYTES));
       observer.onCompleted();
+    } catch (TopLimitedOffException e) {
+      observer.onError(
+          Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException());
     } catch (RuntimeException e) {
       observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
     }
