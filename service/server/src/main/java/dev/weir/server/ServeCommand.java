@@ -351,12 +351,13 @@ final class ServeCommand implements Command {
   }
 
   /**
-   * Checks that a static peer list entry of this node that names its peer port ({@code
-   * host:port@peerPort}) names the port its peer listener binds ({@code WEIR_PEER_ADDRESS}), which
-   * peers would otherwise call in vain; a peer listener on port 0 takes whatever port is free at
-   * start, which no entry can name, so only an entry without {@code @peerPort} agrees with it.
+   * Checks that the other nodes of a static peer list can call this node's peer listener ({@code
+   * WEIR_PEER_ADDRESS}): an entry of this node that names its peer port ({@code
+   * host:port@peerPort}) must name the port the listener binds, and the listener must not be on
+   * port 0, which takes whatever port is free at start: no entry can name it, and the other nodes
+   * call an entry without {@code @peerPort} at the peer port they share.
    *
-   * @throws ConfigException naming both variables, their values and what would agree
+   * @throws ConfigException naming the variables, their values and what would agree
    */
   static void checkOwnPeerPort(
       DiscoverySettings discovery,
@@ -406,6 +407,26 @@ final class ServeCommand implements Command {
               + PeerSettings.ADDRESS.name()
               + " to port "
               + listed);
+    }
+    if (port == 0) {
+      String value =
+          reader
+              .lookup(PeerSettings.ADDRESS)
+              .map(EnvReader.Setting::value)
+              .orElse(peers.address().toString());
+      throw new ConfigException(
+          PeerSettings.ADDRESS.name()
+              + "='"
+              + value
+              + "' is not valid with "
+              + reader.nameSet(ClusterSettings.STATIC_PEERS)
+              + " listing other nodes: port 0 has this node listen for peers on a port the system"
+              + " picks at start, which the other nodes cannot know, so they could not call it;"
+              + " set "
+              + PeerSettings.ADDRESS.name()
+              + " to a port of 1 to 65535, the peer port the nodes share (default "
+              + PeerSettings.DEFAULT_PORT
+              + ") or the one this node's entry names as host:port@peerPort");
     }
   }
 
