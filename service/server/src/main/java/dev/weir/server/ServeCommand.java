@@ -66,8 +66,9 @@ final class ServeCommand implements Command {
       README.md#configuration lists every variable; docs/weir.env.example is a --config file
       with each of them commented out.
 
-      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when a
-      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).\
+      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when the
+      node cannot start, e.g. a port in use (one line too; WEIR_LOG_LEVEL=debug adds the stack
+      trace); after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).\
       """;
 
   @Override
@@ -198,7 +199,9 @@ final class ServeCommand implements Command {
    * Starts a node from {@code builder}, printing why to {@code err} when it cannot start (after
    * {@code unknownVariables}, the warnings of unknown variables, when a setting is bad); returns
    * the node, or null with the exit status in {@code status[0]} (a start cut short by a stop is
-   * logged, not printed: the JVM's exit status is then the signal's).
+   * logged, not printed: the JVM's exit status is then the signal's). Any other failure of a
+   * component is one line too, exit status {@value #EXIT_START_FAILED}, its stack trace logged at
+   * debug level.
    */
   static WeirNode start(
       WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
@@ -219,6 +222,15 @@ final class ServeCommand implements Command {
       LOG.info(e.getMessage());
     } catch (IOException e) {
       err.println("cannot start: " + e);
+      status[0] = EXIT_START_FAILED;
+    } catch (RuntimeException e) {
+      LOG.debug("the node could not start", e);
+      err.println(
+          "cannot start: "
+              + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())
+              + " ("
+              + WeirConfig.LOG_LEVEL.name()
+              + "=debug logs the stack trace)");
       status[0] = EXIT_START_FAILED;
     }
     return null;
