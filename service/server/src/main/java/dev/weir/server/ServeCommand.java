@@ -66,8 +66,9 @@ final class ServeCommand implements Command {
       README.md#configuration lists every variable; docs/weir.env.example is a --config file
       with each of them commented out.
 
-      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when a
-      listener cannot start; after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).\
+      Exit status: 2 for a bad setting or argument (one line on stderr names it), 1 when the
+      node cannot start, e.g. a port in use (one line too; WEIR_LOG_LEVEL=debug adds the stack
+      trace); after a graceful stop, 143 on SIGTERM and 130 on Ctrl-C (SIGINT).\
       """;
 
   @Override
@@ -198,7 +199,9 @@ final class ServeCommand implements Command {
    * Starts a node from {@code builder}, printing why to {@code err} when it cannot start (after
    * {@code unknownVariables}, the warnings of unknown variables, when a setting is bad); returns
    * the node, or null with the exit status in {@code status[0]} (a start cut short by a stop is
-   * logged, not printed: the JVM's exit status is then the signal's).
+   * logged, not printed: the JVM's exit status is then the signal's). Any other failure of a
+   * component is one line too, exit status {@value #EXIT_START_FAILED}, its stack trace logged at
+   * debug level.
    */
   static WeirNode start(
       WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
@@ -219,6 +222,15 @@ final class ServeCommand implements Command {
       LOG.info(e.getMessage());
     } catch (IOException e) {
       err.println("cannot start: " + e);
+      status[0] = EXIT_START_FAILED;
+    } catch (RuntimeException e) {
+      LOG.debug("the node could not start", e);
+      err.println(
+          "cannot start: "
+              + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())
+              + " ("
+              + WeirConfig.LOG_LEVEL.name()
+              + "=debug logs the stack trace)");
       status[0] = EXIT_START_FAILED;
     }
     return null;
@@ -351,12 +363,13 @@ final class ServeCommand implements Command {
   }
 
   /**
-   * Checks that a static peer list entry of this node that names its peer port ({@code
-   * host:port@peerPort}) names the port its peer listener binds ({@code WEIR_PEER_ADDRESS}), which
-   * peers would otherwise call in vain; a peer listener on port 0 takes whatever port is free at
-   * start, which no entry can name, so only an entry without {@code @peerPort} agrees with it.
+   * Checks that the other nodes of a static peer list can call this node's peer listener ({@code
+   * WEIR_PEER_ADDRESS}): an entry of this node that names its peer port ({@code
+   * host:port@peerPort}) must name the port the listener binds, and the listener must not be on
+   * port 0, which takes whatever port is free at start: no entry can name it, and the other nodes
+   * call an entry without {@code @peerPort} at the peer port they share.
    *
-   * @throws ConfigException naming both variables, their values and what would agree
+   * @throws ConfigException naming the variables, their values and what would agree
    */
   static void checkOwnPeerPort(
       DiscoverySettings discovery,
@@ -406,6 +419,26 @@ final class ServeCommand implements Command {
               + PeerSettings.ADDRESS.name()
               + " to port "
               + listed);
+    }
+    if (port == 0) {
+      String value =
+          reader
+              .lookup(PeerSettings.ADDRESS)
+              .map(EnvReader.Setting::value)
+              .orElse(peers.address().toString());
+      throw new ConfigException(
+          PeerSettings.ADDRESS.name()
+              + "='"
+              + value
+              + "' is not valid with "
+              + reader.nameSet(ClusterSettings.STATIC_PEERS)
+              + " listing other nodes: port 0 has this node listen for peers on a port the system"
+              + " picks at start, which the other nodes cannot know, so they could not call it;"
+              + " set "
+              + PeerSettings.ADDRESS.name()
+              + " to a port of 1 to 65535, the peer port the nodes share (default "
+              + PeerSettings.DEFAULT_PORT
+              + ") or the one this node's entry names as host:port@peerPort");
     }
   }
 

@@ -391,13 +391,35 @@ class MainTest {
             + " can name, so peers could not call it; set WEIR_PEER_ADDRESS to port 41099");
   }
 
+  @ParameterizedTest
+  @ValueSource(
+      strings = {"127.0.0.1:41061,127.0.0.1:42061@42099", "127.0.0.1:42061,127.0.0.1:43061"})
+  void run_staticPeersWithoutOwnPeerPortAndPeerAddressOnPort0_exit2NamingPeerAddressAndValue(
+      String staticPeers) throws Exception {
+    int status =
+        runOnLoopback(
+            Map.of(
+                "WEIR_GRPC_ADDRESS", "127.0.0.1:41061",
+                "WEIR_PEER_ADDRESS", "127.0.0.1:0",
+                "WEIR_STATIC_PEERS", staticPeers,
+                "WEIR_PEER_SECRET", SECRET));
+
+    assertExitedWithLine(
+        status,
+        2,
+        "WEIR_PEER_ADDRESS='127.0.0.1:0' is not valid with WEIR_STATIC_PEERS listing other"
+            + " nodes: port 0 has this node listen for peers on a port the system picks at"
+            + " start, which the other nodes cannot know, so they could not call it; set"
+            + " WEIR_PEER_ADDRESS to a port of 1 to 65535, the peer port the nodes share"
+            + " (default 1052) or the one this node's entry names as host:port@peerPort");
+  }
+
   @Test
-  void settings_ownStaticPeerEntryWithoutPeerPortAndPeerAddressOnPort0_accepted() {
+  void settings_staticPeersAloneAndPeerAddressOnPort0_accepted() {
     Map<String, String> env = new HashMap<>();
     env.put("WEIR_GRPC_ADDRESS", "127.0.0.1:41061");
     env.put("WEIR_PEER_ADDRESS", "127.0.0.1:0");
-    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061,127.0.0.1:42061@42099");
-    env.put("WEIR_PEER_SECRET", SECRET);
+    env.put("WEIR_STATIC_PEERS", "127.0.0.1:41061");
 
     assertThat(ServeCommand.NodeSettings.read(env).peers().address().port()).isZero();
   }

@@ -8,11 +8,21 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.FakeClock;
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.testkit.InMemoryBucketStore;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class ServeCommandTest {
 
@@ -51,6 +61,52 @@ class ServeCommandTest {
             CONFIG, OpsSettings.DEFAULTS, node, ClusterSettings.defaults(), "WEIR_CACHE_SIZE=10");
 
     assertThat(line).endsWith(" handoff=true peer_failure_mode=reroute settings: WEIR_CACHE_SIZE=10");
+  }
+
+  @Test
+  void start_componentFailsWithAnUnexpectedRuntimeException_exit1WithOneLineAndTheTraceAtDebug() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int[] status = {0};
+    Logger logger = (Logger) LoggerFactory.getLogger(ServeCommand.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    Level level = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    WeirNode started;
+    try {
+      started =
+          ServeCommand.start(
+              WeirNode.builder(CONFIG)
+                  .clock(clock)
+                  .store(new InMemoryBucketStore(clock))
+                  .warmUp(Duration.ZERO)
+                  .extraHttpRoutes(
+                      health -> {
+                        throw new IllegalStateException("the extra routes cannot be made");
+                      }),
+              new PrintStream(err, true, StandardCharsets.UTF_8),
+              status,
+              List.of());
+    } finally {
+      logger.detachAppender(logged);
+      logger.setLevel(level);
+    }
+
+    assertThat(started).isNull();
+    assertThat(status[0]).isEqualTo(ServeCommand.EXIT_START_FAILED);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(
+            "cannot start: the extra routes cannot be made (WEIR_LOG_LEVEL=debug logs the stack trace)"
+                + System.lineSeparator());
+    assertThat(logged.list)
+        .singleElement()
+        .satisfies(
+            event -> {
+              assertThat(event.getLevel()).isEqualTo(Level.DEBUG);
+              assertThat(event.getThrowableProxy().getClassName())
+                  .isEqualTo(IllegalStateException.class.getName());
+            });
   }
 
   @Test

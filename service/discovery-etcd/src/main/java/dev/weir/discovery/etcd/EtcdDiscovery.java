@@ -22,6 +22,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -56,6 +57,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(EtcdDiscovery.class);
   private static final long MIN_BACKOFF_MS = 200;
   private static final long MAX_BACKOFF_MS = 5_000;
+  /** How many characters of an unreadable registration's value a warning shows. */
+  private static final int VALUE_SHOWN = 80;
   /**
    * The mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code mechanism}
    * label of the discovery error counter.
@@ -74,6 +77,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final RateLimitedLogger warnings = RateLimitedLogger.of(EtcdDiscovery.class);
 
   private final Map<String, PeerInfo> registered = new HashMap<>();
+  /** The keys under the prefix whose value is no registration, with the value warned about. */
+  private final Map<String, String> unreadable = new HashMap<>();
   private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
   private Set<String> delivered = Set.of();
@@ -267,9 +272,12 @@ public final class EtcdDiscovery implements PeerDiscovery {
       GetResponse snapshot =
           await(client.getKVClient().get(prefix, GetOption.builder().isPrefix(true).build()));
       registered.clear();
+      Set<String> keys = new HashSet<>();
       for (KeyValue kv : snapshot.getKvs()) {
+        keys.add(kv.getKey().toString(StandardCharsets.UTF_8));
         put(kv);
       }
+      unreadable.keySet().retainAll(keys);
       deliver();
       watcher =
           client
@@ -326,6 +334,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
         case DELETE -> {
           ByteSequence deleted = event.getKeyValue().getKey();
           registered.remove(deleted.toString(StandardCharsets.UTF_8));
+          unreadable.remove(deleted.toString(StandardCharsets.UTF_8));
           if (deleted.equals(key)) {
             registerAgain(id);
           }
@@ -392,15 +401,36 @@ public final class EtcdDiscovery implements PeerDiscovery {
     }
   }
 
+  /**
+   * Takes the registration {@code kv} in, or leaves a key whose value is no registration ({@link
+   * PeerInfo#read}) off the ring, warning once for each value it holds.
+   */
   private void put(KeyValue kv) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8);
-    PeerInfo info = PeerInfo.parse(kv.getValue().toString(StandardCharsets.UTF_8));
-    String address = info != null ? info.grpcAddress() : k.substring(settings.keyPrefix().length());
-    if (address.isEmpty()) {
-      warnings.warn("etcd key " + k, "ignoring etcd key {} without a peer address", k);
+    String v = kv.getValue().toString(StandardCharsets.UTF_8);
+    PeerInfo info;
+    try {
+      info = PeerInfo.read(v);
+    } catch (IllegalArgumentException e) {
+      registered.remove(k);
+      if (!v.equals(unreadable.put(k, v))) {
+        log.warn(
+            "ignoring etcd key {}: its value '{}' is not a peer registration: {}; expected"
+                + " Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or a"
+                + " bare host:port",
+            k,
+            shown(v),
+            e.getMessage());
+      }
       return;
     }
-    registered.put(k, info != null ? info : new PeerInfo(address, ""));
+    unreadable.remove(k);
+    registered.put(k, info);
+  }
+
+  /** Returns {@code value}, cut to its first {@value #VALUE_SHOWN} characters. */
+  private static String shown(String value) {
+    return value.length() <= VALUE_SHOWN ? value : value.substring(0, VALUE_SHOWN) + "...";
   }
 
   private void deliver() {

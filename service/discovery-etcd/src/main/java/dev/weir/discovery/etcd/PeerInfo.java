@@ -1,5 +1,6 @@
 package dev.weir.discovery.etcd;
 
+import dev.weir.core.config.HostPort;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -43,28 +44,60 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   static PeerInfo parse(String json) {
     try {
       return parseObject(json);
-    } catch (NumberFormatException e) {
+    } catch (IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /**
+   * Reads the value of a registration: the JSON object {@link #parse} reads or, as Gubernator reads
+   * the registrations of its older versions, a bare gRPC address ({@code host:port}), the member's
+   * address with no data center.
+   *
+   * @throws IllegalArgumentException saying why {@code value} is neither
+   */
+  static PeerInfo read(String value) {
+    String text = value.strip();
+    if (text.startsWith("{")) {
+      try {
+        return parseObject(text);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("a \\u escape is not 4 hex digits", e);
+      }
+    }
+    try {
+      HostPort.parseGrpcTarget(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "not a JSON object, nor a bare host:port address (" + e.getMessage() + ")", e);
+    }
+    return new PeerInfo(text, "");
   }
 
   private static PeerInfo parseObject(String json) {
     Map<String, String> fields = new HashMap<>();
     int[] at = {skip(json, 0)};
     if (at[0] >= json.length() || json.charAt(at[0]) != '{') {
-      return null;
+      throw new IllegalArgumentException("not a JSON object");
     }
     at[0] = skip(json, at[0] + 1);
     while (at[0] < json.length() && json.charAt(at[0]) != '}') {
+      int nameAt = at[0];
       String name = string(json, at);
+      if (name == null) {
+        throw new IllegalArgumentException(
+            "expected a field name in double quotes at character " + nameAt);
+      }
       at[0] = skip(json, at[0]);
-      if (name == null || at[0] >= json.length() || json.charAt(at[0]) != ':') {
-        return null;
+      if (at[0] >= json.length() || json.charAt(at[0]) != ':') {
+        throw new IllegalArgumentException(
+            "expected ':' after the field name \"" + name + "\" at character " + at[0]);
       }
       at[0] = skip(json, at[0] + 1);
       String value = string(json, at);
       if (value == null) {
-        return null;
+        throw new IllegalArgumentException(
+            "the field \"" + name + "\" is not a string (character " + at[0] + ")");
       }
       fields.put(name, value);
       at[0] = skip(json, at[0]);
@@ -74,7 +107,7 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
     }
     String address = either(fields, "grpc-address", "grpc_address");
     if (address.isEmpty()) {
-      return null;
+      throw new IllegalArgumentException("no grpc-address (or grpc_address) field with an address");
     }
     return new PeerInfo(
         address,

@@ -4,6 +4,10 @@ import static dev.weir.core.discovery.RecordingListener.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.discovery.RecordingListener;
 import dev.weir.core.testkit.EtcdProcess;
 import dev.weir.core.testkit.RecordingMetrics;
@@ -28,6 +32,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Etcd discovery against a real etcd: {@code WEIR_TEST_ETCD} when set (as {@code .ci/run} does),
@@ -105,6 +110,51 @@ class EtcdDiscoveryIT {
               "{\"grpc-address\":\"10.0.0.1:1051\",\"data-center\":\"dc1\","
                   + "\"grpc_address\":\"10.0.0.1:1051\",\"data_center\":\"dc1\"}");
       assertThat(kvs.get(0).getLease()).isNotZero();
+    }
+  }
+
+  @Test
+  void keyWhoseValueIsNotAPeerRecord_leftOffTheRingAndWarnedOncePerValue() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      KV kv = admin.getKVClient();
+      String handWritten = prefix + "x";
+      kv.put(bytes(handWritten), bytes("hello")).get(5, TimeUnit.SECONDS);
+      RecordingListener seen =
+          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051");
+
+      kv.put(bytes(handWritten), bytes("hello")).get(5, TimeUnit.SECONDS);
+      kv.put(bytes(prefix + "10.0.0.2:1051"), bytes("{\"grpc-address\":\"10.0.0.2:1051\"}"))
+          .get(5, TimeUnit.SECONDS);
+      assertThat(eventually(WAIT, () -> seen.last().contains("10.0.0.2:1051"))).isTrue();
+
+      assertThat(seen.received())
+          .allSatisfy(peers -> assertThat(peers).doesNotContain("x", "hello"));
+      assertThat(warningsAbout(logged, handWritten))
+          .singleElement()
+          .asString()
+          .contains("'hello'", "not a JSON object");
+
+      kv.put(bytes(handWritten), bytes("{\"data-center\":\"\"}")).get(5, TimeUnit.SECONDS);
+      assertThat(eventually(WAIT, () -> warningsAbout(logged, handWritten).size() == 2)).isTrue();
+      assertThat(warningsAbout(logged, handWritten).get(1)).contains("no grpc-address");
+      assertThat(seen.last()).containsExactlyInAnyOrder("10.0.0.1:1051", "10.0.0.2:1051");
+    } finally {
+      logger.detachAppender(logged);
+    }
+  }
+
+  /** Returns the WARN lines of {@code logged} that name {@code key}. */
+  private static List<String> warningsAbout(ListAppender<ILoggingEvent> logged, String key) {
+    synchronized (logged) {
+      return logged.list.stream()
+          .filter(e -> e.getLevel() == Level.WARN)
+          .map(ILoggingEvent::getFormattedMessage)
+          .filter(m -> m.contains(key))
+          .toList();
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.weir.discovery.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
@@ -65,5 +66,25 @@ class PeerInfoTest {
     assertThat(PeerInfo.parse("{\"data_center\":\"a\"}")).isNull();
     assertThat(PeerInfo.parse("{\"data-center\":\"a\",\"grpc-address\":\"\"}")).isNull();
     assertThat(PeerInfo.parse("{\"grpc_address\":\"\\uZZZZ\"}")).isNull();
+  }
+
+  @Test
+  void read_bareAddress_theMemberWithoutDataCenterAsGubernatorReadsItsOlderRegistrations() {
+    assertThat(PeerInfo.read("10.0.0.1:1051")).isEqualTo(new PeerInfo("10.0.0.1:1051", ""));
+  }
+
+  @Test
+  void read_neitherJsonNorAddress_refusedSayingWhy() {
+    assertThatThrownBy(() -> PeerInfo.read("hello"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("not a JSON object, nor a bare host:port address (");
+    assertThatThrownBy(() -> PeerInfo.read("{\"data-center\":\"dc1\"}"))
+        .hasMessage("no grpc-address (or grpc_address) field with an address");
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":1051}"))
+        .hasMessage("the field \"grpc-address\" is not a string (character 16)");
+    assertThatThrownBy(() -> PeerInfo.read("{grpc-address:\"10.0.0.1:1051\"}"))
+        .hasMessage("expected a field name in double quotes at character 1");
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc_address\":\"\\uZZZZ\"}"))
+        .hasMessage("a \\u escape is not 4 hex digits");
   }
 }
