@@ -50,8 +50,8 @@ final class RatelimitCommand implements Command {
       Weir's WEIR_* peer and discovery settings still apply.
       docs/migrating-from-ratelimit.md lists every variable.
 
-      Exit status: 2 for a bad setting (one line on stderr names it), 1 when a listener cannot
-      start.\
+      Exit status: 2 for a bad setting (one line on stderr names it), 1 when the node cannot
+      start, e.g. a port in use (one line too; WEIR_LOG_LEVEL=debug adds the stack trace).\
       """;
 
   @Override
