@@ -940,11 +940,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     if (restoredPending.isEmpty()) {
       return;
     }
+    List<String> released = new ArrayList<>();
     for (String key : sent) {
-      if (!failed.contains(key)) {
-        restoredPending.remove(key);
+      if (!failed.contains(key) && restoredPending.remove(key)) {
+        released.add(key);
       }
     }
+    handOff.forgetRestored(released);
     if (restoredPending.isEmpty()) {
       restoredPending = Set.of();
       restoredPendingPeak = 0;

@@ -157,6 +157,9 @@ class ClusterSnapshotTest {
 
     for (Node node : cluster.nodes()) {
       assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
+      assertThat(node.cluster().handOff().restoredHeld())
+          .as("watched by %s's hand-off", node.address())
+          .isZero();
     }
     assertThat(remainingAsked(cluster.node(2))).containsOnly(7L);
   }
