@@ -144,6 +144,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private volatile boolean serving;
   private volatile boolean left;
   private final BucketStore store;
+  private final Clock clock;
   private volatile SnapshotDirectory snapshots;
   // Guarded by this: whether the snapshot directory was loaded, and the restored keys not yet
   // acknowledged by their owner (released once acknowledged, expired or owned here).
@@ -217,6 +218,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.self = self;
     this.settings = settings;
     this.store = store;
+    this.clock = clock;
     this.scheduler = scheduler;
     this.liveness = new PeerLiveness(clock);
     boolean reroute = settings.peerFailureMode() == PeerFailureMode.REROUTE;
@@ -764,11 +766,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   /**
-   * Loads every snapshot file of the {@linkplain #useSnapshots snapshot directory} (once; {@link
+   * Loads the snapshot files of the {@linkplain #useSnapshots snapshot directory} (once; {@link
    * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
-   * for a first snapshot; returns how many live buckets it merged. Files that fail a check are
-   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
-   * Does nothing without a snapshot directory.
+   * for a first snapshot; returns how many live buckets the store kept. It claims further files
+   * only while the buckets it restored and those the next file declares fit the store's {@linkplain
+   * BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file first and always at
+   * least one, leaving the others to the nodes that start after it (logged at INFO); when the
+   * files it loaded hold more live buckets than the store, it keeps the most consumed ({@link
+   * RestoredBuckets}) and logs at WARN how many it dropped. Files that fail a check are logged and
+   * ignored, and so is a directory this node could not save to (at ERROR, naming it). Does nothing
+   * without a snapshot directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
@@ -776,15 +783,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return 0;
     }
     directory.check().ifPresent(problem -> LOG.error(problem));
-    Set<String> keys = new HashSet<>();
     long started = System.nanoTime();
-    SnapshotDirectory.Loaded loaded =
-        directory.load(
-            b -> {
-              if (handOff.restore(b)) {
-                keys.add(b.getKey());
-              }
-            });
+    RestoredBuckets buckets = new RestoredBuckets(store, handOff, clock);
+    SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::fits);
+    Set<String> keys = buckets.keys();
     restored = true;
     restoredPending = keys;
     restoredPendingPeak = keys.size();
@@ -797,6 +799,29 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           directory.dir(),
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
           loaded.rejected().size());
+    }
+    long dropped = buckets.live() - keys.size();
+    if (dropped > 0) {
+      LOG.warn(
+          "dropped {} of the {} live buckets restored from snapshot files in {}, keeping the {}"
+              + " most consumed: this node's cache, WEIR_CACHE_SIZE={}, holds no more; set it to at"
+              + " least {} to restore them all",
+          dropped,
+          buckets.live(),
+          directory.dir(),
+          keys.size(),
+          buckets.capacity(),
+          buckets.live() > buckets.capacity() ? buckets.live() : buckets.capacity() + dropped);
+    }
+    if (!loaded.left().isEmpty()) {
+      LOG.info(
+          "left {} snapshot files in {} for the nodes that start next ({}): with the {} buckets"
+              + " restored, their buckets do not fit WEIR_CACHE_SIZE={}",
+          loaded.left().size(),
+          directory.dir(),
+          loaded.left().stream().map(p -> p.getFileName().toString()).toList(),
+          keys.size(),
+          buckets.capacity());
     }
     return keys.size();
   }
@@ -944,11 +969,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     if (restoredPending.isEmpty()) {
       return;
     }
+    List<String> released = new ArrayList<>();
     for (String key : sent) {
-      if (!failed.contains(key)) {
-        restoredPending.remove(key);
+      if (!failed.contains(key) && restoredPending.remove(key)) {
+        released.add(key);
       }
     }
+    handOff.forgetRestored(released);
     if (restoredPending.isEmpty()) {
       restoredPending = Set.of();
       restoredPendingPeak = 0;

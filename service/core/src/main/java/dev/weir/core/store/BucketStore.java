@@ -45,4 +45,12 @@ public interface BucketStore {
 
   /** Returns an estimate of the number of live entries. */
   long size();
+
+  /**
+   * Returns the most buckets the store holds ({@code WEIR_CACHE_SIZE}); {@link Long#MAX_VALUE}
+   * when it is not bounded.
+   */
+  default long capacity() {
+    return Long.MAX_VALUE;
+  }
 }

@@ -48,6 +48,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   static final int MIN_SEGMENT_SIZE = 64;
 
   private final Clock clock;
+  private final int maximumSize;
   private final Segment[] segments;
   private final int segmentShift;
 
@@ -63,6 +64,7 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     }
     this.clock = clock;
     int max = (int) Math.min(Integer.MAX_VALUE, maximumSize);
+    this.maximumSize = max;
     int count = Integer.highestOneBit(Math.max(1, Math.min(MAX_SEGMENTS, max / MIN_SEGMENT_SIZE)));
     this.segments = new Segment[count];
     for (int i = 0; i < count; i++) {
@@ -124,6 +126,15 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
       size += segment.size;
     }
     return size;
+  }
+
+  /**
+   * Returns {@code maximumSize}: the sum of the segments' shares, each of which evicts once full,
+   * so fewer buckets than this may already evict when their keys crowd one segment.
+   */
+  @Override
+  public long capacity() {
+    return maximumSize;
   }
 
   /** Removes every expired entry now. */

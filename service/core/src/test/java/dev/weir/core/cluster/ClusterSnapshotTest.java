@@ -2,13 +2,22 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.cluster.peer.PeerFailureMode;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
+import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.Status;
+import dev.weir.core.store.BucketStore;
+import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -26,7 +35,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.TreeSet;
@@ -37,6 +48,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * Counts that survive a full restart ({@code WEIR_SNAPSHOT_DIR}): every node of a {@link
@@ -56,11 +68,19 @@ class ClusterSnapshotTest {
   private final FakeScheduler timers = new FakeScheduler(clock);
   private final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
   private LocalCluster cluster;
+  private final List<ClusterNode> restoring = new ArrayList<>();
+  private final ExecutorScheduler restoringTimers = new ExecutorScheduler("snapshot-test", 1);
+  private ListAppender<ILoggingEvent> appender;
 
   @AfterEach
   void stop() {
     if (cluster != null) {
       cluster.close();
+    }
+    restoring.forEach(ClusterNode::close);
+    restoringTimers.close();
+    if (appender != null) {
+      ((Logger) LoggerFactory.getLogger(ClusterNode.class)).detachAppender(appender);
     }
   }
 
@@ -148,6 +168,121 @@ class ClusterSnapshotTest {
     assertThat(files(".*\\.weirsnap.*")).as("consumed files are deleted").isEmpty();
   }
 
+  /**
+   * Writes the snapshot of {@code writer} with {@code buckets} token buckets of limit 200, the
+   * {@code i}th with {@code i + 1} hits; returns their states by key.
+   */
+  private Map<String, BucketState> savedBy(String writer, int buckets) throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    long now = clock.wallMillis();
+    for (int i = 0; i < buckets; i++) {
+      store.put(
+          "h_" + writer + "/" + i,
+          new TokenBucketState(Status.UNDER_LIMIT, 200, WINDOW, 199 - i, now, now + WINDOW));
+    }
+    new SnapshotDirectory(dir, writer, new PeerInputValidator(InputLimits.DEFAULTS, writer), clock)
+        .save(store);
+    Map<String, BucketState> saved = new HashMap<>();
+    store.forEach(saved::put);
+    return saved;
+  }
+
+  /** Returns a member {@code self} on {@link #dir} over {@code store}, not joined. */
+  private ClusterNode restoringNode(String self, BucketStore store) {
+    ClusterNode node =
+        new ClusterNode(
+            self,
+            ClusterForwardingTest.SETTINGS,
+            store,
+            new LocalLimiter(engine, store, clock)::decide,
+            restoringTimers,
+            clock,
+            null);
+    restoring.add(node);
+    node.useSnapshots(
+        new SnapshotDirectory(
+            dir, self, new PeerInputValidator(InputLimits.DEFAULTS, self), clock));
+    return node;
+  }
+
+  private List<String> logged(Level level) {
+    return appender.list.stream()
+        .filter(e -> e.getLevel() == level)
+        .map(ILoggingEvent::getFormattedMessage)
+        .toList();
+  }
+
+  private void recordLog() {
+    appender = new ListAppender<>();
+    appender.start();
+    Logger log = (Logger) LoggerFactory.getLogger(ClusterNode.class);
+    log.addAppender(appender);
+    log.setLevel(Level.INFO);
+  }
+
+  /**
+   * Three nodes sharing one directory, each with a cache of 50 buckets, start one after the other
+   * on three files of 40: each claims one file, its own first, and leaves the others to the nodes
+   * that start after it, so every bucket is in a store as it was saved.
+   */
+  @Test
+  void sharedDirectory_filesBeyondTheCache_areLeftForTheNodesThatStartNext() throws IOException {
+    Map<String, BucketState> saved = new HashMap<>();
+    for (String writer : List.of("10.0.0.1:1051", "10.0.0.2:1051", "10.0.0.3:1051")) {
+      saved.putAll(savedBy(writer, 40));
+    }
+    List<BucketStore> stores = new ArrayList<>();
+    List<Integer> restored = new ArrayList<>();
+    List<List<String>> left = new ArrayList<>();
+
+    for (String self : List.of("10.0.0.3:1051", "10.0.0.8:1051", "10.0.0.9:1051")) {
+      BucketStore store = new ClockBucketStore(clock, 50);
+      stores.add(store);
+      restored.add(restoringNode(self, store).restoreSnapshots());
+      left.add(files(".*\\.weirsnap.*").stream().sorted().toList());
+    }
+
+    assertThat(restored).as("live buckets each node kept").containsExactly(40, 40, 40);
+    assertThat(left)
+        .as("files left after each start: its own file first, then the others in name order")
+        .containsExactly(
+            List.of("10.0.0.1_1051.weirsnap", "10.0.0.2_1051.weirsnap"),
+            List.of("10.0.0.2_1051.weirsnap"),
+            List.of());
+    Map<String, BucketState> held = new HashMap<>();
+    stores.forEach(store -> store.forEach(held::put));
+    assertThat(held).isEqualTo(saved);
+  }
+
+  /**
+   * A node whose one file holds more live buckets than its cache keeps the most consumed ones that
+   * fit, logs at WARN how many it dropped and why, and counts in its INFO line only those it kept.
+   */
+  @Test
+  void oneFileWithMoreLiveBucketsThanTheCache_keepsTheMostConsumedAndSaysHowManyItDropped()
+      throws IOException {
+    Map<String, BucketState> saved = savedBy("10.0.0.1:1051", 150);
+    ClockBucketStore store = new ClockBucketStore(clock, 100);
+    recordLog();
+
+    int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
+
+    assertThat(restored).isEqualTo(100);
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
+    Map<String, BucketState> mostConsumed = new HashMap<>();
+    for (int i = 50; i < 150; i++) {
+      String key = "h_10.0.0.1:1051/" + i;
+      mostConsumed.put(key, saved.get(key));
+    }
+    assertThat(held).as("the 100 buckets with the most hits").isEqualTo(mostConsumed);
+    assertThat(logged(Level.WARN))
+        .singleElement()
+        .asString()
+        .contains("dropped 50 of the 150 live buckets", "WEIR_CACHE_SIZE=100", "at least 150");
+    assertThat(logged(Level.INFO)).anyMatch(m -> m.startsWith("restored 100 live buckets of 150"));
+  }
+
   @Test
   void fullRestart_everyOwnerAcknowledged_noRestoredKeyHeldAnyMore() {
     cluster = start(3);
@@ -157,6 +292,9 @@ class ClusterSnapshotTest {
 
     for (Node node : cluster.nodes()) {
       assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
+      assertThat(node.cluster().handOff().restoredHeld())
+          .as("watched by %s's hand-off", node.address())
+          .isZero();
     }
     assertThat(remainingAsked(cluster.node(2))).containsOnly(7L);
   }

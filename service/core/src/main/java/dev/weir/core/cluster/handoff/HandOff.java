@@ -89,6 +89,8 @@ public final class HandOff {
   private final Cache<String, Lineage> lineage;
   // The keys of buckets being transferred, each with its watch, shared by overlapping transfers.
   private final ConcurrentHashMap<String, Watch> transferring = new ConcurrentHashMap<>();
+  // The restored keys held for their owners (restore until forgetRestored), each with its watch.
+  private final ConcurrentHashMap<String, Restored> restored = new ConcurrentHashMap<>();
   private CompletableFuture<Void> pending = CompletableFuture.completedFuture(null);
   private volatile boolean closed;
 
@@ -179,7 +181,8 @@ public final class HandOff {
 
   /**
    * Notes that the bucket of {@code key} is about to be written as the copy of a GLOBAL bucket this
-   * node does not own: a transfer in flight does not send it again; when the write is the owner's
+   * node does not own: a transfer in flight does not send it again, and a {@linkplain #restore
+   * restored} key held for its owner is sent as it was last sent; when the write is the owner's
    * broadcast ({@code ownersState}), which already holds the hits a sender's later snapshot would
    * add, the next snapshot of it received is merged as a first one.
    */
@@ -188,6 +191,12 @@ public final class HandOff {
       Watch watch = transferring.get(key);
       if (watch != null) {
         watch.copied = true;
+      }
+    }
+    if (!restored.isEmpty()) {
+      Restored held = restored.get(key);
+      if (held != null) {
+        held.copied = true;
       }
     }
     if (ownersState && lineage.estimatedSize() != 0) {
@@ -269,8 +278,9 @@ public final class HandOff {
   /**
    * Merges {@code bucket}, restored from a snapshot file, into the store with the rule for a first
    * snapshot ({@link BucketMerge#moreConsumed}): several files may hold copies of one bucket (the
-   * owner's and the copies hand-off left behind), and the most consumed is the latest. Returns
-   * false, storing nothing, when it carries no state or has expired.
+   * owner's and the copies hand-off left behind), and the most consumed is the latest. The key is
+   * held for {@link #handOver} until {@link #forgetRestored}. Returns false, storing nothing, when it
+   * carries no state or has expired.
    */
   public boolean restore(BucketSnapshot bucket) {
     long now = clock.wallMillis();
@@ -279,6 +289,10 @@ public final class HandOff {
       return false;
     }
     BucketState incoming = state.get();
+    Restored held = restored.computeIfAbsent(bucket.getKey(), k -> new Restored());
+    synchronized (held) {
+      held.state = BucketMerge.moreConsumed(held.state, incoming, now);
+    }
     store.update(
         bucket.getKey(),
         now,
@@ -287,14 +301,45 @@ public final class HandOff {
   }
 
   /**
+   * Stops holding the restored {@code keys} for {@link #handOver}: their owner acknowledged them,
+   * they expired, they are owned here or they were not kept.
+   */
+  public void forgetRestored(Collection<String> keys) {
+    if (!restored.isEmpty()) {
+      keys.forEach(restored::remove);
+    }
+  }
+
+  /** Returns how many restored keys are held for {@link #handOver}. */
+  public int restoredHeld() {
+    return restored.size();
+  }
+
+  /**
    * Sends the live buckets of {@code keys} whose owner on {@code ring} is another node to that
    * owner with {@code TransferBuckets}, as they are now, keeping them here; completes with the
-   * keys whose transfer failed (empty when every owner acknowledged).
+   * keys whose transfer failed (empty when every owner acknowledged). A {@linkplain #restore
+   * restored} key whose bucket was written as a GLOBAL copy since it was restored is sent as it was
+   * last sent (as restored, before its first send), as a ring change's resend does: the copy holds
+   * the owner's broadcast, or hits this node answered as a non-owner that reach the owner through
+   * the GLOBAL sync, and the owner would count them again.
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
     List<Handed> read = new ArrayList<>(keys.size());
     for (String key : keys) {
-      read.add(new Handed(key, store.get(key).orElse(null), null));
+      // the state, then the watch: a copy write marks the watch, then writes
+      BucketState now = store.get(key).orElse(null);
+      Restored held = restored.get(key);
+      if (held != null) {
+        synchronized (held) {
+          if (held.copied) {
+            now = held.state;
+          } else if (now != null) {
+            held.state = now;
+          }
+        }
+      }
+      read.add(new Handed(key, now, null));
     }
     Map<String, List<Handed>> byOwner = new HashMap<>();
     byOwner(read, ring, clock.wallMillis(), byOwner);
@@ -563,6 +608,15 @@ public final class HandOff {
   private static final class Watch {
     volatile boolean copied;
     int holders;
+  }
+
+  /**
+   * The watch of a restored key: whether its bucket was written as a GLOBAL copy since it was
+   * restored, and the state to send then (the one last sent, or as restored before the first send).
+   */
+  private static final class Restored {
+    volatile boolean copied;
+    BucketState state;
   }
 
   /** The last snapshot of a key merged here, and who sent it. */

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.LongPredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -38,11 +39,12 @@ import org.slf4j.LoggerFactory;
  * restart: one {@link SnapshotFile} per node, named after its advertised address.
  *
  * <p>{@link #save} writes this node's live buckets to a temporary file, forces it to disk, renames
- * it over the node's file atomically and forces the directory. {@link #load} claims every snapshot
- * file in the directory (any node's: a pod may come back under another name) by renaming it to
- * {@code .loading-<millis>}, so two nodes sharing the directory never both load one (a name of its
- * own, so that a claim never replaces one left by an earlier start); it passes the buckets
- * of each valid file on and deletes the file, so a second restart does not load it again. A file
+ * it over the node's file atomically and forces the directory. {@link #load} claims the snapshot
+ * files in the directory (any node's: a pod may come back under another name; its own first) by
+ * renaming each to {@code .loading-<millis>}, so two nodes sharing the directory never both load
+ * one (a name of its own, so that a claim never replaces one left by an earlier start), as long as
+ * the loading node's cache has room for them; it passes the buckets of each valid file on and
+ * deletes the file, so a second restart does not load it again. A file
  * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
  * unused. A claimed file left by a start that did not finish loading it is loaded by a later start
  * (see {@link #STALE_CLAIM}).
@@ -237,6 +239,19 @@ public final class SnapshotDirectory {
    * found. A missing directory holds nothing.
    */
   public Loaded load(Consumer<BucketSnapshot> sink) {
+    return load(sink, buckets -> true);
+  }
+
+  /**
+   * Claims the snapshot files in the directory, this node's own first, then the others in name
+   * order, checks each whole and passes the buckets of the valid ones to {@code sink} (expired ones
+   * included: the receiver drops them); returns what it found. Files are claimed until one was
+   * loaded; each one after that only when {@code fits} accepts the bucket count its header
+   * declares (expired ones included), asked just before it is claimed, so that the loading node's
+   * cache holds what it loads: the files it leaves stay for the nodes that start after it ({@link
+   * Loaded#left()}). A missing directory holds nothing.
+   */
+  public Loaded load(Consumer<BucketSnapshot> sink, LongPredicate fits) {
     Loaded loaded = new Loaded();
     if (!Files.isDirectory(dir)) {
       return loaded;
@@ -249,7 +264,15 @@ public final class SnapshotDirectory {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
       return loaded;
     }
+    Path own = ownFile();
+    if (files.remove(own)) {
+      files.add(0, own);
+    }
     for (Path file : files) {
+      if (!loaded.files.isEmpty() && !fits.test(declaredBuckets(file))) {
+        loaded.left.add(file);
+        continue;
+      }
       Path claimed = unusedName(file.getFileName() + CLAIMED + "-" + clock.wallMillis(), "");
       try {
         markClaimTime(file);
@@ -263,6 +286,16 @@ public final class SnapshotDirectory {
       loadClaimed(file, claimed, sink, loaded);
     }
     return loaded;
+  }
+
+  // The bucket count file's header declares; 0 when the header cannot be read or fails its checks
+  // (the file is then claimed and set aside whole, or was claimed by another node meanwhile).
+  private long declaredBuckets(Path file) {
+    try {
+      return SnapshotFile.readHeader(file, validator, clock.wallMillis()).buckets();
+    } catch (IOException | SnapshotFile.Invalid e) {
+      return 0;
+    }
   }
 
   private List<Path> list(String glob) throws IOException {
@@ -414,10 +447,14 @@ public final class SnapshotDirectory {
     }
   }
 
-  /** What {@link #load} found: the files whose buckets it passed on and the files it ignored. */
+  /**
+   * What {@link #load} found: the files whose buckets it passed on, the files it ignored and the
+   * files it left for other nodes.
+   */
   public static final class Loaded {
     private final List<Path> files = new ArrayList<>();
     private final List<Path> rejected = new ArrayList<>();
+    private final List<Path> left = new ArrayList<>();
     private int buckets;
 
     /** Returns the files whose buckets were passed on. */
@@ -428,6 +465,11 @@ public final class SnapshotDirectory {
     /** Returns the files ignored (each logged with what is wrong). */
     public List<Path> rejected() {
       return List.copyOf(rejected);
+    }
+
+    /** Returns the files left unclaimed because the loading node's cache has no room for them. */
+    public List<Path> left() {
+      return List.copyOf(left);
     }
 
     /** Returns how many buckets were passed on. */

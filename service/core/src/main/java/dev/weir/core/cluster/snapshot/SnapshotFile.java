@@ -189,6 +189,22 @@ public final class SnapshotFile {
     return header;
   }
 
+  /**
+   * Returns the header of {@code file} after checking it alone (the buckets are not read), as
+   * {@link #read} checks it at epoch millisecond {@code now}.
+   *
+   * @throws Invalid naming what is wrong with the header
+   * @throws IOException when the file cannot be read
+   */
+  public static Header readHeader(Path file, PeerInputValidator validator, long now)
+      throws IOException, Invalid {
+    try (DataInputStream in = new DataInputStream(Files.newInputStream(file))) {
+      return header(in, validator, now);
+    } catch (EOFException e) {
+      throw new Invalid("the file ends early (truncated)");
+    }
+  }
+
   private static Header scan(
       Path file, PeerInputValidator validator, long now, Consumer<BucketSnapshot> sink)
       throws IOException, Invalid {

@@ -1,0 +1,137 @@
+package dev.weir.core.cluster.handoff;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.cluster.peer.PeerClient;
+import dev.weir.core.cluster.peer.PeerClientPool;
+import dev.weir.core.cluster.peer.PeerClientSettings;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.IdlePeerHandler;
+import dev.weir.core.testkit.InMemoryBucketStore;
+import dev.weir.core.testkit.InProcessPeers;
+import dev.weir.proto.gubernator.BucketSnapshot;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Restored buckets sent to their owner ({@link HandOff#handOver}) again after a send that failed
+ * count the owner's own hits once, also when the owner's GLOBAL broadcast replaced the copy here
+ * meanwhile.
+ */
+class HandOffHandOverTest {
+
+  private static final HashRing BOTH = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
+  private static final String KEY = ownedBy("b:1");
+  private static final long LIMIT = 100;
+
+  private final FakeClock clock = new FakeClock(1_000);
+  private final FakeScheduler scheduler = new FakeScheduler(clock);
+  private final InProcessPeers peers =
+      new InProcessPeers(
+          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final PeerClientPool pool = new PeerClientPool(this::client);
+  private final InMemoryBucketStore aStore = new InMemoryBucketStore(clock);
+  private final InMemoryBucketStore bStore = new InMemoryBucketStore(clock);
+  private final HandOff a = new HandOff("a:1", aStore, pool, clock, Duration.ofSeconds(2));
+  private final HandOff b = new HandOff("b:1", bStore, null, clock, Duration.ofSeconds(2));
+  // How many more transfers b:1 merges and then fails to answer.
+  private final AtomicInteger answersLost = new AtomicInteger();
+
+  @AfterEach
+  void stop() {
+    pool.close();
+    peers.close();
+  }
+
+  @Test
+  void handOver_ownersBroadcastReplacedTheCopyAfterASendWhoseAnswerWasLost_ownersHitsCountOnce()
+      throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    answersLost.set(1);
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS))
+        .as("merged by b:1, its answer lost")
+        .containsExactly(KEY);
+    assertThat(remaining(bStore)).isEqualTo(60);
+    bStore.put(KEY, bucket(50));
+    a.writingCopy(KEY, true);
+    aStore.put(KEY, bucket(50));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    assertThat(remaining(bStore))
+        .as("a:1's 40 restored hits and b:1's 10 since, b:1's 10 not counted twice")
+        .isEqualTo(50);
+  }
+
+  @Test
+  void handOver_ownersBroadcastReplacedTheCopyBeforeTheFirstSend_sendsTheRestoredState()
+      throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    bStore.put(KEY, bucket(LIMIT - 5));
+    a.writingCopy(KEY, true);
+    aStore.put(KEY, bucket(LIMIT - 5));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    assertThat(remaining(bStore))
+        .as("the restored 40 hits reach b:1, which had not counted them")
+        .isEqualTo(60);
+  }
+
+  @Test
+  void handOver_copyNotReplaced_sendsTheBucketAsItIsNow() throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    answersLost.set(1);
+    a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS);
+    aStore.put(KEY, bucket(LIMIT - 45));
+
+    a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS);
+
+    assertThat(remaining(bStore)).isEqualTo(55);
+  }
+
+  private static long remaining(InMemoryBucketStore store) {
+    return ((TokenBucketState) store.get(KEY).orElseThrow()).remaining();
+  }
+
+  private static TokenBucketState bucket(long remaining) {
+    return new TokenBucketState(Status.UNDER_LIMIT, LIMIT, 60_000, remaining, 1_000, 61_000);
+  }
+
+  private static String ownedBy(String owner) {
+    for (int i = 0; ; i++) {
+      String key = "n_k" + i;
+      if (BOTH.ownerOf(key).equals(owner)) {
+        return key;
+      }
+    }
+  }
+
+  /** A client of b:1, whose transfers b:1's hand-off merges before it answers (or fails to). */
+  private PeerClient client(String address) {
+    return peers.client(
+        address,
+        new IdlePeerHandler() {
+          @Override
+          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+            int stored = b.accept(buckets, from);
+            if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+              throw new IllegalStateException("merged, answer lost");
+            }
+            return stored;
+          }
+        },
+        scheduler);
+  }
+}
