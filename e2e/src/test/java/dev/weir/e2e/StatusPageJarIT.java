@@ -277,7 +277,7 @@ class StatusPageJarIT {
                 });
     assertThat(state)
         .startsWith("the last 300 s (cluster): 1 over-limit answers in all")
-        .contains("partial: 1 member did not answer and is not counted: " + down + " (");
+        .contains("partial: 1 member is not counted: " + down + " (");
     wait.until(
         b ->
             b.findElements(By.cssSelector("#top-limited td.top-key")).stream()

@@ -186,15 +186,16 @@
     return JSON.stringify(key);
   }
 
-  // What a cluster-wide answer lacks: the members that did not answer, whose keys are not counted.
+  // What a cluster-wide answer lacks: the members whose keys are not counted, each with why (it did
+  // not answer, or it does not count its keys).
   function partial(unreachable) {
     if (unreachable.length === 0) {
       return '';
     }
     return '; partial: ' + unreachable.length +
       (unreachable.length === 1
-        ? ' member did not answer and is not counted: '
-        : ' members did not answer and are not counted: ') +
+        ? ' member is not counted: '
+        : ' members are not counted: ') +
       unreachable.map((u) => u.peer + ' (' + u.error + ')').join(', ');
   }
 
