@@ -81,7 +81,7 @@ final class YamlConfigParser {
 
   /**
    * Decodes {@code text}, the content of the file called {@code fileName}, within {@code limits}
-   * and {@link ConfigLimits}' fixed limits on aliases and nesting.
+   * and {@link ConfigLimits}' fixed limits on alias expansion and nesting.
    */
   static ParsedFile parse(String fileName, String text, ConfigLimits limits)
       throws DescriptorConfigException {
@@ -117,7 +117,8 @@ final class YamlConfigParser {
       return new ParsedFile(fileName, "", List.of(), List.of());
     }
     Optional<String> aliasProblem =
-        AliasCheck.problem(root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES);
+        AliasCheck.problem(
+            root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES, ConfigLimits.MAX_NESTING_DEPTH);
     if (aliasProblem.isPresent()) {
       throw error("error loading config file: " + aliasProblem.get());
     }
@@ -168,7 +169,8 @@ final class YamlConfigParser {
 
   private LoaderOptions loaderOptions() {
     LoaderOptions options = new LoaderOptions();
-    options.setMaxAliasesForCollections(ConfigLimits.MAX_COLLECTION_ALIASES);
+    // AliasCheck bounds what aliases expand to, whatever their number.
+    options.setMaxAliasesForCollections(Integer.MAX_VALUE);
     options.setAllowRecursiveKeys(false);
     options.setNestingDepthLimit(ConfigLimits.MAX_NESTING_DEPTH);
     options.setCodePointLimit(limits.maxFileBytes());
