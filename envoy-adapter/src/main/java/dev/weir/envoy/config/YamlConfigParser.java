@@ -5,6 +5,7 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
@@ -519,8 +520,8 @@ final class YamlConfigParser {
   }
 
   /**
-   * Parses a YAML 1.1 integer (sign, underscores, 0x, 0b, 0o and leading-0 octal); null if
-   * malformed.
+   * Parses an integer as yaml.v2 reads one (sign, underscores, {@code 0x}, {@code 0b}, {@code 0o}
+   * in either case, and leading-0 octal); null if malformed.
    */
   static BigInteger parseYamlInt(String text) {
     String t = text.replace("_", "");
@@ -529,13 +530,14 @@ final class YamlConfigParser {
       negative = t.startsWith("-");
       t = t.substring(1);
     }
+    String prefix = t.length() > 2 ? t.substring(0, 2).toLowerCase(Locale.ROOT) : "";
     try {
       BigInteger v;
-      if (t.startsWith("0x")) {
+      if (prefix.equals("0x")) {
         v = new BigInteger(t.substring(2), 16);
-      } else if (t.startsWith("0b")) {
+      } else if (prefix.equals("0b")) {
         v = new BigInteger(t.substring(2), 2);
-      } else if (t.startsWith("0o")) {
+      } else if (prefix.equals("0o")) {
         v = new BigInteger(t.substring(2), 8);
       } else if (t.length() > 1 && t.startsWith("0")) {
         v = new BigInteger(t.substring(1), 8);
