@@ -158,7 +158,10 @@ class ConfigLoaderTest {
     assertThat(code).isEqualTo(1);
     assertThat(err.toString())
         .isEqualTo(
-            dir.resolve("a.yaml") + ": config error, unknown key 'bogus'" + System.lineSeparator());
+            dir.resolve("a.yaml")
+                + ": config error, unknown key 'bogus': in the top-level map at line 2; allowed"
+                + " keys are domain, descriptors"
+                + System.lineSeparator());
     assertThat(out.toString()).isEmpty();
   }
 

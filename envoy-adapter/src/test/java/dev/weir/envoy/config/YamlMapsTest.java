@@ -172,7 +172,12 @@ class YamlMapsTest {
     assertThatThrownBy(() -> load(file))
         .isInstanceOfSatisfying(
             DescriptorConfigException.class,
-            e -> assertThat(e.errors()).containsExactly(file + ": config error, unknown key 'x'"));
+            e ->
+                assertThat(e.errors())
+                    .containsExactly(
+                        file
+                            + ": config error, unknown key 'x': in the top-level map at line 2;"
+                            + " allowed keys are domain, descriptors"));
   }
 
   @Test

@@ -211,7 +211,11 @@ class EnvoyWiringTest {
 
     assertThat(status).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8))
-        .isEqualTo(file + ": config error, unknown key 'bogus'" + System.lineSeparator());
+        .isEqualTo(
+            file
+                + ": config error, unknown key 'bogus': in the top-level map at line 2; allowed keys"
+                + " are domain, descriptors"
+                + System.lineSeparator());
   }
 
   @Test
