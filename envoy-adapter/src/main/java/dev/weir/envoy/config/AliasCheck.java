@@ -12,40 +12,59 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /**
  * Finds what aliases do to a composed YAML document before anything walks it as a tree: a map or
- * list that contains itself (which would make a tree walk endless), and aliases that multiply the
- * document (an alias bomb, which would make it exhaust the heap).
+ * list that contains itself (which would make a tree walk endless), aliases that multiply the
+ * document (an alias bomb, which would make it exhaust the heap), and aliases that nest maps and
+ * lists deeper than the parser lets a file be written (which would make a tree walk exhaust the
+ * stack).
  *
  * <p>The document is a graph in which an alias is a second edge to the node it names; each node is
- * visited once, and its size as a tree (the node and everything below it, aliases expanded) is
- * remembered, so the check takes time in proportion to the document as written.
+ * visited once, and its size and depth as a tree (the node and everything below it, aliases
+ * expanded) are remembered, so the check takes time in proportion to the document as written.
  */
 final class AliasCheck {
 
   private static final long SATURATED = Long.MAX_VALUE / 2;
 
-  private final Map<Node, Long> treeSizes = new IdentityHashMap<>();
+  /** A node's size and depth as a tree: its nodes and its levels of maps and lists. */
+  private record Shape(long size, int depth) {}
+
+  private final int maxDepth;
+  private final Map<Node, Shape> shapes = new IdentityHashMap<>();
   private final Set<Node> open = Collections.newSetFromMap(new IdentityHashMap<>());
 
-  private AliasCheck() {}
+  private AliasCheck(int maxDepth) {
+    this.maxDepth = maxDepth;
+  }
 
   /**
-   * Returns why the document at {@code root} is refused, or empty when it contains no cycle and its
-   * aliases add at most {@code maxAddedNodes} nodes when expanded.
+   * Returns why the document at {@code root} is refused, or empty when it contains no cycle, its
+   * aliases add at most {@code maxAddedNodes} nodes when expanded, and expanded it nests maps and
+   * lists at most {@code maxDepth} levels deep.
    */
-  static Optional<String> problem(Node root, int maxAddedNodes) {
-    AliasCheck check = new AliasCheck();
+  static Optional<String> problem(Node root, int maxAddedNodes, int maxDepth) {
+    AliasCheck check = new AliasCheck(maxDepth);
     long expanded;
     try {
-      expanded = check.treeSize(root);
+      expanded = check.shape(root, 0).size();
     } catch (Cycle cycle) {
       return Optional.of(
           "recursive alias: the "
-              + (cycle.node instanceof MappingNode ? "map" : "list")
+              + kind(cycle.node)
               + " at line "
-              + (cycle.node.getStartMark().getLine() + 1)
+              + line(cycle.node)
               + " contains itself");
+    } catch (TooDeep deep) {
+      return Optional.of(
+          "aliases nest maps and lists more than "
+              + maxDepth
+              + " levels deep, the limit per file: an alias to the "
+              + kind(deep.node)
+              + " at line "
+              + line(deep.node)
+              + " reaches level "
+              + deep.level);
     }
-    long added = expanded - check.treeSizes.size();
+    long added = expanded - check.shapes.size();
     if (added > maxAddedNodes) {
       return Optional.of(
           "aliases expand the document by more than "
@@ -55,31 +74,51 @@ final class AliasCheck {
     return Optional.empty();
   }
 
-  private long treeSize(Node node) throws Cycle {
-    Long known = treeSizes.get(node);
+  /** The shape of {@code node}, found inside {@code level} maps and lists. */
+  private Shape shape(Node node, int level) throws Cycle, TooDeep {
+    Shape known = shapes.get(node);
     if (known != null) {
+      if (level + known.depth() > maxDepth) {
+        throw new TooDeep(node, level + known.depth());
+      }
       return known;
     }
     if (!open.add(node)) {
       throw new Cycle(node);
     }
     long size = 1;
+    int below = 0;
     if (node instanceof SequenceNode seq) {
       for (Node item : seq.getValue()) {
-        size = add(size, treeSize(item));
+        Shape s = shape(item, level + 1);
+        size = add(size, s.size());
+        below = Math.max(below, s.depth());
       }
     } else if (node instanceof MappingNode map) {
       for (NodeTuple t : map.getValue()) {
-        size = add(size, add(treeSize(t.getKeyNode()), treeSize(t.getValueNode())));
+        Shape k = shape(t.getKeyNode(), level + 1);
+        Shape v = shape(t.getValueNode(), level + 1);
+        size = add(size, add(k.size(), v.size()));
+        below = Math.max(below, Math.max(k.depth(), v.depth()));
       }
     }
     open.remove(node);
-    treeSizes.put(node, size);
-    return size;
+    boolean collection = node instanceof SequenceNode || node instanceof MappingNode;
+    Shape shape = new Shape(size, collection ? 1 + below : 0);
+    shapes.put(node, shape);
+    return shape;
   }
 
   private static long add(long a, long b) {
     return Math.min(SATURATED, a + b);
+  }
+
+  private static String kind(Node node) {
+    return node instanceof MappingNode ? "map" : "list";
+  }
+
+  private static int line(Node node) {
+    return node.getStartMark().getLine() + 1;
   }
 
   /** A node reached again while its own content is being walked. */
@@ -90,6 +129,19 @@ final class AliasCheck {
     Cycle(Node node) {
       super(null, null, false, false);
       this.node = node;
+    }
+  }
+
+  /** An alias to {@code node} whose deepest map or list is at {@code level}, over the limit. */
+  private static final class TooDeep extends Exception {
+    private static final long serialVersionUID = 1L;
+    private final transient Node node;
+    private final int level;
+
+    TooDeep(Node node, int level) {
+      super(null, null, false, false);
+      this.node = node;
+      this.level = level;
     }
   }
 }

@@ -19,21 +19,15 @@ public record ConfigLimits(int maxFileBytes, long maxTotalBytes) {
   public static final long DEFAULT_MAX_TOTAL_BYTES = 16L * 1024 * 1024;
 
   /**
-   * The most aliases ({@code *name}) to a map or a list in one file. envoyproxy/ratelimit's configs
-   * use none; a few let a rule reuse a {@code rate_limit} map, and the cap keeps an alias bomb from
-   * multiplying the document.
-   */
-  public static final int MAX_COLLECTION_ALIASES = 16;
-
-  /**
    * The most nodes the aliases of one file may add when expanded (each use of an alias counts the
-   * size of what it names); a file without aliases adds none.
+   * size of what it names); a file without aliases adds none. It is what stops an alias bomb: the
+   * number of aliases is not limited.
    */
   public static final int MAX_ALIAS_EXPANSION_NODES = 100_000;
 
   /**
-   * The deepest nesting of maps and lists in one file: SnakeYAML's default, room for 24 levels of
-   * {@code descriptors}.
+   * The deepest nesting of maps and lists in one file, as written and with aliases expanded:
+   * SnakeYAML's default, room for 24 levels of {@code descriptors}.
    */
   public static final int MAX_NESTING_DEPTH = 50;
 

@@ -5,6 +5,7 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
@@ -28,7 +29,8 @@ import org.yaml.snakeyaml.representer.Representer;
  * are allowed only directly inside a {@code rate_limit} map (or a {@code rate_limits} entry), and
  * {@code rate_limits} only in a descriptor; anywhere else they are unknown keys.
  *
- * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name.
+ * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name and, where that does
+ * not say what is wrong, followed by where it is, its line and what is allowed there.
  */
 final class YamlConfigParser {
 
@@ -59,14 +61,34 @@ final class YamlConfigParser {
   /** Weir's extension key of a descriptor: several policies, every one of which must pass. */
   static final String RATE_LIMITS = "rate_limits";
 
-  /** Where a map sits in a file, which decides the Weir keys it may hold. */
+  /**
+   * Where a map sits in a file, which decides the Weir keys it may hold and the keys an unknown
+   * key's error lists as allowed: those that mean something there.
+   */
   private enum Place {
+    /** The top-level map. */
+    TOP("domain, descriptors"),
     /** A descriptor: {@code rate_limits} is allowed. */
-    DESCRIPTOR,
+    DESCRIPTOR(
+        "key, value, rate_limit, rate_limits, descriptors, shadow_mode, quota_mode,"
+            + " detailed_metric, value_to_metric, share_threshold, metadata"),
     /** A {@code rate_limit} map or a {@code rate_limits} entry: {@link #WEIR_KEYS} are allowed. */
-    RATE_LIMIT,
-    /** Anywhere else. */
-    OTHER
+    RATE_LIMIT(
+        "unit, requests_per_unit, unlimited, name, replaces, algorithm, burst, behavior,"
+            + " unit_multiplier, calendar, time_zone"),
+    /** An entry of the {@code replaces} of a rate limit. */
+    REPLACES("name"),
+    /** Anywhere else: no key means anything, and envoyproxy/ratelimit's own are allowed. */
+    OTHER(
+        "domain, key, value, descriptors, rate_limit, unit, requests_per_unit, unlimited,"
+            + " shadow_mode, quota_mode, name, replaces, detailed_metric, value_to_metric,"
+            + " share_threshold, metadata");
+
+    private final String allowedKeys;
+
+    Place(String allowedKeys) {
+      this.allowedKeys = allowedKeys;
+    }
   }
 
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
@@ -81,7 +103,7 @@ final class YamlConfigParser {
 
   /**
    * Decodes {@code text}, the content of the file called {@code fileName}, within {@code limits}
-   * and {@link ConfigLimits}' fixed limits on aliases and nesting.
+   * and {@link ConfigLimits}' fixed limits on alias expansion and nesting.
    */
   static ParsedFile parse(String fileName, String text, ConfigLimits limits)
       throws DescriptorConfigException {
@@ -117,7 +139,8 @@ final class YamlConfigParser {
       return new ParsedFile(fileName, "", List.of(), List.of());
     }
     Optional<String> aliasProblem =
-        AliasCheck.problem(root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES);
+        AliasCheck.problem(
+            root, ConfigLimits.MAX_ALIAS_EXPANSION_NODES, ConfigLimits.MAX_NESTING_DEPTH);
     if (aliasProblem.isPresent()) {
       throw error("error loading config file: " + aliasProblem.get());
     }
@@ -141,7 +164,7 @@ final class YamlConfigParser {
       throw unmarshal(maps.root(), "map");
     }
     String domainAhead = scalarAhead(map, "domain");
-    validateKeys(map, Place.OTHER, "", domainAhead + ".");
+    validateKeys(map, Place.TOP, "the top-level map", "", domainAhead + ".");
     String domain = "";
     List<RawDescriptor> descriptors = List.of();
     for (NodeTuple t : map.getValue()) {
@@ -168,7 +191,8 @@ final class YamlConfigParser {
 
   private LoaderOptions loaderOptions() {
     LoaderOptions options = new LoaderOptions();
-    options.setMaxAliasesForCollections(ConfigLimits.MAX_COLLECTION_ALIASES);
+    // AliasCheck bounds what aliases expand to, whatever their number.
+    options.setMaxAliasesForCollections(Integer.MAX_VALUE);
     options.setAllowRecursiveKeys(false);
     options.setNestingDepthLimit(ConfigLimits.MAX_NESTING_DEPTH);
     options.setCodePointLimit(limits.maxFileBytes());
@@ -177,54 +201,164 @@ final class YamlConfigParser {
 
   /**
    * Checks every key of {@code map}, which sits at {@code place}, and of the maps below it. {@code
-   * owner} is the composite name of the descriptor the map belongs to (empty at the top), which
-   * errors name; {@code prefix} is that of the descriptors it lists.
+   * where} names the map in errors ({@code rate_limit of 'd.k'}); {@code owner} is the composite
+   * name of the descriptor the map belongs to (empty at the top), and {@code prefix} is that of the
+   * descriptors it lists. An error is the reference's text followed by where the key or item is,
+   * its line and what is allowed there.
    */
-  private void validateKeys(MappingNode map, Place place, String owner, String prefix)
+  private void validateKeys(
+      MappingNode map, Place place, String where, String owner, String prefix)
       throws DescriptorConfigException {
     for (NodeTuple t : map.getValue()) {
       Node keyNode = t.getKeyNode();
-      if (!(keyNode instanceof ScalarNode ks) || !ks.getTag().equals(Tag.STR)) {
+      if (!isTextKey(keyNode)) {
         throw error(
             "config error, key is not of type string: "
                 + (keyNode instanceof ScalarNode scalarKey
                     ? ConfigCompiler.goKey(scalarKey)
-                    : render(keyNode)));
+                    : render(keyNode))
+                + ": in "
+                + where
+                + " at line "
+                + line(keyNode)
+                + ", YAML reads the key '"
+                + (keyNode instanceof ScalarNode scalarKey ? scalarKey.getValue() : render(keyNode))
+                + "' as "
+                + kind(keyNode)
+                + "; allowed keys are "
+                + place.allowedKeys);
       }
-      String key = ks.getValue();
+      String key = ((ScalarNode) keyNode).getValue();
       boolean allowed =
           REFERENCE_KEYS.contains(key)
               || (place == Place.RATE_LIMIT && WEIR_KEYS.contains(key))
               || (place == Place.DESCRIPTOR && key.equals(RATE_LIMITS));
       if (!allowed) {
-        throw error("config error, unknown key '" + key + "'");
+        throw error(
+            "config error, unknown key '"
+                + key
+                + "': in "
+                + where
+                + " at line "
+                + line(keyNode)
+                + belongs(key)
+                + "; allowed keys are "
+                + place.allowedKeys);
       }
       if (key.equals("metadata") || key.equals("behavior")) {
         continue;
       }
       Node value = t.getValueNode();
       if (value instanceof SequenceNode seq) {
-        for (Node item : seq.getValue()) {
+        List<Node> items = seq.getValue();
+        for (int i = 0; i < items.size(); i++) {
+          Node item = items.get(i);
           if (!(item instanceof MappingNode itemMap)) {
             throw error(
-                "config error, yaml file contains list of type other than map: " + render(item));
+                "config error, yaml file contains list of type other than map: "
+                    + render(item)
+                    + ": item "
+                    + (i + 1)
+                    + " of "
+                    + key
+                    + " in "
+                    + where
+                    + " at line "
+                    + line(item)
+                    + "; allowed items are "
+                    + allowedItems(key, place));
           }
           if (key.equals("descriptors")) {
             String composite = prefix + finalKeyAhead(itemMap);
-            validateKeys(itemMap, Place.DESCRIPTOR, composite, composite + ".");
-          } else {
             validateKeys(
-                itemMap, key.equals(RATE_LIMITS) ? Place.RATE_LIMIT : Place.OTHER, owner, prefix);
+                itemMap,
+                Place.DESCRIPTOR,
+                "descriptor '" + composite + "'",
+                composite,
+                composite + ".");
+          } else if (key.equals(RATE_LIMITS)) {
+            validateKeys(
+                itemMap, Place.RATE_LIMIT, RATE_LIMITS + " of '" + owner + "'", owner, prefix);
+          } else if (key.equals("replaces") && place == Place.RATE_LIMIT) {
+            validateKeys(itemMap, Place.REPLACES, "replaces of " + where, owner, prefix);
+          } else {
+            validateKeys(itemMap, Place.OTHER, "a map in " + key + " of " + where, owner, prefix);
           }
         }
       } else if (value instanceof MappingNode nested) {
-        validateKeys(
-            nested, key.equals("rate_limit") ? Place.RATE_LIMIT : Place.OTHER, owner, prefix);
+        if (key.equals("rate_limit")) {
+          validateKeys(
+              nested,
+              Place.RATE_LIMIT,
+              place == Place.DESCRIPTOR ? "rate_limit of '" + owner + "'" : "rate_limit of " + where,
+              owner,
+              prefix);
+        } else {
+          validateKeys(nested, Place.OTHER, "the map under " + key + " of " + where, owner, prefix);
+        }
       } else if (value instanceof ScalarNode scalar && !isLeaf(scalar.getTag())) {
         // The reference's text, then which key, value and place it is and what the key allows.
         throw error("error checking config: " + notALeaf(key, scalar, place, owner));
       }
     }
+  }
+
+  /**
+   * Whether yaml.v2 decodes {@code key} to a Go string: text, or text that looks like a timestamp
+   * (which yaml.v2 v2.4.0 keeps as text in a map of any values).
+   */
+  private static boolean isTextKey(Node key) {
+    return key instanceof ScalarNode s
+        && (s.getTag().equals(Tag.STR) || s.getTag().equals(Tag.TIMESTAMP));
+  }
+
+  /** What YAML reads {@code node}, a key that is not text, as: "a boolean", "a list", ... */
+  private static String kind(Node node) {
+    if (node instanceof SequenceNode) {
+      return "a list";
+    }
+    if (node instanceof MappingNode) {
+      return "a map";
+    }
+    Tag tag = node.getTag();
+    if (tag.equals(Tag.BOOL)) {
+      return "a boolean";
+    }
+    if (tag.equals(Tag.INT)) {
+      return "a whole number";
+    }
+    if (tag.equals(Tag.FLOAT)) {
+      return "a number with a fraction";
+    }
+    if (tag.equals(Tag.NULL)) {
+      return "null";
+    }
+    return "a value tagged " + shortTag(tag);
+  }
+
+  /** Where {@code key}, a Weir key in a map that may not hold it, belongs; else "". */
+  private static String belongs(String key) {
+    if (WEIR_KEYS.contains(key)) {
+      return "; " + key + " belongs in a rate_limit map or a rate_limits entry";
+    }
+    if (key.equals(RATE_LIMITS)) {
+      return "; " + RATE_LIMITS + " belongs in a descriptor";
+    }
+    return "";
+  }
+
+  /** The items a list under {@code key}, in a map at {@code place}, may hold. */
+  private static String allowedItems(String key, Place place) {
+    if (key.equals("descriptors")) {
+      return "descriptors, maps such as {key: k, value: v}";
+    }
+    if (key.equals(RATE_LIMITS)) {
+      return "maps such as {unit: minute, requests_per_unit: 10}";
+    }
+    if (key.equals("replaces") && place == Place.RATE_LIMIT) {
+      return "maps such as {name: <rule name>}";
+    }
+    return "maps";
   }
 
   /** Keys whose values are whole numbers from 0 to 4294967295. */
@@ -250,7 +384,7 @@ final class YamlConfigParser {
             : switch (place) {
               case RATE_LIMIT -> " in rate_limit of '" + owner + "'";
               case DESCRIPTOR -> " in descriptor '" + owner + "'";
-              case OTHER -> " in '" + owner + "'";
+              case TOP, REPLACES, OTHER -> " in '" + owner + "'";
             };
     String allowed;
     if (UINT32_KEYS.contains(key)) {
@@ -517,8 +651,8 @@ final class YamlConfigParser {
   }
 
   /**
-   * Parses a YAML 1.1 integer (sign, underscores, 0x, 0b, 0o and leading-0 octal); null if
-   * malformed.
+   * Parses an integer as yaml.v2 reads one (sign, underscores, {@code 0x}, {@code 0b}, {@code 0o}
+   * in either case, and leading-0 octal); null if malformed.
    */
   static BigInteger parseYamlInt(String text) {
     String t = text.replace("_", "");
@@ -527,13 +661,14 @@ final class YamlConfigParser {
       negative = t.startsWith("-");
       t = t.substring(1);
     }
+    String prefix = t.length() > 2 ? t.substring(0, 2).toLowerCase(Locale.ROOT) : "";
     try {
       BigInteger v;
-      if (t.startsWith("0x")) {
+      if (prefix.equals("0x")) {
         v = new BigInteger(t.substring(2), 16);
-      } else if (t.startsWith("0b")) {
+      } else if (prefix.equals("0b")) {
         v = new BigInteger(t.substring(2), 2);
-      } else if (t.startsWith("0o")) {
+      } else if (prefix.equals("0o")) {
         v = new BigInteger(t.substring(2), 8);
       } else if (t.length() > 1 && t.startsWith("0")) {
         v = new BigInteger(t.substring(1), 8);

@@ -17,6 +17,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class ConfigLoadErrorTest {
 
+  private static final String TOP_KEYS = "domain, descriptors";
+
+  private static final String DESCRIPTOR_KEYS =
+      "key, value, rate_limit, rate_limits, descriptors, shadow_mode, quota_mode, detailed_metric,"
+          + " value_to_metric, share_threshold, metadata";
+
+  private static final String RATE_LIMIT_KEYS =
+      "unit, requests_per_unit, unlimited, name, replaces, algorithm, burst, behavior,"
+          + " unit_multiplier, calendar, time_zone";
+
   static Stream<Arguments> fileErrors() {
     return Stream.of(
         Arguments.of("empty-domain.yaml", "config file cannot have empty domain"),
@@ -50,11 +60,21 @@ class ConfigLoadErrorTest {
             "share-threshold-without-wildcard.yaml",
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
                 + " 'files_report'"),
-        Arguments.of("unknown-key.yaml", "config error, unknown key 'ratelimit'"),
-        Arguments.of("non-string-key.yaml", "config error, key is not of type string: 123"),
+        Arguments.of(
+            "unknown-key.yaml",
+            "config error, unknown key 'ratelimit': in descriptor 'shop.a' at line 4; allowed keys"
+                + " are "
+                + DESCRIPTOR_KEYS),
+        Arguments.of(
+            "non-string-key.yaml",
+            "config error, key is not of type string: 123: in descriptor 'shop.a' at line 4, YAML"
+                + " reads the key '123' as a whole number; allowed keys are "
+                + DESCRIPTOR_KEYS),
         Arguments.of(
             "list-of-non-map.yaml",
-            "config error, yaml file contains list of type other than map: other"),
+            "config error, yaml file contains list of type other than map: other: item 1 of"
+                + " replaces in rate_limit of 'shop.a' at line 8; allowed items are maps such as"
+                + " {name: <rule name>}"),
         Arguments.of(
             "float-leaf.yaml",
             "error checking config: invalid requests_per_unit '1.5' in rate_limit of 'shop.a':"
@@ -90,21 +110,86 @@ class ConfigLoadErrorTest {
                 + " global, no_batching, drain_over_limit"));
   }
 
+  static Stream<Arguments> weirKeysOutsideRateLimit() {
+    return Stream.of(
+        Arguments.of(
+            "weir-key-at-descriptor-level.yaml",
+            "config error, unknown key 'algorithm': in descriptor 'shop.a' at line 4; algorithm"
+                + " belongs in a rate_limit map or a rate_limits entry; allowed keys are "
+                + DESCRIPTOR_KEYS),
+        Arguments.of(
+            "weir-key-at-top-level.yaml",
+            "config error, unknown key 'burst': in the top-level map at line 2; burst belongs in a"
+                + " rate_limit map or a rate_limits entry; allowed keys are "
+                + TOP_KEYS),
+        Arguments.of(
+            "weir-key-in-replaces.yaml",
+            "config error, unknown key 'behavior': in replaces of rate_limit of 'shop.a' at line"
+                + " 7; behavior belongs in a rate_limit map or a rate_limits entry; allowed keys are"
+                + " name"));
+  }
+
   @ParameterizedTest(name = "{0}")
-  @CsvSource({
-    "weir-key-at-descriptor-level.yaml, algorithm",
-    "weir-key-at-top-level.yaml, burst",
-    "weir-key-in-replaces.yaml, behavior"
-  })
-  void load_weirExtensionKeyOutsideRateLimit_failsAsUnknownKeyWithFileName(String file, String key) {
+  @MethodSource("weirKeysOutsideRateLimit")
+  void load_weirExtensionKeyOutsideRateLimit_unknownKeySayingWhereItBelongs(
+      String file, String text) {
     Path path = Fixtures.path("errors/" + file);
 
     assertThatThrownBy(() -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(path))
         .isInstanceOfSatisfying(
             DescriptorConfigException.class,
-            e ->
-                assertThat(e.errors())
-                    .containsExactly(path + ": config error, unknown key '" + key + "'"));
+            e -> assertThat(e.errors()).containsExactly(path + ": " + text));
+  }
+
+  @Test
+  void compile_misspelledKeyDeepInAFile_namesTheRuleTheLineAndTheAllowedKeys() {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: k\n    value: v\n    descriptors:\n"
+            + "      - key: inner\n        rate_limit:\n          unit: second\n"
+            + "          requests_per_uint: 10\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: config error, unknown key 'requests_per_uint': in rate_limit of 'd.k_v.inner' at"
+            + " line 9; allowed keys are "
+            + RATE_LIMIT_KEYS);
+  }
+
+  @Test
+  void compile_unknownKeyInARateLimitsEntry_namesTheEntrysPlace() {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: k\n    rate_limits:\n"
+            + "      - {unit: second, requests_per_unit: 1, bogus: 2}\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: config error, unknown key 'bogus': in rate_limits of 'd.k' at line 5; allowed"
+            + " keys are "
+            + RATE_LIMIT_KEYS);
+  }
+
+  @Test
+  void compile_unknownKeyInAMapWhereNoneBelongs_listsTheFormatsKeys() {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: {minute: 1}\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: config error, unknown key 'minute': in the map under unit of rate_limit of 'd.k'"
+            + " at line 5; allowed keys are domain, key, value, descriptors, rate_limit, unit,"
+            + " requests_per_unit, unlimited, shadow_mode, quota_mode, name, replaces,"
+            + " detailed_metric, value_to_metric, share_threshold, metadata");
+  }
+
+  @Test
+  void compile_descriptorListItemThatIsNotAMap_namesTheItemAndWhatDescriptorsHold() {
+    String yaml = "domain: d\ndescriptors:\n  - key: k\n  - other\n";
+
+    assertCompileErrors(
+        yaml,
+        "t.yaml: config error, yaml file contains list of type other than map: other: item 2 of"
+            + " descriptors in the top-level map at line 4; allowed items are descriptors, maps"
+            + " such as {key: k, value: v}");
   }
 
   @ParameterizedTest(name = "{0}")
@@ -155,7 +240,9 @@ class ConfigLoadErrorTest {
             + " unmarshal !!str `y` into bool: invalid unlimited 'y' in rate_limit of"
             + " 'demo.user_x.tier': allowed values are true, false (written in quotes, it is a"
             + " string: write booleans without quotes)",
-        "yES: 1 | config error, unknown key 'yES'",
+        "yES: 1 | config error, unknown key 'yES': in rate_limit of 'demo.user_x.tier' at line 8;"
+            + " allowed keys are unit, requests_per_unit, unlimited, name, replaces, algorithm,"
+            + " burst, behavior, unit_multiplier, calendar, time_zone",
       })
   void compile_badBooleanInRateLimit_referenceTextThenKeyValueDescriptorAndAllowed(
       String line, String text) {
@@ -180,17 +267,37 @@ class ConfigLoadErrorTest {
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',
-      value = {"y | true", "N | false", "0x1F | 31", "yES | "})
-  void compile_keyYamlV2ReadsAsANumberOrBoolean_notOfTypeStringAsGoPrintsIt(
-      String key, String printed) {
+      value = {
+        "y | true | a boolean",
+        "N | false | a boolean",
+        "0x1F | 31 | a whole number",
+        "0O17 | 15 | a whole number",
+        "1.5 | 1.5 | a number with a fraction",
+        "~ | <nil> | null",
+        "2024-01-02 | | ",
+        "[x, y] | [x y] | a list",
+        "yES | | "
+      })
+  void compile_keyYamlV2ReadsAsNoText_notOfTypeStringAsGoPrintsItWithWhatYamlReads(
+      String key, String printed, String kind) {
     String yaml = "domain: demo\ndescriptors:\n  - key: a\n    " + key + ": 1\n";
 
     assertCompileErrors(
         yaml,
         "t.yaml: "
             + (printed == null
-                ? "config error, unknown key '" + key + "'"
-                : "config error, key is not of type string: " + printed));
+                ? "config error, unknown key '"
+                    + key
+                    + "': in descriptor 'demo.a' at line 4; allowed keys are "
+                    + DESCRIPTOR_KEYS
+                : "config error, key is not of type string: "
+                    + printed
+                    + ": in descriptor 'demo.a' at line 4, YAML reads the key '"
+                    + (key.startsWith("[") ? printed : key)
+                    + "' as "
+                    + kind
+                    + "; allowed keys are "
+                    + DESCRIPTOR_KEYS));
   }
 
   @Test

@@ -158,7 +158,10 @@ class ConfigLoaderTest {
     assertThat(code).isEqualTo(1);
     assertThat(err.toString())
         .isEqualTo(
-            dir.resolve("a.yaml") + ": config error, unknown key 'bogus'" + System.lineSeparator());
+            dir.resolve("a.yaml")
+                + ": config error, unknown key 'bogus': in the top-level map at line 2; allowed"
+                + " keys are domain, descriptors"
+                + System.lineSeparator());
     assertThat(out.toString()).isEmpty();
   }
 
@@ -293,6 +296,32 @@ class ConfigLoaderTest {
 
     assertThat(config.domain("d").orElseThrow().root().exact("a", "").orElseThrow().shadowMode())
         .isEqualTo(expected);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "100", "0144", "0o144", "0O144", "0x64", "0X64", "0b1100100", "0B1100100", "+0o144",
+    "0o1_44", "0X6_4", "0B110_0100"
+  })
+  void compile_integerInEveryFormOfYamlV2_readAsThatNumber(String written) throws Exception {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: a\n    rate_limit: {unit: second, requests_per_unit: "
+            + written
+            + ", algorithm: leaky_bucket, burst: "
+            + written
+            + ", unit_multiplier: "
+            + written
+            + "}\n";
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("i.yaml", yaml)));
+
+    RateLimitRule rule =
+        config.domain("d").orElseThrow().root().exact("a", "").orElseThrow().rule().orElseThrow();
+    assertThat(rule.requestsPerUnit()).isEqualTo(100);
+    assertThat(rule.burst()).isEqualTo(100);
+    assertThat(rule.unitMultiplier()).isEqualTo(100);
   }
 
   @Test

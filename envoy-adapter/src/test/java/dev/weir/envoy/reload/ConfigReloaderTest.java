@@ -429,7 +429,10 @@ class ConfigReloaderTest {
 
     assertThatThrownBy(reloader::loadInitial)
         .isInstanceOf(DescriptorConfigException.class)
-        .hasMessage(file + ": config error, unknown key 'bogus'");
+        .hasMessage(
+            file
+                + ": config error, unknown key 'bogus': in the top-level map at line 2; allowed keys"
+                + " are domain, descriptors");
     assertThat(holder.current()).isEmpty();
     assertThat(count("config_load_error")).isEqualTo(1);
   }
