@@ -327,14 +327,17 @@ class ClusterHandOnTest {
   /**
    * Takes {@code c} off the ring of {@code a} and {@code b} off its own ring, so that a key may be
    * owned by {@code b} on the ring of {@code a} and by {@code a} on the ring of {@code b}; waits for
-   * the hand-offs those changes start, since a scan of b's store that ran after a later hit would
-   * copy that hit's bucket to {@code a}, its owner on the ring of {@code b}.
+   * the changes to be delivered and for the hand-offs they start, since a scan of b's store that
+   * ran after a later hit would copy that hit's bucket to {@code a}, its owner on the ring of {@code
+   * b}.
    */
   static void makeRingsDisagree(Node a, Node b, Node c) {
     a.cluster().membership().departed(c.address());
     b.cluster().membership().departed(b.address());
-    a.cluster().handOff().pending().join();
-    b.cluster().handOff().pending().join();
+    for (Node n : List.of(a, b)) {
+      n.cluster().membership().delivered().join();
+      n.cluster().handOff().pending().join();
+    }
   }
 
   @Test
