@@ -8,7 +8,9 @@ import java.util.Set;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Finds what aliases do to a composed YAML document before anything walks it as a tree: a map or
@@ -31,6 +33,8 @@ final class AliasCheck {
   private final int maxDepth;
   private final Map<Node, Shape> shapes = new IdentityHashMap<>();
   private final Set<Node> open = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** The lists of maps given to merge keys, counted as written nodes once each. */
+  private final Set<Node> mergeLists = Collections.newSetFromMap(new IdentityHashMap<>());
 
   private AliasCheck(int maxDepth) {
     this.maxDepth = maxDepth;
@@ -64,7 +68,13 @@ final class AliasCheck {
               + " reaches level "
               + deep.level);
     }
-    long added = expanded - check.shapes.size();
+    long written = check.shapes.size();
+    for (Node list : check.mergeLists) {
+      if (!check.shapes.containsKey(list)) {
+        written++;
+      }
+    }
+    long added = expanded - written;
     if (added > maxAddedNodes) {
       return Optional.of(
           "aliases expand the document by more than "
@@ -97,7 +107,10 @@ final class AliasCheck {
     } else if (node instanceof MappingNode map) {
       for (NodeTuple t : map.getValue()) {
         Shape k = shape(t.getKeyNode(), level + 1);
-        Shape v = shape(t.getValueNode(), level + 1);
+        Shape v =
+            isMergeKey(t.getKeyNode()) && mergesMaps(t.getValueNode())
+                ? merged(t.getValueNode(), level)
+                : shape(t.getValueNode(), level + 1);
         size = add(size, add(k.size(), v.size()));
         below = Math.max(below, Math.max(k.depth(), v.depth()));
       }
@@ -107,6 +120,40 @@ final class AliasCheck {
     Shape shape = new Shape(size, collection ? 1 + below : 0);
     shapes.put(node, shape);
     return shape;
+  }
+
+  /**
+   * The shape, as seen from the map that holds the merge key, of what the key merges into it (a map
+   * or a list of maps, found inside {@code level} maps and lists): the maps' entries become the
+   * holder's, so each map counts at the holder's level and adds no level of its own, and a list adds
+   * none either.
+   */
+  private Shape merged(Node value, int level) throws Cycle, TooDeep {
+    if (value instanceof MappingNode) {
+      Shape m = shape(value, level);
+      return new Shape(m.size(), m.depth() - 1);
+    }
+    mergeLists.add(value);
+    long size = 1;
+    int depth = 0;
+    for (Node item : ((SequenceNode) value).getValue()) {
+      Shape m = shape(item, level);
+      size = add(size, m.size());
+      depth = Math.max(depth, m.depth() - 1);
+    }
+    return new Shape(size, depth);
+  }
+
+  /** Whether {@code node} is the key {@code <<} that merges maps into the map holding it. */
+  private static boolean isMergeKey(Node node) {
+    return node instanceof ScalarNode s && s.getTag().equals(Tag.MERGE);
+  }
+
+  /** Whether a merge key's {@code value} is what YAML merges: a map or a list of maps. */
+  private static boolean mergesMaps(Node value) {
+    return value instanceof MappingNode
+        || value instanceof SequenceNode seq
+            && seq.getValue().stream().allMatch(MappingNode.class::isInstance);
   }
 
   private static long add(long a, long b) {

@@ -124,6 +124,51 @@ class YamlLimitsTest {
                 + " deep, the limit per file: an alias to the list at line 6 reaches level 64");
   }
 
+  /**
+   * A rule whose {@code metadata} (level 4) holds {@code base}, the anchored map {@code m}, and a
+   * chain of maps down to level 50, the innermost holding the merge key {@code <<: merge} and
+   * nothing else.
+   */
+  static String mergeAtLevelFifty(String m, String merge) {
+    return "domain: d\ndescriptors:\n  - key: k\n    metadata:\n      base: &m "
+        + m
+        + "\n      other: &o {c: 2}\n      n: "
+        + "{n: ".repeat(45)
+        + "{<<: "
+        + merge
+        + "}"
+        + "}".repeat(45)
+        + "\n";
+  }
+
+  @Test
+  void load_mergeKeyInAMapAtTheFiftiethLevel_itsEntriesCountAtThatLevelAndTheFileLoads()
+      throws Exception {
+    Path flat = write("flat.yaml", mergeAtLevelFifty("{a: 1}", "*m"));
+    Path list = write("list.yaml", mergeAtLevelFifty("{a: 1}", "[*m, *o]"));
+
+    for (Path file : new Path[] {flat, list}) {
+      EnvoyConfig config =
+          assertTimeoutPreemptively(
+              QUICKLY, () -> new ConfigLoader(ConfigLoadOptions.DEFAULTS).load(file));
+      assertThat(config.domain("d")).as(file.toString()).isPresent();
+    }
+  }
+
+  @Test
+  void load_mergeKeyAtTheFiftiethLevelOfAMapHoldingAMap_refusedAtLevelFiftyOne() throws Exception {
+    Path nested = write("nested.yaml", mergeAtLevelFifty("{a: {b: 1}}", "*m"));
+    Path list = write("list.yaml", mergeAtLevelFifty("{a: {b: 1}}", "[*o, *m]"));
+
+    for (Path file : new Path[] {nested, list}) {
+      assertThat(refusal(file).errors())
+          .containsExactly(
+              file
+                  + ": error loading config file: aliases nest maps and lists more than 50 levels"
+                  + " deep, the limit per file: an alias to the map at line 5 reaches level 51");
+    }
+  }
+
   @Test
   void load_aliasesNestingFifteenHundredLevels_refusedByTheNestingLimit() throws Exception {
     String yaml = nestingChain(35, 44);

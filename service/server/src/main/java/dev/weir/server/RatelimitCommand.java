@@ -51,7 +51,7 @@ final class RatelimitCommand implements Command {
       docs/migrating-from-ratelimit.md lists every variable.
 
       Exit status: 2 for a bad setting (one line on stderr names it), 1 when the node cannot
-      start, e.g. a port in use (one line too; WEIR_LOG_LEVEL=debug adds the stack trace).\
+      start, e.g. a port in use (one line too; LOG_LEVEL=debug adds the stack trace).\
       """;
 
   @Override
@@ -212,7 +212,7 @@ final class RatelimitCommand implements Command {
             .tracing(compat.tracing())
             .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS)
             .stopRequested(stopping);
-    WeirNode node = ServeCommand.start(builder, err, status, unknownVariables);
+    WeirNode node = startNode(builder, err, status, unknownVariables);
     if (node == null) {
       if (statsd != null) {
         statsd.close();
@@ -256,6 +256,16 @@ final class RatelimitCommand implements Command {
       return null;
     }
     return new Running(compat, node, debug, prometheus, statsd);
+  }
+
+  /**
+   * Starts the node of {@code builder} as {@link ServeCommand#start} does; returns it, or null after
+   * printing why to {@code err} with the exit status in {@code status[0]}. An unexpected failure's
+   * line names the reference's {@code LOG_LEVEL}, which sets the node's log level in this mode.
+   */
+  static WeirNode startNode(
+      WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
+    return ServeCommand.start(builder, err, status, unknownVariables, RatelimitSettings.LOG_LEVEL);
   }
 
   private static String describe(EnvoySettings envoy) {

@@ -68,6 +68,9 @@ record RatelimitSettings(
   /** The reference's {@code DEBUG_HOST}/{@code DEBUG_PORT}, named in bind failures. */
   static final EnvVar DEBUG_ADDRESS = EnvVar.of("DEBUG_HOST/DEBUG_PORT");
 
+  /** The reference's {@code LOG_LEVEL}, the node's log level in this mode. */
+  static final EnvVar LOG_LEVEL = EnvVar.of("LOG_LEVEL");
+
   /** The reference's {@code PROMETHEUS_ADDR}. */
   static final EnvVar PROMETHEUS_ADDRESS = EnvVar.of("PROMETHEUS_ADDR");
 
@@ -94,7 +97,7 @@ record RatelimitSettings(
     HostPort grpc = address(reader, "GRPC_HOST", "GRPC_PORT", 8081);
     HostPort http = address(reader, "HOST", "PORT", 8080);
     HostPort debug = address(reader, "DEBUG_HOST", "DEBUG_PORT", 6070);
-    String level = reader.oneOf(EnvVar.of("LOG_LEVEL"), "warn", LOG_LEVELS);
+    String level = reader.oneOf(LOG_LEVEL, "warn", LOG_LEVELS);
     LogSetup.Format format =
         reader.string(EnvVar.of("LOG_FORMAT"), "text").equals("json")
             ? LogSetup.Format.JSON

@@ -205,6 +205,20 @@ final class ServeCommand implements Command {
    */
   static WeirNode start(
       WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
+    return start(builder, err, status, unknownVariables, WeirConfig.LOG_LEVEL);
+  }
+
+  /**
+   * Starts a node as {@link #start(WeirNode.Builder, PrintStream, int[], List)} does, the line of
+   * an unexpected failure naming {@code logLevel} as the variable whose {@code debug} logs the
+   * stack trace.
+   */
+  static WeirNode start(
+      WeirNode.Builder builder,
+      PrintStream err,
+      int[] status,
+      List<String> unknownVariables,
+      EnvVar logLevel) {
     try {
       return builder.start();
     } catch (DescriptorConfigException e) {
@@ -229,7 +243,7 @@ final class ServeCommand implements Command {
           "cannot start: "
               + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage())
               + " ("
-              + WeirConfig.LOG_LEVEL.name()
+              + logLevel.name()
               + "=debug logs the stack trace)");
       status[0] = EXIT_START_FAILED;
     }

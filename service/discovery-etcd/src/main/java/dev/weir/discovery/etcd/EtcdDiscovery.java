@@ -5,6 +5,8 @@ import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
+import dev.weir.core.time.Clock;
+import dev.weir.core.time.SystemClock;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -57,6 +59,12 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private static final Logger log = LoggerFactory.getLogger(EtcdDiscovery.class);
   private static final long MIN_BACKOFF_MS = 200;
   private static final long MAX_BACKOFF_MS = 5_000;
+  /**
+   * The rate-limited logger's key of the warnings about values under the prefix that are no
+   * registration, apart from the session failures' {@value #MECHANISM}.
+   */
+  private static final String UNREADABLE_WARNINGS = "etcd unreadable registration";
+
   /** How many characters of an unreadable registration's value a warning shows. */
   private static final int VALUE_SHOWN = 80;
   /**
@@ -74,7 +82,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final ScheduledExecutorService executor;
   private final Duration timeout;
   private final WeirMetrics metrics;
-  private final RateLimitedLogger warnings = RateLimitedLogger.of(EtcdDiscovery.class);
+  private final RateLimitedLogger warnings;
 
   private final Map<String, PeerInfo> registered = new HashMap<>();
   /** The keys under the prefix whose value is no registration, with the value warned about. */
@@ -111,6 +119,20 @@ public final class EtcdDiscovery implements PeerDiscovery {
    */
   public EtcdDiscovery(
       Client client, EtcdSettings settings, String selfAddress, int peerPort, WeirMetrics metrics) {
+    this(client, settings, selfAddress, peerPort, metrics, SystemClock.INSTANCE);
+  }
+
+  /**
+   * Creates discovery as above whose rate-limited warnings count their window on {@code clock}.
+   */
+  EtcdDiscovery(
+      Client client,
+      EtcdSettings settings,
+      String selfAddress,
+      int peerPort,
+      WeirMetrics metrics,
+      Clock clock) {
+    this.warnings = new RateLimitedLogger(log, clock, RateLimitedLogger.DEFAULT_INTERVAL);
     this.metrics = metrics;
     this.client = client;
     this.settings = settings;
@@ -403,7 +425,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
 
   /**
    * Takes the registration {@code kv} in, or leaves a key whose value is no registration ({@link
-   * PeerInfo#read}) off the ring, warning once for each value it holds.
+   * PeerInfo#read}) off the ring, warning once for each value it holds and, over all keys, at most
+   * once per {@link RateLimitedLogger#DEFAULT_INTERVAL}.
    */
   private void put(KeyValue kv) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8);
@@ -414,7 +437,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
     } catch (IllegalArgumentException e) {
       registered.remove(k);
       if (!v.equals(unreadable.put(k, v))) {
-        log.warn(
+        warnings.warn(
+            UNREADABLE_WARNINGS,
             "ignoring etcd key {}: its value '{}' is not a peer registration: {}; expected"
                 + " Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or a"
                 + " bare host:port",

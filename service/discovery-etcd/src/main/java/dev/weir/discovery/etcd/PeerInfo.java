@@ -1,8 +1,14 @@
 package dev.weir.discovery.etcd;
 
 import dev.weir.core.config.HostPort;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The value a node registers under its etcd key: Gubernator's {@code PeerInfo} fields ({@code
@@ -16,6 +22,18 @@ import java.util.Map;
  * @param peerAddress the address of the node's peer listener, empty when not registered
  */
 record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
+
+  /** The fields read, each a string or {@code null}. */
+  private static final Set<String> KNOWN_FIELDS =
+      Set.of("grpc-address", "grpc_address", "data-center", "data_center", "peer_address");
+
+  private static final List<String> LITERALS = List.of("true", "false", "null");
+
+  private static final Pattern NUMBER =
+      Pattern.compile("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
+
+  /** How many characters of a refused value its error shows. */
+  private static final int SHOWN_CHARS = 40;
 
   /** Creates the info of a node that registers no peer listener address. */
   PeerInfo(String grpcAddress, String dataCenter) {
@@ -37,9 +55,8 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   }
 
   /**
-   * Parses a flat JSON object of string fields, Gubernator's names ({@code grpc-address}, {@code
-   * data-center}) before older Weir's ({@code grpc_address}, {@code data_center}); returns {@code
-   * null} when {@code json} is not one or has no non-empty gRPC address under either name.
+   * Parses a JSON object as {@link #read} does, without its bare address; returns {@code null} when
+   * {@code json} is not one, has a known field of another type or has no non-empty gRPC address.
    */
   static PeerInfo parse(String json) {
     try {
@@ -50,9 +67,13 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   }
 
   /**
-   * Reads the value of a registration: the JSON object {@link #parse} reads or, as Gubernator reads
-   * the registrations of its older versions, a bare gRPC address ({@code host:port}), the member's
-   * address with no data center.
+   * Reads the value of a registration: a JSON object or, as Gubernator reads the registrations of
+   * its older versions, a bare gRPC address ({@code host:port}), the member's address with no data
+   * center. The object's fields are read as Gubernator's {@code json.Unmarshal} reads them:
+   * Gubernator's names ({@code grpc-address}, {@code data-center}) before older Weir's ({@code
+   * grpc_address}, {@code data_center}), {@code null} as an absent field, any other field, of any
+   * JSON type, ignored (Gubernator's {@code is-owner}, {@code http-address}); a known field that is
+   * neither a string nor {@code null} is refused.
    *
    * @throws IllegalArgumentException saying why {@code value} is neither
    */
@@ -93,14 +114,29 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
         throw new IllegalArgumentException(
             "expected ':' after the field name \"" + name + "\" at character " + at[0]);
       }
-      at[0] = skip(json, at[0] + 1);
-      String value = string(json, at);
-      if (value == null) {
+      int valueAt = skip(json, at[0] + 1);
+      int end = skipValue(json, valueAt);
+      if (end < 0) {
         throw new IllegalArgumentException(
-            "the field \"" + name + "\" is not a string (character " + at[0] + ")");
+            "the field \"" + name + "\" has no JSON value at character " + valueAt);
       }
-      fields.put(name, value);
-      at[0] = skip(json, at[0]);
+      String raw = json.substring(valueAt, end);
+      if (KNOWN_FIELDS.contains(name) && !raw.equals("null")) {
+        at[0] = valueAt;
+        String value = string(json, at);
+        if (value == null) {
+          throw new IllegalArgumentException(
+              "the field \""
+                  + name
+                  + "\" is "
+                  + abbreviate(raw)
+                  + " (character "
+                  + valueAt
+                  + "): it must be a string, or null");
+        }
+        fields.put(name, value);
+      }
+      at[0] = skip(json, end);
       if (at[0] < json.length() && json.charAt(at[0]) == ',') {
         at[0] = skip(json, at[0] + 1);
       }
@@ -119,6 +155,94 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   private static String either(Map<String, String> fields, String gubernator, String olderWeir) {
     String value = fields.getOrDefault(gubernator, "");
     return value.isEmpty() ? fields.getOrDefault(olderWeir, "") : value;
+  }
+
+  /**
+   * Returns the end of the JSON value (string, number, literal, object or array, nested to any
+   * depth) starting at {@code at}, or -1 when there is none.
+   */
+  private static int skipValue(String s, int at) {
+    Deque<Character> open = new ArrayDeque<>();
+    while (true) {
+      if (at >= s.length()) {
+        return -1;
+      }
+      char c = s.charAt(at);
+      if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        at = skip(s, at + 1);
+        if (at < s.length() && s.charAt(at) == close) {
+          at++;
+        } else {
+          open.push(close);
+          at = close == '}' ? member(s, at) : at;
+          if (at < 0) {
+            return -1;
+          }
+          continue;
+        }
+      } else {
+        at = scalar(s, at);
+        if (at < 0) {
+          return -1;
+        }
+      }
+      while (true) {
+        if (open.isEmpty()) {
+          return at;
+        }
+        at = skip(s, at);
+        if (at >= s.length()) {
+          return -1;
+        }
+        char next = s.charAt(at);
+        if (next == ',') {
+          at = skip(s, at + 1);
+          at = open.peek() == '}' ? member(s, at) : at;
+          if (at < 0) {
+            return -1;
+          }
+          break;
+        }
+        if (next != open.peek()) {
+          return -1;
+        }
+        open.pop();
+        at++;
+      }
+    }
+  }
+
+  /** Returns where the value of the object member whose name starts at {@code at} starts, or -1. */
+  private static int member(String s, int at) {
+    int[] end = {at};
+    if (string(s, end) == null) {
+      return -1;
+    }
+    int colon = skip(s, end[0]);
+    if (colon >= s.length() || s.charAt(colon) != ':') {
+      return -1;
+    }
+    return skip(s, colon + 1);
+  }
+
+  /** Returns the end of the string, number or literal starting at {@code at}, or -1. */
+  private static int scalar(String s, int at) {
+    if (s.charAt(at) == '"') {
+      int[] end = {at};
+      return string(s, end) == null ? -1 : end[0];
+    }
+    for (String literal : LITERALS) {
+      if (s.startsWith(literal, at)) {
+        return at + literal.length();
+      }
+    }
+    Matcher number = NUMBER.matcher(s).region(at, s.length());
+    return number.lookingAt() ? number.end() : -1;
+  }
+
+  private static String abbreviate(String raw) {
+    return raw.length() <= SHOWN_CHARS ? raw : raw.substring(0, SHOWN_CHARS) + "...";
   }
 
   private static int skip(String s, int at) {

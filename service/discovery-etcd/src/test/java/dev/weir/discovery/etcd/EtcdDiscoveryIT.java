@@ -9,9 +9,12 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.discovery.RecordingListener;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.testkit.EtcdProcess;
+import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.RecordingMetrics;
 import dev.weir.core.testkit.TestEtcd;
+import dev.weir.core.time.Clock;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -123,8 +126,9 @@ class EtcdDiscoveryIT {
       KV kv = admin.getKVClient();
       String handWritten = prefix + "x";
       kv.put(bytes(handWritten), bytes("hello")).get(5, TimeUnit.SECONDS);
+      FakeClock clock = new FakeClock();
       RecordingListener seen =
-          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051");
+          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051", clock);
 
       kv.put(bytes(handWritten), bytes("hello")).get(5, TimeUnit.SECONDS);
       kv.put(bytes(prefix + "10.0.0.2:1051"), bytes("{\"grpc-address\":\"10.0.0.2:1051\"}"))
@@ -138,10 +142,44 @@ class EtcdDiscoveryIT {
           .asString()
           .contains("'hello'", "not a JSON object");
 
+      clock.advance(RateLimitedLogger.DEFAULT_INTERVAL);
       kv.put(bytes(handWritten), bytes("{\"data-center\":\"\"}")).get(5, TimeUnit.SECONDS);
       assertThat(eventually(WAIT, () -> warningsAbout(logged, handWritten).size() == 2)).isTrue();
       assertThat(warningsAbout(logged, handWritten).get(1)).contains("no grpc-address");
       assertThat(seen.last()).containsExactlyInAnyOrder("10.0.0.1:1051", "10.0.0.2:1051");
+    } finally {
+      logger.detachAppender(logged);
+    }
+  }
+
+  @Test
+  void keyTakingANewBadValueAtEachPut_oneWarnLinePerWindowThenTheSuppressedCount()
+      throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      KV kv = admin.getKVClient();
+      FakeClock clock = new FakeClock();
+      RecordingListener seen =
+          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051", clock);
+      String foreign = prefix + "foreign";
+
+      for (int i = 1; i <= 5; i++) {
+        kv.put(bytes(foreign), bytes("{\"n\":" + i + "}")).get(5, TimeUnit.SECONDS);
+      }
+      kv.put(bytes(prefix + "10.0.0.2:1051"), bytes("{\"grpc-address\":\"10.0.0.2:1051\"}"))
+          .get(5, TimeUnit.SECONDS);
+      assertThat(eventually(WAIT, () -> seen.last().contains("10.0.0.2:1051"))).isTrue();
+
+      assertThat(warningsAbout(logged, foreign)).singleElement().asString().contains("{\"n\":1}");
+
+      clock.advance(RateLimitedLogger.DEFAULT_INTERVAL);
+      kv.put(bytes(foreign), bytes("{\"n\":6}")).get(5, TimeUnit.SECONDS);
+      assertThat(eventually(WAIT, () -> warningsAbout(logged, foreign).size() == 2)).isTrue();
+      assertThat(warningsAbout(logged, foreign).get(1))
+          .contains("{\"n\":6}", "(suppressed 4 similar warnings)");
     } finally {
       logger.detachAppender(logged);
     }
@@ -374,6 +412,17 @@ class EtcdDiscoveryIT {
 
   private RecordingListener join(String etcd, String address, Duration ttl) throws Exception {
     return join(settings(etcd, ttl), address);
+  }
+
+  private RecordingListener join(EtcdSettings settings, String address, Clock clock)
+      throws Exception {
+    EtcdDiscovery node =
+        new EtcdDiscovery(
+            EtcdDiscovery.buildClient(settings), settings, address, 0, metrics, clock);
+    nodes.add(node);
+    RecordingListener listener = new RecordingListener();
+    node.start(listener);
+    return listener;
   }
 
   private RecordingListener join(EtcdSettings settings, String address) throws Exception {

@@ -69,6 +69,53 @@ class PeerInfoTest {
   }
 
   @Test
+  void read_unknownFieldsOfAnyJsonType_ignoredAsGubernatorsJsonUnmarshalDoes() {
+    assertThat(PeerInfo.read("{\"grpc-address\":\"10.0.0.3:1051\",\"is-owner\":true}"))
+        .isEqualTo(new PeerInfo("10.0.0.3:1051", ""));
+    assertThat(
+            PeerInfo.read(
+                "{\"weight\": -1.5e3, \"grpc-address\":\"10.0.0.3:1051\", \"off\": false,"
+                    + " \"none\": null, \"tags\": [1, \"a]\", {\"b\": [true]}],"
+                    + " \"meta\": {\"c\": {\"d\": \"}\"}, \"e\": []}, \"data-center\": \"dc1\"}"))
+        .isEqualTo(new PeerInfo("10.0.0.3:1051", "dc1"));
+    String deep = "[".repeat(100_000) + "]".repeat(100_000);
+    assertThat(PeerInfo.read("{\"x\":" + deep + ",\"grpc-address\":\"10.0.0.3:1051\"}"))
+        .isEqualTo(new PeerInfo("10.0.0.3:1051", ""));
+  }
+
+  @Test
+  void read_nullForAKnownStringField_readAsEmpty() {
+    assertThat(
+            PeerInfo.read(
+                "{\"grpc-address\":\"10.0.0.3:1051\",\"data-center\":null,"
+                    + "\"peer_address\":null,\"grpc_address\":null,\"data_center\":\"dc2\"}"))
+        .isEqualTo(new PeerInfo("10.0.0.3:1051", "dc2", ""));
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":null}"))
+        .hasMessage("no grpc-address (or grpc_address) field with an address");
+  }
+
+  @Test
+  void read_knownFieldOfAnotherType_refusedNamingTheFieldItsValueAndWhatIsAllowed() {
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":1051}"))
+        .hasMessage(
+            "the field \"grpc-address\" is 1051 (character 16): it must be a string, or null");
+    assertThatThrownBy(
+            () ->
+                PeerInfo.read(
+                    "{\"grpc-address\":\"10.0.0.3:1051\",\"data-center\":[\"dc1\"]}"))
+        .hasMessage(
+            "the field \"data-center\" is [\"dc1\"] (character 46): it must be a string, or null");
+  }
+
+  @Test
+  void read_malformedValueOfAnUnknownField_refusedSayingWhere() {
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":\"10.0.0.3:1051\",\"x\":tru}"))
+        .hasMessage("the field \"x\" has no JSON value at character 36");
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":\"10.0.0.3:1051\",\"x\":[1,}"))
+        .hasMessage("the field \"x\" has no JSON value at character 36");
+  }
+
+  @Test
   void read_bareAddress_theMemberWithoutDataCenterAsGubernatorReadsItsOlderRegistrations() {
     assertThat(PeerInfo.read("10.0.0.1:1051")).isEqualTo(new PeerInfo("10.0.0.1:1051", ""));
   }
@@ -80,8 +127,6 @@ class PeerInfoTest {
         .hasMessageStartingWith("not a JSON object, nor a bare host:port address (");
     assertThatThrownBy(() -> PeerInfo.read("{\"data-center\":\"dc1\"}"))
         .hasMessage("no grpc-address (or grpc_address) field with an address");
-    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":1051}"))
-        .hasMessage("the field \"grpc-address\" is not a string (character 16)");
     assertThatThrownBy(() -> PeerInfo.read("{grpc-address:\"10.0.0.1:1051\"}"))
         .hasMessage("expected a field name in double quotes at character 1");
     assertThatThrownBy(() -> PeerInfo.read("{\"grpc_address\":\"\\uZZZZ\"}"))
