@@ -769,9 +769,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Loads the snapshot files of the {@linkplain #useSnapshots snapshot directory} (once; {@link
    * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
    * for a first snapshot; returns how many live buckets the store kept. It claims further files
-   * only while the buckets it restored and those the next file declares fit the store's {@linkplain
-   * BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file first and always at
-   * least one, leaving the others to the nodes that start after it (logged at INFO); when the
+   * only while the buckets it restored and those of the next file still live at its clock fit the
+   * store's {@linkplain BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file
+   * first and always at least one, leaving the others to the nodes that start after it (logged at
+   * INFO; a file whose buckets have all expired is always claimed, and deleted); when the
    * files it loaded hold more live buckets than the store, it keeps the most consumed ({@link
    * RestoredBuckets}) and logs at WARN how many it dropped. Files that fail a check are logged and
    * ignored, and so is a directory this node could not save to (at ERROR, naming it). Does nothing
@@ -785,7 +786,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     directory.check().ifPresent(problem -> LOG.error(problem));
     long started = System.nanoTime();
     RestoredBuckets buckets = new RestoredBuckets(store, handOff, clock);
-    SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::fits);
+    SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::room);
     Set<String> keys = buckets.keys();
     restored = true;
     restoredPending = keys;
@@ -816,7 +817,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     if (!loaded.left().isEmpty()) {
       LOG.info(
           "left {} snapshot files in {} for the nodes that start next ({}): with the {} buckets"
-              + " restored, their buckets do not fit WEIR_CACHE_SIZE={}",
+              + " restored, their live buckets do not fit WEIR_CACHE_SIZE={}",
           loaded.left().size(),
           directory.dir(),
           loaded.left().stream().map(p -> p.getFileName().toString()).toList(),

@@ -53,9 +53,9 @@ final class RestoredBuckets {
     return capacity;
   }
 
-  /** Returns whether {@code buckets} more keys fit beside those kept. */
-  boolean fits(long buckets) {
-    return buckets <= capacity - kept.size();
+  /** Returns how many more keys fit beside those kept. */
+  long room() {
+    return Math.max(0, capacity - kept.size());
   }
 
   /** Restores {@code bucket} when it is live and ranks among the buckets the store holds. */

@@ -169,16 +169,25 @@ class ClusterSnapshotTest {
   }
 
   /**
-   * Writes the snapshot of {@code writer} with {@code buckets} token buckets of limit 200, the
-   * {@code i}th with {@code i + 1} hits; returns their states by key.
+   * Writes the snapshot of {@code writer} with {@code buckets} token buckets of limit 200 (or
+   * {@code buckets} when more) and duration {@link #WINDOW}, the {@code i}th with {@code i + 1}
+   * hits; returns their states by key.
    */
   private Map<String, BucketState> savedBy(String writer, int buckets) throws IOException {
+    return savedBy(writer, buckets, WINDOW);
+  }
+
+  /** Writes a snapshot as {@link #savedBy(String, int)} does, of buckets lasting {@code window}. */
+  private Map<String, BucketState> savedBy(String writer, int buckets, long window)
+      throws IOException {
     InMemoryBucketStore store = new InMemoryBucketStore(clock);
     long now = clock.wallMillis();
+    long limit = Math.max(200, buckets);
     for (int i = 0; i < buckets; i++) {
       store.put(
           "h_" + writer + "/" + i,
-          new TokenBucketState(Status.UNDER_LIMIT, 200, WINDOW, 199 - i, now, now + WINDOW));
+          new TokenBucketState(
+              Status.UNDER_LIMIT, limit, window, limit - 1 - i, now, now + window));
     }
     new SnapshotDirectory(dir, writer, new PeerInputValidator(InputLimits.DEFAULTS, writer), clock)
         .save(store);
@@ -251,6 +260,33 @@ class ClusterSnapshotTest {
             List.of());
     Map<String, BucketState> held = new HashMap<>();
     stores.forEach(store -> store.forEach(held::put));
+    assertThat(held).isEqualTo(saved);
+  }
+
+  /**
+   * A file left because its buckets did not fit the cache of the node that started is taken by the
+   * next start once they have expired, though its header still declares them: only live buckets
+   * count toward the cache.
+   */
+  @Test
+  void leftFile_allItsBucketsExpired_isConsumedByTheNextStart() throws IOException {
+    savedBy("10.0.0.1:1051", 40, 60_000);
+    savedBy("10.0.0.3:1051", 40, 60_000);
+    assertThat(restoringNode("10.0.0.1:1051", new ClockBucketStore(clock, 50)).restoreSnapshots())
+        .isEqualTo(40);
+    assertThat(files(".*\\.weirsnap.*")).containsExactly("10.0.0.3_1051.weirsnap");
+
+    clock.advance(Duration.ofMinutes(2));
+    Map<String, BucketState> saved = savedBy("10.0.0.1:1051", 40);
+    ClockBucketStore store = new ClockBucketStore(clock, 50);
+    int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
+
+    assertThat(files(".*\\.weirsnap.*"))
+        .as("the file of expired buckets is consumed, not left again")
+        .isEmpty();
+    assertThat(restored).isEqualTo(40);
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
     assertThat(held).isEqualTo(saved);
   }
 
