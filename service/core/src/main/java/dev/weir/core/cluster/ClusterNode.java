@@ -773,8 +773,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * store's {@linkplain BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file
    * first and always at least one, leaving the others to the nodes that start after it (logged at
    * INFO; a file whose buckets have all expired is always claimed, and deleted); when the
-   * files it loaded hold more live buckets than the store, it keeps the most consumed ({@link
-   * RestoredBuckets}) and logs at WARN how many it dropped. Files that fail a check are logged and
+   * files it loaded hold more live buckets than the store has room for, it keeps the most consumed
+   * that each segment of the store holds ({@link RestoredBuckets}) and logs at WARN how many it
+   * dropped and the {@code WEIR_CACHE_SIZE} that holds them all. Files that fail a check are logged and
    * ignored, and so is a directory this node could not save to (at ERROR, naming it). Does nothing
    * without a snapshot directory.
    */
@@ -787,7 +788,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     long started = System.nanoTime();
     RestoredBuckets buckets = new RestoredBuckets(store, handOff, clock);
     SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::room);
-    Set<String> keys = buckets.keys();
+    Set<String> keys = buckets.restore();
     restored = true;
     restoredPending = keys;
     restoredPendingPeak = keys.size();
@@ -803,16 +804,26 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
     long dropped = buckets.live() - keys.size();
     if (dropped > 0) {
+      long enough = store.capacityToHold(buckets.live());
+      if (enough <= buckets.capacity()) {
+        enough = store.capacityToHold(buckets.capacity() + dropped);
+      }
       LOG.warn(
-          "dropped {} of the {} live buckets restored from snapshot files in {}, keeping the {}"
-              + " most consumed: this node's cache, WEIR_CACHE_SIZE={}, holds no more; set it to at"
-              + " least {} to restore them all",
+          "dropped {} of the {} live buckets restored from snapshot files in {}: this node's cache,"
+              + " WEIR_CACHE_SIZE={}, holds {} of them, the most consumed of the keys that go to"
+              + " each of its segments (each holds an equal share of WEIR_CACHE_SIZE and evicts on"
+              + " its own once full); set WEIR_CACHE_SIZE to at least {} to restore them all{}",
           dropped,
           buckets.live(),
           directory.dir(),
-          keys.size(),
           buckets.capacity(),
-          buckets.live() > buckets.capacity() ? buckets.live() : buckets.capacity() + dropped);
+          keys.size(),
+          enough,
+          enough > buckets.live()
+              ? " (more than the "
+                  + buckets.live()
+                  + ": the slack its segments need, as keys do not spread evenly over them)"
+              : "");
     }
     if (!loaded.left().isEmpty()) {
       LOG.info(

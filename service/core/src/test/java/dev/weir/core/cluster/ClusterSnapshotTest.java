@@ -315,8 +315,64 @@ class ClusterSnapshotTest {
     assertThat(logged(Level.WARN))
         .singleElement()
         .asString()
-        .contains("dropped 50 of the 150 live buckets", "WEIR_CACHE_SIZE=100", "at least 150");
+        .contains(
+            "dropped 50 of the 150 live buckets",
+            "WEIR_CACHE_SIZE=100, holds 100 of them",
+            "at least 199 to restore them all (more than the 150");
     assertThat(logged(Level.INFO)).anyMatch(m -> m.startsWith("restored 100 live buckets of 150"));
+  }
+
+  /**
+   * A file of twice as many live buckets as a cache of 64 segments of 100 fills every segment with
+   * the most consumed of its keys: the store is full, the half of the file most consumed (which no
+   * segment's share overflows) is all held, each key dropped above a held one found its segment
+   * full, and what the node returns and logs is what the store holds.
+   */
+  @Test
+  void oneFileOfTwiceTheCache_segmentedStore_keepsTheMostConsumedAndCountsWhatTheStoreHolds()
+      throws IOException {
+    Map<String, BucketState> saved = savedBy("10.0.0.1:1051", 12_800);
+    ClockBucketStore store = new ClockBucketStore(clock, 6_400);
+    recordLog();
+
+    int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
+
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
+    assertThat(restored).as("restored, as the store holds them").isEqualTo(held.size());
+    assertThat(held.size())
+        .as("each of the 64 segments has more than its 100 among 12800 keys: all are full")
+        .isEqualTo(6_400);
+    List<Integer> topDropped = new ArrayList<>();
+    int lowestHeld = 12_800;
+    for (int i = 0; i < 12_800; i++) {
+      String key = "h_10.0.0.1:1051/" + i;
+      if (held.containsKey(key)) {
+        lowestHeld = Math.min(lowestHeld, i);
+      } else if (i >= 12_800 - 3_200) {
+        topDropped.add(i);
+      }
+    }
+    assertThat(topDropped).as("dropped among the 3200 most consumed").isEmpty();
+    List<Integer> droppedWithRoom = new ArrayList<>();
+    for (int i = lowestHeld + 1; i < 12_800; i++) {
+      String key = "h_10.0.0.1:1051/" + i;
+      if (!held.containsKey(key) && store.hasRoomFor(key)) {
+        droppedWithRoom.add(i);
+      }
+    }
+    assertThat(droppedWithRoom)
+        .as("dropped above the least consumed held (%d) though its segment has room", lowestHeld)
+        .isEmpty();
+    assertThat(saved).containsAllEntriesOf(held);
+    assertThat(logged(Level.WARN))
+        .singleElement()
+        .asString()
+        .contains(
+            "dropped 6400 of the 12800 live buckets",
+            "WEIR_CACHE_SIZE=6400, holds 6400 of them",
+            "at least 16392 to restore them all (more than the 12800");
+    assertThat(logged(Level.INFO)).anyMatch(m -> m.startsWith("restored 6400 live buckets of 12800"));
   }
 
   @Test
