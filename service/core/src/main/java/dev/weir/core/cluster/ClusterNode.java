@@ -775,9 +775,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * INFO; a file whose buckets have all expired is always claimed, and deleted); when the
    * files it loaded hold more live buckets than the store has room for, it keeps the most consumed
    * that each segment of the store holds ({@link RestoredBuckets}) and logs at WARN how many it
-   * dropped and the {@code WEIR_CACHE_SIZE} that holds them all. Files that fail a check are logged and
-   * ignored, and so is a directory this node could not save to (at ERROR, naming it). Does nothing
-   * without a snapshot directory.
+   * dropped and the {@code WEIR_CACHE_SIZE} that holds them all. Files that fail a check are
+   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
+   * Does nothing without a snapshot directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;

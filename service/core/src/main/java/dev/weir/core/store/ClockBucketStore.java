@@ -148,11 +148,11 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
   }
 
   /**
-   * Returns {@code buckets} plus the slack the segments need: keys spread over the segments by hash,
-   * not evenly, and a segment evicts once its share is full, so each share needs room for four
-   * standard deviations of its keys above their mean ({@code 4 * sqrt(buckets * (segments - 1))}
-   * in all, for the segment count of a store of the size returned; none for one segment). With 64
-   * segments a segment then overflows in about one store in 500.
+   * Returns {@code buckets} plus the slack the segments need: keys spread over the segments by
+   * hash, not evenly, and a segment evicts once its share is full, so each share needs room for
+   * four standard deviations of its keys above their mean ({@code 4 * sqrt(buckets * (segments -
+   * 1))} in all, for the segment count of a store of the size returned; none for one segment).
+   * With 64 segments a segment then overflows in about one store in 500.
    */
   @Override
   public long capacityToHold(long buckets) {

@@ -372,7 +372,8 @@ class ClusterSnapshotTest {
             "dropped 6400 of the 12800 live buckets",
             "WEIR_CACHE_SIZE=6400, holds 6400 of them",
             "at least 16392 to restore them all (more than the 12800");
-    assertThat(logged(Level.INFO)).anyMatch(m -> m.startsWith("restored 6400 live buckets of 12800"));
+    assertThat(logged(Level.INFO))
+        .anyMatch(m -> m.startsWith("restored 6400 live buckets of 12800"));
   }
 
   @Test
