@@ -769,13 +769,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * Loads the snapshot files of the {@linkplain #useSnapshots snapshot directory} (once; {@link
    * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
    * for a first snapshot; returns how many live buckets the store kept. It claims further files
-   * only while the buckets it restored and those the next file declares fit the store's {@linkplain
-   * BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file first and always at
-   * least one, leaving the others to the nodes that start after it (logged at INFO); when the
-   * files it loaded hold more live buckets than the store, it keeps the most consumed ({@link
-   * RestoredBuckets}) and logs at WARN how many it dropped. Files that fail a check are logged and
-   * ignored, and so is a directory this node could not save to (at ERROR, naming it). Does nothing
-   * without a snapshot directory.
+   * only while the buckets it restored and those of the next file still live at its clock fit the
+   * store's {@linkplain BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file
+   * first and always at least one, leaving the others to the nodes that start after it (logged at
+   * INFO; a file whose buckets have all expired is always claimed, and deleted); when the
+   * files it loaded hold more live buckets than the store has room for, it keeps the most consumed
+   * that each segment of the store holds ({@link RestoredBuckets}) and logs at WARN how many it
+   * dropped and the {@code WEIR_CACHE_SIZE} that holds them all. Files that fail a check are
+   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
+   * Does nothing without a snapshot directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
@@ -785,8 +787,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     directory.check().ifPresent(problem -> LOG.error(problem));
     long started = System.nanoTime();
     RestoredBuckets buckets = new RestoredBuckets(store, handOff, clock);
-    SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::fits);
-    Set<String> keys = buckets.keys();
+    SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::room);
+    Set<String> keys = buckets.restore();
     restored = true;
     restoredPending = keys;
     restoredPendingPeak = keys.size();
@@ -802,21 +804,31 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
     long dropped = buckets.live() - keys.size();
     if (dropped > 0) {
+      long enough = store.capacityToHold(buckets.live());
+      if (enough <= buckets.capacity()) {
+        enough = store.capacityToHold(buckets.capacity() + dropped);
+      }
       LOG.warn(
-          "dropped {} of the {} live buckets restored from snapshot files in {}, keeping the {}"
-              + " most consumed: this node's cache, WEIR_CACHE_SIZE={}, holds no more; set it to at"
-              + " least {} to restore them all",
+          "dropped {} of the {} live buckets restored from snapshot files in {}: this node's cache,"
+              + " WEIR_CACHE_SIZE={}, holds {} of them, the most consumed of the keys that go to"
+              + " each of its segments (each holds an equal share of WEIR_CACHE_SIZE and evicts on"
+              + " its own once full); set WEIR_CACHE_SIZE to at least {} to restore them all{}",
           dropped,
           buckets.live(),
           directory.dir(),
-          keys.size(),
           buckets.capacity(),
-          buckets.live() > buckets.capacity() ? buckets.live() : buckets.capacity() + dropped);
+          keys.size(),
+          enough,
+          enough > buckets.live()
+              ? " (more than the "
+                  + buckets.live()
+                  + ": the slack its segments need, as keys do not spread evenly over them)"
+              : "");
     }
     if (!loaded.left().isEmpty()) {
       LOG.info(
           "left {} snapshot files in {} for the nodes that start next ({}): with the {} buckets"
-              + " restored, their buckets do not fit WEIR_CACHE_SIZE={}",
+              + " restored, their live buckets do not fit WEIR_CACHE_SIZE={}",
           loaded.left().size(),
           directory.dir(),
           loaded.left().stream().map(p -> p.getFileName().toString()).toList(),

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import dev.weir.core.cluster.handoff.BucketMerge;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.BucketState;
@@ -13,31 +14,41 @@ import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.PriorityQueue;
 import java.util.Set;
 
 /**
- * The buckets one start restores from snapshot files into a store of bounded {@linkplain
- * BucketStore#capacity() capacity}, each through {@link HandOff#restore}: at most as many keys as
- * the store holds. A bucket of a new key that arrives when that many are kept replaces the lowest
- * ranked kept one if it ranks higher, and is dropped otherwise; the rank is the share of its limit
- * used, then the later expiry (the most consumed, then the most recent, survive).
+ * The live buckets one start restores from snapshot files into a store of bounded {@linkplain
+ * BucketStore#capacity() capacity}: they are {@linkplain #offer offered} as the files are read and
+ * {@linkplain #restore restored} at the end, ranked first, so that the store keeps the most
+ * consumed. The rank is the share of its limit used, then the later expiry (the most consumed, then
+ * the most recent, survive). Each key goes through {@link HandOff#restore} (every copy of it the
+ * files hold, merged with its rule), best ranked first, as long as the store {@linkplain
+ * BucketStore#hasRoomFor has room} for it: a store split into segments that evict on their own
+ * (a {@code ClockBucketStore}) so keeps in each segment the best ranked of the keys that go to it,
+ * and evicts none of them.
+ *
+ * <p>Until {@link #restore} every live bucket offered is held here; the files a start loads beyond
+ * its first are claimed only while their live buckets fit the store ({@link #room}), so that is
+ * the first file's and at most a store's worth more.
  */
 final class RestoredBuckets {
 
-  private static final Comparator<Ranked> LOWEST_FIRST =
-      Comparator.comparingDouble(Ranked::used).thenComparingLong(Ranked::expireAt);
+  private static final Comparator<Ranked> HIGHEST_FIRST =
+      Comparator.comparingDouble(Ranked::used)
+          .thenComparingLong(Ranked::expireAt)
+          .reversed()
+          .thenComparing(Ranked::key);
 
   private final BucketStore store;
   private final HandOff handOff;
   private final Clock clock;
   private final long capacity;
-  private final Set<String> kept = new HashSet<>();
-  // The kept keys by rank, lowest first: made when the store is first full.
-  private PriorityQueue<Ranked> lowest;
+  private final Map<String, Offered> offered = new HashMap<>();
   private long live;
 
   /** Creates the restore of buckets into {@code store} through {@code handOff}. */
@@ -53,73 +64,68 @@ final class RestoredBuckets {
     return capacity;
   }
 
-  /** Returns whether {@code buckets} more keys fit beside those kept. */
-  boolean fits(long buckets) {
-    return buckets <= capacity - kept.size();
+  /** Returns how many more live keys fit beside those offered. */
+  long room() {
+    return Math.max(0, capacity - live);
   }
 
-  /** Restores {@code bucket} when it is live and ranks among the buckets the store holds. */
+  /** Holds {@code bucket} for {@link #restore} when it carries a state live now. */
   void offer(BucketSnapshot bucket) {
     long now = clock.wallMillis();
     Optional<BucketState> state = PeerProtos.fromSnapshot(bucket);
     if (state.isEmpty() || state.get().expireAt() <= now) {
       return;
     }
-    String key = bucket.getKey();
-    if (kept.contains(key)) {
-      handOff.restore(bucket);
-      return;
+    Offered copies = offered.get(bucket.getKey());
+    if (copies == null) {
+      copies = new Offered();
+      offered.put(bucket.getKey(), copies);
+      live++;
     }
-    live++;
-    Ranked offered = null;
-    if (kept.size() >= capacity) {
-      offered = new Ranked(key, used(state.get(), now), state.get().expireAt());
-      Ranked low = lowest(now).peek();
-      if (low == null || LOWEST_FIRST.compare(offered, low) <= 0) {
-        return;
-      }
-      lowest.poll();
-      kept.remove(low.key());
-      store.remove(low.key());
-      handOff.forgetRestored(List.of(low.key()));
-    }
-    if (handOff.restore(bucket)) {
-      kept.add(key);
-      if (lowest != null) {
-        lowest.add(offered);
-      }
-    }
+    copies.buckets.add(bucket);
+    copies.state = BucketMerge.moreConsumed(copies.state, state.get(), now);
   }
 
-  // The kept keys by rank as the store holds them at now.
-  private PriorityQueue<Ranked> lowest(long now) {
-    if (lowest == null) {
-      lowest = new PriorityQueue<>(LOWEST_FIRST);
-      store.forEach(
-          (key, state) -> {
-            if (kept.contains(key)) {
-              lowest.add(new Ranked(key, used(state, now), state.expireAt()));
-            }
-          });
-    }
-    return lowest;
+  /** Returns how many distinct live keys were offered. */
+  long live() {
+    return live;
   }
 
   /**
-   * Returns the keys kept that the store still holds; those it evicted meanwhile (a segment of a
-   * {@code ClockBucketStore} filled before the whole store) are no longer held for their owners.
+   * Restores the keys offered, best ranked first, each only while the store has room for it, and
+   * returns those the store holds afterwards; a key restored but evicted meanwhile (by a write
+   * of another thread) is no longer held for its owner.
    */
-  Set<String> keys() {
+  Set<String> restore() {
+    long now = clock.wallMillis();
+    List<Ranked> ranked = new ArrayList<>(offered.size());
+    offered.forEach((key, copies) -> ranked.add(rank(key, copies.state, now)));
+    ranked.sort(HIGHEST_FIRST);
+    Set<String> restored = new HashSet<>();
+    for (Ranked r : ranked) {
+      if (restored.size() >= capacity) {
+        break;
+      }
+      if (!store.hasRoomFor(r.key())) {
+        continue;
+      }
+      for (BucketSnapshot copy : offered.get(r.key()).buckets) {
+        if (handOff.restore(copy)) {
+          restored.add(r.key());
+        }
+      }
+    }
+    offered.clear();
     Set<String> held = new HashSet<>();
     store.forEach(
         (key, state) -> {
-          if (kept.contains(key)) {
+          if (restored.contains(key)) {
             held.add(key);
           }
         });
-    if (held.size() < kept.size()) {
+    if (held.size() < restored.size()) {
       List<String> evicted = new ArrayList<>();
-      for (String key : kept) {
+      for (String key : restored) {
         if (!held.contains(key)) {
           evicted.add(key);
         }
@@ -129,9 +135,8 @@ final class RestoredBuckets {
     return held;
   }
 
-  /** Returns how many distinct live keys were offered. */
-  long live() {
-    return live;
+  private static Ranked rank(String key, BucketState state, long now) {
+    return new Ranked(key, used(state, now), state.expireAt());
   }
 
   // The share of its limit the state has used at now: the tokens taken, or the hits counted (a
@@ -159,6 +164,12 @@ final class RestoredBuckets {
     return limit <= 0 ? 1 : used / limit;
   }
 
-  /** A kept key, the share of its limit used and its expiry. */
+  /** The copies of one key the files hold, and their merge. */
+  private static final class Offered {
+    final List<BucketSnapshot> buckets = new ArrayList<>(1);
+    BucketState state;
+  }
+
+  /** An offered key, the share of its limit used and its expiry. */
   private record Ranked(String key, double used, long expireAt) {}
 }

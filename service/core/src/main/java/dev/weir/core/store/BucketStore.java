@@ -53,4 +53,21 @@ public interface BucketStore {
   default long capacity() {
     return Long.MAX_VALUE;
   }
+
+  /**
+   * Returns whether a new state stored under {@code key} now takes its place without evicting
+   * another bucket: the key is held already, or the part of the store it goes to is not full.
+   */
+  default boolean hasRoomFor(String key) {
+    return size() < capacity() || get(key).isPresent();
+  }
+
+  /**
+   * Returns the {@linkplain #capacity() capacity} at which a store of this kind holds {@code
+   * buckets} keys without evicting any: {@code buckets} itself for a store that evicts only when it
+   * is full as a whole.
+   */
+  default long capacityToHold(long buckets) {
+    return buckets;
+  }
 }

@@ -169,16 +169,25 @@ class ClusterSnapshotTest {
   }
 
   /**
-   * Writes the snapshot of {@code writer} with {@code buckets} token buckets of limit 200, the
-   * {@code i}th with {@code i + 1} hits; returns their states by key.
+   * Writes the snapshot of {@code writer} with {@code buckets} token buckets of limit 200 (or
+   * {@code buckets} when more) and duration {@link #WINDOW}, the {@code i}th with {@code i + 1}
+   * hits; returns their states by key.
    */
   private Map<String, BucketState> savedBy(String writer, int buckets) throws IOException {
+    return savedBy(writer, buckets, WINDOW);
+  }
+
+  /** Writes a snapshot as {@link #savedBy(String, int)} does, of buckets lasting {@code window}. */
+  private Map<String, BucketState> savedBy(String writer, int buckets, long window)
+      throws IOException {
     InMemoryBucketStore store = new InMemoryBucketStore(clock);
     long now = clock.wallMillis();
+    long limit = Math.max(200, buckets);
     for (int i = 0; i < buckets; i++) {
       store.put(
           "h_" + writer + "/" + i,
-          new TokenBucketState(Status.UNDER_LIMIT, 200, WINDOW, 199 - i, now, now + WINDOW));
+          new TokenBucketState(
+              Status.UNDER_LIMIT, limit, window, limit - 1 - i, now, now + window));
     }
     new SnapshotDirectory(dir, writer, new PeerInputValidator(InputLimits.DEFAULTS, writer), clock)
         .save(store);
@@ -255,6 +264,33 @@ class ClusterSnapshotTest {
   }
 
   /**
+   * A file left because its buckets did not fit the cache of the node that started is taken by the
+   * next start once they have expired, though its header still declares them: only live buckets
+   * count toward the cache.
+   */
+  @Test
+  void leftFile_allItsBucketsExpired_isConsumedByTheNextStart() throws IOException {
+    savedBy("10.0.0.1:1051", 40, 60_000);
+    savedBy("10.0.0.3:1051", 40, 60_000);
+    assertThat(restoringNode("10.0.0.1:1051", new ClockBucketStore(clock, 50)).restoreSnapshots())
+        .isEqualTo(40);
+    assertThat(files(".*\\.weirsnap.*")).containsExactly("10.0.0.3_1051.weirsnap");
+
+    clock.advance(Duration.ofMinutes(2));
+    Map<String, BucketState> saved = savedBy("10.0.0.1:1051", 40);
+    ClockBucketStore store = new ClockBucketStore(clock, 50);
+    int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
+
+    assertThat(files(".*\\.weirsnap.*"))
+        .as("the file of expired buckets is consumed, not left again")
+        .isEmpty();
+    assertThat(restored).isEqualTo(40);
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
+    assertThat(held).isEqualTo(saved);
+  }
+
+  /**
    * A node whose one file holds more live buckets than its cache keeps the most consumed ones that
    * fit, logs at WARN how many it dropped and why, and counts in its INFO line only those it kept.
    */
@@ -279,8 +315,65 @@ class ClusterSnapshotTest {
     assertThat(logged(Level.WARN))
         .singleElement()
         .asString()
-        .contains("dropped 50 of the 150 live buckets", "WEIR_CACHE_SIZE=100", "at least 150");
+        .contains(
+            "dropped 50 of the 150 live buckets",
+            "WEIR_CACHE_SIZE=100, holds 100 of them",
+            "at least 199 to restore them all (more than the 150");
     assertThat(logged(Level.INFO)).anyMatch(m -> m.startsWith("restored 100 live buckets of 150"));
+  }
+
+  /**
+   * A file of twice as many live buckets as a cache of 64 segments of 100 fills every segment with
+   * the most consumed of its keys: the store is full, the half of the file most consumed (which no
+   * segment's share overflows) is all held, each key dropped above a held one found its segment
+   * full, and what the node returns and logs is what the store holds.
+   */
+  @Test
+  void oneFileOfTwiceTheCache_segmentedStore_keepsTheMostConsumedAndCountsWhatTheStoreHolds()
+      throws IOException {
+    Map<String, BucketState> saved = savedBy("10.0.0.1:1051", 12_800);
+    ClockBucketStore store = new ClockBucketStore(clock, 6_400);
+    recordLog();
+
+    int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
+
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
+    assertThat(restored).as("restored, as the store holds them").isEqualTo(held.size());
+    assertThat(held.size())
+        .as("each of the 64 segments has more than its 100 among 12800 keys: all are full")
+        .isEqualTo(6_400);
+    List<Integer> topDropped = new ArrayList<>();
+    int lowestHeld = 12_800;
+    for (int i = 0; i < 12_800; i++) {
+      String key = "h_10.0.0.1:1051/" + i;
+      if (held.containsKey(key)) {
+        lowestHeld = Math.min(lowestHeld, i);
+      } else if (i >= 12_800 - 3_200) {
+        topDropped.add(i);
+      }
+    }
+    assertThat(topDropped).as("dropped among the 3200 most consumed").isEmpty();
+    List<Integer> droppedWithRoom = new ArrayList<>();
+    for (int i = lowestHeld + 1; i < 12_800; i++) {
+      String key = "h_10.0.0.1:1051/" + i;
+      if (!held.containsKey(key) && store.hasRoomFor(key)) {
+        droppedWithRoom.add(i);
+      }
+    }
+    assertThat(droppedWithRoom)
+        .as("dropped above the least consumed held (%d) though its segment has room", lowestHeld)
+        .isEmpty();
+    assertThat(saved).containsAllEntriesOf(held);
+    assertThat(logged(Level.WARN))
+        .singleElement()
+        .asString()
+        .contains(
+            "dropped 6400 of the 12800 live buckets",
+            "WEIR_CACHE_SIZE=6400, holds 6400 of them",
+            "at least 16392 to restore them all (more than the 12800");
+    assertThat(logged(Level.INFO))
+        .anyMatch(m -> m.startsWith("restored 6400 live buckets of 12800"));
   }
 
   @Test

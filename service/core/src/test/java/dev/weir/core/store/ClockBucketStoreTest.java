@@ -352,6 +352,44 @@ class ClockBucketStoreTest {
   }
 
   @Test
+  void hasRoomFor_aKeyWhoseSegmentIsFull_isFalseUnlessTheKeyIsHeld() {
+    ClockBucketStore split = new ClockBucketStore(clock, 1000);
+    BucketState state = new FixedWindowState(1, 60_000, 0, 1, clock.wallMillis() + 60_000);
+    List<String> refused = new ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      String key = "key" + i;
+      if (split.hasRoomFor(key)) {
+        split.put(key, state);
+      } else {
+        refused.add(key);
+      }
+    }
+
+    assertThat(split.evictionCount()).as("a key with room evicts nothing").isZero();
+    assertThat(split.size()).as("every segment filled").isEqualTo(1000);
+    assertThat(refused).hasSize(4_000).noneMatch(split::hasRoomFor);
+    assertThat(split.hasRoomFor("key0")).as("held").isTrue();
+  }
+
+  @Test
+  void capacityToHold_keysSpreadOverTheSegments_noneEvicted() {
+    ClockBucketStore oneSegment = new ClockBucketStore(clock, 100);
+    assertThat(oneSegment.capacityToHold(100)).as("one segment needs no slack").isEqualTo(100);
+    assertThat(oneSegment.capacityToHold(12_800))
+        .as("64 segments: 12800 + 4 * sqrt(12800 * 63)")
+        .isEqualTo(16_392);
+
+    ClockBucketStore sized = new ClockBucketStore(clock, oneSegment.capacityToHold(12_800));
+    BucketState state = new FixedWindowState(1, 60_000, 0, 1, clock.wallMillis() + 60_000);
+    for (int i = 0; i < 12_800; i++) {
+      sized.put("h_10.0.0.1:1051/" + i, state);
+    }
+    assertThat(sized.segmentCount()).isEqualTo(64);
+    assertThat(sized.evictionCount()).isZero();
+    assertThat(sized.size()).isEqualTo(12_800);
+  }
+
+  @Test
   void operations_randomMixAgainstAMap_agreeAfterEveryStep() {
     Random random = new Random(42);
     Map<String, BucketState> model = new HashMap<>();

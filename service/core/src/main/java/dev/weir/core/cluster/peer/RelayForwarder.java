@@ -1,6 +1,7 @@
 package dev.weir.core.cluster.peer;
 
 import dev.weir.core.cluster.batch.Batcher;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
@@ -16,8 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Sends forwarded items to an owner this node does not reach through a peer that does ({@link
  * IndirectProbes#via}), batched per relaying peer and owner like direct forwards ({@code
  * WEIR_BATCH_LIMIT}, {@code WEIR_BATCH_WAIT}, deadline {@code WEIR_BATCH_TIMEOUT}): a call's items
- * are queued together, and an event loop's items leave at the end of its round ({@link
- * EventLoopRoundEnd}).
+ * are queued together, an event loop's items leave at the end of its round ({@link
+ * EventLoopRoundEnd}), and {@code NO_BATCHING} items go alone at once.
  */
 public final class RelayForwarder implements AutoCloseable {
 
@@ -34,10 +35,13 @@ public final class RelayForwarder implements AutoCloseable {
     this.clock = clock;
   }
 
-  /** Sends {@code request} to its owner {@code target} through the peer {@code via}. */
+  /**
+   * Sends {@code request} to its owner {@code target} through the peer {@code via}: queued for the
+   * next batch, or sent alone at once when it has {@code NO_BATCHING} or batching is disabled.
+   */
   public CompletableFuture<RateLimitResponse> forward(
       String via, String target, RateLimitRequest request) {
-    if (settings.disableBatching()) {
+    if (alone(request)) {
       return send(via, target, List.of(request)).thenApply(list -> list.get(0));
     }
     return batcher(via, target).submit(request);
@@ -45,22 +49,35 @@ public final class RelayForwarder implements AutoCloseable {
 
   /**
    * Sends {@code requests} to their owner {@code target} through the peer {@code via} as {@link
-   * #forward} does each, queued together so that they leave in one batch; one future per request,
-   * in order.
+   * #forward} does each, those that may be batched queued together so that they leave in one batch
+   * (also when others go alone); one future per request, in order.
    */
   public List<CompletableFuture<RateLimitResponse>> forwardAll(
       String via, String target, List<RateLimitRequest> requests) {
     if (requests.size() == 1) {
       return List.of(forward(via, target, requests.get(0)));
     }
-    if (settings.disableBatching()) {
-      List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
-      for (RateLimitRequest r : requests) {
-        out.add(forward(via, target, r));
+    List<RateLimitRequest> batchable = new ArrayList<>(requests.size());
+    for (RateLimitRequest r : requests) {
+      if (!alone(r)) {
+        batchable.add(r);
       }
-      return out;
     }
-    return batcher(via, target).submitAll(requests);
+    if (batchable.size() == requests.size()) {
+      return batcher(via, target).submitAll(requests);
+    }
+    List<CompletableFuture<RateLimitResponse>> queued =
+        batchable.isEmpty() ? List.of() : batcher(via, target).submitAll(batchable);
+    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
+    int next = 0;
+    for (RateLimitRequest r : requests) {
+      out.add(alone(r) ? forward(via, target, r) : queued.get(next++));
+    }
+    return out;
+  }
+
+  private boolean alone(RateLimitRequest request) {
+    return settings.disableBatching() || request.has(Behavior.NO_BATCHING);
   }
 
   private Batcher<RateLimitRequest, RateLimitResponse> batcher(String via, String target) {

@@ -28,7 +28,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
-import java.util.function.LongPredicate;
+import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -43,10 +43,9 @@ import org.slf4j.LoggerFactory;
  * files in the directory (any node's: a pod may come back under another name; its own first) by
  * renaming each to {@code .loading-<millis>}, so two nodes sharing the directory never both load
  * one (a name of its own, so that a claim never replaces one left by an earlier start), as long as
- * the loading node's cache has room for them; it passes the buckets of each valid file on and
- * deletes the file, so a second restart does not load it again. A file
- * that fails a check is logged with what is wrong and renamed to {@code .rejected}, its buckets
- * unused. A claimed file left by a start that did not finish loading it is loaded by a later start
+ * the loading node's cache has room for their live buckets; it passes the buckets of each valid
+ * file on and deletes the file, so a second restart does not load it again. A file that fails a
+ * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A claimed file left by a start that did not finish loading it is loaded by a later start
  * (see {@link #STALE_CLAIM}).
  */
 public final class SnapshotDirectory {
@@ -239,19 +238,23 @@ public final class SnapshotDirectory {
    * found. A missing directory holds nothing.
    */
   public Loaded load(Consumer<BucketSnapshot> sink) {
-    return load(sink, buckets -> true);
+    return load(sink, () -> Long.MAX_VALUE);
   }
 
   /**
    * Claims the snapshot files in the directory, this node's own first, then the others in name
    * order, checks each whole and passes the buckets of the valid ones to {@code sink} (expired ones
    * included: the receiver drops them); returns what it found. Files are claimed until one was
-   * loaded; each one after that only when {@code fits} accepts the bucket count its header
-   * declares (expired ones included), asked just before it is claimed, so that the loading node's
-   * cache holds what it loads: the files it leaves stay for the nodes that start after it ({@link
-   * Loaded#left()}). A missing directory holds nothing.
+   * loaded; each one after that only when its buckets live at this node's clock are no more than
+   * {@code room} says the loading node's cache holds, asked just before it is claimed (expired
+   * buckets do not count, so a file that has none live is always claimed, and consumed). A file
+   * whose header declares no more buckets than that room is claimed on its header alone;
+   * otherwise its records are read up to one past the room, each parsed for its expiry: all of
+   * them when most have expired, at worst one more read of the file than loading it takes. The
+   * files it leaves stay for the nodes that start after it ({@link Loaded#left()}). A missing
+   * directory holds nothing.
    */
-  public Loaded load(Consumer<BucketSnapshot> sink, LongPredicate fits) {
+  public Loaded load(Consumer<BucketSnapshot> sink, LongSupplier room) {
     Loaded loaded = new Loaded();
     if (!Files.isDirectory(dir)) {
       return loaded;
@@ -269,7 +272,7 @@ public final class SnapshotDirectory {
       files.add(0, own);
     }
     for (Path file : files) {
-      if (!loaded.files.isEmpty() && !fits.test(declaredBuckets(file))) {
+      if (!loaded.files.isEmpty() && !fits(file, Math.max(0, room.getAsLong()))) {
         loaded.left.add(file);
         continue;
       }
@@ -288,13 +291,16 @@ public final class SnapshotDirectory {
     return loaded;
   }
 
-  // The bucket count file's header declares; 0 when the header cannot be read or fails its checks
-  // (the file is then claimed and set aside whole, or was claimed by another node meanwhile).
-  private long declaredBuckets(Path file) {
+  // Whether the buckets of file live now are at most room: the header's count when that is no more
+  // than room, else the records are read. A file that cannot be read or fails a check fits (it is
+  // then claimed and set aside whole, or was claimed by another node meanwhile).
+  private boolean fits(Path file, long room) {
+    long now = clock.wallMillis();
     try {
-      return SnapshotFile.readHeader(file, validator, clock.wallMillis()).buckets();
+      return SnapshotFile.readHeader(file, validator, now).buckets() <= room
+          || SnapshotFile.liveBuckets(file, validator, now, room) <= room;
     } catch (IOException | SnapshotFile.Invalid e) {
-      return 0;
+      return true;
     }
   }
 

@@ -2,6 +2,8 @@ package dev.weir.core.cluster.snapshot;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.core.cluster.peer.PeerInputValidator;
+import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -200,6 +202,57 @@ public final class SnapshotFile {
       throws IOException, Invalid {
     try (DataInputStream in = new DataInputStream(Files.newInputStream(file))) {
       return header(in, validator, now);
+    } catch (EOFException e) {
+      throw new Invalid("the file ends early (truncated)");
+    }
+  }
+
+  /**
+   * Returns how many buckets of {@code file} are live at epoch millisecond {@code now} (their state
+   * expires after it), counting no further than {@code atMost + 1}: it checks the header as {@link
+   * #read} does, then reads the records in order, each parsed for its expiry, until that count is
+   * reached or the body ends. The body's own checks (lengths, checksum, every bucket) are left to
+   * {@link #read}; a record that cannot be parsed fails this too.
+   *
+   * @throws Invalid naming what is wrong with the header or a record
+   * @throws IOException when the file cannot be read
+   */
+  public static long liveBuckets(Path file, PeerInputValidator validator, long now, long atMost)
+      throws IOException, Invalid {
+    try (DataInputStream in =
+        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+      header(in, validator, now);
+      long left = in.readLong();
+      in.readInt();
+      CRC32C unused = new CRC32C();
+      byte[] record = new byte[256];
+      long live = 0;
+      int count = 0;
+      while (left > 0 && live <= atMost) {
+        int[] varintBytes = new int[1];
+        int length = varint(in, unused, varintBytes);
+        left -= varintBytes[0];
+        if (length > MAX_RECORD_BYTES || length > left) {
+          throw new Invalid("record " + count + " claims " + length + " bytes, more than allowed");
+        }
+        if (record.length < length) {
+          record = new byte[Math.max(length, Math.min(MAX_RECORD_BYTES, record.length * 2))];
+        }
+        in.readFully(record, 0, length);
+        left -= length;
+        BucketSnapshot bucket;
+        try {
+          bucket = BucketSnapshot.parseFrom(ByteBuffer.wrap(record, 0, length));
+        } catch (InvalidProtocolBufferException e) {
+          throw new Invalid("record " + count + " is not a bucket: " + e.getMessage());
+        }
+        Optional<BucketState> state = PeerProtos.fromSnapshot(bucket);
+        if (state.isPresent() && state.get().expireAt() > now) {
+          live++;
+        }
+        count++;
+      }
+      return live;
     } catch (EOFException e) {
       throw new Invalid("the file ends early (truncated)");
     }

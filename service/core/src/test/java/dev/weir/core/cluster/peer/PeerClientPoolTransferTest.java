@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.engine.TokenBucketState;
+import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -275,6 +276,33 @@ class PeerClientPoolTransferTest {
     List<CompletableFuture<RateLimitResponse>> answers = pool.forwardAll(OWNER, items);
 
     assertThat(relay.itemCounts).as("items per relay call").containsExactly(5);
+    assertThat(answers).allSatisfy(a -> assertThat(a.join().error()).isEmpty());
+  }
+
+  @Test
+  void relayedCall_noBatchingItem_goesAloneAndTheOthersTogether() {
+    pool.relayThrough(
+        probes,
+        new RelayForwarder(
+            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, false), clock));
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    List<RateLimitRequest> items =
+        List.of(
+            RateLimitRequest.builder("n", "k0")
+                .hits(1)
+                .limit(10)
+                .duration(600_000)
+                .behavior(Behavior.NO_BATCHING)
+                .build(),
+            RateLimitRequest.builder("n", "k1").hits(1).limit(10).duration(600_000).build(),
+            RateLimitRequest.builder("n", "k2").hits(1).limit(10).duration(600_000).build());
+
+    List<CompletableFuture<RateLimitResponse>> answers = pool.forwardAll(OWNER, items);
+
+    assertThat(relay.itemCounts)
+        .as("items per relay call: the NO_BATCHING item alone, the others together")
+        .containsExactlyInAnyOrder(1, 2);
     assertThat(answers).allSatisfy(a -> assertThat(a.join().error()).isEmpty());
   }
 

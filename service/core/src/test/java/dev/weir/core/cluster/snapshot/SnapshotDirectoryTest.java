@@ -57,6 +57,39 @@ class SnapshotDirectoryTest {
         .isEqualTo(dir.resolve("weir-0.weir.ns.svc_1051.weirsnap"));
   }
 
+  /**
+   * After the first file, a file is claimed while its buckets live at the loader's clock fit the
+   * room left, though its header declares more; one whose live buckets do not fit is left.
+   */
+  @Test
+  void load_withRoom_countsOnlyTheLiveBucketsOfFurtherFiles() throws IOException {
+    InMemoryBucketStore own = new InMemoryBucketStore(clock);
+    own.put("own_1", window(1, now + 600_000));
+    node("10.0.0.1:1051").save(own);
+    InMemoryBucketStore fewLive = new InMemoryBucketStore(clock);
+    InMemoryBucketStore manyLive = new InMemoryBucketStore(clock);
+    for (int i = 0; i < 10; i++) {
+      long duration = i < 2 ? 600_000 : 60_000;
+      fewLive.put("few_" + i, new FixedWindowState(100, duration, now, 1, now + duration));
+      duration = i < 4 ? 600_000 : 60_000;
+      manyLive.put("many_" + i, new FixedWindowState(100, duration, now, 1, now + duration));
+    }
+    node("10.0.0.2:1051").save(fewLive);
+    node("10.0.0.3:1051").save(manyLive);
+    clock.advance(Duration.ofMinutes(2));
+    List<BucketSnapshot> loaded = new ArrayList<>();
+
+    SnapshotDirectory.Loaded result = node("10.0.0.1:1051").load(loaded::add, () -> 3);
+
+    assertThat(result.files())
+        .containsExactly(
+            dir.resolve("10.0.0.1_1051.weirsnap"), dir.resolve("10.0.0.2_1051.weirsnap"));
+    assertThat(result.left())
+        .as("4 live buckets, 3 fit")
+        .containsExactly(dir.resolve("10.0.0.3_1051.weirsnap"));
+    assertThat(names()).containsExactly("10.0.0.3_1051.weirsnap");
+  }
+
   @Test
   void save_writesLiveBucketsOnly_withoutStandInsOrExpired() throws IOException {
     InMemoryBucketStore store = new InMemoryBucketStore(clock);

@@ -83,6 +83,18 @@ class SnapshotFileTest {
   }
 
   @Test
+  void liveBuckets_countsThoseLiveAtNow_upToOnePastTheLimit() throws Exception {
+    Path file = written(BUCKETS);
+
+    assertThat(SnapshotFile.liveBuckets(file, VALIDATOR, NOW, 10)).as("all live").isEqualTo(4);
+    assertThat(SnapshotFile.liveBuckets(file, VALIDATOR, NOW + 60_000, 10))
+        .as("the fixed window expired at NOW + 59 s, the token and leaky buckets at NOW + 60 s")
+        .isEqualTo(1);
+    assertThat(SnapshotFile.liveBuckets(file, VALIDATOR, NOW + 119_000, 10)).isZero();
+    assertThat(SnapshotFile.liveBuckets(file, VALIDATOR, NOW, 1)).as("stops at 2").isEqualTo(2);
+  }
+
+  @Test
   void write_nothing_readsAsAnEmptySnapshot() throws Exception {
     assertThat(read(written(List.of()))).isEmpty();
   }
