@@ -770,14 +770,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * #join} calls it first) and merges each live bucket into this node's store with hand-off's rule
    * for a first snapshot; returns how many live buckets the store kept. It claims further files
    * only while the buckets it restored and those of the next file still live at its clock fit the
-   * store's {@linkplain BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}), its own file
+   * store's {@linkplain BucketStore#capacity() capacity} ({@code WEIR_CACHE_SIZE}) with the slack
+   * its segments need ({@linkplain BucketStore#capacityToHold capacityToHold}), its own file
    * first and always at least one, leaving the others to the nodes that start after it (logged at
    * INFO; a file whose buckets have all expired is always claimed, and deleted); when the
    * files it loaded hold more live buckets than the store has room for, it keeps the most consumed
-   * that each segment of the store holds ({@link RestoredBuckets}) and logs at WARN how many it
-   * dropped and the {@code WEIR_CACHE_SIZE} that holds them all. Files that fail a check are
-   * logged and ignored, and so is a directory this node could not save to (at ERROR, naming it).
-   * Does nothing without a snapshot directory.
+   * that each segment of the store holds ({@link RestoredBuckets}, which holds no more than that
+   * while the files load) and logs at WARN how many it dropped for want of room (not those that
+   * expired meanwhile) and the {@code WEIR_CACHE_SIZE} that holds them all (none for a store
+   * without a capacity bound). Files that fail a check are logged and ignored, and so is a
+   * directory this node could not save to (at ERROR, naming it). Does nothing without a snapshot
+   * directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
@@ -802,11 +805,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
           loaded.rejected().size());
     }
-    long dropped = buckets.live() - keys.size();
-    if (dropped > 0) {
+    long dropped = buckets.dropped();
+    if (dropped > 0 && buckets.capacity() == Long.MAX_VALUE) {
+      LOG.warn(
+          "dropped {} of the {} live buckets restored from snapshot files in {}: this node's store"
+              + " refused them though it has no capacity bound",
+          dropped,
+          buckets.live(),
+          directory.dir());
+    } else if (dropped > 0) {
       long enough = store.capacityToHold(buckets.live());
       if (enough <= buckets.capacity()) {
-        enough = store.capacityToHold(buckets.capacity() + dropped);
+        enough = store.capacityToHold(saturatedAdd(buckets.capacity(), dropped));
       }
       LOG.warn(
           "dropped {} of the {} live buckets restored from snapshot files in {}: this node's cache,"
@@ -836,6 +846,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           buckets.capacity());
     }
     return keys.size();
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
   }
 
   /**

@@ -13,6 +13,7 @@ import dev.weir.core.store.BucketStore;
 import dev.weir.core.time.Clock;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The live buckets one start restores from snapshot files into a store of bounded {@linkplain
@@ -32,9 +34,13 @@ import java.util.Set;
  * (a {@code ClockBucketStore}) so keeps in each segment the best ranked of the keys that go to it,
  * and evicts none of them.
  *
- * <p>Until {@link #restore} every live bucket offered is held here; the files a start loads beyond
- * its first are claimed only while their live buckets fit the store ({@link #room}), so that is
- * the first file's and at most a store's worth more.
+ * <p>Until {@link #restore} it holds, for each {@linkplain BucketStore#partOf part} of the store,
+ * at most the best ranked keys that part {@linkplain BucketStore#partCapacity holds}, so at most
+ * the store's capacity in all however many the files hold: a key offered when its part's are all
+ * better ranked is refused, and one that a better ranked key displaces is let go (both counted as
+ * {@linkplain #dropped dropped}). The rank of a key while it is held is taken at the start's
+ * clock when this was created, so that a later copy of a key let go ranks below the part's least
+ * held too unless it is more consumed.
  */
 final class RestoredBuckets {
 
@@ -48,8 +54,12 @@ final class RestoredBuckets {
   private final HandOff handOff;
   private final Clock clock;
   private final long capacity;
+  private final long fits;
+  private final long rankedAt;
   private final Map<String, Offered> offered = new HashMap<>();
+  private final Map<Integer, TreeSet<Ranked>> parts = new HashMap<>();
   private long live;
+  private long dropped;
 
   /** Creates the restore of buckets into {@code store} through {@code handOff}. */
   RestoredBuckets(BucketStore store, HandOff handOff, Clock clock) {
@@ -57,6 +67,26 @@ final class RestoredBuckets {
     this.handOff = handOff;
     this.clock = clock;
     this.capacity = store.capacity();
+    this.fits = mostHeldWithoutEviction(store, capacity);
+    this.rankedAt = clock.wallMillis();
+  }
+
+  // The most keys the store holds at its capacity without a part evicting (capacityToHold).
+  private static long mostHeldWithoutEviction(BucketStore store, long capacity) {
+    if (store.capacityToHold(capacity) <= capacity) {
+      return capacity;
+    }
+    long low = 0;
+    long high = capacity;
+    while (low < high) {
+      long mid = low + (high - low + 1) / 2;
+      if (store.capacityToHold(mid) <= capacity) {
+        low = mid;
+      } else {
+        high = mid - 1;
+      }
+    }
+    return low;
   }
 
   /** Returns the most keys the store holds. */
@@ -64,29 +94,78 @@ final class RestoredBuckets {
     return capacity;
   }
 
-  /** Returns how many more live keys fit beside those offered. */
+  /**
+   * Returns how many more live keys fit beside those offered: the store holds them all without
+   * evicting ({@link BucketStore#capacityToHold}).
+   */
   long room() {
-    return Math.max(0, capacity - live);
+    return Math.max(0, fits - live());
   }
 
-  /** Holds {@code bucket} for {@link #restore} when it carries a state live now. */
+  /**
+   * Holds {@code bucket} for {@link #restore} when it carries a state live now and its part of the
+   * store has room for it among the best ranked, letting go the part's least ranked if need be.
+   */
   void offer(BucketSnapshot bucket) {
     long now = clock.wallMillis();
     Optional<BucketState> state = PeerProtos.fromSnapshot(bucket);
     if (state.isEmpty() || state.get().expireAt() <= now) {
       return;
     }
-    Offered copies = offered.get(bucket.getKey());
-    if (copies == null) {
-      copies = new Offered();
-      offered.put(bucket.getKey(), copies);
-      live++;
+    String key = bucket.getKey();
+    Offered copies = offered.get(key);
+    if (copies != null) {
+      copies.buckets.add(bucket);
+      copies.state = BucketMerge.moreConsumed(copies.state, state.get(), now);
+      TreeSet<Ranked> part = parts.get(copies.part);
+      part.remove(copies.rank);
+      copies.rank = rank(key, copies.state, rankedAt);
+      part.add(copies.rank);
+      return;
     }
+    live++;
+    int index = store.partOf(key);
+    TreeSet<Ranked> part = parts.computeIfAbsent(index, i -> new TreeSet<>(HIGHEST_FIRST));
+    Ranked ranked = rank(key, state.get(), rankedAt);
+    if (part.size() >= store.partCapacity(index)) {
+      if (part.isEmpty() || HIGHEST_FIRST.compare(ranked, part.last()) > 0) {
+        dropped++;
+        return;
+      }
+      offered.remove(part.pollLast().key());
+      dropped++;
+    }
+    copies = new Offered(index);
     copies.buckets.add(bucket);
-    copies.state = BucketMerge.moreConsumed(copies.state, state.get(), now);
+    copies.state = state.get();
+    copies.rank = ranked;
+    offered.put(key, copies);
+    part.add(ranked);
   }
 
-  /** Returns how many distinct live keys were offered. */
+  /** Returns how many distinct keys are held for {@link #restore}. */
+  long held() {
+    return offered.size();
+  }
+
+  /** Returns the keys held for {@link #restore}. */
+  Set<String> heldKeys() {
+    return Collections.unmodifiableSet(offered.keySet());
+  }
+
+  /**
+   * Returns how many live keys were dropped for want of room: refused or let go while offered, or
+   * refused by the store at the restore ({@link BucketStore#hasRoomFor}). A key whose copies
+   * several files hold counts once for each copy refused.
+   */
+  long dropped() {
+    return dropped;
+  }
+
+  /**
+   * Returns how many live keys were offered: those held and those refused or let go while offered
+   * (as {@link #dropped}, a key refused once for each of its copies).
+   */
   long live() {
     return live;
   }
@@ -101,12 +180,11 @@ final class RestoredBuckets {
     List<Ranked> ranked = new ArrayList<>(offered.size());
     offered.forEach((key, copies) -> ranked.add(rank(key, copies.state, now)));
     ranked.sort(HIGHEST_FIRST);
+    parts.clear();
     Set<String> restored = new HashSet<>();
     for (Ranked r : ranked) {
-      if (restored.size() >= capacity) {
-        break;
-      }
       if (!store.hasRoomFor(r.key())) {
+        dropped++;
         continue;
       }
       for (BucketSnapshot copy : offered.get(r.key()).buckets) {
@@ -164,10 +242,16 @@ final class RestoredBuckets {
     return limit <= 0 ? 1 : used / limit;
   }
 
-  /** The copies of one key the files hold, and their merge. */
+  /** The copies of one key the files hold, their merge, its rank and the part it goes to. */
   private static final class Offered {
     final List<BucketSnapshot> buckets = new ArrayList<>(1);
+    final int part;
     BucketState state;
+    Ranked rank;
+
+    Offered(int part) {
+      this.part = part;
+    }
   }
 
   /** An offered key, the share of its limit used and its expiry. */

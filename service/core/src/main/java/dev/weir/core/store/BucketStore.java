@@ -63,6 +63,22 @@ public interface BucketStore {
   }
 
   /**
+   * Returns the part of the store {@code key} goes to, from 0: a store that evicts only when it is
+   * full as a whole is one part, 0.
+   */
+  default int partOf(String key) {
+    return 0;
+  }
+
+  /**
+   * Returns the most keys {@code part} holds before it evicts: the whole {@linkplain #capacity()
+   * capacity} for a store of one part.
+   */
+  default long partCapacity(int part) {
+    return capacity();
+  }
+
+  /**
    * Returns the {@linkplain #capacity() capacity} at which a store of this kind holds {@code
    * buckets} keys without evicting any: {@code buckets} itself for a store that evicts only when it
    * is full as a whole.

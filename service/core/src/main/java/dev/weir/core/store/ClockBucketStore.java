@@ -147,6 +147,18 @@ public final class ClockBucketStore implements BucketStore, CacheStatistics {
     return segmentFor(hash).hasRoomFor(key, hash);
   }
 
+  /** Returns the index of the segment {@code key} goes to. */
+  @Override
+  public int partOf(String key) {
+    return segmentShift == 32 ? 0 : hash(key) >>> segmentShift;
+  }
+
+  /** Returns the share of the capacity that segment {@code part} holds before it evicts. */
+  @Override
+  public long partCapacity(int part) {
+    return segments[part].capacity;
+  }
+
   /**
    * Returns {@code buckets} plus the slack the segments need: keys spread over the segments by
    * hash, not evenly, and a segment evicts once its share is full, so each share needs room for
