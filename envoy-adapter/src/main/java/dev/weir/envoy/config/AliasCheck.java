@@ -1,7 +1,9 @@
 package dev.weir.envoy.config;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -30,11 +32,22 @@ final class AliasCheck {
   /** A node's size and depth as a tree: its nodes and its levels of maps and lists. */
   private record Shape(long size, int depth) {}
 
+  /**
+   * A list of maps given to a merge key, as seen from the map holding the key: its merged shape,
+   * and the maps that are deeper than every map before them, in order, for naming the first map
+   * that an alias to the list takes past the depth limit.
+   */
+  private record MergedList(Shape shape, List<Node> deepening) {}
+
   private final int maxDepth;
   private final Map<Node, Shape> shapes = new IdentityHashMap<>();
   private final Set<Node> open = Collections.newSetFromMap(new IdentityHashMap<>());
   /** The lists of maps given to merge keys, counted as written nodes once each. */
   private final Set<Node> mergeLists = Collections.newSetFromMap(new IdentityHashMap<>());
+  /** The lists given to merge keys that hold only maps, each walked once. */
+  private final Map<Node, MergedList> mergedLists = new IdentityHashMap<>();
+  /** The lists given to merge keys that hold something other than a map. */
+  private final Set<Node> notMerged = Collections.newSetFromMap(new IdentityHashMap<>());
 
   private AliasCheck(int maxDepth) {
     this.maxDepth = maxDepth;
@@ -133,15 +146,28 @@ final class AliasCheck {
       Shape m = shape(value, level);
       return new Shape(m.size(), m.depth() - 1);
     }
+    MergedList known = mergedLists.get(value);
+    if (known != null) {
+      for (Node item : known.deepening()) {
+        shape(item, level);
+      }
+      return known.shape();
+    }
     mergeLists.add(value);
     long size = 1;
     int depth = 0;
+    List<Node> deepening = new ArrayList<>();
     for (Node item : ((SequenceNode) value).getValue()) {
       Shape m = shape(item, level);
       size = add(size, m.size());
+      if (deepening.isEmpty() || m.depth() - 1 > depth) {
+        deepening.add(item);
+      }
       depth = Math.max(depth, m.depth() - 1);
     }
-    return new Shape(size, depth);
+    Shape shape = new Shape(size, depth);
+    mergedLists.put(value, new MergedList(shape, List.copyOf(deepening)));
+    return shape;
   }
 
   /** Whether {@code node} is the key {@code <<} that merges maps into the map holding it. */
@@ -150,10 +176,18 @@ final class AliasCheck {
   }
 
   /** Whether a merge key's {@code value} is what YAML merges: a map or a list of maps. */
-  private static boolean mergesMaps(Node value) {
-    return value instanceof MappingNode
-        || value instanceof SequenceNode seq
-            && seq.getValue().stream().allMatch(MappingNode.class::isInstance);
+  private boolean mergesMaps(Node value) {
+    if (value instanceof MappingNode || mergedLists.containsKey(value)) {
+      return true;
+    }
+    if (!(value instanceof SequenceNode seq) || notMerged.contains(seq)) {
+      return false;
+    }
+    if (seq.getValue().stream().allMatch(MappingNode.class::isInstance)) {
+      return true;
+    }
+    notMerged.add(seq);
+    return false;
   }
 
   private static long add(long a, long b) {

@@ -169,6 +169,58 @@ class YamlLimitsTest {
     }
   }
 
+  /**
+   * A rule whose {@code metadata} anchors the map {@code a}, the list {@code l} of {@code items}
+   * aliases to it, and a list of {@code maps} maps each merging {@code *l}: under a megabyte, and
+   * {@code items * maps} merged maps when expanded.
+   */
+  static String mergedListBomb(int items, int maps) {
+    StringBuilder yaml =
+        new StringBuilder("domain: d\ndescriptors:\n  - key: k\n    metadata:\n");
+    yaml.append("      a: &a {x: 1}\n      l: &l [");
+    for (int i = 0; i < items; i++) {
+      yaml.append(i == 0 ? "*a" : ",*a");
+    }
+    yaml.append("]\n      m: [");
+    for (int i = 0; i < maps; i++) {
+      yaml.append(i == 0 ? "{<<: *l}" : ",{<<: *l}");
+    }
+    return yaml.append("]\n").toString();
+  }
+
+  @Test
+  void load_manyMapsMergingOneLongAliasedList_refusedQuicklyByTheExpansionLimit()
+      throws Exception {
+    String bomb = mergedListBomb(170_000, 55_000);
+    Path file = write("merged-list-bomb.yaml", bomb);
+
+    assertThat(bomb.length()).isLessThan(1024 * 1024);
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: aliases expand the document by more than 100000"
+                + " nodes, the limit per file");
+  }
+
+  @Test
+  void load_mergedListReusedAtTheFiftiethLevelOfAMapHoldingAMap_refusedAtLevelFiftyOne()
+      throws Exception {
+    String yaml =
+        "domain: d\ndescriptors:\n  - key: k\n    metadata:\n      base: &m {a: {b: 1}}\n"
+            + "      other: &o {c: 2}\n      shallow: {<<: &l [*o, *m]}\n      n: "
+            + "{n: ".repeat(45)
+            + "{<<: *l}"
+            + "}".repeat(45)
+            + "\n";
+    Path file = write("reused.yaml", yaml);
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: aliases nest maps and lists more than 50 levels"
+                + " deep, the limit per file: an alias to the map at line 5 reaches level 51");
+  }
+
   @Test
   void load_aliasesNestingFifteenHundredLevels_refusedByTheNestingLimit() throws Exception {
     String yaml = nestingChain(35, 44);

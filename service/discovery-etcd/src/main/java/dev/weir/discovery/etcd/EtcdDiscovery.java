@@ -85,7 +85,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final RateLimitedLogger warnings;
 
   private final Map<String, PeerInfo> registered = new HashMap<>();
-  /** The keys under the prefix whose value is no registration, with the value warned about. */
+  /** The keys under the prefix whose value is no registration and was named in a WARN, with it. */
   private final Map<String, String> unreadable = new HashMap<>();
   private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
@@ -426,7 +426,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
   /**
    * Takes the registration {@code kv} in, or leaves a key whose value is no registration ({@link
    * PeerInfo#read}) off the ring, warning once for each value it holds and, over all keys, at most
-   * once per {@link RateLimitedLogger#DEFAULT_INTERVAL}.
+   * once per {@link RateLimitedLogger#DEFAULT_INTERVAL}; a value whose line that limit suppressed
+   * is warned about when the key is next read with it (a put, or a session's full read).
    */
   private void put(KeyValue kv) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8);
@@ -436,15 +437,16 @@ public final class EtcdDiscovery implements PeerDiscovery {
       info = PeerInfo.read(v);
     } catch (IllegalArgumentException e) {
       registered.remove(k);
-      if (!v.equals(unreadable.put(k, v))) {
-        warnings.warn(
-            UNREADABLE_WARNINGS,
-            "ignoring etcd key {}: its value '{}' is not a peer registration: {}; expected"
-                + " Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or a"
-                + " bare host:port",
-            k,
-            shown(v),
-            e.getMessage());
+      if (!v.equals(unreadable.get(k))
+          && warnings.warn(
+              UNREADABLE_WARNINGS,
+              "ignoring etcd key {}: its value '{}' is not a peer registration: {}; expected"
+                  + " Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or a"
+                  + " bare host:port",
+              k,
+              shown(v),
+              e.getMessage())) {
+        unreadable.put(k, v);
       }
       return;
     }

@@ -153,6 +153,39 @@ class EtcdDiscoveryIT {
   }
 
   @Test
+  void twoBadKeysAtStart_theOneWhoseLineWasSuppressedIsNamedAtItsNextPutAfterTheWindow()
+      throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      KV kv = admin.getKVClient();
+      String first = prefix + "x";
+      String second = prefix + "y";
+      kv.put(bytes(first), bytes("hello")).get(5, TimeUnit.SECONDS);
+      kv.put(bytes(second), bytes("world")).get(5, TimeUnit.SECONDS);
+      FakeClock clock = new FakeClock();
+      RecordingListener seen =
+          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051", clock);
+
+      assertThat(warningsAbout(logged, first)).singleElement().asString().contains("'hello'");
+      assertThat(warningsAbout(logged, second)).isEmpty();
+
+      clock.advance(RateLimitedLogger.DEFAULT_INTERVAL);
+      kv.put(bytes(second), bytes("world")).get(5, TimeUnit.SECONDS);
+      assertThat(eventually(WAIT, () -> warningsAbout(logged, second).size() == 1))
+          .as("a WARN naming %s", second)
+          .isTrue();
+      assertThat(warningsAbout(logged, second).get(0))
+          .contains("'world'", "(suppressed 1 similar warnings)");
+      assertThat(seen.last()).containsExactly("10.0.0.1:1051");
+    } finally {
+      logger.detachAppender(logged);
+    }
+  }
+
+  @Test
   void keyTakingANewBadValueAtEachPut_oneWarnLinePerWindowThenTheSuppressedCount()
       throws Exception {
     Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
