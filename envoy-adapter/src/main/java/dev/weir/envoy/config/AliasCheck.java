@@ -138,8 +138,8 @@ final class AliasCheck {
   /**
    * The shape, as seen from the map that holds the merge key, of what the key merges into it (a map
    * or a list of maps, found inside {@code level} maps and lists): the maps' entries become the
-   * holder's, so each map counts at the holder's level and adds no level of its own, and a list adds
-   * none either.
+   * holder's, so each map counts at the holder's level and adds no level of its own, and a list
+   * adds none either.
    */
   private Shape merged(Node value, int level) throws Cycle, TooDeep {
     if (value instanceof MappingNode) {

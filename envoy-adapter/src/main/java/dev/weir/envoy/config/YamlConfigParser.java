@@ -25,9 +25,10 @@ import org.yaml.snakeyaml.representer.Representer;
  * Decodes one descriptor YAML file the way envoyproxy/ratelimit does: YAML syntax first, then the
  * maps resolved as its YAML library resolves them (merge keys applied, a repeated key's last value
  * used, see {@link YamlMaps}), then a key check of the whole tree against one flat set of allowed
- * keys, then a typed decode in which keys at an unexpected level are ignored. Weir's extension keys are the exception: {@link #WEIR_KEYS}
- * are allowed only directly inside a {@code rate_limit} map (or a {@code rate_limits} entry), and
- * {@code rate_limits} only in a descriptor; anywhere else they are unknown keys.
+ * keys, then a typed decode in which keys at an unexpected level are ignored. Weir's extension keys
+ * are the exception: {@link #WEIR_KEYS} are allowed only directly inside a {@code rate_limit} map
+ * (or a {@code rate_limits} entry), and {@code rate_limits} only in a descriptor; anywhere else
+ * they are unknown keys.
  *
  * <p>Errors carry envoyproxy/ratelimit's wording, prefixed with the file name and, where that does
  * not say what is wrong, followed by where it is, its line and what is allowed there.

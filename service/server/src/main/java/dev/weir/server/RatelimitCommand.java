@@ -259,9 +259,10 @@ final class RatelimitCommand implements Command {
   }
 
   /**
-   * Starts the node of {@code builder} as {@link ServeCommand#start} does; returns it, or null after
-   * printing why to {@code err} with the exit status in {@code status[0]}. An unexpected failure's
-   * line names the reference's {@code LOG_LEVEL}, which sets the node's log level in this mode.
+   * Starts the node of {@code builder} as {@link ServeCommand#start} does; returns it, or null
+   * after printing why to {@code err} with the exit status in {@code status[0]}. An unexpected
+   * failure's line names the reference's {@code LOG_LEVEL}, which sets the node's log level in this
+   * mode.
    */
   static WeirNode startNode(
       WeirNode.Builder builder, PrintStream err, int[] status, List<String> unknownVariables) {
@@ -309,8 +310,8 @@ final class RatelimitCommand implements Command {
   /**
    * Checks that the debug and Prometheus listeners take no port of the node's status listener
    * ({@code WEIR_STATUS_HTTP_ADDRESS}) or, when the node may have peers, of its peer listener
-   * ({@code WEIR_PEER_ADDRESS}, by default the gRPC host at port {@value PeerSettings#DEFAULT_PORT}),
-   * which open only once the node starts.
+   * ({@code WEIR_PEER_ADDRESS}, by default the gRPC host at port {@value
+   * PeerSettings#DEFAULT_PORT}), which open only once the node starts.
    */
   private static void checkPortsDistinct(
       RatelimitSettings compat, ServeCommand.NodeSettings settings) {

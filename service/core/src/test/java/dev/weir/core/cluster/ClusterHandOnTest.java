@@ -326,10 +326,10 @@ class ClusterHandOnTest {
 
   /**
    * Takes {@code c} off the ring of {@code a} and {@code b} off its own ring, so that a key may be
-   * owned by {@code b} on the ring of {@code a} and by {@code a} on the ring of {@code b}; waits for
-   * the changes to be delivered and for the hand-offs they start, since a scan of b's store that
-   * ran after a later hit would copy that hit's bucket to {@code a}, its owner on the ring of {@code
-   * b}.
+   * owned by {@code b} on the ring of {@code a} and by {@code a} on the ring of {@code b}; waits
+   * for the changes to be delivered and for the hand-offs they start, since a scan of b's store
+   * that ran after a later hit would copy that hit's bucket to {@code a}, its owner on the ring of
+   * {@code b}.
    */
   static void makeRingsDisagree(Node a, Node b, Node c) {
     a.cluster().membership().departed(c.address());

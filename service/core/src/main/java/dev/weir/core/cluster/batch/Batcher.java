@@ -23,9 +23,9 @@ import java.util.function.Function;
  * thread that completes it, or, when that thread works in rounds, at the end of its round, with
  * the items the same round brings in (so under load a batch gathers what arrived during the call
  * before it and during the round that read its answer); a round that completes several calls
- * sends a batch for each call it freed, while items remain. Only the thread whose round end the queue
- * waits for holds its items for it: an item submitted, or a call completed, on any other thread
- * while that round end is pending is not held for it (that thread may be blocked; see {@code
+ * sends a batch for each call it freed, while items remain. Only the thread whose round end the
+ * queue waits for holds its items for it: an item submitted, or a call completed, on any other
+ * thread while that round end is pending is not held for it (that thread may be blocked; see {@code
  * Weir}'s note on joining a future on a transport thread), and the queue leaves as if no round end
  * were pending, at once when no call is in flight. The queue also leaves at once when it
  * holds {@code batchLimit} items, or when an item is submitted and the last call went out at least
@@ -34,15 +34,15 @@ import java.util.function.Function;
  * submits and completions only, never on a timer (one would wake once per batch under load): items
  * queued behind a call with no item after them leave when a call completes, so a sender with a
  * deadline bounds that wait by it, and an item's whole wait by twice it. At {@code maxInFlight}
- * calls out items only queue, and at {@code maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the destination is slower than
- * the items arriving for it). A batch never holds more than {@code batchLimit} items. The sender
- * returns one answer per item in order; a failed send, or an answer list of the wrong length, fails
- * every item of that batch. A batch that completes during its own send (the sender fails it at
- * once) lets the next one leave in a loop on the sending thread, not by recursion, so a long queue
- * failing batch after batch needs no stack frame per batch; a batch's items complete once the
- * batch after it is sent. Each item is in exactly one batch, so each future completes exactly
- * once. {@link #close()} sends what is queued and refuses new items; {@link #abandon} fails what is
- * queued instead.
+ * calls out items only queue, and at {@code maxQueued} queued items a new one fails at once with a
+ * {@link QueueFullException} (the destination is slower than the items arriving for it). A batch
+ * never holds more than {@code batchLimit} items. The sender returns one answer per item in order;
+ * a failed send, or an answer list of the wrong length, fails every item of that batch. A batch
+ * that completes during its own send (the sender fails it at once) lets the next one leave in a
+ * loop on the sending thread, not by recursion, so a long queue failing batch after batch needs no
+ * stack frame per batch; a batch's items complete once the batch after it is sent. Each item is in
+ * exactly one batch, so each future completes exactly once. {@link #close()} sends what is queued
+ * and refuses new items; {@link #abandon} fails what is queued instead.
  *
  * @param <T> the item type
  * @param <R> the answer type

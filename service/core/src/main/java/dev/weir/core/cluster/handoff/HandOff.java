@@ -34,30 +34,31 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design: after a ring change, every live bucket this node owned on the old ring and does not own on
  * the new one is sent with {@code TransferBuckets} to its new owner (up to 1000 per call); once the
- * owner acknowledged it, a bucket that took hits meanwhile (requests routed on the old ring) is sent
- * again, as it is now, up to {@link #MAX_ROUNDS} times in all, unless it was written as a GLOBAL
- * copy meanwhile ({@link #writingCopy}): this node answered from it as a non-owner, and those hits
- * reach the owner through the GLOBAL sync, or it took the owner's broadcast, which the owner has
- * already counted; sending it again would count them twice. The buckets sent stay here until they
- * expire or are evicted, so a key that comes back finds its count; items a peer still forwards here
- * for a key that moved (its ring is behind) are handed on to the new owner ({@link HandOn}), not
- * counted on the copy kept here. Shutdown is the ring change that
+ * owner acknowledged it, a bucket that took hits meanwhile (requests routed on the old ring) is
+ * sent again, as it is now, up to {@link #MAX_ROUNDS} times in all, unless it was written as a
+ * GLOBAL copy meanwhile ({@link #writingCopy}): this node answered from it as a non-owner, and
+ * those hits reach the owner through the GLOBAL sync, or it took the owner's broadcast, which the
+ * owner has already counted; sending it again would count them twice. The buckets sent stay here
+ * until they expire or are evicted, so a key that comes back finds its count; items a peer still
+ * forwards here for a key that moved (its ring is behind) are handed on to the new owner ({@link
+ * HandOn}), not counted on the copy kept here. Shutdown is the ring change that
  * removes this node, so every bucket it owns goes to its next owner. Copies of GLOBAL buckets this
  * node does not own are never sent: their owner has the authoritative state.
  *
  * <p>Before an announced change (this node leaving, or a peer returning) the buckets that will move
- * are first {@link #copy copied} to their next owner while this node keeps them and keeps answering,
- * so the next owner has the counts when peers start routing to it; the transfer after the ring change
- * sends them again in full, and the receiver counts only what changed since the copy. The receiver
- * remembers, per key, the last snapshot it merged and its sender (for {@link #LINEAGE_TTL}, at most
- * {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key from this node ends,
- * acknowledged or not, so also when the transfer gives up and keeps the bucket here: a failed send
- * may have been merged all the same, and the owner's next snapshot would bring this node's own hits
- * back; a late, less consumed snapshot never replaces it): a later snapshot of the same bucket from
- * the same sender adds only the hits recorded since ({@link BucketMerge#addConsumedSince}), so hits
- * taken on both sides while the change spreads all count; a first snapshot is merged with {@link
- * BucketMerge#moreConsumed}, and so is one whose key's copy here the owner's GLOBAL broadcast has
- * replaced since the last (the hits since are already in it). Expired buckets are dropped.
+ * are first {@link #copy copied} to their next owner while this node keeps them and keeps
+ * answering, so the next owner has the counts when peers start routing to it; the transfer after
+ * the ring change sends them again in full, and the receiver counts only what changed since the
+ * copy. The receiver remembers, per key, the last snapshot it merged and its sender (for {@link
+ * #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key
+ * from this node ends, acknowledged or not, so also when the transfer gives up and keeps the bucket
+ * here: a failed send may have been merged all the same, and the owner's next snapshot would bring
+ * this node's own hits back; a late, less consumed snapshot never replaces it): a later snapshot of
+ * the same bucket from the same sender adds only the hits recorded since ({@link
+ * BucketMerge#addConsumedSince}), so hits taken on both sides while the change spreads all count; a
+ * first snapshot is merged with {@link BucketMerge#moreConsumed}, and so is one whose key's copy
+ * here the owner's GLOBAL broadcast has replaced since the last (the hits since are already in it).
+ * Expired buckets are dropped.
  */
 public final class HandOff {
 
@@ -120,8 +121,8 @@ public final class HandOff {
 
   /**
    * Creates the hand-off of {@code self}'s buckets in {@code store}; each call has {@code timeout},
-   * a ring change's store scan runs on {@code scans}, and a ring change's transfer that fails is sent
-   * again as {@code retry} says, until {@link #close()}.
+   * a ring change's store scan runs on {@code scans}, and a ring change's transfer that fails is
+   * sent again as {@code retry} says, until {@link #close()}.
    */
   public HandOff(
       String self,
@@ -215,8 +216,9 @@ public final class HandOff {
   }
 
   /**
-   * Copies to their owner on {@code after} the live buckets this node owns on {@code before} and will
-   * not own on {@code after}, keeping them here; completes when every copy was acknowledged or failed.
+   * Copies to their owner on {@code after} the live buckets this node owns on {@code before} and
+   * will not own on {@code after}, keeping them here; completes when every copy was acknowledged or
+   * failed.
    */
   public CompletableFuture<Void> copy(HashRing before, HashRing after) {
     if (!before.contains(self) || after.isEmpty()) {
@@ -279,8 +281,8 @@ public final class HandOff {
    * Merges {@code bucket}, restored from a snapshot file, into the store with the rule for a first
    * snapshot ({@link BucketMerge#moreConsumed}): several files may hold copies of one bucket (the
    * owner's and the copies hand-off left behind), and the most consumed is the latest. The key is
-   * held for {@link #handOver} until {@link #forgetRestored}. Returns false, storing nothing, when it
-   * carries no state or has expired.
+   * held for {@link #handOver} until {@link #forgetRestored}. Returns false, storing nothing, when
+   * it carries no state or has expired.
    */
   public boolean restore(BucketSnapshot bucket) {
     long now = clock.wallMillis();

@@ -45,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * one (a name of its own, so that a claim never replaces one left by an earlier start), as long as
  * the loading node's cache has room for their live buckets; it passes the buckets of each valid
  * file on and deletes the file, so a second restart does not load it again. A file that fails a
- * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A claimed file left by a start that did not finish loading it is loaded by a later start
- * (see {@link #STALE_CLAIM}).
+ * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A
+ * claimed file left by a start that did not finish loading it is loaded by a later start (see
+ * {@link #STALE_CLAIM}).
  */
 public final class SnapshotDirectory {
 
