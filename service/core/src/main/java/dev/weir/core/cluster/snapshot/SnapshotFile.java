@@ -222,35 +222,14 @@ public final class SnapshotFile {
     try (DataInputStream in =
         new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
       header(in, validator, now);
-      long left = in.readLong();
+      Records records = new Records(in, in.readLong());
       in.readInt();
-      CRC32C unused = new CRC32C();
-      byte[] record = new byte[256];
       long live = 0;
-      int count = 0;
-      while (left > 0 && live <= atMost) {
-        int[] varintBytes = new int[1];
-        int length = varint(in, unused, varintBytes);
-        left -= varintBytes[0];
-        if (length > MAX_RECORD_BYTES || length > left) {
-          throw new Invalid("record " + count + " claims " + length + " bytes, more than allowed");
-        }
-        if (record.length < length) {
-          record = new byte[Math.max(length, Math.min(MAX_RECORD_BYTES, record.length * 2))];
-        }
-        in.readFully(record, 0, length);
-        left -= length;
-        BucketSnapshot bucket;
-        try {
-          bucket = BucketSnapshot.parseFrom(ByteBuffer.wrap(record, 0, length));
-        } catch (InvalidProtocolBufferException e) {
-          throw new Invalid("record " + count + " is not a bucket: " + e.getMessage());
-        }
-        Optional<BucketState> state = PeerProtos.fromSnapshot(bucket);
+      while (records.hasNext() && live <= atMost) {
+        Optional<BucketState> state = PeerProtos.fromSnapshot(records.next());
         if (state.isPresent() && state.get().expireAt() > now) {
           live++;
         }
-        count++;
       }
       return live;
     } catch (EOFException e) {
@@ -277,38 +256,10 @@ public final class SnapshotFile {
                 + (size - headerBytes)
                 + " bytes after the header (truncated or padded)");
       }
-      CRC32C crc = new CRC32C();
-      byte[] record = new byte[256];
-      long left = bodyBytes;
+      Records records = new Records(in, bodyBytes);
       int count = 0;
-      while (left > 0) {
-        int[] varintBytes = new int[1];
-        int length = varint(in, crc, varintBytes);
-        left -= varintBytes[0];
-        if (length > MAX_RECORD_BYTES || length > left) {
-          throw new Invalid(
-              "record "
-                  + count
-                  + " claims "
-                  + length
-                  + " bytes; at most "
-                  + Math.min(MAX_RECORD_BYTES, left)
-                  + " are allowed (at most "
-                  + MAX_RECORD_BYTES
-                  + " per record, and no more than the body has left)");
-        }
-        if (record.length < length) {
-          record = new byte[Math.max(length, Math.min(MAX_RECORD_BYTES, record.length * 2))];
-        }
-        in.readFully(record, 0, length);
-        crc.update(record, 0, length);
-        left -= length;
-        BucketSnapshot bucket;
-        try {
-          bucket = BucketSnapshot.parseFrom(ByteBuffer.wrap(record, 0, length));
-        } catch (InvalidProtocolBufferException e) {
-          throw new Invalid("record " + count + " is not a bucket: " + e.getMessage());
-        }
+      while (records.hasNext()) {
+        BucketSnapshot bucket = records.next();
         Optional<String> error = validator.checkSnapshot(bucket, now);
         if (error.isPresent()) {
           throw new Invalid("bucket " + count + " ('" + shortKey(bucket) + "'): " + error.get());
@@ -324,10 +275,10 @@ public final class SnapshotFile {
         throw new Invalid(
             "the header declares " + header.buckets + " buckets but the body holds " + count);
       }
-      if ((int) crc.getValue() != expectedCrc) {
+      if (records.crc() != expectedCrc) {
         throw new Invalid(
             "the body's CRC32C is "
-                + Integer.toHexString((int) crc.getValue())
+                + Integer.toHexString(records.crc())
                 + " but the header says "
                 + Integer.toHexString(expectedCrc)
                 + " (the file was changed or damaged)");
@@ -400,6 +351,72 @@ public final class SnapshotFile {
       }
     }
     throw new Invalid("a record length is not a varint of at most 5 bytes");
+  }
+
+  /**
+   * The records of a snapshot body read in order from a stream: each a varint length and a {@link
+   * BucketSnapshot} of that many bytes, the body's CRC32C taken over every byte read.
+   */
+  private static final class Records {
+
+    private final DataInputStream in;
+    private final CRC32C crc = new CRC32C();
+    private final int[] varintBytes = new int[1];
+    private byte[] record = new byte[256];
+    private long left;
+    private int count;
+
+    /** Creates the reader of the {@code bodyBytes} bytes of body {@code in} holds next. */
+    Records(DataInputStream in, long bodyBytes) {
+      this.in = in;
+      this.left = bodyBytes;
+    }
+
+    /** Returns whether the body holds another record. */
+    boolean hasNext() {
+      return left > 0;
+    }
+
+    /**
+     * Returns the next record's bucket.
+     *
+     * @throws Invalid naming the record when its length is out of bounds or it is no bucket
+     * @throws IOException when the stream cannot be read, {@link EOFException} when it ends early
+     */
+    BucketSnapshot next() throws IOException, Invalid {
+      int index = count++;
+      varintBytes[0] = 0;
+      int length = varint(in, crc, varintBytes);
+      left -= varintBytes[0];
+      if (length > MAX_RECORD_BYTES || length > left) {
+        throw new Invalid(
+            "record "
+                + index
+                + " claims "
+                + length
+                + " bytes; at most "
+                + Math.min(MAX_RECORD_BYTES, left)
+                + " are allowed (at most "
+                + MAX_RECORD_BYTES
+                + " per record, and no more than the body has left)");
+      }
+      if (record.length < length) {
+        record = new byte[Math.max(length, Math.min(MAX_RECORD_BYTES, record.length * 2))];
+      }
+      in.readFully(record, 0, length);
+      crc.update(record, 0, length);
+      left -= length;
+      try {
+        return BucketSnapshot.parseFrom(ByteBuffer.wrap(record, 0, length));
+      } catch (InvalidProtocolBufferException e) {
+        throw new Invalid("record " + index + " is not a bucket: " + e.getMessage());
+      }
+    }
+
+    /** Returns the CRC32C of the bytes read so far. */
+    int crc() {
+      return (int) crc.getValue();
+    }
   }
 
   private static String shortKey(BucketSnapshot bucket) {
