@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
@@ -30,9 +29,7 @@ class HandOffTransferTest {
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final InProcessPeers peers =
-      new InProcessPeers(
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final InProcessPeers peers = HandOffFixtures.peers(clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
 
   @AfterEach
