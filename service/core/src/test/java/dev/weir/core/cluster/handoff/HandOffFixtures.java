@@ -1,13 +1,18 @@
 package dev.weir.core.cluster.handoff;
 
+import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
+import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import java.time.Duration;
+import java.util.List;
 
 /** Peers, buckets and keys that the hand-off tests of this package share. */
 final class HandOffFixtures {
@@ -18,6 +23,27 @@ final class HandOffFixtures {
   static InProcessPeers peers(FakeClock clock) {
     return new InProcessPeers(
         new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  }
+
+  /** What a peer does with the buckets sent to it: returns how many it stored, or throws. */
+  interface Acceptor {
+
+    /** Takes {@code buckets} sent by {@code from}; returns how many it stored. */
+    int accept(List<BucketSnapshot> buckets, String from);
+  }
+
+  /** A client on {@code peers} of {@code address}, whose transfers {@code acceptor} answers. */
+  static PeerClient client(
+      InProcessPeers peers, String address, Acceptor acceptor, FakeScheduler scheduler) {
+    return peers.client(
+        address,
+        new IdlePeerHandler() {
+          @Override
+          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
+            return acceptor.accept(buckets, from);
+          }
+        },
+        scheduler);
   }
 
   /** An under-limit minute bucket of {@code limit} with {@code remaining} left, created at 1 s. */

@@ -8,10 +8,8 @@ import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
@@ -107,17 +105,15 @@ class HandOffHandOverTest {
 
   /** A client of b:1, whose transfers b:1's hand-off merges before it answers (or fails to). */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            int stored = b.accept(buckets, from);
-            if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-              throw new IllegalStateException("merged, answer lost");
-            }
-            return stored;
+        (buckets, from) -> {
+          int stored = b.accept(buckets, from);
+          if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IllegalStateException("merged, answer lost");
           }
+          return stored;
         },
         scheduler);
   }

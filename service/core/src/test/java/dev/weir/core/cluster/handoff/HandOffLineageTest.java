@@ -9,7 +9,6 @@ import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.ForwardingBucketStore;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -158,17 +157,15 @@ class HandOffLineageTest {
   /** A client of a:1 or b:1 whose transfers that node's hand-off merges. */
   private PeerClient client(String address) {
     Map<String, HandOff> nodes = Map.of("a:1", a, "b:1", b);
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            int stored = nodes.get(address).accept(buckets, from);
-            if (address.equals("b:1")) {
-              afterBMerged.accept(buckets);
-            }
-            return stored;
+        (buckets, from) -> {
+          int stored = nodes.get(address).accept(buckets, from);
+          if (address.equals("b:1")) {
+            afterBMerged.accept(buckets);
           }
+          return stored;
         },
         scheduler);
   }

@@ -8,7 +8,6 @@ import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -202,18 +201,16 @@ class HandOffResendTest {
 
   /** A client of a peer that refuses as many transfers as {@link #refusals} says, then stores. */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            AtomicInteger left = refusals.get(address);
-            if (left != null && left.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-              throw new IllegalStateException("refused");
-            }
-            received.computeIfAbsent(address, a -> new CopyOnWriteArrayList<>()).addAll(buckets);
-            return buckets.size();
+        (buckets, from) -> {
+          AtomicInteger left = refusals.get(address);
+          if (left != null && left.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IllegalStateException("refused");
           }
+          received.computeIfAbsent(address, a -> new CopyOnWriteArrayList<>()).addAll(buckets);
+          return buckets.size();
         },
         scheduler);
   }

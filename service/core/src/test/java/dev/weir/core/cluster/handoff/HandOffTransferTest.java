@@ -10,10 +10,8 @@ import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.ForwardingBucketStore;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
@@ -40,14 +38,10 @@ class HandOffTransferTest {
 
   /** A client of a peer that accepts every bucket sent to it. */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            return buckets.size();
-          }
-        },
+        (buckets, from) -> buckets.size(),
         scheduler);
   }
 
