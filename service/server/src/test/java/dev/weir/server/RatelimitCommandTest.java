@@ -3,11 +3,9 @@ package dev.weir.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.testkit.FakeClock;
-import dev.weir.core.testkit.InMemoryBucketStore;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -23,14 +21,7 @@ class RatelimitCommandTest {
 
     WeirNode started =
         RatelimitCommand.startNode(
-            WeirNode.builder(TestConfigs.loopback())
-                .clock(clock)
-                .store(new InMemoryBucketStore(clock))
-                .warmUp(Duration.ZERO)
-                .extraHttpRoutes(
-                    health -> {
-                      throw new IllegalStateException("the extra routes cannot be made");
-                    }),
+            ServeCommandTest.extraRoutesFail(TestConfigs.loopback(), clock),
             new PrintStream(err, true, StandardCharsets.UTF_8),
             status,
             List.of());

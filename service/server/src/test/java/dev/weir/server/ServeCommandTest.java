@@ -63,6 +63,21 @@ class ServeCommandTest {
     assertThat(line).endsWith(" handoff=true peer_failure_mode=reroute settings: WEIR_CACHE_SIZE=10");
   }
 
+  /**
+   * A builder of a node on {@code config} and {@code clock} whose extra HTTP routes fail to be made
+   * with an {@link IllegalStateException}, "the extra routes cannot be made".
+   */
+  static WeirNode.Builder extraRoutesFail(WeirConfig config, FakeClock clock) {
+    return WeirNode.builder(config)
+        .clock(clock)
+        .store(new InMemoryBucketStore(clock))
+        .warmUp(Duration.ZERO)
+        .extraHttpRoutes(
+            health -> {
+              throw new IllegalStateException("the extra routes cannot be made");
+            });
+  }
+
   @Test
   void start_componentFailsWithAnUnexpectedRuntimeException_exit1WithOneLineAndTheTraceAtDebug() {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -77,14 +92,7 @@ class ServeCommandTest {
     try {
       started =
           ServeCommand.start(
-              WeirNode.builder(CONFIG)
-                  .clock(clock)
-                  .store(new InMemoryBucketStore(clock))
-                  .warmUp(Duration.ZERO)
-                  .extraHttpRoutes(
-                      health -> {
-                        throw new IllegalStateException("the extra routes cannot be made");
-                      }),
+              extraRoutesFail(CONFIG, clock),
               new PrintStream(err, true, StandardCharsets.UTF_8),
               status,
               List.of());

@@ -192,9 +192,14 @@ class ClusterSnapshotTest {
     }
     new SnapshotDirectory(dir, writer, new PeerInputValidator(InputLimits.DEFAULTS, writer), clock)
         .save(store);
-    Map<String, BucketState> saved = new HashMap<>();
-    store.forEach(saved::put);
-    return saved;
+    return contents(store);
+  }
+
+  /** Returns the buckets {@code store} holds, by key. */
+  private static Map<String, BucketState> contents(BucketStore store) {
+    Map<String, BucketState> held = new HashMap<>();
+    store.forEach(held::put);
+    return held;
   }
 
   /** Returns a member {@code self} on {@link #dir} over {@code store}, not joined. */
@@ -291,8 +296,7 @@ class ClusterSnapshotTest {
         .as("the file of expired buckets is consumed, not left again")
         .isEmpty();
     assertThat(restored).isEqualTo(40);
-    Map<String, BucketState> held = new HashMap<>();
-    store.forEach(held::put);
+    Map<String, BucketState> held = contents(store);
     assertThat(held).isEqualTo(saved);
   }
 
@@ -310,8 +314,7 @@ class ClusterSnapshotTest {
     int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
 
     assertThat(restored).isEqualTo(100);
-    Map<String, BucketState> held = new HashMap<>();
-    store.forEach(held::put);
+    Map<String, BucketState> held = contents(store);
     Map<String, BucketState> mostConsumed = new HashMap<>();
     for (int i = 50; i < 150; i++) {
       String key = "h_10.0.0.1:1051/" + i;
@@ -343,8 +346,7 @@ class ClusterSnapshotTest {
 
     int restored = restoringNode("10.0.0.1:1051", store).restoreSnapshots();
 
-    Map<String, BucketState> held = new HashMap<>();
-    store.forEach(held::put);
+    Map<String, BucketState> held = contents(store);
     assertThat(restored).as("restored, as the store holds them").isEqualTo(held.size());
     assertThat(held.size())
         .as("each of the 64 segments has more than its 100 among 12800 keys: all are full")
@@ -398,8 +400,7 @@ class ClusterSnapshotTest {
 
     assertThat(files(".*\\.weirsnap.*")).containsExactly("10.0.0.3_1051.weirsnap");
     assertThat(restored).isEqualTo(3_200);
-    Map<String, BucketState> held = new HashMap<>();
-    store.forEach(held::put);
+    Map<String, BucketState> held = contents(store);
     assertThat(held).isEqualTo(own);
     assertThat(logged(Level.WARN)).isEmpty();
   }

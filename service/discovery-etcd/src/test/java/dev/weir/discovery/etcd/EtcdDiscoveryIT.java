@@ -51,6 +51,8 @@ class EtcdDiscoveryIT {
   private final List<EtcdDiscovery> nodes = new ArrayList<>();
   private final RecordingMetrics metrics = new RecordingMetrics();
   private final String prefix = "/weir-test-" + UUID.randomUUID() + "/";
+  private final Logger discoveryLogger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
+  private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
 
   @BeforeAll
   static void etcd() throws Exception {
@@ -63,6 +65,17 @@ class EtcdDiscoveryIT {
     if (testEtcd != null) {
       testEtcd.close();
     }
+  }
+
+  @AfterEach
+  void stopRecordingLog() {
+    discoveryLogger.detachAppender(logged);
+  }
+
+  /** Starts recording in {@link #logged} what {@link EtcdDiscovery} logs, until the test ends. */
+  private void recordLog() {
+    logged.start();
+    discoveryLogger.addAppender(logged);
   }
 
   @AfterEach
@@ -118,10 +131,7 @@ class EtcdDiscoveryIT {
 
   @Test
   void keyWhoseValueIsNotAPeerRecord_leftOffTheRingAndWarnedOncePerValue() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    logger.addAppender(logged);
+    recordLog();
     try (Client admin = Client.builder().endpoints(endpoint).build()) {
       KV kv = admin.getKVClient();
       String handWritten = prefix + "x";
@@ -147,18 +157,13 @@ class EtcdDiscoveryIT {
       assertThat(eventually(WAIT, () -> warningsAbout(logged, handWritten).size() == 2)).isTrue();
       assertThat(warningsAbout(logged, handWritten).get(1)).contains("no grpc-address");
       assertThat(seen.last()).containsExactlyInAnyOrder("10.0.0.1:1051", "10.0.0.2:1051");
-    } finally {
-      logger.detachAppender(logged);
     }
   }
 
   @Test
   void twoBadKeysAtStart_theOneWhoseLineWasSuppressedIsNamedAtItsNextPutAfterTheWindow()
       throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    logger.addAppender(logged);
+    recordLog();
     try (Client admin = Client.builder().endpoints(endpoint).build()) {
       KV kv = admin.getKVClient();
       String first = prefix + "x";
@@ -180,18 +185,13 @@ class EtcdDiscoveryIT {
       assertThat(warningsAbout(logged, second).get(0))
           .contains("'world'", "(suppressed 1 similar warnings)");
       assertThat(seen.last()).containsExactly("10.0.0.1:1051");
-    } finally {
-      logger.detachAppender(logged);
     }
   }
 
   @Test
   void keyTakingANewBadValueAtEachPut_oneWarnLinePerWindowThenTheSuppressedCount()
       throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(EtcdDiscovery.class);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    logger.addAppender(logged);
+    recordLog();
     try (Client admin = Client.builder().endpoints(endpoint).build()) {
       KV kv = admin.getKVClient();
       FakeClock clock = new FakeClock();
@@ -213,8 +213,6 @@ class EtcdDiscoveryIT {
       assertThat(eventually(WAIT, () -> warningsAbout(logged, foreign).size() == 2)).isTrue();
       assertThat(warningsAbout(logged, foreign).get(1))
           .contains("{\"n\":6}", "(suppressed 4 similar warnings)");
-    } finally {
-      logger.detachAppender(logged);
     }
   }
 

@@ -4,16 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.engine.TokenBucketState;
-import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
@@ -32,14 +28,12 @@ import org.junit.jupiter.api.Test;
 class HandOffHandOverTest {
 
   private static final HashRing BOTH = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
-  private static final String KEY = ownedBy("b:1");
+  private static final String KEY = HandOffFixtures.keyOwnedBy(BOTH, "b:1");
   private static final long LIMIT = 100;
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final InProcessPeers peers =
-      new InProcessPeers(
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final InProcessPeers peers = HandOffFixtures.peers(clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
   private final InMemoryBucketStore aStore = new InMemoryBucketStore(clock);
   private final InMemoryBucketStore bStore = new InMemoryBucketStore(clock);
@@ -102,35 +96,24 @@ class HandOffHandOverTest {
   }
 
   private static long remaining(InMemoryBucketStore store) {
-    return ((TokenBucketState) store.get(KEY).orElseThrow()).remaining();
+    return HandOffFixtures.remaining(store, KEY);
   }
 
   private static TokenBucketState bucket(long remaining) {
-    return new TokenBucketState(Status.UNDER_LIMIT, LIMIT, 60_000, remaining, 1_000, 61_000);
-  }
-
-  private static String ownedBy(String owner) {
-    for (int i = 0; ; i++) {
-      String key = "n_k" + i;
-      if (BOTH.ownerOf(key).equals(owner)) {
-        return key;
-      }
-    }
+    return HandOffFixtures.bucket(LIMIT, remaining);
   }
 
   /** A client of b:1, whose transfers b:1's hand-off merges before it answers (or fails to). */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            int stored = b.accept(buckets, from);
-            if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-              throw new IllegalStateException("merged, answer lost");
-            }
-            return stored;
+        (buckets, from) -> {
+          int stored = b.accept(buckets, from);
+          if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IllegalStateException("merged, answer lost");
           }
+          return stored;
         },
         scheduler);
   }

@@ -4,14 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.TokenBucketState;
-import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.ForwardingBucketStore;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -35,14 +32,12 @@ class HandOffLineageTest {
 
   private static final HashRing BOTH = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
   private static final HashRing ONLY_B = BOTH.without("a:1");
-  private static final String KEY = keyOf("a:1");
+  private static final String KEY = HandOffFixtures.keyOwnedBy(BOTH, "a:1");
   private static final long LIMIT = 100;
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final InProcessPeers peers =
-      new InProcessPeers(
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final InProcessPeers peers = HandOffFixtures.peers(clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
   private final InMemoryBucketStore aBuckets = new InMemoryBucketStore(clock);
   private volatile boolean aReadsFail;
@@ -152,36 +147,25 @@ class HandOffLineageTest {
   }
 
   private static long remaining(InMemoryBucketStore store) {
-    return ((TokenBucketState) store.get(KEY).orElseThrow()).remaining();
+    return HandOffFixtures.remaining(store, KEY);
   }
 
   private static TokenBucketState bucket(long remaining) {
-    return new TokenBucketState(Status.UNDER_LIMIT, LIMIT, 60_000, remaining, 1_000, 61_000);
-  }
-
-  private static String keyOf(String owner) {
-    for (int i = 0; ; i++) {
-      String key = "n_k" + i;
-      if (BOTH.ownerOf(key).equals(owner)) {
-        return key;
-      }
-    }
+    return HandOffFixtures.bucket(LIMIT, remaining);
   }
 
   /** A client of a:1 or b:1 whose transfers that node's hand-off merges. */
   private PeerClient client(String address) {
     Map<String, HandOff> nodes = Map.of("a:1", a, "b:1", b);
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            int stored = nodes.get(address).accept(buckets, from);
-            if (address.equals("b:1")) {
-              afterBMerged.accept(buckets);
-            }
-            return stored;
+        (buckets, from) -> {
+          int stored = nodes.get(address).accept(buckets, from);
+          if (address.equals("b:1")) {
+            afterBMerged.accept(buckets);
           }
+          return stored;
         },
         scheduler);
   }

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -35,9 +33,7 @@ class HandOffResendTest {
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final InProcessPeers peers =
-      new InProcessPeers(
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final InProcessPeers peers = HandOffFixtures.peers(clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
   private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
   private final AtomicReference<HashRing> ring = new AtomicReference<>();
@@ -205,18 +201,16 @@ class HandOffResendTest {
 
   /** A client of a peer that refuses as many transfers as {@link #refusals} says, then stores. */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            AtomicInteger left = refusals.get(address);
-            if (left != null && left.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-              throw new IllegalStateException("refused");
-            }
-            received.computeIfAbsent(address, a -> new CopyOnWriteArrayList<>()).addAll(buckets);
-            return buckets.size();
+        (buckets, from) -> {
+          AtomicInteger left = refusals.get(address);
+          if (left != null && left.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IllegalStateException("refused");
           }
+          received.computeIfAbsent(address, a -> new CopyOnWriteArrayList<>()).addAll(buckets);
+          return buckets.size();
         },
         scheduler);
   }

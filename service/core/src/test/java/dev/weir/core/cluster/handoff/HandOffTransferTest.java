@@ -4,17 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerClient;
 import dev.weir.core.cluster.peer.PeerClientPool;
-import dev.weir.core.cluster.peer.PeerClientSettings;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.ForwardingBucketStore;
-import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.InProcessPeers;
 import dev.weir.core.testkit.InMemoryBucketStore;
-import dev.weir.proto.gubernator.BucketSnapshot;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
@@ -30,9 +27,7 @@ class HandOffTransferTest {
 
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
-  private final InProcessPeers peers =
-      new InProcessPeers(
-          new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true), clock);
+  private final InProcessPeers peers = HandOffFixtures.peers(clock);
   private final PeerClientPool pool = new PeerClientPool(this::client);
 
   @AfterEach
@@ -43,14 +38,10 @@ class HandOffTransferTest {
 
   /** A client of a peer that accepts every bucket sent to it. */
   private PeerClient client(String address) {
-    return peers.client(
+    return HandOffFixtures.client(
+        peers,
         address,
-        new IdlePeerHandler() {
-          @Override
-          public int acceptBuckets(List<BucketSnapshot> buckets, String from) {
-            return buckets.size();
-          }
-        },
+        (buckets, from) -> buckets.size(),
         scheduler);
   }
 

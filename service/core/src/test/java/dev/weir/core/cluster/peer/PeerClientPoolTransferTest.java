@@ -119,6 +119,19 @@ class PeerClientPoolTransferTest {
     assertThat(probes.via(OWNER)).as("the first checker, before the verdict").isEqualTo(RELAY);
   }
 
+  /**
+   * Relays through a forwarder that batches items, marks the owner down, and has the relay answer
+   * its probe that it reaches the owner.
+   */
+  private void batchingRelayReachesTheOwner() {
+    pool.relayThrough(
+        probes,
+        new RelayForwarder(
+            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, false), clock));
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+  }
+
   @Test
   void relayedTransferRefused_noPeerReachesTheOwner_sentDirectlyAfterTheVerdict() {
     ownerDownVerdictPending();
@@ -262,12 +275,7 @@ class PeerClientPoolTransferTest {
 
   @Test
   void relayedCall_itemsOfOneOwner_reachTheVoucherAsOneRelayCall() {
-    pool.relayThrough(
-        probes,
-        new RelayForwarder(
-            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, false), clock));
-    ownerDownVerdictPending();
-    relay.answerProbe(true);
+    batchingRelayReachesTheOwner();
     List<RateLimitRequest> items = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       items.add(RateLimitRequest.builder("n", "k" + i).hits(1).limit(10).duration(600_000).build());
@@ -281,12 +289,7 @@ class PeerClientPoolTransferTest {
 
   @Test
   void relayedCall_noBatchingItem_goesAloneAndTheOthersTogether() {
-    pool.relayThrough(
-        probes,
-        new RelayForwarder(
-            pool, new PeerClientSettings(1000, Duration.ofMillis(1), TIMEOUT, false), clock));
-    ownerDownVerdictPending();
-    relay.answerProbe(true);
+    batchingRelayReachesTheOwner();
     List<RateLimitRequest> items =
         List.of(
             RateLimitRequest.builder("n", "k0")
