@@ -18,6 +18,7 @@ import dev.weir.core.cluster.peer.RefusedPeerCall;
 import dev.weir.core.cluster.peer.RelayForwarder;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.engine.SaturatingMath;
 import dev.weir.core.grpc.Answers;
 import dev.weir.core.health.HealthChecker;
 import dev.weir.core.limiter.BucketCheck;
@@ -816,7 +817,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     } else if (dropped > 0) {
       long enough = store.capacityToHold(buckets.live());
       if (enough <= buckets.capacity()) {
-        enough = store.capacityToHold(saturatedAdd(buckets.capacity(), dropped));
+        enough = store.capacityToHold(SaturatingMath.add(buckets.capacity(), dropped));
       }
       LOG.warn(
           "dropped {} of the {} live buckets restored from snapshot files in {}: this node's cache,"
@@ -846,11 +847,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           buckets.capacity());
     }
     return keys.size();
-  }
-
-  private static long saturatedAdd(long a, long b) {
-    long sum = a + b;
-    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
   }
 
   /**
