@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * A queue that groups items bound for one destination into batches and completes each item's future
@@ -165,6 +166,32 @@ public final class Batcher<T, R> implements AutoCloseable {
       send(out);
     }
     return future;
+  }
+
+  /**
+   * Sends each item of {@code items} that {@code alone} picks with {@code sendAlone}, and queues the
+   * others together with {@code submitAll} (before any is sent alone), so that they leave in one
+   * batch; one future per item, in order.
+   */
+  public static <T, R> List<CompletableFuture<R>> submitAllButAlone(
+      List<T> items,
+      Predicate<T> alone,
+      Function<T, CompletableFuture<R>> sendAlone,
+      Function<List<T>, List<CompletableFuture<R>>> submitAll) {
+    List<T> batchable = new ArrayList<>(items.size());
+    for (T item : items) {
+      if (!alone.test(item)) {
+        batchable.add(item);
+      }
+    }
+    List<CompletableFuture<R>> queued =
+        batchable.isEmpty() ? List.of() : submitAll.apply(batchable);
+    List<CompletableFuture<R>> out = new ArrayList<>(items.size());
+    int next = 0;
+    for (T item : items) {
+      out.add(alone.test(item) ? sendAlone.apply(item) : queued.get(next++));
+    }
+    return out;
   }
 
   /**

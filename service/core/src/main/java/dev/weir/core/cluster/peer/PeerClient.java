@@ -199,31 +199,14 @@ public final class PeerClient implements AutoCloseable {
     if (requests.size() == 1) {
       return List.of(forward(requests.get(0)));
     }
-    int alone = 0;
+    boolean anyAlone = false;
     for (RateLimitRequest r : requests) {
-      if (alone(r)) {
-        alone++;
-      }
+      anyAlone |= alone(r);
     }
-    if (alone == 0) {
+    if (!anyAlone) {
       return batcher.submitAll(requests);
     }
-    List<CompletableFuture<RateLimitResponse>> queued = List.of();
-    if (alone < requests.size()) {
-      List<RateLimitRequest> batchable = new ArrayList<>(requests.size() - alone);
-      for (RateLimitRequest r : requests) {
-        if (!alone(r)) {
-          batchable.add(r);
-        }
-      }
-      queued = batcher.submitAll(batchable);
-    }
-    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
-    int next = 0;
-    for (RateLimitRequest r : requests) {
-      out.add(alone(r) ? forward(r) : queued.get(next++));
-    }
-    return out;
+    return Batcher.submitAllButAlone(requests, this::alone, this::forward, batcher::submitAll);
   }
 
   private boolean alone(RateLimitRequest request) {

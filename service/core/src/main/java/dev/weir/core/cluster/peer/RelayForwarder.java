@@ -6,7 +6,6 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -57,23 +56,11 @@ public final class RelayForwarder implements AutoCloseable {
     if (requests.size() == 1) {
       return List.of(forward(via, target, requests.get(0)));
     }
-    List<RateLimitRequest> batchable = new ArrayList<>(requests.size());
-    for (RateLimitRequest r : requests) {
-      if (!alone(r)) {
-        batchable.add(r);
-      }
-    }
-    if (batchable.size() == requests.size()) {
-      return batcher(via, target).submitAll(requests);
-    }
-    List<CompletableFuture<RateLimitResponse>> queued =
-        batchable.isEmpty() ? List.of() : batcher(via, target).submitAll(batchable);
-    List<CompletableFuture<RateLimitResponse>> out = new ArrayList<>(requests.size());
-    int next = 0;
-    for (RateLimitRequest r : requests) {
-      out.add(alone(r) ? forward(via, target, r) : queued.get(next++));
-    }
-    return out;
+    return Batcher.submitAllButAlone(
+        requests,
+        this::alone,
+        r -> forward(via, target, r),
+        batchable -> batcher(via, target).submitAll(batchable));
   }
 
   private boolean alone(RateLimitRequest request) {
