@@ -377,11 +377,13 @@ final class ServeCommand implements Command {
   }
 
   /**
-   * Checks that the other nodes of a static peer list can call this node's peer listener ({@code
-   * WEIR_PEER_ADDRESS}): an entry of this node that names its peer port ({@code
+   * Checks that the other nodes can call this node's peer listener ({@code WEIR_PEER_ADDRESS}).
+   * With a static peer list, an entry of this node that names its peer port ({@code
    * host:port@peerPort}) must name the port the listener binds, and the listener must not be on
    * port 0, which takes whatever port is free at start: no entry can name it, and the other nodes
-   * call an entry without {@code @peerPort} at the peer port they share.
+   * call an entry without {@code @peerPort} at the peer port they share. With {@code dns} or
+   * {@code k8s} discovery every node calls its peers at its own peer port, so port 0 is refused
+   * too; an etcd registration names the port bound, so any port serves.
    *
    * @throws ConfigException naming the variables, their values and what would agree
    */
@@ -392,7 +394,22 @@ final class ServeCommand implements Command {
       PeerSettings peers,
       EnvReader reader) {
     int port = peers.address().port();
+    if (discovery.type() == DiscoverySettings.Type.ETCD) {
+      return;
+    }
     if (discovery.type() != DiscoverySettings.Type.STATIC) {
+      if (port == 0) {
+        throw new ConfigException(
+            peerAddressSetting(peers, reader)
+                + " is not valid with "
+                + peersFrom(discovery, reader)
+                + ": port 0 has this node listen for peers on a port the system picks at start,"
+                + " but with this discovery every node calls its peers at its own peer port; set "
+                + PeerSettings.ADDRESS.name()
+                + " to a port of 1 to 65535 that every node shares (default "
+                + PeerSettings.DEFAULT_PORT
+                + ")");
+      }
       return;
     }
     String self = config.advertiseAddress().toString();
@@ -435,16 +452,9 @@ final class ServeCommand implements Command {
               + listed);
     }
     if (port == 0) {
-      String value =
-          reader
-              .lookup(PeerSettings.ADDRESS)
-              .map(EnvReader.Setting::value)
-              .orElse(peers.address().toString());
       throw new ConfigException(
-          PeerSettings.ADDRESS.name()
-              + "='"
-              + value
-              + "' is not valid with "
+          peerAddressSetting(peers, reader)
+              + " is not valid with "
               + reader.nameSet(ClusterSettings.STATIC_PEERS)
               + " listing other nodes: port 0 has this node listen for peers on a port the system"
               + " picks at start, which the other nodes cannot know, so they could not call it;"
@@ -454,6 +464,16 @@ final class ServeCommand implements Command {
               + PeerSettings.DEFAULT_PORT
               + ") or the one this node's entry names as host:port@peerPort");
     }
+  }
+
+  /** Returns {@code WEIR_PEER_ADDRESS='<value>'}, the value set or else the address used. */
+  private static String peerAddressSetting(PeerSettings peers, EnvReader reader) {
+    String value =
+        reader
+            .lookup(PeerSettings.ADDRESS)
+            .map(EnvReader.Setting::value)
+            .orElse(peers.address().toString());
+    return PeerSettings.ADDRESS.name() + "='" + value + "'";
   }
 
   /** Says why a node that {@link #mayHavePeers} may: its discovery, or its static peer list. */

@@ -22,6 +22,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.slf4j.LoggerFactory;
 
 class ServeCommandTest {
@@ -159,6 +161,42 @@ class ServeCommandTest {
         .hasMessageStartingWith("GUBER_GRPC_ADDRESS='weir_1:1051' is not valid: expected ")
         .hasMessageContaining("WEIR_ADVERTISE_ADDRESS is unset")
         .hasMessageContaining("host 'weir_1' is refused by gRPC");
+  }
+
+  @ParameterizedTest
+  @CsvSource({"dns,WEIR_DNS_FQDN,weir-peers", "k8s,WEIR_K8S_POD_IP,10.0.0.1"})
+  void read_dnsOrK8sDiscoveryPeerAddressOnPort0_errorNamesPeerAddressValueAndWhatIsAllowed(
+      String type, String variable, String value) {
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "GUBER_PEER_DISCOVERY_TYPE", type,
+                        variable, value,
+                        "WEIR_PEER_ADDRESS", "0.0.0.0:0",
+                        "WEIR_PEER_INSECURE", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_PEER_ADDRESS='0.0.0.0:0' is not valid with GUBER_PEER_DISCOVERY_TYPE="
+                + type
+                + ": port 0 has this node listen for peers on a port the system picks at start,"
+                + " but with this discovery every node calls its peers at its own peer port;"
+                + " set WEIR_PEER_ADDRESS to a port of 1 to 65535 that every node shares"
+                + " (default 1052)");
+  }
+
+  @Test
+  void read_etcdDiscoveryPeerAddressOnPort0_acceptedAsTheRegistrationNamesThePort() {
+    assertThat(
+            ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "WEIR_PEER_DISCOVERY_TYPE", "etcd",
+                        "WEIR_PEER_ADDRESS", "127.0.0.1:0",
+                        "WEIR_PEER_INSECURE", "true"))
+                .peers()
+                .address()
+                .port())
+        .isZero();
   }
 
   @Test
