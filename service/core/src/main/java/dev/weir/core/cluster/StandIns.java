@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.weir.core.cluster.ring.StandInKeys;
 import dev.weir.core.limiter.BucketCheck;
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -16,6 +17,12 @@ import java.util.Map;
  * left left (each stand-in hit taken from it); otherwise from a bucket of the node's own, named
  * {@link #PREFIX} + the item's name. Seeded that way, the keys of a paused owner admit at most what
  * their owner last reported left, per node standing in, rather than a full limit each.
+ *
+ * <p>An answer is remembered as the owner's state it reports: its {@code remaining}, and as its
+ * status the one the owner's algorithm gives a request of 0 hits from that state (over the limit
+ * for a fixed window counted past its limit, a token bucket whose hit found it empty, or a sliding
+ * window above its limit; under it otherwise). Stand-in hits are then answered as that algorithm
+ * answers them: a fixed window counts refused hits too, the others do not.
  *
  * <p>Decides from the request's {@code created_at}; reads no clock.
  */
@@ -31,7 +38,7 @@ final class StandIns {
   private final Cache<String, Last> lastAnswers;
 
   /**
-   * The owner's answers remembered for a key: {@code fewest}, the one with the fewest left of those
+   * The owner's states remembered for a key: {@code fewest}, the one with the fewest left of those
    * whose window was open at {@code at}, and {@code latest}, the one whose window ends last, which
    * stands in once {@code fewest}'s window is over (either may be both).
    */
@@ -45,16 +52,52 @@ final class StandIns {
 
   /**
    * Remembers {@code answer}, the owner's answer to {@code r}: of the answers remembered for the key
-   * whose windows are open at {@code r}'s {@code created_at}, the one with the fewest left is taken
-   * from, so neither a later window with more left (a next owner's fresh bucket) nor an older answer
-   * arriving late raises what is left; an answer whose window has ended is forgotten.
+   * whose windows are open at {@code r}'s {@code created_at}, the one with the fewest left (a state
+   * over the limit being fewer than one under it with as many) is taken from, so neither a later
+   * window with more left (a next owner's fresh bucket) nor an older answer arriving late raises
+   * what is left; an answer whose window has ended is forgotten.
    */
   void ownerAnswered(RateLimitRequest r, RateLimitResponse answer) {
     if (!answer.isError()) {
+      RateLimitResponse state = stateOf(r, answer);
       lastAnswers
           .asMap()
-          .merge(r.hashKey(), new Last(answer, answer, r.createdAt()), StandIns::merged);
+          .merge(r.hashKey(), new Last(state, state, r.createdAt()), StandIns::merged);
     }
+  }
+
+  /**
+   * Returns the owner's state that {@code answer} to {@code r} reports: {@code answer} with the
+   * status the owner's algorithm gives a request of 0 hits from there.
+   */
+  private static RateLimitResponse stateOf(RateLimitRequest r, RateLimitResponse answer) {
+    if (answer.status() != Status.OVER_LIMIT) {
+      return answer;
+    }
+    boolean over =
+        switch (Algorithm.forNumber(r.algorithm()).orElse(Algorithm.FIXED_WINDOW)) {
+          case FIXED_WINDOW -> true;
+          case TOKEN_BUCKET -> r.hits() <= 0 || answer.remaining() == 0;
+          case SLIDING_WINDOW -> r.hits() <= 0;
+          case LEAKY_BUCKET -> false;
+        };
+    return over
+        ? answer
+        : RateLimitResponse.of(
+            Status.UNDER_LIMIT, answer.limit(), answer.remaining(), answer.resetTime());
+  }
+
+  /** Returns whether {@code a} has fewer left than {@code b}. */
+  private static boolean fewer(RateLimitResponse a, RateLimitResponse b) {
+    return a.remaining() < b.remaining()
+        || (a.remaining() == b.remaining()
+            && a.status() == Status.OVER_LIMIT
+            && b.status() != Status.OVER_LIMIT);
+  }
+
+  /** Returns whether {@code a} and {@code b} have as many left. */
+  private static boolean asMany(RateLimitResponse a, RateLimitResponse b) {
+    return !fewer(a, b) && !fewer(b, a);
   }
 
   private static Last merged(Last known, Last next) {
@@ -70,13 +113,13 @@ final class StandIns {
     RateLimitResponse fewest = last.fewest();
     RateLimitResponse latest = last.latest();
     if (fewest.resetTime() <= at
-        || a.remaining() < fewest.remaining()
-        || (a.remaining() == fewest.remaining() && a.resetTime() > fewest.resetTime())) {
+        || fewer(a, fewest)
+        || (asMany(a, fewest) && a.resetTime() > fewest.resetTime())) {
       fewest = a;
     }
     if (latest.resetTime() <= at
         || a.resetTime() > latest.resetTime()
-        || (a.resetTime() == latest.resetTime() && a.remaining() < latest.remaining())) {
+        || (a.resetTime() == latest.resetTime() && fewer(a, latest))) {
       latest = a;
     }
     return fewest == last.fewest() && latest == last.latest() ? last : new Last(fewest, latest, at);
@@ -84,8 +127,8 @@ final class StandIns {
 
   /**
    * Returns the stand-in answer to {@code r}, with {@code metadata} (the owner, the stand-in mark);
-   * hits admitted from the answer with the fewest left also count against the later window's
-   * answer while it is open, so that window never admits more than its owner reported left.
+   * hits admitted from the state with the fewest left also count against the later window's state
+   * while it is open, so that window never admits more than its owner reported left.
    */
   RateLimitResponse answer(RateLimitRequest r, Map<String, String> metadata) {
     RateLimitResponse[] decided = new RateLimitResponse[1];
@@ -102,15 +145,16 @@ final class StandIns {
                     return null;
                   }
                 }
-                decided[0] = take(from, r);
+                Taken taken = take(from, r);
+                decided[0] = taken.answer();
                 RateLimitResponse latest = last.latest();
                 if (from == latest) {
-                  latest = decided[0];
-                } else if (decided[0].status() == Status.UNDER_LIMIT
+                  latest = taken.state();
+                } else if (taken.answer().status() == Status.UNDER_LIMIT
                     && latest.resetTime() > r.createdAt()) {
-                  latest = take(latest, r);
+                  latest = take(latest, r).state();
                 }
-                return new Last(decided[0], latest, r.createdAt());
+                return new Last(taken.state(), latest, r.createdAt());
               });
     }
     RateLimitResponse answer =
@@ -118,14 +162,34 @@ final class StandIns {
     return answer.withMetadata(metadata);
   }
 
-  /** Returns the answer to {@code r} from {@code last}'s remaining count. */
-  private static RateLimitResponse take(RateLimitResponse last, RateLimitRequest r) {
+  /** The answer to a request taken from an owner's state, and the state after it. */
+  private record Taken(RateLimitResponse answer, RateLimitResponse state) {}
+
+  /**
+   * Returns the answer to {@code r} from {@code state}, as {@code r}'s algorithm answers it: 0 hits
+   * get the state's own status; hits within what is left get that status too (only a token bucket
+   * keeps an over-the-limit status with some left) and are taken; more hits are refused, a fixed
+   * window counting them (none left, over the limit from then on), a token bucket with none left
+   * staying over the limit, and {@code DRAIN_OVER_LIMIT} leaving none.
+   */
+  private static Taken take(RateLimitResponse state, RateLimitRequest r) {
     long hits = Math.max(0, r.hits());
-    if (hits <= last.remaining()) {
-      return RateLimitResponse.of(
-          Status.UNDER_LIMIT, last.limit(), last.remaining() - hits, last.resetTime());
+    if (hits == 0) {
+      return new Taken(state, state);
     }
-    long remaining = r.has(Behavior.DRAIN_OVER_LIMIT) ? 0 : last.remaining();
-    return RateLimitResponse.of(Status.OVER_LIMIT, last.limit(), remaining, last.resetTime());
+    if (hits <= state.remaining()) {
+      RateLimitResponse after =
+          RateLimitResponse.of(
+              state.status(), state.limit(), state.remaining() - hits, state.resetTime());
+      return new Taken(after, after);
+    }
+    Algorithm algorithm = Algorithm.forNumber(r.algorithm()).orElse(Algorithm.FIXED_WINDOW);
+    boolean counted = algorithm == Algorithm.FIXED_WINDOW;
+    boolean over = counted || (algorithm == Algorithm.TOKEN_BUCKET && state.remaining() == 0);
+    long remaining = counted || r.has(Behavior.DRAIN_OVER_LIMIT) ? 0 : state.remaining();
+    Status status = over ? Status.OVER_LIMIT : state.status();
+    return new Taken(
+        RateLimitResponse.of(Status.OVER_LIMIT, state.limit(), remaining, state.resetTime()),
+        RateLimitResponse.of(status, state.limit(), remaining, state.resetTime()));
   }
 }

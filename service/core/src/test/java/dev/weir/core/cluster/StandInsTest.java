@@ -2,6 +2,10 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.engine.BucketState;
+import dev.weir.core.engine.Decision;
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -9,6 +13,7 @@ import dev.weir.core.model.Status;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.WindowCounterCheck;
+import java.time.ZoneOffset;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -19,9 +24,162 @@ class StandInsTest {
 
   private final InMemoryBucketStore store = new InMemoryBucketStore(new FakeClock(NOW));
   private final StandIns standIns = new StandIns(new WindowCounterCheck(store));
+  private final RateLimitEngine owner = new RateLimitEngine(ZoneOffset.UTC);
+  private BucketState ownerState;
 
   private static RateLimitRequest hit(long at) {
     return RateLimitRequest.builder("n", "k").hits(1).limit(10).duration(60_000).createdAt(at).build();
+  }
+
+  private static RateLimitRequest request(Algorithm algorithm, long hits, long limit) {
+    return RateLimitRequest.builder("n", "k")
+        .algorithm(algorithm)
+        .hits(hits)
+        .limit(limit)
+        .duration(60_000)
+        .createdAt(NOW)
+        .build();
+  }
+
+  private static RateLimitRequest request(Algorithm algorithm, long hits) {
+    return request(algorithm, hits, 10);
+  }
+
+  /** Returns the owner's engine's answer to {@code r}, which the stand-ins are told. */
+  private RateLimitResponse owned(RateLimitRequest r) {
+    Decision d = owner.apply(ownerState, r, r.createdAt());
+    ownerState = d.next();
+    standIns.ownerAnswered(r, d.response());
+    return d.response();
+  }
+
+  /**
+   * Returns the stand-in's status for {@code r}, asserting that the owner's engine, applying the
+   * same requests, answers {@code r} with that status and at least as many left.
+   */
+  private Status standIn(RateLimitRequest r) {
+    Decision d = owner.apply(ownerState, r, r.createdAt());
+    ownerState = d.next();
+    RateLimitResponse answer = standIns.answer(r, MARK);
+    assertThat(answer.status())
+        .as("stand-in's status for %s hits; the owner answers %s", r.hits(), d.response())
+        .isEqualTo(d.response().status());
+    assertThat(answer.remaining())
+        .as("stand-in's remaining for %s hits; the owner answers %s", r.hits(), d.response())
+        .isLessThanOrEqualTo(d.response().remaining());
+    return answer.status();
+  }
+
+  @Test
+  void answer_fixedWindowOwnerAnsweredOverWithNoneLeft_checkWithoutHitsOverTheLimit() {
+    RateLimitRequest r = request(Algorithm.FIXED_WINDOW, 10);
+    standIns.ownerAnswered(r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+
+    RateLimitResponse first = standIns.answer(r.withHits(0), MARK);
+    RateLimitResponse second = standIns.answer(r.withHits(0), MARK);
+
+    assertThat(first.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(first.remaining()).isZero();
+    assertThat(second.status()).as("after the stand-in's own answer").isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_fixedWindowCountedPastTheLimit_overTheLimitAsTheOwner() {
+    owned(request(Algorithm.FIXED_WINDOW, 10));
+    assertThat(owned(request(Algorithm.FIXED_WINDOW, 5)).status()).isEqualTo(Status.OVER_LIMIT);
+
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_fixedWindowRefusedHits_countedAsTheOwnerCountsThem() {
+    owned(request(Algorithm.FIXED_WINDOW, 7));
+
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 5))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_fixedWindowAtTheLimit_checkAdmittedThenAHitRefusedThenChecksRefused() {
+    owned(request(Algorithm.FIXED_WINDOW, 10));
+
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_tokenBucketHitWhenEmpty_checksOverTheLimitAsGubernator() {
+    owned(request(Algorithm.TOKEN_BUCKET, 10));
+    assertThat(owned(request(Algorithm.TOKEN_BUCKET, 1)).status()).isEqualTo(Status.OVER_LIMIT);
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_tokenBucketEmptied_checksAdmittedUntilAHitIsRefused() {
+    owned(request(Algorithm.TOKEN_BUCKET, 10));
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_tokenBucketRefusedHits_notCounted() {
+    owned(request(Algorithm.TOKEN_BUCKET, 7));
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 5))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 3))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void answer_leakyBucketEmpty_checksAdmittedHitsRefused() {
+    owned(request(Algorithm.LEAKY_BUCKET, 10));
+    assertThat(owned(request(Algorithm.LEAKY_BUCKET, 1)).status()).isEqualTo(Status.OVER_LIMIT);
+
+    assertThat(standIn(request(Algorithm.LEAKY_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.LEAKY_BUCKET, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.LEAKY_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void answer_slidingWindowRefusedHits_notCounted() {
+    owned(request(Algorithm.SLIDING_WINDOW, 7));
+
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 5))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 3))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void answer_slidingWindowCountAboveALoweredLimit_checksOverTheLimit() {
+    owned(request(Algorithm.SLIDING_WINDOW, 8, 10));
+    assertThat(owned(request(Algorithm.SLIDING_WINDOW, 0, 5)).status())
+        .isEqualTo(Status.OVER_LIMIT);
+
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 0, 5))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 1, 5))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.SLIDING_WINDOW, 0, 5))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void ownerAnswered_aLateAnswerAtTheLimit_doesNotReopenAWindowCountedPastIt() {
+    RateLimitRequest r = request(Algorithm.FIXED_WINDOW, 1);
+    standIns.ownerAnswered(r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+    standIns.ownerAnswered(r, RateLimitResponse.of(Status.UNDER_LIMIT, 10, 0, NOW + 30_000));
+
+    assertThat(standIns.answer(r.withHits(0), MARK).status()).isEqualTo(Status.OVER_LIMIT);
   }
 
   @Test
