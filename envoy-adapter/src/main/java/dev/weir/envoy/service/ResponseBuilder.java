@@ -14,6 +14,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.IntPredicate;
 
 /**
@@ -151,6 +152,38 @@ final class ResponseBuilder {
       quota.add(quota(plan));
     }
     return over(i -> statusOver[i], quota) && !settings.shadowMode();
+  }
+
+  /**
+   * Returns the error of the first descriptor whose failed item could change the overall code of
+   * the response {@link #build} makes for {@code plans} and {@code deciding}, before global shadow
+   * mode, counting nothing; empty when the failed items (if any) cannot change it. A failed item
+   * changes nothing when its descriptor's deciding policy is another one's over-limit answer, when
+   * its rule is in shadow mode (its status is never OVER_LIMIT), or when the other descriptors
+   * decide the code whatever it would have said.
+   */
+  Optional<String> decidingFailure(List<DescriptorPlan> plans, DecidingPolicies deciding) {
+    List<Boolean> quota = new ArrayList<>(plans.size());
+    boolean[] statusOver = new boolean[plans.size()];
+    boolean[] failed = new boolean[plans.size()];
+    int firstFailed = -1;
+    for (int d = 0; d < plans.size(); d++) {
+      DescriptorPlan plan = plans.get(d);
+      if (plan instanceof DescriptorPlan.Limited limited) {
+        dev.weir.core.model.RateLimitResponse answer = deciding.answer(d);
+        statusOver[d] = enforcedOver(limited, answer);
+        failed[d] = answer.isError() && !limited.shadowMode();
+        firstFailed = failed[d] && firstFailed < 0 ? d : firstFailed;
+      } else {
+        statusOver[d] = plan instanceof DescriptorPlan.Refused;
+      }
+      quota.add(quota(plan));
+    }
+    if (firstFailed < 0
+        || over(i -> statusOver[i], quota) == over(i -> statusOver[i] || failed[i], quota)) {
+      return Optional.empty();
+    }
+    return Optional.of(deciding.answer(firstFailed).error());
   }
 
   /**

@@ -15,12 +15,12 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.DomainConfig;
 import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.metrics.EnvoyMetrics;
-import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -38,8 +38,9 @@ import java.util.function.Function;
  * descriptors than one core call carries) is answered OVER_LIMIT and counted as refused. Failures
  * complete the future with a {@link StatusRuntimeException}: {@code INVALID_ARGUMENT} for an empty
  * domain or descriptor list (which Envoy never sends), {@code UNAVAILABLE} when no configuration is
- * loaded or the core cannot answer (so Envoy's {@code failure_mode_deny} applies). The overall code
- * is never {@code UNKNOWN}.
+ * loaded or the core cannot answer an item whose answer could change the overall code (so Envoy's
+ * {@code failure_mode_deny} applies); a failed item that could not is reported {@code UNKNOWN} in
+ * its descriptor's status. The overall code is never {@code UNKNOWN}.
  *
  * <p>When the core answers every descriptor on this node, the returned future is already complete,
  * so the transport can answer on its own thread.
@@ -237,13 +238,11 @@ public final class ShouldRateLimitHandler {
       long now) {
     DecidingPolicies deciding = DecidingPolicies.of(plans, answers);
     meter.answered(deciding.answers());
-    io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse response =
-        responses.build(request, plans, deciding, now);
-    if (response.getOverallCode() != Code.OVER_LIMIT) {
-      // Over the limit whatever the failed counters say: only an answer that could be OK fails.
-      requireNoItemError(answers);
+    Optional<String> failure = responses.decidingFailure(plans, deciding);
+    if (failure.isPresent()) {
+      throw Status.UNAVAILABLE.withDescription(failure.get()).asRuntimeException();
     }
-    return response;
+    return responses.build(request, plans, deciding, now);
   }
 
   /**
@@ -295,15 +294,6 @@ public final class ShouldRateLimitHandler {
       second.add(over[i] ? natives.get(i) : natives.get(i).withHits(0));
     }
     return service.decide(second);
-  }
-
-  private static void requireNoItemError(List<RateLimitResponse> answers) {
-    for (int i = 0; i < answers.size(); i++) {
-      RateLimitResponse answer = answers.get(i);
-      if (answer.isError()) {
-        throw Status.UNAVAILABLE.withDescription(answer.error()).asRuntimeException();
-      }
-    }
   }
 
   private StatusRuntimeException toStatus(Throwable failure) {

@@ -202,6 +202,28 @@ class JsonHandlerTest {
                 + " 1001 characters; numbers have at most 1000\"}");
   }
 
+  @Test
+  void post_descriptorValueWithAnUnpairedSurrogate_400NamingTheEntry() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response =
+        post(
+            "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"remote_address\","
+                + "\"value\":\"1\"}]},{\"entries\":[{\"key\":\"remote_address\","
+                + "\"value\":\"x\\ud800\"}]}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":"
+                + dev.weir.http.HttpAnswer.jsonString(
+                    "invalid request body: field 'descriptors[1].entries[0].value' is"
+                        + " \"x\\ud800\"; it must be valid UTF-16 text, each surrogate escape"
+                        + " paired (\\uD800-\\uDBFF directly followed by \\uDC00-\\uDFFF): the"
+                        + " \\ud800 at index 1 is unpaired")
+                + "}");
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',

@@ -574,6 +574,54 @@ class EnvoyRateLimitGrpcServiceTest {
   }
 
   @Test
+  void shouldRateLimit_itemErrorUnderGlobalShadowWithAnotherDescriptorOver_okAndStatusUnknown()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_SHADOW_MODE", "true"));
+    call(descriptor("remote_address", "10.0.0.1"));
+    call(descriptor("remote_address", "10.0.0.1"));
+    core.failItemsWith("peer 10.0.0.2:1051 unreachable", r -> r.uniqueKey().contains("/admin"));
+
+    RateLimitResponse response =
+        call(descriptor("remote_address", "10.0.0.1"), descriptor("path", "/admin"));
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(response.getStatuses(1).getCode()).isEqualTo(Code.UNKNOWN);
+    assertThat(registry.counter("weir.envoy.global_shadow_mode").count()).isEqualTo(1);
+    assertThat(registry.counter("weir.envoy.service_error").count()).isZero();
+  }
+
+  @Test
+  void shouldRateLimit_itemErrorOfAShadowRule_okAndStatusUnknown() throws Exception {
+    startWithConfig(Map.of());
+    core.failItemsWith("peer 10.0.0.2:1051 unreachable", r -> r.uniqueKey().contains("trial"));
+
+    RateLimitResponse response =
+        call(descriptor("remote_address", "10.0.0.1"), descriptor("trial", "t"));
+
+    assertThat(response.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(response.getStatuses(0).getCode()).isEqualTo(Code.OK);
+    assertThat(response.getStatuses(0).getLimitRemaining()).isEqualTo(1);
+    assertThat(response.getStatuses(1).getCode()).isEqualTo(Code.UNKNOWN);
+  }
+
+  @Test
+  void shouldRateLimit_itemErrorThatDecidesTheAnswer_unavailableCountingNoAnswer()
+      throws Exception {
+    startWithConfig(Map.of("WEIR_ENVOY_SHADOW_MODE", "true"));
+    core.failItemsWith("peer 10.0.0.2:1051 unreachable", r -> r.uniqueKey().contains("/admin"));
+
+    assertThatThrownBy(
+            () -> call(descriptor("remote_address", "10.0.0.1"), descriptor("path", "/admin")))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+    assertThat(counter("total_hits", "remote_address"))
+        .as("hits of an answer that is never sent")
+        .isZero();
+  }
+
+  @Test
   void shouldRateLimit_stopIncrementWhenOverLimit_leavesOtherCountersUntouched() throws Exception {
     startWithConfig(Map.of("WEIR_ENVOY_STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true"));
     call(descriptor("images", "a.png"));

@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 
 /**
  * The real single-node {@link LocalRateLimitService} (engine and in-memory store on the given
@@ -23,6 +24,7 @@ final class RecordingRateLimitService implements RateLimitService {
   private final RateLimitService delegate;
   private final List<List<RateLimitRequest>> calls = new ArrayList<>();
   private String itemError = "";
+  private Predicate<RateLimitRequest> failing = r -> true;
 
   RecordingRateLimitService(Clock clock) {
     this.delegate =
@@ -35,21 +37,43 @@ final class RecordingRateLimitService implements RateLimitService {
   @Override
   public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
     String error;
+    Predicate<RateLimitRequest> fails;
     synchronized (this) {
       calls.add(List.copyOf(requests));
       error = itemError;
+      fails = failing;
     }
-    if (!error.isEmpty()) {
-      List<RateLimitResponse> out = new ArrayList<>();
-      requests.forEach(r -> out.add(RateLimitResponse.error(error)));
-      return CompletableFuture.completedFuture(out);
+    if (error.isEmpty()) {
+      return delegate.decide(requests);
     }
-    return delegate.decide(requests);
+    List<RateLimitRequest> answered = new ArrayList<>();
+    for (RateLimitRequest r : requests) {
+      if (!fails.test(r)) {
+        answered.add(r);
+      }
+    }
+    List<RateLimitResponse> answers =
+        answered.isEmpty() ? List.of() : delegate.decide(answered).join();
+    List<RateLimitResponse> out = new ArrayList<>(requests.size());
+    int next = 0;
+    for (RateLimitRequest r : requests) {
+      out.add(fails.test(r) ? RateLimitResponse.error(error) : answers.get(next++));
+    }
+    return CompletableFuture.completedFuture(out);
   }
 
   /** Makes every later item answer {@code message} as its error. */
   synchronized void failItemsWith(String message) {
+    failItemsWith(message, r -> true);
+  }
+
+  /**
+   * Makes every later item that {@code fails} accepts answer {@code message} as its error; the
+   * others are answered as usual.
+   */
+  synchronized void failItemsWith(String message, Predicate<RateLimitRequest> fails) {
     this.itemError = message;
+    this.failing = fails;
   }
 
   /** Returns every call so far. */

@@ -491,6 +491,29 @@ class GatewayRoutesTest {
             "field 'requests[0].behavior' is [\\\"GLOBAL\\\"]; it must be " + behaviors));
   }
 
+  @Test
+  void getRateLimits_uniqueKeyWithAnUnpairedSurrogate_400NamingTheItem() throws Exception {
+    FakeRateLimitService service = new FakeRateLimitService();
+    serve(service);
+
+    HttpResponse<String> response =
+        post(
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"},"
+                + "{\"name\":\"a\",\"unique_key\":\"\\udfff\"}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":"
+                + dev.weir.http.HttpAnswer.jsonString(
+                    "field 'requests[1].unique_key' is \"\\udfff\"; it must be valid UTF-16"
+                        + " text, each surrogate escape paired (\\uD800-\\uDBFF directly"
+                        + " followed by \\uDC00-\\uDFFF): the \\udfff at index 0 is unpaired")
+                + ",\"details\":[]}");
+    assertThat(service.calls).isEmpty();
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("valuesOfTheWrongJsonType")
   void getRateLimits_valueOfTheWrongJsonType_400NamingFieldValueAndType(

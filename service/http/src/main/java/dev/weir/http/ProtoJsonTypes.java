@@ -35,9 +35,13 @@ import java.util.stream.Collectors;
  * string; an enum a name (a string) or a number; a message an object, and a {@code
  * google.protobuf} wrapper ({@code UInt64Value}, ...) the form of its value; a repeated field an
  * array of such values, a map an object of them. {@code null} stands for a field's default and is
- * allowed for any field, but not as an element of an array or a map's value. Fields the type does
- * not declare, the other well-known types and whatever is inside them, and what a string holds
- * (an enum's name, base64) are left to the parser, as is malformed JSON.
+ * allowed for any field, but not as an element of an array or a map's value. A string field's
+ * value must also be valid UTF-16 text: an escaped surrogate (U+D800 to U+DFFF) only as half of a
+ * high-low pair, as Go's protojson requires ({@code invalid escape code}); a lone one, which no
+ * UTF-8 encodes, would reach a counter key that protobuf forwards with {@code ?} in its place.
+ * Fields the type does not declare, the other well-known types and whatever is inside them, map
+ * keys, and what other strings hold (an enum's name, base64) are left to the parser, as is
+ * malformed JSON.
  *
  * <p>The body is read once, as a stream, with Gson's lenient reader as protobuf-java reads it; the
  * path and the value are written out only for a refusal. Numbers are expected to have passed {@link
@@ -176,7 +180,13 @@ public final class ProtoJsonTypes {
     private String value(FieldDescriptor field) throws IOException {
       JsonToken token = reader.peek();
       switch (field.getJavaType()) {
-        case STRING, BYTE_STRING -> {
+        case STRING -> {
+          if (token != JsonToken.STRING) {
+            return refuse(expected(field));
+          }
+          return text(reader.nextString());
+        }
+        case BYTE_STRING -> {
           if (token != JsonToken.STRING) {
             return refuse(expected(field));
           }
@@ -251,6 +261,25 @@ public final class ProtoJsonTypes {
       return refusal(value, expected(field));
     }
 
+    /**
+     * Returns the refusal of {@code text}, a string field's value, when it holds an unpaired
+     * surrogate, else null.
+     */
+    private String text(String text) throws IOException {
+      int at = unpairedSurrogate(text);
+      if (at < 0) {
+        return null;
+      }
+      return refusal(
+          shown(writer -> writer.jsonValue(quoted(text))),
+          "valid UTF-16 text, each surrogate escape paired (\\uD800-\\uDBFF directly followed by"
+              + " \\uDC00-\\uDFFF): the "
+              + escaped(text.charAt(at))
+              + " at index "
+              + at
+              + " is unpaired");
+    }
+
     /** Returns the refusal of the value the reader is at, which is not {@code expected}. */
     private String refuse(String expected) throws IOException {
       return refusal(shown(this::copyValue), expected);
@@ -314,6 +343,52 @@ public final class ProtoJsonTypes {
   /** Writes something as JSON. */
   private interface Json {
     void writeTo(JsonWriter writer) throws IOException;
+  }
+
+  /**
+   * Returns the index of the first surrogate in {@code text} that is not half of a high-low pair,
+   * or -1 when there is none. Only a JSON escape of a lone surrogate writes one; no UTF-8 encodes
+   * it, and protobuf's writer sends it on as {@code ?}.
+   */
+  static int unpairedSurrogate(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (!Character.isSurrogate(c)) {
+        continue;
+      }
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+        continue;
+      }
+      return i;
+    }
+    return -1;
+  }
+
+  /**
+   * Returns {@code text} as a JSON string with every surrogate, control character, quote and
+   * backslash escaped, so that a refusal quoting it is plain text.
+   */
+  private static String quoted(String text) {
+    StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '"' || c == '\\') {
+        out.append('\\').append(c);
+      } else if (c < 0x20 || Character.isSurrogate(c)) {
+        out.append(escaped(c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.append('"').toString();
+  }
+
+  /** Returns {@code c} as a JSON escape: a backslash, {@code u} and four lower-case hex digits. */
+  private static String escaped(char c) {
+    return String.format("\\u%04x", (int) c);
   }
 
   /** Returns what {@code json} writes, cut after {@link #MAX_QUOTED} characters. */

@@ -69,6 +69,36 @@ class ProtoJsonTypesTest {
     assertThat(item(field)).hasValue(message);
   }
 
+  private static final String PAIRED =
+      "; it must be valid UTF-16 text, each surrogate escape paired (\\uD800-\\uDBFF directly"
+          + " followed by \\uDC00-\\uDFFF): ";
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          "unique_key":"\\ud800"            | field 'requests[0].unique_key' is "\\ud800" | the \\ud800 at index 0 is unpaired
+          "name":"a\\udc00b"                | field 'requests[0].name' is "a\\udc00b" | the \\udc00 at index 1 is unpaired
+          "name":"\\ude00\\ud83d"         | field 'requests[0].name' is "\\ude00\\ud83d" | the \\ude00 at index 0 is unpaired
+          "metadata":{"k":"\\ud83d"}       | field 'requests[0].metadata.k' is "\\ud83d" | the \\ud83d at index 0 is unpaired
+          """)
+  void unpairedSurrogate_refusedNamingFieldValueAndPosition(
+      String field, String refused, String position) {
+    assertThat(item(field)).hasValue(refused + PAIRED + position);
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "\"unique_key\":\"\\ud83d\\ude00\"",
+        "\"unique_key\":\"\ud83d\ude00\"",
+        "\"name\":\"\\u00e9\\uffff\"",
+      })
+  void pairedSurrogatesAndOtherEscapes_noRefusal(String field) {
+    assertThat(item(field)).isEmpty();
+  }
+
   @ParameterizedTest
   @CsvSource(
       delimiter = '|',
