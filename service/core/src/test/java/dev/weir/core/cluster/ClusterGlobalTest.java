@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -157,6 +158,27 @@ class ClusterGlobalTest {
     sync(other, owner);
 
     assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(6);
+  }
+
+  @Test
+  void flush_laterItemWithOtherFlags_theOwnerCountsEveryHitUnderTheFirstItemsWindow() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+
+    other.check(global(2, 10));
+    other.check(
+        RateLimitRequest.builder("g", "acct")
+            .hits(1)
+            .limit(10)
+            .duration(GregorianInterval.HOURS.code())
+            .behavior(Behavior.GLOBAL | Behavior.DURATION_IS_GREGORIAN)
+            .build());
+    sync(other, owner);
+
+    RateLimitResponse atOwner = owner.check(global(0, 10)).get(0);
+    assertThat(atOwner.remaining()).as("the 3 hits counted").isEqualTo(7);
+    assertThat(other.check(global(0, 10)).get(0).remaining()).isEqualTo(7);
   }
 
   @Test
