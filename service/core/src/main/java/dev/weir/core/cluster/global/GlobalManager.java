@@ -61,7 +61,9 @@ import org.slf4j.LoggerFactory;
  * them until the owner's next broadcast does (an answer from the copy and a broadcast replacing it
  * are serialised per key, so the queued hits are applied exactly once). The broadcast queue (on the
  * owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
- * sends {@code UpdatePeerGlobals} to every other peer. Both queues go out in calls of at most 1000
+ * sends {@code UpdatePeerGlobals} to every other peer, created at this node's time of the flush (a
+ * caller's {@code created_at}, up to the skew a receiver allows away and older by the wait, would
+ * make the receivers refuse the update). Both queues go out in calls of at most 1000
  * keys, the most a peer accepts. Hits whose call failed go again with the next sync, to the owner
  * of then ({@value #MAX_SENDS} sends in all, counted from the newest hits summed with them), only
  * when that owner will not apply them late: the call was refused before it was sent, or the owner
@@ -122,7 +124,8 @@ public final class GlobalManager implements AutoCloseable {
    * @param local evaluates a request on this node's copy
    * @param store this node's buckets, read for broadcasts and overwritten by received ones
    * @param scheduler runs the sync timers
-   * @param clock the time of received Gubernator-style updates and of the warnings' throttle
+   * @param clock the time of broadcasts, of received Gubernator-style updates and of the warnings'
+   *     throttle
    * @param syncWait how long queued hits and broadcasts wait
    * @param batchLimit the number of queued keys that flushes at once
    * @param timeout the deadline of each call
@@ -618,6 +621,7 @@ public final class GlobalManager implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     long start = clock.monotonicNanos();
+    long now = clock.wallMillis();
     HashRing current = ring.get();
     List<UpdatePeerGlobal> updates = new ArrayList<>(out.size());
     for (RateLimitRequest r : out) {
@@ -634,7 +638,7 @@ public final class GlobalManager implements AutoCloseable {
               .setStatus(PeerProtos.toProto(status))
               .setAlgorithmValue(r.algorithm())
               .setDuration(r.duration())
-              .setCreatedAt(r.createdAt());
+              .setCreatedAt(now);
       store.get(r.hashKey()).ifPresent(s -> u.setWeirState(PeerProtos.toSnapshot(r.hashKey(), s)));
       updates.add(u.build());
     }

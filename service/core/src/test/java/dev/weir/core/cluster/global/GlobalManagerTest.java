@@ -526,7 +526,7 @@ class GlobalManagerTest {
     UpdatePeerGlobal u = globalsReceived.get(0).get(0);
     assertThat(u.getKey()).isEqualTo("g_" + key);
     assertThat(u.getStatus().getRemaining()).isEqualTo(6);
-    assertThat(u.getCreatedAt()).isEqualTo(r.createdAt());
+    assertThat(u.getCreatedAt()).as("the owner's time of the flush").isEqualTo(t0 + 100);
     assertThat(u.getDuration()).isEqualTo(60_000);
     assertThat(u.hasWeirState()).isTrue();
   }
