@@ -5,6 +5,7 @@ import dev.weir.core.cluster.peer.EncodedMetadata;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
 import dev.weir.core.cluster.peer.PeerException;
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.engine.RequestValidator;
 import dev.weir.core.limiter.BucketCheck;
 import dev.weir.core.limiter.RateLimitService;
@@ -36,7 +37,10 @@ import java.util.function.Supplier;
  * The cluster's request path: answers each item where its bucket lives and reassembles the answers in
  * request order.
  *
- * <p>Design: each item is validated, gets {@code created_at} (now, when unset) and reads the ring once.
+ * <p>Design: each item is validated (a {@code created_at} set further than {@link
+ * PeerInputValidator#MAX_CLOCK_SKEW} from this node's clock is an error, as it is from a peer, so
+ * that an item is answered alike whichever node is asked and the state it makes reaches every
+ * node), gets {@code created_at} (now, when unset) and reads the ring once.
  * The owner answers locally; a GLOBAL item on a non-owner is answered at once from the local copy and
  * its hits are queued for the owner; any other item is forwarded to the owner through its peer client
  * (batched unless NO_BATCHING or batching is off; a call's items for one owner are queued together,
@@ -153,6 +157,10 @@ public final class ClusterRateLimitService implements RateLimitService {
     for (int i = 0; i < n; i++) {
       RateLimitRequest r = requests.get(i);
       String invalid = validate(r);
+      if (invalid == null && r.createdAt() != 0) {
+        now = now == 0 ? clock.wallMillis() : now;
+        invalid = PeerInputValidator.checkClientCreatedAt(r.createdAt(), now).orElse(null);
+      }
       if (invalid != null) {
         answers[i] = RateLimitResponse.error(invalid);
         continue;

@@ -2,15 +2,21 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.engine.RateLimitEngine;
+import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.Behavior;
+import dev.weir.core.model.GregorianInterval;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.core.testkit.RecordingMetrics;
+import dev.weir.core.time.SystemClock;
 import java.time.Duration;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -151,12 +157,113 @@ class ClusterGlobalTest {
 
     // The first item's created_at and the last one's flags used to travel with every merged hit,
     // and the owner refuses a created_at minutes away and flags it does not know.
-    other.check(hostile.behavior(Behavior.GLOBAL).createdAt(1).build());
+    other.check(
+        hostile
+            .behavior(Behavior.GLOBAL)
+            .createdAt(SystemClock.INSTANCE.wallMillis() - 299_000)
+            .build());
     other.check(global(2, 10));
     other.check(hostile.behavior(Behavior.GLOBAL | 64).createdAt(0).build());
     sync(other, owner);
 
     assertThat(owner.check(global(0, 10)).get(0).remaining()).isEqualTo(6);
+  }
+
+  @Test
+  void flush_laterItemWithOtherFlags_theOwnerCountsEveryHitUnderTheFirstItemsWindow() {
+    cluster = LocalCluster.start(2, SETTINGS);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+
+    other.check(global(2, 10));
+    other.check(
+        RateLimitRequest.builder("g", "acct")
+            .hits(1)
+            .limit(10)
+            .duration(GregorianInterval.HOURS.code())
+            .behavior(Behavior.GLOBAL | Behavior.DURATION_IS_GREGORIAN)
+            .build());
+    sync(other, owner);
+
+    RateLimitResponse atOwner = owner.check(global(0, 10)).get(0);
+    assertThat(atOwner.remaining()).as("the 3 hits counted").isEqualTo(7);
+    assertThat(other.check(global(0, 10)).get(0).remaining()).isEqualTo(7);
+  }
+
+  /** Starts {@code n} nodes whose engines and peer checks read {@code clock}. */
+  private static LocalCluster startOn(FakeClock clock, int n) {
+    RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
+    return LocalCluster.start(
+        n, SETTINGS, clock, store -> new LocalLimiter(engine, store, clock)::decide);
+  }
+
+  private static RateLimitRequest globalAt(long hits, long createdAt) {
+    return RateLimitRequest.builder("g", "acct")
+        .hits(hits)
+        .limit(10)
+        .duration(3_600_000)
+        .behavior(Behavior.GLOBAL)
+        .createdAt(createdAt)
+        .build();
+  }
+
+  @Test
+  void check_createdAtSixMinutesBehind_everyNodeAnswersAnErrorNamingTheFieldAndCountsNothing() {
+    FakeClock clock = new FakeClock();
+    cluster = startOn(clock, 3);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    long slow = clock.wallMillis() - 360_000;
+
+    for (Node n : List.of(owner, other)) {
+      RateLimitResponse r = n.check(globalAt(8, slow)).get(0);
+      assertThat(r.error())
+          .as(n.address())
+          .startsWith("field 'created_at' is " + slow + ", 360000 ms behind this node's clock")
+          .contains("at most 300000 ms");
+    }
+    RateLimitResponse forwarded =
+        other.check(globalAt(8, slow).withBehavior(Behavior.BATCHING)).get(0);
+    assertThat(forwarded.error()).startsWith("field 'created_at' is " + slow + ", 360000 ms behind");
+    sync(other, owner);
+
+    assertThat(owner.check(globalAt(0, clock.wallMillis())).get(0).remaining()).isEqualTo(10);
+  }
+
+  @Test
+  void check_createdAtTenMinutesAhead_ownerAnswersAnErrorAndItsBroadcastsStillReachThePeers() {
+    FakeClock clock = new FakeClock();
+    cluster = startOn(clock, 3);
+    Node owner = cluster.ownerOf("g_acct");
+    Node other = cluster.nonOwnersOf("g_acct").get(0);
+    long fast = clock.wallMillis() + 600_000;
+
+    RateLimitResponse r = owner.check(globalAt(1, fast)).get(0);
+    assertThat(r.error())
+        .startsWith("field 'created_at' is " + fast + ", 600000 ms ahead of this node's clock")
+        .contains("at most 300000 ms");
+
+    owner.check(globalAt(8, clock.wallMillis()));
+    owner.cluster().global().flushBroadcasts().join();
+    assertThat(other.check(globalAt(0, clock.wallMillis())).get(0).remaining()).isEqualTo(2);
+  }
+
+  @Test
+  void broadcast_clientCreatedAtNearTheSkewInThePast_sentWithTheOwnersTimeAndCopiedByThePeers() {
+    FakeClock clock = new FakeClock();
+    cluster = startOn(clock, 3);
+    Node owner = cluster.ownerOf("g_acct");
+    List<Node> others = cluster.nonOwnersOf("g_acct");
+
+    owner.check(globalAt(8, clock.wallMillis() - 299_000));
+    clock.advance(Duration.ofSeconds(2));
+    owner.cluster().global().flushBroadcasts().join();
+
+    for (Node n : others) {
+      assertThat(n.check(globalAt(0, clock.wallMillis())).get(0).remaining())
+          .as(n.address())
+          .isEqualTo(2);
+    }
   }
 
   @Test

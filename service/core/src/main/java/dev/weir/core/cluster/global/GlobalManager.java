@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design (Gubernator 2.19, reference §3.4): two queues keyed by hash key, each flushed {@code
  * syncWait} after its first entry or as soon as it holds {@code batchLimit} keys. The hits queue
- * (on non-owners) sums the hits of each key and keeps the first request's {@code created_at}; a
+ * (on non-owners) sums the hits of each key into the first request, kept whole otherwise; a
  * RESET_REMAINING replaces what is queued for its key, and the hits after it are summed apart, so
  * that the owner applies the reset before them (Gubernator ORs the flag into the sum, which erases
  * hits taken after the reset). At flush each key goes to its owner on the ring of that moment as
@@ -61,14 +61,16 @@ import org.slf4j.LoggerFactory;
  * them until the owner's next broadcast does (an answer from the copy and a broadcast replacing it
  * are serialised per key, so the queued hits are applied exactly once). The broadcast queue (on the
  * owner) holds the last request of each key hit; at flush the owner reads each key with hits 0 and
- * sends {@code UpdatePeerGlobals} to every other peer. Both queues go out in calls of at most 1000
+ * sends {@code UpdatePeerGlobals} to every other peer, created at this node's time of the flush (a
+ * caller's {@code created_at}, up to the skew a receiver allows away and older by the wait, would
+ * make the receivers refuse the update). Both queues go out in calls of at most 1000
  * keys, the most a peer accepts. Hits whose call failed go again with the next sync, to the owner
  * of then ({@value #MAX_SENDS} sends in all, counted from the newest hits summed with them), only
  * when that owner will not apply them late: the call was refused before it was sent, or the owner
  * has left the ring (hits it applied just before it went then count twice); otherwise they are
  * dropped ({@link #droppedHits}), at most once as in Gubernator, since a call that timed out may
- * have been applied. Beyond Gubernator, each update
- * carries the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and
+ * have been applied; items the owner answers with an error are dropped and counted too. Beyond
+ * Gubernator, each update carries the exact bucket state ({@code weir_state}), so receivers copy any algorithm exactly and
  * report the same {@code reset_time}; an update without it (from a Gubernator peer) is rebuilt as
  * Gubernator does.
  */
@@ -122,7 +124,8 @@ public final class GlobalManager implements AutoCloseable {
    * @param local evaluates a request on this node's copy
    * @param store this node's buckets, read for broadcasts and overwritten by received ones
    * @param scheduler runs the sync timers
-   * @param clock the time of received Gubernator-style updates and of the warnings' throttle
+   * @param clock the time of broadcasts, of received Gubernator-style updates and of the warnings'
+   *     throttle
    * @param syncWait how long queued hits and broadcasts wait
    * @param batchLimit the number of queued keys that flushes at once
    * @param timeout the deadline of each call
@@ -186,7 +189,8 @@ public final class GlobalManager implements AutoCloseable {
   /**
    * Returns how many GLOBAL items (the summed hits or the reset of one key) this node has dropped
    * without the owner confirming them: their send failed where the owner may have applied them, or
-   * failed {@value #MAX_SENDS} times, or found no owner (empty ring).
+   * failed {@value #MAX_SENDS} times, or found no owner (empty ring), or the owner answered them
+   * with an error.
    */
   public long droppedHits() {
     return dropped.get();
@@ -443,11 +447,50 @@ public final class GlobalManager implements AutoCloseable {
                 peers.call(
                     owner, c -> c.getPeerRateLimits(requests, timeout, "sending global hits to"));
             calls.add(new Call(owner, call));
-            after.add(call.handle((r, e) -> e).thenCompose(e -> ended(chunk, e, owner)));
+            after.add(
+                call.handle(
+                        (answers, e) -> {
+                          if (answers != null) {
+                            countRefused(chunk, answers, owner);
+                          }
+                          return e;
+                        })
+                    .thenCompose(e -> ended(chunk, e, owner)));
           }
         });
     after.add(timed(calls, start, true));
     return CompletableFuture.allOf(after.toArray(CompletableFuture<?>[]::new));
+  }
+
+  /**
+   * Counts in {@link #droppedHits} and logs the {@code items} that {@code owner} answered with an
+   * error in {@code answers}: it did not apply their hits, and sending them again would be refused
+   * again.
+   */
+  private void countRefused(List<Item> items, List<RateLimitResponse> answers, String owner) {
+    int refused = 0;
+    String first = null;
+    String why = null;
+    for (int i = 0; i < Math.min(items.size(), answers.size()); i++) {
+      RateLimitResponse answer = answers.get(i);
+      if (answer != null && answer.isError()) {
+        refused++;
+        if (first == null) {
+          first = items.get(i).request().hashKey();
+          why = answer.error();
+        }
+      }
+    }
+    if (refused > 0) {
+      dropped.addAndGet(refused);
+      warnings.warn(
+          "refused by " + owner,
+          "dropping the GLOBAL hits of {} keys: {} refused them, the hits of {} with: {}",
+          refused,
+          owner,
+          first,
+          why);
+    }
   }
 
   /**
@@ -578,6 +621,7 @@ public final class GlobalManager implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     long start = clock.monotonicNanos();
+    long now = clock.wallMillis();
     HashRing current = ring.get();
     List<UpdatePeerGlobal> updates = new ArrayList<>(out.size());
     for (RateLimitRequest r : out) {
@@ -594,7 +638,7 @@ public final class GlobalManager implements AutoCloseable {
               .setStatus(PeerProtos.toProto(status))
               .setAlgorithmValue(r.algorithm())
               .setDuration(r.duration())
-              .setCreatedAt(r.createdAt());
+              .setCreatedAt(now);
       store.get(r.hashKey()).ifPresent(s -> u.setWeirState(PeerProtos.toSnapshot(r.hashKey(), s)));
       updates.add(u.build());
     }
@@ -763,8 +807,11 @@ public final class GlobalManager implements AutoCloseable {
           : new Queued(null, 0, r, sends);
     }
 
-    // A reset replaces what was queued; later hits add to the sum after the last reset. A sum has
-    // the fewer sends of its parts, so that hits never sent keep all theirs.
+    // A reset replaces what was queued; later hits add to the sum after the last reset, which keeps
+    // the rest of its first request (limit, duration, algorithm, flags, metadata) whole, as
+    // Gubernator does: a later item's flags on the first one's duration can make a request the
+    // owner refuses, losing every hit of the sum. A sum has the fewer sends of its parts, so that
+    // hits never sent keep all theirs.
     Queued then(Queued next) {
       if (next.reset != null) {
         return next;
@@ -775,8 +822,7 @@ public final class GlobalManager implements AutoCloseable {
       return new Queued(
           reset,
           resetSends,
-          hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits()))
-              .withBehavior(next.hits.behavior()),
+          hits.withHits(SaturatingMath.add(hits.hits(), next.hits.hits())),
           Math.min(hitsSends, next.hitsSends));
     }
   }

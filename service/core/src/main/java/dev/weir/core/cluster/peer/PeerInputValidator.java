@@ -117,6 +117,19 @@ public final class PeerInputValidator {
     return Optional.empty();
   }
 
+  /**
+   * Checks the {@code created_at} of a client's item as a peer's is checked: 0 (unset) or within
+   * {@link #MAX_CLOCK_SKEW} of {@code now}, so that its hits and the state they make reach every
+   * node, which refuses a time further off from a peer.
+   */
+  public static Optional<String> checkClientCreatedAt(long createdAt, long now) {
+    if (createdAt == 0) {
+      return Optional.empty();
+    }
+    return timestamp(
+        "created_at", createdAt, now, now, "a caller's clock may differ from it by at most ");
+  }
+
   /** Checks one GLOBAL broadcast item: key, algorithm, duration, times, status and exact state. */
   public Optional<String> checkGlobal(UpdatePeerGlobal global, long now) {
     Optional<String> error = checkKey("key", global.getKey());
@@ -414,6 +427,11 @@ public final class PeerInputValidator {
    * bound but the epoch) and not after {@code now} plus the skew.
    */
   private static Optional<String> timestamp(String field, long value, long earliest, long now) {
+    return timestamp(field, value, earliest, now, "peers' clocks may differ by at most ");
+  }
+
+  private static Optional<String> timestamp(
+      String field, long value, long earliest, long now, String allowed) {
     long low = earliest == 0 ? 0 : SaturatingMath.sub(earliest, SKEW);
     long high = SaturatingMath.add(now, SKEW);
     if (value < low || value > high) {
@@ -426,7 +444,8 @@ public final class PeerInputValidator {
               + describeOffset(value, now)
               + " this node's clock ("
               + now
-              + "); peers' clocks may differ by at most "
+              + "); "
+              + allowed
               + SKEW
               + " ms");
     }

@@ -367,6 +367,35 @@ class GlobalManagerTest {
   }
 
   @Test
+  void flushHits_ownerAnswersAnItemWithAnError_itemCountedDroppedAndWarnedOthersNot()
+      throws Exception {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger log = (Logger) LoggerFactory.getLogger(GlobalManager.class);
+    log.addAppender(appender);
+    try (HoldingOwner holder = new HoldingOwner()) {
+      GlobalManager m = holdingManager(holder, ring(OWNER));
+      m.queueHits(hit("a", 2, t0));
+      m.queueHits(hit("b", 1, t0));
+      CompletableFuture<Void> flushed = m.flushHits();
+
+      holder.held.get(0)
+          .complete(
+              List.of(
+                  RateLimitResponse.error("field 'duration' is 60000; refused"),
+                  RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0)));
+      flushed.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+      assertThat(m.droppedHits()).isEqualTo(1);
+      assertThat(warnings(appender))
+          .singleElement()
+          .satisfies(w -> assertThat(w).contains(OWNER).contains("g_a").contains("refused"));
+    } finally {
+      log.detachAppender(appender);
+    }
+  }
+
+  @Test
   void flushHits_ownerRefusesEveryCall_hitsSentThreeTimesThenDroppedAndCounted()
       throws Exception {
     java.util.concurrent.atomic.AtomicInteger tries =
@@ -497,7 +526,7 @@ class GlobalManagerTest {
     UpdatePeerGlobal u = globalsReceived.get(0).get(0);
     assertThat(u.getKey()).isEqualTo("g_" + key);
     assertThat(u.getStatus().getRemaining()).isEqualTo(6);
-    assertThat(u.getCreatedAt()).isEqualTo(r.createdAt());
+    assertThat(u.getCreatedAt()).as("the owner's time of the flush").isEqualTo(t0 + 100);
     assertThat(u.getDuration()).isEqualTo(60_000);
     assertThat(u.hasWeirState()).isTrue();
   }

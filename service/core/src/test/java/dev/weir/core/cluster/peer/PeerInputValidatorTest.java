@@ -44,6 +44,24 @@ class PeerInputValidatorTest {
     return RateLimitRequest.builder("name", "key").limit(5).duration(60_000).createdAt(NOW).build();
   }
 
+  @Test
+  void checkClientCreatedAt_unsetOrAtTheSkewsEdges_validBeyond_errorNamingValueOffsetAndAllowed() {
+    assertThat(PeerInputValidator.checkClientCreatedAt(0, NOW)).isEmpty();
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW - SKEW, NOW)).isEmpty();
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + SKEW, NOW)).isEmpty();
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + SKEW + 1, NOW))
+        .contains(
+            "field 'created_at' is "
+                + (NOW + SKEW + 1)
+                + ", "
+                + (SKEW + 1)
+                + " ms ahead of this node's clock ("
+                + NOW
+                + "); a caller's clock may differ from it by at most "
+                + SKEW
+                + " ms");
+  }
+
   static Stream<Arguments> requests() {
     return Stream.of(
         Arguments.of("valid", request(), null),
