@@ -25,6 +25,7 @@ import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.util.IPAddress;
 
 /**
  * A throw-away certificate authority with an EC P-256 key that issues certificates usable for both
@@ -71,6 +72,24 @@ public final class CertificateAuthority {
   }
 
   /**
+   * Returns the subject alternative name of {@code host}: an IP address (an IPv6 zone such as
+   * {@code %lo} dropped, as certificates carry none), a URI when it opens with a scheme and
+   * {@code :}, else a DNS name (also digits and dots that are no IPv4 address, such as {@code
+   * 1.2.3}).
+   */
+  private static GeneralName alternativeName(String host) {
+    int zone = host.indexOf('%');
+    String address = zone >= 0 ? host.substring(0, zone) : host;
+    if (IPAddress.isValidIPv4(address) || IPAddress.isValidIPv6(address)) {
+      return new GeneralName(GeneralName.iPAddress, address);
+    }
+    if (host.matches("[A-Za-z][A-Za-z0-9+.-]*:.*")) {
+      return new GeneralName(GeneralName.uniformResourceIdentifier, host);
+    }
+    return new GeneralName(GeneralName.dNSName, host);
+  }
+
+  /**
    * Issues a certificate for {@code CN=commonName} with {@code hosts} (DNS names, IP addresses, or
    * URIs such as SPIFFE IDs) as subject alternative names, for server and client authentication.
    */
@@ -83,15 +102,7 @@ public final class CertificateAuthority {
             certificate, serial(), Date.from(now.minusSeconds(60)), Date.from(now.plus(validity)),
             new X500Name("CN=" + commonName), leaf.getPublic());
     GeneralName[] names =
-        hosts.stream()
-            .map(
-                h ->
-                    h.contains("://")
-                        ? new GeneralName(GeneralName.uniformResourceIdentifier, h)
-                        : h.matches("[0-9.]+") || h.contains(":")
-                            ? new GeneralName(GeneralName.iPAddress, h)
-                            : new GeneralName(GeneralName.dNSName, h))
-            .toArray(GeneralName[]::new);
+        hosts.stream().map(CertificateAuthority::alternativeName).toArray(GeneralName[]::new);
     try {
       builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
       builder.addExtension(

@@ -57,6 +57,26 @@ class PeerIdentitiesOfCertificateTest {
   }
 
   @Test
+  void issue_zonedIpv6Host_issuedForTheAddressWithoutItsZone() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node =
+        ca.issue("weir", List.of("fe80::1%lo", "localhost"), Duration.ofDays(1));
+
+    assertThat(PeerIdentities.identitiesOf(node.chain()[0]))
+        .containsExactlyInAnyOrder("fe80::1", "localhost");
+  }
+
+  @Test
+  void issue_hostOfDigitsAndDotsThatIsNoIpv4Address_issuedAsADnsName() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node =
+        ca.issue("weir", List.of("1.2.3", "10.0.0.7"), Duration.ofDays(1));
+
+    assertThat(node.chain()[0].getSubjectAlternativeNames())
+        .containsExactlyInAnyOrder(List.of(2, "1.2.3"), List.of(7, "10.0.0.7"));
+  }
+
+  @Test
   void ofCertificate_withoutAlternativeNames_failsNamingTheCertificateAndWhatItNeeds()
       throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
