@@ -500,17 +500,30 @@ public final class WeirClient implements AutoCloseable {
      * The client opens and owns one channel per target.
      */
     public Builder target(String target) {
-      Objects.requireNonNull(target, "target");
-      if (target.isBlank()) {
-        throw new IllegalArgumentException("target must be host:port or a gRPC target, got \"\"");
-      }
-      targets.add(target);
+      targets.add(checkedTarget(target));
       return this;
     }
 
-    /** Adds every one of {@code addresses} as a {@link #target}. */
+    /** Returns {@code target}, refusing null and blank. */
+    private static String checkedTarget(String target) {
+      Objects.requireNonNull(target, "target");
+      if (target.isBlank()) {
+        throw new IllegalArgumentException(
+            "target must be host:port or a gRPC target, got \"" + target + "\"");
+      }
+      return target;
+    }
+
+    /**
+     * Adds every one of {@code addresses} as a {@link #target}, or none when one of them is null or
+     * blank.
+     */
     public Builder targets(List<String> addresses) {
-      addresses.forEach(this::target);
+      List<String> checked = new ArrayList<>(addresses.size());
+      for (String address : addresses) {
+        checked.add(checkedTarget(address));
+      }
+      targets.addAll(checked);
       return this;
     }
 

@@ -393,7 +393,10 @@ class WeirClientTest {
         .hasMessageContaining("batchWindow must be zero or more");
     assertThatThrownBy(() -> WeirClient.builder().target(" "))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("target");
+        .hasMessage("target must be host:port or a gRPC target, got \" \"");
+    assertThatThrownBy(() -> WeirClient.builder().target("\t"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("target must be host:port or a gRPC target, got \"\t\"");
     assertThatThrownBy(() -> WeirClient.builder().deadline(Duration.ofSeconds(Long.MAX_VALUE)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
@@ -404,6 +407,18 @@ class WeirClientTest {
     assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ofDays(2)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("ringRefresh must be more than zero and at most PT24H, got PT48H");
+  }
+
+  @Test
+  void targets_withABlankOne_failsAndAddsNone() {
+    WeirClient.Builder builder = WeirClient.builder().scheduler(scheduler);
+
+    assertThatThrownBy(() -> builder.targets(List.of("a:1051", " ")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("target must be host:port or a gRPC target, got \" \"");
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("WeirClient needs a target (host:port) or a channel");
   }
 
   @Test

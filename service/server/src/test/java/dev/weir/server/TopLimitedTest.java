@@ -367,7 +367,7 @@ class TopLimitedTest {
     int p1 = freePort();
     int p2 = freePort();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
-    // Names and keys of 64 KiB: 600 keys are about 75 MiB, over a peer message's 64 MiB.
+    // Names and keys of 8 KiB: 600 keys are about 10 MB, over a node's 4 MiB TopLimited answer.
     int longest = InputLimits.LONGEST_NAME_OR_KEY;
     OpsSettings longKeys =
         OpsSettings.from(

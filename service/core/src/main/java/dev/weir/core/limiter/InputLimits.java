@@ -1,5 +1,6 @@
 package dev.weir.core.limiter;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.model.RateLimitRequest;
@@ -47,10 +48,19 @@ public record InputLimits(
   public static final EnvVar MAX_DESCRIPTOR_VALUE_LENGTH =
       EnvVar.of("WEIR_MAX_DESCRIPTOR_VALUE_LENGTH");
 
-  /** The most {@code WEIR_MAX_NAME_LENGTH} and {@code WEIR_MAX_KEY_LENGTH} may each be set to. */
-  public static final int LONGEST_NAME_OR_KEY = 65_536;
+  /**
+   * The most {@code WEIR_MAX_NAME_LENGTH} and {@code WEIR_MAX_KEY_LENGTH} may each be set to, 8192:
+   * a call between nodes of 1000 items (a forwarded batch, a GLOBAL chunk, whose updates carry each
+   * key twice, a hand-off chunk) with names and keys this long then takes at most 35 MB, about half
+   * the peer message cap ({@code PeerSecurity.MAX_MESSAGE_BYTES}, 64 MiB).
+   */
+  public static final int LONGEST_NAME_OR_KEY = 8192;
 
-  /** 4 MiB: room for a full batch of 1000 items with the longest names and keys allowed. */
+  /**
+   * 4 MiB: room for a full batch of 1000 items with the default longest names and keys (1024 bytes
+   * each); a client that sends full batches of longer ones needs a larger {@code
+   * WEIR_GRPC_MAX_MESSAGE_SIZE}.
+   */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
   /** The defaults. */
@@ -62,10 +72,21 @@ public record InputLimits(
     return new InputLimits(
         env.intInRange(GRPC_MAX_MESSAGE_SIZE, DEFAULTS.maxGrpcMessageBytes, 65_536, 64 << 20),
         env.intInRange(HTTP_MAX_BODY_SIZE, DEFAULTS.maxHttpBodyBytes, 1024, 4 << 20),
-        env.intInRange(MAX_NAME_LENGTH, DEFAULTS.maxNameBytes, 1, LONGEST_NAME_OR_KEY),
-        env.intInRange(MAX_KEY_LENGTH, DEFAULTS.maxKeyBytes, 1, LONGEST_NAME_OR_KEY),
+        nameOrKeyLength(env, MAX_NAME_LENGTH, DEFAULTS.maxNameBytes),
+        nameOrKeyLength(env, MAX_KEY_LENGTH, DEFAULTS.maxKeyBytes),
         env.intInRange(MAX_DESCRIPTOR_ENTRIES, DEFAULTS.maxDescriptorEntries, 1, 1024),
         env.intInRange(MAX_DESCRIPTOR_VALUE_LENGTH, DEFAULTS.maxDescriptorValueBytes, 1, 65_536));
+  }
+
+  private static int nameOrKeyLength(EnvReader env, EnvVar var, int fallback) {
+    try {
+      return env.intInRange(var, fallback, 1, LONGEST_NAME_OR_KEY);
+    } catch (ConfigException e) {
+      throw new ConfigException(
+          e.getMessage()
+              + " (so that 1000 items with the longest name and key fit in one call between"
+              + " nodes, at most 64 MiB)");
+    }
   }
 
   /** Returns the error of a native item whose {@code name} or {@code unique_key} is too long. */

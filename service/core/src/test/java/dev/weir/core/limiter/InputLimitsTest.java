@@ -44,6 +44,27 @@ class InputLimitsTest {
   }
 
   @Test
+  void from_nameOrKeyLengthOverTheLongest_errorNamesVariableValueRangeAndWhy() {
+    assertThatThrownBy(
+            () -> InputLimits.from(new EnvReader(Map.of("WEIR_MAX_KEY_LENGTH", "65536"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_MAX_KEY_LENGTH='65536' is not valid: expected a whole number from 1 to 8192 (so"
+                + " that 1000 items with the longest name and key fit in one call between nodes,"
+                + " at most 64 MiB)");
+    assertThatThrownBy(
+            () -> InputLimits.from(new EnvReader(Map.of("WEIR_MAX_NAME_LENGTH", "8193"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "WEIR_MAX_NAME_LENGTH='8193' is not valid: expected a whole number from 1 to 8192");
+    assertThat(
+            InputLimits.from(
+                new EnvReader(
+                    Map.of("WEIR_MAX_NAME_LENGTH", "8192", "WEIR_MAX_KEY_LENGTH", "8192"))))
+        .isEqualTo(new InputLimits(4 << 20, 4 << 20, 8192, 8192, 64, 256));
+  }
+
+  @Test
   void checkItem_keyOverLimit_errorNamesFieldLengthAndMax() {
     InputLimits limits = new InputLimits(65_536, 1024, 8, 4, 1, 1);
 

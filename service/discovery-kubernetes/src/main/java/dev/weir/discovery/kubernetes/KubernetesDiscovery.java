@@ -321,7 +321,8 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     if (matched) {
       return "";
     }
-    return "WEIR_K8S_SELECTOR="
+    return settings.selectorVariable()
+        + "="
         + settings.selector()
         + " matches no pod"
         + settings.podIp().map(ip -> " with this node's IP " + ip).orElse("")
@@ -337,7 +338,8 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     if (!slices.isEmpty()) {
       return "";
     }
-    return "WEIR_K8S_SERVICE_NAME="
+    return settings.serviceNameVariable()
+        + "="
         + settings.serviceName()
         + " matches no EndpointSlice in namespace "
         + namespace

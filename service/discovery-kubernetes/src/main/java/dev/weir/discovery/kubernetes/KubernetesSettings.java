@@ -16,6 +16,8 @@ import java.util.regex.Pattern;
  * @param selector label selector of peer pods ({@link Mechanism#PODS})
  * @param podIp this pod's IP (downward API {@code status.podIP}), empty if unknown
  * @param podPort gRPC port of every peer pod
+ * @param serviceNameVariable the variable {@code serviceName} was read from, named in its problems
+ * @param selectorVariable the variable {@code selector} was read from, named in its problems
  */
 public record KubernetesSettings(
     Optional<String> namespace,
@@ -23,7 +25,9 @@ public record KubernetesSettings(
     String serviceName,
     String selector,
     Optional<String> podIp,
-    int podPort) {
+    int podPort,
+    String serviceNameVariable,
+    String selectorVariable) {
 
   /** The default service name, matching the headless Service in {@code manifests/base}. */
   public static final String DEFAULT_SERVICE_NAME = "weir-peers";
@@ -48,6 +52,25 @@ public record KubernetesSettings(
     }
   }
 
+  /** Creates settings whose service name and selector are named by their {@code WEIR_*} variables. */
+  public KubernetesSettings(
+      Optional<String> namespace,
+      Mechanism mechanism,
+      String serviceName,
+      String selector,
+      Optional<String> podIp,
+      int podPort) {
+    this(
+        namespace,
+        mechanism,
+        serviceName,
+        selector,
+        podIp,
+        podPort,
+        "WEIR_K8S_SERVICE_NAME",
+        "WEIR_K8S_SELECTOR");
+  }
+
   /**
    * Reads {@code WEIR_K8S_*} (or {@code GUBER_K8S_*}) settings; {@code advertiseAddress} supplies the
    * default pod port.
@@ -57,7 +80,10 @@ public record KubernetesSettings(
     Mechanism m = mechanism.equals("pods") ? Mechanism.PODS : Mechanism.ENDPOINT_SLICES;
     String selector = env.string("K8S_SELECTOR", "");
     if (m == Mechanism.PODS && selector.isEmpty()) {
-      throw env.invalid("K8S_SELECTOR", "", "a label selector such as app=weir when WEIR_K8S_WATCH_MECHANISM=pods");
+      throw env.invalid(
+          "K8S_SELECTOR",
+          "",
+          "a label selector such as app=weir when " + env.name("K8S_WATCH_MECHANISM") + "=pods");
     }
     if (m == Mechanism.PODS) {
       LabelSelectorSyntax.problem(selector)
@@ -92,7 +118,9 @@ public record KubernetesSettings(
         serviceName,
         selector,
         podIp(env),
-        env.port("K8S_POD_PORT", PeerAddress.portOf(advertiseAddress)));
+        env.port("K8S_POD_PORT", PeerAddress.portOf(advertiseAddress)),
+        env.name("K8S_SERVICE_NAME"),
+        env.name("K8S_SELECTOR"));
   }
 
   // The pod IP as peers spell it; anything but an IP literal (an unresolved $(POD_IP) included) is

@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.weir.core.discovery.DiscoveryEnv;
 import dev.weir.core.discovery.RecordingListener;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -15,6 +16,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
@@ -176,6 +178,45 @@ class KubernetesDiscoveryTest {
 
     assertThat(eventually(WAIT, () -> discovery.problem().isEmpty())).isTrue();
     assertThat(peers.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.2:1051"));
+  }
+
+  @Test
+  void endpointSlices_guberServiceNameMatchesNoSlice_problemNamesTheGuberVariable() throws Exception {
+    client.resource(emptySlice("other-0", "other")).create();
+    KubernetesSettings settings =
+        KubernetesSettings.fromEnv(
+            new DiscoveryEnv(
+                Map.of(
+                    "GUBER_PEER_DISCOVERY_TYPE", "k8s",
+                    "GUBER_K8S_SERVICE_NAME", "weir-peer",
+                    "GUBER_K8S_POD_IP", "10.0.0.1")),
+            "0.0.0.0:1051");
+    discovery = new KubernetesDiscovery(client, false, settings, "ignored:1");
+
+    discovery.start(new RecordingListener());
+
+    assertThat(eventually(WAIT, () -> !discovery.problem().isEmpty())).isTrue();
+    assertThat(discovery.problem()).startsWith("GUBER_K8S_SERVICE_NAME=weir-peer matches no EndpointSlice");
+  }
+
+  @Test
+  void pods_guberSelectorMatchesNoPod_problemNamesTheGuberVariable() throws Exception {
+    client.resource(pod("b", "10.0.0.2", true)).create();
+    KubernetesSettings settings =
+        KubernetesSettings.fromEnv(
+            new DiscoveryEnv(
+                Map.of(
+                    "GUBER_K8S_NAMESPACE", NS,
+                    "GUBER_K8S_WATCH_MECHANISM", "pods",
+                    "GUBER_K8S_SELECTOR", "app=weir",
+                    "GUBER_K8S_POD_IP", "10.0.0.1")),
+            "0.0.0.0:1051");
+    discovery = new KubernetesDiscovery(client, false, settings, "ignored:1");
+
+    discovery.start(new RecordingListener());
+
+    assertThat(eventually(WAIT, () -> !discovery.problem().isEmpty())).isTrue();
+    assertThat(discovery.problem()).startsWith("GUBER_K8S_SELECTOR=app=weir matches no pod");
   }
 
   @Test

@@ -62,6 +62,13 @@ class KubernetesSettingsTest {
   }
 
   @Test
+  void fromEnv_guberPodsWithoutSelector_rejectedNamingTheGuberVariables() {
+    assertThatThrownBy(
+            () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("GUBER_K8S_WATCH_MECHANISM", "pods")), "a:1"))
+        .hasMessage("WEIR_K8S_SELECTOR='' is not valid: expected a label selector such as app=weir when GUBER_K8S_WATCH_MECHANISM=pods");
+  }
+
+  @Test
   void fromEnv_podsWithoutSelector_rejectedNamingVariable() {
     assertThatThrownBy(
             () -> KubernetesSettings.fromEnv(new DiscoveryEnv(Map.of("WEIR_K8S_WATCH_MECHANISM", "pods")), "a:1"))

@@ -55,9 +55,9 @@ public final class PeerProtos {
    * The most bytes of metadata a forwarded item carries. The owner reads only the {@code time_zone}
    * entry of a Gregorian request (Gubernator peers use metadata for trace context, far smaller),
    * which is sent alone when the whole metadata is over this bound; the bound keeps a batch of
-   * items from many callers under the peer listener's message limit (with the default limits, 4
-   * MiB, and 1000 items with the longest names and keys take 2 MiB), so that no caller's metadata
-   * can make the owner refuse every item of a batch.
+   * items from many callers under the peer message limit (64 MiB, of which 1000 items with the
+   * longest names and keys allowed take 17 MB), so that no caller's metadata can make the owner
+   * refuse every item of a batch.
    */
   public static final int MAX_FORWARDED_METADATA_BYTES = 512;
 

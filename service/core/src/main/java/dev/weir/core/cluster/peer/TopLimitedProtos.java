@@ -14,8 +14,8 @@ public final class TopLimitedProtos {
   /**
    * The most bytes the entries of a node's answer to {@code PeersV1/TopLimited} take: 4 MiB, gRPC's
    * default message bound, well under a peer message's (64 MiB) and sent within the asker's 2 s;
-   * room for about 2000 keys whose name and value are each 1 KiB (the default longest), 31 of 64
-   * KiB each, and 40 000 of under 100 bytes.
+   * room for about 2000 keys whose name and value are each 1 KiB (the default longest), about 250 of
+   * 8 KiB each (the longest allowed), and 40 000 of under 100 bytes.
    */
   public static final int MAX_ANSWER_BYTES = 4 << 20;
 

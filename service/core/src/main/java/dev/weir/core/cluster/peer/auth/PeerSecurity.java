@@ -37,9 +37,10 @@ import org.slf4j.LoggerFactory;
 public final class PeerSecurity {
 
   /**
-   * The largest message a peer call carries either way, 64 MiB: a full forwarded batch of long
-   * keys, or its answers, whatever {@code WEIR_GRPC_MAX_MESSAGE_SIZE} allows clients (peers are
-   * authenticated, and a batch gathers the items of many client calls).
+   * The largest message a peer call carries either way, 64 MiB: twice what 1000 items with the
+   * longest names and keys allowed ({@code InputLimits.LONGEST_NAME_OR_KEY}) take in a forwarded
+   * batch, GLOBAL chunk or hand-off chunk, whatever {@code WEIR_GRPC_MAX_MESSAGE_SIZE} allows
+   * clients (peers are authenticated, and a batch gathers the items of many client calls).
    */
   public static final int MAX_MESSAGE_BYTES = 64 << 20;
 
