@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * for the counts of the keys it will own.
  *
  * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
- * error it will not retry itself) to the informer's exception handler, and each counts one {@code
- * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
+ * error it will not retry itself) to the informer's exception handler; each counts one {@code k8s}
+ * discovery error and {@link #problem()} names it until the watch is seen up again. A watch whose connection drops is instead reconnected inside fabric8 without
  * any callback, so a check on the discovery scheduler looks at the informer every {@link
  * #WATCH_CHECK} and counts one error when a watch that was up is found down at {@link #DOWN_CHECKS}
  * checks in a row with no failure reported since it was last up. A watch that expires (HTTP 410
@@ -349,7 +349,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
         + " until one does";
   }
 
-  private void failed(String why) {
+  private synchronized void failed(String why) {
     lastError = why;
     failures.incrementAndGet();
     metrics.discoveryError(MECHANISM);
@@ -365,17 +365,28 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       return;
     }
     if (inf.isWatching()) {
-      if (checksDown >= DOWN_CHECKS) {
-        log.info("kubernetes {} watch established again", what());
-      }
-      checksDown = 0;
-      failuresWhenLastUp = failures.get();
+      watchUp(inf);
       return;
     }
-    checksDown++;
-    if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
-      failed("watch connection lost, reconnecting");
+    synchronized (this) {
+      checksDown++;
+      if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
+        failed("watch connection lost, reconnecting");
+      }
     }
+  }
+
+  // Records that inf is watching: earlier failures no longer describe it.
+  private synchronized void watchUp(SharedIndexInformer<? extends HasMetadata> inf) {
+    if (!listedOnce || !inf.isWatching()) {
+      return;
+    }
+    if (checksDown >= DOWN_CHECKS) {
+      log.info("kubernetes {} watch established again", what());
+    }
+    checksDown = 0;
+    lastError = "";
+    failuresWhenLastUp = failures.get();
   }
 
   @Override
@@ -388,11 +399,26 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
     }
     if (inf.isWatching()) {
+      watchUp(inf);
       return unmatched;
     }
     String why = lastError.isEmpty() ? "not established yet" : lastError;
     return "kubernetes " + what() + " watch is down (" + why + "); keeping the last "
         + delivered.size() + " known peers";
+  }
+
+  /** Returns whether the informer is watching now. */
+  boolean watching() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    return inf != null && inf.isWatching();
+  }
+
+  /** Returns how many checks in a row must find the watch down for it to count and be reported. */
+  int downChecks() {
+    return DOWN_CHECKS;
   }
 
   @Override
