@@ -161,6 +161,52 @@ class KubernetesDiscoveryErrorsTest {
   }
 
   @Test
+  void watchRenewedWithinGrace_countsNoErrorAndReportsNoProblem() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+
+    endWatchAndHoldItsRenewal();
+    for (int check = 1; check < discovery.downChecks(); check++) {
+      assertThat(discovery.problem()).as("problem() after %d checks without a watch", check - 1).isEmpty();
+      scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    }
+    assertThat(discovery.problem()).isEmpty();
+    dispatcher.releaseWatches();
+
+    assertThat(eventually(WAIT, () -> discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(5));
+    assertThat(metrics.events()).isEmpty();
+    assertThat(discovery.problem()).isEmpty();
+    assertThat(peers.last()).hasSize(3);
+  }
+
+  @Test
+  void watchDownPastGrace_countsOneErrorAndReportsTheWatchDownUntilBack() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+
+    endWatchAndHoldItsRenewal();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(discovery.downChecks()));
+
+    assertThat(metrics.events()).containsExactly(ERROR);
+    assertThat(discovery.problem())
+        .isEqualTo(
+            "kubernetes endpointslices of service weir-peers in namespace weir watch is down (watch"
+                + " connection lost, reconnecting); keeping the last 3 known peers");
+    dispatcher.releaseWatches();
+    assertThat(eventually(WAIT, () -> discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    assertThat(discovery.problem()).isEmpty();
+    assertThat(metrics.events()).containsExactly(ERROR);
+  }
+
+  @Test
   void listFailsAfterWatchExpired_laterWatchRenewalDoesNotNameThatError() throws Exception {
     startServer();
     server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
