@@ -40,12 +40,16 @@ import org.slf4j.LoggerFactory;
  * for the counts of the keys it will own.
  *
  * <p>Errors: fabric8 reports each failed list-and-watch attempt (and each watch that ends with an
- * error it will not retry itself) to the informer's exception handler, and each counts one {@code
- * k8s} discovery error. A watch whose connection drops is instead reconnected inside fabric8 without
- * any callback, so a check on the discovery scheduler looks at the informer every {@link
- * #WATCH_CHECK} and counts one error when a watch that was up is found down at {@link #DOWN_CHECKS}
- * checks in a row with no failure reported since it was last up. A watch that expires (HTTP 410
- * Gone) is relisted within milliseconds and so is not counted.
+ * error it will not retry itself) to the informer's exception handler; each counts one {@code k8s}
+ * discovery error and {@link #problem()} names it until the watch is seen up again. A watch that
+ * ends is instead reconnected inside fabric8 without any callback, after the client's watch
+ * reconnect interval: fabric8 ends each watch itself every 5 to 10 minutes to renew it, and relists
+ * after the same interval when a watch expires (HTTP 410 Gone). So a check on the discovery
+ * scheduler looks at the informer every {@link #WATCH_CHECK}, and a watch that is down for less
+ * than that interval plus {@link #WATCH_RENEWAL_ALLOWANCE} is a renewal: no problem, no error. A
+ * watch found down longer counts one error, unless a failure was reported since it was last up,
+ * and is reported until it is back. Without a scheduler there is no check, and {@link #problem()}
+ * reports every moment without a watch.
  */
 public final class KubernetesDiscovery implements PeerDiscovery {
   /** The label EndpointSlices carry with the name of their Service. */
@@ -68,8 +72,11 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   /** How often the watch state is checked for a dropped connection. */
   static final Duration WATCH_CHECK = Duration.ofSeconds(1);
 
-  /** Consecutive checks that must find the watch down before a silent drop counts. */
-  static final int DOWN_CHECKS = 2;
+  /**
+   * How long a watch may stay down beyond the client's watch reconnect interval and still be a
+   * renewal, covering the new watch's (or, after an HTTP 410 Gone, the relist's) round trips.
+   */
+  public static final Duration WATCH_RENEWAL_ALLOWANCE = Duration.ofSeconds(2);
 
   private final KubernetesClient client;
   private final boolean ownsClient;
@@ -79,6 +86,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private final WeirMetrics metrics;
   private final ScheduledExecutorService scheduler;
   private final Duration firstListWait;
+  private final int downChecks;
   private final RateLimitedLogger warnings = RateLimitedLogger.of(KubernetesDiscovery.class);
   private final AtomicLong failures = new AtomicLong();
 
@@ -91,6 +99,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
   private volatile boolean listedOnce;
   private ScheduledFuture<?> watchCheck;
   private int checksDown;
+  private volatile boolean downPastGrace;
   private long failuresWhenLastUp = -1;
 
   /**
@@ -136,6 +145,25 @@ public final class KubernetesDiscovery implements PeerDiscovery {
     this.settings = settings;
     this.self = settings.selfAddress(advertiseAddress);
     this.namespace = settings.namespace().orElseGet(() -> orDefault(client.getNamespace()));
+    this.downChecks = downChecks(watchGrace(client));
+  }
+
+  /**
+   * Returns how long a watch of {@code client} may be down and still be a renewal: its watch
+   * reconnect interval plus {@link #WATCH_RENEWAL_ALLOWANCE}.
+   */
+  static Duration watchGrace(KubernetesClient client) {
+    Integer reconnect = client.getConfiguration().getWatchReconnectInterval();
+    return Duration.ofMillis(reconnect == null ? 0 : Math.max(0, reconnect)).plus(WATCH_RENEWAL_ALLOWANCE);
+  }
+
+  /**
+   * Returns how many checks {@link #WATCH_CHECK} apart in a row must find the watch down for it to
+   * have been down longer than {@code grace}.
+   */
+  static int downChecks(Duration grace) {
+    long every = WATCH_CHECK.toNanos();
+    return (int) ((grace.toNanos() + every - 1) / every) + 1;
   }
 
   /** Creates discovery with a client configured from the environment (in-cluster service account). */
@@ -351,7 +379,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
         + " until one does";
   }
 
-  private void failed(String why) {
+  private synchronized void failed(String why) {
     lastError = why;
     failures.incrementAndGet();
     metrics.discoveryError(MECHANISM);
@@ -367,19 +395,39 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       return;
     }
     if (inf.isWatching()) {
-      if (checksDown >= DOWN_CHECKS) {
-        log.info("kubernetes {} watch established again", what());
-      }
-      checksDown = 0;
-      failuresWhenLastUp = failures.get();
+      watchUp(inf);
       return;
     }
-    checksDown++;
-    if (checksDown == DOWN_CHECKS && failuresWhenLastUp == failures.get()) {
-      failed("watch connection lost, reconnecting");
+    synchronized (this) {
+      checksDown++;
+      if (checksDown == downChecks) {
+        downPastGrace = true;
+        if (failuresWhenLastUp == failures.get()) {
+          failed("watch connection lost, reconnecting");
+        }
+      }
     }
   }
 
+  // Records that inf is watching: earlier failures no longer describe it.
+  private synchronized void watchUp(SharedIndexInformer<? extends HasMetadata> inf) {
+    if (!listedOnce || !inf.isWatching()) {
+      return;
+    }
+    if (checksDown >= downChecks) {
+      log.info("kubernetes {} watch established again", what());
+    }
+    checksDown = 0;
+    downPastGrace = false;
+    lastError = "";
+    failuresWhenLastUp = failures.get();
+  }
+
+  /**
+   * Returns why discovery is not working: the watch is starting, or it has been down past the
+   * renewal grace (see the class description) or since a failure, or the peers do not match this
+   * node's configuration; empty while it works.
+   */
   @Override
   public String problem() {
     SharedIndexInformer<? extends HasMetadata> inf;
@@ -390,11 +438,29 @@ public final class KubernetesDiscovery implements PeerDiscovery {
       return running ? "kubernetes " + what() + " watch is starting; this node alone so far" : "";
     }
     if (inf.isWatching()) {
+      watchUp(inf);
       return unmatched;
     }
-    String why = lastError.isEmpty() ? "not established yet" : lastError;
-    return "kubernetes " + what() + " watch is down (" + why + "); keeping the last "
-        + delivered.size() + " known peers";
+    String why = lastError;
+    if (why.isEmpty() && scheduler != null && !downPastGrace) {
+      return unmatched;
+    }
+    return "kubernetes " + what() + " watch is down (" + (why.isEmpty() ? "not established yet" : why)
+        + "); keeping the last " + delivered.size() + " known peers";
+  }
+
+  /** Returns whether the informer is watching now. */
+  boolean watching() {
+    SharedIndexInformer<? extends HasMetadata> inf;
+    synchronized (this) {
+      inf = informer;
+    }
+    return inf != null && inf.isWatching();
+  }
+
+  /** Returns how many checks in a row must find the watch down for it to count and be reported. */
+  int downChecks() {
+    return downChecks;
   }
 
   @Override

@@ -21,12 +21,18 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.http.Response;
+import io.fabric8.mockwebserver.http.WebSocket;
+import io.fabric8.mockwebserver.http.WebSocketListener;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,6 +55,7 @@ class KubernetesDiscoveryErrorsTest {
 
   @AfterEach
   void close() {
+    dispatcher.releaseWatches();
     if (discovery != null) {
       discovery.close();
     }
@@ -140,8 +147,8 @@ class KubernetesDiscoveryErrorsTest {
     server.destroy();
     server = null;
 
-    assertThat(eventually(WAIT, () -> !discovery.problem().isEmpty())).isTrue();
-    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    assertThat(eventually(WAIT, () -> !discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(discovery.downChecks() - 1));
     assertThat(metrics.events()).isEmpty();
     scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
     assertThat(metrics.events()).containsExactly(ERROR);
@@ -154,6 +161,74 @@ class KubernetesDiscoveryErrorsTest {
   }
 
   @Test
+  void watchRenewedWithinGrace_countsNoErrorAndReportsNoProblem() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+
+    endWatchAndHoldItsRenewal();
+    for (int check = 1; check < discovery.downChecks(); check++) {
+      assertThat(discovery.problem()).as("problem() after %d checks without a watch", check - 1).isEmpty();
+      scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    }
+    assertThat(discovery.problem()).isEmpty();
+    dispatcher.releaseWatches();
+
+    assertThat(eventually(WAIT, () -> discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(5));
+    assertThat(metrics.events()).isEmpty();
+    assertThat(discovery.problem()).isEmpty();
+    assertThat(peers.last()).hasSize(3);
+  }
+
+  @Test
+  void watchDownPastGrace_countsOneErrorAndReportsTheWatchDownUntilBack() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+
+    endWatchAndHoldItsRenewal();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(discovery.downChecks()));
+
+    assertThat(metrics.events()).containsExactly(ERROR);
+    assertThat(discovery.problem())
+        .isEqualTo(
+            "kubernetes endpointslices of service weir-peers in namespace weir watch is down (watch"
+                + " connection lost, reconnecting); keeping the last 3 known peers");
+    dispatcher.releaseWatches();
+    assertThat(eventually(WAIT, () -> discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    assertThat(discovery.problem()).isEmpty();
+    assertThat(metrics.events()).containsExactly(ERROR);
+  }
+
+  @Test
+  void listFailsAfterWatchExpired_laterWatchRenewalDoesNotNameThatError() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+
+    dispatcher.failLists.set(1);
+    assertThat(eventually(WAIT, () -> dispatcher.openWatches() == 1)).isTrue();
+    dispatcher.expireWatches();
+    assertThat(eventually(WAIT, () -> dispatcher.served.get() == 1 && discovery.watching())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    assertThat(metrics.events()).containsExactly(ERROR);
+    assertThat(discovery.problem()).isEmpty();
+
+    endWatchAndHoldItsRenewal();
+    assertThat(discovery.problem()).doesNotContain("etcdserver");
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(discovery.downChecks()));
+    assertThat(discovery.problem()).doesNotContain("etcdserver").contains("watch is down");
+  }
+
+  @Test
   void close_stopsTheWatchCheck() throws Exception {
     startServer();
     start();
@@ -161,6 +236,15 @@ class KubernetesDiscoveryErrorsTest {
     discovery.close();
 
     assertThat(scheduler.pending()).isZero();
+  }
+
+  // Ends the open watches the way the API server ends one that timed out, and holds the watch that
+  // fabric8 opens next until the test releases it.
+  private void endWatchAndHoldItsRenewal() throws InterruptedException {
+    assertThat(eventually(WAIT, () -> dispatcher.openWatches() == 1)).isTrue();
+    dispatcher.holdWatches();
+    dispatcher.endWatches();
+    assertThat(eventually(WAIT, () -> dispatcher.held.get() == 1)).isTrue();
   }
 
   private void startServer() {
@@ -184,18 +268,25 @@ class KubernetesDiscoveryErrorsTest {
     return peers;
   }
 
-  /** Answers the first {@link #failLists} lists and {@link #failWatches} watches of slices with 500. */
+  /**
+   * Answers the first {@link #failLists} lists and {@link #failWatches} watches of slices with 500,
+   * and can end, expire or hold the watches it serves.
+   */
   private static final class FailingFirst extends Dispatcher {
     final AtomicInteger failLists = new AtomicInteger();
     final AtomicInteger failWatches = new AtomicInteger();
     final AtomicInteger served = new AtomicInteger();
+    final AtomicInteger held = new AtomicInteger();
+    private final List<WebSocket> open = new CopyOnWriteArrayList<>();
+    private volatile CountDownLatch hold;
     private final KubernetesCrudDispatcher crud = new KubernetesCrudDispatcher();
 
     @Override
     public MockResponse dispatch(RecordedRequest request) {
       String path = request.getPath();
       if ("GET".equals(request.getMethod()) && path.contains("/endpointslices")) {
-        AtomicInteger budget = path.contains("watch=true") ? failWatches : failLists;
+        boolean watch = path.contains("watch=true");
+        AtomicInteger budget = watch ? failWatches : failLists;
         if (budget.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
           served.incrementAndGet();
           return new MockResponse()
@@ -203,8 +294,105 @@ class KubernetesDiscoveryErrorsTest {
               .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":500,"
                   + "\"message\":\"etcdserver: request timed out\"}");
         }
+        if (watch) {
+          return recorded(request);
+        }
       }
       return crud.dispatch(request);
+    }
+
+    private MockResponse recorded(RecordedRequest request) {
+      CountDownLatch wait = hold;
+      if (wait != null) {
+        held.incrementAndGet();
+        try {
+          wait.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      MockResponse response = crud.dispatch(request);
+      WebSocketListener served = response.getWebSocketListener();
+      if (served == null) {
+        return response;
+      }
+      return response.withWebSocketUpgrade(
+          new WebSocketListener() {
+            @Override
+            public void onBeforeAccept(WebSocket webSocket, Response response) {
+              served.onBeforeAccept(webSocket, response);
+            }
+
+            @Override
+            public void onOpen(WebSocket webSocket, Response response) {
+              open.add(webSocket);
+              served.onOpen(webSocket, response);
+            }
+
+            @Override
+            public void onMessage(WebSocket webSocket, String text) {
+              served.onMessage(webSocket, text);
+            }
+
+            @Override
+            public void onMessage(WebSocket webSocket, byte[] bytes) {
+              served.onMessage(webSocket, bytes);
+            }
+
+            @Override
+            public void onClosing(WebSocket webSocket, int code, String reason) {
+              open.remove(webSocket);
+              served.onClosing(webSocket, code, reason);
+            }
+
+            @Override
+            public void onClosed(WebSocket webSocket, int code, String reason) {
+              open.remove(webSocket);
+              served.onClosed(webSocket, code, reason);
+            }
+
+            @Override
+            public void onFailure(WebSocket webSocket, Throwable error, Response response) {
+              open.remove(webSocket);
+              served.onFailure(webSocket, error, response);
+            }
+          });
+    }
+
+    /** Returns the number of watches open on the server's side. */
+    int openWatches() {
+      return open.size();
+    }
+
+    /** Makes the watch requests that come from now on wait until {@link #releaseWatches}. */
+    void holdWatches() {
+      hold = new CountDownLatch(1);
+    }
+
+    /** Serves the held watch requests and those that come from now on. */
+    void releaseWatches() {
+      CountDownLatch wait = hold;
+      hold = null;
+      if (wait != null) {
+        wait.countDown();
+      }
+    }
+
+    /** Closes the open watches normally, as the API server ends a watch whose timeout is up. */
+    void endWatches() {
+      for (WebSocket ws : open) {
+        open.remove(ws);
+        ws.close(1000, "");
+      }
+    }
+
+    /** Sends every open watch an HTTP 410 Gone, as the API server does when its version expired. */
+    void expireWatches() {
+      for (WebSocket ws : open) {
+        ws.send("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+            + "\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource version\","
+            + "\"reason\":\"Expired\",\"code\":410}}");
+      }
     }
 
     @Override
