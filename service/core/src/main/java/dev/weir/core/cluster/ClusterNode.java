@@ -62,6 +62,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -141,6 +142,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   // The addresses discovery does not list that this node is copying buckets to, each with how many
   // copies are running: the peer pool makes clients of them too.
   private final Map<String, Integer> unlistedReturning = new ConcurrentHashMap<>();
+  private final AtomicReference<LateReturn> lateReturn = new AtomicReference<>(LateReturn.NONE);
   private volatile boolean closed;
   private volatile boolean serving;
   private volatile boolean left;
@@ -316,7 +318,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             service::decideAsOwner,
             service::decideAsFormerOwner,
             settings.batchTimeout().dividedBy(2));
-    this.discoveryHealth = new DiscoveryComponent(self, membership::members, discovery);
+    this.discoveryHealth =
+        new DiscoveryComponent(self, membership::members, discovery, this::returningLate);
     this.health =
         new HealthChecker()
             .add(discoveryHealth)
@@ -709,6 +712,13 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * #useSnapshots snapshot directory} it first {@linkplain #restoreSnapshots restores} the
    * snapshots there and, once serving, {@linkplain #handOverRestored hands} the restored buckets
    * other nodes own to them.
+   *
+   * <p>When hand-off is on and discovery, reporting a problem, gave this node no other peer by the
+   * end of {@code discovery.start} (a first DNS lookup that failed, etcd unreachable, Kubernetes
+   * listing nothing in time), join returns without those steps and without serving; the first
+   * later set that lists another peer runs them, in the same order, on a thread of their own (not
+   * discovery's), and the {@code discovery} health component does not count the node as joined
+   * until they ended ({@link DiscoveryComponent#RETURNING}).
    */
   public void join(PeerDiscovery discovery) throws Exception {
     restoreSnapshots();
@@ -721,7 +731,72 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
           peers.renew(listenerMoves.update(discovered, discovery::peerAddress));
+          returnLateIfPeers();
         });
+    if (settings.handoff()
+        && !hasOtherMembers()
+        && !discovery.problem().isEmpty()
+        && awaitPeers()) {
+      LOG.info(
+          "joined alone while peer discovery fails ({}): asking the peers for this node's counts"
+              + " and announcing its return once discovery lists them",
+          discovery.problem());
+      return;
+    }
+    returnToPeers();
+  }
+
+  /**
+   * Marks this node as awaiting the first set with other peers; returns false when one arrived
+   * meanwhile, so that join returns to its peers at once.
+   */
+  private boolean awaitPeers() {
+    lateReturn.set(LateReturn.AWAITING);
+    return !(hasOtherMembers() && lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.NONE));
+  }
+
+  // Runs join's return steps on their own thread once a set lists another peer after a join alone.
+  private void returnLateIfPeers() {
+    if (closed
+        || lateReturn.get() != LateReturn.AWAITING
+        || !hasOtherMembers()
+        || !lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.RUNNING)) {
+      return;
+    }
+    Thread thread =
+        new Thread(
+            () -> {
+              try {
+                returnToPeers();
+              } catch (RuntimeException e) {
+                LOG.warn("return to the peers discovery listed after the join failed", e);
+              } finally {
+                lateReturn.set(LateReturn.NONE);
+                discoveryHealth.returnEnded();
+              }
+            },
+            "weir-late-return");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  // Whether this node joined alone and its return to the peers discovery now lists has not ended.
+  private boolean returningLate() {
+    LateReturn state = lateReturn.get();
+    return state == LateReturn.RUNNING || (state == LateReturn.AWAITING && hasOtherMembers());
+  }
+
+  private boolean hasOtherMembers() {
+    Set<String> members = membership.members();
+    return members.size() > (members.contains(self) ? 1 : 0);
+  }
+
+  /**
+   * Asks the members for copies of the buckets this node will own, serves, tells the peers on the
+   * ring it is back (when hand-off is on) and hands the restored buckets to their owners: {@link
+   * #join}'s steps after discovery started.
+   */
+  private void returnToPeers() {
     if (settings.handoff()) {
       Map<String, List<CompletableFuture<?>>> calls = new LinkedHashMap<>();
       // Members, not the ring: a peer already found down is asked too, so the report names it.
@@ -755,6 +830,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
     serving = !closed;
     await(handOverRestored(), returnNoticeDeadline(), "hand-over of restored buckets");
+  }
+
+  /** Where a join that found no other peer while discovery failed stands. */
+  private enum LateReturn {
+    /** The join found peers, or its return to them ended. */
+    NONE,
+    /** The join found no other peer while discovery failed: the first set with peers returns. */
+    AWAITING,
+    /** The return to the peers of a set that arrived after the join runs. */
+    RUNNING
   }
 
   /**

@@ -7,6 +7,7 @@ import dev.weir.ring.HashRing;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -17,7 +18,9 @@ import java.util.function.Supplier;
  * joined}: while no peer list has been applied yet ({@link #WAITING_FOR_DISCOVERY}), while the
  * applied lists lack this node ({@link #notInPeerList}), or while discovery has not reached its
  * source ({@link #WAITING_FOR_SOURCE}: etcd, the API server or DNS failing since start-up, so the
- * node would otherwise serve alone); after joining, when a ring lacks this node ({@link
+ * node would otherwise serve alone), or while a node that joined alone for that reason asks the
+ * peers its source then listed for its counts and announces its return ({@link #RETURNING});
+ * after joining, when a ring lacks this node ({@link
  * #NOT_FOUND_IN_PEER_LIST}). After joining, a discovery problem is appended to the message but does
  * not make the component unhealthy: discovery keeps the last peers while it is degraded, as
  * Gubernator's health ignores discovery.
@@ -38,6 +41,14 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   public static final String WAITING_FOR_SOURCE =
       "waiting for peer discovery: its source has not answered yet";
 
+  /**
+   * The message of a node that joined alone while discovery failed, while it asks the peers its
+   * source listed since for the counts of its keys and tells them it is back.
+   */
+  public static final String RETURNING =
+      "waiting for peer discovery: copying this instance's counts from the peers its source listed"
+          + " after the join and announcing its return to them";
+
   /** The message of a joined node that a later peer list left out, as Gubernator words it. */
   public static final String NOT_FOUND_IN_PEER_LIST = "this instance is not found in the peer list";
 
@@ -47,6 +58,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   private final String self;
   private final Supplier<? extends Collection<String>> members;
   private final PeerDiscovery discovery;
+  private final BooleanSupplier returning;
   private volatile boolean peersApplied;
   private volatile boolean joined;
 
@@ -57,9 +69,22 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
    */
   public DiscoveryComponent(
       String self, Supplier<? extends Collection<String>> members, PeerDiscovery discovery) {
+    this(self, members, discovery, () -> false);
+  }
+
+  /**
+   * Creates the component as above that does not join while {@code returning} holds: the node
+   * joined alone while discovery failed and has not yet returned to the peers listed since.
+   */
+  public DiscoveryComponent(
+      String self,
+      Supplier<? extends Collection<String>> members,
+      PeerDiscovery discovery,
+      BooleanSupplier returning) {
     this.self = self;
     this.members = members;
     this.discovery = discovery;
+    this.returning = returning;
   }
 
   /**
@@ -71,6 +96,14 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   public void ringChanged(HashRing before, HashRing after) {
     peersApplied = true;
     joinIfReady(after.contains(self));
+  }
+
+  /**
+   * Notes that the node's return to the peers listed after a join alone ended: it joins now if
+   * discovery reports no problem.
+   */
+  public void returnEnded() {
+    joinIfReady(members.get().contains(self));
   }
 
   /**
@@ -97,6 +130,8 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
         problems.add(WAITING_FOR_DISCOVERY);
       } else if (!member) {
         problems.add(notInPeerList(self, List.copyOf(current)));
+      } else if (returning.getAsBoolean()) {
+        problems.add(RETURNING);
       } else {
         problems.add(WAITING_FOR_SOURCE);
       }
@@ -129,7 +164,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   }
 
   private void joinIfReady(boolean member) {
-    if (!joined && member && sourceProblem().isEmpty()) {
+    if (!joined && member && sourceProblem().isEmpty() && !returning.getAsBoolean()) {
       joined = true;
     }
   }

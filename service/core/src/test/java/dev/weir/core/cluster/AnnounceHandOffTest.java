@@ -15,6 +15,8 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
@@ -138,6 +140,90 @@ class AnnounceHandOffTest {
     assertThat(afterListing.remaining())
         .as("8 hits in all: the copied 5, one on the joiner, one on the old owner, this one")
         .isEqualTo(2);
+  }
+
+  /**
+   * A node whose discovery answers only after its join (a first DNS lookup that failed: the node
+   * alone, with a problem) asks the peers of the first set that lists others for its counts and
+   * tells them it is back, as its join would have: the peers that marked it departed on its
+   * SIGTERM put it back on their ring at once, not when the mark expires, and it answers its keys
+   * from the counts they copied it.
+   */
+  @Test
+  void join_discoveryListsThePeersOnlyAfterTheJoin_theNodeAsksForItsCountsAndAnnouncesItsReturn()
+      throws Exception {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    Node returning = cluster.node(2);
+    Node peer = cluster.node(0);
+    String key = cluster.keyOwnedBy(returning, "h", "late");
+    RateLimitRequest spend =
+        RateLimitRequest.builder("h", key).hits(1).limit(10).duration(600_000).build();
+    for (int i = 0; i < 10; i++) {
+      returning.check(spend);
+    }
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    cluster.stop(returning);
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+    timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
+    LateDiscovery late = new LateDiscovery(returning.address());
+
+    Node fresh = cluster.startAgain(returning, late);
+    boolean servingAlone = fresh.cluster().serving();
+    late.answers(all);
+
+    assertThat(
+            Await.holdsWithin(
+                ClusterForwardingTest.SETTINGS.batchTimeout(),
+                () -> peer.cluster().membership().ring().contains(fresh.address())))
+        .as("the node is back on its peer's ring within a batch timeout of its discovery answering")
+        .isTrue();
+    RateLimitResponse answer = fresh.check(spend).get(0);
+    assertThat(answer.status())
+        .as("the key spent before the restart, remaining %d", answer.remaining())
+        .isEqualTo(Status.OVER_LIMIT);
+    assertThat(servingAlone).as("answers probes before it has its counts").isFalse();
+    assertThat(
+            Await.holdsWithin(
+                ClusterForwardingTest.SETTINGS.batchTimeout(),
+                () -> fresh.cluster().discoveryHealth().status().healthy()))
+        .as("joined once its return ended: %s", fresh.cluster().discoveryHealth().status())
+        .isTrue();
+  }
+
+  /**
+   * A discovery whose first lookup failed: its start delivers this node alone while it reports a
+   * problem; {@link #answers} delivers the peers its source then lists and clears the problem.
+   */
+  private static final class LateDiscovery implements PeerDiscovery {
+    private final String self;
+    private volatile java.util.function.Consumer<Set<String>> listener;
+    private volatile String problem = "DNS lookup of weir-peers failed (no answer)";
+
+    LateDiscovery(String self) {
+      this.self = self;
+    }
+
+    @Override
+    public void start(java.util.function.Consumer<Set<String>> l) {
+      listener = l;
+      l.accept(Set.of(self));
+    }
+
+    void answers(Set<String> peers) {
+      problem = "";
+      listener.accept(Set.copyOf(peers));
+    }
+
+    @Override
+    public String problem() {
+      return problem;
+    }
+
+    @Override
+    public void close() {}
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecret;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.cluster.snapshot.SnapshotDirectory;
+import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.BucketCheck;
@@ -349,6 +350,18 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
+   * Starts a fresh member (empty store) on the address of {@code node}, {@linkplain #stop stopped}
+   * or {@linkplain #kill killed}, and joins it through {@code discovery}; returns it once {@link
+   * ClusterNode#join} returned, in {@code node}'s place.
+   */
+  public Node startAgain(Node node, PeerDiscovery discovery) {
+    int index = nodes.indexOf(node);
+    Node fresh = join(newNode(node.port), discovery);
+    nodes.set(index, fresh);
+    return fresh;
+  }
+
+  /**
    * Starts a member on {@code ghost}, an address discovery reported while no node listened there,
    * and joins it through static discovery of every node; returns it once joined.
    */
@@ -368,9 +381,13 @@ public final class LocalCluster implements AutoCloseable {
     Set<String> peers = new TreeSet<>(ghosts);
     peers.add(fresh.address());
     nodes.forEach(n -> peers.add(n.address()));
+    return join(fresh, new StaticDiscovery(fresh.address(), List.copyOf(peers)));
+  }
+
+  private Node join(Node fresh, PeerDiscovery discovery) {
     joining = fresh;
     try {
-      fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(peers)));
+      fresh.cluster().join(discovery);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     } finally {
