@@ -116,7 +116,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         StreamBucket bucket = bucket(usage.getBucketId(), config, nanos);
         long elapsed =
             bucket.lastReportNanos == 0
-                ? Math.max(0, usage.getTimeElapsed().getSeconds()) * 1000
+                ? elapsedMillis(usage.getTimeElapsed())
                 : (nanos - bucket.lastReportNanos) / 1_000_000;
         bucket.lastReportNanos = nanos;
         bucket.measure(allowed + denied, elapsed, nanos);
@@ -480,6 +480,23 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /** Returns a usage without counts of {@code c}, asking its owner for the proxy's share. */
   private QuotaUsage ask(StreamCounter c) {
     return new QuotaUsage(c.policy, client, 0, 0, 0, service.intervalMillis(), false);
+  }
+
+  /**
+   * Returns the milliseconds of a reported {@code time_elapsed}, within 0 and {@link
+   * QuotaUsage#MAX_ELAPSED_MILLIS} (the most an owner accepts from a peer), so that local and
+   * remote owners count a bucket's first report alike.
+   */
+  static long elapsedMillis(com.google.protobuf.Duration reported) {
+    long seconds = reported.getSeconds();
+    if (seconds < 0) {
+      return 0;
+    }
+    if (seconds >= QuotaUsage.MAX_ELAPSED_MILLIS / 1000) {
+      return QuotaUsage.MAX_ELAPSED_MILLIS;
+    }
+    int nanos = Math.max(0, Math.min(999_999_999, reported.getNanos()));
+    return Math.min(QuotaUsage.MAX_ELAPSED_MILLIS, seconds * 1000 + nanos / 1_000_000);
   }
 
   private static long count(long reported) {

@@ -512,6 +512,59 @@ class RlqsServiceTest {
   }
 
   @Test
+  void firstReportsTimeElapsed_isBoundedToTheDayAnOwnerAccepts() {
+    List<dev.weir.core.quota.QuotaUsage> sent = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  sent.add(usage);
+                  return reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    long day = Duration.ofDays(1).toMillis();
+
+    proxy.report("edge", API, 1000, 0, 100_000);
+    proxy.report("edge", TINY, 1, 0, Long.MAX_VALUE / 1000 + 1);
+    proxy.report("edge", bucket("daily"), 1, 0, -5);
+    proxy.report(
+        "edge",
+        usage(bucket("per-second"), 1, 0, 0).toBuilder()
+            .setTimeElapsed(
+                com.google.protobuf.Duration.newBuilder().setSeconds(2).setNanos(500_000_000))
+            .build());
+
+    assertThat(sent)
+        .extracting(dev.weir.core.quota.QuotaUsage::elapsedMillis)
+        .as("100 000 s, a product that overflows, a negative time, 2.5 s")
+        .containsExactly(day, day, 0L, 2_500L);
+  }
+
+  @Test
+  void firstReportClaimingMoreThanADay_onACounterAPeerOwns_isAssignedNotRefusedByThePeer() {
+    cluster = RlqsCluster.start(clock, 2, YAML, SETTINGS);
+    BucketPlan.Limited plan =
+        (BucketPlan.Limited)
+            cluster
+                .service(0)
+                .planner()
+                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
+    String key = plan.policies().get(0).hashKey();
+    int notOwner =
+        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
+    Proxy proxy = new Proxy(cluster.endpoints().get(notOwner));
+
+    proxy.report("edge", API, 1000, 0, 100_000);
+
+    assertThat(proxy.responses).as("the owner answered with a share").isNotEmpty();
+    assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
+  }
+
+  @Test
   void reload_removingTheRule_abandonsTheBucketAndReleasesTheProxysShare() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
