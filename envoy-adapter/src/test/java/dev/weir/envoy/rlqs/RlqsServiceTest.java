@@ -62,6 +62,11 @@ class RlqsServiceTest {
           value: shadow
           shadow_mode: true
           rate_limit: {unit: minute, requests_per_unit: 10}
+        - key: name
+          value: per-user
+          descriptors:
+            - key: user
+              rate_limit: {unit: minute, requests_per_unit: 60}
       """;
 
   private static final BucketId API = bucket("api");
@@ -562,6 +567,79 @@ class RlqsServiceTest {
 
     assertThat(proxy.responses).as("the owner answered with a share").isNotEmpty();
     assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
+  }
+
+  private static BucketId user(int n) {
+    return BucketId.newBuilder().putBucket("name", "per-user").putBucket("user", "u" + n).build();
+  }
+
+  private QuotaStream onlyStream() {
+    List<QuotaStream> streams = cluster.service(0).streams();
+    assertThat(streams).hasSize(1);
+    return streams.get(0);
+  }
+
+  @Test
+  void newBucketsBeyondWeirRlqsMaxBuckets_areNotHeld_limitedOnesAreDeniedAllAndCounted() {
+    start(SETTINGS.withMaxBuckets(2_000));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    int users = 0;
+
+    for (int report = 0; report < 50; report++) {
+      BucketQuotaUsage[] usages = new BucketQuotaUsage[1_000];
+      for (int i = 0; i < usages.length; i++) {
+        usages[i] = usage(user(users++), 1, 0, 0);
+      }
+      proxy.report("edge", usages);
+      assertThat(onlyStream().heldBuckets())
+          .as("after report %d", report)
+          .isLessThanOrEqualTo(2_000);
+    }
+
+    List<BucketAction> last = proxy.responses.get(proxy.responses.size() - 1).getBucketActionList();
+    assertThat(last).hasSize(1_000);
+    assertThat(last)
+        .allSatisfy(
+            a ->
+                assertThat(strategy(a).getBlanketRule())
+                    .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL));
+    assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(48_000);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(2_000);
+  }
+
+  @Test
+  void bucketBeyondWeirRlqsMaxBuckets_isHeldOnceIdleBucketsWereAbandoned() {
+    start(SETTINGS.withMaxBuckets(1));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    proxy.report("edge", TINY, 1, 0, 0);
+    assertThat(strategy(proxy.last(TINY)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+
+    advance(Duration.ofSeconds(60));
+    proxy.report("edge", TINY, 1, 0, 60);
+    proxy.report("edge", TINY, 1, 0, 0);
+
+    assertThat(proxy.last(API).hasAbandonAction()).isTrue();
+    assertThat(strategy(proxy.last(TINY)).hasTokenBucket()).isTrue();
+    assertThat(onlyStream().heldBuckets()).isEqualTo(1);
+  }
+
+  @Test
+  void idleBuckets_areLookedForAtMostTwicePerReportInterval_notAtEveryReport() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+
+    for (int i = 0; i < 24; i++) {
+      advance(Duration.ofMillis(100));
+      proxy.report("edge", user(i), 1, 0, 0);
+    }
+    assertThat(onlyStream().idleScans()).as("25 reports within 2.4 s").isEqualTo(1);
+
+    advance(Duration.ofMillis(100));
+    proxy.report("edge", API, 1, 0, 0);
+    assertThat(onlyStream().idleScans()).as("2.5 s after the first").isEqualTo(2);
   }
 
   @Test
