@@ -14,6 +14,7 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -33,9 +34,12 @@ import java.util.concurrent.CompletableFuture;
  * a new share of the counter, answered or pushed, reassigns every bucket on it.
  *
  * <p>Envoy's filter keeps a bucket, and reports it, until the server abandons it: a bucket that has
- * gone {@link RlqsSettings#idleAfter} without a report of requests is abandoned at the stream's
- * next report, and the proxy's shares of the counters it leaves without buckets are released, so
- * neither the stream nor the owners keep idle buckets.
+ * gone {@link RlqsSettings#idleAfter} without a report of requests is abandoned at a later report
+ * of the stream (idle buckets are looked for at most twice per report interval, so a report does
+ * not cost a pass over every bucket), and the proxy's shares of the counters it leaves without
+ * buckets are released, so neither the stream nor the owners keep idle buckets. A stream holds at
+ * most {@link RlqsSettings#maxBuckets} buckets: a new bucket beyond them is answered without being
+ * held ({@link #notHeld}).
  *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
  * no call leaves the stream while it is held (usage goes to the owners after the lock is released),
@@ -56,6 +60,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   private String domain;
   private boolean ended;
   private boolean released;
+  private boolean idleScanned;
+  private long lastIdleScanNanos;
+  private long idleScans;
 
   QuotaStream(RlqsService service, StreamObserver<RateLimitQuotaResponse> proxy, String client) {
     this.service = service;
@@ -66,6 +73,16 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /** Returns the stream's client name, as owners know it. */
   String client() {
     return client;
+  }
+
+  /** Returns how many buckets the stream holds. */
+  synchronized int heldBuckets() {
+    return buckets.size();
+  }
+
+  /** Returns how many times the stream looked for idle buckets. */
+  synchronized long idleScans() {
+    return idleScans;
   }
 
   @Override
@@ -114,9 +131,13 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         long denied = count(usage.getNumRequestsDenied());
         service.metrics().usageReport(allowed, denied);
         StreamBucket bucket = bucket(usage.getBucketId(), config, nanos);
+        if (bucket == null) {
+          now.add(notHeld(usage.getBucketId(), config));
+          continue;
+        }
         long elapsed =
             bucket.lastReportNanos == 0
-                ? Math.max(0, usage.getTimeElapsed().getSeconds()) * 1000
+                ? elapsedMillis(usage.getTimeElapsed())
                 : (nanos - bucket.lastReportNanos) / 1_000_000;
         bucket.lastReportNanos = nanos;
         bucket.measure(allowed + denied, elapsed, nanos);
@@ -135,7 +156,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
           now.add(staticAction(bucket));
         }
       }
-      abandonIdle(nanos, idleNanos, releases);
+      if (!idleScanned || nanos - lastIdleScanNanos >= idleScanNanos()) {
+        idleScanned = true;
+        lastIdleScanNanos = nanos;
+        abandonIdle(nanos, idleNanos, releases);
+      }
       for (Map.Entry<StreamCounter, long[]> e : reported.entrySet()) {
         StreamCounter c = e.getKey();
         long[] sums = e.getValue();
@@ -157,6 +182,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     reportThenAnswer(pending, now, limited);
   }
 
+  /** Returns the least time between two looks for idle buckets: half the report interval. */
+  private long idleScanNanos() {
+    return service.settings().reportInterval().toNanos() / 2;
+  }
+
   /**
    * Abandons every bucket that has gone {@code idleNanos} without a report of requests at {@code
    * nanos}, whether the proxy still reports it or not: sends the proxy their {@code abandon_action}
@@ -165,12 +195,14 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
    * lock.
    */
   private void abandonIdle(long nanos, long idleNanos, List<QuotaUsage> releases) {
+    idleScans++;
     List<BucketAction> abandons = new ArrayList<>();
     Map<String, StreamCounter> emptied = new LinkedHashMap<>();
-    for (StreamBucket b : List.copyOf(buckets.values())) {
+    for (Iterator<StreamBucket> it = buckets.values().iterator(); it.hasNext(); ) {
+      StreamBucket b = it.next();
       if (b.idle(nanos, idleNanos)) {
         detach(b, emptied);
-        buckets.remove(b.name);
+        it.remove();
         abandons.add(Assignments.abandon(b.id));
       }
     }
@@ -393,12 +425,18 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     return null;
   }
 
-  // Caller holds the lock.
+  /**
+   * Returns the stream's bucket of {@code id}, made now if it is new, or null when it is new and
+   * the stream holds {@link RlqsSettings#maxBuckets} already. Caller holds the lock.
+   */
   private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {
     String name = service.planner().name(id.getBucketMap());
     StreamBucket existing = buckets.get(name);
     if (existing != null) {
       return existing;
+    }
+    if (buckets.size() >= service.settings().maxBuckets()) {
+      return null;
     }
     BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
@@ -442,14 +480,38 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     b.counters(List.of());
   }
 
+  /**
+   * Returns the answer to a new bucket the stream does not hold, as it holds {@link
+   * RlqsSettings#maxBuckets} already: {@code DENY_ALL} when its rule has a limit (so the limit
+   * holds without counting it; {@code ALLOW_ALL} in shadow mode), else the blanket rule it would
+   * get when held; counts it in the refusal counter and logs it. Caller holds the lock.
+   */
+  private BucketAction notHeld(BucketId id, DomainConfig config) {
+    service.bucketNotHeld(buckets.size());
+    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
+    if (plan instanceof BucketPlan.Limited limited) {
+      return Assignments.blanket(
+          id,
+          limited.shadow()
+              ? RateLimitStrategy.BlanketRule.ALLOW_ALL
+              : RateLimitStrategy.BlanketRule.DENY_ALL,
+          service.ttl());
+    }
+    return staticAction(id, plan);
+  }
+
   private BucketAction staticAction(StreamBucket b) {
+    return staticAction(b.id, b.plan);
+  }
+
+  private BucketAction staticAction(BucketId id, BucketPlan plan) {
     RateLimitStrategy.BlanketRule rule = RateLimitStrategy.BlanketRule.DENY_ALL;
-    if (b.plan instanceof BucketPlan.Unlimited
-        || (b.plan instanceof BucketPlan.Unmatched
+    if (plan instanceof BucketPlan.Unlimited
+        || (plan instanceof BucketPlan.Unmatched
             && service.settings().unmatched() == RlqsSettings.Unmatched.ALLOW_ALL)) {
       rule = RateLimitStrategy.BlanketRule.ALLOW_ALL;
     }
-    return Assignments.blanket(b.id, rule, service.ttl());
+    return Assignments.blanket(id, rule, service.ttl());
   }
 
   // Caller holds the lock.
@@ -480,6 +542,23 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /** Returns a usage without counts of {@code c}, asking its owner for the proxy's share. */
   private QuotaUsage ask(StreamCounter c) {
     return new QuotaUsage(c.policy, client, 0, 0, 0, service.intervalMillis(), false);
+  }
+
+  /**
+   * Returns the milliseconds of a reported {@code time_elapsed}, within 0 and {@link
+   * QuotaUsage#MAX_ELAPSED_MILLIS} (the most an owner accepts from a peer), so that local and
+   * remote owners count a bucket's first report alike.
+   */
+  static long elapsedMillis(com.google.protobuf.Duration reported) {
+    long seconds = reported.getSeconds();
+    if (seconds < 0) {
+      return 0;
+    }
+    if (seconds >= QuotaUsage.MAX_ELAPSED_MILLIS / 1000) {
+      return QuotaUsage.MAX_ELAPSED_MILLIS;
+    }
+    int nanos = Math.max(0, Math.min(999_999_999, reported.getNanos()));
+    return Math.min(QuotaUsage.MAX_ELAPSED_MILLIS, seconds * 1000 + nanos / 1_000_000);
   }
 
   private static long count(long reported) {

@@ -3,6 +3,7 @@ package dev.weir.envoy.rlqs;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.quota.QuotaClients;
 import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
@@ -181,6 +182,11 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
    */
   public record Stats(long reportsReceived, long responsesSent, long pending, int streams) {}
 
+  /** Returns the open streams. */
+  List<QuotaStream> streams() {
+    return List.copyOf(streams.values());
+  }
+
   DomainConfig domainConfig(String domain) {
     return config.current().flatMap(c -> c.domain(domain)).orElse(null);
   }
@@ -237,6 +243,20 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     if (refused.counted() != null) {
       meter.refused(refused.counted());
     }
+  }
+
+  /**
+   * Counts a new bucket a stream holding {@code held} buckets did not take, as {@code
+   * too_many_buckets} in the refusal counter, and logs it (at most once per 10 s).
+   */
+  void bucketNotHeld(int held) {
+    meter.refused(RefusalReason.TOO_MANY_BUCKETS);
+    WARNINGS.warn(
+        "too_many_buckets",
+        "an RLQS stream holds {} buckets, as many as WEIR_RLQS_MAX_BUCKETS ({}) allows; a new"
+            + " bucket is not held until idle ones are abandoned (limited ones are DENY_ALL)",
+        held,
+        settings.maxBuckets());
   }
 
   Clock clock() {

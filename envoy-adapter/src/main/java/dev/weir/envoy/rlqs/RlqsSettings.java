@@ -17,8 +17,11 @@ import java.util.Objects;
  * @param unmatched the assignment of buckets no rule matches
  * @param shadowMode whether every limited bucket is assigned {@code ALLOW_ALL}, as {@code
  *     WEIR_ENVOY_SHADOW_MODE} turns every {@code ShouldRateLimit} OVER_LIMIT into OK
+ * @param maxBuckets the most buckets one stream holds; a further bucket is answered without being
+ *     held ({@code WEIR_RLQS_MAX_BUCKETS})
  */
-public record RlqsSettings(Duration reportInterval, Unmatched unmatched, boolean shadowMode) {
+public record RlqsSettings(
+    Duration reportInterval, Unmatched unmatched, boolean shadowMode, int maxBuckets) {
 
   /** What a bucket no rule matches is assigned. */
   public enum Unmatched {
@@ -34,6 +37,15 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched, boolean
   /** {@code WEIR_RLQS_UNMATCHED_BUCKETS}. */
   public static final EnvVar UNMATCHED_BUCKETS = EnvVar.of("WEIR_RLQS_UNMATCHED_BUCKETS");
 
+  /** {@code WEIR_RLQS_MAX_BUCKETS}. */
+  public static final EnvVar MAX_BUCKETS = EnvVar.of("WEIR_RLQS_MAX_BUCKETS");
+
+  /** The most buckets one stream holds by default: as many as {@code WEIR_CACHE_SIZE}'s default. */
+  public static final int DEFAULT_MAX_BUCKETS = 50_000;
+
+  /** The largest {@code WEIR_RLQS_MAX_BUCKETS}. */
+  public static final int MAX_MAX_BUCKETS = 10_000_000;
+
   /** Envoy's filter reports every 5 s. */
   public static final Duration DEFAULT_REPORT_INTERVAL = Duration.ofSeconds(5);
 
@@ -44,16 +56,25 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched, boolean
   public RlqsSettings {
     Objects.requireNonNull(reportInterval, "reportInterval");
     Objects.requireNonNull(unmatched, "unmatched");
+    if (maxBuckets < 1 || maxBuckets > MAX_MAX_BUCKETS) {
+      throw new IllegalArgumentException(
+          "maxBuckets is " + maxBuckets + "; it must be from 1 to " + MAX_MAX_BUCKETS);
+    }
   }
 
-  /** Creates settings without shadow mode. */
+  /** Creates settings without shadow mode, holding {@link #DEFAULT_MAX_BUCKETS} per stream. */
   public RlqsSettings(Duration reportInterval, Unmatched unmatched) {
-    this(reportInterval, unmatched, false);
+    this(reportInterval, unmatched, false, DEFAULT_MAX_BUCKETS);
   }
 
   /** Returns these settings with {@code shadowMode}. */
   public RlqsSettings withShadowMode(boolean shadowMode) {
-    return new RlqsSettings(reportInterval, unmatched, shadowMode);
+    return new RlqsSettings(reportInterval, unmatched, shadowMode, maxBuckets);
+  }
+
+  /** Returns these settings with {@code maxBuckets}. */
+  public RlqsSettings withMaxBuckets(int maxBuckets) {
+    return new RlqsSettings(reportInterval, unmatched, shadowMode, maxBuckets);
   }
 
   /** Reads the settings from {@code env}; a bad value throws {@link ConfigException}. */
@@ -76,7 +97,8 @@ public record RlqsSettings(Duration reportInterval, Unmatched unmatched, boolean
             reader
                 .oneOf(UNMATCHED_BUCKETS, "allow_all", List.of("allow_all", "deny_all"))
                 .toUpperCase(java.util.Locale.ROOT)),
-        false);
+        false,
+        reader.intInRange(MAX_BUCKETS, DEFAULT_MAX_BUCKETS, 1, MAX_MAX_BUCKETS));
   }
 
   /** The least time without requests after which a bucket is abandoned. */

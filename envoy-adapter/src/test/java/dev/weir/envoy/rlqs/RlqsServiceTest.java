@@ -62,6 +62,11 @@ class RlqsServiceTest {
           value: shadow
           shadow_mode: true
           rate_limit: {unit: minute, requests_per_unit: 10}
+        - key: name
+          value: per-user
+          descriptors:
+            - key: user
+              rate_limit: {unit: minute, requests_per_unit: 60}
       """;
 
   private static final BucketId API = bucket("api");
@@ -509,6 +514,132 @@ class RlqsServiceTest {
     assertThat((last.allowed() + last.denied()) * 1000 / last.elapsedMillis())
         .as("requests a second: a's 10, not 50 over b's 0.1 s")
         .isLessThan(15);
+  }
+
+  @Test
+  void firstReportsTimeElapsed_isBoundedToTheDayAnOwnerAccepts() {
+    List<dev.weir.core.quota.QuotaUsage> sent = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  sent.add(usage);
+                  return reports.report(usage);
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    long day = Duration.ofDays(1).toMillis();
+
+    proxy.report("edge", API, 1000, 0, 100_000);
+    proxy.report("edge", TINY, 1, 0, Long.MAX_VALUE / 1000 + 1);
+    proxy.report("edge", bucket("daily"), 1, 0, -5);
+    proxy.report(
+        "edge",
+        usage(bucket("per-second"), 1, 0, 0).toBuilder()
+            .setTimeElapsed(
+                com.google.protobuf.Duration.newBuilder().setSeconds(2).setNanos(500_000_000))
+            .build());
+
+    assertThat(sent)
+        .extracting(dev.weir.core.quota.QuotaUsage::elapsedMillis)
+        .as("100 000 s, a product that overflows, a negative time, 2.5 s")
+        .containsExactly(day, day, 0L, 2_500L);
+  }
+
+  @Test
+  void firstReportClaimingMoreThanADay_onACounterAPeerOwns_isAssignedNotRefusedByThePeer() {
+    cluster = RlqsCluster.start(clock, 2, YAML, SETTINGS);
+    BucketPlan.Limited plan =
+        (BucketPlan.Limited)
+            cluster
+                .service(0)
+                .planner()
+                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
+    String key = plan.policies().get(0).hashKey();
+    int notOwner =
+        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
+    Proxy proxy = new Proxy(cluster.endpoints().get(notOwner));
+
+    proxy.report("edge", API, 1000, 0, 100_000);
+
+    assertThat(proxy.responses).as("the owner answered with a share").isNotEmpty();
+    assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
+  }
+
+  private static BucketId user(int n) {
+    return BucketId.newBuilder().putBucket("name", "per-user").putBucket("user", "u" + n).build();
+  }
+
+  private QuotaStream onlyStream() {
+    List<QuotaStream> streams = cluster.service(0).streams();
+    assertThat(streams).hasSize(1);
+    return streams.get(0);
+  }
+
+  @Test
+  void newBucketsBeyondWeirRlqsMaxBuckets_areNotHeld_limitedOnesAreDeniedAllAndCounted() {
+    start(SETTINGS.withMaxBuckets(2_000));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    int users = 0;
+
+    for (int report = 0; report < 50; report++) {
+      BucketQuotaUsage[] usages = new BucketQuotaUsage[1_000];
+      for (int i = 0; i < usages.length; i++) {
+        usages[i] = usage(user(users++), 1, 0, 0);
+      }
+      proxy.report("edge", usages);
+      assertThat(onlyStream().heldBuckets())
+          .as("after report %d", report)
+          .isLessThanOrEqualTo(2_000);
+    }
+
+    List<BucketAction> last = proxy.responses.get(proxy.responses.size() - 1).getBucketActionList();
+    assertThat(last).hasSize(1_000);
+    assertThat(last)
+        .allSatisfy(
+            a ->
+                assertThat(strategy(a).getBlanketRule())
+                    .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL));
+    assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(48_000);
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(2_000);
+  }
+
+  @Test
+  void bucketBeyondWeirRlqsMaxBuckets_isHeldOnceIdleBucketsWereAbandoned() {
+    start(SETTINGS.withMaxBuckets(1));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    proxy.report("edge", TINY, 1, 0, 0);
+    assertThat(strategy(proxy.last(TINY)).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+
+    advance(Duration.ofSeconds(60));
+    proxy.report("edge", TINY, 1, 0, 60);
+    proxy.report("edge", TINY, 1, 0, 0);
+
+    assertThat(proxy.last(API).hasAbandonAction()).isTrue();
+    assertThat(strategy(proxy.last(TINY)).hasTokenBucket()).isTrue();
+    assertThat(onlyStream().heldBuckets()).isEqualTo(1);
+  }
+
+  @Test
+  void idleBuckets_areLookedForAtMostTwicePerReportInterval_notAtEveryReport() {
+    start(SETTINGS);
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+
+    for (int i = 0; i < 24; i++) {
+      advance(Duration.ofMillis(100));
+      proxy.report("edge", user(i), 1, 0, 0);
+    }
+    assertThat(onlyStream().idleScans()).as("25 reports within 2.4 s").isEqualTo(1);
+
+    advance(Duration.ofMillis(100));
+    proxy.report("edge", API, 1, 0, 0);
+    assertThat(onlyStream().idleScans()).as("2.5 s after the first").isEqualTo(2);
   }
 
   @Test

@@ -14,6 +14,8 @@ public enum RefusalReason {
   FIELD_TOO_LONG,
   /** More descriptor entries than one descriptor may carry. */
   TOO_MANY_ENTRIES,
+  /** A new RLQS bucket of a stream holding as many as allowed ({@code WEIR_RLQS_MAX_BUCKETS}). */
+  TOO_MANY_BUCKETS,
   /** An Envoy limit override without a valid unit, or on a descriptor without entries. */
   INVALID_OVERRIDE,
   /**

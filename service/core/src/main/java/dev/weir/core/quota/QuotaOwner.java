@@ -3,6 +3,7 @@ package dev.weir.core.quota;
 import dev.weir.core.engine.BucketState;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.engine.RequestValidator;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
@@ -31,6 +32,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * the part of a report that falls before the current window, pro rata, is left out. When a window
  * is spent, a timer on the injected scheduler rebalances the bucket when it ends. Pushes are sent
  * after the ledger's lock is released.
+ *
+ * <p>The owner holds at most about as many ledgers as its store holds buckets ({@code
+ * WEIR_CACHE_SIZE}): a count beyond them would be evicted anyway. The usage of a new bucket beyond
+ * them is not counted and is answered with a share of 0 (the proxy denies the bucket, so the limit
+ * holds), until ledgers of expired proxies are dropped.
  */
 public final class QuotaOwner {
 
@@ -40,12 +46,15 @@ public final class QuotaOwner {
   /** How often empty ledgers are looked for. */
   public static final Duration SWEEP_INTERVAL = Duration.ofMinutes(1);
 
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(QuotaOwner.class);
+
   private final BucketStore store;
   private final RateLimitEngine engine = new RateLimitEngine(ZoneOffset.UTC);
   private final Clock clock;
   private final Scheduler scheduler;
   private final QuotaPushSink pushes;
   private final Map<String, Holder> ledgers = new ConcurrentHashMap<>();
+  private final long maxLedgers;
   private volatile long lastSweep;
 
   /**
@@ -53,10 +62,20 @@ public final class QuotaOwner {
    * {@code scheduler} and sending pushes to {@code pushes}.
    */
   public QuotaOwner(BucketStore store, Clock clock, Scheduler scheduler, QuotaPushSink pushes) {
+    this(store, clock, scheduler, pushes, store.capacity());
+  }
+
+  /**
+   * Creates the owner as {@link #QuotaOwner(BucketStore, Clock, Scheduler, QuotaPushSink)} does,
+   * holding at most about {@code maxLedgers} ledgers (the store's capacity there).
+   */
+  public QuotaOwner(
+      BucketStore store, Clock clock, Scheduler scheduler, QuotaPushSink pushes, long maxLedgers) {
     this.store = store;
     this.clock = clock;
     this.scheduler = scheduler;
     this.pushes = pushes;
+    this.maxLedgers = maxLedgers;
   }
 
   /** Returns how many buckets have proxies sharing them here. */
@@ -81,9 +100,18 @@ public final class QuotaOwner {
     }
     String key = usage.key();
     while (true) {
-      Holder holder =
-          ledgers.computeIfAbsent(
-              key, k -> new Holder(new BucketLedger(k, clock.wallMillis(), EXPIRY_INTERVALS)));
+      Holder holder = ledgers.get(key);
+      if (holder == null) {
+        if (ledgers.size() >= maxLedgers) {
+          sweepIfDue();
+        }
+        if (ledgers.size() >= maxLedgers) {
+          return beyondLedgers(usage);
+        }
+        holder =
+            ledgers.computeIfAbsent(
+                key, k -> new Holder(new BucketLedger(k, clock.wallMillis(), EXPIRY_INTERVALS)));
+      }
       List<QuotaPush> changed;
       QuotaShare share;
       synchronized (holder) {
@@ -125,6 +153,24 @@ public final class QuotaOwner {
       }
       return share;
     }
+  }
+
+  /**
+   * Answers {@code usage} of a bucket without a ledger while the owner holds {@code maxLedgers}:
+   * with a share of 0, logged, or a release's answer for a release.
+   */
+  private QuotaShare beyondLedgers(QuotaUsage usage) {
+    if (!usage.released()) {
+      WARNINGS.warn(
+          "ledgers",
+          "this node shares {} RLQS buckets, as many as its store holds (WEIR_CACHE_SIZE: {});"
+              + " the usage of a new bucket '{}' is not counted and its proxy is denied until"
+              + " buckets without proxies are dropped",
+          ledgers.size(),
+          maxLedgers,
+          usage.key());
+    }
+    return new QuotaShare(0, 0, 0, 0, 0, "");
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.weir.core.quota;
 
 import dev.weir.core.model.RateLimitRequest;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -25,6 +26,9 @@ public record QuotaUsage(
     long elapsedMillis,
     long intervalMillis,
     boolean released) {
+
+  /** The longest time one usage may cover: a day; a peer's longer one is refused. */
+  public static final long MAX_ELAPSED_MILLIS = Duration.ofDays(1).toMillis();
 
   /** Creates a usage. */
   public QuotaUsage {

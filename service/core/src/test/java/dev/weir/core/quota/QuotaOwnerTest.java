@@ -42,6 +42,43 @@ class QuotaOwnerTest {
   }
 
   @Test
+  void newBucketsBeyondTheMostLedgers_areDeniedWithoutALedger_untilLedgersAreForgotten() {
+    QuotaOwner bounded = new QuotaOwner(store, clock, scheduler, pushed::addAll, 2_000);
+    List<QuotaShare> last = List.of();
+
+    for (int report = 0; report < 50; report++) {
+      List<QuotaUsage> usages = new ArrayList<>();
+      for (int i = 0; i < 1_000; i++) {
+        RateLimitRequest rule =
+            RateLimitRequest.builder("rlqs/r", "user=" + (report * 1_000 + i))
+                .limit(60)
+                .duration(60_000)
+                .algorithm(Algorithm.FIXED_WINDOW)
+                .build();
+        usages.add(new QuotaUsage(rule, "n/a", 1, 0, 0, INTERVAL, false));
+      }
+      last = bounded.report(usages);
+      assertThat(bounded.buckets()).as("after report %d", report).isLessThanOrEqualTo(2_000);
+    }
+
+    assertThat(last)
+        .allSatisfy(
+            share -> {
+              assertThat(share.isError()).isFalse();
+              assertThat(share.milliRate()).as("denied").isZero();
+            });
+    clock.advanceMillis(QuotaOwner.SWEEP_INTERVAL.toMillis());
+    QuotaShare later =
+        bounded
+            .report(
+                List.of(
+                    new QuotaUsage(
+                        rule(Algorithm.FIXED_WINDOW, 60, 60_000), "n/a", 1, 0, 0, INTERVAL, false)))
+            .get(0);
+    assertThat(later.milliRate()).as("the expired ledgers were forgotten").isPositive();
+  }
+
+  @Test
   void report_countsTheAllowedRequestsInTheBucketsStore() {
     RateLimitRequest rule = rule(Algorithm.FIXED_WINDOW, 6000, 60_000);
     clock.advanceMillis(10_000);

@@ -63,7 +63,8 @@ public final class PeerInputValidator {
   public static final long MAX_REPORTED_REQUESTS = 1L << 50;
 
   /** The longest time one quota usage report may cover: a day. */
-  public static final long MAX_REPORT_SPAN_MILLIS = Duration.ofDays(1).toMillis();
+  public static final long MAX_REPORT_SPAN_MILLIS =
+      dev.weir.core.quota.QuotaUsage.MAX_ELAPSED_MILLIS;
 
   /** The shortest report interval a quota usage may name: 100 ms, as Envoy's filter allows. */
   public static final long MIN_REPORT_INTERVAL_MILLIS = 100;
