@@ -155,35 +155,41 @@ final class ResponseBuilder {
   }
 
   /**
-   * Returns the error of the first descriptor whose failed item could change the overall code of
-   * the response {@link #build} makes for {@code plans} and {@code deciding}, before global shadow
+   * Returns the error of a descriptor whose failed item could change the overall code of the
+   * response {@link #build} makes for {@code plans} and {@code deciding}, before global shadow
    * mode, counting nothing; empty when the failed items (if any) cannot change it. A failed item
    * changes nothing when its descriptor's deciding policy is another one's over-limit answer, when
    * its rule is in shadow mode (its status is never OVER_LIMIT), or when the other descriptors
-   * decide the code whatever it would have said.
+   * decide the code whatever it would have said. The error named is that of the first failed
+   * non-quota descriptor, which changes the code on its own; failing that, of the first failed
+   * quota one (the quota descriptors then change it only together).
    */
   Optional<String> decidingFailure(List<DescriptorPlan> plans, DecidingPolicies deciding) {
     List<Boolean> quota = new ArrayList<>(plans.size());
     boolean[] statusOver = new boolean[plans.size()];
     boolean[] failed = new boolean[plans.size()];
     int firstFailed = -1;
+    int firstFailedNonQuota = -1;
     for (int d = 0; d < plans.size(); d++) {
       DescriptorPlan plan = plans.get(d);
+      quota.add(quota(plan));
       if (plan instanceof DescriptorPlan.Limited limited) {
         dev.weir.core.model.RateLimitResponse answer = deciding.answer(d);
         statusOver[d] = enforcedOver(limited, answer);
         failed[d] = answer.isError() && !limited.shadowMode();
         firstFailed = failed[d] && firstFailed < 0 ? d : firstFailed;
+        firstFailedNonQuota =
+            failed[d] && !quota.get(d) && firstFailedNonQuota < 0 ? d : firstFailedNonQuota;
       } else {
         statusOver[d] = plan instanceof DescriptorPlan.Refused;
       }
-      quota.add(quota(plan));
     }
     if (firstFailed < 0
         || over(i -> statusOver[i], quota) == over(i -> statusOver[i] || failed[i], quota)) {
       return Optional.empty();
     }
-    return Optional.of(deciding.answer(firstFailed).error());
+    return Optional.of(
+        deciding.answer(firstFailedNonQuota >= 0 ? firstFailedNonQuota : firstFailed).error());
   }
 
   /**

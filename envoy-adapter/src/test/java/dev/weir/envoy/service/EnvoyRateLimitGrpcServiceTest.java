@@ -28,6 +28,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -619,6 +620,31 @@ class EnvoyRateLimitGrpcServiceTest {
     assertThat(counter("total_hits", "remote_address"))
         .as("hits of an answer that is never sent")
         .isZero();
+  }
+
+  @Test
+  void shouldRateLimit_itemErrorsOfAQuotaAndANormalRule_unavailableNamingTheNormalOne()
+      throws Exception {
+    startWithConfig(Map.of());
+    Map<java.util.function.Predicate<RateLimitRequest>, String> errors = new LinkedHashMap<>();
+    errors.put(r -> r.uniqueKey().contains("quota-failing"), "peer 10.0.0.2:1051 unreachable");
+    errors.put(r -> r.uniqueKey().contains("/admin"), "peer 10.0.0.3:1051 unreachable");
+    core.failItemsWith(errors);
+
+    assertThatThrownBy(
+            () ->
+                call(
+                    descriptor("soft", "quota-failing"),
+                    descriptor("soft", "quota-under"),
+                    descriptor("path", "/admin")))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+              assertThat(e.getStatus().getDescription())
+                  .as("the error of the only failed descriptor that could change the code")
+                  .isEqualTo("peer 10.0.0.3:1051 unreachable");
+            });
   }
 
   @Test

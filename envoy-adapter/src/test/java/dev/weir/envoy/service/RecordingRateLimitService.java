@@ -10,7 +10,9 @@ import dev.weir.core.testkit.LocalRateLimitService;
 import dev.weir.core.time.Clock;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 
@@ -23,8 +25,7 @@ final class RecordingRateLimitService implements RateLimitService {
 
   private final RateLimitService delegate;
   private final List<List<RateLimitRequest>> calls = new ArrayList<>();
-  private String itemError = "";
-  private Predicate<RateLimitRequest> failing = r -> true;
+  private Map<Predicate<RateLimitRequest>, String> failing = Map.of();
 
   RecordingRateLimitService(Clock clock) {
     this.delegate =
@@ -36,19 +37,17 @@ final class RecordingRateLimitService implements RateLimitService {
 
   @Override
   public CompletableFuture<List<RateLimitResponse>> decide(List<RateLimitRequest> requests) {
-    String error;
-    Predicate<RateLimitRequest> fails;
+    Map<Predicate<RateLimitRequest>, String> fails;
     synchronized (this) {
       calls.add(List.copyOf(requests));
-      error = itemError;
       fails = failing;
     }
-    if (error.isEmpty()) {
+    if (fails.isEmpty()) {
       return delegate.decide(requests);
     }
     List<RateLimitRequest> answered = new ArrayList<>();
     for (RateLimitRequest r : requests) {
-      if (!fails.test(r)) {
+      if (error(fails, r) == null) {
         answered.add(r);
       }
     }
@@ -57,9 +56,20 @@ final class RecordingRateLimitService implements RateLimitService {
     List<RateLimitResponse> out = new ArrayList<>(requests.size());
     int next = 0;
     for (RateLimitRequest r : requests) {
-      out.add(fails.test(r) ? RateLimitResponse.error(error) : answers.get(next++));
+      String error = error(fails, r);
+      out.add(error != null ? RateLimitResponse.error(error) : answers.get(next++));
     }
     return CompletableFuture.completedFuture(out);
+  }
+
+  /** Returns the error of the first of {@code fails} that accepts {@code r}; null when none does. */
+  private static String error(Map<Predicate<RateLimitRequest>, String> fails, RateLimitRequest r) {
+    for (Map.Entry<Predicate<RateLimitRequest>, String> e : fails.entrySet()) {
+      if (e.getKey().test(r)) {
+        return e.getValue();
+      }
+    }
+    return null;
   }
 
   /** Makes every later item answer {@code message} as its error. */
@@ -72,8 +82,15 @@ final class RecordingRateLimitService implements RateLimitService {
    * others are answered as usual.
    */
   synchronized void failItemsWith(String message, Predicate<RateLimitRequest> fails) {
-    this.itemError = message;
-    this.failing = fails;
+    failItemsWith(Map.of(fails, message));
+  }
+
+  /**
+   * Makes every later item answer, as its error, the message of the first predicate of {@code
+   * messages} (in iteration order) that accepts it; the others are answered as usual.
+   */
+  synchronized void failItemsWith(Map<Predicate<RateLimitRequest>, String> messages) {
+    this.failing = new LinkedHashMap<>(messages);
   }
 
   /** Returns every call so far. */
