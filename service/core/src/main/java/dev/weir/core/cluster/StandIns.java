@@ -24,6 +24,13 @@ import java.util.Map;
  * window above its limit; under it otherwise). Stand-in hits are then answered as that algorithm
  * answers them: a fixed window counts refused hits too, the others do not.
  *
+ * <p>A token bucket's {@code DRAIN_OVER_LIMIT} answer over the limit with none left does not tell
+ * whether the hits found the bucket empty (the owner then keeps it over the limit) or drained what
+ * was left (the owner keeps it under the limit, with none left). It is taken as over the limit
+ * only when the remembered state it follows had none left, as a stand-in's own drain is; so a
+ * bucket that hits on other nodes emptied is remembered under the limit, and a check of 0 hits
+ * is then admitted where the owner refuses it (hits are refused either way: none is left).
+ *
  * <p>Decides from the request's {@code created_at}; reads no clock.
  */
 final class StandIns {
@@ -59,25 +66,37 @@ final class StandIns {
    */
   void ownerAnswered(RateLimitRequest r, RateLimitResponse answer) {
     if (!answer.isError()) {
-      RateLimitResponse state = stateOf(r, answer);
       lastAnswers
           .asMap()
-          .merge(r.hashKey(), new Last(state, state, r.createdAt()), StandIns::merged);
+          .compute(
+              r.hashKey(),
+              (key, known) -> {
+                RateLimitResponse state = stateOf(r, answer, known);
+                Last next = new Last(state, state, r.createdAt());
+                return known == null ? next : merged(known, next);
+              });
     }
   }
 
   /**
    * Returns the owner's state that {@code answer} to {@code r} reports: {@code answer} with the
-   * status the owner's algorithm gives a request of 0 hits from there.
+   * status the owner's algorithm gives a request of 0 hits from there. A token bucket's {@code
+   * DRAIN_OVER_LIMIT} answer over the limit with none left is over it when the state {@code known}
+   * holds for {@code r}'s time had none left (as {@link #take} judges a stand-in's own drain), and
+   * under it otherwise.
    */
-  private static RateLimitResponse stateOf(RateLimitRequest r, RateLimitResponse answer) {
+  private static RateLimitResponse stateOf(
+      RateLimitRequest r, RateLimitResponse answer, Last known) {
     if (answer.status() != Status.OVER_LIMIT) {
       return answer;
     }
     boolean over =
         switch (Algorithm.forNumber(r.algorithm()).orElse(Algorithm.FIXED_WINDOW)) {
           case FIXED_WINDOW -> true;
-          case TOKEN_BUCKET -> r.hits() <= 0 || answer.remaining() == 0;
+          case TOKEN_BUCKET ->
+              r.hits() <= 0
+                  || (answer.remaining() == 0
+                      && (!r.has(Behavior.DRAIN_OVER_LIMIT) || knownEmpty(known, r.createdAt())));
           case SLIDING_WINDOW -> r.hits() <= 0;
           case LEAKY_BUCKET -> false;
         };
@@ -85,6 +104,18 @@ final class StandIns {
         ? answer
         : RateLimitResponse.of(
             Status.UNDER_LIMIT, answer.limit(), answer.remaining(), answer.resetTime());
+  }
+
+  /**
+   * Returns whether the state a stand-in would take from at {@code at}, of those {@code known}
+   * holds, has none left (false when none is open).
+   */
+  private static boolean knownEmpty(Last known, long at) {
+    if (known == null) {
+      return false;
+    }
+    RateLimitResponse from = known.fewest().resetTime() > at ? known.fewest() : known.latest();
+    return from.resetTime() > at && from.remaining() == 0;
   }
 
   /** Returns whether {@code a} has fewer left than {@code b}. */

@@ -142,6 +142,27 @@ class StandInsTest {
   }
 
   @Test
+  void answer_tokenBucketDrainedFromSomeLeft_checksUnderTheLimitAsTheOwner() {
+    owned(request(Algorithm.TOKEN_BUCKET, 7));
+    RateLimitResponse drained =
+        owned(request(Algorithm.TOKEN_BUCKET, 5).withBehavior(Behavior.DRAIN_OVER_LIMIT));
+    assertThat(drained.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(drained.remaining()).isZero();
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_tokenBucketDrainedWhenKnownEmpty_checksOverTheLimitAsTheOwner() {
+    owned(request(Algorithm.TOKEN_BUCKET, 10));
+    owned(request(Algorithm.TOKEN_BUCKET, 1).withBehavior(Behavior.DRAIN_OVER_LIMIT));
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
   void answer_leakyBucketEmpty_checksAdmittedHitsRefused() {
     owned(request(Algorithm.LEAKY_BUCKET, 10));
     assertThat(owned(request(Algorithm.LEAKY_BUCKET, 1)).status()).isEqualTo(Status.OVER_LIMIT);
