@@ -38,9 +38,11 @@ import java.util.function.Supplier;
  * request order.
  *
  * <p>Design: each item is validated (a {@code created_at} set further than {@link
- * PeerInputValidator#MAX_CLOCK_SKEW} from this node's clock is an error, as it is from a peer, so
- * that an item is answered alike whichever node is asked and the state it makes reaches every
- * node), gets {@code created_at} (now, when unset) and reads the ring once.
+ * PeerInputValidator#MAX_CLIENT_CLOCK_SKEW} from this node's clock is an error, within the {@link
+ * PeerInputValidator#MAX_CLOCK_SKEW} a peer allows by {@link
+ * PeerInputValidator#NODE_CLOCK_ALLOWANCE}, so that an item is answered alike whichever node is
+ * asked, while the nodes' clocks differ by no more, and the state it makes reaches every node),
+ * gets {@code created_at} (now, when unset) and reads the ring once.
  * The owner answers locally; a GLOBAL item on a non-owner is answered at once from the local copy and
  * its hits are queued for the owner; any other item is forwarded to the owner through its peer client
  * (batched unless NO_BATCHING or batching is off; a call's items for one owner are queued together,
