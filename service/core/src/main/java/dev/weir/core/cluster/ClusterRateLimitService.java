@@ -38,9 +38,11 @@ import java.util.function.Supplier;
  * request order.
  *
  * <p>Design: each item is validated (a {@code created_at} set further than {@link
- * PeerInputValidator#MAX_CLOCK_SKEW} from this node's clock is an error, as it is from a peer, so
- * that an item is answered alike whichever node is asked and the state it makes reaches every
- * node), gets {@code created_at} (now, when unset) and reads the ring once.
+ * PeerInputValidator#MAX_CLIENT_CLOCK_SKEW} from this node's clock is an error, within the {@link
+ * PeerInputValidator#MAX_CLOCK_SKEW} a peer allows by {@link
+ * PeerInputValidator#NODE_CLOCK_ALLOWANCE}, so that an item is answered alike whichever node is
+ * asked, while the nodes' clocks differ by no more, and the state it makes reaches every node),
+ * gets {@code created_at} (now, when unset) and reads the ring once.
  * The owner answers locally; a GLOBAL item on a non-owner is answered at once from the local copy and
  * its hits are queued for the owner; any other item is forwarded to the owner through its peer client
  * (batched unless NO_BATCHING or batching is off; a call's items for one owner are queued together,
@@ -208,6 +210,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     Consumer<RateLimitResponse>[] gatherers =
         standIns == null ? null : new Consumer[sent.length];
     AtomicBoolean[] claims = standIns == null ? null : new AtomicBoolean[sent.length];
+    long[] tickets = standIns == null ? null : new long[sent.length];
     boolean[] grouped = new boolean[sent.length];
     List<RateLimitRequest> group = new ArrayList<>(count);
     int[] positions = new int[count];
@@ -223,6 +226,11 @@ public final class ClusterRateLimitService implements RateLimitService {
           grouped[j] = true;
           group.add(sent[j]);
           positions[size++] = j;
+        }
+      }
+      if (tickets != null) {
+        for (int k = 0; k < size; k++) {
+          tickets[positions[k]] = standIns.sending();
         }
       }
       ClusterTracing.Forward span = tracing.forward(owner, group);
@@ -247,6 +255,7 @@ public final class ClusterRateLimitService implements RateLimitService {
         }
         settle(
             sent[index],
+            tickets == null ? 0 : tickets[index],
             traced.get(k),
             owner,
             ownerMeta,
@@ -257,18 +266,20 @@ public final class ClusterRateLimitService implements RateLimitService {
       }
     }
     if (claims != null) {
-      armStandIns(sent, gatherers, claims, all);
+      armStandIns(sent, tickets, gatherers, claims, all);
     }
     return all;
   }
 
   /**
    * Answers, {@link #standInAfter} from now, each forwarded item ({@code sent[i]} non-null, its
-   * answer taken by {@code gatherers[i]}) that no answer has claimed ({@code claims[i]}), as a
-   * stand-in ({@link StandIns}); the timer is cancelled once {@code all} items are answered.
+   * answer taken by {@code gatherers[i]}, its forward's ticket {@code tickets[i]}) that no answer
+   * has claimed ({@code claims[i]}), as a stand-in ({@link StandIns}); the timer is cancelled once
+   * {@code all} items are answered.
    */
   private void armStandIns(
       RateLimitRequest[] sent,
+      long[] tickets,
       Consumer<RateLimitResponse>[] gatherers,
       AtomicBoolean[] claims,
       CompletableFuture<?> all) {
@@ -279,7 +290,8 @@ public final class ClusterRateLimitService implements RateLimitService {
               for (int i = 0; i < sent.length; i++) {
                 if (claims[i] != null && claims[i].compareAndSet(false, true)) {
                   RateLimitRequest r = sent[i];
-                  gatherers[i].accept(orError(r, () -> standIn(r)));
+                  long ticket = tickets[i];
+                  gatherers[i].accept(orError(r, () -> standIn(ticket, r)));
                   answered++;
                 }
               }
@@ -291,11 +303,14 @@ public final class ClusterRateLimitService implements RateLimitService {
     all.whenComplete((v, e) -> timer.cancel());
   }
 
-  /** Returns this node's own answer to {@code r}, standing in for the key's owner. */
-  private RateLimitResponse standIn(RateLimitRequest r) {
+  /**
+   * Returns this node's own answer to {@code r}, whose forward has {@code ticket}, standing in for
+   * the key's owner.
+   */
+  private RateLimitResponse standIn(long ticket, RateLimitRequest r) {
     HashRing current = ring.get();
     String owner = current.isEmpty() ? "" : current.ownerOf(r.hashKey());
-    return standIns.answer(r, Map.of("owner", owner, "stand_in", "true"));
+    return standIns.answer(ticket, r, Map.of("owner", owner, "stand_in", "true"));
   }
 
   /**
@@ -465,8 +480,8 @@ public final class ClusterRateLimitService implements RateLimitService {
   }
 
   /**
-   * Gives {@code answer} what became of {@code r}'s forward to {@code owner}, attempt {@code
-   * attempt}, where {@code traced} is {@code r} as the forward's span sent it: the owner's answer,
+   * Gives {@code answer} what became of {@code r}'s forward to {@code owner} (with stand-ins on,
+   * {@code ticket} is the forward's, from {@link StandIns#sending()}), attempt {@code attempt}, where {@code traced} is {@code r} as the forward's span sent it: the owner's answer,
    * with {@code ownerMeta} unless it names its own owner (the node a stale owner handed it on to);
    * when the forward failed and the ring now names another owner (it changed while the call was in
    * flight), the answer of {@code traced} routed again, up to {@link #MAX_ATTEMPTS} times; else a
@@ -476,6 +491,7 @@ public final class ClusterRateLimitService implements RateLimitService {
    */
   private void settle(
       RateLimitRequest r,
+      long ticket,
       RateLimitRequest traced,
       String owner,
       Map<String, String> ownerMeta,
@@ -487,7 +503,7 @@ public final class ClusterRateLimitService implements RateLimitService {
         (a, error) -> {
           if (error == null) {
             if (standIns != null) {
-              standIns.ownerAnswered(r, a);
+              standIns.ownerAnswered(ticket, r, a);
             }
             if (claimed == null || claimed.compareAndSet(false, true)) {
               answer.accept(
@@ -508,6 +524,7 @@ public final class ClusterRateLimitService implements RateLimitService {
             } else {
               settle(
                   r,
+                  ticket,
                   traced,
                   nowOwner,
                   Map.of("owner", nowOwner),
@@ -520,7 +537,7 @@ public final class ClusterRateLimitService implements RateLimitService {
           }
           if (standIns != null) {
             if (claimed.compareAndSet(false, true)) {
-              answer.accept(orError(r, () -> standIn(r)));
+              answer.accept(orError(r, () -> standIn(ticket, r)));
               metrics.standIn();
             }
             return;

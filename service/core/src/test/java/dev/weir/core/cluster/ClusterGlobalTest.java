@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.model.Behavior;
@@ -29,6 +30,8 @@ class ClusterGlobalTest {
           512, ClusterSettings.defaults().hash(), 1000, Duration.ofNanos(500_000),
           Duration.ofSeconds(5), false, Duration.ofHours(1), 1000, Duration.ofSeconds(5),
           "static", List.of(), true);
+
+  private static final long CLIENT_SKEW = PeerInputValidator.MAX_CLIENT_CLOCK_SKEW.toMillis();
 
   private LocalCluster cluster;
 
@@ -160,7 +163,7 @@ class ClusterGlobalTest {
     other.check(
         hostile
             .behavior(Behavior.GLOBAL)
-            .createdAt(SystemClock.INSTANCE.wallMillis() - 299_000)
+            .createdAt(SystemClock.INSTANCE.wallMillis() - CLIENT_SKEW + 1_000)
             .build());
     other.check(global(2, 10));
     other.check(hostile.behavior(Behavior.GLOBAL | 64).createdAt(0).build());
@@ -220,7 +223,7 @@ class ClusterGlobalTest {
       assertThat(r.error())
           .as(n.address())
           .startsWith("field 'created_at' is " + slow + ", 360000 ms behind this node's clock")
-          .contains("at most 300000 ms");
+          .contains("a caller's clock may differ from it by at most 240000 ms");
     }
     RateLimitResponse forwarded =
         other.check(globalAt(8, slow).withBehavior(Behavior.BATCHING)).get(0);
@@ -241,7 +244,7 @@ class ClusterGlobalTest {
     RateLimitResponse r = owner.check(globalAt(1, fast)).get(0);
     assertThat(r.error())
         .startsWith("field 'created_at' is " + fast + ", 600000 ms ahead of this node's clock")
-        .contains("at most 300000 ms");
+        .contains("a caller's clock may differ from it by at most 240000 ms");
 
     owner.check(globalAt(8, clock.wallMillis()));
     owner.cluster().global().flushBroadcasts().join();
@@ -255,8 +258,8 @@ class ClusterGlobalTest {
     Node owner = cluster.ownerOf("g_acct");
     List<Node> others = cluster.nonOwnersOf("g_acct");
 
-    owner.check(globalAt(8, clock.wallMillis() - 299_000));
-    clock.advance(Duration.ofSeconds(2));
+    owner.check(globalAt(8, clock.wallMillis() - CLIENT_SKEW + 1_000));
+    clock.advance(PeerInputValidator.NODE_CLOCK_ALLOWANCE.plusSeconds(2));
     owner.cluster().global().flushBroadcasts().join();
 
     for (Node n : others) {

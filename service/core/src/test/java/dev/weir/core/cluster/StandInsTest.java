@@ -47,10 +47,20 @@ class StandInsTest {
 
   /** Returns the owner's engine's answer to {@code r}, which the stand-ins are told. */
   private RateLimitResponse owned(RateLimitRequest r) {
+    RateLimitResponse answer = ownerApplies(r);
+    standIns.ownerAnswered(standIns.sending(), r, answer);
+    return answer;
+  }
+
+  /** Returns the owner's engine's answer to {@code r}, which the stand-ins are not told. */
+  private RateLimitResponse ownerApplies(RateLimitRequest r) {
     Decision d = owner.apply(ownerState, r, r.createdAt());
     ownerState = d.next();
-    standIns.ownerAnswered(r, d.response());
     return d.response();
+  }
+
+  private static RateLimitRequest reset(Algorithm algorithm) {
+    return request(algorithm, 0).withBehavior(Behavior.RESET_REMAINING);
   }
 
   /**
@@ -60,7 +70,7 @@ class StandInsTest {
   private Status standIn(RateLimitRequest r) {
     Decision d = owner.apply(ownerState, r, r.createdAt());
     ownerState = d.next();
-    RateLimitResponse answer = standIns.answer(r, MARK);
+    RateLimitResponse answer = standIns.answer(standIns.sending(), r, MARK);
     assertThat(answer.status())
         .as("stand-in's status for %s hits; the owner answers %s", r.hits(), d.response())
         .isEqualTo(d.response().status());
@@ -73,10 +83,10 @@ class StandInsTest {
   @Test
   void answer_fixedWindowOwnerAnsweredOverWithNoneLeft_checkWithoutHitsOverTheLimit() {
     RateLimitRequest r = request(Algorithm.FIXED_WINDOW, 10);
-    standIns.ownerAnswered(r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
 
-    RateLimitResponse first = standIns.answer(r.withHits(0), MARK);
-    RateLimitResponse second = standIns.answer(r.withHits(0), MARK);
+    RateLimitResponse first = standIns.answer(standIns.sending(), r.withHits(0), MARK);
+    RateLimitResponse second = standIns.answer(standIns.sending(), r.withHits(0), MARK);
 
     assertThat(first.status()).isEqualTo(Status.OVER_LIMIT);
     assertThat(first.remaining()).isZero();
@@ -142,6 +152,27 @@ class StandInsTest {
   }
 
   @Test
+  void answer_tokenBucketDrainedFromSomeLeft_checksUnderTheLimitAsTheOwner() {
+    owned(request(Algorithm.TOKEN_BUCKET, 7));
+    RateLimitResponse drained =
+        owned(request(Algorithm.TOKEN_BUCKET, 5).withBehavior(Behavior.DRAIN_OVER_LIMIT));
+    assertThat(drained.status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(drained.remaining()).isZero();
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 1))).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void answer_tokenBucketDrainedWhenKnownEmpty_checksOverTheLimitAsTheOwner() {
+    owned(request(Algorithm.TOKEN_BUCKET, 10));
+    owned(request(Algorithm.TOKEN_BUCKET, 1).withBehavior(Behavior.DRAIN_OVER_LIMIT));
+
+    assertThat(standIn(request(Algorithm.TOKEN_BUCKET, 0))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
   void answer_leakyBucketEmpty_checksAdmittedHitsRefused() {
     owned(request(Algorithm.LEAKY_BUCKET, 10));
     assertThat(owned(request(Algorithm.LEAKY_BUCKET, 1)).status()).isEqualTo(Status.OVER_LIMIT);
@@ -176,15 +207,63 @@ class StandInsTest {
   @Test
   void ownerAnswered_aLateAnswerAtTheLimit_doesNotReopenAWindowCountedPastIt() {
     RateLimitRequest r = request(Algorithm.FIXED_WINDOW, 1);
-    standIns.ownerAnswered(r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
-    standIns.ownerAnswered(r, RateLimitResponse.of(Status.UNDER_LIMIT, 10, 0, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), r, RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), r, RateLimitResponse.of(Status.UNDER_LIMIT, 10, 0, NOW + 30_000));
 
-    assertThat(standIns.answer(r.withHits(0), MARK).status()).isEqualTo(Status.OVER_LIMIT);
+    assertThat(standIns.answer(standIns.sending(), r.withHits(0), MARK).status()).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void ownerAnswered_theOwnersAnswerToAReset_replacesTheStateBeforeIt() {
+    owned(request(Algorithm.FIXED_WINDOW, 11));
+    owned(reset(Algorithm.FIXED_WINDOW));
+
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 10))).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 1))).isEqualTo(Status.OVER_LIMIT);
+  }
+
+  @Test
+  void ownerAnswered_theOwnersLateAnswerToAResetAStandInAnswered_replacesTheStateBeforeIt() {
+    owned(request(Algorithm.FIXED_WINDOW, 11));
+    RateLimitRequest reset = reset(Algorithm.FIXED_WINDOW);
+    long ticket = standIns.sending();
+    RateLimitResponse standInReset = standIns.answer(ticket, reset, MARK);
+    standIns.ownerAnswered(ticket, reset, ownerApplies(reset));
+
+    assertThat(standInReset.status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(standInReset.remaining()).isEqualTo(10);
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void ownerAnswered_aLateAnswerToAnItemSentBeforeAReset_doesNotUndoTheReset() {
+    RateLimitRequest eleven = request(Algorithm.FIXED_WINDOW, 11);
+    long sentBefore = standIns.sending();
+    RateLimitResponse overTheLimit = ownerApplies(eleven);
+    owned(reset(Algorithm.FIXED_WINDOW));
+    standIns.ownerAnswered(sentBefore, eleven, overTheLimit);
+
+    assertThat(standIn(request(Algorithm.FIXED_WINDOW, 0))).isEqualTo(Status.UNDER_LIMIT);
+  }
+
+  @Test
+  void answer_aStandInsReset_forgetsTheOwnersStateBeforeIt() {
+    RateLimitRequest eleven = request(Algorithm.FIXED_WINDOW, 11);
+    long sentBefore = standIns.sending();
+    standIns.ownerAnswered(standIns.sending(), eleven, ownerApplies(eleven));
+    standIns.answer(standIns.sending(), reset(Algorithm.FIXED_WINDOW), MARK);
+    standIns.ownerAnswered(sentBefore, eleven, ownerApplies(eleven));
+
+    RateLimitResponse hit = standIns.answer(standIns.sending(), eleven.withHits(1), MARK);
+
+    assertThat(hit.status()).isEqualTo(Status.UNDER_LIMIT);
+    assertThat(hit.remaining()).isEqualTo(9);
   }
 
   @Test
   void answer_ownerNeverAnswered_fromABucketOfItsOwnUnderThePrefixedName() {
-    RateLimitResponse answer = standIns.answer(hit(NOW), MARK);
+    RateLimitResponse answer = standIns.answer(standIns.sending(), hit(NOW), MARK);
 
     assertThat(answer.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(answer.remaining()).isEqualTo(9);
@@ -194,10 +273,10 @@ class StandInsTest {
 
   @Test
   void answer_ownerLastLeftOne_oneMoreAdmittedThenOverTheLimit() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 1, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 1, NOW + 30_000));
 
-    RateLimitResponse first = standIns.answer(hit(NOW + 1), MARK);
-    RateLimitResponse second = standIns.answer(hit(NOW + 2), MARK);
+    RateLimitResponse first = standIns.answer(standIns.sending(), hit(NOW + 1), MARK);
+    RateLimitResponse second = standIns.answer(standIns.sending(), hit(NOW + 2), MARK);
 
     assertThat(first.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(first.remaining()).isZero();
@@ -208,9 +287,9 @@ class StandInsTest {
 
   @Test
   void answer_ownersWindowOver_fromABucketOfItsOwn() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 5));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 5));
 
-    RateLimitResponse answer = standIns.answer(hit(NOW + 5), MARK);
+    RateLimitResponse answer = standIns.answer(standIns.sending(), hit(NOW + 5), MARK);
 
     assertThat(answer.status()).isEqualTo(Status.UNDER_LIMIT);
     assertThat(answer.remaining()).isEqualTo(9);
@@ -218,14 +297,14 @@ class StandInsTest {
 
   @Test
   void ownerAnswered_anError_notRemembered() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.error("owner refused"));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.error("owner refused"));
 
-    assertThat(standIns.answer(hit(NOW), MARK).remaining()).isEqualTo(9);
+    assertThat(standIns.answer(standIns.sending(), hit(NOW), MARK).remaining()).isEqualTo(9);
   }
 
   @Test
   void answer_overWithDrainOverLimit_leavesNothing() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 3, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 3, NOW + 30_000));
     RateLimitRequest five =
         RateLimitRequest.builder("n", "k")
             .hits(5)
@@ -235,8 +314,8 @@ class StandInsTest {
             .createdAt(NOW)
             .build();
 
-    RateLimitResponse drained = standIns.answer(five, MARK);
-    RateLimitResponse query = standIns.answer(five.withHits(0), MARK);
+    RateLimitResponse drained = standIns.answer(standIns.sending(), five, MARK);
+    RateLimitResponse query = standIns.answer(standIns.sending(), five.withHits(0), MARK);
 
     assertThat(drained.status()).isEqualTo(Status.OVER_LIMIT);
     assertThat(drained.remaining()).isZero();
@@ -249,19 +328,19 @@ class StandInsTest {
     RateLimitResponse newer = RateLimitResponse.of(Status.UNDER_LIMIT, 10, 3, NOW + 30_000);
     RateLimitResponse older = RateLimitResponse.of(Status.UNDER_LIMIT, 10, 5, NOW + 30_000);
     RateLimitResponse previousWindow = RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 10);
-    standIns.ownerAnswered(hit(NOW), newer);
-    standIns.ownerAnswered(hit(NOW), older);
-    standIns.ownerAnswered(hit(NOW), previousWindow);
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), newer);
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), older);
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), previousWindow);
 
-    assertThat(standIns.answer(hit(NOW + 20), MARK).remaining()).isEqualTo(2);
+    assertThat(standIns.answer(standIns.sending(), hit(NOW + 20), MARK).remaining()).isEqualTo(2);
   }
 
   @Test
   void ownerAnswered_theOwnersLastWordOfAnEarlierWindow_replacesMoreLeftOfALaterOne() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, NOW + 30_000));
 
-    RateLimitResponse answer = standIns.answer(hit(NOW + 20), MARK);
+    RateLimitResponse answer = standIns.answer(standIns.sending(), hit(NOW + 20), MARK);
 
     assertThat(answer.status()).isEqualTo(Status.OVER_LIMIT);
     assertThat(answer.remaining()).isZero();
@@ -269,13 +348,13 @@ class StandInsTest {
 
   @Test
   void answer_hitsTakenFromAnEarlierWindow_alsoCountAgainstTheLaterOneStillOpen() {
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
-    standIns.ownerAnswered(hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 1, NOW + 30_000));
-    assertThat(standIns.answer(hit(NOW + 1), MARK).status()).isEqualTo(Status.UNDER_LIMIT);
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, NOW + 40_000));
+    standIns.ownerAnswered(standIns.sending(), hit(NOW), RateLimitResponse.of(Status.UNDER_LIMIT, 10, 1, NOW + 30_000));
+    assertThat(standIns.answer(standIns.sending(), hit(NOW + 1), MARK).status()).isEqualTo(Status.UNDER_LIMIT);
 
     int admitted = 0;
     for (int i = 0; i < 10; i++) {
-      if (standIns.answer(hit(NOW + 30_001), MARK).status() == Status.UNDER_LIMIT) {
+      if (standIns.answer(standIns.sending(), hit(NOW + 30_001), MARK).status() == Status.UNDER_LIMIT) {
         admitted++;
       }
     }

@@ -53,6 +53,19 @@ public final class PeerInputValidator {
    */
   public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
 
+  /**
+   * The most the clocks of two nodes are taken to differ by: 1 minute, kept out of the {@code
+   * created_at} a client may send, so that an item one node accepts from a client is not refused by
+   * the owner it is forwarded to.
+   */
+  public static final Duration NODE_CLOCK_ALLOWANCE = Duration.ofMinutes(1);
+
+  /**
+   * The most a client's {@code created_at} may lie from the clock of the node it asks: {@link
+   * #MAX_CLOCK_SKEW} less {@link #NODE_CLOCK_ALLOWANCE}, 4 minutes.
+   */
+  public static final Duration MAX_CLIENT_CLOCK_SKEW = MAX_CLOCK_SKEW.minus(NODE_CLOCK_ALLOWANCE);
+
   /** The longest address (the sender's or a member's {@code host:port}) a peer may send. */
   public static final int MAX_ADDRESS_LENGTH = 512;
 
@@ -82,6 +95,8 @@ public final class PeerInputValidator {
   static final long GREGORIAN_SPAN_MILLIS = Duration.ofDays(366).toMillis();
 
   private static final long SKEW = MAX_CLOCK_SKEW.toMillis();
+
+  private static final long CLIENT_SKEW = MAX_CLIENT_CLOCK_SKEW.toMillis();
 
   private final InputLimits limits;
   private final String self;
@@ -119,16 +134,22 @@ public final class PeerInputValidator {
   }
 
   /**
-   * Checks the {@code created_at} of a client's item as a peer's is checked: 0 (unset) or within
-   * {@link #MAX_CLOCK_SKEW} of {@code now}, so that its hits and the state they make reach every
-   * node, which refuses a time further off from a peer.
+   * Checks the {@code created_at} of a client's item: 0 (unset) or within {@link
+   * #MAX_CLIENT_CLOCK_SKEW} of {@code now}, so that its hits and the state they make reach every
+   * node whose clock is within {@link #NODE_CLOCK_ALLOWANCE} of this one's, which refuses a time
+   * more than {@link #MAX_CLOCK_SKEW} off from a peer.
    */
   public static Optional<String> checkClientCreatedAt(long createdAt, long now) {
     if (createdAt == 0) {
       return Optional.empty();
     }
     return timestamp(
-        "created_at", createdAt, now, now, "a caller's clock may differ from it by at most ");
+        "created_at",
+        createdAt,
+        now,
+        now,
+        CLIENT_SKEW,
+        "a caller's clock may differ from it by at most ");
   }
 
   /** Checks one GLOBAL broadcast item: key, algorithm, duration, times, status and exact state. */
@@ -428,13 +449,13 @@ public final class PeerInputValidator {
    * bound but the epoch) and not after {@code now} plus the skew.
    */
   private static Optional<String> timestamp(String field, long value, long earliest, long now) {
-    return timestamp(field, value, earliest, now, "peers' clocks may differ by at most ");
+    return timestamp(field, value, earliest, now, SKEW, "peers' clocks may differ by at most ");
   }
 
   private static Optional<String> timestamp(
-      String field, long value, long earliest, long now, String allowed) {
-    long low = earliest == 0 ? 0 : SaturatingMath.sub(earliest, SKEW);
-    long high = SaturatingMath.add(now, SKEW);
+      String field, long value, long earliest, long now, long skew, String allowed) {
+    long low = earliest == 0 ? 0 : SaturatingMath.sub(earliest, skew);
+    long high = SaturatingMath.add(now, skew);
     if (value < low || value > high) {
       return error(
           "field '"
@@ -447,7 +468,7 @@ public final class PeerInputValidator {
               + now
               + "); "
               + allowed
-              + SKEW
+              + skew
               + " ms");
     }
     return Optional.empty();

@@ -34,6 +34,7 @@ class PeerInputValidatorTest {
 
   private static final long NOW = 1_767_225_600_000L;
   private static final long SKEW = PeerInputValidator.MAX_CLOCK_SKEW.toMillis();
+  private static final long CLIENT_SKEW = PeerInputValidator.MAX_CLIENT_CLOCK_SKEW.toMillis();
   private static final long YEAR = PeerInputValidator.GREGORIAN_SPAN_MILLIS;
   private static final String SELF = "10.0.0.1:1051";
 
@@ -46,20 +47,60 @@ class PeerInputValidatorTest {
 
   @Test
   void checkClientCreatedAt_unsetOrAtTheSkewsEdges_validBeyond_errorNamingValueOffsetAndAllowed() {
+    assertThat(CLIENT_SKEW).isEqualTo(240_000);
     assertThat(PeerInputValidator.checkClientCreatedAt(0, NOW)).isEmpty();
-    assertThat(PeerInputValidator.checkClientCreatedAt(NOW - SKEW, NOW)).isEmpty();
-    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + SKEW, NOW)).isEmpty();
-    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + SKEW + 1, NOW))
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW - CLIENT_SKEW, NOW)).isEmpty();
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + CLIENT_SKEW, NOW)).isEmpty();
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW + CLIENT_SKEW + 1, NOW))
         .contains(
             "field 'created_at' is "
-                + (NOW + SKEW + 1)
+                + (NOW + CLIENT_SKEW + 1)
                 + ", "
-                + (SKEW + 1)
+                + (CLIENT_SKEW + 1)
                 + " ms ahead of this node's clock ("
                 + NOW
                 + "); a caller's clock may differ from it by at most "
-                + SKEW
+                + CLIENT_SKEW
                 + " ms");
+    assertThat(PeerInputValidator.checkClientCreatedAt(NOW - CLIENT_SKEW - 1, NOW))
+        .contains(
+            "field 'created_at' is "
+                + (NOW - CLIENT_SKEW - 1)
+                + ", "
+                + (CLIENT_SKEW + 1)
+                + " ms behind this node's clock ("
+                + NOW
+                + "); a caller's clock may differ from it by at most "
+                + CLIENT_SKEW
+                + " ms");
+  }
+
+  @Test
+  void checkClientCreatedAt_atTheEdges_acceptedByAnOwnerWhoseClockIsOffByTheAllowance() {
+    long allowance = PeerInputValidator.NODE_CLOCK_ALLOWANCE.toMillis();
+    for (long createdAt : new long[] {NOW - CLIENT_SKEW, NOW + CLIENT_SKEW}) {
+      assertThat(PeerInputValidator.checkClientCreatedAt(createdAt, NOW)).isEmpty();
+      for (long ownerNow : new long[] {NOW - allowance, NOW + allowance}) {
+        assertThat(validator.checkRequest(request().withCreatedAt(createdAt), ownerNow))
+            .as("created_at %s, the owner's clock %s", createdAt, ownerNow)
+            .isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void checkClientCreatedAt_anItemTheFrontDoorAccepts_anOwnerOneSecondOffAcceptsItToo() {
+    for (long offset : new long[] {-SKEW, -SKEW + 500, -1, 0, 1, SKEW - 500, SKEW}) {
+      long createdAt = NOW + offset;
+      if (PeerInputValidator.checkClientCreatedAt(createdAt, NOW).isEmpty()) {
+        for (long ownerNow : new long[] {NOW - 1_000, NOW + 1_000}) {
+          assertThat(validator.checkRequest(request().withCreatedAt(createdAt), ownerNow))
+              .as("created_at %s ms from the front door's clock, the owner's %s ms off", offset,
+                  ownerNow - NOW)
+              .isEmpty();
+        }
+      }
+    }
   }
 
   static Stream<Arguments> requests() {
