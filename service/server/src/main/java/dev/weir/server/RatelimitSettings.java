@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -99,9 +100,10 @@ record RatelimitSettings(
     HostPort debug = address(reader, "DEBUG_HOST", "DEBUG_PORT", 6070);
     String level = reader.oneOf(LOG_LEVEL, "warn", LOG_LEVELS);
     LogSetup.Format format =
-        reader.string(EnvVar.of("LOG_FORMAT"), "text").equals("json")
-            ? LogSetup.Format.JSON
-            : LogSetup.Format.TEXT;
+        LogSetup.Format.valueOf(
+            reader
+                .oneOf(EnvVar.of("LOG_FORMAT"), "text", List.of("text", "json"))
+                .toUpperCase(Locale.ROOT));
     EnvoySettings envoy = EnvoySettings.from(reader, ReferenceEnvironment.ENVOY);
     if (envoy.source() == EnvoySettings.Source.FILE) {
       envoy = envoy.withConfig(runtimePath(reader), RUNTIME_PATH_VARIABLES);

@@ -160,6 +160,21 @@ class RatelimitSettingsTest {
   }
 
   @Test
+  void from_logFormatInAnyCase_json() {
+    assertThat(RatelimitSettings.from(Map.of("LOG_FORMAT", "JSON")).logFormat())
+        .isEqualTo(LogSetup.Format.JSON);
+    assertThat(RatelimitSettings.from(Map.of("LOG_FORMAT", "Text")).logFormat())
+        .isEqualTo(LogSetup.Format.TEXT);
+  }
+
+  @Test
+  void from_unknownLogFormat_refusedNamingLogFormat() {
+    assertThatThrownBy(() -> RatelimitSettings.from(Map.of("LOG_FORMAT", "xml")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("LOG_FORMAT='xml' is not valid: expected one of text, json");
+  }
+
+  @Test
   void from_tlsWithoutKey_namesTheMissingVariable() {
     assertThatThrownBy(
             () ->
