@@ -177,16 +177,23 @@ public final class EnvoyAdapter implements AutoCloseable {
             new ConfigLoader(settings.loadOptions()),
             holder,
             metrics);
-    reloader.loadInitial();
+    boolean present = true;
+    if (settings.forceStartWithoutInitialConfig()) {
+      present = reloader.loadInitialUnlessMissing();
+    } else {
+      reloader.loadInitial();
+    }
     if (!hasDomains(holder)) {
       if (!settings.forceStartWithoutInitialConfig()) {
-        throw NoDomainLoaded.at(configPath, settings.variables());
+        throw NoDomainLoaded.at(
+            configPath, settings.loadOptions().keyPrefix(), settings.variables());
       }
       LOG.warn(
-          "Starting without a rate limit domain ({}=true): {} declares none; not ready until a"
-              + " reload brings one",
+          "Starting without a rate limit domain ({}=true): {} {}; not ready until a reload"
+              + " brings one",
           settings.variables().forceStart(),
-          configPath);
+          configPath,
+          present ? "declares none" : "does not exist");
     }
     return new EnvoyAdapter(
         settings,

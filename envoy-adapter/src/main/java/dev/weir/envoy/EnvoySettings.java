@@ -47,6 +47,8 @@ import java.util.function.UnaryOperator;
  *     descriptors and the passing rules' {@code metadata})
  * @param variables the names of the config path's and the force-start settings, as the node's
  *     mode reads them, for the refusal of a config without a domain
+ * @param configKeyPrefix the prefix of the runtime keys of the files read below the config
+ *     directory (see {@link dev.weir.envoy.config.ConfigFiles}); empty reads every file
  */
 public record EnvoySettings(
     Source source,
@@ -67,7 +69,8 @@ public record EnvoySettings(
     ConfigLimits configLimits,
     boolean quotaMode,
     boolean responseDynamicMetadata,
-    NoDomainLoaded.Variables variables) {
+    NoDomainLoaded.Variables variables,
+    String configKeyPrefix) {
 
   /** Where the descriptor config comes from. */
   public enum Source {
@@ -104,6 +107,7 @@ public record EnvoySettings(
     Objects.requireNonNull(reloadInterval, "reloadInterval");
     Objects.requireNonNull(configLimits, "configLimits");
     Objects.requireNonNull(variables, "variables");
+    Objects.requireNonNull(configKeyPrefix, "configKeyPrefix");
   }
 
   /** {@code WEIR_ENVOY_CONFIG}. */
@@ -241,7 +245,8 @@ public record EnvoySettings(
         reader.bool(names.apply(QUOTA_MODE), false),
         reader.bool(names.apply(RESPONSE_DYNAMIC_METADATA), false),
         new NoDomainLoaded.Variables(
-            names.apply(CONFIG).name(), names.apply(FORCE_START_WITHOUT_INITIAL_CONFIG).name()));
+            names.apply(CONFIG).name(), names.apply(FORCE_START_WITHOUT_INITIAL_CONFIG).name()),
+        "");
   }
 
   /**
@@ -262,6 +267,15 @@ public record EnvoySettings(
    * named {@code pathVariables} gave.
    */
   public EnvoySettings withConfig(Path path, String pathVariables) {
+    return withConfig(path, pathVariables, "");
+  }
+
+  /**
+   * Returns these settings with the {@code FILE} source reading, below the directory {@code path}
+   * that the settings named {@code pathVariables} gave, the files whose runtime key starts with
+   * {@code keyPrefix} (every file when it is empty).
+   */
+  public EnvoySettings withConfig(Path path, String pathVariables, String keyPrefix) {
     return new EnvoySettings(
         Source.FILE,
         Optional.of(path),
@@ -281,12 +295,14 @@ public record EnvoySettings(
         configLimits,
         quotaMode,
         responseDynamicMetadata,
-        new NoDomainLoaded.Variables(pathVariables, variables.forceStart()));
+        new NoDomainLoaded.Variables(pathVariables, variables.forceStart()),
+        keyPrefix);
   }
 
   /** Returns the options descriptor files are compiled with. */
   public ConfigLoadOptions loadOptions() {
-    return new ConfigLoadOptions(mergeDomainConfig, defaultAlgorithm, configLimits);
+    return new ConfigLoadOptions(
+        mergeDomainConfig, defaultAlgorithm, configLimits, configKeyPrefix);
   }
 
   private static String header(EnvReader reader, EnvVar var, String fallback) {

@@ -40,7 +40,8 @@ class EnvoySettingsTest {
                 new ConfigLimits(1_048_576, 16_777_216),
                 false,
                 false,
-                NoDomainLoaded.Variables.WEIR));
+                NoDomainLoaded.Variables.WEIR,
+                ""));
   }
 
   @Test
@@ -87,7 +88,8 @@ class EnvoySettingsTest {
                 new ConfigLimits(65_536, 1_048_576),
                 true,
                 true,
-                NoDomainLoaded.Variables.WEIR));
+                NoDomainLoaded.Variables.WEIR,
+                ""));
   }
 
   @Test

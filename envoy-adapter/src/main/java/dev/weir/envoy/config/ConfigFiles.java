@@ -1,5 +1,6 @@
 package dev.weir.envoy.config;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -32,6 +33,12 @@ import java.util.Set;
  * for a moment, and the next check loads the finished one). For the same reason a directory whose
  * {@code ..data} holds a name the directory has no entry for fails the read: the kubelet has
  * swapped {@code ..data} to a new version and not yet linked that name.
+ *
+ * <p>A key prefix keeps, below a directory, only the files whose runtime key starts with it, as
+ * the reference does with {@code RUNTIME_WATCH_ROOT}: the key is the file's path relative to the
+ * directory with each separator read as {@code .} ({@code config.yaml}, {@code config/a.yaml} as
+ * {@code config.a.yaml}); other entries are skipped unexamined, and only directories whose files'
+ * keys may start with the prefix are walked.
  */
 public final class ConfigFiles {
 
@@ -74,13 +81,22 @@ public final class ConfigFiles {
    * missing or unreadable path is a {@link DescriptorConfigException}.
    */
   public static Listing list(Path path) throws DescriptorConfigException {
+    return list(path, "");
+  }
+
+  /**
+   * Returns the files at {@code path} whose key starts with {@code keyPrefix} and the skipped
+   * entries (named relative to {@code path}); a missing or unreadable path is a {@link
+   * DescriptorConfigException}.
+   */
+  public static Listing list(Path path, String keyPrefix) throws DescriptorConfigException {
     if (!Files.exists(path)) {
       throw new DescriptorConfigException(path + ": config path does not exist");
     }
     if (!Files.isDirectory(path)) {
       return new Listing(List.of(path), List.of(Walk.realPath(path)), List.of());
     }
-    Walk walk = new Walk(path);
+    Walk walk = new Walk(path, keyPrefix);
     walk.directory(path);
     return new Listing(walk.files, walk.targets, walk.skipped);
   }
@@ -98,13 +114,27 @@ public final class ConfigFiles {
    */
   public static List<ConfigFile> read(Path path, ConfigLimits limits)
       throws DescriptorConfigException {
-    return read(path, limits, ConfigFiles::readFile);
+    return read(path, limits, "");
+  }
+
+  /**
+   * Reads the descriptor files at {@code path} as {@link #read(Path, ConfigLimits)} does, below a
+   * directory only those whose key starts with {@code keyPrefix}.
+   */
+  public static List<ConfigFile> read(Path path, ConfigLimits limits, String keyPrefix)
+      throws DescriptorConfigException {
+    return read(path, limits, keyPrefix, ConfigFiles::readFile);
   }
 
   static List<ConfigFile> read(Path path, ConfigLimits limits, FileBytes reader)
       throws DescriptorConfigException {
+    return read(path, limits, "", reader);
+  }
+
+  static List<ConfigFile> read(Path path, ConfigLimits limits, String keyPrefix, FileBytes reader)
+      throws DescriptorConfigException {
     for (int attempt = 1; ; attempt++) {
-      Listing listing = list(path);
+      Listing listing = list(path, keyPrefix);
       List<ConfigFile> out;
       try {
         out = readListed(listing, limits, reader);
@@ -214,14 +244,16 @@ public final class ConfigFiles {
   /** One walk of a directory tree, remembering what it has reached. */
   private static final class Walk {
     private final Path root;
+    private final String keyPrefix;
     private final List<Path> files = new ArrayList<>();
     private final List<Path> targets = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
     private final Set<Path> seenFiles = new HashSet<>();
     private final Set<Path> seenDirectories = new HashSet<>();
 
-    Walk(Path root) {
+    Walk(Path root, String keyPrefix) {
       this.root = root;
+      this.keyPrefix = keyPrefix;
     }
 
     void directory(Path dir) throws DescriptorConfigException {
@@ -242,10 +274,16 @@ public final class ConfigFiles {
           skipped.add(root.relativize(entry).toString());
           continue;
         }
+        String key = root.relativize(entry).toString().replace(File.separatorChar, '.');
+        boolean selected = key.startsWith(keyPrefix);
+        if (!selected && !keyPrefix.startsWith(key + ".")) {
+          skipped.add(root.relativize(entry).toString());
+          continue;
+        }
         BasicFileAttributes attributes = attributes(entry);
         if (attributes.isDirectory()) {
           directory(entry);
-        } else if (attributes.isRegularFile()) {
+        } else if (attributes.isRegularFile() && selected) {
           Path realFile = realPath(entry);
           if (seenFiles.add(realFile)) {
             files.add(entry);

@@ -10,9 +10,11 @@ import java.util.Objects;
  *     are merged)
  * @param defaultAlgorithm the algorithm of a rule that names none
  * @param limits the most the files may hold
+ * @param keyPrefix the prefix of the runtime keys of the files read below a directory (see {@link
+ *     ConfigFiles}); empty reads every file
  */
 public record ConfigLoadOptions(
-    boolean mergeDomainConfig, Algorithm defaultAlgorithm, ConfigLimits limits) {
+    boolean mergeDomainConfig, Algorithm defaultAlgorithm, ConfigLimits limits, String keyPrefix) {
 
   /** Envoyproxy/ratelimit's behavior: no merging, fixed windows; default limits. */
   public static final ConfigLoadOptions DEFAULTS =
@@ -22,6 +24,13 @@ public record ConfigLoadOptions(
   public ConfigLoadOptions {
     Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
     Objects.requireNonNull(limits, "limits");
+    Objects.requireNonNull(keyPrefix, "keyPrefix");
+  }
+
+  /** Creates options reading every file. */
+  public ConfigLoadOptions(
+      boolean mergeDomainConfig, Algorithm defaultAlgorithm, ConfigLimits limits) {
+    this(mergeDomainConfig, defaultAlgorithm, limits, "");
   }
 
   /** Creates options with the default limits. */

@@ -15,9 +15,17 @@ public final class ConfigLoader {
     this.options = options;
   }
 
-  /** Reads the files at {@code path} (see {@link ConfigFiles}) within the options' limits. */
+  /** Returns the options this loader reads and compiles with. */
+  public ConfigLoadOptions options() {
+    return options;
+  }
+
+  /**
+   * Reads the files at {@code path} (see {@link ConfigFiles}) within the options' limits, below a
+   * directory only those whose runtime key starts with the options' key prefix.
+   */
   public List<ConfigFile> read(Path path) throws DescriptorConfigException {
-    return ConfigFiles.read(path, options.limits());
+    return ConfigFiles.read(path, options.limits(), options.keyPrefix());
   }
 
   /** Reads and compiles the file or directory at {@code path}; throws on the first error. */

@@ -52,9 +52,18 @@ public final class NoDomainLoaded {
    * holds and how to opt in to starting without a domain.
    */
   public static DescriptorConfigException at(Path path, Variables variables) {
+    return at(path, "", variables);
+  }
+
+  /**
+   * Returns the error for {@code path}, read for files whose key starts with {@code keyPrefix},
+   * which loaded no domain, naming {@code variables}: what it holds and how to opt in to starting
+   * without a domain.
+   */
+  public static DescriptorConfigException at(Path path, String keyPrefix, Variables variables) {
     String found;
     try {
-      found = found(ConfigFiles.list(path));
+      found = found(ConfigFiles.list(path, keyPrefix), keyPrefix);
     } catch (DescriptorConfigException e) {
       found = e.getMessage();
     }
@@ -64,24 +73,39 @@ public final class NoDomainLoaded {
             + variables.config()
             + "), so every request would be allowed: "
             + found
-            + ". Add a descriptor file (any name not starting with '.'), or set "
+            + ". Add a descriptor file ("
+            + (keyPrefix.isEmpty()
+                ? "any name not starting with '.'"
+                : "a path below it starting with '"
+                    + keyPrefix
+                    + "' once '/' is read as '.', e.g. "
+                    + keyPrefix
+                    + "yaml")
+            + "), or set "
             + variables.forceStart()
             + "=true to start without one (the node then reports not ready until a config with a"
             + " domain loads)");
   }
 
   /** Describes what a walk that read no domain found. */
-  private static String found(ConfigFiles.Listing listing) {
+  private static String found(ConfigFiles.Listing listing, String keyPrefix) {
     if (!listing.files().isEmpty()) {
       return "found " + listing.files().size() + " file(s)";
     }
     List<String> skipped = listing.skipped();
+    String none =
+        keyPrefix.isEmpty()
+            ? "found no file to load"
+            : "found no file whose path starts with '" + keyPrefix + "'";
     if (skipped.isEmpty()) {
-      return "the directory is empty";
+      return keyPrefix.isEmpty() ? "the directory is empty" : none;
     }
-    return "found no file to load, only skipped entries ("
+    return none
+        + ", only skipped entries ("
         + shown(skipped)
-        + "; names starting with '.' are skipped)";
+        + "; names starting with '.'"
+        + (keyPrefix.isEmpty() ? "" : ", and paths not starting with '" + keyPrefix + "',")
+        + " are skipped)";
   }
 
   /**

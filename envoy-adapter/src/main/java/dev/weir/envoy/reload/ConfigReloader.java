@@ -10,6 +10,7 @@ import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -146,6 +147,24 @@ public final class ConfigReloader implements AutoCloseable {
     metrics.configLoadSuccess();
   }
 
+  /**
+   * Loads the configuration for start-up as {@link #loadInitial()} does, unless the path does not
+   * exist: then nothing is loaded and later checks load the files once the path appears; returns
+   * whether the path existed.
+   */
+  public synchronized boolean loadInitialUnlessMissing() throws DescriptorConfigException {
+    if (!Files.exists(path)) {
+      try {
+        loader.read(path);
+      } catch (DescriptorConfigException missing) {
+        lastFingerprint = "unreadable:" + missing.getMessage();
+        return false;
+      }
+    }
+    loadInitial();
+    return true;
+  }
+
   /** Reloads the configuration if the content at the path changed since the last check. */
   public synchronized Outcome reloadIfChanged() {
     String fingerprint = "";
@@ -159,7 +178,7 @@ public final class ConfigReloader implements AutoCloseable {
       }
       EnvoyConfig config = compiler.compile(files);
       if (config.domains().isEmpty()) {
-        throw NoDomainLoaded.at(path, variables);
+        throw NoDomainLoaded.at(path, loader.options().keyPrefix(), variables);
       }
       holder.set(config);
     } catch (DescriptorConfigException e) {

@@ -41,6 +41,27 @@ class ConfigFilesTest {
   }
 
   @Test
+  void read_keyPrefix_onlyFilesWhosePathStartsWithItOnceSeparatorsAreDots() throws Exception {
+    write("config.yaml", "domain: top\n");
+    write("config.extra.yaml", "domain: extra\n");
+    write("config/a.yaml", "domain: a\n");
+    write("config.d/b.yaml", "domain: b\n");
+    write("configuration.yaml", "domain: no\n");
+    write("other/config.yaml", "domain: no\n");
+    Files.createSymbolicLink(dir.resolve("unrelated"), Path.of("nowhere"));
+
+    List<String> names =
+        ConfigFiles.read(dir, ConfigLimits.DEFAULTS, "config.").stream()
+            .map(f -> dir.relativize(Path.of(f.name())).toString())
+            .toList();
+
+    assertThat(names)
+        .containsExactly("config/a.yaml", "config.d/b.yaml", "config.extra.yaml", "config.yaml");
+    assertThat(ConfigFiles.list(dir, "config.").skipped())
+        .containsExactlyInAnyOrder("configuration.yaml", "other", "unrelated");
+  }
+
+  @Test
   void list_namesStartingWithADot_skippedAtEveryDepth() throws Exception {
     write(".hidden.yaml", "not: valid\n");
     write(".git/config", "not: valid\n");

@@ -79,6 +79,25 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void loadInitialUnlessMissing_missingPath_nothingLoadedNorCountedUntilItAppears()
+      throws Exception {
+    Path missing = dir.resolve("ratelimit");
+    ConfigReloader reloader = reloader(missing);
+
+    boolean present = reloader.loadInitialUnlessMissing();
+    Outcome stillMissing = reloader.reloadIfChanged();
+    Files.createDirectories(missing);
+    Files.writeString(missing.resolve("a.yaml"), GOOD_A);
+    Outcome appeared = reloader.reloadIfChanged();
+
+    assertThat(present).isFalse();
+    assertThat(stillMissing).isEqualTo(Outcome.UNCHANGED);
+    assertThat(appeared).isEqualTo(Outcome.RELOADED);
+    assertThat(current().domains()).containsOnlyKeys("a");
+    assertThat(count("config_load_error")).isZero();
+  }
+
+  @Test
   void reloadIfChanged_goodThenBadThenGood_keepsLastGoodAndCountsEachLoad() throws Exception {
     Path file = dir.resolve("config.yaml");
     Files.writeString(file, GOOD_A);

@@ -272,7 +272,14 @@ final class RatelimitCommand implements Command {
   private static String describe(EnvoySettings envoy) {
     return envoy.source() == EnvoySettings.Source.XDS
         ? "xds://" + envoy.xds().serverAddress() + " node " + envoy.xds().nodeId()
-        : envoy.config().map(Object::toString).orElse("none");
+        : envoy
+            .config()
+            .map(
+                path ->
+                    envoy.configKeyPrefix().isEmpty()
+                        ? path.toString()
+                        : path + " (" + envoy.configKeyPrefix() + "*)")
+            .orElse("none");
   }
 
   /** Opens a listener, naming it and its variable when its address cannot be bound. */

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -99,12 +100,13 @@ record RatelimitSettings(
     HostPort debug = address(reader, "DEBUG_HOST", "DEBUG_PORT", 6070);
     String level = reader.oneOf(LOG_LEVEL, "warn", LOG_LEVELS);
     LogSetup.Format format =
-        reader.string(EnvVar.of("LOG_FORMAT"), "text").equals("json")
-            ? LogSetup.Format.JSON
-            : LogSetup.Format.TEXT;
+        LogSetup.Format.valueOf(
+            reader
+                .oneOf(EnvVar.of("LOG_FORMAT"), "text", List.of("text", "json"))
+                .toUpperCase(Locale.ROOT));
     EnvoySettings envoy = EnvoySettings.from(reader, ReferenceEnvironment.ENVOY);
     if (envoy.source() == EnvoySettings.Source.FILE) {
-      envoy = envoy.withConfig(runtimePath(reader), RUNTIME_PATH_VARIABLES);
+      envoy = runtimeFiles(reader, envoy);
     }
     boolean statsOff = reader.bool(EnvVar.of("DISABLE_STATS"), false);
     Optional<Statsd> statsd = Optional.empty();
@@ -173,13 +175,22 @@ record RatelimitSettings(
   }
 
   /**
-   * Returns where the {@code FILE} source reads: {@code RUNTIME_ROOT/SUBDIRECTORY/APPDIRECTORY}.
+   * Returns {@code envoy} with the {@code FILE} source reading what the reference's runtime loader
+   * reads: with {@code RUNTIME_WATCH_ROOT} (the default) every file below {@code
+   * RUNTIME_ROOT/SUBDIRECTORY} whose key (its path below it, {@code /} read as {@code .}) starts
+   * with {@code APPDIRECTORY.}, such as {@code config.yaml} or {@code config/a.yaml}; without it,
+   * every file below {@code RUNTIME_ROOT/SUBDIRECTORY/APPDIRECTORY}.
    */
-  private static Path runtimePath(EnvReader reader) {
-    return Path.of(
-        reader.string(EnvVar.of("RUNTIME_ROOT"), "/srv/runtime_data/current"),
-        reader.string(EnvVar.of("RUNTIME_SUBDIRECTORY"), ""),
-        reader.string(EnvVar.of("RUNTIME_APPDIRECTORY"), "config"));
+  private static EnvoySettings runtimeFiles(EnvReader reader, EnvoySettings envoy) {
+    Path subdirectory =
+        Path.of(
+            reader.string(EnvVar.of("RUNTIME_ROOT"), "/srv/runtime_data/current"),
+            reader.string(EnvVar.of("RUNTIME_SUBDIRECTORY"), ""));
+    String appDirectory = reader.string(EnvVar.of("RUNTIME_APPDIRECTORY"), "config");
+    if (reader.bool(EnvVar.of("RUNTIME_WATCH_ROOT"), true)) {
+      return envoy.withConfig(subdirectory, RUNTIME_PATH_VARIABLES, appDirectory + ".");
+    }
+    return envoy.withConfig(subdirectory.resolve(appDirectory), RUNTIME_PATH_VARIABLES);
   }
 
   private static HostPort address(EnvReader reader, String hostVar, String portVar, int port) {

@@ -137,6 +137,10 @@ final class ReferenceEnvironment {
               "PROMETHEUS_ADDR serves Weir's own meter names (weir_envoy_rate_limit_*); the"
                   + " reference's names come over StatsD"),
           Map.entry(
+              "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS",
+              "PROMETHEUS_ADDR serves Weir's own meters, not the reference's response-time"
+                  + " histogram"),
+          Map.entry(
               "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
               "the first reconnect waits CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL"));
 

@@ -178,6 +178,124 @@ class RatelimitModeTest {
     }
   }
 
+  /** Returns a one-rule config of {@code domain}: one request a minute per {@code user}. */
+  private static String config(String domain, int perMinute) {
+    return CONFIG.replace("domain: demo", "domain: " + domain)
+        .replace("requests_per_unit: 1", "requests_per_unit: " + perMinute);
+  }
+
+  private static String jsonRequest(String domain) {
+    return "{\"domain\":\""
+        + domain
+        + "\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"alice\"}]}]}";
+  }
+
+  /**
+   * Writes {@code files} as a Kubernetes ConfigMap volume at {@code mount}: a {@code
+   * ..<version>} directory, the {@code ..data} link to it, and a link per name through {@code
+   * ..data}; a second call swaps {@code ..data} to the new version.
+   */
+  private static void configMap(Path mount, String version, Map<String, String> files)
+      throws Exception {
+    Path versionDir = Files.createDirectories(mount.resolve(".." + version));
+    for (Map.Entry<String, String> file : files.entrySet()) {
+      Files.writeString(versionDir.resolve(file.getKey()), file.getValue());
+    }
+    Path next = mount.resolve("..data_tmp");
+    Files.createSymbolicLink(next, versionDir.getFileName());
+    Files.move(
+        next, mount.resolve("..data"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    for (String name : files.keySet()) {
+      Path link = mount.resolve(name);
+      if (!Files.isSymbolicLink(link)) {
+        Files.createSymbolicLink(link, Path.of("..data", name));
+      }
+    }
+  }
+
+  @Test
+  void configMapWithConfigYamlInTheSubdirectory_loadedAndReloadedAsTheReferenceDoes()
+      throws Exception {
+    Path mount = Files.createDirectories(dir.resolve("ratelimit"));
+    configMap(mount, "v1", Map.of("config.yaml", config("demo", 1)));
+
+    start(env(Map.of()));
+    HttpResponse<String> rlconfig = get(running.debug().port(), "/rlconfig");
+    int first = postJson(jsonRequest("demo"));
+    int second = postJson(jsonRequest("demo"));
+    configMap(mount, "v2", Map.of("config.yaml", config("demo", 5)));
+
+    assertThat(rlconfig.body())
+        .isEqualTo(
+            "demo.user: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false\n");
+    assertThat(first).isEqualTo(200);
+    assertThat(second).isEqualTo(429);
+    Await.until(
+        WAIT,
+        () -> {
+          try {
+            return get(running.debug().port(), "/rlconfig").body().contains("requests_per_unit=5");
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        "the swapped ConfigMap version loads");
+  }
+
+  @Test
+  void configFileBesideTheConfigFolder_loadedAsTheReferenceDoes() throws Exception {
+    Files.writeString(configFolder().resolve("a.yaml"), config("a", 1));
+    Files.writeString(dir.resolve("ratelimit").resolve("config.b.yaml"), config("b", 1));
+    Files.writeString(dir.resolve("ratelimit").resolve("other.yaml"), config("c", 1));
+
+    start(env(Map.of()));
+
+    assertThat(get(running.debug().port(), "/rlconfig").body())
+        .contains("a.user:", "b.user:")
+        .doesNotContain("c.user:");
+    assertThat(postJson(jsonRequest("a"))).isEqualTo(200);
+    assertThat(postJson(jsonRequest("a"))).isEqualTo(429);
+    assertThat(postJson(jsonRequest("b"))).isEqualTo(200);
+    assertThat(postJson(jsonRequest("b"))).isEqualTo(429);
+  }
+
+  @Test
+  void runtimeWatchRootFalse_onlyTheAppDirectoryLoadsAsInTheReference() throws Exception {
+    Files.writeString(configFolder().resolve("a.yaml"), config("a", 1));
+    Files.writeString(dir.resolve("ratelimit").resolve("config.b.yaml"), config("b", 1));
+
+    start(env(Map.of("RUNTIME_WATCH_ROOT", "false")));
+
+    assertThat(get(running.debug().port(), "/rlconfig").body())
+        .contains("a.user:")
+        .doesNotContain("b.user:");
+    assertThat(postJson(jsonRequest("b"))).isEqualTo(200);
+    assertThat(postJson(jsonRequest("b"))).isEqualTo(200);
+  }
+
+  @Test
+  void runtimeSubdirectoryMissing_forcedStart_startsAndLoadsTheConfigOnceItAppears()
+      throws Exception {
+    start(env(Map.of("FORCE_START_WITHOUT_INITIAL_CONFIG", "true")));
+    HttpResponse<String> health = get(running.node().httpPort(), "/healthcheck");
+
+    Path subdirectory = Files.createDirectories(dir.resolve("ratelimit"));
+    Files.writeString(subdirectory.resolve("config.yaml"), config("demo", 1));
+
+    assertThat(health.statusCode()).isEqualTo(200);
+    Await.until(
+        WAIT,
+        () -> {
+          try {
+            return get(running.debug().port(), "/rlconfig").body().contains("demo.user:");
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        "the config loads once the directory appears");
+  }
+
   /** Adds the counter lines of the datagrams waiting on {@code socket} to {@code counted}. */
   static void receive(DatagramSocket socket, Map<String, Long> counted) {
     byte[] buffer = new byte[65_536];
@@ -214,7 +332,7 @@ class RatelimitModeTest {
 
   @Test
   void withoutConfig_refusedNamingTheRuntimeVariablesAndTheReferenceOptIn() throws Exception {
-    Path folder = configFolder();
+    configFolder();
 
     String[] lines = refused(env(Map.of()), 2);
 
@@ -222,12 +340,28 @@ class RatelimitModeTest {
         .singleElement()
         .asString()
         .startsWith(
-            folder
+            dir.resolve("ratelimit")
                 + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/"
-                + "RUNTIME_APPDIRECTORY), so every request would be allowed: the directory is"
-                + " empty.")
+                + "RUNTIME_APPDIRECTORY), so every request would be allowed: found no file whose"
+                + " path starts with 'config.'. Add a descriptor file (a path below it starting"
+                + " with 'config.' once '/' is read as '.', e.g. config.yaml)")
         .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one")
         .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void onlyFilesOutsideTheAppDirectoryKeys_refusedNamingThemAsSkipped() throws Exception {
+    Files.writeString(
+        Files.createDirectories(dir.resolve("ratelimit")).resolve("ratelimit.yaml"), CONFIG);
+
+    String[] lines = refused(env(Map.of()), 2);
+
+    assertThat(lines)
+        .singleElement()
+        .asString()
+        .contains(
+            "found no file whose path starts with 'config.', only skipped entries (ratelimit.yaml;"
+                + " names starting with '.', and paths not starting with 'config.', are skipped)");
   }
 
   @Test

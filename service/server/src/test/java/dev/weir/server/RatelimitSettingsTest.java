@@ -54,7 +54,8 @@ class RatelimitSettingsTest {
     assertThat(settings.maxConnectionAge()).isEqualTo(Duration.ofHours(24));
     assertThat(settings.maxConnectionAgeGrace()).isEqualTo(Duration.ofHours(1));
     assertThat(settings.envoy().source()).isEqualTo(EnvoySettings.Source.FILE);
-    assertThat(settings.envoy().config()).contains(Path.of("/srv/runtime_data/current/config"));
+    assertThat(settings.envoy().config()).contains(Path.of("/srv/runtime_data/current"));
+    assertThat(settings.envoy().configKeyPrefix()).isEqualTo("config.");
     assertThat(settings.envoy().forceStartWithoutInitialConfig()).isFalse();
     assertThat(settings.healthyOnlyWithConfig()).isFalse();
     assertThat(settings.statsd())
@@ -81,7 +82,7 @@ class RatelimitSettingsTest {
   }
 
   @Test
-  void from_fileSource_readsRootSubdirectoryAndAppDirectory() {
+  void from_fileSource_readsTheAppDirectoryKeysBelowRootSubdirectory() {
     RatelimitSettings settings =
         RatelimitSettings.from(
             Map.of(
@@ -89,7 +90,22 @@ class RatelimitSettingsTest {
                 "RUNTIME_SUBDIRECTORY", "ratelimit",
                 "RUNTIME_APPDIRECTORY", "rules"));
 
+    assertThat(settings.envoy().config()).contains(Path.of("/data/ratelimit"));
+    assertThat(settings.envoy().configKeyPrefix()).isEqualTo("rules.");
+  }
+
+  @Test
+  void from_fileSourceWithoutWatchRoot_readsRootSubdirectoryAndAppDirectory() {
+    RatelimitSettings settings =
+        RatelimitSettings.from(
+            Map.of(
+                "RUNTIME_ROOT", "/data",
+                "RUNTIME_SUBDIRECTORY", "ratelimit",
+                "RUNTIME_APPDIRECTORY", "rules",
+                "RUNTIME_WATCH_ROOT", "false"));
+
     assertThat(settings.envoy().config()).contains(Path.of("/data/ratelimit/rules"));
+    assertThat(settings.envoy().configKeyPrefix()).isEmpty();
   }
 
   @Test
@@ -157,6 +173,21 @@ class RatelimitSettingsTest {
     assertThatThrownBy(() -> RatelimitSettings.from(Map.of("CONFIG_TYPE", "REDIS")))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("CONFIG_TYPE='REDIS' is not valid");
+  }
+
+  @Test
+  void from_logFormatInAnyCase_json() {
+    assertThat(RatelimitSettings.from(Map.of("LOG_FORMAT", "JSON")).logFormat())
+        .isEqualTo(LogSetup.Format.JSON);
+    assertThat(RatelimitSettings.from(Map.of("LOG_FORMAT", "Text")).logFormat())
+        .isEqualTo(LogSetup.Format.TEXT);
+  }
+
+  @Test
+  void from_unknownLogFormat_refusedNamingLogFormat() {
+    assertThatThrownBy(() -> RatelimitSettings.from(Map.of("LOG_FORMAT", "xml")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("LOG_FORMAT='xml' is not valid: expected one of text, json");
   }
 
   @Test

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.Test;
 
 class ReferenceEnvironmentTest {
 
-  /** Every variable of envoyproxy/ratelimit's src/settings/settings.go, plus QUOTA_MODE. */
+  /**
+   * Every variable of envoyproxy/ratelimit's src/settings/settings.go at f2fb157, plus the
+   * REDIS_*USE_EXPLICIT_PIPELINE variables of earlier releases.
+   */
   static final List<String> SETTINGS_GO =
       List.of(
           "HOST", "PORT", "DEBUG_HOST", "DEBUG_PORT", "GRPC_UDS", "GRPC_HOST", "GRPC_PORT",
@@ -26,7 +29,7 @@ class ReferenceEnvironmentTest {
           "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES", "USE_DOG_STATSD", "USE_DOG_STATSD_MOGRIFIERS",
           "USE_STATSD", "STATSD_HOST", "STATSD_PORT", "EXTRA_TAGS", "STATS_FLUSH_INTERVAL",
           "DISABLE_STATS", "USE_PROMETHEUS", "PROMETHEUS_ADDR", "PROMETHEUS_PATH",
-          "PROMETHEUS_MAPPER_YAML", "RUNTIME_ROOT", "RUNTIME_SUBDIRECTORY",
+          "PROMETHEUS_MAPPER_YAML", "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS", "RUNTIME_ROOT", "RUNTIME_SUBDIRECTORY",
           "RUNTIME_APPDIRECTORY", "RUNTIME_IGNOREDOTFILES", "RUNTIME_WATCH_ROOT",
           "EXPIRATION_JITTER_MAX_SECONDS", "LOCAL_CACHE_SIZE_IN_BYTES", "NEAR_LIMIT_RATIO",
           "CACHE_KEY_PREFIX", "BACKEND_TYPE", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT",
@@ -42,6 +45,9 @@ class ReferenceEnvironmentTest {
           "REDIS_PERSECOND_PIPELINE_LIMIT", "REDIS_PERSECOND_USE_EXPLICIT_PIPELINE",
           "REDIS_HEALTH_CHECK_ACTIVE_CONNECTION", "REDIS_TIMEOUT", "REDIS_PERSECOND_TIMEOUT",
           "REDIS_POOL_ON_EMPTY_BEHAVIOR", "REDIS_PERSECOND_POOL_ON_EMPTY_BEHAVIOR",
+          "REDIS_CLUSTER_PIPELINE_PARALLELISM", "REDIS_PERSECOND_CLUSTER_PIPELINE_PARALLELISM",
+          "REDIS_STARTUP_INITIAL_INTERVAL", "REDIS_STARTUP_MAX_INTERVAL",
+          "REDIS_STARTUP_MAX_ELAPSED_TIME",
           "MEMCACHE_HOST_PORT", "MEMCACHE_MAX_IDLE_CONNS", "MEMCACHE_SRV", "MEMCACHE_SRV_REFRESH",
           "MEMCACHE_TLS", "MEMCACHE_TLS_CLIENT_CERT", "MEMCACHE_TLS_CLIENT_KEY",
           "MEMCACHE_TLS_CACERT", "MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION", "SHADOW_MODE",
@@ -62,6 +68,16 @@ class ReferenceEnvironmentTest {
                     .isTrue());
     assertThat(ReferenceEnvironment.honoured())
         .doesNotContainAnyElementsOf(ReferenceEnvironment.IGNORED.keySet());
+  }
+
+  @Test
+  void notice_prometheusResponseTimeAsMilliseconds_namedWithItsReason() {
+    assertThat(
+            ReferenceEnvironment.notice(Map.of("PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS", "true")))
+        .containsExactly(
+            "envoyproxy/ratelimit settings Weir ignores: PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS"
+                + " (PROMETHEUS_ADDR serves Weir's own meters, not the reference's response-time"
+                + " histogram)");
   }
 
   @Test
