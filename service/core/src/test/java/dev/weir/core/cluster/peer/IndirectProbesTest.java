@@ -357,6 +357,23 @@ class IndirectProbesTest {
   }
 
   @Test
+  void leaverVouchedForAgainWhileStillDownAsLeft_targetLeftRefusal_unreachedAndVoucherDropped() {
+    reaches.put(B + ">" + C, true);
+    members = Set.of(A, B);
+    liveness.left(C);
+    members = Set.of(A, B, C);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.voucher(C)).as("voucher of the leaver back across a cut").isEqualTo(B);
+    clock.advance(Duration.ofMillis(1));
+
+    liveness.relayTargetLeft(B, C, clock.monotonicNanos());
+
+    assertThat(probes.unreached()).as("unreached at A after its second leave").containsExactly(C);
+    assertThat(probes.voucher(C)).as("voucher after its second leave").isNull();
+    assertThat(liveness.downReason(C)).isEqualTo(PeerLiveness.LEFT);
+  }
+
+  @Test
   void checkerCannotBeCalled_roundStillReachesItsVerdict() {
     unbuildable = B;
 
