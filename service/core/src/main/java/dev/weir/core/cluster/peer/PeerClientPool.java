@@ -391,7 +391,9 @@ public final class PeerClientPool implements AutoCloseable {
                   return CompletableFuture.failedFuture(error);
                 }
                 return probes
-                    .settled(owner, UnsentRelay.unsent(error) ? through : null)
+                    .settled(
+                        owner,
+                        UnsentRelay.unsent(error) || refusedUnsent(error) ? through : null)
                     .thenCompose(
                         v -> {
                           String now = probes.via(owner);

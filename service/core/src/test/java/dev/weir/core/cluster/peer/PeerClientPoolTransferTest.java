@@ -224,6 +224,27 @@ class PeerClientPoolTransferTest {
   }
 
   @Test
+  void voucherRefusedUnsentByThePool_aNewRoundNamesAnotherVoucher_transferRelayedThroughIt() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    secondRelay.answerProbe(false);
+    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    // Discovery drops the voucher between the transfer's choice of it and the relay call.
+    dropped = Set.of(RELAY);
+    pool.retain(Set.of(SELF, OWNER, SECOND_RELAY));
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(transfer).as("waiting for a new round's verdict").isNotDone();
+    secondRelay.answerProbe(true);
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(relay.transfers).as("transfers relayed through the dropped voucher").hasValue(0);
+    assertThat(secondRelay.transfers).as("transfers relayed through the new voucher").hasValue(1);
+    assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
+  }
+
+  @Test
   void directTransferFailsLate_relayedLegGetsOnlyWhatIsLeftOfTheTimeout() {
     owner.onTransfer =
         () -> {
