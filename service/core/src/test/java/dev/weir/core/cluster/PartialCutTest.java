@@ -612,6 +612,16 @@ class PartialCutTest {
       admitted += r.status() == Status.UNDER_LIMIT ? 1 : 0;
     }
     assertThat(admitted).as("hits on C's key admitted through A and B").isEqualTo(LIMIT);
+    if (mode == PeerFailureMode.FAIL) {
+      return;
+    }
+
+    // C leaves again: its notice misses A across the cut, and B's refusal tells A of it.
+    cluster.stop(c);
+    timers.advance(settings.batchTimeout().plusMillis(1));
+    RateLimitResponse afterSecondLeave = a.check(hit(key)).get(0);
+    assertThat(afterSecondLeave.error()).as("hit on C's key at A after C's second leave").isEmpty();
+    assertThat(onRing(a, c)).as("C on A's ring after its second leave").isFalse();
   }
 
   @Test

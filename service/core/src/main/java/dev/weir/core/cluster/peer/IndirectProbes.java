@@ -121,8 +121,8 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
 
   /**
    * Returns the peer through which to send what this node owes {@code peer}, or null to call it
-   * directly (it is up, or unreached): its voucher while that is up, else, until a round found it
-   * unreached, the first peer a round would ask (its last voucher if that is up).
+   * directly (it is up, or unreached): its voucher while that is up and a member, else, until a
+   * round found it unreached, the first peer a round would ask (its last voucher if that is up).
    */
   public String via(String peer) {
     if (!liveness.isDown(peer)) {
@@ -133,7 +133,7 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
         return null;
       }
       String voucher = vouchers.get(peer);
-      if (voucher != null && !liveness.isDown(voucher)) {
+      if (voucher != null && !liveness.isDown(voucher) && members.get().contains(voucher)) {
         return voucher;
       }
       List<String> checkers = checkers(peer, voucher != null ? voucher : lastVouchers.get(peer));
@@ -232,9 +232,13 @@ public final class IndirectProbes implements PeerLiveness.Listener, AutoCloseabl
     }
   }
 
-  /** Forgets every peer not in {@code current}: one discovery dropped starts afresh if it returns. */
+  /**
+   * Forgets every peer not in {@code current}, and the vouchers that are not: one discovery dropped
+   * starts afresh if it returns, and a peer it vouched for is relayed through the next round's.
+   */
   public synchronized void retain(Collection<String> current) {
     vouchers.keySet().retainAll(current);
+    vouchers.values().retainAll(current);
     lastVouchers.keySet().retainAll(current);
     failedRounds.keySet().retainAll(current);
     refusedSinceTick.keySet().retainAll(current);

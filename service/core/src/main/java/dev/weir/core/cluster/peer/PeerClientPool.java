@@ -391,7 +391,9 @@ public final class PeerClientPool implements AutoCloseable {
                   return CompletableFuture.failedFuture(error);
                 }
                 return probes
-                    .settled(owner, UnsentRelay.unsent(error) ? through : null)
+                    .settled(
+                        owner,
+                        UnsentRelay.unsent(error) || refusedUnsent(error) ? through : null)
                     .thenCompose(
                         v -> {
                           String now = probes.via(owner);
@@ -441,9 +443,9 @@ public final class PeerClientPool implements AutoCloseable {
    * Relays {@code request} through {@code through}; when that fails, waits for the verdict ({@link
    * IndirectProbes#settled(String, String)}: a new one when {@code through} is the voucher and
    * refused it unsent) and, if
-   * the verdict names another voucher and {@code through} answered that it sent nothing on ({@link
-   * UnsentRelay#unsent}), relays it once more through that one, within what is left of the first
-   * relay's timeout. A relay that may have reached the owner is not sent again: the owner would
+   * the verdict names another voucher and nothing was sent on ({@code through} answered so, {@link
+   * UnsentRelay#unsent}, or this pool refused to call it, {@link #refusedUnsent}), relays it once
+   * more through that one, within what is left of the first relay's timeout. A relay that may have reached the owner is not sent again: the owner would
    * count its hits twice.
    */
   private CompletableFuture<RateLimitResponse> relayed(
@@ -484,34 +486,36 @@ public final class PeerClientPool implements AutoCloseable {
       long start,
       CompletableFuture<RateLimitResponse> relay) {
     return relay.exceptionallyCompose(
-        error ->
-            p.settled(owner, UnsentRelay.unsent(error) ? through : null)
-                .thenCompose(
-                    v -> {
-                      String now = p.via(owner);
-                      if (now == null) {
-                        return failFast.test(owner)
-                            ? call(owner, c -> c.forward(request))
-                            : CompletableFuture.<RateLimitResponse>failedFuture(error);
-                      }
-                      if (now.equals(through) || !UnsentRelay.unsent(error)) {
-                        return CompletableFuture.<RateLimitResponse>failedFuture(error);
-                      }
-                      Duration left = leftOf(relaying.timeout(), start);
-                      return left.compareTo(Duration.ZERO) > 0
-                          ? relaying.forwardNow(now, owner, request, left)
-                          : CompletableFuture.<RateLimitResponse>failedFuture(
-                              usedUp(
-                                  owner,
-                                  "not relaying the item to peer '"
-                                      + owner
-                                      + "' through '"
-                                      + now
-                                      + "'",
-                                  "the relay's WEIR_BATCH_TIMEOUT",
-                                  relaying.timeout(),
-                                  error));
-                    }));
+        error -> {
+          boolean unsent = UnsentRelay.unsent(error) || refusedUnsent(error);
+          return p.settled(owner, unsent ? through : null)
+              .thenCompose(
+                  v -> {
+                    String now = p.via(owner);
+                    if (now == null) {
+                      return failFast.test(owner)
+                          ? call(owner, c -> c.forward(request))
+                          : CompletableFuture.<RateLimitResponse>failedFuture(error);
+                    }
+                    if (now.equals(through) || !unsent) {
+                      return CompletableFuture.<RateLimitResponse>failedFuture(error);
+                    }
+                    Duration left = leftOf(relaying.timeout(), start);
+                    return left.compareTo(Duration.ZERO) > 0
+                        ? relaying.forwardNow(now, owner, request, left)
+                        : CompletableFuture.<RateLimitResponse>failedFuture(
+                            usedUp(
+                                owner,
+                                "not relaying the item to peer '"
+                                    + owner
+                                    + "' through '"
+                                    + now
+                                    + "'",
+                                "the relay's WEIR_BATCH_TIMEOUT",
+                                relaying.timeout(),
+                                error));
+                  });
+        });
   }
 
   /** Returns what is left of {@code timeout} since {@code start} on the liveness's clock. */

@@ -210,10 +210,15 @@ public final class PeerLiveness implements PeerCallObserver {
   /**
    * Records that another peer reached {@code peer} just now (an indirect probe's verdict named a
    * voucher): a refusal naming it left of a relay sent before now is stale ({@link
-   * #relayTargetLeft}).
+   * #relayTargetLeft}), and a leave of it announced or refused after now is a new one ({@link
+   * #left}), even while its reason here is still {@link #LEFT}.
    */
   public synchronized void vouched(String peer) {
     vouchedAt.put(peer, clock.monotonicNanos());
+    Entry e = peers.get(peer);
+    if (e != null && e.down) {
+      e.vouchedSinceLeft = true;
+    }
   }
 
   // Called under the lock: whether peer came back or was vouched for after sentNanos (a reading
@@ -226,18 +231,20 @@ public final class PeerLiveness implements PeerCallObserver {
 
   /**
    * Takes {@code peer}, which announced it is leaving, down until it answers again; of a peer
-   * already down for another reason, makes {@link #LEFT} its reason and tells the listeners ({@link
-   * Listener#peerLeft}).
+   * already down for another reason, or down as {@link #LEFT} and {@linkplain #vouched vouched for}
+   * since (a leaver back across a cut that left again), makes {@link #LEFT} its reason and tells
+   * the listeners ({@link Listener#peerLeft}).
    */
   public void left(String peer) {
     boolean wasDown;
     synchronized (this) {
       Entry e = entry(peer);
       wasDown = e.down;
-      if (wasDown && LEFT.equals(e.error)) {
+      if (wasDown && LEFT.equals(e.error) && !e.vouchedSinceLeft) {
         return;
       }
       e.error = LEFT;
+      e.vouchedSinceLeft = false;
       if (!wasDown) {
         goDown(e);
       }
@@ -353,5 +360,6 @@ public final class PeerLiveness implements PeerCallObserver {
     private int failures;
     private String error = "";
     private long downSince;
+    private boolean vouchedSinceLeft;
   }
 }

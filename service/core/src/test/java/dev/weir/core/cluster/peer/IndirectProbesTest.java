@@ -35,6 +35,7 @@ class IndirectProbesTest {
   private static final String A = "10.0.0.1:1051";
   private static final String B = "10.0.0.2:1051";
   private static final String C = "10.0.0.3:1051";
+  private static final String D = "10.0.0.4:1051";
   private static final Duration INTERVAL = Duration.ofMillis(500);
 
   private final FakeClock clock = new FakeClock();
@@ -354,6 +355,40 @@ class IndirectProbesTest {
     assertThat(probes.voucher(C)).isNull();
     assertThat(probes.via(C)).isNull();
     assertThat(changes).hasValue(1);
+  }
+
+  @Test
+  void leaverVouchedForAgainWhileStillDownAsLeft_targetLeftRefusal_unreachedAndVoucherDropped() {
+    reaches.put(B + ">" + C, true);
+    members = Set.of(A, B);
+    liveness.left(C);
+    members = Set.of(A, B, C);
+    scheduler.advance(INTERVAL);
+    assertThat(probes.voucher(C)).as("voucher of the leaver back across a cut").isEqualTo(B);
+    clock.advance(Duration.ofMillis(1));
+
+    liveness.relayTargetLeft(B, C, clock.monotonicNanos());
+
+    assertThat(probes.unreached()).as("unreached at A after its second leave").containsExactly(C);
+    assertThat(probes.voucher(C)).as("voucher after its second leave").isNull();
+    assertThat(liveness.downReason(C)).isEqualTo(PeerLiveness.LEFT);
+  }
+
+  @Test
+  void voucherDiscoveryDropped_notNamedAnyMore_anotherPeerThatReachesItIs() {
+    members = Set.of(A, B, C, D);
+    reaches.put(B + ">" + C, true);
+    reaches.put(D + ">" + C, true);
+    liveness.notAnswering(C, "cut", true);
+    assertThat(probes.voucher(C)).isEqualTo(B);
+
+    members = Set.of(A, C, D);
+    assertThat(probes.via(C)).as("via once discovery dropped the voucher").isEqualTo(D);
+    liveness.retain(members);
+    probes.retain(members);
+
+    assertThat(probes.voucher(C)).as("voucher after retain").isNull();
+    assertThat(probes.via(C)).as("via after retain").isEqualTo(D);
   }
 
   @Test

@@ -52,7 +52,9 @@ class PeerClientPoolTransferTest {
   private final PeerLiveness liveness = new PeerLiveness(clock);
   private final List<Server> servers = new ArrayList<>();
   private final Map<String, PeerHandler> handlers = new ConcurrentHashMap<>();
-  private final PeerClientPool pool = new PeerClientPool(this::client, liveness, peer -> false);
+  private volatile Set<String> dropped = Set.of();
+  private final PeerClientPool pool =
+      new PeerClientPool(this::client, liveness, peer -> false, peer -> !dropped.contains(peer));
   private volatile Set<String> members = Set.of(SELF, RELAY, OWNER);
   private final IndirectProbes probes =
       new IndirectProbes(
@@ -198,6 +200,47 @@ class PeerClientPoolTransferTest {
     assertThat(transfer.join()).isEqualTo(1);
     assertThat(relay.transfers).as("the voucher that stopped relaying").hasValue(1);
     assertThat(secondRelay.transfers).as("the voucher the new round named").hasValue(1);
+    assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
+  }
+
+  @Test
+  void voucherRefusedUnsentByThePool_aNewRoundNamesAnotherVoucher_itemRelayedThroughIt() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    secondRelay.answerProbe(false);
+    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    // Discovery drops the voucher between the item's choice of it and the relay call.
+    dropped = Set.of(RELAY);
+    pool.retain(Set.of(SELF, OWNER, SECOND_RELAY));
+
+    CompletableFuture<RateLimitResponse> item = pool.forward(OWNER, item());
+
+    assertThat(item).as("waiting for a new round's verdict").isNotDone();
+    secondRelay.answerProbe(true);
+    assertThat(item.join().error()).isEmpty();
+    assertThat(relay.itemsWithin).as("items relayed through the dropped voucher").isEmpty();
+    assertThat(secondRelay.itemsWithin).as("items relayed through the new voucher").hasSize(1);
+  }
+
+  @Test
+  void voucherRefusedUnsentByThePool_aNewRoundNamesAnotherVoucher_transferRelayedThroughIt() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    secondRelay.answerProbe(false);
+    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    // Discovery drops the voucher between the transfer's choice of it and the relay call.
+    dropped = Set.of(RELAY);
+    pool.retain(Set.of(SELF, OWNER, SECOND_RELAY));
+
+    CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
+
+    assertThat(transfer).as("waiting for a new round's verdict").isNotDone();
+    secondRelay.answerProbe(true);
+    assertThat(transfer.join()).isEqualTo(1);
+    assertThat(relay.transfers).as("transfers relayed through the dropped voucher").hasValue(0);
+    assertThat(secondRelay.transfers).as("transfers relayed through the new voucher").hasValue(1);
     assertThat(owner.received).as("not sent directly while a peer vouches").isEmpty();
   }
 
