@@ -8,6 +8,8 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -19,6 +21,8 @@ import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import io.grpc.Attributes;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
@@ -391,26 +395,46 @@ class PeerClientTest {
    */
   private PeerClient clientOfPeerAnsweringShort(int missing, PeerClientSettings settings)
       throws IOException {
+    return clientOfInProcessPeer(
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answers) {
+            GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
+            for (int i = missing; i < request.getRequestsCount(); i++) {
+              out.addRateLimits(RateLimitResp.newBuilder().setRemaining(9));
+            }
+            answers.onNext(out.build());
+            answers.onCompleted();
+          }
+        },
+        settings);
+  }
+
+  /**
+   * Returns a client of an in-process peer that answers every {@code ReportQuotaUsage} (the only
+   * call it serves) with no shares, its reports recorded in {@link #reports}.
+   */
+  private PeerClient clientOfQuotaPeerAnsweringNoShares(PeerClientSettings settings)
+      throws IOException {
+    return clientOfInProcessPeer(
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void reportQuotaUsage(
+              ReportQuotaUsageReq request, StreamObserver<ReportQuotaUsageResp> answers) {
+            answers.onNext(ReportQuotaUsageResp.getDefaultInstance());
+            answers.onCompleted();
+          }
+        },
+        settings);
+  }
+
+  /** Returns a client of the in-process peer {@code service}, its reports recorded in {@link #reports}. */
+  private PeerClient clientOfInProcessPeer(
+      PeersV1Grpc.PeersV1ImplBase service, PeerClientSettings settings) throws IOException {
     String name = InProcessServerBuilder.generateName();
     Server server =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(
-                new PeersV1Grpc.PeersV1ImplBase() {
-                  @Override
-                  public void getPeerRateLimits(
-                      GetPeerRateLimitsReq request,
-                      StreamObserver<GetPeerRateLimitsResp> answers) {
-                    GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
-                    for (int i = missing; i < request.getRequestsCount(); i++) {
-                      out.addRateLimits(RateLimitResp.newBuilder().setRemaining(9));
-                    }
-                    answers.onNext(out.build());
-                    answers.onCompleted();
-                  }
-                })
-            .build()
-            .start();
+        InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start();
     resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     ManagedChannel inProcess = InProcessChannelBuilder.forName(name).directExecutor().build();
     resources.add(() -> inProcess.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -502,6 +526,59 @@ class PeerClientTest {
         .withMessageContaining("expected 1 answers, got 0");
     assertThat(io.grpc.Status.fromThrowable(answers.handle((r, e) -> e).join()).getCode())
         .isEqualTo(io.grpc.Status.Code.INTERNAL);
+  }
+
+  private static QuotaUsage usage() {
+    return new QuotaUsage(
+        RateLimitRequest.builder("n", "k").limit(10).duration(60_000).build(),
+        "proxy-1",
+        1,
+        0,
+        0,
+        1000,
+        false);
+  }
+
+  @Test
+  void reportQuota_batchingDisabledPeerAnswersNoShare_failsInternalAndIsCountedAnError()
+      throws Exception {
+    PeerClient peer =
+        clientOfQuotaPeerAnsweringNoShares(
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+
+    CompletableFuture<QuotaShare> share = peer.reportQuota(usage());
+
+    assertThat(share)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("error while reporting quota usage to peer 'peer-a:81': INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ")
+        .contains("expected 1 answers, got 0");
+  }
+
+  @Test
+  void reportQuota_batchedPeerAnswersNoShare_failsInternalAndIsCountedAnError() throws Exception {
+    PeerClient peer =
+        clientOfQuotaPeerAnsweringNoShares(
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, false));
+
+    CompletableFuture<QuotaShare> share = peer.reportQuota(usage());
+
+    assertThat(share)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ");
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
