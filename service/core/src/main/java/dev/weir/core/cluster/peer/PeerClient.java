@@ -125,7 +125,7 @@ public final class PeerClient implements AutoCloseable {
             settings.batchLimit(),
             settings.batchWait(),
             Batcher.MAX_IN_FLIGHT,
-            Batcher.MAX_QUEUED,
+            Batcher.maxQueued(settings.batchLimit()),
             clock,
             EventLoopRoundEnd.INSTANCE,
             this::forwardBatch);

@@ -297,6 +297,62 @@ class PeerClientTest {
   }
 
   @Test
+  void forward_queueOfManyBatchesBehindSlowAnswers_everyItemCompletesWithinTwiceTheTimeout()
+      throws Exception {
+    clientOfFreePort(new PeerClientSettings(1, Duration.ofHours(1), BATCH_TIMEOUT, false));
+    HoldingPeer peer = new HoldingPeer();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(peer)
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    long submitted = clock.monotonicNanos();
+    List<CompletableFuture<RateLimitResponse>> items = new ArrayList<>();
+    long[] completedAt = new long[40];
+    for (int i = 0; i < 40; i++) {
+      int item = i;
+      CompletableFuture<RateLimitResponse> f = client.forward(batched);
+      f.whenComplete((r, e) -> completedAt[item] = clock.monotonicNanos());
+      items.add(f);
+    }
+    Duration step = BATCH_TIMEOUT.multipliedBy(45).dividedBy(100);
+    for (int round = 0; round < 10 && !items.stream().allMatch(CompletableFuture::isDone); round++) {
+      Await.until(
+          Duration.ofSeconds(5),
+          () ->
+              peer.held.size()
+                  == Math.min(
+                      Batcher.MAX_IN_FLIGHT,
+                      items.stream().filter(f -> !f.isDone()).count()),
+          "the peer holds every batch in flight");
+      scheduler.advance(step);
+      peer.answerHeld();
+      Await.until(
+          Duration.ofSeconds(5),
+          () -> peer.held.isEmpty() || items.stream().allMatch(CompletableFuture::isDone),
+          "the held answers arrived");
+    }
+
+    assertThat(items).allMatch(CompletableFuture::isDone);
+    assertThat(items.stream().filter(CompletableFuture::isCompletedExceptionally))
+        .as("beyond one batch per call in flight, items are refused at once")
+        .hasSize(40 - 2 * Batcher.MAX_IN_FLIGHT)
+        .allSatisfy(
+            f ->
+                assertThatThrownBy(f::join)
+                    .hasMessageContaining(
+                        Batcher.MAX_IN_FLIGHT + " items (the most that may wait) already wait"));
+    for (int i = 0; i < items.size(); i++) {
+      assertThat(Duration.ofNanos(completedAt[i] - submitted))
+          .as("item %d (%s) completed within twice WEIR_BATCH_TIMEOUT", i + 1, items.get(i))
+          .isLessThanOrEqualTo(BATCH_TIMEOUT.multipliedBy(2));
+    }
+  }
+
+  @Test
   void probe_firstStartRefusedAsTheChannelEntersIdle_startedAgainAndAnswered() throws Exception {
     clientOfFreePort();
     startPeer(false);
@@ -386,6 +442,46 @@ class PeerClientTest {
         };
       }
     };
+  }
+
+  /** A peer that holds every forwarded batch until {@link #answerHeld} answers it. */
+  private static final class HoldingPeer extends PeersV1Grpc.PeersV1ImplBase {
+    private final java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    @Override
+    public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+      return new StreamObserver<>() {
+        @Override
+        public void onNext(ForwardBatch batch) {
+          ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+          batch
+              .getRequestsList()
+              .forEach(
+                  r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+          held.add(
+              () -> {
+                synchronized (answers) {
+                  answers.onNext(out.build());
+                }
+              });
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {
+          answers.onCompleted();
+        }
+      };
+    }
+
+    /** Answers every batch held now. */
+    void answerHeld() {
+      for (Runnable answer = held.poll(); answer != null; answer = held.poll()) {
+        answer.run();
+      }
+    }
   }
 
   /**
