@@ -34,9 +34,13 @@ import java.util.function.Predicate;
  * than that), as long as fewer than {@code maxInFlight} calls are out. The queue is looked at on
  * submits and completions only, never on a timer (one would wake once per batch under load): items
  * queued behind a call with no item after them leave when a call completes, so a sender with a
- * deadline bounds that wait by it, and an item's whole wait by twice it. At {@code maxInFlight}
- * calls out items only queue, and at {@code maxQueued} queued items a new one fails at once with a
- * {@link QueueFullException} (the destination is slower than the items arriving for it). A batch
+ * deadline bounds that wait by it. At {@code maxInFlight} calls out items only queue, and at {@code
+ * maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the destination
+ * is slower than the items arriving for it). With {@code maxQueued} at most {@code maxInFlight}
+ * batches ({@link #maxQueued}), each call completing sends the next batch, so a queued item leaves
+ * once the calls in flight when it came have completed: a sender with a deadline bounds an item's
+ * whole wait by twice it (a longer queue would keep an item waiting a deadline per {@code
+ * maxInFlight} batches ahead of it, and send it long after its caller gave up). A batch
  * never holds more than {@code batchLimit} items. The sender returns one answer per item in order;
  * a failed send, or an answer list of the wrong length, fails every item of that batch. A batch
  * that completes during its own send (the sender fails it at once) lets the next one leave in a
@@ -53,8 +57,15 @@ public final class Batcher<T, R> implements AutoCloseable {
   /** The most calls in flight to one destination at once. */
   public static final int MAX_IN_FLIGHT = 8;
 
-  /** The most items that wait for one destination before new ones are refused. */
-  public static final int MAX_QUEUED = 10_000;
+  /**
+   * Returns the most items that wait for one destination before new ones are refused, by default:
+   * as many as {@link #MAX_IN_FLIGHT} batches of {@code batchLimit} hold, one for each call in
+   * flight, so that a queued item leaves by the time every call in flight when it came has
+   * completed.
+   */
+  public static int maxQueued(int batchLimit) {
+    return MAX_IN_FLIGHT * batchLimit;
+  }
 
   private final int batchLimit;
   private final long batchWaitNanos;
@@ -86,7 +97,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   private Thread roundEndThread;
 
   /**
-   * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #MAX_QUEUED}).
+   * Creates a batcher with the default bounds ({@link #MAX_IN_FLIGHT}, {@link #maxQueued}).
    *
    * @param batchLimit the most items per batch, 1..1000
    * @param batchWait how long queued items wait behind the last call sent before an item submitted
@@ -99,7 +110,7 @@ public final class Batcher<T, R> implements AutoCloseable {
       Duration batchWait,
       Clock clock,
       Function<List<T>, CompletableFuture<List<R>>> sender) {
-    this(batchLimit, batchWait, MAX_IN_FLIGHT, MAX_QUEUED, clock, RoundEnd.NONE, sender);
+    this(batchLimit, batchWait, MAX_IN_FLIGHT, maxQueued(batchLimit), clock, RoundEnd.NONE, sender);
   }
 
   /**

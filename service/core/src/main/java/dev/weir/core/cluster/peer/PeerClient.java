@@ -44,6 +44,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 /**
  * The client side of {@code PeersV1} for one peer: one channel, one batching queue for forwarded
@@ -123,7 +125,7 @@ public final class PeerClient implements AutoCloseable {
             settings.batchLimit(),
             settings.batchWait(),
             Batcher.MAX_IN_FLIGHT,
-            Batcher.MAX_QUEUED,
+            Batcher.maxQueued(settings.batchLimit()),
             clock,
             EventLoopRoundEnd.INSTANCE,
             this::forwardBatch);
@@ -288,22 +290,35 @@ public final class PeerClient implements AutoCloseable {
    */
   private static CompletableFuture<List<RateLimitResponse>> counted(
       CompletableFuture<GetPeerRateLimitsResp> resp, int expected) {
-    CompletableFuture<List<RateLimitResponse>> call = new CompletableFuture<>();
+    return counted(
+        resp,
+        expected,
+        GetPeerRateLimitsResp::getRateLimitsCount,
+        answer -> fromProtos(answer.getRateLimitsList()));
+  }
+
+  /**
+   * Returns the answers {@code answers} reads from {@code resp}, the answer to a call sent {@code
+   * expected} items; fails with {@code INTERNAL} when {@code count} finds another number of items.
+   */
+  private static <M, A> CompletableFuture<List<A>> counted(
+      CompletableFuture<M> resp,
+      int expected,
+      ToIntFunction<M> count,
+      Function<M, List<A>> answers) {
+    CompletableFuture<List<A>> call = new CompletableFuture<>();
     resp.whenComplete(
         (answer, error) -> {
           if (error != null) {
             call.completeExceptionally(error);
-          } else if (answer.getRateLimitsCount() != expected) {
+          } else if (count.applyAsInt(answer) != expected) {
             call.completeExceptionally(
                 Status.INTERNAL
                     .withDescription(
-                        "expected "
-                            + expected
-                            + " answers, got "
-                            + answer.getRateLimitsCount())
+                        "expected " + expected + " answers, got " + count.applyAsInt(answer))
                     .asRuntimeException());
           } else {
-            call.complete(fromProtos(answer.getRateLimitsList()));
+            call.complete(answers.apply(answer));
           }
         });
     return call;
@@ -399,7 +414,11 @@ public final class PeerClient implements AutoCloseable {
     return quotaBatcher.submit(usage);
   }
 
-  /** Sends {@code usages} (at most 1000) as one {@code ReportQuotaUsage} with deadline {@code timeout}. */
+  /**
+   * Sends {@code usages} (at most 1000) as one {@code ReportQuotaUsage} with deadline {@code
+   * timeout}; the future completes with one share per usage, in order, or fails with {@code
+   * INTERNAL} when the peer answered another number of shares.
+   */
   public CompletableFuture<List<QuotaShare>> reportQuotaUsage(
       List<QuotaUsage> usages, Duration timeout) {
     ReportQuotaUsageReq.Builder req = ReportQuotaUsageReq.newBuilder();
@@ -409,8 +428,13 @@ public final class PeerClient implements AutoCloseable {
         () ->
             stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .reportQuotaUsage(req.build(), observer(call)));
-    return wrap(call, "reporting quota usage to")
-        .thenApply(resp -> resp.getSharesList().stream().map(QuotaProtos::fromProto).toList());
+    return wrap(
+        counted(
+            call,
+            usages.size(),
+            ReportQuotaUsageResp::getSharesCount,
+            resp -> resp.getSharesList().stream().map(QuotaProtos::fromProto).toList()),
+        "reporting quota usage to");
   }
 
   /** Sends {@code pushes} to the peer, where their proxies' streams are; completes with how many arrived. */

@@ -77,7 +77,7 @@ public final class RelayForwarder implements AutoCloseable {
                     settings.batchLimit(),
                     settings.batchWait(),
                     Batcher.MAX_IN_FLIGHT,
-                    Batcher.MAX_QUEUED,
+                    Batcher.maxQueued(settings.batchLimit()),
                     clock,
                     EventLoopRoundEnd.INSTANCE,
                     batch -> send(via, t, batch)));

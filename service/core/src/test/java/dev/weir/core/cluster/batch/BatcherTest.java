@@ -266,17 +266,20 @@ class BatcherTest {
   void submit_manyThreads_everyCallerCompletedExactlyOnceWithItsOwnAnswer() throws Exception {
     AtomicInteger sentItems = new AtomicInteger();
     ExecutorService answerer = Executors.newSingleThreadExecutor();
+    int threads = 4;
+    int perThread = 250;
     Batcher<Integer, String> b =
         new Batcher<>(
             7,
             WAIT,
+            Batcher.MAX_IN_FLIGHT,
+            threads * perThread, // room for every item: none is refused
             clock,
+            RoundEnd.NONE,
             batch -> {
               sentItems.addAndGet(batch.size());
               return CompletableFuture.supplyAsync(() -> answers(batch), answerer);
             });
-    int threads = 4;
-    int perThread = 250;
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     CountDownLatch start = new CountDownLatch(1);
     List<List<CompletableFuture<String>>> results = new ArrayList<>();

@@ -8,6 +8,8 @@ import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
@@ -19,6 +21,8 @@ import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
 import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.ReportQuotaUsageReq;
+import dev.weir.proto.gubernator.ReportQuotaUsageResp;
 import io.grpc.Attributes;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
@@ -293,6 +297,62 @@ class PeerClientTest {
   }
 
   @Test
+  void forward_queueOfManyBatchesBehindSlowAnswers_everyItemCompletesWithinTwiceTheTimeout()
+      throws Exception {
+    clientOfFreePort(new PeerClientSettings(1, Duration.ofHours(1), BATCH_TIMEOUT, false));
+    HoldingPeer peer = new HoldingPeer();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(peer)
+            .build()
+            .start();
+    resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    RateLimitRequest batched =
+        RateLimitRequest.builder("n", "k").hits(1).limit(7).duration(60_000).build();
+    long submitted = clock.monotonicNanos();
+    List<CompletableFuture<RateLimitResponse>> items = new ArrayList<>();
+    long[] completedAt = new long[40];
+    for (int i = 0; i < 40; i++) {
+      int item = i;
+      CompletableFuture<RateLimitResponse> f = client.forward(batched);
+      f.whenComplete((r, e) -> completedAt[item] = clock.monotonicNanos());
+      items.add(f);
+    }
+    Duration step = BATCH_TIMEOUT.multipliedBy(45).dividedBy(100);
+    for (int round = 0; round < 10 && !items.stream().allMatch(CompletableFuture::isDone); round++) {
+      Await.until(
+          Duration.ofSeconds(5),
+          () ->
+              peer.held.size()
+                  == Math.min(
+                      Batcher.MAX_IN_FLIGHT,
+                      items.stream().filter(f -> !f.isDone()).count()),
+          "the peer holds every batch in flight");
+      scheduler.advance(step);
+      peer.answerHeld();
+      Await.until(
+          Duration.ofSeconds(5),
+          () -> peer.held.isEmpty() || items.stream().allMatch(CompletableFuture::isDone),
+          "the held answers arrived");
+    }
+
+    assertThat(items).allMatch(CompletableFuture::isDone);
+    assertThat(items.stream().filter(CompletableFuture::isCompletedExceptionally))
+        .as("beyond one batch per call in flight, items are refused at once")
+        .hasSize(40 - 2 * Batcher.MAX_IN_FLIGHT)
+        .allSatisfy(
+            f ->
+                assertThatThrownBy(f::join)
+                    .hasMessageContaining(
+                        Batcher.MAX_IN_FLIGHT + " items (the most that may wait) already wait"));
+    for (int i = 0; i < items.size(); i++) {
+      assertThat(Duration.ofNanos(completedAt[i] - submitted))
+          .as("item %d (%s) completed within twice WEIR_BATCH_TIMEOUT", i + 1, items.get(i))
+          .isLessThanOrEqualTo(BATCH_TIMEOUT.multipliedBy(2));
+    }
+  }
+
+  @Test
   void probe_firstStartRefusedAsTheChannelEntersIdle_startedAgainAndAnswered() throws Exception {
     clientOfFreePort();
     startPeer(false);
@@ -384,6 +444,46 @@ class PeerClientTest {
     };
   }
 
+  /** A peer that holds every forwarded batch until {@link #answerHeld} answers it. */
+  private static final class HoldingPeer extends PeersV1Grpc.PeersV1ImplBase {
+    private final java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    @Override
+    public StreamObserver<ForwardBatch> forwardBatches(StreamObserver<ForwardAnswers> answers) {
+      return new StreamObserver<>() {
+        @Override
+        public void onNext(ForwardBatch batch) {
+          ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+          batch
+              .getRequestsList()
+              .forEach(
+                  r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+          held.add(
+              () -> {
+                synchronized (answers) {
+                  answers.onNext(out.build());
+                }
+              });
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {
+          answers.onCompleted();
+        }
+      };
+    }
+
+    /** Answers every batch held now. */
+    void answerHeld() {
+      for (Runnable answer = held.poll(); answer != null; answer = held.poll()) {
+        answer.run();
+      }
+    }
+  }
+
   /**
    * Returns a client of an in-process peer that answers every {@code GetPeerRateLimits} (the only
    * call it serves) with {@code missing} fewer answers than it was sent items, its reports recorded
@@ -391,26 +491,46 @@ class PeerClientTest {
    */
   private PeerClient clientOfPeerAnsweringShort(int missing, PeerClientSettings settings)
       throws IOException {
+    return clientOfInProcessPeer(
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void getPeerRateLimits(
+              GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answers) {
+            GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
+            for (int i = missing; i < request.getRequestsCount(); i++) {
+              out.addRateLimits(RateLimitResp.newBuilder().setRemaining(9));
+            }
+            answers.onNext(out.build());
+            answers.onCompleted();
+          }
+        },
+        settings);
+  }
+
+  /**
+   * Returns a client of an in-process peer that answers every {@code ReportQuotaUsage} (the only
+   * call it serves) with no shares, its reports recorded in {@link #reports}.
+   */
+  private PeerClient clientOfQuotaPeerAnsweringNoShares(PeerClientSettings settings)
+      throws IOException {
+    return clientOfInProcessPeer(
+        new PeersV1Grpc.PeersV1ImplBase() {
+          @Override
+          public void reportQuotaUsage(
+              ReportQuotaUsageReq request, StreamObserver<ReportQuotaUsageResp> answers) {
+            answers.onNext(ReportQuotaUsageResp.getDefaultInstance());
+            answers.onCompleted();
+          }
+        },
+        settings);
+  }
+
+  /** Returns a client of the in-process peer {@code service}, its reports recorded in {@link #reports}. */
+  private PeerClient clientOfInProcessPeer(
+      PeersV1Grpc.PeersV1ImplBase service, PeerClientSettings settings) throws IOException {
     String name = InProcessServerBuilder.generateName();
     Server server =
-        InProcessServerBuilder.forName(name)
-            .directExecutor()
-            .addService(
-                new PeersV1Grpc.PeersV1ImplBase() {
-                  @Override
-                  public void getPeerRateLimits(
-                      GetPeerRateLimitsReq request,
-                      StreamObserver<GetPeerRateLimitsResp> answers) {
-                    GetPeerRateLimitsResp.Builder out = GetPeerRateLimitsResp.newBuilder();
-                    for (int i = missing; i < request.getRequestsCount(); i++) {
-                      out.addRateLimits(RateLimitResp.newBuilder().setRemaining(9));
-                    }
-                    answers.onNext(out.build());
-                    answers.onCompleted();
-                  }
-                })
-            .build()
-            .start();
+        InProcessServerBuilder.forName(name).directExecutor().addService(service).build().start();
     resources.add(0, () -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     ManagedChannel inProcess = InProcessChannelBuilder.forName(name).directExecutor().build();
     resources.add(() -> inProcess.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -502,6 +622,59 @@ class PeerClientTest {
         .withMessageContaining("expected 1 answers, got 0");
     assertThat(io.grpc.Status.fromThrowable(answers.handle((r, e) -> e).join()).getCode())
         .isEqualTo(io.grpc.Status.Code.INTERNAL);
+  }
+
+  private static QuotaUsage usage() {
+    return new QuotaUsage(
+        RateLimitRequest.builder("n", "k").limit(10).duration(60_000).build(),
+        "proxy-1",
+        1,
+        0,
+        0,
+        1000,
+        false);
+  }
+
+  @Test
+  void reportQuota_batchingDisabledPeerAnswersNoShare_failsInternalAndIsCountedAnError()
+      throws Exception {
+    PeerClient peer =
+        clientOfQuotaPeerAnsweringNoShares(
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true));
+
+    CompletableFuture<QuotaShare> share = peer.reportQuota(usage());
+
+    assertThat(share)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("error while reporting quota usage to peer 'peer-a:81': INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ")
+        .contains("expected 1 answers, got 0");
+  }
+
+  @Test
+  void reportQuota_batchedPeerAnswersNoShare_failsInternalAndIsCountedAnError() throws Exception {
+    PeerClient peer =
+        clientOfQuotaPeerAnsweringNoShares(
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, false));
+
+    CompletableFuture<QuotaShare> share = peer.reportQuota(usage());
+
+    assertThat(share)
+        .failsWithin(Duration.ofSeconds(5))
+        .withThrowableThat()
+        .havingCause()
+        .isInstanceOf(PeerException.class)
+        .withMessageContaining("INTERNAL")
+        .withMessageContaining("expected 1 answers, got 0");
+    assertThat(reports)
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("answered with error: ");
   }
 
   /** Answers forwarded items, or holds them until the test ends when {@code hangs}. */
