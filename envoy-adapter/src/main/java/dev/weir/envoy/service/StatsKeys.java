@@ -1,9 +1,13 @@
 package dev.weir.envoy.service;
 
+import dev.weir.envoy.config.DescriptorNode;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
+import dev.weir.envoy.match.MatchKind;
 import dev.weir.envoy.match.MatchedLevel;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The rule label of a descriptor's metrics, as envoyproxy/ratelimit names its stats: per level
@@ -61,6 +65,32 @@ public final class StatsKeys {
       }
     }
     return bounded(out.toString());
+  }
+
+  /**
+   * Returns the one rule label every match of the rule at the end of {@code path} (its rules,
+   * outermost first) has, as {@link #rule(Match)} writes it, or empty when its labels are built
+   * from request values: when some level matching a wildcard without {@code share_threshold}, or
+   * any value of its key, writes the entry's value ({@code value_to_metric} on that level, or
+   * {@code detailed_metric} on the rule).
+   */
+  public static Optional<String> configLabel(List<DescriptorNode> path) {
+    boolean detailed = path.get(path.size() - 1).detailedMetric();
+    List<MatchedLevel> levels = new ArrayList<>(path.size());
+    for (DescriptorNode node : path) {
+      MatchKind kind =
+          node.isKeyOnly()
+              ? MatchKind.KEY_ONLY
+              : node.isWildcard() ? MatchKind.WILDCARD : MatchKind.EXACT;
+      MatchedLevel level = new MatchedLevel(new Entry(node.key(), node.value()), node, kind);
+      if (kind != MatchKind.EXACT
+          && !level.sharesPattern()
+          && (detailed || node.valueToMetric())) {
+        return Optional.empty();
+      }
+      levels.add(level);
+    }
+    return Optional.of(rule(new Match(levels)));
   }
 
   /** The first level of every limit override's rule label. */

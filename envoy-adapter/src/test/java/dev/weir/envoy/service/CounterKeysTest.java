@@ -6,10 +6,13 @@ import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLoadOptions;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.config.DescriptorLevel;
+import dev.weir.envoy.config.DescriptorNode;
 import dev.weir.envoy.match.DescriptorMatcher;
 import dev.weir.envoy.match.Entry;
 import dev.weir.envoy.match.Match;
+import dev.weir.envoy.match.MatchedLevel;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -123,6 +126,34 @@ class CounterKeysTest {
         .isEqualTo("service_svc/*.endpoint_get");
     assertThat(StatsKeys.rule(match(service, new Entry("endpoint", ""))))
         .isEqualTo("service_svc/*.endpoint");
+  }
+
+  @Test
+  void configLabel_labelsWithoutRequestValues_theLabelOfEveryMatch_elseEmpty() {
+    List<Match> matches =
+        List.of(
+            match(new Entry("path", "/api"), new Entry("user", "alice")),
+            match(new Entry("files", "report-7")),
+            match(new Entry("route", "api/v1"), new Entry("method", "GET")),
+            match(new Entry("img", "a.png")),
+            match(new Entry("ip", "10.0.0.1")),
+            match(new Entry("service", "svc/user"), new Entry("endpoint", "get")));
+    List<String> labels = new ArrayList<>();
+    for (Match m : matches) {
+      List<DescriptorNode> path = m.levels().stream().map(MatchedLevel::node).toList();
+      labels.add(StatsKeys.configLabel(path).orElse("(from values)"));
+      StatsKeys.configLabel(path)
+          .ifPresent(label -> assertThat(label).isEqualTo(StatsKeys.rule(m)));
+    }
+
+    assertThat(labels)
+        .containsExactly(
+            "path_/api.user",
+            "files_rep*",
+            "route_api/*.method",
+            "(from values)",
+            "(from values)",
+            "(from values)");
   }
 
   @Test

@@ -9,9 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code weir_over_limit_decisions_total{source, domain, rule}}: over-limit answers per rule, for
- * dashboards. Never a key's values: at most {@code maxRules} distinct (source, domain, rule)
- * series, the answers of any rule beyond them counted under {@code rule="_other"} (with its source
- * and an empty domain), so clients choosing native names cannot create series without bound.
+ * dashboards. Never a key's values: at most {@code maxRules} distinct (domain, rule) series per
+ * source, the answers of any rule beyond them counted under {@code rule="_other"} (with its source
+ * and an empty domain), so clients choosing native names cannot create series without bound, nor
+ * take the series of Envoy rules.
  */
 final class OverLimitRuleMeter implements OverLimitRecorder {
 
@@ -26,9 +27,10 @@ final class OverLimitRuleMeter implements OverLimitRecorder {
   private final MeterRegistry registry;
   private final int maxRules;
   private final ConcurrentHashMap<Series, Counter> counters = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Integer> taken = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> others = new ConcurrentHashMap<>();
 
-  /** Creates the meter in {@code registry}, labelling at most {@code maxRules} rules. */
+  /** Creates the meter in {@code registry}, labelling at most {@code maxRules} rules per source. */
   OverLimitRuleMeter(MeterRegistry registry, int maxRules) {
     this.registry = registry;
     this.maxRules = maxRules;
@@ -38,7 +40,7 @@ final class OverLimitRuleMeter implements OverLimitRecorder {
   public void overLimit(LimitedKey key, long hits) {
     Series series = new Series(key.source(), key.domain(), key.rule());
     Counter counter = counters.get(series);
-    if (counter == null && counters.size() >= maxRules) {
+    if (counter == null && full(key.source())) {
       counter = others.get(key.source());
     }
     if (counter == null) {
@@ -52,12 +54,18 @@ final class OverLimitRuleMeter implements OverLimitRecorder {
     if (counter != null) {
       return counter;
     }
-    if (counters.size() >= maxRules) {
+    if (full(series.source())) {
       return others.computeIfAbsent(series.source(), s -> counter(s, "", OTHER));
     }
     counter = counter(series.source(), series.domain(), series.rule());
     counters.put(series, counter);
+    taken.merge(series.source(), 1, Integer::sum);
     return counter;
+  }
+
+  /** Returns whether {@code source} has its {@code maxRules} series. */
+  private boolean full(String source) {
+    return taken.getOrDefault(source, 0) >= maxRules;
   }
 
   private Counter counter(String source, String domain, String rule) {

@@ -11,6 +11,7 @@ import dev.weir.envoy.config.EnvoyConfig;
 import dev.weir.envoy.config.RateLimitRule;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.Explainer;
+import dev.weir.envoy.service.StatsKeys;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpRoute;
 import io.micrometer.core.instrument.Counter;
@@ -28,8 +29,9 @@ import java.util.TreeSet;
  * StatusPage}): its readiness and health components, each member with its reachability and share of
  * the hash ring, and, with the Envoy adapter on, the loaded descriptor rules per domain with their
  * hit and over-limit counters (cumulative; the page turns them into rates). It names no counter
- * key, request value nor secret: a rule counted per request value ({@code detailed_metric} or
- * {@code value_to_metric}) has no counts of its own, only its domain's totals count it.
+ * key, request value nor secret: a rule counted per request value (one whose labels {@link
+ * StatsKeys#configLabel} finds built from request values) has no counts of its own, only its
+ * domain's totals count it.
  */
 final class StatusRoute {
 
@@ -143,27 +145,38 @@ final class StatusRoute {
         .append((long) over)
         .append(",\"rules\":[");
     List<String> rules = new ArrayList<>();
-    rules(domain.root(), false, counts, rules);
+    rules(domain.root(), new ArrayList<>(), counts, rules);
     out.append(String.join(",", rules)).append("]}");
   }
 
+  /** Adds the rules under {@code level}, which the rules {@code path} lead to, to {@code out}. */
   private static void rules(
-      DescriptorLevel level, boolean valueAbove, Map<String, double[]> counts, List<String> out) {
+      DescriptorLevel level,
+      List<DescriptorNode> path,
+      Map<String, double[]> counts,
+      List<String> out) {
     for (DescriptorNode node : level.nodes()) {
-      boolean valueToMetric = valueAbove || node.valueToMetric();
+      path.add(node);
       if (node.hasLimit()) {
-        out.add(rule(node, valueToMetric || node.detailedMetric(), counts));
+        out.add(rule(node, StatsKeys.configLabel(path), counts));
       }
-      rules(node.children(), valueToMetric, counts, out);
+      rules(node.children(), path, counts, out);
+      path.remove(path.size() - 1);
     }
   }
 
-  private static String rule(DescriptorNode node, boolean perValue, Map<String, double[]> counts) {
+  /**
+   * Returns the JSON of the rule {@code node}, with the counts of its {@code label}, none when it
+   * is labelled by request values.
+   */
+  private static String rule(
+      DescriptorNode node, Optional<String> label, Map<String, double[]> counts) {
     List<String> policies = new ArrayList<>();
     for (RateLimitRule rule : node.limits()) {
       policies.add(rule.unlimited() ? "unlimited" : Explainer.policyText(rule));
     }
-    double[] c = counts.getOrDefault(node.path(), new double[2]);
+    boolean perValue = label.isEmpty();
+    double[] c = perValue ? new double[2] : counts.getOrDefault(label.get(), new double[2]);
     StringBuilder out =
         new StringBuilder("{\"rule\":")
             .append(HttpAnswer.jsonString(node.path()))

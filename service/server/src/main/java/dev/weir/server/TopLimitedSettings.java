@@ -11,8 +11,8 @@ import dev.weir.core.config.EnvVar;
  * @param counters the counters of each minute's Space-Saving sketch ({@code
  *     WEIR_TOP_LIMITED_COUNTERS})
  * @param hashKeys whether the view shows key values hashed ({@code WEIR_TOP_LIMITED_HASH_KEYS})
- * @param metricRules the most distinct rules {@code weir_over_limit_decisions_total} labels ({@code
- *     WEIR_OVER_LIMIT_METRIC_RULES}; 0 turns it off)
+ * @param metricRules the most distinct rules {@code weir_over_limit_decisions_total} labels per
+ *     source ({@code WEIR_OVER_LIMIT_METRIC_RULES}; 0 turns it off)
  */
 record TopLimitedSettings(boolean enabled, int counters, boolean hashKeys, int metricRules) {
 

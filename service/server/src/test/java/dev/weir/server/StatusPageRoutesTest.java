@@ -166,6 +166,69 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void status_detailedShareThresholdWildcard_labelledByItsPattern_showsItsOwnHits()
+      throws Exception {
+    startNode(
+        """
+        domain: shop
+        descriptors:
+          - key: user
+            value: "premium*"
+            share_threshold: true
+            detailed_metric: true
+            rate_limit: {unit: minute, requests_per_unit: 1}
+        """);
+    hit("user", "premium-alice");
+    hit("user", "premium-alice");
+
+    JsonObject rule = firstStatusDomain().getAsJsonArray("rules").get(0).getAsJsonObject();
+
+    assertThat(rule.get("rule").getAsString()).isEqualTo("user_premium*");
+    assertThat(rule.get("counted_per_value").getAsBoolean()).isFalse();
+    assertThat(rule.has("total_hits")).as(rule.toString()).isTrue();
+    assertThat(rule.get("total_hits").getAsLong()).isEqualTo(2);
+    assertThat(rule.get("over_limit").getAsLong()).isEqualTo(1);
+  }
+
+  @Test
+  void status_exactChildOfASharedValueToMetricWildcard_showsItsOwnHits_keyOnlyChildPerValue()
+      throws Exception {
+    startNode(
+        """
+        domain: shop
+        descriptors:
+          - key: tier
+            value: "premium*"
+            share_threshold: true
+            value_to_metric: true
+            descriptors:
+              - key: plan
+                value: gold
+                rate_limit: {unit: minute, requests_per_unit: 1}
+              - key: user
+                value_to_metric: true
+                rate_limit: {unit: minute, requests_per_unit: 5}
+        """);
+    String gold =
+        "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"tier\",\"value\":"
+            + "\"premium-eu\"},{\"key\":\"plan\",\"value\":\"gold\"}]}]}";
+    assertThat(post("/json", gold).statusCode()).isEqualTo(200);
+    assertThat(post("/json", gold).statusCode()).isEqualTo(429);
+
+    JsonArray rules = firstStatusDomain().getAsJsonArray("rules");
+
+    JsonObject plan = rules.get(0).getAsJsonObject();
+    assertThat(plan.get("rule").getAsString()).isEqualTo("tier_premium*.plan_gold");
+    assertThat(plan.get("counted_per_value").getAsBoolean()).isFalse();
+    assertThat(plan.has("total_hits")).as(plan.toString()).isTrue();
+    assertThat(plan.get("total_hits").getAsLong()).isEqualTo(2);
+    assertThat(plan.get("over_limit").getAsLong()).isEqualTo(1);
+    JsonObject user = rules.get(1).getAsJsonObject();
+    assertThat(user.get("rule").getAsString()).isEqualTo("tier_premium*.user");
+    assertThat(user.get("counted_per_value").getAsBoolean()).isTrue();
+  }
+
+  @Test
   void status_ruleWhosePathIsLongerThanTheLongestRuleLabel_showsItsOwnHits() throws Exception {
     String key = "k".repeat(300);
     String value = "v".repeat(300);

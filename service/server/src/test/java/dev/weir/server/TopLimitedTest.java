@@ -140,13 +140,17 @@ class TopLimitedTest {
   }
 
   private static void nativeCall(ManagedChannel channel, String key, long hits) {
+    nativeCall(channel, "login", key, hits);
+  }
+
+  private static void nativeCall(ManagedChannel channel, String name, String key, long hits) {
     V1Grpc.newBlockingStub(channel)
         .withDeadlineAfter(10, TimeUnit.SECONDS)
         .getRateLimits(
             GetRateLimitsReq.newBuilder()
                 .addRequests(
                     RateLimitReq.newBuilder()
-                        .setName("login")
+                        .setName(name)
                         .setUniqueKey(key)
                         .setHits(hits)
                         .setLimit(1)
@@ -307,8 +311,9 @@ class TopLimitedTest {
     envoyCall(channel, "10.0.0.1");
     envoyCall(channel, "10.0.0.1");
     envoyCall(channel, "10.0.0.1");
-    nativeCall(channel, "a", 2);
-    nativeCall(channel, "b", 2);
+    nativeCall(channel, "login", "a", 2);
+    nativeCall(channel, "signup", "b", 2);
+    nativeCall(channel, "signup", "c", 2);
 
     String metrics = get(node, "/metrics").body();
 
@@ -316,9 +321,30 @@ class TopLimitedTest {
         .contains(
             "weir_over_limit_decisions_total{domain=\"shop\",rule=\"per-ip\",source=\"envoy\"} 2.0")
         .contains(
+            "weir_over_limit_decisions_total{domain=\"\",rule=\"login\",source=\"native\"} 1.0")
+        .contains(
             "weir_over_limit_decisions_total{domain=\"\",rule=\"_other\",source=\"native\"} 2.0")
-        .doesNotContain("rule=\"login\"")
+        .doesNotContain("rule=\"signup\"")
         .doesNotContain("10.0.0.1");
+  }
+
+  @Test
+  void metric_nativeNamesTakingTheCapFirst_leaveEnvoyRulesTheirOwnSeries() throws Exception {
+    WeirNode node = node(new TopLimitedSettings(true, 100, false, 1));
+    ManagedChannel channel = channel(node);
+    nativeCall(channel, "a", 2);
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+    envoyCall(channel, "10.0.0.1");
+
+    String metrics = get(node, "/metrics").body();
+
+    assertThat(metrics)
+        .contains(
+            "weir_over_limit_decisions_total{domain=\"shop\",rule=\"per-ip\",source=\"envoy\"} 2.0")
+        .contains(
+            "weir_over_limit_decisions_total{domain=\"\",rule=\"login\",source=\"native\"} 1.0")
+        .doesNotContain("rule=\"_other\"");
   }
 
   @Test
