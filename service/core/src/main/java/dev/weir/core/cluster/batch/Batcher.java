@@ -36,11 +36,12 @@ import java.util.function.Predicate;
  * queued behind a call with no item after them leave when a call completes, so a sender with a
  * deadline bounds that wait by it. At {@code maxInFlight} calls out items only queue, and at {@code
  * maxQueued} queued items a new one fails at once with a {@link QueueFullException} (the destination
- * is slower than the items arriving for it). With {@code maxQueued} at most {@code maxInFlight}
- * batches ({@link #maxQueued}), each call completing sends the next batch, so a queued item leaves
- * once the calls in flight when it came have completed: a sender with a deadline bounds an item's
- * whole wait by twice it (a longer queue would keep an item waiting a deadline per {@code
- * maxInFlight} batches ahead of it, and send it long after its caller gave up). A batch
+ * is slower than the items arriving for it). Each call completing sends the next batch, so while at
+ * most {@code maxInFlight} batches of {@code batchLimit} items wait, a queued item leaves once the
+ * calls in flight when it came have completed, and a sender with a deadline bounds its whole wait by
+ * twice that deadline; an item with more batches ahead of it waits a deadline more for each further
+ * {@code maxInFlight} of them ({@link #maxQueued} allows that many only up to {@link #MIN_QUEUED}
+ * items, so one whole request fits). A batch
  * never holds more than {@code batchLimit} items. The sender returns one answer per item in order;
  * a failed send, or an answer list of the wrong length, fails every item of that batch. A batch
  * that completes during its own send (the sender fails it at once) lets the next one leave in a
@@ -58,13 +59,20 @@ public final class Batcher<T, R> implements AutoCloseable {
   public static final int MAX_IN_FLIGHT = 8;
 
   /**
+   * The fewest items that may wait for one destination: the 1000 items of the largest request a
+   * caller may send (Gubernator's limit), so that one whole request always fits in the queue.
+   */
+  public static final int MIN_QUEUED = 1000;
+
+  /**
    * Returns the most items that wait for one destination before new ones are refused, by default:
    * as many as {@link #MAX_IN_FLIGHT} batches of {@code batchLimit} hold, one for each call in
    * flight, so that a queued item leaves by the time every call in flight when it came has
-   * completed.
+   * completed; and never fewer than {@link #MIN_QUEUED}, so that a small {@code batchLimit} does
+   * not refuse one large request, or a burst, while the destination keeps up.
    */
   public static int maxQueued(int batchLimit) {
-    return MAX_IN_FLIGHT * batchLimit;
+    return Math.max(MAX_IN_FLIGHT * batchLimit, MIN_QUEUED);
   }
 
   private final int batchLimit;
@@ -207,13 +215,13 @@ public final class Batcher<T, R> implements AutoCloseable {
 
   /**
    * Queues {@code batch} at once, so that its items leave together (in one batch when they fit
-   * within {@code batchLimit} and the queue was empty), and sends as {@link #submit} does; one
-   * future per item, in order. Items that do not fit in the queue fail at once.
+   * within {@code batchLimit} and the queue was empty), and sends as {@link #submit} does, a full
+   * batch on each call free; one future per item, in order. Items that do not fit in the queue fail
+   * at once.
    */
   public List<CompletableFuture<R>> submitAll(List<T> batch) {
     List<CompletableFuture<R>> out = new ArrayList<>(batch.size());
-    Batch first = null;
-    Batch second = null;
+    List<Batch> leaving = new ArrayList<>();
     synchronized (lock) {
       for (T item : batch) {
         CompletableFuture<R> future = new CompletableFuture<>();
@@ -225,25 +233,16 @@ public final class Batcher<T, R> implements AutoCloseable {
         } else {
           items.add(item);
           futures.add(future);
-          if (items.size() >= batchLimit && inFlight < maxInFlight && first == null) {
-            first = take();
+          if (items.size() >= batchLimit && inFlight < maxInFlight) {
+            leaving.add(take());
           }
         }
       }
       if (!items.isEmpty() && leavesNow()) {
-        if (first == null) {
-          first = take();
-        } else {
-          second = take();
-        }
+        leaving.add(take());
       }
     }
-    if (first != null) {
-      send(first);
-    }
-    if (second != null) {
-      send(second);
-    }
+    leaving.forEach(this::send);
     return out;
   }
 

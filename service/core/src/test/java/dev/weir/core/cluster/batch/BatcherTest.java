@@ -59,6 +59,34 @@ class BatcherTest {
   }
 
   @Test
+  void submitAll_oneRequestOfManyBatchesWhileIdle_noneRefusedAndEveryFreeCallTaken() {
+    Batcher<Integer, String> b = new Batcher<>(10, WAIT, clock, this::held);
+    List<Integer> request = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      request.add(i);
+    }
+
+    List<CompletableFuture<String>> futures = b.submitAll(request);
+
+    assertThat(futures.stream().filter(CompletableFuture::isCompletedExceptionally))
+        .as("one request to an idle destination fits whole")
+        .isEmpty();
+    assertThat(sent).as("a batch for each free call").hasSize(Batcher.MAX_IN_FLIGHT);
+    assertThat(b.queued()).isEqualTo(100 - 10 * Batcher.MAX_IN_FLIGHT);
+    for (int call = 0; call < Batcher.MAX_IN_FLIGHT + 2; call++) {
+      answer(call);
+    }
+    assertThat(futures).allMatch(f -> f.isDone() && !f.isCompletedExceptionally());
+    assertThat(futures.get(99).join()).isEqualTo("r99");
+  }
+
+  @Test
+  void maxQueued_smallBatchLimit_holdsOneWholeRequestOfTheMostItems() {
+    assertThat(Batcher.maxQueued(1)).isEqualTo(1000);
+    assertThat(Batcher.maxQueued(1000)).isEqualTo(8000);
+  }
+
+  @Test
   void submit_nothingInFlight_sendsAtOnceAlone() {
     Batcher<Integer, String> b = new Batcher<>(1000, WAIT, clock, this::held);
 
