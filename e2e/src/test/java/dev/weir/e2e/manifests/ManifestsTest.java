@@ -501,6 +501,24 @@ class ManifestsTest {
   }
 
   @Test
+  void dashboard_panelsNamingTheOverLimitRuleCap_sayItCapsEachSource() throws Exception {
+    Path json = Manifests.ROOT.resolve("monitoring/dashboard/weir-dashboard.json");
+    Map<?, ?> dashboard = Serialization.unmarshal(Files.readString(json), Map.class);
+    List<String> naming = new ArrayList<>();
+    for (Object panel : (List<?>) dashboard.get("panels")) {
+      String description = String.valueOf(((Map<?, ?>) panel).get("description"));
+      if (description.contains("WEIR_OVER_LIMIT_METRIC_RULES")) {
+        naming.add(description);
+      }
+    }
+
+    assertThat(naming)
+        .as("the cap holds for envoy and native each, each with its own rule=\"_other\"")
+        .isNotEmpty()
+        .allSatisfy(d -> assertThat(d).contains("per source"));
+  }
+
+  @Test
   void dashboard_noTargetJoinsTwoSumsByTheSameLabelsWithOr() throws Exception {
     Path json = Manifests.ROOT.resolve("monitoring/dashboard/weir-dashboard.json");
     Map<?, ?> dashboard = Serialization.unmarshal(Files.readString(json), Map.class);
