@@ -221,7 +221,8 @@ public final class Batcher<T, R> implements AutoCloseable {
    */
   public List<CompletableFuture<R>> submitAll(List<T> batch) {
     List<CompletableFuture<R>> out = new ArrayList<>(batch.size());
-    List<Batch> leaving = new ArrayList<>();
+    Batch first = null;
+    List<Batch> more = null;
     synchronized (lock) {
       for (T item : batch) {
         CompletableFuture<R> future = new CompletableFuture<>();
@@ -234,15 +235,32 @@ public final class Batcher<T, R> implements AutoCloseable {
           items.add(item);
           futures.add(future);
           if (items.size() >= batchLimit && inFlight < maxInFlight) {
-            leaving.add(take());
+            if (first == null) {
+              first = take();
+            } else {
+              more = more == null ? new ArrayList<>() : more;
+              more.add(take());
+            }
           }
         }
       }
       if (!items.isEmpty() && leavesNow()) {
-        leaving.add(take());
+        if (first == null) {
+          first = take();
+        } else {
+          more = more == null ? new ArrayList<>() : more;
+          more.add(take());
+        }
       }
     }
-    leaving.forEach(this::send);
+    if (first != null) {
+      send(first);
+    }
+    if (more != null) {
+      for (Batch next : more) {
+        send(next);
+      }
+    }
     return out;
   }
 
