@@ -327,6 +327,7 @@ class JoinHealthTest {
 
     resolves.set(true);
     polls.advance(Duration.ofSeconds(5));
+    HealthStatus firstCheckResolved = member.health();
     HealthStatus resolved = member.health();
     resolves.set(false);
     polls.advance(Duration.ofSeconds(5));
@@ -336,6 +337,10 @@ class JoinHealthTest {
     assertThat(beforeResolving.peers()).containsExactly(self);
     assertThat(beforeResolving.message())
         .startsWith(DiscoveryComponent.WAITING_FOR_SOURCE + "|DNS lookup of weir-peers.weir.svc");
+    assertThat(firstCheckResolved.healthy())
+        .as("ready at the first check after a late source answered with this node alone: %s",
+            firstCheckResolved.message())
+        .isFalse();
     assertThat(resolved.healthy()).isTrue();
     assertThat(resolved.message()).isEmpty();
     assertThat(failingAgain.healthy()).isTrue();

@@ -62,6 +62,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -143,6 +144,14 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   // copies are running: the peer pool makes clients of them too.
   private final Map<String, Integer> unlistedReturning = new ConcurrentHashMap<>();
   private final AtomicReference<LateReturn> lateReturn = new AtomicReference<>(LateReturn.NONE);
+  private final CompletableFuture<Void> lateReturnEnded = new CompletableFuture<>();
+  // Whether a health check found discovery answering with this node alone while it awaits peers.
+  private final AtomicBoolean aloneSeen = new AtomicBoolean();
+  private volatile PeerDiscovery discovery;
+  // Guards closed against serving and against sending return notices: leave() sets it under it.
+  private final Object lifecycle = new Object();
+  // The return notices sent and not yet answered: leave() awaits them before its leave notice.
+  private final Set<CompletableFuture<Void>> returnNotices = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private volatile boolean serving;
   private volatile boolean left;
@@ -319,7 +328,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             service::decideAsFormerOwner,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth =
-        new DiscoveryComponent(self, membership::members, discovery, this::returningLate);
+        new DiscoveryComponent(self, membership::members, discovery, this::joinHeld);
     this.health =
         new HealthChecker()
             .add(discoveryHealth)
@@ -716,12 +725,18 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * <p>When hand-off is on and discovery, reporting a problem, gave this node no other peer by the
    * end of {@code discovery.start} (a first DNS lookup that failed, etcd unreachable, Kubernetes
    * listing nothing in time), join returns without those steps and without serving; the first
-   * later set that lists another peer runs them, in the same order, on a thread of their own (not
-   * discovery's), and the {@code discovery} health component does not count the node as joined
-   * until they ended ({@link DiscoveryComponent#RETURNING}).
+   * later set that lists another peer, or this node alone while discovery reports no problem, runs
+   * them, in the same order, on a thread of their own (not discovery's), and the {@code discovery}
+   * health component does not count the node as joined until they ended ({@link
+   * DiscoveryComponent#RETURNING}). When discovery stops reporting its problem without a new set
+   * (a lookup that resolves to this node alone), the second health check in a row that finds it so
+   * runs them: the first may fall between a source clearing its problem and delivering its peers.
+   * Once the node began to {@linkplain #leave leave}, they neither serve nor send a return notice,
+   * and the node does not join.
    */
   public void join(PeerDiscovery discovery) throws Exception {
     restoreSnapshots();
+    this.discovery = discovery;
     discovery.start(
         discovered -> {
           membership.accept(discovered);
@@ -731,7 +746,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           // A peer dropped while down was already off the ring: no ring change closes its client.
           peers.retain(discovered);
           peers.renew(listenerMoves.update(discovered, discovery::peerAddress));
-          returnLateIfPeers();
+          returnLateIfAnswered(discovery);
         });
     if (settings.handoff()
         && !hasOtherMembers()
@@ -755,12 +770,19 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return !(hasOtherMembers() && lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.NONE));
   }
 
-  // Runs join's return steps on their own thread once a set lists another peer after a join alone.
-  private void returnLateIfPeers() {
-    if (closed
-        || lateReturn.get() != LateReturn.AWAITING
-        || !hasOtherMembers()
-        || !lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.RUNNING)) {
+  // Starts join's return steps once, after a join alone, a set lists another peer or this node alone
+  // while discovery reports no problem.
+  private void returnLateIfAnswered(PeerDiscovery discovery) {
+    aloneSeen.set(false);
+    if (lateReturn.get() == LateReturn.AWAITING
+        && (hasOtherMembers() || discovery.problem().isEmpty())) {
+      startLateReturn();
+    }
+  }
+
+  // Runs join's return steps on a thread of their own unless they run or ran already.
+  private void startLateReturn() {
+    if (closed || !lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.RUNNING)) {
       return;
     }
     Thread thread =
@@ -773,6 +795,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               } finally {
                 lateReturn.set(LateReturn.NONE);
                 discoveryHealth.returnEnded();
+                lateReturnEnded.complete(null);
               }
             },
             "weir-late-return");
@@ -780,10 +803,39 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     thread.start();
   }
 
-  // Whether this node joined alone and its return to the peers discovery now lists has not ended.
-  private boolean returningLate() {
+  /**
+   * Returns a future that completes when the return to the peers discovery listed after a join
+   * alone ended.
+   */
+  CompletableFuture<Void> lateReturnEnded() {
+    return lateReturnEnded;
+  }
+
+  /**
+   * Returns whether the {@code discovery} health component must not join this node yet: it is
+   * leaving, or it joined alone while discovery failed and its return has not ended. While it
+   * awaits a set, the second check in a row that finds discovery answering with this node alone
+   * and no set delivered between them makes it serve and lets it join, as a node that joined alone;
+   * the first may fall between a source clearing its problem and delivering the peers it lists.
+   */
+  private boolean joinHeld() {
+    if (closed) {
+      return true;
+    }
     LateReturn state = lateReturn.get();
-    return state == LateReturn.RUNNING || (state == LateReturn.AWAITING && hasOtherMembers());
+    if (state != LateReturn.AWAITING) {
+      return state == LateReturn.RUNNING;
+    }
+    PeerDiscovery source = discovery;
+    if (hasOtherMembers() || source == null || !source.problem().isEmpty()) {
+      aloneSeen.set(false);
+    } else if (aloneSeen.getAndSet(true)
+        && lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.NONE)) {
+      serveUnlessLeaving();
+      handOverRestored();
+      return closed;
+    }
+    return true;
   }
 
   private boolean hasOtherMembers() {
@@ -810,7 +862,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       }
       awaitQuietly(calls, returnNoticeDeadline());
       // It has its buckets: from its first return notice on, its probes must agree with it.
-      serving = !closed;
+      serveUnlessLeaving();
       for (String peer : membership.ring().peers()) {
         if (!peer.equals(self)) {
           calls
@@ -828,8 +880,16 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         }
       }
     }
-    serving = !closed;
+    serveUnlessLeaving();
     await(handOverRestored(), returnNoticeDeadline(), "hand-over of restored buckets");
+  }
+
+  private void serveUnlessLeaving() {
+    synchronized (lifecycle) {
+      if (!closed) {
+        serving = true;
+      }
+    }
   }
 
   /** Where a join that found no other peer while discovery failed stands. */
@@ -1131,11 +1191,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   // Completes with this attempt's outcome; a failed attempt schedules the next one after backoff.
   private CompletableFuture<Void> announceReturn(String peer, Duration backoff) {
-    if (closed || !membership.ring().contains(peer)) {
-      return CompletableFuture.completedFuture(null);
+    CompletableFuture<Void> attempt;
+    synchronized (lifecycle) {
+      if (closed || !membership.ring().contains(peer)) {
+        return CompletableFuture.completedFuture(null);
+      }
+      attempt = peers.call(peer, c -> c.announce(self, false, returnNoticeDeadline()));
+      returnNotices.add(attempt);
     }
-    CompletableFuture<Void> attempt =
-        peers.call(peer, c -> c.announce(self, false, returnNoticeDeadline()));
+    attempt.whenComplete((ok, error) -> returnNotices.remove(attempt));
     attempt.whenComplete(
         (ok, error) -> {
           if (error != null) {
@@ -1172,15 +1236,21 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * the final flush are dropped with a logged error.
    */
   public void leave(Duration wait) {
-    if (closed) {
-      return;
+    synchronized (lifecycle) {
+      if (closed) {
+        return;
+      }
+      closed = true;
     }
-    closed = true;
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       stopServing();
+      await(
+          CompletableFuture.allOf(returnNotices.toArray(new CompletableFuture<?>[0])),
+          wait,
+          "return notice before the leave notice");
       announceToAll(true, wait);
       membership.departed(self);
       await(
@@ -1194,8 +1264,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   }
 
   private void stopServing() {
-    left = true;
-    serving = false;
+    synchronized (lifecycle) {
+      left = true;
+      serving = false;
+    }
   }
 
   private void announceToAll(boolean leaving, Duration wait) {

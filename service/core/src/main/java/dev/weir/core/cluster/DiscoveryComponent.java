@@ -61,6 +61,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   private final BooleanSupplier returning;
   private volatile boolean peersApplied;
   private volatile boolean joined;
+  private volatile boolean held;
 
   /**
    * Creates the component of node {@code self}, one of {@code members} once discovery reports it;
@@ -73,8 +74,9 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   }
 
   /**
-   * Creates the component as above that does not join while {@code returning} holds: the node
-   * joined alone while discovery failed and has not yet returned to the peers listed since.
+   * Creates the component as above that does not join while {@code returning} holds: the node is
+   * leaving, or joined alone while discovery failed and has not yet returned to the peers listed
+   * since. The component asks it at each check that would otherwise join the node, once per check.
    */
   public DiscoveryComponent(
       String self,
@@ -100,7 +102,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
 
   /**
    * Notes that the node's return to the peers listed after a join alone ended: it joins now if
-   * discovery reports no problem.
+   * discovery reports no problem and the node is not leaving.
    */
   public void returnEnded() {
     joinIfReady(members.get().contains(self));
@@ -130,7 +132,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
         problems.add(WAITING_FOR_DISCOVERY);
       } else if (!member) {
         problems.add(notInPeerList(self, List.copyOf(current)));
-      } else if (returning.getAsBoolean()) {
+      } else if (held && current.size() > 1) {
         problems.add(RETURNING);
       } else {
         problems.add(WAITING_FOR_SOURCE);
@@ -164,7 +166,11 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   }
 
   private void joinIfReady(boolean member) {
-    if (!joined && member && sourceProblem().isEmpty() && !returning.getAsBoolean()) {
+    if (joined || !member) {
+      return;
+    }
+    held = returning.getAsBoolean();
+    if (!held && sourceProblem().isEmpty()) {
       joined = true;
     }
   }

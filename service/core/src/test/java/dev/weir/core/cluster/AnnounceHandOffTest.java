@@ -7,6 +7,7 @@ import dev.weir.core.cluster.peer.PeerListener;
 import dev.weir.core.cluster.peer.PeersService;
 import dev.weir.core.cluster.peer.auth.PeerSecurity;
 import dev.weir.core.discovery.PeerDiscovery;
+import dev.weir.core.health.ComponentHealth;
 import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
@@ -170,9 +171,19 @@ class AnnounceHandOffTest {
     timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
     LateDiscovery late = new LateDiscovery(returning.address());
 
+    CountDownLatch copying = new CountDownLatch(1);
+    peer.beforePrepareReturn(() -> awaitQuietly(copying));
+
     Node fresh = cluster.startAgain(returning, late);
     boolean servingAlone = fresh.cluster().serving();
     late.answers(all);
+    ComponentHealth whileCopying = fresh.cluster().discoveryHealth().status();
+    copying.countDown();
+
+    assertThat(whileCopying.message())
+        .as("readiness while its peer has not answered its request for copies")
+        .startsWith(DiscoveryComponent.RETURNING);
+    assertThat(whileCopying.healthy()).as("ready while copying: %s", whileCopying).isFalse();
 
     assertThat(
             Await.holdsWithin(
@@ -191,6 +202,179 @@ class AnnounceHandOffTest {
                 () -> fresh.cluster().discoveryHealth().status().healthy()))
         .as("joined once its return ended: %s", fresh.cluster().discoveryHealth().status())
         .isTrue();
+  }
+
+  /**
+   * A node whose discovery answers only after its join has the counts of its keys from the copies
+   * it asked its peers for, before any return notice is handled: here every return notice fails,
+   * so no peer hands it the keys on its return.
+   */
+  @Test
+  void join_discoveryListsThePeersOnlyAfterTheJoin_theNodeHasItsCountsFromTheCopies()
+      throws Exception {
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    Node returning = cluster.node(2);
+    String key = cluster.keyOwnedBy(returning, "h", "copied");
+    RateLimitRequest spend =
+        RateLimitRequest.builder("h", key).hits(1).limit(10).duration(600_000).build();
+    for (int i = 0; i < 10; i++) {
+      returning.check(spend);
+    }
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    cluster.stop(returning);
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+    timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
+    for (Node n : cluster.nodes()) {
+      if (n != returning) {
+        n.beforeAnnounce(
+            leaving -> {
+              if (!leaving) {
+                throw new IllegalStateException("return notice refused by the test");
+              }
+            });
+      }
+    }
+    LateDiscovery late = new LateDiscovery(returning.address());
+    Node fresh = cluster.startAgain(returning, late);
+
+    late.answers(all);
+    fresh.cluster().lateReturnEnded().get(10, TimeUnit.SECONDS);
+    RateLimitResponse answer = fresh.check(spend).get(0);
+
+    assertThat(answer.status())
+        .as("the key spent before the restart, remaining %d", answer.remaining())
+        .isEqualTo(Status.OVER_LIMIT);
+  }
+
+  /**
+   * A node that joined alone while discovery failed and whose discovery then answers with this node
+   * alone (the first etcd registrant, every pod of a Kubernetes deployment whose pods all started
+   * together) serves and is ready, as a node that joined alone at once.
+   */
+  @Test
+  void join_discoveryLaterListsOnlyThisNode_theNodeServesAndIsReady() throws Exception {
+    Node fresh = startLate(late -> late.answers(Set.of(late.self)));
+
+    assertThat(
+            Await.holdsWithin(
+                ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+                () -> fresh.cluster().discoveryHealth().status().healthy()))
+        .as("ready: %s", fresh.cluster().discoveryHealth().status())
+        .isTrue();
+    assertThat(fresh.cluster().serving()).as("answers probes").isTrue();
+  }
+
+  /**
+   * A node that joined alone while discovery failed, whose discovery then clears its problem
+   * without a new set (a DNS lookup that now resolves to this node alone), serves and is ready.
+   */
+  @Test
+  void join_discoveryLaterAnswersWithTheSameLoneSet_theNodeServesAndIsReady() throws Exception {
+    Node fresh = startLate(LateDiscovery::clearsItsProblem);
+
+    assertThat(
+            Await.holdsWithin(
+                ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+                () -> fresh.cluster().discoveryHealth().status().healthy()))
+        .as("ready: %s", fresh.cluster().discoveryHealth().status())
+        .isTrue();
+    assertThat(fresh.cluster().serving()).as("answers probes").isTrue();
+  }
+
+  /**
+   * A health check between a late discovery clearing its problem and delivering the peers it lists
+   * (Kubernetes's order) does not make the node ready alone: the set that follows still runs its
+   * return to them.
+   */
+  @Test
+  void join_healthCheckBetweenDiscoveryClearingAndDelivering_doesNotJoinAlone() throws Exception {
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+
+    discovery[0].clearsItsProblem();
+    ComponentHealth inTheGap = fresh.cluster().discoveryHealth().status();
+    discovery[0].delivers(all);
+
+    assertThat(inTheGap.healthy()).as("ready alone in the gap: %s", inTheGap).isFalse();
+    Await.until(
+        ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+        () -> cluster.node(0).returnNoticesHandled() > 0,
+        "the node's return notice handled by its peer");
+    Await.until(
+        ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+        () -> fresh.cluster().discoveryHealth().status().healthy(),
+        "the node ready once its return ended");
+  }
+
+  /**
+   * A node that stops while its late return to the peers runs does not serve or join once that
+   * return ends.
+   */
+  @Test
+  void leave_whileTheLateReturnRuns_theNodeNeitherServesNorJoinsAfterwards() throws Exception {
+    CountDownLatch copying = new CountDownLatch(1);
+    CountDownLatch leaveNotice = new CountDownLatch(1);
+    CountDownLatch leaveNoticeSent = new CountDownLatch(1);
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    for (Node n : cluster.nodes()) {
+      if (n != fresh) {
+        n.beforePrepareReturn(() -> awaitQuietly(copying));
+        n.beforeAnnounce(
+            leaving -> {
+              if (leaving) {
+                leaveNoticeSent.countDown();
+                awaitQuietly(leaveNotice);
+              }
+            });
+      }
+    }
+
+    discovery[0].answers(all);
+    CompletableFuture<Void> leave =
+        CompletableFuture.runAsync(() -> fresh.cluster().leave(Duration.ofSeconds(5)));
+    assertThat(leaveNoticeSent.await(10, TimeUnit.SECONDS)).as("leave notice sent").isTrue();
+    copying.countDown();
+    fresh.cluster().lateReturnEnded().get(10, TimeUnit.SECONDS);
+    boolean servingAfter = fresh.cluster().serving();
+    boolean joinedAfter = fresh.cluster().discoveryHealth().joined();
+    leaveNotice.countDown();
+    leave.get(10, TimeUnit.SECONDS);
+
+    assertThat(servingAfter).as("serving after its leave began").isFalse();
+    assertThat(joinedAfter).as("joined after its leave began").isFalse();
+  }
+
+  // Starts a 3-node cluster in fake time, stops node 2 and starts it again through a late
+  // discovery, which then acts as {@code then} says.
+  private Node startLate(java.util.function.Consumer<LateDiscovery> then) {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    Node stopped = cluster.node(2);
+    cluster.stop(stopped);
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+    timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
+    LateDiscovery late = new LateDiscovery(stopped.address());
+    Node fresh = cluster.startAgain(stopped, late);
+    then.accept(late);
+    return fresh;
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
@@ -213,7 +397,15 @@ class AnnounceHandOffTest {
     }
 
     void answers(Set<String> peers) {
+      clearsItsProblem();
+      delivers(peers);
+    }
+
+    void clearsItsProblem() {
       problem = "";
+    }
+
+    void delivers(Set<String> peers) {
       listener.accept(Set.copyOf(peers));
     }
 

@@ -351,12 +351,13 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Starts a fresh member (empty store) on the address of {@code node}, {@linkplain #stop stopped}
-   * or {@linkplain #kill killed}, and joins it through {@code discovery}; returns it once {@link
+   * or {@linkplain #kill killed}, and joins it through {@code discovery}, whose problem its {@code
+   * discovery} health component reads; returns it once {@link
    * ClusterNode#join} returned, in {@code node}'s place.
    */
   public Node startAgain(Node node, PeerDiscovery discovery) {
     int index = nodes.indexOf(node);
-    Node fresh = join(newNode(node.port), discovery);
+    Node fresh = join(newNode(node.port, discovery), discovery);
     nodes.set(index, fresh);
     return fresh;
   }
@@ -432,6 +433,11 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private Node newNode(int port) {
+    return newNode(port, null);
+  }
+
+  // discovery, when not null, is the one whose problem the node's discovery health reads.
+  private Node newNode(int port, PeerDiscovery discovery) {
     DeferredHandler handler = new DeferredHandler();
     Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     Node node = new Node(handler, calls, clock, security);
@@ -445,7 +451,7 @@ public final class LocalCluster implements AutoCloseable {
             localCheck.apply(store),
             timers,
             clock,
-            null,
+            discovery,
             address ->
                 new CuttableChannel(
                     security.channel(address),
@@ -585,6 +591,14 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * Runs {@code hook} before this node handles each request of a returning peer for copies of its
+     * buckets ({@code PrepareReturn}); a throwing hook fails the call.
+     */
+    public void beforePrepareReturn(Runnable hook) {
+      handler.beforePrepareReturn = hook;
+    }
+
+    /**
      * Runs {@code hook} after the target of each call this node relays ({@code weir_relay_to},
      * indirect probes included) answered it; a throwing hook fails the call, which the target has
      * then handled already.
@@ -664,6 +678,7 @@ public final class LocalCluster implements AutoCloseable {
     private volatile boolean startedJoined;
     private volatile Runnable beforeOwnerCheck = () -> {};
     private volatile Runnable beforeAcceptBuckets = () -> {};
+    private volatile Runnable beforePrepareReturn = () -> {};
     private volatile Runnable beforeAnswerQuotaUsage = () -> {};
     private volatile Runnable afterRelayAnswered = () -> {};
     private volatile java.util.function.Consumer<List<RateLimitRequest>> beforeAnswerForwarded =
@@ -709,6 +724,7 @@ public final class LocalCluster implements AutoCloseable {
 
     @Override
     public CompletableFuture<Void> prepareReturn(String address, SocketAddress caller) {
+      beforePrepareReturn.run();
       return target.prepareReturn(address, caller);
     }
 
