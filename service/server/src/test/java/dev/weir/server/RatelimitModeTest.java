@@ -296,6 +296,39 @@ class RatelimitModeTest {
         "the config loads once the directory appears");
   }
 
+  @Test
+  void runtimeSubdirectoryMissing_forcedStart_answersOkToEveryDomainAsTheReferenceDoes()
+      throws Exception {
+    start(env(Map.of("FORCE_START_WITHOUT_INITIAL_CONFIG", "true")));
+    channel =
+        ManagedChannelBuilder.forAddress("127.0.0.1", running.node().grpcPort())
+            .usePlaintext()
+            .build();
+
+    int json = postJson(jsonRequest("demo"));
+    RateLimitResponse grpc =
+        RateLimitServiceGrpc.newBlockingStub(channel)
+            .shouldRateLimit(
+                RateLimitRequest.newBuilder()
+                    .setDomain("demo")
+                    .addDescriptors(
+                        RateLimitDescriptor.newBuilder()
+                            .addEntries(
+                                RateLimitDescriptor.Entry.newBuilder()
+                                    .setKey("user")
+                                    .setValue("alice")))
+                    .build());
+
+    assertThat(json).isEqualTo(200);
+    assertThat(grpc.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    assertThat(
+            MetricsScrape.until(
+                http,
+                running.node().httpPort(),
+                text -> text.contains("weir_envoy_domain_not_found_total 2.0")))
+        .contains("weir_envoy_domain_not_found_total 2.0");
+  }
+
   /** Adds the counter lines of the datagrams waiting on {@code socket} to {@code counted}. */
   static void receive(DatagramSocket socket, Map<String, Long> counted) {
     byte[] buffer = new byte[65_536];
