@@ -374,12 +374,33 @@ class RatelimitModeTest {
         .asString()
         .startsWith(
             dir.resolve("ratelimit")
-                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/"
-                + "RUNTIME_APPDIRECTORY), so every request would be allowed: found no file whose"
-                + " path starts with 'config.'. Add a descriptor file (a path below it starting"
-                + " with 'config.' once '/' is read as '.', e.g. config.yaml)")
+                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY), so every"
+                + " request would be allowed: found no file whose path starts with 'config.'. Add"
+                + " a descriptor file (a path below it starting with 'config.' once '/' is read as"
+                + " '.', e.g. config.yaml; the prefix is RUNTIME_APPDIRECTORY='config' and a '.'")
         .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one")
         .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void withoutConfig_appDirectorySet_refusedNamingTheVariablesOfPathPrefixAndLayout()
+      throws Exception {
+    Files.createDirectories(dir.resolve("ratelimit").resolve("rl"));
+
+    String[] lines = refused(env(Map.of("RUNTIME_APPDIRECTORY", "rl")), 2);
+
+    assertThat(lines)
+        .singleElement()
+        .asString()
+        .startsWith(
+            dir.resolve("ratelimit")
+                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY), so every"
+                + " request would be allowed: found no file whose path starts with 'rl.'. Add a"
+                + " descriptor file (a path below it starting with 'rl.' once '/' is read as '.',"
+                + " e.g. rl.yaml; the prefix is RUNTIME_APPDIRECTORY='rl' and a '.', and"
+                + " RUNTIME_WATCH_ROOT=false reads every file in"
+                + " RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY instead)")
+        .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one");
   }
 
   @Test
