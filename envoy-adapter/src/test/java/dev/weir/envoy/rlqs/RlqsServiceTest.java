@@ -601,6 +601,19 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
   }
 
+  @Test
+  void bucketBeyondWeirRlqsMaxBuckets_ofAShadowModeRule_isAllowedAll() {
+    start(SETTINGS.withMaxBuckets(1));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+
+    proxy.report("edge", bucket("shadow"), 1, 0, 0);
+
+    assertThat(strategy(proxy.last(bucket("shadow"))).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(1);
+  }
+
   private static BucketId user(int n) {
     return BucketId.newBuilder().putBucket("name", "per-user").putBucket("user", "u" + n).build();
   }
