@@ -267,15 +267,17 @@ public record EnvoySettings(
    * named {@code pathVariables} gave.
    */
   public EnvoySettings withConfig(Path path, String pathVariables) {
-    return withConfig(path, pathVariables, "");
+    return withConfig(path, pathVariables, "", "");
   }
 
   /**
    * Returns these settings with the {@code FILE} source reading, below the directory {@code path}
    * that the settings named {@code pathVariables} gave, the files whose runtime key starts with
-   * {@code keyPrefix} (every file when it is empty).
+   * {@code keyPrefix} (every file when it is empty), which {@code keyPrefixVariables} tells the
+   * origin of in a refusal (empty when no setting gives it).
    */
-  public EnvoySettings withConfig(Path path, String pathVariables, String keyPrefix) {
+  public EnvoySettings withConfig(
+      Path path, String pathVariables, String keyPrefix, String keyPrefixVariables) {
     return new EnvoySettings(
         Source.FILE,
         Optional.of(path),
@@ -295,7 +297,7 @@ public record EnvoySettings(
         configLimits,
         quotaMode,
         responseDynamicMetadata,
-        new NoDomainLoaded.Variables(pathVariables, variables.forceStart()),
+        new NoDomainLoaded.Variables(pathVariables, variables.forceStart(), keyPrefixVariables),
         keyPrefix);
   }
 

@@ -24,8 +24,10 @@ public final class NoDomainLoaded {
    *
    * @param config the setting (or settings) that gave the config path
    * @param forceStart the variable that lets a node start without a domain
+   * @param keyPrefix where the key prefix of the files read comes from and what else picks the
+   *     files, shown after the example file name; empty when no setting gives a prefix
    */
-  public record Variables(String config, String forceStart) {
+  public record Variables(String config, String forceStart, String keyPrefix) {
 
     /** The {@code WEIR_*} names of {@code weir.jar serve}. */
     public static final Variables WEIR = new Variables("WEIR_ENVOY_CONFIG", FORCE_START);
@@ -34,6 +36,12 @@ public final class NoDomainLoaded {
     public Variables {
       Objects.requireNonNull(config, "config");
       Objects.requireNonNull(forceStart, "forceStart");
+      Objects.requireNonNull(keyPrefix, "keyPrefix");
+    }
+
+    /** Creates the names of a mode where no setting gives a key prefix. */
+    public Variables(String config, String forceStart) {
+      this(config, forceStart, "");
     }
   }
 
@@ -80,7 +88,8 @@ public final class NoDomainLoaded {
                     + keyPrefix
                     + "' once '/' is read as '.', e.g. "
                     + keyPrefix
-                    + "yaml")
+                    + "yaml"
+                    + (variables.keyPrefix().isEmpty() ? "" : "; " + variables.keyPrefix()))
             + "), or set "
             + variables.forceStart()
             + "=true to start without one (the node then reports not ready until a config with a"

@@ -149,14 +149,16 @@ public final class ConfigReloader implements AutoCloseable {
 
   /**
    * Loads the configuration for start-up as {@link #loadInitial()} does, unless the path does not
-   * exist: then nothing is loaded and later checks load the files once the path appears; returns
-   * whether the path existed.
+   * exist: then the configuration of no files (no domain, so every call is answered as one of an
+   * unknown domain) is held, nothing is counted, and later checks load the files once the path
+   * appears; returns whether the path existed.
    */
   public synchronized boolean loadInitialUnlessMissing() throws DescriptorConfigException {
     if (!Files.exists(path)) {
       try {
         loader.read(path);
       } catch (DescriptorConfigException missing) {
+        holder.set(compiler.compile(List.of()));
         lastFingerprint = "unreadable:" + missing.getMessage();
         return false;
       }

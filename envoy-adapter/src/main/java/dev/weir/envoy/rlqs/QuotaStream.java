@@ -138,7 +138,8 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         long elapsed =
             bucket.lastReportNanos == 0
                 ? elapsedMillis(usage.getTimeElapsed())
-                : (nanos - bucket.lastReportNanos) / 1_000_000;
+                : Math.min(
+                    QuotaUsage.MAX_ELAPSED_MILLIS, (nanos - bucket.lastReportNanos) / 1_000_000);
         bucket.lastReportNanos = nanos;
         bucket.measure(allowed + denied, elapsed, nanos);
         if (bucket.idle(nanos, idleNanos)) {

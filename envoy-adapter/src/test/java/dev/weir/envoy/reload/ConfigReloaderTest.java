@@ -79,18 +79,20 @@ class ConfigReloaderTest {
   }
 
   @Test
-  void loadInitialUnlessMissing_missingPath_nothingLoadedNorCountedUntilItAppears()
+  void loadInitialUnlessMissing_missingPath_noDomainHeldNorCountedUntilItAppears()
       throws Exception {
     Path missing = dir.resolve("ratelimit");
     ConfigReloader reloader = reloader(missing);
 
     boolean present = reloader.loadInitialUnlessMissing();
+    EnvoyConfig held = current();
     Outcome stillMissing = reloader.reloadIfChanged();
     Files.createDirectories(missing);
     Files.writeString(missing.resolve("a.yaml"), GOOD_A);
     Outcome appeared = reloader.reloadIfChanged();
 
     assertThat(present).isFalse();
+    assertThat(held.domains()).isEmpty();
     assertThat(stillMissing).isEqualTo(Outcome.UNCHANGED);
     assertThat(appeared).isEqualTo(Outcome.RELOADED);
     assertThat(current().domains()).containsOnlyKeys("a");

@@ -569,6 +569,51 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
   }
 
+  @Test
+  void laterReportAfterMoreThanADaySilent_onACounterAPeerOwns_isAnsweredNotRefusedByThePeer() {
+    List<dev.weir.core.quota.QuotaShare> shares = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            2,
+            YAML,
+            SETTINGS,
+            reports -> usage -> reports.report(usage).whenComplete((s, e) -> shares.add(s)));
+    BucketPlan.Limited plan =
+        (BucketPlan.Limited)
+            cluster
+                .service(0)
+                .planner()
+                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
+    String key = plan.policies().get(0).hashKey();
+    int notOwner =
+        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
+    Proxy proxy = new Proxy(cluster.endpoints().get(notOwner));
+    proxy.report("edge", API, 1, 0, 0);
+    clock.advance(Duration.ofDays(1).plusMinutes(1));
+
+    proxy.report("edge", API, 1, 0, 86_460);
+
+    assertThat(shares).hasSize(2);
+    assertThat(shares.get(1).isError())
+        .as("the owner's answer to the second report: %s", shares.get(1))
+        .isFalse();
+    assertThat(strategy(proxy.last(API)).hasTokenBucket()).isTrue();
+  }
+
+  @Test
+  void bucketBeyondWeirRlqsMaxBuckets_ofAShadowModeRule_isAllowedAll() {
+    start(SETTINGS.withMaxBuckets(1));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+
+    proxy.report("edge", bucket("shadow"), 1, 0, 0);
+
+    assertThat(strategy(proxy.last(bucket("shadow"))).getBlanketRule())
+        .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
+    assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(1);
+  }
+
   private static BucketId user(int n) {
     return BucketId.newBuilder().putBucket("name", "per-user").putBucket("user", "u" + n).build();
   }

@@ -82,9 +82,19 @@ record RatelimitSettings(
   static final Map<EnvVar, EnvVar> NODE_ADDRESSES =
       Map.of(WeirConfig.GRPC_ADDRESS, GRPC_ADDRESS, WeirConfig.HTTP_ADDRESS, HTTP_ADDRESS);
 
-  /** The reference's variables the {@code FILE} source's path is made from. */
+  /**
+   * The reference's variables the {@code FILE} source's path is made from without {@code
+   * RUNTIME_WATCH_ROOT}.
+   */
   static final String RUNTIME_PATH_VARIABLES =
       "RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY";
+
+  /**
+   * The reference's variables the {@code FILE} source's path is made from with {@code
+   * RUNTIME_WATCH_ROOT}, which reads the files whose key starts with {@code RUNTIME_APPDIRECTORY.}
+   * below it.
+   */
+  static final String RUNTIME_ROOT_VARIABLES = "RUNTIME_ROOT/RUNTIME_SUBDIRECTORY";
 
   private static final List<String> LOG_LEVELS =
       List.of("trace", "debug", "info", "warn", "warning", "error", "fatal", "panic");
@@ -188,7 +198,15 @@ record RatelimitSettings(
             reader.string(EnvVar.of("RUNTIME_SUBDIRECTORY"), ""));
     String appDirectory = reader.string(EnvVar.of("RUNTIME_APPDIRECTORY"), "config");
     if (reader.bool(EnvVar.of("RUNTIME_WATCH_ROOT"), true)) {
-      return envoy.withConfig(subdirectory, RUNTIME_PATH_VARIABLES, appDirectory + ".");
+      return envoy.withConfig(
+          subdirectory,
+          RUNTIME_ROOT_VARIABLES,
+          appDirectory + ".",
+          "the prefix is RUNTIME_APPDIRECTORY='"
+              + appDirectory
+              + "' and a '.', and RUNTIME_WATCH_ROOT=false reads every file in "
+              + RUNTIME_PATH_VARIABLES
+              + " instead");
     }
     return envoy.withConfig(subdirectory.resolve(appDirectory), RUNTIME_PATH_VARIABLES);
   }

@@ -296,6 +296,39 @@ class RatelimitModeTest {
         "the config loads once the directory appears");
   }
 
+  @Test
+  void runtimeSubdirectoryMissing_forcedStart_answersOkToEveryDomainAsTheReferenceDoes()
+      throws Exception {
+    start(env(Map.of("FORCE_START_WITHOUT_INITIAL_CONFIG", "true")));
+    channel =
+        ManagedChannelBuilder.forAddress("127.0.0.1", running.node().grpcPort())
+            .usePlaintext()
+            .build();
+
+    int json = postJson(jsonRequest("demo"));
+    RateLimitResponse grpc =
+        RateLimitServiceGrpc.newBlockingStub(channel)
+            .shouldRateLimit(
+                RateLimitRequest.newBuilder()
+                    .setDomain("demo")
+                    .addDescriptors(
+                        RateLimitDescriptor.newBuilder()
+                            .addEntries(
+                                RateLimitDescriptor.Entry.newBuilder()
+                                    .setKey("user")
+                                    .setValue("alice")))
+                    .build());
+
+    assertThat(json).isEqualTo(200);
+    assertThat(grpc.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    assertThat(
+            MetricsScrape.until(
+                http,
+                running.node().httpPort(),
+                text -> text.contains("weir_envoy_domain_not_found_total 2.0")))
+        .contains("weir_envoy_domain_not_found_total 2.0");
+  }
+
   /** Adds the counter lines of the datagrams waiting on {@code socket} to {@code counted}. */
   static void receive(DatagramSocket socket, Map<String, Long> counted) {
     byte[] buffer = new byte[65_536];
@@ -341,12 +374,33 @@ class RatelimitModeTest {
         .asString()
         .startsWith(
             dir.resolve("ratelimit")
-                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/"
-                + "RUNTIME_APPDIRECTORY), so every request would be allowed: found no file whose"
-                + " path starts with 'config.'. Add a descriptor file (a path below it starting"
-                + " with 'config.' once '/' is read as '.', e.g. config.yaml)")
+                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY), so every"
+                + " request would be allowed: found no file whose path starts with 'config.'. Add"
+                + " a descriptor file (a path below it starting with 'config.' once '/' is read as"
+                + " '.', e.g. config.yaml; the prefix is RUNTIME_APPDIRECTORY='config' and a '.'")
         .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one")
         .doesNotContain("WEIR_");
+  }
+
+  @Test
+  void withoutConfig_appDirectorySet_refusedNamingTheVariablesOfPathPrefixAndLayout()
+      throws Exception {
+    Files.createDirectories(dir.resolve("ratelimit").resolve("rl"));
+
+    String[] lines = refused(env(Map.of("RUNTIME_APPDIRECTORY", "rl")), 2);
+
+    assertThat(lines)
+        .singleElement()
+        .asString()
+        .startsWith(
+            dir.resolve("ratelimit")
+                + ": no rate limit domain loaded (RUNTIME_ROOT/RUNTIME_SUBDIRECTORY), so every"
+                + " request would be allowed: found no file whose path starts with 'rl.'. Add a"
+                + " descriptor file (a path below it starting with 'rl.' once '/' is read as '.',"
+                + " e.g. rl.yaml; the prefix is RUNTIME_APPDIRECTORY='rl' and a '.', and"
+                + " RUNTIME_WATCH_ROOT=false reads every file in"
+                + " RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY instead)")
+        .contains("or set FORCE_START_WITHOUT_INITIAL_CONFIG=true to start without one");
   }
 
   @Test
