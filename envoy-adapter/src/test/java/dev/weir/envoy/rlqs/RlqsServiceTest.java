@@ -552,16 +552,7 @@ class RlqsServiceTest {
   @Test
   void firstReportClaimingMoreThanADay_onACounterAPeerOwns_isAssignedNotRefusedByThePeer() {
     cluster = RlqsCluster.start(clock, 2, YAML, SETTINGS);
-    BucketPlan.Limited plan =
-        (BucketPlan.Limited)
-            cluster
-                .service(0)
-                .planner()
-                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
-    String key = plan.policies().get(0).hashKey();
-    int notOwner =
-        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
-    Proxy proxy = new Proxy(cluster.endpoints().get(notOwner));
+    Proxy proxy = proxyOnANonOwnerOfApi();
 
     proxy.report("edge", API, 1000, 0, 100_000);
 
@@ -579,16 +570,7 @@ class RlqsServiceTest {
             YAML,
             SETTINGS,
             reports -> usage -> reports.report(usage).whenComplete((s, e) -> shares.add(s)));
-    BucketPlan.Limited plan =
-        (BucketPlan.Limited)
-            cluster
-                .service(0)
-                .planner()
-                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
-    String key = plan.policies().get(0).hashKey();
-    int notOwner =
-        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
-    Proxy proxy = new Proxy(cluster.endpoints().get(notOwner));
+    Proxy proxy = proxyOnANonOwnerOfApi();
     proxy.report("edge", API, 1, 0, 0);
     clock.advance(Duration.ofDays(1).plusMinutes(1));
 
@@ -612,6 +594,20 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last(bucket("shadow"))).getBlanketRule())
         .isEqualTo(RateLimitStrategy.BlanketRule.ALLOW_ALL);
     assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(1);
+  }
+
+  /** Returns a proxy connected to a node that does not own the counter of {@code API}'s first policy. */
+  private Proxy proxyOnANonOwnerOfApi() {
+    BucketPlan.Limited plan =
+        (BucketPlan.Limited)
+            cluster
+                .service(0)
+                .planner()
+                .plan(cluster.service(0).domainConfig("edge"), API.getBucketMap());
+    String key = plan.policies().get(0).hashKey();
+    int notOwner =
+        cluster.cluster().nodes().indexOf(cluster.cluster().nonOwnersOf(key).get(0));
+    return new Proxy(cluster.endpoints().get(notOwner));
   }
 
   private static BucketId user(int n) {
