@@ -138,11 +138,7 @@ class KubernetesDiscoveryErrorsTest {
 
   @Test
   void apiServerGone_droppedWatchCountedOnceWhileFabric8Reconnects() throws Exception {
-    startServer();
-    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
-    RecordingListener peers = start();
-    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
-    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    RecordingListener peers = startWatchingThreePeers();
 
     server.destroy();
     server = null;
@@ -162,11 +158,7 @@ class KubernetesDiscoveryErrorsTest {
 
   @Test
   void watchRenewedWithinGrace_countsNoErrorAndReportsNoProblem() throws Exception {
-    startServer();
-    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
-    RecordingListener peers = start();
-    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
-    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    RecordingListener peers = startWatchingThreePeers();
 
     endWatchAndHoldItsRenewal();
     for (int check = 1; check < discovery.downChecks(); check++) {
@@ -185,11 +177,7 @@ class KubernetesDiscoveryErrorsTest {
 
   @Test
   void watchDownPastGrace_countsOneErrorAndReportsTheWatchDownUntilBack() throws Exception {
-    startServer();
-    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
-    RecordingListener peers = start();
-    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
-    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    RecordingListener peers = startWatchingThreePeers();
 
     endWatchAndHoldItsRenewal();
     scheduler.advance(KubernetesDiscovery.WATCH_CHECK.multipliedBy(discovery.downChecks()));
@@ -208,11 +196,7 @@ class KubernetesDiscoveryErrorsTest {
 
   @Test
   void listFailsAfterWatchExpired_laterWatchRenewalDoesNotNameThatError() throws Exception {
-    startServer();
-    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
-    RecordingListener peers = start();
-    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
-    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    RecordingListener peers = startWatchingThreePeers();
 
     dispatcher.failLists.set(1);
     assertThat(eventually(WAIT, () -> dispatcher.openWatches() == 1)).isTrue();
@@ -245,6 +229,19 @@ class KubernetesDiscoveryErrorsTest {
     dispatcher.holdWatches();
     dispatcher.endWatches();
     assertThat(eventually(WAIT, () -> dispatcher.held.get() == 1)).isTrue();
+  }
+
+  /**
+   * Returns the listener of a discovery started against a server listing two more peers, once it
+   * knows all three, reports no problem and has passed one watch check.
+   */
+  private RecordingListener startWatchingThreePeers() throws Exception {
+    startServer();
+    server.createClient().resource(KubernetesDiscoveryTest.slice("s", "weir-peers", "10.0.0.2", true, "10.0.0.3", true)).create();
+    RecordingListener peers = start();
+    assertThat(eventually(WAIT, () -> peers.last().size() == 3 && discovery.problem().isEmpty())).isTrue();
+    scheduler.advance(KubernetesDiscovery.WATCH_CHECK);
+    return peers;
   }
 
   private void startServer() {
