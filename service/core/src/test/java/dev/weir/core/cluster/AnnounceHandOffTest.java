@@ -259,13 +259,7 @@ class AnnounceHandOffTest {
   void join_discoveryLaterListsOnlyThisNode_theNodeServesAndIsReady() throws Exception {
     Node fresh = startLate(late -> late.answers(Set.of(late.self)));
 
-    assertThat(
-            Await.holdsWithin(
-                ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
-                () -> fresh.cluster().discoveryHealth().status().healthy()))
-        .as("ready: %s", fresh.cluster().discoveryHealth().status())
-        .isTrue();
-    assertThat(fresh.cluster().serving()).as("answers probes").isTrue();
+    assertServesAndIsReady(fresh);
   }
 
   /**
@@ -276,13 +270,7 @@ class AnnounceHandOffTest {
   void join_discoveryLaterAnswersWithTheSameLoneSet_theNodeServesAndIsReady() throws Exception {
     Node fresh = startLate(LateDiscovery::clearsItsProblem);
 
-    assertThat(
-            Await.holdsWithin(
-                ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
-                () -> fresh.cluster().discoveryHealth().status().healthy()))
-        .as("ready: %s", fresh.cluster().discoveryHealth().status())
-        .isTrue();
-    assertThat(fresh.cluster().serving()).as("answers probes").isTrue();
+    assertServesAndIsReady(fresh);
   }
 
   /**
@@ -367,6 +355,17 @@ class AnnounceHandOffTest {
     Node fresh = cluster.startAgain(stopped, late);
     then.accept(late);
     return fresh;
+  }
+
+  /** Asserts that {@code fresh} is ready within ten batch timeouts and answers probes. */
+  private static void assertServesAndIsReady(Node fresh) throws InterruptedException {
+    assertThat(
+            Await.holdsWithin(
+                ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+                () -> fresh.cluster().discoveryHealth().status().healthy()))
+        .as("ready: %s", fresh.cluster().discoveryHealth().status())
+        .isTrue();
+    assertThat(fresh.cluster().serving()).as("answers probes").isTrue();
   }
 
   private static void awaitQuietly(CountDownLatch latch) {

@@ -122,6 +122,18 @@ class PeerClientPoolTransferTest {
   }
 
   /**
+   * Adds the second relay to the members, marks the owner down, and has the relay vouch for it while
+   * the second relay does not.
+   */
+  private void relayVouchesForTheDownOwner() {
+    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
+    ownerDownVerdictPending();
+    relay.answerProbe(true);
+    secondRelay.answerProbe(false);
+    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+  }
+
+  /**
    * Relays through a forwarder that batches items, marks the owner down, and has the relay answer
    * its probe that it reaches the owner.
    */
@@ -185,11 +197,7 @@ class PeerClientPoolTransferTest {
 
   @Test
   void establishedVoucherRefusesUnsent_aNewRoundNamesAnotherVoucher_relayedOnceMoreThroughIt() {
-    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
-    ownerDownVerdictPending();
-    relay.answerProbe(true);
-    secondRelay.answerProbe(false);
-    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    relayVouchesForTheDownOwner();
     relay.refuseTransfersUnsent = true;
 
     CompletableFuture<Integer> transfer = pool.transferBuckets(OWNER, buckets(), SELF, TIMEOUT);
@@ -205,11 +213,7 @@ class PeerClientPoolTransferTest {
 
   @Test
   void voucherRefusedUnsentByThePool_aNewRoundNamesAnotherVoucher_itemRelayedThroughIt() {
-    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
-    ownerDownVerdictPending();
-    relay.answerProbe(true);
-    secondRelay.answerProbe(false);
-    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    relayVouchesForTheDownOwner();
     // Discovery drops the voucher between the item's choice of it and the relay call.
     dropped = Set.of(RELAY);
     pool.retain(Set.of(SELF, OWNER, SECOND_RELAY));
@@ -225,11 +229,7 @@ class PeerClientPoolTransferTest {
 
   @Test
   void voucherRefusedUnsentByThePool_aNewRoundNamesAnotherVoucher_transferRelayedThroughIt() {
-    members = Set.of(SELF, RELAY, OWNER, SECOND_RELAY);
-    ownerDownVerdictPending();
-    relay.answerProbe(true);
-    secondRelay.answerProbe(false);
-    assertThat(probes.voucher(OWNER)).as("the established voucher").isEqualTo(RELAY);
+    relayVouchesForTheDownOwner();
     // Discovery drops the voucher between the transfer's choice of it and the relay call.
     dropped = Set.of(RELAY);
     pool.retain(Set.of(SELF, OWNER, SECOND_RELAY));

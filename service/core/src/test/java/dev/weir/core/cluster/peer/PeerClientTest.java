@@ -434,12 +434,7 @@ class PeerClientTest {
             if (stalls) {
               return;
             }
-            ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
-            batch
-                .getRequestsList()
-                .forEach(
-                    r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
-            answers.onNext(out.build());
+            answers.onNext(fullAnswers(batch));
           }
 
           @Override
@@ -454,6 +449,15 @@ class PeerClientTest {
     };
   }
 
+  /** Returns the answers to {@code batch} that leave each request its whole limit. */
+  private static ForwardAnswers fullAnswers(ForwardBatch batch) {
+    ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
+    batch
+        .getRequestsList()
+        .forEach(r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+    return out.build();
+  }
+
   /** A peer that holds every forwarded batch until {@link #answerHeld} answers it. */
   private static final class HoldingPeer extends PeersV1Grpc.PeersV1ImplBase {
     private final java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -463,15 +467,11 @@ class PeerClientTest {
       return new StreamObserver<>() {
         @Override
         public void onNext(ForwardBatch batch) {
-          ForwardAnswers.Builder out = ForwardAnswers.newBuilder().setId(batch.getId());
-          batch
-              .getRequestsList()
-              .forEach(
-                  r -> out.addRateLimits(RateLimitResp.newBuilder().setRemaining(r.getLimit())));
+          ForwardAnswers out = fullAnswers(batch);
           held.add(
               () -> {
                 synchronized (answers) {
-                  answers.onNext(out.build());
+                  answers.onNext(out);
                 }
               });
         }
