@@ -102,6 +102,25 @@ class RatelimitModeTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
+  /** A condition on the running service's answers, which may fail to get them. */
+  private interface Served {
+    boolean holds() throws Exception;
+  }
+
+  /** Waits until {@code condition} holds, failing naming {@code what} when it does not in time. */
+  private static void awaitServed(Served condition, String what) throws InterruptedException {
+    Await.until(
+        WAIT,
+        () -> {
+          try {
+            return condition.holds();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        what);
+  }
+
   private int postJson(String body) throws Exception {
     return http.send(
             HttpRequest.newBuilder(
@@ -231,15 +250,8 @@ class RatelimitModeTest {
             "demo.user: unit=MINUTE requests_per_unit=1, shadow_mode: false, quota_mode: false\n");
     assertThat(first).isEqualTo(200);
     assertThat(second).isEqualTo(429);
-    Await.until(
-        WAIT,
-        () -> {
-          try {
-            return get(running.debug().port(), "/rlconfig").body().contains("requests_per_unit=5");
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        },
+    awaitServed(
+        () -> get(running.debug().port(), "/rlconfig").body().contains("requests_per_unit=5"),
         "the swapped ConfigMap version loads");
   }
 
@@ -284,15 +296,8 @@ class RatelimitModeTest {
     Files.writeString(subdirectory.resolve("config.yaml"), config("demo", 1));
 
     assertThat(health.statusCode()).isEqualTo(200);
-    Await.until(
-        WAIT,
-        () -> {
-          try {
-            return get(running.debug().port(), "/rlconfig").body().contains("demo.user:");
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        },
+    awaitServed(
+        () -> get(running.debug().port(), "/rlconfig").body().contains("demo.user:"),
         "the config loads once the directory appears");
   }
 
@@ -446,15 +451,8 @@ class RatelimitModeTest {
 
     assertThat(before.statusCode()).isEqualTo(500);
     assertThat(before.body()).isEqualTo("config: no rate limit configuration is loaded");
-    Await.until(
-        WAIT,
-        () -> {
-          try {
-            return get(running.node().httpPort(), "/healthcheck").statusCode() == 200;
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        },
+    awaitServed(
+        () -> get(running.node().httpPort(), "/healthcheck").statusCode() == 200,
         "healthy once the config loads");
   }
 
