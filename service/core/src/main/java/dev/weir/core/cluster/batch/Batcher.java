@@ -46,7 +46,9 @@ import java.util.function.Predicate;
  * a failed send, or an answer list of the wrong length, fails every item of that batch. A batch
  * that completes during its own send (the sender fails it at once) lets the next one leave in a
  * loop on the sending thread, not by recursion, so a long queue failing batch after batch needs no
- * stack frame per batch; a batch's items complete once the batch after it is sent. Each item is in
+ * stack frame per batch; a batch's items complete once the batch after it is sent, and the batches
+ * {@link #submitAll} sends together all leave, in order, before any of them frees its call to the
+ * rest of the queue or completes its items. Each item is in
  * exactly one batch, so each future completes exactly once. {@link #close()} sends what is queued
  * and refuses new items; {@link #abandon} fails what is queued instead.
  *
@@ -253,13 +255,10 @@ public final class Batcher<T, R> implements AutoCloseable {
         }
       }
     }
-    if (first != null) {
-      send(first);
-    }
     if (more != null) {
-      for (Batch next : more) {
-        send(next);
-      }
+      sendInOrder(first, more);
+    } else if (first != null) {
+      send(first);
     }
     return out;
   }
@@ -397,6 +396,42 @@ public final class Batcher<T, R> implements AutoCloseable {
   }
 
   /**
+   * Sends {@code first} and then each of {@code more} as one send: a batch that completes during its
+   * own send frees its call, and its items complete, only once every batch after it has been sent,
+   * so the queue's remaining items leave after all of them.
+   */
+  private void sendInOrder(Batch first, List<Batch> more) {
+    List<Batch> finished = null;
+    for (int i = -1; i < more.size(); i++) {
+      Batch batch = i < 0 ? first : more.get(i);
+      sendOnce(batch);
+      if (batch.sendReturned()) {
+        finished = finished == null ? new ArrayList<>(more.size() + 1) : finished;
+        finished.add(batch);
+      }
+    }
+    if (finished != null) {
+      for (Batch batch : finished) {
+        sendThenComplete(release(), batch);
+      }
+    }
+  }
+
+  /** Hands {@code batch} to the sender and its call's outcome to {@code batch}. */
+  private void sendOnce(Batch batch) {
+    CompletableFuture<List<R>> sent;
+    try {
+      sent = sender.apply(batch.items);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    if (sent == null) {
+      sent = CompletableFuture.failedFuture(new IllegalStateException("sender returned no call"));
+    }
+    sent.whenComplete(batch);
+  }
+
+  /**
    * Sends {@code batch}, completes the items of {@code finished} (when not null) once it is sent,
    * and goes on in a loop while a batch completes during its own send (a failed future, a peer
    * refusing at once): that batch's items complete once the next batch it lets leave is sent. So
@@ -405,16 +440,7 @@ public final class Batcher<T, R> implements AutoCloseable {
    */
   private void sendThenComplete(Batch batch, Batch finished) {
     while (batch != null) {
-      CompletableFuture<List<R>> sent;
-      try {
-        sent = sender.apply(batch.items);
-      } catch (RuntimeException e) {
-        sent = CompletableFuture.failedFuture(e);
-      }
-      if (sent == null) {
-        sent = CompletableFuture.failedFuture(new IllegalStateException("sender returned no call"));
-      }
-      sent.whenComplete(batch);
+      sendOnce(batch);
       if (finished != null) {
         finished.complete();
       }

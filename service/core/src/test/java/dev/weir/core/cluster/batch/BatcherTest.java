@@ -81,6 +81,41 @@ class BatcherTest {
   }
 
   @Test
+  void submitAll_firstBatchFailsWhileSent_batchesLeaveInOrderAndOnlyTheFailedOneFails() {
+    AtomicInteger sends = new AtomicInteger();
+    Batcher<Integer, String> b =
+        new Batcher<>(
+            10,
+            WAIT,
+            clock,
+            batch -> {
+              CompletableFuture<List<String>> call = held(batch);
+              if (sends.getAndIncrement() == 0) {
+                call.completeExceptionally(new IllegalStateException("peer down"));
+              }
+              return call;
+            });
+    List<Integer> request = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      request.add(i);
+    }
+
+    List<CompletableFuture<String>> futures = b.submitAll(request);
+
+    assertThat(sent.stream().map(batch -> batch.get(0)))
+        .as("each batch leaves after the one before it, the queue's tail last")
+        .containsExactly(0, 10, 20, 30, 40, 50, 60, 70, 80);
+    assertThat(futures.subList(0, 10)).allMatch(CompletableFuture::isCompletedExceptionally);
+    assertThat(futures.subList(10, 100)).noneMatch(CompletableFuture::isDone);
+    for (int call = 1; call < 10; call++) {
+      answer(call);
+    }
+    assertThat(sent).hasSize(10);
+    assertThat(sent.get(9)).startsWith(90);
+    assertThat(futures.get(99).join()).isEqualTo("r99");
+  }
+
+  @Test
   void maxQueued_smallBatchLimit_holdsOneWholeRequestOfTheMostItems() {
     assertThat(Batcher.maxQueued(1)).isEqualTo(1000);
     assertThat(Batcher.maxQueued(1000)).isEqualTo(8000);
