@@ -814,9 +814,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Returns whether the {@code discovery} health component must not join this node yet: it is
    * leaving, or it joined alone while discovery failed and its return has not ended. While it
-   * awaits a set, the second check in a row that finds discovery answering with this node alone
-   * and no set delivered between them makes it serve and lets it join, as a node that joined alone;
-   * the first may fall between a source clearing its problem and delivering the peers it lists.
+   * awaits a set, the second check in a row that finds discovery answering with this node alone,
+   * with no problem and no received set still held back by its coalescer, makes it serve and lets it
+   * join, as a node that joined alone; the first may fall between a source clearing its problem and
+   * delivering the peers it lists.
    */
   private boolean joinHeld() {
     if (closed) {
@@ -827,7 +828,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return state == LateReturn.RUNNING;
     }
     PeerDiscovery source = discovery;
-    if (hasOtherMembers() || source == null || !source.problem().isEmpty()) {
+    if (hasOtherMembers()
+        || source == null
+        || !source.problem().isEmpty()
+        || source.holdingPeers()) {
       aloneSeen.set(false);
     } else if (aloneSeen.getAndSet(true)
         && lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.NONE)) {

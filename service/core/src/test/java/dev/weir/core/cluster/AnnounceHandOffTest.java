@@ -301,6 +301,41 @@ class AnnounceHandOffTest {
   }
 
   /**
+   * Two health checks in a row that find the node alone with no discovery problem, while the set
+   * its source delivered in between waits in the coalescer, do not make it ready alone: that set
+   * still runs its return to the peers it lists.
+   */
+  @Test
+  void join_twoHealthChecksWhileTheDeliveredSetIsCoalesced_doesNotJoinAlone() throws Exception {
+    dev.weir.core.discovery.ManualScheduler window = new dev.weir.core.discovery.ManualScheduler();
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh =
+        startLate(
+            late -> {
+              discovery[0] = late;
+              return new dev.weir.core.discovery.CoalescedDiscovery(
+                  late, window, dev.weir.core.discovery.CoalescingListener.DEFAULT_WINDOW);
+            },
+            late -> {});
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+
+    discovery[0].clearsItsProblem();
+    fresh.cluster().discoveryHealth().status();
+    discovery[0].delivers(all);
+    ComponentHealth whileCoalesced = fresh.cluster().discoveryHealth().status();
+
+    assertThat(whileCoalesced.healthy())
+        .as("ready alone while its peers' set is coalesced: %s", whileCoalesced)
+        .isFalse();
+    window.advance(dev.weir.core.discovery.CoalescingListener.DEFAULT_WINDOW);
+    Await.until(
+        ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+        () -> cluster.node(0).returnNoticesHandled() > 0,
+        "the node's return notice handled by its peer");
+  }
+
+  /**
    * A node that stops while its late return to the peers runs does not serve or join once that
    * return ends.
    */
@@ -344,6 +379,13 @@ class AnnounceHandOffTest {
   // Starts a 3-node cluster in fake time, stops node 2 and starts it again through a late
   // discovery, which then acts as {@code then} says.
   private Node startLate(java.util.function.Consumer<LateDiscovery> then) {
+    return startLate(late -> late, then);
+  }
+
+  // As above, starting the node through the discovery {@code wrap} makes of the late one.
+  private Node startLate(
+      java.util.function.Function<LateDiscovery, PeerDiscovery> wrap,
+      java.util.function.Consumer<LateDiscovery> then) {
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
     cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
@@ -352,7 +394,7 @@ class AnnounceHandOffTest {
     cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
     timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
     LateDiscovery late = new LateDiscovery(stopped.address());
-    Node fresh = cluster.startAgain(stopped, late);
+    Node fresh = cluster.startAgain(stopped, wrap.apply(late));
     then.accept(late);
     return fresh;
   }
