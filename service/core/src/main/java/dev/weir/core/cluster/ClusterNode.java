@@ -1231,8 +1231,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
    * next owners (keeping them and answering meanwhile, peers' probes too, direct or relayed, so
-   * that no peer takes it down before its notice), stops serving probes and tells every other peer
-   * this node is leaving, then takes itself off its own ring (so what changed since the copies goes
+   * that no peer takes it down before its notice), stops serving probes, waits for the return
+   * notices already sent to be answered or reach their deadline (which began before the leave), and
+   * tells every other peer this node is leaving, then takes itself off its own ring (so what changed since the copies goes
    * to the next owners and later requests are forwarded there), waiting at most {@code wait} for
    * each step; then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay
    * open, so the calls that keep arriving until the listeners stop are forwarded to the next
@@ -1251,9 +1252,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       HashRing ring = membership.ring();
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       stopServing();
+      // Each ends within its own deadline, which began before this leave: a shorter wait would let
+      // the leave notice overtake it.
       await(
           CompletableFuture.allOf(returnNotices.toArray(new CompletableFuture<?>[0])),
-          wait,
+          returnNoticeDeadline(),
           "return notice before the leave notice");
       announceToAll(true, wait);
       membership.departed(self);

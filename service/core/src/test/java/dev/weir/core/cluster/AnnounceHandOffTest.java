@@ -376,6 +376,48 @@ class AnnounceHandOffTest {
     assertThat(joinedAfter).as("joined after its leave began").isFalse();
   }
 
+  /**
+   * A node that begins to leave while a return notice it sent is not yet answered sends its leave
+   * notice only after that answer, even when its leave waits less than the notice's deadline: its
+   * peer handles the return before the leave and ends with the node off its ring.
+   */
+  @Test
+  void leave_whileAReturnNoticeIsUnanswered_thePeerHandlesTheReturnBeforeTheLeave()
+      throws Exception {
+    CountDownLatch returnNoticeArrived = new CountDownLatch(1);
+    CountDownLatch leaveNoticeArrived = new CountDownLatch(1);
+    List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Node peer = cluster.node(0);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    peer.beforeAnnounce(
+        leaving -> {
+          if (leaving) {
+            handled.add("leave");
+            leaveNoticeArrived.countDown();
+          } else {
+            returnNoticeArrived.countDown();
+            try {
+              leaveNoticeArrived.await(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            handled.add("return");
+          }
+        });
+
+    discovery[0].answers(all);
+    assertThat(returnNoticeArrived.await(10, TimeUnit.SECONDS)).as("return notice sent").isTrue();
+    fresh.cluster().leave(Duration.ofMillis(200));
+
+    assertThat(handled).as("notices in the order the peer handled them").containsExactly("return", "leave");
+    assertThat(peer.cluster().membership().ring().contains(fresh.address()))
+        .as("the leaving node on its peer's ring")
+        .isFalse();
+  }
+
   // Starts a 3-node cluster in fake time, stops node 2 and starts it again through a late
   // discovery, which then acts as {@code then} says.
   private Node startLate(java.util.function.Consumer<LateDiscovery> then) {
