@@ -1247,6 +1247,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       }
       closed = true;
     }
+    discoveryHealth.leaving();
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();

@@ -418,6 +418,52 @@ class AnnounceHandOffTest {
         .isFalse();
   }
 
+  /**
+   * A node whose discovery delivered its peers while still reporting a problem, so it returned to
+   * them but has not joined, and which then begins to leave says it is leaving, not that it returns
+   * to its peers.
+   */
+  @Test
+  void leave_beforeJoiningWithPeersListed_readinessSaysItIsLeaving() throws Exception {
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    discovery[0].delivers(all);
+    fresh.cluster().lateReturnEnded().get(10, TimeUnit.SECONDS);
+    ComponentHealth before = fresh.cluster().discoveryHealth().status();
+
+    CountDownLatch leaveNoticeArrived = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    cluster
+        .node(0)
+        .beforeAnnounce(
+            leaving -> {
+              if (leaving) {
+                leaveNoticeArrived.countDown();
+                awaitQuietly(release);
+              }
+            });
+
+    CompletableFuture<Void> leave =
+        CompletableFuture.runAsync(() -> fresh.cluster().leave(Duration.ofSeconds(5)));
+    assertThat(leaveNoticeArrived.await(10, TimeUnit.SECONDS)).as("leave notice sent").isTrue();
+    ComponentHealth whileLeaving = fresh.cluster().discoveryHealth().status();
+    release.countDown();
+    leave.get(10, TimeUnit.SECONDS);
+    ComponentHealth afterLeaving = fresh.cluster().discoveryHealth().status();
+
+    assertThat(before.message()).startsWith(DiscoveryComponent.WAITING_FOR_SOURCE);
+    assertThat(whileLeaving.message())
+        .as("readiness of a node leaving before it joined")
+        .startsWith(DiscoveryComponent.LEAVING);
+    assertThat(afterLeaving.message())
+        .as("readiness of a node that left before it joined")
+        .startsWith(DiscoveryComponent.LEAVING);
+    assertThat(whileLeaving.healthy()).isFalse();
+    assertThat(afterLeaving.healthy()).isFalse();
+  }
+
   // Starts a 3-node cluster in fake time, stops node 2 and starts it again through a late
   // discovery, which then acts as {@code then} says.
   private Node startLate(java.util.function.Consumer<LateDiscovery> then) {
