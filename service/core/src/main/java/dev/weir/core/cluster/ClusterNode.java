@@ -814,9 +814,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Returns whether the {@code discovery} health component must not join this node yet: it is
    * leaving, or it joined alone while discovery failed and its return has not ended. While it
-   * awaits a set, the second check in a row that finds discovery answering with this node alone
-   * and no set delivered between them makes it serve and lets it join, as a node that joined alone;
-   * the first may fall between a source clearing its problem and delivering the peers it lists.
+   * awaits a set, the second check in a row that finds discovery answering with this node alone,
+   * with no problem and no received set still held back by its coalescer, makes it serve and lets it
+   * join, as a node that joined alone; the first may fall between a source clearing its problem and
+   * delivering the peers it lists.
    */
   private boolean joinHeld() {
     if (closed) {
@@ -827,7 +828,10 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return state == LateReturn.RUNNING;
     }
     PeerDiscovery source = discovery;
-    if (hasOtherMembers() || source == null || !source.problem().isEmpty()) {
+    if (hasOtherMembers()
+        || source == null
+        || !source.problem().isEmpty()
+        || source.holdingPeers()) {
       aloneSeen.set(false);
     } else if (aloneSeen.getAndSet(true)
         && lateReturn.compareAndSet(LateReturn.AWAITING, LateReturn.NONE)) {
@@ -1227,8 +1231,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Leaves the cluster: sends queued GLOBAL hits; when hand-off is on, copies its buckets to their
    * next owners (keeping them and answering meanwhile, peers' probes too, direct or relayed, so
-   * that no peer takes it down before its notice), stops serving probes and tells every other peer
-   * this node is leaving, then takes itself off its own ring (so what changed since the copies goes
+   * that no peer takes it down before its notice), stops serving probes, waits for the return
+   * notices already sent to be answered or reach their deadline (which began before the leave), and
+   * tells every other peer this node is leaving, then takes itself off its own ring (so what changed since the copies goes
    * to the next owners and later requests are forwarded there), waiting at most {@code wait} for
    * each step; then sends the GLOBAL hits and broadcasts queued meanwhile. The peer clients stay
    * open, so the calls that keep arriving until the listeners stop are forwarded to the next
@@ -1242,14 +1247,17 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       }
       closed = true;
     }
+    discoveryHealth.leaving();
     global.close();
     if (settings.handoff()) {
       HashRing ring = membership.ring();
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       stopServing();
+      // Each ends within its own deadline, which began before this leave: a shorter wait would let
+      // the leave notice overtake it.
       await(
           CompletableFuture.allOf(returnNotices.toArray(new CompletableFuture<?>[0])),
-          wait,
+          returnNoticeDeadline(),
           "return notice before the leave notice");
       announceToAll(true, wait);
       membership.departed(self);

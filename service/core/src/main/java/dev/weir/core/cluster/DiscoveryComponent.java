@@ -19,8 +19,8 @@ import java.util.function.Supplier;
  * applied lists lack this node ({@link #notInPeerList}), or while discovery has not reached its
  * source ({@link #WAITING_FOR_SOURCE}: etcd, the API server or DNS failing since start-up, so the
  * node would otherwise serve alone), or while a node that joined alone for that reason asks the
- * peers its source then listed for its counts and announces its return ({@link #RETURNING});
- * after joining, when a ring lacks this node ({@link
+ * peers its source then listed for its counts and announces its return ({@link #RETURNING}), or
+ * once it began to leave before it joined ({@link #LEAVING}, which comes first); after joining, when a ring lacks this node ({@link
  * #NOT_FOUND_IN_PEER_LIST}). After joining, a discovery problem is appended to the message but does
  * not make the component unhealthy: discovery keeps the last peers while it is degraded, as
  * Gubernator's health ignores discovery.
@@ -49,6 +49,10 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
       "waiting for peer discovery: copying this instance's counts from the peers its source listed"
           + " after the join and announcing its return to them";
 
+  /** The message of a node that began to leave the cluster before it joined. */
+  public static final String LEAVING =
+      "this instance is leaving the cluster (shutting down) before it joined";
+
   /** The message of a joined node that a later peer list left out, as Gubernator words it. */
   public static final String NOT_FOUND_IN_PEER_LIST = "this instance is not found in the peer list";
 
@@ -62,6 +66,7 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
   private volatile boolean peersApplied;
   private volatile boolean joined;
   private volatile boolean held;
+  private volatile boolean leaving;
 
   /**
    * Creates the component of node {@code self}, one of {@code members} once discovery reports it;
@@ -108,6 +113,11 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
     joinIfReady(members.get().contains(self));
   }
 
+  /** Notes that the node began to leave the cluster: if it has not joined, it never will. */
+  public void leaving() {
+    leaving = true;
+  }
+
   /**
    * Returns whether this node has joined: a ring containing it was in place while discovery
    * reported no problem, so the peers came from discovery's source, not from its stand-in list.
@@ -128,7 +138,9 @@ public final class DiscoveryComponent implements HealthComponent, Membership.Rin
     joinIfReady(member);
     List<String> problems = new ArrayList<>();
     if (!joined) {
-      if (!peersApplied) {
+      if (leaving) {
+        problems.add(LEAVING);
+      } else if (!peersApplied) {
         problems.add(WAITING_FOR_DISCOVERY);
       } else if (!member) {
         problems.add(notInPeerList(self, List.copyOf(current)));

@@ -88,6 +88,11 @@ public final class CoalescedDiscovery implements PeerDiscovery {
   }
 
   @Override
+  public synchronized boolean holdingPeers() {
+    return coalescer != null && coalescer.holding();
+  }
+
+  @Override
   public String problem() {
     String problem = delegate.problem();
     synchronized (this) {

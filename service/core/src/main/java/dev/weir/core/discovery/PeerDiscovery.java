@@ -31,6 +31,14 @@ public interface PeerDiscovery extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Returns whether a peer set this mechanism received has not yet reached its listener (it waits
+   * for the end of a coalescing window), so the members the listener last got may be out of date.
+   */
+  default boolean holdingPeers() {
+    return false;
+  }
+
   /** Returns an error describing why discovery is currently degraded, or empty when it is not. */
   default String problem() {
     return "";

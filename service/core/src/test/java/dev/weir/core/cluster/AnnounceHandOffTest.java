@@ -301,6 +301,41 @@ class AnnounceHandOffTest {
   }
 
   /**
+   * Two health checks in a row that find the node alone with no discovery problem, while the set
+   * its source delivered in between waits in the coalescer, do not make it ready alone: that set
+   * still runs its return to the peers it lists.
+   */
+  @Test
+  void join_twoHealthChecksWhileTheDeliveredSetIsCoalesced_doesNotJoinAlone() throws Exception {
+    dev.weir.core.discovery.ManualScheduler window = new dev.weir.core.discovery.ManualScheduler();
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh =
+        startLate(
+            late -> {
+              discovery[0] = late;
+              return new dev.weir.core.discovery.CoalescedDiscovery(
+                  late, window, dev.weir.core.discovery.CoalescingListener.DEFAULT_WINDOW);
+            },
+            late -> {});
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+
+    discovery[0].clearsItsProblem();
+    fresh.cluster().discoveryHealth().status();
+    discovery[0].delivers(all);
+    ComponentHealth whileCoalesced = fresh.cluster().discoveryHealth().status();
+
+    assertThat(whileCoalesced.healthy())
+        .as("ready alone while its peers' set is coalesced: %s", whileCoalesced)
+        .isFalse();
+    window.advance(dev.weir.core.discovery.CoalescingListener.DEFAULT_WINDOW);
+    Await.until(
+        ClusterForwardingTest.SETTINGS.batchTimeout().multipliedBy(10),
+        () -> cluster.node(0).returnNoticesHandled() > 0,
+        "the node's return notice handled by its peer");
+  }
+
+  /**
    * A node that stops while its late return to the peers runs does not serve or join once that
    * return ends.
    */
@@ -341,9 +376,104 @@ class AnnounceHandOffTest {
     assertThat(joinedAfter).as("joined after its leave began").isFalse();
   }
 
+  /**
+   * A node that begins to leave while a return notice it sent is not yet answered sends its leave
+   * notice only after that answer, even when its leave waits less than the notice's deadline: its
+   * peer handles the return before the leave and ends with the node off its ring.
+   */
+  @Test
+  void leave_whileAReturnNoticeIsUnanswered_thePeerHandlesTheReturnBeforeTheLeave()
+      throws Exception {
+    CountDownLatch returnNoticeArrived = new CountDownLatch(1);
+    CountDownLatch leaveNoticeArrived = new CountDownLatch(1);
+    List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Node peer = cluster.node(0);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    peer.beforeAnnounce(
+        leaving -> {
+          if (leaving) {
+            handled.add("leave");
+            leaveNoticeArrived.countDown();
+          } else {
+            returnNoticeArrived.countDown();
+            try {
+              leaveNoticeArrived.await(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            handled.add("return");
+          }
+        });
+
+    discovery[0].answers(all);
+    assertThat(returnNoticeArrived.await(10, TimeUnit.SECONDS)).as("return notice sent").isTrue();
+    fresh.cluster().leave(Duration.ofMillis(200));
+
+    assertThat(handled).as("notices in the order the peer handled them").containsExactly("return", "leave");
+    assertThat(peer.cluster().membership().ring().contains(fresh.address()))
+        .as("the leaving node on its peer's ring")
+        .isFalse();
+  }
+
+  /**
+   * A node whose discovery delivered its peers while still reporting a problem, so it returned to
+   * them but has not joined, and which then begins to leave says it is leaving, not that it returns
+   * to its peers.
+   */
+  @Test
+  void leave_beforeJoiningWithPeersListed_readinessSaysItIsLeaving() throws Exception {
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    discovery[0].delivers(all);
+    fresh.cluster().lateReturnEnded().get(10, TimeUnit.SECONDS);
+    ComponentHealth before = fresh.cluster().discoveryHealth().status();
+
+    CountDownLatch leaveNoticeArrived = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    cluster
+        .node(0)
+        .beforeAnnounce(
+            leaving -> {
+              if (leaving) {
+                leaveNoticeArrived.countDown();
+                awaitQuietly(release);
+              }
+            });
+
+    CompletableFuture<Void> leave =
+        CompletableFuture.runAsync(() -> fresh.cluster().leave(Duration.ofSeconds(5)));
+    assertThat(leaveNoticeArrived.await(10, TimeUnit.SECONDS)).as("leave notice sent").isTrue();
+    ComponentHealth whileLeaving = fresh.cluster().discoveryHealth().status();
+    release.countDown();
+    leave.get(10, TimeUnit.SECONDS);
+    ComponentHealth afterLeaving = fresh.cluster().discoveryHealth().status();
+
+    assertThat(before.message()).startsWith(DiscoveryComponent.WAITING_FOR_SOURCE);
+    assertThat(whileLeaving.message())
+        .as("readiness of a node leaving before it joined")
+        .startsWith(DiscoveryComponent.LEAVING);
+    assertThat(afterLeaving.message())
+        .as("readiness of a node that left before it joined")
+        .startsWith(DiscoveryComponent.LEAVING);
+    assertThat(whileLeaving.healthy()).isFalse();
+    assertThat(afterLeaving.healthy()).isFalse();
+  }
+
   // Starts a 3-node cluster in fake time, stops node 2 and starts it again through a late
   // discovery, which then acts as {@code then} says.
   private Node startLate(java.util.function.Consumer<LateDiscovery> then) {
+    return startLate(late -> late, then);
+  }
+
+  // As above, starting the node through the discovery {@code wrap} makes of the late one.
+  private Node startLate(
+      java.util.function.Function<LateDiscovery, PeerDiscovery> wrap,
+      java.util.function.Consumer<LateDiscovery> then) {
     FakeClock clock = new FakeClock();
     FakeScheduler timers = new FakeScheduler(clock);
     cluster = LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
@@ -352,7 +482,7 @@ class AnnounceHandOffTest {
     cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
     timers.advance(ClusterForwardingTest.SETTINGS.batchTimeout());
     LateDiscovery late = new LateDiscovery(stopped.address());
-    Node fresh = cluster.startAgain(stopped, late);
+    Node fresh = cluster.startAgain(stopped, wrap.apply(late));
     then.accept(late);
     return fresh;
   }
