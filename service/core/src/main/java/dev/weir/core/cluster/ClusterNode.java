@@ -1253,11 +1253,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       HashRing ring = membership.ring();
       await(handOff.copy(ring, ring.without(self)), wait, "copy before leaving");
       stopServing();
-      // Each ends within its own deadline, which began before this leave: a shorter wait would let
-      // the leave notice overtake it.
+      // Each ends within its own deadline, which began before this leave; a wait shorter than that
+      // deadline may let the leave notice overtake a notice still unanswered when it ends.
+      Duration deadline = returnNoticeDeadline();
       await(
           CompletableFuture.allOf(returnNotices.toArray(new CompletableFuture<?>[0])),
-          returnNoticeDeadline(),
+          wait.compareTo(deadline) < 0 ? wait : deadline,
           "return notice before the leave notice");
       announceToAll(true, wait);
       membership.departed(self);

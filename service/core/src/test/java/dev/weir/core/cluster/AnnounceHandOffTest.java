@@ -376,10 +376,43 @@ class AnnounceHandOffTest {
     assertThat(joinedAfter).as("joined after its leave began").isFalse();
   }
 
+  /** A leave with no wait does not wait for a return notice still unanswered either. */
+  @Test
+  void leave_withoutWaitWhileAReturnNoticeIsUnanswered_returnsAtOnce() throws Exception {
+    CountDownLatch returnNoticeArrived = new CountDownLatch(1);
+    CountDownLatch released = new CountDownLatch(1);
+    LateDiscovery[] discovery = new LateDiscovery[1];
+    Node fresh = startLate(late -> discovery[0] = late);
+    Set<String> all = new TreeSet<>();
+    cluster.nodes().forEach(n -> all.add(n.address()));
+    cluster
+        .node(0)
+        .beforeAnnounce(
+            leaving -> {
+              if (!leaving) {
+                returnNoticeArrived.countDown();
+                try {
+                  released.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            });
+
+    discovery[0].answers(all);
+    assertThat(returnNoticeArrived.await(10, TimeUnit.SECONDS)).as("return notice sent").isTrue();
+    long start = System.nanoTime();
+    fresh.cluster().leave(Duration.ZERO);
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    released.countDown();
+
+    assertThat(took).as("leave(0) with a return notice unanswered").isLessThan(Duration.ofSeconds(1));
+  }
+
   /**
    * A node that begins to leave while a return notice it sent is not yet answered sends its leave
-   * notice only after that answer, even when its leave waits less than the notice's deadline: its
-   * peer handles the return before the leave and ends with the node off its ring.
+   * notice only after that answer, when its leave's wait covers it: its peer handles the return
+   * before the leave and ends with the node off its ring.
    */
   @Test
   void leave_whileAReturnNoticeIsUnanswered_thePeerHandlesTheReturnBeforeTheLeave()
@@ -410,7 +443,7 @@ class AnnounceHandOffTest {
 
     discovery[0].answers(all);
     assertThat(returnNoticeArrived.await(10, TimeUnit.SECONDS)).as("return notice sent").isTrue();
-    fresh.cluster().leave(Duration.ofMillis(200));
+    fresh.cluster().leave(Duration.ofSeconds(5));
 
     assertThat(handled).as("notices in the order the peer handled them").containsExactly("return", "leave");
     assertThat(peer.cluster().membership().ring().contains(fresh.address()))

@@ -46,9 +46,11 @@ import java.util.function.Predicate;
  * a failed send, or an answer list of the wrong length, fails every item of that batch. A batch
  * that completes during its own send (the sender fails it at once) lets the next one leave in a
  * loop on the sending thread, not by recursion, so a long queue failing batch after batch needs no
- * stack frame per batch; a batch's items complete once the batch after it is sent, and the batches
- * {@link #submitAll} sends together all leave, in order, before any of them frees its call to the
- * rest of the queue or completes its items. Each item is in
+ * stack frame per batch; a batch's items complete once the batch after it is sent, and of the
+ * batches {@link #submitAll} sends together, one that fails during its own send frees its call to
+ * the rest of the queue, and completes its items, only once all of them have left, in order (one
+ * whose call ends on another thread while the later ones are still being sent frees its call at
+ * once, as any batch does). Each item is in
  * exactly one batch, so each future completes exactly once. {@link #close()} sends what is queued
  * and refuses new items; {@link #abandon} fails what is queued instead.
  *
