@@ -89,6 +89,42 @@ public final class Chart {
   }
 
   /**
+   * The notes {@code helm install} prints (templates/NOTES.txt) for release {@code weir} in
+   * namespace {@code weir} with the YAML {@code values}: a client-only dry run, as {@code helm
+   * template} renders no notes.
+   */
+  public static String notes(String values) {
+    try {
+      Path copy = copyWithoutCluster();
+      Path file = Files.createTempFile("weir-values", ".yaml");
+      try {
+        Files.writeString(file, values);
+        String output =
+            new Helm(copy)
+                .install()
+                .withKubeVersion(KUBE_VERSION)
+                .withName("weir")
+                .withNamespace("weir")
+                .withValuesFile(file)
+                .clientOnly()
+                .dryRun()
+                .call()
+                .getOutput();
+        int start = output.indexOf("NOTES:");
+        if (start < 0) {
+          throw new AssertionError("no NOTES in helm install's output:\n" + output);
+        }
+        return output.substring(start + "NOTES:".length());
+      } finally {
+        Files.deleteIfExists(file);
+        delete(copy);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
    * Renders as {@code helm upgrade --reuse-values} does a release that an older chart installed:
    * Helm then renders the templates with the older chart's defaults, so {@code values} go over a
    * copy of the chart's values.yaml without the keys {@code added} names (dotted paths, each of
