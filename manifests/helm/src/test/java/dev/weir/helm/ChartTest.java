@@ -944,6 +944,20 @@ class ChartTest {
     }
   }
 
+  /** A registry that needs credentials for Weir's image needs them for the test image too. */
+  @Test
+  void helmTest_pullsWithTheReleasesImagePullSecrets() {
+    Rendered r =
+        Chart.render(
+            "imagePullSecrets: [{name: regcred}]\n"
+                + "tests: {image: {repository: registry.example/curl}}\n");
+
+    assertThat(r.testPod().getSpec().getImagePullSecrets())
+        .extracting(s -> s.getName())
+        .containsExactly("regcred");
+    assertThat(Chart.render("").testPod().getSpec().getImagePullSecrets()).isNullOrEmpty();
+  }
+
   /**
    * The {@code helm test} pod is no peer: were it selected by the peers Services or the pods
    * watch, every node would add its IP to the ring while it runs.
