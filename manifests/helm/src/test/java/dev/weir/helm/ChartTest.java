@@ -29,6 +29,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfig;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
@@ -856,6 +857,27 @@ class ChartTest {
     assertThat(existing.all(ConfigMap.class)).isEmpty();
     assertThat(existing.deployment().getSpec().getTemplate().getSpec().getVolumes())
         .anySatisfy(v -> assertThat(v.getConfigMap().getName()).isEqualTo("rules"));
+  }
+
+  /**
+   * A descriptor file reaches the ConfigMap as written, whatever its first line's indentation
+   * (YAML takes a block's indentation from it) or its last line's end.
+   */
+  @Test
+  void config_filesReachTheConfigMapAsWritten() {
+    String indented = "  # limits of team a\ndomain: a\ndescriptors: []\n";
+    String unterminated = "domain: b\ndescriptors: []";
+    Rendered r =
+        Chart.render(
+            "config:\n  files:\n"
+                + "    a.yaml: "
+                + Serialization.asJson(indented)
+                + "\n    b.yaml: "
+                + Serialization.asJson(unterminated)
+                + "\n");
+
+    assertThat(r.only(ConfigMap.class).getData())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("a.yaml", indented, "b.yaml", unterminated));
   }
 
   @Test
