@@ -940,6 +940,37 @@ class ChartTest {
         .satisfies(e -> assertThat(e.getSecretRef().getName()).isEqualTo("more"));
   }
 
+  /**
+   * A variable of extraEnv replaces the chart's of that name: a container listing a name twice
+   * gets a warning from the API server, and strategic merge patches (helm upgrade) key env by name.
+   */
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void extraEnv_replacesTheChartsVariableOfTheSameName(String values) {
+    Rendered chartOnly = Chart.render(values);
+    List<String> names = chartOnly.weir().getEnv().stream().map(EnvVar::getName).toList();
+    String overrides =
+        "extraEnv: [{name: WEIR_PEER_DISCOVERY_TYPE, value: overridden},"
+            + " {name: WEIR_K8S_POD_IP, value: overridden},"
+            + " {name: WEIR_LOG_LEVEL, value: debug}]\n";
+    Rendered r = Chart.render(values.replaceAll("(?m)^extraEnv:.*\n", "") + overrides);
+    List<String> rendered = r.weir().getEnv().stream().map(EnvVar::getName).toList();
+
+    assertThat(rendered).doesNotHaveDuplicates();
+    assertThat(r.env())
+        .containsEntry("WEIR_PEER_DISCOVERY_TYPE", "overridden")
+        .containsEntry("WEIR_K8S_POD_IP", "overridden")
+        .containsEntry("WEIR_LOG_LEVEL", "debug");
+    assertThat(rendered.subList(rendered.size() - 3, rendered.size()))
+        .containsExactly("WEIR_PEER_DISCOVERY_TYPE", "WEIR_K8S_POD_IP", "WEIR_LOG_LEVEL");
+    assertThat(rendered.subList(0, rendered.size() - 3))
+        .isEqualTo(
+            names.stream()
+                .filter(n -> !Set.of("WEIR_PEER_DISCOVERY_TYPE", "WEIR_K8S_POD_IP").contains(n))
+                .filter(n -> !values.contains("name: " + n))
+                .toList());
+  }
+
   @ParameterizedTest
   @MethodSource("matrix")
   void helmTest_callsANodeThroughTheClientService(String values) {
