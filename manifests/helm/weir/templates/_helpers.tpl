@@ -181,6 +181,15 @@ at install or when the entry to keep cannot be told, a new random one.
   " call would fail (and with failureModeDeny=false every request would pass unlimited); expected"
   " tls.enabled=false, or your own EnvoyFilter with a DestinationRule that originates TLS (tls.mode SIMPLE)") }}
 {{- end }}
+{{- $selector := include "weir.selectorLabels" . | fromYaml }}
+{{- range $key, $value := .Values.podLabels }}
+{{- $selected := get $selector $key }}
+{{- if and (hasKey $selector $key) (ne (toString $value) $selected) }}
+{{- fail (printf (print "podLabels.%s: %q is not valid: the Deployment's selector gives the pods %s=%s,"
+  " which a pod label cannot change (the pods would match no selector); expected no podLabels.%s"
+  " or the value %q") $key (toString $value) $key $selected $key $selected) }}
+{{- end }}
+{{- end }}
 {{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}
 {{- fail (printf "replicaCount: %v is not valid: expected 1 or more" .Values.replicaCount) }}
 {{- end }}

@@ -1058,6 +1058,28 @@ class ChartTest {
     assertThat(testLabels).containsEntry("app.kubernetes.io/component", "test");
   }
 
+  /**
+   * A pod label that changes a selector label would leave the pods outside the Deployment's
+   * selector, which the API server refuses without naming podLabels.
+   */
+  @Test
+  void podLabels_changingASelectorLabel_failsNamingIt_theSameValueOrOtherLabelsPass() {
+    assertThatThrownBy(() -> Chart.render("podLabels: {app.kubernetes.io/name: rl}\n"))
+        .hasMessageContaining("podLabels.app.kubernetes.io/name: \"rl\" is not valid")
+        .hasMessageContaining("\"weir\"");
+
+    Map<String, String> labels =
+        Chart.render("podLabels: {app.kubernetes.io/instance: weir, team: rl}\n")
+            .deployment()
+            .getSpec()
+            .getTemplate()
+            .getMetadata()
+            .getLabels();
+    assertThat(labels)
+        .containsEntry("app.kubernetes.io/instance", "weir")
+        .containsEntry("team", "rl");
+  }
+
   @Test
   void invalidValues_failNamingTheValueAndWhatIsAllowed() {
     assertThatThrownBy(() -> Chart.render("mode: envoy\n"))
