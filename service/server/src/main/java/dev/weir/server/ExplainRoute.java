@@ -33,7 +33,8 @@ import java.util.function.Function;
  * {"domain":"...","descriptors":[{"entries":[{"key":"...","value":"..."}]}]}}); the answer is
  * {@code {"lines":["descriptor 1: ...",...]}}, the lines {@link Explainer} prints, with each
  * counted policy's current count in the cluster (checked with 0 hits, as {@code explain --node}
- * does; an absent counter is created full). Bad input is answered 400 naming the field, the value
+ * does; an absent counter is created full). Bad input, more than {@link
+ * RateLimitService#MAX_BATCH_SIZE} descriptors too, is answered 400 naming the field, the value
  * and what is allowed; with the Envoy adapter off, 404 saying how to turn it on.
  */
 final class ExplainRoute {
@@ -184,6 +185,14 @@ final class ExplainRoute {
     }
     if (request.getDescriptorsCount() == 0) {
       throw invalid("descriptors is empty; it must hold at least one descriptor");
+    }
+    if (RateLimitService.tooManyItems(request.getDescriptorsCount())) {
+      throw invalid(
+          "descriptors has "
+              + request.getDescriptorsCount()
+              + " descriptors; at most "
+              + RateLimitService.MAX_BATCH_SIZE
+              + " are allowed, as many as ShouldRateLimit decides in one call");
     }
     for (int d = 0; d < request.getDescriptorsCount(); d++) {
       RateLimitDescriptor descriptor = request.getDescriptors(d);

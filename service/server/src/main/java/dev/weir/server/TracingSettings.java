@@ -63,6 +63,15 @@ record TracingSettings(
    */
   static final String DEFAULT_PROTOCOL = "http/protobuf";
 
+  /**
+   * The most characters of a span attribute's value (of each string of an array) unless {@code
+   * OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT} or {@code OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT} says
+   * otherwise: values a client chooses (an Envoy domain, native names) are cut to it, so that a
+   * span waiting for export holds at most this much of each, not a whole gRPC message's (the SDK
+   * itself has no limit). A name within {@code WEIR_MAX_NAME_LENGTH}'s default is never cut.
+   */
+  static final int SPAN_ATTRIBUTE_VALUE_LENGTH = 1024;
+
   /** The service name of a Weir-mode node whose OTEL_SERVICE_NAME and resource set none. */
   static final String DEFAULT_SERVICE_NAME = "weir";
 
@@ -255,10 +264,18 @@ record TracingSettings(
     return out;
   }
 
-  /** Sets the metrics and logs exporters to none: Weir exports only traces over OTLP. */
+  /**
+   * Sets the metrics and logs exporters to none: Weir exports only traces over OTLP; and bounds
+   * span attribute values at {@link #SPAN_ATTRIBUTE_VALUE_LENGTH} unless a limit is given.
+   */
   private static void tracesOnly(Map<String, String> properties) {
     properties.put("otel.metrics.exporter", "none");
     properties.put("otel.logs.exporter", "none");
+    if (!properties.containsKey("otel.span.attribute.value.length.limit")
+        && !properties.containsKey("otel.attribute.value.length.limit")) {
+      properties.put(
+          "otel.span.attribute.value.length.limit", Integer.toString(SPAN_ATTRIBUTE_VALUE_LENGTH));
+    }
   }
 
   private static String value(Map<String, String> env, String name) {

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -339,6 +340,19 @@ class StatusPageRoutesTest {
         "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\",\"value\":7}]}]}",
         "field 'descriptors[0].entries[0].value' is 7; it must be a string");
     assertBadRequest("not json", "invalid request body");
+  }
+
+  @Test
+  void explain_moreDescriptorsThanACallMayCarry_400NamingTheCountAndTheMost() throws Exception {
+    startNode(true);
+    StringJoiner descriptors = new StringJoiner(",");
+    for (int i = 0; i < 1001; i++) {
+      descriptors.add("{\"entries\":[{\"key\":\"remote_address\",\"value\":\"" + i + "\"}]}");
+    }
+
+    assertBadRequest(
+        "{\"domain\":\"shop\",\"descriptors\":[" + descriptors + "]}",
+        "descriptors has 1001 descriptors; at most 1000 are allowed");
   }
 
   @Test

@@ -120,6 +120,32 @@ class TracingSettingsTest {
   }
 
   @Test
+  void spanAttributeValues_boundedAt1024CharsInBothModesUnlessALimitIsGiven() {
+    String key = "otel.span.attribute.value.length.limit";
+    assertThat(
+            TracingSettings.fromOtel(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"))
+                .properties())
+        .containsEntry(key, "1024");
+    assertThat(TracingSettings.fromReference(Map.of("TRACING_ENABLED", "true")).properties())
+        .containsEntry(key, "1024");
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318",
+                        "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "4096"))
+                .properties())
+        .containsEntry(key, "4096");
+    assertThat(
+            TracingSettings.fromOtel(
+                    Map.of(
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318",
+                        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "64"))
+                .properties())
+        .containsEntry("otel.attribute.value.length.limit", "64")
+        .doesNotContainKey(key);
+  }
+
+  @Test
   void fromOtel_protocolSet_keptAsGiven() {
     assertThat(
             TracingSettings.fromOtel(

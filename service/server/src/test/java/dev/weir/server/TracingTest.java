@@ -233,6 +233,41 @@ class TracingTest {
   }
 
   @Test
+  void clientChosenDomainAndNames_areCutToTheAttributeValueLengthLimit() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    String envoyTrace = "6bf92f3577b34da6a3ce929d0e0e4736";
+    String nativeTrace = "7bf92f3577b34da6a3ce929d0e0e4736";
+    String domain = "d".repeat(100_000);
+    String name = "n".repeat(100_000);
+
+    RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], envoyTrace, "00f067aa0ba902b7"))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .shouldRateLimit(
+            RateLimitRequest.newBuilder()
+                .setDomain(domain)
+                .addDescriptors(descriptor("remote_address", "10.0.0.1"))
+                .build());
+    V1Grpc.newBlockingStub(channel(nodes[0], nativeTrace, "00f067aa0ba902b7"))
+        .withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getRateLimits(
+            GetRateLimitsReq.newBuilder().addRequests(tracingItem("k").setName(name)).build());
+
+    int most = TracingSettings.SPAN_ATTRIBUTE_VALUE_LENGTH;
+    OtlpReceiver.Received envoy =
+        only(
+            awaitSpans(
+                nodes, envoyTrace, "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"),
+            "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
+    assertThat(attributes(envoy.span()).get("weir.domain")).isEqualTo(domain.substring(0, most));
+    OtlpReceiver.Received gubernator =
+        only(
+            awaitSpans(nodes, nativeTrace, "pb.gubernator.V1/GetRateLimits"),
+            "pb.gubernator.V1/GetRateLimits");
+    assertThat(attributes(gubernator.span()).get("weir.names"))
+        .isEqualTo("[" + name.substring(0, most) + "]");
+  }
+
+  @Test
   void httpGetRateLimits_withTraceparent_oneTraceChainsFromTheCallerAcrossBothNodes()
       throws Exception {
     WeirNode[] nodes = twoTracedNodes();
