@@ -7,6 +7,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
 import java.util.Optional;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -82,7 +83,7 @@ class ProtoJsonTypesTest {
     assertThat(item(fields)).hasValue(message);
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void requestsSetTwice_refusedInsteadOfTheLastOneWinning() {
     assertThat(ProtoJsonTypes.refusal("{\"requests\":[{}],\"requests\":[]}", REQUEST))
         .hasValue(
@@ -188,7 +189,7 @@ class ProtoJsonTypesTest {
         .isEqualTo(message == null ? Optional.empty() : Optional.of(message));
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void longValue_quotedUpTo40Characters() {
     String key = "k".repeat(100);
 
