@@ -10,6 +10,7 @@ import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.http.EnumValues;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ParserMessages;
 import dev.weir.http.ProtoJsonTypes;
 import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -40,9 +41,9 @@ final class RequestParser {
   /**
    * Returns the request {@code json} holds (an empty body is an empty request).
    *
-   * @throws InvalidProtocolBufferException with the parser's message for malformed JSON, or naming
-   *     the field, the value and the type or values allowed for a value of the wrong JSON type or an
-   *     enum value the parser would drop
+   * @throws InvalidProtocolBufferException with the parser's message ({@link ParserMessages}) for
+   *     malformed JSON, or naming the field, the value and the type or values allowed for a value
+   *     of the wrong JSON type or an enum value the parser would drop
    * @throws RequestTooLargeException with Gubernator's message when a top-level {@code requests}
    *     array has more than {@link RateLimitService#MAX_BATCH_SIZE} elements, none of them parsed
    */
@@ -71,7 +72,11 @@ final class RequestParser {
         throw new InvalidProtocolBufferException(droppedEnum.get());
       }
       GetRateLimitsReq.Builder lenient = GetRateLimitsReq.newBuilder();
-      LENIENT.merge(json, lenient);
+      try {
+        LENIENT.merge(json, lenient);
+      } catch (InvalidProtocolBufferException e) {
+        throw new InvalidProtocolBufferException(ParserMessages.of(e.getMessage()));
+      }
       return lenient.build();
     }
   }

@@ -524,7 +524,7 @@ class GatewayRoutesTest {
     HttpResponse<String> response =
         post(
             "/v1/GetRateLimits",
-            "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\"," + field + "}]}");
+            "{\"requests\":[{" + field + ",\"name\":\"a\",\"unique_key\":\"k\"}]}");
 
     assertThat(response.statusCode()).isEqualTo(400);
     assertThat(response.body())
@@ -546,6 +546,23 @@ class GatewayRoutesTest {
             "field 'requests' is {\\\"name\\\":\\\"a\\\",\\\"unique_key\\\":\\\"k\\\"}; it must be an"
                 + " array whose elements are each an object (a pb.gubernator.RateLimitReq)");
     assertThat(service.calls).isEmpty();
+  }
+
+  @Test
+  void getRateLimits_requestsSetTwice_400InsteadOfAnsweringOnlyTheLastList() throws Exception {
+    serveLocal();
+
+    HttpResponse<String> response =
+        post(
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"a\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5}],"
+                + "\"requests\":[{\"name\":\"b\",\"unique_key\":\"k\",\"hits\":1,\"limit\":5}]}");
+
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
+    assertThat(response.body())
+        .isEqualTo(
+            "{\"code\":3,\"message\":\"field 'requests' is set twice (first as 'requests'); it"
+                + " must be set at most once in its object\",\"details\":[]}");
   }
 
   @Test

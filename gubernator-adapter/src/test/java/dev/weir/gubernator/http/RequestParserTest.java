@@ -3,6 +3,7 @@ package dev.weir.gubernator.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.limiter.RequestTooLargeException;
 import java.util.Collections;
@@ -43,6 +44,23 @@ class RequestParserTest {
     assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",\"requests\":[]}");
     assertTooMany("{requests:" + items(MAX + 1, "{}").replace(',', ';') + "}");
     assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",");
+  }
+
+  @Test
+  void parse_malformedJson_messageSaysWhereWithoutJavaExceptionNamesOrGsonLinks() {
+    assertThatThrownBy(() -> RequestParser.parse("{\"requests\":[{\"name\":\"n\",}]}"))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage("malformed JSON: Expected name at line 1 column 27 path $.requests[0].name");
+    assertThatThrownBy(() -> RequestParser.parse("{\"requests\":[{\"name\":"))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage("malformed JSON: End of input at line 1 column 22 path $.requests[0].name");
+  }
+
+  @Test
+  void parse_wellFormedJsonOfTheWrongShape_keepsTheParsersMessage() {
+    assertThatThrownBy(() -> RequestParser.parse("[]"))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage("Expect message object but got: []");
   }
 
   private static void assertTooMany(String json) {

@@ -35,7 +35,10 @@ import java.util.stream.Collectors;
  * string; an enum a name (a string) or a number; a message an object, and a {@code
  * google.protobuf} wrapper ({@code UInt64Value}, ...) the form of its value; a repeated field an
  * array of such values, a map an object of them. {@code null} stands for a field's default and is
- * allowed for any field, but not as an element of an array or a map's value. A string field's
+ * allowed for any field, but not as an element of an array or a map's value. A field is set at
+ * most once in its object, under either of its names, as Go's protojson requires ({@code duplicate
+ * field}): protobuf-java's parser keeps the last of two equal names, so {@code
+ * {"requests":[...],"requests":[...]}} would silently lose the first list. A string field's
  * value must also be valid UTF-16 text: an escaped surrogate (U+D800 to U+DFFF) only as half of a
  * high-low pair, as Go's protojson requires ({@code invalid escape code}); a lone one, which no
  * UTF-8 encodes, would reach a counter key that protobuf forwards with {@code ?} in its place.
@@ -116,6 +119,7 @@ public final class ProtoJsonTypes {
     String message(Descriptor type) throws IOException {
       reader.beginObject();
       Map<String, FieldDescriptor> fields = fields(type);
+      Map<FieldDescriptor, String> seen = new HashMap<>();
       while (reader.hasNext()) {
         String name = reader.nextName();
         FieldDescriptor field = fields.get(name);
@@ -124,6 +128,14 @@ public final class ProtoJsonTypes {
           continue;
         }
         path.add(name);
+        String first = seen.putIfAbsent(field, name);
+        if (first != null) {
+          return "field '"
+              + path()
+              + "' is set twice (first as '"
+              + first
+              + "'); it must be set at most once in its object";
+        }
         String refusal = field(field);
         if (refusal != null) {
           return refusal;

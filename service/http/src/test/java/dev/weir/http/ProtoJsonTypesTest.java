@@ -7,6 +7,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.HealthCheckResp;
 import java.util.Optional;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,7 +33,7 @@ class ProtoJsonTypesTest {
         "{\"requests\":[{\"name\":\"requests_per_sec\",\"uniqueKey\":\"account:12345\","
             + "\"hits\":\"1\",\"limit\":\"10\",\"duration\":\"1000\"}]}",
         "{\"requests\":[{\"name\":\"n\",\"unique_key\":\"k\",\"hits\":1,\"limit\":10.0,"
-            + "\"duration\":1e3,\"burst\":\"-5\",\"created_at\":\"123\",\"createdAt\":456}]}",
+            + "\"duration\":1e3,\"burst\":\"-5\",\"createdAt\":456}]}",
         "{\"requests\":[{\"name\":null,\"unique_key\":null,\"hits\":null,\"algorithm\":null,"
             + "\"metadata\":null}],\"unknown\":[1,{\"a\":true}]}",
         "{\"requests\":null}",
@@ -67,6 +68,27 @@ class ProtoJsonTypesTest {
           """)
   void wrongTypeForAString_refusedNamingFieldValueAndType(String field, String message) {
     assertThat(item(field)).hasValue(message);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          "unique_key":"a","unique_key":"b"  | field 'requests[0].unique_key' is set twice (first as 'unique_key'); it must be set at most once in its object
+          "uniqueKey":"a","unique_key":"b"   | field 'requests[0].unique_key' is set twice (first as 'uniqueKey'); it must be set at most once in its object
+          "hits":1,"name":"n","hits":null    | field 'requests[0].hits' is set twice (first as 'hits'); it must be set at most once in its object
+          """)
+  void fieldSetTwice_refusedNamingTheField(String fields, String message) {
+    assertThat(item(fields)).hasValue(message);
+  }
+
+  @Test
+  void requestsSetTwice_refusedInsteadOfTheLastOneWinning() {
+    assertThat(ProtoJsonTypes.refusal("{\"requests\":[{}],\"requests\":[]}", REQUEST))
+        .hasValue(
+            "field 'requests' is set twice (first as 'requests'); it must be set at most once in"
+                + " its object");
   }
 
   private static final String PAIRED =
@@ -167,7 +189,7 @@ class ProtoJsonTypesTest {
         .isEqualTo(message == null ? Optional.empty() : Optional.of(message));
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void longValue_quotedUpTo40Characters() {
     String key = "k".repeat(100);
 
