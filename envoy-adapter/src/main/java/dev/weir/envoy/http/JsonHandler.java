@@ -13,6 +13,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpHandler;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ParserMessages;
 import dev.weir.http.ProtoJsonTypes;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -75,7 +76,10 @@ public final class JsonHandler implements HttpHandler {
         request.clear();
         lenient.merge(body, request);
       } catch (InvalidProtocolBufferException | RuntimeException e) {
-        return error(400, Status.Code.INVALID_ARGUMENT, "invalid request body: " + e.getMessage())
+        return error(
+                400,
+                Status.Code.INVALID_ARGUMENT,
+                "invalid request body: " + ParserMessages.of(e.getMessage()))
             .completed();
       }
     }

@@ -189,6 +189,20 @@ class JsonHandlerTest {
   }
 
   @Test
+  void post_syntaxError_saysWhereWithoutJavaExceptionNamesOrGsonLinks() throws Exception {
+    loadConfig();
+
+    HttpResponse<String> response = post("{\"domain\": \"edge\", \"descriptors\": [{,}]}");
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.body())
+        .startsWith("{\"code\":3,\"message\":\"invalid request body: malformed JSON: ")
+        .contains("column")
+        .doesNotContain("Exception")
+        .doesNotContain("gson");
+  }
+
+  @Test
   void post_numberTooLongToReadInBoundedTime_400BeforeParsing() throws Exception {
     loadConfig();
     String addend = "1".repeat(dev.weir.http.LongNumbers.MAX_CHARS + 1);
