@@ -498,6 +498,13 @@ final class ServeCommand implements Command {
                 + arg
                 + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config"
                 + " weir.env");
+      } else if (Main.COMMANDS.containsKey(arg)) {
+        throw new ConfigException(
+            "argument '"
+                + arg
+                + "' is not valid here: the subcommand comes first, as in java -jar weir.jar "
+                + arg
+                + " ARGS (java -jar weir.jar --help describes them)");
       } else {
         throw new ConfigException(
             "argument '"

@@ -634,6 +634,17 @@ class MainTest {
   }
 
   @Test
+  void run_subcommandAfterTheConfigOption_exit2SayingTheSubcommandComesFirst() throws Exception {
+    int status = run(List.of("--config", "weir.env", "validate-config"), Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument 'validate-config' is not valid here: the subcommand comes first, as in java"
+            + " -jar weir.jar validate-config ARGS (java -jar weir.jar --help describes them)");
+  }
+
+  @Test
   void run_missingConfigFile_exit2() throws Exception {
     int status = run(List.of("--config", "/nonexistent/weir.conf"), Map.of());
 
