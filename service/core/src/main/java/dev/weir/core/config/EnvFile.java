@@ -17,9 +17,9 @@ import java.util.Map;
 /**
  * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}, optionally {@code export
  * KEY=VALUE} as in a shell file; blank lines and lines starting with {@code #} are skipped; key and
- * value are trimmed. The file is UTF-8 without NUL bytes; a byte order mark at its start is skipped.
- * A key holding a space is refused (it would name no variable). Values from the file sit under the
- * real environment: a variable set in both takes the environment's value.
+ * value are trimmed. The file is UTF-8 without NUL bytes; a byte order mark at its start is
+ * skipped. A key holding a space is refused (it would name no variable). Values from the file sit
+ * under the real environment: a variable set in both takes the environment's value.
  */
 public final class EnvFile {
 
