@@ -490,8 +490,21 @@ final class ServeCommand implements Command {
       String arg = args.get(i);
       if (arg.equals("--config") && i + 1 < args.size()) {
         file = Path.of(args.get(++i));
-      } else if (arg.startsWith("--config=")) {
+      } else if (arg.startsWith("--config=") && arg.length() > "--config=".length()) {
         file = Path.of(arg.substring("--config=".length()));
+      } else if (arg.equals("--config") || arg.equals("--config=")) {
+        throw new ConfigException(
+            "argument '"
+                + arg
+                + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config"
+                + " weir.env");
+      } else if (Main.COMMANDS.containsKey(arg)) {
+        throw new ConfigException(
+            "argument '"
+                + arg
+                + "' is not valid here: the subcommand comes first, as in java -jar weir.jar "
+                + arg
+                + " ARGS (java -jar weir.jar --help describes them)");
       } else {
         throw new ConfigException(
             "argument '"

@@ -620,6 +620,30 @@ class MainTest {
     assertThat(stderr()).startsWith("argument '--bogus' is not valid: expected --config FILE");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"--config", "--config="})
+  void run_configWithoutAFile_exit2SayingAFileIsNeeded(String argument) throws Exception {
+    int status = run(List.of(argument), Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument '"
+            + argument
+            + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
+  }
+
+  @Test
+  void run_subcommandAfterTheConfigOption_exit2SayingTheSubcommandComesFirst() throws Exception {
+    int status = run(List.of("--config", "weir.env", "validate-config"), Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument 'validate-config' is not valid here: the subcommand comes first, as in java"
+            + " -jar weir.jar validate-config ARGS (java -jar weir.jar --help describes them)");
+  }
+
   @Test
   void run_missingConfigFile_exit2() throws Exception {
     int status = run(List.of("--config", "/nonexistent/weir.conf"), Map.of());

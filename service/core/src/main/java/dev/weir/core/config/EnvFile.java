@@ -17,9 +17,9 @@ import java.util.Map;
 /**
  * Gubernator's {@code --config FILE}: lines of {@code KEY=VALUE}, optionally {@code export
  * KEY=VALUE} as in a shell file; blank lines and lines starting with {@code #} are skipped; key and
- * value are trimmed. The file is UTF-8; a byte order mark at its start is skipped. A key holding a
- * space is refused (it would name no variable). Values from the file sit under the real
- * environment: a variable set in both takes the environment's value.
+ * value are trimmed. The file is UTF-8 without NUL bytes; a byte order mark at its start is
+ * skipped. A key holding a space is refused (it would name no variable). Values from the file sit
+ * under the real environment: a variable set in both takes the environment's value.
  */
 public final class EnvFile {
 
@@ -52,10 +52,21 @@ public final class EnvFile {
   }
 
   /**
-   * Returns {@code bytes} decoded as UTF-8; a byte sequence that is not UTF-8 throws {@link
+   * Returns {@code bytes} decoded as UTF-8; a NUL byte (a UTF-16 file's, which would otherwise
+   * decode to keys no setting has) or a byte sequence that is not UTF-8 throws {@link
    * ConfigException} naming {@code file}, the line and the byte where it starts.
    */
   private static String decode(Path file, byte[] bytes) {
+    for (int i = 0; i < bytes.length; i++) {
+      if (bytes[i] == 0) {
+        throw new ConfigException(
+            "--config '"
+                + file
+                + "' cannot be read: it holds a NUL byte ("
+                + position(bytes, i)
+                + "), as a UTF-16 file does; save it as UTF-8");
+      }
+    }
     CharsetDecoder decoder =
         StandardCharsets.UTF_8
             .newDecoder()
@@ -68,23 +79,25 @@ public final class EnvFile {
       result = decoder.flush(out);
     }
     if (result.isError()) {
-      int at = in.position();
-      int line = 1;
-      for (int i = 0; i < at; i++) {
-        if (bytes[i] == '\n') {
-          line++;
-        }
-      }
       throw new ConfigException(
           "--config '"
               + file
-              + "' cannot be read: it is not valid UTF-8 (line "
-              + line
-              + ", byte "
-              + (at + 1)
-              + " of the file); save it as UTF-8");
+              + "' cannot be read: it is not valid UTF-8 ("
+              + position(bytes, in.position())
+              + "); save it as UTF-8");
     }
     return out.flip().toString();
+  }
+
+  /** Returns where byte {@code at} of {@code bytes} is: {@code line 2, byte 31 of the file}. */
+  private static String position(byte[] bytes, int at) {
+    int line = 1;
+    for (int i = 0; i < at; i++) {
+      if (bytes[i] == '\n') {
+        line++;
+      }
+    }
+    return "line " + line + ", byte " + (at + 1) + " of the file";
   }
 
   /** Parses {@code lines} read from {@code source}, which names the file in error messages. */

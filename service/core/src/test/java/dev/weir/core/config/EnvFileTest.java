@@ -93,6 +93,20 @@ class EnvFileTest {
   }
 
   @Test
+  void read_utf16FileWithoutByteOrderMark_refusedNamingFileLineAndByte() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.write(file, "WEIR_CACHE_SIZE=5\n".getBytes(StandardCharsets.UTF_16LE));
+
+    assertThatThrownBy(() -> EnvFile.read(file))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--config '"
+                + file
+                + "' cannot be read: it holds a NUL byte (line 1, byte 2 of the file), as a"
+                + " UTF-16 file does; save it as UTF-8");
+  }
+
+  @Test
   void read_directory_saysItIsADirectory() {
     assertThatThrownBy(() -> EnvFile.read(dir))
         .isInstanceOf(ConfigException.class)
