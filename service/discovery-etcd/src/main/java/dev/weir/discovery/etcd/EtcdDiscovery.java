@@ -432,26 +432,50 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private void put(KeyValue kv) {
     String k = kv.getKey().toString(StandardCharsets.UTF_8);
     String v = kv.getValue().toString(StandardCharsets.UTF_8);
-    PeerInfo info;
+    String why;
+    PeerInfo info = null;
     try {
       info = PeerInfo.read(v);
+      why = otherPrefix(k, info);
     } catch (IllegalArgumentException e) {
+      why =
+          "its value '"
+              + shown(v)
+              + "' is not a peer registration: "
+              + e.getMessage()
+              + "; expected Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or"
+              + " a bare host:port";
+    }
+    if (why != null) {
       registered.remove(k);
       if (!v.equals(unreadable.get(k))
-          && warnings.warn(
-              UNREADABLE_WARNINGS,
-              "ignoring etcd key {}: its value '{}' is not a peer registration: {}; expected"
-                  + " Gubernator's PeerInfo JSON ({\"grpc-address\":\"host:port\",...}) or a"
-                  + " bare host:port",
-              k,
-              shown(v),
-              e.getMessage())) {
+          && warnings.warn(UNREADABLE_WARNINGS, "ignoring etcd key {}: {}", k, why)) {
         unreadable.put(k, v);
       }
       return;
     }
     unreadable.remove(k);
     registered.put(k, info);
+  }
+
+  /**
+   * Returns why {@code key} is the registration of a cluster whose key prefix merely starts with
+   * this one's ({@code /weir2} read under {@code /weir}): the rest of the key is longer than the
+   * registration's gRPC address and ends with it. Returns {@code null} for any other key.
+   */
+  private String otherPrefix(String key, PeerInfo info) {
+    String rest = key.substring(Math.min(key.length(), settings.keyPrefix().length()));
+    if (rest.length() <= info.grpcAddress().length() || !rest.endsWith(info.grpcAddress())) {
+      return null;
+    }
+    String theirs = key.substring(0, key.length() - info.grpcAddress().length());
+    return "it is not the prefix "
+        + settings.keyPrefix()
+        + " followed by its grpc-address "
+        + info.grpcAddress()
+        + " but a registration under the prefix "
+        + theirs
+        + " of another cluster; end each cluster's WEIR_ETCD_KEY_PREFIX with '/'";
   }
 
   /** Returns {@code value}, cut to its first {@value #VALUE_SHOWN} characters. */

@@ -145,10 +145,31 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
     if (address.isEmpty()) {
       throw new IllegalArgumentException("no grpc-address (or grpc_address) field with an address");
     }
-    return new PeerInfo(
-        address,
-        either(fields, "data-center", "data_center"),
-        fields.getOrDefault("peer_address", ""));
+    String addressField =
+        fields.getOrDefault("grpc-address", "").isEmpty() ? "grpc_address" : "grpc-address";
+    checkAddress(addressField, address);
+    String peerAddress = fields.getOrDefault("peer_address", "");
+    if (!peerAddress.isEmpty()) {
+      checkAddress("peer_address", peerAddress);
+    }
+    return new PeerInfo(address, either(fields, "data-center", "data_center"), peerAddress);
+  }
+
+  // Refuses a field's value that no gRPC channel can call, naming the field and the value.
+  private static void checkAddress(String field, String value) {
+    try {
+      HostPort.parseGrpcTarget(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "the field \""
+              + field
+              + "\" is "
+              + abbreviate(quote(value))
+              + ": it must be a host:port address gRPC can call ("
+              + e.getMessage()
+              + ")",
+          e);
+    }
   }
 
   // The first non-empty value of the two names, else empty.

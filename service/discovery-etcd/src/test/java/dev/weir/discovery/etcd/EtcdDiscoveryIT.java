@@ -109,6 +109,27 @@ class EtcdDiscoveryIT {
   }
 
   @Test
+  void prefixThatStartsAnotherClustersPrefix_theirRegistrationsLeftOffTheRingAndWarned()
+      throws Exception {
+    recordLog();
+    String weir = prefix.substring(0, prefix.length() - 1);
+    EtcdSettings ours = settings(endpoint, Duration.ofSeconds(30)).withKeyPrefix(weir);
+    EtcdSettings theirs = ours.withKeyPrefix(weir + "2");
+    RecordingListener a = join(ours, "10.0.0.1:1051");
+    RecordingListener b = join(theirs, "10.0.0.2:1051");
+    join(ours, "10.0.0.3:1051");
+
+    assertThat(eventually(WAIT, () -> a.last().contains("10.0.0.3:1051"))).isTrue();
+
+    assertThat(a.last()).containsExactlyInAnyOrder("10.0.0.1:1051", "10.0.0.3:1051");
+    assertThat(b.last()).containsExactly("10.0.0.2:1051");
+    assertThat(warningsAbout(logged, weir + "210.0.0.2:1051"))
+        .first()
+        .asString()
+        .contains("is not the prefix " + weir + " followed by its grpc-address 10.0.0.2:1051");
+  }
+
+  @Test
   void start_registersPeerInfoJsonUnderPrefix() throws Exception {
     join(endpoint, "10.0.0.1:1051", Duration.ofSeconds(30));
     try (Client client = Client.builder().endpoints(endpoint).build()) {

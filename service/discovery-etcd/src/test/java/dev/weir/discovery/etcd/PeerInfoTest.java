@@ -108,6 +108,23 @@ class PeerInfoTest {
   }
 
   @Test
+  void read_addressFieldThatIsNoAddress_refusedNamingTheFieldItsValueAndWhatIsAllowed() {
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":\"hello\"}"))
+        .hasMessage(
+            "the field \"grpc-address\" is \"hello\": it must be a host:port address gRPC"
+                + " can call (missing ':port')");
+    assertThatThrownBy(() -> PeerInfo.read("{\"grpc_address\":\"10.0.0.3:0\"}"))
+        .hasMessageStartingWith("the field \"grpc_address\" is \"10.0.0.3:0\": it must be");
+    assertThatThrownBy(
+            () ->
+                PeerInfo.read(
+                    "{\"grpc-address\":\"10.0.0.3:1051\",\"peer_address\":\"10.0.0.3\"}"))
+        .hasMessage(
+            "the field \"peer_address\" is \"10.0.0.3\": it must be a host:port address gRPC"
+                + " can call (missing ':port')");
+  }
+
+  @Test
   void read_malformedValueOfAnUnknownField_refusedSayingWhere() {
     assertThatThrownBy(() -> PeerInfo.read("{\"grpc-address\":\"10.0.0.3:1051\",\"x\":tru}"))
         .hasMessage("the field \"x\" has no JSON value at character 36");

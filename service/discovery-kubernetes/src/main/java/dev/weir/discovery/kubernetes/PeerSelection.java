@@ -65,8 +65,10 @@ final class PeerSelection {
   }
 
   /**
-   * Returns {@code podIP:port} of every pod that is running with all containers ready and running;
-   * the pod with IP {@code selfIp} is kept whatever its state.
+   * Returns {@code podIP:port} of every pod that is running with all containers ready and running
+   * and is not terminating (no deletion timestamp: its containers stay ready until its readiness
+   * probe next fails, while it is already handing off and leaving); the pod with IP {@code selfIp}
+   * is kept whatever its state.
    */
   static Set<String> fromPods(Collection<Pod> pods, int port, Optional<String> selfIp) {
     Set<String> peers = new TreeSet<>();
@@ -83,6 +85,9 @@ final class PeerSelection {
   }
 
   private static boolean isServing(Pod pod) {
+    if (pod.getMetadata() != null && pod.getMetadata().getDeletionTimestamp() != null) {
+      return false;
+    }
     if (!"Running".equals(pod.getStatus().getPhase())) {
       return false;
     }

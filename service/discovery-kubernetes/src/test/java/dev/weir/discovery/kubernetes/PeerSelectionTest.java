@@ -51,4 +51,25 @@ class PeerSelectionTest {
     assertThat(PeerSelection.fromPods(List.of(pending, waiting, noIp, selfPending), 1051, Optional.of("10.0.0.1")))
         .containsExactly("10.0.0.1:1051");
   }
+
+  @Test
+  void fromPods_terminatingPodStillReady_skippedButThisNodeKept() {
+    Pod terminating = servingPod("10.0.0.2", "2026-12-07T08:00:00Z");
+    Pod serving = servingPod("10.0.0.3", null);
+    Pod selfTerminating = servingPod("10.0.0.1", "2026-12-07T08:00:00Z");
+
+    assertThat(
+            PeerSelection.fromPods(
+                List.of(terminating, serving, selfTerminating), 1051, Optional.of("10.0.0.1")))
+        .containsExactly("10.0.0.1:1051", "10.0.0.3:1051");
+  }
+
+  private static Pod servingPod(String ip, String deletionTimestamp) {
+    return new PodBuilder()
+        .withNewMetadata().withDeletionTimestamp(deletionTimestamp).endMetadata()
+        .withNewStatus().withPhase("Running").withPodIP(ip)
+        .addNewContainerStatus().withReady(true).withNewState().withNewRunning().endRunning()
+        .endState().endContainerStatus()
+        .endStatus().build();
+  }
 }
