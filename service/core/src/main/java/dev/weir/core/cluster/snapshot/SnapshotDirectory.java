@@ -138,10 +138,18 @@ public final class SnapshotDirectory {
    * readable by its owner only ({@code 0600}), on a file system with POSIX permissions; a directory
    * that exists keeps its mode.
    *
+   * <p>A thread interrupted before the call (a stop cut short) still writes the file, and stays
+   * interrupted: file channels fail at once on an interrupted thread, so the interrupt is set aside
+   * for the write.
+   *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
    */
   public int save(BucketStore store) throws IOException {
+    return uninterrupted(() -> write(store));
+  }
+
+  private int write(BucketStore store) throws IOException {
     createDirectory();
     Path target = ownFile();
     Path temp = dir.resolve(target.getFileName() + ".tmp");
@@ -253,9 +261,36 @@ public final class SnapshotDirectory {
    * otherwise its records are read up to one past the room, each parsed for its expiry: all of
    * them when most have expired, at worst one more read of the file than loading it takes. The
    * files it leaves stay for the nodes that start after it ({@link Loaded#left()}). A missing
-   * directory holds nothing.
+   * directory holds nothing. A thread interrupted before the call reads the files all the same and
+   * stays interrupted, as {@link #save} does.
    */
   public Loaded load(Consumer<BucketSnapshot> sink, LongSupplier room) {
+    return uninterrupted(() -> read(sink, room));
+  }
+
+  /**
+   * Returns what {@code io} returns, run with the calling thread's interrupt status cleared and set
+   * again afterwards when it was set: a file channel used on an interrupted thread closes and
+   * fails at once ({@link java.nio.channels.ClosedByInterruptException}).
+   */
+  private static <T, E extends Exception> T uninterrupted(Io<T, E> io) throws E {
+    boolean interrupted = Thread.interrupted();
+    try {
+      return io.run();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** File work that returns a {@code T} or throws an {@code E}. */
+  @FunctionalInterface
+  private interface Io<T, E extends Exception> {
+    T run() throws E;
+  }
+
+  private Loaded read(Consumer<BucketSnapshot> sink, LongSupplier room) {
     Loaded loaded = new Loaded();
     if (!Files.isDirectory(dir)) {
       return loaded;

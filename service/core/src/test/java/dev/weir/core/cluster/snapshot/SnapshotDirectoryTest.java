@@ -429,4 +429,36 @@ class SnapshotDirectoryTest {
 
     assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(5, now + 60_000)));
   }
+  /**
+   * A stop whose thread was interrupted (to cut its waits short) still writes the file, and a
+   * start on such a thread still loads it; the thread stays interrupted.
+   */
+  @Test
+  void saveAndLoad_onAnInterruptedThread_writeAndReadTheFile_keepingTheInterrupt()
+      throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    int written;
+    SnapshotDirectory.Loaded found;
+    boolean interruptedAfterSave;
+    boolean interruptedAfterLoad;
+    Thread.currentThread().interrupt();
+    try {
+      written = self.save(store);
+      interruptedAfterSave = Thread.currentThread().isInterrupted();
+      found = self.load(loaded::add);
+      interruptedAfterLoad = Thread.currentThread().isInterrupted();
+    } finally {
+      Thread.interrupted();
+    }
+
+    assertThat(written).isEqualTo(1);
+    assertThat(found.files()).containsExactly(self.ownFile());
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
+    assertThat(interruptedAfterSave).isTrue();
+    assertThat(interruptedAfterLoad).isTrue();
+    assertThat(names()).isEmpty();
+  }
 }
