@@ -88,6 +88,13 @@ public final class SnapshotDirectory {
    */
   static final String REJECTED = ".rejected";
 
+  /**
+   * The ending of the temporary file a save writes before renaming it: the snapshot's name followed
+   * by this. One left by a write cut short (the process killed) is removed by a later start once it
+   * has not changed for {@link #STALE_CLAIM}.
+   */
+  static final String TEMPORARY = ".tmp";
+
   /** The part of a released file's name that says it was given back once already. */
   private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
 
@@ -152,7 +159,7 @@ public final class SnapshotDirectory {
   private int write(BucketStore store) throws IOException {
     createDirectory();
     Path target = ownFile();
-    Path temp = dir.resolve(target.getFileName() + ".tmp");
+    Path temp = dir.resolve(target.getFileName() + TEMPORARY);
     long now = clock.wallMillis();
     int[] leftOut = new int[1];
     String[] firstLeftOut = new String[1];
@@ -298,6 +305,7 @@ public final class SnapshotDirectory {
     List<Path> files;
     try {
       releaseLeftClaims(list("*" + SUFFIX + CLAIMED + "*"));
+      removeAbandoned(list("*" + SUFFIX + TEMPORARY));
       files = list("*" + SUFFIX);
     } catch (IOException e) {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
@@ -405,6 +413,31 @@ public final class SnapshotDirectory {
       } catch (IOException e) {
         // Another start released it first, or it cannot be renamed: left as it is.
         LOG.debug("cannot release left claim {}: {}", claimed, e.toString());
+      }
+    }
+  }
+
+  /**
+   * Removes each temporary file a save left when it was cut short (the process killed while it
+   * wrote), once it has not changed for {@link #STALE_CLAIM}: a node still writing its file is left
+   * alone, and the files of addresses that never come back do not fill the volume.
+   */
+  private void removeAbandoned(List<Path> temporaries) {
+    long now = clock.wallMillis();
+    for (Path temp : temporaries) {
+      try {
+        long modified = Files.getLastModifiedTime(temp, LinkOption.NOFOLLOW_LINKS).toMillis();
+        if (now - modified < STALE_CLAIM.toMillis()) {
+          continue;
+        }
+        Files.deleteIfExists(temp);
+        LOG.warn(
+            "removed {}, left by a snapshot write that did not finish (last changed at {}); the"
+                + " buckets it held are lost",
+            temp,
+            Instant.ofEpochMilli(modified));
+      } catch (IOException e) {
+        LOG.debug("cannot remove the abandoned snapshot file {}: {}", temp, e.toString());
       }
     }
   }

@@ -461,4 +461,25 @@ class SnapshotDirectoryTest {
     assertThat(interruptedAfterLoad).isTrue();
     assertThat(names()).isEmpty();
   }
+  /**
+   * A write cut short (a SIGKILL at the end of the grace period) leaves its temporary file; a later
+   * start removes it once it has not changed for {@link SnapshotDirectory#STALE_CLAIM}, so that
+   * such files of addresses that never come back do not fill the volume. A recent one may belong
+   * to a node still writing, and stays.
+   */
+  @Test
+  void load_temporaryFileOfAWriteCutShort_isRemovedOnceStale() throws IOException {
+    Path abandoned = dir.resolve("10.0.0.9_1051.weirsnap.tmp");
+    Path writing = dir.resolve("10.0.0.8_1051.weirsnap.tmp");
+    Files.write(abandoned, new byte[64]);
+    Files.write(writing, new byte[64]);
+    long stale = SnapshotDirectory.STALE_CLAIM.toMillis();
+    Files.setLastModifiedTime(abandoned, FileTime.fromMillis(now - stale - 1));
+    Files.setLastModifiedTime(writing, FileTime.fromMillis(now - stale + 60_000));
+
+    SnapshotDirectory.Loaded loaded = node("10.0.0.1:1051").load(b -> {});
+
+    assertThat(loaded.files()).isEmpty();
+    assertThat(names()).containsExactly("10.0.0.8_1051.weirsnap.tmp");
+  }
 }
