@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * file on and deletes the file, so a second restart does not load it again. A file that fails a
  * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A
  * claimed file left by a start that did not finish loading it is loaded by a later start (see
- * {@link #STALE_CLAIM}).
+ * {@link #STALE_CLAIM}), and a temporary file left by a save that did not finish is removed by one
+ * ({@code <name>.tmp}).
  */
 public final class SnapshotDirectory {
 
