@@ -473,7 +473,6 @@ public final class SnapshotDirectory {
           header.buckets(),
           header.writer(),
           Instant.ofEpochMilli(header.writtenAt()));
-      Files.deleteIfExists(claimed);
     } catch (SnapshotFile.Invalid e) {
       loaded.rejected.add(file);
       Path rejected = unusedName(file.getFileName().toString(), REJECTED);
@@ -487,9 +486,21 @@ public final class SnapshotDirectory {
       } catch (IOException moveFailed) {
         LOG.warn("cannot rename {} to {}: {}", claimed, rejected, moveFailed.toString());
       }
+      return;
     } catch (IOException e) {
       loaded.rejected.add(file);
       LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
+      return;
+    }
+    try {
+      Files.deleteIfExists(claimed);
+    } catch (IOException e) {
+      LOG.error(
+          "loaded snapshot {} but cannot delete it as {}: {}; delete it, or a later start loads"
+              + " it again",
+          file,
+          claimed.getFileName(),
+          e.toString());
     }
   }
 

@@ -482,4 +482,35 @@ class SnapshotDirectoryTest {
     assertThat(loaded.files()).isEmpty();
     assertThat(names()).containsExactly("10.0.0.8_1051.weirsnap.tmp");
   }
+  /**
+   * A file whose buckets were all passed on counts as loaded, not ignored, when its claim cannot be
+   * deleted afterwards (here a directory took the claim's name while it was read).
+   */
+  @Test
+  void load_claimThatCannotBeDeletedAfterItsBucketsWereUsed_countsAsLoadedNotIgnored()
+      throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    self.save(store);
+    List<BucketSnapshot> passed = new ArrayList<>();
+
+    SnapshotDirectory.Loaded loaded =
+        self.load(
+            b -> {
+              passed.add(b);
+              try (Stream<Path> all = Files.list(dir)) {
+                Path claim = all.filter(p -> p.toString().contains(".loading")).findFirst().get();
+                Files.delete(claim);
+                Files.createDirectory(claim);
+                Files.write(claim.resolve("x"), new byte[1]);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+
+    assertThat(passed).hasSize(1);
+    assertThat(loaded.files()).containsExactly(self.ownFile());
+    assertThat(loaded.rejected()).isEmpty();
+  }
 }
