@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * file on and deletes the file, so a second restart does not load it again. A file that fails a
  * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A
  * claimed file left by a start that did not finish loading it is loaded by a later start (see
- * {@link #STALE_CLAIM}).
+ * {@link #STALE_CLAIM}), and a temporary file left by a save that did not finish is removed by one
+ * ({@code <name>.tmp}).
  */
 public final class SnapshotDirectory {
 
@@ -87,6 +88,13 @@ public final class SnapshotDirectory {
    * followed by this, or by {@code -<n>} and this when that name is taken.
    */
   static final String REJECTED = ".rejected";
+
+  /**
+   * The ending of the temporary file a save writes before renaming it: the snapshot's name followed
+   * by this. One left by a write cut short (the process killed) is removed by a later start once it
+   * has not changed for {@link #STALE_CLAIM}.
+   */
+  static final String TEMPORARY = ".tmp";
 
   /** The part of a released file's name that says it was given back once already. */
   private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
@@ -138,13 +146,21 @@ public final class SnapshotDirectory {
    * readable by its owner only ({@code 0600}), on a file system with POSIX permissions; a directory
    * that exists keeps its mode.
    *
+   * <p>A thread interrupted before the call (a stop cut short) still writes the file, and stays
+   * interrupted: file channels fail at once on an interrupted thread, so the interrupt is set aside
+   * for the write.
+   *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
    */
   public int save(BucketStore store) throws IOException {
+    return uninterrupted(() -> write(store));
+  }
+
+  private int write(BucketStore store) throws IOException {
     createDirectory();
     Path target = ownFile();
-    Path temp = dir.resolve(target.getFileName() + ".tmp");
+    Path temp = dir.resolve(target.getFileName() + TEMPORARY);
     long now = clock.wallMillis();
     int[] leftOut = new int[1];
     String[] firstLeftOut = new String[1];
@@ -253,9 +269,36 @@ public final class SnapshotDirectory {
    * otherwise its records are read up to one past the room, each parsed for its expiry: all of
    * them when most have expired, at worst one more read of the file than loading it takes. The
    * files it leaves stay for the nodes that start after it ({@link Loaded#left()}). A missing
-   * directory holds nothing.
+   * directory holds nothing. A thread interrupted before the call reads the files all the same and
+   * stays interrupted, as {@link #save} does.
    */
   public Loaded load(Consumer<BucketSnapshot> sink, LongSupplier room) {
+    return uninterrupted(() -> read(sink, room));
+  }
+
+  /**
+   * Returns what {@code io} returns, run with the calling thread's interrupt status cleared and set
+   * again afterwards when it was set: a file channel used on an interrupted thread closes and
+   * fails at once ({@link java.nio.channels.ClosedByInterruptException}).
+   */
+  private static <T, E extends Exception> T uninterrupted(Io<T, E> io) throws E {
+    boolean interrupted = Thread.interrupted();
+    try {
+      return io.run();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** File work that returns a {@code T} or throws an {@code E}. */
+  @FunctionalInterface
+  private interface Io<T, E extends Exception> {
+    T run() throws E;
+  }
+
+  private Loaded read(Consumer<BucketSnapshot> sink, LongSupplier room) {
     Loaded loaded = new Loaded();
     if (!Files.isDirectory(dir)) {
       return loaded;
@@ -263,6 +306,7 @@ public final class SnapshotDirectory {
     List<Path> files;
     try {
       releaseLeftClaims(list("*" + SUFFIX + CLAIMED + "*"));
+      removeAbandoned(list("*" + SUFFIX + TEMPORARY));
       files = list("*" + SUFFIX);
     } catch (IOException e) {
       LOG.error("cannot list the snapshot directory {}: {}; no snapshot loaded", dir, e.toString());
@@ -374,6 +418,31 @@ public final class SnapshotDirectory {
     }
   }
 
+  /**
+   * Removes each temporary file a save left when it was cut short (the process killed while it
+   * wrote), once it has not changed for {@link #STALE_CLAIM}: a node still writing its file is left
+   * alone, and the files of addresses that never come back do not fill the volume.
+   */
+  private void removeAbandoned(List<Path> temporaries) {
+    long now = clock.wallMillis();
+    for (Path temp : temporaries) {
+      try {
+        long modified = Files.getLastModifiedTime(temp, LinkOption.NOFOLLOW_LINKS).toMillis();
+        if (now - modified < STALE_CLAIM.toMillis()) {
+          continue;
+        }
+        Files.deleteIfExists(temp);
+        LOG.warn(
+            "removed {}, left by a snapshot write that did not finish (last changed at {}); the"
+                + " buckets it held are lost",
+            temp,
+            Instant.ofEpochMilli(modified));
+      } catch (IOException e) {
+        LOG.debug("cannot remove the abandoned snapshot file {}: {}", temp, e.toString());
+      }
+    }
+  }
+
   // The claim time goes on the file before it is claimed, so that the claim carries it from the
   // moment it appears; a file that cannot take it is claimed anyway (its write time then stands).
   private void markClaimTime(Path file) throws NoSuchFileException {
@@ -404,7 +473,6 @@ public final class SnapshotDirectory {
           header.buckets(),
           header.writer(),
           Instant.ofEpochMilli(header.writtenAt()));
-      Files.deleteIfExists(claimed);
     } catch (SnapshotFile.Invalid e) {
       loaded.rejected.add(file);
       Path rejected = unusedName(file.getFileName().toString(), REJECTED);
@@ -418,9 +486,21 @@ public final class SnapshotDirectory {
       } catch (IOException moveFailed) {
         LOG.warn("cannot rename {} to {}: {}", claimed, rejected, moveFailed.toString());
       }
+      return;
     } catch (IOException e) {
       loaded.rejected.add(file);
       LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
+      return;
+    }
+    try {
+      Files.deleteIfExists(claimed);
+    } catch (IOException e) {
+      LOG.error(
+          "loaded snapshot {} but cannot delete it as {}: {}; delete it, or a later start loads"
+              + " it again",
+          file,
+          claimed.getFileName(),
+          e.toString());
     }
   }
 

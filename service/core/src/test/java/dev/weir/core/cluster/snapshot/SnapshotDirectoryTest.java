@@ -429,4 +429,88 @@ class SnapshotDirectoryTest {
 
     assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(5, now + 60_000)));
   }
+  /**
+   * A stop whose thread was interrupted (to cut its waits short) still writes the file, and a
+   * start on such a thread still loads it; the thread stays interrupted.
+   */
+  @Test
+  void saveAndLoad_onAnInterruptedThread_writeAndReadTheFile_keepingTheInterrupt()
+      throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    List<BucketSnapshot> loaded = new ArrayList<>();
+    int written;
+    SnapshotDirectory.Loaded found;
+    boolean interruptedAfterSave;
+    boolean interruptedAfterLoad;
+    Thread.currentThread().interrupt();
+    try {
+      written = self.save(store);
+      interruptedAfterSave = Thread.currentThread().isInterrupted();
+      found = self.load(loaded::add);
+      interruptedAfterLoad = Thread.currentThread().isInterrupted();
+    } finally {
+      Thread.interrupted();
+    }
+
+    assertThat(written).isEqualTo(1);
+    assertThat(found.files()).containsExactly(self.ownFile());
+    assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(3, now + 60_000)));
+    assertThat(interruptedAfterSave).isTrue();
+    assertThat(interruptedAfterLoad).isTrue();
+    assertThat(names()).isEmpty();
+  }
+  /**
+   * A write cut short (a SIGKILL at the end of the grace period) leaves its temporary file; a later
+   * start removes it once it has not changed for {@link SnapshotDirectory#STALE_CLAIM}, so that
+   * such files of addresses that never come back do not fill the volume. A recent one may belong
+   * to a node still writing, and stays.
+   */
+  @Test
+  void load_temporaryFileOfAWriteCutShort_isRemovedOnceStale() throws IOException {
+    Path abandoned = dir.resolve("10.0.0.9_1051.weirsnap.tmp");
+    Path writing = dir.resolve("10.0.0.8_1051.weirsnap.tmp");
+    Files.write(abandoned, new byte[64]);
+    Files.write(writing, new byte[64]);
+    long stale = SnapshotDirectory.STALE_CLAIM.toMillis();
+    Files.setLastModifiedTime(abandoned, FileTime.fromMillis(now - stale - 1));
+    Files.setLastModifiedTime(writing, FileTime.fromMillis(now - stale + 60_000));
+
+    SnapshotDirectory.Loaded loaded = node("10.0.0.1:1051").load(b -> {});
+
+    assertThat(loaded.files()).isEmpty();
+    assertThat(names()).containsExactly("10.0.0.8_1051.weirsnap.tmp");
+  }
+  /**
+   * A file whose buckets were all passed on counts as loaded, not ignored, when its claim cannot be
+   * deleted afterwards (here a directory took the claim's name while it was read).
+   */
+  @Test
+  void load_claimThatCannotBeDeletedAfterItsBucketsWereUsed_countsAsLoadedNotIgnored()
+      throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    store.put("k_1", window(3, now + 60_000));
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    self.save(store);
+    List<BucketSnapshot> passed = new ArrayList<>();
+
+    SnapshotDirectory.Loaded loaded =
+        self.load(
+            b -> {
+              passed.add(b);
+              try (Stream<Path> all = Files.list(dir)) {
+                Path claim = all.filter(p -> p.toString().contains(".loading")).findFirst().get();
+                Files.delete(claim);
+                Files.createDirectory(claim);
+                Files.write(claim.resolve("x"), new byte[1]);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+
+    assertThat(passed).hasSize(1);
+    assertThat(loaded.files()).containsExactly(self.ownFile());
+    assertThat(loaded.rejected()).isEmpty();
+  }
 }
