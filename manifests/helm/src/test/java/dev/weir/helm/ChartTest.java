@@ -46,6 +46,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The chart rendered by Helm's library with its defaults and a matrix of overrides. */
 class ChartTest {
@@ -1056,6 +1057,27 @@ class ChartTest {
               .isFalse();
         });
     assertThat(testLabels).containsEntry("app.kubernetes.io/component", "test");
+  }
+
+  /**
+   * A map or list value written empty in a values file ({@code podLabels:} with only a comment
+   * under it) is null, which Helm drops from the values: the Deployment is the defaults'.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "podLabels: null\n",
+        "podLabels:\n  # team: rl\n",
+        "podAnnotations: null\n",
+        "extraEnv: null\n",
+        "extraEnvFrom: null\n",
+        "imagePullSecrets: null\n",
+        "nodeSelector: null\n",
+        "tolerations: null\n",
+        "affinity: null\n"
+      })
+  void nullMapOrListValue_rendersTheDefaultsDeployment(String values) {
+    assertThat(Chart.render(values).deployment()).isEqualTo(Chart.render("").deployment());
   }
 
   /**
