@@ -1102,6 +1102,35 @@ class ChartTest {
         .containsEntry("team", "rl");
   }
 
+  /**
+   * A podLabels key the chart sets replaces the chart's label: written twice, the pod template
+   * would repeat a key, which strict YAML parsers refuse ({@link Chart#parse} among them).
+   */
+  @Test
+  void podLabels_namingAChartLabel_replaceIt_writtenOnce() {
+    Rendered r = Chart.render("podLabels: {app.kubernetes.io/part-of: platform, team: rl}\n");
+
+    assertThat(r.deployment().getSpec().getTemplate().getMetadata().getLabels())
+        .containsEntry("app.kubernetes.io/part-of", "platform")
+        .containsEntry("team", "rl");
+    assertThat(r.deployment().getMetadata().getLabels())
+        .containsEntry("app.kubernetes.io/part-of", "weir");
+  }
+
+  /** A rendered document that repeats a key fails the tests instead of keeping its last value. */
+  @Test
+  void parse_refusesARepeatedKey() {
+    String doc =
+        "# Source: weir/templates/x.yaml\n"
+            + "apiVersion: v1\nkind: ConfigMap\n"
+            + "metadata:\n  name: a\n  labels:\n    team: rl\n    team: ops\n";
+
+    assertThatThrownBy(() -> Chart.parse(doc))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("weir/templates/x.yaml")
+        .hasMessageContaining("team");
+  }
+
   @Test
   void invalidValues_failNamingTheValueAndWhatIsAllowed() {
     assertThatThrownBy(() -> Chart.render("mode: envoy\n"))
