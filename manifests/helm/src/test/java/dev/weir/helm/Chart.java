@@ -79,18 +79,32 @@ public final class Chart {
 
   private static Rendered template(Path chart, String release, String namespace, String values)
       throws IOException {
+    String yaml =
+        withValuesFile(
+            values,
+            file ->
+                new Helm(chart)
+                    .template()
+                    .withKubeVersion(KUBE_VERSION)
+                    .withName(release)
+                    .withNamespace(namespace)
+                    .withValuesFile(file)
+                    .call());
+    return new Rendered(parse(yaml));
+  }
+
+  /** A call of Helm's library given the path of a values file. */
+  @FunctionalInterface
+  private interface WithValues<T> {
+    T call(Path valuesFile) throws IOException;
+  }
+
+  /** Returns what {@code helm} returns given {@code values} in a temporary file, deleted after. */
+  private static <T> T withValuesFile(String values, WithValues<T> helm) throws IOException {
     Path file = Files.createTempFile("weir-values", ".yaml");
     try {
       Files.writeString(file, values);
-      String yaml =
-          new Helm(chart)
-              .template()
-              .withKubeVersion(KUBE_VERSION)
-              .withName(release)
-              .withNamespace(namespace)
-              .withValuesFile(file)
-              .call();
-      return new Rendered(parse(yaml));
+      return helm.call(file);
     } finally {
       Files.deleteIfExists(file);
     }
@@ -104,27 +118,27 @@ public final class Chart {
   public static String notes(String values) {
     try {
       Path copy = copyWithoutCluster();
-      Path file = Files.createTempFile("weir-values", ".yaml");
       try {
-        Files.writeString(file, values);
         String output =
-            new Helm(copy)
-                .install()
-                .withKubeVersion(KUBE_VERSION)
-                .withName("weir")
-                .withNamespace("weir")
-                .withValuesFile(file)
-                .clientOnly()
-                .dryRun()
-                .call()
-                .getOutput();
+            withValuesFile(
+                values,
+                file ->
+                    new Helm(copy)
+                        .install()
+                        .withKubeVersion(KUBE_VERSION)
+                        .withName("weir")
+                        .withNamespace("weir")
+                        .withValuesFile(file)
+                        .clientOnly()
+                        .dryRun()
+                        .call()
+                        .getOutput());
         int start = output.indexOf("NOTES:");
         if (start < 0) {
           throw new AssertionError("no NOTES in helm install's output:\n" + output);
         }
         return output.substring(start + "NOTES:".length());
       } finally {
-        Files.deleteIfExists(file);
         delete(copy);
       }
     } catch (IOException e) {
