@@ -17,6 +17,11 @@
 {{- end }}
 {{- end }}
 
+{{/* The client Service's name in cluster DNS: <fullname>.<namespace>.svc.<clusterDomain>. */}}
+{{- define "weir.serviceHost" -}}
+{{- printf "%s.%s.svc.%s" (include "weir.fullname" .) .Release.Namespace .Values.clusterDomain }}
+{{- end }}
+
 {{/*
 The full name and a suffix, (list . "-peers"), the full name cut so that the whole fits in 63
 characters: a Service's name is a DNS label.

@@ -1,5 +1,9 @@
 package dev.weir.helm;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -30,6 +34,10 @@ public final class Chart {
   static final String KUBE_VERSION = "1.31.0";
 
   private static final Pattern SOURCE = Pattern.compile("(?m)^# Source: (\\S+)");
+
+  /** A YAML reader that refuses a mapping repeating a key, of which fabric8 keeps the last. */
+  private static final ObjectMapper STRICT_YAML =
+      YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
   private Chart() {}
 
@@ -71,18 +79,32 @@ public final class Chart {
 
   private static Rendered template(Path chart, String release, String namespace, String values)
       throws IOException {
+    String yaml =
+        withValuesFile(
+            values,
+            file ->
+                new Helm(chart)
+                    .template()
+                    .withKubeVersion(KUBE_VERSION)
+                    .withName(release)
+                    .withNamespace(namespace)
+                    .withValuesFile(file)
+                    .call());
+    return new Rendered(parse(yaml));
+  }
+
+  /** A call of Helm's library given the path of a values file. */
+  @FunctionalInterface
+  private interface WithValues<T> {
+    T call(Path valuesFile) throws IOException;
+  }
+
+  /** Returns what {@code helm} returns given {@code values} in a temporary file, deleted after. */
+  private static <T> T withValuesFile(String values, WithValues<T> helm) throws IOException {
     Path file = Files.createTempFile("weir-values", ".yaml");
     try {
       Files.writeString(file, values);
-      String yaml =
-          new Helm(chart)
-              .template()
-              .withKubeVersion(KUBE_VERSION)
-              .withName(release)
-              .withNamespace(namespace)
-              .withValuesFile(file)
-              .call();
-      return new Rendered(parse(yaml));
+      return helm.call(file);
     } finally {
       Files.deleteIfExists(file);
     }
@@ -96,27 +118,27 @@ public final class Chart {
   public static String notes(String values) {
     try {
       Path copy = copyWithoutCluster();
-      Path file = Files.createTempFile("weir-values", ".yaml");
       try {
-        Files.writeString(file, values);
         String output =
-            new Helm(copy)
-                .install()
-                .withKubeVersion(KUBE_VERSION)
-                .withName("weir")
-                .withNamespace("weir")
-                .withValuesFile(file)
-                .clientOnly()
-                .dryRun()
-                .call()
-                .getOutput();
+            withValuesFile(
+                values,
+                file ->
+                    new Helm(copy)
+                        .install()
+                        .withKubeVersion(KUBE_VERSION)
+                        .withName("weir")
+                        .withNamespace("weir")
+                        .withValuesFile(file)
+                        .clientOnly()
+                        .dryRun()
+                        .call()
+                        .getOutput());
         int start = output.indexOf("NOTES:");
         if (start < 0) {
           throw new AssertionError("no NOTES in helm install's output:\n" + output);
         }
         return output.substring(start + "NOTES:".length());
       } finally {
-        Files.deleteIfExists(file);
         delete(copy);
       }
     } catch (IOException e) {
@@ -253,16 +275,22 @@ public final class Chart {
     }
   }
 
-  /** Splits Helm's output into documents, each unmarshalled into fabric8's typed model. */
+  /**
+   * Splits Helm's output into documents, each unmarshalled into fabric8's typed model; fails on a
+   * document that repeats a key in a mapping, which strict YAML parsers refuse.
+   */
   static List<Document> parse(String yaml) {
     List<Document> docs = new ArrayList<>();
     for (String doc : yaml.split("(?m)^---\\s*$")) {
       if (doc.lines().anyMatch(l -> !l.isBlank() && !l.startsWith("#"))) {
         Matcher source = SOURCE.matcher(doc);
-        docs.add(
-            new Document(
-                source.find() ? source.group(1) : "?",
-                Serialization.unmarshal(doc, HasMetadata.class)));
+        String template = source.find() ? source.group(1) : "?";
+        try {
+          STRICT_YAML.readTree(doc);
+        } catch (JsonProcessingException e) {
+          throw new AssertionError(template + " is not valid YAML: " + e.getOriginalMessage(), e);
+        }
+        docs.add(new Document(template, Serialization.unmarshal(doc, HasMetadata.class)));
       }
     }
     return docs;

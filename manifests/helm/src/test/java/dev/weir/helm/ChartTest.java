@@ -46,6 +46,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The chart rendered by Helm's library with its defaults and a matrix of overrides. */
 class ChartTest {
@@ -1059,6 +1060,27 @@ class ChartTest {
   }
 
   /**
+   * A map or list value written empty in a values file ({@code podLabels:} with only a comment
+   * under it) is null, which Helm drops from the values: the Deployment is the defaults'.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "podLabels: null\n",
+        "podLabels:\n  # team: rl\n",
+        "podAnnotations: null\n",
+        "extraEnv: null\n",
+        "extraEnvFrom: null\n",
+        "imagePullSecrets: null\n",
+        "nodeSelector: null\n",
+        "tolerations: null\n",
+        "affinity: null\n"
+      })
+  void nullMapOrListValue_rendersTheDefaultsDeployment(String values) {
+    assertThat(Chart.render(values).deployment()).isEqualTo(Chart.render("").deployment());
+  }
+
+  /**
    * A pod label that changes a selector label would leave the pods outside the Deployment's
    * selector, which the API server refuses without naming podLabels.
    */
@@ -1078,6 +1100,35 @@ class ChartTest {
     assertThat(labels)
         .containsEntry("app.kubernetes.io/instance", "weir")
         .containsEntry("team", "rl");
+  }
+
+  /**
+   * A podLabels key the chart sets replaces the chart's label: written twice, the pod template
+   * would repeat a key, which strict YAML parsers refuse ({@link Chart#parse} among them).
+   */
+  @Test
+  void podLabels_namingAChartLabel_replaceIt_writtenOnce() {
+    Rendered r = Chart.render("podLabels: {app.kubernetes.io/part-of: platform, team: rl}\n");
+
+    assertThat(r.deployment().getSpec().getTemplate().getMetadata().getLabels())
+        .containsEntry("app.kubernetes.io/part-of", "platform")
+        .containsEntry("team", "rl");
+    assertThat(r.deployment().getMetadata().getLabels())
+        .containsEntry("app.kubernetes.io/part-of", "weir");
+  }
+
+  /** A rendered document that repeats a key fails the tests instead of keeping its last value. */
+  @Test
+  void parse_refusesARepeatedKey() {
+    String doc =
+        "# Source: weir/templates/x.yaml\n"
+            + "apiVersion: v1\nkind: ConfigMap\n"
+            + "metadata:\n  name: a\n  labels:\n    team: rl\n    team: ops\n";
+
+    assertThatThrownBy(() -> Chart.parse(doc))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("weir/templates/x.yaml")
+        .hasMessageContaining("team");
   }
 
   @Test

@@ -31,11 +31,31 @@ class NotesTest {
   }
 
   @Test
-  void mutualTls_saysClientsPresentACertificate() {
+  void mutualTls_saysClientsMustPresentACertificate() {
     String notes =
         Chart.notes("tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify}\n");
 
-    assertThat(notes).contains("client certificate");
+    assertThat(notes)
+        .contains("require every client to present a client certificate")
+        .doesNotContain("optional")
+        .doesNotContain(" ask ");
+  }
+
+  @Test
+  void requestedClientCertificate_saysItIsOptional() {
+    String notes =
+        Chart.notes("tls: {enabled: true, secretName: weir-tls, clientAuth: request}\n");
+
+    assertThat(notes)
+        .contains("ask every client for an optional client certificate")
+        .doesNotContain("require");
+  }
+
+  @Test
+  void tlsWithoutClientAuth_mentionsNoClientCertificate() {
+    String notes = Chart.notes("tls: {enabled: true, secretName: weir-tls}\n");
+
+    assertThat(notes).doesNotContain("client certificate");
   }
 
   @Test
