@@ -75,6 +75,12 @@ class ClusterSettingsTest {
   }
 
   @Test
+  void from_gubernatorExampleConfBatchWaitInNanoseconds_read() {
+    assertThat(read(Map.of("GUBER_BATCH_WAIT", "500ns")).batchWait())
+        .isEqualTo(Duration.ofNanos(500));
+  }
+
+  @Test
   void from_gubernatorRing_readFromEitherName() {
     ClusterSettings weir =
         read(Map.of("WEIR_PEER_PICKER_HASH", "fnv1a", "WEIR_REPLICATED_HASH_REPLICAS", "512"));
