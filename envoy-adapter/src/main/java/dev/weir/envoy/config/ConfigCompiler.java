@@ -635,11 +635,11 @@ final class ConfigCompiler {
     }
     if (tag.equals(Tag.INT)) {
       BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
-      return v == null ? s.getValue() : v.doubleValue();
+      return v == null ? s.getValue() : finiteOrText(v.doubleValue(), s.getValue());
     }
     if (tag.equals(Tag.FLOAT)) {
       try {
-        return Double.parseDouble(s.getValue().replace("_", ""));
+        return finiteOrText(Double.parseDouble(s.getValue().replace("_", "")), s.getValue());
       } catch (NumberFormatException e) {
         throw error(
             file,
@@ -651,6 +651,15 @@ final class ConfigCompiler {
       }
     }
     return s.getValue();
+  }
+
+  /**
+   * Returns {@code d}, the number {@code text} is written as, or {@code text} itself when {@code d}
+   * is infinite: yaml.v2 keeps a number beyond a float64's range ({@code 1e400}) as text, since
+   * Go's {@code ParseFloat} refuses it.
+   */
+  private static Object finiteOrText(double d, String text) {
+    return Double.isInfinite(d) ? text : d;
   }
 
   /**
@@ -676,7 +685,10 @@ final class ConfigCompiler {
       if (v.bitLength() <= 63 || (v.signum() > 0 && v.bitLength() <= 64)) {
         return v.toString();
       }
-      return text.replace("_", "").matches("[-+]?[0-9]+") ? goFloat(v.doubleValue()) : text;
+      double d = v.doubleValue();
+      return text.replace("_", "").matches("[-+]?[0-9]+") && !Double.isInfinite(d)
+          ? goFloat(d)
+          : text;
     }
     if (tag.equals(Tag.FLOAT)) {
       String t = text.replace("_", "");
@@ -693,7 +705,8 @@ final class ConfigCompiler {
         default -> {}
       }
       try {
-        return goFloat(Double.parseDouble(t));
+        double d = Double.parseDouble(t);
+        return Double.isInfinite(d) ? text : goFloat(d);
       } catch (NumberFormatException e) {
         return text;
       }

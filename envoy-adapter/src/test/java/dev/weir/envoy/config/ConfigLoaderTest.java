@@ -251,6 +251,36 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void compile_metadataNumberBeyondDoubleRange_keptAsTextAsEnvoysServiceKeepsIt()
+      throws Exception {
+    String huge = "1" + "0".repeat(400);
+    String yaml =
+        "domain: shop\n"
+            + "descriptors:\n"
+            + "  - key: a\n"
+            + "    metadata:\n"
+            + "      big: 1e400\n"
+            + "      huge: "
+            + huge
+            + "\n"
+            + "      list: [-1e400]\n"
+            + "      nested: {1e400: x}\n";
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("m.yaml", yaml)));
+
+    Map<String, Object> metadata =
+        config.domain("shop").orElseThrow().root().nodes().get(0).metadata();
+    assertThat(metadata)
+        .as("yaml.v2 reads a number Go's ParseFloat cannot hold as text, never as infinity")
+        .containsEntry("big", "1e400")
+        .containsEntry("huge", huge)
+        .containsEntry("list", List.of("-1e400"))
+        .containsEntry("nested", Map.of("1e400", "x"));
+  }
+
+  @Test
   void compile_booleansWrittenYAndN_readAsEnvoysServiceReadsThem() throws Exception {
     String yaml =
         """
