@@ -12,13 +12,12 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -72,10 +71,10 @@ final class ConfigCompiler {
     if (existing != null && !options.mergeDomainConfig()) {
       throw error(file, "duplicate domain '" + domain + "' in config file");
     }
-    Set<List<String>> seen = new HashSet<>();
+    Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
       for (DescriptorNode node : existing) {
-        seen.add(List.of(node.key(), node.value()));
+        seen.put(List.of(node.key(), node.value()), node.source());
       }
     }
     List<DescriptorNode> nodes =
@@ -97,7 +96,7 @@ final class ConfigCompiler {
       String pathPrefix,
       String parentCounterName,
       List<RawDescriptor> raws,
-      Set<List<String>> seen)
+      Map<List<String>, String> seen)
       throws DescriptorConfigException {
     List<DescriptorNode> nodes = new ArrayList<>();
     for (RawDescriptor raw : raws) {
@@ -127,8 +126,21 @@ final class ConfigCompiler {
               + sourceLine.length());
       String finalKey = raw.value().isEmpty() ? raw.key() : raw.key() + "_" + raw.value();
       String composite = compositePrefix + finalKey;
-      if (!seen.add(List.of(raw.key(), raw.value()))) {
-        throw error(file, "duplicate descriptor composite key '" + composite + "'");
+      String first = seen.putIfAbsent(List.of(raw.key(), raw.value()), "line " + sourceLine);
+      if (first != null) {
+        throw error(
+            file,
+            "duplicate descriptor composite key '"
+                + composite
+                + "': the descriptor at line "
+                + sourceLine
+                + " repeats key '"
+                + raw.key()
+                + (raw.value().isEmpty() ? "' (no value)" : "' with value '" + raw.value() + "'")
+                + " of the descriptor at "
+                + first
+                + "; allowed is one descriptor per key and value at each level (several limits"
+                + " on one descriptor go in its rate_limits)");
       }
       List<RateLimitRule> limits = limits(file, composite, raw);
       if (raw.shareThreshold() && raw.value().indexOf('*') < 0) {
@@ -144,7 +156,7 @@ final class ConfigCompiler {
       String path = pathPrefix + finalKey;
       String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
-          level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
+          level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashMap<>());
       if (limits.size() > 1) {
         long names = 0;
         for (int i = 0; i < limits.size(); i++) {

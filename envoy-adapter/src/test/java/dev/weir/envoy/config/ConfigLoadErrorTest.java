@@ -35,7 +35,11 @@ class ConfigLoadErrorTest {
             "descriptor has empty key: the descriptor at line 5 in 'shop.a' (value 'b') has no key;"
                 + " allowed keys are non-empty strings"),
         Arguments.of(
-            "duplicate-key.yaml", "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
+            "duplicate-key.yaml",
+            "duplicate descriptor composite key 'shop.path_/api.method_GET': the descriptor at"
+                + " line 9 repeats key 'method' with value 'GET' of the descriptor at line 6;"
+                + " allowed is one descriptor per key and value at each level (several limits"
+                + " on one descriptor go in its rate_limits)"),
         Arguments.of(
             "bad-unit.yaml",
             "invalid rate limit unit 'fortnight': in rate_limit of 'shop.a' at line 4; allowed"
@@ -467,7 +471,12 @@ class ConfigLoadErrorTest {
             e ->
                 assertThat(e.errors())
                     .containsExactly(
-                        dir.resolve("b.yaml") + ": duplicate descriptor composite key 'shop.a'"));
+                        dir.resolve("b.yaml")
+                            + ": duplicate descriptor composite key 'shop.a': the descriptor at"
+                            + " line 3 repeats key 'a' (no value) of the descriptor at "
+                            + dir.resolve("a.yaml")
+                            + ":3; allowed is one descriptor per key and value at each level"
+                            + " (several limits on one descriptor go in its rate_limits)"));
   }
 
   /** Asserts that compiling {@code yaml} as {@code t.yaml} fails with exactly {@code errors}. */
