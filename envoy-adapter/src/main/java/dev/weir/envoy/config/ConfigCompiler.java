@@ -43,6 +43,9 @@ final class ConfigCompiler {
 
   private final ConfigLoadOptions options;
   private final Map<String, List<DescriptorNode>> domains = new LinkedHashMap<>();
+
+  /** The file that declared each domain first. */
+  private final Map<String, String> domainFiles = new HashMap<>();
   private final long maxCompiledChars;
   private long compiledChars;
 
@@ -69,7 +72,14 @@ final class ConfigCompiler {
     }
     List<DescriptorNode> existing = domains.get(domain);
     if (existing != null && !options.mergeDomainConfig()) {
-      throw error(file, "duplicate domain '" + domain + "' in config file");
+      throw error(
+          file,
+          "duplicate domain '"
+              + domain
+              + "' in config file: "
+              + domainFiles.get(domain)
+              + " declares it too; allowed is one file per domain, or several whose top-level"
+              + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
     }
     Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
@@ -80,6 +90,7 @@ final class ConfigCompiler {
     List<DescriptorNode> nodes =
         level(file, domain + ".", "", CounterNames.domain(domain), file.descriptors(), seen);
     domains.computeIfAbsent(domain, d -> new ArrayList<>()).addAll(nodes);
+    domainFiles.putIfAbsent(domain, file.fileName());
   }
 
   /** Returns the compiled configuration of every file added. */

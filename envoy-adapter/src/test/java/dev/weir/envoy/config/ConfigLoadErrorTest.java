@@ -425,7 +425,12 @@ class ConfigLoadErrorTest {
             e ->
                 assertThat(e.errors())
                     .containsExactly(
-                        dir.resolve("b.yaml") + ": duplicate domain 'shop' in config file"));
+                        dir.resolve("b.yaml")
+                            + ": duplicate domain 'shop' in config file: "
+                            + dir.resolve("a.yaml")
+                            + " declares it too; allowed is one file per domain, or several"
+                            + " whose top-level descriptors are merged, with"
+                            + " WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true"));
   }
 
   @Test
