@@ -160,7 +160,16 @@ final class ConfigCompiler {
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
                 + " '"
                 + finalKey
-                + "'");
+                + "': share_threshold: true in descriptor '"
+                + composite
+                + "' at line "
+                + sourceLine
+                + (raw.value().isEmpty()
+                    ? ", which has no value"
+                    : ", whose value '" + raw.value() + "' has no '*'")
+                + "; allowed is share_threshold: true on a wildcard value such as '"
+                + (raw.value().isEmpty() ? "prefix" : raw.value())
+                + "*', or share_threshold: false");
       }
       Map<String, Object> metadata =
           raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
