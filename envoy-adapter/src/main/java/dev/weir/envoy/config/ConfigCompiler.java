@@ -12,13 +12,12 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -44,6 +43,9 @@ final class ConfigCompiler {
 
   private final ConfigLoadOptions options;
   private final Map<String, List<DescriptorNode>> domains = new LinkedHashMap<>();
+
+  /** The file that declared each domain first. */
+  private final Map<String, String> domainFiles = new HashMap<>();
   private final long maxCompiledChars;
   private long compiledChars;
 
@@ -70,17 +72,25 @@ final class ConfigCompiler {
     }
     List<DescriptorNode> existing = domains.get(domain);
     if (existing != null && !options.mergeDomainConfig()) {
-      throw error(file, "duplicate domain '" + domain + "' in config file");
+      throw error(
+          file,
+          "duplicate domain '"
+              + domain
+              + "' in config file: "
+              + domainFiles.get(domain)
+              + " declares it too; allowed is one file per domain, or several whose top-level"
+              + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
     }
-    Set<List<String>> seen = new HashSet<>();
+    Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
       for (DescriptorNode node : existing) {
-        seen.add(List.of(node.key(), node.value()));
+        seen.put(List.of(node.key(), node.value()), node.source());
       }
     }
     List<DescriptorNode> nodes =
         level(file, domain + ".", "", CounterNames.domain(domain), file.descriptors(), seen);
     domains.computeIfAbsent(domain, d -> new ArrayList<>()).addAll(nodes);
+    domainFiles.putIfAbsent(domain, file.fileName());
   }
 
   /** Returns the compiled configuration of every file added. */
@@ -97,7 +107,7 @@ final class ConfigCompiler {
       String pathPrefix,
       String parentCounterName,
       List<RawDescriptor> raws,
-      Set<List<String>> seen)
+      Map<List<String>, String> seen)
       throws DescriptorConfigException {
     List<DescriptorNode> nodes = new ArrayList<>();
     for (RawDescriptor raw : raws) {
@@ -127,8 +137,21 @@ final class ConfigCompiler {
               + sourceLine.length());
       String finalKey = raw.value().isEmpty() ? raw.key() : raw.key() + "_" + raw.value();
       String composite = compositePrefix + finalKey;
-      if (!seen.add(List.of(raw.key(), raw.value()))) {
-        throw error(file, "duplicate descriptor composite key '" + composite + "'");
+      String first = seen.putIfAbsent(List.of(raw.key(), raw.value()), "line " + sourceLine);
+      if (first != null) {
+        throw error(
+            file,
+            "duplicate descriptor composite key '"
+                + composite
+                + "': the descriptor at line "
+                + sourceLine
+                + " repeats key '"
+                + raw.key()
+                + (raw.value().isEmpty() ? "' (no value)" : "' with value '" + raw.value() + "'")
+                + " of the descriptor at "
+                + first
+                + "; allowed is one descriptor per key and value at each level (several limits"
+                + " on one descriptor go in its rate_limits)");
       }
       List<RateLimitRule> limits = limits(file, composite, raw);
       if (raw.shareThreshold() && raw.value().indexOf('*') < 0) {
@@ -137,14 +160,23 @@ final class ConfigCompiler {
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
                 + " '"
                 + finalKey
-                + "'");
+                + "': share_threshold: true in descriptor '"
+                + composite
+                + "' at line "
+                + sourceLine
+                + (raw.value().isEmpty()
+                    ? ", which has no value"
+                    : ", whose value '" + raw.value() + "' has no '*'")
+                + "; allowed is share_threshold: true on a wildcard value such as '"
+                + (raw.value().isEmpty() ? "prefix" : raw.value())
+                + "*', or share_threshold: false");
       }
       Map<String, Object> metadata =
           raw.metadata() == null ? Map.of() : metadata(file, raw.metadata());
       String path = pathPrefix + finalKey;
       String counterName = CounterNames.level(parentCounterName, raw.key(), raw.value());
       List<DescriptorNode> children =
-          level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashSet<>());
+          level(file, composite + ".", path + ".", counterName, raw.descriptors(), new HashMap<>());
       if (limits.size() > 1) {
         long names = 0;
         for (int i = 0; i < limits.size(); i++) {
@@ -635,11 +667,11 @@ final class ConfigCompiler {
     }
     if (tag.equals(Tag.INT)) {
       BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
-      return v == null ? s.getValue() : v.doubleValue();
+      return v == null ? s.getValue() : finiteOrText(v.doubleValue(), s.getValue());
     }
     if (tag.equals(Tag.FLOAT)) {
       try {
-        return Double.parseDouble(s.getValue().replace("_", ""));
+        return finiteOrText(Double.parseDouble(s.getValue().replace("_", "")), s.getValue());
       } catch (NumberFormatException e) {
         throw error(
             file,
@@ -651,6 +683,15 @@ final class ConfigCompiler {
       }
     }
     return s.getValue();
+  }
+
+  /**
+   * Returns {@code d}, the number {@code text} is written as, or {@code text} itself when {@code d}
+   * is infinite: yaml.v2 keeps a number beyond a float64's range ({@code 1e400}) as text, since
+   * Go's {@code ParseFloat} refuses it.
+   */
+  private static Object finiteOrText(double d, String text) {
+    return Double.isInfinite(d) ? text : d;
   }
 
   /**
@@ -676,7 +717,10 @@ final class ConfigCompiler {
       if (v.bitLength() <= 63 || (v.signum() > 0 && v.bitLength() <= 64)) {
         return v.toString();
       }
-      return text.replace("_", "").matches("[-+]?[0-9]+") ? goFloat(v.doubleValue()) : text;
+      double d = v.doubleValue();
+      return text.replace("_", "").matches("[-+]?[0-9]+") && !Double.isInfinite(d)
+          ? goFloat(d)
+          : text;
     }
     if (tag.equals(Tag.FLOAT)) {
       String t = text.replace("_", "");
@@ -693,7 +737,8 @@ final class ConfigCompiler {
         default -> {}
       }
       try {
-        return goFloat(Double.parseDouble(t));
+        double d = Double.parseDouble(t);
+        return Double.isInfinite(d) ? text : goFloat(d);
       } catch (NumberFormatException e) {
         return text;
       }

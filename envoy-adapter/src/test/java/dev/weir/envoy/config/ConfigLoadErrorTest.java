@@ -35,7 +35,11 @@ class ConfigLoadErrorTest {
             "descriptor has empty key: the descriptor at line 5 in 'shop.a' (value 'b') has no key;"
                 + " allowed keys are non-empty strings"),
         Arguments.of(
-            "duplicate-key.yaml", "duplicate descriptor composite key 'shop.path_/api.method_GET'"),
+            "duplicate-key.yaml",
+            "duplicate descriptor composite key 'shop.path_/api.method_GET': the descriptor at"
+                + " line 9 repeats key 'method' with value 'GET' of the descriptor at line 6;"
+                + " allowed is one descriptor per key and value at each level (several limits"
+                + " on one descriptor go in its rate_limits)"),
         Arguments.of(
             "bad-unit.yaml",
             "invalid rate limit unit 'fortnight': in rate_limit of 'shop.a' at line 4; allowed"
@@ -59,7 +63,9 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "share-threshold-without-wildcard.yaml",
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
-                + " 'files_report'"),
+                + " 'files_report': share_threshold: true in descriptor 'shop.files_report' at"
+                + " line 3, whose value 'report' has no '*'; allowed is share_threshold: true on"
+                + " a wildcard value such as 'report*', or share_threshold: false"),
         Arguments.of(
             "unknown-key.yaml",
             "config error, unknown key 'ratelimit': in descriptor 'shop.a' at line 4; allowed keys"
@@ -421,7 +427,12 @@ class ConfigLoadErrorTest {
             e ->
                 assertThat(e.errors())
                     .containsExactly(
-                        dir.resolve("b.yaml") + ": duplicate domain 'shop' in config file"));
+                        dir.resolve("b.yaml")
+                            + ": duplicate domain 'shop' in config file: "
+                            + dir.resolve("a.yaml")
+                            + " declares it too; allowed is one file per domain, or several"
+                            + " whose top-level descriptors are merged, with"
+                            + " WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true"));
   }
 
   @Test
@@ -467,7 +478,12 @@ class ConfigLoadErrorTest {
             e ->
                 assertThat(e.errors())
                     .containsExactly(
-                        dir.resolve("b.yaml") + ": duplicate descriptor composite key 'shop.a'"));
+                        dir.resolve("b.yaml")
+                            + ": duplicate descriptor composite key 'shop.a': the descriptor at"
+                            + " line 3 repeats key 'a' (no value) of the descriptor at "
+                            + dir.resolve("a.yaml")
+                            + ":3; allowed is one descriptor per key and value at each level"
+                            + " (several limits on one descriptor go in its rate_limits)"));
   }
 
   /** Asserts that compiling {@code yaml} as {@code t.yaml} fails with exactly {@code errors}. */

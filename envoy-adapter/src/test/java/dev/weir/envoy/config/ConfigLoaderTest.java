@@ -125,7 +125,11 @@ class ConfigLoaderTest {
 
     assertThat(errors)
         .containsExactly(
-            dir.resolve("b.yaml") + ": duplicate domain 'shop' in config file",
+            dir.resolve("b.yaml")
+                + ": duplicate domain 'shop' in config file: "
+                + dir.resolve("a.yaml")
+                + " declares it too; allowed is one file per domain, or several whose top-level"
+                + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true",
             dir.resolve("c.yaml") + ": config file cannot have empty domain");
   }
 
@@ -248,6 +252,36 @@ class ConfigLoaderTest {
         .as("nested keys, decoded as values and printed by fmt's %v")
         .containsOnlyKeys(
             "true", "1.5", "1e+06", "31", "1e-05", "123456.7", "<nil>", "2024-01-02", "-0", "+Inf");
+  }
+
+  @Test
+  void compile_metadataNumberBeyondDoubleRange_keptAsTextAsEnvoysServiceKeepsIt()
+      throws Exception {
+    String huge = "1" + "0".repeat(400);
+    String yaml =
+        "domain: shop\n"
+            + "descriptors:\n"
+            + "  - key: a\n"
+            + "    metadata:\n"
+            + "      big: 1e400\n"
+            + "      huge: "
+            + huge
+            + "\n"
+            + "      list: [-1e400]\n"
+            + "      nested: {1e400: x}\n";
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("m.yaml", yaml)));
+
+    Map<String, Object> metadata =
+        config.domain("shop").orElseThrow().root().nodes().get(0).metadata();
+    assertThat(metadata)
+        .as("yaml.v2 reads a number Go's ParseFloat cannot hold as text, never as infinity")
+        .containsEntry("big", "1e400")
+        .containsEntry("huge", huge)
+        .containsEntry("list", List.of("-1e400"))
+        .containsEntry("nested", Map.of("1e400", "x"));
   }
 
   @Test

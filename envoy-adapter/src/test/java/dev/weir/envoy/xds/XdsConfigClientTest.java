@@ -287,7 +287,10 @@ class XdsConfigClientTest {
     client.start(scheduler);
 
     assertThat(management.lastRequest().getErrorDetail().getMessage())
-        .isEqualTo("shop: duplicate domain 'shop' in config file");
+        .isEqualTo(
+            "shop: duplicate domain 'shop' in config file: shop declares it too; allowed is one"
+                + " file per domain, or several whose top-level descriptors are merged, with"
+                + " WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
     assertThat(holder.current()).isEmpty();
   }
 

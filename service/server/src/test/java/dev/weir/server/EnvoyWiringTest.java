@@ -239,7 +239,11 @@ class EnvoyWiringTest {
     assertThat(err.toString(StandardCharsets.UTF_8).lines())
         .containsExactly(
             dir.resolve("a.yaml") + ": config file cannot have empty domain",
-            dir.resolve("c.yaml") + ": duplicate domain 'shop' in config file");
+            dir.resolve("c.yaml")
+                + ": duplicate domain 'shop' in config file: "
+                + dir.resolve("b.yaml")
+                + " declares it too; allowed is one file per domain, or several whose top-level"
+                + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
   }
 
   @Test
