@@ -19,7 +19,6 @@ import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -179,22 +178,7 @@ public final class WeirMember implements RateLimiter {
       return CompletableFuture.failedFuture(
           new IllegalStateException("the member is closed; it decides nothing after close()"));
     }
-    RateLimitService service = cluster.service();
-    if (requests.size() <= RateLimitService.MAX_BATCH_SIZE) {
-      return service.decide(requests);
-    }
-    List<CompletableFuture<List<RateLimitResponse>>> slices = new ArrayList<>();
-    for (int from = 0; from < requests.size(); from += RateLimitService.MAX_BATCH_SIZE) {
-      int to = Math.min(requests.size(), from + RateLimitService.MAX_BATCH_SIZE);
-      slices.add(service.decide(requests.subList(from, to)));
-    }
-    return CompletableFuture.allOf(slices.toArray(new CompletableFuture<?>[0]))
-        .thenApply(
-            done -> {
-              List<RateLimitResponse> all = new ArrayList<>(requests.size());
-              slices.forEach(slice -> all.addAll(slice.join()));
-              return all;
-            });
+    return RateLimitService.decideInSlices(cluster.service(), requests);
   }
 
   @Override

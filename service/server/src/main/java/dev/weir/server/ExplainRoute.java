@@ -33,7 +33,8 @@ import java.util.function.Function;
  * {"domain":"...","descriptors":[{"entries":[{"key":"...","value":"..."}]}]}}); the answer is
  * {@code {"lines":["descriptor 1: ...",...]}}, the lines {@link Explainer} prints, with each
  * counted policy's current count in the cluster (checked with 0 hits, as {@code explain --node}
- * does; an absent counter is created full). Bad input, more than {@link
+ * does; an absent counter is created full), the counters checked in calls of at most {@link
+ * RateLimitService#MAX_BATCH_SIZE} however many the descriptors match. Bad input, more than {@link
  * RateLimitService#MAX_BATCH_SIZE} descriptors too, is answered 400 naming the field, the value
  * and what is allowed; with the Envoy adapter off, 404 saying how to turn it on.
  */
@@ -87,8 +88,7 @@ final class ExplainRoute {
     if (counters.isEmpty()) {
       return lines(plain).completed();
     }
-    return service
-        .decide(counters)
+    return RateLimitService.decideInSlices(service, counters)
         .orTimeout(COUNTS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
         .handle(
             (answers, failure) ->

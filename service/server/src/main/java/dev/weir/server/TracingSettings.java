@@ -172,9 +172,9 @@ record TracingSettings(
 
   /**
    * Checks the values of {@link #properties} that Weir knows the allowed values of: the sampler,
-   * the exporters, the OTLP protocol and that the OTLP endpoint is a URL. Of the protocol and the
-   * endpoint only the value the trace exporter uses is checked: the traces-specific one when set,
-   * else the general one.
+   * the exporters, the OTLP protocol, that the OTLP endpoint is a URL and that the attribute value
+   * length limits are whole numbers, 0 or more. Of the protocol and the endpoint only the value
+   * the trace exporter uses is checked: the traces-specific one when set, else the general one.
    *
    * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
    */
@@ -206,6 +206,28 @@ record TracingSettings(
         && !endpoint.regionMatches(true, 0, "https://", 0, 8)) {
       throw ConfigException.invalid(
           variable(endpointKey), endpoint, "a URL starting with http:// or https://");
+    }
+    for (String key : VALUE_LENGTH_LIMITS) {
+      String limit = properties.get(key);
+      if (limit != null && !isWholeNumberFromZero(limit)) {
+        throw ConfigException.invalid(variable(key), limit, "a whole number, 0 or more");
+      }
+    }
+  }
+
+  /**
+   * The SDK properties of the most characters of an attribute's value, which it reads as an {@code
+   * int} and refuses below 0 without naming them.
+   */
+  static final List<String> VALUE_LENGTH_LIMITS =
+      List.of("otel.span.attribute.value.length.limit", "otel.attribute.value.length.limit");
+
+  /** Returns whether {@code value} is an {@code int} of 0 or more, as the SDK reads it. */
+  private static boolean isWholeNumberFromZero(String value) {
+    try {
+      return Integer.parseInt(value) >= 0;
+    } catch (NumberFormatException e) {
+      return false;
     }
   }
 

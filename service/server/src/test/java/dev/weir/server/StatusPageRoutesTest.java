@@ -356,6 +356,38 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void explain_fewerDescriptorsThanTheCapButMoreCountersThanACallChecks_everyCurrentCount()
+      throws Exception {
+    startNode(
+        """
+        domain: shop
+        descriptors:
+          - key: account
+            rate_limits:
+              - {unit: second, requests_per_unit: 5}
+              - {unit: minute, requests_per_unit: 50}
+        """);
+    StringJoiner descriptors = new StringJoiner(",");
+    for (int i = 0; i < 501; i++) {
+      descriptors.add("{\"entries\":[{\"key\":\"account\",\"value\":\"a" + i + "\"}]}");
+    }
+
+    HttpResponse<String> answer =
+        post("/v1/Explain", "{\"domain\":\"shop\",\"descriptors\":[" + descriptors + "]}");
+
+    assertThat(answer.statusCode()).isEqualTo(200);
+    List<String> lines =
+        JsonParser.parseString(answer.body()).getAsJsonObject().getAsJsonArray("lines").asList()
+            .stream()
+            .map(JsonElement::getAsString)
+            .toList();
+    assertThat(lines).noneMatch(line -> line.startsWith("current counts not available"));
+    assertThat(lines.stream().filter(line -> line.startsWith("    now: ")))
+        .hasSize(1002)
+        .allMatch(line -> line.contains(" remaining, UNDER_LIMIT, resets in "));
+  }
+
+  @Test
   void explain_numberWithAHugeExponent_refusedAtOnce() throws Exception {
     startNode(true);
 

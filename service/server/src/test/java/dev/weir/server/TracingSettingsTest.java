@@ -247,4 +247,35 @@ class TracingSettingsTest {
         .hasMessageContaining("collector:4317")
         .hasMessageContaining("http://");
   }
+
+  @Test
+  void check_negativeValueLengthLimit_namesTheVariableTheValueAndWhatIsAllowed() {
+    for (String variable :
+        List.of("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")) {
+      for (String value : List.of("-1", "1.5", "lots")) {
+        assertThatThrownBy(
+                () ->
+                    TracingSettings.fromOtel(
+                            Map.of("OTEL_TRACES_EXPORTER", "otlp", variable, value))
+                        .check())
+            .as(variable + "=" + value)
+            .isInstanceOf(ConfigException.class)
+            .hasMessageContaining(variable)
+            .hasMessageContaining(value)
+            .hasMessageContaining("a whole number, 0 or more");
+      }
+    }
+  }
+
+  @Test
+  void check_valueLengthLimitsOfZeroOrMore_accepted() {
+    for (String value : List.of("0", "256")) {
+      TracingSettings.fromOtel(
+              Map.of(
+                  "OTEL_TRACES_EXPORTER", "otlp",
+                  "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", value,
+                  "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", value))
+          .check();
+    }
+  }
 }
