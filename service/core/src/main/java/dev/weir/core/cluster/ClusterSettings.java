@@ -405,10 +405,11 @@ public record ClusterSettings(
   /** {@code WEIR_SNAPSHOT_DIR} (Weir only). */
   public static final EnvVar SNAPSHOT_DIR = SnapshotDirectory.VARIABLE;
 
-  private static final Duration MIN_WAIT = Duration.ofNanos(1_000);
-
-  /** The shortest {@code WEIR_BATCH_WAIT}: 1ns, so Gubernator's {@code example.conf} 500ns reads. */
-  private static final Duration MIN_BATCH_WAIT = Duration.ofNanos(1);
+  /**
+   * The shortest {@code WEIR_BATCH_WAIT} and {@code WEIR_GLOBAL_SYNC_WAIT}: 1ns, so that the 500ns
+   * of Gubernator's {@code example.conf} reads.
+   */
+  private static final Duration MIN_WAIT = Duration.ofNanos(1);
   private static final Duration MAX_WAIT = Duration.ofMinutes(1);
 
   /**
@@ -442,7 +443,7 @@ public record ClusterSettings(
         env.intInRange(REPLICAS, d.replicas, 1, HashRing.MAX_REPLICAS),
         PeerHash.parse(hashName),
         env.intInRange(BATCH_LIMIT, d.batchLimit, 1, RateLimitService.MAX_BATCH_SIZE),
-        env.duration(BATCH_WAIT, d.batchWait, MIN_BATCH_WAIT, MAX_WAIT),
+        env.duration(BATCH_WAIT, d.batchWait, MIN_WAIT, MAX_WAIT),
         env.duration(BATCH_TIMEOUT, d.batchTimeout, Duration.ofMillis(1), MAX_WAIT),
         env.bool(DISABLE_BATCHING, d.disableBatching),
         env.duration(GLOBAL_SYNC_WAIT, d.globalSyncWait, MIN_WAIT, MAX_WAIT),

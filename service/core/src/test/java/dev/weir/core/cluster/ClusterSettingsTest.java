@@ -75,9 +75,10 @@ class ClusterSettingsTest {
   }
 
   @Test
-  void from_gubernatorExampleConfBatchWaitInNanoseconds_read() {
-    assertThat(read(Map.of("GUBER_BATCH_WAIT", "500ns")).batchWait())
-        .isEqualTo(Duration.ofNanos(500));
+  void from_gubernatorExampleConfWaitsInNanoseconds_read() {
+    ClusterSettings s = read(Map.of("GUBER_BATCH_WAIT", "500ns", "GUBER_GLOBAL_SYNC_WAIT", "500ns"));
+    assertThat(s.batchWait()).isEqualTo(Duration.ofNanos(500));
+    assertThat(s.globalSyncWait()).isEqualTo(Duration.ofNanos(500));
   }
 
   @Test
