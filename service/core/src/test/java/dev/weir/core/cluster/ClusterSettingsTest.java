@@ -76,9 +76,18 @@ class ClusterSettingsTest {
 
   @Test
   void from_gubernatorExampleConfWaitsInNanoseconds_read() {
-    ClusterSettings s = read(Map.of("GUBER_BATCH_WAIT", "500ns", "GUBER_GLOBAL_SYNC_WAIT", "500ns"));
+    ClusterSettings s =
+        read(Map.of("GUBER_BATCH_WAIT", "500ns", "GUBER_GLOBAL_SYNC_WAIT", "500ns"));
     assertThat(s.batchWait()).isEqualTo(Duration.ofNanos(500));
     assertThat(s.globalSyncWait()).isEqualTo(Duration.ofNanos(500));
+  }
+
+  @Test
+  void from_zeroWait_errorNamesVariableValueAndRange() {
+    assertThatThrownBy(() -> read(Map.of("WEIR_GLOBAL_SYNC_WAIT", "0s")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("WEIR_GLOBAL_SYNC_WAIT='0s'")
+        .hasMessageContaining("from 1ns to 1m");
   }
 
   @Test
