@@ -488,11 +488,11 @@ final class ServeCommand implements Command {
     Path file = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
-      if (arg.equals("--config") && i + 1 < args.size()) {
+      if (arg.equals("--config") && i + 1 < args.size() && !args.get(i + 1).isBlank()) {
         file = Path.of(args.get(++i));
-      } else if (arg.startsWith("--config=") && arg.length() > "--config=".length()) {
+      } else if (arg.startsWith("--config=") && !arg.substring("--config=".length()).isBlank()) {
         file = Path.of(arg.substring("--config=".length()));
-      } else if (arg.equals("--config") || arg.equals("--config=")) {
+      } else if (arg.equals("--config") || arg.startsWith("--config=")) {
         throw new ConfigException(
             "argument '"
                 + arg

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class MainTest {
@@ -620,16 +621,25 @@ class MainTest {
     assertThat(stderr()).startsWith("argument '--bogus' is not valid: expected --config FILE");
   }
 
+  static List<List<String>> configWithoutAFile() {
+    return List.of(
+        List.of("--config"),
+        List.of("--config="),
+        List.of("--config", ""),
+        List.of("--config", " "),
+        List.of("--config= "));
+  }
+
   @ParameterizedTest
-  @ValueSource(strings = {"--config", "--config="})
-  void run_configWithoutAFile_exit2SayingAFileIsNeeded(String argument) throws Exception {
-    int status = run(List.of(argument), Map.of());
+  @MethodSource("configWithoutAFile")
+  void run_configWithoutAFile_exit2SayingAFileIsNeeded(List<String> args) throws Exception {
+    int status = run(args, Map.of());
 
     assertExitedWithLine(
         status,
         2,
         "argument '"
-            + argument
+            + args.get(0)
             + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
   }
 
