@@ -79,7 +79,7 @@ class FirstHourJarIT {
         .startsWith(
             "argument 'sevre' is not valid: expected --config FILE or a subcommand of [serve,"
                 + " validate-config, explain")
-        .endsWith("] (java -jar weir.jar --help describes them)\n");
+        .endsWith("]; java -jar weir.jar --help lists them\n");
   }
 
   @Test

@@ -26,6 +26,9 @@ public final class Main {
   /** The arguments that ask for help, first or after a subcommand's name. */
   static final Set<String> HELP = Set.of("--help", "-h", "help");
 
+  /** The pointer to the subcommands' help that errors naming a subcommand end with. */
+  static final String HELP_POINTER = "java -jar weir.jar --help lists them";
+
   /** The arguments that ask for the version. */
   static final Set<String> VERSION = Set.of("--version", "version");
 
@@ -93,7 +96,8 @@ public final class Main {
               + COMMANDS.keySet()
               + ", got "
               + args
-              + "; java -jar weir.jar --help lists them");
+              + "; "
+              + HELP_POINTER);
       return ServeCommand.EXIT_CONFIG;
     }
     out.println(command.help());

@@ -488,32 +488,50 @@ final class ServeCommand implements Command {
     Path file = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
-      if (arg.equals("--config") && i + 1 < args.size()) {
+      if (arg.equals("--config") && i + 1 < args.size() && !args.get(i + 1).isBlank()) {
         file = Path.of(args.get(++i));
-      } else if (arg.startsWith("--config=") && arg.length() > "--config=".length()) {
+      } else if (arg.startsWith("--config=") && !arg.substring("--config=".length()).isBlank()) {
         file = Path.of(arg.substring("--config=".length()));
-      } else if (arg.equals("--config") || arg.equals("--config=")) {
-        throw new ConfigException(
-            "argument '"
-                + arg
-                + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config"
-                + " weir.env");
+      } else if (arg.equals("--config") || arg.startsWith("--config=")) {
+        throw badArgument(arg, "--config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
+      } else if (arg.equals("serve")) {
+        throw badArgument(
+            arg, "the subcommand comes first, once; " + usage(Main.COMMANDS.get(arg)));
       } else if (Main.COMMANDS.containsKey(arg)) {
-        throw new ConfigException(
-            "argument '"
+        throw badArgument(
+            arg,
+            "--config FILE belongs to serve (java -jar weir.jar serve --config FILE); "
                 + arg
-                + "' is not valid here: the subcommand comes first, as in java -jar weir.jar "
-                + arg
-                + " ARGS (java -jar weir.jar --help describes them)");
+                + " comes first and reads its settings from the environment; "
+                + usage(Main.COMMANDS.get(arg)));
       } else {
-        throw new ConfigException(
-            "argument '"
-                + arg
-                + "' is not valid: expected --config FILE or a subcommand of "
+        throw badArgument(
+            arg,
+            "expected --config FILE or a subcommand of "
                 + Main.COMMANDS.keySet()
-                + " (java -jar weir.jar --help describes them)");
+                + "; "
+                + Main.HELP_POINTER);
       }
     }
     return Optional.ofNullable(file);
+  }
+
+  /** Returns the error for command-line argument {@code arg}: it is not valid, and {@code why}. */
+  private static ConfigException badArgument(String arg, String why) {
+    return new ConfigException("argument '" + arg + "' is not valid: " + why);
+  }
+
+  /**
+   * Returns the usage of {@code command} on one line: the first line of its help and the lines
+   * that continue it, indented past {@code usage: }.
+   */
+  static String usage(Command command) {
+    List<String> lines = command.help().lines().toList();
+    StringBuilder usage = new StringBuilder(lines.get(0));
+    String continuation = " ".repeat("usage: ".length());
+    for (int i = 1; i < lines.size() && lines.get(i).startsWith(continuation); i++) {
+      usage.append(' ').append(lines.get(i).strip());
+    }
+    return usage.toString().replaceAll("\\s+", " ");
   }
 }

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class MainTest {
@@ -620,28 +621,81 @@ class MainTest {
     assertThat(stderr()).startsWith("argument '--bogus' is not valid: expected --config FILE");
   }
 
+  static List<List<String>> configWithoutAFile() {
+    return List.of(
+        List.of("--config"),
+        List.of("--config="),
+        List.of("--config", ""),
+        List.of("--config", " "),
+        List.of("--config= "));
+  }
+
   @ParameterizedTest
-  @ValueSource(strings = {"--config", "--config="})
-  void run_configWithoutAFile_exit2SayingAFileIsNeeded(String argument) throws Exception {
-    int status = run(List.of(argument), Map.of());
+  @MethodSource("configWithoutAFile")
+  void run_configWithoutAFile_exit2SayingAFileIsNeeded(List<String> args) throws Exception {
+    int status = run(args, Map.of());
 
     assertExitedWithLine(
         status,
         2,
         "argument '"
-            + argument
+            + args.get(0)
             + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
   }
 
   @Test
-  void run_subcommandAfterTheConfigOption_exit2SayingTheSubcommandComesFirst() throws Exception {
-    int status = run(List.of("--config", "weir.env", "validate-config"), Map.of());
+  void run_unknownArgumentAfterTheConfigOption_exit2PointingToTheHelp() throws Exception {
+    int status = run(List.of("--config", "weir.env", "--bogus"), Map.of());
 
     assertExitedWithLine(
         status,
         2,
-        "argument 'validate-config' is not valid here: the subcommand comes first, as in java"
-            + " -jar weir.jar validate-config ARGS (java -jar weir.jar --help describes them)");
+        "argument '--bogus' is not valid: expected --config FILE or a subcommand of [serve,"
+            + " validate-config, explain, ratelimit]; java -jar weir.jar --help lists them");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "validate-config | usage: java -jar weir.jar validate-config [--strict] PATH",
+        "explain | usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN"
+            + " [--limit N/UNIT] DESCRIPTOR...",
+        "ratelimit | usage: java -jar weir.jar ratelimit (the container image's /bin/ratelimit)"
+      })
+  void run_subcommandAfterTheConfigOption_exit2SayingConfigBelongsToServe(
+      String subcommand, String usage) throws Exception {
+    int status = run(List.of("--config", "weir.env", subcommand), Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument '"
+            + subcommand
+            + "' is not valid: --config FILE belongs to serve (java -jar weir.jar serve"
+            + " --config FILE); "
+            + subcommand
+            + " comes first and reads its settings from the environment; "
+            + usage);
+  }
+
+  static List<List<String>> serveAfterTheConfigOption() {
+    return List.of(
+        List.of("--config", "weir.env", "serve"),
+        List.of("serve", "--config", "weir.env", "serve"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("serveAfterTheConfigOption")
+  void run_serveAfterTheConfigOption_exit2SayingServeComesFirstAndOnce(List<String> args)
+      throws Exception {
+    int status = run(args, Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument 'serve' is not valid: the subcommand comes first, once; usage: java -jar"
+            + " weir.jar [serve] [--config FILE]");
   }
 
   @Test

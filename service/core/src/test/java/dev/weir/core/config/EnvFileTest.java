@@ -107,6 +107,39 @@ class EnvFileTest {
   }
 
   @Test
+  void read_utf16BigEndianFileWithoutByteOrderMark_refusedAtItsFirstByte() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    Files.write(file, "WEIR_CACHE_SIZE=5\n".getBytes(StandardCharsets.UTF_16BE));
+
+    assertThatThrownBy(() -> EnvFile.read(file))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--config '"
+                + file
+                + "' cannot be read: it holds a NUL byte (line 1, byte 1 of the file), as a"
+                + " UTF-16 file does; save it as UTF-8");
+  }
+
+  @Test
+  void read_utf16FileWithByteOrderMark_refusedAtItsFirstNulByte() throws Exception {
+    Path file = dir.resolve("weir.conf");
+    byte[] text = "WEIR_CACHE_SIZE=5\n".getBytes(StandardCharsets.UTF_16LE);
+    byte[] bytes = new byte[text.length + 2];
+    bytes[0] = (byte) 0xFF;
+    bytes[1] = (byte) 0xFE;
+    System.arraycopy(text, 0, bytes, 2, text.length);
+    Files.write(file, bytes);
+
+    assertThatThrownBy(() -> EnvFile.read(file))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--config '"
+                + file
+                + "' cannot be read: it holds a NUL byte (line 1, byte 4 of the file), as a"
+                + " UTF-16 file does; save it as UTF-8");
+  }
+
+  @Test
   void read_directory_saysItIsADirectory() {
     assertThatThrownBy(() -> EnvFile.read(dir))
         .isInstanceOf(ConfigException.class)
