@@ -23,8 +23,10 @@ import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -85,7 +87,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final RateLimitedLogger warnings;
 
   private final Map<String, PeerInfo> registered = new HashMap<>();
-  /** The keys under the prefix whose value is no registration and was named in a WARN, with it. */
+  /**
+   * The keys under the prefix whose value was named in a WARN, with it: no registration, or one
+   * whose {@code peer_address} was read as absent.
+   */
   private final Map<String, String> unreadable = new HashMap<>();
   private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
@@ -434,8 +439,9 @@ public final class EtcdDiscovery implements PeerDiscovery {
     String v = kv.getValue().toString(StandardCharsets.UTF_8);
     String why;
     PeerInfo info = null;
+    List<String> problems = new ArrayList<>(1);
     try {
-      info = PeerInfo.read(v);
+      info = PeerInfo.read(v, problems::add);
       why = otherPrefix(k, info);
     } catch (IllegalArgumentException e) {
       why =
@@ -454,7 +460,17 @@ public final class EtcdDiscovery implements PeerDiscovery {
       }
       return;
     }
-    unreadable.remove(k);
+    if (problems.isEmpty()) {
+      unreadable.remove(k);
+    } else if (!v.equals(unreadable.get(k))
+        && warnings.warn(
+            UNREADABLE_WARNINGS,
+            "etcd key {}: {}; keeping the member on its grpc-address {}",
+            k,
+            problems.get(0),
+            info.grpcAddress())) {
+      unreadable.put(k, v);
+    }
     registered.put(k, info);
   }
 
