@@ -225,6 +225,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
    */
   @Override
   public void start(Consumer<Set<String>> listener) throws Exception {
+    String prefixWarning = prefixWarning(settings.keyPrefix());
+    if (prefixWarning != null) {
+      log.warn(prefixWarning);
+    }
     onExecutor(
         () -> {
           this.listener = listener;
@@ -429,8 +433,9 @@ public final class EtcdDiscovery implements PeerDiscovery {
   }
 
   /**
-   * Takes the registration {@code kv} in, or leaves a key whose value is no registration ({@link
-   * PeerInfo#read}) off the ring, warning once for each value it holds and, over all keys, at most
+   * Takes the registration {@code kv} in, or leaves off the ring a key whose value is no
+   * registration ({@link PeerInfo#read}) or that is taken for another cluster's ({@link
+   * #otherPrefix}), warning once for each value it holds and, over all keys, at most
    * once per {@link RateLimitedLogger#DEFAULT_INTERVAL}; a value whose line that limit suppressed
    * is warned about when the key is next read with it (a put, or a session's full read).
    */
@@ -442,7 +447,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
     List<String> problems = new ArrayList<>(1);
     try {
       info = PeerInfo.read(v, problems::add);
-      why = otherPrefix(k, info);
+      why = otherPrefix(settings.keyPrefix(), k, info.grpcAddress());
     } catch (IllegalArgumentException e) {
       why =
           "its value '"
@@ -475,23 +480,44 @@ public final class EtcdDiscovery implements PeerDiscovery {
   }
 
   /**
-   * Returns why {@code key} is the registration of a cluster whose key prefix merely starts with
-   * this one's ({@code /weir2} read under {@code /weir}): the rest of the key is longer than the
-   * registration's gRPC address and ends with it. Returns {@code null} for any other key.
+   * Returns why {@code key}, read under {@code prefix}, is the registration of a cluster whose key
+   * prefix starts with this one's ({@code /weir2} or the nested {@code /weir/eu/} read under {@code
+   * /weir} or {@code /weir/}): the rest of the key is longer than the registration's {@code
+   * grpcAddress} and ends with it. Returns {@code null} for any other key, including one named
+   * after another address (Gubernator v2 keys its registrations by their HTTP address).
    */
-  private String otherPrefix(String key, PeerInfo info) {
-    String rest = key.substring(Math.min(key.length(), settings.keyPrefix().length()));
-    if (rest.length() <= info.grpcAddress().length() || !rest.endsWith(info.grpcAddress())) {
+  static String otherPrefix(String prefix, String key, String grpcAddress) {
+    String rest = key.substring(Math.min(key.length(), prefix.length()));
+    if (rest.length() <= grpcAddress.length() || !rest.endsWith(grpcAddress)) {
       return null;
     }
-    String theirs = key.substring(0, key.length() - info.grpcAddress().length());
+    String theirs = key.substring(0, key.length() - grpcAddress.length());
     return "it is not the prefix "
-        + settings.keyPrefix()
+        + prefix
         + " followed by its grpc-address "
-        + info.grpcAddress()
+        + grpcAddress
         + " but a registration under the prefix "
         + theirs
-        + " of another cluster; end each cluster's WEIR_ETCD_KEY_PREFIX with '/'";
+        + " of another cluster; no cluster's prefix may start another's: end each with / and do"
+        + " not nest them";
+  }
+
+  /**
+   * Returns the start-up warning about a key {@code prefix} that does not end with {@code /}, or
+   * {@code null} when it does: etcd lists under it the keys of every prefix it starts. Not refused,
+   * as Gubernator's default ({@code /gubernator-peers}) has none.
+   */
+  static String prefixWarning(String prefix) {
+    if (prefix.endsWith("/")) {
+      return null;
+    }
+    return "WEIR_ETCD_KEY_PREFIX is '"
+        + prefix
+        + "', which does not end with '/': etcd lists under it the keys of every prefix it"
+        + " starts ('"
+        + prefix
+        + "2'); end each cluster's prefix with / unless nodes that use it as is (Gubernator's"
+        + " default) share it";
   }
 
   /** Returns {@code value}, cut to its first {@value #VALUE_SHOWN} characters. */
