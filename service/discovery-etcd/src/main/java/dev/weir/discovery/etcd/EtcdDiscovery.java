@@ -23,8 +23,10 @@ import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -85,7 +87,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private final RateLimitedLogger warnings;
 
   private final Map<String, PeerInfo> registered = new HashMap<>();
-  /** The keys under the prefix whose value is no registration and was named in a WARN, with it. */
+  /**
+   * The keys under the prefix whose value was named in a WARN, with it: no registration, or one
+   * whose {@code peer_address} was read as absent.
+   */
   private final Map<String, String> unreadable = new HashMap<>();
   private volatile Map<String, String> peerAddresses = Map.of();
   private Consumer<Set<String>> listener = peers -> {};
@@ -220,6 +225,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
    */
   @Override
   public void start(Consumer<Set<String>> listener) throws Exception {
+    String prefixWarning = prefixWarning(settings.keyPrefix());
+    if (prefixWarning != null) {
+      log.warn(prefixWarning);
+    }
     onExecutor(
         () -> {
           this.listener = listener;
@@ -424,8 +433,9 @@ public final class EtcdDiscovery implements PeerDiscovery {
   }
 
   /**
-   * Takes the registration {@code kv} in, or leaves a key whose value is no registration ({@link
-   * PeerInfo#read}) off the ring, warning once for each value it holds and, over all keys, at most
+   * Takes the registration {@code kv} in, or leaves off the ring a key whose value is no
+   * registration ({@link PeerInfo#read}) or that is taken for another cluster's ({@link
+   * #otherPrefix}), warning once for each value it holds and, over all keys, at most
    * once per {@link RateLimitedLogger#DEFAULT_INTERVAL}; a value whose line that limit suppressed
    * is warned about when the key is next read with it (a put, or a session's full read).
    */
@@ -434,9 +444,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
     String v = kv.getValue().toString(StandardCharsets.UTF_8);
     String why;
     PeerInfo info = null;
+    List<String> problems = new ArrayList<>(1);
     try {
-      info = PeerInfo.read(v);
-      why = otherPrefix(k, info);
+      info = PeerInfo.read(v, problems::add);
+      why = otherPrefix(settings.keyPrefix(), k, info.grpcAddress());
     } catch (IllegalArgumentException e) {
       why =
           "its value '"
@@ -454,28 +465,59 @@ public final class EtcdDiscovery implements PeerDiscovery {
       }
       return;
     }
-    unreadable.remove(k);
+    if (problems.isEmpty()) {
+      unreadable.remove(k);
+    } else if (!v.equals(unreadable.get(k))
+        && warnings.warn(
+            UNREADABLE_WARNINGS,
+            "etcd key {}: {}; keeping the member on its grpc-address {}",
+            k,
+            problems.get(0),
+            info.grpcAddress())) {
+      unreadable.put(k, v);
+    }
     registered.put(k, info);
   }
 
   /**
-   * Returns why {@code key} is the registration of a cluster whose key prefix merely starts with
-   * this one's ({@code /weir2} read under {@code /weir}): the rest of the key is longer than the
-   * registration's gRPC address and ends with it. Returns {@code null} for any other key.
+   * Returns why {@code key}, read under {@code prefix}, is the registration of a cluster whose key
+   * prefix starts with this one's ({@code /weir2} or the nested {@code /weir/eu/} read under {@code
+   * /weir} or {@code /weir/}): the rest of the key is longer than the registration's {@code
+   * grpcAddress} and ends with it. Returns {@code null} for any other key, including one named
+   * after another address (Gubernator v2 keys its registrations by their HTTP address).
    */
-  private String otherPrefix(String key, PeerInfo info) {
-    String rest = key.substring(Math.min(key.length(), settings.keyPrefix().length()));
-    if (rest.length() <= info.grpcAddress().length() || !rest.endsWith(info.grpcAddress())) {
+  static String otherPrefix(String prefix, String key, String grpcAddress) {
+    String rest = key.substring(Math.min(key.length(), prefix.length()));
+    if (rest.length() <= grpcAddress.length() || !rest.endsWith(grpcAddress)) {
       return null;
     }
-    String theirs = key.substring(0, key.length() - info.grpcAddress().length());
+    String theirs = key.substring(0, key.length() - grpcAddress.length());
     return "it is not the prefix "
-        + settings.keyPrefix()
+        + prefix
         + " followed by its grpc-address "
-        + info.grpcAddress()
+        + grpcAddress
         + " but a registration under the prefix "
         + theirs
-        + " of another cluster; end each cluster's WEIR_ETCD_KEY_PREFIX with '/'";
+        + " of another cluster; no cluster's prefix may start another's: end each with / and do"
+        + " not nest them";
+  }
+
+  /**
+   * Returns the start-up warning about a key {@code prefix} that does not end with {@code /}, or
+   * {@code null} when it does: etcd lists under it the keys of every prefix it starts. Not refused,
+   * as Gubernator's default ({@code /gubernator-peers}) has none.
+   */
+  static String prefixWarning(String prefix) {
+    if (prefix.endsWith("/")) {
+      return null;
+    }
+    return "WEIR_ETCD_KEY_PREFIX is '"
+        + prefix
+        + "', which does not end with '/': etcd lists under it the keys of every prefix it"
+        + " starts ('"
+        + prefix
+        + "2'); end each cluster's prefix with / unless nodes that use it as is (Gubernator's"
+        + " default) share it";
   }
 
   /** Returns {@code value}, cut to its first {@value #VALUE_SHOWN} characters. */

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -55,12 +56,14 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   }
 
   /**
-   * Parses a JSON object as {@link #read} does, without its bare address; returns {@code null} when
-   * {@code json} is not one, has a known field of another type or has no non-empty gRPC address.
+   * Parses a JSON object as {@link #read(String)} does, without its bare address, reading a {@code
+   * peer_address} that is no host:port address as absent; returns {@code null} when {@code json}
+   * is not a JSON object, has a known field that is neither a string nor {@code null}, or has no
+   * gRPC address that is a host:port address gRPC can call.
    */
   static PeerInfo parse(String json) {
     try {
-      return parseObject(json);
+      return parseObject(json, problem -> {});
     } catch (IllegalArgumentException e) {
       return null;
     }
@@ -78,10 +81,22 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
    * @throws IllegalArgumentException saying why {@code value} is neither
    */
   static PeerInfo read(String value) {
+    return read(value, problem -> {});
+  }
+
+  /**
+   * Reads the value of a registration as {@link #read(String)} does, passing {@code problems} why a
+   * {@code peer_address} that is no address gRPC can call was read as absent: the member stays on
+   * the ring at its gRPC address, as older Weir versions and Gubernator, which do not read the
+   * field, keep it.
+   *
+   * @throws IllegalArgumentException saying why {@code value} is no registration
+   */
+  static PeerInfo read(String value, Consumer<String> problems) {
     String text = value.strip();
     if (text.startsWith("{")) {
       try {
-        return parseObject(text);
+        return parseObject(text, problems);
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("a \\u escape is not 4 hex digits", e);
       }
@@ -95,7 +110,7 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
     return new PeerInfo(text, "");
   }
 
-  private static PeerInfo parseObject(String json) {
+  private static PeerInfo parseObject(String json, Consumer<String> problems) {
     Map<String, String> fields = new HashMap<>();
     int[] at = {skip(json, 0)};
     if (at[0] >= json.length() || json.charAt(at[0]) != '{') {
@@ -150,7 +165,12 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
     checkAddress(addressField, address);
     String peerAddress = fields.getOrDefault("peer_address", "");
     if (!peerAddress.isEmpty()) {
-      checkAddress("peer_address", peerAddress);
+      try {
+        checkAddress("peer_address", peerAddress);
+      } catch (IllegalArgumentException e) {
+        problems.accept(e.getMessage() + "; read as absent");
+        peerAddress = "";
+      }
     }
     return new PeerInfo(address, either(fields, "data-center", "data_center"), peerAddress);
   }

@@ -182,6 +182,30 @@ class EtcdDiscoveryIT {
   }
 
   @Test
+  void registrationWhosePeerAddressIsNoAddress_staysOnTheRingWithoutPeerListenerAndIsWarned()
+      throws Exception {
+    recordLog();
+    try (Client admin = Client.builder().endpoints(endpoint).build()) {
+      String key = prefix + "10.0.0.2:1051";
+      admin
+          .getKVClient()
+          .put(
+              bytes(key),
+              bytes("{\"grpc-address\":\"10.0.0.2:1051\",\"peer_address\":\"10.0.0.2\"}"))
+          .get(5, TimeUnit.SECONDS);
+      RecordingListener seen =
+          join(settings(endpoint, Duration.ofSeconds(30), ""), "10.0.0.1:1051");
+
+      assertThat(eventually(WAIT, () -> seen.last().contains("10.0.0.2:1051"))).isTrue();
+      assertThat(nodes.get(nodes.size() - 1).peerAddress("10.0.0.2:1051")).isEmpty();
+      assertThat(warningsAbout(logged, key))
+          .singleElement()
+          .asString()
+          .contains("the field \"peer_address\" is \"10.0.0.2\"", "read as absent");
+    }
+  }
+
+  @Test
   void twoBadKeysAtStart_theOneWhoseLineWasSuppressedIsNamedAtItsNextPutAfterTheWindow()
       throws Exception {
     recordLog();

@@ -3,6 +3,8 @@ package dev.weir.discovery.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class PeerInfoTest {
@@ -115,13 +117,25 @@ class PeerInfoTest {
                 + " can call (missing ':port')");
     assertThatThrownBy(() -> PeerInfo.read("{\"grpc_address\":\"10.0.0.3:0\"}"))
         .hasMessageStartingWith("the field \"grpc_address\" is \"10.0.0.3:0\": it must be");
-    assertThatThrownBy(
-            () ->
-                PeerInfo.read(
-                    "{\"grpc-address\":\"10.0.0.3:1051\",\"peer_address\":\"10.0.0.3\"}"))
-        .hasMessage(
+  }
+
+  @Test
+  void read_peerAddressThatIsNoAddress_readAsAbsentKeepingTheMemberAndNamingFieldAndValue() {
+    List<String> problems = new ArrayList<>();
+
+    PeerInfo info =
+        PeerInfo.read(
+            "{\"grpc-address\":\"10.0.0.3:1051\",\"data-center\":\"dc1\","
+                + "\"peer_address\":\"10.0.0.3\"}",
+            problems::add);
+
+    assertThat(info).isEqualTo(new PeerInfo("10.0.0.3:1051", "dc1", ""));
+    assertThat(problems)
+        .containsExactly(
             "the field \"peer_address\" is \"10.0.0.3\": it must be a host:port address gRPC"
-                + " can call (missing ':port')");
+                + " can call (missing ':port'); read as absent");
+    assertThat(PeerInfo.parse("{\"grpc-address\":\"10.0.0.3:1051\",\"peer_address\":\"x\"}"))
+        .isEqualTo(new PeerInfo("10.0.0.3:1051", ""));
   }
 
   @Test

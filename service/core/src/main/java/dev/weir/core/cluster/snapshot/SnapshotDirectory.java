@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * file on and deletes the file, so a second restart does not load it again. A file that fails a
  * check is logged with what is wrong and renamed to {@code .rejected}, its buckets unused. A
  * claimed file left by a start that did not finish loading it is loaded by a later start (see
- * {@link #STALE_CLAIM}), and a temporary file left by a save that did not finish is removed by one
- * ({@code <name>.tmp}).
+ * {@link #STALE_CLAIM}), and a temporary file left by a save that did not finish ({@code
+ * <name>.tmp}) is removed by one once unchanged for 10 minutes ({@link #STALE_TEMPORARY}).
  */
 public final class SnapshotDirectory {
 
@@ -92,9 +92,15 @@ public final class SnapshotDirectory {
   /**
    * The ending of the temporary file a save writes before renaming it: the snapshot's name followed
    * by this. One left by a write cut short (the process killed) is removed by a later start once it
-   * has not changed for {@link #STALE_CLAIM}.
+   * has not changed for {@link #STALE_TEMPORARY}.
    */
   static final String TEMPORARY = ".tmp";
+
+  /**
+   * How long a temporary file must have stayed unchanged before a start takes it as left by a
+   * write cut short and removes it: a node still writing its file is left alone.
+   */
+  public static final Duration STALE_TEMPORARY = Duration.ofMinutes(10);
 
   /** The part of a released file's name that says it was given back once already. */
   private static final Pattern LEFT = Pattern.compile("\\.left-[0-9]+(-[0-9]+)*$");
@@ -148,7 +154,8 @@ public final class SnapshotDirectory {
    *
    * <p>A thread interrupted before the call (a stop cut short) still writes the file, and stays
    * interrupted: file channels fail at once on an interrupted thread, so the interrupt is set aside
-   * for the write.
+   * for the write. An interrupt that arrives during the write is not covered: it may fail the
+   * write, leaving the previous file intact.
    *
    * @throws IOException when the directory or the file cannot be written (the previous file, if
    *     any, is then intact)
@@ -270,7 +277,8 @@ public final class SnapshotDirectory {
    * them when most have expired, at worst one more read of the file than loading it takes. The
    * files it leaves stay for the nodes that start after it ({@link Loaded#left()}). A missing
    * directory holds nothing. A thread interrupted before the call reads the files all the same and
-   * stays interrupted, as {@link #save} does.
+   * stays interrupted, as {@link #save} does; an interrupt that arrives during the read is not
+   * covered.
    */
   public Loaded load(Consumer<BucketSnapshot> sink, LongSupplier room) {
     return uninterrupted(() -> read(sink, room));
@@ -279,7 +287,8 @@ public final class SnapshotDirectory {
   /**
    * Returns what {@code io} returns, run with the calling thread's interrupt status cleared and set
    * again afterwards when it was set: a file channel used on an interrupted thread closes and
-   * fails at once ({@link java.nio.channels.ClosedByInterruptException}).
+   * fails at once ({@link java.nio.channels.ClosedByInterruptException}). Only an interrupt set
+   * before the call is set aside; one that arrives while {@code io} runs can still fail it.
    */
   private static <T, E extends Exception> T uninterrupted(Io<T, E> io) throws E {
     boolean interrupted = Thread.interrupted();
@@ -420,15 +429,16 @@ public final class SnapshotDirectory {
 
   /**
    * Removes each temporary file a save left when it was cut short (the process killed while it
-   * wrote), once it has not changed for {@link #STALE_CLAIM}: a node still writing its file is left
-   * alone, and the files of addresses that never come back do not fill the volume.
+   * wrote), once it has not changed for {@link #STALE_TEMPORARY}: a node still writing its file is
+   * left alone, and the files of addresses that never come back do not fill the volume. One that
+   * cannot be removed is named in a WARN, once per file at each start.
    */
   private void removeAbandoned(List<Path> temporaries) {
     long now = clock.wallMillis();
     for (Path temp : temporaries) {
       try {
         long modified = Files.getLastModifiedTime(temp, LinkOption.NOFOLLOW_LINKS).toMillis();
-        if (now - modified < STALE_CLAIM.toMillis()) {
+        if (now - modified < STALE_TEMPORARY.toMillis()) {
           continue;
         }
         Files.deleteIfExists(temp);
@@ -438,7 +448,11 @@ public final class SnapshotDirectory {
             temp,
             Instant.ofEpochMilli(modified));
       } catch (IOException e) {
-        LOG.debug("cannot remove the abandoned snapshot file {}: {}", temp, e.toString());
+        LOG.warn(
+            "cannot remove {}, left by a snapshot write that did not finish: {}; delete it, or it"
+                + " keeps its space",
+            temp,
+            e.toString());
       }
     }
   }
@@ -456,6 +470,7 @@ public final class SnapshotDirectory {
   }
 
   private void loadClaimed(Path file, Path claimed, Consumer<BucketSnapshot> sink, Loaded loaded) {
+    int before = loaded.buckets;
     try {
       SnapshotFile.Header header =
           SnapshotFile.read(
@@ -473,24 +488,19 @@ public final class SnapshotDirectory {
           header.buckets(),
           header.writer(),
           Instant.ofEpochMilli(header.writtenAt()));
-    } catch (SnapshotFile.Invalid e) {
-      loaded.rejected.add(file);
-      Path rejected = unusedName(file.getFileName().toString(), REJECTED);
-      LOG.error(
-          "snapshot {} ignored, none of its buckets used: {}; kept as {}",
-          file,
-          e.getMessage(),
-          rejected.getFileName());
-      try {
-        move(claimed, rejected);
-      } catch (IOException moveFailed) {
-        LOG.warn("cannot rename {} to {}: {}", claimed, rejected, moveFailed.toString());
+    } catch (SnapshotFile.Invalid | IOException e) {
+      if (loaded.buckets > before) {
+        loaded.files.add(file);
+        LOG.error(
+            "snapshot {} partly loaded: {} buckets passed on before the read failed: {}; the rest"
+                + " are lost, and the file is deleted so that no later start passes them on again",
+            file,
+            loaded.buckets - before,
+            e instanceof SnapshotFile.Invalid ? e.getMessage() : e.toString());
+      } else {
+        setAside(file, claimed, e, loaded);
+        return;
       }
-      return;
-    } catch (IOException e) {
-      loaded.rejected.add(file);
-      LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
-      return;
     }
     try {
       Files.deleteIfExists(claimed);
@@ -501,6 +511,27 @@ public final class SnapshotDirectory {
           file,
           claimed.getFileName(),
           e.toString());
+    }
+  }
+
+  // A file none of whose buckets were passed on: one that fails a check is kept as .rejected, one
+  // that cannot be read stays claimed, for a later start.
+  private void setAside(Path file, Path claimed, Exception e, Loaded loaded) {
+    loaded.rejected.add(file);
+    if (e instanceof IOException) {
+      LOG.error("snapshot {} ignored: cannot read it: {}", file, e.toString());
+      return;
+    }
+    Path rejected = unusedName(file.getFileName().toString(), REJECTED);
+    LOG.error(
+        "snapshot {} ignored, none of its buckets used: {}; kept as {}",
+        file,
+        e.getMessage(),
+        rejected.getFileName());
+    try {
+      move(claimed, rejected);
+    } catch (IOException moveFailed) {
+      LOG.warn("cannot rename {} to {}: {}", claimed, rejected, moveFailed.toString());
     }
   }
 
@@ -544,7 +575,10 @@ public final class SnapshotDirectory {
     private final List<Path> left = new ArrayList<>();
     private int buckets;
 
-    /** Returns the files whose buckets were passed on. */
+    /**
+     * Returns the files whose buckets were passed on: all of them, or some when the read failed
+     * midway (logged at ERROR as partly loaded).
+     */
     public List<Path> files() {
       return List.copyOf(files);
     }

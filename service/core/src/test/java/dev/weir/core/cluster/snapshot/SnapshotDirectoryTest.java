@@ -3,6 +3,10 @@ package dev.weir.core.cluster.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.cluster.ClusterRateLimitService;
 import dev.weir.core.cluster.peer.PeerInputValidator;
 import dev.weir.core.cluster.peer.PeerProtos;
@@ -14,8 +18,11 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.BucketSnapshot;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -23,9 +30,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /** Saving a node's buckets to its file and loading every node's file once. */
 class SnapshotDirectoryTest {
@@ -34,6 +44,7 @@ class SnapshotDirectoryTest {
 
   private final FakeClock clock = new FakeClock();
   private final long now = clock.wallMillis();
+  private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
 
   private SnapshotDirectory node(String address) {
     return new SnapshotDirectory(
@@ -42,6 +53,25 @@ class SnapshotDirectoryTest {
 
   private FixedWindowState window(long count, long expireAt) {
     return new FixedWindowState(100, 60_000, now, count, expireAt);
+  }
+
+  @BeforeEach
+  void recordLog() {
+    logged.start();
+    ((Logger) LoggerFactory.getLogger(SnapshotDirectory.class)).addAppender(logged);
+  }
+
+  @AfterEach
+  void stopRecordingLog() {
+    ((Logger) LoggerFactory.getLogger(SnapshotDirectory.class)).detachAppender(logged);
+  }
+
+  /** Returns the lines {@link SnapshotDirectory} logged at {@code level}, formatted. */
+  private List<String> lines(Level level) {
+    return logged.list.stream()
+        .filter(e -> e.getLevel() == level)
+        .map(ILoggingEvent::getFormattedMessage)
+        .toList();
   }
 
   private List<String> names() throws IOException {
@@ -196,7 +226,7 @@ class SnapshotDirectoryTest {
               try {
                 whileLoading.addAll(names());
               } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
               }
               loaded.add(b);
             });
@@ -304,7 +334,7 @@ class SnapshotDirectoryTest {
                           try {
                             released.addAll(names());
                           } catch (IOException e) {
-                            throw new java.io.UncheckedIOException(e);
+                            throw new UncheckedIOException(e);
                           }
                           throw new IllegalStateException("killed while loading");
                         }))
@@ -338,7 +368,7 @@ class SnapshotDirectoryTest {
               try {
                 claimTimes.add(Files.getLastModifiedTime(claimed).toMillis());
               } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
               }
             });
 
@@ -429,6 +459,7 @@ class SnapshotDirectoryTest {
 
     assertThat(loaded).containsExactly(PeerProtos.toSnapshot("k_1", window(5, now + 60_000)));
   }
+
   /**
    * A stop whose thread was interrupted (to cut its waits short) still writes the file, and a
    * start on such a thread still loads it; the thread stays interrupted.
@@ -461,9 +492,10 @@ class SnapshotDirectoryTest {
     assertThat(interruptedAfterLoad).isTrue();
     assertThat(names()).isEmpty();
   }
+
   /**
    * A write cut short (a SIGKILL at the end of the grace period) leaves its temporary file; a later
-   * start removes it once it has not changed for {@link SnapshotDirectory#STALE_CLAIM}, so that
+   * start removes it once it has not changed for {@link SnapshotDirectory#STALE_TEMPORARY}, so that
    * such files of addresses that never come back do not fill the volume. A recent one may belong
    * to a node still writing, and stays.
    */
@@ -473,7 +505,7 @@ class SnapshotDirectoryTest {
     Path writing = dir.resolve("10.0.0.8_1051.weirsnap.tmp");
     Files.write(abandoned, new byte[64]);
     Files.write(writing, new byte[64]);
-    long stale = SnapshotDirectory.STALE_CLAIM.toMillis();
+    long stale = SnapshotDirectory.STALE_TEMPORARY.toMillis();
     Files.setLastModifiedTime(abandoned, FileTime.fromMillis(now - stale - 1));
     Files.setLastModifiedTime(writing, FileTime.fromMillis(now - stale + 60_000));
 
@@ -482,6 +514,7 @@ class SnapshotDirectoryTest {
     assertThat(loaded.files()).isEmpty();
     assertThat(names()).containsExactly("10.0.0.8_1051.weirsnap.tmp");
   }
+
   /**
    * A file whose buckets were all passed on counts as loaded, not ignored, when its claim cannot be
    * deleted afterwards (here a directory took the claim's name while it was read).
@@ -505,12 +538,94 @@ class SnapshotDirectoryTest {
                 Files.createDirectory(claim);
                 Files.write(claim.resolve("x"), new byte[1]);
               } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
               }
             });
 
     assertThat(passed).hasSize(1);
     assertThat(loaded.files()).containsExactly(self.ownFile());
     assertThat(loaded.rejected()).isEmpty();
+    assertThat(loaded.bucketCount()).isEqualTo(1);
+    assertThat(lines(Level.ERROR))
+        .singleElement()
+        .asString()
+        .startsWith("loaded snapshot " + self.ownFile() + " but cannot delete it as ")
+        .endsWith("; delete it, or a later start loads it again");
+  }
+
+  /**
+   * A stale temporary file that cannot be removed (here a directory that is not empty took its
+   * name) is named in a WARN, not left silently.
+   */
+  @Test
+  void load_staleTemporaryFileThatCannotBeRemoved_warnsNamingIt() throws IOException {
+    Path stuck = Files.createDirectory(dir.resolve("10.0.0.9_1051.weirsnap.tmp"));
+    Files.write(stuck.resolve("x"), new byte[1]);
+    Files.setLastModifiedTime(
+        stuck, FileTime.fromMillis(now - SnapshotDirectory.STALE_TEMPORARY.toMillis() - 1));
+
+    node("10.0.0.1:1051").load(b -> {});
+
+    assertThat(lines(Level.WARN))
+        .singleElement()
+        .asString()
+        .startsWith("cannot remove " + stuck + ", left by a snapshot write that did not finish");
+  }
+
+  /**
+   * A read that fails after some of the file's buckets were passed on (here the file is cut short
+   * while it is read) reports the file partly loaded at ERROR, counts it loaded with the buckets
+   * passed, and deletes the claim, so that no later start passes them on again.
+   */
+  @Test
+  void load_readFailingAfterSomeBucketsWerePassedOn_reportsPartlyLoadedAndDeletesTheClaim()
+      throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    for (int i = 0; i < 5_000; i++) {
+      store.put("key_" + i + "_".repeat(100), window(1, now + 60_000));
+    }
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    self.save(store);
+    List<BucketSnapshot> passed = new ArrayList<>();
+
+    SnapshotDirectory.Loaded loaded =
+        self.load(
+            b -> {
+              if (passed.isEmpty()) {
+                cutShortTheClaim();
+              }
+              passed.add(b);
+            });
+    clock.advance(SnapshotDirectory.STALE_CLAIM.plusMinutes(1));
+    List<BucketSnapshot> again = new ArrayList<>();
+    self.load(again::add);
+
+    assertThat(passed).isNotEmpty().hasSizeLessThan(5_000);
+    assertThat(loaded.files()).containsExactly(self.ownFile());
+    assertThat(loaded.rejected()).isEmpty();
+    assertThat(loaded.bucketCount()).isEqualTo(passed.size());
+    assertThat(lines(Level.ERROR))
+        .singleElement()
+        .asString()
+        .startsWith(
+            "snapshot "
+                + self.ownFile()
+                + " partly loaded: "
+                + passed.size()
+                + " buckets passed on before the read failed: ");
+    assertThat(again).isEmpty();
+    assertThat(names()).isEmpty();
+  }
+
+  // Truncates the claimed file to 100 KiB, past what the reader has buffered.
+  private void cutShortTheClaim() {
+    try (Stream<Path> all = Files.list(dir)) {
+      Path claim = all.filter(p -> p.toString().contains(".loading")).findFirst().get();
+      try (FileChannel channel = FileChannel.open(claim, StandardOpenOption.WRITE)) {
+        channel.truncate(100 * 1024);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }
