@@ -160,13 +160,14 @@ final class ConfigCompiler {
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
                 + " '"
                 + finalKey
-                + "': share_threshold: true in descriptor '"
+                + "': the descriptor '"
                 + composite
                 + "' at line "
                 + sourceLine
+                + " has share_threshold: true, but "
                 + (raw.value().isEmpty()
-                    ? ", which has no value"
-                    : ", whose value '" + raw.value() + "' has no '*'")
+                    ? "no value"
+                    : "its value '" + raw.value() + "' has no '*'")
                 + "; allowed is share_threshold: true on a wildcard value such as '"
                 + (raw.value().isEmpty() ? "prefix" : raw.value())
                 + "*', or share_threshold: false");
