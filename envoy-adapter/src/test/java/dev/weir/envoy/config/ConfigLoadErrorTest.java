@@ -120,7 +120,11 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "bad-behavior.yaml",
             "invalid behavior 'reset_remaining' in rate_limit of 'shop.a': allowed values are"
-                + " global, no_batching, drain_over_limit"));
+                + " global, no_batching, drain_over_limit"),
+        Arguments.of(
+            "behavior-not-a-list.yaml",
+            "invalid behavior 'global' in rate_limit of 'shop.a': must be a list of global,"
+                + " no_batching, drain_over_limit"));
   }
 
   static Stream<Arguments> weirKeysOutsideRateLimit() {
