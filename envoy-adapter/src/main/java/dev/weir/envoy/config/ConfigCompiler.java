@@ -79,7 +79,9 @@ final class ConfigCompiler {
               + "' in config file: "
               + domainFiles.get(domain)
               + " declares it too; allowed is one file per domain, or several whose top-level"
-              + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
+              + " descriptors are merged, with "
+              + options.mergeVariable()
+              + "=true");
     }
     Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
