@@ -47,10 +47,19 @@ final class ConfigCompiler {
   /** The file that declared each domain first. */
   private final Map<String, String> domainFiles = new HashMap<>();
   private final long maxCompiledChars;
+
+  /** What each added file is to the user: {@code file}, or {@code resource} over xDS. */
+  private final String unit;
+
   private long compiledChars;
 
   ConfigCompiler(ConfigLoadOptions options) {
+    this(options, "file");
+  }
+
+  ConfigCompiler(ConfigLoadOptions options, String unit) {
     this.options = options;
+    this.unit = unit;
     this.maxCompiledChars = options.limits().maxCompiledChars();
   }
 
@@ -78,7 +87,9 @@ final class ConfigCompiler {
               + domain
               + "' in config file: "
               + domainFiles.get(domain)
-              + " declares it too; allowed is one file per domain, or several whose top-level"
+              + " declares it too; allowed is one "
+              + unit
+              + " per domain, or several whose top-level"
               + " descriptors are merged, with "
               + options.mergeVariable()
               + "=true");
