@@ -28,6 +28,8 @@ import java.util.function.UnaryOperator;
  *     source) disables the adapter
  * @param xds how the {@code XDS} source reaches its server
  * @param mergeDomainConfig whether several files may declare the same domain
+ * @param mergeVariable the name of the variable that sets {@code mergeDomainConfig}, as the node's
+ *     mode reads it, for the refusal of a domain declared twice
  * @param defaultAlgorithm the algorithm of rules that name none
  * @param shadowMode whether an OVER_LIMIT overall answer is turned into OK
  * @param responseHeadersEnabled whether the RateLimit-* response headers are added
@@ -55,6 +57,7 @@ public record EnvoySettings(
     Optional<Path> config,
     XdsSettings xds,
     boolean mergeDomainConfig,
+    String mergeVariable,
     Algorithm defaultAlgorithm,
     boolean shadowMode,
     boolean responseHeadersEnabled,
@@ -99,6 +102,7 @@ public record EnvoySettings(
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(xds, "xds");
+    Objects.requireNonNull(mergeVariable, "mergeVariable");
     Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
     Objects.requireNonNull(limitHeader, "limitHeader");
     Objects.requireNonNull(remainingHeader, "remainingHeader");
@@ -210,6 +214,7 @@ public record EnvoySettings(
         config,
         XdsSettings.from(reader, names),
         reader.bool(names.apply(MERGE_DOMAIN_CONFIG), false),
+        names.apply(MERGE_DOMAIN_CONFIG).name(),
         Algorithm.valueOf(
             reader
                 .oneOf(names.apply(DEFAULT_ALGORITHM), "fixed_window", ALGORITHMS)
@@ -283,6 +288,7 @@ public record EnvoySettings(
         Optional.of(path),
         xds,
         mergeDomainConfig,
+        mergeVariable,
         defaultAlgorithm,
         shadowMode,
         responseHeadersEnabled,
@@ -304,7 +310,7 @@ public record EnvoySettings(
   /** Returns the options descriptor files are compiled with. */
   public ConfigLoadOptions loadOptions() {
     return new ConfigLoadOptions(
-        mergeDomainConfig, defaultAlgorithm, configLimits, configKeyPrefix);
+        mergeDomainConfig, defaultAlgorithm, configLimits, configKeyPrefix, mergeVariable);
   }
 
   private static String header(EnvReader reader, EnvVar var, String fallback) {

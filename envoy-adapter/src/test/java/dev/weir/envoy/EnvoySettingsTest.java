@@ -4,18 +4,45 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.core.config.ConfigException;
+import dev.weir.core.config.EnvReader;
+import dev.weir.core.config.EnvVar;
 import dev.weir.core.model.Algorithm;
+import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLimits;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.envoy.config.NoDomainLoaded;
 import dev.weir.envoy.xds.XdsSettings;
 import dev.weir.envoy.xds.XdsSettings.Backoff;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class EnvoySettingsTest {
+
+  @Test
+  void loadOptions_mergeVariableRenamed_duplicateDomainErrorNamesTheRenamedVariable() {
+    EnvoySettings settings =
+        EnvoySettings.from(
+            new EnvReader(Map.of()),
+            v ->
+                v.equals(EnvoySettings.MERGE_DOMAIN_CONFIG) ? EnvVar.of("MERGE_DOMAIN_CONFIG") : v);
+    String yaml = "domain: shop\ndescriptors:\n  - key: a\n";
+    List<ConfigFile> files =
+        List.of(new ConfigFile("a.yaml", yaml), new ConfigFile("b.yaml", yaml));
+
+    assertThatThrownBy(() -> new ConfigLoader(settings.loadOptions()).compile(files))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement()
+                    .asString()
+                    .endsWith(" descriptors are merged, with MERGE_DOMAIN_CONFIG=true"));
+  }
 
   @Test
   void fromEnvironment_nothingSet_referenceDefaults() {
@@ -26,6 +53,7 @@ class EnvoySettingsTest {
                 Optional.empty(),
                 XdsSettings.DEFAULTS,
                 false,
+                "WEIR_ENVOY_MERGE_DOMAIN_CONFIG",
                 Algorithm.FIXED_WINDOW,
                 false,
                 false,
@@ -74,6 +102,7 @@ class EnvoySettingsTest {
                 Optional.of(Path.of("/etc/weir/envoy")),
                 XdsSettings.DEFAULTS,
                 true,
+                "WEIR_ENVOY_MERGE_DOMAIN_CONFIG",
                 Algorithm.TOKEN_BUCKET,
                 true,
                 true,

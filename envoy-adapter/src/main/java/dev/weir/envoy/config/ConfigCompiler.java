@@ -47,10 +47,19 @@ final class ConfigCompiler {
   /** The file that declared each domain first. */
   private final Map<String, String> domainFiles = new HashMap<>();
   private final long maxCompiledChars;
+
+  /** What each added file is to the user: {@code file}, or {@code resource} over xDS. */
+  private final String unit;
+
   private long compiledChars;
 
   ConfigCompiler(ConfigLoadOptions options) {
+    this(options, "file");
+  }
+
+  ConfigCompiler(ConfigLoadOptions options, String unit) {
     this.options = options;
+    this.unit = unit;
     this.maxCompiledChars = options.limits().maxCompiledChars();
   }
 
@@ -78,8 +87,12 @@ final class ConfigCompiler {
               + domain
               + "' in config file: "
               + domainFiles.get(domain)
-              + " declares it too; allowed is one file per domain, or several whose top-level"
-              + " descriptors are merged, with WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
+              + " declares it too; allowed is one "
+              + unit
+              + " per domain, or several whose top-level"
+              + " descriptors are merged, with "
+              + options.mergeVariable()
+              + "=true");
     }
     Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
@@ -160,13 +173,14 @@ final class ConfigCompiler {
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
                 + " '"
                 + finalKey
-                + "': share_threshold: true in descriptor '"
+                + "': the descriptor '"
                 + composite
                 + "' at line "
                 + sourceLine
+                + " has share_threshold: true, but "
                 + (raw.value().isEmpty()
-                    ? ", which has no value"
-                    : ", whose value '" + raw.value() + "' has no '*'")
+                    ? "no value"
+                    : "its value '" + raw.value() + "' has no '*'")
                 + "; allowed is share_threshold: true on a wildcard value such as '"
                 + (raw.value().isEmpty() ? "prefix" : raw.value())
                 + "*', or share_threshold: false");
@@ -665,33 +679,68 @@ final class ConfigCompiler {
     if (tag.equals(Tag.BOOL)) {
       return YamlV2Resolver.isTrue(s.getValue());
     }
-    if (tag.equals(Tag.INT)) {
-      BigInteger v = YamlConfigParser.parseYamlInt(s.getValue());
-      return v == null ? s.getValue() : finiteOrText(v.doubleValue(), s.getValue());
+    if (tag.equals(Tag.FLOAT) && goSpecialFloat(s.getValue()) != null) {
+      throw error(
+          file,
+          "error parsing metadata: invalid number "
+              + YamlConfigParser.render(s)
+              + " at line "
+              + (s.getStartMark().getLine() + 1)
+              + ": allowed are finite numbers (a JSON answer cannot carry .inf or .nan)");
     }
-    if (tag.equals(Tag.FLOAT)) {
-      try {
-        return finiteOrText(Double.parseDouble(s.getValue().replace("_", "")), s.getValue());
-      } catch (NumberFormatException e) {
-        throw error(
-            file,
-            "error parsing metadata: invalid number "
-                + YamlConfigParser.render(s)
-                + " at line "
-                + (s.getStartMark().getLine() + 1)
-                + ": allowed are finite numbers (a JSON answer cannot carry .inf or .nan)");
-      }
-    }
-    return s.getValue();
+    Number n = yamlV2Number(s);
+    return n == null ? s.getValue() : n.doubleValue();
   }
 
   /**
-   * Returns {@code d}, the number {@code text} is written as, or {@code text} itself when {@code d}
-   * is infinite: yaml.v2 keeps a number beyond a float64's range ({@code 1e400}) as text, since
-   * Go's {@code ParseFloat} refuses it.
+   * Returns the number yaml.v2 decodes the scalar {@code node} to, or null when it keeps the text:
+   * an integer within int64 or uint64 as a {@link BigInteger}; a longer integer of decimal digits
+   * or a float within a float64's range as a {@link Double} (yaml.v2's float pattern takes neither
+   * a {@code 0x}, {@code 0o} or {@code 0b} prefix nor base 60, and Go's {@code ParseFloat} refuses
+   * {@code 1e400}); null for anything else, including {@code .inf} and {@code .nan}.
    */
-  private static Object finiteOrText(double d, String text) {
-    return Double.isInfinite(d) ? text : d;
+  private static Number yamlV2Number(ScalarNode node) {
+    Tag tag = node.getTag();
+    String text = node.getValue();
+    String digits = text.replace("_", "");
+    if (tag.equals(Tag.INT)) {
+      BigInteger v = YamlConfigParser.parseYamlInt(text);
+      if (v == null) {
+        return null;
+      }
+      if (v.bitLength() <= 63 || (v.signum() > 0 && v.bitLength() <= 64)) {
+        return v;
+      }
+      return digits.matches("[-+]?[0-9]+") ? finiteOrNull(digits) : null;
+    }
+    if (tag.equals(Tag.FLOAT) && goSpecialFloat(text) == null) {
+      return finiteOrNull(digits);
+    }
+    return null;
+  }
+
+  /** Returns the finite float64 {@code text} reads as, or null when it is none. */
+  private static Double finiteOrNull(String text) {
+    try {
+      double d = Double.parseDouble(text);
+      return Double.isInfinite(d) || Double.isNaN(d) ? null : d;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Returns how Go's {@code %v} prints the infinity or NaN that yaml.v2 reads {@code text} as
+   * ({@code +Inf}, {@code -Inf}, {@code NaN}), or null when {@code text} is no {@code .inf} or
+   * {@code .nan} spelling.
+   */
+  private static String goSpecialFloat(String text) {
+    return switch (text.replace("_", "").toLowerCase(Locale.ROOT)) {
+      case ".inf", "+.inf" -> "+Inf";
+      case "-.inf" -> "-Inf";
+      case ".nan" -> "NaN";
+      default -> null;
+    };
   }
 
   /**
@@ -709,41 +758,14 @@ final class ConfigCompiler {
     if (tag.equals(Tag.BOOL)) {
       return Boolean.toString(YamlV2Resolver.isTrue(text));
     }
-    if (tag.equals(Tag.INT)) {
-      BigInteger v = YamlConfigParser.parseYamlInt(text);
-      if (v == null) {
-        return text;
-      }
-      if (v.bitLength() <= 63 || (v.signum() > 0 && v.bitLength() <= 64)) {
-        return v.toString();
-      }
-      double d = v.doubleValue();
-      return text.replace("_", "").matches("[-+]?[0-9]+") && !Double.isInfinite(d)
-          ? goFloat(d)
-          : text;
+    if (tag.equals(Tag.FLOAT) && goSpecialFloat(text) != null) {
+      return goSpecialFloat(text);
     }
-    if (tag.equals(Tag.FLOAT)) {
-      String t = text.replace("_", "");
-      switch (t.toLowerCase(Locale.ROOT)) {
-        case ".inf", "+.inf" -> {
-          return "+Inf";
-        }
-        case "-.inf" -> {
-          return "-Inf";
-        }
-        case ".nan" -> {
-          return "NaN";
-        }
-        default -> {}
-      }
-      try {
-        double d = Double.parseDouble(t);
-        return Double.isInfinite(d) ? text : goFloat(d);
-      } catch (NumberFormatException e) {
-        return text;
-      }
+    Number n = yamlV2Number(key);
+    if (n instanceof BigInteger v) {
+      return v.toString();
     }
-    return text;
+    return n == null ? text : goFloat(n.doubleValue());
   }
 
   /**

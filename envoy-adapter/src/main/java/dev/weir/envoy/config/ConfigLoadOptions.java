@@ -1,6 +1,7 @@
 package dev.weir.envoy.config;
 
 import dev.weir.core.model.Algorithm;
+import dev.weir.envoy.EnvoySettings;
 import java.util.Objects;
 
 /**
@@ -12,9 +13,15 @@ import java.util.Objects;
  * @param limits the most the files may hold
  * @param keyPrefix the prefix of the runtime keys of the files read below a directory (see {@link
  *     ConfigFiles}); empty reads every file
+ * @param mergeVariable the name of the variable that turns on {@code mergeDomainConfig}, as the
+ *     node's mode reads it, for the refusal of a domain declared twice
  */
 public record ConfigLoadOptions(
-    boolean mergeDomainConfig, Algorithm defaultAlgorithm, ConfigLimits limits, String keyPrefix) {
+    boolean mergeDomainConfig,
+    Algorithm defaultAlgorithm,
+    ConfigLimits limits,
+    String keyPrefix,
+    String mergeVariable) {
 
   /** Envoyproxy/ratelimit's behavior: no merging, fixed windows; default limits. */
   public static final ConfigLoadOptions DEFAULTS =
@@ -25,6 +32,21 @@ public record ConfigLoadOptions(
     Objects.requireNonNull(defaultAlgorithm, "defaultAlgorithm");
     Objects.requireNonNull(limits, "limits");
     Objects.requireNonNull(keyPrefix, "keyPrefix");
+    Objects.requireNonNull(mergeVariable, "mergeVariable");
+  }
+
+  /** Creates options naming the {@code WEIR_*} merge variable of {@code weir.jar serve}. */
+  public ConfigLoadOptions(
+      boolean mergeDomainConfig,
+      Algorithm defaultAlgorithm,
+      ConfigLimits limits,
+      String keyPrefix) {
+    this(
+        mergeDomainConfig,
+        defaultAlgorithm,
+        limits,
+        keyPrefix,
+        EnvoySettings.MERGE_DOMAIN_CONFIG.name());
   }
 
   /** Creates options reading every file. */

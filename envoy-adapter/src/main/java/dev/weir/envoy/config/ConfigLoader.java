@@ -44,25 +44,28 @@ public final class ConfigLoader {
    */
   public EnvoyConfig compile(List<ConfigFile> files, Consumer<String> warnings)
       throws DescriptorConfigException {
-    return compile(files, warnings, options.limits());
+    return compile(files, warnings, options.limits(), "file");
   }
 
   /**
    * Compiles {@code files} as {@link #compile(List, Consumer)} does, without the per-file size
    * limit: for YAML that Weir wrote from input another limit already bounds (an xDS resource,
    * bounded by {@code WEIR_ENVOY_XDS_MAX_MSG_SIZE_IN_BYTES}, whose YAML is larger than its
-   * protobuf).
+   * protobuf); an error calls each file a resource.
    */
   public EnvoyConfig compileWritten(List<ConfigFile> files, Consumer<String> warnings)
       throws DescriptorConfigException {
     return compile(
-        files, warnings, new ConfigLimits(Integer.MAX_VALUE, options.limits().maxTotalBytes()));
+        files,
+        warnings,
+        new ConfigLimits(Integer.MAX_VALUE, options.limits().maxTotalBytes()),
+        "resource");
   }
 
   private EnvoyConfig compile(
-      List<ConfigFile> files, Consumer<String> warnings, ConfigLimits limits)
+      List<ConfigFile> files, Consumer<String> warnings, ConfigLimits limits, String unit)
       throws DescriptorConfigException {
-    ConfigCompiler compiler = new ConfigCompiler(options);
+    ConfigCompiler compiler = new ConfigCompiler(options, unit);
     for (ConfigFile file : files) {
       ParsedFile parsed = parse(file, limits);
       compiler.add(parsed);

@@ -63,9 +63,16 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "share-threshold-without-wildcard.yaml",
             "share_threshold can only be used with wildcard values (containing '*'), but found key"
-                + " 'files_report': share_threshold: true in descriptor 'shop.files_report' at"
-                + " line 3, whose value 'report' has no '*'; allowed is share_threshold: true on"
-                + " a wildcard value such as 'report*', or share_threshold: false"),
+                + " 'files_report': the descriptor 'shop.files_report' at line 3 has"
+                + " share_threshold: true, but its value 'report' has no '*'; allowed is"
+                + " share_threshold: true on a wildcard value such as 'report*', or"
+                + " share_threshold: false"),
+        Arguments.of(
+            "share-threshold-without-value.yaml",
+            "share_threshold can only be used with wildcard values (containing '*'), but found key"
+                + " 'files': the descriptor 'shop.files' at line 3 has share_threshold: true, but"
+                + " no value; allowed is share_threshold: true on a wildcard value such as"
+                + " 'prefix*', or share_threshold: false"),
         Arguments.of(
             "unknown-key.yaml",
             "config error, unknown key 'ratelimit': in descriptor 'shop.a' at line 4; allowed keys"
@@ -113,7 +120,11 @@ class ConfigLoadErrorTest {
         Arguments.of(
             "bad-behavior.yaml",
             "invalid behavior 'reset_remaining' in rate_limit of 'shop.a': allowed values are"
-                + " global, no_batching, drain_over_limit"));
+                + " global, no_batching, drain_over_limit"),
+        Arguments.of(
+            "behavior-not-a-list.yaml",
+            "invalid behavior 'global' in rate_limit of 'shop.a': must be a list of global,"
+                + " no_batching, drain_over_limit"));
   }
 
   static Stream<Arguments> weirKeysOutsideRateLimit() {

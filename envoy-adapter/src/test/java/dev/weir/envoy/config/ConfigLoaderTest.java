@@ -268,7 +268,10 @@ class ConfigLoaderTest {
             + huge
             + "\n"
             + "      list: [-1e400]\n"
-            + "      nested: {1e400: x}\n";
+            + "      nested: {1e400: x}\n"
+            + "      hex: 0x1_0000_0000_0000_0000\n"
+            + "      wide: 0xFFFFFFFFFFFFFFFFFFFF\n"
+            + "      keys: {0xFFFFFFFFFFFFFFFFFFFF: x}\n";
 
     EnvoyConfig config =
         new ConfigLoader(ConfigLoadOptions.DEFAULTS)
@@ -281,7 +284,31 @@ class ConfigLoaderTest {
         .containsEntry("big", "1e400")
         .containsEntry("huge", huge)
         .containsEntry("list", List.of("-1e400"))
-        .containsEntry("nested", Map.of("1e400", "x"));
+        .containsEntry("nested", Map.of("1e400", "x"))
+        .containsEntry("hex", "0x1_0000_0000_0000_0000")
+        .containsEntry("wide", "0xFFFFFFFFFFFFFFFFFFFF")
+        .containsEntry("keys", Map.of("0xFFFFFFFFFFFFFFFFFFFF", "x"));
+  }
+
+  @Test
+  void compile_metadataBase60Number_keptAsTextAsEnvoysServiceKeepsIt() throws Exception {
+    String yaml =
+        "domain: shop\n"
+            + "descriptors:\n"
+            + "  - key: a\n"
+            + "    metadata: {t: 1:30.5, list: [-1:30.5], nested: {1:30.5: x}}\n";
+
+    EnvoyConfig config =
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)
+            .compile(List.of(new ConfigFile("m.yaml", yaml)));
+
+    Map<String, Object> metadata =
+        config.domain("shop").orElseThrow().root().nodes().get(0).metadata();
+    assertThat(metadata)
+        .as("yaml.v2 has no base-60 numbers, so it keeps 1:30.5 as text")
+        .containsEntry("t", "1:30.5")
+        .containsEntry("list", List.of("-1:30.5"))
+        .containsEntry("nested", Map.of("1:30.5", "x"));
   }
 
   @Test

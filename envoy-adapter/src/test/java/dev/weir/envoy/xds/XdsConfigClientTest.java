@@ -282,14 +282,17 @@ class XdsConfigClientTest {
 
   @Test
   void duplicateDomains_areNackedUnlessMerged() {
-    management.push("v1", perMinute("shop", "a", 1), perMinute("shop", "b", 1));
+    management.push(
+        "v1",
+        perMinute("shop", "a", 1),
+        perMinute("shop", "b", 1).toBuilder().setName("shop-b").build());
 
     client.start(scheduler);
 
     assertThat(management.lastRequest().getErrorDetail().getMessage())
         .isEqualTo(
-            "shop: duplicate domain 'shop' in config file: shop declares it too; allowed is one"
-                + " file per domain, or several whose top-level descriptors are merged, with"
+            "shop-b: duplicate domain 'shop' in config file: shop declares it too; allowed is one"
+                + " resource per domain, or several whose top-level descriptors are merged, with"
                 + " WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
     assertThat(holder.current()).isEmpty();
   }
