@@ -75,7 +75,7 @@ final class RequestParser {
       try {
         LENIENT.merge(json, lenient);
       } catch (InvalidProtocolBufferException e) {
-        throw new InvalidProtocolBufferException(ParserMessages.of(e.getMessage()));
+        throw new InvalidProtocolBufferException(ParserMessages.of(e));
       }
       return lenient.build();
     }
