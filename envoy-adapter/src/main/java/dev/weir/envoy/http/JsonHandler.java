@@ -79,7 +79,7 @@ public final class JsonHandler implements HttpHandler {
         return error(
                 400,
                 Status.Code.INVALID_ARGUMENT,
-                "invalid request body: " + ParserMessages.of(e.getMessage()))
+                "invalid request body: " + ParserMessages.of(e))
             .completed();
       }
     }

@@ -75,7 +75,10 @@ final class RequestParser {
       try {
         LENIENT.merge(json, lenient);
       } catch (InvalidProtocolBufferException e) {
-        throw new InvalidProtocolBufferException(ParserMessages.of(e.getMessage()));
+        InvalidProtocolBufferException refusal =
+            new InvalidProtocolBufferException(ParserMessages.of(e));
+        refusal.initCause(e);
+        throw refusal;
       }
       return lenient.build();
     }

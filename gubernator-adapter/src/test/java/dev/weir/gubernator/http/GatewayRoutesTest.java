@@ -458,6 +458,18 @@ class GatewayRoutesTest {
         .containsExactly(1, 3, 0);
   }
 
+  /** Returns {@code field} with a name and a unique_key, unless it sets one of them itself. */
+  private static String withNameAndKey(String field) {
+    String fields = field;
+    if (!field.startsWith("\"name\"")) {
+      fields += ",\"name\":\"a\"";
+    }
+    if (!field.startsWith("\"unique_key\"") && !field.startsWith("\"uniqueKey\"")) {
+      fields += ",\"unique_key\":\"k\"";
+    }
+    return fields;
+  }
+
   static Stream<Arguments> valuesOfTheWrongJsonType() {
     String int64 =
         "an int64: a whole number from -9223372036854775808 to 9223372036854775807, or one"
@@ -522,9 +534,7 @@ class GatewayRoutesTest {
     serve(service);
 
     HttpResponse<String> response =
-        post(
-            "/v1/GetRateLimits",
-            "{\"requests\":[{" + field + ",\"name\":\"a\",\"unique_key\":\"k\"}]}");
+        post("/v1/GetRateLimits", "{\"requests\":[{" + withNameAndKey(field) + "}]}");
 
     assertThat(response.statusCode()).isEqualTo(400);
     assertThat(response.body())

@@ -57,9 +57,31 @@ class RequestParserTest {
   }
 
   @Test
+  void parse_jsonOnlyALenientReaderTakes_malformedSayingWhere() {
+    assertThatThrownBy(() -> RequestParser.parse("{'requests':[{name:'a'}]}"))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage("malformed JSON: not standard JSON (RFC 8259) at line 1 column 3 path $.");
+    assertThatThrownBy(() -> RequestParser.parse("{\"requests\":[{\"name\":n}]}"))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage(
+            "malformed JSON: not standard JSON (RFC 8259) at line 1 column 22 path"
+                + " $.requests[0].name");
+  }
+
+  @Test
+  void parse_textAfterTheBody_ignoredAsByGrpcGateway() throws Exception {
+    String body = "{\"requests\":[{\"name\":\"n\"}]} tail";
+
+    assertThat(RequestParser.parse(body).getRequests(0).getName()).isEqualTo("n");
+  }
+
+  @Test
   void parse_wellFormedJsonOfTheWrongShape_keepsTheParsersMessage() {
     assertThatThrownBy(() -> RequestParser.parse("[]"))
         .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessage("Expect message object but got: []")
+        .hasCauseInstanceOf(InvalidProtocolBufferException.class)
+        .cause()
         .hasMessage("Expect message object but got: []");
   }
 

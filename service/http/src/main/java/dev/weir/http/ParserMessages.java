@@ -1,38 +1,60 @@
 package dev.weir.http;
 
-import java.util.regex.Matcher;
+import com.google.gson.stream.MalformedJsonException;
+import java.io.EOFException;
 import java.util.regex.Pattern;
 
 /**
- * The message a client is shown for a JSON body protobuf-java's parser refused: the parser's own
- * words, but a syntax error's without the Java exception name and the Gson troubleshooting link
- * protobuf-java passes on ({@code com.google.gson.stream.MalformedJsonException: Expected name at
+ * The message a client is shown for a JSON body that was refused: the refusal's own words, but a
+ * syntax error's without the Java exception name and the Gson troubleshooting link Gson and
+ * protobuf-java pass on ({@code com.google.gson.stream.MalformedJsonException: Expected name at
  * line 1 column 27 path $.requests[0].name\nSee https://github.com/google/gson/...}), which mean
  * nothing to a client, and saying that the JSON is malformed instead.
  */
 public final class ParserMessages {
 
-  private static final Pattern EXCEPTION_NAME =
-      Pattern.compile("^(?:[a-z][\\w$]*\\.)+[A-Z][\\w$]*(?:Exception|Error): ");
+  /** The message for a refusal that carries none. */
+  public static final String NO_MESSAGE = "the body is not a valid request";
+
   private static final Pattern GSON_LINK =
       Pattern.compile("\\s*See https://github\\.com/google/gson/\\S*\\s*$");
+  private static final Pattern LENIENT_HINT =
+      Pattern.compile("^Use JsonReader\\.setStrictness\\(Strictness\\.LENIENT\\) to accept"
+          + " malformed JSON|^Use JsonReader\\.setLenient\\(true\\) to accept malformed JSON");
 
   private ParserMessages() {}
 
   /**
-   * Returns the message for a body the parser refused with {@code parserMessage}: {@code malformed
-   * JSON: Expected name at line 1 column 27 path $.requests[0].name} for a syntax error, any other
-   * message as it is ({@code null} as {@code "null"}).
+   * Returns the message for a body refused with {@code refusal}: {@code malformed JSON: Expected
+   * name at line 1 column 27 path $.requests[0].name} when its cause chain holds Gson's {@link
+   * MalformedJsonException} or an {@link EOFException}; any other refusal's message as it is;
+   * {@value #NO_MESSAGE} for {@code null} or a refusal without a message.
    */
-  public static String of(String parserMessage) {
-    if (parserMessage == null) {
-      return "null";
+  public static String of(Throwable refusal) {
+    for (Throwable cause = refusal; cause != null; cause = cause.getCause()) {
+      if (cause instanceof MalformedJsonException || cause instanceof EOFException) {
+        return malformed(cause.getMessage());
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
     }
-    Matcher name = EXCEPTION_NAME.matcher(parserMessage);
-    if (!name.find()) {
-      return parserMessage;
+    if (refusal == null || refusal.getMessage() == null) {
+      return NO_MESSAGE;
     }
-    String reason = GSON_LINK.matcher(parserMessage.substring(name.end())).replaceFirst("");
-    return "malformed JSON: " + reason;
+    return refusal.getMessage();
+  }
+
+  /**
+   * Returns {@code malformed JSON: } and Gson's {@code reason} for a syntax error, without its
+   * troubleshooting link, and with its advice to read leniently replaced by what was refused.
+   */
+  static String malformed(String reason) {
+    if (reason == null) {
+      return "malformed JSON";
+    }
+    String text = GSON_LINK.matcher(reason).replaceFirst("");
+    text = LENIENT_HINT.matcher(text).replaceFirst("not standard JSON (RFC 8259)");
+    return "malformed JSON: " + text;
   }
 }

@@ -4,9 +4,11 @@ import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
 import com.google.gson.stream.JsonWriter;
+import com.google.gson.stream.MalformedJsonException;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.Writer;
@@ -14,6 +16,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,17 +41,22 @@ import java.util.stream.Collectors;
  * allowed for any field, but not as an element of an array or a map's value. A field is set at
  * most once in its object, under either of its names, as Go's protojson requires ({@code duplicate
  * field}): protobuf-java's parser keeps the last of two equal names, so {@code
- * {"requests":[...],"requests":[...]}} would silently lose the first list. A string field's
+ * {"requests":[...],"requests":[...]}} would silently lose the first list; a map key likewise
+ * appears at most once in its object ({@code duplicate map key}). A string field's
  * value must also be valid UTF-16 text: an escaped surrogate (U+D800 to U+DFFF) only as half of a
  * high-low pair, as Go's protojson requires ({@code invalid escape code}); a lone one, which no
  * UTF-8 encodes, would reach a counter key that protobuf forwards with {@code ?} in its place.
- * Fields the type does not declare, the other well-known types and whatever is inside them, map
- * keys, and what other strings hold (an enum's name, base64) are left to the parser, as is
- * malformed JSON.
+ * Fields the type does not declare, the other well-known types and whatever is inside them, the
+ * text of map keys, and what other strings hold (an enum's name, base64) are left to the parser.
  *
- * <p>The body is read once, as a stream, with Gson's lenient reader as protobuf-java reads it; the
- * path and the value are written out only for a refusal. Numbers are expected to have passed {@link
- * LongNumbers} first; one that did not is refused here without being read.
+ * <p>The body is read once, as a stream, with Gson's strict reader: JSON as RFC 8259 writes it, as
+ * Go's protojson reads it, up to the end of the top-level object. protobuf-java's parser reads
+ * leniently, so single-quoted or unquoted names and strings ({@code {'requests':[{name:a}]}}),
+ * comments and {@code ;} between values would pass it; a syntax error is refused here as {@code
+ * malformed JSON: } and where the reader stopped ({@link ParserMessages}). Text after the
+ * top-level object is not read, as grpc-gateway's decoder ignores it. The path and the value are
+ * written out only for a refusal. Numbers are expected to have passed {@link LongNumbers} first;
+ * one that did not is refused here without being read.
  */
 public final class ProtoJsonTypes {
 
@@ -90,18 +98,24 @@ public final class ProtoJsonTypes {
    * Returns the refusal of the first value in {@code json}, read as a {@code type}, whose JSON type
    * its field does not take: {@code field 'requests[0].unique_key' is ["a"]; it must be a string},
    * the path as the body spells its names, the value cut after {@value #MAX_QUOTED} characters;
-   * empty when there is none, or when {@code json} is not a JSON object or is malformed (the
-   * parser's error tells that).
+   * for a syntax error met before such a value, {@code malformed JSON: Expected name at line 1
+   * column 15 path $.requests[0].}; empty when there is neither, or when {@code json} is blank or
+   * a well-formed value other than an object (the parser's error tells that).
    */
   public static Optional<String> refusal(String json, Descriptor type) {
+    if (json.isBlank()) {
+      return Optional.empty();
+    }
     JsonReader reader = new JsonReader(new StringReader(json));
-    reader.setStrictness(Strictness.LENIENT);
+    reader.setStrictness(Strictness.STRICT);
     try {
       if (reader.peek() != JsonToken.BEGIN_OBJECT) {
         return Optional.empty();
       }
       return Optional.ofNullable(new Walk(reader).message(type));
-    } catch (IOException | RuntimeException malformed) {
+    } catch (MalformedJsonException | EOFException malformed) {
+      return Optional.of(ParserMessages.malformed(malformed.getMessage()));
+    } catch (IOException | RuntimeException unreadable) {
       return Optional.empty();
     }
   }
@@ -158,8 +172,15 @@ public final class ProtoJsonTypes {
           return refuse("an object whose values are each " + expected(value));
         }
         reader.beginObject();
+        Set<String> keys = new HashSet<>();
         while (reader.hasNext()) {
-          path.add(reader.nextName());
+          String key = reader.nextName();
+          path.add(key);
+          if (!keys.add(key)) {
+            return "field '"
+                + path()
+                + "' is set twice; a map key must appear at most once in its object";
+          }
           String refusal = value(value);
           if (refusal != null) {
             return refusal;

@@ -42,11 +42,10 @@ class ProtoJsonTypesTest {
         "{\"requests\":[{\"algorithm\":\"LEAKY_BUCKET\",\"behavior\":34},"
             + "{\"algorithm\":1,\"behavior\":\"GLOBAL\"},{\"algorithm\":\"LEAKY\"}]}",
         "{\"requests\":[{\"metadata\":{\"traceparent\":\"t\",\"k\":\"\"},\"future\":12}]}",
-        "{requests:[{name:n,unique_key:k,hits:1}]}",
         "{\"requests\":[{\"hits\":\"9223372036854775807\",\"limit\":-9223372036854775808}]}",
-        "not json",
         "[1,2]",
-        "{\"requests\":[{\"unique_key\":",
+        "  ",
+        "{\"requests\":[]} trailing text, as grpc-gateway's decoder ignores it",
       })
   void valid_orLeftToTheParser_noRefusal(String json) {
     assertThat(ProtoJsonTypes.refusal(json, REQUEST)).isEmpty();
@@ -81,6 +80,35 @@ class ProtoJsonTypesTest {
           """)
   void fieldSetTwice_refusedNamingTheField(String fields, String message) {
     assertThat(item(fields)).hasValue(message);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          "metadata":{"a":"1","a":"2"}       | field 'requests[0].metadata.a' is set twice; a map key must appear at most once in its object
+          "metadata":{"a":"1","b":"2","a":null} | field 'requests[0].metadata.a' is set twice; a map key must appear at most once in its object
+          """)
+  void mapKeySetTwice_refusedNamingTheKey(String fields, String message) {
+    assertThat(item(fields)).hasValue(message);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          {'requests':[{'name':'a'}]}          | malformed JSON: not standard JSON (RFC 8259) at line 1 column 3 path $.
+          {requests:[{name:a}]}                | malformed JSON: not standard JSON (RFC 8259) at line 1 column 3 path $.
+          {"requests":[{"name":n}]}            | malformed JSON: not standard JSON (RFC 8259) at line 1 column 22 path $.requests[0].name
+          {"requests":[{"name":"n"};{}]}       | malformed JSON: not standard JSON (RFC 8259) at line 1 column 27 path $.requests[1]
+          {"unknown":x,"requests":[]}          | malformed JSON: not standard JSON (RFC 8259) at line 1 column 12 path $.unknown
+          {"requests":[{"unique_key":          | malformed JSON: End of input at line 1 column 28 path $.requests[0].unique_key
+          not json                             | malformed JSON: not standard JSON (RFC 8259) at line 1 column 1 path $
+          """)
+  void notStandardJson_refusedAsMalformedSayingWhere(String json, String message) {
+    assertThat(ProtoJsonTypes.refusal(json, REQUEST)).hasValue(message);
   }
 
   @Test

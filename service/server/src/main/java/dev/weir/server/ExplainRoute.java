@@ -14,6 +14,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpCall;
 import dev.weir.http.HttpRoute;
 import dev.weir.http.LongNumbers;
+import dev.weir.http.ParserMessages;
 import dev.weir.http.ProtoJsonTypes;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.grpc.Status;
@@ -171,7 +172,7 @@ final class ExplainRoute {
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       throw invalid(
           "invalid request body: "
-              + e.getMessage()
+              + ParserMessages.of(e)
               + "; it must be {\"domain\":\"...\",\"descriptors\":[{\"entries\":"
               + "[{\"key\":\"...\",\"value\":\"...\"}]}]}");
     }

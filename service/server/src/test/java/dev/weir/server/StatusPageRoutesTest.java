@@ -343,6 +343,41 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void explain_syntaxError_400SayingWhereWithoutJavaExceptionNamesOrGsonLinks() throws Exception {
+    startNode(true);
+
+    assertThat(message(post("/v1/Explain", "{\"domain\":\"shop\",\"descriptors\":[{\"a\":1,}]}")))
+        .isEqualTo(
+            "invalid request body: malformed JSON: Expected name at line 1 column 41 path"
+                + " $.descriptors[0].a");
+    assertThat(message(post("/v1/Explain", "{'domain':'shop'}")))
+        .isEqualTo(
+            "invalid request body: malformed JSON: not standard JSON (RFC 8259) at line 1 column 3"
+                + " path $.");
+  }
+
+  @Test
+  void explain_fieldSetTwice_400InsteadOfTheLastOneWinning() throws Exception {
+    startNode(true);
+
+    assertThat(
+            message(
+                post(
+                    "/v1/Explain",
+                    "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\","
+                        + "\"value\":\"b\",\"value\":\"c\"}]}]}")))
+        .isEqualTo(
+            "invalid request body: field 'descriptors[0].entries[0].value' is set twice (first as"
+                + " 'value'); it must be set at most once in its object");
+  }
+
+  /** Returns the message of a 400 answer. */
+  private static String message(HttpResponse<String> answer) {
+    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(400);
+    return JsonParser.parseString(answer.body()).getAsJsonObject().get("message").getAsString();
+  }
+
+  @Test
   void explain_moreDescriptorsThanACallMayCarry_400NamingTheCountAndTheMost() throws Exception {
     startNode(true);
     StringJoiner descriptors = new StringJoiner(",");
