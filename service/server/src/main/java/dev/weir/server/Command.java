@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 
 /** A subcommand of {@code weir.jar}, such as serving (the default). */
-@FunctionalInterface
 public interface Command {
 
   /**
@@ -14,6 +13,12 @@ public interface Command {
    */
   int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws Exception;
+
+  /**
+   * Returns the command's usage on one line, starting {@code usage: java -jar weir.jar}, as a
+   * usage error names it.
+   */
+  String usage();
 
   /** Returns what the command does in one line, listed by {@code java -jar weir.jar --help}. */
   default String summary() {

@@ -63,6 +63,12 @@ final class ExplainCommand implements Command {
    */
   private static final Map<String, RateLimitUnit> LIMIT_UNITS = limitUnits();
 
+  /** The usage on one line, as a usage error names it after another subcommand. */
+  static final String USAGE_LINE =
+      "usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN [--limit N/UNIT]"
+          + " DESCRIPTOR...";
+
+  /** The usage and the arguments, printed first by {@code --help} and alone on a usage error. */
   static final String USAGE =
       """
       usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN [--limit N/UNIT]
@@ -89,6 +95,11 @@ final class ExplainCommand implements Command {
   @Override
   public String summary() {
     return "show which rule an Envoy descriptor matches, and its counter";
+  }
+
+  @Override
+  public String usage() {
+    return USAGE_LINE;
   }
 
   @Override

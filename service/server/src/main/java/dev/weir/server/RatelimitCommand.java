@@ -37,6 +37,11 @@ final class RatelimitCommand implements Command {
   /** The {@code grpc.health.v1} service name the reference reports its health under. */
   static final String HEALTH_SERVICE_NAME = "ratelimit";
 
+  /** The usage line, printed alone on a usage error. */
+  static final String USAGE =
+      "usage: java -jar weir.jar ratelimit (settings come from envoyproxy/ratelimit's"
+          + " environment variables; see docs/migrating-from-ratelimit.md)";
+
   /** What {@code ratelimit --help} prints. */
   static final String HELP =
       """
@@ -65,12 +70,15 @@ final class RatelimitCommand implements Command {
   }
 
   @Override
+  public String usage() {
+    return USAGE;
+  }
+
+  @Override
   public int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err)
       throws InterruptedException {
     if (!args.isEmpty()) {
-      err.println(
-          "usage: java -jar weir.jar ratelimit (settings come from envoyproxy/ratelimit's"
-              + " environment variables; see docs/migrating-from-ratelimit.md)");
+      err.println(USAGE);
       return ServeCommand.EXIT_CONFIG;
     }
     int[] status = {0};

@@ -46,10 +46,14 @@ final class ServeCommand implements Command {
   /** How many Envoy domains the start-up line names. */
   static final int DOMAINS_SHOWN = 20;
 
+  /** The usage line, printed first by {@code --help}. */
+  static final String USAGE = "usage: java -jar weir.jar [serve] [--config FILE]";
+
   /** What {@code serve --help} prints. */
   static final String HELP =
-      """
-      usage: java -jar weir.jar [serve] [--config FILE]
+      USAGE
+          + """
+
 
       Runs a node until SIGTERM or Ctrl-C: Gubernator's pb.gubernator.V1 over gRPC and HTTP/JSON,
       and Envoy's rate-limit service when WEIR_ENVOY_CONFIG is set.
@@ -79,6 +83,11 @@ final class ServeCommand implements Command {
   @Override
   public String help() {
     return HELP;
+  }
+
+  @Override
+  public String usage() {
+    return USAGE;
   }
 
   /**
@@ -486,24 +495,38 @@ final class ServeCommand implements Command {
   /** Returns the {@code --config} file {@code args} name, if any. */
   static Optional<Path> configFile(List<String> args) {
     Path file = null;
+    boolean configGiven = false;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (arg.equals("--config") && i + 1 < args.size() && !args.get(i + 1).isBlank()) {
         file = Path.of(args.get(++i));
+        configGiven = true;
       } else if (arg.startsWith("--config=") && !arg.substring("--config=".length()).isBlank()) {
         file = Path.of(arg.substring("--config=".length()));
+        configGiven = true;
       } else if (arg.equals("--config") || arg.startsWith("--config=")) {
-        throw badArgument(arg, "--config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
-      } else if (arg.equals("serve")) {
+        String given =
+            arg.equals("--config")
+                ? (i + 1 < args.size() ? "; got '" + args.get(i + 1) + "'" : "")
+                : "; got '" + arg.substring("--config=".length()) + "'";
         throw badArgument(
-            arg, "the subcommand comes first, once; " + usage(Main.COMMANDS.get(arg)));
-      } else if (Main.COMMANDS.containsKey(arg)) {
+            arg, "--config needs a FILE of KEY=VALUE lines, e.g. --config weir.env" + given);
+      } else if (Main.COMMANDS.containsKey(arg) && (configGiven && !arg.equals("serve"))) {
         throw badArgument(
             arg,
             "--config FILE belongs to serve (java -jar weir.jar serve --config FILE); "
                 + arg
-                + " comes first and reads its settings from the environment; "
-                + usage(Main.COMMANDS.get(arg)));
+                + " takes no --config; its usage is "
+                + Main.COMMANDS.get(arg).usage().substring("usage: ".length())
+                + "; "
+                + Main.HELP_POINTER);
+      } else if (Main.COMMANDS.containsKey(arg)) {
+        throw badArgument(
+            arg,
+            "the subcommand comes first, once; "
+                + Main.COMMANDS.get(arg).usage()
+                + "; "
+                + Main.HELP_POINTER);
       } else {
         throw badArgument(
             arg,
@@ -519,19 +542,5 @@ final class ServeCommand implements Command {
   /** Returns the error for command-line argument {@code arg}: it is not valid, and {@code why}. */
   private static ConfigException badArgument(String arg, String why) {
     return new ConfigException("argument '" + arg + "' is not valid: " + why);
-  }
-
-  /**
-   * Returns the usage of {@code command} on one line: the first line of its help and the lines
-   * that continue it, indented past {@code usage: }.
-   */
-  static String usage(Command command) {
-    List<String> lines = command.help().lines().toList();
-    StringBuilder usage = new StringBuilder(lines.get(0));
-    String continuation = " ".repeat("usage: ".length());
-    for (int i = 1; i < lines.size() && lines.get(i).startsWith(continuation); i++) {
-      usage.append(' ').append(lines.get(i).strip());
-    }
-    return usage.toString().replaceAll("\\s+", " ");
   }
 }

@@ -46,6 +46,11 @@ final class ValidateConfigCommand implements Command {
   }
 
   @Override
+  public String usage() {
+    return USAGE;
+  }
+
+  @Override
   public String help() {
     return HELP;
   }

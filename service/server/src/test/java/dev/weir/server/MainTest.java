@@ -27,6 +27,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -621,18 +622,19 @@ class MainTest {
     assertThat(stderr()).startsWith("argument '--bogus' is not valid: expected --config FILE");
   }
 
-  static List<List<String>> configWithoutAFile() {
+  static List<Arguments> configWithoutAFile() {
     return List.of(
-        List.of("--config"),
-        List.of("--config="),
-        List.of("--config", ""),
-        List.of("--config", " "),
-        List.of("--config= "));
+        Arguments.of(List.of("--config"), ""),
+        Arguments.of(List.of("--config="), "; got ''"),
+        Arguments.of(List.of("--config", ""), "; got ''"),
+        Arguments.of(List.of("--config", " "), "; got ' '"),
+        Arguments.of(List.of("--config= "), "; got ' '"));
   }
 
   @ParameterizedTest
   @MethodSource("configWithoutAFile")
-  void run_configWithoutAFile_exit2SayingAFileIsNeeded(List<String> args) throws Exception {
+  void run_configWithoutAFile_exit2SayingAFileIsNeededAndWhatWasGiven(
+      List<String> args, String given) throws Exception {
     int status = run(args, Map.of());
 
     assertExitedWithLine(
@@ -640,7 +642,8 @@ class MainTest {
         2,
         "argument '"
             + args.get(0)
-            + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config weir.env");
+            + "' is not valid: --config needs a FILE of KEY=VALUE lines, e.g. --config weir.env"
+            + given);
   }
 
   @Test
@@ -658,10 +661,11 @@ class MainTest {
   @CsvSource(
       delimiter = '|',
       value = {
-        "validate-config | usage: java -jar weir.jar validate-config [--strict] PATH",
-        "explain | usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN"
+        "validate-config | java -jar weir.jar validate-config [--strict] PATH",
+        "explain | java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN"
             + " [--limit N/UNIT] DESCRIPTOR...",
-        "ratelimit | usage: java -jar weir.jar ratelimit (the container image's /bin/ratelimit)"
+        "ratelimit | java -jar weir.jar ratelimit (settings come from envoyproxy/ratelimit's"
+            + " environment variables; see docs/migrating-from-ratelimit.md)"
       })
   void run_subcommandAfterTheConfigOption_exit2SayingConfigBelongsToServe(
       String subcommand, String usage) throws Exception {
@@ -675,14 +679,44 @@ class MainTest {
             + "' is not valid: --config FILE belongs to serve (java -jar weir.jar serve"
             + " --config FILE); "
             + subcommand
-            + " comes first and reads its settings from the environment; "
-            + usage);
+            + " takes no --config; its usage is "
+            + usage
+            + "; java -jar weir.jar --help lists them");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "validate-config | usage: java -jar weir.jar validate-config [--strict] PATH",
+        "explain | usage: java -jar weir.jar explain [--node HOST:PORT] CONFIG DOMAIN"
+            + " [--limit N/UNIT] DESCRIPTOR..."
+      })
+  void run_subcommandAfterServeWithoutTheConfigOption_exit2SayingTheSubcommandComesFirst(
+      String subcommand, String usage) throws Exception {
+    int status = run(List.of("serve", subcommand, "x"), Map.of());
+
+    assertExitedWithLine(
+        status,
+        2,
+        "argument '"
+            + subcommand
+            + "' is not valid: the subcommand comes first, once; "
+            + usage
+            + "; java -jar weir.jar --help lists them");
+  }
+
+  @Test
+  void explainUsageLine_isTheUsageOfItsHelpOnOneLine() {
+    assertThat(ExplainCommand.USAGE.replaceAll("\\s+", " "))
+        .startsWith(ExplainCommand.USAGE_LINE + " CONFIG ");
   }
 
   static List<List<String>> serveAfterTheConfigOption() {
     return List.of(
         List.of("--config", "weir.env", "serve"),
-        List.of("serve", "--config", "weir.env", "serve"));
+        List.of("serve", "--config", "weir.env", "serve"),
+        List.of("serve", "serve"));
   }
 
   @ParameterizedTest
@@ -695,7 +729,7 @@ class MainTest {
         status,
         2,
         "argument 'serve' is not valid: the subcommand comes first, once; usage: java -jar"
-            + " weir.jar [serve] [--config FILE]");
+            + " weir.jar [serve] [--config FILE]; java -jar weir.jar --help lists them");
   }
 
   @Test
