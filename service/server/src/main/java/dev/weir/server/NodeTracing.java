@@ -68,7 +68,7 @@ final class NodeTracing implements AutoCloseable {
               .disableShutdownHook()
               .build()
               .getOpenTelemetrySdk();
-    } catch (ConfigurationException e) {
+    } catch (ConfigurationException | IllegalArgumentException e) {
       throw refused(e, properties);
     }
     LOG.info("tracing: on, {}", settings.describe());
@@ -79,7 +79,7 @@ final class NodeTracing implements AutoCloseable {
    * Returns the one-line error of a value the SDK refused: the {@code OTEL_*} variable of the
    * property its message names, the value and the SDK's reason.
    */
-  static ConfigException refused(ConfigurationException e, Map<String, String> properties) {
+  static ConfigException refused(RuntimeException e, Map<String, String> properties) {
     String reason = e.getMessage() == null ? e.toString() : e.getMessage().strip();
     reason = reason.lines().map(String::strip).reduce((a, b) -> a + " " + b).orElse(reason);
     Matcher named = PROPERTY.matcher(reason);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * Whether a node exports traces and how: the OpenTelemetry SDK's autoconfiguration properties
@@ -172,9 +173,10 @@ record TracingSettings(
 
   /**
    * Checks the values of {@link #properties} that Weir knows the allowed values of: the sampler,
-   * the exporters, the OTLP protocol, that the OTLP endpoint is a URL and that the attribute value
-   * length limits are whole numbers, 0 or more. Of the protocol and the endpoint only the value
-   * the trace exporter uses is checked: the traces-specific one when set, else the general one.
+   * the exporters, the OTLP protocol, that the OTLP endpoint is a URL and that the span limits are
+   * whole numbers of 0 or more, the batch span processor's sizes whole numbers of 1 or more and
+   * its durations 0 or more. Of the protocol and the endpoint only the value the trace exporter
+   * uses is checked: the traces-specific one when set, else the general one.
    *
    * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
    */
@@ -207,25 +209,71 @@ record TracingSettings(
       throw ConfigException.invalid(
           variable(endpointKey), endpoint, "a URL starting with http:// or https://");
     }
-    for (String key : VALUE_LENGTH_LIMITS) {
+    for (String key : LIMITS) {
       String limit = properties.get(key);
-      if (limit != null && !isWholeNumberFromZero(limit)) {
+      if (limit != null && !isWholeNumberFrom(limit, 0)) {
         throw ConfigException.invalid(variable(key), limit, "a whole number, 0 or more");
+      }
+    }
+    for (String key : BATCH_SIZES) {
+      String size = properties.get(key);
+      if (size != null && !isWholeNumberFrom(size, 1)) {
+        throw ConfigException.invalid(variable(key), size, "a whole number, 1 or more");
+      }
+    }
+    for (String key : BATCH_DURATIONS) {
+      String duration = properties.get(key);
+      if (duration != null && !DURATION.matcher(duration).matches()) {
+        throw ConfigException.invalid(
+            variable(key),
+            duration,
+            "a duration, 0 or more: a whole number of milliseconds, or one followed by ns, us,"
+                + " ms, s, m, h or d, e.g. 5000 or 5s");
       }
     }
   }
 
   /**
-   * The SDK properties of the most characters of an attribute's value, which it reads as an {@code
-   * int} and refuses below 0 without naming them.
+   * The SDK properties of span limits (the most characters of an attribute's value, the most
+   * attributes, events and links), which it reads as an {@code int} and refuses below 0 without
+   * naming them.
    */
-  static final List<String> VALUE_LENGTH_LIMITS =
-      List.of("otel.span.attribute.value.length.limit", "otel.attribute.value.length.limit");
+  static final List<String> LIMITS =
+      List.of(
+          "otel.span.attribute.value.length.limit",
+          "otel.attribute.value.length.limit",
+          "otel.span.attribute.count.limit",
+          "otel.attribute.count.limit",
+          "otel.span.event.count.limit",
+          "otel.span.link.count.limit",
+          "otel.event.attribute.count.limit",
+          "otel.link.attribute.count.limit");
 
-  /** Returns whether {@code value} is an {@code int} of 0 or more, as the SDK reads it. */
-  private static boolean isWholeNumberFromZero(String value) {
+  /**
+   * The SDK properties of the batch span processor's queue and batch sizes, which it reads as an
+   * {@code int} and refuses below 1 without naming them.
+   */
+  static final List<String> BATCH_SIZES =
+      List.of("otel.bsp.max.queue.size", "otel.bsp.max.export.batch.size");
+
+  /**
+   * The SDK properties of the batch span processor's durations, which it refuses below 0 without
+   * naming them.
+   */
+  static final List<String> BATCH_DURATIONS =
+      List.of("otel.bsp.schedule.delay", "otel.bsp.export.timeout");
+
+  /**
+   * A duration as the SDK reads it, 0 or more: a whole number, milliseconds without a unit, then
+   * optionally one of its units.
+   */
+  private static final Pattern DURATION =
+      Pattern.compile("\\s*\\+?\\d{1,18}\\s*(ns|us|ms|s|m|h|d)?\\s*");
+
+  /** Returns whether {@code value} is an {@code int} of {@code least} or more, as the SDK reads. */
+  private static boolean isWholeNumberFrom(String value, int least) {
     try {
-      return Integer.parseInt(value) >= 0;
+      return Integer.parseInt(value) >= least;
     } catch (NumberFormatException e) {
       return false;
     }

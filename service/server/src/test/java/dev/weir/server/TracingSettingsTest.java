@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class TracingSettingsTest {
 
@@ -277,5 +279,62 @@ class TracingSettingsTest {
                   "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", value))
           .check();
     }
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_SPAN_EVENT_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_SPAN_LINK_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
+        "OTEL_SPAN_LINK_COUNT_LIMIT | many | a whole number, 0 or more",
+        "OTEL_BSP_MAX_QUEUE_SIZE | 0 | a whole number, 1 or more",
+        "OTEL_BSP_MAX_QUEUE_SIZE | -5 | a whole number, 1 or more",
+        "OTEL_BSP_MAX_EXPORT_BATCH_SIZE | 0 | a whole number, 1 or more",
+        "OTEL_BSP_SCHEDULE_DELAY | -1 | a duration, 0 or more",
+        "OTEL_BSP_SCHEDULE_DELAY | -5s | a duration, 0 or more",
+        "OTEL_BSP_EXPORT_TIMEOUT | -30000 | a duration, 0 or more",
+        "OTEL_BSP_EXPORT_TIMEOUT | 1.5s | a duration, 0 or more"
+      })
+  void start_limitOrBatchSettingOutOfRange_namesTheVariableTheValueAndWhatIsAllowed(
+      String variable, String value, String allowed) {
+    TracingSettings settings =
+        TracingSettings.fromOtel(
+            Map.of("OTEL_TRACES_EXPORTER", "otlp", variable, value));
+
+    assertThatThrownBy(() -> NodeTracing.start(settings).close())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(variable + "='" + value + "' is not valid")
+        .hasMessageContaining(allowed);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT | 0",
+        "OTEL_BSP_MAX_QUEUE_SIZE | 1",
+        "OTEL_BSP_SCHEDULE_DELAY | 0",
+        "OTEL_BSP_SCHEDULE_DELAY | 5000",
+        "OTEL_BSP_EXPORT_TIMEOUT | 30s",
+        "OTEL_BSP_EXPORT_TIMEOUT | 250 ms"
+      })
+  void check_limitOrBatchSettingInRange_accepted(String variable, String value) {
+    TracingSettings.fromOtel(Map.of("OTEL_TRACES_EXPORTER", "otlp", variable, value)).check();
+  }
+
+  @Test
+  void refused_illegalArgumentOfTheSdk_givesItsMessage() {
+    ConfigException refused =
+        NodeTracing.refused(
+            new IllegalArgumentException("maxQueueSize must be positive."),
+            Map.of("otel.bsp.max.queue.size", "0"));
+
+    assertThat(refused)
+        .hasMessage("the OTEL_* tracing settings are not valid: maxQueueSize must be positive.");
   }
 }
