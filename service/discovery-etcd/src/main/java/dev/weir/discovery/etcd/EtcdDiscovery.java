@@ -42,6 +42,7 @@ import java.util.function.Consumer;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Membership through etcd: this node registers {@code <prefix><advertise address>} under a lease it
@@ -69,6 +70,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
 
   /** How many characters of an unreadable registration's value a warning shows. */
   private static final int VALUE_SHOWN = 80;
+
+  /** Gubernator's default key prefix, which has no trailing {@code /}. */
+  static final String GUBERNATOR_KEY_PREFIX = "/gubernator-peers";
+
   /**
    * The mechanism's name as {@code WEIR_PEER_DISCOVERY_TYPE} spells it, also the {@code mechanism}
    * label of the discovery error counter.
@@ -225,9 +230,9 @@ public final class EtcdDiscovery implements PeerDiscovery {
    */
   @Override
   public void start(Consumer<Set<String>> listener) throws Exception {
-    String prefixWarning = prefixWarning(settings.keyPrefix());
+    String prefixWarning = prefixWarning(settings.keyPrefixVariable(), settings.keyPrefix());
     if (prefixWarning != null) {
-      log.warn(prefixWarning);
+      log.atLevel(prefixLevel(settings.keyPrefix())).log("{}", prefixWarning);
     }
     onExecutor(
         () -> {
@@ -470,7 +475,8 @@ public final class EtcdDiscovery implements PeerDiscovery {
     } else if (!v.equals(unreadable.get(k))
         && warnings.warn(
             UNREADABLE_WARNINGS,
-            "etcd key {}: {}; keeping the member on its grpc-address {}",
+            "etcd key {}: {}; keeping the member on the ring at its grpc-address {}, its peer"
+                + " traffic going to its host at this node's peer port",
             k,
             problems.get(0),
             info.grpcAddress())) {
@@ -503,15 +509,26 @@ public final class EtcdDiscovery implements PeerDiscovery {
   }
 
   /**
-   * Returns the start-up warning about a key {@code prefix} that does not end with {@code /}, or
-   * {@code null} when it does: etcd lists under it the keys of every prefix it starts. Not refused,
-   * as Gubernator's default ({@code /gubernator-peers}) has none.
+   * Returns the level of the start-up notice about {@code prefix}: INFO for Gubernator's default
+   * ({@value #GUBERNATOR_KEY_PREFIX}), which a cluster sharing etcd with Gubernator must keep, WARN
+   * for any other.
    */
-  static String prefixWarning(String prefix) {
+  static Level prefixLevel(String prefix) {
+    return prefix.equals(GUBERNATOR_KEY_PREFIX) ? Level.INFO : Level.WARN;
+  }
+
+  /**
+   * Returns the start-up notice about a key {@code prefix}, set by {@code variable}, that does not
+   * end with {@code /}, or {@code null} when it does: etcd lists under it the keys of every prefix
+   * it starts. Not refused, as Gubernator's default ({@value #GUBERNATOR_KEY_PREFIX}) has none
+   * (see {@link #prefixLevel}).
+   */
+  static String prefixWarning(String variable, String prefix) {
     if (prefix.endsWith("/")) {
       return null;
     }
-    return "WEIR_ETCD_KEY_PREFIX is '"
+    return variable
+        + " is '"
         + prefix
         + "', which does not end with '/': etcd lists under it the keys of every prefix it"
         + " starts ('"

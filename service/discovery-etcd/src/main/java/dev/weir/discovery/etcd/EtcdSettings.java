@@ -26,6 +26,8 @@ import java.util.Optional;
  * @param dataCenter data center recorded in this node's registration; only registrations of this
  *     data center join the ring
  * @param advertiseAddress address to register instead of the node's advertise address, empty for that
+ * @param keyPrefixVariable the variable that set {@code keyPrefix} ({@code WEIR_ETCD_KEY_PREFIX} or
+ *     {@code GUBER_ETCD_KEY_PREFIX}), named in what is logged about it
  */
 public record EtcdSettings(
     List<String> endpoints,
@@ -36,7 +38,8 @@ public record EtcdSettings(
     String password,
     Optional<Tls> tls,
     String dataCenter,
-    Optional<String> advertiseAddress) {
+    Optional<String> advertiseAddress,
+    String keyPrefixVariable) {
 
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "/weir-peers/";
@@ -51,6 +54,33 @@ public record EtcdSettings(
    */
   public record Tls(
       Optional<Path> caFile, Optional<Path> certFile, Optional<Path> keyFile, boolean skipVerify) {}
+
+  /** The variable that sets the key prefix, under Weir's name. */
+  public static final String KEY_PREFIX_VARIABLE = "WEIR_ETCD_KEY_PREFIX";
+
+  /** Creates settings whose key prefix is set by {@value #KEY_PREFIX_VARIABLE}. */
+  public EtcdSettings(
+      List<String> endpoints,
+      String keyPrefix,
+      Duration dialTimeout,
+      Duration leaseTtl,
+      String user,
+      String password,
+      Optional<Tls> tls,
+      String dataCenter,
+      Optional<String> advertiseAddress) {
+    this(
+        endpoints,
+        keyPrefix,
+        dialTimeout,
+        leaseTtl,
+        user,
+        password,
+        tls,
+        dataCenter,
+        advertiseAddress,
+        KEY_PREFIX_VARIABLE);
+  }
 
   /** Creates settings, normalizing endpoints to URLs. */
   public EtcdSettings {
@@ -148,7 +178,8 @@ public record EtcdSettings(
         env.string("ETCD_PASSWORD", ""),
         tlsOn ? Optional.of(new Tls(ca, cert, key, skipVerify)) : Optional.empty(),
         env.string("ETCD_DATA_CENTER", env.string("DATA_CENTER", "")),
-        advertise.map(String::trim));
+        advertise.map(String::trim),
+        env.name("ETCD_KEY_PREFIX"));
   }
 
   private static final String ENDPOINTS_ALLOWED =
@@ -235,19 +266,22 @@ public record EtcdSettings(
   /** Returns these settings with another key prefix. */
   public EtcdSettings withKeyPrefix(String prefix) {
     return new EtcdSettings(
-        endpoints, prefix, dialTimeout, leaseTtl, user, password, tls, dataCenter, advertiseAddress);
+        endpoints, prefix, dialTimeout, leaseTtl, user, password, tls, dataCenter, advertiseAddress,
+        keyPrefixVariable);
   }
 
   /** Returns these settings with another lease TTL. */
   public EtcdSettings withLeaseTtl(Duration ttl) {
     return new EtcdSettings(
-        endpoints, keyPrefix, dialTimeout, ttl, user, password, tls, dataCenter, advertiseAddress);
+        endpoints, keyPrefix, dialTimeout, ttl, user, password, tls, dataCenter, advertiseAddress,
+        keyPrefixVariable);
   }
 
   /** Returns these settings with another dial timeout. */
   public EtcdSettings withDialTimeout(Duration timeout) {
     return new EtcdSettings(
-        endpoints, keyPrefix, timeout, leaseTtl, user, password, tls, dataCenter, advertiseAddress);
+        endpoints, keyPrefix, timeout, leaseTtl, user, password, tls, dataCenter, advertiseAddress,
+        keyPrefixVariable);
   }
 
   /** Returns a string of these settings with the password masked. */

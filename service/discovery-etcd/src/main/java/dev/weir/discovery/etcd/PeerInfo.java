@@ -56,20 +56,6 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
   }
 
   /**
-   * Parses a JSON object as {@link #read(String)} does, without its bare address, reading a {@code
-   * peer_address} that is no host:port address as absent; returns {@code null} when {@code json}
-   * is not a JSON object, has a known field that is neither a string nor {@code null}, or has no
-   * gRPC address that is a host:port address gRPC can call.
-   */
-  static PeerInfo parse(String json) {
-    try {
-      return parseObject(json, problem -> {});
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  /**
    * Reads the value of a registration: a JSON object or, as Gubernator reads the registrations of
    * its older versions, a bare gRPC address ({@code host:port}), the member's address with no data
    * center. The object's fields are read as Gubernator's {@code json.Unmarshal} reads them:
@@ -88,7 +74,7 @@ record PeerInfo(String grpcAddress, String dataCenter, String peerAddress) {
    * Reads the value of a registration as {@link #read(String)} does, passing {@code problems} why a
    * {@code peer_address} that is no address gRPC can call was read as absent: the member stays on
    * the ring at its gRPC address, as older Weir versions and Gubernator, which do not read the
-   * field, keep it.
+   * field, keep it, and is called at its host on this node's peer port.
    *
    * @throws IllegalArgumentException saying why {@code value} is no registration
    */

@@ -3,6 +3,7 @@ package dev.weir.discovery.etcd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
 
 class EtcdDiscoveryTest {
 
@@ -38,13 +39,19 @@ class EtcdDiscoveryTest {
   }
 
   @Test
-  void prefixWarning_prefixWithoutTrailingSlash_warnsNamingTheVariableAndValue() {
-    assertThat(EtcdDiscovery.prefixWarning("/gubernator-peers"))
+  void prefixWarning_prefixWithoutTrailingSlash_warnsNamingTheVariableSetAndValue() {
+    assertThat(EtcdDiscovery.prefixWarning("GUBER_ETCD_KEY_PREFIX", "/gubernator-peers"))
         .isEqualTo(
-            "WEIR_ETCD_KEY_PREFIX is '/gubernator-peers', which does not end with '/': etcd"
+            "GUBER_ETCD_KEY_PREFIX is '/gubernator-peers', which does not end with '/': etcd"
                 + " lists under it the keys of every prefix it starts ('/gubernator-peers2');"
                 + " end each cluster's prefix with / unless nodes that use it as is (Gubernator's"
                 + " default) share it");
-    assertThat(EtcdDiscovery.prefixWarning("/weir-peers/")).isNull();
+    assertThat(EtcdDiscovery.prefixWarning("WEIR_ETCD_KEY_PREFIX", "/weir-peers/")).isNull();
+  }
+
+  @Test
+  void prefixLevel_gubernatorsDefaultAtInfo_anyOtherAtWarn() {
+    assertThat(EtcdDiscovery.prefixLevel("/gubernator-peers")).isEqualTo(Level.INFO);
+    assertThat(EtcdDiscovery.prefixLevel("/weir")).isEqualTo(Level.WARN);
   }
 }

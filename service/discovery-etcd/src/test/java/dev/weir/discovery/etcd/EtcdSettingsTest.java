@@ -31,6 +31,7 @@ class EtcdSettingsTest {
 
     assertThat(s.endpoints()).containsExactly("http://localhost:2379");
     assertThat(s.keyPrefix()).isEqualTo("/weir-peers/");
+    assertThat(s.keyPrefixVariable()).isEqualTo("WEIR_ETCD_KEY_PREFIX");
     assertThat(s.dialTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(s.leaseTtl()).isEqualTo(Duration.ofSeconds(30));
     assertThat(s.tls()).isEmpty();
@@ -54,6 +55,7 @@ class EtcdSettingsTest {
 
     assertThat(s.endpoints()).containsExactly("http://etcd-0:2379", "http://etcd-1:2379");
     assertThat(s.keyPrefix()).isEqualTo("/gubernator-peers");
+    assertThat(s.keyPrefixVariable()).isEqualTo("GUBER_ETCD_KEY_PREFIX");
     assertThat(s.dialTimeout()).isEqualTo(Duration.ofMillis(1500));
     assertThat(s.user()).isEqualTo("weir");
     assertThat(s.dataCenter()).isEqualTo("us-east-1");

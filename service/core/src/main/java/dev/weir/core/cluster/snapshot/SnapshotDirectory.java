@@ -112,6 +112,16 @@ public final class SnapshotDirectory {
   private final String self;
   private final PeerInputValidator validator;
   private final Clock clock;
+  private Reader reader = SnapshotFile::read;
+
+  /** A reader of one snapshot file: {@link SnapshotFile#read} unless a test sets another. */
+  @FunctionalInterface
+  interface Reader {
+    /** Reads {@code file} as {@link SnapshotFile#read} does. */
+    SnapshotFile.Header read(
+        Path file, PeerInputValidator validator, long now, Consumer<BucketSnapshot> sink)
+        throws IOException, SnapshotFile.Invalid;
+  }
 
   /**
    * Creates the snapshot directory {@code dir} of the node advertised as {@code self}, checking the
@@ -122,6 +132,11 @@ public final class SnapshotDirectory {
     this.self = Objects.requireNonNull(self, "self");
     this.validator = Objects.requireNonNull(validator, "validator");
     this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** Sets the reader of each claimed file; for tests that make a read fail. */
+  void readWith(Reader reader) {
+    this.reader = Objects.requireNonNull(reader, "reader");
   }
 
   /** Returns the directory. */
@@ -473,7 +488,7 @@ public final class SnapshotDirectory {
     int before = loaded.buckets;
     try {
       SnapshotFile.Header header =
-          SnapshotFile.read(
+          reader.read(
               claimed,
               validator,
               clock.wallMillis(),
@@ -489,18 +504,28 @@ public final class SnapshotDirectory {
           header.writer(),
           Instant.ofEpochMilli(header.writtenAt()));
     } catch (SnapshotFile.Invalid | IOException e) {
-      if (loaded.buckets > before) {
-        loaded.files.add(file);
-        LOG.error(
-            "snapshot {} partly loaded: {} buckets passed on before the read failed: {}; the rest"
-                + " are lost, and the file is deleted so that no later start passes them on again",
-            file,
-            loaded.buckets - before,
-            e instanceof SnapshotFile.Invalid ? e.getMessage() : e.toString());
-      } else {
+      if (loaded.buckets == before) {
         setAside(file, claimed, e, loaded);
         return;
       }
+      loaded.files.add(file);
+      if (e instanceof IOException) {
+        LOG.error(
+            "snapshot {} partly loaded: {} buckets passed on before the read failed: {}; kept"
+                + " claimed as {}, so that a later start loads the rest (the buckets passed on"
+                + " merge again with no effect)",
+            file,
+            loaded.buckets - before,
+            e.toString(),
+            claimed.getFileName());
+        return;
+      }
+      LOG.error(
+          "snapshot {} partly loaded: {} buckets passed on before the read failed: {}; the file"
+              + " fails a check, so it is deleted and the rest are lost",
+          file,
+          loaded.buckets - before,
+          e.getMessage());
     }
     try {
       Files.deleteIfExists(claimed);

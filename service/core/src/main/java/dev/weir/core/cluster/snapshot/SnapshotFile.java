@@ -52,6 +52,9 @@ public final class SnapshotFile {
   /** The first 8 bytes of every snapshot file. */
   static final byte[] MAGIC = "WEIRSNAP".getBytes(StandardCharsets.US_ASCII);
 
+  /** The size in bytes of the buffer through which a file is written, scanned and read. */
+  static final int BUFFER_BYTES = 1 << 16;
+
   /** The format version this node writes and reads. */
   public static final int VERSION = 1;
 
@@ -115,7 +118,7 @@ public final class SnapshotFile {
       long[] body = new long[1];
       int[] count = new int[1];
       OutputStream out =
-          new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16) {
+          new BufferedOutputStream(Channels.newOutputStream(channel), BUFFER_BYTES) {
             @Override
             public synchronized void write(byte[] b, int off, int len) throws IOException {
               crc.update(b, off, len);
@@ -220,7 +223,7 @@ public final class SnapshotFile {
   public static long liveBuckets(Path file, PeerInputValidator validator, long now, long atMost)
       throws IOException, Invalid {
     try (DataInputStream in =
-        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), BUFFER_BYTES))) {
       header(in, validator, now);
       Records records = new Records(in, in.readLong());
       in.readInt();
@@ -242,7 +245,7 @@ public final class SnapshotFile {
       throws IOException, Invalid {
     long size = Files.size(file);
     try (DataInputStream in =
-        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), BUFFER_BYTES))) {
       Header header = header(in, validator, now);
       long headerBytes =
           MAGIC.length + 4 + 2 + header.writer.getBytes(StandardCharsets.UTF_8).length + TAIL_BYTES;

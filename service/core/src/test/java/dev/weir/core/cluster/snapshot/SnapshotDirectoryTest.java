@@ -573,9 +573,9 @@ class SnapshotDirectoryTest {
   }
 
   /**
-   * A read that fails after some of the file's buckets were passed on (here the file is cut short
-   * while it is read) reports the file partly loaded at ERROR, counts it loaded with the buckets
-   * passed, and deletes the claim, so that no later start passes them on again.
+   * A read that finds the file invalid after some of its buckets were passed on (here it is cut
+   * short while it is read) reports the file partly loaded at ERROR, counts it loaded with the
+   * buckets passed, and deletes the claim: the rest of a file that fails a check cannot be used.
    */
   @Test
   void load_readFailingAfterSomeBucketsWerePassedOn_reportsPartlyLoadedAndDeletesTheClaim()
@@ -617,12 +617,65 @@ class SnapshotDirectoryTest {
     assertThat(names()).isEmpty();
   }
 
-  // Truncates the claimed file to 100 KiB, past what the reader has buffered.
+  /**
+   * A read that fails with an I/O error after some of the file's buckets were passed on reports
+   * the file partly loaded at ERROR and keeps the claim, so that a later start loads all of it.
+   */
+  @Test
+  void load_ioErrorAfterSomeBucketsWerePassedOn_keepsTheClaimForALaterStart() throws IOException {
+    InMemoryBucketStore store = new InMemoryBucketStore(clock);
+    for (int i = 0; i < 10; i++) {
+      store.put("key_" + i, window(1, now + 60_000));
+    }
+    SnapshotDirectory self = node("10.0.0.1:1051");
+    self.save(store);
+    self.readWith(
+        (file, validator, at, sink) -> {
+          try {
+            return SnapshotFile.read(
+                file,
+                validator,
+                at,
+                b -> {
+                  sink.accept(b);
+                  throw new UncheckedIOException(new IOException("Input/output error"));
+                });
+          } catch (UncheckedIOException e) {
+            throw e.getCause();
+          }
+        });
+    List<BucketSnapshot> passed = new ArrayList<>();
+
+    SnapshotDirectory.Loaded loaded = self.load(passed::add);
+
+    assertThat(passed).hasSize(1);
+    assertThat(loaded.files()).containsExactly(self.ownFile());
+    assertThat(lines(Level.ERROR))
+        .singleElement()
+        .asString()
+        .startsWith(
+            "snapshot " + self.ownFile() + " partly loaded: 1 buckets passed on before the read"
+                + " failed: java.io.IOException: Input/output error; kept claimed as ")
+        .endsWith(", so that a later start loads the rest (the buckets passed on merge again with"
+                + " no effect)");
+    assertThat(names()).singleElement().asString().contains(SnapshotDirectory.CLAIMED);
+
+    clock.advance(SnapshotDirectory.STALE_CLAIM.plusMinutes(1));
+    self.readWith(SnapshotFile::read);
+    List<BucketSnapshot> again = new ArrayList<>();
+    self.load(again::add);
+
+    assertThat(again).hasSize(10);
+    assertThat(names()).isEmpty();
+  }
+
+  // Truncates the claimed file to one and a half read buffers: past what the reader has buffered
+  // when the first bucket is passed on, so that the read fails after some buckets.
   private void cutShortTheClaim() {
     try (Stream<Path> all = Files.list(dir)) {
       Path claim = all.filter(p -> p.toString().contains(".loading")).findFirst().get();
       try (FileChannel channel = FileChannel.open(claim, StandardOpenOption.WRITE)) {
-        channel.truncate(100 * 1024);
+        channel.truncate(SnapshotFile.BUFFER_BYTES * 3L / 2);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
