@@ -607,8 +607,13 @@ final class ConfigCompiler {
               + YamlConfigParser.render(node)
               + "' in rate_limit of '"
               + composite
-              + "': must be a list of "
-              + BEHAVIORS);
+              + "' at line "
+              + (node.getStartMark().getLine() + 1)
+              + ": must be a list of "
+              + BEHAVIORS
+              + "; write it as ["
+              + (node instanceof ScalarNode s ? s.getValue() : "global")
+              + "]");
     }
     int flags = Behavior.BATCHING;
     for (Node item : seq.getValue()) {
