@@ -128,7 +128,7 @@ public record EnvoySettings(
       EnvVar.of("WEIR_ENVOY_RESPONSE_DYNAMIC_METADATA");
 
   /** {@code WEIR_ENVOY_MERGE_DOMAIN_CONFIG}. */
-  public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of("WEIR_ENVOY_MERGE_DOMAIN_CONFIG");
+  public static final EnvVar MERGE_DOMAIN_CONFIG = EnvVar.of(ConfigLoadOptions.MERGE_VARIABLE);
 
   /** {@code WEIR_ENVOY_DEFAULT_ALGORITHM}. */
   public static final EnvVar DEFAULT_ALGORITHM = EnvVar.of("WEIR_ENVOY_DEFAULT_ALGORITHM");

@@ -97,13 +97,25 @@ final class ConfigCompiler {
     Map<List<String>, String> seen = new HashMap<>();
     if (existing != null) {
       for (DescriptorNode node : existing) {
-        seen.put(List.of(node.key(), node.value()), node.source());
+        seen.put(List.of(node.key(), node.value()), earlier(node));
       }
     }
     List<DescriptorNode> nodes =
         level(file, domain + ".", "", CounterNames.domain(domain), file.descriptors(), seen);
     domains.computeIfAbsent(domain, d -> new ArrayList<>()).addAll(nodes);
     domainFiles.putIfAbsent(domain, file.fileName());
+  }
+
+  /**
+   * Returns where the top-level {@code node} of an earlier file is: its file and line, or over xDS
+   * only its resource, whose lines are those of YAML Weir wrote from it.
+   */
+  private String earlier(DescriptorNode node) {
+    if (!unit.equals("resource")) {
+      return "at " + node.source();
+    }
+    String source = node.source();
+    return "in resource " + source.substring(0, source.lastIndexOf(':'));
   }
 
   /** Returns the compiled configuration of every file added. */
@@ -150,7 +162,7 @@ final class ConfigCompiler {
               + sourceLine.length());
       String finalKey = raw.value().isEmpty() ? raw.key() : raw.key() + "_" + raw.value();
       String composite = compositePrefix + finalKey;
-      String first = seen.putIfAbsent(List.of(raw.key(), raw.value()), "line " + sourceLine);
+      String first = seen.putIfAbsent(List.of(raw.key(), raw.value()), "at line " + sourceLine);
       if (first != null) {
         throw error(
             file,
@@ -161,7 +173,7 @@ final class ConfigCompiler {
                 + " repeats key '"
                 + raw.key()
                 + (raw.value().isEmpty() ? "' (no value)" : "' with value '" + raw.value() + "'")
-                + " of the descriptor at "
+                + " of the descriptor "
                 + first
                 + "; allowed is one descriptor per key and value at each level (several limits"
                 + " on one descriptor go in its rate_limits)");
@@ -595,8 +607,13 @@ final class ConfigCompiler {
               + YamlConfigParser.render(node)
               + "' in rate_limit of '"
               + composite
-              + "': must be a list of "
-              + BEHAVIORS);
+              + "' at line "
+              + (node.getStartMark().getLine() + 1)
+              + ": must be a list of "
+              + BEHAVIORS
+              + "; write it as ["
+              + (node instanceof ScalarNode s ? s.getValue() : "global")
+              + "]");
     }
     int flags = Behavior.BATCHING;
     for (Node item : seq.getValue()) {

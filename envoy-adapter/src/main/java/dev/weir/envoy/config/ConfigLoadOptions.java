@@ -1,7 +1,6 @@
 package dev.weir.envoy.config;
 
 import dev.weir.core.model.Algorithm;
-import dev.weir.envoy.EnvoySettings;
 import java.util.Objects;
 
 /**
@@ -23,6 +22,9 @@ public record ConfigLoadOptions(
     String keyPrefix,
     String mergeVariable) {
 
+  /** The variable of {@code weir.jar serve} that turns on {@code mergeDomainConfig}. */
+  public static final String MERGE_VARIABLE = "WEIR_ENVOY_MERGE_DOMAIN_CONFIG";
+
   /** Envoyproxy/ratelimit's behavior: no merging, fixed windows; default limits. */
   public static final ConfigLoadOptions DEFAULTS =
       new ConfigLoadOptions(false, Algorithm.FIXED_WINDOW);
@@ -35,7 +37,7 @@ public record ConfigLoadOptions(
     Objects.requireNonNull(mergeVariable, "mergeVariable");
   }
 
-  /** Creates options naming the {@code WEIR_*} merge variable of {@code weir.jar serve}. */
+  /** Creates options naming the {@code WEIR_*} merge variable, {@link #MERGE_VARIABLE}. */
   public ConfigLoadOptions(
       boolean mergeDomainConfig,
       Algorithm defaultAlgorithm,
@@ -46,7 +48,7 @@ public record ConfigLoadOptions(
         defaultAlgorithm,
         limits,
         keyPrefix,
-        EnvoySettings.MERGE_DOMAIN_CONFIG.name());
+        MERGE_VARIABLE);
   }
 
   /** Creates options reading every file. */

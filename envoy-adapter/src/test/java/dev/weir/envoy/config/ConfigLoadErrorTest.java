@@ -123,8 +123,8 @@ class ConfigLoadErrorTest {
                 + " global, no_batching, drain_over_limit"),
         Arguments.of(
             "behavior-not-a-list.yaml",
-            "invalid behavior 'global' in rate_limit of 'shop.a': must be a list of global,"
-                + " no_batching, drain_over_limit"));
+            "invalid behavior 'global' in rate_limit of 'shop.a' at line 4: must be a list of"
+                + " global, no_batching, drain_over_limit; write it as [global]"));
   }
 
   static Stream<Arguments> weirKeysOutsideRateLimit() {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.weir.core.config.EnvReader;
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.envoy.config.ConfigHolder;
@@ -294,6 +295,31 @@ class XdsConfigClientTest {
             "shop-b: duplicate domain 'shop' in config file: shop declares it too; allowed is one"
                 + " resource per domain, or several whose top-level descriptors are merged, with"
                 + " WEIR_ENVOY_MERGE_DOMAIN_CONFIG=true");
+    assertThat(holder.current()).isEmpty();
+  }
+
+  @Test
+  void duplicateDescriptor_fromAnEarlierMergedResource_isNamedByItsResourceOnly() {
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channel,
+            new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)),
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push(
+        "v1",
+        perMinute("shop", "a", 1),
+        perMinute("shop", "a", 2).toBuilder().setName("shop-b").build());
+
+    client.start(scheduler);
+
+    assertThat(management.lastRequest().getErrorDetail().getMessage())
+        .startsWith("shop-b: duplicate descriptor composite key 'shop.a'")
+        .contains(" of the descriptor in resource shop; ");
     assertThat(holder.current()).isEmpty();
   }
 

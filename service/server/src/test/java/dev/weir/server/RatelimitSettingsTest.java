@@ -6,10 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.HostPort;
 import dev.weir.envoy.EnvoySettings;
+import dev.weir.envoy.config.ConfigFile;
+import dev.weir.envoy.config.ConfigLoader;
+import dev.weir.envoy.config.DescriptorConfigException;
 import dev.weir.tls.ClientAuth;
 import dev.weir.tls.TlsSettings;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -61,6 +65,24 @@ class RatelimitSettingsTest {
     assertThat(settings.statsd())
         .contains(new RatelimitSettings.Statsd("localhost", 8125, Duration.ofSeconds(10), Map.of()));
     assertThat(settings.prometheus()).isEmpty();
+  }
+
+  @Test
+  void from_duplicateDomain_refusalNamesTheReferenceMergeVariable() {
+    EnvoySettings envoy = RatelimitSettings.from(Map.of()).envoy();
+    String yaml = "domain: shop\ndescriptors:\n  - key: a\n";
+    List<ConfigFile> files =
+        List.of(new ConfigFile("a.yaml", yaml), new ConfigFile("b.yaml", yaml));
+
+    assertThat(envoy.loadOptions().mergeVariable()).isEqualTo("MERGE_DOMAIN_CONFIG");
+    assertThatThrownBy(() -> new ConfigLoader(envoy.loadOptions()).compile(files))
+        .isInstanceOfSatisfying(
+            DescriptorConfigException.class,
+            e ->
+                assertThat(e.errors())
+                    .singleElement()
+                    .asString()
+                    .endsWith(" descriptors are merged, with MERGE_DOMAIN_CONFIG=true"));
   }
 
   @Test
