@@ -201,6 +201,7 @@ class JsonHandlerTest {
         .isEqualTo(
             "{\"code\":3,\"message\":\"invalid request body: malformed JSON: not standard JSON"
                 + " (RFC 8259) at line 1 column 38 path $.descriptors[0].\"}");
+    assertThat(trailingComma.statusCode()).isEqualTo(400);
     assertThat(trailingComma.body())
         .isEqualTo(
             "{\"code\":3,\"message\":\"invalid request body: malformed JSON: Expected name at"

@@ -2,6 +2,9 @@ package dev.weir.http;
 
 import com.google.gson.stream.MalformedJsonException;
 import java.io.EOFException;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -9,7 +12,8 @@ import java.util.regex.Pattern;
  * syntax error's without the Java exception name and the Gson troubleshooting link Gson and
  * protobuf-java pass on ({@code com.google.gson.stream.MalformedJsonException: Expected name at
  * line 1 column 27 path $.requests[0].name\nSee https://github.com/google/gson/...}), which mean
- * nothing to a client, and saying that the JSON is malformed instead.
+ * nothing to a client, and saying that the JSON is malformed instead. Another refusal's message
+ * is shown without a leading Java exception name ({@code java.lang.NumberFormatException: }).
  */
 public final class ParserMessages {
 
@@ -21,33 +25,36 @@ public final class ParserMessages {
   private static final Pattern LENIENT_HINT =
       Pattern.compile("^Use JsonReader\\.setStrictness\\(Strictness\\.LENIENT\\) to accept"
           + " malformed JSON|^Use JsonReader\\.setLenient\\(true\\) to accept malformed JSON");
+  private static final Pattern STRICT_MODE = Pattern.compile(" in strict mode\\b");
+  private static final Pattern EXCEPTION_NAME =
+      Pattern.compile("^(?:[a-z_$][\\w$]*\\.)+[A-Z][\\w$]*(?:Exception|Error): ");
 
   private ParserMessages() {}
 
   /**
    * Returns the message for a body refused with {@code refusal}: {@code malformed JSON: Expected
    * name at line 1 column 27 path $.requests[0].name} when its cause chain holds Gson's {@link
-   * MalformedJsonException} or an {@link EOFException}; any other refusal's message as it is;
+   * MalformedJsonException} or an {@link EOFException}; any other refusal's message without a
+   * leading exception name ({@code pkg.NameException: });
    * {@value #NO_MESSAGE} for {@code null} or a refusal without a message.
    */
   public static String of(Throwable refusal) {
-    for (Throwable cause = refusal; cause != null; cause = cause.getCause()) {
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Throwable cause = refusal; cause != null && seen.add(cause); cause = cause.getCause()) {
       if (cause instanceof MalformedJsonException || cause instanceof EOFException) {
         return malformed(cause.getMessage());
-      }
-      if (cause.getCause() == cause) {
-        break;
       }
     }
     if (refusal == null || refusal.getMessage() == null) {
       return NO_MESSAGE;
     }
-    return refusal.getMessage();
+    return EXCEPTION_NAME.matcher(refusal.getMessage()).replaceFirst("");
   }
 
   /**
    * Returns {@code malformed JSON: } and Gson's {@code reason} for a syntax error, without its
-   * troubleshooting link, and with its advice to read leniently replaced by what was refused.
+   * troubleshooting link, with its advice to read leniently replaced by what was refused, and
+   * with {@code in strict mode} replaced by {@code (RFC 8259)}.
    */
   static String malformed(String reason) {
     if (reason == null) {
@@ -55,6 +62,7 @@ public final class ParserMessages {
     }
     String text = GSON_LINK.matcher(reason).replaceFirst("");
     text = LENIENT_HINT.matcher(text).replaceFirst("not standard JSON (RFC 8259)");
+    text = STRICT_MODE.matcher(text).replaceAll(" (RFC 8259)");
     return "malformed JSON: " + text;
   }
 }

@@ -138,7 +138,7 @@ public final class ProtoJsonTypes {
         String name = reader.nextName();
         FieldDescriptor field = fields.get(name);
         if (field == null) {
-          reader.skipValue();
+          skipValue();
           continue;
         }
         path.add(name);
@@ -223,7 +223,7 @@ public final class ProtoJsonTypes {
           if (token != JsonToken.STRING) {
             return refuse(expected(field));
           }
-          reader.skipValue();
+          reader.nextString();
           return null;
         }
         case BOOLEAN -> {
@@ -247,7 +247,7 @@ public final class ProtoJsonTypes {
           if (token != JsonToken.NUMBER && token != JsonToken.STRING) {
             return refuse(expected(field));
           }
-          reader.skipValue();
+          reader.nextString();
           return null;
         }
         default -> {
@@ -265,7 +265,7 @@ public final class ProtoJsonTypes {
         return value(type.findFieldByName("value"));
       }
       if (SPECIAL.contains(type.getFullName())) {
-        reader.skipValue();
+        skipValue();
         return null;
       }
       if (token != JsonToken.BEGIN_OBJECT) {
@@ -332,6 +332,16 @@ public final class ProtoJsonTypes {
         }
       }
       return out.toString();
+    }
+
+    /**
+     * Reads past the value the reader is at, each string with {@code nextString}, which refuses a
+     * raw control character where {@code skipValue} does not.
+     */
+    private void skipValue() throws IOException {
+      JsonWriter discard = new JsonWriter(Writer.nullWriter());
+      discard.setStrictness(Strictness.LENIENT);
+      copyValue(discard);
     }
 
     /** Copies the value the reader is at to {@code writer}. */

@@ -3,6 +3,7 @@ package dev.weir.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonSyntaxException;
+import com.google.gson.Strictness;
 import com.google.gson.stream.MalformedJsonException;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.gson.JsonParser;
@@ -15,7 +16,9 @@ class ParserMessagesTest {
   /** Returns the refusal protobuf-java's JsonFormat makes of Gson's, chained by initCause. */
   private static InvalidProtocolBufferException parsing(String json) {
     try {
-      JsonParser.parseReader(new JsonReader(new StringReader(json)));
+      JsonReader reader = new JsonReader(new StringReader(json));
+      reader.setStrictness(Strictness.STRICT);
+      JsonParser.parseReader(reader);
     } catch (RuntimeException e) {
       InvalidProtocolBufferException refusal = new InvalidProtocolBufferException(e.getMessage());
       refusal.initCause(e);
@@ -33,13 +36,33 @@ class ParserMessagesTest {
   }
 
   @Test
-  void otherRefusalNamingAJavaException_keptAsItIsNotCalledMalformed() {
+  void otherRefusalNamingAJavaException_exceptionNameCutNotCalledMalformed() {
     InvalidProtocolBufferException wrapped =
         new InvalidProtocolBufferException(
             "java.lang.NumberFormatException: For input string: \"x\"");
 
-    assertThat(ParserMessages.of(wrapped))
-        .isEqualTo("java.lang.NumberFormatException: For input string: \"x\"");
+    assertThat(ParserMessages.of(wrapped)).isEqualTo("For input string: \"x\"");
+  }
+
+  @Test
+  void strictModeMessages_sayRfc8259WithoutGsonAdvice() {
+    assertThat(ParserMessages.of(parsing("{\"a\":\"x\ty\"}")))
+        .isEqualTo(
+            "malformed JSON: Unescaped control characters (\\u0000-\\u001F) are not allowed"
+                + " (RFC 8259) at line 1 column 7 path $.a");
+    assertThat(ParserMessages.of(parsing("{\"a\":\"\\'\"}")))
+        .isEqualTo(
+            "malformed JSON: Invalid escaped character \"'\" (RFC 8259) at line 1 column 9"
+                + " path $.a");
+  }
+
+  @Test
+  void causeCycleLongerThanOne_ends() {
+    IllegalStateException a = new IllegalStateException("a");
+    IllegalStateException b = new IllegalStateException("b", a);
+    a.initCause(b);
+
+    assertThat(ParserMessages.of(a)).isEqualTo("a");
   }
 
   @Test

@@ -112,6 +112,20 @@ class ProtoJsonTypesTest {
   }
 
   @Test
+  void rawControlCharacterInAnyString_refusedAsMalformed() {
+    String tab =
+        "malformed JSON: Unescaped control characters (\\u0000-\\u001F) are not allowed"
+            + " (RFC 8259) at line 1 column ";
+
+    assertThat(ProtoJsonTypes.refusal("{\"unknown\":\"a\tb\",\"requests\":[]}", REQUEST))
+        .hasValue(tab + "13 path $.unknown");
+    assertThat(ProtoJsonTypes.refusal("{\"unknown\":[{\"x\":\"a\tb\"}]}", REQUEST))
+        .hasValue(tab + "19 path $.unknown[0].x");
+    assertThat(ProtoJsonTypes.refusal("{\"requests\":[{\"algorithm\":\"a\tb\"}]}", REQUEST))
+        .hasValue(tab + "28 path $.requests[0].algorithm");
+  }
+
+  @Test
   void requestsSetTwice_refusedInsteadOfTheLastOneWinning() {
     assertThat(ProtoJsonTypes.refusal("{\"requests\":[{}],\"requests\":[]}", REQUEST))
         .hasValue(
