@@ -233,8 +233,8 @@ class JsonHandlerTest {
     assertThat(response.statusCode()).isEqualTo(400);
     assertThat(response.body())
         .isEqualTo(
-            "{\"code\":3,\"message\":\"invalid request body: field 'domain' is set twice (first as"
-                + " 'domain'); it must be set at most once in its object\"}");
+            "{\"code\":3,\"message\":\"invalid request body: field 'domain' is set twice; it must"
+                + " be set at most once in its object\"}");
   }
 
   @Test

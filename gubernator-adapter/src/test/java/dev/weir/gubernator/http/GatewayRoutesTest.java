@@ -571,8 +571,8 @@ class GatewayRoutesTest {
     assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
     assertThat(response.body())
         .isEqualTo(
-            "{\"code\":3,\"message\":\"field 'requests' is set twice (first as 'requests'); it"
-                + " must be set at most once in its object\",\"details\":[]}");
+            "{\"code\":3,\"message\":\"field 'requests' is set twice; it must be set at most"
+                + " once in its object\",\"details\":[]}");
   }
 
   @Test

@@ -146,9 +146,9 @@ public final class ProtoJsonTypes {
         if (first != null) {
           return "field '"
               + path()
-              + "' is set twice (first as '"
-              + first
-              + "'); it must be set at most once in its object";
+              + "' is set twice"
+              + (first.equals(name) ? "" : " (first as '" + first + "')")
+              + "; it must be set at most once in its object";
         }
         String refusal = field(field);
         if (refusal != null) {

@@ -74,9 +74,9 @@ class ProtoJsonTypesTest {
       delimiter = '|',
       textBlock =
           """
-          "unique_key":"a","unique_key":"b"  | field 'requests[0].unique_key' is set twice (first as 'unique_key'); it must be set at most once in its object
+          "unique_key":"a","unique_key":"b"  | field 'requests[0].unique_key' is set twice; it must be set at most once in its object
           "uniqueKey":"a","unique_key":"b"   | field 'requests[0].unique_key' is set twice (first as 'uniqueKey'); it must be set at most once in its object
-          "hits":1,"name":"n","hits":null    | field 'requests[0].hits' is set twice (first as 'hits'); it must be set at most once in its object
+          "hits":1,"name":"n","hits":null    | field 'requests[0].hits' is set twice; it must be set at most once in its object
           """)
   void fieldSetTwice_refusedNamingTheField(String fields, String message) {
     assertThat(item(fields)).hasValue(message);
@@ -129,8 +129,7 @@ class ProtoJsonTypesTest {
   void requestsSetTwice_refusedInsteadOfTheLastOneWinning() {
     assertThat(ProtoJsonTypes.refusal("{\"requests\":[{}],\"requests\":[]}", REQUEST))
         .hasValue(
-            "field 'requests' is set twice (first as 'requests'); it must be set at most once in"
-                + " its object");
+            "field 'requests' is set twice; it must be set at most once in its object");
   }
 
   private static final String PAIRED =

@@ -41,6 +41,11 @@ import java.util.function.Function;
  */
 final class ExplainRoute {
 
+  /** What a body the JSON parser refuses is told it must look like. */
+  private static final String BODY_SHAPE =
+      "; it must be {\"domain\":\"...\",\"descriptors\":[{\"entries\":"
+          + "[{\"key\":\"...\",\"value\":\"...\"}]}]}";
+
   /** The route's path. */
   static final String PATH = "/v1/Explain";
 
@@ -165,16 +170,13 @@ final class ExplainRoute {
     Optional<String> refusal =
         longNumber.or(() -> ProtoJsonTypes.refusal(body, request.getDescriptorForType()));
     if (refusal.isPresent()) {
-      throw invalid("invalid request body: " + refusal.get());
+      String shape = refusal.get().startsWith("malformed JSON") ? BODY_SHAPE : "";
+      throw invalid("invalid request body: " + refusal.get() + shape);
     }
     try {
       parser.merge(body, request);
     } catch (InvalidProtocolBufferException | RuntimeException e) {
-      throw invalid(
-          "invalid request body: "
-              + ParserMessages.of(e)
-              + "; it must be {\"domain\":\"...\",\"descriptors\":[{\"entries\":"
-              + "[{\"key\":\"...\",\"value\":\"...\"}]}]}");
+      throw invalid("invalid request body: " + ParserMessages.of(e) + BODY_SHAPE);
     }
     String domain = request.getDomain();
     if (config.get().domain(domain).isEmpty()) {

@@ -349,12 +349,22 @@ class StatusPageRoutesTest {
     assertThat(message(post("/v1/Explain", "{\"domain\":\"shop\",\"descriptors\":[{\"a\":1,}]}")))
         .isEqualTo(
             "invalid request body: malformed JSON: Expected name at line 1 column 41 path"
-                + " $.descriptors[0].a");
+                + " $.descriptors[0].a"
+                + SHAPE);
     assertThat(message(post("/v1/Explain", "{'domain':'shop'}")))
         .isEqualTo(
             "invalid request body: malformed JSON: not standard JSON (RFC 8259) at line 1 column 3"
-                + " path $.");
+                + " path $."
+                + SHAPE);
+    assertThat(message(post("/v1/Explain", "[\"a\",")))
+        .isEqualTo(
+            "invalid request body: malformed JSON: End of input at line 1 column 6 path $[1]"
+                + SHAPE);
   }
+
+  private static final String SHAPE =
+      "; it must be {\"domain\":\"...\",\"descriptors\":[{\"entries\":"
+          + "[{\"key\":\"...\",\"value\":\"...\"}]}]}";
 
   @Test
   void explain_fieldSetTwice_400InsteadOfTheLastOneWinning() throws Exception {
@@ -367,8 +377,8 @@ class StatusPageRoutesTest {
                     "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"a\","
                         + "\"value\":\"b\",\"value\":\"c\"}]}]}")))
         .isEqualTo(
-            "invalid request body: field 'descriptors[0].entries[0].value' is set twice (first as"
-                + " 'value'); it must be set at most once in its object");
+            "invalid request body: field 'descriptors[0].entries[0].value' is set twice; it must be"
+                + " set at most once in its object");
   }
 
   /** Returns the message of a 400 answer. */
