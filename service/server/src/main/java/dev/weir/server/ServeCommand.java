@@ -495,23 +495,21 @@ final class ServeCommand implements Command {
   /** Returns the {@code --config} file {@code args} name, if any. */
   static Optional<Path> configFile(List<String> args) {
     Path file = null;
-    boolean configGiven = false;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
-      if (arg.equals("--config") && i + 1 < args.size() && !args.get(i + 1).isBlank()) {
-        file = Path.of(args.get(++i));
-        configGiven = true;
-      } else if (arg.startsWith("--config=") && !arg.substring("--config=".length()).isBlank()) {
-        file = Path.of(arg.substring("--config=".length()));
-        configGiven = true;
-      } else if (arg.equals("--config") || arg.startsWith("--config=")) {
-        String given =
+      if (arg.equals("--config") || arg.startsWith("--config=")) {
+        String value =
             arg.equals("--config")
-                ? (i + 1 < args.size() ? "; got '" + args.get(i + 1) + "'" : "")
-                : "; got '" + arg.substring("--config=".length()) + "'";
-        throw badArgument(
-            arg, "--config needs a FILE of KEY=VALUE lines, e.g. --config weir.env" + given);
-      } else if (Main.COMMANDS.containsKey(arg) && (configGiven && !arg.equals("serve"))) {
+                ? (i + 1 < args.size() ? args.get(++i) : null)
+                : arg.substring("--config=".length());
+        if (value == null || value.isBlank()) {
+          throw badArgument(
+              arg,
+              "--config needs a FILE of KEY=VALUE lines, e.g. --config weir.env"
+                  + (value == null ? "" : "; got '" + value + "'"));
+        }
+        file = Path.of(value);
+      } else if (Main.COMMANDS.containsKey(arg) && file != null && !arg.equals("serve")) {
         throw badArgument(
             arg,
             "--config FILE belongs to serve (java -jar weir.jar serve --config FILE); "
