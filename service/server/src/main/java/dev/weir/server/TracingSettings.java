@@ -209,18 +209,8 @@ record TracingSettings(
       throw ConfigException.invalid(
           variable(endpointKey), endpoint, "a URL starting with http:// or https://");
     }
-    for (String key : LIMITS) {
-      String limit = properties.get(key);
-      if (limit != null && !isWholeNumberFrom(limit, 0)) {
-        throw ConfigException.invalid(variable(key), limit, "a whole number, 0 or more");
-      }
-    }
-    for (String key : BATCH_SIZES) {
-      String size = properties.get(key);
-      if (size != null && !isWholeNumberFrom(size, 1)) {
-        throw ConfigException.invalid(variable(key), size, "a whole number, 1 or more");
-      }
-    }
+    checkWholeNumbers(LIMITS, 0);
+    checkWholeNumbers(BATCH_SIZES, 1);
     for (String key : BATCH_DURATIONS) {
       String duration = properties.get(key);
       if (duration != null && !DURATION.matcher(duration).matches()) {
@@ -269,6 +259,22 @@ record TracingSettings(
    */
   private static final Pattern DURATION =
       Pattern.compile("\\s*\\+?\\d{1,18}\\s*(ns|us|ms|s|m|h|d)?\\s*");
+
+  /**
+   * Checks that each of {@code keys} that is set is an {@code int} of {@code least} or more, as the
+   * SDK reads it.
+   *
+   * @throws ConfigException naming the {@code OTEL_*} variable, its value and what is allowed
+   */
+  private void checkWholeNumbers(List<String> keys, int least) {
+    for (String key : keys) {
+      String value = properties.get(key);
+      if (value != null && !isWholeNumberFrom(value, least)) {
+        throw ConfigException.invalid(
+            variable(key), value, "a whole number, " + least + " or more");
+      }
+    }
+  }
 
   /** Returns whether {@code value} is an {@code int} of {@code least} or more, as the SDK reads. */
   private static boolean isWholeNumberFrom(String value, int least) {
