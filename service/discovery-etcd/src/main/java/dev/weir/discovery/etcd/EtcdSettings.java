@@ -58,30 +58,6 @@ public record EtcdSettings(
   /** The variable that sets the key prefix, under Weir's name. */
   public static final String KEY_PREFIX_VARIABLE = "WEIR_ETCD_KEY_PREFIX";
 
-  /** Creates settings whose key prefix is set by {@value #KEY_PREFIX_VARIABLE}. */
-  public EtcdSettings(
-      List<String> endpoints,
-      String keyPrefix,
-      Duration dialTimeout,
-      Duration leaseTtl,
-      String user,
-      String password,
-      Optional<Tls> tls,
-      String dataCenter,
-      Optional<String> advertiseAddress) {
-    this(
-        endpoints,
-        keyPrefix,
-        dialTimeout,
-        leaseTtl,
-        user,
-        password,
-        tls,
-        dataCenter,
-        advertiseAddress,
-        KEY_PREFIX_VARIABLE);
-  }
-
   /** Creates settings, normalizing endpoints to URLs. */
   public EtcdSettings {
     String scheme = tls.isPresent() ? "https://" : "http://";

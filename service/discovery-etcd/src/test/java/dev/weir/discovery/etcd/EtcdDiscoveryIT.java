@@ -523,7 +523,8 @@ class EtcdDiscoveryIT {
         "",
         Optional.empty(),
         dataCenter,
-        Optional.empty());
+        Optional.empty(),
+        EtcdSettings.KEY_PREFIX_VARIABLE);
   }
 
   /** Returns the lease of {@code key}, or 0 when the key is absent or etcd cannot be read. */

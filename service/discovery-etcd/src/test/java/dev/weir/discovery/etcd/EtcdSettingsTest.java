@@ -296,7 +296,7 @@ class EtcdSettingsTest {
   void constructor_emptyEndpoints_rejected() {
     assertThatThrownBy(
             () -> new EtcdSettings(List.of(), "/p/", Duration.ofSeconds(1), Duration.ofSeconds(5), "", "",
-                Optional.empty(), "", Optional.empty()))
+                Optional.empty(), "", Optional.empty(), EtcdSettings.KEY_PREFIX_VARIABLE))
         .isInstanceOf(IllegalArgumentException.class);
   }
 }
