@@ -775,8 +775,9 @@ final class ConfigCompiler {
     if (tag.equals(Tag.BOOL)) {
       return Boolean.toString(YamlV2Resolver.isTrue(text));
     }
-    if (tag.equals(Tag.FLOAT) && goSpecialFloat(text) != null) {
-      return goSpecialFloat(text);
+    String special = tag.equals(Tag.FLOAT) ? goSpecialFloat(text) : null;
+    if (special != null) {
+      return special;
     }
     Number n = yamlV2Number(key);
     if (n instanceof BigInteger v) {
