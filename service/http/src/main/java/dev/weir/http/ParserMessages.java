@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  */
 public final class ParserMessages {
 
+  /** What the message of a syntax error starts with. */
+  public static final String MALFORMED = "malformed JSON";
+
   /** The message for a refusal that carries none. */
   public static final String NO_MESSAGE = "the body is not a valid request";
 
@@ -58,11 +61,11 @@ public final class ParserMessages {
    */
   static String malformed(String reason) {
     if (reason == null) {
-      return "malformed JSON";
+      return MALFORMED;
     }
     String text = GSON_LINK.matcher(reason).replaceFirst("");
     text = LENIENT_HINT.matcher(text).replaceFirst("not standard JSON (RFC 8259)");
     text = STRICT_MODE.matcher(text).replaceAll(" (RFC 8259)");
-    return "malformed JSON: " + text;
+    return MALFORMED + ": " + text;
   }
 }

@@ -170,7 +170,7 @@ final class ExplainRoute {
     Optional<String> refusal =
         longNumber.or(() -> ProtoJsonTypes.refusal(body, request.getDescriptorForType()));
     if (refusal.isPresent()) {
-      String shape = refusal.get().startsWith("malformed JSON") ? BODY_SHAPE : "";
+      String shape = refusal.get().startsWith(ParserMessages.MALFORMED) ? BODY_SHAPE : "";
       throw invalid("invalid request body: " + refusal.get() + shape);
     }
     try {
