@@ -665,7 +665,9 @@ class ClusterSnapshotTest {
     boolean anyReceived =
         Await.holdsWithin(
             Duration.ofSeconds(2),
-            () -> cluster.nodes().stream().anyMatch(n -> n.cluster().handOff().receivedCount() > 0));
+            () ->
+                cluster.nodes().stream()
+                    .anyMatch(node -> node.cluster().handOff().receivedCount() > 0));
     assertThat(anyReceived).as("a node received restored buckets by hand-off").isFalse();
     for (Node node : cluster.nodes()) {
       assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
