@@ -643,6 +643,40 @@ class ClusterSnapshotTest {
         .isEqualTo("the file of the node's previous run".getBytes(StandardCharsets.UTF_8));
   }
 
+  /**
+   * With hand-off off ({@code WEIR_HANDOFF=false}: no transfers), a restarted node keeps the
+   * buckets it restored and sends none of them to their owners.
+   */
+  @Test
+  void handOffOff_restoredBucketsAreNotSentToTheirOwners() throws InterruptedException {
+    ClusterSettings noHandOff =
+        ClusterForwardingTest.SETTINGS.withSnapshotDir(Optional.of(dir)).withHandoff(false);
+    cluster =
+        LocalCluster.start(
+            3, noHandOff, clock, store -> new LocalLimiter(engine, store, clock)::decide);
+    hitEveryKey(cluster.node(1), 3);
+    cluster.stopAll();
+    cluster.close();
+
+    cluster =
+        LocalCluster.start(
+            3, noHandOff, clock, store -> new LocalLimiter(engine, store, clock)::decide);
+
+    boolean anyReceived =
+        Await.holdsWithin(
+            Duration.ofSeconds(2),
+            () ->
+                cluster.nodes().stream()
+                    .anyMatch(node -> node.cluster().handOff().receivedCount() > 0));
+    assertThat(anyReceived).as("a node received restored buckets by hand-off").isFalse();
+    for (Node node : cluster.nodes()) {
+      assertThat(node.cluster().restoredKeysHeld()).as("held by %s", node.address()).isZero();
+      assertThat(node.cluster().handOff().restoredHeld())
+          .as("watched by %s's hand-off", node.address())
+          .isZero();
+    }
+  }
+
   @Test
   void withoutSnapshotDir_fullRestartLosesTheCounts() {
     cluster =

@@ -24,7 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,8 +85,8 @@ public final class HandOff {
   private final Duration timeout;
   private final Executor scans;
   private final TransferRetry retry;
-  private final AtomicInteger sent = new AtomicInteger();
-  private final AtomicInteger received = new AtomicInteger();
+  private final AtomicLong sent = new AtomicLong();
+  private final AtomicLong received = new AtomicLong();
   private final Cache<String, Lineage> lineage;
   // The keys of buckets being transferred, each with its watch, shared by overlapping transfers.
   private final ConcurrentHashMap<String, Watch> transferring = new ConcurrentHashMap<>();
@@ -380,12 +380,12 @@ public final class HandOff {
   }
 
   /** Returns how many buckets this node has handed to others and had acknowledged. */
-  public int sentCount() {
+  public long sentCount() {
     return sent.get();
   }
 
   /** Returns how many buckets this node has received and stored. */
-  public int receivedCount() {
+  public long receivedCount() {
     return received.get();
   }
 
