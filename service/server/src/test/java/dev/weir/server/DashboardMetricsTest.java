@@ -140,7 +140,9 @@ class DashboardMetricsTest {
       Matcher grouping = GROUPING.matcher(query);
       while (grouping.find()) {
         int body = query.indexOf('(', grouping.end());
-        if (grouping.start() < series.start() && body >= 0 && encloses(query, body, series.start())) {
+        if (grouping.start() < series.start()
+            && body >= 0
+            && encloses(query, body, series.start())) {
           for (String label : grouping.group(1).split(",")) {
             if (!label.isBlank()) {
               labels.add(label.strip());
