@@ -7,6 +7,10 @@ import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.store.CacheStatistics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -185,6 +189,53 @@ class MicrometerMetricsTest {
         .contains("weir_batch_size_count{peer=\"10.0.0.2:1051\"} 1")
         .contains("weir_peer_batches_total{peer=\"10.0.0.2:1051\"} 1.0");
     assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.2:1051\"");
+  }
+
+  @Test
+  void forgetPeer_whileABatchRegistersThePeersMeters_noSeriesSurvive() throws Exception {
+    String peer = "10.0.0.2:1051";
+    CountDownLatch registering = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    registry
+        .config()
+        .meterFilter(
+            new MeterFilter() {
+              @Override
+              public Meter.Id map(Meter.Id id) {
+                if (id.getName().equals(MicrometerMetrics.BATCH_SIZE)
+                    && registering.getCount() > 0) {
+                  registering.countDown();
+                  awaitQuietly(release);
+                }
+                return id;
+              }
+            });
+    MicrometerMetrics metrics = new MicrometerMetrics(registry);
+    metrics.watchPeerUp(peer, () -> true);
+    Thread recording = new Thread(() -> metrics.batchSent(peer, 3, 1_000_000, true));
+    recording.start();
+    assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
+    Thread forgetting = new Thread(() -> metrics.forgetPeer(peer));
+    forgetting.start();
+    while (forgetting.isAlive() && forgetting.getState() != Thread.State.BLOCKED) {
+      Thread.onSpinWait();
+    }
+
+    release.countDown();
+    recording.join(10_000);
+    forgetting.join(10_000);
+    metrics.batchSent(peer, 4, 1_000_000, false);
+
+    assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.2:1051\"");
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Test
