@@ -10,6 +10,7 @@ import dev.weir.proto.gubernator.V1Grpc;
 import dev.weir.proto.ring.GetRingReq;
 import dev.weir.proto.ring.GetRingResp;
 import dev.weir.proto.ring.RingGrpc;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -408,7 +409,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
-   * once the call got a stream.
+   * once the call got a stream. The call is not bound to the sending thread's gRPC {@link Context}
+   * (only to {@link Builder#deadline}): a batch carries other callers' checks, so the cancellation
+   * or deadline of the caller whose check filled it must not fail theirs.
    */
   private CompletableFuture<List<RateLimitResp>> send(
       ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
@@ -416,9 +419,14 @@ public final class WeirClient implements AutoCloseable {
     CompletableFuture<GetRateLimitsResp> call = new CompletableFuture<>();
     V1Grpc.V1Stub stub =
         V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    (opened == null ? stub : stub.withInterceptors(opened))
-        .getRateLimits(
-            GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
+    V1Grpc.V1Stub sending = opened == null ? stub : stub.withInterceptors(opened);
+    Context.current()
+        .fork()
+        .run(
+            () ->
+                sending.getRateLimits(
+                    GetRateLimitsReq.newBuilder().addAllRequests(requests).build(),
+                    observer(call, target)));
     return call.thenApply(
         response -> {
           if (response.getResponsesCount() != requests.size()) {
