@@ -219,7 +219,9 @@ public final class WeirClient implements AutoCloseable {
    * its key. Completes when the ring is in use; fails with a {@link WeirException} when the call
    * fails (a Gubernator node answers {@code UNIMPLEMENTED}) or the answer is not a usable ring, and
    * the client then sends as before. A client built with {@link Builder#sendToOwners()} calls this
-   * itself; call it to pick up a change of the cluster at once.
+   * itself; call it to pick up a change of the cluster at once. The call, whose ring every later
+   * check uses, is not bound to the caller's gRPC {@link Context} (only to {@link
+   * Builder#deadline}).
    *
    * @throws IllegalStateException when the client was not built with {@link
    *     Builder#sendToOwners()}
@@ -231,9 +233,11 @@ public final class WeirClient implements AutoCloseable {
     ManagedChannel channel = nextChannel();
     String target = channel.authority();
     CompletableFuture<GetRingResp> call = new CompletableFuture<>();
-    RingGrpc.newStub(channel)
-        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
-        .getRing(GetRingReq.getDefaultInstance(), observer(call, target));
+    RingGrpc.RingStub stub =
+        RingGrpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    Context.current()
+        .fork()
+        .run(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
     return call.thenAccept(
         answer -> {
           try {
