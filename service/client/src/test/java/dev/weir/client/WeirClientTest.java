@@ -255,6 +255,10 @@ class WeirClientTest {
       assertThat(failure).isInstanceOf(WeirUnavailableException.class);
       assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
       assertThat(((WeirException) failure).target()).isEqualTo("127.0.0.1:" + closedPort);
+      assertThat(failure)
+          .as("names the node and why it failed, not only gRPC's \"io exception\"")
+          .hasMessageStartingWith("call to 127.0.0.1:" + closedPort + " failed with UNAVAILABLE")
+          .hasMessageContaining("Connection refused");
     }
   }
 
