@@ -100,6 +100,13 @@ final class CheckBatcher {
     action.run();
   }
 
+  /** Returns whether every batch taken from the queue has had its call started. */
+  boolean idle() {
+    synchronized (lock) {
+      return starting == 0;
+    }
+  }
+
   /** Sends whatever is queued now. */
   void flush() {
     List<Pending> batch;

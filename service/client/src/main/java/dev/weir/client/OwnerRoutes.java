@@ -37,6 +37,7 @@ final class OwnerRoutes {
   private final BiFunction<String, ManagedChannel, CheckBatcher> batcherOn;
   private final Set<String> withoutChecks = ConcurrentHashMap.newKeySet();
   private final Map<String, Member> members = new HashMap<>();
+  /** The batchers of members that left whose taken calls had not all started at the last look. */
   private final List<CheckBatcher> retired = new ArrayList<>();
   private volatile Route route;
   private boolean closed;
@@ -110,7 +111,7 @@ final class OwnerRoutes {
         && before.ring().peers().equals(answer.getMembersList().stream().sorted().toList())) {
       return;
     }
-    retired.clear();
+    retired.removeIf(CheckBatcher::idle);
     Map<String, CheckBatcher> batchers = new HashMap<>();
     for (String address : answer.getMembersList()) {
       Member member =
@@ -137,8 +138,8 @@ final class OwnerRoutes {
   /**
    * Sends every member's queued checks and shuts their channels down; later rings are ignored.
    *
-   * @return the batchers of the members and of the members that left at the last change, whose
-   *     calls being sent may not have started yet
+   * @return the batchers of the members and of the members that left, whose calls being sent may
+   *     not have started yet
    */
   synchronized List<CheckBatcher> close() {
     closed = true;

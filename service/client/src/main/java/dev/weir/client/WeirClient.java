@@ -10,6 +10,7 @@ import dev.weir.proto.gubernator.V1Grpc;
 import dev.weir.proto.ring.GetRingReq;
 import dev.weir.proto.ring.GetRingResp;
 import dev.weir.proto.ring.RingGrpc;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -218,7 +219,9 @@ public final class WeirClient implements AutoCloseable {
    * its key. Completes when the ring is in use; fails with a {@link WeirException} when the call
    * fails (a Gubernator node answers {@code UNIMPLEMENTED}) or the answer is not a usable ring, and
    * the client then sends as before. A client built with {@link Builder#sendToOwners()} calls this
-   * itself; call it to pick up a change of the cluster at once.
+   * itself; call it to pick up a change of the cluster at once. The call, whose ring every later
+   * check uses, is not bound to the caller's gRPC {@link Context} (only to {@link
+   * Builder#deadline}).
    *
    * @throws IllegalStateException when the client was not built with {@link
    *     Builder#sendToOwners()}
@@ -230,9 +233,11 @@ public final class WeirClient implements AutoCloseable {
     ManagedChannel channel = nextChannel();
     String target = channel.authority();
     CompletableFuture<GetRingResp> call = new CompletableFuture<>();
-    RingGrpc.newStub(channel)
-        .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
-        .getRing(GetRingReq.getDefaultInstance(), observer(call, target));
+    RingGrpc.RingStub stub =
+        RingGrpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    Context.current()
+        .fork()
+        .run(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
     return call.thenAccept(
         answer -> {
           try {
@@ -408,7 +413,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
-   * once the call got a stream.
+   * once the call got a stream. The call is not bound to the sending thread's gRPC {@link Context}
+   * (only to {@link Builder#deadline}): a batch carries other callers' checks, so the cancellation
+   * or deadline of the caller whose check filled it must not fail theirs.
    */
   private CompletableFuture<List<RateLimitResp>> send(
       ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
@@ -416,9 +423,14 @@ public final class WeirClient implements AutoCloseable {
     CompletableFuture<GetRateLimitsResp> call = new CompletableFuture<>();
     V1Grpc.V1Stub stub =
         V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    (opened == null ? stub : stub.withInterceptors(opened))
-        .getRateLimits(
-            GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
+    V1Grpc.V1Stub sending = opened == null ? stub : stub.withInterceptors(opened);
+    Context.current()
+        .fork()
+        .run(
+            () ->
+                sending.getRateLimits(
+                    GetRateLimitsReq.newBuilder().addAllRequests(requests).build(),
+                    observer(call, target)));
     return call.thenApply(
         response -> {
           if (response.getResponsesCount() != requests.size()) {

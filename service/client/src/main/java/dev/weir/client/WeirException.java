@@ -41,7 +41,10 @@ public class WeirException extends RuntimeException {
         : failure;
   }
 
-  /** Returns the typed exception for {@code failure} of a call to {@code target}. */
+  /**
+   * Returns the typed exception for {@code failure} of a call to {@code target}, its message naming
+   * the target, the status and its cause's message (a refused connection's address).
+   */
   static WeirException of(Throwable failure, String target) {
     if (failure instanceof WeirException weir) {
       return weir;
@@ -52,7 +55,10 @@ public class WeirException extends RuntimeException {
             + target
             + " failed with "
             + status.getCode()
-            + (status.getDescription() == null ? "" : ": " + status.getDescription());
+            + (status.getDescription() == null ? "" : ": " + status.getDescription())
+            + (status.getCause() == null || status.getCause().getMessage() == null
+                ? ""
+                : " (" + status.getCause().getMessage() + ")");
     return switch (status.getCode()) {
       case UNAVAILABLE -> new WeirUnavailableException(target, message, failure);
       case DEADLINE_EXCEEDED -> new WeirDeadlineExceededException(target, message, failure);

@@ -8,7 +8,10 @@ import dev.weir.proto.gubernator.Status;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,6 +47,30 @@ class WeirClientJavadocExamplesTest {
     JavadocExamples.assertAllIn(
         Path.of("src/main/java/dev/weir/client/WeirClient.java"),
         Path.of("src/test/java/dev/weir/client/WeirClientJavadocExamplesTest.java"));
+  }
+
+  @Test
+  void libraryDocsClientExample_isThisClassVerbatim() throws Exception {
+    String docs = Files.readString(Path.of("../../docs/library.md"));
+    String section = docs.substring(docs.indexOf("\n## The client\n"));
+    int start = section.indexOf("```java\n") + "```java\n".length();
+    List<String> example =
+        section.substring(start, section.indexOf("```", start)).lines()
+            .map(String::strip)
+            .filter(line -> !line.isEmpty())
+            .toList();
+    List<String> testLines =
+        Files.readAllLines(
+                Path.of("src/test/java/dev/weir/client/WeirClientJavadocExamplesTest.java"))
+            .stream()
+            .map(String::strip)
+            .filter(line -> !line.isEmpty())
+            .toList();
+
+    assertThat(example).as("the client example of docs/library.md").isNotEmpty();
+    assertThat(Collections.indexOfSubList(testLines, example))
+        .as("docs/library.md's client example in this class:%n%s", String.join("\n", example))
+        .isNotNegative();
   }
 
   private static boolean classExample(String address, long accountId) {

@@ -15,6 +15,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
@@ -226,6 +227,18 @@ class WeirClientOwnersTest {
           .isEqualTo("seed");
       assertThat(nodes.get(leaver).callSizes()).containsExactly(1);
       assertThat(opened.get(MEMBERS.get(0)).isShutdown()).as("a member that stayed").isFalse();
+    }
+  }
+
+  @Test
+  void build_inACancelledContext_stillAsksForTheRing() throws Exception {
+    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
+    // Built lazily by a gRPC handler whose own call is cancelled (its client left).
+    Context.CancellableContext handler = Context.current().withCancellation();
+    handler.cancel(null);
+
+    try (WeirClient client = handler.call(() -> client())) {
+      assertThat(client.ringMembers()).containsExactlyElementsOf(MEMBERS);
     }
   }
 

@@ -5,15 +5,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.gubernator.GetRateLimitsReq;
+import dev.weir.proto.gubernator.GetRateLimitsResp;
+import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -21,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -137,6 +144,61 @@ class WeirClientTest {
     }
   }
 
+  /** A {@code V1} server that holds each {@code GetRateLimits} call until {@link #answerAll}. */
+  private static final class HeldV1 extends V1Grpc.V1ImplBase {
+    private final List<Runnable> answers = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void getRateLimits(GetRateLimitsReq request, StreamObserver<GetRateLimitsResp> out) {
+      answers.add(
+          () -> {
+            GetRateLimitsResp.Builder resp = GetRateLimitsResp.newBuilder();
+            for (RateLimitReq item : request.getRequestsList()) {
+              resp.addResponses(
+                  RateLimitResp.newBuilder().putMetadata("key", item.getUniqueKey()));
+            }
+            out.onNext(resp.build());
+            out.onCompleted();
+          });
+    }
+
+    /** Answers every call held so far; one whose caller cancelled it is skipped. */
+    void answerAll() {
+      for (Runnable answer : answers) {
+        try {
+          answer.run();
+        } catch (StatusRuntimeException cancelled) {
+          // The client cancelled that call; nothing to answer.
+        }
+      }
+    }
+  }
+
+  @Test
+  void check_fillsTheBatchInACancelledContext_theOtherCallersChecksAreAnsweredAnyway()
+      throws Exception {
+    HeldV1 server = new HeldV1();
+    String name = InProcessServerBuilder.generateName();
+    servers.add(
+        InProcessServerBuilder.forName(name).directExecutor().addService(server).build().start());
+    ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+    channels.add(channel);
+    try (WeirClient client =
+        WeirClient.builder().channel(channel).scheduler(scheduler).maxBatch(2).build()) {
+      CompletableFuture<RateLimitResp> queued = client.check(item("k1"));
+      // The second caller is a gRPC handler whose own call is then cancelled (its client left).
+      Context.CancellableContext handler = Context.current().withCancellation();
+      CompletableFuture<RateLimitResp> filling = handler.call(() -> client.check(item("k2")));
+
+      handler.cancel(null);
+      server.answerAll();
+
+      assertThat(queued).succeedsWithin(GENEROUS);
+      assertThat(queued.join().getMetadataMap()).containsEntry("key", "k1");
+      assertThat(filling.join().getMetadataMap()).containsEntry("key", "k2");
+    }
+  }
+
   @Test
   void check_zeroWindow_sendsEachCallAtOnce() throws Exception {
     RecordingV1 server = new RecordingV1("a");
@@ -193,6 +255,10 @@ class WeirClientTest {
       assertThat(failure).isInstanceOf(WeirUnavailableException.class);
       assertThat(((WeirException) failure).code()).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
       assertThat(((WeirException) failure).target()).isEqualTo("127.0.0.1:" + closedPort);
+      assertThat(failure)
+          .as("names the node and why it failed, not only gRPC's \"io exception\"")
+          .hasMessageStartingWith("call to 127.0.0.1:" + closedPort + " failed with UNAVAILABLE")
+          .hasMessageContaining("Connection refused");
     }
   }
 

@@ -1,0 +1,141 @@
+package dev.weir.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.proto.gubernator.RateLimitReq;
+import dev.weir.proto.gubernator.RateLimitResp;
+import dev.weir.proto.ring.GetRingResp;
+import dev.weir.ring.HashRing;
+import dev.weir.ring.PeerHash;
+import io.grpc.ManagedChannel;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link OwnerRoutes} with batchers whose calls the test holds at their start, so that a test can
+ * change the ring and close between a batch timer taking its batch and its call starting.
+ */
+class OwnerRoutesTest {
+
+  private static final String STAYER = "10.0.0.1:1051";
+  private static final String LEAVER = "10.0.0.9:1051";
+  private static final String JOINER = "10.0.0.2:1051";
+  private static final int REPLICAS = 64;
+
+  private final FakeBatchScheduler scheduler = new FakeBatchScheduler();
+  private final Map<String, ManagedChannel> opened = new ConcurrentHashMap<>();
+  private final CountDownLatch leaverCallStarting = new CountDownLatch(1);
+  private final CountDownLatch leaverCallMayStart = new CountDownLatch(1);
+
+  @AfterEach
+  void stop() {
+    leaverCallMayStart.countDown();
+    opened.values().forEach(ManagedChannel::shutdownNow);
+  }
+
+  /** Returns routes whose leaver's calls wait, as they start, until the test lets them. */
+  private OwnerRoutes routes() {
+    return new OwnerRoutes(
+        address -> {
+          ManagedChannel channel = InProcessChannelBuilder.forName(address).build();
+          opened.put(address, channel);
+          return channel;
+        },
+        (member, channel) ->
+            new CheckBatcher(
+                Duration.ofMillis(5),
+                WeirClient.MAX_BATCH,
+                scheduler,
+                requests -> {
+                  if (member.equals(LEAVER)) {
+                    leaverCallStarting.countDown();
+                    await(leaverCallMayStart);
+                  }
+                  return CompletableFuture.completedFuture(
+                      Collections.nCopies(requests.size(), RateLimitResp.getDefaultInstance()));
+                }));
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static GetRingResp ringOf(String... members) {
+    return GetRingResp.newBuilder()
+        .addAllMembers(List.of(members))
+        .setHash("fnv1a-fmix64")
+        .setReplicas(REPLICAS)
+        .build();
+  }
+
+  private static RateLimitReq itemOwnedBy(String owner, String... members) {
+    HashRing ring = HashRing.of(List.of(members), REPLICAS, PeerHash.FNV1A_FMIX64);
+    return IntStream.range(0, 200)
+        .mapToObj(i -> WeirClientTest.item("account:" + i))
+        .filter(item -> ring.ownerOf(OwnerRoutes.hashKey(item)).equals(owner))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /**
+   * Queues a check the leaver owns and has its batch timer take it on another thread, which is
+   * held before its call starts; returns that thread.
+   */
+  private Thread leaverBatchTakenNotStarted(OwnerRoutes routes) throws InterruptedException {
+    routes.apply(ringOf(STAYER, LEAVER));
+    RateLimitReq request = itemOwnedBy(LEAVER, STAYER, LEAVER);
+    routes.batcherFor(request)
+        .add(List.of(new CheckBatcher.Pending(request, new CompletableFuture<>())));
+    Thread timer = new Thread(scheduler::runDue, "leaver-batch-timer");
+    timer.start();
+    assertThat(leaverCallStarting.await(30, TimeUnit.SECONDS)).isTrue();
+    return timer;
+  }
+
+  @Test
+  void close_afterTwoRingChanges_returnsTheLeaversBatcherWhoseCallHasNotStarted()
+      throws Exception {
+    OwnerRoutes routes = routes();
+    Thread timer = leaverBatchTakenNotStarted(routes);
+    CheckBatcher leaver = routes.batcherFor(itemOwnedBy(LEAVER, STAYER, LEAVER));
+
+    routes.apply(ringOf(STAYER));
+    routes.apply(ringOf(STAYER, JOINER));
+    List<CheckBatcher> mayNotHaveStarted = routes.close();
+
+    assertThat(mayNotHaveStarted)
+        .as("batchers close() must wait for: the leaver's call has not started")
+        .contains(leaver);
+    leaverCallMayStart.countDown();
+    timer.join(30_000);
+    assertThat(opened.get(LEAVER).isShutdown()).as("the leaver's channel").isTrue();
+  }
+
+  @Test
+  void apply_forgetsALeaverOnceItsCallsStarted() throws Exception {
+    OwnerRoutes routes = routes();
+    Thread timer = leaverBatchTakenNotStarted(routes);
+    CheckBatcher leaver = routes.batcherFor(itemOwnedBy(LEAVER, STAYER, LEAVER));
+    routes.apply(ringOf(STAYER));
+    leaverCallMayStart.countDown();
+    timer.join(30_000);
+
+    routes.apply(ringOf(STAYER, JOINER));
+
+    assertThat(routes.close()).as("a leaver with no call left to start").doesNotContain(leaver);
+  }
+}
