@@ -924,6 +924,54 @@ class RlqsServiceTest {
     assertThat(cluster.service(0).stats().streams()).isZero();
   }
 
+  @Test
+  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() {
+    AtomicBoolean hold = new AtomicBoolean();
+    List<Runnable> held = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released() || !hold.get()) {
+                    return reports.report(usage);
+                  }
+                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
+                  held.add(() -> reports.report(usage).thenAccept(share::complete));
+                  return share;
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    hold.set(true);
+    proxy.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(usage(API, 5, 0, 5))
+            .build());
+    proxy.sent++;
+    awaitTrue(() -> held.size() == 1);
+
+    proxy.out.onError(Status.CANCELLED.asRuntimeException());
+    awaitTrue(() -> cluster.service(0).stats().streams() == 0);
+    held.forEach(Runnable::run);
+    settle();
+
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the usage that reached the owner after the stream's release is released too")
+        .isZero();
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("waited 10 s").isLessThan(deadline);
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+    }
+  }
+
   private static void settleUntilEnded(Proxy proxy) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (proxy.ended == null && System.nanoTime() < deadline) {
