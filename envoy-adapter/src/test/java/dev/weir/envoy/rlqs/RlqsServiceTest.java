@@ -3,6 +3,8 @@ package dev.weir.envoy.rlqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
@@ -297,6 +299,37 @@ class RlqsServiceTest {
     assertThat(cluster.metrics().events())
         .as("counted once for the bucket, not once per report")
         .containsExactly("refused too_many_entries");
+  }
+
+  @Test
+  void bucketWithMoreEntriesThanAllowed_isLoggedNamingTheCountTheBoundAndTheSetting() {
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+      BucketId.Builder big = BucketId.newBuilder();
+      for (int i = 0; i < 65; i++) {
+        big.putBucket("k" + i, "v");
+      }
+
+      proxy.report("edge", big.build(), 1, 0, 0);
+
+      assertThat(appender.list)
+          .extracting(ILoggingEvent::getFormattedMessage)
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .contains("DENY_ALL")
+                      .contains("65 entries")
+                      .contains("at most 64")
+                      .contains("WEIR_MAX_DESCRIPTOR_ENTRIES"));
+    } finally {
+      log.detachAppender(appender);
+    }
   }
 
   @Test
