@@ -216,7 +216,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /**
    * Reports each of {@code pending}'s usages to its owner, takes the shares answered into their
    * counters, and then sends {@code actions} with the current actions of {@code limited} and the
-   * changed actions of the other buckets on their counters.
+   * changed actions of the other buckets on their counters. A share answered for a counter the
+   * stream no longer holds (it ended, or the counter's buckets were abandoned, while the usage was
+   * on its way) is released again, as the owner counted the proxy anew after its release.
    */
   private void reportThenAnswer(
       List<Pending> pending, List<BucketAction> actions, List<StreamBucket> limited) {
@@ -229,8 +231,16 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
               .report(p.usage())
               .thenAccept(
                   share -> {
+                    QuotaUsage late = null;
                     synchronized (this) {
-                      p.counter().accept(share, true, service.clock().wallMillis());
+                      if (counters.containsKey(p.counter().key())) {
+                        p.counter().accept(share, true, service.clock().wallMillis());
+                      } else {
+                        late = release(p.counter());
+                      }
+                    }
+                    if (late != null) {
+                      service.report(late);
                     }
                   });
     }

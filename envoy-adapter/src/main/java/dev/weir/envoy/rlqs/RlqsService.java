@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code envoy.service.rate_limit_quota.v3.RateLimitQuotaService/StreamRateLimitQuotas} over the
@@ -42,11 +43,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaServiceImplBase
     implements QuotaShareReceiver {
 
-  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(RlqsService.class);
-
   /** The description of the status streams end with when the node drains. */
   public static final String DRAINING = "this node is shutting down; reconnect to another node";
 
+  private final RateLimitedLogger warnings;
   private final ConfigHolder config;
   private final QuotaReports reports;
   private final String node;
@@ -91,6 +91,9 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
         new BucketPlanner(
             CounterKeys.of(limits), limits.maxDescriptorEntries(), settings.shadowMode());
     this.clock = clock;
+    this.warnings =
+        new RateLimitedLogger(
+            LoggerFactory.getLogger(RlqsService.class), clock, RateLimitedLogger.DEFAULT_INTERVAL);
     this.metrics = metrics;
     this.meter = meter;
     this.unknownDomains = unknownDomains;
@@ -224,7 +227,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
       }
       throw new IllegalStateException("the quota reports returned no future");
     } catch (RuntimeException e) {
-      WARNINGS.warn(
+      warnings.warn(
           "report", "reporting bucket usage for '{}' failed: {}", usage.rule().name(), e.toString());
       return CompletableFuture.failedFuture(e);
     }
@@ -238,11 +241,15 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     return metrics;
   }
 
-  /** Counts a bucket planned as {@code refused} in the refusal counter, when its reason is one. */
+  /**
+   * Counts a bucket planned as {@code refused} in the refusal counter, when its reason is one, and
+   * logs why it is assigned {@code DENY_ALL} (at most once per 10 s).
+   */
   void refused(BucketPlan.Refused refused) {
     if (refused.counted() != null) {
       meter.refused(refused.counted());
     }
+    warnings.warn("refused", "an RLQS bucket is assigned DENY_ALL: {}", refused.reason());
   }
 
   /**
@@ -251,7 +258,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
    */
   void bucketNotHeld(int held) {
     meter.refused(RefusalReason.TOO_MANY_BUCKETS);
-    WARNINGS.warn(
+    warnings.warn(
         "too_many_buckets",
         "an RLQS stream holds {} buckets, as many as WEIR_RLQS_MAX_BUCKETS ({}) allows; a new"
             + " bucket is not held until idle ones are abandoned (limited ones are DENY_ALL)",

@@ -3,6 +3,8 @@ package dev.weir.envoy.rlqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
@@ -297,6 +299,37 @@ class RlqsServiceTest {
     assertThat(cluster.metrics().events())
         .as("counted once for the bucket, not once per report")
         .containsExactly("refused too_many_entries");
+  }
+
+  @Test
+  void bucketWithMoreEntriesThanAllowed_isLoggedNamingTheCountTheBoundAndTheSetting() {
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+      BucketId.Builder big = BucketId.newBuilder();
+      for (int i = 0; i < 65; i++) {
+        big.putBucket("k" + i, "v");
+      }
+
+      proxy.report("edge", big.build(), 1, 0, 0);
+
+      assertThat(appender.list)
+          .extracting(ILoggingEvent::getFormattedMessage)
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .contains("DENY_ALL")
+                      .contains("65 entries")
+                      .contains("at most 64")
+                      .contains("WEIR_MAX_DESCRIPTOR_ENTRIES"));
+    } finally {
+      log.detachAppender(appender);
+    }
   }
 
   @Test
@@ -922,6 +955,54 @@ class RlqsServiceTest {
     assertThat(late.ended).as("the stream was ended").isNotNull();
     assertThat(late.ended.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(cluster.service(0).stats().streams()).isZero();
+  }
+
+  @Test
+  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() {
+    AtomicBoolean hold = new AtomicBoolean();
+    List<Runnable> held = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released() || !hold.get()) {
+                    return reports.report(usage);
+                  }
+                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
+                  held.add(() -> reports.report(usage).thenAccept(share::complete));
+                  return share;
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    hold.set(true);
+    proxy.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(usage(API, 5, 0, 5))
+            .build());
+    proxy.sent++;
+    awaitTrue(() -> held.size() == 1);
+
+    proxy.out.onError(Status.CANCELLED.asRuntimeException());
+    awaitTrue(() -> cluster.service(0).stats().streams() == 0);
+    held.forEach(Runnable::run);
+    settle();
+
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the usage that reached the owner after the stream's release is released too")
+        .isZero();
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("waited 10 s").isLessThan(deadline);
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+    }
   }
 
   private static void settleUntilEnded(Proxy proxy) {

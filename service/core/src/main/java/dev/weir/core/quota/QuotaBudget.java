@@ -12,7 +12,7 @@ import dev.weir.core.model.Algorithm;
  * @param remaining what the bucket admits now, with every reported request counted
  * @param resetTime for {@code fixed_window} and {@code token_bucket}: when the window ends
  * @param remainingAtHorizon what the bucket would admit at {@code now + horizonMillis} if nothing
- *     more were taken (used for {@code leaky_bucket} and {@code sliding_window})
+ *     more were taken (used for {@code sliding_window})
  * @param now the owner's time, epoch milliseconds
  * @param horizonMillis the report interval: how long a share is planned for
  * @param unreported requests the proxies may have admitted since their last reports
@@ -35,8 +35,10 @@ public record QuotaBudget(
    * window no longer than the horizon, the limit's own pace; for {@code fixed_window} and {@code
    * token_bucket}, what remains of the window (less what the proxies may hold unreported or in
    * their bursts) spread over the time left, and in the window's last horizon at most the limit's
-   * pace; for {@code leaky_bucket} and {@code sliding_window}, what the bucket admits over the
-   * horizon (less the same) divided by it. Never negative.
+   * pace; for {@code leaky_bucket}, what it admits now and what leaks back over the horizon (less
+   * the same) divided by it, as a bucket whose burst is below what leaks in the horizon still
+   * admits its limit's pace when taken evenly; for {@code sliding_window}, what the bucket admits
+   * over the horizon (less the same) divided by it. Never negative.
    */
   public double fleetRate() {
     double pace = limit * 1000.0 / Math.max(1, windowMillis);
@@ -50,7 +52,12 @@ public record QuotaBudget(
         double rate = available * 1000.0 / left;
         yield left < horizonMillis ? Math.min(rate, pace) : rate;
       }
-      case LEAKY_BUCKET, SLIDING_WINDOW -> {
+      case LEAKY_BUCKET -> {
+        double leaked = pace * horizonMillis / 1000.0;
+        double available = Math.max(0, remaining + leaked - unreported - bursts);
+        yield available * 1000.0 / Math.max(1, horizonMillis);
+      }
+      case SLIDING_WINDOW -> {
         double available = Math.max(0, remainingAtHorizon - unreported - bursts);
         yield available * 1000.0 / Math.max(1, horizonMillis);
       }

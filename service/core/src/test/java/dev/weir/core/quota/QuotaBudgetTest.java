@@ -66,7 +66,7 @@ class QuotaBudgetTest {
   @Test
   void leakyBucket_isWhatItAdmitsOverTheIntervalDividedByIt() {
     QuotaBudget b =
-        new QuotaBudget(Algorithm.LEAKY_BUCKET, 6000, MINUTE, 0, 0, 600, NOW, 5000, 100, 0);
+        new QuotaBudget(Algorithm.LEAKY_BUCKET, 6000, MINUTE, 100, 0, 600, NOW, 5000, 100, 0);
 
     assertThat(b.fleetRate()).isCloseTo(100, within(1e-9));
     assertThat(b.spent()).isFalse();

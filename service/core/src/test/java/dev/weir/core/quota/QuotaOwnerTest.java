@@ -188,4 +188,25 @@ class QuotaOwnerTest {
 
     assertThat(share.ratePerSecond()).isGreaterThan(0).isLessThanOrEqualTo(2);
   }
+
+  @Test
+  void leakyBucket_withABurstBelowWhatLeaksInAnInterval_stillSharesTheLimitsPace() {
+    RateLimitRequest rule =
+        RateLimitRequest.builder("rlqs/r", "k=v")
+            .limit(600)
+            .duration(60_000)
+            .algorithm(Algorithm.LEAKY_BUCKET)
+            .burst(10)
+            .build();
+    QuotaShare share = report(rule, "n/a", 0, 0);
+
+    for (int i = 0; i < 12; i++) {
+      clock.advanceMillis(INTERVAL);
+      share = report(rule, "n/a", 50, INTERVAL);
+    }
+
+    assertThat(share.ratePerSecond())
+        .as("600 a minute leak back at 10/s whatever the burst; the only proxy asks 12.5/s")
+        .isCloseTo(10, org.assertj.core.api.Assertions.within(0.5));
+  }
 }
