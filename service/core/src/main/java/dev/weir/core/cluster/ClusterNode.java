@@ -929,9 +929,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    * while the files load) and logs at WARN how many it dropped for want of room (not those that
    * expired meanwhile) and the {@code WEIR_CACHE_SIZE} that holds them all (none for a store
    * without a capacity bound). Files that fail a check are logged and ignored, and so is a
-   * directory this node could not save to (at ERROR, naming it). With hand-off off the restored
-   * keys are not held for {@link #handOverRestored}: no transfer sends them (logged at INFO).
-   * Does nothing without a snapshot directory.
+   * directory this node could not save to (at ERROR, naming it). Does nothing without a snapshot
+   * directory.
    */
   public synchronized int restoreSnapshots() {
     SnapshotDirectory directory = snapshots;
@@ -944,12 +943,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     SnapshotDirectory.Loaded loaded = directory.load(buckets::offer, buckets::room);
     Set<String> keys = buckets.restore();
     restored = true;
-    if (settings.handoff()) {
-      restoredPending = keys;
-      restoredPendingPeak = keys.size();
-    } else {
-      handOff.forgetRestored(keys);
-    }
+    restoredPending = keys;
+    restoredPendingPeak = keys.size();
     if (!loaded.files().isEmpty() || !loaded.rejected().isEmpty()) {
       LOG.info(
           "restored {} live buckets of {} from {} snapshot files in {} in {} ms ({} files ignored)",
@@ -959,12 +954,6 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           directory.dir(),
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started),
           loaded.rejected().size());
-    }
-    if (!settings.handoff() && !keys.isEmpty()) {
-      LOG.info(
-          "the {} restored buckets stay on this node: with WEIR_HANDOFF=false none is sent to its"
-              + " key's owner, so only the keys this node owns keep their counts",
-          keys.size());
     }
     long dropped = buckets.dropped();
     if (dropped > 0 && buckets.capacity() == Long.MAX_VALUE) {
