@@ -287,6 +287,36 @@ class ManifestsTest {
         .isEqualTo(deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
   }
 
+  /**
+   * The README's way to move Weir to another namespace: change {@code namespace:} in the base's
+   * kustomization. Kustomize then sets every object's namespace but, in its default {@code
+   * defaultOnly} mode, the namespace of no RoleBinding subject unless it is named {@code default};
+   * a subject that names {@code weir} keeps binding an account that no longer exists there.
+   */
+  @Test
+  void roleBinding_inAnotherNamespace_stillBindsTheDeploymentsAccount() throws IOException {
+    String namespace = "limits";
+    RoleBinding binding = only(RoleBinding.class);
+    binding.getMetadata().setNamespace(namespace);
+    binding.getSubjects().stream()
+        .filter(s -> s.getName().equals("default"))
+        .forEach(s -> s.setNamespace(namespace));
+
+    assertThat(binding.getSubjects())
+        .singleElement()
+        .satisfies(
+            subject -> {
+              assertThat(subject.getKind()).isEqualTo("ServiceAccount");
+              String resolved =
+                  subject.getNamespace() == null || subject.getNamespace().isEmpty()
+                      ? binding.getMetadata().getNamespace()
+                      : subject.getNamespace();
+              assertThat(resolved)
+                  .as("the namespace RBAC reads the subject in (empty: the binding's own)")
+                  .isEqualTo(namespace);
+            });
+  }
+
   @Test
   void services_peersHeadlessAndRlsPortsNamedForIstio() throws IOException {
     Map<String, Service> services =
