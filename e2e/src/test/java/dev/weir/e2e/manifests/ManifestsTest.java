@@ -438,6 +438,44 @@ class ManifestsTest {
     assertThat(vhosts).isEqualTo(2);
   }
 
+  /**
+   * The gateway's {@code (PATH=api)} descriptor is sent for {@code /api/v1/products/<1-99>}, as the
+   * vhost patch and the README say: Envoy's {@code safe_regex} must match the whole path.
+   */
+  @Test
+  void gatewayVhost_apiDescriptor_sentForEveryProductFrom1To99() throws Exception {
+    EnvoyFilter filter =
+        Manifests.build(Manifests.ROOT.resolve("overlays/istio")).stream()
+            .map(Document::object)
+            .filter(o -> o instanceof EnvoyFilter)
+            .map(EnvoyFilter.class::cast)
+            .filter(f -> f.getMetadata().getName().equals("weir-ratelimit-vhost"))
+            .findFirst()
+            .orElseThrow();
+    Object patch = filter.getSpec().getConfigPatches().get(0).getPatch().getValue();
+    VirtualHost.Builder vhost = VirtualHost.newBuilder();
+    JsonFormat.parser().merge(Serialization.asJson(patch), vhost);
+    List<String> regexes =
+        vhost.getRateLimitsList().stream()
+            .flatMap(limit -> limit.getActionsList().stream())
+            .filter(a -> a.getHeaderValueMatch().getDescriptorValue().equals("api"))
+            .map(a -> a.getHeaderValueMatch().getHeaders(0).getStringMatch())
+            .map(match -> match.getSafeRegex().getRegex())
+            .toList();
+
+    assertThat(regexes).hasSize(1);
+    Pattern api = Pattern.compile(regexes.get(0));
+    List<String> missed = new ArrayList<>();
+    for (int product = 1; product <= 99; product++) {
+      if (!api.matcher("/api/v1/products/" + product).matches()) {
+        missed.add("/api/v1/products/" + product);
+      }
+    }
+    assertThat(missed).as("paths sent without (PATH=api)").isEmpty();
+    assertThat(api.matcher("/api/v1/products/0").matches()).isFalse();
+    assertThat(api.matcher("/api/v1/products/100").matches()).isFalse();
+  }
+
   /** The cluster Istio makes for the weir Service's grpc-rls port, which the EnvoyFilters call. */
   private static final String RLS_CLUSTER = "outbound|8081||weir.weir.svc.cluster.local";
 
