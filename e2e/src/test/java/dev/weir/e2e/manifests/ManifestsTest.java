@@ -275,13 +275,17 @@ class ManifestsTest {
     }
     RoleBinding binding = only(RoleBinding.class);
 
+    String mechanism =
+        deployment().getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+            .filter(e -> e.getName().equals("WEIR_K8S_WATCH_MECHANISM"))
+            .map(EnvVar::getValue)
+            .findFirst()
+            .orElse("endpointslices");
+
+    assertThat(mechanism).as("the mechanism the base's pods use").isEqualTo("endpointslices");
     assertThat(grants)
-        .isEqualTo(
-            Map.of(
-                "discovery.k8s.io/endpointslices",
-                Set.of("list", "watch"),
-                "/pods",
-                Set.of("list", "watch")));
+        .as("list and watch on what that mechanism watches, nothing else (no pods)")
+        .isEqualTo(Map.of("discovery.k8s.io/endpointslices", Set.of("list", "watch")));
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects().get(0).getName())
         .isEqualTo(deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
