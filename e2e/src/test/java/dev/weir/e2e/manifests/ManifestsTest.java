@@ -117,6 +117,29 @@ class ManifestsTest {
     assertThat(used).containsAll(Manifests.resourceFiles());
   }
 
+  /**
+   * {@code kustomize edit} changes the kustomization file of the directory it runs in, so each
+   * command of the README first changes to a directory that has one.
+   */
+  @Test
+  void readme_kustomizeEditCommands_runInAKustomizationDirectory() throws IOException {
+    String readme = Files.readString(Manifests.ROOT.resolve("README.md"));
+    Matcher edits = Pattern.compile("(?:cd (\\S+) && )?kustomize edit").matcher(readme);
+    List<String> problems = new ArrayList<>();
+    int count = 0;
+    while (edits.find()) {
+      count++;
+      String dir = edits.group(1);
+      Path repo = Manifests.ROOT.getParent();
+      if (dir == null || !Files.isRegularFile(repo.resolve(dir).resolve("kustomization.yaml"))) {
+        problems.add(edits.group() + " (from the repository's root)");
+      }
+    }
+
+    assertThat(count).isPositive();
+    assertThat(problems).isEmpty();
+  }
+
   @Test
   void deployment_setsOnlyVariablesTheServerReads() throws IOException {
     Set<String> known = knownVariables();
