@@ -328,6 +328,49 @@ class EnvoyConfigSchemaTest {
         .contains("for p in 1050 2050 3050; do curl -s http://127.0.0.1:$p/metrics");
   }
 
+  /**
+   * Envoy's admin interface answers unauthenticated POSTs ({@code /quitquitquit}, {@code
+   * /runtime_modify}), so the compose file publishes it on this host's loopback only, as it does
+   * the Weir nodes' HTTP ports.
+   */
+  @Test
+  void compose_everyEnvoysAdminPort_isPublishedOnLoopbackOnly() {
+    Path compose = RepoFiles.root().resolve("envoy-config/docker-compose.yaml");
+    Map<?, ?> services = (Map<?, ?>) ((Map<?, ?>) EnvoyYaml.load(compose)).get("services");
+    Map<String, List<String>> adminPublished = new TreeMap<>();
+    for (Map.Entry<?, ?> service : services.entrySet()) {
+      Map<?, ?> definition = (Map<?, ?>) service.getValue();
+      if (!String.valueOf(definition.get("image")).startsWith("envoyproxy/envoy:")) {
+        continue;
+      }
+      String bootstrap =
+          ((List<?>) definition.get("volumes")).stream()
+              .map(v -> ((String) v).split(":"))
+              .filter(parts -> parts[1].equals("/etc/envoy/envoy.yaml"))
+              .map(parts -> parts[0])
+              .findFirst()
+              .orElseThrow();
+      Map<?, ?> envoy = (Map<?, ?>) EnvoyYaml.load(compose.getParent().resolve(bootstrap));
+      Map<?, ?> address = (Map<?, ?>) ((Map<?, ?>) envoy.get("admin")).get("address");
+      Object port = ((Map<?, ?>) address.get("socket_address")).get("port_value");
+      adminPublished.put(
+          service.getKey().toString(),
+          ((List<?>) definition.get("ports")).stream()
+              .map(String::valueOf)
+              .filter(published -> published.endsWith(":" + port))
+              .toList());
+    }
+
+    assertThat(adminPublished).containsOnlyKeys("envoy", "envoy-rlqs");
+    assertThat(adminPublished)
+        .allSatisfy(
+            (service, ports) ->
+                assertThat(ports)
+                    .as(service + ": its admin port as published")
+                    .isNotEmpty()
+                    .allMatch(p -> p.startsWith("127.0.0.1:")));
+  }
+
   @Test
   void weirRules_descriptorsOfTheScript_matchTheRulesTheScriptExpects() {
     EnvoyConfig rules = weirRules(RepoFiles.frontProxyDescriptors());

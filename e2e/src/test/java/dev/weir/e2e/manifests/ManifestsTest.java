@@ -114,6 +114,29 @@ class ManifestsTest {
     assertThat(used).containsAll(Manifests.resourceFiles());
   }
 
+  /**
+   * {@code kustomize edit} changes the kustomization file of the directory it runs in, so each
+   * command of the README first changes to a directory that has one.
+   */
+  @Test
+  void readme_kustomizeEditCommands_runInAKustomizationDirectory() throws IOException {
+    String readme = Files.readString(Manifests.ROOT.resolve("README.md"));
+    Matcher edits = Pattern.compile("(?:cd (\\S+) && )?kustomize edit").matcher(readme);
+    List<String> problems = new ArrayList<>();
+    int count = 0;
+    while (edits.find()) {
+      count++;
+      String dir = edits.group(1);
+      Path repo = Manifests.ROOT.getParent();
+      if (dir == null || !Files.isRegularFile(repo.resolve(dir).resolve("kustomization.yaml"))) {
+        problems.add(edits.group() + " (from the repository's root)");
+      }
+    }
+
+    assertThat(count).isPositive();
+    assertThat(problems).isEmpty();
+  }
+
   @Test
   void deployment_setsOnlyVariablesTheServerReads() throws IOException {
     Set<String> known = knownVariables();
@@ -272,16 +295,50 @@ class ManifestsTest {
     }
     RoleBinding binding = only(RoleBinding.class);
 
+    String mechanism =
+        deployment().getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+            .filter(e -> e.getName().equals("WEIR_K8S_WATCH_MECHANISM"))
+            .map(EnvVar::getValue)
+            .findFirst()
+            .orElse("endpointslices");
+
+    assertThat(mechanism).as("the mechanism the base's pods use").isEqualTo("endpointslices");
     assertThat(grants)
-        .isEqualTo(
-            Map.of(
-                "discovery.k8s.io/endpointslices",
-                Set.of("list", "watch"),
-                "/pods",
-                Set.of("list", "watch")));
+        .as("list and watch on what that mechanism watches, nothing else (no pods)")
+        .isEqualTo(Map.of("discovery.k8s.io/endpointslices", Set.of("list", "watch")));
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getSubjects().get(0).getName())
         .isEqualTo(deployment().getSpec().getTemplate().getSpec().getServiceAccountName());
+  }
+
+  /**
+   * The README's way to move Weir to another namespace: change {@code namespace:} in the base's
+   * kustomization. Kustomize then sets every object's namespace but, in its default {@code
+   * defaultOnly} mode, the namespace of no RoleBinding subject unless it is named {@code default};
+   * a subject that names {@code weir} keeps binding an account that no longer exists there.
+   */
+  @Test
+  void roleBinding_inAnotherNamespace_stillBindsTheDeploymentsAccount() throws IOException {
+    String namespace = "limits";
+    RoleBinding binding = only(RoleBinding.class);
+    binding.getMetadata().setNamespace(namespace);
+    binding.getSubjects().stream()
+        .filter(s -> s.getName().equals("default"))
+        .forEach(s -> s.setNamespace(namespace));
+
+    assertThat(binding.getSubjects())
+        .singleElement()
+        .satisfies(
+            subject -> {
+              assertThat(subject.getKind()).isEqualTo("ServiceAccount");
+              String resolved =
+                  subject.getNamespace() == null || subject.getNamespace().isEmpty()
+                      ? binding.getMetadata().getNamespace()
+                      : subject.getNamespace();
+              assertThat(resolved)
+                  .as("the namespace RBAC reads the subject in (empty: the binding's own)")
+                  .isEqualTo(namespace);
+            });
   }
 
   @Test
@@ -403,6 +460,44 @@ class ManifestsTest {
     }
     assertThat(filters).isEqualTo(2);
     assertThat(vhosts).isEqualTo(2);
+  }
+
+  /**
+   * The gateway's {@code (PATH=api)} descriptor is sent for {@code /api/v1/products/<1-99>}, as the
+   * vhost patch and the README say: Envoy's {@code safe_regex} must match the whole path.
+   */
+  @Test
+  void gatewayVhost_apiDescriptor_sentForEveryProductFrom1To99() throws Exception {
+    EnvoyFilter filter =
+        Manifests.build(Manifests.ROOT.resolve("overlays/istio")).stream()
+            .map(Document::object)
+            .filter(o -> o instanceof EnvoyFilter)
+            .map(EnvoyFilter.class::cast)
+            .filter(f -> f.getMetadata().getName().equals("weir-ratelimit-vhost"))
+            .findFirst()
+            .orElseThrow();
+    Object patch = filter.getSpec().getConfigPatches().get(0).getPatch().getValue();
+    VirtualHost.Builder vhost = VirtualHost.newBuilder();
+    JsonFormat.parser().merge(Serialization.asJson(patch), vhost);
+    List<String> regexes =
+        vhost.getRateLimitsList().stream()
+            .flatMap(limit -> limit.getActionsList().stream())
+            .filter(a -> a.getHeaderValueMatch().getDescriptorValue().equals("api"))
+            .map(a -> a.getHeaderValueMatch().getHeaders(0).getStringMatch())
+            .map(match -> match.getSafeRegex().getRegex())
+            .toList();
+
+    assertThat(regexes).hasSize(1);
+    Pattern api = Pattern.compile(regexes.get(0));
+    List<String> missed = new ArrayList<>();
+    for (int product = 1; product <= 99; product++) {
+      if (!api.matcher("/api/v1/products/" + product).matches()) {
+        missed.add("/api/v1/products/" + product);
+      }
+    }
+    assertThat(missed).as("paths sent without (PATH=api)").isEmpty();
+    assertThat(api.matcher("/api/v1/products/0").matches()).isFalse();
+    assertThat(api.matcher("/api/v1/products/100").matches()).isFalse();
   }
 
   /** The cluster Istio makes for the weir Service's grpc-rls port, which the EnvoyFilters call. */
