@@ -235,9 +235,7 @@ public final class WeirClient implements AutoCloseable {
     CompletableFuture<GetRingResp> call = new CompletableFuture<>();
     RingGrpc.RingStub stub =
         RingGrpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    Context.current()
-        .fork()
-        .run(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
+    runDetached(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
     return call.thenAccept(
         answer -> {
           try {
@@ -328,13 +326,15 @@ public final class WeirClient implements AutoCloseable {
    * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached ({@code
    * UNAVAILABLE}) or does not answer within the deadline ({@code DEADLINE_EXCEEDED}: a member gone
    * without refusing connections), asks for the ring at once (one such call at a time, at most
-   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. The checks go again
-   * through the targets, which forward them, when the member certainly did not count them: it does
-   * not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the V1 service,
-   * whose later checks then go that way too), or the call failed {@code UNAVAILABLE} before it got
-   * a stream on a connected transport ({@link StreamOpened}: the connection was refused or its TLS
-   * handshake failed, as against a peer listener that requires client certificates). A call that
-   * failed after it was sent is not sent again, whatever its status.
+   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it; not when the call
+   * ended because its one caller's gRPC {@link Context} was cancelled or passed its deadline. The
+   * checks go again through the targets, which forward them, when the member certainly did not
+   * count them: it does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server
+   * lacks the V1 service, whose later checks then go that way too), or the call failed {@code
+   * UNAVAILABLE} before it got a stream on a connected transport ({@link StreamOpened}: the
+   * connection was refused or its TLS handshake failed, as against a peer listener that requires
+   * client certificates). A call that failed after it was sent is not sent again, whatever its
+   * status.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       String member, ManagedChannel channel, List<RateLimitReq> requests) {
@@ -367,8 +367,10 @@ public final class WeirClient implements AutoCloseable {
   private CompletableFuture<List<RateLimitResp>> afterOwnerFailed(
       String member, List<RateLimitReq> requests, StreamOpened opened, Throwable failure) {
     Throwable cause = WeirException.unwrapped(failure);
-    if (cause instanceof WeirUnavailableException
-        || cause instanceof WeirDeadlineExceededException) {
+    boolean callerGaveUp = Context.current().isCancelled();
+    if (!callerGaveUp
+        && (cause instanceof WeirUnavailableException
+            || cause instanceof WeirDeadlineExceededException)) {
       askForTheRing();
     }
     if (cause instanceof WeirException e
@@ -413,9 +415,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
-   * once the call got a stream. The call is not bound to the sending thread's gRPC {@link Context}
-   * (only to {@link Builder#deadline}): a batch carries other callers' checks, so the cancellation
-   * or deadline of the caller whose check filled it must not fail theirs.
+   * once the call got a stream. The call is bound to {@link Builder#deadline} and to the current
+   * gRPC {@link Context}, which the batcher sets: the caller's when the batch holds one caller's
+   * checks, else one without a deadline or cancellation.
    */
   private CompletableFuture<List<RateLimitResp>> send(
       ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
@@ -424,13 +426,8 @@ public final class WeirClient implements AutoCloseable {
     V1Grpc.V1Stub stub =
         V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
     V1Grpc.V1Stub sending = opened == null ? stub : stub.withInterceptors(opened);
-    Context.current()
-        .fork()
-        .run(
-            () ->
-                sending.getRateLimits(
-                    GetRateLimitsReq.newBuilder().addAllRequests(requests).build(),
-                    observer(call, target)));
+    sending.getRateLimits(
+        GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
     return call.thenApply(
         response -> {
           if (response.getResponsesCount() != requests.size()) {
@@ -448,6 +445,14 @@ public final class WeirClient implements AutoCloseable {
           }
           return response.getResponsesList();
         });
+  }
+
+  /**
+   * Runs {@code call} in a fork of the current gRPC {@link Context}: with its values, without its
+   * deadline and cancellation, so that the call it starts outlives the caller.
+   */
+  private static void runDetached(Runnable call) {
+    Context.current().fork().run(call);
   }
 
   private ManagedChannel nextChannel() {
