@@ -11,6 +11,7 @@ import dev.weir.proto.ring.GetRingReq;
 import dev.weir.proto.ring.GetRingResp;
 import dev.weir.proto.ring.RingGrpc;
 import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -169,7 +170,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Checks {@code request}: completes with its response, or with a {@link WeirException} when the
-   * call that carried it failed.
+   * call that carried it failed. A call that carries only checks made in the caller's gRPC {@link
+   * Context} ends with that Context's deadline or cancellation; one that also carries other
+   * callers' checks does not.
    */
   public CompletableFuture<RateLimitResp> check(RateLimitReq request) {
     Objects.requireNonNull(request, "request");
@@ -367,8 +370,7 @@ public final class WeirClient implements AutoCloseable {
   private CompletableFuture<List<RateLimitResp>> afterOwnerFailed(
       String member, List<RateLimitReq> requests, StreamOpened opened, Throwable failure) {
     Throwable cause = WeirException.unwrapped(failure);
-    boolean callerGaveUp = Context.current().isCancelled();
-    if (!callerGaveUp
+    if (!callerGaveUp(Context.current())
         && (cause instanceof WeirUnavailableException
             || cause instanceof WeirDeadlineExceededException)) {
       askForTheRing();
@@ -383,6 +385,15 @@ public final class WeirClient implements AutoCloseable {
       return send(nextChannel(), requests, null);
     }
     return CompletableFuture.failedFuture(cause);
+  }
+
+  /**
+   * Returns whether {@code caller}, the gRPC {@link Context} a failed call ran in, was cancelled or
+   * is past its deadline: the call may have ended by it, not by the node.
+   */
+  private static boolean callerGaveUp(Context caller) {
+    Deadline deadline = caller.getDeadline();
+    return caller.isCancelled() || (deadline != null && deadline.isExpired());
   }
 
   /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
@@ -416,8 +427,9 @@ public final class WeirClient implements AutoCloseable {
   /**
    * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
    * once the call got a stream. The call is bound to {@link Builder#deadline} and to the current
-   * gRPC {@link Context}, which the batcher sets: the caller's when the batch holds one caller's
-   * checks, else one without a deadline or cancellation.
+   * gRPC {@link Context}, which the batcher sets (and a re-send through the targets keeps, since
+   * gRPC completes the owner's call in it): the caller's when the batch holds one caller's checks,
+   * else one without a deadline or cancellation.
    */
   private CompletableFuture<List<RateLimitResp>> send(
       ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
