@@ -43,22 +43,23 @@ public class WeirException extends RuntimeException {
 
   /**
    * Returns the typed exception for {@code failure} of a call to {@code target}, its message naming
-   * the target, the status and its cause's message (a refused connection's address).
+   * the target, the status and the first line of its cause's message (a refused connection's
+   * address) unless that line is the status's description.
    */
   static WeirException of(Throwable failure, String target) {
     if (failure instanceof WeirException weir) {
       return weir;
     }
     Status status = Status.fromThrowable(failure);
+    String description = status.getDescription();
+    String cause = causeLine(status.getCause());
     String message =
         "call to "
             + target
             + " failed with "
             + status.getCode()
-            + (status.getDescription() == null ? "" : ": " + status.getDescription())
-            + (status.getCause() == null || status.getCause().getMessage() == null
-                ? ""
-                : " (" + status.getCause().getMessage() + ")");
+            + (description == null ? "" : ": " + description)
+            + (cause == null || cause.equals(description) ? "" : " (" + cause + ")");
     return switch (status.getCode()) {
       case UNAVAILABLE -> new WeirUnavailableException(target, message, failure);
       case DEADLINE_EXCEEDED -> new WeirDeadlineExceededException(target, message, failure);
@@ -66,5 +67,14 @@ public class WeirException extends RuntimeException {
           new WeirInvalidRequestException(status.getCode(), target, message, failure);
       default -> new WeirException(status.getCode(), target, message, failure);
     };
+  }
+
+  /** Returns the first line of {@code cause}'s message, or null when that is missing or blank. */
+  private static String causeLine(Throwable cause) {
+    if (cause == null || cause.getMessage() == null) {
+      return null;
+    }
+    String first = cause.getMessage().lines().findFirst().orElse("").strip();
+    return first.isEmpty() ? null : first;
   }
 }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,12 +42,20 @@ final class JavadocExamples {
   static void assertAllIn(Path source, Path test) throws IOException {
     List<List<String>> examples = examples(source);
     assertThat(examples).as("examples in %s", source).isNotEmpty();
-    List<String> testLines =
-        Files.readString(test).lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
     for (List<String> example : examples) {
-      assertThat(java.util.Collections.indexOfSubList(testLines, example))
-          .as("example from %s in %s:%n%s", source, test, String.join("\n", example))
-          .isNotNegative();
+      assertIn(example, test);
     }
+  }
+
+  /**
+   * Asserts that {@code example}'s lines appear in {@code file} one after another, each compared
+   * stripped and blank lines left out.
+   */
+  static void assertIn(List<String> example, Path file) throws IOException {
+    List<String> fileLines =
+        Files.readString(file).lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+    assertThat(Collections.indexOfSubList(fileLines, example))
+        .as("example in %s:%n%s", file, String.join("\n", example))
+        .isNotNegative();
   }
 }

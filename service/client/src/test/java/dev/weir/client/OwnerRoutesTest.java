@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,6 +37,7 @@ class OwnerRoutesTest {
   private final Map<String, ManagedChannel> opened = new ConcurrentHashMap<>();
   private final CountDownLatch leaverCallStarting = new CountDownLatch(1);
   private final CountDownLatch leaverCallMayStart = new CountDownLatch(1);
+  private final AtomicReference<Throwable> timerFailure = new AtomicReference<>();
 
   @AfterEach
   void stop() {
@@ -68,7 +70,7 @@ class OwnerRoutesTest {
 
   private static void await(CountDownLatch latch) {
     try {
-      latch.await(30, TimeUnit.SECONDS);
+      assertThat(latch.await(30, TimeUnit.SECONDS)).as("the test let the call start").isTrue();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -101,6 +103,7 @@ class OwnerRoutesTest {
     routes.batcherFor(request)
         .add(List.of(new CheckBatcher.Pending(request, new CompletableFuture<>())));
     Thread timer = new Thread(scheduler::runDue, "leaver-batch-timer");
+    timer.setUncaughtExceptionHandler((thread, failure) -> timerFailure.set(failure));
     timer.start();
     assertThat(leaverCallStarting.await(30, TimeUnit.SECONDS)).isTrue();
     return timer;
@@ -122,6 +125,8 @@ class OwnerRoutesTest {
         .contains(leaver);
     leaverCallMayStart.countDown();
     timer.join(30_000);
+    assertThat(timer.isAlive()).as("the leaver's batch timer thread ended").isFalse();
+    assertThat(timerFailure.get()).as("the leaver's batch timer thread's failure").isNull();
     assertThat(opened.get(LEAVER).isShutdown()).as("the leaver's channel").isTrue();
   }
 
@@ -133,6 +138,8 @@ class OwnerRoutesTest {
     routes.apply(ringOf(STAYER));
     leaverCallMayStart.countDown();
     timer.join(30_000);
+    assertThat(timer.isAlive()).as("the leaver's batch timer thread ended").isFalse();
+    assertThat(timerFailure.get()).as("the leaver's batch timer thread's failure").isNull();
 
     routes.apply(ringOf(STAYER, JOINER));
 

@@ -10,7 +10,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,6 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /** Runs the examples of {@link WeirClient}'s Javadoc, which must be this class's code verbatim. */
 class WeirClientJavadocExamplesTest {
+
+  private static final String CLIENT_HEADING = "\n## The client\n";
 
   private Server server;
   private String address;
@@ -52,25 +53,21 @@ class WeirClientJavadocExamplesTest {
   @Test
   void libraryDocsClientExample_isThisClassVerbatim() throws Exception {
     String docs = Files.readString(Path.of("../../docs/library.md"));
-    String section = docs.substring(docs.indexOf("\n## The client\n"));
-    int start = section.indexOf("```java\n") + "```java\n".length();
+    int heading = docs.indexOf(CLIENT_HEADING);
+    assertThat(heading).as("heading '## The client' in docs/library.md").isNotNegative();
+    String section = docs.substring(heading);
+    int fence = section.indexOf("```java\n");
+    assertThat(fence).as("a java example under '## The client' in docs/library.md").isNotNegative();
+    int start = fence + "```java\n".length();
     List<String> example =
         section.substring(start, section.indexOf("```", start)).lines()
             .map(String::strip)
             .filter(line -> !line.isEmpty())
             .toList();
-    List<String> testLines =
-        Files.readAllLines(
-                Path.of("src/test/java/dev/weir/client/WeirClientJavadocExamplesTest.java"))
-            .stream()
-            .map(String::strip)
-            .filter(line -> !line.isEmpty())
-            .toList();
 
     assertThat(example).as("the client example of docs/library.md").isNotEmpty();
-    assertThat(Collections.indexOfSubList(testLines, example))
-        .as("docs/library.md's client example in this class:%n%s", String.join("\n", example))
-        .isNotNegative();
+    JavadocExamples.assertIn(
+        example, Path.of("src/test/java/dev/weir/client/WeirClientJavadocExamplesTest.java"));
   }
 
   private static boolean classExample(String address, long accountId) {
