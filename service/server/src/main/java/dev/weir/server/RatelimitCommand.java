@@ -146,7 +146,7 @@ final class RatelimitCommand implements Command {
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
-    unknownVariables.forEach(LOG::warn);
+    UnknownVariableWarnings.report(unknownVariables, LOG, err);
     return start(compat, settings, err, status, stopping, unknownVariables);
   }
 
