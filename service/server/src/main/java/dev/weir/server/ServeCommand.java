@@ -274,9 +274,8 @@ final class ServeCommand implements Command {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    List<String> warnings = unknownVariables;
     LogSetup.apply(read.config().logLevel(), read.logFormat());
-    UnknownVariableWarnings.report(warnings, LOG, err);
+    List<String> warnings = UnknownVariableWarnings.report(unknownVariables, LOG, err);
     int[] status = {0};
     WeirNode node =
         NodeShutdownHook.startStoppingOnExit(

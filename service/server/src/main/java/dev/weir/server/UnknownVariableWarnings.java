@@ -52,13 +52,15 @@ final class UnknownVariableWarnings {
   /**
    * Reports {@code warnings} once as a node starts: logged as warnings to {@code log} when its
    * level shows them, else printed to {@code err}, so that a log level of {@code error} does not
-   * hide a misspelled variable.
+   * hide a misspelled variable. Returns the warnings {@code err} has not shown yet, to print before
+   * the error should the start then fail: all of them when logged, none when printed.
    */
-  static void report(List<String> warnings, Logger log, PrintStream err) {
+  static List<String> report(List<String> warnings, Logger log, PrintStream err) {
     if (log.isWarnEnabled()) {
       warnings.forEach(log::warn);
-    } else {
-      warnings.forEach(err::println);
+      return warnings;
     }
+    warnings.forEach(err::println);
+    return List.of();
   }
 }

@@ -36,8 +36,9 @@ class UnknownVariableWarningsTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     PrintStream stderr = new PrintStream(err, true, StandardCharsets.UTF_8);
 
-    UnknownVariableWarnings.report(WARNINGS, log, stderr);
+    List<String> unshown = UnknownVariableWarnings.report(WARNINGS, log, stderr);
 
+    assertThat(unshown).as("still to print before a start-up error").isEqualTo(WARNINGS);
     assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage).isEqualTo(WARNINGS);
     assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
   }
@@ -49,8 +50,9 @@ class UnknownVariableWarningsTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     PrintStream stderr = new PrintStream(err, true, StandardCharsets.UTF_8);
 
-    UnknownVariableWarnings.report(WARNINGS, log, stderr);
+    List<String> unshown = UnknownVariableWarnings.report(WARNINGS, log, stderr);
 
+    assertThat(unshown).as("not printed twice should the start then fail").isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8))
         .isEqualTo(WARNINGS.get(0) + System.lineSeparator());
   }
