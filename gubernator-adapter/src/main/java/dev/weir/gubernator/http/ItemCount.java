@@ -9,9 +9,10 @@ import java.io.StringReader;
 
 /**
  * The check that a protojson {@code GetRateLimitsReq} body carries no more items than one call may,
- * made without reading the items: Gson's streaming reader skips through the body as leniently as
- * protobuf-java's parser reads it, counting the elements of each top-level {@code requests} array,
- * and stops at the first element over {@link RateLimitService#MAX_BATCH_SIZE}.
+ * made without reading the items: Gson's streaming reader skips through the body as standard JSON
+ * (RFC 8259), counting the elements of each top-level {@code requests} array, and stops at the
+ * first element over {@link RateLimitService#MAX_BATCH_SIZE}. A body that is not standard JSON is
+ * left to the check that refuses it as malformed.
  */
 final class ItemCount {
 
@@ -29,7 +30,7 @@ final class ItemCount {
       return false;
     }
     JsonReader in = new JsonReader(new StringReader(json));
-    in.setStrictness(Strictness.LENIENT);
+    in.setStrictness(Strictness.STRICT);
     try {
       if (in.peek() != JsonToken.BEGIN_OBJECT) {
         return false;
@@ -63,14 +64,13 @@ final class ItemCount {
   }
 
   /**
-   * Returns whether {@code json} has as many separators as an array of {@code MAX_BATCH_SIZE + 1}
-   * elements needs between them: a comma, or in lenient JSON a semicolon.
+   * Returns whether {@code json} has as many commas as an array of {@code MAX_BATCH_SIZE + 1}
+   * elements needs between them.
    */
   private static boolean enoughSeparators(String json) {
     int separators = 0;
     for (int i = 0; i < json.length(); i++) {
-      char c = json.charAt(i);
-      if ((c == ',' || c == ';') && ++separators == RateLimitService.MAX_BATCH_SIZE) {
+      if (json.charAt(i) == ',' && ++separators == RateLimitService.MAX_BATCH_SIZE) {
         return true;
       }
     }

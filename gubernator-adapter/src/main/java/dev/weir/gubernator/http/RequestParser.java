@@ -24,10 +24,12 @@ import java.util.Optional;
  * grpc-gateway refuses too ({@link EnumValues}): protobuf-java's parser, ignoring unknown fields,
  * drops both.
  *
- * <p>A body with a number too costly to read ({@link LongNumbers}), with more items than one call
- * may carry ({@link ItemCount}), or with a value of a JSON type its field does not take ({@link
- * ProtoJsonTypes}: a one-element array or a number for a string, which the parser would read
- * anyway), is refused before anything is parsed. A body without unknown
+ * <p>A body with a number too costly to read ({@link LongNumbers}), that is not standard JSON or
+ * has a value of a JSON type its field does not take ({@link ProtoJsonTypes}: a one-element array
+ * or a number for a string, which the parser would read anyway), or, after those, with more items
+ * than one call may carry ({@link ItemCount}), is refused before anything is parsed: as behind
+ * Gubernator's gateway, which reads the whole body before counting its items, a body with both a
+ * fault and too many items is refused for the fault. A body without unknown
  * fields is parsed once; only one that the strict parser refuses is read again, as a JSON tree
  * (Gson's, as that parser reads it) for the enum check and then ignoring unknown fields.
  */
@@ -45,7 +47,8 @@ final class RequestParser {
    *     malformed JSON, or naming the field, the value and the type or values allowed for a value
    *     of the wrong JSON type or an enum value the parser would drop
    * @throws RequestTooLargeException with Gubernator's message when a top-level {@code requests}
-   *     array has more than {@link RateLimitService#MAX_BATCH_SIZE} elements, none of them parsed
+   *     array of a body otherwise well-formed has more than {@link RateLimitService#MAX_BATCH_SIZE}
+   *     elements, none of them parsed
    */
   static GetRateLimitsReq parse(String json) throws InvalidProtocolBufferException {
     if (json.isBlank()) {
@@ -55,12 +58,12 @@ final class RequestParser {
     if (longNumber.isPresent()) {
       throw new InvalidProtocolBufferException(longNumber.get());
     }
-    if (ItemCount.overBatch(json)) {
-      throw RequestTooLargeException.overBatchSize();
-    }
     Optional<String> wrongType = ProtoJsonTypes.refusal(json, GetRateLimitsReq.getDescriptor());
     if (wrongType.isPresent()) {
       throw new InvalidProtocolBufferException(wrongType.get());
+    }
+    if (ItemCount.overBatch(json)) {
+      throw RequestTooLargeException.overBatchSize();
     }
     GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
     try {

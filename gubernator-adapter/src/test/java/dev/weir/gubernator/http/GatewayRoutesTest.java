@@ -176,13 +176,19 @@ class GatewayRoutesTest {
   }
 
   @Test
-  void getRateLimits_1001ItemsEachWithAFault_400OutOfRangeBeforeAnyIsParsed() throws Exception {
+  void getRateLimits_1001ItemsEachWithAFault_400InvalidArgumentAsGubernatorsGateway()
+      throws Exception {
     serve(new FakeRateLimitService());
 
-    HttpResponse<String> response = post("/v1/GetRateLimits", items(1001, "{\"hits\":\"many\"}"));
+    HttpResponse<String> wrongType =
+        post("/v1/GetRateLimits", items(1001, "{\"hits\":\"many\"}"));
+    HttpResponse<String> malformed =
+        post("/v1/GetRateLimits", items(1001, "{}").replace("\"requests\"", "requests"));
 
-    assertThat(response.statusCode()).isEqualTo(400);
-    assertThat(response.body()).startsWith("{\"code\":11,");
+    assertThat(wrongType.statusCode()).isEqualTo(400);
+    assertThat(wrongType.body()).startsWith("{\"code\":3,").contains("requests[0].hits");
+    assertThat(malformed.statusCode()).isEqualTo(400);
+    assertThat(malformed.body()).startsWith("{\"code\":3,\"message\":\"malformed JSON");
   }
 
   @Test

@@ -39,11 +39,24 @@ class RequestParserTest {
   }
 
   @Test
-  void parse_tooManyItemsAheadOfAFault_refusedAsTooMany() {
-    assertTooMany("{\"requests\":" + items(MAX + 1, "{\"hits\":\"many\"}") + "}");
-    assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",\"requests\":[]}");
-    assertTooMany("{requests:" + items(MAX + 1, "{}").replace(',', ';') + "}");
-    assertTooMany("{\"requests\":" + items(MAX + 1, "{}") + ",");
+  void parse_tooManyItemsWithAFault_refusedForTheFaultAsGubernatorsGatewayDoes() {
+    String wrongType = "{\"requests\":" + items(MAX + 1, "{\"hits\":\"many\"}") + "}";
+    String twice = "{\"requests\":" + items(MAX + 1, "{}") + ",\"requests\":[]}";
+    String lenient = "{requests:" + items(MAX + 1, "{}").replace(',', ';') + "}";
+    String cut = "{\"requests\":" + items(MAX + 1, "{}") + ",";
+
+    assertThatThrownBy(() -> RequestParser.parse(wrongType))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageContaining("requests[0].hits");
+    assertThatThrownBy(() -> RequestParser.parse(twice))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageContaining("requests");
+    assertThatThrownBy(() -> RequestParser.parse(lenient))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageStartingWith("malformed JSON: not standard JSON (RFC 8259)");
+    assertThatThrownBy(() -> RequestParser.parse(cut))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageStartingWith("malformed JSON: End of input");
   }
 
   @Test

@@ -1,8 +1,10 @@
 package dev.weir.server;
 
+import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.tls.Pem;
+import dev.weir.tls.TlsSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,9 +27,36 @@ final class AutoCaFile {
 
   private AutoCaFile() {}
 
-  /** Returns the file {@code env} names, if it names one. */
-  static Optional<Path> configured(EnvReader env) {
-    return env.lookup(FILE).map(setting -> Path.of(setting.value()));
+  /**
+   * Returns the file {@code env} names, if it names one; throws {@link ConfigException} when it
+   * names one but {@code tls} generates no CA to write there: {@code WEIR_TLS_AUTO} is off, or a
+   * certificate is set, which {@code WEIR_TLS_AUTO} then leaves alone.
+   */
+  static Optional<Path> configured(EnvReader env, TlsSettings tls) {
+    Optional<EnvReader.Setting> setting = env.lookup(FILE);
+    if (setting.isEmpty()) {
+      return Optional.empty();
+    }
+    String set = FILE.name() + "='" + setting.get().value() + "' is set but ";
+    if (!tls.auto()) {
+      throw new ConfigException(
+          set
+              + env.nameSet(TlsSettings.AUTO)
+              + " is off: the file is where the CA that "
+              + TlsSettings.AUTO.name()
+              + " generates is written; set "
+              + TlsSettings.AUTO.name()
+              + "=true, or unset it");
+    }
+    if (tls.cert().isPresent()) {
+      throw new ConfigException(
+          set
+              + env.nameSet(TlsSettings.CERT)
+              + " is set too, so "
+              + env.nameSet(TlsSettings.AUTO)
+              + " generates no CA to write there; unset one of them");
+    }
+    return Optional.of(Path.of(setting.get().value()));
   }
 
   /** Returns the default file of a node whose gRPC listener has {@code grpcPort}. */

@@ -146,8 +146,8 @@ final class RatelimitCommand implements Command {
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
     ReferenceEnvironment.notice(env).forEach(LOG::warn);
-    unknownVariables.forEach(LOG::warn);
-    return start(compat, settings, err, status, stopping, unknownVariables);
+    List<String> unshown = UnknownVariableWarnings.report(unknownVariables, LOG, err);
+    return start(compat, settings, err, status, stopping, unshown);
   }
 
   /**

@@ -146,7 +146,7 @@ final class ServeCommand implements Command {
       LogSetup.Format logFormat = LogSetup.format(reader);
       OpsSettings ops = OpsSettings.from(reader);
       PeerSettings peers = PeerSettings.from(reader, config.grpcAddress());
-      Optional<Path> autoCaFile = AutoCaFile.configured(reader);
+      Optional<Path> autoCaFile = AutoCaFile.configured(reader, ops.tls());
       Duration warmUp = NodeWarmUp.budget(reader);
       boolean mayHavePeers = mayHavePeers(discovery, cluster, config);
       String advertised = config.advertiseAddress().toString();
@@ -274,9 +274,8 @@ final class ServeCommand implements Command {
       err.println(e.getMessage());
       return EXIT_CONFIG;
     }
-    List<String> warnings = unknownVariables;
     LogSetup.apply(read.config().logLevel(), read.logFormat());
-    warnings.forEach(LOG::warn);
+    List<String> warnings = UnknownVariableWarnings.report(unknownVariables, LOG, err);
     int[] status = {0};
     WeirNode node =
         NodeShutdownHook.startStoppingOnExit(

@@ -1,12 +1,14 @@
 package dev.weir.server;
 
 import dev.weir.core.config.UnknownVariables;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
 
 /**
  * The warnings a node starts with for each {@code WEIR_*} or {@code GUBER_*} variable, in the
@@ -45,5 +47,20 @@ final class UnknownVariableWarnings {
                         .map(closest -> "did you mean " + closest + "?")
                         .orElse("README.md#configuration lists every setting"))
         .toList();
+  }
+
+  /**
+   * Reports {@code warnings} once as a node starts: logged as warnings to {@code log} when its
+   * level shows them, else printed to {@code err}, so that a log level of {@code error} does not
+   * hide a misspelled variable. Returns the warnings {@code err} has not shown yet, to print before
+   * the error should the start then fail: all of them when logged, none when printed.
+   */
+  static List<String> report(List<String> warnings, Logger log, PrintStream err) {
+    if (log.isWarnEnabled()) {
+      warnings.forEach(log::warn);
+      return warnings;
+    }
+    warnings.forEach(err::println);
+    return List.of();
   }
 }

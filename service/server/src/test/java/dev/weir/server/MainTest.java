@@ -463,6 +463,34 @@ class MainTest {
   }
 
   @Test
+  void settings_autoCaFileWithoutAutoTls_refusedNamingTheVariableAndWhatGeneratesTheCa() {
+    assertThat(
+            ServeCommand.NodeSettings.read(
+                    Map.of("WEIR_TLS_AUTO", "true", "WEIR_TLS_AUTO_CA_FILE", "/tmp/ca.pem"))
+                .autoCaFile())
+        .contains(Path.of("/tmp/ca.pem"));
+    assertThatThrownBy(
+            () -> ServeCommand.NodeSettings.read(Map.of("WEIR_TLS_AUTO_CA_FILE", "/tmp/ca.pem")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_TLS_AUTO_CA_FILE='/tmp/ca.pem' is set but WEIR_TLS_AUTO is off: the file is"
+                + " where the CA that WEIR_TLS_AUTO generates is written; set WEIR_TLS_AUTO=true,"
+                + " or unset it");
+    assertThatThrownBy(
+            () ->
+                ServeCommand.NodeSettings.read(
+                    Map.of(
+                        "WEIR_TLS_AUTO", "true",
+                        "GUBER_TLS_CERT", "/c.pem",
+                        "GUBER_TLS_KEY", "/k.pem",
+                        "WEIR_TLS_AUTO_CA_FILE", "/tmp/ca.pem")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_TLS_AUTO_CA_FILE='/tmp/ca.pem' is set but GUBER_TLS_CERT is set too, so"
+                + " WEIR_TLS_AUTO generates no CA to write there; unset one of them");
+  }
+
+  @Test
   void settings_certificateWithoutCa_acceptedOnASingleNodeRefusedWithDiscovery() {
     Map<String, String> tls = Map.of("WEIR_TLS_CERT", "/c.pem", "WEIR_TLS_KEY", "/k.pem");
     Map<String, String> clustered = new HashMap<>(tls);

@@ -2,15 +2,60 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class UnknownVariableWarningsTest {
 
   private static final Optional<Path> FILE = Optional.of(Path.of("/etc/weir.env"));
+
+  private static final List<String> WARNINGS =
+      List.of(
+          "WEIR_CAHCE_SIZE (in the environment) is not a Weir setting and is ignored; did you"
+              + " mean WEIR_CACHE_SIZE?");
+
+  @Test
+  void report_logLevelShowsWarnings_loggedOnceNotPrinted() {
+    Logger log = (Logger) LoggerFactory.getLogger("UnknownVariableWarningsTest.warn");
+    log.setLevel(Level.WARN);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    log.addAppender(logged);
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream stderr = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+    List<String> unshown = UnknownVariableWarnings.report(WARNINGS, log, stderr);
+
+    assertThat(unshown).as("still to print before a start-up error").isEqualTo(WARNINGS);
+    assertThat(logged.list).extracting(ILoggingEvent::getFormattedMessage).isEqualTo(WARNINGS);
+    assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+  }
+
+  @Test
+  void report_logLevelHidesWarnings_printedOnceToStderr() {
+    Logger log = (Logger) LoggerFactory.getLogger("UnknownVariableWarningsTest.error");
+    log.setLevel(Level.ERROR);
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream stderr = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+    List<String> unshown = UnknownVariableWarnings.report(WARNINGS, log, stderr);
+
+    assertThat(unshown).as("not printed twice should the start then fail").isEmpty();
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo(WARNINGS.get(0) + System.lineSeparator());
+  }
 
   @Test
   void of_knownVariablesAndOthers_noWarning() {

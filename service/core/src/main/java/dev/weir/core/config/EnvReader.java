@@ -22,6 +22,9 @@ public final class EnvReader {
   private static final List<String> TRUE_WORDS = List.of("1", "t", "true");
   private static final List<String> FALSE_WORDS = List.of("0", "f", "false");
 
+  /** The form of a whole number, as errors name it: Go's {@code strconv.Atoi} syntax. */
+  private static final String INTEGER_FORM = "ASCII digits 0-9, with at most one leading + or -";
+
   private final Map<String, String> env;
 
   /** Creates a reader over {@code env} (for example {@code System.getenv()} merged with a file). */
@@ -92,6 +95,36 @@ public final class EnvReader {
     return number;
   }
 
+  /**
+   * Returns whether {@code value} is a whole number as Go's {@code strconv.Atoi} reads it: at most
+   * one leading sign, then one or more ASCII digits.
+   */
+  private static boolean isGoInteger(String value) {
+    int start = value.startsWith("+") || value.startsWith("-") ? 1 : 0;
+    if (start == value.length()) {
+      return false;
+    }
+    for (int i = start; i < value.length(); i++) {
+      if (value.charAt(i) < '0' || value.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Returns whether {@code value} reads as a number but for its form: digits other than ASCII
+   * ({@code \uff15}) or more than one sign ({@code ++5}), which Java reads and Go does not.
+   */
+  private static boolean looksLikeNumber(String value) {
+    try {
+      Long.parseLong(value.replaceFirst("^[+-]+", ""));
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
   /** Returns {@code var} as an int within {@code [min, max]}, or {@code fallback} when unset. */
   public int intInRange(EnvVar var, int fallback, int min, int max) {
     return (int) longInRange(var, fallback, min, max);
@@ -105,9 +138,13 @@ public final class EnvReader {
     }
     String value = setting.get().value();
     String expected = "a whole number from " + min + " to " + max;
+    if (!isGoInteger(value)) {
+      throw invalid(
+          setting.get(), looksLikeNumber(value) ? expected + " (" + INTEGER_FORM + ")" : expected);
+    }
     long number;
     try {
-      number = Long.parseLong(value.startsWith("+") ? value.substring(1) : value);
+      number = Long.parseLong(value);
     } catch (NumberFormatException e) {
       throw invalid(setting.get(), expected);
     }

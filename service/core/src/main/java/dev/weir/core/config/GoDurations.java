@@ -8,7 +8,8 @@ import java.util.Map;
  * Go's duration syntax ({@code time.ParseDuration}), which Gubernator's settings use: a sequence of
  * decimal numbers, each with an optional fraction and a unit, e.g. {@code 500us}, {@code 1.5s},
  * {@code 1h30m}; units {@code ns}, {@code us}, {@code µs}, {@code μs}, {@code ms}, {@code s},
- * {@code m}, {@code h}; an optional leading sign; {@code 0} alone needs no unit.
+ * {@code m}, {@code h}; an optional leading sign; {@code 0} alone needs no unit. Digits are ASCII
+ * digits only, as in Go.
  */
 public final class GoDurations {
 
@@ -46,7 +47,7 @@ public final class GoDurations {
     BigDecimal totalNanos = BigDecimal.ZERO;
     while (i < s.length()) {
       int numberStart = i;
-      while (i < s.length() && (Character.isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
+      while (i < s.length() && (isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
         i++;
       }
       String number = s.substring(numberStart, i);
@@ -57,7 +58,7 @@ public final class GoDurations {
             "expected a number at '" + s.substring(numberStart) + "'");
       }
       int unitStart = i;
-      while (i < s.length() && !Character.isDigit(s.charAt(i)) && s.charAt(i) != '.') {
+      while (i < s.length() && !isDigit(s.charAt(i)) && s.charAt(i) != '.') {
         i++;
       }
       String unit = s.substring(unitStart, i);
@@ -73,6 +74,11 @@ public final class GoDurations {
     }
     long nanos = totalNanos.longValue();
     return Duration.ofNanos(negative ? -nanos : nanos);
+  }
+
+  /** Returns whether {@code c} is an ASCII digit, the only digits Go's durations hold. */
+  private static boolean isDigit(char c) {
+    return c >= '0' && c <= '9';
   }
 
   /**

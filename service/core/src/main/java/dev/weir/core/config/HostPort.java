@@ -33,7 +33,8 @@ public record HostPort(String host, int port) {
   }
 
   /**
-   * Parses {@code host:port}, {@code [v6]:port} or {@code :port}; throws {@link
+   * Parses {@code host:port}, {@code [v6]:port} or {@code :port}, the port in ASCII digits;
+   * brackets around anything but an IPv6 address are refused. Throws {@link
    * IllegalArgumentException} naming what is wrong.
    */
   public static HostPort parse(String text) {
@@ -49,9 +50,16 @@ public record HostPort(String host, int port) {
         throw new IllegalArgumentException("unbalanced brackets around the IPv6 host");
       }
       host = host.substring(1, host.length() - 1);
+      if (!isIpv6(host)) {
+        throw new IllegalArgumentException(
+            "brackets hold only an IPv6 address, not '" + host + "'; write " + host + ":" + port);
+      }
     } else if (host.contains(":")) {
       throw new IllegalArgumentException(
           "an IPv6 host must be written in brackets, e.g. [::1]:1051");
+    }
+    if (!port.matches("[+-]?[0-9]+")) {
+      throw new IllegalArgumentException("port '" + port + "' is not a number");
     }
     int number;
     try {
@@ -63,6 +71,18 @@ public record HostPort(String host, int port) {
       throw new IllegalArgumentException("port " + number + " is outside 0-65535");
     }
     return new HostPort(host, number);
+  }
+
+  /**
+   * Returns whether {@code host}, written in brackets, is an IPv6 address, with or without a zone
+   * ({@code fe80::1%eth0}).
+   */
+  private static boolean isIpv6(String host) {
+    int zone = host.indexOf('%');
+    String address = zone < 0 ? host : host.substring(0, zone);
+    return address.contains(":")
+        && IpText.literal(address).isPresent()
+        && (zone < 0 || zone < host.length() - 1);
   }
 
   /**

@@ -98,9 +98,10 @@ public final class StaticDiscovery implements PeerDiscovery {
     if (at < 0) {
       return new Entry(member, Optional.empty());
     }
+    String peerPortText = text.substring(at + 1);
     int peerPort;
     try {
-      peerPort = Integer.parseInt(text.substring(at + 1));
+      peerPort = peerPortText.matches("[+-]?[0-9]+") ? Integer.parseInt(peerPortText) : -1;
     } catch (NumberFormatException e) {
       peerPort = -1;
     }

@@ -60,11 +60,37 @@ class EnvReaderTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"abc", "1.5", "0", "101", "99999999999999999999"})
+  @ValueSource(strings = {"abc", "1.5", "+", "0", "101", "99999999999999999999"})
   void intInRange_invalid_oneLineMessage(String value) {
     assertThatThrownBy(() -> env("WEIR_X", value).intInRange(VAR, 7, 1, 100))
         .isInstanceOf(ConfigException.class)
         .hasMessage("WEIR_X='" + value + "' is not valid: expected a whole number from 1 to 100");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"+5", "-0", "05"})
+  void intInRange_goAtoiSyntax_accepted(String value) {
+    assertThat(env("WEIR_X", value).intInRange(VAR, 7, 0, 100))
+        .isEqualTo(Integer.parseInt(value));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"++5", "+-5", "-+5", "\uff15", "1\u0660", "\u0665"})
+  void intInRange_notGoAtoiSyntax_refusedNamingTheForm(String value) {
+    assertThatThrownBy(() -> env("WEIR_X", value).intInRange(VAR, 7, 0, 100))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_X='"
+                + value
+                + "' is not valid: expected a whole number from 0 to 100 (ASCII digits 0-9,"
+                + " with at most one leading + or -)");
+  }
+
+  @Test
+  void longInRange_fullWidthDigits_refused() {
+    assertThatThrownBy(() -> env("GUBER_X", "\uff11\uff10").longInRange(VAR, 0, 0, 100))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("GUBER_X='\uff11\uff10' is not valid");
   }
 
   @Test

@@ -32,7 +32,11 @@ class GoDurationsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "5", "s", "5x", "5sec", "1.2.3s", "ms5", "-", "5 s", "1d"})
+  @ValueSource(
+      strings = {
+        "", "5", "s", "5x", "5sec", "1.2.3s", "ms5", "-", "5 s", "1d", "++5s", "+-5s",
+        "\uff15s", "1\u0660s", "\u0665ms", "1.\uff15s"
+      })
   void parse_badSyntax_throws(String text) {
     assertThatThrownBy(() -> GoDurations.parse(text)).isInstanceOf(IllegalArgumentException.class);
   }

@@ -17,6 +17,9 @@ class HostPortTest {
     ":1050, '', 1050",
     "[::1]:1051, ::1, 1051",
     "[::]:0, ::, 0",
+    "[fe80::1%eth0]:80, fe80::1%eth0, 80",
+    "[::ffff:10.0.0.1]:80, ::ffff:10.0.0.1, 80",
+    "localhost:+80, localhost, 80",
   })
   void parse_validAddress_splitsHostAndPort(String text, String host, int port) {
     assertThat(HostPort.parse(text)).isEqualTo(new HostPort(host, port));
@@ -29,6 +32,11 @@ class HostPortTest {
     "localhost:65536, port 65536 is outside 0-65535",
     "::1:1051, an IPv6 host must be written in brackets",
     "[::1:1051, unbalanced brackets",
+    "'[foo]:80', brackets hold only an IPv6 address, not 'foo'; write foo:80",
+    "'[10.0.0.1]:80', brackets hold only an IPv6 address, not '10.0.0.1'; write 10.0.0.1:80",
+    "'[a/b]:80', brackets hold only an IPv6 address, not 'a/b'",
+    "'[::1]:\uff18\uff10', port '\uff18\uff10' is not a number",
+    "'localhost:++80', port '++80' is not a number",
   })
   void parse_invalidAddress_namesProblem(String text, String problem) {
     assertThatThrownBy(() -> HostPort.parse(text))
