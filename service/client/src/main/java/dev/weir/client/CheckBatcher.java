@@ -2,7 +2,6 @@ package dev.weir.client;
 
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
-import io.grpc.Context;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,18 +19,8 @@ import java.util.function.Function;
  */
 final class CheckBatcher {
 
-  /**
-   * A queued check, the future its response completes and the gRPC {@link Context} of the caller
-   * that queued it.
-   */
-  record Pending(
-      RateLimitReq request, CompletableFuture<RateLimitResp> response, Context caller) {
-
-    /** Creates the pending check of a caller in the current {@link Context}. */
-    Pending(RateLimitReq request, CompletableFuture<RateLimitResp> response) {
-      this(request, response, Context.current());
-    }
-  }
+  /** A queued check and the future its response completes. */
+  record Pending(RateLimitReq request, CompletableFuture<RateLimitResp> response) {}
 
   /**
    * Sends one batch: completes with one response per request, in order, or fails with a {@link
@@ -147,14 +136,11 @@ final class CheckBatcher {
       requests.add(p.request());
     }
     CompletableFuture<List<RateLimitResp>> call;
-    Context sending = contextOf(batch);
-    Context previous = sending.attach();
     try {
       call = sender.apply(requests);
     } catch (RuntimeException e) {
       call = CompletableFuture.failedFuture(e);
     } finally {
-      sending.detach(previous);
       started();
     }
     call.whenComplete(
@@ -182,22 +168,6 @@ final class CheckBatcher {
             }
           }
         });
-  }
-
-  /**
-   * Returns the gRPC {@link Context} to send {@code batch} in: its caller's when every check in it
-   * was queued in the same one, so that the caller's deadline and cancellation end the call as
-   * gRPC's do; else the current one without its deadline and cancellation, since one caller's
-   * must not fail the others' checks.
-   */
-  private static Context contextOf(List<Pending> batch) {
-    Context caller = batch.get(0).caller();
-    for (Pending p : batch) {
-      if (p.caller() != caller) {
-        return Context.current().fork();
-      }
-    }
-    return caller;
   }
 
   /** Counts a taken batch's call as started, running the idle actions when it was the last. */

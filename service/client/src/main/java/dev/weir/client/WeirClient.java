@@ -11,7 +11,6 @@ import dev.weir.proto.ring.GetRingReq;
 import dev.weir.proto.ring.GetRingResp;
 import dev.weir.proto.ring.RingGrpc;
 import io.grpc.Context;
-import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -170,9 +169,7 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Checks {@code request}: completes with its response, or with a {@link WeirException} when the
-   * call that carried it failed. A call that carries only checks made in the caller's gRPC {@link
-   * Context} ends with that Context's deadline or cancellation; one that also carries other
-   * callers' checks does not.
+   * call that carried it failed.
    */
   public CompletableFuture<RateLimitResp> check(RateLimitReq request) {
     Objects.requireNonNull(request, "request");
@@ -329,15 +326,13 @@ public final class WeirClient implements AutoCloseable {
    * Sends {@code requests} to {@code member} on {@code channel}; when it cannot be reached ({@code
    * UNAVAILABLE}) or does not answer within the deadline ({@code DEADLINE_EXCEEDED}: a member gone
    * without refusing connections), asks for the ring at once (one such call at a time, at most
-   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it; not when the call
-   * ended because its one caller's gRPC {@link Context} was cancelled or passed its deadline. The
-   * checks go again through the targets, which forward them, when the member certainly did not
-   * count them: it does not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server
-   * lacks the V1 service, whose later checks then go that way too), or the call failed {@code
-   * UNAVAILABLE} before it got a stream on a connected transport ({@link StreamOpened}: the
-   * connection was refused or its TLS handshake failed, as against a peer listener that requires
-   * client certificates). A call that failed after it was sent is not sent again, whatever its
-   * status.
+   * once a {@link #RING_ASK_PAUSE}), since the cluster may have dropped it. The checks go again
+   * through the targets, which forward them, when the member certainly did not count them: it does
+   * not serve checks ({@code UNIMPLEMENTED}: an embedded member whose server lacks the V1 service,
+   * whose later checks then go that way too), or the call failed {@code UNAVAILABLE} before it got
+   * a stream on a connected transport ({@link StreamOpened}: the connection was refused or its TLS
+   * handshake failed, as against a peer listener that requires client certificates). A call that
+   * failed after it was sent is not sent again, whatever its status.
    */
   private CompletableFuture<List<RateLimitResp>> sendToOwner(
       String member, ManagedChannel channel, List<RateLimitReq> requests) {
@@ -370,9 +365,8 @@ public final class WeirClient implements AutoCloseable {
   private CompletableFuture<List<RateLimitResp>> afterOwnerFailed(
       String member, List<RateLimitReq> requests, StreamOpened opened, Throwable failure) {
     Throwable cause = WeirException.unwrapped(failure);
-    if (!callerGaveUp(Context.current())
-        && (cause instanceof WeirUnavailableException
-            || cause instanceof WeirDeadlineExceededException)) {
+    if (cause instanceof WeirUnavailableException
+        || cause instanceof WeirDeadlineExceededException) {
       askForTheRing();
     }
     if (cause instanceof WeirException e
@@ -385,15 +379,6 @@ public final class WeirClient implements AutoCloseable {
       return send(nextChannel(), requests, null);
     }
     return CompletableFuture.failedFuture(cause);
-  }
-
-  /**
-   * Returns whether {@code caller}, the gRPC {@link Context} a failed call ran in, was cancelled or
-   * is past its deadline: the call may have ended by it, not by the node.
-   */
-  private static boolean callerGaveUp(Context caller) {
-    Deadline deadline = caller.getDeadline();
-    return caller.isCancelled() || (deadline != null && deadline.isExpired());
   }
 
   /** Asks for the ring now unless an ask is in flight or was made within the pause, or closed. */
@@ -426,10 +411,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Sends {@code requests} in one call on {@code channel}, marking {@code opened} (when not null)
-   * once the call got a stream. The call is bound to {@link Builder#deadline} and to the current
-   * gRPC {@link Context}, which the batcher sets (and a re-send through the targets keeps, since
-   * gRPC completes the owner's call in it): the caller's when the batch holds one caller's checks,
-   * else one without a deadline or cancellation.
+   * once the call got a stream. The call is not bound to the sending thread's gRPC {@link Context}
+   * (only to {@link Builder#deadline}): a batch carries other callers' checks, so the cancellation
+   * or deadline of the caller whose check filled it must not fail theirs.
    */
   private CompletableFuture<List<RateLimitResp>> send(
       ManagedChannel channel, List<RateLimitReq> requests, StreamOpened opened) {
@@ -438,8 +422,11 @@ public final class WeirClient implements AutoCloseable {
     V1Grpc.V1Stub stub =
         V1Grpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
     V1Grpc.V1Stub sending = opened == null ? stub : stub.withInterceptors(opened);
-    sending.getRateLimits(
-        GetRateLimitsReq.newBuilder().addAllRequests(requests).build(), observer(call, target));
+    runDetached(
+        () ->
+            sending.getRateLimits(
+                GetRateLimitsReq.newBuilder().addAllRequests(requests).build(),
+                observer(call, target)));
     return call.thenApply(
         response -> {
           if (response.getResponsesCount() != requests.size()) {

@@ -37,9 +37,6 @@ import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -450,32 +447,6 @@ class WeirClientOwnersTest {
       assertThat(ring.calls.get()).isEqualTo(callsBefore + 1);
       assertThat(client.ringMembers()).containsExactly(MEMBERS.get(0), MEMBERS.get(2));
       assertThat(server(client.check(item(key)).join())).isNotEqualTo(MEMBERS.get(1));
-    }
-  }
-
-  @Test
-  void check_callersDeadlinePasses_failsDeadlineExceeded_withoutAskingForTheRing()
-      throws Exception {
-    ring.answer = ringOf(MEMBERS, "fnv1a-fmix64");
-    String key = keyOwnedBy(MEMBERS, MEMBERS.get(1));
-    ScheduledExecutorService deadlines = Executors.newSingleThreadScheduledExecutor();
-    try (WeirClient client =
-        sendingToOwners(seed)
-            .deadline(Duration.ofSeconds(2))
-            .ringRefresh(Duration.ofHours(1))
-            .build()) {
-      nodes.get(MEMBERS.get(1)).neverAnswer();
-      int callsBefore = ring.calls.get();
-      // A gRPC handler with a 100 ms deadline: the owner is fine, the caller gave up.
-      Context.CancellableContext handler =
-          Context.current().withDeadlineAfter(100, TimeUnit.MILLISECONDS, deadlines);
-      CompletableFuture<RateLimitResp> mine = handler.call(() -> client.check(item(key)));
-
-      assertThatThrownBy(mine::join).cause().isInstanceOf(WeirDeadlineExceededException.class);
-      assertThat(handler.getDeadline().isExpired()).as("the caller's deadline passed").isTrue();
-      assertThat(ring.calls.get()).as("asks for the ring").isEqualTo(callsBefore);
-    } finally {
-      deadlines.shutdownNow();
     }
   }
 
