@@ -11,6 +11,7 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -21,8 +22,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -302,20 +301,12 @@ class DashboardMetricsTest {
     return out;
   }
 
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (!Files.isRegularFile(dir.resolve("mvnw"))) {
-      dir = dir.getParent();
-    }
-    return dir;
-  }
-
   private static List<String> dashboardQueries() throws Exception {
     Struct.Builder dashboard = Struct.newBuilder();
     JsonFormat.parser()
         .merge(
             Files.readString(
-                repositoryRoot().resolve("manifests/monitoring/dashboard/weir-dashboard.json")),
+                RepoRoot.find().resolve("manifests/monitoring/dashboard/weir-dashboard.json")),
             dashboard);
     List<String> out = new ArrayList<>();
     collectExpressions(Value.newBuilder().setStructValue(dashboard).build(), out);
@@ -339,7 +330,7 @@ class DashboardMetricsTest {
   /** The alert expressions in docs/*.md: {@code expr:} lines and "Alert on `...`" advice. */
   private static List<String> documentedAlerts() throws Exception {
     List<String> out = new ArrayList<>();
-    try (var files = Files.list(repositoryRoot().resolve("docs"))) {
+    try (var files = Files.list(RepoRoot.find().resolve("docs"))) {
       for (Path file : files.filter(f -> f.toString().endsWith(".md")).sorted().toList()) {
         String text = Files.readString(file);
         for (Pattern pattern : List.of(ALERT, DOC_ALERT)) {
@@ -355,10 +346,10 @@ class DashboardMetricsTest {
 
   private WeirNode twoNodeCluster() throws Exception {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
-    int g1 = freePort();
-    int g2 = freePort();
-    int p1 = freePort();
-    int p2 = freePort();
+    int g1 = FreePorts.next();
+    int g2 = FreePorts.next();
+    int p1 = FreePorts.next();
+    int p2 = FreePorts.next();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
     WeirNode first =
         member(g1, p1, peers)
@@ -424,12 +415,6 @@ class DashboardMetricsTest {
         NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 
   private static WeirNode.Builder member(int grpcPort, int peerPort, List<String> peers) {
