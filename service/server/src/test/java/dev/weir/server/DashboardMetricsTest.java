@@ -11,6 +11,7 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -21,8 +22,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -54,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DashboardMetricsTest {
 
   private static final Pattern SERIES =
-      Pattern.compile("\\b((?:weir|jvm|process|system)_[a-z_]+)\\b(\\{[^}]*})?");
+      Pattern.compile("\\b((?:weir|jvm|process|system)_[a-z0-9_]+)\\b(\\{[^}]*})?");
   private static final Pattern GROUPING = Pattern.compile("\\b(?:by|without)\\s*\\(([^)]*)\\)");
   private static final Pattern SELECTOR_LABEL = Pattern.compile("([a-z_]+)\\s*(?:=~|!=|!~|=)");
   private static final Pattern ALERT = Pattern.compile("(?m)^\\s*-?\\s*expr:\\s*(.+)$");
@@ -101,6 +100,7 @@ class DashboardMetricsTest {
     WeirNode first = twoNodeCluster();
     ManagedChannel channel = channel(first);
     drive(channel, first);
+    // jvm_gc_pause_seconds (the dashboard's GC panel) has no series until a collection has run.
     System.gc();
 
     String text =
@@ -122,6 +122,40 @@ class DashboardMetricsTest {
     assertThat(wrong).isEmpty();
   }
 
+  @Test
+  void references_nameWithDigits_keptWhole() {
+    assertThat(references("rate(weir_l2_hits_total[5m])"))
+        .containsExactly(new Reference("weir_l2_hits_total", Set.of(), true));
+  }
+
+  @Test
+  void references_groupingAfterTheAggregatedExpression_labelsChecked() {
+    assertThat(references("sum(rate(weir_peer_batches_total{code=\"OK\"}[5m])) by (peer)"))
+        .containsExactly(new Reference("weir_peer_batches_total", Set.of("code", "peer"), true));
+  }
+
+  @Test
+  void references_groupingAfterAnotherAggregation_notApplied() {
+    assertThat(references("sum(weir_a_total) + sum(rate(weir_b_total[5m])) by (peer)"))
+        .containsExactly(
+            new Reference("weir_a_total", Set.of(), false),
+            new Reference("weir_b_total", Set.of("peer"), true));
+  }
+
+  @Test
+  void references_trailingGroupingThenAnotherAggregation_appliedToItsOwnOnly() {
+    assertThat(references("sum(weir_a_total) by (peer) + sum(weir_b_total)"))
+        .containsExactly(
+            new Reference("weir_a_total", Set.of("peer"), false),
+            new Reference("weir_b_total", Set.of(), false));
+  }
+
+  @Test
+  void references_groupingBeforeTheAggregatedExpression_labelsChecked() {
+    assertThat(references("sum by (instance, peer) (weir_peer_up)"))
+        .containsExactly(new Reference("weir_peer_up", Set.of("peer"), false));
+  }
+
   /** A metric a query names, the labels it groups or selects it by and whether it rates it. */
   record Reference(String name, Set<String> labels, boolean rated) {}
 
@@ -139,10 +173,7 @@ class DashboardMetricsTest {
       }
       Matcher grouping = GROUPING.matcher(query);
       while (grouping.find()) {
-        int body = query.indexOf('(', grouping.end());
-        if (grouping.start() < series.start()
-            && body >= 0
-            && encloses(query, body, series.start())) {
+        if (aggregates(query, grouping, series.start())) {
           for (String label : grouping.group(1).split(",")) {
             if (!label.isBlank()) {
               labels.add(label.strip());
@@ -156,6 +187,38 @@ class DashboardMetricsTest {
       out.add(new Reference(series.group(1), labels, rated));
     }
     return out;
+  }
+
+  /**
+   * Whether {@code grouping} belongs to an aggregation whose parenthesised body holds {@code at}:
+   * the body follows the clause ({@code sum by (peer) (x)}) or precedes it
+   * ({@code sum(x) by (peer)}).
+   */
+  private static boolean aggregates(String query, Matcher grouping, int at) {
+    int after = grouping.end();
+    while (after < query.length() && Character.isWhitespace(query.charAt(after))) {
+      after++;
+    }
+    if (after < query.length() && query.charAt(after) == '(' && after < at) {
+      return encloses(query, after, at);
+    }
+    int before = grouping.start() - 1;
+    while (before >= 0 && Character.isWhitespace(query.charAt(before))) {
+      before--;
+    }
+    if (before < 0 || query.charAt(before) != ')' || before < at) {
+      return false;
+    }
+    int depth = 0;
+    for (int i = before; i >= 0; i--) {
+      char c = query.charAt(i);
+      if (c == ')') {
+        depth++;
+      } else if (c == '(' && --depth == 0) {
+        return i < at;
+      }
+    }
+    return false;
   }
 
   /** Whether the parenthesis at {@code open} closes after {@code at}. */
@@ -238,20 +301,12 @@ class DashboardMetricsTest {
     return out;
   }
 
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (!Files.isRegularFile(dir.resolve("mvnw"))) {
-      dir = dir.getParent();
-    }
-    return dir;
-  }
-
   private static List<String> dashboardQueries() throws Exception {
     Struct.Builder dashboard = Struct.newBuilder();
     JsonFormat.parser()
         .merge(
             Files.readString(
-                repositoryRoot().resolve("manifests/monitoring/dashboard/weir-dashboard.json")),
+                RepoRoot.find().resolve("manifests/monitoring/dashboard/weir-dashboard.json")),
             dashboard);
     List<String> out = new ArrayList<>();
     collectExpressions(Value.newBuilder().setStructValue(dashboard).build(), out);
@@ -275,7 +330,7 @@ class DashboardMetricsTest {
   /** The alert expressions in docs/*.md: {@code expr:} lines and "Alert on `...`" advice. */
   private static List<String> documentedAlerts() throws Exception {
     List<String> out = new ArrayList<>();
-    try (var files = Files.list(repositoryRoot().resolve("docs"))) {
+    try (var files = Files.list(RepoRoot.find().resolve("docs"))) {
       for (Path file : files.filter(f -> f.toString().endsWith(".md")).sorted().toList()) {
         String text = Files.readString(file);
         for (Pattern pattern : List.of(ALERT, DOC_ALERT)) {
@@ -291,10 +346,10 @@ class DashboardMetricsTest {
 
   private WeirNode twoNodeCluster() throws Exception {
     Files.writeString(dir.resolve("shop.yaml"), YAML);
-    int g1 = freePort();
-    int g2 = freePort();
-    int p1 = freePort();
-    int p2 = freePort();
+    int g1 = FreePorts.next();
+    int g2 = FreePorts.next();
+    int p1 = FreePorts.next();
+    int p2 = FreePorts.next();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
     WeirNode first =
         member(g1, p1, peers)
@@ -360,12 +415,6 @@ class DashboardMetricsTest {
         NettyChannelBuilder.forAddress("127.0.0.1", node.grpcPort()).usePlaintext().build();
     resources.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return channel;
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 
   private static WeirNode.Builder member(int grpcPort, int peerPort, List<String> peers) {

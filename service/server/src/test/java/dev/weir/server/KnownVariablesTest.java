@@ -33,16 +33,8 @@ class KnownVariablesTest {
           "ReferenceEnvironment.java",
           "TracingSettings.java");
 
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (!Files.isRegularFile(dir.resolve("mvnw"))) {
-      dir = dir.getParent();
-    }
-    return dir;
-  }
-
   private static List<Path> mainSources() throws IOException {
-    try (Stream<Path> files = Files.walk(repositoryRoot())) {
+    try (Stream<Path> files = Files.walk(RepoRoot.find())) {
       return files
           .filter(f -> f.toString().endsWith(".java"))
           .filter(f -> f.toString().contains("/src/main/java/"))

@@ -26,14 +26,6 @@ class SaturationProbesDocumentedTest {
   private static final Set<String> PROBE_SOURCES =
       Set.of("GatewayRoutes.java", "ReadinessRoute.java", "RatelimitHttp.java");
 
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (!Files.isRegularFile(dir.resolve("mvnw"))) {
-      dir = dir.getParent();
-    }
-    return dir;
-  }
-
   @Test
   void everyProbeRoute_namedWhereTheDocsListWhatIsServedWhenSaturated() throws IOException {
     HealthChecker checker = new HealthChecker();
@@ -48,7 +40,7 @@ class SaturationProbesDocumentedTest {
             .filter(HttpRoute::servedWhenSaturated)
             .map(r -> r.method() + " " + r.path())
             .toList();
-    String section = section(Files.readString(repositoryRoot().resolve("docs/operations.md")));
+    String section = section(Files.readString(RepoRoot.find().resolve("docs/operations.md")));
 
     assertThat(probes)
         .containsExactlyInAnyOrder(
@@ -61,7 +53,7 @@ class SaturationProbesDocumentedTest {
   @Test
   void probeRoutes_madeOnlyByTheSourcesCheckedAbove() throws IOException {
     Set<String> making = new TreeSet<>();
-    try (Stream<Path> files = Files.walk(repositoryRoot())) {
+    try (Stream<Path> files = Files.walk(RepoRoot.find())) {
       for (Path file :
           files
               .filter(f -> f.toString().endsWith(".java"))

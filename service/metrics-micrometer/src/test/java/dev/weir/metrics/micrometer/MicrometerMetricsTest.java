@@ -1,14 +1,15 @@
 package dev.weir.metrics.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import dev.weir.core.metrics.CheckResult;
 import dev.weir.core.metrics.RefusalReason;
 import dev.weir.core.store.CacheStatistics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 class MicrometerMetricsTest {
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final MicrometerMetrics metrics = new MicrometerMetrics(registry);
 
   private record Stats(long size, long hitCount, long missCount, long evictionCount)
@@ -218,13 +220,21 @@ class MicrometerMetricsTest {
     assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
     Thread forgetting = new Thread(() -> metrics.forgetPeer(peer));
     forgetting.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (forgetting.isAlive() && forgetting.getState() != Thread.State.BLOCKED) {
+      if (System.nanoTime() - deadline > 0) {
+        release.countDown();
+        fail("forgetPeer neither blocked on the registering batch nor finished within 10 s; "
+            + "state " + forgetting.getState());
+      }
       Thread.onSpinWait();
     }
 
     release.countDown();
     recording.join(10_000);
     forgetting.join(10_000);
+    assertThat(recording.isAlive()).as("batchSent finished within 10 s").isFalse();
+    assertThat(forgetting.isAlive()).as("forgetPeer finished within 10 s").isFalse();
     metrics.batchSent(peer, 4, 1_000_000, false);
 
     assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.2:1051\"");

@@ -379,7 +379,11 @@ public final class HandOff {
     return left;
   }
 
-  /** Returns how many buckets this node has handed to others and had acknowledged. */
+  /**
+   * Returns how many buckets this node has handed to others and had acknowledged: a ring change's
+   * bucket once, on its last acknowledged send, and each bucket of an acknowledged {@link
+   * #handOver}; {@link #copy} counts nothing.
+   */
   public long sentCount() {
     return sent.get();
   }
@@ -512,6 +516,7 @@ public final class HandOff {
                     e);
                 chunk.subList(read, chunk.size()).forEach(this::unwatch);
                 changed.forEach(this::unwatch);
+                sent.addAndGet(chunk.size());
                 return CompletableFuture.<Void>completedFuture(null);
               }
               sent.addAndGet(chunk.size() - changed.size());
@@ -525,6 +530,7 @@ public final class HandOff {
                     changed.size(),
                     owner);
                 changed.forEach(this::unwatch);
+                sent.addAndGet(changed.size());
                 return CompletableFuture.<Void>completedFuture(null);
               }
               return transfer(owner, changed, round + 1, attempt, wait);

@@ -110,6 +110,26 @@ class HandOffLineageTest {
     assertFiveHitsOfACountedOnce();
   }
 
+  @Test
+  void transfer_keptChangingThroughEveryRound_countedSentOnce() throws Exception {
+    receivedFromBWithFiveHitsOnA();
+    afterBMerged = buckets -> hit(aBuckets, 1);
+
+    a.ringChanged(BOTH, ONLY_B).get(5, TimeUnit.SECONDS);
+
+    assertThat(a.sentCount()).as("acknowledged 3 times, kept changing").isEqualTo(1);
+  }
+
+  @Test
+  void transfer_storeFailsToReadAfterTheAck_countedSent() throws Exception {
+    receivedFromBWithFiveHitsOnA();
+    afterBMerged = buckets -> aReadsFail = true;
+
+    a.ringChanged(BOTH, ONLY_B).get(5, TimeUnit.SECONDS);
+
+    assertThat(a.sentCount()).as("acknowledged, not read again").isEqualTo(1);
+  }
+
   /** Has b:1 record 3 more hits and hand the key back to a:1 on {@link #BOTH}. */
   private void threeHitsOnBThenBackToA() throws Exception {
     hit(bStore, 3);
