@@ -12,7 +12,6 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 class KnownVariablesTest {
@@ -34,13 +33,7 @@ class KnownVariablesTest {
           "TracingSettings.java");
 
   private static List<Path> mainSources() throws IOException {
-    try (Stream<Path> files = Files.walk(RepoRoot.find())) {
-      return files
-          .filter(f -> f.toString().endsWith(".java"))
-          .filter(f -> f.toString().contains("/src/main/java/"))
-          .filter(f -> !f.toString().contains("/target/"))
-          .toList();
-    }
+    return RepoRoot.mainJavaSources();
   }
 
   private static Set<String> knownNames() {

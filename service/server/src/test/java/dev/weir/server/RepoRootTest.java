@@ -34,4 +34,17 @@ class RepoRootTest {
   void find_fromTheModule_holdsTheDocs() {
     assertThat(RepoRoot.find().resolve("docs/operations.md")).isRegularFile();
   }
+
+  @Test
+  void mainJavaSources_keepsOutOfBuildOutput() throws Exception {
+    Path source = dir.resolve("service/a/src/main/java/dev/A.java");
+    Path built = dir.resolve("service/a/target/src/main/java/dev/B.java");
+    Path test = dir.resolve("service/a/src/test/java/dev/C.java");
+    for (Path file : new Path[] {source, built, test}) {
+      Files.createDirectories(file.getParent());
+      Files.writeString(file, "");
+    }
+
+    assertThat(RepoRoot.mainJavaSources(dir)).containsExactly(source);
+  }
 }

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -53,18 +52,10 @@ class SaturationProbesDocumentedTest {
   @Test
   void probeRoutes_madeOnlyByTheSourcesCheckedAbove() throws IOException {
     Set<String> making = new TreeSet<>();
-    try (Stream<Path> files = Files.walk(RepoRoot.find())) {
-      for (Path file :
-          files
-              .filter(f -> f.toString().endsWith(".java"))
-              .filter(f -> f.toString().contains("/src/main/java/"))
-              .filter(f -> !f.toString().contains("/target/"))
-              .filter(f -> !f.getFileName().toString().equals("HttpRoute.java"))
-              .toList()) {
-        String source = Files.readString(file);
-        if (source.contains("HttpRoute.probe(")) {
-          making.add(file.getFileName().toString());
-        }
+    for (Path file : RepoRoot.mainJavaSources()) {
+      if (!file.getFileName().toString().equals("HttpRoute.java")
+          && Files.readString(file).contains("HttpRoute.probe(")) {
+        making.add(file.getFileName().toString());
       }
     }
 
