@@ -451,7 +451,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     }
     BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
-      service.refused(refused);
+      service.refused(refused, domain, client);
     }
     StreamBucket created = new StreamBucket(id, name, plan, nanos);
     buckets.put(name, created);

@@ -345,6 +345,83 @@ class RlqsServiceTest {
   }
 
   @Test
+  void bucketWithAnEmptyValue_isLoggedNamingTheEntryTheDomainAndTheStream() {
+    ListAppender<ILoggingEvent> appender = rlqsLog();
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+      proxy.report("edge", BucketId.newBuilder().putBucket("path", "").build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .singleElement()
+          .satisfies(
+              line ->
+                  assertThat(line)
+                      .contains("bucket entry 'path' has an empty value")
+                      .contains("domain 'edge'")
+                      .containsPattern("stream '[^']+/[0-9]+\\.1'"));
+    } finally {
+      detach(appender);
+    }
+  }
+
+  @Test
+  void refusalsOfEachKind_areLoggedOncePer10sEach_onTheServicesClock() {
+    ListAppender<ILoggingEvent> appender = rlqsLog();
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+      BucketId.Builder big = BucketId.newBuilder();
+      for (int i = 0; i < 65; i++) {
+        big.putBucket("k" + i, "v");
+      }
+
+      proxy.report("edge", BucketId.newBuilder().putBucket("a", "").build(), 1, 0, 0);
+      proxy.report("edge", BucketId.newBuilder().putBucket("b", "").build(), 1, 0, 0);
+      proxy.report("edge", big.build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .as("two empty-value buckets log one line; too many entries is another kind")
+          .hasSize(2)
+          .anySatisfy(line -> assertThat(line).contains("entry 'a'"))
+          .anySatisfy(line -> assertThat(line).contains("65 entries"));
+
+      clock.advance(Duration.ofSeconds(10));
+      proxy.report("edge", BucketId.newBuilder().putBucket("c", "").build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .as("10 s later on the service's clock, a second line of the kind")
+          .hasSize(3)
+          .last()
+          .satisfies(line -> assertThat(line).contains("entry 'c'"));
+    } finally {
+      detach(appender);
+    }
+  }
+
+  private static ListAppender<ILoggingEvent> rlqsLog() {
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    return appender;
+  }
+
+  private static void detach(ListAppender<ILoggingEvent> appender) {
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class))
+        .detachAppender(appender);
+  }
+
+  private static List<String> refusals(ListAppender<ILoggingEvent> appender) {
+    return appender.list.stream()
+        .map(ILoggingEvent::getFormattedMessage)
+        .filter(line -> line.contains("an RLQS bucket is assigned DENY_ALL"))
+        .toList();
+  }
+
+  @Test
   void spentWindow_deniesEveryProxyAtOnceAndSharesAgainWhenItEnds() {
     start(SETTINGS);
     Proxy a = new Proxy(cluster.endpoints().get(0));
