@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
@@ -1035,7 +1036,7 @@ class RlqsServiceTest {
   }
 
   @Test
-  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() {
+  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() throws Exception {
     AtomicBoolean hold = new AtomicBoolean();
     List<Runnable> held = new CopyOnWriteArrayList<>();
     cluster =
@@ -1062,24 +1063,19 @@ class RlqsServiceTest {
             .addBucketQuotaUsages(usage(API, 5, 0, 5))
             .build());
     proxy.sent++;
-    awaitTrue(() -> held.size() == 1);
+    Await.until(Duration.ofSeconds(10), () -> held.size() == 1, "the usage to be held");
 
     proxy.out.onError(Status.CANCELLED.asRuntimeException());
-    awaitTrue(() -> cluster.service(0).stats().streams() == 0);
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> cluster.service(0).stats().streams() == 0,
+        "the cancelled stream to be forgotten");
     held.forEach(Runnable::run);
     settle();
 
     assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
         .as("the usage that reached the owner after the stream's release is released too")
         .isZero();
-  }
-
-  private static void awaitTrue(java.util.function.BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 10 s").isLessThan(deadline);
-      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-    }
   }
 
   private static void settleUntilEnded(Proxy proxy) {
