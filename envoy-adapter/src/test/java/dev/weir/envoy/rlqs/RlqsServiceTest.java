@@ -1078,6 +1078,63 @@ class RlqsServiceTest {
         .isZero();
   }
 
+  @Test
+  void usageAnsweredAfterItsBucketCameBack_leavesTheOwnersRecordToTheNewCounter()
+      throws Exception {
+    AtomicBoolean hold = new AtomicBoolean();
+    List<Runnable> held = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released() || !hold.get()) {
+                    return reports.report(usage);
+                  }
+                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
+                  held.add(() -> reports.report(usage).thenAccept(share::complete));
+                  return share;
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    hold.set(true);
+    sendUnsettled(proxy, usage(API, 5, 0, 5));
+    Await.until(Duration.ofSeconds(10), () -> held.size() == 1, "the API usage to be held");
+    hold.set(false);
+
+    clock.advance(Duration.ofSeconds(61));
+    sendUnsettled(proxy, usage(TINY, 1, 0, 0));
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> proxy.responses.size() == 3,
+        "the idle API bucket's abandon and the answer to TINY");
+    sendUnsettled(proxy, usage(API, 1, 0, 0));
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> proxy.responses.size() == 4,
+        "the answer to the API bucket, subscribed again");
+    held.forEach(Runnable::run);
+    settle();
+
+    assertThat(proxy.last(API).hasAbandonAction()).isFalse();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the old counter's late answer does not release the proxy the new counter reports as")
+        .isEqualTo(2);
+  }
+
+  /** Sends one report of {@code usages} without waiting for the traffic to settle. */
+  private static void sendUnsettled(Proxy proxy, BucketQuotaUsage... usages) {
+    proxy.sent++;
+    proxy.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addAllBucketQuotaUsages(List.of(usages))
+            .build());
+  }
+
   private static void settleUntilEnded(Proxy proxy) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (proxy.ended == null && System.nanoTime() < deadline) {
