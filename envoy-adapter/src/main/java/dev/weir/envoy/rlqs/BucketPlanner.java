@@ -83,8 +83,19 @@ public final class BucketPlanner {
           RefusalReason.TOO_MANY_ENTRIES);
     }
     for (Map.Entry<String, String> e : bucket.entrySet()) {
-      if (e.getKey().isEmpty() || e.getValue().isEmpty()) {
-        return new BucketPlan.Refused("bucket keys and values must not be empty", null);
+      if (e.getKey().isEmpty()) {
+        return new BucketPlan.Refused(
+            "a bucket entry of value '"
+                + e.getValue()
+                + "' has an empty key; keys and values must be non-empty",
+            null);
+      }
+      if (e.getValue().isEmpty()) {
+        return new BucketPlan.Refused(
+            "bucket entry '"
+                + e.getKey()
+                + "' has an empty value; keys and values must be non-empty",
+            null);
       }
     }
     if (domain == null || bucket.isEmpty()) {

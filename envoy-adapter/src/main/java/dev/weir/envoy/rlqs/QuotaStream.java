@@ -218,7 +218,8 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
    * counters, and then sends {@code actions} with the current actions of {@code limited} and the
    * changed actions of the other buckets on their counters. A share answered for a counter the
    * stream no longer holds (it ended, or the counter's buckets were abandoned, while the usage was
-   * on its way) is released again, as the owner counted the proxy anew after its release.
+   * on its way) is released again, as the owner counted the proxy anew after its release, unless a
+   * counter of the same key is held by then (a bucket came back): the owner's record is its own.
    */
   private void reportThenAnswer(
       List<Pending> pending, List<BucketAction> actions, List<StreamBucket> limited) {
@@ -231,17 +232,19 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
               .report(p.usage())
               .thenAccept(
                   share -> {
-                    QuotaUsage late = null;
+                    QuotaUsage late;
                     synchronized (this) {
-                      if (counters.containsKey(p.counter().key())) {
+                      StreamCounter held = counters.get(p.counter().key());
+                      if (held == p.counter()) {
                         p.counter().accept(share, true, service.clock().wallMillis());
-                      } else {
-                        late = release(p.counter());
+                        return;
                       }
+                      if (held != null) {
+                        return;
+                      }
+                      late = release(p.counter());
                     }
-                    if (late != null) {
-                      service.report(late);
-                    }
+                    service.report(late);
                   });
     }
     CompletableFuture.allOf(shares)
@@ -451,7 +454,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
     }
     BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
-      service.refused(refused);
+      service.refused(refused, domain, client);
     }
     StreamBucket created = new StreamBucket(id, name, plan, nanos);
     buckets.put(name, created);

@@ -243,13 +243,20 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   /**
    * Counts a bucket planned as {@code refused} in the refusal counter, when its reason is one, and
-   * logs why it is assigned {@code DENY_ALL} (at most once per 10 s).
+   * logs why it is assigned {@code DENY_ALL}, naming the stream's {@code domain} and its {@code
+   * client} name (at most once per 10 s for each kind of refusal).
    */
-  void refused(BucketPlan.Refused refused) {
+  void refused(BucketPlan.Refused refused, String domain, String client) {
     if (refused.counted() != null) {
       meter.refused(refused.counted());
     }
-    warnings.warn("refused", "an RLQS bucket is assigned DENY_ALL: {}", refused.reason());
+    String kind = refused.counted() == null ? "empty_entry" : refused.counted().label();
+    warnings.warn(
+        "refused." + kind,
+        "an RLQS bucket is assigned DENY_ALL (domain '{}', stream '{}'): {}",
+        domain,
+        client,
+        refused.reason());
   }
 
   /**

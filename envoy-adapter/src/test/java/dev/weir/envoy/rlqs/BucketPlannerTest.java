@@ -115,6 +115,16 @@ class BucketPlannerTest {
   }
 
   @Test
+  void plan_emptyKeyOrValue_isRefusedNamingTheEntry() throws Exception {
+    assertThat(((BucketPlan.Refused) planner.plan(edge(), Map.of("name", ""))).reason())
+        .isEqualTo(
+            "bucket entry 'name' has an empty value; keys and values must be non-empty");
+    assertThat(((BucketPlan.Refused) planner.plan(edge(), Map.of("", "v"))).reason())
+        .isEqualTo(
+            "a bucket entry of value 'v' has an empty key; keys and values must be non-empty");
+  }
+
+  @Test
   void name_isTheSameForTheSameEntriesInAnyOrder() {
     assertThat(planner.name(Map.of("b", "2", "a", "1")))
         .isEqualTo(planner.name(new java.util.TreeMap<>(Map.of("a", "1", "b", "2"))));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.quota.QuotaShare;
+import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.RateLimitQuotaResponse;
@@ -342,6 +343,83 @@ class RlqsServiceTest {
     assertThat(strategy(proxy.last()).getBlanketRule())
         .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
     assertThat(cluster.metrics().events()).isEmpty();
+  }
+
+  @Test
+  void bucketWithAnEmptyValue_isLoggedNamingTheEntryTheDomainAndTheStream() {
+    ListAppender<ILoggingEvent> appender = rlqsLog();
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+      proxy.report("edge", BucketId.newBuilder().putBucket("path", "").build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .singleElement()
+          .satisfies(
+              line ->
+                  assertThat(line)
+                      .contains("bucket entry 'path' has an empty value")
+                      .contains("domain 'edge'")
+                      .containsPattern("stream '[^']+/[0-9]+\\.1'"));
+    } finally {
+      detach(appender);
+    }
+  }
+
+  @Test
+  void refusalsOfEachKind_areLoggedOncePer10sEach_onTheServicesClock() {
+    ListAppender<ILoggingEvent> appender = rlqsLog();
+    try {
+      start(SETTINGS);
+      Proxy proxy = new Proxy(cluster.endpoints().get(0));
+      BucketId.Builder big = BucketId.newBuilder();
+      for (int i = 0; i < 65; i++) {
+        big.putBucket("k" + i, "v");
+      }
+
+      proxy.report("edge", BucketId.newBuilder().putBucket("a", "").build(), 1, 0, 0);
+      proxy.report("edge", BucketId.newBuilder().putBucket("b", "").build(), 1, 0, 0);
+      proxy.report("edge", big.build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .as("two empty-value buckets log one line; too many entries is another kind")
+          .hasSize(2)
+          .anySatisfy(line -> assertThat(line).contains("entry 'a'"))
+          .anySatisfy(line -> assertThat(line).contains("65 entries"));
+
+      clock.advance(Duration.ofSeconds(10));
+      proxy.report("edge", BucketId.newBuilder().putBucket("c", "").build(), 1, 0, 0);
+
+      assertThat(refusals(appender))
+          .as("10 s later on the service's clock, a second line of the kind")
+          .hasSize(3)
+          .last()
+          .satisfies(line -> assertThat(line).contains("entry 'c'"));
+    } finally {
+      detach(appender);
+    }
+  }
+
+  private static ListAppender<ILoggingEvent> rlqsLog() {
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    log.addAppender(appender);
+    return appender;
+  }
+
+  private static void detach(ListAppender<ILoggingEvent> appender) {
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class))
+        .detachAppender(appender);
+  }
+
+  private static List<String> refusals(ListAppender<ILoggingEvent> appender) {
+    return appender.list.stream()
+        .map(ILoggingEvent::getFormattedMessage)
+        .filter(line -> line.contains("an RLQS bucket is assigned DENY_ALL"))
+        .toList();
   }
 
   @Test
@@ -958,7 +1036,7 @@ class RlqsServiceTest {
   }
 
   @Test
-  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() {
+  void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() throws Exception {
     AtomicBoolean hold = new AtomicBoolean();
     List<Runnable> held = new CopyOnWriteArrayList<>();
     cluster =
@@ -985,10 +1063,13 @@ class RlqsServiceTest {
             .addBucketQuotaUsages(usage(API, 5, 0, 5))
             .build());
     proxy.sent++;
-    awaitTrue(() -> held.size() == 1);
+    Await.until(Duration.ofSeconds(10), () -> held.size() == 1, "the usage to be held");
 
     proxy.out.onError(Status.CANCELLED.asRuntimeException());
-    awaitTrue(() -> cluster.service(0).stats().streams() == 0);
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> cluster.service(0).stats().streams() == 0,
+        "the cancelled stream to be forgotten");
     held.forEach(Runnable::run);
     settle();
 
@@ -997,12 +1078,61 @@ class RlqsServiceTest {
         .isZero();
   }
 
-  private static void awaitTrue(java.util.function.BooleanSupplier condition) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 10 s").isLessThan(deadline);
-      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-    }
+  @Test
+  void usageAnsweredAfterItsBucketCameBack_leavesTheOwnersRecordToTheNewCounter()
+      throws Exception {
+    AtomicBoolean hold = new AtomicBoolean();
+    List<Runnable> held = new CopyOnWriteArrayList<>();
+    cluster =
+        RlqsCluster.start(
+            clock,
+            1,
+            YAML,
+            SETTINGS,
+            reports ->
+                usage -> {
+                  if (usage.released() || !hold.get()) {
+                    return reports.report(usage);
+                  }
+                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
+                  held.add(() -> reports.report(usage).thenAccept(share::complete));
+                  return share;
+                });
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+    proxy.report("edge", API, 1, 0, 0);
+    hold.set(true);
+    sendUnsettled(proxy, usage(API, 5, 0, 5));
+    Await.until(Duration.ofSeconds(10), () -> held.size() == 1, "the API usage to be held");
+    hold.set(false);
+
+    clock.advance(Duration.ofSeconds(61));
+    sendUnsettled(proxy, usage(TINY, 1, 0, 0));
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> proxy.responses.size() == 3,
+        "the idle API bucket's abandon and the answer to TINY");
+    sendUnsettled(proxy, usage(API, 1, 0, 0));
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> proxy.responses.size() == 4,
+        "the answer to the API bucket, subscribed again");
+    held.forEach(Runnable::run);
+    settle();
+
+    assertThat(proxy.last(API).hasAbandonAction()).isFalse();
+    assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets())
+        .as("the old counter's late answer does not release the proxy the new counter reports as")
+        .isEqualTo(2);
+  }
+
+  /** Sends one report of {@code usages} without waiting for the traffic to settle. */
+  private static void sendUnsettled(Proxy proxy, BucketQuotaUsage... usages) {
+    proxy.sent++;
+    proxy.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addAllBucketQuotaUsages(List.of(usages))
+            .build());
   }
 
   private static void settleUntilEnded(Proxy proxy) {

@@ -1,5 +1,6 @@
 package dev.weir.core.quota;
 
+import dev.weir.core.model.Algorithm;
 import dev.weir.core.model.RateLimitRequest;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -234,7 +235,21 @@ final class BucketLedger {
 
   private void set(Client c, long milliRate) {
     c.milliRate = milliRate;
-    c.burst = QuotaAllocator.burst(milliRate, rule == null ? 0 : rule.duration());
+    long burst = QuotaAllocator.burst(milliRate, rule == null ? 0 : rule.duration());
+    c.burst = Math.min(burst, burstCap());
+  }
+
+  /**
+   * Returns the most burst one proxy's share may hold: for a {@code leaky_bucket}, the rule's burst
+   * (its limit when 0) split evenly across the live proxies, rounded down, at least 1, as Envoy
+   * starts a token bucket full; otherwise no cap.
+   */
+  private long burstCap() {
+    if (rule == null || rule.algorithm() != Algorithm.LEAKY_BUCKET.number()) {
+      return Long.MAX_VALUE;
+    }
+    long burst = rule.burst() == 0 ? rule.limit() : rule.burst();
+    return Math.max(1, burst / Math.max(1, clients.size()));
   }
 
   private static long othersMilli(List<Client> live, int except) {

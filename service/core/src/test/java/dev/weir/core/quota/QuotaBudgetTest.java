@@ -71,4 +71,14 @@ class QuotaBudgetTest {
     assertThat(b.fleetRate()).isCloseTo(100, within(1e-9));
     assertThat(b.spent()).isFalse();
   }
+
+  @Test
+  void leakyBucket_withABurstBelowWhatLeaksInTheInterval_isWhatItAdmitsNowAndWhatLeaks() {
+    QuotaBudget b =
+        new QuotaBudget(Algorithm.LEAKY_BUCKET, 600, MINUTE, 10, 0, 10, NOW, 5000, 0, 0);
+
+    assertThat(b.fleetRate())
+        .as("10 now and 50 leaked over 5 s, not the burst of 10 over 5 s")
+        .isCloseTo(12, within(1e-9));
+  }
 }

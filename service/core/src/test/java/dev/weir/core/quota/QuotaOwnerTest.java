@@ -209,4 +209,32 @@ class QuotaOwnerTest {
         .as("600 a minute leak back at 10/s whatever the burst; the only proxy asks 12.5/s")
         .isCloseTo(10, org.assertj.core.api.Assertions.within(0.5));
   }
+
+  @Test
+  void leakyBucket_sharesBurst_isCappedAtTheRulesBurst_splitAcrossTheLiveProxies() {
+    RateLimitRequest rule =
+        RateLimitRequest.builder("rlqs/r", "k=v")
+            .limit(600)
+            .duration(60_000)
+            .algorithm(Algorithm.LEAKY_BUCKET)
+            .burst(10)
+            .build();
+    QuotaShare share = report(rule, "n/a", 0, 0);
+    for (int i = 0; i < 12; i++) {
+      clock.advanceMillis(INTERVAL);
+      share = report(rule, "n/a", 50, INTERVAL);
+    }
+
+    assertThat(share.burst())
+        .as("Envoy starts a token bucket full: the lone proxy may hold no more than burst 10")
+        .isBetween(1L, 10L);
+
+    QuotaShare other = report(rule, "n/b", 50, INTERVAL);
+    share = report(rule, "n/a", 50, INTERVAL);
+
+    assertThat(share.burst() + other.burst())
+        .as("two proxies' bursts together stay within the rule's burst")
+        .isLessThanOrEqualTo(10);
+    assertThat(other.burst()).isPositive();
+  }
 }
