@@ -99,16 +99,13 @@ class ArchitectureMapTest {
 
   /** The repository's Java sources (main and test, no build output), by simple class name. */
   private Map<String, Path> javaSources() throws IOException {
-    try (Stream<Path> files = Files.walk(root)) {
-      return files
-          .filter(p -> p.toString().endsWith(".java"))
-          .filter(p -> !p.toString().contains("/target/") && !p.toString().contains("/.git/"))
-          .collect(
-              Collectors.toMap(
-                  p -> p.getFileName().toString().replace(".java", ""),
-                  Function.identity(),
-                  (a, b) -> a));
-    }
+    return RepoFiles.sourceFilesUnder(root).stream()
+        .filter(p -> p.toString().endsWith(".java"))
+        .collect(
+            Collectors.toMap(
+                p -> p.getFileName().toString().replace(".java", ""),
+                Function.identity(),
+                (a, b) -> a));
   }
 
   private String protoText() throws IOException {

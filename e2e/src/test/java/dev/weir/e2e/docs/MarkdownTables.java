@@ -1,5 +1,6 @@
 package dev.weir.e2e.docs;
 
+import dev.weir.e2e.envoy.RepoFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -7,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.stream.Stream;
 
 /** The table rows of the repository's Markdown files, each with its file, line and cells. */
 final class MarkdownTables {
@@ -37,8 +37,9 @@ final class MarkdownTables {
   /** Returns every table row of every {@code .md} file under {@code root}, outside build output. */
   static List<Row> rows(Path root) {
     List<Row> rows = new ArrayList<>();
-    try (Stream<Path> files = Files.walk(root)) {
-      for (Path file : files.filter(MarkdownTables::isDoc).sorted().toList()) {
+    try {
+      for (Path file :
+          RepoFiles.sourceFilesUnder(root).stream().filter(MarkdownTables::isDoc).sorted().toList()) {
         List<String> lines = Files.readAllLines(file);
         for (int i = 0; i < lines.size(); i++) {
           String line = lines.get(i).trim();
@@ -58,10 +59,6 @@ final class MarkdownTables {
   }
 
   private static boolean isDoc(Path file) {
-    String path = file.toString();
-    return path.endsWith(".md")
-        && !path.contains("/target/")
-        && !path.contains("/.git/")
-        && !path.contains("/node_modules/");
+    return file.toString().endsWith(".md");
   }
 }

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Element;
@@ -67,12 +66,9 @@ class PomDependenciesTest {
   }
 
   private static List<Path> poms() throws IOException {
-    try (Stream<Path> files = Files.walk(RepoFiles.root())) {
-      return files
-          .filter(f -> f.getFileName().toString().equals("pom.xml"))
-          .filter(f -> !f.toString().contains("/target/") && !f.toString().contains("/.git/"))
-          .sorted()
-          .toList();
-    }
+    return RepoFiles.sourceFilesUnder(RepoFiles.root()).stream()
+        .filter(f -> f.getFileName().toString().equals("pom.xml"))
+        .sorted()
+        .toList();
   }
 }

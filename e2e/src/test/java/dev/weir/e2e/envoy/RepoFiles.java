@@ -2,9 +2,14 @@ package dev.weir.e2e.envoy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /** Locates files of the repository checkout the tests run in. */
@@ -26,6 +31,38 @@ public final class RepoFiles {
     throw new IllegalStateException(
         "no repository root (a directory with mvnw and e2e/) at or above "
             + Path.of("").toAbsolutePath());
+  }
+
+  /** Folders that hold none of the repository's own files, or are written to while tests run. */
+  private static final Set<String> NOT_SOURCES = Set.of("target", ".git", "node_modules");
+
+  /**
+   * Returns the regular files under {@code dir}, without entering {@code target}, {@code .git} or
+   * {@code node_modules} folders: build output there is written and deleted while tests run (this
+   * module's reports), and a walk through it fails on a file that vanished.
+   */
+  public static List<Path> sourceFilesUnder(Path dir) throws IOException {
+    List<Path> files = new ArrayList<>();
+    Files.walkFileTree(
+        dir,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
+            Path name = d.getFileName();
+            return name != null && NOT_SOURCES.contains(name.toString())
+                ? FileVisitResult.SKIP_SUBTREE
+                : FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+            if (attrs.isRegularFile()) {
+              files.add(file);
+            }
+            return FileVisitResult.CONTINUE;
+          }
+        });
+    return files;
   }
 
   /** Returns the shipped Envoy front-proxy bootstrap. */
