@@ -23,6 +23,9 @@ import java.util.Map;
  */
 public final class BucketPlanner {
 
+  /** The most characters of a bucket entry a refusal's reason quotes. */
+  private static final int QUOTED_CHARS = 64;
+
   /** The prefix of every RLQS counter name. */
   public static final String PREFIX = "rlqs/";
 
@@ -69,6 +72,18 @@ public final class BucketPlanner {
   }
 
   /**
+   * Returns {@code text} in single quotes, cut to its first {@value #QUOTED_CHARS} characters
+   * followed by its length when longer: bucket entries come from request headers, which may be
+   * tens of kilobytes, and a refusal's reason is logged.
+   */
+  private static String quoted(String text) {
+    if (text.length() <= QUOTED_CHARS) {
+      return "'" + text + "'";
+    }
+    return "'" + text.substring(0, QUOTED_CHARS) + "…' (" + text.length() + " characters)";
+  }
+
+  /**
    * Plans {@code bucket} under {@code domain} (null when the domain is unknown); a limited bucket
    * whose rule has {@code shadow_mode}, or any under the global shadow mode, is planned in shadow.
    */
@@ -85,16 +100,16 @@ public final class BucketPlanner {
     for (Map.Entry<String, String> e : bucket.entrySet()) {
       if (e.getKey().isEmpty()) {
         return new BucketPlan.Refused(
-            "a bucket entry of value '"
-                + e.getValue()
-                + "' has an empty key; keys and values must be non-empty",
+            "a bucket entry of value "
+                + quoted(e.getValue())
+                + " has an empty key; keys and values must be non-empty",
             null);
       }
       if (e.getValue().isEmpty()) {
         return new BucketPlan.Refused(
-            "bucket entry '"
-                + e.getKey()
-                + "' has an empty value; keys and values must be non-empty",
+            "bucket entry "
+                + quoted(e.getKey())
+                + " has an empty value; keys and values must be non-empty",
             null);
       }
     }

@@ -125,6 +125,16 @@ class BucketPlannerTest {
   }
 
   @Test
+  void plan_emptyKeyBesideAHugeValue_quotesTheValueCutShort() throws Exception {
+    String reason =
+        ((BucketPlan.Refused) planner.plan(edge(), Map.of("", "v".repeat(60_000)))).reason();
+
+    assertThat(reason)
+        .startsWith("a bucket entry of value '" + "v".repeat(64) + "…' (60000 characters)")
+        .hasSizeLessThan(200);
+  }
+
+  @Test
   void name_isTheSameForTheSameEntriesInAnyOrder() {
     assertThat(planner.name(Map.of("b", "2", "a", "1")))
         .isEqualTo(planner.name(new java.util.TreeMap<>(Map.of("a", "1", "b", "2"))));
