@@ -220,6 +220,10 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
    * stream no longer holds (it ended, or the counter's buckets were abandoned, while the usage was
    * on its way) is released again, as the owner counted the proxy anew after its release, unless a
    * counter of the same key is held by then (a bucket came back): the owner's record is its own.
+   * The release is sent outside the stream's lock (reporting under it could deadlock with other
+   * streams), so a bucket that comes back in between may see its counter's first report reach the
+   * owner before the release, which then drops the proxy until its next report: an accepted window
+   * of one report interval.
    */
   private void reportThenAnswer(
       List<Pending> pending, List<BucketAction> actions, List<StreamBucket> limited) {
