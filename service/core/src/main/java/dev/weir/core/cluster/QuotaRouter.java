@@ -141,12 +141,12 @@ public final class QuotaRouter implements QuotaPushSink {
    * not pass it back and forth; a node that does not know the mark never hands usage on). Handing
    * on rather than answering with an error keeps the counts exact: the sender's ring still names
    * this node, so it would send the usage here again, and the requests the proxy reported would be
-   * counted nowhere. A usage whose hand-on most likely reached no one (refused before it was sent,
-   * or failed {@code UNAVAILABLE}: that owner is down) is answered here after all, as before the
-   * move: the sender may have routed it here because it found that owner down. A usage whose
-   * hand-on failed otherwise (no answer within the deadline, a lost answer) may have been counted
-   * by that owner: it is answered with an error share and not counted here, so that no usage is
-   * counted twice.
+   * counted nowhere. A usage whose hand-on most likely reached no one (refused or cancelled before
+   * it was sent, or failed {@code UNAVAILABLE}: that owner is down) is answered here after all, as
+   * before the move: the sender may have routed it here because it found that owner down. A usage
+   * whose hand-on failed otherwise (no answer within the deadline, a lost answer) may have been
+   * counted by that owner: it is answered with an error share and not counted here, so that no
+   * usage is counted twice.
    * Usage marked {@link #HANDED_ON}, and every usage while the ring is empty, is answered here.
    */
   public CompletableFuture<List<QuotaShare>> answer(List<QuotaUsage> usages) {

@@ -31,9 +31,17 @@ import dev.weir.proto.gubernator.TransferBucketsResp;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsResp;
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientStreamTracer;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
@@ -42,6 +50,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -424,10 +433,12 @@ public final class PeerClient implements AutoCloseable {
     ReportQuotaUsageReq.Builder req = ReportQuotaUsageReq.newBuilder();
     usages.forEach(u -> req.addUsages(QuotaProtos.toProto(u)));
     CompletableFuture<ReportQuotaUsageResp> call = new CompletableFuture<>();
+    AtomicBoolean streamMade = new AtomicBoolean();
     detached(
         () ->
-            stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .reportQuotaUsage(req.build(), observer(call)));
+            stub.withInterceptors(tracing(streamMade))
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .reportQuotaUsage(req.build(), observer(call, address, streamMade)));
     return wrap(
         counted(
             call,
@@ -810,6 +821,43 @@ public final class PeerClient implements AutoCloseable {
 
   /** Returns an observer of a unary call that completes {@code future} with its answer. */
   private static <T> StreamObserver<T> observer(CompletableFuture<T> future) {
+    return observer(future, null, null);
+  }
+
+  /**
+   * Returns an interceptor that sets {@code streamMade} once a stream of the call is made on a
+   * connection to the peer, before anything of the call can have been sent.
+   */
+  private static ClientInterceptor tracing(AtomicBoolean streamMade) {
+    ClientStreamTracer.Factory factory =
+        new ClientStreamTracer.Factory() {
+          @Override
+          public ClientStreamTracer newClientStreamTracer(
+              ClientStreamTracer.StreamInfo info, Metadata headers) {
+            return new ClientStreamTracer() {
+              @Override
+              public void streamCreated(Attributes transportAttrs, Metadata headers) {
+                streamMade.set(true);
+              }
+            };
+          }
+        };
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        return next.newCall(method, options.withStreamTracerFactory(factory));
+      }
+    };
+  }
+
+  /**
+   * Returns an observer of a unary call to {@code address} that completes {@code future} with its
+   * answer; when {@code streamMade} is given and unset as the call fails, the failure is an {@link
+   * UnsentCall}.
+   */
+  private static <T> StreamObserver<T> observer(
+      CompletableFuture<T> future, String address, AtomicBoolean streamMade) {
     return new StreamObserver<>() {
       @Override
       public void onNext(T value) {
@@ -818,7 +866,8 @@ public final class PeerClient implements AutoCloseable {
 
       @Override
       public void onError(Throwable t) {
-        future.completeExceptionally(t);
+        future.completeExceptionally(
+            streamMade == null || streamMade.get() ? t : new UnsentCall(address, t));
       }
 
       @Override

@@ -178,12 +178,15 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Tells whether {@code error}, the failure of a {@link #call}, most likely reached no peer: {@link
-   * #refusedUnsent}, or the call failed {@code UNAVAILABLE} (the connection could not be made or
-   * broke; a peer that applied the call and crashed before answering also fails so, which this
-   * cannot tell apart).
+   * #refusedUnsent}, an {@link UnsentCall} (such as a call cancelled as its peer was found down
+   * while it waited for the connection, {@code CANCELLED: Context cancelled}), or the call failed
+   * {@code UNAVAILABLE} (the connection could not be made or broke; a peer that applied the call
+   * and crashed before answering also fails so, which this cannot tell apart).
    */
   public static boolean likelyUndelivered(Throwable error) {
-    return refusedUnsent(error) || Status.fromThrowable(error).getCode() == Status.Code.UNAVAILABLE;
+    return refusedUnsent(error)
+        || UnsentCall.in(error)
+        || Status.fromThrowable(error).getCode() == Status.Code.UNAVAILABLE;
   }
 
   /**

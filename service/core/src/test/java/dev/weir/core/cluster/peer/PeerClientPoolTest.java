@@ -60,7 +60,7 @@ class PeerClientPoolTest {
   }
 
   @Test
-  void likelyUndelivered_refusalsAndUnavailableCalls_yesDeadlinesAndCancelsNo() {
+  void likelyUndelivered_refusalsUnavailableAndUnsentCalls_yesDeadlinesAndCancelsNo() {
     PeerException unsent = new PeerException("10.0.0.1:1051", "peer is down", null);
     PeerException unavailable =
         new PeerException(
@@ -75,12 +75,20 @@ class PeerClientPoolTest {
     PeerException cancelled =
         new PeerException(
             "10.0.0.1:1051", "found down", new StatusRuntimeException(io.grpc.Status.CANCELLED));
+    PeerException cancelledUnsent =
+        new PeerException(
+            "10.0.0.1:1051",
+            "found down while connecting",
+            new UnsentCall(
+                "10.0.0.1:1051", new StatusRuntimeException(io.grpc.Status.CANCELLED)));
 
     assertThat(PeerClientPool.likelyUndelivered(unsent)).isTrue();
     assertThat(PeerClientPool.likelyUndelivered(new CompletionException(unavailable))).isTrue();
     assertThat(PeerClientPool.likelyUndelivered(unavailable)).isTrue();
     assertThat(PeerClientPool.likelyUndelivered(late)).isFalse();
     assertThat(PeerClientPool.likelyUndelivered(new CompletionException(cancelled))).isFalse();
+    assertThat(PeerClientPool.likelyUndelivered(new CompletionException(cancelledUnsent)))
+        .isTrue();
   }
 
   @Test

@@ -60,6 +60,7 @@ class PeerClientTest {
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final List<String> reports = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final CountDownLatch release = new CountDownLatch(1);
+  private final AtomicInteger holding = new AtomicInteger();
   private final List<AutoCloseable> resources = new ArrayList<>();
   private int port;
   private ManagedChannel channel;
@@ -180,6 +181,47 @@ class PeerClientTest {
         .withThrowableThat()
         .havingRootCause()
         .withMessageContaining("is down: found down by the test");
+  }
+
+  @Test
+  void reportQuotaUsage_peerFoundDownWhileTheConnectionIsStillMade_failsLikelyUndelivered()
+      throws Exception {
+    clientOfFreePort();
+    // Accepts the connection but never answers gRPC's handshake: the channel stays CONNECTING.
+    ServerSocket silent = new ServerSocket(port, 1, InetAddress.getLoopbackAddress());
+    resources.add(0, silent);
+    CompletableFuture<List<QuotaShare>> shares =
+        client.reportQuotaUsage(List.of(usage()), DEADLINE);
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> channel.getState(false) == ConnectivityState.CONNECTING,
+        "the call waits for the connection");
+
+    client.peerDown("found down by the test");
+
+    Throwable error = shares.handle((s, e) -> e).get(5, TimeUnit.SECONDS);
+    assertThat(error).hasRootCauseMessage(
+        "peer '127.0.0.1:" + port + "' is down: found down by the test");
+    assertThat(PeerClientPool.likelyUndelivered(error))
+        .as("a call cancelled before any of it was sent reached no peer: %s", error)
+        .isTrue();
+  }
+
+  @Test
+  void reportQuotaUsage_peerFoundDownWhileTheCallIsWithIt_mayHaveBeenDelivered()
+      throws Exception {
+    clientOfFreePort();
+    startPeer(true);
+    CompletableFuture<List<QuotaShare>> shares =
+        client.reportQuotaUsage(List.of(usage()), DEADLINE);
+    Await.until(Duration.ofSeconds(5), () -> holding.get() == 1, "the call reached the peer");
+
+    client.peerDown("found down by the test");
+
+    Throwable error = shares.handle((s, e) -> e).get(5, TimeUnit.SECONDS);
+    assertThat(io.grpc.Status.fromThrowable(error).getCode())
+        .isEqualTo(io.grpc.Status.Code.CANCELLED);
+    assertThat(PeerClientPool.likelyUndelivered(error)).as("%s", error).isFalse();
   }
 
   @Test
@@ -346,10 +388,11 @@ class PeerClientTest {
                       items.stream().filter(f -> !f.isDone()).count()),
           "the peer holds every batch in flight");
       scheduler.advance(step);
-      peer.answerHeld();
+      long doneOnceAnswered =
+          items.stream().filter(CompletableFuture::isDone).count() + peer.answerHeld();
       Await.until(
           Duration.ofSeconds(5),
-          () -> peer.held.isEmpty() || items.stream().allMatch(CompletableFuture::isDone),
+          () -> items.stream().filter(CompletableFuture::isDone).count() >= doneOnceAnswered,
           "the held answers arrived");
     }
 
@@ -486,11 +529,14 @@ class PeerClientTest {
       };
     }
 
-    /** Answers every batch held now. */
-    void answerHeld() {
+    /** Answers every batch held now; returns how many it answered. */
+    int answerHeld() {
+      int answered = 0;
       for (Runnable answer = held.poll(); answer != null; answer = held.poll()) {
         answer.run();
+        answered++;
       }
+      return answered;
     }
   }
 
@@ -707,6 +753,19 @@ class PeerClientTest {
       return requests.stream()
           .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 10, 9, 0))
           .toList();
+    }
+
+    @Override
+    public List<QuotaShare> reportQuota(List<QuotaUsage> usages) {
+      if (hangs) {
+        holding.incrementAndGet();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return usages.stream().map(u -> QuotaShare.error("not counted by the test")).toList();
     }
   }
 }
