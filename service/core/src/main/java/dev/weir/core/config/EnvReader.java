@@ -96,23 +96,6 @@ public final class EnvReader {
   }
 
   /**
-   * Returns whether {@code value} is a whole number as Go's {@code strconv.Atoi} reads it: at most
-   * one leading sign, then one or more ASCII digits.
-   */
-  private static boolean isGoInteger(String value) {
-    int start = value.startsWith("+") || value.startsWith("-") ? 1 : 0;
-    if (start == value.length()) {
-      return false;
-    }
-    for (int i = start; i < value.length(); i++) {
-      if (value.charAt(i) < '0' || value.charAt(i) > '9') {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
    * Returns whether {@code value} reads as a number but for its form: digits other than ASCII
    * ({@code \uff15}) or more than one sign ({@code ++5}), which Java reads and Go does not.
    */
@@ -138,7 +121,7 @@ public final class EnvReader {
     }
     String value = setting.get().value();
     String expected = "a whole number from " + min + " to " + max;
-    if (!isGoInteger(value)) {
+    if (!GoSyntax.isAtoi(value)) {
       throw invalid(
           setting.get(), looksLikeNumber(value) ? expected + " (" + INTEGER_FORM + ")" : expected);
     }

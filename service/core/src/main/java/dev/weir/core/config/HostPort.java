@@ -58,7 +58,7 @@ public record HostPort(String host, int port) {
       throw new IllegalArgumentException(
           "an IPv6 host must be written in brackets, e.g. [::1]:1051");
     }
-    if (!port.matches("[+-]?[0-9]+")) {
+    if (!GoSyntax.isAtoi(port)) {
       throw new IllegalArgumentException("port '" + port + "' is not a number");
     }
     int number;
