@@ -208,7 +208,10 @@ public final class EnvReader {
             + GoDurations.format(min)
             + " to "
             + GoDurations.format(max)
-            + " such as 500us, 100ms, 5s or 1h30m (units ns, us, \u00b5s, ms, s, m, h)";
+            + " such as 500us, 100ms, 5s or 1h30m (units ns, us, \u00b5s, ms, s, m, h"
+            + (setting.get().value().chars().anyMatch(c -> GoSyntax.isNonAsciiDigit((char) c))
+                ? "; digits ASCII 0-9 only)"
+                : ")");
     Duration parsed;
     try {
       parsed = GoDurations.parse(setting.get().value());

@@ -51,6 +51,10 @@ public final class GoDurations {
         i++;
       }
       String number = s.substring(numberStart, i);
+      if (i < s.length() && GoSyntax.isNonAsciiDigit(s.charAt(i))) {
+        throw new IllegalArgumentException(
+            "'" + s.charAt(i) + "' is not an ASCII digit; digits are ASCII 0-9 only");
+      }
       if (number.isEmpty()
           || number.equals(".")
           || number.indexOf('.') != number.lastIndexOf('.')) {

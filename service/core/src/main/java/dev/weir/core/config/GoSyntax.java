@@ -29,4 +29,9 @@ public final class GoSyntax {
   public static boolean isAsciiDigit(char c) {
     return c >= '0' && c <= '9';
   }
+
+  /** Returns whether {@code c} is a digit Java reads ({@link Character#isDigit}) and Go does not. */
+  public static boolean isNonAsciiDigit(char c) {
+    return Character.isDigit(c) && !isAsciiDigit(c);
+  }
 }

@@ -14,7 +14,8 @@ class GoSyntaxTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "+", "-", "++1", "+-1", "1-", "1.0", " 1", "\uff15", "1\u0660", "0x1f"})
+  @ValueSource(
+      strings = {"", "+", "-", "++1", "+-1", "1-", "1.0", " 1", "\uff15", "1\u0660", "0x1f"})
   void isAtoi_anythingElse_false(String text) {
     assertThat(GoSyntax.isAtoi(text)).isFalse();
   }
