@@ -31,9 +31,10 @@ import java.util.Optional;
  * Gubernator's gateway, which reads the whole body before counting its items, a body with both a
  * fault and too many items is refused for the fault. So is a body of too many items whose first
  * dropped enum value is a number no enum value has ({@code 4.5}), which grpc-gateway refuses; an
- * unknown enum name, which Gubernator's gateway reads as 0, leaves such a body too large. A body without unknown
- * fields is parsed once; only one that the strict parser refuses is read again, as a JSON tree
- * (Gson's, as that parser reads it) for the enum check and then ignoring unknown fields.
+ * unknown enum name, which Gubernator's gateway reads as 0, leaves such a body too large. A body
+ * without unknown fields is parsed once; only one that the strict parser refuses is read again, as
+ * a JSON tree (Gson's, as that parser reads it) for the enum check and then ignoring unknown
+ * fields.
  */
 final class RequestParser {
 

@@ -30,7 +30,7 @@ public final class GoSyntax {
     return c >= '0' && c <= '9';
   }
 
-  /** Returns whether {@code c} is a digit Java reads ({@link Character#isDigit}) and Go does not. */
+  /** Returns whether {@code c} is a digit to Java ({@link Character#isDigit}) but not to Go. */
   public static boolean isNonAsciiDigit(char c) {
     return Character.isDigit(c) && !isAsciiDigit(c);
   }

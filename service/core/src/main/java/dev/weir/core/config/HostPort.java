@@ -137,10 +137,11 @@ public record HostPort(String host, int port) {
   }
 
   /**
-   * Parses an address a gRPC channel connects to, as {@link #parseGrpcSetting} does, and also refuses
-   * brackets around a host name or IPv4 address (peers dial the text as written, which grpc-java
-   * cannot), port 0 and a host grpc-java cannot open a channel to ({@link #requireGrpcHost}). Throws {@link
-   * IllegalArgumentException} naming what is wrong and what is allowed ({@link #GRPC_HOSTS}).
+   * Parses an address a gRPC channel connects to, as {@link #parseGrpcSetting} does, and also
+   * refuses brackets around a host name or IPv4 address (peers dial the text as written, which
+   * grpc-java cannot), port 0 and a host grpc-java cannot open a channel to ({@link
+   * #requireGrpcHost}). Throws {@link IllegalArgumentException} naming what is wrong and what is
+   * allowed ({@link #GRPC_HOSTS}).
    */
   public static HostPort parseGrpcTarget(String text) {
     HostPort parsed = parseGrpcSetting(text);
