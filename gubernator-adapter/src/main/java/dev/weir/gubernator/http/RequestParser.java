@@ -29,9 +29,12 @@ import java.util.Optional;
  * or a number for a string, which the parser would read anyway), or, after those, with more items
  * than one call may carry ({@link ItemCount}), is refused before anything is parsed: as behind
  * Gubernator's gateway, which reads the whole body before counting its items, a body with both a
- * fault and too many items is refused for the fault. A body without unknown
- * fields is parsed once; only one that the strict parser refuses is read again, as a JSON tree
- * (Gson's, as that parser reads it) for the enum check and then ignoring unknown fields.
+ * fault and too many items is refused for the fault. So is a body of too many items whose first
+ * dropped enum value is a number no enum value has ({@code 4.5}), which grpc-gateway refuses; an
+ * unknown enum name, which Gubernator's gateway reads as 0, leaves such a body too large. A body
+ * without unknown fields is parsed once; only one that the strict parser refuses is read again, as
+ * a JSON tree (Gson's, as that parser reads it) for the enum check and then ignoring unknown
+ * fields.
  */
 final class RequestParser {
 
@@ -63,6 +66,11 @@ final class RequestParser {
       throw new InvalidProtocolBufferException(wrongType.get());
     }
     if (ItemCount.overBatch(json)) {
+      Optional<String> badNumber =
+          dropped(json).filter(d -> d.value().isNumber()).map(RequestParser::refusal);
+      if (badNumber.isPresent()) {
+        throw new InvalidProtocolBufferException(badNumber.get());
+      }
       throw RequestTooLargeException.overBatchSize();
     }
     GetRateLimitsReq.Builder strict = GetRateLimitsReq.newBuilder();
@@ -88,6 +96,11 @@ final class RequestParser {
   }
 
   private static Optional<String> droppedEnum(String json) {
+    return dropped(json).map(RequestParser::refusal);
+  }
+
+  /** Returns the first enum value of {@code json} the parser would drop; empty when none is. */
+  private static Optional<EnumValues.Dropped> dropped(String json) {
     JsonElement tree;
     try {
       tree = JsonParser.parseReader(new JsonReader(new StringReader(json)));
@@ -97,8 +110,12 @@ final class RequestParser {
     if (!tree.isJsonObject()) {
       return Optional.empty();
     }
-    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor())
-        .map(dropped -> dropped.message() + flagsHint(dropped.type()));
+    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor());
+  }
+
+  /** Returns the refusal of {@code dropped}, with how to combine flags for a behavior. */
+  private static String refusal(EnumValues.Dropped dropped) {
+    return dropped.message() + flagsHint(dropped.type());
   }
 
   /** Returns how to combine {@code Behavior} flags, for a refused behavior; empty for any other. */

@@ -60,6 +60,20 @@ class RequestParserTest {
   }
 
   @Test
+  void parse_tooManyItemsWithAnUnknownEnumName_refusedAsTooManyAsGubernatorsGatewayReadsItAs0() {
+    assertTooMany("{\"requests\":" + items(MAX + 1, "{\"algorithm\":\"BOGUS\"}") + "}");
+  }
+
+  @Test
+  void parse_tooManyItemsWithAnEnumNumberNoEnumTakes_refusedForItAsGubernatorsGatewayDoes() {
+    String json = "{\"requests\":" + items(MAX + 1, "{\"behavior\":4.5}") + "}";
+
+    assertThatThrownBy(() -> RequestParser.parse(json))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageStartingWith("field 'requests[0].behavior' has no value 4.5");
+  }
+
+  @Test
   void parse_malformedJson_messageSaysWhereWithoutJavaExceptionNamesOrGsonLinks() {
     assertThatThrownBy(() -> RequestParser.parse("{\"requests\":[{\"name\":\"n\",}]}"))
         .isInstanceOf(InvalidProtocolBufferException.class)

@@ -126,7 +126,8 @@ final class RatelimitCommand implements Command {
    */
   static Running start(
       Map<String, String> env, PrintStream err, int[] status, BooleanSupplier stopping) {
-    List<String> unknownVariables = UnknownVariableWarnings.of(env, Map.of(), Optional.empty());
+    List<String> warnings = new ArrayList<>(ReferenceEnvironment.notice(env));
+    warnings.addAll(UnknownVariableWarnings.of(env, Map.of(), Optional.empty()));
     RatelimitSettings compat;
     ServeCommand.NodeSettings settings;
     try {
@@ -139,14 +140,13 @@ final class RatelimitCommand implements Command {
               .withLogFormat(compat.logFormat());
       checkPortsDistinct(compat, settings);
     } catch (ConfigException e) {
-      unknownVariables.forEach(err::println);
+      warnings.forEach(err::println);
       err.println(e.getMessage());
       status[0] = ServeCommand.EXIT_CONFIG;
       return null;
     }
     LogSetup.apply(settings.config().logLevel(), settings.logFormat());
-    ReferenceEnvironment.notice(env).forEach(LOG::warn);
-    List<String> unshown = UnknownVariableWarnings.report(unknownVariables, LOG, err);
+    List<String> unshown = UnknownVariableWarnings.report(warnings, LOG, err);
     return start(compat, settings, err, status, stopping, unshown);
   }
 
@@ -178,8 +178,8 @@ final class RatelimitCommand implements Command {
 
   /**
    * Starts a node with {@code settings} as {@code compat} asks, printing why to {@code err} when it
-   * cannot start (after {@code unknownVariables}, the warnings of unknown variables, when a setting
-   * is bad); returns it, or null with the exit status in {@code status[0]}. The debug and
+   * cannot start (after {@code warnings}, the start-up warnings not printed yet, when a setting is
+   * bad); returns it, or null with the exit status in {@code status[0]}. The debug and
    * Prometheus addresses are checked ({@link BindFailure#probe}) before the node starts, so a port
    * in use fails before the warm-up and the join.
    */
@@ -189,7 +189,7 @@ final class RatelimitCommand implements Command {
       PrintStream err,
       int[] status,
       BooleanSupplier stopping,
-      List<String> unknownVariables) {
+      List<String> warnings) {
     try {
       BindFailure.probe("debug", RatelimitSettings.DEBUG_ADDRESS, compat.debugAddress());
       if (compat.prometheus().isPresent()) {
@@ -220,7 +220,7 @@ final class RatelimitCommand implements Command {
             .tracing(compat.tracing())
             .addressVariables(RatelimitSettings.GRPC_ADDRESS, RatelimitSettings.HTTP_ADDRESS)
             .stopRequested(stopping);
-    WeirNode node = startNode(builder, err, status, unknownVariables);
+    WeirNode node = startNode(builder, err, status, warnings);
     if (node == null) {
       if (statsd != null) {
         statsd.close();

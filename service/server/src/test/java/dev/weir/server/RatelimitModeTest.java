@@ -2,6 +2,8 @@ package dev.weir.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.testkit.Await;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code weir.jar ratelimit} in this JVM: envoyproxy/ratelimit's variables pick the ports, the
@@ -564,6 +567,28 @@ class RatelimitModeTest {
               + held.getLocalPort()
               + ": Address already in use");
     }
+  }
+
+  @Test
+  void ignoredReferenceVariableAtLogLevelError_noticePrintedOnceBeforeTheError() throws Exception {
+    configFolder();
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    Level before = root.getLevel();
+    String[] lines;
+    try {
+      lines =
+          refused(
+              env(Map.of("LOG_LEVEL", "error", "GRPC_UDS", "/var/run/ratelimit.sock")), 2);
+    } finally {
+      root.setLevel(before);
+    }
+
+    assertThat(lines).hasSize(2);
+    assertThat(lines[0])
+        .isEqualTo(
+            "envoyproxy/ratelimit settings Weir ignores: GRPC_UDS (Weir listens on"
+                + " GRPC_HOST:GRPC_PORT, not on a Unix socket)");
+    assertThat(lines[1]).contains("no rate limit domain loaded");
   }
 
   @Test

@@ -96,23 +96,6 @@ public final class EnvReader {
   }
 
   /**
-   * Returns whether {@code value} is a whole number as Go's {@code strconv.Atoi} reads it: at most
-   * one leading sign, then one or more ASCII digits.
-   */
-  private static boolean isGoInteger(String value) {
-    int start = value.startsWith("+") || value.startsWith("-") ? 1 : 0;
-    if (start == value.length()) {
-      return false;
-    }
-    for (int i = start; i < value.length(); i++) {
-      if (value.charAt(i) < '0' || value.charAt(i) > '9') {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
    * Returns whether {@code value} reads as a number but for its form: digits other than ASCII
    * ({@code \uff15}) or more than one sign ({@code ++5}), which Java reads and Go does not.
    */
@@ -138,7 +121,7 @@ public final class EnvReader {
     }
     String value = setting.get().value();
     String expected = "a whole number from " + min + " to " + max;
-    if (!isGoInteger(value)) {
+    if (!GoSyntax.isAtoi(value)) {
       throw invalid(
           setting.get(), looksLikeNumber(value) ? expected + " (" + INTEGER_FORM + ")" : expected);
     }
@@ -225,7 +208,10 @@ public final class EnvReader {
             + GoDurations.format(min)
             + " to "
             + GoDurations.format(max)
-            + " such as 500us, 100ms, 5s or 1h30m (units ns, us, \u00b5s, ms, s, m, h)";
+            + " such as 500us, 100ms, 5s or 1h30m (units ns, us, \u00b5s, ms, s, m, h"
+            + (setting.get().value().chars().anyMatch(c -> GoSyntax.isNonAsciiDigit((char) c))
+                ? "; digits ASCII 0-9 only)"
+                : ")");
     Duration parsed;
     try {
       parsed = GoDurations.parse(setting.get().value());

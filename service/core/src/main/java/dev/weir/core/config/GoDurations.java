@@ -47,10 +47,14 @@ public final class GoDurations {
     BigDecimal totalNanos = BigDecimal.ZERO;
     while (i < s.length()) {
       int numberStart = i;
-      while (i < s.length() && (isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
+      while (i < s.length() && (GoSyntax.isAsciiDigit(s.charAt(i)) || s.charAt(i) == '.')) {
         i++;
       }
       String number = s.substring(numberStart, i);
+      if (i < s.length() && GoSyntax.isNonAsciiDigit(s.charAt(i))) {
+        throw new IllegalArgumentException(
+            "'" + s.charAt(i) + "' is not an ASCII digit; digits are ASCII 0-9 only");
+      }
       if (number.isEmpty()
           || number.equals(".")
           || number.indexOf('.') != number.lastIndexOf('.')) {
@@ -58,7 +62,7 @@ public final class GoDurations {
             "expected a number at '" + s.substring(numberStart) + "'");
       }
       int unitStart = i;
-      while (i < s.length() && !isDigit(s.charAt(i)) && s.charAt(i) != '.') {
+      while (i < s.length() && !GoSyntax.isAsciiDigit(s.charAt(i)) && s.charAt(i) != '.') {
         i++;
       }
       String unit = s.substring(unitStart, i);
@@ -74,11 +78,6 @@ public final class GoDurations {
     }
     long nanos = totalNanos.longValue();
     return Duration.ofNanos(negative ? -nanos : nanos);
-  }
-
-  /** Returns whether {@code c} is an ASCII digit, the only digits Go's durations hold. */
-  private static boolean isDigit(char c) {
-    return c >= '0' && c <= '9';
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.weir.core.discovery;
 
+import dev.weir.core.config.GoSyntax;
 import dev.weir.core.config.HostPort;
 import java.util.Collection;
 import java.util.HashMap;
@@ -101,7 +102,7 @@ public final class StaticDiscovery implements PeerDiscovery {
     String peerPortText = text.substring(at + 1);
     int peerPort;
     try {
-      peerPort = peerPortText.matches("[+-]?[0-9]+") ? Integer.parseInt(peerPortText) : -1;
+      peerPort = GoSyntax.isAtoi(peerPortText) ? Integer.parseInt(peerPortText) : -1;
     } catch (NumberFormatException e) {
       peerPort = -1;
     }

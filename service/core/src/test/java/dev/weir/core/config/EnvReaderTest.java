@@ -181,6 +181,15 @@ class EnvReaderTest {
   }
 
   @Test
+  void duration_nonAsciiDigit_messageSaysDigitsAreAsciiOnly() {
+    assertThatThrownBy(
+            () ->
+                env("WEIR_X", "1\uff15s")
+                    .duration(VAR, Duration.ZERO, Duration.ZERO, Duration.ofHours(1)))
+        .hasMessageEndingWith("(units ns, us, \u00b5s, ms, s, m, h; digits ASCII 0-9 only)");
+  }
+
+  @Test
   void oneOf_anyCase_returnsListedSpelling() {
     assertThat(env("WEIR_X", "DEBUG").oneOf(VAR, "info", List.of("debug", "info")))
         .isEqualTo("debug");

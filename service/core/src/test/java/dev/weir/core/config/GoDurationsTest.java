@@ -42,6 +42,14 @@ class GoDurationsTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"1\uff15s", "\uff15s", "1.\u0665s"})
+  void parse_nonAsciiDigit_saysDigitsAreAsciiOnly(String text) {
+    assertThatThrownBy(() -> GoDurations.parse(text))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("is not an ASCII digit; digits are ASCII 0-9 only");
+  }
+
+  @ParameterizedTest
   @CsvSource({"0, 0s", "500000, 500us", "100000000, 100ms", "5400000000000, 90m", "7, 7ns"})
   void format_exactUnits_largestUnit(long nanos, String text) {
     assertThat(GoDurations.format(Duration.ofNanos(nanos))).isEqualTo(text);
