@@ -33,10 +33,9 @@ public record HostPort(String host, int port) {
   }
 
   /**
-   * Parses {@code host:port}, {@code [v6]:port} or {@code :port}, the port in ASCII digits; as Go's
-   * {@code net.SplitHostPort} does, brackets may also hold a host name or IPv4 address ({@code
-   * [localhost]:1051}), returned without them. Throws {@link IllegalArgumentException} naming what
-   * is wrong.
+   * Parses {@code host:port}, {@code [v6]:port} or {@code :port}, the port in ASCII digits;
+   * brackets around anything but an IPv6 address are refused. Throws {@link
+   * IllegalArgumentException} naming what is wrong.
    */
   public static HostPort parse(String text) {
     String s = text.trim();
@@ -48,9 +47,13 @@ public record HostPort(String host, int port) {
     String port = s.substring(colon + 1);
     if (host.startsWith("[")) {
       if (!host.endsWith("]") || host.length() < 3) {
-        throw new IllegalArgumentException("unbalanced brackets around the host");
+        throw new IllegalArgumentException("unbalanced brackets around the IPv6 host");
       }
       host = host.substring(1, host.length() - 1);
+      if (!isIpv6(host)) {
+        throw new IllegalArgumentException(
+            "brackets hold only an IPv6 address, not '" + host + "'; write " + host + ":" + port);
+      }
     } else if (host.contains(":")) {
       throw new IllegalArgumentException(
           "an IPv6 host must be written in brackets, e.g. [::1]:1051");
@@ -109,7 +112,7 @@ public record HostPort(String host, int port) {
           "write host:port without a scheme such as '" + s.substring(0, scheme + 3) + "'");
     }
     HostPort parsed = parse(s);
-    if (!(s.startsWith("[") && isIpv6(parsed.host))) {
+    if (!s.startsWith("[")) {
       for (int i = 0; i < parsed.host.length(); i++) {
         char c = parsed.host.charAt(i);
         if (!isHostNameChar(c)) {
@@ -138,22 +141,12 @@ public record HostPort(String host, int port) {
 
   /**
    * Parses an address a gRPC channel connects to, as {@link #parseGrpcSetting} does, and also
-   * refuses brackets around a host name or IPv4 address (peers dial the text as written, which
-   * grpc-java cannot), port 0 and a host grpc-java cannot open a channel to ({@link
-   * #requireGrpcHost}). Throws {@link IllegalArgumentException} naming what is wrong and what is
-   * allowed ({@link #GRPC_HOSTS}).
+   * refuses port 0 and a host grpc-java cannot open a channel to ({@link #requireGrpcHost}). Throws
+   * {@link IllegalArgumentException} naming what is wrong and what is allowed ({@link
+   * #GRPC_HOSTS}).
    */
   public static HostPort parseGrpcTarget(String text) {
     HostPort parsed = parseGrpcSetting(text);
-    if (text.trim().startsWith("[") && !isIpv6(parsed.host)) {
-      throw new IllegalArgumentException(
-          "brackets hold only an IPv6 address in an address to connect to, not '"
-              + parsed.host
-              + "'; write "
-              + parsed.host
-              + ":"
-              + parsed.port);
-    }
     if (parsed.port == 0) {
       throw new IllegalArgumentException(
           "port 0 is no port to connect to; give a port from 1 to 65535");
