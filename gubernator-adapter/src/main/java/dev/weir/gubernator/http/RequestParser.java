@@ -2,6 +2,7 @@ package dev.weir.gubernator.http;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
 import com.google.gson.stream.JsonReader;
 import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -16,6 +17,7 @@ import dev.weir.proto.gubernator.Behavior;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import java.io.StringReader;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Reads the protojson body of {@code POST /v1/GetRateLimits} as grpc-gateway does, ignoring unknown
@@ -29,9 +31,10 @@ import java.util.Optional;
  * or a number for a string, which the parser would read anyway), or, after those, with more items
  * than one call may carry ({@link ItemCount}), is refused before anything is parsed: as behind
  * Gubernator's gateway, which reads the whole body before counting its items, a body with both a
- * fault and too many items is refused for the fault. So is a body of too many items whose first
- * dropped enum value is a number no enum value has ({@code 4.5}), which grpc-gateway refuses; an
- * unknown enum name, which Gubernator's gateway reads as 0, leaves such a body too large. A body
+ * fault and too many items is refused for the fault. So is a body of too many items with an enum
+ * value that is a number no enum value has ({@code 4.5}), which grpc-gateway refuses, wherever it
+ * is (reading such a body as a JSON tree for it); an unknown enum name, which Gubernator's gateway
+ * reads as 0, leaves such a body too large. A body
  * without unknown fields is parsed once; only one that the strict parser refuses is read again, as
  * a JSON tree (Gson's, as that parser reads it) for the enum check and then ignoring unknown
  * fields.
@@ -67,7 +70,7 @@ final class RequestParser {
     }
     if (ItemCount.overBatch(json)) {
       Optional<String> badNumber =
-          dropped(json).filter(d -> d.value().isNumber()).map(RequestParser::refusal);
+          dropped(json, JsonPrimitive::isNumber).map(RequestParser::refusal);
       if (badNumber.isPresent()) {
         throw new InvalidProtocolBufferException(badNumber.get());
       }
@@ -96,11 +99,15 @@ final class RequestParser {
   }
 
   private static Optional<String> droppedEnum(String json) {
-    return dropped(json).map(RequestParser::refusal);
+    return dropped(json, v -> true).map(RequestParser::refusal);
   }
 
-  /** Returns the first enum value of {@code json} the parser would drop; empty when none is. */
-  private static Optional<EnumValues.Dropped> dropped(String json) {
+  /**
+   * Returns the first enum value of {@code json} the parser would drop and {@code which} keeps;
+   * empty when none is.
+   */
+  private static Optional<EnumValues.Dropped> dropped(
+      String json, Predicate<JsonPrimitive> which) {
     JsonElement tree;
     try {
       tree = JsonParser.parseReader(new JsonReader(new StringReader(json)));
@@ -110,7 +117,8 @@ final class RequestParser {
     if (!tree.isJsonObject()) {
       return Optional.empty();
     }
-    return EnumValues.firstDropped(tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor());
+    return EnumValues.firstDropped(
+        tree.getAsJsonObject(), GetRateLimitsReq.getDescriptor(), which);
   }
 
   /** Returns the refusal of {@code dropped}, with how to combine flags for a behavior. */

@@ -74,6 +74,18 @@ class RequestParserTest {
   }
 
   @Test
+  void parse_tooManyItems_anUnknownEnumNameBeforeAnEnumNumberNoEnumTakes_refusedForTheNumber() {
+    String json =
+        "{\"requests\":[{\"algorithm\":\"BOGUS\"},"
+            + items(MAX, "{\"behavior\":4.5}").substring(1)
+            + "}";
+
+    assertThatThrownBy(() -> RequestParser.parse(json))
+        .isInstanceOf(InvalidProtocolBufferException.class)
+        .hasMessageStartingWith("field 'requests[1].behavior' has no value 4.5");
+  }
+
+  @Test
   void parse_malformedJson_messageSaysWhereWithoutJavaExceptionNamesOrGsonLinks() {
     assertThatThrownBy(() -> RequestParser.parse("{\"requests\":[{\"name\":\"n\",}]}"))
         .isInstanceOf(InvalidProtocolBufferException.class)

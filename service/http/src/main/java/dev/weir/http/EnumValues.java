@@ -67,17 +67,28 @@ public final class EnumValues {
    * parser ignores them.
    */
   public static Optional<Dropped> firstDropped(JsonObject json, Descriptor type) {
-    return inMessage(json, type, "");
+    return firstDropped(json, type, v -> true);
   }
 
-  private static Optional<Dropped> inMessage(JsonObject json, Descriptor type, String path) {
+  /**
+   * Returns the first enum field of {@code json}, read as {@code type}, whose value the parser
+   * would drop and {@code which} keeps (such as {@link JsonPrimitive#isNumber}: the first dropped
+   * number, after any dropped names); empty when there is none.
+   */
+  public static Optional<Dropped> firstDropped(
+      JsonObject json, Descriptor type, Predicate<JsonPrimitive> which) {
+    return inMessage(json, type, "", which);
+  }
+
+  private static Optional<Dropped> inMessage(
+      JsonObject json, Descriptor type, String path, Predicate<JsonPrimitive> which) {
     for (Map.Entry<String, JsonElement> entry : json.entrySet()) {
       FieldDescriptor field = ProtoJsonTypes.fields(type).get(entry.getKey());
       if (field == null) {
         continue;
       }
       String at = path.isEmpty() ? entry.getKey() : path + "." + entry.getKey();
-      Optional<Dropped> dropped = inField(entry.getValue(), field, at);
+      Optional<Dropped> dropped = inField(entry.getValue(), field, at, which);
       if (dropped.isPresent()) {
         return dropped;
       }
@@ -85,11 +96,13 @@ public final class EnumValues {
     return Optional.empty();
   }
 
-  private static Optional<Dropped> inField(JsonElement value, FieldDescriptor field, String path) {
+  private static Optional<Dropped> inField(
+      JsonElement value, FieldDescriptor field, String path, Predicate<JsonPrimitive> which) {
     if (field.isMapField() && value.isJsonObject()) {
       FieldDescriptor mapValue = field.getMessageType().findFieldByName("value");
       for (Map.Entry<String, JsonElement> entry : value.getAsJsonObject().entrySet()) {
-        Optional<Dropped> dropped = inValue(entry.getValue(), mapValue, path + "." + entry.getKey());
+        Optional<Dropped> dropped =
+            inValue(entry.getValue(), mapValue, path + "." + entry.getKey(), which);
         if (dropped.isPresent()) {
           return dropped;
         }
@@ -99,26 +112,29 @@ public final class EnumValues {
     if (field.isRepeated() && value.isJsonArray()) {
       for (int i = 0; i < value.getAsJsonArray().size(); i++) {
         Optional<Dropped> dropped =
-            inValue(value.getAsJsonArray().get(i), field, path + "[" + i + "]");
+            inValue(value.getAsJsonArray().get(i), field, path + "[" + i + "]", which);
         if (dropped.isPresent()) {
           return dropped;
         }
       }
       return Optional.empty();
     }
-    return inValue(value, field, path);
+    return inValue(value, field, path, which);
   }
 
-  private static Optional<Dropped> inValue(JsonElement value, FieldDescriptor field, String path) {
+  private static Optional<Dropped> inValue(
+      JsonElement value, FieldDescriptor field, String path, Predicate<JsonPrimitive> which) {
     if (field.getJavaType() == FieldDescriptor.JavaType.MESSAGE && value.isJsonObject()) {
-      return inMessage(value.getAsJsonObject(), field.getMessageType(), path);
+      return inMessage(value.getAsJsonObject(), field.getMessageType(), path, which);
     }
     if (field.getJavaType() != FieldDescriptor.JavaType.ENUM || !value.isJsonPrimitive()) {
       return Optional.empty();
     }
     String text = value.getAsString();
     EnumDescriptor type = field.getEnumType();
-    if (type.findValueByName(text) != null || isInt32(text)) {
+    if (type.findValueByName(text) != null
+        || isInt32(text)
+        || !which.test(value.getAsJsonPrimitive())) {
       return Optional.empty();
     }
     return Optional.of(new Dropped(path, value.getAsJsonPrimitive(), type));
