@@ -1035,25 +1035,32 @@ class RlqsServiceTest {
     assertThat(cluster.service(0).stats().streams()).isZero();
   }
 
+  /**
+   * Starts a one-node cluster whose usage reports, while {@code hold} is set and unless they
+   * release a proxy, wait in {@code held} until each is run.
+   */
+  private RlqsCluster startHoldingUsages(AtomicBoolean hold, List<Runnable> held) {
+    return RlqsCluster.start(
+        clock,
+        1,
+        YAML,
+        SETTINGS,
+        reports ->
+            usage -> {
+              if (usage.released() || !hold.get()) {
+                return reports.report(usage);
+              }
+              CompletableFuture<QuotaShare> share = new CompletableFuture<>();
+              held.add(() -> reports.report(usage).thenAccept(share::complete));
+              return share;
+            });
+  }
+
   @Test
   void streamEndingWhileAUsageIsInFlight_theOwnerStillForgetsTheProxy() throws Exception {
     AtomicBoolean hold = new AtomicBoolean();
     List<Runnable> held = new CopyOnWriteArrayList<>();
-    cluster =
-        RlqsCluster.start(
-            clock,
-            1,
-            YAML,
-            SETTINGS,
-            reports ->
-                usage -> {
-                  if (usage.released() || !hold.get()) {
-                    return reports.report(usage);
-                  }
-                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
-                  held.add(() -> reports.report(usage).thenAccept(share::complete));
-                  return share;
-                });
+    cluster = startHoldingUsages(hold, held);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
     proxy.report("edge", API, 1, 0, 0);
     hold.set(true);
@@ -1083,21 +1090,7 @@ class RlqsServiceTest {
       throws Exception {
     AtomicBoolean hold = new AtomicBoolean();
     List<Runnable> held = new CopyOnWriteArrayList<>();
-    cluster =
-        RlqsCluster.start(
-            clock,
-            1,
-            YAML,
-            SETTINGS,
-            reports ->
-                usage -> {
-                  if (usage.released() || !hold.get()) {
-                    return reports.report(usage);
-                  }
-                  CompletableFuture<QuotaShare> share = new CompletableFuture<>();
-                  held.add(() -> reports.report(usage).thenAccept(share::complete));
-                  return share;
-                });
+    cluster = startHoldingUsages(hold, held);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
     proxy.report("edge", API, 1, 0, 0);
     hold.set(true);
