@@ -5,11 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.peer.auth.PeerSecret;
-import dev.weir.core.cluster.peer.auth.PeerSettings;
-import dev.weir.core.config.HostPort;
-import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FreePorts;
 import dev.weir.envoy.EnvoySettings;
@@ -34,7 +29,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -418,21 +412,7 @@ class DashboardMetricsTest {
   }
 
   private static WeirNode.Builder member(int grpcPort, int peerPort, List<String> peers) {
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", grpcPort),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", grpcPort),
-            1000,
-            "info");
-    return WeirNode.builder(config)
-        .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
-        .peers(
-            new PeerSettings(
-                new HostPort("127.0.0.1", peerPort),
-                Optional.of(PeerSecret.of("dashboard-metrics-test-peer-secret")),
-                Optional.empty(),
-                Optional.empty(),
-                false));
+    return StaticMembers.builder(grpcPort, peerPort, peers, "dashboard-metrics-test-peer-secret");
   }
+
 }

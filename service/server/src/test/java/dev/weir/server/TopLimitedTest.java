@@ -5,12 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import com.google.protobuf.util.JsonFormat;
-import dev.weir.core.cluster.ClusterSettings;
-import dev.weir.core.cluster.peer.auth.PeerSecret;
-import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.EnvReader;
-import dev.weir.core.config.HostPort;
-import dev.weir.core.config.WeirConfig;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
@@ -36,7 +31,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -100,23 +94,9 @@ class TopLimitedTest {
 
   /** A member of {@code peers} on the system clock (which finds a silent peer down). */
   private static WeirNode.Builder memberBuilder(int grpcPort, int peerPort, List<String> peers) {
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", grpcPort),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", grpcPort),
-            1000,
-            "info");
-    return WeirNode.builder(config)
-        .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
-        .peers(
-            new PeerSettings(
-                new HostPort("127.0.0.1", peerPort),
-                Optional.of(PeerSecret.of("top-limited-test-peer-secret")),
-                Optional.empty(),
-                Optional.empty(),
-                false));
+    return StaticMembers.builder(grpcPort, peerPort, peers, "top-limited-test-peer-secret");
   }
+
 
   private ManagedChannel channel(WeirNode node) {
     ManagedChannel channel =
