@@ -189,21 +189,33 @@ class QuotaOwnerTest {
     assertThat(share.ratePerSecond()).isGreaterThan(0).isLessThanOrEqualTo(2);
   }
 
-  @Test
-  void leakyBucket_withABurstBelowWhatLeaksInAnInterval_stillSharesTheLimitsPace() {
-    RateLimitRequest rule =
-        RateLimitRequest.builder("rlqs/r", "k=v")
-            .limit(600)
-            .duration(60_000)
-            .algorithm(Algorithm.LEAKY_BUCKET)
-            .burst(10)
-            .build();
-    QuotaShare share = report(rule, "n/a", 0, 0);
+  /** Returns a leaky-bucket rule of 600 a minute with a burst of 10. */
+  private static RateLimitRequest leakyBucket600AMinuteBurst10() {
+    return RateLimitRequest.builder("rlqs/r", "k=v")
+        .limit(600)
+        .duration(60_000)
+        .algorithm(Algorithm.LEAKY_BUCKET)
+        .burst(10)
+        .build();
+  }
 
+  /**
+   * Returns the share of proxy {@code n/a}, alone on {@code rule}'s bucket, after twelve report
+   * intervals of 50 requests each.
+   */
+  private QuotaShare steadyLoneProxy(RateLimitRequest rule) {
+    QuotaShare share = report(rule, "n/a", 0, 0);
     for (int i = 0; i < 12; i++) {
       clock.advanceMillis(INTERVAL);
       share = report(rule, "n/a", 50, INTERVAL);
     }
+    return share;
+  }
+
+  @Test
+  void leakyBucket_withABurstBelowWhatLeaksInAnInterval_stillSharesTheLimitsPace() {
+    RateLimitRequest rule = leakyBucket600AMinuteBurst10();
+    QuotaShare share = steadyLoneProxy(rule);
 
     assertThat(share.ratePerSecond())
         .as("600 a minute leak back at 10/s whatever the burst; the only proxy asks 12.5/s")
@@ -212,18 +224,8 @@ class QuotaOwnerTest {
 
   @Test
   void leakyBucket_sharesBurst_isCappedAtTheRulesBurst_splitAcrossTheLiveProxies() {
-    RateLimitRequest rule =
-        RateLimitRequest.builder("rlqs/r", "k=v")
-            .limit(600)
-            .duration(60_000)
-            .algorithm(Algorithm.LEAKY_BUCKET)
-            .burst(10)
-            .build();
-    QuotaShare share = report(rule, "n/a", 0, 0);
-    for (int i = 0; i < 12; i++) {
-      clock.advanceMillis(INTERVAL);
-      share = report(rule, "n/a", 50, INTERVAL);
-    }
+    RateLimitRequest rule = leakyBucket600AMinuteBurst10();
+    QuotaShare share = steadyLoneProxy(rule);
 
     assertThat(share.burst())
         .as("Envoy starts a token bucket full: the lone proxy may hold no more than burst 10")
