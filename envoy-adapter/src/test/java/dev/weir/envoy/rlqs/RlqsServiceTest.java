@@ -109,6 +109,15 @@ class RlqsServiceTest {
     }
   }
 
+  /** Returns a bucket of 65 entries, one more than WEIR_MAX_DESCRIPTOR_ENTRIES allows. */
+  private static BucketId bucketOf65Entries() {
+    BucketId.Builder big = BucketId.newBuilder();
+    for (int i = 0; i < 65; i++) {
+      big.putBucket("k" + i, "v");
+    }
+    return big.build();
+  }
+
   /** A proxy's raw stream: sends the reports a test writes, records what comes back. */
   private final class Proxy implements StreamObserver<RateLimitQuotaResponse> {
     final List<RateLimitQuotaResponse> responses = new CopyOnWriteArrayList<>();
@@ -285,14 +294,11 @@ class RlqsServiceTest {
   void bucketWithMoreEntriesThanAllowed_isDeniedAllAndCountedAsRefusedOnce() {
     start(SETTINGS);
     Proxy proxy = new Proxy(cluster.endpoints().get(0));
-    BucketId.Builder big = BucketId.newBuilder();
-    for (int i = 0; i < 65; i++) {
-      big.putBucket("k" + i, "v");
-    }
+    BucketId big = bucketOf65Entries();
 
-    proxy.report("edge", big.build(), 1, 0, 0);
+    proxy.report("edge", big, 1, 0, 0);
     advance(Duration.ofSeconds(5));
-    proxy.report("edge", big.build(), 0, 3, 5);
+    proxy.report("edge", big, 0, 3, 5);
 
     assertThat(strategy(proxy.last()).getBlanketRule())
         .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
@@ -304,20 +310,13 @@ class RlqsServiceTest {
 
   @Test
   void bucketWithMoreEntriesThanAllowed_isLoggedNamingTheCountTheBoundAndTheSetting() {
-    ch.qos.logback.classic.Logger log =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RlqsService.class);
-    ListAppender<ILoggingEvent> appender = new ListAppender<>();
-    appender.start();
-    log.addAppender(appender);
+    ListAppender<ILoggingEvent> appender = rlqsLog();
     try {
       start(SETTINGS);
       Proxy proxy = new Proxy(cluster.endpoints().get(0));
-      BucketId.Builder big = BucketId.newBuilder();
-      for (int i = 0; i < 65; i++) {
-        big.putBucket("k" + i, "v");
-      }
+      BucketId big = bucketOf65Entries();
 
-      proxy.report("edge", big.build(), 1, 0, 0);
+      proxy.report("edge", big, 1, 0, 0);
 
       assertThat(appender.list)
           .extracting(ILoggingEvent::getFormattedMessage)
@@ -329,7 +328,7 @@ class RlqsServiceTest {
                       .contains("at most 64")
                       .contains("WEIR_MAX_DESCRIPTOR_ENTRIES"));
     } finally {
-      log.detachAppender(appender);
+      detach(appender);
     }
   }
 
@@ -373,14 +372,9 @@ class RlqsServiceTest {
     try {
       start(SETTINGS);
       Proxy proxy = new Proxy(cluster.endpoints().get(0));
-      BucketId.Builder big = BucketId.newBuilder();
-      for (int i = 0; i < 65; i++) {
-        big.putBucket("k" + i, "v");
-      }
-
       proxy.report("edge", BucketId.newBuilder().putBucket("a", "").build(), 1, 0, 0);
       proxy.report("edge", BucketId.newBuilder().putBucket("b", "").build(), 1, 0, 0);
-      proxy.report("edge", big.build(), 1, 0, 0);
+      proxy.report("edge", bucketOf65Entries(), 1, 0, 0);
 
       assertThat(refusals(appender))
           .as("two empty-value buckets log one line; too many entries is another kind")
