@@ -49,6 +49,11 @@ class DescriptorMatcherTest {
           value: "foo*"
           rate_limit: {unit: second, requests_per_unit: 8, name: wild}
         - key: whitelisted
+        - key: any
+          value: "*"
+          rate_limit: {unit: second, requests_per_unit: 9, name: any-value}
+        - key: any
+          rate_limit: {unit: second, requests_per_unit: 10, name: any-default}
       """;
 
   private static final DescriptorLevel ROOT = load();
@@ -72,6 +77,8 @@ class DescriptorMatcherTest {
         Arguments.of("k=axby", "middle", "WILDCARD"),
         Arguments.of("k=zzz", "default", "KEY_ONLY"),
         Arguments.of("k=", "default", "KEY_ONLY"),
+        Arguments.of("any=", "any-value", "WILDCARD"),
+        Arguments.of("any=x", "any-value", "WILDCARD"),
         Arguments.of("k=v,extra=1", null, null),
         Arguments.of("parent=p,child=c", "p-child", "KEY_ONLY"),
         Arguments.of("parent=p,other=o", null, null),
