@@ -120,8 +120,9 @@ final class DescriptorPlanner {
 
   /**
    * Plans a descriptor carrying a limit override: counted per entry set under the override's unit;
-   * an override without a valid unit or on a descriptor without entries cannot come from Envoy,
-   * which validates both, so it is refused.
+   * an override with the unit {@code UNKNOWN} (which Envoy sends for route metadata saying {@code
+   * unit: UNKNOWN}) or another unit outside SECOND to YEAR, or on a descriptor without entries, is
+   * refused (docs/envoy.md).
    */
   private DescriptorPlan override(
       String domainName,
