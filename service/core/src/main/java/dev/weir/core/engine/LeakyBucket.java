@@ -40,7 +40,7 @@ final class LeakyBucket {
   /** Applies {@code r} at {@code now} to {@code live}, a state that has not expired, or null. */
   Decision apply(BucketState live, RateLimitRequest r, long now) {
     long limit = r.limit();
-    long burst = r.burst() == 0 ? limit : r.burst();
+    long burst = r.effectiveBurst();
     long hits = r.hits();
     long period;
     long lifetimeEnd;
@@ -67,8 +67,15 @@ final class LeakyBucket {
       remaining = burst;
       refilled = true;
     }
-    // A query keeps the bucket's end but never past the end of a bucket of the requested duration.
-    long expireAt = hits != 0 ? lifetimeEnd : Math.min(b.expireAt(), lifetimeEnd);
+    // A request stamped before the last hit never brings the end of a bucket of the same duration
+    // nearer: the bucket would be dropped early and start over full. A query with another duration
+    // keeps the bucket's end but never past the end of a bucket of that duration.
+    long expireAt;
+    if (b.duration() == r.duration()) {
+      expireAt = hits != 0 ? Math.max(b.expireAt(), lifetimeEnd) : b.expireAt();
+    } else {
+      expireAt = hits != 0 ? lifetimeEnd : Math.min(b.expireAt(), lifetimeEnd);
+    }
 
     long anchor = b.updatedAt();
     long elapsed = sub(now, anchor);

@@ -19,9 +19,15 @@ import java.util.Optional;
  */
 public final class RequestValidator {
 
-  /** The error for a Gregorian request whose {@code duration} is not an interval code. */
+  /**
+   * The start of the error for a Gregorian request whose {@code duration} is not an interval code:
+   * Gubernator's whole message, which the value and the codes allowed follow.
+   */
   public static final String INVALID_GREGORIAN =
       "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian interval";
+
+  private static final String GREGORIAN_CODES =
+      "allowed are 0 (minute), 1 (hour), 2 (day), 3 (week), 4 (month), 5 (year)";
 
   /**
    * The prefix of the names under which a node keeps its own stand-in buckets; no client limit may
@@ -84,7 +90,7 @@ public final class RequestValidator {
     }
     if (request.has(Behavior.DURATION_IS_GREGORIAN)) {
       if (intervalOf(request.duration()) == null) {
-        return INVALID_GREGORIAN;
+        return INVALID_GREGORIAN + ": got " + request.duration() + "; " + GREGORIAN_CODES;
       }
       return timeZoneError(request.metadata().get(GregorianInterval.TIME_ZONE_METADATA));
     }

@@ -119,6 +119,11 @@ public final class RateLimitRequest {
     return burst;
   }
 
+  /** Returns the leaky bucket's capacity: {@link #burst()}, or {@link #limit()} when it is 0. */
+  public long effectiveBurst() {
+    return burst == 0 ? limit : burst;
+  }
+
   /** Returns the epoch milliseconds of the request; 0 means unset. */
   public long createdAt() {
     return createdAt;

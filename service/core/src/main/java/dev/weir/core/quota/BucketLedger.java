@@ -248,8 +248,7 @@ final class BucketLedger {
     if (rule == null || rule.algorithm() != Algorithm.LEAKY_BUCKET.number()) {
       return Long.MAX_VALUE;
     }
-    long burst = rule.burst() == 0 ? rule.limit() : rule.burst();
-    return Math.max(1, burst / Math.max(1, clients.size()));
+    return Math.max(1, rule.effectiveBurst() / Math.max(1, clients.size()));
   }
 
   private static long othersMilli(List<Client> live, int except) {

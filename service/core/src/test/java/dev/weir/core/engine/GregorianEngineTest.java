@@ -118,13 +118,14 @@ class GregorianEngineTest {
   }
 
   @Test
-  void apply_invalidGregorianCode_isAnErrorWithGubernatorsWording() {
+  void apply_invalidGregorianCode_isGubernatorsErrorWithTheValueAndTheCodesAllowed() {
     RateLimitRequest bad = Requests.of(Algorithm.TOKEN_BUCKET, 1, 6, 1).behavior(GREGORIAN).build();
     Decision d = new RateLimitEngine(ZoneOffset.UTC).apply(null, bad, Requests.NOW);
     assertThat(d.response().error())
         .isEqualTo(
             "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian"
-                + " interval");
+                + " interval: got 6; allowed are 0 (minute), 1 (hour), 2 (day),"
+                + " 3 (week), 4 (month), 5 (year)");
     assertThat(d.next()).isNull();
   }
 

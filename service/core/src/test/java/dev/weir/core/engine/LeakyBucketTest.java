@@ -187,6 +187,38 @@ class LeakyBucketTest {
   }
 
   @Test
+  void apply_queryStampedBeforeTheLastHit_keepsTheBucketsEnd() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 100, 100, 0), NOW);
+    s.send(leaky(10, 1000, 100, 5, 0), NOW + 500);
+    s.send(leaky(10, 1000, 100, 0, 0), NOW);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 1501);
+    assertThat(s.send(leaky(10, 1000, 100, 7, 0), NOW + 1100))
+        .as("6 tokens leaked since the last hit; a new bucket would hold 100")
+        .isEqualTo(RateLimitResponse.of(OVER_LIMIT, 10, 6, NOW + 1500));
+  }
+
+  @Test
+  void apply_hitStampedBeforeTheLastHit_doesNotBringTheBucketsEndNearer() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 100, 100, 0), NOW);
+    s.send(leaky(10, 1000, 100, 5, 0), NOW + 500);
+    s.send(leaky(10, 1000, 100, 1, 0), NOW);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 1501);
+    assertThat(s.send(leaky(10, 1000, 100, 7, 0), NOW + 1100))
+        .as("6 tokens leaked since the last hit; a new bucket would hold 100")
+        .isEqualTo(RateLimitResponse.of(OVER_LIMIT, 10, 6, NOW + 1500));
+  }
+
+  @Test
+  void apply_hitWithAnotherDuration_setsTheEndFromItsOwnTime() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 1000, 1), NOW);
+    s.send(leaky(10, 100, 1), NOW + 10);
+    assertThat(s.state().expireAt()).isEqualTo(NOW + 111);
+  }
+
+  @Test
   void apply_idleBucket_isNewAfterExpiry() {
     Scenario s = new Scenario();
     s.send(leaky(10, 1000, 20, 20, 0), NOW);

@@ -43,7 +43,9 @@ class RequestValidatorTest {
             "field 'burst' cannot be negative, got -3"),
         arguments(
             valid().duration(6).behavior(Behavior.DURATION_IS_GREGORIAN).build(),
-            RequestValidator.INVALID_GREGORIAN));
+            RequestValidator.INVALID_GREGORIAN
+                + ": got 6; allowed are 0 (minute), 1 (hour), 2 (day), 3 (week), 4 (month),"
+                + " 5 (year)"));
   }
 
   @ParameterizedTest(name = "{1}")

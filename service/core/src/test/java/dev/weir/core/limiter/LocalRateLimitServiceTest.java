@@ -125,7 +125,9 @@ class LocalRateLimitServiceTest {
 
     assertThat(service.decide(List.of(gregorian)).join().get(0).error())
         .isEqualTo(
-            "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian interval");
+            "behavior DURATION_IS_GREGORIAN is set; but `Duration` is not a valid gregorian"
+                + " interval: got 9; allowed are 0 (minute), 1 (hour), 2 (day),"
+                + " 3 (week), 4 (month), 5 (year)");
   }
 
   @Test
