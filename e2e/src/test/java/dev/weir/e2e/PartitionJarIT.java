@@ -30,7 +30,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -64,6 +63,17 @@ class PartitionJarIT {
   /** How soon after a heal every key must have one owner again (issue #33). */
   private static final Duration HEALED = Duration.ofSeconds(5);
   private static final Duration ROUND = Duration.ofMillis(208);
+  /**
+   * {@code WEIR_BATCH_TIMEOUT} of the nodes under a partial cut or a one-way drop, where each key
+   * keeps one count only while the node that lost its link to the owner keeps the owner on its
+   * ring: that takes an indirect probe answered within this deadline (the asked node waits 4/5 of
+   * it for the owner). The default 500 ms was missed on a machine loaded far past its two cores
+   * (the owner left the ring twice and a key admitted 61 of 60); a quiet machine answers in
+   * milliseconds either way. Twice the default, as {@link PeerFaultsJarIT} uses for the same
+   * reason; the lossy link and the isolation keep the default, which their bounds were measured
+   * with.
+   */
+  private static final Duration PARTIAL_CUT_BATCH_TIMEOUT = Duration.ofSeconds(1);
   private static final Pattern RING_CHANGES =
       Pattern.compile("^weir_ring_changes_total(?:\\{[^}]*\\})? (\\S+)$", Pattern.MULTILINE);
 
@@ -77,8 +87,11 @@ class PartitionJarIT {
   private NetLab lab;
   private Path logs;
 
-  @BeforeEach
-  void start() throws Exception {
+  /**
+   * Starts a fresh cluster of three nodes with default settings, except {@code WEIR_BATCH_TIMEOUT}
+   * = {@code batchTimeout} when not null, and waits until every node is healthy with all three.
+   */
+  private void start(Duration batchTimeout) throws Exception {
     String why = NetLab.unavailable();
     if (why != null) {
       System.out.println("PartitionJarIT skipped: " + why);
@@ -108,6 +121,9 @@ class PartitionJarIT {
       env.put("WEIR_STATIC_PEERS", String.join(",", peers));
       env.put("WEIR_PEER_SECRET", NodeProcess.PEER_SECRET);
       env.put("WEIR_WARMUP", "0s");
+      if (batchTimeout != null) {
+        env.put("WEIR_BATCH_TIMEOUT", batchTimeout.toMillis() + "ms");
+      }
       nodes.add(builder.start());
       channels.add(
           NettyChannelBuilder.forAddress(lab.address(i), 1051).usePlaintext().build());
@@ -140,6 +156,7 @@ class PartitionJarIT {
   @Test
   void partialCut_nodesOneAndThreeCutBothReachTwo_oneCountPerKeyAndAtMostHalfAPercentFailed()
       throws Exception {
+    start(PARTIAL_CUT_BATCH_TIMEOUT);
     Figures f = underFault("cut", Fault.CUT, 1, 3);
 
     // Measured: 0 or 1 of 3 630 (the issue's target is under 0.1 %). A silent drop is found from
@@ -150,6 +167,7 @@ class PartitionJarIT {
   @Test
   void oneWayDrop_nodeOneCannotSendToTwo_oneCountPerKeyAndAtMostHalfAPercentFailed()
       throws Exception {
+    start(PARTIAL_CUT_BATCH_TIMEOUT);
     Figures f = underFault("oneway", Fault.ONE_WAY, 1, 2);
 
     assertOneCountPerKeyAndSteady(f, f.calls / 200, perKeyFailures(f.calls / 200));
@@ -158,6 +176,7 @@ class PartitionJarIT {
   @Test
   void isolatedNode_threeCutFromOneAndTwo_eachSideAdmitsAtMostTheLimitAndOneOwnerSoonAfterTheHeal()
       throws Exception {
+    start(null);
     Figures f = underFault("isolated", () -> lab.isolate(3), ISOLATION, ISOLATION_LIMIT);
     long[][] admittedBy = f.admittedBy();
     long healed = f.healedAtNanos;
@@ -247,6 +266,7 @@ class PartitionJarIT {
   @Test
   void lossyLink_thirtyPercentDropBetweenTwoAndThree_decisionsAnsweredAndRingsSteady()
       throws Exception {
+    start(null);
     Figures f = underFault("lossy", Fault.LOSSY, 2, 3);
 
     // Measured over more than a dozen runs: 0.3 % to 3.9 % of 3 630 (two above 3.5 %), each a
@@ -263,8 +283,9 @@ class PartitionJarIT {
    * The most calls of one key that may fail from {@link #GRACE} on when at most {@code failed} of
    * all calls may: three times the key's fair share of them, and at least 3. A key's front node is
    * {@code (k + round) % 3}, so the key crosses a faulty link only every third round, and one
-   * timed-out batch (the default 500 ms {@code WEIR_BATCH_TIMEOUT} spans up to 3 rounds) fails at
-   * most one call of it; the floor of 3 is slack for a few such timeouts, not one timeout's worth.
+   * timed-out batch fails at most one call of it (the default 500 ms {@code WEIR_BATCH_TIMEOUT}
+   * spans up to 3 rounds) or two ({@link #PARTIAL_CUT_BATCH_TIMEOUT}, up to 5 rounds); the floor of
+   * 3 is slack for a few such timeouts.
    */
   private static long perKeyFailures(long failed) {
     return Math.max(3 * failed / KEYS, 3);

@@ -178,7 +178,7 @@ public final class Batcher<T, R> implements AutoCloseable {
         return future;
       }
       if (items.size() >= maxQueued) {
-        future.completeExceptionally(new QueueFullException(maxQueued, inFlight));
+        future.completeExceptionally(queueFull());
         return future;
       }
       items.add(item);
@@ -234,7 +234,7 @@ public final class Batcher<T, R> implements AutoCloseable {
         if (closed) {
           future.completeExceptionally(new IllegalStateException("batcher is closed"));
         } else if (items.size() >= maxQueued) {
-          future.completeExceptionally(new QueueFullException(maxQueued, inFlight));
+          future.completeExceptionally(queueFull());
         } else {
           items.add(item);
           futures.add(future);
@@ -312,6 +312,20 @@ public final class Batcher<T, R> implements AutoCloseable {
       futures = new ArrayList<>();
     }
     dropped.forEach(f -> f.completeExceptionally(reason));
+  }
+
+  // Caller holds the lock.
+  private QueueFullException queueFull() {
+    String bound =
+        maxInFlight == MAX_IN_FLIGHT && maxQueued == maxQueued(batchLimit)
+            ? ": "
+                + MAX_IN_FLIGHT
+                + " × WEIR_BATCH_LIMIT ("
+                + batchLimit
+                + "), and never fewer than "
+                + MIN_QUEUED
+            : "";
+    return new QueueFullException(maxQueued, bound, inFlight);
   }
 
   // Caller holds the lock; the item just queued is in items.
@@ -537,10 +551,12 @@ public final class Batcher<T, R> implements AutoCloseable {
   public static final class QueueFullException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    QueueFullException(int queued, int inFlight) {
+    QueueFullException(int queued, String bound, int inFlight) {
       super(
           queued
-              + " items (the most that may wait) already wait to be sent behind "
+              + " items (the most that may wait"
+              + bound
+              + ") already wait to be sent behind "
               + inFlight
               + " calls in flight: the peer answers more slowly than items arrive for it");
     }

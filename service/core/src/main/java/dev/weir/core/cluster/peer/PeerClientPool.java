@@ -274,7 +274,8 @@ public final class PeerClientPool implements AutoCloseable {
   /**
    * Forwards {@code requests}, all owned by {@code owner}, as {@link #forward} does each, those sent
    * directly, or relayed through the peer that reaches the owner, queued together so that they
-   * leave in one batch; one future per request, in order.
+   * leave in one batch; one future per request, in order. A client that cannot be made fails each
+   * future, as {@link #call} does, rather than throwing.
    */
   public List<CompletableFuture<RateLimitResponse>> forwardAll(
       String owner, List<RateLimitRequest> requests) {
@@ -287,10 +288,15 @@ public final class PeerClientPool implements AutoCloseable {
     List<CompletableFuture<RateLimitResponse>> direct;
     try {
       direct = callable(owner).forwardAll(requests);
-    } catch (PeerException e) {
+    } catch (RuntimeException e) {
+      PeerException failed =
+          e instanceof PeerException refused
+              ? refused
+              : new PeerException(
+                  owner, "error while calling peer '" + owner + "': " + e.getMessage(), e);
       direct = new ArrayList<>(requests.size());
       for (int i = 0; i < requests.size(); i++) {
-        direct.add(CompletableFuture.failedFuture(e));
+        direct.add(CompletableFuture.failedFuture(failed));
       }
     }
     if (p == null) {

@@ -221,6 +221,25 @@ class BatcherTest {
   }
 
   @Test
+  void submitAll_defaultBoundFull_refusalNamesTheSettingThatSetsTheBoundAndItsValue() {
+    Batcher<Integer, String> b = new Batcher<>(2, WAIT, clock, this::held);
+    List<Integer> request = new ArrayList<>();
+    for (int i = 0; i < 8 * 2 + 1000 + 1; i++) {
+      request.add(i);
+    }
+
+    List<CompletableFuture<String>> futures = b.submitAll(request);
+
+    assertThat(sent).hasSize(8);
+    assertThat(b.queued()).isEqualTo(1000);
+    assertThatThrownBy(futures.get(request.size() - 1)::join)
+        .hasCauseInstanceOf(Batcher.QueueFullException.class)
+        .hasMessageContaining("1000 items (the most that may wait:")
+        .hasMessageContaining("8 × WEIR_BATCH_LIMIT (2), and never fewer than 1000)");
+    assertThat(futures.get(request.size() - 2)).isNotDone();
+  }
+
+  @Test
   void callCompletes_queueLongerThanLimit_sendsLimitThenTheRestAtTheNextCompletion() {
     Batcher<Integer, String> b = new Batcher<>(2, WAIT, 1, 100, clock, RoundEnd.NONE, this::held);
     for (int i = 1; i <= 6; i++) {

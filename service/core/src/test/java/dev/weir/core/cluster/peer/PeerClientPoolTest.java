@@ -194,6 +194,29 @@ class PeerClientPoolTest {
   }
 
   @Test
+  void forwardAll_clientCannotBeMade_eachItemFailsNamingThePeerNotAThrow() {
+    PeerClientPool failing =
+        new PeerClientPool(
+            address -> {
+              throw new IllegalArgumentException("no channel for 'bad:1': address not resolvable");
+            });
+    try {
+      List<CompletableFuture<RateLimitResponse>> items =
+          failing.forwardAll("bad:1", List.of(req(), req()));
+
+      assertThat(items).hasSize(2);
+      for (CompletableFuture<RateLimitResponse> item : items) {
+        assertThatThrownBy(item::join)
+            .hasCauseInstanceOf(PeerException.class)
+            .hasMessageContaining("peer 'bad:1'")
+            .hasMessageContaining("address not resolvable");
+      }
+    } finally {
+      failing.close();
+    }
+  }
+
+  @Test
   void get_unknownPeer_refusedWithClearErrorAndNoClientCreated() {
     Set<String> discovered = new HashSet<>(Set.of("a:1", "b:1"));
     PeerClientPool known = knowing(discovered, this::countedClient);
