@@ -1,15 +1,14 @@
 package dev.weir.envoy.config;
 
-import dev.weir.core.config.ConfigException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The {@code validate-config} command: checks a descriptor file or directory as a node would load
- * it and reports every error; in strict mode also what loads but is likely a mistake (a key written
- * twice in one map, whose last value is used as envoyproxy/ratelimit uses it), as warnings that
- * fail the check.
+ * The check behind {@code weir.jar validate-config}: checks a descriptor file or directory as a
+ * node would load it and reports every error; in strict mode also what loads but is likely a
+ * mistake (a key written twice in one map, whose last value is used as envoyproxy/ratelimit uses
+ * it), as warnings that fail the check.
  */
 public final class ConfigValidator {
 
@@ -75,29 +74,5 @@ public final class ConfigValidator {
     }
     out.println("OK " + path);
     return 0;
-  }
-
-  /**
-   * Validates the path given as the last argument ({@code [--strict] PATH}) with the options of the
-   * environment ({@code WEIR_ENVOY_*}) and exits with {@link #run}'s code; 2 on a usage error.
-   */
-  public static void main(String[] args) {
-    boolean strictArg = args.length == 2 && args[0].equals("--strict");
-    if (args.length != 1 && !strictArg) {
-      System.err.println("usage: validate-config [--strict] PATH");
-      System.exit(2);
-    }
-    dev.weir.envoy.EnvoySettings settings;
-    try {
-      settings = dev.weir.envoy.EnvoySettings.fromEnvironment(System.getenv());
-    } catch (ConfigException e) {
-      System.err.println(e.getMessage());
-      System.exit(2);
-      return;
-    }
-    System.exit(
-        new ConfigValidator(
-                settings.loadOptions(), settings.forceStartWithoutInitialConfig(), strictArg)
-            .run(Path.of(args[args.length - 1]), System.out, System.err));
   }
 }

@@ -226,7 +226,10 @@ record TracingSettings(
   /**
    * The SDK properties of span limits (the most characters of an attribute's value, the most
    * attributes, events and links), which it reads as an {@code int} and refuses below 0 without
-   * naming them.
+   * naming them. {@code otel.event.attribute.count.limit} and {@code
+   * otel.link.attribute.count.limit} are not among them: the Java SDK does not read them (the
+   * attributes of an event or a link are counted against {@code otel.attribute.count.limit}), so it
+   * accepts any value of theirs, {@code -1} too.
    */
   static final List<String> LIMITS =
       List.of(
@@ -235,9 +238,7 @@ record TracingSettings(
           "otel.span.attribute.count.limit",
           "otel.attribute.count.limit",
           "otel.span.event.count.limit",
-          "otel.span.link.count.limit",
-          "otel.event.attribute.count.limit",
-          "otel.link.attribute.count.limit");
+          "otel.span.link.count.limit");
 
   /**
    * The SDK properties of the batch span processor's queue and batch sizes, which it reads as an

@@ -8,6 +8,7 @@ import dev.weir.core.cluster.peer.auth.PeerSettings;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.RingKeys;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsResp;
@@ -20,9 +21,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -57,10 +55,10 @@ class ReadinessTest {
   }
 
   private void startWithPeerThatNeverStarted() throws Exception {
-    int grpcPort = freePort();
-    int peerPort = freePort();
-    ghost = "127.0.0.1:" + freePort();
-    String ghostEntry = ghost + "@" + freePort();
+    int grpcPort = FreePorts.next();
+    int peerPort = FreePorts.next();
+    ghost = "127.0.0.1:" + FreePorts.next();
+    String ghostEntry = ghost + "@" + FreePorts.next();
     WeirConfig config =
         new WeirConfig(
             new HostPort("127.0.0.1", grpcPort),
@@ -166,11 +164,5 @@ class ReadinessTest {
     return http.send(
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.httpPort() + path)).build(),
         HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -289,8 +289,6 @@ class TracingSettingsTest {
         "OTEL_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
         "OTEL_SPAN_EVENT_COUNT_LIMIT | -1 | a whole number, 0 or more",
         "OTEL_SPAN_LINK_COUNT_LIMIT | -1 | a whole number, 0 or more",
-        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
-        "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT | -1 | a whole number, 0 or more",
         "OTEL_SPAN_LINK_COUNT_LIMIT | many | a whole number, 0 or more",
         "OTEL_BSP_MAX_QUEUE_SIZE | 0 | a whole number, 1 or more",
         "OTEL_BSP_MAX_QUEUE_SIZE | -5 | a whole number, 1 or more",
@@ -310,6 +308,26 @@ class TracingSettingsTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith(variable + "='" + value + "' is not valid")
         .hasMessageContaining(allowed);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT | -1",
+        "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT | -1",
+        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT | 128",
+        "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT | 0"
+      })
+  void start_limitTheJavaSdkDoesNotRead_acceptedAsTheSdkAcceptsIt(String variable, String value) {
+    TracingSettings settings =
+        TracingSettings.fromOtel(
+            Map.of(
+                "OTEL_TRACES_EXPORTER", "otlp",
+                "OTEL_BSP_SCHEDULE_DELAY", "1h",
+                variable, value));
+
+    NodeTracing.start(settings).close();
   }
 
   @ParameterizedTest

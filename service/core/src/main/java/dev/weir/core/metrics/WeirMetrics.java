@@ -104,7 +104,10 @@ public interface WeirMetrics {
    * departed one must neither read as up nor leave series behind. A peer is watched from its first
    * {@link #watchPeerBatches} or {@link #watchPeerUp} call until this one; {@link #batchSent} and
    * {@link #peerDown} about it at any other time (a batch still in flight when it left, its
-   * take-down one batch timeout after its leave notice) report nothing.
+   * take-down one batch timeout after its leave notice) report nothing. The watch calls and this
+   * one are made one at a time, never concurrently with each other (the server makes them under one
+   * lock as its membership changes): a peer watched again while it is being forgotten may lose the
+   * series of its return.
    */
   default void forgetPeer(String peer) {}
 

@@ -60,6 +60,21 @@ class ArchitectureTest {
           .beFreeOfCycles();
 
   /**
+   * The descriptor config ({@code dev.weir.envoy.config}) knows nothing of the adapter that loads
+   * it: the adapter's settings and wiring in {@code dev.weir.envoy} name the config's options, so a
+   * config class reaching back to them would make a cycle, which {@link #noCyclesBetweenParts}
+   * cannot see (the adapter's own package is no part).
+   */
+  @ArchTest
+  static final ArchRule envoyConfigKnowsNotTheAdapter =
+      noClasses()
+          .that()
+          .resideInAPackage("dev.weir.envoy.config..")
+          .should()
+          .dependOnClassesThat()
+          .resideInAPackage("dev.weir.envoy");
+
+  /**
    * The top-level packages ({@code core}, {@code http}, {@code tls}, {@code discovery}, {@code
    * metrics}, {@code envoy}, {@code gubernator}, {@code server}, ...) form no cycle.
    */
