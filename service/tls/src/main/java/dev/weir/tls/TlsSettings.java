@@ -171,6 +171,34 @@ public record TlsSettings(
   }
 
   /**
+   * Refuses Gubernator's {@code GUBER_TLS_CLIENT_AUTH_CA_CERT}, the CA client certificates chain to
+   * when it differs from the server's: Weir verifies clients against {@code WEIR_TLS_CA} alone, so
+   * ignoring it would admit every client certificate that CA signed, which Gubernator refuses.
+   *
+   * @throws ConfigException naming the variable, its value and what to set instead
+   */
+  private static void refuseGubernatorClientCa(EnvReader env) {
+    env.lookup(EnvVar.of("GUBER_TLS_CLIENT_AUTH_CA_CERT"))
+        .ifPresent(
+            set -> {
+              throw new ConfigException(
+                  set.variable()
+                      + "='"
+                      + set.value()
+                      + "' is set, but Weir has no CA of its own for client certificates: it"
+                      + " verifies clients and peers against "
+                      + CA.name()
+                      + " (or "
+                      + CA.alias()
+                      + ") alone, so it would admit every client certificate that CA signs; put"
+                      + " the CAs clients and peers chain to in "
+                      + CA.name()
+                      + " and unset "
+                      + set.variable());
+            });
+  }
+
+  /**
    * Reads the settings from {@code env}. Gubernator's client-auth words are accepted too: {@code
    * request-cert} and {@code verify-cert} mean {@code request}, {@code require-any-cert} and
    * {@code require-and-verify} mean {@code require-and-verify}. A CA file or a client-auth mode
@@ -179,6 +207,7 @@ public record TlsSettings(
    * without the client check asked for.
    */
   public static TlsSettings from(EnvReader env) {
+    refuseGubernatorClientCa(env);
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
     String auth =
         env.oneOf(

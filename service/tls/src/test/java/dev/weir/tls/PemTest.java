@@ -1,11 +1,15 @@
 package dev.weir.tls;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import org.bouncycastle.asn1.ASN1Integer;
 import org.bouncycastle.asn1.DERNull;
 import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
@@ -37,5 +41,43 @@ class PemTest {
         .isInstanceOf(IOException.class)
         .hasMessageStartingWith(file + ": not a usable private key")
         .hasMessageContaining("RSA");
+  }
+
+  @Test
+  void certificatesAndKey_utf8TextAndByteOrderMarkOutsideTheBlocks_readAsOpensslAndGoDo()
+      throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    CertificateAuthority.Identity node = ca.issue("node", List.of("localhost"), Duration.ofDays(1));
+    byte[] bom = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
+    Path cert = dir.resolve("tls.crt");
+    Files.write(
+        cert,
+        concat(
+            bom,
+            ("subject=CN = Z\u00fcrich\n" + Pem.encode(node.chain()[0]) + "\u00e9t\u00e9\n")
+                .getBytes(StandardCharsets.UTF_8)));
+    Path key = dir.resolve("tls.key");
+    Files.write(key, concat(bom, Pem.encode(node.key()).getBytes(StandardCharsets.US_ASCII)));
+
+    assertThat(Pem.certificates(cert)).containsExactly(node.chain()[0]);
+    assertThat(Pem.privateKey(key)).isEqualTo(node.key());
+  }
+
+  @Test
+  void certificates_binaryDerFile_errorSaysItIsNotPemText() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("ca", Duration.ofDays(1));
+    Path file = dir.resolve("ca.der");
+    Files.write(file, ca.certificate().getEncoded());
+
+    assertThatThrownBy(() -> Pem.certificates(file))
+        .isInstanceOf(IOException.class)
+        .hasMessageStartingWith(file + ": not PEM text");
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = new byte[a.length + b.length];
+    System.arraycopy(a, 0, out, 0, a.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 }

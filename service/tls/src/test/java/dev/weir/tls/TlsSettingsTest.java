@@ -36,6 +36,24 @@ class TlsSettingsTest {
   }
 
   @Test
+  void from_gubernatorClientCa_refusedRatherThanVerifyingClientsAgainstTheServerCa() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "GUBER_TLS_CERT", "/c.pem",
+                            "GUBER_TLS_KEY", "/k.pem",
+                            "GUBER_TLS_CA", "/ca.pem",
+                            "GUBER_TLS_CLIENT_AUTH", "require-and-verify",
+                            "GUBER_TLS_CLIENT_AUTH_CA_CERT", "/clients-ca.pem"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("GUBER_TLS_CLIENT_AUTH_CA_CERT='/clients-ca.pem' is set")
+        .hasMessageContaining("GUBER_TLS_CA")
+        .hasMessageContaining("WEIR_TLS_CA");
+  }
+
+  @Test
   void from_certWithoutKey_errorNamesBoth() {
     assertThatThrownBy(() -> TlsSettings.from(new EnvReader(Map.of("WEIR_TLS_CERT", "/c.pem"))))
         .isInstanceOf(ConfigException.class)
