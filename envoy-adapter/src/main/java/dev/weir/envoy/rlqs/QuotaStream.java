@@ -38,8 +38,9 @@ import java.util.concurrent.CompletableFuture;
  * of the stream (idle buckets are looked for at most twice per report interval, so a report does
  * not cost a pass over every bucket), and the proxy's shares of the counters it leaves without
  * buckets are released, so neither the stream nor the owners keep idle buckets. A stream holds at
- * most {@link RlqsSettings#maxBuckets} buckets: a new bucket beyond them is answered without being
- * held ({@link #notHeld}).
+ * most {@link RlqsSettings#maxBuckets} buckets, and the node's streams together at most {@link
+ * RlqsSettings#maxNodeBucketBytes} bytes of bucket ids: a new bucket beyond them is answered
+ * without being held ({@link #notHeld}).
  *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
  * no call leaves the stream while it is held (usage goes to the owners after the lock is released),
@@ -116,6 +117,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       return;
     }
     synchronized (this) {
+      if (ended) {
+        return;
+      }
       DomainConfig config = service.domainConfig(domain);
       if (config == null) {
         service.unknownDomain(domain);
@@ -204,6 +208,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       if (b.idle(nanos, idleNanos)) {
         detach(b, emptied);
         it.remove();
+        service.heldBytes().give(b.bytes);
         abandons.add(Assignments.abandon(b.id));
       }
     }
@@ -341,6 +346,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
         detach(b, emptied);
         if (next instanceof BucketPlan.Unmatched && !(b.plan instanceof BucketPlan.Unmatched)) {
           buckets.remove(b.name);
+          service.heldBytes().give(b.bytes);
           now.add(Assignments.abandon(b.id));
           continue;
         }
@@ -405,6 +411,9 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       for (StreamCounter c : counters.values()) {
         releases.add(release(c));
       }
+      for (StreamBucket b : buckets.values()) {
+        service.heldBytes().give(b.bytes);
+      }
       buckets.clear();
       counters.clear();
     }
@@ -444,8 +453,10 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   }
 
   /**
-   * Returns the stream's bucket of {@code id}, made now if it is new, or null when it is new and
-   * the stream holds {@link RlqsSettings#maxBuckets} already. Caller holds the lock.
+   * Returns the stream's bucket of {@code id}, made now if it is new, or null, counted and logged,
+   * when it is new and the stream holds {@link RlqsSettings#maxBuckets} already or the node's
+   * streams hold too many bytes of bucket ids to take its own ({@link
+   * RlqsSettings#maxNodeBucketBytes}). Caller holds the lock.
    */
   private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {
     String name = service.planner().name(id.getBucketMap());
@@ -454,13 +465,19 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       return existing;
     }
     if (buckets.size() >= service.settings().maxBuckets()) {
+      service.bucketNotHeld(buckets.size());
+      return null;
+    }
+    long bytes = HeldBucketBytes.of(id, name);
+    if (!service.heldBytes().take(bytes)) {
+      service.bucketNotHeldOnTheNode(bytes);
       return null;
     }
     BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
       service.refused(refused, domain, client);
     }
-    StreamBucket created = new StreamBucket(id, name, plan, nanos);
+    StreamBucket created = new StreamBucket(id, name, plan, nanos, bytes);
     buckets.put(name, created);
     attach(created);
     return created;
@@ -499,13 +516,11 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   }
 
   /**
-   * Returns the answer to a new bucket the stream does not hold, as it holds {@link
-   * RlqsSettings#maxBuckets} already: {@code DENY_ALL} when its rule has a limit (so the limit
-   * holds without counting it; {@code ALLOW_ALL} in shadow mode), else the blanket rule it would
-   * get when held; counts it in the refusal counter and logs it. Caller holds the lock.
+   * Returns the answer to a new bucket the stream does not hold ({@link #bucket}): {@code
+   * DENY_ALL} when its rule has a limit (so the limit holds without counting it; {@code ALLOW_ALL}
+   * in shadow mode), else the blanket rule it would get when held. Caller holds the lock.
    */
   private BucketAction notHeld(BucketId id, DomainConfig config) {
-    service.bucketNotHeld(buckets.size());
     BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Limited limited) {
       return Assignments.blanket(

@@ -63,6 +63,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final AtomicLong reportsReceived = new AtomicLong();
   private final AtomicLong responsesSent = new AtomicLong();
   private final AtomicLong pending = new AtomicLong();
+  private final HeldBucketBytes heldBytes;
   private volatile boolean draining;
   private volatile Runnable beforeRegister = () -> {};
 
@@ -98,6 +99,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     this.meter = meter;
     this.unknownDomains = unknownDomains;
     this.ttl = settings.assignmentTimeToLive();
+    this.heldBytes = new HeldBucketBytes(settings.maxNodeBucketBytes());
     this.incarnation = Long.toString(clock.wallMillis());
     metrics.watchStreams(streams::size);
   }
@@ -271,6 +273,28 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
             + " bucket is not held until idle ones are abandoned (limited ones are DENY_ALL)",
         held,
         settings.maxBuckets());
+  }
+
+  /**
+   * Counts a new bucket of {@code bytes} that no stream of the node may hold, as the streams hold
+   * as many bytes of bucket ids as {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES} allows, as {@code
+   * too_many_buckets} in the refusal counter, and logs it (at most once per 10 s).
+   */
+  void bucketNotHeldOnTheNode(long bytes) {
+    meter.refused(RefusalReason.TOO_MANY_BUCKETS);
+    warnings.warn(
+        "too_many_bucket_bytes",
+        "the RLQS streams of this node hold {} bytes of bucket ids; a new bucket of {} bytes would"
+            + " pass WEIR_RLQS_MAX_NODE_BUCKET_BYTES ({}) and is not held until buckets are"
+            + " abandoned or streams end (limited ones are DENY_ALL)",
+        heldBytes.held(),
+        bytes,
+        heldBytes.most());
+  }
+
+  /** Returns the bytes of bucket ids the node's streams hold, bounded by the node's setting. */
+  HeldBucketBytes heldBytes() {
+    return heldBytes;
   }
 
   Clock clock() {

@@ -19,9 +19,15 @@ import java.util.Objects;
  *     WEIR_ENVOY_SHADOW_MODE} turns every {@code ShouldRateLimit} OVER_LIMIT into OK
  * @param maxBuckets the most buckets one stream holds; a further bucket is answered without being
  *     held ({@code WEIR_RLQS_MAX_BUCKETS})
+ * @param maxNodeBucketBytes the most bytes of bucket ids all streams of the node hold together; a
+ *     further bucket is answered without being held ({@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES})
  */
 public record RlqsSettings(
-    Duration reportInterval, Unmatched unmatched, boolean shadowMode, int maxBuckets) {
+    Duration reportInterval,
+    Unmatched unmatched,
+    boolean shadowMode,
+    int maxBuckets,
+    long maxNodeBucketBytes) {
 
   /** What a bucket no rule matches is assigned. */
   public enum Unmatched {
@@ -46,6 +52,18 @@ public record RlqsSettings(
   /** The largest {@code WEIR_RLQS_MAX_BUCKETS}. */
   public static final int MAX_MAX_BUCKETS = 10_000_000;
 
+  /** {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES}. */
+  public static final EnvVar MAX_NODE_BUCKET_BYTES = EnvVar.of("WEIR_RLQS_MAX_NODE_BUCKET_BYTES");
+
+  /** The most bytes of bucket ids the streams of a node hold together by default: 256 MiB. */
+  public static final long DEFAULT_MAX_NODE_BUCKET_BYTES = 256L << 20;
+
+  /** The smallest {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES}: 1 MiB. */
+  public static final long MIN_MAX_NODE_BUCKET_BYTES = 1L << 20;
+
+  /** The largest {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES}: 64 GiB. */
+  public static final long MAX_MAX_NODE_BUCKET_BYTES = 64L << 30;
+
   /** Envoy's filter reports every 5 s. */
   public static final Duration DEFAULT_REPORT_INTERVAL = Duration.ofSeconds(5);
 
@@ -60,21 +78,42 @@ public record RlqsSettings(
       throw new IllegalArgumentException(
           "maxBuckets is " + maxBuckets + "; it must be from 1 to " + MAX_MAX_BUCKETS);
     }
+    if (maxNodeBucketBytes < MIN_MAX_NODE_BUCKET_BYTES
+        || maxNodeBucketBytes > MAX_MAX_NODE_BUCKET_BYTES) {
+      throw new IllegalArgumentException(
+          "maxNodeBucketBytes is "
+              + maxNodeBucketBytes
+              + "; it must be from "
+              + MIN_MAX_NODE_BUCKET_BYTES
+              + " to "
+              + MAX_MAX_NODE_BUCKET_BYTES);
+    }
   }
 
-  /** Creates settings without shadow mode, holding {@link #DEFAULT_MAX_BUCKETS} per stream. */
+  /**
+   * Creates settings without shadow mode, holding {@link #DEFAULT_MAX_BUCKETS} per stream and
+   * {@link #DEFAULT_MAX_NODE_BUCKET_BYTES} per node.
+   */
   public RlqsSettings(Duration reportInterval, Unmatched unmatched) {
-    this(reportInterval, unmatched, false, DEFAULT_MAX_BUCKETS);
+    this(reportInterval, unmatched, false, DEFAULT_MAX_BUCKETS, DEFAULT_MAX_NODE_BUCKET_BYTES);
   }
 
   /** Returns these settings with {@code shadowMode}. */
   public RlqsSettings withShadowMode(boolean shadowMode) {
-    return new RlqsSettings(reportInterval, unmatched, shadowMode, maxBuckets);
+    return new RlqsSettings(
+        reportInterval, unmatched, shadowMode, maxBuckets, maxNodeBucketBytes);
   }
 
   /** Returns these settings with {@code maxBuckets}. */
   public RlqsSettings withMaxBuckets(int maxBuckets) {
-    return new RlqsSettings(reportInterval, unmatched, shadowMode, maxBuckets);
+    return new RlqsSettings(
+        reportInterval, unmatched, shadowMode, maxBuckets, maxNodeBucketBytes);
+  }
+
+  /** Returns these settings with {@code maxNodeBucketBytes}. */
+  public RlqsSettings withMaxNodeBucketBytes(long maxNodeBucketBytes) {
+    return new RlqsSettings(
+        reportInterval, unmatched, shadowMode, maxBuckets, maxNodeBucketBytes);
   }
 
   /** Reads the settings from {@code env}; a bad value throws {@link ConfigException}. */
@@ -98,7 +137,12 @@ public record RlqsSettings(
                 .oneOf(UNMATCHED_BUCKETS, "allow_all", List.of("allow_all", "deny_all"))
                 .toUpperCase(java.util.Locale.ROOT)),
         false,
-        reader.intInRange(MAX_BUCKETS, DEFAULT_MAX_BUCKETS, 1, MAX_MAX_BUCKETS));
+        reader.intInRange(MAX_BUCKETS, DEFAULT_MAX_BUCKETS, 1, MAX_MAX_BUCKETS),
+        reader.longInRange(
+            MAX_NODE_BUCKET_BYTES,
+            DEFAULT_MAX_NODE_BUCKET_BYTES,
+            MIN_MAX_NODE_BUCKET_BYTES,
+            MAX_MAX_NODE_BUCKET_BYTES));
   }
 
   /** The least time without requests after which a bucket is abandoned. */

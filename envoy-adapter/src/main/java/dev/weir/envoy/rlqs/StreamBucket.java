@@ -19,6 +19,8 @@ final class StreamBucket {
 
   final BucketId id;
   final String name;
+  /** The bytes the bucket counts for among those its node's streams hold: {@link HeldBucketBytes}. */
+  final long bytes;
   BucketPlan plan;
   long lastReportNanos;
   long lastUsageNanos;
@@ -27,10 +29,14 @@ final class StreamBucket {
   private double smoothed = Double.NaN;
   private double demand = Double.NaN;
 
-  /** Creates a bucket first reported at {@code nanos} (monotonic), counted as in use then. */
-  StreamBucket(BucketId id, String name, BucketPlan plan, long nanos) {
+  /**
+   * Creates a bucket first reported at {@code nanos} (monotonic), counted as in use then, counting
+   * for {@code bytes} among those its node's streams hold.
+   */
+  StreamBucket(BucketId id, String name, BucketPlan plan, long nanos, long bytes) {
     this.id = id;
     this.name = name;
+    this.bytes = bytes;
     this.plan = plan;
     this.lastUsageNanos = nanos;
   }

@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -751,6 +752,57 @@ class RlqsServiceTest {
                     .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL));
     assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(48_000);
     assertThat(cluster.cluster().node(0).cluster().quotaOwner().buckets()).isEqualTo(2_000);
+  }
+
+  /** Returns a bucket of the per-user rule whose user is {@code n}'s, 100 000 characters long. */
+  private static BucketId hugeUser(int n) {
+    return BucketId.newBuilder()
+        .putBucket("name", "per-user")
+        .putBucket("user", n + "x".repeat(100_000))
+        .build();
+  }
+
+  private int heldOnTheNode() {
+    return cluster.service(0).streams().stream().mapToInt(QuotaStream::heldBuckets).sum();
+  }
+
+  @Test
+  void bucketsBeyondWeirRlqsMaxNodeBucketBytes_acrossStreams_areNotHeld_untilAStreamEnds()
+      throws Exception {
+    start(SETTINGS.withMaxNodeBucketBytes(1 << 20));
+    Proxy first = new Proxy(cluster.endpoints().get(0));
+    Proxy second = new Proxy(cluster.endpoints().get(0));
+    ListAppender<ILoggingEvent> appender = rlqsLog();
+    try {
+      first.report("edge", IntStream.range(0, 6).mapToObj(i -> usage(hugeUser(i), 1, 0, 0))
+          .toArray(BucketQuotaUsage[]::new));
+      second.report("edge", IntStream.range(6, 12).mapToObj(i -> usage(hugeUser(i), 1, 0, 0))
+          .toArray(BucketQuotaUsage[]::new));
+
+      assertThat(heldOnTheNode()).as("buckets of 100 000 bytes held in 1 MiB").isEqualTo(10);
+      assertThat(strategy(second.last(hugeUser(11))).getBlanketRule())
+          .isEqualTo(RateLimitStrategy.BlanketRule.DENY_ALL);
+      assertThat(cluster.metrics().count("refused too_many_buckets")).isEqualTo(2);
+      assertThat(appender.list.stream().map(ILoggingEvent::getFormattedMessage))
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .contains("WEIR_RLQS_MAX_NODE_BUCKET_BYTES (1048576)")
+                      .contains("a new bucket of 100"));
+
+      first.out.onCompleted();
+      Await.until(
+          Duration.ofSeconds(10),
+          () -> cluster.service(0).streams().size() == 1,
+          "the first stream to end");
+      second.report("edge", usage(hugeUser(11), 1, 0, 0));
+
+      assertThat(strategy(second.last(hugeUser(11))).hasTokenBucket())
+          .as("held once the first stream ended and freed its bytes")
+          .isTrue();
+    } finally {
+      detach(appender);
+    }
   }
 
   @Test

@@ -25,6 +25,7 @@ class StreamCounterTest {
             BucketId.newBuilder().putBucket("path", value).build(),
             value,
             new BucketPlan.Limited(List.of(POLICY)),
+            0,
             0);
     counter.add(bucket);
     bucket.counters(List.of(counter));
@@ -33,7 +34,8 @@ class StreamCounterTest {
 
   @Test
   void ownerDoesNotAnswerAfterAShare_theLastShareIsStillAssigned() {
-    StreamBucket bucket = new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0);
+    StreamBucket bucket =
+        new StreamBucket(ID, "api", new BucketPlan.Limited(List.of(POLICY)), 0, 0);
     counter.add(bucket);
     bucket.counters(List.of(counter));
     QuotaShare share = new QuotaShare(10_000, 10, 0, 1_000, 1, "");

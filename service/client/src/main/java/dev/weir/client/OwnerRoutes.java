@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -27,6 +28,12 @@ import java.util.function.Function;
  */
 final class OwnerRoutes {
 
+  /**
+   * The most points a ring may have, members times replicas: the most an array holds. A larger
+   * ring cannot be built.
+   */
+  static final long MAX_POINTS = Integer.MAX_VALUE - 8;
+
   /** The ring and each member's batcher. */
   private record Route(HashRing ring, Map<String, CheckBatcher> batchers) {}
 
@@ -41,6 +48,8 @@ final class OwnerRoutes {
   private final List<CheckBatcher> retired = new ArrayList<>();
   private volatile Route route;
   private boolean closed;
+  /** The number of the ask whose ring is in use, or an older one's that answered the same. */
+  private long appliedAsk = Long.MIN_VALUE;
 
   /**
    * Creates the routes, opening a member's channel with {@code open} (given its address) and its
@@ -87,13 +96,15 @@ final class OwnerRoutes {
   }
 
   /**
-   * Routes by the ring in {@code answer} from now on.
+   * Routes by the ring in {@code answer} to the {@code ask}th ask from now on, unless a ring
+   * answered to a later ask is in use already: asks made together may be answered in any order,
+   * and an older ring would send checks to members that left until the next ask.
    *
    * @throws IllegalArgumentException naming the field, its value and what is allowed, when {@code
    *     answer} is not a ring this client can use (the routes then stay as they were)
    */
-  synchronized void apply(GetRingResp answer) {
-    if (closed) {
+  synchronized void apply(GetRingResp answer, long ask) {
+    if (closed || ask < appliedAsk) {
       return;
     }
     if (answer.getMembersCount() == 0) {
@@ -104,16 +115,32 @@ final class OwnerRoutes {
           "replicas is " + answer.getReplicas() + "; allowed: 1 to " + HashRing.MAX_REPLICAS);
     }
     PeerHash hash = PeerHash.parse(answer.getHash());
+    Set<String> addresses = new TreeSet<>(answer.getMembersList());
+    long points = (long) addresses.size() * answer.getReplicas();
+    if (points > MAX_POINTS) {
+      throw new IllegalArgumentException(
+          "members ("
+              + addresses.size()
+              + ") times replicas ("
+              + answer.getReplicas()
+              + ") is "
+              + points
+              + " points; allowed: at most "
+              + MAX_POINTS);
+    }
     Route before = route;
     if (before != null
         && before.ring().hash() == hash
         && before.ring().replicas() == answer.getReplicas()
-        && before.ring().peers().equals(answer.getMembersList().stream().sorted().toList())) {
+        && before.ring().peers().equals(List.copyOf(addresses))) {
+      appliedAsk = ask;
       return;
     }
+    HashRing ring = HashRing.of(addresses, answer.getReplicas(), hash);
+    appliedAsk = ask;
     retired.removeIf(CheckBatcher::idle);
     Map<String, CheckBatcher> batchers = new HashMap<>();
-    for (String address : answer.getMembersList()) {
+    for (String address : addresses) {
       Member member =
           members.computeIfAbsent(
               address,
@@ -126,8 +153,7 @@ final class OwnerRoutes {
     withoutChecks.retainAll(batchers.keySet());
     List<Member> gone = new ArrayList<>();
     members.entrySet().removeIf(e -> !batchers.containsKey(e.getKey()) && gone.add(e.getValue()));
-    route =
-        new Route(HashRing.of(batchers.keySet(), answer.getReplicas(), hash), Map.copyOf(batchers));
+    route = new Route(ring, Map.copyOf(batchers));
     for (Member member : gone) {
       member.batcher().close();
       shutDownWhenIdle(member);

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -98,6 +99,7 @@ public final class WeirClient implements AutoCloseable {
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicBoolean refreshing = new AtomicBoolean();
+  private final AtomicLong ringAsks = new AtomicLong();
   private final Uses targetUsers = new Uses();
 
   /**
@@ -216,7 +218,8 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * Asks the next target for the cluster's ring and sends each later check to the member that owns
-   * its key. Completes when the ring is in use; fails with a {@link WeirException} when the call
+   * its key. Completes when the ring is in use, or a ring answered to a later ask is (asks answered
+   * out of order never bring back an older ring); fails with a {@link WeirException} when the call
    * fails (a Gubernator node answers {@code UNIMPLEMENTED}) or the answer is not a usable ring, and
    * the client then sends as before. A client built with {@link Builder#sendToOwners()} calls this
    * itself; call it to pick up a change of the cluster at once. The call, whose ring every later
@@ -230,6 +233,7 @@ public final class WeirClient implements AutoCloseable {
     if (owners == null) {
       throw new IllegalStateException("refreshRing needs a client built with sendToOwners()");
     }
+    long ask = ringAsks.incrementAndGet();
     ManagedChannel channel = nextChannel();
     String target = channel.authority();
     CompletableFuture<GetRingResp> call = new CompletableFuture<>();
@@ -239,7 +243,7 @@ public final class WeirClient implements AutoCloseable {
     return call.thenAccept(
         answer -> {
           try {
-            owners.apply(answer);
+            owners.apply(answer, ask);
           } catch (IllegalArgumentException e) {
             throw new WeirException(
                 Status.Code.INTERNAL,

@@ -1,6 +1,7 @@
 package dev.weir.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
@@ -38,6 +39,7 @@ class OwnerRoutesTest {
   private final CountDownLatch leaverCallStarting = new CountDownLatch(1);
   private final CountDownLatch leaverCallMayStart = new CountDownLatch(1);
   private final AtomicReference<Throwable> timerFailure = new AtomicReference<>();
+  private long asks;
 
   @AfterEach
   void stop() {
@@ -98,7 +100,7 @@ class OwnerRoutesTest {
    * held before its call starts; returns that thread.
    */
   private Thread leaverBatchTakenNotStarted(OwnerRoutes routes) throws InterruptedException {
-    routes.apply(ringOf(STAYER, LEAVER));
+    routes.apply(ringOf(STAYER, LEAVER), ++asks);
     RateLimitReq request = itemOwnedBy(LEAVER, STAYER, LEAVER);
     routes.batcherFor(request)
         .add(List.of(new CheckBatcher.Pending(request, new CompletableFuture<>())));
@@ -116,8 +118,8 @@ class OwnerRoutesTest {
     Thread timer = leaverBatchTakenNotStarted(routes);
     CheckBatcher leaver = routes.batcherFor(itemOwnedBy(LEAVER, STAYER, LEAVER));
 
-    routes.apply(ringOf(STAYER));
-    routes.apply(ringOf(STAYER, JOINER));
+    routes.apply(ringOf(STAYER), ++asks);
+    routes.apply(ringOf(STAYER, JOINER), ++asks);
     List<CheckBatcher> mayNotHaveStarted = routes.close();
 
     assertThat(mayNotHaveStarted)
@@ -135,14 +137,41 @@ class OwnerRoutesTest {
     OwnerRoutes routes = routes();
     Thread timer = leaverBatchTakenNotStarted(routes);
     CheckBatcher leaver = routes.batcherFor(itemOwnedBy(LEAVER, STAYER, LEAVER));
-    routes.apply(ringOf(STAYER));
+    routes.apply(ringOf(STAYER), ++asks);
     leaverCallMayStart.countDown();
     timer.join(30_000);
     assertThat(timer.isAlive()).as("the leaver's batch timer thread ended").isFalse();
     assertThat(timerFailure.get()).as("the leaver's batch timer thread's failure").isNull();
 
-    routes.apply(ringOf(STAYER, JOINER));
+    routes.apply(ringOf(STAYER, JOINER), ++asks);
 
     assertThat(routes.close()).as("a leaver with no call left to start").doesNotContain(leaver);
+  }
+
+  @Test
+  void apply_ringTooLargeToBuild_isRefusedNamingItsSize_andKeepsTheRingAndItsChannels() {
+    OwnerRoutes routes = routes();
+    routes.apply(ringOf(STAYER, LEAVER), ++asks);
+    // 32 769 members of 65 536 points each: more points than an array holds.
+    GetRingResp tooLarge =
+        GetRingResp.newBuilder()
+            .addMembers(STAYER)
+            .addAllMembers(
+                IntStream.range(0, 32_768).mapToObj(i -> "10.1." + i + ":1051").toList())
+            .setHash("fnv1a-fmix64")
+            .setReplicas(HashRing.MAX_REPLICAS)
+            .build();
+
+    assertThatThrownBy(() -> routes.apply(tooLarge, ++asks))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "members (32769) times replicas (65536) is 2147549184 points; allowed: at most"
+                + " 2147483639");
+
+    assertThat(routes.members()).as("the ring in use").containsExactly(STAYER, LEAVER);
+    assertThat(opened.keySet()).as("channels opened").containsOnly(STAYER, LEAVER);
+    routes.close();
+    assertThat(opened.get(LEAVER).isShutdown()).as("the channel of the member the refused ring"
+        + " dropped, after close()").isTrue();
   }
 }

@@ -37,6 +37,7 @@ import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -61,14 +62,29 @@ class WeirClientOwnersTest {
   private final FakeBatchScheduler scheduler = new FakeBatchScheduler();
   private ManagedChannel seed;
 
-  /** A {@code weir.v1.Ring} whose answer the test sets; null answers {@code UNIMPLEMENTED}. */
+  /**
+   * A {@code weir.v1.Ring} whose answer the test sets; null answers {@code UNIMPLEMENTED}. While
+   * {@code holding}, it keeps each call unanswered until the test {@link #answerHeld answers} it.
+   */
   private static final class FakeRing extends RingGrpc.RingImplBase {
     volatile GetRingResp answer;
+    volatile boolean holding;
     final AtomicInteger calls = new AtomicInteger();
+    final List<StreamObserver<GetRingResp>> held = new CopyOnWriteArrayList<>();
+
+    /** Answers the {@code call}th held call (from 0) with {@code ring}. */
+    void answerHeld(int call, GetRingResp ring) {
+      held.get(call).onNext(ring);
+      held.get(call).onCompleted();
+    }
 
     @Override
     public void getRing(GetRingReq request, StreamObserver<GetRingResp> observer) {
       calls.incrementAndGet();
+      if (holding) {
+        held.add(observer);
+        return;
+      }
       if (answer == null) {
         observer.onError(Status.UNIMPLEMENTED.asRuntimeException());
         return;
@@ -227,6 +243,28 @@ class WeirClientOwnersTest {
           .isEqualTo("seed");
       assertThat(nodes.get(leaver).callSizes()).containsExactly(1);
       assertThat(opened.get(MEMBERS.get(0)).isShutdown()).as("a member that stayed").isFalse();
+    }
+  }
+
+  @Test
+  void refreshRing_anOlderAskAnsweredAfterANewerOne_isDropped() {
+    List<String> older = MEMBERS;
+    List<String> newer = MEMBERS.subList(0, 2);
+    ring.holding = true;
+    try (WeirClient client = client()) {
+      CompletableFuture<Void> newerAsk = client.refreshRing();
+      assertThat(ring.held).as("the build's ask and the newer one, both unanswered").hasSize(2);
+
+      ring.answerHeld(1, ringOf(newer, "fnv1a-fmix64"));
+      newerAsk.join();
+      ring.answerHeld(0, ringOf(older, "fnv1a-fmix64"));
+
+      assertThat(client.ringMembers())
+          .as("the ring of the newer ask, answered first")
+          .containsExactlyElementsOf(newer);
+      assertThat(server(client.check(item(keyOwnedBy(MEMBERS, MEMBERS.get(2)))).join()))
+          .as("a key the departed member owned on the older ring")
+          .isNotEqualTo(MEMBERS.get(2));
     }
   }
 

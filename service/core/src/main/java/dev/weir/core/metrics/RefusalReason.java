@@ -14,7 +14,11 @@ public enum RefusalReason {
   FIELD_TOO_LONG,
   /** More descriptor entries than one descriptor may carry. */
   TOO_MANY_ENTRIES,
-  /** A new RLQS bucket of a stream holding as many as allowed ({@code WEIR_RLQS_MAX_BUCKETS}). */
+  /**
+   * A new RLQS bucket of a stream holding as many as allowed ({@code WEIR_RLQS_MAX_BUCKETS}), or of
+   * a node whose streams hold as many bytes of bucket ids as allowed ({@code
+   * WEIR_RLQS_MAX_NODE_BUCKET_BYTES}).
+   */
   TOO_MANY_BUCKETS,
   /** An Envoy limit override without a valid unit, or on a descriptor without entries. */
   INVALID_OVERRIDE,

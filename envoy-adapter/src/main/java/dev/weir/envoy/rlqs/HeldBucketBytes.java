@@ -1,0 +1,57 @@
+package dev.weir.envoy.rlqs;
+
+import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The bytes of bucket ids all RLQS streams of a node hold together, bounded by {@code
+ * WEIR_RLQS_MAX_NODE_BUCKET_BYTES}: a stream takes a new bucket's bytes before holding it and gives
+ * them back when it lets the bucket go, so values a client makes up, however long or many, cannot
+ * fill the heap. Thread-safe.
+ */
+final class HeldBucketBytes {
+
+  private final long most;
+  private final AtomicLong held = new AtomicLong();
+
+  /** Creates the count, allowing at most {@code most} bytes held. */
+  HeldBucketBytes(long most) {
+    this.most = most;
+  }
+
+  /**
+   * Returns the bytes a held bucket of {@code id} named {@code name} counts for: its id as sent
+   * and its name, which the stream keeps beside it.
+   */
+  static long of(BucketId id, String name) {
+    return id.getSerializedSize() + (long) name.length();
+  }
+
+  /** Takes {@code bytes} and returns true, or returns false when they would pass the most. */
+  boolean take(long bytes) {
+    while (true) {
+      long now = held.get();
+      if (now + bytes > most) {
+        return false;
+      }
+      if (held.compareAndSet(now, now + bytes)) {
+        return true;
+      }
+    }
+  }
+
+  /** Gives back {@code bytes} taken before. */
+  void give(long bytes) {
+    held.addAndGet(-bytes);
+  }
+
+  /** Returns the bytes held now. */
+  long held() {
+    return held.get();
+  }
+
+  /** Returns the most bytes allowed. */
+  long most() {
+    return most;
+  }
+}
