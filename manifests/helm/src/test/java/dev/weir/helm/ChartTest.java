@@ -1170,6 +1170,19 @@ class ChartTest {
     return grants;
   }
 
+  /**
+   * Istio injects its sidecar into the {@code helm test} pod too, where a sidecar that is not a
+   * native one keeps running after curl exits: the pod never completes and {@code helm test} waits
+   * out its timeout.
+   */
+  @Test
+  void helmTest_noIstioSidecarInjected() {
+    var pod = Chart.render("").testPod();
+
+    assertThat(pod.getMetadata().getAnnotations()).containsEntry("sidecar.istio.io/inject", "false");
+    assertThat(pod.getMetadata().getLabels()).containsEntry("sidecar.istio.io/inject", "false");
+  }
+
   private static String checksum(Rendered r) {
     return r.deployment()
         .getSpec()
