@@ -1183,6 +1183,30 @@ class ChartTest {
     assertThat(pod.getMetadata().getLabels()).containsEntry("sidecar.istio.io/inject", "false");
   }
 
+  /**
+   * A monitor label named like one of the chart's (Prometheus's selector often is {@code
+   * app.kubernetes.io/part-of}) replaces it: written twice, the monitor would repeat a key, which
+   * strict YAML parsers refuse ({@link Chart#parse} among them).
+   */
+  @Test
+  void monitorLabels_namingAChartLabel_replaceIt_writtenOnce() {
+    Rendered r =
+        Chart.render(
+            "serviceMonitor: {enabled: true, labels: {app.kubernetes.io/part-of: platform,"
+                + " release: prom}}\n"
+                + "podMonitor: {enabled: true, labels: {app.kubernetes.io/part-of: platform,"
+                + " release: prom}}\n");
+
+    for (HasMetadata monitor :
+        List.<HasMetadata>of(r.only(ServiceMonitor.class), r.only(PodMonitor.class))) {
+      assertThat(monitor.getMetadata().getLabels())
+          .as(monitor.getKind())
+          .containsEntry("app.kubernetes.io/part-of", "platform")
+          .containsEntry("release", "prom")
+          .containsEntry("app.kubernetes.io/name", "weir");
+    }
+  }
+
   private static String checksum(Rendered r) {
     return r.deployment()
         .getSpec()
