@@ -195,6 +195,15 @@ at install or when the entry to keep cannot be told, a new random one.
   " or the value %q") $key (toString $value) $key $selected $key $selected) }}
 {{- end }}
 {{- end }}
+{{- if include "weir.mutualTls" . }}
+{{- $http := include "weir.httpPort" . }}
+{{- $grpc := include "weir.grpcPort" . }}
+{{- if has (toString .Values.tls.statusPort) (list $http $grpc "1052") }}
+{{- fail (printf (print "tls.statusPort: %v is not valid: the container listens there already;"
+  " expected a port from 1 to 65535 other than %s (http), %s (grpc) and 1052 (peer)")
+  .Values.tls.statusPort $http $grpc) }}
+{{- end }}
+{{- end }}
 {{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}
 {{- fail (printf "replicaCount: %v is not valid: expected 1 or more" .Values.replicaCount) }}
 {{- end }}

@@ -1207,6 +1207,27 @@ class ChartTest {
     }
   }
 
+  /**
+   * The status listener on a port the container already listens on would stop every pod at
+   * start-up (the port is taken), and Kubernetes would refuse the container's repeated port.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1050, 1051, 1052})
+  void mutualTls_statusPortOnAnotherListenersPort_failsNamingBoth(int port) {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify,"
+                        + " statusPort: "
+                        + port
+                        + "}\n"))
+        .hasMessageContaining("tls.statusPort: " + port + " is not valid")
+        .hasMessageContaining("1050 (http), 1051 (grpc) and 1052 (peer)");
+    assertThat(Chart.render(TLS.replace("}", ", statusPort: 1051}")).weir().getPorts())
+        .extracting(ContainerPort::getName)
+        .containsExactly("grpc", "http", "peer");
+  }
+
   private static String checksum(Rendered r) {
     return r.deployment()
         .getSpec()
