@@ -140,8 +140,12 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- if not (has .Values.mode (list "weir" "ratelimit")) }}
 {{- fail (printf "mode: %q is not valid: expected weir or ratelimit" .Values.mode) }}
 {{- end }}
-{{- if not (has .Values.discovery.type (list "k8s" "dns")) }}
-{{- fail (printf "discovery.type: %q is not valid: expected k8s or dns" .Values.discovery.type) }}
+{{- if not (has .Values.discovery.type (list "k8s" "dns" "etcd")) }}
+{{- fail (printf "discovery.type: %q is not valid: expected k8s, dns or etcd" .Values.discovery.type) }}
+{{- end }}
+{{- if and (eq .Values.discovery.type "etcd") (not (dig "etcd" "endpoints" list .Values.discovery)) }}
+{{- fail (print "discovery.etcd.endpoints: [] is not valid with discovery.type=etcd: expected etcd's"
+  " endpoints, each host:port, http://host:port or https://host:port") }}
 {{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
 {{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"

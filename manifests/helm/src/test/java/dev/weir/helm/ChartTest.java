@@ -72,6 +72,7 @@ class ChartTest {
         "mode: ratelimit\n",
         "discovery: {watchMechanism: pods}\n",
         "discovery: {type: dns}\n",
+        "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n",
         "peerSecret: {existingSecret: mine, key: token}\nconfig: {existingConfigMap: rules}\n",
         "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n"
             + "extraEnvFrom: [{secretRef: {name: more}}]\n",
@@ -1226,6 +1227,47 @@ class ChartTest {
     assertThat(Chart.render(TLS.replace("}", ", statusPort: 1051}")).weir().getPorts())
         .extracting(ContainerPort::getName)
         .containsExactly("grpc", "http", "peer");
+  }
+
+  /** etcd discovery from the chart's values, as README's table spells the variables. */
+  @Test
+  void etcdDiscovery_valuesSetTheEtcdVariables_andNoKubernetesDiscoveryObjects() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['http://etcd-0.etcd:2379',"
+                + " 'http://etcd-1.etcd:2379'], keyPrefix: /weir-prod/, dialTimeout: 2s,"
+                + " leaseTtl: 10s, dataCenter: eu-1, user: weir,"
+                + " passwordSecret: {name: etcd-auth, key: pw}}}\n");
+
+    assertThat(r.env())
+        .containsEntry("WEIR_PEER_DISCOVERY_TYPE", "etcd")
+        .containsEntry("WEIR_ETCD_ENDPOINTS", "http://etcd-0.etcd:2379,http://etcd-1.etcd:2379")
+        .containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-prod/")
+        .containsEntry("WEIR_ETCD_DIAL_TIMEOUT", "2s")
+        .containsEntry("WEIR_ETCD_LEASE_TTL", "10s")
+        .containsEntry("WEIR_ETCD_DATA_CENTER", "eu-1")
+        .containsEntry("WEIR_ETCD_USER", "weir")
+        .containsEntry("WEIR_ETCD_PASSWORD", "secretKeyRef:etcd-auth/pw")
+        .containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP")
+        .doesNotContainKeys(
+            "WEIR_K8S_NAMESPACE", "WEIR_K8S_SERVICE_NAME", "WEIR_DNS_FQDN", "WEIR_ADVERTISE_ADDRESS");
+    assertThat(r.all(Role.class)).isEmpty();
+    assertThat(r.all(Service.class))
+        .extracting(s -> s.getMetadata().getName())
+        .containsExactly("weir");
+    assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
+  }
+
+  @Test
+  void etcdDiscovery_unsetValuesLeaveWeirsDefaults_andEndpointsAreRequired() {
+    Rendered r = Chart.render("discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n");
+
+    assertThat(r.env().keySet())
+        .filteredOn(n -> n.startsWith("WEIR_ETCD_"))
+        .containsExactly("WEIR_ETCD_ENDPOINTS");
+    assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
+        .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
+        .hasMessageContaining("host:port");
   }
 
   private static String checksum(Rendered r) {
