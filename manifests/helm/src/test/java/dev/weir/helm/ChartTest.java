@@ -353,11 +353,13 @@ class ChartTest {
     assertThat(d.getSpec().getReplicas()).isGreaterThanOrEqualTo(2);
     assertThat(r.all(HorizontalPodAutoscaler.class)).isEmpty();
     assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
-        .singleElement()
-        .satisfies(
+        .extracting(TopologySpreadConstraint::getTopologyKey)
+        .containsExactly("kubernetes.io/hostname", "topology.kubernetes.io/zone");
+    assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
+        .allSatisfy(
             (TopologySpreadConstraint c) -> {
-              assertThat(c.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
               assertThat(c.getMaxSkew()).isEqualTo(1);
+              assertThat(c.getWhenUnsatisfiable()).isEqualTo("ScheduleAnyway");
               assertThat(podLabels).containsAllEntriesOf(c.getLabelSelector().getMatchLabels());
             });
     assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
