@@ -74,7 +74,7 @@ final class PeerSelection {
    * Returns {@code podIP:port} of every pod that is running with all containers ready and running
    * and is not terminating (no deletion timestamp: its containers stay ready until its readiness
    * probe next fails, while it is already handing off and leaving); the pod with IP {@code selfIp}
-   * is kept whatever its state.
+   * is kept whatever its state, its IP compared as {@link IpText#canonical} spells both.
    */
   static Set<String> fromPods(Collection<Pod> pods, int port, Optional<String> selfIp) {
     Set<String> peers = new TreeSet<>();
@@ -83,7 +83,8 @@ final class PeerSelection {
         continue;
       }
       String ip = pod.getStatus().getPodIP();
-      if (selfIp.filter(ip::equals).isPresent() || isServing(pod)) {
+      boolean self = selfIp.isPresent() && IpText.canonical(ip).equals(selfIp);
+      if (self || isServing(pod)) {
         peers.add(peerAddress(ip, port));
       }
     }

@@ -58,6 +58,16 @@ class PeerSelectionTest {
         .containsExactly("[fd00::2]:1051");
   }
 
+  /** The API server may spell a pod's IPv6 address otherwise than WEIR_K8S_POD_IP does. */
+  @Test
+  void fromPods_selfIpSpelledOtherwise_stillThisNode() {
+    Pod selfPending =
+        new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("FD00:0:0:0:0:0:0:1").endStatus().build();
+
+    assertThat(PeerSelection.fromPods(List.of(selfPending), 1051, Optional.of("fd00::1")))
+        .containsExactly("[fd00::1]:1051");
+  }
+
   @Test
   void fromPods_pendingOrNotRunningOrNoIp_skipped() {
     Pod pending = new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("10.0.0.2").endStatus().build();
