@@ -55,10 +55,44 @@ extraEnv names, which come after them.
   - name: WEIR_K8S_SELECTOR
     value: {{ include "weir.selectorString" . | quote }}
   {{- end }}
-  {{- else }}
+  {{- else if eq .Values.discovery.type "dns" }}
   - name: WEIR_DNS_FQDN
     value: {{ printf "%s.%s.svc.%s" (include "weir.peersDnsServiceName" .)
       .Release.Namespace .Values.clusterDomain }}
+  {{- else }}
+  {{- with .Values.discovery.etcd }}
+  - name: WEIR_ETCD_ENDPOINTS
+    value: {{ join "," .endpoints | quote }}
+  {{- with .keyPrefix }}
+  - name: WEIR_ETCD_KEY_PREFIX
+    value: {{ . | quote }}
+  {{- end }}
+  {{- with .dialTimeout }}
+  - name: WEIR_ETCD_DIAL_TIMEOUT
+    value: {{ . | quote }}
+  {{- end }}
+  {{- with .leaseTtl }}
+  - name: WEIR_ETCD_LEASE_TTL
+    value: {{ . | quote }}
+  {{- end }}
+  {{- with .dataCenter }}
+  - name: WEIR_ETCD_DATA_CENTER
+    value: {{ . | quote }}
+  {{- end }}
+  {{- with .user }}
+  - name: WEIR_ETCD_USER
+    value: {{ . | quote }}
+  {{- end }}
+  {{- with .passwordSecret }}
+  {{- if .name }}
+  - name: WEIR_ETCD_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ .name }}
+        key: {{ .key }}
+  {{- end }}
+  {{- end }}
+  {{- end }}
   {{- end }}
   {{- if eq .Values.mode "weir" }}
   {{- if eq .Values.config.source "xds" }}

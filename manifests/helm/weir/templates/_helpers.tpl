@@ -140,8 +140,12 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- if not (has .Values.mode (list "weir" "ratelimit")) }}
 {{- fail (printf "mode: %q is not valid: expected weir or ratelimit" .Values.mode) }}
 {{- end }}
-{{- if not (has .Values.discovery.type (list "k8s" "dns")) }}
-{{- fail (printf "discovery.type: %q is not valid: expected k8s or dns" .Values.discovery.type) }}
+{{- if not (has .Values.discovery.type (list "k8s" "dns" "etcd")) }}
+{{- fail (printf "discovery.type: %q is not valid: expected k8s, dns or etcd" .Values.discovery.type) }}
+{{- end }}
+{{- if and (eq .Values.discovery.type "etcd") (not (dig "etcd" "endpoints" list .Values.discovery)) }}
+{{- fail (print "discovery.etcd.endpoints: [] is not valid with discovery.type=etcd: expected etcd's"
+  " endpoints, each host:port, http://host:port or https://host:port") }}
 {{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
 {{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"
@@ -193,6 +197,15 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- fail (printf (print "podLabels.%s: %q is not valid: the Deployment's selector gives the pods %s=%s,"
   " which a pod label cannot change (the pods would match no selector); expected no podLabels.%s"
   " or the value %q") $key (toString $value) $key $selected $key $selected) }}
+{{- end }}
+{{- end }}
+{{- if include "weir.mutualTls" . }}
+{{- $http := include "weir.httpPort" . }}
+{{- $grpc := include "weir.grpcPort" . }}
+{{- if has (toString .Values.tls.statusPort) (list $http $grpc "1052") }}
+{{- fail (printf (print "tls.statusPort: %v is not valid: the container listens there already;"
+  " expected a port from 1 to 65535 other than %s (http), %s (grpc) and 1052 (peer)")
+  .Values.tls.statusPort $http $grpc) }}
 {{- end }}
 {{- end }}
 {{- if and (not .Values.autoscaling.enabled) (lt (int .Values.replicaCount) 1) }}

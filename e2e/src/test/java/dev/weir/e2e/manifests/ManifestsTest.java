@@ -550,6 +550,27 @@ class ManifestsTest {
         .isNotNull();
   }
 
+  /**
+   * A monitor without a namespace selector scrapes its own namespace, which follows a kustomize
+   * {@code namespace:} over these manifests; {@code matchNames: [weir]} would not, and a Weir
+   * installed in another namespace would never be scraped.
+   */
+  @Test
+  void monitoring_monitorsNameNoNamespace_theyScrapeTheirOwn() throws IOException {
+    List<Document> docs = new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("monitoring")));
+    docs.addAll(Manifests.build(Manifests.ROOT.resolve("monitoring/podmonitor")));
+    List<Object> selectors = new ArrayList<>();
+    for (Document doc : docs) {
+      if (doc.object() instanceof ServiceMonitor sm) {
+        selectors.add(sm.getSpec().getNamespaceSelector());
+      } else if (doc.object() instanceof PodMonitor pm) {
+        selectors.add(pm.getSpec().getNamespaceSelector());
+      }
+    }
+
+    assertThat(selectors).hasSize(2).containsOnlyNulls();
+  }
+
   @Test
   void monitoring_serviceAndPodMonitorsScrapeTheHttpPortsMetricsPath() throws IOException {
     List<Document> docs = new ArrayList<>(Manifests.build(Manifests.ROOT.resolve("monitoring")));

@@ -72,6 +72,7 @@ class ChartTest {
         "mode: ratelimit\n",
         "discovery: {watchMechanism: pods}\n",
         "discovery: {type: dns}\n",
+        "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n",
         "peerSecret: {existingSecret: mine, key: token}\nconfig: {existingConfigMap: rules}\n",
         "extraEnv: [{name: WEIR_LOG_LEVEL, value: debug}]\n"
             + "extraEnvFrom: [{secretRef: {name: more}}]\n",
@@ -352,11 +353,13 @@ class ChartTest {
     assertThat(d.getSpec().getReplicas()).isGreaterThanOrEqualTo(2);
     assertThat(r.all(HorizontalPodAutoscaler.class)).isEmpty();
     assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
-        .singleElement()
-        .satisfies(
+        .extracting(TopologySpreadConstraint::getTopologyKey)
+        .containsExactly("kubernetes.io/hostname", "topology.kubernetes.io/zone");
+    assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
+        .allSatisfy(
             (TopologySpreadConstraint c) -> {
-              assertThat(c.getTopologyKey()).isEqualTo("kubernetes.io/hostname");
               assertThat(c.getMaxSkew()).isEqualTo(1);
+              assertThat(c.getWhenUnsatisfiable()).isEqualTo("ScheduleAnyway");
               assertThat(podLabels).containsAllEntriesOf(c.getLabelSelector().getMatchLabels());
             });
     assertThat(pdb.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
@@ -1168,6 +1171,105 @@ class ChartTest {
       }
     }
     return grants;
+  }
+
+  /**
+   * Istio injects its sidecar into the {@code helm test} pod too, where a sidecar that is not a
+   * native one keeps running after curl exits: the pod never completes and {@code helm test} waits
+   * out its timeout.
+   */
+  @Test
+  void helmTest_noIstioSidecarInjected() {
+    var pod = Chart.render("").testPod();
+
+    assertThat(pod.getMetadata().getAnnotations()).containsEntry("sidecar.istio.io/inject", "false");
+    assertThat(pod.getMetadata().getLabels()).containsEntry("sidecar.istio.io/inject", "false");
+  }
+
+  /**
+   * A monitor label named like one of the chart's (Prometheus's selector often is {@code
+   * app.kubernetes.io/part-of}) replaces it: written twice, the monitor would repeat a key, which
+   * strict YAML parsers refuse ({@link Chart#parse} among them).
+   */
+  @Test
+  void monitorLabels_namingAChartLabel_replaceIt_writtenOnce() {
+    Rendered r =
+        Chart.render(
+            "serviceMonitor: {enabled: true, labels: {app.kubernetes.io/part-of: platform,"
+                + " release: prom}}\n"
+                + "podMonitor: {enabled: true, labels: {app.kubernetes.io/part-of: platform,"
+                + " release: prom}}\n");
+
+    for (HasMetadata monitor :
+        List.<HasMetadata>of(r.only(ServiceMonitor.class), r.only(PodMonitor.class))) {
+      assertThat(monitor.getMetadata().getLabels())
+          .as(monitor.getKind())
+          .containsEntry("app.kubernetes.io/part-of", "platform")
+          .containsEntry("release", "prom")
+          .containsEntry("app.kubernetes.io/name", "weir");
+    }
+  }
+
+  /**
+   * The status listener on a port the container already listens on would stop every pod at
+   * start-up (the port is taken), and Kubernetes would refuse the container's repeated port.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1050, 1051, 1052})
+  void mutualTls_statusPortOnAnotherListenersPort_failsNamingBoth(int port) {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: weir-tls, clientAuth: require-and-verify,"
+                        + " statusPort: "
+                        + port
+                        + "}\n"))
+        .hasMessageContaining("tls.statusPort: " + port + " is not valid")
+        .hasMessageContaining("1050 (http), 1051 (grpc) and 1052 (peer)");
+    assertThat(Chart.render(TLS.replace("}", ", statusPort: 1051}")).weir().getPorts())
+        .extracting(ContainerPort::getName)
+        .containsExactly("grpc", "http", "peer");
+  }
+
+  /** etcd discovery from the chart's values, as README's table spells the variables. */
+  @Test
+  void etcdDiscovery_valuesSetTheEtcdVariables_andNoKubernetesDiscoveryObjects() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['http://etcd-0.etcd:2379',"
+                + " 'http://etcd-1.etcd:2379'], keyPrefix: /weir-prod/, dialTimeout: 2s,"
+                + " leaseTtl: 10s, dataCenter: eu-1, user: weir,"
+                + " passwordSecret: {name: etcd-auth, key: pw}}}\n");
+
+    assertThat(r.env())
+        .containsEntry("WEIR_PEER_DISCOVERY_TYPE", "etcd")
+        .containsEntry("WEIR_ETCD_ENDPOINTS", "http://etcd-0.etcd:2379,http://etcd-1.etcd:2379")
+        .containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-prod/")
+        .containsEntry("WEIR_ETCD_DIAL_TIMEOUT", "2s")
+        .containsEntry("WEIR_ETCD_LEASE_TTL", "10s")
+        .containsEntry("WEIR_ETCD_DATA_CENTER", "eu-1")
+        .containsEntry("WEIR_ETCD_USER", "weir")
+        .containsEntry("WEIR_ETCD_PASSWORD", "secretKeyRef:etcd-auth/pw")
+        .containsEntry("WEIR_K8S_POD_IP", "fieldRef:status.podIP")
+        .doesNotContainKeys(
+            "WEIR_K8S_NAMESPACE", "WEIR_K8S_SERVICE_NAME", "WEIR_DNS_FQDN", "WEIR_ADVERTISE_ADDRESS");
+    assertThat(r.all(Role.class)).isEmpty();
+    assertThat(r.all(Service.class))
+        .extracting(s -> s.getMetadata().getName())
+        .containsExactly("weir");
+    assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
+  }
+
+  @Test
+  void etcdDiscovery_unsetValuesLeaveWeirsDefaults_andEndpointsAreRequired() {
+    Rendered r = Chart.render("discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n");
+
+    assertThat(r.env().keySet())
+        .filteredOn(n -> n.startsWith("WEIR_ETCD_"))
+        .containsExactly("WEIR_ETCD_ENDPOINTS");
+    assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
+        .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
+        .hasMessageContaining("host:port");
   }
 
   private static String checksum(Rendered r) {

@@ -7,7 +7,9 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -91,6 +93,27 @@ class KustomizeDriftTest {
       assertThat(rendered.getSpec().getPorts()).as(file).isEqualTo(service.getSpec().getPorts());
       assertThat(rendered.getSpec().getClusterIP()).isEqualTo(service.getSpec().getClusterIP());
     }
+  }
+
+  @Test
+  void topologySpread_same_andSelectingTheBasesPods() throws IOException {
+    PodTemplateSpec base = baseDeployment().getSpec().getTemplate();
+    List<TopologySpreadConstraint> baseSpread = base.getSpec().getTopologySpreadConstraints();
+    List<TopologySpreadConstraint> chartSpread =
+        chart.deployment().getSpec().getTemplate().getSpec().getTopologySpreadConstraints();
+
+    assertThat(baseSpread).isNotEmpty();
+    assertThat(baseSpread)
+        .extracting(c -> List.of(c.getTopologyKey(), c.getMaxSkew(), c.getWhenUnsatisfiable()))
+        .isEqualTo(
+            chartSpread.stream()
+                .map(c -> List.of(c.getTopologyKey(), c.getMaxSkew(), c.getWhenUnsatisfiable()))
+                .toList());
+    assertThat(baseSpread)
+        .allSatisfy(
+            c ->
+                assertThat(base.getMetadata().getLabels())
+                    .containsAllEntriesOf(c.getLabelSelector().getMatchLabels()));
   }
 
   /** The base's probes leave the scheme to its default, HTTP, which the chart writes out. */

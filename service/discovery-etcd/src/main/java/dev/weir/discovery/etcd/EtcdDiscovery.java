@@ -32,8 +32,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -105,6 +107,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
   private long leaseId;
   private Watch.Watcher watcher;
   private ScheduledFuture<?> keepAliveTask;
+  private CompletableFuture<LeaseKeepAliveResponse> keepAliveCall;
   private long backoffMs = MIN_BACKOFF_MS;
   private boolean closed;
   private volatile String problem = "";
@@ -344,19 +347,43 @@ public final class EtcdDiscovery implements PeerDiscovery {
     }
   }
 
+  // Sends one keep-alive unless the last is unanswered; its answer is handled on the executor, so
+  // that watch events and close() never wait on etcd meanwhile.
   private void keepAlive(long id) {
-    if (id != session || closed) {
+    if (id != session || closed || keepAliveCall != null) {
       return;
     }
+    CompletableFuture<LeaseKeepAliveResponse> call;
     try {
-      LeaseKeepAliveResponse response = await(client.getLeaseClient().keepAliveOnce(leaseId));
-      if (response.getTTL() <= 0) {
-        fail(id, "lease " + Long.toHexString(leaseId) + " expired");
-      }
-    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      call = client.getLeaseClient().keepAliveOnce(leaseId);
+    } catch (RuntimeException e) {
       fail(id, "lease keep-alive failed: " + describe(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      return;
+    }
+    keepAliveCall = call;
+    call.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete(
+            (response, error) -> {
+              try {
+                executor.execute(() -> keptAlive(id, call, response, error));
+              } catch (RejectedExecutionException closing) {
+                // closed meanwhile: nothing to keep alive
+              }
+            });
+  }
+
+  private void keptAlive(
+      long id, CompletableFuture<?> call, LeaseKeepAliveResponse response, Throwable error) {
+    if (keepAliveCall == call) {
+      keepAliveCall = null;
+    }
+    if (error != null) {
+      Throwable cause = error instanceof CompletionException && error.getCause() != null
+          ? error.getCause()
+          : error;
+      fail(id, "lease keep-alive failed: " + describe(cause));
+    } else if (response.getTTL() <= 0) {
+      fail(id, "lease " + Long.toHexString(leaseId) + " expired");
     }
   }
 
@@ -430,6 +457,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
     if (keepAliveTask != null) {
       keepAliveTask.cancel(false);
       keepAliveTask = null;
+    }
+    if (keepAliveCall != null) {
+      keepAliveCall.cancel(true);
+      keepAliveCall = null;
     }
     if (watcher != null) {
       watcher.close();

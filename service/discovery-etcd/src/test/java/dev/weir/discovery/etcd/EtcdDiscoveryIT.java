@@ -18,6 +18,7 @@ import dev.weir.core.time.Clock;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
+import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.options.GetOption;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -31,6 +32,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -360,6 +362,62 @@ class EtcdDiscoveryIT {
     }
   }
 
+  /**
+   * A keep-alive that etcd does not answer must not hold the discovery thread for the dial
+   * timeout: the watch's events (a peer joining) and shutdown wait behind it otherwise.
+   */
+  @Test
+  void keepAliveUnanswered_peersStillDeliveredAndCloseReturnsAtOnce() throws Exception {
+    AtomicInteger keepAlives = new AtomicInteger();
+    EtcdSettings slow = settings(endpoint, Duration.ofSeconds(6), Duration.ofSeconds(20));
+    EtcdDiscovery node =
+        new EtcdDiscovery(
+            unansweredKeepAlives(Client.builder().endpoints(endpoint).build(), keepAlives),
+            slow,
+            "10.0.0.1:1051");
+    nodes.add(node);
+    RecordingListener a = new RecordingListener();
+    node.start(a);
+    assertThat(eventually(WAIT, () -> keepAlives.get() > 0)).isTrue();
+
+    join(endpoint, "10.0.0.2:1051", Duration.ofSeconds(30));
+
+    assertThat(eventually(Duration.ofSeconds(3), () -> a.last().contains("10.0.0.2:1051")))
+        .as("the joining peer delivered while a keep-alive is unanswered")
+        .isTrue();
+    long start = System.nanoTime();
+    node.close();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+  }
+
+  /**
+   * Returns {@code real} whose lease client never answers a keep-alive, each counted in {@code
+   * calls}.
+   */
+  private static Client unansweredKeepAlives(Client real, AtomicInteger calls) {
+    Lease lease = real.getLeaseClient();
+    Lease unanswered =
+        (Lease)
+            Proxy.newProxyInstance(
+                Lease.class.getClassLoader(),
+                new Class<?>[] {Lease.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("keepAliveOnce")) {
+                    calls.incrementAndGet();
+                    return new CompletableFuture<>();
+                  }
+                  return invoke(method, lease, args);
+                });
+    return (Client)
+        Proxy.newProxyInstance(
+            Client.class.getClassLoader(),
+            new Class<?>[] {Client.class},
+            (proxy, method, args) ->
+                method.getName().equals("getLeaseClient")
+                    ? unanswered
+                    : invoke(method, real, args));
+  }
+
   /** Returns {@code real} with every range read of its KV client failing. */
   private static Client failingReads(Client real) {
     KV kv = real.getKVClient();
@@ -511,6 +569,20 @@ class EtcdDiscoveryIT {
 
   private EtcdSettings settings(String etcd, Duration ttl) {
     return settings(etcd, ttl, "dc1");
+  }
+
+  private EtcdSettings settings(String etcd, Duration ttl, Duration dialTimeout) {
+    return new EtcdSettings(
+        List.of(etcd),
+        prefix,
+        dialTimeout,
+        ttl,
+        "",
+        "",
+        Optional.empty(),
+        "dc1",
+        Optional.empty(),
+        EtcdSettings.KEY_PREFIX_VARIABLE);
   }
 
   private EtcdSettings settings(String etcd, Duration ttl, String dataCenter) {

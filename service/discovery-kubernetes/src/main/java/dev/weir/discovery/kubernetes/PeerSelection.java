@@ -21,14 +21,19 @@ final class PeerSelection {
    * {@code ready} condition is unset counts as ready, as the API specifies). A dual-stack Service
    * has a slice of each family listing the same pods: then only the addresses of {@code family}
    * ({@code IPv4} or {@code IPv6}, the family this node advertises itself in) are taken, so that each
-   * pod is one member.
+   * pod is one member, even while no endpoint of that family is ready (the other family's slice may
+   * not be updated yet). Without a slice of {@code family} that lists an endpoint, ready or not (a
+   * single-stack Service of the other family, maybe with an empty placeholder slice), the other
+   * family's addresses are taken.
    */
   static Set<String> fromEndpointSlices(Collection<EndpointSlice> slices, int port, String family) {
     Set<String> v4 = new TreeSet<>();
     Set<String> v6 = new TreeSet<>();
+    boolean ownFamilyListed = false;
     for (EndpointSlice slice : slices) {
+      String type = String.valueOf(slice.getAddressType());
       Set<String> peers =
-          switch (String.valueOf(slice.getAddressType())) {
+          switch (type) {
             case "IPv4" -> v4;
             case "IPv6" -> v6;
             default -> null;
@@ -37,6 +42,7 @@ final class PeerSelection {
         continue;
       }
       for (Endpoint endpoint : Optional.ofNullable(slice.getEndpoints()).orElse(List.of())) {
+        ownFamilyListed |= type.equals(family);
         boolean ready =
             endpoint.getConditions() == null
                 || !Boolean.FALSE.equals(endpoint.getConditions().getReady());
@@ -47,7 +53,7 @@ final class PeerSelection {
         }
       }
     }
-    if (v4.isEmpty() || v6.isEmpty()) {
+    if (!ownFamilyListed) {
       v4.addAll(v6);
       return v4;
     }
@@ -68,7 +74,7 @@ final class PeerSelection {
    * Returns {@code podIP:port} of every pod that is running with all containers ready and running
    * and is not terminating (no deletion timestamp: its containers stay ready until its readiness
    * probe next fails, while it is already handing off and leaving); the pod with IP {@code selfIp}
-   * is kept whatever its state.
+   * is kept whatever its state, its IP compared as {@link IpText#canonical} spells both.
    */
   static Set<String> fromPods(Collection<Pod> pods, int port, Optional<String> selfIp) {
     Set<String> peers = new TreeSet<>();
@@ -77,7 +83,8 @@ final class PeerSelection {
         continue;
       }
       String ip = pod.getStatus().getPodIP();
-      if (selfIp.filter(ip::equals).isPresent() || isServing(pod)) {
+      boolean self = selfIp.isPresent() && IpText.canonical(ip).equals(selfIp);
+      if (self || isServing(pod)) {
         peers.add(peerAddress(ip, port));
       }
     }

@@ -38,6 +38,36 @@ class PeerSelectionTest {
     assertThat(PeerSelection.fromEndpointSlices(List.of(v6), 1051, "IPv6")).containsExactly("[fd00::2]:1051");
   }
 
+  /**
+   * The two slices of a dual-stack Service change one after the other: while every endpoint of
+   * this node's family is unready, the other family's slice may still list ready ones, which are
+   * the same pods under addresses no node advertises itself by.
+   */
+  @Test
+  void fromEndpointSlices_dualStack_noReadyEndpointOfThisFamily_noneOfTheOtherFamily() {
+    var v4 =
+        new EndpointSliceBuilder().withAddressType("IPv4")
+            .addNewEndpoint().withAddresses("10.0.0.2").withNewConditions().withReady(false)
+            .endConditions().endEndpoint().build();
+    var v6 = new EndpointSliceBuilder().withAddressType("IPv6").addNewEndpoint().withAddresses("fd00::2").endEndpoint().build();
+
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v4, v6), 1051, "IPv4")).isEmpty();
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v6, v4), 1051, "IPv6"))
+        .containsExactly("[fd00::2]:1051");
+    assertThat(PeerSelection.fromEndpointSlices(List.of(v6), 1051, "IPv4"))
+        .containsExactly("[fd00::2]:1051");
+  }
+
+  /** The API server may spell a pod's IPv6 address otherwise than WEIR_K8S_POD_IP does. */
+  @Test
+  void fromPods_selfIpSpelledOtherwise_stillThisNode() {
+    Pod selfPending =
+        new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("FD00:0:0:0:0:0:0:1").endStatus().build();
+
+    assertThat(PeerSelection.fromPods(List.of(selfPending), 1051, Optional.of("fd00::1")))
+        .containsExactly("[fd00::1]:1051");
+  }
+
   @Test
   void fromPods_pendingOrNotRunningOrNoIp_skipped() {
     Pod pending = new PodBuilder().withNewStatus().withPhase("Pending").withPodIP("10.0.0.2").endStatus().build();
