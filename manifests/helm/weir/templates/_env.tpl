@@ -63,10 +63,9 @@ extraEnv names, which come after them.
   {{- with .Values.discovery.etcd }}
   - name: WEIR_ETCD_ENDPOINTS
     value: {{ join "," .endpoints | quote }}
-  {{- with .keyPrefix }}
   - name: WEIR_ETCD_KEY_PREFIX
-    value: {{ . | quote }}
-  {{- end }}
+    value: {{ .keyPrefix | default (printf "/weir-peers/%s/%s/" $.Release.Namespace
+      (include "weir.fullname" $)) | quote }}
   {{- with .dialTimeout }}
   - name: WEIR_ETCD_DIAL_TIMEOUT
     value: {{ . | quote }}

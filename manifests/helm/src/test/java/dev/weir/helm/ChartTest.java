@@ -1261,12 +1261,17 @@ class ChartTest {
   }
 
   @Test
-  void etcdDiscovery_unsetValuesLeaveWeirsDefaults_andEndpointsAreRequired() {
+  void etcdDiscovery_unsetValuesLeaveWeirsDefaults_butOneKeyPrefixPerRelease_andEndpointsRequired() {
     Rendered r = Chart.render("discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n");
 
     assertThat(r.env().keySet())
         .filteredOn(n -> n.startsWith("WEIR_ETCD_"))
-        .containsExactly("WEIR_ETCD_ENDPOINTS");
+        .containsExactlyInAnyOrder("WEIR_ETCD_ENDPOINTS", "WEIR_ETCD_KEY_PREFIX");
+    assertThat(r.env()).containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-peers/weir/weir/");
+    assertThat(
+            Chart.render("other", "weir", "discovery: {type: etcd, etcd: {endpoints: [e:2379]}}\n")
+                .env())
+        .containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-peers/weir/other-weir/");
     assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
         .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
         .hasMessageContaining("host:port");
