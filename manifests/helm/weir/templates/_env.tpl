@@ -64,7 +64,7 @@ extraEnv names, which come after them.
   - name: WEIR_ETCD_ENDPOINTS
     value: {{ join "," .endpoints | quote }}
   - name: WEIR_ETCD_KEY_PREFIX
-    value: {{ .keyPrefix | default (printf "/weir-peers/%s/%s/" $.Release.Namespace
+    value: {{ .keyPrefix | default (printf "/weir/%s/%s/" $.Release.Namespace
       (include "weir.fullname" $)) | quote }}
   {{- with .dialTimeout }}
   - name: WEIR_ETCD_DIAL_TIMEOUT

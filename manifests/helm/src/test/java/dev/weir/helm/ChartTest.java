@@ -1267,11 +1267,11 @@ class ChartTest {
     assertThat(r.env().keySet())
         .filteredOn(n -> n.startsWith("WEIR_ETCD_"))
         .containsExactlyInAnyOrder("WEIR_ETCD_ENDPOINTS", "WEIR_ETCD_KEY_PREFIX");
-    assertThat(r.env()).containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-peers/weir/weir/");
+    assertThat(r.env()).containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir/weir/weir/");
     assertThat(
             Chart.render("other", "weir", "discovery: {type: etcd, etcd: {endpoints: [e:2379]}}\n")
                 .env())
-        .containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir-peers/weir/other-weir/");
+        .containsEntry("WEIR_ETCD_KEY_PREFIX", "/weir/weir/other-weir/");
     assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
         .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
         .hasMessageContaining("host:port");
