@@ -2,6 +2,7 @@ package dev.weir.helm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -1275,6 +1276,28 @@ class ChartTest {
     assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
         .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
         .hasMessageContaining("host:port");
+  }
+
+  /** etcd with a private CA: its files come from extraVolumes, named through extraEnv. */
+  @Test
+  void extraVolumes_mountedInTheContainer_afterTheChartsOwn() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['https://etcd:2379']}}\n"
+                + "extraVolumes: [{name: etcd-tls, secret: {secretName: etcd-client}}]\n"
+                + "extraVolumeMounts: [{name: etcd-tls, mountPath: /etc/etcd-tls,"
+                + " readOnly: true}]\n"
+                + "extraEnv: [{name: WEIR_ETCD_TLS_CA, value: /etc/etcd-tls/ca.crt}]\n");
+
+    List<Volume> volumes = r.deployment().getSpec().getTemplate().getSpec().getVolumes();
+    assertThat(volumes).extracting(Volume::getName).endsWith("etcd-tls").contains("tmp");
+    assertThat(volumes.get(volumes.size() - 1).getSecret().getSecretName())
+        .isEqualTo("etcd-client");
+    assertThat(r.weir().getVolumeMounts())
+        .filteredOn(m -> m.getName().equals("etcd-tls"))
+        .extracting(VolumeMount::getMountPath, VolumeMount::getReadOnly)
+        .containsExactly(tuple("/etc/etcd-tls", true));
+    assertThat(r.env()).containsEntry("WEIR_ETCD_TLS_CA", "/etc/etcd-tls/ca.crt");
   }
 
   private static String checksum(Rendered r) {
