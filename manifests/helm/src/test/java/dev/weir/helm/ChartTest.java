@@ -355,7 +355,7 @@ class ChartTest {
     assertThat(r.all(HorizontalPodAutoscaler.class)).isEmpty();
     assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
         .extracting(TopologySpreadConstraint::getTopologyKey)
-        .containsExactly("kubernetes.io/hostname", "topology.kubernetes.io/zone");
+        .containsExactly("kubernetes.io/hostname");
     assertThat(d.getSpec().getTemplate().getSpec().getTopologySpreadConstraints())
         .allSatisfy(
             (TopologySpreadConstraint c) -> {
