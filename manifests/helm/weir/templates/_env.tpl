@@ -87,8 +87,8 @@ extraEnv names, which come after them.
   - name: WEIR_ETCD_PASSWORD
     valueFrom:
       secretKeyRef:
-        name: {{ .name }}
-        key: {{ .key }}
+        name: {{ .name | quote }}
+        key: {{ .key | quote }}
   {{- end }}
   {{- end }}
   {{- end }}

@@ -147,6 +147,13 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- fail (print "discovery.etcd.endpoints: [] is not valid with discovery.type=etcd: expected etcd's"
   " endpoints, each host:port, http://host:port or https://host:port") }}
 {{- end }}
+{{- $etcd := .Values.discovery.etcd | default dict }}
+{{- $passwordSecret := dig "passwordSecret" "name" "" $etcd }}
+{{- if and (eq .Values.discovery.type "etcd") $passwordSecret (not (dig "user" "" $etcd)) }}
+{{- fail (printf (print "discovery.etcd.passwordSecret.name: %q is not valid with discovery.etcd.user:"
+  " \"\": Weir reads the password only with a user; expected a discovery.etcd.user or no"
+  " discovery.etcd.passwordSecret.name") $passwordSecret) }}
+{{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
 {{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"
   .Values.discovery.watchMechanism) }}

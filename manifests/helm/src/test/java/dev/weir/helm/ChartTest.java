@@ -1261,6 +1261,36 @@ class ChartTest {
     assertThat(r.only(ServiceAccount.class).getAutomountServiceAccountToken()).isFalse();
   }
 
+  /** A Secret's name and key that YAML would read as a boolean or a number stay strings. */
+  @Test
+  void etcdDiscovery_passwordSecretNameAndKey_quoted() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'], user: weir,"
+                + " passwordSecret: {name: 'on', key: '0123'}}}\n");
+
+    assertThat(r.env()).containsEntry("WEIR_ETCD_PASSWORD", "secretKeyRef:on/0123");
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'], user: weir,"
+                        + " passwordSecret: {name: etcd-auth, key: ''}}}\n"))
+        .hasMessageContaining("/discovery/etcd/passwordSecret/key");
+  }
+
+  /** Weir reads WEIR_ETCD_PASSWORD only with WEIR_ETCD_USER: a password alone would be unused. */
+  @Test
+  void etcdDiscovery_passwordSecretWithoutUser_failsNamingBoth() {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                        + " passwordSecret: {name: etcd-auth}}}\n"))
+        .hasMessageContaining(
+            "discovery.etcd.passwordSecret.name: \"etcd-auth\" is not valid with"
+                + " discovery.etcd.user: \"\"");
+  }
+
   @Test
   void etcdDiscovery_unsetValuesLeaveWeirsDefaults_butOneKeyPrefixPerRelease_andEndpointsRequired() {
     Rendered r = Chart.render("discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n");
