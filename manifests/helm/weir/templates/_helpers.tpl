@@ -60,6 +60,15 @@ app.kubernetes.io/part-of: weir
 {{- end }}
 
 {{/*
+The chart's labels with more of them, (list . extra), as YAML; extra's win (a pod's or a monitor's
+own labels).
+*/}}
+{{- define "weir.labelsWith" -}}
+{{- $labels := include "weir.labels" (index . 0) | fromYaml }}
+{{- mustMergeOverwrite $labels (index . 1 | default dict) | toYaml }}
+{{- end }}
+
+{{/*
 The helm test pod's labels: the chart's without app.kubernetes.io/instance, so that no selector of
 the nodes (Services, the pods watch, PodDisruptionBudget, NetworkPolicy, PodMonitor) takes it for
 a node and puts it in the ring.
