@@ -249,7 +249,10 @@ public final class EtcdDiscovery implements PeerDiscovery {
     return problem;
   }
 
-  /** Stops watching, revokes the lease (so peers drop this node at once) and closes the client. */
+  /**
+   * Stops watching, revokes the lease (so peers drop this node at once) and closes the client;
+   * waits up to the dial timeout for etcd to answer the revoke, after which the lease expires.
+   */
   @Override
   public void close() throws Exception {
     stop(true);
