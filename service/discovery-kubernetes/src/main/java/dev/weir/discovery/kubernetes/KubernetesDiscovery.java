@@ -1,6 +1,5 @@
 package dev.weir.discovery.kubernetes;
 
-import dev.weir.core.config.IpText;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.WeirMetrics;
@@ -13,7 +12,6 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -344,8 +342,7 @@ public final class KubernetesDiscovery implements PeerDiscovery {
             ? !pods.isEmpty()
             : pods.stream()
                 .map(p -> p.getStatus() == null ? null : p.getStatus().getPodIP())
-                .map(ip -> Optional.ofNullable(ip).flatMap(IpText::canonical))
-                .anyMatch(settings.podIp()::equals);
+                .anyMatch(ip -> PeerSelection.isSelf(ip, settings.podIp()));
     if (matched) {
       return "";
     }

@@ -83,12 +83,19 @@ final class PeerSelection {
         continue;
       }
       String ip = pod.getStatus().getPodIP();
-      boolean self = selfIp.isPresent() && IpText.canonical(ip).equals(selfIp);
-      if (self || isServing(pod)) {
+      if (isSelf(ip, selfIp) || isServing(pod)) {
         peers.add(peerAddress(ip, port));
       }
     }
     return peers;
+  }
+
+  /**
+   * Returns true when the pod IP {@code podIp} (null while the pod has none) is this node's
+   * {@code selfIp}, both as {@link IpText#canonical} spells them; false without {@code selfIp}.
+   */
+  static boolean isSelf(String podIp, Optional<String> selfIp) {
+    return selfIp.isPresent() && podIp != null && IpText.canonical(podIp).equals(selfIp);
   }
 
   private static boolean isServing(Pod pod) {

@@ -12,6 +12,16 @@ import org.junit.jupiter.api.Test;
 class PeerSelectionTest {
 
   @Test
+  void isSelf_podIpSpelledAnyWay_comparedCanonically_falseWithoutEitherIp() {
+    assertThat(PeerSelection.isSelf("FD00:0:0:0:0:0:0:5", Optional.of("fd00::5"))).isTrue();
+    assertThat(PeerSelection.isSelf("10.0.0.5", Optional.of("10.0.0.5"))).isTrue();
+    assertThat(PeerSelection.isSelf("10.0.0.6", Optional.of("10.0.0.5"))).isFalse();
+    assertThat(PeerSelection.isSelf(null, Optional.of("10.0.0.5"))).isFalse();
+    assertThat(PeerSelection.isSelf("not-an-ip", Optional.empty())).isFalse();
+    assertThat(PeerSelection.isSelf("10.0.0.5", Optional.empty())).isFalse();
+  }
+
+  @Test
   void fromEndpointSlices_unsetReadyCountsReady_fqdnSlicesSkipped_ipv6Bracketed() {
     var v6 = new EndpointSliceBuilder().withAddressType("IPv6").addNewEndpoint().withAddresses("fd00::2").endEndpoint().build();
     var fqdn = new EndpointSliceBuilder().withAddressType("FQDN").addNewEndpoint().withAddresses("a.example").endEndpoint().build();
