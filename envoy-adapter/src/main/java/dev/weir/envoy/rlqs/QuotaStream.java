@@ -39,7 +39,7 @@ import java.util.concurrent.CompletableFuture;
  * not cost a pass over every bucket), and the proxy's shares of the counters it leaves without
  * buckets are released, so neither the stream nor the owners keep idle buckets. A stream holds at
  * most {@link RlqsSettings#maxBuckets} buckets, and the node's streams together at most {@link
- * RlqsSettings#maxNodeBucketBytes} bytes of bucket ids: a new bucket beyond them is answered
+ * RlqsSettings#maxNodeBucketBytes} bytes of buckets: a new bucket beyond them is answered
  * without being held ({@link #notHeld}).
  *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
@@ -455,7 +455,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /**
    * Returns the stream's bucket of {@code id}, made now if it is new, or null, counted and logged,
    * when it is new and the stream holds {@link RlqsSettings#maxBuckets} already or the node's
-   * streams hold too many bytes of bucket ids to take its own ({@link
+   * streams hold too many bytes of buckets to take its own ({@link
    * RlqsSettings#maxNodeBucketBytes}). Caller holds the lock.
    */
   private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {

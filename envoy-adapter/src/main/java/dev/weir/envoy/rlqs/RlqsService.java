@@ -277,14 +277,14 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   /**
    * Counts a new bucket of {@code bytes} that no stream of the node may hold, as the streams hold
-   * as many bytes of bucket ids as {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES} allows, as {@code
+   * as many bytes of buckets as {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES} allows, as {@code
    * too_many_buckets} in the refusal counter, and logs it (at most once per 10 s).
    */
   void bucketNotHeldOnTheNode(long bytes) {
     meter.refused(RefusalReason.TOO_MANY_BUCKETS);
     warnings.warn(
         "too_many_bucket_bytes",
-        "the RLQS streams of this node hold {} bytes of bucket ids; a new bucket of {} bytes would"
+        "the RLQS streams of this node hold {} bytes of buckets; a new bucket of {} bytes would"
             + " pass WEIR_RLQS_MAX_NODE_BUCKET_BYTES ({}) and is not held until buckets are"
             + " abandoned or streams end (limited ones are DENY_ALL)",
         heldBytes.held(),
@@ -292,7 +292,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
         heldBytes.most());
   }
 
-  /** Returns the bytes of bucket ids the node's streams hold, bounded by the node's setting. */
+  /** Returns the bytes of buckets the node's streams hold, bounded by the node's setting. */
   HeldBucketBytes heldBytes() {
     return heldBytes;
   }
