@@ -116,6 +116,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       end();
       return;
     }
+    service.takingBuckets();
     synchronized (this) {
       if (ended) {
         return;

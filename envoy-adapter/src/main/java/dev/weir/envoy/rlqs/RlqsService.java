@@ -66,6 +66,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final HeldBucketBytes heldBytes;
   private volatile boolean draining;
   private volatile Runnable beforeRegister = () -> {};
+  private volatile Runnable beforeBuckets = () -> {};
 
   /**
    * Creates the service of the node advertised as {@code node}, answering from {@code config}
@@ -149,6 +150,19 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   /** Runs {@code hook} after a new stream passed the draining check and before it is registered. */
   void beforeRegister(Runnable hook) {
     this.beforeRegister = hook;
+  }
+
+  /**
+   * Runs {@code hook} in each report a stream takes, after the report's domain was taken and before
+   * the stream's lock is taken again for its buckets.
+   */
+  void beforeBuckets(Runnable hook) {
+    this.beforeBuckets = hook;
+  }
+
+  /** Runs the hook set by {@link #beforeBuckets}. */
+  void takingBuckets() {
+    beforeBuckets.run();
   }
 
   /** Re-plans every stream's buckets under the config now loaded; call after each reload. */
