@@ -469,12 +469,12 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       service.bucketNotHeld(buckets.size());
       return null;
     }
+    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     long bytes = HeldBucketBytes.of(id, name);
     if (!service.heldBytes().take(bytes)) {
       service.bucketNotHeldOnTheNode(bytes);
       return null;
     }
-    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
       service.refused(refused, domain, client);
     }
