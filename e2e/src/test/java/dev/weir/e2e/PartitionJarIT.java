@@ -285,7 +285,8 @@ class PartitionJarIT {
    * {@code (k + round) % 3}, so the key crosses a faulty link only every third round, and one
    * timed-out batch fails at most one call of it (the default 500 ms {@code WEIR_BATCH_TIMEOUT}
    * spans up to 3 rounds) or two ({@link #PARTIAL_CUT_BATCH_TIMEOUT}, up to 5 rounds); the floor of
-   * 3 is slack for a few such timeouts.
+   * 3 thus covers three timeouts of a key at 500 ms, but at 1 s only one timeout and one more
+   * failed call.
    */
   private static long perKeyFailures(long failed) {
     return Math.max(3 * failed / KEYS, 3);
