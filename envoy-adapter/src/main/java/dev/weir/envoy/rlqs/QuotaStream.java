@@ -39,7 +39,7 @@ import java.util.concurrent.CompletableFuture;
  * not cost a pass over every bucket), and the proxy's shares of the counters it leaves without
  * buckets are released, so neither the stream nor the owners keep idle buckets. A stream holds at
  * most {@link RlqsSettings#maxBuckets} buckets, and the node's streams together at most {@link
- * RlqsSettings#maxNodeBucketBytes} bytes of bucket ids: a new bucket beyond them is answered
+ * RlqsSettings#maxNodeBucketBytes} bytes of buckets: a new bucket beyond them is answered
  * without being held ({@link #notHeld}).
  *
  * <p>Design: the stream's state and every write to the proxy are guarded by the stream's lock, and
@@ -116,6 +116,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       end();
       return;
     }
+    service.takingBuckets();
     synchronized (this) {
       if (ended) {
         return;
@@ -455,7 +456,7 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
   /**
    * Returns the stream's bucket of {@code id}, made now if it is new, or null, counted and logged,
    * when it is new and the stream holds {@link RlqsSettings#maxBuckets} already or the node's
-   * streams hold too many bytes of bucket ids to take its own ({@link
+   * streams hold too many bytes of buckets to take its own ({@link
    * RlqsSettings#maxNodeBucketBytes}). Caller holds the lock.
    */
   private StreamBucket bucket(BucketId id, DomainConfig config, long nanos) {
@@ -468,12 +469,12 @@ final class QuotaStream implements StreamObserver<RateLimitQuotaUsageReports> {
       service.bucketNotHeld(buckets.size());
       return null;
     }
+    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     long bytes = HeldBucketBytes.of(id, name);
     if (!service.heldBytes().take(bytes)) {
       service.bucketNotHeldOnTheNode(bytes);
       return null;
     }
-    BucketPlan plan = service.planner().plan(config, id.getBucketMap());
     if (plan instanceof BucketPlan.Refused refused) {
       service.refused(refused, domain, client);
     }

@@ -66,6 +66,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final HeldBucketBytes heldBytes;
   private volatile boolean draining;
   private volatile Runnable beforeRegister = () -> {};
+  private volatile Runnable beforeBuckets = () -> {};
 
   /**
    * Creates the service of the node advertised as {@code node}, answering from {@code config}
@@ -149,6 +150,19 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   /** Runs {@code hook} after a new stream passed the draining check and before it is registered. */
   void beforeRegister(Runnable hook) {
     this.beforeRegister = hook;
+  }
+
+  /**
+   * Runs {@code hook} in each report a stream takes, after the report's domain was taken and before
+   * the stream's lock is taken again for its buckets.
+   */
+  void beforeBuckets(Runnable hook) {
+    this.beforeBuckets = hook;
+  }
+
+  /** Runs the hook set by {@link #beforeBuckets}. */
+  void takingBuckets() {
+    beforeBuckets.run();
   }
 
   /** Re-plans every stream's buckets under the config now loaded; call after each reload. */
@@ -277,14 +291,14 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
 
   /**
    * Counts a new bucket of {@code bytes} that no stream of the node may hold, as the streams hold
-   * as many bytes of bucket ids as {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES} allows, as {@code
+   * as many bytes of buckets as {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES} allows, as {@code
    * too_many_buckets} in the refusal counter, and logs it (at most once per 10 s).
    */
   void bucketNotHeldOnTheNode(long bytes) {
     meter.refused(RefusalReason.TOO_MANY_BUCKETS);
     warnings.warn(
         "too_many_bucket_bytes",
-        "the RLQS streams of this node hold {} bytes of bucket ids; a new bucket of {} bytes would"
+        "the RLQS streams of this node hold {} bytes of buckets; a new bucket of {} bytes would"
             + " pass WEIR_RLQS_MAX_NODE_BUCKET_BYTES ({}) and is not held until buckets are"
             + " abandoned or streams end (limited ones are DENY_ALL)",
         heldBytes.held(),
@@ -292,7 +306,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
         heldBytes.most());
   }
 
-  /** Returns the bytes of bucket ids the node's streams hold, bounded by the node's setting. */
+  /** Returns the bytes of buckets the node's streams hold, bounded by the node's setting. */
   HeldBucketBytes heldBytes() {
     return heldBytes;
   }

@@ -19,7 +19,7 @@ import java.util.Objects;
  *     WEIR_ENVOY_SHADOW_MODE} turns every {@code ShouldRateLimit} OVER_LIMIT into OK
  * @param maxBuckets the most buckets one stream holds; a further bucket is answered without being
  *     held ({@code WEIR_RLQS_MAX_BUCKETS})
- * @param maxNodeBucketBytes the most bytes of bucket ids all streams of the node hold together; a
+ * @param maxNodeBucketBytes the most bytes of buckets all streams of the node hold together; a
  *     further bucket is answered without being held ({@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES})
  */
 public record RlqsSettings(
@@ -55,7 +55,7 @@ public record RlqsSettings(
   /** {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES}. */
   public static final EnvVar MAX_NODE_BUCKET_BYTES = EnvVar.of("WEIR_RLQS_MAX_NODE_BUCKET_BYTES");
 
-  /** The most bytes of bucket ids the streams of a node hold together by default: 256 MiB. */
+  /** The most bytes of buckets the streams of a node hold together by default: 256 MiB. */
   public static final long DEFAULT_MAX_NODE_BUCKET_BYTES = 256L << 20;
 
   /** The smallest {@code WEIR_RLQS_MAX_NODE_BUCKET_BYTES}: 1 MiB. */

@@ -806,6 +806,29 @@ class RlqsServiceTest {
   }
 
   @Test
+  void reportRacingItsStreamsEnd_holdsNoBucket() throws InterruptedException {
+    start(SETTINGS);
+    cluster.service(0).beforeBuckets(() -> onlyStream().close(Status.UNAVAILABLE));
+    Proxy proxy = new Proxy(cluster.endpoints().get(0));
+
+    proxy.out.onNext(
+        RateLimitQuotaUsageReports.newBuilder()
+            .setDomain("edge")
+            .addBucketQuotaUsages(usage(API, 1, 0, 0))
+            .addBucketQuotaUsages(usage(TINY, 1, 0, 0))
+            .build());
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> cluster.service(0).stats().reportsReceived() == 1,
+        "the report to be taken");
+
+    assertThat(cluster.service(0).streams()).isEmpty();
+    assertThat(cluster.service(0).heldBytes().held())
+        .as("bytes held by a report taken after its stream ended")
+        .isZero();
+  }
+
+  @Test
   void bucketBeyondWeirRlqsMaxBuckets_isHeldOnceIdleBucketsWereAbandoned() {
     start(SETTINGS.withMaxBuckets(1));
     Proxy proxy = new Proxy(cluster.endpoints().get(0));

@@ -12,6 +12,7 @@ import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -30,8 +31,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status.Code;
 import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.CertificateException;
@@ -63,12 +62,6 @@ class ClusterTlsTest {
   void close() throws Exception {
     for (int i = resources.size() - 1; i >= 0; i--) {
       resources.get(i).close();
-    }
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
     }
   }
 
@@ -181,10 +174,10 @@ class ClusterTlsTest {
   void mutualTls_membersForwardToEachOther_onlyMembersReachThePeerListener() throws Exception {
     CertificateAuthority ca = CertificateAuthority.create("cluster-ca", YEAR);
     Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
-    int portA = freePort();
-    int portB = freePort();
-    int peerA = freePort();
-    int peerB = freePort();
+    int portA = FreePorts.next();
+    int portB = FreePorts.next();
+    int peerA = FreePorts.next();
+    int peerB = FreePorts.next();
     List<String> peers =
         List.of("127.0.0.1:" + portA + "@" + peerA, "127.0.0.1:" + portB + "@" + peerB);
     WeirNode b = node(portB, peerB, peers, files("b", ca));
@@ -251,10 +244,10 @@ class ClusterTlsTest {
     CertificateAuthority ca = CertificateAuthority.create("cluster-ca", YEAR);
     Files.writeString(dir.resolve("ca.pem"), Pem.encode(ca.certificate()));
     TlsSettings shared = files("shared", ca, List.of(SERVER_NAME));
-    int portA = freePort();
-    int portB = freePort();
-    int peerA = freePort();
-    int peerB = freePort();
+    int portA = FreePorts.next();
+    int portB = FreePorts.next();
+    int peerA = FreePorts.next();
+    int peerB = FreePorts.next();
     List<String> peers =
         List.of("127.0.0.1:" + portA + "@" + peerA, "127.0.0.1:" + portB + "@" + peerB);
     WeirNode b = node(portB, peerB, peers, shared, Optional.of(SERVER_NAME));

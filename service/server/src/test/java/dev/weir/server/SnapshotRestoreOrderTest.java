@@ -17,6 +17,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.store.BucketStore;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.ForwardingBucketStore;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
@@ -25,7 +26,6 @@ import dev.weir.proto.gubernator.V1Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.ZoneOffset;
 import java.util.Optional;
@@ -63,7 +63,7 @@ class SnapshotRestoreOrderTest {
     new SnapshotDirectory(
             dir, "127.0.0.1:1", new PeerInputValidator(InputLimits.DEFAULTS, "127.0.0.1:1"), clock)
         .save(before);
-    int port = freePort();
+    int port = FreePorts.next();
     AtomicReference<String> duringRestore = new AtomicReference<>();
     BucketStore store =
         new CallingDuringRestore(
@@ -114,12 +114,6 @@ class SnapshotRestoreOrderTest {
       return "failed " + e.getStatus().getCode();
     } finally {
       channel.shutdownNow();
-    }
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
     }
   }
 

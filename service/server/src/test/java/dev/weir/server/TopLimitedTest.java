@@ -9,6 +9,7 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
@@ -19,8 +20,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -74,12 +73,6 @@ class TopLimitedTest {
             .start();
     resources.add(node);
     return node;
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 
   private WeirNode member(int grpcPort, int peerPort, List<String> peers) throws Exception {
@@ -329,10 +322,10 @@ class TopLimitedTest {
 
   @Test
   void cluster_mergesEveryMembersKeys_overThePeerApi() throws Exception {
-    int g1 = freePort();
-    int g2 = freePort();
-    int p1 = freePort();
-    int p2 = freePort();
+    int g1 = FreePorts.next();
+    int g2 = FreePorts.next();
+    int p1 = FreePorts.next();
+    int p2 = FreePorts.next();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
     WeirNode first = member(g1, p1, peers);
     WeirNode second = member(g2, p2, peers);
@@ -368,10 +361,10 @@ class TopLimitedTest {
 
   @Test
   void cluster_aPeerWhoseKeysOutgrowAPeerMessage_answersWithTheFirstThatFit() throws Exception {
-    int g1 = freePort();
-    int g2 = freePort();
-    int p1 = freePort();
-    int p2 = freePort();
+    int g1 = FreePorts.next();
+    int g2 = FreePorts.next();
+    int p1 = FreePorts.next();
+    int p2 = FreePorts.next();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
     // Names and keys of 8 KiB: 600 keys are about 10 MB, over a node's 4 MiB TopLimited answer.
     int longest = InputLimits.LONGEST_NAME_OR_KEY;
@@ -433,10 +426,10 @@ class TopLimitedTest {
 
   @Test
   void cluster_aMemberWithTheViewOff_listedAsUnreachableNamingTheSetting() throws Exception {
-    int g1 = freePort();
-    int g2 = freePort();
-    int p1 = freePort();
-    int p2 = freePort();
+    int g1 = FreePorts.next();
+    int g2 = FreePorts.next();
+    int p1 = FreePorts.next();
+    int p2 = FreePorts.next();
     List<String> peers = List.of("127.0.0.1:" + g1 + "@" + p1, "127.0.0.1:" + g2 + "@" + p2);
     WeirNode on = member(g1, p1, peers);
     WeirNode off =
@@ -481,14 +474,14 @@ class TopLimitedTest {
 
   @Test
   void cluster_aMemberFoundDown_listedAsUnreachable() throws Exception {
-    int grpcPort = freePort();
-    int peerPort = freePort();
-    String ghost = "127.0.0.1:" + freePort();
+    int grpcPort = FreePorts.next();
+    int peerPort = FreePorts.next();
+    String ghost = "127.0.0.1:" + FreePorts.next();
     WeirNode node =
         memberBuilder(
                 grpcPort,
                 peerPort,
-                List.of("127.0.0.1:" + grpcPort + "@" + peerPort, ghost + "@" + freePort()))
+                List.of("127.0.0.1:" + grpcPort + "@" + peerPort, ghost + "@" + FreePorts.next()))
             .start();
     resources.add(node);
     // Found down, the member is left off the ring; it is still a member, whose keys are missing.

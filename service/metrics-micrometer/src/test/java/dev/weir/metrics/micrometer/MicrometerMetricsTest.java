@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -193,10 +194,12 @@ class MicrometerMetricsTest {
   }
 
   @Test
-  void forgetPeer_whileABatchRegistersThePeersMeters_noSeriesSurvive() throws Exception {
+  void forgetPeer_whileABatchRegistersThePeersMeters_waitsForIt_andNoSeriesSurvive()
+      throws Exception {
     String peer = "10.0.0.2:1051";
     CountDownLatch registering = new CountDownLatch(1);
     CountDownLatch forgetting = new CountDownLatch(1);
+    CountDownLatch registered = new CountDownLatch(1);
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     registry
         .config()
@@ -207,7 +210,7 @@ class MicrometerMetricsTest {
                 if (id.getName().equals(MicrometerMetrics.BATCH_SIZE)
                     && registering.getCount() > 0) {
                   registering.countDown();
-                  awaitQuietly(forgetting);
+                  awaitQuietly(registered);
                 }
                 return id;
               }
@@ -219,15 +222,34 @@ class MicrometerMetricsTest {
     assertThat(registering.await(10, TimeUnit.SECONDS)).isTrue();
     Thread forgetter = new Thread(() -> metrics.forgetPeer(peer));
     forgetter.start();
+    assertThat(forgetting.await(10, TimeUnit.SECONDS)).isTrue();
 
+    Thread.State state = stateOnceBlockedOrDone(forgetter, Duration.ofSeconds(10));
+    registered.countDown();
     recording.join(10_000);
     forgetter.join(10_000);
-    assertThat(forgetting.getCount()).as("forgetPeer let the registration go on").isZero();
+
+    assertThat(state)
+        .as("forgetPeer waited for the registration in progress of the peer's meters")
+        .isEqualTo(Thread.State.BLOCKED);
     assertThat(recording.isAlive()).as("batchSent finished within 10 s").isFalse();
     assertThat(forgetter.isAlive()).as("forgetPeer finished within 10 s").isFalse();
     metrics.batchSent(peer, 4, 1_000_000, false);
 
     assertThat(registry.scrape()).doesNotContain("peer=\"10.0.0.2:1051\"");
+  }
+
+  /** Returns {@code thread}'s state once it is BLOCKED or TERMINATED, or at {@code within}. */
+  private static Thread.State stateOnceBlockedOrDone(Thread thread, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    Thread.State state = thread.getState();
+    while (state != Thread.State.BLOCKED
+        && state != Thread.State.TERMINATED
+        && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      state = thread.getState();
+    }
+    return state;
   }
 
   private static void awaitQuietly(CountDownLatch latch) {
