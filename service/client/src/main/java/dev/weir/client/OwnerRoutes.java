@@ -28,12 +28,6 @@ import java.util.function.Function;
  */
 final class OwnerRoutes {
 
-  /**
-   * The most points a ring may have, members times replicas: the most an array holds. A larger
-   * ring cannot be built.
-   */
-  static final long MAX_POINTS = Integer.MAX_VALUE - 8;
-
   /** The ring and each member's batcher. */
   private record Route(HashRing ring, Map<String, CheckBatcher> batchers) {}
 
@@ -116,18 +110,6 @@ final class OwnerRoutes {
     }
     PeerHash hash = PeerHash.parse(answer.getHash());
     Set<String> addresses = new TreeSet<>(answer.getMembersList());
-    long points = (long) addresses.size() * answer.getReplicas();
-    if (points > MAX_POINTS) {
-      throw new IllegalArgumentException(
-          "members ("
-              + addresses.size()
-              + ") times replicas ("
-              + answer.getReplicas()
-              + ") is "
-              + points
-              + " points; allowed: at most "
-              + MAX_POINTS);
-    }
     Route before = route;
     if (before != null
         && before.ring().hash() == hash

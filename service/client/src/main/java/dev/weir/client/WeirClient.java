@@ -99,7 +99,10 @@ public final class WeirClient implements AutoCloseable {
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicBoolean refreshing = new AtomicBoolean();
-  private final AtomicLong ringAsks = new AtomicLong();
+  private final Object ringAskLock = new Object();
+
+  /** How many ring asks have started; guarded by {@link #ringAskLock}. */
+  private long ringAsks;
   private final Uses targetUsers = new Uses();
 
   /**
@@ -233,17 +236,20 @@ public final class WeirClient implements AutoCloseable {
     if (owners == null) {
       throw new IllegalStateException("refreshRing needs a client built with sendToOwners()");
     }
-    long ask = ringAsks.incrementAndGet();
     ManagedChannel channel = nextChannel();
     String target = channel.authority();
     CompletableFuture<GetRingResp> call = new CompletableFuture<>();
     RingGrpc.RingStub stub =
         RingGrpc.newStub(channel).withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
-    runDetached(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
+    AtomicLong ask = new AtomicLong();
+    synchronized (ringAskLock) {
+      ask.set(++ringAsks);
+      runDetached(() -> stub.getRing(GetRingReq.getDefaultInstance(), observer(call, target)));
+    }
     return call.thenAccept(
         answer -> {
           try {
-            owners.apply(answer, ask);
+            owners.apply(answer, ask.get());
           } catch (IllegalArgumentException e) {
             throw new WeirException(
                 Status.Code.INTERNAL,

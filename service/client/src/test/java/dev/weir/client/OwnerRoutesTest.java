@@ -149,6 +149,27 @@ class OwnerRoutesTest {
   }
 
   @Test
+  void apply_ringOfFewerPointsThanAnArrayHoldsButTooLargeToBuild_isRefused() {
+    OwnerRoutes routes = routes();
+    routes.apply(ringOf(STAYER, LEAVER), ++asks);
+    GetRingResp tooLarge =
+        GetRingResp.newBuilder()
+            .addAllMembers(
+                IntStream.range(0, 32_767).mapToObj(i -> "10.1." + i + ":1051").toList())
+            .setHash("fnv1a-fmix64")
+            .setReplicas(HashRing.MAX_REPLICAS)
+            .build();
+
+    assertThatThrownBy(() -> routes.apply(tooLarge, ++asks))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "members (32767) times replicas (65536) is 2147418112 points; allowed: at most"
+                + " 16777216");
+    assertThat(routes.members()).as("the ring in use").containsExactly(STAYER, LEAVER);
+    routes.close();
+  }
+
+  @Test
   void apply_ringTooLargeToBuild_isRefusedNamingItsSize_andKeepsTheRingAndItsChannels() {
     OwnerRoutes routes = routes();
     routes.apply(ringOf(STAYER, LEAVER), ++asks);
@@ -166,7 +187,7 @@ class OwnerRoutesTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "members (32769) times replicas (65536) is 2147549184 points; allowed: at most"
-                + " 2147483639");
+                + " 16777216");
 
     assertThat(routes.members()).as("the ring in use").containsExactly(STAYER, LEAVER);
     assertThat(opened.keySet()).as("channels opened").containsOnly(STAYER, LEAVER);

@@ -38,6 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -265,6 +266,64 @@ class WeirClientOwnersTest {
       assertThat(server(client.check(item(keyOwnedBy(MEMBERS, MEMBERS.get(2)))).join()))
           .as("a key the departed member owned on the older ring")
           .isNotEqualTo(MEMBERS.get(2));
+    }
+  }
+
+  @Test
+  void refreshRing_twoAsksStartingInTurn_theLaterStartedOnesRingStays() throws Exception {
+    CountDownLatch paused = new CountDownLatch(1);
+    CountDownLatch go = new CountDownLatch(1);
+    AtomicInteger asks = new AtomicInteger();
+    ClientInterceptor pausingTheSecondAsk =
+        new ClientInterceptor() {
+          @Override
+          public <Q, A> ClientCall<Q, A> interceptCall(
+              MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+            if (method.getFullMethodName().equals(RingGrpc.getGetRingMethod().getFullMethodName())
+                && asks.incrementAndGet() == 2) {
+              paused.countDown();
+              try {
+                go.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return next.newCall(method, options);
+          }
+        };
+    ManagedChannel target =
+        InProcessChannelBuilder.forName("seed")
+            .directExecutor()
+            .intercept(pausingTheSecondAsk)
+            .build();
+    channels.add(target);
+    List<String> older = MEMBERS;
+    List<String> newer = MEMBERS.subList(0, 2);
+    ring.holding = true;
+    try (WeirClient client = sendingToOwners(target).build()) {
+      CompletableFuture<CompletableFuture<Void>> first = new CompletableFuture<>();
+      CompletableFuture<CompletableFuture<Void>> second = new CompletableFuture<>();
+      Thread firstCaller = new Thread(() -> first.complete(client.refreshRing()));
+      firstCaller.start();
+      paused.await();
+      Thread secondCaller = new Thread(() -> second.complete(client.refreshRing()));
+      secondCaller.start();
+      while (ring.held.size() < 2 && secondCaller.getState() != Thread.State.BLOCKED) {
+        Thread.onSpinWait();
+      }
+      go.countDown();
+      firstCaller.join();
+      secondCaller.join();
+      assertThat(ring.held).as("the build's ask and both refreshes, unanswered").hasSize(3);
+
+      ring.answerHeld(0, ringOf(older, "fnv1a-fmix64"));
+      ring.answerHeld(1, ringOf(older, "fnv1a-fmix64"));
+      ring.answerHeld(2, ringOf(newer, "fnv1a-fmix64"));
+      CompletableFuture.allOf(first.join(), second.join()).join();
+
+      assertThat(client.ringMembers())
+          .as("the ring answered to the ask that reached the target last")
+          .containsExactlyElementsOf(newer);
     }
   }
 

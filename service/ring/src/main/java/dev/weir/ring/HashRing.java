@@ -31,6 +31,12 @@ public final class HashRing {
    */
   public static final int MAX_REPLICAS = 65_536;
 
+  /**
+   * The most points a ring may have, members times replicas: 16 777 216 (4096 members at the
+   * default 4096 replicas), whose arrays take about 320 MiB while the ring is built.
+   */
+  public static final int MAX_POINTS = 1 << 24;
+
   private static final double TWO_TO_64 = 0x1p64;
 
   private final List<String> peers;
@@ -45,10 +51,22 @@ public final class HashRing {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
     TreeSet<String> sorted = new TreeSet<>(peerAddresses);
+    long size = Math.multiplyExact((long) sorted.size(), replicas);
+    if (size > MAX_POINTS) {
+      throw new IllegalArgumentException(
+          "members ("
+              + sorted.size()
+              + ") times replicas ("
+              + replicas
+              + ") is "
+              + size
+              + " points; allowed: at most "
+              + MAX_POINTS);
+    }
     this.peers = List.copyOf(sorted);
     this.hash = hash;
     this.replicas = replicas;
-    int n = sorted.size() * replicas;
+    int n = (int) size;
     String[] byIndex = sorted.toArray(new String[0]);
     long[] placed = new long[n];
     int k = 0;
@@ -84,7 +102,12 @@ public final class HashRing {
     return i;
   }
 
-  /** Returns a ring of {@code peers} (duplicates ignored) with {@code replicas} points each. */
+  /**
+   * Returns a ring of {@code peers} (duplicates ignored) with {@code replicas} points each.
+   *
+   * @throws IllegalArgumentException when {@code replicas} is below 1 or the ring would have more
+   *     than {@link #MAX_POINTS} points
+   */
   public static HashRing of(Collection<String> peers, int replicas, PeerHash hash) {
     return new HashRing(peers, replicas, hash);
   }
@@ -159,7 +182,11 @@ public final class HashRing {
     return peers.isEmpty();
   }
 
-  /** Returns a ring with the same settings and peers {@code newPeers}. */
+  /**
+   * Returns a ring with the same settings and peers {@code newPeers}.
+   *
+   * @throws IllegalArgumentException when the ring would have more than {@link #MAX_POINTS} points
+   */
   public HashRing withPeers(Collection<String> newPeers) {
     return new HashRing(newPeers, replicas, hash);
   }

@@ -1,9 +1,9 @@
 package dev.weir.tls;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedReader;
+import dev.weir.core.config.ByteOrderMark;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.Reader;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -32,9 +32,6 @@ import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
  * KEY}), through BouncyCastle's parser. Errors name the file and what was expected.
  */
 public final class Pem {
-
-  /** A UTF-8 byte order mark, read as ISO-8859-1. */
-  private static final String UTF8_BOM = "\u00ef\u00bb\u00bf";
 
   private Pem() {}
 
@@ -96,51 +93,33 @@ public final class Pem {
   // encoding, as openssl and Go do; a file without blocks that holds such bytes is no PEM text.
   private static List<Object> objects(Path file) throws IOException {
     List<Object> objects = new ArrayList<>();
-    try (Reader reader = withoutByteOrderMark(file);
-        PEMParser parser = new PEMParser(reader)) {
-      for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
-        objects.add(o);
+    boolean ascii = true;
+    try {
+      byte[] bytes = Files.readAllBytes(file);
+      for (byte b : bytes) {
+        ascii &= b >= 0;
+      }
+      // One character per byte, so that bytes outside the blocks are skipped whatever they are.
+      int start = ByteOrderMark.length(bytes);
+      try (Reader reader =
+              new InputStreamReader(
+                  new ByteArrayInputStream(bytes, start, bytes.length - start),
+                  StandardCharsets.ISO_8859_1);
+          PEMParser parser = new PEMParser(reader)) {
+        for (Object o = parser.readObject(); o != null; o = parser.readObject()) {
+          objects.add(o);
+        }
       }
     } catch (NoSuchFileException | AccessDeniedException e) {
       throw unreadable(file, e);
     } catch (IOException | RuntimeException e) {
       throw new IOException(file + ": not valid PEM: " + e.getMessage(), e);
     }
-    if (objects.isEmpty() && !ascii(file)) {
+    if (objects.isEmpty() && !ascii) {
       throw new IOException(
           file + ": not PEM text (it holds bytes that are not ASCII and no BEGIN block; DER?)");
     }
     return objects;
-  }
-
-  // The file's bytes as ISO-8859-1 characters, one per byte, after a UTF-8 byte order mark.
-  private static Reader withoutByteOrderMark(Path file) throws IOException {
-    BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1);
-    try {
-      char[] start = new char[UTF8_BOM.length()];
-      reader.mark(start.length);
-      if (reader.read(start, 0, start.length) != start.length
-          || !UTF8_BOM.equals(new String(start))) {
-        reader.reset();
-      }
-      return reader;
-    } catch (IOException | RuntimeException e) {
-      reader.close();
-      throw e;
-    }
-  }
-
-  private static boolean ascii(Path file) throws IOException {
-    try (InputStream in = new BufferedInputStream(Files.newInputStream(file))) {
-      for (int b = in.read(); b >= 0; b = in.read()) {
-        if (b > 0x7f) {
-          return false;
-        }
-      }
-      return true;
-    } catch (IOException e) {
-      throw unreadable(file, e);
-    }
   }
 
   private static IOException unreadable(Path file, IOException e) {

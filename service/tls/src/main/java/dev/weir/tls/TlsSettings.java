@@ -171,21 +171,32 @@ public record TlsSettings(
   }
 
   /**
-   * Refuses Gubernator's {@code GUBER_TLS_CLIENT_AUTH_CA_CERT}, the CA client certificates chain to
-   * when it differs from the server's: Weir verifies clients against {@code WEIR_TLS_CA} alone, so
-   * ignoring it would admit every client certificate that CA signed, which Gubernator refuses.
+   * Refuses Gubernator's {@code GUBER_TLS_CLIENT_AUTH_CA_CERT}, the CA client certificates chain to,
+   * when client certificates are asked for and it names another file than {@code ca}: Weir verifies
+   * clients against {@code WEIR_TLS_CA} alone, so ignoring it would admit every client certificate
+   * that CA signed, which Gubernator refuses. Naming the CA file itself, or with {@code auth} {@link
+   * ClientAuth#NONE} (Gubernator then never reads it), it changes nothing and is accepted.
    *
-   * @throws ConfigException naming the variable, its value and what to set instead
+   * @throws ConfigException naming the variable, its value, the CA file and what to set instead
    */
-  private static void refuseGubernatorClientCa(EnvReader env) {
+  private static void refuseGubernatorClientCa(EnvReader env, ClientAuth auth, Optional<Path> ca) {
+    if (auth == ClientAuth.NONE) {
+      return;
+    }
     env.lookup(EnvVar.of("GUBER_TLS_CLIENT_AUTH_CA_CERT"))
+        .filter(set -> ca.map(file -> !sameFile(file, Path.of(set.value()))).orElse(true))
         .ifPresent(
             set -> {
               throw new ConfigException(
                   set.variable()
                       + "='"
                       + set.value()
-                      + "' is set, but Weir has no CA of its own for client certificates: it"
+                      + "' is set to another file than "
+                      + (ca.isPresent()
+                          ? env.nameSet(CA) + "='" + ca.get() + "'"
+                          : CA.name() + " (unset)")
+                      + " while client certificates are asked for, but Weir has no CA of its"
+                      + " own for client certificates: it"
                       + " verifies clients and peers against "
                       + CA.name()
                       + " (or "
@@ -194,8 +205,13 @@ public record TlsSettings(
                       + " the CAs clients and peers chain to in "
                       + CA.name()
                       + " and unset "
-                      + set.variable());
+                      + set.variable()
+                      + " or set it to the same file");
             });
+  }
+
+  private static boolean sameFile(Path a, Path b) {
+    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
   }
 
   /**
@@ -207,7 +223,6 @@ public record TlsSettings(
    * without the client check asked for.
    */
   public static TlsSettings from(EnvReader env) {
-    refuseGubernatorClientCa(env);
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
     String auth =
         env.oneOf(
@@ -226,6 +241,7 @@ public record TlsSettings(
           case "request", "request-cert", "verify-cert" -> ClientAuth.REQUEST;
           default -> ClientAuth.REQUIRE_AND_VERIFY;
         };
+    refuseGubernatorClientCa(env, clientAuth, files.ca());
     String version = env.oneOf(MIN_VERSION, "1.3", List.of("1.2", "1.3"));
     boolean auto = env.bool(AUTO, false);
     Duration reload =

@@ -49,8 +49,38 @@ class TlsSettingsTest {
                             "GUBER_TLS_CLIENT_AUTH_CA_CERT", "/clients-ca.pem"))))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("GUBER_TLS_CLIENT_AUTH_CA_CERT='/clients-ca.pem' is set")
-        .hasMessageContaining("GUBER_TLS_CA")
+        .hasMessageContaining("another file than GUBER_TLS_CA='/ca.pem'")
         .hasMessageContaining("WEIR_TLS_CA");
+  }
+
+  @Test
+  void from_gubernatorClientCaNamingTheCaFile_acceptedAsGubernatorVerifiesAgainstTheSameCa() {
+    TlsSettings settings =
+        TlsSettings.from(
+            new EnvReader(
+                Map.of(
+                    "GUBER_TLS_CERT", "/c.pem",
+                    "GUBER_TLS_KEY", "/k.pem",
+                    "GUBER_TLS_CA", "/etc/tls/ca.pem",
+                    "GUBER_TLS_CLIENT_AUTH", "require-and-verify",
+                    "GUBER_TLS_CLIENT_AUTH_CA_CERT", "/etc/tls/./certs/../ca.pem")));
+
+    assertThat(settings.clientAuth()).isEqualTo(ClientAuth.REQUIRE_AND_VERIFY);
+    assertThat(settings.ca()).contains(Path.of("/etc/tls/ca.pem"));
+  }
+
+  @Test
+  void from_gubernatorClientCaWithoutClientAuth_acceptedAsGubernatorNeverReadsIt() {
+    TlsSettings settings =
+        TlsSettings.from(
+            new EnvReader(
+                Map.of(
+                    "GUBER_TLS_CERT", "/c.pem",
+                    "GUBER_TLS_KEY", "/k.pem",
+                    "GUBER_TLS_CA", "/ca.pem",
+                    "GUBER_TLS_CLIENT_AUTH_CA_CERT", "/clients-ca.pem")));
+
+    assertThat(settings.clientAuth()).isEqualTo(ClientAuth.NONE);
   }
 
   @Test

@@ -23,9 +23,6 @@ import java.util.Map;
  */
 public final class EnvFile {
 
-  /** The byte order mark some editors write at the start of a UTF-8 file. */
-  private static final String BYTE_ORDER_MARK = "\uFEFF";
-
   private EnvFile() {}
 
   /**
@@ -45,7 +42,7 @@ public final class EnvFile {
           "--config '" + file + "' cannot be read: " + e.getClass().getSimpleName());
     }
     String text = decode(file, bytes);
-    if (text.startsWith(BYTE_ORDER_MARK)) {
+    if (ByteOrderMark.length(bytes) > 0) {
       text = text.substring(1);
     }
     return parse(file.toString(), text.lines().toList());

@@ -69,9 +69,15 @@ final class LeakyBucket {
     }
     // A request stamped before the last hit never brings the end of a bucket of the same duration
     // nearer: the bucket would be dropped early and start over full. A query with another duration
-    // keeps the bucket's end but never past the end of a bucket of that duration.
+    // keeps the bucket's end but never past the end of a bucket of that duration. A plain duration
+    // equal to a Gregorian code may follow that code (the state does not say), so it counts as
+    // another duration.
+    boolean sameDuration =
+        b.duration() == r.duration()
+            && (r.has(Behavior.DURATION_IS_GREGORIAN)
+                || RequestValidator.intervalOf(r.duration()) == null);
     long expireAt;
-    if (b.duration() == r.duration()) {
+    if (sameDuration) {
       expireAt = hits != 0 ? Math.max(b.expireAt(), lifetimeEnd) : b.expireAt();
     } else {
       expireAt = hits != 0 ? lifetimeEnd : Math.min(b.expireAt(), lifetimeEnd);

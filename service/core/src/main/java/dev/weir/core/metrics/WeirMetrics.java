@@ -73,7 +73,10 @@ public interface WeirMetrics {
   /** Reports the buckets handed to and received from other nodes so far, read when scraped. */
   default void watchHandOff(LongSupplier sent, LongSupplier received) {}
 
-  /** Reports the forwarding batches sent to {@code peer} and the items they carried so far. */
+  /**
+   * Reports the forwarding batches sent to {@code peer} and the items they carried so far. Made one
+   * at a time, never concurrently with {@link #watchPeerUp} or {@link #forgetPeer}.
+   */
   default void watchPeerBatches(String peer, LongSupplier batches, LongSupplier items) {}
 
   /** Reports the number of peers (this node included), read when scraped. */
@@ -91,7 +94,8 @@ public interface WeirMetrics {
 
   /**
    * Reports whether {@code peer} answers ({@code up} false while it is found down), read when
-   * scraped.
+   * scraped. Made one at a time, never concurrently with {@link #watchPeerBatches} or {@link
+   * #forgetPeer}.
    */
   default void watchPeerUp(String peer, BooleanSupplier up) {}
 

@@ -187,6 +187,17 @@ class LeakyBucketTest {
   }
 
   @Test
+  void apply_plainDurationEqualToTheLastGregorianCode_endsTheBucketWithinThePlainDuration() {
+    Scenario s = new Scenario();
+    s.send(leaky(10, 5, 10, 1, GREGORIAN), NOW);
+    s.send(leaky(10, 5, 10, 1, 0), NOW + 1);
+    assertThat(s.state().expireAt()).as("hit of 5 ms after a year").isEqualTo(NOW + 7);
+    s.send(leaky(10, 5, 10, 1, GREGORIAN), NOW + 2);
+    s.send(leaky(10, 5, 10, 0, 0), NOW + 3);
+    assertThat(s.state().expireAt()).as("query of 5 ms after a year").isEqualTo(NOW + 9);
+  }
+
+  @Test
   void apply_queryStampedBeforeTheLastHit_keepsTheBucketsEnd() {
     Scenario s = new Scenario();
     s.send(leaky(10, 1000, 100, 100, 0), NOW);

@@ -317,7 +317,7 @@ public final class Batcher<T, R> implements AutoCloseable {
   // Caller holds the lock.
   private QueueFullException queueFull() {
     String bound =
-        maxInFlight == MAX_IN_FLIGHT && maxQueued == maxQueued(batchLimit)
+        maxQueued == maxQueued(batchLimit)
             ? ": "
                 + MAX_IN_FLIGHT
                 + " × WEIR_BATCH_LIMIT ("

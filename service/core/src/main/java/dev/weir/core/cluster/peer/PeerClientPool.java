@@ -167,13 +167,19 @@ public final class PeerClientPool implements AutoCloseable {
       String address, Function<PeerClient, CompletableFuture<T>> call) {
     try {
       return call.apply(callable(address));
-    } catch (PeerException e) {
-      return CompletableFuture.failedFuture(e);
     } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(
-          new PeerException(
-              address, "error while calling peer '" + address + "': " + e.getMessage(), e));
+      return CompletableFuture.failedFuture(failure(address, e));
     }
+  }
+
+  /**
+   * Returns the failure of a call to {@code peer} that threw {@code e} as it was made: {@code e}
+   * itself when it is a {@link PeerException}, otherwise a {@link PeerException} naming the peer.
+   */
+  private static PeerException failure(String peer, RuntimeException e) {
+    return e instanceof PeerException refused
+        ? refused
+        : new PeerException(peer, "error while calling peer '" + peer + "': " + e.getMessage(), e);
   }
 
   /**
@@ -289,11 +295,7 @@ public final class PeerClientPool implements AutoCloseable {
     try {
       direct = callable(owner).forwardAll(requests);
     } catch (RuntimeException e) {
-      PeerException failed =
-          e instanceof PeerException refused
-              ? refused
-              : new PeerException(
-                  owner, "error while calling peer '" + owner + "': " + e.getMessage(), e);
+      PeerException failed = failure(owner, e);
       direct = new ArrayList<>(requests.size());
       for (int i = 0; i < requests.size(); i++) {
         direct.add(CompletableFuture.failedFuture(failed));

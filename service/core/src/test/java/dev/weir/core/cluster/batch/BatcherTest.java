@@ -221,6 +221,23 @@ class BatcherTest {
   }
 
   @Test
+  void submit_defaultQueueBoundWithFewerCallsInFlight_refusalStillNamesTheBound() {
+    Batcher<Integer, String> b =
+        new Batcher<>(2, WAIT, 1, Batcher.maxQueued(2), clock, RoundEnd.NONE, this::held);
+    List<CompletableFuture<String>> futures = new ArrayList<>();
+    for (int i = 0; i < 2 + 1000 + 1; i++) {
+      futures.add(b.submit(i));
+    }
+
+    assertThat(b.queued()).isEqualTo(1000);
+    assertThatThrownBy(futures.get(futures.size() - 1)::join)
+        .hasCauseInstanceOf(Batcher.QueueFullException.class)
+        .hasMessageContaining(
+            "1000 items (the most that may wait: 8 × WEIR_BATCH_LIMIT (2), and never fewer than"
+                + " 1000) already wait");
+  }
+
+  @Test
   void submitAll_defaultBoundFull_refusalNamesTheSettingThatSetsTheBoundAndItsValue() {
     Batcher<Integer, String> b = new Batcher<>(2, WAIT, clock, this::held);
     List<Integer> request = new ArrayList<>();

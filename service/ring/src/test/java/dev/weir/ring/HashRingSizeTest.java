@@ -1,0 +1,33 @@
+package dev.weir.ring;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class HashRingSizeTest {
+
+  private static List<String> members(int n) {
+    return IntStream.range(0, n).mapToObj(i -> "10.1." + i + ":1051").toList();
+  }
+
+  @Test
+  void of_moreArrayableThanBuildablePoints_isRefusedNamingMembersReplicasAndTheCap() {
+    assertThatThrownBy(() -> HashRing.of(members(32_767), HashRing.MAX_REPLICAS, PeerHash.FNV1A))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "members (32767) times replicas (65536) is 2147418112 points; allowed: at most"
+                + " 16777216");
+  }
+
+  @Test
+  void withPeers_oneMemberBeyondTheCap_isRefused() {
+    HashRing ring = HashRing.of(List.of(), HashRing.MAX_REPLICAS, PeerHash.FNV1A);
+
+    assertThatThrownBy(() -> ring.withPeers(members(257)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "members (257) times replicas (65536) is 16842752 points; allowed: at most 16777216");
+  }
+}
