@@ -118,6 +118,7 @@ final class OwnerRoutes {
       appliedAsk = ask;
       return;
     }
+    HashRing.checkPoints(addresses.size(), answer.getReplicas());
     HashRing ring = HashRing.of(addresses, answer.getReplicas(), hash);
     appliedAsk = ask;
     retired.removeIf(CheckBatcher::idle);

@@ -32,10 +32,14 @@ public final class HashRing {
   public static final int MAX_REPLICAS = 65_536;
 
   /**
-   * The most points a ring may have, members times replicas: 16 777 216 (4096 members at the
-   * default 4096 replicas), whose arrays take about 320 MiB while the ring is built.
+   * The most points a ring from an untrusted source should have, members times replicas: 16 777
+   * 216 (4096 members at the default 4096 replicas), whose arrays take about 320 MiB while the
+   * ring is built; see {@link #checkPoints}.
    */
   public static final int MAX_POINTS = 1 << 24;
+
+  // The most elements a Java array may hold.
+  private static final int MAX_ARRAY = Integer.MAX_VALUE - 8;
 
   private static final double TWO_TO_64 = 0x1p64;
 
@@ -51,17 +55,9 @@ public final class HashRing {
       throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
     }
     TreeSet<String> sorted = new TreeSet<>(peerAddresses);
-    long size = Math.multiplyExact((long) sorted.size(), replicas);
-    if (size > MAX_POINTS) {
-      throw new IllegalArgumentException(
-          "members ("
-              + sorted.size()
-              + ") times replicas ("
-              + replicas
-              + ") is "
-              + size
-              + " points; allowed: at most "
-              + MAX_POINTS);
+    long size = (long) sorted.size() * replicas;
+    if (size > MAX_ARRAY) {
+      throw tooMany(sorted.size(), replicas, MAX_ARRAY);
     }
     this.peers = List.copyOf(sorted);
     this.hash = hash;
@@ -103,10 +99,34 @@ public final class HashRing {
   }
 
   /**
+   * Checks that a ring of {@code members} with {@code replicas} points each has at most {@link
+   * #MAX_POINTS} points, as a ring received from elsewhere must before it is built.
+   *
+   * @throws IllegalArgumentException naming both numbers and the cap when it has more
+   */
+  public static void checkPoints(int members, int replicas) {
+    if ((long) members * replicas > MAX_POINTS) {
+      throw tooMany(members, replicas, MAX_POINTS);
+    }
+  }
+
+  private static IllegalArgumentException tooMany(int members, int replicas, int most) {
+    return new IllegalArgumentException(
+        "members ("
+            + members
+            + ") times replicas ("
+            + replicas
+            + ") is "
+            + (long) members * replicas
+            + " points; allowed: at most "
+            + most);
+  }
+
+  /**
    * Returns a ring of {@code peers} (duplicates ignored) with {@code replicas} points each.
    *
    * @throws IllegalArgumentException when {@code replicas} is below 1 or the ring would have more
-   *     than {@link #MAX_POINTS} points
+   *     points than an array holds
    */
   public static HashRing of(Collection<String> peers, int replicas, PeerHash hash) {
     return new HashRing(peers, replicas, hash);

@@ -1,5 +1,6 @@
 package dev.weir.ring;
 
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
@@ -13,8 +14,8 @@ class HashRingSizeTest {
   }
 
   @Test
-  void of_moreArrayableThanBuildablePoints_isRefusedNamingMembersReplicasAndTheCap() {
-    assertThatThrownBy(() -> HashRing.of(members(32_767), HashRing.MAX_REPLICAS, PeerHash.FNV1A))
+  void checkPoints_moreArrayableThanBuildablePoints_isRefusedNamingMembersReplicasAndTheCap() {
+    assertThatThrownBy(() -> HashRing.checkPoints(32_767, HashRing.MAX_REPLICAS))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "members (32767) times replicas (65536) is 2147418112 points; allowed: at most"
@@ -22,12 +23,19 @@ class HashRingSizeTest {
   }
 
   @Test
-  void withPeers_oneMemberBeyondTheCap_isRefused() {
-    HashRing ring = HashRing.of(List.of(), HashRing.MAX_REPLICAS, PeerHash.FNV1A);
-
-    assertThatThrownBy(() -> ring.withPeers(members(257)))
+  void checkPoints_oneMemberBeyondTheCap_isRefused_atTheCapAccepted() {
+    assertThatThrownBy(() -> HashRing.checkPoints(257, HashRing.MAX_REPLICAS))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "members (257) times replicas (65536) is 16842752 points; allowed: at most 16777216");
+    assertThatCode(() -> HashRing.checkPoints(256, HashRing.MAX_REPLICAS))
+        .doesNotThrowAnyException();
+  }
+
+  @Test
+  void of_morePointsThanAnArrayHolds_isRefusedBeforeAnyArrayIsMade() {
+    assertThatThrownBy(() -> HashRing.of(members(32_768), HashRing.MAX_REPLICAS, PeerHash.FNV1A))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("members (32768) times replicas (65536)");
   }
 }
