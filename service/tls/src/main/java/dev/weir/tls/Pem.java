@@ -33,6 +33,9 @@ import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
  */
 public final class Pem {
 
+  /** The largest PEM file read: 4 MiB, twenty times a full public CA bundle. */
+  static final long MAX_FILE_BYTES = 4L << 20;
+
   private Pem() {}
 
   /** Returns the certificates in {@code file}, in order; none is an error. */
@@ -94,8 +97,8 @@ public final class Pem {
   private static List<Object> objects(Path file) throws IOException {
     List<Object> objects = new ArrayList<>();
     boolean ascii = true;
+    byte[] bytes = bounded(file);
     try {
-      byte[] bytes = Files.readAllBytes(file);
       for (byte b : bytes) {
         ascii &= b >= 0;
       }
@@ -110,8 +113,6 @@ public final class Pem {
           objects.add(o);
         }
       }
-    } catch (NoSuchFileException | AccessDeniedException e) {
-      throw unreadable(file, e);
     } catch (IOException | RuntimeException e) {
       throw new IOException(file + ": not valid PEM: " + e.getMessage(), e);
     }
@@ -120,6 +121,25 @@ public final class Pem {
           file + ": not PEM text (it holds bytes that are not ASCII and no BEGIN block; DER?)");
     }
     return objects;
+  }
+
+  // The bytes of file, refused naming its size when it is larger than a PEM file can sensibly be.
+  private static byte[] bounded(Path file) throws IOException {
+    long size;
+    try {
+      size = Files.size(file);
+    } catch (NoSuchFileException | AccessDeniedException e) {
+      throw unreadable(file, e);
+    }
+    if (size > MAX_FILE_BYTES) {
+      throw new IOException(
+          file + ": " + size + " bytes; allowed: at most " + MAX_FILE_BYTES + " for a PEM file");
+    }
+    try {
+      return Files.readAllBytes(file);
+    } catch (NoSuchFileException | AccessDeniedException e) {
+      throw unreadable(file, e);
+    }
   }
 
   private static IOException unreadable(Path file, IOException e) {

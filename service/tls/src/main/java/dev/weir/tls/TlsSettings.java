@@ -6,6 +6,7 @@ import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -175,7 +176,7 @@ public record TlsSettings(
    * when client certificates are asked for and it names another file than {@code ca}: Weir verifies
    * clients against {@code WEIR_TLS_CA} alone, so ignoring it would admit every client certificate
    * that CA signed, which Gubernator refuses. Naming the CA file itself, or with {@code auth} {@link
-   * ClientAuth#NONE} (Gubernator then never reads it), it changes nothing and is accepted.
+   * ClientAuth#NONE} (Gubernator then never uses it), it changes nothing and is accepted.
    *
    * @throws ConfigException naming the variable, its value, the CA file and what to set instead
    */
@@ -195,7 +196,12 @@ public record TlsSettings(
                       + (ca.isPresent()
                           ? env.nameSet(CA) + "='" + ca.get() + "'"
                           : CA.name() + " (unset)")
-                      + " while client certificates are asked for, but Weir has no CA of its"
+                      + " while "
+                      + env.nameSet(CLIENT_AUTH)
+                      + "='"
+                      + env.lookup(CLIENT_AUTH).map(EnvReader.Setting::value).orElse("")
+                      + "' asks for client certificates (with none it is not read), but Weir has"
+                      + " no CA of its"
                       + " own for client certificates: it"
                       + " verifies clients and peers against "
                       + CA.name()
@@ -210,8 +216,13 @@ public record TlsSettings(
             });
   }
 
+  // Two spellings of one file, such as a Secret mount's file and its ..data link, are one file.
   private static boolean sameFile(Path a, Path b) {
-    return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+    try {
+      return Files.isSameFile(a, b);
+    } catch (IOException e) {
+      return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+    }
   }
 
   /**

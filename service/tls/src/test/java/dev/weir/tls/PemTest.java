@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -72,6 +73,19 @@ class PemTest {
     assertThatThrownBy(() -> Pem.certificates(file))
         .isInstanceOf(IOException.class)
         .hasMessageStartingWith(file + ": not PEM text");
+  }
+
+  @Test
+  void certificates_fileLargerThanAPemFileCanBe_refusedNamingItsSizeBeforeReadingIt()
+      throws Exception {
+    Path file = dir.resolve("huge.pem");
+    try (RandomAccessFile sparse = new RandomAccessFile(file.toFile(), "rw")) {
+      sparse.setLength(Pem.MAX_FILE_BYTES + 1);
+    }
+
+    assertThatThrownBy(() -> Pem.certificates(file))
+        .isInstanceOf(IOException.class)
+        .hasMessage(file + ": 4194305 bytes; allowed: at most 4194304 for a PEM file");
   }
 
   private static byte[] concat(byte[] a, byte[] b) {
