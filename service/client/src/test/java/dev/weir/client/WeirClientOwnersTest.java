@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -305,15 +306,20 @@ class WeirClientOwnersTest {
       CompletableFuture<CompletableFuture<Void>> second = new CompletableFuture<>();
       Thread firstCaller = new Thread(() -> first.complete(client.refreshRing()));
       firstCaller.start();
-      paused.await();
+      assertThat(paused.await(10, TimeUnit.SECONDS)).as("the first ask paused").isTrue();
       Thread secondCaller = new Thread(() -> second.complete(client.refreshRing()));
       secondCaller.start();
-      while (ring.held.size() < 2 && secondCaller.getState() != Thread.State.BLOCKED) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      // BLOCKED on the ask lock, the only monitor refreshRing takes before its call starts.
+      while (ring.held.size() < 2
+          && secondCaller.getState() != Thread.State.BLOCKED
+          && System.nanoTime() < deadline) {
         Thread.onSpinWait();
       }
       go.countDown();
-      firstCaller.join();
-      secondCaller.join();
+      firstCaller.join(10_000);
+      secondCaller.join(10_000);
+      assertThat(firstCaller.isAlive() || secondCaller.isAlive()).as("callers done").isFalse();
       assertThat(ring.held).as("the build's ask and both refreshes, unanswered").hasSize(3);
 
       ring.answerHeld(0, ringOf(older, "fnv1a-fmix64"));

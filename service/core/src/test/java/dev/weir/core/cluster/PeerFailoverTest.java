@@ -7,13 +7,11 @@ import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
+import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.LocalCluster.Node;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.RingKeys;
 import dev.weir.ring.HashRing;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,7 +140,7 @@ class PeerFailoverTest {
 
   @Test
   void check_peerThatNeverStarted_everyItemAnsweredByTheOthers() throws Exception {
-    String ghost = "127.0.0.1:" + freePort();
+    String ghost = "127.0.0.1:" + FreePorts.next();
     cluster = LocalCluster.start(2, ClusterForwardingTest.SETTINGS, List.of(ghost));
     Node asked = cluster.node(0);
     HashRing withGhost =
@@ -182,11 +180,5 @@ class PeerFailoverTest {
     assertThat(answers).allSatisfy(a -> assertThat(a.error()).isEmpty());
     assertThat(answers)
         .allSatisfy(a -> assertThat(a.metadata().get("owner")).isNotEqualTo(leaving.address()));
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -38,9 +38,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.ZoneOffset;
@@ -646,7 +644,7 @@ public final class LocalCluster implements AutoCloseable {
             }
           };
       try {
-        int bound = atPort != 0 ? atPort : freePort();
+        int bound = atPort != 0 ? atPort : FreePorts.next();
         listener =
             PeerListener.start(
                 new InetSocketAddress("127.0.0.1", bound),
@@ -663,12 +661,6 @@ public final class LocalCluster implements AutoCloseable {
         throw new UncheckedIOException(e);
       }
       port = listener.port();
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
     }
   }
 
