@@ -158,10 +158,14 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- end }}
 {{- $etcd := .Values.discovery.etcd | default dict }}
 {{- $passwordSecret := dig "passwordSecret" "name" "" $etcd }}
-{{- if and (eq .Values.discovery.type "etcd") $passwordSecret (not (dig "user" "" $etcd)) }}
+{{- $userInExtraEnv := false }}
+{{- range .Values.extraEnv }}
+{{- if eq .name "WEIR_ETCD_USER" }}{{ $userInExtraEnv = true }}{{ end }}
+{{- end }}
+{{- if and (eq .Values.discovery.type "etcd") $passwordSecret (not (dig "user" "" $etcd)) (not $userInExtraEnv) }}
 {{- fail (printf (print "discovery.etcd.passwordSecret.name: %q is not valid with discovery.etcd.user:"
-  " \"\": Weir reads the password only with a user; expected a discovery.etcd.user or no"
-  " discovery.etcd.passwordSecret.name") $passwordSecret) }}
+  " \"\": Weir reads the password only with a user; expected a discovery.etcd.user (or"
+  " WEIR_ETCD_USER in extraEnv) or no discovery.etcd.passwordSecret.name") $passwordSecret) }}
 {{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
 {{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"

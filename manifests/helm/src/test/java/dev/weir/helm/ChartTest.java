@@ -1289,6 +1289,14 @@ class ChartTest {
         .hasMessageContaining(
             "discovery.etcd.passwordSecret.name: \"etcd-auth\" is not valid with"
                 + " discovery.etcd.user: \"\"");
+    assertThat(
+            Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                        + " passwordSecret: {name: etcd-auth}}}\n"
+                        + "extraEnv: [{name: WEIR_ETCD_USER, valueFrom: {secretKeyRef:"
+                        + " {name: etcd-auth, key: user}}}]\n")
+                .env())
+        .containsEntry("WEIR_ETCD_PASSWORD", "secretKeyRef:etcd-auth/password");
   }
 
   @Test
