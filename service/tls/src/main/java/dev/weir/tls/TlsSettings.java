@@ -46,6 +46,12 @@ public record TlsSettings(
   /** {@code WEIR_TLS_CA}, alias {@code GUBER_TLS_CA}. */
   public static final EnvVar CA = EnvVar.of("WEIR_TLS_CA", "GUBER_TLS_CA");
 
+  /**
+   * Gubernator's {@code GUBER_TLS_CLIENT_AUTH_CA_CERT}: read only to refuse a client CA other than
+   * {@link #CA} (Weir has no CA of its own for client certificates).
+   */
+  public static final EnvVar GUBERNATOR_CLIENT_CA = EnvVar.of("GUBER_TLS_CLIENT_AUTH_CA_CERT");
+
   /** {@code WEIR_TLS_CLIENT_AUTH}, alias {@code GUBER_TLS_CLIENT_AUTH}. */
   public static final EnvVar CLIENT_AUTH =
       EnvVar.of("WEIR_TLS_CLIENT_AUTH", "GUBER_TLS_CLIENT_AUTH");
@@ -184,7 +190,7 @@ public record TlsSettings(
     if (auth == ClientAuth.NONE) {
       return;
     }
-    env.lookup(EnvVar.of("GUBER_TLS_CLIENT_AUTH_CA_CERT"))
+    env.lookup(GUBERNATOR_CLIENT_CA)
         .filter(set -> ca.map(file -> !sameFile(file, Path.of(set.value()))).orElse(true))
         .ifPresent(
             set -> {
