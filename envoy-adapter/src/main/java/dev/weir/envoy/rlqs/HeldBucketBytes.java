@@ -1,13 +1,13 @@
 package dev.weir.envoy.rlqs;
 
+import dev.weir.core.limiter.ByteBudget;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The bytes of buckets all RLQS streams of a node hold together, bounded by {@code
+ * The bytes a held RLQS bucket counts for in its node's {@link ByteBudget} of {@code
  * WEIR_RLQS_MAX_NODE_BUCKET_BYTES}: a stream takes a new bucket's bytes before holding it and gives
  * them back when it lets the bucket go, so values a client makes up, however long or many, cannot
- * fill the heap. Thread-safe.
+ * fill the heap.
  */
 final class HeldBucketBytes {
 
@@ -19,13 +19,7 @@ final class HeldBucketBytes {
    */
   static final long PER_BUCKET_BYTES = 512;
 
-  private final long most;
-  private final AtomicLong held = new AtomicLong();
-
-  /** Creates the count, allowing at most {@code most} bytes held. */
-  HeldBucketBytes(long most) {
-    this.most = most;
-  }
+  private HeldBucketBytes() {}
 
   /**
    * Returns the bytes a held bucket of {@code id} named {@code name} counts for: {@link
@@ -34,33 +28,5 @@ final class HeldBucketBytes {
    */
   static long of(BucketId id, String name) {
     return PER_BUCKET_BYTES + id.getSerializedSize() + name.length();
-  }
-
-  /** Takes {@code bytes} and returns true, or returns false when they would pass the most. */
-  boolean take(long bytes) {
-    while (true) {
-      long now = held.get();
-      if (now + bytes > most) {
-        return false;
-      }
-      if (held.compareAndSet(now, now + bytes)) {
-        return true;
-      }
-    }
-  }
-
-  /** Gives back {@code bytes} taken before. */
-  void give(long bytes) {
-    held.addAndGet(-bytes);
-  }
-
-  /** Returns the bytes held now. */
-  long held() {
-    return held.get();
-  }
-
-  /** Returns the most bytes allowed. */
-  long most() {
-    return most;
   }
 }

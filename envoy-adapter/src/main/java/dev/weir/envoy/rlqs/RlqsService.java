@@ -1,5 +1,6 @@
 package dev.weir.envoy.rlqs;
 
+import dev.weir.core.limiter.ByteBudget;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.metrics.CheckMeter;
@@ -63,7 +64,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   private final AtomicLong reportsReceived = new AtomicLong();
   private final AtomicLong responsesSent = new AtomicLong();
   private final AtomicLong pending = new AtomicLong();
-  private final HeldBucketBytes heldBytes;
+  private final ByteBudget heldBytes;
   private volatile boolean draining;
   private volatile Runnable beforeRegister = () -> {};
   private volatile Runnable beforeBuckets = () -> {};
@@ -100,7 +101,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
     this.meter = meter;
     this.unknownDomains = unknownDomains;
     this.ttl = settings.assignmentTimeToLive();
-    this.heldBytes = new HeldBucketBytes(settings.maxNodeBucketBytes());
+    this.heldBytes = new ByteBudget(settings.maxNodeBucketBytes());
     this.incarnation = Long.toString(clock.wallMillis());
     metrics.watchStreams(streams::size);
   }
@@ -307,7 +308,7 @@ public final class RlqsService extends RateLimitQuotaServiceGrpc.RateLimitQuotaS
   }
 
   /** Returns the bytes of buckets the node's streams hold, bounded by the node's setting. */
-  HeldBucketBytes heldBytes() {
+  ByteBudget heldBytes() {
     return heldBytes;
   }
 

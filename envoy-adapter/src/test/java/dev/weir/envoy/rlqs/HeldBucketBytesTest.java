@@ -2,6 +2,7 @@ package dev.weir.envoy.rlqs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weir.core.limiter.ByteBudget;
 import io.envoyproxy.envoy.service.rate_limit_quota.v3.BucketId;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +21,7 @@ class HeldBucketBytesTest {
 
   @Test
   void nodeBound_holdsAsManySmallBucketsAsTheirHeapAllows() {
-    HeldBucketBytes held = new HeldBucketBytes(1 << 20);
+    ByteBudget held = new ByteBudget(1 << 20);
     BucketId id = BucketId.newBuilder().putBucket("a", "1").build();
     int taken = 0;
     while (held.take(HeldBucketBytes.of(id, "a=1"))) {

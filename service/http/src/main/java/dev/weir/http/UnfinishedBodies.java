@@ -1,6 +1,6 @@
 package dev.weir.http;
 
-import java.util.concurrent.atomic.AtomicLong;
+import dev.weir.core.limiter.ByteBudget;
 
 /**
  * The bytes of request bodies a listener has read but not yet whole, on all its connections
@@ -11,12 +11,11 @@ final class UnfinishedBodies {
   /** How many bodies of the largest size allowed the budget holds. */
   static final int LARGEST_BODIES = 16;
 
-  private final long budget;
-  private final AtomicLong held = new AtomicLong();
+  private final ByteBudget budget;
 
   /** Creates the count with room for {@code budget} bytes. */
   UnfinishedBodies(long budget) {
-    this.budget = budget;
+    this.budget = new ByteBudget(budget);
   }
 
   /** Returns the budget of a listener whose largest body is {@code maxBodyBytes}. */
@@ -26,29 +25,21 @@ final class UnfinishedBodies {
 
   /** Returns the budget in bytes. */
   long budget() {
-    return budget;
+    return budget.most();
   }
 
   /** Counts {@code bytes} more and returns true, or returns false, counting nothing, when they do not fit. */
   boolean take(long bytes) {
-    while (true) {
-      long now = held.get();
-      if (now + bytes > budget) {
-        return false;
-      }
-      if (held.compareAndSet(now, now + bytes)) {
-        return true;
-      }
-    }
+    return budget.take(bytes);
   }
 
   /** Gives back {@code bytes} taken earlier. */
   void give(long bytes) {
-    held.addAndGet(-bytes);
+    budget.give(bytes);
   }
 
   /** Returns the bytes counted now. */
   long held() {
-    return held.get();
+    return budget.held();
   }
 }
