@@ -152,13 +152,7 @@ class OwnerRoutesTest {
   void apply_ringOfFewerPointsThanAnArrayHoldsButTooLargeToBuild_isRefused() {
     OwnerRoutes routes = routes();
     routes.apply(ringOf(STAYER, LEAVER), ++asks);
-    GetRingResp tooLarge =
-        GetRingResp.newBuilder()
-            .addAllMembers(
-                IntStream.range(0, 32_767).mapToObj(i -> "10.1." + i + ":1051").toList())
-            .setHash("fnv1a-fmix64")
-            .setReplicas(HashRing.MAX_REPLICAS)
-            .build();
+    GetRingResp tooLarge = ringOfMaxReplicas(List.of(), 32_767);
 
     assertThatThrownBy(() -> routes.apply(tooLarge, ++asks))
         .isInstanceOf(IllegalArgumentException.class)
@@ -174,14 +168,7 @@ class OwnerRoutesTest {
     OwnerRoutes routes = routes();
     routes.apply(ringOf(STAYER, LEAVER), ++asks);
     // 32 769 members of 65 536 points each: more points than an array holds.
-    GetRingResp tooLarge =
-        GetRingResp.newBuilder()
-            .addMembers(STAYER)
-            .addAllMembers(
-                IntStream.range(0, 32_768).mapToObj(i -> "10.1." + i + ":1051").toList())
-            .setHash("fnv1a-fmix64")
-            .setReplicas(HashRing.MAX_REPLICAS)
-            .build();
+    GetRingResp tooLarge = ringOfMaxReplicas(List.of(STAYER), 32_768);
 
     assertThatThrownBy(() -> routes.apply(tooLarge, ++asks))
         .isInstanceOf(IllegalArgumentException.class)
@@ -194,5 +181,15 @@ class OwnerRoutesTest {
     routes.close();
     assertThat(opened.get(LEAVER).isShutdown()).as("the channel of the member the refused ring"
         + " dropped, after close()").isTrue();
+  }
+
+  /** A ring of {@code known} and {@code more} other members, each with the most replicas. */
+  private static GetRingResp ringOfMaxReplicas(List<String> known, int more) {
+    return GetRingResp.newBuilder()
+        .addAllMembers(known)
+        .addAllMembers(IntStream.range(0, more).mapToObj(i -> "10.1." + i + ":1051").toList())
+        .setHash("fnv1a-fmix64")
+        .setReplicas(HashRing.MAX_REPLICAS)
+        .build();
   }
 }
