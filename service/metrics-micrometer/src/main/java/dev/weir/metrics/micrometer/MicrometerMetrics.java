@@ -180,23 +180,9 @@ public final class MicrometerMetrics implements WeirMetrics {
   private final Counter standIns;
   private final Counter ringChanges;
 
-  /** Runs in {@link #forgetPeer} just before it waits to stop a watched peer's registrations. */
-  private final Runnable forgetting;
-
   /** Creates the metrics in {@code registry}, registering the fixed counters at zero. */
   public MicrometerMetrics(MeterRegistry registry) {
-    this(registry, () -> {});
-  }
-
-  /**
-   * Creates the metrics in {@code registry}, registering the fixed counters at zero, with {@code
-   * forgetting} run by {@link #forgetPeer} just before it waits for a registration of the peer's
-   * meters in progress (so a test can let that registration go on only once the forgetting has
-   * begun).
-   */
-  MicrometerMetrics(MeterRegistry registry, Runnable forgetting) {
     this.registry = Objects.requireNonNull(registry, "registry");
-    this.forgetting = Objects.requireNonNull(forgetting, "forgetting");
     for (CheckResult result : CheckResult.values()) {
       checks.put(
           result,
@@ -451,7 +437,6 @@ public final class MicrometerMetrics implements WeirMetrics {
   public void forgetPeer(String peer) {
     PeerMeters watched = peers.remove(peer);
     if (watched != null) {
-      forgetting.run();
       watched.forget();
     }
     for (String name :
