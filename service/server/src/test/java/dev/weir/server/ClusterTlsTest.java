@@ -89,13 +89,7 @@ class ClusterTlsTest {
   private WeirNode node(
       int grpcPort, int peerPort, List<String> peers, TlsSettings tls, Optional<String> serverName)
       throws Exception {
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", grpcPort),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", grpcPort),
-            1000,
-            "info");
+    WeirConfig config = TestConfigs.loopback(grpcPort);
     WeirNode node =
         WeirNode.builder(config)
             .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))

@@ -59,13 +59,7 @@ class ReadinessTest {
     int peerPort = FreePorts.next();
     ghost = "127.0.0.1:" + FreePorts.next();
     String ghostEntry = ghost + "@" + FreePorts.next();
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", grpcPort),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", grpcPort),
-            1000,
-            "info");
+    WeirConfig config = TestConfigs.loopback(grpcPort);
     node =
         WeirNode.builder(config)
             .cluster(

@@ -19,13 +19,7 @@ final class StaticMembers {
    * listener on a free port and hand-off off; the caller adds a clock, a store and the rest.
    */
   static WeirNode.Builder builder(int grpcPort, int peerPort, List<String> peers, String secret) {
-    WeirConfig config =
-        new WeirConfig(
-            new HostPort("127.0.0.1", grpcPort),
-            new HostPort("127.0.0.1", 0),
-            new HostPort("127.0.0.1", grpcPort),
-            1000,
-            "info");
+    WeirConfig config = TestConfigs.loopback(grpcPort);
     return WeirNode.builder(config)
         .cluster(ClusterSettings.defaults().withStaticPeers(peers).withHandoff(false))
         .peers(

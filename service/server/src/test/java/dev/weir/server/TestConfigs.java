@@ -24,6 +24,19 @@ final class TestConfigs {
         "info");
   }
 
+  /**
+   * Returns a node on 127.0.0.1 serving gRPC on {@code grpcPort}, advertised so, and HTTP on a free
+   * port, with a cache of 1000 buckets.
+   */
+  static WeirConfig loopback(int grpcPort) {
+    return new WeirConfig(
+        new HostPort("127.0.0.1", grpcPort),
+        new HostPort("127.0.0.1", 0),
+        new HostPort("127.0.0.1", grpcPort),
+        1000,
+        "info");
+  }
+
   /** Returns a peer listener on a free loopback port, authenticated by a secret the tests share. */
   static PeerSettings peers() {
     return new PeerSettings(
