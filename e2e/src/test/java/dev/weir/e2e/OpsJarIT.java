@@ -8,6 +8,8 @@ import com.google.protobuf.util.JsonFormat;
 import dev.weir.proto.gubernator.GetRateLimitsReq;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.V1Grpc;
+import dev.weir.tls.CertificateAuthority;
+import dev.weir.tls.Pem;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -19,6 +21,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,6 +40,7 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Operations of the real {@code weir.jar}: draining on SIGTERM, JSON logs, the metrics endpoint,
@@ -47,6 +52,8 @@ class OpsJarIT {
   private static final int CLIENTS = 8;
 
   private final HttpClient http = HttpClient.newHttpClient();
+
+  @TempDir Path certs;
 
   private static GetRateLimitsReq request(int client) {
     return GetRateLimitsReq.newBuilder()
@@ -148,9 +155,14 @@ class OpsJarIT {
   @Test
   void jar_mutualTlsWithStatusListener_probesAndMetricsNeedNoClientCertificate() throws Exception {
     int statusPort = NodeProcess.freePort();
+    Path clientCa = certs.resolve("client-ca.pem");
+    Files.writeString(
+        clientCa,
+        Pem.encode(CertificateAuthority.create("client-ca", Duration.ofDays(1)).certificate()));
     Map<String, String> env =
         Map.of(
             "WEIR_TLS_AUTO", "true",
+            "WEIR_TLS_CA", clientCa.toString(),
             "WEIR_TLS_CLIENT_AUTH", "require-and-verify",
             "WEIR_STATUS_HTTP_ADDRESS", "127.0.0.1:" + statusPort);
     HttpClient withoutCertificate =

@@ -237,7 +237,8 @@ public record TlsSettings(
    * {@code require-and-verify} mean {@code require-and-verify}. A CA file or a client-auth mode
    * with TLS off, and {@code require-and-verify} without a CA to verify against (the CA {@code
    * WEIR_TLS_AUTO} generates only when no certificate file is set), are errors: either would serve
-   * without the client check asked for.
+   * without the client check asked for. So is {@code require-and-verify} with {@code WEIR_TLS_AUTO}
+   * and no CA file, which would admit no client: the generated CA signs no client's certificate.
    */
   public static TlsSettings from(EnvReader env) {
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
@@ -290,6 +291,22 @@ public record TlsSettings(
               + (files.cert().isPresent() && auto
                   ? " (" + env.nameSet(AUTO) + " generates one only without " + env.nameSet(CERT) + ")"
                   : ""));
+    } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty()) {
+      throw new ConfigException(
+          env.nameSet(CLIENT_AUTH)
+              + "="
+              + auth
+              + " with "
+              + env.nameSet(AUTO)
+              + "=true and no "
+              + env.nameSet(CA)
+              + " admits no client: the CA that "
+              + env.nameSet(AUTO)
+              + " generates never leaves the node, so no client holds a certificate it signs; set "
+              + env.nameSet(CA)
+              + " to the CA your clients' certificates chain to, or "
+              + env.nameSet(CLIENT_AUTH)
+              + " to request or none");
     }
     return new TlsSettings(
         files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);

@@ -146,14 +146,35 @@ class TlsSettingsTest {
   }
 
   @Test
-  void from_requireWithAutoAlone_accepted() {
+  void from_requireWithAutoAndNoCa_refusedBecauseNoClientCouldHoldACertificateOfTheGeneratedCa() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "GUBER_TLS_AUTO", "true",
+                            "WEIR_TLS_CLIENT_AUTH", "require-and-verify"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_TLS_CLIENT_AUTH=require-and-verify with GUBER_TLS_AUTO=true and no WEIR_TLS_CA"
+                + " admits no client: the CA that GUBER_TLS_AUTO generates never leaves the node,"
+                + " so no client holds a certificate it signs; set WEIR_TLS_CA to the CA your"
+                + " clients' certificates chain to, or WEIR_TLS_CLIENT_AUTH to request or none");
+  }
+
+  @Test
+  void from_requireWithAutoAndCa_acceptedVerifyingClientsAgainstThatCa() {
     TlsSettings settings =
         TlsSettings.from(
             new EnvReader(
-                Map.of("WEIR_TLS_AUTO", "true", "WEIR_TLS_CLIENT_AUTH", "require-and-verify")));
+                Map.of(
+                    "WEIR_TLS_AUTO", "true",
+                    "WEIR_TLS_CA", "/ca.pem",
+                    "WEIR_TLS_CLIENT_AUTH", "require-and-verify")));
 
     assertThat(settings.enabled()).isTrue();
     assertThat(settings.clientAuth()).isEqualTo(ClientAuth.REQUIRE_AND_VERIFY);
+    assertThat(settings.ca()).contains(Path.of("/ca.pem"));
   }
 
   @Test
