@@ -91,6 +91,20 @@ extraEnv names, which come after them.
         key: {{ .key | quote }}
   {{- end }}
   {{- end }}
+  {{- if include "weir.etcdTls" $ }}
+  {{- with .tls }}
+  {{- if .ca }}
+  - name: WEIR_ETCD_TLS_CA
+    value: /etc/weir/etcd-tls/ca.crt
+  {{- end }}
+  {{- if .cert }}
+  - name: WEIR_ETCD_TLS_CERT
+    value: /etc/weir/etcd-tls/tls.crt
+  - name: WEIR_ETCD_TLS_KEY
+    value: /etc/weir/etcd-tls/tls.key
+  {{- end }}
+  {{- end }}
+  {{- end }}
   {{- end }}
   {{- end }}
   {{- if eq .Values.mode "weir" }}

@@ -167,6 +167,50 @@ at install or when the entry to keep cannot be told, a new random one.
   " \"\": Weir reads the password only with a user; expected a discovery.etcd.user (or"
   " WEIR_ETCD_USER in extraEnv) or no discovery.etcd.passwordSecret.name") $passwordSecret) }}
 {{- end }}
+{{- $etcdTls := dig "tls" dict $etcd }}
+{{- $etcdTlsSecret := dig "secretName" "" $etcdTls }}
+{{- $etcdCa := dig "ca" "" $etcdTls }}
+{{- $etcdCert := dig "cert" "" $etcdTls }}
+{{- $etcdKey := dig "key" "" $etcdTls }}
+{{- if eq .Values.discovery.type "etcd" }}
+{{- if and $etcdTlsSecret (not $etcdCa) (not $etcdCert) (not $etcdKey) }}
+{{- fail (printf (print "discovery.etcd.tls.secretName: %q is not valid without discovery.etcd.tls.ca"
+  " or discovery.etcd.tls.cert and key: expected the Secret's key that holds etcd's CA (e.g. ca.crt),"
+  " the keys that hold the client certificate and its key (e.g. tls.crt, tls.key), or both")
+  $etcdTlsSecret) }}
+{{- end }}
+{{- if not $etcdTlsSecret }}
+{{- range $name, $key := dict "ca" $etcdCa "cert" $etcdCert "key" $etcdKey }}
+{{- if $key }}
+{{- fail (printf (print "discovery.etcd.tls.%s: %q is not valid with discovery.etcd.tls.secretName:"
+  " \"\": expected the name of the Secret that holds it") $name $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and $etcdCert (not $etcdKey) }}
+{{- fail (printf (print "discovery.etcd.tls.cert: %q is not valid with discovery.etcd.tls.key: \"\":"
+  " expected both (the client certificate and its key) or neither") $etcdCert) }}
+{{- end }}
+{{- if and $etcdKey (not $etcdCert) }}
+{{- fail (printf (print "discovery.etcd.tls.key: %q is not valid with discovery.etcd.tls.cert: \"\":"
+  " expected both (the client certificate and its key) or neither") $etcdKey) }}
+{{- end }}
+{{- if $etcdTlsSecret }}
+{{- range (dig "endpoints" list $etcd) }}
+{{- if hasPrefix "http://" (lower .) }}
+{{- fail (printf (print "discovery.etcd.tls.secretName: %q is not valid with the http:// endpoint %q:"
+  " an http:// endpoint is plaintext; expected https:// or host:port endpoints") $etcdTlsSecret .) }}
+{{- end }}
+{{- end }}
+{{- range $.Values.extraEnv }}
+{{- if has .name (list "WEIR_ETCD_TLS_CA" "WEIR_ETCD_TLS_CERT" "WEIR_ETCD_TLS_KEY" "GUBER_ETCD_TLS_CA"
+  "GUBER_ETCD_TLS_CERT" "GUBER_ETCD_TLS_KEY") }}
+{{- fail (printf (print "extraEnv: %s is not valid with discovery.etcd.tls.secretName: %q, which sets"
+  " the etcd TLS files itself; expected one of them") .name $etcdTlsSecret) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if not (has .Values.discovery.watchMechanism (list "endpointslices" "pods")) }}
 {{- fail (printf "discovery.watchMechanism: %q is not valid: expected endpointslices or pods"
   .Values.discovery.watchMechanism) }}
@@ -272,4 +316,9 @@ tls and https when Weir serves TLS itself, so a sidecar passes the bytes through
 secret:
   secretName: {{ .Values.tls.secretName }}
 {{- end }}
+{{- end }}
+
+{{/* "true" when the pods mount etcd's TLS files from discovery.etcd.tls.secretName. */}}
+{{- define "weir.etcdTls" -}}
+{{- if and (eq .Values.discovery.type "etcd") (dig "etcd" "tls" "secretName" "" .Values.discovery) }}true{{ end }}
 {{- end }}

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KeyToPath;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -46,6 +47,7 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -1314,6 +1316,102 @@ class ChartTest {
     assertThatThrownBy(() -> Chart.render("discovery: {type: etcd}\n"))
         .hasMessageContaining("discovery.etcd.endpoints: [] is not valid with discovery.type=etcd")
         .hasMessageContaining("host:port");
+  }
+
+  /** etcd TLS from a Secret of the user's: mounted read-only, its files named as README names them. */
+  @Test
+  void etcdTls_secretWithCaAndClientCertificate_mountedAndTheEtcdTlsVariablesSet() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['https://etcd:2379'],"
+                + " tls: {secretName: etcd-client, ca: ca.crt, cert: tls.crt, key: '0123'}}}\n");
+
+    assertThat(r.env())
+        .containsEntry("WEIR_ETCD_TLS_CA", "/etc/weir/etcd-tls/ca.crt")
+        .containsEntry("WEIR_ETCD_TLS_CERT", "/etc/weir/etcd-tls/tls.crt")
+        .containsEntry("WEIR_ETCD_TLS_KEY", "/etc/weir/etcd-tls/tls.key");
+    Volume volume =
+        r.deployment().getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(v -> v.getName().equals("etcd-tls"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(volume.getSecret().getSecretName()).isEqualTo("etcd-client");
+    assertThat(volume.getSecret().getItems())
+        .extracting(KeyToPath::getKey, KeyToPath::getPath)
+        .containsExactly(
+            tuple("ca.crt", "ca.crt"), tuple("tls.crt", "tls.crt"), tuple("0123", "tls.key"));
+    assertThat(r.weir().getVolumeMounts())
+        .filteredOn(m -> m.getName().equals("etcd-tls"))
+        .extracting(VolumeMount::getMountPath, VolumeMount::getReadOnly)
+        .containsExactly(tuple("/etc/weir/etcd-tls", true));
+  }
+
+  @Test
+  void etcdTls_caAlone_onlyTheCaMountedAndNamed_andNothingWithoutASecret() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                + " tls: {secretName: etcd-ca, ca: ca.crt}}}\n");
+    Rendered none = Chart.render("discovery: {type: etcd, etcd: {endpoints: ['etcd:2379']}}\n");
+
+    assertThat(r.env()).containsEntry("WEIR_ETCD_TLS_CA", "/etc/weir/etcd-tls/ca.crt");
+    assertThat(r.env()).doesNotContainKeys("WEIR_ETCD_TLS_CERT", "WEIR_ETCD_TLS_KEY");
+    assertThat(none.env().keySet()).noneMatch(n -> n.startsWith("WEIR_ETCD_TLS_"));
+    assertThat(none.deployment().getSpec().getTemplate().getSpec().getVolumes())
+        .extracting(Volume::getName)
+        .doesNotContain("etcd-tls");
+  }
+
+  /** Half-configured etcd TLS fails to render, naming the value and what to set instead. */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "secretName: etcd-client"
+            + " | discovery.etcd.tls.secretName: \"etcd-client\" is not valid without"
+            + " discovery.etcd.tls.ca or discovery.etcd.tls.cert and key",
+        "ca: ca.crt"
+            + " | discovery.etcd.tls.ca: \"ca.crt\" is not valid with"
+            + " discovery.etcd.tls.secretName: \"\": expected the name of the Secret",
+        "secretName: etcd-client, cert: tls.crt"
+            + " | discovery.etcd.tls.cert: \"tls.crt\" is not valid with"
+            + " discovery.etcd.tls.key: \"\": expected both",
+        "secretName: etcd-client, ca: ca.crt, key: tls.key"
+            + " | discovery.etcd.tls.key: \"tls.key\" is not valid with"
+            + " discovery.etcd.tls.cert: \"\": expected both",
+      })
+  void etcdTls_halfConfigured_failsNamingTheValueAndWhatIsExpected(String tls, String message) {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'], tls: {"
+                        + tls
+                        + "}}}\n"))
+        .hasMessageContaining(message);
+  }
+
+  @Test
+  void etcdTls_withPlaintextEndpoint_failsAsWeirWouldAtStart() {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['http://etcd:2379'],"
+                        + " tls: {secretName: etcd-ca, ca: ca.crt}}}\n"))
+        .hasMessageContaining(
+            "discovery.etcd.tls.secretName: \"etcd-ca\" is not valid with the http:// endpoint"
+                + " \"http://etcd:2379\"");
+  }
+
+  @Test
+  void etcdTls_alsoInExtraEnv_failsNamingBoth() {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                        + " tls: {secretName: etcd-ca, ca: ca.crt}}}\n"
+                        + "extraEnv: [{name: WEIR_ETCD_TLS_CA, value: /etc/etcd-tls/ca.crt}]\n"))
+        .hasMessageContaining(
+            "extraEnv: WEIR_ETCD_TLS_CA is not valid with discovery.etcd.tls.secretName");
   }
 
   /** etcd with a private CA: its files come from extraVolumes, named through extraEnv. */
