@@ -66,7 +66,8 @@ public final class ProtoMapping {
             .setPeerCount(health.peerCount())
             .setAdvertiseAddress(health.advertiseAddress());
     for (String peer : health.peers()) {
-      builder.addLocalPeers(PeerHealthResp.newBuilder().setGrpcAddress(peer));
+      builder.addLocalPeers(
+          PeerHealthResp.newBuilder().setGrpcAddress(peer).setDataCenter(health.dataCenter()));
     }
     return builder.build();
   }

@@ -1,6 +1,7 @@
 package dev.weir.gubernator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
@@ -81,5 +82,16 @@ class ProtoMappingTest {
     assertThat(resp.getLocalPeersList())
         .extracting(PeerHealthResp::getGrpcAddress)
         .containsExactly("a:1", "b:1");
+  }
+
+  @Test
+  void toProto_healthWithDataCenter_everyLocalPeerInIt() {
+    HealthCheckResp resp =
+        ProtoMapping.toProto(new HealthStatus(true, "", 2, "a:1", List.of("a:1", "b:1"), "eu-1"));
+
+    assertThat(resp.getLocalPeersList())
+        .extracting(PeerHealthResp::getGrpcAddress, PeerHealthResp::getDataCenter)
+        .containsExactly(tuple("a:1", "eu-1"), tuple("b:1", "eu-1"));
+    assertThat(resp.getRegionPeersList()).isEmpty();
   }
 }

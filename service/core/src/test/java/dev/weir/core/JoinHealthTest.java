@@ -28,6 +28,7 @@ class JoinHealthTest {
   private static final class ManualDiscovery implements PeerDiscovery {
     private volatile Consumer<Set<String>> listener;
     private volatile String problem = "";
+    private volatile String dataCenter = "";
 
     @Override
     public void start(Consumer<Set<String>> l) {
@@ -41,6 +42,11 @@ class JoinHealthTest {
     @Override
     public String problem() {
       return problem;
+    }
+
+    @Override
+    public String dataCenter() {
+      return dataCenter;
     }
 
     @Override
@@ -98,6 +104,25 @@ class JoinHealthTest {
     assertThat(health.healthy()).isTrue();
     assertThat(health.message()).isEmpty();
     assertThat(health.peerCount()).isEqualTo(1);
+  }
+
+  @Test
+  void health_discoveryOfOneDataCenter_reportsItForThePeers() throws Exception {
+    discovery.dataCenter = "eu-1";
+    startMember();
+
+    discovery.publish(Set.of(self));
+
+    assertThat(member.health().dataCenter()).isEqualTo("eu-1");
+  }
+
+  @Test
+  void health_discoveryWithoutDataCenters_reportsNone() throws Exception {
+    startMember();
+
+    discovery.publish(Set.of(self));
+
+    assertThat(member.health().dataCenter()).isEmpty();
   }
 
   @Test

@@ -333,7 +333,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         new HealthChecker()
             .add(discoveryHealth)
             .add(new PeersComponent(liveness, membership::members, this::voucherOf));
-    this.clusterHealth = new ClusterHealth(self, membership, health);
+    this.clusterHealth = new ClusterHealth(self, membership, health, this::dataCenter);
     this.quota =
         new QuotaRouter(self, membership::ring, peers, settings.batchTimeout(), clock);
     this.quotaOwner = new QuotaOwner(store, clock, quotaTimers, quota);
@@ -809,6 +809,12 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
    */
   CompletableFuture<Void> lateReturnEnded() {
     return lateReturnEnded;
+  }
+
+  /** Returns the data center the members' discovery reports, empty before it joins. */
+  private String dataCenter() {
+    PeerDiscovery source = discovery;
+    return source == null ? "" : source.dataCenter();
   }
 
   /**

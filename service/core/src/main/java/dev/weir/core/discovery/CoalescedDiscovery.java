@@ -88,6 +88,11 @@ public final class CoalescedDiscovery implements PeerDiscovery {
   }
 
   @Override
+  public String dataCenter() {
+    return delegate.dataCenter();
+  }
+
+  @Override
   public synchronized boolean holdingPeers() {
     return coalescer != null && coalescer.holding();
   }

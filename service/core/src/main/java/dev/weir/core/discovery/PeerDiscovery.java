@@ -39,6 +39,14 @@ public interface PeerDiscovery extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Returns the data center of every member this mechanism reports (etcd reports only the
+   * registrations of this node's data center), or empty when the mechanism carries none.
+   */
+  default String dataCenter() {
+    return "";
+  }
+
   /** Returns an error describing why discovery is currently degraded, or empty when it is not. */
   default String problem() {
     return "";

@@ -11,12 +11,25 @@ import java.util.List;
  * @param peerCount the number of peers, this node included
  * @param advertiseAddress this node's advertised gRPC address
  * @param peers the advertised gRPC addresses of all peers
+ * @param dataCenter the data center of every peer as discovery reports it, empty when it reports
+ *     none
  */
 public record HealthStatus(
-    boolean healthy, String message, int peerCount, String advertiseAddress, List<String> peers) {
+    boolean healthy,
+    String message,
+    int peerCount,
+    String advertiseAddress,
+    List<String> peers,
+    String dataCenter) {
 
   /** Creates a status, copying {@code peers}. */
   public HealthStatus {
     peers = List.copyOf(peers);
+  }
+
+  /** Creates a status whose peers have no data center. */
+  public HealthStatus(
+      boolean healthy, String message, int peerCount, String advertiseAddress, List<String> peers) {
+    this(healthy, message, peerCount, advertiseAddress, peers, "");
   }
 }

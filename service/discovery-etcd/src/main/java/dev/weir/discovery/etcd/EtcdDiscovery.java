@@ -244,6 +244,12 @@ public final class EtcdDiscovery implements PeerDiscovery {
         });
   }
 
+  /** Returns the data center this node registers in; only its registrations join the ring. */
+  @Override
+  public String dataCenter() {
+    return settings.dataCenter();
+  }
+
   @Override
   public String problem() {
     return problem;
