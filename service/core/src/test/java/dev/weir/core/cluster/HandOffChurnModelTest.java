@@ -1,0 +1,226 @@
+package dev.weir.core.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weir.core.discovery.StaticDiscovery;
+import dev.weir.core.model.Algorithm;
+import dev.weir.core.model.RateLimitRequest;
+import dev.weir.core.model.RateLimitResponse;
+import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.LocalCluster;
+import dev.weir.core.testkit.LocalCluster.Node;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A model of hand-off under ring churn: 2 to 5 in-process nodes on fake time take hits on a few
+ * keys while nodes join, leave gracefully and restart in an order drawn from a fixed seed; every
+ * change is applied and handed off before the next hit, unless a test spreads it. The model is one
+ * count per key in the key's algorithm, with time standing still (no window ends, nothing leaks),
+ * so every answer must be the model's: no admitted hit lost from the count, none counted twice, no
+ * key admitting past its limit. The ring, and so which node owns a key, follows the nodes'
+ * ephemeral ports, so a seed fixes the operations but not the owners.
+ */
+class HandOffChurnModelTest {
+
+  private static final int KEYS = 6;
+  private static final long LIMIT = 10;
+  private static final int STEPS = 40;
+  private static final int MAX_NODES = 5;
+  private static final List<String> KEY_NAMES =
+      new Random(7).longs(KEYS).mapToObj(Long::toHexString).toList();
+
+  private LocalCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"1, TOKEN_BUCKET", "2, LEAKY_BUCKET", "3, FIXED_WINDOW", "4, SLIDING_WINDOW"})
+  void churn_announcedChangesAppliedEverywhere_everyAnswerIsTheModels(
+      long seed, Algorithm algorithm) {
+    Random random = new Random(seed);
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster =
+        LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    long[] used = new long[KEYS];
+    List<String> log = new ArrayList<>();
+
+    for (int step = 0; step < STEPS; step++) {
+      int op = random.nextInt(12);
+      int size = cluster.nodes().size();
+      if (op == 0 && size < MAX_NODES) {
+        Node added = cluster.addNode();
+        log.add("add " + added.address());
+      } else if (op == 1 && size > 2) {
+        Node leaving = cluster.node(random.nextInt(size));
+        log.add("remove " + leaving.address());
+        cluster.removeNode(leaving);
+      } else if (op == 2) {
+        Node old = cluster.node(random.nextInt(size));
+        log.add("restart " + old.address());
+        cluster.restart(old);
+      } else {
+        int key = random.nextInt(KEYS);
+        long hits = 1 + random.nextInt(2);
+        Node asked = cluster.node(random.nextInt(size));
+        RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
+        boolean admitted = used[key] + hits <= LIMIT;
+        if (admitted || countsRefused(algorithm)) {
+          used[key] += hits;
+        }
+        log.add("hit " + key + " x" + hits + " at " + asked.address());
+        assertThat(answer.error()).as("%s", log).isEmpty();
+        assertThat(answer.remaining())
+            .as("key %d after %s", key, log)
+            .isEqualTo(remaining(used[key]));
+        assertThat(answer.status() == Status.UNDER_LIMIT)
+            .as("admitted, key %d after %s", key, log)
+            .isEqualTo(admitted);
+        continue;
+      }
+      awaitHandOffs();
+      for (int key = 0; key < KEYS; key++) {
+        Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
+        assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
+            .as("key %d after %s", key, log)
+            .isEqualTo(remaining(used[key]));
+      }
+    }
+  }
+
+  /**
+   * Churn as Kubernetes discovery makes it: a new pod joins (copying its counts) before its peers
+   * list it, and the listing reaches some peers first; hits land anywhere meanwhile. While the
+   * listing spreads a moved key may admit up to twice what was left at the copy; once every peer
+   * lists it and the hand-offs ended, every hit admitted anywhere is in the new owner's count.
+   */
+  @ParameterizedTest
+  @CsvSource({"11, TOKEN_BUCKET", "12, LEAKY_BUCKET", "13, FIXED_WINDOW", "14, SLIDING_WINDOW"})
+  void churn_joinListedByPeersOneByOne_spreadAdmitsAtMostTwiceTheRestAndLosesNoHit(
+      long seed, Algorithm algorithm) throws Exception {
+    Random random = new Random(seed);
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster =
+        LocalCluster.startInFakeTime(2, ClusterForwardingTest.SETTINGS, clock, timers);
+    long[] used = new long[KEYS];
+    List<String> log = new ArrayList<>();
+
+    for (int step = 0; step < STEPS; step++) {
+      int op = random.nextInt(8);
+      int size = cluster.nodes().size();
+      if (op == 0 && size < MAX_NODES) {
+        spreadJoin(random, algorithm, used, log);
+      } else if (op == 1 && size > 2) {
+        Node leaving = cluster.node(random.nextInt(size));
+        log.add("remove " + leaving.address());
+        cluster.removeNode(leaving);
+      } else {
+        int key = random.nextInt(KEYS);
+        long hits = 1 + random.nextInt(2);
+        Node asked = cluster.node(random.nextInt(size));
+        RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
+        boolean admitted = used[key] + hits <= LIMIT;
+        if (admitted || countsRefused(algorithm)) {
+          used[key] += hits;
+        }
+        log.add("hit " + key + " x" + hits + " at " + asked.address());
+        assertThat(answer.remaining())
+            .as("key %d after %s", key, log)
+            .isEqualTo(remaining(used[key]));
+        continue;
+      }
+      awaitHandOffs();
+      for (int key = 0; key < KEYS; key++) {
+        Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
+        assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
+            .as("key %d after %s", key, log)
+            .isEqualTo(remaining(used[key]));
+      }
+    }
+  }
+
+  private void spreadJoin(Random random, Algorithm algorithm, long[] used, List<String> log)
+      throws Exception {
+    Node fresh = cluster.startUnlisted();
+    Set<String> withFresh = new TreeSet<>(Set.of(fresh.address()));
+    cluster.nodes().forEach(n -> withFresh.add(n.address()));
+    fresh.cluster().join(new StaticDiscovery(fresh.address(), List.copyOf(withFresh)));
+    List<Node> early = new ArrayList<>(cluster.nodes());
+    Collections.shuffle(early, random);
+    early = early.subList(0, random.nextInt(early.size() + 1));
+    early.forEach(n -> n.cluster().membership().accept(withFresh));
+    log.add("join " + fresh.address() + ", listed first by " + addresses(early));
+    List<Node> asked = new ArrayList<>(cluster.nodes());
+    asked.add(fresh);
+    long[] spread = new long[KEYS];
+    long[] counted = new long[KEYS];
+    for (int i = random.nextInt(12); i > 0; i--) {
+      int key = random.nextInt(KEYS);
+      long hits = 1 + random.nextInt(2);
+      Node at = asked.get(random.nextInt(asked.size()));
+      RateLimitResponse answer = at.check(req(algorithm, key, hits)).get(0);
+      log.add("spread hit " + key + " x" + hits + " at " + at.address());
+      assertThat(answer.error()).as("%s", log).isEmpty();
+      if (answer.status() == Status.UNDER_LIMIT) {
+        spread[key] += hits;
+        counted[key] += hits;
+      } else if (countsRefused(algorithm)) {
+        counted[key] += hits;
+      }
+    }
+    cluster.list(fresh);
+    for (int key = 0; key < KEYS; key++) {
+      assertThat(spread[key])
+          .as("admitted while the listing spread, key %d after %s", key, log)
+          .isLessThanOrEqualTo(2 * remaining(used[key]));
+      used[key] += counted[key];
+      if (!countsRefused(algorithm)) {
+        used[key] = Math.min(LIMIT, used[key]);
+      }
+    }
+  }
+
+  /** Whether {@code algorithm} counts a refused hit too, as the fixed window does. */
+  private static boolean countsRefused(Algorithm algorithm) {
+    return algorithm == Algorithm.FIXED_WINDOW;
+  }
+
+  private static long remaining(long used) {
+    return Math.max(0, LIMIT - used);
+  }
+
+  private static List<String> addresses(List<Node> nodes) {
+    return nodes.stream().map(Node::address).toList();
+  }
+
+  private void awaitHandOffs() {
+    cluster.nodes().forEach(n -> n.cluster().membership().delivered().join());
+    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+  }
+
+  private static RateLimitRequest req(Algorithm algorithm, int key, long hits) {
+    return RateLimitRequest.builder("churn", KEY_NAMES.get(key))
+        .algorithm(algorithm)
+        .hits(hits)
+        .limit(LIMIT)
+        .duration(Duration.ofHours(24).toMillis())
+        .build();
+  }
+}
