@@ -26,6 +26,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,17 +53,17 @@ class XdsConfigClientTest {
           UnaryOperator.identity());
   private RateLimitConfigServer management = new RateLimitConfigServer();
   private Server server;
-  private ManagedChannel channel;
+  private final Supplier<ManagedChannel> channels =
+      () -> InProcessChannelBuilder.forName(name).directExecutor().build();
   private XdsConfigClient client;
 
   @BeforeEach
   void start() throws Exception {
     server = serve(management);
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             new ConfigLoader(ConfigLoadOptions.DEFAULTS),
             holder,
             new EnvoyMetrics(registry),
@@ -77,7 +78,6 @@ class XdsConfigClientTest {
   @AfterEach
   void stop() {
     client.close();
-    channel.shutdownNow();
     server.shutdownNow();
   }
 
@@ -231,7 +231,7 @@ class XdsConfigClientTest {
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             (files, warnings) -> {
               throw new IllegalStateException();
             },
@@ -304,7 +304,7 @@ class XdsConfigClientTest {
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)),
             holder,
             new EnvoyMetrics(registry),
