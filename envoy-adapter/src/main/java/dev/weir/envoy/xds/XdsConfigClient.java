@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * <p>Each response carries every resource; they are written as descriptor YAML (see {@link
  * RateLimitConfigYaml}) and compiled like files, all or nothing. A set that loads replaces the
  * config, counts {@code config_load_success} and is ACKed (its version and nonce echoed); one that
- * does not keeps the last good config, counts {@code config_load_error} and is NACKed with the
- * errors as {@code error_detail} (the last accepted version echoed). An empty set loads (a config
+ * does not, an {@link Error} thrown while loading it included, keeps the last good config, counts
+ * {@code config_load_error} and is NACKed with the errors as {@code error_detail} (the last
+ * accepted version echoed). An empty set loads (a config
  * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
  * since it would switch every domain's limits off, as an empty config folder would (the file
  * source refuses that reload too). When the stream ends or fails, a new one is opened
@@ -199,10 +200,15 @@ public final class XdsConfigClient implements AutoCloseable {
           "Loaded rate limit configuration version '{}' from xDS: domains {}",
           acceptedVersion,
           new TreeSet<>(config.domains().keySet()));
-    } catch (DescriptorConfigException | RuntimeException e) {
+    } catch (DescriptorConfigException | RuntimeException | Error e) {
+      // an Error (one the heap or the stack ran out with, say) is refused too: thrown on, it
+      // would cancel the stream unNACKed, and each reconnect would fetch the same set again
       metrics.configLoadError();
       // a NACK's message must not be null: the setter would throw, failing the stream unNACKed
-      String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+      String detail =
+          e instanceof Error
+              ? e.toString()
+              : e.getMessage() != null ? e.getMessage() : e.getClass().getName();
       LOG.warn(
           "Error loading new configuration version '{}' from xDS, keeping version '{}': {}",
           response.getVersionInfo(),

@@ -253,6 +253,36 @@ class XdsConfigClientTest {
   }
 
   @Test
+  void loadFailingWithAnError_isNackedWithTheError_onTheSameStream_andTheLastGoodConfigStays() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channels,
+            (files, warnings) -> {
+              throw new OutOfMemoryError("Java heap space");
+            },
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push("v2", perMinute("shop", "user", 9));
+
+    client.start(scheduler);
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getErrorDetail().getMessage())
+        .isEqualTo("java.lang.OutOfMemoryError: Java heap space");
+    assertThat(nack.getResponseNonce()).isNotEmpty();
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(scheduler.pending()).isZero();
+    assertThat(counter("config_load_error")).isEqualTo(1);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+  }
+
+  @Test
   void configOverTheCompiledTextLimit_isNackedAndTheLastGoodConfigStays() {
     management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
