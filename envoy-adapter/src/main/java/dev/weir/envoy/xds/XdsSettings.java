@@ -159,8 +159,9 @@ public record XdsSettings(
 
   /**
    * Returns the name {@code setting} holds, which gRPC takes as the authority it checks the
-   * server certificate for; one gRPC would refuse when the channel opens (no host, as with a space
-   * or an '_' in it, or user info) throws {@link ConfigException} naming the variable and the value.
+   * server certificate for; one gRPC would refuse when the channel opens (no host, as with a
+   * space or an '_' in it, or user info) throws {@link ConfigException} naming the variable and
+   * the value.
    */
   private static String serverName(EnvReader.Setting setting) {
     String name = setting.value();
