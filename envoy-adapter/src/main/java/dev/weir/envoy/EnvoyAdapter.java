@@ -27,7 +27,6 @@ import dev.weir.envoy.service.UnknownDomains;
 import dev.weir.envoy.xds.XdsChannels;
 import dev.weir.envoy.xds.XdsConfigClient;
 import io.grpc.BindableService;
-import io.grpc.ManagedChannel;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.util.List;
@@ -54,7 +53,6 @@ public final class EnvoyAdapter implements AutoCloseable {
   private final ConfigHolder holder;
   private final ConfigReloader reloader;
   private final XdsConfigClient xds;
-  private final ManagedChannel xdsChannel;
   private final EnvoyMetrics metrics;
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
@@ -66,14 +64,12 @@ public final class EnvoyAdapter implements AutoCloseable {
       ConfigHolder holder,
       ConfigReloader reloader,
       XdsConfigClient xds,
-      ManagedChannel xdsChannel,
       EnvoyMetrics metrics,
       Answering answering) {
     this.settings = settings;
     this.holder = holder;
     this.reloader = reloader;
     this.xds = xds;
-    this.xdsChannel = xdsChannel;
     this.metrics = metrics;
     this.meter = answering.meter();
     ShouldRateLimitHandler handler =
@@ -93,7 +89,7 @@ public final class EnvoyAdapter implements AutoCloseable {
 
   /**
    * Assembles the adapter from {@code settings}' source: the files at {@code settings.config()},
-   * loaded now, or the xDS server, whose channel is opened now and whose first config arrives
+   * loaded now, or the xDS server, whose TLS files are read now and whose first config arrives
    * after {@link #watch}; applies {@code limits} to descriptors, counts calls with {@code meter}
    * and the rest in {@code metrics}.
    *
@@ -135,11 +131,10 @@ public final class EnvoyAdapter implements AutoCloseable {
       return startFiles(settings.config().orElseThrow(), settings, metrics, answering);
     }
     ConfigHolder holder = new ConfigHolder();
-    ManagedChannel channel = XdsChannels.open(settings.xds());
     XdsConfigClient client =
         new XdsConfigClient(
             settings.xds(),
-            channel,
+            XdsChannels.factory(settings.xds()),
             new ConfigLoader(settings.loadOptions()),
             holder,
             metrics,
@@ -150,7 +145,6 @@ public final class EnvoyAdapter implements AutoCloseable {
         holder,
         null,
         client,
-        channel,
         metrics,
         answering);
   }
@@ -199,7 +193,6 @@ public final class EnvoyAdapter implements AutoCloseable {
         settings,
         holder,
         reloader,
-        null,
         null,
         metrics,
         answering);
@@ -346,7 +339,6 @@ public final class EnvoyAdapter implements AutoCloseable {
     }
     if (xds != null) {
       xds.close();
-      xdsChannel.shutdownNow();
     }
   }
 }

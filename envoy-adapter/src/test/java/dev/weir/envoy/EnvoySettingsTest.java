@@ -259,6 +259,28 @@ class EnvoySettingsTest {
   }
 
   @Test
+  void fromEnvironment_xdsTlsSanGrpcRefuses_namesTheVariableTheValueAndWhatIsAllowed() {
+    assertThatThrownBy(() -> xdsSan("envoy gateway"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "WEIR_ENVOY_XDS_SERVER_TLS_SAN='envoy gateway' is not valid: expected the host name"
+                + " or IP address the xDS server's certificate carries");
+    assertThatThrownBy(() -> xdsSan("user@envoy-gateway"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("WEIR_ENVOY_XDS_SERVER_TLS_SAN='user@envoy-gateway' is not valid");
+    assertThat(xdsSan("10.0.0.5").xds().serverName()).contains("10.0.0.5");
+    assertThat(xdsSan("[::1]").xds().serverName()).contains("[::1]");
+  }
+
+  private static EnvoySettings xdsSan(String value) {
+    return EnvoySettings.fromEnvironment(
+        Map.of(
+            "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+            "WEIR_ENVOY_XDS_SERVER_USE_TLS", "true",
+            "WEIR_ENVOY_XDS_SERVER_TLS_SAN", value));
+  }
+
+  @Test
   void fromEnvironment_xdsBinaryHeaderNames_areAccepted() {
     assertThat(xdsHeaders("x-token-bin:abc").xds().headers()).containsEntry("x-token-bin", "abc");
   }

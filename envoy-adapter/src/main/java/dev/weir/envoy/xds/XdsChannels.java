@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /** Opens the gRPC channel to the xDS management server that {@link XdsSettings} describe. */
 public final class XdsChannels {
@@ -20,23 +21,31 @@ public final class XdsChannels {
   private XdsChannels() {}
 
   /**
-   * Returns a channel to {@code settings.serverAddress()}: TLS when asked (presenting the client
-   * certificate when one is given, trusting the given CAs or else the JVM's, checking the server
-   * certificate for {@code serverName} when given), the additional headers on every call (one whose
-   * name ends in {@code -bin} as a binary header of the value's UTF-8 bytes, base64 on the wire, as
-   * grpc-go sends it), and the largest response allowed.
+   * Returns a channel to {@code settings.serverAddress()}, as each channel {@link #factory} makes.
    *
    * @throws ConfigException when a TLS file cannot be read or used, naming the variables that set
    *     the files, the file and the reason
    */
   public static ManagedChannel open(XdsSettings settings) {
-    NettyChannelBuilder builder =
-        NettyChannelBuilder.forAddress(
-                settings.serverAddress().host(), settings.serverAddress().port())
-            .maxInboundMessageSize(settings.maxMessageBytes());
+    return factory(settings).get();
+  }
+
+  /**
+   * Returns a maker of channels to {@code settings.serverAddress()}, each new: TLS when asked
+   * (presenting the client certificate when one is given, trusting the given CAs or else the
+   * JVM's, checking the server certificate for {@code serverName} when given), the additional
+   * headers on every call (one whose name ends in {@code -bin} as a binary header of the value's
+   * UTF-8 bytes, base64 on the wire, as grpc-go sends it), and the largest response allowed. The
+   * TLS files are read now, once.
+   *
+   * @throws ConfigException when a TLS file cannot be read or used, naming the variables that set
+   *     the files, the file and the reason
+   */
+  public static Supplier<ManagedChannel> factory(XdsSettings settings) {
+    SslContext tls = null;
     if (settings.useTls()) {
       try {
-        builder.sslContext(sslContext(settings)).useTransportSecurity();
+        tls = sslContext(settings);
       } catch (IOException e) {
         throw new ConfigException(
             "the TLS files set by "
@@ -44,6 +53,18 @@ public final class XdsChannels {
                 + " cannot be used: "
                 + e.getMessage());
       }
+    }
+    SslContext context = tls;
+    return () -> build(settings, context);
+  }
+
+  private static ManagedChannel build(XdsSettings settings, SslContext tls) {
+    NettyChannelBuilder builder =
+        NettyChannelBuilder.forAddress(
+                settings.serverAddress().host(), settings.serverAddress().port())
+            .maxInboundMessageSize(settings.maxMessageBytes());
+    if (tls != null) {
+      builder.sslContext(tls).useTransportSecurity();
       settings.serverName().ifPresent(builder::overrideAuthority);
     } else {
       builder.usePlaintext();

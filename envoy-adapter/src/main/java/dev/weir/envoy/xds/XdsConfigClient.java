@@ -19,7 +19,7 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.grpc.Channel;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,15 +41,18 @@ import org.slf4j.LoggerFactory;
  * <p>Each response carries every resource; they are written as descriptor YAML (see {@link
  * RateLimitConfigYaml}) and compiled like files, all or nothing. A set that loads replaces the
  * config, counts {@code config_load_success} and is ACKed (its version and nonce echoed); one that
- * does not keeps the last good config, counts {@code config_load_error} and is NACKed with the
- * errors as {@code error_detail} (the last accepted version echoed). An empty set loads (a config
+ * does not, an {@link Error} thrown while loading it included, keeps the last good config, counts
+ * {@code config_load_error} and is NACKed with the errors as {@code error_detail} (the last
+ * accepted version echoed). An empty set loads (a config
  * without domains) only while no domain has loaded; after that it is NACKed like an invalid set,
  * since it would switch every domain's limits off, as an empty config folder would (the file
  * source refuses that reload too). When the stream ends or fails, a new one is opened
  * after a backoff ({@link XdsSettings.Backoff}, back to its first wait once a set was accepted
  * or after a stream that had stayed open at least the longest wait, timed on the clock) on the
  * scheduler; the last good config keeps
- * answering meanwhile. The gRPC channel reconnects on its own underneath.
+ * answering meanwhile. Each stream opens on a new channel (the last one shut down), so a
+ * reconnect is timed by that backoff alone: a channel that failed to connect would wait out its
+ * own connection backoff first, up to two minutes, whatever the settings say.
  */
 public final class XdsConfigClient implements AutoCloseable {
 
@@ -62,7 +66,7 @@ public final class XdsConfigClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(XdsConfigClient.class);
 
   private final XdsSettings settings;
-  private final Channel channel;
+  private final Supplier<ManagedChannel> channels;
   private final Compiler compiler;
   private final ConfigHolder holder;
   private final EnvoyMetrics metrics;
@@ -71,6 +75,7 @@ public final class XdsConfigClient implements AutoCloseable {
   private final RateLimitedLogger streamWarnings;
   private final Node node;
   private Scheduler scheduler;
+  private ManagedChannel channel;
   private StreamObserver<DiscoveryRequest> requests;
   private int stream;
   private int failures;
@@ -80,33 +85,34 @@ public final class XdsConfigClient implements AutoCloseable {
   private Scheduler.Task retry;
 
   /**
-   * Creates a client that subscribes over {@code channel} as {@code settings} say, compiles with
+   * Creates a client that subscribes over a new channel of {@code channels} for each stream, as
+   * {@code settings} say, compiles with
    * {@code loader} into {@code holder}, counts loads in {@code metrics}, spreads its retries with
    * {@code random} (uniform in [0, 1)), and times its streams and rate-limits its warnings on
    * {@code clock}.
    */
   public XdsConfigClient(
       XdsSettings settings,
-      Channel channel,
+      Supplier<ManagedChannel> channels,
       ConfigLoader loader,
       ConfigHolder holder,
       EnvoyMetrics metrics,
       Clock clock,
       DoubleSupplier random) {
-    this(settings, channel, loader::compileWritten, holder, metrics, clock, random);
+    this(settings, channels, loader::compileWritten, holder, metrics, clock, random);
   }
 
   /** As the public constructor, compiling the written files with {@code compiler}. */
   XdsConfigClient(
       XdsSettings settings,
-      Channel channel,
+      Supplier<ManagedChannel> channels,
       Compiler compiler,
       ConfigHolder holder,
       EnvoyMetrics metrics,
       Clock clock,
       DoubleSupplier random) {
     this.settings = settings;
-    this.channel = channel;
+    this.channels = channels;
     this.compiler = compiler;
     this.holder = holder;
     this.metrics = metrics;
@@ -152,6 +158,10 @@ public final class XdsConfigClient implements AutoCloseable {
       return;
     }
     int id = ++stream;
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    channel = channels.get();
     openedAt = clock.monotonicNanos();
     requests =
         AggregatedDiscoveryServiceGrpc.newStub(channel)
@@ -190,10 +200,15 @@ public final class XdsConfigClient implements AutoCloseable {
           "Loaded rate limit configuration version '{}' from xDS: domains {}",
           acceptedVersion,
           new TreeSet<>(config.domains().keySet()));
-    } catch (DescriptorConfigException | RuntimeException e) {
+    } catch (DescriptorConfigException | RuntimeException | Error e) {
+      // an Error (one the heap or the stack ran out with, say) is refused too: thrown on, it
+      // would cancel the stream unNACKed, and each reconnect would fetch the same set again
       metrics.configLoadError();
       // a NACK's message must not be null: the setter would throw, failing the stream unNACKed
-      String detail = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+      String detail =
+          e instanceof Error
+              ? e.toString()
+              : e.getMessage() != null ? e.getMessage() : e.getClass().getName();
       LOG.warn(
           "Error loading new configuration version '{}' from xDS, keeping version '{}': {}",
           response.getVersionInfo(),
@@ -263,7 +278,10 @@ public final class XdsConfigClient implements AutoCloseable {
     retry = scheduler.schedule(this::open, delay);
   }
 
-  /** Closes the stream and stops reconnecting; the config last loaded stays in the holder. */
+  /**
+   * Closes the stream and its channel and stops reconnecting; the config last loaded stays in the
+   * holder.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
@@ -276,6 +294,9 @@ public final class XdsConfigClient implements AutoCloseable {
     if (requests != null) {
       requests.onCompleted();
       requests = null;
+    }
+    if (channel != null) {
+      channel.shutdownNow();
     }
   }
 

@@ -5,6 +5,8 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.tls.PemFiles;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -148,11 +150,35 @@ public record XdsSettings(
         tls.cert(),
         tls.key(),
         tls.ca(),
-        reader.lookup(names.apply(SERVER_TLS_SAN)).map(EnvReader.Setting::value),
+        reader.lookup(names.apply(SERVER_TLS_SAN)).map(XdsSettings::serverName),
         new Backoff(initial, max.compareTo(initial) < 0 ? initial : max, jitter ? factor : 0),
         reader.intInRange(
             names.apply(MAX_MSG_SIZE), DEFAULT_MAX_MESSAGE_BYTES, 65_536, 256 * 1024 * 1024),
         tlsFileVariables(reader, names));
+  }
+
+  /**
+   * Returns the name {@code setting} holds, which gRPC takes as the authority it checks the
+   * server certificate for; one gRPC would refuse when the channel opens (no host, as with a
+   * space or an '_' in it, or user info) throws {@link ConfigException} naming the variable and
+   * the value.
+   */
+  private static String serverName(EnvReader.Setting setting) {
+    String name = setting.value();
+    URI authority;
+    try {
+      authority = new URI(null, name, null, null, null);
+    } catch (URISyntaxException e) {
+      authority = null;
+    }
+    if (authority == null || authority.getHost() == null || authority.getUserInfo() != null) {
+      throw ConfigException.invalid(
+          setting.variable(),
+          name,
+          "the host name or IP address the xDS server's certificate carries (no space, '_' or"
+              + " '@'), e.g. envoy-gateway, 10.0.0.5 or [::1]");
+    }
+    return name;
   }
 
   /**

@@ -3,6 +3,8 @@ package dev.weir.envoy.xds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.config.EnvReader;
+import dev.weir.tls.CertificateAuthority;
+import dev.weir.tls.Pem;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -13,19 +15,28 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The channel {@link XdsChannels} opens, against a management server on a local port. */
 class XdsChannelsTest {
 
+  @TempDir Path dir;
   private Server server;
   private ManagedChannel channel;
 
@@ -85,5 +96,70 @@ class XdsChannelsTest {
         .isEqualTo("Bearer t");
     assertThat(headers.get(Metadata.Key.of("x-token-bin", Metadata.BINARY_BYTE_MARSHALLER)))
         .isEqualTo("s3cr\u00e9t".getBytes(StandardCharsets.UTF_8));
+  }
+  @Test
+  void serverCertificateWithoutTheSan_isRefused_andWithItTheStreamOpens() throws Exception {
+    CertificateAuthority ca = CertificateAuthority.create("xds-ca", Duration.ofDays(1));
+    CertificateAuthority.Identity serverId =
+        ca.issue("envoy-gateway", List.of("envoy-gateway"), Duration.ofDays(1));
+    RateLimitConfigServer management = new RateLimitConfigServer();
+    server =
+        NettyServerBuilder.forPort(0)
+            .sslContext(
+                GrpcSslContexts.configure(
+                        SslContextBuilder.forServer(serverId.key(), serverId.chain()))
+                    .build())
+            .addService(management)
+            .build()
+            .start();
+    Path caFile = Files.writeString(dir.resolve("ca.crt"), Pem.encode(ca.certificate()));
+
+    assertThat(subscribe(tlsTo(caFile, "other-name")).getCode())
+        .isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(management.requests()).isEmpty();
+
+    channel.shutdownNow();
+    assertThat(subscribe(tlsTo(caFile, "envoy-gateway")).getCode())
+        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(management.requests()).hasSize(1);
+  }
+
+  private XdsSettings tlsTo(Path caFile, String san) {
+    return XdsSettings.from(
+        new EnvReader(
+            Map.of(
+                "WEIR_ENVOY_XDS_SERVER_URL", "127.0.0.1:" + server.getPort(),
+                "WEIR_ENVOY_XDS_SERVER_USE_TLS", "true",
+                "WEIR_ENVOY_XDS_SERVER_TLS_CACERT", caFile.toString(),
+                "WEIR_ENVOY_XDS_SERVER_TLS_SAN", san)),
+        UnaryOperator.identity());
+  }
+
+  /**
+   * Subscribes over a channel {@code settings} open and returns the status the stream ends with,
+   * DEADLINE_EXCEEDED when it is still open after a few seconds.
+   */
+  private Status subscribe(XdsSettings settings) throws Exception {
+    channel = XdsChannels.open(settings);
+    CompletableFuture<Status> ended = new CompletableFuture<>();
+    AggregatedDiscoveryServiceGrpc.newStub(channel)
+        .withDeadlineAfter(3, TimeUnit.SECONDS)
+        .streamAggregatedResources(
+            new StreamObserver<DiscoveryResponse>() {
+              @Override
+              public void onNext(DiscoveryResponse value) {}
+
+              @Override
+              public void onError(Throwable t) {
+                ended.complete(Status.fromThrowable(t));
+              }
+
+              @Override
+              public void onCompleted() {
+                ended.complete(Status.OK);
+              }
+            })
+        .onNext(DiscoveryRequest.newBuilder().setTypeUrl(XdsConfigClient.TYPE_URL).build());
+    return ended.get(30, TimeUnit.SECONDS);
   }
 }

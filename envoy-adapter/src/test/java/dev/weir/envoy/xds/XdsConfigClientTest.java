@@ -26,6 +26,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,17 +53,17 @@ class XdsConfigClientTest {
           UnaryOperator.identity());
   private RateLimitConfigServer management = new RateLimitConfigServer();
   private Server server;
-  private ManagedChannel channel;
+  private final Supplier<ManagedChannel> channels =
+      () -> InProcessChannelBuilder.forName(name).directExecutor().build();
   private XdsConfigClient client;
 
   @BeforeEach
   void start() throws Exception {
     server = serve(management);
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             new ConfigLoader(ConfigLoadOptions.DEFAULTS),
             holder,
             new EnvoyMetrics(registry),
@@ -77,7 +78,6 @@ class XdsConfigClientTest {
   @AfterEach
   void stop() {
     client.close();
-    channel.shutdownNow();
     server.shutdownNow();
   }
 
@@ -231,7 +231,7 @@ class XdsConfigClientTest {
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             (files, warnings) -> {
               throw new IllegalStateException();
             },
@@ -250,6 +250,36 @@ class XdsConfigClientTest {
     assertThat(management.openStreams()).isEqualTo(1);
     assertThat(scheduler.pending()).isZero();
     assertThat(counter("config_load_error")).isEqualTo(1);
+  }
+
+  @Test
+  void loadFailingWithAnError_isNackedWithTheError_onTheSameStream_andTheLastGoodConfigStays() {
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channels,
+            (files, warnings) -> {
+              throw new OutOfMemoryError("Java heap space");
+            },
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push("v2", perMinute("shop", "user", 9));
+
+    client.start(scheduler);
+
+    DiscoveryRequest nack = management.lastRequest();
+    assertThat(nack.getErrorDetail().getMessage())
+        .isEqualTo("java.lang.OutOfMemoryError: Java heap space");
+    assertThat(nack.getResponseNonce()).isNotEmpty();
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(scheduler.pending()).isZero();
+    assertThat(counter("config_load_error")).isEqualTo(1);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
   }
 
   @Test
@@ -304,7 +334,7 @@ class XdsConfigClientTest {
     client =
         new XdsConfigClient(
             settings,
-            channel,
+            channels,
             new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)),
             holder,
             new EnvoyMetrics(registry),
