@@ -213,8 +213,12 @@ class PartialCutTest {
 
     for (int i = 0; i < 10; i++) {
       cluster.cut(a, c);
+      int relayed = b.itemCallsRelayed();
       assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+      assertThat(b.itemCallsRelayed()).as("A's item relayed in cut %d", i).isGreaterThan(relayed);
+      relayed = b.itemCallsRelayed();
       assertThat(c.check(hit(ownedByA)).get(0).error()).isEmpty();
+      assertThat(b.itemCallsRelayed()).as("C's item relayed in cut %d", i).isGreaterThan(relayed);
       cluster.heal(a, c);
       Await.until(
           SETTLED, () -> !a.cluster().liveness().isDown(c.address()), "A reaches C again");
