@@ -156,11 +156,14 @@ class PartialCutTest {
     }
     for (Thread t : callers) {
       t.join(30_000);
+      assertThat(t.isAlive()).as("a caller still calling after 30 s").isFalse();
     }
 
     assertThat(failed.get()).as("failed decisions").isZero();
     for (String key : keys) {
-      assertThat(admitted.get(key).get()).as("admitted on %s", key).isEqualTo(LIMIT);
+      assertThat(admitted.getOrDefault(key, new AtomicInteger()).get())
+          .as("admitted on %s", key)
+          .isEqualTo(LIMIT);
     }
     assertThat(a.cluster().membership().ring().peers()).hasSize(3);
   }
@@ -213,8 +216,12 @@ class PartialCutTest {
 
     for (int i = 0; i < 10; i++) {
       cluster.cut(a, c);
+      int relayed = b.itemCallsRelayed();
       assertThat(a.check(hit(ownedByC)).get(0).error()).isEmpty();
+      assertThat(b.itemCallsRelayed()).as("A's item relayed in cut %d", i).isGreaterThan(relayed);
+      relayed = b.itemCallsRelayed();
       assertThat(c.check(hit(ownedByA)).get(0).error()).isEmpty();
+      assertThat(b.itemCallsRelayed()).as("C's item relayed in cut %d", i).isGreaterThan(relayed);
       cluster.heal(a, c);
       Await.until(
           SETTLED, () -> !a.cluster().liveness().isDown(c.address()), "A reaches C again");
@@ -294,6 +301,11 @@ class PartialCutTest {
         .isEqualTo(throughFirstChecker);
   }
 
+  /**
+   * The voucher relays indirect probes only once the first checker has the item, so the item goes
+   * through the first checker before the round's verdict names the voucher, whichever thread runs
+   * first.
+   */
   @Test
   void relayFailsAfterTheOwnerCountedTheItem_itemNotRelayedAgainThroughAnotherVoucher()
       throws Exception {
@@ -302,10 +314,14 @@ class PartialCutTest {
         () -> {
           throw new IllegalStateException("the answer of the owner was lost");
         });
+    four.voucher().holdProbeRelaysUntil(four.firstChecker().firstItemCallRelayed());
     cluster.cut(four.from(), four.owner());
 
     four.from().check(hit(four.ownedByOwner()));
 
+    assertThat(four.firstChecker().itemCallsRelayed())
+        .as("items relayed through the first checker")
+        .isEqualTo(1);
     assertThat(four.from().cluster().probes().voucher(four.owner().address()))
         .as("the round's verdict")
         .isEqualTo(four.voucher().address());

@@ -49,6 +49,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -606,11 +607,27 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /**
+     * Holds each indirect probe this node is asked to relay (a {@code weir_relay_to} call carrying
+     * no items) until {@code release} completes, then relays it; no thread waits meanwhile.
+     */
+    public void holdProbeRelaysUntil(CompletionStage<?> release) {
+      handler.probeRelaysHeld = release;
+    }
+
+    /**
      * Returns how many calls carrying forwarded items this node relayed to another peer ({@code
      * weir_relay_to}); indirect probes, which carry none, are not counted.
      */
     public int itemCallsRelayed() {
       return handler.itemCallsRelayed.get();
+    }
+
+    /**
+     * Returns a future that completes once this node is asked to relay a call carrying forwarded
+     * items, before it relays it.
+     */
+    public CompletableFuture<Void> firstItemCallRelayed() {
+      return handler.firstItemCallRelayed.copy();
     }
 
     /**
@@ -677,6 +694,8 @@ public final class LocalCluster implements AutoCloseable {
         items -> {};
     private final AtomicInteger returnNoticesHandled = new AtomicInteger();
     private final AtomicInteger itemCallsRelayed = new AtomicInteger();
+    private final CompletableFuture<Void> firstItemCallRelayed = new CompletableFuture<>();
+    private volatile CompletionStage<?> probeRelaysHeld = CompletableFuture.completedFuture(null);
     private final AtomicInteger transfersRelayed = new AtomicInteger();
     private volatile java.util.function.Consumer<Boolean> beforeAnnounce = leaving -> {};
 
@@ -734,11 +753,14 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public CompletableFuture<GetPeerRateLimitsResp> relay(
         GetPeerRateLimitsReq request, Duration within) {
+      CompletionStage<?> held = probeRelaysHeld;
       if (request.getRequestsCount() > 0) {
         itemCallsRelayed.incrementAndGet();
+        firstItemCallRelayed.complete(null);
+        held = CompletableFuture.completedFuture(null);
       }
-      return target
-          .relay(request, within)
+      return held.toCompletableFuture()
+          .thenCompose(released -> target.relay(request, within))
           .thenApply(
               resp -> {
                 afterRelayAnswered.run();
