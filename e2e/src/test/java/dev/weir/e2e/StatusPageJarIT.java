@@ -322,6 +322,38 @@ class StatusPageJarIT {
     assertNoConsoleErrors();
   }
 
+  @Test
+  void nodePausedThenResumed_pageSaysItCannotReachTheNodeThenRefreshesAgain() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    wait.until(b -> Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > 0);
+
+    // A paused process keeps its sockets: the page's request is taken and never answered.
+    node.signal("STOP");
+    String error;
+    try {
+      error =
+          wait.withMessage(() -> "#fetch-error never said the node does not answer")
+              .until(
+                  b -> {
+                    String text = b.findElement(By.id("fetch-error")).getText();
+                    return text.isEmpty() ? null : text;
+                  });
+    } finally {
+      node.signal("CONT");
+    }
+    assertThat(error).isEqualTo("cannot reach the node: no answer within 10 s");
+
+    int before = Integer.parseInt(browser.findElement(By.id("refreshes")).getText());
+    wait.withMessage(() -> "the page never refreshed again after the node resumed")
+        .until(
+            b ->
+                b.findElement(By.id("fetch-error")).getText().isEmpty()
+                    && Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > before);
+  }
+
   /**
    * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
