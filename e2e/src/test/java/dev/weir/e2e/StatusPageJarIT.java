@@ -354,6 +354,38 @@ class StatusPageJarIT {
                     && Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > before);
   }
 
+  @Test
+  void explainAnsweredByAProxysErrorPage_showsTheStatusAndText() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    wait.until(
+        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    // A reverse proxy in front of the node answers 502 with a page of its own.
+    ((JavascriptExecutor) browser)
+        .executeScript(
+            "const real = window.fetch;"
+                + "window.fetch = (url, init) => String(url).includes('/v1/Explain')"
+                + "  ? Promise.resolve(new Response('<html><body>502 Bad Gateway</body></html>',"
+                + "      {status: 502, headers: {'Content-Type': 'text/html'}}))"
+                + "  : real(url, init);");
+    browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
+
+    browser.findElement(By.id("explain-submit")).click();
+
+    String error =
+        wait.until(
+            b -> {
+              WebElement answer = b.findElement(By.id("explain-answer"));
+              return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
+            });
+    assertThat(error)
+        .isEqualTo(
+            "HTTP 502: not an answer of Weir: <html><body>502 Bad Gateway</body></html>");
+    assertNoConsoleErrors();
+  }
+
   /**
    * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.

@@ -30,6 +30,15 @@
     }
   }
 
+  // The JSON of an answer's text, or null when it is not JSON (a reverse proxy's error page).
+  function jsonOf(text) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      return null;
+    }
+  }
+
   function $(id) {
     return document.getElementById(id);
   }
@@ -356,12 +365,14 @@
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(request),
       });
-      const body = JSON.parse(answer.text);
-      if (answer.ok) {
+      const body = jsonOf(answer.text);
+      if (answer.ok && body !== null && Array.isArray(body.lines)) {
         out.textContent = body.lines.join('\n');
       } else {
         out.className = 'error';
-        out.textContent = 'HTTP ' + answer.status + ': ' + body.message;
+        out.textContent = 'HTTP ' + answer.status + ': ' + (body !== null && body.message
+          ? body.message
+          : 'not an answer of Weir: ' + answer.text.trim().slice(0, 200));
       }
     } catch (e) {
       out.className = 'error';
