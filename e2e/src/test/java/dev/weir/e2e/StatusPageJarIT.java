@@ -65,6 +65,9 @@ class StatusPageJarIT {
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<NodeProcess> nodes = new ArrayList<>();
   private final int[] grpc = new int[2];
+  private final List<Map<String, String>> environments = new ArrayList<>();
+  private final int[] httpPorts = new int[2];
+  private final int[] peerPorts = new int[2];
   private WebDriver browser;
 
   @BeforeEach
@@ -82,8 +85,6 @@ class StatusPageJarIT {
       }
     }
     Path config = Files.writeString(dir.resolve("shop.yaml"), YAML);
-    int[] httpPorts = new int[2];
-    int[] peerPorts = new int[2];
     for (int i = 0; i < 2; i++) {
       grpc[i] = NodeProcess.freePort();
       httpPorts[i] = NodeProcess.freePort();
@@ -91,12 +92,10 @@ class StatusPageJarIT {
     }
     String peers = NodeProcess.staticPeers(grpc, peerPorts);
     for (int i = 0; i < 2; i++) {
+      environments.add(
+          Map.of("WEIR_STATIC_PEERS", peers, "WEIR_ENVOY_CONFIG", config.toString()));
       nodes.add(
-          NodeProcess.startMember(
-              grpc[i],
-              httpPorts[i],
-              peerPorts[i],
-              Map.of("WEIR_STATIC_PEERS", peers, "WEIR_ENVOY_CONFIG", config.toString())));
+          NodeProcess.startMember(grpc[i], httpPorts[i], peerPorts[i], environments.get(i)));
     }
     for (NodeProcess node : nodes) {
       node.awaitHealthy(http);
@@ -322,6 +321,104 @@ class StatusPageJarIT {
     assertNoConsoleErrors();
   }
 
+  @Test
+  void nodePausedThenResumed_pageSaysItCannotReachTheNodeThenRefreshesAgain() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    wait.until(b -> Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > 0);
+
+    // A paused process keeps its sockets: the page's request is taken and never answered.
+    node.signal("STOP");
+    String error;
+    try {
+      error =
+          wait.withMessage(() -> "#fetch-error never said the node does not answer")
+              .until(
+                  b -> {
+                    String text = b.findElement(By.id("fetch-error")).getText();
+                    return text.isEmpty() ? null : text;
+                  });
+    } finally {
+      node.signal("CONT");
+    }
+    assertThat(error).isEqualTo("cannot reach the node: no answer within 10 s");
+
+    int before = Integer.parseInt(browser.findElement(By.id("refreshes")).getText());
+    wait.withMessage(() -> "the page never refreshed again after the node resumed")
+        .until(
+            b ->
+                b.findElement(By.id("fetch-error")).getText().isEmpty()
+                    && Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > before);
+  }
+
+  @Test
+  void explainAnsweredByAProxysErrorPage_showsTheStatusAndText() throws Exception {
+    NodeProcess node = nodes.get(0);
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, WAIT);
+    wait.ignoring(StaleElementReferenceException.class);
+    wait.until(
+        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    // A reverse proxy in front of the node answers 502 with a page of its own.
+    ((JavascriptExecutor) browser)
+        .executeScript(
+            "const real = window.fetch;"
+                + "window.fetch = (url, init) => String(url).includes('/v1/Explain')"
+                + "  ? Promise.resolve(new Response('<html><body>502 Bad Gateway</body></html>',"
+                + "      {status: 502, headers: {'Content-Type': 'text/html'}}))"
+                + "  : real(url, init);");
+    browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
+
+    browser.findElement(By.id("explain-submit")).click();
+
+    String error =
+        wait.until(
+            b -> {
+              WebElement answer = b.findElement(By.id("explain-answer"));
+              return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
+            });
+    assertThat(error)
+        .isEqualTo(
+            "HTTP 502: not an answer of Weir: <html><body>502 Bad Gateway</body></html>");
+    assertNoConsoleErrors();
+  }
+
+  @Test
+  void memberKilledThenBack_membersPanelShowsItDownOffTheRingThenBack() throws Exception {
+    browser.get("http://127.0.0.1:" + nodes.get(0).httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
+    wait.ignoring(StaleElementReferenceException.class);
+    String other = "127.0.0.1:" + grpc[1];
+    Set<String> expected = Set.of("127.0.0.1:" + grpc[0], other);
+    wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+
+    nodes.get(1).kill();
+
+    wait.withMessage(() -> other + " never shown down and off the ring")
+        .until(
+            b ->
+                memberCell(b, other, "reachable").matches("no, down [0-9]+ s")
+                    && memberCell(b, other, "in-ring").equals("no")
+                    && !memberCell(b, other, "member-error").isEmpty());
+    assertThat(memberCell(browser, other, "share")).isEqualTo("0.00 %");
+    assertThat(memberCell(browser, "127.0.0.1:" + grpc[0], "share")).isEqualTo("100.00 %");
+    String totalWhileDown = wait.until(b -> b.findElement(By.id("share-total")).getText());
+    assertThat(totalWhileDown).isEqualTo("100.00 %");
+
+    nodes.set(
+        1,
+        NodeProcess.startMember(grpc[1], httpPorts[1], peerPorts[1], environments.get(1)));
+
+    wait.withMessage(() -> other + " never shown back on the ring")
+        .until(b -> addresses(b).equals(expected) && allReachableInRing(b));
+    String totalWhenBack = wait.until(b -> b.findElement(By.id("share-total")).getText());
+    assertThat(totalWhenBack).isEqualTo("100.00 %");
+    assertThat(memberCell(browser, other, "member-error")).isEmpty();
+    assertNoConsoleErrors();
+  }
+
   /**
    * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
@@ -357,6 +454,13 @@ class StatusPageJarIT {
     return b.findElements(By.cssSelector("#members tbody tr")).stream()
         .map(row -> row.getDomAttribute("data-address"))
         .collect(Collectors.toSet());
+  }
+
+  /** Returns the text of the cell of class {@code cell} in the members row of {@code address}. */
+  private static String memberCell(WebDriver b, String address, String cell) {
+    return b.findElement(
+            By.cssSelector("#members tr[data-address='" + address + "'] td." + cell))
+        .getText();
   }
 
   private static boolean allReachableInRing(WebDriver b) {

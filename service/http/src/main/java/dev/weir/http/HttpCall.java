@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param query the raw (still percent-encoded) query string without its {@code ?}, empty when there
  *     is none; {@link QueryParameters#parse} reads it
  * @param traceContext the request's W3C trace context headers by lower-case name ({@code
- *     traceparent}, and {@code tracestate} when sent with it), empty when it carries none
+ *     traceparent}, and {@code tracestate} when sent with it, its headers joined by commas), empty
+ *     when it carries no {@code traceparent} or more than one
  */
 public record HttpCall(
     String method, String path, byte[] body, String query, Map<String, String> traceContext) {

@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -314,12 +315,19 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
         400, INVALID_ARGUMENT, "malformed HTTP request: " + String.valueOf(cause.getMessage()));
   }
 
-  /** Returns the W3C trace context headers of a request, empty without a {@code traceparent}. */
+  /**
+   * Returns the W3C trace context headers of a request, empty without exactly one {@code
+   * traceparent} (W3C Trace Context: a request with two starts a trace of its own), its {@code
+   * tracestate} headers combined into one list, as the specification asks.
+   */
   private static Map<String, String> traceContext(HttpHeaders headers) {
-    String traceparent = headers.get(HttpCall.TRACEPARENT);
-    return traceparent == null
-        ? Map.of()
-        : HttpCall.traceContext(traceparent, headers.get(HttpCall.TRACESTATE));
+    List<String> traceparents = headers.getAll(HttpCall.TRACEPARENT);
+    if (traceparents.size() != 1) {
+      return Map.of();
+    }
+    List<String> tracestates = headers.getAll(HttpCall.TRACESTATE);
+    return HttpCall.traceContext(
+        traceparents.get(0), tracestates.isEmpty() ? null : String.join(",", tracestates));
   }
 
   /** Returns the raw query string of a request target without its {@code ?}, or empty. */

@@ -211,6 +211,42 @@ class HttpListenerTest {
   }
 
   @Test
+  void route_traceContextHeadersRepeated_twoTraceparentsIgnoredTracestatesCombined()
+      throws Exception {
+    List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
+    HttpListener traced =
+        listen(
+            List.of(
+                HttpRoute.post(
+                    "/traced",
+                    call -> {
+                      seen.add(call.traceContext());
+                      return HttpAnswer.json(200, "{}").completed();
+                    })));
+    String first = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    String second = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    try {
+      URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
+      HttpRequest.Builder post = HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody());
+      client.send(
+          post.copy().header("traceparent", first).header("traceparent", second).build(),
+          BodyHandlers.ofString());
+      client.send(
+          post.copy()
+              .header("traceparent", first)
+              .header("tracestate", "a=1")
+              .header("tracestate", "b=2")
+              .build(),
+          BodyHandlers.ofString());
+    } finally {
+      traced.close();
+    }
+
+    assertThat(seen)
+        .containsExactly(Map.of(), Map.of("traceparent", first, "tracestate", "a=1,b=2"));
+  }
+
+  @Test
   void route_answerCompletesLater_writtenThenConnectionKeptAlive() throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
     HttpListener deferred =

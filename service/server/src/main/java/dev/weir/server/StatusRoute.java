@@ -55,9 +55,14 @@ final class StatusRoute {
     this.registry = registry;
   }
 
-  /** Returns the route to mount on the HTTP listener. */
+  /**
+   * Returns the route to mount on the HTTP listener; its answer is never stored by a cache, so a
+   * reverse proxy in front of the page never serves an earlier view of the cluster.
+   */
   HttpRoute route() {
-    return HttpRoute.get(PATH, call -> HttpAnswer.json(200, json()).completed());
+    return HttpRoute.get(
+        PATH,
+        call -> HttpAnswer.json(200, json()).withHeader("Cache-Control", "no-store").completed());
   }
 
   /** Returns the status as JSON, see README's endpoint table for its fields. */

@@ -84,7 +84,7 @@ final class TopLimitedRoute {
     }
     TopLimitedView local = topLimited.view();
     if (!query.cluster()) {
-      return HttpAnswer.json(200, json(local.first(query.limit()), "node", Map.of())).completed();
+      return fresh(json(local.first(query.limit()), "node", Map.of())).completed();
     }
     Map<String, CompletableFuture<TopLimitedView>> asked =
         cluster.askPeersTopLimited(settings.counters(), PEER_TIMEOUT);
@@ -104,8 +104,16 @@ final class TopLimitedRoute {
                     }
                   });
               TopLimitedView merged = TopLimitedView.merge(views).first(query.limit());
-              return HttpAnswer.json(200, json(merged, "cluster", unreachable));
+              return fresh(json(merged, "cluster", unreachable));
             });
+  }
+
+  /**
+   * Returns the 200 answer of {@code json}, which no cache may store: it changes every minute and
+   * names clients' key values.
+   */
+  private static HttpAnswer fresh(String json) {
+    return HttpAnswer.json(200, json).withHeader("Cache-Control", "no-store");
   }
 
   /**

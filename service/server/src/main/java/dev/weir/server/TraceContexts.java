@@ -5,7 +5,9 @@ import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,11 +26,26 @@ final class TraceContexts {
           return carrier.keys();
         }
 
+        /**
+         * Returns the one {@code traceparent} (none when the call has two: W3C Trace Context
+         * starts a trace of its own then) or every {@code tracestate} entry combined into one list.
+         */
         @Override
         public String get(Metadata carrier, String key) {
-          return carrier == null
-              ? null
-              : carrier.get(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+          if (carrier == null) {
+            return null;
+          }
+          Iterable<String> all =
+              carrier.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+          if (all == null) {
+            return null;
+          }
+          List<String> values = new ArrayList<>();
+          all.forEach(values::add);
+          if (key.equals("traceparent")) {
+            return values.size() == 1 ? values.get(0) : null;
+          }
+          return String.join(",", values);
         }
       };
 

@@ -510,6 +510,18 @@ class StatusPageRoutesTest {
   }
 
   @Test
+  void jsonThePageReads_neverStoredByACache() throws Exception {
+    startNode(true);
+    hit("remote_address", "10.9.9.9");
+
+    for (String path : List.of("/v1/Status", "/v1/TopLimited", "/v1/TopLimited?scope=cluster")) {
+      HttpResponse<String> answer = get(path);
+      assertThat(answer.statusCode()).as(path).isEqualTo(200);
+      assertThat(answer.headers().firstValue("Cache-Control")).as(path).hasValue("no-store");
+    }
+  }
+
+  @Test
   void page_explainFormsOverrideUnits_theUnitsALimitOverrideMayCarry() throws Exception {
     startNode(false);
 

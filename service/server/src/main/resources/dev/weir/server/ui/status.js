@@ -5,6 +5,7 @@
 
 (function () {
   const REFRESH_MS = 2000;
+  const ANSWER_MS = 10000;
   const STATUS_URL = '../v1/Status';
   const TOP_URL = '../v1/TopLimited';
   const EXPLAIN_URL = '../v1/Explain';
@@ -12,6 +13,31 @@
   let previous = null;
   let refreshes = 0;
   let topAvailable = true;
+
+  // Asks url and reads the whole answer as text, giving up after ANSWER_MS: a node that stopped
+  // answering (a paused process, a lost network path) would otherwise hold the request, and with
+  // it every later refresh, without a word.
+  async function ask(url, init) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), ANSWER_MS);
+    try {
+      const answer = await fetch(url, Object.assign({}, init, { signal: abort.signal }));
+      return { status: answer.status, ok: answer.ok, text: await answer.text() };
+    } catch (e) {
+      throw abort.signal.aborted ? new Error('no answer within ' + ANSWER_MS / 1000 + ' s') : e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // The JSON of an answer's text, or null when it is not JSON (a reverse proxy's error page).
+  function jsonOf(text) {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      return null;
+    }
+  }
 
   function $(id) {
     return document.getElementById(id);
@@ -207,7 +233,7 @@
     const table = $('top-limited');
     const scope = $('top-scope-cluster').checked ? '&scope=cluster' : '';
     try {
-      const answer = await fetch(TOP_URL + '?limit=20' + scope, { cache: 'no-store' });
+      const answer = await ask(TOP_URL + '?limit=20' + scope, { cache: 'no-store' });
       if (answer.status === 404) {
         topAvailable = false;
         state.textContent = 'not available on this node (GET /v1/TopLimited answered 404)';
@@ -218,7 +244,7 @@
         topFailed(state, table, 'GET /v1/TopLimited answered ' + answer.status);
         return;
       }
-      const top = await answer.json();
+      const top = JSON.parse(answer.text);
       const keys = top.keys || [];
       const unreachable = top.unreachable || [];
       state.textContent = (keys.length === 0
@@ -254,11 +280,11 @@
 
   async function refresh() {
     try {
-      const answer = await fetch(STATUS_URL, { cache: 'no-store' });
+      const answer = await ask(STATUS_URL, { cache: 'no-store' });
       if (!answer.ok) {
         throw new Error('GET /v1/Status answered ' + answer.status);
       }
-      render(await answer.json());
+      render(JSON.parse(answer.text));
       refreshes++;
       $('refreshes').textContent = String(refreshes);
       $('updated').textContent = new Date().toLocaleTimeString();
@@ -334,17 +360,19 @@
     out.className = '';
     out.textContent = 'asking…';
     try {
-      const answer = await fetch(EXPLAIN_URL, {
+      const answer = await ask(EXPLAIN_URL, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(request),
       });
-      const body = await answer.json();
-      if (answer.ok) {
+      const body = jsonOf(answer.text);
+      if (answer.ok && body !== null && Array.isArray(body.lines)) {
         out.textContent = body.lines.join('\n');
       } else {
         out.className = 'error';
-        out.textContent = 'HTTP ' + answer.status + ': ' + body.message;
+        out.textContent = 'HTTP ' + answer.status + ': ' + (body !== null && body.message
+          ? body.message
+          : 'not an answer of Weir: ' + answer.text.trim().slice(0, 200));
       }
     } catch (e) {
       out.className = 'error';
