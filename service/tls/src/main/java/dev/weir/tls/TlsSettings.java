@@ -278,35 +278,31 @@ public record TlsSettings(
                 + AUTO.name()
                 + "=true, to turn it on");
       }
-    } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY
-        && files.ca().isEmpty()
-        && files.cert().isPresent()) {
-      throw new ConfigException(
-          env.nameSet(CLIENT_AUTH)
-              + "="
-              + auth
-              + " needs "
-              + env.nameSet(CA)
-              + ", the CA client certificates chain to"
-              + (files.cert().isPresent() && auto
-                  ? " (" + env.nameSet(AUTO) + " generates one only without " + env.nameSet(CERT) + ")"
-                  : ""));
     } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty()) {
+      String asked = env.nameSet(CLIENT_AUTH) + "=" + auth;
       throw new ConfigException(
-          env.nameSet(CLIENT_AUTH)
-              + "="
-              + auth
-              + " with "
-              + env.nameSet(AUTO)
-              + "=true and no "
-              + env.nameSet(CA)
-              + " admits no client: the CA that "
-              + env.nameSet(AUTO)
-              + " generates never leaves the node, so no client holds a certificate it signs; set "
-              + env.nameSet(CA)
-              + " to the CA your clients' certificates chain to, or "
-              + env.nameSet(CLIENT_AUTH)
-              + " to request or none");
+          files.cert().isPresent()
+              ? asked
+                  + " needs "
+                  + env.nameSet(CA)
+                  + ", the CA client certificates chain to"
+                  + (auto
+                      ? " (" + env.nameSet(AUTO) + " generates one only without "
+                          + env.nameSet(CERT) + ")"
+                      : "")
+              : asked
+                  + " with "
+                  + env.nameSet(AUTO)
+                  + "=true and no "
+                  + env.nameSet(CA)
+                  + " admits no client: the CA that "
+                  + env.nameSet(AUTO)
+                  + " generates never leaves the node, so no client holds a certificate it"
+                  + " signs; set "
+                  + env.nameSet(CA)
+                  + " to the CA your clients' certificates chain to, or "
+                  + env.nameSet(CLIENT_AUTH)
+                  + " to request or none");
     }
     return new TlsSettings(
         files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);
