@@ -239,6 +239,8 @@ public record TlsSettings(
    * WEIR_TLS_AUTO} generates only when no certificate file is set), are errors: either would serve
    * without the client check asked for. So is {@code require-and-verify} with {@code WEIR_TLS_AUTO}
    * and no CA file, which would admit no client: the generated CA signs no client's certificate.
+   * Since Weir verifies {@code require-any-cert} as {@code require-and-verify}, these errors say so
+   * when it is the value given.
    */
   public static TlsSettings from(EnvReader env) {
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
@@ -279,7 +281,13 @@ public record TlsSettings(
                 + "=true, to turn it on");
       }
     } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty()) {
-      String asked = env.nameSet(CLIENT_AUTH) + "=" + auth;
+      String asked =
+          env.nameSet(CLIENT_AUTH)
+              + "="
+              + auth
+              + (auth.equals("require-any-cert")
+                  ? " (Weir verifies it as require-and-verify)"
+                  : "");
       throw new ConfigException(
           files.cert().isPresent()
               ? asked
