@@ -202,11 +202,18 @@ at install or when the entry to keep cannot be told, a new random one.
   " an http:// endpoint is plaintext; expected https:// or host:port endpoints") $etcdTlsSecret .) }}
 {{- end }}
 {{- end }}
-{{- range $.Values.extraEnv }}
-{{- if has .name (list "WEIR_ETCD_TLS_CA" "WEIR_ETCD_TLS_CERT" "WEIR_ETCD_TLS_KEY" "GUBER_ETCD_TLS_CA"
+{{- $etcdTlsSet := list }}
+{{- if $etcdCa }}
+{{- $etcdTlsSet = concat $etcdTlsSet (list "WEIR_ETCD_TLS_CA" "GUBER_ETCD_TLS_CA") }}
+{{- end }}
+{{- if $etcdCert }}
+{{- $etcdTlsSet = concat $etcdTlsSet (list "WEIR_ETCD_TLS_CERT" "WEIR_ETCD_TLS_KEY"
   "GUBER_ETCD_TLS_CERT" "GUBER_ETCD_TLS_KEY") }}
+{{- end }}
+{{- range $.Values.extraEnv }}
+{{- if has .name $etcdTlsSet }}
 {{- fail (printf (print "extraEnv: %s is not valid with discovery.etcd.tls.secretName: %q, which sets"
-  " the etcd TLS files itself; expected one of them") .name $etcdTlsSecret) }}
+  " that etcd TLS file itself; expected one of them") .name $etcdTlsSecret) }}
 {{- end }}
 {{- end }}
 {{- end }}

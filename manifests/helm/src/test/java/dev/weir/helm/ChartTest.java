@@ -1414,7 +1414,47 @@ class ChartTest {
             "extraEnv: WEIR_ETCD_TLS_CA is not valid with discovery.etcd.tls.secretName");
   }
 
-  /** etcd with a private CA: its files come from extraVolumes, named through extraEnv. */
+  @Test
+  void etcdTls_certFromSecret_caFromExtraEnv_renders() {
+    Rendered r =
+        Chart.render(
+            "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                + " tls: {secretName: etcd-client, cert: tls.crt, key: tls.key}}}\n"
+                + "extraVolumes: [{name: etcd-ca, configMap: {name: etcd-ca-bundle}}]\n"
+                + "extraVolumeMounts: [{name: etcd-ca, mountPath: /etc/etcd-ca,"
+                + " readOnly: true}]\n"
+                + "extraEnv: [{name: WEIR_ETCD_TLS_CA, value: /etc/etcd-ca/ca.crt}]\n");
+
+    assertThat(r.env())
+        .containsEntry("WEIR_ETCD_TLS_CA", "/etc/etcd-ca/ca.crt")
+        .containsEntry("WEIR_ETCD_TLS_CERT", "/etc/weir/etcd-tls/tls.crt")
+        .containsEntry("WEIR_ETCD_TLS_KEY", "/etc/weir/etcd-tls/tls.key");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "ca: ca.crt | GUBER_ETCD_TLS_CA",
+        "cert: tls.crt, key: tls.key | WEIR_ETCD_TLS_CERT",
+        "cert: tls.crt, key: tls.key | GUBER_ETCD_TLS_KEY",
+      })
+  void etcdTls_variableTheChartSetsAlsoInExtraEnv_failsNamingBoth(String files, String name) {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'],"
+                        + " tls: {secretName: etcd-client, "
+                        + files
+                        + "}}}\n"
+                        + "extraEnv: [{name: "
+                        + name
+                        + ", value: /etc/etcd-tls/x}]\n"))
+        .hasMessageContaining(
+            "extraEnv: " + name + " is not valid with discovery.etcd.tls.secretName");
+  }
+
+  /** Volumes of {@code extraVolumes} are mounted in the container after the chart's own. */
   @Test
   void extraVolumes_mountedInTheContainer_afterTheChartsOwn() {
     Rendered r =

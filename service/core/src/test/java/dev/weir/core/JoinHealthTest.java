@@ -117,6 +117,18 @@ class JoinHealthTest {
   }
 
   @Test
+  void health_coalescedDiscoveryOfOneDataCenter_reportsItForThePeers() throws Exception {
+    ManualScheduler scheduler = new ManualScheduler();
+    discovery.dataCenter = "eu-1";
+    startMember(new CoalescedDiscovery(discovery, scheduler, CoalescingListener.DEFAULT_WINDOW));
+
+    discovery.publish(Set.of(self));
+    scheduler.advance(CoalescingListener.DEFAULT_WINDOW);
+
+    assertThat(member.health().dataCenter()).isEqualTo("eu-1");
+  }
+
+  @Test
   void health_discoveryWithoutDataCenters_reportsNone() throws Exception {
     startMember();
 

@@ -239,6 +239,8 @@ public record TlsSettings(
    * WEIR_TLS_AUTO} generates only when no certificate file is set), are errors: either would serve
    * without the client check asked for. So is {@code require-and-verify} with {@code WEIR_TLS_AUTO}
    * and no CA file, which would admit no client: the generated CA signs no client's certificate.
+   * Since Weir verifies {@code require-any-cert} as {@code require-and-verify}, these errors say so
+   * when it is the value given.
    */
   public static TlsSettings from(EnvReader env) {
     PemFiles files = PemFiles.read(env, CERT, KEY, CA);
@@ -278,35 +280,37 @@ public record TlsSettings(
                 + AUTO.name()
                 + "=true, to turn it on");
       }
-    } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY
-        && files.ca().isEmpty()
-        && files.cert().isPresent()) {
-      throw new ConfigException(
-          env.nameSet(CLIENT_AUTH)
-              + "="
-              + auth
-              + " needs "
-              + env.nameSet(CA)
-              + ", the CA client certificates chain to"
-              + (files.cert().isPresent() && auto
-                  ? " (" + env.nameSet(AUTO) + " generates one only without " + env.nameSet(CERT) + ")"
-                  : ""));
     } else if (clientAuth == ClientAuth.REQUIRE_AND_VERIFY && files.ca().isEmpty()) {
-      throw new ConfigException(
+      String asked =
           env.nameSet(CLIENT_AUTH)
               + "="
               + auth
-              + " with "
-              + env.nameSet(AUTO)
-              + "=true and no "
-              + env.nameSet(CA)
-              + " admits no client: the CA that "
-              + env.nameSet(AUTO)
-              + " generates never leaves the node, so no client holds a certificate it signs; set "
-              + env.nameSet(CA)
-              + " to the CA your clients' certificates chain to, or "
-              + env.nameSet(CLIENT_AUTH)
-              + " to request or none");
+              + (auth.equals("require-any-cert")
+                  ? " (Weir verifies it as require-and-verify)"
+                  : "");
+      throw new ConfigException(
+          files.cert().isPresent()
+              ? asked
+                  + " needs "
+                  + env.nameSet(CA)
+                  + ", the CA client certificates chain to"
+                  + (auto
+                      ? " (" + env.nameSet(AUTO) + " generates one only without "
+                          + env.nameSet(CERT) + ")"
+                      : "")
+              : asked
+                  + " with "
+                  + env.nameSet(AUTO)
+                  + "=true and no "
+                  + env.nameSet(CA)
+                  + " admits no client: the CA that "
+                  + env.nameSet(AUTO)
+                  + " generates never leaves the node, so no client holds a certificate it"
+                  + " signs; set "
+                  + env.nameSet(CA)
+                  + " to the CA your clients' certificates chain to, or "
+                  + env.nameSet(CLIENT_AUTH)
+                  + " to request or none");
     }
     return new TlsSettings(
         files.cert(), files.key(), files.ca(), clientAuth, "TLSv" + version, auto, reload);

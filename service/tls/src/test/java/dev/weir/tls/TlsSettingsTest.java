@@ -163,6 +163,37 @@ class TlsSettingsTest {
   }
 
   @Test
+  void from_requireAnyCertWithAutoAndNoCa_refusedSayingWeirVerifiesIt() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "GUBER_TLS_AUTO", "true",
+                            "GUBER_TLS_CLIENT_AUTH", "require-any-cert"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "GUBER_TLS_CLIENT_AUTH=require-any-cert (Weir verifies it as require-and-verify)"
+                + " with GUBER_TLS_AUTO=true and no WEIR_TLS_CA admits no client");
+  }
+
+  @Test
+  void from_requireAnyCertWithCertAndNoCa_refusedSayingWeirVerifiesIt() {
+    assertThatThrownBy(
+            () ->
+                TlsSettings.from(
+                    new EnvReader(
+                        Map.of(
+                            "WEIR_TLS_CERT", "/c.pem",
+                            "WEIR_TLS_KEY", "/k.pem",
+                            "GUBER_TLS_CLIENT_AUTH", "require-any-cert"))))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith(
+            "GUBER_TLS_CLIENT_AUTH=require-any-cert (Weir verifies it as require-and-verify)"
+                + " needs WEIR_TLS_CA");
+  }
+
+  @Test
   void from_requireWithAutoAndCa_acceptedVerifyingClientsAgainstThatCa() {
     TlsSettings settings =
         TlsSettings.from(

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.discovery.StaticDiscovery;
@@ -11,12 +12,15 @@ import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
 import dev.weir.core.testkit.LocalCluster;
 import dev.weir.core.testkit.LocalCluster.Node;
+import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,7 +33,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * count per key in the key's algorithm, with time standing still (no window ends, nothing leaks),
  * so every answer must be the model's: no admitted hit lost from the count, none counted twice, no
  * key admitting past its limit. The ring, and so which node owns a key, follows the nodes'
- * ephemeral ports, so a seed fixes the operations but not the owners.
+ * ephemeral ports, so a seed fixes the operations but not the owners: the log in a failure's
+ * message names each key's owner at the start and after every change.
  */
 class HandOffChurnModelTest {
 
@@ -59,7 +64,7 @@ class HandOffChurnModelTest {
     cluster =
         LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
     long[] used = new long[KEYS];
-    List<String> log = new ArrayList<>();
+    List<String> log = new ArrayList<>(List.of(owners()));
 
     for (int step = 0; step < STEPS; step++) {
       int op = random.nextInt(12);
@@ -95,6 +100,7 @@ class HandOffChurnModelTest {
         continue;
       }
       awaitHandOffs();
+      log.add(owners());
       for (int key = 0; key < KEYS; key++) {
         Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
         assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
@@ -120,7 +126,7 @@ class HandOffChurnModelTest {
     cluster =
         LocalCluster.startInFakeTime(2, ClusterForwardingTest.SETTINGS, clock, timers);
     long[] used = new long[KEYS];
-    List<String> log = new ArrayList<>();
+    List<String> log = new ArrayList<>(List.of(owners()));
 
     for (int step = 0; step < STEPS; step++) {
       int op = random.nextInt(8);
@@ -141,12 +147,17 @@ class HandOffChurnModelTest {
           used[key] += hits;
         }
         log.add("hit " + key + " x" + hits + " at " + asked.address());
+        assertThat(answer.error()).as("%s", log).isEmpty();
         assertThat(answer.remaining())
             .as("key %d after %s", key, log)
             .isEqualTo(remaining(used[key]));
+        assertThat(answer.status() == Status.UNDER_LIMIT)
+            .as("admitted, key %d after %s", key, log)
+            .isEqualTo(admitted);
         continue;
       }
       awaitHandOffs();
+      log.add(owners());
       for (int key = 0; key < KEYS; key++) {
         Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
         assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
@@ -167,6 +178,7 @@ class HandOffChurnModelTest {
     early = early.subList(0, random.nextInt(early.size() + 1));
     early.forEach(n -> n.cluster().membership().accept(withFresh));
     log.add("join " + fresh.address() + ", listed first by " + addresses(early));
+    log.add("at " + fresh.address() + " " + owners(fresh));
     List<Node> asked = new ArrayList<>(cluster.nodes());
     asked.add(fresh);
     long[] spread = new long[KEYS];
@@ -211,8 +223,27 @@ class HandOffChurnModelTest {
   }
 
   private void awaitHandOffs() {
-    cluster.nodes().forEach(n -> n.cluster().membership().delivered().join());
-    cluster.nodes().forEach(n -> n.cluster().handOff().pending().join());
+    for (Node n : cluster.nodes()) {
+      n.cluster().membership().delivered().orTimeout(30, SECONDS).join();
+    }
+    for (Node n : cluster.nodes()) {
+      n.cluster().handOff().pending().orTimeout(30, SECONDS).join();
+    }
+  }
+
+  /** Returns each key's owner on the ring of the first node, for the log of a failure. */
+  private String owners() {
+    return owners(cluster.node(0));
+  }
+
+  /** Returns each key's owner on {@code node}'s ring, for the log of a failure. */
+  private static String owners(Node node) {
+    HashRing ring = node.cluster().membership().ring();
+    Map<Integer, String> owners = new TreeMap<>();
+    for (int key = 0; key < KEYS; key++) {
+      owners.put(key, ring.ownerOf(req(Algorithm.TOKEN_BUCKET, key, 0).hashKey()));
+    }
+    return "owners " + owners;
   }
 
   private static RateLimitRequest req(Algorithm algorithm, int key, long hits) {

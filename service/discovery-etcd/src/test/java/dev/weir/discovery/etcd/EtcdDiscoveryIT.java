@@ -108,6 +108,7 @@ class EtcdDiscoveryIT {
     assertThat(eventually(WAIT, () -> a.last().contains("10.0.0.3:1051"))).isTrue();
     assertThat(a.last()).isEqualTo(Set.of("10.0.0.1:1051", "10.0.0.3:1051"));
     assertThat(b.last()).isEqualTo(Set.of("10.0.0.2:1051"));
+    assertThat(nodes).extracting(EtcdDiscovery::dataCenter).containsExactly("a", "b", "a");
   }
 
   @Test

@@ -2,24 +2,10 @@ package dev.weir.discovery.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weir.core.discovery.DiscoveryEnv;
-import io.etcd.jetcd.Client;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
 
 class EtcdDiscoveryTest {
-
-  @Test
-  void dataCenter_theOneThisNodeRegistersIn_whichEveryMemberOfItsRingShares() {
-    EtcdSettings settings =
-        EtcdSettings.fromEnv(
-            new DiscoveryEnv(Map.of("WEIR_DATA_CENTER", "dc1", "WEIR_ETCD_DATA_CENTER", "eu-1")));
-    try (Client client = Client.builder().endpoints("http://127.0.0.1:2379").build()) {
-      assertThat(new EtcdDiscovery(client, settings, "10.0.0.1:1051").dataCenter())
-          .isEqualTo("eu-1");
-    }
-  }
 
   @Test
   void otherPrefix_prefixThatStartsAnotherClustersPrefix_namesTheirsAndTheRule() {
