@@ -67,7 +67,8 @@ class EnvoyAdapterOffTest {
             "{\"code\":5,\"message\":\"the Envoy rate-limit service is off on this node: set"
                 + " WEIR_ENVOY_CONFIG to a descriptor YAML file or folder, or"
                 + " WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL, to serve"
-                + " ShouldRateLimit and POST /json (README.md#as-envoys-rate-limit-service)\",\"details\":[]}");
+                + " ShouldRateLimit and POST /json (README.md#as-envoys-rate-limit-service)\","
+                + "\"details\":[]}");
   }
 
   @Test
