@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
+import dev.weir.core.config.HostPort;
 import dev.weir.core.model.Algorithm;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigLimits;
@@ -268,8 +269,28 @@ class EnvoySettingsTest {
     assertThatThrownBy(() -> xdsSan("user@envoy-gateway"))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("WEIR_ENVOY_XDS_SERVER_TLS_SAN='user@envoy-gateway' is not valid");
+    assertThatThrownBy(() -> xdsSan("envoy_gateway"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_SERVER_TLS_SAN='envoy_gateway' is not valid: expected the host name"
+                + " or IP address the xDS server's certificate carries, "
+                + HostPort.GRPC_HOSTS
+                + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
     assertThat(xdsSan("10.0.0.5").xds().serverName()).contains("10.0.0.5");
     assertThat(xdsSan("[::1]").xds().serverName()).contains("[::1]");
+    assertThat(xdsSan("envoy-gateway:443").xds().serverName()).contains("envoy-gateway:443");
+  }
+
+  @Test
+  void fromEnvironment_xdsTlsSanWithTlsOff_isNotChecked() {
+    EnvoySettings settings =
+        EnvoySettings.fromEnvironment(
+            Map.of(
+                "WEIR_ENVOY_CONFIG_SOURCE", "xds",
+                "WEIR_ENVOY_XDS_SERVER_USE_TLS", "false",
+                "WEIR_ENVOY_XDS_SERVER_TLS_SAN", "envoy_gateway"));
+
+    assertThat(settings.xds().useTls()).isFalse();
   }
 
   private static EnvoySettings xdsSan(String value) {

@@ -50,9 +50,11 @@ import org.slf4j.LoggerFactory;
  * after a backoff ({@link XdsSettings.Backoff}, back to its first wait once a set was accepted
  * or after a stream that had stayed open at least the longest wait, timed on the clock) on the
  * scheduler; the last good config keeps
- * answering meanwhile. Each stream opens on a new channel (the last one shut down), so a
- * reconnect is timed by that backoff alone: a channel that failed to connect would wait out its
- * own connection backoff first, up to two minutes, whatever the settings say.
+ * answering meanwhile. Each stream opens on a new channel, and a stream's channel is shut down
+ * when the stream ends, so a reconnect is timed by that backoff alone: a channel that failed to
+ * connect would wait out its own connection backoff first, up to two minutes, whatever the
+ * settings say. A stream that cannot be opened (its channel failing to build, say) is logged and
+ * retried after the same backoff.
  */
 public final class XdsConfigClient implements AutoCloseable {
 
@@ -158,20 +160,43 @@ public final class XdsConfigClient implements AutoCloseable {
       return;
     }
     int id = ++stream;
+    retry = null;
+    try {
+      channel = channels.get();
+      openedAt = clock.monotonicNanos();
+      requests =
+          AggregatedDiscoveryServiceGrpc.newStub(channel)
+              .streamAggregatedResources(new Responses(id));
+      requests.onNext(
+          DiscoveryRequest.newBuilder()
+              .setNode(node)
+              .setTypeUrl(TYPE_URL)
+              .setVersionInfo(acceptedVersion)
+              .build());
+    } catch (RuntimeException e) {
+      requests = null;
+      shutDownChannel();
+      if (retry != null) {
+        return;
+      }
+      Duration delay = settings.retry().delay(failures++, random.getAsDouble());
+      streamWarnings.warn(
+          "xds-open",
+          "Could not open an xDS stream to {} ({}); keeping configuration version '{}',"
+              + " reconnecting in {} ms",
+          settings.serverAddress(),
+          e.toString(),
+          acceptedVersion,
+          delay.toMillis());
+      retry = scheduler.schedule(this::open, delay);
+    }
+  }
+
+  private void shutDownChannel() {
     if (channel != null) {
       channel.shutdownNow();
+      channel = null;
     }
-    channel = channels.get();
-    openedAt = clock.monotonicNanos();
-    requests =
-        AggregatedDiscoveryServiceGrpc.newStub(channel)
-            .streamAggregatedResources(new Responses(id));
-    requests.onNext(
-        DiscoveryRequest.newBuilder()
-            .setNode(node)
-            .setTypeUrl(TYPE_URL)
-            .setVersionInfo(acceptedVersion)
-            .build());
   }
 
   private synchronized void onResponse(int id, DiscoveryResponse response) {
@@ -187,19 +212,10 @@ public final class XdsConfigClient implements AutoCloseable {
             .setNode(node)
             .setTypeUrl(TYPE_URL)
             .setResponseNonce(response.getNonce());
+    EnvoyConfig config;
     try {
-      EnvoyConfig config = load(response.getResourcesList());
+      config = load(response.getResourcesList());
       refuseRemovingEveryDomain(config);
-      holder.set(config);
-      acceptedVersion = response.getVersionInfo();
-      // only an accepted set shows the server healthy: one that answers and then drops the
-      // stream each time must still be backed off from
-      failures = 0;
-      metrics.configLoadSuccess();
-      LOG.info(
-          "Loaded rate limit configuration version '{}' from xDS: domains {}",
-          acceptedVersion,
-          new TreeSet<>(config.domains().keySet()));
     } catch (DescriptorConfigException | RuntimeException | Error e) {
       // an Error (one the heap or the stack ran out with, say) is refused too: thrown on, it
       // would cancel the stream unNACKed, and each reconnect would fetch the same set again
@@ -216,8 +232,20 @@ public final class XdsConfigClient implements AutoCloseable {
           detail);
       reply.setErrorDetail(
           com.google.rpc.Status.newBuilder().setCode(INVALID_ARGUMENT).setMessage(detail));
+      requests.onNext(reply.setVersionInfo(acceptedVersion).build());
+      return;
     }
+    holder.set(config);
+    acceptedVersion = response.getVersionInfo();
+    // only an accepted set shows the server healthy: one that answers and then drops the stream
+    // each time must still be backed off from
+    failures = 0;
     requests.onNext(reply.setVersionInfo(acceptedVersion).build());
+    metrics.configLoadSuccess();
+    LOG.info(
+        "Loaded rate limit configuration version '{}' from xDS: domains {}",
+        acceptedVersion,
+        new TreeSet<>(config.domains().keySet()));
   }
 
   /**
@@ -261,6 +289,7 @@ public final class XdsConfigClient implements AutoCloseable {
       return;
     }
     requests = null;
+    shutDownChannel();
     if (clock.monotonicNanos() - openedAt >= settings.retry().max().toNanos()) {
       // a stream that stayed up that long was healthy even without a response: a snapshot cache
       // answers a resubscription at the accepted version only when something changes, and a
@@ -295,9 +324,7 @@ public final class XdsConfigClient implements AutoCloseable {
       requests.onCompleted();
       requests = null;
     }
-    if (channel != null) {
-      channel.shutdownNow();
-    }
+    shutDownChannel();
   }
 
   /** Compiles the files written from one set of resources, as {@link ConfigLoader} does. */

@@ -5,8 +5,6 @@ import dev.weir.core.config.EnvReader;
 import dev.weir.core.config.EnvVar;
 import dev.weir.core.config.HostPort;
 import dev.weir.tls.PemFiles;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -141,16 +139,19 @@ public record XdsSettings(
             Duration.ofHours(1));
     double factor = reader.ratio(names.apply(BACKOFF_RANDOM_FACTOR), 0.5);
     boolean jitter = reader.bool(names.apply(BACKOFF_JITTER), true);
+    boolean useTls = reader.bool(names.apply(SERVER_USE_TLS), false);
     return new XdsSettings(
         reader.grpcTarget(names.apply(SERVER_URL), DEFAULT_SERVER),
         reader.string(names.apply(NODE_ID), "default"),
         pairs(reader, metadataVar, '=', "key=value pairs separated by commas, e.g. a=1,b=2"),
         pairs(reader, headersVar, ':', "key:value pairs separated by commas, e.g. a:1,b:2"),
-        reader.bool(names.apply(SERVER_USE_TLS), false),
+        useTls,
         tls.cert(),
         tls.key(),
         tls.ca(),
-        reader.lookup(names.apply(SERVER_TLS_SAN)).map(XdsSettings::serverName),
+        reader
+            .lookup(names.apply(SERVER_TLS_SAN))
+            .map(setting -> useTls ? serverName(setting) : setting.value()),
         new Backoff(initial, max.compareTo(initial) < 0 ? initial : max, jitter ? factor : 0),
         reader.intInRange(
             names.apply(MAX_MSG_SIZE), DEFAULT_MAX_MESSAGE_BYTES, 65_536, 256 * 1024 * 1024),
@@ -159,24 +160,22 @@ public record XdsSettings(
 
   /**
    * Returns the name {@code setting} holds, which gRPC takes as the authority it checks the
-   * server certificate for; one gRPC would refuse when the channel opens (no host, as with a
-   * space or an '_' in it, or user info) throws {@link ConfigException} naming the variable and
-   * the value.
+   * server certificate for; one whose host (before an optional {@code :port}) {@link
+   * HostPort#isGrpcHost} refuses throws {@link ConfigException} naming the variable and the value:
+   * gRPC accepts a space or an '_' in it but then fails every TLS handshake, and refuses user info
+   * ('@') when the channel is built.
    */
   private static String serverName(EnvReader.Setting setting) {
     String name = setting.value();
-    URI authority;
-    try {
-      authority = new URI(null, name, null, null, null);
-    } catch (URISyntaxException e) {
-      authority = null;
-    }
-    if (authority == null || authority.getHost() == null || authority.getUserInfo() != null) {
+    String host =
+        name.matches(".*[^:]:[0-9]{1,5}") ? name.substring(0, name.lastIndexOf(':')) : name;
+    if (!HostPort.isGrpcHost(host)) {
       throw ConfigException.invalid(
           setting.variable(),
           name,
-          "the host name or IP address the xDS server's certificate carries (no space, '_' or"
-              + " '@'), e.g. envoy-gateway, 10.0.0.5 or [::1]");
+          "the host name or IP address the xDS server's certificate carries, "
+              + HostPort.GRPC_HOSTS
+              + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
     }
     return name;
   }

@@ -23,9 +23,15 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.cumulative.CumulativeCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -53,8 +59,13 @@ class XdsConfigClientTest {
           UnaryOperator.identity());
   private RateLimitConfigServer management = new RateLimitConfigServer();
   private Server server;
+  private final List<ManagedChannel> made = new CopyOnWriteArrayList<>();
   private final Supplier<ManagedChannel> channels =
-      () -> InProcessChannelBuilder.forName(name).directExecutor().build();
+      () -> {
+        ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        made.add(channel);
+        return channel;
+      };
   private XdsConfigClient client;
 
   @BeforeEach
@@ -491,6 +502,89 @@ class XdsConfigClientTest {
     assertThat(management.openStreams()).isZero();
     scheduler.advance(Duration.ofMillis(1));
     assertThat(management.openStreams()).isEqualTo(1);
+  }
+
+  @Test
+  void channelFailingToBuild_isRetriedAfterTheBackoff() {
+    AtomicInteger calls = new AtomicInteger();
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            () -> {
+              if (calls.incrementAndGet() == 2) {
+                throw new IllegalArgumentException("no channel");
+              }
+              return channels.get();
+            },
+            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    management.push("v1", perMinute("shop", "user", 2));
+    client.start(scheduler);
+    management.dropStreams();
+
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(calls).hasValue(2);
+    assertThat(scheduler.pending()).isEqualTo(1);
+
+    assertReopensAfter(Duration.ofSeconds(4));
+    assertThat(calls).hasValue(3);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+  }
+
+  @Test
+  void streamEnding_shutsItsChannelDown_andCloseShutsDownTheCurrentOne() {
+    client.start(scheduler);
+    management.dropStreams();
+
+    assertThat(made.get(0).isShutdown()).isTrue();
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(made).hasSize(2);
+    assertThat(made.get(1).isShutdown()).isFalse();
+
+    client.close();
+
+    assertThat(made).allMatch(ManagedChannel::isShutdown);
+  }
+
+  @Test
+  void setThatLoads_butFailsToBeCounted_staysLive_andIsNotNacked() {
+    SimpleMeterRegistry failing =
+        new SimpleMeterRegistry() {
+          @Override
+          protected Counter newCounter(Meter.Id id) {
+            if (!id.getName().endsWith("config_load_success")) {
+              return super.newCounter(id);
+            }
+            return new CumulativeCounter(id) {
+              @Override
+              public void increment(double amount) {
+                throw new IllegalStateException("counter failed");
+              }
+            };
+          }
+        };
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            channels,
+            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
+            holder,
+            new EnvoyMetrics(failing),
+            clock,
+            () -> 0.5);
+    management.push("v1", perMinute("shop", "user", 2));
+
+    client.start(scheduler);
+
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+    assertThat(client.acceptedVersion()).contains("v1");
+    assertThat(management.requests()).noneMatch(DiscoveryRequest::hasErrorDetail);
+    assertThat(failing.counter("weir.envoy.config_load_error").count()).isZero();
   }
 
   @Test

@@ -636,7 +636,7 @@ class ChartTest {
   }
 
   @Test
-  void tls_peerServerName_renderedWithTls_unsetByDefault_refusedWithoutTlsOrWithAPort() {
+  void tls_peerServerName_renderedWithTls_unsetByDefault_refusedWithoutTlsWithAPortOrAnUnderscore() {
     assertThat(Chart.render(TLS).env()).doesNotContainKey("WEIR_PEER_TLS_SERVER_NAME");
     assertThat(
             Chart.render(
@@ -652,6 +652,11 @@ class ChartTest {
             () ->
                 Chart.render(
                     "tls: {enabled: true, secretName: s, peerServerName: 'weir-peers:1052'}\n"))
+        .hasMessageContaining("peerServerName");
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: s, peerServerName: weir_peers.svc}\n"))
         .hasMessageContaining("peerServerName");
   }
 

@@ -3,6 +3,7 @@ package dev.weir.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerDiscovery;
 import dev.weir.core.discovery.StaticDiscovery;
 import dev.weir.core.model.Behavior;
@@ -529,6 +530,12 @@ class WeirTest {
     assertThatThrownBy(() -> Weir.builder().peerTlsServerName("weir-peers:1052"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("peerTlsServerName: 'weir-peers:1052' is not a DNS name");
+    assertThatThrownBy(() -> Weir.builder().peerTlsServerName("weir_peers.test"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "peerTlsServerName: 'weir_peers.test' is not a DNS name; give "
+                + HostPort.GRPC_HOSTS
+                + ", at most 253 characters, without a port or scheme");
   }
 
   @Test

@@ -13,16 +13,18 @@ import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 
 /**
- * What a node without {@code WEIR_ENVOY_CONFIG} answers to Envoy's rate-limit calls: {@code POST
- * /json} gets 404 and {@code ShouldRateLimit} gets {@code UNIMPLEMENTED}, both saying that the
- * Envoy adapter is off and how to turn it on, instead of a bare "not found".
+ * What a node without {@code WEIR_ENVOY_CONFIG} or {@code WEIR_ENVOY_CONFIG_SOURCE=xds} answers to
+ * Envoy's rate-limit calls: {@code POST /json} gets 404 and {@code ShouldRateLimit} gets {@code
+ * UNIMPLEMENTED}, both saying that the Envoy adapter is off and how to turn it on, instead of a
+ * bare "not found".
  */
 final class EnvoyAdapterOff {
 
   /** The message of both answers. */
   static final String MESSAGE =
       "the Envoy rate-limit service is off on this node: set WEIR_ENVOY_CONFIG to a descriptor"
-          + " YAML file or folder to serve ShouldRateLimit and POST /json"
+          + " YAML file or folder, or WEIR_ENVOY_CONFIG_SOURCE=xds with"
+          + " WEIR_ENVOY_XDS_SERVER_URL, to serve ShouldRateLimit and POST /json"
           + " (README.md#as-envoys-rate-limit-service)";
 
   /**

@@ -185,9 +185,18 @@ public record HostPort(String host, int port) {
    * {@link URI}, which must find a server-based host in it.
    */
   private static boolean grpcAccepts(HostPort address) {
+    return isGrpcHost(isIpv6(address.host) ? "[" + address.host + "]" : address.host);
+  }
+
+  /**
+   * Returns whether {@code host}, a host name or IP address (IPv6 in brackets) without a port, is
+   * one gRPC can call and check a TLS certificate for ({@link #GRPC_HOSTS}): {@link URI} must find
+   * it whole as a server-based host. gRPC builds a channel to, or with the authority of, some hosts
+   * this refuses ({@code a_b}, {@code a b}), but every TLS handshake of that channel fails.
+   */
+  public static boolean isGrpcHost(String host) {
     try {
-      URI uri = new URI(null, null, address.host, address.port, null, null, null);
-      return uri.getHost() != null && new URI("//" + uri.getRawAuthority()).getHost() != null;
+      return !host.isEmpty() && host.equals(new URI("//" + host).getHost());
     } catch (URISyntaxException e) {
       return false;
     }

@@ -170,4 +170,16 @@ class HostPortTest {
     assertThatThrownBy(() -> new HostPort("weir_1", 1051).requireGrpcHost())
         .hasMessage("host 'weir_1' is refused by gRPC; give " + HostPort.GRPC_HOSTS);
   }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"envoy-gateway", "weir.svc.cluster.local.", "10.0.0.5", "[::1]"})
+  void isGrpcHost_nameOrAddressWithoutPort_true(String host) {
+    assertThat(HostPort.isGrpcHost(host)).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "envoy_gateway", "envoy gateway", "a@envoy", "envoy:443", "a..b"})
+  void isGrpcHost_underscoreSpaceUserInfoPortOrEmptyLabel_false(String host) {
+    assertThat(HostPort.isGrpcHost(host)).isFalse();
+  }
 }

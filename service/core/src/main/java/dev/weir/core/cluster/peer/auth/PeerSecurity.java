@@ -118,24 +118,20 @@ public final class PeerSecurity {
   }
 
   /**
-   * Returns {@code name} if it is a DNS name: dot-separated labels of letters, digits, {@code '-'}
-   * and {@code '_'}, at most 253 characters, without a port or scheme.
+   * Returns {@code name} if it is a host name or IP address gRPC can check a peer's certificate
+   * for ({@link HostPort#isGrpcHost}), at most 253 characters, without a port or scheme.
    *
-   * @throws IllegalArgumentException saying what is allowed
+   * @throws IllegalArgumentException naming the value and saying what is allowed
    */
   public static String checkServerName(String name) {
     Objects.requireNonNull(name, "name");
-    boolean valid = !name.isEmpty() && name.length() <= 253;
-    for (int i = 0; valid && i < name.length(); i++) {
-      valid = HostPort.isHostNameChar(name.charAt(i));
-    }
-    valid = valid && !name.startsWith(".") && !name.endsWith(".") && !name.contains("..");
-    if (!valid) {
+    if (name.length() > 253 || !HostPort.isGrpcHost(name)) {
       throw new IllegalArgumentException(
           "'"
               + name
-              + "' is not a DNS name; a server name is dot-separated labels of letters, digits,"
-              + " '-' and '_' (at most 253 characters), without a port or scheme");
+              + "' is not a DNS name; give "
+              + HostPort.GRPC_HOSTS
+              + ", at most 253 characters, without a port or scheme");
     }
     return name;
   }
