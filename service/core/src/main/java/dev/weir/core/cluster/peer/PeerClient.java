@@ -183,6 +183,14 @@ public final class PeerClient implements AutoCloseable {
     channel.getState(true);
   }
 
+  /**
+   * Skips gRPC's reconnect backoff: a channel waiting to reconnect tries at once, so a call waiting
+   * for a connection (a probe sent while the peer was down) reaches a peer that just returned.
+   */
+  public void reconnectNow() {
+    channel.resetConnectBackoff();
+  }
+
   /** Returns the peer's advertised gRPC address. */
   public String address() {
     return address;

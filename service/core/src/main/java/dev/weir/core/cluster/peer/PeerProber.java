@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * <p>Design: while some peer is down or unanswered ({@link PeerLiveness#unanswered()}), every
  * {@code interval} each such peer that is a member (discovered and not departed: a peer that
  * announced it is leaving is probed only once its departure mark expired) gets one probe with
- * deadline {@code timeout}, unless its last probe is still in flight: a down peer {@link
+ * deadline {@code timeout}, unless its last probe is still in flight (then the round only skips
+ * the reconnect backoff of the peer's channel, so a probe waiting for a connection reaches a peer
+ * that returned within one interval, whatever {@code timeout}): a down peer {@link
  * PeerClient#probe}, whose outcome reaches {@link PeerLiveness} like any call's and brings the peer
  * up; an unanswered one {@link PeerClient#confirm}, whose answer clears its error and whose failure
  * counts for nothing (its calls alone take it down). The timer runs only while some peer is down or
@@ -62,6 +64,8 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
             peer -> {
               if (inFlight.add(peer)) {
                 probe(peer);
+              } else {
+                reconnectNow(peer);
               }
             });
   }
@@ -91,6 +95,15 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
     Set<String> both = new HashSet<>(down);
     both.addAll(unanswered);
     return both;
+  }
+
+  // A probe still in flight waits for a connection, which gRPC's backoff would delay for seconds.
+  private void reconnectNow(String peer) {
+    try {
+      pool.get(peer).reconnectNow();
+    } catch (RuntimeException refused) { // shutting down, or the peer is no longer discovered
+      LOG.debug("peer '{}' not reconnected: {}", peer, refused.toString());
+    }
   }
 
   private void probe(String peer) {

@@ -12,6 +12,7 @@ import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -96,6 +97,35 @@ class PeerProberTest {
     assertThat(liveness.troubled()).hasSize(1);
   }
 
+  @Test
+  void downPeerReturnsWhileItsProbeWaitsForAConnection_nextRoundReachesIt() throws Exception {
+    Server gone =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    int port = gone.getPort();
+    gone.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    ManagedChannel channel = start(port, Duration.ofSeconds(30));
+    client.connect();
+    Await.until(Duration.ofSeconds(5), () -> liveness.isDown(address), "the peer is down");
+    scheduler.advance(PeerProber.INTERVAL);
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE,
+        "the probe's connection attempt failed: it waits out gRPC's reconnect backoff");
+    Server back =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .addService(peer(true))
+            .build()
+            .start();
+    resources.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+
+    scheduler.advance(PeerProber.INTERVAL);
+
+    assertThat(Await.holdsWithin(Duration.ofMillis(400), () -> !liveness.isDown(address)))
+        .as("back within one round, not after gRPC's reconnect backoff (1 s and more)")
+        .isTrue();
+    assertThat(probesAnswered).hasValue(1);
+  }
+
   /** Sends one forwarded item on a stream the peer never answers and lets its deadline pass. */
   private void sendOneBatchThatGoesUnanswered() throws InterruptedException {
     CompletableFuture<RateLimitResponse> unanswered =
@@ -116,9 +146,17 @@ class PeerProberTest {
             .build()
             .start();
     resources.add(() -> server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-    address = "127.0.0.1:" + server.getPort();
+    start(server.getPort(), PROBE_TIMEOUT);
+  }
+
+  /**
+   * Starts a client of a peer at {@code port} in a pool watched by a prober whose probes wait up to
+   * {@code probeTimeout}; returns the client's channel.
+   */
+  private ManagedChannel start(int port, Duration probeTimeout) {
+    address = "127.0.0.1:" + port;
     ManagedChannel channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+        NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
     resources.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     client =
         new PeerClient(
@@ -130,10 +168,11 @@ class PeerProberTest {
     PeerClientPool pool = new PeerClientPool(a -> client, liveness, peer -> false);
     PeerProber prober =
         new PeerProber(
-            liveness, pool, () -> Set.of(address), scheduler, PeerProber.INTERVAL, PROBE_TIMEOUT);
+            liveness, pool, () -> Set.of(address), scheduler, PeerProber.INTERVAL, probeTimeout);
     liveness.addListener(prober);
     resources.add(0, prober);
     pool.get(address);
+    return channel;
   }
 
   private PeersV1Grpc.PeersV1ImplBase peer(boolean answersProbes) {
