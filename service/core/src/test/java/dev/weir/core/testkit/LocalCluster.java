@@ -761,15 +761,19 @@ public final class LocalCluster implements AutoCloseable {
         firstItemCallRelayed.complete(null);
         held = CompletableFuture.completedFuture(null);
       }
-      return held.toCompletableFuture()
-          .copy()
-          .orTimeout(within.toNanos(), TimeUnit.NANOSECONDS)
-          .thenComposeAsync(released -> target.relay(request, within))
-          .thenApply(
-              resp -> {
-                afterRelayAnswered.run();
-                return resp;
-              });
+      CompletableFuture<?> release = held.toCompletableFuture();
+      CompletableFuture<GetPeerRateLimitsResp> relayed =
+          release.isDone()
+              ? release.thenCompose(released -> target.relay(request, within))
+              : release
+                  .copy()
+                  .orTimeout(within.toNanos(), TimeUnit.NANOSECONDS)
+                  .thenComposeAsync(released -> target.relay(request, within));
+      return relayed.thenApply(
+          resp -> {
+            afterRelayAnswered.run();
+            return resp;
+          });
     }
 
     @Override
