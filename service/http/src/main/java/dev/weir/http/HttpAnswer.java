@@ -59,6 +59,14 @@ public record HttpAnswer(int status, String contentType, byte[] body, Map<String
     return new HttpAnswer(status, contentType, body, more);
   }
 
+  /**
+   * Returns this answer with {@code Cache-Control: no-store}, which no cache (a browser's, a
+   * reverse proxy's) may keep: for answers that are a view of the moment or carry clients' keys.
+   */
+  public HttpAnswer noStore() {
+    return withHeader("Cache-Control", "no-store");
+  }
+
   /** Returns the body as UTF-8 text. */
   public String text() {
     return new String(body, StandardCharsets.UTF_8);

@@ -1,7 +1,9 @@
 package dev.weir.http;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Collectors;
 
 /**
  * One HTTP request as a route sees it, read whole before its handler runs.
@@ -12,8 +14,8 @@ import java.util.Objects;
  * @param query the raw (still percent-encoded) query string without its {@code ?}, empty when there
  *     is none; {@link QueryParameters#parse} reads it
  * @param traceContext the request's W3C trace context headers by lower-case name ({@code
- *     traceparent}, and {@code tracestate} when sent with it, its headers joined by commas), empty
- *     when it carries no {@code traceparent} or more than one
+ *     traceparent}, and {@code tracestate} when sent with it, its non-blank headers joined by
+ *     commas), empty when it carries no {@code traceparent} or more than one
  */
 public record HttpCall(
     String method, String path, byte[] body, String query, Map<String, String> traceContext) {
@@ -44,14 +46,21 @@ public record HttpCall(
   }
 
   /**
-   * Returns the trace context of a request whose {@code traceparent} and {@code tracestate} header
-   * values are given (null when absent): empty without a {@code traceparent}.
+   * Returns the W3C trace context of a request or call whose {@code traceparent} and {@code
+   * tracestate} header values are given: empty without exactly one {@code traceparent} (W3C Trace
+   * Context: a request with two starts a trace of its own), its non-blank {@code tracestate} values
+   * joined by commas into one list, as the specification asks (an empty header is a valid one
+   * carrying no member).
    */
-  public static Map<String, String> traceContext(String traceparent, String tracestate) {
-    if (traceparent == null) {
+  public static Map<String, String> traceContext(
+      List<String> traceparents, List<String> tracestates) {
+    if (traceparents.size() != 1) {
       return Map.of();
     }
-    return tracestate == null
+    String traceparent = traceparents.get(0);
+    String tracestate =
+        tracestates.stream().filter(value -> !value.isBlank()).collect(Collectors.joining(","));
+    return tracestate.isEmpty()
         ? Map.of(TRACEPARENT, traceparent)
         : Map.of(TRACEPARENT, traceparent, TRACESTATE, tracestate);
   }

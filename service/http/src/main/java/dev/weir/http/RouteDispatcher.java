@@ -315,19 +315,10 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
         400, INVALID_ARGUMENT, "malformed HTTP request: " + String.valueOf(cause.getMessage()));
   }
 
-  /**
-   * Returns the W3C trace context headers of a request, empty without exactly one {@code
-   * traceparent} (W3C Trace Context: a request with two starts a trace of its own), its {@code
-   * tracestate} headers combined into one list, as the specification asks.
-   */
+  /** Returns the W3C trace context headers of a request: {@link HttpCall#traceContext}. */
   private static Map<String, String> traceContext(HttpHeaders headers) {
-    List<String> traceparents = headers.getAll(HttpCall.TRACEPARENT);
-    if (traceparents.size() != 1) {
-      return Map.of();
-    }
-    List<String> tracestates = headers.getAll(HttpCall.TRACESTATE);
     return HttpCall.traceContext(
-        traceparents.get(0), tracestates.isEmpty() ? null : String.join(",", tracestates));
+        headers.getAll(HttpCall.TRACEPARENT), headers.getAll(HttpCall.TRACESTATE));
   }
 
   /** Returns the raw query string of a request target without its {@code ?}, or empty. */

@@ -247,6 +247,41 @@ class HttpListenerTest {
   }
 
   @Test
+  void route_emptyTracestateHeaders_skippedWhenCombined() throws Exception {
+    List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
+    HttpListener traced =
+        listen(
+            List.of(
+                HttpRoute.post(
+                    "/traced",
+                    call -> {
+                      seen.add(call.traceContext());
+                      return HttpAnswer.json(200, "{}").completed();
+                    })));
+    String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    try {
+      URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
+      HttpRequest.Builder post =
+          HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody()).header("traceparent", parent);
+      client.send(
+          post.copy()
+              .header("tracestate", "a=1")
+              .header("tracestate", "")
+              .header("tracestate", "b=2")
+              .build(),
+          BodyHandlers.ofString());
+      client.send(post.copy().header("tracestate", "").build(), BodyHandlers.ofString());
+    } finally {
+      traced.close();
+    }
+
+    assertThat(seen)
+        .containsExactly(
+            Map.of("traceparent", parent, "tracestate", "a=1,b=2"),
+            Map.of("traceparent", parent));
+  }
+
+  @Test
   void route_answerCompletesLater_writtenThenConnectionKeptAlive() throws Exception {
     CompletableFuture<HttpAnswer> later = new CompletableFuture<>();
     HttpListener deferred =

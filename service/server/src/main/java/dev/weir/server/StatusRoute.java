@@ -60,9 +60,7 @@ final class StatusRoute {
    * reverse proxy in front of the page never serves an earlier view of the cluster.
    */
   HttpRoute route() {
-    return HttpRoute.get(
-        PATH,
-        call -> HttpAnswer.json(200, json()).withHeader("Cache-Control", "no-store").completed());
+    return HttpRoute.get(PATH, call -> HttpAnswer.json(200, json()).noStore().completed());
   }
 
   /** Returns the status as JSON, see README's endpoint table for its fields. */

@@ -113,7 +113,7 @@ final class TopLimitedRoute {
    * names clients' key values.
    */
   private static HttpAnswer fresh(String json) {
-    return HttpAnswer.json(200, json).withHeader("Cache-Control", "no-store");
+    return HttpAnswer.json(200, json).noStore();
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.http.HttpCall;
 import io.grpc.Metadata;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
@@ -19,36 +20,6 @@ final class TraceContexts {
 
   private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
 
-  private static final TextMapGetter<Metadata> HEADERS =
-      new TextMapGetter<>() {
-        @Override
-        public Iterable<String> keys(Metadata carrier) {
-          return carrier.keys();
-        }
-
-        /**
-         * Returns the one {@code traceparent} (none when the call has two: W3C Trace Context
-         * starts a trace of its own then) or every {@code tracestate} entry combined into one list.
-         */
-        @Override
-        public String get(Metadata carrier, String key) {
-          if (carrier == null) {
-            return null;
-          }
-          Iterable<String> all =
-              carrier.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
-          if (all == null) {
-            return null;
-          }
-          List<String> values = new ArrayList<>();
-          all.forEach(values::add);
-          if (key.equals("traceparent")) {
-            return values.size() == 1 ? values.get(0) : null;
-          }
-          return String.join(",", values);
-        }
-      };
-
   private static final TextMapGetter<Map<String, String>> ITEM =
       new TextMapGetter<>() {
         @Override
@@ -66,7 +37,18 @@ final class TraceContexts {
 
   /** Returns the context {@code headers} carry, or the root context when they carry none. */
   static Context fromHeaders(Metadata headers) {
-    return W3C.extract(Context.root(), headers, HEADERS);
+    return fromMap(
+        HttpCall.traceContext(
+            values(headers, HttpCall.TRACEPARENT), values(headers, HttpCall.TRACESTATE)));
+  }
+
+  private static List<String> values(Metadata headers, String name) {
+    Iterable<String> all = headers.getAll(Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER));
+    List<String> values = new ArrayList<>();
+    if (all != null) {
+      all.forEach(values::add);
+    }
+    return values;
   }
 
   /**
@@ -82,7 +64,7 @@ final class TraceContexts {
 
   /** Returns the span context an item's {@code metadata} carries, invalid when none. */
   static SpanContext fromItem(Map<String, String> metadata) {
-    if (!metadata.containsKey("traceparent")) {
+    if (!metadata.containsKey(HttpCall.TRACEPARENT)) {
       return SpanContext.getInvalid();
     }
     return io.opentelemetry.api.trace.Span.fromContext(W3C.extract(Context.root(), metadata, ITEM))
@@ -94,12 +76,12 @@ final class TraceContexts {
    * has neither.
    */
   static Map<String, String> withoutContext(Map<String, String> metadata) {
-    if (!metadata.containsKey("traceparent") && !metadata.containsKey("tracestate")) {
+    if (!metadata.containsKey(HttpCall.TRACEPARENT) && !metadata.containsKey(HttpCall.TRACESTATE)) {
       return metadata;
     }
     Map<String, String> out = new HashMap<>(metadata);
-    out.remove("traceparent");
-    out.remove("tracestate");
+    out.remove(HttpCall.TRACEPARENT);
+    out.remove(HttpCall.TRACESTATE);
     return out;
   }
 
@@ -110,8 +92,8 @@ final class TraceContexts {
    */
   static Map<String, String> withContext(Map<String, String> metadata, Context context) {
     Map<String, String> out = new HashMap<>(metadata);
-    out.remove("traceparent");
-    out.remove("tracestate");
+    out.remove(HttpCall.TRACEPARENT);
+    out.remove(HttpCall.TRACESTATE);
     W3C.inject(context, out, (carrier, key, value) -> carrier.put(key, value));
     return out;
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.Metadata;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The W3C trace context Weir reads from a gRPC call's metadata. */
@@ -48,6 +49,18 @@ class TraceContextsTest {
     SpanContext parent = spanContext(headers);
 
     assertThat(parent.getTraceState().asMap()).containsEntry("a", "1").containsEntry("b", "2");
+  }
+
+  @Test
+  void fromHeaders_emptyTracestateEntry_skippedAndTheOthersKept() {
+    Metadata headers = new Metadata();
+    headers.put(TRACEPARENT, FIRST);
+    headers.put(TRACESTATE, "");
+    headers.put(TRACESTATE, "b=2");
+
+    SpanContext parent = spanContext(headers);
+
+    assertThat(parent.getTraceState().asMap()).containsExactlyEntriesOf(Map.of("b", "2"));
   }
 
   @Test

@@ -608,7 +608,9 @@ public final class LocalCluster implements AutoCloseable {
 
     /**
      * Holds each indirect probe this node is asked to relay (a {@code weir_relay_to} call carrying
-     * no items) until {@code release} completes, then relays it; no thread waits meanwhile.
+     * no items) until {@code release} completes, then relays it; no thread waits meanwhile. A probe
+     * still held when its relay's {@code within} runs out fails with a {@link
+     * java.util.concurrent.TimeoutException}, as a relay not answered in time does.
      */
     public void holdProbeRelaysUntil(CompletionStage<?> release) {
       handler.probeRelaysHeld = release;
@@ -759,13 +761,19 @@ public final class LocalCluster implements AutoCloseable {
         firstItemCallRelayed.complete(null);
         held = CompletableFuture.completedFuture(null);
       }
-      return held.toCompletableFuture()
-          .thenCompose(released -> target.relay(request, within))
-          .thenApply(
-              resp -> {
-                afterRelayAnswered.run();
-                return resp;
-              });
+      CompletableFuture<?> release = held.toCompletableFuture();
+      CompletableFuture<GetPeerRateLimitsResp> relayed =
+          release.isDone()
+              ? release.thenCompose(released -> target.relay(request, within))
+              : release
+                  .copy()
+                  .orTimeout(within.toNanos(), TimeUnit.NANOSECONDS)
+                  .thenComposeAsync(released -> target.relay(request, within));
+      return relayed.thenApply(
+          resp -> {
+            afterRelayAnswered.run();
+            return resp;
+          });
     }
 
     @Override

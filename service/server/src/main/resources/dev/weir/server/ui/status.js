@@ -13,6 +13,7 @@
   let previous = null;
   let refreshes = 0;
   let topAvailable = true;
+  let explainSeq = 0;
 
   // Asks url and reads the whole answer as text, giving up after ANSWER_MS: a node that stopped
   // answering (a paused process, a lost network path) would otherwise hold the request, and with
@@ -37,6 +38,12 @@
     } catch (e) {
       return null;
     }
+  }
+
+  // The message for an answer of url whose text is not JSON: its status and first 200 characters.
+  function notJson(url, answer) {
+    return 'GET ' + url + ' answered ' + answer.status + ', not JSON: ' +
+      answer.text.trim().slice(0, 200);
   }
 
   function $(id) {
@@ -244,7 +251,11 @@
         topFailed(state, table, 'GET /v1/TopLimited answered ' + answer.status);
         return;
       }
-      const top = JSON.parse(answer.text);
+      const top = jsonOf(answer.text);
+      if (top === null) {
+        topFailed(state, table, notJson('/v1/TopLimited', answer));
+        return;
+      }
       const keys = top.keys || [];
       const unreachable = top.unreachable || [];
       state.textContent = (keys.length === 0
@@ -284,11 +295,16 @@
       if (!answer.ok) {
         throw new Error('GET /v1/Status answered ' + answer.status);
       }
-      render(JSON.parse(answer.text));
-      refreshes++;
-      $('refreshes').textContent = String(refreshes);
-      $('updated').textContent = new Date().toLocaleTimeString();
-      $('fetch-error').textContent = '';
+      const status = jsonOf(answer.text);
+      if (status === null) {
+        $('fetch-error').textContent = notJson('/v1/Status', answer);
+      } else {
+        render(status);
+        refreshes++;
+        $('refreshes').textContent = String(refreshes);
+        $('updated').textContent = new Date().toLocaleTimeString();
+        $('fetch-error').textContent = '';
+      }
     } catch (e) {
       $('fetch-error').textContent = 'cannot reach the node: ' + e.message;
     }
@@ -357,6 +373,7 @@
       });
     }
     const request = { domain: $('explain-domain').value, descriptors: descriptors };
+    const mine = ++explainSeq;
     out.className = '';
     out.textContent = 'asking…';
     try {
@@ -365,6 +382,9 @@
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(request),
       });
+      if (mine !== explainSeq) {
+        return;
+      }
       const body = jsonOf(answer.text);
       if (answer.ok && body !== null && Array.isArray(body.lines)) {
         out.textContent = body.lines.join('\n');
@@ -375,6 +395,9 @@
           : 'not an answer of Weir: ' + answer.text.trim().slice(0, 200));
       }
     } catch (e) {
+      if (mine !== explainSeq) {
+        return;
+      }
       out.className = 'error';
       out.textContent = 'could not ask the node: ' + e.message;
     }
