@@ -212,8 +212,11 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- end }}
 {{- range $.Values.extraEnv }}
 {{- if has .name $etcdTlsSet }}
+{{- $etcdTlsKey := ternary "discovery.etcd.tls.ca" "discovery.etcd.tls.cert and .key"
+  (hasSuffix "_CA" .name) }}
 {{- fail (printf (print "extraEnv: %s is not valid with discovery.etcd.tls.secretName: %q, which sets"
-  " that etcd TLS file itself; expected one of them") .name $etcdTlsSecret) }}
+  " it from %s; expected that key or this variable, not both") .name $etcdTlsSecret
+  $etcdTlsKey) }}
 {{- end }}
 {{- end }}
 {{- end }}

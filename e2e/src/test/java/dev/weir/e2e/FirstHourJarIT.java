@@ -123,8 +123,8 @@ class FirstHourJarIT {
           .contains("Weir node started: version=" + System.getProperty("weir.version") + " ")
           .contains(
               "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
-                  + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL, to"
-                  + " serve ShouldRateLimit and POST /json)")
+                  + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL,"
+                  + " default localhost:18000), to serve ShouldRateLimit and POST /json)")
           .contains("Weir node stopped")
           .doesNotContain("peer forwarding:");
     }

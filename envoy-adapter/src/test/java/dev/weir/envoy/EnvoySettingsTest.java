@@ -274,8 +274,11 @@ class EnvoySettingsTest {
         .hasMessage(
             "WEIR_ENVOY_XDS_SERVER_TLS_SAN='envoy_gateway' is not valid: expected the host name"
                 + " or IP address the xDS server's certificate carries, "
-                + HostPort.GRPC_HOSTS
+                + HostPort.TLS_NAMES
                 + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
+    assertThat(xdsSan("envoy-gateway.1team").xds().serverName()).contains("envoy-gateway.1team");
+    assertThat(xdsSan("envoy-gateway.1team.:443").xds().serverName())
+        .contains("envoy-gateway.1team.:443");
     assertThat(xdsSan("10.0.0.5").xds().serverName()).contains("10.0.0.5");
     assertThat(xdsSan("[::1]").xds().serverName()).contains("[::1]");
     assertThat(xdsSan("envoy-gateway:443").xds().serverName()).contains("envoy-gateway:443");

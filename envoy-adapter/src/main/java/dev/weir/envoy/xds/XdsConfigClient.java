@@ -162,6 +162,7 @@ public final class XdsConfigClient implements AutoCloseable {
     int id = ++stream;
     retry = null;
     try {
+      shutDownChannel();
       channel = channels.get();
       openedAt = clock.monotonicNanos();
       requests =
@@ -173,10 +174,14 @@ public final class XdsConfigClient implements AutoCloseable {
               .setTypeUrl(TYPE_URL)
               .setVersionInfo(acceptedVersion)
               .build());
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      // an Error (a class that failed to load, say) is caught too: thrown on, it would vanish
+      // into the scheduled task, and reconnecting would stop without a word
+      ++stream;
       requests = null;
       shutDownChannel();
       if (retry != null) {
+        // the call failed already, on this thread, and its end scheduled the reconnect
         return;
       }
       Duration delay = settings.retry().delay(failures++, random.getAsDouble());
@@ -241,11 +246,16 @@ public final class XdsConfigClient implements AutoCloseable {
     // each time must still be backed off from
     failures = 0;
     requests.onNext(reply.setVersionInfo(acceptedVersion).build());
-    metrics.configLoadSuccess();
-    LOG.info(
-        "Loaded rate limit configuration version '{}' from xDS: domains {}",
-        acceptedVersion,
-        new TreeSet<>(config.domains().keySet()));
+    try {
+      metrics.configLoadSuccess();
+      LOG.info(
+          "Loaded rate limit configuration version '{}' from xDS: domains {}",
+          acceptedVersion,
+          new TreeSet<>(config.domains().keySet()));
+    } catch (RuntimeException e) {
+      // thrown on, it would make gRPC cancel a stream whose set loaded and was acknowledged
+      LOG.warn("Could not count or log loading xDS configuration version '{}'", acceptedVersion, e);
+    }
   }
 
   /**

@@ -161,7 +161,7 @@ public record XdsSettings(
   /**
    * Returns the name {@code setting} holds, which gRPC takes as the authority it checks the
    * server certificate for; one whose host (before an optional {@code :port}) {@link
-   * HostPort#isGrpcHost} refuses throws {@link ConfigException} naming the variable and the value:
+   * HostPort#isTlsName} refuses throws {@link ConfigException} naming the variable and the value:
    * gRPC accepts a space or an '_' in it but then fails every TLS handshake, and refuses user info
    * ('@') when the channel is built.
    */
@@ -169,12 +169,12 @@ public record XdsSettings(
     String name = setting.value();
     String host =
         name.matches(".*[^:]:[0-9]{1,5}") ? name.substring(0, name.lastIndexOf(':')) : name;
-    if (!HostPort.isGrpcHost(host)) {
+    if (!HostPort.isTlsName(host)) {
       throw ConfigException.invalid(
           setting.variable(),
           name,
           "the host name or IP address the xDS server's certificate carries, "
-              + HostPort.GRPC_HOSTS
+              + HostPort.TLS_NAMES
               + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
     }
     return name;

@@ -585,6 +585,37 @@ class XdsConfigClientTest {
     assertThat(client.acceptedVersion()).contains("v1");
     assertThat(management.requests()).noneMatch(DiscoveryRequest::hasErrorDetail);
     assertThat(failing.counter("weir.envoy.config_load_error").count()).isZero();
+    assertThat(management.openStreams()).isEqualTo(1);
+    assertThat(scheduler.pending()).isZero();
+  }
+
+  @Test
+  void channelFailingToBuildWithAnError_isRetriedAfterTheBackoff() {
+    AtomicInteger calls = new AtomicInteger();
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings,
+            () -> {
+              if (calls.incrementAndGet() == 2) {
+                throw new NoClassDefFoundError("io/grpc/netty/NettyChannelBuilder");
+              }
+              return channels.get();
+            },
+            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
+            holder,
+            new EnvoyMetrics(registry),
+            clock,
+            () -> 0.5);
+    client.start(scheduler);
+    management.dropStreams();
+
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(calls).hasValue(2);
+    assertThat(scheduler.pending()).isEqualTo(1);
+
+    assertReopensAfter(Duration.ofSeconds(4));
+    assertThat(calls).hasValue(3);
   }
 
   @Test

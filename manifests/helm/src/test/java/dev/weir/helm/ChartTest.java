@@ -660,6 +660,42 @@ class ChartTest {
         .hasMessageContaining("peerServerName");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"weir-peers.1team", "weir-peers.1team.", "a.1b", "10.0.0.5", "'[::1]'"})
+  void tls_peerServerName_theNodeAccepts_renders(String name) {
+    assertThat(
+            Chart.render("tls: {enabled: true, secretName: s, peerServerName: " + name + "}\n")
+                .env())
+        .containsKey("WEIR_PEER_TLS_SERVER_NAME");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"-weir", "weir-", "a..b", "a.-b", "weir..", "'.'"})
+  void tls_peerServerName_withAnEdgeHyphenOrEmptyPart_isRefused(String name) {
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: s, peerServerName: " + name + "}\n"))
+        .hasMessageContaining("peerServerName");
+  }
+
+  @Test
+  void tls_peerServerName_withAPartOver63Characters_isRefused() {
+    String name = "a".repeat(64) + ".test";
+    assertThatThrownBy(
+            () ->
+                Chart.render(
+                    "tls: {enabled: true, secretName: s, peerServerName: " + name + "}\n"))
+        .hasMessageContaining("peerServerName");
+    assertThat(
+            Chart.render(
+                    "tls: {enabled: true, secretName: s, peerServerName: "
+                        + name.substring(1)
+                        + "}\n")
+                .env())
+        .containsKey("WEIR_PEER_TLS_SERVER_NAME");
+  }
+
   @Test
   void monitoring_scrapesMetricsOnThePortTheProbesUse() {
     for (String values : List.of("", TLS, MTLS)) {
@@ -1416,7 +1452,9 @@ class ChartTest {
                         + " tls: {secretName: etcd-ca, ca: ca.crt}}}\n"
                         + "extraEnv: [{name: WEIR_ETCD_TLS_CA, value: /etc/etcd-tls/ca.crt}]\n"))
         .hasMessageContaining(
-            "extraEnv: WEIR_ETCD_TLS_CA is not valid with discovery.etcd.tls.secretName");
+            "extraEnv: WEIR_ETCD_TLS_CA is not valid with discovery.etcd.tls.secretName:"
+                + " \"etcd-ca\", which sets it from discovery.etcd.tls.ca; expected that key or"
+                + " this variable, not both");
   }
 
   @Test

@@ -534,8 +534,14 @@ class WeirTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "peerTlsServerName: 'weir_peers.test' is not a DNS name; give "
-                + HostPort.GRPC_HOSTS
+                + HostPort.TLS_NAMES
                 + ", at most 253 characters, without a port or scheme");
+  }
+
+  @Test
+  void builder_peerTlsServerNameWhoseLastPartStartsWithADigit_isKept() {
+    assertThat(Weir.builder().peerTlsServerName("weir-peers.1team")).isNotNull();
+    assertThat(Weir.builder().peerTlsServerName("weir-peers.1team.")).isNotNull();
   }
 
   @Test

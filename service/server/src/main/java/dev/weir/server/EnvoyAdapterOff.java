@@ -23,9 +23,9 @@ final class EnvoyAdapterOff {
   /** The message of both answers. */
   static final String MESSAGE =
       "the Envoy rate-limit service is off on this node: set WEIR_ENVOY_CONFIG to a descriptor"
-          + " YAML file or folder, or WEIR_ENVOY_CONFIG_SOURCE=xds with"
-          + " WEIR_ENVOY_XDS_SERVER_URL, to serve ShouldRateLimit and POST /json"
-          + " (README.md#as-envoys-rate-limit-service)";
+          + " YAML file or folder, or WEIR_ENVOY_CONFIG_SOURCE=xds (server"
+          + " WEIR_ENVOY_XDS_SERVER_URL, default localhost:18000), to serve ShouldRateLimit and"
+          + " POST /json (README.md#as-envoys-rate-limit-service)";
 
   /**
    * {@code ShouldRateLimit} with its messages left unread, built once: a method named after each

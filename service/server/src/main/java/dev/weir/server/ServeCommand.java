@@ -57,7 +57,7 @@ final class ServeCommand implements Command {
 
       Runs a node until SIGTERM or Ctrl-C: Gubernator's pb.gubernator.V1 over gRPC and HTTP/JSON,
       and Envoy's rate-limit service when WEIR_ENVOY_CONFIG is set, or
-      WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL.
+      WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL, default localhost:18000).
         --config FILE  also read KEY=VALUE lines from FILE (# starts a comment); the environment
                        wins over the file
 
@@ -310,8 +310,8 @@ final class ServeCommand implements Command {
   static String envoyLine(EnvoySettings envoy, Optional<List<String>> domains) {
     if (domains.isEmpty() || !envoy.enabled()) {
       return "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
-          + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL, to serve"
-          + " ShouldRateLimit and POST /json)";
+          + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL, default"
+          + " localhost:18000), to serve ShouldRateLimit and POST /json)";
     }
     List<String> loaded = domains.get();
     String listed =

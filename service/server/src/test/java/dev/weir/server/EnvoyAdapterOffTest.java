@@ -66,8 +66,9 @@ class EnvoyAdapterOffTest {
         .isEqualTo(
             "{\"code\":5,\"message\":\"the Envoy rate-limit service is off on this node: set"
                 + " WEIR_ENVOY_CONFIG to a descriptor YAML file or folder, or"
-                + " WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL, to serve"
-                + " ShouldRateLimit and POST /json (README.md#as-envoys-rate-limit-service)\","
+                + " WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL, default"
+                + " localhost:18000), to serve ShouldRateLimit and POST /json"
+                + " (README.md#as-envoys-rate-limit-service)\","
                 + "\"details\":[]}");
   }
 
@@ -135,8 +136,8 @@ class EnvoyAdapterOffTest {
     assertThat(ServeCommand.envoyLine(EnvoySettings.DEFAULTS, Optional.empty()))
         .isEqualTo(
             "Envoy rate-limit service: off (set WEIR_ENVOY_CONFIG to a descriptor YAML file or"
-                + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds with WEIR_ENVOY_XDS_SERVER_URL, to"
-                + " serve ShouldRateLimit and POST /json)");
+                + " folder, or WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL,"
+                + " default localhost:18000), to serve ShouldRateLimit and POST /json)");
     assertThat(ServeCommand.envoyLine(on, Optional.of(List.of("demo"))))
         .isEqualTo(
             "Envoy rate-limit service: on, WEIR_ENVOY_CONFIG=/etc/weir/ratelimit, 1 domain: demo");

@@ -305,13 +305,12 @@ class MainTest {
             + " TLS server certificates are verified against; set WEIR_TLS_CERT and WEIR_TLS_KEY"
             + " (or WEIR_TLS_AUTO) to turn TLS on, or unset it",
         "WEIR_PEER_TLS_SERVER_NAME=weir-peers.svc:1052 | WEIR_PEER_TLS_SERVER_NAME is not valid:"
-            + " 'weir-peers.svc:1052' is not a DNS name; give a host name gRPC accepts: letters,"
-            + " digits, '-' and '.', each dot-separated part starting and ending with a letter or"
-            + " digit and, when there are several, the last starting with a letter (no '_'), with"
-            + " at most one trailing '.', or an IP address (IPv6 in brackets), at most 253"
-            + " characters, without a port or scheme",
+            + " 'weir-peers.svc:1052' is not a DNS name; give a DNS name: letters, digits, '-'"
+            + " and '.', each dot-separated part 1 to 63 characters starting and ending with a"
+            + " letter or digit (no '_'), with at most one trailing '.', or an IP address (IPv6 in"
+            + " brackets), at most 253 characters, without a port or scheme",
         "WEIR_PEER_TLS_SERVER_NAME=weir_peers.svc | WEIR_PEER_TLS_SERVER_NAME is not valid:"
-            + " 'weir_peers.svc' is not a DNS name; give a host name gRPC accepts",
+            + " 'weir_peers.svc' is not a DNS name; give a DNS name: letters, digits",
         "GUBER_TLS_CLIENT_AUTH_SERVER_NAME=https://weir-peers | GUBER_TLS_CLIENT_AUTH_SERVER_NAME"
             + " is not valid: 'https://weir-peers' is not a DNS name",
         "WEIR_PEER_TLS_SERVER_NAME=weir..svc | WEIR_PEER_TLS_SERVER_NAME is not valid: 'weir..svc'"

@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Objects;
+import javax.net.ssl.SNIHostName;
 
 /**
  * A listen or peer address: a host (name, IPv4 or IPv6 literal, or empty for every interface) and a
@@ -19,6 +20,12 @@ public record HostPort(String host, int port) {
       "a host name gRPC accepts: letters, digits, '-' and '.', each dot-separated part starting and"
           + " ending with a letter or digit and, when there are several, the last starting with a"
           + " letter (no '_'), with at most one trailing '.', or an IP address (IPv6 in brackets)";
+
+  /** The names a TLS certificate is checked for, as error messages describe them. */
+  public static final String TLS_NAMES =
+      "a DNS name: letters, digits, '-' and '.', each dot-separated part 1 to 63 characters"
+          + " starting and ending with a letter or digit (no '_'), with at most one trailing '.',"
+          + " or an IP address (IPv6 in brackets)";
 
   private static final String SETTING_HOSTS =
       "a host is a name or IPv4 address of letters, digits, '.', '-' and '_', or an IPv6 address in"
@@ -198,6 +205,28 @@ public record HostPort(String host, int port) {
     try {
       return !host.isEmpty() && host.equals(new URI("//" + host).getHost());
     } catch (URISyntaxException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Returns whether {@code name}, without a port, is one a TLS certificate is checked for ({@link
+   * #TLS_NAMES}): an IP address (IPv6 in brackets), or an ASCII name the JDK sends as SNI ({@link
+   * SNIHostName}) once one trailing '.' is removed. Unlike {@link #isGrpcHost}, it accepts a last
+   * part starting with a digit ({@code weir-peers.1team}), which a TLS handshake checks as is.
+   */
+  public static boolean isTlsName(String name) {
+    if (name.startsWith("[")) {
+      return isGrpcHost(name);
+    }
+    String dns = name.endsWith(".") ? name.substring(0, name.length() - 1) : name;
+    if (dns.isEmpty() || !dns.chars().allMatch(c -> c < 0x80)) {
+      return false;
+    }
+    try {
+      new SNIHostName(dns);
+      return true;
+    } catch (IllegalArgumentException e) {
       return false;
     }
   }

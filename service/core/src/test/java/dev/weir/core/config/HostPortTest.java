@@ -182,4 +182,21 @@ class HostPortTest {
   void isGrpcHost_underscoreSpaceUserInfoPortOrEmptyLabel_false(String host) {
     assertThat(HostPort.isGrpcHost(host)).isFalse();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {"weir-peers.1team", "weir.svc.cluster.local.", "a.1b", "10.0.0.5", "[::1]", "1team"})
+  void isTlsName_nameTheJdkSendsAsSniOrAddress_true(String name) {
+    assertThat(HostPort.isTlsName(name)).isTrue();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "", ".", "weir_peers", "weir peers", "-weir", "weir-", "a..b", "a.b..", "weir:443", "[::1",
+        "b\u00fccher.test"
+      })
+  void isTlsName_underscoreSpaceEdgeHyphenEmptyPartPortOrNonAscii_false(String name) {
+    assertThat(HostPort.isTlsName(name)).isFalse();
+  }
 }

@@ -118,19 +118,19 @@ public final class PeerSecurity {
   }
 
   /**
-   * Returns {@code name} if it is a host name or IP address gRPC can check a peer's certificate
-   * for ({@link HostPort#isGrpcHost}), at most 253 characters, without a port or scheme.
+   * Returns {@code name} if it is a DNS name or IP address a TLS handshake can check a peer's
+   * certificate for ({@link HostPort#isTlsName}), at most 253 characters, without a port or scheme.
    *
    * @throws IllegalArgumentException naming the value and saying what is allowed
    */
   public static String checkServerName(String name) {
     Objects.requireNonNull(name, "name");
-    if (name.length() > 253 || !HostPort.isGrpcHost(name)) {
+    if (name.length() > 253 || !HostPort.isTlsName(name)) {
       throw new IllegalArgumentException(
           "'"
               + name
               + "' is not a DNS name; give "
-              + HostPort.GRPC_HOSTS
+              + HostPort.TLS_NAMES
               + ", at most 253 characters, without a port or scheme");
     }
     return name;
