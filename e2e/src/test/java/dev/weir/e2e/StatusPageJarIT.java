@@ -127,11 +127,7 @@ class StatusPageJarIT {
   @Test
   void statusPage_showsTheClusterAndUpdatesAfterHits() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    // The page re-renders its tables on every refresh, so an element found a moment ago may be
-    // gone: every read goes through the wait, which looks it up again.
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(node, WAIT);
 
     Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
     wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
@@ -200,11 +196,8 @@ class StatusPageJarIT {
   void explainForm_limitOverride_explainedAsTheRouteDoesAndBadInputShowsTheRoutesError()
       throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
-    wait.until(
-        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    WebDriverWait wait = openPage(node, WAIT);
+    awaitExplainForm(wait);
     new Select(browser.findElement(By.id("explain-domain"))).selectByValue("shop");
     browser.findElement(By.id("explain-descriptors")).sendKeys("remote_address=10.1.2.3");
     WebElement requests = browser.findElement(By.id("explain-limit-requests"));
@@ -253,9 +246,7 @@ class StatusPageJarIT {
   @Test
   void topLimitedClusterWide_aMemberDown_namesTheMemberThatDidNotAnswer() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(node, WAIT);
     Set<String> expected = Set.of("127.0.0.1:" + grpc[0], "127.0.0.1:" + grpc[1]);
     wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
     for (int i = 0; i < 4; i++) {
@@ -287,9 +278,7 @@ class StatusPageJarIT {
   @Test
   void topLimited_errorAnswerAfterRows_panelHidesThemAndShowsTheError() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(node, WAIT);
     for (int i = 0; i < 4; i++) {
       shouldRateLimit(node, "remote_address", "10.1.2.3");
     }
@@ -324,9 +313,7 @@ class StatusPageJarIT {
   @Test
   void nodePausedThenResumed_pageSaysItCannotReachTheNodeThenRefreshesAgain() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(node, Duration.ofSeconds(60));
     wait.until(b -> Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > 0);
 
     // A paused process keeps its sockets: the page's request is taken and never answered.
@@ -356,11 +343,8 @@ class StatusPageJarIT {
   @Test
   void explainAnsweredByAProxysErrorPage_showsTheStatusAndText() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
-    wait.until(
-        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    WebDriverWait wait = openPage(node, WAIT);
+    awaitExplainForm(wait);
     // A reverse proxy in front of the node answers 502 with a page of its own.
     ((JavascriptExecutor) browser)
         .executeScript(
@@ -388,11 +372,8 @@ class StatusPageJarIT {
   @Test
   void explainAskedTwiceFirstAnsweredLate_theLaterAnswerStays() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
-    wait.until(
-        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+    WebDriverWait wait = openPage(node, WAIT);
+    awaitExplainForm(wait);
     // The first POST /v1/Explain goes to a stalled node: it fails only when the test says so.
     ((JavascriptExecutor) browser)
         .executeScript(
@@ -429,9 +410,7 @@ class StatusPageJarIT {
   @Test
   void statusAndTopLimitedAnsweredByALoginPage_sayTheAnswerIsNotJson() throws Exception {
     NodeProcess node = nodes.get(0);
-    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, WAIT);
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(node, WAIT);
     wait.until(b -> Integer.parseInt(b.findElement(By.id("refreshes")).getText()) > 0);
     // An authenticating proxy in front of the node answers 200 with its login page.
     ((JavascriptExecutor) browser)
@@ -460,9 +439,7 @@ class StatusPageJarIT {
 
   @Test
   void memberKilledThenBack_membersPanelShowsItDownOffTheRingThenBack() throws Exception {
-    browser.get("http://127.0.0.1:" + nodes.get(0).httpPort + "/ui/");
-    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
-    wait.ignoring(StaleElementReferenceException.class);
+    WebDriverWait wait = openPage(nodes.get(0), Duration.ofSeconds(60));
     String other = "127.0.0.1:" + grpc[1];
     Set<String> expected = Set.of("127.0.0.1:" + grpc[0], other);
     wait.until(b -> addresses(b).equals(expected) && allReachableInRing(b));
@@ -499,6 +476,24 @@ class StatusPageJarIT {
    * Asserts that the page logged no error in the browser's console (a fetch answered 404 or 500, a
    * script error, a refused Content-Security-Policy), apart from the favicon the page lacks.
    */
+  /**
+   * Opens the status page of {@code node} and returns a wait that looks elements up again on every
+   * try: the page re-renders its tables on every refresh, so an element found a moment ago may be
+   * gone.
+   */
+  private WebDriverWait openPage(NodeProcess node, Duration timeout) {
+    browser.get("http://127.0.0.1:" + node.httpPort + "/ui/");
+    WebDriverWait wait = new WebDriverWait(browser, timeout);
+    wait.ignoring(StaleElementReferenceException.class);
+    return wait;
+  }
+
+  /** Waits until the explain form offers the {@code shop} domain of the nodes' config. */
+  private static void awaitExplainForm(WebDriverWait wait) {
+    wait.until(
+        b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+  }
+
   private void assertNoConsoleErrors() {
     assertThat(consoleErrors()).as("errors in the browser's console").isEmpty();
   }
