@@ -20,7 +20,9 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -126,6 +128,45 @@ class PeerProberTest {
     assertThat(probesAnswered).hasValue(1);
   }
 
+  @Test
+  void downPeerMovesWhileItsProbeWaitsForAConnection_nextRoundProbesItsNewClient()
+      throws Exception {
+    Server moved =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .addService(peer(true))
+            .build()
+            .start();
+    resources.add(() -> moved.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    int oldPort = freedPort();
+    address = "peer-a";
+    PeerClient old = client(oldPort);
+    PeerClient renewed = client(moved.getPort());
+    Deque<PeerClient> made = new ArrayDeque<>(List.of(old, renewed));
+    PeerClientPool pool = new PeerClientPool(a -> made.removeFirst(), liveness, peer -> false);
+    PeerProber prober =
+        new PeerProber(
+            liveness,
+            pool,
+            () -> Set.of(address),
+            scheduler,
+            PeerProber.INTERVAL,
+            Duration.ofSeconds(30));
+    liveness.addListener(prober);
+    resources.add(0, prober);
+    pool.get(address).connect();
+    Await.until(Duration.ofSeconds(5), () -> liveness.isDown(address), "the peer is down");
+    scheduler.advance(PeerProber.INTERVAL);
+    pool.renew(Set.of(address));
+
+    scheduler.advance(PeerProber.INTERVAL);
+
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> !liveness.isDown(address),
+        "the round after the move probes the new client, not waiting for the old probe's deadline");
+    assertThat(probesAnswered).hasValue(1);
+  }
+
   /** Sends one forwarded item on a stream the peer never answers and lets its deadline pass. */
   private void sendOneBatchThatGoesUnanswered() throws InterruptedException {
     CompletableFuture<RateLimitResponse> unanswered =
@@ -173,6 +214,28 @@ class PeerProberTest {
     resources.add(0, prober);
     pool.get(address);
     return channel;
+  }
+
+  /** Returns a client named {@link #address} of a peer at {@code port}. */
+  private PeerClient client(int port) {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    resources.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return new PeerClient(
+        address,
+        channel,
+        new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false),
+        scheduler,
+        clock);
+  }
+
+  /** Returns a loopback port that was just free, so that connecting to it is refused. */
+  private static int freedPort() throws Exception {
+    Server gone =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    int port = gone.getPort();
+    gone.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    return port;
   }
 
   private PeersV1Grpc.PeersV1ImplBase peer(boolean answersProbes) {
