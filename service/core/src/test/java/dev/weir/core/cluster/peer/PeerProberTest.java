@@ -18,6 +18,7 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -28,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -101,10 +103,7 @@ class PeerProberTest {
 
   @Test
   void downPeerReturnsWhileItsProbeWaitsForAConnection_nextRoundReachesIt() throws Exception {
-    Server gone =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
-    int port = gone.getPort();
-    gone.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    int port = freedPort();
     ManagedChannel channel = start(port, Duration.ofSeconds(30));
     client.connect();
     Await.until(Duration.ofSeconds(5), () -> liveness.isDown(address), "the peer is down");
@@ -113,11 +112,7 @@ class PeerProberTest {
         Duration.ofSeconds(5),
         () -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE,
         "the probe's connection attempt failed: it waits out gRPC's reconnect backoff");
-    Server back =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(peer(true))
-            .build()
-            .start();
+    Server back = serveOn(port);
     resources.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
     scheduler.advance(PeerProber.INTERVAL);
@@ -227,6 +222,30 @@ class PeerProberTest {
         new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false),
         scheduler,
         clock);
+  }
+
+  /**
+   * Starts a peer that answers probes on {@code port}, freed earlier, binding again for up to 2 s
+   * in case another test's ephemeral socket holds the port meanwhile.
+   */
+  private Server serveOn(int port) throws Exception {
+    AtomicReference<Server> started = new AtomicReference<>();
+    Await.until(
+        Duration.ofSeconds(2),
+        () -> {
+          try {
+            started.set(
+                NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                    .addService(peer(true))
+                    .build()
+                    .start());
+            return true;
+          } catch (IOException taken) {
+            return false;
+          }
+        },
+        "port " + port + " free again");
+    return started.get();
   }
 
   /** Returns a loopback port that was just free, so that connecting to it is refused. */
