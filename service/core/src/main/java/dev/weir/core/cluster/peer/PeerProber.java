@@ -94,7 +94,8 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
   }
 
   // A probe in flight to the peer's current client waits for a connection, which gRPC's backoff
-  // would delay for seconds; one to a client the pool replaced never reaches the peer's new address.
+  // would delay for seconds; one to a client the pool replaced never reaches the peer's new
+  // address.
   private void round(String peer) {
     PeerClient current;
     try {
