@@ -266,7 +266,7 @@ class HandOffChurnModelTest {
       }
       cluster.kill(down);
       log.add("crash " + down.address());
-      awaitEverywhere(timers, up, down, false);
+      awaitEverywhere(timers, up, down, false, log);
       for (int i = random.nextInt(20); i > 0; i--) {
         int key = random.nextInt(KEYS);
         long hits = 1 + random.nextInt(2);
@@ -290,7 +290,7 @@ class HandOffChurnModelTest {
       }
       cluster.revive(down);
       log.add("back " + down.address());
-      awaitEverywhere(timers, nodes, down, true);
+      awaitEverywhere(timers, nodes, down, true, log);
       awaitHandOffs();
       for (int key = 0; key < KEYS; key++) {
         long left = nodes.get(random.nextInt(nodes.size())).check(req(algorithm, key, 0)).get(0)
@@ -314,10 +314,12 @@ class HandOffChurnModelTest {
   /**
    * Waits until every one of {@code nodes} has {@code peer} down and off its ring ({@code back}
    * false), or up and on its ring ({@code back} true: a peer kept on a ring only because another
-   * reaches it is not back there), stepping fake time a probe round at a time meanwhile.
+   * reaches it is not back there), stepping fake time a probe round at a time meanwhile; a failure
+   * names {@code log}, the steps of the run so far.
    */
   private static void awaitEverywhere(
-      FakeScheduler timers, List<Node> nodes, Node peer, boolean back) throws Exception {
+      FakeScheduler timers, List<Node> nodes, Node peer, boolean back, List<String> log)
+      throws Exception {
     String address = peer.address();
     for (int round = 0; round < 400; round++) {
       boolean settled =
@@ -334,7 +336,8 @@ class HandOffChurnModelTest {
       }
       timers.advance(PeerProber.INTERVAL);
     }
-    throw new AssertionError(address + (back ? " is not back" : " is not down") + " everywhere");
+    throw new AssertionError(
+        address + (back ? " is not back" : " is not down") + " everywhere after " + log);
   }
 
   /** Whether {@code algorithm} counts a refused hit too, as the fixed window does. */

@@ -184,11 +184,13 @@ public final class PeerClient implements AutoCloseable {
   }
 
   /**
-   * Skips gRPC's reconnect backoff: a channel waiting to reconnect tries at once, so a call waiting
-   * for a connection (a probe sent while the peer was down) reaches a peer that just returned.
+   * Skips gRPC's reconnect backoff: a channel waiting to reconnect tries at once, and a connection
+   * attempt found under way for {@link #STUCK_CONNECT} or more is dropped and made afresh (as
+   * {@link #probe} does), so a call waiting for a connection (a probe sent while the peer was down)
+   * reaches a peer that just returned.
    */
   public void reconnectNow() {
-    channel.resetConnectBackoff();
+    kickConnection();
   }
 
   /** Returns the peer's advertised gRPC address. */
@@ -613,6 +615,18 @@ public final class PeerClient implements AutoCloseable {
   }
 
   private CompletableFuture<Void> probe(Duration timeout, Reporting reporting) {
+    kickConnection();
+    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
+    detached(
+        () ->
+            stub.withWaitForReady()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance(), observer(call)));
+    return wrap(call, "probing", reporting).handle((resp, error) -> null);
+  }
+
+  // A handshake lost to the fault would be resent by the kernel only seconds after it began.
+  private void kickConnection() {
     if (channel.getState(false) == ConnectivityState.CONNECTING) {
       long now = clock.monotonicNanos();
       if (connectingSeenAt == NOT_CONNECTING) {
@@ -625,13 +639,6 @@ public final class PeerClient implements AutoCloseable {
       connectingSeenAt = NOT_CONNECTING;
     }
     channel.resetConnectBackoff();
-    CompletableFuture<GetPeerRateLimitsResp> call = new CompletableFuture<>();
-    detached(
-        () ->
-            stub.withWaitForReady()
-                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance(), observer(call)));
-    return wrap(call, "probing", reporting).handle((resp, error) -> null);
   }
 
   /**

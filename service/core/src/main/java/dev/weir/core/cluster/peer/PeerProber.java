@@ -4,6 +4,7 @@ import dev.weir.core.time.Scheduler;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -19,13 +20,14 @@ import org.slf4j.LoggerFactory;
  * <p>Design: while some peer is down or unanswered ({@link PeerLiveness#unanswered()}), every
  * {@code interval} each such peer that is a member (discovered and not departed: a peer that
  * announced it is leaving is probed only once its departure mark expired) gets one probe with
- * deadline {@code timeout}, unless its last probe is still in flight (then the round only skips
- * the reconnect backoff of the peer's channel, so a probe waiting for a connection reaches a peer
- * that returned within one interval, whatever {@code timeout}): a down peer {@link
- * PeerClient#probe}, whose outcome reaches {@link PeerLiveness} like any call's and brings the peer
- * up; an unanswered one {@link PeerClient#confirm}, whose answer clears its error and whose failure
- * counts for nothing (its calls alone take it down). The timer runs only while some peer is down or
- * unanswered.
+ * deadline {@code timeout}, unless its last probe is still in flight to the peer's current client
+ * (then the round only {@linkplain PeerClient#reconnectNow reconnects} that client now, so a probe
+ * waiting for a connection reaches a peer that returned within one interval, whatever {@code
+ * timeout}; a probe in flight to a client the pool replaced does not hold the next one back): a
+ * down peer {@link PeerClient#probe}, whose outcome reaches {@link PeerLiveness} like any call's
+ * and brings the peer up; an unanswered one {@link PeerClient#confirm}, whose answer clears its
+ * error and whose failure counts for nothing (its calls alone take it down). The timer runs only
+ * while some peer is down or unanswered.
  */
 public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
 
@@ -37,7 +39,7 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
   private final PeerLiveness liveness;
   private final PeerClientPool pool;
   private final Duration timeout;
-  private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  private final Map<String, PeerClient> inFlight = new ConcurrentHashMap<>();
   private final PeerRounds rounds;
 
   /**
@@ -61,13 +63,7 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
             members,
             scheduler,
             interval,
-            peer -> {
-              if (inFlight.add(peer)) {
-                probe(peer);
-              } else {
-                reconnectNow(peer);
-              }
-            });
+            this::round);
   }
 
   @Override
@@ -97,24 +93,43 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
     return both;
   }
 
-  // A probe still in flight waits for a connection, which gRPC's backoff would delay for seconds.
-  private void reconnectNow(String peer) {
+  // A probe in flight to the peer's current client waits for a connection, which gRPC's backoff
+  // would delay for seconds; one to a client the pool replaced never reaches the peer's new
+  // address.
+  private void round(String peer) {
+    PeerClient current;
     try {
-      pool.get(peer).reconnectNow();
-    } catch (RuntimeException refused) { // shutting down, or the peer is no longer discovered
-      LOG.debug("peer '{}' not reconnected: {}", peer, refused.toString());
+      current = pool.get(peer);
+    } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
+      return;
+    } catch (RuntimeException notStarted) { // the next round probes again: the timer must go on
+      LOG.warn("probe of peer '{}' could not start: {}", peer, notStarted.toString());
+      return;
+    }
+    PeerClient probed = inFlight.putIfAbsent(peer, current);
+    if (probed == null || (probed != current && inFlight.replace(peer, probed, current))) {
+      probe(peer, current);
+    } else if (probed == current) {
+      reconnectNow(peer, current);
     }
   }
 
-  private void probe(String peer) {
+  private void reconnectNow(String peer, PeerClient client) {
     try {
-      PeerClient client = pool.get(peer);
+      client.reconnectNow();
+    } catch (RuntimeException notReconnected) { // the next round tries again
+      LOG.warn("peer '{}' not reconnected: {}", peer, notReconnected.toString());
+    }
+  }
+
+  private void probe(String peer, PeerClient client) {
+    try {
       (liveness.isDown(peer) ? client.probe(timeout) : client.confirm(timeout))
-          .whenComplete((ok, error) -> inFlight.remove(peer));
-    } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
-      inFlight.remove(peer);
+          .whenComplete((ok, error) -> inFlight.remove(peer, client));
+    } catch (PeerException refused) { // the client was closed
+      inFlight.remove(peer, client);
     } catch (RuntimeException notStarted) { // the next round probes again: the timer must go on
-      inFlight.remove(peer);
+      inFlight.remove(peer, client);
       LOG.warn("probe of peer '{}' could not start: {}", peer, notStarted.toString());
     }
   }

@@ -18,14 +18,18 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -99,10 +103,7 @@ class PeerProberTest {
 
   @Test
   void downPeerReturnsWhileItsProbeWaitsForAConnection_nextRoundReachesIt() throws Exception {
-    Server gone =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
-    int port = gone.getPort();
-    gone.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    int port = freedPort();
     ManagedChannel channel = start(port, Duration.ofSeconds(30));
     client.connect();
     Await.until(Duration.ofSeconds(5), () -> liveness.isDown(address), "the peer is down");
@@ -111,11 +112,7 @@ class PeerProberTest {
         Duration.ofSeconds(5),
         () -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE,
         "the probe's connection attempt failed: it waits out gRPC's reconnect backoff");
-    Server back =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-            .addService(peer(true))
-            .build()
-            .start();
+    Server back = serveOn(port);
     resources.add(() -> back.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
 
     scheduler.advance(PeerProber.INTERVAL);
@@ -123,6 +120,45 @@ class PeerProberTest {
     assertThat(Await.holdsWithin(Duration.ofMillis(400), () -> !liveness.isDown(address)))
         .as("back within one round, not after gRPC's reconnect backoff (1 s and more)")
         .isTrue();
+    assertThat(probesAnswered).hasValue(1);
+  }
+
+  @Test
+  void downPeerMovesWhileItsProbeWaitsForAConnection_nextRoundProbesItsNewClient()
+      throws Exception {
+    Server moved =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .addService(peer(true))
+            .build()
+            .start();
+    resources.add(() -> moved.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    int oldPort = freedPort();
+    address = "peer-a";
+    PeerClient old = client(oldPort);
+    PeerClient renewed = client(moved.getPort());
+    Deque<PeerClient> made = new ArrayDeque<>(List.of(old, renewed));
+    PeerClientPool pool = new PeerClientPool(a -> made.removeFirst(), liveness, peer -> false);
+    PeerProber prober =
+        new PeerProber(
+            liveness,
+            pool,
+            () -> Set.of(address),
+            scheduler,
+            PeerProber.INTERVAL,
+            Duration.ofSeconds(30));
+    liveness.addListener(prober);
+    resources.add(0, prober);
+    pool.get(address).connect();
+    Await.until(Duration.ofSeconds(5), () -> liveness.isDown(address), "the peer is down");
+    scheduler.advance(PeerProber.INTERVAL);
+    pool.renew(Set.of(address));
+
+    scheduler.advance(PeerProber.INTERVAL);
+
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> !liveness.isDown(address),
+        "the round after the move probes the new client, not waiting for the old probe's deadline");
     assertThat(probesAnswered).hasValue(1);
   }
 
@@ -173,6 +209,52 @@ class PeerProberTest {
     resources.add(0, prober);
     pool.get(address);
     return channel;
+  }
+
+  /** Returns a client named {@link #address} of a peer at {@code port}. */
+  private PeerClient client(int port) {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    resources.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    return new PeerClient(
+        address,
+        channel,
+        new PeerClientSettings(1000, Duration.ofMillis(1), BATCH_TIMEOUT, false),
+        scheduler,
+        clock);
+  }
+
+  /**
+   * Starts a peer that answers probes on {@code port}, freed earlier, binding again for up to 2 s
+   * in case another test's ephemeral socket holds the port meanwhile.
+   */
+  private Server serveOn(int port) throws Exception {
+    AtomicReference<Server> started = new AtomicReference<>();
+    Await.until(
+        Duration.ofSeconds(2),
+        () -> {
+          try {
+            started.set(
+                NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                    .addService(peer(true))
+                    .build()
+                    .start());
+            return true;
+          } catch (IOException taken) {
+            return false;
+          }
+        },
+        "port " + port + " free again");
+    return started.get();
+  }
+
+  /** Returns a loopback port that was just free, so that connecting to it is refused. */
+  private static int freedPort() throws Exception {
+    Server gone =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).build().start();
+    int port = gone.getPort();
+    gone.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    return port;
   }
 
   private PeersV1Grpc.PeersV1ImplBase peer(boolean answersProbes) {
