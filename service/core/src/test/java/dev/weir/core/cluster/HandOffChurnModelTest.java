@@ -84,32 +84,12 @@ class HandOffChurnModelTest {
         log.add("restart " + old.address());
         cluster.restart(old);
       } else {
-        int key = random.nextInt(KEYS);
-        long hits = 1 + random.nextInt(2);
-        Node asked = cluster.node(random.nextInt(size));
-        RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
-        boolean admitted = used[key] + hits <= LIMIT;
-        if (admitted || countsRefused(algorithm)) {
-          used[key] += hits;
-        }
-        log.add("hit " + key + " x" + hits + " at " + asked.address());
-        assertThat(answer.error()).as("%s", log).isEmpty();
-        assertThat(answer.remaining())
-            .as("key %d after %s", key, log)
-            .isEqualTo(remaining(used[key]));
-        assertThat(answer.status() == Status.UNDER_LIMIT)
-            .as("admitted, key %d after %s", key, log)
-            .isEqualTo(admitted);
+        hit(cluster.node(random.nextInt(size)), random, algorithm, used, log);
         continue;
       }
       awaitHandOffs();
       log.add(owners());
-      for (int key = 0; key < KEYS; key++) {
-        Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
-        assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
-            .as("key %d after %s", key, log)
-            .isEqualTo(remaining(used[key]));
-      }
+      checkEveryKey(random, algorithm, used, log);
     }
   }
 
@@ -141,32 +121,12 @@ class HandOffChurnModelTest {
         log.add("remove " + leaving.address());
         cluster.removeNode(leaving);
       } else {
-        int key = random.nextInt(KEYS);
-        long hits = 1 + random.nextInt(2);
-        Node asked = cluster.node(random.nextInt(size));
-        RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
-        boolean admitted = used[key] + hits <= LIMIT;
-        if (admitted || countsRefused(algorithm)) {
-          used[key] += hits;
-        }
-        log.add("hit " + key + " x" + hits + " at " + asked.address());
-        assertThat(answer.error()).as("%s", log).isEmpty();
-        assertThat(answer.remaining())
-            .as("key %d after %s", key, log)
-            .isEqualTo(remaining(used[key]));
-        assertThat(answer.status() == Status.UNDER_LIMIT)
-            .as("admitted, key %d after %s", key, log)
-            .isEqualTo(admitted);
+        hit(cluster.node(random.nextInt(size)), random, algorithm, used, log);
         continue;
       }
       awaitHandOffs();
       log.add(owners());
-      for (int key = 0; key < KEYS; key++) {
-        Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
-        assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
-            .as("key %d after %s", key, log)
-            .isEqualTo(remaining(used[key]));
-      }
+      checkEveryKey(random, algorithm, used, log);
     }
   }
 
@@ -239,19 +199,9 @@ class HandOffChurnModelTest {
       if (random.nextInt(5) > 0) {
         int key = random.nextInt(KEYS);
         long hits = 1 + random.nextInt(2);
-        Node asked = nodes.get(random.nextInt(nodes.size()));
-        RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
-        log.add("hit " + key + " x" + hits + " at " + asked.address());
-        boolean admit = used[key] + hits <= LIMIT;
-        if (admit || countsRefused(algorithm)) {
-          used[key] += hits;
-        }
-        if (admit) {
+        if (hit(nodes.get(random.nextInt(nodes.size())), key, hits, algorithm, used, log)) {
           admitted[key] += hits;
         }
-        assertThat(answer.remaining())
-            .as("key %d after %s", key, log)
-            .isEqualTo(remaining(used[key]));
         continue;
       }
       Node down = nodes.get(random.nextInt(nodes.size()));
@@ -341,6 +291,48 @@ class HandOffChurnModelTest {
   }
 
   /** Whether {@code algorithm} counts a refused hit too, as the fixed window does. */
+  /**
+   * Sends 1 or 2 hits on a random key to {@code asked}, counts them in {@code used} as the model
+   * does and checks the answer against it.
+   */
+  private static void hit(
+      Node asked, Random random, Algorithm algorithm, long[] used, List<String> log) {
+    int key = random.nextInt(KEYS);
+    hit(asked, key, 1 + random.nextInt(2), algorithm, used, log);
+  }
+
+  /**
+   * Sends {@code hits} on {@code key} to {@code asked}, counts them in {@code used} as the model
+   * does, checks the answer against it and returns whether the model admits them.
+   */
+  private static boolean hit(
+      Node asked, int key, long hits, Algorithm algorithm, long[] used, List<String> log) {
+    RateLimitResponse answer = asked.check(req(algorithm, key, hits)).get(0);
+    boolean admitted = used[key] + hits <= LIMIT;
+    if (admitted || countsRefused(algorithm)) {
+      used[key] += hits;
+    }
+    log.add("hit " + key + " x" + hits + " at " + asked.address());
+    assertThat(answer.error()).as("%s", log).isEmpty();
+    assertThat(answer.remaining())
+        .as("key %d after %s", key, log)
+        .isEqualTo(remaining(used[key]));
+    assertThat(answer.status() == Status.UNDER_LIMIT)
+        .as("admitted, key %d after %s", key, log)
+        .isEqualTo(admitted);
+    return admitted;
+  }
+
+  /** Asks a random node for every key without a hit and checks each count against the model. */
+  private void checkEveryKey(Random random, Algorithm algorithm, long[] used, List<String> log) {
+    for (int key = 0; key < KEYS; key++) {
+      Node asked = cluster.node(random.nextInt(cluster.nodes().size()));
+      assertThat(asked.check(req(algorithm, key, 0)).get(0).remaining())
+          .as("key %d after %s", key, log)
+          .isEqualTo(remaining(used[key]));
+    }
+  }
+
   private static boolean countsRefused(Algorithm algorithm) {
     return algorithm == Algorithm.FIXED_WINDOW;
   }
