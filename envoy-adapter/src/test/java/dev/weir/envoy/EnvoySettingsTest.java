@@ -277,8 +277,15 @@ class EnvoySettingsTest {
                 + HostPort.TLS_NAMES
                 + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
     assertThat(xdsSan("envoy-gateway.1team").xds().serverName()).contains("envoy-gateway.1team");
-    assertThat(xdsSan("envoy-gateway.1team.:443").xds().serverName())
-        .contains("envoy-gateway.1team.:443");
+    assertThat(xdsSan("envoy-gateway.1team.").xds().serverName()).contains("envoy-gateway.1team.");
+    assertThatThrownBy(() -> xdsSan("envoy-gateway.1team:443"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "WEIR_ENVOY_XDS_SERVER_TLS_SAN='envoy-gateway.1team:443' is not valid: expected the"
+                + " name without the port, or with a port after "
+                + HostPort.GRPC_HOSTS);
+    assertThat(xdsSan("envoy-gateway.team.:443").xds().serverName())
+        .contains("envoy-gateway.team.:443");
     assertThat(xdsSan("10.0.0.5").xds().serverName()).contains("10.0.0.5");
     assertThat(xdsSan("[::1]").xds().serverName()).contains("[::1]");
     assertThat(xdsSan("envoy-gateway:443").xds().serverName()).contains("envoy-gateway:443");

@@ -163,12 +163,14 @@ public record XdsSettings(
    * server certificate for; one whose host (before an optional {@code :port}) {@link
    * HostPort#isTlsName} refuses throws {@link ConfigException} naming the variable and the value:
    * gRPC accepts a space or an '_' in it but then fails every TLS handshake, and refuses user info
-   * ('@') when the channel is built.
+   * ('@') when the channel is built. With a port the host must also be one {@link
+   * HostPort#isGrpcHost} accepts: gRPC checks the certificate for a whole authority it cannot
+   * parse, port included ({@code envoy-gateway.1team:443}), so every handshake would fail.
    */
   private static String serverName(EnvReader.Setting setting) {
     String name = setting.value();
-    String host =
-        name.matches(".*[^:]:[0-9]{1,5}") ? name.substring(0, name.lastIndexOf(':')) : name;
+    boolean withPort = name.matches(".*[^:]:[0-9]{1,5}");
+    String host = withPort ? name.substring(0, name.lastIndexOf(':')) : name;
     if (!HostPort.isTlsName(host)) {
       throw ConfigException.invalid(
           setting.variable(),
@@ -176,6 +178,12 @@ public record XdsSettings(
           "the host name or IP address the xDS server's certificate carries, "
               + HostPort.TLS_NAMES
               + ", e.g. envoy-gateway, 10.0.0.5 or [::1]");
+    }
+    if (withPort && !HostPort.isGrpcHost(host)) {
+      throw ConfigException.invalid(
+          setting.variable(),
+          name,
+          "the name without the port, or with a port after " + HostPort.GRPC_HOSTS);
     }
     return name;
   }
