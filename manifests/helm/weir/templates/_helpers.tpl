@@ -212,8 +212,7 @@ at install or when the entry to keep cannot be told, a new random one.
 {{- end }}
 {{- range $.Values.extraEnv }}
 {{- if has .name $etcdTlsSet }}
-{{- $etcdTlsKey := ternary "discovery.etcd.tls.ca" "discovery.etcd.tls.cert and .key"
-  (hasSuffix "_CA" .name) }}
+{{- $etcdTlsKey := printf "discovery.etcd.tls.%s" (lower (last (splitList "_" .name))) }}
 {{- fail (printf (print "extraEnv: %s is not valid with discovery.etcd.tls.secretName: %q, which sets"
   " it from %s; expected that key or this variable, not both") .name $etcdTlsSecret
   $etcdTlsKey) }}

@@ -1478,11 +1478,12 @@ class ChartTest {
   @CsvSource(
       delimiter = '|',
       value = {
-        "ca: ca.crt | GUBER_ETCD_TLS_CA",
-        "cert: tls.crt, key: tls.key | WEIR_ETCD_TLS_CERT",
-        "cert: tls.crt, key: tls.key | GUBER_ETCD_TLS_KEY",
+        "ca: ca.crt | GUBER_ETCD_TLS_CA | ca",
+        "cert: tls.crt, key: tls.key | WEIR_ETCD_TLS_CERT | cert",
+        "cert: tls.crt, key: tls.key | GUBER_ETCD_TLS_KEY | key",
       })
-  void etcdTls_variableTheChartSetsAlsoInExtraEnv_failsNamingBoth(String files, String name) {
+  void etcdTls_variableTheChartSetsAlsoInExtraEnv_failsNamingBoth(
+      String files, String name, String key) {
     assertThatThrownBy(
             () ->
                 Chart.render(
@@ -1494,7 +1495,8 @@ class ChartTest {
                         + name
                         + ", value: /etc/etcd-tls/x}]\n"))
         .hasMessageContaining(
-            "extraEnv: " + name + " is not valid with discovery.etcd.tls.secretName");
+            "extraEnv: " + name + " is not valid with discovery.etcd.tls.secretName")
+        .hasMessageContaining("which sets it from discovery.etcd.tls." + key + ";");
   }
 
   /** Volumes of {@code extraVolumes} are mounted in the container after the chart's own. */
