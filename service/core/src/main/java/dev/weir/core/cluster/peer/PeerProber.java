@@ -101,6 +101,7 @@ public final class PeerProber implements PeerLiveness.Listener, AutoCloseable {
     try {
       current = pool.get(peer);
     } catch (PeerException refused) { // shutting down, or the peer is no longer discovered
+      LOG.debug("peer '{}' not probed: {}", peer, refused.getMessage());
       return;
     } catch (RuntimeException notStarted) { // the next round probes again: the timer must go on
       LOG.warn("probe of peer '{}' could not start: {}", peer, notStarted.toString());
