@@ -290,7 +290,6 @@ class HandOffChurnModelTest {
         address + (back ? " is not back" : " is not down") + " everywhere after " + log);
   }
 
-  /** Whether {@code algorithm} counts a refused hit too, as the fixed window does. */
   /**
    * Sends 1 or 2 hits on a random key to {@code asked}, counts them in {@code used} as the model
    * does and checks the answer against it.
@@ -333,6 +332,7 @@ class HandOffChurnModelTest {
     }
   }
 
+  /** Whether {@code algorithm} counts a refused hit too, as the fixed window does. */
   private static boolean countsRefused(Algorithm algorithm) {
     return algorithm == Algorithm.FIXED_WINDOW;
   }
