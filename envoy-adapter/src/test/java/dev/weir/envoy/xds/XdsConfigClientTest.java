@@ -25,6 +25,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.cumulative.CumulativeCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -37,6 +38,8 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The xDS config source against a real ADS server on an in-process transport: what it subscribes
@@ -238,18 +241,12 @@ class XdsConfigClientTest {
 
   @Test
   void loadFailingWithoutAMessage_isNackedWithTheExceptionsName_onTheSameStream() {
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            channels,
-            (files, warnings) -> {
-              throw new IllegalStateException();
-            },
-            holder,
-            new EnvoyMetrics(registry),
-            clock,
-            () -> 0.5);
+    restart(
+        channels,
+        (files, warnings) -> {
+          throw new IllegalStateException();
+        },
+        registry);
     management.push("v1", perMinute("shop", "user", 2));
 
     client.start(scheduler);
@@ -267,18 +264,12 @@ class XdsConfigClientTest {
   void loadFailingWithAnError_isNackedWithTheError_onTheSameStream_andTheLastGoodConfigStays() {
     management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            channels,
-            (files, warnings) -> {
-              throw new OutOfMemoryError("Java heap space");
-            },
-            holder,
-            new EnvoyMetrics(registry),
-            clock,
-            () -> 0.5);
+    restart(
+        channels,
+        (files, warnings) -> {
+          throw new OutOfMemoryError("Java heap space");
+        },
+        registry);
     management.push("v2", perMinute("shop", "user", 9));
 
     client.start(scheduler);
@@ -341,16 +332,10 @@ class XdsConfigClientTest {
 
   @Test
   void duplicateDescriptor_fromAnEarlierMergedResource_isNamedByItsResourceOnly() {
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            channels,
-            new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW)),
-            holder,
-            new EnvoyMetrics(registry),
-            clock,
-            () -> 0.5);
+    restart(
+        channels,
+        new ConfigLoader(new ConfigLoadOptions(true, Algorithm.FIXED_WINDOW))::compileWritten,
+        registry);
     management.push(
         "v1",
         perMinute("shop", "a", 1),
@@ -497,42 +482,22 @@ class XdsConfigClientTest {
   }
 
   /** Asserts that no stream is open until {@code wait} has passed, and one is open then. */
+  /** Closes the client and starts over with one of these parts. */
+  private void restart(
+      Supplier<ManagedChannel> channels,
+      XdsConfigClient.Compiler compiler,
+      MeterRegistry registry) {
+    client.close();
+    client =
+        new XdsConfigClient(
+            settings, channels, compiler, holder, new EnvoyMetrics(registry), clock, () -> 0.5);
+  }
+
   private void assertReopensAfter(Duration wait) {
     scheduler.advance(wait.minusMillis(1));
     assertThat(management.openStreams()).isZero();
     scheduler.advance(Duration.ofMillis(1));
     assertThat(management.openStreams()).isEqualTo(1);
-  }
-
-  @Test
-  void channelFailingToBuild_isRetriedAfterTheBackoff() {
-    AtomicInteger calls = new AtomicInteger();
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            () -> {
-              if (calls.incrementAndGet() == 2) {
-                throw new IllegalArgumentException("no channel");
-              }
-              return channels.get();
-            },
-            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
-            holder,
-            new EnvoyMetrics(registry),
-            clock,
-            () -> 0.5);
-    management.push("v1", perMinute("shop", "user", 2));
-    client.start(scheduler);
-    management.dropStreams();
-
-    scheduler.advance(Duration.ofSeconds(2));
-    assertThat(calls).hasValue(2);
-    assertThat(scheduler.pending()).isEqualTo(1);
-
-    assertReopensAfter(Duration.ofSeconds(4));
-    assertThat(calls).hasValue(3);
-    assertThat(limitOf("shop", "user")).isEqualTo(2);
   }
 
   @Test
@@ -567,16 +532,7 @@ class XdsConfigClientTest {
             };
           }
         };
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            channels,
-            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
-            holder,
-            new EnvoyMetrics(failing),
-            clock,
-            () -> 0.5);
+    restart(channels, new ConfigLoader(ConfigLoadOptions.DEFAULTS)::compileWritten, failing);
     management.push("v1", perMinute("shop", "user", 2));
 
     client.start(scheduler);
@@ -589,24 +545,22 @@ class XdsConfigClientTest {
     assertThat(scheduler.pending()).isZero();
   }
 
-  @Test
-  void channelFailingToBuildWithAnError_isRetriedAfterTheBackoff() {
+  @ParameterizedTest
+  @MethodSource("channelBuildFailures")
+  void channelFailingToBuild_isRetriedAfterTheBackoff(Throwable failure) {
     AtomicInteger calls = new AtomicInteger();
-    client.close();
-    client =
-        new XdsConfigClient(
-            settings,
-            () -> {
-              if (calls.incrementAndGet() == 2) {
-                throw new NoClassDefFoundError("io/grpc/netty/NettyChannelBuilder");
-              }
-              return channels.get();
-            },
-            new ConfigLoader(ConfigLoadOptions.DEFAULTS),
-            holder,
-            new EnvoyMetrics(registry),
-            clock,
-            () -> 0.5);
+    restart(
+        () -> {
+          if (calls.incrementAndGet() == 2 && failure instanceof Error error) {
+            throw error;
+          } else if (calls.get() == 2) {
+            throw (RuntimeException) failure;
+          }
+          return channels.get();
+        },
+        new ConfigLoader(ConfigLoadOptions.DEFAULTS)::compileWritten,
+        registry);
+    management.push("v1", perMinute("shop", "user", 2));
     client.start(scheduler);
     management.dropStreams();
 
@@ -616,6 +570,14 @@ class XdsConfigClientTest {
 
     assertReopensAfter(Duration.ofSeconds(4));
     assertThat(calls).hasValue(3);
+    assertThat(limitOf("shop", "user")).isEqualTo(2);
+  }
+
+  /** A runtime exception and an error (a class gRPC's Netty transport needs, missing). */
+  static List<Throwable> channelBuildFailures() {
+    return List.of(
+        new IllegalArgumentException("no channel"),
+        new NoClassDefFoundError("io/grpc/netty/NettyChannelBuilder"));
   }
 
   @Test
