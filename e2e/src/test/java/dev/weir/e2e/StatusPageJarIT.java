@@ -219,12 +219,7 @@ class StatusPageJarIT {
     requests.sendKeys("-1");
     browser.findElement(By.id("explain-submit")).click();
 
-    String error =
-        wait.until(
-            b -> {
-              WebElement answer = b.findElement(By.id("explain-answer"));
-              return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
-            });
+    String error = awaitExplainError(wait);
     assertThat(error)
         .isEqualTo(
             "HTTP 400: invalid request body: field 'descriptors[0].limit.requests_per_unit' is -1;"
@@ -357,12 +352,7 @@ class StatusPageJarIT {
 
     browser.findElement(By.id("explain-submit")).click();
 
-    String error =
-        wait.until(
-            b -> {
-              WebElement answer = b.findElement(By.id("explain-answer"));
-              return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
-            });
+    String error = awaitExplainError(wait);
     assertThat(error)
         .isEqualTo(
             "HTTP 502: not an answer of Weir: <html><body>502 Bad Gateway</body></html>");
@@ -492,6 +482,15 @@ class StatusPageJarIT {
   private static void awaitExplainForm(WebDriverWait wait) {
     wait.until(
         b -> !b.findElements(By.cssSelector("#explain-domain option[value='shop']")).isEmpty());
+  }
+
+  /** Waits until the explain form shows an error and returns its text. */
+  private static String awaitExplainError(WebDriverWait wait) {
+    return wait.until(
+        b -> {
+          WebElement answer = b.findElement(By.id("explain-answer"));
+          return "error".equals(answer.getDomAttribute("class")) ? answer.getText() : null;
+        });
   }
 
   private void assertNoConsoleErrors() {
