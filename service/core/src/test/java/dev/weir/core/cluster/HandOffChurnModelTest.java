@@ -62,10 +62,7 @@ class HandOffChurnModelTest {
   void churn_announcedChangesAppliedEverywhere_everyAnswerIsTheModels(
       long seed, Algorithm algorithm) {
     Random random = new Random(seed);
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    cluster =
-        LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    startCluster(3);
     long[] used = new long[KEYS];
     List<String> log = new ArrayList<>(List.of(owners()));
 
@@ -104,10 +101,7 @@ class HandOffChurnModelTest {
   void churn_joinListedByPeersOneByOne_spreadAdmitsAtMostTwiceTheRestAndLosesNoHit(
       long seed, Algorithm algorithm) throws Exception {
     Random random = new Random(seed);
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    cluster =
-        LocalCluster.startInFakeTime(2, ClusterForwardingTest.SETTINGS, clock, timers);
+    startCluster(2);
     long[] used = new long[KEYS];
     List<String> log = new ArrayList<>(List.of(owners()));
 
@@ -128,6 +122,14 @@ class HandOffChurnModelTest {
       log.add(owners());
       checkEveryKey(random, algorithm, used, log);
     }
+  }
+
+  /** Starts {@code nodes} nodes on a fake clock that never moves unless a test steps it. */
+  private FakeScheduler startCluster(int nodes) {
+    FakeClock clock = new FakeClock();
+    FakeScheduler timers = new FakeScheduler(clock);
+    cluster = LocalCluster.startInFakeTime(nodes, ClusterForwardingTest.SETTINGS, clock, timers);
+    return timers;
   }
 
   private void spreadJoin(Random random, Algorithm algorithm, long[] used, List<String> log)
@@ -197,10 +199,7 @@ class HandOffChurnModelTest {
   void churn_peerCrashesAndComesBack_onlyItsKeysOverAdmitAndAtMostOneLimitPerOutage(
       long seed, Algorithm algorithm) throws Exception {
     Random random = new Random(seed);
-    FakeClock clock = new FakeClock();
-    FakeScheduler timers = new FakeScheduler(clock);
-    cluster =
-        LocalCluster.startInFakeTime(3, ClusterForwardingTest.SETTINGS, clock, timers);
+    FakeScheduler timers = startCluster(3);
     long[] used = new long[KEYS];
     long[] admitted = new long[KEYS];
     int[] outages = new int[KEYS];
