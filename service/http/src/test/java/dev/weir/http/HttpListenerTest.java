@@ -174,44 +174,63 @@ class HttpListenerTest {
 
   @Test
   void route_traceContextHeaders_reachTheHandlerOnlyWhenSent() throws Exception {
-    List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
-    HttpListener traced =
-        listen(
+    String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    List<Map<String, String>> seen =
+        traceContextsOf(
             List.of(
-                HttpRoute.post(
-                    "/traced",
-                    call -> {
-                      seen.add(call.traceContext());
-                      return HttpAnswer.json(200, "{}").completed();
-                    })));
-    try {
-      URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
-      String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-      HttpRequest.Builder post = HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody());
-      client.send(post.copy().header("Traceparent", parent).build(), BodyHandlers.ofString());
-      client.send(
-          post.copy().header("traceparent", parent).header("tracestate", "vendor=1").build(),
-          BodyHandlers.ofString());
-      client.send(post.copy().header("tracestate", "vendor=1").build(), BodyHandlers.ofString());
-      client.send(post.build(), BodyHandlers.ofString());
-    } finally {
-      traced.close();
-    }
+                List.of("Traceparent", parent),
+                List.of("traceparent", parent, "tracestate", "vendor=1"),
+                List.of("tracestate", "vendor=1"),
+                List.of()));
 
     assertThat(seen)
         .containsExactly(
-            Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
-            Map.of(
-                "traceparent",
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-                "tracestate",
-                "vendor=1"),
+            Map.of("traceparent", parent),
+            Map.of("traceparent", parent, "tracestate", "vendor=1"),
             Map.of(),
             Map.of());
   }
 
   @Test
   void route_traceContextHeadersRepeated_twoTraceparentsIgnoredTracestatesCombined()
+      throws Exception {
+    String first = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    String second = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    List<Map<String, String>> seen =
+        traceContextsOf(
+            List.of(
+                List.of("traceparent", first, "traceparent", second),
+                List.of("traceparent", first, "tracestate", "a=1", "tracestate", "b=2")));
+
+    assertThat(seen)
+        .containsExactly(Map.of(), Map.of("traceparent", first, "tracestate", "a=1,b=2"));
+  }
+
+  @Test
+  void route_emptyTracestateHeaders_skippedWhenCombined() throws Exception {
+    String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    List<Map<String, String>> seen =
+        traceContextsOf(
+            List.of(
+                List.of(
+                    "traceparent", parent, "tracestate", "a=1", "tracestate", "",
+                    "tracestate", "b=2"),
+                List.of("traceparent", parent, "tracestate", "")));
+
+    assertThat(seen)
+        .containsExactly(
+            Map.of("traceparent", parent, "tracestate", "a=1,b=2"),
+            Map.of("traceparent", parent));
+  }
+
+  /**
+   * The trace contexts a route's handler sees for POSTs sent one after another, each with the
+   * headers of one list of alternating names and values, in the order they are listed.
+   */
+  private List<Map<String, String>> traceContextsOf(List<List<String>> headersOfEachPost)
       throws Exception {
     List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
     HttpListener traced =
@@ -223,62 +242,19 @@ class HttpListenerTest {
                       seen.add(call.traceContext());
                       return HttpAnswer.json(200, "{}").completed();
                     })));
-    String first = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    String second = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     try {
       URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
-      HttpRequest.Builder post = HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody());
-      client.send(
-          post.copy().header("traceparent", first).header("traceparent", second).build(),
-          BodyHandlers.ofString());
-      client.send(
-          post.copy()
-              .header("traceparent", first)
-              .header("tracestate", "a=1")
-              .header("tracestate", "b=2")
-              .build(),
-          BodyHandlers.ofString());
+      for (List<String> headers : headersOfEachPost) {
+        HttpRequest.Builder post = HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody());
+        for (int i = 0; i < headers.size(); i += 2) {
+          post.header(headers.get(i), headers.get(i + 1));
+        }
+        client.send(post.build(), BodyHandlers.ofString());
+      }
     } finally {
       traced.close();
     }
-
-    assertThat(seen)
-        .containsExactly(Map.of(), Map.of("traceparent", first, "tracestate", "a=1,b=2"));
-  }
-
-  @Test
-  void route_emptyTracestateHeaders_skippedWhenCombined() throws Exception {
-    List<Map<String, String>> seen = new CopyOnWriteArrayList<>();
-    HttpListener traced =
-        listen(
-            List.of(
-                HttpRoute.post(
-                    "/traced",
-                    call -> {
-                      seen.add(call.traceContext());
-                      return HttpAnswer.json(200, "{}").completed();
-                    })));
-    String parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    try {
-      URI uri = URI.create("http://127.0.0.1:" + traced.port() + "/traced");
-      HttpRequest.Builder post =
-          HttpRequest.newBuilder(uri).POST(BodyPublishers.noBody()).header("traceparent", parent);
-      client.send(
-          post.copy()
-              .header("tracestate", "a=1")
-              .header("tracestate", "")
-              .header("tracestate", "b=2")
-              .build(),
-          BodyHandlers.ofString());
-      client.send(post.copy().header("tracestate", "").build(), BodyHandlers.ofString());
-    } finally {
-      traced.close();
-    }
-
-    assertThat(seen)
-        .containsExactly(
-            Map.of("traceparent", parent, "tracestate", "a=1,b=2"),
-            Map.of("traceparent", parent));
+    return seen;
   }
 
   @Test
