@@ -33,6 +33,16 @@ public interface PeerCallObserver {
   default void unreachable(String peer, String reason) {}
 
   /**
+   * The channel to {@code peer} was seen failing to connect at {@code seenNanos} (the reporting
+   * client's clock's monotonic reading, taken before the channel's state was read), {@code reason}
+   * saying so: as {@link #unreachable(String, String)}, for an observer that can tell a sight that
+   * predates a later answer of the peer.
+   */
+  default void unreachable(String peer, String reason, long seenNanos) {
+    unreachable(peer, reason);
+  }
+
+  /**
    * {@code through} refused to relay a call to {@code target}, sent at {@code sentNanos} (the
    * reporting client's clock's monotonic reading), because {@code target} announced its leave there
    * longer ago than its grace ({@link UnsentRelay#TARGET_LEFT}).

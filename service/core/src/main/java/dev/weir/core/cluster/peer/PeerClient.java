@@ -803,13 +803,16 @@ public final class PeerClient implements AutoCloseable {
     }
   }
 
+  // A failed attempt is reported with when it was read: a probe answered on a connection made
+  // since may bring the peer back before the report arrives, which is then stale.
   private void watchConnection(ConnectivityState seen) {
+    long readAt = clock.monotonicNanos();
     ConnectivityState now = channel.getState(false);
     if (now == ConnectivityState.SHUTDOWN) {
       return;
     }
     if (now == ConnectivityState.TRANSIENT_FAILURE) {
-      observer.unreachable(address, "cannot connect to peer '" + address + "'");
+      observer.unreachable(address, "cannot connect to peer '" + address + "'", readAt);
     } else if (now == ConnectivityState.IDLE && seen == ConnectivityState.READY) {
       channel.getState(true);
     }

@@ -186,7 +186,17 @@ public final class PeerLiveness implements PeerCallObserver {
 
   @Override
   public void unreachable(String peer, String reason) {
-    markDown(peer, reason);
+    markDown(peer, reason, null);
+  }
+
+  /**
+   * Takes {@code peer} down as {@link #unreachable(String, String)} does, unless it came back
+   * strictly after {@code seenNanos} (on this record's clock): its channel's failed attempt was
+   * read before the answer that brought it back, on a connection made since, and is stale.
+   */
+  @Override
+  public void unreachable(String peer, String reason, long seenNanos) {
+    markDown(peer, reason, seenNanos);
   }
 
   /**
@@ -256,8 +266,13 @@ public final class PeerLiveness implements PeerCallObserver {
     }
   }
 
-  private void markDown(String peer, String reason) {
+  // seenNanos: when the failure was seen, or null for one that is current.
+  private void markDown(String peer, String reason, Long seenNanos) {
     synchronized (this) {
+      Long back = cameBack.get(peer);
+      if (seenNanos != null && back != null && back - seenNanos > 0) {
+        return;
+      }
       Entry e = entry(peer);
       if (e.down) {
         return;

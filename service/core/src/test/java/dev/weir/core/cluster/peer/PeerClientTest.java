@@ -437,6 +437,100 @@ class PeerClientTest {
     assertThat(probed).containsExactly("answered");
   }
 
+  @Test
+  void watchConnection_failedAttemptSeenJustBeforeThePeerAnsweredAProbe_peerStaysUp() {
+    PeerLiveness liveness = new PeerLiveness(clock);
+    liveness.unreachable("peer-a:81", "found down by the test");
+    ScriptedStates states = new ScriptedStates(InProcessChannelBuilder.forName("none").build());
+    resources.add(() -> states.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    PeerClient watching =
+        new PeerClient(
+            "peer-a:81",
+            states,
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
+            scheduler,
+            clock);
+    watching.observe(liveness);
+    // The callback reads the failed attempt; before it reports it, another connection is up and
+    // the peer answers a probe on it.
+    states.moveTo(
+        ConnectivityState.TRANSIENT_FAILURE,
+        () -> {
+          clock.advance(Duration.ofMillis(1));
+          liveness.probeAnswered("peer-a:81");
+        });
+
+    states.runCallback();
+
+    assertThat(liveness.isDown("peer-a:81"))
+        .as("the failed attempt predates the answer that brought the peer back")
+        .isFalse();
+  }
+
+  @Test
+  void watchConnection_failedAttemptSeenAfterThePeerAnsweredAProbe_peerGoesDown() {
+    PeerLiveness liveness = new PeerLiveness(clock);
+    liveness.unreachable("peer-a:81", "found down by the test");
+    liveness.probeAnswered("peer-a:81");
+    clock.advance(Duration.ofMillis(1));
+    ScriptedStates states = new ScriptedStates(InProcessChannelBuilder.forName("none").build());
+    resources.add(() -> states.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    PeerClient watching =
+        new PeerClient(
+            "peer-a:81",
+            states,
+            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
+            scheduler,
+            clock);
+    watching.observe(liveness);
+    states.moveTo(ConnectivityState.TRANSIENT_FAILURE, () -> {});
+
+    states.runCallback();
+
+    assertThat(liveness.downReason("peer-a:81")).isEqualTo("cannot connect to peer 'peer-a:81'");
+  }
+
+  /**
+   * A channel whose connectivity state the test sets and whose state-change callbacks it runs by
+   * hand; everything else goes to its delegate.
+   */
+  private static final class ScriptedStates extends ForwardingManagedChannel {
+    private volatile ConnectivityState state = ConnectivityState.IDLE;
+    private volatile Runnable afterRead = () -> {};
+    private Runnable callback;
+
+    private ScriptedStates(ManagedChannel delegate) {
+      super(delegate);
+    }
+
+    /** Sets the state; {@code afterRead} runs once, after the next read of it returns. */
+    void moveTo(ConnectivityState next, Runnable afterRead) {
+      this.state = next;
+      this.afterRead = afterRead;
+    }
+
+    /** Runs the callback registered last, as the channel does when its state changed. */
+    void runCallback() {
+      Runnable c = callback;
+      callback = null;
+      c.run();
+    }
+
+    @Override
+    public ConnectivityState getState(boolean requestConnection) {
+      ConnectivityState read = state;
+      Runnable after = afterRead;
+      afterRead = () -> {};
+      after.run();
+      return read;
+    }
+
+    @Override
+    public void notifyWhenStateChanged(ConnectivityState source, Runnable callback) {
+      this.callback = callback;
+    }
+  }
+
   /**
    * A channel whose first call refuses to start as grpc-java's does when the channel entered idle
    * between the call's creation and its start; later calls go to its delegate. Counts the calls.

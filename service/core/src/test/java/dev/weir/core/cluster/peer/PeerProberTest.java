@@ -7,6 +7,7 @@ import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.ForwardingManagedChannel;
 import dev.weir.proto.gubernator.ForwardAnswers;
 import dev.weir.proto.gubernator.ForwardBatch;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
@@ -19,7 +20,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -27,6 +31,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -162,6 +167,49 @@ class PeerProberTest {
     assertThat(probesAnswered).hasValue(1);
   }
 
+  @Test
+  void downPeerWhoseHandshakeHangs_probeInFlight_connectionDialledAfreshOnceStuckForStuckConnect()
+      throws Exception {
+    HangingListener hanging = new HangingListener();
+    resources.add(hanging);
+    AtomicInteger dropped = new AtomicInteger();
+    ManagedChannel channel =
+        new ForwardingManagedChannel(
+            NettyChannelBuilder.forAddress("127.0.0.1", hanging.port()).usePlaintext().build()) {
+          @Override
+          public void enterIdle() {
+            dropped.incrementAndGet();
+            super.enterIdle();
+          }
+        };
+    start("127.0.0.1:" + hanging.port(), channel, Duration.ofSeconds(30));
+    liveness.unreachable(address, "found down by the test");
+    scheduler.advance(PeerProber.INTERVAL);
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> hanging.accepted() == 1 && channel.getState(false) == ConnectivityState.CONNECTING,
+        "the probe waits on a connection whose handshake the peer never answers");
+    int droppedBefore = dropped.get();
+
+    // The round that first finds the attempt under way, then rounds until it has been for 2 s.
+    long rounds = PeerClient.STUCK_CONNECT.dividedBy(PeerProber.INTERVAL);
+    for (long i = 0; i < rounds; i++) {
+      scheduler.advance(PeerProber.INTERVAL);
+      assertThat(dropped.get())
+          .as("an attempt younger than STUCK_CONNECT is left alone")
+          .isEqualTo(droppedBefore);
+    }
+    scheduler.advance(PeerProber.INTERVAL);
+
+    assertThat(dropped.get())
+        .as("dropped once stuck for STUCK_CONNECT")
+        .isEqualTo(droppedBefore + 1);
+    Await.until(
+        Duration.ofSeconds(5),
+        () -> hanging.accepted() == 2,
+        "the probe in flight dials the peer afresh instead of waiting for its 30 s deadline");
+  }
+
   /** Sends one forwarded item on a stream the peer never answers and lets its deadline pass. */
   private void sendOneBatchThatGoesUnanswered() throws InterruptedException {
     CompletableFuture<RateLimitResponse> unanswered =
@@ -190,9 +238,18 @@ class PeerProberTest {
    * {@code probeTimeout}; returns the client's channel.
    */
   private ManagedChannel start(int port, Duration probeTimeout) {
-    address = "127.0.0.1:" + port;
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    start("127.0.0.1:" + port, channel, probeTimeout);
+    return channel;
+  }
+
+  /**
+   * Starts a client of the peer at {@code peerAddress} over {@code channel} in a pool watched by a
+   * prober whose probes wait up to {@code probeTimeout}.
+   */
+  private void start(String peerAddress, ManagedChannel channel, Duration probeTimeout) {
+    address = peerAddress;
     resources.add(0, () -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     client =
         new PeerClient(
@@ -208,7 +265,6 @@ class PeerProberTest {
     liveness.addListener(prober);
     resources.add(0, prober);
     pool.get(address);
-    return channel;
   }
 
   /** Returns a client named {@link #address} of a peer at {@code port}. */
@@ -288,5 +344,47 @@ class PeerProberTest {
         }
       }
     };
+  }
+
+  /**
+   * A loopback listener that accepts every connection and never answers gRPC's handshake on it,
+   * as a peer whose handshake was lost: the channel's attempt stays {@code CONNECTING}.
+   */
+  private static final class HangingListener implements AutoCloseable {
+    private final ServerSocket socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    private final List<Socket> held = new CopyOnWriteArrayList<>();
+    private final Thread acceptor = new Thread(this::acceptAll, "hanging-listener");
+
+    HangingListener() throws IOException {
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    int port() {
+      return socket.getLocalPort();
+    }
+
+    /** Returns how many connections were made to this listener. */
+    int accepted() {
+      return held.size();
+    }
+
+    private void acceptAll() {
+      try {
+        while (true) {
+          held.add(socket.accept());
+        }
+      } catch (IOException closed) {
+        // the listener was closed
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+      for (Socket s : held) {
+        s.close();
+      }
+    }
   }
 }
