@@ -66,14 +66,28 @@ public final class GregorianCalendarMath {
     ZonedDateTime t = Instant.ofEpochMilli(now).atZone(zone);
     LocalDate date = t.toLocalDate();
     return switch (interval) {
-      case MINUTES -> t.truncatedTo(ChronoUnit.MINUTES);
-      case HOURS -> t.truncatedTo(ChronoUnit.HOURS);
+      case MINUTES -> truncated(t, ChronoUnit.MINUTES);
+      case HOURS -> truncated(t, ChronoUnit.HOURS);
       case DAYS -> date.atStartOfDay(zone);
       case WEEKS ->
           date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY)).atStartOfDay(zone);
       case MONTHS -> date.withDayOfMonth(1).atStartOfDay(zone);
       case YEARS -> date.withDayOfYear(1).atStartOfDay(zone);
     };
+  }
+
+  /**
+   * Returns the start of the minute or hour of local time that contains {@code t}. The local start
+   * is resolved at {@code t}'s own offset when it exists only at another: in a fall-back shift of
+   * less than the unit ({@code Australia/Lord_Howe}'s 30 minutes), the repeated local times share
+   * their local hour's start with the earlier offset, whose hour ends before them.
+   */
+  private ZonedDateTime truncated(ZonedDateTime t, ChronoUnit unit) {
+    ZonedDateTime start = t.truncatedTo(unit);
+    if (start.getOffset().equals(t.getOffset())) {
+      return start;
+    }
+    return t.toOffsetDateTime().truncatedTo(unit).atZoneSameInstant(zone);
   }
 
   private ZonedDateTime next(GregorianInterval interval, ZonedDateTime start) {
