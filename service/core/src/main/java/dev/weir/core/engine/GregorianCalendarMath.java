@@ -77,14 +77,16 @@ public final class GregorianCalendarMath {
   }
 
   /**
-   * Returns the start of the minute or hour of local time that contains {@code t}. The local start
-   * is resolved at {@code t}'s own offset when it exists only at another: in a fall-back shift of
-   * less than the unit ({@code Australia/Lord_Howe}'s 30 minutes), the repeated local times share
-   * their local hour's start with the earlier offset, whose hour ends before them.
+   * Returns the start of the minute or hour of local time that contains {@code t}: its local start
+   * in the zone, unless that lies after {@code t} or at another offset, and then its local start at
+   * {@code t}'s own offset. A shift off the hour puts the zone's local start elsewhere: after a
+   * fall-back of 30 minutes ({@code Australia/Lord_Howe}) the repeated times' hour start exists
+   * only at the earlier offset, whose hour ends before them; a gap that starts at hh:01
+   * ({@code America/St_Johns} until 2011) moves the hour start past the times after it.
    */
   private ZonedDateTime truncated(ZonedDateTime t, ChronoUnit unit) {
     ZonedDateTime start = t.truncatedTo(unit);
-    if (start.getOffset().equals(t.getOffset())) {
+    if (!start.isAfter(t) && start.getOffset().equals(t.getOffset())) {
       return start;
     }
     return t.toOffsetDateTime().truncatedTo(unit).atZoneSameInstant(zone);
