@@ -203,9 +203,11 @@ public final class HashRing {
   }
 
   /**
-   * Returns a ring with the same settings and peers {@code newPeers}.
+   * Returns a ring with the same settings and peers {@code newPeers} (duplicates ignored). Like
+   * {@link #of}, it does not apply {@link #MAX_POINTS}: a ring from an untrusted source is checked
+   * with {@link #checkPoints} first.
    *
-   * @throws IllegalArgumentException when the ring would have more than {@link #MAX_POINTS} points
+   * @throws IllegalArgumentException when the ring would have more points than an array holds
    */
   public HashRing withPeers(Collection<String> newPeers) {
     return new HashRing(newPeers, replicas, hash);

@@ -66,14 +66,30 @@ public final class GregorianCalendarMath {
     ZonedDateTime t = Instant.ofEpochMilli(now).atZone(zone);
     LocalDate date = t.toLocalDate();
     return switch (interval) {
-      case MINUTES -> t.truncatedTo(ChronoUnit.MINUTES);
-      case HOURS -> t.truncatedTo(ChronoUnit.HOURS);
+      case MINUTES -> truncated(t, ChronoUnit.MINUTES);
+      case HOURS -> truncated(t, ChronoUnit.HOURS);
       case DAYS -> date.atStartOfDay(zone);
       case WEEKS ->
           date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY)).atStartOfDay(zone);
       case MONTHS -> date.withDayOfMonth(1).atStartOfDay(zone);
       case YEARS -> date.withDayOfYear(1).atStartOfDay(zone);
     };
+  }
+
+  /**
+   * Returns the start of the minute or hour of local time that contains {@code t}: its local start
+   * in the zone, unless that lies after {@code t} or at another offset, and then its local start at
+   * {@code t}'s own offset. A shift off the hour puts the zone's local start elsewhere: after a
+   * fall-back of 30 minutes ({@code Australia/Lord_Howe}) the repeated times' hour start exists
+   * only at the earlier offset, whose hour ends before them; a gap that starts at hh:01
+   * ({@code America/St_Johns} until 2011) moves the hour start past the times after it.
+   */
+  private ZonedDateTime truncated(ZonedDateTime t, ChronoUnit unit) {
+    ZonedDateTime start = t.truncatedTo(unit);
+    if (!start.isAfter(t) && start.getOffset().equals(t.getOffset())) {
+      return start;
+    }
+    return t.toOffsetDateTime().truncatedTo(unit).atZoneSameInstant(zone);
   }
 
   private ZonedDateTime next(GregorianInterval interval, ZonedDateTime start) {

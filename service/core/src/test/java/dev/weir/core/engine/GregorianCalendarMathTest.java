@@ -69,6 +69,43 @@ class GregorianCalendarMathTest {
   }
 
   @Test
+  void hours_inTheRepeatedHalfHourOfLordHowesFallBack_containNow() {
+    GregorianCalendarMath lordHowe = new GregorianCalendarMath(ZoneId.of("Australia/Lord_Howe"));
+    long repeated = ms("2024-04-07T01:45:00+10:30");
+    assertThat(lordHowe.start(GregorianInterval.HOURS, repeated))
+        .isEqualTo(ms("2024-04-07T01:00:00+10:30"));
+    assertThat(lordHowe.end(GregorianInterval.HOURS, repeated))
+        .isEqualTo(ms("2024-04-07T02:00:00+10:30"));
+  }
+
+  @Test
+  void minutesAndHours_everyQuarterHourAroundShiftsOffTheHour_containNow() {
+    String[] zones = {"Australia/Lord_Howe", "America/Caracas", "America/St_Johns", "Europe/Berlin"};
+    for (String zone : zones) {
+      GregorianCalendarMath calendar = new GregorianCalendarMath(ZoneId.of(zone));
+      long from = ms("2007-01-01T00:00:00Z");
+      long to = ms("2026-12-31T00:00:00Z");
+      ZoneId id = ZoneId.of(zone);
+      for (var t = id.getRules().nextTransition(Instant.ofEpochMilli(from));
+          t != null && t.getInstant().toEpochMilli() < to;
+          t = id.getRules().nextTransition(t.getInstant())) {
+        long at = t.getInstant().toEpochMilli();
+        for (long now = at - 3_600_000; now <= at + 3_600_000; now += 900_000) {
+          for (GregorianInterval interval :
+              new GregorianInterval[] {GregorianInterval.MINUTES, GregorianInterval.HOURS}) {
+            assertThat(calendar.start(interval, now))
+                .as("%s %s at %s", zone, interval, Instant.ofEpochMilli(now))
+                .isLessThanOrEqualTo(now);
+            assertThat(calendar.end(interval, now))
+                .as("%s %s at %s", zone, interval, Instant.ofEpochMilli(now))
+                .isGreaterThan(now);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void days_onSpringForwardDay_last23Hours() {
     GregorianCalendarMath berlin = new GregorianCalendarMath(ZoneId.of("Europe/Berlin"));
     assertThat(berlin.length(GregorianInterval.DAYS, ms("2026-03-29T12:00:00+02:00")))

@@ -104,6 +104,29 @@ class GregorianEngineTest {
   }
 
   @Test
+  void tokenBucket_hoursInTheRepeatedHalfHourOfLordHowesFallBack_keepsTheCount() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Australia/Lord_Howe")));
+    long repeated = ms("2024-04-07T01:45:00+10:30");
+    RateLimitResponse first =
+        s.send(req(Algorithm.TOKEN_BUCKET, 2, GregorianInterval.HOURS, 2), repeated);
+    assertThat(first)
+        .isEqualTo(
+            RateLimitResponse.of(Status.UNDER_LIMIT, 2, 0, ms("2024-04-07T01:59:59.999+10:30")));
+    assertThat(s.send(req(Algorithm.TOKEN_BUCKET, 2, GregorianInterval.HOURS, 1), repeated + 1))
+        .isEqualTo(
+            RateLimitResponse.of(Status.OVER_LIMIT, 2, 0, ms("2024-04-07T01:59:59.999+10:30")));
+  }
+
+  @Test
+  void fixedWindow_hoursInTheRepeatedHalfHourOfLordHowesFallBack_countsBothHits() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Australia/Lord_Howe")));
+    long repeated = ms("2024-04-07T01:45:00+10:30");
+    s.send(req(Algorithm.FIXED_WINDOW, 1, GregorianInterval.HOURS, 1), repeated);
+    assertThat(s.send(req(Algorithm.FIXED_WINDOW, 1, GregorianInterval.HOURS, 1), repeated + 1))
+        .isEqualTo(RateLimitResponse.of(Status.OVER_LIMIT, 1, 0, ms("2024-04-07T02:00:00+10:30")));
+  }
+
+  @Test
   void slidingWindow_months_weighsFebruaryByTheShareOfMarchToCome() {
     Scenario s = new Scenario();
     s.send(
