@@ -6,6 +6,7 @@ import dev.weir.core.engine.RateLimitEngine;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.LocalLimiter;
 import dev.weir.core.metrics.CheckMeter;
+import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalRateLimitService;
@@ -15,6 +16,8 @@ import dev.weir.envoy.config.ConfigHolder;
 import dev.weir.envoy.config.ConfigLoader;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.service.ShouldRateLimitHandler;
+import dev.weir.gubernator.NativeCheck;
+import dev.weir.gubernator.NativeTracing;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.api.common.AttributeKey;
@@ -37,8 +40,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Which limits fired, as the front-door span tells it: the SDK with an in-memory exporter, a
- * front-door span current while a {@code ShouldRateLimit} call ({@link OtelMatchTracing}) is
- * answered by a real single-node service, and the attributes the span ends with.
+ * front-door span current while a {@code ShouldRateLimit} call ({@link OtelMatchTracing}) or a
+ * native call ({@link OtelNativeTracing}) is answered by a real single-node service, and the
+ * attributes the span ends with.
  */
 class OverLimitTracingTest {
 
@@ -46,6 +50,8 @@ class OverLimitTracingTest {
       AttributeKey.stringArrayKey("weir.over_limit_rules");
   private static final AttributeKey<List<String>> SHADOW_OVER_LIMIT_RULES =
       AttributeKey.stringArrayKey("weir.shadow_over_limit_rules");
+  private static final AttributeKey<List<String>> OVER_LIMIT_NAMES =
+      AttributeKey.stringArrayKey("weir.over_limit_names");
 
   private static final String YAML =
       """
@@ -163,6 +169,34 @@ class OverLimitTracingTest {
         .isEqualTo(List.of(keys).subList(0, OtelClusterTracing.MAX_NAMES));
   }
 
+  @Test
+  void getRateLimits_namesTheItemsOverTheirLimitOnceAndAtMostTheCap() {
+    NativeCheck check = new NativeCheck(service, InputLimits.DEFAULTS, CheckMeter.NOOP);
+    check.traceWith(new OtelNativeTracing());
+    List<RateLimitRequest> first = new ArrayList<>();
+    for (int i = 0; i < OtelClusterTracing.MAX_NAMES + 2; i++) {
+      first.add(item("name" + i, 1));
+    }
+    first.add(item("roomy", 10));
+
+    SpanData under = traced(() -> check.decide(first).join());
+    SpanData over = traced(() -> check.decide(first).join());
+    SpanData mixed =
+        traced(() -> check.decide(List.of(item("roomy", 10), item("name3", 1))).join());
+
+    assertThat(under.getAttributes().get(OVER_LIMIT_NAMES)).isNull();
+    assertThat(over.getAttributes().get(OVER_LIMIT_NAMES))
+        .hasSize(OtelClusterTracing.MAX_NAMES)
+        .startsWith("name0", "name1")
+        .doesNotContain("roomy");
+    assertThat(mixed.getAttributes().get(OVER_LIMIT_NAMES)).containsExactly("name3");
+  }
+
+  @Test
+  void getRateLimits_spanNotRecording_tracesNothing() {
+    assertThat(new OtelNativeTracing().start()).isSameAs(NativeTracing.Call.NONE);
+  }
+
   private ShouldRateLimitHandler envoy(Map<String, String> environment, String yaml)
       throws Exception {
     EnvoySettings settings = EnvoySettings.fromEnvironment(environment);
@@ -199,6 +233,10 @@ class OverLimitTracingTest {
       request.addDescriptors(descriptor);
     }
     return traced(() -> handler.decide(request.build()).join());
+  }
+
+  private static RateLimitRequest item(String name, long limit) {
+    return RateLimitRequest.builder(name, "k").hits(1).limit(limit).duration(60_000).build();
   }
 
   /** Runs {@code call} with a front-door span current, and returns that span once ended. */
