@@ -22,8 +22,8 @@ import java.util.concurrent.CompletionException;
  * requests) and the HTTP gateway (whose message it maps to them): answers items whose {@code name}
  * or {@code unique_key} is over the input limits with their error (the other items still go on),
  * sends the rest to the core service in one call, counts the call with the node's {@link
- * CheckMeter}, and names the limit in every over-limit answer's metadata ({@link
- * OverLimitMetadata}). An over-limit answer to a query or a refund ({@code hits} 0 or below) keeps
+ * CheckMeter}, names the limit in every over-limit answer's metadata ({@link
+ * OverLimitMetadata}) and, when traced ({@link NativeTracing}), on the call's span. An over-limit answer to a query or a refund ({@code hits} 0 or below) keeps
  * that metadata but is counted as under the limit and not reported as limited.
  */
 public final class NativeCheck {
@@ -32,6 +32,7 @@ public final class NativeCheck {
   private final InputLimits limits;
   private final CheckMeter meter;
   private final OverLimitRecorder overLimit;
+  private volatile NativeTracing tracing = NativeTracing.NONE;
 
   /** Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code meter}. */
   public NativeCheck(RateLimitService service, InputLimits limits, CheckMeter meter) {
@@ -51,6 +52,11 @@ public final class NativeCheck {
     this.limits = Objects.requireNonNull(limits, "limits");
     this.meter = Objects.requireNonNull(meter, "meter");
     this.overLimit = Objects.requireNonNull(overLimit, "overLimit");
+  }
+
+  /** Traces each call's answer with {@code value} ({@link NativeTracing#NONE} by default). */
+  public void traceWith(NativeTracing value) {
+    this.tracing = Objects.requireNonNull(value, "tracing");
   }
 
   /**
@@ -112,6 +118,7 @@ public final class NativeCheck {
       }
     }
     meter.started();
+    NativeTracing.Call traced = tracing.start();
     CompletableFuture<List<RateLimitResponse>> answers;
     try {
       answers = service.decide(accepted);
@@ -122,7 +129,8 @@ public final class NativeCheck {
     String[] itemErrors = errors;
     List<RateLimitRequest> asked = accepted;
     if (Answers.completedNormally(answers)) {
-      return CompletableFuture.completedFuture(respond(itemErrors, asked, answers.join()));
+      return CompletableFuture.completedFuture(
+          respond(itemErrors, asked, answers.join(), traced));
     }
     return answers.handle(
         (list, failure) -> {
@@ -130,7 +138,7 @@ public final class NativeCheck {
             meter.failed(failure);
             throw failure instanceof RuntimeException e ? e : new IllegalStateException(failure);
           }
-          return respond(itemErrors, asked, list);
+          return respond(itemErrors, asked, list, traced);
         });
   }
 
@@ -145,8 +153,12 @@ public final class NativeCheck {
   }
 
   private List<RateLimitResponse> respond(
-      String[] errors, List<RateLimitRequest> asked, List<RateLimitResponse> core) {
+      String[] errors,
+      List<RateLimitRequest> asked,
+      List<RateLimitResponse> core,
+      NativeTracing.Call traced) {
     meter.answered(asked, core);
+    traced.answered(asked, core);
     List<RateLimitResponse> answers = OverLimitMetadata.annotate(asked, core, overLimit);
     if (errors == null) {
       return answers;

@@ -6,7 +6,9 @@ import java.util.function.Function;
  * The span of a {@code ShouldRateLimit} call's config match: its descriptors matched against the
  * domain's rules, before any counter is checked. {@link #NONE} records nothing and allocates
  * nothing; the composition root supplies a real one when tracing is on. A span records the domain,
- * the number of descriptors and the names of the rules that matched, never a descriptor's value.
+ * the number of descriptors and the names of the rules that matched, never a descriptor's value;
+ * once the answer is built, it records on the call's span (its parent) the rules that were over
+ * their limit.
  */
 public interface MatchTracing {
 
@@ -40,6 +42,12 @@ public interface MatchTracing {
 
           @Override
           public void end() {}
+
+          @Override
+          public void overLimit(String rule, boolean shadowed) {}
+
+          @Override
+          public void answered(boolean globallyShadowed) {}
         };
 
     /**
@@ -52,5 +60,19 @@ public interface MatchTracing {
 
     /** Ends the span. */
     void end();
+
+    /**
+     * Records that a descriptor's counter under {@code rule} (named as {@link #matched} names it)
+     * was over its limit, answered OK by the rule's shadow mode when {@code shadowed}; called after
+     * {@link #end}, once per descriptor over its limit.
+     */
+    void overLimit(String rule, boolean shadowed);
+
+    /**
+     * Records the rules {@link #overLimit} named on the call's span, all of them as answered OK by
+     * shadow mode when {@code globallyShadowed} (the global shadow mode turned the call's
+     * OVER_LIMIT into OK); called once, when the answer is built.
+     */
+    void answered(boolean globallyShadowed);
   }
 }

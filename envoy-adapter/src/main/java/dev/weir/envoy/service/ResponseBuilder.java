@@ -69,19 +69,21 @@ final class ResponseBuilder {
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
       List<DescriptorPlan> plans,
       long now) {
-    return build(request, plans, DecidingPolicies.of(plans, List.of()), now);
+    return build(
+        request, plans, DecidingPolicies.of(plans, List.of()), now, MatchTracing.Span.NONE);
   }
 
   /**
    * Returns the response to {@code request} for {@code plans}, where {@code deciding} holds the
    * deciding policy of each {@link DescriptorPlan.Limited} plan with the core's answer to it and
-   * {@code now} is the request's time.
+   * {@code now} is the request's time, telling {@code span} which rules were over their limit.
    */
   RateLimitResponse build(
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
       List<DescriptorPlan> plans,
       DecidingPolicies deciding,
-      long now) {
+      long now,
+      MatchTracing.Span span) {
     List<DescriptorStatus> statuses = new ArrayList<>(plans.size());
     List<Boolean> quota = new ArrayList<>(plans.size());
     DescriptorPlan.Policy firedPolicy = null;
@@ -94,6 +96,7 @@ final class ResponseBuilder {
         statuses.add(status(limited, policy, answer, now));
         if (answer.status() == dev.weir.core.model.Status.OVER_LIMIT && !answer.isError()) {
           record(request.getDomain(), policy, request.getDescriptors(d));
+          span.overLimit(policy.label(), limited.shadowMode());
           if (firedPolicy == null || firedShadow && !limited.shadowMode()) {
             firedPolicy = policy;
             firedShadow = limited.shadowMode();
@@ -114,6 +117,7 @@ final class ResponseBuilder {
       metrics.globalShadowMode();
       over = false;
     }
+    span.answered(globallyShadowed);
     RateLimitResponse.Builder response =
         RateLimitResponse.newBuilder()
             .setOverallCode(over ? Code.OVER_LIMIT : Code.OK)

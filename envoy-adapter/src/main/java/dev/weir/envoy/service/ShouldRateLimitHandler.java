@@ -192,7 +192,8 @@ public final class ShouldRateLimitHandler {
       throw e;
     }
     if (Answers.completedNormally(answers)) {
-      return CompletableFuture.completedFuture(respond(request, plans, answers.join(), now));
+      return CompletableFuture.completedFuture(
+          respond(request, plans, answers.join(), now, span));
     }
     return answers.handle(
         (list, failure) -> {
@@ -201,7 +202,7 @@ public final class ShouldRateLimitHandler {
             throw toStatus(failure);
           }
           try {
-            return respond(request, plans, list, now);
+            return respond(request, plans, list, now, span);
           } catch (RuntimeException e) {
             throw toStatus(e);
           }
@@ -235,14 +236,15 @@ public final class ShouldRateLimitHandler {
       io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest request,
       List<DescriptorPlan> plans,
       List<RateLimitResponse> answers,
-      long now) {
+      long now,
+      MatchTracing.Span span) {
     DecidingPolicies deciding = DecidingPolicies.of(plans, answers);
     meter.answered(deciding.answers());
     Optional<String> failure = responses.decidingFailure(plans, deciding);
     if (failure.isPresent()) {
       throw Status.UNAVAILABLE.withDescription(failure.get()).asRuntimeException();
     }
-    return responses.build(request, plans, deciding, now);
+    return responses.build(request, plans, deciding, now, span);
   }
 
   /**

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What {@code ShouldRateLimit} tells its {@link MatchTracing}: one span per call, started with the
  * domain and descriptor count, naming each rule that counts a descriptor after {@code replaces},
- * ended before the counters are checked, and never a descriptor's value.
+ * ended before the counters are checked, and never a descriptor's value; then each rule over its
+ * limit (with its shadow mode) and, once, whether global shadow mode answered the call OK.
  */
 class MatchTracingTest {
 
@@ -45,6 +46,9 @@ class MatchTracingTest {
           descriptors:
             - key: user
               rate_limit: {unit: hour, requests_per_unit: 1}
+        - key: beta
+          shadow_mode: true
+          rate_limit: {unit: minute, requests_per_unit: 1, name: beta-trial}
       """;
 
   private static final String SECRET = "secret-value-";
@@ -54,6 +58,8 @@ class MatchTracingTest {
     final String domain;
     final int descriptors;
     final List<String> rules = new ArrayList<>();
+    final List<String> overLimit = new ArrayList<>();
+    final List<Boolean> answered = new ArrayList<>();
     int ended;
     int checksWhenEnded = -1;
     private final RecordingRateLimitService service;
@@ -74,6 +80,17 @@ class MatchTracingTest {
       ended++;
       checksWhenEnded = service.calls().size();
     }
+
+    @Override
+    public void overLimit(String rule, boolean shadowed) {
+      assertThat(ended).as("over-limit rules are told after the match ends").isEqualTo(1);
+      overLimit.add(rule + (shadowed ? " (shadow)" : ""));
+    }
+
+    @Override
+    public void answered(boolean globallyShadowed) {
+      answered.add(globallyShadowed);
+    }
   }
 
   private final FakeClock clock = new FakeClock();
@@ -83,7 +100,12 @@ class MatchTracingTest {
 
   @BeforeEach
   void start() throws Exception {
-    EnvoySettings settings = EnvoySettings.fromEnvironment(Map.of());
+    start(Map.of());
+  }
+
+  private void start(Map<String, String> environment) throws Exception {
+    spans.clear();
+    EnvoySettings settings = EnvoySettings.fromEnvironment(environment);
     ConfigHolder holder =
         new ConfigHolder(
             new ConfigLoader(settings.loadOptions())
@@ -168,5 +190,61 @@ class MatchTracingTest {
     assertThat(spans.get(0).descriptors).isEqualTo(1);
     assertThat(spans.get(0).rules).isEmpty();
     assertThat(spans.get(0).ended).isEqualTo(1);
+  }
+
+  @Test
+  void answer_overTheLimit_namesEachFiredRuleOnceByNameElsePath() {
+    for (int i = 0; i < 3; i++) {
+      call("shop", "remote_address", SECRET, "remote_address", SECRET);
+    }
+    RateLimitRequest overPath =
+        RateLimitRequest.newBuilder()
+            .setDomain("shop")
+            .addDescriptors(
+                RateLimitDescriptor.newBuilder()
+                    .addEntries(
+                        RateLimitDescriptor.Entry.newBuilder().setKey("path").setValue(SECRET))
+                    .addEntries(
+                        RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(SECRET)))
+            .build();
+    handler.decide(overPath).join();
+    RateLimitResponse answer = handler.decide(overPath).join();
+
+    assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
+    assertThat(spans.get(0).overLimit).isEmpty();
+    assertThat(spans.get(1).overLimit).containsExactly("per-ip", "per-ip");
+    assertThat(spans.get(4).overLimit).containsExactly("path.user");
+    assertThat(spans).allSatisfy(span -> assertThat(span.answered).containsExactly(false));
+  }
+
+  @Test
+  void answer_shadowRuleOverTheLimit_toldAsShadowed() {
+    call("shop", "beta", SECRET);
+    RateLimitResponse answer = call("shop", "beta", SECRET, "remote_address", SECRET);
+
+    assertThat(answer.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+    assertThat(spans.get(1).overLimit).containsExactly("beta-trial (shadow)");
+    assertThat(spans.get(1).answered).containsExactly(false);
+  }
+
+  @Test
+  void answer_globalShadowMode_toldWhenItTurnedOverLimitIntoOk() throws Exception {
+    start(Map.of("WEIR_ENVOY_SHADOW_MODE", "true"));
+
+    for (int i = 0; i < 3; i++) {
+      call("shop", "remote_address", SECRET);
+    }
+
+    assertThat(spans.get(0).answered).containsExactly(false);
+    assertThat(spans.get(2).overLimit).containsExactly("per-ip");
+    assertThat(spans.get(2).answered).containsExactly(true);
+  }
+
+  @Test
+  void answer_underTheLimit_noRuleOverItsLimit() {
+    call("shop", "remote_address", SECRET, "internal", SECRET, "nomatch", SECRET);
+
+    assertThat(spans.get(0).overLimit).isEmpty();
+    assertThat(spans.get(0).answered).containsExactly(false);
   }
 }

@@ -8,6 +8,7 @@ import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.gubernator.NativeTracing;
 import dev.weir.http.HttpListener;
 import dev.weir.http.HttpRoute;
 import dev.weir.metrics.micrometer.MicrometerMetrics;
@@ -96,7 +97,13 @@ record FrontDoorAssembly(
             cluster,
             envoy,
             transport.grpc(),
-            b.frontDoors(transport.meter(), transport.registry(), cluster.overLimit()));
+            b.frontDoors(
+                transport.meter(),
+                transport.registry(),
+                cluster.overLimit(),
+                transport.tracing() == null
+                    ? NativeTracing.NONE
+                    : transport.tracing().nativeCalls()));
     doors.routes().add(cluster.topLimitedRoute());
     if (transport.tracing() != null) {
       doors.routes().replaceAll(transport.tracing().http()::trace);

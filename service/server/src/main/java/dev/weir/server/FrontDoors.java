@@ -11,6 +11,7 @@ import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.rlqs.RlqsService;
 import dev.weir.envoy.rlqs.RlqsSettings;
 import dev.weir.gubernator.NativeCheck;
+import dev.weir.gubernator.NativeTracing;
 import dev.weir.gubernator.RingService;
 import dev.weir.gubernator.V1Service;
 import dev.weir.gubernator.http.GatewayRoutes;
@@ -33,8 +34,9 @@ import java.util.function.Function;
 record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
 
   /**
-   * What the front doors check requests against and count them in, and where they report
-   * over-limit answers.
+   * What the front doors check requests against and count them in, where they report over-limit
+   * answers, and how native calls' answers are traced ({@link NativeTracing#NONE} with tracing
+   * off).
    */
   record Settings(
       InputLimits limits,
@@ -43,7 +45,8 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
       CheckMeter meter,
       PrometheusMeterRegistry registry,
       Function<HealthChecker, List<HttpRoute>> extraRoutes,
-      OverLimitRecorder overLimit) {}
+      OverLimitRecorder overLimit,
+      NativeTracing tracing) {}
 
   /**
    * Serves {@code member}'s request path on {@code grpc} and returns the front doors; with {@code
@@ -59,6 +62,7 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
     NativeCheck check =
         new NativeCheck(
             service, settings.limits(), settings.meter(), settings.overLimit());
+    check.traceWith(settings.tracing());
     grpc.serve(new V1Service(check, nodeHealth));
     grpc.serveRing(
         new RingService(cluster.node().membership()::ring, cluster.node().self()));

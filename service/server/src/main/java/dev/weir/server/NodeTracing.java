@@ -3,6 +3,7 @@ package dev.weir.server;
 import dev.weir.core.config.ConfigException;
 import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.envoy.service.MatchTracing;
+import dev.weir.gubernator.NativeTracing;
 import io.grpc.ServerInterceptor;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -22,8 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A node's OpenTelemetry SDK, built from {@link TracingSettings} by the SDK's autoconfiguration
  * (OTLP exporter, batch span processor), with what traces the node: the front-door interceptor,
- * the HTTP front doors, the Envoy config match and the cluster's spans. Exists only when tracing
- * is on; {@link #close} exports the spans still buffered.
+ * the HTTP front doors, the Envoy config match, the native answers and the cluster's spans. Exists
+ * only when tracing is on; {@link #close} exports the spans still buffered.
  */
 final class NodeTracing implements AutoCloseable {
 
@@ -140,6 +141,11 @@ final class NodeTracing implements AutoCloseable {
   /** Returns the spans of the Envoy front door's config match. */
   MatchTracing configMatch() {
     return new OtelMatchTracing(tracer);
+  }
+
+  /** Returns the tracing of native calls' answers. */
+  NativeTracing nativeCalls() {
+    return new OtelNativeTracing();
   }
 
   /** Returns the spans of the cluster's request path. */

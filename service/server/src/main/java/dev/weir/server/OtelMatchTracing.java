@@ -13,8 +13,9 @@ import java.util.function.Function;
  * {@link MatchTracing} with OpenTelemetry: a {@code weir.config_match} span (internal) per {@code
  * ShouldRateLimit} call, a child of the front-door span current on the calling thread, with the
  * domain, the number of descriptors and the rules that count them (at most {@link
- * OtelClusterTracing#MAX_NAMES}), never a descriptor's value. A call whose span is not sampled is
- * matched untraced.
+ * OtelClusterTracing#MAX_NAMES}), never a descriptor's value; the rules over their limit go on the
+ * front-door span, the enforced ones and the shadow-mode ones apart. A call whose span is not
+ * sampled is matched untraced.
  */
 final class OtelMatchTracing implements MatchTracing {
 
@@ -23,6 +24,14 @@ final class OtelMatchTracing implements MatchTracing {
 
   /** The rules that count the call's descriptors, each once. */
   static final AttributeKey<List<String>> RULES = AttributeKey.stringArrayKey("weir.rules");
+
+  /** The rules whose counters were over their limit in the call, not in shadow mode, each once. */
+  static final AttributeKey<List<String>> OVER_LIMIT_RULES =
+      AttributeKey.stringArrayKey("weir.over_limit_rules");
+
+  /** The rules over their limit in the call that shadow mode answered OK, each once. */
+  static final AttributeKey<List<String>> SHADOW_OVER_LIMIT_RULES =
+      AttributeKey.stringArrayKey("weir.shadow_over_limit_rules");
 
   private final Tracer tracer;
 
@@ -43,7 +52,7 @@ final class OtelMatchTracing implements MatchTracing {
             .setAttribute(FrontDoorTracing.DOMAIN, domain)
             .setAttribute(DESCRIPTORS, (long) descriptors)
             .startSpan();
-    return new OtelMatch(span);
+    return new OtelMatch(span, io.opentelemetry.api.trace.Span.fromContext(parent));
   }
 
   @Override
@@ -51,13 +60,20 @@ final class OtelMatchTracing implements MatchTracing {
     return Context.current().wrapFunction(step);
   }
 
-  /** One traced match: collects the distinct rules, recorded when it ends. */
+  /**
+   * One traced match: collects the distinct rules, recorded when it ends, then the distinct rules
+   * over their limit, recorded on the call's span when the answer is built.
+   */
   private static final class OtelMatch implements MatchTracing.Span {
     private final io.opentelemetry.api.trace.Span span;
+    private final io.opentelemetry.api.trace.Span call;
     private final Set<String> rules = new LinkedHashSet<>();
+    private Set<String> overLimit;
+    private Set<String> shadowOverLimit;
 
-    OtelMatch(io.opentelemetry.api.trace.Span span) {
+    OtelMatch(io.opentelemetry.api.trace.Span span, io.opentelemetry.api.trace.Span call) {
       this.span = span;
+      this.call = call;
     }
 
     @Override
@@ -71,6 +87,40 @@ final class OtelMatchTracing implements MatchTracing {
     public void end() {
       span.setAttribute(RULES, List.copyOf(rules));
       span.end();
+    }
+
+    @Override
+    public void overLimit(String rule, boolean shadowed) {
+      if (shadowed) {
+        shadowOverLimit = added(shadowOverLimit, rule);
+      } else {
+        overLimit = added(overLimit, rule);
+      }
+    }
+
+    @Override
+    public void answered(boolean globallyShadowed) {
+      if (globallyShadowed && overLimit != null) {
+        for (String rule : overLimit) {
+          shadowOverLimit = added(shadowOverLimit, rule);
+        }
+        overLimit = null;
+      }
+      if (overLimit != null) {
+        call.setAttribute(OVER_LIMIT_RULES, List.copyOf(overLimit));
+      }
+      if (shadowOverLimit != null) {
+        call.setAttribute(SHADOW_OVER_LIMIT_RULES, List.copyOf(shadowOverLimit));
+      }
+    }
+
+    /** Returns {@code rules} (a new set when null) with {@code rule}, unless it is full. */
+    private static Set<String> added(Set<String> rules, String rule) {
+      Set<String> out = rules == null ? new LinkedHashSet<>() : rules;
+      if (out.size() < OtelClusterTracing.MAX_NAMES) {
+        out.add(rule);
+      }
+      return out;
     }
   }
 }

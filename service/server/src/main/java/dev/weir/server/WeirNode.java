@@ -19,6 +19,7 @@ import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.metrics.EnvoyMetrics;
 import dev.weir.envoy.rlqs.RlqsSettings;
+import dev.weir.gubernator.NativeTracing;
 import dev.weir.http.HttpListener;
 import dev.weir.http.HttpRoute;
 import dev.weir.tls.TlsIdentity;
@@ -334,9 +335,12 @@ public final class WeirNode implements AutoCloseable {
     }
 
     FrontDoors.Settings frontDoors(
-        CheckMeter meter, PrometheusMeterRegistry registry, OverLimitRecorder overLimit) {
+        CheckMeter meter,
+        PrometheusMeterRegistry registry,
+        OverLimitRecorder overLimit,
+        NativeTracing tracing) {
       return new FrontDoors.Settings(
-          ops.limits(), rlqs, clock, meter, registry, extraRoutes, overLimit);
+          ops.limits(), rlqs, clock, meter, registry, extraRoutes, overLimit, tracing);
     }
 
     /**

@@ -233,6 +233,81 @@ class TracingTest {
   }
 
   @Test
+  void overTheLimit_frontDoorSpansNameTheRulesThatFiredAndTheNativeNames() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    String envoyTrace = "8bf92f3577b34da6a3ce929d0e0e4736";
+    String jsonTrace = "9bf92f3577b34da6a3ce929d0e0e4736";
+    String nativeTrace = "abf92f3577b34da6a3ce929d0e0e4736";
+    String gatewayTrace = "bbf92f3577b34da6a3ce929d0e0e4736";
+
+    RateLimitResponse envoy =
+        RateLimitServiceGrpc.newBlockingStub(channel(nodes[0], envoyTrace, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .shouldRateLimit(
+                RateLimitRequest.newBuilder()
+                    .setDomain("edge")
+                    .setHitsAddend(101)
+                    .addDescriptors(descriptor("remote_address", SECRET_KEY_PREFIX + "ip"))
+                    .addDescriptors(descriptor("api_key", SECRET_KEY_PREFIX + "key"))
+                    .build());
+    HttpResponse<String> json =
+        post(
+            nodes[0],
+            "/json",
+            "{\"domain\":\"edge\",\"hitsAddend\":60,\"descriptors\":[{\"entries\":"
+                + "[{\"key\":\"api_key\",\"value\":\""
+                + SECRET_KEY_PREFIX
+                + "json\"}]}]}",
+            jsonTrace,
+            "00f067aa0ba902b7");
+    GetRateLimitsResp gubernator =
+        V1Grpc.newBlockingStub(channel(nodes[0], nativeTrace, "00f067aa0ba902b7"))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .getRateLimits(
+                GetRateLimitsReq.newBuilder()
+                    .addRequests(tracingItem(SECRET_KEY_PREFIX + "native").setHits(11))
+                    .addRequests(tracingItem(SECRET_KEY_PREFIX + "native").setName("roomy"))
+                    .build());
+    HttpResponse<String> gateway =
+        post(
+            nodes[0],
+            "/v1/GetRateLimits",
+            "{\"requests\":[{\"name\":\"tracing\",\"unique_key\":\""
+                + SECRET_KEY_PREFIX
+                + "gateway\",\"hits\":11,\"limit\":10,\"duration\":60000}]}",
+            gatewayTrace,
+            "00f067aa0ba902b7");
+
+    assertThat(envoy.getOverallCode()).isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
+    assertThat(json.body()).contains("OVER_LIMIT");
+    assertThat(gubernator.getResponses(0).getStatus())
+        .isEqualTo(dev.weir.proto.gubernator.Status.OVER_LIMIT);
+    assertThat(gateway.body()).contains("OVER_LIMIT");
+    String shouldRateLimit = "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+    List<OtlpReceiver.Received> envoyTraced = awaitSpans(nodes, envoyTrace, shouldRateLimit);
+    assertThat(attributes(only(envoyTraced, shouldRateLimit).span()))
+        .containsEntry("weir.outcome", "OVER_LIMIT")
+        .containsEntry("weir.over_limit_rules", "[remote_address, per-api-key]")
+        .doesNotContainKey("weir.shadow_over_limit_rules");
+    List<OtlpReceiver.Received> jsonTraced = awaitSpans(nodes, jsonTrace, "POST /json");
+    assertThat(attributes(only(jsonTraced, "POST /json").span()))
+        .containsEntry("weir.over_limit_rules", "[per-api-key]");
+    List<OtlpReceiver.Received> nativeTraced =
+        awaitSpans(nodes, nativeTrace, "pb.gubernator.V1/GetRateLimits");
+    assertThat(attributes(only(nativeTraced, "pb.gubernator.V1/GetRateLimits").span()))
+        .containsEntry("weir.over_limit_items", "1")
+        .containsEntry("weir.over_limit_names", "[tracing]");
+    List<OtlpReceiver.Received> gatewayTraced =
+        awaitSpans(nodes, gatewayTrace, "POST /v1/GetRateLimits");
+    assertThat(attributes(only(gatewayTraced, "POST /v1/GetRateLimits").span()))
+        .containsEntry("weir.over_limit_names", "[tracing]");
+    for (List<OtlpReceiver.Received> trace :
+        List.of(envoyTraced, jsonTraced, nativeTraced, gatewayTraced)) {
+      assertNoSecretIn(trace);
+    }
+  }
+
+  @Test
   void clientChosenDomainAndNames_areCutToTheAttributeValueLengthLimit() throws Exception {
     WeirNode[] nodes = twoTracedNodes();
     String envoyTrace = "6bf92f3577b34da6a3ce929d0e0e4736";
