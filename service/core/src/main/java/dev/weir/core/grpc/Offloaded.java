@@ -57,7 +57,8 @@ public final class Offloaded {
 
   /**
    * A listener that runs its delegate's callbacks on a pool, one at a time, in order; a callback
-   * that throws closes the call with {@code UNKNOWN}, as grpc does when it runs the callbacks.
+   * that throws, an {@link Error} included, closes the call with {@code UNKNOWN}, as grpc does when
+   * it runs the callbacks.
    */
   private static final class SerialListener<ReqT> extends ServerCall.Listener<ReqT>
       implements Runnable {
@@ -126,11 +127,29 @@ public final class Offloaded {
           next.run();
         } catch (RuntimeException e) {
           fail(e);
+        } catch (Error e) {
+          fail(e);
+          handOn();
+          throw e;
         }
       }
     }
 
-    private void fail(RuntimeException e) {
+    /**
+     * Leaves the callbacks still queued to another run on the pool, or marks none running: for a
+     * run ended by an {@link Error}, which the pool's thread then dies of.
+     */
+    private void handOn() {
+      synchronized (pending) {
+        if (pending.isEmpty()) {
+          running = false;
+          return;
+        }
+      }
+      pool.execute(this);
+    }
+
+    private void fail(Throwable e) {
       LOG.warn("{} failed", call.getMethodDescriptor().getFullMethodName(), e);
       try {
         call.close(

@@ -49,16 +49,51 @@ class OffloadedTest {
         }
       };
 
-  @Test
-  void handlerThrowsOnThePool_callClosedAtOnceAndLaterCallsServed() throws Exception {
+  /** A handler whose first call throws {@code StackOverflowError} and whose later calls answer. */
+  private final PeersV1Grpc.PeersV1ImplBase erringOnce =
+      new PeersV1Grpc.PeersV1ImplBase() {
+        @Override
+        public void getPeerRateLimits(
+            GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+          if (calls.incrementAndGet() == 1) {
+            throw new StackOverflowError("handler recursed too deep");
+          }
+          answer.onNext(GetPeerRateLimitsResp.getDefaultInstance());
+          answer.onCompleted();
+        }
+      };
+
+  private void serve(PeersV1Grpc.PeersV1ImplBase handler) throws Exception {
     String name = InProcessServerBuilder.generateName();
     server =
         InProcessServerBuilder.forName(name)
             .directExecutor()
-            .addService(Offloaded.service(throwingOnce.bindService(), Set.of(), pool))
+            .addService(Offloaded.service(handler.bindService(), Set.of(), pool))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+  }
+
+  @Test
+  void handlerThrowsOnThePool_callClosedAtOnceAndLaterCallsServed() throws Exception {
+    serve(throwingOnce);
+    PeersV1Grpc.PeersV1BlockingStub stub =
+        PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+
+    assertThatThrownBy(() -> stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
+    assertThat(
+            PeersV1Grpc.newBlockingStub(channel)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+        .isNotNull();
+  }
+
+  @Test
+  void handlerThrowsAnErrorOnThePool_callClosedAtOnceAndLaterCallsServed() throws Exception {
+    serve(erringOnce);
     PeersV1Grpc.PeersV1BlockingStub stub =
         PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
 
