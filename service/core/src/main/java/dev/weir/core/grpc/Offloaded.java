@@ -1,5 +1,6 @@
 package dev.weir.core.grpc;
 
+import dev.weir.core.logging.RateLimitedLogger;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -11,8 +12,6 @@ import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A gRPC service whose calls run on a pool, except those of the methods kept on the transport's
@@ -26,7 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Offloaded {
 
-  private static final Logger LOG = LoggerFactory.getLogger(Offloaded.class);
+  /** Warns of a failing handler once per method and failure type per interval, not per call. */
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(Offloaded.class);
 
   private Offloaded() {}
 
@@ -150,7 +150,8 @@ public final class Offloaded {
     }
 
     private void fail(Throwable e) {
-      LOG.warn("{} failed", call.getMethodDescriptor().getFullMethodName(), e);
+      String method = call.getMethodDescriptor().getFullMethodName();
+      WARNINGS.warn(method + ' ' + e.getClass().getName(), "{} failed", method, e);
       try {
         call.close(
             Status.UNKNOWN.withDescription("Application error processing RPC").withCause(e),

@@ -3,6 +3,9 @@ package dev.weir.core.grpc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.proto.gubernator.GetPeerRateLimitsReq;
 import dev.weir.proto.gubernator.GetPeerRateLimitsResp;
 import dev.weir.proto.gubernator.PeersV1Grpc;
@@ -20,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class OffloadedTest {
 
@@ -106,5 +110,45 @@ class OffloadedTest {
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
         .isNotNull();
+  }
+
+  /** What a handler throws on every call in the flood test, a type no other test throws. */
+  private static final class FloodingFailure extends RuntimeException {
+    FloodingFailure() {
+      super("fails on every call");
+    }
+  }
+
+  @Test
+  void handlerThrowsOnEveryCall_oneWarningPerIntervalNotOnePerCall() throws Exception {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger log = (Logger) LoggerFactory.getLogger(Offloaded.class);
+    log.addAppender(appender);
+    try {
+      serve(
+          new PeersV1Grpc.PeersV1ImplBase() {
+            @Override
+            public void getPeerRateLimits(
+                GetPeerRateLimitsReq request, StreamObserver<GetPeerRateLimitsResp> answer) {
+              throw new FloodingFailure();
+            }
+          });
+      PeersV1Grpc.PeersV1BlockingStub stub =
+          PeersV1Grpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+
+      for (int i = 0; i < 5; i++) {
+        assertThatThrownBy(() -> stub.getPeerRateLimits(GetPeerRateLimitsReq.getDefaultInstance()))
+            .isInstanceOf(StatusRuntimeException.class);
+      }
+
+      assertThat(appender.list)
+          .filteredOn(e -> e.getThrowableProxy() != null)
+          .filteredOn(
+              e -> e.getThrowableProxy().getClassName().equals(FloodingFailure.class.getName()))
+          .hasSize(1);
+    } finally {
+      log.detachAppender(appender);
+    }
   }
 }
