@@ -1,23 +1,23 @@
 package dev.weir.gubernator;
 
 import dev.weir.core.limiter.RequestTooLargeException;
+import dev.weir.core.logging.RateLimitedLogger;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Maps a failed call to the gRPC status a client sees: too many items is {@code OUT_OF_RANGE} with
  * Gubernator's message, a status already chosen passes through, anything unexpected is {@code
- * INTERNAL} with a message (and is logged).
+ * INTERNAL} with a message (and is logged, at most once per exception type per 10 s).
  */
 public final class GrpcErrors {
 
-  private static final Logger LOG = LoggerFactory.getLogger(GrpcErrors.class);
+  /** Logs an unexpected failure once per exception type per interval, not once per call. */
+  private static final RateLimitedLogger ERRORS = RateLimitedLogger.of(GrpcErrors.class);
 
   private GrpcErrors() {}
 
@@ -40,7 +40,7 @@ public final class GrpcErrors {
     if (cause instanceof TimeoutException) {
       return Status.DEADLINE_EXCEEDED.withDescription("timed out: " + cause.getMessage());
     }
-    LOG.error("unexpected failure answering a call", cause);
+    ERRORS.error(cause.getClass().getName(), "unexpected failure answering a call", cause);
     return Status.INTERNAL.withDescription("internal error: " + cause).withCause(cause);
   }
 }

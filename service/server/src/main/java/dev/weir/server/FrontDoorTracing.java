@@ -1,5 +1,6 @@
 package dev.weir.server;
 
+import dev.weir.core.grpc.MalformedRequests;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
@@ -143,6 +144,27 @@ final class FrontDoorTracing implements ServerInterceptor {
 
     @Override
     public void close(io.grpc.Status status, Metadata trailers) {
+      endWith(status);
+      super.close(status, trailers);
+    }
+
+    /**
+     * Ends the span of a call closed without this wrapper seeing it: one whose request {@link
+     * MalformedRequests} refused before the handler saw it.
+     */
+    void endIfClosedPast() {
+      if (ended.get()) {
+        return;
+      }
+      io.grpc.Status refusal = MalformedRequests.refusal(delegate());
+      if (refusal != null) {
+        endWith(refusal);
+      } else {
+        end();
+      }
+    }
+
+    private void endWith(io.grpc.Status status) {
       if (span.isRecording()) {
         span.setAttribute("rpc.grpc.status_code", (long) status.getCode().value());
       }
@@ -150,7 +172,6 @@ final class FrontDoorTracing implements ServerInterceptor {
         span.setStatus(StatusCode.ERROR, status.getCode().name());
       }
       end();
-      super.close(status, trailers);
     }
 
     void end() {
@@ -201,6 +222,8 @@ final class FrontDoorTracing implements ServerInterceptor {
     public void onComplete() {
       try (Scope ignored = context.makeCurrent()) {
         super.onComplete();
+      } finally {
+        call.endIfClosedPast();
       }
     }
 

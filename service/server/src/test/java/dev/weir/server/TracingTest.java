@@ -12,6 +12,7 @@ import dev.weir.core.config.WeirConfig;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.OtlpReceiver;
+import dev.weir.core.testkit.RawGrpc;
 import dev.weir.core.testkit.RingKeys;
 import dev.weir.core.testkit.Traceparent;
 import dev.weir.envoy.EnvoySettings;
@@ -513,6 +514,30 @@ class TracingTest {
 
     assertThat(receiver.trace(itemTrace)).isEmpty();
     assertThat(receiver.trace(callTrace)).isEmpty();
+  }
+
+  @Test
+  void unparseableGetRateLimits_spanEndsWithTheRefusal() throws Exception {
+    WeirNode[] nodes = twoTracedNodes();
+    String traceId = "6bf92f3577b34da6a3ce929d0e0e4736";
+
+    io.grpc.Status refused =
+        RawGrpc.unary(
+            channel(nodes[0], traceId, "00f067aa0ba902b7"),
+            "pb.gubernator.V1/GetRateLimits",
+            new byte[] {0x0a, 0x7f, 'x'});
+
+    assertThat(refused.getCode()).isEqualTo(io.grpc.Status.Code.INVALID_ARGUMENT);
+    Span span =
+        only(
+                awaitSpans(nodes, traceId, "pb.gubernator.V1/GetRateLimits"),
+                "pb.gubernator.V1/GetRateLimits")
+            .span();
+    assertThat(span.getStatus().getCode())
+        .isEqualTo(io.opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR);
+    assertThat(attributes(span))
+        .containsEntry(
+            "rpc.grpc.status_code", String.valueOf(io.grpc.Status.Code.INVALID_ARGUMENT.value()));
   }
 
   @Test

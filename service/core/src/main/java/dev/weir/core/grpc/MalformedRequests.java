@@ -80,6 +80,15 @@ public final class MalformedRequests {
   }
 
   /**
+   * Returns the status {@code call} was closed with because its request could not be parsed, or
+   * null when it was not: for an interceptor inside a guarded service, whose wrapper of the call
+   * ({@code call} is what it wraps) sees no {@code close} of such a call, only {@code onComplete}.
+   */
+  public static Status refusal(ServerCall<?, ?> call) {
+    return call instanceof UnwrappedCall<?, ?> unwrapped ? unwrapped.refusal : null;
+  }
+
+  /**
    * Returns the description of a request to {@code method} that failed to parse with {@code
    * failure}: {@code "request is not a valid <type>: <the parser's first sentence>"}.
    */
@@ -275,12 +284,14 @@ public final class MalformedRequests {
 
   /**
    * The call as the original handler sees it: its own method descriptor, everything else passed
-   * to the transport's call; remembers whether it was closed.
+   * to the transport's call; remembers whether it was closed, and the status it refused the
+   * request with.
    */
   private static final class UnwrappedCall<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private final ServerCall<Parsed<ReqT>, RespT> delegate;
     private final MethodDescriptor<ReqT, RespT> method;
     private boolean closed;
+    private volatile Status refusal;
 
     UnwrappedCall(ServerCall<Parsed<ReqT>, RespT> delegate, MethodDescriptor<ReqT, RespT> method) {
       this.delegate = delegate;
@@ -289,6 +300,7 @@ public final class MalformedRequests {
 
     synchronized void closeIfOpen(Status status) {
       if (!closed) {
+        refusal = status;
         close(status, new Metadata());
       }
     }

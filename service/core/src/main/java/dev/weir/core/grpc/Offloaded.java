@@ -1,5 +1,6 @@
 package dev.weir.core.grpc;
 
+import dev.weir.core.logging.RateLimitedLogger;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -11,8 +12,6 @@ import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A gRPC service whose calls run on a pool, except those of the methods kept on the transport's
@@ -26,7 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Offloaded {
 
-  private static final Logger LOG = LoggerFactory.getLogger(Offloaded.class);
+  /** Warns of a failing handler once per method and failure type per interval, not per call. */
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(Offloaded.class);
 
   private Offloaded() {}
 
@@ -57,7 +57,8 @@ public final class Offloaded {
 
   /**
    * A listener that runs its delegate's callbacks on a pool, one at a time, in order; a callback
-   * that throws closes the call with {@code UNKNOWN}, as grpc does when it runs the callbacks.
+   * that throws, an {@link Error} included, closes the call with {@code UNKNOWN}, as grpc does when
+   * it runs the callbacks.
    */
   private static final class SerialListener<ReqT> extends ServerCall.Listener<ReqT>
       implements Runnable {
@@ -126,12 +127,31 @@ public final class Offloaded {
           next.run();
         } catch (RuntimeException e) {
           fail(e);
+        } catch (Error e) {
+          fail(e);
+          handOn();
+          throw e;
         }
       }
     }
 
-    private void fail(RuntimeException e) {
-      LOG.warn("{} failed", call.getMethodDescriptor().getFullMethodName(), e);
+    /**
+     * Leaves the callbacks still queued to another run on the pool, or marks none running: for a
+     * run ended by an {@link Error}, which the pool's thread then dies of.
+     */
+    private void handOn() {
+      synchronized (pending) {
+        if (pending.isEmpty()) {
+          running = false;
+          return;
+        }
+      }
+      pool.execute(this);
+    }
+
+    private void fail(Throwable e) {
+      String method = call.getMethodDescriptor().getFullMethodName();
+      WARNINGS.warn(method + ' ' + e.getClass().getName(), "{} failed", method, e);
       try {
         call.close(
             Status.UNKNOWN.withDescription("Application error processing RPC").withCause(e),

@@ -4,6 +4,7 @@ import dev.weir.core.time.Clock;
 import dev.weir.core.time.SystemClock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,17 +40,24 @@ public final class RateLimitedLogger {
    * whether it logged.
    */
   public boolean warn(String key, String format, Object... args) {
-    if (!log.isWarnEnabled()) {
-      return false;
-    }
+    return log.isWarnEnabled() && admit(key, format, args, (f, a) -> log.warn(f, a));
+  }
+
+  /** Logs as {@link #warn} does, at ERROR. */
+  public boolean error(String key, String format, Object... args) {
+    return log.isErrorEnabled() && admit(key, format, args, (f, a) -> log.error(f, a));
+  }
+
+  private boolean admit(
+      String key, String format, Object[] args, BiConsumer<String, Object[]> line) {
     long suppressed = throttle.admit(key);
     if (suppressed == LogThrottle.SUPPRESSED) {
       return false;
     }
     if (suppressed == 0) {
-      log.warn(format, args);
+      line.accept(format, args);
     } else {
-      log.warn(format + " (suppressed " + suppressed + " similar warnings)", args);
+      line.accept(format + " (suppressed " + suppressed + " similar warnings)", args);
     }
     return true;
   }

@@ -9,6 +9,7 @@ import dev.weir.core.testkit.IdlePeerHandler;
 import dev.weir.core.testkit.RawGrpc;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.PeersV1Grpc;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -148,6 +149,35 @@ class MalformedRequestsTest {
     Status status = RawGrpc.unary(channel, ANNOUNCE, new byte[] {0x0a, 0x7f});
 
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+  }
+
+  @Test
+  void refusal_seenByAnInterceptorInsideTheGuardWhenTheCallCompletes() throws Exception {
+    List<Status> refusals = new CopyOnWriteArrayList<>();
+    ServerInterceptor watch =
+        new ServerInterceptor() {
+          @Override
+          public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+              ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+            return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(
+                next.startCall(call, headers)) {
+              @Override
+              public void onComplete() {
+                refusals.add(MalformedRequests.refusal(call));
+                super.onComplete();
+              }
+            };
+          }
+        };
+    serve(MalformedRequests.guard(ServerInterceptors.intercept(peers(), watch)));
+
+    RawGrpc.unary(channel, ANNOUNCE, new byte[] {0x0a, 0x7f});
+    RawGrpc.unary(
+        channel, ANNOUNCE, AnnounceReq.newBuilder().setAddress("a:1").build().toByteArray());
+
+    assertThat(refusals).hasSize(2);
+    assertThat(refusals.get(0).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(refusals.get(1)).isNull();
   }
 
   @Test

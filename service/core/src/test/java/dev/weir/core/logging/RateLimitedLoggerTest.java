@@ -69,6 +69,17 @@ class RateLimitedLoggerTest {
   }
 
   @Test
+  void error_repeatedWithinInterval_loggedOnceAtError() {
+    assertThat(logger.error("k", "call failed", new IllegalStateException("boom"))).isTrue();
+    clock.advance(Duration.ofSeconds(9));
+    assertThat(logger.error("k", "call failed", new IllegalStateException("boom"))).isFalse();
+
+    assertThat(appender.list).hasSize(1);
+    assertThat(appender.list.get(0).getLevel()).isEqualTo(ch.qos.logback.classic.Level.ERROR);
+    assertThat(appender.list.get(0).getThrowableProxy().getMessage()).isEqualTo("boom");
+  }
+
+  @Test
   void warn_manyKeys_stateBounded() {
     for (int i = 0; i <= LogThrottle.MAX_KEYS; i++) {
       logger.warn("k" + i, "x");
