@@ -571,7 +571,7 @@ class ClusterSnapshotTest {
           .as("restored keys held for their owner on the ring after the joiner's copy")
           .isEqualTo(held);
       assertThat(restoring.cluster().handOff().sentCount())
-          .as("buckets counted as sent after copies to the unlisted joiner, which count at hand-over")
+          .as("buckets counted as sent after the copies to the unlisted joiner")
           .isEqualTo(sentBefore);
       Node owner = cluster.startAt(late);
       for (int i : movingToJoiner) {
