@@ -1087,8 +1087,9 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   /**
    * Copies the restored buckets not yet acknowledged whose owner on {@code ring} is {@code peer} to
    * it (found on the hand-off's thread), keeping each held for its owner on this node's ring: {@code
-   * peer} is not on it until discovery lists it, and may never be. Completes when the copies were
-   * acknowledged or failed.
+   * peer} is not on it until discovery lists it, and may never be. The copies count as nothing
+   * sent: each bucket counts once, when the owner that releases it acknowledges it. Completes when
+   * the copies were acknowledged or failed.
    */
   private CompletableFuture<Void> copyRestoredTo(String peer, HashRing ring) {
     if (!hasRestoredPending()) {
@@ -1096,7 +1097,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     }
     try {
       return CompletableFuture.supplyAsync(() -> restoredOwnedBy(peer, ring), handOffScans)
-          .thenCompose(owned -> handOff.handOver(owned, ring))
+          .thenCompose(owned -> handOff.copyOver(owned, ring))
           .thenApply(failed -> (Void) null);
     } catch (RejectedExecutionException e) {
       return CompletableFuture.completedFuture(null);

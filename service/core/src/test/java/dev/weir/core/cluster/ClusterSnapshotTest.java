@@ -560,6 +560,7 @@ class ClusterSnapshotTest {
           .as("keys the late owner owns now and the joiner would")
           .isNotEmpty();
       int held = restoring.cluster().restoredKeysHeld();
+      long sentBefore = restoring.cluster().handOff().sentCount();
 
       restoring
           .cluster()
@@ -569,6 +570,9 @@ class ClusterSnapshotTest {
       assertThat(restoring.cluster().restoredKeysHeld())
           .as("restored keys held for their owner on the ring after the joiner's copy")
           .isEqualTo(held);
+      assertThat(restoring.cluster().handOff().sentCount())
+          .as("buckets counted as sent after the copies to the unlisted joiner")
+          .isEqualTo(sentBefore);
       Node owner = cluster.startAt(late);
       for (int i : movingToJoiner) {
         assertThat(owner.check(req(i, 1)).get(0).remaining())

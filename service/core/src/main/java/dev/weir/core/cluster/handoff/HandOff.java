@@ -327,6 +327,21 @@ public final class HandOff {
    * the GLOBAL sync, and the owner would count them again.
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
+    return sendNow(keys, ring, true);
+  }
+
+  /**
+   * Sends {@code keys} as {@link #handOver} does, counting none of them in {@link #sentCount}: a
+   * copy to a peer that is not on this node's ring yet, while each key stays held for its owner on
+   * it, whose acknowledgement counts.
+   */
+  public CompletableFuture<Set<String>> copyOver(Collection<String> keys, HashRing ring) {
+    return sendNow(keys, ring, false);
+  }
+
+  // Sends keys to their owners on ring; counts those acknowledged in sent when counted.
+  private CompletableFuture<Set<String>> sendNow(
+      Collection<String> keys, HashRing ring, boolean counted) {
     List<Handed> read = new ArrayList<>(keys.size());
     for (String key : keys) {
       // the state, then the watch: a copy write marks the watch, then writes
@@ -355,7 +370,7 @@ public final class HandOff {
                         (accepted, error) -> {
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
-                          } else {
+                          } else if (counted) {
                             sent.addAndGet(chunk.size());
                           }
                           return null;
@@ -382,7 +397,7 @@ public final class HandOff {
   /**
    * Returns how many buckets this node has handed to others and had acknowledged: a ring change's
    * bucket once, on its last acknowledged send, and each bucket of an acknowledged {@link
-   * #handOver}; {@link #copy} counts nothing.
+   * #handOver}; {@link #copy} and {@link #copyOver} count nothing.
    */
   public long sentCount() {
     return sent.get();

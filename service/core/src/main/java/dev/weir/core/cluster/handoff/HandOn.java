@@ -200,12 +200,34 @@ public final class HandOn {
                   error.getMessage());
               List<RateLimitRequest> original = new ArrayList<>(indexes.size());
               indexes.forEach(i -> original.add(requests.get(i)));
-              List<RateLimitResponse> here = formerOwner.answer(original, to, error);
+              List<RateLimitResponse> here = answeredHere(original, to, error);
               for (int j = 0; j < indexes.size(); j++) {
                 out[indexes.get(j)] = here.get(j);
               }
               return null;
             });
+  }
+
+  /**
+   * Returns {@code formerOwner}'s answers to {@code items}, whose hand-on to {@code to} failed with
+   * {@code error}, or each item's error naming the failure when it throws: it runs in the call's
+   * callback, where an exception would fail the whole batch, the items answered here and by other
+   * owners included.
+   */
+  private List<RateLimitResponse> answeredHere(
+      List<RateLimitRequest> items, String to, Throwable error) {
+    try {
+      return formerOwner.answer(items, to, error);
+    } catch (RuntimeException e) {
+      LOG.warn("answering {} items whose hand-on to {} failed went wrong", items.size(), to, e);
+      List<RateLimitResponse> failed = new ArrayList<>(items.size());
+      for (RateLimitRequest r : items) {
+        failed.add(
+            RateLimitResponse.error(
+                "error while answering rate limit for '" + r.hashKey() + "': " + e.getMessage()));
+      }
+      return failed;
+    }
   }
 
   /**

@@ -184,9 +184,12 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
    * GetPeerRateLimits} call with its items would be, on the reverse stream with the batch's id; a
    * batch refused whole carries the status code and message the call would have failed with. When
    * the sender half-closes, the reverse stream ends once every batch received has been answered
-   * (answers of items handed on to their new owner come later).
+   * (answers of items handed on to their new owner come later). The next batch is read only while
+   * the reverse stream takes answers ({@link ReadWhileReady}): a sender that stops reading its
+   * answers is not read from either, so this node queues no answers for it beyond gRPC's buffer.
    */
   StreamObserver<ForwardCodec.Batch> forwardStream(StreamObserver<ForwardCodec.Answers> answers) {
+    ReadWhileReady reading = ReadWhileReady.over(answers);
     return new StreamObserver<>() {
       // Guarded by answers: batches received and not answered yet, and whether the sender is done.
       private int pending;
@@ -195,6 +198,11 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
 
       @Override
       public void onNext(ForwardCodec.Batch batch) {
+        answerBatch(batch);
+        reading.received();
+      }
+
+      private void answerBatch(ForwardCodec.Batch batch) {
         long id = batch.id();
         int count = batch.requests().size();
         synchronized (answers) {

@@ -36,7 +36,10 @@ import dev.weir.proto.gubernator.TokenBucketSnapshot;
 import dev.weir.proto.gubernator.TransferBucketsReq;
 import dev.weir.proto.gubernator.UpdatePeerGlobal;
 import dev.weir.proto.gubernator.UpdatePeerGlobalsReq;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -476,6 +479,36 @@ class PeersServiceTest {
     assertThat(answers.get(2).getRateLimitsCount()).isEqualTo(2);
     assertThat(seen).hasSize(3);
     assertThat(metrics.events()).contains("refused too_many_items");
+  }
+
+  @Test
+  void forwardBatches_senderStopsReadingAnswers_ownerStopsReadingBatchesUntilItReadsAgain() {
+    List<Long> answered = new CopyOnWriteArrayList<>();
+    ClientCall<ForwardBatch, ForwardAnswers> call =
+        channel.newCall(PeersV1Grpc.getForwardBatchesMethod(), CallOptions.DEFAULT);
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onMessage(ForwardAnswers a) {
+            answered.add(a.getId());
+          }
+        },
+        new Metadata());
+    call.request(1);
+    List<Long> ids = new ArrayList<>();
+    for (long id = 0; id < 20; id++) {
+      call.sendMessage(ForwardBatch.newBuilder().setId(id).addRequests(item((int) id)).build());
+      ids.add(id);
+    }
+
+    assertThat(answered).as("answers the sender read").containsExactly(0L);
+    assertThat(seen).as("items the owner read while its answers were not read").hasSize(1);
+
+    call.request(19);
+
+    assertThat(answered).as("answers once the sender reads again").isEqualTo(ids);
+    assertThat(seen).extracting(RateLimitRequest::uniqueKey).hasSize(20).endsWith("k19");
+    call.cancel("done", null);
   }
 
   @Test
