@@ -126,6 +126,21 @@ class PeerLivenessTest {
   }
 
   @Test
+  void unreachable_seenBeforeThePeerCameBack_ignoredAndSaysSo() {
+    liveness.unreachable("b:1", "cannot connect");
+    long seen = clock.monotonicNanos();
+    clock.advance(Duration.ofMillis(1));
+    liveness.back("b:1");
+    events.clear();
+
+    boolean taken = liveness.unreachable("b:1", "cannot connect again", seen);
+
+    assertThat(taken).isFalse();
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
   void notAnswering_upPeer_unansweredUntilItAnswers() {
     liveness.notAnswering("b:1", "timeout", false);
     Set<String> afterTimeout = liveness.unanswered();
