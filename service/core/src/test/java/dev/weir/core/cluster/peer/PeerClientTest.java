@@ -417,6 +417,7 @@ class PeerClientTest {
             new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
             scheduler,
             clock);
+    resources.add(racing::close);
     List<String> probed = new java.util.concurrent.CopyOnWriteArrayList<>();
     racing.observe(
         new PeerCallObserver() {

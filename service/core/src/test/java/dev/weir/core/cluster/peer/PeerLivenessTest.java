@@ -141,6 +141,19 @@ class PeerLivenessTest {
   }
 
   @Test
+  void unreachable_seenAtTheSameReadingAsTheReturn_down() {
+    liveness.unreachable("b:1", "cannot connect");
+    liveness.back("b:1");
+
+    boolean taken = liveness.unreachable("b:1", "cannot connect again", clock.monotonicNanos());
+
+    assertThat(taken).isTrue();
+    assertThat(liveness.downReason("b:1"))
+        .as("a sight not before the return (a frozen fake clock reads the same)")
+        .isEqualTo("cannot connect again");
+  }
+
+  @Test
   void notAnswering_upPeer_unansweredUntilItAnswers() {
     liveness.notAnswering("b:1", "timeout", false);
     Set<String> afterTimeout = liveness.unanswered();
