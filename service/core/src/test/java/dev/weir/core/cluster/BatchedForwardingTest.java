@@ -85,7 +85,8 @@ class BatchedForwardingTest {
                     InProcessChannelBuilder.forName(name).directExecutor().build(),
                     new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
                     scheduler,
-                    clock));
+                    clock),
+            clock);
     WindowCounterCheck local = new WindowCounterCheck(store);
     service =
         new ClusterRateLimitService(

@@ -55,7 +55,8 @@ class ClusterRateLimitServiceTest {
                       .build(),
                   new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
                   scheduler,
-                  clock));
+                  clock),
+          clock);
 
   @AfterEach
   void stop() {
@@ -178,7 +179,8 @@ class ClusterRateLimitServiceTest {
                       new PeerClientSettings(
                           1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
                       scheduler,
-                      clock));
+                      clock),
+              clock);
       WindowCounterCheck counter = new WindowCounterCheck(store);
       BucketCheck local =
           r -> {
@@ -651,7 +653,8 @@ class ClusterRateLimitServiceTest {
                         .build(),
                     new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), true),
                     scheduler,
-                    clock));
+                    clock),
+            clock);
     // The route reads the ring once; the failure callback then sees the new one.
     Deque<HashRing> readings = new ArrayDeque<>(List.of(before));
     Supplier<HashRing> ring = () -> readings.isEmpty() ? after : readings.poll();

@@ -27,7 +27,8 @@ class QuotaRouterTest {
         new PeerClientPool(
             address -> {
               throw new IllegalStateException("no peer to call");
-            });
+            },
+            clock);
     QuotaRouter router =
         new QuotaRouter(
             "self:1",

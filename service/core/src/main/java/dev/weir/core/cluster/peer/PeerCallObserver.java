@@ -36,10 +36,12 @@ public interface PeerCallObserver {
    * The channel to {@code peer} was seen failing to connect at {@code seenNanos} (the reporting
    * client's clock's monotonic reading, taken before the channel's state was read), {@code reason}
    * saying so: as {@link #unreachable(String, String)}, for an observer that can tell a sight that
-   * predates a later answer of the peer.
+   * predates a later return of the peer. Returns whether the sight was taken; {@code false} when it
+   * was ignored as stale, in which case the reporter reads the channel's state again.
    */
-  default void unreachable(String peer, String reason, long seenNanos) {
+  default boolean unreachable(String peer, String reason, long seenNanos) {
     unreachable(peer, reason);
+    return true;
   }
 
   /**

@@ -803,20 +803,33 @@ public final class PeerClient implements AutoCloseable {
     }
   }
 
-  // A failed attempt is reported with when it was read: a probe answered on a connection made
-  // since may bring the peer back before the report arrives, which is then stale.
+  // A failed attempt is reported with when it was read: the peer may come back (a probe answered
+  // on a connection made since, a return notice) before the report arrives, which is then ignored
+  // as stale. The state is then read once more: a later attempt may have failed too, and the
+  // channel stays in TRANSIENT_FAILURE until a connection is ready, so no callback would tell of it.
   private void watchConnection(ConnectivityState seen) {
     long readAt = clock.monotonicNanos();
     ConnectivityState now = channel.getState(false);
+    if (now == ConnectivityState.TRANSIENT_FAILURE && !reportFailedAttempt(readAt)) {
+      long readAgainAt = clock.monotonicNanos();
+      now = channel.getState(false);
+      if (now == ConnectivityState.TRANSIENT_FAILURE) {
+        reportFailedAttempt(readAgainAt);
+      }
+    }
     if (now == ConnectivityState.SHUTDOWN) {
       return;
     }
-    if (now == ConnectivityState.TRANSIENT_FAILURE) {
-      observer.unreachable(address, "cannot connect to peer '" + address + "'", readAt);
-    } else if (now == ConnectivityState.IDLE && seen == ConnectivityState.READY) {
+    if (now == ConnectivityState.IDLE && seen == ConnectivityState.READY) {
       channel.getState(true);
     }
-    channel.notifyWhenStateChanged(now, () -> watchConnection(now));
+    ConnectivityState watched = now;
+    channel.notifyWhenStateChanged(watched, () -> watchConnection(watched));
+  }
+
+  // Returns whether the observer took the report: false when it ignored it as stale.
+  private boolean reportFailedAttempt(long readAt) {
+    return observer.unreachable(address, "cannot connect to peer '" + address + "'", readAt);
   }
 
   // A call raced with the peer going down (or copies to a returning peer) must fail fast, not wait.

@@ -4,7 +4,6 @@ import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.time.Clock;
-import dev.weir.core.time.SystemClock;
 import dev.weir.core.tracing.ClusterTracing;
 import dev.weir.core.tracing.GuardedTracing;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -49,7 +48,8 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Creates a pool that makes clients with {@code factory} for any address, reporting to {@code
-   * liveness}; a call to a peer for which {@code failFast} holds fails at once.
+   * liveness}, which must time on the clock the clients read (their reports carry its readings); a
+   * call to a peer for which {@code failFast} holds fails at once.
    */
   public PeerClientPool(
       Function<String, PeerClient> factory,
@@ -60,8 +60,9 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Creates a pool that makes clients with {@code factory} for the addresses for which {@code
-   * known} holds (checked when a client is created), reporting to {@code liveness}; a call to a
-   * peer for which {@code failFast} holds fails at once.
+   * known} holds (checked when a client is created), reporting to {@code liveness}, which must time
+   * on the clock the clients read (their reports carry its readings); a call to a peer for which
+   * {@code failFast} holds fails at once.
    */
   public PeerClientPool(
       Function<String, PeerClient> factory,
@@ -94,10 +95,11 @@ public final class PeerClientPool implements AutoCloseable {
 
   /**
    * Creates a pool that makes clients with {@code factory} and reroutes around peers that are down,
-   * timing their outages on the system clock.
+   * timing their outages on {@code clock}, which must be the clock the clients read (their reports
+   * carry its readings).
    */
-  public PeerClientPool(Function<String, PeerClient> factory) {
-    this(factory, new PeerLiveness(SystemClock.INSTANCE), peer -> false);
+  public PeerClientPool(Function<String, PeerClient> factory, Clock clock) {
+    this(factory, new PeerLiveness(clock), peer -> false);
   }
 
   /** Returns the liveness the clients report to. */

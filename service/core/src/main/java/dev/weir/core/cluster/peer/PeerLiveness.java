@@ -191,12 +191,13 @@ public final class PeerLiveness implements PeerCallObserver {
 
   /**
    * Takes {@code peer} down as {@link #unreachable(String, String)} does, unless it came back
-   * strictly after {@code seenNanos} (on this record's clock): its channel's failed attempt was
-   * read before the answer that brought it back, on a connection made since, and is stale.
+   * ({@link #back}: it answered a probe or announced its return) strictly after {@code seenNanos}
+   * (on this record's clock): its channel's failed attempt was read before that newer news of it,
+   * and is stale. Returns {@code false} when the failure was ignored so, {@code true} otherwise.
    */
   @Override
-  public void unreachable(String peer, String reason, long seenNanos) {
-    markDown(peer, reason, seenNanos);
+  public boolean unreachable(String peer, String reason, long seenNanos) {
+    return markDown(peer, reason, seenNanos);
   }
 
   /**
@@ -266,21 +267,23 @@ public final class PeerLiveness implements PeerCallObserver {
     }
   }
 
-  // seenNanos: when the failure was seen, or null for one that is current.
-  private void markDown(String peer, String reason, Long seenNanos) {
+  // seenNanos: when the failure was seen, or null for one that is current. Returns false when the
+  // failure predates the peer's return and was ignored.
+  private boolean markDown(String peer, String reason, Long seenNanos) {
     synchronized (this) {
       Long back = cameBack.get(peer);
       if (seenNanos != null && back != null && back - seenNanos > 0) {
-        return;
+        return false;
       }
       Entry e = entry(peer);
       if (e.down) {
-        return;
+        return true;
       }
       e.error = reason;
       goDown(e);
     }
     notifyDown(peer, reason);
+    return true;
   }
 
   /** Forgets every peer not in {@code current}: a peer discovery dropped is up if it comes back. */

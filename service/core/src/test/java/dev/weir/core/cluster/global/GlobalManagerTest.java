@@ -54,7 +54,7 @@ class GlobalManagerTest {
           clock);
   private final List<List<RateLimitRequest>> hitsReceived = peers.checked();
   private final List<List<UpdatePeerGlobal>> globalsReceived = peers.globals();
-  private final PeerClientPool pool = new PeerClientPool(peers::client);
+  private final PeerClientPool pool = new PeerClientPool(peers::client, clock);
 
   @AfterEach
   void stop() {
@@ -728,7 +728,8 @@ class GlobalManagerTest {
                             1000, Duration.ofNanos(500_000), Duration.ofSeconds(5), false),
                         scheduler,
                         clock)
-                    : peers.client(address));
+                    : peers.client(address),
+            clock);
     HashRing ring = ring(SELF, OWNER, down);
     GlobalManager m =
         new GlobalManager(

@@ -34,7 +34,7 @@ class HandOffHandOverTest {
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InProcessPeers peers = HandOffFixtures.peers(clock);
-  private final PeerClientPool pool = new PeerClientPool(this::client);
+  private final PeerClientPool pool = new PeerClientPool(this::client, clock);
   private final InMemoryBucketStore aStore = new InMemoryBucketStore(clock);
   private final InMemoryBucketStore bStore = new InMemoryBucketStore(clock);
   private final HandOff a = new HandOff("a:1", aStore, pool, clock, Duration.ofSeconds(2));

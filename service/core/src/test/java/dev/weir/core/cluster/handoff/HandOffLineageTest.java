@@ -38,7 +38,7 @@ class HandOffLineageTest {
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InProcessPeers peers = HandOffFixtures.peers(clock);
-  private final PeerClientPool pool = new PeerClientPool(this::client);
+  private final PeerClientPool pool = new PeerClientPool(this::client, clock);
   private final InMemoryBucketStore aBuckets = new InMemoryBucketStore(clock);
   private volatile boolean aReadsFail;
   private final ForwardingBucketStore aStore =

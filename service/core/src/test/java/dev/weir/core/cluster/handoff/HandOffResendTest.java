@@ -34,7 +34,7 @@ class HandOffResendTest {
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InProcessPeers peers = HandOffFixtures.peers(clock);
-  private final PeerClientPool pool = new PeerClientPool(this::client);
+  private final PeerClientPool pool = new PeerClientPool(this::client, clock);
   private final InMemoryBucketStore store = new InMemoryBucketStore(clock);
   private final AtomicReference<HashRing> ring = new AtomicReference<>();
   // How many more TransferBuckets calls each peer refuses, and the buckets each one stored.

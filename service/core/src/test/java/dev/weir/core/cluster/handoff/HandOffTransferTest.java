@@ -28,7 +28,7 @@ class HandOffTransferTest {
   private final FakeClock clock = new FakeClock(1_000);
   private final FakeScheduler scheduler = new FakeScheduler(clock);
   private final InProcessPeers peers = HandOffFixtures.peers(clock);
-  private final PeerClientPool pool = new PeerClientPool(this::client);
+  private final PeerClientPool pool = new PeerClientPool(this::client, clock);
 
   @AfterEach
   void stop() {

@@ -36,7 +36,7 @@ class PeerClientPoolTest {
           new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
           clock);
   private final AtomicInteger created = new AtomicInteger();
-  private final PeerClientPool pool = new PeerClientPool(this::countedClient);
+  private final PeerClientPool pool = new PeerClientPool(this::countedClient, clock);
 
   /** Makes the client of {@code address} over the in-process peers, counting it in {@link #created}. */
   private PeerClient countedClient(String address) {
@@ -92,6 +92,16 @@ class PeerClientPoolTest {
   }
 
   @Test
+  void liveness_poolMadeWithTheClientsClock_timesOutagesOnIt() {
+    pool.liveness().unreachable("a:1", "refused");
+    clock.advance(Duration.ofSeconds(3));
+
+    assertThat(pool.liveness().troubled())
+        .extracting(PeerLiveness.PeerState::downFor)
+        .containsExactly(Duration.ofSeconds(3));
+  }
+
+  @Test
   void reportTo_batchForwarded_sizeAndOutcomeRecordedForClientsBeforeAndAfter() {
     RecordingMetrics metrics = new RecordingMetrics();
     PeerClient before = pool.get("a:1");
@@ -120,7 +130,8 @@ class PeerClientPoolTest {
                         .build(),
                     new PeerClientSettings(1000, Duration.ofMillis(1), Duration.ofSeconds(5), false),
                     new FakeScheduler(clock),
-                    clock));
+                    clock),
+            clock);
     PeerClient left = silent.get("b:1");
     CompletableFuture<RateLimitResponse> inFlight = left.forward(req());
     CompletableFuture<RateLimitResponse> queued = left.forward(req());
@@ -169,7 +180,8 @@ class PeerClientPoolTest {
                 throw new IllegalArgumentException("no channel for 'bad:1': address not resolvable");
               }
               return peers.client(address);
-            });
+            },
+            clock);
     try {
       CompletableFuture<RateLimitResponse> unmade = failing.call("bad:1", c -> c.forward(req()));
       CompletableFuture<RateLimitResponse> thrown =
@@ -199,7 +211,8 @@ class PeerClientPoolTest {
         new PeerClientPool(
             address -> {
               throw new IllegalArgumentException("no channel for 'bad:1': address not resolvable");
-            });
+            },
+            clock);
     try {
       List<CompletableFuture<RateLimitResponse>> items =
           failing.forwardAll("bad:1", List.of(req(), req()));

@@ -417,6 +417,7 @@ class PeerClientTest {
             new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
             scheduler,
             clock);
+    resources.add(racing::close);
     List<String> probed = new java.util.concurrent.CopyOnWriteArrayList<>();
     racing.observe(
         new PeerCallObserver() {
@@ -441,18 +442,33 @@ class PeerClientTest {
   void watchConnection_failedAttemptSeenJustBeforeThePeerAnsweredAProbe_peerStaysUp() {
     PeerLiveness liveness = new PeerLiveness(clock);
     liveness.unreachable("peer-a:81", "found down by the test");
-    ScriptedStates states = new ScriptedStates(InProcessChannelBuilder.forName("none").build());
-    resources.add(() -> states.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
-    PeerClient watching =
-        new PeerClient(
-            "peer-a:81",
-            states,
-            new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
-            scheduler,
-            clock);
-    watching.observe(liveness);
+    ScriptedStates states = watchedBy(liveness);
     // The callback reads the failed attempt; before it reports it, another connection is up and
     // the peer answers a probe on it.
+    states.moveTo(
+        ConnectivityState.TRANSIENT_FAILURE,
+        () -> {
+          clock.advance(Duration.ofMillis(1));
+          states.moveTo(ConnectivityState.READY, () -> {});
+          liveness.probeAnswered("peer-a:81");
+        });
+
+    states.runCallback();
+
+    assertThat(liveness.isDown("peer-a:81"))
+        .as("the failed attempt predates the answer that brought the peer back")
+        .isFalse();
+    assertThat(states.watchedFrom).isEqualTo(ConnectivityState.READY);
+  }
+
+  @Test
+  void watchConnection_failedAttemptSeenBeforeAProbeAnswerAndAnotherFailedSince_peerGoesDown() {
+    PeerLiveness liveness = new PeerLiveness(clock);
+    liveness.unreachable("peer-a:81", "found down by the test");
+    ScriptedStates states = watchedBy(liveness);
+    // The callback reads a failed attempt; before it reports it, the peer answers a probe on a new
+    // connection, which drops, and the next attempt fails: the channel is in TRANSIENT_FAILURE again
+    // and stays there, so no callback would tell of it.
     states.moveTo(
         ConnectivityState.TRANSIENT_FAILURE,
         () -> {
@@ -462,9 +478,27 @@ class PeerClientTest {
 
     states.runCallback();
 
-    assertThat(liveness.isDown("peer-a:81"))
-        .as("the failed attempt predates the answer that brought the peer back")
-        .isFalse();
+    assertThat(liveness.downReason("peer-a:81")).isEqualTo("cannot connect to peer 'peer-a:81'");
+  }
+
+  @Test
+  void watchConnection_everyFailedAttemptReadPredatesAReturn_readsOnceMoreThenWaits() {
+    PeerLiveness liveness = new PeerLiveness(clock);
+    liveness.unreachable("peer-a:81", "found down by the test");
+    ScriptedStates states = watchedBy(liveness);
+    states.moveTo(ConnectivityState.TRANSIENT_FAILURE, () -> {});
+    states.afterEachRead =
+        () -> {
+          liveness.unreachable("peer-a:81", "found down by the test");
+          clock.advance(Duration.ofMillis(1));
+          liveness.probeAnswered("peer-a:81");
+        };
+    int readsBefore = states.reads;
+
+    states.runCallback();
+
+    assertThat(states.reads - readsBefore).as("the state read, then read again once").isEqualTo(2);
+    assertThat(states.watchedFrom).isEqualTo(ConnectivityState.TRANSIENT_FAILURE);
   }
 
   @Test
@@ -473,6 +507,16 @@ class PeerClientTest {
     liveness.unreachable("peer-a:81", "found down by the test");
     liveness.probeAnswered("peer-a:81");
     clock.advance(Duration.ofMillis(1));
+    ScriptedStates states = watchedBy(liveness);
+    states.moveTo(ConnectivityState.TRANSIENT_FAILURE, () -> {});
+
+    states.runCallback();
+
+    assertThat(liveness.downReason("peer-a:81")).isEqualTo("cannot connect to peer 'peer-a:81'");
+  }
+
+  /** Returns a scripted channel watched by a client of peer-a:81 reporting to {@code liveness}. */
+  private ScriptedStates watchedBy(PeerLiveness liveness) {
     ScriptedStates states = new ScriptedStates(InProcessChannelBuilder.forName("none").build());
     resources.add(() -> states.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     PeerClient watching =
@@ -482,12 +526,9 @@ class PeerClientTest {
             new PeerClientSettings(1000, Duration.ofMillis(1), DEADLINE, true),
             scheduler,
             clock);
+    resources.add(watching::close);
     watching.observe(liveness);
-    states.moveTo(ConnectivityState.TRANSIENT_FAILURE, () -> {});
-
-    states.runCallback();
-
-    assertThat(liveness.downReason("peer-a:81")).isEqualTo("cannot connect to peer 'peer-a:81'");
+    return states;
   }
 
   /**
@@ -497,6 +538,9 @@ class PeerClientTest {
   private static final class ScriptedStates extends ForwardingManagedChannel {
     private volatile ConnectivityState state = ConnectivityState.IDLE;
     private volatile Runnable afterRead = () -> {};
+    private volatile Runnable afterEachRead = () -> {};
+    private volatile int reads;
+    private volatile ConnectivityState watchedFrom;
     private Runnable callback;
 
     private ScriptedStates(ManagedChannel delegate) {
@@ -519,14 +563,17 @@ class PeerClientTest {
     @Override
     public ConnectivityState getState(boolean requestConnection) {
       ConnectivityState read = state;
+      reads++;
       Runnable after = afterRead;
       afterRead = () -> {};
       after.run();
+      afterEachRead.run();
       return read;
     }
 
     @Override
     public void notifyWhenStateChanged(ConnectivityState source, Runnable callback) {
+      this.watchedFrom = source;
       this.callback = callback;
     }
   }

@@ -126,6 +126,34 @@ class PeerLivenessTest {
   }
 
   @Test
+  void unreachable_seenBeforeThePeerCameBack_ignoredAndSaysSo() {
+    liveness.unreachable("b:1", "cannot connect");
+    long seen = clock.monotonicNanos();
+    clock.advance(Duration.ofMillis(1));
+    liveness.back("b:1");
+    events.clear();
+
+    boolean taken = liveness.unreachable("b:1", "cannot connect again", seen);
+
+    assertThat(taken).isFalse();
+    assertThat(liveness.isDown("b:1")).isFalse();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void unreachable_seenAtTheSameReadingAsTheReturn_down() {
+    liveness.unreachable("b:1", "cannot connect");
+    liveness.back("b:1");
+
+    boolean taken = liveness.unreachable("b:1", "cannot connect again", clock.monotonicNanos());
+
+    assertThat(taken).isTrue();
+    assertThat(liveness.downReason("b:1"))
+        .as("a sight not before the return (a frozen fake clock reads the same)")
+        .isEqualTo("cannot connect again");
+  }
+
+  @Test
   void notAnswering_upPeer_unansweredUntilItAnswers() {
     liveness.notAnswering("b:1", "timeout", false);
     Set<String> afterTimeout = liveness.unanswered();

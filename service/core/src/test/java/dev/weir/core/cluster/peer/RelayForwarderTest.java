@@ -27,11 +27,11 @@ class RelayForwarderTest {
   private final PeerClientSettings settings =
       new PeerClientSettings(1000, Duration.ofSeconds(1), Duration.ofSeconds(5), false);
   private final InProcessPeers peers = new InProcessPeers(settings, clock);
-  private final PeerClientPool pool = new PeerClientPool(peers::client);
+  private final PeerClientPool pool = new PeerClientPool(peers::client, clock);
   private final List<Integer> relayed = new CopyOnWriteArrayList<>();
   private final PeerClientPool relaying =
       new PeerClientPool(
-          address -> peers.client(address, new Voucher(), (task, delay) -> () -> {}));
+          address -> peers.client(address, new Voucher(), (task, delay) -> () -> {}), clock);
   private final DefaultEventLoop loop = new DefaultEventLoop();
 
   @AfterEach
