@@ -1,6 +1,7 @@
 package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.global.GlobalManager;
+import dev.weir.core.cluster.handoff.FallbackCounts;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.handoff.HandOn;
 import dev.weir.core.cluster.handoff.TransferRetry;
@@ -121,6 +122,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final GlobalManager global;
   private final HandOff handOff;
   private final HandOn handOn;
+  private final FallbackCounts fallbackCounts;
   private final ExecutorService handOffScans =
       Executors.newSingleThreadExecutor(
           task -> {
@@ -319,13 +321,15 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.service =
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
+    this.fallbackCounts = new FallbackCounts(clock);
     this.handOn =
         new HandOn(
             self,
             membership::ring,
             peers,
             service::decideAsOwner,
-            service::decideAsFormerOwner,
+            settings.handoff() ? this::answerAsFormerOwner : service::decideAsFormerOwner,
+            this::handBackFallbackCounts,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth =
         new DiscoveryComponent(self, membership::members, discovery, this::joinHeld);
@@ -347,6 +351,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     membership.addListener((before, after) -> handOverRestoredAgain());
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
+      membership.addListener((before, after) -> forgetFallbackCountsMovedOn(after));
       global.reportCopyWritesTo(handOff::writingCopy);
     }
   }
@@ -1115,6 +1120,68 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     return owned;
   }
 
+  /**
+   * Returns this node's answers to {@code items} whose hand-on to their owner {@code owner} failed
+   * with {@code error}, remembering their keys so that what it counts is handed back to that owner
+   * when it is reached again ({@link #handBackFallbackCounts}).
+   */
+  private List<RateLimitResponse> answerAsFormerOwner(
+      List<RateLimitRequest> items, String owner, Throwable error) {
+    List<RateLimitResponse> answers = service.decideAsFormerOwner(items, owner, error);
+    fallbackCounts.counted(items, answers, owner);
+    return answers;
+  }
+
+  /**
+   * Sends the buckets this node counted for {@code peer} when it failed to hand them on to it, now
+   * that {@code peer} is reached again, and forgets them, in the background on the hand-off's
+   * thread; keys the ring gives to another node by then are skipped (the ring change that moved
+   * them hands them off).
+   */
+  private void handBackFallbackCounts(String peer) {
+    if (fallbackCounts.isEmpty()) {
+      return;
+    }
+    try {
+      handOffScans.execute(
+          () -> {
+            HashRing ring = membership.ring();
+            Set<String> keys = fallbackCounts.takeFor(peer, ring);
+            if (keys.isEmpty()) {
+              return;
+            }
+            handOff
+                .handOver(keys, ring)
+                .thenAccept(
+                    failed -> {
+                      if (!failed.isEmpty()) {
+                        LOG.warn(
+                            "{} of {} buckets counted for {} while it was not reached did not reach"
+                                + " it; its counts for them are lost",
+                            failed.size(),
+                            keys.size(),
+                            peer);
+                      }
+                    });
+          });
+    } catch (RejectedExecutionException e) {
+      // closing: the buckets stay here
+    }
+  }
+
+  // Forgets the fallback counts whose owner the ring after a change no longer names, on the
+  // hand-off's thread.
+  private void forgetFallbackCountsMovedOn(HashRing after) {
+    if (fallbackCounts.isEmpty()) {
+      return;
+    }
+    try {
+      handOffScans.execute(() -> fallbackCounts.forgetMovedOn(after));
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
   // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the
   // background on the hand-off's thread.
   private void handOverRestoredAgain() {
@@ -1373,6 +1440,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       leavers.remove(peer);
       membership.refresh();
       handOverRestoredAgain();
+      handBackFallbackCounts(peer);
     }
 
     @Override

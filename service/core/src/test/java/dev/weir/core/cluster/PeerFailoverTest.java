@@ -3,6 +3,7 @@ package dev.weir.core.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weir.core.cluster.peer.PeerFailureMode;
+import dev.weir.core.engine.TokenBucketState;
 import dev.weir.core.health.HealthStatus;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -15,6 +16,8 @@ import dev.weir.ring.HashRing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -119,6 +122,78 @@ class PeerFailoverTest {
     assertThat(back.metadata()).containsEntry("owner", down.address());
     assertThat(back.remaining()).as("the count taken meanwhile was handed back").isEqualTo(3);
     assertThat(asked.cluster().nodeHealth().health().healthy()).isTrue();
+  }
+
+  @Test
+  void revive_beforeTheNextOwnerTookItOffItsRing_countsItTookAsFallbackHandedBack()
+      throws Exception {
+    cluster = LocalCluster.start(3, ClusterForwardingTest.SETTINGS);
+    Node asked = cluster.node(0);
+    Node down = cluster.node(1);
+    Node next = cluster.node(2);
+    String key = keyMovingTo(next, down);
+    asked.check(req(key));
+    // next asks asked whether it reaches the owner; holding that probe keeps next's verdict out,
+    // so next keeps the owner on its ring while asked, which next answers, takes it off its own.
+    CompletableFuture<Void> verdictOfNext = new CompletableFuture<>();
+    asked.holdProbeRelaysUntil(verdictOfNext);
+    List<HashRing> ringsOfNext = new CopyOnWriteArrayList<>();
+    next.cluster().membership().addListener((before, after) -> ringsOfNext.add(after));
+    cluster.kill(down);
+    Await.until(
+        DETECTED,
+        () -> !asked.cluster().membership().ring().contains(down.address()),
+        "the owner is off the ring of " + asked.address());
+    Await.until(DETECTED, () -> isDownAt(next, down), "the owner is found down by the next owner");
+
+    for (int i = 0; i < 3; i++) {
+      RateLimitResponse meanwhile = asked.check(req(key)).get(0);
+      assertThat(meanwhile.error()).isEmpty();
+      assertThat(meanwhile.metadata()).containsEntry("owner", next.address());
+    }
+    cluster.revive(down);
+    Await.until(
+        Duration.ofSeconds(3),
+        () -> !isDownAt(next, down) && asked.cluster().membership().ring().contains(down.address()),
+        "the revived owner answers the next owner and is back on the ring of " + asked.address());
+    assertThat(ringsOfNext)
+        .as("the next owner never took the owner off its ring")
+        .allSatisfy(ring -> assertThat(ring.contains(down.address())).isTrue());
+    verdictOfNext.complete(null);
+
+    Await.until(
+        Duration.ofSeconds(10),
+        () -> remainingAt(down, key) == 2,
+        "the 3 hits the next owner counted handed back to the revived owner (1 before, 5 allowed)");
+    RateLimitResponse back = asked.check(req(key)).get(0);
+    assertThat(back.metadata()).containsEntry("owner", down.address());
+    assertThat(back.remaining()).isEqualTo(1);
+  }
+
+  // A key owner owns, whose next owner is next.
+  private String keyMovingTo(Node next, Node owner) {
+    HashRing ring = cluster.node(0).cluster().membership().ring();
+    HashRing without =
+        HashRing.of(
+            ring.peers().stream().filter(p -> !p.equals(owner.address())).toList(),
+            ClusterForwardingTest.SETTINGS.replicas(),
+            ClusterForwardingTest.SETTINGS.hash());
+    for (int i = 0; i < 10_000; i++) {
+      String key = "fallback:" + i;
+      if (ring.ownerOf("test_" + key).equals(owner.address())
+          && without.ownerOf("test_" + key).equals(next.address())) {
+        return key;
+      }
+    }
+    throw new IllegalStateException(
+        "no key moves from " + owner.address() + " to " + next.address());
+  }
+
+  private static long remainingAt(Node node, String key) {
+    return node.store()
+        .get("test_" + key)
+        .map(s -> ((TokenBucketState) s).remaining())
+        .orElse(-1L);
   }
 
   @Test

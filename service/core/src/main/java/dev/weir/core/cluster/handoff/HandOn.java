@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -52,6 +53,7 @@ public final class HandOn {
   private final PeerClientPool peers;
   private final Function<List<RateLimitRequest>, List<RateLimitResponse>> owner;
   private final Failed formerOwner;
+  private final Consumer<String> reached;
   private final Duration timeout;
 
   /** The answer of this node, the keys' former owner, to the items it failed to hand on. */
@@ -68,7 +70,8 @@ public final class HandOn {
   /**
    * Creates the answer of node {@code self}: {@code owner} evaluates the items it answers as their
    * owner, {@code formerOwner} those whose hand-on failed; the items handed on go through {@code
-   * peers} with deadline {@code timeout}.
+   * peers} with deadline {@code timeout}, and {@code reached} is told each owner that answered a
+   * hand-on.
    */
   public HandOn(
       String self,
@@ -76,12 +79,14 @@ public final class HandOn {
       PeerClientPool peers,
       Function<List<RateLimitRequest>, List<RateLimitResponse>> owner,
       Failed formerOwner,
+      Consumer<String> reached,
       Duration timeout) {
     this.self = self;
     this.ring = ring;
     this.peers = peers;
     this.owner = owner;
     this.formerOwner = formerOwner;
+    this.reached = reached;
     this.timeout = timeout;
   }
 
@@ -191,6 +196,7 @@ public final class HandOn {
                 for (int j = 0; j < indexes.size(); j++) {
                   out[indexes.get(j)] = answers.get(j).withMetadata(ownerMeta);
                 }
+                reached.accept(to);
                 return null;
               }
               LOG.debug(
