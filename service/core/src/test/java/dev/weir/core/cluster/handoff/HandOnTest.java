@@ -6,6 +6,7 @@ import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
+import dev.weir.core.testkit.FakeClock;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
@@ -37,7 +38,8 @@ class HandOnTest {
         new PeerClientPool(
             address -> {
               throw new IllegalStateException("no client of " + address);
-            });
+            },
+            new FakeClock());
     HandOn handOn =
         new HandOn(
             SELF,
@@ -53,6 +55,7 @@ class HandOnTest {
                   .map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 5, 3, 2))
                   .toList();
             },
+            owner -> {},
             Duration.ofSeconds(1));
     RateLimitRequest toB = ownedBy(B);
 
