@@ -401,7 +401,8 @@ public final class ClusterRateLimitService implements RateLimitService {
    * them late (the hand-on was refused before it was sent, or {@code handedTo} has left the ring),
    * else dropped, logged and counted in {@link GlobalManager#droppedHits}; hits the key's owner
    * queued itself ({@link PeerProtos#QUEUED_BY}) are neither: its copy, which holds them, is its
-   * bucket.
+   * bucket. An item whose answer throws gets its error ({@link RateLimitResponse#answerFailed}),
+   * the others their answers.
    */
   public List<RateLimitResponse> decideAsFormerOwner(
       List<RateLimitRequest> requests, String handedTo, Throwable error) {
@@ -412,25 +413,29 @@ public final class ClusterRateLimitService implements RateLimitService {
     int dropped = 0;
     for (RateLimitRequest r : requests) {
       ClusterTracing.Span span = traced.decide(r);
-      String owner =
-          current.isEmpty() || !r.has(Behavior.GLOBAL) ? self : current.ownerOf(r.hashKey());
       RateLimitResponse answer;
-      if (owner.equals(self) || validate(r) != null) {
-        answer = decideOneAsOwner(r);
-      } else {
-        RateLimitRequest req = withCreatedAt(r);
-        RateLimitRequest drained = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
-        if (owner.equals(r.metadata().get(PeerProtos.QUEUED_BY))) {
-          answer = global.answerFromCopy(drained);
+      try {
+        String owner =
+            current.isEmpty() || !r.has(Behavior.GLOBAL) ? self : current.ownerOf(r.hashKey());
+        if (owner.equals(self) || validate(r) != null) {
+          answer = decideOneAsOwner(r);
         } else {
-          resend = resend == null ? global.mayResend(handedTo, error) : resend;
-          answer =
-              resend
-                  ? global.answerFromCopy(drained, hitsForOwner(req), 1)
-                  : global.answerFromCopy(drained);
-          dropped += resend ? 0 : 1;
+          RateLimitRequest req = withCreatedAt(r);
+          RateLimitRequest drained = req.withBehavior(req.behavior() | Behavior.DRAIN_OVER_LIMIT);
+          if (owner.equals(r.metadata().get(PeerProtos.QUEUED_BY))) {
+            answer = global.answerFromCopy(drained);
+          } else {
+            resend = resend == null ? global.mayResend(handedTo, error) : resend;
+            answer =
+                resend
+                    ? global.answerFromCopy(drained, hitsForOwner(req), 1)
+                    : global.answerFromCopy(drained);
+            dropped += resend ? 0 : 1;
+          }
+          answer = answer.withMetadata(ownerMetadata(owner));
         }
-        answer = answer.withMetadata(ownerMetadata(owner));
+      } catch (RuntimeException e) {
+        answer = RateLimitResponse.answerFailed(r, e);
       }
       span.end(answer);
       out.add(answer);
@@ -557,8 +562,7 @@ public final class ClusterRateLimitService implements RateLimitService {
     try {
       return answer.get();
     } catch (RuntimeException e) {
-      return RateLimitResponse.error(
-          "error while answering rate limit for '" + r.hashKey() + "': " + e.getMessage());
+      return RateLimitResponse.answerFailed(r, e);
     }
   }
 

@@ -40,6 +40,18 @@ public record RateLimitResponse(
     return new RateLimitResponse(Status.UNDER_LIMIT, 0, 0, 0, message, Map.of());
   }
 
+  /**
+   * Returns the error answer to {@code request} when computing its answer threw {@code failure}:
+   * {@code error while answering rate limit for '<hash key>': <failure's message>}.
+   */
+  public static RateLimitResponse answerFailed(RateLimitRequest request, Throwable failure) {
+    return error(
+        "error while answering rate limit for '"
+            + request.hashKey()
+            + "': "
+            + failure.getMessage());
+  }
+
   /** Returns whether this response carries a per-item error. */
   public boolean isError() {
     return !error.isEmpty();

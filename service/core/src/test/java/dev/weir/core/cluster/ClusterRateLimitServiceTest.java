@@ -779,4 +779,60 @@ class ClusterRateLimitServiceTest {
 
     assertThat(answers).extracting(RateLimitResponse::remaining).containsExactly(1L);
   }
+
+  @Test
+  void decideAsFormerOwner_oneItemThrows_itGetsItsErrorTheOthersTheirAnswersAndEverySpanEnds() {
+    Supplier<HashRing> ring = () -> HashRing.of(List.of(SELF), 64, PeerHash.FNV1A);
+    WindowCounterCheck counter = new WindowCounterCheck(store);
+    BucketCheck local =
+        r -> {
+          if (r.uniqueKey().equals("b")) {
+            throw new IllegalStateException("store broke");
+          }
+          return counter.decide(r);
+        };
+    GlobalManager global =
+        new GlobalManager(
+            SELF, ring, pool, local, store, scheduler, clock, Duration.ofMillis(100), 1000,
+            Duration.ofSeconds(5));
+    ClusterRateLimitService service =
+        new ClusterRateLimitService(SELF, ring, local, pool, global, clock, null, Duration.ZERO);
+    List<RateLimitResponse> ended = new CopyOnWriteArrayList<>();
+    service.traceWith(endRecordingTracer(ended));
+
+    List<RateLimitResponse> answers =
+        service.decideAsFormerOwner(
+            List.of(
+                RateLimitRequest.builder("n", "a").hits(1).limit(2).duration(1000).build(),
+                RateLimitRequest.builder("n", "b").hits(1).limit(2).duration(1000).build(),
+                RateLimitRequest.builder("n", "c").hits(1).limit(2).duration(1000).build()),
+            OWNER,
+            new IllegalStateException("owner did not answer"));
+
+    assertThat(answers).extracting(RateLimitResponse::remaining).containsExactly(1L, 0L, 1L);
+    assertThat(answers)
+        .extracting(RateLimitResponse::error)
+        .containsExactly("", "error while answering rate limit for 'n_b': store broke", "");
+    assertThat(ended).as("the answers the items' spans ended with").isEqualTo(answers);
+  }
+
+  /** A tracer whose decision spans add the answer they end with to {@code ended}. */
+  private static ClusterTracing endRecordingTracer(List<RateLimitResponse> ended) {
+    return new ClusterTracing() {
+      @Override
+      public Forward forward(String owner, List<RateLimitRequest> items) {
+        return MARKING_TRACER.forward(owner, items);
+      }
+
+      @Override
+      public Span batch(String peer, List<RateLimitRequest> items) {
+        return Span.NONE;
+      }
+
+      @Override
+      public Span decide(RateLimitRequest item) {
+        return ended::add;
+      }
+    };
+  }
 }

@@ -549,11 +549,14 @@ class ClusterSnapshotTest {
       HashRing withJoiner =
           now.withPeers(new TreeSet<>(List.of(restoring.address(), late, joiner.address())));
       List<Integer> movingToJoiner = new ArrayList<>();
+      int joinersKeys = 0;
       for (int i = 0; i < KEYS; i++) {
         String hashKey = "h_" + KEY_NAMES.get(i);
-        if (now.ownerOf(hashKey).equals(late)
-            && withJoiner.ownerOf(hashKey).equals(joiner.address())) {
-          movingToJoiner.add(i);
+        if (withJoiner.ownerOf(hashKey).equals(joiner.address())) {
+          joinersKeys++;
+          if (now.ownerOf(hashKey).equals(late)) {
+            movingToJoiner.add(i);
+          }
         }
       }
       assertThat(movingToJoiner)
@@ -561,6 +564,7 @@ class ClusterSnapshotTest {
           .isNotEmpty();
       int held = restoring.cluster().restoredKeysHeld();
       long sentBefore = restoring.cluster().handOff().sentCount();
+      long joinerReceived = joiner.cluster().handOff().receivedCount();
 
       restoring
           .cluster()
@@ -573,6 +577,9 @@ class ClusterSnapshotTest {
       assertThat(restoring.cluster().handOff().sentCount())
           .as("buckets counted as sent after the copies to the unlisted joiner")
           .isEqualTo(sentBefore);
+      assertThat(joiner.cluster().handOff().receivedCount() - joinerReceived)
+          .as("buckets the joiner stored: its restored keys and those the restoring node owns")
+          .isEqualTo(joinersKeys);
       Node owner = cluster.startAt(late);
       for (int i : movingToJoiner) {
         assertThat(owner.check(req(i, 1)).get(0).remaining())
@@ -580,6 +587,9 @@ class ClusterSnapshotTest {
             .isEqualTo(6L);
       }
       assertThat(restoring.cluster().restoredKeysHeld()).isZero();
+      assertThat(restoring.cluster().handOff().sentCount())
+          .as("buckets counted as sent once the owner acknowledged the %s held for it", held)
+          .isEqualTo(sentBefore + held);
     } finally {
       joiner.server().shutdownNow();
       joiner.cluster().close();

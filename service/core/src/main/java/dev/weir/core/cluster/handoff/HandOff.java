@@ -304,12 +304,22 @@ public final class HandOff {
 
   /**
    * Stops holding the restored {@code keys} for {@link #handOver}: their owner acknowledged them,
-   * they expired, they are owned here or they were not kept.
+   * they expired, they are owned here or they were not kept. Those a {@link #handOver} had
+   * acknowledged count in {@link #sentCount}, each once however many hand-overs of it were
+   * acknowledged: the caller forgets each key once.
    */
   public void forgetRestored(Collection<String> keys) {
-    if (!restored.isEmpty()) {
-      keys.forEach(restored::remove);
+    if (restored.isEmpty()) {
+      return;
     }
+    int acknowledged = 0;
+    for (String key : keys) {
+      Restored held = restored.remove(key);
+      if (held != null && held.acknowledged) {
+        acknowledged++;
+      }
+    }
+    sent.addAndGet(acknowledged);
   }
 
   /** Returns how many restored keys are held for {@link #handOver}. */
@@ -324,24 +334,26 @@ public final class HandOff {
    * restored} key whose bucket was written as a GLOBAL copy since it was restored is sent as it was
    * last sent (as restored, before its first send), as a ring change's resend does: the copy holds
    * the owner's broadcast, or hits this node answered as a non-owner that reach the owner through
-   * the GLOBAL sync, and the owner would count them again.
+   * the GLOBAL sync, and the owner would count them again. A restored key acknowledged counts in
+   * {@link #sentCount} once it is {@linkplain #forgetRestored forgotten}, not here: hand-overs of
+   * one key may overlap.
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, true);
   }
 
   /**
-   * Sends {@code keys} as {@link #handOver} does, counting none of them in {@link #sentCount}: a
-   * copy to a peer that is not on this node's ring yet, while each key stays held for its owner on
-   * it, whose acknowledgement counts.
+   * Sends {@code keys} as {@link #handOver} does, counting none of them in {@link #sentCount}, even
+   * once forgotten: a copy to a peer that is not on this node's ring yet, while each key stays held
+   * for its owner on it, whose acknowledgement counts.
    */
   public CompletableFuture<Set<String>> copyOver(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, false);
   }
 
-  // Sends keys to their owners on ring; counts those acknowledged in sent when counted.
+  // Sends keys to their owners on ring; with toOwner, marks the restored ones acknowledged.
   private CompletableFuture<Set<String>> sendNow(
-      Collection<String> keys, HashRing ring, boolean counted) {
+      Collection<String> keys, HashRing ring, boolean toOwner) {
     List<Handed> read = new ArrayList<>(keys.size());
     for (String key : keys) {
       // the state, then the watch: a copy write marks the watch, then writes
@@ -370,12 +382,20 @@ public final class HandOff {
                         (accepted, error) -> {
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
-                          } else if (counted) {
-                            sent.addAndGet(chunk.size());
+                          } else if (toOwner) {
+                            chunk.forEach(h -> acknowledged(h.key));
                           }
                           return null;
                         }))
         .thenApply(done -> Set.copyOf(failed));
+  }
+
+  // Marks the restored key acknowledged by its owner, unless it was forgotten meanwhile.
+  private void acknowledged(String key) {
+    Restored held = restored.get(key);
+    if (held != null) {
+      held.acknowledged = true;
+    }
   }
 
   // Adds each of handed whose state is live at now to byOwner, under its owner on ring, unless
@@ -396,8 +416,9 @@ public final class HandOff {
 
   /**
    * Returns how many buckets this node has handed to others and had acknowledged: a ring change's
-   * bucket once, on its last acknowledged send, and each bucket of an acknowledged {@link
-   * #handOver}; {@link #copy} and {@link #copyOver} count nothing.
+   * bucket once, on its last acknowledged send, and a restored bucket once, when it is {@linkplain
+   * #forgetRestored forgotten} after a {@link #handOver} of it was acknowledged; {@link #copy} and
+   * {@link #copyOver} count nothing.
    */
   public long sentCount() {
     return sent.get();
@@ -635,10 +656,12 @@ public final class HandOff {
 
   /**
    * The watch of a restored key: whether its bucket was written as a GLOBAL copy since it was
-   * restored, and the state to send then (the one last sent, or as restored before the first send).
+   * restored, the state to send then (the one last sent, or as restored before the first send), and
+   * whether a {@link #handOver} of it was acknowledged.
    */
   private static final class Restored {
     volatile boolean copied;
+    volatile boolean acknowledged;
     BucketState state;
   }
 

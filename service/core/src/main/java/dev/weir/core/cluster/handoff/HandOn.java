@@ -2,6 +2,7 @@ package dev.weir.core.cluster.handoff;
 
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.cluster.peer.PeerProtos;
+import dev.weir.core.logging.RateLimitedLogger;
 import dev.weir.core.model.Behavior;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -44,6 +45,9 @@ import org.slf4j.LoggerFactory;
 public final class HandOn {
 
   private static final Logger LOG = LoggerFactory.getLogger(HandOn.class);
+
+  /** Warns of a failing {@link Failed} once per failure type per interval, not per call. */
+  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(HandOn.class);
 
   /** The metadata entry that marks an item an old owner handed on: its value is that node. */
   public static final String HANDED_ON = PeerProtos.HANDED_ON;
@@ -225,12 +229,15 @@ public final class HandOn {
     try {
       return formerOwner.answer(items, to, error);
     } catch (RuntimeException e) {
-      LOG.warn("answering {} items whose hand-on to {} failed went wrong", items.size(), to, e);
+      WARNINGS.warn(
+          e.getClass().getName(),
+          "answering {} items whose hand-on to {} failed went wrong",
+          items.size(),
+          to,
+          e);
       List<RateLimitResponse> failed = new ArrayList<>(items.size());
       for (RateLimitRequest r : items) {
-        failed.add(
-            RateLimitResponse.error(
-                "error while answering rate limit for '" + r.hashKey() + "': " + e.getMessage()));
+        failed.add(RateLimitResponse.answerFailed(r, e));
       }
       return failed;
     }

@@ -185,8 +185,10 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
    * batch refused whole carries the status code and message the call would have failed with. When
    * the sender half-closes, the reverse stream ends once every batch received has been answered
    * (answers of items handed on to their new owner come later). The next batch is read only while
-   * the reverse stream takes answers ({@link ReadWhileReady}): a sender that stops reading its
-   * answers is not read from either, so this node queues no answers for it beyond gRPC's buffer.
+   * the reverse stream is ready ({@link ReadWhileReady}): a sender that stops reading the answers
+   * already written is not read from either. Answers not written yet (of items handed on) do not
+   * hold the reading back; what bounds the answers held for one sender is its own cap on batches
+   * unanswered ({@link ForwardStream#MAX_UNANSWERED}).
    */
   StreamObserver<ForwardCodec.Batch> forwardStream(StreamObserver<ForwardCodec.Answers> answers) {
     ReadWhileReady reading = ReadWhileReady.over(answers);

@@ -95,6 +95,33 @@ class HandOffHandOverTest {
     assertThat(remaining(bStore)).isEqualTo(55);
   }
 
+  /**
+   * Two hand-overs of one restored key both acknowledged before its holder releases it once, as
+   * when a ring change sends the keys still held while the first hand-over waits on a slow owner.
+   */
+  @Test
+  void handOver_twoOverlappingHandOversAcknowledged_theKeyCountsOnceWhenForgotten()
+      throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    a.forgetRestored(Set.of(KEY));
+    a.forgetRestored(Set.of(KEY));
+
+    assertThat(a.sentCount()).as("sent, acknowledged twice, released").isEqualTo(1);
+  }
+
+  @Test
+  void copyOver_acknowledgedThenForgotten_countsNothing() throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    assertThat(a.copyOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    a.forgetRestored(Set.of(KEY));
+
+    assertThat(a.sentCount()).isZero();
+  }
+
   private static long remaining(InMemoryBucketStore store) {
     return HandOffFixtures.remaining(store, KEY);
   }

@@ -2,6 +2,10 @@ package dev.weir.core.cluster.handoff;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.weir.core.cluster.peer.PeerClientPool;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -13,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** What an owner answers for forwarded items whose key it handed on, when something fails. */
 class HandOnTest {
@@ -31,20 +36,23 @@ class HandOnTest {
         .orElseThrow();
   }
 
+  /** Returns a pool whose every call fails before it is sent: no peer has a client. */
+  private static PeerClientPool unreachable() {
+    return new PeerClientPool(
+        address -> {
+          throw new IllegalStateException("no client of " + address);
+        },
+        new FakeClock());
+  }
+
   @Test
   void formerOwnerThrowsForOneOwnersItems_theOthersAnsweredInOrderAndThoseGetTheirError()
       throws Exception {
-    PeerClientPool unreachable =
-        new PeerClientPool(
-            address -> {
-              throw new IllegalStateException("no client of " + address);
-            },
-            new FakeClock());
     HandOn handOn =
         new HandOn(
             SELF,
             () -> RING,
-            unreachable,
+            unreachable(),
             items ->
                 items.stream().map(r -> RateLimitResponse.of(Status.UNDER_LIMIT, 5, 4, 1)).toList(),
             (items, owner, error) -> {
@@ -70,5 +78,38 @@ class HandOnTest {
                 + "': former owner broke");
     assertThat(answers.get(1).remaining()).isEqualTo(4);
     assertThat(answers.get(2).remaining()).isEqualTo(3);
+  }
+
+  @Test
+  void formerOwnerThrowsOnEveryCall_warnsOncePerFailureTypeNotPerCall() throws Exception {
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    Logger log = (Logger) LoggerFactory.getLogger(HandOn.class);
+    log.addAppender(appender);
+    try {
+      HandOn handOn =
+          new HandOn(
+              SELF,
+              () -> RING,
+              unreachable(),
+              items -> List.of(),
+              (items, owner, error) -> {
+                throw new UnsupportedOperationException("former owner broke again");
+              },
+              owner -> {},
+              Duration.ofSeconds(1));
+
+      for (int call = 0; call < 5; call++) {
+        assertThat(handOn.answer(List.of(ownedBy(B))).get().get(0).error())
+            .endsWith("former owner broke again");
+      }
+
+      assertThat(appender.list)
+          .filteredOn(e -> e.getLevel() == Level.WARN)
+          .as("WARN lines of 5 calls failing alike")
+          .hasSize(1);
+    } finally {
+      log.detachAppender(appender);
+    }
   }
 }
