@@ -6,7 +6,6 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
-import java.time.temporal.ChronoUnit;
 import java.time.temporal.TemporalAdjusters;
 
 /**
@@ -15,15 +14,18 @@ import java.time.temporal.TemporalAdjusters;
  *
  * <p>Month and year lengths come from {@code java.time}, so February, leap years and
  * daylight-saving days have their true lengths. Weeks are ISO weeks, Monday 00:00 to the next
- * Monday 00:00.
+ * Monday 00:00. Minutes and hours follow the local clock and partition time even across
+ * daylight-saving shifts off the hour ({@link HourAndMinuteBoundaries}).
  */
 public final class GregorianCalendarMath {
 
   private final ZoneId zone;
+  private final HourAndMinuteBoundaries clock;
 
   /** Creates calendar math for {@code zone}. */
   public GregorianCalendarMath(ZoneId zone) {
     this.zone = zone;
+    this.clock = new HourAndMinuteBoundaries(zone.getRules());
   }
 
   /** Returns the zone whose calendar this uses. */
@@ -33,7 +35,11 @@ public final class GregorianCalendarMath {
 
   /** Returns the epoch millisecond at which the interval containing {@code now} starts. */
   public long start(GregorianInterval interval, long now) {
-    return millis(startOf(interval, now));
+    return switch (interval) {
+      case MINUTES -> clock.start(HourAndMinuteBoundaries.MINUTE, now);
+      case HOURS -> clock.start(HourAndMinuteBoundaries.HOUR, now);
+      default -> millis(startOf(interval, now));
+    };
   }
 
   /**
@@ -42,11 +48,18 @@ public final class GregorianCalendarMath {
    * millisecond.
    */
   public long end(GregorianInterval interval, long now) {
-    return millis(next(interval, startOf(interval, now)));
+    return switch (interval) {
+      case MINUTES -> clock.end(HourAndMinuteBoundaries.MINUTE, now);
+      case HOURS -> clock.end(HourAndMinuteBoundaries.HOUR, now);
+      default -> millis(next(interval, startOf(interval, now)));
+    };
   }
 
   /** Returns the length in milliseconds of the interval containing {@code now}. */
   public long length(GregorianInterval interval, long now) {
+    if (interval == GregorianInterval.MINUTES || interval == GregorianInterval.HOURS) {
+      return SaturatingMath.sub(end(interval, now), start(interval, now));
+    }
     ZonedDateTime start = startOf(interval, now);
     return SaturatingMath.sub(millis(next(interval, start)), millis(start));
   }
@@ -66,8 +79,7 @@ public final class GregorianCalendarMath {
     ZonedDateTime t = Instant.ofEpochMilli(now).atZone(zone);
     LocalDate date = t.toLocalDate();
     return switch (interval) {
-      case MINUTES -> truncated(t, ChronoUnit.MINUTES);
-      case HOURS -> truncated(t, ChronoUnit.HOURS);
+      case MINUTES, HOURS -> throw new IllegalArgumentException(interval + " is a clock unit");
       case DAYS -> date.atStartOfDay(zone);
       case WEEKS ->
           date.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY)).atStartOfDay(zone);
@@ -76,27 +88,10 @@ public final class GregorianCalendarMath {
     };
   }
 
-  /**
-   * Returns the start of the minute or hour of local time that contains {@code t}: its local start
-   * in the zone, unless that lies after {@code t} or at another offset, and then its local start at
-   * {@code t}'s own offset. A shift off the hour puts the zone's local start elsewhere: after a
-   * fall-back of 30 minutes ({@code Australia/Lord_Howe}) the repeated times' hour start exists
-   * only at the earlier offset, whose hour ends before them; a gap that starts at hh:01
-   * ({@code America/St_Johns} until 2011) moves the hour start past the times after it.
-   */
-  private ZonedDateTime truncated(ZonedDateTime t, ChronoUnit unit) {
-    ZonedDateTime start = t.truncatedTo(unit);
-    if (!start.isAfter(t) && start.getOffset().equals(t.getOffset())) {
-      return start;
-    }
-    return t.toOffsetDateTime().truncatedTo(unit).atZoneSameInstant(zone);
-  }
-
   private ZonedDateTime next(GregorianInterval interval, ZonedDateTime start) {
     LocalDate date = start.toLocalDate();
     return switch (interval) {
-      case MINUTES -> start.plusMinutes(1);
-      case HOURS -> start.plusHours(1);
+      case MINUTES, HOURS -> throw new IllegalArgumentException(interval + " is a clock unit");
       case DAYS -> date.plusDays(1).atStartOfDay(zone);
       case WEEKS -> date.plusWeeks(1).atStartOfDay(zone);
       case MONTHS -> date.plusMonths(1).atStartOfDay(zone);

@@ -1,6 +1,7 @@
 package dev.weir.core.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import dev.weir.core.model.GregorianInterval;
 import java.time.Duration;
@@ -8,6 +9,11 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.time.zone.ZoneRules;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class GregorianCalendarMathTest {
@@ -69,40 +75,153 @@ class GregorianCalendarMathTest {
   }
 
   @Test
-  void hours_inTheRepeatedHalfHourOfLordHowesFallBack_containNow() {
+  void hours_aroundLordHowesFallBack_splitAtTheFallBack() {
     GregorianCalendarMath lordHowe = new GregorianCalendarMath(ZoneId.of("Australia/Lord_Howe"));
-    long repeated = ms("2024-04-07T01:45:00+10:30");
-    assertThat(lordHowe.start(GregorianInterval.HOURS, repeated))
-        .isEqualTo(ms("2024-04-07T01:00:00+10:30"));
-    assertThat(lordHowe.end(GregorianInterval.HOURS, repeated))
+    long firstPass = ms("2024-04-07T01:45:00+11:00");
+    assertThat(lordHowe.start(GregorianInterval.HOURS, firstPass))
+        .isEqualTo(ms("2024-04-07T01:00:00+11:00"));
+    assertThat(lordHowe.end(GregorianInterval.HOURS, firstPass))
+        .isEqualTo(ms("2024-04-07T02:00:00+11:00"));
+    long secondPass = ms("2024-04-07T01:45:00+10:30");
+    assertThat(lordHowe.start(GregorianInterval.HOURS, secondPass))
+        .isEqualTo(ms("2024-04-07T02:00:00+11:00"))
+        .isEqualTo(ms("2024-04-07T01:30:00+10:30"));
+    assertThat(lordHowe.end(GregorianInterval.HOURS, secondPass))
         .isEqualTo(ms("2024-04-07T02:00:00+10:30"));
+    assertThat(lordHowe.length(GregorianInterval.HOURS, secondPass))
+        .isEqualTo(Duration.ofMinutes(30).toMillis());
   }
 
   @Test
-  void minutesAndHours_everyQuarterHourAroundShiftsOffTheHour_containNow() {
-    String[] zones = {"Australia/Lord_Howe", "America/Caracas", "America/St_Johns", "Europe/Berlin"};
+  void hours_aroundLordHowesSpringForward_splitAtTheShift() {
+    GregorianCalendarMath lordHowe = new GregorianCalendarMath(ZoneId.of("Australia/Lord_Howe"));
+    long before = ms("2024-10-06T01:45:00+10:30");
+    assertThat(lordHowe.start(GregorianInterval.HOURS, before))
+        .isEqualTo(ms("2024-10-06T01:00:00+10:30"));
+    assertThat(lordHowe.end(GregorianInterval.HOURS, before))
+        .isEqualTo(ms("2024-10-06T02:30:00+11:00"));
+    long after = ms("2024-10-06T02:45:00+11:00");
+    assertThat(lordHowe.start(GregorianInterval.HOURS, after))
+        .isEqualTo(ms("2024-10-06T02:30:00+11:00"));
+    assertThat(lordHowe.end(GregorianInterval.HOURS, after))
+        .isEqualTo(ms("2024-10-06T03:00:00+11:00"));
+  }
+
+  @Test
+  void hours_aroundStJohnsShiftsAtOneMinutePastMidnight_lastOneAbsoluteHour() {
+    GregorianCalendarMath stJohns = new GregorianCalendarMath(ZoneId.of("America/St_Johns"));
+    for (String now : new String[] {"2010-03-14T00:00:30-03:30", "2010-03-14T01:30:00-02:30"}) {
+      assertThat(stJohns.start(GregorianInterval.HOURS, ms(now)))
+          .as(now)
+          .isEqualTo(ms("2010-03-14T00:00:00-03:30"));
+      assertThat(stJohns.end(GregorianInterval.HOURS, ms(now)))
+          .as(now)
+          .isEqualTo(ms("2010-03-14T02:00:00-02:30"));
+    }
+    for (String now : new String[] {"2010-11-07T00:00:30-02:30", "2010-11-06T23:30:00-03:30"}) {
+      assertThat(stJohns.start(GregorianInterval.HOURS, ms(now)))
+          .as(now)
+          .isEqualTo(ms("2010-11-07T00:00:00-02:30"));
+      assertThat(stJohns.end(GregorianInterval.HOURS, ms(now)))
+          .as(now)
+          .isEqualTo(ms("2010-11-07T00:00:00-03:30"));
+    }
+  }
+
+  @Test
+  void minutesAndHours_everyMinuteAroundShiftsSince1970_partitionTime() {
+    String[] zones = {
+      "Australia/Lord_Howe",
+      "America/St_Johns",
+      "America/Moncton",
+      "America/Caracas",
+      "Asia/Kathmandu",
+      "Pacific/Chatham",
+      "Europe/Berlin",
+      "America/New_York"
+    };
     for (String zone : zones) {
       GregorianCalendarMath calendar = new GregorianCalendarMath(ZoneId.of(zone));
-      long from = ms("2007-01-01T00:00:00Z");
-      long to = ms("2026-12-31T00:00:00Z");
-      ZoneId id = ZoneId.of(zone);
-      for (var t = id.getRules().nextTransition(Instant.ofEpochMilli(from));
-          t != null && t.getInstant().toEpochMilli() < to;
-          t = id.getRules().nextTransition(t.getInstant())) {
-        long at = t.getInstant().toEpochMilli();
-        for (long now = at - 3_600_000; now <= at + 3_600_000; now += 900_000) {
-          for (GregorianInterval interval :
-              new GregorianInterval[] {GregorianInterval.MINUTES, GregorianInterval.HOURS}) {
-            assertThat(calendar.start(interval, now))
-                .as("%s %s at %s", zone, interval, Instant.ofEpochMilli(now))
-                .isLessThanOrEqualTo(now);
-            assertThat(calendar.end(interval, now))
-                .as("%s %s at %s", zone, interval, Instant.ofEpochMilli(now))
-                .isGreaterThan(now);
+      for (long now : minutesAroundShifts(ZoneId.of(zone))) {
+        for (GregorianInterval interval : CLOCK_UNITS) {
+          long start = calendar.start(interval, now);
+          long end = calendar.end(interval, now);
+          boolean partitions =
+              start <= now
+                  && end > now
+                  && calendar.start(interval, start) == start
+                  && calendar.end(interval, start) == end
+                  && calendar.start(interval, end - 1) == start
+                  && calendar.start(interval, end) == end
+                  && calendar.end(interval, start - 1) == start;
+          if (!partitions) {
+            fail(
+                "%s %s at %s: [%s, %s), the next starts at %s, the previous ends at %s",
+                zone,
+                interval,
+                Instant.ofEpochMilli(now),
+                Instant.ofEpochMilli(start),
+                Instant.ofEpochMilli(end),
+                Instant.ofEpochMilli(calendar.start(interval, end)),
+                Instant.ofEpochMilli(calendar.end(interval, start - 1)));
           }
         }
       }
     }
+  }
+
+  @Test
+  void minutesAndHours_inWholeHourZones_areTheLocalClocksTruncation() {
+    for (String zone : new String[] {"Europe/Berlin", "America/New_York"}) {
+      ZoneId id = ZoneId.of(zone);
+      GregorianCalendarMath calendar = new GregorianCalendarMath(id);
+      for (long minute : minutesAroundShifts(id)) {
+        for (long now : new long[] {minute, minute - 1}) {
+          ZonedDateTime local = Instant.ofEpochMilli(now).atZone(id);
+          ZonedDateTime hour = local.truncatedTo(ChronoUnit.HOURS);
+          ZonedDateTime min = local.truncatedTo(ChronoUnit.MINUTES);
+          assertThat(calendar.start(GregorianInterval.HOURS, now))
+              .as("hour start in %s at %s", zone, local)
+              .isEqualTo(epochMilli(hour));
+          assertThat(calendar.end(GregorianInterval.HOURS, now))
+              .as("hour end in %s at %s", zone, local)
+              .isEqualTo(epochMilli(hour.plusHours(1)));
+          assertThat(calendar.start(GregorianInterval.MINUTES, now))
+              .as("minute start in %s at %s", zone, local)
+              .isEqualTo(epochMilli(min));
+          assertThat(calendar.end(GregorianInterval.MINUTES, now))
+              .as("minute end in %s at %s", zone, local)
+              .isEqualTo(epochMilli(min.plusMinutes(1)));
+        }
+      }
+    }
+  }
+
+  private static final GregorianInterval[] CLOCK_UNITS = {
+    GregorianInterval.MINUTES, GregorianInterval.HOURS
+  };
+
+  private static long epochMilli(ZonedDateTime t) {
+    return t.toInstant().toEpochMilli();
+  }
+
+  /**
+   * Every minute from 90 minutes before to 90 minutes after each shift of {@code zone}, 1970-2030.
+   */
+  private static List<Long> minutesAroundShifts(ZoneId zone) {
+    List<Long> minutes = new ArrayList<>();
+    ZoneRules rules = zone.getRules();
+    long to = ms("2030-01-01T00:00:00Z");
+    for (var t = rules.nextTransition(Instant.ofEpochMilli(ms("1970-01-01T00:00:00Z")));
+        t != null && t.getInstant().toEpochMilli() < to;
+        t = rules.nextTransition(t.getInstant())) {
+      long at = t.getInstant().toEpochMilli();
+      for (long now = at - 5_400_000; now <= at + 5_400_000; now += 60_000) {
+        minutes.add(now);
+      }
+    }
+    assertThat(minutes).as(zone.getId()).isNotEmpty();
+    return minutes;
   }
 
   @Test

@@ -127,6 +127,51 @@ class GregorianEngineTest {
   }
 
   @Test
+  void fixedWindow_hours_anOlderRequestAfterOneInTheRepeatedHalfHour_keepsTheCount() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Australia/Lord_Howe")));
+    long secondPass = ms("2024-04-06T15:00:00.010Z");
+    long secondPassEnd = ms("2024-04-07T02:00:00+10:30");
+    assertThat(s.send(req(Algorithm.FIXED_WINDOW, 10, GregorianInterval.HOURS, 10), secondPass))
+        .isEqualTo(RateLimitResponse.of(Status.UNDER_LIMIT, 10, 0, secondPassEnd));
+    assertThat(
+            s.send(
+                req(Algorithm.FIXED_WINDOW, 10, GregorianInterval.HOURS, 1),
+                ms("2024-04-06T14:59:59.990Z")))
+        .isEqualTo(RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, secondPassEnd));
+    assertThat(s.send(req(Algorithm.FIXED_WINDOW, 10, GregorianInterval.HOURS, 1), secondPass + 10))
+        .isEqualTo(RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, secondPassEnd));
+  }
+
+  @Test
+  void slidingWindow_hours_anOlderRequestAfterOneInTheRepeatedHalfHour_isRefused() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Australia/Lord_Howe")));
+    long secondPassEnd = ms("2024-04-07T02:00:00+10:30");
+    assertThat(
+            s.send(
+                req(Algorithm.SLIDING_WINDOW, 10, GregorianInterval.HOURS, 10),
+                ms("2024-04-06T15:00:00.010Z")))
+        .isEqualTo(RateLimitResponse.of(Status.UNDER_LIMIT, 10, 0, secondPassEnd));
+    assertThat(
+            s.send(
+                req(Algorithm.SLIDING_WINDOW, 10, GregorianInterval.HOURS, 1),
+                ms("2024-04-06T14:59:59.990Z")))
+        .isEqualTo(RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, secondPassEnd));
+  }
+
+  @Test
+  void slidingWindow_hours_atLordHowesFallBack_weighsTheHourJustEndedInFull() {
+    Scenario s = new Scenario(new RateLimitEngine(ZoneId.of("Australia/Lord_Howe")));
+    s.send(
+        req(Algorithm.SLIDING_WINDOW, 10, GregorianInterval.HOURS, 10),
+        ms("2024-04-07T01:59:00+11:00"));
+    assertThat(
+            s.send(
+                req(Algorithm.SLIDING_WINDOW, 10, GregorianInterval.HOURS, 5),
+                ms("2024-04-07T01:30:00+10:30")))
+        .isEqualTo(RateLimitResponse.of(Status.OVER_LIMIT, 10, 0, ms("2024-04-07T02:00:00+10:30")));
+  }
+
+  @Test
   void slidingWindow_months_weighsFebruaryByTheShareOfMarchToCome() {
     Scenario s = new Scenario();
     s.send(
