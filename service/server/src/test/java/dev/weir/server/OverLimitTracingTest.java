@@ -10,6 +10,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalRateLimitService;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
@@ -171,8 +172,13 @@ class OverLimitTracingTest {
 
   @Test
   void getRateLimits_namesTheItemsOverTheirLimitOnceAndAtMostTheCap() {
-    NativeCheck check = new NativeCheck(service, InputLimits.DEFAULTS, CheckMeter.NOOP);
-    check.traceWith(new OtelNativeTracing());
+    NativeCheck check =
+        new NativeCheck(
+            service,
+            InputLimits.DEFAULTS,
+            CheckMeter.NOOP,
+            OverLimitRecorder.NOOP,
+            new OtelNativeTracing());
     List<RateLimitRequest> first = new ArrayList<>();
     List<String> firstNames = new ArrayList<>();
     for (int i = 0; i < OtelClusterTracing.MAX_NAMES + 2; i++) {
