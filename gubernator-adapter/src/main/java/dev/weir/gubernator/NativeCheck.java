@@ -32,7 +32,7 @@ public final class NativeCheck {
   private final InputLimits limits;
   private final CheckMeter meter;
   private final OverLimitRecorder overLimit;
-  private volatile NativeTracing tracing = NativeTracing.NONE;
+  private final NativeTracing tracing;
 
   /** Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code meter}. */
   public NativeCheck(RateLimitService service, InputLimits limits, CheckMeter meter) {
@@ -48,15 +48,25 @@ public final class NativeCheck {
       InputLimits limits,
       CheckMeter meter,
       OverLimitRecorder overLimit) {
+    this(service, limits, meter, overLimit, NativeTracing.NONE);
+  }
+
+  /**
+   * Creates the path to {@code service}, refusing fields over {@code limits}, counted by {@code
+   * meter}, reporting every item with hits answered over its limit to {@code overLimit}, tracing
+   * each call's answer with {@code tracing}.
+   */
+  public NativeCheck(
+      RateLimitService service,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit,
+      NativeTracing tracing) {
     this.service = Objects.requireNonNull(service, "service");
     this.limits = Objects.requireNonNull(limits, "limits");
     this.meter = Objects.requireNonNull(meter, "meter");
     this.overLimit = Objects.requireNonNull(overLimit, "overLimit");
-  }
-
-  /** Traces each call's answer with {@code value} ({@link NativeTracing#NONE} by default). */
-  public void traceWith(NativeTracing value) {
-    this.tracing = Objects.requireNonNull(value, "tracing");
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
   }
 
   /**

@@ -193,7 +193,7 @@ class MatchTracingTest {
   }
 
   @Test
-  void answer_overTheLimit_namesEachFiredRuleOnceByNameElsePath() {
+  void answer_overTheLimit_toldOncePerDescriptorByNameElsePath() {
     for (int i = 0; i < 3; i++) {
       call("shop", "remote_address", SECRET, "remote_address", SECRET);
     }

@@ -61,8 +61,7 @@ record FrontDoors(List<HttpRoute> routes, RlqsService rlqs) {
     NodeHealth nodeHealth = cluster.nodeHealth();
     NativeCheck check =
         new NativeCheck(
-            service, settings.limits(), settings.meter(), settings.overLimit());
-    check.traceWith(settings.tracing());
+            service, settings.limits(), settings.meter(), settings.overLimit(), settings.tracing());
     grpc.serve(new V1Service(check, nodeHealth));
     grpc.serveRing(
         new RingService(cluster.node().membership()::ring, cluster.node().self()));

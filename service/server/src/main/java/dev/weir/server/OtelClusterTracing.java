@@ -13,7 +13,6 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -175,14 +174,11 @@ final class OtelClusterTracing implements ClusterTracing {
 
   /** Returns the distinct names of {@code items}, at most {@link #MAX_NAMES}. */
   static List<String> names(List<RateLimitRequest> items) {
-    Set<String> names = new LinkedHashSet<>();
+    CappedNames names = new CappedNames();
     for (RateLimitRequest item : items) {
-      if (names.size() == MAX_NAMES) {
-        break;
-      }
       names.add(item.name());
     }
-    return List.copyOf(names);
+    return names.toList();
   }
 
   /** One traced forward: ends with the last of its items' answers. */

@@ -4,9 +4,7 @@ import dev.weir.envoy.service.MatchTracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -25,7 +23,10 @@ final class OtelMatchTracing implements MatchTracing {
   /** The rules that count the call's descriptors, each once. */
   static final AttributeKey<List<String>> RULES = AttributeKey.stringArrayKey("weir.rules");
 
-  /** The rules whose counters were over their limit in the call, not in shadow mode, each once. */
+  /**
+   * The deciding policies' rules of the call's descriptors over their limit, not in shadow mode,
+   * each once.
+   */
   static final AttributeKey<List<String>> OVER_LIMIT_RULES =
       AttributeKey.stringArrayKey("weir.over_limit_rules");
 
@@ -67,9 +68,9 @@ final class OtelMatchTracing implements MatchTracing {
   private static final class OtelMatch implements MatchTracing.Span {
     private final io.opentelemetry.api.trace.Span span;
     private final io.opentelemetry.api.trace.Span call;
-    private final Set<String> rules = new LinkedHashSet<>();
-    private Set<String> overLimit;
-    private Set<String> shadowOverLimit;
+    private final CappedNames rules = new CappedNames();
+    private final CappedNames overLimit = new CappedNames();
+    private final CappedNames shadowOverLimit = new CappedNames();
 
     OtelMatch(io.opentelemetry.api.trace.Span span, io.opentelemetry.api.trace.Span call) {
       this.span = span;
@@ -78,49 +79,30 @@ final class OtelMatchTracing implements MatchTracing {
 
     @Override
     public void matched(String rule) {
-      if (rules.size() < OtelClusterTracing.MAX_NAMES) {
-        rules.add(rule);
-      }
+      rules.add(rule);
     }
 
     @Override
     public void end() {
-      span.setAttribute(RULES, List.copyOf(rules));
+      span.setAttribute(RULES, rules.toList());
       span.end();
     }
 
     @Override
     public void overLimit(String rule, boolean shadowed) {
-      if (shadowed) {
-        shadowOverLimit = added(shadowOverLimit, rule);
-      } else {
-        overLimit = added(overLimit, rule);
-      }
+      (shadowed ? shadowOverLimit : overLimit).add(rule);
     }
 
     @Override
     public void answered(boolean globallyShadowed) {
-      if (globallyShadowed && overLimit != null) {
-        for (String rule : overLimit) {
-          shadowOverLimit = added(shadowOverLimit, rule);
-        }
-        overLimit = null;
+      if (globallyShadowed) {
+        shadowOverLimit.addAll(overLimit);
+      } else if (!overLimit.isEmpty()) {
+        call.setAttribute(OVER_LIMIT_RULES, overLimit.toList());
       }
-      if (overLimit != null) {
-        call.setAttribute(OVER_LIMIT_RULES, List.copyOf(overLimit));
+      if (!shadowOverLimit.isEmpty()) {
+        call.setAttribute(SHADOW_OVER_LIMIT_RULES, shadowOverLimit.toList());
       }
-      if (shadowOverLimit != null) {
-        call.setAttribute(SHADOW_OVER_LIMIT_RULES, List.copyOf(shadowOverLimit));
-      }
-    }
-
-    /** Returns {@code rules} (a new set when null) with {@code rule}, unless it is full. */
-    private static Set<String> added(Set<String> rules, String rule) {
-      Set<String> out = rules == null ? new LinkedHashSet<>() : rules;
-      if (out.size() < OtelClusterTracing.MAX_NAMES) {
-        out.add(rule);
-      }
-      return out;
     }
   }
 }

@@ -6,9 +6,7 @@ import dev.weir.core.model.Status;
 import dev.weir.gubernator.NativeTracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * {@link NativeTracing} with OpenTelemetry: the distinct names of a native call's items answered
@@ -33,22 +31,15 @@ final class OtelNativeTracing implements NativeTracing {
 
   private static void record(
       Span span, List<RateLimitRequest> items, List<RateLimitResponse> answers) {
-    Set<String> names = null;
+    CappedNames names = new CappedNames();
     for (int i = 0; i < answers.size(); i++) {
       RateLimitResponse answer = answers.get(i);
-      if (answer.isError() || answer.status() != Status.OVER_LIMIT) {
-        continue;
+      if (!answer.isError() && answer.status() == Status.OVER_LIMIT) {
+        names.add(items.get(i).name());
       }
-      if (names == null) {
-        names = new LinkedHashSet<>();
-      }
-      if (names.size() == OtelClusterTracing.MAX_NAMES) {
-        break;
-      }
-      names.add(items.get(i).name());
     }
-    if (names != null) {
-      span.setAttribute(OVER_LIMIT_NAMES, List.copyOf(names));
+    if (!names.isEmpty()) {
+      span.setAttribute(OVER_LIMIT_NAMES, names.toList());
     }
   }
 }

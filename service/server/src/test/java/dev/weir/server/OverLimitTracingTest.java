@@ -10,6 +10,7 @@ import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalRateLimitService;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
@@ -22,6 +23,9 @@ import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.common.CompletableResultCode;
@@ -171,21 +175,29 @@ class OverLimitTracingTest {
 
   @Test
   void getRateLimits_namesTheItemsOverTheirLimitOnceAndAtMostTheCap() {
-    NativeCheck check = new NativeCheck(service, InputLimits.DEFAULTS, CheckMeter.NOOP);
-    check.traceWith(new OtelNativeTracing());
+    NativeCheck check =
+        new NativeCheck(
+            service,
+            InputLimits.DEFAULTS,
+            CheckMeter.NOOP,
+            OverLimitRecorder.NOOP,
+            new OtelNativeTracing());
     List<RateLimitRequest> first = new ArrayList<>();
     List<String> firstNames = new ArrayList<>();
     for (int i = 0; i < OtelClusterTracing.MAX_NAMES + 2; i++) {
-      first.add(item("name" + i, 1));
+      first.add(item("name" + i, "k", 1));
       firstNames.add("name" + i);
     }
-    first.add(1, item("roomy", 10));
+    first.add(1, item("roomy", "k", 10));
+    first.add(2, item("name0", "other-key", 1));
+    first.add(0, item("erroneous", "", 1));
 
     SpanData under = traced(() -> check.decide(first).join());
     SpanData over = traced(() -> check.decide(first).join());
     SpanData mixed =
-        traced(() -> check.decide(List.of(item("roomy", 10), item("name3", 1))).join());
+        traced(() -> check.decide(List.of(item("roomy", "k", 10), item("name3", "k", 1))).join());
 
+    assertThat(check.decide(first.subList(0, 1)).join().get(0).isError()).isTrue();
     assertThat(under.getAttributes().get(OVER_LIMIT_NAMES)).isNull();
     assertThat(over.getAttributes().get(OVER_LIMIT_NAMES))
         .isEqualTo(firstNames.subList(0, OtelClusterTracing.MAX_NAMES));
@@ -193,8 +205,24 @@ class OverLimitTracingTest {
   }
 
   @Test
-  void getRateLimits_spanNotRecording_tracesNothing() {
+  void getRateLimits_noCurrentSpan_tracesNothing() {
     assertThat(new OtelNativeTracing().start()).isSameAs(NativeTracing.Call.NONE);
+  }
+
+  @Test
+  void getRateLimits_currentSpanNotSampled_tracesNothing() {
+    Span unsampled =
+        Span.wrap(
+            SpanContext.create(
+                "0af7651916cd43dd8448eb211c80319c",
+                "b7ad6b7169203331",
+                TraceFlags.getDefault(),
+                TraceState.getDefault()));
+
+    try (Scope ignored = unsampled.makeCurrent()) {
+      assertThat(new OtelNativeTracing().start()).isSameAs(NativeTracing.Call.NONE);
+    }
+    assertThat(exporter.spans).isEmpty();
   }
 
   private ShouldRateLimitHandler envoy(Map<String, String> environment, String yaml)
@@ -235,8 +263,8 @@ class OverLimitTracingTest {
     return traced(() -> handler.decide(request.build()).join());
   }
 
-  private static RateLimitRequest item(String name, long limit) {
-    return RateLimitRequest.builder(name, "k").hits(1).limit(limit).duration(60_000).build();
+  private static RateLimitRequest item(String name, String key, long limit) {
+    return RateLimitRequest.builder(name, key).hits(1).limit(limit).duration(60_000).build();
   }
 
   /** Runs {@code call} with a front-door span current, and returns that span once ended. */
