@@ -2,6 +2,7 @@ package dev.weir.gubernator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -36,7 +37,8 @@ class GrpcErrorsTest {
           .filteredOn(e -> e.getThrowableProxy() != null)
           .filteredOn(
               e -> e.getThrowableProxy().getClassName().equals(EveryCallFails.class.getName()))
-          .hasSize(1);
+          .hasSize(1)
+          .allMatch(e -> e.getLevel() == Level.ERROR);
     } finally {
       log.detachAppender(appender);
     }

@@ -60,7 +60,7 @@ class UnknownDomainsTest {
                 + " answered OK without a limit (counted in weir.envoy.domain_not_found)",
             "ShouldRateLimit for domain 'shopp', which no loaded rate limit config declares:"
                 + " answered OK without a limit (counted in weir.envoy.domain_not_found)"
-                + " (suppressed 1 similar warnings)");
+                + " (suppressed 1 similar lines)");
   }
 
   @Test

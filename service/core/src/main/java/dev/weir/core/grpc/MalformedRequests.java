@@ -83,6 +83,9 @@ public final class MalformedRequests {
    * Returns the status {@code call} was closed with because its request could not be parsed, or
    * null when it was not: for an interceptor inside a guarded service, whose wrapper of the call
    * ({@code call} is what it wraps) sees no {@code close} of such a call, only {@code onComplete}.
+   *
+   * <p>It answers only for the very call the guard hands on: an interceptor with another one
+   * between it and the guard that wraps the call gets that wrapper, and null for a refused call.
    */
   public static Status refusal(ServerCall<?, ?> call) {
     return call instanceof UnwrappedCall<?, ?> unwrapped ? unwrapped.refusal : null;

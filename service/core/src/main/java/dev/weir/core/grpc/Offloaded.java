@@ -12,6 +12,7 @@ import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A gRPC service whose calls run on a pool, except those of the methods kept on the transport's
@@ -58,7 +59,7 @@ public final class Offloaded {
   /**
    * A listener that runs its delegate's callbacks on a pool, one at a time, in order; a callback
    * that throws, an {@link Error} included, closes the call with {@code UNKNOWN}, as grpc does when
-   * it runs the callbacks.
+   * it runs the callbacks, and is logged at most once per method and failure type per interval.
    */
   private static final class SerialListener<ReqT> extends ServerCall.Listener<ReqT>
       implements Runnable {
@@ -111,9 +112,21 @@ public final class Offloaded {
       pool.execute(this);
     }
 
-    /** Runs the queued callbacks until none is left. */
+    /**
+     * Runs the queued callbacks until none is left; a fatal error (see {@link #isFatal}) ends the
+     * run after the remaining callbacks are handed to another one, and is rethrown.
+     */
     @Override
     public void run() {
+      try {
+        drain();
+      } catch (RuntimeException | Error e) {
+        handOn(e);
+        throw e;
+      }
+    }
+
+    private void drain() {
       while (true) {
         Runnable next;
         synchronized (pending) {
@@ -125,28 +138,43 @@ public final class Offloaded {
         }
         try {
           next.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
           fail(e);
-        } catch (Error e) {
-          fail(e);
-          handOn();
-          throw e;
+          if (isFatal(e)) {
+            throw e;
+          }
         }
       }
     }
 
     /**
-     * Leaves the callbacks still queued to another run on the pool, or marks none running: for a
-     * run ended by an {@link Error}, which the pool's thread then dies of.
+     * Whether {@code e} is left to end the pool's thread after the call is closed: a {@link
+     * VirtualMachineError} other than {@link StackOverflowError} (which unwinding has cured), such
+     * as {@link OutOfMemoryError}; anything else a handler throws is logged by {@link #fail} alone.
      */
-    private void handOn() {
+    private static boolean isFatal(Throwable e) {
+      return e instanceof VirtualMachineError && !(e instanceof StackOverflowError);
+    }
+
+    /**
+     * Leaves the callbacks still queued to another run on the pool, or marks none running: for a
+     * run ended by {@code failure}, to which a pool refusing the run is added as suppressed.
+     */
+    private void handOn(Throwable failure) {
       synchronized (pending) {
         if (pending.isEmpty()) {
           running = false;
           return;
         }
       }
-      pool.execute(this);
+      try {
+        pool.execute(this);
+      } catch (RejectedExecutionException shutDown) {
+        synchronized (pending) {
+          running = false;
+        }
+        failure.addSuppressed(shutDown);
+      }
     }
 
     private void fail(Throwable e) {

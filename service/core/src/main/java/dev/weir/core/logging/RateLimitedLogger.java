@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Logs a repeated warning at most once per key per interval, reporting how many were suppressed
- * in between: {@code "peer 10.0.0.2:1051 failed (suppressed 41 similar warnings)"}.
+ * in between: {@code "peer 10.0.0.2:1051 failed (suppressed 41 similar lines)"}.
  *
  * <p>Keys name a kind of failure (a peer address, a component), never a client's rate-limit key;
  * see {@link LogThrottle} for how many are tracked.
@@ -57,7 +57,7 @@ public final class RateLimitedLogger {
     if (suppressed == 0) {
       line.accept(format, args);
     } else {
-      line.accept(format + " (suppressed " + suppressed + " similar warnings)", args);
+      line.accept(format + " (suppressed " + suppressed + " similar lines)", args);
     }
     return true;
   }

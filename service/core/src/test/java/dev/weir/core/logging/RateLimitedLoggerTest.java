@@ -50,7 +50,7 @@ class RateLimitedLoggerTest {
     logger.warn("peer-a", "peer {} failed", "a");
 
     assertThat(lines())
-        .containsExactly("peer a failed", "peer a failed (suppressed 2 similar warnings)");
+        .containsExactly("peer a failed", "peer a failed (suppressed 2 similar lines)");
   }
 
   @Test

@@ -231,7 +231,7 @@ class EtcdDiscoveryIT {
           .as("a WARN naming %s", second)
           .isTrue();
       assertThat(warningsAbout(logged, second).get(0))
-          .contains("'world'", "(suppressed 1 similar warnings)");
+          .contains("'world'", "(suppressed 1 similar lines)");
       assertThat(seen.last()).containsExactly("10.0.0.1:1051");
     }
   }
@@ -260,7 +260,7 @@ class EtcdDiscoveryIT {
       kv.put(bytes(foreign), bytes("{\"n\":6}")).get(5, TimeUnit.SECONDS);
       assertThat(eventually(WAIT, () -> warningsAbout(logged, foreign).size() == 2)).isTrue();
       assertThat(warningsAbout(logged, foreign).get(1))
-          .contains("{\"n\":6}", "(suppressed 4 similar warnings)");
+          .contains("{\"n\":6}", "(suppressed 4 similar lines)");
     }
   }
 

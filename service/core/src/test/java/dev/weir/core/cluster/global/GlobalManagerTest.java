@@ -353,7 +353,7 @@ class GlobalManagerTest {
 
       assertThat(warnings(appender).subList(2, warnings(appender).size()))
           .hasSize(2)
-          .allSatisfy(w -> assertThat(w).endsWith("(suppressed 49 similar warnings)"));
+          .allSatisfy(w -> assertThat(w).endsWith("(suppressed 49 similar lines)"));
     } finally {
       log.detachAppender(appender);
     }
