@@ -51,7 +51,7 @@ final class HourAndMinuteBoundaries {
   /** Returns the first epoch millisecond after the {@code unit} containing {@code now}. */
   long end(long unit, long now) {
     int offset = offsetAt(now);
-    long localEnd = add(localStart(unit, now, offset), unit);
+    long localEnd = add(now, unit - intoUnit(unit, now, offset));
     if (sameGrid(offsetAt(localEnd - 1), offset, unit)) {
       return localEnd;
     }
@@ -66,8 +66,12 @@ final class HourAndMinuteBoundaries {
    * Returns the start of the local {@code unit} containing {@code now} at {@code offset} seconds.
    */
   private static long localStart(long unit, long now, int offset) {
-    long intoUnit = Math.floorMod(Math.floorMod(now, unit) + offset * 1000L, unit);
-    return sub(now, intoUnit);
+    return sub(now, intoUnit(unit, now, offset));
+  }
+
+  /** Returns how far {@code now} lies into its local {@code unit} at {@code offset} seconds. */
+  private static long intoUnit(long unit, long now, int offset) {
+    return Math.floorMod(Math.floorMod(now, unit) + offset * 1000L, unit);
   }
 
   private static boolean sameGrid(int offset, int other, long unit) {

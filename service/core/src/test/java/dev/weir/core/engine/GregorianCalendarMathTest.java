@@ -32,6 +32,24 @@ class GregorianCalendarMathTest {
   }
 
   @Test
+  void minutesAndHours_atTheEndsOfTime_endWhereTheNextUnitStarts() {
+    for (GregorianInterval unit : List.of(GregorianInterval.MINUTES, GregorianInterval.HOURS)) {
+      long first = UTC.end(unit, Long.MIN_VALUE);
+      assertThat(first).as("%s: end of the unit holding Long.MIN_VALUE", unit)
+          .isEqualTo(Long.MIN_VALUE - Math.floorMod(Long.MIN_VALUE, millisOf(unit)) + millisOf(unit));
+      assertThat(UTC.start(unit, first)).as("%s: the next unit starts there", unit).isEqualTo(first);
+      assertThat(UTC.end(unit, Long.MAX_VALUE)).as("%s at Long.MAX_VALUE", unit)
+          .isEqualTo(Long.MAX_VALUE);
+      assertThat(UTC.start(unit, Long.MAX_VALUE)).as("%s at Long.MAX_VALUE", unit)
+          .isEqualTo(Long.MAX_VALUE - Math.floorMod(Long.MAX_VALUE, millisOf(unit)));
+    }
+  }
+
+  private static long millisOf(GregorianInterval unit) {
+    return unit == GregorianInterval.MINUTES ? 60_000 : 3_600_000;
+  }
+
+  @Test
   void months_februaryOfLeapYear_has29Days() {
     assertThat(UTC.length(GregorianInterval.MONTHS, ms("2024-02-10T00:00:00Z")))
         .isEqualTo(Duration.ofDays(29).toMillis());
