@@ -140,6 +140,17 @@ class MatchTracingTest {
     return handler.decide(request.build()).join();
   }
 
+  /** A call for domain {@code shop} with one descriptor {@code path}, {@code user}, both secret. */
+  private static RateLimitRequest pathAndUser() {
+    return RateLimitRequest.newBuilder()
+        .setDomain("shop")
+        .addDescriptors(
+            RateLimitDescriptor.newBuilder()
+                .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey("path").setValue(SECRET))
+                .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(SECRET)))
+        .build();
+  }
+
   @Test
   void match_namesEachCountingRuleByNameElsePath_endedBeforeTheCountersAreChecked() {
     call("shop", "remote_address", SECRET + 1, "internal", SECRET + 2, "nomatch", SECRET + 3);
@@ -163,16 +174,7 @@ class MatchTracingTest {
 
   @Test
   void match_nestedRuleWithoutName_namedByItsPathWithoutValues() {
-    RateLimitRequest request =
-        RateLimitRequest.newBuilder()
-            .setDomain("shop")
-            .addDescriptors(
-                RateLimitDescriptor.newBuilder()
-                    .addEntries(
-                        RateLimitDescriptor.Entry.newBuilder().setKey("path").setValue(SECRET))
-                    .addEntries(
-                        RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(SECRET)))
-            .build();
+    RateLimitRequest request = pathAndUser();
 
     handler.decide(request).join();
 
@@ -197,16 +199,7 @@ class MatchTracingTest {
     for (int i = 0; i < 3; i++) {
       call("shop", "remote_address", SECRET, "remote_address", SECRET);
     }
-    RateLimitRequest overPath =
-        RateLimitRequest.newBuilder()
-            .setDomain("shop")
-            .addDescriptors(
-                RateLimitDescriptor.newBuilder()
-                    .addEntries(
-                        RateLimitDescriptor.Entry.newBuilder().setKey("path").setValue(SECRET))
-                    .addEntries(
-                        RateLimitDescriptor.Entry.newBuilder().setKey("user").setValue(SECRET)))
-            .build();
+    RateLimitRequest overPath = pathAndUser();
     handler.decide(overPath).join();
     RateLimitResponse answer = handler.decide(overPath).join();
 
