@@ -328,7 +328,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             membership::ring,
             peers,
             service::decideAsOwner,
-            settings.handoff() ? this::answerAsFormerOwner : service::decideAsFormerOwner,
+            this::answerAsFormerOwner,
             this::handBackFallbackCounts,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth =
