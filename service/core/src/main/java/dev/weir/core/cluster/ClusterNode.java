@@ -123,6 +123,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HandOff handOff;
   private final HandOn handOn;
   private final FallbackCounts fallbackCounts;
+  // The owners whose fallback counts a hand-back queued on the hand-off's thread will take.
+  private final Set<String> handBacksQueued = ConcurrentHashMap.newKeySet();
   private final ExecutorService handOffScans =
       Executors.newSingleThreadExecutor(
           task -> {
@@ -321,14 +323,14 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     this.service =
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
-    this.fallbackCounts = new FallbackCounts(clock);
+    this.fallbackCounts = new FallbackCounts(clock, store);
     this.handOn =
         new HandOn(
             self,
             membership::ring,
             peers,
             service::decideAsOwner,
-            settings.handoff() ? this::answerAsFormerOwner : service::decideAsFormerOwner,
+            this::answerAsFormerOwner,
             this::handBackFallbackCounts,
             settings.batchTimeout().dividedBy(2));
     this.discoveryHealth =
@@ -351,7 +353,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
     membership.addListener((before, after) -> handOverRestoredAgain());
     if (settings.handoff()) {
       membership.addListener(handOff::ringChanged);
-      membership.addListener((before, after) -> forgetFallbackCountsMovedOn(after));
+      membership.addListener((before, after) -> handOverFallbackCountsMovedOn(after));
       global.reportCopyWritesTo(handOff::writingCopy);
     }
   }
@@ -1122,64 +1124,78 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
 
   /**
    * Returns this node's answers to {@code items} whose hand-on to their owner {@code owner} failed
-   * with {@code error}, remembering their keys so that what it counts is handed back to that owner
-   * when it is reached again ({@link #handBackFallbackCounts}).
+   * with {@code error}, remembering their keys when the owner did not get them, so that what it
+   * counts is handed back to that owner when it is reached again ({@link
+   * #handBackFallbackCounts}).
    */
   private List<RateLimitResponse> answerAsFormerOwner(
       List<RateLimitRequest> items, String owner, Throwable error) {
     List<RateLimitResponse> answers = service.decideAsFormerOwner(items, owner, error);
-    fallbackCounts.counted(items, answers, owner);
+    fallbackCounts.counted(items, answers, owner, error);
     return answers;
   }
 
   /**
    * Sends the buckets this node counted for {@code peer} when it failed to hand them on to it, now
    * that {@code peer} is reached again, and forgets them, in the background on the hand-off's
-   * thread; keys the ring gives to another node by then are skipped (the ring change that moved
-   * them hands them off).
+   * thread, queued at most once per peer and only when some are remembered for it; keys the ring
+   * gives to another node by then were sent to that node at the ring change ({@link
+   * #handOverFallbackCountsMovedOn}).
    */
   private void handBackFallbackCounts(String peer) {
-    if (fallbackCounts.isEmpty()) {
+    if (!fallbackCounts.hasFor(peer) || !handBacksQueued.add(peer)) {
       return;
     }
     try {
       handOffScans.execute(
           () -> {
+            handBacksQueued.remove(peer);
             HashRing ring = membership.ring();
-            Set<String> keys = fallbackCounts.takeFor(peer, ring);
-            if (keys.isEmpty()) {
-              return;
-            }
-            handOff
-                .handOver(keys, ring)
-                .thenAccept(
-                    failed -> {
-                      if (!failed.isEmpty()) {
-                        LOG.warn(
-                            "{} of {} buckets counted for {} while it was not reached did not reach"
-                                + " it; its counts for them are lost",
-                            failed.size(),
-                            keys.size(),
-                            peer);
-                      }
-                    });
+            handBack(fallbackCounts.takeFor(peer, ring), ring);
           });
     } catch (RejectedExecutionException e) {
-      // closing: the buckets stay here
+      handBacksQueued.remove(peer);
     }
   }
 
-  // Forgets the fallback counts whose owner the ring after a change no longer names, on the
-  // hand-off's thread.
-  private void forgetFallbackCountsMovedOn(HashRing after) {
+  /**
+   * Sends the buckets this node counted for a peer when it failed to hand them on to it, whose
+   * keys the ring {@code after} a change gives to another node, to that node, in the background on
+   * the hand-off's thread: the change's hand-off sends only the buckets this node owned before it.
+   */
+  private void handOverFallbackCountsMovedOn(HashRing after) {
     if (fallbackCounts.isEmpty()) {
       return;
     }
     try {
-      handOffScans.execute(() -> fallbackCounts.forgetMovedOn(after));
+      handOffScans.execute(() -> handBack(fallbackCounts.takeMovedOn(after, self), after));
     } catch (RejectedExecutionException e) {
       // closing
     }
+  }
+
+  // Sends the buckets of the keys taken to their owners on ring; remembers again those whose
+  // transfer failed, once.
+  private void handBack(FallbackCounts.Taken taken, HashRing ring) {
+    if (taken.isEmpty()) {
+      return;
+    }
+    handOff
+        .handOver(taken.keys(), ring)
+        .thenAccept(
+            failed -> {
+              if (failed.isEmpty()) {
+                return;
+              }
+              int lost = fallbackCounts.sendFailed(taken, failed);
+              LOG.warn(
+                  "{} of {} buckets counted while their owner was not reached did not reach it;"
+                      + " {} are sent when it is next reached, the counts of {} are lost",
+                  failed.size(),
+                  taken.keys().size(),
+                  failed.size() - lost,
+                  lost);
+            });
   }
 
   // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the

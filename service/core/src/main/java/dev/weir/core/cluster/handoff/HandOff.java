@@ -304,9 +304,9 @@ public final class HandOff {
 
   /**
    * Stops holding the restored {@code keys} for {@link #handOver}: their owner acknowledged them,
-   * they expired, they are owned here or they were not kept. Those a {@link #handOver} had
-   * acknowledged count in {@link #sentCount}, each once however many hand-overs of it were
-   * acknowledged: the caller forgets each key once.
+   * they expired, they are owned here or they were not kept. Each counts in {@link #sentCount}
+   * once, when it is forgotten and a {@link #handOver} sent while it was held was acknowledged,
+   * whichever comes last, however many hand-overs of it were acknowledged.
    */
   public void forgetRestored(Collection<String> keys) {
     if (restored.isEmpty()) {
@@ -315,8 +315,8 @@ public final class HandOff {
     int acknowledged = 0;
     for (String key : keys) {
       Restored held = restored.remove(key);
-      if (held != null && held.acknowledged) {
-        acknowledged++;
+      if (held != null) {
+        acknowledged += held.released();
       }
     }
     sent.addAndGet(acknowledged);
@@ -334,9 +334,10 @@ public final class HandOff {
    * restored} key whose bucket was written as a GLOBAL copy since it was restored is sent as it was
    * last sent (as restored, before its first send), as a ring change's resend does: the copy holds
    * the owner's broadcast, or hits this node answered as a non-owner that reach the owner through
-   * the GLOBAL sync, and the owner would count them again. A restored key acknowledged counts in
-   * {@link #sentCount} once it is {@linkplain #forgetRestored forgotten}, not here: hand-overs of
-   * one key may overlap.
+   * the GLOBAL sync, and the owner would count them again. Each key acknowledged counts in {@link
+   * #sentCount}, except a restored one (held when it was sent), which counts once it is {@linkplain
+   * #forgetRestored forgotten} and a hand-over of it was acknowledged: hand-overs of one key may
+   * overlap.
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, true);
@@ -351,15 +352,18 @@ public final class HandOff {
     return sendNow(keys, ring, false);
   }
 
-  // Sends keys to their owners on ring; with toOwner, marks the restored ones acknowledged.
+  // Sends keys to their owners on ring; with toOwner, counts those acknowledged in sent, a
+  // restored one once it is also forgotten.
   private CompletableFuture<Set<String>> sendNow(
       Collection<String> keys, HashRing ring, boolean toOwner) {
     List<Handed> read = new ArrayList<>(keys.size());
+    Map<String, Restored> heldAtSend = new HashMap<>();
     for (String key : keys) {
       // the state, then the watch: a copy write marks the watch, then writes
       BucketState now = store.get(key).orElse(null);
       Restored held = restored.get(key);
       if (held != null) {
+        heldAtSend.put(key, held);
         synchronized (held) {
           if (held.copied) {
             now = held.state;
@@ -383,19 +387,22 @@ public final class HandOff {
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
                           } else if (toOwner) {
-                            chunk.forEach(h -> acknowledged(h.key));
+                            sent.addAndGet(acknowledged(chunk, heldAtSend));
                           }
                           return null;
                         }))
         .thenApply(done -> Set.copyOf(failed));
   }
 
-  // Marks the restored key acknowledged by its owner, unless it was forgotten meanwhile.
-  private void acknowledged(String key) {
-    Restored held = restored.get(key);
-    if (held != null) {
-      held.acknowledged = true;
+  // Returns how many of chunk, acknowledged by their owner, count as sent now: each key that was
+  // not held restored when sent, and each restored one (in heldAtSend) forgotten before.
+  private static int acknowledged(List<Handed> chunk, Map<String, Restored> heldAtSend) {
+    int count = 0;
+    for (Handed h : chunk) {
+      Restored held = heldAtSend.get(h.key);
+      count += held == null ? 1 : held.acknowledged();
     }
+    return count;
   }
 
   // Adds each of handed whose state is live at now to byOwner, under its owner on ring, unless
@@ -416,9 +423,9 @@ public final class HandOff {
 
   /**
    * Returns how many buckets this node has handed to others and had acknowledged: a ring change's
-   * bucket once, on its last acknowledged send, and a restored bucket once, when it is {@linkplain
-   * #forgetRestored forgotten} after a {@link #handOver} of it was acknowledged; {@link #copy} and
-   * {@link #copyOver} count nothing.
+   * bucket once, on its last acknowledged send, a restored bucket once, when it is {@linkplain
+   * #forgetRestored forgotten} and a {@link #handOver} of it was acknowledged, and another bucket at
+   * each acknowledged {@link #handOver}; {@link #copy} and {@link #copyOver} count nothing.
    */
   public long sentCount() {
     return sent.get();
@@ -657,12 +664,36 @@ public final class HandOff {
   /**
    * The watch of a restored key: whether its bucket was written as a GLOBAL copy since it was
    * restored, the state to send then (the one last sent, or as restored before the first send), and
-   * whether a {@link #handOver} of it was acknowledged.
+   * whether it was forgotten and a {@link #handOver} of it acknowledged: it counts in {@link
+   * #sentCount} once both happened, in either order.
    */
   private static final class Restored {
     volatile boolean copied;
-    volatile boolean acknowledged;
     BucketState state;
+    private boolean acknowledged;
+    private boolean released;
+    private boolean counted;
+
+    /** Notes a hand-over of it acknowledged; returns 1 when it counts as sent now, else 0. */
+    synchronized int acknowledged() {
+      acknowledged = true;
+      return countOnce();
+    }
+
+    /** Notes it forgotten; returns 1 when it counts as sent now, else 0. */
+    synchronized int released() {
+      released = true;
+      return countOnce();
+    }
+
+    // Returns 1 the first time it is both acknowledged and released, else 0.
+    private int countOnce() {
+      if (acknowledged && released && !counted) {
+        counted = true;
+        return 1;
+      }
+      return 0;
+    }
   }
 
   /** The last snapshot of a key merged here, and who sent it. */

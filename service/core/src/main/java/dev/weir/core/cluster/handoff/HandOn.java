@@ -46,9 +46,6 @@ public final class HandOn {
 
   private static final Logger LOG = LoggerFactory.getLogger(HandOn.class);
 
-  /** Warns of a failing {@link Failed} once per failure type per interval, not per call. */
-  private static final RateLimitedLogger WARNINGS = RateLimitedLogger.of(HandOn.class);
-
   /** The metadata entry that marks an item an old owner handed on: its value is that node. */
   public static final String HANDED_ON = PeerProtos.HANDED_ON;
 
@@ -59,6 +56,8 @@ public final class HandOn {
   private final Failed formerOwner;
   private final Consumer<String> reached;
   private final Duration timeout;
+  // Warns of a failing Failed once per failure type per interval, not per call.
+  private final RateLimitedLogger warnings;
 
   /** The answer of this node, the keys' former owner, to the items it failed to hand on. */
   @FunctionalInterface
@@ -85,6 +84,23 @@ public final class HandOn {
       Failed formerOwner,
       Consumer<String> reached,
       Duration timeout) {
+    this(
+        self, ring, peers, owner, formerOwner, reached, timeout, RateLimitedLogger.of(HandOn.class));
+  }
+
+  /**
+   * Creates the answer as the public constructor does, warning through {@code warnings} when
+   * {@code formerOwner} throws.
+   */
+  HandOn(
+      String self,
+      Supplier<HashRing> ring,
+      PeerClientPool peers,
+      Function<List<RateLimitRequest>, List<RateLimitResponse>> owner,
+      Failed formerOwner,
+      Consumer<String> reached,
+      Duration timeout,
+      RateLimitedLogger warnings) {
     this.self = self;
     this.ring = ring;
     this.peers = peers;
@@ -92,6 +108,7 @@ public final class HandOn {
     this.formerOwner = formerOwner;
     this.reached = reached;
     this.timeout = timeout;
+    this.warnings = warnings;
   }
 
   /**
@@ -229,7 +246,7 @@ public final class HandOn {
     try {
       return formerOwner.answer(items, to, error);
     } catch (RuntimeException e) {
-      WARNINGS.warn(
+      warnings.warn(
           e.getClass().getName(),
           "answering {} items whose hand-on to {} failed went wrong",
           items.size(),

@@ -41,6 +41,8 @@ class HandOffHandOverTest {
   private final HandOff b = new HandOff("b:1", bStore, null, clock, Duration.ofSeconds(2));
   // How many more transfers b:1 merges and then fails to answer.
   private final AtomicInteger answersLost = new AtomicInteger();
+  // What happens at a:1 once b:1 merged a transfer, before b:1 answers.
+  private volatile Runnable merged = () -> {};
 
   @AfterEach
   void stop() {
@@ -122,6 +124,26 @@ class HandOffHandOverTest {
     assertThat(a.sentCount()).isZero();
   }
 
+  /** A bucket counted here for an owner that was not reached, handed back to it. */
+  @Test
+  void handOver_keyNotRestoredAcknowledged_countsAsSent() throws Exception {
+    aStore.put(KEY, bucket(LIMIT - 3));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    assertThat(a.sentCount()).isEqualTo(1);
+  }
+
+  @Test
+  void handOver_restoredKeyForgottenBeforeItsAcknowledgement_countsOnce() throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    merged = () -> a.forgetRestored(Set.of(KEY));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    assertThat(a.sentCount()).as("released, then acknowledged").isEqualTo(1);
+  }
+
   private static long remaining(InMemoryBucketStore store) {
     return HandOffFixtures.remaining(store, KEY);
   }
@@ -137,6 +159,7 @@ class HandOffHandOverTest {
         address,
         (buckets, from) -> {
           int stored = b.accept(buckets, from);
+          merged.run();
           if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new IllegalStateException("merged, answer lost");
           }
