@@ -334,13 +334,22 @@ public final class HandOff {
    * restored} key whose bucket was written as a GLOBAL copy since it was restored is sent as it was
    * last sent (as restored, before its first send), as a ring change's resend does: the copy holds
    * the owner's broadcast, or hits this node answered as a non-owner that reach the owner through
-   * the GLOBAL sync, and the owner would count them again. Each key acknowledged counts in {@link
-   * #sentCount}, except a restored one (held when it was sent), which counts once it is {@linkplain
-   * #forgetRestored forgotten} and a hand-over of it was acknowledged: hand-overs of one key may
-   * overlap.
+   * the GLOBAL sync, and the owner would count them again. Only restored keys count in {@link
+   * #sentCount}: one held when it was sent counts once it is {@linkplain #forgetRestored forgotten}
+   * and a hand-over of it was acknowledged (hand-overs of one key may overlap, and a late resend of
+   * a key released meanwhile counts nothing).
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
-    return sendNow(keys, ring, true);
+    return sendNow(keys, ring, Counted.RESTORED);
+  }
+
+  /**
+   * Sends {@code keys} as {@link #handOver} does, counting each acknowledged key in {@link
+   * #sentCount} (a restored one as {@link #handOver} counts it): the buckets this node counted for
+   * an owner it failed to hand them on to, handed back to it.
+   */
+  public CompletableFuture<Set<String>> handBack(Collection<String> keys, HashRing ring) {
+    return sendNow(keys, ring, Counted.EVERY);
   }
 
   /**
@@ -349,13 +358,22 @@ public final class HandOff {
    * for its owner on it, whose acknowledgement counts.
    */
   public CompletableFuture<Set<String>> copyOver(Collection<String> keys, HashRing ring) {
-    return sendNow(keys, ring, false);
+    return sendNow(keys, ring, Counted.NONE);
   }
 
-  // Sends keys to their owners on ring; with toOwner, counts those acknowledged in sent, a
-  // restored one once it is also forgotten.
+  /** Which acknowledged keys of a send count in {@link #sentCount}. */
+  private enum Counted {
+    /** None: a copy. */
+    NONE,
+    /** Restored keys held when sent, each once it is also forgotten. */
+    RESTORED,
+    /** Every key, a restored one as {@link #RESTORED} counts it. */
+    EVERY
+  }
+
+  // Sends keys to their owners on ring, counting those acknowledged in sent as counted says.
   private CompletableFuture<Set<String>> sendNow(
-      Collection<String> keys, HashRing ring, boolean toOwner) {
+      Collection<String> keys, HashRing ring, Counted counted) {
     List<Handed> read = new ArrayList<>(keys.size());
     Map<String, Restored> heldAtSend = new HashMap<>();
     for (String key : keys) {
@@ -386,21 +404,26 @@ public final class HandOff {
                         (accepted, error) -> {
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
-                          } else if (toOwner) {
-                            sent.addAndGet(acknowledged(chunk, heldAtSend));
+                          } else if (counted != Counted.NONE) {
+                            sent.addAndGet(acknowledged(chunk, heldAtSend, counted));
                           }
                           return null;
                         }))
         .thenApply(done -> Set.copyOf(failed));
   }
 
-  // Returns how many of chunk, acknowledged by their owner, count as sent now: each key that was
-  // not held restored when sent, and each restored one (in heldAtSend) forgotten before.
-  private static int acknowledged(List<Handed> chunk, Map<String, Restored> heldAtSend) {
+  // Returns how many of chunk, acknowledged by their owner, count as sent now: each restored key
+  // (in heldAtSend) forgotten before, and with EVERY each key not held restored when sent.
+  private static int acknowledged(
+      List<Handed> chunk, Map<String, Restored> heldAtSend, Counted counted) {
     int count = 0;
     for (Handed h : chunk) {
       Restored held = heldAtSend.get(h.key);
-      count += held == null ? 1 : held.acknowledged();
+      if (held != null) {
+        count += held.acknowledged();
+      } else if (counted == Counted.EVERY) {
+        count++;
+      }
     }
     return count;
   }

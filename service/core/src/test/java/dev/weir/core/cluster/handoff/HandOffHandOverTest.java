@@ -126,10 +126,23 @@ class HandOffHandOverTest {
 
   /** A bucket counted here for an owner that was not reached, handed back to it. */
   @Test
-  void handOver_keyNotRestoredAcknowledged_countsAsSent() throws Exception {
+  void handBack_keyNotRestoredAcknowledged_countsAsSent() throws Exception {
     aStore.put(KEY, bucket(LIMIT - 3));
 
+    assertThat(a.handBack(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+
+    assertThat(a.sentCount()).isEqualTo(1);
+  }
+
+  @Test
+  void handOver_restoredKeyReleasedBeforeALateResend_countsOnce() throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
     assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    a.forgetRestored(Set.of(KEY));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS))
+        .as("a retry scheduled before the release")
+        .isEmpty();
 
     assertThat(a.sentCount()).isEqualTo(1);
   }
