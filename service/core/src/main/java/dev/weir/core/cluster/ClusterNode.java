@@ -1168,7 +1168,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return;
     }
     try {
-      handOffScans.execute(() -> handBack(fallbackCounts.takeMovedOn(after, self), after));
+      handOffScans.execute(
+          () -> {
+            HashRing ring = membership.ring();
+            handBack(fallbackCounts.takeMovedOn(ring, self), ring);
+          });
     } catch (RejectedExecutionException e) {
       // closing
     }
@@ -1181,7 +1185,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       return;
     }
     handOff
-        .handOver(taken.keys(), ring)
+        .handBack(taken.keys(), ring)
         .thenAccept(
             failed -> {
               if (failed.isEmpty()) {
@@ -1190,7 +1194,8 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
               int lost = fallbackCounts.sendFailed(taken, failed);
               LOG.warn(
                   "{} of {} buckets counted while their owner was not reached did not reach it;"
-                      + " {} are sent when it is next reached, the counts of {} are lost",
+                      + " {} are sent when it next returns or answers a hand-on, the counts of {}"
+                      + " are lost",
                   failed.size(),
                   taken.keys().size(),
                   failed.size() - lost,

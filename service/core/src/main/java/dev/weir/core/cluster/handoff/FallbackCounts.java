@@ -34,6 +34,12 @@ public final class FallbackCounts {
   /** How many keys are remembered at most. */
   public static final int LIMIT = 100_000;
 
+  /**
+   * The least time between two scans of a full memory for expired keys, in milliseconds: a full
+   * memory refuses new keys until then, so that a stream of them does not scan it once each.
+   */
+  static final long SCAN_INTERVAL_MILLIS = 1_000;
+
   /** How many times one remembered key is sent at most: once more after a failed transfer. */
   public static final int MAX_SENDS = 2;
 
@@ -117,8 +123,9 @@ public final class FallbackCounts {
   }
 
   /**
-   * Forgets the keys remembered for {@code owner} and returns those live that {@code ring} still
-   * gives it: the others moved with a ring change, which {@link #takeMovedOn} took.
+   * Forgets the keys remembered for {@code owner} that {@code ring} still gives it, and returns
+   * those live; the others stay remembered: they moved with a ring change, whose {@link
+   * #takeMovedOn} sends them to their new owner.
    */
   public synchronized Taken takeFor(String owner, HashRing ring) {
     Map<String, Held> held = byOwner.remove(owner);
@@ -127,13 +134,21 @@ public final class FallbackCounts {
       return new Taken(taken);
     }
     long now = clock.wallMillis();
+    Map<String, Held> moved = new HashMap<>();
     held.forEach(
         (key, h) -> {
-          ownerOf.remove(key);
-          if (h.expireAt > now && ownedBy(ring, key, owner)) {
+          if (h.expireAt <= now) {
+            ownerOf.remove(key);
+          } else if (ownedBy(ring, key, owner)) {
+            ownerOf.remove(key);
             taken.put(key, h);
+          } else {
+            moved.put(key, h);
           }
         });
+    if (!moved.isEmpty()) {
+      byOwner.put(owner, moved);
+    }
     return new Taken(taken);
   }
 
@@ -209,8 +224,8 @@ public final class FallbackCounts {
     return true;
   }
 
-  // Drops the expired keys once one may have expired since the memory was last full; returns
-  // whether one was dropped.
+  // Drops the expired keys once one may have expired since the memory was last full, at most once
+  // per SCAN_INTERVAL_MILLIS; returns whether one was dropped.
   private boolean dropExpired(long now) {
     if (now < fullUntil) {
       return false;
@@ -232,7 +247,7 @@ public final class FallbackCounts {
         owners.remove();
       }
     }
-    fullUntil = earliest;
+    fullUntil = Math.max(earliest, now + SCAN_INTERVAL_MILLIS);
     return ownerOf.size() < before;
   }
 

@@ -240,12 +240,15 @@ class FallbackCountsTest {
   }
 
   @Test
-  void takeFor_ringGivingTheKeyToAnotherNode_keySkippedAndForgotten() {
-    String key = RingKeys.ownedBy(RING, "n", "k", OWNER);
+  void takeFor_ringGivingTheKeyToAThirdNode_keySkippedAndLeftForTheRingChange() {
+    String key = movingFromOwnerTo(THIRD);
     counts.counted(List.of(countedHere(key)), List.of(counted()), OWNER, UNREACHED);
 
     assertThat(counts.takeFor(OWNER, WITHOUT_OWNER).keys()).isEmpty();
-    assertThat(counts.takeFor(OWNER, RING).keys()).isEmpty();
+    assertThat(counts.takeMovedOn(WITHOUT_OWNER, SELF).keys())
+        .as("the ring change's hand-off, queued behind the hand-back, still finds it")
+        .containsExactly("n_" + key);
+    assertThat(counts.isEmpty()).isTrue();
   }
 
   // The first key k0, k1, ... whose bucket RING gives to OWNER and WITHOUT_OWNER to to.
