@@ -14,6 +14,7 @@ import dev.weir.core.testkit.RingKeys;
 import dev.weir.ring.HashRing;
 import dev.weir.ring.PeerHash;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -71,6 +72,32 @@ class FallbackCountsTest {
         .containsExactlyInAnyOrder("n_" + keys.get(0), "n_" + keys.get(1));
     assertThat(counts.takeFor(OWNER, RING).keys()).isEmpty();
     assertThat(counts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void counted_memoryFull_newKeyRememberedOnlyOnceAScanFindsAnExpiredOne_atMostOnceASecond() {
+    List<RateLimitRequest> full = new ArrayList<>();
+    List<RateLimitResponse> answers = new ArrayList<>();
+    full.add(countedHere("soon", Duration.ofMillis(500)));
+    answers.add(counted());
+    for (int i = 1; i < FallbackCounts.LIMIT; i++) {
+      full.add(countedHere("full" + i));
+      answers.add(counted());
+    }
+    counts.counted(full, answers, OWNER, UNREACHED);
+    String late = RingKeys.ownedBy(RING, "n", "late", OWNER);
+    String later = RingKeys.ownedBy(RING, "n", "later", OWNER);
+
+    counts.counted(List.of(countedHere(late)), List.of(counted()), OWNER, UNREACHED);
+    clock.advance(Duration.ofMillis(600));
+    counts.counted(List.of(countedHere(late)), List.of(counted()), OWNER, UNREACHED);
+    clock.advance(Duration.ofMillis(400));
+    counts.counted(List.of(countedHere(later)), List.of(counted()), OWNER, UNREACHED);
+
+    assertThat(counts.takeFor(OWNER, RING).keys())
+        .as("full of live keys at first; 'soon' expired at 500 ms, found by the scan at 1 s")
+        .doesNotContain("n_" + late, "n_soon")
+        .contains("n_" + later);
   }
 
   @Test
