@@ -147,6 +147,30 @@ class HandOffHandOverTest {
     assertThat(a.sentCount()).isEqualTo(1);
   }
 
+  /**
+   * A retry of the restored keys scheduled before one was acknowledged and released runs after the
+   * owner's GLOBAL broadcast replaced the copy here: the owner would add its own hits since the
+   * acknowledged send a second time.
+   */
+  @Test
+  void handOver_restoredKeyReleasedThenReplacedByTheOwnersBroadcast_notSentAgain()
+      throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    a.forgetRestored(Set.of(KEY));
+    bStore.put(KEY, bucket(50));
+    a.writingCopy(KEY, true);
+    aStore.put(KEY, bucket(50));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS))
+        .as("a retry scheduled before the release")
+        .isEmpty();
+
+    assertThat(remaining(bStore))
+        .as("a:1's 40 restored hits and b:1's 10 since, b:1's 10 not counted twice")
+        .isEqualTo(50);
+  }
+
   @Test
   void handOver_restoredKeyForgottenBeforeItsAcknowledgement_countsOnce() throws Exception {
     a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
