@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * the ring change sends them again in full, and the receiver counts only what changed since the
  * copy. The receiver remembers, per key, the last snapshot it merged and its sender (for {@link
  * #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key
- * from this node ends, acknowledged or not, so also when the transfer gives up and keeps the bucket
+ * from this node ends (or a {@link #handOver}'s, {@link #handBack}'s or {@link #copyOver}'s),
+ * acknowledged or not, so also when the transfer gives up and keeps the bucket
  * here: a failed send may have been merged all the same, and the owner's next snapshot would bring
  * this node's own hits back; a late, less consumed snapshot never replaces it): a later snapshot of
  * the same bucket from the same sender adds only the hits recorded since ({@link
@@ -373,7 +374,8 @@ public final class HandOff {
     EVERY
   }
 
-  // Sends keys to their owners on ring, counting those acknowledged in sent as counted says.
+  // Sends keys to their owners on ring, counting those acknowledged in sent as counted says; once
+  // a chunk's send ends, the lineage of its keys is dropped, as a ring change's transfer drops it.
   private CompletableFuture<Set<String>> sendNow(
       Collection<String> keys, HashRing ring, Counted counted) {
     List<Handed> read = new ArrayList<>(keys.size());
@@ -407,6 +409,7 @@ public final class HandOff {
                     .transferBuckets(owner, snapshots(chunk), self, timeout)
                     .handle(
                         (accepted, error) -> {
+                          chunk.forEach(h -> lineage.invalidate(h.key));
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
                           } else if (counted != Counted.NONE) {

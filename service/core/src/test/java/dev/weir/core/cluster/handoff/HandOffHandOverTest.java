@@ -134,6 +134,25 @@ class HandOffHandOverTest {
     assertThat(a.sentCount()).isEqualTo(1);
   }
 
+  /**
+   * A bucket merged here from its owner, then counted here while the owner was not reached and
+   * handed back to it, comes back in the owner's next snapshot with this node's hits in it.
+   */
+  @Test
+  void handBack_theOwnerSendsTheBucketBackAfterwards_hitsCountedHereCountOnce() throws Exception {
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 10))), "b:1");
+    aStore.put(KEY, bucket(LIMIT - 15));
+    bStore.put(KEY, bucket(LIMIT - 10));
+    assertThat(a.handBack(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    assertThat(remaining(bStore)).isEqualTo(85);
+
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(85))), "b:1");
+
+    assertThat(remaining(aStore))
+        .as("b:1's 10 hits and a:1's 5, a:1's 5 not counted twice")
+        .isEqualTo(85);
+  }
+
   @Test
   void handOver_restoredKeyReleasedBeforeALateResend_countsOnce() throws Exception {
     a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
