@@ -4,13 +4,14 @@ import dev.weir.ring.HashRing;
 import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The hand-back of the keys taken from {@link FallbackCounts} to their owners: the keys whose
- * transfer failed are remembered again once ({@link FallbackCounts#sendFailed}), and a WARN says
- * how many failed and whose counts are lost.
+ * transfer failed, every key taken when the send failed as a whole, are remembered again once
+ * ({@link FallbackCounts#sendFailed}), and a WARN says how many failed and whose counts are lost.
  */
 public final class FallbackHandBack {
 
@@ -54,7 +55,11 @@ public final class FallbackHandBack {
     return sent.handle(
         (failed, error) -> {
           if (error != null) {
-            rememberAgain(taken, taken.keys(), ": " + error);
+            Throwable cause =
+                error instanceof CompletionException && error.getCause() != null
+                    ? error.getCause()
+                    : error;
+            rememberAgain(taken, taken.keys(), ": " + cause);
           } else if (!failed.isEmpty()) {
             rememberAgain(taken, failed, "");
           }
