@@ -2,6 +2,7 @@ package dev.weir.core.cluster;
 
 import dev.weir.core.cluster.global.GlobalManager;
 import dev.weir.core.cluster.handoff.FallbackCounts;
+import dev.weir.core.cluster.handoff.FallbackHandBack;
 import dev.weir.core.cluster.handoff.HandOff;
 import dev.weir.core.cluster.handoff.HandOn;
 import dev.weir.core.cluster.handoff.TransferRetry;
@@ -123,6 +124,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
   private final HandOff handOff;
   private final HandOn handOn;
   private final FallbackCounts fallbackCounts;
+  private final FallbackHandBack fallbackHandBack;
   // The owners whose fallback counts a hand-back queued on the hand-off's thread will take.
   private final Set<String> handBacksQueued = ConcurrentHashMap.newKeySet();
   private final ExecutorService handOffScans =
@@ -324,6 +326,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
         new ClusterRateLimitService(
             self, membership::ring, local, peers, global, clock, scheduler, settings.standInAfter());
     this.fallbackCounts = new FallbackCounts(clock, store);
+    this.fallbackHandBack = new FallbackHandBack(fallbackCounts, handOff::handBack);
     this.handOn =
         new HandOn(
             self,
@@ -1151,7 +1154,7 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
           () -> {
             handBacksQueued.remove(peer);
             HashRing ring = membership.ring();
-            handBack(fallbackCounts.takeFor(peer, ring), ring);
+            fallbackHandBack.send(fallbackCounts.takeFor(peer, ring), ring);
           });
     } catch (RejectedExecutionException e) {
       handBacksQueued.remove(peer);
@@ -1171,36 +1174,11 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
       handOffScans.execute(
           () -> {
             HashRing ring = membership.ring();
-            handBack(fallbackCounts.takeMovedOn(ring, self), ring);
+            fallbackHandBack.send(fallbackCounts.takeMovedOn(ring, self), ring);
           });
     } catch (RejectedExecutionException e) {
       // closing
     }
-  }
-
-  // Sends the buckets of the keys taken to their owners on ring; remembers again those whose
-  // transfer failed, once.
-  private void handBack(FallbackCounts.Taken taken, HashRing ring) {
-    if (taken.isEmpty()) {
-      return;
-    }
-    handOff
-        .handBack(taken.keys(), ring)
-        .thenAccept(
-            failed -> {
-              if (failed.isEmpty()) {
-                return;
-              }
-              int lost = fallbackCounts.sendFailed(taken, failed);
-              LOG.warn(
-                  "{} of {} buckets counted while their owner was not reached did not reach it;"
-                      + " {} are sent when it next returns or answers a hand-on, the counts of {}"
-                      + " are lost",
-                  failed.size(),
-                  taken.keys().size(),
-                  failed.size() - lost,
-                  lost);
-            });
   }
 
   // Sends every restored bucket not yet acknowledged to its owner on the current ring, in the

@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * the ring change sends them again in full, and the receiver counts only what changed since the
  * copy. The receiver remembers, per key, the last snapshot it merged and its sender (for {@link
  * #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key
- * from this node ends, acknowledged or not, so also when the transfer gives up and keeps the bucket
+ * from this node ends (or a {@link #handOver}'s, {@link #handBack}'s or {@link #copyOver}'s),
+ * acknowledged or not, so also when the transfer gives up and keeps the bucket
  * here: a failed send may have been merged all the same, and the owner's next snapshot would bring
  * this node's own hits back; a late, less consumed snapshot never replaces it): a later snapshot of
  * the same bucket from the same sender adds only the hits recorded since ({@link
@@ -334,44 +335,47 @@ public final class HandOff {
    * restored} key whose bucket was written as a GLOBAL copy since it was restored is sent as it was
    * last sent (as restored, before its first send), as a ring change's resend does: the copy holds
    * the owner's broadcast, or hits this node answered as a non-owner that reach the owner through
-   * the GLOBAL sync, and the owner would count them again. Only restored keys count in {@link
-   * #sentCount}: one held when it was sent counts once it is {@linkplain #forgetRestored forgotten}
-   * and a hand-over of it was acknowledged (hand-overs of one key may overlap, and a late resend of
-   * a key released meanwhile counts nothing).
+   * the GLOBAL sync, and the owner would count them again. A key no longer held restored when it
+   * is read is not sent: a late retry of a key released meanwhile would send its copy as it is now,
+   * which may hold the owner's broadcast since the acknowledged send, and the owner would add its
+   * own hits since that send again. Each restored key counts in {@link #sentCount} once it is
+   * {@linkplain #forgetRestored forgotten} and a hand-over of it was acknowledged (hand-overs of one
+   * key may overlap).
    */
   public CompletableFuture<Set<String>> handOver(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, Counted.RESTORED);
   }
 
   /**
-   * Sends {@code keys} as {@link #handOver} does, counting each acknowledged key in {@link
-   * #sentCount} (a restored one as {@link #handOver} counts it): the buckets this node counted for
-   * an owner it failed to hand them on to, handed back to it.
+   * Sends {@code keys} as {@link #handOver} does, also those not held restored, counting each
+   * acknowledged key in {@link #sentCount} (a restored one as {@link #handOver} counts it): the
+   * buckets this node counted for an owner it failed to hand them on to, handed back to it.
    */
   public CompletableFuture<Set<String>> handBack(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, Counted.EVERY);
   }
 
   /**
-   * Sends {@code keys} as {@link #handOver} does, counting none of them in {@link #sentCount}, even
-   * once forgotten: a copy to a peer that is not on this node's ring yet, while each key stays held
+   * Sends {@code keys} as {@link #handOver} does (those held restored), counting none of them in
+   * {@link #sentCount}, even once forgotten: a copy to a peer that is not on this node's ring yet, while each key stays held
    * for its owner on it, whose acknowledgement counts.
    */
   public CompletableFuture<Set<String>> copyOver(Collection<String> keys, HashRing ring) {
     return sendNow(keys, ring, Counted.NONE);
   }
 
-  /** Which acknowledged keys of a send count in {@link #sentCount}. */
+  /** Which keys a send sends, and which acknowledged ones count in {@link #sentCount}. */
   private enum Counted {
-    /** None: a copy. */
+    /** Restored keys held when read, none counted: a copy. */
     NONE,
-    /** Restored keys held when sent, each once it is also forgotten. */
+    /** Restored keys held when read, each counted once it is also forgotten. */
     RESTORED,
-    /** Every key, a restored one as {@link #RESTORED} counts it. */
+    /** Every key, each counted, a restored one as {@link #RESTORED} counts it. */
     EVERY
   }
 
-  // Sends keys to their owners on ring, counting those acknowledged in sent as counted says.
+  // Sends keys to their owners on ring, counting those acknowledged in sent as counted says; once
+  // a chunk's send ends, the lineage of its keys is dropped, as a ring change's transfer drops it.
   private CompletableFuture<Set<String>> sendNow(
       Collection<String> keys, HashRing ring, Counted counted) {
     List<Handed> read = new ArrayList<>(keys.size());
@@ -380,6 +384,9 @@ public final class HandOff {
       // the state, then the watch: a copy write marks the watch, then writes
       BucketState now = store.get(key).orElse(null);
       Restored held = restored.get(key);
+      if (held == null && counted != Counted.EVERY) {
+        continue;
+      }
       if (held != null) {
         heldAtSend.put(key, held);
         synchronized (held) {
@@ -402,6 +409,7 @@ public final class HandOff {
                     .transferBuckets(owner, snapshots(chunk), self, timeout)
                     .handle(
                         (accepted, error) -> {
+                          chunk.forEach(h -> lineage.invalidate(h.key));
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
                           } else if (counted != Counted.NONE) {
@@ -447,8 +455,9 @@ public final class HandOff {
   /**
    * Returns how many buckets this node has handed to others and had acknowledged: a ring change's
    * bucket once, on its last acknowledged send, a restored bucket once, when it is {@linkplain
-   * #forgetRestored forgotten} and a {@link #handOver} of it was acknowledged, and another bucket at
-   * each acknowledged {@link #handOver}; {@link #copy} and {@link #copyOver} count nothing.
+   * #forgetRestored forgotten} and a {@link #handOver} or {@link #handBack} of it was acknowledged,
+   * and another bucket at each acknowledged {@link #handBack}; {@link #copy} and {@link #copyOver}
+   * count nothing.
    */
   public long sentCount() {
     return sent.get();

@@ -134,6 +134,25 @@ class HandOffHandOverTest {
     assertThat(a.sentCount()).isEqualTo(1);
   }
 
+  /**
+   * A bucket merged here from its owner, then counted here while the owner was not reached and
+   * handed back to it, comes back in the owner's next snapshot with this node's hits in it.
+   */
+  @Test
+  void handBack_theOwnerSendsTheBucketBackAfterwards_hitsCountedHereCountOnce() throws Exception {
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 10))), "b:1");
+    aStore.put(KEY, bucket(LIMIT - 15));
+    bStore.put(KEY, bucket(LIMIT - 10));
+    assertThat(a.handBack(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    assertThat(remaining(bStore)).isEqualTo(85);
+
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(85))), "b:1");
+
+    assertThat(remaining(aStore))
+        .as("b:1's 10 hits and a:1's 5, a:1's 5 not counted twice")
+        .isEqualTo(85);
+  }
+
   @Test
   void handOver_restoredKeyReleasedBeforeALateResend_countsOnce() throws Exception {
     a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
@@ -145,6 +164,30 @@ class HandOffHandOverTest {
         .isEmpty();
 
     assertThat(a.sentCount()).isEqualTo(1);
+  }
+
+  /**
+   * A retry of the restored keys scheduled before one was acknowledged and released runs after the
+   * owner's GLOBAL broadcast replaced the copy here: the owner would add its own hits since the
+   * acknowledged send a second time.
+   */
+  @Test
+  void handOver_restoredKeyReleasedThenReplacedByTheOwnersBroadcast_notSentAgain()
+      throws Exception {
+    a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).isEmpty();
+    a.forgetRestored(Set.of(KEY));
+    bStore.put(KEY, bucket(50));
+    a.writingCopy(KEY, true);
+    aStore.put(KEY, bucket(50));
+
+    assertThat(a.handOver(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS))
+        .as("a retry scheduled before the release")
+        .isEmpty();
+
+    assertThat(remaining(bStore))
+        .as("a:1's 40 restored hits and b:1's 10 since, b:1's 10 not counted twice")
+        .isEqualTo(50);
   }
 
   @Test
