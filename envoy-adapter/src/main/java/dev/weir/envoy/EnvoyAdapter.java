@@ -56,7 +56,6 @@ public final class EnvoyAdapter implements AutoCloseable {
   private final EnvoyMetrics metrics;
   private final EnvoyRateLimitGrpcService grpcService;
   private final JsonHandler jsonHandler;
-  private final ShouldRateLimitHandler handler;
   private final CheckMeter meter;
 
   private EnvoyAdapter(
@@ -81,8 +80,8 @@ public final class EnvoyAdapter implements AutoCloseable {
             metrics,
             answering.limits(),
             answering.meter(),
-            answering.overLimit());
-    this.handler = handler;
+            answering.overLimit(),
+            answering.tracing());
     this.grpcService = new EnvoyRateLimitGrpcService(handler);
     this.jsonHandler = new JsonHandler(handler);
   }
@@ -126,7 +125,28 @@ public final class EnvoyAdapter implements AutoCloseable {
       CheckMeter meter,
       OverLimitRecorder overLimit)
       throws DescriptorConfigException {
-    Answering answering = new Answering(service, clock, limits, meter, overLimit);
+    return start(settings, service, clock, metrics, limits, meter, overLimit, MatchTracing.NONE);
+  }
+
+  /**
+   * Assembles the adapter as {@link #start(EnvoySettings, RateLimitService, Clock, EnvoyMetrics,
+   * InputLimits, CheckMeter, OverLimitRecorder)} does, tracing the config match of each call to
+   * {@link #grpcService} and {@link #jsonHandler} with {@code tracing}.
+   *
+   * @throws DescriptorConfigException if the files hold an invalid config, or none with a domain
+   * @throws dev.weir.core.config.ConfigException if the xDS client's TLS files cannot be read or used
+   */
+  public static EnvoyAdapter start(
+      EnvoySettings settings,
+      RateLimitService service,
+      Clock clock,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit,
+      MatchTracing tracing)
+      throws DescriptorConfigException {
+    Answering answering = new Answering(service, clock, limits, meter, overLimit, tracing);
     if (settings.source() == EnvoySettings.Source.FILE) {
       return startFiles(settings.config().orElseThrow(), settings, metrics, answering);
     }
@@ -150,15 +170,16 @@ public final class EnvoyAdapter implements AutoCloseable {
   }
 
   /**
-   * What the adapter's handler answers through: the core service, its clock, limits, meter and
-   * over-limit recorder.
+   * What the adapter's handler answers through: the core service, its clock, limits, meter,
+   * over-limit recorder and config-match tracing.
    */
   private record Answering(
       RateLimitService service,
       Clock clock,
       InputLimits limits,
       CheckMeter meter,
-      OverLimitRecorder overLimit) {}
+      OverLimitRecorder overLimit,
+      MatchTracing tracing) {}
 
   private static EnvoyAdapter startFiles(
       Path configPath, EnvoySettings settings, EnvoyMetrics metrics, Answering answering)
@@ -301,14 +322,6 @@ public final class EnvoyAdapter implements AutoCloseable {
   /** Returns the xDS client; null with the file source. */
   public XdsConfigClient xdsClient() {
     return xds;
-  }
-
-  /**
-   * Traces the config match of each call to {@link #grpcService} and {@link #jsonHandler} with
-   * {@code tracing} ({@link MatchTracing#NONE} until then).
-   */
-  public void traceWith(MatchTracing tracing) {
-    handler.traceWith(tracing);
   }
 
   /** Returns the adapter's meters. */

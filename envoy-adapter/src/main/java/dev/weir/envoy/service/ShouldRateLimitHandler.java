@@ -56,7 +56,7 @@ public final class ShouldRateLimitHandler {
   private final DescriptorPlanner planner;
   private final CheckMeter meter;
   private final UnknownDomains unknownDomains;
-  private volatile MatchTracing tracing = MatchTracing.NONE;
+  private final MatchTracing tracing;
 
   /** Creates a handler answering from {@code config} through {@code service}, default limits. */
   public ShouldRateLimitHandler(
@@ -97,6 +97,24 @@ public final class ShouldRateLimitHandler {
       InputLimits limits,
       CheckMeter meter,
       OverLimitRecorder overLimit) {
+    this(config, service, clock, settings, metrics, limits, meter, overLimit, MatchTracing.NONE);
+  }
+
+  /**
+   * Creates a handler as {@link #ShouldRateLimitHandler(ConfigHolder, RateLimitService, Clock,
+   * EnvoySettings, EnvoyMetrics, InputLimits, CheckMeter, OverLimitRecorder)} does, tracing each
+   * call's config match with {@code tracing}.
+   */
+  public ShouldRateLimitHandler(
+      ConfigHolder config,
+      RateLimitService service,
+      Clock clock,
+      EnvoySettings settings,
+      EnvoyMetrics metrics,
+      InputLimits limits,
+      CheckMeter meter,
+      OverLimitRecorder overLimit,
+      MatchTracing tracing) {
     this.config = config;
     this.service = service;
     this.clock = clock;
@@ -107,11 +125,7 @@ public final class ShouldRateLimitHandler {
     this.responses = new ResponseBuilder(settings, metrics, overLimit, keys);
     this.planner = new DescriptorPlanner(keys, limits.maxDescriptorEntries());
     this.unknownDomains = new UnknownDomains(metrics, clock);
-  }
-
-  /** Traces each call's config match with {@code value} ({@link MatchTracing#NONE} by default). */
-  public void traceWith(MatchTracing value) {
-    this.tracing = Objects.requireNonNull(value, "tracing");
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
   }
 
   /** Checks {@code request}'s descriptors against their limits and answers it. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.metrics.CheckMeter;
 import dev.weir.core.testkit.FakeClock;
+import dev.weir.core.toplimited.OverLimitRecorder;
 import dev.weir.envoy.EnvoySettings;
 import dev.weir.envoy.config.ConfigFile;
 import dev.weir.envoy.config.ConfigHolder;
@@ -118,13 +119,13 @@ class MatchTracingTest {
             settings,
             new EnvoyMetrics(new SimpleMeterRegistry()),
             InputLimits.DEFAULTS,
-            CheckMeter.NOOP);
-    handler.traceWith(
-        (domain, descriptors) -> {
-          Recorded span = new Recorded(domain, descriptors, service);
-          spans.add(span);
-          return span;
-        });
+            CheckMeter.NOOP,
+            OverLimitRecorder.NOOP,
+            (domain, descriptors) -> {
+              Recorded span = new Recorded(domain, descriptors, service);
+              spans.add(span);
+              return span;
+            });
   }
 
   private RateLimitResponse call(String domain, String... keyValues) {

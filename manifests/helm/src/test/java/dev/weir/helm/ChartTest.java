@@ -1275,6 +1275,41 @@ class ChartTest {
         .containsExactly("grpc", "http", "peer");
   }
 
+  /** The values that render a Weir duration variable, each as YAML around a value and its variable. */
+  private static final List<List<String>> DURATION_VALUES =
+      List.of(
+          List.of("forwardStandInAfter: %s\n", "WEIR_FORWARD_STAND_IN_AFTER"),
+          List.of("gracefulTerminationDelay: %s\n", "WEIR_GRACEFUL_TERMINATION_DELAY"),
+          List.of(
+              "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'], dialTimeout: %s}}\n",
+              "WEIR_ETCD_DIAL_TIMEOUT"),
+          List.of(
+              "discovery: {type: etcd, etcd: {endpoints: ['etcd:2379'], leaseTtl: %s}}\n",
+              "WEIR_ETCD_LEASE_TTL"));
+
+  /**
+   * A duration the node cannot read (no unit, a space, an unknown unit) would render and stop
+   * every pod at start-up; the chart refuses it naming the value instead.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"'5'", "'5 s'", "5sec", "1d", "'1,5s'", "s"})
+  void durations_theNodeCannotRead_refusedNamingTheValue(String duration) {
+    for (List<String> value : DURATION_VALUES) {
+      assertThatThrownBy(() -> Chart.render(value.get(0).formatted(duration)))
+          .as(value.get(1))
+          .hasMessageContaining(duration.replace("'", ""));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"10ms", "1m30s", "1.5s", "500us", "'0'", "2h"})
+  void durations_inGoSyntax_renderedVerbatim(String duration) {
+    for (List<String> value : DURATION_VALUES) {
+      assertThat(Chart.render(value.get(0).formatted(duration)).env())
+          .containsEntry(value.get(1), duration.replace("'", ""));
+    }
+  }
+
   /** etcd discovery from the chart's values, as README's table spells the variables. */
   @Test
   void etcdDiscovery_valuesSetTheEtcdVariables_andNoKubernetesDiscoveryObjects() {

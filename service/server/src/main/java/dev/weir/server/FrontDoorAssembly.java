@@ -8,6 +8,7 @@ import dev.weir.core.health.HealthChecker;
 import dev.weir.core.health.NodeHealth;
 import dev.weir.envoy.EnvoyAdapter;
 import dev.weir.envoy.metrics.EnvoyMetrics;
+import dev.weir.envoy.service.MatchTracing;
 import dev.weir.gubernator.NativeTracing;
 import dev.weir.http.HttpListener;
 import dev.weir.http.HttpRoute;
@@ -62,9 +63,6 @@ record FrontDoorAssembly(
                 () -> envoy(b, member, transport, cluster),
                 EnvoyAdapter::close)
             : null;
-    if (envoy != null && transport.tracing() != null) {
-      envoy.traceWith(transport.tracing().configMatch());
-    }
     if (envoy != null && b.readyNeedsDomain) {
       cluster.health().add(new ConfigComponent(envoy::hasDomains));
     }
@@ -121,7 +119,8 @@ record FrontDoorAssembly(
         new EnvoyMetrics(transport.registry(), b.envoyObserver),
         b.ops.limits(),
         transport.meter(),
-        cluster.overLimit());
+        cluster.overLimit(),
+        transport.tracing() == null ? MatchTracing.NONE : transport.tracing().configMatch());
   }
 
   /**

@@ -58,8 +58,8 @@ final class ServeCommand implements Command {
       Runs a node until SIGTERM or Ctrl-C: Gubernator's pb.gubernator.V1 over gRPC and HTTP/JSON,
       and Envoy's rate-limit service when WEIR_ENVOY_CONFIG is set, or
       WEIR_ENVOY_CONFIG_SOURCE=xds (server WEIR_ENVOY_XDS_SERVER_URL, default localhost:18000).
-        --config FILE  also read KEY=VALUE lines from FILE (# starts a comment); the environment
-                       wins over the file
+        --config FILE  also read KEY=VALUE lines from FILE (a line starting with # is a comment;
+                       a # after a value is part of it); the environment wins over the file
 
       Settings are environment variables; the first ones to know:
         WEIR_GRPC_ADDRESS   host:port of the gRPC listener (default localhost:1051)

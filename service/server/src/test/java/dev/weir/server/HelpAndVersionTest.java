@@ -89,6 +89,23 @@ class HelpAndVersionTest {
     assertThat(stdout()).startsWith("usage: java -jar weir.jar [serve] [--config FILE]");
   }
 
+  /**
+   * A {@code --config} line is a comment only when it starts with {@code #}: a {@code #} after a
+   * value is part of the value (as in Gubernator's file), so {@code WEIR_ETCD_PASSWORD=pw # old}
+   * sets the password {@code pw # old}; the help says so rather than that {@code #} starts a comment.
+   */
+  @Test
+  void serveHelp_describesCommentsAsTheConfigFileReadsThem() throws Exception {
+    assertThat(run("serve", "--help")).isZero();
+
+    assertThat(dev.weir.core.config.EnvFile.parse("weir.env", List.of("# c", "WEIR_X=pw # old")))
+        .containsExactly(Map.entry("WEIR_X", "pw # old"));
+    assertThat(stdout())
+        .doesNotContain("# starts a comment")
+        .contains("a line starting with # is a comment;")
+        .contains("a # after a value is part of it");
+  }
+
   @Test
   void help_unknownCommand_exit2NamingTheCommands() throws Exception {
     int status = run("help", "bogus");

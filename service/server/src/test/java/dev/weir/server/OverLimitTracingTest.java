@@ -232,17 +232,16 @@ class OverLimitTracingTest {
         new ConfigHolder(
             new ConfigLoader(settings.loadOptions())
                 .compile(List.of(new ConfigFile("shop.yaml", yaml))));
-    ShouldRateLimitHandler handler =
-        new ShouldRateLimitHandler(
-            config,
-            service,
-            clock,
-            settings,
-            new EnvoyMetrics(new SimpleMeterRegistry()),
-            InputLimits.DEFAULTS,
-            CheckMeter.NOOP);
-    handler.traceWith(new OtelMatchTracing(tracer));
-    return handler;
+    return new ShouldRateLimitHandler(
+        config,
+        service,
+        clock,
+        settings,
+        new EnvoyMetrics(new SimpleMeterRegistry()),
+        InputLimits.DEFAULTS,
+        CheckMeter.NOOP,
+        OverLimitRecorder.NOOP,
+        new OtelMatchTracing(tracer));
   }
 
   /**
