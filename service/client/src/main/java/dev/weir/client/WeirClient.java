@@ -77,6 +77,14 @@ public final class WeirClient implements AutoCloseable {
   /** The most checks in one call, which is also the most a node accepts: 1000. */
   public static final int MAX_BATCH = 1000;
 
+  /**
+   * The most bytes of checks one call carries, 1 MiB, the largest message Gubernator's server
+   * accepts (Weir's accepts 4 MiB unless {@code WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise): a check
+   * that would take a batch over it is sent in the next call, and a check larger than it alone in a
+   * call of its own, so that a check too large for the node fails alone.
+   */
+  public static final int MAX_BATCH_BYTES = 1 << 20;
+
   /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
   public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
 
@@ -122,6 +130,7 @@ public final class WeirClient implements AutoCloseable {
         new CheckBatcher(
             builder.batchWindow,
             builder.maxBatch,
+            MAX_BATCH_BYTES,
             scheduler,
             requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
@@ -140,6 +149,7 @@ public final class WeirClient implements AutoCloseable {
                   new CheckBatcher(
                       batchWindow,
                       maxBatch,
+                      MAX_BATCH_BYTES,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
       try {

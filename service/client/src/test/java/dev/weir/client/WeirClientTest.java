@@ -312,6 +312,28 @@ class WeirClientTest {
   }
 
   @Test
+  void check_anItemTooLargeForAServerMessage_failsAloneAndTheChecksQueuedWithItAreAnswered()
+      throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    String target = loopback(server);
+    RateLimitReq huge = item("x".repeat(5 << 20));
+    try (WeirClient client =
+        WeirClient.builder().target(target).scheduler(scheduler).deadline(GENEROUS).build()) {
+      CompletableFuture<RateLimitResp> before = client.check(item("k1"));
+      CompletableFuture<RateLimitResp> tooLarge = client.check(huge);
+      CompletableFuture<RateLimitResp> after = client.check(item("k2"));
+      scheduler.runDue();
+
+      assertThat(before.join().getRemaining()).isEqualTo(9);
+      assertThat(after.join().getRemaining()).isEqualTo(9);
+      assertThat(failureOf(tooLarge))
+          .isInstanceOfSatisfying(
+              WeirException.class,
+              e -> assertThat(e.code()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED));
+    }
+  }
+
+  @Test
   void check_failedCall_failsEveryCheckItCarried() throws Exception {
     RecordingV1 server = new RecordingV1("a");
     server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("shutting down"));
