@@ -34,8 +34,10 @@ import java.util.function.Function;
  *
  * <p>Requests and responses are the protocol's own {@link RateLimitReq} and {@link RateLimitResp}:
  * a check names its bucket ({@code name} + {@code unique_key}) and carries the limit's
- * configuration. A bad item is not an exception: its response says why in {@code error}. A failed
- * call completes every check it carried with a {@link WeirException}: {@link
+ * configuration. A bad item is not an exception: its response says why in {@code error} (one whose
+ * {@code name} or {@code unique_key} holds an unpaired surrogate, which protobuf would send as
+ * {@code ?} into another key's bucket, is answered so without being sent). A failed call
+ * completes every check it carried with a {@link WeirException}: {@link
  * WeirUnavailableException} when no node could be reached, {@link WeirDeadlineExceededException}
  * past the deadline, {@link WeirInvalidRequestException} when the node rejected the call.
  *
@@ -193,6 +195,11 @@ public final class WeirClient implements AutoCloseable {
       response.completeExceptionally(new IllegalStateException("the WeirClient is closed"));
       return response;
     }
+    RateLimitResp refused = ItemText.refusal(request);
+    if (refused != null) {
+      response.complete(refused);
+      return response;
+    }
     batcherFor(request).add(List.of(new CheckBatcher.Pending(request, response)));
     return response;
   }
@@ -211,7 +218,12 @@ public final class WeirClient implements AutoCloseable {
       Objects.requireNonNull(request, "request");
       CheckBatcher.Pending item = new CheckBatcher.Pending(request, new CompletableFuture<>());
       items.add(item);
-      byBatcher.computeIfAbsent(batcherFor(request), b -> new ArrayList<>()).add(item);
+      RateLimitResp refused = ItemText.refusal(request);
+      if (refused != null) {
+        item.response().complete(refused);
+      } else {
+        byBatcher.computeIfAbsent(batcherFor(request), b -> new ArrayList<>()).add(item);
+      }
     }
     byBatcher.forEach(CheckBatcher::add);
     CompletableFuture<?>[] futures =
