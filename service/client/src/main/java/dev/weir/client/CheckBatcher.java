@@ -17,9 +17,9 @@ import java.util.function.Function;
  * bytes on the wire goes out at once without waiting, and a check that would take the batch over
  * {@code maxBatchBytes} sends the batch before it is queued, so that a check too large for the
  * node's message limit fails its call alone instead of the checks queued with it. A zero window
- * sends each {@link #add} alone, at once. Each call's responses complete the
- * futures of its items by position; a failed call, or one answering a different number of responses,
- * fails all of them with the same typed exception, so no future is left waiting.
+ * sends each {@link #add} alone, at once. Each call's responses complete the futures of its items
+ * by position; a failed call, or one answering a different number of responses, fails all of them
+ * with the same typed exception, so no future is left waiting.
  */
 final class CheckBatcher {
 
@@ -145,7 +145,7 @@ final class CheckBatcher {
     return batch;
   }
 
-  /** Returns the bytes {@code request} takes in a {@code GetRateLimitsReq}: tag, length and body. */
+  /** Returns the bytes {@code request} takes in a {@code GetRateLimitsReq}: tag, length, body. */
   private static int wireSize(RateLimitReq request) {
     return CodedOutputStream.computeMessageSize(1, request);
   }

@@ -81,9 +81,9 @@ public final class WeirClient implements AutoCloseable {
 
   /**
    * The most bytes of checks one call carries, 1 MiB, the largest message Gubernator's server
-   * accepts (Weir's accepts 4 MiB unless {@code WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise): a check
-   * that would take a batch over it is sent in the next call, and a check larger than it alone in a
-   * call of its own, so that a check too large for the node fails alone.
+   * accepts (Weir's accepts 4 MiB unless {@code WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise): a
+   * check that would take a batch over it is sent in the next call, and a check larger than it
+   * alone in a call of its own, so that a check too large for the node fails alone.
    */
   public static final int MAX_BATCH_BYTES = 1 << 20;
 
