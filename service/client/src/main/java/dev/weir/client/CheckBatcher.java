@@ -1,5 +1,6 @@
 package dev.weir.client;
 
+import com.google.protobuf.CodedOutputStream;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.RateLimitResp;
 import java.time.Duration;
@@ -12,10 +13,13 @@ import java.util.function.Function;
  * Coalesces checks into {@code GetRateLimits} calls.
  *
  * <p>The first check queued into an empty batch starts the window; when it ends, everything queued
- * so far goes out in one call. A batch that reaches {@code maxBatch} items goes out at once without
- * waiting. A zero window sends each {@link #add} alone, at once. Each call's responses complete the
- * futures of its items by position; a failed call, or one answering a different number of responses,
- * fails all of them with the same typed exception, so no future is left waiting.
+ * so far goes out in one call. A batch that reaches {@code maxBatch} items or {@code maxBatchBytes}
+ * bytes on the wire goes out at once without waiting, and a check that would take the batch over
+ * {@code maxBatchBytes} sends the batch before it is queued, so that a check too large for the
+ * node's message limit fails its call alone instead of the checks queued with it. A zero window
+ * sends each {@link #add} alone, at once. Each call's responses complete the futures of its items
+ * by position; a failed call, or one answering a different number of responses, fails all of them
+ * with the same typed exception, so no future is left waiting.
  */
 final class CheckBatcher {
 
@@ -30,32 +34,42 @@ final class CheckBatcher {
 
   private final Duration window;
   private final int maxBatch;
+  private final int maxBatchBytes;
   private final BatchScheduler scheduler;
   private final Sender sender;
   private final Object lock = new Object();
   private List<Pending> pending = new ArrayList<>();
+  private long pendingBytes;
   private BatchScheduler.Task timer;
   private boolean closed;
   private int starting;
   private List<Runnable> whenIdle = new ArrayList<>();
 
-  CheckBatcher(Duration window, int maxBatch, BatchScheduler scheduler, Sender sender) {
+  CheckBatcher(
+      Duration window, int maxBatch, int maxBatchBytes, BatchScheduler scheduler, Sender sender) {
     this.window = window;
     this.maxBatch = maxBatch;
+    this.maxBatchBytes = maxBatchBytes;
     this.scheduler = scheduler;
     this.sender = sender;
   }
 
   /**
-   * Queues {@code items}, sending every batch that fills up (and, with a zero window, the rest).
+   * Queues {@code items}, sending every batch that fills up or that the next item would take over
+   * {@code maxBatchBytes} (and, with a zero window, the rest).
    */
   void add(List<Pending> items) {
     List<List<Pending>> ready = new ArrayList<>();
     try {
       synchronized (lock) {
         for (Pending item : items) {
+          int bytes = wireSize(item.request());
+          if (!pending.isEmpty() && pendingBytes + bytes > maxBatchBytes) {
+            ready.add(takeLocked());
+          }
           pending.add(item);
-          if (pending.size() >= maxBatch) {
+          pendingBytes += bytes;
+          if (pending.size() >= maxBatch || pendingBytes >= maxBatchBytes) {
             ready.add(takeLocked());
           }
         }
@@ -122,12 +136,18 @@ final class CheckBatcher {
   private List<Pending> takeLocked() {
     List<Pending> batch = pending;
     pending = new ArrayList<>();
+    pendingBytes = 0;
     starting++;
     if (timer != null) {
       timer.cancel();
       timer = null;
     }
     return batch;
+  }
+
+  /** Returns the bytes {@code request} takes in a {@code GetRateLimitsReq}: tag, length, body. */
+  private static int wireSize(RateLimitReq request) {
+    return CodedOutputStream.computeMessageSize(1, request);
   }
 
   private void send(List<Pending> batch) {

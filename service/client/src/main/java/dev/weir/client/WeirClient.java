@@ -34,8 +34,10 @@ import java.util.function.Function;
  *
  * <p>Requests and responses are the protocol's own {@link RateLimitReq} and {@link RateLimitResp}:
  * a check names its bucket ({@code name} + {@code unique_key}) and carries the limit's
- * configuration. A bad item is not an exception: its response says why in {@code error}. A failed
- * call completes every check it carried with a {@link WeirException}: {@link
+ * configuration. A bad item is not an exception: its response says why in {@code error} (one whose
+ * {@code name} or {@code unique_key} holds an unpaired surrogate, which protobuf would send as
+ * {@code ?} into another key's bucket, is answered so without being sent). A failed call
+ * completes every check it carried with a {@link WeirException}: {@link
  * WeirUnavailableException} when no node could be reached, {@link WeirDeadlineExceededException}
  * past the deadline, {@link WeirInvalidRequestException} when the node rejected the call.
  *
@@ -76,6 +78,14 @@ public final class WeirClient implements AutoCloseable {
 
   /** The most checks in one call, which is also the most a node accepts: 1000. */
   public static final int MAX_BATCH = 1000;
+
+  /**
+   * The most bytes of checks one call carries, 1 MiB, the largest message Gubernator's server
+   * accepts (Weir's accepts 4 MiB unless {@code WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise): a
+   * check that would take a batch over it is sent in the next call, and a check larger than it
+   * alone in a call of its own, so that a check too large for the node fails alone.
+   */
+  public static final int MAX_BATCH_BYTES = 1 << 20;
 
   /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
   public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
@@ -122,6 +132,7 @@ public final class WeirClient implements AutoCloseable {
         new CheckBatcher(
             builder.batchWindow,
             builder.maxBatch,
+            MAX_BATCH_BYTES,
             scheduler,
             requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
@@ -140,6 +151,7 @@ public final class WeirClient implements AutoCloseable {
                   new CheckBatcher(
                       batchWindow,
                       maxBatch,
+                      MAX_BATCH_BYTES,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
       try {
@@ -183,6 +195,11 @@ public final class WeirClient implements AutoCloseable {
       response.completeExceptionally(new IllegalStateException("the WeirClient is closed"));
       return response;
     }
+    RateLimitResp refused = ItemText.refusal(request);
+    if (refused != null) {
+      response.complete(refused);
+      return response;
+    }
     batcherFor(request).add(List.of(new CheckBatcher.Pending(request, response)));
     return response;
   }
@@ -201,7 +218,12 @@ public final class WeirClient implements AutoCloseable {
       Objects.requireNonNull(request, "request");
       CheckBatcher.Pending item = new CheckBatcher.Pending(request, new CompletableFuture<>());
       items.add(item);
-      byBatcher.computeIfAbsent(batcherFor(request), b -> new ArrayList<>()).add(item);
+      RateLimitResp refused = ItemText.refusal(request);
+      if (refused != null) {
+        item.response().complete(refused);
+      } else {
+        byBatcher.computeIfAbsent(batcherFor(request), b -> new ArrayList<>()).add(item);
+      }
     }
     byBatcher.forEach(CheckBatcher::add);
     CompletableFuture<?>[] futures =

@@ -312,6 +312,51 @@ class WeirClientTest {
   }
 
   @Test
+  void check_anItemTooLargeForAServerMessage_failsAloneAndTheChecksQueuedWithItAreAnswered()
+      throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    String target = loopback(server);
+    RateLimitReq huge = item("x".repeat(5 << 20));
+    try (WeirClient client =
+        WeirClient.builder().target(target).scheduler(scheduler).deadline(GENEROUS).build()) {
+      CompletableFuture<RateLimitResp> before = client.check(item("k1"));
+      CompletableFuture<RateLimitResp> tooLarge = client.check(huge);
+      CompletableFuture<RateLimitResp> after = client.check(item("k2"));
+      scheduler.runDue();
+
+      assertThat(before.join().getRemaining()).isEqualTo(9);
+      assertThat(after.join().getRemaining()).isEqualTo(9);
+      assertThat(failureOf(tooLarge))
+          .isInstanceOfSatisfying(
+              WeirException.class,
+              e -> assertThat(e.code()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED));
+    }
+  }
+
+  @Test
+  void check_keyWithAnUnpairedSurrogate_answeredWithItsErrorWithoutBeingSent()
+      throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    try (WeirClient client = inProcessClient(server).build()) {
+      CompletableFuture<RateLimitResp> lone = client.check(item("user:\ud800"));
+      CompletableFuture<List<RateLimitResp>> all =
+          client.checkAll(List.of(item("user:?"), item("a\udc00b")));
+      CompletableFuture<RateLimitResp> paired = client.check(item("user:\ud83d\ude00"));
+      scheduler.runDue();
+
+      assertThat(server.callSizes()).as("only the valid keys are sent").containsExactly(2);
+      assertThat(paired.join().getError()).isEmpty();
+      assertThat(lone.join().getError())
+          .isEqualTo(
+              "field 'unique_key' is \"user:\\ud800\"; it must be valid UTF-16 text, each"
+                  + " surrogate paired (\\uD800-\\uDBFF directly followed by \\uDC00-\\uDFFF):"
+                  + " the \\ud800 at index 5 is unpaired, and protobuf would send it as '?'");
+      assertThat(all.join().get(0).getMetadataMap()).containsEntry("key", "user:?");
+      assertThat(all.join().get(1).getError()).contains("the \\udc00 at index 1 is unpaired");
+    }
+  }
+
+  @Test
   void check_failedCall_failsEveryCheckItCarried() throws Exception {
     RecordingV1 server = new RecordingV1("a");
     server.failWith(io.grpc.Status.UNAVAILABLE.withDescription("shutting down"));
