@@ -15,8 +15,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** The chart's optional Istio resources: as the overlays for equal settings, and this release's. */
 class IstioTest {
@@ -103,52 +101,6 @@ class IstioTest {
                         + "istio: {warmup: {enabled: true}}\n")
                 .all(DestinationRule.class))
         .hasSize(1);
-  }
-
-  /**
-   * Istio reads the filter's {@code timeout} and the rule's {@code warmupDurationSecs} as
-   * protobuf's JSON duration, seconds with an {@code s} suffix: Envoy's {@code 20ms} or Go's {@code
-   * 1m} would render, and Istio would then refuse the resource (the gateway keeps no rate-limit
-   * filter at all), so the chart refuses them naming the value.
-   */
-  @ParameterizedTest
-  @ValueSource(strings = {"20ms", "1m", "1m30s", "'10'", "'10 s'", "-1s", "0.0000000001s"})
-  void durations_notInProtobufJsonForm_refusedNamingTheValue(String duration) {
-    assertThatThrownBy(
-            () ->
-                Chart.render(
-                    "istio: {gatewayFilter: {enabled: true, timeout: " + duration + "}}\n"))
-        .hasMessageContaining("timeout")
-        .hasMessageContaining(duration.replace("'", ""));
-    assertThatThrownBy(
-            () -> Chart.render("istio: {warmup: {enabled: true, duration: " + duration + "}}\n"))
-        .hasMessageContaining("duration")
-        .hasMessageContaining(duration.replace("'", ""));
-  }
-
-  @ParameterizedTest
-  @ValueSource(strings = {"0.02s", "1s", "90s", "0.000000001s"})
-  void durations_inProtobufJsonForm_rendered(String duration) {
-    Rendered r =
-        Chart.render(
-            "istio: {warmup: {enabled: true, duration: "
-                + duration
-                + "}, gatewayFilter: {enabled: true, timeout: "
-                + duration
-                + "}}\n");
-    EnvoyFilterEnvoyConfigObjectPatch patch =
-        r.only(EnvoyFilter.class).getSpec().getConfigPatches().get(0);
-    Map<?, ?> value =
-        Serialization.unmarshal(Serialization.asJson(patch.getPatch().getValue()), Map.class);
-
-    assertThat(((Map<?, ?>) value.get("typed_config")).get("timeout")).isEqualTo(duration);
-    assertThat(
-            r.only(DestinationRule.class)
-                .getSpec()
-                .getTrafficPolicy()
-                .getLoadBalancer()
-                .getWarmupDurationSecs())
-        .isEqualTo(duration);
   }
 
   private static <T extends HasMetadata> T read(Class<T> type, String file) throws IOException {
