@@ -1297,12 +1297,12 @@ class ChartTest {
     for (List<String> value : DURATION_VALUES) {
       assertThatThrownBy(() -> Chart.render(value.get(0).formatted(duration)))
           .as(value.get(1))
-          .hasMessageContaining(duration.replace("'", ""));
+          .hasMessageContaining("'" + duration.replace("'", "") + "'");
     }
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"10ms", "1m30s", "1.5s", "500us", "'0'", "2h"})
+  @ValueSource(strings = {"10ms", "1m30s", "1.5s", "500us", "'0'", "2h", "'-0s'", "' 5s '"})
   void durations_inGoSyntax_renderedVerbatim(String duration) {
     for (List<String> value : DURATION_VALUES) {
       assertThat(Chart.render(value.get(0).formatted(duration)).env())
