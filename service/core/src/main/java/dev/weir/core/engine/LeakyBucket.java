@@ -132,7 +132,8 @@ final class LeakyBucket {
       }
     }
     // A request stamped before the last decision may see less leaked than the state already
-    // counts on; it never sees fewer than no tokens.
+    // counts on; it never sees fewer than no tokens, and a refund (negative hits) goes back in
+    // whole, on top of that deficit.
     if (available < 0 && hits >= 0) {
       available = 0;
     }
@@ -145,14 +146,14 @@ final class LeakyBucket {
     } else if (available == hits) {
       after = 0;
       resetFrom = 0;
-    } else if (hits > available) {
+    } else if (hits > 0 && hits > available) {
       status = Status.OVER_LIMIT;
       if (r.has(Behavior.DRAIN_OVER_LIMIT)) {
         after = 0;
       }
     } else if (hits != 0) {
       after = sub(available, hits);
-      resetFrom = after;
+      resetFrom = Math.max(0, after);
     }
     long resetTime = resetTime(now, limit, period, resetFrom);
     long stored = sub(after, pending);
@@ -164,7 +165,7 @@ final class LeakyBucket {
     }
     LeakyBucketState next =
         new LeakyBucketState(limit, r.duration(), burst, stored, anchor, expireAt);
-    return new Decision(next, RateLimitResponse.of(status, limit, after, resetTime));
+    return new Decision(next, RateLimitResponse.of(status, limit, Math.max(0, after), resetTime));
   }
 
   private static Decision create(

@@ -113,6 +113,13 @@ class LeakyBucketTest {
                 at(33, leaky(60, 1000, 60, 1, DRAIN), OVER_LIMIT, 0, 993),
                 at(40, leaky(60, 1000, 0), UNDER_LIMIT, 0, 1000))),
         arguments(
+            "a refund stamped before the last request gives its token back (2500 per second)",
+            List.of(
+                at(0, leaky(2500, 1000, 2500), UNDER_LIMIT, 0, 1000),
+                at(1, leaky(2500, 1000, 2), UNDER_LIMIT, 0, 1001),
+                at(0, leaky(2500, 1000, -1), UNDER_LIMIT, 0, 1000),
+                at(1, leaky(2500, 1000, 0), UNDER_LIMIT, 1, 1001))),
+        arguments(
             "a refused request without DRAIN consumes nothing",
             List.of(
                 at(0, leaky(10, 1000, 5), UNDER_LIMIT, 5, 500),
