@@ -1064,13 +1064,20 @@ public final class ClusterNode implements PeerHandler, AutoCloseable {
             });
   }
 
-  // Sends keys to their owners on ring and releases those acknowledged, expired or owned here.
+  // Sends keys to their owners on ring and releases those acknowledged, expired or owned here; a
+  // hand-over that throws before sending fails as a whole, as one that reached no owner.
   private CompletableFuture<Void> handOverRestoredOn(Set<String> keys, HashRing ring) {
     if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    return handOff
-        .handOver(keys, ring)
+    CompletableFuture<Set<String>> sent;
+    try {
+      sent = handOff.handOver(keys, ring);
+    } catch (RuntimeException e) {
+      LOG.warn("hand-over of {} restored buckets failed before sending; kept here", keys.size(), e);
+      sent = CompletableFuture.failedFuture(e);
+    }
+    return sent
         .handle(
             (failed, error) -> {
               releaseRestored(keys, error != null ? keys : failed);

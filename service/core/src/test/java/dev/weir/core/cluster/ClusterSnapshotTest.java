@@ -21,6 +21,7 @@ import dev.weir.core.store.ClockBucketStore;
 import dev.weir.core.testkit.Await;
 import dev.weir.core.testkit.FakeClock;
 import dev.weir.core.testkit.FakeScheduler;
+import dev.weir.core.testkit.ForwardingBucketStore;
 import dev.weir.core.testkit.FreePorts;
 import dev.weir.core.testkit.InMemoryBucketStore;
 import dev.weir.core.testkit.LocalCluster;
@@ -42,7 +43,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -495,6 +498,56 @@ class ClusterSnapshotTest {
 
     assertThat(restored).isGreaterThanOrEqualTo(100);
     assertThat(logged(Level.WARN)).noneMatch(m -> m.matches("(?s).*-\\d.*")).isEmpty();
+  }
+
+  /**
+   * A hand-over of the restored buckets that throws before sending (its store read fails), first on
+   * the joining thread, then on the scheduler's, fails as a send that reached no owner would: the
+   * keys stay held, the first attempt's future completes and the retries go on.
+   */
+  @Test
+  void handOverRestored_throwsBeforeSending_keysStayHeldAndTheRetriesGoOn() throws IOException {
+    savedBy("10.0.0.9:1051", 5);
+    AtomicBoolean readsFail = new AtomicBoolean();
+    BucketStore store =
+        new ForwardingBucketStore(new InMemoryBucketStore(clock)) {
+          @Override
+          public Optional<BucketState> get(String key) {
+            if (readsFail.get()) {
+              throw new IllegalStateException("store closed");
+            }
+            return super.get(key);
+          }
+        };
+    ClusterNode node =
+        new ClusterNode(
+            "10.0.0.1:1051",
+            ClusterForwardingTest.SETTINGS,
+            store,
+            new LocalLimiter(engine, store, clock)::decide,
+            timers,
+            clock,
+            null);
+    restoring.add(node);
+    node.useSnapshots(
+        new SnapshotDirectory(
+            dir,
+            "10.0.0.1:1051",
+            new PeerInputValidator(InputLimits.DEFAULTS, "10.0.0.1:1051"),
+            clock));
+    assertThat(node.restoreSnapshots()).isEqualTo(5);
+    readsFail.set(true);
+
+    CompletableFuture<Void> first = node.handOverRestored();
+    timers.advance(ClusterNode.MAX_ANNOUNCE_BACKOFF);
+
+    assertThat(first).as("the first attempt's future").isCompleted();
+    assertThat(node.restoredKeysHeld()).as("held after two attempts that threw").isEqualTo(5);
+    readsFail.set(false);
+    timers.advance(ClusterNode.MAX_ANNOUNCE_BACKOFF);
+    assertThat(node.restoredKeysHeld())
+        .as("released by the next attempt: on an empty ring this node owns them")
+        .isZero();
   }
 
   @Test

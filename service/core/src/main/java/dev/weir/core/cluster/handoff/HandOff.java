@@ -51,11 +51,12 @@ import org.slf4j.LoggerFactory;
  * the ring change sends them again in full, and the receiver counts only what changed since the
  * copy. The receiver remembers, per key, the last snapshot it merged and its sender (for {@link
  * #LINEAGE_TTL}, at most {@link #LINEAGE_LIMIT} keys; forgotten once a transfer's send of the key
- * from this node ends (or a {@link #handOver}'s, {@link #handBack}'s or {@link #copyOver}'s),
- * acknowledged or not, so also when the transfer gives up and keeps the bucket
+ * from this node ends, acknowledged or not, so also when the transfer gives up and keeps the bucket
  * here: a failed send may have been merged all the same, and the owner's next snapshot would bring
- * this node's own hits back; a late, less consumed snapshot never replaces it): a later snapshot of
- * the same bucket from the same sender adds only the hits recorded since ({@link
+ * this node's own hits back; forgotten too once the lineage's sender acknowledged a {@link
+ * #handOver}, {@link #handBack} or {@link #copyOver} of the key, which a failed one, or one to
+ * another node, leaves as it is; a late, less consumed snapshot never replaces it): a later
+ * snapshot of the same bucket from the same sender adds only the hits recorded since ({@link
  * BucketMerge#addConsumedSince}), so hits taken on both sides while the change spreads all count; a
  * first snapshot is merged with {@link BucketMerge#moreConsumed}, and so is one whose key's copy
  * here the owner's GLOBAL broadcast has replaced since the last (the hits since are already in it).
@@ -375,7 +376,7 @@ public final class HandOff {
   }
 
   // Sends keys to their owners on ring, counting those acknowledged in sent as counted says; once
-  // a chunk's send ends, the lineage of its keys is dropped, as a ring change's transfer drops it.
+  // a chunk is acknowledged, the lineage its owner sent of its keys is dropped.
   private CompletableFuture<Set<String>> sendNow(
       Collection<String> keys, HashRing ring, Counted counted) {
     List<Handed> read = new ArrayList<>(keys.size());
@@ -409,15 +410,32 @@ public final class HandOff {
                     .transferBuckets(owner, snapshots(chunk), self, timeout)
                     .handle(
                         (accepted, error) -> {
-                          chunk.forEach(h -> lineage.invalidate(h.key));
                           if (error != null) {
                             chunk.forEach(h -> failed.add(h.key));
-                          } else if (counted != Counted.NONE) {
+                            return null;
+                          }
+                          forgetLineageFrom(owner, chunk);
+                          if (counted != Counted.NONE) {
                             sent.addAndGet(acknowledged(chunk, heldAtSend, counted));
                           }
                           return null;
                         }))
         .thenApply(done -> Set.copyOf(failed));
+  }
+
+  // Drops the lineage of each key of chunk that owner sent here: owner acknowledged this node's
+  // state of it, and its next snapshot of the key would bring this node's hits back. A failed send
+  // keeps it (were it merged all the same, the owner's next snapshot counts this node's hits
+  // twice, the safe side), and so does a send to another node, whose hits since are not in owner's.
+  private void forgetLineageFrom(String owner, List<Handed> chunk) {
+    if (lineage.estimatedSize() == 0) {
+      return;
+    }
+    for (Handed h : chunk) {
+      lineage
+          .asMap()
+          .computeIfPresent(h.key, (key, known) -> known.sender.equals(owner) ? null : known);
+    }
   }
 
   // Returns how many of chunk, acknowledged by their owner, count as sent now: each restored key

@@ -29,6 +29,7 @@ class HandOffHandOverTest {
 
   private static final HashRing BOTH = HashRing.of(List.of("a:1", "b:1"), 16, PeerHash.FNV1A);
   private static final String KEY = HandOffFixtures.keyOwnedBy(BOTH, "b:1");
+  private static final HashRing ONLY_C = HashRing.of(List.of("c:1"), 16, PeerHash.FNV1A);
   private static final long LIMIT = 100;
 
   private final FakeClock clock = new FakeClock(1_000);
@@ -39,6 +40,10 @@ class HandOffHandOverTest {
   private final InMemoryBucketStore bStore = new InMemoryBucketStore(clock);
   private final HandOff a = new HandOff("a:1", aStore, pool, clock, Duration.ofSeconds(2));
   private final HandOff b = new HandOff("b:1", bStore, null, clock, Duration.ofSeconds(2));
+  private final InMemoryBucketStore cStore = new InMemoryBucketStore(clock);
+  private final HandOff c = new HandOff("c:1", cStore, null, clock, Duration.ofSeconds(2));
+  // Whether b:1 refuses transfers before merging them.
+  private volatile boolean bRefuses;
   // How many more transfers b:1 merges and then fails to answer.
   private final AtomicInteger answersLost = new AtomicInteger();
   // What happens at a:1 once b:1 merged a transfer, before b:1 answers.
@@ -153,6 +158,45 @@ class HandOffHandOverTest {
         .isEqualTo(85);
   }
 
+  /**
+   * A bucket merged here from its owner, then counted here while the owner was not reached, whose
+   * hand-back the owner never got: the owner's next snapshot adds only its own hits since the one
+   * merged here.
+   */
+  @Test
+  void handBack_notDelivered_theOwnersNextSnapshotKeepsTheHitsOfBoth() throws Exception {
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 10))), "b:1");
+    aStore.put(KEY, bucket(LIMIT - 15));
+    bRefuses = true;
+    assertThat(a.handBack(Set.of(KEY), BOTH).get(5, TimeUnit.SECONDS)).containsExactly(KEY);
+    assertThat(bStore.get(KEY)).as("b:1 merged nothing").isEmpty();
+
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 13))), "b:1");
+
+    assertThat(remaining(aStore))
+        .as("b:1's 10 and 3 hits and a:1's 5, each counted")
+        .isEqualTo(82);
+  }
+
+  /**
+   * A bucket merged here from one node and handed to another: the first node's next snapshot adds
+   * only its hits since the one merged here, the other node not being the one that sent it.
+   */
+  @Test
+  void handBack_toANodeOtherThanTheLineagesSender_theSendersNextSnapshotKeepsTheHitsOfBoth()
+      throws Exception {
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 10))), "b:1");
+    aStore.put(KEY, bucket(LIMIT - 15));
+    assertThat(a.handBack(Set.of(KEY), ONLY_C).get(5, TimeUnit.SECONDS)).isEmpty();
+    assertThat(HandOffFixtures.remaining(cStore, KEY)).isEqualTo(85);
+
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 13))), "b:1");
+
+    assertThat(remaining(aStore))
+        .as("b:1's 10 and 3 hits and a:1's 5, each counted")
+        .isEqualTo(82);
+  }
+
   @Test
   void handOver_restoredKeyReleasedBeforeALateResend_countsOnce() throws Exception {
     a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
@@ -208,12 +252,21 @@ class HandOffHandOverTest {
     return HandOffFixtures.bucket(LIMIT, remaining);
   }
 
-  /** A client of b:1, whose transfers b:1's hand-off merges before it answers (or fails to). */
+  /**
+   * A client of b:1, whose transfers b:1's hand-off merges before it answers (or fails to), or of
+   * c:1, which merges them.
+   */
   private PeerClient client(String address) {
+    if (address.equals("c:1")) {
+      return HandOffFixtures.client(peers, address, c::accept, scheduler);
+    }
     return HandOffFixtures.client(
         peers,
         address,
         (buckets, from) -> {
+          if (bRefuses) {
+            throw new IllegalStateException("refused, nothing merged");
+          }
           int stored = b.accept(buckets, from);
           merged.run();
           if (answersLost.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
