@@ -23,7 +23,7 @@ class CheckBatcherTest {
         new CheckBatcher(
             Duration.ZERO,
             10,
-            WeirClient.MAX_BATCH_BYTES,
+            WeirClient.DEFAULT_MAX_BATCH_BYTES,
             new FakeBatchScheduler(),
             requests ->
                 CompletableFuture.completedFuture(List.of(RateLimitResp.getDefaultInstance())));
@@ -48,7 +48,7 @@ class CheckBatcherTest {
         new CheckBatcher(
             Duration.ofMillis(1),
             10,
-            WeirClient.MAX_BATCH_BYTES,
+            WeirClient.DEFAULT_MAX_BATCH_BYTES,
             scheduler,
             requests -> {
               sent.add(requests.size());
