@@ -59,11 +59,16 @@ final class CheckBatcher {
    * {@code maxBatchBytes} (and, with a zero window, the rest).
    */
   void add(List<Pending> items) {
+    int[] sizes = new int[items.size()];
+    for (int i = 0; i < sizes.length; i++) {
+      sizes[i] = wireSize(items.get(i).request());
+    }
     List<List<Pending>> ready = new ArrayList<>();
     try {
       synchronized (lock) {
-        for (Pending item : items) {
-          int bytes = wireSize(item.request());
+        for (int i = 0; i < sizes.length; i++) {
+          Pending item = items.get(i);
+          int bytes = sizes[i];
           if (!pending.isEmpty() && pendingBytes + bytes > maxBatchBytes) {
             ready.add(takeLocked());
           }

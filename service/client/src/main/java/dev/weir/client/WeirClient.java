@@ -80,12 +80,17 @@ public final class WeirClient implements AutoCloseable {
   public static final int MAX_BATCH = 1000;
 
   /**
-   * The most bytes of checks one call carries, 1 MiB, the largest message Gubernator's server
-   * accepts (Weir's accepts 4 MiB unless {@code WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise): a
-   * check that would take a batch over it is sent in the next call, and a check larger than it
-   * alone in a call of its own, so that a check too large for the node fails alone.
+   * The most bytes of checks one call carries unless {@link Builder#maxBatchBytes} says otherwise:
+   * 1 MiB, the largest message Gubernator's server accepts (Weir's accepts 4 MiB unless {@code
+   * WEIR_GRPC_MAX_MESSAGE_SIZE} says otherwise).
    */
-  public static final int MAX_BATCH_BYTES = 1 << 20;
+  public static final int DEFAULT_MAX_BATCH_BYTES = 1 << 20;
+
+  /** The least {@link Builder#maxBatchBytes}: 64 KiB, as {@code WEIR_GRPC_MAX_MESSAGE_SIZE}'s. */
+  private static final int MIN_MAX_BATCH_BYTES = 64 << 10;
+
+  /** The most {@link Builder#maxBatchBytes}: 64 MiB, as {@code WEIR_GRPC_MAX_MESSAGE_SIZE}'s. */
+  private static final int MAX_MAX_BATCH_BYTES = 64 << 20;
 
   /** How often a client that sends to owners asks for the ring unless told otherwise: 10 s. */
   public static final Duration DEFAULT_RING_REFRESH = Duration.ofSeconds(10);
@@ -132,7 +137,7 @@ public final class WeirClient implements AutoCloseable {
         new CheckBatcher(
             builder.batchWindow,
             builder.maxBatch,
-            MAX_BATCH_BYTES,
+            builder.maxBatchBytes,
             scheduler,
             requests -> send(nextChannel(), requests, null));
     this.ringRefresh = builder.ringRefresh;
@@ -140,6 +145,7 @@ public final class WeirClient implements AutoCloseable {
       boolean tls = builder.tls;
       Duration batchWindow = builder.batchWindow;
       int maxBatch = builder.maxBatch;
+      int maxBatchBytes = builder.maxBatchBytes;
       Function<String, ManagedChannel> open =
           builder.memberChannels == null
               ? member -> Builder.open(member, tls)
@@ -151,7 +157,7 @@ public final class WeirClient implements AutoCloseable {
                   new CheckBatcher(
                       batchWindow,
                       maxBatch,
-                      MAX_BATCH_BYTES,
+                      maxBatchBytes,
                       scheduler,
                       requests -> sendToOwner(member, channel, requests)));
       try {
@@ -524,6 +530,7 @@ public final class WeirClient implements AutoCloseable {
     private Duration deadline = DEFAULT_DEADLINE;
     private Duration batchWindow = DEFAULT_BATCH_WINDOW;
     private int maxBatch = MAX_BATCH;
+    private int maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
     private BatchScheduler scheduler;
     private boolean sendToOwners;
     private Duration ringRefresh = DEFAULT_RING_REFRESH;
@@ -626,6 +633,27 @@ public final class WeirClient implements AutoCloseable {
         throw new IllegalArgumentException("maxBatch must be within 1..1000, got " + value);
       }
       this.maxBatch = value;
+      return this;
+    }
+
+    /**
+     * Sets the most bytes of checks in one call, 65536..67108864 (64 KiB to 64 MiB, default 1 MiB);
+     * it must not exceed the nodes' message limit ({@code WEIR_GRPC_MAX_MESSAGE_SIZE}, 1 MiB on
+     * Gubernator). A batch that reaches it is sent at once, a check that would take a batch over it
+     * goes in the next call, and a check larger than it in a call of its own, so that a check too
+     * large for the node fails alone instead of failing the checks batched with it.
+     */
+    public Builder maxBatchBytes(int value) {
+      if (value < MIN_MAX_BATCH_BYTES || value > MAX_MAX_BATCH_BYTES) {
+        throw new IllegalArgumentException(
+            "maxBatchBytes must be within "
+                + MIN_MAX_BATCH_BYTES
+                + ".."
+                + MAX_MAX_BATCH_BYTES
+                + " (64 KiB to 64 MiB, at most the nodes' message limit), got "
+                + value);
+      }
+      this.maxBatchBytes = value;
       return this;
     }
 

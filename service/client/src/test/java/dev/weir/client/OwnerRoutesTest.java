@@ -59,7 +59,7 @@ class OwnerRoutesTest {
             new CheckBatcher(
                 Duration.ofMillis(5),
                 WeirClient.MAX_BATCH,
-                WeirClient.MAX_BATCH_BYTES,
+                WeirClient.DEFAULT_MAX_BATCH_BYTES,
                 scheduler,
                 requests -> {
                   if (member.equals(LEAVER)) {

@@ -68,8 +68,17 @@ class WeirClientTest {
   }
 
   private String loopback(RecordingV1 service) throws Exception {
+    return loopback(service, 4 << 20);
+  }
+
+  /**
+   * Returns the address of {@code service} served on loopback, accepting messages of up to {@code
+   * maxMessageBytes}.
+   */
+  private String loopback(RecordingV1 service, int maxMessageBytes) throws Exception {
     Server server =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .maxInboundMessageSize(maxMessageBytes)
             .addService(service)
             .build()
             .start();
@@ -334,6 +343,29 @@ class WeirClientTest {
   }
 
   @Test
+  void check_maxBatchBytesAtTheNodesMessageLimit_aCheckTooLargeForItFailsAlone() throws Exception {
+    RecordingV1 server = new RecordingV1("a");
+    String target = loopback(server, 512 << 10);
+    try (WeirClient client =
+        WeirClient.builder()
+            .target(target)
+            .scheduler(scheduler)
+            .deadline(GENEROUS)
+            .maxBatchBytes(512 << 10)
+            .build()) {
+      CompletableFuture<RateLimitResp> small = client.check(item("k1"));
+      CompletableFuture<RateLimitResp> tooLarge = client.check(item("x".repeat(600_000)));
+      scheduler.runDue();
+
+      assertThat(small.join().getRemaining()).isEqualTo(9);
+      assertThat(failureOf(tooLarge))
+          .isInstanceOfSatisfying(
+              WeirException.class,
+              e -> assertThat(e.code()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED));
+    }
+  }
+
+  @Test
   void check_keyWithAnUnpairedSurrogate_answeredWithItsErrorWithoutBeingSent()
       throws Exception {
     RecordingV1 server = new RecordingV1("a");
@@ -541,7 +573,15 @@ class WeirClientTest {
     assertThatThrownBy(() -> WeirClient.builder().batchWindow(Duration.ofMillis(1001)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("batchWindow must be zero or more and at most PT1S, got PT1.001S");
-    assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ofDays(2)))
+    assertThatThrownBy(() -> WeirClient.builder().maxBatchBytes(65_535))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "maxBatchBytes must be within 65536..67108864 (64 KiB to 64 MiB, at most the nodes'"
+                + " message limit), got 65535");
+    assertThatThrownBy(() -> WeirClient.builder().maxBatchBytes(67_108_865))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageEndingWith("got 67108865");
+        assertThatThrownBy(() -> WeirClient.builder().ringRefresh(Duration.ofDays(2)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("ringRefresh must be more than zero and at most PT24H, got PT48H");
   }
