@@ -376,17 +376,23 @@ public final class HandOff {
   }
 
   // Sends keys to their owners on ring, counting those acknowledged in sent as counted says; once
-  // a chunk is acknowledged, the lineage its owner sent of its keys is dropped.
+  // a chunk is acknowledged, the lineage its owner had sent of its keys when they were read is
+  // dropped.
   private CompletableFuture<Set<String>> sendNow(
       Collection<String> keys, HashRing ring, Counted counted) {
     List<Handed> read = new ArrayList<>(keys.size());
     Map<String, Restored> heldAtSend = new HashMap<>();
+    Map<String, Lineage> lineageAtSend = new HashMap<>();
     for (String key : keys) {
       // the state, then the watch: a copy write marks the watch, then writes
       BucketState now = store.get(key).orElse(null);
       Restored held = restored.get(key);
       if (held == null && counted != Counted.EVERY) {
         continue;
+      }
+      Lineage known = lineage.getIfPresent(key);
+      if (known != null) {
+        lineageAtSend.put(key, known);
       }
       if (held != null) {
         heldAtSend.put(key, held);
@@ -414,7 +420,7 @@ public final class HandOff {
                             chunk.forEach(h -> failed.add(h.key));
                             return null;
                           }
-                          forgetLineageFrom(owner, chunk);
+                          forgetLineageFrom(owner, chunk, lineageAtSend);
                           if (counted != Counted.NONE) {
                             sent.addAndGet(acknowledged(chunk, heldAtSend, counted));
                           }
@@ -423,18 +429,19 @@ public final class HandOff {
         .thenApply(done -> Set.copyOf(failed));
   }
 
-  // Drops the lineage of each key of chunk that owner sent here: owner acknowledged this node's
-  // state of it, and its next snapshot of the key would bring this node's hits back. A failed send
-  // keeps it (were it merged all the same, the owner's next snapshot counts this node's hits
-  // twice, the safe side), and so does a send to another node, whose hits since are not in owner's.
-  private void forgetLineageFrom(String owner, List<Handed> chunk) {
-    if (lineage.estimatedSize() == 0) {
-      return;
-    }
+  // Drops the lineage of each key of chunk that owner had sent here when the key was read
+  // (atSend): owner acknowledged this node's state of it, and its next snapshot of the key would
+  // bring this node's hits back. A failed send keeps it (were it merged all the same, the owner's
+  // next snapshot counts this node's hits twice, the safe side), and so do a send to another node,
+  // whose hits since are not in owner's, and a newer lineage merged since the read (the owner may
+  // have sent it before merging this send: kept, the safe side again). A kept lineage is not
+  // written again, so it still expires LINEAGE_TTL after its snapshot was merged.
+  private void forgetLineageFrom(String owner, List<Handed> chunk, Map<String, Lineage> atSend) {
     for (Handed h : chunk) {
-      lineage
-          .asMap()
-          .computeIfPresent(h.key, (key, known) -> known.sender.equals(owner) ? null : known);
+      Lineage known = atSend.get(h.key);
+      if (known != null && known.sender.equals(owner)) {
+        lineage.asMap().remove(h.key, known);
+      }
     }
   }
 

@@ -197,6 +197,26 @@ class HandOffHandOverTest {
         .isEqualTo(82);
   }
 
+  /**
+   * A hand-back to a node other than the lineage's sender keeps the lineage as it was, not written
+   * again: it still expires {@link HandOff#LINEAGE_TTL} after the snapshot it names was merged, and
+   * the sender's later, unrelated snapshot merges as a first one.
+   */
+  @Test
+  void handBack_toANodeOtherThanTheLineagesSender_theLineageStillExpiresOnTime() throws Exception {
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 10))), "b:1");
+    aStore.put(KEY, bucket(LIMIT - 15));
+    clock.advance(HandOff.LINEAGE_TTL.minusSeconds(1));
+    assertThat(a.handBack(Set.of(KEY), ONLY_C).get(5, TimeUnit.SECONDS)).isEmpty();
+    clock.advance(Duration.ofSeconds(2));
+
+    a.accept(List.of(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 13))), "b:1");
+
+    assertThat(remaining(aStore))
+        .as("b:1's snapshot after the lineage's time merged as a first one: the more consumed")
+        .isEqualTo(85);
+  }
+
   @Test
   void handOver_restoredKeyReleasedBeforeALateResend_countsOnce() throws Exception {
     a.restore(PeerProtos.toSnapshot(KEY, bucket(LIMIT - 40)));
