@@ -334,7 +334,9 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
   /**
    * Returns the decoded path of a request target, or null when its part before the query is not a
    * valid URI; the query is not checked here (characters such as {@code |} or {@code {} that a URI
-   * must escape are common in queries, and Go's server accepts them).
+   * must escape are common in queries, and Go's server accepts them). A target starting with
+   * {@code /} is a path however many slashes it starts with ({@code //fast} is not the host {@code
+   * fast}), as HTTP's origin form says.
    */
   static String pathOf(String target) {
     int end = target.length();
@@ -346,7 +348,12 @@ final class RouteDispatcher extends SimpleChannelInboundHandler<FullHttpRequest>
       }
     }
     try {
-      String path = new URI(target.substring(0, end)).getPath();
+      String beforeQuery = target.substring(0, end);
+      URI uri =
+          beforeQuery.startsWith("/")
+              ? new URI("http://origin-form" + beforeQuery)
+              : new URI(beforeQuery);
+      String path = uri.getPath();
       return path == null || !path.startsWith("/") ? null : path;
     } catch (URISyntaxException e) {
       return null;

@@ -913,6 +913,26 @@ class HttpHostileClientsTest {
   }
 
   @Test
+  void pathStartingWithTwoSlashes_isAPathNotAHost_answered404OnAConnectionKeptOpen()
+      throws Exception {
+    start(HttpSettings.defaults());
+    Socket socket = open();
+
+    HttpText.send(
+        socket,
+        "GET //fast HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET //other/fast HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+
+    assertThat(HttpText.readResponse(socket.getInputStream()))
+        .startsWith("HTTP/1.1 404 Not Found\r\n");
+    assertThat(HttpText.readResponse(socket.getInputStream()))
+        .startsWith("HTTP/1.1 404 Not Found\r\n");
+    assertThat(HttpText.readResponse(socket.getInputStream())).startsWith("HTTP/1.1 200 OK\r\n");
+    assertThat(refused(RefusalReason.HTTP_MALFORMED)).isZero();
+  }
+
+  @Test
   void requestLineTooLong_414() throws Exception {
     start(HttpSettings.defaults());
     Socket socket = open();

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The keys answered over their limit in the last few minutes: a ring of one {@link SpaceSaving}
- * sketch per wall-clock minute, merged when read. A minute's sketch is cleared when the ring comes
+ * sketch per minute, merged when read. A minute's sketch is cleared when the ring comes
  * round to it again, so the window holds the current minute and the {@code minutes - 1} before it.
  *
  * <p>Pure logic (the time comes in as an argument) and thread-safe: a record holds the window's
