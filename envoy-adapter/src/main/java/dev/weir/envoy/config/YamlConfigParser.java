@@ -130,7 +130,8 @@ final class YamlConfigParser {
       root = documents.hasNext() ? documents.next() : null;
       moreDocuments = root != null && moreDocuments(documents);
     } catch (YAMLException e) {
-      throw error("error loading config file: " + oneLine(e.getMessage()));
+      throw error(
+          "error loading config file: " + oneLine(e.getMessage()) + nestingWhere(e, text));
     } catch (RuntimeException e) {
       // SnakeYAML refuses some malformed input outside YAMLException (a tag whose %-escape decodes
       // to a space throws IllegalArgumentException); any of it is this file's load error.
@@ -176,6 +177,28 @@ final class YamlConfigParser {
       }
     }
     return new ParsedFile(fileName, domain, descriptors, warnings);
+  }
+
+  /**
+   * Returns, for the composer's refusal of {@code text} as nested too deep (whose message says
+   * neither where nor what fits), where it nests too deep and what is allowed; else "".
+   */
+  private String nestingWhere(YAMLException e, String text) {
+    if (e.getMessage() == null || !e.getMessage().startsWith("Nesting Depth exceeded")) {
+      return "";
+    }
+    int max = ConfigLimits.MAX_NESTING_DEPTH;
+    return NestingDepth.firstTooDeep(yaml(), text, max)
+        .map(
+            where ->
+                ": "
+                    + where
+                    + "; allowed are "
+                    + max
+                    + " levels of maps and lists per file, "
+                    + (max - 2) / 2
+                    + " levels of descriptors")
+        .orElse("");
   }
 
   /** A reader whose scalars resolve to the types yaml.v2 gives them. */

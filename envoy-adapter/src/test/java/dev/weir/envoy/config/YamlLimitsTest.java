@@ -257,7 +257,28 @@ class YamlLimitsTest {
         .singleElement()
         .asString()
         .startsWith(file + ": error loading config file: ")
-        .contains("Nesting Depth exceeded max 50");
+        .contains(
+            "Nesting Depth exceeded max 50: the list at line 4 (descriptor k) reaches level 51");
+  }
+
+  @Test
+  void load_descriptorsNestedPastTheLimit_refusedNamingTheLineAndLevel() throws Exception {
+    StringBuilder yaml = new StringBuilder("domain: a\ndescriptors:\n");
+    String indent = "";
+    for (int level = 0; level < 30; level++) {
+      yaml.append(indent).append("- key: k").append(level).append('\n');
+      yaml.append(indent).append("  descriptors:\n");
+      indent += "  ";
+    }
+    yaml.append(indent).append("- key: last\n");
+    Path file = write("deep.yaml", yaml.toString());
+
+    assertThat(refusal(file).errors())
+        .containsExactly(
+            file
+                + ": error loading config file: Nesting Depth exceeded max 50: the map at line 51"
+                + " (descriptor k24) reaches level 51; allowed are 50 levels of maps and lists per"
+                + " file, 24 levels of descriptors");
   }
 
   @Test
