@@ -105,33 +105,15 @@ public final class EnvoyAdapter implements AutoCloseable {
       InputLimits limits,
       CheckMeter meter)
       throws DescriptorConfigException {
-    return start(settings, service, clock, metrics, limits, meter, OverLimitRecorder.NOOP);
+    return start(
+        settings, service, clock, metrics, limits, meter, OverLimitRecorder.NOOP, MatchTracing.NONE);
   }
 
   /**
    * Assembles the adapter as {@link #start(EnvoySettings, RateLimitService, Clock, EnvoyMetrics,
    * InputLimits, CheckMeter)} does, reporting every descriptor answered over its limit to {@code
-   * overLimit}.
-   *
-   * @throws DescriptorConfigException if the files hold an invalid config, or none with a domain
-   * @throws dev.weir.core.config.ConfigException if the xDS client's TLS files cannot be read or used
-   */
-  public static EnvoyAdapter start(
-      EnvoySettings settings,
-      RateLimitService service,
-      Clock clock,
-      EnvoyMetrics metrics,
-      InputLimits limits,
-      CheckMeter meter,
-      OverLimitRecorder overLimit)
-      throws DescriptorConfigException {
-    return start(settings, service, clock, metrics, limits, meter, overLimit, MatchTracing.NONE);
-  }
-
-  /**
-   * Assembles the adapter as {@link #start(EnvoySettings, RateLimitService, Clock, EnvoyMetrics,
-   * InputLimits, CheckMeter, OverLimitRecorder)} does, tracing the config match of each call to
-   * {@link #grpcService} and {@link #jsonHandler} with {@code tracing}.
+   * overLimit} and tracing the config match of each call to {@link #grpcService} and {@link
+   * #jsonHandler} with {@code tracing}.
    *
    * @throws DescriptorConfigException if the files hold an invalid config, or none with a domain
    * @throws dev.weir.core.config.ConfigException if the xDS client's TLS files cannot be read or used

@@ -80,30 +80,23 @@ public final class ShouldRateLimitHandler {
       EnvoyMetrics metrics,
       InputLimits limits,
       CheckMeter meter) {
-    this(config, service, clock, settings, metrics, limits, meter, OverLimitRecorder.NOOP);
+    this(
+        config,
+        service,
+        clock,
+        settings,
+        metrics,
+        limits,
+        meter,
+        OverLimitRecorder.NOOP,
+        MatchTracing.NONE);
   }
 
   /**
    * Creates a handler answering from {@code config} through {@code service}, writing counter keys
-   * and refusing descriptors as {@code limits} say, counting calls with {@code meter}, and
-   * reporting every descriptor answered over its limit to {@code overLimit}.
-   */
-  public ShouldRateLimitHandler(
-      ConfigHolder config,
-      RateLimitService service,
-      Clock clock,
-      EnvoySettings settings,
-      EnvoyMetrics metrics,
-      InputLimits limits,
-      CheckMeter meter,
-      OverLimitRecorder overLimit) {
-    this(config, service, clock, settings, metrics, limits, meter, overLimit, MatchTracing.NONE);
-  }
-
-  /**
-   * Creates a handler as {@link #ShouldRateLimitHandler(ConfigHolder, RateLimitService, Clock,
-   * EnvoySettings, EnvoyMetrics, InputLimits, CheckMeter, OverLimitRecorder)} does, tracing each
-   * call's config match with {@code tracing}.
+   * and refusing descriptors as {@code limits} say, counting calls with {@code meter}, reporting
+   * every descriptor answered over its limit to {@code overLimit}, and tracing each call's config
+   * match with {@code tracing}.
    */
   public ShouldRateLimitHandler(
       ConfigHolder config,

@@ -68,7 +68,8 @@ class OverLimitRecordingTest {
             new EnvoyMetrics(new SimpleMeterRegistry()),
             InputLimits.DEFAULTS,
             CheckMeter.NOOP,
-            (key, hits) -> recorded.add(new Recorded(key, hits)));
+            (key, hits) -> recorded.add(new Recorded(key, hits)),
+            MatchTracing.NONE);
     frontDoor = new InProcessFrontDoor(handler);
     stub = frontDoor.stub();
   }
