@@ -1,12 +1,12 @@
 package dev.weir.core.metrics;
 
+import dev.weir.core.concurrent.Completions;
 import dev.weir.core.limiter.RequestTooLargeException;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
 import dev.weir.core.model.Status;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -70,8 +70,7 @@ public final class CheckMeter {
   /** Notes that a started call failed with {@code failure}. */
   public void failed(Throwable failure) {
     inFlight.decrementAndGet();
-    Throwable cause =
-        failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure;
+    Throwable cause = Completions.cause(failure);
     if (cause instanceof RequestTooLargeException) {
       metrics.refused(RefusalReason.TOO_MANY_ITEMS);
     }

@@ -1,5 +1,6 @@
 package dev.weir.discovery.etcd;
 
+import dev.weir.core.concurrent.Completions;
 import dev.weir.core.config.HostPort;
 import dev.weir.core.discovery.PeerAddress;
 import dev.weir.core.discovery.PeerDiscovery;
@@ -32,7 +33,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -387,10 +387,7 @@ public final class EtcdDiscovery implements PeerDiscovery {
       keepAliveCall = null;
     }
     if (error != null) {
-      Throwable cause = error instanceof CompletionException && error.getCause() != null
-          ? error.getCause()
-          : error;
-      fail(id, "lease keep-alive failed: " + describe(cause));
+      fail(id, "lease keep-alive failed: " + describe(Completions.cause(error)));
     } else if (response.getTTL() <= 0) {
       fail(id, "lease " + Long.toHexString(leaseId) + " expired");
     }

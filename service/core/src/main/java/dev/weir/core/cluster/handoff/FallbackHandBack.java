@@ -1,10 +1,10 @@
 package dev.weir.core.cluster.handoff;
 
+import dev.weir.core.concurrent.Completions;
 import dev.weir.ring.HashRing;
 import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,11 +55,7 @@ public final class FallbackHandBack {
     return sent.handle(
         (failed, error) -> {
           if (error != null) {
-            Throwable cause =
-                error instanceof CompletionException && error.getCause() != null
-                    ? error.getCause()
-                    : error;
-            rememberAgain(taken, taken.keys(), ": " + cause);
+            rememberAgain(taken, taken.keys(), ": " + Completions.cause(error));
           } else if (!failed.isEmpty()) {
             rememberAgain(taken, failed, "");
           }

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer;
 
+import dev.weir.core.concurrent.Completions;
 import dev.weir.core.metrics.WeirMetrics;
 import dev.weir.core.model.RateLimitRequest;
 import dev.weir.core.model.RateLimitResponse;
@@ -205,10 +206,7 @@ public final class PeerClientPool implements AutoCloseable {
    * any other way may have been applied by the peer.
    */
   public static boolean refusedUnsent(Throwable error) {
-    Throwable e =
-        error instanceof CompletionException && error.getCause() != null
-            ? error.getCause()
-            : error;
+    Throwable e = Completions.cause(error);
     return e instanceof PeerException && e.getCause() == null;
   }
 
@@ -542,10 +540,7 @@ public final class PeerClientPool implements AutoCloseable {
    */
   private static PeerException usedUp(
       String owner, String what, String budget, Duration timeout, Throwable earlier) {
-    Throwable cause =
-        earlier instanceof CompletionException && earlier.getCause() != null
-            ? earlier.getCause()
-            : earlier;
+    Throwable cause = Completions.cause(earlier);
     return new PeerException(
         owner,
         what

@@ -1,5 +1,6 @@
 package dev.weir.core.cluster.peer;
 
+import dev.weir.core.concurrent.Completions;
 import dev.weir.core.limiter.InputLimits;
 import dev.weir.core.limiter.RateLimitService;
 import dev.weir.core.logging.RateLimitedLogger;
@@ -11,6 +12,8 @@ import dev.weir.core.quota.QuotaPush;
 import dev.weir.core.quota.QuotaShare;
 import dev.weir.core.quota.QuotaUsage;
 import dev.weir.core.time.Clock;
+import dev.weir.core.toplimited.TopLimitedOffException;
+import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.AnnounceReq;
 import dev.weir.proto.gubernator.AnnounceResp;
 import dev.weir.proto.gubernator.BucketSnapshot;
@@ -22,8 +25,6 @@ import dev.weir.proto.gubernator.PushQuotaSharesResp;
 import dev.weir.proto.gubernator.RateLimitReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageReq;
 import dev.weir.proto.gubernator.ReportQuotaUsageResp;
-import dev.weir.core.toplimited.TopLimitedOffException;
-import dev.weir.core.toplimited.TopLimitedView;
 import dev.weir.proto.gubernator.TopLimitedReq;
 import dev.weir.proto.gubernator.TopLimitedResp;
 import dev.weir.proto.gubernator.TransferBucketsReq;
@@ -47,7 +48,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -379,11 +379,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
             observer.onNext(answer.apply(resp));
             observer.onCompleted();
           } else {
-            Throwable cause =
-                failure instanceof CompletionException
-                        && failure.getCause() != null
-                    ? failure.getCause()
-                    : failure;
+            Throwable cause = Completions.cause(failure);
             observer.onError(
                 Status.FAILED_PRECONDITION
                     .withDescription(String.valueOf(cause.getMessage()))
@@ -461,10 +457,7 @@ public final class PeersService implements PeersV1Grpc.AsyncService, BindableSer
     }
     handled.whenComplete(
         (ok, failure) -> {
-          Throwable cause =
-              failure instanceof CompletionException && failure.getCause() != null
-                  ? failure.getCause()
-                  : failure;
+          Throwable cause = Completions.cause(failure);
           if (failure == null) {
             observer.onNext(AnnounceResp.getDefaultInstance());
             observer.onCompleted();
